@@ -1,0 +1,419 @@
+"""The ``memcli`` command line: parse options, call the core, render the result.
+
+No logic lives here. The result of a command goes to stdout (text, or JSON with
+``--json``); status, warnings and progress bars go to stderr, and ``--quiet`` silences
+them. A MemcliError becomes one line on stderr and its exit code (``--debug`` shows the
+traceback). Heavy libraries are imported inside the core, never here, so ``--help`` and
+shell completion stay instant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperGroup
+
+from memcli import __version__
+from memcli.errors import EXIT_CODE_MEANINGS, ExitCode, MemcliError, UsageError
+
+EPILOG = "Exit status: " + "; ".join(f"{int(code)} {text}" for code, text in EXIT_CODE_MEANINGS.items()) + "."
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stderr.write(f"memcli: error: {message}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+class MemcliGroup(TyperGroup):
+    """The root command: turns every failure into one line on stderr and an exit code."""
+
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any) -> Any:  # type: ignore[override]
+        argv = list(sys.argv[1:] if args is None else args)
+        debug = "--debug" in argv or bool(os.environ.get("MEMCLI_DEBUG"))
+        try:
+            result = super().main(args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:
+            exc.show()
+            raise SystemExit(int(exc.exit_code)) from None
+        except ClickException as exc:
+            if debug:
+                traceback.print_exc()
+            command = exc.ctx.command_path if getattr(exc, "ctx", None) else "memcli"
+            _fail(f"{exc.format_message()} (see '{command} --help')", int(exc.exit_code))
+        except MemcliError as exc:
+            if debug:
+                traceback.print_exc()
+            _fail(exc.message, int(exc.exit_code))
+        except (KeyboardInterrupt, typer.Abort):
+            _fail("interrupted", int(ExitCode.INTERRUPTED))
+        except BrokenPipeError:
+            sys.stderr.close()
+            raise SystemExit(int(ExitCode.ERROR)) from None
+        except Exception as exc:
+            if debug:
+                traceback.print_exc()
+            _fail(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)", int(ExitCode.ERROR))
+        code = result if isinstance(result, int) else 0
+        if standalone_mode:
+            raise SystemExit(code)
+        return code
+
+
+app = typer.Typer(
+    name="memcli",
+    cls=MemcliGroup,
+    help="A local-first personal memory assistant: chat, remember, recall. Nothing leaves your machine.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+eval_app = typer.Typer(help="Measure memcli's recall on a benchmark.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"memcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    """memcli keeps memories of what you tell it in a local Chroma store, recalls what
+    matters, and answers with a local llama.cpp model. Example: memcli remember "I moved to Lyon"
+    """
+
+
+UserOpt = Annotated[Optional[str], typer.Option("--user", "-u", help="Whose memories (default: the 'user' setting).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No status or progress on stderr.")]
+ModelOpt = Annotated[
+    Optional[str], typer.Option("--model", "-m", help="GGUF chat model file (default: the 'model' setting, else the embedded Gemma 3 270M).")
+]
+
+
+def _memcli(model: str | None = None) -> Any:
+    from memcli.config import load_settings, resolve_paths
+    from memcli.core import Memcli, clock_from_env
+
+    paths = resolve_paths()
+    return Memcli(load_settings(paths, model=model), paths, clock_from_env())
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _status(message: str, quiet: bool) -> None:
+    if not quiet:
+        typer.echo(message, err=True)
+
+
+@contextlib.contextmanager
+def _progress(description: str, quiet: bool) -> Iterator[Optional[Callable[[int, int], None]]]:
+    """A rich progress bar on stderr when it is a terminal; no callback otherwise."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _read_text(value: str | None, what: str) -> str:
+    """``value``, or standard input when it is ``-`` or absent and stdin is not a terminal."""
+    if value is not None and value != "-":
+        return value
+    if value is None and sys.stdin.isatty():
+        raise UsageError(f"give the {what} as an argument, or '-' to read it from stdin")
+    return sys.stdin.read()
+
+
+def _memory_line(memory: Any, score: float | None = None) -> str:
+    who = f"{memory.speaker}: " if memory.speaker else ""
+    text = " ".join(memory.text.split())
+    if memory.caption:
+        text += f" [image: {memory.caption}]"
+    fields = [memory.id, memory.day, memory.kind]
+    if score is not None:
+        fields.append(f"{score:.4f}")
+    fields += [memory.source or "-", f"{who}{text}"]
+    return "\t".join(fields)
+
+
+@app.command()
+def chat(user: UserOpt = None, model: ModelOpt = None, quiet: QuietOpt = False) -> None:
+    """Chat with memcli. It recalls what matters before each reply and stores every turn.
+
+    Slash commands: /help, /recall QUERY, /remember TEXT, /exit. Ctrl-D or Ctrl-C leaves.
+    Without a terminal, each line of stdin is one message.
+
+    Example: memcli chat --user alice
+    """
+    from memcli.chat import ChatSession
+
+    memcli = _memcli(model)
+    session = ChatSession(memcli, user, on_warning=lambda message: _status(f"memcli: warning: {message}", quiet))
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    memcli.chat_model  # load now, so a bad model fails before the first prompt
+    _status(f"memcli chat as {session.user} ({memcli.chat_model.name}); /help for commands, Ctrl-D to leave", quiet)
+    while True:
+        try:
+            line = input("you> " if interactive else "")
+        except (EOFError, KeyboardInterrupt):
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("/"):
+            command, _, argument = text.partition(" ")
+            if command in ("/exit", "/quit"):
+                break
+            if command == "/help":
+                typer.echo("/recall QUERY   show the memories that match QUERY\n/remember TEXT  store a note\n/exit           leave (or Ctrl-D)")
+            elif command == "/recall" and argument.strip():
+                for hit in memcli.recall(argument, session.user, k=memcli.settings.recall_k or 5):
+                    typer.echo(_memory_line(hit.memory, hit.score))
+            elif command == "/remember" and argument.strip():
+                note, new = memcli.remember(argument, session.user)
+                typer.echo(f"remembered {note.id}" if new else f"already remembered as {note.id}")
+            else:
+                typer.echo(f"unknown or incomplete command {text!r}; /help lists them", err=True)
+            continue
+        if interactive:
+            typer.echo("memcli> ", nl=False)
+        try:
+            session.respond(text, lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+        except KeyboardInterrupt:
+            typer.echo("")
+            break
+        typer.echo("")
+    _status(f"session {session.session_id} saved", quiet)
+
+
+@app.command()
+def ask(
+    question: Annotated[Optional[str], typer.Argument(help="The question; '-' or nothing reads stdin.", show_default=False)] = None,
+    user: UserOpt = None,
+    model: ModelOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Answer one question from your memories, citing the ids of the memories used.
+
+    Example: memcli ask "When did I move to Lyon?" --json
+    """
+    memcli = _memcli(model)
+    answer = memcli.ask(_read_text(question, "question"), user)
+    if json_out:
+        _print_json(answer.to_dict())
+        return
+    typer.echo(answer.answer)
+    if answer.memories:
+        typer.echo("\nmemories:")
+        for hit in answer.memories:
+            typer.echo(_memory_line(hit.memory, hit.score))
+
+
+@app.command()
+def remember(
+    text: Annotated[Optional[str], typer.Argument(help="The note; '-' or nothing reads stdin.", show_default=False)] = None,
+    importance: Annotated[float, typer.Option("--importance", "-i", help="How much it matters, 0..1.")] = 0.5,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="A keyword; repeat for more.")] = None,
+    user: UserOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Store a note. Prints its id. The same note twice is stored once.
+
+    Example: echo "My sister's birthday is 4 March" | memcli remember --tag family
+    """
+    memcli = _memcli()
+    note, new = memcli.remember(_read_text(text, "text"), user, importance, tag or [])
+    if json_out:
+        _print_json({**note.to_dict(), "new": new})
+        return
+    typer.echo(note.id)
+    _status("remembered" if new else "already remembered", quiet)
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", help="How many memories.")] = 10,
+    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind: turn, note, fact, event_daily, ...")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
+    user: UserOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Show the memories most relevant to QUERY, best first: id, date, kind, score, source, text.
+
+    Example: memcli recall "sister birthday" -k 5 --json
+    """
+    hits = _memcli().recall(query, user, k=k, kind=kind, since=since)
+    if json_out:
+        _print_json([hit.to_dict() for hit in hits])
+        return
+    for hit in hits:
+        typer.echo(_memory_line(hit.memory, hit.score))
+    if not hits:
+        _status("no memories found", quiet)
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="The file to import.", show_default=False)],
+    format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl or text (default: detected).")] = None,
+    conversation: Annotated[Optional[str], typer.Option("--conversation", help="LoCoMo: import only this sample_id.")] = None,
+    user: UserOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Import memories from a file: LoCoMo, MemoryBank, JSONL {role, content, timestamp}, or text/Markdown notes.
+
+    Importing the same file twice adds nothing; a malformed file adds nothing.
+    LoCoMo conversations go to the user named by their sample_id.
+
+    Example: memcli import locomo10.json --conversation conv-26
+    """
+    memcli = _memcli()
+    with _progress(f"embedding {file.name}", quiet) as progress:
+        report = memcli.import_file(file, format, user, conversation, progress)
+    if json_out:
+        _print_json(report.to_dict())
+        return
+    users = ", ".join(f"{name} ({count})" for name, count in report.users.items())
+    typer.echo(f"imported {report.added} new memories ({report.skipped} already stored) from {file} as {report.format} for {users} in {report.seconds:.1f} s")
+
+
+@app.command("list")
+def list_(
+    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first (0: all).")] = 20,
+    user: UserOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List memories, newest first: id, date, kind, source, text.
+
+    Example: memcli list --kind note -n 50
+    """
+    memories = _memcli().list_memories(user, kind, limit)
+    if json_out:
+        _print_json([m.to_dict() for m in memories])
+        return
+    for memory in memories:
+        typer.echo(_memory_line(memory))
+
+
+@app.command()
+def show(memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or a unique prefix of 4+ characters.")], json_out: JsonOpt = False) -> None:
+    """Show every field of one memory.
+
+    Example: memcli show 3fa2b1c9
+    """
+    memory = _memcli().get(memory_id)
+    if json_out:
+        _print_json(memory.to_dict())
+        return
+    for key, value in memory.to_dict().items():
+        typer.echo(f"{key}: {value}")
+
+
+@app.command()
+def delete(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or a unique prefix of 4+ characters.")],
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Delete one memory for good: its text and its embedding.
+
+    Example: memcli delete 3fa2b1c9
+    """
+    memory = _memcli().delete(memory_id)
+    if json_out:
+        _print_json({"deleted": memory.id})
+        return
+    typer.echo(memory.id)
+    _status("deleted", quiet)
+
+
+@app.command()
+def stats(user: UserOpt = None, json_out: JsonOpt = False) -> None:
+    """Counts of memories by kind and user, days covered, store size.
+
+    Example: memcli stats --json
+    """
+    data = _memcli().stats(user)
+    if json_out:
+        _print_json(data)
+        return
+    for key, value in data.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"
+        typer.echo(f"{key}: {value}")
+
+
+@app.command()
+def paths(json_out: JsonOpt = False) -> None:
+    """Print every path memcli uses (set MEMCLI_HOME to move them all under one folder).
+
+    Example: memcli paths --json
+    """
+    from memcli.config import resolve_paths
+
+    data = resolve_paths().as_dict()
+    if json_out:
+        _print_json(data)
+        return
+    for name, path in data.items():
+        typer.echo(f"{name}\t{path}")
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
+    conversation: Annotated[Optional[str], typer.Option("--conversation", help="Only this sample_id.")] = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Evidence recall@5/10/20 per category (1-4) and recall latency on LoCoMo.
+
+    Each conversation is imported into a temporary store; your own store is not touched.
+
+    Example: memcli eval locomo locomo10.json --conversation conv-26
+    """
+    from memcli.evaluation import eval_locomo as run
+
+    memcli = _memcli()
+    with _progress("eval locomo", quiet) as progress:
+        report = run(file, memcli.settings, memcli.embedder, conversation, (lambda stage, d, t: progress(d, t)) if progress else None)
+    if json_out:
+        _print_json(report.to_dict())
+        return
+    typer.echo(f"{'category':<16}{'n':>6}{'R@5':>8}{'R@10':>8}{'R@20':>8}")
+    for name, row in [*report.per_category.items(), ("overall", report.overall)]:
+        typer.echo(f"{name:<16}{int(row['n']):>6}{row['R@5']:>8.3f}{row['R@10']:>8.3f}{row['R@20']:>8.3f}")
+    latency = report.latency_ms
+    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {len(report.conversations)} conversations in {report.seconds:.1f} s")

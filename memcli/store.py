@@ -1,0 +1,244 @@
+"""The memory store: a Chroma PersistentClient behind a cross-process file lock.
+
+This is the only module that imports chromadb. Chroma is thread-safe but not
+process-safe (a second client on the same directory can hang, and a process does not
+see another's writes), so every access happens inside ``transaction()``: it takes the
+file lock (waiting at most ``lock_timeout`` seconds), opens a fresh client, and on the
+way out drops the client and releases the lock. Transactions nest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from memcli.config import Paths
+from memcli.errors import MemcliError, NotFoundError, StoreLockedError
+from memcli.memory import Memory
+
+COLLECTION = "memories"
+SCHEMA_VERSION = 1
+_GET_PAGE = 5000
+
+log = logging.getLogger(__name__)
+
+
+def _where(**conditions: Any) -> dict[str, Any] | None:
+    """A Chroma ``where`` filter from equality / operator conditions (None values skipped)."""
+    clauses = [{k: v} for k, v in conditions.items() if v is not None]
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class MemoryStore:
+    """Memories of every user in one cosine-space Chroma collection, filtered by ``user``.
+
+    Raises StoreLockedError when the lock is not had within ``lock_timeout`` seconds,
+    and MemcliError when the store was written by a newer memcli (schema version).
+    """
+
+    def __init__(self, paths: Paths, lock_timeout: float = 30.0) -> None:
+        self.paths = paths
+        self.lock_timeout = lock_timeout
+        self._depth = 0
+        self._lock: Any = None
+        self._client: Any = None
+        self._collection: Any = None
+        self.generation = 0
+        """Bumped whenever memories may have been added or removed (by us or, between
+        transactions, by another process); caches of the store's contents key on it."""
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[MemoryStore]:
+        """Hold the store lock and an open collection for the duration of the block."""
+        if self._depth == 0:
+            self._open()
+            self.generation += 1
+        self._depth += 1
+        try:
+            yield self
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self._close()
+
+    def _open(self) -> None:
+        import filelock
+
+        self.paths.data_dir.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(str(self.paths.lock_file), timeout=self.lock_timeout)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise StoreLockedError(
+                f"the memory store is in use by another memcli process (waited {self.lock_timeout:g} s "
+                f"for {self.paths.lock_file}); try again later or raise lock_timeout"
+            ) from None
+        self._lock = lock
+        try:
+            self._collection = self._open_collection()
+        except BaseException:
+            self._close()
+            raise
+
+    def _open_collection(self) -> Any:
+        os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        self._client = chromadb.PersistentClient(
+            path=str(self.paths.store_dir),
+            settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
+        )
+        collection = self._client.get_or_create_collection(
+            name=COLLECTION,
+            metadata={"schema_version": SCHEMA_VERSION},
+            configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None,
+        )
+        version = int((collection.metadata or {}).get("schema_version", SCHEMA_VERSION))
+        if version > SCHEMA_VERSION:
+            raise MemcliError(
+                f"the store at {self.paths.store_dir} has schema version {version}; "
+                f"this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
+            )
+        return collection
+
+    def _close(self) -> None:
+        self._collection = None
+        if self._client is not None:
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            # Drop the per-process cache so the next transaction sees other processes' writes.
+            SharedSystemClient.clear_system_cache()
+            self._client = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    @property
+    def _col(self) -> Any:
+        if self._collection is None:
+            raise RuntimeError("MemoryStore used outside transaction()")
+        return self._collection
+
+    # writes ---------------------------------------------------------------
+
+    def add(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
+        """Add memories with their embeddings (one vector per memory, same order)."""
+        if len(memories) != len(embeddings):
+            raise ValueError("one embedding per memory")
+        with self.transaction():
+            self.generation += 1
+            batch = max(1, min(_GET_PAGE, int(self._client.get_max_batch_size())))
+            for start in range(0, len(memories), batch):
+                chunk = memories[start : start + batch]
+                self._col.add(
+                    ids=[m.id for m in chunk],
+                    embeddings=[list(map(float, e)) for e in embeddings[start : start + batch]],
+                    documents=[m.text for m in chunk],
+                    metadatas=[m.to_metadata() for m in chunk],
+                )
+
+    def update(self, memories: Sequence[Memory]) -> None:
+        """Write back the metadata (not text or embedding) of existing memories."""
+        if not memories:
+            return
+        with self.transaction():
+            self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete memories for good: text, metadata and embedding."""
+        if not ids:
+            return
+        with self.transaction():
+            self.generation += 1
+            self._col.delete(ids=list(ids))
+
+    # reads ----------------------------------------------------------------
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        """The subset of ``ids`` already in the store."""
+        found: set[str] = set()
+        with self.transaction():
+            for start in range(0, len(ids), _GET_PAGE):
+                found.update(self._col.get(ids=list(ids[start : start + _GET_PAGE]), include=[])["ids"])
+        return found
+
+    def get(self, memory_id: str) -> Memory:
+        """The memory with this id, or a unique id prefix (4+ characters).
+
+        Raises NotFoundError when none (or more than one, for a prefix) matches.
+        """
+        with self.transaction():
+            result = self._col.get(ids=[memory_id], include=["documents", "metadatas"])
+            if not result["ids"] and len(memory_id) >= 4:
+                matches = [i for i in self._all_ids() if i.startswith(memory_id)]
+                if len(matches) > 1:
+                    raise NotFoundError(f"memory id prefix {memory_id!r} is ambiguous ({len(matches)} memories)")
+                if matches:
+                    result = self._col.get(ids=matches, include=["documents", "metadatas"])
+            if not result["ids"]:
+                raise NotFoundError(f"no memory with id {memory_id!r}")
+            return Memory.from_chroma(result["ids"][0], result["documents"][0], result["metadatas"][0])
+
+    def _all_ids(self) -> list[str]:
+        ids: list[str] = []
+        offset = 0
+        while True:
+            page = self._col.get(include=[], limit=_GET_PAGE, offset=offset)["ids"]
+            ids.extend(page)
+            if len(page) < _GET_PAGE:
+                return ids
+            offset += _GET_PAGE
+
+    def memories(self, user: str | None = None, kind: str | None = None) -> list[Memory]:
+        """Every memory of ``user`` (all users when None), optionally of one kind, oldest first."""
+        out: list[Memory] = []
+        where = _where(user=user, kind=kind)
+        with self.transaction():
+            offset = 0
+            while True:
+                page = self._col.get(where=where, include=["documents", "metadatas"], limit=_GET_PAGE, offset=offset)
+                out.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
+                if len(page["ids"]) < _GET_PAGE:
+                    break
+                offset += _GET_PAGE
+        out.sort(key=lambda m: (m.created_at, m.source, m.id))
+        return out
+
+    def nearest(
+        self,
+        embedding: Sequence[float],
+        n: int,
+        user: str,
+        kind: str | None = None,
+        since: float | None = None,
+    ) -> list[tuple[Memory, float]]:
+        """The ``n`` memories of ``user`` nearest to ``embedding``, as (memory, cosine distance).
+
+        Cosine distance is 1 − cosine similarity (0 = same direction, 2 = opposite).
+        """
+        where = _where(user=user, kind=kind, created_at={"$gte": since} if since is not None else None)
+        with self.transaction():
+            result = self._col.query(
+                query_embeddings=[list(map(float, embedding))],
+                n_results=max(1, n),
+                where=where,
+                include=["documents", "metadatas", "distances"],
+            )
+        return [
+            (Memory.from_chroma(i, d, m), float(dist))
+            for i, d, m, dist in zip(result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0])
+        ]
+
+    def count(self, user: str | None = None) -> int:
+        """How many memories ``user`` has (all users when None)."""
+        with self.transaction():
+            if user is None:
+                return int(self._col.count())
+            return len(self._col.get(where={"user": user}, include=[])["ids"])
