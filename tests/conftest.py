@@ -1,0 +1,106 @@
+"""Shared fixtures: a temporary MEMCLI_HOME for every test, and fakes for the models.
+
+The fakes stand in for the real models in unit tests only: ``FakeEmbedder`` hashes words
+into a fixed-size bag-of-words vector (texts sharing words are close), ``FakeChatModel``
+replies from a script and records every prompt it was given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import memcli.core
+from memcli.llm import Message
+
+LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo10.json"
+
+
+class FakeEmbedder:
+    """Bag-of-words hashed into 128 dimensions, unit length. Deterministic and instant."""
+
+    name = "fake-embedder"
+    dimension = 128
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, progress=None) -> list[list[float]]:
+        self.calls += 1
+        out = []
+        for text in texts:
+            vector = [0.0] * self.dimension
+            for word in re.findall(r"\w+", text.lower()):
+                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimension] += 1.0
+            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+            out.append([v / norm for v in vector])
+        if progress is not None:
+            progress(len(texts), len(texts))
+        return out
+
+    def embed_one(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+
+class FakeChatModel:
+    """Replies with the scripted texts in turn (the last one repeats); records prompts."""
+
+    name = "fake-model"
+
+    def __init__(self, replies: Sequence[str] = ("OK.",)) -> None:
+        self.replies = list(replies)
+        self.prompts: list[list[Message]] = []
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        self.prompts.append(list(messages))
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        for word in reply.split(" "):
+            yield word + " "
+
+
+@pytest.fixture(autouse=True)
+def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own empty MEMCLI_HOME and no MEMCLI_* settings from outside."""
+    import os
+
+    for key in list(os.environ):
+        if key.startswith("MEMCLI_"):
+            monkeypatch.delenv(key)
+    home = tmp_path / "home"
+    monkeypatch.setenv("MEMCLI_HOME", str(home))
+    monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "5")
+    return home
+
+
+@pytest.fixture
+def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> FakeEmbedder:
+    embedder = FakeEmbedder()
+    monkeypatch.setattr(memcli.core, "make_embedder", lambda settings: embedder)
+    return embedder
+
+
+@pytest.fixture
+def fake_model(monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder) -> FakeChatModel:
+    """A scripted chat model (and the fake embedder); set ``.replies`` to script it."""
+    model = FakeChatModel()
+    monkeypatch.setattr(memcli.core, "make_chat_model", lambda settings, paths: model)
+    return model
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def locomo_file() -> Path:
+    """The LoCoMo benchmark file in ../shared/data/locomo/ beside the repository."""
+    if not LOCOMO.is_file():
+        pytest.fail(f"LoCoMo data not found at {LOCOMO}: the benchmark tests need ../shared/data/locomo/")
+    return LOCOMO
