@@ -1,0 +1,69 @@
+"""Integration tests with the real default models: the packaged Gemma 3 270M GGUF
+(llama.cpp) and all-MiniLM-L6-v2 (sentence-transformers). Slow (model loads), so few."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memcli.cli import app
+
+pytestmark = pytest.mark.integration
+
+
+def _ok(result) -> None:
+    assert result.exit_code == 0, f"exit {result.exit_code}\nstdout: {result.stdout}\nstderr: {result.stderr}"
+
+
+def test_chat_turns_are_stored_and_recalled_by_ask(runner, memcli_home: Path) -> None:
+    said = "My cat is called Miso and she sleeps on the blue sofa."
+    chat = runner.invoke(app, ["chat", "--user", "ana"], input=f"{said}\n")
+    _ok(chat)
+    assert chat.stdout.strip(), "the model gave no reply"
+    assert (memcli_home / "cache" / "models" / "gemma-3-270m-q4_k_m.gguf").is_file()
+
+    listed = runner.invoke(app, ["list", "--user", "ana", "--json", "-n", "0"])
+    _ok(listed)
+    turns = json.loads(listed.stdout)
+    assert {t["speaker"] for t in turns} == {"ana", "assistant"}
+    user_turn = next(t for t in turns if t["speaker"] == "ana")
+    assert user_turn["text"] == said
+    assert user_turn["session"].startswith("chat-") and user_turn["kind"] == "turn"
+    assert len({t["session"] for t in turns}) == 1
+
+    asked = runner.invoke(app, ["ask", "--user", "ana", "--json", "What is the name of my cat?"])
+    _ok(asked)
+    answer = json.loads(asked.stdout)
+    assert isinstance(answer["answer"], str) and answer["answer"]
+    assert answer["memories"][0]["text"] == said, "the chat turn about the cat should be recalled first"
+    assert all(m["id"] for m in answer["memories"])
+
+    shown = runner.invoke(app, ["show", "--json", user_turn["id"]])
+    _ok(shown)
+    assert json.loads(shown.stdout)["text"] == said
+
+
+def test_locomo_conv26_evidence_recall_at_10(runner, locomo_file: Path) -> None:
+    """conv-26's category 1-4 questions through recall: R@10 at least the dense baseline 0.45."""
+    result = runner.invoke(app, ["eval", "locomo", str(locomo_file), "--conversation", "conv-26", "--json"])
+    _ok(result)
+    report = json.loads(result.stdout)
+    assert report["conversations"] == ["conv-26"]
+    assert report["questions"] >= 140
+    assert set(report["per_category"]) == {"1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop"}
+    assert report["overall"]["R@10"] >= 0.45, report["overall"]
+    assert report["overall"]["R@5"] <= report["overall"]["R@10"] <= report["overall"]["R@20"]
+
+
+def test_imported_locomo_turn_is_recalled_with_its_date_and_source(runner, locomo_file: Path) -> None:
+    imported = runner.invoke(app, ["import", str(locomo_file), "--conversation", "conv-26", "--json"])
+    _ok(imported)
+    assert json.loads(imported.stdout)["added"] == 419
+    recalled = runner.invoke(app, ["recall", "--user", "conv-26", "-k", "10", "--json", "When did Caroline go to the LGBTQ support group?"])
+    _ok(recalled)
+    hits = json.loads(recalled.stdout)
+    evidence = next(h for h in hits if h["source"] == "D1:3")
+    assert evidence["date"] == "2023-05-08"
+    assert evidence["speaker"] == "Caroline"
