@@ -72,13 +72,15 @@ class MemcliGroup(TyperGroup):
 app = typer.Typer(
     name="memcli",
     cls=MemcliGroup,
-    help="A local-first personal memory assistant: chat, remember, recall. Nothing leaves your machine.",
     epilog=EPILOG,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-eval_app = typer.Typer(help="Measure memcli's recall on a benchmark.", no_args_is_help=True)
+eval_app = typer.Typer(
+    help="Measure memcli's recall on a benchmark.\n\nExample: memcli eval locomo locomo10.json --json",
+    no_args_is_help=True,
+)
 app.add_typer(eval_app, name="eval")
 
 
@@ -93,8 +95,11 @@ def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
 ) -> None:
-    """memcli keeps memories of what you tell it in a local Chroma store, recalls what
-    matters, and answers with a local llama.cpp model. Example: memcli remember "I moved to Lyon"
+    """A local-first personal memory assistant: chat, remember, recall. Nothing leaves your machine.
+
+    memcli keeps memories of what you tell it in a local Chroma store, recalls what matters, and answers with a local llama.cpp model.
+
+    Example: memcli remember "I moved to Lyon in 2021"
     """
 
 
@@ -263,7 +268,7 @@ def recall(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     k: Annotated[int, typer.Option("-k", help="How many memories.")] = 10,
     kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind: turn, note, fact, event_daily, ...")] = None,
-    since: Annotated[Optional[str], typer.Option("--since", help="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
     user: UserOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
