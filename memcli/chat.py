@@ -76,7 +76,11 @@ class ChatSession:
         user_turn = self._store_turn("user", text)
         previous = next((m.content for m in reversed(self.history) if m.role == "user"), "")
         query = f"{previous}\n{text}" if previous else text
-        recalled, portrait, events = self.memcli.context(query, self.user, exclude={*self.history_ids, user_turn.id})
+        try:
+            recalled, portrait, events = self.memcli.context(query, self.user, exclude={*self.history_ids, user_turn.id})
+        except StoreLockedError as exc:
+            self.on_warning(f"{exc.message}; replying without recalled memories")
+            recalled, portrait, events = [], "", ""
         system = prompts.system_prompt(
             self.user, self.memcli.today(), [r.memory for r in recalled], portrait, events, self.summary
         )

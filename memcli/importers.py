@@ -63,7 +63,7 @@ def detect_format(path: Path, text: str) -> str:
     stripped = text.lstrip()
     if suffix == ".json" or stripped[:1] in ("[", "{"):
         first_line = stripped.splitlines()[0] if stripped else ""
-        if suffix != ".json" and stripped.startswith("{") and _is_json_object(first_line) and "\n" in stripped.strip():
+        if suffix != ".json" and _is_chat_record(first_line):
             return "jsonl"
         data = _load_json(path, text)
         if _looks_like_locomo(data):
@@ -74,11 +74,13 @@ def detect_format(path: Path, text: str) -> str:
     return "text"
 
 
-def _is_json_object(line: str) -> bool:
+def _is_chat_record(line: str) -> bool:
+    """Whether ``line`` is one JSON object with ``role`` and ``content`` (a JSONL chat log line)."""
     try:
-        return isinstance(json.loads(line), dict)
+        record = json.loads(line)
     except json.JSONDecodeError:
         return False
+    return isinstance(record, dict) and "role" in record and "content" in record
 
 
 def _looks_like_locomo(data: Any) -> bool:
@@ -110,9 +112,15 @@ def parse_time(value: Any, where: str) -> datetime:
             raise BadInputError(f"{where}: timestamp {value!r} is out of range") from None
     if isinstance(value, str) and value.strip():
         try:
-            return date_parser.parse(value)
+            # dateutil fills missing parts from a default; two different defaults reveal
+            # a time without a full date, which would otherwise be misdated silently.
+            first = date_parser.parse(value, default=datetime(2000, 1, 1))
+            second = date_parser.parse(value, default=datetime(2001, 2, 2))
         except (ValueError, OverflowError):
             raise BadInputError(f"{where}: cannot read the date {value!r}") from None
+        if first.date() != second.date():
+            raise BadInputError(f"{where}: {value!r} has no full date (year, month and day)")
+        return first
     raise BadInputError(f"{where}: missing or empty timestamp")
 
 
@@ -259,13 +267,14 @@ def parse_jsonl(path: Path, text: str, user: str) -> list[Memory]:
     return memories
 
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(\S.*)$")
 
 
 def parse_text(path: Path, text: str, user: str, now: float) -> list[Memory]:
     """Plain text or Markdown notes, one note per paragraph (blank-line separated).
 
-    A paragraph that is only a Markdown heading is joined to the paragraph after it.
+    A Markdown heading line starts a section: each note in it is prefixed with the
+    heading text (``"Trip to Lyon: We ate at a bouchon."``) until the next heading.
     Notes are dated ``now`` (unix seconds): the time memcli learned them.
     """
     memories: list[Memory] = []
@@ -274,12 +283,9 @@ def parse_text(path: Path, text: str, user: str, now: float) -> list[Memory]:
     start = 0
 
     def flush() -> None:
-        nonlocal heading
         body = "\n".join(paragraph).strip()
+        paragraph.clear()
         if not body:
-            return
-        if len(paragraph) == 1 and _HEADING.match(body):
-            heading = body.lstrip("# ").strip()
             return
         note = f"{heading}: {body}" if heading else body
         memories.append(
@@ -295,13 +301,16 @@ def parse_text(path: Path, text: str, user: str, now: float) -> list[Memory]:
         )
 
     for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
+        match = _HEADING.match(line)
+        if match:
+            flush()
+            heading = match.group(1).rstrip(" #")
+        elif line.strip():
             if not paragraph:
                 start = number
             paragraph.append(line.rstrip())
         else:
             flush()
-            paragraph = []
     flush()
     if not memories:
         raise BadInputError(f"{path}: no text to import")

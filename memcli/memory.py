@@ -7,6 +7,7 @@ Times are unix seconds (float). ``day`` is the calendar day the memory belongs t
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
@@ -90,10 +91,10 @@ class Memory:
         return text
 
     def to_metadata(self) -> dict[str, Any]:
-        """Chroma metadata (scalars only; tags joined by commas, text kept as the document)."""
+        """Chroma metadata (scalars only: tags as a JSON list string; the text is the document)."""
         data = asdict(self)
         del data["id"], data["text"]
-        data["tags"] = ",".join(self.tags)
+        data["tags"] = json.dumps(self.tags, ensure_ascii=False)
         return data
 
     @classmethod
@@ -102,8 +103,7 @@ class Memory:
         meta = dict(metadata or {})
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in meta.items() if k in known}
-        tags = values.get("tags") or ""
-        values["tags"] = [t for t in str(tags).split(",") if t]
+        values["tags"] = json.loads(values.get("tags") or "[]")
         return cls(id=memory_id, text=document or "", **values)
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,0 +1,218 @@
+"""The store: its cross-process lock, the write-ahead journal of what the user said, the
+schema version, and seeing other processes' writes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.config import Paths, resolve_paths
+from memcli.errors import ExitCode, MemcliError
+from memcli.memory import Kind, Memory
+from memcli.store import SCHEMA_VERSION, MemoryStore
+
+HOLD_LOCK = """
+import sys, time, filelock
+lock = filelock.FileLock(sys.argv[1])
+lock.acquire()
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+@contextlib.contextmanager
+def lock_held_by_another_process(paths: Paths) -> Iterator[None]:
+    """Another process holds the store lock for the duration of the block."""
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(paths.lock_file)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def assert_error(result: Any, code: ExitCode) -> str:
+    assert result.exit_code == int(code), (result.exit_code, result.stdout, result.stderr)
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def ok(result: Any) -> Any:
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    return result
+
+
+def snapshot(runner: CliRunner) -> str:
+    return ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout
+
+
+def memory(memory_id: str, text: str, user: str = "default") -> Memory:
+    return Memory(id=memory_id, user=user, kind=Kind.NOTE.value, text=text, created_at=1_700_000_000.0, day="2023-11-14")
+
+
+UNIT = [1.0] + [0.0] * 127  # the fake embedder's dimension
+
+
+# the lock ----------------------------------------------------------------------------
+
+
+def test_command_on_a_locked_store_fails_naming_the_lock(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    ok(runner.invoke(app, ["remember", "kept safe"]))
+    before = snapshot(runner)
+    paths = resolve_paths()
+    monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "1")
+    with lock_held_by_another_process(paths):
+        for args in (["list"], ["recall", "safe"], ["delete", json.loads(before)[0]["id"]], ["import", __file__, "--format", "text"]):
+            line = assert_error(runner.invoke(app, args), ExitCode.STORE_LOCKED)
+            assert str(paths.lock_file) in line, args
+    assert snapshot(runner) == before
+
+
+def test_remember_on_a_locked_store_keeps_the_note_journaled(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = resolve_paths()
+    monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "1")
+    with lock_held_by_another_process(paths):
+        assert_error(runner.invoke(app, ["remember", "Call the plumber on Monday"]), ExitCode.STORE_LOCKED)
+        journaled = list(paths.pending_dir.glob("*.json"))
+        assert len(journaled) == 1
+        assert json.loads(journaled[0].read_text(encoding="utf-8"))["text"] == "Call the plumber on Monday"
+    # the next command that gets the store stores it, once
+    stored = json.loads(snapshot(runner))
+    assert [m["text"] for m in stored] == ["Call the plumber on Monday"]
+    assert list(paths.pending_dir.glob("*.json")) == []
+    assert len(json.loads(snapshot(runner))) == 1
+
+
+def test_chat_turn_on_a_locked_store_is_not_lost(runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = resolve_paths()
+    monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "1")
+    with lock_held_by_another_process(paths):
+        result = runner.invoke(app, ["chat"], input="My bike is blue\n/exit\n")
+        assert "Traceback" not in result.stdout + result.stderr
+        assert "journaled" in result.stderr
+    texts = [m["text"] for m in json.loads(snapshot(runner))]
+    assert "My bike is blue" in texts
+
+
+def test_chat_on_a_locked_store_keeps_every_message(runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = resolve_paths()
+    monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "1")
+    with lock_held_by_another_process(paths):
+        runner.invoke(app, ["chat"], input="My bike is blue\nMy car is red\n/exit\n")
+    texts = [m["text"] for m in json.loads(snapshot(runner))]
+    assert "My bike is blue" in texts
+    assert "My car is red" in texts
+
+
+def test_lock_is_released_after_a_failed_command(runner: CliRunner, fake_embedder: Any) -> None:
+    paths = resolve_paths()
+    runner.invoke(app, ["show", "ffffffffffffffff"])
+    probe = subprocess.run(
+        [sys.executable, "-c", "import sys, filelock; filelock.FileLock(sys.argv[1], timeout=0).acquire(); print('free')", str(paths.lock_file)],
+        capture_output=True,
+        text=True,
+    )
+    assert probe.stdout.strip() == "free", probe.stderr
+
+
+def test_transactions_nest_and_release_the_lock_once(tmp_path: Path) -> None:
+    paths = resolve_paths()
+    store = MemoryStore(paths, lock_timeout=1)
+    with store.transaction():
+        with store.transaction():
+            store.add([memory("a" * 16, "one")], [UNIT])
+        assert store.count() == 1  # still inside the outer transaction
+    with pytest.raises(RuntimeError):
+        store._col  # noqa: B018 - outside a transaction the collection is closed
+    other = MemoryStore(paths, lock_timeout=0.2)
+    with other.transaction():
+        assert other.count() == 1
+
+
+# schema ------------------------------------------------------------------------------
+
+
+def test_schema_version_is_recorded_in_the_collection(runner: CliRunner, fake_embedder: Any) -> None:
+    ok(runner.invoke(app, ["remember", "hello"]))
+    store = MemoryStore(resolve_paths())
+    with store.transaction():
+        assert store._col.metadata["schema_version"] == SCHEMA_VERSION
+
+
+def test_store_of_a_newer_schema_is_refused(runner: CliRunner, fake_embedder: Any) -> None:
+    ok(runner.invoke(app, ["remember", "written by a future memcli"]))
+    store = MemoryStore(resolve_paths())
+    with store.transaction():
+        store._col.modify(metadata={"schema_version": SCHEMA_VERSION + 1})
+    with pytest.raises(MemcliError, match="upgrade"):
+        with MemoryStore(resolve_paths()).transaction():
+            pass
+    line = assert_error(runner.invoke(app, ["list"]), ExitCode.ERROR)
+    assert "schema version" in line
+
+
+# visibility ----------------------------------------------------------------------------
+
+
+def test_a_store_sees_writes_made_after_its_last_transaction(tmp_path: Path) -> None:
+    paths = resolve_paths()
+    reader = MemoryStore(paths)
+    writer = MemoryStore(paths)
+    with reader.transaction():
+        assert reader.count() == 0
+    with writer.transaction():
+        writer.add([memory("b" * 16, "written later")], [UNIT])
+    with reader.transaction():
+        assert reader.count() == 1
+        assert reader.get("b" * 16).text == "written later"
+    with writer.transaction():
+        writer.delete(["b" * 16])
+    with reader.transaction():
+        assert reader.count() == 0
+
+
+WRITE_IN_ANOTHER_PROCESS = """
+import sys
+from memcli.config import resolve_paths
+from memcli.memory import Memory
+from memcli.store import MemoryStore
+store = MemoryStore(resolve_paths(), lock_timeout=10)
+store.add([Memory(id="c" * 16, user="default", kind="note", text=sys.argv[1], created_at=1.7e9, day="2023-11-14")],
+          [[1.0] + [0.0] * 127])
+"""
+
+
+def test_another_process_sees_our_writes_and_we_see_its(runner: CliRunner, fake_embedder: Any, memcli_home: Path) -> None:
+    note_id = ok(runner.invoke(app, ["remember", "written by the test process"])).stdout.strip()
+    env = {**os.environ, "MEMCLI_HOME": str(memcli_home)}
+    listed = subprocess.run([sys.executable, "-m", "memcli", "list", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert [m["id"] for m in json.loads(listed.stdout)] == [note_id]
+    # a store this process already opened sees what another process wrote since
+    store = MemoryStore(resolve_paths())
+    with store.transaction():
+        assert store.count() == 1
+    wrote = subprocess.run([sys.executable, "-c", WRITE_IN_ANOTHER_PROCESS, "written elsewhere"], env=env, capture_output=True, text=True, timeout=120)
+    assert wrote.returncode == 0, wrote.stderr
+    with store.transaction():
+        assert store.count() == 2
+        assert store.get("c" * 16).text == "written elsewhere"
