@@ -111,12 +111,18 @@ ModelOpt = Annotated[
 ]
 
 
-def _memcli(model: str | None = None) -> Any:
+NowOpt = Annotated[
+    Optional[str],
+    typer.Option("--now", metavar="TIME", help="Act as if it were this time (ISO 8601); default: MEMCLI_NOW, else the clock."),
+]
+
+
+def _memcli(model: str | None = None, now: str | None = None) -> Any:
     from memcli.config import load_settings, resolve_paths
     from memcli.core import Memcli, clock_from_env
 
     paths = resolve_paths()
-    return Memcli(load_settings(paths, model=model), paths, clock_from_env())
+    return Memcli(load_settings(paths, model=model), paths, clock_from_env({"MEMCLI_NOW": now} if now else None))
 
 
 def _print_json(data: Any) -> None:
@@ -168,7 +174,7 @@ def _memory_line(memory: Any, score: float | None = None) -> str:
 
 
 @app.command()
-def chat(user: UserOpt = None, model: ModelOpt = None, quiet: QuietOpt = False) -> None:
+def chat(user: UserOpt = None, model: ModelOpt = None, now: NowOpt = None, quiet: QuietOpt = False) -> None:
     """Chat with memcli. It recalls what matters before each reply and stores every turn.
 
     Slash commands: /help, /recall QUERY, /remember TEXT, /exit. Ctrl-D or Ctrl-C leaves.
@@ -178,7 +184,7 @@ def chat(user: UserOpt = None, model: ModelOpt = None, quiet: QuietOpt = False) 
     """
     from memcli.chat import ChatSession
 
-    memcli = _memcli(model)
+    memcli = _memcli(model, now)
     session = ChatSession(memcli, user, on_warning=lambda message: _status(f"memcli: warning: {message}", quiet))
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     memcli.chat_model  # load now, so a bad model fails before the first prompt
@@ -222,6 +228,7 @@ def ask(
     question: Annotated[Optional[str], typer.Argument(help="The question; '-' or nothing reads stdin.", show_default=False)] = None,
     user: UserOpt = None,
     model: ModelOpt = None,
+    now: NowOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -229,7 +236,7 @@ def ask(
 
     Example: memcli ask "When did I move to Lyon?" --json
     """
-    memcli = _memcli(model)
+    memcli = _memcli(model, now)
     answer = memcli.ask(_read_text(question, "question"), user)
     if json_out:
         _print_json(answer.to_dict())
@@ -247,14 +254,17 @@ def remember(
     importance: Annotated[float, typer.Option("--importance", "-i", help="How much it matters, 0..1.")] = 0.5,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="A keyword; repeat for more.")] = None,
     user: UserOpt = None,
+    now: NowOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Store a note. Prints its id. The same note twice is stored once.
 
-    Example: echo "My sister's birthday is 4 March" | memcli remember --tag family
+    A note at least as important as the important_threshold setting starts stronger, so it fades slower.
+
+    Example: echo "My sister's birthday is 4 March" | memcli remember --tag family -i 0.9
     """
-    memcli = _memcli()
+    memcli = _memcli(now=now)
     note, new = memcli.remember(_read_text(text, "text"), user, importance, tag or [])
     if json_out:
         _print_json({**note.to_dict(), "new": new})
@@ -269,20 +279,31 @@ def recall(
     k: Annotated[int, typer.Option("-k", help="How many memories.")] = 10,
     kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind: turn, note, fact, event_daily, ...")] = None,
     since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
+    no_reinforce: Annotated[bool, typer.Option("--no-reinforce", help="Do not count these memories as recalled.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Show each component of every score.")] = False,
+    sample: Annotated[bool, typer.Option("--sample", help="Roulette-wheel selection among the top 3k by score.")] = False,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of --sample, for reproducible picks.")] = None,
     user: UserOpt = None,
+    now: NowOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Show the memories most relevant to QUERY, best first: id, date, kind, score, source, text.
 
-    Example: memcli recall "sister birthday" -k 5 --json
+    The score weighs relevance, importance, retention, use, a recently-used penalty and feedback
+    (weights in the config file). Printed memories count as recalled: they grow stronger.
+
+    Example: memcli recall "sister birthday" -k 5 --explain
     """
-    hits = _memcli().recall(query, user, k=k, kind=kind, since=since)
+    hits = _memcli(now=now).recall(query, user, k=k, kind=kind, since=since, reinforce=not no_reinforce, sample=sample, seed=seed)
     if json_out:
         _print_json([hit.to_dict() for hit in hits])
         return
     for hit in hits:
         typer.echo(_memory_line(hit.memory, hit.score))
+        if explain:
+            parts = "  ".join(f"{name} {value:.3f}" for name, value in hit.components.items())
+            typer.echo(f"\t{parts}  fused {hit.fused:.4f}  dense #{hit.dense_rank or '-'}  bm25 #{hit.lexical_rank or '-'}")
     if not hits:
         _status("no memories found", quiet)
 
@@ -293,6 +314,7 @@ def import_(
     format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl or text (default: detected).")] = None,
     conversation: Annotated[Optional[str], typer.Option("--conversation", help="LoCoMo: import only this sample_id.")] = None,
     user: UserOpt = None,
+    now: NowOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -303,7 +325,7 @@ def import_(
 
     Example: memcli import locomo10.json --conversation conv-26
     """
-    memcli = _memcli()
+    memcli = _memcli(now=now)
     with _progress(f"embedding {file.name}", quiet) as progress:
         report = memcli.import_file(file, format, user, conversation, progress)
     if json_out:
@@ -317,6 +339,7 @@ def import_(
 def list_(
     kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first (0: all).")] = 20,
+    archived: Annotated[bool, typer.Option("--archived", help="List forgotten (archived) memories instead.")] = False,
     user: UserOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -324,7 +347,7 @@ def list_(
 
     Example: memcli list --kind note -n 50
     """
-    memories = _memcli().list_memories(user, kind, limit)
+    memories = _memcli().list_memories(user, kind, limit, archived)
     if json_out:
         _print_json([m.to_dict() for m in memories])
         return
@@ -365,15 +388,116 @@ def delete(
 
 
 @app.command()
-def stats(user: UserOpt = None, json_out: JsonOpt = False) -> None:
-    """Counts of memories by kind and user, days covered, store size.
+def forget(
+    stochastic: Annotated[bool, typer.Option("--stochastic", help="MemoryBank's mode: forget with probability 1 - R.")] = False,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of --stochastic, for reproducible runs.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be forgotten; change nothing.")] = False,
+    purge: Annotated[bool, typer.Option("--purge", help="Delete forgotten memories for good instead of archiving them.")] = False,
+    all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
+    user: UserOpt = None,
+    now: NowOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Forget what has faded: retention R = exp(-d t / S) below the forget_threshold setting.
+
+    Forgotten memories are archived (never recalled; see list --archived, restore) unless --purge.
+    Pinned memories never fade; a day's event summary goes only with the last turn of its day.
+    Safe from cron: takes the store lock, is idempotent for the same clock time, exits 0 when it worked.
+
+    Weekly from cron: 0 4 * * 0  memcli forget --all-users --quiet
+
+    Example: memcli forget --dry-run --now 2026-12-01T00:00:00
+    """
+    report = _memcli(now=now).forget(user, all_users, stochastic, seed, dry_run, purge)
+    if json_out:
+        _print_json(report.to_dict())
+        return
+    if dry_run:
+        for v in report.forgotten:
+            preview = " ".join(v.memory.text.split())[:60]
+            typer.echo(f"{v.memory.id}\tR {v.retention:.4f}\tS {v.memory.strength:g}\tt {v.elapsed:.2f}\t{v.memory.kind}\t{preview}")
+    verb = "would forget" if dry_run else "forgot"
+    typer.echo(
+        f"examined {report.examined}, {verb} {report.forgotten_count} "
+        f"(archived {report.archived}, purged {report.purged}) in {report.seconds:.2f} s"
+    )
+
+
+@app.command()
+def restore(memory_id: Annotated[str, typer.Argument(metavar="ID", help="An archived memory's id or unique prefix.")], json_out: JsonOpt = False) -> None:
+    """Bring a forgotten (archived) memory back; its forgetting clock restarts now.
+
+    Example: memcli restore 3fa2b1c9
+    """
+    memory = _memcli().restore(memory_id)
+    if json_out:
+        _print_json(memory.to_dict())
+    else:
+        typer.echo(memory.id)
+
+
+@app.command()
+def pin(memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or unique prefix.")], json_out: JsonOpt = False) -> None:
+    """Pin a memory: it never fades and is never forgotten.
+
+    Example: memcli pin 3fa2b1c9
+    """
+    memory = _memcli().pin(memory_id, True)
+    if json_out:
+        _print_json(memory.to_dict())
+    else:
+        typer.echo(memory.id)
+
+
+@app.command()
+def unpin(memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or unique prefix.")], json_out: JsonOpt = False) -> None:
+    """Unpin a memory: it fades again like any other.
+
+    Example: memcli unpin 3fa2b1c9
+    """
+    memory = _memcli().pin(memory_id, False)
+    if json_out:
+        _print_json(memory.to_dict())
+    else:
+        typer.echo(memory.id)
+
+
+@app.command()
+def feedback(
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or unique prefix.")],
+    vote: Annotated[str, typer.Argument(metavar="up|down", help="Was the memory useful?")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Rate a memory's value: up or down. Feedback weighs in its recall score.
+
+    Example: memcli feedback 3fa2b1c9 up
+    """
+    if vote not in ("up", "down"):
+        raise UsageError(f"vote must be 'up' or 'down', not {vote!r}")
+    memory = _memcli().feedback(memory_id, 1 if vote == "up" else -1)
+    if json_out:
+        _print_json(memory.to_dict())
+    else:
+        typer.echo(f"{memory.id}\tfeedback {memory.feedback:g}")
+
+
+@app.command()
+def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False) -> None:
+    """Counts of memories by kind and user, days covered, a retention histogram, fading, archived and pinned counts.
 
     Example: memcli stats --json
     """
-    data = _memcli().stats(user)
+    data = _memcli(now=now).stats(user)
     if json_out:
         _print_json(data)
         return
+    counts = data.pop("retention_histogram")
+    width = max(counts, default=0) or 1
+    typer.echo("retention")
+    for i, count in enumerate(reversed(counts)):
+        low = (len(counts) - 1 - i) / len(counts)
+        typer.echo(f"  {low:.1f}-{low + 1 / len(counts):.1f} {'#' * round(30 * count / width):<30} {count}")
     for key, value in data.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"
@@ -400,6 +524,7 @@ def paths(json_out: JsonOpt = False) -> None:
 def eval_locomo(
     file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
     conversation: Annotated[Optional[str], typer.Option("--conversation", help="Only this sample_id.")] = None,
+    ranking: Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of fusion, as in chat and recall.")] = True,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -413,7 +538,9 @@ def eval_locomo(
 
     memcli = _memcli()
     with _progress("eval locomo", quiet) as progress:
-        report = run(file, memcli.settings, memcli.embedder, conversation, (lambda stage, d, t: progress(d, t)) if progress else None)
+        report = run(
+            file, memcli.settings, memcli.embedder, conversation, (lambda stage, d, t: progress(d, t)) if progress else None, ranking
+        )
     if json_out:
         _print_json(report.to_dict())
         return

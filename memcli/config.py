@@ -10,7 +10,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -99,6 +99,26 @@ class Settings(BaseModel):
     temperature: float = Field(0.7, ge=0, le=2, description="sampling temperature")
     history_turns: int = Field(6, ge=0, description="recent turns kept verbatim in the chat prompt")
     recall_k: int = Field(5, ge=0, le=50, description="memories recalled into each chat or ask prompt")
+    decay: float = Field(1.0, gt=0, description="Ebbinghaus decay constant d in R = exp(-d t / S)")
+    user_decay: dict[str, float] = Field(default_factory=dict, description="per-user decay constants, e.g. {alice = 0.5}")
+    time_unit: Literal["second", "minute", "hour", "day", "week"] = Field("day", description="unit of t in the retention formula")
+    initial_strength: float = Field(1.0, gt=0, description="strength S of a new memory")
+    important_strength: float = Field(3.0, gt=0, description="strength S of a new note whose importance is at least important_threshold")
+    important_threshold: float = Field(0.8, ge=0, le=1, description="importance from which a note starts with important_strength")
+    reinforce: Literal["add", "multiply"] = Field("add", description="on recall: S += 1 (MemoryBank) or S *= boost (Landwehr et al.)")
+    boost: float = Field(1.5, gt=1, description="strength multiplier when reinforce = multiply")
+    forget_threshold: float = Field(0.05, gt=0, lt=1, description="memcli forget archives memories whose retention is below this")
+    weight_similarity: float = Field(0.6, ge=0, description="ranking weight of relevance to the query")
+    weight_importance: float = Field(0.1, ge=0, description="ranking weight of importance")
+    weight_retention: float = Field(0.1, ge=0, description="ranking weight of retention (recency)")
+    weight_use: float = Field(0.05, ge=0, description="ranking weight of the log-scaled recall count")
+    weight_recent_penalty: float = Field(0.1, ge=0, description="ranking penalty of a memory recalled moments ago")
+    weight_feedback: float = Field(0.05, ge=0, description="ranking weight of feedback (memcli feedback)")
+    recent_window: float = Field(3600.0, gt=0, description="seconds over which the recently-used penalty fades")
+
+    def decay_for(self, user: str) -> float:
+        """The decay constant d of ``user`` (``user_decay``, else ``decay``)."""
+        return self.user_decay.get(user, self.decay)
 
 
 ENV_PREFIX = "MEMCLI_"

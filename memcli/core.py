@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import time
 from collections import Counter
@@ -27,7 +28,8 @@ from memcli.errors import BadInputError, UsageError
 from memcli.importers import parse_file
 from memcli.llm import ChatModel, Message, complete, load_chat_model
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
-from memcli.retrieval import Recalled, Recaller
+from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass, histogram, reinforce, retention
+from memcli.retrieval import Ranking, Recalled, Recaller, roulette
 from memcli.store import MemoryStore
 
 Clock = Callable[[], float]
@@ -200,8 +202,18 @@ class Memcli:
         StoreLockedError when the store stays locked; the memories stay journaled and are
         stored by the next memcli that gets the store.
         """
+        for memory in memories:
+            memory.strength = self.initial_strength(memory)
         self._journal(memories)
         return self.flush_pending()
+
+    def initial_strength(self, memory: Memory) -> float:
+        """S0 of a new memory: ``important_strength`` for a note at least as important as
+        ``important_threshold``, else ``initial_strength``."""
+        settings = self.settings
+        if memory.kind == Kind.NOTE.value and memory.importance >= settings.important_threshold:
+            return settings.important_strength
+        return settings.initial_strength
 
     def flush_pending(self) -> int:
         """Store every journaled memory; returns how many were new to the store."""
@@ -236,6 +248,7 @@ class Memcli:
             importance=importance,
             tags=sorted({t.strip() for t in tags if t.strip()}),
         )
+        note.strength = self.initial_strength(note)
         self._journal([note])
         with self.store.transaction():
             is_new = not self.store.existing_ids([note.id])
@@ -260,6 +273,8 @@ class Memcli:
         used, memories = parse_file(path, fmt, self.user(user), self.clock(), conversation)
         if conversation is not None and used != "locomo":
             raise UsageError("--conversation applies to LoCoMo files only")
+        for memory in memories:
+            memory.strength = self.initial_strength(memory)
         added = self._add(memories, progress=progress)
         users = Counter(m.user for m in memories)
         return ImportReport(str(path), used, len(memories), added, len(memories) - added, dict(users), time.perf_counter() - started)
@@ -267,11 +282,22 @@ class Memcli:
     # reading ----------------------------------------------------------------
 
     def recall(
-        self, query: str, user: str | None = None, k: int = 10, kind: str | None = None, since: str | float | None = None
+        self,
+        query: str,
+        user: str | None = None,
+        k: int = 10,
+        kind: str | None = None,
+        since: str | float | None = None,
+        reinforce: bool = True,
+        sample: bool = False,
+        seed: int | None = None,
     ) -> list[Recalled]:
-        """The ``k`` memories most relevant to ``query`` (see ``retrieval.Recaller.recall``).
+        """The ``k`` memories most relevant to ``query``, ranked (see ``retrieval``).
 
-        Raises UsageError for an unknown kind, k < 1, or an unreadable ``since`` date.
+        ``reinforce``: count the returned memories as recalled (strength up, clock reset).
+        ``sample``: roulette-wheel selection among the top 3k candidates by score
+        (``seed`` makes it reproducible). Raises UsageError for an unknown kind, k < 1, or
+        an unreadable ``since`` date.
         """
         if kind is not None and kind not in KIND_VALUES:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
@@ -280,9 +306,26 @@ class Memcli:
         since_ts = parse_since(since) if isinstance(since, str) else since
         if not query.strip():
             raise BadInputError("the query is empty")
+        user = self.user(user)
+        now = self.clock()
         with self.store.transaction():
             self.flush_pending()
-            return self.recaller.recall(query, self.user(user), k=k, kind=kind, since=since_ts)
+            ranking = Ranking.from_settings(self.settings, user)
+            hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now)
+            if sample:
+                hits = roulette(hits, k, random.Random(seed))
+            if reinforce:
+                self.reinforce([hit.memory for hit in hits], now)
+        return hits
+
+    def reinforce(self, memories: Sequence[Memory], now: float | None = None) -> None:
+        """Count ``memories`` as recalled at ``now``: S grows (``reinforce`` setting), t restarts."""
+        if not memories:
+            return
+        now = self.clock() if now is None else now
+        for memory in memories:
+            reinforce(memory, now, self.settings.reinforce, self.settings.boost)
+        self.store.update(memories)
 
     def latest(self, user: str, kind: Kind) -> str:
         """The text of ``user``'s newest memory of ``kind`` (a portrait, a global summary), or ""."""
@@ -298,10 +341,14 @@ class Memcli:
         k = self.settings.recall_k
         with self.store.transaction():
             self.flush_pending()
-            recalled = [] if k == 0 else self.recaller.recall(query, user, k=k + len(exclude))
+            now = self.clock()
+            ranking = Ranking.from_settings(self.settings, user)
+            recalled = [] if k == 0 else self.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now)
+            recalled = [r for r in recalled if r.memory.id not in exclude][:k]
+            self.reinforce([r.memory for r in recalled], now)
             portrait = self.latest(user, Kind.PORTRAIT_GLOBAL)
             events = self.latest(user, Kind.EVENT_GLOBAL)
-        return [r for r in recalled if r.memory.id not in exclude][:k], portrait, events
+        return recalled, portrait, events
 
     def today(self) -> str:
         """Today's date as the prompt shows it, e.g. ``Monday 23 November 2026``."""
@@ -338,32 +385,129 @@ class Memcli:
             self.store.delete([memory.id])
         return memory
 
-    def list_memories(self, user: str | None = None, kind: str | None = None, limit: int = 20) -> list[Memory]:
-        """The ``limit`` newest memories of ``user`` (0: all), newest first."""
+    def list_memories(self, user: str | None = None, kind: str | None = None, limit: int = 20, archived: bool = False) -> list[Memory]:
+        """The ``limit`` newest active memories of ``user`` (0: all), newest first; the
+        archived (forgotten) ones instead when ``archived``."""
         if kind is not None and kind not in KIND_VALUES:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
         if limit < 0:
             raise UsageError("--limit must be 0 (all) or more")
         with self.store.transaction():
             self.flush_pending()
-            memories = self.store.memories(user=self.user(user), kind=kind)
+            memories = self.store.memories(user=self.user(user), kind=kind, archived=archived)
         memories.reverse()
         return memories[:limit] if limit else memories
 
     def stats(self, user: str | None = None) -> dict[str, Any]:
-        """Counts by kind and user, the day range, pending and on-disk size (bytes)."""
+        """Counts by kind and user, the day range, a retention histogram (10 bins over
+        0..1 of active memories), fading / archived / pinned counts, pending, size in bytes."""
+        user = self.user(user)
+        now = self.clock()
         with self.store.transaction():
             everyone = self.store.memories()
-        mine = [m for m in everyone if m.user == self.user(user)]
+        mine = [m for m in everyone if m.user == user]
+        active = [m for m in mine if not m.archived]
+        decay, unit = self.settings.decay_for(user), UNIT_SECONDS[self.settings.time_unit]
+        retentions = [retention(m, now, decay, unit) for m in active]
         size = sum(p.stat().st_size for p in self.paths.store_dir.rglob("*") if p.is_file()) if self.paths.store_dir.exists() else 0
         return {
-            "user": self.user(user),
-            "memories": len(mine),
-            "by_kind": dict(Counter(m.kind for m in mine)),
-            "first_day": min((m.day for m in mine), default=None),
-            "last_day": max((m.day for m in mine), default=None),
-            "sessions": len({m.session for m in mine if m.session}),
+            "user": user,
+            "memories": len(active),
+            "by_kind": dict(Counter(m.kind for m in active)),
+            "first_day": min((m.day for m in active), default=None),
+            "last_day": max((m.day for m in active), default=None),
+            "sessions": len({m.session for m in active if m.session}),
+            "retention_histogram": histogram(retentions),
+            "fading": sum(r < self.settings.forget_threshold for r in retentions),
+            "archived": len(mine) - len(active),
+            "pinned": sum(m.pinned for m in active),
             "all_users": dict(Counter(m.user for m in everyone)),
             "pending": len(self.pending()),
             "store_bytes": size,
+        }
+
+    # forgetting ---------------------------------------------------------------
+
+    def forget(
+        self, user: str | None = None, all_users: bool = False, stochastic: bool = False, seed: int | None = None,
+        dry_run: bool = False, purge: bool = False,
+    ) -> ForgetReport:
+        """The forget pass (MemoryBank §2.3): archive (or with ``purge`` delete for good) the
+        memories that faded at the current clock time; see ``forgetting.forget_pass``.
+
+        Idempotent for the same clock time (and seed): a second pass forgets nothing more.
+        """
+        started = time.perf_counter()
+        now = self.clock()
+        with self.store.transaction():
+            memories = self.store.memories(user=None if all_users else self.user(user), archived=False)
+            verdicts = forget_pass(
+                memories, now, decay_for=self.settings.user_decay, decay=self.settings.decay,
+                unit=UNIT_SECONDS[self.settings.time_unit], threshold=self.settings.forget_threshold,
+                stochastic=stochastic, seed=f"{seed if seed is not None else ''}@{now!r}",
+            )
+            gone = [v for v in verdicts if v.forgotten]
+            if not dry_run:
+                if purge:
+                    self.store.delete([v.memory.id for v in gone])
+                else:
+                    for v in gone:
+                        v.memory.archived, v.memory.archived_at = True, now
+                    self.store.update([v.memory for v in gone])
+        archived = 0 if dry_run or purge else len(gone)
+        purged = len(gone) if purge and not dry_run else 0
+        return ForgetReport(len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone)
+
+    def restore(self, memory_id: str) -> Memory:
+        """Bring an archived memory back; its clock restarts now. Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            memory.archived, memory.archived_at = False, 0.0
+            memory.last_recalled_at = self.clock()
+            self.store.update([memory])
+        return memory
+
+    def pin(self, memory_id: str, pinned: bool = True) -> Memory:
+        """Pin (never fades) or unpin a memory. Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            memory.pinned = pinned
+            self.store.update([memory])
+        return memory
+
+    def feedback(self, memory_id: str, vote: int) -> Memory:
+        """Add a vote (+1 up, −1 down) to a memory's feedback. Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            memory.feedback += vote
+            self.store.update([memory])
+        return memory
+
+
+@dataclass
+class ForgetReport:
+    """What a forget pass did; ``forgotten`` holds the verdicts of the forgotten memories."""
+
+    examined: int
+    forgotten_count: int
+    archived: int
+    purged: int
+    seconds: float
+    dry_run: bool
+    forgotten: list[Verdict]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: examined, forgotten, archived, purged, seconds (and the forgotten memories)."""
+        return {
+            "examined": self.examined,
+            "forgotten": self.forgotten_count,
+            "archived": self.archived,
+            "purged": self.purged,
+            "seconds": round(self.seconds, 3),
+            "dry_run": self.dry_run,
+            "memories": [
+                {"id": v.memory.id, "kind": v.memory.kind, "retention": round(v.retention, 6), "strength": v.memory.strength,
+                 "elapsed": round(v.elapsed, 4), "text": v.memory.text[:80]}
+                for v in self.forgotten
+            ],
         }

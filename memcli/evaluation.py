@@ -24,6 +24,7 @@ from memcli.core import Memcli
 from memcli.embedding import Embedder
 from memcli.importers import _load_json, parse_locomo, read_text
 from memcli.errors import BadInputError
+from memcli.retrieval import Ranking
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -68,9 +69,17 @@ def _summarize(hits: list[dict[int, float]]) -> dict[str, float]:
 
 
 def eval_locomo(
-    path: Path, settings: Settings, embedder: Embedder, conversation: str | None = None, progress: Progress | None = None
+    path: Path,
+    settings: Settings,
+    embedder: Embedder,
+    conversation: str | None = None,
+    progress: Progress | None = None,
+    ranking: bool = True,
 ) -> EvalReport:
     """Run LoCoMo's category 1–4 questions through recall; see the module docstring.
+
+    ``ranking``: re-score the fused candidates with the weighted ranking of the settings
+    (as chat, ask and recall do), else rank by fusion alone. Recall here never reinforces.
 
     Raises BadInputError for a file that is not LoCoMo or an unknown ``conversation``.
     """
@@ -90,6 +99,7 @@ def eval_locomo(
         memories = parse_locomo(path, text, sample_id)
         known = {m.source for m in memories}
         questions = [q for q in sample.get("qa", []) if q.get("category") in CATEGORIES]
+        rank_by = Ranking.from_settings(settings, sample_id) if ranking else None
         with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
             root = Path(home)
             memcli = Memcli(settings, Paths(root / "config", root / "data", root / "cache"))
@@ -100,7 +110,9 @@ def eval_locomo(
                     evidence = clean_evidence(qa.get("evidence", []), known)
                     if evidence:
                         t0 = time.perf_counter()
-                        recalled = memcli.recaller.recall(str(qa["question"]), sample_id, k=max(KS))
+                        recalled = memcli.recaller.recall(
+                            str(qa["question"]), sample_id, k=max(KS), ranking=rank_by, now=time.time()
+                        )
                         latencies.append((time.perf_counter() - t0) * 1000)
                         sources = [r.memory.source for r in recalled]
                         by_category[int(qa["category"])].append(

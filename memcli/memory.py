@@ -60,6 +60,8 @@ class Memory:
         last_recalled_at: unix seconds of the last recall, 0 when never recalled.
         valid_from / valid_to: unix seconds bounding a fact's validity, 0 when unbounded.
         source: where it came from: a LoCoMo ``dia_id``, ``file:line``, or turn ids.
+        archived / archived_at: forgotten by ``memcli forget`` (never recalled, restorable)
+            and when, unix seconds.
         caption: the caption of an image shared in a turn, if any.
     """
 
@@ -82,6 +84,8 @@ class Memory:
     pinned: bool = False
     valid_from: float = 0.0
     valid_to: float = 0.0
+    archived: bool = False
+    archived_at: float = 0.0
 
     def index_text(self) -> str:
         """The text that is embedded and searched: ``speaker: text`` plus any image caption."""

@@ -196,10 +196,11 @@ class MemoryStore:
                 return ids
             offset += _GET_PAGE
 
-    def memories(self, user: str | None = None, kind: str | None = None) -> list[Memory]:
-        """Every memory of ``user`` (all users when None), optionally of one kind, oldest first."""
+    def memories(self, user: str | None = None, kind: str | None = None, archived: bool | None = None) -> list[Memory]:
+        """Every memory of ``user`` (all users when None), optionally of one kind and only
+        archived (True) or only active (False) ones, oldest first."""
         out: list[Memory] = []
-        where = _where(user=user, kind=kind)
+        where = _where(user=user, kind=kind, archived=archived)
         with self.transaction():
             offset = 0
             while True:
@@ -219,11 +220,12 @@ class MemoryStore:
         kind: str | None = None,
         since: float | None = None,
     ) -> list[tuple[Memory, float]]:
-        """The ``n`` memories of ``user`` nearest to ``embedding``, as (memory, cosine distance).
+        """The ``n`` active (not archived) memories of ``user`` nearest to ``embedding``, as
+        (memory, cosine distance).
 
         Cosine distance is 1 − cosine similarity (0 = same direction, 2 = opposite).
         """
-        where = _where(user=user, kind=kind, created_at={"$gte": since} if since is not None else None)
+        where = _where(user=user, kind=kind, archived=False, created_at={"$gte": since} if since is not None else None)
         with self.transaction():
             result = self._col.query(
                 query_embeddings=[list(map(float, embedding))],

@@ -32,7 +32,7 @@ def write_config(paths: Paths, text: str) -> Path:
 
 def test_defaults_apply_without_config_or_env(tmp_path: Path) -> None:
     settings = load_settings(paths_in(tmp_path), env={})
-    defaults = {name: field.default for name, field in Settings.model_fields.items()}
+    defaults = {name: field.get_default(call_default_factory=True) for name, field in Settings.model_fields.items()}
     assert settings.model_dump() == defaults
 
 

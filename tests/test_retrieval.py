@@ -32,7 +32,7 @@ def test_memory_found_by_both_retrievers_ranks_first(fake_embedder) -> None:
     assert {h.memory.text for h in hits[:2]} == {"I adopted a puppy named Rex last spring", "My puppy Rex loves the park"}
     top = hits[0]
     assert top.dense_rank is not None and top.lexical_rank is not None
-    assert top.score == 1 / (RRF_K + top.dense_rank) + 1 / (RRF_K + top.lexical_rank)
+    assert top.fused == 1 / (RRF_K + top.dense_rank) + 1 / (RRF_K + top.lexical_rank)
     assert hits[-1].memory.text == "The weather in Lyon was rainy"
 
 

@@ -1,0 +1,116 @@
+"""Forgetting and reinforcement along the Ebbinghaus curve.
+
+Retention ``R = exp(-d · t / S)`` (MemoryBank §2.3 with Landwehr et al.'s decay constant
+d): t is the time since the memory was learned or last recalled, in ``time_unit``s; S is
+its strength. MemoryBank's reference code writes ``exp(-t / 5*S)``, which Python reads as
+``exp(-(t/5)·S)`` so that stronger memories fade *faster*; here S divides, as the paper
+means. Each recall reinforces: ``S += 1`` (MemoryBank) or ``S *= b`` (Landwehr et al.),
+and t restarts from 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from memcli.memory import Kind, Memory
+
+UNIT_SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0, "week": 604800.0}
+
+FADING_KINDS = frozenset({Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value})
+"""Kinds whose retention decides their fate. Daily summaries follow their day's turns;
+global summaries, portraits and the running memory are never forgotten."""
+
+DAY_KINDS = frozenset({Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value})
+"""Kinds forgotten only when every turn of their (user, day) is gone (MemoryBank)."""
+
+
+def elapsed(memory: Memory, now: float, unit: float = UNIT_SECONDS["day"]) -> float:
+    """t: time since ``memory`` was learned or last recalled, in units of ``unit`` seconds (≥ 0)."""
+    since = memory.last_recalled_at or memory.created_at
+    return max(0.0, now - since) / unit
+
+
+def retention(memory: Memory, now: float, decay: float = 1.0, unit: float = UNIT_SECONDS["day"]) -> float:
+    """R = exp(-d · t / S), in 0..1; 1 for a pinned memory. ``now`` in unix seconds."""
+    if memory.pinned:
+        return 1.0
+    return math.exp(-decay * elapsed(memory, now, unit) / max(memory.strength, 1e-9))
+
+
+def reinforce(memory: Memory, now: float, mode: str = "add", boost: float = 1.5) -> Memory:
+    """Record a recall of ``memory`` at ``now``: strengthen it and restart its clock (in place).
+
+    mode ``add``: S += 1 (MemoryBank); ``multiply``: S *= boost (Landwehr et al.).
+    """
+    memory.strength = memory.strength + 1.0 if mode == "add" else memory.strength * boost
+    memory.last_recalled_at = now
+    memory.recall_count += 1
+    return memory
+
+
+def draw(seed: str, memory_id: str) -> float:
+    """A uniform number in [0, 1) fixed by (seed, memory id): the same pass at the same
+    clock time and seed makes the same choices, so a stochastic forget pass is idempotent."""
+    digest = hashlib.sha256(f"{seed}\x1f{memory_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+@dataclass
+class Verdict:
+    """A memory the forget pass examined: its retention R, elapsed t (in time units), and
+    whether it is forgotten."""
+
+    memory: Memory
+    retention: float
+    elapsed: float
+    forgotten: bool
+
+
+def forget_pass(
+    memories: Iterable[Memory],
+    now: float,
+    decay_for: dict[str, float] | None = None,
+    decay: float = 1.0,
+    unit: float = UNIT_SECONDS["day"],
+    threshold: float = 0.05,
+    stochastic: bool = False,
+    seed: str = "",
+) -> list[Verdict]:
+    """Decide which active memories to forget at ``now`` (unix seconds).
+
+    Threshold mode forgets a fading memory when R < ``threshold``; stochastic mode
+    (MemoryBank) forgets it with probability 1 − R, i.e. when ``draw(seed, id) > R``.
+    Pinned memories never fade. A daily event summary or daily portrait is forgotten only
+    when no turn of its (user, day) remains. Archived memories are skipped. Returns one
+    Verdict per memory examined.
+    """
+    decay_for = decay_for or {}
+    active = [m for m in memories if not m.archived]
+    verdicts: list[Verdict] = []
+    turns_left: dict[tuple[str, str], int] = defaultdict(int)
+    for memory in active:
+        if memory.kind not in FADING_KINDS:
+            continue
+        r = retention(memory, now, decay_for.get(memory.user, decay), unit)
+        gone = (draw(seed, memory.id) > r) if stochastic else r < threshold
+        gone = gone and not memory.pinned
+        verdicts.append(Verdict(memory, r, elapsed(memory, now, unit), gone))
+        if memory.kind == Kind.TURN.value and not gone:
+            turns_left[(memory.user, memory.day)] += 1
+    for memory in active:
+        if memory.kind in DAY_KINDS:
+            gone = turns_left[(memory.user, memory.day)] == 0 and not memory.pinned
+            verdicts.append(Verdict(memory, 1.0, elapsed(memory, now, unit), gone))
+    return verdicts
+
+
+def histogram(values: Sequence[float], bins: int = 10) -> list[int]:
+    """Counts of ``values`` (0..1) in ``bins`` equal bins; 1.0 falls in the last bin."""
+    counts = [0] * bins
+    for value in values:
+        counts[min(bins - 1, max(0, int(value * bins)))] += 1
+    return counts
