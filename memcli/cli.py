@@ -111,6 +111,7 @@ ModelOpt = Annotated[
 ]
 
 
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A memory id, or a unique prefix of 4+ characters.")]
 NowOpt = Annotated[
     Optional[str],
     typer.Option("--now", metavar="TIME", help="Act as if it were this time (ISO 8601); default: MEMCLI_NOW, else the clock."),
@@ -159,6 +160,14 @@ def _read_text(value: str | None, what: str) -> str:
     if value is None and sys.stdin.isatty():
         raise UsageError(f"give the {what} as an argument, or '-' to read it from stdin")
     return sys.stdin.read()
+
+
+def _print_memory_id(memory: Any, json_out: bool) -> None:
+    """A command's result that is one memory: its id, or all its fields with --json."""
+    if json_out:
+        _print_json(memory.to_dict())
+    else:
+        typer.echo(memory.id)
 
 
 def _memory_line(memory: Any, score: float | None = None) -> str:
@@ -356,7 +365,7 @@ def list_(
 
 
 @app.command()
-def show(memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or a unique prefix of 4+ characters.")], json_out: JsonOpt = False) -> None:
+def show(memory_id: IdArg, json_out: JsonOpt = False) -> None:
     """Show every field of one memory.
 
     Example: memcli show 3fa2b1c9
@@ -371,7 +380,7 @@ def show(memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory i
 
 @app.command()
 def delete(
-    memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or a unique prefix of 4+ characters.")],
+    memory_id: IdArg,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -425,47 +434,35 @@ def forget(
 
 
 @app.command()
-def restore(memory_id: Annotated[str, typer.Argument(metavar="ID", help="An archived memory's id or unique prefix.")], json_out: JsonOpt = False) -> None:
+def restore(memory_id: IdArg, json_out: JsonOpt = False) -> None:
     """Bring a forgotten (archived) memory back; its forgetting clock restarts now.
 
     Example: memcli restore 3fa2b1c9
     """
-    memory = _memcli().restore(memory_id)
-    if json_out:
-        _print_json(memory.to_dict())
-    else:
-        typer.echo(memory.id)
+    _print_memory_id(_memcli().restore(memory_id), json_out)
 
 
 @app.command()
-def pin(memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or unique prefix.")], json_out: JsonOpt = False) -> None:
+def pin(memory_id: IdArg, json_out: JsonOpt = False) -> None:
     """Pin a memory: it never fades and is never forgotten.
 
     Example: memcli pin 3fa2b1c9
     """
-    memory = _memcli().pin(memory_id, True)
-    if json_out:
-        _print_json(memory.to_dict())
-    else:
-        typer.echo(memory.id)
+    _print_memory_id(_memcli().pin(memory_id, True), json_out)
 
 
 @app.command()
-def unpin(memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or unique prefix.")], json_out: JsonOpt = False) -> None:
+def unpin(memory_id: IdArg, json_out: JsonOpt = False) -> None:
     """Unpin a memory: it fades again like any other.
 
     Example: memcli unpin 3fa2b1c9
     """
-    memory = _memcli().pin(memory_id, False)
-    if json_out:
-        _print_json(memory.to_dict())
-    else:
-        typer.echo(memory.id)
+    _print_memory_id(_memcli().pin(memory_id, False), json_out)
 
 
 @app.command()
 def feedback(
-    memory_id: Annotated[str, typer.Argument(metavar="ID", help="A memory id or unique prefix.")],
+    memory_id: IdArg,
     vote: Annotated[str, typer.Argument(metavar="up|down", help="Was the memory useful?")],
     json_out: JsonOpt = False,
 ) -> None:
