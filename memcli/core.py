@@ -253,6 +253,12 @@ class Memcli:
         with self.store.transaction():
             is_new = not self.store.existing_ids([note.id])
             self.flush_pending()
+            if not is_new:
+                stored = self.store.get(note.id)
+                if stored.archived:
+                    # Told again what it had forgotten: memcli learns it again.
+                    stored.archived, stored.archived_at, stored.last_recalled_at = False, 0.0, now
+                    self.store.update([stored])
         return note, is_new
 
     def import_file(
