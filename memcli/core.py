@@ -21,14 +21,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from memcli import prompts
+from memcli import forgetting, prompts
 from memcli.config import Paths, Settings
 from memcli.embedding import Embedder, Progress
 from memcli.errors import BadInputError, UsageError
 from memcli.importers import parse_file
 from memcli.llm import ChatModel, Message, complete, load_chat_model
+from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass, histogram, retention
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
-from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass, histogram, reinforce, retention
 from memcli.retrieval import Ranking, Recalled, Recaller, roulette
 from memcli.store import MemoryStore
 
@@ -330,7 +330,7 @@ class Memcli:
             return
         now = self.clock() if now is None else now
         for memory in memories:
-            reinforce(memory, now, self.settings.reinforce, self.settings.boost)
+            forgetting.reinforce(memory, now, self.settings.reinforce, self.settings.boost)
         self.store.update(memories)
 
     def latest(self, user: str, kind: Kind) -> str:

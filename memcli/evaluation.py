@@ -22,7 +22,7 @@ from typing import Any
 from memcli.config import Paths, Settings
 from memcli.core import Memcli
 from memcli.embedding import Embedder
-from memcli.importers import _load_json, parse_locomo, read_text
+from memcli.importers import load_json, parse_locomo, read_text
 from memcli.errors import BadInputError
 from memcli.retrieval import Ranking
 
@@ -85,7 +85,7 @@ def eval_locomo(
     """
     started = time.perf_counter()
     text = read_text(path)
-    data = _load_json(path, text)
+    data = load_json(path, text)
     if not isinstance(data, list):
         raise BadInputError(f"{path}: not a LoCoMo file")
     samples = [c for c in data if isinstance(c, dict) and (conversation is None or c.get("sample_id") == conversation)]

@@ -42,7 +42,8 @@ def read_text(path: Path) -> str:
         raise BadInputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _load_json(path: Path, text: str) -> Any:
+def load_json(path: Path, text: str) -> Any:
+    """``text`` parsed as JSON. Raises BadInputError naming ``path``, line and column."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -65,7 +66,7 @@ def detect_format(path: Path, text: str) -> str:
         first_line = stripped.splitlines()[0] if stripped else ""
         if suffix != ".json" and _is_chat_record(first_line):
             return "jsonl"
-        data = _load_json(path, text)
+        data = load_json(path, text)
         if _looks_like_locomo(data):
             return "locomo"
         if _looks_like_memorybank(data):
@@ -138,7 +139,7 @@ def parse_locomo(path: Path, text: str, conversation: str | None = None) -> list
     to keep order), keeps its ``dia_id`` as ``source`` and an image's ``blip_caption``.
     Sessions without turns are skipped. ``conversation`` keeps only that sample_id.
     """
-    data = _load_json(path, text)
+    data = load_json(path, text)
     if not _looks_like_locomo(data):
         raise BadInputError(f"{path}: not a LoCoMo file (expected a list of objects with 'conversation')")
     samples = [c for c in data if conversation is None or c.get("sample_id") == conversation]
@@ -190,7 +191,7 @@ def parse_memorybank(path: Path, text: str) -> list[Memory]:
     Each top-level name, stripped of spaces, is a user; each query (the user's words) and
     response (the assistant's) becomes a turn dated on its day.
     """
-    data = _load_json(path, text)
+    data = load_json(path, text)
     if not _looks_like_memorybank(data):
         raise BadInputError(f"{path}: not a MemoryBank file (expected {{name: {{history: {{date: [...]}}}}}})")
     memories: list[Memory] = []
