@@ -12,25 +12,10 @@ from typer.testing import CliRunner
 
 from memcli import __version__
 from memcli.cli import app
+from cli_checks import assert_error, ok
 from memcli.errors import ExitCode
 
 # helpers --------------------------------------------------------------------------
-
-
-def ok(result: Any) -> Any:
-    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
-    assert "Traceback" not in result.stdout + result.stderr
-    return result
-
-
-def assert_error(result: Any, code: ExitCode) -> str:
-    """The command failed with ``code``, one line on stderr, no traceback; returns that line."""
-    assert result.exit_code == int(code), (result.exit_code, result.stdout, result.stderr)
-    assert "Traceback" not in result.stdout + result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].strip()
-    return lines[0]
 
 
 def remember(runner: CliRunner, text: str, *args: str) -> str:

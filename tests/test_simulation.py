@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cli_checks import ok
 from memcli.cli import app
 
 START = datetime(2025, 1, 1, tzinfo=timezone.utc)
@@ -58,11 +59,6 @@ SCHEDULE: dict[int, list[int]] = {
 
 def at(day: int, hour: int) -> datetime:
     return START + timedelta(days=day, hours=hour)
-
-
-def ok(result: Any) -> Any:
-    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
-    return result
 
 
 # the independent model ----------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.config import Paths, resolve_paths
 from memcli.errors import ExitCode, MemcliError
@@ -44,19 +45,6 @@ def lock_held_by_another_process(paths: Paths) -> Iterator[None]:
         proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
-
-
-def assert_error(result: Any, code: ExitCode) -> str:
-    assert result.exit_code == int(code), (result.exit_code, result.stdout, result.stderr)
-    assert "Traceback" not in result.stdout + result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
-
-
-def ok(result: Any) -> Any:
-    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
-    return result
 
 
 def snapshot(runner: CliRunner) -> str:
