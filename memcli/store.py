@@ -49,8 +49,8 @@ class MemoryStore:
         self._client: Any = None
         self._collection: Any = None
         self.generation = 0
-        """Bumped whenever memories may have been added or removed (by us or, between
-        transactions, by another process); caches of the store's contents key on it."""
+        """Bumped whenever memories may have changed (by us or, between transactions, by
+        another process); caches of the store's contents key on it."""
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[MemoryStore]:
@@ -149,6 +149,7 @@ class MemoryStore:
         if not memories:
             return
         with self.transaction():
+            self.generation += 1
             self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
 
     def delete(self, ids: Sequence[str]) -> None:
