@@ -180,23 +180,24 @@ class Memcli:
                 continue  # a torn write of a .json file cannot happen (rename), but never crash on one
         return sorted(out, key=lambda m: m.created_at)
 
-    def _add(self, memories: Sequence[Memory], progress: Progress | None = None) -> int:
-        """Embed and add the memories not yet in the store; returns how many were added."""
+    def _add(self, memories: Sequence[Memory], progress: Progress | None = None) -> set[str]:
+        """Embed and add the memories not yet in the store; returns the ids added."""
         with self.store.transaction():
             existing = self.store.existing_ids([m.id for m in memories])
         new = [m for m in memories if m.id not in existing]
         if not new:
-            return 0
+            return set()
         # Embedding is the slow part: do it without holding the store lock.
         vectors = self.embedder.embed([m.index_text() for m in new], progress=progress)
         with self.store.transaction():
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
             self.store.add([new[i] for i in keep], [vectors[i] for i in keep])
-        return len(keep)
+        return {new[i].id for i in keep}
 
-    def write(self, memories: Sequence[Memory]) -> int:
-        """Store memories the user gave (journal first, then the store); returns how many were new.
+    def write(self, memories: Sequence[Memory]) -> set[str]:
+        """Store new memories the user gave (journal first, then the store); returns the ids
+        new to the store (with S0 set by ``initial_strength``).
 
         Also stores anything an earlier process journaled but could not store. Raises
         StoreLockedError when the store stays locked; the memories stay journaled and are
@@ -215,11 +216,11 @@ class Memcli:
             return settings.important_strength
         return settings.initial_strength
 
-    def flush_pending(self) -> int:
-        """Store every journaled memory; returns how many were new to the store."""
+    def flush_pending(self) -> set[str]:
+        """Store every journaled memory; returns the ids new to the store."""
         waiting = self.pending()
         if not waiting:
-            return 0
+            return set()
         added = self._add(waiting)
         for memory in waiting:
             (self.paths.pending_dir / f"{memory.id}.json").unlink(missing_ok=True)
@@ -248,12 +249,9 @@ class Memcli:
             importance=importance,
             tags=sorted({t.strip() for t in tags if t.strip()}),
         )
-        note.strength = self.initial_strength(note)
-        self._journal([note])
-        with self.store.transaction():
-            is_new = not self.store.existing_ids([note.id])
-            self.flush_pending()
-            if not is_new:
+        is_new = note.id in self.write([note])
+        if not is_new:
+            with self.store.transaction():
                 stored = self.store.get(note.id)
                 if stored.archived:
                     # Told again what it had forgotten: memcli learns it again.
@@ -281,7 +279,7 @@ class Memcli:
             raise UsageError("--conversation applies to LoCoMo files only")
         for memory in memories:
             memory.strength = self.initial_strength(memory)
-        added = self._add(memories, progress=progress)
+        added = len(self._add(memories, progress=progress))
         users = Counter(m.user for m in memories)
         return ImportReport(str(path), used, len(memories), added, len(memories) - added, dict(users), time.perf_counter() - started)
 
