@@ -351,6 +351,7 @@ def list_(
     archived: Annotated[bool, typer.Option("--archived", help="List forgotten (archived) memories instead.")] = False,
     user: UserOpt = None,
     json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """List memories, newest first: id, date, kind, source, text.
 
@@ -365,7 +366,7 @@ def list_(
 
 
 @app.command()
-def show(memory_id: IdArg, json_out: JsonOpt = False) -> None:
+def show(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Show every field of one memory.
 
     Example: memcli show 3fa2b1c9
@@ -434,7 +435,7 @@ def forget(
 
 
 @app.command()
-def restore(memory_id: IdArg, json_out: JsonOpt = False) -> None:
+def restore(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Bring a forgotten (archived) memory back; its forgetting clock restarts now.
 
     Example: memcli restore 3fa2b1c9
@@ -443,7 +444,7 @@ def restore(memory_id: IdArg, json_out: JsonOpt = False) -> None:
 
 
 @app.command()
-def pin(memory_id: IdArg, json_out: JsonOpt = False) -> None:
+def pin(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Pin a memory: it never fades and is never forgotten.
 
     Example: memcli pin 3fa2b1c9
@@ -452,7 +453,7 @@ def pin(memory_id: IdArg, json_out: JsonOpt = False) -> None:
 
 
 @app.command()
-def unpin(memory_id: IdArg, json_out: JsonOpt = False) -> None:
+def unpin(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Unpin a memory: it fades again like any other.
 
     Example: memcli unpin 3fa2b1c9
@@ -465,6 +466,7 @@ def feedback(
     memory_id: IdArg,
     vote: Annotated[str, typer.Argument(metavar="up|down", help="Was the memory useful?")],
     json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Rate a memory's value: up or down. Feedback weighs in its recall score.
 
@@ -480,7 +482,7 @@ def feedback(
 
 
 @app.command()
-def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False) -> None:
+def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Counts of memories by kind and user, days covered, a retention histogram, fading, archived and pinned counts.
 
     Example: memcli stats --json
@@ -502,7 +504,7 @@ def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False) -
 
 
 @app.command()
-def paths(json_out: JsonOpt = False) -> None:
+def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Print every path memcli uses (set MEMCLI_HOME to move them all under one folder).
 
     Example: memcli paths --json

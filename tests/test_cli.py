@@ -600,3 +600,19 @@ def test_chat_interrupted_reply_is_kept_and_tagged(runner: CliRunner, fake_model
     assert set(turns) == {"tell me a story", "Once upon a time"}
     assert turns["Once upon a time"]["tags"] == ["interrupted"]
     assert turns["Once upon a time"]["speaker"] == "assistant"
+
+
+def test_every_command_takes_quiet_and_every_data_command_takes_json() -> None:
+    import typer
+
+    def leaves(command: Any, path: str) -> list[tuple[str, Any]]:
+        children = getattr(command, "commands", None)
+        if not children:
+            return [(path, command)]
+        return [leaf for name, sub in children.items() for leaf in leaves(sub, f"{path} {name}")]
+
+    for path, command in leaves(typer.main.get_command(app), "memcli"):
+        options = {opt for param in command.params for opt in param.opts}
+        assert "--quiet" in options, path
+        if path != "memcli chat":
+            assert "--json" in options, path
