@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memcli import prompts
-from memcli.core import Memcli
+from memcli.core import Context, Memcli
 from memcli.errors import StoreLockedError
 from memcli.llm import Message
 from memcli.memory import Kind, Memory, day_of, new_id
@@ -77,12 +77,12 @@ class ChatSession:
         previous = next((m.content for m in reversed(self.history) if m.role == "user"), "")
         query = f"{previous}\n{text}" if previous else text
         try:
-            recalled, portrait, events = self.memcli.context(query, self.user, exclude={*self.history_ids, user_turn.id})
+            context = self.memcli.context(query, self.user, exclude={*self.history_ids, user_turn.id})
         except StoreLockedError as exc:
             self.on_warning(f"{exc.message}; replying without recalled memories")
-            recalled, portrait, events = [], "", ""
+            context = Context([])
         system = prompts.system_prompt(
-            self.user, self.memcli.today(), [r.memory for r in recalled], portrait, events, self.summary
+            self.user, self.memcli.today(), context.memories, context.portrait, context.events, self.summary, context.running
         )
         messages = prompts.chat_messages(system, self.history, text)
         settings = self.memcli.settings
@@ -108,7 +108,7 @@ class ChatSession:
                 self.history.append(Message("assistant", reply))
                 self.history_ids.append(turn.id)
         self._fold_history()
-        return Reply(reply, recalled, interrupted)
+        return Reply(reply, context.recalled, interrupted)
 
     def _fold_history(self) -> None:
         """Keep ``history_turns`` turns verbatim; fold older ones into the session summary."""

@@ -435,6 +435,125 @@ def forget(
 
 
 @app.command()
+def consolidate(
+    since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only days on or after this date (YYYY-MM-DD).")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", metavar="DATE", help="Only days on or before this date (YYYY-MM-DD).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count the days, sessions and message pairs to do; change nothing.")] = False,
+    all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
+    user: UserOpt = None,
+    model: ModelOpt = None,
+    now: NowOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Consolidate new turns: daily and global event summaries, the portrait, the running memory, and facts.
+
+    For each day with new turns: an event summary and a portrait of the day, then the global summary and portrait. For each new session: the running memory (at most 20 sentences). For each new message pair: facts, checked against their source turns and the stored facts, then added, updated, deleted or left alone (see memcli history).
+
+    Safe from cron: incremental, resumable, and a second run with nothing new does nothing. The store is locked only while writing, so a chat keeps working. Exits 0 when it worked, even if some model output was rejected (counted in the summary line).
+
+    Nightly from cron: 30 3 * * *  memcli consolidate --all-users --quiet
+
+    Example: memcli consolidate --dry-run
+    """
+    memcli = _memcli(model, now)
+    with _progress("consolidating", quiet) as progress:
+        report = memcli.consolidate(user, all_users, since, until, dry_run, lambda m: _status(f"memcli: warning: {m}", quiet), progress)
+    if json_out:
+        _print_json(report.to_dict())
+        return
+    if report.nothing_to_do:
+        typer.echo("nothing new to consolidate")
+        return
+    units = f"{_count(report.days, 'day')}, {_count(report.sessions, 'session')} and {_count(report.pairs, 'message pair')}"
+    if report.dry_run:
+        typer.echo(f"would consolidate {units}")
+        return
+    typer.echo(
+        f"consolidated {units} in {report.seconds:.1f} s: {report.summaries} summaries written; facts "
+        f"{report.facts_added} added, {report.facts_updated} updated, {report.facts_deleted} deleted, "
+        f"{report.facts_noop} unchanged, {report.facts_rejected} rejected as ungrounded, "
+        f"{report.facts_deduplicated} duplicates; {report.invalid} invalid model outputs skipped"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _print_texts(memories: list[Any], json_out: bool, what: str, daily: bool = False) -> None:
+    """Consolidated memories: their text (one per day with its date when ``daily``), or JSON."""
+    if json_out:
+        _print_json([m.to_dict() for m in memories])
+        return
+    if not memories:
+        _status(f"no {what} yet: memcli consolidate writes it", False)
+    for memory in memories:
+        typer.echo(f"{memory.day}\t{memory.text}" if daily else memory.text)
+
+
+@app.command()
+def portrait(
+    daily: Annotated[bool, typer.Option("--daily", help="Every daily portrait, one line per day.")] = False,
+    user: UserOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Show the portrait of you that consolidation wrote: personality traits and emotions.
+
+    Example: memcli portrait --daily
+    """
+    _print_texts(_memcli().portraits(user, daily), json_out, "daily portrait" if daily else "portrait", daily)
+
+
+@app.command()
+def summary(
+    day: Annotated[Optional[str], typer.Option("--day", metavar="DATE", help="The event summary of this day instead.")] = None,
+    running: Annotated[bool, typer.Option("--running", help="The running memory of past conversations instead.")] = False,
+    user: UserOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Show the global event summary that consolidation wrote (or one day's, or the running memory).
+
+    Example: memcli summary --day 2023-05-08
+    """
+    if day is not None and running:
+        raise UsageError("give --day or --running, not both")
+    what = f"event summary of {day}" if day else "running memory" if running else "event summary"
+    _print_texts(_memcli().summaries(user, day, running), json_out, what)
+
+
+@app.command()
+def history(
+    memory_id: Annotated[Optional[str], typer.Argument(metavar="ID", help="A memory id or unique prefix; none: the newest events.", show_default=False)] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many events without ID, newest first (0: all).")] = 20,
+    user: UserOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Show how consolidation changed a memory: ADD, UPDATE, DELETE, with old and new text.
+
+    Facts are never rewritten in place: an UPDATE or DELETE ends the old fact (it leaves recall) and its text stays here. Each line: time, event, id, old text -> new text, source turn ids.
+
+    Example: memcli history 3fa2b1c9
+    """
+    entries = _memcli().history(memory_id, user, limit)
+    if json_out:
+        _print_json([e.to_dict() for e in entries])
+        return
+    from datetime import datetime
+
+    for e in entries:
+        change = e.new_text if e.event == "ADD" else f"{e.old_text} -> {e.new_text or '(deleted)'}"
+        related = f" ({'replaced by' if e.event != 'ADD' else 'replaces'} {e.related_id})" if e.related_id else ""
+        when = datetime.fromtimestamp(e.at).strftime("%Y-%m-%d %H:%M")
+        typer.echo(f"{when}\t{e.event}\t{e.memory_id}\t{' '.join(change.split())}{related}\t{','.join(e.source_ids) or '-'}")
+    if not entries:
+        _status("no history yet", quiet)
+
+
+@app.command()
 def restore(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Bring a forgotten (archived) memory back; its forgetting clock restarts now.
 

@@ -39,9 +39,19 @@ class Paths:
         return self.data_dir / "chroma"
 
     @property
+    def database(self) -> Path:
+        """The SQLite database beside the Chroma store: history and consolidation progress."""
+        return self.data_dir / "memcli.sqlite3"
+
+    @property
     def lock_file(self) -> Path:
         """The file lock that serializes store access across processes."""
         return self.data_dir / "store.lock"
+
+    @property
+    def consolidate_lock(self) -> Path:
+        """The file lock that keeps two consolidation runs from overlapping."""
+        return self.data_dir / "consolidate.lock"
 
     @property
     def pending_dir(self) -> Path:
@@ -60,7 +70,9 @@ class Paths:
             "config_dir": str(self.config_dir),
             "data_dir": str(self.data_dir),
             "store_dir": str(self.store_dir),
+            "database": str(self.database),
             "lock_file": str(self.lock_file),
+            "consolidate_lock": str(self.consolidate_lock),
             "pending_dir": str(self.pending_dir),
             "cache_dir": str(self.cache_dir),
             "model_dir": str(self.model_dir),
@@ -115,6 +127,9 @@ class Settings(BaseModel):
     weight_recent_penalty: float = Field(0.1, ge=0, description="ranking penalty of a memory recalled moments ago")
     weight_feedback: float = Field(0.05, ge=0, description="ranking weight of feedback (memcli feedback)")
     recent_window: float = Field(3600.0, gt=0, description="seconds over which the recently-used penalty fades")
+    fact_grounding: float = Field(0.6, ge=0, le=1, description="share of a new fact's content words that must occur in its source turns")
+    summary_grounding: float = Field(0.5, ge=0, le=1, description="share of a summary's content words that must occur in what it summarizes")
+    fact_dedup: float = Field(0.92, gt=0, le=1, description="cosine similarity from which a new fact duplicates a stored one")
 
     def decay_for(self, user: str) -> float:
         """The decay constant d of ``user`` (``user_decay``, else ``decay``)."""

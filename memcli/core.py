@@ -19,18 +19,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli import forgetting, prompts
 from memcli.config import Paths, Settings
 from memcli.embedding import Embedder, Progress
-from memcli.errors import BadInputError, UsageError
+from memcli.errors import BadInputError, NotFoundError, StoreLockedError, UsageError
 from memcli.importers import parse_file
 from memcli.llm import ChatModel, Message, complete, load_chat_model
 from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass, histogram, retention
-from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
+from memcli.memory import KIND_VALUES, Kind, Memory, day_of, singleton_id, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, roulette
+from memcli.sidecar import HistoryEntry
 from memcli.store import MemoryStore
+
+if TYPE_CHECKING:
+    from memcli.consolidate import ConsolidationReport
 
 Clock = Callable[[], float]
 
@@ -60,6 +64,22 @@ class ImportReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return dict(self.__dict__)
+
+
+@dataclass
+class Context:
+    """What a chat or ask prompt carries besides the conversation: recalled memories, and
+    the global portrait, global event summary and running memory ("" until consolidated)."""
+
+    recalled: list[Recalled]
+    portrait: str = ""
+    events: str = ""
+    running: str = ""
+
+    @property
+    def memories(self) -> list[Memory]:
+        """The recalled memories themselves."""
+        return [r.memory for r in self.recalled]
 
 
 @dataclass
@@ -331,13 +351,17 @@ class Memcli:
             forgetting.reinforce(memory, now, self.settings.reinforce, self.settings.boost)
         self.store.update(memories)
 
-    def latest(self, user: str, kind: Kind) -> str:
-        """The text of ``user``'s newest memory of ``kind`` (a portrait, a global summary), or ""."""
-        found = self.store.memories(user=user, kind=kind.value)
-        return found[-1].text if found else ""
+    def consolidated(self, user: str) -> Context:
+        """The consolidated memories every chat and ask prompt carries (empty until
+        ``memcli consolidate`` has written them); ``recalled`` is left empty."""
+        kinds = (Kind.PORTRAIT_GLOBAL, Kind.EVENT_GLOBAL, Kind.RUNNING_SUMMARY)
+        with self.store.transaction():
+            found = {m.kind: m.text for m in self.store.get_many([singleton_id(kind, user) for kind in kinds])}
+        return Context([], *(found.get(kind.value, "") for kind in kinds))
 
-    def context(self, query: str, user: str, exclude: set[str] | None = None) -> tuple[list[Recalled], str, str]:
-        """What a chat or ask prompt carries: (recalled memories, global portrait, global event summary).
+    def context(self, query: str, user: str, exclude: set[str] | None = None) -> Context:
+        """What a chat or ask prompt carries: the memories recalled for ``query`` (counted
+        as recalled), the global portrait, the global event summary and the running memory.
 
         ``exclude`` drops memories already in the prompt verbatim (this session's recent turns).
         """
@@ -350,9 +374,9 @@ class Memcli:
             recalled = [] if k == 0 else self.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now)
             recalled = [r for r in recalled if r.memory.id not in exclude][:k]
             self.reinforce([r.memory for r in recalled], now)
-            portrait = self.latest(user, Kind.PORTRAIT_GLOBAL)
-            events = self.latest(user, Kind.EVENT_GLOBAL)
-        return recalled, portrait, events
+            context = self.consolidated(user)
+        context.recalled = recalled
+        return context
 
     def today(self) -> str:
         """Today's date as the prompt shows it, e.g. ``Monday 23 November 2026``."""
@@ -367,12 +391,12 @@ class Memcli:
         if not question:
             raise BadInputError("the question is empty")
         user = self.user(user)
-        recalled, portrait, events = self.context(question, user)
-        system = prompts.system_prompt(user, self.today(), [r.memory for r in recalled], portrait, events)
+        context = self.context(question, user)
+        system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
         text = complete(
             self.chat_model, prompts.chat_messages(system, [], question), self.settings.max_tokens, self.settings.temperature
         )
-        return Answer(text, recalled, cited_ids(text, [r.memory for r in recalled]))
+        return Answer(text, context.recalled, cited_ids(text, context.memories))
 
     def summarize(self, previous: str, turns: Sequence[Message]) -> str:
         """Fold chat turns into a short session summary with the chat model (bounded length)."""
@@ -391,14 +415,15 @@ class Memcli:
 
     def list_memories(self, user: str | None = None, kind: str | None = None, limit: int = 20, archived: bool = False) -> list[Memory]:
         """The ``limit`` newest active memories of ``user`` (0: all), newest first; the
-        archived (forgotten) ones instead when ``archived``."""
+        archived (forgotten) ones instead when ``archived``. Facts that have ended (UPDATE,
+        DELETE) are not listed; ``history`` shows them."""
         if kind is not None and kind not in KIND_VALUES:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
         if limit < 0:
             raise UsageError("--limit must be 0 (all) or more")
         with self.store.transaction():
             self.flush_pending()
-            memories = self.store.memories(user=self.user(user), kind=kind, archived=archived)
+            memories = self.store.memories(user=self.user(user), kind=kind, archived=archived, ended=None if archived else False)
         memories.reverse()
         return memories[:limit] if limit else memories
 
@@ -486,6 +511,102 @@ class Memcli:
             memory.feedback += vote
             self.store.update([memory])
         return memory
+
+    # consolidation ------------------------------------------------------------------
+
+    def consolidate(
+        self,
+        user: str | None = None,
+        all_users: bool = False,
+        since: str | None = None,
+        until: str | None = None,
+        dry_run: bool = False,
+        warn: Callable[[str], None] | None = None,
+        progress: Progress | None = None,
+    ) -> ConsolidationReport:
+        """The consolidation pass (``memcli.consolidate``) for ``user`` or every user, over
+        the days from ``since`` to ``until`` (dates, inclusive). Idempotent and resumable.
+
+        Raises StoreLockedError when another consolidation runs longer than lock_timeout,
+        UsageError for an unreadable date, ModelError when the chat model cannot load.
+        """
+        import filelock
+
+        from memcli.consolidate import Consolidator
+
+        first, last = parse_day(since, "--since"), parse_day(until, "--until")
+        if first and last and first > last:
+            raise UsageError(f"--since {first} is after --until {last}")
+        self.paths.data_dir.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(str(self.paths.consolidate_lock), timeout=self.settings.lock_timeout)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise StoreLockedError(
+                f"another memcli consolidate is running (waited {self.settings.lock_timeout:g} s for {self.paths.consolidate_lock})"
+            ) from None
+        try:
+            users = self.store.users() if all_users else [self.user(user)]
+            return Consolidator(self, warn, progress).run(users, first, last, dry_run)
+        finally:
+            lock.release()
+
+    def portraits(self, user: str | None = None, daily: bool = False) -> list[Memory]:
+        """``user``'s global portrait (a list of one, or none yet), or with ``daily`` every
+        daily portrait, oldest day first (MemoryBank's user portrait)."""
+        return self._consolidated(user, Kind.PORTRAIT_DAILY if daily else Kind.PORTRAIT_GLOBAL)
+
+    def summaries(self, user: str | None = None, day: str | None = None, running: bool = False) -> list[Memory]:
+        """``user``'s global event summary, or the daily event summary of ``day``, or with
+        ``running`` the running memory: a list of one, or empty when there is none yet.
+
+        Raises UsageError for an unreadable day."""
+        if running:
+            return self._consolidated(user, Kind.RUNNING_SUMMARY)
+        if day is None:
+            return self._consolidated(user, Kind.EVENT_GLOBAL)
+        wanted = parse_day(day, "--day")
+        return [m for m in self._consolidated(user, Kind.EVENT_DAILY) if m.day == wanted]
+
+    def _consolidated(self, user: str | None, kind: Kind) -> list[Memory]:
+        with self.store.transaction():
+            memories = self.store.memories(user=self.user(user), kind=kind.value, archived=False)
+        return sorted(memories, key=lambda m: (m.day, m.created_at))
+
+    def history(self, memory_id: str | None = None, user: str | None = None, limit: int = 20) -> list[HistoryEntry]:
+        """The history of one memory (an id or unique prefix of 4+ characters, oldest event
+        first), or without an id the newest ``limit`` events of ``user`` (0: all).
+
+        Raises NotFoundError when no memory in the store or the history has that id."""
+        if limit < 0:
+            raise UsageError("--limit must be 0 (all) or more")
+        with self.store.transaction():
+            sidecar = self.store.sidecar
+            if memory_id is None:
+                return sidecar.history(user=self.user(user), limit=limit)
+            try:
+                full = self.store.get(memory_id).id
+            except NotFoundError:
+                matches = sidecar.history_ids(memory_id) if len(memory_id) >= 4 else []
+                if len(matches) != 1:
+                    detail = f"is ambiguous ({len(matches)} memories)" if matches else "matches no memory or history"
+                    raise NotFoundError(f"memory id {memory_id!r} {detail}") from None
+                full = matches[0]
+            return sidecar.history(memory_id=full)
+
+
+def parse_day(value: str | None, option: str) -> str | None:
+    """A date option (ISO 8601 or free-form) as ``YYYY-MM-DD``; None when not given.
+
+    Raises UsageError when the date cannot be read."""
+    if value is None:
+        return None
+    from dateutil import parser as date_parser
+
+    try:
+        return date_parser.parse(value).strftime("%Y-%m-%d")
+    except (ValueError, OverflowError):
+        raise UsageError(f"{option}: cannot read the date {value!r} (try YYYY-MM-DD)") from None
 
 
 @dataclass

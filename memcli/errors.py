@@ -69,6 +69,11 @@ class BadInputError(MemcliError):
     exit_code = ExitCode.BAD_INPUT
 
 
+class InvalidOutputError(MemcliError):
+    """The chat model's reply was not the JSON asked for, even after a retry. Consolidation
+    catches it, skips that piece of work and reports it; it never reaches the user alone."""
+
+
 class NotFoundError(MemcliError):
     """No memory has the given id."""
 

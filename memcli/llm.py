@@ -9,13 +9,16 @@ set) memcli chats through it; otherwise it renders a plain completion prompt.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from memcli.errors import ModelError
+from pydantic import BaseModel, ValidationError
+
+from memcli.errors import InvalidOutputError, ModelError
 
 GGUF_MAGIC = b"GGUF"
 
@@ -36,6 +39,63 @@ class ChatModel(Protocol):
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         """Yield the reply to ``messages`` piece by piece (at most ``max_tokens`` tokens)."""
         ...
+
+    def structured(
+        self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> str:
+        """The reply to ``messages`` decoded under the JSON schema ``schema`` (constrained
+        decoding), at most ``max_tokens`` tokens: JSON text, or a truncated prefix of it."""
+        ...
+
+
+Output = TypeVar("Output", bound=BaseModel)
+
+RETRY_TEMPERATURE = 0.7
+"""A retry at temperature 0 would repeat the first answer word for word; this one samples."""
+RETRY_SEED = 20231201
+
+
+def structured_output(
+    model: ChatModel,
+    messages: Sequence[Message],
+    output: type[Output],
+    max_tokens: int,
+    schema: dict[str, Any] | None = None,
+    check: Callable[[Output], None] | None = None,
+) -> Output:
+    """Ask ``model`` for JSON shaped by ``output`` and return it validated (Landwehr et al.
+    2023: constrain output with a JSON schema).
+
+    Decoding is constrained by ``schema`` (default: the pydantic model's JSON schema, which
+    must bound every string and list so that generation ends); the reply is parsed and
+    validated by ``output``, then by ``check``, which raises ValueError to reject it. The
+    first attempt decodes greedily; an invalid reply gets one sampled retry.
+
+    Raises InvalidOutputError when both replies are truncated, malformed or invalid.
+    """
+    schema = schema or output.model_json_schema()
+    problems: list[str] = []
+    for attempt in range(2):
+        temperature = 0.0 if attempt == 0 else RETRY_TEMPERATURE
+        raw = model.structured(messages, schema, max_tokens, temperature, RETRY_SEED + attempt)
+        try:
+            # strict=False: llama.cpp's JSON grammar lets raw newlines into strings.
+            parsed = output.model_validate(json.loads(raw, strict=False))
+            if check is not None:
+                check(parsed)
+            return parsed
+        except (ValueError, ValidationError) as exc:
+            problems.append(_first_line(exc) if raw.strip() else "empty reply")
+    raise InvalidOutputError(f"invalid model output twice ({'; '.join(problems)})")
+
+
+def _first_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc']) or 'reply'}: {first['msg']}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON ({exc.msg})"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def complete(model: ChatModel, messages: Sequence[Message], max_tokens: int, temperature: float) -> str:
@@ -118,6 +178,24 @@ def render_completion_prompt(messages: Sequence[Message]) -> str:
     return "\n".join(lines)
 
 
+def render_task_prompt(messages: Sequence[Message]) -> str:
+    """A document-style prompt for a structured task on a base model (no chat template).
+
+    The system text comes first; then each user message is an ``### Input`` section and each
+    assistant message an ``### Output`` section, ending with an open ``### Output`` for the
+    model to fill. A base model continues a transcript as more dialogue, but it continues a
+    document of worked examples with one more output of the same kind.
+    """
+    lines: list[str] = []
+    for m in messages:
+        if m.role == "system":
+            lines += [m.content.strip(), ""]
+        else:
+            lines += [f"### {'Input' if m.role == 'user' else 'Output'}", m.content.strip(), ""]
+    lines.append("### Output")
+    return "\n".join(lines) + "\n"
+
+
 COMPLETION_STOPS = ["\nUser:", "\nuser:", "\nAssistant:", "\n\n", "\n["]
 """A base model continues a transcript: stop at the next speaker, a blank line, or when it
 starts echoing the memory list of the prompt (lines beginning ``[id]``)."""
@@ -185,6 +263,7 @@ class LlamaCppModel:
         self.name = path.name
         self.uses_chat_template = bool(chat_format) or "tokenizer.chat_template" in self._llama.metadata
         self.n_ctx = n_ctx
+        self._grammars: dict[str, Any] = {}
 
     def count_tokens(self, text: str) -> int:
         """How many tokens ``text`` takes in this model."""
@@ -216,6 +295,25 @@ class LlamaCppModel:
             piece = chunk["choices"][0]["text"]
             if piece:
                 yield piece
+
+    def structured(
+        self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> str:
+        """JSON decoded under ``schema`` by a llama.cpp grammar; see ChatModel.structured."""
+        from llama_cpp import LlamaGrammar
+
+        key = json.dumps(schema, sort_keys=True)
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            grammar = self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        common: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed, "grammar": grammar}
+        if self.uses_chat_template:
+            reply = self._llama.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in messages], **common
+            )
+            return reply["choices"][0]["message"]["content"] or ""
+        reply = self._llama.create_completion(render_task_prompt(messages), repeat_penalty=REPEAT_PENALTY, **common)
+        return reply["choices"][0]["text"]
 
 
 def load_chat_model(model: str, model_dir: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0) -> LlamaCppModel:

@@ -39,6 +39,12 @@ def stable_id(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
+def singleton_id(kind: Kind, user: str) -> str:
+    """The id of ``user``'s one memory of ``kind``: the global event summary, the global
+    portrait, the running memory. Each consolidation replaces it under the same id."""
+    return stable_id(kind.value, user, "")
+
+
 def new_id() -> str:
     """A fresh random 16-hex-digit id (chat turns)."""
     return uuid.uuid4().hex[:16]
@@ -59,7 +65,9 @@ class Memory:
         importance: 0..1. strength: the Ebbinghaus strength S (MemoryBank §2.3), starts at 1.
         last_recalled_at: unix seconds of the last recall, 0 when never recalled.
         valid_from / valid_to: unix seconds bounding a fact's validity, 0 when unbounded.
-        source: where it came from: a LoCoMo ``dia_id``, ``file:line``, or turn ids.
+        source: where it came from, for people: a LoCoMo ``dia_id``, ``file:line``,
+            ``remember``, ``chat:SESSION``; for a consolidated memory, what it was made from.
+        source_ids: the ids of the memories (turns) a consolidated memory was made from.
         archived / archived_at: forgotten by ``memcli forget`` (never recalled, restorable)
             and when, unix seconds.
         caption: the caption of an image shared in a turn, if any.
@@ -74,6 +82,7 @@ class Memory:
     session: str = ""
     speaker: str = ""
     source: str = ""
+    source_ids: list[str] = field(default_factory=list)
     caption: str = ""
     importance: float = 0.5
     tags: list[str] = field(default_factory=list)
@@ -95,21 +104,28 @@ class Memory:
         return text
 
     def to_metadata(self) -> dict[str, Any]:
-        """Chroma metadata (scalars only: tags as a JSON list string; the text is the document)."""
+        """Chroma metadata (scalars only: lists as JSON strings; the text is the document)."""
         data = asdict(self)
         del data["id"], data["text"]
-        data["tags"] = json.dumps(self.tags, ensure_ascii=False)
+        for name in LIST_FIELDS:
+            data[name] = json.dumps(data[name], ensure_ascii=False)
         return data
 
     @classmethod
     def from_chroma(cls, memory_id: str, document: str | None, metadata: dict[str, Any] | None) -> Memory:
-        """Rebuild a Memory from what Chroma returns for one id."""
+        """Rebuild a Memory from what Chroma returns for one id (a field that an older
+        memcli did not write takes its default)."""
         meta = dict(metadata or {})
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in meta.items() if k in known}
-        values["tags"] = json.loads(values.get("tags") or "[]")
+        for name in LIST_FIELDS:
+            values[name] = json.loads(values.get(name) or "[]")
         return cls(id=memory_id, text=document or "", **values)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
         return asdict(self)
+
+
+LIST_FIELDS = ("tags", "source_ids")
+"""Fields that Chroma metadata (scalars only) keeps as JSON list strings."""

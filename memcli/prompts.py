@@ -50,14 +50,18 @@ def system_prompt(
     portrait: str = "",
     event_summary: str = "",
     session_summary: str = "",
+    running: str = "",
 ) -> str:
     """The system text of a chat or ask prompt: instructions, portrait, global event summary,
-    the summary of older turns of this session, and the recalled memories, oldest first."""
+    the running memory of past conversations (Wang et al. 2023), the summary of older turns
+    of this session, and the recalled memories, oldest first."""
     parts = [SYSTEM.format(user=user, today=today, example=cite(memories[0]) if memories else "1a2b3c4d")]
     if portrait:
         parts.append(f"What you know of {user}: {portrait.strip()}")
     if event_summary:
         parts.append(f"What has happened so far: {event_summary.strip()}")
+    if running:
+        parts.append("Your memory of past conversations:\n" + running.strip())
     if session_summary:
         parts.append(f"Earlier in this conversation: {session_summary.strip()}")
     if memories:
@@ -78,3 +82,109 @@ def summarize_messages(previous_summary: str, turns: Sequence[Message]) -> list[
     lines = [f"Summary so far: {previous_summary}"] if previous_summary else []
     lines += [f"{m.role}: {m.content}" for m in turns]
     return [Message("user", SUMMARIZE_SESSION.format(content="\n".join(lines)))]
+
+
+# Consolidation ------------------------------------------------------------------------
+# Decision prompts, kept apart from the chat prompt (Landwehr et al. 2023). Each asks for
+# JSON; the schema in ``memcli.consolidate`` constrains decoding, so the wording only has
+# to say what goes in it. The MemoryBank sentences are the paper's own (DESIGN.md §1).
+# Each task carries two worked examples as earlier turns: a base model (the embedded Gemma)
+# learns the task from them, not from the instruction. Their names and places are rare on
+# purpose: anything copied from them fails the grounding check.
+
+EVENT_SUMMARY = (
+    "Summarize the events and key information in the content below. Write in the third "
+    "person, keep names, places and dates, and add nothing the content does not say. "
+    'Answer in JSON: {"summary": "..."}'
+)
+"""MemoryBank's event-summary prompt (daily, and global over the daily summaries)."""
+
+DAILY_PORTRAIT = (
+    "Based on the following dialogue, please summarize the personality traits and emotions "
+    "of {who}. Answer in JSON: {{\"portrait\": \"...\"}}"
+)
+"""MemoryBank's daily personality-insight prompt; ``who`` names the people (not the assistant)."""
+
+GLOBAL_PORTRAIT = (
+    "The following are the personality traits and emotions {who} exhibited throughout "
+    "multiple days. Please provide a highly concise and general summary of their "
+    'personality. Answer in JSON: {{"portrait": "..."}}'
+)
+"""MemoryBank's global-portrait prompt over the daily portraits."""
+
+RUNNING_MEMORY = (
+    "You keep a memory of past conversations as a list of short sentences. Update it with "
+    "the new conversation: keep what still matters from the previous memory, add new names, "
+    "facts, events and dates, and drop what is no longer true. At most {limit} sentences. "
+    'Answer in JSON: {{"memory": ["...", "..."]}}'
+)
+"""Recursive summarization (Wang et al. 2023): M_i = LLM(S_i, M_{i-1})."""
+
+EXTRACT_FACTS = (
+    "Extract facts about the people in the new messages: personal details, preferences, "
+    "plans, events, relationships, with their dates. Only what the new messages say; "
+    "nothing from the earlier messages alone, nothing invented. Each fact is one short "
+    'sentence that names the person. Answer in JSON: {"facts": ["..."]}, or {"facts": []} '
+    "when there is no fact."
+)
+"""Mem0's extraction phase: candidate facts from a message pair, with context."""
+
+DECIDE_FACT = (
+    "You keep a list of facts. Compare the new fact with the existing facts and choose one "
+    "event. ADD: it is new information. UPDATE: it changes or adds detail to existing fact "
+    "number target; text is the updated fact. DELETE: it contradicts existing fact number "
+    "target, which is no longer true. NOOP: it is already known. "
+    'Answer in JSON: {"event": "ADD", "target": 0, "text": "..."}'
+)
+"""Mem0's update phase: ADD / UPDATE / DELETE / NOOP against the most similar facts."""
+
+_DIALOGUE_A = (
+    "Conversation of Friday 3 March 2023:\n"
+    "Ottilie: I finally ran the marathon in Ljubljana last Sunday!\n"
+    "Bartholomew: Congratulations! How long did it take you?\n"
+    "Ottilie: Four hours. My knee hurt at the end, but I am so proud."
+)
+_DIALOGUE_B = (
+    "Conversation of Tuesday 9 January 2024:\n"
+    "Ysolde: We are moving to Tromso in April, my wife got a job at the hospital there.\n"
+    "Casimir: That's big news! Will you sell the flat?\n"
+    "Ysolde: Yes, and we already found a school for our son. I'm nervous but happy."
+)
+
+EXAMPLES: dict[str, list[tuple[str, str]]] = {
+    "summary": [
+        (_DIALOGUE_A, '{"summary": "Ottilie told Bartholomew that she ran the Ljubljana marathon last Sunday in four hours and that her knee hurt."}'),
+        (_DIALOGUE_B, '{"summary": "Ysolde said she and her wife are moving to Tromso in April for her wife\'s hospital job; they will sell their flat and found a school for their son."}'),
+    ],
+    "portrait": [
+        (_DIALOGUE_A, '{"portrait": "Ottilie is determined and proud of her achievement despite the pain. Bartholomew is supportive."}'),
+        (_DIALOGUE_B, '{"portrait": "Ysolde is organised and feels both nervous and happy about the change. Casimir is curious."}'),
+    ],
+    "memory": [
+        ("Previous memory:\n(empty)\n\nNew " + _DIALOGUE_A[0].lower() + _DIALOGUE_A[1:],
+         '{"memory": ["Ottilie ran the Ljubljana marathon in four hours in late February 2023.", "Ottilie\'s knee hurt after the marathon."]}'),
+        ("Previous memory:\n- Ottilie ran the Ljubljana marathon in four hours in late February 2023.\n\nNew " + _DIALOGUE_B[0].lower() + _DIALOGUE_B[1:],
+         '{"memory": ["Ottilie ran the Ljubljana marathon in four hours in late February 2023.", "Ysolde and her wife are moving to Tromso in April 2024.", "Ysolde has a son."]}'),
+    ],
+    "facts": [
+        ("New messages (Friday 3 March 2023):\nOttilie: I finally ran the marathon in Ljubljana last Sunday!\nBartholomew: Congratulations! I start my new job at the bakery on Monday.",
+         '{"facts": ["Ottilie ran the Ljubljana marathon.", "Bartholomew starts a new job at a bakery on Monday."]}'),
+        ("New messages (Tuesday 9 January 2024):\nYsolde: How are you?\nCasimir: Fine, thanks.", '{"facts": []}'),
+    ],
+    "decision": [
+        ("Existing facts:\n0. Ysolde lives in Bergen.\n1. Ysolde has a son.\n\nNew fact: Ysolde is moving to Tromso.",
+         '{"event": "UPDATE", "target": 0, "text": "Ysolde is moving from Bergen to Tromso."}'),
+        ("Existing facts:\n0. Ottilie ran the Ljubljana marathon.\n\nNew fact: Ottilie ran a marathon in Ljubljana.",
+         '{"event": "NOOP", "target": 0, "text": ""}'),
+    ],
+}
+"""Two worked examples per consolidation task: (user message, assistant reply)."""
+
+
+def consolidation_messages(instruction: str, task: str, content: str) -> list[Message]:
+    """A decision prompt: the instruction as system text, the worked examples of ``task``
+    (a key of EXAMPLES) as earlier turns, then the material as the user message."""
+    messages = [Message("system", instruction)]
+    for example, reply in EXAMPLES[task]:
+        messages += [Message("user", example), Message("assistant", reply)]
+    return [*messages, Message("user", content)]

@@ -175,10 +175,10 @@ class Recaller:
         self._lexical: dict[str, tuple[int, LexicalIndex]] = {}
 
     def lexical_index(self, user: str) -> LexicalIndex:
-        """The BM25 index of ``user``'s memories, rebuilt when the store changed."""
+        """The BM25 index of ``user``'s active memories, rebuilt when the store changed."""
         cached = self._lexical.get(user)
         if cached is None or cached[0] != self.store.generation:
-            cached = (self.store.generation, LexicalIndex(self.store.memories(user=user, archived=False)))
+            cached = (self.store.generation, LexicalIndex(self.store.memories(user=user, archived=False, ended=False)))
             self._lexical[user] = cached
         return cached[1]
 

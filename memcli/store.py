@@ -3,8 +3,9 @@
 This is the only module that imports chromadb. Chroma is thread-safe but not
 process-safe (a second client on the same directory can hang, and a process does not
 see another's writes), so every access happens inside ``transaction()``: it takes the
-file lock (waiting at most ``lock_timeout`` seconds), opens a fresh client, and on the
-way out drops the client and releases the lock. Transactions nest.
+file lock (waiting at most ``lock_timeout`` seconds), opens a fresh client and the
+SQLite sidecar (``memcli.sidecar``), and on the way out closes both and releases the
+lock. Transactions nest.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from memcli.config import Paths
 from memcli.errors import MemcliError, NotFoundError, StoreLockedError
 from memcli.memory import Memory
+from memcli.sidecar import Sidecar
 
 COLLECTION = "memories"
 SCHEMA_VERSION = 1
@@ -48,6 +50,7 @@ class MemoryStore:
         self._lock: Any = None
         self._client: Any = None
         self._collection: Any = None
+        self._sidecar: Sidecar | None = None
         self.generation = 0
         """Bumped whenever memories may have changed (by us or, between transactions, by
         another process); caches of the store's contents key on it."""
@@ -81,6 +84,7 @@ class MemoryStore:
         self._lock = lock
         try:
             self._collection = self._open_collection()
+            self._sidecar = Sidecar(self.paths.database)
         except BaseException:
             self._close()
             raise
@@ -110,6 +114,9 @@ class MemoryStore:
 
     def _close(self) -> None:
         self._collection = None
+        if self._sidecar is not None:
+            self._sidecar.close()
+            self._sidecar = None
         if self._client is not None:
             from chromadb.api.shared_system_client import SharedSystemClient
 
@@ -126,10 +133,25 @@ class MemoryStore:
             raise RuntimeError("MemoryStore used outside transaction()")
         return self._collection
 
+    @property
+    def sidecar(self) -> Sidecar:
+        """The open SQLite sidecar (history, consolidation progress); inside transaction() only."""
+        if self._sidecar is None:
+            raise RuntimeError("MemoryStore used outside transaction()")
+        return self._sidecar
+
     # writes ---------------------------------------------------------------
 
     def add(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
         """Add memories with their embeddings (one vector per memory, same order)."""
+        self._write("add", memories, embeddings)
+
+    def upsert(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
+        """Add memories, or replace the text, embedding and metadata of those whose id is
+        already stored (a regenerated summary keeps its id)."""
+        self._write("upsert", memories, embeddings)
+
+    def _write(self, how: str, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
         if len(memories) != len(embeddings):
             raise ValueError("one embedding per memory")
         with self.transaction():
@@ -137,7 +159,7 @@ class MemoryStore:
             batch = max(1, min(_GET_PAGE, int(self._client.get_max_batch_size())))
             for start in range(0, len(memories), batch):
                 chunk = memories[start : start + batch]
-                self._col.add(
+                getattr(self._col, how)(
                     ids=[m.id for m in chunk],
                     embeddings=[list(map(float, e)) for e in embeddings[start : start + batch]],
                     documents=[m.text for m in chunk],
@@ -153,12 +175,13 @@ class MemoryStore:
             self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
 
     def delete(self, ids: Sequence[str]) -> None:
-        """Delete memories for good: text, metadata and embedding."""
+        """Delete memories for good: text, metadata and embedding (their history stays)."""
         if not ids:
             return
         with self.transaction():
             self.generation += 1
             self._col.delete(ids=list(ids))
+            self.sidecar.forget_turns(ids)
 
     # reads ----------------------------------------------------------------
 
@@ -187,6 +210,14 @@ class MemoryStore:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
             return Memory.from_chroma(result["ids"][0], result["documents"][0], result["metadatas"][0])
 
+    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        """The memories with these exact ids, those that exist, in no particular order."""
+        if not ids:
+            return []
+        with self.transaction():
+            result = self._col.get(ids=list(ids), include=["documents", "metadatas"])
+        return [Memory.from_chroma(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"])]
+
     def _all_ids(self) -> list[str]:
         ids: list[str] = []
         offset = 0
@@ -197,11 +228,15 @@ class MemoryStore:
                 return ids
             offset += _GET_PAGE
 
-    def memories(self, user: str | None = None, kind: str | None = None, archived: bool | None = None) -> list[Memory]:
-        """Every memory of ``user`` (all users when None), optionally of one kind and only
-        archived (True) or only active (False) ones, oldest first."""
+    def memories(
+        self, user: str | None = None, kind: str | None = None, archived: bool | None = None, ended: bool | None = None
+    ) -> list[Memory]:
+        """Every memory of ``user`` (all users when None), oldest first; optionally of one
+        kind, only archived (True) or not archived (False) ones, and only facts that have
+        ended (True: ``valid_to`` set) or memories that have not (False)."""
         out: list[Memory] = []
-        where = _where(user=user, kind=kind, archived=archived)
+        valid_to = None if ended is None else ({"$gt": 0.0} if ended else 0.0)
+        where = _where(user=user, kind=kind, archived=archived, valid_to=valid_to)
         with self.transaction():
             offset = 0
             while True:
@@ -221,12 +256,15 @@ class MemoryStore:
         kind: str | None = None,
         since: float | None = None,
     ) -> list[tuple[Memory, float]]:
-        """The ``n`` active (not archived) memories of ``user`` nearest to ``embedding``, as
-        (memory, cosine distance).
+        """The ``n`` active memories of ``user`` nearest to ``embedding``, as (memory, cosine
+        distance). Active: not archived (forgotten), and not a fact that has ended
+        (``valid_to`` set by a later UPDATE or DELETE, Mem0).
 
         Cosine distance is 1 − cosine similarity (0 = same direction, 2 = opposite).
         """
-        where = _where(user=user, kind=kind, archived=False, created_at={"$gte": since} if since is not None else None)
+        where = _where(
+            user=user, kind=kind, archived=False, valid_to=0.0, created_at={"$gte": since} if since is not None else None
+        )
         with self.transaction():
             result = self._col.query(
                 query_embeddings=[list(map(float, embedding))],
@@ -238,6 +276,18 @@ class MemoryStore:
             (Memory.from_chroma(i, d, m), float(dist))
             for i, d, m, dist in zip(result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0])
         ]
+
+    def users(self) -> list[str]:
+        """Every user who has memories, sorted."""
+        found: set[str] = set()
+        with self.transaction():
+            offset = 0
+            while True:
+                page = self._col.get(include=["metadatas"], limit=_GET_PAGE, offset=offset)["metadatas"]
+                found.update(str(m.get("user")) for m in page if m)
+                if len(page) < _GET_PAGE:
+                    return sorted(found)
+                offset += _GET_PAGE
 
     def count(self, user: str | None = None) -> int:
         """How many memories ``user`` has (all users when None)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -49,19 +49,33 @@ class FakeEmbedder:
 
 
 class FakeChatModel:
-    """Replies with the scripted texts in turn (the last one repeats); records prompts."""
+    """Replies with the scripted texts in turn (the last one repeats); records prompts.
+
+    Structured (JSON) requests go to ``responder(task, content)`` instead, where ``task``
+    names the requested JSON (its first property: summary, portrait, memory, facts, event)
+    and ``content`` is the last user message; each call is recorded in ``structured_calls``
+    as (task, content, schema, max_tokens, temperature).
+    """
 
     name = "fake-model"
 
     def __init__(self, replies: Sequence[str] = ("OK.",)) -> None:
         self.replies = list(replies)
         self.prompts: list[list[Message]] = []
+        self.responder: Callable[[str, str], str] = lambda task, content: pytest.fail(f"unexpected structured call: {task}")
+        self.structured_calls: list[tuple[str, str, dict, int, float]] = []
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         self.prompts.append(list(messages))
         reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         for word in reply.split(" "):
             yield word + " "
+
+    def structured(self, messages: Sequence[Message], schema: dict, max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
+        task = next(iter(schema["properties"]))
+        content = messages[-1].content
+        self.structured_calls.append((task, content, schema, max_tokens, temperature))
+        return self.responder(task, content)
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,762 @@
+"""Consolidation (``memcli consolidate``): what each day and session leaves in memory.
+
+Three stages, each incremental over the turns not yet through it (progress is kept per
+turn in the sidecar database, so a run killed midway resumes without duplicates):
+
+1. **day** (MemoryBank §2.1): for each (user, day) with new turns, a daily event summary
+   and a daily portrait (personality traits and emotions shown that day); then the global
+   event summary and global portrait are folded forward from the new daily ones.
+2. **session** (Wang et al. 2023, recursive summarization): the running memory
+   ``M_i = LLM(S_i, M_{i-1})`` is updated with each new session, at most 20 sentences.
+3. **fact** (Mem0, Algorithm 1): from each new message pair, with the running memory and
+   the last 10 messages as context, candidate facts are extracted; each is checked
+   against its source turns (grounding) and the existing facts (deduplication), then the
+   10 most similar facts are shown to the model, which chooses ADD, UPDATE, DELETE or
+   NOOP. A fact is never rewritten in place: UPDATE ends the old fact (``valid_to``) and
+   adds the new one, DELETE ends it (Mem0g marks conflicting relations invalid instead of
+   deleting them), and the history table records every change with the old text.
+
+A weak local model must not poison memory, so every model call here is JSON-schema
+constrained with bounded strings and lists and a token cap, validated with pydantic,
+retried once when invalid and then skipped (``llm.structured_output``); and every text it
+writes is checked against its sources: words and names it did not read are rejected.
+
+The model runs without the store lock; the lock is taken only to read the plan and to
+write each finished unit, so an open ``memcli chat`` keeps working during a cron run.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from memcli import prompts
+from memcli.errors import InvalidOutputError
+from memcli.llm import structured_output
+from memcli.memory import Kind, Memory, singleton_id, stable_id
+from memcli.sidecar import HistoryEntry
+
+if TYPE_CHECKING:
+    from memcli.core import Memcli
+
+STAGES = ("day", "session", "fact")
+
+RUNNING_SENTENCES = 20
+"""Wang et al. keep the running memory to at most 20 sentences."""
+CONTEXT_MESSAGES = 10
+"""Mem0's m: the last 10 messages are the context of fact extraction."""
+SIMILAR_FACTS = 10
+"""Mem0's s: the 10 most similar facts are shown when deciding ADD/UPDATE/DELETE/NOOP."""
+RELATED_SIMILARITY = 0.5
+"""Cosine similarity from which an existing fact is shown to the model as possibly
+affected. Below it a new fact is simply added: a weak model must not get the chance to
+UPDATE or DELETE a fact that has nothing to do with what was said."""
+
+SUMMARY_CHARS = 600
+PORTRAIT_CHARS = 400
+SENTENCE_CHARS = 200
+FACT_CHARS = 160
+MAX_FACTS = 4
+SUMMARY_TOKENS = 220
+PORTRAIT_TOKENS = 150
+RUNNING_TOKENS = 1000
+FACTS_TOKENS = 240
+DECISION_TOKENS = 90
+CHARS_PER_TOKEN = 3
+"""A conservative estimate (English runs nearer 4) for fitting material into n_ctx."""
+
+Summary = Annotated[str, StringConstraints(min_length=10, max_length=SUMMARY_CHARS)]
+Sentence = Annotated[str, StringConstraints(min_length=3, max_length=SENTENCE_CHARS)]
+FactText = Annotated[str, StringConstraints(min_length=8, max_length=FACT_CHARS)]
+
+
+class EventSummaryOutput(BaseModel):
+    """What the model returns for an event summary."""
+
+    summary: Summary
+
+
+class PortraitOutput(BaseModel):
+    """What the model returns for a portrait."""
+
+    portrait: Annotated[str, StringConstraints(min_length=10, max_length=PORTRAIT_CHARS)]
+
+
+class RunningMemoryOutput(BaseModel):
+    """What the model returns for the running memory: its sentences."""
+
+    memory: list[Sentence] = Field(min_length=1, max_length=RUNNING_SENTENCES)
+
+
+class FactsOutput(BaseModel):
+    """What the model returns from fact extraction."""
+
+    facts: list[FactText] = Field(max_length=MAX_FACTS)
+
+
+class DecisionOutput(BaseModel):
+    """Mem0's update decision for one new fact; ``target`` indexes the facts shown."""
+
+    event: Literal["ADD", "UPDATE", "DELETE", "NOOP"]
+    target: int
+    text: Annotated[str, StringConstraints(max_length=FACT_CHARS)]
+
+
+# Grounding ----------------------------------------------------------------------------
+
+_STEM = 5
+"""Words are compared by their first five letters, a crude stemmer that lets "painting"
+meet "paints" and "painted"."""
+
+
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS)
+
+
+def _stem(word: str) -> str:
+    return word[:_STEM]
+
+
+def clean(text: str) -> str:
+    """``text`` on one line, whitespace collapsed."""
+    return " ".join(text.split())
+
+
+def normalized(text: str) -> str:
+    """Lower-case words only: the form in which two facts are exact duplicates."""
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def spoken_date(timestamp: float) -> str:
+    """The date of ``timestamp`` as a prompt shows it: ``Monday 8 May 2023``."""
+    moment = datetime.fromtimestamp(timestamp)
+    return f"{moment:%A} {moment.day} {moment:%B %Y}"
+
+
+def date_words(timestamp: float) -> str:
+    """The ways a text may write the date of ``timestamp``, for grounding:
+    ``2023-05-08 Monday 8 May 2023``."""
+    return f"{datetime.fromtimestamp(timestamp):%Y-%m-%d} {spoken_date(timestamp)}"
+
+
+FIRST_AND_SECOND_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you", "your", "yours"})
+_SPEAKER_LABEL = re.compile(r"(?m)^\s*[\w .'-]{1,40}:\s")
+
+
+def statement_problem(text: str) -> str | None:
+    """Why ``text`` is not a third-person statement (what summaries, portraits and facts
+    must be), or None. A weak model often copies a transcript line ("Ana: I went ...") or
+    a question instead of summarising."""
+    if _SPEAKER_LABEL.search(text):
+        return "it is a transcript line, not a statement"
+    if "?" in text:
+        return "it is a question, not a statement"
+    if FIRST_AND_SECOND_PERSON.intersection(re.findall(r"\w+", text.lower())):
+        return "it is not written in the third person"
+    return None
+
+
+class Grounding:
+    """Checks that a text the model wrote stays within ``source`` (the text it was given).
+
+    A candidate is grounded when at least ``min_overlap`` of its content words (stop words
+    removed, compared by stem) occur in the source, and every capitalised word (a name)
+    and every number in it occurs there too: invented names, places and numbers are the
+    fabrications a weak model makes most (Wang et al. 2023 found fabricated facts and
+    wrong relations among its memory errors).
+    """
+
+    def __init__(self, source: str) -> None:
+        self._stopwords = _stopwords()
+        words = re.findall(r"\w+", source.lower())
+        self._words = set(words)
+        self._stems = {_stem(w) for w in words}
+
+    def content_words(self, text: str) -> list[str]:
+        """The words of ``text`` that carry content: lower-cased, stop words removed."""
+        return [w for w in re.findall(r"\w+", text.lower()) if w not in self._stopwords and len(w) > 1]
+
+    def overlap(self, text: str) -> float:
+        """The fraction (0..1) of ``text``'s content words found in the source; 1 when it has none."""
+        words = self.content_words(text)
+        if not words:
+            return 1.0
+        return sum(_stem(w) in self._stems for w in words) / len(words)
+
+    def names(self, text: str) -> list[str]:
+        """The capitalised words of ``text`` that are not stop words (names, places, months)."""
+        return [w for w in re.findall(r"\b[A-Z]\w*", text) if w.lower() not in self._stopwords]
+
+    def problem(self, text: str, min_overlap: float) -> str | None:
+        """Why ``text`` is not grounded in the source, or None when it is: every name and
+        number must occur in the source, and ``min_overlap`` of its content words."""
+        for word in [*self.names(text), *re.findall(r"\b\w*\d\w*", text)]:
+            lower = word.lower()
+            if lower not in self._words and (any(ch.isdigit() for ch in word) or _stem(lower) not in self._stems):
+                return f"{word!r} is not in its source"
+        share = self.overlap(text)
+        if share < min_overlap:
+            return f"only {share:.0%} of its words are in its source"
+        return None
+
+    def names_someone(self, text: str) -> bool:
+        """Whether ``text`` names someone (a capitalised word) that the source names too."""
+        return any(w.lower() in self._words for w in self.names(text))
+
+
+_GREETING = re.compile(r"\b(?:hey|hi|hello|thanks|thank you|bye|congrats|congratulations|dear|oh|wow|yes|no)\W*$", re.I)
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether ``text`` speaks *of* ``name`` rather than only *to* them: a name right after a
+    greeting or right before a comma, ``!`` or ``?`` ("Hey Ana!", "Thanks, Ana,") is the
+    person addressed, and a fact about the addressee is not what the speaker said."""
+    for match in re.finditer(rf"\b{re.escape(name)}\b", text, re.I):
+        after = text[match.end() : match.end() + 1]
+        before = text[: match.start()].rstrip()
+        if after in (",", "!", "?") or before.endswith(",") or _GREETING.search(before):
+            continue
+        return True
+    return False
+
+
+@dataclass
+class SourceTurn:
+    """A turn that a fact may be grounded in: its speaker and its grounding."""
+
+    speaker: str
+    text: str
+    grounding: Grounding
+
+
+def fact_problem(fact: str, sources: Sequence[SourceTurn], min_overlap: float) -> str | None:
+    """Why ``fact`` cannot be stored, or None.
+
+    A fact is a third-person statement grounded in one single source turn (Grounding), and
+    its subject (the first name in it) is that turn's speaker or someone the turn speaks of.
+    A fact pieced together from two turns, or pinned on the person addressed, is how a weak
+    model invents the wrong relations Wang et al. (2023) count among memory errors.
+    """
+    problem = statement_problem(fact)
+    if problem:
+        return problem
+    problems = []
+    for source in sources:
+        subject = next((n for n in source.grounding.names(fact) if source.grounding.names_someone(n)), None)
+        if subject is None:
+            problems.append("it names nobody of its source")
+        elif subject.lower() != source.speaker.lower() and not mentions(source.text, subject):
+            problems.append(f"its subject {subject} is not who says or is spoken of in its source")
+        else:
+            problems.append(source.grounding.problem(fact, min_overlap))
+            if problems[-1] is None:
+                return None
+    return problems[0] if problems else "it has no source"
+
+
+# The plan -----------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """The work one run will do for one user: days, sessions and message pairs whose turns
+    have not been through that stage. ``turns``: every active turn of the user, oldest
+    first (the context of fact extraction)."""
+
+    user: str
+    turns: list[Memory]
+    days: dict[str, list[Memory]] = field(default_factory=dict)
+    sessions: list[tuple[str, list[Memory]]] = field(default_factory=list)
+    pairs: list[list[Memory]] = field(default_factory=list)
+
+    @property
+    def units(self) -> int:
+        """Days + sessions + message pairs: one progress step each."""
+        return len(self.days) + len(self.sessions) + len(self.pairs)
+
+
+def make_plan(user: str, turns: Sequence[Memory], done: dict[str, set[str]], since: str | None, until: str | None) -> Plan:
+    """What consolidation has left to do for ``user``.
+
+    ``turns``: the user's active turns. ``done``: stage → ids of turns already through it.
+    ``since`` / ``until``: ``YYYY-MM-DD`` bounds (inclusive) on the days considered. A day
+    with any new turn is summarised again from all of its turns; a session's new turns
+    are folded into the running memory; new turns are paired in order within their
+    session for fact extraction (a lone last turn makes a pair of one).
+    """
+    ordered = sorted(turns, key=lambda m: (m.created_at, m.id))
+    plan = Plan(user, ordered)
+    by_day: dict[str, list[Memory]] = defaultdict(list)
+    by_session: dict[str, list[Memory]] = defaultdict(list)
+    for turn in ordered:
+        by_day[turn.day].append(turn)
+        by_session[turn.session or turn.day].append(turn)
+    in_range = lambda day: (since is None or day >= since) and (until is None or day <= until)  # noqa: E731
+    for day, day_turns in by_day.items():
+        if in_range(day) and any(t.id not in done["day"] for t in day_turns):
+            plan.days[day] = day_turns
+    for session, session_turns in by_session.items():
+        fresh = [t for t in session_turns if in_range(t.day) and t.id not in done["session"]]
+        if fresh:
+            plan.sessions.append((session, fresh))
+        fresh = [t for t in session_turns if in_range(t.day) and t.id not in done["fact"]]
+        plan.pairs.extend(fresh[i : i + 2] for i in range(0, len(fresh), 2))
+    plan.sessions.sort(key=lambda s: s[1][0].created_at)
+    plan.pairs.sort(key=lambda p: p[0].created_at)
+    return plan
+
+
+# The report ---------------------------------------------------------------------------
+
+
+@dataclass
+class ConsolidationReport:
+    """What a consolidation run did (or, with ``dry_run``, would do).
+
+    days / sessions / pairs: units processed. summaries: event summaries, portraits and
+    running-memory versions written. facts_*: Mem0's events, plus the candidates rejected
+    as ungrounded and those skipped as duplicates. invalid: model replies that were still
+    invalid after a retry (that unit of work was skipped; ``warnings`` says which).
+    """
+
+    users: list[str] = field(default_factory=list)
+    days: int = 0
+    sessions: int = 0
+    pairs: int = 0
+    summaries: int = 0
+    facts_added: int = 0
+    facts_updated: int = 0
+    facts_deleted: int = 0
+    facts_noop: int = 0
+    facts_rejected: int = 0
+    facts_deduplicated: int = 0
+    invalid: int = 0
+    seconds: float = 0.0
+    dry_run: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def nothing_to_do(self) -> bool:
+        """Whether there was nothing new to consolidate."""
+        return self.days == self.sessions == self.pairs == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: days_processed, summaries_written, facts_added, ..., seconds."""
+        return {
+            "users": self.users,
+            "days_processed": self.days,
+            "sessions_processed": self.sessions,
+            "pairs_processed": self.pairs,
+            "summaries_written": self.summaries,
+            "facts_added": self.facts_added,
+            "facts_updated": self.facts_updated,
+            "facts_deleted": self.facts_deleted,
+            "facts_noop": self.facts_noop,
+            "facts_rejected": self.facts_rejected,
+            "facts_deduplicated": self.facts_deduplicated,
+            "invalid_outputs": self.invalid,
+            "seconds": round(self.seconds, 3),
+            "dry_run": self.dry_run,
+            "warnings": self.warnings,
+        }
+
+
+# The pass -----------------------------------------------------------------------------
+
+Progress = Callable[[int, int], None]
+
+
+def _transcript(turns: Sequence[Memory]) -> list[str]:
+    return [clean(t.index_text()) for t in turns]
+
+
+def _people(turns: Sequence[Memory]) -> str:
+    names = list(dict.fromkeys(t.speaker for t in turns if t.speaker and t.speaker != "assistant"))
+    if not names:
+        return "the user"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _chunks(lines: Sequence[str], budget: int) -> list[list[str]]:
+    """``lines`` in consecutive groups of at most ``budget`` characters (a longer line is cut)."""
+    out: list[list[str]] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        line = line[:budget]
+        if current and size + len(line) + 1 > budget:
+            out.append(current)
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        out.append(current)
+    return out
+
+
+class Consolidator:
+    """One consolidation run over a Memcli's store (see the module docstring).
+
+    ``warn`` receives one line per skipped unit of work; ``progress`` gets (done, total).
+    """
+
+    def __init__(self, memcli: Memcli, warn: Callable[[str], None] | None = None, progress: Progress | None = None) -> None:
+        self.memcli = memcli
+        self.store = memcli.store
+        self.settings = memcli.settings
+        self.warn = warn or (lambda message: None)
+        self.progress = progress
+        self.report = ConsolidationReport()
+        self.budget = CHARS_PER_TOKEN * max(512, self.settings.n_ctx - 1024)
+        """Characters of material one prompt may carry."""
+        self._done = 0
+        self._total = 0
+
+    # planning ---------------------------------------------------------------------
+
+    def plan(self, user: str, since: str | None = None, until: str | None = None) -> Plan:
+        """Read ``user``'s turns and progress under the store lock; see ``make_plan``."""
+        with self.store.transaction():
+            self.memcli.flush_pending()
+            turns = self.store.memories(user=user, kind=Kind.TURN.value, archived=False)
+            done = {stage: self.store.sidecar.consolidated(user, stage) for stage in STAGES}
+        return make_plan(user, turns, done, since, until)
+
+    def run(self, users: Sequence[str], since: str | None = None, until: str | None = None, dry_run: bool = False) -> ConsolidationReport:
+        """Consolidate ``users`` (days between ``since`` and ``until``, YYYY-MM-DD,
+        inclusive); with ``dry_run`` only count what would be done (the model is not loaded)."""
+        started = time.perf_counter()
+        plans = [self.plan(user, since, until) for user in users]
+        self.report.users = list(users)
+        self.report.dry_run = dry_run
+        self._total = sum(plan.units for plan in plans)
+        for plan in plans:
+            if dry_run:
+                self.report.days += len(plan.days)
+                self.report.sessions += len(plan.sessions)
+                self.report.pairs += len(plan.pairs)
+            elif plan.units:
+                self.consolidate(plan)
+        self.report.seconds = time.perf_counter() - started
+        return self.report
+
+    def _step(self) -> None:
+        self._done += 1
+        if self.progress is not None:
+            self.progress(self._done, self._total)
+
+    def _skip(self, what: str, exc: InvalidOutputError) -> None:
+        self.report.invalid += 1
+        message = f"{what}: {exc.message}; skipped"
+        self.report.warnings.append(message)
+        self.warn(message)
+
+    def consolidate(self, plan: Plan) -> None:
+        """Carry out ``plan``: days (then the global summaries), sessions, then facts."""
+        written: list[tuple[Memory, Memory]] = []
+        self.report.days += len(plan.days)
+        self.report.sessions += len(plan.sessions)
+        self.report.pairs += len(plan.pairs)
+        for day, turns in plan.days.items():
+            pair = self.consolidate_day(plan.user, day, turns)
+            if pair is not None:
+                written.append(pair)
+            self._step()
+        if written:
+            self.update_globals(plan.user, written, _people(plan.turns))
+        for session, turns in plan.sessions:
+            self.fold_session(plan.user, session, turns)
+            self._step()
+        index = {turn.id: i for i, turn in enumerate(plan.turns)}
+        for pair in plan.pairs:
+            start = index[pair[0].id]
+            self.extract_facts(plan.user, pair, plan.turns[max(0, start - CONTEXT_MESSAGES) : start])
+            self._step()
+
+    # writing ----------------------------------------------------------------------
+
+    def _memory(self, user: str, kind: Kind, key: str | None, text: str, when: Memory, source: str, source_ids: list[str]) -> Memory:
+        """A consolidated memory dated like ``when``; ``key`` None makes it the user's one
+        memory of ``kind`` (``singleton_id``)."""
+        memory = Memory(
+            id=singleton_id(kind, user) if key is None else stable_id(kind.value, user, key),
+            user=user,
+            kind=kind.value,
+            text=text,
+            created_at=when.created_at,
+            day=when.day,
+            source=source,
+            source_ids=source_ids,
+        )
+        memory.strength = self.memcli.initial_strength(memory)
+        return memory
+
+    def _replace(self, memories: Sequence[Memory], at: float, stage: str | None = None, turns: Sequence[Memory] = ()) -> None:
+        """Store regenerated memories (summaries, portraits, the running memory), keeping what
+        an older version had earned (strength, recalls, pin, feedback); record the change in
+        the history; mark ``turns`` through ``stage``."""
+        vectors = self.memcli.embedder.embed([m.index_text() for m in memories])
+        with self.store.transaction():
+            existing = {m.id: m for m in self.store.get_many([m.id for m in memories])}
+            entries = []
+            for memory in memories:
+                old = existing.get(memory.id)
+                if old is not None:
+                    memory.strength, memory.last_recalled_at, memory.recall_count = old.strength, old.last_recalled_at, old.recall_count
+                    memory.feedback, memory.pinned, memory.archived = old.feedback, old.pinned, False
+                if old is None or old.text != memory.text:
+                    entries.append(
+                        HistoryEntry(memory.id, memory.user, memory.kind, "ADD" if old is None else "UPDATE",
+                                     "" if old is None else old.text, memory.text, at, memory.source_ids)
+                    )
+            self.store.sidecar.record(entries)
+            self.store.upsert(memories, vectors)
+            if stage is not None:
+                self.store.sidecar.mark_consolidated(memories[0].user, stage, [t.id for t in turns], at)
+        self.report.summaries += len(memories)
+
+    def _mark(self, user: str, stage: str, turns: Sequence[Memory]) -> None:
+        with self.store.transaction():
+            self.store.sidecar.mark_consolidated(user, stage, [t.id for t in turns], self.memcli.clock())
+
+    def _ask(self, instruction: str, task: str, content: str, output: type[Any], max_tokens: int,
+             check: Callable[[Any], None] | None = None, schema: dict[str, Any] | None = None) -> Any:
+        return structured_output(
+            self.memcli.chat_model, prompts.consolidation_messages(instruction, task, content), output, max_tokens, schema, check
+        )
+
+    # stage 1: days ----------------------------------------------------------------
+
+    def summarize(self, lines: Sequence[str], header: str, grounding: Grounding) -> str:
+        """A MemoryBank event summary of ``lines`` (dialogue or earlier summaries), in
+        pieces that fit the context and then summarised together when there are several.
+
+        Raises InvalidOutputError when the model fails twice or is not grounded."""
+
+        def check(out: EventSummaryOutput) -> None:
+            problem = statement_problem(out.summary) or grounding.problem(out.summary, self.settings.summary_grounding)
+            if problem:
+                raise ValueError(f"summary rejected: {problem}")
+
+        pieces = [
+            clean(self._ask(prompts.EVENT_SUMMARY, "summary", f"{header}\n" + "\n".join(chunk), EventSummaryOutput, SUMMARY_TOKENS, check).summary)
+            for chunk in _chunks(lines, self.budget)
+        ]
+        if len(pieces) == 1:
+            return pieces[0]
+        return self.summarize(pieces, f"Summaries of parts of the {header[0].lower()}{header[1:]}", grounding)
+
+    def portray(self, instruction: str, lines: Sequence[str], grounding: Grounding) -> str:
+        """A MemoryBank portrait from ``lines`` (the first chunk that fits the context).
+        Only names and numbers are checked: traits are abstractions of what was said.
+
+        Raises InvalidOutputError when the model fails twice or names someone unseen."""
+
+        def check(out: PortraitOutput) -> None:
+            problem = statement_problem(out.portrait) or grounding.problem(out.portrait, 0.0)
+            if problem:
+                raise ValueError(f"portrait rejected: {problem}")
+
+        chunk = _chunks(lines, self.budget)[-1]
+        return clean(self._ask(instruction, "portrait", "\n".join(chunk), PortraitOutput, PORTRAIT_TOKENS, check).portrait)
+
+    def consolidate_day(self, user: str, day: str, turns: Sequence[Memory]) -> tuple[Memory, Memory] | None:
+        """Write the daily event summary and daily portrait of ``day`` from all its turns;
+        returns them, or None when the model failed (the day stays to do)."""
+        lines = _transcript(turns)
+        grounding = Grounding("\n".join(lines) + " " + date_words(turns[0].created_at))
+        try:
+            summary = self.summarize(lines, f"Conversation of {spoken_date(turns[0].created_at)}:", grounding)
+            portrait = self.portray(prompts.DAILY_PORTRAIT.format(who=_people(turns)), lines, grounding)
+        except InvalidOutputError as exc:
+            self._skip(f"{user} {day}", exc)
+            return None
+        ids = [t.id for t in turns]
+        last = turns[-1]
+        memories = (
+            self._memory(user, Kind.EVENT_DAILY, day, summary, last, f"consolidate:{day}", ids),
+            self._memory(user, Kind.PORTRAIT_DAILY, day, portrait, last, f"consolidate:{day}", ids),
+        )
+        self._replace(memories, self.memcli.clock(), "day", turns)
+        return memories
+
+    def update_globals(self, user: str, written: Sequence[tuple[Memory, Memory]], who: str) -> None:
+        """Fold the new daily summaries and portraits into the global event summary and the
+        global portrait of ``who`` (MemoryBank), starting from their previous versions."""
+        with self.store.transaction():
+            previous = {m.kind: m for m in self.store.get_many([singleton_id(k, user) for k in (Kind.EVENT_GLOBAL, Kind.PORTRAIT_GLOBAL)])}
+        ordered = sorted(written, key=lambda pair: pair[0].day)
+        now = self.memcli.clock()
+        newest = ordered[-1][0]
+        results = []
+        for kind, position in ((Kind.EVENT_GLOBAL, 0), (Kind.PORTRAIT_GLOBAL, 1)):
+            old = previous.get(kind.value)
+            lines = ([f"Before: {old.text}"] if old else []) + [f"{pair[position].day}: {pair[position].text}" for pair in ordered]
+            grounding = Grounding("\n".join(lines))
+            sources = list(dict.fromkeys([*(old.source_ids if old else []), *(pair[position].id for pair in ordered)]))
+            try:
+                if kind is Kind.EVENT_GLOBAL:
+                    text = self.summarize(lines, "Summaries of the days so far:", grounding)
+                else:
+                    text = self.portray(prompts.GLOBAL_PORTRAIT.format(who=who), lines, grounding)
+            except InvalidOutputError as exc:
+                self._skip(f"{user} global {kind.value.split('_')[0]}", exc)
+                continue
+            results.append(self._memory(user, kind, None, text, newest, "consolidate:global", sources))
+            results[-1].created_at, results[-1].day = now, datetime.fromtimestamp(now).strftime("%Y-%m-%d")
+        if results:
+            self._replace(results, now)
+
+    # stage 2: sessions ------------------------------------------------------------
+
+    def fold_session(self, user: str, session: str, turns: Sequence[Memory]) -> None:
+        """Update the running memory with a session's new turns (in pieces that fit the
+        context). Sentences that are not grounded in the session or the previous memory are
+        dropped; a reply with none left counts as invalid."""
+        with self.store.transaction():
+            found = self.store.get_many([singleton_id(Kind.RUNNING_SUMMARY, user)])
+        sentences = found[0].text.split("\n") if found else []
+        for chunk in _chunks(_transcript(turns), self.budget // 2):
+            grounding = Grounding("\n".join([*sentences, *chunk, date_words(turns[0].created_at)]))
+            content = "Previous memory:\n" + ("\n".join(f"- {s}" for s in sentences) or "(empty)")
+            content += f"\n\nNew conversation of {spoken_date(turns[0].created_at)}:\n" + "\n".join(chunk)
+
+            def check(out: RunningMemoryOutput) -> None:
+                if not any(self._sound(s, grounding) for s in out.memory):  # noqa: B023 (used at once)
+                    raise ValueError("no sentence of the memory is grounded in the conversation")
+
+            try:
+                out = self._ask(prompts.RUNNING_MEMORY.format(limit=RUNNING_SENTENCES), "memory", content, RunningMemoryOutput, RUNNING_TOKENS, check)
+            except InvalidOutputError as exc:
+                self._skip(f"{user} session {session}", exc)
+                return
+            sentences = list(dict.fromkeys(clean(s) for s in out.memory if self._sound(s, grounding)))[:RUNNING_SENTENCES]
+        memory = self._memory(user, Kind.RUNNING_SUMMARY, None, "\n".join(sentences), turns[-1], f"consolidate:{session}", [t.id for t in turns])
+        self._replace([memory], self.memcli.clock(), "session", turns)
+
+    def _sound(self, sentence: str, grounding: Grounding) -> bool:
+        """Whether a running-memory sentence is a grounded third-person statement."""
+        return statement_problem(sentence) is None and grounding.problem(sentence, self.settings.summary_grounding) is None
+
+    # stage 3: facts ---------------------------------------------------------------
+
+    def extract_facts(self, user: str, pair: Sequence[Memory], context: Sequence[Memory]) -> None:
+        """Mem0's extraction and update phases for one message pair; see the module docstring."""
+        people = [t for t in pair if t.speaker != "assistant"]
+        if not people:
+            self._mark(user, "fact", pair)
+            return
+        with self.store.transaction():
+            running = self.store.get_many([singleton_id(Kind.RUNNING_SUMMARY, user)])
+        content = ""
+        if running:
+            content += "Memory:\n" + running[0].text + "\n\n"
+        if context:
+            content += "Earlier messages:\n" + "\n".join(_transcript(context)) + "\n\n"
+        content += f"New messages ({spoken_date(pair[0].created_at)}):\n" + "\n".join(_transcript(pair))
+        try:
+            out = self._ask(prompts.EXTRACT_FACTS, "facts", content[-self.budget :], FactsOutput, FACTS_TOKENS)
+        except InvalidOutputError as exc:
+            self._skip(f"{user} facts of {pair[0].source or pair[0].id}", exc)
+            return
+        when = date_words(pair[0].created_at)
+        sources = [SourceTurn(t.speaker, t.text, Grounding(f"{line} {when}")) for t, line in zip(people, _transcript(people))]
+        candidates: dict[str, str] = {}
+        for fact in (clean(f) for f in out.facts):
+            if fact_problem(fact, sources, self.settings.fact_grounding) is not None:
+                self.report.facts_rejected += 1
+            elif normalized(fact) in candidates:
+                self.report.facts_deduplicated += 1
+            else:
+                candidates[normalized(fact)] = fact
+        if candidates:
+            facts = list(candidates.values())
+            vectors = self.memcli.embedder.embed(facts)
+            for fact, vector in zip(facts, vectors):
+                self.reconcile(user, fact, vector, pair)
+        self._mark(user, "fact", pair)
+
+    def reconcile(self, user: str, fact: str, vector: Sequence[float], pair: Sequence[Memory]) -> None:
+        """Deduplicate ``fact`` against the stored facts, then ADD, UPDATE, DELETE or NOOP (Mem0)."""
+        with self.store.transaction():
+            similar = [(m, 1.0 - d) for m, d in self.store.nearest(vector, SIMILAR_FACTS, user, kind=Kind.FACT.value)]
+        if any(normalized(m.text) == normalized(fact) or s >= self.settings.fact_dedup for m, s in similar):
+            self.report.facts_deduplicated += 1
+            return
+        related = [m for m, s in similar if s >= RELATED_SIMILARITY]
+        decision = DecisionOutput(event="ADD", target=0, text=fact)
+        if related:
+            decision = self.decide(user, fact, related, pair)
+            if decision is None:
+                return
+        self.apply(user, decision, fact, vector, related, pair)
+
+    def decide(self, user: str, fact: str, related: Sequence[Memory], pair: Sequence[Memory]) -> DecisionOutput | None:
+        """Ask the model for Mem0's event for ``fact`` against the ``related`` facts; None
+        when its reply was invalid twice (the fact is skipped)."""
+        schema = DecisionOutput.model_json_schema()
+        schema["properties"]["target"] = {"enum": list(range(len(related))), "type": "integer"}
+        content = "Existing facts:\n" + "\n".join(f"{i}. {m.text}" for i, m in enumerate(related)) + f"\n\nNew fact: {fact}"
+
+        def check(out: DecisionOutput) -> None:
+            if out.target >= len(related):
+                raise ValueError(f"target {out.target} is not one of the facts shown")
+            if out.event == "UPDATE":
+                merged = f"{related[out.target].text}\n{fact}\n" + "\n".join(_transcript(pair))
+                source = SourceTurn("", merged, Grounding(merged))
+                problem = fact_problem(out.text, [source], self.settings.fact_grounding) if out.text.strip() else "the text is empty"
+                if problem:
+                    raise ValueError(f"updated fact rejected: {problem}")
+
+        try:
+            return self._ask(prompts.DECIDE_FACT, "decision", content, DecisionOutput, DECISION_TOKENS, check, schema)
+        except InvalidOutputError as exc:
+            self._skip(f"{user} fact {fact[:40]!r}", exc)
+            return None
+
+    def apply(self, user: str, decision: DecisionOutput, fact: str, vector: Sequence[float], related: Sequence[Memory], pair: Sequence[Memory]) -> None:
+        """Carry out a decision: history first (it holds the old text), then the store."""
+        at = self.memcli.clock()
+        when = pair[0].created_at
+        ids = [t.id for t in pair]
+        if decision.event == "NOOP":
+            self.report.facts_noop += 1
+            return
+        entries: list[HistoryEntry] = []
+        ended: list[Memory] = []
+        added: Memory | None = None
+        if decision.event in ("ADD", "UPDATE"):
+            text = fact if decision.event == "ADD" else clean(decision.text)
+            added = self._memory(user, Kind.FACT, normalized(text) + "\x1f" + ",".join(ids), text, pair[-1],
+                                 " ".join(t.source for t in pair if t.source), ids)
+            added.session, added.valid_from = pair[0].session, when
+            if text != fact:
+                vector = self.memcli.embedder.embed_one(text)
+        if decision.event in ("UPDATE", "DELETE"):
+            old = related[decision.target]
+            old.valid_to = when
+            ended.append(old)
+            entries.append(HistoryEntry(old.id, user, old.kind, decision.event, old.text, added.text if added else "", at, ids,
+                                        added.id if added else ""))
+        if added is not None:
+            entries.append(HistoryEntry(added.id, user, added.kind, "ADD", "", added.text, at, ids, ended[0].id if ended else ""))
+        with self.store.transaction():
+            self.store.sidecar.record(entries)
+            if added is not None:
+                self.store.upsert([added], [vector])
+            self.store.update(ended)
+        if decision.event == "ADD":
+            self.report.facts_added += 1
+        elif decision.event == "UPDATE":
+            self.report.facts_updated += 1
+        else:
+            self.report.facts_deleted += 1

@@ -1,0 +1,149 @@
+"""The SQLite database beside the Chroma store: what memcli keeps besides the memories.
+
+It holds the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
+DELETE events, old and new text) and the consolidation progress (which turns have been
+folded into their day's summaries, their session's running memory, and fact extraction).
+``MemoryStore`` opens it inside its transactions, under the same file lock as Chroma.
+Every write commits at once: Chroma is not transactional, so the two are kept consistent
+by ordering and idempotent writes, not by one shared transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memcli.errors import MemcliError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL,
+    user TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    event TEXT NOT NULL,
+    old_text TEXT NOT NULL,
+    new_text TEXT NOT NULL,
+    at REAL NOT NULL,
+    source_ids TEXT NOT NULL,
+    related_id TEXT NOT NULL,
+    UNIQUE (memory_id, event, old_text, new_text)
+);
+CREATE INDEX IF NOT EXISTS history_by_user ON history (user, seq);
+CREATE TABLE IF NOT EXISTS consolidated (
+    user TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (user, stage, turn_id)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class HistoryEntry:
+    """One event in the life of a consolidated memory (Mem0's memory history).
+
+    event: ADD, UPDATE or DELETE. old_text / new_text: the text before and after ("" when
+    there is none). at: unix seconds of the change. source_ids: the turns that caused it.
+    related_id: for a fact, the memory that replaced it (UPDATE) or that it replaced (ADD).
+    """
+
+    memory_id: str
+    user: str
+    kind: str
+    event: str
+    old_text: str
+    new_text: str
+    at: float
+    source_ids: list[str] = field(default_factory=list)
+    related_id: str = ""
+    seq: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return dict(self.__dict__)
+
+
+class Sidecar:
+    """An open connection to the sidecar database. Raises MemcliError when the file was
+    written by a newer memcli or is not a SQLite database."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._db = sqlite3.connect(str(path), isolation_level=None)
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
+            with self._db:
+                self._db.executescript(_SCHEMA)
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    # history -------------------------------------------------------------------
+
+    def record(self, entries: Iterable[HistoryEntry]) -> None:
+        """Append ``entries`` to the history; an entry already recorded (same memory, event,
+        old and new text) is not recorded twice, so a resumed run does not repeat itself."""
+        rows = [
+            (e.memory_id, e.user, e.kind, e.event, e.old_text, e.new_text, e.at, json.dumps(e.source_ids), e.related_id)
+            for e in entries
+        ]
+        with self._db:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO history (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def history(self, memory_id: str | None = None, user: str | None = None, limit: int = 0) -> list[HistoryEntry]:
+        """History entries of one memory (oldest first), or the newest ``limit`` entries of
+        ``user`` (0: all), newest first."""
+        columns = "seq, memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id"
+        if memory_id is not None:
+            rows = self._db.execute(f"SELECT {columns} FROM history WHERE memory_id = ? ORDER BY seq", (memory_id,))
+        else:
+            rows = self._db.execute(
+                f"SELECT {columns} FROM history WHERE user = ? ORDER BY seq DESC LIMIT ?", (user, limit if limit > 0 else -1)
+            )
+        return [
+            HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq) for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
+        ]
+
+    def history_ids(self, prefix: str) -> list[str]:
+        """Distinct memory ids in the history that start with ``prefix``."""
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._db.execute("SELECT DISTINCT memory_id FROM history WHERE memory_id LIKE ? ESCAPE '\\'", (pattern,))
+        return [r[0] for r in rows.fetchall()]
+
+    # consolidation progress ------------------------------------------------------
+
+    def mark_consolidated(self, user: str, stage: str, turn_ids: Sequence[str], at: float) -> None:
+        """Record that ``turn_ids`` went through consolidation ``stage`` (day, session, fact)."""
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO consolidated (user, stage, turn_id, at) VALUES (?, ?, ?, ?)",
+                [(user, stage, turn_id, at) for turn_id in turn_ids],
+            )
+
+    def consolidated(self, user: str, stage: str) -> set[str]:
+        """The ids of ``user``'s turns that went through consolidation ``stage``."""
+        rows = self._db.execute("SELECT turn_id FROM consolidated WHERE user = ? AND stage = ?", (user, stage))
+        return {r[0] for r in rows.fetchall()}
+
+    def forget_turns(self, turn_ids: Sequence[str]) -> None:
+        """Drop the consolidation progress of deleted turns."""
+        with self._db:
+            self._db.executemany("DELETE FROM consolidated WHERE turn_id = ?", [(i,) for i in turn_ids])
