@@ -439,6 +439,7 @@ def consolidate(
     since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only days on or after this date (YYYY-MM-DD).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", metavar="DATE", help="Only days on or before this date (YYYY-MM-DD).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count the days, sessions and message pairs to do; change nothing.")] = False,
+    retry: Annotated[bool, typer.Option("--retry", help="Also redo the work whose model output was invalid in an earlier run.")] = False,
     all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
     user: UserOpt = None,
     model: ModelOpt = None,
@@ -450,7 +451,7 @@ def consolidate(
 
     For each day with new turns: an event summary and a portrait of the day, then the global summary and portrait. For each new session: the running memory (at most 20 sentences). For each new message pair: facts, checked against their source turns and the stored facts, then added, updated, deleted or left alone (see memcli history).
 
-    Safe from cron: incremental, resumable, and a second run with nothing new does nothing. The store is locked only while writing, so a chat keeps working. Exits 0 when it worked, even if some model output was rejected (counted in the summary line).
+    Safe from cron: incremental, resumable, and a second run with nothing new does nothing. The store is locked only while writing, so a chat keeps working. Exits 0 when it worked, even if some model output was rejected (counted in the summary line). Work whose model output stayed invalid is skipped and redone only with --retry (or, for a day, when new turns arrive on it).
 
     Nightly from cron: 30 3 * * *  memcli consolidate --all-users --quiet
 
@@ -458,7 +459,7 @@ def consolidate(
     """
     memcli = _memcli(model, now)
     with _progress("consolidating", quiet) as progress:
-        report = memcli.consolidate(user, all_users, since, until, dry_run, lambda m: _status(f"memcli: warning: {m}", quiet), progress)
+        report = memcli.consolidate(user, all_users, since, until, dry_run, lambda m: _status(f"memcli: warning: {m}", quiet), progress, retry)
     if json_out:
         _print_json(report.to_dict())
         return
@@ -481,13 +482,13 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _print_texts(memories: list[Any], json_out: bool, what: str, daily: bool = False) -> None:
+def _print_texts(memories: list[Any], json_out: bool, quiet: bool, what: str, daily: bool = False) -> None:
     """Consolidated memories: their text (one per day with its date when ``daily``), or JSON."""
     if json_out:
         _print_json([m.to_dict() for m in memories])
         return
     if not memories:
-        _status(f"no {what} yet: memcli consolidate writes it", False)
+        _status(f"no {what} yet: memcli consolidate writes it", quiet)
     for memory in memories:
         typer.echo(f"{memory.day}\t{memory.text}" if daily else memory.text)
 
@@ -503,7 +504,7 @@ def portrait(
 
     Example: memcli portrait --daily
     """
-    _print_texts(_memcli().portraits(user, daily), json_out, "daily portrait" if daily else "portrait", daily)
+    _print_texts(_memcli().portraits(user, daily), json_out, quiet, "daily portrait" if daily else "portrait", daily)
 
 
 @app.command()
@@ -521,7 +522,7 @@ def summary(
     if day is not None and running:
         raise UsageError("give --day or --running, not both")
     what = f"event summary of {day}" if day else "running memory" if running else "event summary"
-    _print_texts(_memcli().summaries(user, day, running), json_out, what)
+    _print_texts(_memcli().summaries(user, day, running), json_out, quiet, what)
 
 
 @app.command()

@@ -1,7 +1,9 @@
 """Consolidation (``memcli consolidate``): what each day and session leaves in memory.
 
 Three stages, each incremental over the turns not yet through it (progress is kept per
-turn in the sidecar database, so a run killed midway resumes without duplicates):
+turn in the sidecar database, so a run killed midway resumes without duplicates; work
+whose model output stayed invalid is marked skipped and redone only with ``retry`` or,
+for a day, when new turns arrive on it, so that a nightly run costs only what is new):
 
 1. **day** (MemoryBank §2.1): for each (user, day) with new turns, a daily event summary
    and a daily portrait (personality traits and emotions shown that day); then the global
@@ -41,12 +43,14 @@ from memcli import prompts
 from memcli.errors import InvalidOutputError
 from memcli.llm import structured_output
 from memcli.memory import Kind, Memory, singleton_id, stable_id
-from memcli.sidecar import HistoryEntry
+from memcli.sidecar import DONE, SKIPPED, HistoryEntry
 
 if TYPE_CHECKING:
     from memcli.core import Memcli
 
-STAGES = ("day", "session", "fact")
+STAGES = ("day", "session", "fact", "global")
+"""Consolidation progress is kept per turn for the first three stages, and per daily
+summary or portrait for "global" (folded into the global summary and portrait)."""
 
 RUNNING_SENTENCES = 20
 """Wang et al. keep the running memory to at most 20 sentences."""
@@ -64,13 +68,16 @@ PORTRAIT_CHARS = 400
 SENTENCE_CHARS = 200
 FACT_CHARS = 160
 MAX_FACTS = 4
-SUMMARY_TOKENS = 220
-PORTRAIT_TOKENS = 150
-RUNNING_TOKENS = 1000
-FACTS_TOKENS = 240
-DECISION_TOKENS = 90
 CHARS_PER_TOKEN = 3
-"""A conservative estimate (English runs nearer 4) for fitting material into n_ctx."""
+"""A conservative estimate (English runs nearer 4) for fitting text into n_ctx and for
+the token caps below, which leave room for the longest reply the schema allows."""
+SUMMARY_TOKENS = SUMMARY_CHARS // CHARS_PER_TOKEN + 24
+PORTRAIT_TOKENS = PORTRAIT_CHARS // CHARS_PER_TOKEN + 24
+RUNNING_TOKENS = RUNNING_SENTENCES * (SENTENCE_CHARS // CHARS_PER_TOKEN + 6) + 24
+FACTS_TOKENS = MAX_FACTS * (FACT_CHARS // CHARS_PER_TOKEN + 6) + 24
+DECISION_TOKENS = FACT_CHARS // CHARS_PER_TOKEN + 40
+
+DAILY_KINDS = (Kind.EVENT_DAILY, Kind.PORTRAIT_DAILY)
 
 Summary = Annotated[str, StringConstraints(min_length=10, max_length=SUMMARY_CHARS)]
 Sentence = Annotated[str, StringConstraints(min_length=3, max_length=SENTENCE_CHARS)]
@@ -105,7 +112,7 @@ class DecisionOutput(BaseModel):
     """Mem0's update decision for one new fact; ``target`` indexes the facts shown."""
 
     event: Literal["ADD", "UPDATE", "DELETE", "NOOP"]
-    target: int
+    target: int = Field(ge=0)
     text: Annotated[str, StringConstraints(max_length=FACT_CHARS)]
 
 
@@ -268,31 +275,47 @@ def fact_problem(fact: str, sources: Sequence[SourceTurn], min_overlap: float) -
 
 @dataclass
 class Plan:
-    """The work one run will do for one user: days, sessions and message pairs whose turns
-    have not been through that stage. ``turns``: every active turn of the user, oldest
-    first (the context of fact extraction)."""
+    """The work one run will do for one user: days, sessions and message pairs with turns
+    that have not been through that stage, and whether the global summary and portrait
+    have daily ones to fold in. ``turns``: every active turn of the user, oldest first
+    (the context of fact extraction)."""
 
     user: str
     turns: list[Memory]
     days: dict[str, list[Memory]] = field(default_factory=dict)
     sessions: list[tuple[str, list[Memory]]] = field(default_factory=list)
     pairs: list[list[Memory]] = field(default_factory=list)
+    fold: bool = False
 
     @property
     def units(self) -> int:
-        """Days + sessions + message pairs: one progress step each."""
-        return len(self.days) + len(self.sessions) + len(self.pairs)
+        """Days + sessions + message pairs + the fold: one progress step each."""
+        return len(self.days) + len(self.sessions) + len(self.pairs) + int(self.fold)
 
 
-def make_plan(user: str, turns: Sequence[Memory], done: dict[str, set[str]], since: str | None, until: str | None) -> Plan:
+def make_plan(
+    user: str,
+    turns: Sequence[Memory],
+    progress: dict[str, dict[str, str]],
+    dailies: Sequence[Memory] = (),
+    since: str | None = None,
+    until: str | None = None,
+    retry: bool = False,
+) -> Plan:
     """What consolidation has left to do for ``user``.
 
-    ``turns``: the user's active turns. ``done``: stage → ids of turns already through it.
-    ``since`` / ``until``: ``YYYY-MM-DD`` bounds (inclusive) on the days considered. A day
-    with any new turn is summarised again from all of its turns; a session's new turns
-    are folded into the running memory; new turns are paired in order within their
-    session for fact extraction (a lone last turn makes a pair of one).
+    ``turns``: the user's active turns; ``dailies``: their active daily summaries and
+    portraits. ``progress``: stage → item id → ``done`` or ``skipped`` (the model's output
+    stayed invalid). An item is to do when it has no progress, or with ``retry`` when it
+    was skipped. ``since`` / ``until``: ``YYYY-MM-DD`` bounds (inclusive) on the days
+    considered. A day with a turn to do is summarised again from all of its turns; a
+    session's turns to do are folded into the running memory; turns to do are paired in
+    order within their session for fact extraction (a lone last turn makes a pair of one).
+    The global summary and portrait are folded forward when a day is to do, or a daily
+    memory has not been folded in (skipped folds wait for ``retry`` or the next new day).
     """
+    todo = lambda stage, item_id: (status := progress[stage].get(item_id)) is None or (retry and status == SKIPPED)  # noqa: E731
+    in_range = lambda day: (since is None or day >= since) and (until is None or day <= until)  # noqa: E731
     ordered = sorted(turns, key=lambda m: (m.created_at, m.id))
     plan = Plan(user, ordered)
     by_day: dict[str, list[Memory]] = defaultdict(list)
@@ -300,18 +323,18 @@ def make_plan(user: str, turns: Sequence[Memory], done: dict[str, set[str]], sin
     for turn in ordered:
         by_day[turn.day].append(turn)
         by_session[turn.session or turn.day].append(turn)
-    in_range = lambda day: (since is None or day >= since) and (until is None or day <= until)  # noqa: E731
     for day, day_turns in by_day.items():
-        if in_range(day) and any(t.id not in done["day"] for t in day_turns):
+        if in_range(day) and any(todo("day", t.id) for t in day_turns):
             plan.days[day] = day_turns
     for session, session_turns in by_session.items():
-        fresh = [t for t in session_turns if in_range(t.day) and t.id not in done["session"]]
+        fresh = [t for t in session_turns if in_range(t.day) and todo("session", t.id)]
         if fresh:
             plan.sessions.append((session, fresh))
-        fresh = [t for t in session_turns if in_range(t.day) and t.id not in done["fact"]]
+        fresh = [t for t in session_turns if in_range(t.day) and todo("fact", t.id)]
         plan.pairs.extend(fresh[i : i + 2] for i in range(0, len(fresh), 2))
     plan.sessions.sort(key=lambda s: s[1][0].created_at)
     plan.pairs.sort(key=lambda p: p[0].created_at)
+    plan.fold = bool(plan.days) or any(todo("global", d.id) for d in dailies)
     return plan
 
 
@@ -322,8 +345,9 @@ def make_plan(user: str, turns: Sequence[Memory], done: dict[str, set[str]], sin
 class ConsolidationReport:
     """What a consolidation run did (or, with ``dry_run``, would do).
 
-    days / sessions / pairs: units processed. summaries: event summaries, portraits and
-    running-memory versions written. facts_*: Mem0's events, plus the candidates rejected
+    days / sessions / pairs: units processed (or to process). folds: global summaries and
+    portraits folded forward. summaries: event summaries, portraits and running-memory
+    versions written. facts_*: Mem0's events, plus the candidates rejected
     as ungrounded and those skipped as duplicates. invalid: model replies that were still
     invalid after a retry (that unit of work was skipped; ``warnings`` says which).
     """
@@ -332,6 +356,7 @@ class ConsolidationReport:
     days: int = 0
     sessions: int = 0
     pairs: int = 0
+    folds: int = 0
     summaries: int = 0
     facts_added: int = 0
     facts_updated: int = 0
@@ -347,7 +372,7 @@ class ConsolidationReport:
     @property
     def nothing_to_do(self) -> bool:
         """Whether there was nothing new to consolidate."""
-        return self.days == self.sessions == self.pairs == 0
+        return self.days == self.sessions == self.pairs == self.folds == 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: days_processed, summaries_written, facts_added, ..., seconds."""
@@ -356,6 +381,7 @@ class ConsolidationReport:
             "days_processed": self.days,
             "sessions_processed": self.sessions,
             "pairs_processed": self.pairs,
+            "global_folds": self.folds,
             "summaries_written": self.summaries,
             "facts_added": self.facts_added,
             "facts_updated": self.facts_updated,
@@ -423,28 +449,35 @@ class Consolidator:
 
     # planning ---------------------------------------------------------------------
 
-    def plan(self, user: str, since: str | None = None, until: str | None = None) -> Plan:
-        """Read ``user``'s turns and progress under the store lock; see ``make_plan``."""
+    def plan(self, user: str, since: str | None = None, until: str | None = None, retry: bool = False) -> Plan:
+        """Read ``user``'s turns, daily memories and progress under the store lock; see ``make_plan``."""
         with self.store.transaction():
             self.memcli.flush_pending()
             turns = self.store.memories(user=user, kind=Kind.TURN.value, archived=False)
-            done = {stage: self.store.sidecar.consolidated(user, stage) for stage in STAGES}
-        return make_plan(user, turns, done, since, until)
+            dailies = self._dailies(user)
+            progress = {stage: self.store.sidecar.consolidated(user, stage) for stage in STAGES}
+        return make_plan(user, turns, progress, dailies, since, until, retry)
 
-    def run(self, users: Sequence[str], since: str | None = None, until: str | None = None, dry_run: bool = False) -> ConsolidationReport:
+    def _dailies(self, user: str) -> list[Memory]:
+        return [m for kind in DAILY_KINDS for m in self.store.memories(user=user, kind=kind.value, archived=False)]
+
+    def run(
+        self, users: Sequence[str], since: str | None = None, until: str | None = None, dry_run: bool = False, retry: bool = False
+    ) -> ConsolidationReport:
         """Consolidate ``users`` (days between ``since`` and ``until``, YYYY-MM-DD,
-        inclusive); with ``dry_run`` only count what would be done (the model is not loaded)."""
+        inclusive); ``retry``: also redo the work whose model output was invalid before;
+        with ``dry_run`` only count what would be done (the model is not loaded)."""
         started = time.perf_counter()
-        plans = [self.plan(user, since, until) for user in users]
+        plans = [self.plan(user, since, until, retry) for user in users]
         self.report.users = list(users)
         self.report.dry_run = dry_run
         self._total = sum(plan.units for plan in plans)
         for plan in plans:
-            if dry_run:
-                self.report.days += len(plan.days)
-                self.report.sessions += len(plan.sessions)
-                self.report.pairs += len(plan.pairs)
-            elif plan.units:
+            self.report.days += len(plan.days)
+            self.report.sessions += len(plan.sessions)
+            self.report.pairs += len(plan.pairs)
+            self.report.folds += int(plan.fold)
+            if plan.units and not dry_run:
                 self.consolidate(plan)
         self.report.seconds = time.perf_counter() - started
         return self.report
@@ -461,18 +494,13 @@ class Consolidator:
         self.warn(message)
 
     def consolidate(self, plan: Plan) -> None:
-        """Carry out ``plan``: days (then the global summaries), sessions, then facts."""
-        written: list[tuple[Memory, Memory]] = []
-        self.report.days += len(plan.days)
-        self.report.sessions += len(plan.sessions)
-        self.report.pairs += len(plan.pairs)
+        """Carry out ``plan``: days, the global fold, sessions, then facts."""
         for day, turns in plan.days.items():
-            pair = self.consolidate_day(plan.user, day, turns)
-            if pair is not None:
-                written.append(pair)
+            self.consolidate_day(plan.user, day, turns)
             self._step()
-        if written:
-            self.update_globals(plan.user, written, _people(plan.turns))
+        if plan.fold:
+            self.update_globals(plan.user, _people(plan.turns))
+            self._step()
         for session, turns in plan.sessions:
             self.fold_session(plan.user, session, turns)
             self._step()
@@ -500,10 +528,11 @@ class Consolidator:
         memory.strength = self.memcli.initial_strength(memory)
         return memory
 
-    def _replace(self, memories: Sequence[Memory], at: float, stage: str | None = None, turns: Sequence[Memory] = ()) -> None:
+    def _replace(self, memories: Sequence[Memory], at: float, stage: str, items: Sequence[str]) -> None:
         """Store regenerated memories (summaries, portraits, the running memory), keeping what
         an older version had earned (strength, recalls, pin, feedback); record the change in
-        the history; mark ``turns`` through ``stage``."""
+        the history; mark ``items`` done in ``stage``. A daily memory that changed must be
+        folded into the global ones again."""
         vectors = self.memcli.embedder.embed([m.index_text() for m in memories])
         with self.store.transaction():
             existing = {m.id: m for m in self.store.get_many([m.id for m in memories])}
@@ -520,13 +549,13 @@ class Consolidator:
                     )
             self.store.sidecar.record(entries)
             self.store.upsert(memories, vectors)
-            if stage is not None:
-                self.store.sidecar.mark_consolidated(memories[0].user, stage, [t.id for t in turns], at)
+            self.store.sidecar.unmark_consolidated([m.id for m in memories], "global")
+            self.store.sidecar.mark_consolidated(memories[0].user, stage, items, at)
         self.report.summaries += len(memories)
 
-    def _mark(self, user: str, stage: str, turns: Sequence[Memory]) -> None:
+    def _mark(self, user: str, stage: str, items: Sequence[str], status: str = DONE) -> None:
         with self.store.transaction():
-            self.store.sidecar.mark_consolidated(user, stage, [t.id for t in turns], self.memcli.clock())
+            self.store.sidecar.mark_consolidated(user, stage, items, self.memcli.clock(), status)
 
     def _ask(self, instruction: str, task: str, content: str, output: type[Any], max_tokens: int,
              check: Callable[[Any], None] | None = None, schema: dict[str, Any] | None = None) -> Any:
@@ -569,52 +598,56 @@ class Consolidator:
         chunk = _chunks(lines, self.budget)[-1]
         return clean(self._ask(instruction, "portrait", "\n".join(chunk), PortraitOutput, PORTRAIT_TOKENS, check).portrait)
 
-    def consolidate_day(self, user: str, day: str, turns: Sequence[Memory]) -> tuple[Memory, Memory] | None:
+    def consolidate_day(self, user: str, day: str, turns: Sequence[Memory]) -> None:
         """Write the daily event summary and daily portrait of ``day`` from all its turns;
-        returns them, or None when the model failed (the day stays to do)."""
+        when the model fails on either, write neither and mark the day skipped."""
         lines = _transcript(turns)
+        ids = [t.id for t in turns]
         grounding = Grounding("\n".join(lines) + " " + date_words(turns[0].created_at))
         try:
             summary = self.summarize(lines, f"Conversation of {spoken_date(turns[0].created_at)}:", grounding)
             portrait = self.portray(prompts.DAILY_PORTRAIT.format(who=_people(turns)), lines, grounding)
         except InvalidOutputError as exc:
             self._skip(f"{user} {day}", exc)
-            return None
-        ids = [t.id for t in turns]
+            self._mark(user, "day", ids, SKIPPED)
+            return
         last = turns[-1]
         memories = (
             self._memory(user, Kind.EVENT_DAILY, day, summary, last, f"consolidate:{day}", ids),
             self._memory(user, Kind.PORTRAIT_DAILY, day, portrait, last, f"consolidate:{day}", ids),
         )
-        self._replace(memories, self.memcli.clock(), "day", turns)
-        return memories
+        self._replace(memories, self.memcli.clock(), "day", ids)
 
-    def update_globals(self, user: str, written: Sequence[tuple[Memory, Memory]], who: str) -> None:
-        """Fold the new daily summaries and portraits into the global event summary and the
-        global portrait of ``who`` (MemoryBank), starting from their previous versions."""
+    def update_globals(self, user: str, who: str) -> None:
+        """Fold the daily summaries and portraits not yet folded in into the global event
+        summary and the global portrait of ``who`` (MemoryBank), from their previous versions.
+        A fold the model fails marks its daily memories skipped; the next fold takes them."""
+        kinds = {Kind.EVENT_GLOBAL: Kind.EVENT_DAILY, Kind.PORTRAIT_GLOBAL: Kind.PORTRAIT_DAILY}
         with self.store.transaction():
-            previous = {m.kind: m for m in self.store.get_many([singleton_id(k, user) for k in (Kind.EVENT_GLOBAL, Kind.PORTRAIT_GLOBAL)])}
-        ordered = sorted(written, key=lambda pair: pair[0].day)
+            previous = {m.kind: m for m in self.store.get_many([singleton_id(k, user) for k in kinds])}
+            dailies = self._dailies(user)
+            folded = self.store.sidecar.consolidated(user, "global")
         now = self.memcli.clock()
-        newest = ordered[-1][0]
-        results = []
-        for kind, position in ((Kind.EVENT_GLOBAL, 0), (Kind.PORTRAIT_GLOBAL, 1)):
+        for kind, daily_kind in kinds.items():
+            fresh = sorted((d for d in dailies if d.kind == daily_kind.value and folded.get(d.id) != DONE), key=lambda d: d.day)
+            if not fresh:
+                continue
             old = previous.get(kind.value)
-            lines = ([f"Before: {old.text}"] if old else []) + [f"{pair[position].day}: {pair[position].text}" for pair in ordered]
+            lines = ([f"Before: {old.text}"] if old else []) + [f"{d.day}: {d.text}" for d in fresh]
             grounding = Grounding("\n".join(lines))
-            sources = list(dict.fromkeys([*(old.source_ids if old else []), *(pair[position].id for pair in ordered)]))
             try:
                 if kind is Kind.EVENT_GLOBAL:
                     text = self.summarize(lines, "Summaries of the days so far:", grounding)
                 else:
                     text = self.portray(prompts.GLOBAL_PORTRAIT.format(who=who), lines, grounding)
             except InvalidOutputError as exc:
-                self._skip(f"{user} global {kind.value.split('_')[0]}", exc)
+                self._skip(f"{user} global {'event summary' if kind is Kind.EVENT_GLOBAL else 'portrait'}", exc)
+                self._mark(user, "global", [d.id for d in fresh], SKIPPED)
                 continue
-            results.append(self._memory(user, kind, None, text, newest, "consolidate:global", sources))
-            results[-1].created_at, results[-1].day = now, datetime.fromtimestamp(now).strftime("%Y-%m-%d")
-        if results:
-            self._replace(results, now)
+            sources = list(dict.fromkeys([*(old.source_ids if old else []), *(d.id for d in fresh)]))
+            memory = self._memory(user, kind, None, text, fresh[-1], "consolidate:global", sources)
+            memory.created_at, memory.day = now, datetime.fromtimestamp(now).strftime("%Y-%m-%d")
+            self._replace([memory], now, "global", [d.id for d in fresh])
 
     # stage 2: sessions ------------------------------------------------------------
 
@@ -638,10 +671,11 @@ class Consolidator:
                 out = self._ask(prompts.RUNNING_MEMORY.format(limit=RUNNING_SENTENCES), "memory", content, RunningMemoryOutput, RUNNING_TOKENS, check)
             except InvalidOutputError as exc:
                 self._skip(f"{user} session {session}", exc)
+                self._mark(user, "session", [t.id for t in turns], SKIPPED)
                 return
             sentences = list(dict.fromkeys(clean(s) for s in out.memory if self._sound(s, grounding)))[:RUNNING_SENTENCES]
         memory = self._memory(user, Kind.RUNNING_SUMMARY, None, "\n".join(sentences), turns[-1], f"consolidate:{session}", [t.id for t in turns])
-        self._replace([memory], self.memcli.clock(), "session", turns)
+        self._replace([memory], self.memcli.clock(), "session", [t.id for t in turns])
 
     def _sound(self, sentence: str, grounding: Grounding) -> bool:
         """Whether a running-memory sentence is a grounded third-person statement."""
@@ -652,8 +686,9 @@ class Consolidator:
     def extract_facts(self, user: str, pair: Sequence[Memory], context: Sequence[Memory]) -> None:
         """Mem0's extraction and update phases for one message pair; see the module docstring."""
         people = [t for t in pair if t.speaker != "assistant"]
+        ids = [t.id for t in pair]
         if not people:
-            self._mark(user, "fact", pair)
+            self._mark(user, "fact", ids)
             return
         with self.store.transaction():
             running = self.store.get_many([singleton_id(Kind.RUNNING_SUMMARY, user)])
@@ -667,6 +702,7 @@ class Consolidator:
             out = self._ask(prompts.EXTRACT_FACTS, "facts", content[-self.budget :], FactsOutput, FACTS_TOKENS)
         except InvalidOutputError as exc:
             self._skip(f"{user} facts of {pair[0].source or pair[0].id}", exc)
+            self._mark(user, "fact", ids, SKIPPED)
             return
         when = date_words(pair[0].created_at)
         sources = [SourceTurn(t.speaker, t.text, Grounding(f"{line} {when}")) for t, line in zip(people, _transcript(people))]
@@ -678,27 +714,31 @@ class Consolidator:
                 self.report.facts_deduplicated += 1
             else:
                 candidates[normalized(fact)] = fact
+        complete = True
         if candidates:
             facts = list(candidates.values())
             vectors = self.memcli.embedder.embed(facts)
             for fact, vector in zip(facts, vectors):
-                self.reconcile(user, fact, vector, pair)
-        self._mark(user, "fact", pair)
+                complete = self.reconcile(user, fact, vector, pair) and complete
+        # A fact whose decision stayed invalid is lost unless the pair is tried again.
+        self._mark(user, "fact", ids, DONE if complete else SKIPPED)
 
-    def reconcile(self, user: str, fact: str, vector: Sequence[float], pair: Sequence[Memory]) -> None:
-        """Deduplicate ``fact`` against the stored facts, then ADD, UPDATE, DELETE or NOOP (Mem0)."""
+    def reconcile(self, user: str, fact: str, vector: Sequence[float], pair: Sequence[Memory]) -> bool:
+        """Deduplicate ``fact`` against the stored facts, then ADD, UPDATE, DELETE or NOOP
+        (Mem0); False when the model's decision stayed invalid and the fact was skipped."""
         with self.store.transaction():
             similar = [(m, 1.0 - d) for m, d in self.store.nearest(vector, SIMILAR_FACTS, user, kind=Kind.FACT.value)]
         if any(normalized(m.text) == normalized(fact) or s >= self.settings.fact_dedup for m, s in similar):
             self.report.facts_deduplicated += 1
-            return
+            return True
         related = [m for m, s in similar if s >= RELATED_SIMILARITY]
         decision = DecisionOutput(event="ADD", target=0, text=fact)
         if related:
             decision = self.decide(user, fact, related, pair)
             if decision is None:
-                return
+                return False
         self.apply(user, decision, fact, vector, related, pair)
+        return True
 
     def decide(self, user: str, fact: str, related: Sequence[Memory], pair: Sequence[Memory]) -> DecisionOutput | None:
         """Ask the model for Mem0's event for ``fact`` against the ``related`` facts; None
@@ -708,7 +748,7 @@ class Consolidator:
         content = "Existing facts:\n" + "\n".join(f"{i}. {m.text}" for i, m in enumerate(related)) + f"\n\nNew fact: {fact}"
 
         def check(out: DecisionOutput) -> None:
-            if out.target >= len(related):
+            if not 0 <= out.target < len(related):
                 raise ValueError(f"target {out.target} is not one of the facts shown")
             if out.event == "UPDATE":
                 merged = f"{related[out.target].text}\n{fact}\n" + "\n".join(_transcript(pair))

@@ -523,9 +523,11 @@ class Memcli:
         dry_run: bool = False,
         warn: Callable[[str], None] | None = None,
         progress: Progress | None = None,
+        retry: bool = False,
     ) -> ConsolidationReport:
         """The consolidation pass (``memcli.consolidate``) for ``user`` or every user, over
-        the days from ``since`` to ``until`` (dates, inclusive). Idempotent and resumable.
+        the days from ``since`` to ``until`` (dates, inclusive). Idempotent and resumable;
+        ``retry`` also redoes the work whose model output was invalid in an earlier run.
 
         Raises StoreLockedError when another consolidation runs longer than lock_timeout,
         UsageError for an unreadable date, ModelError when the chat model cannot load.
@@ -547,7 +549,7 @@ class Memcli:
             ) from None
         try:
             users = self.store.users() if all_users else [self.user(user)]
-            return Consolidator(self, warn, progress).run(users, first, last, dry_run)
+            return Consolidator(self, warn, progress).run(users, first, last, dry_run, retry)
         finally:
             lock.release()
 

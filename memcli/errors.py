@@ -28,7 +28,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.ERROR: "unexpected error (run with --debug for the traceback)",
     ExitCode.USAGE: "usage error: unknown command or option, invalid option value",
     ExitCode.MODEL: "the chat model or the embedder is missing or invalid",
-    ExitCode.STORE_LOCKED: "the memory store is locked by another memcli process",
+    ExitCode.STORE_LOCKED: "the memory store (or consolidation) is locked by another memcli process",
     ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed",
     ExitCode.NOT_FOUND: "no memory with that id",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",

@@ -2,7 +2,8 @@
 
 It holds the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
 DELETE events, old and new text) and the consolidation progress (which turns have been
-folded into their day's summaries, their session's running memory, and fact extraction).
+through their day's summaries, their session's running memory and fact extraction, and
+which daily summaries and portraits have been folded into the global ones).
 ``MemoryStore`` opens it inside its transactions, under the same file lock as Chroma.
 Every write commits at once: Chroma is not transactional, so the two are kept consistent
 by ordering and idempotent writes, not by one shared transaction.
@@ -20,6 +21,7 @@ from typing import Any
 from memcli.errors import MemcliError
 
 SCHEMA_VERSION = 1
+DONE, SKIPPED = "done", "skipped"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (
@@ -39,9 +41,10 @@ CREATE INDEX IF NOT EXISTS history_by_user ON history (user, seq);
 CREATE TABLE IF NOT EXISTS consolidated (
     user TEXT NOT NULL,
     stage TEXT NOT NULL,
-    turn_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    status TEXT NOT NULL,
     at REAL NOT NULL,
-    PRIMARY KEY (user, stage, turn_id)
+    PRIMARY KEY (user, stage, item_id)
 ) WITHOUT ROWID;
 """
 
@@ -130,20 +133,24 @@ class Sidecar:
 
     # consolidation progress ------------------------------------------------------
 
-    def mark_consolidated(self, user: str, stage: str, turn_ids: Sequence[str], at: float) -> None:
-        """Record that ``turn_ids`` went through consolidation ``stage`` (day, session, fact)."""
+    def mark_consolidated(self, user: str, stage: str, item_ids: Sequence[str], at: float, status: str = DONE) -> None:
+        """Record that ``item_ids`` went through consolidation ``stage`` at ``at`` (unix
+        seconds): ``done``, or ``skipped`` when the model's output stayed invalid."""
         with self._db:
             self._db.executemany(
-                "INSERT OR REPLACE INTO consolidated (user, stage, turn_id, at) VALUES (?, ?, ?, ?)",
-                [(user, stage, turn_id, at) for turn_id in turn_ids],
+                "INSERT OR REPLACE INTO consolidated (user, stage, item_id, status, at) VALUES (?, ?, ?, ?, ?)",
+                [(user, stage, item_id, status, at) for item_id in item_ids],
             )
 
-    def consolidated(self, user: str, stage: str) -> set[str]:
-        """The ids of ``user``'s turns that went through consolidation ``stage``."""
-        rows = self._db.execute("SELECT turn_id FROM consolidated WHERE user = ? AND stage = ?", (user, stage))
-        return {r[0] for r in rows.fetchall()}
+    def consolidated(self, user: str, stage: str) -> dict[str, str]:
+        """Item id → status (``done`` or ``skipped``) of ``user``'s items through ``stage``."""
+        rows = self._db.execute("SELECT item_id, status FROM consolidated WHERE user = ? AND stage = ?", (user, stage))
+        return dict(rows.fetchall())
 
-    def forget_turns(self, turn_ids: Sequence[str]) -> None:
-        """Drop the consolidation progress of deleted turns."""
+    def unmark_consolidated(self, item_ids: Sequence[str], stage: str | None = None) -> None:
+        """Forget the consolidation progress of ``item_ids`` (in ``stage``, or in every stage)."""
         with self._db:
-            self._db.executemany("DELETE FROM consolidated WHERE turn_id = ?", [(i,) for i in turn_ids])
+            if stage is None:
+                self._db.executemany("DELETE FROM consolidated WHERE item_id = ?", [(i,) for i in item_ids])
+            else:
+                self._db.executemany("DELETE FROM consolidated WHERE item_id = ? AND stage = ?", [(i, stage) for i in item_ids])

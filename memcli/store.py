@@ -181,7 +181,7 @@ class MemoryStore:
         with self.transaction():
             self.generation += 1
             self._col.delete(ids=list(ids))
-            self.sidecar.forget_turns(ids)
+            self.sidecar.unmark_consolidated(ids)
 
     # reads ----------------------------------------------------------------
 

@@ -67,3 +67,43 @@ def test_imported_locomo_turn_is_recalled_with_its_date_and_source(runner, locom
     evidence = next(h for h in hits if h["source"] == "D1:3")
     assert evidence["date"] == "2023-05-08"
     assert evidence["speaker"] == "Caroline"
+
+
+def test_consolidate_two_locomo_sessions_with_the_embedded_model(runner, locomo_file: Path) -> None:
+    """The real Gemma 270M on conv-26's first two sessions: no crash, every record it keeps
+    well-formed and traceable to its turns, and a second run that does nothing."""
+    from memcli.consolidate import RUNNING_SENTENCES, SUMMARY_CHARS, statement_problem
+
+    _ok(runner.invoke(app, ["import", str(locomo_file), "--conversation", "conv-26", "--quiet"]))
+    first = runner.invoke(app, ["consolidate", "--user", "conv-26", "--until", "2023-05-25", "--json"])
+    _ok(first)
+    report = json.loads(first.stdout)
+    assert (report["days_processed"], report["sessions_processed"]) == (2, 2)
+    assert report["pairs_processed"] >= 18
+
+    listed = runner.invoke(app, ["list", "--user", "conv-26", "-n", "0", "--json"])
+    _ok(listed)
+    memories = json.loads(listed.stdout)
+    turns = {m["id"]: m for m in memories if m["kind"] == "turn"}
+    consolidated = [m for m in memories if m["kind"] != "turn"]
+    facts = [m for m in consolidated if m["kind"] == "fact"]
+    # each UPDATE adds one fact and ends one; each DELETE ends one; list shows only the active
+    assert len(facts) == report["facts_added"] - report["facts_deleted"]
+    for memory in consolidated:
+        assert memory["text"].strip() and memory["source_ids"], memory
+        assert statement_problem(memory["text"]) is None, memory
+        if memory["kind"] in ("event_daily", "portrait_daily", "fact"):
+            assert set(memory["source_ids"]) <= set(turns), memory
+            assert memory["day"] in ("2023-05-08", "2023-05-25"), memory
+        if memory["kind"] == "event_daily":
+            assert len(memory["text"]) <= SUMMARY_CHARS
+            assert {turns[i]["day"] for i in memory["source_ids"]} == {memory["day"]}
+        if memory["kind"] == "running_summary":
+            assert len(memory["text"].splitlines()) <= RUNNING_SENTENCES
+        if memory["kind"] == "fact":
+            assert memory["valid_from"] > 0 and memory["valid_to"] == 0
+            assert 1 <= len(memory["source_ids"]) <= 2
+
+    again = runner.invoke(app, ["consolidate", "--user", "conv-26", "--until", "2023-05-25"])
+    _ok(again)
+    assert again.stdout.strip() == "nothing new to consolidate"
