@@ -77,7 +77,9 @@ class ChatSession:
         previous = next((m.content for m in reversed(self.history) if m.role == "user"), "")
         query = f"{previous}\n{text}" if previous else text
         try:
-            context = self.memcli.context(query, self.user, exclude={*self.history_ids, user_turn.id})
+            context = self.memcli.context(
+                query, self.user, exclude={*self.history_ids, user_turn.id}, conversation=[*self.history, Message("user", text)]
+            )
         except StoreLockedError as exc:
             self.on_warning(f"{exc.message}; replying without recalled memories")
             context = Context([])

@@ -118,12 +118,15 @@ NowOpt = Annotated[
 ]
 
 
-def _memcli(model: str | None = None, now: str | None = None) -> Any:
+def _memcli(model: str | None = None, now: str | None = None, quiet: bool = False) -> Any:
+    """The library object for this command; its notices (the recall index is being rebuilt)
+    go to stderr unless ``quiet``."""
     from memcli.config import load_settings, resolve_paths
     from memcli.core import Memcli, clock_from_env
 
     paths = resolve_paths()
-    return Memcli(load_settings(paths, model=model), paths, clock_from_env({"MEMCLI_NOW": now} if now else None))
+    clock = clock_from_env({"MEMCLI_NOW": now} if now else None)
+    return Memcli(load_settings(paths, model=model), paths, clock, lambda message: _status(f"memcli: {message}", quiet))
 
 
 def _print_json(data: Any) -> None:
@@ -193,7 +196,7 @@ def chat(user: UserOpt = None, model: ModelOpt = None, now: NowOpt = None, quiet
     """
     from memcli.chat import ChatSession
 
-    memcli = _memcli(model, now)
+    memcli = _memcli(model, now, quiet)
     session = ChatSession(memcli, user, on_warning=lambda message: _status(f"memcli: warning: {message}", quiet))
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     memcli.chat_model  # load now, so a bad model fails before the first prompt
@@ -245,7 +248,7 @@ def ask(
 
     Example: memcli ask "When did I move to Lyon?" --json
     """
-    memcli = _memcli(model, now)
+    memcli = _memcli(model, now, quiet)
     answer = memcli.ask(_read_text(question, "question"), user)
     if json_out:
         _print_json(answer.to_dict())
@@ -304,15 +307,16 @@ def recall(
 
     Example: memcli recall "sister birthday" -k 5 --explain
     """
-    hits = _memcli(now=now).recall(query, user, k=k, kind=kind, since=since, reinforce=not no_reinforce, sample=sample, seed=seed)
+    hits = _memcli(now=now, quiet=quiet).recall(query, user, k=k, kind=kind, since=since, reinforce=not no_reinforce, sample=sample, seed=seed)
     if json_out:
         _print_json([hit.to_dict() for hit in hits])
         return
     for hit in hits:
         typer.echo(_memory_line(hit.memory, hit.score))
         if explain:
+            signals = "  ".join(f"{name} {value:+.2f}" for name, value in hit.signals.items())
             parts = "  ".join(f"{name} {value:.3f}" for name, value in hit.components.items())
-            typer.echo(f"\t{parts}  fused {hit.fused:.4f}  dense #{hit.dense_rank or '-'}  bm25 #{hit.lexical_rank or '-'}")
+            typer.echo(f"\trelevance {hit.relevance:+.2f} = {signals}\n\t{parts}")
     if not hits:
         _status("no memories found", quiet)
 
@@ -457,7 +461,7 @@ def consolidate(
 
     Example: memcli consolidate --dry-run
     """
-    memcli = _memcli(model, now)
+    memcli = _memcli(model, now, quiet)
     with _progress("consolidating", quiet) as progress:
         report = memcli.consolidate(user, all_users, since, until, dry_run, lambda m: _status(f"memcli: warning: {m}", quiet), progress, retry)
     if json_out:
@@ -642,8 +646,12 @@ def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 @eval_app.command("locomo")
 def eval_locomo(
     file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
-    conversation: Annotated[Optional[str], typer.Option("--conversation", help="Only this sample_id.")] = None,
-    ranking: Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of fusion, as in chat and recall.")] = True,
+    conversation: Annotated[Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")] = None,
+    ranking: Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")] = True,
+    without: Annotated[
+        Optional[list[str]],
+        typer.Option("--without", metavar="LEVER", help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, date, when, priors; repeat for more."),
+    ] = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -651,14 +659,15 @@ def eval_locomo(
 
     Each conversation is imported into a temporary store; your own store is not touched.
 
-    Example: memcli eval locomo locomo10.json --conversation conv-26
+    Example: memcli eval locomo locomo10.json --conversation conv-26 --without speaker
     """
     from memcli.evaluation import eval_locomo as run
 
     memcli = _memcli()
     with _progress("eval locomo", quiet) as progress:
         report = run(
-            file, memcli.settings, memcli.embedder, conversation, (lambda stage, d, t: progress(d, t)) if progress else None, ranking
+            file, memcli.settings, memcli.embedder, conversation or [],
+            (lambda stage, d, t: progress(d, t)) if progress else None, ranking, without or [],
         )
     if json_out:
         _print_json(report.to_dict())

@@ -130,6 +130,7 @@ class Settings(BaseModel):
     fact_grounding: float = Field(0.6, ge=0, le=1, description="share of a new fact's content words that must occur in its source turns")
     summary_grounding: float = Field(0.5, ge=0, le=1, description="share of a summary's content words that must occur in what it summarizes")
     fact_dedup: float = Field(0.92, gt=0, le=1, description="cosine similarity from which a new fact duplicates a stored one")
+    query_creator: bool = Field(False, description="rewrite the chat into a search query with the chat model before recalling (for capable models)")
 
     def decay_for(self, user: str) -> float:
         """The decay constant d of ``user`` (``user_decay``, else ``decay``)."""

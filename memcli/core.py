@@ -21,13 +21,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, Field
+
 from memcli import forgetting, prompts
 from memcli.config import Paths, Settings
 from memcli.embedding import Embedder, Progress
-from memcli.errors import BadInputError, NotFoundError, StoreLockedError, UsageError
+from memcli.errors import BadInputError, InvalidOutputError, NotFoundError, StoreLockedError, UsageError
 from memcli.importers import parse_file
-from memcli.llm import ChatModel, Message, complete, load_chat_model
+from memcli.llm import ChatModel, Message, complete, load_chat_model, structured_output
 from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass, histogram, retention
+from memcli.index import batch_windows
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, singleton_id, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, roulette
 from memcli.sidecar import HistoryEntry
@@ -64,6 +67,15 @@ class ImportReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return dict(self.__dict__)
+
+
+class SearchQuery(BaseModel):
+    """What the query creator returns."""
+
+    query: str = Field(min_length=3, max_length=200)
+
+
+SEARCH_QUERY_TOKENS = 90
 
 
 @dataclass
@@ -144,14 +156,15 @@ class Memcli:
 
     Args:
         settings: from ``load_settings``. paths: from ``resolve_paths``.
-        clock: returns now in unix seconds.
+        clock: returns now in unix seconds. notice: receives status lines (the recall
+            index is being rebuilt from the store).
     """
 
-    def __init__(self, settings: Settings, paths: Paths, clock: Clock = time.time) -> None:
+    def __init__(self, settings: Settings, paths: Paths, clock: Clock = time.time, notice: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self.paths = paths
         self.clock = clock
-        self.store = MemoryStore(paths, settings.lock_timeout)
+        self.store = MemoryStore(paths, settings.lock_timeout, notice)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -207,12 +220,17 @@ class Memcli:
         new = [m for m in memories if m.id not in existing]
         if not new:
             return set()
-        # Embedding is the slow part: do it without holding the store lock.
-        vectors = self.embedder.embed([m.index_text() for m in new], progress=progress)
+        # Embedding is the slow part: do it without holding the store lock. The windows of
+        # the recall index are embedded with the texts; those a neighbour already in the
+        # store changes are filled in at the next recall.
+        windows = batch_windows(new)
+        texts = [m.index_text() for m in new]
+        vectors = self.embedder.embed(texts + windows, progress=progress)
+        window_vectors = dict(zip(windows, vectors[len(texts) :]))
         with self.store.transaction():
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
-            self.store.add([new[i] for i in keep], [vectors[i] for i in keep])
+            self.store.add([new[i] for i in keep], [vectors[i] for i in keep], window_vectors)
         return {new[i].id for i in keep}
 
     def write(self, memories: Sequence[Memory]) -> set[str]:
@@ -359,14 +377,29 @@ class Memcli:
             found = {m.kind: m.text for m in self.store.get_many([singleton_id(kind, user) for kind in kinds])}
         return Context([], *(found.get(kind.value, "") for kind in kinds))
 
-    def context(self, query: str, user: str, exclude: set[str] | None = None) -> Context:
+    def search_query(self, conversation: Sequence[Message], user: str) -> str:
+        """The query creator (Landwehr et al. 2023): a search query the chat model writes
+        for the last message of ``conversation`` (``user``'s chat, the last 4 messages), or
+        "" when its output stays invalid."""
+        content = "\n".join(f"{user if m.role == 'user' else m.role}: {m.content}" for m in conversation[-4:])
+        messages = prompts.consolidation_messages(prompts.QUERY_CREATOR, "query", content)
+        try:
+            return structured_output(self.chat_model, messages, SearchQuery, SEARCH_QUERY_TOKENS).query
+        except InvalidOutputError:
+            return ""
+
+    def context(self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = ()) -> Context:
         """What a chat or ask prompt carries: the memories recalled for ``query`` (counted
         as recalled), the global portrait, the global event summary and the running memory.
 
-        ``exclude`` drops memories already in the prompt verbatim (this session's recent turns).
+        ``exclude`` drops memories already in the prompt verbatim (this session's recent
+        turns). With the ``query_creator`` setting, the chat model first turns
+        ``conversation`` (or the query) into a search query that is added to ``query``.
         """
         exclude = exclude or set()
         k = self.settings.recall_k
+        if self.settings.query_creator and k:
+            query = f"{query}\n{self.search_query(conversation or [Message('user', query)], user)}".strip()
         with self.store.transaction():
             self.flush_pending()
             now = self.clock()
@@ -429,7 +462,8 @@ class Memcli:
 
     def stats(self, user: str | None = None) -> dict[str, Any]:
         """Counts by kind and user, the day range, a retention histogram (10 bins over
-        0..1 of active memories), fading / archived / pinned counts, pending, size in bytes."""
+        0..1 of active memories), fading / archived / pinned counts, pending, and the size
+        in bytes of the store (Chroma and the sidecar database)."""
         user = self.user(user)
         now = self.clock()
         with self.store.transaction():
@@ -438,7 +472,8 @@ class Memcli:
         active = [m for m in mine if not m.archived]
         decay, unit = self.settings.decay_for(user), UNIT_SECONDS[self.settings.time_unit]
         retentions = [retention(m, now, decay, unit) for m in active]
-        size = sum(p.stat().st_size for p in self.paths.store_dir.rglob("*") if p.is_file()) if self.paths.store_dir.exists() else 0
+        files = [*self.paths.store_dir.rglob("*"), self.paths.database] if self.paths.store_dir.exists() else []
+        size = sum(p.stat().st_size for p in files if p.is_file())
         return {
             "user": user,
             "memories": len(active),

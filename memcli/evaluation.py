@@ -14,7 +14,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,8 +23,8 @@ from memcli.config import Paths, Settings
 from memcli.core import Memcli
 from memcli.embedding import Embedder
 from memcli.importers import load_json, parse_locomo, read_text
-from memcli.errors import BadInputError
-from memcli.retrieval import Ranking
+from memcli.errors import BadInputError, UsageError
+from memcli.retrieval import Ranking, Recaller, Signals
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -47,6 +47,7 @@ class EvalReport:
 
     questions: int = 0
     conversations: list[str] = field(default_factory=list)
+    without: list[str] = field(default_factory=list)
     per_category: dict[str, dict[str, float]] = field(default_factory=dict)
     overall: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)
@@ -72,28 +73,37 @@ def eval_locomo(
     path: Path,
     settings: Settings,
     embedder: Embedder,
-    conversation: str | None = None,
+    conversations: Sequence[str] = (),
     progress: Progress | None = None,
     ranking: bool = True,
+    without: Sequence[str] = (),
 ) -> EvalReport:
     """Run LoCoMo's category 1–4 questions through recall; see the module docstring.
 
-    ``ranking``: re-score the fused candidates with the weighted ranking of the settings
-    (as chat, ask and recall do), else rank by fusion alone. Recall here never reinforces.
+    ``conversations``: the sample_ids to run (all when empty). ``ranking``: re-score the
+    best candidates with the weighted ranking of the settings (as chat, ask and recall
+    do), else rank by relevance alone. ``without``: recall levers to turn off
+    (``Signals.LEVERS``), for ablations. Recall here never reinforces.
 
-    Raises BadInputError for a file that is not LoCoMo or an unknown ``conversation``.
+    Raises BadInputError for a file that is not LoCoMo or an unknown conversation, and
+    UsageError for an unknown lever.
     """
+    try:
+        signals = Signals().without(*without)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     started = time.perf_counter()
     text = read_text(path)
     data = load_json(path, text)
     if not isinstance(data, list):
         raise BadInputError(f"{path}: not a LoCoMo file")
-    samples = [c for c in data if isinstance(c, dict) and (conversation is None or c.get("sample_id") == conversation)]
-    if not samples:
-        raise BadInputError(f"{path}: no conversation {conversation!r}" if conversation else f"{path}: no conversations")
+    samples = [c for c in data if isinstance(c, dict) and (not conversations or c.get("sample_id") in conversations)]
+    unknown = sorted(set(conversations) - {str(c.get("sample_id")) for c in samples})
+    if unknown or not samples:
+        raise BadInputError(f"{path}: no conversation {', '.join(unknown)}" if unknown else f"{path}: no conversations")
     by_category: dict[int, list[dict[int, float]]] = defaultdict(list)
     latencies: list[float] = []
-    report = EvalReport()
+    report = EvalReport(without=list(without))
     for sample in samples:
         sample_id = str(sample.get("sample_id"))
         memories = parse_locomo(path, text, sample_id)
@@ -104,6 +114,7 @@ def eval_locomo(
             root = Path(home)
             memcli = Memcli(settings, Paths(root / "config", root / "data", root / "cache"))
             memcli.embedder = embedder
+            memcli.recaller = Recaller(memcli.store, embedder, signals)
             with memcli.store.transaction():
                 memcli._add(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
                 for i, qa in enumerate(questions, start=1):

@@ -138,6 +138,13 @@ DECIDE_FACT = (
 )
 """Mem0's update phase: ADD / UPDATE / DELETE / NOOP against the most similar facts."""
 
+QUERY_CREATOR = (
+    "Write the search query that finds, in a memory of past conversations, what is needed "
+    "to answer the last message. Name the people and things it refers to. "
+    'Answer in JSON: {"query": "..."}'
+)
+"""Landwehr et al. (2023)'s query creator: the chat so far becomes a search query."""
+
 _DIALOGUE_A = (
     "Conversation of Friday 3 March 2023:\n"
     "Ottilie: I finally ran the marathon in Ljubljana last Sunday!\n"
@@ -170,6 +177,12 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("New messages (Friday 3 March 2023):\nOttilie: I finally ran the marathon in Ljubljana last Sunday!\nBartholomew: Congratulations! I start my new job at the bakery on Monday.",
          '{"facts": ["Ottilie ran the Ljubljana marathon.", "Bartholomew starts a new job at a bakery on Monday."]}'),
         ("New messages (Tuesday 9 January 2024):\nYsolde: How are you?\nCasimir: Fine, thanks.", '{"facts": []}'),
+    ],
+    "query": [
+        ("Ottilie: I finally ran the marathon in Ljubljana last Sunday!\nBartholomew: How long did it take you?",
+         '{"query": "Ottilie Ljubljana marathon time"}'),
+        ("Ysolde: We are moving in April.\nCasimir: Where to? And what about your son's school?",
+         '{"query": "Ysolde moving in April destination, school of Ysolde\'s son"}'),
     ],
     "decision": [
         ("Existing facts:\n0. Ysolde lives in Bergen.\n1. Ysolde has a son.\n\nNew fact: Ysolde is moving to Tromso.",

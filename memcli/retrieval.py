@@ -1,29 +1,228 @@
-"""Recall: query → dense and lexical candidates → reciprocal-rank fusion → top k.
+"""Recall: score every memory of the user for a query, keep the best, rank them.
 
-Dense: cosine similarity of sentence embeddings (MemoryBank's dense retrieval, §2.2).
-Lexical: BM25 (bm25s) over the same memories' indexed text, English stop words removed.
-The two ranked lists are fused by reciprocal rank fusion, score = Σ 1 / (60 + rank)
-(Cormack et al. 2009); on LoCoMo the fusion beats either alone (data README).
-Chat, ask, recall and eval all use this one path.
+The score of a memory is a weighted sum of signals (CombSUM of z-scores, Fox & Shaw
+1994), each z-scored over the user's memories that the query may return:
+
+- *lexical*: SQLite FTS5 BM25 (Porter stemming, English stop words dropped from the
+  query) over the memory's own text, its context (the two previous turns of its session
+  and the next one) and its day;
+- *window*: cosine similarity of the query with the memory's window vector (the turn
+  with its previous and next turn) and *turn*, with its own vector (MemoryBank's dense
+  retrieval, §2.2; all-MiniLM-L6-v2 by default);
+- *speaker*: the memory was said by someone the query names (first-person queries name
+  the user); *date*: it was learned within the window of a date the query writes
+  ("in May 2023"); *when*: the query asks when, and the memory says "yesterday", "last
+  week", a weekday...;
+- *prior*, independent of the query: longer turns, turns that are not questions, the
+  first turn of a session and turns sharing an image carry more than "Wow, cool!".
+
+The best candidates are then ranked by the weighted recall score (``Ranking``: relevance,
+importance, retention, use, recently used, feedback). Chat, ask, recall and eval all use
+this one path. The recipe and its weights were chosen on half of LoCoMo and checked on
+the other half; see the closing note of the retrieval issue for every lever's effect.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from memcli.config import Settings
 from memcli.embedding import Embedder
 from memcli.forgetting import UNIT_SECONDS, retention
+from memcli.index import UserIndex
 from memcli.memory import Memory
 from memcli.store import MemoryStore
 
-RRF_K = 60
 CANDIDATES = 50
-"""How many candidates each retriever contributes to the fusion."""
+"""How many of the best-scored memories the weighted ranking re-scores."""
 
+
+@dataclass(frozen=True)
+class Signals:
+    """Weights of the recall signals (see the module docstring); 0 turns one off.
+
+    ``context`` weighs the lexical context column against the memory's own text (1.5) and
+    its day (1). The priors: length (z-scored log of the text length), question (the text
+    ends with "?"), first (first turn of its session), caption (shares an image).
+    """
+
+    lexical: float = 1.0
+    context: float = 1.0
+    window: float = 1.0
+    turn: float = 0.5
+    speaker: float = 3.0
+    date: float = 2.0
+    when: float = 1.0
+    length: float = 0.5
+    question: float = -1.0
+    first: float = 0.5
+    caption: float = 0.5
+
+    LEVERS = ("lexical", "context", "window", "turn", "speaker", "date", "when", "priors")
+    """What ``without`` can turn off (``priors`` is the four priors together)."""
+
+    def without(self, *levers: str) -> Signals:
+        """These weights with ``levers`` turned off. Raises ValueError for an unknown lever."""
+        off: dict[str, float] = {}
+        for lever in levers:
+            if lever not in self.LEVERS:
+                raise ValueError(f"unknown lever {lever!r}; choose from {', '.join(self.LEVERS)}")
+            names = ("length", "question", "first", "caption") if lever == "priors" else (lever,)
+            off.update({name: 0.0 for name in names})
+        return replace(self, **off)
+
+
+OWN_WEIGHT, DAY_WEIGHT = 1.5, 1.0
+"""BM25 weights of the FTS5 columns beside the context column."""
+
+_TERM = re.compile(r"(?u)\b\w\w+\b")
+_FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself)\b", re.I)
+
+
+def _query_stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+def match_query(query: str) -> str:
+    """The FTS5 query for ``query``: its words of two letters or more, lower-cased, stop
+    words dropped, each quoted, joined by OR; "" when none is left."""
+    stop = _query_stopwords()
+    terms = dict.fromkeys(t for t in _TERM.findall(query.lower()) if t not in stop)
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+# Dates in questions ----------------------------------------------------------------------
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DAY_MONTH_YEAR = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(\d{{4}})\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b", re.I)
+_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+_MONTH_ALONE = re.compile(r"\b(" + "|".join(MONTHS) + r")\b", re.I)
+_MAY_AS_MONTH = re.compile(r"\b(in|of|during|since|until|by|early|late|mid)\s+may\b", re.I)
+_MONTH_NUMBER = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS)} | {"sept": 9}
+DAY_SECONDS = 86400.0
+DATE_BEFORE_DAYS = 1
+"""A memory learned the day before a date the query names still counts (time zones)."""
+DATE_AFTER_DAYS = {"day": 14, "month": 14, "year": 30}
+"""People tell of an event up to two weeks (a month for a year) after it happened."""
+
+_WHEN = re.compile(
+    r"^\W*(when\b|what (year|month|date|day|week|time)\b|which (year|month|week|day|date)\b|how long ago\b|in which (year|month)\b)",
+    re.I,
+)
+_RELATIVE_TIME = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
+    r"(last|this|next|past|previous|coming|few|couple of|other)\s+(night|nights|day|days|week|weeks|weekend|weekends|"
+    r"month|months|year|years|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|morning|evening|time)|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|june|july|august|september|october|november|december|\d{4})\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class QueryDate:
+    """A date a query writes: from ``start`` to ``end`` (unix seconds, local time), a
+    ``day``, ``month`` or ``year``; or, for a month named alone, ``month`` 1-12."""
+
+    granularity: str
+    start: float = 0.0
+    end: float = 0.0
+    month: int = 0
+
+
+def _local(year: int, month: int, day: int) -> float:
+    return datetime(year, month, day).timestamp()
+
+
+def query_dates(query: str) -> list[QueryDate]:
+    """The dates ``query`` writes: "8 May 2023", "May 8, 2023", "8th of May, 2023", "May
+    2023", "2023", or a month name alone ("may" only after in/of/during/since/until/by/
+    early/late/mid, so the verb is not taken for the month)."""
+    found: list[QueryDate] = []
+    rest = query
+    for pattern, day_first in ((_DAY_MONTH_YEAR, True), (_MONTH_DAY_YEAR, False)):
+        for match in pattern.finditer(rest):
+            day, month, year = (match.group(1), match.group(2), match.group(3)) if day_first else (match.group(2), match.group(1), match.group(3))
+            try:
+                start = _local(int(year), _MONTH_NUMBER[month.lower()], int(day))
+            except ValueError:
+                continue
+            found.append(QueryDate("day", start, start + DAY_SECONDS - 1))
+        rest = pattern.sub(" ", rest)
+    for match in _MONTH_YEAR.finditer(rest):
+        year, month = int(match.group(2)), _MONTH_NUMBER[match.group(1).lower()]
+        found.append(QueryDate("month", _local(year, month, 1), _local(year + (month == 12), month % 12 + 1, 1) - 1))
+    rest = _MONTH_YEAR.sub(" ", rest)
+    for match in _YEAR.finditer(rest):
+        year = int(match.group(1))
+        found.append(QueryDate("year", _local(year, 1, 1), _local(year + 1, 1, 1) - 1))
+    rest = _YEAR.sub(" ", rest)
+    for match in _MONTH_ALONE.finditer(rest):
+        if match.group(1).lower() == "may" and not _MAY_AS_MONTH.search(rest):
+            continue
+        found.append(QueryDate("month alone", month=_MONTH_NUMBER[match.group(1).lower()]))
+    return found
+
+
+def date_hits(dates: list[QueryDate], created_at: np.ndarray) -> np.ndarray:
+    """1.0 for each time of ``created_at`` (unix seconds) within the window of one of
+    ``dates`` (DATE_BEFORE_DAYS before to DATE_AFTER_DAYS after), else 0.0. A month named
+    alone matches that month of any year, or the first two weeks of the next."""
+    hit = np.zeros(len(created_at), dtype=bool)
+    for when in dates:
+        if when.granularity == "month alone":
+            months = np.array([datetime.fromtimestamp(t).month for t in created_at])
+            earlier = np.array([datetime.fromtimestamp(t - DATE_AFTER_DAYS["month"] * DAY_SECONDS).month for t in created_at])
+            hit |= (months == when.month) | (earlier == when.month)
+        else:
+            low = when.start - DATE_BEFORE_DAYS * DAY_SECONDS
+            high = when.end + DATE_AFTER_DAYS[when.granularity] * DAY_SECONDS
+            hit |= (created_at >= low) & (created_at <= high)
+    return hit.astype(np.float64)
+
+
+def asks_when(query: str) -> bool:
+    """Whether ``query`` asks for a time: "When did...", "What year...", "How long ago..."."""
+    return bool(_WHEN.search(query))
+
+
+def says_when(text: str) -> bool:
+    """Whether ``text`` places something in time: "yesterday", "last week", "in June"..."""
+    return bool(_RELATIVE_TIME.search(text))
+
+
+def named_speakers(query: str, speakers: set[str], user: str) -> set[str]:
+    """The ``speakers`` that ``query`` names (whole words, any case); a query in the first
+    person ("what did I...") names ``user`` when the user is a speaker."""
+    lower = query.lower()
+    named = {s for s in speakers if s and re.search(rf"\b{re.escape(s.lower())}\b", lower)}
+    if user in speakers and _FIRST_PERSON.search(query):
+        named.add(user)
+    return named
+
+
+def _z(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``values`` z-scored over the entries of ``mask``."""
+    chosen = values[mask]
+    if chosen.size == 0:
+        return np.zeros_like(values)
+    return (values - chosen.mean()) / (chosen.std() + 1e-9)
+
+
+# Ranking ----------------------------------------------------------------------------------
 
 USE_SATURATION = 20
 """Recall count at which the log-scaled use component reaches 1."""
@@ -34,8 +233,8 @@ FEEDBACK_SCALE = 3.0
 @dataclass(frozen=True)
 class Ranking:
     """Weights of the recall score (bot memory design notes, DESIGN.md §5), and the
-    retention parameters it reads. Similarity dominates by default: relevance decides what
-    is recalled, the rest breaks near-ties, so ranking costs retrieval quality nothing on
+    retention parameters it reads. Relevance dominates by default: it decides what is
+    recalled, the rest breaks near-ties, so ranking costs retrieval quality little on
     memories that are all equally fresh, important and unused."""
 
     similarity: float = 0.6
@@ -94,19 +293,18 @@ class Ranking:
 class Recalled:
     """One recalled memory and why.
 
-    score: the ranking score (Ranking.score), or the fused score when ranking is off.
-    fused: the reciprocal-rank fusion score (at most 2/61).
-    similarity: cosine similarity to the query (−1..1), None when only BM25 found it.
-    dense_rank / lexical_rank: 1-based rank in each retriever's list, None when absent.
+    score: the ranking score (Ranking.score), or the relevance when ranking is off.
+    relevance: the sum of the weighted signals (unbounded: z-scores).
+    similarity: cosine similarity of the memory's own vector to the query (−1..1).
+    signals: each weighted signal (lexical, window, turn, speaker, date, when, prior).
     components: the ranking signals (Ranking.components), empty when ranking is off.
     """
 
     memory: Memory
     score: float
-    similarity: float | None
-    dense_rank: int | None
-    lexical_rank: int | None
-    fused: float = 0.0
+    relevance: float
+    similarity: float
+    signals: dict[str, float] = field(default_factory=dict)
     components: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,7 +316,8 @@ class Recalled:
             "date": m.day,
             "created_at": m.created_at,
             "score": round(self.score, 6),
-            "similarity": None if self.similarity is None else round(self.similarity, 4),
+            "relevance": round(self.relevance, 4),
+            "similarity": round(self.similarity, 4),
             "speaker": m.speaker,
             "text": m.text,
             "caption": m.caption,
@@ -127,60 +326,64 @@ class Recalled:
             "tags": m.tags,
             "strength": m.strength,
             "recall_count": m.recall_count,
+            "signals": {k: round(v, 4) for k, v in self.signals.items()},
             "components": {k: round(v, 4) for k, v in self.components.items()},
         }
 
 
-class LexicalIndex:
-    """A BM25 index (bm25s) over memories' ``index_text()``, English stop words removed."""
-
-    def __init__(self, memories: list[Memory]) -> None:
-        import bm25s
-        from bm25s.tokenization import Tokenizer
-
-        self.memories = memories
-        self._tokenizer = Tokenizer(stopwords="en")
-        self._bm25 = bm25s.BM25()
-        if memories:
-            ids = self._tokenizer.tokenize([m.index_text() for m in memories], return_as="ids", show_progress=False)
-            self._bm25.index(ids, show_progress=False)
-
-    def search(self, query: str, n: int, since: float | None = None, kind: str | None = None) -> list[Memory]:
-        """Up to ``n`` memories with a positive BM25 score for ``query``, best first."""
-        if not self.memories:
-            return []
-        import numpy as np
-
-        query_ids = self._tokenizer.tokenize([query], return_as="ids", update_vocab=False, show_progress=False)
-        if not any(query_ids[0]):
-            return []
-        mask = None
-        if since is not None or kind is not None:
-            mask = np.array(
-                [(since is None or m.created_at >= since) and (kind is None or m.kind == kind) for m in self.memories],
-                dtype=np.float32,
-            )
-        docs, scores = self._bm25.retrieve(
-            query_ids, k=min(n, len(self.memories)), show_progress=False, weight_mask=mask, n_threads=0
-        )
-        return [self.memories[int(d)] for d, s in zip(docs[0], scores[0]) if s > 0]
-
-
 class Recaller:
-    """Recalls memories from a store; caches each user's lexical index between writes."""
+    """Recalls memories from a store; keeps each user's loaded index between writes.
 
-    def __init__(self, store: MemoryStore, embedder: Embedder) -> None:
+    ``signals``: the weights (eval turns levers off with ``Signals.without``).
+    """
+
+    def __init__(self, store: MemoryStore, embedder: Embedder, signals: Signals | None = None) -> None:
         self.store = store
         self.embedder = embedder
-        self._lexical: dict[str, tuple[int, LexicalIndex]] = {}
+        self.signals = signals or Signals()
+        self._loaded: dict[str, tuple[int, UserIndex]] = {}
 
-    def lexical_index(self, user: str) -> LexicalIndex:
-        """The BM25 index of ``user``'s active memories, rebuilt when the store changed."""
-        cached = self._lexical.get(user)
+    def index(self, user: str) -> UserIndex:
+        """``user``'s recall index, loaded again when the store may have changed."""
+        cached = self._loaded.get(user)
         if cached is None or cached[0] != self.store.generation:
-            cached = (self.store.generation, LexicalIndex(self.store.memories(user=user, archived=False, ended=False)))
-            self._lexical[user] = cached
+            loaded = self.store.recall_index(user, self.embedder.embed)
+            cached = (self.store.generation, loaded)
+            self._loaded[user] = cached
         return cached[1]
+
+    def scores(self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray) -> dict[str, np.ndarray]:
+        """Each weighted signal of every memory of ``index`` for ``query`` (embedded as
+        ``vector``); z-scores are taken over the memories of ``mask`` (those the query may
+        return)."""
+        w = self.signals
+        out: dict[str, np.ndarray] = {}
+        lexical = np.zeros(len(index))
+        match = match_query(query) if w.lexical else ""
+        if match:
+            position = {int(r): i for i, r in enumerate(index.rowids)}
+            with self.store.transaction():
+                found = self.store.sidecar.index.lexical(match, (OWN_WEIGHT, w.context, DAY_WEIGHT))
+            for rowid, score in found.items():
+                if rowid in position:
+                    lexical[position[rowid]] = score
+        out["lexical"] = w.lexical * _z(lexical, mask)
+        out["window"] = w.window * _z(index.window @ vector, mask)
+        out["turn"] = w.turn * _z(index.turn @ vector, mask)
+        speakers = {s for s in index.speakers if s}  # notes, facts and summaries have no speaker
+        named = named_speakers(query, speakers, user)
+        said = np.array([s in named for s in index.speakers], dtype=np.float64)
+        out["speaker"] = w.speaker * said if 0 < len(named) < len(speakers) else np.zeros(len(index))
+        out["date"] = w.date * date_hits(query_dates(query), index.created_at) if w.date else np.zeros(len(index))
+        out["when"] = w.when * np.array([says_when(t) for t in index.texts], dtype=np.float64) if w.when and asks_when(query) else np.zeros(len(index))
+        lengths = np.log1p([len(t) for t in index.texts])
+        out["prior"] = (
+            w.length * _z(lengths, np.ones(len(index), dtype=bool))
+            + w.question * np.array([t.strip().endswith("?") for t in index.texts], dtype=np.float64)
+            + w.first * index.first
+            + w.caption * index.caption
+        )
+        return out
 
     def recall(
         self,
@@ -194,35 +397,43 @@ class Recaller:
     ) -> list[Recalled]:
         """The ``k`` memories of ``user`` most relevant to ``query``, best first.
 
-        ``kind`` keeps one kind of memory; ``since`` (unix seconds) keeps memories
-        learned at or after it. Archived (forgotten) memories are never recalled. With a
-        ``ranking``, the fused candidates are re-scored by it at ``now`` (unix seconds).
+        ``kind`` keeps one kind of memory; ``since`` (unix seconds) keeps memories learned
+        at or after it. Archived (forgotten) memories and facts that have ended are never
+        recalled. With a ``ranking``, the best CANDIDATES are re-scored by it at ``now``
+        (unix seconds), with their relevance scaled to 0..1 among them.
         """
         if k <= 0 or not query.strip():
             return []
-        vector = self.embedder.embed_one(query)
+        index = self.index(user)
+        mask = ~index.archived & ~index.ended
+        if kind is not None:
+            mask &= index.kinds == kind
+        if since is not None:
+            mask &= index.created_at >= since
+        if not mask.any():
+            return []
+        vector = np.asarray(self.embedder.embed_one(query), dtype=np.float32)
+        signals = self.scores(query, vector, user, index, mask)
+        similarity = index.turn @ vector
+        total = sum(signals.values())
+        total = np.where(mask, total, -np.inf)
+        order = np.argsort(-total, kind="stable")[: max(k, CANDIDATES) if ranking else k]
+        order = [i for i in order if mask[i]]
         with self.store.transaction():
-            dense = self.store.nearest(vector, max(k, CANDIDATES), user=user, kind=kind, since=since)
-            lexical = self.lexical_index(user).search(query, max(k, CANDIDATES), since=since, kind=kind)
-        fused: dict[str, Recalled] = {}
-        for rank, (memory, distance) in enumerate(dense, start=1):
-            fused[memory.id] = Recalled(memory, 0.0, 1.0 - distance, rank, None, fused=1.0 / (RRF_K + rank))
-        for rank, memory in enumerate(lexical, start=1):
-            hit = fused.get(memory.id)
-            if hit is None:
-                fused[memory.id] = Recalled(memory, 0.0, None, None, rank, fused=1.0 / (RRF_K + rank))
-            else:
-                hit.fused += 1.0 / (RRF_K + rank)
-                hit.lexical_rank = rank
-        best = max((hit.fused for hit in fused.values()), default=1.0)
-        for hit in fused.values():
-            if ranking is None:
-                hit.score = hit.fused
-            else:
-                hit.components = ranking.components(hit.memory, hit.fused / best, now)
+            memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}
+        hits = [
+            Recalled(memories[index.ids[i]], float(total[i]), float(total[i]), float(similarity[i]), {n: float(v[i]) for n, v in signals.items()})
+            for i in order
+            if index.ids[i] in memories
+        ]
+        if ranking is not None and hits:
+            high, low = hits[0].relevance, hits[-1].relevance
+            for hit in hits:
+                relevance = 1.0 if high == low else (hit.relevance - low) / (high - low)
+                hit.components = ranking.components(hit.memory, relevance, now)
                 hit.score = ranking.score(hit.components)
-        ranked = sorted(fused.values(), key=lambda r: (-r.score, -r.fused, r.memory.created_at))
-        return ranked[:k]
+            hits.sort(key=lambda r: (-r.score, -r.relevance, r.memory.created_at))
+        return hits[:k]
 
 
 def roulette(hits: list[Recalled], k: int, rng: random.Random) -> list[Recalled]:

@@ -1,6 +1,6 @@
 """The SQLite database beside the Chroma store: what memcli keeps besides the memories.
 
-It holds the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
+It holds the recall index (``memcli.index``), the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
 DELETE events, old and new text) and the consolidation progress (which turns have been
 through their day's summaries, their session's running memory and fact extraction, and
 which daily summaries and portraits have been folded into the global ones).
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memcli import index
 from memcli.errors import MemcliError
 
 SCHEMA_VERSION = 1
@@ -86,10 +87,12 @@ class Sidecar:
             if version > SCHEMA_VERSION:
                 raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
             with self._db:
-                self._db.executescript(_SCHEMA)
+                self._db.executescript(_SCHEMA + index.SCHEMA)
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
+        self.index = index.RecallIndex(self._db)
+        """The recall index tables."""
 
     def close(self) -> None:
         """Close the connection."""

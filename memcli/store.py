@@ -13,13 +13,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memcli.config import Paths
 from memcli.errors import MemcliError, NotFoundError, StoreLockedError
+from memcli.index import UserIndex
 from memcli.memory import Memory
 from memcli.sidecar import Sidecar
+
+Embed = Callable[[list[str]], list[list[float]]]
 
 COLLECTION = "memories"
 SCHEMA_VERSION = 1
@@ -39,13 +42,17 @@ def _where(**conditions: Any) -> dict[str, Any] | None:
 class MemoryStore:
     """Memories of every user in one cosine-space Chroma collection, filtered by ``user``.
 
+    Every write also updates the recall index in the sidecar (``memcli.index``).
+    ``notice`` receives status lines (the recall index is being rebuilt).
+
     Raises StoreLockedError when the lock is not had within ``lock_timeout`` seconds,
     and MemcliError when the store was written by a newer memcli (schema version).
     """
 
-    def __init__(self, paths: Paths, lock_timeout: float = 30.0) -> None:
+    def __init__(self, paths: Paths, lock_timeout: float = 30.0, notice: Callable[[str], None] | None = None) -> None:
         self.paths = paths
         self.lock_timeout = lock_timeout
+        self.notice = notice or (lambda message: None)
         self._depth = 0
         self._lock: Any = None
         self._client: Any = None
@@ -142,20 +149,30 @@ class MemoryStore:
 
     # writes ---------------------------------------------------------------
 
-    def add(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
-        """Add memories with their embeddings (one vector per memory, same order)."""
-        self._write("add", memories, embeddings)
+    def add(
+        self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]] | None = None
+    ) -> None:
+        """Add memories with their embeddings (one vector per memory, same order).
+        ``windows``: window text → vector for the recall index, when computed ahead."""
+        self._write("add", memories, embeddings, windows)
 
-    def upsert(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
+    def upsert(
+        self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]] | None = None
+    ) -> None:
         """Add memories, or replace the text, embedding and metadata of those whose id is
         already stored (a regenerated summary keeps its id)."""
-        self._write("upsert", memories, embeddings)
+        self._write("upsert", memories, embeddings, windows)
 
-    def _write(self, how: str, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
+    def _write(
+        self, how: str, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]] | None
+    ) -> None:
         if len(memories) != len(embeddings):
             raise ValueError("one embedding per memory")
+        if not memories:
+            return
         with self.transaction():
             self.generation += 1
+            self.sidecar.index.mark_dirty(m.user for m in memories)
             batch = max(1, min(_GET_PAGE, int(self._client.get_max_batch_size())))
             for start in range(0, len(memories), batch):
                 chunk = memories[start : start + batch]
@@ -165,6 +182,7 @@ class MemoryStore:
                     documents=[m.text for m in chunk],
                     metadatas=[m.to_metadata() for m in chunk],
                 )
+            self.sidecar.index.put(memories, embeddings, windows)
 
     def update(self, memories: Sequence[Memory]) -> None:
         """Write back the metadata (not text or embedding) of existing memories."""
@@ -172,7 +190,9 @@ class MemoryStore:
             return
         with self.transaction():
             self.generation += 1
+            self.sidecar.index.mark_dirty(m.user for m in memories)
             self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
+            self.sidecar.index.set_state(memories)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete memories for good: text, metadata and embedding (their history stays)."""
@@ -180,7 +200,10 @@ class MemoryStore:
             return
         with self.transaction():
             self.generation += 1
+            users = {str((m or {}).get("user")) for m in self._col.get(ids=list(ids), include=["metadatas"])["metadatas"]}
+            self.sidecar.index.mark_dirty(users)
             self._col.delete(ids=list(ids))
+            self.sidecar.index.remove(ids, users)
             self.sidecar.unmark_consolidated(ids)
 
     # reads ----------------------------------------------------------------
@@ -201,7 +224,7 @@ class MemoryStore:
         with self.transaction():
             result = self._col.get(ids=[memory_id], include=["documents", "metadatas"])
             if not result["ids"] and len(memory_id) >= 4:
-                matches = [i for i in self._all_ids() if i.startswith(memory_id)]
+                matches = [i for i in self._ids() if i.startswith(memory_id)]
                 if len(matches) > 1:
                     raise NotFoundError(f"memory id prefix {memory_id!r} is ambiguous ({len(matches)} memories)")
                 if matches:
@@ -217,16 +240,6 @@ class MemoryStore:
         with self.transaction():
             result = self._col.get(ids=list(ids), include=["documents", "metadatas"])
         return [Memory.from_chroma(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"])]
-
-    def _all_ids(self) -> list[str]:
-        ids: list[str] = []
-        offset = 0
-        while True:
-            page = self._col.get(include=[], limit=_GET_PAGE, offset=offset)["ids"]
-            ids.extend(page)
-            if len(page) < _GET_PAGE:
-                return ids
-            offset += _GET_PAGE
 
     def memories(
         self, user: str | None = None, kind: str | None = None, archived: bool | None = None, ended: bool | None = None
@@ -288,6 +301,49 @@ class MemoryStore:
                 if len(page) < _GET_PAGE:
                     return sorted(found)
                 offset += _GET_PAGE
+
+    def recall_index(self, user: str, embed: Embed) -> UserIndex:
+        """``user``'s recall index, ready to score: rebuilt from the store first when it is
+        missing, stale or was left dirty by an interrupted write (``notice`` says so), and
+        with every window vector computed by ``embed``."""
+        with self.transaction():
+            index = self.sidecar.index
+            stored = self._ids(user)
+            if index.is_dirty(user) or index.ids(user) != set(stored):
+                if stored:
+                    self.notice(f"rebuilding the recall index of {user} from the store ({len(stored)} memories)")
+                memories, vectors = self._with_embeddings(user)
+                index.rebuild(user, memories, vectors)
+            missing = index.missing_windows(user)
+            if missing:
+                vectors = embed([text for _, text in missing])
+                index.fill_windows({rowid: vector for (rowid, _), vector in zip(missing, vectors)})
+            return index.load(user)
+
+    def _ids(self, user: str | None = None) -> list[str]:
+        """Every id in the store, or ``user``'s."""
+        ids: list[str] = []
+        offset = 0
+        while True:
+            page = self._col.get(where=_where(user=user), include=[], limit=_GET_PAGE, offset=offset)["ids"]
+            ids.extend(page)
+            if len(page) < _GET_PAGE:
+                return ids
+            offset += _GET_PAGE
+
+    def _with_embeddings(self, user: str) -> tuple[list[Memory], list[Any]]:
+        memories: list[Memory] = []
+        vectors: list[Any] = []
+        offset = 0
+        while True:
+            page = self._col.get(
+                where={"user": user}, include=["documents", "metadatas", "embeddings"], limit=_GET_PAGE, offset=offset
+            )
+            memories.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
+            vectors.extend(page["embeddings"])
+            if len(page["ids"]) < _GET_PAGE:
+                return memories, vectors
+            offset += _GET_PAGE
 
     def count(self, user: str | None = None) -> int:
         """How many memories ``user`` has (all users when None)."""

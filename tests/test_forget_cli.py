@@ -310,13 +310,16 @@ def test_recall_explain_prints_every_component(runner: CliRunner, fake_embedder:
     memory = remember(runner, "the lighthouse keeper paints seashells", iso(1), "-i", "0.7")
     remember(runner, "an unrelated note on tax forms", iso(1))
     lines = ok(runner.invoke(app, ["recall", "lighthouse seashells", "--now", iso(3), "--explain", "-k", "1"])).stdout.splitlines()
-    assert len(lines) == 2 and lines[0].startswith(memory) and lines[1].startswith("\t")
-    parts = dict(re.findall(r"([a-z_]+) (-?\d+\.\d+)", lines[1]))
+    assert len(lines) == 3 and lines[0].startswith(memory) and lines[1].startswith("\t") and lines[2].startswith("\t")
+    signals = dict(re.findall(r"([a-z_]+) ([-+]\d+\.\d+)", lines[1]))
+    assert set(signals) == {"relevance", "lexical", "window", "turn", "speaker", "date", "when", "prior"}
+    # the fused relevance is the sum of the weighted signals (each printed to 2 decimals)
+    assert float(signals.pop("relevance")) == pytest.approx(sum(map(float, signals.values())), abs=0.05)
+    parts = dict(re.findall(r"([a-z_]+) (-?\d+\.\d+)", lines[2]))
     assert float(parts["relevance"]) == 1.0
     assert float(parts["importance"]) == pytest.approx(0.7)
     assert float(parts["retention"]) == pytest.approx(math.exp(-2), abs=5e-4)  # t = 2 days, S = 1
     assert float(parts["use"]) == 0.0 and float(parts["recent_penalty"]) == 0.0 and float(parts["feedback"]) == 0.0
-    assert "fused" in parts and "dense #1" in lines[1] and "bm25 #1" in lines[1]
 
 
 def test_recall_sample_is_reproducible_with_the_same_seed(runner: CliRunner, fake_embedder: Any) -> None:

@@ -46,14 +46,15 @@ def test_chat_turns_are_stored_and_recalled_by_ask(runner, memcli_home: Path) ->
 
 
 def test_locomo_conv26_evidence_recall_at_10(runner, locomo_file: Path) -> None:
-    """conv-26's category 1-4 questions through recall: R@10 at least the dense baseline 0.45."""
+    """conv-26's category 1-4 questions through recall: R@10 at least 0.80 (0.84 when measured;
+    the dense baseline of the data README is 0.45), a guard against a broken recall path."""
     result = runner.invoke(app, ["eval", "locomo", str(locomo_file), "--conversation", "conv-26", "--json"])
     _ok(result)
     report = json.loads(result.stdout)
     assert report["conversations"] == ["conv-26"]
     assert report["questions"] >= 140
     assert set(report["per_category"]) == {"1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop"}
-    assert report["overall"]["R@10"] >= 0.45, report["overall"]
+    assert report["overall"]["R@10"] >= 0.80, report["overall"]
     assert report["overall"]["R@5"] <= report["overall"]["R@10"] <= report["overall"]["R@20"]
 
 

@@ -1,67 +1,617 @@
-"""Recall: dense and BM25 candidates fused by reciprocal rank (fake embedder)."""
+"""Recall (``memcli.retrieval``) with the fake embedder: the ranking of what matches, the
+filters, the context column, the speaker, date and when signals, the FTS5 query, the
+levers of ``Signals``, ``recall --explain`` / ``--json`` and ``memcli eval locomo`` on a
+tiny LoCoMo-shaped file."""
 
 from __future__ import annotations
 
+import json
+import re
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from cli_checks import assert_error, ok
+from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
 from memcli.core import Memcli
+from memcli.errors import BadInputError, ExitCode, UsageError
+from memcli.evaluation import clean_evidence
 from memcli.memory import Kind, Memory, stable_id
-from memcli.retrieval import RRF_K
+from memcli.retrieval import (
+    MONTHS,
+    Recalled,
+    Recaller,
+    Signals,
+    _query_stopwords,
+    asks_when,
+    date_hits,
+    match_query,
+    named_speakers,
+    query_dates,
+    says_when,
+)
+
+USER = "ana"
+NOW = datetime(2023, 6, 1, 9, 0).timestamp()
+SIGNAL_NAMES = {"lexical", "window", "turn", "speaker", "date", "when", "prior"}
 
 
-def _memcli() -> Memcli:
+# helpers ------------------------------------------------------------------------------------
+
+
+def make_memcli(notices: list[str] | None = None) -> Memcli:
     paths = resolve_paths()
-    return Memcli(load_settings(paths), paths, clock=lambda: 1_700_000_000.0)
+    return Memcli(load_settings(paths), paths, clock=lambda: NOW, notice=notices.append if notices is not None else None)
 
 
-def _turn(user: str, text: str, created_at: float, kind: str = Kind.TURN.value) -> Memory:
+def at(day: str, minute: int = 0) -> float:
+    """10:00 on ``day`` (YYYY-MM-DD) plus ``minute`` minutes, local time."""
+    return datetime.fromisoformat(f"{day}T10:00:00").timestamp() + 60 * minute
+
+
+def note(text: str, day: str = "2023-05-08", user: str = USER, kind: str = Kind.NOTE.value, minute: int = 0) -> Memory:
     return Memory(
-        id=stable_id(user, text), user=user, kind=kind, text=text, created_at=created_at, day="2023-05-08", source=text[:8]
+        id=stable_id(user, kind, day, text), user=user, kind=kind, text=text,
+        created_at=at(day, minute), day=day, source="test",
     )
 
 
-def test_memory_found_by_both_retrievers_ranks_first(fake_embedder) -> None:
-    memcli = _memcli()
-    memcli._add(
-        [
-            _turn("ana", "I adopted a puppy named Rex last spring", 1.0),
-            _turn("ana", "The weather in Lyon was rainy", 2.0),
-            _turn("ana", "My puppy Rex loves the park", 3.0),
-        ]
-    )
-    hits = memcli.recall("puppy Rex", "ana", k=3)
-    assert {h.memory.text for h in hits[:2]} == {"I adopted a puppy named Rex last spring", "My puppy Rex loves the park"}
-    top = hits[0]
-    assert top.dense_rank is not None and top.lexical_rank is not None
-    assert top.fused == 1 / (RRF_K + top.dense_rank) + 1 / (RRF_K + top.lexical_rank)
-    assert hits[-1].memory.text == "The weather in Lyon was rainy"
+def session(name: str, lines: Sequence[tuple[str, str]], day: str = "2023-05-08", user: str = USER) -> list[Memory]:
+    """The turns of one session, a minute apart, as an import stores them."""
+    return [
+        Memory(
+            id=stable_id(user, name, str(i), text), user=user, kind=Kind.TURN.value, text=text,
+            created_at=at(day, i), day=day, session=name, speaker=speaker, source=f"{name}:{i}",
+        )
+        for i, (speaker, text) in enumerate(lines)
+    ]
 
 
-def test_recall_keeps_to_the_user_kind_and_since(fake_embedder) -> None:
-    memcli = _memcli()
-    memcli._add(
-        [
-            _turn("ana", "tea with grandma", 100.0),
-            _turn("ana", "tea in Kyoto", 200.0, kind=Kind.NOTE.value),
-            _turn("bob", "tea at work", 300.0),
-        ]
-    )
-    assert {h.memory.user for h in memcli.recall("tea", "ana", k=10)} == {"ana"}
-    assert [h.memory.text for h in memcli.recall("tea", "ana", k=10, kind="note")] == ["tea in Kyoto"]
-    assert [h.memory.text for h in memcli.recall("tea", "ana", k=10, since=150.0)] == ["tea in Kyoto"]
+def ranked(memcli: Memcli, query: str, signals: Signals | None = None, user: str = USER, **filters: Any) -> list[Recalled]:
+    """Every memory recall returns for ``query`` by relevance alone, best first."""
+    recaller = Recaller(memcli.store, memcli.embedder, signals)
+    with memcli.store.transaction():
+        return recaller.recall(query, user, k=100, **filters)
+
+
+def texts(hits: Sequence[Recalled]) -> list[str]:
+    return [h.memory.text for h in hits]
+
+
+def recalled(memcli: Memcli, query: str, **options: Any) -> list[str]:
+    return texts(memcli.recall(query, USER, reinforce=False, **options))
+
+
+# 1. recall basics -------------------------------------------------------------------------
+
+
+def test_memory_sharing_the_query_words_ranks_first(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add([
+        note("The weather in Lyon was rainy all week", minute=1),
+        note("I adopted a puppy named Rex last spring", minute=2),
+        note("My sister plays the cello in an orchestra", minute=3),
+        note("We booked a table at the new sushi place", minute=4),
+    ])
+    assert recalled(memcli, "puppy named Rex")[0] == "I adopted a puppy named Rex last spring"
+    assert recalled(memcli, "sister cello orchestra")[0] == "My sister plays the cello in an orchestra"
+
+
+def test_recall_keeps_to_the_user_the_kind_and_since(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add([
+        note("green tea with grandma", day="2023-05-01"),
+        note("green tea in Kyoto", day="2023-05-10", kind=Kind.FACT.value),
+        note("green tea green tea at work", day="2023-05-10", user="bob"),
+    ])
+    assert sorted(recalled(memcli, "green tea")) == ["green tea in Kyoto", "green tea with grandma"]
+    assert recalled(memcli, "green tea", kind="fact") == ["green tea in Kyoto"]
+    assert recalled(memcli, "green tea", since="2023-05-05") == ["green tea in Kyoto"]
+    assert recalled(memcli, "green tea", since=at("2023-05-01")) == recalled(memcli, "green tea")
+    assert texts(memcli.recall("green tea", "bob", reinforce=False)) == ["green tea green tea at work"]
 
 
 def test_recall_returns_at_most_k_best_first(fake_embedder) -> None:
-    memcli = _memcli()
-    memcli._add([_turn("ana", f"note number {i} about gardening", float(i)) for i in range(30)])
-    hits = memcli.recall("gardening", "ana", k=7)
+    memcli = make_memcli()
+    memcli._add([note(f"note number {i} about gardening and {'roses' if i % 3 else 'tulips'}", minute=i) for i in range(30)])
+
+    hits = memcli.recall("gardening tulips", USER, k=7, reinforce=False)
     assert len(hits) == 7
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all("tulips" in h.memory.text for h in hits[:5])  # the ten tulip notes come first
+    by_relevance = ranked(memcli, "gardening tulips")
+    assert len(by_relevance) == 30
+    assert [h.relevance for h in by_relevance] == sorted((h.relevance for h in by_relevance), reverse=True)
+    assert len(memcli.recall("gardening", USER, k=50, reinforce=False)) == 30
 
 
-def test_lexical_index_sees_memories_added_after_it_was_built(fake_embedder) -> None:
-    memcli = _memcli()
-    memcli._add([_turn("ana", "first memory about sailing", 1.0)])
-    assert memcli.recall("sailing", "ana", k=5)[0].memory.text == "first memory about sailing"
-    memcli._add([_turn("ana", "zeppelin ride over the lake", 2.0)])
-    hits = memcli.recall("zeppelin", "ana", k=1)
-    assert hits[0].memory.text == "zeppelin ride over the lake" and hits[0].lexical_rank == 1
+def test_archived_memories_and_ended_facts_are_never_recalled(fake_embedder) -> None:
+    memcli = make_memcli()
+    zeppelin = note("zeppelin ride over the lake")
+    fact = note("Ana flies a zeppelin", kind=Kind.FACT.value)
+    other = note("a boat trip on the river")
+    memcli._add([zeppelin, fact, other])
+    assert {zeppelin.text, fact.text} <= set(recalled(memcli, "zeppelin"))
+
+    zeppelin.archived, zeppelin.archived_at = True, NOW
+    fact.valid_to = NOW
+    memcli.store.update([zeppelin, fact])
+
+    assert recalled(memcli, "zeppelin", k=10) == [other.text]
+    assert recalled(memcli, "zeppelin", kind="fact") == []
+    assert texts(ranked(memcli, "Ana flies a zeppelin")) == [other.text]
+    memcli.restore(zeppelin.id)
+    assert recalled(memcli, "zeppelin")[0] == zeppelin.text
+
+
+def test_empty_query_and_k_below_one_return_nothing_or_fail_as_recall_does(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add([note("a memory about anything")])
+    with pytest.raises(BadInputError):
+        memcli.recall("   ", USER)
+    with pytest.raises(UsageError):
+        memcli.recall("anything", USER, k=0)
+    with pytest.raises(UsageError):
+        memcli.recall("anything", USER, kind="bogus")
+    recaller = Recaller(memcli.store, memcli.embedder)
+    with memcli.store.transaction():
+        assert recaller.recall("", USER) == []
+        assert recaller.recall(" \n", USER) == []
+        assert recaller.recall("anything", USER, k=0) == []
+        assert recaller.recall("anything", USER, k=-3) == []
+        assert len(recaller.recall("anything", USER, k=1)) == 1
+
+
+def test_recall_of_a_user_without_memories_returns_nothing(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add([note("bob's memory", user="bob")])
+    assert memcli.recall("anything", USER) == []
+
+
+# 2. the context column ------------------------------------------------------------------
+
+DOG_QUERY = "What is the name of Ana's dog?"
+DOG_SESSIONS = [
+    ("s1", [
+        ("Bob", "What is your dog called, Ana?"),
+        ("Ana", "Rex."),
+        ("Bob", "Lovely. I spent the whole weekend repairing the roof of our old barn before the storm arrived."),
+    ]),
+    ("s2", [("Ana", "The garden is full of roses this year."), ("Bob", "Bright colours suit a kitchen."), ("Ana", "The kitchen is the heart of the house.")]),
+    ("s3", [("Bob", "I started learning the guitar."), ("Ana", "The price of lessons is high."), ("Bob", "True, but worth it.")]),
+    ("s4", [("Ana", "The end of the film is sad."), ("Bob", "I cried at the end of it too.")]),
+]
+
+
+def test_short_answer_is_recalled_through_its_question_in_the_context_column(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add([t for name, lines in DOG_SESSIONS for t in session(name, lines)])
+    unrelated = {t for _, lines in DOG_SESSIONS for _, t in lines} - {"Rex.", "What is your dog called, Ana?"}
+
+    def above_rex(hits: list[Recalled]) -> set[str]:
+        order = texts(hits)
+        return set(order[: order.index("Rex.")]) & unrelated
+
+    assert above_rex(memcli.recall(DOG_QUERY, USER, k=20, reinforce=False)) == set()
+    with_context = ranked(memcli, DOG_QUERY)
+    assert above_rex(with_context) == set()
+    assert next(h for h in with_context if h.memory.text == "Rex.").signals["lexical"] > 0
+
+    without_context = ranked(memcli, DOG_QUERY, Signals().without("context"))
+    assert above_rex(without_context), "without its context, 'Rex.' shares no word with the query"
+
+
+# 3. the speaker signal --------------------------------------------------------------------
+
+
+def test_query_naming_one_speaker_ranks_that_speakers_turn_first(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains every summer.")]))
+
+    query = "What did Ana say about hiking in the mountains?"
+    hits = ranked(memcli, query)
+    assert texts(hits)[0] == "Hiking is fun."
+    assert {h.memory.speaker: h.signals["speaker"] for h in hits} == {"Ana": Signals().speaker, "Bob": 0.0}
+    assert texts(ranked(memcli, query, Signals().without("speaker")))[0] == "I love hiking in the mountains every summer."
+    assert texts(ranked(memcli, "What did Bob say about hiking?"))[0] == "I love hiking in the mountains every summer."
+
+
+def test_first_person_query_favours_the_users_own_turns(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add(session("chat-1", [
+        (USER, "Hiking is fun."), ("assistant", "I love hiking in the mountains every summer."),
+        (USER, "My sister is visiting next month."), ("assistant", "That sounds lovely, enjoy the visit."),
+    ]))
+
+    query = "What did I say about hiking in the mountains?"
+    hits = ranked(memcli, query)
+    assert texts(hits)[0] == "Hiking is fun."
+    assert {h.memory.text: h.signals["speaker"] for h in hits}["My sister is visiting next month."] == Signals().speaker
+    assert texts(ranked(memcli, query, Signals().without("speaker")))[0] == "I love hiking in the mountains every summer."
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["What did Ana and Bob say about hiking?", "What was said about hiking?", "What did I say about hiking?"],
+    ids=["every speaker", "no speaker", "first person, user not a speaker"],
+)
+def test_speaker_signal_is_off_when_the_query_names_every_speaker_or_none(fake_embedder, query: str) -> None:
+    memcli = make_memcli()
+    memcli._add(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
+    hits = ranked(memcli, query)
+    assert len(hits) == 2
+    assert [h.signals["speaker"] for h in hits] == [0.0, 0.0]
+
+
+def test_speaker_signal_is_off_when_every_speaker_is_named_beside_a_note(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
+    memcli._add([note("Hiking boots are on sale in town.")])
+    hits = ranked(memcli, "What did Ana and Bob say about hiking?")
+    assert [h.signals["speaker"] for h in hits] == [0.0, 0.0, 0.0]
+
+
+def test_named_speakers_matches_whole_names_in_any_case_and_the_first_person() -> None:
+    speakers = {"Ana", "Bob", "zoe", ""}
+    assert named_speakers("what did ANA tell bob?", speakers, "zoe") == {"Ana", "Bob"}
+    assert named_speakers("What did Anastasia and Bobby say?", speakers, "zoe") == set()
+    assert named_speakers("what did I say?", speakers, "zoe") == {"zoe"}
+    assert named_speakers("remind me of my plans", speakers, "zoe") == {"zoe"}
+    assert named_speakers("what did I say?", {"Ana", "Bob"}, "conv-1") == set()
+    assert named_speakers("what did it say?", speakers, "zoe") == set()
+
+
+# 4. match_query ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What is the name of Ana's dog?", '"what" OR "name" OR "ana" OR "dog"'),
+        ("Dog dog DOG dogs", '"dog" OR "dogs"'),
+        ("I x a go to Lyon", '"go" OR "lyon"'),
+        ("is it the", ""),
+        ("?!", ""),
+    ],
+)
+def test_match_query_drops_stop_words_short_words_and_repeats(query: str, expected: str) -> None:
+    assert match_query(query) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_match_query_is_quoted_terms_joined_by_or_that_fts5_accepts(query: str) -> None:
+    match = match_query(query)
+    if not match:
+        return
+    terms = match.split(" OR ")
+    assert all(re.fullmatch(r'"\w\w+"', t) for t in terms)
+    words = [t.strip('"') for t in terms]
+    assert len(set(words)) == len(words)
+    assert not set(words) & _query_stopwords()
+    assert all(w == w.lower() and w in query.lower() for w in words)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5 (own, ctx, day, tokenize = 'porter unicode61')")
+    db.execute("INSERT INTO t VALUES (?, '', '')", (query,))
+    db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()
+
+
+def test_query_of_stop_words_only_still_recalls(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add([note("it is what it is"), note("a puppy named Rex")])
+    hits = memcli.recall("is it the", USER, reinforce=False)
+    assert texts(hits)[0] == "it is what it is"
+    assert all(h.signals["lexical"] == 0.0 for h in hits)
+
+
+# 5. dates in queries ----------------------------------------------------------------------
+
+
+def day(year: int, month: int, dom: int, hour: int = 0) -> float:
+    return datetime(year, month, dom, hour).timestamp()
+
+
+@pytest.mark.parametrize("query", ["What did Ana do on 8 May 2023?", "What happened on May 8, 2023?", "the 8th of May, 2023", "on 8 may 2023"])
+def test_query_dates_reads_a_day(query: str) -> None:
+    [found] = query_dates(query)
+    assert (found.granularity, found.start, found.end) == ("day", day(2023, 5, 8), day(2023, 5, 9) - 1)
+
+
+def test_query_dates_reads_a_month_a_year_and_a_month_alone() -> None:
+    [month] = query_dates("What did Ana do in May 2023?")
+    assert (month.granularity, month.start, month.end) == ("month", day(2023, 5, 1), day(2023, 6, 1) - 1)
+    [december] = query_dates("in December, 2022")
+    assert (december.start, december.end) == (day(2022, 12, 1), day(2023, 1, 1) - 1)
+    [year] = query_dates("Where did Ana travel in 2023?")
+    assert (year.granularity, year.start, year.end) == ("year", day(2023, 1, 1), day(2024, 1, 1) - 1)
+    [june] = query_dates("What did Ana paint in June?")
+    assert (june.granularity, june.month) == ("month alone", 6)
+    [may] = query_dates("What did Ana do in May?")
+    assert (may.granularity, may.month) == ("month alone", 5)
+    assert query_dates("What did Ana do at the lake?") == []
+
+
+@pytest.mark.parametrize("query", ["What may Ana do next?", "May I ask what Rex eats?", "Ana may adopt a cat"])
+def test_may_as_a_verb_is_not_the_month(query: str) -> None:
+    assert query_dates(query) == []
+
+
+def test_day_window_is_one_day_before_to_fourteen_days_after() -> None:
+    [when] = query_dates("8 May 2023")
+    times = [day(2023, 5, 6, 12), day(2023, 5, 7, 12), day(2023, 5, 8, 9), day(2023, 5, 22, 12), day(2023, 5, 23, 12)]
+    assert date_hits([when], np.array(times)).tolist() == [0.0, 1.0, 1.0, 1.0, 0.0]
+
+
+def test_month_window_is_one_day_before_to_fourteen_days_after_its_end() -> None:
+    [when] = query_dates("May 2023")
+    times = [day(2023, 4, 29, 12), day(2023, 4, 30, 12), day(2023, 5, 20), day(2023, 6, 14, 12), day(2023, 6, 15, 12), day(2022, 5, 20)]
+    assert date_hits([when], np.array(times)).tolist() == [0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+
+
+def test_year_window_is_one_day_before_to_thirty_days_after_its_end() -> None:
+    [when] = query_dates("2023")
+    times = [day(2022, 12, 30, 12), day(2022, 12, 31, 12), day(2023, 7, 1), day(2024, 1, 30, 12), day(2024, 1, 31, 12)]
+    assert date_hits([when], np.array(times)).tolist() == [0.0, 1.0, 1.0, 1.0, 0.0]
+
+
+def test_month_alone_matches_that_month_of_any_year_or_two_weeks_into_the_next() -> None:
+    dates = query_dates("in June")
+    times = [day(2021, 6, 3), day(2024, 6, 30, 12), day(2023, 7, 10), day(2023, 7, 20), day(2023, 5, 31, 12)]
+    assert date_hits(dates, np.array(times)).tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
+    assert date_hits([], np.array(times)).tolist() == [0.0] * 5
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    moment=st.dates(min_value=datetime(1990, 1, 1).date(), max_value=datetime(2030, 12, 31).date()),
+    style=st.sampled_from(["{d} {M} {y}", "{M} {d}, {y}", "{d}{th} of {M}, {y}", "on the {d}{th} of {m}. {y}", "{m} {d} {y}"]),
+    offset_days=st.floats(min_value=-0.99, max_value=14.99),
+)
+def test_every_way_of_writing_a_day_reads_the_same_day_and_window(moment: Any, style: str, offset_days: float) -> None:
+    month = MONTHS[moment.month - 1]
+    query = style.format(d=moment.day, th="th", M=month.capitalize(), m=month[:3], y=moment.year)
+    [found] = query_dates(f"What happened {query}?")
+    start = datetime(moment.year, moment.month, moment.day).timestamp()
+    assert (found.granularity, found.start) == ("day", start)
+    inside = start + offset_days * 86400
+    outside = [start - 2 * 86400, (datetime(moment.year, moment.month, moment.day) + timedelta(days=16)).timestamp()]
+    assert date_hits([found], np.array([inside, *outside])).tolist() == [1.0, 0.0, 0.0]
+
+
+def test_query_naming_a_date_ranks_what_was_learned_then_first(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add([note("We went to the beach.", day="2023-03-02"), note("We went to the beach.", day="2023-05-08", minute=1)])
+    hits = ranked(memcli, "Where did we go on 8 May 2023?")
+    assert [h.memory.day for h in hits] == ["2023-05-08", "2023-03-02"]
+    assert [h.signals["date"] for h in hits] == [Signals().date, 0.0]
+    assert [h.signals["date"] for h in ranked(memcli, "Where did we go?")] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["When did Ana adopt Rex?", "what year did Bob move?", "What month was the race?", "Which week did she call?",
+     "How long ago did Ana paint?", "In which year did they meet?", "  When was it?"],
+)
+def test_asks_when_on_questions_about_time(query: str) -> None:
+    assert asks_when(query)
+
+
+@pytest.mark.parametrize("query", ["What did Ana adopt?", "Which city does Bob live in?", "Where did they go when it rained?", "Who won?"])
+def test_asks_when_not_on_other_questions(query: str) -> None:
+    assert not asks_when(query)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I went there yesterday.", "We met last week.", "On Monday I ran.", "It happened in June.", "Back in 2019 I lived there.",
+     "A few days ago.", "I have been busy lately.", "See you next weekend!"],
+)
+def test_says_when_on_texts_that_place_something_in_time(text: str) -> None:
+    assert says_when(text)
+
+
+@pytest.mark.parametrize("text", ["I love dogs.", "I may go.", "The price of lessons is high.", "Rex."])
+def test_says_when_not_on_timeless_texts(text: str) -> None:
+    assert not says_when(text)
+
+
+def test_when_signal_favours_turns_that_say_when_on_when_questions(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add([note("I went hiking in the hills yesterday."), note("I went hiking in the hills with Rex.", minute=1)])
+    hits = ranked(memcli, "When did Ana go hiking in the hills?")
+    assert [(h.memory.text, h.signals["when"]) for h in hits] == [
+        ("I went hiking in the hills yesterday.", Signals().when), ("I went hiking in the hills with Rex.", 0.0),
+    ]
+    assert [h.signals["when"] for h in ranked(memcli, "Where did Ana go hiking?")] == [0.0, 0.0]
+
+
+# 8. Signals.without -----------------------------------------------------------------------
+
+PRIORS = ("length", "question", "first", "caption")
+
+
+@pytest.mark.parametrize("lever", [lever for lever in Signals.LEVERS if lever != "priors"])
+def test_without_a_lever_zeroes_its_weight_only(lever: str) -> None:
+    full, off = Signals(), Signals().without(lever)
+    assert getattr(full, lever) != 0 and getattr(off, lever) == 0
+    assert {n: v for n, v in vars(off).items() if n != lever} == {n: v for n, v in vars(full).items() if n != lever}
+
+
+def test_without_priors_zeroes_the_four_priors() -> None:
+    full, off = Signals(), Signals().without("priors")
+    assert all(getattr(full, n) != 0 and getattr(off, n) == 0 for n in PRIORS)
+    assert {n: v for n, v in vars(off).items() if n not in PRIORS} == {n: v for n, v in vars(full).items() if n not in PRIORS}
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sets(st.sampled_from(Signals.LEVERS)))
+def test_without_several_levers_zeroes_exactly_theirs(levers: set[str]) -> None:
+    off = Signals().without(*levers)
+    names = {n for lever in levers for n in (PRIORS if lever == "priors" else (lever,))}
+    assert {n for n, v in vars(off).items() if v == 0} == names
+
+
+@pytest.mark.parametrize("lever", ["bogus", "Speaker", "length", ""])
+def test_without_an_unknown_lever_raises_value_error(lever: str) -> None:
+    with pytest.raises(ValueError, match="unknown lever"):
+        Signals().without("speaker", lever)
+
+
+def test_a_lever_turned_off_contributes_nothing_to_recall(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add(session("s1", [("Ana", "Hiking is fun yesterday?"), ("Bob", "I love hiking in the mountains."), ("Ana", "My sister plays the cello.")]))
+    query = "When did Ana go hiking on 8 May 2023?"
+    for lever in Signals.LEVERS:
+        signal = "prior" if lever in ("priors",) else lever
+        if lever == "context":
+            continue  # a column weight of the lexical signal, not a signal of its own
+        for hit in ranked(memcli, query, Signals().without(lever)):
+            assert hit.signals[signal] == 0.0, (lever, hit.signals)
+    assert all(any(h.signals[s] != 0.0 for h in ranked(memcli, query)) for s in SIGNAL_NAMES)
+
+
+# 10. recall --explain and --json ----------------------------------------------------------
+
+
+def test_recall_explain_prints_the_relevance_and_every_signal_under_each_result(runner: CliRunner, fake_embedder) -> None:
+    for text in ("I adopted a puppy named Rex", "Rex loves the park", "The weather was rainy"):
+        ok(runner.invoke(app, ["remember", text]))
+    lines = ok(runner.invoke(app, ["recall", "puppy Rex", "--explain", "--no-reinforce"])).stdout.splitlines()
+    results = [i for i, line in enumerate(lines) if not line.startswith("\t")]
+    assert len(results) == 3
+    for i in results:
+        explanation = lines[i + 1]
+        assert explanation.startswith("\trelevance ")
+        for name in SIGNAL_NAMES:
+            assert re.search(rf"\b{name} [+-]\d+\.\d\d\b", explanation), (name, explanation)
+        assert " = " in explanation
+        assert all(f"{name} " in lines[i + 2] for name in ("importance", "retention", "use", "recent_penalty", "feedback"))
+    plain = ok(runner.invoke(app, ["recall", "puppy Rex", "--no-reinforce"])).stdout.splitlines()
+    assert len(plain) == 3 and not any(line.startswith("\t") for line in plain)
+
+
+def test_recall_json_has_relevance_similarity_signals_and_components(runner: CliRunner, fake_embedder) -> None:
+    for text in ("I adopted a puppy named Rex", "The weather was rainy"):
+        ok(runner.invoke(app, ["remember", text]))
+    hits = json.loads(ok(runner.invoke(app, ["recall", "puppy Rex", "--json", "--no-reinforce"])).stdout)
+    assert [h["text"] for h in hits][0] == "I adopted a puppy named Rex"
+    for hit in hits:
+        assert isinstance(hit["relevance"], float) and -1.0 <= hit["similarity"] <= 1.0
+        assert set(hit["signals"]) == SIGNAL_NAMES
+        assert set(hit["components"]) == {"relevance", "importance", "retention", "use", "recent_penalty", "feedback"}
+        assert 0.0 <= hit["components"]["relevance"] <= 1.0
+    assert hits[0]["similarity"] > hits[1]["similarity"]
+
+
+# 9. memcli eval locomo --------------------------------------------------------------------
+
+
+def locomo(tmp_path: Path) -> Path:
+    """Two conversations: conv-a (two sessions, three usable questions of five) and conv-b
+    (one session, two usable questions)."""
+    data = [
+        {
+            "sample_id": "conv-a",
+            "conversation": {
+                "speaker_a": "Ann", "speaker_b": "Bob",
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+                "session_1": [
+                    {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Rex."},
+                    {"speaker": "Bob", "dia_id": "D1:2", "text": "What breed is Rex?"},
+                    {"speaker": "Ann", "dia_id": "D1:3", "text": "A beagle.", "blip_caption": "a photo of a beagle"},
+                ],
+                "session_2_date_time": "10:00 am on 25 May, 2023",
+                "session_2": [
+                    {"speaker": "Bob", "dia_id": "D2:1", "text": "I started pottery classes."},
+                    {"speaker": "Ann", "dia_id": "D2:2", "text": "Pottery sounds relaxing."},
+                ],
+            },
+            "qa": [
+                {"question": "What breed is Ann's puppy?", "answer": "beagle", "evidence": ["D1:3"], "category": 4},
+                {"question": "When did Bob start pottery?", "answer": "May 2023", "evidence": ["D2:1"], "category": 2},
+                {"question": "What did Ann adopt and what breed?", "answer": "a beagle", "evidence": ["D1:1; D1:3"], "category": 1},
+                {"question": "What is Rex?", "answer": "a dog", "evidence": ["D:1", "D9:9", None, "D1"], "category": 4},
+                {"question": "What did Ann adopt?", "answer": "a puppy", "evidence": ["D1:1"], "category": 5},
+            ],
+        },
+        {
+            "sample_id": "conv-b",
+            "conversation": {
+                "session_1_date_time": "9:00 am on 1 June, 2023",
+                "session_1": [
+                    {"speaker": "Cy", "dia_id": "D1:1", "text": "I run marathons."},
+                    {"speaker": "Di", "dia_id": "D1:2", "text": "I prefer swimming in the lake."},
+                ],
+            },
+            "qa": [
+                {"question": "What does Cy run?", "answer": "marathons", "evidence": ["D1:1"], "category": 4},
+                {"question": "Where does Di swim?", "answer": "the lake", "evidence": ["D1:2 D1:1"], "category": 3},
+            ],
+        },
+    ]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def eval_json(runner: CliRunner, path: Path, *args: str) -> dict[str, Any]:
+    return json.loads(ok(runner.invoke(app, ["eval", "locomo", str(path), "--json", *args])).stdout)
+
+
+def test_clean_evidence_splits_combined_entries_and_drops_malformed_and_unknown_ids() -> None:
+    known = {"D1:1", "D1:3", "D2:1"}
+    assert clean_evidence(["D1:1; D1:3", "D2:1 D1:1", "D:1", "D9:9", None, "D1", "", 3], known) == ["D1:1", "D1:3", "D2:1"]
+
+
+def test_eval_locomo_selects_conversations_with_a_repeatable_option(runner: CliRunner, fake_embedder, tmp_path: Path) -> None:
+    path = locomo(tmp_path)
+    one = eval_json(runner, path, "--conversation", "conv-a")
+    assert (one["conversations"], one["questions"]) == (["conv-a"], 3)
+    assert set(one["per_category"]) == {"1 multi-hop", "2 temporal", "4 single-hop"}
+    both = eval_json(runner, path, "--conversation", "conv-b", "--conversation", "conv-a")
+    assert (sorted(both["conversations"]), both["questions"]) == (["conv-a", "conv-b"], 5)
+    everything = eval_json(runner, path)
+    assert (everything["questions"], everything["without"]) == (5, [])
+    for report in (one, both, everything):
+        for row in [*report["per_category"].values(), report["overall"]]:
+            assert 0.0 <= row["R@5"] <= row["R@10"] <= row["R@20"] <= 1.0
+    # every conversation has at most 5 turns: all the evidence is in the top 5
+    assert everything["overall"]["R@5"] == 1.0
+
+
+def test_eval_locomo_rejects_an_unknown_conversation_and_lever(runner: CliRunner, fake_embedder, tmp_path: Path) -> None:
+    path = locomo(tmp_path)
+    line = assert_error(runner.invoke(app, ["eval", "locomo", str(path), "--conversation", "conv-a", "--conversation", "conv-z"]), ExitCode.BAD_INPUT)
+    assert "conv-z" in line
+    line = assert_error(runner.invoke(app, ["eval", "locomo", str(path), "--without", "bogus"]), ExitCode.USAGE)
+    assert "bogus" in line
+
+
+def test_eval_locomo_without_a_lever_reports_it(runner: CliRunner, fake_embedder, tmp_path: Path) -> None:
+    report = eval_json(runner, locomo(tmp_path), "--without", "speaker", "--without", "priors", "--quiet")
+    assert report["without"] == ["speaker", "priors"]
+    assert report["questions"] == 5
+    assert 0.0 <= report["overall"]["R@5"] <= report["overall"]["R@10"] <= report["overall"]["R@20"] <= 1.0
+    table = ok(runner.invoke(app, ["eval", "locomo", str(locomo(tmp_path)), "--without", "speaker"])).stdout
+    assert "R@5" in table and "overall" in table
+
+
+def test_eval_locomo_leaves_the_users_own_store_untouched(runner: CliRunner, fake_embedder, tmp_path: Path) -> None:
+    ok(runner.invoke(app, ["remember", "my own note about pottery"]))
+    before = json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout)
+    stats = json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)
+
+    eval_json(runner, locomo(tmp_path))
+
+    assert json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout) == before
+    assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"] == stats["all_users"] == {"default": 1}
+    assert json.loads(ok(runner.invoke(app, ["list", "-u", "conv-a", "--json"])).stdout) == []
