@@ -46,9 +46,12 @@ class ChatSession:
         self.history_ids: list[str] = []
         self.summary = ""
         self.on_warning = on_warning or (lambda message: None)
+        self._last_turn_at = 0.0
 
     def _store_turn(self, role: str, text: str, tags: list[str] | None = None) -> Memory:
-        now = self.memcli.clock()
+        # Turns keep their order even when the clock stands still (--now): a millisecond apart.
+        now = max(self.memcli.clock(), self._last_turn_at + 0.001)
+        self._last_turn_at = now
         turn = Memory(
             id=new_id(),
             user=self.user,

@@ -236,6 +236,7 @@ def parse_jsonl(path: Path, text: str, user: str) -> list[Memory]:
     lines are skipped.
     """
     memories: list[Memory] = []
+    ties: dict[float, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -252,13 +253,16 @@ def parse_jsonl(path: Path, text: str, user: str) -> list[Memory]:
             raise BadInputError(f"{where}: 'content' is empty")
         moment = parse_time(record.get("timestamp"), where)
         session = record.get("session")
+        # Records with the same timestamp keep the file's order, a millisecond apart.
+        stamp = _timestamp(moment)
+        ties[stamp] = ties.get(stamp, -1) + 1
         memories.append(
             Memory(
                 id=stable_id("jsonl", user, str(record.get("timestamp")), role, content),
                 user=user,
                 kind=Kind.TURN.value,
                 text=content,
-                created_at=_timestamp(moment),
+                created_at=stamp + ties[stamp] / 1000,
                 day=moment.strftime("%Y-%m-%d"),
                 session=str(session) if session is not None else "",
                 speaker=role,

@@ -26,8 +26,9 @@ or an index written by another version of this code is rebuilt from the store.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -64,6 +65,24 @@ CREATE INDEX IF NOT EXISTS recall_by_session ON recall_index (user, session, cre
 CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5 (own, ctx, day, tokenize = 'porter unicode61');
 CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+@contextlib.contextmanager
+def atomic(db: sqlite3.Connection) -> Iterator[None]:
+    """One SQLite transaction around the block (committed at its end, rolled back on any
+    exception), for a connection opened with ``isolation_level=None``, where ``with db:``
+    alone would commit each statement by itself. Inside a transaction already, the block
+    joins it."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def spoken_day(day: str) -> str:
@@ -146,8 +165,9 @@ class RecallIndex:
         return row[0] if row else None
 
     def mark_dirty(self, users: Iterable[str]) -> None:
-        """Mark ``users`` as being written (committed at once, before Chroma is written)."""
-        with self._db:
+        """Mark ``users`` as being written (committed at once, before Chroma is written,
+        unless called inside a transaction)."""
+        with atomic(self._db):
             self._db.executemany("INSERT OR REPLACE INTO index_meta VALUES (?, '1')", [(f"dirty:{u}",) for u in set(users)])
 
     def _clean(self, users: Iterable[str], written: bool = False) -> None:
@@ -178,37 +198,43 @@ class RecallIndex:
         """Index ``memories`` (new or replaced) with their own vectors, refresh the context and
         windows of their sessions, and mark their users clean. ``windows``: window text →
         vector, computed ahead by the caller; a window not found there is left to fill."""
-        windows = windows or {}
-        with self._db:
-            # A user with no rows yet is written whole by this version from the start.
-            users = {m.user for m in memories}
-            new_users = {u for u in users if not self._db.execute("SELECT 1 FROM recall_index WHERE user = ? LIMIT 1", (u,)).fetchone()}
-            for memory, vector in zip(memories, vectors):
-                own = memory.index_text()
-                # A turn with neighbours gets its window from _refresh; a memory alone is its own window.
-                alone = not _has_neighbours(memory.kind, memory.session)
-                self._db.execute(
-                    "INSERT INTO recall_index (memory_id, user, kind, session, speaker, created_at, archived, ended, text,"
-                    " caption, own, window, turn_vector, window_vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT (memory_id) DO UPDATE SET user = excluded.user, kind = excluded.kind,"
-                    " session = excluded.session, speaker = excluded.speaker, created_at = excluded.created_at,"
-                    " archived = excluded.archived, ended = excluded.ended, text = excluded.text, caption = excluded.caption,"
-                    " own = excluded.own, window = excluded.window, turn_vector = excluded.turn_vector,"
-                    " window_vector = excluded.window_vector",
-                    (memory.id, memory.user, memory.kind, memory.session, memory.speaker, memory.created_at,
-                     int(memory.archived), int(memory.valid_to > 0), memory.text, int(bool(memory.caption)), own,
-                     own if alone else "", _blob(vector), _blob(vector) if alone else None),
-                )
-                rowid = self._db.execute("SELECT rowid FROM recall_index WHERE memory_id = ?", (memory.id,)).fetchone()[0]
-                self._db.execute("DELETE FROM lexical WHERE rowid = ?", (rowid,))
-                self._db.execute("INSERT INTO lexical (rowid, own, ctx, day) VALUES (?, ?, '', ?)", (rowid, own, spoken_day(memory.day)))
-            self._refresh({(m.user, m.session) for m in memories if _has_neighbours(m.kind, m.session)}, windows)
-            self._clean(users)
-            self._clean(new_users, written=True)
+        with atomic(self._db):
+            self._put(memories, vectors, windows or {})
+
+    def _put(self, memories: Sequence[Memory], vectors: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]]) -> None:
+        # A user with no rows yet is written whole by this version from the start.
+        users = {m.user for m in memories}
+        new_users = {u for u in users if not self._db.execute("SELECT 1 FROM recall_index WHERE user = ? LIMIT 1", (u,)).fetchone()}
+        for memory, vector in zip(memories, vectors):
+            own = memory.index_text()
+            # A turn with neighbours gets its window from _refresh; a memory alone is its own window.
+            alone = not _has_neighbours(memory.kind, memory.session)
+            self._db.execute(
+                "INSERT INTO recall_index (memory_id, user, kind, session, speaker, created_at, archived, ended, text,"
+                " caption, own, window, turn_vector, window_vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (memory_id) DO UPDATE SET user = excluded.user, kind = excluded.kind,"
+                " session = excluded.session, speaker = excluded.speaker, created_at = excluded.created_at,"
+                " archived = excluded.archived, ended = excluded.ended, text = excluded.text, caption = excluded.caption,"
+                " own = excluded.own, window = excluded.window, turn_vector = excluded.turn_vector,"
+                " window_vector = excluded.window_vector",
+                (memory.id, memory.user, memory.kind, memory.session, memory.speaker, memory.created_at,
+                 int(memory.archived), int(memory.valid_to > 0), memory.text, int(bool(memory.caption)), own,
+                 own if alone else "", _blob(vector), _blob(vector) if alone else None),
+            )
+            rowid = self._db.execute("SELECT rowid FROM recall_index WHERE memory_id = ?", (memory.id,)).fetchone()[0]
+            self._db.execute("DELETE FROM lexical WHERE rowid = ?", (rowid,))
+            self._db.execute("INSERT INTO lexical (rowid, own, ctx, day) VALUES (?, ?, '', ?)", (rowid, own, spoken_day(memory.day)))
+        self._refresh({(m.user, m.session) for m in memories if _has_neighbours(m.kind, m.session)}, windows)
+        self._clean(users)
+        self._clean(new_users, written=True)
 
     def set_state(self, memories: Sequence[Memory]) -> None:
-        """Record that ``memories`` were archived, restored, or (facts) ended; mark their users clean."""
-        with self._db:
+        """Record that ``memories`` were archived, restored, or (facts) ended; mark their users clean.
+
+        An archived turn is no longer recalled, but its words stay in its neighbours'
+        context and windows (the trace a faded memory leaves in what surrounded it) until
+        it is purged, which ``remove`` scrubs."""
+        with atomic(self._db):
             self._db.executemany(
                 "UPDATE recall_index SET archived = ?, ended = ? WHERE memory_id = ?",
                 [(int(m.archived), int(m.valid_to > 0), m.id) for m in memories],
@@ -218,7 +244,7 @@ class RecallIndex:
     def remove(self, ids: Sequence[str], users: Iterable[str]) -> None:
         """Drop memories from the index and refresh their sessions' context and windows, so
         that nothing of a deleted turn survives in its neighbours; mark ``users`` clean."""
-        with self._db:
+        with atomic(self._db):
             sessions: set[tuple[str, str]] = set()
             for memory_id in ids:
                 row = self._db.execute("SELECT rowid, user, session, kind FROM recall_index WHERE memory_id = ?", (memory_id,)).fetchone()
@@ -261,13 +287,13 @@ class RecallIndex:
     def rebuild(self, user: str, memories: Sequence[Memory], vectors: Sequence[Sequence[float]]) -> None:
         """Replace ``user``'s rows with ``memories`` (read from the store) and their vectors;
         windows are left to fill."""
-        with self._db:
+        with atomic(self._db):
             self._db.execute("DELETE FROM lexical WHERE rowid IN (SELECT rowid FROM recall_index WHERE user = ?)", (user,))
             # Rows no memory owns (left by a crash of older code, or written by hand) would weigh in BM25.
             self._db.execute("DELETE FROM lexical WHERE rowid NOT IN (SELECT rowid FROM recall_index)")
             self._db.execute("DELETE FROM recall_index WHERE user = ?", (user,))
+            self._put(memories, vectors, {})
             self._clean([user], written=True)
-        self.put(memories, vectors)
 
     # reads --------------------------------------------------------------------------
 
@@ -277,7 +303,7 @@ class RecallIndex:
 
     def fill_windows(self, vectors: Mapping[int, Sequence[float]]) -> None:
         """Store computed window vectors by rowid."""
-        with self._db:
+        with atomic(self._db):
             self._db.executemany("UPDATE recall_index SET window_vector = ? WHERE rowid = ?", [(_blob(v), r) for r, v in vectors.items()])
 
     def load(self, user: str) -> UserIndex:
@@ -311,9 +337,14 @@ class RecallIndex:
             window=matrix(11),
         )
 
-    def lexical(self, match: str, weights: tuple[float, float, float]) -> dict[int, float]:
-        """Rowid → BM25 score (higher is better) of the rows that match the FTS5 query
-        ``match``, with per-column weights (own, context, day)."""
+    def lexical(self, match: str, weights: tuple[float, float, float], user: str) -> dict[int, float]:
+        """Rowid → BM25 score (higher is better) of ``user``'s rows that match the FTS5
+        query ``match``, with per-column weights (own, context, day). The BM25 statistics
+        (IDF, mean length) are those of the whole table, every user's rows."""
         own, ctx, day = weights
-        rows = self._db.execute(f"SELECT rowid, bm25(lexical, {own}, {ctx}, {day}) FROM lexical WHERE lexical MATCH ?", (match,))
+        rows = self._db.execute(
+            f"SELECT lexical.rowid, bm25(lexical, {own}, {ctx}, {day}) FROM lexical JOIN recall_index AS r"
+            " ON r.rowid = lexical.rowid WHERE lexical MATCH ? AND r.user = ?",
+            (match, user),
+        )
         return {rowid: -score for rowid, score in rows}

@@ -1,7 +1,9 @@
 """Recall: score every memory of the user for a query, keep the best, rank them.
 
-The score of a memory is a weighted sum of signals (CombSUM of z-scores, Fox & Shaw
-1994), each z-scored over the user's memories that the query may return:
+The score of a memory is a weighted sum of signals (CombSUM, Fox & Shaw 1994). The
+lexical and dense scores are z-scored over the user's memories that the query may return;
+speaker, date and when are 0 or 1 before weighting; the length prior is z-scored over all
+the user's memories:
 
 - *lexical*: SQLite FTS5 BM25 (Porter stemming, English stop words dropped from the
   query) over the memory's own text, its context (the two previous turns of its session
@@ -10,7 +12,8 @@ The score of a memory is a weighted sum of signals (CombSUM of z-scores, Fox & S
   with its previous and next turn) and *turn*, with its own vector (MemoryBank's dense
   retrieval, §2.2; all-MiniLM-L6-v2 by default);
 - *speaker*: the memory was said by someone the query names (first-person queries name
-  the user); *date*: it was learned within the window of a date the query writes
+  the user), or by no one (a note, a fact, a summary); off when the query names no
+  speaker or every one; *date*: it was learned within the window of a date the query writes
   ("in May 2023"); *when*: the query asks when, and the memory says "yesterday", "last
   week", a weekday...;
 - *prior*, independent of the query: longer turns, turns that are not questions, the
@@ -363,7 +366,7 @@ class Recaller:
         if match:
             position = {int(r): i for i, r in enumerate(index.rowids)}
             with self.store.transaction():
-                found = self.store.sidecar.index.lexical(match, (OWN_WEIGHT, w.context, DAY_WEIGHT))
+                found = self.store.sidecar.index.lexical(match, (OWN_WEIGHT, w.context, DAY_WEIGHT), user)
             for rowid, score in found.items():
                 if rowid in position:
                     lexical[position[rowid]] = score
@@ -372,7 +375,8 @@ class Recaller:
         out["turn"] = w.turn * _z(index.turn @ vector, mask)
         speakers = {s for s in index.speakers if s}  # notes, facts and summaries have no speaker
         named = named_speakers(query, speakers, user)
-        said = np.array([s in named for s in index.speakers], dtype=np.float64)
+        # A memory with no speaker (a note, a fact, a summary) is not pushed below the named speakers' turns.
+        said = np.array([s in named or not s for s in index.speakers], dtype=np.float64)
         out["speaker"] = w.speaker * said if 0 < len(named) < len(speakers) else np.zeros(len(index))
         out["date"] = w.date * date_hits(query_dates(query), index.created_at) if w.date else np.zeros(len(index))
         out["when"] = w.when * np.array([says_when(t) for t in index.texts], dtype=np.float64) if w.when and asks_when(query) else np.zeros(len(index))

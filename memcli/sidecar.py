@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli import index
+from memcli.index import atomic
 from memcli.errors import MemcliError
 
 SCHEMA_VERSION = 1
@@ -86,9 +87,8 @@ class Sidecar:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
-            with self._db:
-                self._db.executescript(_SCHEMA + index.SCHEMA)
-                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._db.executescript(_SCHEMA + index.SCHEMA)
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
         self.index = index.RecallIndex(self._db)
@@ -107,7 +107,7 @@ class Sidecar:
             (e.memory_id, e.user, e.kind, e.event, e.old_text, e.new_text, e.at, json.dumps(e.source_ids), e.related_id)
             for e in entries
         ]
-        with self._db:
+        with atomic(self._db):
             self._db.executemany(
                 "INSERT OR IGNORE INTO history (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -139,7 +139,7 @@ class Sidecar:
     def mark_consolidated(self, user: str, stage: str, item_ids: Sequence[str], at: float, status: str = DONE) -> None:
         """Record that ``item_ids`` went through consolidation ``stage`` at ``at`` (unix
         seconds): ``done``, or ``skipped`` when the model's output stayed invalid."""
-        with self._db:
+        with atomic(self._db):
             self._db.executemany(
                 "INSERT OR REPLACE INTO consolidated (user, stage, item_id, status, at) VALUES (?, ?, ?, ?, ?)",
                 [(user, stage, item_id, status, at) for item_id in item_ids],
@@ -152,7 +152,7 @@ class Sidecar:
 
     def unmark_consolidated(self, item_ids: Sequence[str], stage: str | None = None) -> None:
         """Forget the consolidation progress of ``item_ids`` (in ``stage``, or in every stage)."""
-        with self._db:
+        with atomic(self._db):
             if stage is None:
                 self._db.executemany("DELETE FROM consolidated WHERE item_id = ?", [(i,) for i in item_ids])
             else:

@@ -536,3 +536,85 @@ def test_recall_prints_the_rebuild_notice_on_stderr_and_nothing_with_quiet(runne
     quiet = ok(runner.invoke(app, ["recall", "puppy Rex", "--quiet", "--json", "--no-reinforce"]))
     assert quiet.stderr == ""
     assert {hit["id"] for hit in json.loads(quiet.stdout)} == ids
+
+
+# interrupted index writes are atomic; ties in time keep their order -------------------------
+
+
+def test_a_rebuild_interrupted_midway_leaves_the_user_dirty_and_is_redone(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    notices: list[str] = []
+    memcli = populated(notices)
+    memcli.paths.database.unlink()
+    original = RecallIndex._refresh
+    calls: list[int] = []
+
+    def killed(index: RecallIndex, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # Ctrl-C during the rebuild
+        return original(index, *args, **kwargs)
+
+    monkeypatch.setattr(RecallIndex, "_refresh", killed)
+    with pytest.raises(KeyboardInterrupt):
+        recall_ids(memcli, "puppy")
+    notices.clear()
+    # nothing half-written: no rows at all, so the next recall rebuilds again, whole
+    assert sql(memcli, "SELECT count(*) FROM recall_index")[0][0] == 0
+    assert recall_ids(memcli, "zeppelin")
+    rebuilt(notices, 8)
+    assert_index_matches_store(memcli, filled=True)
+    assert "" not in [r["window"] for r in rows(memcli).values() if r["kind"] == Kind.TURN.value]
+
+
+def test_a_put_that_fails_midway_writes_no_row(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    memcli = make_memcli()
+    memcli._add(session("s1"))
+
+    def broken(index: RecallIndex, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(RecallIndex, "_refresh", broken)
+    with memcli.store.transaction(), pytest.raises(RuntimeError):
+        memcli.store.sidecar.index.put(session("s2", [("Bob", "A new turn."), ("Ana", "Another.")]), [embedding("a"), embedding("b")])
+    assert sql(memcli, "SELECT count(*) FROM recall_index")[0][0] == len(LINES)
+    assert sql(memcli, "SELECT count(*) FROM lexical")[0][0] == len(LINES)
+
+
+def test_jsonl_turns_with_the_same_timestamp_keep_the_files_order(runner: CliRunner, fake_embedder: FakeEmbedder, tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    path.write_text(
+        "\n".join(json.dumps({"role": s, "content": t, "timestamp": "2023-05-08T10:00:00", "session": "s1"}) for s, t in LINES),
+        encoding="utf-8",
+    )
+    ok(runner.invoke(app, ["import", str(path)]))
+    memcli = make_memcli()
+    recall_ids(memcli, "puppy", "default")
+    ordered = [r[0] for r in sql(memcli, "SELECT text FROM recall_index WHERE user = 'default' ORDER BY created_at, memory_id")]
+    assert ordered == [text for _, text in LINES]
+    by_text = {r["own"]: r for r in rows(memcli, "default").values()}
+    assert by_text["Ana: I adopted a puppy named Rex."]["ctx"] == "Bob: What breed is your puppy?"
+
+
+def test_chat_turns_under_a_standing_clock_keep_their_order(fake_embedder: FakeEmbedder, fake_model: Any) -> None:
+    from memcli.chat import ChatSession
+
+    memcli = make_memcli()
+    chat = ChatSession(memcli, USER)
+    for text in ("first words", "second words", "third words"):
+        chat.respond(text, lambda piece: None)
+    turns = sorted(stored(memcli), key=lambda m: m.created_at)
+    users_turns = [m.text for m in turns if m.speaker == USER]
+    assert users_turns == ["first words", "second words", "third words"]
+    assert len({m.created_at for m in turns}) == len(turns)
+
+
+def test_lexical_matches_only_the_users_rows(fake_embedder: FakeEmbedder) -> None:
+    memcli = populated([])
+    memcli._add([note("Ana's puppy is not my puppy", user="bob")])
+    with memcli.store.transaction():
+        index = memcli.store.sidecar.index
+        for_ana = index.lexical("puppy", (1.0, 1.0, 1.0), USER)
+        for_bob = index.lexical("puppy", (1.0, 1.0, 1.0), "bob")
+    owners = dict(sql(memcli, "SELECT rowid, user FROM recall_index"))
+    assert for_ana and {owners[r] for r in for_ana} == {USER}
+    assert len(for_bob) == 1 and {owners[r] for r in for_bob} == {"bob"}

@@ -615,3 +615,13 @@ def test_eval_locomo_leaves_the_users_own_store_untouched(runner: CliRunner, fak
     assert json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout) == before
     assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"] == stats["all_users"] == {"default": 1}
     assert json.loads(ok(runner.invoke(app, ["list", "-u", "conv-a", "--json"])).stdout) == []
+
+
+def test_a_first_person_query_does_not_push_notes_below_the_users_turns(fake_embedder) -> None:
+    memcli = make_memcli()
+    memcli._add(session("chat-1", [(USER, "The weather is grey today."), ("assistant", "Grey days are calm.")]))
+    memcli._add([note("Sister's name: Mila.")])
+    hits = {h.memory.text: h for h in ranked(memcli, "what is my sister's name?")}
+    assert hits["The weather is grey today."].signals["speaker"] > 0
+    assert hits["Sister's name: Mila."].signals["speaker"] == hits["The weather is grey today."].signals["speaker"]
+    assert hits["Grey days are calm."].signals["speaker"] == 0.0
