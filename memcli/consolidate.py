@@ -156,7 +156,8 @@ def date_words(timestamp: float) -> str:
 
 
 FIRST_AND_SECOND_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you", "your", "yours"})
-_SPEAKER_LABEL = re.compile(r"(?m)^\s*[\w .'-]{1,40}:\s")
+_SPEAKER_LABEL = re.compile(r"(?m)^[\s\[(*\"]*[\w .'-]{1,40}[\])*\"]*:(\s|$)")
+MIN_STATEMENT_WORDS = 2
 
 
 def statement_problem(text: str) -> str | None:
@@ -165,6 +166,8 @@ def statement_problem(text: str) -> str | None:
     a question instead of summarising."""
     if _SPEAKER_LABEL.search(text):
         return "it is a transcript line, not a statement"
+    if len(re.findall(r"\w+", text)) < MIN_STATEMENT_WORDS:
+        return f"it has fewer than {MIN_STATEMENT_WORDS} words, not a statement"
     if "?" in text:
         return "it is a question, not a statement"
     if FIRST_AND_SECOND_PERSON.intersection(re.findall(r"\w+", text.lower())):

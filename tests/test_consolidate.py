@@ -453,6 +453,12 @@ def test_mentions_tells_a_person_spoken_of_from_the_person_addressed(text: str, 
     [
         ("Ana adopted a puppy named Rex.", None),
         ("Mel: I ran a race.", "transcript line"),
+        # what the embedded model wrote on LoCoMo conv-26, and the guard once let through
+        ("Melanie:", "transcript line"),
+        ("Melanie]: Wow!", "transcript line"),
+        ("(Caroline): Mel ran a race.", "transcript line"),
+        ("Melanie ran.", None),
+        ("Melanie!", "fewer than 2 words"),
         ("Ana asked whether Rex likes parks?", "question"),
         ("We adopted a puppy.", "third person"),
         ("Ana told me about Rex.", "third person"),
