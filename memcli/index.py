@@ -43,6 +43,13 @@ CONTEXT_BEFORE, CONTEXT_AFTER = 2, 1
 WINDOW_BEFORE, WINDOW_AFTER = 1, 1
 """Turns of the same session embedded with a memory in its window vector."""
 
+LEXICAL_SQL = (
+    "SELECT lexical.rowid, bm25(lexical, {own}, {ctx}, {day}) FROM lexical CROSS JOIN recall_index AS r"
+    " ON r.rowid = lexical.rowid WHERE lexical MATCH ? AND r.user = ?"
+)
+"""BM25 of one user's matching rows. CROSS JOIN fixes the join order: the full-text query
+runs once, then each match is looked up by rowid (a plain JOIN lets SQLite run it per row)."""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_index (
     rowid INTEGER PRIMARY KEY,
@@ -340,11 +347,10 @@ class RecallIndex:
     def lexical(self, match: str, weights: tuple[float, float, float], user: str) -> dict[int, float]:
         """Rowid → BM25 score (higher is better) of ``user``'s rows that match the FTS5
         query ``match``, with per-column weights (own, context, day). The BM25 statistics
-        (IDF, mean length) are those of the whole table, every user's rows."""
+        (IDF, mean length) are those of the whole table, every user's rows.
+
+        The CROSS JOIN keeps SQLite from scanning the user's rows and running the full-text
+        query once for each (33 ms instead of 1 ms for 600 turns); see ``LEXICAL_SQL``."""
         own, ctx, day = weights
-        rows = self._db.execute(
-            f"SELECT lexical.rowid, bm25(lexical, {own}, {ctx}, {day}) FROM lexical JOIN recall_index AS r"
-            " ON r.rowid = lexical.rowid WHERE lexical MATCH ? AND r.user = ?",
-            (match, user),
-        )
+        rows = self._db.execute(LEXICAL_SQL.format(own=float(own), ctx=float(ctx), day=float(day)), (match, user))
         return {rowid: -score for rowid, score in rows}
