@@ -289,7 +289,7 @@ def remember(
 def recall(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     k: Annotated[int, typer.Option("-k", help="How many memories.")] = 10,
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind: turn, note, fact, event_daily, ...")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind. Default: turns, notes, facts and daily event summaries; portraits, the global event summary and the running memory only when asked for (portrait_daily, portrait_global, event_global, running_summary).")] = None,
     since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
     no_reinforce: Annotated[bool, typer.Option("--no-reinforce", help="Do not count these memories as recalled.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show each component of every score.")] = False,

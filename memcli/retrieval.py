@@ -40,11 +40,20 @@ from memcli.config import Settings
 from memcli.embedding import Embedder
 from memcli.forgetting import UNIT_SECONDS, retention
 from memcli.index import UserIndex
-from memcli.memory import Memory
+from memcli.memory import Kind, Memory
 from memcli.store import MemoryStore
 
 CANDIDATES = 50
 """How many of the best-scored memories the weighted ranking re-scores."""
+
+RECALLED_KINDS = (Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value, Kind.EVENT_DAILY.value)
+"""What recall returns when no kind is asked for: turns, notes, facts and daily event
+summaries (MemoryBank's memory pieces are "each turn and each event summary"; Mem0's are
+facts). The global portrait, the global event summary and the running memory go into
+every chat and ask prompt whole (``Memcli.consolidated``), and the daily portraits are the
+material of the global one, so recalling them would spend the prompt's few recall slots
+on repeats: on LoCoMo conv-26, consolidated by the embedded model, they took 139 of the
+1,500 top-10 slots of its 150 questions. Asking for their kind still recalls them."""
 
 
 @dataclass(frozen=True)
@@ -401,8 +410,8 @@ class Recaller:
     ) -> list[Recalled]:
         """The ``k`` memories of ``user`` most relevant to ``query``, best first.
 
-        ``kind`` keeps one kind of memory; ``since`` (unix seconds) keeps memories learned
-        at or after it. Archived (forgotten) memories and facts that have ended are never
+        ``kind`` keeps one kind of memory (without it, the ``RECALLED_KINDS``); ``since``
+        (unix seconds) keeps memories learned at or after it. Archived (forgotten) memories and facts that have ended are never
         recalled. With a ``ranking``, the best CANDIDATES are re-scored by it at ``now``
         (unix seconds), with their relevance scaled to 0..1 among them.
         """
@@ -410,8 +419,7 @@ class Recaller:
             return []
         index = self.index(user)
         mask = ~index.archived & ~index.ended
-        if kind is not None:
-            mask &= index.kinds == kind
+        mask &= index.kinds == kind if kind is not None else np.isin(index.kinds, RECALLED_KINDS)
         if since is not None:
             mask &= index.created_at >= since
         if not mask.any():

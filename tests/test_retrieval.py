@@ -120,6 +120,20 @@ def test_recall_keeps_to_the_user_the_kind_and_since(fake_embedder) -> None:
     assert texts(memcli.recall("green tea", "bob", reinforce=False)) == ["green tea green tea at work"]
 
 
+def test_recall_leaves_out_what_every_prompt_carries_unless_its_kind_is_asked_for(fake_embedder) -> None:
+    """Portraits, the global event summary and the running memory are not recalled by
+    default (each prompt has the global ones whole); turns, notes, facts and daily event
+    summaries are; asking for a kind recalls that kind."""
+    memcli = make_memcli()
+    recalled_kinds = {Kind.TURN, Kind.NOTE, Kind.FACT, Kind.EVENT_DAILY}
+    memories = [note(f"green tea ceremony ({kind.value})", kind=kind.value, minute=i) for i, kind in enumerate(Kind)]
+    memcli._add(memories)
+    by_default = {h.memory.kind for h in memcli.recall("green tea ceremony", USER, reinforce=False)}
+    assert by_default == {kind.value for kind in recalled_kinds}
+    for kind in set(Kind) - recalled_kinds:
+        assert recalled(memcli, "green tea ceremony", kind=kind.value) == [f"green tea ceremony ({kind.value})"]
+
+
 def test_recall_returns_at_most_k_best_first(fake_embedder) -> None:
     memcli = make_memcli()
     memcli._add([note(f"note number {i} about gardening and {'roses' if i % 3 else 'tulips'}", minute=i) for i in range(30)])
