@@ -350,7 +350,7 @@ class RecallIndex:
         (IDF, mean length) are those of the whole table, every user's rows.
 
         The CROSS JOIN keeps SQLite from scanning the user's rows and running the full-text
-        query once for each (33 ms instead of 1 ms for 600 turns); see ``LEXICAL_SQL``."""
+        query once for each (33 ms instead of about 1 ms for 600 turns); see ``LEXICAL_SQL``."""
         own, ctx, day = weights
         rows = self._db.execute(LEXICAL_SQL.format(own=float(own), ctx=float(ctx), day=float(day)), (match, user))
         return {rowid: -score for rowid, score in rows}

@@ -411,15 +411,16 @@ class Recaller:
         """The ``k`` memories of ``user`` most relevant to ``query``, best first.
 
         ``kind`` keeps one kind of memory (without it, the ``RECALLED_KINDS``); ``since``
-        (unix seconds) keeps memories learned at or after it. Archived (forgotten) memories and facts that have ended are never
-        recalled. With a ``ranking``, the best CANDIDATES are re-scored by it at ``now``
-        (unix seconds), with their relevance scaled to 0..1 among them.
+        (unix seconds) keeps memories learned at or after it. Archived (forgotten) memories
+        and facts that have ended are never recalled. With a ``ranking``, the best
+        CANDIDATES are re-scored by it at ``now`` (unix seconds), with their relevance
+        scaled to 0..1 among them.
         """
         if k <= 0 or not query.strip():
             return []
         index = self.index(user)
         mask = ~index.archived & ~index.ended
-        mask &= index.kinds == kind if kind is not None else np.isin(index.kinds, RECALLED_KINDS)
+        mask &= (index.kinds == kind) if kind is not None else np.isin(index.kinds, RECALLED_KINDS)
         if since is not None:
             mask &= index.created_at >= since
         if not mask.any():
