@@ -251,13 +251,8 @@ class MemoryStore:
         valid_to = None if ended is None else ({"$gt": 0.0} if ended else 0.0)
         where = _where(user=user, kind=kind, archived=archived, valid_to=valid_to)
         with self.transaction():
-            offset = 0
-            while True:
-                page = self._col.get(where=where, include=["documents", "metadatas"], limit=_GET_PAGE, offset=offset)
+            for page in self._pages(where, ["documents", "metadatas"]):
                 out.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
-                if len(page["ids"]) < _GET_PAGE:
-                    break
-                offset += _GET_PAGE
         out.sort(key=lambda m: (m.created_at, m.source, m.id))
         return out
 
@@ -294,13 +289,9 @@ class MemoryStore:
         """Every user who has memories, sorted."""
         found: set[str] = set()
         with self.transaction():
-            offset = 0
-            while True:
-                page = self._col.get(include=["metadatas"], limit=_GET_PAGE, offset=offset)["metadatas"]
-                found.update(str(m.get("user")) for m in page if m)
-                if len(page) < _GET_PAGE:
-                    return sorted(found)
-                offset += _GET_PAGE
+            for page in self._pages(None, ["metadatas"]):
+                found.update(str(m.get("user")) for m in page["metadatas"] if m)
+        return sorted(found)
 
     def recall_index(self, user: str, embed: Embed) -> UserIndex:
         """``user``'s recall index, ready to score: rebuilt from the store first when it is
@@ -322,27 +313,24 @@ class MemoryStore:
 
     def _ids(self, user: str | None = None) -> list[str]:
         """Every id in the store, or ``user``'s."""
-        ids: list[str] = []
-        offset = 0
-        while True:
-            page = self._col.get(where=_where(user=user), include=[], limit=_GET_PAGE, offset=offset)["ids"]
-            ids.extend(page)
-            if len(page) < _GET_PAGE:
-                return ids
-            offset += _GET_PAGE
+        return [i for page in self._pages(_where(user=user), []) for i in page["ids"]]
 
     def _with_embeddings(self, user: str) -> tuple[list[Memory], list[Any]]:
         memories: list[Memory] = []
         vectors: list[Any] = []
-        offset = 0
-        while True:
-            page = self._col.get(
-                where={"user": user}, include=["documents", "metadatas", "embeddings"], limit=_GET_PAGE, offset=offset
-            )
+        for page in self._pages({"user": user}, ["documents", "metadatas", "embeddings"]):
             memories.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
             vectors.extend(page["embeddings"])
+        return memories, vectors
+
+    def _pages(self, where: dict[str, Any] | None, include: list[str]) -> Iterator[dict[str, Any]]:
+        """The results of ``_col.get(where=..., include=...)``, ``_GET_PAGE`` memories at a time."""
+        offset = 0
+        while True:
+            page = self._col.get(where=where, include=include, limit=_GET_PAGE, offset=offset)
+            yield page
             if len(page["ids"]) < _GET_PAGE:
-                return memories, vectors
+                return
             offset += _GET_PAGE
 
     def count(self, user: str | None = None) -> int:

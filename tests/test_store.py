@@ -178,6 +178,23 @@ def test_a_store_sees_writes_made_after_its_last_transaction(tmp_path: Path) -> 
         assert reader.count() == 0
 
 
+def test_reads_page_through_more_memories_than_one_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every read that walks the store (memories, users, ids, an index rebuild) sees all
+    memories when they span several pages, the last one full or partial."""
+    monkeypatch.setattr("memcli.store._GET_PAGE", 2)
+    store = MemoryStore(resolve_paths())
+    ana = [memory(f"{i:016x}", f"note {i}", user="ana") for i in range(4)]
+    bob = [memory(f"{i + 10:016x}", f"note {i}", user="bob") for i in range(3)]
+    with store.transaction():
+        store.add(ana + bob, [UNIT] * 7)
+        assert sorted(m.id for m in store.memories()) == sorted(m.id for m in ana + bob)
+        assert store.users() == ["ana", "bob"]
+        assert sorted(store._ids("ana")) == sorted(m.id for m in ana)
+        assert sorted(store._ids()) == sorted(m.id for m in ana + bob)
+        memories, vectors = store._with_embeddings("bob")
+        assert sorted(m.id for m in memories) == sorted(m.id for m in bob) and len(vectors) == 3
+
+
 WRITE_IN_ANOTHER_PROCESS = """
 import sys
 from memcli.config import resolve_paths
