@@ -27,9 +27,11 @@ or an index written by another version of this code is rebuilt from the store.
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import date
 
 import numpy as np
@@ -134,6 +136,21 @@ def batch_windows(memories: Sequence[Memory]) -> list[str]:
     return list(dict.fromkeys(texts))
 
 
+_RELATIVE_TIME = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
+    r"(last|this|next|past|previous|coming|few|couple of|other)\s+(night|nights|day|days|week|weeks|weekend|weekends|"
+    r"month|months|year|years|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|morning|evening|time)|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|june|july|august|september|october|november|december|\d{4})\b",
+    re.I,
+)
+
+
+def says_when(text: str) -> bool:
+    """Whether ``text`` places something in time: "yesterday", "last week", "in June"..."""
+    return bool(_RELATIVE_TIME.search(text))
+
+
 @dataclass
 class UserIndex:
     """One user's rows of the recall index as arrays, in time order (what a query scores).
@@ -157,6 +174,13 @@ class UserIndex:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @cached_property
+    def says_when(self) -> np.ndarray:
+        """1.0 for the memories whose text places something in time (``says_when``), else
+        0.0; worked out once per loaded index, at its first "when" question (about 11 ms
+        for 400 turns), not at every one."""
+        return np.array([says_when(t) for t in self.texts], dtype=np.float64)
 
 
 class RecallIndex:

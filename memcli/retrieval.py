@@ -134,14 +134,6 @@ _WHEN = re.compile(
     r"^\W*(when\b|what (year|month|date|day|week|time)\b|which (year|month|week|day|date)\b|how long ago\b|in which (year|month)\b)",
     re.I,
 )
-_RELATIVE_TIME = re.compile(
-    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
-    r"(last|this|next|past|previous|coming|few|couple of|other)\s+(night|nights|day|days|week|weeks|weekend|weekends|"
-    r"month|months|year|years|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday|morning|evening|time)|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"january|february|march|april|june|july|august|september|october|november|december|\d{4})\b",
-    re.I,
-)
 
 
 @dataclass(frozen=True)
@@ -209,11 +201,6 @@ def date_hits(dates: list[QueryDate], created_at: np.ndarray) -> np.ndarray:
 def asks_when(query: str) -> bool:
     """Whether ``query`` asks for a time: "When did...", "What year...", "How long ago..."."""
     return bool(_WHEN.search(query))
-
-
-def says_when(text: str) -> bool:
-    """Whether ``text`` places something in time: "yesterday", "last week", "in June"..."""
-    return bool(_RELATIVE_TIME.search(text))
 
 
 def named_speakers(query: str, speakers: set[str], user: str) -> set[str]:
@@ -388,7 +375,7 @@ class Recaller:
         said = np.array([s in named or not s for s in index.speakers], dtype=np.float64)
         out["speaker"] = w.speaker * said if 0 < len(named) < len(speakers) else np.zeros(len(index))
         out["date"] = w.date * date_hits(query_dates(query), index.created_at) if w.date else np.zeros(len(index))
-        out["when"] = w.when * np.array([says_when(t) for t in index.texts], dtype=np.float64) if w.when and asks_when(query) else np.zeros(len(index))
+        out["when"] = w.when * index.says_when if w.when and asks_when(query) else np.zeros(len(index))
         lengths = np.log1p([len(t) for t in index.texts])
         out["prior"] = (
             w.length * _z(lengths, np.ones(len(index), dtype=bool))

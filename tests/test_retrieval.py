@@ -25,6 +25,7 @@ from memcli.config import load_settings, resolve_paths
 from memcli.core import Memcli
 from memcli.errors import BadInputError, ExitCode, UsageError
 from memcli.evaluation import clean_evidence
+from memcli.index import says_when
 from memcli.memory import Kind, Memory, stable_id
 from memcli.retrieval import (
     MONTHS,
@@ -37,7 +38,6 @@ from memcli.retrieval import (
     match_query,
     named_speakers,
     query_dates,
-    says_when,
 )
 
 USER = "ana"
@@ -446,6 +446,23 @@ def test_when_signal_favours_turns_that_say_when_on_when_questions(fake_embedder
         ("I went hiking in the hills yesterday.", Signals().when), ("I went hiking in the hills with Rex.", 0.0),
     ]
     assert [h.signals["when"] for h in ranked(memcli, "Where did Ana go hiking?")] == [0.0, 0.0]
+
+
+def test_when_signal_sees_memories_written_after_an_earlier_when_question(fake_embedder) -> None:
+    """What each memory says about time is worked out once per loaded index; a write loads
+    the index again, so the memory it adds is scored too."""
+    memcli = make_memcli()
+    recaller = Recaller(memcli.store, memcli.embedder)
+    memcli._add([note("I went hiking in the hills yesterday.")])
+    question = "When did Ana go hiking in the hills?"
+    with memcli.store.transaction():
+        assert [h.signals["when"] for h in recaller.recall(question, USER, k=10)] == [Signals().when]
+    memcli._add([note("I went hiking in the hills last week.", minute=1)])
+    with memcli.store.transaction():
+        hits = recaller.recall(question, USER, k=10)
+    assert sorted((h.memory.text, h.signals["when"]) for h in hits) == [
+        ("I went hiking in the hills last week.", Signals().when), ("I went hiking in the hills yesterday.", Signals().when),
+    ]
 
 
 # 8. Signals.without -----------------------------------------------------------------------
