@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from memcli import prompts
 from memcli.core import Context, Memcli
-from memcli.errors import StoreLockedError
+from memcli.errors import Interrupted, StoreLockedError
 from memcli.llm import Message
 from memcli.memory import Kind, Memory, day_of, new_id
 from memcli.retrieval import Recalled
@@ -48,6 +48,29 @@ class ChatSession:
         self.on_warning = on_warning or (lambda message: None)
         self._last_turn_at = 0.0
 
+    def state(self) -> dict[str, object]:
+        """The session as ``schema.ChatState`` data: what a client keeps between replies."""
+        return {
+            "user": self.user,
+            "session_id": self.session_id,
+            "model": self.memcli.chat_model.name,
+            "history": [{"role": m.role, "content": m.content, "id": i} for m, i in zip(self.history, self.history_ids)],
+            "summary": self.summary,
+            "last_turn_at": self._last_turn_at,
+        }
+
+    @classmethod
+    def restore(cls, memcli: Memcli, state: dict[str, object], on_warning: Callable[[str], None] | None = None) -> ChatSession:
+        """The session that ``state()`` described, over ``memcli`` (for the next reply)."""
+        session = cls(memcli, str(state["user"]), on_warning)
+        session.session_id = str(state["session_id"])
+        history = list(state.get("history") or [])  # type: ignore[call-overload]
+        session.history = [Message(str(h["role"]), str(h["content"])) for h in history]
+        session.history_ids = [str(h["id"]) for h in history]
+        session.summary = str(state.get("summary") or "")
+        session._last_turn_at = float(state.get("last_turn_at") or 0.0)  # type: ignore[arg-type]
+        return session
+
     def _store_turn(self, role: str, text: str, tags: list[str] | None = None) -> Memory:
         # Turns keep their order even when the clock stands still (--now): a millisecond apart.
         now = max(self.memcli.clock(), self._last_turn_at + 0.001)
@@ -73,8 +96,8 @@ class ChatSession:
     def respond(self, text: str, on_piece: Callable[[str], None]) -> Reply:
         """Store the user's turn, recall, stream the reply through ``on_piece``, store it.
 
-        A KeyboardInterrupt during generation stores the partial reply (tagged
-        ``interrupted``) and is re-raised.
+        A KeyboardInterrupt (or ``Interrupted``: the client went away) during generation
+        stores the partial reply (tagged ``interrupted``) and is re-raised.
         """
         user_turn = self._store_turn("user", text)
         previous = next((m.content for m in reversed(self.history) if m.role == "user"), "")
@@ -101,7 +124,7 @@ class ChatSession:
                         continue
                 pieces.append(piece)
                 on_piece(piece)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             interrupted = True
             raise
         finally:

@@ -1,10 +1,14 @@
-"""The ``memcli`` command line: parse options, call the core, render the result.
+"""The ``memcli`` command line: parse options, send the request, render the result.
 
-No logic lives here. The result of a command goes to stdout (text, or JSON with
-``--json``); status, warnings and progress bars go to stderr, and ``--quiet`` silences
-them. A MemcliError becomes one line on stderr and its exit code (``--debug`` shows the
-traceback). Heavy libraries are imported inside the core, never here, so ``--help`` and
-shell completion stay instant.
+No logic lives here. Every memory command is a request to the memcli service through
+the thin client (``memcli.client``), which starts the service when it is not running and
+runs the request in this process when the service is off or cannot start; either way the
+result is the same ``memcli.schema`` JSON, which ``--json`` prints as it is. The result
+of a command goes to stdout (text, or JSON with ``--json``); status, warnings and
+progress bars go to stderr, and ``--quiet`` silences them. A MemcliError becomes one
+line on stderr and its exit code (``--debug`` shows the traceback). Nothing heavy is
+imported here or on the client path, so ``--help``, shell completion and a request to a
+running service stay fast.
 """
 
 from __future__ import annotations
@@ -93,18 +97,26 @@ def _version(value: bool) -> None:
 @app.callback()
 def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
+    no_service: Annotated[
+        bool, typer.Option("--no-service", help="Run in this process instead of the memcli service (also: MEMCLI_SERVICE=off, or service = \"off\" in the config file).")
+    ] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
 ) -> None:
     """A local-first personal memory assistant: chat, remember, recall. Nothing leaves your machine.
 
-    memcli keeps memories of what you tell it in a local Chroma store, recalls what matters, and answers with a local llama.cpp model.
+    memcli keeps memories of what you tell it in a local Chroma store, recalls what matters, and answers with a local llama.cpp model. Commands go through the memcli service, which keeps the store and the models loaded; it starts on first use and exits when idle.
 
     Example: memcli remember "I moved to Lyon in 2021"
     """
+    _OPTIONS["debug"] = debug
+    _OPTIONS["no_service"] = no_service
 
+
+_OPTIONS: dict[str, bool] = {"debug": False, "no_service": False}
+"""The root options of this invocation, for every command's request."""
 
 UserOpt = Annotated[Optional[str], typer.Option("--user", "-u", help="Whose memories (default: the 'user' setting).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (the schemas are in the man page, JSON OUTPUT).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No status or progress on stderr.")]
 ModelOpt = Annotated[
     Optional[str], typer.Option("--model", "-m", help="GGUF chat model file (default: the 'model' setting, else the embedded Gemma 3 270M).")
@@ -118,15 +130,33 @@ NowOpt = Annotated[
 ]
 
 
-def _memcli(model: str | None = None, now: str | None = None, quiet: bool = False) -> Any:
-    """The library object for this command; its notices (the recall index is being rebuilt)
-    go to stderr unless ``quiet``."""
-    from memcli.config import load_settings, resolve_paths
-    from memcli.core import Memcli, clock_from_env
+def _paths() -> Any:
+    from memcli.paths import resolve_paths
 
-    paths = resolve_paths()
-    clock = clock_from_env({"MEMCLI_NOW": now} if now else None)
-    return Memcli(load_settings(paths, model=model), paths, clock, lambda message: _status(f"memcli: {message}", quiet))
+    return resolve_paths()
+
+
+def _call(
+    verb: str,
+    args: dict[str, Any],
+    quiet: bool = False,
+    now: str | None = None,
+    model: str | None = None,
+    progress: str | None = None,
+    piece: Callable[[str], None] | None = None,
+) -> Any:
+    """Send one request (``memcli.client.call``) and return its JSON result; notices and
+    warnings go to stderr unless ``quiet``, a ``progress`` bar with that label when stderr
+    is a terminal, streamed text to ``piece``."""
+    from memcli.client import Handlers, call
+
+    handlers = Handlers(notice=lambda message: _status(message, quiet), warning=lambda message: _status(message, quiet))
+    if piece is not None:
+        handlers.piece = piece
+    with _progress(progress or verb, quiet if progress else True) as update:
+        if update is not None:
+            handlers.progress = update
+        return call(_paths(), verb, args, handlers, now=now, model=model, no_service=_OPTIONS["no_service"], debug=_OPTIONS["debug"])
 
 
 def _print_json(data: Any) -> None:
@@ -165,23 +195,24 @@ def _read_text(value: str | None, what: str) -> str:
     return sys.stdin.read()
 
 
-def _print_memory_id(memory: Any, json_out: bool) -> None:
-    """A command's result that is one memory: its id, or all its fields with --json."""
+def _print_memory_id(memory: dict[str, Any], json_out: bool) -> None:
+    """A command's result that is one memory: its id, or the whole memory with --json."""
     if json_out:
-        _print_json(memory.to_dict())
+        _print_json(memory)
     else:
-        typer.echo(memory.id)
+        typer.echo(memory["id"])
 
 
-def _memory_line(memory: Any, score: float | None = None) -> str:
-    who = f"{memory.speaker}: " if memory.speaker else ""
-    text = " ".join(memory.text.split())
-    if memory.caption:
-        text += f" [image: {memory.caption}]"
-    fields = [memory.id, memory.day, memory.kind]
-    if score is not None:
-        fields.append(f"{score:.4f}")
-    fields += [memory.source or "-", f"{who}{text}"]
+def _memory_line(memory: dict[str, Any]) -> str:
+    """One memory as a tab-separated line: id, day, kind, [score,] source, text."""
+    who = f"{memory['speaker']}: " if memory["speaker"] else ""
+    text = " ".join(memory["text"].split())
+    if memory["caption"]:
+        text += f" [image: {memory['caption']}]"
+    fields = [memory["id"], memory["day"], memory["kind"]]
+    if "score" in memory:
+        fields.append(f"{memory['score']['score']:.4f}")
+    fields += [memory["source"] or "-", f"{who}{text}"]
     return "\t".join(fields)
 
 
@@ -194,13 +225,11 @@ def chat(user: UserOpt = None, model: ModelOpt = None, now: NowOpt = None, quiet
 
     Example: memcli chat --user alice
     """
-    from memcli.chat import ChatSession
-
-    memcli = _memcli(model, now, quiet)
-    session = ChatSession(memcli, user, on_warning=lambda message: _status(f"memcli: warning: {message}", quiet))
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    memcli.chat_model  # load now, so a bad model fails before the first prompt
-    _status(f"memcli chat as {session.user} ({memcli.chat_model.name}); /help for commands, Ctrl-D to leave", quiet)
+    _status("memcli: loading the chat model...", quiet or not interactive)
+    # Opening the session loads the model now, so a bad model fails before the first prompt.
+    state = _call("chat.open", {"user": user}, quiet, now, model)
+    _status(f"memcli chat as {state['user']} ({state['model']}); /help for commands, Ctrl-D to leave", quiet)
     while True:
         try:
             line = input("you> " if interactive else "")
@@ -216,23 +245,25 @@ def chat(user: UserOpt = None, model: ModelOpt = None, now: NowOpt = None, quiet
             if command == "/help":
                 typer.echo("/recall QUERY   show the memories that match QUERY\n/remember TEXT  store a note\n/exit           leave (or Ctrl-D)")
             elif command == "/recall" and argument.strip():
-                for hit in memcli.recall(argument, session.user, k=memcli.settings.recall_k or 5):
-                    typer.echo(_memory_line(hit.memory, hit.score))
+                for hit in _call("recall", {"query": argument, "user": state["user"], "k": None}, quiet, now):
+                    typer.echo(_memory_line(hit))
             elif command == "/remember" and argument.strip():
-                note, new = memcli.remember(argument, session.user)
-                typer.echo(f"remembered {note.id}" if new else f"already remembered as {note.id}")
+                done = _call("remember", {"text": argument, "user": state["user"]}, quiet, now)
+                typer.echo(f"remembered {done['memory']['id']}" if done["added"] else f"already remembered as {done['memory']['id']}")
             else:
                 typer.echo(f"unknown or incomplete command {text!r}; /help lists them", err=True)
             continue
         if interactive:
             typer.echo("memcli> ", nl=False)
         try:
-            session.respond(text, lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+            reply = _call("chat.respond", {"state": state, "text": text}, quiet, now, model,
+                          piece=lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
         except KeyboardInterrupt:
             typer.echo("")
             break
+        state = reply["state"]
         typer.echo("")
-    _status(f"session {session.session_id} saved", quiet)
+    _status(f"session {state['session_id']} saved", quiet)
 
 
 @app.command()
@@ -246,18 +277,19 @@ def ask(
 ) -> None:
     """Answer one question from your memories, citing the ids of the memories used.
 
+    An empty answer from the model is an error (exit 3).
+
     Example: memcli ask "When did I move to Lyon?" --json
     """
-    memcli = _memcli(model, now, quiet)
-    answer = memcli.ask(_read_text(question, "question"), user)
+    answer = _call("ask", {"question": _read_text(question, "question"), "user": user}, quiet, now, model)
     if json_out:
-        _print_json(answer.to_dict())
+        _print_json(answer)
         return
-    typer.echo(answer.answer)
-    if answer.memories:
+    typer.echo(answer["answer"])
+    if answer["memories"]:
         typer.echo("\nmemories:")
-        for hit in answer.memories:
-            typer.echo(_memory_line(hit.memory, hit.score))
+        for hit in answer["memories"]:
+            typer.echo(_memory_line(hit))
 
 
 @app.command()
@@ -276,13 +308,12 @@ def remember(
 
     Example: echo "My sister's birthday is 4 March" | memcli remember --tag family -i 0.9
     """
-    memcli = _memcli(now=now)
-    note, new = memcli.remember(_read_text(text, "text"), user, importance, tag or [])
+    done = _call("remember", {"text": _read_text(text, "text"), "user": user, "importance": importance, "tags": tag or []}, quiet, now)
     if json_out:
-        _print_json({**note.to_dict(), "new": new})
+        _print_json(done)
         return
-    typer.echo(note.id)
-    _status("remembered" if new else "already remembered", quiet)
+    typer.echo(done["memory"]["id"])
+    _status("remembered" if done["added"] else "already remembered", quiet)
 
 
 @app.command()
@@ -307,16 +338,18 @@ def recall(
 
     Example: memcli recall "sister birthday" -k 5 --explain
     """
-    hits = _memcli(now=now, quiet=quiet).recall(query, user, k=k, kind=kind, since=since, reinforce=not no_reinforce, sample=sample, seed=seed)
+    args = {"query": query, "user": user, "k": k, "kind": kind, "since": since, "reinforce": not no_reinforce, "sample": sample, "seed": seed}
+    hits = _call("recall", args, quiet, now)
     if json_out:
-        _print_json([hit.to_dict() for hit in hits])
+        _print_json(hits)
         return
     for hit in hits:
-        typer.echo(_memory_line(hit.memory, hit.score))
+        typer.echo(_memory_line(hit))
         if explain:
-            signals = "  ".join(f"{name} {value:+.2f}" for name, value in hit.signals.items())
-            parts = "  ".join(f"{name} {value:.3f}" for name, value in hit.components.items())
-            typer.echo(f"\trelevance {hit.relevance:+.2f} = {signals}\n\t{parts}")
+            score = hit["score"]
+            signals = "  ".join(f"{name} {value:+.2f}" for name, value in score["signals"].items())
+            parts = "  ".join(f"{name} {value:.3f}" for name, value in score["components"].items())
+            typer.echo(f"\trelevance {score['relevance']:+.2f} = {signals}\n\t{parts}")
     if not hits:
         _status("no memories found", quiet)
 
@@ -338,14 +371,16 @@ def import_(
 
     Example: memcli import locomo10.json --conversation conv-26
     """
-    memcli = _memcli(now=now)
-    with _progress(f"embedding {file.name}", quiet) as progress:
-        report = memcli.import_file(file, format, user, conversation, progress)
+    args = {"path": os.path.abspath(file.expanduser()), "format": format, "user": user, "conversation": conversation}
+    report = _call("import", args, quiet, now, progress=f"embedding {file.name}")
     if json_out:
-        _print_json(report.to_dict())
+        _print_json(report)
         return
-    users = ", ".join(f"{name} ({count})" for name, count in report.users.items())
-    typer.echo(f"imported {report.added} new memories ({report.skipped} already stored) from {file} as {report.format} for {users} in {report.seconds:.1f} s")
+    users = ", ".join(f"{name} ({count})" for name, count in report["users"].items())
+    typer.echo(
+        f"imported {report['added']} new memories ({report['skipped']} already stored) from {file} as {report['format']} "
+        f"for {users} in {report['duration_seconds']:.1f} s"
+    )
 
 
 @app.command("list")
@@ -361,9 +396,9 @@ def list_(
 
     Example: memcli list --kind note -n 50
     """
-    memories = _memcli().list_memories(user, kind, limit, archived)
+    memories = _call("list", {"user": user, "kind": kind, "limit": limit, "archived": archived}, quiet)
     if json_out:
-        _print_json([m.to_dict() for m in memories])
+        _print_json(memories)
         return
     for memory in memories:
         typer.echo(_memory_line(memory))
@@ -375,12 +410,12 @@ def show(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -
 
     Example: memcli show 3fa2b1c9
     """
-    memory = _memcli().get(memory_id)
+    memory = _call("show", {"id": memory_id}, quiet)
     if json_out:
-        _print_json(memory.to_dict())
+        _print_json(memory)
         return
-    for key, value in memory.to_dict().items():
-        typer.echo(f"{key}: {value}")
+    for key, value in memory.items():
+        typer.echo(f"{key}: {'' if value is None else value}")
 
 
 @app.command()
@@ -389,16 +424,13 @@ def delete(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Delete one memory for good: its text and its embedding.
+    """Delete one memory for good: its text and its embedding. Prints its id (--json: the deleted memory).
 
     Example: memcli delete 3fa2b1c9
     """
-    memory = _memcli().delete(memory_id)
-    if json_out:
-        _print_json({"deleted": memory.id})
-        return
-    typer.echo(memory.id)
-    _status("deleted", quiet)
+    memory = _call("delete", {"id": memory_id}, quiet)
+    _print_memory_id(memory, json_out)
+    _status("deleted", quiet or json_out)
 
 
 @app.command()
@@ -423,18 +455,20 @@ def forget(
 
     Example: memcli forget --dry-run --now 2026-12-01T00:00:00
     """
-    report = _memcli(now=now).forget(user, all_users, stochastic, seed, dry_run, purge)
+    args = {"user": user, "all_users": all_users, "stochastic": stochastic, "seed": seed, "dry_run": dry_run, "purge": purge}
+    report = _call("forget", args, quiet, now)
     if json_out:
-        _print_json(report.to_dict())
+        _print_json(report)
         return
     if dry_run:
-        for v in report.forgotten:
-            preview = " ".join(v.memory.text.split())[:60]
-            typer.echo(f"{v.memory.id}\tR {v.retention:.4f}\tS {v.memory.strength:g}\tt {v.elapsed:.2f}\t{v.memory.kind}\t{preview}")
+        for m in report["memories"]:
+            preview = " ".join(m["text"].split())[:60]
+            seen = m["forgetting"]
+            typer.echo(f"{m['id']}\tR {seen['retention']:.4f}\tS {m['strength']:g}\tt {seen['elapsed_seconds'] / 86400:.2f} d\t{m['kind']}\t{preview}")
     verb = "would forget" if dry_run else "forgot"
     typer.echo(
-        f"examined {report.examined}, {verb} {report.forgotten_count} "
-        f"(archived {report.archived}, purged {report.purged}) in {report.seconds:.2f} s"
+        f"examined {report['examined']}, {verb} {report['forgotten']} "
+        f"(archived {report['archived']}, purged {report['purged']}) in {report['duration_seconds']:.2f} s"
     )
 
 
@@ -461,24 +495,24 @@ def consolidate(
 
     Example: memcli consolidate --dry-run
     """
-    memcli = _memcli(model, now, quiet)
-    with _progress("consolidating", quiet) as progress:
-        report = memcli.consolidate(user, all_users, since, until, dry_run, lambda m: _status(f"memcli: warning: {m}", quiet), progress, retry)
+    args = {"user": user, "all_users": all_users, "since": since, "until": until, "dry_run": dry_run, "retry": retry}
+    report = _call("consolidate", args, quiet, now, model, progress="consolidating")
     if json_out:
-        _print_json(report.to_dict())
+        _print_json(report)
         return
-    if report.nothing_to_do:
+    if report["days"] == report["sessions"] == report["message_pairs"] == report["global_folds"] == 0:
         typer.echo("nothing new to consolidate")
         return
-    units = f"{_count(report.days, 'day')}, {_count(report.sessions, 'session')} and {_count(report.pairs, 'message pair')}"
-    if report.dry_run:
+    units = f"{_count(report['days'], 'day')}, {_count(report['sessions'], 'session')} and {_count(report['message_pairs'], 'message pair')}"
+    if report["dry_run"]:
         typer.echo(f"would consolidate {units}")
         return
+    facts = report["facts"]
     typer.echo(
-        f"consolidated {units} in {report.seconds:.1f} s: {report.summaries} summaries written; facts "
-        f"{report.facts_added} added, {report.facts_updated} updated, {report.facts_deleted} deleted, "
-        f"{report.facts_noop} unchanged, {report.facts_rejected} rejected as ungrounded, "
-        f"{report.facts_deduplicated} duplicates; {report.invalid} invalid model outputs skipped"
+        f"consolidated {units} in {report['duration_seconds']:.1f} s: {report['summaries_written']} summaries written; facts "
+        f"{facts['added']} added, {facts['updated']} updated, {facts['deleted']} deleted, "
+        f"{facts['unchanged']} unchanged, {facts['rejected']} rejected as ungrounded, "
+        f"{facts['deduplicated']} duplicates; {report['invalid_outputs']} invalid model outputs skipped"
     )
 
 
@@ -486,15 +520,17 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _print_texts(memories: list[Any], json_out: bool, quiet: bool, what: str, daily: bool = False) -> None:
-    """Consolidated memories: their text (one per day with its date when ``daily``), or JSON."""
+def _print_texts(found: Any, json_out: bool, quiet: bool, what: str, daily: bool = False) -> None:
+    """Consolidated memories: their text (one per day with its date when ``daily``), or
+    JSON (one memory or null; a list with ``daily``)."""
     if json_out:
-        _print_json([m.to_dict() for m in memories])
+        _print_json(found)
         return
+    memories = found if daily else ([found] if found else [])
     if not memories:
         _status(f"no {what} yet: memcli consolidate writes it", quiet)
     for memory in memories:
-        typer.echo(f"{memory.day}\t{memory.text}" if daily else memory.text)
+        typer.echo(f"{memory['day']}\t{memory['text']}" if daily else memory["text"])
 
 
 @app.command()
@@ -506,9 +542,12 @@ def portrait(
 ) -> None:
     """Show the portrait of you that consolidation wrote: personality traits and emotions.
 
+    With --json: the portrait as one memory, or null before the first consolidation; with --daily, a list.
+
     Example: memcli portrait --daily
     """
-    _print_texts(_memcli().portraits(user, daily), json_out, quiet, "daily portrait" if daily else "portrait", daily)
+    found = _call("portrait", {"user": user, "daily": daily}, quiet)
+    _print_texts(found, json_out, quiet, "daily portrait" if daily else "portrait", daily)
 
 
 @app.command()
@@ -521,12 +560,14 @@ def summary(
 ) -> None:
     """Show the global event summary that consolidation wrote (or one day's, or the running memory).
 
+    With --json: the summary as one memory, or null when there is none yet.
+
     Example: memcli summary --day 2023-05-08
     """
     if day is not None and running:
         raise UsageError("give --day or --running, not both")
     what = f"event summary of {day}" if day else "running memory" if running else "event summary"
-    _print_texts(_memcli().summaries(user, day, running), json_out, quiet, what)
+    _print_texts(_call("summary", {"user": user, "day": day, "running": running}, quiet), json_out, quiet, what)
 
 
 @app.command()
@@ -543,17 +584,15 @@ def history(
 
     Example: memcli history 3fa2b1c9
     """
-    entries = _memcli().history(memory_id, user, limit)
+    entries = _call("history", {"id": memory_id, "user": user, "limit": limit}, quiet)
     if json_out:
-        _print_json([e.to_dict() for e in entries])
+        _print_json(entries)
         return
-    from datetime import datetime
-
     for e in entries:
-        change = e.new_text if e.event == "ADD" else f"{e.old_text} -> {e.new_text or '(deleted)'}"
-        related = f" ({'replaced by' if e.event != 'ADD' else 'replaces'} {e.related_id})" if e.related_id else ""
-        when = datetime.fromtimestamp(e.at).strftime("%Y-%m-%d %H:%M")
-        typer.echo(f"{when}\t{e.event}\t{e.memory_id}\t{' '.join(change.split())}{related}\t{','.join(e.source_ids) or '-'}")
+        change = e["new_text"] if e["event"] == "ADD" else f"{e['old_text']} -> {e['new_text'] or '(deleted)'}"
+        related = f" ({'replaced by' if e['event'] != 'ADD' else 'replaces'} {e['related_id']})" if e["related_id"] else ""
+        when = (e["at"] or "")[:16].replace("T", " ")
+        typer.echo(f"{when}\t{e['event']}\t{e['memory_id']}\t{' '.join(change.split())}{related}\t{','.join(e['source_ids']) or '-'}")
     if not entries:
         _status("no history yet", quiet)
 
@@ -564,7 +603,7 @@ def restore(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False
 
     Example: memcli restore 3fa2b1c9
     """
-    _print_memory_id(_memcli().restore(memory_id), json_out)
+    _print_memory_id(_call("restore", {"id": memory_id}, quiet), json_out)
 
 
 @app.command()
@@ -573,7 +612,7 @@ def pin(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) ->
 
     Example: memcli pin 3fa2b1c9
     """
-    _print_memory_id(_memcli().pin(memory_id, True), json_out)
+    _print_memory_id(_call("pin", {"id": memory_id, "pinned": True}, quiet), json_out)
 
 
 @app.command()
@@ -582,7 +621,7 @@ def unpin(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) 
 
     Example: memcli unpin 3fa2b1c9
     """
-    _print_memory_id(_memcli().pin(memory_id, False), json_out)
+    _print_memory_id(_call("pin", {"id": memory_id, "pinned": False}, quiet), json_out)
 
 
 @app.command()
@@ -598,11 +637,11 @@ def feedback(
     """
     if vote not in ("up", "down"):
         raise UsageError(f"vote must be 'up' or 'down', not {vote!r}")
-    memory = _memcli().feedback(memory_id, 1 if vote == "up" else -1)
+    memory = _call("feedback", {"id": memory_id, "vote": 1 if vote == "up" else -1}, quiet)
     if json_out:
-        _print_json(memory.to_dict())
+        _print_json(memory)
     else:
-        typer.echo(f"{memory.id}\tfeedback {memory.feedback:g}")
+        typer.echo(f"{memory['id']}\tfeedback {memory['feedback']:g}")
 
 
 @app.command()
@@ -611,7 +650,7 @@ def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False, q
 
     Example: memcli stats --json
     """
-    data = _memcli(now=now).stats(user)
+    data = _call("stats", {"user": user}, quiet, now)
     if json_out:
         _print_json(data)
         return
@@ -624,7 +663,7 @@ def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False, q
     for key, value in data.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"
-        typer.echo(f"{key}: {value}")
+        typer.echo(f"{key}: {'-' if value is None else value}")
 
 
 @app.command()
@@ -633,14 +672,88 @@ def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli paths --json
     """
-    from memcli.config import resolve_paths
-
-    data = resolve_paths().as_dict()
+    data = _paths().as_dict()
     if json_out:
         _print_json(data)
         return
     for name, path in data.items():
         typer.echo(f"{name}\t{path}")
+
+
+@app.command()
+def serve(
+    idle: Annotated[Optional[float], typer.Option("--idle", metavar="SECONDS", help="Exit after this long without a request (default: the service_idle setting, 900).")] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run the memcli service in the foreground (for systemd, launchd or a supervisor).
+
+    The service owns the memory store, keeps the embedder, the chat model and each user's recall index loaded, and answers every memcli command of this user over a Unix socket (see memcli paths). Commands start it in the background when it is not running; it exits after service_idle seconds without a request, on SIGTERM, Ctrl-C or memcli service stop. Its log: memcli paths (log_file).
+
+    Example: memcli serve --idle 3600
+    """
+    from memcli.paths import resolve_paths
+    from memcli.service import serve as run
+
+    given = {} if idle is None else {"idle": idle}
+    run(resolve_paths(), ready=lambda line: _status(line, quiet), **given)
+
+
+service_app = typer.Typer(
+    help="Control the memcli service: status, stop, restart.\n\nExample: memcli service status --json",
+    no_args_is_help=True,
+)
+app.add_typer(service_app, name="service")
+
+
+@service_app.command("status")
+def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Show the running service: pid, version, uptime, users loaded, memory, requests served. Exit 7 when it is not running.
+
+    Example: memcli service status
+    """
+    from memcli.client import ServiceClient
+
+    data = ServiceClient(_paths()).status()
+    if json_out:
+        _print_json(data)
+        return
+    for key, value in data.items():
+        if isinstance(value, list):
+            value = ", ".join(value) or "-"
+        typer.echo(f"{key}: {value}")
+
+
+@service_app.command("stop")
+def service_stop(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Stop the running service (requests in flight get a few seconds to finish). Not running is not an error.
+
+    Example: memcli service stop
+    """
+    from memcli.client import ServiceClient
+
+    pid = ServiceClient(_paths()).stop()
+    if json_out:
+        _print_json({"stopped": pid is not None, "pid": pid})
+        return
+    _status(f"memcli service (pid {pid}) stopped" if pid is not None else "memcli service is not running", quiet)
+
+
+@service_app.command("restart")
+def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Stop the service if it runs, and start it again in the background.
+
+    Example: memcli service restart
+    """
+    from memcli.client import ServiceClient
+
+    client = ServiceClient(_paths())
+    client.stop()
+    client.start().close()
+    data = client.status()
+    if json_out:
+        _print_json(data)
+        return
+    _status(f"memcli service (pid {data['pid']}) started", quiet)
 
 
 @eval_app.command("locomo")
@@ -661,12 +774,14 @@ def eval_locomo(
 
     Example: memcli eval locomo locomo10.json --conversation conv-26 --without speaker
     """
+    from memcli.config import load_settings
+    from memcli.core import make_embedder
     from memcli.evaluation import eval_locomo as run
 
-    memcli = _memcli()
+    settings = load_settings(_paths())
     with _progress("eval locomo", quiet) as progress:
         report = run(
-            file, memcli.settings, memcli.embedder, conversation or [],
+            file, settings, make_embedder(settings), conversation or [],
             (lambda stage, d, t: progress(d, t)) if progress else None, ranking, without or [],
         )
     if json_out:

@@ -1,98 +1,22 @@
 """Settings: defaults, then the TOML config file, then ``MEMCLI_*`` environment variables.
 
-Paths come from platformdirs; ``MEMCLI_HOME`` puts config, data and cache under one
-folder (``$MEMCLI_HOME/config``, ``/data``, ``/cache``).
+Paths (``memcli.paths``) come from platformdirs; ``MEMCLI_HOME`` puts config, data,
+state and cache under one folder.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memcli.errors import BadInputError
+from memcli.paths import Paths, home_paths, resolve_paths
 
-APP_NAME = "memcli"
-CONFIG_FILENAME = "config.toml"
+__all__ = ["Paths", "Settings", "home_paths", "load_settings", "resolve_paths"]
 
-
-@dataclass(frozen=True)
-class Paths:
-    """Every file and folder memcli reads or writes."""
-
-    config_dir: Path
-    data_dir: Path
-    cache_dir: Path
-
-    @property
-    def config_file(self) -> Path:
-        """The TOML config file (may not exist)."""
-        return self.config_dir / CONFIG_FILENAME
-
-    @property
-    def store_dir(self) -> Path:
-        """The Chroma PersistentClient directory."""
-        return self.data_dir / "chroma"
-
-    @property
-    def database(self) -> Path:
-        """The SQLite database beside the Chroma store: history and consolidation progress."""
-        return self.data_dir / "memcli.sqlite3"
-
-    @property
-    def lock_file(self) -> Path:
-        """The file lock that serializes store access across processes."""
-        return self.data_dir / "store.lock"
-
-    @property
-    def consolidate_lock(self) -> Path:
-        """The file lock that keeps two consolidation runs from overlapping."""
-        return self.data_dir / "consolidate.lock"
-
-    @property
-    def pending_dir(self) -> Path:
-        """Memories written to disk but not yet in the store (the write-ahead journal)."""
-        return self.data_dir / "pending"
-
-    @property
-    def model_dir(self) -> Path:
-        """Where the embedded default GGUF is assembled on first use."""
-        return self.cache_dir / "models"
-
-    def as_dict(self) -> dict[str, str]:
-        """Name → path, for ``memcli paths``."""
-        return {
-            "config_file": str(self.config_file),
-            "config_dir": str(self.config_dir),
-            "data_dir": str(self.data_dir),
-            "store_dir": str(self.store_dir),
-            "database": str(self.database),
-            "lock_file": str(self.lock_file),
-            "consolidate_lock": str(self.consolidate_lock),
-            "pending_dir": str(self.pending_dir),
-            "cache_dir": str(self.cache_dir),
-            "model_dir": str(self.model_dir),
-        }
-
-
-def resolve_paths(env: dict[str, str] | None = None) -> Paths:
-    """Return memcli's paths: under ``MEMCLI_HOME`` when set, else platformdirs' user dirs."""
-    env = os.environ if env is None else env
-    home = env.get("MEMCLI_HOME")
-    if home:
-        root = Path(home).expanduser()
-        return Paths(root / "config", root / "data", root / "cache")
-    import platformdirs
-
-    return Paths(
-        Path(platformdirs.user_config_dir(APP_NAME)),
-        Path(platformdirs.user_data_dir(APP_NAME)),
-        Path(platformdirs.user_cache_dir(APP_NAME)),
-    )
 
 
 class Settings(BaseModel):
@@ -131,6 +55,8 @@ class Settings(BaseModel):
     summary_grounding: float = Field(0.5, ge=0, le=1, description="share of a summary's content words that must occur in what it summarizes")
     fact_dedup: float = Field(0.92, gt=0, le=1, description="cosine similarity from which a new fact duplicates a stored one")
     query_creator: bool = Field(False, description="rewrite the chat into a search query with the chat model before recalling (for capable models)")
+    service: Literal["auto", "off"] = Field("auto", description="auto: commands go through the memcli service, started on first use; off: every command opens the store itself")
+    service_idle: float = Field(900.0, gt=0, description="seconds without a request after which the service exits")
 
     def decay_for(self, user: str) -> float:
         """The decay constant d of ``user`` (``user_decay``, else ``decay``)."""

@@ -35,18 +35,39 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, StringConstraints
 
 from memcli import prompts
 from memcli.errors import InvalidOutputError
-from memcli.llm import structured_output
+from memcli.llm import ChatModel, structured_output
 from memcli.memory import Kind, Memory, singleton_id, stable_id
 from memcli.sidecar import DONE, SKIPPED, HistoryEntry
 
 if TYPE_CHECKING:
-    from memcli.core import Memcli
+    from memcli.config import Settings
+    from memcli.embedding import Embedder
+    from memcli.store import MemoryStore
+
+
+class MemoryOwner(Protocol):
+    """What consolidation needs of the library object (``memcli.core.Memcli`` is one): the
+    store, the settings, the models, the clock, and the journal to store first."""
+
+    store: MemoryStore
+    settings: Settings
+    clock: Callable[[], float]
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    @property
+    def chat_model(self) -> ChatModel: ...
+
+    def flush_pending(self) -> set[str]: ...
+
+    def initial_strength(self, memory: Memory) -> float: ...
 
 STAGES = ("day", "session", "fact", "global")
 """Consolidation progress is kept per turn for the first three stages, and per daily
@@ -438,7 +459,7 @@ class Consolidator:
     ``warn`` receives one line per skipped unit of work; ``progress`` gets (done, total).
     """
 
-    def __init__(self, memcli: Memcli, warn: Callable[[str], None] | None = None, progress: Progress | None = None) -> None:
+    def __init__(self, memcli: MemoryOwner, warn: Callable[[str], None] | None = None, progress: Progress | None = None) -> None:
         self.memcli = memcli
         self.store = memcli.store
         self.settings = memcli.settings

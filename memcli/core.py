@@ -8,16 +8,17 @@ held by another process loses nothing: the next memcli that gets the store store
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import re
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,13 +27,13 @@ from pydantic import BaseModel, Field
 from memcli import forgetting, prompts
 from memcli.config import Paths, Settings
 from memcli.embedding import Embedder, Progress
-from memcli.errors import BadInputError, InvalidOutputError, NotFoundError, StoreLockedError, UsageError
+from memcli.errors import BadInputError, InvalidOutputError, ModelError, NotFoundError, StoreLockedError, UsageError
 from memcli.importers import parse_file
 from memcli.llm import ChatModel, Message, complete, load_chat_model, structured_output
 from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass, histogram, retention
 from memcli.index import batch_windows
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, singleton_id, stable_id
-from memcli.retrieval import Ranking, Recalled, Recaller, roulette
+from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette
 from memcli.sidecar import HistoryEntry
 from memcli.store import MemoryStore
 
@@ -133,11 +134,12 @@ def parse_since(value: str | None) -> float | None:
         raise UsageError(f"--since: cannot read the date {value!r} (try YYYY-MM-DD)") from None
 
 
-def clock_from_env(env: dict[str, str] | None = None) -> Clock:
+def clock_from_env(env: dict[str, str] | None = None, option: str = "MEMCLI_NOW") -> Clock:
     """``time.time``, or a fixed clock when ``MEMCLI_NOW`` (ISO 8601) is set, so tests and
     simulations can move time without waiting.
 
-    Raises UsageError when MEMCLI_NOW cannot be read.
+    Raises UsageError when MEMCLI_NOW cannot be read; the message names ``option`` (where
+    the value came from: ``--now`` or ``MEMCLI_NOW``).
     """
     value = (os.environ if env is None else env).get("MEMCLI_NOW")
     if not value:
@@ -147,39 +149,108 @@ def clock_from_env(env: dict[str, str] | None = None) -> Clock:
     try:
         fixed = date_parser.isoparse(value).timestamp()
     except (ValueError, OverflowError):
-        raise UsageError(f"MEMCLI_NOW: cannot read {value!r} as an ISO 8601 time") from None
+        raise UsageError(f"{option}: cannot read {value!r} as an ISO 8601 time") from None
     return lambda: fixed
+
+
+_IN_FLIGHT: Counter[str] = Counter()
+"""Ids of the memories this process is writing now (``Memcli.write``), all threads."""
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _writing(ids: Sequence[str]) -> Iterator[None]:
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT.update(ids)
+    try:
+        yield
+    finally:
+        with _IN_FLIGHT_LOCK:
+            _IN_FLIGHT.subtract(ids)
+            for memory_id in ids:
+                if _IN_FLIGHT[memory_id] <= 0:
+                    del _IN_FLIGHT[memory_id]
+
+
+def _in_flight(memory_id: str, pid: int) -> bool:
+    with _IN_FLIGHT_LOCK:
+        return pid == os.getpid() and memory_id in _IN_FLIGHT
+
+
+def _alive_elsewhere(pid: int) -> bool:
+    """Whether ``pid`` is another live process (whose journal files are its own business)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Memcli:
     """memcli's memory: remember, recall, ask, import, list, show, delete, stats.
 
+    One object per command (in-process) or per request (the service), over resources
+    that may be shared: the store, the embedder, the chat model and the recaller (which
+    keeps each user's recall index in memory). What is not given is made from the
+    settings on first use.
+
     Args:
         settings: from ``load_settings``. paths: from ``resolve_paths``.
         clock: returns now in unix seconds. notice: receives status lines (the recall
-            index is being rebuilt from the store).
+            index is being rebuilt from the store); used only when ``store`` is not given.
+        store: a ``MemoryStore`` (the service passes its resident one).
+        embedder: anything with ``embed`` and ``embed_one`` (tests pass a fake).
+        chat_model: a ``ChatModel`` (tests pass a scripted fake; the service a shared one).
+        recaller: a ``Recaller`` over ``store`` (the service keeps one for its lifetime).
+        signals: recall signal weights for a recaller made here (``eval --without``).
     """
 
-    def __init__(self, settings: Settings, paths: Paths, clock: Clock = time.time, notice: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        paths: Paths,
+        clock: Clock = time.time,
+        notice: Callable[[str], None] | None = None,
+        *,
+        store: MemoryStore | None = None,
+        embedder: Embedder | None = None,
+        chat_model: ChatModel | None = None,
+        recaller: Recaller | None = None,
+        signals: Signals | None = None,
+    ) -> None:
         self.settings = settings
         self.paths = paths
         self.clock = clock
-        self.store = MemoryStore(paths, settings.lock_timeout, notice)
+        self.store = store if store is not None else MemoryStore(paths, settings.lock_timeout, notice)
+        self._embedder = embedder
+        self._chat_model = chat_model
+        self._recaller = recaller
+        self._signals = signals
 
-    @cached_property
+    @property
     def embedder(self) -> Embedder:
         """The sentence embedder, loaded on first use."""
-        return make_embedder(self.settings)
+        if self._embedder is None:
+            self._embedder = make_embedder(self.settings)
+        return self._embedder
 
-    @cached_property
+    @property
     def chat_model(self) -> ChatModel:
         """The chat model, loaded on first use."""
-        return make_chat_model(self.settings, self.paths)
+        if self._chat_model is None:
+            self._chat_model = make_chat_model(self.settings, self.paths)
+        return self._chat_model
 
-    @cached_property
+    @property
     def recaller(self) -> Recaller:
         """The retrieval path shared by chat, ask, recall and eval."""
-        return Recaller(self.store, self.embedder)
+        if self._recaller is None:
+            self._recaller = Recaller(self.store, self.embedder, self._signals)
+        return self._recaller
 
     def user(self, user: str | None) -> str:
         """``user`` or the configured default user."""
@@ -191,7 +262,8 @@ class Memcli:
         self.paths.pending_dir.mkdir(parents=True, exist_ok=True)
         written = []
         for memory in memories:
-            target = self.paths.pending_dir / f"{memory.id}.json"
+            # The writer's pid in the name: no other process stores a write still in flight.
+            target = self.paths.pending_dir / f"{memory.id}-{os.getpid()}.json"
             temporary = target.with_suffix(".tmp")
             with temporary.open("w", encoding="utf-8") as f:
                 json.dump(memory.to_dict(), f, ensure_ascii=False)
@@ -201,20 +273,28 @@ class Memcli:
             written.append(target)
         return written
 
-    def pending(self) -> list[Memory]:
-        """Memories journaled but not yet in the store (oldest first)."""
+    def pending(self) -> list[tuple[Path, Memory]]:
+        """Memories journaled but not in the store whose writer is done with them (it
+        failed, or its process is gone), with their journal files, oldest first. A write
+        in flight, in this process or another live one, is left to its writer, so that
+        the writer alone learns whether its memory was new."""
         if not self.paths.pending_dir.is_dir():
             return []
         out = []
         for path in sorted(self.paths.pending_dir.glob("*.json")):
+            memory_id, _, pid = path.stem.partition("-")
+            if pid.isdigit() and (_in_flight(memory_id, int(pid)) or _alive_elsewhere(int(pid))):
+                continue
             try:
-                out.append(Memory(**json.loads(path.read_text(encoding="utf-8"))))
+                out.append((path, Memory(**json.loads(path.read_text(encoding="utf-8")))))
             except (ValueError, TypeError):
                 continue  # a torn write of a .json file cannot happen (rename), but never crash on one
-        return sorted(out, key=lambda m: m.created_at)
+        return sorted(out, key=lambda found: found[1].created_at)
 
-    def _add(self, memories: Sequence[Memory], progress: Progress | None = None) -> set[str]:
-        """Embed and add the memories not yet in the store; returns the ids added."""
+    def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None) -> set[str]:
+        """Embed and add the memories not yet in the store (no journal: for memories that
+        can be read again from where they came, such as an imported file); returns the ids
+        added. ``progress`` gets (texts embedded, texts in all)."""
         with self.store.transaction():
             existing = self.store.existing_ids([m.id for m in memories])
         new = [m for m in memories if m.id not in existing]
@@ -237,14 +317,20 @@ class Memcli:
         """Store new memories the user gave (journal first, then the store); returns the ids
         new to the store (with S0 set by ``initial_strength``).
 
-        Also stores anything an earlier process journaled but could not store. Raises
+        Also stores anything an earlier writer journaled but could not store. Raises
         StoreLockedError when the store stays locked; the memories stay journaled and are
         stored by the next memcli that gets the store.
         """
         for memory in memories:
             memory.strength = self.initial_strength(memory)
-        self._journal(memories)
-        return self.flush_pending()
+        ids = [m.id for m in memories]
+        with _writing(ids):
+            files = self._journal(memories)
+            added = self.add_memories(memories)
+            for path in files:
+                path.unlink(missing_ok=True)
+        self.flush_pending()
+        return added
 
     def initial_strength(self, memory: Memory) -> float:
         """S0 of a new memory: ``important_strength`` for a note at least as important as
@@ -255,13 +341,14 @@ class Memcli:
         return settings.initial_strength
 
     def flush_pending(self) -> set[str]:
-        """Store every journaled memory; returns the ids new to the store."""
+        """Store every journaled memory whose writer is done with it (``pending``);
+        returns the ids new to the store."""
         waiting = self.pending()
         if not waiting:
             return set()
-        added = self._add(waiting)
-        for memory in waiting:
-            (self.paths.pending_dir / f"{memory.id}.json").unlink(missing_ok=True)
+        added = self.add_memories([memory for _, memory in waiting])
+        for path, _ in waiting:
+            path.unlink(missing_ok=True)
         return added
 
     def remember(self, text: str, user: str | None = None, importance: float = 0.5, tags: Sequence[str] = ()) -> tuple[Memory, bool]:
@@ -317,7 +404,7 @@ class Memcli:
             raise UsageError("--conversation applies to LoCoMo files only")
         for memory in memories:
             memory.strength = self.initial_strength(memory)
-        added = len(self._add(memories, progress=progress))
+        added = len(self.add_memories(memories, progress=progress))
         users = Counter(m.user for m in memories)
         return ImportReport(str(path), used, len(memories), added, len(memories) - added, dict(users), time.perf_counter() - started)
 
@@ -429,6 +516,8 @@ class Memcli:
         text = complete(
             self.chat_model, prompts.chat_messages(system, [], question), self.settings.max_tokens, self.settings.temperature
         )
+        if not text:
+            raise ModelError(f"the chat model {self.chat_model.name} gave no answer (an empty reply); try again or use a more capable model")
         return Answer(text, context.recalled, cited_ids(text, context.memories))
 
     def summarize(self, previous: str, turns: Sequence[Message]) -> str:

@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     STORE_LOCKED = 4
     BAD_INPUT = 5
     NOT_FOUND = 6
+    SERVICE = 7
     INTERRUPTED = 130
 
 
@@ -31,6 +32,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.STORE_LOCKED: "the memory store (or consolidation) is locked by another memcli process",
     ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed",
     ExitCode.NOT_FOUND: "no memory with that id",
+    ExitCode.SERVICE: "the memcli service is not running (service status), or did not answer",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -78,3 +80,24 @@ class NotFoundError(MemcliError):
     """No memory has the given id."""
 
     exit_code = ExitCode.NOT_FOUND
+
+
+class ServiceError(MemcliError):
+    """The memcli service is not running, or stopped answering in the middle of a request."""
+
+    exit_code = ExitCode.SERVICE
+
+
+class Interrupted(MemcliError):
+    """The request was interrupted: Ctrl-C, or its client went away."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+
+def error_for(message: str, code: int) -> MemcliError:
+    """The MemcliError of exit code ``code`` (an error the service reported), carrying
+    ``message``."""
+    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, Interrupted):
+        if int(cls.exit_code) == code:
+            return cls(message)
+    return MemcliError(message)

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memcli.config import Paths, Settings
+from memcli.config import Settings, home_paths
 from memcli.core import Memcli
 from memcli.embedding import Embedder
 from memcli.importers import load_json, parse_locomo, read_text
 from memcli.errors import BadInputError, UsageError
-from memcli.retrieval import Ranking, Recaller, Signals
+from memcli.retrieval import Ranking, Signals
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -112,11 +112,9 @@ def eval_locomo(
         rank_by = Ranking.from_settings(settings, sample_id) if ranking else None
         with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
             root = Path(home)
-            memcli = Memcli(settings, Paths(root / "config", root / "data", root / "cache"))
-            memcli.embedder = embedder
-            memcli.recaller = Recaller(memcli.store, embedder, signals)
+            memcli = Memcli(settings, home_paths(root), embedder=embedder, signals=signals)
             with memcli.store.transaction():
-                memcli._add(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+                memcli.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
                 for i, qa in enumerate(questions, start=1):
                     evidence = clean_evidence(qa.get("evidence", []), known)
                     if evidence:

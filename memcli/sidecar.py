@@ -83,7 +83,9 @@ class Sidecar:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self._db = sqlite3.connect(str(path), isolation_level=None)
+            # The service's request threads share this connection, one at a time under the
+            # store's lock (``MemoryStore.transaction``).
+            self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")

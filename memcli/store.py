@@ -2,17 +2,27 @@
 
 This is the only module that imports chromadb. Chroma is thread-safe but not
 process-safe (a second client on the same directory can hang, and a process does not
-see another's writes), so every access happens inside ``transaction()``: it takes the
-file lock (waiting at most ``lock_timeout`` seconds), opens a fresh client and the
-SQLite sidecar (``memcli.sidecar``), and on the way out closes both and releases the
-lock. Transactions nest.
+see another's writes), so one process at a time owns the store, in one of two ways:
+
+- *per transaction* (in-process mode, one command per process): every access happens
+  inside ``transaction()``, which takes the file lock (waiting at most ``lock_timeout``
+  seconds), opens a fresh client and the SQLite sidecar (``memcli.sidecar``), and on the
+  way out closes both and releases the lock;
+- *resident* (the memcli service): ``open_resident()`` takes the file lock once and keeps
+  the client and the sidecar open until ``close()``; ``transaction()`` is then a
+  re-entrant thread lock, so the service's request threads take turns on the store and
+  nothing is reopened per call.
+
+Transactions nest in both.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -53,27 +63,49 @@ class MemoryStore:
         self.paths = paths
         self.lock_timeout = lock_timeout
         self.notice = notice or (lambda message: None)
+        self.resident = False
+        """Whether this store stays open between transactions (``open_resident``)."""
         self._depth = 0
         self._lock: Any = None
         self._client: Any = None
         self._collection: Any = None
         self._sidecar: Sidecar | None = None
+        self._threads = threading.RLock()
         self.generation = 0
         """Bumped whenever memories may have changed (by us or, between transactions, by
         another process); caches of the store's contents key on it."""
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[MemoryStore]:
-        """Hold the store lock and an open collection for the duration of the block."""
-        if self._depth == 0:
-            self._open()
-            self.generation += 1
-        self._depth += 1
-        try:
-            yield self
-        finally:
-            self._depth -= 1
-            if self._depth == 0:
+        """Hold the store (the file lock and an open collection, or in a resident store
+        the thread lock) for the duration of the block."""
+        with self._threads:
+            if self._depth == 0 and not self.resident:
+                self._open()
+                self.generation += 1
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and not self.resident:
+                    self._close()
+
+    def open_resident(self) -> None:
+        """Take the store for the life of this process: the file lock, the Chroma client
+        and the sidecar stay open until ``close()``, and every ``transaction()`` after this
+        is a re-entrant thread lock. Raises StoreLockedError as ``transaction()`` does."""
+        with self._threads:
+            if not self.resident:
+                self._open()
+                self.resident = True
+                self.generation += 1
+
+    def close(self) -> None:
+        """Give the store up (a resident store at the end of the service)."""
+        with self._threads:
+            if self.resident:
+                self.resident = False
                 self._close()
 
     def _open(self) -> None:
@@ -84,10 +116,7 @@ class MemoryStore:
         try:
             lock.acquire()
         except filelock.Timeout:
-            raise StoreLockedError(
-                f"the memory store is in use by another memcli process (waited {self.lock_timeout:g} s "
-                f"for {self.paths.lock_file}); try again later or raise lock_timeout"
-            ) from None
+            raise StoreLockedError(f"{self._holder()} (waited {self.lock_timeout:g} s for {self.paths.lock_file})") from None
         self._lock = lock
         try:
             self._collection = self._open_collection()
@@ -95,6 +124,20 @@ class MemoryStore:
         except BaseException:
             self._close()
             raise
+
+    def _holder(self) -> str:
+        """Who holds the store, as the lock error names it: the running service (with how
+        to stop it), else another memcli process."""
+        try:
+            service = json.loads(self.paths.service_file.read_text(encoding="utf-8"))
+            pid = int(service["pid"])
+            os.kill(pid, 0)
+        except (OSError, ValueError, KeyError, TypeError):
+            return "the memory store is in use by another memcli process; try again later or raise lock_timeout"
+        return (
+            f"the memory store is held by the memcli service (pid {pid}); run the command without --no-service "
+            "(and without service = \"off\" or MEMCLI_SERVICE=off), or stop the service first: memcli service stop"
+        )
 
     def _open_collection(self) -> Any:
         os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")

@@ -25,9 +25,10 @@ from typing import Any
 import typer
 from typer._completion_shared import get_completion_script
 
-from memcli import __version__
+from memcli import __version__, schema
 from memcli.cli import app
-from memcli.config import CONFIG_FILENAME, ENV_PREFIX, Paths, Settings, resolve_paths
+from memcli.config import ENV_PREFIX, Settings
+from memcli.paths import CONFIG_FILENAME, Paths, resolve_paths
 from memcli.errors import EXIT_CODE_MEANINGS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,6 +53,7 @@ LINUX_DIRS = {
     "config_dir": "$XDG_CONFIG_HOME/memcli (default ~/.config/memcli)",
     "data_dir": "$XDG_DATA_HOME/memcli (default ~/.local/share/memcli)",
     "cache_dir": "$XDG_CACHE_HOME/memcli (default ~/.cache/memcli)",
+    "state_dir": "$XDG_STATE_HOME/memcli (default ~/.local/state/memcli)",
 }
 
 
@@ -339,6 +341,60 @@ def _section_exit_status() -> list[str]:
     return lines
 
 
+def _type_name(annotation: Any) -> str:
+    """A field's type as the JSON it prints: string, number, integer, boolean, list, object, or null."""
+    text = str(annotation).replace("typing.", "")
+    names = {"str": "string", "float": "number", "int": "integer", "bool": "boolean"}
+    if isinstance(annotation, type):
+        if issubclass(annotation, schema.Out):
+            return "object (" + next((k for k, v in schema.RESULTS.items() if v is annotation), annotation.__name__) + ")"
+        return names.get(annotation.__name__, annotation.__name__)
+    for python, json_name in names.items():
+        text = re.sub(rf"\b{python}\b", json_name, text)
+    return text.replace("Optional[", "null or ").replace("list[", "list of ").replace("dict[string, ", "object of ").replace("]", "")
+
+
+def _section_json() -> list[str]:
+    lines = [
+        '.SH "JSON OUTPUT"',
+        roff(
+            "With --json a command prints one JSON value on standard output: one of the objects below, a list of "
+            "them, or null (portrait and summary before the first consolidation). The same objects come from the "
+            "service and from an in-process run. Times are ISO 8601 local times with their UTC offset, null for none; "
+            "a quantity with a unit names it (duration_seconds, rss_bytes)."
+        ),
+    ]
+    used_by = {
+        "memory": "list, show, delete, restore, pin, unpin, feedback, portrait, summary",
+        "recalled memory": "recall (a list), and the memories of ask",
+        "score": "the score block of a recalled memory",
+        "forgotten memory": "the memories of forget",
+        "forgetting": "the forgetting block of a forgotten memory",
+        "remember": "remember",
+        "ask": "ask",
+        "import": "import",
+        "forget": "forget",
+        "consolidate": "consolidate",
+        "facts": "the facts block of consolidate",
+        "history entry": "history (a list)",
+        "stats": "stats",
+        "chat reply": "the reply to one chat message (between the client and the service)",
+        "chat state": "the state block of a chat reply: the session, kept by the client",
+        "service status": "service status",
+    }
+    for name, model in schema.RESULTS.items():
+        doc = inspect.cleandoc(model.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+        lines += [f'.SS "{roff(name)}"', roff(f"Printed by: {used_by.get(name, name)}. {doc}")]
+        fields = model.model_fields
+        if model is not schema.Memory and issubclass(model, schema.Memory):
+            lines.append(roff("Every field of memory, and:"))
+            fields = {k: v for k, v in fields.items() if k not in schema.Memory.model_fields}
+        for field_name, field in fields.items():
+            described = f"{_type_name(field.annotation)}" + (f": {field.description}" if field.description else "")
+            lines += [".TP", bold(field_name), roff(described)]
+    return lines
+
+
 def _home_paths() -> Paths:
     # The layout under a symbolic $MEMCLI_HOME, computed by the real code, so the page
     # follows config.py and never shows this machine's directories.
@@ -347,7 +403,7 @@ def _home_paths() -> Paths:
 
 def _section_environment() -> list[str]:
     home = _home_paths()
-    dirs = ", ".join(italic(getattr(home, name).as_posix()) for name in ("config_dir", "data_dir", "cache_dir"))
+    dirs = ", ".join(italic(getattr(home, name).as_posix()) for name in ("config_dir", "data_dir", "cache_dir", "state_dir"))
     lines = [
         ".SH ENVIRONMENT",
         ".TP",
@@ -381,11 +437,11 @@ def _section_environment() -> list[str]:
 
 def _section_files() -> list[str]:
     home = _home_paths()
-    where = "; ".join(f"the {name.replace('_dir', '')} folder is {LINUX_DIRS[name]}" for name in ("config_dir", "data_dir", "cache_dir"))
+    where = "; ".join(f"the {name.replace('_dir', '')} folder is {LINUX_DIRS[name]}" for name in ("config_dir", "data_dir", "cache_dir", "state_dir"))
     lines = [
         ".SH FILES",
         roff(
-            "With MEMCLI_HOME set, memcli keeps its files in the config, data and cache folders under it, as below. "
+            "With MEMCLI_HOME set, memcli keeps its files in the config, data, cache and state folders under it, as below. "
             f"Without it, they are the user folders of platformdirs: on Linux, {where}. "
         )
         + f"{bold(f'{PROG} paths')} prints the paths in use.",
@@ -429,6 +485,7 @@ def render_man() -> str:
         *_section_options(root, root_ctx),
         *_section_commands(commands, _help_option_names(root, root_ctx)),
         *_section_exit_status(),
+        *_section_json(),
         *_section_environment(),
         *_section_files(),
         *_section_examples(commands),

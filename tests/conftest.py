@@ -80,7 +80,9 @@ class FakeChatModel:
 
 @pytest.fixture(autouse=True)
 def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own empty MEMCLI_HOME and no MEMCLI_* settings from outside."""
+    """Every test gets its own empty MEMCLI_HOME and no MEMCLI_* settings from outside.
+    Commands run in-process (MEMCLI_SERVICE=off), where the fakes are; the service has
+    its own tests (tests/test_service.py)."""
     import os
 
     for key in list(os.environ):
@@ -89,6 +91,7 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("MEMCLI_HOME", str(home))
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "5")
+    monkeypatch.setenv("MEMCLI_SERVICE", "off")
     return home
 
 

@@ -1,0 +1,244 @@
+"""The verbs as requests: one table from a verb's name to the ``Memcli`` method it runs and
+the ``memcli.schema`` result it returns.
+
+Both front ends go through ``run``: the CLI in-process (``service = "off"`` or
+``--no-service``) and the service for each client request, so a verb behaves and answers
+the same in both. A request is ``{verb, args, env, now, model}``: ``env`` holds the
+client's ``MEMCLI_*`` variables, from which (with the config file) each request's
+settings are built, so a client's environment means the same in either mode.
+
+Events a verb may emit while it runs, besides its result: ``notice`` and ``warning``
+(a status line), ``progress`` (done, total) and ``piece`` (streamed reply text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from memcli import schema
+from memcli.chat import ChatSession
+from memcli.config import Paths, Settings, load_settings
+from memcli.core import Memcli, clock_from_env
+from memcli.errors import UsageError
+from memcli.forgetting import UNIT_SECONDS
+from memcli.memory import Memory
+from memcli.retrieval import Recalled
+
+
+class Emit(Protocol):
+    """Sends one event of a running request to its client: ``emit("progress", done=3, total=9)``."""
+
+    def __call__(self, event: str, **fields: Any) -> None: ...
+
+
+def memory_out(memory: Memory) -> schema.Memory:
+    """A stored memory as ``schema.Memory``."""
+    return schema.Memory(
+        id=memory.id, user=memory.user, kind=memory.kind, text=memory.text, speaker=memory.speaker, caption=memory.caption,
+        session=memory.session, day=memory.day, created_at=schema.iso_time(memory.created_at), source=memory.source,
+        source_ids=list(memory.source_ids), tags=list(memory.tags), importance=memory.importance, strength=memory.strength,
+        recall_count=memory.recall_count, last_recalled_at=schema.iso_time(memory.last_recalled_at), feedback=memory.feedback,
+        pinned=memory.pinned, archived=memory.archived, archived_at=schema.iso_time(memory.archived_at),
+        valid_from=schema.iso_time(memory.valid_from), valid_to=schema.iso_time(memory.valid_to),
+    )
+
+
+def recalled_out(hit: Recalled) -> schema.RecalledMemory:
+    """A recalled memory with its score block."""
+    score = schema.Score(
+        score=round(hit.score, 6), relevance=round(hit.relevance, 4), similarity=round(hit.similarity, 4),
+        signals={k: round(v, 4) for k, v in hit.signals.items()}, components={k: round(v, 4) for k, v in hit.components.items()},
+    )
+    return schema.RecalledMemory(**memory_out(hit.memory).model_dump(), score=score)
+
+
+def settings_for(paths: Paths, env: Mapping[str, str], model: str | None = None) -> Settings:
+    """The settings of one request: defaults, the config file, the client's ``MEMCLI_*``
+    variables, then ``--model``. Raises BadInputError as ``load_settings`` does."""
+    return load_settings(paths, env=dict(env), model=model)
+
+
+def clock_for(env: Mapping[str, str], now: str | None) -> Callable[[], float]:
+    """The clock of one request: ``--now``, else the client's ``MEMCLI_NOW``, else the
+    time. Raises UsageError for an unreadable time, naming where it came from."""
+    if now:
+        return clock_from_env({"MEMCLI_NOW": now}, option="--now")
+    return clock_from_env(dict(env))
+
+
+# The verbs ------------------------------------------------------------------------------
+
+
+def _recall(m: Memcli, emit: Emit, query: str, user: str | None = None, k: int | None = 10, kind: str | None = None,
+            since: str | None = None, reinforce: bool = True, sample: bool = False, seed: int | None = None) -> list[schema.RecalledMemory]:
+    k = (m.settings.recall_k or 5) if k is None else k  # None: as many as a chat prompt carries
+    return [recalled_out(h) for h in m.recall(query, user, k=k, kind=kind, since=since, reinforce=reinforce, sample=sample, seed=seed)]
+
+
+def _remember(m: Memcli, emit: Emit, text: str, user: str | None = None, importance: float = 0.5, tags: list[str] | None = None) -> schema.Remembered:
+    note, added = m.remember(text, user, importance, tags or [])
+    return schema.Remembered(memory=memory_out(m.get(note.id)), added=added)
+
+
+def _ask(m: Memcli, emit: Emit, question: str, user: str | None = None) -> schema.Answer:
+    answer = m.ask(question, user)
+    return schema.Answer(answer=answer.answer, cited=answer.cited, memories=[recalled_out(h) for h in answer.memories])
+
+
+def _import(m: Memcli, emit: Emit, path: str, format: str | None = None, user: str | None = None,
+            conversation: str | None = None) -> schema.ImportResult:
+    report = m.import_file(Path(path), format, user, conversation, lambda done, total: emit("progress", done=done, total=total))
+    return schema.ImportResult(path=report.path, format=report.format, found=report.found, added=report.added,
+                               skipped=report.skipped, users=report.users, duration_seconds=round(report.seconds, 3))
+
+
+def _list(m: Memcli, emit: Emit, user: str | None = None, kind: str | None = None, limit: int = 20,
+          archived: bool = False) -> list[schema.Memory]:
+    return [memory_out(x) for x in m.list_memories(user, kind, limit, archived)]
+
+
+def _show(m: Memcli, emit: Emit, id: str) -> schema.Memory:
+    return memory_out(m.get(id))
+
+
+def _delete(m: Memcli, emit: Emit, id: str) -> schema.Memory:
+    return memory_out(m.delete(id))
+
+
+def _restore(m: Memcli, emit: Emit, id: str) -> schema.Memory:
+    return memory_out(m.restore(id))
+
+
+def _pin(m: Memcli, emit: Emit, id: str, pinned: bool = True) -> schema.Memory:
+    return memory_out(m.pin(id, pinned))
+
+
+def _feedback(m: Memcli, emit: Emit, id: str, vote: int) -> schema.Memory:
+    return memory_out(m.feedback(id, vote))
+
+
+def _forget(m: Memcli, emit: Emit, user: str | None = None, all_users: bool = False, stochastic: bool = False,
+            seed: int | None = None, dry_run: bool = False, purge: bool = False) -> schema.ForgetResult:
+    report = m.forget(user, all_users, stochastic, seed, dry_run, purge)
+    unit = UNIT_SECONDS[m.settings.time_unit]
+    forgotten = [
+        schema.ForgottenMemory(
+            **memory_out(v.memory).model_dump(),
+            forgetting=schema.Forgetting(retention=round(v.retention, 6), elapsed_seconds=round(v.elapsed * unit, 3)),
+        )
+        for v in report.forgotten
+    ]
+    return schema.ForgetResult(dry_run=report.dry_run, examined=report.examined, forgotten=report.forgotten_count,
+                               archived=report.archived, purged=report.purged, duration_seconds=round(report.seconds, 3),
+                               memories=forgotten)
+
+
+def _consolidate(m: Memcli, emit: Emit, user: str | None = None, all_users: bool = False, since: str | None = None,
+                 until: str | None = None, dry_run: bool = False, retry: bool = False) -> schema.ConsolidateResult:
+    r = m.consolidate(user, all_users, since, until, dry_run, lambda message: emit("warning", message=message),
+                      lambda done, total: emit("progress", done=done, total=total), retry)
+    facts = schema.FactCounts(added=r.facts_added, updated=r.facts_updated, deleted=r.facts_deleted, unchanged=r.facts_noop,
+                              rejected=r.facts_rejected, deduplicated=r.facts_deduplicated)
+    return schema.ConsolidateResult(dry_run=r.dry_run, users=r.users, days=r.days, sessions=r.sessions, message_pairs=r.pairs,
+                                    global_folds=r.folds, summaries_written=r.summaries, facts=facts, invalid_outputs=r.invalid,
+                                    duration_seconds=round(r.seconds, 3), warnings=r.warnings)
+
+
+def _portrait(m: Memcli, emit: Emit, user: str | None = None, daily: bool = False) -> Any:
+    found = [memory_out(x) for x in m.portraits(user, daily)]
+    return found if daily else (found[-1] if found else None)
+
+
+def _summary(m: Memcli, emit: Emit, user: str | None = None, day: str | None = None, running: bool = False) -> schema.Memory | None:
+    found = m.summaries(user, day, running)
+    return memory_out(found[-1]) if found else None
+
+
+def _history(m: Memcli, emit: Emit, id: str | None = None, user: str | None = None, limit: int = 20) -> list[schema.HistoryEntry]:
+    return [
+        schema.HistoryEntry(seq=e.seq, memory_id=e.memory_id, user=e.user, kind=e.kind, event=e.event, old_text=e.old_text,
+                            new_text=e.new_text, at=schema.iso_time(e.at), source_ids=e.source_ids, related_id=e.related_id)
+        for e in m.history(id, user, limit)
+    ]
+
+
+def _stats(m: Memcli, emit: Emit, user: str | None = None) -> schema.Stats:
+    return schema.Stats(**m.stats(user))
+
+
+def _chat_open(m: Memcli, emit: Emit, user: str | None = None) -> schema.ChatState:
+    return schema.ChatState(**ChatSession(m, user).state())
+
+
+def _chat_respond(m: Memcli, emit: Emit, state: dict[str, Any], text: str) -> schema.ChatReply:
+    session = ChatSession.restore(m, state, lambda message: emit("warning", message=message))
+    reply = session.respond(text, lambda piece: emit("piece", text=piece))
+    return schema.ChatReply(reply=reply.text, interrupted=reply.interrupted, memories=[recalled_out(h) for h in reply.memories],
+                            state=schema.ChatState(**session.state()))
+
+
+VERBS: dict[str, Callable[..., Any]] = {
+    "recall": _recall,
+    "remember": _remember,
+    "ask": _ask,
+    "import": _import,
+    "list": _list,
+    "show": _show,
+    "delete": _delete,
+    "restore": _restore,
+    "pin": _pin,
+    "feedback": _feedback,
+    "forget": _forget,
+    "consolidate": _consolidate,
+    "portrait": _portrait,
+    "summary": _summary,
+    "history": _history,
+    "stats": _stats,
+    "chat.open": _chat_open,
+    "chat.respond": _chat_respond,
+}
+"""Every verb a client may send, by name."""
+
+
+def dump(result: Any) -> Any:
+    """A verb's result as JSON-ready data (what ``--json`` prints)."""
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json")
+    if isinstance(result, list):
+        return [dump(x) for x in result]
+    return result
+
+
+def run(memcli: Memcli, verb: str, args: Mapping[str, Any], emit: Emit) -> Any:
+    """Run ``verb`` with ``args`` on ``memcli``; returns its result as JSON-ready data.
+
+    Raises UsageError for an unknown verb or arguments it does not take, and whatever
+    MemcliError the verb raises."""
+    handler = VERBS.get(verb)
+    if handler is None:
+        raise UsageError(f"unknown request {verb!r}")
+    try:
+        bound = _bind(handler, args)
+    except TypeError as exc:
+        raise UsageError(f"request {verb!r}: {exc}") from None
+    return dump(bound(memcli, emit))
+
+
+def _bind(handler: Callable[..., Any], args: Mapping[str, Any]) -> Callable[[Memcli, Emit], Any]:
+    import inspect
+
+    inspect.signature(handler).bind(None, None, **args)
+    return lambda memcli, emit: handler(memcli, emit, **args)
+
+
+def in_process(paths: Paths, request: Mapping[str, Any], emit: Emit) -> Any:
+    """Run one request in this process (``service = "off"``, ``--no-service``, or the
+    service could not start): a Memcli of its own opens the store per transaction."""
+    env = request.get("env") or {}
+    settings = settings_for(paths, env, request.get("model"))
+    memcli = Memcli(settings, paths, clock_for(env, request.get("now")), lambda message: emit("notice", message=message))
+    return run(memcli, request["verb"], request.get("args") or {}, emit)

@@ -1,0 +1,268 @@
+"""The thin client: sends a request to the memcli service (starting it when it is not up)
+and hands the events of the reply to the CLI.
+
+This is the path of every memory command, so it imports nothing heavy (no numpy, torch,
+sentence-transformers, chromadb, llama_cpp; not even pydantic): the standard library's
+``multiprocessing.connection`` over the service's Unix socket carries one JSON request
+and the JSON events of its reply, one message each. The service (``memcli.service``)
+answers with ``notice``/``warning``/``progress``/``piece`` events, then ``result`` or
+``error``; a service of another version or protocol answers ``mismatch``, and the client
+stops it and starts its own.
+
+When the service is off (``--no-service``, ``MEMCLI_SERVICE=off`` or ``service = "off"``
+in the config file), or cannot start, the request runs in this process through the same
+``memcli.api.run`` (imported only then).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from multiprocessing.connection import Client, Connection
+from typing import Any
+
+from memcli import PROTOCOL, __version__
+from memcli.errors import ServiceError, error_for
+from memcli.paths import Paths
+
+START_TIMEOUT = 60.0
+"""Seconds a client waits for the service it started to answer (its store lock wait
+included) before it falls back to running in-process."""
+STOP_TIMEOUT = 10.0
+"""Seconds ``stop`` waits for the service to exit after asking, before it signals it."""
+
+
+def _nothing(*_: Any, **__: Any) -> None:
+    return None
+
+
+@dataclass
+class Handlers:
+    """Where the events of a running request go: a status line (``notice``, ``warning``),
+    progress (done, total), and streamed reply text (``piece``)."""
+
+    notice: Callable[[str], None] = _nothing
+    warning: Callable[[str], None] = _nothing
+    progress: Callable[[int, int], None] = _nothing
+    piece: Callable[[str], None] = _nothing
+
+
+class ServiceUnavailable(Exception):
+    """The service is not running and could not be started."""
+
+
+def client_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``MEMCLI_*`` variables a request carries to the service."""
+    return {k: v for k, v in (os.environ if env is None else env).items() if k.startswith("MEMCLI_")}
+
+
+def service_mode(paths: Paths, env: Mapping[str, str], no_service: bool = False) -> str:
+    """``off`` when the request must run in-process (``--no-service``, ``MEMCLI_SERVICE``,
+    or the config file's ``service`` key), else ``auto``.
+
+    Only the one key is read here, so the client stays thin; the full settings (and any
+    error in the config file) are the service's, or the in-process run's, to read."""
+    if no_service:
+        return "off"
+    value = env.get("MEMCLI_SERVICE", "")
+    if not value and paths.config_file.is_file():
+        import tomllib
+
+        try:
+            value = str(tomllib.loads(paths.config_file.read_text(encoding="utf-8")).get("service", ""))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            value = ""
+    return "off" if value.strip().lower() == "off" else "auto"
+
+
+def call(
+    paths: Paths,
+    verb: str,
+    args: Mapping[str, Any],
+    handlers: Handlers,
+    *,
+    now: str | None = None,
+    model: str | None = None,
+    no_service: bool = False,
+    debug: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> Any:
+    """Run ``verb`` with ``args``: in the service, or in this process when the service is
+    off or cannot start (``handlers.notice`` says so). Returns the result as JSON data
+    (``memcli.schema``). Raises the MemcliError the verb raised (from the service: the
+    same class and exit code), ServiceError when the service died while answering.
+    ``debug``: the service sends the traceback of an error with it."""
+    environment = client_env(env)
+    request = {"verb": verb, "args": dict(args), "env": environment, "now": now, "model": model, "debug": debug}
+    if service_mode(paths, environment, no_service) == "auto":
+        try:
+            return ServiceClient(paths).request(request, handlers)
+        except ServiceUnavailable as exc:
+            handlers.notice(f"memcli: {exc}; running in this process instead")
+    from memcli import api
+
+    def emit(event: str, **fields: Any) -> None:
+        _dispatch({"event": event, **fields}, handlers)
+
+    return api.in_process(paths, request, emit)
+
+
+def _dispatch(event: dict[str, Any], handlers: Handlers) -> None:
+    kind = event.get("event")
+    if kind == "notice":
+        handlers.notice(f"memcli: {event.get('message', '')}")
+    elif kind == "warning":
+        handlers.warning(f"memcli: warning: {event.get('message', '')}")
+    elif kind == "progress":
+        handlers.progress(int(event.get("done", 0)), int(event.get("total", 0)))
+    elif kind == "piece":
+        handlers.piece(str(event.get("text", "")))
+
+
+class ServiceClient:
+    """Talks to the service of one MEMCLI_HOME over its socket: one connection per request."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+
+    def connect(self) -> Connection | None:
+        """A connection to the running service, or None when none answers on the socket."""
+        try:
+            return Client(str(self.paths.socket), family="AF_UNIX")
+        except OSError:
+            return None
+
+    def request(self, request: dict[str, Any], handlers: Handlers, start: bool = True) -> Any:
+        """Send ``request`` and return its result, starting the service first when ``start``
+        and none runs (ServiceUnavailable when it cannot), and restarting it once when it
+        is of another version. Raises the error the service reports."""
+        for attempt in range(2):
+            connection = self.connect()
+            if connection is None:
+                if not start:
+                    raise ServiceUnavailable("the memcli service is not running")
+                connection = self.start()
+            with connection:
+                outcome, value = self._exchange(connection, {**request, "version": __version__, "protocol": PROTOCOL}, handlers)
+            if outcome == "result":
+                return value
+            # A service of another version: memcli was upgraded under it.
+            handlers.notice(f"memcli: the running service is memcli {value}; restarting it as memcli {__version__}")
+            self.stop()
+        raise ServiceUnavailable("the memcli service kept answering with another version")
+
+    def _exchange(self, connection: Connection, request: dict[str, Any], handlers: Handlers) -> tuple[str, Any]:
+        try:
+            connection.send_bytes(json.dumps(request, ensure_ascii=False).encode("utf-8"))
+            while True:
+                event = json.loads(connection.recv_bytes())
+                kind = event.get("event")
+                if kind == "result":
+                    return "result", event.get("data")
+                if kind == "mismatch":
+                    return "mismatch", event.get("version")
+                if kind == "error":
+                    if event.get("traceback"):
+                        sys.stderr.write(str(event["traceback"]))
+                    raise error_for(str(event.get("message", "")), int(event.get("code", 1)))
+                _dispatch(event, handlers)
+        except (EOFError, ConnectionError) as exc:
+            raise ServiceError(f"the memcli service stopped while answering ({type(exc).__name__}); see {self.paths.log_file}") from None
+
+    def start(self) -> Connection:
+        """Start the service in the background (one client at a time does) and return a
+        connection to it. Raises ServiceUnavailable when it exits or does not answer."""
+        import filelock
+
+        _private_dir(self.paths.state_dir)
+        with filelock.FileLock(str(self.paths.start_lock), timeout=START_TIMEOUT, mode=0o600):
+            connection = self.connect()
+            if connection is not None:
+                return connection
+            with open(self.paths.log_file, "ab") as log:
+                os.chmod(self.paths.log_file, 0o600)
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "memcli", "serve", "--quiet"],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                )
+            deadline = time.monotonic() + START_TIMEOUT
+            while time.monotonic() < deadline:
+                connection = self.connect()
+                if connection is not None:
+                    return connection
+                code = process.poll()
+                if code is not None:
+                    raise ServiceUnavailable(f"the memcli service could not start (exit {code}; see {self.paths.log_file})")
+                time.sleep(0.05)
+            raise ServiceUnavailable(f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})")
+
+    def status(self) -> dict[str, Any]:
+        """The running service's ``schema.ServiceStatus``. Raises ServiceError when none runs."""
+        try:
+            return self.request({"verb": "service.status", "args": {}}, Handlers(), start=False)
+        except ServiceUnavailable as exc:
+            raise ServiceError(str(exc)) from None
+
+    def stop(self) -> int | None:
+        """Ask the running service to stop and wait until it has (signalling it after
+        STOP_TIMEOUT); returns its pid, or None when none was running."""
+        pid = self.pid()
+        connection = self.connect()
+        if connection is None and pid is None:
+            return None
+        if connection is not None:
+            with connection:
+                try:
+                    connection.send_bytes(json.dumps({"verb": "service.stop"}).encode("utf-8"))
+                    connection.recv_bytes()
+                except (EOFError, OSError):
+                    pass
+        if pid is not None:
+            _wait_gone(pid, STOP_TIMEOUT) or _terminate(pid)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while self.paths.socket.exists() and self.connect() is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return pid
+
+    def pid(self) -> int | None:
+        """The pid of the running service, from its service file; None when it is not running."""
+        try:
+            pid = int(json.loads(self.paths.service_file.read_text(encoding="utf-8"))["pid"])
+            os.kill(pid, 0)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return pid
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _terminate(pid: int) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            return
+        if _wait_gone(pid, STOP_TIMEOUT / 2):
+            return
+
+
+def _private_dir(path: os.PathLike[str]) -> None:
+    """Make ``path`` (and its parents) and set it to mode 0700, whatever the umask."""
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o700)
+

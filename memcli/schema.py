@@ -1,0 +1,259 @@
+"""What memcli says: the result of every verb, defined once.
+
+The library's verbs return these pydantic models (``memcli.api``), the service sends
+them as JSON, and ``--json`` prints exactly that JSON, so a script sees one shape whether
+a command ran in the service or in-process. The conventions:
+
+- one ``Memory`` object everywhere; ``recall`` and ``ask`` add a ``score`` block, ``forget``
+  a ``forgetting`` block;
+- times are ISO 8601 strings in local time with their UTC offset
+  (``2023-05-08T13:56:00+02:00``), and ``null`` when there is none (never recalled, not
+  archived, a fact without bounds); ``day`` is the calendar day ``YYYY-MM-DD``;
+- a quantity with a unit says it in its name (``duration_seconds``, ``rss_bytes``);
+- counts use one vocabulary: ``found`` (read from the input), ``examined``, ``added``,
+  ``skipped`` (already stored), ``updated``, ``deleted``, ``archived``, ``purged``.
+
+This module imports pydantic and nothing heavy: the thin client reads these shapes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memcli import PROTOCOL  # noqa: F401  (the version of these shapes)
+
+
+def iso_time(seconds: float) -> Optional[str]:
+    """Unix seconds as ISO 8601 local time with offset; None for 0 (none)."""
+    if not seconds:
+        return None
+    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")
+
+
+class Out(BaseModel):
+    """Base of every result: extra fields are an error, so the schema is the whole truth."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Memory(Out):
+    """One memory (DESIGN.md, "One memory record")."""
+
+    id: str = Field(description="16 hex digits")
+    user: str
+    kind: str = Field(description="turn, note, fact, event_daily, event_global, portrait_daily, portrait_global or running_summary")
+    text: str
+    speaker: str = Field(description="who said it (turns); empty otherwise")
+    caption: str = Field(description="caption of an image shared in the turn; empty when none")
+    session: str
+    day: str = Field(description="the calendar day it belongs to, YYYY-MM-DD")
+    created_at: Optional[str] = Field(description="when it was learned, ISO 8601 (an imported turn keeps its own time)")
+    source: str = Field(description="where it came from: a LoCoMo dia_id, file:line, remember, chat:SESSION")
+    source_ids: list[str] = Field(description="ids of the memories a consolidated memory was made from")
+    tags: list[str]
+    importance: float = Field(description="0..1")
+    strength: float = Field(description="Ebbinghaus strength S (MemoryBank §2.3)")
+    recall_count: int
+    last_recalled_at: Optional[str] = Field(description="ISO 8601, null when never recalled")
+    feedback: float = Field(description="sum of up (+1) and down (-1) votes")
+    pinned: bool
+    archived: bool = Field(description="forgotten by memcli forget (restorable)")
+    archived_at: Optional[str]
+    valid_from: Optional[str] = Field(description="facts: start of validity, null when unbounded")
+    valid_to: Optional[str] = Field(description="facts: end of validity (UPDATE/DELETE), null while valid")
+
+
+class Score(Out):
+    """Why recall placed a memory where it did (see ``memcli recall --explain``)."""
+
+    score: float = Field(description="the ranking score, or the relevance when ranking is off")
+    relevance: float = Field(description="sum of the weighted signals (z-scores, unbounded)")
+    similarity: float = Field(description="cosine similarity of the memory's own vector to the query, -1..1")
+    signals: dict[str, float] = Field(description="each weighted signal: lexical, window, turn, speaker, date, when, prior")
+    components: dict[str, float] = Field(description="each ranking component: relevance, importance, retention, use, recent_penalty, feedback")
+
+
+class RecalledMemory(Memory):
+    """A memory as recall returns it: the memory and its ``score`` block."""
+
+    score: Score
+
+
+class Forgetting(Out):
+    """What the forget pass saw of a memory."""
+
+    retention: float = Field(description="R = exp(-d t / S), 0..1")
+    elapsed_seconds: float = Field(description="t: seconds since it was learned or last recalled")
+
+
+class ForgottenMemory(Memory):
+    """A memory the forget pass forgot (or, with --dry-run, would forget)."""
+
+    forgetting: Forgetting
+
+
+class Remembered(Out):
+    """``memcli remember``: the note, and whether it was new (the same text twice is one note)."""
+
+    memory: Memory
+    added: bool
+
+
+class Answer(Out):
+    """``memcli ask``: the answer, the ids it cites, and the memories placed in its prompt."""
+
+    answer: str
+    cited: list[str]
+    memories: list[RecalledMemory]
+
+
+class ImportResult(Out):
+    """``memcli import``."""
+
+    path: str
+    format: str = Field(description="locomo, memorybank, jsonl or text")
+    found: int = Field(description="memories read from the file")
+    added: int
+    skipped: int = Field(description="already stored")
+    users: dict[str, int] = Field(description="memories found per user")
+    duration_seconds: float
+
+
+class ForgetResult(Out):
+    """``memcli forget``."""
+
+    dry_run: bool
+    examined: int
+    forgotten: int
+    archived: int
+    purged: int
+    duration_seconds: float
+    memories: list[ForgottenMemory]
+
+
+class FactCounts(Out):
+    """Mem0's events on facts during one consolidation, and the candidates set aside."""
+
+    added: int
+    updated: int
+    deleted: int
+    unchanged: int = Field(description="NOOP")
+    rejected: int = Field(description="not grounded in their source turns")
+    deduplicated: int
+
+
+class ConsolidateResult(Out):
+    """``memcli consolidate``."""
+
+    dry_run: bool
+    users: list[str]
+    days: int = Field(description="days consolidated (or, with dry_run, to consolidate)")
+    sessions: int
+    message_pairs: int
+    global_folds: int
+    summaries_written: int
+    facts: FactCounts
+    invalid_outputs: int = Field(description="model replies still invalid after a retry: that unit was skipped")
+    duration_seconds: float
+    warnings: list[str]
+
+
+class HistoryEntry(Out):
+    """One event in the life of a consolidated memory (Mem0's history)."""
+
+    seq: int
+    memory_id: str
+    user: str
+    kind: str
+    event: str = Field(description="ADD, UPDATE or DELETE")
+    old_text: str
+    new_text: str
+    at: Optional[str]
+    source_ids: list[str]
+    related_id: str
+
+
+class Stats(Out):
+    """``memcli stats``: counts of one user's active memories and of the store."""
+
+    user: str
+    memories: int = Field(description="active (not archived) memories of the user")
+    by_kind: dict[str, int]
+    first_day: Optional[str]
+    last_day: Optional[str]
+    sessions: int
+    retention_histogram: list[int] = Field(description="active memories per retention bin, 10 bins over 0..1")
+    fading: int = Field(description="retention below forget_threshold")
+    archived: int
+    pinned: int
+    all_users: dict[str, int] = Field(description="memories (archived included) per user")
+    pending: int = Field(description="journaled, not yet in the store")
+    store_bytes: int
+
+
+class ChatTurn(Out):
+    """One message of a chat session's verbatim history."""
+
+    role: str = Field(description="user or assistant")
+    content: str
+    id: str = Field(description="the id of the turn stored for it")
+
+
+class ChatState(Out):
+    """A chat session as the client keeps it between replies, so a service restart
+    loses nothing of it."""
+
+    user: str
+    session_id: str
+    model: str = Field(description="the chat model's name")
+    history: list[ChatTurn]
+    summary: str = Field(description="this session's older turns, folded")
+    last_turn_at: float = Field(description="unix seconds of the last stored turn")
+
+
+class ChatReply(Out):
+    """One reply in a chat session (its text was streamed as it was generated)."""
+
+    reply: str
+    interrupted: bool
+    memories: list[RecalledMemory]
+    state: ChatState
+
+
+class ServiceStatus(Out):
+    """``memcli service status``."""
+
+    pid: int
+    version: str
+    protocol: int
+    started_at: Optional[str]
+    uptime_seconds: float
+    users_loaded: list[str] = Field(description="users whose recall index is in memory")
+    rss_bytes: int = Field(description="resident memory of the service process")
+    requests_served: int
+    socket: str
+    log_file: str
+
+
+RESULTS: dict[str, Any] = {
+    "memory": Memory,
+    "recalled memory": RecalledMemory,
+    "score": Score,
+    "forgotten memory": ForgottenMemory,
+    "forgetting": Forgetting,
+    "remember": Remembered,
+    "ask": Answer,
+    "import": ImportResult,
+    "forget": ForgetResult,
+    "consolidate": ConsolidateResult,
+    "facts": FactCounts,
+    "history entry": HistoryEntry,
+    "stats": Stats,
+    "chat reply": ChatReply,
+    "chat state": ChatState,
+    "service status": ServiceStatus,
+}
+"""The documented shapes, by name (the man page's JSON OUTPUT section)."""

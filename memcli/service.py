@@ -1,0 +1,517 @@
+"""The memcli service (``memcli serve``): one resident owner of the store per MEMCLI_HOME.
+
+Chroma wants one owning process per store directory, and loading the models costs
+seconds, so the service holds the store's file lock for its lifetime, keeps the Chroma
+client and the SQLite sidecar open, keeps each user's recall index in memory (the
+``Recaller`` brings it up to date from the index's change log after every write instead
+of reloading it), loads the embedder once at start and the chat model on first use.
+Clients (``memcli.client``) send one JSON request per connection over a Unix socket with
+``multiprocessing.connection``; each connection gets a thread, and the request runs
+through the same ``memcli.api.run`` as in-process mode.
+
+Concurrency: the store is one re-entrant lock (``MemoryStore`` in resident mode), taken
+per transaction, so reads and writes take turns but never wait on a model; the embedder
+is used under its own lock; the chat model under a gate where an interactive request
+(chat, ask) goes before the next call of a consolidation.
+
+Safety: the socket is in a directory of mode 0700 and is itself 0600; a peer of another
+uid is refused (SO_PEERCRED); the process runs with umask 077. What a user says is
+journaled before it is acknowledged (``Memcli.write``), and the journal is stored at
+the next start, so ``kill -9`` at any moment loses nothing acknowledged. The service
+exits after ``service_idle`` seconds without a request, on ``memcli service stop``,
+SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import logging.handlers
+import os
+import signal
+import socket
+import struct
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from multiprocessing.connection import Client, Connection, Listener
+from typing import Any
+
+from memcli import PROTOCOL, __version__, api, schema
+from memcli.config import Paths, Settings, load_settings
+from memcli.core import Memcli, make_chat_model, make_embedder
+from memcli.errors import Interrupted, MemcliError
+from memcli.llm import ChatModel, Message
+from memcli.retrieval import Recaller
+from memcli.store import MemoryStore
+
+log = logging.getLogger("memcli.service")
+
+INTERACTIVE_VERBS = frozenset({"ask", "chat.respond", "chat.open"})
+"""Requests whose use of the chat model goes before a consolidation's next call."""
+
+
+class ModelGate:
+    """One user of the chat model at a time (llama.cpp is not thread-safe); an interactive
+    holder waiting goes before any waiting background one (consolidation)."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._busy = False
+        self._interactive_waiting = 0
+
+    @contextlib.contextmanager
+    def hold(self, interactive: bool) -> Iterator[None]:
+        """Hold the model for the block; see the class docstring."""
+        with self._condition:
+            if interactive:
+                self._interactive_waiting += 1
+            try:
+                while self._busy or (not interactive and self._interactive_waiting):
+                    self._condition.wait()
+            finally:
+                if interactive:
+                    self._interactive_waiting -= 1
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._busy = False
+                self._condition.notify_all()
+
+
+class SharedChatModel:
+    """A ``ChatModel`` over the service's one chat model: loaded on first use (by
+    ``load``), every call under the gate, with this request's priority."""
+
+    def __init__(self, load: Callable[[], ChatModel], gate: ModelGate, interactive: bool) -> None:
+        self._load = load
+        self._gate = gate
+        self._interactive = interactive
+
+    @property
+    def name(self) -> str:
+        """The model's name (loads it)."""
+        return self._load().name
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        """See ``ChatModel.stream``; the gate is held until the stream ends or is closed."""
+        model = self._load()
+        with self._gate.hold(self._interactive):
+            yield from model.stream(messages, max_tokens, temperature)
+
+    def structured(self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
+        """See ``ChatModel.structured``."""
+        model = self._load()
+        with self._gate.hold(self._interactive):
+            return model.structured(messages, schema, max_tokens, temperature, seed)
+
+
+class SharedEmbedder:
+    """An embedder shared by the request threads: one encode at a time (a fast tokenizer
+    used from two threads at once fails with "Already borrowed")."""
+
+    def __init__(self, embedder: Any) -> None:
+        self._embedder = embedder
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        return str(self._embedder.name)
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, progress: Any = None) -> list[list[float]]:
+        """See ``Embedder.embed``."""
+        with self._lock:
+            return self._embedder.embed(texts, batch_size=batch_size, progress=progress)
+
+    def embed_one(self, text: str) -> list[float]:
+        """See ``Embedder.embed_one``."""
+        with self._lock:
+            return self._embedder.embed_one(text)
+
+
+class Resources:
+    """What the service keeps for its lifetime: the resident store, one embedder and one
+    recaller per embedder setting, the chat model, the settings of recent requests.
+
+    ``embedder`` / ``chat_model``: given ones replace every configured one (tests)."""
+
+    def __init__(self, paths: Paths, settings: Settings, embedder: Any = None, chat_model: ChatModel | None = None) -> None:
+        self.paths = paths
+        self.store = MemoryStore(paths, settings.lock_timeout, self._notice)
+        self.gate = ModelGate()
+        self._given_embedder = embedder
+        self._given_chat_model = chat_model
+        self._embedders: dict[str, SharedEmbedder] = {}
+        self._recallers: dict[str, Recaller] = {}
+        self._model: ChatModel | None = None
+        self._model_key: tuple[Any, ...] | None = None
+        self._model_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._settings: dict[Any, Settings] = {}
+        self._local = threading.local()
+
+    def _notice(self, message: str) -> None:
+        emit = getattr(self._local, "emit", None)
+        if emit is not None:
+            emit("notice", message=message)
+        log.info("%s", message)
+
+    def settings(self, request: Mapping[str, Any]) -> Settings:
+        """The settings of ``request`` (config file, the client's MEMCLI_* variables,
+        --model), cached while the config file and those stay the same."""
+        env = dict(request.get("env") or {})
+        try:
+            stat = self.paths.config_file.stat()
+            config = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            config = None
+        key = (config, tuple(sorted(env.items())), request.get("model"))
+        with self._lock:
+            found = self._settings.get(key)
+        if found is None:
+            found = load_settings(self.paths, env=env, model=request.get("model"))
+            with self._lock:
+                if len(self._settings) > 32:
+                    self._settings.clear()
+                self._settings[key] = found
+        return found
+
+    def embedder(self, settings: Settings) -> SharedEmbedder:
+        """The embedder of ``settings`` (loaded once per embedder setting)."""
+        with self._lock:
+            found = self._embedders.get(settings.embedder)
+            if found is None:
+                found = SharedEmbedder(self._given_embedder if self._given_embedder is not None else make_embedder(settings))
+                self._embedders[settings.embedder] = found
+            return found
+
+    def recaller(self, settings: Settings) -> Recaller:
+        """The recaller of ``settings``' embedder: it keeps each user's recall index in memory."""
+        embedder = self.embedder(settings)
+        with self._lock:
+            found = self._recallers.get(settings.embedder)
+            if found is None:
+                found = self._recallers[settings.embedder] = Recaller(self.store, embedder)  # type: ignore[arg-type]
+            return found
+
+    def chat_model(self, settings: Settings, interactive: bool) -> SharedChatModel:
+        """The chat model of ``settings``, loaded on first use; a request naming another
+        model (``--model``, ``MEMCLI_MODEL``) replaces the loaded one."""
+        key = (settings.model, settings.chat_format, settings.n_ctx, settings.n_threads)
+
+        def load() -> ChatModel:
+            with self._model_lock:
+                if self._given_chat_model is not None:
+                    return self._given_chat_model
+                if self._model is None or self._model_key != key:
+                    self._model = None
+                    self._model = make_chat_model(settings, self.paths)
+                    self._model_key = key
+                    log.info("loaded chat model %s", self._model.name)
+                return self._model
+
+        return SharedChatModel(load, self.gate, interactive)
+
+    def memcli(self, request: Mapping[str, Any]) -> Memcli:
+        """A ``Memcli`` for one request over the shared resources."""
+        env = request.get("env") or {}
+        settings = self.settings(request)
+        return Memcli(
+            settings, self.paths, api.clock_for(env, request.get("now")),
+            store=self.store, embedder=self.embedder(settings), recaller=self.recaller(settings),  # type: ignore[arg-type]
+            chat_model=self.chat_model(settings, request.get("verb") in INTERACTIVE_VERBS),  # type: ignore[arg-type]
+        )
+
+    @contextlib.contextmanager
+    def emitting(self, emit: api.Emit) -> Iterator[None]:
+        """Send this thread's store notices to ``emit`` for the block."""
+        self._local.emit = emit
+        try:
+            yield
+        finally:
+            self._local.emit = None
+
+    def users_loaded(self) -> list[str]:
+        """Users whose recall index is in memory."""
+        with self._lock:
+            recallers = list(self._recallers.values())
+        return sorted({user for r in recallers for user in getattr(r, 'loaded_users', lambda: [])()})
+
+
+def peer_uid(connection: Connection) -> int | None:
+    """The uid of the process at the other end of ``connection`` (SO_PEERCRED), or None
+    where the platform does not tell."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    with socket.socket(fileno=os.dup(connection.fileno())) as sock:
+        data = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", data)[1]
+
+
+def peer_allowed(uid: int | None, own: int | None = None) -> bool:
+    """Whether a peer of ``uid`` may talk to this service: only its own user (a platform
+    that does not tell the uid relies on the socket directory's mode 0700)."""
+    return uid is None or uid == (os.getuid() if own is None else own)
+
+
+def rss_bytes() -> int:
+    """The resident memory of this process in bytes (its peak where /proc is missing)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+class Service:
+    """The service of one MEMCLI_HOME; ``serve()`` runs it in the foreground until it stops.
+
+    Args:
+        paths, settings: memcli's paths and the settings the service starts with
+            (``lock_timeout``, ``service_idle``, the embedder it loads at once).
+        embedder, chat_model: given models instead of the configured ones (tests).
+        idle: seconds without a request before it exits (default: ``service_idle``).
+    """
+
+    def __init__(self, paths: Paths, settings: Settings, *, embedder: Any = None, chat_model: ChatModel | None = None,
+                 idle: float | None = None) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.idle = settings.service_idle if idle is None else idle
+        self.resources = Resources(paths, settings, embedder, chat_model)
+        self.started_at = time.time()
+        self.requests = 0
+        self._active = 0
+        self._last = time.monotonic()
+        self._counter = threading.Lock()
+        self._stopping = threading.Event()
+
+    # running ---------------------------------------------------------------------------
+
+    def serve(self, ready: Callable[[str], None] | None = None) -> None:
+        """Take the store, listen, answer until stopped, then give everything up.
+
+        ``ready`` gets one line once the socket accepts. Raises StoreLockedError when
+        another process holds the store for longer than ``lock_timeout``."""
+        os.umask(0o077)
+        _setup_log(self.paths)
+        self.resources.store.open_resident()
+        try:
+            pending = Memcli(self.settings, self.paths, store=self.resources.store, embedder=self.resources.embedder(self.settings))  # type: ignore[arg-type]
+            stored = pending.flush_pending()
+            if stored:
+                log.info("stored %d journaled memories", len(stored))
+            listener = self._listen()
+            try:
+                self._write_service_file()
+                threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
+                threading.Thread(target=self._watch_idle, name="idle", daemon=True).start()
+                previous = signal.signal(signal.SIGTERM, lambda *_: self.stop()) if threading.current_thread() is threading.main_thread() else None
+                log.info("memcli %s service (pid %d) listening on %s", __version__, os.getpid(), self.paths.socket)
+                if ready:
+                    ready(f"memcli service (pid {os.getpid()}) listening on {self.paths.socket}; log: {self.paths.log_file}")
+                try:
+                    self._accept(listener)
+                finally:
+                    if previous is not None:
+                        signal.signal(signal.SIGTERM, previous)
+            finally:
+                listener.close()
+                with contextlib.suppress(OSError):
+                    self.paths.service_file.unlink()
+                with contextlib.suppress(OSError):
+                    self.paths.socket.unlink()
+        finally:
+            self._drain()
+            self.resources.store.close()
+            log.info("stopped after %d requests", self.requests)
+
+    def stop(self) -> None:
+        """Stop accepting requests and let ``serve`` return (from any thread)."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        # accept() does not wake when its socket is closed from another thread; a connection does.
+        with contextlib.suppress(OSError):
+            Client(str(self.paths.socket), family="AF_UNIX").close()
+
+    def _listen(self) -> Listener:
+        run = self.paths.run_dir
+        run.mkdir(parents=True, exist_ok=True)
+        os.chmod(run, 0o700)
+        # Holding the store lock, this is the only service of this store: a socket left by
+        # a killed one is stale.
+        with contextlib.suppress(FileNotFoundError):
+            self.paths.socket.unlink()
+        listener = Listener(str(self.paths.socket), family="AF_UNIX", backlog=64)
+        os.chmod(self.paths.socket, 0o600)
+        return listener
+
+    def _write_service_file(self) -> None:
+        data = {"pid": os.getpid(), "version": __version__, "protocol": PROTOCOL, "socket": str(self.paths.socket),
+                "started_at": self.started_at}
+        temporary = self.paths.service_file.with_suffix(".tmp")
+        temporary.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(temporary, self.paths.service_file)
+
+    def _warm_up(self) -> None:
+        try:
+            self.resources.embedder(self.settings).embed_one("memcli")
+        except Exception:  # a bad embedder setting fails the requests that need it, with its own message
+            log.exception("loading the embedder failed")
+
+    def _watch_idle(self) -> None:
+        interval = max(0.05, min(1.0, self.idle / 4))
+        while not self._stopping.wait(interval):
+            with self._counter:
+                idle = self._active == 0 and time.monotonic() - self._last > self.idle
+            if idle:
+                log.info("no request for %g s: exiting", self.idle)
+                self.stop()
+
+    def _accept(self, listener: Listener) -> None:
+        while not self._stopping.is_set():
+            try:
+                connection = listener.accept()
+            except KeyboardInterrupt:
+                self.stop()
+                break
+            except OSError as exc:
+                if self._stopping.is_set():
+                    break
+                log.warning("accept failed: %s", exc)
+                continue
+            if self._stopping.is_set():
+                connection.close()
+                break
+            threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
+
+    def _drain(self, seconds: float = 5.0) -> None:
+        """Give requests in flight a moment to finish before the store is given up."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self._counter:
+                if self._active == 0:
+                    return
+            time.sleep(0.05)
+
+    # one request -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _activity(self) -> Iterator[None]:
+        with self._counter:
+            self._active += 1
+            self.requests += 1
+        try:
+            yield
+        finally:
+            with self._counter:
+                self._active -= 1
+                self._last = time.monotonic()
+
+    def _connection(self, connection: Connection) -> None:
+        with connection:
+            uid = peer_uid(connection)
+            if not peer_allowed(uid):
+                log.warning("refused a client of uid %s", uid)
+                return
+            try:
+                request = json.loads(connection.recv_bytes())
+            except (EOFError, OSError, ValueError):
+                return
+            if not isinstance(request, dict):
+                return
+            with self._activity():
+                self._handle(connection, request)
+
+    def _handle(self, connection: Connection, request: dict[str, Any]) -> None:
+        verb = str(request.get("verb", ""))
+        started = time.perf_counter()
+
+        def send(event: dict[str, Any]) -> None:
+            try:
+                connection.send_bytes(json.dumps(event, ensure_ascii=False).encode("utf-8"))
+            except OSError:
+                raise Interrupted("the client went away") from None
+
+        def emit(event: str, **fields: Any) -> None:
+            send({"event": event, **fields})
+
+        outcome = "ok"
+        try:
+            if verb == "service.stop":
+                send({"event": "result", "data": None})
+                log.info("stop requested")
+                self.stop()
+                return
+            if verb == "service.status":
+                send({"event": "result", "data": self.status().model_dump(mode="json")})
+                return
+            if (request.get("version"), request.get("protocol")) != (__version__, PROTOCOL):
+                send({"event": "mismatch", "version": __version__, "protocol": PROTOCOL})
+                outcome = f"mismatch with client {request.get('version')}"
+                return
+            with self.resources.emitting(emit):
+                memcli = self.resources.memcli(request)
+                data = api.run(memcli, verb, request.get("args") or {}, emit)
+            send({"event": "result", "data": data})
+        except Interrupted as exc:
+            outcome = f"interrupted: {exc.message}"
+        except MemcliError as exc:
+            outcome = f"error {int(exc.exit_code)}: {exc.message}"
+            self._reply_error(send, int(exc.exit_code), exc.message, request)
+        except Exception as exc:
+            log.exception("request %s failed", verb)
+            outcome = f"unexpected {type(exc).__name__}: {exc}"
+            self._reply_error(send, 1, f"unexpected {type(exc).__name__} in the memcli service: {exc} (see {self.paths.log_file})", request)
+        finally:
+            log.info("%s %s in %.1f ms", verb, outcome, (time.perf_counter() - started) * 1000)
+
+    @staticmethod
+    def _reply_error(send: Callable[[dict[str, Any]], None], code: int, message: str, request: Mapping[str, Any]) -> None:
+        event: dict[str, Any] = {"event": "error", "code": code, "message": message}
+        if request.get("debug"):
+            event["traceback"] = traceback.format_exc()
+        with contextlib.suppress(Interrupted):
+            send(event)
+
+    def status(self) -> schema.ServiceStatus:
+        """What ``memcli service status`` shows."""
+        return schema.ServiceStatus(
+            pid=os.getpid(), version=__version__, protocol=PROTOCOL, started_at=schema.iso_time(self.started_at),
+            uptime_seconds=round(time.time() - self.started_at, 3), users_loaded=self.resources.users_loaded(),
+            rss_bytes=rss_bytes(), requests_served=self.requests, socket=str(self.paths.socket), log_file=str(self.paths.log_file),
+        )
+
+
+def _setup_log(paths: Paths) -> None:
+    """The service's log: ``paths.log_file``, rotated at 1 MB, three files kept."""
+    paths.state_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(paths.state_dir, 0o700)
+    for existing in list(log.handlers):
+        if getattr(existing, "memcli_service", False):
+            log.removeHandler(existing)
+    handler = logging.handlers.RotatingFileHandler(paths.log_file, maxBytes=1 << 20, backupCount=2, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    handler.memcli_service = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    os.chmod(paths.log_file, 0o600)
+
+
+def serve(paths: Paths, env: Mapping[str, str] | None = None, ready: Callable[[str], None] | None = None, **given: Any) -> None:
+    """Run the service of ``paths`` in the foreground (``memcli serve``); ``given``:
+    keyword arguments of ``Service`` (models, idle)."""
+    settings = load_settings(paths, env=None if env is None else dict(env))
+    Service(paths, settings, **given).serve(ready)

@@ -1,0 +1,335 @@
+"""The memcli service: start, auto-start, idle exit, stop, fallback to in-process, version
+mismatch, concurrency, kill -9, socket modes and peers.
+
+Most tests run the real service code in a subprocess with the fake models
+(``tests/fake_service.py``); the auto-start and version tests let the client start the
+real ``memcli serve``, whose embedder loads in the background while the test only lists
+and asks for status. Every service a test starts is stopped (killed if need be).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcli.cli import app
+from memcli.client import Handlers, ServiceClient, client_env
+from memcli.errors import ServiceError
+from memcli.paths import Paths, resolve_paths
+
+TESTS = Path(__file__).resolve().parent
+HEAVY = ("numpy", "torch", "sentence_transformers", "chromadb", "llama_cpp", "transformers", "onnxruntime")
+"""Not on the client path. (Typer itself imports pydantic to parse options, so that one is.)"""
+
+
+@pytest.fixture
+def paths(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Paths:
+    """The test's MEMCLI_HOME with the service allowed (conftest turns it off)."""
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    return resolve_paths()
+
+
+def _wait(condition: Any, seconds: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class FakeService:
+    """A ``tests/fake_service.py`` process; ``kill()`` is kill -9."""
+
+    def __init__(self, paths: Paths, *options: str) -> None:
+        self.paths = paths
+        self.process = subprocess.Popen(
+            [sys.executable, str(TESTS / "fake_service.py"), *options],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        _wait(lambda: ServiceClient(paths).connect() is not None or self.process.poll() is not None, what="the service")
+        if self.process.poll() is not None:
+            raise AssertionError(f"the fake service exited {self.process.returncode}: {self.process.stderr.read().decode()}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            ServiceClient(self.paths).stop()
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(30)
+        self.process.stderr.close()
+
+
+@pytest.fixture
+def start_service(paths: Paths) -> Iterator[Any]:
+    started: list[FakeService] = []
+
+    def start(*options: str) -> FakeService:
+        service = FakeService(paths, *options)
+        started.append(service)
+        return service
+
+    yield start
+    for service in started:
+        service.close()
+    ServiceClient(paths).stop()  # a service a client started on its own
+
+
+def request(paths: Paths, verb: str, handlers: Handlers | None = None, **args: Any) -> Any:
+    """One request to the running service, as the CLI sends it (never starts one)."""
+    return ServiceClient(paths).request({"verb": verb, "args": args, "env": client_env()}, handlers or Handlers(), start=False)
+
+
+def memcli(paths: Paths, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The real ``memcli`` command in a subprocess."""
+    return subprocess.run([sys.executable, "-m", "memcli", *argv], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def test_the_service_answers_commands_and_stops(start_service: Any, paths: Paths) -> None:
+    service = start_service()
+    done = memcli(paths, "remember", "The spare key is under the blue pot", "--json")
+    assert done.returncode == 0, done.stderr
+    note = json.loads(done.stdout)["memory"]
+    listed = memcli(paths, "list", "--json")
+    assert [m["id"] for m in json.loads(listed.stdout)] == [note["id"]]
+    status = json.loads(memcli(paths, "service", "status", "--json").stdout)
+    assert status["pid"] == service.process.pid and status["requests_served"] >= 2
+    stopped = memcli(paths, "service", "stop")
+    assert stopped.returncode == 0 and f"pid {service.process.pid}" in stopped.stderr
+    assert service.process.wait(30) == 0
+    assert not paths.socket.exists() and not paths.service_file.exists()
+    gone = memcli(paths, "service", "status")
+    assert gone.returncode == 7 and "not running" in gone.stderr
+
+
+def test_a_command_starts_the_service_when_none_runs(paths: Paths) -> None:
+    try:
+        listed = memcli(paths, "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert json.loads(listed.stdout) == []
+        status = ServiceClient(paths).status()
+        assert status["version"] and status["pid"] != os.getpid()
+        assert ServiceClient(paths).pid() == status["pid"]
+    finally:
+        ServiceClient(paths).stop()
+    assert ServiceClient(paths).pid() is None
+
+
+def test_the_service_exits_after_its_idle_time(start_service: Any, paths: Paths) -> None:
+    service = start_service("--idle", "0.5")
+    assert service.process.wait(60) == 0
+    assert ServiceClient(paths).connect() is None and not paths.socket.exists()
+
+
+def test_a_command_runs_in_process_when_the_service_cannot_start(paths: Paths, runner: Any, fake_embedder: Any) -> None:
+    paths.state_dir.mkdir(parents=True)
+    (paths.state_dir / "run").write_text("not a directory")  # the service cannot make its socket there
+    result = runner.invoke(app, ["remember", "Dentist on Friday at nine"])
+    assert result.exit_code == 0, result.stderr
+    assert "running in this process instead" in result.stderr
+    listed = runner.invoke(app, ["--no-service", "list", "--json"])
+    assert [m["text"] for m in json.loads(listed.stdout)] == ["Dentist on Friday at nine"]
+
+
+def test_a_service_of_another_version_is_restarted(start_service: Any, paths: Paths) -> None:
+    old = start_service("--version", "0.0.1-old")
+    assert ServiceClient(paths).status()["version"] == "0.0.1-old"
+    listed = memcli(paths, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "restarting it" in listed.stderr
+    assert old.process.wait(30) == 0
+    status = ServiceClient(paths).status()
+    import memcli as package
+
+    assert status["version"] == package.__version__ and status["pid"] != old.process.pid
+
+
+def test_eight_clients_in_parallel_each_store_25_notes(start_service: Any, paths: Paths) -> None:
+    start_service()
+    errors: list[BaseException] = []
+
+    def client(n: int) -> None:
+        try:
+            for i in range(25):
+                done = request(paths, "remember", text=f"client {n} note {i}", user="crowd")
+                assert done["added"], done
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert errors == []
+    texts = {m["text"] for m in request(paths, "list", user="crowd", limit=0)}
+    assert texts == {f"client {n} note {i}" for n in range(8) for i in range(25)}
+
+
+def _turns_file(tmp_path: Path, days: int, per_day: int) -> Path:
+    lines = []
+    for d in range(days):
+        for t in range(per_day):
+            role = "user" if t % 2 == 0 else "assistant"
+            lines.append(json.dumps({"role": role, "content": f"day {d} turn {t}: the garden needs water and the tomatoes grow",
+                                     "timestamp": f"2024-03-{d + 1:02d}T10:{t:02d}:00"}))
+    path = tmp_path / "turns.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_recall_answers_while_a_consolidation_waits_on_the_model(start_service: Any, paths: Paths, tmp_path: Path) -> None:
+    start_service("--slow-model", "1.0")
+    request(paths, "import", path=str(_turns_file(tmp_path, 2, 4)))
+    consolidation: dict[str, Any] = {}
+    first_unit_done = threading.Event()
+
+    def consolidating() -> None:
+        try:
+            consolidation["result"] = request(paths, "consolidate", Handlers(warning=lambda line: first_unit_done.set()))
+        except BaseException as exc:  # reported below
+            consolidation["error"] = exc
+
+    worker = threading.Thread(target=consolidating)
+    worker.start()
+    assert first_unit_done.wait(60), consolidation  # one unit skipped; seven more model calls of a second or two each to go
+    hits = request(paths, "recall", query="tomatoes", k=3)
+    assert worker.is_alive(), "recall waited for the consolidation"
+    assert hits and all("tomatoes" in h["text"] for h in hits)
+    worker.join(120)
+    assert consolidation["result"]["invalid_outputs"] == 8  # the slow model answers nothing valid
+
+
+def test_kill_9_during_an_import_loses_nothing_acknowledged(start_service: Any, paths: Paths, tmp_path: Path) -> None:
+    service = start_service("--slow-embed", "0.5")
+    acknowledged = [request(paths, "remember", text=f"acknowledged note {i}")["memory"]["id"] for i in range(3)]
+    big = _turns_file(tmp_path, 10, 40)
+    progressed = threading.Event()
+    failure: dict[str, BaseException] = {}
+
+    def importing() -> None:
+        try:
+            request(paths, "import", Handlers(progress=lambda done, total: progressed.set()), path=str(big))
+        except BaseException as exc:  # the service dies under it
+            failure["error"] = exc
+
+    worker = threading.Thread(target=importing)
+    worker.start()
+    assert progressed.wait(60)
+    service.kill()
+    worker.join(60)
+    assert isinstance(failure.get("error"), ServiceError)
+    assert paths.socket.exists(), "the killed service left its socket (a stale one the next start must replace)"
+    start_service()
+    ids = {m["id"] for m in request(paths, "list", limit=0)}
+    assert set(acknowledged) <= ids
+    again = request(paths, "import", path=str(big))
+    assert again["found"] == 400
+    assert len({m["id"] for m in request(paths, "list", limit=0)}) == 403
+
+
+def test_kill_9_during_a_chat_reply_keeps_the_users_turn(start_service: Any, paths: Paths) -> None:
+    service = start_service("--slow-model", "0.2")
+    state = request(paths, "chat.open", user="ana")
+    pieces = threading.Event()
+    failure: dict[str, BaseException] = {}
+
+    def replying() -> None:
+        try:
+            request(paths, "chat.respond", Handlers(piece=lambda text: pieces.set()), state=state, text="My bike is the red one by the door")
+        except BaseException as exc:
+            failure["error"] = exc
+
+    worker = threading.Thread(target=replying)
+    worker.start()
+    assert pieces.wait(60)
+    service.kill()
+    worker.join(60)
+    assert isinstance(failure.get("error"), ServiceError)
+    start_service()
+    texts = [m["text"] for m in request(paths, "list", user="ana", limit=0)]
+    assert "My bike is the red one by the door" in texts
+
+
+def test_socket_and_its_directory_are_private(start_service: Any, paths: Paths) -> None:
+    start_service()
+    assert stat.S_IMODE(paths.run_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(paths.socket.stat().st_mode) == 0o600
+    assert stat.S_IMODE(paths.service_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(paths.log_file.stat().st_mode) == 0o600
+
+
+def test_a_peer_of_another_uid_is_refused(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import FakeEmbedder
+
+    from memcli import service as service_module
+    from memcli.config import load_settings
+
+    assert service_module.peer_allowed(os.getuid())
+    assert not service_module.peer_allowed(os.getuid() + 1)
+    service = service_module.Service(paths, load_settings(paths), embedder=FakeEmbedder())
+    thread = threading.Thread(target=service.serve, daemon=True)
+    thread.start()
+    try:
+        _wait(lambda: ServiceClient(paths).connect() is not None, what="the service")
+        with ServiceClient(paths).connect() as connection:
+            assert service_module.peer_uid(connection) == os.getuid()
+        monkeypatch.setattr(service_module, "peer_allowed", lambda uid, own=None: uid is not None and uid != os.getuid())
+        with pytest.raises(ServiceError):
+            request(paths, "list")
+        monkeypatch.undo()
+        assert request(paths, "list") == []
+    finally:
+        service.stop()
+        thread.join(30)
+    assert not thread.is_alive()
+
+
+def test_an_in_process_command_names_the_running_service(start_service: Any, paths: Paths, runner: Any, fake_embedder: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    service = start_service()
+    monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "0.5")
+    result = runner.invoke(app, ["--no-service", "list"])
+    assert result.exit_code == 4
+    assert f"memcli service (pid {service.process.pid})" in result.stderr and "memcli service stop" in result.stderr
+
+
+def test_a_second_service_waits_then_exits_4(start_service: Any, paths: Paths) -> None:
+    start_service()
+    env = {**os.environ, "MEMCLI_LOCK_TIMEOUT": "0.5"}
+    second = subprocess.run([sys.executable, "-m", "memcli", "serve"], capture_output=True, text=True, timeout=60, env=env)
+    assert second.returncode == 4 and "memcli service stop" in second.stderr
+
+
+def test_the_client_path_imports_nothing_heavy(start_service: Any, paths: Paths) -> None:
+    start_service()
+    request(paths, "remember", text="light client")
+    probe = (
+        "import json, sys\n"
+        "from memcli.cli import app\n"
+        "try:\n"
+        "    app(['recall', 'light', '--json'])\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 0, exit.code\n"
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    *printed, heavy = done.stdout.strip().splitlines()
+    assert json.loads(heavy) == []
+    assert json.loads("\n".join(printed))[0]["text"] == "light client"
