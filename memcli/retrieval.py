@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -181,16 +182,19 @@ def query_dates(query: str) -> list[QueryDate]:
     return found
 
 
-def date_hits(dates: list[QueryDate], created_at: np.ndarray) -> np.ndarray:
+def date_hits(dates: list[QueryDate], created_at: np.ndarray, months: Callable[[float], np.ndarray] | None = None) -> np.ndarray:
     """1.0 for each time of ``created_at`` (unix seconds) within the window of one of
     ``dates`` (DATE_BEFORE_DAYS before to DATE_AFTER_DAYS after), else 0.0. A month named
-    alone matches that month of any year, or the first two weeks of the next."""
+    alone matches that month of any year, or the first two weeks of the next.
+
+    ``months(shift)``: the local month of each time minus ``shift`` seconds, worked out
+    ahead (``UserIndex.months``); without it, worked out here."""
+    if months is None:
+        months = lambda shift: np.array([datetime.fromtimestamp(t - shift).month for t in created_at])  # noqa: E731
     hit = np.zeros(len(created_at), dtype=bool)
     for when in dates:
         if when.granularity == "month alone":
-            months = np.array([datetime.fromtimestamp(t).month for t in created_at])
-            earlier = np.array([datetime.fromtimestamp(t - DATE_AFTER_DAYS["month"] * DAY_SECONDS).month for t in created_at])
-            hit |= (months == when.month) | (earlier == when.month)
+            hit |= (months(0.0) == when.month) | (months(DATE_AFTER_DAYS["month"] * DAY_SECONDS) == when.month)
         else:
             low = when.start - DATE_BEFORE_DAYS * DAY_SECONDS
             high = when.end + DATE_AFTER_DAYS[when.granularity] * DAY_SECONDS
@@ -331,7 +335,8 @@ class Recalled:
 
 
 class Recaller:
-    """Recalls memories from a store; keeps each user's loaded index between writes.
+    """Recalls memories from a store; keeps each user's index in memory, brought up to date
+    with what changed in the store's recall index before each query (``index``).
 
     ``signals``: the weights (eval turns levers off with ``Signals.without``).
     """
@@ -340,50 +345,74 @@ class Recaller:
         self.store = store
         self.embedder = embedder
         self.signals = signals or Signals()
-        self._loaded: dict[str, tuple[int, UserIndex]] = {}
+        self._loaded: dict[str, UserIndex] = {}
+
+    def loaded_users(self) -> list[str]:
+        """The users whose recall index this recaller holds in memory."""
+        return sorted(self._loaded)
 
     def index(self, user: str) -> UserIndex:
-        """``user``'s recall index, loaded again when the store may have changed."""
-        cached = self._loaded.get(user)
-        if cached is None or cached[0] != self.store.generation:
-            loaded = self.store.recall_index(user, self.embedder.embed)
-            cached = (self.store.generation, loaded)
-            self._loaded[user] = cached
-        return cached[1]
+        """``user``'s recall index, up to date with the store.
+
+        The first call for a user loads it whole from the store (``MemoryStore.recall_index``:
+        checked against the store's ids, rebuilt when stale). Later calls read only what
+        changed since (``RecallIndex.changes``), after computing the windows writes left to
+        fill; a user left dirty by an interrupted write, or whose rows were written whole
+        since (a new epoch), is loaded whole again."""
+        with self.store.transaction():
+            cached = self._loaded.get(user)
+            sidecar = self.store.sidecar.index
+            if cached is None or sidecar.is_dirty(user) or sidecar.epoch(user) != cached.epoch:
+                cached = self._loaded[user] = self.store.recall_index(user, self.embedder.embed)
+                return cached
+            missing = sidecar.missing_windows(user)
+            if missing:
+                vectors = self.embedder.embed([text for _, text in missing])
+                sidecar.fill_windows({rowid: vector for (rowid, _), vector in zip(missing, vectors)})
+            if sidecar.seq() != cached.seq:
+                cached.apply(sidecar.changes(user, cached.seq))
+            return cached
 
     def scores(self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray) -> dict[str, np.ndarray]:
         """Each weighted signal of every memory of ``index`` for ``query`` (embedded as
         ``vector``); z-scores are taken over the memories of ``mask`` (those the query may
         return)."""
+        return self._scores(query, vector, user, index, mask)[0]
+
+    def _scores(
+        self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """``scores``, and the cosine similarity of each memory's own vector to ``vector``."""
         w = self.signals
         out: dict[str, np.ndarray] = {}
         lexical = np.zeros(len(index))
         match = match_query(query) if w.lexical else ""
         if match:
-            position = {int(r): i for i, r in enumerate(index.rowids)}
             with self.store.transaction():
-                found = self.store.sidecar.index.lexical(match, (OWN_WEIGHT, w.context, DAY_WEIGHT), user)
-            for rowid, score in found.items():
-                if rowid in position:
-                    lexical[position[rowid]] = score
+                rowids, found = self.store.sidecar.index.lexical_rows(match, (OWN_WEIGHT, w.context, DAY_WEIGHT))
+            slots = index.slots(rowids)  # the user's rows only
+            kept = slots >= 0
+            lexical[slots[kept]] = found[kept]
         out["lexical"] = w.lexical * _z(lexical, mask)
         out["window"] = w.window * _z(index.window @ vector, mask)
-        out["turn"] = w.turn * _z(index.turn @ vector, mask)
-        speakers = {s for s in index.speakers if s}  # notes, facts and summaries have no speaker
+        similarity = index.turn @ vector
+        out["turn"] = w.turn * _z(similarity, mask)
+        speakers = index.speaker_names()  # notes, facts and summaries have no speaker
         named = named_speakers(query, speakers, user)
         # A memory with no speaker (a note, a fact, a summary) is not pushed below the named speakers' turns.
-        said = np.array([s in named or not s for s in index.speakers], dtype=np.float64)
-        out["speaker"] = w.speaker * said if 0 < len(named) < len(speakers) else np.zeros(len(index))
-        out["date"] = w.date * date_hits(query_dates(query), index.created_at) if w.date else np.zeros(len(index))
+        if 0 < len(named) < len(speakers):
+            out["speaker"] = w.speaker * index.speaker_table(lambda s: s in named or not s)
+        else:
+            out["speaker"] = np.zeros(len(index))
+        out["date"] = w.date * date_hits(query_dates(query), index.created_at, index.months) if w.date else np.zeros(len(index))
         out["when"] = w.when * index.says_when if w.when and asks_when(query) else np.zeros(len(index))
-        lengths = np.log1p([len(t) for t in index.texts])
         out["prior"] = (
-            w.length * _z(lengths, np.ones(len(index), dtype=bool))
-            + w.question * np.array([t.strip().endswith("?") for t in index.texts], dtype=np.float64)
+            w.length * _z(index.log_length, index.alive)
+            + w.question * index.question
             + w.first * index.first
             + w.caption * index.caption
         )
-        return out
+        return out, similarity
 
     def recall(
         self,
@@ -401,25 +430,23 @@ class Recaller:
         (unix seconds) keeps memories learned at or after it. Archived (forgotten) memories
         and facts that have ended are never recalled. With a ``ranking``, the best
         CANDIDATES are re-scored by it at ``now`` (unix seconds), with their relevance
-        scaled to 0..1 among them.
+        scaled to 0..1 among them. Memories of equal relevance come oldest first (then by
+        id), as in time order.
         """
         if k <= 0 or not query.strip():
             return []
-        index = self.index(user)
-        mask = ~index.archived & ~index.ended
-        mask &= (index.kinds == kind) if kind is not None else np.isin(index.kinds, RECALLED_KINDS)
-        if since is not None:
-            mask &= index.created_at >= since
-        if not mask.any():
-            return []
-        vector = np.asarray(self.embedder.embed_one(query), dtype=np.float32)
-        signals = self.scores(query, vector, user, index, mask)
-        similarity = index.turn @ vector
-        total = sum(signals.values())
-        total = np.where(mask, total, -np.inf)
-        order = np.argsort(-total, kind="stable")[: max(k, CANDIDATES) if ranking else k]
-        order = [i for i in order if mask[i]]
         with self.store.transaction():
+            index = self.index(user)
+            mask = index.alive & ~index.archived & ~index.ended
+            mask &= index.kind_mask([kind] if kind is not None else RECALLED_KINDS)
+            if since is not None:
+                mask &= index.created_at >= since
+            if not mask.any():
+                return []
+            vector = np.asarray(self.embedder.embed_one(query), dtype=np.float32)
+            signals, similarity = self._scores(query, vector, user, index, mask)
+            total = sum(signals.values())
+            order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}
         hits = [
             Recalled(memories[index.ids[i]], float(total[i]), float(total[i]), float(similarity[i]), {n: float(v[i]) for n, v in signals.items()})
@@ -434,6 +461,19 @@ class Recaller:
                 hit.score = ranking.score(hit.components)
             hits.sort(key=lambda r: (-r.score, -r.relevance, r.memory.created_at))
         return hits[:k]
+
+
+def _best(total: np.ndarray, mask: np.ndarray, index: UserIndex, n: int) -> list[int]:
+    """The slots of the ``n`` highest ``total`` among ``mask``, best first, ties oldest
+    first then by memory id: the order a stable sort gives in time order, wherever the
+    slots sit. Partitions first, so only the best few are sorted."""
+    chosen = np.flatnonzero(mask)
+    if len(chosen) > n:
+        values = total[chosen]
+        threshold = np.partition(values, len(values) - n)[len(values) - n]
+        chosen = chosen[values >= threshold]  # ties at the threshold all stay, for the sort to pick
+    created_at = index.created_at
+    return sorted(chosen.tolist(), key=lambda i: (-total[i], created_at[i], index.ids[i]))[:n]
 
 
 def roulette(hits: list[Recalled], k: int, rng: random.Random) -> list[Recalled]:

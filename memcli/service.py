@@ -240,7 +240,7 @@ class Resources:
         """Users whose recall index is in memory."""
         with self._lock:
             recallers = list(self._recallers.values())
-        return sorted({user for r in recallers for user in getattr(r, 'loaded_users', lambda: [])()})
+        return sorted({user for r in recallers for user in r.loaded_users()})
 
 
 def peer_uid(connection: Connection) -> int | None:

@@ -259,7 +259,7 @@ def test_chat_turns_leave_the_previous_window_to_fill_at_the_next_recall(fake_em
 def test_remember_indexes_a_note_as_its_own_window(fake_embedder: FakeEmbedder) -> None:
     notices: list[str] = []
     memcli = make_memcli(notices)
-    memcli._add(session("s1"))
+    memcli.add_memories(session("s1"))
     remembered, _ = memcli.remember("My sister's birthday is 4 March", importance=0.9, user=USER)
 
     row = assert_index_matches_store(memcli, filled=True)[remembered.id]
@@ -273,7 +273,7 @@ def test_delete_leaves_nothing_of_the_turn_in_its_neighbours(fake_embedder: Fake
     notices: list[str] = []
     memcli = make_memcli(notices)
     turns = session("s1")
-    memcli._add(turns)
+    memcli.add_memories(turns)
     assert any("zeppelin" in c for c in contexts(memcli))
 
     memcli.delete(turns[2].id)
@@ -291,7 +291,7 @@ def test_forget_restore_and_purge_keep_the_index_flags(fake_embedder: FakeEmbedd
     clock = Clock(datetime(2023, 5, 31, 9).timestamp())
     memcli = make_memcli(notices, clock)
     turns = session("s1")
-    memcli._add(turns)
+    memcli.add_memories(turns)
     fresh, _ = memcli.remember("I bought a red bicycle today", user=USER)
 
     clock.now = datetime(2023, 6, 1, 9).timestamp()  # the turns are weeks old, the note a day
@@ -321,7 +321,7 @@ def test_consolidation_indexes_its_summaries_and_ends_the_replaced_fact(fake_mod
     script.decision = {"event": "UPDATE", "target": 0, "text": UPDATED_FACT}
     fake_model.responder = script
     old = add_fact(memcli, OLD_FACT)
-    memcli._add(day_turns(MOVE_TURNS, "2023-05-09", "s2"))
+    memcli.add_memories(day_turns(MOVE_TURNS, "2023-05-09", "s2"))
 
     memcli.consolidate(USER)
 
@@ -342,8 +342,8 @@ def test_consolidation_indexes_its_summaries_and_ends_the_replaced_fact(fake_mod
 def populated(notices: list[str], bob: bool = True) -> Memcli:
     """Eight memories of ana (two sessions and a note) and, with ``bob``, one of bob."""
     memcli = make_memcli(notices)
-    memcli._add(session("s1") + session("s2", [("Bob", "I started pottery classes."), ("Ana", "Pottery sounds relaxing.")], "2023-05-25"))
-    memcli._add([note("My sister's birthday is 4 March")] + ([note("bob's memory", user="bob")] if bob else []))
+    memcli.add_memories(session("s1") + session("s2", [("Bob", "I started pottery classes."), ("Ana", "Pottery sounds relaxing.")], "2023-05-25"))
+    memcli.add_memories([note("My sister's birthday is 4 March")] + ([note("bob's memory", user="bob")] if bob else []))
     return memcli
 
 
@@ -398,7 +398,7 @@ def test_another_users_memories_do_not_change_a_users_ranking(fake_embedder: Fak
     notices: list[str] = []
     memcli = populated(notices, bob=False)
     before = relevance(memcli, QUERY)
-    memcli._add([note("bob's memory", user="bob")])
+    memcli.add_memories([note("bob's memory", user="bob")])
     assert relevance(memcli, QUERY) == same(before)
 
 
@@ -568,7 +568,7 @@ def test_a_rebuild_interrupted_midway_leaves_the_user_dirty_and_is_redone(fake_e
 
 def test_a_put_that_fails_midway_writes_no_row(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     memcli = make_memcli()
-    memcli._add(session("s1"))
+    memcli.add_memories(session("s1"))
 
     def broken(index: RecallIndex, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk full")
@@ -610,7 +610,7 @@ def test_chat_turns_under_a_standing_clock_keep_their_order(fake_embedder: FakeE
 
 def test_lexical_matches_only_the_users_rows(fake_embedder: FakeEmbedder) -> None:
     memcli = populated([])
-    memcli._add([note("Ana's puppy is not my puppy", user="bob")])
+    memcli.add_memories([note("Ana's puppy is not my puppy", user="bob")])
     with memcli.store.transaction():
         index = memcli.store.sidecar.index
         for_ana = index.lexical("puppy", (1.0, 1.0, 1.0), USER)

@@ -96,7 +96,7 @@ def recalled(memcli: Memcli, query: str, **options: Any) -> list[str]:
 
 def test_memory_sharing_the_query_words_ranks_first(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([
+    memcli.add_memories([
         note("The weather in Lyon was rainy all week", minute=1),
         note("I adopted a puppy named Rex last spring", minute=2),
         note("My sister plays the cello in an orchestra", minute=3),
@@ -108,7 +108,7 @@ def test_memory_sharing_the_query_words_ranks_first(fake_embedder) -> None:
 
 def test_recall_keeps_to_the_user_the_kind_and_since(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([
+    memcli.add_memories([
         note("green tea with grandma", day="2023-05-01"),
         note("green tea in Kyoto", day="2023-05-10", kind=Kind.FACT.value),
         note("green tea green tea at work", day="2023-05-10", user="bob"),
@@ -127,7 +127,7 @@ def test_recall_leaves_out_what_every_prompt_carries_unless_its_kind_is_asked_fo
     memcli = make_memcli()
     recalled_kinds = {Kind.TURN, Kind.NOTE, Kind.FACT, Kind.EVENT_DAILY}
     memories = [note(f"green tea ceremony ({kind.value})", kind=kind.value, minute=i) for i, kind in enumerate(Kind)]
-    memcli._add(memories)
+    memcli.add_memories(memories)
     by_default = {h.memory.kind for h in memcli.recall("green tea ceremony", USER, reinforce=False)}
     assert by_default == {kind.value for kind in recalled_kinds}
     for kind in set(Kind) - recalled_kinds:
@@ -136,7 +136,7 @@ def test_recall_leaves_out_what_every_prompt_carries_unless_its_kind_is_asked_fo
 
 def test_recall_returns_at_most_k_best_first(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([note(f"note number {i} about gardening and {'roses' if i % 3 else 'tulips'}", minute=i) for i in range(30)])
+    memcli.add_memories([note(f"note number {i} about gardening and {'roses' if i % 3 else 'tulips'}", minute=i) for i in range(30)])
 
     hits = memcli.recall("gardening tulips", USER, k=7, reinforce=False)
     assert len(hits) == 7
@@ -153,7 +153,7 @@ def test_archived_memories_and_ended_facts_are_never_recalled(fake_embedder) -> 
     zeppelin = note("zeppelin ride over the lake")
     fact = note("Ana flies a zeppelin", kind=Kind.FACT.value)
     other = note("a boat trip on the river")
-    memcli._add([zeppelin, fact, other])
+    memcli.add_memories([zeppelin, fact, other])
     assert {zeppelin.text, fact.text} <= set(recalled(memcli, "zeppelin"))
 
     zeppelin.archived, zeppelin.archived_at = True, NOW
@@ -169,7 +169,7 @@ def test_archived_memories_and_ended_facts_are_never_recalled(fake_embedder) -> 
 
 def test_empty_query_and_k_below_one_return_nothing_or_fail_as_recall_does(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([note("a memory about anything")])
+    memcli.add_memories([note("a memory about anything")])
     with pytest.raises(BadInputError):
         memcli.recall("   ", USER)
     with pytest.raises(UsageError):
@@ -187,7 +187,7 @@ def test_empty_query_and_k_below_one_return_nothing_or_fail_as_recall_does(fake_
 
 def test_recall_of_a_user_without_memories_returns_nothing(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([note("bob's memory", user="bob")])
+    memcli.add_memories([note("bob's memory", user="bob")])
     assert memcli.recall("anything", USER) == []
 
 
@@ -208,7 +208,7 @@ DOG_SESSIONS = [
 
 def test_short_answer_is_recalled_through_its_question_in_the_context_column(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([t for name, lines in DOG_SESSIONS for t in session(name, lines)])
+    memcli.add_memories([t for name, lines in DOG_SESSIONS for t in session(name, lines)])
     unrelated = {t for _, lines in DOG_SESSIONS for _, t in lines} - {"Rex.", "What is your dog called, Ana?"}
 
     def above_rex(hits: list[Recalled]) -> set[str]:
@@ -229,7 +229,7 @@ def test_short_answer_is_recalled_through_its_question_in_the_context_column(fak
 
 def test_query_naming_one_speaker_ranks_that_speakers_turn_first(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains every summer.")]))
+    memcli.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains every summer.")]))
 
     query = "What did Ana say about hiking in the mountains?"
     hits = ranked(memcli, query)
@@ -241,7 +241,7 @@ def test_query_naming_one_speaker_ranks_that_speakers_turn_first(fake_embedder) 
 
 def test_first_person_query_favours_the_users_own_turns(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add(session("chat-1", [
+    memcli.add_memories(session("chat-1", [
         (USER, "Hiking is fun."), ("assistant", "I love hiking in the mountains every summer."),
         (USER, "My sister is visiting next month."), ("assistant", "That sounds lovely, enjoy the visit."),
     ]))
@@ -260,7 +260,7 @@ def test_first_person_query_favours_the_users_own_turns(fake_embedder) -> None:
 )
 def test_speaker_signal_is_off_when_the_query_names_every_speaker_or_none(fake_embedder, query: str) -> None:
     memcli = make_memcli()
-    memcli._add(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
+    memcli.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
     hits = ranked(memcli, query)
     assert len(hits) == 2
     assert [h.signals["speaker"] for h in hits] == [0.0, 0.0]
@@ -268,8 +268,8 @@ def test_speaker_signal_is_off_when_the_query_names_every_speaker_or_none(fake_e
 
 def test_speaker_signal_is_off_when_every_speaker_is_named_beside_a_note(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
-    memcli._add([note("Hiking boots are on sale in town.")])
+    memcli.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
+    memcli.add_memories([note("Hiking boots are on sale in town.")])
     hits = ranked(memcli, "What did Ana and Bob say about hiking?")
     assert [h.signals["speaker"] for h in hits] == [0.0, 0.0, 0.0]
 
@@ -321,7 +321,7 @@ def test_match_query_is_quoted_terms_joined_by_or_that_fts5_accepts(query: str) 
 
 def test_query_of_stop_words_only_still_recalls(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([note("it is what it is"), note("a puppy named Rex")])
+    memcli.add_memories([note("it is what it is"), note("a puppy named Rex")])
     hits = memcli.recall("is it the", USER, reinforce=False)
     assert texts(hits)[0] == "it is what it is"
     assert all(h.signals["lexical"] == 0.0 for h in hits)
@@ -403,7 +403,7 @@ def test_every_way_of_writing_a_day_reads_the_same_day_and_window(moment: Any, s
 
 def test_query_naming_a_date_ranks_what_was_learned_then_first(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([note("We went to the beach.", day="2023-03-02"), note("We went to the beach.", day="2023-05-08", minute=1)])
+    memcli.add_memories([note("We went to the beach.", day="2023-03-02"), note("We went to the beach.", day="2023-05-08", minute=1)])
     hits = ranked(memcli, "Where did we go on 8 May 2023?")
     assert [h.memory.day for h in hits] == ["2023-05-08", "2023-03-02"]
     assert [h.signals["date"] for h in hits] == [Signals().date, 0.0]
@@ -440,7 +440,7 @@ def test_says_when_not_on_timeless_texts(text: str) -> None:
 
 def test_when_signal_favours_turns_that_say_when_on_when_questions(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add([note("I went hiking in the hills yesterday."), note("I went hiking in the hills with Rex.", minute=1)])
+    memcli.add_memories([note("I went hiking in the hills yesterday."), note("I went hiking in the hills with Rex.", minute=1)])
     hits = ranked(memcli, "When did Ana go hiking in the hills?")
     assert [(h.memory.text, h.signals["when"]) for h in hits] == [
         ("I went hiking in the hills yesterday.", Signals().when), ("I went hiking in the hills with Rex.", 0.0),
@@ -453,11 +453,11 @@ def test_when_signal_sees_memories_written_after_an_earlier_when_question(fake_e
     the index again, so the memory it adds is scored too."""
     memcli = make_memcli()
     recaller = Recaller(memcli.store, memcli.embedder)
-    memcli._add([note("I went hiking in the hills yesterday.")])
+    memcli.add_memories([note("I went hiking in the hills yesterday.")])
     question = "When did Ana go hiking in the hills?"
     with memcli.store.transaction():
         assert [h.signals["when"] for h in recaller.recall(question, USER, k=10)] == [Signals().when]
-    memcli._add([note("I went hiking in the hills last week.", minute=1)])
+    memcli.add_memories([note("I went hiking in the hills last week.", minute=1)])
     with memcli.store.transaction():
         hits = recaller.recall(question, USER, k=10)
     assert sorted((h.memory.text, h.signals["when"]) for h in hits) == [
@@ -499,7 +499,7 @@ def test_without_an_unknown_lever_raises_value_error(lever: str) -> None:
 
 def test_a_lever_turned_off_contributes_nothing_to_recall(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add(session("s1", [("Ana", "Hiking is fun yesterday?"), ("Bob", "I love hiking in the mountains."), ("Ana", "My sister plays the cello.")]))
+    memcli.add_memories(session("s1", [("Ana", "Hiking is fun yesterday?"), ("Bob", "I love hiking in the mountains."), ("Ana", "My sister plays the cello.")]))
     query = "When did Ana go hiking on 8 May 2023?"
     for lever in Signals.LEVERS:
         signal = "prior" if lever in ("priors",) else lever
@@ -650,8 +650,8 @@ def test_eval_locomo_leaves_the_users_own_store_untouched(runner: CliRunner, fak
 
 def test_a_first_person_query_does_not_push_notes_below_the_users_turns(fake_embedder) -> None:
     memcli = make_memcli()
-    memcli._add(session("chat-1", [(USER, "The weather is grey today."), ("assistant", "Grey days are calm.")]))
-    memcli._add([note("Sister's name: Mila.")])
+    memcli.add_memories(session("chat-1", [(USER, "The weather is grey today."), ("assistant", "Grey days are calm.")]))
+    memcli.add_memories([note("Sister's name: Mila.")])
     hits = {h.memory.text: h for h in ranked(memcli, "what is my sister's name?")}
     assert hits["The weather is grey today."].signals["speaker"] > 0
     assert hits["Sister's name: Mila."].signals["speaker"] == hits["The weather is grey today."].signals["speaker"]
