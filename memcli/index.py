@@ -83,6 +83,7 @@ CREATE INDEX IF NOT EXISTS recall_missing_windows ON recall_index (user) WHERE w
 CREATE TABLE IF NOT EXISTS recall_removed (user TEXT NOT NULL, row INTEGER NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS recall_removed_by_user ON recall_removed (user, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5 (own, ctx, day, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical_terms USING fts5vocab (lexical, 'row');
 CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 SEQ_SCHEMA = "CREATE INDEX IF NOT EXISTS recall_by_seq ON recall_index (user, seq)"
@@ -503,6 +504,8 @@ class RecallIndex:
             with atomic(db):
                 db.execute("ALTER TABLE recall_index ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
         db.execute(SEQ_SCHEMA)
+        self._rows: tuple[int, int] = (-1, 0)
+        """(seq, number of rows) as last counted."""
 
     # state --------------------------------------------------------------------------
 
@@ -710,6 +713,44 @@ class RecallIndex:
         ).fetchall()
         removed = self._db.execute("SELECT row FROM recall_removed WHERE user = ? AND seq > ? ORDER BY seq", (user, since))
         return IndexChanges(rows, [r[0] for r in removed], self.seq(), self.epoch(user))
+
+    def weighty_terms(self, terms: Sequence[str]) -> list[str]:
+        """The ``terms`` of a query that weigh in BM25: those found in fewer than half the
+        rows. FTS5's bm25 gives a term in half the rows or more an IDF of 1e-6 (its IDF
+        ``log((N - n + 0.5) / (n + 0.5))`` is floored there), so such a term adds nothing to
+        any score but its matches: a speaker's name in a long conversation matches most
+        rows, and scoring them was most of a recall at 100,000 memories. Dropping them
+        changes no score by more than about 1e-5; when every term is such a term, all of
+        them are kept."""
+        if not terms:
+            return []
+        db = self._db
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5 (word, tokenize = 'porter unicode61')")
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab (temp, query_words, 'instance')")
+        with atomic(db):
+            db.execute("DELETE FROM temp.query_words")
+            db.executemany("INSERT INTO temp.query_words (rowid, word) VALUES (?, ?)", list(enumerate(terms)))
+            stems: dict[int, list[str]] = {}
+            for doc, stem in db.execute("SELECT doc, term FROM temp.query_stems"):
+                stems.setdefault(int(doc), []).append(stem)
+            db.execute("DELETE FROM temp.query_words")
+        seq = self.seq()
+        if self._rows[0] != seq:
+            self._rows = (seq, int(db.execute("SELECT count(*) FROM recall_index").fetchone()[0]))
+        rows = self._rows[1]
+        kept, weighty = [], False
+        for i, term in enumerate(terms):
+            found = stems.get(i, [])
+            if len(found) == 1:
+                hit = db.execute("SELECT doc FROM lexical_terms WHERE term = ?", (found[0],)).fetchone()
+                docs = 0 if hit is None else int(hit[0])
+                if 2 * docs >= rows:
+                    continue
+                weighty = weighty or docs > 0
+            kept.append(term)
+        # With no weighty term that matches, the 1e-6 scores are all there is, and
+        # z-scoring makes a signal of them: keep the query as it was.
+        return kept if weighty else list(terms)
 
     def lexical_rows(self, match: str, weights: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
         """``lexical`` for every user's rows at once, as arrays (rowids, scores): without the

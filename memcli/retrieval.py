@@ -105,11 +105,17 @@ def _query_stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN)
 
 
-def match_query(query: str) -> str:
-    """The FTS5 query for ``query``: its words of two letters or more, lower-cased, stop
-    words dropped, each quoted, joined by OR; "" when none is left."""
+def query_terms(query: str) -> list[str]:
+    """The words of ``query`` that lexical recall looks for: two letters or more,
+    lower-cased, stop words dropped, each once."""
     stop = _query_stopwords()
-    terms = dict.fromkeys(t for t in _TERM.findall(query.lower()) if t not in stop)
+    return list(dict.fromkeys(t for t in _TERM.findall(query.lower()) if t not in stop))
+
+
+def match_query(query: str | list[str]) -> str:
+    """The FTS5 query for ``query`` (or for its ``query_terms``): each term quoted, joined
+    by OR; "" when none is left."""
+    terms = query_terms(query) if isinstance(query, str) else query
     return " OR ".join(f'"{t}"' for t in terms)
 
 
@@ -386,10 +392,11 @@ class Recaller:
         w = self.signals
         out: dict[str, np.ndarray] = {}
         lexical = np.zeros(len(index))
-        match = match_query(query) if w.lexical else ""
-        if match:
+        terms = query_terms(query) if w.lexical else []
+        if terms:
             with self.store.transaction():
-                rowids, found = self.store.sidecar.index.lexical_rows(match, (OWN_WEIGHT, w.context, DAY_WEIGHT))
+                match = match_query(self.store.sidecar.index.weighty_terms(terms))
+                rowids, found = self.store.sidecar.index.lexical_rows(match, (OWN_WEIGHT, w.context, DAY_WEIGHT)) if match else (np.zeros(0, dtype=np.int64), np.zeros(0))
             slots = index.slots(rowids)  # the user's rows only
             kept = slots >= 0
             lexical[slots[kept]] = found[kept]

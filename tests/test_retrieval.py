@@ -535,12 +535,13 @@ def test_recall_json_has_relevance_similarity_signals_and_components(runner: Cli
         ok(runner.invoke(app, ["remember", text]))
     hits = json.loads(ok(runner.invoke(app, ["recall", "puppy Rex", "--json", "--no-reinforce"])).stdout)
     assert [h["text"] for h in hits][0] == "I adopted a puppy named Rex"
-    for hit in hits:
-        assert isinstance(hit["relevance"], float) and -1.0 <= hit["similarity"] <= 1.0
-        assert set(hit["signals"]) == SIGNAL_NAMES
-        assert set(hit["components"]) == {"relevance", "importance", "retention", "use", "recent_penalty", "feedback"}
-        assert 0.0 <= hit["components"]["relevance"] <= 1.0
-    assert hits[0]["similarity"] > hits[1]["similarity"]
+    scores = [hit["score"] for hit in hits]
+    for score in scores:
+        assert isinstance(score["relevance"], float) and -1.0 <= score["similarity"] <= 1.0
+        assert set(score["signals"]) == SIGNAL_NAMES
+        assert set(score["components"]) == {"relevance", "importance", "retention", "use", "recent_penalty", "feedback"}
+        assert 0.0 <= score["components"]["relevance"] <= 1.0
+    assert scores[0]["similarity"] > scores[1]["similarity"]
 
 
 # 9. memcli eval locomo --------------------------------------------------------------------
