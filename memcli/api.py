@@ -22,10 +22,11 @@ from pydantic import BaseModel
 from memcli import schema
 from memcli.chat import ChatSession
 from memcli.config import Paths, Settings, load_settings
-from memcli.core import Memcli, clock_from_env
+from memcli.core import Memcli
 from memcli.errors import UsageError
 from memcli.forgetting import UNIT_SECONDS
 from memcli.memory import Memory
+from memcli.resources import Resources
 from memcli.retrieval import Recalled
 
 
@@ -54,20 +55,6 @@ def recalled_out(hit: Recalled) -> schema.RecalledMemory:
         signals={k: round(v, 4) for k, v in hit.signals.items()}, components={k: round(v, 4) for k, v in hit.components.items()},
     )
     return schema.RecalledMemory(**memory_out(hit.memory).model_dump(), score=score)
-
-
-def settings_for(paths: Paths, env: Mapping[str, str], model: str | None = None) -> Settings:
-    """The settings of one request: defaults, the config file, the client's ``MEMCLI_*``
-    variables, then ``--model``. Raises BadInputError as ``load_settings`` does."""
-    return load_settings(paths, env=dict(env), model=model)
-
-
-def clock_for(env: Mapping[str, str], now: str | None) -> Callable[[], float]:
-    """The clock of one request: ``--now``, else the client's ``MEMCLI_NOW``, else the
-    time. Raises UsageError for an unreadable time, naming where it came from."""
-    if now:
-        return clock_from_env({"MEMCLI_NOW": now}, option="--now")
-    return clock_from_env(dict(env))
 
 
 # The verbs ------------------------------------------------------------------------------
@@ -235,10 +222,25 @@ def _bind(handler: Callable[..., Any], args: Mapping[str, Any]) -> Callable[[Mem
     return lambda memcli, emit: handler(memcli, emit, **args)
 
 
+_LOCAL: dict[Paths, Resources] = {}
+"""The in-process resources of this process: one MEMCLI_HOME at a time."""
+
+
 def in_process(paths: Paths, request: Mapping[str, Any], emit: Emit) -> Any:
     """Run one request in this process (``service = "off"``, ``--no-service``, or the
-    service could not start): a Memcli of its own opens the store per transaction."""
-    env = request.get("env") or {}
-    settings = settings_for(paths, env, request.get("model"))
-    memcli = Memcli(settings, paths, clock_for(env, request.get("now")), lambda message: emit("notice", message=message))
-    return run(memcli, request["verb"], request.get("args") or {}, emit)
+    service could not start). The store is opened per transaction; the models and the
+    recall index stay loaded for the next request of this process (a chat session)."""
+    resources = _LOCAL.get(paths)
+    if resources is None:
+        _LOCAL.clear()
+        resources = _LOCAL[paths] = Resources(paths, settings_for(paths, request))
+    with resources.emitting(emit):
+        memcli = resources.memcli(request)
+        memcli.store.lock_timeout = memcli.settings.lock_timeout
+        return run(memcli, request["verb"], request.get("args") or {}, emit)
+
+
+def settings_for(paths: Paths, request: Mapping[str, Any]) -> Settings:
+    """The settings of one request: defaults, the config file, the client's ``MEMCLI_*``
+    variables, then ``--model``. Raises BadInputError as ``load_settings`` does."""
+    return load_settings(paths, env=dict(request.get("env") or {}), model=request.get("model"))

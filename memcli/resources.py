@@ -1,0 +1,228 @@
+"""What a process keeps loaded between requests: the store, the embedders, the recallers
+(each user's recall index in memory) and the chat model.
+
+The service keeps one ``Resources`` for its lifetime over its resident store; a command
+run in-process keeps one for the command (a chat session's many requests then share one
+model load). Each request gets a ``Memcli`` over them (``Resources.memcli``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from memcli.config import Paths, Settings, load_settings
+from memcli import core
+from memcli.core import Memcli, clock_from_env
+from memcli.llm import ChatModel, Message
+from memcli.retrieval import Recaller
+from memcli.store import MemoryStore
+
+log = logging.getLogger("memcli.service")
+
+INTERACTIVE_VERBS = frozenset({"ask", "chat.respond", "chat.open"})
+"""Requests whose use of the chat model goes before a consolidation's next call."""
+
+Emit = Callable[..., None]
+
+
+def clock_for(env: Mapping[str, str], now: str | None) -> Callable[[], float]:
+    """The clock of one request: ``--now``, else the client's ``MEMCLI_NOW``, else the
+    time. Raises UsageError for an unreadable time, naming where it came from."""
+    if now:
+        return clock_from_env({"MEMCLI_NOW": now}, option="--now")
+    return clock_from_env(dict(env))
+
+
+class ModelGate:
+    """One user of the chat model at a time (llama.cpp is not thread-safe); an interactive
+    holder waiting goes before any waiting background one (consolidation)."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._busy = False
+        self._interactive_waiting = 0
+
+    @contextlib.contextmanager
+    def hold(self, interactive: bool) -> Iterator[None]:
+        """Hold the model for the block; see the class docstring."""
+        with self._condition:
+            if interactive:
+                self._interactive_waiting += 1
+            try:
+                while self._busy or (not interactive and self._interactive_waiting):
+                    self._condition.wait()
+            finally:
+                if interactive:
+                    self._interactive_waiting -= 1
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._busy = False
+                self._condition.notify_all()
+
+
+class SharedChatModel:
+    """A ``ChatModel`` over the service's one chat model: loaded on first use (by
+    ``load``), every call under the gate, with this request's priority."""
+
+    def __init__(self, load: Callable[[], ChatModel], gate: ModelGate, interactive: bool) -> None:
+        self._load = load
+        self._gate = gate
+        self._interactive = interactive
+
+    @property
+    def name(self) -> str:
+        """The model's name (loads it)."""
+        return self._load().name
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        """See ``ChatModel.stream``; the gate is held until the stream ends or is closed."""
+        model = self._load()
+        with self._gate.hold(self._interactive):
+            yield from model.stream(messages, max_tokens, temperature)
+
+    def structured(self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
+        """See ``ChatModel.structured``."""
+        model = self._load()
+        with self._gate.hold(self._interactive):
+            return model.structured(messages, schema, max_tokens, temperature, seed)
+
+
+class SharedEmbedder:
+    """An embedder shared by the request threads: one encode at a time (a fast tokenizer
+    used from two threads at once fails with "Already borrowed")."""
+
+    def __init__(self, embedder: Any) -> None:
+        self._embedder = embedder
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        return str(self._embedder.name)
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, progress: Any = None) -> list[list[float]]:
+        """See ``Embedder.embed``."""
+        with self._lock:
+            return self._embedder.embed(texts, batch_size=batch_size, progress=progress)
+
+    def embed_one(self, text: str) -> list[float]:
+        """See ``Embedder.embed_one``."""
+        with self._lock:
+            return self._embedder.embed_one(text)
+
+
+class Resources:
+    """What a process keeps between requests: the store (resident in the service, opened
+    per transaction in-process), one embedder and one recaller per embedder setting, the
+    chat model, the settings of recent requests.
+
+    ``embedder`` / ``chat_model``: given ones replace every configured one (tests)."""
+
+    def __init__(self, paths: Paths, settings: Settings, embedder: Any = None, chat_model: ChatModel | None = None) -> None:
+        self.paths = paths
+        self.store = MemoryStore(paths, settings.lock_timeout, self._notice)
+        self.gate = ModelGate()
+        self._given_embedder = embedder
+        self._given_chat_model = chat_model
+        self._embedders: dict[str, SharedEmbedder] = {}
+        self._recallers: dict[str, Recaller] = {}
+        self._model: ChatModel | None = None
+        self._model_key: tuple[Any, ...] | None = None
+        self._model_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._settings: dict[Any, Settings] = {}
+        self._local = threading.local()
+
+    def _notice(self, message: str) -> None:
+        emit = getattr(self._local, "emit", None)
+        if emit is not None:
+            emit("notice", message=message)
+        log.info("%s", message)
+
+    def settings(self, request: Mapping[str, Any]) -> Settings:
+        """The settings of ``request`` (config file, the client's MEMCLI_* variables,
+        --model), cached while the config file and those stay the same."""
+        env = dict(request.get("env") or {})
+        try:
+            stat = self.paths.config_file.stat()
+            config = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            config = None
+        key = (config, tuple(sorted(env.items())), request.get("model"))
+        with self._lock:
+            found = self._settings.get(key)
+        if found is None:
+            found = load_settings(self.paths, env=env, model=request.get("model"))
+            with self._lock:
+                if len(self._settings) > 32:
+                    self._settings.clear()
+                self._settings[key] = found
+        return found
+
+    def embedder(self, settings: Settings) -> SharedEmbedder:
+        """The embedder of ``settings`` (loaded once per embedder setting)."""
+        with self._lock:
+            found = self._embedders.get(settings.embedder)
+            if found is None:
+                found = SharedEmbedder(self._given_embedder if self._given_embedder is not None else core.make_embedder(settings))
+                self._embedders[settings.embedder] = found
+            return found
+
+    def recaller(self, settings: Settings) -> Recaller:
+        """The recaller of ``settings``' embedder: it keeps each user's recall index in memory."""
+        embedder = self.embedder(settings)
+        with self._lock:
+            found = self._recallers.get(settings.embedder)
+            if found is None:
+                found = self._recallers[settings.embedder] = Recaller(self.store, embedder)  # type: ignore[arg-type]
+            return found
+
+    def chat_model(self, settings: Settings, interactive: bool) -> SharedChatModel:
+        """The chat model of ``settings``, loaded on first use; a request naming another
+        model (``--model``, ``MEMCLI_MODEL``) replaces the loaded one."""
+        key = (settings.model, settings.chat_format, settings.n_ctx, settings.n_threads)
+
+        def load() -> ChatModel:
+            with self._model_lock:
+                if self._given_chat_model is not None:
+                    return self._given_chat_model
+                if self._model is None or self._model_key != key:
+                    self._model = None
+                    self._model = core.make_chat_model(settings, self.paths)
+                    self._model_key = key
+                    log.info("loaded chat model %s", self._model.name)
+                return self._model
+
+        return SharedChatModel(load, self.gate, interactive)
+
+    def memcli(self, request: Mapping[str, Any]) -> Memcli:
+        """A ``Memcli`` for one request over the shared resources."""
+        env = request.get("env") or {}
+        settings = self.settings(request)
+        return Memcli(
+            settings, self.paths, clock_for(env, request.get("now")),
+            store=self.store, embedder=self.embedder(settings), recaller=self.recaller(settings),  # type: ignore[arg-type]
+            chat_model=self.chat_model(settings, request.get("verb") in INTERACTIVE_VERBS),  # type: ignore[arg-type]
+        )
+
+    @contextlib.contextmanager
+    def emitting(self, emit: Emit) -> Iterator[None]:
+        """Send this thread's store notices to ``emit`` for the block."""
+        self._local.emit = emit
+        try:
+            yield
+        finally:
+            self._local.emit = None
+
+    def users_loaded(self) -> list[str]:
+        """Users whose recall index is in memory."""
+        with self._lock:
+            recallers = list(self._recallers.values())
+        return sorted({user for r in recallers for user in r.loaded_users()})
