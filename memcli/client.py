@@ -53,7 +53,7 @@ class Handlers:
     piece: Callable[[str], None] = _nothing
 
 
-class ServiceUnavailable(Exception):
+class ServiceUnavailable(ServiceError):
     """The service is not running and could not be started."""
 
 
@@ -178,6 +178,12 @@ class ServiceClient:
     def start(self) -> Connection:
         """Start the service in the background (one client at a time does) and return a
         connection to it. Raises ServiceUnavailable when it exits or does not answer."""
+        try:
+            return self._start()
+        except OSError as exc:  # a state dir that cannot be written, no room for the log...
+            raise ServiceUnavailable(f"cannot start the memcli service ({exc})") from None
+
+    def _start(self) -> Connection:
         import filelock
 
         _private_dir(self.paths.state_dir)

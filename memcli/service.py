@@ -31,6 +31,7 @@ import logging.handlers
 import os
 import signal
 import socket
+import stat
 import struct
 import threading
 import time
@@ -154,6 +155,10 @@ class Service:
     def _listen(self) -> Listener:
         run = self.paths.run_dir
         run.mkdir(parents=True, exist_ok=True)
+        found = os.lstat(run)
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
+            # Under the shared temporary folder someone else may have made it first.
+            raise MemcliError(f"{run} is not a directory of this user's own; remove it and start again")
         os.chmod(run, 0o700)
         # Holding the store lock, this is the only service of this store: a socket left by
         # a killed one is stale.

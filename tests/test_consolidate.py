@@ -206,7 +206,7 @@ def add_fact(memcli: Memcli, text: str, key: str = "stored") -> Memory:
         id=stable_id("fact", USER, key, text), user=USER, kind=Kind.FACT.value, text=text,
         created_at=NOW - 90 * 86400, day="2023-03-03", source="earlier", valid_from=NOW - 90 * 86400,
     )
-    memcli._add([fact])
+    memcli.add_memories([fact])
     return fact
 
 
@@ -224,7 +224,7 @@ def active_facts(memcli: Memcli) -> list[Memory]:
 
 def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(memcli: Memcli, script: Script, fake_model: Any) -> None:
     first, second = day1(), day2()
-    memcli._add(first + second)
+    memcli.add_memories(first + second)
     steps: list[tuple[int, int]] = []
 
     report = memcli.consolidate(USER, progress=lambda d, t: steps.append((d, t)))
@@ -265,7 +265,7 @@ def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(mem
 
 
 def test_report_dict_has_every_documented_key(memcli: Memcli, script: Script) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
     data = memcli.consolidate(USER).to_dict()
     assert {
         "days_processed", "sessions_processed", "pairs_processed", "summaries_written", "facts_added", "facts_updated",
@@ -309,7 +309,7 @@ def test_invalid_output_is_retried_once_then_skipped_until_a_retry(
     memcli: Memcli, script: Script, fake_model: Any, unit: str, reply: str
 ) -> None:
     task, marker, named, stage, unit_turns = UNITS[unit]
-    memcli._add(day1() + day2())
+    memcli.add_memories(day1() + day2())
     fake_model.responder = failing(script, task, marker, BAD_REPLIES[reply])
     warnings: list[str] = []
 
@@ -352,7 +352,7 @@ def test_invalid_output_is_retried_once_then_skipped_until_a_retry(
 def test_global_summary_skipped_as_invalid_is_folded_by_a_retry(
     memcli: Memcli, script: Script, fake_model: Any, kind: Kind
 ) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
     task = "summary" if kind is Kind.EVENT_GLOBAL else "portrait"
     fake_model.responder = failing(script, task, f"{DAY1}: ", BAD_REPLIES["junk"])
     assert memcli.consolidate(USER).invalid == 1
@@ -477,7 +477,7 @@ MEL_TURNS = [
 
 
 def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day_turns(MEL_TURNS, DAY1, "s1"))
+    memcli.add_memories(day_turns(MEL_TURNS, DAY1, "s1"))
     candidates = [
         "Caroline ran a charity race.",
         "Mel ran a charity race in Paris.",
@@ -499,7 +499,7 @@ def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Memcli, scrip
 
 
 def test_same_fact_twice_in_one_reply_is_stored_once(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day1()[:2])
+    memcli.add_memories(day1()[:2])
 
     def respond(task: str, content: str) -> str:
         twice = ["Ana adopted a puppy named Rex.", "ana adopted a puppy named Rex!"]
@@ -526,7 +526,7 @@ NEW_FACT = "Ana adopted a puppy named Rex last spring in Lyon."
     ids=["exact", "same words other case", "same words other order", "one word more"],
 )
 def test_fact_already_stored_is_not_stored_again(memcli: Memcli, script: Script, fake_model: Any, known: str) -> None:
-    memcli._add(day1()[:2])
+    memcli.add_memories(day1()[:2])
     old = add_fact(memcli, known)
     assert cosine(memcli, known, NEW_FACT) >= memcli.settings.fact_dedup
 
@@ -558,7 +558,7 @@ def moved(memcli: Memcli, script: Script) -> tuple[Memory, list[Memory]]:
     """A stored fact (Ana lives in Lyon) and a day on which Ana says she moved to Lisbon."""
     old = add_fact(memcli, OLD_FACT)
     turns = day_turns(MOVE_TURNS, DAY2, "s2")
-    memcli._add(turns)
+    memcli.add_memories(turns)
     similarity = cosine(memcli, OLD_FACT, MOVED_FACT)
     assert RELATED_SIMILARITY <= similarity < memcli.settings.fact_dedup
     return old, turns
@@ -649,7 +649,7 @@ def test_invalid_decision_is_retried_then_the_fact_is_skipped(
 
 def test_unrelated_stored_fact_is_never_shown_to_the_model(memcli: Memcli, script: Script, fake_model: Any) -> None:
     unrelated = add_fact(memcli, "Ana collects old stamps from Norway.")
-    memcli._add(day1()[:2])
+    memcli.add_memories(day1()[:2])
     assert cosine(memcli, unrelated.text, "Ana adopted a puppy named Rex.") < RELATED_SIMILARITY
     script.decision = {"event": "DELETE", "target": 0, "text": ""}
 
@@ -678,7 +678,7 @@ def snapshot(memcli: Memcli) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...
 def conversation_with_an_update(memcli: Memcli, script: Script) -> None:
     """Three days, three sessions, four message pairs, and a stored fact that the fourth pair updates."""
     add_fact(memcli, OLD_FACT)
-    memcli._add(day1() + day2() + day_turns(MOVE_TURNS, "2023-05-12", "s5"))
+    memcli.add_memories(day1() + day2() + day_turns(MOVE_TURNS, "2023-05-12", "s5"))
     script.decision = {"event": "UPDATE", "target": 0, "text": UPDATED_FACT}
 
 
@@ -743,7 +743,7 @@ def test_run_killed_midway_resumes_to_the_same_store_as_an_uninterrupted_run(
 
 
 def test_second_run_with_nothing_new_calls_no_model(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day1() + day2())
+    memcli.add_memories(day1() + day2())
     memcli.consolidate(USER)
     before = snapshot(memcli)
     calls = len(fake_model.structured_calls)
@@ -756,12 +756,12 @@ def test_second_run_with_nothing_new_calls_no_model(memcli: Memcli, script: Scri
 
 
 def test_new_day_is_consolidated_alone_and_updates_the_global_summary(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
     memcli.consolidate(USER)
     first_global = one(memcli, Kind.EVENT_GLOBAL)
     first_running = one(memcli, Kind.RUNNING_SUMMARY)
     fake_model.structured_calls.clear()
-    memcli._add(day2())
+    memcli.add_memories(day2())
 
     report = memcli.consolidate(USER)
 
@@ -785,10 +785,10 @@ def test_new_day_is_consolidated_alone_and_updates_the_global_summary(memcli: Me
 
 def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(memcli: Memcli, script: Script, fake_model: Any) -> None:
     turns = day1()
-    memcli._add(turns[:2])
+    memcli.add_memories(turns[:2])
     memcli.consolidate(USER)
     fake_model.structured_calls.clear()
-    memcli._add(turns[2:])
+    memcli.add_memories(turns[2:])
 
     report = memcli.consolidate(USER)
 
@@ -816,7 +816,7 @@ def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(memcli: Mem
 def test_ungrounded_daily_summary_or_portrait_is_invalid(
     memcli: Memcli, script: Script, fake_model: Any, task: str, reply: dict[str, str]
 ) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
     fake_model.responder = failing(script, task, "I adopted a puppy", lambda good: json.dumps(reply))
 
     report = memcli.consolidate(USER)
@@ -828,7 +828,7 @@ def test_ungrounded_daily_summary_or_portrait_is_invalid(
 
 
 def test_running_memory_keeps_only_grounded_sentences(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
     kept = "Ana adopted a puppy named Rex in Lyon."
     reply = {"memory": [kept, "Ana moved to Paris in 2019.", "I adopted a puppy named Rex.", "Did Ana adopt Rex?", kept]}
     fake_model.responder = lambda task, content: json.dumps(reply) if task == "memory" else script(task, content)
@@ -840,7 +840,7 @@ def test_running_memory_keeps_only_grounded_sentences(memcli: Memcli, script: Sc
 
 
 def test_running_memory_with_no_grounded_sentence_is_invalid(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
     reply = {"memory": ["Ana moved to Paris in 2019.", "Quentin sold the bakery."]}
     fake_model.responder = lambda task, content: json.dumps(reply) if task == "memory" else script(task, content)
 
@@ -861,7 +861,7 @@ GARDEN = {
 
 def test_fact_extraction_sees_the_ten_messages_before_the_pair(memcli: Memcli, fake_model: Any) -> None:
     turns = day_turns([("Ana" if i % 2 == 0 else "assistant", f"Garden bed {i} is planted.") for i in range(14)], DAY1, "s1")
-    memcli._add(turns)
+    memcli.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
 
     memcli.consolidate(USER)
@@ -878,7 +878,7 @@ def test_fact_extraction_sees_the_ten_messages_before_the_pair(memcli: Memcli, f
 
 def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(memcli: Memcli, fake_model: Any) -> None:
     turns = day_turns([("Ana", "The garden beds are planted."), ("assistant", "Well done!"), ("assistant", "Water them tonight.")], DAY1, "s1")
-    memcli._add(turns)
+    memcli.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
 
     report = memcli.consolidate(USER)
@@ -891,7 +891,7 @@ def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(memcli: Memcli, f
 
 
 def test_store_lock_is_free_while_the_model_runs(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
     other = make_memcli(lock_timeout=0)
     with memcli.store.transaction(), pytest.raises(StoreLockedError):
         other.remember("The store is locked inside a transaction.")  # the probe can fail
@@ -913,7 +913,7 @@ def test_store_lock_is_free_while_the_model_runs(memcli: Memcli, script: Script,
 
 
 def test_second_consolidation_fails_while_one_runs(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
     other = make_memcli(lock_timeout=0.3)
     failures: list[tuple[str, float]] = []
 
@@ -935,7 +935,7 @@ def test_second_consolidation_fails_while_one_runs(memcli: Memcli, script: Scrip
 
 
 def test_interrupted_run_releases_the_consolidation_lock(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli._add(day1())
+    memcli.add_memories(day1())
 
     def interrupted(task: str, content: str) -> str:
         raise KeyboardInterrupt
