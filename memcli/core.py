@@ -8,15 +8,12 @@ held by another process loses nothing: the next memcli that gets the store store
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import random
 import re
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +29,7 @@ from memcli.importers import parse_file
 from memcli.llm import ChatModel, Message, complete, load_chat_model, structured_output
 from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass, histogram, retention
 from memcli.index import batch_windows
+from memcli.journal import Journal
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, singleton_id, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette
 from memcli.sidecar import HistoryEntry
@@ -153,43 +151,6 @@ def clock_from_env(env: dict[str, str] | None = None, option: str = "MEMCLI_NOW"
     return lambda: fixed
 
 
-_IN_FLIGHT: Counter[str] = Counter()
-"""Ids of the memories this process is writing now (``Memcli.write``), all threads."""
-_IN_FLIGHT_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _writing(ids: Sequence[str]) -> Iterator[None]:
-    with _IN_FLIGHT_LOCK:
-        _IN_FLIGHT.update(ids)
-    try:
-        yield
-    finally:
-        with _IN_FLIGHT_LOCK:
-            _IN_FLIGHT.subtract(ids)
-            for memory_id in ids:
-                if _IN_FLIGHT[memory_id] <= 0:
-                    del _IN_FLIGHT[memory_id]
-
-
-def _in_flight(memory_id: str, pid: int) -> bool:
-    with _IN_FLIGHT_LOCK:
-        return pid == os.getpid() and memory_id in _IN_FLIGHT
-
-
-def _alive_elsewhere(pid: int) -> bool:
-    """Whether ``pid`` is another live process (whose journal files are its own business)."""
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class Memcli:
     """memcli's memory: remember, recall, ask, import, list, show, delete, stats.
 
@@ -230,6 +191,8 @@ class Memcli:
         self._chat_model = chat_model
         self._recaller = recaller
         self._signals = signals
+        self.journal = Journal(paths.pending_dir)
+        """What the user said, on disk until it is stored (``memcli.journal``)."""
 
     @property
     def embedder(self) -> Embedder:
@@ -258,38 +221,10 @@ class Memcli:
 
     # writing ----------------------------------------------------------------
 
-    def _journal(self, memories: Sequence[Memory]) -> list[Path]:
-        self.paths.pending_dir.mkdir(parents=True, exist_ok=True)
-        written = []
-        for memory in memories:
-            # The writer's pid in the name: no other process stores a write still in flight.
-            target = self.paths.pending_dir / f"{memory.id}-{os.getpid()}.json"
-            temporary = target.with_suffix(".tmp")
-            with temporary.open("w", encoding="utf-8") as f:
-                json.dump(memory.to_dict(), f, ensure_ascii=False)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temporary, target)
-            written.append(target)
-        return written
-
-    def pending(self) -> list[tuple[Path, Memory]]:
-        """Memories journaled but not in the store whose writer is done with them (it
-        failed, or its process is gone), with their journal files, oldest first. A write
-        in flight, in this process or another live one, is left to its writer, so that
-        the writer alone learns whether its memory was new."""
-        if not self.paths.pending_dir.is_dir():
-            return []
-        out = []
-        for path in sorted(self.paths.pending_dir.glob("*.json")):
-            memory_id, _, pid = path.stem.partition("-")
-            if pid.isdigit() and (_in_flight(memory_id, int(pid)) or _alive_elsewhere(int(pid))):
-                continue
-            try:
-                out.append((path, Memory(**json.loads(path.read_text(encoding="utf-8")))))
-            except (ValueError, TypeError):
-                continue  # a torn write of a .json file cannot happen (rename), but never crash on one
-        return sorted(out, key=lambda found: found[1].created_at)
+    def pending(self) -> list[Memory]:
+        """Memories journaled but not in the store whose writer is done with them (see
+        ``Journal.pending``), oldest first."""
+        return [memory for _, memory in self.journal.pending()]
 
     def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None) -> set[str]:
         """Embed and add the memories not yet in the store (no journal: for memories that
@@ -323,12 +258,9 @@ class Memcli:
         """
         for memory in memories:
             memory.strength = self.initial_strength(memory)
-        ids = [m.id for m in memories]
-        with _writing(ids):
-            files = self._journal(memories)
+        with self.journal.writing(memories) as done:
             added = self.add_memories(memories)
-            for path in files:
-                path.unlink(missing_ok=True)
+            done()
         self.flush_pending()
         return added
 
@@ -343,12 +275,11 @@ class Memcli:
     def flush_pending(self) -> set[str]:
         """Store every journaled memory whose writer is done with it (``pending``);
         returns the ids new to the store."""
-        waiting = self.pending()
+        waiting = self.journal.pending()
         if not waiting:
             return set()
         added = self.add_memories([memory for _, memory in waiting])
-        for path, _ in waiting:
-            path.unlink(missing_ok=True)
+        self.journal.discard([path for path, _ in waiting])
         return added
 
     def remember(self, text: str, user: str | None = None, importance: float = 0.5, tags: Sequence[str] = ()) -> tuple[Memory, bool]:

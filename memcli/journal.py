@@ -1,0 +1,105 @@
+"""The write-ahead journal: what the user said (notes, chat turns), on disk before it is
+stored and acknowledged, so that a crash, ``kill -9``, a locked store or a service
+restart loses nothing (the next memcli that gets the store stores it).
+
+One JSON file per memory in ``pending/``, named after the memory and the writer's pid,
+written to a temporary name, fsynced and renamed, so a file is whole or absent. A writer
+stores its own memories and then drops their files; what other writers left (they failed,
+or their process is gone) is stored by whoever flushes next. A write still in flight, in
+this process or in another live one, is left to its writer: only the writer can tell
+whether its memory was new to the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from memcli.memory import Memory
+
+_IN_FLIGHT: Counter[str] = Counter()
+"""Ids of the memories this process is writing now, all threads."""
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+class Journal:
+    """The journal in ``directory`` (``Paths.pending_dir``)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @contextlib.contextmanager
+    def writing(self, memories: Sequence[Memory]) -> Iterator[Callable[[], None]]:
+        """Journal ``memories`` for the block, in which the caller stores them; calling the
+        value it yields drops their files (they are stored). Leaving the block without
+        calling it leaves them journaled for the next flush."""
+        ids = [m.id for m in memories]
+        with _IN_FLIGHT_LOCK:
+            _IN_FLIGHT.update(ids)
+        try:
+            files = self._write(memories)
+            yield lambda: self.discard(files)
+        finally:
+            with _IN_FLIGHT_LOCK:
+                _IN_FLIGHT.subtract(ids)
+                for memory_id in ids:
+                    if _IN_FLIGHT[memory_id] <= 0:
+                        del _IN_FLIGHT[memory_id]
+
+    def _write(self, memories: Sequence[Memory]) -> list[Path]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        written = []
+        for memory in memories:
+            target = self.directory / f"{memory.id}-{os.getpid()}.json"
+            temporary = target.with_suffix(".tmp")
+            with temporary.open("w", encoding="utf-8") as f:
+                json.dump(memory.to_dict(), f, ensure_ascii=False)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, target)
+            written.append(target)
+        return written
+
+    def pending(self) -> list[tuple[Path, Memory]]:
+        """(file, memory) of every journaled memory whose writer is done with it, oldest first."""
+        if not self.directory.is_dir():
+            return []
+        out = []
+        for path in sorted(self.directory.glob("*.json")):
+            memory_id, _, pid = path.stem.partition("-")
+            if pid.isdigit() and (_in_flight(memory_id, int(pid)) or _alive_elsewhere(int(pid))):
+                continue
+            try:
+                out.append((path, Memory(**json.loads(path.read_text(encoding="utf-8")))))
+            except (ValueError, TypeError):
+                continue  # a torn write of a .json file cannot happen (rename), but never crash on one
+        return sorted(out, key=lambda found: found[1].created_at)
+
+    @staticmethod
+    def discard(files: Sequence[Path]) -> None:
+        """Drop journal files whose memories are stored."""
+        for path in files:
+            path.unlink(missing_ok=True)
+
+
+def _in_flight(memory_id: str, pid: int) -> bool:
+    with _IN_FLIGHT_LOCK:
+        return pid == os.getpid() and memory_id in _IN_FLIGHT
+
+
+def _alive_elsewhere(pid: int) -> bool:
+    """Whether ``pid`` is another live process (whose journal files are its own business)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
