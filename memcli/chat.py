@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memcli import prompts
-from memcli.core import Context, Memcli
+from memcli.assistant import Context
+from memcli.core import Memcli
 from memcli.errors import Interrupted, StoreLockedError
 from memcli.llm import Message
 from memcli.memory import Kind, Memory, day_of, new_id

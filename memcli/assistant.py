@@ -1,0 +1,166 @@
+"""The assistant: what a chat or ask prompt carries from memory, and the answers built
+from it (MemoryBank §2.2: relevant memories, the global portrait and the global event
+summary in the prompt; Landwehr et al. 2023: the query creator, and answers that cite the
+memories they used).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from memcli import prompts
+from memcli.errors import BadInputError, InvalidOutputError, ModelError
+from memcli.llm import ChatModel, Message, complete, structured_output
+from memcli.memory import Kind, Memory, singleton_id
+from memcli.retrieval import Ranking, Recalled, Recaller
+
+if TYPE_CHECKING:
+    from memcli.config import Settings
+    from memcli.store import MemoryStore
+
+
+class MemoryOwner(Protocol):
+    """What the assistant needs of the library object (``memcli.core.Memcli`` is one)."""
+
+    store: MemoryStore
+    settings: Settings
+    clock: Callable[[], float]
+
+    @property
+    def chat_model(self) -> ChatModel: ...
+
+    @property
+    def recaller(self) -> Recaller: ...
+
+    def flush_pending(self) -> set[str]: ...
+
+    def reinforce(self, memories: Sequence[Memory], now: float | None = None) -> None: ...
+
+
+class SearchQuery(BaseModel):
+    """What the query creator returns."""
+
+    query: str = Field(min_length=3, max_length=200)
+
+
+SEARCH_QUERY_TOKENS = 90
+
+
+@dataclass
+class Context:
+    """What a chat or ask prompt carries besides the conversation: recalled memories, and
+    the global portrait, global event summary and running memory ("" until consolidated)."""
+
+    recalled: list[Recalled]
+    portrait: str = ""
+    events: str = ""
+    running: str = ""
+
+    @property
+    def memories(self) -> list[Memory]:
+        """The recalled memories themselves."""
+        return [r.memory for r in self.recalled]
+
+
+@dataclass
+class Answer:
+    """An answer to ``ask``: its text, the memories placed in the prompt, and the ids it cited."""
+
+    answer: str
+    memories: list[Recalled]
+    cited: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{answer, cited, memories: [...]}``."""
+        return {"answer": self.answer, "cited": self.cited, "memories": [r.to_dict() for r in self.memories]}
+
+
+def cited_ids(text: str, memories: Sequence[Memory]) -> list[str]:
+    """Ids of ``memories`` that ``text`` cites as ``[abcd1234]`` (prefix of the id), in order."""
+    wanted = {prompts.cite(m): m.id for m in memories}
+    out: list[str] = []
+    for token in re.findall(r"\[([0-9a-f]{4,16})\]", text):
+        for short, full in wanted.items():
+            if (full.startswith(token) or short.startswith(token)) and full not in out:
+                out.append(full)
+    return out
+
+
+class Assistant:
+    """Builds chat and ask prompts from ``owner``'s memory and answers with its chat model."""
+
+    def __init__(self, owner: MemoryOwner) -> None:
+        self.owner = owner
+
+    def consolidated(self, user: str) -> Context:
+        """The consolidated memories every chat and ask prompt carries (empty until
+        ``memcli consolidate`` has written them); ``recalled`` is left empty."""
+        kinds = (Kind.PORTRAIT_GLOBAL, Kind.EVENT_GLOBAL, Kind.RUNNING_SUMMARY)
+        with self.owner.store.transaction():
+            found = {m.kind: m.text for m in self.owner.store.get_many([singleton_id(kind, user) for kind in kinds])}
+        return Context([], *(found.get(kind.value, "") for kind in kinds))
+
+    def search_query(self, conversation: Sequence[Message], user: str) -> str:
+        """The query creator (Landwehr et al. 2023): a search query the chat model writes
+        for the last message of ``conversation`` (``user``'s chat, the last 4 messages), or
+        "" when its output stays invalid."""
+        content = "\n".join(f"{user if m.role == 'user' else m.role}: {m.content}" for m in conversation[-4:])
+        messages = prompts.consolidation_messages(prompts.QUERY_CREATOR, "query", content)
+        try:
+            return structured_output(self.owner.chat_model, messages, SearchQuery, SEARCH_QUERY_TOKENS).query
+        except InvalidOutputError:
+            return ""
+
+    def context(self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = ()) -> Context:
+        """What a chat or ask prompt carries: the memories recalled for ``query`` (counted
+        as recalled), the global portrait, the global event summary and the running memory.
+
+        ``exclude`` drops memories already in the prompt verbatim (this session's recent
+        turns). With the ``query_creator`` setting, the chat model first turns
+        ``conversation`` (or the query) into a search query that is added to ``query``.
+        """
+        exclude = exclude or set()
+        k = self.owner.settings.recall_k
+        if self.owner.settings.query_creator and k:
+            query = f"{query}\n{self.search_query(conversation or [Message('user', query)], user)}".strip()
+        with self.owner.store.transaction():
+            self.owner.flush_pending()
+            now = self.owner.clock()
+            ranking = Ranking.from_settings(self.owner.settings, user)
+            recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now)
+            recalled = [r for r in recalled if r.memory.id not in exclude][:k]
+            self.owner.reinforce([r.memory for r in recalled], now)
+            context = self.consolidated(user)
+        context.recalled = recalled
+        return context
+
+    def today(self) -> str:
+        """Today's date as the prompt shows it, e.g. ``Monday 23 November 2026``."""
+        return datetime.fromtimestamp(self.owner.clock()).strftime("%A %d %B %Y")
+
+    def ask(self, question: str, user: str) -> Answer:
+        """Answer ``question`` from recalled memories, citing the ids of those it used.
+
+        Raises BadInputError for an empty question, ModelError when the model cannot load.
+        """
+        question = question.strip()
+        if not question:
+            raise BadInputError("the question is empty")
+        context = self.context(question, user)
+        system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
+        text = complete(
+            self.owner.chat_model, prompts.chat_messages(system, [], question), self.owner.settings.max_tokens, self.owner.settings.temperature
+        )
+        if not text:
+            raise ModelError(f"the chat model {self.owner.chat_model.name} gave no answer (an empty reply); try again or use a more capable model")
+        return Answer(text, context.recalled, cited_ids(text, context.memories))
+
+    def summarize(self, previous: str, turns: Sequence[Message]) -> str:
+        """Fold chat turns into a short session summary with the chat model (bounded length)."""
+        return complete(self.owner.chat_model, prompts.summarize_messages(previous, turns), 96, 0.2)
