@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -75,10 +75,6 @@ class Answer:
     answer: str
     memories: list[Recalled]
     cited: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``{answer, cited, memories: [...]}``."""
-        return {"answer": self.answer, "cited": self.cited, "memories": [r.to_dict() for r in self.memories]}
 
 
 def cited_ids(text: str, memories: Sequence[Memory]) -> list[str]:

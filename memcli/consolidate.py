@@ -398,27 +398,6 @@ class ConsolidationReport:
         """Whether there was nothing new to consolidate."""
         return self.days == self.sessions == self.pairs == self.folds == 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: days_processed, summaries_written, facts_added, ..., seconds."""
-        return {
-            "users": self.users,
-            "days_processed": self.days,
-            "sessions_processed": self.sessions,
-            "pairs_processed": self.pairs,
-            "global_folds": self.folds,
-            "summaries_written": self.summaries,
-            "facts_added": self.facts_added,
-            "facts_updated": self.facts_updated,
-            "facts_deleted": self.facts_deleted,
-            "facts_noop": self.facts_noop,
-            "facts_rejected": self.facts_rejected,
-            "facts_deduplicated": self.facts_deduplicated,
-            "invalid_outputs": self.invalid,
-            "seconds": round(self.seconds, 3),
-            "dry_run": self.dry_run,
-            "warnings": self.warnings,
-        }
-
 
 # The pass -----------------------------------------------------------------------------
 

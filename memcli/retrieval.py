@@ -33,7 +33,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
@@ -315,29 +314,6 @@ class Recalled:
     similarity: float
     signals: dict[str, float] = field(default_factory=dict)
     components: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the memory's id, kind, date, score, text, source and the rest."""
-        m = self.memory
-        return {
-            "id": m.id,
-            "kind": m.kind,
-            "date": m.day,
-            "created_at": m.created_at,
-            "score": round(self.score, 6),
-            "relevance": round(self.relevance, 4),
-            "similarity": round(self.similarity, 4),
-            "speaker": m.speaker,
-            "text": m.text,
-            "caption": m.caption,
-            "source": m.source,
-            "session": m.session,
-            "tags": m.tags,
-            "strength": m.strength,
-            "recall_count": m.recall_count,
-            "signals": {k: round(v, 4) for k, v in self.signals.items()},
-            "components": {k: round(v, 4) for k, v in self.components.items()},
-        }
 
 
 class Recaller:

@@ -16,7 +16,6 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from memcli import index
 from memcli.index import atomic
@@ -70,10 +69,6 @@ class HistoryEntry:
     source_ids: list[str] = field(default_factory=list)
     related_id: str = ""
     seq: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return dict(self.__dict__)
 
 
 class Sidecar:

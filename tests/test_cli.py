@@ -4,6 +4,7 @@ the scripted fake chat model. Checks stdout (data), stderr (one line per error) 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,8 @@ def test_remember_stores_importance_and_tags(runner: CliRunner, fake_embedder: A
 
 
 def test_a_tag_with_a_comma_is_kept_as_given(runner: CliRunner, fake_embedder: Any) -> None:
-    reported = json.loads(ok(runner.invoke(app, ["remember", "Trip notes", "--tag", "new york, usa", "--json"])).stdout)
+    reported = json.loads(ok(runner.invoke(app, ["remember", "Trip notes", "--tag", "new york, usa", "--json"])).stdout)["memory"]
+    assert reported["tags"] == ["new york, usa"]
     shown = json.loads(ok(runner.invoke(app, ["show", reported["id"], "--json"])).stdout)
     assert shown["tags"] == reported["tags"]
 
@@ -142,9 +144,10 @@ def test_remember_empty_text_is_bad_input(runner: CliRunner, fake_embedder: Any)
 
 def test_remember_json_reports_the_note(runner: CliRunner, fake_embedder: Any) -> None:
     data = json.loads(ok(runner.invoke(app, ["remember", "I play chess", "--json"])).stdout)
-    assert data["text"] == "I play chess" and data["new"] is True
+    assert set(data) == {"memory", "added"}
+    assert data["memory"]["text"] == "I play chess" and data["added"] is True
     again = json.loads(ok(runner.invoke(app, ["remember", "I play chess", "--json"])).stdout)
-    assert again["id"] == data["id"] and again["new"] is False
+    assert again["memory"]["id"] == data["memory"]["id"] and again["added"] is False
 
 
 def test_user_option_keeps_memories_apart(runner: CliRunner, fake_embedder: Any) -> None:
@@ -164,23 +167,31 @@ def test_recall_ranks_the_matching_memory_first(runner: CliRunner, fake_embedder
     remember(runner, "Quarterly taxes are due in April")
     hits = recall_json(runner, "where does my dog Rex like to go")
     assert hits[0]["id"] == dog
-    scores = [h["score"] for h in hits]
+    scores = [h["score"]["score"] for h in hits]
     assert scores == sorted(scores, reverse=True)
 
 
-def test_recall_json_lists_id_kind_date_score_text_source(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recall_json_lists_id_kind_day_score_text_source(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMCLI_NOW", "2023-05-08T10:00:00")
     memory_id = remember(runner, "My dog Rex loves the beach")
     hits = recall_json(runner, "dog")
     assert isinstance(hits, list) and len(hits) == 1
     hit = hits[0]
-    for key in ("id", "kind", "date", "score", "text", "source"):
+    for key in ("id", "kind", "day", "created_at", "score", "text", "source"):
         assert key in hit
     assert hit["id"] == memory_id
     assert hit["kind"] == "note"
-    assert hit["date"] == "2023-05-08"
+    assert hit["day"] == "2023-05-08"
+    created = datetime.fromisoformat(hit["created_at"])
+    assert created.utcoffset() is not None
+    assert created == datetime(2023, 5, 8, 10).astimezone()
     assert hit["text"] == "My dog Rex loves the beach"
-    assert isinstance(hit["score"], float) and hit["score"] > 0
+    score = hit["score"]
+    assert set(score) == {"score", "relevance", "similarity", "signals", "components"}
+    assert isinstance(score["score"], float) and score["score"] > 0
+    # recall lists the memory as show does, plus its score block
+    shown = json.loads(ok(runner.invoke(app, ["show", memory_id, "--json"])).stdout)
+    assert set(hit) - set(shown) == {"score"}
 
 
 def test_recall_text_output_has_one_line_per_memory(runner: CliRunner, fake_embedder: Any) -> None:
@@ -270,6 +281,10 @@ def test_show_accepts_the_full_id_or_a_unique_prefix(runner: CliRunner, fake_emb
     assert full["id"] == memory_id and full["text"] == "The spare key is under the blue pot"
     text = ok(runner.invoke(app, ["show", memory_id[:6]])).stdout
     assert f"id: {memory_id}" in text and "The spare key is under the blue pot" in text
+    # the text shows every field of the JSON, one `key: value` line each, times as ISO 8601
+    fields = dict(line.split(": ", 1) for line in text.splitlines())
+    assert list(fields) == list(full)
+    assert datetime.fromisoformat(fields["created_at"]) == datetime.fromisoformat(full["created_at"])
 
 
 def test_show_ambiguous_or_short_prefix_is_not_found(runner: CliRunner, fake_embedder: Any) -> None:
@@ -305,6 +320,14 @@ def test_delete_removes_the_memory_for_good(runner: CliRunner, fake_embedder: An
     assert_error(runner.invoke(app, ["show", gone]), ExitCode.NOT_FOUND)
     assert [m["id"] for m in list_json(runner)] == [kept]
     assert [h["id"] for h in recall_json(runner, "old door code 1234")] == [kept]
+
+
+def test_delete_json_prints_the_deleted_memory(runner: CliRunner, fake_embedder: Any) -> None:
+    gone = remember(runner, "The old door code is 1234")
+    shown = json.loads(ok(runner.invoke(app, ["show", gone, "--json"])).stdout)
+    result = ok(runner.invoke(app, ["delete", gone[:8], "--json"]))
+    assert json.loads(result.stdout) == shown
+    assert_error(runner.invoke(app, ["show", gone]), ExitCode.NOT_FOUND)
 
 
 def test_delete_unknown_id_is_not_found(runner: CliRunner, fake_embedder: Any) -> None:
@@ -361,7 +384,7 @@ def test_import_locomo_stores_each_turn_for_its_conversation(runner: CliRunner, 
     beagle = next(t for t in turns if t["source"] == "D1:3")
     assert beagle["caption"] == "a photo of a beagle" and beagle["day"] == "2023-05-08"
     hits = recall_json(runner, "pottery", "--user", "conv-a")
-    assert hits[0]["source"] == "D2:1" and hits[0]["date"] == "2023-05-25"
+    assert hits[0]["source"] == "D2:1" and hits[0]["day"] == "2023-05-25"
 
 
 def test_import_twice_adds_nothing(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
@@ -614,5 +637,7 @@ def test_every_command_takes_quiet_and_every_data_command_takes_json() -> None:
     for path, command in leaves(typer.main.get_command(app), "memcli"):
         options = {opt for param in command.params for opt in param.opts}
         assert "--quiet" in options, path
-        if path != "memcli chat":
+        if path in ("memcli chat", "memcli serve"):  # not data commands: a session, and the service itself
+            assert "--json" not in options, path
+        else:
             assert "--json" in options, path

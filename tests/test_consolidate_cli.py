@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,10 @@ from memcli.errors import ExitCode
 from test_consolidate import DAY1, DAY1_TURNS, DAY2, DAY2_TURNS, DAY3, DAY3_TURNS, MOVE_TURNS, OLD_FACT, UPDATED_FACT, Script
 
 REPORT_KEYS = {
-    "days_processed", "sessions_processed", "pairs_processed", "summaries_written", "facts_added", "facts_updated",
-    "facts_deleted", "facts_noop", "facts_rejected", "facts_deduplicated", "invalid_outputs", "seconds", "dry_run",
+    "dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs",
+    "duration_seconds", "warnings",
 }
+FACT_KEYS = {"added", "updated", "deleted", "unchanged", "rejected", "deduplicated"}
 SUMMARY_LINE = re.compile(
     r"^consolidated (\d+) days?, (\d+) sessions? and (\d+) message pairs? in [\d.]+ s: (\d+) summaries written; "
     r"facts (\d+) added, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) rejected as ungrounded, "
@@ -61,7 +63,8 @@ def listed(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
     return json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", *args])).stdout)
 
 
-def texts(runner: CliRunner, command: str, *args: str) -> list[dict[str, Any]]:
+def texts(runner: CliRunner, command: str, *args: str) -> Any:
+    """The --json of a show command: one memory or None (portrait, summary), or a list (portrait --daily, history)."""
     return json.loads(ok(runner.invoke(app, [command, "--json", *args])).stdout)
 
 
@@ -71,14 +74,16 @@ def texts(runner: CliRunner, command: str, *args: str) -> list[dict[str, Any]]:
 def test_consolidate_json_has_every_count(runner: CliRunner, tmp_path: Path, script: Script) -> None:
     two_days(runner, tmp_path)
     report = consolidate_json(runner)
-    assert REPORT_KEYS <= set(report)
-    counts = {k: v for k, v in report.items() if k in REPORT_KEYS - {"seconds"}}
+    assert set(report) == REPORT_KEYS
+    assert set(report["facts"]) == FACT_KEYS
+    counts = {k: v for k, v in report.items() if k not in {"duration_seconds", "global_folds"}}
     assert counts == {
-        "days_processed": 2, "sessions_processed": 2, "pairs_processed": 3, "summaries_written": 8, "facts_added": 3,
-        "facts_updated": 0, "facts_deleted": 0, "facts_noop": 0, "facts_rejected": 0, "facts_deduplicated": 0,
-        "invalid_outputs": 0, "dry_run": False,
+        "dry_run": False, "users": ["default"], "days": 2, "sessions": 2, "message_pairs": 3, "summaries_written": 8,
+        "facts": {"added": 3, "updated": 0, "deleted": 0, "unchanged": 0, "rejected": 0, "deduplicated": 0},
+        "invalid_outputs": 0, "warnings": [],
     }
-    assert isinstance(report["seconds"], float) and report["seconds"] >= 0
+    assert isinstance(report["global_folds"], int) and report["global_folds"] >= 0
+    assert isinstance(report["duration_seconds"], float) and report["duration_seconds"] >= 0
     kinds = sorted(m["kind"] for m in listed(runner) if m["kind"] != "turn")
     assert kinds == sorted(["event_daily"] * 2 + ["portrait_daily"] * 2 + ["event_global", "portrait_global", "running_summary"] + ["fact"] * 3)
 
@@ -96,23 +101,23 @@ def test_consolidate_prints_one_summary_line_then_nothing_new(runner: CliRunner,
 
     assert again.stdout == "nothing new to consolidate\n"
     assert len(fake_model.structured_calls) == calls
-    assert consolidate_json(runner)["days_processed"] == 0
+    assert consolidate_json(runner)["days"] == 0
 
 
 def test_since_and_until_restrict_the_days(runner: CliRunner, tmp_path: Path, script: Script) -> None:
     import_days(runner, tmp_path, (DAY1, "s1", DAY1_TURNS), (DAY2, "s2", DAY2_TURNS), (DAY3, "s3", DAY3_TURNS))
 
     middle = consolidate_json(runner, "--since", DAY2, "--until", DAY2)
-    assert (middle["days_processed"], middle["sessions_processed"], middle["pairs_processed"]) == (1, 1, 1)
+    assert (middle["days"], middle["sessions"], middle["message_pairs"]) == (1, 1, 1)
     assert [m["day"] for m in texts(runner, "portrait", "--daily")] == [DAY2]
-    assert texts(runner, "summary", "--day", DAY1) == []
+    assert texts(runner, "summary", "--day", DAY1) is None
 
     later = consolidate_json(runner, "--since", "May 10, 2023")
-    assert (later["days_processed"], later["pairs_processed"]) == (1, 1)
+    assert (later["days"], later["message_pairs"]) == (1, 1)
     earlier = consolidate_json(runner, "--until", DAY1)
-    assert (earlier["days_processed"], earlier["pairs_processed"]) == (1, 2)
-    assert [m["day"] for m in texts(runner, "summary", "--day", DAY1)] == [DAY1]
-    assert consolidate_json(runner)["days_processed"] == 0
+    assert (earlier["days"], earlier["message_pairs"]) == (1, 2)
+    assert texts(runner, "summary", "--day", DAY1)["day"] == DAY1
+    assert consolidate_json(runner)["days"] == 0
 
 
 @pytest.mark.parametrize(
@@ -141,12 +146,12 @@ def test_dry_run_counts_the_work_and_changes_nothing(runner: CliRunner, tmp_path
 
     assert text == "would consolidate 2 days, 2 sessions and 3 message pairs\n"
     assert report["dry_run"] is True
-    assert (report["days_processed"], report["sessions_processed"], report["pairs_processed"]) == (2, 2, 3)
-    assert (report["summaries_written"], report["facts_added"]) == (0, 0)
+    assert (report["days"], report["sessions"], report["message_pairs"]) == (2, 2, 3)
+    assert (report["summaries_written"], report["facts"]["added"]) == (0, 0)
     assert fake_model.structured_calls == []
     assert listed(runner) == before
     assert texts(runner, "history") == []
-    assert consolidate_json(runner)["days_processed"] == 2
+    assert consolidate_json(runner)["days"] == 2
 
 
 def test_quiet_prints_no_warning_on_stderr(runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any) -> None:
@@ -173,20 +178,20 @@ def test_all_users_consolidates_every_user(runner: CliRunner, tmp_path: Path, sc
     report = consolidate_json(runner, "--all-users")
 
     assert report["users"] == ["ana", "bob"]
-    assert (report["days_processed"], report["sessions_processed"], report["pairs_processed"]) == (3, 3, 4)
-    [bob] = texts(runner, "summary", "--user", "bob")
+    assert (report["days"], report["sessions"], report["message_pairs"]) == (3, 3, 4)
+    bob = texts(runner, "summary", "--user", "bob")
     assert bob["user"] == "bob" and bob["text"] == Script.SUMMARIES["watercolours"]
-    [ana] = texts(runner, "portrait", "--user", "ana")
-    assert "Porto" not in ana["text"] and "Rex" in ana["text"]
-    assert consolidate_json(runner, "--all-users")["days_processed"] == 0
+    ana = texts(runner, "portrait", "--user", "ana")
+    assert ana["user"] == "ana" and "Porto" not in ana["text"] and "Rex" in ana["text"]
+    assert consolidate_json(runner, "--all-users")["days"] == 0
 
 
 def test_default_user_only_without_all_users(runner: CliRunner, tmp_path: Path, script: Script) -> None:
     two_days(runner, tmp_path, user="ana")
     import_days(runner, tmp_path, (DAY3, "s3", DAY3_TURNS), user="bob")
     report = consolidate_json(runner, "--user", "bob")
-    assert (report["users"], report["days_processed"]) == (["bob"], 1)
-    assert texts(runner, "summary", "--user", "ana") == []
+    assert (report["users"], report["days"]) == (["bob"], 1)
+    assert texts(runner, "summary", "--user", "ana") is None
 
 
 def test_second_consolidation_exits_4_while_one_runs(runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any) -> None:
@@ -205,7 +210,7 @@ def test_second_consolidation_exits_4_while_one_runs(runner: CliRunner, tmp_path
     [(second, waited)] = seen
     line = assert_error(second, ExitCode.STORE_LOCKED)
     assert "consolidate" in line and waited >= 0.3
-    assert first["days_processed"] == 2 and first["invalid_outputs"] == 0
+    assert first["days"] == 2 and first["invalid_outputs"] == 0
 
 
 def test_contradicted_fact_leaves_recall_and_list_and_stays_in_history(runner: CliRunner, tmp_path: Path, script: Script) -> None:
@@ -218,14 +223,17 @@ def test_contradicted_fact_leaves_recall_and_list_and_stays_in_history(runner: C
 
     report = consolidate_json(runner)
 
-    assert (report["facts_updated"], report["facts_added"], report["invalid_outputs"]) == (1, 0, 0)
+    assert (report["facts"]["updated"], report["facts"]["added"], report["invalid_outputs"]) == (1, 0, 0)
     [new] = listed(runner, "--kind", "fact")
     assert new["text"] == UPDATED_FACT
     assert old["id"] not in [m["id"] for m in listed(runner)]
     hits = json.loads(ok(runner.invoke(app, ["recall", "Ana lives in Lyon with her puppy Rex", "--kind", "fact", "--json"])).stdout)
     assert [h["id"] for h in hits] == [new["id"]]
     shown = json.loads(ok(runner.invoke(app, ["show", old["id"], "--json"])).stdout)
-    assert shown["valid_to"] > 0 and shown["text"] == OLD_FACT
+    assert shown["text"] == OLD_FACT and old["valid_to"] is None and new["valid_to"] is None
+    ended, started = datetime.fromisoformat(shown["valid_to"]), datetime.fromisoformat(new["valid_from"])
+    assert ended == started  # the update ends the old fact when the new one starts: at the first turn of DAY2
+    assert ended.date().isoformat() == DAY2 and datetime.fromisoformat(old["valid_from"]) < ended
     lines = ok(runner.invoke(app, ["history", old["id"][:6]])).stdout.splitlines()
     assert [line.split("\t")[1] for line in lines] == ["ADD", "UPDATE"]
     assert f"{OLD_FACT} -> {UPDATED_FACT} (replaced by {new['id']})" in lines[1]
@@ -241,6 +249,8 @@ SHOW_COMMANDS = [
     ["summary", "--running"],
     ["history"],
 ]
+LIST_COMMANDS = (["portrait", "--daily"], ["history"])
+"""The show commands whose --json is a list; the others print one memory, or null before there is one."""
 
 
 @pytest.mark.parametrize("command", SHOW_COMMANDS, ids=" ".join)
@@ -250,7 +260,8 @@ def test_before_consolidation_show_commands_print_only_a_status_line(runner: Cli
     assert result.stdout == ""
     [status] = result.stderr.splitlines()
     assert status.strip()
-    assert json.loads(ok(runner.invoke(app, [*command, "--json"])).stdout) == []
+    empty = [] if command in LIST_COMMANDS else None
+    assert json.loads(ok(runner.invoke(app, [*command, "--json"])).stdout) == empty
 
 
 @pytest.mark.parametrize("command", SHOW_COMMANDS, ids=" ".join)
@@ -266,7 +277,7 @@ def consolidated(runner: CliRunner, tmp_path: Path, script: Script) -> dict[str,
 
 
 def test_portrait_prints_the_global_portrait_and_daily_ones_by_day(runner: CliRunner, consolidated: dict[str, Any]) -> None:
-    [portrait] = texts(runner, "portrait")
+    portrait = texts(runner, "portrait")
     assert portrait["kind"] == "portrait_global"
     assert ok(runner.invoke(app, ["portrait"])).stdout == portrait["text"] + "\n"
     assert Script.PORTRAITS["puppy named Rex"] in portrait["text"] and Script.PORTRAITS["train to Lisbon"] in portrait["text"]
@@ -276,17 +287,17 @@ def test_portrait_prints_the_global_portrait_and_daily_ones_by_day(runner: CliRu
 
 
 def test_summary_prints_the_global_daily_and_running_summaries(runner: CliRunner, consolidated: dict[str, Any]) -> None:
-    [events] = texts(runner, "summary")
+    events = texts(runner, "summary")
     assert events["kind"] == "event_global"
     assert ok(runner.invoke(app, ["summary"])).stdout == events["text"] + "\n"
     assert Script.SUMMARIES["puppy named Rex"] in events["text"] and Script.SUMMARIES["train to Lisbon"] in events["text"]
     assert ok(runner.invoke(app, ["summary", "--day", DAY2])).stdout == Script.SUMMARIES["train to Lisbon"] + "\n"
     assert ok(runner.invoke(app, ["summary", "--day", "9 May 2023"])).stdout == Script.SUMMARIES["train to Lisbon"] + "\n"
-    [daily] = texts(runner, "summary", "--day", DAY1)
+    daily = texts(runner, "summary", "--day", DAY1)
     assert (daily["kind"], daily["day"], daily["source"]) == ("event_daily", DAY1, f"consolidate:{DAY1}")
     running = ok(runner.invoke(app, ["summary", "--running"])).stdout.splitlines()
     assert running == [Script.SUMMARIES["puppy named Rex"], Script.SUMMARIES["train to Lisbon"]]
-    assert [m["kind"] for m in texts(runner, "summary", "--running")] == ["running_summary"]
+    assert texts(runner, "summary", "--running")["kind"] == "running_summary"
 
 
 @pytest.mark.parametrize("args", [["--day", DAY1, "--running"], ["--day", "not a day"]], ids=["day and running", "unreadable day"])
@@ -295,7 +306,7 @@ def test_summary_bad_options_are_usage_errors(runner: CliRunner, consolidated: d
 
 
 def test_history_of_a_memory_by_id_prefix(runner: CliRunner, consolidated: dict[str, Any]) -> None:
-    [events] = texts(runner, "summary")
+    events = texts(runner, "summary")
     [line] = ok(runner.invoke(app, ["history", events["id"][:6]])).stdout.splitlines()
     when, event, memory_id, change, sources = line.split("\t")
     assert (event, memory_id, change) == ("ADD", events["id"], events["text"])
@@ -303,6 +314,9 @@ def test_history_of_a_memory_by_id_prefix(runner: CliRunner, consolidated: dict[
     assert sources.split(",") == events["source_ids"]
     [entry] = texts(runner, "history", events["id"])
     assert (entry["memory_id"], entry["event"], entry["old_text"], entry["new_text"]) == (events["id"], "ADD", "", events["text"])
+    at = datetime.fromisoformat(entry["at"])
+    assert at.utcoffset() is not None
+    assert at.strftime("%Y-%m-%d %H:%M") == when
 
 
 def test_history_of_a_deleted_memory_still_shows(runner: CliRunner, consolidated: dict[str, Any]) -> None:
@@ -334,9 +348,9 @@ def test_history_without_id_lists_the_newest_events_first(runner: CliRunner, con
 def test_ask_prompt_carries_the_portrait_the_event_summary_and_the_running_memory(
     runner: CliRunner, consolidated: dict[str, Any], fake_model: Any
 ) -> None:
-    [portrait] = texts(runner, "portrait")
-    [events] = texts(runner, "summary")
-    [running] = texts(runner, "summary", "--running")
+    portrait = texts(runner, "portrait")
+    events = texts(runner, "summary")
+    running = texts(runner, "summary", "--running")
 
     ok(runner.invoke(app, ["ask", "Where did I travel?"]))
 
