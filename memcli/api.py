@@ -224,6 +224,25 @@ def _bind(handler: Callable[..., Any], args: Mapping[str, Any]) -> Callable[[Mem
 
 _LOCAL: dict[Paths, Resources] = {}
 """The in-process resources of this process: one MEMCLI_HOME at a time."""
+_GIVEN: dict[str, Any] = {"embedder": None, "chat_model": None}
+"""The models given to ``use_models``."""
+
+
+def use_models(embedder: Any = None, chat_model: Any = None) -> None:
+    """Run in-process requests with these models instead of the configured ones (a
+    program embedding memcli, or tests passing fakes, as llm registers its MockModel);
+    None: the configured one. Takes effect from the next request (loaded resources are
+    dropped)."""
+    _GIVEN.update(embedder=embedder, chat_model=chat_model)
+    _LOCAL.clear()
+
+
+def embedder_for(settings: Settings) -> Any:
+    """The embedder an in-process run uses: the one given to ``use_models``, else the
+    one ``settings`` name (loaded now). Raises ModelError when it cannot load."""
+    from memcli.core import make_embedder
+
+    return _GIVEN["embedder"] if _GIVEN["embedder"] is not None else make_embedder(settings)
 
 
 def in_process(paths: Paths, request: Mapping[str, Any], emit: Emit) -> Any:
@@ -233,7 +252,7 @@ def in_process(paths: Paths, request: Mapping[str, Any], emit: Emit) -> Any:
     resources = _LOCAL.get(paths)
     if resources is None:
         _LOCAL.clear()
-        resources = _LOCAL[paths] = Resources(paths, settings_for(paths, request))
+        resources = _LOCAL[paths] = Resources(paths, settings_for(paths, request), _GIVEN["embedder"], _GIVEN["chat_model"])
     with resources.emitting(emit):
         memcli = resources.memcli(request)
         memcli.store.lock_timeout = memcli.settings.lock_timeout

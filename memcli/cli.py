@@ -774,14 +774,14 @@ def eval_locomo(
 
     Example: memcli eval locomo locomo10.json --conversation conv-26 --without speaker
     """
+    from memcli.api import embedder_for
     from memcli.config import load_settings
-    from memcli.core import make_embedder
     from memcli.evaluation import eval_locomo as run
 
     settings = load_settings(_paths())
     with _progress("eval locomo", quiet) as progress:
         report = run(
-            file, settings, make_embedder(settings), conversation or [],
+            file, settings, embedder_for(settings), conversation or [],
             (lambda stage, d, t: progress(d, t)) if progress else None, ranking, without or [],
         )
     if json_out:

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 
-from memcli import forgetting
 from memcli.assistant import Answer, Assistant, Context
+from memcli.changes import Changes, ForgetReport
 from memcli.config import Paths, Settings
 from memcli.embedding import Embedder, Progress
 from memcli.errors import BadInputError, NotFoundError, StoreLockedError, UsageError
 from memcli.importers import parse_file
 from memcli.llm import ChatModel, Message, load_chat_model
-from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass, histogram, retention
+from memcli.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.index import batch_windows
 from memcli.journal import Journal
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
@@ -40,12 +40,14 @@ Clock = Callable[[], float]
 
 
 def make_embedder(settings: Settings) -> Embedder:
-    """The embedder the settings name (tests replace this with a fake)."""
+    """The embedder the settings name (``embedder``: a sentence-transformers directory, empty
+    for the packaged all-MiniLM-L6-v2); a ``Memcli`` given one does not call this."""
     return Embedder(settings.embedder)
 
 
 def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
-    """The chat model the settings name (tests replace this with a scripted fake)."""
+    """The chat model the settings name (``model``: a GGUF file, empty for the embedded
+    Gemma 3 270M); a ``Memcli`` given one does not call this."""
     return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads)
 
 
@@ -60,10 +62,6 @@ class ImportReport:
     skipped: int
     users: dict[str, int]
     seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return dict(self.__dict__)
 
 
 def parse_since(value: str | None) -> float | None:
@@ -256,12 +254,7 @@ class Memcli:
         )
         is_new = note.id in self.write([note])
         if not is_new:
-            with self.store.transaction():
-                stored = self.store.get(note.id)
-                if stored.archived:
-                    # Told again what it had forgotten: memcli learns it again.
-                    stored.archived, stored.archived_at, stored.last_recalled_at = False, 0.0, now
-                    self.store.update([stored])
+            self.changes.relearn(note.id, now)  # told again what it had forgotten: memcli learns it again
         return note, is_new
 
     def import_file(
@@ -328,13 +321,14 @@ class Memcli:
         return hits
 
     def reinforce(self, memories: Sequence[Memory], now: float | None = None) -> None:
-        """Count ``memories`` as recalled at ``now``: S grows (``reinforce`` setting), t restarts."""
-        if not memories:
-            return
-        now = self.clock() if now is None else now
-        for memory in memories:
-            forgetting.reinforce(memory, now, self.settings.reinforce, self.settings.boost)
-        self.store.update(memories)
+        """See ``Changes.reinforce``."""
+        self.changes.reinforce(memories, now)
+
+    @property
+    def changes(self) -> Changes:
+        """What changes stored memories: reinforcement, pins, feedback, forgetting,
+        restoring, deleting (``memcli.changes``)."""
+        return Changes(self.store, self.settings, self.clock)
 
     @property
     def assistant(self) -> Assistant:
@@ -366,11 +360,8 @@ class Memcli:
         return self.store.get(memory_id)
 
     def delete(self, memory_id: str) -> Memory:
-        """Delete a memory for good (text and embedding); returns it. Raises NotFoundError."""
-        with self.store.transaction():
-            memory = self.store.get(memory_id)
-            self.store.delete([memory.id])
-        return memory
+        """See ``Changes.delete``."""
+        return self.changes.delete(memory_id)
 
     def list_memories(self, user: str | None = None, kind: str | None = None, limit: int = 20, archived: bool = False) -> list[Memory]:
         """The ``limit`` newest active memories of ``user`` (0: all), newest first; the
@@ -422,56 +413,21 @@ class Memcli:
         self, user: str | None = None, all_users: bool = False, stochastic: bool = False, seed: int | None = None,
         dry_run: bool = False, purge: bool = False,
     ) -> ForgetReport:
-        """The forget pass (MemoryBank §2.3): archive (or with ``purge`` delete for good) the
-        memories that faded at the current clock time; see ``forgetting.forget_pass``.
-
-        Idempotent for the same clock time (and seed): a second pass forgets nothing more.
-        """
-        started = time.perf_counter()
-        now = self.clock()
-        with self.store.transaction():
-            memories = self.store.memories(user=None if all_users else self.user(user), archived=False)
-            verdicts = forget_pass(
-                memories, now, decay_for=self.settings.user_decay, decay=self.settings.decay,
-                unit=UNIT_SECONDS[self.settings.time_unit], threshold=self.settings.forget_threshold,
-                stochastic=stochastic, seed=f"{seed if seed is not None else ''}@{now!r}",
-            )
-            gone = [v for v in verdicts if v.forgotten]
-            if not dry_run:
-                if purge:
-                    self.store.delete([v.memory.id for v in gone])
-                else:
-                    for v in gone:
-                        v.memory.archived, v.memory.archived_at = True, now
-                    self.store.update([v.memory for v in gone])
-        archived = 0 if dry_run or purge else len(gone)
-        purged = len(gone) if purge and not dry_run else 0
-        return ForgetReport(len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone)
+        """The forget pass over ``user``'s memories, or every user's (``all_users``); see
+        ``Changes.forget``."""
+        return self.changes.forget(None if all_users else self.user(user), stochastic, seed, dry_run, purge)
 
     def restore(self, memory_id: str) -> Memory:
-        """Bring an archived memory back; its clock restarts now. Raises NotFoundError."""
-        with self.store.transaction():
-            memory = self.store.get(memory_id)
-            memory.archived, memory.archived_at = False, 0.0
-            memory.last_recalled_at = self.clock()
-            self.store.update([memory])
-        return memory
+        """See ``Changes.restore``."""
+        return self.changes.restore(memory_id)
 
     def pin(self, memory_id: str, pinned: bool = True) -> Memory:
-        """Pin (never fades) or unpin a memory. Raises NotFoundError."""
-        with self.store.transaction():
-            memory = self.store.get(memory_id)
-            memory.pinned = pinned
-            self.store.update([memory])
-        return memory
+        """See ``Changes.pin``."""
+        return self.changes.pin(memory_id, pinned)
 
     def feedback(self, memory_id: str, vote: int) -> Memory:
-        """Add a vote (+1 up, −1 down) to a memory's feedback. Raises NotFoundError."""
-        with self.store.transaction():
-            memory = self.store.get(memory_id)
-            memory.feedback += vote
-            self.store.update([memory])
-        return memory
+        """See ``Changes.feedback``."""
+        return self.changes.feedback(memory_id, vote)
 
     # consolidation ------------------------------------------------------------------
 
@@ -570,32 +526,3 @@ def parse_day(value: str | None, option: str) -> str | None:
         return date_parser.parse(value).strftime("%Y-%m-%d")
     except (ValueError, OverflowError):
         raise UsageError(f"{option}: cannot read the date {value!r} (try YYYY-MM-DD)") from None
-
-
-@dataclass
-class ForgetReport:
-    """What a forget pass did; ``forgotten`` holds the verdicts of the forgotten memories."""
-
-    examined: int
-    forgotten_count: int
-    archived: int
-    purged: int
-    seconds: float
-    dry_run: bool
-    forgotten: list[Verdict]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: examined, forgotten, archived, purged, seconds (and the forgotten memories)."""
-        return {
-            "examined": self.examined,
-            "forgotten": self.forgotten_count,
-            "archived": self.archived,
-            "purged": self.purged,
-            "seconds": round(self.seconds, 3),
-            "dry_run": self.dry_run,
-            "memories": [
-                {"id": v.memory.id, "kind": v.memory.kind, "retention": round(v.retention, 6), "strength": v.memory.strength,
-                 "elapsed": round(v.elapsed, 4), "text": v.memory.text[:80]}
-                for v in self.forgotten
-            ],
-        }

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import memcli.core
+from memcli import api
 from memcli.llm import Message
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo10.json"
@@ -95,18 +95,46 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+class Given:
+    """The fakes the running test asked for (None: the real models), passed in wherever
+    memcli is built: ``memcli.api.use_models`` for the CLI's in-process runs, ``given_models()``
+    for a ``Memcli`` a test builds itself."""
+
+    embedder: FakeEmbedder | None = None
+    chat_model: FakeChatModel | None = None
+
+    @classmethod
+    def set(cls, embedder: FakeEmbedder | None, chat_model: FakeChatModel | None) -> None:
+        cls.embedder, cls.chat_model = embedder, chat_model
+        api.use_models(embedder, chat_model)
+
+
+def given_models() -> dict[str, object]:
+    """``Memcli`` keyword arguments: the fake models of the running test."""
+    return {"embedder": Given.embedder, "chat_model": Given.chat_model}
+
+
+@pytest.fixture(autouse=True)
+def _no_given_models() -> Iterator[None]:
+    """No test sees another test's fakes."""
+    Given.set(None, None)
+    yield
+    Given.set(None, None)
+
+
 @pytest.fixture
-def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> FakeEmbedder:
+def fake_embedder() -> FakeEmbedder:
+    """The fake embedder, in every memcli the test builds or runs in-process."""
     embedder = FakeEmbedder()
-    monkeypatch.setattr(memcli.core, "make_embedder", lambda settings: embedder)
+    Given.set(embedder, Given.chat_model)
     return embedder
 
 
 @pytest.fixture
-def fake_model(monkeypatch: pytest.MonkeyPatch, fake_embedder: FakeEmbedder) -> FakeChatModel:
+def fake_model(fake_embedder: FakeEmbedder) -> FakeChatModel:
     """A scripted chat model (and the fake embedder); set ``.replies`` to script it."""
     model = FakeChatModel()
-    monkeypatch.setattr(memcli.core, "make_chat_model", lambda settings, paths: model)
+    Given.set(fake_embedder, model)
     return model
 
 

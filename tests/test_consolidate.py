@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
+from conftest import given_models
 from memcli.config import Paths, load_settings, resolve_paths
 from memcli.consolidate import (
     RELATED_SIMILARITY,
@@ -152,7 +153,7 @@ class Script:
 
 def make_memcli(paths: Paths | None = None, **overrides: Any) -> Memcli:
     paths = paths or resolve_paths()
-    return Memcli(load_settings(paths, **overrides), paths, clock=lambda: NOW)
+    return Memcli(load_settings(paths, **overrides), paths, clock=lambda: NOW, **given_models())
 
 
 @pytest.fixture
@@ -264,15 +265,16 @@ def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(mem
     assert steps[-1] == (8, 8) and [d for d, _ in steps] == list(range(1, 9))  # 2 days, the fold, 2 sessions, 3 pairs
 
 
-def test_report_dict_has_every_documented_key(memcli: Memcli, script: Script) -> None:
+def test_the_report_is_the_documented_schema(memcli: Memcli, script: Script) -> None:
+    """What consolidate answers to every front end is ``schema.ConsolidateResult``, whole."""
+    from memcli import api, schema
+
     memcli.add_memories(day1())
-    data = memcli.consolidate(USER).to_dict()
-    assert {
-        "days_processed", "sessions_processed", "pairs_processed", "summaries_written", "facts_added", "facts_updated",
-        "facts_deleted", "facts_noop", "facts_rejected", "facts_deduplicated", "invalid_outputs", "seconds", "dry_run",
-    } <= set(data)
-    assert (data["days_processed"], data["sessions_processed"], data["pairs_processed"], data["facts_added"]) == (1, 1, 2, 2)
-    json.dumps(data)
+    data = api.run(memcli, "consolidate", {"user": USER}, lambda event, **fields: None)
+    assert set(data) == set(schema.ConsolidateResult.model_fields)
+    assert set(data["facts"]) == set(schema.FactCounts.model_fields)
+    assert (data["days"], data["sessions"], data["message_pairs"], data["facts"]["added"]) == (1, 1, 2, 2)
+    assert schema.ConsolidateResult.model_validate(data).model_dump(mode="json") == json.loads(json.dumps(data))
 
 
 # 2. invalid output: one retry, then the unit is skipped and stays to do ---------------------

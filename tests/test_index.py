@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_checks import ok
-from conftest import FakeEmbedder
+from conftest import FakeEmbedder, given_models
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
 from memcli.core import Memcli
@@ -55,7 +55,7 @@ class Clock:
 
 def make_memcli(notices: list[str] | None = None, clock: Clock | None = None) -> Memcli:
     paths = resolve_paths()
-    return Memcli(load_settings(paths), paths, clock=clock or Clock(), notice=notices.append if notices is not None else None)
+    return Memcli(load_settings(paths), paths, clock=clock or Clock(), notice=notices.append if notices is not None else None, **given_models())
 
 
 def session(name: str, lines: Sequence[tuple[str, str]] = LINES, day: str = DAY, user: str = USER) -> list[Memory]:

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from cli_checks import assert_error, ok
 from memcli.cli import app
+from conftest import given_models
 from memcli.config import load_settings, resolve_paths
 from memcli.core import Memcli
 from memcli.errors import BadInputError, ExitCode, UsageError
@@ -50,7 +51,7 @@ SIGNAL_NAMES = {"lexical", "window", "turn", "speaker", "date", "when", "prior"}
 
 def make_memcli(notices: list[str] | None = None) -> Memcli:
     paths = resolve_paths()
-    return Memcli(load_settings(paths), paths, clock=lambda: NOW, notice=notices.append if notices is not None else None)
+    return Memcli(load_settings(paths), paths, clock=lambda: NOW, notice=notices.append if notices is not None else None, **given_models())
 
 
 def at(day: str, minute: int = 0) -> float:
