@@ -51,6 +51,10 @@ CONTEXT_BEFORE, CONTEXT_AFTER = 2, 1
 """Turns of the same session in a memory's lexical context column (measured best of 1-3 each)."""
 WINDOW_BEFORE, WINDOW_AFTER = 1, 1
 """Turns of the same session embedded with a memory in its window vector."""
+VECTOR_DTYPE = np.float32
+"""The type of the vectors a ``UserIndex`` holds in memory. float16 would halve their
+memory (2 x 384 x 2 bytes a memory with MiniLM instead of 3 KB) but makes every query
+convert the whole matrix; ``scripts/bench.py --vector-dtype`` measures both."""
 
 LEXICAL_SQL = (
     "SELECT lexical.rowid, bm25(lexical, {own}, {ctx}, {day}) FROM lexical CROSS JOIN recall_index AS r"
@@ -209,7 +213,7 @@ class UserIndex:
     arrays are views of storage with spare capacity that doubles when full, so appending
     a row copies nothing in the common case.
 
-    ``turn`` and ``window``: unit float32 vectors, shape (len, dimension), contiguous.
+    ``turn`` and ``window``: unit vectors (``VECTOR_DTYPE``), shape (len, dimension), contiguous.
     ``first``: the first turn of its session. ``archived`` / ``ended``: forgotten, or a fact
     that has ended. ``kind_codes`` / ``speaker_codes``: small integers standing for the
     kind and speaker (``kind_mask``, ``speaker_table``). ``log_length``: log(1 + length of
@@ -370,7 +374,7 @@ class UserIndex:
         for name, dtype in self._COLUMNS.items():
             store[name] = np.zeros(capacity, dtype=dtype)
         for name in ("turn", "window"):
-            store[name] = np.zeros((capacity, self.dimension), dtype=np.float32)
+            store[name] = np.zeros((capacity, self.dimension), dtype=VECTOR_DTYPE)
         for name, array in self._store.items():
             store[name][: self._n] = array[: self._n]
         for shift, array in list(self._months.items()):

@@ -1,0 +1,859 @@
+#!/usr/bin/env python3
+"""memcli benchmark: how fast memcli is on the machine it runs on.
+
+Run it from the environment memcli is installed in::
+
+    python scripts/bench.py                    # the full run: 1k, 10k and 100k memories (about 10-15 min on 2 cores)
+    python scripts/bench.py --quick            # a quick run: 1k and 5k memories, one LoCoMo conversation
+    python scripts/bench.py --json > bench.json
+
+It reports, as a table on stdout (``--json``: one JSON object; progress goes to stderr):
+
+1. **Recall in the service's code path** at each ``--sizes`` (memories of one user): a
+   resident ``MemoryStore`` (``open_resident``), a long-lived ``Recaller`` reused across
+   calls (warm), a fresh ``Memcli`` per request as the service builds one, the real
+   all-MiniLM-L6-v2 query encoding included, reinforcement off, k = 10. p50 / p95 over a
+   fixed sample of LoCoMo questions (``--queries``, seed 0) asked ``--repeats`` times, plus
+   the first recall (which loads the user's recall index), the query encoding alone, the
+   time to build the store, and the resident memory of the process that holds the store
+   (VmRSS after the queries and its peak VmHWM, from /proc/self/status). Each size is
+   measured in a fresh worker process (this script with a hidden ``--worker``), so the
+   memory figures are those of a process like the service: embedder loaded, store open,
+   one user's index in memory.
+
+   The stores are synthetic but realistic. LoCoMo's turns (``--locomo``, all ten
+   conversations by default, about 5,900 turns) are embedded once with the real
+   embedder; the store of size N is filled with copies of LoCoMo's sessions, in order,
+   until it holds N turns (the last session may be cut short), all for one user
+   (``bench``). Copy 0 is LoCoMo as it is; in copy c > 0 every speaker name is swapped for
+   another name (also inside the texts), every number is shifted by c, and a turn that
+   neither changes gets a variant tag, so texts differ; its vectors are the original
+   unit vectors plus Gaussian noise of norm about ``--noise`` (0.35: cosine to the
+   original about 0.94), re-normalised. Each copied session is one session of turns with
+   timestamps increasing (a session every 12 hours, a turn a minute). The window vectors
+   of the recall index (the text of a turn with its neighbours, ``memcli.index.window_text``)
+   are given to ``MemoryStore.add`` precomputed as the re-normalised sum of the vectors of
+   the turns in the window, so nothing is embedded at the first recall. The build time is
+   that of ``MemoryStore.add`` (Chroma and the recall-index sidecar), in whole sessions of
+   about 5,000 memories per transaction.
+
+2. **The memcli command from a shell**, wall time of subprocesses of the installed
+   ``memcli`` entry point with MEMCLI_HOME pointing at a small store (LoCoMo conv-26
+   imported): ``memcli recall`` and ``memcli remember`` warm (the service up, ``--calls``
+   calls), cold (``memcli service stop`` before each call, so each call starts the
+   service; ``--cold-calls``) and in-process (``--no-service``; ``--cold-calls``), and
+   ``memcli --help``; p50 over the calls. The service's own status (resident memory,
+   requests served) is read after the warm calls. The service is always stopped at the end.
+
+3. **Import throughput** against raw encoding of the same texts: raw is
+   ``Embedder().embed`` (model already loaded) of the turns' texts plus their window
+   texts (``memcli.index.batch_windows``), both counted; import is one ``memcli import``
+   of the same LoCoMo conversations into a fresh store, through the service it starts
+   (wall time of the command, and the import's own duration as it reports it); texts/s
+   of each and their ratio (goal: at least 0.60).
+
+4. **``forget --dry-run``** over each store: ``Memcli.forget(dry_run=True)`` in the worker
+   on the resident store (goal at the largest size: at most 2 s), and the p50 of
+   ``memcli forget --dry-run --json`` through the service over the largest store
+   (``--skip-cli-forget`` to skip).
+
+5. **The client's import time**: the total of ``python -X importtime -c "import
+   memcli.client"`` (the cumulative time of its top-level memcli imports), and the wall
+   time of ``python -c "import memcli.cli, memcli.client"`` next to ``python -c pass``.
+
+Everything happens in temporary directories, removed at the end (``--keep`` keeps
+them). Lines of the service logs that look like errors are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT_LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
+"""LoCoMo in ../shared/data/locomo/ beside the repository (``--locomo`` to give another)."""
+USER = "bench"
+SESSION_GAP = 12 * 3600.0
+TURN_GAP = 60.0
+T0 = 1_600_000_000.0  # 2020-09-13
+BATCH = 5000
+NAMES = [
+    "Aisha", "Bruno", "Chen", "Dara", "Elif", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemi", "Lars", "Mira", "Nikhil",
+    "Olga", "Pablo", "Quinn", "Rosa", "Sami", "Tamsin", "Umar", "Vera", "Wen", "Ximena", "Yusuf", "Zoe",
+]
+_NUMBER = re.compile(r"\d+")
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) of values, linear interpolation."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    pos = (len(s) - 1) * q
+    lo, hi = int(pos), min(int(pos) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def proc_status() -> dict[str, int]:
+    """VmRSS and VmHWM of this process in bytes (ru_maxrss for both where /proc is missing)."""
+    out: dict[str, int] = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                key = line.split(":", 1)[0]
+                if key in ("VmRSS", "VmHWM"):
+                    out[key] = int(line.split()[1]) * 1024
+    except OSError:
+        import resource
+
+        peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+        out = {"VmRSS": peak, "VmHWM": peak}
+    return out
+
+
+def memcli_command() -> list[str]:
+    """The installed ``memcli`` entry point beside this Python, else ``python -m memcli``."""
+    beside = Path(sys.executable).parent / "memcli"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    found = shutil.which("memcli")
+    return [found] if found else [sys.executable, "-m", "memcli"]
+
+
+# --- the synthetic stores ------------------------------------------------------------------
+
+
+def locomo_sessions(path: Path, conversations: list[str] | None) -> list[list[Any]]:
+    """LoCoMo's turns as sessions (lists of Memory in time order), conversation by conversation."""
+    from memcli.importers import parse_locomo, read_text
+
+    text = read_text(path)
+    memories = parse_locomo(path, text)
+    if conversations:
+        memories = [m for m in memories if m.user in conversations]
+    sessions: dict[tuple[str, str], list[Any]] = {}
+    for m in memories:
+        sessions.setdefault((m.user, m.session), []).append(m)
+    return [sorted(turns, key=lambda m: (m.created_at, m.id)) for turns in sessions.values()]
+
+
+def locomo_questions(path: Path, conversations: list[str] | None, n: int, seed: int = 0) -> list[str]:
+    """A fixed sample of n LoCoMo questions (categories 1-4)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    found = [
+        str(qa["question"])
+        for sample in data
+        if not conversations or sample.get("sample_id") in conversations
+        for qa in sample.get("qa", [])
+        if qa.get("category") in (1, 2, 3, 4) and qa.get("question")
+    ]
+    rng = random.Random(seed)
+    return rng.sample(found, min(n, len(found)))
+
+
+def _variant_text(text: str, names: dict[str, str], copy: int) -> str:
+    out = text
+    for old, new in names.items():
+        out = re.sub(rf"\b{re.escape(old)}\b", new, out)
+    out = _NUMBER.sub(lambda m: str(int(m.group()) + copy), out)
+    if out == text:
+        out = f"{text} (v{copy})"
+    return out
+
+
+def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: int, noise: float, seed: int = 0):
+    """Yield (memories, vectors, windows) batches of whole sessions until ``size`` turns."""
+    import numpy as np
+
+    from memcli.index import WINDOW_AFTER, WINDOW_BEFORE, window_text
+    from memcli.memory import Kind, Memory, day_of, stable_id
+
+    rng = np.random.default_rng(seed)
+    speakers = sorted({m.speaker for s in sessions for m in s if m.speaker})
+    made = session_no = copy = 0
+    batch: tuple[list, list, dict] = ([], [], {})
+    while made < size:
+        names = {} if copy == 0 else {s: NAMES[(i + 7 * copy) % len(NAMES)] for i, s in enumerate(speakers)}
+        for base in sessions:
+            if made >= size:
+                break
+            turns = base[: size - made]
+            start = T0 + session_no * SESSION_GAP
+            session = f"s{session_no:05d}"
+            mems, vecs = [], []
+            for i, t in enumerate(turns):
+                at = start + i * TURN_GAP
+                mems.append(Memory(
+                    id=stable_id("bench", USER, str(made + i)), user=USER, kind=Kind.TURN.value,
+                    text=t.text if copy == 0 else _variant_text(t.text, names, copy),
+                    created_at=at, day=day_of(at), session=session,
+                    speaker=names.get(t.speaker, t.speaker), source=f"{t.source}#{copy}", caption=t.caption,
+                ))
+                v = np.asarray(vectors[t.id], dtype=np.float32)
+                if copy:
+                    v = v + rng.normal(0.0, noise / np.sqrt(v.size), v.size).astype(np.float32)
+                    v /= np.linalg.norm(v)
+                vecs.append(v)
+            windows: dict[str, Any] = {}
+            if len(mems) > 1:
+                owns = [m.index_text() for m in mems]
+                for i in range(len(mems)):
+                    w = np.sum(vecs[max(0, i - WINDOW_BEFORE) : i + WINDOW_AFTER + 1], axis=0)
+                    windows[window_text(owns, i)] = (w / np.linalg.norm(w)).tolist()
+            batch[0].extend(mems)
+            batch[1].extend(v.tolist() for v in vecs)
+            batch[2].update(windows)
+            made += len(mems)
+            session_no += 1
+            if len(batch[0]) >= BATCH:
+                yield batch
+                batch = ([], [], {})
+        copy += 1
+    if batch[0]:
+        yield batch
+
+
+def build_store(home: Path, sessions: list[list[Any]], vectors: dict[str, Any], size: int, noise: float) -> dict[str, float]:
+    """Fill a fresh store at ``home`` with ``size`` synthetic turns; timings in seconds."""
+    from memcli.config import home_paths, load_settings
+    from memcli.store import MemoryStore
+
+    paths = home_paths(home)
+    settings = load_settings(paths, env={})
+    store = MemoryStore(paths, settings.lock_timeout)
+    generate = add = 0.0
+    store.open_resident()
+    try:
+        t = time.perf_counter()
+        for memories, vecs, windows in synthetic_batches(sessions, vectors, size, noise):
+            t1 = time.perf_counter()
+            generate += t1 - t
+            with store.transaction():
+                store.add(memories, vecs, windows)
+            t = time.perf_counter()
+            add += t - t1
+            log(f"  {size}: {store.count(USER)} memories stored ({add:.1f} s in add)")
+    finally:
+        store.close()
+    return {"build_s": add, "generate_s": generate}
+
+
+# --- the worker: one store, resident, as the service holds it ------------------------------
+
+
+def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32") -> dict[str, Any]:
+    import numpy as np
+
+    from memcli import index
+    from memcli.config import home_paths, load_settings
+    from memcli.core import Memcli
+    from memcli.embedding import Embedder
+    from memcli.retrieval import Recaller
+    from memcli.store import MemoryStore
+
+    index.VECTOR_DTYPE = np.dtype(dtype).type
+    out: dict[str, Any] = {"dtype": dtype}
+    paths = home_paths(home)
+    settings = load_settings(paths, env={})
+    t = time.perf_counter()
+    embedder = Embedder()
+    embedder.embed_one("warm up")
+    out["embedder_load_s"] = time.perf_counter() - t
+    out["rss_embedder_bytes"] = proc_status()["VmRSS"]
+    store = MemoryStore(paths, settings.lock_timeout)
+    t = time.perf_counter()
+    store.open_resident()
+    out["open_s"] = time.perf_counter() - t
+    try:
+        recaller = Recaller(store, embedder)
+
+        def request() -> Memcli:
+            return Memcli(settings, paths, store=store, embedder=embedder, recaller=recaller)
+
+        out["memories"] = store.count(USER)
+        t = time.perf_counter()
+        first = request().recall(queries[0], USER, k=10, reinforce=False)
+        out["first_recall_s"] = time.perf_counter() - t
+        out["first_recall_hits"] = len(first)
+        for q in queries[:5]:
+            request().recall(q, USER, k=10, reinforce=False)
+        times: list[float] = []
+        for _ in range(repeats):
+            for q in queries:
+                t = time.perf_counter()
+                request().recall(q, USER, k=10, reinforce=False)
+                times.append(time.perf_counter() - t)
+        out["recall_ms"] = {"n": len(times), "p50": pct(times, 0.5) * 1e3, "p95": pct(times, 0.95) * 1e3, "max": max(times) * 1e3}
+        enc: list[float] = []
+        for q in queries:
+            t = time.perf_counter()
+            embedder.embed_one(q)
+            enc.append(time.perf_counter() - t)
+        out["encode_ms"] = {"p50": pct(enc, 0.5) * 1e3, "p95": pct(enc, 0.95) * 1e3}
+        status = proc_status()
+        out["rss_bytes"], out["peak_rss_bytes"] = status["VmRSS"], status["VmHWM"]
+        forget: list[float] = []
+        for _ in range(2):
+            t = time.perf_counter()
+            report = request().forget(user=USER, dry_run=True)
+            forget.append(time.perf_counter() - t)
+        out["forget_dry_run_s"] = forget
+        out["forget_examined"] = report.examined
+        out["forget_would_forget"] = report.forgotten_count
+        out["peak_rss_after_forget_bytes"] = proc_status()["VmHWM"]
+    finally:
+        store.close()
+    return out
+
+
+# --- shell commands ------------------------------------------------------------------------
+
+
+class Shell:
+    """Runs memcli commands with a given MEMCLI_HOME; remembers every home it ran in."""
+
+    def __init__(self) -> None:
+        self.command = memcli_command()
+        self.homes: set[Path] = set()
+        self.failures: list[str] = []
+        self.fallbacks = 0
+
+    def env(self, home: Path, user: str | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+        env["MEMCLI_HOME"] = str(home)
+        if user:
+            env["MEMCLI_USER"] = user
+        return env
+
+    def run(self, home: Path, args: list[str], user: str | None = None, timeout: float = 900) -> tuple[float, subprocess.CompletedProcess]:
+        self.homes.add(home)
+        t = time.perf_counter()
+        done = subprocess.run(self.command + args, env=self.env(home, user), capture_output=True, text=True, timeout=timeout, check=False)
+        elapsed = time.perf_counter() - t
+        if done.returncode != 0:
+            self.failures.append(f"memcli {' '.join(args)[:80]} -> exit {done.returncode}: {done.stderr.strip()[-300:]}")
+        if "running in this process instead" in done.stderr:
+            self.fallbacks += 1
+            self.failures.append(f"memcli {' '.join(args)[:80]}: fell back to in-process: {done.stderr.strip()[-200:]}")
+        return elapsed, done
+
+    def timed(self, home: Path, args: list[str], n: int, user: str | None = None, before: Any = None) -> list[float]:
+        times = []
+        for i in range(n):
+            if before is not None:
+                before()
+            elapsed, _ = self.run(home, args, user)
+            times.append(elapsed)
+        return times
+
+    def status(self, home: Path) -> dict[str, Any] | None:
+        _, done = self.run(home, ["service", "status", "--json"])
+        try:
+            return json.loads(done.stdout)
+        except ValueError:
+            return None
+
+    def stop(self, home: Path) -> None:
+        """Stop the service of ``home`` (by the CLI; by its pid if it is still there)."""
+        env = self.env(home)
+        subprocess.run(self.command + ["service", "stop"], env=env, capture_output=True, text=True, timeout=60, check=False)
+        from memcli.config import home_paths
+
+        service_file = home_paths(home).service_file
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            pid = int(json.loads(service_file.read_text(encoding="utf-8"))["pid"])
+            os.kill(pid, 0)
+            log(f"service {pid} of {home} still up after 'service stop'; sending SIGTERM")
+            os.kill(pid, signal.SIGTERM)
+
+
+def p50(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def shell_bench(shell: Shell, home: Path, user: str, queries: list[str], calls: int, cold_calls: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    def stop() -> None:
+        shell.stop(home)
+
+    qs = list(queries)
+
+    def runs(n: int, prefix: list[str], verb: str, label: str, before: Any = None) -> list[float]:
+        times = []
+        for i in range(n):
+            if before is not None:
+                before()
+            if verb == "recall":
+                args = [*prefix, "recall", qs[i % len(qs)]]
+            else:
+                args = [*prefix, "remember", f"bench note {label} {i}: I parked the car on level {i + 2} of the garage"]
+            elapsed, _ = shell.run(home, args, user)
+            times.append(elapsed)
+        log(f"  {label} {verb}: p50 {p50(times):.2f} s over {n}")
+        return times
+
+    help_times = shell.timed(home, ["--help"], 10)
+    out["help_s"] = p50(help_times)
+    log(f"  --help: p50 {out['help_s'] * 1e3:.0f} ms")
+    stop()
+    cold_recall = runs(cold_calls, [], "recall", "cold", stop)
+    cold_remember = runs(cold_calls, [], "remember", "cold", stop)
+    stop()
+    inproc_recall = runs(cold_calls, ["--no-service"], "recall", "in-process")
+    inproc_remember = runs(cold_calls, ["--no-service"], "remember", "in-process")
+    t_start, _ = shell.run(home, ["recall", qs[0]], user)  # starts the service
+    seen = log_lines(home)
+    warm_recall = runs(calls, [], "recall", "warm")
+    warm_remember = runs(calls, [], "remember", "warm")
+    inside = service_times(home, seen)
+    out["service_side_warm_ms"] = {verb: p50(inside.get(verb, [])) for verb in ("recall", "remember")}
+    out["service_status"] = shell.status(home)
+    stop()
+    out["p50_s"] = {
+        "recall": {"warm": p50(warm_recall), "cold": p50(cold_recall), "in_process": p50(inproc_recall)},
+        "remember": {"warm": p50(warm_remember), "cold": p50(cold_remember), "in_process": p50(inproc_remember)},
+    }
+    out["calls"] = {"warm": calls, "cold": cold_calls, "in_process": cold_calls, "help": 10}
+    out["first_call_starting_service_s"] = t_start
+    return out
+
+
+# --- import time of the client -------------------------------------------------------------
+
+
+def client_import_time(runs: int = 5) -> dict[str, Any]:
+    totals = []
+    top: dict[str, int] = {}
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memcli.client"], capture_output=True, text=True, check=False)
+        total = 0
+        lines = {}
+        for line in done.stderr.splitlines():
+            m = re.match(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)", line)
+            if not m:
+                continue
+            cumulative, indent, name = int(m.group(2)), len(m.group(3)), m.group(4)
+            if indent <= 1 and name.split(".")[0] == "memcli":
+                total += cumulative
+            if indent <= 3:
+                lines[name] = cumulative
+        totals.append(total)
+        top = lines
+    wall = []
+    base = []
+    for _ in range(10):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import memcli.cli, memcli.client"], check=True)
+        wall.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        base.append(time.perf_counter() - t)
+    heaviest = sorted(((v, k) for k, v in top.items() if not k.startswith("memcli")), reverse=True)[:5]
+    return {
+        "importtime_client_ms": p50(totals) / 1e3,
+        "import_cli_client_wall_ms": p50(wall) * 1e3,
+        "python_pass_wall_ms": p50(base) * 1e3,
+        "heaviest_imports_ms": {k: v / 1e3 for v, k in heaviest},
+    }
+
+
+# --- other processes on the machine --------------------------------------------------------
+
+
+class ForeignCpu:
+    """CPU time used by processes that are not this benchmark's (not its descendants, and
+    not a memcli service of one of its homes), sampled from /proc every few seconds by a
+    thread: others running on the machine slow every figure."""
+
+    def __init__(self, root: Path, every: float = 2.0) -> None:
+        import threading
+
+        self.root = str(root)
+        self.every = every
+        self.seconds = 0.0
+        self.top: dict[str, float] = {}
+        self._mine: dict[int, bool] = {}
+        self._last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.started = time.time()
+
+    def start(self) -> ForeignCpu:
+        if Path("/proc/self/stat").exists():
+            self._sample()
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _is_mine(self, pid: int, parents: dict[int, int]) -> bool:
+        if pid in self._mine:
+            return self._mine[pid]
+        me, p, mine = os.getpid(), pid, False
+        for _ in range(64):
+            if p == me:
+                mine = True
+                break
+            p = parents.get(p, 0)
+            if p <= 1:
+                break
+        if not mine:
+            with contextlib.suppress(OSError):
+                mine = self.root.encode() in Path(f"/proc/{pid}/environ").read_bytes()
+        self._mine[pid] = mine
+        return mine
+
+    def _sample(self) -> None:
+        stats: dict[int, tuple[int, float, str]] = {}
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                raw = Path(f"/proc/{entry.name}/stat").read_text()
+                name = raw[raw.index("(") + 1 : raw.rindex(")")]
+                fields = raw[raw.rindex(")") + 2 :].split()
+                stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / self._tick, name)
+        parents = {pid: ppid for pid, (ppid, _, _) in stats.items()}
+        for pid, (_, cpu, name) in stats.items():
+            before = self._last.get(pid)
+            self._last[pid] = cpu
+            if before is None or self._is_mine(pid, parents):
+                continue
+            if cpu > before:
+                self.seconds += cpu - before
+                self.top[name] = self.top.get(name, 0.0) + cpu - before
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self._sample()
+
+    def mark(self) -> tuple[float, float]:
+        return self.seconds, time.time()
+
+    def since(self, mark: tuple[float, float]) -> float:
+        """The share of the machine other processes used since ``mark``."""
+        wall = max(1e-9, time.time() - mark[1])
+        return round((self.seconds - mark[0]) / (wall * (os.cpu_count() or 1)), 3)
+
+    def report(self) -> dict[str, Any]:
+        wall = time.time() - self.started
+        return {"cpu_seconds": round(self.seconds, 1), "share_of_machine": round(self.seconds / (wall * (os.cpu_count() or 1)), 3),
+                "by_name": {k: round(v, 1) for k, v in sorted(self.top.items(), key=lambda kv: -kv[1])[:5] if v >= 1.0}}
+
+
+# --- service logs --------------------------------------------------------------------------
+
+
+def scan_logs(homes: list[Path]) -> list[str]:
+    found = []
+    for home in homes:
+        for path in sorted(home.rglob("service.log*")):
+            with contextlib.suppress(OSError):
+                for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                    if re.search(r"error|exception|traceback|warning|critical|fail", line, re.IGNORECASE):
+                        found.append(f"{home.name}: {line.strip()[:240]}")
+    return found
+
+
+# --- report --------------------------------------------------------------------------------
+
+
+def mib(n: Any) -> str:
+    return f"{n / 2**20:.0f} MiB" if isinstance(n, (int, float)) else "-"
+
+
+def table(r: dict[str, Any]) -> str:
+    lines = [(f"memcli benchmark — {r['machine']['platform']}, {r['machine']['cpus']} CPUs, Python {r['machine']['python']}, "
+              f"memcli {r['machine']['memcli']}, {r['started']}")]
+    if "recall" in r:
+        lines += ["", "1. Recall in the service's code path (resident store, warm Recaller, MiniLM query encoding included, no reinforcement, k=10)",
+                  f"{'memories':>9} {'vectors':>8} {'build':>8} {'first recall':>13} {'p50':>9} {'p95':>9} {'encode p50':>11} {'RSS':>9} {'peak RSS':>9} {'forget --dry-run':>17} {'peak w/ forget':>15} {'others':>7}"]
+        for row in r["recall"]:
+            w = row["worker"]
+            f = w.get("forget_dry_run_s", [float("nan")])
+            lines.append(
+                f"{w.get('memories', row['size']):>9} {w.get('dtype', 'float32'):>8} {row['build']['build_s']:>7.1f}s {w['first_recall_s']:>12.2f}s "
+                f"{w['recall_ms']['p50']:>7.1f}ms {w['recall_ms']['p95']:>7.1f}ms {w['encode_ms']['p50']:>9.1f}ms "
+                f"{mib(w['rss_bytes']):>9} {mib(w['peak_rss_bytes']):>9} {min(f):>16.2f}s {mib(w['peak_rss_after_forget_bytes']):>15} {100 * row.get('other_processes_share', 0):>6.0f}%"
+            )
+        w0 = r["recall"][0]["worker"]
+        lines.append(f"   ({r['recall'][0]['worker']['recall_ms']['n']} recalls per size; embedder alone: {mib(w0['rss_embedder_bytes'])} RSS, "
+                     f"loaded in {w0['embedder_load_s']:.1f} s; build = MemoryStore.add of precomputed vectors; "
+                     f"first recall loads the index; RSS / peak RSS (VmRSS / VmHWM) after the recalls; "
+                     f"forget = Memcli.forget(dry_run=True) on the resident store, best of 2; "
+                     f"others = CPU share other processes on the machine used meanwhile)")
+        if "base_corpus" in r:
+            b = r["base_corpus"]
+            lines.append(f"   (stores made of copies of {b['turns']} LoCoMo turns in {b['sessions']} sessions; noise {r['settings']['noise']})")
+    if "forget_cli" in r:
+        fc = r["forget_cli"]
+        lines.append(f"   memcli forget --dry-run --json via the warm service at {fc['size']} memories: p50 {fc['p50_s']:.2f} s "
+                     f"over {fc['calls']} (the first call, starting the service: {fc['first_s']:.1f} s)")
+    if "shell" in r:
+        s = r["shell"]
+        lines += ["", f"2. memcli from a shell (wall time, p50; store: LoCoMo {s['user']} imported, {s['memories']} memories)",
+                  f"{'command':<16} {'warm':>9} {'cold':>9} {'--no-service':>13}"]
+        for verb in ("recall", "remember"):
+            v = s["p50_s"][verb]
+            lines.append(f"memcli {verb:<9} {v['warm']:>8.2f}s {v['cold']:>8.2f}s {v['in_process']:>12.2f}s")
+        lines.append(f"memcli --help    {s['help_s'] * 1e3:>7.0f}ms")
+        inside = s.get("service_side_warm_ms", {})
+        lines.append(f"   service-side time of the warm calls (its log), p50: recall {inside.get('recall', float('nan')):.0f} ms, "
+                     f"remember {inside.get('remember', float('nan')):.0f} ms; the call that started the service: {s['first_call_starting_service_s']:.1f} s")
+        st = s.get("service_status") or {}
+        lines.append(f"   calls: warm {s['calls']['warm']}, cold {s['calls']['cold']} (service stopped before each), "
+                     f"in-process {s['calls']['in_process']}; help 10. Service after the warm calls: RSS {mib(st.get('rss_bytes'))}, "
+                     f"{st.get('requests_served', '-')} requests served; other processes used {100 * s.get('other_processes_share', 0):.0f}% of the CPU meanwhile")
+    if "import" in r:
+        i = r["import"]
+        lines += ["", f"3. Import throughput (LoCoMo {i['conversations']}: {i['turns']} turns + {i['windows']} windows = {i['texts']} texts)",
+                  f"   raw Embedder.embed (model loaded): {i['raw_s']:.1f} s = {i['raw_tps']:.1f} texts/s (turns alone {i['raw_turns_only_tps']:.1f}/s)",
+                  (f"   memcli import into a fresh store (CLI wall, service started by it): {i['import_wall_s']:.1f} s = "
+                   f"{i['import_tps']:.1f} texts/s  -> ratio {i['ratio']:.2f} (goal >= 0.60)"),
+                  (f"   (the import's own duration as reported: {i['import_reported_s']:.1f} s = {i['import_reported_tps']:.1f} texts/s, "
+                   f"ratio {i['ratio_reported']:.2f}); other processes used {100 * i.get('other_processes_share', 0):.0f}% of the CPU meanwhile")]
+    if "client" in r:
+        c = r["client"]
+        lines += ["", "5. Client import time",
+                  f"   python -X importtime -c 'import memcli.client': {c['importtime_client_ms']:.1f} ms (memcli's top-level imports, cumulative)",
+                  (f"   python -c 'import memcli.cli, memcli.client': {c['import_cli_client_wall_ms']:.0f} ms wall "
+                   f"(python -c pass: {c['python_pass_wall_ms']:.0f} ms)"),
+                  "   heaviest non-memcli imports under it: " + ", ".join(f"{k} {v:.1f} ms" for k, v in c["heaviest_imports_ms"].items())]
+    other = r["machine"].get("other_processes") or {}
+    if other.get("share_of_machine", 0) > 0.05 or r["machine"]["loadavg_at_start"][0] > 0.5:
+        lines += ["", (f"Note: other processes used the CPU during the run: {other.get('cpu_seconds')} CPU-s, "
+                       f"{100 * other.get('share_of_machine', 0):.0f}% of the machine ({other.get('by_name')}); load average at start "
+                       f"{r['machine']['loadavg_at_start']}. Every figure above is slowed by them.")]
+    if r.get("failures") or r.get("service_log"):
+        lines += ["", "Problems seen"]
+        lines += [f"   {f}" for f in r.get("failures", [])]
+        lines += [f"   service log: {f}" for f in r.get("service_log", [])[:20]]
+    lines += ["", f"total benchmark time {r['total_s'] / 60:.1f} min"]
+    return "\n".join(lines)
+
+
+# --- main ----------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="See the module docstring for how each figure is measured.")
+    p.add_argument("--sizes", default="1000,10000,100000", help="store sizes (memories of one user), comma-separated (default: %(default)s)")
+    p.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="LoCoMo file (default: %(default)s)")
+    p.add_argument("--conversations", default="", help="LoCoMo sample_ids to embed and import, comma-separated (default: all)")
+    p.add_argument("--shell-conversation", default="conv-26", help="the LoCoMo conversation of the small store for the shell timings (default: %(default)s)")
+    p.add_argument("--queries", type=int, default=50, help="LoCoMo questions sampled as queries (default: %(default)s)")
+    p.add_argument("--repeats", type=int, default=2, help="times each query is asked per size (default: %(default)s)")
+    p.add_argument("--vector-dtype", default="float32,float16",
+                   help="types of the in-memory recall vectors to measure recall with, comma-separated (default: %(default)s; memcli uses float32)")
+    p.add_argument("--noise", type=float, default=0.35, help="norm of the noise added to copied vectors (default: %(default)s)")
+    p.add_argument("--calls", type=int, default=10, help="warm shell calls per command (default: %(default)s)")
+    p.add_argument("--cold-calls", type=int, default=5, help="cold and in-process shell calls per command (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="a quick run: sizes 1000,5000, conversation conv-26 only, 3 cold calls")
+    p.add_argument("--skip", default="", help="parts to skip, comma-separated: recall, shell, import, forget-cli, client")
+    p.add_argument("--skip-cli-forget", action="store_true", help="same as --skip forget-cli")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--json-out", type=Path, help="also write the JSON object to this file")
+    p.add_argument("--keep", action="store_true", help="keep the temporary directory (its path goes to stderr)")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--worker-queries", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.quick:
+        if args.sizes == p.get_default("sizes"):
+            args.sizes = "1000,5000"
+        args.conversations = args.conversations or "conv-26"
+        args.cold_calls = min(args.cold_calls, 3)
+    return args
+
+
+def service_times(home: Path, skip_lines: int = 0) -> dict[str, list[float]]:
+    """The service's own duration of each request (``VERB ok in X ms`` in its log), after ``skip_lines`` lines."""
+    out: dict[str, list[float]] = {}
+    path = home / "state" / "service.log"
+    with contextlib.suppress(OSError):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()[skip_lines:]:
+            m = re.search(r" INFO (\S+) ok in ([\d.]+) ms", line)
+            if m:
+                out.setdefault(m.group(1), []).append(float(m.group(2)))
+    return out
+
+
+def log_lines(home: Path) -> int:
+    with contextlib.suppress(OSError):
+        return len((home / "state" / "service.log").read_text(encoding="utf-8", errors="replace").splitlines())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.worker:
+        queries = json.loads(Path(args.worker_queries).read_text(encoding="utf-8"))
+        print(json.dumps(worker(Path(args.worker), queries, args.repeats, args.vector_dtype)))
+        return 0
+
+    import memcli
+
+    started = time.time()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    dtypes = [d.strip() for d in args.vector_dtype.split(",") if d.strip()]
+    conversations = [c.strip() for c in args.conversations.split(",") if c.strip()] or None
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()} | ({"forget-cli"} if args.skip_cli_forget else set())
+    root = Path(tempfile.mkdtemp(prefix="memcli-bench-"))
+    shell = Shell()
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    r: dict[str, Any] = {
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                    "memcli": memcli.__version__, "loadavg_at_start": [round(x, 2) for x in load]},
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")},
+    }
+    loads: list[float] = [load[0]]
+    foreign = ForeignCpu(root).start()
+    try:
+        if "client" not in skip:
+            log("5. client import time")
+            r["client"] = client_import_time()
+
+        from memcli.embedding import Embedder
+        from memcli.index import batch_windows
+
+        log("loading the embedder")
+        embedder = Embedder()
+        embedder.embed_one("warm up")
+        vectors: dict[str, Any] = {}
+        small = args.shell_conversation
+        small_turns = [m for s in locomo_sessions(args.locomo, [small]) for m in s]
+
+        if not {"import", "shell"} <= skip:
+            home = root / "small"
+            imported: dict[str, Any] = {}
+            mark = foreign.mark()
+            try:
+                if "import" not in skip:
+                    windows = batch_windows(small_turns)
+                    log(f"3. import throughput: raw encoding of {small}: {len(small_turns)} turns + {len(windows)} windows")
+                    t = time.perf_counter()
+                    small_vectors = embedder.embed([m.index_text() for m in small_turns])
+                    turn_s = time.perf_counter() - t
+                    embedder.embed(windows)
+                    raw_s = time.perf_counter() - t
+                    vectors.update({m.id: v for m, v in zip(small_turns, small_vectors)})
+                    texts = len(small_turns) + len(windows)
+                    log(f"  raw: {texts} texts in {raw_s:.1f} s (turns {turn_s:.1f} s); now memcli import into a fresh store")
+                wall, done = shell.run(home, ["import", str(args.locomo), "--conversation", small, "--json", "--quiet"])
+                with contextlib.suppress(ValueError):
+                    imported = json.loads(done.stdout)
+                if "import" not in skip:
+                    own = float(imported.get("duration_seconds", imported.get("seconds", float("nan"))))
+                    r["import"] = {
+                        "conversations": small, "turns": len(small_turns), "windows": len(windows), "texts": texts,
+                        "raw_s": raw_s, "raw_tps": texts / raw_s, "raw_turns_only_tps": len(small_turns) / turn_s,
+                        "import_wall_s": wall, "import_tps": texts / wall, "ratio": raw_s / wall,
+                        "import_reported_s": own, "import_reported_tps": texts / own, "ratio_reported": raw_s / own,
+                        "added": imported.get("added"),
+                    }
+                    r["import"]["other_processes_share"] = foreign.since(mark)
+                    log(f"  import {wall:.1f} s wall ({own:.1f} s reported), ratio {r['import']['ratio']:.2f}")
+                shell.stop(home)
+                loads.append(os.getloadavg()[0])
+                if "shell" not in skip:
+                    log(f"2. memcli from a shell (store: {small})")
+                    questions = locomo_questions(args.locomo, [small], 50, seed=1)
+                    mark = foreign.mark()
+                    r["shell"] = shell_bench(shell, home, small, questions, args.calls, args.cold_calls)
+                    r["shell"].update(user=small, memories=imported.get("found", len(small_turns)), other_processes_share=foreign.since(mark))
+                    loads.append(os.getloadavg()[0])
+            finally:
+                shell.stop(home)
+
+        if "recall" not in skip:
+            sessions = locomo_sessions(args.locomo, conversations)
+            todo = [m for s in sessions for m in s if m.id not in vectors]
+            log(f"embedding {len(todo)} LoCoMo turns for the synthetic stores")
+            t = time.perf_counter()
+            done_vectors = embedder.embed([m.index_text() for m in todo], progress=lambda d, n: d % 1024 == 0 and log(f"  embedded {d}/{n} turns"))
+            vectors.update({m.id: v for m, v in zip(todo, done_vectors)})
+            r["base_corpus"] = {"turns": sum(len(s) for s in sessions), "sessions": len(sessions), "embedded_s": time.perf_counter() - t}
+            log(f"  embedded in {r['base_corpus']['embedded_s']:.1f} s")
+            del embedder
+            queries = locomo_questions(args.locomo, conversations, args.queries)
+            qfile = root / "queries.json"
+            qfile.write_text(json.dumps(queries), encoding="utf-8")
+            r["recall"] = []
+            for size in sizes:
+                home = root / f"store-{size}"
+                log(f"1. building a store of {size} memories")
+                build = build_store(home, sessions, vectors, size, args.noise)
+                log(f"  built in {build['build_s']:.1f} s; measuring recall in a worker process")
+                for dtype in dtypes:
+                    mark = foreign.mark()
+                    done = subprocess.run(
+                        [sys.executable, str(Path(__file__).resolve()), "--worker", str(home), "--worker-queries", str(qfile),
+                         "--repeats", str(args.repeats), "--vector-dtype", dtype],
+                        capture_output=True, text=True, check=False,
+                    )
+                    loads.append(os.getloadavg()[0])
+                    if done.returncode != 0:
+                        shell.failures.append(f"worker at {size} ({dtype}): exit {done.returncode}: {done.stderr.strip()[-600:]}")
+                        log(f"  worker failed: {done.stderr.strip()[-600:]}")
+                        continue
+                    w = json.loads(done.stdout.strip().splitlines()[-1])
+                    r["recall"].append({"size": size, "build": build, "worker": w, "other_processes_share": foreign.since(mark)})
+                    log(f"  {size} ({dtype}): first recall {w['first_recall_s']:.2f} s, p50 {w['recall_ms']['p50']:.1f} ms, "
+                        f"p95 {w['recall_ms']['p95']:.1f} ms, peak RSS {mib(w['peak_rss_bytes'])}, forget dry-run {min(w['forget_dry_run_s']):.2f} s")
+            if "forget-cli" not in skip and r["recall"]:
+                size = r["recall"][-1]["size"]
+                home = root / f"store-{size}"
+                log(f"4. memcli forget --dry-run via the service at {size} memories")
+                try:
+                    command = ["forget", "--dry-run", "--json", "--quiet"]
+                    first, _ = shell.run(home, command, USER)
+                    times = shell.timed(home, command, 2 if first > 10 else 3, USER)
+                    r["forget_cli"] = {"size": size, "first_s": first, "p50_s": p50(times), "calls": len(times),
+                                       "service_ms": service_times(home).get("forget", [])}
+                    log(f"  p50 {p50(times):.2f} s (first {first:.1f} s)")
+                finally:
+                    shell.stop(home)
+    finally:
+        for home in sorted(shell.homes):
+            with contextlib.suppress(Exception):
+                shell.stop(home)
+        r["failures"] = shell.failures
+        r["service_log"] = scan_logs(sorted(shell.homes))
+        r["total_s"] = time.time() - started
+        r["machine"]["loadavg_1min_seen"] = [round(x, 2) for x in loads]
+        foreign.stop()
+        r["machine"]["other_processes"] = foreign.report()
+        if args.keep:
+            log(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(r, indent=2, default=str) + "\n", encoding="utf-8")
+    print(json.dumps(r, indent=2, default=str) if args.json else table(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
