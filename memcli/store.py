@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from memcli.config import Paths
 from memcli.errors import MemcliError, NotFoundError, StoreLockedError
 from memcli.index import UserIndex
@@ -312,21 +314,32 @@ class MemoryStore:
         (``valid_to`` set by a later UPDATE or DELETE, Mem0).
 
         Cosine distance is 1 − cosine similarity (0 = same direction, 2 = opposite).
+
+        The search is exact (every matching memory is scored), not Chroma's HNSW query:
+        that one is approximate and now and then leaves out a stored memory, which made
+        consolidation ADD a fact instead of updating or deduplicating the one it missed.
+        Ties are broken by id, so the answer does not depend on the index's state.
         """
         where = _where(
             user=user, kind=kind, archived=False, valid_to=0.0, created_at={"$gte": since} if since is not None else None
         )
+        found: list[tuple[float, str, Memory]] = []
+        query = np.asarray(embedding, dtype=np.float64)
+        query_norm = float(np.linalg.norm(query)) or 1.0
         with self.transaction():
-            result = self._col.query(
-                query_embeddings=[list(map(float, embedding))],
-                n_results=max(1, n),
-                where=where,
-                include=["documents", "metadatas", "distances"],
-            )
-        return [
-            (Memory.from_chroma(i, d, m), float(dist))
-            for i, d, m, dist in zip(result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0])
-        ]
+            for page in self._pages(where, ["documents", "metadatas", "embeddings"]):
+                if not page["ids"]:
+                    continue
+                vectors = np.asarray(page["embeddings"], dtype=np.float64)
+                norms = np.linalg.norm(vectors, axis=1)
+                norms[norms == 0] = 1.0
+                distances = 1.0 - (vectors @ query) / (norms * query_norm)
+                found.extend(
+                    (float(dist), i, Memory.from_chroma(i, d, m))
+                    for i, d, m, dist in zip(page["ids"], page["documents"], page["metadatas"], distances)
+                )
+        found.sort(key=lambda hit: (hit[0], hit[1]))
+        return [(memory, dist) for dist, _, memory in found[: max(1, n)]]
 
     def users(self) -> list[str]:
         """Every user who has memories, sorted."""
