@@ -733,7 +733,9 @@ def service_stop(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     pid = ServiceClient(_paths()).stop()
     if json_out:
-        _print_json({"stopped": pid is not None, "pid": pid})
+        from memcli.schema import ServiceStop
+
+        _print_json(ServiceStop(stopped=pid is not None, pid=pid).model_dump(mode="json"))
         return
     _status(f"memcli service (pid {pid}) stopped" if pid is not None else "memcli service is not running", quiet)
 

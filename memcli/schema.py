@@ -238,6 +238,13 @@ class ServiceStatus(Out):
     log_file: str
 
 
+class ServiceStop(Out):
+    """``memcli service stop``: whether a service was running and was stopped."""
+
+    stopped: bool
+    pid: Optional[int] = Field(description="the stopped service's pid, null when none was running")
+
+
 RESULTS: dict[str, Any] = {
     "memory": Memory,
     "recalled memory": RecalledMemory,
@@ -255,5 +262,6 @@ RESULTS: dict[str, Any] = {
     "chat reply": ChatReply,
     "chat state": ChatState,
     "service status": ServiceStatus,
+    "service stop": ServiceStop,
 }
 """The documented shapes, by name (the man page's JSON OUTPUT section)."""

@@ -19,7 +19,9 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    (VmRSS after the queries and its peak VmHWM, from /proc/self/status). Each size is
    measured in a fresh worker process (this script with a hidden ``--worker``), so the
    memory figures are those of a process like the service: embedder loaded, store open,
-   one user's index in memory.
+   one user's index in memory. ``--vector-dtype float32,float16`` (the default) measures
+   each size twice, with the in-memory vectors of the recall index held as float32 (what
+   memcli uses) and as float16 (``memcli.index.VECTOR_DTYPE``).
 
    The stores are synthetic but realistic. LoCoMo's turns (``--locomo``, all ten
    conversations by default, about 5,900 turns) are embedded once with the real

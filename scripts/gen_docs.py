@@ -380,7 +380,8 @@ def _section_json() -> list[str]:
         "stats": "stats",
         "chat reply": "the reply to one chat message (between the client and the service)",
         "chat state": "the state block of a chat reply: the session, kept by the client",
-        "service status": "service status",
+        "service status": "service status, service restart",
+        "service stop": "service stop",
     }
     for name, model in schema.RESULTS.items():
         doc = inspect.cleandoc(model.__doc__ or "").split("\n\n")[0].replace("\n", " ")
