@@ -240,18 +240,30 @@ class ServiceClient:
         """The pid of the running service, from its service file; None when it is not running."""
         try:
             pid = int(json.loads(self.paths.service_file.read_text(encoding="utf-8"))["pid"])
-            os.kill(pid, 0)
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return pid
+        return pid if _running(pid) else None
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is alive: it exists and, where /proc tells, is not a zombie
+    (a service that has exited but whose parent, a test or a long-lived client that
+    started it, has not yet reaped it)."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:
+        return True
 
 
 def _wait_gone(pid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except OSError:
+        if not _running(pid):
             return True
         time.sleep(0.05)
     return False
