@@ -125,11 +125,12 @@ class Assistant:
         k = self.owner.settings.recall_k
         if self.owner.settings.query_creator and k:
             query = f"{query}\n{self.search_query(conversation or [Message('user', query)], user)}".strip()
+        vector = self.owner.recaller.encode(query) if k and query.strip() else None
         with self.owner.store.transaction():
             self.owner.flush_pending()
             now = self.owner.clock()
             ranking = Ranking.from_settings(self.owner.settings, user)
-            recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now)
+            recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now, vector=vector)
             recalled = [r for r in recalled if r.memory.id not in exclude][:k]
             self.owner.reinforce([r.memory for r in recalled], now)
             context = self.consolidated(user)

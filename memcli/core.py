@@ -310,10 +310,12 @@ class Memcli:
             raise BadInputError("the query is empty")
         user = self.user(user)
         now = self.clock()
+        vector = self.recaller.encode(query)
         with self.store.transaction():
             self.flush_pending()
             ranking = Ranking.from_settings(self.settings, user)
-            hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now)
+            hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now,
+                                        vector=vector)
             if sample:
                 hits = roulette(hits, k, random.Random(seed))
             if reinforce:

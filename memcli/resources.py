@@ -96,7 +96,11 @@ class SharedChatModel:
 
 class SharedEmbedder:
     """An embedder shared by the request threads: one encode at a time (a fast tokenizer
-    used from two threads at once fails with "Already borrowed")."""
+    used from two threads at once fails with "Already borrowed").
+
+    A long ``embed`` (an import of thousands of texts) takes the lock per batch of
+    ``batch_size`` texts, so a recall's query waits for one batch (well under a second
+    with the packaged model), not for the whole import."""
 
     def __init__(self, embedder: Any) -> None:
         self._embedder = embedder
@@ -108,9 +112,14 @@ class SharedEmbedder:
         return str(self._embedder.name)
 
     def embed(self, texts: Sequence[str], batch_size: int = 64, progress: Any = None) -> list[list[float]]:
-        """See ``Embedder.embed``."""
-        with self._lock:
-            return self._embedder.embed(texts, batch_size=batch_size, progress=progress)
+        """See ``Embedder.embed``; ``progress`` gets (texts embedded, texts in all) after each batch."""
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), batch_size):
+            with self._lock:
+                vectors.extend(self._embedder.embed(texts[start : start + batch_size], batch_size=batch_size))
+            if progress is not None:
+                progress(len(vectors), len(texts))
+        return vectors
 
     def embed_one(self, text: str) -> list[float]:
         """See ``Embedder.embed_one``."""

@@ -333,6 +333,12 @@ class Recaller:
         """The users whose recall index this recaller holds in memory."""
         return sorted(self._loaded)
 
+    def encode(self, query: str) -> np.ndarray:
+        """The query's unit vector (float32, the embedder's dimension). Callers encode it
+        before they take the store, so that in the service other requests use the store
+        while this one waits for the embedder (busy with a batch of an import)."""
+        return np.asarray(self.embedder.embed_one(query), dtype=np.float32)
+
     def index(self, user: str) -> UserIndex:
         """``user``'s recall index, up to date with the store.
 
@@ -406,6 +412,7 @@ class Recaller:
         since: float | None = None,
         ranking: Ranking | None = None,
         now: float = 0.0,
+        vector: np.ndarray | None = None,
     ) -> list[Recalled]:
         """The ``k`` memories of ``user`` most relevant to ``query``, best first.
 
@@ -414,10 +421,12 @@ class Recaller:
         and facts that have ended are never recalled. With a ``ranking``, the best
         CANDIDATES are re-scored by it at ``now`` (unix seconds), with their relevance
         scaled to 0..1 among them. Memories of equal relevance come oldest first (then by
-        id), as in time order.
+        id), as in time order. ``vector``: the query already ``encode``d.
         """
         if k <= 0 or not query.strip():
             return []
+        if vector is None:
+            vector = self.encode(query)
         with self.store.transaction():
             index = self.index(user)
             mask = index.alive & ~index.archived & ~index.ended
@@ -426,7 +435,6 @@ class Recaller:
                 mask &= index.created_at >= since
             if not mask.any():
                 return []
-            vector = np.asarray(self.embedder.embed_one(query), dtype=np.float32)
             signals, similarity = self._scores(query, vector, user, index, mask)
             total = sum(signals.values())
             order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)

@@ -215,6 +215,30 @@ def test_recall_answers_while_a_consolidation_waits_on_the_model(start_service: 
     assert consolidation["result"]["invalid_outputs"] == 8  # the slow model answers nothing valid
 
 
+def test_recall_and_remember_answer_while_an_import_embeds(start_service: Any, paths: Paths, tmp_path: Path) -> None:
+    start_service("--slow-embed", "0.3")
+    request(paths, "remember", text="The spare key is under the blue pot")
+    big = _turns_file(tmp_path, 10, 40)  # 800 texts with their windows: 13 batches, about 4 s
+    progressed = threading.Event()
+    imported: dict[str, Any] = {}
+
+    def importing() -> None:
+        try:
+            imported["result"] = request(paths, "import", Handlers(progress=lambda done, total: progressed.set()), path=str(big))
+        except BaseException as exc:  # reported below
+            imported["error"] = exc
+
+    worker = threading.Thread(target=importing)
+    worker.start()
+    assert progressed.wait(60)
+    hits = request(paths, "recall", query="spare key blue pot", k=1)
+    note = request(paths, "remember", text="The bike lock code is 4711")
+    assert worker.is_alive(), "recall and remember waited for the whole import to be embedded"
+    assert hits[0]["text"] == "The spare key is under the blue pot" and note["added"]
+    worker.join(120)
+    assert imported["result"]["added"] == 400, imported
+
+
 def test_kill_9_during_an_import_loses_nothing_acknowledged(start_service: Any, paths: Paths, tmp_path: Path) -> None:
     service = start_service("--slow-embed", "0.5")
     acknowledged = [request(paths, "remember", text=f"acknowledged note {i}")["memory"]["id"] for i in range(3)]
