@@ -2,15 +2,16 @@
 
 Chroma holds the memories (text, metadata, embedding) and stays their record; this index,
 in the SQLite sidecar, holds what recall reads for every query, so that a query touches no
-Chroma at all:
+Chroma at all. ``recall_index`` has one row per memory, with:
 
-- ``recall_index``: one row per memory, with the fields recall filters on, the memory's
-  own vector (a copy of its Chroma embedding) and its *window* vector, the embedding of
-  the turn with its previous and next turn of the same session (a question often names
-  what one turn says and another answers);
-- ``lexical``: an SQLite FTS5 table (Porter stemming) with three columns per memory: its
-  own text, its *context* (the two previous turns and the next one of its session) and
-  its day (``8 May 2023``).
+- the fields recall filters on, the memory's own vector (a copy of its Chroma embedding)
+  and its *window* vector, the embedding of the turn with its previous and next turn of
+  the same session (a question often names what one turn says and another answers);
+- the three fields of its lexical document (``memcli.lexical``): its own text, its
+  *context* (the two previous turns and the next one of its session) and its day
+  (``8 May 2023``);
+- a copy of its text and metadata (``record``), which ``MemoryStore`` reads instead of
+  Chroma when it reads many memories and the copy is known to be whole.
 
 A memory's neighbours are the turns of its (user, session) in time order; other kinds
 have no neighbours. Every write to the store goes through ``put``, ``set_state`` or
@@ -43,9 +44,10 @@ from datetime import date, datetime
 
 import numpy as np
 
+from memcli.lexical import LexicalIndex
 from memcli.memory import Kind, Memory
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 """Bump when what the index stores changes: older indexes are then rebuilt."""
 CONTEXT_BEFORE, CONTEXT_AFTER = 2, 1
 """Turns of the same session in a memory's lexical context column (measured best of 1-3 each)."""
@@ -55,13 +57,6 @@ VECTOR_DTYPE = np.float32
 """The type of the vectors a ``UserIndex`` holds in memory. float16 would halve their
 memory (2 x 384 x 2 bytes a memory with MiniLM instead of 3 KB) but makes every query
 convert the whole matrix; ``scripts/bench.py --vector-dtype`` measures both."""
-
-LEXICAL_SQL = (
-    "SELECT lexical.rowid, bm25(lexical, {own}, {ctx}, {day}) FROM lexical CROSS JOIN recall_index AS r"
-    " ON r.rowid = lexical.rowid WHERE lexical MATCH ? AND r.user = ?"
-)
-"""BM25 of one user's matching rows. CROSS JOIN fixes the join order: the full-text query
-runs once, then each match is looked up by rowid (a plain JOIN lets SQLite run it per row)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_index (
@@ -80,20 +75,29 @@ CREATE TABLE IF NOT EXISTS recall_index (
     window TEXT NOT NULL,
     turn_vector BLOB NOT NULL,
     window_vector BLOB,
-    seq INTEGER NOT NULL DEFAULT 0
+    seq INTEGER NOT NULL DEFAULT 0,
+    context TEXT NOT NULL DEFAULT '',
+    spoken_day TEXT NOT NULL DEFAULT '',
+    record TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS recall_by_session ON recall_index (user, session, created_at);
 CREATE INDEX IF NOT EXISTS recall_missing_windows ON recall_index (user) WHERE window_vector IS NULL;
 CREATE TABLE IF NOT EXISTS recall_removed (user TEXT NOT NULL, row INTEGER NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS recall_removed_by_user ON recall_removed (user, seq);
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5 (own, ctx, day, tokenize = 'porter unicode61');
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical_terms USING fts5vocab (lexical, 'row');
 CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 SEQ_SCHEMA = "CREATE INDEX IF NOT EXISTS recall_by_seq ON recall_index (user, seq)"
 """Created once the ``seq`` column exists (an index of version 1 gains it first)."""
+NEWER_COLUMNS = (
+    ("seq", "INTEGER NOT NULL DEFAULT 0"),
+    ("context", "TEXT NOT NULL DEFAULT ''"),
+    ("spoken_day", "TEXT NOT NULL DEFAULT ''"),
+    ("record", "TEXT NOT NULL DEFAULT '{}'"),
+)
+"""Columns an index of an older version may lack, with their types."""
 ROW_COLUMNS = (
-    "memory_id, rowid, kind, speaker, created_at, archived, ended, text, caption, session, turn_vector, window_vector"
+    "memory_id, rowid, kind, speaker, created_at, archived, ended, text, caption, session, turn_vector, window_vector,"
+    " own, context, spoken_day"
 )
 """What ``load`` and ``changes`` read of each row, in the order of ``UserIndex.put_rows``."""
 
@@ -251,6 +255,8 @@ class UserIndex:
         self._speaker_counts: list[int] = []
         self._says_when_ready = False
         self._months: dict[float, np.ndarray] = {}
+        self.lexical = LexicalIndex()
+        """BM25 postings of the rows, by slot (``memcli.lexical``)."""
         self._reserve(0)
 
     @classmethod
@@ -358,6 +364,7 @@ class UserIndex:
                 self._slot_by_rowid[rowid] = -1
                 self._unlink(slot, touched)
                 self._store["alive"][slot] = False
+                self.lexical.drop(slot)
                 self._dead += 1
         self._put_rows(changes.rows, touched)
         self._first(touched)
@@ -454,6 +461,7 @@ class UserIndex:
         s["question"][where] = [t.strip().endswith("?") for t in texts]
         s["turn"][where] = np.frombuffer(b"".join(r[10] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
         s["window"][where] = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
+        self.lexical.put(slots, [(r[12], r[13], r[14]) for r in rows])
         if self._says_when_ready:
             s["says_when"][where] = [says_when(t) for t in texts]
         for shift, months in self._months.items():
@@ -482,6 +490,7 @@ class UserIndex:
         keep = np.flatnonzero(self.alive)
         for name, array in [*self._store.items(), *self._months.items()]:
             array[: len(keep)] = array[keep]
+        self.lexical.compact(keep)
         self.ids = [self.ids[i] for i in keep]
         self.texts = [self.texts[i] for i in keep]
         self._sessions = [self._sessions[i] for i in keep]
@@ -503,13 +512,18 @@ class RecallIndex:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
-        # An index of version 1 has no seq column: add it (its rows are rebuilt, INDEX_VERSION).
-        if "seq" not in {row[1] for row in db.execute("PRAGMA table_info(recall_index)")}:
+        # An index of an older version lacks columns: add them (its rows are rebuilt, INDEX_VERSION),
+        # and drop the FTS5 table that held the lexical fields up to version 2.
+        columns = {row[1] for row in db.execute("PRAGMA table_info(recall_index)")}
+        added = [(name, kind) for name, kind in NEWER_COLUMNS if name not in columns]
+        old_tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE name IN ('lexical', 'lexical_terms')")]
+        if added or old_tables:
             with atomic(db):
-                db.execute("ALTER TABLE recall_index ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
+                for name, kind in added:
+                    db.execute(f"ALTER TABLE recall_index ADD COLUMN {name} {kind}")
+                for name in sorted(old_tables, key=lambda n: n != "lexical_terms"):  # the vocabulary before its table
+                    db.execute(f"DROP TABLE IF EXISTS {name}")
         db.execute(SEQ_SCHEMA)
-        self._rows: tuple[int, int] = (-1, 0)
-        """(seq, number of rows) as last counted."""
 
     # state --------------------------------------------------------------------------
 
@@ -558,6 +572,58 @@ class RecallIndex:
         """The ids of ``user``'s memories in the index."""
         return {r[0] for r in self._db.execute("SELECT memory_id FROM recall_index WHERE user = ?", (user,))}
 
+    def unclean(self) -> bool:
+        """Whether any user's rows may differ from the store: a write was interrupted, or
+        rows were written by another version of this code."""
+        found = self._db.execute(
+            "SELECT 1 FROM index_meta WHERE key LIKE 'dirty:%' OR (key LIKE 'version:%' AND value != ?) LIMIT 1",
+            (str(INDEX_VERSION),),
+        ).fetchone()
+        return found is not None
+
+    def count(self) -> int:
+        """The memories in the index, every user's."""
+        return int(self._db.execute("SELECT count(*) FROM recall_index").fetchone()[0])
+
+    # the copy of the store ------------------------------------------------------------
+    # Each row keeps its memory's text and metadata (``Memory.to_record``), so that what
+    # reads many memories (list, stats, forget, consolidation) reads them here rather than
+    # from Chroma (12 s for 100,000 memories; here about 1 s). ``MemoryStore`` decides when
+    # the copy can be trusted.
+
+    def records(
+        self, user: str | None = None, kind: str | None = None, archived: bool | None = None, ended: bool | None = None
+    ) -> list[tuple[str, str, str]]:
+        """(id, text, record) of the memories of ``user`` (every user's when None), of
+        ``kind``, archived or not, ended or not (None: either)."""
+        clauses, args = [], []
+        for column, value in (("user", user), ("kind", kind), ("archived", archived), ("ended", ended)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(int(value) if isinstance(value, bool) else value)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        return self._db.execute(f"SELECT memory_id, text, record FROM recall_index{where}", args).fetchall()
+
+    def records_by_id(self, ids: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        """(id, user, text, record) of the memories with these ids that the index holds."""
+        found: list[tuple[str, str, str, str]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            found.extend(self._db.execute(f"SELECT memory_id, user, text, record FROM recall_index WHERE memory_id IN ({marks})", chunk))
+        return found
+
+    def ids_with_prefix(self, prefix: str) -> list[str]:
+        """Every id in the index that starts with ``prefix``."""
+        # A range on the unique index: every string that starts with prefix sorts below prefix + U+10FFFF.
+        return [r[0] for r in self._db.execute(
+            "SELECT memory_id FROM recall_index WHERE memory_id >= ? AND memory_id < ?", (prefix, prefix + "\U0010ffff")
+        )]
+
+    def users(self) -> list[str]:
+        """Every user with memories in the index, sorted."""
+        return [r[0] for r in self._db.execute("SELECT DISTINCT user FROM recall_index ORDER BY user")]
+
     # writes -------------------------------------------------------------------------
 
     def put(
@@ -584,30 +650,33 @@ class RecallIndex:
             alone = not _has_neighbours(memory.kind, memory.session)
             self._db.execute(
                 "INSERT INTO recall_index (memory_id, user, kind, session, speaker, created_at, archived, ended, text,"
-                " caption, own, window, turn_vector, window_vector, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " caption, own, window, turn_vector, window_vector, seq, context, spoken_day, record)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?)"
                 " ON CONFLICT (memory_id) DO UPDATE SET user = excluded.user, kind = excluded.kind,"
                 " session = excluded.session, speaker = excluded.speaker, created_at = excluded.created_at,"
                 " archived = excluded.archived, ended = excluded.ended, text = excluded.text, caption = excluded.caption,"
                 " own = excluded.own, window = excluded.window, turn_vector = excluded.turn_vector,"
-                " window_vector = excluded.window_vector, seq = excluded.seq",
+                " window_vector = excluded.window_vector, seq = excluded.seq, context = excluded.context,"
+                " spoken_day = excluded.spoken_day, record = excluded.record",
                 (memory.id, memory.user, memory.kind, memory.session, memory.speaker, memory.created_at,
                  int(memory.archived), int(memory.valid_to > 0), memory.text, int(bool(memory.caption)), own,
-                 own if alone else "", _blob(vector), _blob(vector) if alone else None, seq),
+                 own if alone else "", _blob(vector), _blob(vector) if alone else None, seq, spoken_day(memory.day),
+                 memory.to_record()),
             )
-            rowid = self._db.execute("SELECT rowid FROM recall_index WHERE memory_id = ?", (memory.id,)).fetchone()[0]
-            self._db.execute("DELETE FROM lexical WHERE rowid = ?", (rowid,))
-            self._db.execute("INSERT INTO lexical (rowid, own, ctx, day) VALUES (?, ?, '', ?)", (rowid, own, spoken_day(memory.day)))
         self._refresh({(m.user, m.session) for m in memories if _has_neighbours(m.kind, m.session)}, windows, seq)
         self._clean(users)
         self._clean(new_users, written=True)
 
     def set_state(self, memories: Sequence[Memory]) -> None:
-        """Record that ``memories`` were archived, restored, or (facts) ended; mark their users clean.
+        """Record the metadata of ``memories`` written back to the store (reinforcement,
+        pins, feedback, archiving, restoring, a fact's end); mark their users clean. Only
+        rows archived, restored or ended count as changed for recall (``seq``).
 
         An archived turn is no longer recalled, but its words stay in its neighbours'
         context and windows (the trace a faded memory leaves in what surrounded it) until
         it is purged, which ``remove`` scrubs."""
         with atomic(self._db):
+            self._db.executemany("UPDATE recall_index SET record = ? WHERE memory_id = ?", [(m.to_record(), m.id) for m in memories])
             # Only the rows whose state changes count as changed (a reinforcement changes none).
             states = [(int(m.archived), int(m.valid_to > 0), m.id) for m in memories]
             changed = [
@@ -634,7 +703,6 @@ class RecallIndex:
                     continue
                 rowid, user, session, kind = row
                 self._db.execute("DELETE FROM recall_index WHERE rowid = ?", (rowid,))
-                self._db.execute("DELETE FROM lexical WHERE rowid = ?", (rowid,))
                 self._db.execute("INSERT INTO recall_removed (user, row, seq) VALUES (?, ?, ?)", (user, rowid, seq))
                 if _has_neighbours(kind, session):
                     sessions.add((user, session))
@@ -642,20 +710,20 @@ class RecallIndex:
             self._clean(users)
 
     def _refresh(self, sessions: Iterable[tuple[str, str]], windows: Mapping[str, Sequence[float]], seq: int) -> None:
-        """Recompute the context column and window of every turn of ``sessions``; a window
-        whose text changed takes its vector from ``windows`` or is left to fill, and its
-        row is stamped ``seq``."""
+        """Recompute the context and window of every turn of ``sessions``; a window whose
+        text changed takes its vector from ``windows`` or is left to fill. A row whose
+        context or window changed is stamped ``seq``."""
         for user, session in sessions:
             rows = self._db.execute(
-                "SELECT r.rowid, r.own, r.window, lexical.ctx FROM recall_index AS r JOIN lexical ON lexical.rowid = r.rowid"
-                " WHERE r.user = ? AND r.session = ? AND r.kind = ? ORDER BY r.created_at, r.memory_id",
+                "SELECT rowid, own, window, context FROM recall_index"
+                " WHERE user = ? AND session = ? AND kind = ? ORDER BY created_at, memory_id",
                 (user, session, Kind.TURN.value),
             ).fetchall()
             owns = [r[1] for r in rows]
             for i, (rowid, own, window, ctx) in enumerate(rows):
                 new_ctx, new_window = context_text(owns, i), window_text(owns, i)
                 if new_ctx != ctx:
-                    self._db.execute("UPDATE lexical SET ctx = ? WHERE rowid = ?", (new_ctx, rowid))
+                    self._db.execute("UPDATE recall_index SET context = ?, seq = ? WHERE rowid = ?", (new_ctx, seq, rowid))
                 if new_window != window:
                     # A turn alone in its session is its own window: its turn vector.
                     vector = windows.get(new_window) if new_window != own else self._turn_vector(rowid)
@@ -669,17 +737,22 @@ class RecallIndex:
         return np.frombuffer(blob, dtype=np.float32)
 
     def rebuild(self, user: str, memories: Sequence[Memory], vectors: Sequence[Sequence[float]]) -> None:
-        """Replace ``user``'s rows with ``memories`` (read from the store) and their vectors;
-        windows are left to fill. ``user`` gets a new epoch."""
+        """Replace ``user``'s rows with ``memories`` (read from the store) and their vectors.
+        A window whose text the old rows had embedded keeps its vector (an upgrade of the
+        index does not embed a user's whole history again); the others are left to fill.
+        ``user`` gets a new epoch."""
         with atomic(self._db):
             seq = self._stamp()
-            self._db.execute("DELETE FROM lexical WHERE rowid IN (SELECT rowid FROM recall_index WHERE user = ?)", (user,))
-            # Rows no memory owns (left by a crash of older code, or written by hand) would weigh in BM25.
-            self._db.execute("DELETE FROM lexical WHERE rowid NOT IN (SELECT rowid FROM recall_index)")
+            known = {
+                window: np.frombuffer(blob, dtype=np.float32)
+                for window, blob in self._db.execute(
+                    "SELECT window, window_vector FROM recall_index WHERE user = ? AND window_vector IS NOT NULL", (user,)
+                )
+            }
             self._db.execute("DELETE FROM recall_index WHERE user = ?", (user,))
             # The new epoch tells every loaded copy to load again whole: no deletion to track.
             self._db.execute("DELETE FROM recall_removed WHERE user = ?", (user,))
-            self._put(memories, vectors, {}, seq)
+            self._put(memories, vectors, known, seq)
             self._clean([user], written=True)
 
     # reads --------------------------------------------------------------------------
@@ -691,14 +764,17 @@ class RecallIndex:
             "SELECT rowid, window FROM recall_index INDEXED BY recall_missing_windows WHERE user = ? AND window_vector IS NULL", (user,)
         ).fetchall()
 
-    def fill_windows(self, vectors: Mapping[int, Sequence[float]]) -> None:
-        """Store computed window vectors by rowid."""
-        if not vectors:
+    def fill_windows(self, missing: Sequence[tuple[int, str]], vectors: Sequence[Sequence[float]]) -> None:
+        """Store the vectors computed for ``missing`` (rowid, window text), as
+        ``missing_windows`` gave them; a row whose window has changed since keeps waiting
+        for the vector of its new text."""
+        if not missing:
             return
         with atomic(self._db):
             seq = self._stamp()
             self._db.executemany(
-                "UPDATE recall_index SET window_vector = ?, seq = ? WHERE rowid = ?", [(_blob(v), seq, r) for r, v in vectors.items()]
+                "UPDATE recall_index SET window_vector = ?, seq = ? WHERE rowid = ? AND window = ?",
+                [(_blob(v), seq, rowid, text) for (rowid, text), v in zip(missing, vectors)],
             )
 
     def load(self, user: str) -> UserIndex:
@@ -717,65 +793,3 @@ class RecallIndex:
         ).fetchall()
         removed = self._db.execute("SELECT row FROM recall_removed WHERE user = ? AND seq > ? ORDER BY seq", (user, since))
         return IndexChanges(rows, [r[0] for r in removed], self.seq(), self.epoch(user))
-
-    def weighty_terms(self, terms: Sequence[str]) -> list[str]:
-        """The ``terms`` of a query that weigh in BM25: those found in fewer than half the
-        rows. FTS5's bm25 gives a term in half the rows or more an IDF of 1e-6 (its IDF
-        ``log((N - n + 0.5) / (n + 0.5))`` is floored there), so such a term adds nothing to
-        any score but its matches: a speaker's name in a long conversation matches most
-        rows, and scoring them was most of a recall at 100,000 memories. Dropping them
-        changes no score by more than about 1e-5; when every term is such a term, all of
-        them are kept."""
-        if not terms:
-            return []
-        db = self._db
-        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_words USING fts5 (word, tokenize = 'porter unicode61')")
-        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5vocab (temp, query_words, 'instance')")
-        with atomic(db):
-            db.execute("DELETE FROM temp.query_words")
-            db.executemany("INSERT INTO temp.query_words (rowid, word) VALUES (?, ?)", list(enumerate(terms)))
-            stems: dict[int, list[str]] = {}
-            for doc, stem in db.execute("SELECT doc, term FROM temp.query_stems"):
-                stems.setdefault(int(doc), []).append(stem)
-            db.execute("DELETE FROM temp.query_words")
-        seq = self.seq()
-        if self._rows[0] != seq:
-            self._rows = (seq, int(db.execute("SELECT count(*) FROM recall_index").fetchone()[0]))
-        rows = self._rows[1]
-        kept, weighty = [], False
-        for i, term in enumerate(terms):
-            found = stems.get(i, [])
-            if len(found) == 1:
-                hit = db.execute("SELECT doc FROM lexical_terms WHERE term = ?", (found[0],)).fetchone()
-                docs = 0 if hit is None else int(hit[0])
-                if 2 * docs >= rows:
-                    continue
-                weighty = weighty or docs > 0
-            kept.append(term)
-        # With no weighty term that matches, the 1e-6 scores are all there is, and
-        # z-scoring makes a signal of them: keep the query as it was.
-        return kept if weighty else list(terms)
-
-    def lexical_rows(self, match: str, weights: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
-        """``lexical`` for every user's rows at once, as arrays (rowids, scores): without the
-        join on the user, for a caller that keeps the user's rowids itself (``UserIndex.slots``);
-        the join costs more than the full-text query (12 of 21 ms for 6,000 matches)."""
-        own, ctx, day = weights
-        found = self._db.execute(
-            f"SELECT rowid, bm25(lexical, {float(own)}, {float(ctx)}, {float(day)}) FROM lexical WHERE lexical MATCH ?", (match,)
-        ).fetchall()
-        if not found:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        table = np.array(found, dtype=np.float64)
-        return table[:, 0].astype(np.int64), -table[:, 1]
-
-    def lexical(self, match: str, weights: tuple[float, float, float], user: str) -> dict[int, float]:
-        """Rowid → BM25 score (higher is better) of ``user``'s rows that match the FTS5
-        query ``match``, with per-column weights (own, context, day). The BM25 statistics
-        (IDF, mean length) are those of the whole table, every user's rows.
-
-        The CROSS JOIN keeps SQLite from scanning the user's rows and running the full-text
-        query once for each (33 ms instead of about 1 ms for 600 turns); see ``LEXICAL_SQL``."""
-        own, ctx, day = weights
-        rows = self._db.execute(LEXICAL_SQL.format(own=float(own), ctx=float(ctx), day=float(day)), (match, user))
-        return {rowid: -score for rowid, score in rows}

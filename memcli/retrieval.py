@@ -5,9 +5,9 @@ lexical and dense scores are z-scored over the user's memories that the query ma
 speaker, date and when are 0 or 1 before weighting; the length prior is z-scored over all
 the user's memories:
 
-- *lexical*: SQLite FTS5 BM25 (Porter stemming, English stop words dropped from the
-  query) over the memory's own text, its context (the two previous turns of its session
-  and the next one) and its day;
+- *lexical*: BM25 (``memcli.lexical``: Porter stemming, English stop words dropped from
+  the query) over the memory's own text, its context (the two previous turns of its
+  session and the next one) and its day;
 - *window*: cosine similarity of the query with the memory's window vector (the turn
   with its previous and next turn) and *turn*, with its own vector (MemoryBank's dense
   retrieval, §2.2; all-MiniLM-L6-v2 by default);
@@ -40,6 +40,7 @@ from memcli.config import Settings
 from memcli.embedding import Embedder
 from memcli.forgetting import UNIT_SECONDS, retention
 from memcli.index import UserIndex
+from memcli.lexical import tokens
 from memcli.memory import Kind, Memory
 from memcli.store import MemoryStore
 
@@ -92,7 +93,7 @@ class Signals:
 
 
 OWN_WEIGHT, DAY_WEIGHT = 1.5, 1.0
-"""BM25 weights of the FTS5 columns beside the context column."""
+"""BM25 weights of the own-text and day fields beside the context field."""
 
 _TERM = re.compile(r"(?u)\b\w\w+\b")
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself)\b", re.I)
@@ -111,11 +112,11 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(t for t in _TERM.findall(query.lower()) if t not in stop))
 
 
-def match_query(query: str | list[str]) -> str:
-    """The FTS5 query for ``query`` (or for its ``query_terms``): each term quoted, joined
-    by OR; "" when none is left."""
-    terms = query_terms(query) if isinstance(query, str) else query
-    return " OR ".join(f'"{t}"' for t in terms)
+def query_stems(query: str) -> list[str]:
+    """The tokens lexical recall scores for ``query``: its ``query_terms``, stemmed as
+    memories are (``memcli.lexical.tokens``), each once."""
+    stop = _query_stopwords()
+    return list(dict.fromkeys(stem for term in query_terms(query) for stem in tokens(term) if stem not in stop))
 
 
 # Dates in questions ----------------------------------------------------------------------
@@ -316,14 +317,35 @@ class Recalled:
     components: dict[str, float] = field(default_factory=dict)
 
 
+_BLAS_LIMITED = False
+
+
+def one_blas_thread() -> None:
+    """Run the BLAS of numpy and scipy (OpenBLAS) on one thread in this process, once.
+
+    A query's matrix-vector products over every memory's vectors are bound by memory
+    bandwidth, not arithmetic, and the query encoder's threads (torch) sit on the same
+    cores: with two OpenBLAS threads besides them, one recall in eight took 120-140 ms
+    instead of 50 at 100,000 memories on 2 cores; with one, none took more than 55.
+    """
+    global _BLAS_LIMITED
+    if not _BLAS_LIMITED:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")
+        _BLAS_LIMITED = True
+
+
 class Recaller:
     """Recalls memories from a store; keeps each user's index in memory, brought up to date
     with what changed in the store's recall index before each query (``index``).
 
-    ``signals``: the weights (eval turns levers off with ``Signals.without``).
+    ``signals``: the weights (eval turns levers off with ``Signals.without``). Limits
+    OpenBLAS to one thread (``one_blas_thread``).
     """
 
     def __init__(self, store: MemoryStore, embedder: Embedder, signals: Signals | None = None) -> None:
+        one_blas_thread()
         self.store = store
         self.embedder = embedder
         self.signals = signals or Signals()
@@ -339,24 +361,51 @@ class Recaller:
         while this one waits for the embedder (busy with a batch of an import)."""
         return np.asarray(self.embedder.embed_one(query), dtype=np.float32)
 
+    def prepare(self, user: str) -> None:
+        """Get ``user``'s recall index ready for a query without embedding under the store:
+        check it against the store when it is not loaded or must be loaded again (a
+        rebuild reads Chroma under the store), then embed the windows writes left to fill
+        with the store released, and store them. Call it before taking the store for a
+        query (``recall`` calls it too, which costs two small reads when nothing is
+        missing). A store opened per transaction (in-process mode: one thread, no one to
+        let in) skips this: ``index`` does it all under one opening."""
+        if not self.store.resident:
+            return
+        with self.store.transaction():
+            sidecar = self.store.sidecar.index
+            if self._stale(user):
+                self.store.check_recall_index(user)
+            missing = sidecar.missing_windows(user)
+        if missing:
+            vectors = self.embedder.embed([text for _, text in missing])
+            with self.store.transaction():
+                self.store.sidecar.index.fill_windows(missing, vectors)
+
+    def _stale(self, user: str) -> bool:
+        """Whether ``user``'s index must be loaded whole (under the store): not loaded yet,
+        left dirty by an interrupted write, or written whole since (a new epoch)."""
+        cached = self._loaded.get(user)
+        sidecar = self.store.sidecar.index
+        return cached is None or sidecar.is_dirty(user) or sidecar.epoch(user) != cached.epoch
+
     def index(self, user: str) -> UserIndex:
         """``user``'s recall index, up to date with the store.
 
         The first call for a user loads it whole from the store (``MemoryStore.recall_index``:
         checked against the store's ids, rebuilt when stale). Later calls read only what
         changed since (``RecallIndex.changes``), after computing the windows writes left to
-        fill; a user left dirty by an interrupted write, or whose rows were written whole
-        since (a new epoch), is loaded whole again."""
+        fill (``prepare`` computes them first, with the store released); a user left dirty
+        by an interrupted write, or whose rows were written whole since (a new epoch), is
+        loaded whole again."""
         with self.store.transaction():
-            cached = self._loaded.get(user)
-            sidecar = self.store.sidecar.index
-            if cached is None or sidecar.is_dirty(user) or sidecar.epoch(user) != cached.epoch:
+            if self._stale(user):
                 cached = self._loaded[user] = self.store.recall_index(user, self.embedder.embed)
                 return cached
+            cached = self._loaded[user]
+            sidecar = self.store.sidecar.index
             missing = sidecar.missing_windows(user)
             if missing:
-                vectors = self.embedder.embed([text for _, text in missing])
-                sidecar.fill_windows({rowid: vector for (rowid, _), vector in zip(missing, vectors)})
+                sidecar.fill_windows(missing, self.embedder.embed([text for _, text in missing]))
             if sidecar.seq() != cached.seq:
                 cached.apply(sidecar.changes(user, cached.seq))
             return cached
@@ -373,15 +422,8 @@ class Recaller:
         """``scores``, and the cosine similarity of each memory's own vector to ``vector``."""
         w = self.signals
         out: dict[str, np.ndarray] = {}
-        lexical = np.zeros(len(index))
-        terms = query_terms(query) if w.lexical else []
-        if terms:
-            with self.store.transaction():
-                match = match_query(self.store.sidecar.index.weighty_terms(terms))
-                rowids, found = self.store.sidecar.index.lexical_rows(match, (OWN_WEIGHT, w.context, DAY_WEIGHT)) if match else (np.zeros(0, dtype=np.int64), np.zeros(0))
-            slots = index.slots(rowids)  # the user's rows only
-            kept = slots >= 0
-            lexical[slots[kept]] = found[kept]
+        stems = query_stems(query) if w.lexical else []
+        lexical = index.lexical.scores(stems, (OWN_WEIGHT, w.context, DAY_WEIGHT), len(index)) if stems else np.zeros(len(index))
         out["lexical"] = w.lexical * _z(lexical, mask)
         out["window"] = w.window * _z(index.window @ vector, mask)
         similarity = index.turn @ vector
@@ -427,6 +469,7 @@ class Recaller:
             return []
         if vector is None:
             vector = self.encode(query)
+        self.prepare(user)
         with self.store.transaction():
             index = self.index(user)
             mask = index.alive & ~index.archived & ~index.ended

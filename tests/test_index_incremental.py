@@ -14,7 +14,7 @@ import pytest
 
 from conftest import FakeEmbedder
 from memcli.core import Memcli
-from memcli.index import INDEX_VERSION, ROW_COLUMNS, IndexChanges, RecallIndex, UserIndex, says_when, window_text
+from memcli.index import INDEX_VERSION, ROW_COLUMNS, IndexChanges, RecallIndex, UserIndex, says_when, spoken_day, window_text
 from memcli.memory import Kind, Memory, stable_id
 from memcli.retrieval import RECALLED_KINDS, Recaller
 from memcli.store import MemoryStore
@@ -174,7 +174,7 @@ def test_a_turn_inserted_in_the_middle_refreshes_its_neighbours_windows(fake_emb
     for i, memory in enumerate(turns[:3] + [middle] + turns[3:]):
         slot = kept.ids.index(memory.id)
         np.testing.assert_allclose(kept.window[slot], embedding(window_text(owns, i)), atol=1e-6)
-    context = {r[0]: r[1] for r in sql(memcli, "SELECT r.memory_id, l.ctx FROM recall_index AS r JOIN lexical AS l ON l.rowid = r.rowid")}
+    context = {r[0]: r[1] for r in sql(memcli, "SELECT memory_id, context FROM recall_index")}
     assert "scared of the height" in context[turns[2].id] and "scared of the height" in context[turns[4].id]
     with memcli.store.transaction():
         hits = recaller.recall("scared of the height", USER, k=5)
@@ -312,7 +312,8 @@ def rows_of(memories: list[Memory], first_rowid: int = 1) -> list[tuple[Any, ...
     vectors = FakeEmbedder().embed([m.index_text() for m in memories])
     return [
         (m.id, first_rowid + i, m.kind, m.speaker, m.created_at, 0, 0, m.text, 0, m.session,
-         np.asarray(v, dtype=np.float32).tobytes(), np.asarray(v, dtype=np.float32).tobytes())
+         np.asarray(v, dtype=np.float32).tobytes(), np.asarray(v, dtype=np.float32).tobytes(),
+         m.index_text(), "", spoken_day(m.day))
         for i, (m, v) in enumerate(zip(memories, vectors))
     ]
 

@@ -1,0 +1,270 @@
+"""Lexical recall in memory: BM25 over one user's memories, kept current by every write.
+
+Each memory is a document of three fields: its own text (``speaker: text [image:
+caption]``), its context (the texts of its session neighbours, ``index.context_text``) and
+its day (``8 May 2023``). A query is scored against every memory at once, with the BM25
+of SQLite FTS5's ``bm25()`` (Robertson & Zaragoza 2009, with FTS5's column weights)::
+
+    score(D) = sum_i IDF(q_i) * f_i (k1 + 1) / (f_i + k1 (1 - b + b |D| / avgdl))
+    f_i      = sum_c w_c tf(q_i, field c of D)
+    IDF(q_i) = ln((N - n_i + 0.5) / (n_i + 0.5)), or 1e-6 where that is not positive
+
+with k1 = 1.2, b = 0.75, |D| the tokens of all three fields, N the user's memories, n_i
+those holding q_i, avgdl the mean |D|. (memcli's recall index once kept these documents in
+an FTS5 table: its statistics mixed every user's memories, and scoring every match of a
+common word through ``bm25()`` took about 80 ms a query at 100,000 memories; here it takes
+a few.)
+
+Tokens: runs of letters and digits, lower-cased, Latin diacritics folded, each of three
+letters or more reduced by the Porter stemmer (Porter 1980; PyStemmer's ``porter``, as
+FTS5's ``porter`` tokenizer), so "painting" finds "painted".
+
+The postings live in a sparse matrix (scipy), one row per slot of the ``UserIndex`` and
+three columns per term (one per field), holding term counts. A write does not touch it:
+the rows it replaces are marked stale and the new documents wait in a small *delta*;
+once the delta holds more than ``MERGE_AT`` documents (and an eighth of them), it is
+merged into the matrix in one pass, so a write costs its own tokens and, amortised, a few
+microseconds more.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+K1, B = 1.2, 0.75
+"""FTS5's (and the usual) BM25 parameters."""
+FIELDS = 3
+"""Own text, context, day: the columns of each term in the postings."""
+MERGE_AT = 2048
+"""Documents the delta holds before it is merged into the postings (and at least an eighth
+of the documents): a merge copies every posting, so it runs rarely."""
+_MIN_IDF = 1e-6
+_WORD = re.compile(r"[^\W_]+")
+_STEMS: dict[str, str] = {}
+_STEM_CACHE_MAX = 1_000_000
+_stemmer: Any = None
+
+Document = tuple[str, str, str]
+"""A memory as lexical recall sees it: (own text, context, day)."""
+
+
+def _stem(word: str) -> str:
+    global _stemmer
+    if not word.isascii():
+        # Diacritics folded ("café" as "cafe"); compatibility forms ("¼", "ｆｕｌｌ") keep their letters and digits.
+        word = "".join(c for c in unicodedata.normalize("NFKD", word) if c.isalnum()).lower() or word
+    if len(word) < 3:
+        return word
+    if _stemmer is None:
+        import Stemmer
+
+        _stemmer = Stemmer.Stemmer("porter")
+    return str(_stemmer.stemWord(word))
+
+
+def tokens(text: str) -> list[str]:
+    """The tokens of ``text`` (see the module docstring), in order, repeats kept."""
+    stems = _STEMS
+    if len(stems) > _STEM_CACHE_MAX:
+        stems.clear()
+    out = []
+    for word in _WORD.findall(text.lower()):
+        stem = stems.get(word)
+        if stem is None:
+            stem = stems[word] = _stem(word)
+        out.append(stem)
+    return out
+
+
+class LexicalIndex:
+    """BM25 postings of one user's memories, one document per slot of a ``UserIndex``
+    (slots are small integers; a slot may be written again or dropped).
+
+    ``put`` (re)indexes documents, ``drop`` removes one, ``compact`` renumbers the slots
+    as ``UserIndex`` compaction does, and ``scores`` scores a query against every slot.
+    """
+
+    def __init__(self) -> None:
+        self._vocab: dict[str, int] = {}
+        self._length = np.zeros(0, dtype=np.float64)
+        self._live = np.zeros(0, dtype=bool)
+        self._stale = np.zeros(0, dtype=bool)
+        self._live_count = 0
+        self._total_length = 0.0
+        self._base: Any = None
+        """Postings (scipy CSC, slots x FIELDS * terms, term counts) of the rows not stale."""
+        self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        """Documents written since the last merge: slot -> (columns, counts)."""
+        self._delta_matrix: Any = None
+
+    def __len__(self) -> int:
+        """Documents indexed."""
+        return self._live_count
+
+    # writes ------------------------------------------------------------------------------
+
+    def put(self, slots: Sequence[int], documents: Sequence[Document]) -> None:
+        """Index ``documents`` at ``slots`` (replacing what those slots held)."""
+        if not len(slots):
+            return
+        self._grow(int(max(slots)) + 1)
+        lines: dict[str, np.ndarray] = {}
+        encoded = [self._encode(document, lines) for document in documents]
+        if self._base is None and not self._delta and self._live_count == 0:
+            self._base = self._matrix([(int(s), columns, None) for s, (columns, _) in zip(slots, encoded)])
+        else:
+            for slot, (columns, _) in zip(slots, encoded):
+                self._unindex(int(slot))
+                unique, counts = np.unique(columns, return_counts=True)
+                self._delta[int(slot)] = (unique, counts.astype(np.float32))
+            self._delta_matrix = None
+        for slot, (_, length) in zip(slots, encoded):
+            slot = int(slot)
+            if self._live[slot]:
+                self._total_length -= self._length[slot]
+            else:
+                self._live_count += 1
+            self._live[slot] = True
+            self._length[slot] = length
+            self._total_length += length
+        if len(self._delta) > max(MERGE_AT, self._live_count // 8):
+            self._merge()
+
+    def drop(self, slot: int) -> None:
+        """Remove the document at ``slot``."""
+        if slot < len(self._live) and self._live[slot]:
+            self._unindex(slot)
+            self._delta_matrix = None
+            self._live[slot] = False
+            self._live_count -= 1
+            self._total_length -= self._length[slot]
+            self._length[slot] = 0.0
+
+    def compact(self, keep: np.ndarray) -> None:
+        """Renumber the slots: slot ``i`` becomes what slot ``keep[i]`` was (the others go)."""
+        self._merge()
+        keep = np.asarray(keep, dtype=np.int64)
+        inside = keep[keep < len(self._live)]
+        length, live = np.zeros(len(keep)), np.zeros(len(keep), dtype=bool)
+        length[: len(inside)], live[: len(inside)] = self._length[inside], self._live[inside]
+        if self._base is not None:
+            rows = np.zeros(len(keep), dtype=np.int64)
+            rows[: len(inside)] = inside
+            base = self._base.tocsr()[rows]
+            base.data[np.repeat(~live, np.diff(base.indptr))] = 0
+            base.eliminate_zeros()
+            self._base = base.tocsc()
+        self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
+        self._live_count, self._total_length = int(live.sum()), float(length[live].sum())
+        self._grow(len(keep))
+
+    def _grow(self, n: int) -> None:
+        if n <= len(self._live):
+            return
+        capacity = max(n, 2 * len(self._live), 16)
+        for name in ("_length", "_live", "_stale"):
+            old = getattr(self, name)
+            new = np.zeros(capacity, dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def _unindex(self, slot: int) -> None:
+        """Take the document at ``slot`` out of the postings (a base row goes stale)."""
+        if self._delta.pop(slot, None) is None and self._base is not None and slot < self._base.shape[0]:
+            self._stale[slot] = True
+
+    def _encode(self, document: Document, lines: dict[str, np.ndarray]) -> tuple[np.ndarray, int]:
+        """The posting columns of a document's tokens (repeats kept) and its length."""
+        parts = []
+        for field, text in enumerate(document):
+            for line in text.split("\n"):
+                ids = lines.get(line)
+                if ids is None:
+                    vocab = self._vocab
+                    ids = lines[line] = np.array([vocab.setdefault(t, len(vocab)) for t in tokens(line)], dtype=np.int64)
+                if len(ids):
+                    parts.append(ids * FIELDS + field)
+        columns = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return columns, len(columns)
+
+    def _matrix(self, rows: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> Any:
+        """A CSC matrix (slots x FIELDS * terms) from (slot, columns, counts or None for
+        ones); repeated (slot, column) entries are summed."""
+        return self._csc(
+            [np.full(len(c), s, dtype=np.int64) for s, c, _ in rows],
+            [c for _, c, _ in rows],
+            [np.ones(len(c), dtype=np.float32) if n is None else n for _, c, n in rows],
+        )
+
+    def _csc(self, slots: list[np.ndarray], columns: list[np.ndarray], counts: list[np.ndarray]) -> Any:
+        from scipy import sparse
+
+        shape = (len(self._live), FIELDS * max(1, len(self._vocab)))
+        if not slots:
+            return sparse.csc_matrix(shape, dtype=np.float32)
+        entries = (np.concatenate(counts).astype(np.float32), (np.concatenate(slots), np.concatenate(columns)))
+        return sparse.coo_matrix(entries, shape=shape).tocsc()
+
+    def _merge(self) -> None:
+        """Fold the delta into the postings and drop the stale rows."""
+        if not self._delta and not self._stale.any():
+            return
+        slots, columns, counts = [], [], []
+        if self._base is not None:
+            base = self._base.tocoo()
+            kept = ~self._stale[base.row]
+            slots.append(base.row[kept].astype(np.int64))
+            columns.append(base.col[kept].astype(np.int64))
+            counts.append(base.data[kept])
+        for slot, (c, n) in self._delta.items():
+            slots.append(np.full(len(c), slot, dtype=np.int64))
+            columns.append(c)
+            counts.append(n)
+        self._base, self._delta, self._delta_matrix = self._csc(slots, columns, counts), {}, None
+        self._stale[:] = False
+
+    # scoring ---------------------------------------------------------------------------------
+
+    def scores(self, stems: Sequence[str], weights: tuple[float, float, float], n: int) -> np.ndarray:
+        """The BM25 score (higher is better; 0 for no match) of each of the first ``n``
+        slots for the query terms ``stems`` (already ``tokens``), with field weights
+        (own, context, day)."""
+        out = np.zeros(n)
+        if self._live_count == 0:
+            return out
+        ids = [self._vocab[s] for s in dict.fromkeys(stems) if s in self._vocab]
+        if not ids:
+            return out
+        if self._delta and self._delta_matrix is None:
+            self._delta_matrix = self._matrix([(s, c, v) for s, (c, v) in self._delta.items()])
+        avgdl = self._total_length / self._live_count
+        norm = K1 * (1 - B + B * self._length[:n] / avgdl)
+        for term in ids:
+            weighted, present = np.zeros(n), np.zeros(n, dtype=bool)
+            for matrix, skip in ((self._base, self._stale), (self._delta_matrix, None)):
+                if matrix is None or FIELDS * term >= matrix.shape[1]:
+                    continue
+                for field, weight in enumerate(weights):
+                    column = FIELDS * term + field
+                    start, end = matrix.indptr[column], matrix.indptr[column + 1]
+                    slots, counts = matrix.indices[start:end], matrix.data[start:end]
+                    if skip is not None:
+                        keep = ~skip[slots]
+                        slots, counts = slots[keep], counts[keep]
+                    inside = slots < n
+                    slots, counts = slots[inside], counts[inside]
+                    weighted[slots] += weight * counts
+                    present[slots] = True
+            found = int(np.count_nonzero(present))
+            if not found:
+                continue
+            idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
+            idf = idf if idf > 0 else _MIN_IDF
+            f = weighted[present]
+            out[present] += idf * f * (K1 + 1) / (f + norm[present])
+        return out

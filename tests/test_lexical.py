@@ -1,0 +1,118 @@
+"""Lexical recall in memory (``memcli.lexical``): BM25 as SQLite FTS5's ``bm25()`` scores
+the same documents (FTS5 is the reference implementation here), tokens, and postings
+kept current through writes, drops, merges and compactions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memcli import lexical
+from memcli.lexical import LexicalIndex, tokens
+
+# Words whose stems PyStemmer's porter and FTS5's porter agree on (they differ on a few
+# suffixes such as "-logy"), so that FTS5 can serve as the reference.
+WORDS = (
+    "puppy rex adopted painting painted paints lake zeppelin birthday pottery class classes camping "
+    "mountain running runs sister brother 2023 may june march caroline melanie support group dog cat "
+    "the a of and"
+).split()
+
+text = st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join)
+document = st.tuples(text, st.lists(text, max_size=3).map("\n".join), st.sampled_from(["8 May 2023", "1 June 2023", ""]))
+weights = st.tuples(*(st.floats(0.0, 3.0, allow_nan=False) for _ in range(3)))
+
+
+def fts5_scores(documents: list[tuple[str, str, str]], query: list[str], w: tuple[float, float, float]) -> np.ndarray:
+    """-bm25() of each document for the OR of ``query``'s terms, 0 where none matches."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5 (own, ctx, day, tokenize = 'porter unicode61')")
+    db.executemany("INSERT INTO t (rowid, own, ctx, day) VALUES (?, ?, ?, ?)", [(i, *d) for i, d in enumerate(documents)])
+    out = np.zeros(len(documents))
+    match = " OR ".join(f'"{t}"' for t in query)
+    for rowid, score in db.execute(f"SELECT rowid, bm25(t, {w[0]}, {w[1]}, {w[2]}) FROM t WHERE t MATCH ?", (match,)):
+        out[rowid] = -score
+    return out
+
+
+def fresh(documents: list[tuple[str, str, str]]) -> LexicalIndex:
+    index = LexicalIndex()
+    index.put(list(range(len(documents))), documents)
+    return index
+
+
+def stems(words: list[str]) -> list[str]:
+    return [s for w in words for s in tokens(w)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(document, min_size=1, max_size=25), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True), weights)
+def test_bm25_scores_as_fts5_does(documents: list[tuple[str, str, str]], query: list[str], w: tuple[float, float, float]) -> None:
+    query = list({tokens(word)[0]: word for word in query}.values())  # one word a stem, as query_stems gives
+    got = fresh(documents).scores(stems(query), w, len(documents))
+    np.testing.assert_allclose(got, fts5_scores(documents, query, w), rtol=1e-5, atol=1e-7)
+
+
+def test_tokens_are_lower_case_stems_with_diacritics_folded() -> None:
+    assert tokens("Painting, PAINTED and paints!") == ["paint", "paint", "and", "paint"]
+    assert tokens("Café crème, naïve") == tokens("cafe creme, naive")
+    assert tokens("snake_case don't 3rd-floor") == ["snake", "case", "don", "t", "3rd", "floor"]
+
+
+@pytest.mark.parametrize("merge_at", [1, 4, 10_000])
+def test_writes_drops_and_compaction_score_as_a_fresh_index(monkeypatch: pytest.MonkeyPatch, merge_at: int) -> None:
+    """Whatever path the postings took (the delta, merges into the matrix, stale rows, a
+    compaction), the scores are those of an index built at once from what is left."""
+    monkeypatch.setattr(lexical, "MERGE_AT", merge_at)
+    rng = np.random.default_rng(7)
+
+    def random_document() -> tuple[str, str, str]:
+        words = lambda n: " ".join(rng.choice(WORDS, n))  # noqa: E731
+        return words(rng.integers(1, 8)), f"{words(rng.integers(0, 6))}\n{words(rng.integers(0, 6))}", "8 May 2023"
+
+    index = LexicalIndex()
+    first = [random_document() for _ in range(20)]
+    index.put(list(range(20)), first)
+    held: dict[int, tuple[str, str, str]] = dict(enumerate(first))
+    next_slot = 20
+    for step in range(120):
+        action = rng.integers(0, 3)
+        if action == 0 or not held:  # a new document
+            doc = random_document()
+            index.put([next_slot], [doc])
+            held[next_slot] = doc
+            next_slot += 1
+        elif action == 1:  # a document written again
+            slot = int(rng.choice(list(held)))
+            held[slot] = random_document()
+            index.put([slot], [held[slot]])
+        else:
+            slot = int(rng.choice(list(held)))
+            index.drop(slot)
+            del held[slot]
+        if step % 40 == 39:  # compaction renumbers the slots alive in order
+            keep = np.array(sorted(held))
+            index.compact(keep)
+            held = {i: held[int(old)] for i, old in enumerate(keep)}
+            next_slot = len(keep)
+    n = next_slot
+    for query in (["puppy"], ["painting", "lake"], ["may", "2023"], ["the", "zeppelin", "sister"]):
+        got = index.scores(stems(query), (1.5, 1.0, 1.0), n)
+        expected = np.zeros(n)
+        alive = sorted(held)
+        reference = fresh([held[s] for s in alive]).scores(stems(query), (1.5, 1.0, 1.0), len(alive))
+        expected[alive] = reference
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+    assert len(index) == len(held)
+
+
+def test_a_term_in_half_the_documents_or_more_weighs_almost_nothing() -> None:
+    """FTS5 floors such a term's IDF at 1e-6: it adds next to nothing, but still tells its
+    documents from the others when nothing else matches."""
+    documents = [("dog", "", ""), ("dog cat", "", ""), ("cat", "", ""), ("dog", "", "")]
+    scores = fresh(documents).scores(["dog"], (1.0, 1.0, 1.0), 4)
+    assert scores[2] == 0 and 0 < scores[0] < 1e-5
