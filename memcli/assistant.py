@@ -126,8 +126,10 @@ class Assistant:
         if self.owner.settings.query_creator and k:
             query = f"{query}\n{self.search_query(conversation or [Message('user', query)], user)}".strip()
         vector = self.owner.recaller.encode(query) if k and query.strip() else None
+        self.owner.flush_pending()
+        if k:
+            self.owner.recaller.prepare(user)
         with self.owner.store.transaction():
-            self.owner.flush_pending()
             now = self.owner.clock()
             ranking = Ranking.from_settings(self.owner.settings, user)
             recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now, vector=vector)

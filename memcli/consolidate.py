@@ -454,8 +454,8 @@ class Consolidator:
 
     def plan(self, user: str, since: str | None = None, until: str | None = None, retry: bool = False) -> Plan:
         """Read ``user``'s turns, daily memories and progress under the store lock; see ``make_plan``."""
+        self.memcli.flush_pending()  # embeds: before the store is taken
         with self.store.transaction():
-            self.memcli.flush_pending()
             turns = self.store.memories(user=user, kind=Kind.TURN.value, archived=False)
             dailies = self._dailies(user)
             progress = {stage: self.store.sidecar.consolidated(user, stage) for stage in STAGES}

@@ -310,9 +310,11 @@ class Memcli:
             raise BadInputError("the query is empty")
         user = self.user(user)
         now = self.clock()
+        # What embeds (the query, journaled memories, windows left to fill) runs before the store is taken.
         vector = self.recaller.encode(query)
+        self.flush_pending()
+        self.recaller.prepare(user)
         with self.store.transaction():
-            self.flush_pending()
             ranking = Ranking.from_settings(self.settings, user)
             hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now,
                                         vector=vector)
@@ -373,8 +375,8 @@ class Memcli:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
         if limit < 0:
             raise UsageError("--limit must be 0 (all) or more")
+        self.flush_pending()
         with self.store.transaction():
-            self.flush_pending()
             memories = self.store.memories(user=self.user(user), kind=kind, archived=archived, ended=None if archived else False)
         memories.reverse()
         return memories[:limit] if limit else memories

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -115,17 +115,44 @@ class Memory:
     def from_chroma(cls, memory_id: str, document: str | None, metadata: dict[str, Any] | None) -> Memory:
         """Rebuild a Memory from what Chroma returns for one id (a field that an older
         memcli did not write takes its default)."""
-        meta = dict(metadata or {})
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in meta.items() if k in known}
+        values = {k: v for k, v in (metadata or {}).items() if k in _FIELD_NAMES}
         for name in LIST_FIELDS:
-            values[name] = json.loads(values.get(name) or "[]")
+            raw = values.get(name)
+            values[name] = json.loads(raw) if raw and raw != "[]" else []
         return cls(id=memory_id, text=document or "", **values)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
         return asdict(self)
 
+    def to_record(self) -> str:
+        """The fields but the id and the text that differ from their defaults, as JSON: the
+        copy of a memory's metadata that the recall index keeps beside Chroma's
+        (``memcli.index``), read back by ``from_record``."""
+        import orjson
+
+        data = {k: v for k, v in asdict(self).items() if k not in ("id", "text") and v != _DEFAULTS.get(k, _REQUIRED)}
+        return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY).decode("utf-8")
+
+    @classmethod
+    def from_record(cls, memory_id: str, text: str, record: str) -> Memory:
+        """Rebuild a Memory from its id, text and ``to_record`` JSON (a field not written
+        takes its default)."""
+        import orjson
+
+        values = orjson.loads(record)
+        if not values.keys() <= _FIELD_NAMES:
+            values = {k: v for k, v in values.items() if k in _FIELD_NAMES}
+        return cls(id=memory_id, text=text, **values)
+
 
 LIST_FIELDS = ("tags", "source_ids")
 """Fields that Chroma metadata (scalars only) keeps as JSON list strings."""
+_FIELD_NAMES = frozenset(f.name for f in fields(Memory))
+_REQUIRED = object()
+_DEFAULTS: dict[str, Any] = {
+    f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+    for f in fields(Memory)
+    if f.default is not MISSING or f.default_factory is not MISSING
+}
+"""Each field's default value (lists as empty lists); a record leaves these out."""

@@ -14,6 +14,14 @@ see another's writes), so one process at a time owns the store, in one of two wa
   nothing is reopened per call.
 
 Transactions nest in both.
+
+Reads of memories (``get``, ``get_many``, ``memories``, ``users``) take them from the copy
+that the recall index keeps of every memory (``memcli.index``) when that copy is known to
+be whole: Chroma keeps metadata one row per field, and reading 100,000 memories from it
+takes about 12 s. A user's copy is trusted once its ids were checked against Chroma in
+this process and while no write of theirs is left half done (a dirty mark); the copy of
+every user, while its count matched Chroma's and nothing is dirty. Otherwise reads go to
+Chroma, which stays the record.
 """
 
 from __future__ import annotations
@@ -73,6 +81,10 @@ class MemoryStore:
         self._collection: Any = None
         self._sidecar: Sidecar | None = None
         self._threads = threading.RLock()
+        self._checked: set[str] = set()
+        """Users whose rows of the recall index were checked against Chroma in this process."""
+        self._complete: bool | None = None
+        """Whether the recall index held as many memories as Chroma when last counted (None: not counted)."""
         self.generation = 0
         """Bumped whenever memories may have changed (by us or, between transactions, by
         another process); caches of the store's contents key on it."""
@@ -267,6 +279,16 @@ class MemoryStore:
         Raises NotFoundError when none (or more than one, for a prefix) matches.
         """
         with self.transaction():
+            found = self._mirrored_many([memory_id])[0]
+            if found:
+                return found[0]
+            if self._all_mirrored():
+                matches = self.sidecar.index.ids_with_prefix(memory_id) if len(memory_id) >= 4 else []
+                if len(matches) > 1:
+                    raise NotFoundError(f"memory id prefix {memory_id!r} is ambiguous ({len(matches)} memories)")
+                if not matches:
+                    raise NotFoundError(f"no memory with id {memory_id!r}")
+                return self._mirrored_many(matches)[0][0]
             result = self._col.get(ids=[memory_id], include=["documents", "metadatas"])
             if not result["ids"] and len(memory_id) >= 4:
                 matches = [i for i in self._ids() if i.startswith(memory_id)]
@@ -283,8 +305,51 @@ class MemoryStore:
         if not ids:
             return []
         with self.transaction():
-            result = self._col.get(ids=list(ids), include=["documents", "metadatas"])
-        return [Memory.from_chroma(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"])]
+            found, left = self._mirrored_many(ids)
+            if left and not self._all_mirrored():
+                result = self._col.get(ids=left, include=["documents", "metadatas"])
+                found.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"]))
+        return found
+
+    # The recall index keeps a copy of every memory (``RecallIndex.records``): reads take it
+    # from there when it can be trusted, and from Chroma otherwise.
+
+    def _mirrored(self, user: str) -> bool:
+        """Whether ``user``'s memories can be read from the recall index's copy: no write of
+        theirs was interrupted (a dirty user is read from Chroma; recall rebuilds it), and
+        their rows were checked against Chroma once in this process (and rebuilt if their
+        ids differed)."""
+        index = self.sidecar.index
+        if index.is_dirty(user):
+            return False
+        if user not in self._checked:
+            self.check_recall_index(user)
+        return not index.is_dirty(user)
+
+    def _all_mirrored(self) -> bool:
+        """Whether the recall index's copy holds every memory of every user: no write was
+        interrupted, no row is of another version, and its count matched Chroma's when
+        counted last (once a process, or after a rebuild)."""
+        index = self.sidecar.index
+        if index.unclean():
+            return False
+        if self._complete is None:
+            self._complete = index.count() == int(self._col.count())
+        return self._complete
+
+    def _mirrored_many(self, ids: Sequence[str]) -> tuple[list[Memory], list[str]]:
+        """The memories of ``ids`` read from the recall index's copy, and the ids it could
+        not answer for (not there, or of a user whose rows cannot be trusted)."""
+        found: list[Memory] = []
+        left = dict.fromkeys(ids)
+        trusted: dict[str, bool] = {}
+        for memory_id, user, text, record in self.sidecar.index.records_by_id(list(left)):
+            if user not in trusted:
+                trusted[user] = self._mirrored(user)
+            if trusted[user]:
+                found.append(Memory.from_record(memory_id, text, record))
+                del left[memory_id]
+        return found, list(left)
 
     def memories(
         self, user: str | None = None, kind: str | None = None, archived: bool | None = None, ended: bool | None = None
@@ -296,8 +361,11 @@ class MemoryStore:
         valid_to = None if ended is None else ({"$gt": 0.0} if ended else 0.0)
         where = _where(user=user, kind=kind, archived=archived, valid_to=valid_to)
         with self.transaction():
-            for page in self._pages(where, ["documents", "metadatas"]):
-                out.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
+            if self._mirrored(user) if user is not None else self._all_mirrored():
+                out = [Memory.from_record(*row) for row in self.sidecar.index.records(user, kind, archived, ended)]
+            else:
+                for page in self._pages(where, ["documents", "metadatas"]):
+                    out.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
         out.sort(key=lambda m: (m.created_at, m.source, m.id))
         return out
 
@@ -345,14 +413,16 @@ class MemoryStore:
         """Every user who has memories, sorted."""
         found: set[str] = set()
         with self.transaction():
+            if self._all_mirrored():
+                return self.sidecar.index.users()
             for page in self._pages(None, ["metadatas"]):
                 found.update(str(m.get("user")) for m in page["metadatas"] if m)
         return sorted(found)
 
-    def recall_index(self, user: str, embed: Embed) -> UserIndex:
-        """``user``'s recall index, ready to score: rebuilt from the store first when it is
-        missing, stale or was left dirty by an interrupted write (``notice`` says so), and
-        with every window vector computed by ``embed``."""
+    def check_recall_index(self, user: str) -> None:
+        """Rebuild ``user``'s rows of the recall index from the store when they are missing,
+        stale or were left dirty by an interrupted write (``notice`` says so). Lists the
+        user's ids in Chroma: a check for a first load, not for every query."""
         with self.transaction():
             index = self.sidecar.index
             stored = self._ids(user)
@@ -361,10 +431,18 @@ class MemoryStore:
                     self.notice(f"rebuilding the recall index of {user} from the store ({len(stored)} memories)")
                 memories, vectors = self._with_embeddings(user)
                 index.rebuild(user, memories, vectors)
+                self._complete = None
+            self._checked.add(user)
+
+    def recall_index(self, user: str, embed: Embed) -> UserIndex:
+        """``user``'s recall index, ready to score: checked first (``check_recall_index``),
+        with every window vector still missing computed by ``embed``."""
+        with self.transaction():
+            self.check_recall_index(user)
+            index = self.sidecar.index
             missing = index.missing_windows(user)
             if missing:
-                vectors = embed([text for _, text in missing])
-                index.fill_windows({rowid: vector for (rowid, _), vector in zip(missing, vectors)})
+                index.fill_windows(missing, embed([text for _, text in missing]))
             return index.load(user)
 
     def _ids(self, user: str | None = None) -> list[str]:

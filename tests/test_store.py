@@ -221,3 +221,72 @@ def test_another_process_sees_our_writes_and_we_see_its(runner: CliRunner, fake_
     with store.transaction():
         assert store.count() == 2
         assert store.get("c" * 16).text == "written elsewhere"
+
+
+# the recall index's copy of the memories -------------------------------------------------
+
+
+def chroma_memories(store: MemoryStore) -> list[Memory]:
+    """Every memory as Chroma itself holds it, sorted by id."""
+    with store.transaction():
+        page = store._col.get(include=["documents", "metadatas"])
+    return sorted((Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"])), key=lambda m: m.id)
+
+
+def by_id(memories: list[Memory]) -> list[Memory]:
+    return sorted(memories, key=lambda m: m.id)
+
+
+def test_reads_come_from_the_recall_index_copy_and_equal_chromas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once checked against Chroma, reads of many memories take the recall index's copy
+    (no Chroma read at all), and it holds exactly what Chroma holds, every field, after
+    adds, metadata updates and deletes."""
+    store = MemoryStore(resolve_paths())
+    store.open_resident()
+    try:
+        notes = [memory(str(i) * 16, f"note {i}", user="ana" if i % 3 else "bob") for i in range(9)]
+        notes[1].tags, notes[2].source_ids, notes[3].valid_to, notes[4].caption = ["family", "ünïcode"], ["a", "b"], 1.7e9, "a cat"
+        with store.transaction():
+            store.add(notes, [UNIT] * len(notes))
+            notes[5].strength, notes[5].last_recalled_at, notes[5].recall_count, notes[5].pinned = 2.5, 1.8e9, 3, True
+            notes[6].archived, notes[6].archived_at = True, 1.8e9
+            store.update([notes[5], notes[6]])
+            store.delete([notes[7].id])
+        expected = chroma_memories(store)
+        assert len(expected) == 8
+        with store.transaction():
+            store.memories(), store.memories(user="ana"), store.memories(user="bob")  # checked against Chroma once
+
+        def no_chroma(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("read from Chroma")
+
+        monkeypatch.setattr(store._collection, "get", no_chroma)
+        monkeypatch.setattr(store._collection, "count", no_chroma)
+        with store.transaction():
+            assert by_id(store.memories()) == expected
+            assert by_id(store.memories(user="ana", archived=False, ended=False)) == [
+                m for m in expected if m.user == "ana" and not m.archived and not m.valid_to
+            ]
+            assert by_id(store.memories(user="bob", archived=True)) == [notes[6]]
+            assert store.users() == ["ana", "bob"]
+            assert by_id(store.get_many([notes[2].id, notes[5].id, notes[7].id, "nothing"])) == by_id([notes[2], notes[5]])
+            assert store.get(notes[1].id[:12]) == notes[1]
+            with pytest.raises(MemcliError, match="no memory"):
+                store.get(notes[7].id)
+    finally:
+        store.close()
+
+
+def test_a_store_whose_index_lacks_memories_is_read_from_chroma(runner: CliRunner, fake_embedder: Any) -> None:
+    """A sidecar lost (or from before the recall index) does not hide memories: the
+    counts differ, so reads go to Chroma until the index is rebuilt."""
+    for text in ("first note", "second note"):
+        ok(runner.invoke(app, ["remember", text, "--user", "ana"]))
+    paths = resolve_paths()
+    paths.database.unlink()
+    store = MemoryStore(paths)
+    with store.transaction():
+        assert store.users() == ["ana"]
+        assert sorted(m.text for m in store.memories()) == ["first note", "second note"]
+        assert sorted(m.text for m in store.memories(user="ana")) == ["first note", "second note"]
+        assert store.get_many([m.id for m in chroma_memories(store)]) != []
