@@ -29,6 +29,7 @@ microseconds more.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -91,6 +92,9 @@ class LexicalIndex:
 
     def __init__(self) -> None:
         self._vocab: dict[str, int] = {}
+        """Term (a stem) -> its number."""
+        self._words: dict[str, int] = {}
+        """Word (lower-case, as written) -> the number of its stem."""
         self._length = np.zeros(0, dtype=np.float64)
         self._live = np.zeros(0, dtype=bool)
         self._stale = np.zeros(0, dtype=bool)
@@ -112,19 +116,20 @@ class LexicalIndex:
         """Index ``documents`` at ``slots`` (replacing what those slots held)."""
         if not len(slots):
             return
-        self._grow(int(max(slots)) + 1)
-        lines: dict[str, np.ndarray] = {}
-        encoded = [self._encode(document, lines) for document in documents]
+        slots = np.asarray(slots, dtype=np.int64)
+        self._grow(int(slots.max()) + 1)
+        batch = self._encode(documents)
+        lengths = np.asarray(batch.sum(axis=1)).ravel()
         if self._base is None and not self._delta and self._live_count == 0:
-            self._base = self._matrix([(int(s), columns, None) for s, (columns, _) in zip(slots, encoded)])
+            coo = batch.tocoo()
+            self._base = self._csc([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
         else:
-            for slot, (columns, _) in zip(slots, encoded):
-                self._unindex(int(slot))
-                unique, counts = np.unique(columns, return_counts=True)
-                self._delta[int(slot)] = (unique, counts.astype(np.float32))
+            for i, slot in enumerate(slots.tolist()):
+                self._unindex(slot)
+                start, end = batch.indptr[i], batch.indptr[i + 1]
+                self._delta[slot] = (batch.indices[start:end].astype(np.int64), batch.data[start:end].astype(np.float32))
             self._delta_matrix = None
-        for slot, (_, length) in zip(slots, encoded):
-            slot = int(slot)
+        for slot, length in zip(slots.tolist(), lengths.tolist()):
             if self._live[slot]:
                 self._total_length -= self._length[slot]
             else:
@@ -178,19 +183,51 @@ class LexicalIndex:
         if self._delta.pop(slot, None) is None and self._base is not None and slot < self._base.shape[0]:
             self._stale[slot] = True
 
-    def _encode(self, document: Document, lines: dict[str, np.ndarray]) -> tuple[np.ndarray, int]:
-        """The posting columns of a document's tokens (repeats kept) and its length."""
+    def _encode(self, documents: Sequence[Document]) -> Any:
+        """The term counts of ``documents``: a CSR matrix (documents x FIELDS * terms).
+
+        Each distinct line is tokenized once (a turn's text is also a line of its
+        neighbours' context), and a field's counts are the sum of its lines' counts
+        (a sparse product: documents x lines, lines x terms)."""
+        from scipy import sparse
+
+        lines: dict[str, int] = {}
+        number = lines.setdefault
+        rows: tuple[list[int], ...] = ([], [], [])
+        found: tuple[list[int], ...] = ([], [], [])
+        for i, document in enumerate(documents):
+            for field, text in enumerate(document):
+                if text:
+                    for line in text.split("\n") if "\n" in text else (text,):
+                        rows[field].append(i)
+                        found[field].append(number(line, len(lines)))
+        ids = [self._term_ids(line) for line in lines]
+        vocab = self._vocab
+        indptr = np.cumsum([0, *map(len, ids)])
+        indices = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(indptr[-1]))
+        terms = sparse.csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr), shape=(len(lines), max(1, len(vocab))))
         parts = []
-        for field, text in enumerate(document):
-            for line in text.split("\n"):
-                ids = lines.get(line)
-                if ids is None:
-                    vocab = self._vocab
-                    ids = lines[line] = np.array([vocab.setdefault(t, len(vocab)) for t in tokens(line)], dtype=np.int64)
-                if len(ids):
-                    parts.append(ids * FIELDS + field)
-        columns = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        return columns, len(columns)
+        for field in range(FIELDS):
+            incidence = sparse.csr_matrix(
+                (np.ones(len(rows[field]), dtype=np.float32), (rows[field], found[field])), shape=(len(documents), len(lines))
+            )
+            counts = (incidence @ terms).tocoo()
+            parts.append((counts.row, counts.col.astype(np.int64) * FIELDS + field, counts.data))
+        shape = (len(documents), FIELDS * max(1, len(vocab)))
+        entries = (np.concatenate([p[2] for p in parts]), (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])))
+        return sparse.coo_matrix(entries, shape=shape).tocsr()
+
+    def _term_ids(self, text: str) -> list[int]:
+        """The term number of each token of ``text`` (new terms numbered as they come)."""
+        words, vocab = self._words, self._vocab
+        out = []
+        for word in _WORD.findall(text.lower()):
+            number = words.get(word)
+            if number is None:
+                stem = _STEMS.get(word) or _stem(word)
+                number = words[word] = vocab.setdefault(stem, len(vocab))
+            out.append(number)
+        return out
 
     def _matrix(self, rows: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> Any:
         """A CSC matrix (slots x FIELDS * terms) from (slot, columns, counts or None for

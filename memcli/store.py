@@ -421,10 +421,15 @@ class MemoryStore:
 
     def check_recall_index(self, user: str) -> None:
         """Rebuild ``user``'s rows of the recall index from the store when they are missing,
-        stale or were left dirty by an interrupted write (``notice`` says so). Lists the
-        user's ids in Chroma: a check for a first load, not for every query."""
+        stale or were left dirty by an interrupted write (``notice`` says so). Once a
+        process, compares the user's ids with Chroma's (5 s for 100,000 memories, so only
+        when the index's count differs from Chroma's or something is dirty); later, only a
+        dirty mark (or another version) makes it look again."""
         with self.transaction():
             index = self.sidecar.index
+            if not index.is_dirty(user) and (user in self._checked or self._all_mirrored()):
+                self._checked.add(user)
+                return
             stored = self._ids(user)
             if index.is_dirty(user) or index.ids(user) != set(stored):
                 if stored:
