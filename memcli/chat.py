@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from memcli import prompts
 from memcli.assistant import Context
@@ -20,6 +21,7 @@ from memcli.errors import Interrupted, StoreLockedError
 from memcli.llm import Message
 from memcli.memory import Kind, Memory, day_of, new_id
 from memcli.retrieval import Recalled
+from memcli.schema import iso_time
 
 
 @dataclass
@@ -57,7 +59,7 @@ class ChatSession:
             "model": self.memcli.chat_model.name,
             "history": [{"role": m.role, "content": m.content, "id": i} for m, i in zip(self.history, self.history_ids)],
             "summary": self.summary,
-            "last_turn_at": self._last_turn_at,
+            "last_turn_at": iso_time(self._last_turn_at, "microseconds"),
         }
 
     @classmethod
@@ -69,7 +71,8 @@ class ChatSession:
         session.history = [Message(str(h["role"]), str(h["content"])) for h in history]
         session.history_ids = [str(h["id"]) for h in history]
         session.summary = str(state.get("summary") or "")
-        session._last_turn_at = float(state.get("last_turn_at") or 0.0)  # type: ignore[arg-type]
+        last = state.get("last_turn_at")
+        session._last_turn_at = datetime.fromisoformat(str(last)).timestamp() if last else 0.0
         return session
 
     def _store_turn(self, role: str, text: str, tags: list[str] | None = None) -> Memory:

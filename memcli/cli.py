@@ -674,7 +674,9 @@ def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """
     data = _paths().as_dict()
     if json_out:
-        _print_json(data)
+        from memcli.schema import PathsResult
+
+        _print_json(PathsResult(**data).model_dump(mode="json"))
         return
     for name, path in data.items():
         typer.echo(f"{name}\t{path}")
@@ -787,7 +789,9 @@ def eval_locomo(
             (lambda stage, d, t: progress(d, t)) if progress else None, ranking, without or [],
         )
     if json_out:
-        _print_json(report.to_dict())
+        from memcli.schema import EvalResult
+
+        _print_json(EvalResult(**report.to_dict()).model_dump(mode="json"))
         return
     typer.echo(f"{'category':<16}{'n':>6}{'R@5':>8}{'R@10':>8}{'R@20':>8}")
     for name, row in [*report.per_category.items(), ("overall", report.overall)]:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -132,7 +134,17 @@ class ServiceClient:
         self.paths = paths
 
     def connect(self) -> Connection | None:
-        """A connection to the running service, or None when none answers on the socket."""
+        """A connection to the running service, or None when none answers on the socket.
+
+        Raises ServiceUnavailable when the socket's directory is not this user's own and
+        private (mode 0700): under a shared temporary folder, someone else may have made it
+        to catch what memcli sends."""
+        try:
+            found = os.lstat(self.paths.run_dir)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+            raise ServiceUnavailable(f"{self.paths.run_dir} is not a private directory of this user's (mode 0700); not using its socket")
         try:
             return Client(str(self.paths.socket), family="AF_UNIX")
         except OSError:
@@ -140,9 +152,12 @@ class ServiceClient:
 
     def request(self, request: dict[str, Any], handlers: Handlers, start: bool = True) -> Any:
         """Send ``request`` and return its result, starting the service first when ``start``
-        and none runs (ServiceUnavailable when it cannot), and restarting it once when it
-        is of another version. Raises the error the service reports."""
-        for attempt in range(2):
+        and none runs (ServiceUnavailable when it cannot). A service that closed the
+        connection before accepting the request (it was stopping: idle, or asked to) is
+        started again and asked again; a service older than this client (memcli was
+        upgraded) is restarted. Raises the error the service reports, and ServiceError
+        when the service is newer than this client (this command ran across an upgrade)."""
+        for attempt in range(3):
             connection = self.connect()
             if connection is None:
                 if not start:
@@ -152,27 +167,44 @@ class ServiceClient:
                 outcome, value = self._exchange(connection, {**request, "version": __version__, "protocol": PROTOCOL}, handlers)
             if outcome == "result":
                 return value
-            # A service of another version: memcli was upgraded under it.
-            handlers.notice(f"memcli: the running service is memcli {value}; restarting it as memcli {__version__}")
+            if outcome == "unaccepted":
+                if not start:
+                    raise ServiceUnavailable("the memcli service is stopping")
+                pid = self.pid()
+                if pid is not None:
+                    _wait_gone(pid, STOP_TIMEOUT)
+                continue
+            version, protocol = value
+            if _release(version, protocol) > _release(__version__, PROTOCOL):
+                raise ServiceError(
+                    f"memcli was upgraded to {version} while this command ran (it is {__version__}); run the command again"
+                )
+            handlers.notice(f"memcli: the running service is memcli {version}; restarting it as memcli {__version__}")
             self.stop()
-        raise ServiceUnavailable("the memcli service kept answering with another version")
+        raise ServiceUnavailable("the memcli service kept stopping or answering with another version")
 
     def _exchange(self, connection: Connection, request: dict[str, Any], handlers: Handlers) -> tuple[str, Any]:
+        accepted = False
         try:
             connection.send_bytes(json.dumps(request, ensure_ascii=False).encode("utf-8"))
             while True:
                 event = json.loads(connection.recv_bytes())
                 kind = event.get("event")
+                if kind == "accepted":
+                    accepted = True
+                    continue
                 if kind == "result":
                     return "result", event.get("data")
                 if kind == "mismatch":
-                    return "mismatch", event.get("version")
+                    return "mismatch", (str(event.get("version")), event.get("protocol"))
                 if kind == "error":
                     if event.get("traceback"):
                         sys.stderr.write(str(event["traceback"]))
                     raise error_for(str(event.get("message", "")), int(event.get("code", 1)))
                 _dispatch(event, handlers)
         except (EOFError, ConnectionError) as exc:
+            if not accepted and request.get("verb") not in ("service.status", "service.stop"):
+                return "unaccepted", None
             raise ServiceError(f"the memcli service stopped while answering ({type(exc).__name__}); see {self.paths.log_file}") from None
 
     def start(self) -> Connection:
@@ -237,12 +269,38 @@ class ServiceClient:
         return pid
 
     def pid(self) -> int | None:
-        """The pid of the running service, from its service file; None when it is not running."""
+        """The pid of the running service, from its service file; None when it is not
+        running (also when its pid now belongs to another process: a service killed
+        without cleaning up leaves its file behind, and pids are reused)."""
         try:
-            pid = int(json.loads(self.paths.service_file.read_text(encoding="utf-8"))["pid"])
+            service = json.loads(self.paths.service_file.read_text(encoding="utf-8"))
+            pid = int(service["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
+        started = service.get("process_start")
+        if started is not None and process_start(pid) not in (None, started):
+            return None
         return pid if _running(pid) else None
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (/proc/PID/stat, field 22),
+    which tells a process from a later one given the same pid; None where /proc does not
+    tell."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return int(f.read().rpartition(")")[2].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _release(version: str, protocol: Any) -> tuple[tuple[int, ...], int]:
+    """A version and protocol as something to compare: which memcli is newer."""
+    try:
+        number = int(protocol)
+    except (TypeError, ValueError):
+        number = 0
+    return tuple(int(part) for part in re.findall(r"\d+", version)), number
 
 
 def _running(pid: int) -> bool:

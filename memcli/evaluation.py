@@ -54,8 +54,10 @@ class EvalReport:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return dict(self.__dict__)
+        """JSON-ready: ``schema.EvalResult``."""
+        data = dict(self.__dict__)
+        data["duration_seconds"] = round(data.pop("seconds"), 3)
+        return data
 
 
 Progress = Callable[[str, int, int], None]

@@ -26,11 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from memcli import PROTOCOL  # noqa: F401  (the version of these shapes)
 
 
-def iso_time(seconds: float) -> Optional[str]:
-    """Unix seconds as ISO 8601 local time with offset; None for 0 (none)."""
+def iso_time(seconds: float, timespec: str = "seconds") -> Optional[str]:
+    """Unix seconds as ISO 8601 local time with offset, to ``timespec`` (``seconds``,
+    ``microseconds``: see ``datetime.isoformat``); None for 0 (none)."""
     if not seconds:
         return None
-    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")
+    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec=timespec)
 
 
 class Out(BaseModel):
@@ -211,7 +212,7 @@ class ChatState(Out):
     model: str = Field(description="the chat model's name")
     history: list[ChatTurn]
     summary: str = Field(description="this session's older turns, folded")
-    last_turn_at: float = Field(description="unix seconds of the last stored turn")
+    last_turn_at: Optional[str] = Field(description="ISO 8601 time of the last stored turn, to the microsecond; null before the first")
 
 
 class ChatReply(Out):
@@ -245,6 +246,39 @@ class ServiceStop(Out):
     pid: Optional[int] = Field(description="the stopped service's pid, null when none was running")
 
 
+class PathsResult(Out):
+    """``memcli paths``: every path memcli uses."""
+
+    config_file: str
+    config_dir: str
+    data_dir: str
+    store_dir: str = Field(description="the Chroma store")
+    database: str = Field(description="the SQLite sidecar: recall index, history, consolidation progress")
+    lock_file: str
+    consolidate_lock: str
+    pending_dir: str = Field(description="the journal of what was said and is not stored yet")
+    cache_dir: str
+    model_dir: str
+    state_dir: str
+    run_dir: str = Field(description="the service's private directory")
+    socket: str
+    service_file: str
+    start_lock: str
+    log_file: str = Field(description="the service's log")
+
+
+class EvalResult(Out):
+    """``memcli eval locomo``: evidence recall@k of LoCoMo's questions (categories 1-4)."""
+
+    questions: int
+    conversations: list[str]
+    without: list[str] = Field(description="the recall levers turned off")
+    per_category: dict[str, dict[str, float]] = Field(description="category -> {n, R@5, R@10, R@20}")
+    overall: dict[str, float] = Field(description="{n, R@5, R@10, R@20} over every question")
+    latency_ms: dict[str, float] = Field(description="{p50, p95} of one recall, in milliseconds")
+    duration_seconds: float
+
+
 RESULTS: dict[str, Any] = {
     "memory": Memory,
     "recalled memory": RecalledMemory,
@@ -263,5 +297,7 @@ RESULTS: dict[str, Any] = {
     "chat state": ChatState,
     "service status": ServiceStatus,
     "service stop": ServiceStop,
+    "paths": PathsResult,
+    "eval": EvalResult,
 }
 """The documented shapes, by name (the man page's JSON OUTPUT section)."""

@@ -36,11 +36,12 @@ import struct
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
 
 from memcli import PROTOCOL, __version__, api, schema
+from memcli.client import process_start
 from memcli.config import Paths, Settings, load_settings
 from memcli.core import Memcli
 from memcli.errors import Interrupted, MemcliError
@@ -169,8 +170,8 @@ class Service:
         return listener
 
     def _write_service_file(self) -> None:
-        data = {"pid": os.getpid(), "version": __version__, "protocol": PROTOCOL, "socket": str(self.paths.socket),
-                "started_at": self.started_at}
+        data = {"pid": os.getpid(), "process_start": process_start(os.getpid()), "version": __version__, "protocol": PROTOCOL,
+                "socket": str(self.paths.socket), "started_at": self.started_at}
         temporary = self.paths.service_file.with_suffix(".tmp")
         temporary.write_text(json.dumps(data), encoding="utf-8")
         os.replace(temporary, self.paths.service_file)
@@ -203,8 +204,11 @@ class Service:
                 log.warning("accept failed: %s", exc)
                 continue
             if self._stopping.is_set():
-                connection.close()
+                connection.close()  # unanswered, so its client starts another service
                 break
+            # Counted from here, so that the idle watcher never stops under an accepted connection.
+            with self._counter:
+                self._active += 1
             threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
 
     def _drain(self, seconds: float = 5.0) -> None:
@@ -218,32 +222,27 @@ class Service:
 
     # one request -------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _activity(self) -> Iterator[None]:
-        with self._counter:
-            self._active += 1
-            self.requests += 1
+    def _connection(self, connection: Connection) -> None:
+        """Serve one connection (counted active by ``_accept``)."""
         try:
-            yield
+            with connection:
+                uid = peer_uid(connection)
+                if not peer_allowed(uid):
+                    log.warning("refused a client of uid %s", uid)
+                    return
+                try:
+                    request = json.loads(connection.recv_bytes())
+                except (EOFError, OSError, ValueError):
+                    return
+                if not isinstance(request, dict) or self._stopping.is_set():
+                    return  # never accepted: the client may send it again, to a new service
+                with self._counter:
+                    self.requests += 1
+                self._handle(connection, request)
         finally:
             with self._counter:
                 self._active -= 1
                 self._last = time.monotonic()
-
-    def _connection(self, connection: Connection) -> None:
-        with connection:
-            uid = peer_uid(connection)
-            if not peer_allowed(uid):
-                log.warning("refused a client of uid %s", uid)
-                return
-            try:
-                request = json.loads(connection.recv_bytes())
-            except (EOFError, OSError, ValueError):
-                return
-            if not isinstance(request, dict):
-                return
-            with self._activity():
-                self._handle(connection, request)
 
     def _handle(self, connection: Connection, request: dict[str, Any]) -> None:
         verb = str(request.get("verb", ""))
@@ -272,6 +271,7 @@ class Service:
                 send({"event": "mismatch", "version": __version__, "protocol": PROTOCOL})
                 outcome = f"mismatch with client {request.get('version')}"
                 return
+            emit("accepted")
             with self.resources.emitting(emit):
                 memcli = self.resources.memcli(request)
                 data = api.run(memcli, verb, request.get("args") or {}, emit)

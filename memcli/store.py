@@ -27,7 +27,6 @@ Chroma, which stays the record.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -142,11 +141,10 @@ class MemoryStore:
     def _holder(self) -> str:
         """Who holds the store, as the lock error names it: the running service (with how
         to stop it), else another memcli process."""
-        try:
-            service = json.loads(self.paths.service_file.read_text(encoding="utf-8"))
-            pid = int(service["pid"])
-            os.kill(pid, 0)
-        except (OSError, ValueError, KeyError, TypeError):
+        from memcli.client import ServiceClient
+
+        pid = ServiceClient(self.paths).pid()
+        if pid is None:
             return "the memory store is in use by another memcli process; try again later or raise lock_timeout"
         return (
             f"the memory store is held by the memcli service (pid {pid}); run the command without --no-service "

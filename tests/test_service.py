@@ -159,6 +159,65 @@ def test_a_service_of_another_version_is_restarted(start_service: Any, paths: Pa
     assert status["version"] == package.__version__ and status["pid"] != old.process.pid
 
 
+def test_a_service_newer_than_the_client_is_left_running(start_service: Any, paths: Paths) -> None:
+    """A command that ran across an upgrade (its code older than the service) must not
+    stop the new service, nor start its own old one: it says so and exits 7."""
+    newer = start_service("--version", "99.0.0")
+    listed = memcli(paths, "list")
+    assert listed.returncode == 7 and "upgraded to 99.0.0" in listed.stderr, listed.stderr
+    assert newer.process.poll() is None and ServiceClient(paths).status()["version"] == "99.0.0"
+
+
+def test_a_request_the_service_did_not_accept_goes_to_a_new_service(paths: Paths) -> None:
+    """A service that closes a connection without accepting its request (it was stopping:
+    idle, or asked to) leaves the client to start another and ask it."""
+    from multiprocessing.connection import Listener
+
+    paths.run_dir.mkdir(parents=True)
+    os.chmod(paths.run_dir, 0o700)
+    stopping = Listener(str(paths.socket), family="AF_UNIX")
+
+    def close_one_unanswered() -> None:
+        stopping.accept().close()
+        stopping.close()  # and the socket goes, as a stopped service's does
+
+    thread = threading.Thread(target=close_one_unanswered, daemon=True)
+    thread.start()
+    try:
+        found = ServiceClient(paths).request({"verb": "list", "args": {}, "env": client_env()}, Handlers())
+        assert found == []
+        assert ServiceClient(paths).pid() not in (None, os.getpid())
+    finally:
+        ServiceClient(paths).stop()
+        thread.join(10)
+
+
+def test_a_socket_directory_open_to_others_is_not_used(paths: Paths, runner: Any, fake_embedder: Any) -> None:
+    paths.run_dir.mkdir(parents=True)
+    os.chmod(paths.run_dir, 0o777)
+    result = runner.invoke(app, ["remember", "Dentist on Friday at nine"])
+    assert result.exit_code == 0, result.stderr
+    assert "is not a private directory" in result.stderr and "running in this process instead" in result.stderr
+    assert not paths.socket.exists()
+
+
+def test_a_pid_reused_after_a_killed_service_is_not_signalled(paths: Paths) -> None:
+    """A service killed without cleaning up leaves its service file; if its pid now
+    belongs to another process, memcli neither names nor stops that process."""
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        paths.run_dir.mkdir(parents=True)
+        os.chmod(paths.run_dir, 0o700)
+        paths.service_file.write_text(json.dumps({"pid": bystander.pid, "process_start": 1, "version": "0.1.0"}))
+        assert ServiceClient(paths).pid() is None
+        stopped = memcli(paths, "service", "stop")
+        assert stopped.returncode == 0, stopped.stderr
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
 def test_eight_clients_in_parallel_each_store_25_notes(start_service: Any, paths: Paths) -> None:
     start_service()
     errors: list[BaseException] = []
