@@ -13,10 +13,14 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    resident ``MemoryStore`` (``open_resident``), a long-lived ``Recaller`` reused across
    calls (warm), a fresh ``Memcli`` per request as the service builds one, the real
    all-MiniLM-L6-v2 query encoding included, reinforcement off, k = 10. p50 / p95 over a
-   fixed sample of LoCoMo questions (``--queries``, seed 0) asked ``--repeats`` times, plus
-   the first recall (which loads the user's recall index), the query encoding alone, the
-   time to build the store, and the resident memory of the process that holds the store
-   (VmRSS after the queries and its peak VmHWM, from /proc/self/status). Each size is
+   fixed sample of LoCoMo questions (``--queries``, seed 0) asked ``--repeats`` times, and
+   the same calls again with reinforcement on (``p50 reinf.``: ``reinforce=True``, what a
+   default ``memcli recall``, chat or ask does, each returned memory's strength and
+   last_recalled_at written back to the store; measured after the memory figures, before
+   the forget dry-run), plus the first recall (which loads the user's recall index), the
+   query encoding alone, the time to build the store, and the resident memory of the
+   process that holds the store (VmRSS after the queries without reinforcement and its peak
+   VmHWM, from /proc/self/status). Each size is
    measured in a fresh worker process (this script with a hidden ``--worker``), so the
    memory figures are those of a process like the service: embedder loaded, store open,
    one user's index in memory. ``--vector-dtype float32,float16`` (the default) measures
@@ -101,6 +105,7 @@ _NUMBER = re.compile(r"\d+")
 
 
 def log(message: str) -> None:
+    """Print a timestamped progress line to stderr."""
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
@@ -172,6 +177,7 @@ def locomo_questions(path: Path, conversations: list[str] | None, n: int, seed: 
 
 
 def _variant_text(text: str, names: dict[str, str], copy: int) -> str:
+    """The text of a turn in copy ``copy``: names swapped, numbers shifted by ``copy``, else a ``(vN)`` tag."""
     out = text
     for old, new in names.items():
         out = re.sub(rf"\b{re.escape(old)}\b", new, out)
@@ -262,6 +268,9 @@ def build_store(home: Path, sessions: list[list[Any]], vectors: dict[str, Any], 
 
 
 def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32") -> dict[str, Any]:
+    """Measure recall and ``forget --dry-run`` on the store at ``home``, held resident as the
+    service holds it, with the recall vectors as ``dtype``. Keys ending ``_s`` are seconds,
+    ``_ms`` milliseconds, ``_bytes`` bytes. Runs in its own process (``--worker``)."""
     import numpy as np
 
     from memcli import index
@@ -288,6 +297,7 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
         recaller = Recaller(store, embedder)
 
         def request() -> Memcli:
+            """A fresh Memcli over the shared store, embedder and Recaller, as the service builds per request."""
             return Memcli(settings, paths, store=store, embedder=embedder, recaller=recaller)
 
         out["memories"] = store.count(USER)
@@ -312,6 +322,19 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
         out["encode_ms"] = {"p50": pct(enc, 0.5) * 1e3, "p95": pct(enc, 0.95) * 1e3}
         status = proc_status()
         out["rss_bytes"], out["peak_rss_bytes"] = status["VmRSS"], status["VmHWM"]
+        # The same calls with reinforcement on, as a default recall, chat or ask does: the
+        # returned memories' strength and last_recalled_at are written back to the store.
+        # After the memory figures, so they are those of read-only recall.
+        reinforced: list[float] = []
+        for _ in range(repeats):
+            for q in queries:
+                t = time.perf_counter()
+                request().recall(q, USER, k=10, reinforce=True)
+                reinforced.append(time.perf_counter() - t)
+        out["recall_reinforce_ms"] = {"n": len(reinforced), "p50": pct(reinforced, 0.5) * 1e3, "p95": pct(reinforced, 0.95) * 1e3,
+                                      "max": max(reinforced) * 1e3}
+        # The forget dry-run below thus runs over a store where the memories recalled above
+        # were reinforced (at most 10 per query): nothing material changes for that figure.
         forget: list[float] = []
         for _ in range(2):
             t = time.perf_counter()
@@ -333,12 +356,14 @@ class Shell:
     """Runs memcli commands with a given MEMCLI_HOME; remembers every home it ran in."""
 
     def __init__(self) -> None:
+        """Find the memcli command; no homes, failures or fallbacks yet."""
         self.command = memcli_command()
         self.homes: set[Path] = set()
         self.failures: list[str] = []
         self.fallbacks = 0
 
     def env(self, home: Path, user: str | None = None) -> dict[str, str]:
+        """This environment without MEMCLI_* variables, plus MEMCLI_HOME (and MEMCLI_USER if given)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
         env["MEMCLI_HOME"] = str(home)
         if user:
@@ -346,6 +371,8 @@ class Shell:
         return env
 
     def run(self, home: Path, args: list[str], user: str | None = None, timeout: float = 900) -> tuple[float, subprocess.CompletedProcess]:
+        """Run ``memcli args``; its wall time in seconds and the finished process. A non-zero
+        exit or a fallback to in-process is recorded in ``failures``."""
         self.homes.add(home)
         t = time.perf_counter()
         done = subprocess.run(self.command + args, env=self.env(home, user), capture_output=True, text=True, timeout=timeout, check=False)
@@ -358,6 +385,7 @@ class Shell:
         return elapsed, done
 
     def timed(self, home: Path, args: list[str], n: int, user: str | None = None, before: Any = None) -> list[float]:
+        """Run ``memcli args`` ``n`` times (calling ``before()`` before each); wall times in seconds."""
         times = []
         for i in range(n):
             if before is not None:
@@ -367,6 +395,7 @@ class Shell:
         return times
 
     def status(self, home: Path) -> dict[str, Any] | None:
+        """``memcli service status --json`` of ``home`` as a dict (None if it is not JSON)."""
         _, done = self.run(home, ["service", "status", "--json"])
         try:
             return json.loads(done.stdout)
@@ -388,17 +417,24 @@ class Shell:
 
 
 def p50(values: list[float]) -> float:
+    """The median of values, in their unit (NaN if empty)."""
     return statistics.median(values) if values else float("nan")
 
 
 def shell_bench(shell: Shell, home: Path, user: str, queries: list[str], calls: int, cold_calls: int) -> dict[str, Any]:
+    """Section 2: wall times (seconds) of ``memcli recall``, ``remember`` and ``--help`` from a
+    shell on the store at ``home``, warm, cold and in-process; the service's own times of the
+    warm calls (milliseconds) and its status."""
     out: dict[str, Any] = {}
+
     def stop() -> None:
+        """Stop the service of ``home``."""
         shell.stop(home)
 
     qs = list(queries)
 
     def runs(n: int, prefix: list[str], verb: str, label: str, before: Any = None) -> list[float]:
+        """``n`` calls of ``memcli [prefix] verb`` (recall: the queries in turn; remember: a new note each); wall times in seconds."""
         times = []
         for i in range(n):
             if before is not None:
@@ -442,6 +478,9 @@ def shell_bench(shell: Shell, home: Path, user: str, queries: list[str], calls: 
 
 
 def client_import_time(runs: int = 5) -> dict[str, Any]:
+    """Section 5: ``-X importtime`` total of memcli's top-level imports for ``import memcli.client``
+    (median over ``runs``), the wall time of importing memcli.cli and memcli.client against
+    ``python -c pass`` (median of 10), and the heaviest other imports; all in milliseconds."""
     totals = []
     top: dict[str, int] = {}
     for _ in range(runs):
@@ -486,6 +525,7 @@ class ForeignCpu:
     thread: others running on the machine slow every figure."""
 
     def __init__(self, root: Path, every: float = 2.0) -> None:
+        """Processes with ``root`` in their environment count as this benchmark's; sample every ``every`` seconds."""
         import threading
 
         self.root = str(root)
@@ -500,15 +540,18 @@ class ForeignCpu:
         self.started = time.time()
 
     def start(self) -> ForeignCpu:
+        """Take a first sample and start the sampling thread (nothing without /proc); returns self."""
         if Path("/proc/self/stat").exists():
             self._sample()
             self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop the sampling thread (after its current wait)."""
         self._stop.set()
 
     def _is_mine(self, pid: int, parents: dict[int, int]) -> bool:
+        """Whether ``pid`` descends from this process or has ``root`` in its environment (cached per pid)."""
         if pid in self._mine:
             return self._mine[pid]
         me, p, mine = os.getpid(), pid, False
@@ -526,6 +569,7 @@ class ForeignCpu:
         return mine
 
     def _sample(self) -> None:
+        """Read every process's CPU time (user + system, seconds) from /proc and add what others used since the last sample."""
         stats: dict[int, tuple[int, float, str]] = {}
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
@@ -546,10 +590,12 @@ class ForeignCpu:
                 self.top[name] = self.top.get(name, 0.0) + cpu - before
 
     def _run(self) -> None:
+        """The thread: sample every ``every`` seconds until stopped."""
         while not self._stop.wait(self.every):
             self._sample()
 
     def mark(self) -> tuple[float, float]:
+        """Now: (others' CPU seconds so far, wall-clock time in seconds), for ``since``."""
         return self.seconds, time.time()
 
     def since(self, mark: tuple[float, float]) -> float:
@@ -558,6 +604,7 @@ class ForeignCpu:
         return round((self.seconds - mark[0]) / (wall * (os.cpu_count() or 1)), 3)
 
     def report(self) -> dict[str, Any]:
+        """Others' CPU seconds since the start, their share of the machine (0..1), and the top five names by CPU seconds (at least 1 s)."""
         wall = time.time() - self.started
         return {"cpu_seconds": round(self.seconds, 1), "share_of_machine": round(self.seconds / (wall * (os.cpu_count() or 1)), 3),
                 "by_name": {k: round(v, 1) for k, v in sorted(self.top.items(), key=lambda kv: -kv[1])[:5] if v >= 1.0}}
@@ -567,6 +614,7 @@ class ForeignCpu:
 
 
 def scan_logs(homes: list[Path]) -> list[str]:
+    """Lines of the service logs under ``homes`` that look like errors or warnings (240 characters at most each)."""
     found = []
     for home in homes:
         for path in sorted(home.rglob("service.log*")):
@@ -581,25 +629,30 @@ def scan_logs(homes: list[Path]) -> list[str]:
 
 
 def mib(n: Any) -> str:
+    """A number of bytes as whole MiB ("-" if not a number)."""
     return f"{n / 2**20:.0f} MiB" if isinstance(n, (int, float)) else "-"
 
 
 def table(r: dict[str, Any]) -> str:
+    """The results ``r`` (as ``main`` collects them) as the text report printed without ``--json``."""
     lines = [(f"memcli benchmark — {r['machine']['platform']}, {r['machine']['cpus']} CPUs, Python {r['machine']['python']}, "
               f"memcli {r['machine']['memcli']}, {r['started']}")]
     if "recall" in r:
-        lines += ["", "1. Recall in the service's code path (resident store, warm Recaller, MiniLM query encoding included, no reinforcement, k=10)",
-                  f"{'memories':>9} {'vectors':>8} {'build':>8} {'first recall':>13} {'p50':>9} {'p95':>9} {'encode p50':>11} {'RSS':>9} {'peak RSS':>9} {'forget --dry-run':>17} {'peak w/ forget':>15} {'others':>7}"]
+        lines += ["", "1. Recall in the service's code path (resident store, warm Recaller, MiniLM query encoding included, k=10; "
+                  "p50 / p95 without reinforcement, p50 reinf. with it)",
+                  f"{'memories':>9} {'vectors':>8} {'build':>8} {'first recall':>13} {'p50':>9} {'p95':>9} {'p50 reinf.':>11} {'encode p50':>11} {'RSS':>9} {'peak RSS':>9} {'forget --dry-run':>17} {'peak w/ forget':>15} {'others':>7}"]
         for row in r["recall"]:
             w = row["worker"]
             f = w.get("forget_dry_run_s", [float("nan")])
+            reinf = w.get("recall_reinforce_ms", {}).get("p50", float("nan"))
             lines.append(
                 f"{w.get('memories', row['size']):>9} {w.get('dtype', 'float32'):>8} {row['build']['build_s']:>7.1f}s {w['first_recall_s']:>12.2f}s "
-                f"{w['recall_ms']['p50']:>7.1f}ms {w['recall_ms']['p95']:>7.1f}ms {w['encode_ms']['p50']:>9.1f}ms "
+                f"{w['recall_ms']['p50']:>7.1f}ms {w['recall_ms']['p95']:>7.1f}ms {reinf:>9.1f}ms {w['encode_ms']['p50']:>9.1f}ms "
                 f"{mib(w['rss_bytes']):>9} {mib(w['peak_rss_bytes']):>9} {min(f):>16.2f}s {mib(w['peak_rss_after_forget_bytes']):>15} {100 * row.get('other_processes_share', 0):>6.0f}%"
             )
         w0 = r["recall"][0]["worker"]
-        lines.append(f"   ({r['recall'][0]['worker']['recall_ms']['n']} recalls per size; embedder alone: {mib(w0['rss_embedder_bytes'])} RSS, "
+        lines.append(f"   ({r['recall'][0]['worker']['recall_ms']['n']} recalls per size, as many again with reinforcement "
+                     f"for p50 reinf. (strength and last_recalled_at written back); embedder alone: {mib(w0['rss_embedder_bytes'])} RSS, "
                      f"loaded in {w0['embedder_load_s']:.1f} s; build = MemoryStore.add of precomputed vectors; "
                      f"first recall loads the index; RSS / peak RSS (VmRSS / VmHWM) after the recalls; "
                      f"forget = Memcli.forget(dry_run=True) on the resident store, best of 2; "
@@ -658,6 +711,7 @@ def table(r: dict[str, Any]) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command-line options; ``--quick`` lowers the sizes, conversations and cold calls unless given."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="See the module docstring for how each figure is measured.")
     p.add_argument("--sizes", default="1000,10000,100000", help="store sizes (memories of one user), comma-separated (default: %(default)s)")
     p.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="LoCoMo file (default: %(default)s)")
@@ -700,12 +754,14 @@ def service_times(home: Path, skip_lines: int = 0) -> dict[str, list[float]]:
 
 
 def log_lines(home: Path) -> int:
+    """The number of lines in the service log of ``home`` (0 if there is none)."""
     with contextlib.suppress(OSError):
         return len((home / "state" / "service.log").read_text(encoding="utf-8", errors="replace").splitlines())
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark (or, with ``--worker``, one worker) and print the table or JSON; returns the exit status."""
     args = parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -822,8 +878,10 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     w = json.loads(done.stdout.strip().splitlines()[-1])
                     r["recall"].append({"size": size, "build": build, "worker": w, "other_processes_share": foreign.since(mark)})
+                    reinf = w.get("recall_reinforce_ms", {}).get("p50", float("nan"))
                     log(f"  {size} ({dtype}): first recall {w['first_recall_s']:.2f} s, p50 {w['recall_ms']['p50']:.1f} ms, "
-                        f"p95 {w['recall_ms']['p95']:.1f} ms, peak RSS {mib(w['peak_rss_bytes'])}, forget dry-run {min(w['forget_dry_run_s']):.2f} s")
+                        f"p95 {w['recall_ms']['p95']:.1f} ms, p50 reinforced {reinf:.1f} ms, peak RSS {mib(w['peak_rss_bytes'])}, "
+                        f"forget dry-run {min(w['forget_dry_run_s']):.2f} s")
             if "forget-cli" not in skip and r["recall"]:
                 size = r["recall"][-1]["size"]
                 home = root / f"store-{size}"
