@@ -42,6 +42,9 @@ class MemcliGroup(TyperGroup):
     """The root command: turns every failure into one line on stderr and an exit code."""
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any) -> Any:  # type: ignore[override]
+        """Run the command line ``args``; exit with the code of the MemcliError (or usage
+        error, or interruption) that ends it, after one line on stderr (``--debug`` or
+        MEMCLI_DEBUG: the traceback)."""
         argv = list(sys.argv[1:] if args is None else args)
         debug = "--debug" in argv or bool(os.environ.get("MEMCLI_DEBUG"))
         try:

@@ -63,6 +63,12 @@ class Journal:
                 os.fsync(f.fileno())
             os.replace(temporary, target)
             written.append(target)
+        # The renames are durable once the directory is: a power cut must not undo them.
+        directory = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
         return written
 
     def pending(self) -> list[tuple[Path, Memory]]:
