@@ -218,24 +218,28 @@ def test_a_pid_reused_after_a_killed_service_is_not_signalled(paths: Paths) -> N
         bystander.wait()
 
 
+REMEMBER_25 = """
+import sys
+from memcli.client import Handlers, ServiceClient, client_env
+from memcli.paths import resolve_paths
+n = sys.argv[1]
+for i in range(25):
+    done = ServiceClient(resolve_paths()).request(
+        {"verb": "remember", "args": {"text": f"client {n} note {i}", "user": "crowd"}, "env": client_env()}, Handlers(), start=False)
+    assert done["added"], done
+"""
+
+
 def test_eight_clients_in_parallel_each_store_25_notes(start_service: Any, paths: Paths) -> None:
+    """Eight client processes at once, each storing 25 new notes in a loop."""
     start_service()
-    errors: list[BaseException] = []
-
-    def client(n: int) -> None:
-        try:
-            for i in range(25):
-                done = request(paths, "remember", text=f"client {n} note {i}", user="crowd")
-                assert done["added"], done
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert errors == []
+    clients = [subprocess.Popen([sys.executable, "-c", REMEMBER_25, str(n)], stderr=subprocess.PIPE, text=True) for n in range(8)]
+    failures = []
+    for client in clients:
+        _, stderr = client.communicate(timeout=180)
+        if client.returncode:
+            failures.append(stderr)
+    assert failures == []
     texts = {m["text"] for m in request(paths, "list", user="crowd", limit=0)}
     assert texts == {f"client {n} note {i}" for n in range(8) for i in range(25)}
 
