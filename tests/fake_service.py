@@ -1,6 +1,6 @@
 """Run the memcli service with the test fakes in place of the real models (for
 tests/test_service.py): ``python tests/fake_service.py [--slow-model S] [--slow-embed S]
-[--idle S] [--version V]``, with MEMCLI_HOME set. The service code is the real one;
+[--idle S] [--version V] [--protocol N]``, with MEMCLI_HOME set. The service code is the real one;
 only the embedder and the chat model are the fakes of conftest.py, slowed down when a
 test needs a request to last."""
 
@@ -61,12 +61,15 @@ def main() -> None:
     parser.add_argument("--slow-embed", type=float, default=0.0)
     parser.add_argument("--idle", type=float, default=None)
     parser.add_argument("--version", default=None)
+    parser.add_argument("--protocol", type=int, default=None)
     options = parser.parse_args()
     from memcli import service
     from memcli.paths import resolve_paths
 
     if options.version:
         memcli.__version__ = service.__version__ = options.version
+    if options.protocol is not None:
+        memcli.PROTOCOL = service.PROTOCOL = options.protocol
 
     given = {"embedder": SlowEmbedder(options.slow_embed), "chat_model": SlowModel(options.slow_model)}
     if options.idle is not None:

@@ -159,6 +159,17 @@ def test_a_service_of_another_version_is_restarted(start_service: Any, paths: Pa
     assert status["version"] == package.__version__ and status["pid"] != old.process.pid
 
 
+def test_a_service_of_an_older_protocol_is_restarted(start_service: Any, paths: Paths) -> None:
+    import memcli as package
+
+    old = start_service("--protocol", str(package.PROTOCOL - 1))
+    assert ServiceClient(paths).status()["protocol"] == package.PROTOCOL - 1
+    listed = memcli(paths, "list")
+    assert listed.returncode == 0 and "restarting it" in listed.stderr, listed.stderr
+    assert old.process.wait(30) == 0
+    assert ServiceClient(paths).status()["protocol"] == package.PROTOCOL
+
+
 def test_a_service_newer_than_the_client_is_left_running(start_service: Any, paths: Paths) -> None:
     """A command that ran across an upgrade (its code older than the service) must not
     stop the new service, nor start its own old one: it says so and exits 7."""
