@@ -36,9 +36,10 @@ class Emit(Protocol):
     def __call__(self, event: str, **fields: Any) -> None: ...
 
 
-def memory_out(memory: Memory) -> schema.Memory:
-    """A stored memory as ``schema.Memory``."""
-    return schema.Memory(
+def memory_fields(memory: Memory) -> dict[str, Any]:
+    """The fields of ``schema.Memory`` for a stored memory (times as ISO 8601, None for none);
+    the shapes that extend it (a score block, a forgetting block) add theirs to these."""
+    return dict(
         id=memory.id, user=memory.user, kind=memory.kind, text=memory.text, speaker=memory.speaker, caption=memory.caption,
         session=memory.session, day=memory.day, created_at=schema.iso_time(memory.created_at), source=memory.source,
         source_ids=list(memory.source_ids), tags=list(memory.tags), importance=memory.importance, strength=memory.strength,
@@ -48,13 +49,18 @@ def memory_out(memory: Memory) -> schema.Memory:
     )
 
 
+def memory_out(memory: Memory) -> schema.Memory:
+    """A stored memory as ``schema.Memory``."""
+    return schema.Memory(**memory_fields(memory))
+
+
 def recalled_out(hit: Recalled) -> schema.RecalledMemory:
     """A recalled memory with its score block."""
     score = schema.Score(
         score=round(hit.score, 6), relevance=round(hit.relevance, 4), similarity=round(hit.similarity, 4),
         signals={k: round(v, 4) for k, v in hit.signals.items()}, components={k: round(v, 4) for k, v in hit.components.items()},
     )
-    return schema.RecalledMemory(**memory_out(hit.memory).model_dump(), score=score)
+    return schema.RecalledMemory(**memory_fields(hit.memory), score=score)
 
 
 # The verbs ------------------------------------------------------------------------------
@@ -114,7 +120,7 @@ def _forget(m: Memcli, emit: Emit, user: str | None = None, all_users: bool = Fa
     unit = UNIT_SECONDS[m.settings.time_unit]
     forgotten = [
         schema.ForgottenMemory(
-            **memory_out(v.memory).model_dump(),
+            **memory_fields(v.memory),
             forgetting=schema.Forgetting(retention=round(v.retention, 6), elapsed_seconds=round(v.elapsed * unit, 3)),
         )
         for v in report.forgotten

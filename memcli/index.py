@@ -245,7 +245,6 @@ class UserIndex:
         self._capacity = 0
         self._store: dict[str, np.ndarray] = {}
         self._slot_of: dict[int, int] = {}
-        self._slot_by_rowid = np.full(16, -1, dtype=np.int64)  # _slot_of as an array, for whole result sets
         self._session_slots: dict[str, set[int]] = {}
         self._session_first: dict[str, int] = {}
         self._kind_codes: dict[str, int] = {}
@@ -343,14 +342,6 @@ class UserIndex:
         table = np.array([float(chosen(name)) for name in self._speaker_names] + [0.0])
         return table[self.speaker_codes]
 
-    def slots(self, rowids: Iterable[int] | np.ndarray) -> np.ndarray:
-        """The slot of each of ``rowids``, -1 for a rowid not in this index (another user's)."""
-        rowids = np.asarray(rowids if isinstance(rowids, np.ndarray) else list(rowids), dtype=np.int64)
-        out = np.full(len(rowids), -1, dtype=np.int64)
-        inside = (rowids >= 0) & (rowids < len(self._slot_by_rowid))
-        out[inside] = self._slot_by_rowid[rowids[inside]]
-        return out
-
     # updates ---------------------------------------------------------------------------
 
     def apply(self, changes: IndexChanges) -> None:
@@ -361,7 +352,6 @@ class UserIndex:
         for rowid in changes.removed:
             slot = self._slot_of.pop(rowid, None)
             if slot is not None:
-                self._slot_by_rowid[rowid] = -1
                 self._unlink(slot, touched)
                 self._store["alive"][slot] = False
                 self.lexical.drop(slot)
@@ -421,12 +411,6 @@ class UserIndex:
                 self._unlink(slot, touched)
             slots[i] = slot
         self._reserve(self._n + appended)
-        top = max(r[1] for r in rows)
-        if top >= len(self._slot_by_rowid):
-            grown = np.full(max(top + 1, 2 * len(self._slot_by_rowid)), -1, dtype=np.int64)
-            grown[: len(self._slot_by_rowid)] = self._slot_by_rowid
-            self._slot_by_rowid = grown
-        self._slot_by_rowid[[r[1] for r in rows]] = slots
         self.ids.extend([""] * appended)
         self.texts.extend([""] * appended)
         self._sessions.extend([""] * appended)
@@ -496,8 +480,6 @@ class UserIndex:
         self._sessions = [self._sessions[i] for i in keep]
         self._n, self._dead = len(keep), 0
         self._slot_of = {int(r): i for i, r in enumerate(self.rowids)}
-        self._slot_by_rowid[:] = -1
-        self._slot_by_rowid[self.rowids] = np.arange(self._n)
         self._session_slots, self._session_first = {}, {}
         first = self.first
         for slot, session in enumerate(self._sessions):
