@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import stat
 import subprocess
@@ -294,13 +293,19 @@ def process_start(pid: int) -> int | None:
         return None
 
 
-def _release(version: str, protocol: Any) -> tuple[tuple[int, ...], int]:
-    """A version and protocol as something to compare: which memcli is newer."""
+def _release(version: str, protocol: Any) -> tuple[Any, int]:
+    """A version and protocol as something to compare: which memcli is newer (PEP 440
+    order: 0.2.0rc1 before 0.2.0; a version that is not PEP 440 counts as oldest)."""
+    from packaging.version import InvalidVersion, Version
+
     try:
         number = int(protocol)
     except (TypeError, ValueError):
         number = 0
-    return tuple(int(part) for part in re.findall(r"\d+", version)), number
+    try:
+        return Version(version), number
+    except InvalidVersion:
+        return Version("0"), number
 
 
 def _running(pid: int) -> bool:

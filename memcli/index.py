@@ -88,6 +88,9 @@ CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 """
 SEQ_SCHEMA = "CREATE INDEX IF NOT EXISTS recall_by_seq ON recall_index (user, seq)"
 """Created once the ``seq`` column exists (an index of version 1 gains it first)."""
+UNRECORDED_SCHEMA = "CREATE INDEX IF NOT EXISTS recall_unrecorded ON recall_index (user) WHERE record = '{}'"
+"""Rows without a copy of their memory (written by an older memcli): created once the
+``record`` column exists."""
 NEWER_COLUMNS = (
     ("seq", "INTEGER NOT NULL DEFAULT 0"),
     ("context", "TEXT NOT NULL DEFAULT ''"),
@@ -99,7 +102,7 @@ ROW_COLUMNS = (
     "memory_id, rowid, kind, speaker, created_at, archived, ended, text, caption, session, turn_vector, window_vector,"
     " own, context, spoken_day"
 )
-"""What ``load`` and ``changes`` read of each row, in the order of ``UserIndex.put_rows``."""
+"""What ``load`` and ``changes`` read of each row, in the order of ``UserIndex._put_rows``."""
 
 
 @contextlib.contextmanager
@@ -506,6 +509,7 @@ class RecallIndex:
                 for name in sorted(old_tables, key=lambda n: n != "lexical_terms"):  # the vocabulary before its table
                     db.execute(f"DROP TABLE IF EXISTS {name}")
         db.execute(SEQ_SCHEMA)
+        db.execute(UNRECORDED_SCHEMA)
 
     # state --------------------------------------------------------------------------
 
@@ -547,21 +551,37 @@ class RecallIndex:
 
     def is_dirty(self, user: str) -> bool:
         """Whether a write of ``user``'s memories was interrupted, or ``user``'s rows were
-        written by another version of this code (or never)."""
-        return self._meta(f"dirty:{user}") is not None or self._meta(f"version:{user}") != str(INDEX_VERSION)
+        written by another version of this code (or never), or some lack the copy of
+        their memory (an older memcli wrote them)."""
+        return (
+            self._meta(f"dirty:{user}") is not None
+            or self._meta(f"version:{user}") != str(INDEX_VERSION)
+            or self._db.execute("SELECT 1 FROM recall_index WHERE user = ? AND record = '{}' LIMIT 1", (user,)).fetchone() is not None
+        )
+
+    def forget_user(self, user: str) -> None:
+        """Drop the marks (dirty, version, epoch) of a user who has no rows left."""
+        keys = [f"dirty:{user}", f"version:{user}", f"epoch:{user}"]
+        marks = ", ".join("?" * len(keys))
+        if self._db.execute(f"SELECT 1 FROM index_meta WHERE key IN ({marks}) LIMIT 1", keys).fetchone():
+            with atomic(self._db):
+                self._db.execute(f"DELETE FROM index_meta WHERE key IN ({marks})", keys)
 
     def ids(self, user: str) -> set[str]:
         """The ids of ``user``'s memories in the index."""
         return {r[0] for r in self._db.execute("SELECT memory_id FROM recall_index WHERE user = ?", (user,))}
 
-    def unclean(self) -> bool:
-        """Whether any user's rows may differ from the store: a write was interrupted, or
-        rows were written by another version of this code."""
-        found = self._db.execute(
-            "SELECT 1 FROM index_meta WHERE key LIKE 'dirty:%' OR (key LIKE 'version:%' AND value != ?) LIMIT 1",
-            (str(INDEX_VERSION),),
-        ).fetchone()
-        return found is not None
+    def unclean(self) -> list[str]:
+        """The users whose rows may differ from the store (``is_dirty``), among those the
+        index knows of."""
+        found = {
+            key.partition(":")[2]
+            for (key,) in self._db.execute(
+                "SELECT key FROM index_meta WHERE key LIKE 'dirty:%' OR (key LIKE 'version:%' AND value != ?)", (str(INDEX_VERSION),)
+            )
+        }
+        found.update(user for (user,) in self._db.execute("SELECT DISTINCT user FROM recall_index WHERE record = '{}'"))
+        return sorted(found)
 
     def count(self) -> int:
         """The memories in the index, every user's."""

@@ -101,7 +101,8 @@ class LexicalIndex:
         self._live_count = 0
         self._total_length = 0.0
         self._base: Any = None
-        """Postings (scipy CSC, slots x FIELDS * terms, term counts) of the rows not stale."""
+        """Postings (scipy CSC, slots x FIELDS * terms, term counts) as of the last merge;
+        rows marked stale since do not count."""
         self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Documents written since the last merge: slot -> (columns, counts)."""
         self._delta_matrix: Any = None

@@ -482,11 +482,13 @@ class Recaller:
             total = sum(signals.values())
             order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}
-        hits = [
-            Recalled(memories[index.ids[i]], float(total[i]), float(total[i]), float(similarity[i]), {n: float(v[i]) for n, v in signals.items()})
-            for i in order
-            if index.ids[i] in memories
-        ]
+            # Slots are read under the store: another request's write may compact the index.
+            hits = [
+                Recalled(memories[index.ids[i]], float(total[i]), float(total[i]), float(similarity[i]),
+                         {n: float(v[i]) for n, v in signals.items()})
+                for i in order
+                if index.ids[i] in memories
+            ]
         if ranking is not None and hits:
             high, low = hits[0].relevance, hits[-1].relevance
             for hit in hits:

@@ -231,13 +231,18 @@ class Service:
                 uid = peer_uid(connection)
                 if not peer_allowed(uid):
                     log.warning("refused a client of uid %s", uid)
+                    self._refuse(connection, f"the memcli service of uid {os.getuid()} refuses clients of uid {uid}")
                     return
                 try:
                     request = json.loads(connection.recv_bytes())
                 except (EOFError, OSError, ValueError):
+                    self._refuse(connection, "the memcli service could not read the request")
                     return
-                if not isinstance(request, dict) or self._stopping.is_set():
-                    return  # never accepted: the client may send it again, to a new service
+                if not isinstance(request, dict):
+                    self._refuse(connection, "the memcli service could not read the request")
+                    return
+                if self._stopping.is_set():
+                    return  # unanswered: the client may send it again, to a new service
                 with self._counter:
                     self.requests += 1
                 self._handle(connection, request)
@@ -290,6 +295,12 @@ class Service:
             self._reply_error(send, 1, f"unexpected {type(exc).__name__} in the memcli service: {exc} (see {self.paths.log_file})", request)
         finally:
             log.info("%s %s in %.1f ms", verb, outcome, (time.perf_counter() - started) * 1000)
+
+    @staticmethod
+    def _refuse(connection: Connection, message: str) -> None:
+        """Tell a client its request will not run (exit 7), so it does not try again."""
+        with contextlib.suppress(OSError):
+            connection.send_bytes(orjson.dumps({"event": "error", "code": 7, "message": message}))
 
     @staticmethod
     def _reply_error(send: Callable[[dict[str, Any]], None], code: int, message: str, request: Mapping[str, Any]) -> None:

@@ -18,10 +18,11 @@ Transactions nest in both.
 Reads of memories (``get``, ``get_many``, ``memories``, ``users``) take them from the copy
 that the recall index keeps of every memory (``memcli.index``) when that copy is known to
 be whole: Chroma keeps metadata one row per field, and reading 100,000 memories from it
-takes about 12 s. A user's copy is trusted once its ids were checked against Chroma in
-this process and while no write of theirs is left half done (a dirty mark); the copy of
-every user, while its count matched Chroma's and nothing is dirty. Otherwise reads go to
-Chroma, which stays the record.
+takes about 12 s. The copy is checked against Chroma once a process: by the count of every
+memory when it matches (nothing else is dirty), else user by user by their ids. A user
+whose write was left half done (a dirty mark), or whose rows are of an older version, is
+rebuilt from Chroma before anything of theirs is read or written. Until a check passes,
+reads go to Chroma, which stays the record.
 """
 
 from __future__ import annotations
@@ -226,6 +227,7 @@ class MemoryStore:
         if not memories:
             return
         with self.transaction():
+            self._repair({m.user for m in memories})
             self.generation += 1
             self.sidecar.index.mark_dirty(m.user for m in memories)
             batch = max(1, min(_GET_PAGE, int(self._client.get_max_batch_size())))
@@ -244,6 +246,7 @@ class MemoryStore:
         if not memories:
             return
         with self.transaction():
+            self._repair({m.user for m in memories})
             self.generation += 1
             self.sidecar.index.mark_dirty(m.user for m in memories)
             self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
@@ -256,6 +259,7 @@ class MemoryStore:
         with self.transaction():
             self.generation += 1
             users = {str((m or {}).get("user")) for m in self._col.get(ids=list(ids), include=["metadatas"])["metadatas"]}
+            self._repair(users)
             self.sidecar.index.mark_dirty(users)
             self._col.delete(ids=list(ids))
             self.sidecar.index.remove(ids, users)
@@ -312,24 +316,31 @@ class MemoryStore:
     # The recall index keeps a copy of every memory (``RecallIndex.records``): reads take it
     # from there when it can be trusted, and from Chroma otherwise.
 
-    def _mirrored(self, user: str) -> bool:
-        """Whether ``user``'s memories can be read from the recall index's copy: no write of
-        theirs was interrupted (a dirty user is read from Chroma; recall rebuilds it), and
-        their rows were checked against Chroma once in this process (and rebuilt if their
-        ids differed)."""
+    def _repair(self, users: set[str]) -> None:
+        """Rebuild the rows of ``users`` left dirty by an interrupted write before another
+        write clears the mark (one mark a user: the next write's would hide the first's)."""
         index = self.sidecar.index
-        if index.is_dirty(user):
-            return False
-        if user not in self._checked:
-            self.check_recall_index(user)
-        return not index.is_dirty(user)
+        for user in users:
+            if index.is_dirty(user) and index.ids(user):
+                self.check_recall_index(user)
+
+    def _mirrored(self, user: str) -> bool:
+        """Whether ``user``'s memories can be read from the recall index's copy, after
+        ``check_recall_index``: its rows were rebuilt if a write of theirs was interrupted
+        or they are of an older version, and checked against Chroma once in this process
+        (by the count of every memory when it matches, else by the user's ids)."""
+        self.check_recall_index(user)
+        return not self.sidecar.index.is_dirty(user)
 
     def _all_mirrored(self) -> bool:
-        """Whether the recall index's copy holds every memory of every user: no write was
-        interrupted, no row is of another version, and its count matched Chroma's when
-        counted last (once a process, or after a rebuild)."""
+        """Whether the recall index's copy holds every memory of every user: the users it
+        knows to be unclean are rebuilt first (``check_recall_index``), and its count must
+        match Chroma's (counted once a process, and again after a rebuild)."""
         index = self.sidecar.index
-        if index.unclean():
+        unclean = index.unclean()
+        for user in unclean:
+            self.check_recall_index(user)
+        if unclean and index.unclean():
             return False
         if self._complete is None:
             self._complete = index.count() == int(self._col.count())
@@ -337,14 +348,15 @@ class MemoryStore:
 
     def _mirrored_many(self, ids: Sequence[str]) -> tuple[list[Memory], list[str]]:
         """The memories of ``ids`` read from the recall index's copy, and the ids it could
-        not answer for (not there, or of a user whose rows cannot be trusted)."""
+        not answer for (not there, or of a user whose rows cannot be trusted). Whom to
+        trust is settled (and any rebuild done) before the copy is read."""
+        index = self.sidecar.index
+        users = {user for _, user, *_ in index.records_by_id(list(ids))}
+        trusted = {user for user in users if self._mirrored(user)}
         found: list[Memory] = []
         left = dict.fromkeys(ids)
-        trusted: dict[str, bool] = {}
-        for memory_id, user, text, record in self.sidecar.index.records_by_id(list(left)):
-            if user not in trusted:
-                trusted[user] = self._mirrored(user)
-            if trusted[user]:
+        for memory_id, user, text, record in index.records_by_id(list(left)) if trusted else []:
+            if user in trusted:
                 found.append(Memory.from_record(memory_id, text, record))
                 del left[memory_id]
         return found, list(left)
@@ -429,9 +441,11 @@ class MemoryStore:
                 self._checked.add(user)
                 return
             stored = self._ids(user)
-            if index.is_dirty(user) or index.ids(user) != set(stored):
-                if stored:
-                    self.notice(f"rebuilding the recall index of {user} from the store ({len(stored)} memories)")
+            rows = index.ids(user)
+            if not stored and not rows:
+                index.forget_user(user)  # no memories: nothing to rebuild, no mark to keep
+            elif index.is_dirty(user) or rows != set(stored):
+                self.notice(f"rebuilding the recall index of {user} from the store ({len(stored)} memories)")
                 memories, vectors = self._with_embeddings(user)
                 index.rebuild(user, memories, vectors)
                 self._complete = None

@@ -404,19 +404,49 @@ def test_dirty_mark_left_by_an_interrupted_write_rebuilds(fake_embedder: FakeEmb
     assert notices == []
 
 
-def test_write_interrupted_after_chroma_is_rebuilt_at_the_next_recall(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_write_interrupted_after_chroma_is_rebuilt_at_the_next_read(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     notices: list[str] = []
     memcli = populated(notices)
     fail_once(monkeypatch, "put")
     with pytest.raises(RuntimeError):
         memcli.remember("zeppelin ride over the lake at dawn", user=USER)
-    [zeppelin] = [m for m in stored(memcli) if m.text.startswith("zeppelin")]
-    with memcli.store.transaction():
-        assert zeppelin.id not in memcli.store.sidecar.index.ids(USER)
+    assert sql(memcli, "SELECT count(*) FROM recall_index WHERE text LIKE 'zeppelin%'") == [(0,)]
 
-    assert recall_ids(memcli, "zeppelin at dawn")[0] == zeppelin.id
+    [zeppelin] = [m for m in stored(memcli) if m.text.startswith("zeppelin")]
     rebuilt(notices, 9)
+    assert recall_ids(memcli, "zeppelin at dawn")[0] == zeppelin.id
+    assert notices == []
     assert_index_matches_store(memcli, filled=True)
+
+
+def test_rows_without_a_copy_of_their_memory_are_rebuilt(fake_embedder: FakeEmbedder) -> None:
+    """Rows an older memcli wrote carry no copy of their memory: the user is rebuilt
+    before anything is read from the copy."""
+    notices: list[str] = []
+    memcli = populated(notices)
+    expected = sorted((m.id, m.text) for m in stored(memcli))
+    sql(memcli, "UPDATE recall_index SET record = '{}' WHERE kind = 'note' AND user = ?", USER)
+
+    assert sorted((m.id, m.text) for m in stored(memcli)) == expected
+    rebuilt(notices, 8)
+    assert sql(memcli, "SELECT count(*) FROM recall_index WHERE record = '{}' AND user = ?", USER) == [(0,)]
+
+
+def test_a_write_after_an_interrupted_one_does_not_hide_it(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One dirty mark a user: the next write rebuilds the user first, so that clearing its
+    own mark does not leave the interrupted write's change out of the index's copy."""
+    notices: list[str] = []
+    memcli = populated(notices)
+    [birthday] = [m for m in stored(memcli) if m.kind == "note"]
+    fail_once(monkeypatch, "set_state")
+    birthday.pinned = True
+    with pytest.raises(RuntimeError):
+        memcli.store.update([birthday])
+
+    memcli.remember("a later note", user=USER)
+    rebuilt(notices, 8)
+    assert memcli.get(birthday.id).pinned
+    assert [m for m in stored(memcli) if m.id == birthday.id][0].pinned
 
 
 def test_archive_interrupted_before_the_index_is_rebuilt_and_not_recalled(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,5 @@
 """Recall (``memcli.retrieval``) with the fake embedder: the ranking of what matches, the
-filters, the context column, the speaker, date and when signals, the FTS5 query, the
+filters, the context column, the speaker, date and when signals, the query terms, the
 levers of ``Signals``, ``recall --explain`` / ``--json`` and ``memcli eval locomo`` on a
 tiny LoCoMo-shaped file."""
 
