@@ -19,7 +19,7 @@ This module imports pydantic and nothing heavy: the thin client reads these shap
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -273,8 +273,8 @@ class EvalResult(Out):
     questions: int
     conversations: list[str]
     without: list[str] = Field(description="the recall levers turned off")
-    per_category: dict[str, dict[str, float]] = Field(description="category -> {n, R@5, R@10, R@20}")
-    overall: dict[str, float] = Field(description="{n, R@5, R@10, R@20} over every question")
+    per_category: dict[str, dict[str, Union[int, float]]] = Field(description="category -> {n, R@5, R@10, R@20}")
+    overall: dict[str, Union[int, float]] = Field(description="{n, R@5, R@10, R@20} over every question")
     latency_ms: dict[str, float] = Field(description="{p50, p95} of one recall, in milliseconds")
     duration_seconds: float
 
