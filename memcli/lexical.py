@@ -68,18 +68,19 @@ def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+def stem_of(word: str) -> str:
+    """The token of one lower-case word (``_stem``), remembered for the next time."""
+    stem = _STEMS.get(word)
+    if stem is None:
+        if len(_STEMS) > _STEM_CACHE_MAX:
+            _STEMS.clear()
+        stem = _STEMS[word] = _stem(word)
+    return stem
+
+
 def tokens(text: str) -> list[str]:
     """The tokens of ``text`` (see the module docstring), in order, repeats kept."""
-    stems = _STEMS
-    if len(stems) > _STEM_CACHE_MAX:
-        stems.clear()
-    out = []
-    for word in _WORD.findall(text.lower()):
-        stem = stems.get(word)
-        if stem is None:
-            stem = stems[word] = _stem(word)
-        out.append(stem)
-    return out
+    return [stem_of(word) for word in _WORD.findall(text.lower())]
 
 
 class LexicalIndex:
@@ -225,8 +226,7 @@ class LexicalIndex:
         for word in _WORD.findall(text.lower()):
             number = words.get(word)
             if number is None:
-                stem = _STEMS.get(word) or _stem(word)
-                number = words[word] = vocab.setdefault(stem, len(vocab))
+                number = words[word] = vocab.setdefault(stem_of(word), len(vocab))
             out.append(number)
         return out
 

@@ -365,10 +365,11 @@ class Recaller:
         """Get ``user``'s recall index ready for a query without embedding under the store:
         check it against the store when it is not loaded or must be loaded again (a
         rebuild reads Chroma under the store), then embed the windows writes left to fill
-        with the store released, and store them. Call it before taking the store for a
-        query (``recall`` calls it too, which costs two small reads when nothing is
-        missing). A store opened per transaction (in-process mode: one thread, no one to
-        let in) skips this: ``index`` does it all under one opening."""
+        with the store released, and store them. Callers that share the store with other
+        threads (the service) call it before they take the store for a query; what is
+        still missing then, ``index`` fills under the store. A store opened per
+        transaction (in-process mode: one thread, no one to let in) skips this: ``index``
+        does it all under one opening."""
         if not self.store.resident:
             return
         with self.store.transaction():
@@ -469,7 +470,6 @@ class Recaller:
             return []
         if vector is None:
             vector = self.encode(query)
-        self.prepare(user)
         with self.store.transaction():
             index = self.index(user)
             mask = index.alive & ~index.archived & ~index.ended

@@ -85,6 +85,8 @@ class MemoryStore:
         """Users whose rows of the recall index were checked against Chroma in this process."""
         self._complete: bool | None = None
         """Whether the recall index held as many memories as Chroma when last counted (None: not counted)."""
+        self._rebuilds = 0
+        """Users' rows rebuilt from Chroma by this store (readers of the copy look again after one)."""
         self.generation = 0
         """Bumped whenever memories may have changed (by us or, between transactions, by
         another process); caches of the store's contents key on it."""
@@ -351,11 +353,14 @@ class MemoryStore:
         not answer for (not there, or of a user whose rows cannot be trusted). Whom to
         trust is settled (and any rebuild done) before the copy is read."""
         index = self.sidecar.index
-        users = {user for _, user, *_ in index.records_by_id(list(ids))}
-        trusted = {user for user in users if self._mirrored(user)}
+        rows = index.records_by_id(list(ids))
+        rebuilds = self._rebuilds
+        trusted = {user for user in {row[1] for row in rows} if self._mirrored(user)}
+        if self._rebuilds != rebuilds:  # a user was rebuilt: what was read may be gone
+            rows = index.records_by_id(list(ids))
         found: list[Memory] = []
         left = dict.fromkeys(ids)
-        for memory_id, user, text, record in index.records_by_id(list(left)) if trusted else []:
+        for memory_id, user, text, record in rows:
             if user in trusted:
                 found.append(Memory.from_record(memory_id, text, record))
                 del left[memory_id]
@@ -449,6 +454,7 @@ class MemoryStore:
                 memories, vectors = self._with_embeddings(user)
                 index.rebuild(user, memories, vectors)
                 self._complete = None
+                self._rebuilds += 1
             self._checked.add(user)
 
     def recall_index(self, user: str, embed: Embed) -> UserIndex:

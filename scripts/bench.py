@@ -307,13 +307,17 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
         out["first_recall_hits"] = len(first)
         for q in queries[:5]:
             request().recall(q, USER, k=10, reinforce=False)
-        times: list[float] = []
-        for _ in range(repeats):
-            for q in queries:
-                t = time.perf_counter()
-                request().recall(q, USER, k=10, reinforce=False)
-                times.append(time.perf_counter() - t)
-        out["recall_ms"] = {"n": len(times), "p50": pct(times, 0.5) * 1e3, "p95": pct(times, 0.95) * 1e3, "max": max(times) * 1e3}
+        def timed_recalls(reinforce: bool) -> dict[str, float]:
+            """Every query ``repeats`` times: n, and p50 / p95 / max in milliseconds."""
+            times: list[float] = []
+            for _ in range(repeats):
+                for q in queries:
+                    t = time.perf_counter()
+                    request().recall(q, USER, k=10, reinforce=reinforce)
+                    times.append(time.perf_counter() - t)
+            return {"n": len(times), "p50": pct(times, 0.5) * 1e3, "p95": pct(times, 0.95) * 1e3, "max": max(times) * 1e3}
+
+        out["recall_ms"] = timed_recalls(reinforce=False)
         enc: list[float] = []
         for q in queries:
             t = time.perf_counter()
@@ -325,14 +329,7 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
         # The same calls with reinforcement on, as a default recall, chat or ask does: the
         # returned memories' strength and last_recalled_at are written back to the store.
         # After the memory figures, so they are those of read-only recall.
-        reinforced: list[float] = []
-        for _ in range(repeats):
-            for q in queries:
-                t = time.perf_counter()
-                request().recall(q, USER, k=10, reinforce=True)
-                reinforced.append(time.perf_counter() - t)
-        out["recall_reinforce_ms"] = {"n": len(reinforced), "p50": pct(reinforced, 0.5) * 1e3, "p95": pct(reinforced, 0.95) * 1e3,
-                                      "max": max(reinforced) * 1e3}
+        out["recall_reinforce_ms"] = timed_recalls(reinforce=True)
         # The forget dry-run below thus runs over a store where the memories recalled above
         # were reinforced (at most 10 per query): nothing material changes for that figure.
         forget: list[float] = []
