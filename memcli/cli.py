@@ -801,3 +801,49 @@ def eval_locomo(
         typer.echo(f"{name:<16}{int(row['n']):>6}{row['R@5']:>8.3f}{row['R@10']:>8.3f}{row['R@20']:>8.3f}")
     latency = report.latency_ms
     typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {len(report.conversations)} conversations in {report.seconds:.1f} s")
+
+
+@eval_app.command("memorybank")
+def eval_memorybank(
+    file: Annotated[Path, typer.Argument(help="A MemoryBank history (memory_bank_en.json or memory_bank_cn.json).", show_default=False)],
+    probes: Annotated[Path, typer.Argument(help="Probe questions, JSON lines: {user, question, evidence, type, now}.", show_default=False)],
+    user: Annotated[Optional[list[str]], typer.Option("--user", help="Only this user's probes; repeat for more.")] = None,
+    ranking: Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")] = True,
+    without: Annotated[
+        Optional[list[str]],
+        typer.Option("--without", metavar="LEVER", help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, date, when, priors; repeat for more."),
+    ] = None,
+    details: Annotated[bool, typer.Option("--details", help="With --json: each probe's rank and recalled turns.")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Hit@1/5/10 per question type and recall latency of probe questions over a MemoryBank history.
+
+    The history is imported into a temporary store; your own store is not touched. Each
+    line of PROBES is {"user": "Emily", "question": "What did you recommend on May 2nd?",
+    "type": "date", "evidence": ["2023-05-02:3:response"], "now": "2023-05-07T20:00:00"};
+    evidence names turns as DAY:N:query|response (N: the day's Nth exchange); now
+    (optional) is when the question is asked.
+
+    Example: memcli eval memorybank memory_bank_en.json probes_en.jsonl --json
+    """
+    from memcli.api import embedder_for
+    from memcli.config import load_settings
+    from memcli.evaluation import eval_memorybank as run
+
+    settings = load_settings(_paths())
+    with _progress("eval memorybank", quiet) as progress:
+        report = run(
+            file, probes, settings, embedder_for(settings), user or [],
+            (lambda stage, d, t: progress(d, t)) if progress else None, ranking, without or [], details,
+        )
+    if json_out:
+        from memcli.schema import ProbeEvalResult
+
+        _print_json(ProbeEvalResult(**report.to_dict()).model_dump(mode="json"))
+        return
+    typer.echo(f"{'type':<16}{'n':>6}{'hit@1':>8}{'hit@5':>8}{'hit@10':>8}")
+    for name, row in [*report.per_type.items(), ("overall", report.overall)]:
+        typer.echo(f"{name:<16}{int(row['n']):>6}{row['hit@1']:>8.3f}{row['hit@5']:>8.3f}{row['hit@10']:>8.3f}")
+    latency = report.latency_ms
+    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {len(report.users)} users in {report.seconds:.1f} s")

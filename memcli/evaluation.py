@@ -1,10 +1,15 @@
-"""``memcli eval locomo``: evidence recall of memcli's retrieval on LoCoMo.
+"""``memcli eval``: evidence recall of memcli's retrieval on LoCoMo and on MemoryBank probes.
 
-Each conversation is imported into its own temporary store; each category 1–4 question
+``eval locomo``: each conversation is imported into its own temporary store; each category 1–4 question
 with valid evidence is run through the same recall path as chat and ask. Recall@k of a
 question is the fraction of its evidence turns (``dia_id``) found in the top k; figures
 are means over questions. Evidence ids are cleaned as the data README says: combined
 entries split on ``;`` and spaces, malformed or absent ids dropped.
+
+``eval memorybank``: a MemoryBank history file (English or Chinese) is imported into a
+temporary store, and each probe question of a JSON-lines file is recalled for its user;
+hit@k of a question is 1 when one of its evidence turns is in the top k (see
+``eval_memorybank`` for the probe format).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 from memcli.config import Settings, home_paths
 from memcli.core import Memcli
 from memcli.embedding import Embedder
-from memcli.importers import load_json, parse_locomo, read_text
+from memcli.importers import load_json, parse_locomo, parse_memorybank, parse_time, read_text
 from memcli.errors import BadInputError, UsageError
 from memcli.retrieval import Ranking, Signals
 
@@ -136,6 +141,178 @@ def eval_locomo(
     report.questions = len(everything)
     report.per_category = {f"{c} {CATEGORIES[c]}": _summarize(by_category[c]) for c in sorted(by_category)}
     report.overall = _summarize(everything)
+    if latencies:
+        ordered = sorted(latencies)
+        report.latency_ms = {
+            "p50": round(statistics.median(ordered), 2),
+            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
+        }
+    report.seconds = round(time.perf_counter() - started, 2)
+    return report
+
+
+HIT_KS = (1, 5, 10)
+_EVIDENCE = re.compile(r"^\d{4}-\d{2}-\d{2}:\d+:(query|response)$")
+
+
+@dataclass
+class Probe:
+    """One probe question: ``user`` (as memcli names them: spaces removed), ``question``,
+    ``type`` (free text: self, recommend, date, relative...), ``evidence`` (turn references
+    ``YYYY-MM-DD:N:query|response``, N the 1-based exchange of that day) and ``now`` (unix
+    seconds the question is asked at, or None: when the eval runs)."""
+
+    user: str
+    question: str
+    type: str
+    evidence: list[str]
+    now: float | None = None
+
+
+def read_probes(path: Path) -> list[Probe]:
+    """The probes of a JSON-lines file: one object a line with ``user``, ``question``,
+    ``evidence`` (a list of ``YYYY-MM-DD:N:query|response``), optional ``type`` and ``now``
+    (ISO 8601, local time). Blank lines are skipped.
+
+    Raises BadInputError naming the file and line of the first malformed probe.
+    """
+    import orjson
+
+    probes: list[Probe] = []
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}: line {number}"
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise BadInputError(f"{where}: not JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise BadInputError(f"{where}: expected an object with user, question and evidence")
+        user, question, evidence = record.get("user"), record.get("question"), record.get("evidence")
+        if not isinstance(user, str) or not user.strip() or not isinstance(question, str) or not question.strip():
+            raise BadInputError(f"{where}: 'user' and 'question' must be non-empty strings")
+        if not isinstance(evidence, list) or not evidence or not all(isinstance(e, str) and _EVIDENCE.match(e) for e in evidence):
+            raise BadInputError(f"{where}: 'evidence' must be a non-empty list of YYYY-MM-DD:N:query|response")
+        now = record.get("now")
+        probes.append(
+            Probe(
+                user=user.replace(" ", ""),
+                question=question,
+                type=str(record.get("type") or "question"),
+                evidence=list(evidence),
+                now=None if now is None else parse_time(now, f"{where}: now").timestamp(),
+            )
+        )
+    if not probes:
+        raise BadInputError(f"{path}: no probes")
+    return probes
+
+
+@dataclass
+class ProbeReport:
+    """Hit@k of MemoryBank probes per question type and overall; latency in milliseconds
+    per recall; ``details`` (filled on request): one row per probe with its ranked turns."""
+
+    questions: int = 0
+    users: list[str] = field(default_factory=list)
+    without: list[str] = field(default_factory=list)
+    per_type: dict[str, dict[str, float]] = field(default_factory=dict)
+    overall: dict[str, float] = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``schema.ProbeEvalResult``."""
+        data = dict(self.__dict__)
+        data["duration_seconds"] = round(data.pop("seconds"), 3)
+        return data
+
+
+def _turn_reference(source: str) -> str:
+    """``YYYY-MM-DD:N:field`` of a MemoryBank turn's source (``file:name:day:N:field``)."""
+    return ":".join(source.rsplit(":", 3)[-3:])
+
+
+def _hits(rows: list[dict[int, float]]) -> dict[str, float]:
+    summary: dict[str, float] = {"n": len(rows)}
+    for k in HIT_KS:
+        summary[f"hit@{k}"] = round(statistics.fmean(r[k] for r in rows), 4) if rows else 0.0
+    return summary
+
+
+def eval_memorybank(
+    path: Path,
+    probes_path: Path,
+    settings: Settings,
+    embedder: Embedder,
+    users: Sequence[str] = (),
+    progress: Progress | None = None,
+    ranking: bool = True,
+    without: Sequence[str] = (),
+    details: bool = False,
+) -> ProbeReport:
+    """Recall each probe of ``probes_path`` (``read_probes``) over the MemoryBank history
+    ``path``, imported into a temporary store (your own store is not touched); report
+    hit@1/5/10 per probe type and overall.
+
+    ``users``: only the probes of these users (all when empty). ``ranking``, ``without``:
+    as ``eval_locomo``. A probe is asked at its ``now`` (the clock of relative dates such
+    as "yesterday" and of the ranking), else at the time of the run. Recall here never
+    reinforces.
+
+    Raises BadInputError for a history that is not MemoryBank, a malformed probe file, a
+    probe of a user the history lacks or evidence it does not hold; UsageError for an
+    unknown lever.
+    """
+    try:
+        signals = Signals().without(*without)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    started = time.perf_counter()
+    probes = read_probes(probes_path)
+    if users:
+        wanted = {u.replace(" ", "") for u in users}
+        probes = [p for p in probes if p.user in wanted]
+        if not probes:
+            raise BadInputError(f"{probes_path}: no probes for {', '.join(sorted(wanted))}")
+    memories = [m for m in parse_memorybank(path, read_text(path)) if m.user in {p.user for p in probes}]
+    reference = {(m.user, _turn_reference(m.source)): m.id for m in memories}
+    for number, probe in enumerate(probes, start=1):
+        if not any(m.user == probe.user for m in memories):
+            raise BadInputError(f"{probes_path}: probe {number}: {path} has no user {probe.user!r}")
+        missing = [e for e in probe.evidence if (probe.user, e) not in reference]
+        if missing:
+            raise BadInputError(f"{probes_path}: probe {number}: {path} has no turn {missing[0]} of {probe.user}")
+    by_type: dict[str, list[dict[int, float]]] = defaultdict(list)
+    latencies: list[float] = []
+    report = ProbeReport(users=sorted({p.user for p in probes}), without=list(without))
+    with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
+        memcli = Memcli(settings, home_paths(Path(home)), embedder=embedder, signals=signals)
+        with memcli.store.transaction():
+            memcli.add_memories(memories, progress=(lambda d, t: progress("import", d, t)) if progress else None)
+            for i, probe in enumerate(probes, start=1):
+                now = probe.now if probe.now is not None else time.time()
+                rank_by = Ranking.from_settings(settings, probe.user) if ranking else None
+                t0 = time.perf_counter()
+                recalled = memcli.recaller.recall(probe.question, probe.user, k=max(HIT_KS), ranking=rank_by, now=now)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                wanted_ids = {reference[(probe.user, e)] for e in probe.evidence}
+                ids = [r.memory.id for r in recalled]
+                row = {k: float(bool(wanted_ids & set(ids[:k]))) for k in HIT_KS}
+                by_type[probe.type].append(row)
+                if details:
+                    rank = next((n for n, memory_id in enumerate(ids, start=1) if memory_id in wanted_ids), None)
+                    report.details.append(
+                        {"user": probe.user, "question": probe.question, "type": probe.type, "evidence": probe.evidence,
+                         "rank": rank, "recalled": [_turn_reference(r.memory.source) for r in recalled]}
+                    )
+                if progress:
+                    progress("questions", i, len(probes))
+    report.questions = len(probes)
+    report.per_type = {name: _hits(by_type[name]) for name in sorted(by_type)}
+    report.overall = _hits([r for rows in by_type.values() for r in rows])
     if latencies:
         ordered = sorted(latencies)
         report.latency_ms = {

@@ -279,6 +279,21 @@ class EvalResult(Out):
     duration_seconds: float
 
 
+class ProbeEvalResult(Out):
+    """``memcli eval memorybank``: hit@k of probe questions over a MemoryBank history."""
+
+    questions: int
+    users: list[str]
+    without: list[str] = Field(description="the recall levers turned off")
+    per_type: dict[str, dict[str, Union[int, float]]] = Field(description="probe type -> {n, hit@1, hit@5, hit@10}")
+    overall: dict[str, Union[int, float]] = Field(description="{n, hit@1, hit@5, hit@10} over every probe")
+    latency_ms: dict[str, float] = Field(description="{p50, p95} of one recall, in milliseconds")
+    duration_seconds: float
+    details: list[dict[str, Any]] = Field(
+        description="with --details: one object a probe: user, question, type, evidence, rank (1-based rank of its first evidence turn in the top 10, or null), recalled (the top 10 turn references)"
+    )
+
+
 RESULTS: dict[str, Any] = {
     "memory": Memory,
     "recalled memory": RecalledMemory,
@@ -298,6 +313,7 @@ RESULTS: dict[str, Any] = {
     "service status": ServiceStatus,
     "service stop": ServiceStop,
     "paths": PathsResult,
+    "probe eval": ProbeEvalResult,
     "eval": EvalResult,
 }
 """The documented shapes, by name (the man page's JSON OUTPUT section)."""
