@@ -167,6 +167,8 @@ class Probe:
     type: str
     evidence: list[str]
     now: float | None = None
+    line: int = 0
+    """The probe's line in its file (1-based)."""
 
 
 def read_probes(path: Path) -> list[Probe]:
@@ -202,6 +204,7 @@ def read_probes(path: Path) -> list[Probe]:
                 type=str(record.get("type") or "question"),
                 evidence=list(evidence),
                 now=None if now is None else parse_time(now, f"{where}: now").timestamp(),
+                line=number,
             )
         )
     if not probes:
@@ -279,12 +282,12 @@ def eval_memorybank(
             raise BadInputError(f"{probes_path}: no probes for {', '.join(sorted(wanted))}")
     memories = [m for m in parse_memorybank(path, read_text(path)) if m.user in {p.user for p in probes}]
     reference = {(m.user, _turn_reference(m.source)): m.id for m in memories}
-    for number, probe in enumerate(probes, start=1):
+    for probe in probes:
         if not any(m.user == probe.user for m in memories):
-            raise BadInputError(f"{probes_path}: probe {number}: {path} has no user {probe.user!r}")
+            raise BadInputError(f"{probes_path}: line {probe.line}: {path} has no user {probe.user!r}")
         missing = [e for e in probe.evidence if (probe.user, e) not in reference]
         if missing:
-            raise BadInputError(f"{probes_path}: probe {number}: {path} has no turn {missing[0]} of {probe.user}")
+            raise BadInputError(f"{probes_path}: line {probe.line}: {path} has no turn {missing[0]} of {probe.user}")
     by_type: dict[str, list[dict[int, float]]] = defaultdict(list)
     latencies: list[float] = []
     report = ProbeReport(users=sorted({p.user for p in probes}), without=list(without))

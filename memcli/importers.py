@@ -209,7 +209,7 @@ def parse_memorybank(path: Path, text: str) -> list[Memory]:
                 at = f"{where} record {i + 1}"
                 if not isinstance(pair, dict):
                     raise BadInputError(f"{at}: must be an object with 'query' and 'response'")
-                for offset, (field, speaker) in enumerate((("query", name), ("response", "assistant"))):
+                for offset, (field, speaker) in enumerate((("query", str(name).strip()), ("response", "assistant"))):
                     content = _require_str(pair, field, at)
                     if not content.strip():
                         continue

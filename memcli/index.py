@@ -175,9 +175,16 @@ _RELATIVE_TIME = re.compile(
 )
 
 
+_RELATIVE_TIME_ZH = re.compile(
+    r"昨天|前天|今天|明天|后天|上周|下周|这周|上个?月|下个?月|去年|今年|明年|周末|星期[一二三四五六日天]|礼拜[一二三四五六日天]|"
+    r"周[一二三四五六日]|[0-9一二三四五六七八九十]+月|[0-9]{4}年|[0-9一二三四五六七八九十两]+(天|周|个月|年)(前|后|以前|以后)"
+)
+
+
 def says_when(text: str) -> bool:
-    """Whether ``text`` places something in time: "yesterday", "last week", "in June"..."""
-    return bool(_RELATIVE_TIME.search(text))
+    """Whether ``text`` places something in time: "yesterday", "last week", "in June",
+    "昨天", "上周", "五月", "三天前"..."""
+    return bool(_RELATIVE_TIME.search(text) or (not text.isascii() and _RELATIVE_TIME_ZH.search(text)))
 
 
 COMPACT_AT = 64
@@ -738,14 +745,21 @@ class RecallIndex:
         blob = self._db.execute("SELECT turn_vector FROM recall_index WHERE rowid = ?", (rowid,)).fetchone()[0]
         return np.frombuffer(blob, dtype=np.float32)
 
-    def rebuild(self, user: str, memories: Sequence[Memory], vectors: Sequence[Sequence[float]]) -> None:
+    def rebuild(
+        self,
+        user: str,
+        memories: Sequence[Memory],
+        vectors: Sequence[Sequence[float]],
+        windows: Mapping[str, Sequence[float]] | None = None,
+    ) -> None:
         """Replace ``user``'s rows with ``memories`` (read from the store) and their vectors.
         A window whose text the old rows had embedded keeps its vector (an upgrade of the
-        index does not embed a user's whole history again); the others are left to fill.
-        ``user`` gets a new epoch."""
+        index does not embed a user's whole history again), unless ``windows`` (window text
+        -> vector, a reindex with another embedder) gives the vectors; the others are left
+        to fill. ``user`` gets a new epoch."""
         with atomic(self._db):
             seq = self._stamp()
-            known = {
+            known = windows if windows is not None else {
                 window: np.frombuffer(blob, dtype=np.float32)
                 for window, blob in self._db.execute(
                     "SELECT window, window_vector FROM recall_index WHERE user = ? AND window_vector IS NOT NULL", (user,)

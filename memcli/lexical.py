@@ -17,7 +17,11 @@ a few.)
 
 Tokens: runs of letters and digits, lower-cased, Latin diacritics folded, each of three
 letters or more reduced by the Porter stemmer (Porter 1980; PyStemmer's ``porter``, as
-FTS5's ``porter`` tokenizer), so "painting" finds "painted".
+FTS5's ``porter`` tokenizer), so "painting" finds "painted". Chinese and Japanese text
+(CJK ideographs and kana), which has no spaces between words, is cut into words by jieba
+in its search mode (``segment``: "我很喜欢弹钢琴" -> 我, 很, 喜欢, 钢琴, 弹钢琴), so a
+query's words meet a memory's; a run that mixes scripts ("painting油画") is split where the
+script changes. Korean writes spaces between words and is tokenized as Latin text is.
 
 The postings live in a sparse matrix (scipy), one row per slot of the ``UserIndex`` and
 three columns per term (one per field), holding term counts. A write does not touch it:
@@ -46,6 +50,10 @@ MERGE_AT = 2048
 of the documents): a merge copies every posting, so it runs rarely."""
 _MIN_IDF = 1e-6
 _WORD = re.compile(r"[^\W_]+")
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = re.compile(f"[{_CJK_CHARS}]+")
+_SCRIPT_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+_segmenter: Any = None
 _STEMS: dict[str, str] = {}
 _STEM_CACHE_MAX = 1_000_000
 _stemmer: Any = None
@@ -78,9 +86,46 @@ def stem_of(word: str) -> str:
     return stem
 
 
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds CJK ideographs or kana (text that needs ``segment``)."""
+    return not text.isascii() and _CJK.search(text) is not None
+
+
+def segment(run: str) -> list[str]:
+    """The words of a run of CJK characters, by jieba's search mode (Sun 2012; the
+    prefix-dictionary DAG with an HMM for unknown words, then the shorter words inside
+    each long one as well): "弹钢琴" -> 钢琴, 弹钢琴. jieba loads its dictionary on first
+    use (about 0.6 s; it caches it in the temporary directory)."""
+    global _segmenter
+    if _segmenter is None:
+        import logging
+
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        _segmenter = jieba.Tokenizer()
+    return [w for w in _segmenter.cut_for_search(run) if w.strip()]
+
+
+def word_tokens(word: str) -> list[str]:
+    """The tokens of one lower-case word of ``_WORD`` (see ``tokens``)."""
+    if not has_cjk(word):
+        return [stem_of(word)]
+    out: list[str] = []
+    for run in _SCRIPT_RUN.findall(word):
+        out.extend(segment(run) if _CJK.match(run) else [stem_of(run)])
+    return out
+
+
 def tokens(text: str) -> list[str]:
     """The tokens of ``text`` (see the module docstring), in order, repeats kept."""
-    return [stem_of(word) for word in _WORD.findall(text.lower())]
+    out: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if has_cjk(word):
+            out.extend(word_tokens(word))
+        else:
+            out.append(stem_of(word))
+    return out
 
 
 class LexicalIndex:
@@ -226,6 +271,9 @@ class LexicalIndex:
         for word in _WORD.findall(text.lower()):
             number = words.get(word)
             if number is None:
+                if has_cjk(word):  # a CJK run is often a whole sentence: cut it, do not keep it
+                    out.extend(vocab.setdefault(token, len(vocab)) for token in word_tokens(word))
+                    continue
                 number = words[word] = vocab.setdefault(stem_of(word), len(vocab))
             out.append(number)
         return out

@@ -11,11 +11,14 @@ the user's memories:
 - *window*: cosine similarity of the query with the memory's window vector (the turn
   with its previous and next turn) and *turn*, with its own vector (MemoryBank's dense
   retrieval, §2.2; all-MiniLM-L6-v2 by default);
-- *speaker*: the memory was said by someone the query names (first-person queries name
-  the user), or by no one (a note, a fact, a summary); off when the query names no
-  speaker or every one; *date*: it was learned within the window of a date the query writes
-  ("in May 2023"); *when*: the query asks when, and the memory says "yesterday", "last
-  week", a weekday...;
+- *speaker*: the memory was said by someone the query names, or by no one (a note, a
+  fact, a summary); off when the query names no speaker or every one;
+- *person*, when the query names no one: the memory was said by the one the question's
+  grammatical person points to ("what did I say": the user; "what did you recommend": the
+  assistant; 我, 你), or by no one;
+- *date*: it was learned on a date the query writes ("May 2nd", "yesterday", "上周二":
+  ``memcli.dates``), or in the weeks after it (half); *when*: the query asks when, and
+  the memory says "yesterday", "last week", a weekday...;
 - *prior*, independent of the query: longer turns, turns that are not questions, the
   first turn of a session and turns sharing an image carry more than "Wow, cool!".
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -37,6 +41,8 @@ from datetime import datetime
 import numpy as np
 
 from memcli.config import Settings
+from memcli.dates import DAY_SECONDS, QueryDate, resolve_year
+from memcli.dates import query_dates as _query_dates
 from memcli.embedding import Embedder
 from memcli.forgetting import UNIT_SECONDS, retention
 from memcli.index import UserIndex
@@ -71,6 +77,7 @@ class Signals:
     window: float = 1.0
     turn: float = 0.5
     speaker: float = 3.0
+    person: float = 2.0
     date: float = 2.0
     when: float = 1.0
     length: float = 0.5
@@ -78,7 +85,7 @@ class Signals:
     first: float = 0.5
     caption: float = 0.5
 
-    LEVERS = ("lexical", "context", "window", "turn", "speaker", "date", "when", "priors")
+    LEVERS = ("lexical", "context", "window", "turn", "speaker", "person", "date", "when", "priors")
     """What ``without`` can turn off (``priors`` is the four priors together)."""
 
     def without(self, *levers: str) -> Signals:
@@ -95,132 +102,144 @@ class Signals:
 OWN_WEIGHT, DAY_WEIGHT = 1.5, 1.0
 """BM25 weights of the own-text and day fields beside the context field."""
 
-_TERM = re.compile(r"(?u)\b\w\w+\b")
-_FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself)\b", re.I)
+_TERM = re.compile(r"(?u)\b\w\w+\b|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+_STOPWORDS: frozenset[str] | None = None
 
 
 def _query_stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
+    """English and Chinese stop words dropped from queries (bm25s's lists: 33 English
+    function words, and the common Chinese list of 841 function words, pronouns and
+    question words)."""
+    global _STOPWORDS
+    if _STOPWORDS is None:
+        from bm25s.stopwords import STOPWORDS_CHINESE, STOPWORDS_EN
 
-    return frozenset(STOPWORDS_EN)
+        _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(STOPWORDS_CHINESE)
+    return _STOPWORDS
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of ``query`` that lexical recall looks for: two letters or more,
-    lower-cased, stop words dropped, each once."""
+    """The words of ``query`` that lexical recall looks for: two letters or more (or one
+    CJK character), lower-cased, stop words dropped, each once. A CJK run stays whole
+    here (``query_stems`` cuts it into words)."""
     stop = _query_stopwords()
     return list(dict.fromkeys(t for t in _TERM.findall(query.lower()) if t not in stop))
 
 
 def query_stems(query: str) -> list[str]:
-    """The tokens lexical recall scores for ``query``: its ``query_terms``, stemmed as
-    memories are (``memcli.lexical.tokens``), each once."""
+    """The tokens lexical recall scores for ``query``: its ``query_terms``, stemmed and
+    segmented as memories are (``memcli.lexical.tokens``), stop words dropped, each once."""
     stop = _query_stopwords()
     return list(dict.fromkeys(stem for term in query_terms(query) for stem in tokens(term) if stem not in stop))
 
 
 # Dates in questions ----------------------------------------------------------------------
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
-_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_DAY_MONTH_YEAR = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\b", re.I)
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(\d{{4}})\b", re.I)
-_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b", re.I)
-_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
-_MONTH_ALONE = re.compile(r"\b(" + "|".join(MONTHS) + r")\b", re.I)
-_MAY_AS_MONTH = re.compile(r"\b(in|of|during|since|until|by|early|late|mid)\s+may\b", re.I)
-_MONTH_NUMBER = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS)} | {"sept": 9}
-DAY_SECONDS = 86400.0
 DATE_BEFORE_DAYS = 1
 """A memory learned the day before a date the query names still counts (time zones)."""
-DATE_AFTER_DAYS = {"day": 14, "month": 14, "year": 30}
+DATE_AFTER_DAYS = {"day": 14, "week": 14, "month": 14, "year": 30}
 """People tell of an event up to two weeks (a month for a year) after it happened."""
+DATE_AFTER_WEIGHT = 0.5
+"""The date signal of a memory learned after the date's span, within DATE_AFTER_DAYS (a
+memory of the date itself: 1)."""
 
 _WHEN = re.compile(
-    r"^\W*(when\b|what (year|month|date|day|week|time)\b|which (year|month|week|day|date)\b|how long ago\b|in which (year|month)\b)",
+    r"^\W*(when\b|what (year|month|date|day|week|time)\b|which (year|month|week|day|date)\b|how long ago\b|in which (year|month)\b)"
+    r"|什么时候|哪一?天|哪一?年|几月|几号|哪个月|多久以前|多长时间以前",
     re.I,
 )
 
 
-@dataclass(frozen=True)
-class QueryDate:
-    """A date a query writes: from ``start`` to ``end`` (unix seconds, local time), a
-    ``day``, ``month`` or ``year``; or, for a month named alone, ``month`` 1-12."""
-
-    granularity: str
-    start: float = 0.0
-    end: float = 0.0
-    month: int = 0
+def query_dates(query: str, now: float | None = None) -> list[QueryDate]:
+    """The dates ``query`` writes, relative ones resolved against ``now`` (unix seconds;
+    the clock when None): ``memcli.dates.query_dates``."""
+    return _query_dates(query, time.time() if now is None else now)
 
 
-def _local(year: int, month: int, day: int) -> float:
-    return datetime(year, month, day).timestamp()
-
-
-def query_dates(query: str) -> list[QueryDate]:
-    """The dates ``query`` writes: "8 May 2023", "May 8, 2023", "8th of May, 2023", "May
-    2023", "2023", or a month name alone ("may" only after in/of/during/since/until/by/
-    early/late/mid, so the verb is not taken for the month)."""
-    found: list[QueryDate] = []
-    rest = query
-    for pattern, day_first in ((_DAY_MONTH_YEAR, True), (_MONTH_DAY_YEAR, False)):
-        for match in pattern.finditer(rest):
-            day, month, year = (match.group(1), match.group(2), match.group(3)) if day_first else (match.group(2), match.group(1), match.group(3))
-            try:
-                start = _local(int(year), _MONTH_NUMBER[month.lower()], int(day))
-            except ValueError:
-                continue
-            found.append(QueryDate("day", start, start + DAY_SECONDS - 1))
-        rest = pattern.sub(" ", rest)
-    for match in _MONTH_YEAR.finditer(rest):
-        year, month = int(match.group(2)), _MONTH_NUMBER[match.group(1).lower()]
-        found.append(QueryDate("month", _local(year, month, 1), _local(year + (month == 12), month % 12 + 1, 1) - 1))
-    rest = _MONTH_YEAR.sub(" ", rest)
-    for match in _YEAR.finditer(rest):
-        year = int(match.group(1))
-        found.append(QueryDate("year", _local(year, 1, 1), _local(year + 1, 1, 1) - 1))
-    rest = _YEAR.sub(" ", rest)
-    for match in _MONTH_ALONE.finditer(rest):
-        if match.group(1).lower() == "may" and not _MAY_AS_MONTH.search(rest):
-            continue
-        found.append(QueryDate("month alone", month=_MONTH_NUMBER[match.group(1).lower()]))
-    return found
-
-
-def date_hits(dates: list[QueryDate], created_at: np.ndarray, months: Callable[[float], np.ndarray] | None = None) -> np.ndarray:
-    """1.0 for each time of ``created_at`` (unix seconds) within the window of one of
-    ``dates`` (DATE_BEFORE_DAYS before to DATE_AFTER_DAYS after), else 0.0. A month named
-    alone matches that month of any year, or the first two weeks of the next.
+def date_hits(
+    dates: list[QueryDate],
+    created_at: np.ndarray,
+    months: Callable[[float], np.ndarray] | None = None,
+    now: float | None = None,
+) -> np.ndarray:
+    """The date signal of each time of ``created_at`` (unix seconds): 1.0 within the span
+    of one of ``dates`` (from DATE_BEFORE_DAYS before its start to its end), DATE_AFTER_WEIGHT
+    after it up to DATE_AFTER_DAYS, else 0.0. A month named alone matches that month of any
+    year (1.0), or the first two weeks of the next (DATE_AFTER_WEIGHT). A date written
+    without a year is placed first (``memcli.dates.resolve_year``, at ``now``).
 
     ``months(shift)``: the local month of each time minus ``shift`` seconds, worked out
     ahead (``UserIndex.months``); without it, worked out here."""
     if months is None:
         months = lambda shift: np.array([datetime.fromtimestamp(t - shift).month for t in created_at])  # noqa: E731
-    hit = np.zeros(len(created_at), dtype=bool)
+    hit = np.zeros(len(created_at))
     for when in dates:
         if when.granularity == "month alone":
-            hit |= (months(0.0) == when.month) | (months(DATE_AFTER_DAYS["month"] * DAY_SECONDS) == when.month)
+            inside = months(0.0) == when.month
+            later = months(DATE_AFTER_DAYS["month"] * DAY_SECONDS) == when.month
         else:
-            low = when.start - DATE_BEFORE_DAYS * DAY_SECONDS
-            high = when.end + DATE_AFTER_DAYS[when.granularity] * DAY_SECONDS
-            hit |= (created_at >= low) & (created_at <= high)
-    return hit.astype(np.float64)
+            after = DATE_AFTER_DAYS[when.granularity] * DAY_SECONDS
+            when = resolve_year(when, created_at, time.time() if now is None else now, after)
+            inside = (created_at >= when.start - DATE_BEFORE_DAYS * DAY_SECONDS) & (created_at <= when.end)
+            later = (created_at > when.end) & (created_at <= when.end + after)
+        hit = np.maximum(hit, np.where(inside, 1.0, np.where(later, DATE_AFTER_WEIGHT, 0.0)))
+    return hit
 
 
 def asks_when(query: str) -> bool:
-    """Whether ``query`` asks for a time: "When did...", "What year...", "How long ago..."."""
+    """Whether ``query`` asks for a time: "When did...", "What year...", "How long ago...",
+    "什么时候", "哪天", "几号"."""
     return bool(_WHEN.search(query))
 
 
-def named_speakers(query: str, speakers: set[str], user: str) -> set[str]:
-    """The ``speakers`` that ``query`` names (whole words, any case); a query in the first
-    person ("what did I...") names ``user`` when the user is a speaker."""
+def named_speakers(query: str, speakers: set[str]) -> set[str]:
+    """The ``speakers`` that ``query`` names (whole words, any case)."""
     lower = query.lower()
-    named = {s for s in speakers if s and re.search(rf"\b{re.escape(s.lower())}\b", lower)}
-    if user in speakers and _FIRST_PERSON.search(query):
-        named.add(user)
-    return named
+    return {s for s in speakers if s and re.search(rf"\b{re.escape(s.lower())}\b", lower)}
+
+
+ASSISTANT = "assistant"
+"""The speaker of the assistant's turns (chat, MemoryBank, JSON-lines chat logs)."""
+_ASKING = re.compile(
+    r"\b(?:do|did|can|could|would|will)\s+you\s+(?:still\s+)?(?:remember|recall|know|tell me|remind me)\b|\bremind me\b|\btell me\b"
+    r"|你还?记得|您还?记得|告诉我|提醒我|帮我(?:回忆|想想)",
+    re.I,
+)
+_PERSON = re.compile(r"\b(i|my|me|mine|myself|you|your|yours|yourself)\b|(我们|咱们|你们|您们)|(我|你|您)", re.I)
+_CLAUSE = re.compile(r"[.?!。？！；;，]")
+_FIRST = {"i", "my", "me", "mine", "myself", "我"}
+_SECOND = {"you", "your", "yours", "yourself", "你", "您"}
+
+
+def is_user_speaker(speaker: str, user: str) -> bool:
+    """Whether ``speaker`` is ``user`` speaking: the user's name (spaces and case aside,
+    as MemoryBank names are written) or the role "user" of a chat log."""
+    name = speaker.replace(" ", "").lower()
+    return bool(name) and name in (user.replace(" ", "").lower(), "user")
+
+
+def person_speakers(query: str, speakers: set[str], user: str) -> set[str]:
+    """The speakers a question addressed to memcli points to by its grammatical person: the
+    first personal pronoun of the last sentence that has one (in Chinese, of the last
+    clause: "朋友过生日我不知道送什么，你给我出了哪些主意" asks about 你), once "do you
+    remember", "tell me" and the like are set aside. "I/my/me" (我) point to ``user``'s
+    turns; "you/your" (你, 您) to the assistant's; "we" (我们) to both, that is to no one
+    in particular. Empty when the pronoun's speaker has no turns."""
+    match = None
+    for clause in reversed(_CLAUSE.split(_ASKING.sub(" ", query))):
+        match = _PERSON.search(clause)
+        if match is not None:
+            break
+    if match is None or match.group(2):
+        return set()
+    word = match.group(0).lower()
+    if word in _FIRST:
+        return {s for s in speakers if is_user_speaker(s, user)}
+    if word in _SECOND:
+        return {s for s in speakers if s == ASSISTANT}
+    return set()
 
 
 def _z(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -305,7 +324,7 @@ class Recalled:
     score: the ranking score (Ranking.score), or the relevance when ranking is off.
     relevance: the sum of the weighted signals (unbounded: z-scores).
     similarity: cosine similarity of the memory's own vector to the query (−1..1).
-    signals: each weighted signal (lexical, window, turn, speaker, date, when, prior).
+    signals: each weighted signal (lexical, window, turn, speaker, person, date, when, prior).
     components: the ranking signals (Ranking.components), empty when ranking is off.
     """
 
@@ -411,14 +430,16 @@ class Recaller:
                 cached.apply(sidecar.changes(user, cached.seq))
             return cached
 
-    def scores(self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray) -> dict[str, np.ndarray]:
+    def scores(
+        self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray, now: float | None = None
+    ) -> dict[str, np.ndarray]:
         """Each weighted signal of every memory of ``index`` for ``query`` (embedded as
         ``vector``); z-scores are taken over the memories of ``mask`` (those the query may
-        return)."""
-        return self._scores(query, vector, user, index, mask)[0]
+        return). ``now`` (unix seconds; the clock when None) resolves relative dates."""
+        return self._scores(query, vector, user, index, mask, time.time() if now is None else now)[0]
 
     def _scores(
-        self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray
+        self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray, now: float
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``scores``, and the cosine similarity of each memory's own vector to ``vector``."""
         w = self.signals
@@ -430,13 +451,19 @@ class Recaller:
         similarity = index.turn @ vector
         out["turn"] = w.turn * _z(similarity, mask)
         speakers = index.speaker_names()  # notes, facts and summaries have no speaker
-        named = named_speakers(query, speakers, user)
+        named = named_speakers(query, speakers) if w.speaker else set()
         # A memory with no speaker (a note, a fact, a summary) is not pushed below the named speakers' turns.
         if 0 < len(named) < len(speakers):
             out["speaker"] = w.speaker * index.speaker_table(lambda s: s in named or not s)
         else:
             out["speaker"] = np.zeros(len(index))
-        out["date"] = w.date * date_hits(query_dates(query), index.created_at, index.months) if w.date else np.zeros(len(index))
+        person = person_speakers(query, speakers, user) if w.person and not named else set()
+        if 0 < len(person) < len(speakers):
+            out["person"] = w.person * index.speaker_table(lambda s: s in person or not s)
+        else:
+            out["person"] = np.zeros(len(index))
+        dates = query_dates(query, now) if w.date else []
+        out["date"] = w.date * date_hits(dates, index.created_at, index.months, now) if dates else np.zeros(len(index))
         out["when"] = w.when * index.says_when if w.when and asks_when(query) else np.zeros(len(index))
         out["prior"] = (
             w.length * _z(index.log_length, index.alive)
@@ -454,7 +481,7 @@ class Recaller:
         kind: str | None = None,
         since: float | None = None,
         ranking: Ranking | None = None,
-        now: float = 0.0,
+        now: float | None = None,
         vector: np.ndarray | None = None,
     ) -> list[Recalled]:
         """The ``k`` memories of ``user`` most relevant to ``query``, best first.
@@ -463,13 +490,15 @@ class Recaller:
         (unix seconds) keeps memories learned at or after it. Archived (forgotten) memories
         and facts that have ended are never recalled. With a ``ranking``, the best
         CANDIDATES are re-scored by it at ``now`` (unix seconds), with their relevance
-        scaled to 0..1 among them. Memories of equal relevance come oldest first (then by
-        id), as in time order. ``vector``: the query already ``encode``d.
+        scaled to 0..1 among them. ``now`` (unix seconds; the clock when None) also resolves
+        the query's relative dates ("yesterday", "上周二"). Memories of equal relevance come
+        oldest first (then by id), as in time order. ``vector``: the query already ``encode``d.
         """
         if k <= 0 or not query.strip():
             return []
         if vector is None:
             vector = self.encode(query)
+        now = time.time() if now is None else now
         with self.store.transaction():
             index = self.index(user)
             mask = index.alive & ~index.archived & ~index.ended
@@ -478,7 +507,7 @@ class Recaller:
                 mask &= index.created_at >= since
             if not mask.any():
                 return []
-            signals, similarity = self._scores(query, vector, user, index, mask)
+            signals, similarity = self._scores(query, vector, user, index, mask, now)
             total = sum(signals.values())
             order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}

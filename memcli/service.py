@@ -183,6 +183,9 @@ class Service:
             self.resources.embedder(self.settings).embed_one("memcli")
         except Exception:  # a bad embedder setting fails the requests that need it, with its own message
             log.exception("loading the embedder failed")
+        from memcli.dates import query_dates
+
+        query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
 
     def _watch_idle(self) -> None:
         interval = max(0.05, min(1.0, self.idle / 4))

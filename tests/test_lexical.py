@@ -63,6 +63,34 @@ def test_tokens_are_lower_case_stems_with_diacritics_folded() -> None:
     assert tokens("snake_case don't 3rd-floor") == ["snake", "case", "don", "t", "3rd", "floor"]
 
 
+def test_chinese_text_is_cut_into_words_and_the_shorter_words_inside_long_ones() -> None:
+    assert tokens("我很喜欢弹钢琴") == ["我", "很", "喜欢", "钢琴", "弹钢琴"]
+    assert "钢琴" in tokens("我的钢琴课") and "钢琴" in tokens("弹钢琴")  # the word meets the longer one
+
+
+def test_mixed_text_keeps_english_stems_and_chinese_words() -> None:
+    got = tokens("I like painting油画 and 钢琴 lessons")
+    assert got[:3] == ["i", "like", "paint"] and "油画" in got and "lesson" in got and "钢琴" in got
+    assert tokens("Painting, PAINTED") == ["paint", "paint"]  # English alone is untouched by the segmenter
+
+
+def test_a_chinese_query_word_finds_the_memory_that_holds_it() -> None:
+    documents = [("我很喜欢弹钢琴", "", ""), ("今天我去公园散步了", "", ""), ("你可以读一本关于绘画的书", "", "")]
+    index = fresh(documents)
+    assert index.scores(["钢琴"], (1.5, 1.0, 1.0), 3).argmax() == 0
+    assert index.scores(["公园", "散步"], (1.5, 1.0, 1.0), 3).argmax() == 1
+    assert index.scores(tokens("绘画的书"), (1.5, 1.0, 1.0), 3).argmax() == 2
+    assert index.scores(["钢"], (1.5, 1.0, 1.0), 3).max() == 0  # a character alone is not a word of these
+
+
+def test_chinese_query_stems_drop_function_words_but_keep_one_character_words() -> None:
+    from memcli.retrieval import query_stems
+
+    stems = query_stems("你给我推荐过哪些书？")
+    assert "推荐" in stems and "书" in stems
+    assert not {"你", "我", "哪些", "过"} & set(stems)
+
+
 @pytest.mark.parametrize("merge_at", [1, 4, 10_000])
 def test_writes_drops_and_compaction_score_as_a_fresh_index(monkeypatch: pytest.MonkeyPatch, merge_at: int) -> None:
     """Whatever path the postings took (the delta, merges into the matrix, stale rows, a

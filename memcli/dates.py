@@ -1,0 +1,210 @@
+"""Dates that recall queries write, the way people write them, in English and Chinese.
+
+"On May 2nd", "the 3rd of May", "5/1", "in May 2023", "2023", "yesterday", "last Tuesday",
+"two weeks ago", "last week"; "5月2日", "五月三号", "上周二", "前天", "三天前", "上周", "去年".
+English (and other Latin-script) text is read by dateparser's ``search_dates``; text with
+Chinese characters by JioNLP's time parser (``jionlp.ner.extract_time``), which also resolves
+Chinese relative forms that dateparser misreads ("5月2日" as 2 December). Both resolve
+relative dates against the clock (``now``: ``--now``/``MEMCLI_NOW``), preferring the past:
+a query about memories asks about what was.
+
+A date written without a year ("May 2nd", "5月2号") is resolved per user by
+``resolve_year``: the year of the user's memories nearest before now. A month named alone
+("in May", "in October") matches that month of any year (LoCoMo's questions name months of
+the conversation's year, which is not now's).
+
+Cost: dateparser takes about 1 ms a query once warm (its first call, about 0.2 s, loads its
+English data); JioNLP about 0.2 ms (1.1 s to import, once, on the first Chinese query).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+DAY_SECONDS = 86400.0
+GRANULARITIES = ("day", "week", "month", "year", "month alone")
+
+
+@dataclass(frozen=True)
+class QueryDate:
+    """A date a query writes: from ``start`` to ``end`` (unix seconds, local time) at a
+    ``granularity`` of day, week, month or year; or, for a month named alone, ``month``
+    (1-12) and granularity "month alone". ``yearless``: written without a year ("May 2nd"),
+    so ``start``/``end`` hold the first guess until ``resolve_year`` places it."""
+
+    granularity: str
+    start: float = 0.0
+    end: float = 0.0
+    month: int = 0
+    yearless: bool = False
+
+
+def _span(granularity: str, moment: datetime) -> tuple[float, float]:
+    """The local day, Monday-to-Sunday week, month or year holding ``moment``, as unix seconds
+    (start, end), the end being the last second inside."""
+    day = datetime(moment.year, moment.month, moment.day)
+    if granularity == "week":
+        start = day - timedelta(days=day.weekday())
+        end = start + timedelta(days=7)
+    elif granularity == "month":
+        start = datetime(moment.year, moment.month, 1)
+        end = datetime(moment.year + (moment.month == 12), moment.month % 12 + 1, 1)
+    elif granularity == "year":
+        start, end = datetime(moment.year, 1, 1), datetime(moment.year + 1, 1, 1)
+    else:
+        start, end = day, day + timedelta(days=1)
+    return start.timestamp(), end.timestamp() - 1
+
+
+# English -----------------------------------------------------------------------------------
+
+_LEADING = re.compile(r"^(?:(?:on|in|at|of|from|by|about|during|since|until|till|for|before|after)\s+)+", re.I)
+_MAY_AS_MONTH = re.compile(r"\b(in|of|during|since|until|by|early|late|mid)\s+may\b", re.I)
+_ABBREVIATION_DOT = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\.", re.I)
+
+
+def _dateparser_settings(now: datetime) -> dict[str, Any]:
+    return {"RELATIVE_BASE": now, "PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": False}
+
+
+def _plausible(phrase: str, query: str) -> bool:
+    """Whether a phrase dateparser found reads as a date in the query: it holds a digit or
+    a word of four letters or more ("we", "now", "sat" and the verb "may" are not dates),
+    or it is the month May after in/of/during... ("in May")."""
+    if any(c.isdigit() for c in phrase) or any(len(w) >= 4 for w in re.findall(r"[a-z]+", phrase.lower())):
+        return phrase.lower() not in {"now", "till date"}
+    return phrase.lower() == "may" and bool(_MAY_AS_MONTH.search(query))
+
+
+def _english(query: str, now: datetime) -> list[QueryDate]:
+    """Dates of a query in English, by dateparser (``search_dates``, then each phrase's
+    period and written parts by ``DateDataParser.get_date_data``)."""
+    from dateparser.date import DateDataParser
+    from dateparser.search import search_dates
+
+    settings = _dateparser_settings(now)
+    # "the 1st of Jan. 2000": dateparser ends a date at the abbreviation's dot.
+    query = _ABBREVIATION_DOT.sub(r"\1", query)
+    found = search_dates(query, languages=["en"], settings=settings) or []
+    parser = DateDataParser(languages=["en"], settings=settings)
+    out: list[QueryDate] = []
+    for text, moment in found:
+        phrase = _LEADING.sub("", text.strip())
+        if not phrase or not _plausible(phrase, query):
+            continue
+        data = parser.get_date_data(phrase)
+        period, parts = (data.period or "day"), tuple(data.parts or ())
+        moment = data.date_obj or moment
+        if period not in ("day", "week", "month", "year"):
+            continue
+        if period == "month" and parts == ("month",):
+            if any(m in phrase.lower() for m in _MONTH_NAMES):  # "in May"; not "the 4th", read as a month
+                out.append(QueryDate("month alone", month=moment.month))
+            continue
+        start, end = _span(period, moment)
+        out.append(QueryDate(period, start, end, yearless="year" not in parts and "month" in parts))
+    return out
+
+
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+# Chinese ------------------------------------------------------------------------------------
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_HAN_RUN = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")
+_ZH_MONTH_DAY = re.compile(r"^[0-9一二三四五六七八九十两〇零]+月")
+_ZH_WEEKDAY = re.compile(r"^(周|星期|礼拜)[一二三四五六日天1-7]$")
+_jionlp: Any = None
+
+
+def _jio() -> Any:
+    """JioNLP, imported once; its import prints a banner on stdout, which is data here."""
+    global _jionlp
+    if _jionlp is None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            import jionlp
+
+        _jionlp = jionlp
+    return _jionlp
+
+
+def _chinese(query: str, now: datetime) -> list[QueryDate]:
+    """Dates of a query in Chinese, by JioNLP's time parser (points and spans; durations
+    and periods such as 每周 are not dates)."""
+    try:
+        found = _jio().ner.extract_time(query, time_base=now.timestamp(), with_parsing=True)
+    except Exception:  # the parser raises many types on text it cannot read; the query has no date for us
+        return []
+    out: list[QueryDate] = []
+    for item in found:
+        detail = item.get("detail") or {}
+        times = detail.get("time")
+        if detail.get("type") not in ("time_point", "time_span") or not isinstance(times, list) or len(times) != 2:
+            continue
+        try:
+            start, end = (datetime.strptime(t, "%Y-%m-%d %H:%M:%S") for t in times)
+        except (TypeError, ValueError):  # open-ended spans ("inf")
+            continue
+        text = str(item.get("text", ""))
+        if _ZH_WEEKDAY.match(text) and start > now:  # 周日 asked on a Thursday: the Sunday gone
+            start, end = start - timedelta(days=7), end - timedelta(days=7)
+        days = (end - start).total_seconds() / DAY_SECONDS
+        granularity = "day" if days <= 1 else "week" if days <= 7 else "month" if days <= 31 else "year"
+        yearless = bool(_ZH_MONTH_DAY.match(text)) and "年" not in text
+        if granularity == "month" and yearless:
+            out.append(QueryDate("month alone", month=start.month))
+            continue
+        first, _ = _span("day", start)
+        _, last = _span("day", end)
+        out.append(QueryDate(granularity, first, last, yearless=yearless))
+    return out
+
+
+def query_dates(query: str, now: float) -> list[QueryDate]:
+    """The dates ``query`` writes (see the module docstring), relative ones resolved
+    against ``now`` (unix seconds). Chinese text goes to JioNLP, other text to dateparser;
+    in mixed text ("What did 张伟 say on May 2nd?"), each reads its own part."""
+    moment = datetime.fromtimestamp(now)
+    if not _HAN.search(query):
+        return _english(query, moment)
+    found = _chinese(query, moment)
+    latin = _HAN_RUN.sub(" ", query)
+    if re.search(r"[A-Za-z]{3}", latin):
+        found += _english(latin, moment)
+    return found
+
+
+def resolve_year(date: QueryDate, created_at: np.ndarray, now: float, after: float) -> QueryDate:
+    """``date`` placed in the year of the user's memories nearest before ``now``: the
+    latest year, not after now, in which some memory of ``created_at`` (unix seconds)
+    falls from a day before the date to ``after`` seconds after it; without one, the
+    latest year in which the date is not after now. Dates with a year are returned as
+    they are."""
+    if not date.yearless:
+        return date
+    first = datetime.fromtimestamp(date.start)
+    length = date.end - date.start
+    latest = datetime.fromtimestamp(now).year
+    earliest = datetime.fromtimestamp(float(created_at.min())).year if len(created_at) else latest
+    fallback = None
+    for year in range(latest, min(earliest, latest) - 1, -1):
+        try:
+            start = first.replace(year=year).timestamp()
+        except ValueError:  # 29 February
+            continue
+        if start > now:
+            continue
+        fallback = fallback or start
+        if np.any((created_at >= start - DAY_SECONDS) & (created_at <= start + length + after)):
+            return replace(date, start=start, end=start + length, yearless=False)
+    if fallback is None:
+        return date
+    return replace(date, start=fallback, end=fallback + length, yearless=False)

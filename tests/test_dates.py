@@ -1,0 +1,112 @@
+"""Dates as people write them (``memcli.dates``): English by dateparser, Chinese by JioNLP,
+relative dates against the clock, dates without a year placed in the year of the user's
+memories, and words that only look like dates."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from memcli.dates import QueryDate, query_dates, resolve_year
+
+NOW = datetime(2023, 5, 4, 20, 0).timestamp()  # a Thursday evening
+DAY = 86400.0
+
+
+def day(year: int, month: int, dom: int) -> float:
+    return datetime(year, month, dom).timestamp()
+
+
+def spans(query: str, now: float = NOW) -> list[tuple[str, float, float]]:
+    return [(d.granularity, d.start, d.end) for d in query_dates(query, now)]
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("What did we talk about yesterday?", (2023, 5, 3)),
+        ("What did you recommend the day before yesterday?", (2023, 5, 2)),
+        ("What did I say last Tuesday?", (2023, 5, 2)),
+        ("What did you suggest on Monday?", (2023, 5, 1)),
+        ("Five days ago, what did you recommend?", (2023, 4, 29)),
+        ("昨天我们聊了什么？", (2023, 5, 3)),
+        ("前天你推荐了什么？", (2023, 5, 2)),
+        ("大前天我说了什么", (2023, 5, 1)),
+        ("三天前我说了什么", (2023, 5, 1)),
+        ("上周二我说了什么？", (2023, 4, 25)),
+        ("星期天你说了什么", (2023, 4, 30)),  # the Sunday gone, not the coming one
+    ],
+)
+def test_relative_days_resolve_against_now(query: str, first: tuple[int, int, int]) -> None:
+    assert spans(query) == [("day", day(*first), day(*first) + DAY - 1)]
+
+
+@pytest.mark.parametrize("query", ["What did I mention last week about my job?", "上周我们聊了什么"])
+def test_last_week_is_the_monday_to_sunday_week_before_this_one(query: str) -> None:
+    assert spans(query) == [("week", day(2023, 4, 24), day(2023, 5, 1) - 1)]
+
+
+def test_relative_dates_move_with_the_clock() -> None:
+    later = datetime(2023, 6, 10, 9, 0).timestamp()
+    assert spans("What did we talk about yesterday?", later)[0][1] == day(2023, 6, 9)
+    assert spans("昨天我们聊了什么", later)[0][1] == day(2023, 6, 9)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["On May 2nd, what topics did we discuss?", "What did you recommend on the 2nd of May?", "What did we discuss on 5/2?",
+     "What did I tell you on May 2 about my job?", "5月2日我们聊了什么？", "5月2号你推荐了什么", "五月二号你推荐的电影是哪部？"],
+)
+def test_a_month_and_day_without_a_year_is_read_as_yearless(query: str) -> None:
+    [found] = query_dates(query, NOW)
+    assert (found.granularity, found.yearless, datetime.fromtimestamp(found.start).strftime("%m-%d")) == ("day", True, "05-02")
+
+
+@pytest.mark.parametrize("query", ["What did Ana do on 8 May 2023?", "2023年5月8日我们聊了什么"])
+def test_a_date_with_its_year_is_not_yearless(query: str) -> None:
+    [found] = query_dates(query, NOW)
+    assert (found.granularity, found.start, found.yearless) == ("day", day(2023, 5, 8), False)
+
+
+def test_a_yearless_date_takes_the_year_of_the_users_memories_nearest_before_now() -> None:
+    [may2] = query_dates("What did we talk about on May 2nd?", NOW)
+    memories = np.array([day(2021, 5, 2) + 3600, day(2022, 5, 3), day(2022, 9, 1)])
+    now = datetime(2026, 11, 25).timestamp()
+    placed = resolve_year(may2, memories, now, after=14 * DAY)
+    assert (placed.start, placed.yearless) == (day(2022, 5, 2), False)  # 2022 has memories near it; 2023-2026 none
+    only_old = resolve_year(may2, memories[:1], now, after=0.0)
+    assert only_old.start == day(2021, 5, 2)
+
+
+def test_a_yearless_date_without_memories_near_it_is_the_latest_not_after_now() -> None:
+    [dec24] = query_dates("What did I say on December 24?", NOW)
+    now = datetime(2026, 11, 25).timestamp()
+    assert resolve_year(dec24, np.array([day(2023, 5, 2)]), now, after=0.0).start == day(2025, 12, 24)
+
+
+def test_a_date_with_a_year_is_left_as_it_is() -> None:
+    written = QueryDate("day", day(2020, 1, 1), day(2020, 1, 2) - 1)
+    assert resolve_year(written, np.array([day(2023, 1, 1)]), NOW, after=0.0) == written
+
+
+@pytest.mark.parametrize("query", ["What did Ana do in May?", "What did Ana paint in October?"])
+def test_a_month_alone_is_any_years(query: str) -> None:
+    [found] = query_dates(query, NOW)
+    assert found.granularity == "month alone" and found.month in (5, 10)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["What did you recommend to me?", "Can you recommend a good book now?", "What may Ana do next?", "May I ask what Rex eats?",
+     "What did we talk about?", "What is my second favourite book?", "你推荐了什么", "我喜欢一个人", ""],
+)
+def test_words_that_only_look_like_dates_are_not_dates(query: str) -> None:
+    assert query_dates(query, NOW) == []
+
+
+def test_mixed_text_reads_the_english_and_the_chinese_dates() -> None:
+    found = {(d.granularity, datetime.fromtimestamp(d.start).strftime("%m-%d")) for d in query_dates("What did 张伟 say on May 2nd?", NOW)}
+    assert found == {("day", "05-02")}
+    assert spans("昨天 what did we talk about?") == [("day", day(2023, 5, 3), day(2023, 5, 3) + DAY - 1)]
