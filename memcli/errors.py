@@ -21,6 +21,7 @@ class ExitCode(IntEnum):
     BAD_INPUT = 5
     NOT_FOUND = 6
     SERVICE = 7
+    EMBEDDER_CHANGED = 8
     INTERRUPTED = 130
 
 
@@ -33,6 +34,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed",
     ExitCode.NOT_FOUND: "no memory with that id",
     ExitCode.SERVICE: "the memcli service is not running (service status), or did not answer",
+    ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -88,6 +90,13 @@ class ServiceError(MemcliError):
     exit_code = ExitCode.SERVICE
 
 
+class EmbedderChangedError(MemcliError):
+    """The store's vectors come from another embedder than the configured one: recalling
+    or writing would mix two vector spaces. ``memcli reindex`` re-embeds the store."""
+
+    exit_code = ExitCode.EMBEDDER_CHANGED
+
+
 class Interrupted(MemcliError):
     """The request was interrupted: Ctrl-C, or its client went away."""
 
@@ -97,7 +106,7 @@ class Interrupted(MemcliError):
 def error_for(message: str, code: int) -> MemcliError:
     """The MemcliError of exit code ``code`` (an error the service reported), carrying
     ``message``."""
-    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, Interrupted):
+    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, EmbedderChangedError, Interrupted):
         if int(cls.exit_code) == code:
             return cls(message)
     return MemcliError(message)

@@ -29,10 +29,10 @@ DAY_KINDS = frozenset({Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value})
 
 
 def elapsed(memory: Memory, now: float, unit: float = UNIT_SECONDS["day"]) -> float:
-    """t: time since ``memory`` was learned or last recalled, whichever is later, in units
-    of ``unit`` seconds (≥ 0). A recall dated before the memory was learned (a replayed
-    timeline) does not age it."""
-    since = max(memory.created_at, memory.last_recalled_at)
+    """t: time since ``memory`` was learned (or imported: ``retained_from``) or last
+    recalled, whichever is latest, in units of ``unit`` seconds (≥ 0). A recall dated
+    before the memory was learned (a replayed timeline) does not age it."""
+    since = max(memory.created_at, memory.retained_from, memory.last_recalled_at)
     return max(0.0, now - since) / unit
 
 

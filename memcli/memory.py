@@ -64,6 +64,9 @@ class Memory:
             the original time of the conversation.
         importance: 0..1. strength: the Ebbinghaus strength S (MemoryBank §2.3), starts at 1.
         last_recalled_at: unix seconds of the last recall, 0 when never recalled.
+        retained_from: unix seconds from which the retention clock runs when that is later
+            than ``created_at``: an imported memory's import (its ``created_at`` stays the
+            conversation's, for display, dates and recall); 0 otherwise.
         valid_from / valid_to: unix seconds bounding a fact's validity, 0 when unbounded.
         source: where it came from, for people: a LoCoMo ``dia_id``, ``file:line``,
             ``remember``, ``chat:SESSION``; for a consolidated memory, what it was made from.
@@ -95,6 +98,7 @@ class Memory:
     valid_to: float = 0.0
     archived: bool = False
     archived_at: float = 0.0
+    retained_from: float = 0.0
 
     def index_text(self) -> str:
         """The text that is embedded and searched: ``speaker: text`` plus any image caption."""

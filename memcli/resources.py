@@ -111,6 +111,13 @@ class SharedEmbedder:
         """The model's name."""
         return str(self._embedder.name)
 
+    @property
+    def identity(self) -> str:
+        """The model's identity (``memcli.embedding.embedder_identity``)."""
+        from memcli.embedding import embedder_identity
+
+        return embedder_identity(self._embedder)
+
     def embed(self, texts: Sequence[str], batch_size: int = 64, progress: Any = None) -> list[list[float]]:
         """See ``Embedder.embed``; ``progress`` gets (texts embedded, texts in all) after each batch."""
         vectors: list[list[float]] = []

@@ -59,6 +59,9 @@ class Memory(Out):
     strength: float = Field(description="Ebbinghaus strength S (MemoryBank §2.3)")
     recall_count: int
     last_recalled_at: Optional[str] = Field(description="ISO 8601, null when never recalled")
+    retained_from: Optional[str] = Field(
+        None, description="ISO 8601: when its retention clock started, if later than created_at (an imported memory: the import); else null"
+    )
     feedback: float = Field(description="sum of up (+1) and down (-1) votes")
     pinned: bool
     archived: bool = Field(description="forgotten by memcli forget (restorable)")
@@ -193,6 +196,10 @@ class Stats(Out):
     all_users: dict[str, int] = Field(description="memories (archived included) per user")
     pending: int = Field(description="journaled, not yet in the store")
     store_bytes: int
+    embedder: Optional[str] = Field(
+        None, description="the embedder that made the store's vectors, name@fingerprint (reindexing:... while a reindex runs); null before the first write"
+    )
+    embedder_configured: str = Field("", description="the embedder the settings name; when it differs from embedder, memcli reindex re-embeds the store")
 
 
 class ChatTurn(Out):
@@ -279,6 +286,16 @@ class EvalResult(Out):
     duration_seconds: float
 
 
+class ReindexResult(Out):
+    """``memcli reindex``: the store re-embedded with the configured embedder."""
+
+    embedder: str = Field(description="the embedder the store's vectors now come from, name@fingerprint")
+    previous: Optional[str] = Field(description="the embedder they came from, null when none was recorded")
+    memories: int = Field(description="memories re-embedded (0: the store was already the embedder's)")
+    users: int
+    duration_seconds: float
+
+
 class ProbeEvalResult(Out):
     """``memcli eval memorybank``: hit@k of probe questions over a MemoryBank history."""
 
@@ -314,6 +331,7 @@ RESULTS: dict[str, Any] = {
     "service stop": ServiceStop,
     "paths": PathsResult,
     "probe eval": ProbeEvalResult,
+    "reindex": ReindexResult,
     "eval": EvalResult,
 }
 """The documented shapes, by name (the man page's JSON OUTPUT section)."""

@@ -45,6 +45,8 @@ from memcli.sidecar import Sidecar
 Embed = Callable[[list[str]], list[list[float]]]
 
 COLLECTION = "memories"
+REINDEXING = "reindexing:"
+"""Prefix of ``embedder_record`` while a reindex runs: a store left so was interrupted."""
 SCHEMA_VERSION = 1
 _GET_PAGE = 5000
 
@@ -433,6 +435,44 @@ class MemoryStore:
             for page in self._pages(None, ["metadatas"]):
                 found.update(str(m.get("user")) for m in page["metadatas"] if m)
         return sorted(found)
+
+    # the embedder -------------------------------------------------------------
+
+    def embedder_record(self) -> str | None:
+        """The identity (``Embedder.identity``) of the embedder that made the store's
+        vectors, as recorded in the collection's metadata; ``REINDEXING`` + identity while
+        a reindex to it is under way (or was interrupted); None when none is recorded (a
+        new store, or one an older memcli wrote)."""
+        with self.transaction():
+            value = (self._col.metadata or {}).get("embedder")
+        return None if value is None else str(value)
+
+    def record_embedder(self, identity: str) -> None:
+        """Record ``identity`` as the embedder of the store's vectors (``embedder_record``)."""
+        with self.transaction():
+            metadata = dict(self._col.metadata or {})
+            metadata["embedder"] = identity
+            metadata.setdefault("schema_version", SCHEMA_VERSION)
+            self._col.modify(metadata=metadata)
+
+    def reembed(
+        self, user: str, memories: Sequence[Memory], vectors: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]]
+    ) -> None:
+        """Replace the embeddings of ``user``'s ``memories`` (all of them, as ``memories``
+        read them) with ``vectors``, and rebuild the user's recall index with them and the
+        window vectors ``windows`` (window text -> vector): a reindex."""
+        with self.transaction():
+            self.generation += 1
+            self.sidecar.index.mark_dirty([user])
+            batch = max(1, min(_GET_PAGE, int(self._client.get_max_batch_size())))
+            for start in range(0, len(memories), batch):
+                self._col.update(
+                    ids=[m.id for m in memories[start : start + batch]],
+                    embeddings=[list(map(float, v)) for v in vectors[start : start + batch]],
+                )
+            self.sidecar.index.rebuild(user, memories, vectors, windows)
+            self._checked.add(user)
+            self._rebuilds += 1
 
     def check_recall_index(self, user: str) -> None:
         """Rebuild ``user``'s rows of the recall index from the store when they are missing,

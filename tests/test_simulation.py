@@ -105,7 +105,9 @@ def write_timeline(path: Path) -> Path:
 
 def import_timeline(runner: CliRunner, tmp_path: Path) -> list[str]:
     """Import the timeline; returns the memory id of turn i at index i."""
-    report = json.loads(ok(runner.invoke(app, ["import", str(write_timeline(tmp_path / "timeline.jsonl")), "--json"])).stdout)
+    # A simulation replays a timeline: each turn's retention clock starts when it was said.
+    timeline = write_timeline(tmp_path / "timeline.jsonl")
+    report = json.loads(ok(runner.invoke(app, ["import", str(timeline), "--retention-from", "conversation", "--json"])).stdout)
     assert (report["found"], report["added"], report["users"]) == (30, 30, {"sim": 30})
     rows = json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout)
     by_word = {}

@@ -1,0 +1,441 @@
+"""The embedder a store's vectors come from, and ``memcli reindex``: a store records the
+embedder of its first write (or adopts the configured one when it has no record); recall,
+remember, import and consolidate refuse a store that another embedder made (exit 8,
+naming both and ``memcli reindex``) while stats and list still answer; ``reindex``
+re-embeds every memory of every user (Chroma's vectors and the recall index's, windows
+included) and finishes an interrupted reindex; ``Embedder.identity`` fingerprints a model
+directory without loading it. Two fake embedders stand for two models: conftest's
+``FakeEmbedder`` and ``OtherEmbedder`` below, whose vectors differ."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cli_checks import assert_error, ok
+from conftest import FakeChatModel, FakeEmbedder, Given
+from memcli.cli import app
+from memcli.config import load_settings, resolve_paths
+from memcli.core import Memcli
+from memcli.embedding import Embedder, embedder_identity, same_embedder
+from memcli.errors import EmbedderChangedError, ExitCode, ModelError
+from memcli.index import window_text
+from memcli.memory import Kind, Memory, stable_id
+from memcli.schema import ReindexResult, Stats
+from memcli.store import REINDEXING
+
+NOW = datetime(2023, 6, 1, 9, 0).timestamp()
+CELLO = "My sister plays the cello in an orchestra"
+PUPPY = "I adopted a puppy named Rex last spring"
+BOB_TURNS = [
+    ("Bob", "I started pottery classes on Tuesdays"),
+    ("assistant", "Pottery sounds relaxing, what are you making?"),
+    ("Bob", "A wobbly blue vase for my grandmother"),
+]
+
+
+class OtherEmbedder(FakeEmbedder):
+    """Another model: the same bag of words, each word hashed with a salt, so no vector
+    is FakeEmbedder's (texts sharing words are still close). Its identity is its class name."""
+
+    name = "other-embedder"
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, progress=None) -> list[list[float]]:
+        salted = [" ".join(f"other{word}" for word in re.findall(r"\w+", text.lower())) for text in texts]
+        return super().embed(salted, batch_size, progress)
+
+
+class ModelDirEmbedder(OtherEmbedder):
+    """OtherEmbedder under an identity like a real model's (``name@fingerprint``)."""
+
+    identity = "paraphrase-mini@0123456789ab"
+
+
+class MovedModelEmbedder(OtherEmbedder):
+    """The same model as ModelDirEmbedder in a directory of another name."""
+
+    identity = "mini-copy@0123456789ab"
+
+
+# helpers ------------------------------------------------------------------------------------
+
+
+def make_memcli(embedder: Any, chat_model: Any = None) -> Memcli:
+    paths = resolve_paths()
+    return Memcli(load_settings(paths), paths, clock=lambda: NOW, embedder=embedder, chat_model=chat_model)
+
+
+def use(embedder: Any, chat_model: Any = None) -> None:
+    """From the next CLI command on, run in-process with ``embedder`` (a change of model)."""
+    Given.set(embedder, chat_model)
+
+
+def at(minute: int) -> float:
+    return datetime(2023, 5, 8, 10, 0).timestamp() + 60 * minute
+
+
+def note(text: str, user: str = "ana", minute: int = 0) -> Memory:
+    return Memory(id=stable_id(user, "note", text), user=user, kind=Kind.NOTE.value, text=text,
+                  created_at=at(minute), day="2023-05-08", source="test")
+
+
+def session(user: str, lines: Sequence[tuple[str, str]]) -> list[Memory]:
+    return [
+        Memory(id=stable_id(user, "s1", str(i), text), user=user, kind=Kind.TURN.value, text=text, created_at=at(10 + i),
+               day="2023-05-08", session="s1", speaker=speaker, source=f"s1:{i}")
+        for i, (speaker, text) in enumerate(lines)
+    ]
+
+
+def populate(embedder: Any) -> list[Memory]:
+    """Two users' memories (notes for ana, a session of turns for bob), embedded by ``embedder``."""
+    memories = [note(CELLO, minute=1), note(PUPPY, minute=2), *session("bob", BOB_TURNS)]
+    assert len(make_memcli(embedder).add_memories(memories)) == len(memories)
+    return memories
+
+
+def record(memcli: Memcli) -> str | None:
+    with memcli.store.transaction():
+        return memcli.store.embedder_record()
+
+
+def chroma_vectors(memcli: Memcli, user: str) -> dict[str, np.ndarray]:
+    """The embedding Chroma holds for each of ``user``'s memories, by id."""
+    with memcli.store.transaction():
+        memories, vectors = memcli.store._with_embeddings(user)
+    return {m.id: np.asarray(v, dtype=np.float64) for m, v in zip(memories, vectors)}
+
+
+def expected_vectors(embedder: Any, memories: Sequence[Memory]) -> dict[str, np.ndarray]:
+    return {m.id: np.asarray(v) for m, v in zip(memories, embedder.embed([m.index_text() for m in memories]))}
+
+
+def assert_vectors(found: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> None:
+    assert found.keys() == expected.keys()
+    for memory_id, vector in expected.items():
+        assert np.allclose(found[memory_id], vector, atol=1e-5), memory_id
+
+
+def recalled(memcli: Memcli, query: str, user: str) -> list[str]:
+    return [hit.memory.text for hit in memcli.recall(query, user, reinforce=False)]
+
+
+def stats_json(runner: CliRunner) -> dict[str, Any]:
+    return json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)
+
+
+def list_json(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
+    return json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", *args])).stdout)
+
+
+def model_dir(path: Path, config: str = '{"hidden_size": 384}') -> Path:
+    """A directory shaped like a sentence-transformers model (its configuration files and
+    weights that are not a model: loading it would fail)."""
+    (path / "1_Pooling").mkdir(parents=True)
+    (path / "modules.json").write_text('[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]')
+    (path / "config.json").write_text(config)
+    (path / "config_sentence_transformers.json").write_text('{"prompts": {}}')
+    (path / "1_Pooling" / "config.json").write_text('{"pooling_mode_mean_tokens": true}')
+    (path / "model.safetensors").write_bytes(b"not a model")
+    return path
+
+
+# identities --------------------------------------------------------------------------------
+
+
+def test_embedder_identity_is_the_identity_or_else_the_class_name() -> None:
+    assert embedder_identity(FakeEmbedder()) == "FakeEmbedder"
+    assert embedder_identity(OtherEmbedder()) == "OtherEmbedder"
+    assert embedder_identity(ModelDirEmbedder()) == ModelDirEmbedder.identity
+
+
+def test_same_embedder_compares_fingerprints_whatever_the_directory_is_called() -> None:
+    assert same_embedder("a@x", "b@x")
+    assert same_embedder("all-MiniLM-L6-v2@0123456789ab", "all-MiniLM-L6-v2@0123456789ab")
+    assert not same_embedder("a@x", "a@y")
+    assert same_embedder("FakeEmbedder", "FakeEmbedder")
+    assert not same_embedder("FakeEmbedder", "OtherEmbedder")
+
+
+def test_identity_of_a_model_directory_fingerprints_its_configuration_without_loading_it(tmp_path: Path) -> None:
+    one = Embedder(model_dir(tmp_path / "mini"))
+    copy = Embedder(model_dir(tmp_path / "mini-copy"))
+    changed = Embedder(model_dir(tmp_path / "mini-changed", config='{"hidden_size": 768}'))
+
+    name, _, fingerprint = one.identity.partition("@")
+    assert name == "mini" and re.fullmatch(r"[0-9a-f]{12}", fingerprint), one.identity
+    assert one.identity == Embedder(tmp_path / "mini").identity  # the same every time
+    assert copy.identity == f"mini-copy@{fingerprint}" and same_embedder(one.identity, copy.identity)
+    assert not same_embedder(one.identity, changed.identity)
+    assert one._model is None and copy._model is None and changed._model is None  # nothing was loaded
+
+
+@pytest.mark.parametrize("name", ["config_sentence_transformers.json", "modules.json", "1_Pooling/config.json"])
+def test_identity_changes_with_each_configuration_file(tmp_path: Path, name: str) -> None:
+    before = Embedder(model_dir(tmp_path / "mini")).identity
+    (tmp_path / "mini" / name).write_text('{"changed": true}')
+    assert not same_embedder(before, Embedder(tmp_path / "mini").identity)
+
+
+def test_identity_of_a_path_that_is_not_a_directory_is_a_model_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="not a directory"):
+        Embedder(tmp_path / "missing").identity  # noqa: B018
+
+
+# the record -----------------------------------------------------------------------------
+
+
+def test_a_new_store_records_the_embedder_on_first_write(runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+    assert stats_json(runner)["embedder"] is None  # nothing written yet
+    ok(runner.invoke(app, ["remember", CELLO]))
+    stats = stats_json(runner)
+    assert stats["embedder"] == stats["embedder_configured"] == embedder_identity(fake_embedder)
+    assert record(make_memcli(fake_embedder)) == embedder_identity(fake_embedder)
+
+
+def test_a_store_without_a_record_adopts_the_configured_embedder(other_is_configured: None) -> None:
+    memcli = make_memcli(OtherEmbedder())
+    assert record(memcli) is None
+    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
+    assert record(memcli) == "OtherEmbedder"
+    assert make_memcli(OtherEmbedder()).remember("I learned to juggle")[1] is True
+
+
+@pytest.fixture
+def other_is_configured() -> None:
+    """A store an older memcli wrote (memories, no embedder recorded) with vectors of
+    OtherEmbedder, the embedder now configured."""
+    memories = [note(CELLO, minute=1), note(PUPPY, minute=2)]
+    memcli = make_memcli(OtherEmbedder())
+    with memcli.store.transaction():
+        memcli.store.add(memories, OtherEmbedder().embed([m.index_text() for m in memories]))
+
+
+# another embedder is refused ----------------------------------------------------------------
+
+
+def refusal(action: Any) -> str:
+    with pytest.raises(EmbedderChangedError) as info:
+        action()
+    return info.value.message
+
+
+def assert_names_both(message: str, count: int) -> None:
+    assert "FakeEmbedder" in message and "OtherEmbedder" in message, message
+    assert "memcli reindex" in message, message
+    assert f"{count} memories" in message, message
+
+
+def test_another_embedder_is_refused_by_recall_remember_add_and_consolidate() -> None:
+    memories = populate(FakeEmbedder())
+    other = make_memcli(OtherEmbedder(), FakeChatModel())
+    for action in (
+        lambda: other.recall("cello", "ana"),
+        lambda: other.remember("I learned to juggle", "ana"),
+        lambda: other.add_memories([note("a new note")]),
+        lambda: other.consolidate("bob"),
+    ):
+        assert_names_both(refusal(action), len(memories))
+    assert other.chat_model.structured_calls == []  # consolidation stopped before any model call
+    assert record(other) == "FakeEmbedder"
+    assert make_memcli(FakeEmbedder()).store.count() == len(memories)  # nothing was added
+
+
+def test_stats_list_and_show_still_work_with_another_embedder(runner: CliRunner) -> None:
+    use(FakeEmbedder())
+    ids = [ok(runner.invoke(app, ["remember", text])).stdout.strip() for text in (CELLO, PUPPY)]
+    use(OtherEmbedder())
+    stats = stats_json(runner)
+    Stats.model_validate(stats)
+    assert (stats["embedder"], stats["embedder_configured"]) == ("FakeEmbedder", "OtherEmbedder")
+    assert stats["memories"] == 2
+    assert sorted(m["id"] for m in list_json(runner)) == sorted(ids)
+    assert json.loads(ok(runner.invoke(app, ["show", ids[0], "--json"])).stdout)["text"] == CELLO
+
+
+def test_a_refused_remember_does_not_stop_list_and_is_stored_after_the_reindex(runner: CliRunner) -> None:
+    use(FakeEmbedder())
+    ok(runner.invoke(app, ["remember", CELLO]))
+    use(OtherEmbedder())
+    assert_error(runner.invoke(app, ["remember", PUPPY]), ExitCode.EMBEDDER_CHANGED)
+    assert [m["text"] for m in list_json(runner)] == [CELLO]
+    ok(runner.invoke(app, ["reindex"]))
+    assert sorted(m["text"] for m in list_json(runner)) == sorted([CELLO, PUPPY])  # the journal kept it
+
+
+def test_the_cli_exits_8_with_one_line_naming_both_embedders(runner: CliRunner, tmp_path: Path) -> None:
+    use(FakeEmbedder(), FakeChatModel())
+    ok(runner.invoke(app, ["remember", CELLO]))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("I keep bees on the roof.\n")
+    use(OtherEmbedder(), FakeChatModel())
+    for args in (["recall", "cello"], ["remember", PUPPY], ["import", str(notes)], ["consolidate"], ["ask", "Who plays the cello?"]):
+        line = assert_error(runner.invoke(app, args), ExitCode.EMBEDDER_CHANGED)
+        assert_names_both(line, 1)
+    assert Given.chat_model.prompts == [] and Given.chat_model.structured_calls == []
+
+
+def test_a_configured_model_directory_is_refused_without_loading_it(runner: CliRunner, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    use(FakeEmbedder())
+    ok(runner.invoke(app, ["remember", CELLO]))
+    use(None)  # the embedder setting decides again: a directory that is not a loadable model
+    monkeypatch.setenv("MEMCLI_EMBEDDER", str(model_dir(tmp_path / "mini")))
+    identity = Embedder(tmp_path / "mini").identity
+    line = assert_error(runner.invoke(app, ["recall", "cello"]), ExitCode.EMBEDDER_CHANGED)
+    assert "FakeEmbedder" in line and identity in line and "memcli reindex" in line
+    assert stats_json(runner)["embedder_configured"] == identity
+
+
+# reindex ----------------------------------------------------------------------------------
+
+
+def test_reindex_re_embeds_every_memory_of_every_user() -> None:
+    memories = populate(FakeEmbedder())
+    other = OtherEmbedder()
+    memcli = make_memcli(other)
+    by_user = {user: [m for m in memories if m.user == user] for user in ("ana", "bob")}
+    old = chroma_vectors(memcli, "bob")
+    assert not any(np.allclose(old[i], v, atol=1e-3) for i, v in expected_vectors(other, by_user["bob"]).items())
+
+    result = memcli.reindex()
+    ReindexResult.model_validate(result)
+    assert (result["embedder"], result["previous"]) == ("OtherEmbedder", "FakeEmbedder")
+    assert (result["memories"], result["users"]) == (len(memories), 2)
+    assert record(memcli) == "OtherEmbedder"
+    for user, mine in by_user.items():
+        assert_vectors(chroma_vectors(memcli, user), expected_vectors(other, mine))
+
+
+def test_reindex_rebuilds_the_recall_index_with_the_new_vectors_windows_included() -> None:
+    memories = populate(FakeEmbedder())
+    other = OtherEmbedder()
+    memcli = make_memcli(other)
+    memcli.reindex()
+    turns = sorted((m for m in memories if m.user == "bob"), key=lambda m: m.created_at)
+    owns = [m.index_text() for m in turns]
+    with memcli.store.transaction():
+        index = memcli.store.sidecar.index.load("bob")
+    slot = {memory_id: i for i, memory_id in enumerate(index.ids)}
+    for i, turn in enumerate(turns):
+        assert np.allclose(index.turn[slot[turn.id]], other.embed_one(owns[i]), atol=1e-5), turn.text
+        assert np.allclose(index.window[slot[turn.id]], other.embed_one(window_text(owns, i)), atol=1e-5), turn.text
+
+
+def test_recall_works_again_after_reindex_and_finds_the_right_memory() -> None:
+    populate(FakeEmbedder())
+    memcli = make_memcli(OtherEmbedder())
+    memcli.reindex()
+    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
+    assert recalled(memcli, "puppy named Rex", "ana")[0] == PUPPY
+    assert recalled(memcli, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
+    assert memcli.remember("I learned to juggle", "ana")[1] is True
+    # and the first embedder is the one refused now
+    assert "OtherEmbedder" in refusal(lambda: make_memcli(FakeEmbedder()).recall("cello", "ana"))
+
+
+def test_reindex_is_a_no_op_when_the_store_is_current_unless_forced() -> None:
+    memories = populate(FakeEmbedder())
+    embedder = FakeEmbedder()
+    memcli = make_memcli(embedder)
+    result = memcli.reindex()
+    assert (result["embedder"], result["previous"], result["memories"], result["users"]) == ("FakeEmbedder", "FakeEmbedder", 0, 0)
+    assert embedder.calls == 0
+
+    forced = memcli.reindex(force=True)
+    assert (forced["memories"], forced["users"]) == (len(memories), 2)
+    assert embedder.calls > 0
+    assert record(memcli) == "FakeEmbedder"
+    assert_vectors(chroma_vectors(memcli, "ana"), expected_vectors(embedder, [m for m in memories if m.user == "ana"]))
+
+
+def test_reindex_reports_progress_up_to_every_text() -> None:
+    populate(FakeEmbedder())
+    seen: list[tuple[int, int]] = []
+    make_memcli(OtherEmbedder()).reindex(progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1]
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert len({total for _, total in seen}) == 1
+
+
+@pytest.mark.parametrize("target", [OtherEmbedder, ModelDirEmbedder], ids=["stand-in", "name@fingerprint"])
+def test_an_interrupted_reindex_is_refused_until_a_reindex_finishes_it(target: type[FakeEmbedder]) -> None:
+    memories = populate(FakeEmbedder())
+    embedder = target()
+    memcli = make_memcli(embedder)
+    identity = embedder_identity(embedder)
+    with memcli.store.transaction():
+        memcli.store.record_embedder(REINDEXING + identity)  # a reindex to it died half way
+
+    message = refusal(memcli.check_embedder)
+    assert "interrupted" in message and "memcli reindex" in message and identity in message, message
+    refusal(lambda: memcli.recall("cello", "ana"))
+
+    result = memcli.reindex()
+    assert (result["memories"], result["users"]) == (len(memories), 2)
+    assert record(memcli) == identity
+    memcli.check_embedder()
+    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
+    assert_vectors(chroma_vectors(memcli, "ana"), expected_vectors(embedder, [m for m in memories if m.user == "ana"]))
+
+
+def test_the_same_model_in_another_directory_needs_no_reindex() -> None:
+    populate(ModelDirEmbedder())
+    memcli = make_memcli(MovedModelEmbedder())
+    memcli.check_embedder()
+    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
+    assert memcli.reindex()["memories"] == 0
+
+
+# reindex on the command line --------------------------------------------------------------
+
+
+def test_reindex_cli_re_embeds_and_recall_works_again(runner: CliRunner) -> None:
+    use(FakeEmbedder())
+    ok(runner.invoke(app, ["remember", CELLO]))
+    ok(runner.invoke(app, ["remember", PUPPY, "--user", "bob"]))
+    use(OtherEmbedder())
+    assert_error(runner.invoke(app, ["recall", "cello"]), ExitCode.EMBEDDER_CHANGED)
+
+    result = ok(runner.invoke(app, ["reindex"]))
+    assert re.fullmatch(r"re-embedded 2 memories of 2 users with OtherEmbedder \(was FakeEmbedder\) in [\d.]+ s\n", result.stdout)
+    hits = json.loads(ok(runner.invoke(app, ["recall", "cello orchestra", "--json", "--no-reinforce"])).stdout)
+    assert hits[0]["text"] == CELLO
+    stats = stats_json(runner)
+    assert stats["embedder"] == stats["embedder_configured"] == "OtherEmbedder"
+
+
+def test_reindex_cli_when_current_says_so_and_force_re_embeds(runner: CliRunner) -> None:
+    use(FakeEmbedder())
+    ok(runner.invoke(app, ["remember", CELLO]))
+    result = ok(runner.invoke(app, ["reindex"]))
+    assert result.stdout == ""
+    assert "FakeEmbedder" in result.stderr and "nothing to do" in result.stderr
+    assert ok(runner.invoke(app, ["reindex", "--quiet"])).stderr == ""
+
+    data = json.loads(ok(runner.invoke(app, ["reindex", "--force", "--json"])).stdout)
+    assert ReindexResult.model_validate(data).model_dump(mode="json") == data
+    assert (data["embedder"], data["previous"], data["memories"], data["users"]) == ("FakeEmbedder", "FakeEmbedder", 1, 1)
+
+
+def test_reindex_cli_finishes_an_interrupted_reindex(runner: CliRunner) -> None:
+    use(FakeEmbedder())
+    ok(runner.invoke(app, ["remember", CELLO]))
+    use(OtherEmbedder())
+    memcli = make_memcli(OtherEmbedder())
+    with memcli.store.transaction():
+        memcli.store.record_embedder(REINDEXING + "OtherEmbedder")
+    line = assert_error(runner.invoke(app, ["recall", "cello"]), ExitCode.EMBEDDER_CHANGED)
+    assert "interrupted" in line and "memcli reindex" in line
+    assert stats_json(runner)["embedder"] == REINDEXING + "OtherEmbedder"
+    data = json.loads(ok(runner.invoke(app, ["reindex", "--json"])).stdout)
+    assert (data["previous"], data["embedder"], data["memories"]) == (REINDEXING + "OtherEmbedder", "OtherEmbedder", 1)
+    ok(runner.invoke(app, ["recall", "cello"]))
