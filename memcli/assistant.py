@@ -123,10 +123,10 @@ class Assistant:
         """
         exclude = exclude or set()
         k = self.owner.settings.recall_k
+        if k:
+            self.owner.check_embedder()  # before the chat model writes a search query for nothing
         if self.owner.settings.query_creator and k:
             query = f"{query}\n{self.search_query(conversation or [Message('user', query)], user)}".strip()
-        if k:
-            self.owner.check_embedder()
         vector = self.owner.recaller.encode(query) if k and query.strip() else None
         self.owner.flush_pending()
         if k:

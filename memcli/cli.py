@@ -384,8 +384,6 @@ def import_(
 
     Example: memcli import locomo10.json --conversation conv-26
     """
-    if retention_from not in ("import", "conversation"):
-        raise UsageError(f"unknown --retention-from {retention_from!r}; choose import or conversation")
     args = {"path": os.path.abspath(file.expanduser()), "format": format, "user": user, "conversation": conversation,
             "retention_from": retention_from}
     report = _call("import", args, quiet, now, progress=f"embedding {file.name}")

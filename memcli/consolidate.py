@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, Field, StringConstraints
 
 from memcli import prompts
+from memcli.embedding import embedder_identity
 from memcli.errors import InvalidOutputError
 from memcli.llm import ChatModel, structured_output
 from memcli.memory import Kind, Memory, singleton_id, stable_id
@@ -516,8 +517,9 @@ class Consolidator:
     # writing ----------------------------------------------------------------------
 
     def _memory(self, user: str, kind: Kind, key: str | None, text: str, when: Memory, source: str, source_ids: list[str]) -> Memory:
-        """A consolidated memory dated like ``when``; ``key`` None makes it the user's one
-        memory of ``kind`` (``singleton_id``)."""
+        """A consolidated memory dated like ``when`` (its retention clock too: a fact from
+        an imported turn starts fading at the import, as the turn); ``key`` None makes it
+        the user's one memory of ``kind`` (``singleton_id``)."""
         memory = Memory(
             id=singleton_id(kind, user) if key is None else stable_id(kind.value, user, key),
             user=user,
@@ -527,6 +529,7 @@ class Consolidator:
             day=when.day,
             source=source,
             source_ids=source_ids,
+            retained_from=when.retained_from,
         )
         memory.strength = self.memcli.initial_strength(memory)
         return memory
@@ -551,7 +554,7 @@ class Consolidator:
                                      "" if old is None else old.text, memory.text, at, memory.source_ids)
                     )
             self.store.sidecar.record(entries)
-            self.store.upsert(memories, vectors)
+            self.store.upsert(memories, vectors, embedder=embedder_identity(self.memcli.embedder))
             self.store.sidecar.unmark_consolidated([m.id for m in memories], "global")
             self.store.sidecar.mark_consolidated(memories[0].user, stage, items, at)
         self.report.summaries += len(memories)
@@ -783,7 +786,7 @@ class Consolidator:
                                  " ".join(t.source for t in pair if t.source), ids)
             added.session, added.valid_from = pair[0].session, when
             if text != fact:
-                vector = self.memcli.embedder.embed_one(text)
+                vector = self.memcli.embedder.embed([text])[0]  # a memory, not a query
         if decision.event in ("UPDATE", "DELETE"):
             old = related[decision.target]
             old.valid_to = when
@@ -795,7 +798,7 @@ class Consolidator:
         with self.store.transaction():
             self.store.sidecar.record(entries)
             if added is not None:
-                self.store.upsert([added], [vector])
+                self.store.upsert([added], [vector], embedder=embedder_identity(self.memcli.embedder))
             self.store.update(ended)
         if decision.event == "ADD":
             self.report.facts_added += 1

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 
 from memcli.assistant import Answer, Assistant, Context
 from memcli.changes import Changes, ForgetReport
 from memcli.config import Paths, Settings
-from memcli.embedding import Embedder, Progress, embedder_identity, same_embedder
-from memcli.errors import BadInputError, EmbedderChangedError, NotFoundError, StoreLockedError, UsageError
+from memcli.embedding import Embedder, Progress, embedder_identity
+from memcli.errors import BadInputError, EmbedderChangedError, ModelError, NotFoundError, StoreLockedError, UsageError
 from memcli.importers import parse_file
 from memcli.llm import ChatModel, Message, load_chat_model
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
@@ -31,7 +32,7 @@ from memcli.journal import Journal
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette
 from memcli.sidecar import HistoryEntry
-from memcli.store import REINDEXING, MemoryStore
+from memcli.store import MemoryStore
 
 if TYPE_CHECKING:
     from memcli.consolidate import ConsolidationReport
@@ -51,6 +52,8 @@ def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
     return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads)
 
 
+REINDEX_BATCH = 2048
+"""Texts a reindex embeds at a time."""
 RETENTION_FROM = ("import", "conversation")
 """Where an imported memory's retention clock starts (``memcli import --retention-from``)."""
 
@@ -69,26 +72,28 @@ class ImportReport:
 
 
 def parse_since(value: str | None, now: float | None = None) -> float | None:
-    """``--since DATE`` as unix seconds, None when not given: ISO 8601 or a free-form date
-    (dateutil), else a date as people write it ("last week", "two days ago", "上周一"),
-    read against ``now`` (the clock when None) by ``memcli.dates``: its start.
+    """``--since DATE`` as unix seconds, None when not given: ISO 8601, else a date as
+    people write it ("May 2", "last week", "two days ago", "上周一"), read against ``now``
+    (the clock when None) by ``memcli.dates``: its start; a date without a year is the
+    latest one not after now.
 
     Raises UsageError when the date cannot be read.
     """
     if value is None:
         return None
-    from dateutil import parser as date_parser
+    from datetime import datetime
 
     try:
-        return date_parser.parse(value).timestamp()
-    except (ValueError, OverflowError):
+        return datetime.fromisoformat(value.strip()).timestamp()
+    except ValueError:
         pass
-    from memcli.dates import query_dates
+    from memcli.dates import query_dates, resolve_year
 
-    found = [d for d in query_dates(value, time.time() if now is None else now) if d.granularity != "month alone"]
+    now = time.time() if now is None else now
+    found = [d for d in query_dates(value, now) if d.granularity != "month alone"]
     if not found:
         raise UsageError(f"--since: cannot read the date {value!r} (try YYYY-MM-DD or 'last week')")
-    return found[0].start
+    return resolve_year(found[0], np.zeros(0), now, after=0.0).start
 
 
 def clock_from_env(env: dict[str, str] | None = None, option: str = "MEMCLI_NOW") -> Clock:
@@ -187,36 +192,20 @@ class Memcli:
 
     def check_embedder(self) -> None:
         """Make sure the store's vectors come from the configured embedder before anything
-        is recalled or embedded into it. A store with no record (new, or written by an
-        older memcli) takes the configured one.
-
-        Raises EmbedderChangedError when another embedder made the store's vectors (or a
-        reindex was interrupted): mixing two vector spaces would make recall meaningless.
-        """
-        mine = embedder_identity(self.embedder)
-        with self.store.transaction():
-            recorded = self.store.embedder_record()
-            if recorded is not None and not recorded.startswith(REINDEXING) and same_embedder(recorded, mine):
-                return
-            if recorded is None:
-                self.store.record_embedder(mine)
-                return
-            count = self.store.count()
-        if recorded.startswith(REINDEXING):
-            raise EmbedderChangedError(
-                f"a reindex of the store to {recorded[len(REINDEXING):]} was interrupted; run memcli reindex to finish it"
-            )
-        raise EmbedderChangedError(
-            f"the {count} memories in {self.paths.store_dir} were embedded by {recorded}, but the embedder setting names "
-            f"{mine}: run memcli reindex to re-embed them with it, or set embedder back"
-        )
+        is embedded for it (``MemoryStore.require_embedder``, which the writes and recall
+        also call under the store). Raises EmbedderChangedError when another embedder made
+        them, or a reindex was interrupted."""
+        self.store.require_embedder(embedder_identity(self.embedder))
 
     def reindex(self, force: bool = False, progress: Progress | None = None) -> dict[str, Any]:
         """Re-embed every memory of every user with the configured embedder, and rebuild
         the recall index (window vectors included) with the new vectors: what changing the
-        ``embedder`` setting on a populated store needs. The store is held throughout (a
-        long maintenance job: other commands wait). An interrupted reindex leaves the store
-        marked (``check_embedder`` refuses it) until a reindex finishes.
+        ``embedder`` setting on a populated store needs, whatever the new model's
+        dimension. The new vectors fill a staging collection that takes the store's place
+        at the end (``MemoryStore.begin_reindex``); until then the store is marked, so an
+        interrupted reindex loses nothing and the next one starts over. The store is held
+        throughout (a long maintenance job: other commands wait). Texts are embedded
+        ``REINDEX_BATCH`` at a time and kept as float32 arrays, one user at a time.
 
         Nothing is done when the store is already the configured embedder's, unless
         ``force``. ``progress`` gets (texts embedded, texts in all). Returns {embedder,
@@ -226,25 +215,28 @@ class Memcli:
         mine = embedder_identity(self.embedder)
         with self.store.transaction():
             previous = self.store.embedder_record()
-            memories = self.store.memories()
-            if previous is not None and not previous.startswith(REINDEXING) and same_embedder(previous, mine) and not force:
+            if self.store.embedded_by(mine) and not force:
                 return {"embedder": mine, "previous": previous, "memories": 0, "users": 0,
                         "duration_seconds": round(time.perf_counter() - started, 3)}
-            self.store.record_embedder(REINDEXING + mine)
             by_user: dict[str, list[Memory]] = {}
-            for memory in memories:
+            for memory in self.store.memories():
                 by_user.setdefault(memory.user, []).append(memory)
-            plan = {user: (batch_windows(mine_), [m.index_text() for m in mine_]) for user, mine_ in by_user.items()}
-            total = sum(len(w) + len(t) for w, t in plan.values())
+            windows = {user: batch_windows(own) for user, own in by_user.items()}
+            total = sum(len(own) + len(windows[user]) for user, own in by_user.items())
             done = 0
+            self.store.begin_reindex(mine)
             for user, own in by_user.items():
-                windows, texts = plan[user]
-                step = (lambda d, t, base=done: progress(base + d, total)) if progress else None
-                vectors = self.embedder.embed(texts + windows, progress=step)
-                done += len(texts) + len(windows)
-                self.store.reembed(user, own, vectors[: len(texts)], dict(zip(windows, vectors[len(texts):])))
-            self.store.record_embedder(mine)
-        return {"embedder": mine, "previous": previous, "memories": len(memories), "users": len(by_user),
+                texts = [m.index_text() for m in own] + windows[user]
+                vectors = np.zeros((len(texts), 0), dtype=np.float32)
+                for start in range(0, len(texts), REINDEX_BATCH):
+                    part = np.asarray(self.embedder.embed(texts[start : start + REINDEX_BATCH]), dtype=np.float32)
+                    vectors = part if start == 0 else np.vstack([vectors, part])
+                    done += len(part)
+                    if progress is not None:
+                        progress(done, total)
+                self.store.reembed(user, own, vectors[: len(own)], dict(zip(windows[user], vectors[len(own):])))
+            self.store.finish_reindex(mine)
+        return {"embedder": mine, "previous": previous, "memories": sum(map(len, by_user.values())), "users": len(by_user),
                 "duration_seconds": round(time.perf_counter() - started, 3)}
 
     def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None) -> set[str]:
@@ -252,8 +244,9 @@ class Memcli:
         can be read again from where they came, such as an imported file); returns the ids
         added. ``progress`` gets (texts embedded, texts in all). Raises
         EmbedderChangedError as ``check_embedder`` does."""
-        self.check_embedder()
+        identity = embedder_identity(self.embedder)
         with self.store.transaction():
+            self.store.require_embedder(identity)
             existing = self.store.existing_ids([m.id for m in memories])
         new = [m for m in memories if m.id not in existing]
         if not new:
@@ -268,7 +261,7 @@ class Memcli:
         with self.store.transaction():
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
-            self.store.add([new[i] for i in keep], [vectors[i] for i in keep], window_vectors)
+            self.store.add([new[i] for i in keep], [vectors[i] for i in keep], window_vectors, embedder=identity)
         return {new[i].id for i in keep}
 
     def write(self, memories: Sequence[Memory]) -> set[str]:
@@ -472,6 +465,14 @@ class Memcli:
         memories.reverse()
         return memories[:limit] if limit else memories
 
+    def _configured_embedder(self) -> str:
+        """The identity of the embedder the settings name, or why there is none (stats
+        must work to diagnose a bad setting)."""
+        try:
+            return embedder_identity(self.embedder)
+        except ModelError as exc:
+            return f"unusable: {exc.message}"
+
     def stats(self, user: str | None = None) -> dict[str, Any]:
         """Counts by kind and user, the day range, a retention histogram (10 bins over
         0..1 of active memories), fading / archived / pinned counts, pending, and the size
@@ -502,7 +503,7 @@ class Memcli:
             "pending": len(self.pending()),
             "store_bytes": size,
             "embedder": recorded,
-            "embedder_configured": embedder_identity(self.embedder),
+            "embedder_configured": self._configured_embedder(),
         }
 
     # forgetting ---------------------------------------------------------------

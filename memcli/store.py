@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from memcli.config import Paths
-from memcli.errors import MemcliError, NotFoundError, StoreLockedError
+from memcli.errors import EmbedderChangedError, MemcliError, NotFoundError, StoreLockedError
 from memcli.index import UserIndex
 from memcli.memory import Memory
 from memcli.sidecar import Sidecar
@@ -47,6 +47,8 @@ Embed = Callable[[list[str]], list[list[float]]]
 COLLECTION = "memories"
 REINDEXING = "reindexing:"
 """Prefix of ``embedder_record`` while a reindex runs: a store left so was interrupted."""
+STAGING = "memories-reindex"
+"""The collection a reindex fills before it takes the place of ``COLLECTION``."""
 SCHEMA_VERSION = 1
 _GET_PAGE = 5000
 
@@ -81,6 +83,8 @@ class MemoryStore:
         self._lock: Any = None
         self._client: Any = None
         self._collection: Any = None
+        self._staging: Any = None
+        """The staging collection of a reindex under way (``begin_reindex``)."""
         self._sidecar: Sidecar | None = None
         self._threads = threading.RLock()
         self._checked: set[str] = set()
@@ -165,6 +169,14 @@ class MemoryStore:
             path=str(self.paths.store_dir),
             settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
         )
+        names = {c.name for c in self._client.list_collections()}
+        if STAGING in names:
+            staging = self._client.get_collection(STAGING, embedding_function=None)
+            metadata = staging.metadata or {}
+            if metadata.get("complete") and COLLECTION not in names:
+                # A reindex stopped between dropping the old collection and renaming the new one.
+                self._swap_in(staging, str(metadata.get("embedder", ""))[len(REINDEXING):])
+                names.add(COLLECTION)
         collection = self._client.get_or_create_collection(
             name=COLLECTION,
             metadata={"schema_version": SCHEMA_VERSION},
@@ -181,6 +193,7 @@ class MemoryStore:
 
     def _close(self) -> None:
         self._collection = None
+        self._staging = None
         if self._sidecar is not None:
             self._sidecar.close()
             self._sidecar = None
@@ -210,27 +223,43 @@ class MemoryStore:
     # writes ---------------------------------------------------------------
 
     def add(
-        self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]] | None = None
+        self,
+        memories: Sequence[Memory],
+        embeddings: Sequence[Sequence[float]],
+        windows: Mapping[str, Sequence[float]] | None = None,
+        embedder: str | None = None,
     ) -> None:
         """Add memories with their embeddings (one vector per memory, same order).
-        ``windows``: window text → vector for the recall index, when computed ahead."""
-        self._write("add", memories, embeddings, windows)
+        ``windows``: window text → vector for the recall index, when computed ahead.
+        ``embedder``: the identity of the embedder that made them (``require_embedder``)."""
+        self._write("add", memories, embeddings, windows, embedder)
 
     def upsert(
-        self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]] | None = None
+        self,
+        memories: Sequence[Memory],
+        embeddings: Sequence[Sequence[float]],
+        windows: Mapping[str, Sequence[float]] | None = None,
+        embedder: str | None = None,
     ) -> None:
         """Add memories, or replace the text, embedding and metadata of those whose id is
-        already stored (a regenerated summary keeps its id)."""
-        self._write("upsert", memories, embeddings, windows)
+        already stored (a regenerated summary keeps its id). ``embedder`` as for ``add``."""
+        self._write("upsert", memories, embeddings, windows, embedder)
 
     def _write(
-        self, how: str, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]] | None
+        self,
+        how: str,
+        memories: Sequence[Memory],
+        embeddings: Sequence[Sequence[float]],
+        windows: Mapping[str, Sequence[float]] | None,
+        embedder: str | None,
     ) -> None:
         if len(memories) != len(embeddings):
             raise ValueError("one embedding per memory")
         if not memories:
             return
         with self.transaction():
+            if embedder is not None:
+                self.require_embedder(embedder)
             self._repair({m.user for m in memories})
             self.generation += 1
             self.sidecar.index.mark_dirty(m.user for m in memories)
@@ -455,24 +484,102 @@ class MemoryStore:
             metadata.setdefault("schema_version", SCHEMA_VERSION)
             self._col.modify(metadata=metadata)
 
-    def reembed(
-        self, user: str, memories: Sequence[Memory], vectors: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]]
-    ) -> None:
-        """Replace the embeddings of ``user``'s ``memories`` (all of them, as ``memories``
-        read them) with ``vectors``, and rebuild the user's recall index with them and the
-        window vectors ``windows`` (window text -> vector): a reindex."""
+    def embedded_by(self, identity: str) -> bool:
+        """Whether the store's vectors are recorded as the embedder ``identity``'s, with no
+        reindex under way."""
+        from memcli.embedding import same_embedder
+
+        recorded = self.embedder_record()
+        return recorded is not None and not recorded.startswith(REINDEXING) and same_embedder(recorded, identity)
+
+    def require_embedder(self, identity: str) -> None:
+        """Make sure the store's vectors come from the embedder ``identity`` before a
+        recall or a write uses it; a store with none recorded takes it. Callers call it
+        inside the transaction that reads or writes vectors, so no reindex can come between.
+
+        Raises EmbedderChangedError when another embedder made them, or a reindex was
+        interrupted."""
         with self.transaction():
+            recorded = self.embedder_record()
+            if recorded is None:
+                self.record_embedder(identity)
+                return
+            if self.embedded_by(identity):
+                return
+            count = int(self._col.count())
+        if recorded.startswith(REINDEXING):
+            raise EmbedderChangedError(
+                f"a reindex of the store to {recorded[len(REINDEXING):]} was interrupted; run memcli reindex to finish it"
+            )
+        raise EmbedderChangedError(
+            f"the {count} memories in {self.paths.store_dir} were embedded by {recorded}, but the embedder setting names "
+            f"{identity}: run memcli reindex to re-embed them with it, or set embedder back"
+        )
+
+    def begin_reindex(self, identity: str) -> None:
+        """Start re-embedding the store with the embedder ``identity``: mark the store
+        (``REINDEXING``: recall and writes refuse it until ``finish_reindex``) and open an
+        empty staging collection that ``reembed`` fills. The store's own collection is
+        not touched until ``finish_reindex`` swaps the staging one in, so an interrupted
+        reindex loses nothing: the next one starts over."""
+        with self.transaction():
+            self.record_embedder(REINDEXING + identity)
+            self._drop_staging()
+            self._staging = self._client.create_collection(
+                name=STAGING,
+                metadata={"schema_version": SCHEMA_VERSION, "embedder": REINDEXING + identity},
+                configuration={"hnsw": {"space": "cosine"}},
+                embedding_function=None,
+            )
+
+    def reembed(
+        self, user: str, memories: Sequence[Memory], vectors: np.ndarray, windows: Mapping[str, Sequence[float]]
+    ) -> None:
+        """Stage ``user``'s ``memories`` (all of them, as ``memories`` reads them) with their
+        new ``vectors`` (one row each) in the reindex's staging collection, and rebuild the
+        user's recall index with them and the window vectors ``windows`` (window text ->
+        vector). The store stays marked until ``finish_reindex``."""
+        with self.transaction():
+            if self._staging is None:
+                raise RuntimeError("reembed outside begin_reindex")
             self.generation += 1
             self.sidecar.index.mark_dirty([user])
             batch = max(1, min(_GET_PAGE, int(self._client.get_max_batch_size())))
             for start in range(0, len(memories), batch):
-                self._col.update(
-                    ids=[m.id for m in memories[start : start + batch]],
-                    embeddings=[list(map(float, v)) for v in vectors[start : start + batch]],
+                chunk = memories[start : start + batch]
+                self._staging.add(
+                    ids=[m.id for m in chunk],
+                    embeddings=np.asarray(vectors[start : start + batch], dtype=np.float32),
+                    documents=[m.text for m in chunk],
+                    metadatas=[m.to_metadata() for m in chunk],
                 )
             self.sidecar.index.rebuild(user, memories, vectors, windows)
             self._checked.add(user)
             self._rebuilds += 1
+
+    def finish_reindex(self, identity: str) -> None:
+        """Swap the staging collection in for the store's: marked complete first, then the
+        old collection is deleted and the staging one renamed (``_open_collection`` ends a
+        swap a crash cut short), and ``identity`` recorded as the store's embedder."""
+        with self.transaction():
+            staging = self._staging
+            if staging is None:
+                raise RuntimeError("finish_reindex outside begin_reindex")
+            staging.modify(metadata={"schema_version": SCHEMA_VERSION, "embedder": REINDEXING + identity, "complete": True})
+            self._client.delete_collection(COLLECTION)
+            self._swap_in(staging, identity)
+            self._staging = None
+            self._complete = None
+
+    def _swap_in(self, staging: Any, identity: str) -> None:
+        staging.modify(name=COLLECTION)
+        staging.modify(metadata={"schema_version": SCHEMA_VERSION, "embedder": identity})
+        self._collection = self._client.get_collection(COLLECTION, embedding_function=None)
+
+    def _drop_staging(self) -> None:
+        if STAGING in {c.name for c in self._client.list_collections()}:
+            self._client.delete_collection(STAGING)
+        self._staging = None
 
     def check_recall_index(self, user: str) -> None:
         """Rebuild ``user``'s rows of the recall index from the store when they are missing,

@@ -31,6 +31,8 @@ from memcli import lexical  # noqa: E402
 
 
 def grams(n: int):
+    """A segmenter giving every ``n`` adjacent characters of a run (a shorter run whole)."""
+
     def cut(run: str) -> list[str]:
         if len(run) <= n:
             return [run]
@@ -40,6 +42,7 @@ def grams(n: int):
 
 
 def jieba_precise(run: str) -> list[str]:
+    """jieba's precise mode: one cut, no shorter words inside long ones."""
     import jieba
 
     return [w for w in jieba.lcut(run) if w.strip()]
@@ -60,6 +63,7 @@ def index_size(history: Path) -> tuple[int, int]:
 
 
 def main() -> None:
+    """Run each segmenter over the probes and print its recall and index size."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--history", type=Path, default=ROOT.parent / "shared" / "data" / "memorybank" / "memory_bank_cn.json")
     parser.add_argument("--probes", type=Path, default=ROOT / "tests" / "data" / "memorybank" / "probes_zh.jsonl")

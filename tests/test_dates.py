@@ -100,7 +100,8 @@ def test_a_month_alone_is_any_years(query: str) -> None:
 @pytest.mark.parametrize(
     "query",
     ["What did you recommend to me?", "Can you recommend a good book now?", "What may Ana do next?", "May I ask what Rex eats?",
-     "What did we talk about?", "What is my second favourite book?", "你推荐了什么", "我喜欢一个人", ""],
+     "What did we talk about?", "What is my second favourite book?", "你推荐了什么", "我喜欢一个人", "",
+     "my locker code is 9999", "December 9999", "on 31 December 9999", "room 0001", "in 9999"],
 )
 def test_words_that_only_look_like_dates_are_not_dates(query: str) -> None:
     assert query_dates(query, NOW) == []

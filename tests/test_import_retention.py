@@ -284,3 +284,16 @@ def test_the_forget_pass_keeps_an_import_and_forgets_the_same_memory_without_ret
     verdicts = {v.memory.id: v for v in forget_pass([imported, replayed], now)}
     assert not verdicts["m"].forgotten and verdicts["m"].elapsed == pytest.approx(1 / 24)
     assert verdicts["replayed"].forgotten and verdicts["replayed"].elapsed == pytest.approx(300 + 1 / 24)
+
+
+def test_a_memory_consolidation_makes_from_an_imported_turn_fades_from_the_import() -> None:
+    """A fact or summary is dated like the turn it comes from, retention clock included."""
+    from types import SimpleNamespace
+
+    from memcli.consolidate import Consolidator
+
+    turn = Memory(id="t1", user="ana", kind=Kind.TURN.value, text="I adopted a cat.", created_at=1_600_000_000.0,
+                  day="2020-09-13", retained_from=1_700_000_000.0)
+    owner = SimpleNamespace(memcli=SimpleNamespace(initial_strength=lambda memory: 1.0))
+    made = Consolidator._memory(owner, "ana", Kind.FACT, "k", "Ana adopted a cat.", turn, "D1:1", ["t1"])  # type: ignore[arg-type]
+    assert (made.created_at, made.day, made.retained_from) == (turn.created_at, turn.day, turn.retained_from)

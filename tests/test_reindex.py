@@ -27,10 +27,10 @@ from memcli.config import load_settings, resolve_paths
 from memcli.core import Memcli
 from memcli.embedding import Embedder, embedder_identity, same_embedder
 from memcli.errors import EmbedderChangedError, ExitCode, ModelError
-from memcli.index import window_text
+from memcli.index import batch_windows, window_text
 from memcli.memory import Kind, Memory, stable_id
 from memcli.schema import ReindexResult, Stats
-from memcli.store import REINDEXING
+from memcli.store import COLLECTION, REINDEXING, STAGING
 
 NOW = datetime(2023, 6, 1, 9, 0).timestamp()
 CELLO = "My sister plays the cello in an orchestra"
@@ -439,3 +439,343 @@ def test_reindex_cli_finishes_an_interrupted_reindex(runner: CliRunner) -> None:
     data = json.loads(ok(runner.invoke(app, ["reindex", "--json"])).stdout)
     assert (data["previous"], data["embedder"], data["memories"]) == (REINDEXING + "OtherEmbedder", "OtherEmbedder", 1)
     ok(runner.invoke(app, ["recall", "cello"]))
+
+
+# reindex to a model of another dimension, staged and swapped --------------------------------
+
+
+class SmallEmbedder(FakeEmbedder):
+    """A model of another dimension: FakeEmbedder's bag of words in 64 dimensions, not 128."""
+
+    name = "small-embedder"
+    dimension = 64
+
+
+class Interrupted(Exception):
+    """What the model or the progress callback raises half way through a reindex."""
+
+
+class DyingSmallEmbedder(SmallEmbedder):
+    """SmallEmbedder (the same identity) that raises at its ``fail_at``-th call to ``embed``."""
+
+    identity = "SmallEmbedder"
+
+    def __init__(self, fail_at: int) -> None:
+        super().__init__()
+        self.fail_at = fail_at
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, progress=None) -> list[list[float]]:
+        if self.calls + 1 == self.fail_at:
+            self.calls += 1
+            raise Interrupted("the model died")
+        return super().embed(texts, batch_size, progress)
+
+
+def collections(memcli: Memcli) -> set[str]:
+    with memcli.store.transaction():
+        return {c.name for c in memcli.store._client.list_collections()}
+
+
+def chroma_rows(memcli: Memcli, name: str = COLLECTION) -> dict[str, tuple[str, dict[str, Any], np.ndarray]]:
+    """Every row of the Chroma collection ``name``, read from Chroma itself: id -> (document,
+    metadata, embedding)."""
+    with memcli.store.transaction():
+        got = memcli.store._client.get_collection(name, embedding_function=None).get(
+            include=["documents", "metadatas", "embeddings"])
+    return {i: (d, dict(m), np.asarray(e, dtype=np.float64))
+            for i, d, m, e in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"])}
+
+
+def assert_same_rows(found: dict[str, tuple[str, dict[str, Any], np.ndarray]],
+                     expected: dict[str, tuple[str, dict[str, Any], np.ndarray]]) -> None:
+    assert found.keys() == expected.keys()
+    for memory_id, (document, metadata, vector) in expected.items():
+        assert found[memory_id][:2] == (document, metadata), memory_id
+        assert found[memory_id][2].shape == vector.shape and np.allclose(found[memory_id][2], vector, atol=1e-6), memory_id
+
+
+def all_memories(memcli: Memcli) -> list[Memory]:
+    with memcli.store.transaction():
+        return memcli.store.memories()
+
+
+def assert_every_vector_is(memcli: Memcli, embedder: Any) -> None:
+    """Chroma holds ``embedder``'s vector for every memory of every user (and the recall
+    index has its dimension)."""
+    memories = all_memories(memcli)
+    assert memories
+    for user in {m.user for m in memories}:
+        mine = [m for m in memories if m.user == user]
+        found = chroma_vectors(memcli, user)
+        assert {v.shape for v in found.values()} == {(embedder.dimension,)}, user
+        assert_vectors(found, expected_vectors(embedder, mine))
+        with memcli.store.transaction():
+            assert memcli.store.recall_index(user, embedder.embed).turn.shape == (len(mine), embedder.dimension), user
+
+
+def test_reindex_to_a_model_of_another_dimension() -> None:
+    memories = populate(FakeEmbedder())
+    small = SmallEmbedder()
+    memcli = make_memcli(small)
+    assert {v.shape for v in chroma_vectors(memcli, "ana").values()} == {(128,)}
+
+    result = memcli.reindex()
+    assert (result["embedder"], result["previous"], result["memories"], result["users"]) == ("SmallEmbedder", "FakeEmbedder", len(memories), 2)
+    assert record(memcli) == "SmallEmbedder"
+    assert collections(memcli) == {COLLECTION}  # no staging collection left
+    assert_every_vector_is(memcli, small)
+    assert {m.id for m in all_memories(memcli)} == {m.id for m in memories}
+
+    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
+    assert recalled(memcli, "puppy named Rex", "ana")[0] == PUPPY
+    assert recalled(memcli, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
+    assert memcli.remember("I learned to juggle", "ana")[1] is True  # a 64-dimension write
+    assert recalled(memcli, "learned to juggle", "ana")[0] == "I learned to juggle"
+    assert "SmallEmbedder" in refusal(lambda: make_memcli(FakeEmbedder()).recall("cello", "ana"))  # refused, not a dimension error
+
+    runner = CliRunner()
+    use(SmallEmbedder())
+    stats = stats_json(runner)
+    assert stats["embedder"] == stats["embedder_configured"] == "SmallEmbedder"
+    assert stats["all_users"] == {"ana": 3, "bob": 3}
+
+    # and back to 128 dimensions, on the command line
+    use(FakeEmbedder())
+    ok(runner.invoke(app, ["reindex", "--quiet"]))
+    assert stats_json(runner)["embedder"] == "FakeEmbedder"
+    assert collections(memcli) == {COLLECTION}
+    assert_every_vector_is(make_memcli(FakeEmbedder()), FakeEmbedder())
+
+
+@pytest.mark.parametrize("how", ["the model dies at the second user", "progress raises in the middle of a user"])
+def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishes(
+    how: str, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memories = populate(FakeEmbedder())
+    before = chroma_rows(make_memcli(FakeEmbedder()))
+    assert len(before) == len(memories)
+    if how.startswith("the model"):
+        dying, progress = make_memcli(DyingSmallEmbedder(fail_at=2)), None  # ana's texts are embedded and staged, bob's are not
+    else:
+        monkeypatch.setattr("memcli.core.REINDEX_BATCH", 2)  # ana: 2 texts; bob: 3 turns and 3 windows, 3 chunks
+        calls: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            calls.append(done)
+            if len(calls) == 3:  # bob's second chunk
+                raise Interrupted("stopped")
+
+        dying = make_memcli(SmallEmbedder())
+    with pytest.raises(Interrupted):
+        dying.reindex(progress=progress)
+
+    # stopped half way: ana staged, bob not
+    memcli = make_memcli(SmallEmbedder())
+    assert collections(memcli) == {COLLECTION, STAGING}
+    assert {row[0] for row in chroma_rows(memcli, STAGING).values()} == {CELLO, PUPPY}
+    # the store's collection is as it was: ids, documents, metadata, the old vectors
+    assert_same_rows(chroma_rows(memcli), before)
+    assert record(memcli) == REINDEXING + "SmallEmbedder"
+
+    # recall and writes refuse it, whichever embedder asks
+    for embedder in (SmallEmbedder(), FakeEmbedder()):
+        other = make_memcli(embedder)
+        for action in (lambda: other.recall("cello", "ana"), lambda: other.remember("I learned to juggle", "ana"),
+                       lambda: other.add_memories([note("a new note")])):
+            message = refusal(action)
+            assert "interrupted" in message and "SmallEmbedder" in message and "memcli reindex" in message, message
+    use(SmallEmbedder())
+    for args in (["recall", "cello", "--user", "ana"], ["remember", "I keep bees", "--user", "ana"]):
+        line = assert_error(runner.invoke(app, args), ExitCode.EMBEDDER_CHANGED)
+        assert "interrupted" in line and "memcli reindex" in line, line
+    # what does not embed still answers
+    stats = stats_json(runner)
+    assert (stats["all_users"], stats["embedder"]) == ({"ana": 2, "bob": 3}, REINDEXING + "SmallEmbedder")
+    assert sorted(m["text"] for m in list_json(runner, "--user", "ana")) == sorted([CELLO, PUPPY])
+    assert sorted(m["text"] for m in list_json(runner, "--user", "bob")) == sorted(text for _, text in BOB_TURNS)
+    assert_same_rows(chroma_rows(memcli), before)  # still
+
+    # a second reindex finishes it
+    result = ok(runner.invoke(app, ["reindex", "--json"]))
+    data = json.loads(result.stdout)
+    assert (data["previous"], data["embedder"], data["users"]) == (REINDEXING + "SmallEmbedder", "SmallEmbedder", 2)
+    assert record(memcli) == "SmallEmbedder"
+    assert collections(memcli) == {COLLECTION}
+    after = chroma_rows(memcli)
+    assert {m.id for m in memories} <= after.keys()
+    for memory_id, (document, metadata, _) in before.items():
+        assert after[memory_id][:2] == (document, metadata), memory_id
+    assert_every_vector_is(memcli, SmallEmbedder())
+    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
+    assert recalled(memcli, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
+    ok(runner.invoke(app, ["recall", "cello", "--user", "ana"]))
+
+
+def crash_before_the_rename(memcli: Memcli) -> list[Memory]:
+    """What a reindex does up to deleting the store's collection, then a crash: every user
+    staged with ``memcli.embedder``'s vectors, staging marked complete, "memories" deleted,
+    staging not renamed. Returns the memories."""
+    embedder, identity = memcli.embedder, embedder_identity(memcli.embedder)
+    store = memcli.store
+    with store.transaction():
+        memories = store.memories()
+        store.begin_reindex(identity)
+        for user in sorted({m.user for m in memories}):
+            own = [m for m in memories if m.user == user]
+            windows = batch_windows(own)
+            vectors = np.asarray(embedder.embed([m.index_text() for m in own] + windows), dtype=np.float32)
+            store.reembed(user, own, vectors[: len(own)], dict(zip(windows, vectors[len(own):])))
+        staging = store._client.get_collection(STAGING, embedding_function=None)
+        staging.modify(metadata={**(staging.metadata or {}), "complete": True})
+        store._client.delete_collection(COLLECTION)
+        assert {c.name for c in store._client.list_collections()} == {STAGING}
+    return memories
+
+
+@pytest.mark.parametrize("next_step", ["a transaction", "a command"])
+def test_a_swap_cut_short_between_delete_and_rename_is_finished_by_the_next_open(next_step: str, runner: CliRunner) -> None:
+    populate(FakeEmbedder())
+    before = chroma_rows(make_memcli(FakeEmbedder()))
+    small = SmallEmbedder()
+    memories = crash_before_the_rename(make_memcli(small))
+    assert len(memories) == len(before)
+
+    memcli = make_memcli(SmallEmbedder())
+    if next_step == "a transaction":
+        with memcli.store.transaction():
+            assert memcli.store.embedder_record() == "SmallEmbedder"
+    else:
+        use(SmallEmbedder())
+        hits = json.loads(ok(runner.invoke(app, ["recall", "cello orchestra", "--user", "ana", "--json", "--no-reinforce"])).stdout)
+        assert hits[0]["text"] == CELLO
+    assert collections(memcli) == {COLLECTION}
+    assert record(memcli) == "SmallEmbedder"
+    after = chroma_rows(memcli)
+    assert after.keys() == before.keys()
+    for memory_id, (document, metadata, _) in before.items():
+        assert after[memory_id][:2] == (document, metadata), memory_id
+    assert_every_vector_is(memcli, small)
+    assert recalled(memcli, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
+
+
+def test_reindex_keeps_archived_memories_and_ended_facts_out_of_recall(runner: CliRunner) -> None:
+    use(FakeEmbedder())
+    populate(FakeEmbedder())
+    ended = Memory(id=stable_id("bob", "fact", "paris"), user="bob", kind=Kind.FACT.value, text="Bob lives in Paris",
+                   created_at=at(20), day="2023-05-08", source="test", valid_from=at(20), valid_to=at(30))
+    current = Memory(id=stable_id("bob", "fact", "lisbon"), user="bob", kind=Kind.FACT.value, text="Bob lives in Lisbon",
+                     created_at=at(30), day="2023-05-08", source="test", valid_from=at(30))
+    make_memcli(FakeEmbedder()).add_memories([ended, current])
+    cello = stable_id("ana", "note", CELLO)
+    ok(runner.invoke(app, ["pin", cello]))
+    report = json.loads(ok(runner.invoke(app, ["forget", "--user", "ana", "--now", "2031-01-01T00:00:00", "--json"])).stdout)
+    assert report["archived"] == 1  # the puppy; the cello is pinned
+    assert [m["text"] for m in list_json(runner, "--user", "ana", "--archived")] == [PUPPY]
+
+    def check(memcli: Memcli) -> None:
+        assert PUPPY not in recalled(memcli, "puppy named Rex", "ana")
+        assert CELLO in recalled(memcli, "puppy named Rex cello", "ana")
+        found = recalled(memcli, "Bob lives in Paris", "bob")
+        assert "Bob lives in Paris" not in found and "Bob lives in Lisbon" in found
+        with memcli.store.transaction():
+            for user, gone, flag in (("ana", stable_id("ana", "note", PUPPY), "archived"), ("bob", ended.id, "ended")):
+                index = memcli.store.recall_index(user, memcli.embedder.embed)
+                slot = index.ids.index(gone)
+                assert bool(getattr(index, flag)[slot]), (user, flag)
+
+    check(make_memcli(FakeEmbedder()))
+    before_rows = chroma_rows(make_memcli(FakeEmbedder()))
+    before = {m.id: m.to_dict() for m in all_memories(make_memcli(FakeEmbedder()))}
+    archived = before[stable_id("ana", "note", PUPPY)]
+    assert archived["archived"] and archived["archived_at"] > 0
+    assert before[ended.id]["valid_to"] == at(30)
+
+    use(SmallEmbedder())
+    ok(runner.invoke(app, ["reindex", "--quiet"]))
+    memcli = make_memcli(SmallEmbedder())
+    assert {m.id: m.to_dict() for m in all_memories(memcli)} == before  # every field, archived and valid_to included
+    after_rows = chroma_rows(memcli)
+    assert {i: row[:2] for i, row in after_rows.items()} == {i: row[:2] for i, row in before_rows.items()}
+    assert_every_vector_is(memcli, SmallEmbedder())  # archived and ended ones re-embedded too
+    check(memcli)
+    assert [m["text"] for m in list_json(runner, "--user", "ana", "--archived")] == [PUPPY]
+    ok(runner.invoke(app, ["restore", stable_id("ana", "note", PUPPY)]))
+    assert recalled(make_memcli(SmallEmbedder()), "puppy named Rex", "ana")[0] == PUPPY  # its new vector works
+
+
+def test_a_write_racing_a_reindex_is_refused_and_writes_nothing() -> None:
+    populate(FakeEmbedder())
+    memcli = make_memcli(FakeEmbedder())
+    before = chroma_rows(memcli)
+    late = note("I keep bees on the roof", minute=5)
+    vector = FakeEmbedder().embed([late.index_text()])
+    with memcli.store.transaction():
+        indexed = memcli.store.sidecar.index.count()
+        memcli.store.begin_reindex("SmallEmbedder")
+        for identity in ("FakeEmbedder", "SmallEmbedder"):
+            with pytest.raises(EmbedderChangedError, match="interrupted"):
+                memcli.store.add([late], vector, embedder=identity)
+            with pytest.raises(EmbedderChangedError, match="interrupted"):
+                memcli.store.upsert([late], vector, embedder=identity)
+        assert not memcli.store.existing_ids([late.id])
+        assert memcli.store.sidecar.index.count() == indexed
+        assert late.id not in memcli.store.sidecar.index.ids("ana")
+        assert memcli.store._client.get_collection(STAGING, embedding_function=None).count() == 0
+    # and from another memcli, later (the mark stays until a reindex finishes)
+    other = make_memcli(FakeEmbedder())
+    with other.store.transaction(), pytest.raises(EmbedderChangedError, match="interrupted"):
+        other.store.add([late], vector, embedder="FakeEmbedder")
+    refusal(lambda: other.add_memories([late]))
+    assert_same_rows(chroma_rows(other), before)
+    with other.store.transaction():
+        assert other.store.sidecar.index.count() == indexed
+    assert record(other) == REINDEXING + "SmallEmbedder"
+
+
+# the identity of a model directory: its weights ---------------------------------------------
+
+
+def fingerprint(path: Path) -> str:
+    return Embedder(path).identity.rpartition("@")[2]
+
+
+def test_two_directories_with_the_same_files_have_the_same_fingerprint(tmp_path: Path) -> None:
+    weights = bytes(range(256)) * 12288  # 3 MiB: more than the first and last MiB
+    for name in ("one", "two"):
+        model_dir(tmp_path / name)
+        (tmp_path / name / "model.safetensors").write_bytes(weights)
+    assert fingerprint(tmp_path / "one") == fingerprint(tmp_path / "two")
+    assert Embedder(tmp_path / "one").identity != Embedder(tmp_path / "two").identity  # the names differ
+    assert same_embedder(Embedder(tmp_path / "one").identity, Embedder(tmp_path / "two").identity)
+
+
+@pytest.mark.parametrize("change", ["same size", "another size", "the first MiB", "the last MiB"])
+def test_the_fingerprint_changes_with_the_weights_and_the_same_configuration(tmp_path: Path, change: str) -> None:
+    weights = bytearray(bytes(range(256)) * 12288)  # 3 MiB
+    model_dir(tmp_path / "base")
+    (tmp_path / "base" / "model.safetensors").write_bytes(weights)
+    model_dir(tmp_path / "tuned")
+    if change == "same size":
+        changed = bytes(b ^ 0xFF for b in weights)
+    elif change == "another size":
+        changed = bytes(weights) + b"\0"
+    elif change == "the first MiB":
+        weights[10] ^= 0xFF
+        changed = bytes(weights)
+    else:
+        weights[-10] ^= 0xFF
+        changed = bytes(weights)
+    (tmp_path / "tuned" / "model.safetensors").write_bytes(changed)
+    assert fingerprint(tmp_path / "base") != fingerprint(tmp_path / "tuned")
+    assert not same_embedder(Embedder(tmp_path / "base").identity, Embedder(tmp_path / "tuned").identity)
+
+
+@pytest.mark.parametrize("weights", ["pytorch_model.bin", "model.onnx", "onnx/model.onnx"])
+def test_the_fingerprint_reads_other_weights_files(tmp_path: Path, weights: str) -> None:
+    for name, content in (("one", b"weights one"), ("two", b"weights two"), ("copy", b"weights one")):
+        model_dir(tmp_path / name)
+        (tmp_path / name / "model.safetensors").unlink()
+        (tmp_path / name / weights).parent.mkdir(exist_ok=True)
+        (tmp_path / name / weights).write_bytes(content)
+    assert fingerprint(tmp_path / "one") == fingerprint(tmp_path / "copy")
+    assert fingerprint(tmp_path / "one") != fingerprint(tmp_path / "two")

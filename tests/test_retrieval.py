@@ -284,6 +284,7 @@ def test_second_person_query_favours_the_assistants_turns(fake_embedder) -> None
         ("Can you tell me what I said about Paris?", {"Emily"}),
         ("Yesterday I told you I felt lost. What did you suggest?", {"assistant"}),
         ("What did we talk about?", set()),
+        ("What did we decide about my trip?", set()),  # "we" first: both of us
         ("What is the capital of France?", set()),
         ("你给我推荐过哪些书？", {"assistant"}),
         ("我说过我会弹什么乐器？", {"Emily"}),
