@@ -230,7 +230,9 @@ class Memcli:
                 vectors = np.zeros((len(texts), 0), dtype=np.float32)
                 for start in range(0, len(texts), REINDEX_BATCH):
                     part = np.asarray(self.embedder.embed(texts[start : start + REINDEX_BATCH]), dtype=np.float32)
-                    vectors = part if start == 0 else np.vstack([vectors, part])
+                    if start == 0:  # the new model's dimension is known from its first batch
+                        vectors = np.empty((len(texts), part.shape[1]), dtype=np.float32)
+                    vectors[start : start + len(part)] = part
                     done += len(part)
                     if progress is not None:
                         progress(done, total)
