@@ -1,0 +1,108 @@
+"""Extractive consolidation (``memcli.extractive``) on hand-made days, with the fake
+bag-of-words embedder: the central sentence is chosen, repeats are not, speakers are
+named, the order is the order said, a running memory keeps at most its limit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from conftest import FakeEmbedder
+from memcli.extractive import Sentence, centrality, fold, select, sentences_of, split_sentences, summarize
+
+EMBED = FakeEmbedder().embed
+
+
+@dataclass
+class Turn:
+    id: str
+    speaker: str
+    text: str
+    created_at: float
+
+
+def day(*lines: tuple[str, str]) -> list[Turn]:
+    return [Turn(f"t{i}", speaker, text, 1000.0 + i) for i, (speaker, text) in enumerate(lines)]
+
+
+PAINTING_DAY = day(
+    ("Mel", "I finished the lake painting at the pottery class today."),
+    ("Ana", "The lake painting from your class sounds lovely."),
+    ("Mel", "The class teacher liked the lake painting a lot."),
+    ("Ana", "My cat knocked over a glass of water yesterday."),
+    ("Mel", "Wow!"),
+    ("Ana", "I want to take the painting class at the lake too."),
+)
+
+
+def test_the_most_central_sentence_is_the_one_the_others_echo() -> None:
+    [chosen] = summarize(PAINTING_DAY, EMBED, limit=1)
+    assert "painting" in chosen.text and "cat" not in chosen.text
+
+
+def test_a_summary_names_speakers_and_keeps_the_order_said() -> None:
+    summary = summarize(PAINTING_DAY, EMBED, limit=3)
+    assert len(summary) == 3
+    assert [s.at for s in summary] == sorted(s.at for s in summary)
+    assert all(s.line().startswith(f"{s.speaker}: ") for s in summary)
+    assert all(s.text in {t.text for t in PAINTING_DAY} for s in summary)  # said, word for word
+
+
+def test_fragments_without_content_are_never_chosen() -> None:
+    assert all(s.text != "Wow!" for s in summarize(PAINTING_DAY, EMBED, limit=10))
+    assert summarize(day(("Mel", "Wow!"), ("Ana", "Haha, cool.")), EMBED) == []
+
+
+def test_a_repeated_sentence_is_chosen_once() -> None:
+    repeated = day(("Mel", "I adopted a puppy named Rex today."), ("Mel", "I adopted a puppy named Rex today."),
+                   ("Ana", "Rex the puppy sounds adorable, congratulations."), ("Ana", "I will visit the museum on Sunday."))
+    summary = summarize(repeated, EMBED, limit=4)
+    texts = [s.text for s in summary]
+    assert texts.count("I adopted a puppy named Rex today.") == 1
+
+
+def test_select_skips_what_is_redundant_with_a_chosen_row() -> None:
+    vectors = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    assert select(np.array([0.5, 0.4, 0.1]), vectors, k=3) == [0, 2]
+
+
+def test_centrality_sums_to_one_and_ranks_the_hub_first() -> None:
+    vectors = np.array([[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [0.8, 0.0, 0.6], [0.0, 0.0, 1.0]])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    scores = centrality(vectors)
+    assert scores.sum() == pytest.approx(1.0)
+    assert int(np.argmax(scores)) in (0, 2)  # linked to the most others
+    assert centrality(np.zeros((0, 3))).size == 0
+
+
+def test_a_running_memory_keeps_at_most_its_limit_and_lets_new_events_in() -> None:
+    first = day(*[("Mel", f"I visited city number {i} with my sister and we walked a lot.") for i in range(30)])
+    memory = fold([], first, EMBED, limit=20)
+    assert len(memory) <= 20
+    later = [Turn(f"n{i}", "Mel", text, 5000.0 + i) for i, text in enumerate(
+        ["I started learning the violin with a new teacher today.", "The violin teacher gave me three new songs to practise."])]
+    folded = fold(memory, later, EMBED, limit=20)
+    assert len(folded) <= 20
+    assert any("violin" in s.text for s in folded)
+    assert [s.at for s in folded] == sorted(s.at for s in folded)
+
+
+def test_a_session_that_repeats_the_memory_adds_nothing() -> None:
+    memory = fold([], PAINTING_DAY, EMBED, limit=20)
+    again = fold(memory, PAINTING_DAY, EMBED, limit=20)
+    assert [s.text for s in again] == [s.text for s in memory]
+
+
+def test_sentences_are_split_in_english_and_chinese() -> None:
+    assert split_sentences("Hey Mel! I went to the support group yesterday. Dr. Smith was there.") == [
+        "Hey Mel!", "I went to the support group yesterday.", "Dr. Smith was there."]
+    assert split_sentences("你好，我是你的AI伴侣。我很喜欢绘画！有什么能帮到你的吗？") == [
+        "你好，我是你的AI伴侣。", "我很喜欢绘画！", "有什么能帮到你的吗？"]
+
+
+def test_sentences_of_keeps_their_turns_source_speaker_and_time() -> None:
+    [first, second] = sentences_of(day(("Mel", "I painted the lake today. Then I went swimming with the kids.")))
+    assert (first.source, first.speaker, first.at, first.position) == ("t0", "Mel", 1000.0, 0)
+    assert second.position == 1 and isinstance(second, Sentence)
