@@ -140,7 +140,8 @@ def _consolidate(m: Memcli, emit: Emit, user: str | None = None, all_users: bool
                               rejected=r.facts_rejected, deduplicated=r.facts_deduplicated)
     return schema.ConsolidateResult(dry_run=r.dry_run, users=r.users, days=r.days, sessions=r.sessions, message_pairs=r.pairs,
                                     global_folds=r.folds, summaries_written=r.summaries, facts=facts, invalid_outputs=r.invalid,
-                                    duration_seconds=round(r.seconds, 3), warnings=r.warnings)
+                                    duration_seconds=round(r.seconds, 3), warnings=r.warnings, path=r.path,
+                                    written_by=dict(r.written_by))
 
 
 def _portrait(m: Memcli, emit: Emit, user: str | None = None, daily: bool = False) -> Any:

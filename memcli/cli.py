@@ -526,7 +526,8 @@ def consolidate(
         f"consolidated {units} in {report['duration_seconds']:.1f} s: {report['summaries_written']} summaries written; facts "
         f"{facts['added']} added, {facts['updated']} updated, {facts['deleted']} deleted, "
         f"{facts['unchanged']} unchanged, {facts['rejected']} rejected as ungrounded, "
-        f"{facts['deduplicated']} duplicates; {report['invalid_outputs']} invalid model outputs skipped"
+        f"{facts['deduplicated']} duplicates; {report['invalid_outputs']} invalid model outputs "
+        f"({report['written_by'].get('fallback', 0)} replaced by extraction); written by {report['path'] or 'no one'}"
     )
 
 

@@ -54,6 +54,9 @@ class Settings(BaseModel):
     fact_grounding: float = Field(0.6, ge=0, le=1, description="share of a new fact's content words that must occur in its source turns")
     summary_grounding: float = Field(0.5, ge=0, le=1, description="share of a summary's content words that must occur in what it summarizes")
     fact_dedup: float = Field(0.92, gt=0, le=1, description="cosine similarity from which a new fact duplicates a stored one")
+    consolidation: Literal["auto", "llm", "extractive"] = Field(
+        "auto", description="how consolidate writes: llm (the chat model), extractive (sentences chosen from the day), auto: extractive for a base model without a chat template (the embedded default), else llm"
+    )
     query_creator: bool = Field(False, description="rewrite the chat into a search query with the chat model before recalling (for capable models)")
     service: Literal["auto", "off"] = Field("auto", description="auto: commands go through the memcli service, started on first use; off: every command opens the store itself")
     service_idle: float = Field(900.0, gt=0, description="seconds without a request after which the service exits")

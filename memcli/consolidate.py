@@ -18,9 +18,16 @@ for a day, when new turns arrive on it, so that a nightly run costs only what is
    adds the new one, DELETE ends it (Mem0g marks conflicting relations invalid instead of
    deleting them), and the history table records every change with the old text.
 
+Each unit is written by one of two paths (the ``consolidation`` setting; "auto" takes the
+extractive one for a chat model without a chat template, such as the embedded base model):
+the chat model, or extraction (``memcli.extractive``: the day's most salient sentences,
+the user's own statements as facts, grounded by construction). ``ConsolidationReport.
+written_by`` counts which path wrote each unit.
+
 A weak local model must not poison memory, so every model call here is JSON-schema
 constrained with bounded strings and lists and a token cap, validated with pydantic,
-retried once when invalid and then skipped (``llm.structured_output``); and every text it
+retried once when invalid, and then the unit gets the extractive result instead (an
+invalid fact decision skips that fact) (``llm.structured_output``); and every text it
 writes is checked against its sources: words and names it did not read are rejected.
 
 The model runs without the store lock; the lock is taken only to read the plan and to
@@ -37,9 +44,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
+import numpy as np
 from pydantic import BaseModel, Field, StringConstraints
 
-from memcli import prompts
+from memcli import extractive, prompts
 from memcli.embedding import embedder_identity
 from memcli.errors import InvalidOutputError
 from memcli.llm import ChatModel, structured_output
@@ -75,6 +83,11 @@ STAGES = ("day", "session", "fact", "global")
 summary or portrait for "global" (folded into the global summary and portrait)."""
 
 RUNNING_SENTENCES = 20
+GLOBAL_LINES = 20
+"""Lines an extractive global event summary or portrait keeps."""
+GLOBAL_TOPICS = 6
+"""Topics on an extractive global portrait's "Interests:" line."""
+_SPEAKER_LINE = re.compile(r"^[^:\n]{1,40}: ")
 """Wang et al. keep the running memory to at most 20 sentences."""
 CONTEXT_MESSAGES = 10
 """Mem0's m: the last 10 messages are the context of fact extraction."""
@@ -393,6 +406,11 @@ class ConsolidationReport:
     seconds: float = 0.0
     dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
+    path: str = ""
+    written_by: dict[str, int] = field(default_factory=dict)
+    """Units (a day, a global fold, a session, a message pair) written by each path: "llm",
+    "extractive", or "fallback" (the model's output was rejected; the extractive one was
+    written instead)."""
 
     @property
     def nothing_to_do(self) -> bool:
@@ -446,6 +464,7 @@ class Consolidator:
         self.warn = warn or (lambda message: None)
         self.progress = progress
         self.report = ConsolidationReport()
+        self._path: str | None = None
         self.budget = CHARS_PER_TOKEN * max(512, self.settings.n_ctx - 1024)
         """Characters of material one prompt may carry."""
         self._done = 0
@@ -485,6 +504,30 @@ class Consolidator:
                 self.consolidate(plan)
         self.report.seconds = time.perf_counter() - started
         return self.report
+
+    @property
+    def extractive(self) -> bool:
+        """Whether this run writes by extraction (``memcli.extractive``) rather than with the
+        chat model: the ``consolidation`` setting, or for "auto", whether the chat model
+        has no chat template (a base model, such as the embedded Gemma 3 270M, cannot
+        write summaries; a model without the attribute, a server or a test's stand-in, is
+        taken for a chat model). Decided once a run; "auto" loads the chat model."""
+        if self._path is None:
+            setting = self.settings.consolidation
+            if setting == "auto":
+                setting = "llm" if getattr(self.memcli.chat_model, "uses_chat_template", True) else "extractive"
+            self._path = self.report.path = setting
+        return self._path == "extractive"
+
+    def _wrote(self, path: str) -> None:
+        self.report.written_by[path] = self.report.written_by.get(path, 0) + 1
+
+    def _fall_back(self, what: str, exc: InvalidOutputError) -> None:
+        message = f"{what}: {exc.message}; the extractive one was written instead"
+        self.report.invalid += 1
+        self.report.warnings.append(message)
+        self.warn(message)
+        self._wrote("fallback")
 
     def _step(self) -> None:
         self._done += 1
@@ -604,23 +647,41 @@ class Consolidator:
         chunk = _chunks(lines, self.budget)[-1]
         return clean(self._ask(instruction, "portrait", "\n".join(chunk), PortraitOutput, PORTRAIT_TOKENS, check).portrait)
 
+    def extract_day(self, turns: Sequence[Memory]) -> tuple[str, str]:
+        """The extractive daily event summary (``extractive.summarize``: "Speaker: sentence"
+        lines) and daily portrait (``extractive.portrait`` of each person who spoke) of a day."""
+        embed = self.memcli.embedder.embed
+        summary = "\n".join(s.line() for s in extractive.summarize(turns, embed))
+        people = list(dict.fromkeys(t.speaker for t in turns if t.speaker and t.speaker != "assistant"))
+        portrait = "\n".join(filter(None, (extractive.portrait(turns, who, embed) for who in people)))
+        return summary, portrait
+
     def consolidate_day(self, user: str, day: str, turns: Sequence[Memory]) -> None:
-        """Write the daily event summary and daily portrait of ``day`` from all its turns;
-        when the model fails on either, write neither and mark the day skipped."""
+        """Write the daily event summary and daily portrait of ``day`` from all its turns,
+        with the chat model or by extraction (``extractive``); when the model fails on
+        either, the extractive ones are written instead. A day with nothing of substance
+        writes nothing (and is done)."""
         lines = _transcript(turns)
         ids = [t.id for t in turns]
-        grounding = Grounding("\n".join(lines) + " " + date_words(turns[0].created_at))
-        try:
-            summary = self.summarize(lines, f"Conversation of {spoken_date(turns[0].created_at)}:", grounding)
-            portrait = self.portray(prompts.DAILY_PORTRAIT.format(who=_people(turns)), lines, grounding)
-        except InvalidOutputError as exc:
-            self._skip(f"{user} {day}", exc)
-            self._mark(user, "day", ids, SKIPPED)
+        if self.extractive:
+            summary, portrait = self.extract_day(turns)
+            self._wrote("extractive")
+        else:
+            grounding = Grounding("\n".join(lines) + " " + date_words(turns[0].created_at))
+            try:
+                summary = self.summarize(lines, f"Conversation of {spoken_date(turns[0].created_at)}:", grounding)
+                portrait = self.portray(prompts.DAILY_PORTRAIT.format(who=_people(turns)), lines, grounding)
+                self._wrote("llm")
+            except InvalidOutputError as exc:
+                self._fall_back(f"{user} {day}", exc)
+                summary, portrait = self.extract_day(turns)
+        if not summary:
+            self._mark(user, "day", ids)
             return
         last = turns[-1]
         memories = (
             self._memory(user, Kind.EVENT_DAILY, day, summary, last, f"consolidate:{day}", ids),
-            self._memory(user, Kind.PORTRAIT_DAILY, day, portrait, last, f"consolidate:{day}", ids),
+            *([self._memory(user, Kind.PORTRAIT_DAILY, day, portrait, last, f"consolidate:{day}", ids)] if portrait else []),
         )
         self._replace(memories, self.memcli.clock(), "day", ids)
 
@@ -641,19 +702,52 @@ class Consolidator:
             old = previous.get(kind.value)
             lines = ([f"Before: {old.text}"] if old else []) + [f"{d.day}: {d.text}" for d in fresh]
             grounding = Grounding("\n".join(lines))
-            try:
-                if kind is Kind.EVENT_GLOBAL:
-                    text = self.summarize(lines, "Summaries of the days so far:", grounding)
-                else:
-                    text = self.portray(prompts.GLOBAL_PORTRAIT.format(who=who), lines, grounding)
-            except InvalidOutputError as exc:
-                self._skip(f"{user} global {'event summary' if kind is Kind.EVENT_GLOBAL else 'portrait'}", exc)
-                self._mark(user, "global", [d.id for d in fresh], SKIPPED)
+            what = f"{user} global {'event summary' if kind is Kind.EVENT_GLOBAL else 'portrait'}"
+            if self.extractive:
+                text = self.fold_globally(kind, old, fresh)
+                self._wrote("extractive")
+            else:
+                try:
+                    if kind is Kind.EVENT_GLOBAL:
+                        text = self.summarize(lines, "Summaries of the days so far:", grounding)
+                    else:
+                        text = self.portray(prompts.GLOBAL_PORTRAIT.format(who=who), lines, grounding)
+                    self._wrote("llm")
+                except InvalidOutputError as exc:
+                    self._fall_back(what, exc)
+                    text = self.fold_globally(kind, old, fresh)
+            if not text:
+                self._mark(user, "global", [d.id for d in fresh])
                 continue
             sources = list(dict.fromkeys([*(old.source_ids if old else []), *(d.id for d in fresh)]))
             memory = self._memory(user, kind, None, text, fresh[-1], "consolidate:global", sources)
             memory.created_at, memory.day = now, datetime.fromtimestamp(now).strftime("%Y-%m-%d")
             self._replace([memory], now, "global", [d.id for d in fresh])
+
+    def fold_globally(self, kind: Kind, old: Memory | None, fresh: Sequence[Memory]) -> str:
+        """The extractive global event summary or portrait: the lines of the previous one
+        and of the new daily ones compete (``extractive.salience`` and MMR: what recurs
+        and is central wins, repeats once), at most ``GLOBAL_LINES`` kept, in time order; a
+        portrait's "Interests:" lines are merged, the most frequent topics first."""
+        pool: list[extractive.Sentence] = []
+        topics: list[str] = []
+        for memory in ([old] if old else []) + list(fresh):
+            for i, line in enumerate(memory.text.split("\n")):
+                if line.startswith("Interests: "):
+                    topics.extend(t.strip(" .") for t in line[len("Interests: "):].split(","))
+                elif line.strip():
+                    pool.append(extractive.Sentence(line.strip(), "", memory.id, memory.created_at, i))
+        pool = list({s.text: s for s in pool}.values())
+        chosen: list[extractive.Sentence] = []
+        if pool:
+            vectors = np.asarray(self.memcli.embedder.embed([s.text for s in pool]), dtype=np.float32)
+            picked = extractive.select(extractive.salience(pool, vectors), vectors, GLOBAL_LINES)
+            chosen = [pool[i] for i in sorted(picked, key=lambda i: (pool[i].at, pool[i].position))]
+        lines = [s.text for s in chosen]
+        if kind is Kind.PORTRAIT_GLOBAL and topics:
+            counted = sorted(dict.fromkeys(topics), key=lambda t: -topics.count(t))
+            lines.append(f"Interests: {', '.join(counted[:GLOBAL_TOPICS])}.")
+        return "\n".join(lines)
 
     # stage 2: sessions ------------------------------------------------------------
 
@@ -664,7 +758,10 @@ class Consolidator:
         with self.store.transaction():
             found = self.store.get_many([singleton_id(Kind.RUNNING_SUMMARY, user)])
         sentences = found[0].text.split("\n") if found else []
-        for chunk in _chunks(_transcript(turns), self.budget // 2):
+        if self.extractive:
+            self._wrote("extractive")
+            sentences = self.fold_extractively(found[0] if found else None, turns)
+        for chunk in [] if self.extractive else _chunks(_transcript(turns), self.budget // 2):
             grounding = Grounding("\n".join([*sentences, *chunk, date_words(turns[0].created_at)]))
             content = "Previous memory:\n" + ("\n".join(f"- {s}" for s in sentences) or "(empty)")
             content += f"\n\nNew conversation of {spoken_date(turns[0].created_at)}:\n" + "\n".join(chunk)
@@ -676,12 +773,29 @@ class Consolidator:
             try:
                 out = self._ask(prompts.RUNNING_MEMORY.format(limit=RUNNING_SENTENCES), "memory", content, RunningMemoryOutput, RUNNING_TOKENS, check)
             except InvalidOutputError as exc:
-                self._skip(f"{user} session {session}", exc)
-                self._mark(user, "session", [t.id for t in turns], SKIPPED)
-                return
+                self._fall_back(f"{user} session {session}", exc)
+                sentences = self.fold_extractively(found[0] if found else None, turns)
+                break
             sentences = list(dict.fromkeys(clean(s) for s in out.memory if self._sound(s, grounding)))[:RUNNING_SENTENCES]
+        else:
+            if not self.extractive:
+                self._wrote("llm")
+        if not sentences:
+            self._mark(user, "session", [t.id for t in turns])
+            return
         memory = self._memory(user, Kind.RUNNING_SUMMARY, None, "\n".join(sentences), turns[-1], f"consolidate:{session}", [t.id for t in turns])
         self._replace([memory], self.memcli.clock(), "session", [t.id for t in turns])
+
+    def fold_extractively(self, previous: Memory | None, turns: Sequence[Memory]) -> list[str]:
+        """The running memory after ``turns`` by extraction (``extractive.fold``): the
+        previous memory's sentences ("Speaker: sentence" lines) compete with the session's."""
+        kept: list[extractive.Sentence] = []
+        if previous is not None:
+            lines = [line for line in previous.text.split("\n") if line.strip()]
+            for i, line in enumerate(lines):
+                speaker, _, text = line.partition(": ") if _SPEAKER_LINE.match(line) else ("", "", line)
+                kept.append(extractive.Sentence(text, speaker, previous.id, previous.created_at - len(lines) + i, i))
+        return [s.line() for s in extractive.fold(kept, turns, self.memcli.embedder.embed, RUNNING_SENTENCES)]
 
     def _sound(self, sentence: str, grounding: Grounding) -> bool:
         """Whether a running-memory sentence is a grounded third-person statement."""
@@ -696,6 +810,11 @@ class Consolidator:
         if not people:
             self._mark(user, "fact", ids)
             return
+        if self.extractive:
+            self._wrote("extractive")
+            self.store_facts(user, self.extract_facts_of(pair, people), pair, decide=False)
+            self._mark(user, "fact", ids)
+            return
         with self.store.transaction():
             running = self.store.get_many([singleton_id(Kind.RUNNING_SUMMARY, user)])
         content = ""
@@ -706,9 +825,11 @@ class Consolidator:
         content += f"New messages ({spoken_date(pair[0].created_at)}):\n" + "\n".join(_transcript(pair))
         try:
             out = self._ask(prompts.EXTRACT_FACTS, "facts", content[-self.budget :], FactsOutput, FACTS_TOKENS)
+            self._wrote("llm")
         except InvalidOutputError as exc:
-            self._skip(f"{user} facts of {pair[0].source or pair[0].id}", exc)
-            self._mark(user, "fact", ids, SKIPPED)
+            self._fall_back(f"{user} facts of {pair[0].source or pair[0].id}", exc)
+            self.store_facts(user, self.extract_facts_of(pair, people), pair, decide=False)
+            self._mark(user, "fact", ids)
             return
         when = date_words(pair[0].created_at)
         sources = [SourceTurn(t.speaker, t.text, Grounding(f"{line} {when}")) for t, line in zip(people, _transcript(people))]
@@ -720,18 +841,33 @@ class Consolidator:
                 self.report.facts_deduplicated += 1
             else:
                 candidates[normalized(fact)] = fact
-        complete = True
-        if candidates:
-            facts = list(candidates.values())
-            vectors = self.memcli.embedder.embed(facts)
-            for fact, vector in zip(facts, vectors):
-                complete = self.reconcile(user, fact, vector, pair) and complete
+        complete = self.store_facts(user, list(candidates.values()), pair)
         # A fact whose decision stayed invalid is lost unless the pair is tried again.
         self._mark(user, "fact", ids, DONE if complete else SKIPPED)
 
-    def reconcile(self, user: str, fact: str, vector: Sequence[float], pair: Sequence[Memory]) -> bool:
+    def extract_facts_of(self, pair: Sequence[Memory], people: Sequence[Memory]) -> list[str]:
+        """The extractive facts of ``pair`` (``extractive.facts_of`` its people's turns); a
+        statement longer than a fact may be (FACT_CHARS) is a story, not a fact: rejected."""
+        facts = [text for text, _ in extractive.facts_of(pair, {t.speaker for t in people})]
+        kept = [f for f in facts if len(f) <= FACT_CHARS]
+        self.report.facts_rejected += len(facts) - len(kept)
+        return kept
+
+    def store_facts(self, user: str, facts: Sequence[str], pair: Sequence[Memory], decide: bool = True) -> bool:
+        """Reconcile each of ``facts`` (from ``pair``) with the stored ones (``reconcile``;
+        ``decide`` False: no model, so a new fact is added unless it duplicates one);
+        False when a decision stayed invalid."""
+        complete = True
+        facts = list(dict.fromkeys(facts))
+        if facts:
+            for fact, vector in zip(facts, self.memcli.embedder.embed(facts)):
+                complete = self.reconcile(user, fact, vector, pair, decide) and complete
+        return complete
+
+    def reconcile(self, user: str, fact: str, vector: Sequence[float], pair: Sequence[Memory], decide: bool = True) -> bool:
         """Deduplicate ``fact`` against the stored facts, then ADD, UPDATE, DELETE or NOOP
-        (Mem0); False when the model's decision stayed invalid and the fact was skipped."""
+        (Mem0; without ``decide``, ADD); False when the model's decision stayed invalid and
+        the fact was skipped."""
         with self.store.transaction():
             similar = [(m, 1.0 - d) for m, d in self.store.nearest(vector, SIMILAR_FACTS, user, kind=Kind.FACT.value)]
         if any(normalized(m.text) == normalized(fact) or s >= self.settings.fact_dedup for m, s in similar):
@@ -739,7 +875,7 @@ class Consolidator:
             return True
         related = [m for m, s in similar if s >= RELATED_SIMILARITY]
         decision = DecisionOutput(event="ADD", target=0, text=fact)
-        if related:
+        if related and decide:
             decision = self.decide(user, fact, related, pair)
             if decision is None:
                 return False

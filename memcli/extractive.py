@@ -176,3 +176,154 @@ def fold(previous: Sequence[Sentence], turns: Sequence[Any], embed: Embed, limit
     vectors = np.asarray(embed([s.text for s in pool]), dtype=np.float32)
     chosen = select(salience(pool, vectors), vectors, limit)
     return [pool[i] for i in sorted(chosen, key=lambda i: (pool[i].at, pool[i].source, pool[i].position))]
+
+
+# Facts and portraits: what people say of themselves ------------------------------------------
+
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine)\b|我", re.I)
+_SECOND_PERSON = re.compile(r"\b(you|your|yours|you're|you've|u)\b|你|您", re.I)
+_PLURAL = re.compile(r"\b(we|we're|we've|our|ours|us|ourselves|myself)\b|我们|咱们", re.I)
+_SMALL_TALK = re.compile(
+    r"^\W*(hi|hey|hello|thanks|thank you|bye|goodbye|good (morning|night|evening)|wow|haha|lol|ok|okay|yeah|yes|no|sure|"
+    r"cool|awesome|great|nice|congrats|congratulations|sounds|glad|sorry|welcome)\b|^(你好|谢谢|再见|哈哈|好的|嗯)",
+    re.I,
+)
+_SELF_DESCRIPTION = re.compile(
+    r"\b(i|i'm|i've)\s+(\w+\s+)?(love|loved|like|liked|enjoy|enjoyed|hate|prefer|am|'m|feel|felt|want|wanted|plan|planned|"
+    r"hope|dream|dreamed|believe|care|adore|miss|started|have been|'ve been|been)\b|\bmy (favorite|favourite|passion|dream|goal|hobby|hobbies)\b|"
+    r"我(很|最|特别|非常|一直|也|还|真的)?(喜欢|爱|讨厌|想|希望|打算|觉得|感到|是|梦想)",
+    re.I,
+)
+_MODALS = {"can", "could", "will", "would", "should", "might", "must", "may", "did", "didn't", "can't", "won't", "couldn't",
+           "wouldn't", "shouldn't", "just", "also", "really", "still", "never", "always", "recently", "finally", "actually"}
+_IRREGULAR_PAST = {
+    "went", "saw", "got", "had", "made", "took", "did", "was", "felt", "found", "bought", "thought", "met", "ran", "came", "left",
+    "said", "told", "gave", "began", "became", "wrote", "read", "kept", "lost", "won", "spent", "sent", "built", "taught", "heard",
+    "knew", "grew", "drew", "swam", "sang", "ate", "drank", "flew", "rode", "drove", "brought", "caught", "fell", "held", "paid",
+    "put", "set", "sold", "sat", "stood", "understood", "chose", "forgot", "got", "hit", "hurt", "let", "quit", "shut", "cut",
+}
+_VERB_FORM = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "don't": "doesn't", "'ll": "will", "'d": "would",
+              "was": "was", "go": "goes"}
+
+
+def _third_person_verb(word: str) -> str:
+    """The third-person singular present of an English verb ``word`` in its base form
+    (love -> loves, watch -> watches, study -> studies); past forms and modals unchanged."""
+    lower = word.lower()
+    if lower in _VERB_FORM:
+        return _VERB_FORM[lower]
+    if lower in _MODALS or lower in _IRREGULAR_PAST or lower.endswith("ed") or not lower.isalpha():
+        return word
+    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return word + "es"
+    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+_I_VERB = re.compile(r"\bI(?:'(m|ve|ll|d)\b|\s+([A-Za-z']+))")
+
+
+def third_person(sentence: str, name: str) -> str | None:
+    """``sentence``, said by ``name`` of themselves in the first person, rewritten in the
+    third person by rule ("I love hiking with my dog" -> "Ana loves hiking with Ana's dog";
+    "我喜欢绘画" -> "张曼婷喜欢绘画"); None when no rule applies safely (it speaks of "we",
+    "myself", or another person's "you")."""
+    if _PLURAL.search(sentence) or _SECOND_PERSON.search(sentence):
+        return None
+    if _CJK.search(sentence):
+        return re.sub("我的", f"{name}的", sentence).replace("我", name)
+
+    def subject(match: re.Match[str]) -> str:
+        short, verb = match.group(1), match.group(2)
+        if short is not None:
+            return f"{name} {_VERB_FORM[chr(39) + short.lower()]}"
+        return f"{name} {_third_person_verb(verb)}"
+
+    out = _I_VERB.sub(subject, sentence)
+    out = re.sub(r"\bmy\b", f"{name}'s", out, flags=re.I)
+    out = re.sub(r"\b(me|mine)\b", name, out, flags=re.I)
+    if re.search(r"\bI\b", out):
+        return None
+    return out[0].upper() + out[1:]
+
+
+def is_statement_about_oneself(sentence: str) -> bool:
+    """Whether ``sentence`` is a declarative statement its speaker makes about themselves:
+    in the first person, not about the one addressed ("I'm so happy for you"), not a
+    question, not small talk, of five words or more."""
+    return (
+        size(sentence) >= MIN_WORDS
+        and not sentence.rstrip().endswith(("?", "？"))
+        and not _SMALL_TALK.search(sentence)
+        and bool(_FIRST_PERSON.search(sentence))
+        and not _SECOND_PERSON.search(sentence)
+    )
+
+
+def facts_of(turns: Sequence[Any], speakers: set[str]) -> list[tuple[str, Sentence]]:
+    """The facts ``turns`` state (Mem0's facts, by extraction): each sentence one of
+    ``speakers`` says of themselves (``is_statement_about_oneself``), in the third person
+    where a rule can put it there (``third_person``), else as ``speaker: sentence``; with
+    the sentence it came from, in the order said."""
+    out: list[tuple[str, Sentence]] = []
+    for sentence in sentences_of([t for t in turns if t.speaker in speakers]):
+        if is_statement_about_oneself(sentence.text):
+            text = third_person(sentence.text, sentence.speaker) or sentence.line()
+            out.append((text, sentence))
+    return out
+
+
+def self_descriptions(turns: Sequence[Any], speaker: str) -> list[Sentence]:
+    """What ``speaker`` says of their likes, feelings, plans and ways ("I love …", "I've
+    been …", "I'm …", "my favourite …", "我喜欢…"), in the order said."""
+    return [
+        s for s in sentences_of([t for t in turns if t.speaker == speaker])
+        if is_statement_about_oneself(s.text) and _SELF_DESCRIPTION.search(s.text)
+    ]
+
+
+_KEYWORD_NOISE = frozenset({"love", "like", "really", "great", "good", "fun", "thanks", "time", "things", "lot", "today", "yesterday",
+                            "feel", "glad", "awesome", "amazing", "cool", "nice", "happy", "thing", "way", "day", "hey", "wow"})
+
+
+def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> list[str]:
+    """The recurring topics of ``texts`` (one speaker's turns): YAKE keywords (Campos et
+    al. 2020) of English text, jieba's TF-IDF keywords of Chinese; at most ``top``, none
+    of the ``names`` (the people talking, whom every turn mentions)."""
+    text = "\n".join(texts)
+    if not text.strip():
+        return []
+    noise = _KEYWORD_NOISE | {n.lower() for name in names for n in name.split()} | {n.lower()[:3] for n in names if len(n) > 3}
+    if len(_CJK.findall(text)) * 2 > len(text):
+        import logging
+
+        import jieba
+        import jieba.analyse
+
+        jieba.setLogLevel(logging.WARNING)
+        return [w for w in jieba.analyse.extract_tags(text, topK=top * 2) if w.lower() not in noise][:top]
+    import yake
+
+    found = yake.KeywordExtractor(lan="en", n=2, top=top * 3, dedupLim=0.7).extract_keywords(text)
+    words = [k for k, _ in found if len(k) > 2 and not set(k.lower().split()) & noise]
+    return words[:top]
+
+
+def portrait(turns: Sequence[Any], speaker: str, embed: Embed, statements: int = 3) -> str:
+    """An extractive portrait of ``speaker`` (MemoryBank's user portrait, from their own
+    words): their most salient self-descriptions (``self_descriptions``, ranked by
+    ``salience`` and MMR, so what recurs and is central comes first, repeats once), in
+    the third person where a rule can put them there, and a line "Interests: …"
+    (``interests``). Empty when they said nothing of themselves."""
+    pool = self_descriptions(turns, speaker)
+    lines: list[str] = []
+    if pool:
+        vectors = np.asarray(embed([s.text for s in pool]), dtype=np.float32)
+        for i in select(salience(pool, vectors), vectors, statements):
+            lines.append(third_person(pool[i].text, speaker) or pool[i].line())
+    names = sorted({t.speaker for t in turns if t.speaker})
+    topics = interests([t.text for t in turns if t.speaker == speaker], names=names)
+    if topics and lines:
+        lines.append(f"Interests: {', '.join(topics)}.")
+    return "\n".join(lines)

@@ -81,6 +81,12 @@ class SharedChatModel:
         """The model's name (loads it)."""
         return self._load().name
 
+    @property
+    def uses_chat_template(self) -> bool:
+        """Whether the model chats through a chat template (loads it); a model that does
+        not say is taken for a chat model."""
+        return bool(getattr(self._load(), "uses_chat_template", True))
+
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         """See ``ChatModel.stream``; the gate is held until the stream ends or is closed."""
         model = self._load()

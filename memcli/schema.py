@@ -160,9 +160,15 @@ class ConsolidateResult(Out):
     global_folds: int
     summaries_written: int
     facts: FactCounts
-    invalid_outputs: int = Field(description="model replies still invalid after a retry: that unit was skipped")
+    invalid_outputs: int = Field(
+        description="model replies still invalid after a retry: the unit got the extractive result instead (a fact decision: the fact was skipped)"
+    )
     duration_seconds: float
     warnings: list[str]
+    path: str = Field("", description="how this run wrote: llm or extractive (the consolidation setting; auto decides by the chat model); empty when nothing was written")
+    written_by: dict[str, int] = Field(
+        default_factory=dict, description="units written by each path: llm, extractive, fallback (the model's output rejected, the extractive one written)"
+    )
 
 
 class HistoryEntry(Out):

@@ -22,13 +22,13 @@ from test_consolidate import DAY1, DAY1_TURNS, DAY2, DAY2_TURNS, DAY3, DAY3_TURN
 
 REPORT_KEYS = {
     "dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs",
-    "duration_seconds", "warnings",
+    "duration_seconds", "warnings", "path", "written_by",
 }
 FACT_KEYS = {"added", "updated", "deleted", "unchanged", "rejected", "deduplicated"}
 SUMMARY_LINE = re.compile(
     r"^consolidated (\d+) days?, (\d+) sessions? and (\d+) message pairs? in [\d.]+ s: (\d+) summaries written; "
     r"facts (\d+) added, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) rejected as ungrounded, "
-    r"(\d+) duplicates; (\d+) invalid model outputs skipped$"
+    r"(\d+) duplicates; (\d+) invalid model outputs \((\d+) replaced by extraction\); written by (llm|extractive|no one)$"
 )
 
 
@@ -76,12 +76,13 @@ def test_consolidate_json_has_every_count(runner: CliRunner, tmp_path: Path, scr
     report = consolidate_json(runner)
     assert set(report) == REPORT_KEYS
     assert set(report["facts"]) == FACT_KEYS
-    counts = {k: v for k, v in report.items() if k not in {"duration_seconds", "global_folds"}}
+    counts = {k: v for k, v in report.items() if k not in {"duration_seconds", "global_folds", "written_by"}}
     assert counts == {
         "dry_run": False, "users": ["default"], "days": 2, "sessions": 2, "message_pairs": 3, "summaries_written": 8,
         "facts": {"added": 3, "updated": 0, "deleted": 0, "unchanged": 0, "rejected": 0, "deduplicated": 0},
-        "invalid_outputs": 0, "warnings": [],
+        "invalid_outputs": 0, "warnings": [], "path": "llm",
     }
+    assert set(report["written_by"]) == {"llm"} and report["written_by"]["llm"] >= 2 + 2 + 3
     assert isinstance(report["global_folds"], int) and report["global_folds"] >= 0
     assert isinstance(report["duration_seconds"], float) and report["duration_seconds"] >= 0
     kinds = sorted(m["kind"] for m in listed(runner) if m["kind"] != "turn")
@@ -94,7 +95,7 @@ def test_consolidate_prints_one_summary_line_then_nothing_new(runner: CliRunner,
     [line] = result.stdout.splitlines()
     match = SUMMARY_LINE.match(line)
     assert match, line
-    assert [int(g) for g in match.groups()] == [2, 2, 3, 8, 3, 0, 0, 0, 0, 0, 0]
+    assert [int(g) for g in match.groups()[:-1]] == [2, 2, 3, 8, 3, 0, 0, 0, 0, 0, 0, 0] and match.group(13) == "llm"
     calls = len(fake_model.structured_calls)
 
     again = ok(runner.invoke(app, ["consolidate"]))
@@ -154,20 +155,23 @@ def test_dry_run_counts_the_work_and_changes_nothing(runner: CliRunner, tmp_path
     assert consolidate_json(runner)["days"] == 2
 
 
-def test_quiet_prints_no_warning_on_stderr(runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any) -> None:
-    two_days(runner, tmp_path)
-
+def test_quiet_prints_no_warning_on_stderr(
+    runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def junk_for_day1(task: str, content: str) -> str:
         return "no JSON here" if task == "summary" and "Monday 8 May 2023" in content else script(task, content)
 
     fake_model.responder = junk_for_day1
+    two_days(runner, tmp_path)
     quiet = ok(runner.invoke(app, ["consolidate", "--quiet"]))
     assert quiet.stderr == ""
     assert SUMMARY_LINE.match(quiet.stdout.strip()).group(11) == "1"
 
-    loud = ok(runner.invoke(app, ["consolidate", "--retry"]))  # day 1 was skipped; --retry tries it, and it fails again
+    monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "loud"))  # the same run, not quiet
+    two_days(runner, tmp_path)
+    loud = ok(runner.invoke(app, ["consolidate"]))
     [warning] = loud.stderr.splitlines()
-    assert warning.startswith("memcli: warning: ") and DAY1 in warning and "skipped" in warning
+    assert warning.startswith("memcli: warning: ") and DAY1 in warning and "extractive one was written" in warning
     assert "not JSON" in warning
 
 

@@ -106,3 +106,42 @@ def test_sentences_of_keeps_their_turns_source_speaker_and_time() -> None:
     [first, second] = sentences_of(day(("Mel", "I painted the lake today. Then I went swimming with the kids.")))
     assert (first.source, first.speaker, first.at, first.position) == ("t0", "Mel", 1000.0, 0)
     assert second.position == 1 and isinstance(second, Sentence)
+
+
+def test_statements_about_oneself_are_first_person_declaratives_not_about_the_listener() -> None:
+    from memcli.extractive import is_statement_about_oneself
+
+    assert is_statement_about_oneself("I started playing acoustic guitar five years ago.")
+    assert is_statement_about_oneself("我最近开始学习弹钢琴了。")
+    for sentence in ["I'm so happy for you, Caroline.", "Do I need a new guitar for the class?", "Thanks, I will try it tonight.",
+                     "Melanie went camping with her kids.", "I see."]:
+        assert not is_statement_about_oneself(sentence), sentence
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I love hiking with my dog.", "Ana loves hiking with Ana's dog."),
+        ("I'm keen on counseling.", "Ana is keen on counseling."),
+        ("I've been painting a lot lately.", "Ana has been painting a lot lately."),
+        ("I went to the lake and I watch the birds.", "Ana went to the lake and Ana watches the birds."),
+        ("I study Spanish at night.", "Ana studies Spanish at night."),
+        ("I don't like spicy food.", "Ana doesn't like spicy food."),
+        ("我很喜欢绘画。", "Ana很喜欢绘画。"),
+        ("We went camping last week.", None),
+        ("I adopted a dog for myself.", None),
+    ],
+)
+def test_first_person_statements_go_to_the_third_person_by_rule(sentence: str, expected: str | None) -> None:
+    from memcli.extractive import third_person
+
+    assert third_person(sentence, "Ana") == expected
+
+
+def test_interests_leave_out_the_names_of_those_talking() -> None:
+    from memcli.extractive import interests
+
+    topics = interests(["I love painting lakes, Mel!", "Caroline, painting relaxes me.", "Pottery class with Mel is fun."],
+                       names=["Caroline", "Melanie"])
+    assert any("painting" in t for t in topics)
+    assert not {t.lower() for t in topics} & {"mel", "melanie", "caroline"}
