@@ -195,7 +195,8 @@ _SELF_DESCRIPTION = re.compile(
     re.I,
 )
 _MODALS = {"can", "could", "will", "would", "should", "might", "must", "may", "did", "didn't", "can't", "won't", "couldn't",
-           "wouldn't", "shouldn't", "just", "also", "really", "still", "never", "always", "recently", "finally", "actually"}
+           "wouldn't", "shouldn't"}
+_ADVERBS = r"(?:really|also|always|just|still|never|often|usually|sometimes|even|actually|finally|recently|only|truly|totally|definitely)"
 _IRREGULAR_PAST = {
     "went", "saw", "got", "had", "made", "took", "did", "was", "felt", "found", "bought", "thought", "met", "ran", "came", "left",
     "said", "told", "gave", "began", "became", "wrote", "read", "kept", "lost", "won", "spent", "sent", "built", "taught", "heard",
@@ -221,7 +222,7 @@ def _third_person_verb(word: str) -> str:
     return word + "s"
 
 
-_I_VERB = re.compile(r"\bI(?:'(m|ve|ll|d)\b|\s+([A-Za-z']+))")
+_I_VERB = re.compile(rf"\bI(?:'(m|ve|ll|d)\b|\s+((?:{_ADVERBS}\s+)*)([A-Za-z']+))", re.I)
 
 
 def third_person(sentence: str, name: str) -> str | None:
@@ -235,10 +236,10 @@ def third_person(sentence: str, name: str) -> str | None:
         return re.sub("我的", f"{name}的", sentence).replace("我", name)
 
     def subject(match: re.Match[str]) -> str:
-        short, verb = match.group(1), match.group(2)
+        short, adverbs, verb = match.group(1), match.group(2), match.group(3)
         if short is not None:
             return f"{name} {_VERB_FORM[chr(39) + short.lower()]}"
-        return f"{name} {_third_person_verb(verb)}"
+        return f"{name} {adverbs}{_third_person_verb(verb)}"
 
     out = _I_VERB.sub(subject, sentence)
     out = re.sub(r"\bmy\b", f"{name}'s", out, flags=re.I)

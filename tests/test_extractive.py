@@ -127,6 +127,7 @@ def test_statements_about_oneself_are_first_person_declaratives_not_about_the_li
         ("I went to the lake and I watch the birds.", "Ana went to the lake and Ana watches the birds."),
         ("I study Spanish at night.", "Ana studies Spanish at night."),
         ("I don't like spicy food.", "Ana doesn't like spicy food."),
+        ("I really enjoy chess and I always lose.", "Ana really enjoys chess and Ana always loses."),
         ("我很喜欢绘画。", "Ana很喜欢绘画。"),
         ("We went camping last week.", None),
         ("I adopted a dog for myself.", None),
