@@ -83,12 +83,12 @@ STAGES = ("day", "session", "fact", "global")
 summary or portrait for "global" (folded into the global summary and portrait)."""
 
 RUNNING_SENTENCES = 20
+"""Wang et al. keep the running memory to at most 20 sentences."""
 GLOBAL_LINES = 20
 """Lines an extractive global event summary or portrait keeps."""
 GLOBAL_TOPICS = 6
 """Topics on an extractive global portrait's "Interests:" line."""
 _SPEAKER_LINE = re.compile(r"^[^:\n]{1,40}: ")
-"""Wang et al. keep the running memory to at most 20 sentences."""
 CONTEXT_MESSAGES = 10
 """Mem0's m: the last 10 messages are the context of fact extraction."""
 SIMILAR_FACTS = 10
