@@ -36,6 +36,7 @@ write each finished unit, so an open ``memcli chat`` keeps working during a cron
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections import defaultdict
@@ -860,8 +861,11 @@ class Consolidator:
         complete = True
         facts = list(dict.fromkeys(facts))
         if facts:
-            for fact, vector in zip(facts, self.memcli.embedder.embed(facts)):
-                complete = self.reconcile(user, fact, vector, pair, decide) and complete
+            vectors = self.memcli.embedder.embed(facts)
+            # Without a model to wait on, the pair's facts are reconciled under one hold of the store.
+            with self.store.transaction() if not decide else contextlib.nullcontext():
+                for fact, vector in zip(facts, vectors):
+                    complete = self.reconcile(user, fact, vector, pair, decide) and complete
         return complete
 
     def reconcile(self, user: str, fact: str, vector: Sequence[float], pair: Sequence[Memory], decide: bool = True) -> bool:
