@@ -121,6 +121,14 @@ _OPTIONS: dict[str, bool] = {"debug": False, "no_service": False}
 UserOpt = Annotated[Optional[str], typer.Option("--user", "-u", help="Whose memories (default: the 'user' setting).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (the schemas are in the man page, JSON OUTPUT).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No status or progress on stderr.")]
+RankingOpt = Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")]
+WithoutOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--without", metavar="LEVER",
+        help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, person, date, when, priors; repeat for more.",
+    ),
+]
 ModelOpt = Annotated[
     Optional[str], typer.Option("--model", "-m", help="GGUF chat model file (default: the 'model' setting, else the embedded Gemma 3 270M).")
 ]
@@ -802,15 +810,22 @@ def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     _status(f"memcli service (pid {data['pid']}) started", quiet)
 
 
+def _print_eval(group: str, columns: tuple[str, ...], rows: dict[str, dict[str, float]], report: Any, what: str) -> None:
+    """An eval report as a table: one row per ``group`` and overall (n and ``columns``),
+    then the recall latency and the run's duration over ``what``."""
+    typer.echo(f"{group:<16}{'n':>6}" + "".join(f"{c:>8}" for c in columns))
+    for name, row in [*rows.items(), ("overall", report.overall)]:
+        typer.echo(f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>8.3f}" for c in columns))
+    latency = report.latency_ms
+    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {what} in {report.seconds:.1f} s")
+
+
 @eval_app.command("locomo")
 def eval_locomo(
     file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
     conversation: Annotated[Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")] = None,
-    ranking: Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")] = True,
-    without: Annotated[
-        Optional[list[str]],
-        typer.Option("--without", metavar="LEVER", help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, date, when, priors; repeat for more."),
-    ] = None,
+    ranking: RankingOpt = True,
+    without: WithoutOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -835,11 +850,7 @@ def eval_locomo(
 
         _print_json(EvalResult(**report.to_dict()).model_dump(mode="json"))
         return
-    typer.echo(f"{'category':<16}{'n':>6}{'R@5':>8}{'R@10':>8}{'R@20':>8}")
-    for name, row in [*report.per_category.items(), ("overall", report.overall)]:
-        typer.echo(f"{name:<16}{int(row['n']):>6}{row['R@5']:>8.3f}{row['R@10']:>8.3f}{row['R@20']:>8.3f}")
-    latency = report.latency_ms
-    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {len(report.conversations)} conversations in {report.seconds:.1f} s")
+    _print_eval("category", ("R@5", "R@10", "R@20"), report.per_category, report, f"{len(report.conversations)} conversations")
 
 
 @eval_app.command("memorybank")
@@ -847,11 +858,8 @@ def eval_memorybank(
     file: Annotated[Path, typer.Argument(help="A MemoryBank history (memory_bank_en.json or memory_bank_cn.json).", show_default=False)],
     probes: Annotated[Path, typer.Argument(help="Probe questions, JSON lines: {user, question, evidence, type, now}.", show_default=False)],
     user: Annotated[Optional[list[str]], typer.Option("--user", help="Only this user's probes; repeat for more.")] = None,
-    ranking: Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")] = True,
-    without: Annotated[
-        Optional[list[str]],
-        typer.Option("--without", metavar="LEVER", help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, date, when, priors; repeat for more."),
-    ] = None,
+    ranking: RankingOpt = True,
+    without: WithoutOpt = None,
     details: Annotated[bool, typer.Option("--details", help="With --json: each probe's rank and recalled turns.")] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -881,8 +889,4 @@ def eval_memorybank(
 
         _print_json(ProbeEvalResult(**report.to_dict()).model_dump(mode="json"))
         return
-    typer.echo(f"{'type':<16}{'n':>6}{'hit@1':>8}{'hit@5':>8}{'hit@10':>8}")
-    for name, row in [*report.per_type.items(), ("overall", report.overall)]:
-        typer.echo(f"{name:<16}{int(row['n']):>6}{row['hit@1']:>8.3f}{row['hit@5']:>8.3f}{row['hit@10']:>8.3f}")
-    latency = report.latency_ms
-    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {len(report.users)} users in {report.seconds:.1f} s")
+    _print_eval("type", ("hit@1", "hit@5", "hit@10"), report.per_type, report, f"{len(report.users)} users")

@@ -46,8 +46,21 @@ def clean_evidence(evidence: list[Any], known: set[str]) -> list[str]:
     return out
 
 
+class _Report:
+    """What the eval reports share: their JSON form."""
+
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``schema.EvalResult``, ``schema.ProbeEvalResult``): the fields, with
+        ``seconds`` as ``duration_seconds``."""
+        data = dict(self.__dict__)
+        data["duration_seconds"] = round(data.pop("seconds"), 3)
+        return data
+
+
 @dataclass
-class EvalReport:
+class EvalReport(_Report):
     """Recall@k per category and overall; latency in milliseconds per recall."""
 
     questions: int = 0
@@ -58,22 +71,33 @@ class EvalReport:
     latency_ms: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``schema.EvalResult``."""
-        data = dict(self.__dict__)
-        data["duration_seconds"] = round(data.pop("seconds"), 3)
-        return data
-
 
 Progress = Callable[[str, int, int], None]
 """(stage, done, total) progress callback."""
 
 
-def _summarize(hits: list[dict[int, float]]) -> dict[str, float]:
-    summary: dict[str, float] = {"n": len(hits)}
-    for k in KS:
-        summary[f"R@{k}"] = round(statistics.fmean(h[k] for h in hits), 4) if hits else 0.0
+def _means(rows: list[dict[int, float]], ks: Sequence[int], label: str) -> dict[str, float]:
+    """{n, label@k...}: the number of questions and the mean of each k's figure over them."""
+    summary: dict[str, float] = {"n": len(rows)}
+    for k in ks:
+        summary[f"{label}{k}"] = round(statistics.fmean(r[k] for r in rows), 4) if rows else 0.0
     return summary
+
+
+def _latency_ms(latencies: list[float]) -> dict[str, float]:
+    """{p50, p95} of recall latencies in milliseconds; empty when none was measured."""
+    if not latencies:
+        return {}
+    ordered = sorted(latencies)
+    return {"p50": round(statistics.median(ordered), 2), "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2)}
+
+
+def _signals(without: Sequence[str]) -> Signals:
+    """The recall weights with the ``without`` levers off. Raises UsageError for an unknown lever."""
+    try:
+        return Signals().without(*without)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def eval_locomo(
@@ -95,10 +119,7 @@ def eval_locomo(
     Raises BadInputError for a file that is not LoCoMo or an unknown conversation, and
     UsageError for an unknown lever.
     """
-    try:
-        signals = Signals().without(*without)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    signals = _signals(without)
     started = time.perf_counter()
     text = read_text(path)
     data = load_json(path, text)
@@ -139,14 +160,9 @@ def eval_locomo(
         report.conversations.append(sample_id)
     everything = [h for hits in by_category.values() for h in hits]
     report.questions = len(everything)
-    report.per_category = {f"{c} {CATEGORIES[c]}": _summarize(by_category[c]) for c in sorted(by_category)}
-    report.overall = _summarize(everything)
-    if latencies:
-        ordered = sorted(latencies)
-        report.latency_ms = {
-            "p50": round(statistics.median(ordered), 2),
-            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
-        }
+    report.per_category = {f"{c} {CATEGORIES[c]}": _means(by_category[c], KS, "R@") for c in sorted(by_category)}
+    report.overall = _means(everything, KS, "R@")
+    report.latency_ms = _latency_ms(latencies)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
 
@@ -213,7 +229,7 @@ def read_probes(path: Path) -> list[Probe]:
 
 
 @dataclass
-class ProbeReport:
+class ProbeReport(_Report):
     """Hit@k of MemoryBank probes per question type and overall; latency in milliseconds
     per recall; ``details`` (filled on request): one row per probe with its ranked turns."""
 
@@ -226,23 +242,10 @@ class ProbeReport:
     seconds: float = 0.0
     details: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``schema.ProbeEvalResult``."""
-        data = dict(self.__dict__)
-        data["duration_seconds"] = round(data.pop("seconds"), 3)
-        return data
-
 
 def _turn_reference(source: str) -> str:
     """``YYYY-MM-DD:N:field`` of a MemoryBank turn's source (``file:name:day:N:field``)."""
     return ":".join(source.rsplit(":", 3)[-3:])
-
-
-def _hits(rows: list[dict[int, float]]) -> dict[str, float]:
-    summary: dict[str, float] = {"n": len(rows)}
-    for k in HIT_KS:
-        summary[f"hit@{k}"] = round(statistics.fmean(r[k] for r in rows), 4) if rows else 0.0
-    return summary
 
 
 def eval_memorybank(
@@ -269,10 +272,7 @@ def eval_memorybank(
     probe of a user the history lacks or evidence it does not hold; UsageError for an
     unknown lever.
     """
-    try:
-        signals = Signals().without(*without)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    signals = _signals(without)
     started = time.perf_counter()
     probes = read_probes(probes_path)
     if users:
@@ -314,13 +314,8 @@ def eval_memorybank(
                 if progress:
                     progress("questions", i, len(probes))
     report.questions = len(probes)
-    report.per_type = {name: _hits(by_type[name]) for name in sorted(by_type)}
-    report.overall = _hits([r for rows in by_type.values() for r in rows])
-    if latencies:
-        ordered = sorted(latencies)
-        report.latency_ms = {
-            "p50": round(statistics.median(ordered), 2),
-            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
-        }
+    report.per_type = {name: _means(by_type[name], HIT_KS, "hit@") for name in sorted(by_type)}
+    report.overall = _means([r for rows in by_type.values() for r in rows], HIT_KS, "hit@")
+    report.latency_ms = _latency_ms(latencies)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
