@@ -57,6 +57,7 @@ class Settings(BaseModel):
     consolidation: Literal["auto", "llm", "extractive"] = Field(
         "auto", description="how consolidate writes: llm (the chat model), extractive (sentences chosen from the day), auto: extractive for a base model without a chat template (the embedded default), else llm"
     )
+    model_timeout: float = Field(120.0, ge=0, description="seconds a structured model reply (consolidation, query creator) may take before it is given up; 0: no limit")
     query_creator: bool = Field(False, description="rewrite the chat into a search query with the chat model before recalling (for capable models)")
     service: Literal["auto", "off"] = Field("auto", description="auto: commands go through the memcli service, started on first use; off: every command opens the store itself")
     service_idle: float = Field(900.0, gt=0, description="seconds without a request after which the service exits")

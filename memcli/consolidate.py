@@ -104,13 +104,21 @@ PORTRAIT_CHARS = 400
 SENTENCE_CHARS = 200
 FACT_CHARS = 160
 MAX_FACTS = 4
+"""Facts the model may extract per message pair of a window."""
+WINDOW_PAIRS = 5
+"""Message pairs one fact-extraction call reads at most (a session window, Mem0's
+extraction batched): one call per window instead of one per pair."""
+WINDOW_FACTS = 12
+"""Facts one extraction call may return at most, whatever the window."""
+DECISIONS_PER_CALL = 4
+"""New facts decided (ADD/UPDATE/DELETE/NOOP) in one call at most."""
 CHARS_PER_TOKEN = 3
 """A conservative estimate (English runs nearer 4) for fitting text into n_ctx and for
 the token caps below, which leave room for the longest reply the schema allows."""
 SUMMARY_TOKENS = SUMMARY_CHARS // CHARS_PER_TOKEN + 24
 PORTRAIT_TOKENS = PORTRAIT_CHARS // CHARS_PER_TOKEN + 24
 RUNNING_TOKENS = RUNNING_SENTENCES * (SENTENCE_CHARS // CHARS_PER_TOKEN + 6) + 24
-FACTS_TOKENS = MAX_FACTS * (FACT_CHARS // CHARS_PER_TOKEN + 6) + 24
+FACT_TOKENS = FACT_CHARS // CHARS_PER_TOKEN + 6
 DECISION_TOKENS = FACT_CHARS // CHARS_PER_TOKEN + 40
 
 DAILY_KINDS = (Kind.EVENT_DAILY, Kind.PORTRAIT_DAILY)
@@ -139,9 +147,9 @@ class RunningMemoryOutput(BaseModel):
 
 
 class FactsOutput(BaseModel):
-    """What the model returns from fact extraction."""
+    """What the model returns from fact extraction (a call's schema may allow fewer)."""
 
-    facts: list[FactText] = Field(max_length=MAX_FACTS)
+    facts: list[FactText] = Field(max_length=WINDOW_FACTS)
 
 
 class DecisionOutput(BaseModel):
@@ -150,6 +158,13 @@ class DecisionOutput(BaseModel):
     event: Literal["ADD", "UPDATE", "DELETE", "NOOP"]
     target: int = Field(ge=0)
     text: Annotated[str, StringConstraints(max_length=FACT_CHARS)]
+
+
+class DecisionsOutput(BaseModel):
+    """Mem0's update decisions for several new facts, one per fact, in the order shown
+    (a call's schema asks for exactly as many as it shows)."""
+
+    events: list[DecisionOutput] = Field(min_length=1, max_length=DECISIONS_PER_CALL)
 
 
 # Grounding ----------------------------------------------------------------------------
@@ -470,6 +485,16 @@ class Consolidator:
         """Characters of material one prompt may carry."""
         self._done = 0
         self._total = 0
+        self._vectors: dict[str, list[float]] = {}
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """The embedder's unit vectors of ``texts``, each text embedded once a run (the day
+        summary, the portrait, the running memory and the facts read the same sentences),
+        the missing ones in one batch."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self.memcli.embedder.embed(missing)))
+        return [self._vectors[t] for t in texts]
 
     # planning ---------------------------------------------------------------------
 
@@ -542,7 +567,13 @@ class Consolidator:
         self.warn(message)
 
     def consolidate(self, plan: Plan) -> None:
-        """Carry out ``plan``: days, the global fold, sessions, then facts."""
+        """Carry out ``plan``: days, the global fold, sessions, then facts (a window of
+        message pairs at a time). By extraction, every sentence the plan reads is embedded
+        first, in one batch."""
+        self._vectors.clear()
+        if self.extractive:
+            fresh = {t.id: t for turns in [*plan.days.values(), *(turns for _, turns in plan.sessions), *plan.pairs] for t in turns}
+            self.embed([s.text for s in extractive.sentences_of(list(fresh.values()))])
         for day, turns in plan.days.items():
             self.consolidate_day(plan.user, day, turns)
             self._step()
@@ -553,10 +584,13 @@ class Consolidator:
             self.fold_session(plan.user, session, turns)
             self._step()
         index = {turn.id: i for i, turn in enumerate(plan.turns)}
-        for pair in plan.pairs:
-            start = index[pair[0].id]
-            self.extract_facts(plan.user, pair, plan.turns[max(0, start - CONTEXT_MESSAGES) : start])
-            self._step()
+        # By extraction a window is a whole session; a model reads what fits half its prompt.
+        most, chars = (len(plan.pairs), float("inf")) if self.extractive else (WINDOW_PAIRS, self.budget // 2)
+        for window in self.windows(plan.pairs, most, chars):
+            start = index[window[0][0].id]
+            self.extract_facts(plan.user, window, plan.turns[max(0, start - CONTEXT_MESSAGES) : start])
+            for _ in window:
+                self._step()
 
     # writing ----------------------------------------------------------------------
 
@@ -583,7 +617,7 @@ class Consolidator:
         an older version had earned (strength, recalls, pin, feedback); record the change in
         the history; mark ``items`` done in ``stage``. A daily memory that changed must be
         folded into the global ones again."""
-        vectors = self.memcli.embedder.embed([m.index_text() for m in memories])
+        vectors = self.embed([m.index_text() for m in memories])
         with self.store.transaction():
             existing = {m.id: m for m in self.store.get_many([m.id for m in memories])}
             entries = []
@@ -651,7 +685,7 @@ class Consolidator:
     def extract_day(self, turns: Sequence[Memory]) -> tuple[str, str]:
         """The extractive daily event summary (``extractive.summarize``: "Speaker: sentence"
         lines) and daily portrait (``extractive.portrait`` of each person who spoke) of a day."""
-        embed = self.memcli.embedder.embed
+        embed = self.embed
         summary = "\n".join(s.line() for s in extractive.summarize(turns, embed))
         people = list(dict.fromkeys(t.speaker for t in turns if t.speaker and t.speaker != "assistant"))
         portrait = "\n".join(filter(None, (extractive.portrait(turns, who, embed) for who in people)))
@@ -741,7 +775,7 @@ class Consolidator:
         pool = list({s.text: s for s in pool}.values())
         chosen: list[extractive.Sentence] = []
         if pool:
-            vectors = np.asarray(self.memcli.embedder.embed([s.text for s in pool]), dtype=np.float32)
+            vectors = np.asarray(self.embed([s.text for s in pool]), dtype=np.float32)
             picked = extractive.select(extractive.salience(pool, vectors), vectors, GLOBAL_LINES)
             chosen = [pool[i] for i in sorted(picked, key=lambda i: (pool[i].at, pool[i].position))]
         lines = [s.text for s in chosen]
@@ -796,7 +830,7 @@ class Consolidator:
             for i, line in enumerate(lines):
                 speaker, _, text = line.partition(": ") if _SPEAKER_LINE.match(line) else ("", "", line)
                 kept.append(extractive.Sentence(text, speaker, previous.id, previous.created_at - len(lines) + i, i))
-        return [s.line() for s in extractive.fold(kept, turns, self.memcli.embedder.embed, RUNNING_SENTENCES)]
+        return [s.line() for s in extractive.fold(kept, turns, self.embed, RUNNING_SENTENCES)]
 
     def _sound(self, sentence: str, grounding: Grounding) -> bool:
         """Whether a running-memory sentence is a grounded third-person statement."""
@@ -804,17 +838,35 @@ class Consolidator:
 
     # stage 3: facts ---------------------------------------------------------------
 
-    def extract_facts(self, user: str, pair: Sequence[Memory], context: Sequence[Memory]) -> None:
-        """Mem0's extraction and update phases for one message pair; see the module docstring."""
-        people = [t for t in pair if t.speaker != "assistant"]
-        ids = [t.id for t in pair]
+    def windows(self, pairs: Sequence[list[Memory]], most: int, chars: float) -> list[list[list[Memory]]]:
+        """``pairs`` in windows: consecutive message pairs of one session, at most ``most``
+        pairs and ``chars`` characters of text (one pair always makes a window)."""
+        out: list[list[list[Memory]]] = []
+        used = 0
+        for pair in pairs:
+            size = sum(len(t.text) for t in pair)
+            last = out[-1] if out else None
+            if (last and (last[-1][0].session or last[-1][0].day) == (pair[0].session or pair[0].day)
+                    and len(last) < most and used + size <= chars):
+                last.append(pair)
+                used += size
+            else:
+                out.append([pair])
+                used = size
+        return out
+
+    def extract_facts(self, user: str, window: Sequence[list[Memory]], context: Sequence[Memory]) -> None:
+        """Mem0's extraction and update phases for a window of message pairs (one model call
+        for the window; see the module docstring), or by extraction."""
+        turns = [t for pair in window for t in pair]
+        ids = [t.id for t in turns]
+        people = [t for t in turns if t.speaker != "assistant"]
         if not people:
             self._mark(user, "fact", ids)
             return
         if self.extractive:
             self._wrote("extractive")
-            self.store_facts(user, self.extract_facts_of(pair, people), pair, decide=False)
-            self._mark(user, "fact", ids)
+            self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
             return
         with self.store.transaction():
             running = self.store.get_many([singleton_id(Kind.RUNNING_SUMMARY, user)])
@@ -823,126 +875,187 @@ class Consolidator:
             content += "Memory:\n" + running[0].text + "\n\n"
         if context:
             content += "Earlier messages:\n" + "\n".join(_transcript(context)) + "\n\n"
-        content += f"New messages ({spoken_date(pair[0].created_at)}):\n" + "\n".join(_transcript(pair))
+        content += f"New messages ({spoken_date(turns[0].created_at)}):\n" + "\n".join(_transcript(turns))
+        limit = min(WINDOW_FACTS, MAX_FACTS * len(window))
+        schema = FactsOutput.model_json_schema()
+        schema["properties"]["facts"]["maxItems"] = limit
         try:
-            out = self._ask(prompts.EXTRACT_FACTS, "facts", content[-self.budget :], FactsOutput, FACTS_TOKENS)
+            out = self._ask(prompts.EXTRACT_FACTS, "facts", content[-self.budget :], FactsOutput, limit * FACT_TOKENS + 24, schema=schema)
             self._wrote("llm")
         except InvalidOutputError as exc:
-            self._fall_back(f"{user} facts of {pair[0].source or pair[0].id}", exc)
-            self.store_facts(user, self.extract_facts_of(pair, people), pair, decide=False)
-            self._mark(user, "fact", ids)
+            self._fall_back(f"{user} facts of {turns[0].source or turns[0].id}", exc)
+            self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
             return
-        when = date_words(pair[0].created_at)
-        sources = [SourceTurn(t.speaker, t.text, Grounding(f"{line} {when}")) for t, line in zip(people, _transcript(people))]
-        candidates: dict[str, str] = {}
-        for fact in (clean(f) for f in out.facts):
-            if fact_problem(fact, sources, self.settings.fact_grounding) is not None:
+        pair_of = {t.id: pair for pair in window for t in pair}
+        sources = [SourceTurn(t.speaker, t.text, Grounding(f"{line} {date_words(t.created_at)}")) for t, line in zip(people, _transcript(people))]
+        candidates: dict[str, tuple[str, list[Memory]]] = {}
+        for fact in (clean(f) for f in out.facts[:limit]):
+            source = next((t for t, src in zip(people, sources) if fact_problem(fact, [src], self.settings.fact_grounding) is None), None)
+            if source is None:
                 self.report.facts_rejected += 1
             elif normalized(fact) in candidates:
                 self.report.facts_deduplicated += 1
             else:
-                candidates[normalized(fact)] = fact
-        complete = self.store_facts(user, list(candidates.values()), pair)
-        # A fact whose decision stayed invalid is lost unless the pair is tried again.
-        self._mark(user, "fact", ids, DONE if complete else SKIPPED)
+                candidates[normalized(fact)] = (fact, pair_of[source.id])
+        self.store_facts(user, list(candidates.values()), ids)
 
-    def extract_facts_of(self, pair: Sequence[Memory], people: Sequence[Memory]) -> list[str]:
-        """The extractive facts of ``pair`` (``extractive.facts_of`` its people's turns); a
-        statement longer than a fact may be (FACT_CHARS) is a story, not a fact: rejected."""
-        facts = [text for text, _ in extractive.facts_of(pair, {t.speaker for t in people})]
-        kept = [f for f in facts if len(f) <= FACT_CHARS]
-        self.report.facts_rejected += len(facts) - len(kept)
-        return kept
+    def extract_facts_of(self, window: Sequence[list[Memory]]) -> list[tuple[str, list[Memory]]]:
+        """The extractive facts of each pair of ``window`` (``extractive.facts_of`` its
+        people's turns), with their pair; a statement longer than a fact may be
+        (FACT_CHARS) is a story, not a fact: rejected."""
+        out: list[tuple[str, list[Memory]]] = []
+        for pair in window:
+            people = {t.speaker for t in pair if t.speaker != "assistant"}
+            facts = [text for text, _ in extractive.facts_of(pair, people)]
+            kept = [f for f in facts if len(f) <= FACT_CHARS]
+            self.report.facts_rejected += len(facts) - len(kept)
+            out.extend((f, pair) for f in kept)
+        return out
 
-    def store_facts(self, user: str, facts: Sequence[str], pair: Sequence[Memory], decide: bool = True) -> bool:
-        """Reconcile each of ``facts`` (from ``pair``) with the stored ones (``reconcile``;
-        ``decide`` False: no model, so a new fact is added unless it duplicates one);
-        False when a decision stayed invalid."""
-        complete = True
-        facts = list(dict.fromkeys(facts))
-        if facts:
-            vectors = self.memcli.embedder.embed(facts)
-            # Without a model to wait on, the pair's facts are reconciled under one hold of the store.
-            with self.store.transaction() if not decide else contextlib.nullcontext():
-                for fact, vector in zip(facts, vectors):
-                    complete = self.reconcile(user, fact, vector, pair, decide) and complete
-        return complete
+    def store_facts(self, user: str, facts: Sequence[tuple[str, list[Memory]]], ids: Sequence[str], decide: bool = True) -> None:
+        """Reconcile ``facts`` ((text, the message pair it came from)) with the stored ones and
+        mark the turns ``ids`` through the fact stage (skipped when a decision stayed invalid).
 
-    def reconcile(self, user: str, fact: str, vector: Sequence[float], pair: Sequence[Memory], decide: bool = True) -> bool:
-        """Deduplicate ``fact`` against the stored facts, then ADD, UPDATE, DELETE or NOOP
-        (Mem0; without ``decide``, ADD); False when the model's decision stayed invalid and
-        the fact was skipped."""
+        Deduplication (Mem0): a fact whose normalized text is stored, or whose cosine
+        similarity to a stored or an earlier new fact is at least ``fact_dedup``, is not
+        stored again. The others are added, or with ``decide`` and stored facts at least
+        RELATED_SIMILARITY similar, decided by the model (``decide``, a few facts a call,
+        without the store lock). Every write of the window is one hold of the store."""
+        unique: dict[str, tuple[str, list[Memory]]] = {}
+        for fact, pair in facts:
+            if normalized(fact) in unique:
+                self.report.facts_deduplicated += 1
+            else:
+                unique.setdefault(normalized(fact), (fact, pair))
+        items = list(unique.values())
+        vectors = np.asarray(self.embed([f for f, _ in items]), dtype=np.float32) if items else np.zeros((0, 0), dtype=np.float32)
         with self.store.transaction():
-            similar = [(m, 1.0 - d) for m, d in self.store.nearest(vector, SIMILAR_FACTS, user, kind=Kind.FACT.value)]
-        if any(normalized(m.text) == normalized(fact) or s >= self.settings.fact_dedup for m, s in similar):
-            self.report.facts_deduplicated += 1
-            return True
-        related = [m for m, s in similar if s >= RELATED_SIMILARITY]
-        decision = DecisionOutput(event="ADD", target=0, text=fact)
-        if related and decide:
-            decision = self.decide(user, fact, related, pair)
-            if decision is None:
-                return False
-        self.apply(user, decision, fact, vector, related, pair)
-        return True
+            known, matrix = self.store.active_with_vectors(user, Kind.FACT.value)
+        order = sorted(range(len(known)), key=lambda i: known[i].id)  # ties go to the smaller id, as in nearest()
+        known, matrix = [known[i] for i in order], matrix[order] if len(known) else matrix
+        seen = {normalized(m.text) for m in known}
+        new_vectors: list[np.ndarray] = []
+        pending: list[tuple[str, list[Memory], np.ndarray, list[Memory]]] = []
+        for (fact, pair), vector in zip(items, vectors):
+            similarity = matrix @ vector if len(known) else np.zeros(0)
+            closest_new = max((float(v @ vector) for v in new_vectors), default=-1.0)
+            if normalized(fact) in seen or closest_new >= self.settings.fact_dedup or (len(similarity) and similarity.max() >= self.settings.fact_dedup):
+                self.report.facts_deduplicated += 1
+                continue
+            ranked = np.argsort(-similarity, kind="stable")[:SIMILAR_FACTS]
+            related = [known[i] for i in ranked if similarity[i] >= RELATED_SIMILARITY]
+            pending.append((fact, pair, vector, related))
+            seen.add(normalized(fact))
+            new_vectors.append(vector)
+        add = DecisionOutput(event="ADD", target=0, text="")
+        decisions: list[DecisionOutput | None] = [add] * len(pending)
+        if decide:
+            asked = [i for i, item in enumerate(pending) if item[3]]
+            for batch in self._decision_batches([pending[i][3] for i in asked]):
+                chosen = self.decide(user, [pending[asked[j]][0] for j in batch], [pending[asked[j]][3] for j in batch],
+                                     [t for j in batch for t in pending[asked[j]][1]])
+                for j, decision in zip(batch, chosen):
+                    decisions[asked[j]] = decision
+        complete = all(d is not None for d in decisions)
+        self.apply(user, [(item, d) for item, d in zip(pending, decisions) if d is not None], ids, DONE if complete else SKIPPED)
 
-    def decide(self, user: str, fact: str, related: Sequence[Memory], pair: Sequence[Memory]) -> DecisionOutput | None:
-        """Ask the model for Mem0's event for ``fact`` against the ``related`` facts; None
-        when its reply was invalid twice (the fact is skipped)."""
-        schema = DecisionOutput.model_json_schema()
-        schema["properties"]["target"] = {"enum": list(range(len(related))), "type": "integer"}
-        content = "Existing facts:\n" + "\n".join(f"{i}. {m.text}" for i, m in enumerate(related)) + f"\n\nNew fact: {fact}"
+    @staticmethod
+    def _decision_batches(related: Sequence[Sequence[Memory]]) -> list[list[int]]:
+        """Indexes of the new facts to decide, in groups of at most DECISIONS_PER_CALL whose
+        related facts together number at most SIMILAR_FACTS (one call each)."""
+        batches: list[list[int]] = []
+        shown: set[str] = set()
+        for i, facts in enumerate(related):
+            ids = {m.id for m in facts}
+            if batches and len(batches[-1]) < DECISIONS_PER_CALL and len(shown | ids) <= SIMILAR_FACTS:
+                batches[-1].append(i)
+                shown |= ids
+            else:
+                batches.append([i])
+                shown = set(ids)
+        return batches
 
-        def check(out: DecisionOutput) -> None:
-            if not 0 <= out.target < len(related):
-                raise ValueError(f"target {out.target} is not one of the facts shown")
-            if out.event == "UPDATE":
-                merged = f"{related[out.target].text}\n{fact}\n" + "\n".join(_transcript(pair))
-                source = SourceTurn("", merged, Grounding(merged))
-                problem = fact_problem(out.text, [source], self.settings.fact_grounding) if out.text.strip() else "the text is empty"
-                if problem:
-                    raise ValueError(f"updated fact rejected: {problem}")
+    def decide(self, user: str, facts: Sequence[str], related: Sequence[Sequence[Memory]], turns: Sequence[Memory]) -> list[DecisionOutput | None]:
+        """Ask the model for Mem0's event of each of ``facts`` against the stored facts shown
+        (those ``related`` to any of them), in one call; each fact may UPDATE or DELETE only
+        a fact related to it. ``target`` in the replies indexes ``related[i]``. All None when
+        the reply stayed invalid (those facts are skipped)."""
+        shown = list({m.id: m for group in related for m in group}.values())
+        schema = DecisionsOutput.model_json_schema()
+        schema["properties"]["events"].update(minItems=len(facts), maxItems=len(facts))
+        schema["$defs"]["DecisionOutput"]["properties"]["target"] = {"enum": list(range(len(shown))), "type": "integer"}
+        content = "Existing facts:\n" + "\n".join(f"{i}. {m.text}" for i, m in enumerate(shown))
+        content += "\n\nNew facts:\n" + "\n".join(f"- {fact}" for fact in facts)
+
+        def check(out: DecisionsOutput) -> None:
+            if len(out.events) != len(facts):
+                raise ValueError(f"{len(out.events)} events for {len(facts)} new facts")
+            for decision, fact, group in zip(out.events, facts, related):
+                if not 0 <= decision.target < len(shown):
+                    raise ValueError(f"target {decision.target} is not one of the facts shown")
+                if decision.event in ("UPDATE", "DELETE") and shown[decision.target] not in group:
+                    raise ValueError(f"target {decision.target} is not related to the new fact {fact!r}")
+                if decision.event == "UPDATE":
+                    merged = f"{shown[decision.target].text}\n{fact}\n" + "\n".join(_transcript(turns))
+                    source = SourceTurn("", merged, Grounding(merged))
+                    problem = fact_problem(decision.text, [source], self.settings.fact_grounding) if decision.text.strip() else "the text is empty"
+                    if problem:
+                        raise ValueError(f"updated fact rejected: {problem}")
 
         try:
-            return self._ask(prompts.DECIDE_FACT, "decision", content, DecisionOutput, DECISION_TOKENS, check, schema)
+            out = self._ask(prompts.DECIDE_FACTS, "decisions", content, DecisionsOutput, len(facts) * DECISION_TOKENS + 24, check, schema)
         except InvalidOutputError as exc:
-            self._skip(f"{user} fact {fact[:40]!r}", exc)
-            return None
+            self._skip(f"{user} facts {', '.join(repr(f[:40]) for f in facts)}", exc)
+            return [None] * len(facts)
+        return [d.model_copy(update={"target": group.index(shown[d.target]) if shown[d.target] in group else 0})
+                for d, group in zip(out.events, related)]
 
-    def apply(self, user: str, decision: DecisionOutput, fact: str, vector: Sequence[float], related: Sequence[Memory], pair: Sequence[Memory]) -> None:
-        """Carry out a decision: history first (it holds the old text), then the store."""
+    def apply(self, user: str, decided: Sequence[tuple[tuple[str, list[Memory], np.ndarray, list[Memory]], DecisionOutput]],
+              ids: Sequence[str], status: str = DONE) -> None:
+        """Carry out the decisions of a window (each: (fact, its pair, its vector, the related
+        stored facts), the decision) and mark the window's turns ``ids`` through the fact
+        stage with ``status``, in one hold of the store: history first (it holds the old
+        text), then the store. A stored fact already ended by an earlier decision of the
+        window is not ended again: an UPDATE of it becomes an ADD, a DELETE a NOOP."""
         at = self.memcli.clock()
-        when = pair[0].created_at
-        ids = [t.id for t in pair]
-        if decision.event == "NOOP":
-            self.report.facts_noop += 1
-            return
         entries: list[HistoryEntry] = []
-        ended: list[Memory] = []
-        added: Memory | None = None
-        if decision.event in ("ADD", "UPDATE"):
-            text = fact if decision.event == "ADD" else clean(decision.text)
-            added = self._memory(user, Kind.FACT, normalized(text) + "\x1f" + ",".join(ids), text, pair[-1],
-                                 " ".join(t.source for t in pair if t.source), ids)
-            added.session, added.valid_from = pair[0].session, when
-            if text != fact:
-                vector = self.memcli.embedder.embed([text])[0]  # a memory, not a query
-        if decision.event in ("UPDATE", "DELETE"):
-            old = related[decision.target]
-            old.valid_to = when
-            ended.append(old)
-            entries.append(HistoryEntry(old.id, user, old.kind, decision.event, old.text, added.text if added else "", at, ids,
-                                        added.id if added else ""))
-        if added is not None:
-            entries.append(HistoryEntry(added.id, user, added.kind, "ADD", "", added.text, at, ids, ended[0].id if ended else ""))
+        added: list[Memory] = []
+        vectors: list[Any] = []
+        ended: dict[str, Memory] = {}
+        for (fact, pair, vector, related), decision in decided:
+            event = decision.event
+            old = related[decision.target] if event in ("UPDATE", "DELETE") else None
+            if old is not None and old.id in ended:
+                event, old = ("ADD" if event == "UPDATE" else "NOOP"), None
+            if event == "NOOP":
+                self.report.facts_noop += 1
+                continue
+            pair_ids = [t.id for t in pair]
+            new: Memory | None = None
+            if event in ("ADD", "UPDATE"):
+                text = clean(decision.text) if event == "UPDATE" and decision.text.strip() else fact
+                new = self._memory(user, Kind.FACT, normalized(text) + "\x1f" + ",".join(pair_ids), text, pair[-1],
+                                   " ".join(t.source for t in pair if t.source), pair_ids)
+                new.session, new.valid_from = pair[0].session, pair[0].created_at
+                added.append(new)
+                vectors.append(vector if text == fact else self.embed([text])[0])  # a memory, not a query
+            if old is not None:
+                old.valid_to = pair[0].created_at
+                ended[old.id] = old
+                entries.append(HistoryEntry(old.id, user, old.kind, event, old.text, new.text if new else "", at, pair_ids,
+                                            new.id if new else ""))
+            if new is not None:
+                entries.append(HistoryEntry(new.id, user, new.kind, "ADD", "", new.text, at, pair_ids, old.id if old else ""))
+            if event == "ADD":
+                self.report.facts_added += 1
+            elif event == "UPDATE":
+                self.report.facts_updated += 1
+            else:
+                self.report.facts_deleted += 1
         with self.store.transaction():
             self.store.sidecar.record(entries)
-            if added is not None:
-                self.store.upsert([added], [vector], embedder=embedder_identity(self.memcli.embedder))
-            self.store.update(ended)
-        if decision.event == "ADD":
-            self.report.facts_added += 1
-        elif decision.event == "UPDATE":
-            self.report.facts_updated += 1
-        else:
-            self.report.facts_deleted += 1
+            if added:
+                self.store.upsert(added, vectors, embedder=embedder_identity(self.memcli.embedder))
+            if ended:
+                self.store.update(list(ended.values()))
+            self.store.sidecar.mark_consolidated(user, "fact", ids, at, status)

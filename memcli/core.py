@@ -49,7 +49,7 @@ def make_embedder(settings: Settings) -> Embedder:
 def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
     """The chat model the settings name (``model``: a GGUF file, empty for the embedded
     Gemma 3 270M); a ``Memcli`` given one does not call this."""
-    return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads)
+    return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads, settings.model_timeout)
 
 
 REINDEX_BATCH = 2048

@@ -144,13 +144,20 @@ class Embedder:
         for them (e5: "query: ", "passage: ") gets the text with its prompt."""
         model = self._load()
         prompt = self._prompt(model, role)
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), batch_size):
-            batch = list(texts[start : start + batch_size])
-            encoded = model.encode(batch, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False, prompt_name=prompt)
-            vectors.extend(v.tolist() for v in encoded)
+        # Batches of texts of like length pad least: encode longest first, give back in order.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        done = 0
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            encoded = model.encode(
+                [texts[i] for i in batch], batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False, prompt_name=prompt
+            )
+            for i, vector in zip(batch, encoded):
+                vectors[i] = vector.tolist()
+            done += len(batch)
             if progress is not None:
-                progress(len(vectors), len(texts))
+                progress(done, len(texts))
         return vectors
 
     def embed_one(self, text: str) -> list[float]:

@@ -20,6 +20,7 @@ speaker named. This is what a nightly ``memcli consolidate`` can afford on the e
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -70,6 +71,13 @@ class Sentence:
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` (pySBD, Chinese rules when the text is mostly CJK),
     stripped, empty ones dropped."""
+    return list(_split(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _split(text: str) -> tuple[str, ...]:
+    """``split_sentences``, remembered: consolidation reads each turn in several stages,
+    and pySBD's rules cost about a millisecond a turn."""
     language = "zh" if len(_CJK.findall(text)) * 2 > len(text) else "en"
     segmenter = _SEGMENTERS.get(language)
     if segmenter is None:
@@ -77,7 +85,7 @@ def split_sentences(text: str) -> list[str]:
             import pysbd
 
             segmenter = _SEGMENTERS[language] = pysbd.Segmenter(language=language, clean=False)
-    return [s.strip() for s in segmenter.segment(text) if s.strip()]
+    return tuple(s.strip() for s in segmenter.segment(text) if s.strip())
 
 
 def size(text: str) -> float:

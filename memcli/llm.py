@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,13 +72,20 @@ def structured_output(
     validated by ``output``, then by ``check``, which raises ValueError to reject it. The
     first attempt decodes greedily; an invalid reply gets one sampled retry.
 
-    Raises InvalidOutputError when both replies are truncated, malformed or invalid.
+    A model that raises TimeoutError (it ran past its time limit: rambling) is not asked
+    again.
+
+    Raises InvalidOutputError when both replies are truncated, malformed or invalid, or
+    the model timed out.
     """
     schema = schema or output.model_json_schema()
     problems: list[str] = []
     for attempt in range(2):
         temperature = 0.0 if attempt == 0 else RETRY_TEMPERATURE
-        raw = model.structured(messages, schema, max_tokens, temperature, RETRY_SEED + attempt)
+        try:
+            raw = model.structured(messages, schema, max_tokens, temperature, RETRY_SEED + attempt)
+        except TimeoutError as exc:
+            raise InvalidOutputError(f"invalid model output ({'; '.join([*problems, str(exc)])})") from None
         try:
             # strict=False: llama.cpp's JSON grammar lets raw newlines into strings.
             parsed = output.model_validate(json.loads(raw, strict=False))
@@ -199,6 +207,8 @@ def render_task_prompt(messages: Sequence[Message]) -> str:
 COMPLETION_STOPS = ["\nUser:", "\nuser:", "\nAssistant:", "\n\n", "\n["]
 """A base model continues a transcript: stop at the next speaker, a blank line, or when it
 starts echoing the memory list of the prompt (lines beginning ``[id]``)."""
+TASK_STOPS = ["\n### "]
+"""A base model that has filled its output section starts the next one: stop there."""
 REPEAT_PENALTY = 1.3
 
 
@@ -236,12 +246,16 @@ class LlamaCppModel:
     Args:
         path: a GGUF file. chat_format: a llama.cpp chat format name; empty means the
             GGUF's own chat template, or a plain completion prompt when it has none.
-        n_ctx: context window in tokens. n_threads: 0 means every core.
+        n_ctx: context window in tokens. n_threads: 0 means every core. timeout: seconds
+            a structured reply may take (0: no limit); past it ``structured`` raises
+            TimeoutError.
 
     Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it.
     """
 
-    def __init__(self, path: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0, seed: int | None = None) -> None:
+    def __init__(
+        self, path: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0, seed: int | None = None, timeout: float = 0.0
+    ) -> None:
         check_gguf(path)
         from llama_cpp import Llama
 
@@ -263,6 +277,7 @@ class LlamaCppModel:
         self.name = path.name
         self.uses_chat_template = bool(chat_format) or "tokenizer.chat_template" in self._llama.metadata
         self.n_ctx = n_ctx
+        self.timeout = timeout
         self._grammars: dict[str, Any] = {}
 
     def count_tokens(self, text: str) -> int:
@@ -299,24 +314,37 @@ class LlamaCppModel:
     def structured(
         self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0
     ) -> str:
-        """JSON decoded under ``schema`` by a llama.cpp grammar; see ChatModel.structured."""
+        """JSON decoded under ``schema`` by a llama.cpp grammar; see ChatModel.structured.
+
+        The reply is streamed so that a model still writing after ``timeout`` seconds is
+        left (TimeoutError); a base model also stops at the next ``### `` section.
+        """
         from llama_cpp import LlamaGrammar
 
         key = json.dumps(schema, sort_keys=True)
         grammar = self._grammars.get(key)
         if grammar is None:
             grammar = self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
-        common: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed, "grammar": grammar}
+        common: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed, "grammar": grammar, "stream": True}
         if self.uses_chat_template:
-            reply = self._llama.create_chat_completion(
-                messages=[{"role": m.role, "content": m.content} for m in messages], **common
-            )
-            return reply["choices"][0]["message"]["content"] or ""
-        reply = self._llama.create_completion(render_task_prompt(messages), repeat_penalty=REPEAT_PENALTY, **common)
-        return reply["choices"][0]["text"]
+            chunks = self._llama.create_chat_completion(messages=[{"role": m.role, "content": m.content} for m in messages], **common)
+            pieces = (chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks)
+        else:
+            chunks = self._llama.create_completion(render_task_prompt(messages), repeat_penalty=REPEAT_PENALTY, stop=TASK_STOPS, **common)
+            pieces = (chunk["choices"][0]["text"] for chunk in chunks)
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        reply: list[str] = []
+        for piece in pieces:
+            reply.append(piece)
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"the model was still writing after {self.timeout:g} s (model_timeout)")
+        return "".join(reply)
 
 
-def load_chat_model(model: str, model_dir: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0) -> LlamaCppModel:
-    """Load the GGUF at ``model`` (a path), or the embedded default when ``model`` is empty."""
+def load_chat_model(
+    model: str, model_dir: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0, timeout: float = 0.0
+) -> LlamaCppModel:
+    """Load the GGUF at ``model`` (a path), or the embedded default when ``model`` is empty;
+    ``timeout``: seconds a structured reply may take (``LlamaCppModel``)."""
     path = Path(model).expanduser() if model else default_model_path(model_dir)
-    return LlamaCppModel(path, chat_format=chat_format, n_ctx=n_ctx, n_threads=n_threads)
+    return LlamaCppModel(path, chat_format=chat_format, n_ctx=n_ctx, n_threads=n_threads, timeout=timeout)

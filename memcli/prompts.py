@@ -88,9 +88,10 @@ def summarize_messages(previous_summary: str, turns: Sequence[Message]) -> list[
 # Decision prompts, kept apart from the chat prompt (Landwehr et al. 2023). Each asks for
 # JSON; the schema in ``memcli.consolidate`` constrains decoding, so the wording only has
 # to say what goes in it. The MemoryBank sentences are the paper's own (DESIGN.md §1).
-# Each task carries two worked examples as earlier turns: a base model (the embedded Gemma)
-# learns the task from them, not from the instruction. Their names and places are rare on
-# purpose: anything copied from them fails the grounding check.
+# Each task carries two worked examples as earlier turns: a base model learns the task from
+# them, not from the instruction. They name nobody and no place: their speakers are "A"
+# and "B", so a model that copies an example instead of reading its material writes a text
+# that names nobody of the material, which the grounding checks reject.
 
 EVENT_SUMMARY = (
     "Summarize the events and key information in the content below. Write in the third "
@@ -123,20 +124,21 @@ RUNNING_MEMORY = (
 EXTRACT_FACTS = (
     "Extract facts about the people in the new messages: personal details, preferences, "
     "plans, events, relationships, with their dates. Only what the new messages say; "
-    "nothing from the earlier messages alone, nothing invented. Each fact is one short "
-    'sentence that names the person. Answer in JSON: {"facts": ["..."]}, or {"facts": []} '
-    "when there is no fact."
+    "nothing from the earlier messages alone, nothing invented, no questions or greetings. "
+    "Each fact is one short sentence that names the person it is about. "
+    'Answer in JSON: {"facts": ["..."]}, or {"facts": []} when there is no fact.'
 )
-"""Mem0's extraction phase: candidate facts from a message pair, with context."""
+"""Mem0's extraction phase: candidate facts from a window of message pairs, with context."""
 
-DECIDE_FACT = (
-    "You keep a list of facts. Compare the new fact with the existing facts and choose one "
-    "event. ADD: it is new information. UPDATE: it changes or adds detail to existing fact "
-    "number target; text is the updated fact. DELETE: it contradicts existing fact number "
-    "target, which is no longer true. NOOP: it is already known. "
-    'Answer in JSON: {"event": "ADD", "target": 0, "text": "..."}'
+DECIDE_FACTS = (
+    "You keep a list of facts. Compare each new fact with the existing facts and choose one "
+    "event for it, in the order of the new facts. ADD: it is new information. UPDATE: it "
+    "changes or adds detail to existing fact number target; text is the updated fact. "
+    "DELETE: it contradicts existing fact number target, which is no longer true. NOOP: it "
+    'is already known. Answer in JSON: {"events": [{"event": "ADD", "target": 0, "text": "..."}]}'
 )
-"""Mem0's update phase: ADD / UPDATE / DELETE / NOOP against the most similar facts."""
+"""Mem0's update phase: ADD / UPDATE / DELETE / NOOP of several new facts against the
+most similar stored facts, in one call."""
 
 QUERY_CREATOR = (
     "Write the search query that finds, in a memory of past conversations, what is needed "
@@ -147,48 +149,48 @@ QUERY_CREATOR = (
 
 _DIALOGUE_A = (
     "Conversation of Friday 3 March 2023:\n"
-    "Ottilie: I finally ran the marathon in Ljubljana last Sunday!\n"
-    "Bartholomew: Congratulations! How long did it take you?\n"
-    "Ottilie: Four hours. My knee hurt at the end, but I am so proud."
+    "A: I finally ran the city marathon last Sunday!\n"
+    "B: Congratulations! How long did it take you?\n"
+    "A: Four hours. My knee hurt at the end, but I am so proud."
 )
 _DIALOGUE_B = (
     "Conversation of Tuesday 9 January 2024:\n"
-    "Ysolde: We are moving to Tromso in April, my wife got a job at the hospital there.\n"
-    "Casimir: That's big news! Will you sell the flat?\n"
-    "Ysolde: Yes, and we already found a school for our son. I'm nervous but happy."
+    "A: We are moving to the coast in April, my wife got a job at the hospital there.\n"
+    "B: That's big news! Will you sell the flat?\n"
+    "A: Yes, and we already found a school for our son. I'm nervous but happy."
 )
 
 EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "summary": [
-        (_DIALOGUE_A, '{"summary": "Ottilie told Bartholomew that she ran the Ljubljana marathon last Sunday in four hours and that her knee hurt."}'),
-        (_DIALOGUE_B, '{"summary": "Ysolde said she and her wife are moving to Tromso in April for her wife\'s hospital job; they will sell their flat and found a school for their son."}'),
+        (_DIALOGUE_A, '{"summary": "A told B that A ran the city marathon last Sunday in four hours and that A\'s knee hurt."}'),
+        (_DIALOGUE_B, '{"summary": "A said A and A\'s wife are moving to the coast in April for her hospital job; they will sell their flat and found a school for their son."}'),
     ],
     "portrait": [
-        (_DIALOGUE_A, '{"portrait": "Ottilie is determined and proud of her achievement despite the pain. Bartholomew is supportive."}'),
-        (_DIALOGUE_B, '{"portrait": "Ysolde is organised and feels both nervous and happy about the change. Casimir is curious."}'),
+        (_DIALOGUE_A, '{"portrait": "A is determined and proud of the achievement despite the pain. B is supportive."}'),
+        (_DIALOGUE_B, '{"portrait": "A is organised and feels both nervous and happy about the change. B is curious."}'),
     ],
     "memory": [
         ("Previous memory:\n(empty)\n\nNew " + _DIALOGUE_A[0].lower() + _DIALOGUE_A[1:],
-         '{"memory": ["Ottilie ran the Ljubljana marathon in four hours in late February 2023.", "Ottilie\'s knee hurt after the marathon."]}'),
-        ("Previous memory:\n- Ottilie ran the Ljubljana marathon in four hours in late February 2023.\n\nNew " + _DIALOGUE_B[0].lower() + _DIALOGUE_B[1:],
-         '{"memory": ["Ottilie ran the Ljubljana marathon in four hours in late February 2023.", "Ysolde and her wife are moving to Tromso in April 2024.", "Ysolde has a son."]}'),
+         '{"memory": ["A ran the city marathon in four hours in late February 2023.", "A\'s knee hurt after the marathon."]}'),
+        ("Previous memory:\n- A ran the city marathon in four hours in late February 2023.\n\nNew " + _DIALOGUE_B[0].lower() + _DIALOGUE_B[1:],
+         '{"memory": ["A ran the city marathon in four hours in late February 2023.", "A and A\'s wife are moving to the coast in April 2024.", "A has a son."]}'),
     ],
     "facts": [
-        ("New messages (Friday 3 March 2023):\nOttilie: I finally ran the marathon in Ljubljana last Sunday!\nBartholomew: Congratulations! I start my new job at the bakery on Monday.",
-         '{"facts": ["Ottilie ran the Ljubljana marathon.", "Bartholomew starts a new job at a bakery on Monday."]}'),
-        ("New messages (Tuesday 9 January 2024):\nYsolde: How are you?\nCasimir: Fine, thanks.", '{"facts": []}'),
+        ("New messages (Friday 3 March 2023):\nA: I finally ran the city marathon last Sunday!\nB: Congratulations! I start my new job at the bakery on Monday.",
+         '{"facts": ["A ran the city marathon.", "B starts a new job at a bakery on Monday."]}'),
+        ("New messages (Tuesday 9 January 2024):\nA: How are you?\nB: Fine, thanks.", '{"facts": []}'),
     ],
     "query": [
-        ("Ottilie: I finally ran the marathon in Ljubljana last Sunday!\nBartholomew: How long did it take you?",
-         '{"query": "Ottilie Ljubljana marathon time"}'),
-        ("Ysolde: We are moving in April.\nCasimir: Where to? And what about your son's school?",
-         '{"query": "Ysolde moving in April destination, school of Ysolde\'s son"}'),
+        ("A: I finally ran the city marathon last Sunday!\nB: How long did it take you?",
+         '{"query": "A city marathon last Sunday time"}'),
+        ("A: We are moving in April.\nB: Where to? And what about your son's school?",
+         '{"query": "A moving in April destination, school of A\'s son"}'),
     ],
-    "decision": [
-        ("Existing facts:\n0. Ysolde lives in Bergen.\n1. Ysolde has a son.\n\nNew fact: Ysolde is moving to Tromso.",
-         '{"event": "UPDATE", "target": 0, "text": "Ysolde is moving from Bergen to Tromso."}'),
-        ("Existing facts:\n0. Ottilie ran the Ljubljana marathon.\n\nNew fact: Ottilie ran a marathon in Ljubljana.",
-         '{"event": "NOOP", "target": 0, "text": ""}'),
+    "decisions": [
+        ("Existing facts:\n0. A lives in the city.\n1. A has a son.\n\nNew facts:\n- A is moving to the coast.\n- A's son has a new school.",
+         '{"events": [{"event": "UPDATE", "target": 0, "text": "A is moving from the city to the coast."}, {"event": "ADD", "target": 1, "text": ""}]}'),
+        ("Existing facts:\n0. A ran the city marathon.\n\nNew facts:\n- A ran a marathon in the city.",
+         '{"events": [{"event": "NOOP", "target": 0, "text": ""}]}'),
     ],
 }
 """Two worked examples per consolidation task: (user message, assistant reply)."""

@@ -455,6 +455,24 @@ class MemoryStore:
         found.sort(key=lambda hit: (hit[0], hit[1]))
         return [(memory, dist) for dist, _, memory in found[: max(1, n)]]
 
+    def active_with_vectors(self, user: str, kind: str) -> tuple[list[Memory], np.ndarray]:
+        """Every active memory of ``user`` of ``kind`` (not archived, not an ended fact) and
+        their stored vectors scaled to unit length (n x d, float32; 0 x 0 when there are
+        none), in one read: what a batch of new facts is deduplicated against (cosine
+        similarity = dot product)."""
+        memories: list[Memory] = []
+        rows: list[Any] = []
+        with self.transaction():
+            for page in self._pages(_where(user=user, kind=kind, archived=False, valid_to=0.0), ["documents", "metadatas", "embeddings"]):
+                memories.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
+                rows.extend(page["embeddings"])
+        if not rows:
+            return memories, np.zeros((0, 0), dtype=np.float32)
+        vectors = np.asarray(rows, dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return memories, vectors / norms
+
     def users(self) -> list[str]:
         """Every user who has memories, sorted."""
         found: set[str] = set()

@@ -8,6 +8,7 @@ tests of the plan and of grounding."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -24,6 +25,8 @@ from memcli.config import Paths, load_settings, resolve_paths
 from memcli.consolidate import (
     RELATED_SIMILARITY,
     RUNNING_SENTENCES,
+    WINDOW_FACTS,
+    WINDOW_PAIRS,
     Grounding,
     SourceTurn,
     fact_problem,
@@ -101,7 +104,7 @@ class Script:
     and its sentence, so every answer is grounded in its material, and a global summary,
     built from the daily ones, has the sentence of every day folded into it.
 
-    ``decision``: the reply to Mem0's update decision ("event" requests).
+    ``decision``: the reply to Mem0's update decision of each new fact ("events" requests).
     """
 
     SUMMARIES = {
@@ -146,8 +149,9 @@ class Script:
         if task == "facts":
             new = content.split("New messages")[-1]
             return json.dumps({"facts": [f for facts in self.matching(self.FACTS, new) for f in facts]})
-        if task == "event":
-            return json.dumps(self.decision)
+        if task == "events":
+            new_facts = content.split("New facts:\n")[-1].split("\n")
+            return json.dumps({"events": [self.decision for _ in new_facts]})
         pytest.fail(f"unexpected structured request {task!r}")
 
 
@@ -257,7 +261,7 @@ def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(mem
     consolidated = [m for m in stored(memcli) if m.kind != Kind.TURN.value]
     adds = {e.memory_id for e in history(memcli) if e.event == "ADD"}
     assert adds == {m.id for m in consolidated}
-    assert "event" not in tasks(fake_model)
+    assert "events" not in tasks(fake_model)
     assert (report.days, report.sessions, report.pairs) == (2, 2, 3)
     assert report.summaries == 2 * 2 + 2 + 2  # dailies, globals, one running memory per session
     assert (report.facts_added, report.facts_rejected, report.facts_deduplicated, report.invalid) == (3, 0, 0, 0)
@@ -532,7 +536,7 @@ def test_fact_already_stored_is_not_stored_again(memcli: Memcli, script: Script,
 
     assert [(m.id, m.text, m.valid_to) for m in stored(memcli, Kind.FACT)] == [(old.id, known, 0.0)]
     assert (report.facts_added, report.facts_deduplicated, report.facts_updated) == (0, 1, 0)
-    assert "event" not in tasks(fake_model)
+    assert "events" not in tasks(fake_model)
     assert [e for e in history(memcli) if e.kind == Kind.FACT.value] == []
 
 
@@ -568,7 +572,7 @@ def test_update_ends_the_old_fact_and_adds_the_new_one(memcli: Memcli, script: S
 
     report = memcli.consolidate(USER)
 
-    [decision] = [c for c in fake_model.structured_calls if c[0] == "event"]
+    [decision] = [c for c in fake_model.structured_calls if c[0] == "events"]
     assert f"0. {OLD_FACT}" in decision[1] and MOVED_FACT in decision[1]
     ended = memcli.get(old.id)
     assert ended.text == OLD_FACT and ended.valid_to == turns[0].created_at
@@ -612,6 +616,78 @@ def test_noop_changes_no_fact(memcli: Memcli, script: Script, moved: tuple[Memor
     assert (report.facts_noop, report.facts_added, report.facts_updated, report.facts_deleted) == (1, 0, 0, 0)
 
 
+PAINT_TURNS = [
+    ("Ana", "I now live in Lisbon with my puppy Rex, we moved there last week."),
+    ("assistant", "How exciting! Do you like the city?"),
+    ("Ana", "I sketch boats at the harbour on Sundays."),
+    ("assistant", "That sounds peaceful."),
+]
+OLD_PAINT_FACT = "Ana sketches boats at the harbour."
+PAINT_FACT = "Ana sketches boats at the harbour on Sundays."
+
+
+@pytest.fixture
+def two_related(memcli: Memcli, script: Script, fake_model: Any) -> tuple[list[Memory], list[Memory]]:
+    """Two stored facts and a session window of two pairs whose two new facts each relate to
+    one of them (and not to the other)."""
+    old = [add_fact(memcli, OLD_FACT), add_fact(memcli, OLD_PAINT_FACT, "paint")]
+    turns = day_turns(PAINT_TURNS, DAY2, "s2")
+    memcli.add_memories(turns)
+    for new, mine, other in ((MOVED_FACT, OLD_FACT, OLD_PAINT_FACT), (PAINT_FACT, OLD_PAINT_FACT, OLD_FACT)):
+        assert RELATED_SIMILARITY <= cosine(memcli, new, mine) < memcli.settings.fact_dedup
+        assert cosine(memcli, new, other) < RELATED_SIMILARITY
+
+    def respond(task: str, content: str) -> str:
+        return json.dumps({"facts": [MOVED_FACT, PAINT_FACT]}) if task == "facts" else script(task, content)
+
+    fake_model.responder = respond
+    return old, turns
+
+
+def test_the_new_facts_of_a_window_are_decided_in_one_call(
+    memcli: Memcli, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
+) -> None:
+    old, turns = two_related
+    script.decision = {"event": "NOOP", "target": 0, "text": ""}
+
+    report = memcli.consolidate(USER)
+
+    [facts_call] = [c for c in fake_model.structured_calls if c[0] == "facts"]
+    [call] = [c for c in fake_model.structured_calls if c[0] == "events"]
+    assert all(f"{t.speaker}: {t.text}" in facts_call[1] for t in turns)
+    assert f"- {MOVED_FACT}\n- {PAINT_FACT}" in call[1] and OLD_FACT in call[1] and OLD_PAINT_FACT in call[1]
+    assert call[2]["properties"]["events"]["minItems"] == call[2]["properties"]["events"]["maxItems"] == 2
+    assert (report.facts_noop, report.facts_added, report.invalid) == (2, 0, 0), report.warnings
+    assert sorted(m.id for m in active_facts(memcli)) == sorted(m.id for m in old)
+    assert {t.id for t in turns} <= done(memcli, "fact")
+
+
+def test_a_decision_may_only_end_a_fact_related_to_its_new_fact(
+    memcli: Memcli, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
+) -> None:
+    old, turns = two_related
+    [call_shown] = [[]]
+    original = script.__call__
+
+    def respond(task: str, content: str) -> str:
+        if task != "events":
+            return json.dumps({"facts": [MOVED_FACT, PAINT_FACT]}) if task == "facts" else original(task, content)
+        shown = content.split("Existing facts:\n")[1].split("\n\n")[0].split("\n")
+        call_shown.append(shown)
+        painting = next(i for i, line in enumerate(shown) if OLD_PAINT_FACT in line)
+        return json.dumps({"events": [{"event": "DELETE", "target": painting, "text": ""}, {"event": "NOOP", "target": 0, "text": ""}]})
+
+    fake_model.responder = respond
+    warnings: list[str] = []
+    report = memcli.consolidate(USER, warn=warnings.append)
+
+    assert len(call_shown) == 2  # the reply and its retry
+    assert report.invalid == 1 and (report.facts_deleted, report.facts_added) == (0, 0), report.warnings
+    assert all(memcli.get(m.id).valid_to == 0.0 for m in old)
+    assert {t.id for t in turns} <= skipped(memcli, "fact")
+    assert "not related" in warnings[0] and "Ana now lives" in warnings[0] and "Ana sketches" in warnings[0]
+
+
 @pytest.mark.parametrize(
     "decision",
     [
@@ -634,7 +710,7 @@ def test_invalid_decision_is_retried_then_the_fact_is_skipped(
 
     report = memcli.consolidate(USER, warn=warnings.append)
 
-    assert [c[4] > 0 for c in fake_model.structured_calls if c[0] == "event"] == [False, True]
+    assert [c[4] > 0 for c in fake_model.structured_calls if c[0] == "events"] == [False, True]
     assert [(m.id, m.valid_to) for m in stored(memcli, Kind.FACT)] == [(old.id, 0.0)]
     assert history(memcli, old.id) == []
     assert report.invalid == 1 and (report.facts_added, report.facts_updated, report.facts_deleted) == (0, 0, 0)
@@ -649,7 +725,7 @@ def test_unrelated_stored_fact_is_never_shown_to_the_model(memcli: Memcli, scrip
 
     report = memcli.consolidate(USER)
 
-    assert "event" not in tasks(fake_model)
+    assert "events" not in tasks(fake_model)
     assert memcli.get(unrelated.id).valid_to == 0.0
     assert sorted(m.text for m in active_facts(memcli)) == ["Ana adopted a puppy named Rex.", unrelated.text]
     assert (report.facts_added, report.facts_deleted) == (1, 0)
@@ -676,10 +752,10 @@ def conversation_with_an_update(memcli: Memcli, script: Script) -> None:
     script.decision = {"event": "UPDATE", "target": 0, "text": UPDATED_FACT}
 
 
-CALLS = 16
+CALLS = 15
 """Structured calls of an uninterrupted run of ``conversation_with_an_update``: 3 days x
-(summary, portrait), the global summary and portrait, 3 running memories, 4 fact
-extractions and 1 decision."""
+(summary, portrait), the global summary and portrait, 3 running memories, 3 fact
+extractions (one per session window: the first session's two pairs are one) and 1 decision."""
 
 
 KILL_POINTS = [
@@ -689,8 +765,8 @@ KILL_POINTS = [
     7,  # the global summary, every day written
     8,  # the global portrait
     10,  # the second session's running memory
-    13,  # the third pair's facts
-    CALLS,  # the decision on the fourth pair's fact
+    13,  # the second window's facts
+    CALLS,  # the decision on the last window's fact
 ]
 
 
@@ -702,7 +778,7 @@ def test_run_killed_midway_resumes_to_the_same_store_as_an_uninterrupted_run(
     conversation_with_an_update(reference, script)
     reference.consolidate(USER)
     assert len(fake_model.structured_calls) == CALLS
-    assert tasks(fake_model)[-1] == "event"
+    assert tasks(fake_model)[-1] == "events"
 
     memcli = make_memcli()
     conversation_with_an_update(memcli, script)
@@ -859,21 +935,24 @@ GARDEN = {
 }
 
 
-def test_fact_extraction_sees_the_ten_messages_before_the_pair(memcli: Memcli, fake_model: Any) -> None:
-    turns = day_turns([("Ana" if i % 2 == 0 else "assistant", f"Garden bed {i} is planted.") for i in range(14)], DAY1, "s1")
+def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(memcli: Memcli, fake_model: Any) -> None:
+    turns = day_turns([("Ana" if i % 2 == 0 else "assistant", f"Garden bed {i} is planted.") for i in range(16)], DAY1, "s1")
     memcli.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
 
-    memcli.consolidate(USER)
+    report = memcli.consolidate(USER)
 
-    extractions = [c[1] for c in fake_model.structured_calls if c[0] == "facts"]
-    assert len(extractions) == 7
-    last = extractions[-1]
+    extractions = [c for c in fake_model.structured_calls if c[0] == "facts"]
+    assert len(extractions) == 2 and report.pairs == 8  # windows of WINDOW_PAIRS pairs: 5 + 3
+    first, last = extractions[0][1], extractions[-1][1]
+    window = [f"{t.speaker}: {t.text}" for t in turns[2 * WINDOW_PAIRS :]]
+    assert last.split("\n", last.count("\n") - len(window) + 1)[-1] == "\n".join(window)
     earlier = last.split("Earlier messages:\n")[1].split("\n\nNew messages")[0].split("\n")
-    assert earlier == [f"{t.speaker}: {t.text}" for t in turns[2:12]]
-    assert last.endswith(f"{turns[12].speaker}: {turns[12].text}\n{turns[13].speaker}: {turns[13].text}")
+    assert earlier == [f"{t.speaker}: {t.text}" for t in turns[2 * WINDOW_PAIRS - 10 : 2 * WINDOW_PAIRS]]
     assert "Memory:\nAna planted the garden beds." in last
-    assert "Earlier messages" not in extractions[0]
+    assert "Earlier messages" not in first
+    assert first.endswith("\n".join(f"{t.speaker}: {t.text}" for t in turns[: 2 * WINDOW_PAIRS]))
+    assert [c[2]["properties"]["facts"]["maxItems"] for c in extractions] == [min(WINDOW_FACTS, 4 * 5), min(WINDOW_FACTS, 4 * 3)]
 
 
 def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(memcli: Memcli, fake_model: Any) -> None:
@@ -907,7 +986,7 @@ def test_store_lock_is_free_while_the_model_runs(memcli: Memcli, script: Script,
     fake_model.responder = respond
     report = memcli.consolidate(USER)
 
-    assert len(written) == len(fake_model.structured_calls) == 7  # 2 daily, 2 global, 1 running, 2 pairs
+    assert len(written) == len(fake_model.structured_calls) == 6  # 2 daily, 2 global, 1 running, 1 window of 2 pairs
     assert report.invalid == 0
     assert {m.id for m in stored(memcli, Kind.NOTE)} == set(written)
 
@@ -983,12 +1062,15 @@ def test_every_schema_sent_bounds_its_strings_and_lists_and_every_call_caps_toke
     memcli.consolidate(USER)
 
     calls = fake_model.structured_calls
-    assert {c[0] for c in calls} == {"summary", "portrait", "memory", "facts", "event"}
+    assert {c[0] for c in calls} == {"summary", "portrait", "memory", "facts", "events"}
     for task, _, schema, max_tokens, _ in calls:
         assert unbounded(schema) == [], task
         assert isinstance(max_tokens, int) and 0 < max_tokens < memcli.settings.n_ctx, task
-    [decision] = [c[2] for c in calls if c[0] == "event"]
-    assert decision["properties"]["target"]["enum"] == [0]
+    [decision] = [c[2] for c in calls if c[0] == "events"]
+    assert decision["$defs"]["DecisionOutput"]["properties"]["target"]["enum"] == [0]
+    assert decision["properties"]["events"]["minItems"] == decision["properties"]["events"]["maxItems"] == 1
+    for schema in (c[2] for c in calls if c[0] == "facts"):
+        assert schema["properties"]["facts"]["maxItems"] <= WINDOW_FACTS
 
 
 # 13. structured_output -----------------------------------------------------------------------------
@@ -1050,6 +1132,29 @@ def test_structured_output_check_raising_value_error_counts_as_invalid() -> None
 
     model = Replies('{"name": "Rex", "age": 2}', '{"name": "Ida", "age": 30}')
     assert structured_output(model, ASK, Pet, 50, check=adult).name == "Ida"
+
+
+def test_a_model_that_times_out_is_not_asked_again() -> None:
+    class Rambling(Replies):
+        def structured(self, messages, schema, max_tokens, temperature=0.0, seed=0):  # type: ignore[override]
+            self.calls.append((temperature, seed, max_tokens))
+            raise TimeoutError("the model was still writing after 5 s (model_timeout)")
+
+    model = Rambling()
+    with pytest.raises(InvalidOutputError) as caught:
+        structured_output(model, ASK, Pet, 50)
+    assert "after 5 s" in caught.value.message and len(model.calls) == 1
+
+
+def test_worked_examples_name_nobody_a_model_could_copy() -> None:
+    from memcli.prompts import EXAMPLES
+
+    for task, examples in EXAMPLES.items():
+        for material, reply in examples:
+            calendar = {f"{d:%A}" for d in (datetime(2024, 1, i) for i in range(1, 8))} | {f"{datetime(2024, m, 1):%B}" for m in range(1, 13)}
+            names = set(re.findall(r"\b[A-Z][a-z]\w*", repr(json.loads(reply)))) - calendar
+            assert names == set(), (task, names)
+            assert set(re.findall(r"(?m)^(\w+):", material)) <= {"A", "B"}, task
 
 
 def test_structured_output_sends_the_given_schema_or_the_models() -> None:

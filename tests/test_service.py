@@ -288,7 +288,7 @@ def test_recall_answers_while_a_consolidation_waits_on_the_model(start_service: 
     assert hits and all("tomatoes" in h["text"] for h in hits)
     worker.join(120)
     result = consolidation["result"]  # the slow model answers nothing valid: every unit gets the extractive result
-    assert result["invalid_outputs"] == result["written_by"]["fallback"] >= 8 and "llm" not in result["written_by"]
+    assert result["invalid_outputs"] == result["written_by"]["fallback"] >= 6 and "llm" not in result["written_by"]
 
 
 def test_recall_and_remember_answer_while_an_import_embeds(start_service: Any, paths: Paths, tmp_path: Path) -> None:
