@@ -34,7 +34,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -543,7 +543,41 @@ class Recaller:
                 hit.components = ranking.components(hit.memory, relevance, now)
                 hit.score = ranking.score(hit.components)
             hits.sort(key=lambda r: (-r.score, -r.relevance, r.memory.created_at))
+        return without_repeated_lines(hits, k)
+
+
+_SUMMARY_LINE = re.compile(r"^([^:\n]{1,40}): (.+)$")
+
+
+def without_repeated_lines(hits: list[Recalled], k: int) -> list[Recalled]:
+    """The first ``k`` of ``hits`` once an extractive daily summary ("Speaker: sentence"
+    lines, ``memcli.extractive``) has lost the lines whose turn is among the turns recalled
+    with it: the same sentence must not fill two of recall's slots. A summary left with no
+    line is dropped and the next hit takes its place. The memory returned is a copy with the
+    remaining lines; the stored one is unchanged."""
+    turns = [h.memory for h in hits[:k] if h.memory.kind == Kind.TURN.value]
+    if not turns:
         return hits[:k]
+    out: list[Recalled] = []
+    for hit in hits:
+        if len(out) == k:
+            break
+        memory = hit.memory
+        if memory.kind == Kind.EVENT_DAILY.value:
+            lines = memory.text.split("\n")
+            kept = [line for line in lines if not _repeats(line, turns)]
+            if not kept:
+                continue
+            if len(kept) < len(lines):
+                hit = replace(hit, memory=replace(memory, text="\n".join(kept)))
+        out.append(hit)
+    return out
+
+
+def _repeats(line: str, turns: Sequence[Memory]) -> bool:
+    """Whether summary ``line`` ("Speaker: sentence") is a sentence of one of ``turns``."""
+    match = _SUMMARY_LINE.match(line)
+    return match is not None and any(t.speaker == match.group(1) and match.group(2) in t.text for t in turns)
 
 
 def _best(total: np.ndarray, mask: np.ndarray, index: UserIndex, n: int) -> list[int]:

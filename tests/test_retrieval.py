@@ -38,6 +38,7 @@ from memcli.retrieval import (
     query_stems,
     named_speakers,
     person_speakers,
+    without_repeated_lines,
     query_dates,
 )
 
@@ -699,3 +700,36 @@ def test_a_first_person_query_does_not_push_notes_below_the_users_turns(fake_emb
     assert hits["The weather is grey today."].signals["person"] > 0
     assert hits["Sister's name: Mila."].signals["person"] == hits["The weather is grey today."].signals["person"]
     assert hits["Grey days are calm."].signals["person"] == 0.0
+
+
+# An extractive daily summary recalled beside its own turns -------------------------------------
+
+
+def _memory(kind: Kind, text: str, speaker: str = "", n: int = 0) -> Memory:
+    return Memory(id=f"{kind.value}-{n}", user="ana", kind=kind.value, text=text, created_at=1000.0 + n, day="2023-05-08", speaker=speaker)
+
+
+def _hits(*memories: Memory) -> list[Recalled]:
+    return [Recalled(m, 1.0 - i / 10, 1.0 - i / 10, 0.5) for i, m in enumerate(memories)]
+
+
+def test_a_summary_line_whose_turn_is_recalled_is_left_out() -> None:
+    rex = _memory(Kind.TURN, "Guess what! I adopted a puppy named Rex in Lyon.", "Ana", 1)
+    summary = _memory(Kind.EVENT_DAILY, "Ana: I adopted a puppy named Rex in Lyon.\nMel: I ran a charity race for mental health.", n=2)
+    other = _memory(Kind.TURN, "I ran a charity race for mental health.", "Bo", 3)
+
+    hits = without_repeated_lines(_hits(summary, rex, other), 3)
+
+    assert [h.memory.id for h in hits] == [summary.id, rex.id, other.id]
+    assert hits[0].memory.text == "Mel: I ran a charity race for mental health."  # Bo said it, not Mel: kept
+    assert summary.text.startswith("Ana: I adopted")  # the stored memory is not changed
+
+
+def test_a_summary_made_only_of_recalled_turns_gives_its_slot_to_the_next_hit() -> None:
+    rex = _memory(Kind.TURN, "I adopted a puppy named Rex in Lyon.", "Ana", 1)
+    summary = _memory(Kind.EVENT_DAILY, "Ana: I adopted a puppy named Rex in Lyon.", n=2)
+    fact = _memory(Kind.FACT, "Ana adopted a puppy named Rex.", n=3)
+    note = _memory(Kind.NOTE, "Rex's vet is on Rue Garibaldi.", n=4)
+
+    assert [h.memory.id for h in without_repeated_lines(_hits(rex, summary, fact, note), 3)] == [rex.id, fact.id, note.id]
+    assert [h.memory.id for h in without_repeated_lines(_hits(summary, fact, note, rex), 3)] == [summary.id, fact.id, note.id]
