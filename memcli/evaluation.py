@@ -1,4 +1,5 @@
-"""``memcli eval``: evidence recall of memcli's retrieval on LoCoMo and on MemoryBank probes.
+"""``memcli eval``: evidence recall of memcli's retrieval on LoCoMo and on MemoryBank probes,
+and what consolidation keeps of LoCoMo.
 
 ``eval locomo``: each conversation is imported into its own temporary store; each category 1–4 question
 with valid evidence is run through the same recall path as chat and ask. Recall@k of a
@@ -10,6 +11,11 @@ entries split on ``;`` and spaces, malformed or absent ids dropped.
 temporary store, and each probe question of a JSON-lines file is recalled for its user;
 hit@k of a question is 1 when one of its evidence turns is in the top k (see
 ``eval_memorybank`` for the probe format).
+
+``eval consolidation``: each LoCoMo conversation is imported into a temporary store and
+consolidated; its daily event summaries are scored by ROUGE-L against the dataset's own
+session summaries of the same day, and its facts and summary lines by how many of the
+dataset's observations they cover (``eval_consolidation``).
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memcli.config import Settings, home_paths
+import numpy as np
+
+from memcli.config import Paths, Settings, home_paths
 from memcli.core import Memcli
 from memcli.embedding import Embedder
 from memcli.importers import load_json, parse_locomo, parse_memorybank, parse_time, read_text
@@ -319,3 +327,154 @@ def eval_memorybank(
     report.latency_ms = _latency_ms(latencies)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
+
+
+# eval consolidation ------------------------------------------------------------------------
+
+COVERAGE_SIMILARITY = 0.6
+"""Cosine similarity (packaged embedder) from which a memcli fact or summary line counts as
+covering a reference observation (issue 13's measure)."""
+
+
+@dataclass
+class ConsolidationReport(_Report):
+    """``memcli eval consolidation``: what consolidation wrote for each LoCoMo conversation,
+    measured against the dataset authors' own session summaries and observations.
+
+    Per conversation (``conversations``) and ``overall`` (means over conversations, sums of
+    counts): turns, days, days_summarized, facts, seconds (the consolidate call, models
+    loaded), turns_per_second, rougeL_p/r/f (ROUGE-L of each day's event summary against
+    that day's session summaries, a day without one scoring 0, mean over days), coverage
+    (share of reference observations whose best match among the facts and daily summary
+    lines has cosine ≥ COVERAGE_SIMILARITY), coverage_facts and coverage_summaries (each
+    alone), coverage_turns (the same by the turns themselves: what keeping everything
+    covers, the measure's ceiling), written_by (units per path). ``path``: the consolidation path of the runs."""
+
+    path: str = ""
+    conversations: list[dict[str, Any]] = field(default_factory=list)
+    overall: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _rows(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """The unit vectors of ``texts`` as rows (n x d; 0 rows for no text)."""
+    if not texts:
+        return np.zeros((0, 1), dtype=np.float32)
+    return np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+
+
+def _coverage(references: np.ndarray, candidates: np.ndarray) -> float:
+    """Share of ``references`` (unit rows) whose most similar row of ``candidates`` has
+    cosine similarity ≥ COVERAGE_SIMILARITY; 0 when there is no candidate."""
+    if len(references) == 0 or len(candidates) == 0:
+        return 0.0
+    return float(((references @ candidates.T).max(axis=1) >= COVERAGE_SIMILARITY).mean())
+
+
+def eval_consolidation(
+    path: Path,
+    settings: Settings,
+    embedder: Embedder,
+    conversations: Sequence[str] = (),
+    progress: Progress | None = None,
+    details: bool = False,
+    chat_model: Any = None,
+    model_paths: Paths | None = None,
+) -> ConsolidationReport:
+    """Consolidate each LoCoMo conversation in a temporary store (the ``consolidation``
+    path of ``settings``) and measure it; see ``ConsolidationReport``.
+
+    ROUGE-L is rouge-score's (Lin 2004; Porter stemming). A daily summary is compared
+    as stored ("Speaker: sentence" lines of an extractive one). ``details``: each
+    conversation also carries its daily summaries ({day: text}) and facts (texts).
+    ``chat_model``: shared by every conversation (made from the settings when the path
+    may need it and none is given, from ``model_paths``' model dir: the user's, so that the
+    embedded model is not assembled again in each temporary store), so that its load is not
+    counted in a run's seconds.
+
+    Raises BadInputError for a file that is not LoCoMo or an unknown conversation.
+    """
+    from rouge_score import rouge_scorer
+
+    from memcli.core import make_chat_model
+    from memcli.memory import Kind
+
+    started = time.perf_counter()
+    text = read_text(path)
+    data = load_json(path, text)
+    if not isinstance(data, list):
+        raise BadInputError(f"{path}: not a LoCoMo file")
+    samples = [c for c in data if isinstance(c, dict) and (not conversations or c.get("sample_id") in conversations)]
+    unknown = sorted(set(conversations) - {str(c.get("sample_id")) for c in samples})
+    if unknown or not samples:
+        raise BadInputError(f"{path}: no conversation {', '.join(unknown)}" if unknown else f"{path}: no conversations")
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    report = ConsolidationReport()
+    for sample in samples:
+        sample_id = str(sample.get("sample_id"))
+        memories = parse_locomo(path, text, sample_id)
+        day_of = {m.session: m.day for m in memories}
+        references: dict[str, list[str]] = defaultdict(list)
+        for key, summary in sorted((sample.get("session_summary") or {}).items(), key=lambda kv: _session_number(kv[0])):
+            session = key.removesuffix("_summary")
+            if session in day_of and isinstance(summary, str) and summary.strip():
+                references[day_of[session]].append(summary.strip())
+        observations = [
+            str(item[0]) for per_speaker in (sample.get("observation") or {}).values() if isinstance(per_speaker, dict)
+            for items in per_speaker.values() for item in items if isinstance(item, list) and item and str(item[0]).strip()
+        ]
+        with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
+            paths = home_paths(Path(home))
+            if chat_model is None and settings.consolidation != "extractive":
+                chat_model = make_chat_model(settings, model_paths or paths)
+            memcli = Memcli(settings, paths, embedder=embedder, chat_model=chat_model)
+            with memcli.store.transaction():
+                memcli.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+            t0 = time.perf_counter()
+            run = memcli.consolidate(user=sample_id, progress=(lambda d, t: progress(f"{sample_id} consolidate", d, t)) if progress else None)
+            seconds = time.perf_counter() - t0
+            with memcli.store.transaction():
+                dailies = {m.day: m.text for m in memcli.store.memories(user=sample_id, kind=Kind.EVENT_DAILY.value, archived=False)}
+                facts = [m.text for m in memcli.store.memories(user=sample_id, kind=Kind.FACT.value, archived=False, ended=False)]
+        rouge = [scorer.score(" ".join(refs), dailies.get(day, "").replace("\n", " "))["rougeL"] for day, refs in references.items()]
+        lines = [line for summary in dailies.values() for line in summary.split("\n") if line.strip()]
+        wanted, fact_vectors, line_vectors, turn_vectors = (
+            _rows(embedder, texts) for texts in (observations, facts, lines, [m.text for m in memories])
+        )
+        both = np.vstack([v for v in (fact_vectors, line_vectors) if len(v)]) if facts or lines else fact_vectors
+        row: dict[str, Any] = {
+            "conversation": sample_id,
+            "turns": len(memories),
+            "days": len(references),
+            "days_summarized": sum(1 for day in references if dailies.get(day)),
+            "facts": len(facts),
+            "observations": len(observations),
+            "seconds": round(seconds, 2),
+            "turns_per_second": round(len(memories) / seconds, 2) if seconds else 0.0,
+            "rougeL_p": round(statistics.fmean(s.precision for s in rouge), 4) if rouge else 0.0,
+            "rougeL_r": round(statistics.fmean(s.recall for s in rouge), 4) if rouge else 0.0,
+            "rougeL_f": round(statistics.fmean(s.fmeasure for s in rouge), 4) if rouge else 0.0,
+            "coverage": round(_coverage(wanted, both), 4),
+            "coverage_facts": round(_coverage(wanted, fact_vectors), 4),
+            "coverage_summaries": round(_coverage(wanted, line_vectors), 4),
+            "coverage_turns": round(_coverage(wanted, turn_vectors), 4),
+            "written_by": dict(run.written_by),
+        }
+        if details:
+            row["summaries"] = dict(sorted(dailies.items()))
+            row["fact_texts"] = facts
+        report.path = run.path or settings.consolidation
+        report.conversations.append(row)
+    rows = report.conversations
+    report.overall = {key: round(sum(r[key] for r in rows), 2) for key in ("turns", "days", "days_summarized", "facts", "observations", "seconds")}
+    report.overall["turns_per_second"] = round(report.overall["turns"] / report.overall["seconds"], 2) if report.overall["seconds"] else 0.0
+    for key in ("rougeL_p", "rougeL_r", "rougeL_f", "coverage", "coverage_facts", "coverage_summaries", "coverage_turns"):
+        report.overall[key] = round(statistics.fmean(r[key] for r in rows), 4)
+    report.seconds = round(time.perf_counter() - started, 2)
+    return report
+
+
+def _session_number(key: str) -> int:
+    """``session_12_summary`` -> 12 (0 when it has no number)."""
+    match = re.search(r"\d+", key)
+    return int(match.group()) if match else 0

@@ -317,6 +317,21 @@ class ProbeEvalResult(Out):
     )
 
 
+class ConsolidationEvalResult(Out):
+    """``memcli eval consolidation``: consolidation of LoCoMo conversations against the dataset's own session summaries and observations."""
+
+    path: str = Field(description="the consolidation path of the runs: extractive or llm")
+    conversations: list[dict[str, Any]] = Field(
+        description="one object a conversation: conversation, turns, days, days_summarized, facts, observations, seconds (the consolidate call), "
+        "turns_per_second, rougeL_p, rougeL_r, rougeL_f (daily summary against the day's session summaries, mean over days, a day "
+        "without summary scoring 0), coverage, coverage_facts, coverage_summaries (share of observations matched at cosine >= 0.6), "
+        "coverage_turns (the same by the raw turns: the ceiling), "
+        "written_by (units per path); with --details also summaries ({day: text}) and fact_texts"
+    )
+    overall: dict[str, Union[int, float]] = Field(description="sums of the counts and seconds, turns_per_second over them, means of the scores")
+    duration_seconds: float
+
+
 RESULTS: dict[str, Any] = {
     "memory": Memory,
     "recalled memory": RecalledMemory,
@@ -337,6 +352,7 @@ RESULTS: dict[str, Any] = {
     "service stop": ServiceStop,
     "paths": PathsResult,
     "probe eval": ProbeEvalResult,
+    "consolidation eval": ConsolidationEvalResult,
     "reindex": ReindexResult,
     "eval": EvalResult,
 }
