@@ -103,12 +103,13 @@ SUMMARY_CHARS = 600
 PORTRAIT_CHARS = 400
 SENTENCE_CHARS = 200
 FACT_CHARS = 160
-MAX_FACTS = 4
-"""Facts the model may extract per message pair of a window."""
+MAX_FACTS = 2
+"""Facts the model may extract per message pair of a window (Mem0 finds one or two in a
+message pair; a cap of four let a rambling model fill its reply for 14 s)."""
 WINDOW_PAIRS = 5
 """Message pairs one fact-extraction call reads at most (a session window, Mem0's
 extraction batched): one call per window instead of one per pair."""
-WINDOW_FACTS = 12
+WINDOW_FACTS = 8
 """Facts one extraction call may return at most, whatever the window."""
 DECISIONS_PER_CALL = 4
 """New facts decided (ADD/UPDATE/DELETE/NOOP) in one call at most."""
@@ -723,7 +724,8 @@ class Consolidator:
     def update_globals(self, user: str, who: str) -> None:
         """Fold the daily summaries and portraits not yet folded in into the global event
         summary and the global portrait of ``who`` (MemoryBank), from their previous versions.
-        A fold the model fails marks its daily memories skipped; the next fold takes them."""
+        A first fold of a single day is that day's memory (no model call); a fold the model
+        fails is done by extraction (``fold_globally``)."""
         kinds = {Kind.EVENT_GLOBAL: Kind.EVENT_DAILY, Kind.PORTRAIT_GLOBAL: Kind.PORTRAIT_DAILY}
         with self.store.transaction():
             previous = {m.kind: m for m in self.store.get_many([singleton_id(k, user) for k in kinds])}
@@ -741,6 +743,9 @@ class Consolidator:
             if self.extractive:
                 text = self.fold_globally(kind, old, fresh)
                 self._wrote("extractive")
+            elif old is None and len(fresh) == 1:
+                text = fresh[0].text  # one day folded into nothing is that day: no model call
+                self._wrote("llm")
             else:
                 try:
                     if kind is Kind.EVENT_GLOBAL:

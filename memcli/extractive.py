@@ -202,6 +202,15 @@ _SELF_DESCRIPTION = re.compile(
     r"我(很|最|特别|非常|一直|也|还|真的)?(喜欢|爱|讨厌|想|希望|打算|觉得|感到|是|梦想)",
     re.I,
 )
+_LEANS_ON_CONTEXT = re.compile(
+    r"^\W*(?:(?:and|but|so|also|plus|oh|well|yeah|yes)\W+)*"
+    r"(?:it|it's|its|this|that|that's|these|those|they|they're|he|he's|she|she's|there|there's|here|here's|which|wish|same)\b"
+    r"|\b(?:the same way|same here|me too|as well as you)\b|^(?:它|这|那|他|她|他们|她们)",
+    re.I,
+)
+"""A sentence that starts with a pronoun or a "that" ("It made me even more determined",
+"That's why I love it", "They give me strength"), or echoes the listener ("I feel the same
+way"), means something only beside the turn before it: not a fact on its own."""
 _MODALS = {"can", "could", "will", "would", "should", "might", "must", "may", "did", "didn't", "can't", "won't", "couldn't",
            "wouldn't", "shouldn't"}
 _ADVERBS = r"(?:really|also|always|just|still|never|often|usually|sometimes|even|actually|finally|recently|only|truly|totally|definitely)"
@@ -212,7 +221,7 @@ _IRREGULAR_PAST = {
     "put", "set", "sold", "sat", "stood", "understood", "chose", "forgot", "got", "hit", "hurt", "let", "quit", "shut", "cut",
 }
 _VERB_FORM = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "don't": "doesn't", "'ll": "will", "'d": "would",
-              "was": "was", "go": "goes"}
+              "was": "was", "go": "goes", "wanna": "wants to", "gonna": "is going to", "gotta": "has got to"}
 
 
 def _third_person_verb(word: str) -> str:
@@ -260,11 +269,13 @@ def third_person(sentence: str, name: str) -> str | None:
 def is_statement_about_oneself(sentence: str) -> bool:
     """Whether ``sentence`` is a declarative statement its speaker makes about themselves:
     in the first person, not about the one addressed ("I'm so happy for you"), not a
-    question, not small talk, of five words or more."""
+    question, not small talk, of five words or more, and one that stands on its own (not
+    leaning on what was said before: ``_LEANS_ON_CONTEXT``)."""
     return (
         size(sentence) >= MIN_WORDS
         and not sentence.rstrip().endswith(("?", "？"))
         and not _SMALL_TALK.search(sentence)
+        and not _LEANS_ON_CONTEXT.search(sentence)
         and bool(_FIRST_PERSON.search(sentence))
         and not _SECOND_PERSON.search(sentence)
     )

@@ -325,7 +325,7 @@ class ConsolidationEvalResult(Out):
         description="one object a conversation: conversation, turns, days, days_summarized, facts, observations, seconds (the consolidate call), "
         "turns_per_second, rougeL_p, rougeL_r, rougeL_f (daily summary against the day's session summaries, mean over days, a day "
         "without summary scoring 0), coverage, coverage_facts, coverage_summaries (share of observations matched at cosine >= 0.6), "
-        "coverage_turns (the same by the raw turns: the ceiling), "
+        "coverage_turns (the same by the raw turns), coverage_strict (facts and summary lines at cosine >= 0.7), "
         "written_by (units per path); with --details also summaries ({day: text}) and fact_texts"
     )
     overall: dict[str, Union[int, float]] = Field(description="sums of the counts and seconds, turns_per_second over them, means of the scores")

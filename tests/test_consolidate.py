@@ -24,6 +24,7 @@ from conftest import given_models
 from memcli.config import Paths, load_settings, resolve_paths
 from memcli.consolidate import (
     RELATED_SIMILARITY,
+    MAX_FACTS,
     RUNNING_SENTENCES,
     WINDOW_FACTS,
     WINDOW_PAIRS,
@@ -346,18 +347,29 @@ def test_invalid_output_is_retried_once_then_the_extractive_one_is_written(
     assert memcli.consolidate(USER, retry=True).nothing_to_do
 
 
+def test_a_first_fold_of_one_day_is_that_day_without_a_model_call(memcli: Memcli, script: Script, fake_model: Any) -> None:
+    memcli.add_memories(day1())
+
+    memcli.consolidate(USER)
+
+    assert not any(c[1].startswith("Summaries of the days") or DAY1 + ": " in c[1] for c in fake_model.structured_calls)
+    [daily_summary], [daily_portrait] = stored(memcli, Kind.EVENT_DAILY), stored(memcli, Kind.PORTRAIT_DAILY)
+    assert one(memcli, Kind.EVENT_GLOBAL).text == daily_summary.text
+    assert one(memcli, Kind.PORTRAIT_GLOBAL).text == daily_portrait.text
+
+
 @pytest.mark.parametrize("kind", [Kind.EVENT_GLOBAL, Kind.PORTRAIT_GLOBAL])
 def test_a_global_fold_with_invalid_output_is_folded_by_extraction(
     memcli: Memcli, script: Script, fake_model: Any, kind: Kind
 ) -> None:
-    memcli.add_memories(day1())
+    memcli.add_memories(day1() + day2())
     task = "summary" if kind is Kind.EVENT_GLOBAL else "portrait"
     fake_model.responder = failing(script, task, f"{DAY1}: ", BAD_REPLIES["junk"])
     report = memcli.consolidate(USER)
     assert report.invalid == 1 and report.written_by["fallback"] == 1
     daily = [m for m in stored(memcli, Kind.EVENT_DAILY if kind is Kind.EVENT_GLOBAL else Kind.PORTRAIT_DAILY)]
-    # the daily one's own lines, chosen: nothing the model wrote for the fold
-    assert one(memcli, kind).text and set(one(memcli, kind).text.split("\n")) <= set(daily[0].text.split("\n"))
+    # the daily ones' own lines, chosen: nothing the model wrote for the fold
+    assert one(memcli, kind).text and set(one(memcli, kind).text.split("\n")) <= {line for d in daily for line in d.text.split("\n")}
 
     fake_model.responder = script
     assert memcli.consolidate(USER).nothing_to_do
@@ -475,7 +487,8 @@ MEL_TURNS = [
 
 
 def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Memcli, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day_turns(MEL_TURNS, DAY1, "s1"))
+    # two message pairs, so that the window may return the four candidates (MAX_FACTS a pair)
+    memcli.add_memories(day_turns(MEL_TURNS + [("Mel", "It was for mental health."), ("Caroline", "Amazing.")], DAY1, "s1"))
     candidates = [
         "Caroline ran a charity race.",
         "Mel ran a charity race in Paris.",
@@ -952,7 +965,7 @@ def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(
     assert "Memory:\nAna planted the garden beds." in last
     assert "Earlier messages" not in first
     assert first.endswith("\n".join(f"{t.speaker}: {t.text}" for t in turns[: 2 * WINDOW_PAIRS]))
-    assert [c[2]["properties"]["facts"]["maxItems"] for c in extractions] == [min(WINDOW_FACTS, 4 * 5), min(WINDOW_FACTS, 4 * 3)]
+    assert [c[2]["properties"]["facts"]["maxItems"] for c in extractions] == [min(WINDOW_FACTS, MAX_FACTS * 5), min(WINDOW_FACTS, MAX_FACTS * 3)]
 
 
 def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(memcli: Memcli, fake_model: Any) -> None:
@@ -986,7 +999,7 @@ def test_store_lock_is_free_while_the_model_runs(memcli: Memcli, script: Script,
     fake_model.responder = respond
     report = memcli.consolidate(USER)
 
-    assert len(written) == len(fake_model.structured_calls) == 6  # 2 daily, 2 global, 1 running, 1 window of 2 pairs
+    assert len(written) == len(fake_model.structured_calls) == 4  # 2 daily, 1 running, 1 window of 2 pairs (one day: no global call)
     assert report.invalid == 0
     assert {m.id for m in stored(memcli, Kind.NOTE)} == set(written)
 

@@ -114,8 +114,11 @@ def test_statements_about_oneself_are_first_person_declaratives_not_about_the_li
     assert is_statement_about_oneself("I started playing acoustic guitar five years ago.")
     assert is_statement_about_oneself("我最近开始学习弹钢琴了。")
     for sentence in ["I'm so happy for you, Caroline.", "Do I need a new guitar for the class?", "Thanks, I will try it tonight.",
-                     "Melanie went camping with her kids.", "I see."]:
+                     "Melanie went camping with her kids.", "I see.", "It made me even more determined to adopt.",
+                     "But they give me the strength to keep going.", "That's why I love painting so much.", "I feel the same way about it!",
+                     "Wish I was that resilient too.", "这让我更加坚定了领养的决心。"]:
         assert not is_statement_about_oneself(sentence), sentence
+    assert is_statement_about_oneself("And I finally adopted a guinea pig named Oscar.")
 
 
 @pytest.mark.parametrize(
@@ -128,6 +131,9 @@ def test_statements_about_oneself_are_first_person_declaratives_not_about_the_li
         ("I study Spanish at night.", "Ana studies Spanish at night."),
         ("I don't like spicy food.", "Ana doesn't like spicy food."),
         ("I really enjoy chess and I always lose.", "Ana really enjoys chess and Ana always loses."),
+        ("I wanna help make a difference.", "Ana wants to help make a difference."),
+        ("I'm gonna keep painting.", "Ana is gonna keep painting."),
+        ("I gotta go to the store.", "Ana has got to go to the store."),
         ("我很喜欢绘画。", "Ana很喜欢绘画。"),
         ("We went camping last week.", None),
         ("I adopted a dog for myself.", None),
