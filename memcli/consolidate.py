@@ -36,7 +36,6 @@ write each finished unit, so an open ``memcli chat`` keeps working during a cron
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
 from collections import defaultdict
@@ -776,7 +775,9 @@ class Consolidator:
                 if line.startswith("Interests: "):
                     topics.extend(t.strip(" .") for t in line[len("Interests: "):].split(","))
                 elif line.strip():
-                    pool.append(extractive.Sentence(line.strip(), "", memory.id, memory.created_at, i))
+                    # the whole line is kept; its speaker (an extractive line's "Name: ") only weighs it
+                    speaker = line.partition(": ")[0] if _SPEAKER_LINE.match(line) else ""
+                    pool.append(extractive.Sentence(line.strip(), speaker, memory.id, memory.created_at, i))
         pool = list({s.text: s for s in pool}.values())
         chosen: list[extractive.Sentence] = []
         if pool:
@@ -785,7 +786,9 @@ class Consolidator:
             chosen = [pool[i] for i in sorted(picked, key=lambda i: (pool[i].at, pool[i].position))]
         lines = [s.text for s in chosen]
         if kind is Kind.PORTRAIT_GLOBAL and topics:
-            counted = sorted(dict.fromkeys(topics), key=lambda t: -topics.count(t))
+            lowered = [t.lower() for t in topics]
+            first = {t.lower(): t for t in reversed(topics)}  # each topic as first written
+            counted = [first[t] for t in sorted(dict.fromkeys(lowered), key=lambda t: -lowered.count(t))]
             lines.append(f"Interests: {', '.join(counted[:GLOBAL_TOPICS])}.")
         return "\n".join(lines)
 
@@ -886,7 +889,6 @@ class Consolidator:
         schema["properties"]["facts"]["maxItems"] = limit
         try:
             out = self._ask(prompts.EXTRACT_FACTS, "facts", content[-self.budget :], FactsOutput, limit * FACT_TOKENS + 24, schema=schema)
-            self._wrote("llm")
         except InvalidOutputError as exc:
             self._fall_back(f"{user} facts of {turns[0].source or turns[0].id}", exc)
             self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
@@ -894,14 +896,22 @@ class Consolidator:
         pair_of = {t.id: pair for pair in window for t in pair}
         sources = [SourceTurn(t.speaker, t.text, Grounding(f"{line} {date_words(t.created_at)}")) for t, line in zip(people, _transcript(people))]
         candidates: dict[str, tuple[str, list[Memory]]] = {}
+        problems: list[str] = []
         for fact in (clean(f) for f in out.facts[:limit]):
             source = next((t for t, src in zip(people, sources) if fact_problem(fact, [src], self.settings.fact_grounding) is None), None)
             if source is None:
                 self.report.facts_rejected += 1
+                problems.append(f"{fact[:40]!r}: {fact_problem(fact, sources, self.settings.fact_grounding)}")
             elif normalized(fact) in candidates:
                 self.report.facts_deduplicated += 1
             else:
                 candidates[normalized(fact)] = (fact, pair_of[source.id])
+        if problems and not candidates:
+            # Every fact the model wrote failed grounding: the window gets the extractive ones.
+            self._fall_back(f"{user} facts of {turns[0].source or turns[0].id}", InvalidOutputError(f"every fact rejected ({problems[0]})"))
+            self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
+            return
+        self._wrote("llm")
         self.store_facts(user, list(candidates.values()), ids)
 
     def extract_facts_of(self, window: Sequence[list[Memory]]) -> list[tuple[str, list[Memory]]]:

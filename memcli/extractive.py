@@ -45,6 +45,12 @@ MIN_WORDS = 5
 see you!", "That's really sweet.")."""
 RUNNING_LIMIT = 20
 """Sentences a running memory keeps (Wang et al. 2023)."""
+ASSISTANT = "assistant"
+"""The speaker of memcli's (or MemoryBank's AI companion's) own turns."""
+ASSISTANT_WEIGHT = 0.5
+"""Salience of an assistant's sentence relative to a person's: the day and the running
+memory are about what happened to the people; an assistant's long, central advice would
+otherwise fill a MemoryBank day's summary (Gary's 2023-04-28: three lines, all advice)."""
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+")
@@ -156,8 +162,9 @@ def salience(pool: Sequence[Sentence], vectors: np.ndarray) -> np.ndarray:
     """What selection ranks by: LexRank centrality times the square root of the sentence's
     length in words, so that a sentence that tells something ("I went to an LGBTQ support
     group yesterday") outranks the short pleasantries every conversation repeats, which
-    LexRank alone finds central."""
-    return centrality(vectors) * np.sqrt([size(s.text) for s in pool])
+    LexRank alone finds central. An assistant's sentence weighs ``ASSISTANT_WEIGHT``."""
+    weights = np.array([ASSISTANT_WEIGHT if s.speaker == ASSISTANT else 1.0 for s in pool])
+    return centrality(vectors) * np.sqrt([size(s.text) for s in pool]) * weights
 
 
 def summarize(turns: Sequence[Any], embed: Embed, limit: int | None = None) -> list[Sentence]:
@@ -221,7 +228,7 @@ _IRREGULAR_PAST = {
     "put", "set", "sold", "sat", "stood", "understood", "chose", "forgot", "got", "hit", "hurt", "let", "quit", "shut", "cut",
 }
 _VERB_FORM = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "don't": "doesn't", "'ll": "will", "'d": "would",
-              "was": "was", "go": "goes", "wanna": "wants to", "gonna": "is going to", "gotta": "has got to"}
+              "was": "was", "go": "goes", "haven't": "hasn't", "wanna": "wants to", "gonna": "is going to", "gotta": "has got to"}
 
 
 def _third_person_verb(word: str) -> str:
@@ -304,7 +311,13 @@ def self_descriptions(turns: Sequence[Any], speaker: str) -> list[Sentence]:
 
 
 _KEYWORD_NOISE = frozenset({"love", "like", "really", "great", "good", "fun", "thanks", "time", "things", "lot", "today", "yesterday",
-                            "feel", "glad", "awesome", "amazing", "cool", "nice", "happy", "thing", "way", "day", "hey", "wow"})
+                            "feel", "feeling", "feelings", "glad", "awesome", "amazing", "cool", "nice", "happy", "thing", "way", "day",
+                            "hey", "wow", "bit", "back", "recently", "lately",
+                            # what talking to an assistant is about, not the speaker's topics
+                            "advice", "recommend", "recommendation", "recommendations", "suggestion", "suggestions", "companion",
+                            "chat", "chatting", "talk", "help", "question", "questions"})
+"""Words no topic line should carry: praise, feelings, fillers, and the vocabulary of asking
+an assistant for help."""
 
 
 def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> list[str]:
@@ -327,7 +340,7 @@ def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> 
 
     found = yake.KeywordExtractor(lan="en", n=2, top=top * 3, dedupLim=0.7).extract_keywords(text)
     words = [k for k, _ in found if len(k) > 2 and not set(k.lower().split()) & noise]
-    return words[:top]
+    return list({w.lower(): w for w in reversed(words)}.values())[::-1][:top]  # one case of each, in YAKE's order
 
 
 def portrait(turns: Sequence[Any], speaker: str, embed: Embed, statements: int = 3) -> str:

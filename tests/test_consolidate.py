@@ -506,6 +506,22 @@ def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Memcli, scrip
     assert (report.facts_added, report.facts_rejected, report.invalid) == (1, 3, 0)
 
 
+def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(memcli: Memcli, script: Script, fake_model: Any) -> None:
+    memcli.add_memories(day_turns(MEL_TURNS, DAY1, "s1"))
+
+    def respond(task: str, content: str) -> str:
+        return json.dumps({"facts": ["Caroline ran a charity race."]}) if task == "facts" else script(task, content)
+
+    fake_model.responder = respond
+    warnings: list[str] = []
+    report = memcli.consolidate(USER, warn=warnings.append)
+
+    assert [m.text for m in stored(memcli, Kind.FACT)] == ["Mel ran a charity race last Saturday."]
+    assert report.facts_rejected == 1 and report.facts_added == 1
+    assert any("every fact rejected" in w and "Caroline ran" in w for w in warnings)
+    assert report.written_by.get("fallback", 0) >= 1
+
+
 # 4. duplicates ---------------------------------------------------------------------------------
 
 

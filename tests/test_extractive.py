@@ -134,6 +134,7 @@ def test_statements_about_oneself_are_first_person_declaratives_not_about_the_li
         ("I wanna help make a difference.", "Ana wants to help make a difference."),
         ("I'm gonna keep painting.", "Ana is gonna keep painting."),
         ("I gotta go to the store.", "Ana has got to go to the store."),
+        ("I haven't done pottery yet.", "Ana hasn't done pottery yet."),
         ("我很喜欢绘画。", "Ana很喜欢绘画。"),
         ("We went camping last week.", None),
         ("I adopted a dog for myself.", None),
@@ -152,3 +153,24 @@ def test_interests_leave_out_the_names_of_those_talking() -> None:
                        names=["Caroline", "Melanie"])
     assert any("painting" in t for t in topics)
     assert not {t.lower() for t in topics} & {"mel", "melanie", "caroline"}
+
+
+def test_interests_name_each_topic_once_and_not_the_talk_with_the_assistant() -> None:
+    from memcli.extractive import interests
+
+    texts = ["My companion gave me advice about the Piano.", "I practice piano scales and jazz piano every evening.",
+             "The piano recital is on Sunday, I need some recommendations."]
+    topics = interests(texts, names=["Emily"])
+    assert topics and len({t.lower() for t in topics}) == len(topics)
+    assert not {w for t in topics for w in t.lower().split()} & {"companion", "advice", "recommendations"}
+    assert any("piano" in t.lower() for t in topics)
+
+
+def test_an_assistants_advice_weighs_less_than_what_happened_to_the_person() -> None:
+    from memcli.extractive import ASSISTANT_WEIGHT, Sentence, salience
+
+    text = "Taking a short walk every evening can really help you sleep better at night."
+    pool = [Sentence(text, "assistant", "a", 1.0), Sentence(text.replace("you sleep", "me sleep"), "Gary", "b", 2.0)]
+    vectors = np.asarray([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
+    scores = salience(pool, vectors)
+    assert scores[0] == pytest.approx(ASSISTANT_WEIGHT * scores[1])
