@@ -14,6 +14,31 @@ CITE_LEN = 8
 MEMORY_TEXT_LIMIT = 400
 """Characters of a memory's text shown in a prompt."""
 
+CONSOLIDATED_LIMIT = 1500
+"""Characters of each consolidated memory (portrait, event summary, running memory) a chat
+or ask prompt carries, about 400 tokens: extractive ones hold up to 20 lines (2–3,000
+characters each on LoCoMo conv-26), and the three together would otherwise take half of a
+4,096-token context."""
+
+
+def fit_lines(text: str, limit: int = CONSOLIDATED_LIMIT) -> str:
+    """The last whole lines of ``text`` (its most recent, in a time-ordered summary) that fit
+    in ``limit`` characters; a line of the form "Interests: …" is kept in front of them
+    when it fits. A single line longer than ``limit`` is cut at the end with "…"."""
+    lines = [line for line in text.strip().split("\n") if line.strip()]
+    interests = [line for line in lines if line.startswith("Interests: ")]
+    rest = [line for line in lines if not line.startswith("Interests: ")]
+    kept: list[str] = []
+    used = sum(len(line) + 1 for line in interests[-1:])
+    for line in reversed(rest):
+        if used + len(line) + 1 > limit:
+            break
+        kept.insert(0, line)
+        used += len(line) + 1
+    if not kept and rest:
+        kept = [rest[-1][: max(1, limit - used - 1)] + "…"] if len(rest[-1]) > limit - used else [rest[-1]]
+    return "\n".join(kept + interests[-1:])
+
 SYSTEM = (
     "You are memcli, the personal assistant of {user}, with a long-term memory of your "
     "conversations. Today is {today}. Answer briefly and truthfully. Use the memories below "
@@ -54,14 +79,15 @@ def system_prompt(
 ) -> str:
     """The system text of a chat or ask prompt: instructions, portrait, global event summary,
     the running memory of past conversations (Wang et al. 2023), the summary of older turns
-    of this session, and the recalled memories, oldest first."""
+    of this session, and the recalled memories, oldest first. The consolidated memories are
+    cut to their most recent lines that fit CONSOLIDATED_LIMIT characters each."""
     parts = [SYSTEM.format(user=user, today=today, example=cite(memories[0]) if memories else "1a2b3c4d")]
     if portrait:
-        parts.append(f"What you know of {user}: {portrait.strip()}")
+        parts.append(f"What you know of {user}: {fit_lines(portrait)}")
     if event_summary:
-        parts.append(f"What has happened so far: {event_summary.strip()}")
+        parts.append(f"What has happened so far: {fit_lines(event_summary)}")
     if running:
-        parts.append("Your memory of past conversations:\n" + running.strip())
+        parts.append("Your memory of past conversations:\n" + fit_lines(running))
     if session_summary:
         parts.append(f"Earlier in this conversation: {session_summary.strip()}")
     if memories:
