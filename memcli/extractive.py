@@ -315,14 +315,16 @@ _KEYWORD_NOISE = frozenset({"love", "like", "really", "great", "good", "fun", "t
                             "hey", "wow", "bit", "back", "recently", "lately",
                             # what talking to an assistant is about, not the speaker's topics
                             "advice", "recommend", "recommendation", "recommendations", "suggestion", "suggestions", "companion",
-                            "chat", "chatting", "talk", "help", "question", "questions"})
+                            "chat", "chatting", "talk", "help", "question", "questions",
+                            # the same in Chinese
+                            "伴侣", "建议", "推荐", "感觉", "地方", "我会", "问题", "时候", "事情", "东西", "今天", "最近"})
 """Words no topic line should carry: praise, feelings, fillers, and the vocabulary of asking
 an assistant for help."""
 
 
 def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> list[str]:
     """The recurring topics of ``texts`` (one speaker's turns): YAKE keywords (Campos et
-    al. 2020) of English text, jieba's TF-IDF keywords of Chinese; at most ``top``, none
+    al. 2020) of English text, jieba's TF-IDF keywords of Chinese (nouns); at most ``top``, none
     of the ``names`` (the people talking, whom every turn mentions)."""
     text = "\n".join(texts)
     if not text.strip():
@@ -335,7 +337,9 @@ def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> 
         import jieba.analyse
 
         jieba.setLogLevel(logging.WARNING)
-        return [w for w in jieba.analyse.extract_tags(text, topK=top * 2) if w.lower() not in noise][:top]
+        # nouns only (jieba's part-of-speech tags): a topic is a thing, not "非常" (very) or "看到" (saw)
+        tags = jieba.analyse.extract_tags(text, topK=top * 3, allowPOS=("n", "nz", "vn", "ns", "nt", "nw"))
+        return [w for w in tags if w.lower() not in noise][:top]
     import yake
 
     found = yake.KeywordExtractor(lan="en", n=2, top=top * 3, dedupLim=0.7).extract_keywords(text)

@@ -174,3 +174,13 @@ def test_an_assistants_advice_weighs_less_than_what_happened_to_the_person() -> 
     vectors = np.asarray([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
     scores = salience(pool, vectors)
     assert scores[0] == pytest.approx(ASSISTANT_WEIGHT * scores[1])
+
+
+def test_chinese_interests_are_things_not_adverbs_or_the_assistant() -> None:
+    from memcli.extractive import interests
+
+    texts = ["你好啊AI伴侣，今天我去了博物馆，非常喜欢那里的展览。", "我最近在看一部非常好看的电影，也在读小说。",
+             "周末我又去了博物馆，看到了很多古代的瓷器。"]
+    topics = interests(texts, names=["张曼婷"])
+    assert "博物馆" in topics
+    assert not {"非常", "伴侣", "看到", "今天"} & set(topics)
