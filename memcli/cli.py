@@ -928,9 +928,9 @@ def eval_consolidation(
         _print_json(ConsolidationEvalResult(**report.to_dict()).model_dump(mode="json"))
         return
     columns = ("turns", "seconds", "turns_per_second", "days_summarized", "days", "facts", "rougeL_f", "coverage", "coverage_facts", "coverage_summaries", "coverage_turns", "coverage_strict")
-    header = ("turns", "s", "turns/s", "summed", "days", "facts", "ROUGE-L", "cover", "facts", "summ.", "turns", "@0.7")
+    header = ("turns", "s", "turns/s", "summd", "days", "facts", "ROUGE-L", "cover", "facts", "summ.", "raw", "@0.7")
     typer.echo(f"{'conversation':<14}" + "".join(f"{h:>9}" for h in header))
     for name, row in [*((r["conversation"], r) for r in report.conversations), ("overall", report.overall)]:
         typer.echo(f"{name:<14}" + "".join(f"{row[c]:>9.3f}" if isinstance(row[c], float) and c.startswith(("rouge", "cover")) else f"{row[c]:>9g}" for c in columns))
     typer.echo(f"{report.path} consolidation of {len(report.conversations)} conversations in {report.seconds:.1f} s "
-               f"(cover: observations matched at cosine >= 0.6 by facts and summary lines, each alone, by the raw turns; @0.7: at 0.7)")
+               f"(summd: days summarized; cover: observations matched at cosine >= 0.6 by facts and summary lines, each alone, and by the raw turns; @0.7: by facts and lines at 0.7)")

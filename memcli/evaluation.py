@@ -399,8 +399,6 @@ def eval_consolidation(
 
     Raises BadInputError for a file that is not LoCoMo or an unknown conversation.
     """
-    from rouge_score import rouge_scorer
-
     from memcli.core import make_chat_model
     from memcli.memory import Kind
 
@@ -413,21 +411,10 @@ def eval_consolidation(
     unknown = sorted(set(conversations) - {str(c.get("sample_id")) for c in samples})
     if unknown or not samples:
         raise BadInputError(f"{path}: no conversation {', '.join(unknown)}" if unknown else f"{path}: no conversations")
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
     report = ConsolidationReport()
     for sample in samples:
         sample_id = str(sample.get("sample_id"))
         memories = parse_locomo(path, text, sample_id)
-        day_of = {m.session: m.day for m in memories}
-        references: dict[str, list[str]] = defaultdict(list)
-        for key, summary in sorted((sample.get("session_summary") or {}).items(), key=lambda kv: _session_number(kv[0])):
-            session = key.removesuffix("_summary")
-            if session in day_of and isinstance(summary, str) and summary.strip():
-                references[day_of[session]].append(summary.strip())
-        observations = [
-            str(item[0]) for per_speaker in (sample.get("observation") or {}).values() if isinstance(per_speaker, dict)
-            for items in per_speaker.values() for item in items if isinstance(item, list) and item and str(item[0]).strip()
-        ]
         with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
             paths = home_paths(Path(home))
             if chat_model is None and settings.consolidation != "extractive":
@@ -441,31 +428,8 @@ def eval_consolidation(
             with memcli.store.transaction():
                 dailies = {m.day: m.text for m in memcli.store.memories(user=sample_id, kind=Kind.EVENT_DAILY.value, archived=False)}
                 facts = [m.text for m in memcli.store.memories(user=sample_id, kind=Kind.FACT.value, archived=False, ended=False)]
-        rouge = [scorer.score(" ".join(refs), dailies.get(day, "").replace("\n", " "))["rougeL"] for day, refs in references.items()]
-        lines = [line for summary in dailies.values() for line in summary.split("\n") if line.strip()]
-        wanted, fact_vectors, line_vectors, turn_vectors = (
-            _rows(embedder, texts) for texts in (observations, facts, lines, [m.text for m in memories])
-        )
-        both = np.vstack([v for v in (fact_vectors, line_vectors) if len(v)]) if facts or lines else fact_vectors
-        row: dict[str, Any] = {
-            "conversation": sample_id,
-            "turns": len(memories),
-            "days": len(references),
-            "days_summarized": sum(1 for day in references if dailies.get(day)),
-            "facts": len(facts),
-            "observations": len(observations),
-            "seconds": round(seconds, 2),
-            "turns_per_second": round(len(memories) / seconds, 2) if seconds else 0.0,
-            "rougeL_p": round(statistics.fmean(s.precision for s in rouge), 4) if rouge else 0.0,
-            "rougeL_r": round(statistics.fmean(s.recall for s in rouge), 4) if rouge else 0.0,
-            "rougeL_f": round(statistics.fmean(s.fmeasure for s in rouge), 4) if rouge else 0.0,
-            "coverage": round(_coverage(wanted, both), 4),
-            "coverage_facts": round(_coverage(wanted, fact_vectors), 4),
-            "coverage_summaries": round(_coverage(wanted, line_vectors), 4),
-            "coverage_turns": round(_coverage(wanted, turn_vectors), 4),
-            "coverage_strict": round(_coverage(wanted, both, STRICT_SIMILARITY), 4),
-            "written_by": dict(run.written_by),
-        }
+        row = score_consolidation(sample, memories, dailies, facts, embedder, seconds)
+        row["written_by"] = dict(run.written_by)
         if details:
             row["summaries"] = dict(sorted(dailies.items()))
             row["fact_texts"] = facts
@@ -478,6 +442,53 @@ def eval_consolidation(
         report.overall[key] = round(statistics.fmean(r[key] for r in rows), 4)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
+
+
+def score_consolidation(
+    sample: dict[str, Any], turns: Sequence[Any], dailies: dict[str, str], facts: Sequence[str], embedder: Embedder, seconds: float
+) -> dict[str, Any]:
+    """The measures of one LoCoMo conversation's consolidation (``ConsolidationReport``):
+    ``sample`` the conversation as the file has it, ``turns`` its memories as imported,
+    ``dailies`` the daily event summaries written ({YYYY-MM-DD: text}), ``facts`` the active
+    facts' texts, ``seconds`` the consolidation's wall time. The reference summaries of a
+    day are those of the sessions whose turns are dated that day."""
+    from rouge_score import rouge_scorer
+
+    day_of = {m.session: m.day for m in turns}
+    references: dict[str, list[str]] = defaultdict(list)
+    for key, summary in sorted((sample.get("session_summary") or {}).items(), key=lambda kv: _session_number(kv[0])):
+        session = key.removesuffix("_summary")
+        if session in day_of and isinstance(summary, str) and summary.strip():
+            references[day_of[session]].append(summary.strip())
+    observations = [
+        str(item[0]) for per_speaker in (sample.get("observation") or {}).values() if isinstance(per_speaker, dict)
+        for items in per_speaker.values() for item in items if isinstance(item, list) and item and str(item[0]).strip()
+    ]
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    rouge = [scorer.score(" ".join(refs), dailies.get(day, "").replace("\n", " "))["rougeL"] for day, refs in references.items()]
+    lines = [line for summary in dailies.values() for line in summary.split("\n") if line.strip()]
+    wanted, fact_vectors, line_vectors, turn_vectors = (
+        _rows(embedder, texts) for texts in (observations, list(facts), lines, [m.text for m in turns])
+    )
+    both = np.vstack([v for v in (fact_vectors, line_vectors) if len(v)]) if facts or lines else fact_vectors
+    return {
+        "conversation": str(sample.get("sample_id")),
+        "turns": len(turns),
+        "days": len(references),
+        "days_summarized": sum(1 for day in references if dailies.get(day)),
+        "facts": len(facts),
+        "observations": len(observations),
+        "seconds": round(seconds, 2),
+        "turns_per_second": round(len(turns) / seconds, 2) if seconds else 0.0,
+        "rougeL_p": round(statistics.fmean(s.precision for s in rouge), 4) if rouge else 0.0,
+        "rougeL_r": round(statistics.fmean(s.recall for s in rouge), 4) if rouge else 0.0,
+        "rougeL_f": round(statistics.fmean(s.fmeasure for s in rouge), 4) if rouge else 0.0,
+        "coverage": round(_coverage(wanted, both), 4),
+        "coverage_facts": round(_coverage(wanted, fact_vectors), 4),
+        "coverage_summaries": round(_coverage(wanted, line_vectors), 4),
+        "coverage_turns": round(_coverage(wanted, turn_vectors), 4),
+        "coverage_strict": round(_coverage(wanted, both, STRICT_SIMILARITY), 4),
+    }
 
 
 def _session_number(key: str) -> int:
