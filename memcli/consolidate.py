@@ -424,9 +424,10 @@ class ConsolidationReport:
     warnings: list[str] = field(default_factory=list)
     path: str = ""
     written_by: dict[str, int] = field(default_factory=dict)
-    """Units (a day, a global fold, a session, a message pair) written by each path: "llm",
-    "extractive", or "fallback" (the model's output was rejected; the extractive one was
-    written instead)."""
+    """Units (a day, a global fold, a session, a window of message pairs) written by each
+    path: "llm", "extractive", or "fallback" (the model's output was rejected; the
+    extractive one was written instead). A first global fold of one day, a copy of it,
+    counts under the run's path."""
 
     @property
     def nothing_to_do(self) -> bool:
@@ -485,15 +486,15 @@ class Consolidator:
         """Characters of material one prompt may carry."""
         self._done = 0
         self._total = 0
-        self._vectors: dict[str, list[float]] = {}
+        self._vectors: dict[str, np.ndarray] = {}
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """The embedder's unit vectors of ``texts``, each text embedded once a run (the day
-        summary, the portrait, the running memory and the facts read the same sentences),
-        the missing ones in one batch."""
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The embedder's unit vectors of ``texts`` (float32 arrays), each text embedded once
+        a run (the day summary, the portrait, the running memory and the facts read the
+        same sentences), the missing ones in one batch."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
-            self._vectors.update(zip(missing, self.memcli.embedder.embed(missing)))
+            self._vectors.update(zip(missing, np.asarray(self.memcli.embedder.embed(missing), dtype=np.float32)))
         return [self._vectors[t] for t in texts]
 
     # planning ---------------------------------------------------------------------
@@ -676,6 +677,8 @@ class Consolidator:
 
         def check(out: PortraitOutput) -> None:
             problem = statement_problem(out.portrait) or grounding.problem(out.portrait, 0.0)
+            if problem is None and not grounding.names_someone(out.portrait):
+                problem = "it names nobody of its source"
             if problem:
                 raise ValueError(f"portrait rejected: {problem}")
 
@@ -971,8 +974,10 @@ class Consolidator:
                                      [t for j in batch for t in pending[asked[j]][1]])
                 for j, decision in zip(batch, chosen):
                     decisions[asked[j]] = decision
-        complete = all(d is not None for d in decisions)
-        self.apply(user, [(item, d) for item, d in zip(pending, decisions) if d is not None], ids, DONE if complete else SKIPPED)
+        # A pair with a fact whose decision stayed invalid is skipped (redone with --retry); the others are done.
+        undecided = {t.id for item, d in zip(pending, decisions) if d is None for t in item[1]}
+        self.apply(user, [(item, d) for item, d in zip(pending, decisions) if d is not None], [i for i in ids if i not in undecided],
+                   sorted(undecided))
 
     @staticmethod
     def _decision_batches(related: Sequence[Sequence[Memory]]) -> list[list[int]]:
@@ -1026,12 +1031,15 @@ class Consolidator:
                 for d, group in zip(out.events, related)]
 
     def apply(self, user: str, decided: Sequence[tuple[tuple[str, list[Memory], np.ndarray, list[Memory]], DecisionOutput]],
-              ids: Sequence[str], status: str = DONE) -> None:
+              done: Sequence[str], skipped: Sequence[str] = ()) -> None:
         """Carry out the decisions of a window (each: (fact, its pair, its vector, the related
-        stored facts), the decision) and mark the window's turns ``ids`` through the fact
-        stage with ``status``, in one hold of the store: history first (it holds the old
-        text), then the store. A stored fact already ended by an earlier decision of the
-        window is not ended again: an UPDATE of it becomes an ADD, a DELETE a NOOP."""
+        stored facts), the decision) and mark the window's turns through the fact stage
+        (``done``, and ``skipped``: those of a pair with a fact left undecided), in one hold
+        of the store: history first (it holds the old text), then the store. A stored fact
+        already ended by an earlier decision of the window is not ended again: an UPDATE of
+        it becomes an ADD, a DELETE a NOOP. An UPDATE to the old fact's own words is a NOOP,
+        and a fact the window already adds (the same words from the same pair) is a
+        duplicate."""
         at = self.memcli.clock()
         entries: list[HistoryEntry] = []
         added: list[Memory] = []
@@ -1042,6 +1050,8 @@ class Consolidator:
             old = related[decision.target] if event in ("UPDATE", "DELETE") else None
             if old is not None and old.id in ended:
                 event, old = ("ADD" if event == "UPDATE" else "NOOP"), None
+            if event == "UPDATE" and old is not None and normalized(decision.text) == normalized(old.text):
+                event, old = "NOOP", None
             if event == "NOOP":
                 self.report.facts_noop += 1
                 continue
@@ -1052,15 +1062,21 @@ class Consolidator:
                 new = self._memory(user, Kind.FACT, normalized(text) + "\x1f" + ",".join(pair_ids), text, pair[-1],
                                    " ".join(t.source for t in pair if t.source), pair_ids)
                 new.session, new.valid_from = pair[0].session, pair[0].created_at
-                added.append(new)
-                vectors.append(vector if text == fact else self.embed([text])[0])  # a memory, not a query
+                same = next((a for a in added if a.id == new.id), None)
+                if same is None:
+                    added.append(new)
+                    vectors.append(vector if text == fact else self.embed([text])[0])  # a memory, not a query
+                    entries.append(HistoryEntry(new.id, user, new.kind, "ADD", "", new.text, at, pair_ids, old.id if old else ""))
+                else:  # the window already adds these words from this pair: one fact, which this old one also ends in
+                    new = same
+                    self.report.facts_deduplicated += 1
+                    if old is None:
+                        continue
             if old is not None:
                 old.valid_to = pair[0].created_at
                 ended[old.id] = old
                 entries.append(HistoryEntry(old.id, user, old.kind, event, old.text, new.text if new else "", at, pair_ids,
                                             new.id if new else ""))
-            if new is not None:
-                entries.append(HistoryEntry(new.id, user, new.kind, "ADD", "", new.text, at, pair_ids, old.id if old else ""))
             if event == "ADD":
                 self.report.facts_added += 1
             elif event == "UPDATE":
@@ -1073,4 +1089,6 @@ class Consolidator:
                 self.store.upsert(added, vectors, embedder=embedder_identity(self.memcli.embedder))
             if ended:
                 self.store.update(list(ended.values()))
-            self.store.sidecar.mark_consolidated(user, "fact", ids, at, status)
+            self.store.sidecar.mark_consolidated(user, "fact", done, at, DONE)
+            if skipped:
+                self.store.sidecar.mark_consolidated(user, "fact", skipped, at, SKIPPED)

@@ -30,7 +30,7 @@ from memcli.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.index import batch_windows
 from memcli.journal import Journal
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
-from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette
+from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
 from memcli.store import MemoryStore
 
@@ -403,9 +403,9 @@ class Memcli:
         with self.store.transaction():
             ranking = Ranking.from_settings(self.settings, user)
             hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now,
-                                        vector=vector)
+                                        vector=vector, trim=not sample)
             if sample:
-                hits = roulette(hits, k, random.Random(seed))
+                hits = without_repeated_lines(roulette(hits, k, random.Random(seed)), k)
             if reinforce:
                 self.reinforce([hit.memory for hit in hits], now)
         return hits

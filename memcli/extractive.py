@@ -211,13 +211,18 @@ _SELF_DESCRIPTION = re.compile(
 )
 _LEANS_ON_CONTEXT = re.compile(
     r"^\W*(?:(?:and|but|so|also|plus|oh|well|yeah|yes)\W+)*"
-    r"(?:it|it's|its|this|that|that's|these|those|they|they're|he|he's|she|she's|there|there's|here|here's|which|wish|same)\b"
-    r"|\b(?:the same way|same here|me too|as well as you)\b|^(?:它|这|那|他|她|他们|她们)",
+    r"(?:it|it's|its|that's|they|they're|he|he's|she|she's|there's|here's|which|wish|same"
+    r"|(?:this|that|these|those|there|here)(?!\s+(?:in|at|on|is|was|are|were\b)?\s*(?:weekend|summer|winter|spring|fall|autumn|morning|"
+    r"evening|afternoon|night|week|month|year|day|days|time|trip|past|coming|last|next|in\b|at\b|on\b)))\b"
+    r"|\b(?:the same way|same here|me too|as well as you)\b"
+    r"|^(?:它|他|她|他们|她们|(?:这|那)(?!个|些|天|周|次|时|段|年|月|学期|阵子))",
     re.I,
 )
 """A sentence that starts with a pronoun or a "that" ("It made me even more determined",
 "That's why I love it", "They give me strength"), or echoes the listener ("I feel the same
-way"), means something only beside the turn before it: not a fact on its own."""
+way"), means something only beside the turn before it: not a fact on its own. "This",
+"that", "these", "there", "here", 这 and 那 before a time or place ("This weekend I …",
+"Here in Boston …", "这个周末我…") are determiners, not pronouns."""
 _MODALS = {"can", "could", "will", "would", "should", "might", "must", "may", "did", "didn't", "can't", "won't", "couldn't",
            "wouldn't", "shouldn't"}
 _ADVERBS = r"(?:really|also|always|just|still|never|often|usually|sometimes|even|actually|finally|recently|only|truly|totally|definitely)"
@@ -344,7 +349,10 @@ def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> 
 
     found = yake.KeywordExtractor(lan="en", n=2, top=top * 3, dedupLim=0.7).extract_keywords(text)
     words = [k for k, _ in found if len(k) > 2 and not set(k.lower().split()) & noise]
-    return list({w.lower(): w for w in reversed(words)}.values())[::-1][:top]  # one case of each, in YAKE's order
+    first: dict[str, str] = {}
+    for word in words:  # one case of each topic, in YAKE's order
+        first.setdefault(word.lower(), word)
+    return list(first.values())[:top]
 
 
 def portrait(turns: Sequence[Any], speaker: str, embed: Embed, statements: int = 3) -> str:

@@ -316,8 +316,9 @@ class LlamaCppModel:
     ) -> str:
         """JSON decoded under ``schema`` by a llama.cpp grammar; see ChatModel.structured.
 
-        The reply is streamed so that a model still writing after ``timeout`` seconds is
-        left (TimeoutError); a base model also stops at the next ``### `` section.
+        The reply is streamed so that one not finished ``timeout`` seconds after the call
+        (reading the prompt and writing) is given up (TimeoutError); a base model also stops
+        at the next ``### `` section.
         """
         from llama_cpp import LlamaGrammar
 
@@ -337,7 +338,7 @@ class LlamaCppModel:
         for piece in pieces:
             reply.append(piece)
             if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"the model was still writing after {self.timeout:g} s (model_timeout)")
+                raise TimeoutError(f"the model had not finished its reply after {self.timeout:g} s (model_timeout)")
         return "".join(reply)
 
 

@@ -23,10 +23,11 @@ characters each on LoCoMo conv-26), and the three together would otherwise take 
 
 def fit_lines(text: str, limit: int = CONSOLIDATED_LIMIT) -> str:
     """The last whole lines of ``text`` (its most recent, in a time-ordered summary) that fit
-    in ``limit`` characters; a line of the form "Interests: …" is kept in front of them
-    when it fits. A single line longer than ``limit`` is cut at the end with "…"."""
+    in ``limit`` characters, and after them its line "Interests: …" (a portrait's), cut to
+    half the limit. A single line longer than what is left is cut at the end with "…"."""
     lines = [line for line in text.strip().split("\n") if line.strip()]
-    interests = [line for line in lines if line.startswith("Interests: ")]
+    half = max(1, limit // 2)
+    interests = [line if len(line) <= half else line[: half - 1] + "…" for line in lines if line.startswith("Interests: ")]
     rest = [line for line in lines if not line.startswith("Interests: ")]
     kept: list[str] = []
     used = sum(len(line) + 1 for line in interests[-1:])

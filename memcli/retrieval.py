@@ -500,6 +500,7 @@ class Recaller:
         ranking: Ranking | None = None,
         now: float | None = None,
         vector: np.ndarray | None = None,
+        trim: bool = True,
     ) -> list[Recalled]:
         """The ``k`` memories of ``user`` most relevant to ``query``, best first.
 
@@ -510,6 +511,8 @@ class Recaller:
         scaled to 0..1 among them. ``now`` (unix seconds; the clock when None) also resolves
         the query's relative dates ("yesterday", "上周二"). Memories of equal relevance come
         oldest first (then by id), as in time order. ``vector``: the query already ``encode``d.
+        ``trim``: leave out the summary lines whose turn is recalled too
+        (``without_repeated_lines``); a caller that picks among the hits trims after it.
         """
         if k <= 0 or not query.strip():
             return []
@@ -543,7 +546,7 @@ class Recaller:
                 hit.components = ranking.components(hit.memory, relevance, now)
                 hit.score = ranking.score(hit.components)
             hits.sort(key=lambda r: (-r.score, -r.relevance, r.memory.created_at))
-        return without_repeated_lines(hits, k)
+        return without_repeated_lines(hits, k) if trim else hits[:k]
 
 
 _SUMMARY_LINE = re.compile(r"^([^:\n]{1,40}): (.+)$")

@@ -691,6 +691,26 @@ def test_the_new_facts_of_a_window_are_decided_in_one_call(
     assert {t.id for t in turns} <= done(memcli, "fact")
 
 
+def test_a_pair_whose_fact_stays_undecided_is_skipped_and_the_others_are_done(
+    memcli: Memcli, script: Script, fake_model: Any
+) -> None:
+    add_fact(memcli, OLD_FACT)
+    turns = day_turns(PAINT_TURNS, DAY2, "s2")  # two pairs: the move (related to the stored fact), the sketching (new)
+    memcli.add_memories(turns)
+
+    def respond(task: str, content: str) -> str:
+        if task == "events":
+            return "not JSON"
+        return json.dumps({"facts": [MOVED_FACT, PAINT_FACT]}) if task == "facts" else script(task, content)
+
+    fake_model.responder = respond
+    report = memcli.consolidate(USER)
+
+    assert [m.text for m in active_facts(memcli) if m.text != OLD_FACT] == [PAINT_FACT]
+    assert {t.id for t in turns[:2]} <= skipped(memcli, "fact") and {t.id for t in turns[2:]} <= done(memcli, "fact")
+    assert report.invalid == 1
+
+
 def test_a_decision_may_only_end_a_fact_related_to_its_new_fact(
     memcli: Memcli, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
 ) -> None:
@@ -715,6 +735,45 @@ def test_a_decision_may_only_end_a_fact_related_to_its_new_fact(
     assert all(memcli.get(m.id).valid_to == 0.0 for m in old)
     assert {t.id for t in turns} <= skipped(memcli, "fact")
     assert "not related" in warnings[0] and "Ana now lives" in warnings[0] and "Ana sketches" in warnings[0]
+
+
+def test_an_update_to_the_old_facts_own_words_changes_nothing(
+    memcli: Memcli, script: Script, moved: tuple[Memory, list[Memory]]
+) -> None:
+    old, _ = moved
+    script.decision = {"event": "UPDATE", "target": 0, "text": OLD_FACT}
+
+    report = memcli.consolidate(USER)
+
+    assert [(m.id, m.text, m.valid_to) for m in stored(memcli, Kind.FACT)] == [(old.id, OLD_FACT, 0.0)]
+    assert (report.facts_noop, report.facts_updated, report.facts_added) == (1, 0, 0)
+
+
+def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
+    memcli: Memcli, script: Script, fake_model: Any
+) -> None:
+    old = [add_fact(memcli, OLD_FACT), add_fact(memcli, OLD_PAINT_FACT, "paint")]
+    turns = day_turns([("Ana", "I now live in Lisbon with my puppy Rex. I sketch boats at the harbour on Sundays."),
+                       ("assistant", "Lovely!")], DAY2, "s2")
+    memcli.add_memories(turns)
+    merged = "Ana sketches boats at the harbour in Lisbon on Sundays with her puppy Rex."
+
+    def respond(task: str, content: str) -> str:
+        if task == "events":  # each new fact updates its own old fact, both to the same words
+            shown = content.split("Existing facts:\n")[1].split("\n\n")[0].split("\n")
+            target = {fact: next(i for i, line in enumerate(shown) if fact in line) for fact in (OLD_FACT, OLD_PAINT_FACT)}
+            return json.dumps({"events": [{"event": "UPDATE", "target": target[OLD_FACT], "text": merged},
+                                          {"event": "UPDATE", "target": target[OLD_PAINT_FACT], "text": merged}]})
+        return json.dumps({"facts": [MOVED_FACT, PAINT_FACT]}) if task == "facts" else script(task, content)
+
+    fake_model.responder = respond
+    report = memcli.consolidate(USER)
+
+    assert report.invalid == 0, report.warnings
+    [new] = active_facts(memcli)
+    assert new.text == merged and all(memcli.get(m.id).valid_to == turns[0].created_at for m in old)
+    assert (report.facts_updated, report.facts_deduplicated) == (2, 1)
+    assert sorted((e.event, e.related_id) for e in history(memcli) if e.memory_id in {m.id for m in old}) == [("UPDATE", new.id)] * 2
 
 
 @pytest.mark.parametrize(
@@ -909,8 +968,10 @@ def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(memcli: Mem
         ("summary", {"summary": "Ana: I adopted a puppy named Rex."}),
         ("portrait", {"portrait": "Ana and Quentin are caring people."}),
         ("portrait", {"portrait": "You are caring and proud of Rex."}),
+        ("portrait", {"portrait": "A is determined and proud of the achievement despite the pain."}),
     ],
-    ids=["unknown place", "too few words", "first person", "transcript line", "unknown person", "second person"],
+    ids=["unknown place", "too few words", "first person", "transcript line", "unknown person", "second person",
+         "worked example copied"],
 )
 def test_ungrounded_daily_summary_or_portrait_is_invalid(
     memcli: Memcli, script: Script, fake_model: Any, task: str, reply: dict[str, str]

@@ -119,6 +119,9 @@ def test_statements_about_oneself_are_first_person_declaratives_not_about_the_li
                      "Wish I was that resilient too.", "这让我更加坚定了领养的决心。"]:
         assert not is_statement_about_oneself(sentence), sentence
     assert is_statement_about_oneself("And I finally adopted a guinea pig named Oscar.")
+    for sentence in ["This weekend I went hiking with my kids.", "These days I paint every morning before work.",
+                     "Here in Boston I have found my community.", "这个周末我去了博物馆看展览。"]:
+        assert is_statement_about_oneself(sentence), sentence  # a determiner, not a pronoun
 
 
 @pytest.mark.parametrize(
@@ -184,3 +187,14 @@ def test_chinese_interests_are_things_not_adverbs_or_the_assistant() -> None:
     topics = interests(texts, names=["张曼婷"])
     assert "博物馆" in topics
     assert not {"非常", "伴侣", "看到", "今天"} & set(topics)
+
+
+def test_interests_keep_the_keyword_order_with_one_case_of_each() -> None:
+    from unittest import mock
+
+    from memcli import extractive
+
+    found = [("Painting", 0.01), ("dogs", 0.02), ("painting", 0.03), ("hiking", 0.04)]
+    with mock.patch("yake.KeywordExtractor") as extractor:
+        extractor.return_value.extract_keywords.return_value = found
+        assert extractive.interests(["I paint and hike with my dogs."]) == ["Painting", "dogs", "hiking"]
