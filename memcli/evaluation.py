@@ -108,6 +108,21 @@ def _signals(without: Sequence[str]) -> Signals:
         raise UsageError(str(exc)) from None
 
 
+def _locomo_samples(path: Path, conversations: Sequence[str]) -> tuple[str, list[dict[str, Any]]]:
+    """The text of a LoCoMo file and its conversations (those named, or all).
+
+    Raises BadInputError for a file that is not LoCoMo or an unknown conversation."""
+    text = read_text(path)
+    data = load_json(path, text)
+    if not isinstance(data, list):
+        raise BadInputError(f"{path}: not a LoCoMo file")
+    samples = [c for c in data if isinstance(c, dict) and (not conversations or c.get("sample_id") in conversations)]
+    unknown = sorted(set(conversations) - {str(c.get("sample_id")) for c in samples})
+    if unknown or not samples:
+        raise BadInputError(f"{path}: no conversation {', '.join(unknown)}" if unknown else f"{path}: no conversations")
+    return text, samples
+
+
 def eval_locomo(
     path: Path,
     settings: Settings,
@@ -129,14 +144,7 @@ def eval_locomo(
     """
     signals = _signals(without)
     started = time.perf_counter()
-    text = read_text(path)
-    data = load_json(path, text)
-    if not isinstance(data, list):
-        raise BadInputError(f"{path}: not a LoCoMo file")
-    samples = [c for c in data if isinstance(c, dict) and (not conversations or c.get("sample_id") in conversations)]
-    unknown = sorted(set(conversations) - {str(c.get("sample_id")) for c in samples})
-    if unknown or not samples:
-        raise BadInputError(f"{path}: no conversation {', '.join(unknown)}" if unknown else f"{path}: no conversations")
+    text, samples = _locomo_samples(path, conversations)
     by_category: dict[int, list[dict[int, float]]] = defaultdict(list)
     latencies: list[float] = []
     report = EvalReport(without=list(without))
@@ -403,14 +411,7 @@ def eval_consolidation(
     from memcli.memory import Kind
 
     started = time.perf_counter()
-    text = read_text(path)
-    data = load_json(path, text)
-    if not isinstance(data, list):
-        raise BadInputError(f"{path}: not a LoCoMo file")
-    samples = [c for c in data if isinstance(c, dict) and (not conversations or c.get("sample_id") in conversations)]
-    unknown = sorted(set(conversations) - {str(c.get("sample_id")) for c in samples})
-    if unknown or not samples:
-        raise BadInputError(f"{path}: no conversation {', '.join(unknown)}" if unknown else f"{path}: no conversations")
+    text, samples = _locomo_samples(path, conversations)
     report = ConsolidationReport()
     for sample in samples:
         sample_id = str(sample.get("sample_id"))
