@@ -932,7 +932,8 @@ class Consolidator:
 
     def store_facts(self, user: str, facts: Sequence[tuple[str, list[Memory]]], ids: Sequence[str], decide: bool = True) -> None:
         """Reconcile ``facts`` ((text, the message pair it came from)) with the stored ones and
-        mark the turns ``ids`` through the fact stage (skipped when a decision stayed invalid).
+        mark the turns ``ids`` through the fact stage: done, or skipped for the pair of a fact
+        whose decision stayed invalid (redone with ``retry``).
 
         Deduplication (Mem0): a fact whose normalized text is stored, or whose cosine
         similarity to a stored or an earlier new fact is at least ``fact_dedup``, is not
