@@ -51,7 +51,7 @@ from memcli import extractive, prompts
 from memcli.embedding import embedder_identity
 from memcli.errors import InvalidOutputError
 from memcli.llm import ChatModel, structured_output
-from memcli.memory import Kind, Memory, singleton_id, stable_id
+from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
 from memcli.sidecar import DONE, SKIPPED, HistoryEntry
 
 if TYPE_CHECKING:
@@ -88,7 +88,6 @@ GLOBAL_LINES = 20
 """Lines an extractive global event summary or portrait keeps."""
 GLOBAL_TOPICS = 6
 """Topics on an extractive global portrait's "Interests:" line."""
-_SPEAKER_LINE = re.compile(r"^[^:\n]{1,40}: ")
 CONTEXT_MESSAGES = 10
 """Mem0's m: the last 10 messages are the context of fact extraction."""
 SIMILAR_FACTS = 10
@@ -444,8 +443,13 @@ def _transcript(turns: Sequence[Memory]) -> list[str]:
     return [clean(t.index_text()) for t in turns]
 
 
+def _speakers(turns: Sequence[Memory]) -> list[str]:
+    """The people who speak in ``turns`` (not the assistant), in the order they first do."""
+    return list(dict.fromkeys(t.speaker for t in turns if t.speaker and t.speaker != ASSISTANT))
+
+
 def _people(turns: Sequence[Memory]) -> str:
-    names = list(dict.fromkeys(t.speaker for t in turns if t.speaker and t.speaker != "assistant"))
+    names = _speakers(turns)
     if not names:
         return "the user"
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -690,7 +694,7 @@ class Consolidator:
         lines) and daily portrait (``extractive.portrait`` of each person who spoke) of a day."""
         embed = self.embed
         summary = "\n".join(s.line() for s in extractive.summarize(turns, embed))
-        people = list(dict.fromkeys(t.speaker for t in turns if t.speaker and t.speaker != "assistant"))
+        people = _speakers(turns)
         portrait = "\n".join(filter(None, (extractive.portrait(turns, who, embed) for who in people)))
         return summary, portrait
 
@@ -779,7 +783,7 @@ class Consolidator:
                     topics.extend(t.strip(" .") for t in line[len("Interests: "):].split(","))
                 elif line.strip():
                     # the whole line is kept; its speaker (an extractive line's "Name: ") only weighs it
-                    speaker = line.partition(": ")[0] if _SPEAKER_LINE.match(line) else ""
+                    speaker = extractive.parse_line(line)[0]
                     pool.append(extractive.Sentence(line.strip(), speaker, memory.id, memory.created_at, i))
         pool = list({s.text: s for s in pool}.values())
         chosen: list[extractive.Sentence] = []
@@ -839,7 +843,7 @@ class Consolidator:
         if previous is not None:
             lines = [line for line in previous.text.split("\n") if line.strip()]
             for i, line in enumerate(lines):
-                speaker, _, text = line.partition(": ") if _SPEAKER_LINE.match(line) else ("", "", line)
+                speaker, text = extractive.parse_line(line)
                 kept.append(extractive.Sentence(text, speaker, previous.id, previous.created_at - len(lines) + i, i))
         return [s.line() for s in extractive.fold(kept, turns, self.embed, RUNNING_SENTENCES)]
 
@@ -871,7 +875,7 @@ class Consolidator:
         for the window; see the module docstring), or by extraction."""
         turns = [t for pair in window for t in pair]
         ids = [t.id for t in turns]
-        people = [t for t in turns if t.speaker != "assistant"]
+        people = [t for t in turns if t.speaker != ASSISTANT]
         if not people:
             self._mark(user, "fact", ids)
             return
@@ -923,7 +927,7 @@ class Consolidator:
         (FACT_CHARS) is a story, not a fact: rejected."""
         out: list[tuple[str, list[Memory]]] = []
         for pair in window:
-            people = {t.speaker for t in pair if t.speaker != "assistant"}
+            people = {t.speaker for t in pair if t.speaker != ASSISTANT}
             facts = [text for text, _ in extractive.facts_of(pair, people)]
             kept = [f for f in facts if len(f) <= FACT_CHARS]
             self.report.facts_rejected += len(facts) - len(kept)
@@ -950,7 +954,7 @@ class Consolidator:
         vectors = np.asarray(self.embed([f for f, _ in items]), dtype=np.float32) if items else np.zeros((0, 0), dtype=np.float32)
         with self.store.transaction():
             known, matrix = self.store.active_with_vectors(user, Kind.FACT.value)
-        order = sorted(range(len(known)), key=lambda i: known[i].id)  # ties go to the smaller id, as in nearest()
+        order = sorted(range(len(known)), key=lambda i: known[i].id)  # equal similarities rank the smaller id first
         known, matrix = [known[i] for i in order], matrix[order] if len(known) else matrix
         seen = {normalized(m.text) for m in known}
         new_vectors: list[np.ndarray] = []

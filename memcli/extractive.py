@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from memcli.memory import ASSISTANT
+
 Embed = Callable[[list[str]], list[list[float]]]
 """Texts -> unit vectors (``Embedder.embed``)."""
 
@@ -45,8 +47,6 @@ MIN_WORDS = 5
 see you!", "That's really sweet.")."""
 RUNNING_LIMIT = 20
 """Sentences a running memory keeps (Wang et al. 2023)."""
-ASSISTANT = "assistant"
-"""The speaker of memcli's (or MemoryBank's AI companion's) own turns."""
 ASSISTANT_WEIGHT = 0.5
 """Salience of an assistant's sentence relative to a person's: the day and the running
 memory are about what happened to the people; an assistant's long, central advice would
@@ -70,8 +70,19 @@ class Sentence:
     position: int = 0
 
     def line(self) -> str:
-        """``speaker: text``, as a summary shows it."""
+        """``speaker: text``, as a summary shows it (``parse_line`` reads it back)."""
         return f"{self.speaker}: {self.text}" if self.speaker else self.text
+
+
+_SPEAKER_LINE = re.compile(r"^([^:\n]{1,40}): (.*)$")
+
+
+def parse_line(line: str) -> tuple[str, str]:
+    """The (speaker, sentence) of a line of an extractive summary or running memory as
+    ``Sentence.line`` writes it ("Ana: I adopted Rex." -> ("Ana", "I adopted Rex.")), or
+    ("", line) for a line that names no speaker."""
+    match = _SPEAKER_LINE.match(line)
+    return (match.group(1), match.group(2)) if match else ("", line)
 
 
 def split_sentences(text: str) -> list[str]:

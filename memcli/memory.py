@@ -30,6 +30,10 @@ class Kind(str, Enum):
 
 KIND_VALUES = tuple(k.value for k in Kind)
 
+ASSISTANT = "assistant"
+"""The speaker of the assistant's turns (memcli's chat, MemoryBank's AI companion, the
+assistant of JSON-lines chat logs)."""
+
 
 def stable_id(*parts: str) -> str:
     """A 16-hex-digit id derived from ``parts``: the same parts always give the same id.

@@ -44,10 +44,11 @@ from memcli.config import Settings
 from memcli.dates import DAY_SECONDS, QueryDate, resolve_year
 from memcli.dates import query_dates as _query_dates
 from memcli.embedding import Embedder, embedder_identity
+from memcli.extractive import parse_line
 from memcli.forgetting import UNIT_SECONDS, retention
 from memcli.index import UserIndex
 from memcli.lexical import CJK_CHARS, tokens
-from memcli.memory import Kind, Memory
+from memcli.memory import ASSISTANT, Kind, Memory
 from memcli.store import MemoryStore
 
 CANDIDATES = 50
@@ -200,8 +201,6 @@ def named_speakers(query: str, speakers: set[str]) -> set[str]:
     return {s for s in speakers if s and re.search(rf"\b{re.escape(s.lower())}\b", lower)}
 
 
-ASSISTANT = "assistant"
-"""The speaker of the assistant's turns (chat, MemoryBank, JSON-lines chat logs)."""
 _ASKING = re.compile(
     r"\b(?:do|did|can|could|would|will)\s+you\s+(?:still\s+)?(?:remember|recall|know|tell me|remind me)\b|\bremind me\b|\btell me\b"
     r"|你还?记得|您还?记得|告诉我|提醒我|帮我(?:回忆|想想)",
@@ -549,9 +548,6 @@ class Recaller:
         return without_repeated_lines(hits, k) if trim else hits[:k]
 
 
-_SUMMARY_LINE = re.compile(r"^([^:\n]{1,40}): (.+)$")
-
-
 def without_repeated_lines(hits: list[Recalled], k: int) -> list[Recalled]:
     """The first ``k`` of ``hits`` once an extractive daily summary ("Speaker: sentence"
     lines, ``memcli.extractive``) has lost the lines whose turn is among the turns recalled
@@ -579,8 +575,8 @@ def without_repeated_lines(hits: list[Recalled], k: int) -> list[Recalled]:
 
 def _repeats(line: str, turns: Sequence[Memory]) -> bool:
     """Whether summary ``line`` ("Speaker: sentence") is a sentence of one of ``turns``."""
-    match = _SUMMARY_LINE.match(line)
-    return match is not None and any(t.speaker == match.group(1) and match.group(2) in t.text for t in turns)
+    speaker, sentence = parse_line(line)
+    return bool(speaker and sentence) and any(t.speaker == speaker and sentence in t.text for t in turns)
 
 
 def _best(total: np.ndarray, mask: np.ndarray, index: UserIndex, n: int) -> list[int]:

@@ -415,51 +415,15 @@ class MemoryStore:
         out.sort(key=lambda m: (m.created_at, m.source, m.id))
         return out
 
-    def nearest(
-        self,
-        embedding: Sequence[float],
-        n: int,
-        user: str,
-        kind: str | None = None,
-        since: float | None = None,
-    ) -> list[tuple[Memory, float]]:
-        """The ``n`` active memories of ``user`` nearest to ``embedding``, as (memory, cosine
-        distance). Active: not archived (forgotten), and not a fact that has ended
-        (``valid_to`` set by a later UPDATE or DELETE, Mem0).
-
-        Cosine distance is 1 − cosine similarity (0 = same direction, 2 = opposite).
-
-        The search is exact (every matching memory is scored), not Chroma's HNSW query:
-        that one is approximate and now and then leaves out a stored memory, which made
-        consolidation ADD a fact instead of updating or deduplicating the one it missed.
-        Ties are broken by id, so the answer does not depend on the index's state.
-        """
-        where = _where(
-            user=user, kind=kind, archived=False, valid_to=0.0, created_at={"$gte": since} if since is not None else None
-        )
-        found: list[tuple[float, str, Memory]] = []
-        query = np.asarray(embedding, dtype=np.float64)
-        query_norm = float(np.linalg.norm(query)) or 1.0
-        with self.transaction():
-            for page in self._pages(where, ["documents", "metadatas", "embeddings"]):
-                if not page["ids"]:
-                    continue
-                vectors = np.asarray(page["embeddings"], dtype=np.float64)
-                norms = np.linalg.norm(vectors, axis=1)
-                norms[norms == 0] = 1.0
-                distances = 1.0 - (vectors @ query) / (norms * query_norm)
-                found.extend(
-                    (float(dist), i, Memory.from_chroma(i, d, m))
-                    for i, d, m, dist in zip(page["ids"], page["documents"], page["metadatas"], distances)
-                )
-        found.sort(key=lambda hit: (hit[0], hit[1]))
-        return [(memory, dist) for dist, _, memory in found[: max(1, n)]]
-
     def active_with_vectors(self, user: str, kind: str) -> tuple[list[Memory], np.ndarray]:
         """Every active memory of ``user`` of ``kind`` (not archived, not an ended fact) and
         their stored vectors scaled to unit length (n x d, float32; 0 x 0 when there are
         none), in one read: what a batch of new facts is deduplicated against (cosine
-        similarity = dot product)."""
+        similarity = dot product).
+
+        The search over them is exact, not Chroma's HNSW query: that one is approximate and
+        now and then leaves out a stored memory, which made consolidation ADD a fact instead
+        of updating or deduplicating the one it missed."""
         memories: list[Memory] = []
         rows: list[Any] = []
         with self.transaction():
