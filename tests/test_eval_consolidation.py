@@ -79,7 +79,8 @@ def test_every_day_is_summarized_and_measured(report: Any) -> None:
     assert sorted(row["summaries"]) == ["2023-05-08", "2023-05-09"]
     assert row["facts"] == len(row["fact_texts"]) > 0 and OBSERVED in row["fact_texts"]
     assert row["written_by"] == {"extractive": sum(row["written_by"].values())}
-    assert row["seconds"] > 0 and row["turns_per_second"] == pytest.approx(6 / row["seconds"], rel=0.01)
+    # seconds are reported to 0.01 s and turns/s from the unrounded time: equal within that rounding
+    assert row["seconds"] > 0 and 6 / (row["seconds"] + 0.005) - 0.01 <= row["turns_per_second"] <= 6 / max(row["seconds"] - 0.005, 1e-9) + 0.01
 
 
 def test_rouge_l_is_high_for_a_summary_made_of_the_reference_words(report: Any) -> None:
