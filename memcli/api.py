@@ -13,6 +13,7 @@ Events a verb may emit while it runs, besides its result: ``notice`` and ``warni
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,13 +22,15 @@ from pydantic import BaseModel
 
 from memcli import schema
 from memcli.chat import ChatSession
+from memcli.completion import WHAT
 from memcli.config import Paths, Settings, load_settings
-from memcli.core import Memcli
-from memcli.errors import UsageError
+from memcli.core import Memcli, note_chunks
+from memcli.errors import Interrupted, UsageError
 from memcli.forgetting import UNIT_SECONDS
 from memcli.memory import Memory
 from memcli.resources import Resources
 from memcli.retrieval import Recalled
+from memcli.versions import versions
 
 
 class Emit(Protocol):
@@ -68,14 +71,17 @@ def recalled_out(hit: Recalled) -> schema.RecalledMemory:
 
 
 def _recall(m: Memcli, emit: Emit, query: str, user: str | None = None, k: int | None = 10, kind: str | None = None,
-            since: str | None = None, reinforce: bool = True, sample: bool = False, seed: int | None = None) -> list[schema.RecalledMemory]:
+            since: str | None = None, reinforce: bool = True, sample: bool = False, seed: int | None = None,
+            tags: list[str] | None = None) -> list[schema.RecalledMemory]:
     k = (m.settings.recall_k or 5) if k is None else k  # None: as many as a chat prompt carries
-    return [recalled_out(h) for h in m.recall(query, user, k=k, kind=kind, since=since, reinforce=reinforce, sample=sample, seed=seed)]
+    return [recalled_out(h) for h in m.recall(query, user, k=k, kind=kind, since=since, reinforce=reinforce, sample=sample, seed=seed,
+                                              tags=tags or [])]
 
 
 def _remember(m: Memcli, emit: Emit, text: str, user: str | None = None, importance: float = 0.5, tags: list[str] | None = None) -> schema.Remembered:
     note, added = m.remember(text, user, importance, tags or [])
-    return schema.Remembered(memory=memory_out(m.get(note.id)), added=added)
+    ids = [note.id] if note.text == text.strip() else [part_id for part_id, _ in note_chunks(text.strip(), note.user)]
+    return schema.Remembered(memory=memory_out(m.get(note.id)), added=added, ids=ids)
 
 
 def _ask(m: Memcli, emit: Emit, question: str, user: str | None = None) -> schema.Answer:
@@ -88,12 +94,13 @@ def _import(m: Memcli, emit: Emit, path: str, format: str | None = None, user: s
     report = m.import_file(Path(path), format, user, conversation, lambda done, total: emit("progress", done=done, total=total),
                            retention_from)
     return schema.ImportResult(path=report.path, format=report.format, found=report.found, added=report.added,
-                               skipped=report.skipped, users=report.users, duration_seconds=round(report.seconds, 3))
+                               skipped=report.skipped, users=report.users, duration_seconds=round(report.seconds, 3),
+                               interrupted=report.interrupted)
 
 
 def _list(m: Memcli, emit: Emit, user: str | None = None, kind: str | None = None, limit: int = 20,
-          archived: bool = False) -> list[schema.Memory]:
-    return [memory_out(x) for x in m.list_memories(user, kind, limit, archived)]
+          archived: bool = False, tags: list[str] | None = None) -> list[schema.Memory]:
+    return [memory_out(x) for x in m.list_memories(user, kind, limit, archived, tags or [])]
 
 
 def _show(m: Memcli, emit: Emit, id: str) -> schema.Memory:
@@ -116,6 +123,24 @@ def _feedback(m: Memcli, emit: Emit, id: str, vote: int) -> schema.Memory:
     return memory_out(m.feedback(id, vote))
 
 
+def _edit(m: Memcli, emit: Emit, id: str, text: str | None = None, importance: float | None = None,
+          tags: list[str] | None = None, untags: list[str] | None = None) -> schema.Memory:
+    return memory_out(m.edit(id, text, importance, tags or [], untags or []))
+
+
+def _complete(m: Memcli, emit: Emit, what: str, prefix: str = "", user: str | None = None) -> list[schema.Completion]:
+    """Shell completions, from the recall index alone: no model is touched."""
+    if what not in WHAT:
+        raise UsageError(f"cannot complete {what!r}; choose one of {', '.join(WHAT)}")
+    with m.store.transaction():
+        found = m.store.sidecar.completions(what, prefix, user)
+    return [schema.Completion(value=value, help=help) for value, help in found]
+
+
+def _version(m: Memcli, emit: Emit) -> schema.VersionInfo:
+    return schema.VersionInfo(**versions(m.settings.model, m.settings.embedder, m.paths))
+
+
 def _forget(m: Memcli, emit: Emit, user: str | None = None, all_users: bool = False, stochastic: bool = False,
             seed: int | None = None, dry_run: bool = False, purge: bool = False) -> schema.ForgetResult:
     report = m.forget(user, all_users, stochastic, seed, dry_run, purge)
@@ -128,8 +153,12 @@ def _forget(m: Memcli, emit: Emit, user: str | None = None, all_users: bool = Fa
         for v in report.forgotten
     ]
     return schema.ForgetResult(dry_run=report.dry_run, examined=report.examined, forgotten=report.forgotten_count,
-                               archived=report.archived, purged=report.purged, duration_seconds=round(report.seconds, 3),
-                               memories=forgotten)
+                               archived=report.archived, purged=report.purged, derived_purged=report.derived,
+                               duration_seconds=round(report.seconds, 3), memories=forgotten)
+
+
+def _purge_user(m: Memcli, emit: Emit, user: str) -> schema.PurgeUserResult:
+    return schema.PurgeUserResult(**m.purge_user(user))
 
 
 def _consolidate(m: Memcli, emit: Emit, user: str | None = None, all_users: bool = False, since: str | None = None,
@@ -167,15 +196,30 @@ def _reindex(m: Memcli, emit: Emit, force: bool = False) -> schema.ReindexResult
 
 
 def _stats(m: Memcli, emit: Emit, user: str | None = None) -> schema.Stats:
-    return schema.Stats(**m.stats(user))
+    stats = schema.Stats(**m.stats(user))
+    for line in m.doctor().warnings:  # after the store's open has tightened what it could
+        emit("warning", message=line)
+    return stats
 
 
-def _chat_open(m: Memcli, emit: Emit, user: str | None = None) -> schema.ChatState:
-    return schema.ChatState(**ChatSession(m, user).state())
+def _doctor(m: Memcli, emit: Emit) -> schema.DoctorReport:
+    return m.doctor()
+
+
+def _chat_open(m: Memcli, emit: Emit, user: str | None = None, system: str = "", resume: bool = False) -> schema.ChatState:
+    # Building the state names the model, which loads it: a bad model fails here, before the first prompt.
+    session = ChatSession.resume(m, user, system=system) if resume else ChatSession(m, user, system=system)
+    return schema.ChatState(**session.state())
 
 
 def _chat_respond(m: Memcli, emit: Emit, state: dict[str, Any], text: str) -> schema.ChatReply:
-    session = ChatSession.restore(m, state, lambda message: emit("warning", message=message))
+    def warn(message: str) -> None:
+        with contextlib.suppress(Interrupted):  # a reply the client cancelled still stores its turns
+            emit("warning", message=message)
+
+    session = ChatSession.restore(m, state, warn)
+    # A cancel from the client (or its going away) raises Interrupted at the next piece: the
+    # reply ends there and is answered with interrupted = true, its partial text stored.
     reply = session.respond(text, lambda piece: emit("piece", text=piece))
     return schema.ChatReply(reply=reply.text, interrupted=reply.interrupted, memories=[recalled_out(h) for h in reply.memories],
                             state=schema.ChatState(**session.state()))
@@ -192,12 +236,17 @@ VERBS: dict[str, Callable[..., Any]] = {
     "restore": _restore,
     "pin": _pin,
     "feedback": _feedback,
+    "edit": _edit,
+    "complete": _complete,
+    "version": _version,
     "forget": _forget,
+    "purge-user": _purge_user,
     "consolidate": _consolidate,
     "portrait": _portrait,
     "summary": _summary,
     "history": _history,
     "stats": _stats,
+    "doctor": _doctor,
     "reindex": _reindex,
     "chat.open": _chat_open,
     "chat.respond": _chat_respond,

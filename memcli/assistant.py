@@ -128,13 +128,15 @@ class Assistant:
         if self.owner.settings.query_creator and k:
             query = f"{query}\n{self.search_query(conversation or [Message('user', query)], user)}".strip()
         vector = self.owner.recaller.encode(query) if k and query.strip() else None
+        now = self.owner.clock()
+        parsed = self.owner.recaller.parse(query, now) if vector is not None else None  # its first call loads dateparser
         self.owner.flush_pending()
         if k:
             self.owner.recaller.prepare(user)
         with self.owner.store.transaction():
-            now = self.owner.clock()
             ranking = Ranking.from_settings(self.owner.settings, user)
-            recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now, vector=vector)
+            recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now, vector=vector,
+                                                                    parsed=parsed)
             recalled = [r for r in recalled if r.memory.id not in exclude][:k]
             self.owner.reinforce([r.memory for r in recalled], now)
             context = self.consolidated(user)

@@ -11,14 +11,20 @@ are made.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from memcli import forgetting
 from memcli.config import Settings
 from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass
-from memcli.memory import Memory
+from memcli.journal import Journal
+from memcli.memory import Kind, Memory
+from memcli.paths import scrub_history_file
 from memcli.store import MemoryStore
+
+DERIVED_KINDS = frozenset(k.value for k in (Kind.FACT, Kind.EVENT_DAILY, Kind.EVENT_GLOBAL, Kind.PORTRAIT_DAILY,
+                                            Kind.PORTRAIT_GLOBAL, Kind.RUNNING_SUMMARY))
+"""Kinds that consolidation makes from other memories (their ``source_ids``)."""
 
 
 @dataclass
@@ -33,6 +39,51 @@ class ForgetReport:
     seconds: float
     dry_run: bool
     forgotten: list[Verdict]
+    derived: int = 0
+    """Memories made from the purged ones, deleted with them (``Changes.purge``)."""
+
+
+@dataclass
+class PurgeReport:
+    """What deleting for good did (``Changes.purge``): the memories asked for, those made
+    from them that went with them (``derived``), history events whose text was emptied,
+    journal files dropped, and the wall time in seconds, of which ``compaction_seconds``
+    rewriting the files (``MemoryStore.compact``)."""
+
+    purged: list[Memory]
+    derived: list[Memory]
+    scrubbed: int
+    journal_files: int
+    seconds: float
+    compaction_seconds: float
+
+
+def _typed(memories: Iterable[Memory]) -> list[str]:
+    """The texts of ``memories`` that someone may have typed at the chat prompt (notes and
+    turns), whose lines ``scrub_history_file`` takes out of the prompt history."""
+    return [m.text for m in memories if m.kind in (Kind.NOTE.value, Kind.TURN.value)]
+
+
+def stale_derivatives(gone: Sequence[Memory], others: Sequence[Memory], folded: set[str]) -> list[Memory]:
+    """The memories of ``others`` made from one of ``gone`` (all of one user), directly or
+    through another: whatever cites a gone memory in its ``source_ids`` (a daily summary or
+    portrait its turns, a fact its message pair, a global summary or portrait its daily
+    ones), then what cites those. The running memory cites only the turns of the last
+    session folded into it, but every turn through the session stage (``folded``: their
+    ids) is in it, so it goes whenever one of those turns goes."""
+    cited = {m.id for m in gone}
+    running = any(m.kind == Kind.TURN.value and m.id in folded for m in gone)
+    stale: dict[str, Memory] = {}
+    derived = [m for m in others if m.kind in DERIVED_KINDS and m.id not in cited]
+    grew = True
+    while grew:
+        grew = False
+        for memory in derived:
+            if memory.id not in stale and ((running and memory.kind == Kind.RUNNING_SUMMARY.value) or not cited.isdisjoint(memory.source_ids)):
+                stale[memory.id] = memory
+                cited.add(memory.id)
+                grew = True
+    return list(stale.values())
 
 
 class Changes:
@@ -65,12 +116,95 @@ class Changes:
                 self.store.update([memory])
         return memory
 
-    def delete(self, memory_id: str) -> Memory:
-        """Delete a memory for good (text and embedding); returns it. Raises NotFoundError."""
+    def delete(self, memory_id: str) -> PurgeReport:
+        """Delete a memory for good, with what was made from it (``purge``). Raises NotFoundError."""
         with self.store.transaction():
-            memory = self.store.get(memory_id)
-            self.store.delete([memory.id])
-        return memory
+            return self.purge([self.store.get(memory_id)])
+
+    def purge(self, memories: Sequence[Memory]) -> PurgeReport:
+        """Delete ``memories`` for good, so that their text is nowhere on disk under the
+        store: from Chroma and the recall index (``MemoryStore.delete``), with the memories
+        made from them (``stale_derivatives``: they may quote them), from the history (the
+        events stay without their text, and a PURGE event is recorded: ``Sidecar.scrub_history``)
+        and the journal, and then from the files' free pages and logs (``MemoryStore.compact``,
+        once for all of them).
+
+        What was made from a purged turn is made again from the turns left by the next
+        ``memcli consolidate``: the consolidation progress of its day (a daily summary or
+        portrait), of every daily memory (the global ones), of every session (the running
+        memory) or of the fact's other turns is forgotten. A memory deleted by name is not
+        made again."""
+        started = time.perf_counter()
+        now = self.clock()
+        if not memories:
+            return PurgeReport([], [], 0, 0, 0.0, 0.0)
+        gone: dict[str, Memory] = {m.id: m for m in memories}
+        derived: list[Memory] = []
+        scrubbed = 0
+        with self.store.transaction():
+            sidecar = self.store.sidecar
+            users = sorted({m.user for m in memories})
+            kept: dict[str, list[Memory]] = {}
+            for user in users:
+                everything = self.store.memories(user=user)
+                stale = stale_derivatives([m for m in memories if m.user == user], everything,
+                                          set(sidecar.consolidated(user, "session")))
+                derived.extend(stale)
+                gone.update((m.id, m) for m in stale)
+                kept[user] = [m for m in everything if m.id not in gone]
+            self.store.delete(list(gone))
+            for user in users:
+                self._redo(user, [m for m in derived if m.user == user], kept[user])
+                scrubbed += sidecar.scrub_history(user, {i: m.kind for i, m in gone.items() if m.user == user}, now)
+            files = Journal(self.store.paths.pending_dir).drop(gone)
+            scrub_history_file(self.store.paths.chat_history, _typed(gone.values()))
+            compacting = time.perf_counter()
+            self.store.compact()
+            compaction = time.perf_counter() - compacting
+        if derived:
+            self.store.notice(
+                f"also deleted {len(derived)} memories made from it (summaries, portraits, facts, running memory); "
+                "memcli consolidate makes them again from what is left"
+            )
+        return PurgeReport(list(memories), derived, scrubbed, files, time.perf_counter() - started, compaction)
+
+    def _redo(self, user: str, stale: Sequence[Memory], kept: Sequence[Memory]) -> None:
+        """Forget the consolidation progress that made the ``stale`` memories of ``user``
+        (deleted), so that the next consolidation makes them again from the memories ``kept``."""
+        kinds = {m.kind for m in stale}
+        turns = [m for m in kept if m.kind == Kind.TURN.value]
+        days = {m.day for m in stale if m.kind in (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)}
+        redo: dict[str, list[str]] = {
+            "day": [t.id for t in turns if t.day in days],
+            "session": [t.id for t in turns] if Kind.RUNNING_SUMMARY.value in kinds else [],
+            "fact": [i for m in stale if m.kind == Kind.FACT.value for i in m.source_ids],
+            "global": [m.id for m in kept if m.kind in (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)]
+            if kinds & {Kind.EVENT_GLOBAL.value, Kind.PORTRAIT_GLOBAL.value} else [],
+        }
+        for stage, ids in redo.items():
+            if ids:
+                self.store.sidecar.unmark_consolidated(ids, stage)
+
+    def purge_user(self, user: str) -> tuple[int, int, int, float, float]:
+        """Delete every memory of ``user`` for good, with their history, consolidation
+        progress and journaled memories, then compact the store (``MemoryStore.compact``).
+        Returns (memories purged, history events deleted, journal files dropped, compaction
+        seconds, seconds)."""
+        started = time.perf_counter()
+        with self.store.transaction():
+            everything = self.store.memories(user=user)
+            ids = [m.id for m in everything]
+            self.store.delete(ids)
+            scrub_history_file(self.store.paths.chat_history, _typed(everything))
+            sidecar = self.store.sidecar
+            events = len(sidecar.history(user=user))
+            sidecar.forget_user(user)
+            sidecar.index.forget_user(user)
+            files = Journal(self.store.paths.pending_dir).drop(ids, user=user)
+            compacting = time.perf_counter()
+            self.store.compact()
+            compaction = time.perf_counter() - compacting
+        return len(ids), events, files, compaction, time.perf_counter() - started
 
     def restore(self, memory_id: str) -> Memory:
         """Bring an archived memory back; its clock restarts now. Raises NotFoundError."""
@@ -114,13 +248,14 @@ class Changes:
                 threshold=settings.forget_threshold, stochastic=stochastic, seed=f"{seed if seed is not None else ''}@{now!r}",
             )
             gone = [v for v in verdicts if v.forgotten]
+            derived = 0
             if not dry_run:
                 if purge:
-                    self.store.delete([v.memory.id for v in gone])
+                    derived = len(self.purge([v.memory for v in gone]).derived) if gone else 0
                 else:
                     for v in gone:
                         v.memory.archived, v.memory.archived_at = True, now
                     self.store.update([v.memory for v in gone])
         archived = 0 if dry_run or purge else len(gone)
         purged = len(gone) if purge and not dry_run else 0
-        return ForgetReport(len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone)
+        return ForgetReport(len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived)

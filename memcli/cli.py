@@ -27,7 +27,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 
 from memcli import __version__
-from memcli.errors import EXIT_CODE_MEANINGS, ExitCode, MemcliError, UsageError
+from memcli.errors import EXIT_CODE_MEANINGS, ExitCode, Interrupted, MemcliError, UsageError
 
 EPILOG = "Exit status: " + "; ".join(f"{int(code)} {text}" for code, text in EXIT_CODE_MEANINGS.items()) + "."
 
@@ -47,6 +47,9 @@ class MemcliGroup(TyperGroup):
         MEMCLI_DEBUG: the traceback)."""
         argv = list(sys.argv[1:] if args is None else args)
         debug = "--debug" in argv or bool(os.environ.get("MEMCLI_DEBUG"))
+        # Private by default: what this process makes (Chroma's files too) is its user's
+        # alone, beside the explicit 0700/0600 of memcli.paths.
+        os.umask(0o077)
         try:
             result = super().main(args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
         except NoArgsIsHelpError as exc:
@@ -57,6 +60,11 @@ class MemcliGroup(TyperGroup):
                 traceback.print_exc()
             command = exc.ctx.command_path if getattr(exc, "ctx", None) else "memcli"
             _fail(f"{exc.format_message()} (see '{command} --help')", int(exc.exit_code))
+        except Interrupted as exc:
+            if debug:
+                traceback.print_exc()
+            sys.stderr.write(f"memcli: {exc.message}\n")
+            raise SystemExit(int(exc.exit_code)) from None
         except MemcliError as exc:
             if debug:
                 traceback.print_exc()
@@ -74,6 +82,15 @@ class MemcliGroup(TyperGroup):
         if standalone_mode:
             raise SystemExit(code)
         return code
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; Ctrl-C becomes ``Interrupted``, which ``main`` reports ("memcli:
+        interrupted", exit 130). Typer would turn the KeyboardInterrupt into a silent exit
+        130 before ``main`` saw it."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
 
 
 app = typer.Typer(
@@ -118,7 +135,29 @@ def main(
 _OPTIONS: dict[str, bool] = {"debug": False, "no_service": False}
 """The root options of this invocation, for every command's request."""
 
-UserOpt = Annotated[Optional[str], typer.Option("--user", "-u", help="Whose memories (default: the 'user' setting).")]
+def _completions(what: str, incomplete: str, user: Any = None) -> list[tuple[str, str]]:
+    """Shell completions of ``incomplete`` (``memcli.completion.complete``: through the
+    running service, else read from the sidecar; never an error)."""
+    from memcli.completion import complete
+
+    return complete(_paths(), what, incomplete, user if isinstance(user, str) else None)
+
+
+def _complete_id(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    return _completions("id", incomplete, ctx.params.get("user"))
+
+
+def _complete_user(incomplete: str) -> list[tuple[str, str]]:
+    return _completions("user", incomplete)
+
+
+def _complete_kind(incomplete: str) -> list[tuple[str, str]]:
+    return _completions("kind", incomplete)
+
+
+UserOpt = Annotated[
+    Optional[str], typer.Option("--user", "-u", help="Whose memories (default: the 'user' setting).", autocompletion=_complete_user)
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (the schemas are in the man page, JSON OUTPUT).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No status or progress on stderr.")]
 RankingOpt = Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")]
@@ -134,7 +173,10 @@ ModelOpt = Annotated[
 ]
 
 
-IdArg = Annotated[str, typer.Argument(metavar="ID", help="A memory id, or a unique prefix of 4+ characters.")]
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A memory id, or a unique prefix of 4+ characters.", autocompletion=_complete_id)]
+TagFilterOpt = Annotated[
+    Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG", help="Only memories with this tag; repeat for more (memories with all of them).")
+]
 NowOpt = Annotated[
     Optional[str],
     typer.Option("--now", metavar="TIME", help="Act as if it were this time (ISO 8601); default: MEMCLI_NOW, else the clock."),
@@ -155,16 +197,18 @@ def _call(
     model: str | None = None,
     progress: str | None = None,
     piece: Callable[[str], None] | None = None,
+    progress_lines: str | None = None,
 ) -> Any:
     """Send one request (``memcli.client.call``) and return its JSON result; notices and
     warnings go to stderr unless ``quiet``, a ``progress`` bar with that label when stderr
-    is a terminal, streamed text to ``piece``."""
+    is a terminal (else ``progress_lines``, when given: see ``_progress``), streamed text
+    to ``piece``."""
     from memcli.client import Handlers, call
 
     handlers = Handlers(notice=lambda message: _status(message, quiet), warning=lambda message: _status(message, quiet))
     if piece is not None:
         handlers.piece = piece
-    with _progress(progress or verb, quiet if progress else True) as update:
+    with _progress(progress or verb, quiet if progress else True, progress_lines) as update:
         if update is not None:
             handlers.progress = update
         return call(_paths(), verb, args, handlers, now=now, model=model, no_service=_OPTIONS["no_service"], debug=_OPTIONS["debug"])
@@ -179,11 +223,32 @@ def _status(message: str, quiet: bool) -> None:
         typer.echo(message, err=True)
 
 
+PROGRESS_LINE_EVERY = 1000
+"""Items between two lines of ``_progress`` when stderr is not a terminal."""
+
+
 @contextlib.contextmanager
-def _progress(description: str, quiet: bool) -> Iterator[Optional[Callable[[int, int], None]]]:
-    """A rich progress bar on stderr when it is a terminal; no callback otherwise."""
-    if quiet or not sys.stderr.isatty():
+def _progress(description: str, quiet: bool, lines: str | None = None) -> Iterator[Optional[Callable[[int, int], None]]]:
+    """A rich progress bar on stderr when it is a terminal; otherwise, when ``lines`` is
+    given, a line on stderr each ``PROGRESS_LINE_EVERY`` items and at the end, ``lines``
+    formatted with ``done`` and ``total`` ("imported {done} of {total} records"); else no
+    callback."""
+    if quiet:
         yield None
+        return
+    if not sys.stderr.isatty():
+        if lines is None:
+            yield None
+            return
+        shown = [0]
+
+        def line(done: int, total: int) -> None:
+            if done // PROGRESS_LINE_EVERY > shown[0] // PROGRESS_LINE_EVERY or (done == total and done > shown[0]):
+                shown[0] = done
+                sys.stderr.write(f"memcli: {lines.format(done=done, total=total)}\n")
+                sys.stderr.flush()
+
+        yield line
         return
     from rich.console import Console
     from rich.progress import Progress
@@ -204,6 +269,23 @@ def _read_text(value: str | None, what: str) -> str:
     if value is None and sys.stdin.isatty():
         raise UsageError(f"give the {what} as an argument, or '-' to read it from stdin")
     return sys.stdin.read()
+
+
+def _interactive() -> bool:
+    """Whether a person is at the keyboard: stdin is a terminal (questions are asked then)."""
+    return sys.stdin.isatty()
+
+
+def _confirm(question: str) -> bool:
+    """Ask ``question`` on stderr, ``[y/N]``; True for yes. Ctrl-C or end of input
+    interrupts the command (exit 130)."""
+    return typer.confirm(question, default=False, err=True)
+
+
+def _preview(text: str, width: int = 50) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "\u2026"
 
 
 def _print_memory_id(memory: dict[str, Any], json_out: bool) -> None:
@@ -228,53 +310,34 @@ def _memory_line(memory: dict[str, Any]) -> str:
 
 
 @app.command()
-def chat(user: UserOpt = None, model: ModelOpt = None, now: NowOpt = None, quiet: QuietOpt = False) -> None:
+def chat(
+    user: UserOpt = None,
+    system: Annotated[
+        Optional[str], typer.Option("--system", metavar="TEXT", help="An instruction of your own for this session, added to every prompt.")
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--continue", "-c", help="Go on with your last chat session: its id and its recent turns.")
+    ] = False,
+    model: ModelOpt = None,
+    now: NowOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
     """Chat with memcli. It recalls what matters before each reply and stores every turn.
 
-    Slash commands: /help, /recall QUERY, /remember TEXT, /exit. Ctrl-D or Ctrl-C leaves.
+    Slash commands: /help, /recall QUERY, /remember TEXT, /exit. On a terminal: line editing and a history kept across sessions (up-arrow); Ctrl-C stops the reply being written (what it wrote so far is kept) and keeps the session; at an empty prompt, Ctrl-C twice or Ctrl-D leaves. Your message is stored before the reply begins, so nothing you typed is lost.
     Without a terminal, each line of stdin is one message.
 
-    Example: memcli chat --user alice
+    Example: memcli chat --user alice --continue
     """
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    _status("memcli: loading the chat model...", quiet or not interactive)
-    # Opening the session loads the model now, so a bad model fails before the first prompt.
-    state = _call("chat.open", {"user": user}, quiet, now, model)
-    _status(f"memcli chat as {state['user']} ({state['model']}); /help for commands, Ctrl-D to leave", quiet)
-    while True:
-        try:
-            line = input("you> " if interactive else "")
-        except (EOFError, KeyboardInterrupt):
-            break
-        text = line.strip()
-        if not text:
-            continue
-        if text.startswith("/"):
-            command, _, argument = text.partition(" ")
-            if command in ("/exit", "/quit"):
-                break
-            if command == "/help":
-                typer.echo("/recall QUERY   show the memories that match QUERY\n/remember TEXT  store a note\n/exit           leave (or Ctrl-D)")
-            elif command == "/recall" and argument.strip():
-                for hit in _call("recall", {"query": argument, "user": state["user"], "k": None}, quiet, now):
-                    typer.echo(_memory_line(hit))
-            elif command == "/remember" and argument.strip():
-                done = _call("remember", {"text": argument, "user": state["user"]}, quiet, now)
-                typer.echo(f"remembered {done['memory']['id']}" if done["added"] else f"already remembered as {done['memory']['id']}")
-            else:
-                typer.echo(f"unknown or incomplete command {text!r}; /help lists them", err=True)
-            continue
-        if interactive:
-            typer.echo("memcli> ", nl=False)
-        try:
-            reply = _call("chat.respond", {"state": state, "text": text}, quiet, now, model,
-                          piece=lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
-        except KeyboardInterrupt:
-            typer.echo("")
-            break
-        state = reply["state"]
-        typer.echo("")
-    _status(f"session {state['session_id']} saved", quiet)
+    from memcli.client import Handlers, call
+    from memcli.repl import Repl
+
+    paths = _paths()
+
+    def request(verb: str, args: dict[str, Any], handlers: Handlers) -> Any:
+        return call(paths, verb, args, handlers, now=now, model=model, no_service=_OPTIONS["no_service"], debug=_OPTIONS["debug"])
+
+    Repl(request, paths.state_dir, _memory_line, quiet).run(user, system or "", resume)
 
 
 @app.command()
@@ -315,6 +378,8 @@ def remember(
 ) -> None:
     """Store a note. Prints its id. The same note twice is stored once.
 
+    A note longer than 1000 characters (250 CJK characters) is stored as several, one a chunk cut at paragraphs and sentences, a millisecond apart: their ids are printed one a line.
+
     A note at least as important as the important_threshold setting starts stronger, so it fades slower.
 
     Example: echo "My sister's birthday is 4 March" | memcli remember --tag family -i 0.9
@@ -323,15 +388,17 @@ def remember(
     if json_out:
         _print_json(done)
         return
-    typer.echo(done["memory"]["id"])
-    _status("remembered" if done["added"] else "already remembered", quiet)
+    typer.echo("\n".join(done["ids"]))
+    chunked = f" as {len(done['ids'])} notes of up to 1000 characters" if len(done["ids"]) > 1 else ""
+    _status(("remembered" if done["added"] else "already remembered") + chunked, quiet)
 
 
 @app.command()
 def recall(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     k: Annotated[int, typer.Option("-k", help="How many memories.")] = 10,
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind. Default: turns, notes, facts and daily event summaries; portraits, the global event summary and the running memory only when asked for (portrait_daily, portrait_global, event_global, running_summary).")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind. Default: turns, notes, facts and daily event summaries; portraits, the global event summary and the running memory only when asked for (portrait_daily, portrait_global, event_global, running_summary).", autocompletion=_complete_kind)] = None,
+    tag: TagFilterOpt = None,
     since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
     no_reinforce: Annotated[bool, typer.Option("--no-reinforce", help="Do not count these memories as recalled.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show each component of every score.")] = False,
@@ -349,7 +416,8 @@ def recall(
 
     Example: memcli recall "sister birthday" -k 5 --explain
     """
-    args = {"query": query, "user": user, "k": k, "kind": kind, "since": since, "reinforce": not no_reinforce, "sample": sample, "seed": seed}
+    args = {"query": query, "user": user, "k": k, "kind": kind, "since": since, "reinforce": not no_reinforce, "sample": sample, "seed": seed,
+            "tags": tag or []}
     hits = _call("recall", args, quiet, now)
     if json_out:
         _print_json(hits)
@@ -377,6 +445,9 @@ def import_(
             help="When the imported memories' retention clock starts: at the import (they keep their own dates for display and recall), or at their conversation's time, to replay a timeline.",
         ),
     ] = "import",
+    progress: Annotated[
+        bool, typer.Option("--progress", help="When stderr is not a terminal, a line every 1000 records ('imported 5000 of 91893 records'); a terminal always gets a progress bar.")
+    ] = False,
     user: UserOpt = None,
     now: NowOpt = None,
     json_out: JsonOpt = False,
@@ -388,15 +459,24 @@ def import_(
     LoCoMo conversations go to the user named by their sample_id. Imported memories
     keep their conversation's dates, but start fading from the import, so a forget pass
     right after importing old logs does not archive them (--retention-from conversation
-    for simulations).
+    for simulations). A paragraph or message longer than 1000 characters (250 CJK
+    characters) is stored as several memories, one a chunk, with the same source.
+    The file is stored in batches (up to 512 records, about 20 s each): Ctrl-C keeps what
+    is stored, says how much ("interrupted: N of M stored"; --json prints the result with
+    "interrupted": true) and exits 130; the same import run again stores the rest.
 
     Example: memcli import locomo10.json --conversation conv-26
     """
     args = {"path": os.path.abspath(file.expanduser()), "format": format, "user": user, "conversation": conversation,
             "retention_from": retention_from}
-    report = _call("import", args, quiet, now, progress=f"embedding {file.name}")
+    report = _call("import", args, quiet, now, progress=f"embedding {file.name}",
+                   progress_lines="imported {done} of {total} records" if progress else None)
     if json_out:
         _print_json(report)
+    if report["interrupted"]:
+        stored = report["added"] + report["skipped"]
+        raise Interrupted(f"interrupted: {stored} of {report['found']} stored; run the same import again to finish")
+    if json_out:
         return
     users = ", ".join(f"{name} ({count})" for name, count in report["users"].items())
     typer.echo(
@@ -407,18 +487,19 @@ def import_(
 
 @app.command("list")
 def list_(
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind.")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind.", autocompletion=_complete_kind)] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first (0: all).")] = 20,
     archived: Annotated[bool, typer.Option("--archived", help="List forgotten (archived) memories instead.")] = False,
+    tag: TagFilterOpt = None,
     user: UserOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """List memories, newest first: id, date, kind, source, text.
 
-    Example: memcli list --kind note -n 50
+    Example: memcli list --kind note --tag family -n 50
     """
-    memories = _call("list", {"user": user, "kind": kind, "limit": limit, "archived": archived}, quiet)
+    memories = _call("list", {"user": user, "kind": kind, "limit": limit, "archived": archived, "tags": tag or []}, quiet)
     if json_out:
         _print_json(memories)
         return
@@ -443,16 +524,85 @@ def show(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -
 @app.command()
 def delete(
     memory_id: IdArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (asked only when stdin is a terminal).")] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Delete one memory for good: its text and its embedding. Prints its id (--json: the deleted memory).
 
-    Example: memcli delete 3fa2b1c9
+    On a terminal it shows the memory and asks first (--yes skips that); answering no deletes nothing, prints nothing and exits 0. Without a terminal (a script) it does not ask.
+
+    What was made from it (its day's summary and portrait, facts, the running memory) goes with it and is made again by the next consolidate from what is left; the history keeps a PURGE event without text; the store is compacted (about 1 s for 10,000 memories).
+
+    Example: memcli delete 3fa2b1c9 --yes
     """
+    if not yes and _interactive():
+        shown = _call("show", {"id": memory_id}, quiet)
+        if not _confirm(f"delete {shown['id'][:8]} {_preview(shown['text'])!r}?"):
+            _status("not deleted", quiet)
+            return
+        memory_id = shown["id"]  # exactly the memory shown, not a prefix
     memory = _call("delete", {"id": memory_id}, quiet)
     _print_memory_id(memory, json_out)
     _status("deleted", quiet or json_out)
+
+
+@app.command()
+def edit(
+    memory_id: IdArg,
+    text: Annotated[Optional[str], typer.Option("--text", metavar="TEXT", help="The new text; '-' reads it from stdin.")] = None,
+    importance: Annotated[Optional[float], typer.Option("--importance", "-i", help="How much it matters, 0..1.")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG", help="Add this tag; repeat for more.")] = None,
+    untag: Annotated[Optional[list[str]], typer.Option("--untag", metavar="TAG", help="Remove this tag; repeat for more.")] = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Change a memory's text, importance or tags. Prints its id (--json: the memory as it is now).
+
+    With no option, on a terminal, the text opens in $VISUAL or $EDITOR (else vi).
+
+    A new text is embedded again and replaces the old one everywhere recall looks (its turn's neighbours too); the memory keeps its id, strength, pin and feedback, and memcli history ID shows the old text. Summaries and facts already made from the old text are not rewritten.
+
+    Example: memcli edit 3fa2b1c9 --text "My sister's birthday is 5 March" --tag family
+    """
+    if text == "-":
+        text = sys.stdin.read()
+    elif text is None and importance is None and not tag and not untag and _interactive():
+        from memcli.configfile import edit_text
+
+        shown = _call("show", {"id": memory_id}, quiet)
+        memory_id, text = shown["id"], edit_text(shown["text"])
+        if text.strip() == shown["text"]:
+            _status("unchanged", quiet)
+            return
+    args = {"id": memory_id, "text": text, "importance": importance, "tags": tag or [], "untags": untag or []}
+    _print_memory_id(_call("edit", args, quiet), json_out)
+    _status("edited", quiet or json_out)
+
+
+@app.command()
+def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Print the versions of memcli, Python, its engines (chromadb, llama-cpp-python, sentence-transformers, torch), the chat model and embedder the settings name, and the running service. No model is loaded.
+
+    Example: memcli version --json
+    """
+    from memcli.config import load_settings
+    from memcli.versions import versions
+
+    try:
+        settings = load_settings(_paths())
+        model, embedder = settings.model, settings.embedder
+    except MemcliError as exc:  # a broken setting is when one asks which versions run
+        _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
+        model, embedder = "", ""
+    data = versions(model, embedder, _paths())
+    if json_out:
+        from memcli.schema import VersionInfo
+
+        _print_json(VersionInfo(**data).model_dump(mode="json"))
+        return
+    for key, value in data.items():
+        typer.echo(f"{key}\t{'-' if value is None else value}")
 
 
 @app.command()
@@ -460,7 +610,7 @@ def forget(
     stochastic: Annotated[bool, typer.Option("--stochastic", help="MemoryBank's mode: forget with probability 1 - R.")] = False,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of --stochastic, for reproducible runs.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be forgotten; change nothing.")] = False,
-    purge: Annotated[bool, typer.Option("--purge", help="Delete forgotten memories for good instead of archiving them.")] = False,
+    purge: Annotated[bool, typer.Option("--purge", help="Delete forgotten memories for good instead of archiving them (and what was made from them; the store is compacted).")] = False,
     all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
     user: UserOpt = None,
     now: NowOpt = None,
@@ -469,7 +619,7 @@ def forget(
 ) -> None:
     """Forget what has faded: retention R = exp(-d t / S) below the forget_threshold setting.
 
-    Forgotten memories are archived (never recalled; see list --archived, restore) unless --purge.
+    Forgotten memories are archived (never recalled; see list --archived, restore) unless --purge, which deletes them for good as delete does: with the summaries, portraits, facts and running memory made from them (the next consolidate makes those again from what is left), their text out of the history, and the store compacted once.
     Pinned memories never fade; a day's event summary goes only with the last turn of its day.
     Safe from cron: takes the store lock, is idempotent for the same clock time, exits 0 when it worked.
 
@@ -492,6 +642,34 @@ def forget(
         f"examined {report['examined']}, {verb} {report['forgotten']} "
         f"(archived {report['archived']}, purged {report['purged']}) in {report['duration_seconds']:.2f} s"
     )
+    if report["derived_purged"]:
+        _status(f"also deleted {report['derived_purged']} memories made from the purged ones; memcli consolidate makes them again", quiet)
+
+
+@app.command("purge-user")
+def purge_user(
+    user: Annotated[str, typer.Argument(metavar="USER", help="The user whose memories to delete, named in full.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (required when stdin is not a terminal).")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Delete every memory of USER for good: notes, turns, summaries, portraits, facts, their history and consolidation progress; then compact the store so that none of their text stays on disk.
+
+    On a terminal it asks first (--yes skips that); without a terminal it refuses unless --yes is given (exit 2): it cannot be undone.
+
+    Example: memcli purge-user alice --yes
+    """
+    if not yes:
+        if not _interactive():
+            raise UsageError("purge-user deletes every memory of a user for good: add --yes to confirm without a terminal")
+        if not _confirm(f"delete every memory of {user!r} for good?"):
+            _status("nothing deleted", quiet)
+            return
+    report = _call("purge-user", {"user": user}, quiet)
+    if json_out:
+        _print_json(report)
+        return
+    typer.echo(f"purged {report['purged']} memories of {report['user']} in {report['duration_seconds']:.2f} s")
 
 
 @app.command()
@@ -595,13 +773,16 @@ def summary(
 
 @app.command()
 def history(
-    memory_id: Annotated[Optional[str], typer.Argument(metavar="ID", help="A memory id or unique prefix; none: the newest events.", show_default=False)] = None,
+    memory_id: Annotated[
+        Optional[str],
+        typer.Argument(metavar="ID", help="A memory id or unique prefix; none: the newest events.", show_default=False, autocompletion=_complete_id),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many events without ID, newest first (0: all).")] = 20,
     user: UserOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Show how consolidation changed a memory: ADD, UPDATE, DELETE, with old and new text.
+    """Show how consolidation changed a memory: ADD, UPDATE, DELETE, with old and new text (and EDIT: memcli edit changed its text).
 
     Facts are never rewritten in place: an UPDATE or DELETE ends the old fact (it leaves recall) and its text stays here. Each line: time, event, id, old text -> new text, source turn ids.
 
@@ -717,6 +898,28 @@ def reindex(
 
 
 @app.command()
+def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Check that every path memcli uses is private (folders 0700, files 0600, yours) and that the store can be written.
+
+    Prints each path checked (ok or warn, its mode, its path) and one warning line on stderr for each path that group or others can read, write or enter, with the chmod that fixes it, and for a read-only store. Exits 0 either way; runs in this process, loads no model and does not open the store. memcli stats prints the same warnings.
+
+    Example: memcli doctor --json
+    """
+    from memcli.doctor import check
+
+    report = check(_paths())
+    for line in report.warnings:
+        _status(f"memcli: warning: {line}", quiet)
+    if json_out:
+        _print_json(report.model_dump(mode="json"))
+        return
+    for item in report.checks:
+        if item.type != "missing":
+            typer.echo(f"{'ok' if item.ok else 'warn'}\t{item.mode}\t{item.path}")
+    _status(f"memcli: {report.checked} paths checked: " + ("all private" if report.ok else f"{len(report.warnings)} warning{'s' * (len(report.warnings) != 1)}"), quiet)
+
+
+@app.command()
 def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Print every path memcli uses (set MEMCLI_HOME to move them all under one folder).
 
@@ -808,6 +1011,164 @@ def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
         _print_json(data)
         return
     _status(f"memcli service (pid {data['pid']}) started", quiet)
+
+
+config_app = typer.Typer(
+    help="Show and change the settings: defaults, the config file, MEMCLI_* variables.\n\n"
+    "set and unset rewrite the config file (atomically, mode 0600) after checking the new value; a running service "
+    "uses the change from its next request (service and service_idle: after memcli service restart).\n\n"
+    "Example: memcli config set recall_k 8",
+    no_args_is_help=True,
+)
+app.add_typer(config_app, name="config")
+
+
+def _complete_key(incomplete: str) -> list[tuple[str, str]]:
+    from memcli.config import Settings
+
+    return [(key, field.description or "") for key, field in Settings.model_fields.items() if key.startswith(incomplete)]
+
+
+KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="A setting's name (memcli config list shows them).", autocompletion=_complete_key)]
+
+
+def _setting_out(found: Any) -> dict[str, Any]:
+    from memcli.schema import ConfigSetting
+
+    return ConfigSetting(key=found.key, value=found.value, source=found.source, description=found.description).model_dump(mode="json")
+
+
+def _setting_text(value: Any) -> str:
+    """A setting's value as ``config get`` prints it: a string as it is, the rest as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _after_change(keys: list[str], quiet: bool) -> None:
+    """Status lines after ``keys`` changed in the config file: a variable that still
+    overrides one, and a running service that reads one only at its start."""
+    from memcli.configfile import ENV_PREFIX, restart_notice
+
+    for key in keys:
+        if os.environ.get(ENV_PREFIX + key.upper()):
+            _status(f"memcli: note: {ENV_PREFIX}{key.upper()} is set in this environment and overrides the config file", quiet)
+    notice = restart_notice(_paths(), keys)
+    if notice:
+        _status(f"memcli: {notice}", quiet)
+
+
+@config_app.command("list")
+def config_list(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Show every setting: key, value, and where the value comes from (default, config file, or the MEMCLI_* variable).
+
+    Example: memcli config list --json
+    """
+    from memcli.configfile import settings_list
+
+    found = settings_list(_paths())
+    if json_out:
+        _print_json([_setting_out(s) for s in found])
+        return
+    for s in found:
+        typer.echo(f"{s.key}\t{json.dumps(s.value, ensure_ascii=False)}\t{s.source}")
+
+
+@config_app.command("get")
+def config_get(key: KeyArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Print the value of one setting in effect (a string as it is, other values as JSON).
+
+    Example: memcli config get user
+    """
+    from memcli.configfile import setting
+
+    found = setting(_paths(), key)
+    if json_out:
+        _print_json(_setting_out(found))
+        return
+    typer.echo(_setting_text(found.value))
+
+
+@config_app.command("set")
+def config_set(
+    key: KeyArg,
+    value: Annotated[str, typer.Argument(metavar="VALUE", help="The new value: a number, true/false, a word; user_decay: a TOML table such as '{alice = 0.5}'.")],
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Set a setting in the config file, after checking it as every command will (an unknown key or a bad value: exit 2, file unchanged).
+
+    Example: memcli config set time_unit hour
+    """
+    from memcli.configfile import set_value, setting
+
+    written = set_value(_paths(), key, value)
+    if json_out:
+        _print_json(_setting_out(setting(_paths(), key)))
+    _status(f"{key} = {_setting_text(written)} in {_paths().config_file}", quiet or json_out)
+    _after_change([key], quiet)
+
+
+@config_app.command("unset")
+def config_unset(key: KeyArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Remove a setting from the config file: it goes back to its default (or its MEMCLI_* variable). A key of the file that names no setting is removed too (--json: null).
+
+    Example: memcli config unset model
+    """
+    from memcli.configfile import is_setting, setting, unset_value
+
+    removed = unset_value(_paths(), key)
+    if not is_setting(key):  # a stray key of the file, removed
+        if json_out:
+            _print_json(None)
+        _status(f"{key} (not a setting) removed from the config file", quiet or json_out)
+        return
+    found = setting(_paths(), key)
+    if json_out:
+        _print_json(_setting_out(found))
+    what = "removed from the config file" if removed else "was not in the config file"
+    _status(f"{key} {what}; now {_setting_text(found.value)} ({found.source})", quiet or json_out)
+    if removed:
+        _after_change([key], quiet)
+
+
+@config_app.command("edit")
+def config_edit(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Open the config file in $VISUAL or $EDITOR (else vi), and check it when the editor exits.
+
+    The editor works on a copy: a valid copy replaces the file; an invalid one is reported, and on a terminal you are asked whether to edit it again, else the file stays as it was (exit 5).
+
+    Example: EDITOR=nano memcli config edit
+    """
+    from memcli.configfile import edit_file, read_file, settings_list
+
+    paths = _paths()
+    before = read_file(paths)
+
+    def again(error: str) -> bool:
+        typer.echo(f"memcli: {error}", err=True)
+        return _interactive() and typer.confirm("edit it again?", default=True, err=True)
+
+    changed = edit_file(paths, again)
+    if json_out:
+        _print_json([_setting_out(s) for s in settings_list(paths)])
+    _status(f"{paths.config_file} {'updated' if changed else 'unchanged'}", quiet or json_out)
+    if changed:
+        after = read_file(paths)
+        _after_change(sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)), quiet)
+
+
+@config_app.command("path")
+def config_path(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Print the path of the config file (it may not exist yet).
+
+    Example: $EDITOR "$(memcli config path)"
+    """
+    path = _paths().config_file
+    if json_out:
+        from memcli.schema import ConfigPath
+
+        _print_json(ConfigPath(path=str(path), exists=path.is_file()).model_dump(mode="json"))
+        return
+    typer.echo(str(path))
 
 
 def _print_eval(group: str, columns: tuple[str, ...], rows: dict[str, dict[str, float]], report: Any, what: str) -> None:

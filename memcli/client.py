@@ -29,7 +29,7 @@ from multiprocessing.connection import Client, Connection
 from typing import Any
 
 from memcli import PROTOCOL, __version__
-from memcli.errors import ServiceError, error_for
+from memcli.errors import ExitCode, ServiceError, error_for
 from memcli.paths import Paths
 
 START_TIMEOUT = 60.0
@@ -55,7 +55,13 @@ class Handlers:
 
 
 class ServiceUnavailable(ServiceError):
-    """The service is not running and could not be started."""
+    """The service is not running and could not be started. ``bad_settings``: it exited
+    at once with BAD_INPUT, so the settings (config file, ``MEMCLI_*``) are invalid, and
+    the in-process run that follows reports why."""
+
+    def __init__(self, message: str, bad_settings: bool = False) -> None:
+        super().__init__(message)
+        self.bad_settings = bad_settings
 
 
 def client_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -67,18 +73,22 @@ def service_mode(paths: Paths, env: Mapping[str, str], no_service: bool = False)
     """``off`` when the request must run in-process (``--no-service``, ``MEMCLI_SERVICE``,
     or the config file's ``service`` key), else ``auto``.
 
-    Only the one key is read here, so the client stays thin; the full settings (and any
-    error in the config file) are the service's, or the in-process run's, to read."""
+    Only the one key is read here, so the client stays thin; the full settings are the
+    service's, or the in-process run's, to read. A config path that is there but cannot be
+    read as TOML (a directory, no permission, not TOML) gives ``off`` too: the in-process
+    run then reports it in one line, without starting a service that would refuse to."""
     if no_service:
         return "off"
     value = env.get("MEMCLI_SERVICE", "")
-    if not value and paths.config_file.is_file():
+    if not value and os.path.lexists(paths.config_file):
         import tomllib
 
         try:
+            if not paths.config_file.is_file():
+                return "off"
             value = str(tomllib.loads(paths.config_file.read_text(encoding="utf-8")).get("service", ""))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            value = ""
+            return "off"
     return "off" if value.strip().lower() == "off" else "auto"
 
 
@@ -105,7 +115,8 @@ def call(
         try:
             return ServiceClient(paths).request(request, handlers)
         except ServiceUnavailable as exc:
-            handlers.notice(f"memcli: {exc}; running in this process instead")
+            if not exc.bad_settings:  # else the in-process run says what is wrong, in one line
+                handlers.notice(f"memcli: {exc}; running in this process instead")
     from memcli import api
 
     def emit(event: str, **fields: Any) -> None:
@@ -183,11 +194,26 @@ class ServiceClient:
         raise ServiceUnavailable("the memcli service kept stopping or answering with another version")
 
     def _exchange(self, connection: Connection, request: dict[str, Any], handlers: Handlers) -> tuple[str, Any]:
-        accepted = False
+        accepted = cancelled = False
         try:
             connection.send_bytes(json.dumps(request, ensure_ascii=False).encode("utf-8"))
             while True:
-                event = json.loads(connection.recv_bytes())
+                try:
+                    event = json.loads(connection.recv_bytes())
+                    if event.get("event") not in ("accepted", "result", "mismatch", "error"):
+                        _dispatch(event, handlers)
+                        continue
+                except KeyboardInterrupt:
+                    # The first Ctrl-C asks the service to stop the request at its next event
+                    # and answer what it has (an import: what it stored, a chat: the partial
+                    # reply); a second one leaves at once (the connection closes: the service
+                    # stops at its next event all the same).
+                    if cancelled or not accepted:
+                        raise
+                    cancelled = True
+                    _cancel(connection)
+                    handlers.notice("memcli: stopping; press Ctrl-C again to leave at once")
+                    continue
                 kind = event.get("event")
                 if kind == "accepted":
                     accepted = True
@@ -200,7 +226,6 @@ class ServiceClient:
                     if event.get("traceback"):
                         sys.stderr.write(str(event["traceback"]))
                     raise error_for(str(event.get("message", "")), int(event.get("code", 1)))
-                _dispatch(event, handlers)
         except (EOFError, ConnectionError) as exc:
             if not accepted and request.get("verb") not in ("service.status", "service.stop"):
                 return "unaccepted", None
@@ -235,7 +260,8 @@ class ServiceClient:
                     return connection
                 code = process.poll()
                 if code is not None:
-                    raise ServiceUnavailable(f"the memcli service could not start (exit {code}; see {self.paths.log_file})")
+                    raise ServiceUnavailable(f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
+                                             bad_settings=code == ExitCode.BAD_INPUT)
                 time.sleep(0.05)
             raise ServiceUnavailable(f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})")
 
@@ -280,6 +306,16 @@ class ServiceClient:
         if started is not None and process_start(pid) not in (None, started):
             return None
         return pid if _running(pid) else None
+
+
+def _cancel(connection: Connection) -> None:
+    """Tell the service to stop the request running on ``connection`` (``memcli.service``
+    checks for it at each event it sends). Raises KeyboardInterrupt when the service is
+    gone already."""
+    try:
+        connection.send_bytes(b'{"event": "cancel"}')
+    except OSError:
+        raise KeyboardInterrupt from None
 
 
 def process_start(pid: int) -> int | None:

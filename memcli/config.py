@@ -7,7 +7,9 @@ state and cache under one folder.
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memcli.errors import BadInputError
 from memcli.paths import Paths, home_paths, resolve_paths
 
-__all__ = ["Paths", "Settings", "home_paths", "load_settings", "resolve_paths"]
+__all__ = ["Paths", "Settings", "home_paths", "load_settings", "read_config_file", "resolve_paths"]
 
 
 
@@ -76,24 +78,61 @@ def load_settings(paths: Paths, env: dict[str, str] | None = None, **overrides: 
     ``overrides`` whose value is None are ignored (an option the user did not give).
 
     Raises:
-        BadInputError: the config file is not valid TOML, has an unknown key, or a value
-            (from any layer) is out of range.
+        BadInputError: the config file is there but is no file (a directory), cannot be
+            read, is not UTF-8 TOML, or has an unknown key; or a value (from any layer) is
+            invalid. The message names the file, or the variable, or the option.
     """
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
-    if paths.config_file.is_file():
-        try:
-            values.update(tomllib.loads(paths.config_file.read_text(encoding="utf-8")))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise BadInputError(f"config file {paths.config_file}: {exc}") from exc
+    origin: dict[str, str] = {}
+    for key, value in read_config_file(paths.config_file).items():
+        values[key] = value
+        origin[key] = f"config file {paths.config_file}: {key}"
     for key in Settings.model_fields:
         env_value = env.get(ENV_PREFIX + key.upper())
         if env_value is not None and env_value != "":
             values[key] = env_value
-    values.update({k: v for k, v in overrides.items() if v is not None})
+            origin[key] = f"{ENV_PREFIX}{key.upper()}={env_value!r}"
+    for key, value in overrides.items():
+        if value is not None:
+            values[key] = value
+            origin[key] = f"--{key.replace('_', '-')}"
     try:
         return Settings(**values)
     except ValidationError as exc:
         first = exc.errors()[0]
+        key = str(first["loc"][0]) if first["loc"] else ""
+        if first["type"] == "extra_forbidden":
+            raise BadInputError(f"{origin.get(key, key)}: unknown setting (the settings are listed in the man page, ENVIRONMENT)") from exc
         where = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise BadInputError(f"setting {where}: {first['msg']} (config file {paths.config_file} or {ENV_PREFIX}{where.upper()})") from exc
+        raise BadInputError(f"{origin.get(key, 'setting ' + where)}: {first['msg']}" + (f" ({where})" if where != key else "")) from exc
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The keys of the TOML config file at ``path``; empty when there is none.
+
+    Raises BadInputError naming ``path`` when something is there that cannot serve as the
+    config file: a directory (or another non-file), a file memcli may not read, bytes that
+    are not UTF-8, text that is not TOML."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise BadInputError(f"config file {path}: is a symbolic link to nothing") from None
+        return {}
+    except OSError as exc:
+        raise BadInputError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise BadInputError(f"config file {path}: is a directory, not a file")
+    if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end
+        raise BadInputError(f"config file {path}: is not a regular file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"config file {path}: not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInputError(f"config file {path}: not valid TOML: {exc}") from None

@@ -8,27 +8,34 @@ held by another process loses nothing: the next memcli that gets the store store
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+import signal
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memcli import schema
 from memcli.assistant import Answer, Assistant, Context
 from memcli.changes import Changes, ForgetReport
 from memcli.config import Paths, Settings
+from memcli.dates import MAX_YEAR, MIN_YEAR, TIME_RANGE, OutOfRange, unix_seconds
 from memcli.embedding import Embedder, Progress, embedder_identity
-from memcli.errors import BadInputError, EmbedderChangedError, ModelError, NotFoundError, StoreLockedError, UsageError
-from memcli.importers import parse_file
+from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
+from memcli.chunking import chunks
+from memcli.importers import open_records
 from memcli.llm import ChatModel, Message, load_chat_model
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.index import batch_windows
 from memcli.journal import Journal
+from memcli.paths import PRIVATE_FILE, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
@@ -54,13 +61,22 @@ def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
 
 REINDEX_BATCH = 2048
 """Texts a reindex embeds at a time."""
+IMPORT_BATCH = 512
+"""Most memories an import embeds and stores at a time (a batch runs on to the end of its
+session, up to twice as many, so the recall index's windows of its turns are whole)."""
+IMPORT_BATCH_SECONDS = 20.0
+"""About how long an import's batch takes: the first is 64 memories, each next one is sized
+from the time the last took a memory (16 to ``IMPORT_BATCH``), so that Ctrl-C on a slow
+machine still finds batches stored (on a busy 2-core machine, a long note takes 1 s to embed)."""
 RETENTION_FROM = ("import", "conversation")
 """Where an imported memory's retention clock starts (``memcli import --retention-from``)."""
 
 
 @dataclass
 class ImportReport:
-    """What ``import_file`` did. seconds: wall time of the whole import."""
+    """What ``import_file`` did. seconds: wall time of the whole import. ``interrupted``:
+    stopped by Ctrl-C or its client; ``added`` + ``skipped`` of the ``found`` memories
+    were reached, and are in the store."""
 
     path: str
     format: str
@@ -69,6 +85,7 @@ class ImportReport:
     skipped: int
     users: dict[str, int]
     seconds: float
+    interrupted: bool = False
 
 
 def parse_since(value: str | None, now: float | None = None) -> float | None:
@@ -77,16 +94,23 @@ def parse_since(value: str | None, now: float | None = None) -> float | None:
     (the clock when None) by ``memcli.dates``: its start; a date without a year is the
     latest one not after now.
 
-    Raises UsageError when the date cannot be read.
+    Raises UsageError when the date cannot be read, or is out of range (``memcli.dates``:
+    years ``MIN_YEAR``..``MAX_YEAR``).
     """
     if value is None:
         return None
     from datetime import datetime
 
     try:
-        return datetime.fromisoformat(value.strip()).timestamp()
+        moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        pass
+        if _out_of_range_year(value):
+            raise UsageError(f"--since: {value!r} is out of range (memcli takes times from {TIME_RANGE})") from None
+    else:
+        try:
+            return unix_seconds(moment, repr(value))
+        except OutOfRange as exc:
+            raise UsageError(f"--since: {exc}") from None
     from memcli.dates import query_dates, resolve_year
 
     now = time.time() if now is None else now
@@ -109,10 +133,25 @@ def clock_from_env(env: dict[str, str] | None = None, option: str = "MEMCLI_NOW"
     from dateutil import parser as date_parser
 
     try:
-        fixed = date_parser.isoparse(value).timestamp()
+        moment = date_parser.isoparse(value.strip())
     except (ValueError, OverflowError):
+        if _out_of_range_year(value):
+            raise UsageError(f"{option}: {value!r} is out of range (memcli takes times from {TIME_RANGE})") from None
         raise UsageError(f"{option}: cannot read {value!r} as an ISO 8601 time") from None
+    try:
+        fixed = unix_seconds(moment, repr(value))
+    except OutOfRange as exc:
+        raise UsageError(f"{option}: {exc}") from None
     return lambda: fixed
+
+
+def _out_of_range_year(value: str) -> bool:
+    """Whether ``value`` starts with a year that no datetime holds (0000, or five digits
+    and more), which parsers report as an unreadable date rather than one out of range."""
+    import re
+
+    found = re.match(r"\s*[+-]?(\d{4,})(?=\D|$)", value)
+    return bool(found) and not 1 <= int(found.group(1)) <= 9999
 
 
 class Memcli:
@@ -245,9 +284,11 @@ class Memcli:
         """Embed and add the memories not yet in the store (no journal: for memories that
         can be read again from where they came, such as an imported file); returns the ids
         added. ``progress`` gets (texts embedded, texts in all). Raises
-        EmbedderChangedError as ``check_embedder`` does."""
+        EmbedderChangedError as ``check_embedder`` does, ReadOnlyStoreError on a read-only store."""
         identity = embedder_identity(self.embedder)
         with self.store.transaction():
+            if self.store.read_only:  # before the embedding, which would be in vain
+                raise self.store.read_only_error()
             self.store.require_embedder(identity)
             existing = self.store.existing_ids([m.id for m in memories])
         new = [m for m in memories if m.id not in existing]
@@ -260,7 +301,7 @@ class Memcli:
         texts = [m.index_text() for m in new]
         vectors = self.embedder.embed(texts + windows, progress=progress)
         window_vectors = dict(zip(windows, vectors[len(texts) :]))
-        with self.store.transaction():
+        with deferred_interrupt(), self.store.transaction():
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
             self.store.add([new[i] for i in keep], [vectors[i] for i in keep], window_vectors, embedder=identity)
@@ -293,13 +334,14 @@ class Memcli:
     def flush_pending(self) -> set[str]:
         """Store every journaled memory whose writer is done with it (``pending``);
         returns the ids new to the store. While the store waits for a reindex
-        (``check_embedder``) they stay journaled, and a read goes on without them."""
+        (``check_embedder``), or cannot be written (read-only), they stay journaled, and a
+        read goes on without them."""
         waiting = self.journal.pending()
         if not waiting:
             return set()
         try:
             added = self.add_memories([memory for _, memory in waiting])
-        except EmbedderChangedError:
+        except (EmbedderChangedError, ReadOnlyStoreError):
             return set()
         self.journal.discard([path for path, _ in waiting])
         return added
@@ -307,7 +349,10 @@ class Memcli:
     def remember(self, text: str, user: str | None = None, importance: float = 0.5, tags: Sequence[str] = ()) -> tuple[Memory, bool]:
         """Store a note; returns (the note, whether it was new). The same text twice is one note.
 
-        Raises BadInputError for empty text or an importance outside 0..1.
+        A text longer than ``memcli.chunking.MAX_CHARS`` is stored as one note a chunk
+        (``note_chunks``), a millisecond apart, with the same source, importance and tags,
+        ``IMPORT_BATCH`` at a time; the note returned is the first. Raises BadInputError
+        for empty text or an importance outside 0..1.
         """
         text = text.strip()
         if not text:
@@ -316,18 +361,25 @@ class Memcli:
             raise BadInputError(f"--importance must be between 0 and 1, not {importance:g}")
         user = self.user(user)
         now = self.clock()
-        note = Memory(
-            id=stable_id("note", user, text),
-            user=user,
-            kind=Kind.NOTE.value,
-            text=text,
-            created_at=now,
-            day=day_of(now),
-            source="remember",
-            importance=importance,
-            tags=sorted({t.strip() for t in tags if t.strip()}),
-        )
-        is_new = note.id in self.write([note])
+        notes = [
+            Memory(
+                id=part_id,
+                user=user,
+                kind=Kind.NOTE.value,
+                text=part,
+                created_at=now + index / 1000,  # a long note's chunks keep their order
+                day=day_of(now),
+                source="remember",
+                importance=importance,
+                tags=sorted({t.strip() for t in tags if t.strip()}),
+            )
+            for index, (part_id, part) in enumerate(note_chunks(text, user))
+        ]
+        note = notes[0]
+        added: set[str] = set()
+        for start in range(0, len(notes), IMPORT_BATCH):  # a huge note in bounded memory
+            added |= self.write(notes[start : start + IMPORT_BATCH])
+        is_new = note.id in added
         if not is_new:
             self.changes.relearn(note.id, now)  # told again what it had forgotten: memcli learns it again
         return note, is_new
@@ -343,28 +395,62 @@ class Memcli:
     ) -> ImportReport:
         """Import a LoCoMo, MemoryBank, JSONL or text file (format auto-detected when None).
 
-        Validates the whole file before storing anything; idempotent (ids derive from
-        content). Each memory keeps the time of its conversation (``created_at``: shown,
-        dated and recalled by it); its retention clock starts at the import
-        (``retained_from``), so that old logs do not fade the moment they arrive, unless
-        ``retention_from`` is "conversation" (simulations replaying a timeline). Raises
-        UsageError (unknown format or retention_from, --conversation on a non-LoCoMo file)
-        or BadInputError (unreadable or malformed file).
+        The file is parsed twice, a record at a time for text and JSONL
+        (``memcli.importers.open_records``): first whole, so that a malformed file stores
+        nothing (and to count it), then to store it in batches (``IMPORT_BATCH``,
+        ``IMPORT_BATCH_SECONDS``), each embedded and committed before the next is read
+        (``add_memories``), so memory stays bounded whatever the file's size. Idempotent: ids derive from
+        content, so memories already stored are skipped, and an interrupted import run
+        again stores the rest. Each memory keeps the time of its conversation
+        (``created_at``: shown, dated and recalled by it); its retention clock starts at
+        the import (``retained_from``), so that old logs do not fade the moment they
+        arrive, unless ``retention_from`` is "conversation" (simulations replaying a
+        timeline). ``progress`` gets (memories done, memories found) as the batches are
+        embedded and stored.
+
+        Ctrl-C (KeyboardInterrupt) or an ``Interrupted`` from ``progress`` (the service's
+        client cancelled) stops it: the batches committed stay, and the report says
+        ``interrupted``. Raises UsageError (unknown format or retention_from,
+        --conversation on a non-LoCoMo file) or BadInputError (unreadable or malformed
+        file).
         """
         started = time.perf_counter()
         if retention_from not in RETENTION_FROM:
             raise UsageError(f"unknown --retention-from {retention_from!r}; choose {' or '.join(RETENTION_FROM)}")
         now = self.clock()
-        used, memories = parse_file(path, fmt, self.user(user), now, conversation)
+        used, records = open_records(path, fmt, self.user(user), now, conversation)
         if conversation is not None and used != "locomo":
             raise UsageError("--conversation applies to LoCoMo files only")
-        for memory in memories:
-            memory.strength = self.initial_strength(memory)
-            if retention_from == "import" and memory.created_at < now:
-                memory.retained_from = now
-        added = len(self.add_memories(memories, progress=progress))
-        users = Counter(m.user for m in memories)
-        return ImportReport(str(path), used, len(memories), added, len(memories) - added, dict(users), time.perf_counter() - started)
+        seen: set[str] = set()
+        users: Counter[str] = Counter()
+        for memory in records():
+            if memory.id not in seen:
+                seen.add(memory.id)
+                users[memory.user] += 1
+        if not seen:
+            raise BadInputError(f"{path}: no memories found in this {used} file")
+        found = len(seen)
+        seen.clear()
+        added = done = 0
+        interrupted = False
+        size = [min(64, IMPORT_BATCH)]
+        try:
+            for batch in _batches(records(), size, seen):
+                batch_started = time.perf_counter()
+                for memory in batch:
+                    memory.strength = self.initial_strength(memory)
+                    if retention_from == "import" and memory.created_at < now:
+                        memory.retained_from = now
+                within = None if progress is None else _within(progress, done, len(batch), found)
+                added += len(self.add_memories(batch, progress=within))
+                done += len(batch)
+                each = (time.perf_counter() - batch_started) / len(batch)
+                size[0] = max(min(16, IMPORT_BATCH), min(IMPORT_BATCH, int(IMPORT_BATCH_SECONDS / max(each, 1e-6))))
+                if progress is not None:
+                    progress(done, found)
+        except (KeyboardInterrupt, Interrupted):
+            interrupted = True
+        return ImportReport(str(path), used, found, added, done - added, dict(users), time.perf_counter() - started, interrupted)
 
     # reading ----------------------------------------------------------------
 
@@ -378,13 +464,14 @@ class Memcli:
         reinforce: bool = True,
         sample: bool = False,
         seed: int | None = None,
+        tags: Sequence[str] = (),
     ) -> list[Recalled]:
         """The ``k`` memories most relevant to ``query``, ranked (see ``retrieval``).
 
         ``reinforce``: count the returned memories as recalled (strength up, clock reset).
         ``sample``: roulette-wheel selection among the top 3k candidates by score
-        (``seed`` makes it reproducible). Raises UsageError for an unknown kind, k < 1, or
-        an unreadable ``since`` date.
+        (``seed`` makes it reproducible). ``tags``: only memories that carry every one of
+        them. Raises UsageError for an unknown kind, k < 1, or an unreadable ``since`` date.
         """
         if kind is not None and kind not in KIND_VALUES:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
@@ -396,14 +483,16 @@ class Memcli:
             raise BadInputError("the query is empty")
         user = self.user(user)
         self.check_embedder()
-        # What embeds (the query, journaled memories, windows left to fill) runs before the store is taken.
+        # What loads a model or embeds (the query and what it says, journaled memories,
+        # windows left to fill) runs before the store is taken: other memcli processes wait on it.
         vector = self.recaller.encode(query)
+        parsed = self.recaller.parse(query, now)
         self.flush_pending()
         self.recaller.prepare(user)
         with self.store.transaction():
             ranking = Ranking.from_settings(self.settings, user)
             hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now,
-                                        vector=vector, trim=not sample)
+                                        vector=vector, trim=not sample, tags=tags, parsed=parsed)
             if sample:
                 hits = without_repeated_lines(roulette(hits, k, random.Random(seed)), k)
             if reinforce:
@@ -411,7 +500,11 @@ class Memcli:
         return hits
 
     def reinforce(self, memories: Sequence[Memory], now: float | None = None) -> None:
-        """See ``Changes.reinforce``."""
+        """See ``Changes.reinforce``. In a read-only store (``MemoryStore.read_only``) the
+        memories are not reinforced, and the store's ``notice`` says so: a recall reads on."""
+        if memories and self.store.read_only:
+            self.store.notice("read-only store: recall not reinforced")
+            return
         self.changes.reinforce(memories, now)
 
     @property
@@ -450,13 +543,87 @@ class Memcli:
         return self.store.get(memory_id)
 
     def delete(self, memory_id: str) -> Memory:
-        """See ``Changes.delete``."""
-        return self.changes.delete(memory_id)
+        """Delete one memory for good, with what was made from it, and compact the store
+        (see ``Changes.purge``); returns the memory. Raises NotFoundError."""
+        return self.changes.delete(memory_id).purged[0]
 
-    def list_memories(self, user: str | None = None, kind: str | None = None, limit: int = 20, archived: bool = False) -> list[Memory]:
+    def purge_user(self, user: str) -> dict[str, Any]:
+        """Delete every memory of ``user`` for good, with their history and consolidation
+        progress, and compact the store (``Changes.purge_user``). ``user`` is named
+        explicitly (no default user: it is destructive). Returns {user, purged,
+        history_events, journal_files, compaction_seconds, duration_seconds}.
+
+        Raises UsageError for an empty user name."""
+        if not user or not user.strip():
+            raise UsageError("name the user to purge")
+        purged, events, files, compaction, seconds = self.changes.purge_user(user)
+        return {"user": user, "purged": purged, "history_events": events, "journal_files": files,
+                "compaction_seconds": round(compaction, 3), "duration_seconds": round(seconds, 3)}
+
+    def edit(
+        self,
+        memory_id: str,
+        text: str | None = None,
+        importance: float | None = None,
+        tags: Sequence[str] = (),
+        untags: Sequence[str] = (),
+    ) -> Memory:
+        """Change a memory's text, importance or tags (``tags`` added, ``untags`` removed);
+        returns it as stored. The memory keeps its id, strength, recall count, pin and
+        feedback.
+
+        A new text is embedded again (outside the store lock) and replaces the old one in
+        Chroma and in the recall index (``MemoryStore.upsert``), which also refreshes the
+        lexical context and windows of its session's other turns; the history records the
+        edit (event EDIT, old and new text). An edited turn counts as new for the next
+        consolidation's day and fact stages: its day's summary and portrait are written
+        again (and folded into the global ones), and its message pair's facts extracted
+        again and reconciled with the stored ones. Importance and tags alone change the
+        metadata only.
+
+        Raises NotFoundError (no such id), UsageError (nothing to change), BadInputError
+        (an empty text, an importance outside 0..1), EmbedderChangedError as
+        ``check_embedder`` does.
+        """
+        if text is None and importance is None and not tags and not untags:
+            raise UsageError("nothing to change: give --text, --importance, --tag or --untag")
+        if text is not None:
+            text = text.strip()
+            if not text:
+                raise BadInputError("the new text is empty")
+        if importance is not None and not 0.0 <= importance <= 1.0:
+            raise BadInputError(f"--importance must be between 0 and 1, not {importance:g}")
+        memory = self.get(memory_id)
+        old_text = memory.text
+        vector = None
+        if text is not None and text != old_text:
+            identity = embedder_identity(self.embedder)
+            self.check_embedder()
+            memory.text = text
+            vector = self.embedder.embed([memory.index_text()])[0]
+        with self.store.transaction():
+            current = self.store.get(memory.id)  # what changed while the text was embedded stays
+            if importance is not None:
+                current.importance = importance
+            current.tags = sorted((set(current.tags) | {t.strip() for t in tags if t.strip()}) - set(untags))
+            if vector is None:
+                self.store.update([current])
+                return current
+            current.text = text  # type: ignore[assignment]
+            self.store.sidecar.record([HistoryEntry(current.id, current.user, current.kind, "EDIT", old_text, current.text, self.clock())])
+            self.store.upsert([current], [vector], embedder=identity)
+            # The next consolidation writes its day's summaries again and extracts its facts anew.
+            for stage in ("day", "fact"):
+                self.store.sidecar.unmark_consolidated([current.id], stage)
+        return current
+
+    def list_memories(
+        self, user: str | None = None, kind: str | None = None, limit: int = 20, archived: bool = False, tags: Sequence[str] = ()
+    ) -> list[Memory]:
         """The ``limit`` newest active memories of ``user`` (0: all), newest first; the
-        archived (forgotten) ones instead when ``archived``. Facts that have ended (UPDATE,
-        DELETE) are not listed; ``history`` shows them."""
+        archived (forgotten) ones instead when ``archived``; only those that carry every
+        one of ``tags``. Facts that have ended (UPDATE, DELETE) are not listed; ``history``
+        shows them."""
         if kind is not None and kind not in KIND_VALUES:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
         if limit < 0:
@@ -464,6 +631,9 @@ class Memcli:
         self.flush_pending()
         with self.store.transaction():
             memories = self.store.memories(user=self.user(user), kind=kind, archived=archived, ended=None if archived else False)
+        wanted = set(tags)
+        if wanted:
+            memories = [m for m in memories if wanted.issubset(m.tags)]
         memories.reverse()
         return memories[:limit] if limit else memories
 
@@ -507,6 +677,13 @@ class Memcli:
             "embedder": recorded,
             "embedder_configured": self._configured_embedder(),
         }
+
+    def doctor(self) -> schema.DoctorReport:
+        """The privacy and writability check of every path memcli uses (``memcli.doctor``):
+        reads modes only, loads no model and does not open the store."""
+        from memcli.doctor import check
+
+        return check(self.paths)
 
     # forgetting ---------------------------------------------------------------
 
@@ -559,14 +736,19 @@ class Memcli:
             raise UsageError(f"--since {first} is after --until {last}")
         if not dry_run:
             self.check_embedder()
-        self.paths.data_dir.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(str(self.paths.consolidate_lock), timeout=self.settings.lock_timeout)
+        lock = filelock.FileLock(str(self.paths.consolidate_lock), timeout=self.settings.lock_timeout, mode=PRIVATE_FILE)
         try:
+            private_dir(self.paths.data_dir)
             lock.acquire()
         except filelock.Timeout:
             raise StoreLockedError(
                 f"another memcli consolidate is running (waited {self.settings.lock_timeout:g} s for {self.paths.consolidate_lock})"
             ) from None
+        except OSError as exc:
+            fault = self.store.fault(exc)
+            if fault is None:
+                raise
+            raise fault from None
         try:
             users = self.store.users() if all_users else [self.user(user)]
             return Consolidator(self, warn, progress).run(users, first, last, dry_run, retry)
@@ -617,15 +799,78 @@ class Memcli:
             return sidecar.history(memory_id=full)
 
 
+def note_chunks(text: str, user: str) -> list[tuple[str, str]]:
+    """(id, text) of the notes ``Memcli.remember`` stores for ``text`` (stripped) of
+    ``user``: the text itself, its id derived from its content; or, for a text longer than
+    ``memcli.chunking.MAX_CHARS``, its chunks, each id derived from the whole text and the
+    chunk's place (the same text remembered twice is the same notes)."""
+    parts = list(chunks(text))
+    if len(parts) == 1 and parts[0] == text:
+        return [(stable_id("note", user, text), text)]
+    return [(stable_id("note", user, text, f"part {index + 1}"), part) for index, part in enumerate(parts)]
+
+
+def _batches(memories: Iterable[Memory], size: list[int], seen: set[str]) -> Iterator[list[Memory]]:
+    """``memories`` in batches of ``size[0]`` (read as each batch fills: the caller may
+    change it), leaving out the ids in ``seen`` (adding those given out): a batch runs on to
+    the end of its session (a turn's neighbours are in the batch that embeds its window),
+    up to twice the size."""
+    batch: list[Memory] = []
+    for memory in memories:
+        if memory.id in seen:
+            continue
+        seen.add(memory.id)
+        if len(batch) >= size[0]:
+            last = batch[-1]
+            if len(batch) >= 2 * size[0] or not memory.session or (memory.user, memory.session) != (last.user, last.session):
+                yield batch
+                batch = []
+        batch.append(memory)
+    if batch:
+        yield batch
+
+
+def _within(progress: Progress, done: int, batch: int, total: int) -> Progress:
+    """``progress`` of an import as the embedder reports a batch of ``batch`` memories
+    (the texts it embeds include the batch's windows: counted in proportion), after
+    ``done`` memories."""
+    return lambda embedded, texts: progress(done + batch * embedded // max(texts, 1), total)
+
+
+@contextlib.contextmanager
+def deferred_interrupt() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back for the block, then deliver it: a write to the store is
+    not cut between Chroma and the recall index by it (a kill still can; the store
+    repairs that). Only the main thread gets signals: elsewhere (the service's request
+    threads), and where the handler is not Python's, it does nothing."""
+    if threading.current_thread() is not threading.main_thread() or not callable(signal.getsignal(signal.SIGINT)):
+        yield
+        return
+    caught: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+        previous(signal.SIGINT, caught[0])
+
+
 def parse_day(value: str | None, option: str) -> str | None:
     """A date option (ISO 8601 or free-form) as ``YYYY-MM-DD``; None when not given.
 
-    Raises UsageError when the date cannot be read."""
+    Raises UsageError when the date cannot be read, or is out of range (``memcli.dates``:
+    years ``MIN_YEAR``..``MAX_YEAR``)."""
     if value is None:
         return None
     from dateutil import parser as date_parser
 
     try:
-        return date_parser.parse(value).strftime("%Y-%m-%d")
+        day = date_parser.parse(value)
     except (ValueError, OverflowError):
+        if _out_of_range_year(value):
+            raise UsageError(f"{option}: {value!r} is out of range (memcli takes dates from {TIME_RANGE})") from None
         raise UsageError(f"{option}: cannot read the date {value!r} (try YYYY-MM-DD)") from None
+    if not MIN_YEAR <= day.year <= MAX_YEAR:
+        raise UsageError(f"{option}: {value!r} is out of range (memcli takes dates from {TIME_RANGE})")
+    return day.strftime("%Y-%m-%d")

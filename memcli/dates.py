@@ -24,14 +24,52 @@ import io
 import re
 import threading
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
 
 DAY_SECONDS = 86400.0
 MIN_YEAR, MAX_YEAR = 1900, 2200
-"""Years a query's date may name: "my locker code is 9999" or "room 0001" is no date."""
+"""The years memcli takes, for every time: a query's date ("my locker code is 9999" or
+"room 0001" is no date), ``--now``/``MEMCLI_NOW``, ``--since``/``--until``/``--day``, and the
+timestamps of imported records. Inside them a time converts to unix seconds and back, and
+names a day, on every platform; a memory dated outside them could not be asked about."""
+TIME_RANGE = f"{MIN_YEAR}-01-01 to {MAX_YEAR}-12-31"
+"""The range of ``MIN_YEAR``..``MAX_YEAR`` as error messages name it."""
+
+
+class OutOfRange(ValueError):
+    """A time outside the years memcli takes (``MIN_YEAR``..``MAX_YEAR``); its message
+    says what and the allowed range, for the caller to prefix with the option or field."""
+
+
+def unix_seconds(moment: datetime, what: str = "") -> float:
+    """``moment`` as unix seconds (a naive time is local wall-clock time).
+
+    Raises OutOfRange (``what``: the value as the user wrote it, for the message) when its
+    year is outside ``MIN_YEAR``..``MAX_YEAR``, where ``datetime.timestamp`` would raise
+    OverflowError, OSError or ValueError near year 1 or 9999, or give a time that names no
+    day on some platforms."""
+    if not MIN_YEAR <= moment.year <= MAX_YEAR:
+        raise OutOfRange(f"{what or moment.isoformat()} is out of range (memcli takes times from {TIME_RANGE})")
+    return moment.timestamp()
+
+
+def from_unix_seconds(seconds: float, what: str = "") -> datetime:
+    """Unix ``seconds`` as an aware local time.
+
+    Raises OutOfRange (``what``: the value as the user wrote it) outside ``MIN_YEAR``..
+    ``MAX_YEAR``, for NaN or infinity, and where the platform's time_t cannot hold it
+    (``datetime.fromtimestamp``'s OverflowError, OSError, ValueError)."""
+    message = f"{what or repr(seconds)} is out of range (memcli takes unix seconds from {TIME_RANGE})"
+    try:
+        moment = datetime.fromtimestamp(float(seconds), tz=timezone.utc).astimezone()
+    except (OverflowError, OSError, ValueError):
+        raise OutOfRange(message) from None
+    if not MIN_YEAR <= moment.year <= MAX_YEAR:
+        raise OutOfRange(message)
+    return moment
 GRANULARITIES = ("day", "week", "month", "year", "month alone")
 
 

@@ -22,6 +22,8 @@ class ExitCode(IntEnum):
     NOT_FOUND = 6
     SERVICE = 7
     EMBEDDER_CHANGED = 8
+    READ_ONLY = 9
+    DISK_FULL = 10
     INTERRUPTED = 130
 
 
@@ -31,10 +33,12 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.USAGE: "usage error: unknown command or option, invalid option value",
     ExitCode.MODEL: "the chat model or the embedder is missing or invalid",
     ExitCode.STORE_LOCKED: "the memory store (or consolidation) is locked by another memcli process",
-    ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed",
+    ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed (an import file, the config file, a MEMCLI_* setting)",
     ExitCode.NOT_FOUND: "no memory with that id",
     ExitCode.SERVICE: "the memcli service is not running (service status), or did not answer",
     ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",
+    ExitCode.READ_ONLY: "the memory store is read-only (a read-only mount, chattr +i, no write permission): read commands work, writes are refused",
+    ExitCode.DISK_FULL: "no space left on the device of the memory store; nothing of the write was stored",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -97,6 +101,20 @@ class EmbedderChangedError(MemcliError):
     exit_code = ExitCode.EMBEDDER_CHANGED
 
 
+class ReadOnlyStoreError(MemcliError):
+    """A write to a store that cannot be written: its folder is on a read-only mount, is
+    immutable (``chattr +i``) or is not writable by this user. Nothing was written."""
+
+    exit_code = ExitCode.READ_ONLY
+
+
+class DiskFullError(MemcliError):
+    """The device of the store ran out of space (ENOSPC, EDQUOT, EFBIG, SQLite's "database
+    or disk is full") during a write; nothing of that write was stored."""
+
+    exit_code = ExitCode.DISK_FULL
+
+
 class Interrupted(MemcliError):
     """The request was interrupted: Ctrl-C, or its client went away."""
 
@@ -106,7 +124,7 @@ class Interrupted(MemcliError):
 def error_for(message: str, code: int) -> MemcliError:
     """The MemcliError of exit code ``code`` (an error the service reported), carrying
     ``message``."""
-    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, EmbedderChangedError, Interrupted):
+    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, EmbedderChangedError, ReadOnlyStoreError, DiskFullError, Interrupted):
         if int(cls.exit_code) == code:
             return cls(message)
     return MemcliError(message)

@@ -1,25 +1,40 @@
 """Parsers that turn files into memories: LoCoMo, MemoryBank, JSONL chat logs, text notes.
 
-Every parser validates the whole file before anything is stored, so a malformed file
-adds nothing; its error names the file and the record or line. Ids are derived from the
-content (``stable_id``), so importing the same file twice adds nothing.
+Text and JSONL files are read a line at a time (``open_records`` gives a function that
+parses them afresh on each call), so a file of any size is parsed in bounded memory;
+LoCoMo and MemoryBank files are small JSON documents, parsed whole. A text paragraph or a
+JSONL message longer than ``memcli.chunking.MAX_CHARS`` becomes several memories, one a
+chunk, with the same source and consecutive times (a millisecond apart). A parser raises
+BadInputError at the first malformed record, naming the file and the record or line;
+``Memcli.import_file`` runs it over the whole file before it stores anything. Ids are
+derived from the content (``stable_id``; a chunk's from its paragraph's text and its
+place in it), so importing the same file twice adds nothing.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import json
 import re
-from collections.abc import Callable
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memcli.chunking import MAX_CHARS, chunk_spans, chunks, size
 from memcli.errors import BadInputError, UsageError
 from memcli.memory import Kind, Memory, stable_id
 
 FORMATS = ("locomo", "memorybank", "jsonl", "text")
 _SESSION_KEY = re.compile(r"session_(\d+)$")
+_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".txt": "text", ".md": "text", ".markdown": "text", ".text": "text"}
+"""Extensions that name a format, whatever the file holds."""
 _SNIFF_BYTES = 8192
+LINE_PIECE = 1 << 20
+"""Bytes of a line a text import reads at a time (``read_lines``)."""
+PARAGRAPH_HELD = 64 * MAX_CHARS
+"""Characters of a paragraph a text import holds before it chunks what it has (``text_notes``)."""
 
 
 def read_text(path: Path) -> str:
@@ -42,6 +57,55 @@ def read_text(path: Path) -> str:
         raise BadInputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
+def check_readable(path: Path) -> None:
+    """Raise BadInputError, as ``read_text`` does, for a missing file, a directory, a file
+    that cannot be opened or a binary one (a NUL byte in its first 8 KiB), reading no more
+    than that."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(_SNIFF_BYTES)
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read: {exc.strerror}") from exc
+    if b"\x00" in head:
+        raise BadInputError(f"{path}: binary file, not text")
+
+
+def read_lines(path: Path, piece: int | None = None) -> Iterator[tuple[int, str]]:
+    """The lines of a UTF-8 file, numbered from 1, without their line ends, decoded one at
+    a time. With ``piece`` (bytes), a longer line comes in several parts, each under the
+    same number, so memory is bounded whatever the file holds; else memory is that of the
+    longest line. Raises BadInputError when the file cannot be read, or at the first byte
+    that is not UTF-8 (naming its offset, as ``read_text`` does)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, number = 0, 1
+    try:
+        with path.open("rb") as f:
+            while raw := f.readline(piece or -1):
+                held = len(decoder.getstate()[0])  # the start of a character cut by the last piece
+                try:
+                    text = decoder.decode(raw)
+                except UnicodeDecodeError as exc:
+                    raise BadInputError(f"{path}: not UTF-8 text (byte {offset - held + exc.start})") from None
+                if offset == 0:
+                    text = text.removeprefix("\ufeff")
+                offset += len(raw)
+                if raw.endswith(b"\n"):
+                    yield number, text.rstrip("\r\n")
+                    number += 1
+                else:
+                    yield number, text
+            try:
+                decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                raise BadInputError(f"{path}: not UTF-8 text (byte {offset - len(decoder.getstate()[0])})") from None
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read: {exc.strerror}") from exc
+
+
 def load_json(path: Path, text: str) -> Any:
     """``text`` parsed as JSON. Raises BadInputError naming ``path``, line and column."""
     try:
@@ -56,23 +120,32 @@ def detect_format(path: Path, text: str) -> str:
     Returns one of FORMATS. Raises BadInputError when a ``.json`` file is not JSON or is
     JSON of no known shape.
     """
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        return "jsonl"
-    if suffix in (".txt", ".md", ".markdown", ".text"):
-        return "text"
     stripped = text.lstrip()
-    if suffix == ".json" or stripped[:1] in ("[", "{"):
-        first_line = stripped.splitlines()[0] if stripped else ""
+    guess = _guess_format(path, stripped.splitlines()[0] if stripped else "")
+    return _json_format(path, load_json(path, text)) if guess == "json" else guess
+
+
+def _guess_format(path: Path, first_line: str) -> str:
+    """jsonl, text, or json (LoCoMo or MemoryBank: the whole file tells) from the file's
+    extension and its first line that is not blank."""
+    suffix = path.suffix.lower()
+    if suffix in _SUFFIXES:
+        return _SUFFIXES[suffix]
+    first_line = first_line.strip()
+    if suffix == ".json" or first_line[:1] in ("[", "{"):
         if suffix != ".json" and _is_chat_record(first_line):
             return "jsonl"
-        data = load_json(path, text)
-        if _looks_like_locomo(data):
-            return "locomo"
-        if _looks_like_memorybank(data):
-            return "memorybank"
-        raise BadInputError(f"{path}: JSON of an unknown shape (expected LoCoMo or MemoryBank); use --format")
+        return "json"
     return "text"
+
+
+def _json_format(path: Path, data: Any) -> str:
+    """locomo or memorybank, by the shape of the JSON ``data``; BadInputError for another."""
+    if _looks_like_locomo(data):
+        return "locomo"
+    if _looks_like_memorybank(data):
+        return "memorybank"
+    raise BadInputError(f"{path}: JSON of an unknown shape (expected LoCoMo or MemoryBank); use --format")
 
 
 def _is_chat_record(line: str) -> bool:
@@ -100,27 +173,36 @@ def _timestamp(moment: datetime) -> float:
 def parse_time(value: Any, where: str) -> datetime:
     """Parse a timestamp: ISO 8601 / free-form date text, or unix seconds (int or float).
 
-    Raises BadInputError naming ``where`` when it cannot be read.
+    Raises BadInputError naming ``where`` when it cannot be read, or is out of the range
+    memcli takes (``memcli.dates``: years ``MIN_YEAR``..``MAX_YEAR``; a time outside
+    cannot be converted to unix seconds and back on every platform).
     """
     from dateutil import parser as date_parser
+
+    from memcli.dates import MAX_YEAR, MIN_YEAR, TIME_RANGE, OutOfRange, from_unix_seconds
 
     if isinstance(value, bool):
         raise BadInputError(f"{where}: timestamp must be a date or unix seconds, not {value!r}")
     if isinstance(value, (int, float)):
         try:
-            return datetime.fromtimestamp(float(value), tz=timezone.utc).astimezone()
-        except (OverflowError, OSError, ValueError):
-            raise BadInputError(f"{where}: timestamp {value!r} is out of range") from None
+            return from_unix_seconds(value, f"timestamp {value!r}")
+        except OutOfRange as exc:
+            raise BadInputError(f"{where}: {exc}") from None
     if isinstance(value, str) and value.strip():
+        out_of_range = BadInputError(f"{where}: the date {value!r} is out of range (memcli takes times from {TIME_RANGE})")
         try:
             # dateutil fills missing parts from a default; two different defaults reveal
             # a time without a full date, which would otherwise be misdated silently.
             first = date_parser.parse(value, default=datetime(2000, 1, 1))
             second = date_parser.parse(value, default=datetime(2001, 2, 2))
-        except (ValueError, OverflowError):
+        except (ValueError, OverflowError) as exc:
+            if "out of range" in str(exc):  # dateutil read a year no datetime holds ("10000-01-01")
+                raise out_of_range from None
             raise BadInputError(f"{where}: cannot read the date {value!r}") from None
         if first.date() != second.date():
             raise BadInputError(f"{where}: {value!r} has no full date (year, month and day)")
+        if not MIN_YEAR <= first.year <= MAX_YEAR:
+            raise out_of_range
         return first
     raise BadInputError(f"{where}: missing or empty timestamp")
 
@@ -229,17 +311,19 @@ def parse_memorybank(path: Path, text: str) -> list[Memory]:
     return memories
 
 
-def parse_jsonl(path: Path, text: str, user: str) -> list[Memory]:
-    """A JSON-lines chat log, one ``{role, content, timestamp}`` object a line.
+def jsonl_turns(path: Path, lines: Iterable[tuple[int, str]], user: str) -> Iterator[Memory]:
+    """A JSON-lines chat log, one ``{role, content, timestamp}`` object a line: its turns.
 
-    ``timestamp`` is ISO 8601 or unix seconds; an optional ``session`` is kept. Blank
-    lines are skipped.
+    ``lines``: (line number, line), as ``read_lines`` gives them. ``timestamp`` is ISO
+    8601 or unix seconds; an optional ``session`` is kept. Blank lines are skipped. A
+    message longer than ``MAX_CHARS`` becomes one turn a chunk.
     """
-    memories: list[Memory] = []
     ties: dict[float, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    blank = True
+    for number, line in lines:
         if not line.strip():
             continue
+        blank = False
         where = f"{path}:{number}"
         try:
             record = json.loads(line)
@@ -253,95 +337,161 @@ def parse_jsonl(path: Path, text: str, user: str) -> list[Memory]:
             raise BadInputError(f"{where}: 'content' is empty")
         moment = parse_time(record.get("timestamp"), where)
         session = record.get("session")
-        # Records with the same timestamp keep the file's order, a millisecond apart.
         stamp = _timestamp(moment)
-        ties[stamp] = ties.get(stamp, -1) + 1
-        memories.append(
-            Memory(
-                id=stable_id("jsonl", user, str(record.get("timestamp")), role, content),
+        for part, text in enumerate(chunks(content)):
+            # Records with the same timestamp keep the file's order, a millisecond apart (a
+            # long message's chunks too).
+            ties[stamp] = ties.get(stamp, -1) + 1
+            whole = part == 0 and text == content.strip()
+            yield Memory(
+                id=stable_id("jsonl", user, str(record.get("timestamp")), role, content, *(() if whole else (f"part {part + 1}",))),
                 user=user,
                 kind=Kind.TURN.value,
-                text=content,
+                text=content if whole else text,
                 created_at=stamp + ties[stamp] / 1000,
                 day=moment.strftime("%Y-%m-%d"),
                 session=str(session) if session is not None else "",
                 speaker=role,
                 source=f"{path.name}:{number}",
             )
-        )
-    return memories
+    if blank:
+        raise BadInputError(f"{path}: file is empty")
 
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(\S.*)$")
 
 
-def parse_text(path: Path, text: str, user: str, now: float) -> list[Memory]:
+def text_notes(path: Path, lines: Iterable[tuple[int, str]], user: str, now: float) -> Iterator[Memory]:
     """Plain text or Markdown notes, one note per paragraph (blank-line separated).
 
-    A Markdown heading line starts a section: each note in it is prefixed with the
-    heading text (``"Trip to Lyon: We ate at a bouchon."``) until the next heading.
-    Notes are dated ``now`` (unix seconds): the time memcli learned them.
+    ``lines``: (line number, line), as ``read_lines`` gives them (a long line may come in
+    parts under one number). A Markdown heading line starts a section: each note in it is
+    prefixed with the heading text (``"Trip to Lyon: We ate at a bouchon."``) until the
+    next heading. Notes are dated ``now`` (unix seconds): the time memcli learned them. A
+    paragraph longer than ``MAX_CHARS`` (heading included) becomes one note a chunk
+    (``memcli.chunking``), each prefixed with the heading, dated ``now`` plus a
+    millisecond a chunk; a paragraph is chunked as it is read, ``PARAGRAPH_HELD``
+    characters at a time, so a huge one is read in bounded memory. Raises BadInputError
+    when the file has no text, or no paragraph.
     """
-    memories: list[Memory] = []
     heading = ""
     paragraph: list[str] = []
-    start = 0
+    held = 0  # characters in paragraph
+    start = previous = 0
+    part = 0  # chunks of this paragraph given out so far
+    blank = True
+    found = 0
+    day = datetime.fromtimestamp(now).strftime("%Y-%m-%d")
 
-    def flush() -> None:
-        body = "\n".join(paragraph).strip()
+    def notes(ended: bool = True) -> Iterator[Memory]:
+        """The notes of the paragraph read so far; unless ``ended``, its last chunk (which
+        the next lines may continue) is kept back."""
+        nonlocal found, held, part
+        body = "\n".join(paragraph).lstrip()
         paragraph.clear()
-        if not body:
-            return
-        note = f"{heading}: {body}" if heading else body
-        memories.append(
-            Memory(
-                id=stable_id("text", user, note),
+        held = 0
+        prefix = f"{heading}: " if heading else ""
+        spans = list(chunk_spans(body, max(MAX_CHARS - size(prefix), MAX_CHARS // 4)))
+        if not ended and spans:
+            tail = spans.pop()[0]
+            paragraph.append(body[tail:])
+            held = len(body) - tail
+        for first, last in spans:
+            text = body[first:last].strip()
+            if not text:
+                continue
+            whole = part == 0 and ended and text == body.strip()
+            note = prefix + text
+            found += 1
+            yield Memory(
+                id=stable_id("text", user, note) if whole else stable_id("text", user, note, f"part {part + 1}"),
                 user=user,
                 kind=Kind.NOTE.value,
                 text=note,
-                created_at=now,
-                day=datetime.fromtimestamp(now).strftime("%Y-%m-%d"),
+                created_at=now + part / 1000,
+                day=day,
                 source=f"{path.name}:{start}",
             )
-        )
+            part += 1
+        if ended:
+            part = 0
 
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = _HEADING.match(line)
-        if match:
-            flush()
-            heading = match.group(1).rstrip(" #")
-        elif line.strip():
-            if not paragraph:
-                start = number
-            paragraph.append(line.rstrip())
+    for number, line in lines:
+        if number == previous and paragraph:  # the rest of a long line
+            paragraph[-1] += line
+            held += len(line)
         else:
-            flush()
-    flush()
-    if not memories:
+            if paragraph:
+                paragraph[-1] = paragraph[-1].rstrip()
+            previous = number
+            if line.strip():
+                blank = False
+            match = _HEADING.match(line)
+            if match:
+                yield from notes()
+                heading = match.group(1).rstrip(" #")
+                continue
+            if not line.strip():
+                yield from notes()
+                continue
+            if not paragraph and not part:
+                start = number
+            paragraph.append(line)
+            held += len(line)
+        if held > PARAGRAPH_HELD:
+            yield from notes(ended=False)
+    if paragraph:
+        paragraph[-1] = paragraph[-1].rstrip()
+    yield from notes()
+    if blank:
+        raise BadInputError(f"{path}: file is empty")
+    if not found:
         raise BadInputError(f"{path}: no text to import")
-    return memories
 
 
-def parse_file(path: Path, fmt: str | None, user: str, now: float, conversation: str | None = None) -> tuple[str, list[Memory]]:
-    """Read and parse an import file; returns (format used, memories without duplicates).
+Records = Callable[[], Iterator[Memory]]
+"""Parses an import file afresh on each call, yielding its memories in the file's order."""
 
-    Raises UsageError for an unknown ``fmt`` and BadInputError for a file that cannot be
-    read or parsed (nothing is stored in either case).
+
+def open_records(path: Path, fmt: str | None, user: str, now: float, conversation: str | None = None) -> tuple[str, Records]:
+    """The format of an import file (detected when ``fmt`` is None) and a function that
+    parses it: text and JSONL a line at a time on each call (``read_lines``), LoCoMo and
+    MemoryBank once, here. Duplicates are not removed.
+
+    Raises UsageError for an unknown ``fmt``, BadInputError for a file that cannot be read
+    or, for LoCoMo and MemoryBank, parsed; the records function raises BadInputError at the
+    first bad line of a text or JSONL file.
     """
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    text = read_text(path)
-    fmt = fmt or detect_format(path, text)
-    parsers: dict[str, Callable[[], list[Memory]]] = {
-        "locomo": lambda: parse_locomo(path, text, conversation),
-        "memorybank": lambda: parse_memorybank(path, text),
-        "jsonl": lambda: parse_jsonl(path, text, user),
-        "text": lambda: parse_text(path, text, user, now),
-    }
-    memories = parsers[fmt]()
-    if not memories:
-        raise BadInputError(f"{path}: no memories found in this {fmt} file")
+    check_readable(path)
+    if fmt is None and path.suffix.lower() in _SUFFIXES:
+        fmt = _SUFFIXES[path.suffix.lower()]
+    if fmt is None:
+        with contextlib.closing(read_lines(path)) as lines:
+            fmt = _guess_format(path, next((line for _, line in lines if line.strip()), ""))
+    if fmt in ("json", "locomo", "memorybank"):
+        text = read_text(path)
+        if fmt == "json":
+            fmt = _json_format(path, load_json(path, text))
+        memories = parse_locomo(path, text, conversation) if fmt == "locomo" else parse_memorybank(path, text)
+        return fmt, lambda: iter(memories)
+    if fmt == "jsonl":
+        return fmt, lambda: jsonl_turns(path, read_lines(path), user)
+    return fmt, lambda: text_notes(path, read_lines(path, LINE_PIECE), user, now)
+
+
+def parse_file(path: Path, fmt: str | None, user: str, now: float, conversation: str | None = None) -> tuple[str, list[Memory]]:
+    """Read and parse an import file whole; returns (format used, memories without
+    duplicates). ``open_records`` parses one a record at a time.
+
+    Raises UsageError for an unknown ``fmt`` and BadInputError for a file that cannot be
+    read or parsed, or holds no memories.
+    """
+    fmt, records = open_records(path, fmt, user, now, conversation)
     unique: dict[str, Memory] = {}
-    for memory in memories:
+    for memory in records():
         unique.setdefault(memory.id, memory)
+    if not unique:
+        raise BadInputError(f"{path}: no memories found in this {fmt} file")
     return fmt, list(unique.values())

@@ -629,6 +629,21 @@ class RecallIndex:
             "SELECT memory_id FROM recall_index WHERE memory_id >= ? AND memory_id < ?", (prefix, prefix + "\U0010ffff")
         )]
 
+    def rowids_with_tags(self, user: str, tags: Sequence[str]) -> np.ndarray:
+        """The rowids of ``user``'s memories that carry every one of ``tags`` (int64), from
+        the copy of their metadata (a record leaves out an empty tag list, so the rows
+        without tags are passed over by a substring test before any JSON is read)."""
+        wanted = sorted(set(tags))
+        if not wanted:
+            return np.zeros(0, dtype=np.int64)
+        marks = ", ".join("?" * len(wanted))
+        rows = self._db.execute(
+            "SELECT rowid FROM recall_index AS r WHERE user = ? AND instr(record, '\"tags\"') > 0"
+            f" AND (SELECT count(DISTINCT value) FROM json_each(r.record, '$.tags') WHERE value IN ({marks})) = ?",
+            (user, *wanted, len(wanted)),
+        ).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
     def users(self) -> list[str]:
         """Every user with memories in the index, sorted."""
         return [r[0] for r in self._db.execute("SELECT DISTINCT user FROM recall_index ORDER BY user")]

@@ -13,14 +13,17 @@ whether its memory was new to the store.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
+from memcli.errors import DiskFullError, ReadOnlyStoreError
 from memcli.memory import Memory
+from memcli.paths import device_of, open_private, private_dir
 
 _IN_FLIGHT: Counter[str] = Counter()
 """Ids of the memories this process is writing now, all threads."""
@@ -43,7 +46,11 @@ class Journal:
             _IN_FLIGHT.update(ids)
         try:
             files = self._write(memories)
-            yield lambda: self.discard(files)
+            try:
+                yield lambda: self.discard(files)
+            except (DiskFullError, ReadOnlyStoreError):
+                self.discard(files)  # the error says nothing was kept: nothing stays journaled either
+                raise
         finally:
             with _IN_FLIGHT_LOCK:
                 _IN_FLIGHT.subtract(ids)
@@ -52,17 +59,35 @@ class Journal:
                         del _IN_FLIGHT[memory_id]
 
     def _write(self, memories: Sequence[Memory]) -> list[Path]:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        written = []
-        for memory in memories:
-            target = self.directory / f"{memory.id}-{os.getpid()}.json"
-            temporary = target.with_suffix(".tmp")
-            with temporary.open("w", encoding="utf-8") as f:
-                json.dump(memory.to_dict(), f, ensure_ascii=False)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temporary, target)
-            written.append(target)
+        """Write one file (0600, in a 0700 folder) per memory; returns them. Raises
+        DiskFullError when the device is full and ReadOnlyStoreError when the folder
+        cannot be written; what was written of the batch is removed first, so nothing is
+        journaled (or acknowledged)."""
+        written: list[Path] = []
+        temporary: Path | None = None
+        try:
+            private_dir(self.directory)
+            for memory in memories:
+                target = self.directory / f"{memory.id}-{os.getpid()}.json"
+                temporary = target.with_suffix(".tmp")
+                with os.fdopen(open_private(temporary), "w", encoding="utf-8") as f:
+                    json.dump(memory.to_dict(), f, ensure_ascii=False)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(temporary, target)
+                written.append(target)
+        except OSError as exc:
+            for path in [*written, *([temporary] if temporary is not None else [])]:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise DiskFullError(f"no space left on {device_of(self.directory)}; nothing was stored") from exc
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise ReadOnlyStoreError(
+                    f"the memory store at {self.directory.parent} is read-only ({exc.filename or self.directory}: {exc.strerror}); "
+                    "nothing was written"
+                ) from exc
+            raise
         # The renames are durable once the directory is: a power cut must not undo them.
         directory = os.open(self.directory, os.O_RDONLY)
         try:
@@ -82,6 +107,8 @@ class Journal:
                 continue
             try:
                 out.append((path, Memory(**json.loads(path.read_text(encoding="utf-8")))))
+            except FileNotFoundError:
+                continue  # its writer (another thread) stored it and dropped the file since the listing
             except (ValueError, TypeError):
                 continue  # a torn write of a .json file cannot happen (rename), but never crash on one
         return sorted(out, key=lambda found: found[1].created_at)
@@ -91,6 +118,28 @@ class Journal:
         """Drop journal files whose memories are stored."""
         for path in files:
             path.unlink(missing_ok=True)
+
+    def drop(self, ids: Collection[str] = (), user: str | None = None) -> int:
+        """Drop the journal files (left by a writer that stored them and died before
+        discarding them, or not stored yet) of the memories ``ids``, or of every memory of
+        ``user``: what is deleted for good must not come back at the next flush, nor stay
+        on disk. Returns how many files were dropped."""
+        if not self.directory.is_dir():
+            return 0
+        dropped = 0
+        for path in self.directory.iterdir():
+            if path.suffix not in (".json", ".tmp"):
+                continue
+            gone = path.stem.partition("-")[0] in ids
+            if not gone and user is not None:
+                try:
+                    gone = json.loads(path.read_text(encoding="utf-8")).get("user") == user
+                except (OSError, ValueError, AttributeError):
+                    gone = False
+            if gone:
+                path.unlink(missing_ok=True)
+                dropped += 1
+        return dropped
 
 
 def _in_flight(memory_id: str, pid: int) -> bool:

@@ -7,13 +7,18 @@ the thin client (``memcli.client``) reads these and nothing of the settings.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 APP_NAME = "memcli"
 CONFIG_FILENAME = "config.toml"
 SOCKET_NAME = "memcli.sock"
+CHAT_HISTORY = "chat_history"
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,11 @@ class Paths:
         return self.state_dir / "service.log"
 
     @property
+    def chat_history(self) -> Path:
+        """The chat prompt's line history (what was typed at ``you>``), kept across sessions."""
+        return self.state_dir / CHAT_HISTORY
+
+    @property
     def model_dir(self) -> Path:
         """Where the embedded default GGUF is assembled on first use."""
         return self.cache_dir / "models"
@@ -118,6 +128,119 @@ class Paths:
         }
 
 
+PRIVATE_DIR = 0o700
+"""Mode of every folder memcli makes: its user's only."""
+PRIVATE_FILE = 0o600
+"""Mode of every file memcli makes: its user's only."""
+
+
+def private_dir(path: Path) -> Path:
+    """Make folder ``path`` (and its missing parents) of mode 0700, whatever the umask,
+    and take group and other bits off it when it exists with them (``private``). A parent
+    that exists is left alone (``~/.local/share`` is not memcli's). Returns ``path``.
+
+    Raises OSError when it cannot be made; a folder that cannot be chmodded (another
+    owner, a read-only mount) is left as it is."""
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            folder.mkdir(mode=PRIVATE_DIR)
+        with contextlib.suppress(OSError):
+            os.chmod(folder, PRIVATE_DIR)
+    private(path)
+    return path
+
+
+def private(path: Path) -> bool:
+    """Take every group and other permission bit off ``path`` (0755 becomes 0700, 0644
+    0600; the owner's bits stay as they are, so a folder made read-only stays read-only);
+    True when it changed. Never follows a symlink; a path that is missing, not this
+    user's own or on a read-only mount is left alone."""
+    try:
+        found = os.lstat(path)
+        if stat.S_ISLNK(found.st_mode) or not found.st_mode & 0o077 or found.st_uid != os.geteuid():
+            return False
+        os.chmod(path, stat.S_IMODE(found.st_mode) & ~0o077)
+    except OSError:
+        return False
+    return True
+
+
+def private_tree(root: Path) -> list[Path]:
+    """Tighten ``root`` and everything under it (``private``); returns what changed. For
+    folders whose files another library writes (Chroma's store: its SQLite file, its
+    segment folders and HNSW files)."""
+    changed = [root] if private(root) else []
+    for folder, folders, files in os.walk(root):
+        for name in (*folders, *files):
+            if private(Path(folder) / name):
+                changed.append(Path(folder) / name)
+    return changed
+
+
+def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
+    """``os.open`` of ``path`` with ``flags`` that makes a new file 0600 whatever the
+    umask (and tightens an existing one); returns the file descriptor. Raises OSError."""
+    fd = os.open(path, flags, PRIVATE_FILE)
+    try:
+        found = os.fstat(fd)
+        if found.st_mode & 0o077 and found.st_uid == os.geteuid():
+            os.fchmod(fd, PRIVATE_FILE)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically and privately: its folder is made
+    0700 (``private_dir``), the text goes to a 0600 temporary file in it, is fsynced and
+    renamed over ``path``, so the file is whole or as before and never readable by others.
+    For every file memcli writes whole: the config file, the service file. Raises OSError."""
+    private_dir(path.parent)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    with contextlib.suppress(OSError):
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+def device_of(path: os.PathLike[str] | str) -> str:
+    """The device that holds ``path`` as a person names it: "/dev/sda2 (mounted on /home)
+    for PATH", from /proc/self/mounts where there is one, else the mount point."""
+    path = os.path.abspath(path)
+    mount = path
+    while not os.path.exists(mount) and os.path.dirname(mount) != mount:
+        mount = os.path.dirname(mount)
+    with contextlib.suppress(OSError):
+        while os.path.dirname(mount) != mount and os.stat(os.path.dirname(mount)).st_dev == os.stat(mount).st_dev:
+            mount = os.path.dirname(mount)
+    source = ""
+    with contextlib.suppress(OSError):
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) > 1 and fields[1].replace("\\040", " ") == mount:
+                    source = fields[0]
+    return f"{source} (mounted on {mount}) for {path}" if source else f"the device mounted on {mount} for {path}"
+
+
 def home_paths(root: Path) -> Paths:
     """memcli's paths under one folder: ``root/config``, ``/data``, ``/cache``, ``/state``."""
     return Paths(root / "config", root / "data", root / "cache", root / "state")
@@ -137,3 +260,33 @@ def resolve_paths(env: dict[str, str] | None = None) -> Paths:
         Path(platformdirs.user_cache_dir(APP_NAME)),
         Path(platformdirs.user_state_dir(APP_NAME)),
     )
+
+
+def scrub_history_file(path: Path, texts: Iterable[str]) -> int:
+    """Take out of a prompt_toolkit history file (``Paths.chat_history``: entries of a
+    ``# time`` line and ``+``-prefixed lines) every entry that typed one of ``texts``: the
+    same words, or a slash command with them as its argument (``/remember TEXT``), or, for a
+    text of 40 characters or more, any entry that holds it. Rewrites the file privately
+    (``write_private``) only when an entry goes; returns how many went. A missing file is
+    left missing."""
+    wanted = {" ".join(t.split()) for t in texts if t.strip()}
+    if not wanted or not path.is_file():
+        return 0
+    long = [t for t in wanted if len(t) >= 40]
+    entries: list[list[str]] = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True):
+        if line.startswith("#") or not entries:
+            entries.append([line])
+        else:
+            entries[-1].append(line)
+
+    def typed(entry: list[str]) -> bool:
+        said = " ".join("".join(line[1:] for line in entry if line.startswith("+")).split())
+        argument = said.partition(" ")[2] if said.startswith("/") else ""
+        return said in wanted or argument in wanted or any(t in said for t in long)
+
+    kept = [entry for entry in entries if not typed(entry)]
+    if len(kept) == len(entries):
+        return 0
+    write_private(path, "".join("".join(entry) for entry in kept))
+    return len(entries) - len(kept)

@@ -500,6 +500,8 @@ class Recaller:
         now: float | None = None,
         vector: np.ndarray | None = None,
         trim: bool = True,
+        tags: Sequence[str] = (),
+        parsed: tuple[list[str], list[QueryDate]] | None = None,
     ) -> list[Recalled]:
         """The ``k`` memories of ``user`` most relevant to ``query``, best first.
 
@@ -512,19 +514,25 @@ class Recaller:
         oldest first (then by id), as in time order. ``vector``: the query already ``encode``d.
         ``trim``: leave out the summary lines whose turn is recalled too
         (``without_repeated_lines``); a caller that picks among the hits trims after it.
+        ``tags``: only memories that carry every one of them (a mask over the index's
+        slots, from the rows the recall index finds with them: ``RecallIndex.rowids_with_tags``).
+        ``parsed``: the query already ``parse``d at ``now``, by a caller that holds the store
+        around this call (reading a first query loads dateparser, bm25s, jieba: seconds).
         """
         if k <= 0 or not query.strip():
             return []
         if vector is None:
             vector = self.encode(query)
         now = time.time() if now is None else now
-        parsed = self.parse(query, now)
+        parsed = self.parse(query, now) if parsed is None else parsed
         with self.store.transaction():
             index = self.index(user)
             mask = index.alive & ~index.archived & ~index.ended
             mask &= index.kind_mask([kind] if kind is not None else RECALLED_KINDS)
             if since is not None:
                 mask &= index.created_at >= since
+            if tags:
+                mask &= np.isin(index.rowids, self.store.sidecar.index.rowids_with_tags(user, tags))
             if not mask.any():
                 return []
             signals, similarity = self._scores(query, vector, user, index, mask, now, parsed)

@@ -100,10 +100,13 @@ class ForgottenMemory(Memory):
 
 
 class Remembered(Out):
-    """``memcli remember``: the note, and whether it was new (the same text twice is one note)."""
+    """``memcli remember``: the note, and whether it was new (the same text twice is one note).
+    A text longer than 1000 characters (250 CJK characters) is stored as one note a chunk:
+    ``memory`` is the first, ``ids`` lists them all."""
 
     memory: Memory
     added: bool
+    ids: list[str] = Field(description="the ids of the notes stored, in order: one, or one a chunk of a long text")
 
 
 class Answer(Out):
@@ -115,15 +118,18 @@ class Answer(Out):
 
 
 class ImportResult(Out):
-    """``memcli import``."""
+    """``memcli import``. An interrupted import (Ctrl-C) prints this too, with ``interrupted``
+    true, and exits 130: ``added`` + ``skipped`` of the ``found`` memories are stored, the
+    rest are stored by running the same import again."""
 
     path: str
     format: str = Field(description="locomo, memorybank, jsonl or text")
-    found: int = Field(description="memories read from the file")
+    found: int = Field(description="memories read from the file (a long paragraph or message: one a chunk)")
     added: int
     skipped: int = Field(description="already stored")
     users: dict[str, int] = Field(description="memories found per user")
     duration_seconds: float
+    interrupted: bool = Field(False, description="stopped by Ctrl-C before the end: found - added - skipped memories were not stored")
 
 
 class ForgetResult(Out):
@@ -134,8 +140,21 @@ class ForgetResult(Out):
     forgotten: int
     archived: int
     purged: int
+    derived_purged: int = Field(0, description="memories made from the purged ones (summaries, portraits, facts, the running memory), deleted with them; the next consolidate makes them again")
     duration_seconds: float
     memories: list[ForgottenMemory]
+
+
+class PurgeUserResult(Out):
+    """``memcli purge-user``: every memory of a user deleted for good, with their history
+    and consolidation progress, and the store compacted."""
+
+    user: str
+    purged: int
+    history_events: int = Field(description="history events deleted")
+    journal_files: int = Field(description="journaled (not yet stored) memories of the user dropped")
+    compaction_seconds: float
+    duration_seconds: float
 
 
 class FactCounts(Out):
@@ -172,13 +191,13 @@ class ConsolidateResult(Out):
 
 
 class HistoryEntry(Out):
-    """One event in the life of a consolidated memory (Mem0's history)."""
+    """One event in the life of a memory: consolidation's changes (Mem0's history), your edits, purges."""
 
     seq: int
     memory_id: str
     user: str
     kind: str
-    event: str = Field(description="ADD, UPDATE or DELETE")
+    event: str = Field(description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), or PURGE (deleted for good: the texts of its events are emptied)")
     old_text: str
     new_text: str
     at: Optional[str]
@@ -226,13 +245,17 @@ class ChatState(Out):
     history: list[ChatTurn]
     summary: str = Field(description="this session's older turns, folded")
     last_turn_at: Optional[str] = Field(description="ISO 8601 time of the last stored turn, to the microsecond; null before the first")
+    system: str = Field(default="", description="the session's own instruction (chat --system), added to every system prompt; empty for none")
+    resumed: bool = Field(default=False, description="the session goes on from earlier turns in the store (chat --continue)")
 
 
 class ChatReply(Out):
-    """One reply in a chat session (its text was streamed as it was generated)."""
+    """One reply in a chat session (its text was streamed as it was generated). A reply
+    cancelled with Ctrl-C ends where it was: ``reply`` holds the partial text, which is
+    stored (tagged ``interrupted``) and kept in the history like a whole one."""
 
     reply: str
-    interrupted: bool
+    interrupted: bool = Field(description="the user cancelled the reply (Ctrl-C) before it finished")
     memories: list[RecalledMemory]
     state: ChatState
 
@@ -250,6 +273,29 @@ class ServiceStatus(Out):
     requests_served: int
     socket: str
     log_file: str
+
+
+class PathCheck(Out):
+    """One path ``memcli doctor`` checked."""
+
+    name: str = Field(description="what it is: a name of memcli paths (data_dir, database...) or a path under one of them (data_dir/chroma/chroma.sqlite3)")
+    path: str
+    type: str = Field(description="dir, file, socket, symlink, other, or missing (not made yet: nothing to check)")
+    mode: Optional[str] = Field(description="permission bits in octal (0600), null when missing")
+    owner_uid: Optional[int] = Field(description="uid of its owner, null when missing")
+    ok: bool = Field(description="private: no group or other permission bits, owned by this user (a missing path is ok)")
+    problem: Optional[str] = Field(description="what is wrong, null when ok")
+
+
+class DoctorReport(Out):
+    """``memcli doctor``: every path memcli uses, checked for privacy (mode 0700 folders, 0600
+    files, this user's own) and the store for writability."""
+
+    ok: bool = Field(description="no warning")
+    store_writable: bool = Field(description="the data folder can be written (false: a read-only store, writes exit 9)")
+    checked: int = Field(description="paths checked")
+    warnings: list[str] = Field(description="one line each, as printed on stderr (without the 'memcli: warning: ' prefix)")
+    checks: list[PathCheck]
 
 
 class ServiceStop(Out):
@@ -332,6 +378,47 @@ class ConsolidationEvalResult(Out):
     duration_seconds: float
 
 
+class ConfigSetting(Out):
+    """``memcli config list`` (one per setting), ``config get``, ``set`` and ``unset``: a
+    setting in effect and where its value comes from."""
+
+    key: str
+    value: Any = Field(description="the value in effect, in its type (a table for user_decay)")
+    source: str = Field(description="default, config file, or the MEMCLI_<KEY> variable that sets it")
+    description: str
+
+
+class ConfigPath(Out):
+    """``memcli config path``: the config file."""
+
+    path: str
+    exists: bool
+
+
+class Completion(Out):
+    """One shell completion candidate (the ``complete`` request)."""
+
+    value: str
+    help: str = Field(description="what it is: a memory's text, a user's memory count, a kind's meaning")
+
+
+class VersionInfo(Out):
+    """``memcli version``: memcli, its engines, and the models the settings name (none is loaded to tell)."""
+
+    memcli: str
+    protocol: int = Field(description="the version of the service's requests and of these JSON shapes")
+    python: str
+    chromadb: Optional[str] = Field(description="installed version, null when not installed")
+    llama_cpp_python: Optional[str]
+    sentence_transformers: Optional[str]
+    torch: Optional[str]
+    chat_model: str = Field(description="the GGUF file of the model setting, or the embedded default's file (assembled on first use)")
+    chat_model_package: Optional[str] = Field(description="the package of the embedded default chat model and its version; null for a model setting")
+    embedder: str = Field(description="the sentence-transformers directory of the embedder setting, or the packaged default's")
+    embedder_package: Optional[str] = Field(description="the package of the default embedder and its version; null for an embedder setting")
+    service: Optional[str] = Field(description="the version of the running memcli service, null when none runs")
+
+
 RESULTS: dict[str, Any] = {
     "memory": Memory,
     "recalled memory": RecalledMemory,
@@ -351,9 +438,14 @@ RESULTS: dict[str, Any] = {
     "service status": ServiceStatus,
     "service stop": ServiceStop,
     "paths": PathsResult,
+    "doctor": DoctorReport,
+    "path check": PathCheck,
     "probe eval": ProbeEvalResult,
     "consolidation eval": ConsolidationEvalResult,
     "reindex": ReindexResult,
     "eval": EvalResult,
+    "config setting": ConfigSetting,
+    "config path": ConfigPath,
+    "version": VersionInfo,
 }
 """The documented shapes, by name (the man page's JSON OUTPUT section)."""

@@ -48,6 +48,7 @@ from memcli.config import Paths, Settings, load_settings
 from memcli.core import Memcli
 from memcli.errors import Interrupted, MemcliError
 from memcli.llm import ChatModel
+from memcli.paths import private_dir, write_private
 from memcli.resources import Resources
 
 log = logging.getLogger("memcli.service")
@@ -105,6 +106,7 @@ class Service:
         self._last = time.monotonic()
         self._counter = threading.Lock()
         self._stopping = threading.Event()
+        self._listener: Listener | None = None
 
     # running ---------------------------------------------------------------------------
 
@@ -121,7 +123,7 @@ class Service:
             stored = pending.flush_pending()
             if stored:
                 log.info("stored %d journaled memories", len(stored))
-            listener = self._listen()
+            listener = self._listener = self._listen()
             try:
                 self._write_service_file()
                 threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
@@ -136,7 +138,8 @@ class Service:
                     if previous is not None:
                         signal.signal(signal.SIGTERM, previous)
             finally:
-                listener.close()
+                with contextlib.suppress(OSError):  # its socket file may be gone with its folder
+                    listener.close()
                 with contextlib.suppress(OSError):
                     self.paths.service_file.unlink()
                 with contextlib.suppress(OSError):
@@ -152,8 +155,13 @@ class Service:
             return
         self._stopping.set()
         # accept() does not wake when its socket is closed from another thread; a connection does.
-        with contextlib.suppress(OSError):
+        try:
             Client(str(self.paths.socket), family="AF_UNIX").close()
+        except OSError:
+            # The socket file is gone (its MEMCLI_HOME was deleted under the service): no one
+            # can connect, so shutting the listening socket down is what wakes accept() (Linux).
+            with contextlib.suppress(AttributeError, OSError):
+                self._listener._listener._socket.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]
 
     def _listen(self) -> Listener:
         run = self.paths.run_dir
@@ -174,9 +182,7 @@ class Service:
     def _write_service_file(self) -> None:
         data = {"pid": os.getpid(), "process_start": process_start(os.getpid()), "version": __version__, "protocol": PROTOCOL,
                 "socket": str(self.paths.socket), "started_at": self.started_at}
-        temporary = self.paths.service_file.with_suffix(".tmp")
-        temporary.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(temporary, self.paths.service_file)
+        write_private(self.paths.service_file, json.dumps(data))
 
     def _warm_up(self) -> None:
         try:
@@ -265,7 +271,16 @@ class Service:
             except OSError:
                 raise Interrupted("the client went away") from None
 
+        cancelled = False
+
         def emit(event: str, **fields: Any) -> None:
+            # The client sends nothing after its request but a cancel (its user pressed
+            # Ctrl-C), and a closed connection reads as ready too: either way the verb stops
+            # here, at one of its events, once, and answers what it has (``memcli.client``).
+            nonlocal cancelled
+            if not cancelled and connection.poll():
+                cancelled = True
+                raise Interrupted("interrupted")
             send({"event": event, **fields})
 
         outcome = "ok"
@@ -289,6 +304,7 @@ class Service:
             send({"event": "result", "data": data})
         except Interrupted as exc:
             outcome = f"interrupted: {exc.message}"
+            self._reply_error(send, int(exc.exit_code), exc.message, request)  # a client that cancelled waits for it
         except MemcliError as exc:
             outcome = f"error {int(exc.exit_code)}: {exc.message}"
             self._reply_error(send, int(exc.exit_code), exc.message, request)
@@ -324,8 +340,7 @@ class Service:
 
 def _setup_log(paths: Paths) -> None:
     """The service's log: ``paths.log_file``, rotated at 1 MB, three files kept."""
-    paths.state_dir.mkdir(parents=True, exist_ok=True)
-    os.chmod(paths.state_dir, 0o700)
+    private_dir(paths.state_dir)
     for existing in list(log.handlers):
         if getattr(existing, "memcli_service", False):
             log.removeHandler(existing)

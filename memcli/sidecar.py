@@ -12,14 +12,17 @@ by ordering and idempotent writes, not by one shared transaction.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memcli import index
 from memcli.index import atomic
 from memcli.errors import MemcliError
+from memcli.paths import open_private
 
 SCHEMA_VERSION = 1
 DONE, SKIPPED = "done", "skipped"
@@ -75,12 +78,17 @@ class Sidecar:
     """An open connection to the sidecar database. Raises MemcliError when the file was
     written by a newer memcli or is not a SQLite database."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, connection: sqlite3.Connection | None = None) -> None:
         self.path = path
         try:
-            # The service's request threads share this connection, one at a time under the
-            # store's lock (``MemoryStore.transaction``).
-            self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            if connection is None:
+                # SQLite makes the file (and its -journal, which takes the file's mode) as the
+                # umask says: make it 0600 first.
+                os.close(open_private(path, os.O_RDWR | os.O_CREAT))
+                # The service's request threads share this connection, one at a time under the
+                # store's lock (``MemoryStore.transaction``).
+                connection = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            self._db = connection
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
@@ -90,6 +98,41 @@ class Sidecar:
             raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
         self.index = index.RecallIndex(self._db)
         """The recall index tables."""
+
+    @classmethod
+    def snapshot(cls, path: Path) -> Sidecar:
+        """A copy in memory of the database at ``path`` (empty when there is none), read
+        without writing a byte to its folder: for a store that cannot be written (a
+        read-only mount, ``chattr +i``). What is written to the copy (a rebuilt row, a
+        filled window vector) is lost when it closes. Costs the database's size in memory
+        and about its size / disk speed in time (SQLite's online backup). Raises MemcliError
+        when the file is not a memcli database."""
+        copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        if path.is_file():
+            uri = f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro"
+            try:
+                source = sqlite3.connect(uri, uri=True)
+                try:
+                    source.backup(copy)
+                finally:
+                    source.close()
+            except sqlite3.DatabaseError as exc:
+                copy.close()
+                raise MemcliError(f"{path}: cannot read it ({exc})") from exc
+        return cls(path, copy)
+
+    def copies(self, ids: Sequence[str] | None = None) -> list[tuple[str, str, str, bytes]]:
+        """(id, text, record, vector as float32 bytes) of the memories the recall index
+        keeps a whole copy of, in the order they were first written; only those of ``ids``
+        when given. What a read-only store reads instead of Chroma."""
+        select = "SELECT memory_id, text, record, turn_vector FROM recall_index WHERE record != '{}'"
+        if ids is None:
+            return self._db.execute(select + " ORDER BY rowid").fetchall()
+        found: list[tuple[str, str, str, bytes]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            found.extend(self._db.execute(f"{select} AND memory_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid", chunk))
+        return found
 
     def close(self) -> None:
         """Close the connection."""
@@ -131,6 +174,13 @@ class Sidecar:
         rows = self._db.execute("SELECT DISTINCT memory_id FROM history WHERE memory_id LIKE ? ESCAPE '\\'", (pattern,))
         return [r[0] for r in rows.fetchall()]
 
+    def completions(self, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:
+        """Shell completions of memory ids, users or kinds from the recall index
+        (``memcli.completion.candidates``)."""
+        from memcli.completion import candidates
+
+        return candidates(self._db, what, prefix, user)
+
     # consolidation progress ------------------------------------------------------
 
     def mark_consolidated(self, user: str, stage: str, item_ids: Sequence[str], at: float, status: str = DONE) -> None:
@@ -154,3 +204,42 @@ class Sidecar:
                 self._db.executemany("DELETE FROM consolidated WHERE item_id = ?", [(i,) for i in item_ids])
             else:
                 self._db.executemany("DELETE FROM consolidated WHERE item_id = ? AND stage = ?", [(i, stage) for i in item_ids])
+
+    # deleting for good -------------------------------------------------------------
+
+    def scrub_history(self, user: str, gone: Mapping[str, str], at: float) -> int:
+        """Take out of ``user``'s history the text of the memories ``gone`` (id → kind,
+        deleted for good) and of every event caused by one of them (its ``source_ids`` cite one: a
+        fact's UPDATE row holds the new fact's text), and record a PURGE event (id, time,
+        no text) for each of ``gone``. The events stay, with empty texts; events of one
+        memory that become the same (two UPDATEs of a regenerated summary) are kept once.
+        Returns how many events lost their text."""
+        rows = self._db.execute(
+            "SELECT seq, memory_id, source_ids FROM history WHERE user = ? AND (old_text != '' OR new_text != '')", (user,)
+        ).fetchall()
+        scrub = [seq for seq, memory_id, sources in rows if memory_id in gone or not gone.keys().isdisjoint(json.loads(sources))]
+        with atomic(self._db):
+            for seq in scrub:
+                self._db.execute("UPDATE OR IGNORE history SET old_text = '', new_text = '' WHERE seq = ?", (seq,))
+            self._db.executemany("DELETE FROM history WHERE seq = ? AND (old_text != '' OR new_text != '')", [(s,) for s in scrub])
+            self._db.executemany(
+                "INSERT OR IGNORE INTO history (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
+                " VALUES (?, ?, ?, 'PURGE', '', '', ?, '[]', '')",
+                [(memory_id, user, kind, at) for memory_id, kind in sorted(gone.items())],
+            )
+        return len(scrub)
+
+    def forget_user(self, user: str) -> None:
+        """Delete every history event and all consolidation progress of ``user`` (a user
+        purged whole: their memories are deleted by ``MemoryStore.delete``)."""
+        with atomic(self._db):
+            self._db.execute("DELETE FROM history WHERE user = ?", (user,))
+            self._db.execute("DELETE FROM consolidated WHERE user = ?", (user,))
+
+    def compact(self) -> None:
+        """Rewrite the database without what deleted rows left in its pages (SQLite keeps a
+        deleted row's bytes in free pages and free space until they are reused): a WAL,
+        if one is in use, is checkpointed and truncated first, then VACUUM rebuilds the
+        file in place (it keeps the file's mode). Costs about the file's size in writes."""
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._db.execute("VACUUM")

@@ -144,8 +144,8 @@ def test_remember_empty_text_is_bad_input(runner: CliRunner, fake_embedder: Any)
 
 def test_remember_json_reports_the_note(runner: CliRunner, fake_embedder: Any) -> None:
     data = json.loads(ok(runner.invoke(app, ["remember", "I play chess", "--json"])).stdout)
-    assert set(data) == {"memory", "added"}
-    assert data["memory"]["text"] == "I play chess" and data["added"] is True
+    assert set(data) == {"memory", "added", "ids"}
+    assert data["memory"]["text"] == "I play chess" and data["added"] is True and data["ids"] == [data["memory"]["id"]]
     again = json.loads(ok(runner.invoke(app, ["remember", "I play chess", "--json"])).stdout)
     assert again["memory"]["id"] == data["memory"]["id"] and again["added"] is False
 

@@ -328,9 +328,11 @@ def test_history_of_a_deleted_memory_still_shows(runner: CliRunner, consolidated
     ok(runner.invoke(app, ["delete", fact["id"]]))
     assert_error(runner.invoke(app, ["show", fact["id"]]), ExitCode.NOT_FOUND)
 
-    [entry] = texts(runner, "history", fact["id"][:5])
+    added, purged = texts(runner, "history", fact["id"][:5])
 
-    assert (entry["memory_id"], entry["event"], entry["new_text"]) == (fact["id"], "ADD", "Rex is four months old.")
+    # the events stay, without the deleted text (deleted means gone: tests/test_purge.py)
+    assert (added["memory_id"], added["event"], added["new_text"]) == (fact["id"], "ADD", "")
+    assert (purged["memory_id"], purged["event"], purged["old_text"], purged["new_text"]) == (fact["id"], "PURGE", "", "")
     assert_error(runner.invoke(app, ["history", "0000ffff"]), ExitCode.NOT_FOUND)
 
 

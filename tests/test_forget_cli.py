@@ -130,7 +130,7 @@ def test_forget_archives_faded_memories_which_are_never_recalled(
 
 def test_forget_json_has_the_counts_and_nothing_else_on_stdout(runner: CliRunner, old_and_fresh: tuple[str, str]) -> None:
     data = forget_json(runner, iso(10))
-    assert set(data) == {"dry_run", "examined", "forgotten", "archived", "purged", "duration_seconds", "memories"}
+    assert set(data) == {"dry_run", "examined", "forgotten", "archived", "purged", "derived_purged", "duration_seconds", "memories"}
     assert (data["dry_run"], data["examined"], data["forgotten"], data["archived"], data["purged"]) == (False, 2, 1, 1, 0)
     assert isinstance(data["duration_seconds"], (int, float)) and data["duration_seconds"] >= 0
     [gone] = data["memories"]

@@ -126,7 +126,7 @@ def test_man_page_has_the_required_sections() -> None:
 @pytest.mark.parametrize("path, command", COMMANDS, ids=[path for path, _ in COMMANDS])
 def test_man_page_documents_every_option_and_argument(path: str, command: Any) -> None:
     man = _man()
-    section = _section(man, ".SH OPTIONS" if path == "memcli" else f'.SS "{path}"')
+    section = _section(man, ".SH OPTIONS" if path == "memcli" else f'.SS "{gen_docs.roff(path)}"')
     for param in command.params:
         if getattr(param, "hidden", False):
             continue

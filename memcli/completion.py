@@ -1,0 +1,119 @@
+"""Shell completion of memory ids, user names and kinds.
+
+The shell runs ``memcli`` at every TAB press, so this imports nothing but the standard
+library and answers from the recall index (``memcli.index``), which holds every memory's
+id, user, kind and text in the SQLite sidecar: through the running service (the
+``complete`` request) when one runs, else by reading the sidecar directly, read-only; no
+Chroma, no model. Kinds are a fixed list. Any failure offers nothing rather than an error
+(a TAB press must never print a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+from memcli.memory import Kind
+from memcli.paths import Paths
+
+WHAT = ("id", "user", "kind")
+"""What can be completed."""
+LIMIT = 50
+"""Candidates offered at most (newest memories first): more is noise in a shell menu."""
+KIND_HELP = {
+    Kind.TURN.value: "a chat or conversation turn",
+    Kind.NOTE.value: "a note (memcli remember)",
+    Kind.FACT.value: "a fact extracted by consolidation",
+    Kind.EVENT_DAILY.value: "a day's event summary",
+    Kind.EVENT_GLOBAL.value: "the global event summary",
+    Kind.PORTRAIT_DAILY.value: "a day's portrait",
+    Kind.PORTRAIT_GLOBAL.value: "the global portrait",
+    Kind.RUNNING_SUMMARY.value: "the running memory of past sessions",
+}
+
+
+def _after(prefix: str) -> str:
+    """The smallest string above every string that starts with ``prefix`` (a range scan
+    on an index instead of LIKE, which SQLite cannot use on a case-sensitive column)."""
+    return prefix + "\U0010ffff"
+
+
+def candidates(db: sqlite3.Connection, what: str, prefix: str = "", user: str | None = None, limit: int = LIMIT) -> list[tuple[str, str]]:
+    """(value, help) pairs that complete ``prefix``: memory ids (the latest stored first, ``user``'s
+    only when given; help: the start of the text), user names (help: how many memories),
+    or kinds. Reads the ``recall_index`` table of the sidecar ``db``.
+
+    Raises ValueError for an unknown ``what``; sqlite3.Error as the database does."""
+    if what == "kind":
+        return [(k, h) for k, h in KIND_HELP.items() if k.startswith(prefix)]
+    if what == "user":
+        rows = db.execute(
+            "SELECT user, count(*) FROM recall_index WHERE user >= ? AND user < ? GROUP BY user ORDER BY user LIMIT ?",
+            (prefix, _after(prefix), limit),
+        ).fetchall()
+        return [(name, f"{count} memories") for name, count in rows]
+    if what == "id":
+        # A prefix of 2+ hex digits matches few rows: found by the id index, then ordered. A
+        # shorter one matches many: the table is walked newest row first and stops at
+        # ``limit`` (the unary + keeps SQLite off the id index, which would sort them all).
+        column = "memory_id" if len(prefix) >= 2 else "+memory_id"
+        query = f"SELECT memory_id, kind, text FROM recall_index WHERE {column} >= ? AND {column} < ?"
+        args: list[Any] = [prefix, _after(prefix)]
+        if user:
+            query += " AND user = ?"
+            args.append(user)
+        rows = db.execute(query + " ORDER BY rowid DESC LIMIT ?", (*args, limit)).fetchall()
+        return [(memory_id, f"{kind}: {' '.join(text.split())[:60]}") for memory_id, kind, text in rows]
+    raise ValueError(f"cannot complete {what!r}; choose one of {', '.join(WHAT)}")
+
+
+def read_candidates(paths: Paths, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:
+    """``candidates`` read from the sidecar database file, opened read-only (nothing is
+    created or migrated; a missing or locked database offers nothing)."""
+    if what == "kind":
+        return candidates(None, what, prefix)  # type: ignore[arg-type]
+    if not paths.database.is_file():
+        return []
+    db = sqlite3.connect(f"{paths.database.as_uri()}?mode=ro", uri=True, timeout=0.5)
+    try:
+        return candidates(db, what, prefix, user)
+    finally:
+        db.close()
+
+
+def complete(paths: Paths, what: str, prefix: str = "", user: str | None = None, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """The completions of ``prefix`` (see ``candidates``): asked of the running service of
+    ``paths`` when one of this memcli's version runs and the service is not turned off,
+    else read from the sidecar; never starts the service. Empty on any failure."""
+    try:
+        if what != "kind":
+            found = _from_service(paths, what, prefix, user, env)
+            if found is not None:
+                return found
+        return read_candidates(paths, what, prefix, user)
+    except Exception:  # noqa: BLE001 - a TAB press offers nothing rather than a traceback
+        return []
+
+
+def _from_service(paths: Paths, what: str, prefix: str, user: str | None, env: Mapping[str, str] | None) -> list[tuple[str, str]] | None:
+    """The service's answer, or None when no service of this version runs (or it is off)."""
+    from memcli import __version__
+    from memcli.client import Handlers, ServiceClient, client_env, service_mode
+
+    environment = client_env(env)
+    if service_mode(paths, environment) == "off" or not paths.socket.exists():
+        return None
+    try:
+        running = json.loads(paths.service_file.read_text(encoding="utf-8")).get("version")
+    except (OSError, ValueError):
+        return None
+    if running != __version__:
+        return None  # a request would make the client restart it: not on a TAB press
+    request = {"verb": "complete", "args": {"what": what, "prefix": prefix, "user": user}, "env": environment}
+    try:
+        found = ServiceClient(paths).request(request, Handlers(), start=False)
+    except Exception:  # noqa: BLE001 - stopping, or gone: read the sidecar instead
+        return None
+    return [(item["value"], item["help"]) for item in found]

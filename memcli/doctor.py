@@ -1,0 +1,104 @@
+"""``memcli doctor``: checks that what memcli keeps is private and that the store can be
+written, without loading a model or opening the store.
+
+Every folder memcli makes is mode 0700 and every file 0600 (``memcli.paths``); a path
+with any group or other permission bit, or owned by another user, is a warning, as is a
+store folder that cannot be written (read commands work, writes exit 9). The same lines
+go to stderr on ``memcli stats``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from memcli import schema
+from memcli.paths import Paths
+
+_TYPES = ((stat.S_ISLNK, "symlink"), (stat.S_ISDIR, "dir"), (stat.S_ISREG, "file"), (stat.S_ISSOCK, "socket"))
+
+
+def check_path(name: str, path: Path) -> schema.PathCheck:
+    """The privacy check of one path (not following a symlink): ok when it is missing, or
+    has no group or other permission bits and belongs to this user."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return schema.PathCheck(name=name, path=str(path), type="missing", mode=None, owner_uid=None, ok=True, problem=None)
+    kind = next((label for test, label in _TYPES if test(found.st_mode)), "other")
+    bits = stat.S_IMODE(found.st_mode)
+    problems = []
+    if found.st_uid != os.geteuid():
+        problems.append(f"owned by uid {found.st_uid}, not by you (uid {os.geteuid()})")
+    if kind != "symlink":
+        access = [who for who, mask in (("group", 0o070), ("others", 0o007)) if bits & mask]
+        if access:
+            verbs = "/".join(v for v, mask in (("readable", 0o044), ("writable", 0o022), ("searchable" if kind == "dir" else "executable", 0o011))
+                             if bits & mask)
+            problems.append(f"{verbs} by {' and '.join(access)} (mode {bits:04o}): chmod go-rwx {path}")
+    problem = "; ".join(problems) or None
+    return schema.PathCheck(name=name, path=str(path), type=kind, mode=f"{bits:04o}", owner_uid=found.st_uid, ok=problem is None,
+                            problem=problem)
+
+
+def _named(paths: Paths) -> list[tuple[str, Path]]:
+    """Every path of ``memcli paths``, then everything under memcli's own folders."""
+    named = [(name, Path(value)) for name, value in paths.as_dict().items()]
+    seen = {path for _, path in named}
+    roots = [("config_dir", paths.config_dir), ("data_dir", paths.data_dir), ("state_dir", paths.state_dir),
+             ("cache_dir", paths.cache_dir), ("run_dir", paths.run_dir)]
+    for root_name, root in roots:
+        if not root.is_dir() or root.is_symlink():
+            continue
+        for folder, folders, files in os.walk(root):
+            for entry in sorted((*folders, *files)):
+                path = Path(folder) / entry
+                if path not in seen:
+                    seen.add(path)
+                    named.append((f"{root_name}/{path.relative_to(root)}", path))
+    return named
+
+
+def store_writable(paths: Paths) -> bool:
+    """Whether the data folder (or, before it exists, the folder it would be made in) can
+    be written by this process, and its lock file too when there is one."""
+    folder = paths.data_dir
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    lock = paths.lock_file
+    return os.access(folder, os.W_OK) and (not lock.exists() or os.access(lock, os.W_OK))
+
+
+def check(paths: Paths) -> schema.DoctorReport:
+    """Check every path memcli uses (``memcli doctor``): its privacy (``check_path``) and
+    whether the store can be written. Reads modes only: cheap, no model, no store."""
+    checks = [check_path(name, path) for name, path in _named(paths)]
+    writable = store_writable(paths)
+    warnings = _warnings([c for c in checks if not c.ok])
+    if not writable:
+        warnings.append(f"the memory store at {paths.data_dir} is read-only: read commands work, writes exit 9")
+    return schema.DoctorReport(ok=not warnings, store_writable=writable, checked=len(checks), warnings=warnings, checks=checks)
+
+
+def _warnings(failed: list[schema.PathCheck]) -> list[str]:
+    """One line per failed path, except that the paths under a failed folder are counted
+    in its line (and its fix made recursive) rather than listed one by one."""
+    heads: dict[str, int] = {}
+    for item in sorted(failed, key=lambda c: c.path):
+        head = next((h for h in heads if item.path.startswith(h.rstrip("/") + "/")), None)
+        if head is None:
+            heads[item.path] = 0
+        else:
+            heads[head] += 1
+    by_path = {c.path: c for c in failed}
+    lines = []
+    for path, under in heads.items():
+        problem, _, fix = (by_path[path].problem or "").partition(": chmod go-rwx ")
+        line = f"{path}: {problem}" if problem.startswith("owned") else f"{path} is {problem}"
+        if under:
+            line += f", and so are {under} paths under it"
+        if fix:
+            line += f": chmod {'-R ' if under else ''}go-rwx {fix}"
+        lines.append(line)
+    return lines

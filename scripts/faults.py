@@ -1,0 +1,1079 @@
+"""The fault harness: drive the real ``memcli`` command in subprocesses, in temporary
+MEMCLI_HOMEs, through kill -9 trials, concurrent writers, a corpus of bad inputs and a
+purge grep, and check memcli's invariants after each.
+
+    python scripts/faults.py [--quick] [--trials N] [--json] [--only CASE] [--fake-models] [--jobs J]
+
+Invariants checked:
+
+- every acknowledged write is present exactly once after the fault and a recovery run:
+  a ``remember`` that exited 0 with an id, an import that exited 0 reporting what it
+  found, a chat line whose reply was printed (a ``/remember`` after each line marks
+  that the reply before it was complete);
+- no duplicates (the same text the harness wrote, stored twice; two daily summaries of
+  one day; two global summaries, portraits or running memories of one user);
+- no hang (every command has a timeout), no Python traceback on stderr, the store opens
+  afterwards;
+- "already remembered" only for a note stored before (concurrency case: every text is new);
+- bad input exits with its documented code (``memcli.errors.EXIT_CODE_MEANINGS``, the
+  table behind ``memcli --help`` and the README; never 1 "unexpected"), prints one line on
+  stderr and leaves the store unchanged (ids, kinds and texts of ``list -n 0 --json``,
+  active and archived, and ``stats --json`` without its byte count);
+- after ``delete``, ``forget --purge`` and purging a user, no file under MEMCLI_HOME
+  contains the purged text (byte-wise), while before the purge one did.
+
+It prints one table (``--json``: the same rows as JSON) and exits 1 when an invariant
+failed, 0 otherwise. Kill trials run with the service off (each process is short-lived)
+except the service case, which kill -9s the service under two writing clients. By
+default the real configured models are used (consolidation on its extractive path, chat
+replies capped at 48 tokens); ``--fake-models`` runs ``tests/fake_memcli.py``, the same
+CLI with the test fakes, for the test suite's quick mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memcli.errors import EXIT_CODE_MEANINGS, ExitCode  # noqa: E402  (light: no heavy import)
+
+TRACEBACK = "Traceback (most recent call last)"
+KILL_SHARES = {"kill: import": 0.25, "kill: chat": 0.15, "kill: consolidate": 0.15, "kill: forget": 0.1,
+               "kill: forget --purge": 0.1, "kill: service": 0.25}
+"""How the kill trials are spread over the cases (default 100 in all)."""
+FUTURE = "2031-01-01T00:00:00"
+"""A clock at which every unpinned test memory has faded (forget trials)."""
+SNAPSHOT_NOW = "2030-01-01T00:00:00"
+"""The fixed clock of ``stats`` in store snapshots, so that retention does not move."""
+VOLATILE_STATS = ("store_bytes",)
+DERIVED = ("fact", "event_daily", "event_global", "portrait_daily", "portrait_global", "running_summary")
+"""Kinds consolidation writes: they may quote the harness's texts, so they are checked per day/user instead."""
+
+
+@dataclass
+class Row:
+    """One line of the table: a case and what its trials found."""
+
+    case: str
+    trials: int = 0
+    killed: int = 0
+    acknowledged: int = 0
+    lost: int = 0
+    duplicates: int = 0
+    hangs: int = 0
+    tracebacks: int = 0
+    unchanged_passed: int = 0
+    unchanged_total: int = 0
+    lies: int = 0
+    failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not (self.lost or self.duplicates or self.hangs or self.tracebacks or self.lies or self.failures
+                    or self.unchanged_passed != self.unchanged_total)
+
+    def add(self, other: Row) -> None:
+        for name in ("trials", "killed", "acknowledged", "lost", "duplicates", "hangs", "tracebacks", "unchanged_passed",
+                     "unchanged_total", "lies"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.failures += other.failures
+        self.notes += other.notes
+
+
+@dataclass
+class Result:
+    """One finished (or killed, or timed-out) memcli process."""
+
+    argv: list[str]
+    code: int | None
+    out: str
+    err: str
+    hung: bool = False
+    killed: bool = False
+    seconds: float = 0.0
+
+    @property
+    def traceback(self) -> bool:
+        return TRACEBACK in self.err or TRACEBACK in self.out
+
+    def describe(self) -> str:
+        last = self.err.strip().splitlines()[-1:] or [""]
+        return f"`memcli {' '.join(self.argv)}` exit {self.code}: {last[0][:200]}"
+
+
+class Harness:
+    """Runs memcli commands for one harness run: which executable (real or fakes), the
+    base environment and the timeouts."""
+
+    def __init__(self, fake: bool, quick: bool, workdir: Path) -> None:
+        self.fake, self.quick, self.workdir = fake, quick, workdir
+        self.command = [sys.executable, str(ROOT / "tests" / "fake_memcli.py")] if fake else [sys.executable, "-m", "memcli"]
+        self.timeout = 300.0 if fake else 900.0
+        self.jobs = 2
+        self.help_cache: dict[tuple[str, ...], str] = {}
+
+    def env(self, home: Path, service: bool = False, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+        env.update(MEMCLI_HOME=str(home), MEMCLI_CONSOLIDATION="extractive", MEMCLI_MAX_TOKENS="48",
+                   HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
+        if not service:
+            env["MEMCLI_SERVICE"] = "off"
+        env.update(extra)
+        return env
+
+    def run(self, home: Path, *argv: str, input: str | None = None, service: bool = False, timeout: float | None = None,
+            prefix: Iterable[str] = (), **extra: str) -> Result:
+        """Run ``memcli argv`` to the end (killed after ``timeout`` s: a hang)."""
+        process = subprocess.Popen([*prefix, *self.command, *argv], stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env(home, service, **extra),
+                                   start_new_session=True, cwd=self.workdir)
+        start = time.monotonic()
+        try:
+            out, err = process.communicate(input.encode() if input is not None else None, timeout=timeout or self.timeout)
+            return Result(list(argv), process.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
+                          seconds=time.monotonic() - start)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            out, err = process.communicate()
+            return Result(list(argv), None, out.decode(errors="replace"), err.decode(errors="replace"), hung=True,
+                          seconds=time.monotonic() - start)
+
+    def run_killed(self, home: Path, argv: list[str], delay: float, input: str | None = None, after_lines: int = 0,
+                   **extra: str) -> Result:
+        """Start ``memcli argv`` and kill -9 it ``delay`` seconds later (or once its stderr
+        has ``after_lines`` lines); a process that ends first is not killed."""
+        out_file = tempfile.TemporaryFile(dir=self.workdir)
+        err_path = Path(tempfile.mkstemp(dir=self.workdir)[1])
+        with open(err_path, "wb") as err_file:
+            process = subprocess.Popen([*self.command, *argv], stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                       stdout=out_file, stderr=err_file, env=self.env(home, **extra), cwd=self.workdir)
+        if input is not None:
+            try:
+                process.stdin.write(input.encode())
+                process.stdin.close()
+            except BrokenPipeError:
+                pass
+        deadline = time.monotonic() + (delay if not after_lines else self.timeout)
+        killed = False
+        while process.poll() is None:
+            if time.monotonic() >= deadline or (after_lines and err_path.read_bytes().count(b"\n") >= after_lines):
+                process.send_signal(signal.SIGKILL)
+                killed = True
+                break
+            time.sleep(0.01)
+        process.wait()
+        out_file.seek(0)
+        out = out_file.read().decode(errors="replace")
+        err = err_path.read_bytes().decode(errors="replace")
+        out_file.close()
+        err_path.unlink()
+        return Result(list(argv), process.returncode, out, err, killed=killed)
+
+    def help(self, *argv: str) -> str:
+        """The --help text of a memcli command (to see which options this tree has)."""
+        if argv not in self.help_cache:
+            done = self.run(self.workdir / "help-home", *argv, "--help", COLUMNS="200")
+            self.help_cache[argv] = done.out
+        return self.help_cache[argv]
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+
+
+class Check:
+    """Accumulates what one trial finds into a Row."""
+
+    def __init__(self, row: Row) -> None:
+        self.row = row
+
+    def saw(self, result: Result, expect_ok: bool = False) -> Result:
+        self.row.killed += result.killed
+        if result.hung:
+            self.row.hangs += 1
+            self.row.failures.append(f"hang: {result.describe()}")
+        if result.traceback:
+            self.row.tracebacks += 1
+            self.row.failures.append(f"traceback: {result.describe()}")
+        elif expect_ok and result.code != 0 and not result.hung:
+            self.row.failures.append(f"failed: {result.describe()}")
+        return result
+
+    def memories(self, harness: Harness, home: Path, archived: bool = False, user: str | None = None, **extra: str) -> list[dict] | None:
+        argv = ["list", "-n", "0", "--json", *(["--archived"] if archived else []), *(["--user", user] if user else [])]
+        done = self.saw(harness.run(home, *argv, **extra), expect_ok=True)
+        if done.code != 0:
+            self.row.failures.append("the store does not open after the fault")
+            return None
+        try:
+            return json.loads(done.out)
+        except ValueError:
+            self.row.failures.append(f"`memcli {' '.join(argv)}` printed no JSON list")
+            return None
+
+    def present_once(self, memories: list[dict], acked: dict[str, str | None], archived: list[dict] | None = None) -> None:
+        """Every acknowledged text (with its printed id when known) is stored exactly once;
+        no text of ``acked`` or of the harness's own writes is stored twice."""
+        by_text = Counter(m["text"] for m in memories)
+        ids = {m["text"]: m["id"] for m in memories}
+        self.row.acknowledged += len(acked)
+        for text, memory_id in acked.items():
+            count = by_text[text]
+            if count == 0:
+                self.row.lost += 1
+                self.row.failures.append(f"lost: {text[:60]!r}")
+            elif memory_id and ids[text] != memory_id and not any(m["id"] == memory_id for m in memories):
+                self.row.lost += 1
+                self.row.failures.append(f"acknowledged id {memory_id} of {text[:40]!r} is gone (now {ids[text]})")
+        self.duplicates(memories + (archived or []))
+
+    def duplicates(self, memories: list[dict]) -> None:
+        mine = Counter(m["text"] for m in memories if m["kind"] not in DERIVED and "fx" in m["text"])
+        for text, count in mine.items():
+            if count > 1:
+                self.row.duplicates += count - 1
+                self.row.failures.append(f"duplicate ({count}x): {text[:60]!r}")
+        per_day = Counter((m["user"], m["kind"], m["day"]) for m in memories if m["kind"] in ("event_daily", "portrait_daily") and not m["archived"])
+        single = Counter((m["user"], m["kind"]) for m in memories if m["kind"] in ("event_global", "portrait_global", "running_summary") and not m["archived"])
+        for key, count in [*per_day.items(), *single.items()]:
+            if count > 1:
+                self.row.duplicates += count - 1
+                self.row.failures.append(f"duplicate derived memory ({count}x): {' '.join(key)}")
+
+
+def snapshot(harness: Harness, home: Path, check: Check, **extra: str) -> dict | None:
+    """What must not change: the memories (id, kind, text; active and archived) and the stats."""
+    stats = check.saw(harness.run(home, "stats", "--json", "--now", SNAPSHOT_NOW, **extra), expect_ok=True)
+    active = check.memories(harness, home, **extra)
+    if active is None or stats.code != 0:
+        return None
+    numbers = {k: v for k, v in json.loads(stats.out).items() if k not in VOLATILE_STATS}
+    archived = check.memories(harness, home, archived=True, **extra) if numbers.get("archived", 1) else []
+    if archived is None:
+        return None
+    return {"active": sorted([m["id"], m["kind"], m["text"]] for m in active),
+            "archived": sorted([m["id"], m["kind"], m["text"]] for m in archived), "stats": numbers}
+
+
+# --- inputs -----------------------------------------------------------------------------
+
+def tag() -> str:
+    """A unique word for the texts of one trial ("fx" marks the harness's own texts)."""
+    return "fx" + uuid.uuid4().hex[:10]
+
+
+def write_turns(path: Path, records: int, mark: str, days: int = 6) -> list[str]:
+    """A JSONL conversation of ``records`` turns over ``days`` days; returns the texts."""
+    topics = ("my sister Ana visits in spring", "the garden needs new tomato plants", "I started running on Sundays",
+              "work on the bridge project is late", "we adopted a grey cat named Pixel", "my knee hurts after long walks")
+    texts = []
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(records):
+            role = "user" if i % 2 == 0 else "assistant"
+            text = f"{topics[i % len(topics)].capitalize()}, note {i} {mark}." if role == "user" else f"That sounds important, tell me more about item {i} {mark}."
+            day = 1 + (i * days) // records
+            f.write(json.dumps({"role": role, "content": text, "timestamp": f"2026-03-{day:02d}T{9 + i % 10:02d}:{i % 60:02d}:00"}) + "\n")
+            texts.append(text)
+    return texts
+
+
+def write_notes(path: Path, records: int, mark: str) -> list[str]:
+    """A text file of ``records`` one-line paragraphs; returns the texts."""
+    texts = [f"Paragraph {i} of the notes: buy seeds, call the plumber, idea number {i} {mark}." for i in range(records)]
+    path.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
+    return texts
+
+
+def distribute(total: int, shares: dict[str, float]) -> dict[str, int]:
+    """``total`` trials over the cases by ``shares`` (largest remainder; at least 1 each)."""
+    raw = {k: total * v / sum(shares.values()) for k, v in shares.items()}
+    counts = {k: max(1, int(v)) for k, v in raw.items()}
+    for k in sorted(raw, key=lambda k: raw[k] - int(raw[k]), reverse=True):
+        if sum(counts.values()) >= total:
+            break
+        counts[k] += 1
+    return counts
+
+
+# --- kill -9 trials ---------------------------------------------------------------------
+
+class Kills:
+    """The kill -9 trials of one case: a template store, a calibration run (how long the
+    uninterrupted command takes), then trials killed at a random point of that span."""
+
+    def __init__(self, harness: Harness, rng: random.Random, base: Path) -> None:
+        self.h, self.rng, self.base = harness, rng, base
+        self.records = 60 if harness.quick else 200
+        self.spans: dict[str, float] = {}
+        self.lines: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def point(self, span: float, lines: int) -> tuple[float, int]:
+        """A kill point: a random delay in (0, span], or (when the command prints
+        progress lines) after a random k-th line, half of the time."""
+        if lines >= 2 and self.rng.random() < 0.5:
+            return span, self.rng.randint(1, lines - 1)
+        return self.rng.uniform(0.05, 1.0) * span, 0
+
+    def fresh(self, name: str) -> Path:
+        home = self.base / f"{name}-{uuid.uuid4().hex[:6]}"
+        home.mkdir(parents=True)
+        return home
+
+    def import_trial(self, row: Row, index: int) -> None:
+        check = Check(row)
+        home = self.fresh("import")
+        mark = tag()
+        source = home.parent / f"{home.name}.{'jsonl' if index % 2 == 0 else 'txt'}"
+        texts = write_turns(source, self.records, mark) if index % 2 == 0 else write_notes(source, self.records, mark)
+        progress = ["--progress"] if "--progress" in self.h.help("import") else []
+        argv = ["import", str(source), *progress]
+        span, lines = self.span("import", lambda: self.h.run(self.fresh("calibrate"), *argv))
+        delay, after = self.point(span, lines)
+        check.saw(self.h.run_killed(home, argv, delay, after_lines=after))
+        done = check.saw(self.h.run(home, "import", str(source), "--json"), expect_ok=True)
+        row.trials += 1
+        if done.code != 0:
+            return
+        found = json.loads(done.out).get("found")
+        if found != len(texts):
+            row.failures.append(f"the re-run import reported found={found} for {len(texts)} records")
+        memories = check.memories(self.h, home)
+        if memories is not None:
+            check.present_once(memories, dict.fromkeys(texts))
+
+    def chat_trial(self, row: Row) -> None:
+        check = Check(row)
+        home = self.fresh("chat")
+        mark = tag()
+        lines = [f"Today I talked to my neighbour about topic {i} {mark}" for i in range(4)]
+        separators = [f"chat separator {i} {mark}" for i in range(4)]
+        stdin = "".join(f"{line}\n/remember {sep}\n" for line, sep in zip(lines, separators))
+        span, _ = self.span("chat", lambda: self.h.run(self.fresh("calibrate"), "chat", input=stdin))
+        killed = check.saw(self.h.run_killed(home, ["chat"], self.rng.uniform(0.05, 1.0) * span, input=stdin))
+        acked = _chat_acknowledged(killed.out, lines, separators)
+        more, sep = f"After the crash I came back {mark}", f"chat separator after {mark}"
+        again = check.saw(self.h.run(home, "chat", input=f"{more}\n/remember {sep}\n"), expect_ok=True)
+        acked.update(_chat_acknowledged(again.out, [more], [sep]))
+        row.trials += 1
+        memories = check.memories(self.h, home)
+        if memories is not None:
+            check.present_once(memories, acked)
+
+    def consolidate_trial(self, row: Row, template: Path, texts: list[str], expected: Counter) -> None:
+        check = Check(row)
+        home = self.fresh("consolidate")
+        shutil.copytree(template, home, dirs_exist_ok=True)
+        span = self.spans["consolidate"]
+        check.saw(self.h.run_killed(home, ["consolidate"], self.rng.uniform(0.05, 1.0) * span))
+        check.saw(self.h.run(home, "consolidate"), expect_ok=True)
+        row.trials += 1
+        memories = check.memories(self.h, home)
+        if memories is None:
+            return
+        check.present_once(memories, dict.fromkeys(texts))
+        kinds = Counter(m["kind"] for m in memories)
+        if kinds != expected:
+            row.failures.append(f"after kill + re-run the kinds are {dict(kinds)}, an uninterrupted run gives {dict(expected)}")
+
+    def forget_trial(self, row: Row, template: Path, pinned: dict[str, str], faded: list[str], purge: bool) -> None:
+        check = Check(row)
+        home = self.fresh("forget")
+        shutil.copytree(template, home, dirs_exist_ok=True)
+        argv = ["forget", "--now", FUTURE, *(["--purge"] if purge else [])]
+        check.saw(self.h.run_killed(home, argv, self.rng.uniform(0.05, 1.0) * self.spans["forget"]))
+        check.saw(self.h.run(home, *argv), expect_ok=True)
+        row.trials += 1
+        active = check.memories(self.h, home)
+        archived = check.memories(self.h, home, archived=True)
+        if active is None or archived is None:
+            return
+        check.present_once(active, dict(pinned), archived)
+        left = {m["text"] for m in active} - set(pinned)
+        if left:
+            row.failures.append(f"{len(left)} faded memories still active after the forget re-run")
+        if purge and archived:
+            row.failures.append(f"--purge left {len(archived)} archived memories")
+        if not purge:
+            missing = set(faded) - {m["text"] for m in archived}
+            if missing:
+                row.lost += len(missing)
+                row.failures.append(f"{len(missing)} faded memories neither active nor archived (forget without --purge)")
+
+    def span(self, name: str, calibrate: Callable[[], Result]) -> tuple[float, int]:
+        """Seconds and stderr lines of one uninterrupted run of this case (measured once)."""
+        with self.lock:
+            if name not in self.spans:
+                done = calibrate()
+                if done.code != 0 or done.hung:
+                    raise Failure(f"the uninterrupted calibration run failed: {done.describe()}")
+                self.spans[name] = done.seconds
+                self.lines[name] = done.err.count("\n")
+        return self.spans[name], self.lines.get(name, 0)
+
+
+class Failure(Exception):
+    """A case could not run at all (its setup failed)."""
+
+
+def _chat_acknowledged(out: str, lines: list[str], separators: list[str]) -> dict[str, str | None]:
+    """The chat lines whose reply was printed: each is followed by its ``/remember``,
+    whose "remembered ID" line proves the reply before it was complete."""
+    printed = re.findall(r"^(?:already )?remembered (?:as )?([0-9a-f]{8,})\s*$", out, flags=re.M)
+    acked: dict[str, str | None] = {}
+    for line, sep, memory_id in zip(lines, separators, printed):
+        acked[line] = None
+        acked[sep] = memory_id
+    return acked
+
+
+def consolidate_template(kills: Kills, row: Row) -> tuple[Path, list[str], Counter]:
+    """A store of imported turns, not consolidated yet; the kinds that an uninterrupted
+    consolidation of it leaves (and how long it takes)."""
+    template = kills.fresh("consolidate-template")
+    source = template.parent / f"{template.name}.jsonl"
+    texts = write_turns(source, kills.records, tag())
+    _setup(kills.h.run(template, "import", str(source)), row)
+    calibration = kills.fresh("calibrate")
+    shutil.copytree(template, calibration, dirs_exist_ok=True)
+    done = _setup(kills.h.run(calibration, "consolidate"), row)
+    kills.spans["consolidate"] = done.seconds
+    listed = kills.h.run(calibration, "list", "-n", "0", "--json")
+    expected = Counter(m["kind"] for m in json.loads(_setup(listed, row).out))
+    return template, texts, expected
+
+
+def forget_template(kills: Kills, row: Row) -> tuple[Path, dict[str, str], list[str]]:
+    """A store of old imported turns and notes (all faded by FUTURE), a few of the notes
+    pinned (they must survive every forget)."""
+    template = kills.fresh("forget-template")
+    mark = tag()
+    source = template.parent / f"{template.name}.jsonl"
+    faded = write_turns(source, kills.records, mark)
+    _setup(kills.h.run(template, "import", str(source)), row)
+    pinned: dict[str, str] = {}
+    for i in range(3 if kills.h.quick else 5):
+        text = f"Pinned note {i}: the alarm code is {1000 + i} {mark}"
+        done = _setup(kills.h.run(template, "remember", text, "--now", "2026-03-02T10:00:00"), row)
+        memory_id = done.out.strip()
+        _setup(kills.h.run(template, "pin", memory_id), row)
+        pinned[text] = memory_id
+    calibration = kills.fresh("calibrate")
+    shutil.copytree(template, calibration, dirs_exist_ok=True)
+    kills.spans["forget"] = _setup(kills.h.run(calibration, "forget", "--now", FUTURE, "--purge"), row).seconds
+    return template, pinned, faded
+
+
+def _setup(result: Result, row: Row) -> Result:
+    if result.code != 0 or result.hung or result.traceback:
+        raise Failure(f"setup failed: {result.describe()}")
+    return result
+
+
+def service_case(h: Harness, rng: random.Random, base: Path, trials: int) -> Row:
+    """kill -9 the service while two clients write; the clients start a new one. One home
+    for all trials, so each trial also checks every earlier acknowledged note."""
+    row = Row("kill: service")
+    check = Check(row)
+    home = base / "service"
+    home.mkdir()
+    acked: dict[str, str] = {}
+    lock = threading.Lock()
+    mark = tag()
+    try:
+        for trial in range(trials):
+            status = h.run(home, "service", "status", "--json", service=True, timeout=60)
+            if status.code != 0:
+                first = check.saw(h.run(home, "remember", f"service warm-up {trial} {mark}", service=True), expect_ok=True)
+                if first.code == 0:
+                    acked[f"service warm-up {trial} {mark}"] = first.out.strip()
+                status = check.saw(h.run(home, "service", "status", "--json", service=True, timeout=60), expect_ok=True)
+                if status.code != 0:
+                    row.failures.append("the service did not start")
+                    break
+            pid = json.loads(status.out)["pid"]
+            stop = threading.Event()
+
+            def writer(w: int) -> None:
+                for n in range(1000):
+                    if stop.is_set():
+                        return
+                    text = f"Service trial {trial} writer {w} note {n} {mark}"
+                    done = check.saw(h.run(home, "remember", text, service=True))
+                    if done.code == 0 and done.out.strip():
+                        with lock:
+                            acked[text] = done.out.strip().splitlines()[-1]
+                    elif done.code not in (int(ExitCode.SERVICE), int(ExitCode.STORE_LOCKED)) and not done.hung:
+                        row.failures.append(f"a client during the service kill: {done.describe()}")
+
+            threads = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
+            for thread in threads:
+                thread.start()
+            time.sleep(rng.uniform(0.2, 1.5) if h.fake else rng.uniform(0.3, 3.0))
+            try:
+                os.kill(pid, signal.SIGKILL)
+                row.killed += 1
+            except ProcessLookupError:
+                row.failures.append(f"the service (pid {pid}) was gone before the kill")
+            time.sleep(2.0 if h.fake else 8.0)  # the clients start a new service and write on
+            stop.set()
+            for thread in threads:
+                thread.join()
+            row.trials += 1
+        memories = check.memories(h, home, service=True)
+        if memories is not None:
+            check.present_once(memories, acked)
+    finally:
+        h.run(home, "service", "stop", service=True, timeout=60)
+    return row
+
+
+def concurrency_case(h: Harness, base: Path, service: bool) -> Row:
+    """8 parallel ``remember`` loops of new texts, a chat and a consolidation at once."""
+    row = Row("concurrency" + (" (service)" if service else " (no service)"))
+    check = Check(row)
+    home = base / ("concurrency-service" if service else "concurrency-local")
+    home.mkdir()
+    mark = tag()
+    source = base / f"{home.name}.jsonl"
+    turns = write_turns(source, 40, mark)
+    acked: dict[str, str | None] = dict.fromkeys(turns)
+    lock = threading.Lock()
+    notes = (2 if service else 1) if h.quick else (3 if service else 2)
+    try:
+        check.saw(h.run(home, "import", str(source), service=service), expect_ok=True)
+
+        def writer(w: int) -> None:
+            for n in range(notes):
+                text = f"Writer {w} note {n}: a new thought about errands {mark}"
+                done = check.saw(h.run(home, "remember", text, "--json", service=service))
+                if done.code == 0:
+                    result = json.loads(done.out)
+                    with lock:
+                        acked[text] = result["memory"]["id"]
+                        if not result["added"]:
+                            row.lies += 1
+                            row.failures.append(f"'already remembered' for a new note: {text[:50]!r}")
+                elif done.code == int(ExitCode.STORE_LOCKED):
+                    row.notes.append(f"refused, store locked (exit 4): {text[:40]!r}")
+                elif not done.hung:
+                    row.failures.append(f"a writer failed: {done.describe()}")
+
+        chat_lines = [f"At the same time I chat about lunch {i} {mark}" for i in range(2)]
+        separators = [f"concurrent chat separator {i} {mark}" for i in range(2)]
+
+        def chat() -> None:
+            done = check.saw(h.run(home, "chat", input="".join(f"{a}\n/remember {b}\n" for a, b in zip(chat_lines, separators)),
+                                   service=service))
+            if done.code == int(ExitCode.STORE_LOCKED):
+                row.notes.append("chat refused, store locked (exit 4)")
+            elif done.code != 0 and not done.hung:
+                row.failures.append(f"failed: {done.describe()}")
+            with lock:
+                acked.update(_chat_acknowledged(done.out, chat_lines, separators))
+
+        def consolidate() -> None:
+            done = check.saw(h.run(home, "consolidate", service=service))
+            if done.code == int(ExitCode.STORE_LOCKED):
+                row.notes.append("consolidate refused, store locked (exit 4)")
+            elif done.code != 0 and not done.hung:
+                row.failures.append(f"failed: {done.describe()}")
+
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+        threads += [threading.Thread(target=chat), threading.Thread(target=consolidate)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        row.trials = 1
+        memories = check.memories(h, home, service=service)
+        if memories is not None:
+            check.present_once(memories, acked)
+    finally:
+        if service:
+            h.run(home, "service", "stop", service=True, timeout=60)
+    return row
+
+
+# --- bad inputs -------------------------------------------------------------------------
+
+def expected_code(*words: str) -> int:
+    """The documented exit code whose meaning names one of ``words`` (BAD_INPUT when the
+    table has none: a config or input error memcli reports as bad input)."""
+    for code, meaning in EXIT_CODE_MEANINGS.items():
+        if any(word in meaning.lower() for word in words):
+            return int(code)
+    return int(ExitCode.BAD_INPUT)
+
+
+def bad_inputs(h: Harness, base: Path) -> list[Row]:
+    """Each bad input against a copy of one small store: documented exit code, one line on
+    stderr, no traceback, the store unchanged."""
+    template = base / "bad-template"
+    template.mkdir()
+    mark = tag()
+    rows: list[Row] = []
+    setup_row = Row("bad: setup")
+    try:
+        for i in range(3):
+            _setup(h.run(template, "remember", f"Known note {i} before bad input {mark}"), setup_row)
+        before = snapshot(h, template, Check(setup_row))
+    except Failure as exc:
+        setup_row.failures.append(str(exc))
+        return [setup_row]
+    if before is None:
+        return [setup_row]
+    files = base / "bad-files"
+    files.mkdir()
+    bad = expected_code("bad input")
+    read_only, disk_full = expected_code("read-only", "read only"), expected_code("no space", "disk full")
+    config_code = expected_code("config file", "configuration")
+
+    def file_case(name: str, content: bytes, suffix: str) -> tuple[str, list[str], int, Callable[[Path], None] | None]:
+        path = files / f"{name}{suffix}"
+        path.write_bytes(content)
+        return name, ["import", str(path)], bad, None
+
+    def corrupt_config(home: Path) -> None:
+        (home / "config").mkdir(exist_ok=True)
+        (home / "config" / "config.toml").write_text("user = = 'nobody'\n[[[broken\n", encoding="utf-8")
+
+    def config_directory(home: Path) -> None:
+        (home / "config" / "config.toml").mkdir(parents=True, exist_ok=True)
+
+    broken_lines = [json.dumps({"role": "user", "content": f"line {i} {mark}", "timestamp": "2026-03-01T10:00:00"}) for i in range(20)]
+    broken_lines.insert(10, '{"role": "user", "content": "cut in the mid')
+    cases = [
+        file_case("malformed JSON", b'{"conversation": [{"speaker": "a", "text": "hi"', ".json"),
+        file_case("malformed JSONL line", ("\n".join(broken_lines) + "\n").encode(), ".jsonl"),
+        file_case("binary file", bytes(range(256)) * 64, ".txt"),
+        file_case("empty file", b"", ".txt"),
+        file_case("invalid UTF-8", b"A note about caf\xe9 and cr\xe8me, latin-1 bytes\n\nand \xff\xfe more\n", ".txt"),
+        file_case("wrong schema", json.dumps({"people": [{"name": "Ana", "age": 41}]}).encode(), ".json"),
+        ("corrupt config.toml", ["list"], config_code, corrupt_config),
+        ("config.toml is a directory", ["list"], config_code, config_directory),
+    ]
+    if not h.quick:
+        record = json.dumps({"role": "user", "content": "x" * 200, "timestamp": "2026-03-01T10:00:00"})
+        huge = ("[" + ",".join([record] * (20_000_000 // len(record))) + ",{]").encode()
+        cases.append(file_case("huge file (20 MB, malformed at its end)", huge, ".json"))
+    def one(index: int, name: str, argv: list[str], code: int, prepare: Callable[[Path], None] | None) -> Row:
+        home = base / f"bad-{index}"
+        shutil.copytree(template, home)
+        if prepare:
+            prepare(home)
+        row = Row(f"bad: {name}")
+        done = Check(row).saw(h.run(home, *argv))
+        _judge(row, done, code)
+        if prepare:  # the store is compared with the config problem removed
+            shutil.rmtree(home / "config")
+        _compare(h, home, before, row)
+        return row
+
+    def timed(name: str, case: Callable[[], Row]) -> Row:
+        started = time.monotonic()
+        try:
+            row = case()
+        except Exception as exc:  # the harness reports, it does not crash
+            row = Row(name, failures=[f"harness error: {type(exc).__name__}: {exc}"])
+        row.seconds = time.monotonic() - started
+        return row
+
+    with ThreadPoolExecutor(max_workers=h.jobs) as pool:
+        futures = [pool.submit(timed, f"bad: {case[0]}", lambda i=i, case=case: one(i, *case)) for i, case in enumerate(cases)]
+        futures.append(pool.submit(timed, "bad: read-only store", lambda: read_only_case(h, base, template, before, read_only)))
+        futures.append(pool.submit(timed, "bad: full disk", lambda: disk_full_case(h, base, template, before, disk_full)))
+        rows += [future.result() for future in futures]
+    return rows
+
+
+def _judge(row: Row, done: Result, code: int) -> None:
+    """Exit ``code``, one line on stderr (hangs and tracebacks are counted by Check)."""
+    row.trials += 1
+    if done.hung:
+        return
+    lines = [line for line in done.err.splitlines() if line.strip()]
+    if done.code != code:
+        meaning = EXIT_CODE_MEANINGS.get(done.code, "undocumented") if done.code is not None else "killed"
+        row.failures.append(f"exit {done.code} ({meaning}), expected {code}: {done.describe()}")
+    if len(lines) != 1 and not done.traceback:
+        row.failures.append(f"{len(lines)} lines on stderr, expected 1, from `memcli {' '.join(done.argv)}`: {lines!r}"[:400])
+
+
+def _compare(h: Harness, home: Path, before: dict, row: Row, **extra: str) -> None:
+    after = snapshot(h, home, Check(row), **extra)
+    row.unchanged_total += 1
+    if after == before:
+        row.unchanged_passed += 1
+    elif after is not None:
+        changed = [k for k in before if before[k] != after[k]]
+        row.failures.append(f"the store changed: {', '.join(changed)}")
+
+
+def read_only_case(h: Harness, base: Path, template: Path, before: dict, code: int) -> Row:
+    """A read-only store: writes exit with the read-only code, reads work. Root ignores
+    file modes, so as root the store is a read-only bind mount in a private mount
+    namespace (unshare); otherwise chmod a-w."""
+    row = Row("bad: read-only store")
+    home = base / "bad-read-only"
+    shutil.copytree(template, home)
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if not shutil.which("unshare"):
+            row.skipped = "running as root (file modes do not bind root) and no unshare for a read-only mount"
+            return row
+        prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                  f'mount --bind "{home}" "{home}" && mount -o remount,bind,ro "{home}" && exec "$@"', "sh"]
+        probe = subprocess.run([*prefix, "touch", str(home / "probe")], capture_output=True, text=True)
+        if probe.returncode == 0 or "Read-only" not in probe.stderr:
+            row.skipped = f"running as root and a read-only bind mount did not work: {probe.stderr.strip()[:100]}"
+            (home / "probe").unlink(missing_ok=True)
+            return row
+    else:
+        for path in [home, *home.rglob("*")]:
+            path.chmod(path.stat().st_mode & ~0o222)
+    check = Check(row)
+    try:
+        for argv in (["remember", "A note for a read-only store"], ["import", str(_small_file(base))]):
+            _judge(row, check.saw(h.run(home, *argv, prefix=prefix)), code)
+        for argv in (["list", "-n", "0"], ["stats"], ["recall", "note", "--no-reinforce"], ["recall", "note"]):
+            row.trials += 1
+            check.saw(h.run(home, *argv, prefix=prefix), expect_ok=True)
+        row.unchanged_total += 1
+        after = snapshot(h, home, check, prefix=prefix) if prefix else None
+    finally:
+        if not prefix:
+            for path in [home, *home.rglob("*")]:
+                path.chmod(path.stat().st_mode | 0o200)
+    if not prefix:
+        after = snapshot(h, home, check)
+    if after == before:
+        row.unchanged_passed += 1
+    elif after is not None:
+        row.failures.append("the store changed")
+    return row
+
+
+def _small_file(base: Path) -> Path:
+    path = base / "small-notes.txt"
+    if not path.exists():
+        write_notes(path, 30, tag())
+    return path
+
+
+def disk_full_case(h: Harness, base: Path, template: Path, before: dict, code: int) -> Row:
+    """An import into a store on a full tmpfs (mounted in a private mount namespace, as
+    root or through a user namespace): the disk-full code, one line, nothing stored; the
+    store works again once there is room."""
+    row = Row("bad: full disk")
+    if not shutil.which("unshare"):
+        row.skipped = "no unshare for a private tmpfs"
+        return row
+    home = base / "bad-disk-full"
+    home.mkdir()
+    userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    argv = ["unshare", *userns, "--mount", "--propagation", "private", sys.executable, __file__, "--disk-full-inside",
+            str(home), str(template), str(_small_file(base)), "--fake-models" if h.fake else "--real-models"]
+    if h.quick:
+        argv.append("--quick")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=h.timeout * 3)
+    if done.returncode != 0 or not done.stdout.strip():
+        row.skipped = f"a small tmpfs could not be mounted here: {(done.stderr.strip().splitlines() or [''])[-1][:120]}"
+        return row
+    inside = json.loads(done.stdout)
+    if inside.get("skipped"):
+        row.skipped = inside["skipped"]
+        return row
+    row.add(Row("inside", **{k: v for k, v in inside.items() if k in Row.__dataclass_fields__ and k not in ("case", "skipped", "seconds")}))
+    if inside["before"] != before:
+        row.failures.append("the copy on tmpfs differs from the template before the import")
+    return row
+
+
+def disk_full_inside(home: Path, template: Path, notes: Path, fake: bool, quick: bool) -> dict:
+    """In a private mount namespace: a tmpfs at ``home`` holding a copy of ``template``,
+    filled up; then the import. Prints the Row (plus the snapshot before) as JSON."""
+    size = sum(p.stat().st_size for p in template.rglob("*") if p.is_file())
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20}", "tmpfs", str(home)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        return {"skipped": f"mount -t tmpfs failed: {mounted.stderr.strip()[:100]}"}
+    shutil.copytree(template, home, dirs_exist_ok=True)
+    workdir = Path(tempfile.mkdtemp())
+    h = Harness(fake, quick, workdir)
+    row = Row("bad: full disk")
+    check = Check(row)
+    before = snapshot(h, home, check)
+    filler = home / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for block in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    os.write(descriptor, b"\0" * block)
+            except OSError:
+                continue
+    finally:
+        os.close(descriptor)
+    done = check.saw(h.run(home, "import", str(notes)))
+    _judge(row, done, code=expected_code("no space", "disk full"))
+    filler.unlink()
+    _compare(h, home, before, row)
+    again = check.saw(h.run(home, "import", str(notes), "--json"), expect_ok=True)
+    if again.code == 0 and json.loads(again.out).get("added") == 0:
+        row.failures.append("after the disk-full import failed, the re-import added 0 (the failed import left part of it)")
+    result = asdict(row)
+    result["before"] = before
+    return result
+
+
+# --- purge grep -------------------------------------------------------------------------
+
+def grep_home(home: Path, marker: bytes) -> list[str]:
+    """The files under ``home`` whose bytes contain ``marker``."""
+    found = []
+    for path in home.rglob("*"):
+        try:
+            if path.is_file() and not path.is_symlink() and marker in path.read_bytes():
+                found.append(str(path.relative_to(home)))
+        except OSError:
+            continue
+    return found
+
+
+def purge_cases(h: Harness, base: Path) -> list[Row]:
+    """Write a unique marker, purge it (delete / forget --purge / purge a user), grep."""
+    top, forget = h.help(), h.help("forget")
+    if "purge-user" in top:
+        purge_user = ["purge-user", "{user}", "--yes"]
+    elif re.search(r"--all(?![-\w])", forget):
+        purge_user = ["forget", "--purge", "--user", "{user}", "--all", *(["--yes"] if "--yes" in forget else [])]
+    else:
+        purge_user = []
+    with ThreadPoolExecutor(max_workers=h.jobs) as pool:
+        return list(pool.map(lambda case: purge_one(h, base, *case, purge_user),
+                             enumerate(("delete", "forget --purge", "purge a user"))))
+
+
+def purge_one(h: Harness, base: Path, index: int, how: str, purge_user: list[str]) -> Row:
+    """One purge grep: the marker is in some file before, in none after; a pinned note stays."""
+    row = Row(f"purge grep: {how}")
+    started = time.monotonic()
+    check = Check(row)
+    home = base / f"purge-{index}"
+    home.mkdir()
+    marker = "zq" + uuid.uuid4().hex
+    user = "purgeme"
+    if how == "purge a user" and not purge_user:
+        row.skipped = "this tree has neither `memcli purge-user` nor `memcli forget --purge --user U --all`"
+        return row
+    row.trials = 1
+    keep = check.saw(h.run(home, "remember", f"A note that stays {tag()}"), expect_ok=True)
+    if keep.code == 0:
+        check.saw(h.run(home, "pin", keep.out.strip()), expect_ok=True)
+    if how == "delete":
+        done = check.saw(h.run(home, "remember", f"My secret is {marker}"), expect_ok=True)
+        purge = ["delete", done.out.strip(), *(["--yes"] if "--yes" in h.help("delete") else [])]
+    elif how == "forget --purge":
+        done = check.saw(h.run(home, "remember", f"An old secret {marker}", "--now", "2020-01-01T00:00:00"), expect_ok=True)
+        purge = ["forget", "--purge", "--now", FUTURE]
+    else:
+        done = check.saw(h.run(home, "remember", f"Their secret {marker}", "--user", user), expect_ok=True)
+        check.saw(h.run(home, "chat", "--user", user, input=f"Do not tell anyone {marker}\n"), expect_ok=True)
+        purge = [a.replace("{user}", user) for a in purge_user]
+    if done.code != 0 or keep.code != 0:
+        return row
+    if not grep_home(home, marker.encode()):
+        row.failures.append("the marker is in no file before the purge: the grep cannot see it")
+        return row
+    purged = check.saw(h.run(home, *purge), expect_ok=True)
+    if purged.code != 0:
+        return row
+    left = grep_home(home, marker.encode())
+    if left:
+        row.failures.append(f"the purged text is still in {', '.join(left)}")
+    row.acknowledged = 1
+    memories = check.memories(h, home)
+    if memories is not None and not any(m["text"].startswith("A note that stays") for m in memories):
+        row.lost += 1
+        row.failures.append("the purge took a memory it should have kept")
+    row.seconds = time.monotonic() - started
+    return row
+
+
+# --- the run ----------------------------------------------------------------------------
+
+def kill_cases(h: Harness, rng: random.Random, base: Path, total: int, only: str, jobs: int) -> list[Row]:
+    counts = distribute(total, {case: share for case, share in KILL_SHARES.items() if only in case})
+    rows = {case: Row(case) for case in counts}
+    kills = Kills(h, rng, base)
+    tasks: list[tuple[str, Callable[[Row], None]]] = []
+    try:
+        if "kill: import" in counts:
+            tasks += [("kill: import", lambda row, i=i: kills.import_trial(row, i)) for i in range(counts["kill: import"])]
+        if "kill: chat" in counts:
+            tasks += [("kill: chat", kills.chat_trial) for _ in range(counts["kill: chat"])]
+        if "kill: consolidate" in counts:
+            template, texts, expected = consolidate_template(kills, rows["kill: consolidate"])
+            tasks += [("kill: consolidate", lambda row: kills.consolidate_trial(row, template, texts, expected))] * counts["kill: consolidate"]
+        if "kill: forget" in counts or "kill: forget --purge" in counts:
+            ftemplate, pinned, faded = forget_template(kills, rows.get("kill: forget") or rows["kill: forget --purge"])
+            for case, purge in (("kill: forget", False), ("kill: forget --purge", True)):
+                if case in counts:
+                    tasks += [(case, lambda row, purge=purge: kills.forget_trial(row, ftemplate, pinned, faded, purge))] * counts[case]
+    except Failure as exc:
+        for row in rows.values():
+            if not row.trials:
+                row.failures.append(str(exc))
+    rng.shuffle(tasks)
+
+    def run(task: tuple[str, Callable[[Row], None]]) -> None:
+        case, trial = task
+        partial = Row(case)
+        started = time.monotonic()
+        try:
+            trial(partial)
+        except Failure as exc:
+            partial.failures.append(str(exc))
+        except Exception as exc:  # the harness reports, it does not crash
+            partial.failures.append(f"harness error: {type(exc).__name__}: {exc}")
+        with lock:
+            rows[case].add(partial)
+            rows[case].seconds += time.monotonic() - started
+            done[0] += 1
+            status(f"faults: {done[0]}/{len(tasks)} kill trials ({case}: {'ok' if partial.ok else 'FAIL'})")
+
+    lock, done = threading.Lock(), [0]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(run, tasks))
+    if "kill: service" in counts:
+        started = time.monotonic()
+        try:
+            rows["kill: service"] = service_case(h, rng, base, counts["kill: service"])
+        except Exception as exc:
+            rows["kill: service"].failures.append(f"harness error: {type(exc).__name__}: {exc}")
+        rows["kill: service"].seconds = time.monotonic() - started
+    return list(rows.values())
+
+
+QUIET = False
+
+
+def status(message: str) -> None:
+    if not QUIET:
+        print(message, file=sys.stderr, flush=True)
+
+
+def table(rows: list[Row]) -> str:
+    """The rows as one fixed-width text table."""
+    head = ["case", "trials", "killed", "acked", "lost", "dups", "hangs", "tracebacks", "unchanged", "lies", "failures", "seconds", "result"]
+    body = []
+    for r in rows:
+        body.append([r.case, str(r.trials), str(r.killed) if r.case.startswith("kill") else "-", str(r.acknowledged), str(r.lost),
+                     str(r.duplicates), str(r.hangs), str(r.tracebacks),
+                     f"{r.unchanged_passed}/{r.unchanged_total}" if r.unchanged_total else "-", str(r.lies), str(len(r.failures)), f"{r.seconds:.0f}",
+                     f"skipped: {r.skipped}" if r.skipped else ("ok" if r.ok else "FAIL")])
+    widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head) - 1)]
+    lines = []
+    for line in [head, *body]:
+        cells = [cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))]
+        lines.append("  ".join(cells + [line[-1]]))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the harness; 0 when every invariant held, 1 otherwise."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="few trials, small inputs, no 20 MB file (the test suite's mode)")
+    parser.add_argument("--trials", type=int, default=None, help="kill -9 trials in all (default 100; --quick: 12)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
+    parser.add_argument("--only", default="", help="run only the cases whose name contains this (e.g. import, bad, purge)")
+    parser.add_argument("--fake-models", action="store_true", help="the test fakes instead of the configured models (tests/fake_memcli.py)")
+    parser.add_argument("--real-models", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--jobs", type=int, default=2, help="kill trials run at once (default 2)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the random kill points")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary homes (their path is printed)")
+    parser.add_argument("--disk-full-inside", nargs=3, metavar=("HOME", "TEMPLATE", "NOTES"), help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    global QUIET
+    QUIET = options.quiet or bool(options.disk_full_inside)
+    if options.disk_full_inside:
+        home, template, notes = (Path(p) for p in options.disk_full_inside)
+        print(json.dumps(disk_full_inside(home, template, notes, options.fake_models, options.quick)))
+        return 0
+    seed = options.seed if options.seed is not None else random.randrange(2**32)
+    rng = random.Random(seed)
+    total = options.trials if options.trials is not None else (12 if options.quick else 100)
+    base = Path(tempfile.mkdtemp(prefix="memcli-faults-"))
+    h = Harness(options.fake_models, options.quick, base)
+    h.jobs = max(1, options.jobs)
+    only = options.only
+    started = time.monotonic()
+    status(f"faults: {'fake' if h.fake else 'real'} models, {total} kill trials, seed {seed}, homes under {base}")
+    rows: list[Row] = []
+    try:
+        if any(only in case for case in KILL_SHARES):
+            rows += kill_cases(h, rng, base, total, only, options.jobs)
+        for name, run in (("concurrency (service)", lambda: [concurrency_case(h, base, True)]),
+                          ("concurrency (no service)", lambda: [concurrency_case(h, base, False)]),
+                          ("bad: ", lambda: bad_inputs(h, base)),
+                          ("purge grep: ", lambda: purge_cases(h, base))):
+            if only and only not in name and not name.startswith(only):
+                continue
+            case_started = time.monotonic()
+            status(f"faults: {name.strip(': ')}...")
+            try:
+                found = run()
+            except Exception as exc:
+                found = [Row(name.strip(": "), failures=[f"harness error: {type(exc).__name__}: {exc}"])]
+            for row in found:
+                row.seconds = row.seconds or time.monotonic() - case_started
+            rows += found
+    finally:
+        if not options.keep:
+            shutil.rmtree(base, ignore_errors=True)
+    seconds = time.monotonic() - started
+    ok = all(row.ok for row in rows)
+    if options.json:
+        print(json.dumps({"ok": ok, "models": "fake" if h.fake else "real", "kill_trials": total, "seed": seed,
+                          "seconds": round(seconds, 1), "rows": [{**asdict(r), "ok": r.ok} for r in rows]}, indent=2))
+    else:
+        print(table(rows))
+        print(f"{'fake' if h.fake else 'real'} models, seed {seed}, {seconds:.0f} s")
+    for row in rows:
+        for failure in row.failures[:10]:
+            status(f"faults: {row.case}: {failure}")
+        if len(row.failures) > 10:
+            status(f"faults: {row.case}: ... and {len(row.failures) - 10} more")
+        if row.notes:
+            status(f"faults: {row.case}: note: {len(row.notes)} documented refusals, e.g. {row.notes[0]}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,334 @@
+"""Input and concurrency faults get named errors (issue 14, item 4): a config path that is
+not a readable TOML file, ``--now`` vs ``MEMCLI_NOW``, dates out of range, "already
+remembered" only for a note stored before, and no model load under the store lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pytest
+from typer.testing import CliRunner
+
+from conftest import FakeChatModel, FakeEmbedder, given_models
+from memcli.cli import app
+from memcli.client import service_mode
+from memcli.config import Paths, load_settings, resolve_paths
+from memcli.core import Memcli, clock_from_env, parse_day, parse_since
+from memcli.errors import BadInputError, ExitCode, UsageError
+from memcli.importers import parse_time
+from memcli.resources import clock_for
+from memcli.store import MemoryStore
+
+RANGE = "1900-01-01 to 2200-12-31"
+
+
+def one_error_line(result: Any, code: ExitCode) -> str:
+    """The one stderr line of a failed command, after checking its exit code."""
+    assert result.exit_code == int(code), (result.exit_code, result.stdout, result.stderr)
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+# 1. the config path ------------------------------------------------------------------
+
+
+def config_path() -> Paths:
+    paths = resolve_paths()
+    paths.config_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return paths
+
+
+def test_config_path_that_is_a_directory_is_named(runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+    paths = config_path()
+    paths.config_file.mkdir()
+    with pytest.raises(BadInputError, match="is a directory, not a file"):
+        load_settings(paths, env={})
+    line = one_error_line(runner.invoke(app, ["stats"]), ExitCode.BAD_INPUT)
+    assert str(paths.config_file) in line and "directory" in line
+    assert not paths.data_dir.exists()  # nothing was made or written
+
+
+def test_config_path_that_is_a_fifo_does_not_hang() -> None:
+    paths = config_path()
+    os.mkfifo(paths.config_file)
+    with pytest.raises(BadInputError, match="not a regular file"):
+        load_settings(paths, env={})
+
+
+def test_config_symlink_to_nothing_is_named() -> None:
+    paths = config_path()
+    paths.config_file.symlink_to(paths.config_dir / "gone.toml")
+    with pytest.raises(BadInputError, match="symbolic link to nothing"):
+        load_settings(paths, env={})
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file of mode 000")
+def test_unreadable_config_file_is_named() -> None:
+    paths = config_path()
+    paths.config_file.write_text('user = "alice"\n')
+    paths.config_file.chmod(0)
+    with pytest.raises(BadInputError, match="cannot be read"):
+        load_settings(paths, env={})
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"user = [\n", "not valid TOML"),
+        (b'user = "caf\xe9"\n', "not UTF-8"),
+        (b"recall_k = 99\n", "recall_k"),
+        (b"no_such_key = 1\n", "no_such_key: unknown setting"),
+    ],
+)
+def test_bad_config_file_content_names_the_file(content: bytes, words: str) -> None:
+    paths = config_path()
+    paths.config_file.write_bytes(content)
+    with pytest.raises(BadInputError) as caught:
+        load_settings(paths, env={})
+    assert str(paths.config_file) in caught.value.message and words in caught.value.message
+
+
+def test_an_invalid_value_names_the_layer_it_came_from() -> None:
+    paths = config_path()
+    paths.config_file.write_text("lock_timeout = 5\n")
+    with pytest.raises(BadInputError) as caught:
+        load_settings(paths, env={"MEMCLI_LOCK_TIMEOUT": "-1"})
+    assert caught.value.message.startswith("MEMCLI_LOCK_TIMEOUT='-1'")
+    assert str(paths.config_file) not in caught.value.message
+
+
+@pytest.mark.parametrize("kind", ["directory", "bad toml", "fifo"])
+def test_the_thin_client_runs_in_process_when_the_config_cannot_be_read(kind: str) -> None:
+    paths = config_path()
+    if kind == "directory":
+        paths.config_file.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(paths.config_file)
+    else:
+        paths.config_file.write_text("service = [\n")
+    # "off": the in-process run reports the config file in one line; no service is started to refuse it
+    assert service_mode(paths, {}) == "off"
+
+
+def test_invalid_settings_with_the_service_on_give_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service refuses to start on an invalid value (exit 5); the client then says
+    nothing of the service, and the in-process run names the config file, in one line."""
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    paths = config_path()
+    paths.config_file.write_text("recall_k = 99\n")
+    try:
+        done = subprocess.run([sys.executable, "-m", "memcli", "stats"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    finally:
+        paths.config_file.unlink()
+        subprocess.run([sys.executable, "-m", "memcli", "service", "stop"], capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == int(ExitCode.BAD_INPUT), done.stderr
+    assert done.stderr.splitlines() == [f"memcli: error: config file {paths.config_file}: recall_k: Input should be less than or equal to 50"]
+    assert not paths.service_file.exists(), "no service should be left running"
+
+
+def test_the_thin_client_reads_the_service_key() -> None:
+    paths = config_path()
+    assert service_mode(paths, {}) == "auto"
+    paths.config_file.write_text('service = "off"\n')
+    assert service_mode(paths, {}) == "off"
+
+
+# 2. --now vs MEMCLI_NOW -----------------------------------------------------------------
+
+
+def test_a_bad_now_option_is_named_as_the_option(runner: CliRunner, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    line = one_error_line(runner.invoke(app, ["stats", "--now", "garbage"]), ExitCode.USAGE)
+    assert line.startswith("memcli: error: --now:") and "MEMCLI_NOW" not in line
+    monkeypatch.setenv("MEMCLI_NOW", "garbage")
+    line = one_error_line(runner.invoke(app, ["stats"]), ExitCode.USAGE)
+    assert "MEMCLI_NOW:" in line and "--now" not in line
+    # the option wins over the variable: a good --now is used, the bad variable is not read
+    assert runner.invoke(app, ["stats", "--now", "2024-05-01T10:00:00"]).exit_code == 0
+
+
+def test_the_service_names_where_the_time_came_from() -> None:
+    with pytest.raises(UsageError, match="^--now:"):
+        clock_for({"MEMCLI_NOW": "2024-01-01"}, "garbage")
+    with pytest.raises(UsageError, match="^MEMCLI_NOW:"):
+        clock_for({"MEMCLI_NOW": "garbage"}, None)
+    assert clock_for({"MEMCLI_NOW": "garbage"}, "2024-01-01T00:00:00")() == clock_from_env({"MEMCLI_NOW": "2024-01-01T00:00:00"})()
+
+
+# 3. dates out of range ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["0001-01-01", "0000-01-01", "1899-12-31", "2201-01-01", "9999-12-31T23:59:59", "10000-01-01"])
+def test_now_out_of_range_says_so(value: str, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+    with pytest.raises(UsageError, match=f"out of range.*{RANGE}"):
+        clock_from_env({"MEMCLI_NOW": value}, option="--now")
+    line = one_error_line(runner.invoke(app, ["remember", "a note", "--now", value]), ExitCode.USAGE)
+    assert "--now" in line and "out of range" in line and RANGE in line
+
+
+def test_the_range_edges_are_taken() -> None:
+    assert clock_from_env({"MEMCLI_NOW": "1900-01-01T00:00:00"})() < 0
+    assert clock_from_env({"MEMCLI_NOW": "2200-12-31T23:59:59"})() > 7e9
+
+
+@pytest.mark.parametrize("value", ["0001-01-01", "10000-01-01", "2201-06-01"])
+def test_since_and_day_out_of_range_say_so(value: str, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+    with pytest.raises(UsageError, match=f"^--since: .*out of range.*{RANGE}"):
+        parse_since(value, 1.7e9)
+    with pytest.raises(UsageError, match=f"^--until: .*out of range.*{RANGE}"):
+        parse_day(value, "--until")
+    runner.invoke(app, ["remember", "the tea is green"])
+    line = one_error_line(runner.invoke(app, ["recall", "tea", "--since", value]), ExitCode.USAGE)
+    assert "--since" in line and "out of range" in line
+    line = one_error_line(runner.invoke(app, ["consolidate", "--since", value]), ExitCode.USAGE)
+    assert "--since" in line and "out of range" in line
+
+
+@pytest.mark.parametrize("value", [-1e12, 1e12, 1e20, float("nan"), float("inf"), "0001-01-01T00:00:00", "10000-01-01", "1850-03-01"])
+def test_import_timestamp_out_of_range_names_the_line(value: Any, tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+    with pytest.raises(BadInputError, match=f"here: .*out of range.*{RANGE}"):
+        parse_time(value, "here")
+    path = tmp_path / "log.jsonl"
+    good = {"role": "user", "content": "first", "timestamp": "2024-03-01T10:00:00"}
+    bad = {"role": "user", "content": "second", "timestamp": value}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    line = one_error_line(runner.invoke(app, ["import", str(path)]), ExitCode.BAD_INPUT)
+    assert f"{path}:2" in line and "out of range" in line and RANGE in line
+    listed = runner.invoke(app, ["list", "--json"])
+    assert json.loads(listed.stdout) == []  # the file is refused whole: nothing stored
+
+
+def test_negative_unix_seconds_inside_the_range_are_a_time() -> None:
+    assert parse_time(-86400, "here").year == 1969
+
+
+# 4. "already remembered" only for a note stored before this call --------------------
+
+
+def test_parallel_writers_each_store_their_new_notes(fake_embedder: FakeEmbedder) -> None:
+    """Three request threads, each its own Memcli over one store (as the service runs
+    them; the journal tells this process's writes in flight from those left behind),
+    remember distinct notes at once: each call says added."""
+    paths = resolve_paths()
+    settings = load_settings(paths, env={"MEMCLI_LOCK_TIMEOUT": "120"})
+    store = MemoryStore(paths, settings.lock_timeout)
+    results: list[tuple[str, bool]] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(3)
+
+    def writer(n: int) -> None:
+        memcli = Memcli(settings, paths, store=store, **given_models())  # type: ignore[arg-type]
+        start.wait()
+        try:
+            for i in range(10):
+                note, added = memcli.remember(f"note {n}-{i}")
+                results.append((note.text, added))
+        except BaseException as exc:  # noqa: BLE001 -- reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert errors == []
+    assert sorted(results) == sorted((f"note {n}-{i}", True) for n in range(3) for i in range(10))
+    again = Memcli(settings, paths, **given_models())  # type: ignore[arg-type]
+    assert again.remember("note 1-4")[1] is False  # stored before this call: already remembered
+    assert len(again.list_memories(limit=0)) == 30
+
+
+PROCESS_WRITER = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from conftest import FakeEmbedder
+from memcli import api
+from memcli.cli import app
+api.use_models(FakeEmbedder(), None)
+for i in range(10):
+    try:
+        app(["remember", "--json", f"note {sys.argv[1]}-{i}"])
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+"""
+
+
+def test_parallel_processes_each_store_their_new_notes(memcli_home: Path) -> None:
+    """Three processes (in-process mode, the fake embedder) each remember ten new notes in
+    a loop, at once, through the journal and the file lock: none is "already remembered"."""
+    tests = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "MEMCLI_LOCK_TIMEOUT": "120"}  # a busy machine is no lock fault
+    processes = [
+        subprocess.Popen([sys.executable, "-c", PROCESS_WRITER, str(n), tests], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+        for n in range(3)
+    ]
+    added: list[bool] = []
+    for process in processes:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        decoder, at = json.JSONDecoder(), 0
+        while at < len(out.strip()):
+            value, end = decoder.raw_decode(out, at)
+            added.append(value["added"])
+            at = end + 1
+    assert added == [True] * 30
+
+
+# 5. models load before the store is taken --------------------------------------------
+
+
+def store_is_free(paths: Paths) -> bool:
+    """Whether another process could take the store now (a second lock on the file)."""
+    other = filelock.FileLock(str(paths.lock_file), timeout=0, is_singleton=False)
+    try:
+        other.acquire()
+    except filelock.Timeout:
+        return False
+    other.release()
+    return True
+
+
+class LoadingEmbedder(FakeEmbedder):
+    """Records whether the store was free each time it was used (a real one loads then)."""
+
+    def __init__(self, paths: Paths) -> None:
+        super().__init__()
+        self.paths = paths
+        self.free: list[bool] = []
+
+    def embed(self, texts: Any, batch_size: int = 64, progress: Any = None) -> list[list[float]]:
+        self.free.append(store_is_free(self.paths))
+        return super().embed(texts, batch_size, progress)
+
+
+class LoadingModel(FakeChatModel):
+    def __init__(self, paths: Paths) -> None:
+        super().__init__(["An answer."])
+        self.paths = paths
+        self.free: list[bool] = []
+
+    def stream(self, messages: Any, max_tokens: int, temperature: float) -> Any:
+        self.free.append(store_is_free(self.paths))
+        yield from super().stream(messages, max_tokens, temperature)
+
+
+def test_recall_and_ask_use_the_models_with_the_store_free() -> None:
+    paths = resolve_paths()
+    settings = load_settings(paths)
+    embedder, model = LoadingEmbedder(paths), LoadingModel(paths)
+    memcli = Memcli(settings, paths, embedder=embedder, chat_model=model)  # type: ignore[arg-type]
+    memcli.remember("I drink green tea every morning")
+    memcli.remember("The spare key is under the blue pot")
+    assert memcli.recall("what tea do I drink?", k=1)[0].memory.text.startswith("I drink green tea")
+    assert memcli.ask("what tea do I drink?").answer
+    assert embedder.free and all(embedder.free), embedder.free
+    assert model.free == [True]

@@ -1,0 +1,193 @@
+"""Private by default: every folder memcli makes is 0700 and every file 0600, whatever the
+umask (set explicitly, not left to it); a store an older memcli left readable is tightened
+when it is opened, and says so once; ``memcli doctor`` (and ``memcli stats``) warn about a
+path that group or others can reach, exit 0, and ``doctor --json`` is ``DoctorReport``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cli_checks import ok
+from conftest import given_models
+from memcli import schema
+from memcli.cli import app
+from memcli.config import load_settings
+from memcli.core import Memcli
+from memcli.paths import private_tree, resolve_paths, write_private
+
+
+@pytest.fixture
+def permissive_umask() -> Iterator[None]:
+    """The umask most systems give users (022: others may read what is made)."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def _exposed(root: Path) -> dict[str, str]:
+    """Every path under ``root`` (root excluded) that is not 0700 (folder) / 0600 (other), with its mode."""
+    found = {}
+    for path in root.rglob("*"):
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        if mode != (0o700 if path.is_dir() else 0o600):
+            found[str(path.relative_to(root))] = f"{mode:04o}"
+    return found
+
+
+def _memcli() -> Memcli:
+    paths = resolve_paths()
+    return Memcli(load_settings(paths), paths, **given_models())
+
+
+def test_the_library_makes_every_path_private_whatever_the_umask(
+    memcli_home: Path, fake_embedder: Any, permissive_umask: None, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("I moved to Lyon in 2021.\n\nMy sister Ana is a nurse.\n", encoding="utf-8")
+    memcli = _memcli()
+    memcli.import_file(notes)
+    memcli.remember("I drink tea")
+    assert memcli.recall("where do I live", k=2)
+    memcli.consolidate(dry_run=True)
+
+    assert (memcli_home / "data" / "chroma" / "chroma.sqlite3").is_file()
+    assert _exposed(memcli_home) == {}
+
+
+def test_journal_files_are_private_while_they_wait(memcli_home: Path, fake_embedder: Any, permissive_umask: None) -> None:
+    memcli = _memcli()
+    from memcli.memory import Memory
+
+    note = Memory(id="0123456789abcdef", user="u", kind="note", text="pending", created_at=1.0, day="2025-01-01")
+    with memcli.journal.writing([note]):
+        files = list(memcli.paths.pending_dir.glob("*.json"))
+        assert len(files) == 1
+        assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
+        assert stat.S_IMODE(memcli.paths.pending_dir.stat().st_mode) == 0o700
+
+
+def test_commands_make_every_path_private(memcli_home: Path, runner: CliRunner, fake_embedder: Any, permissive_umask: None) -> None:
+    ok(runner.invoke(app, ["remember", "I moved to Lyon in 2021"]))
+    ok(runner.invoke(app, ["recall", "Lyon"]))
+    ok(runner.invoke(app, ["stats"]))
+    assert _exposed(memcli_home) == {}
+
+
+def test_an_older_store_is_tightened_when_opened_and_says_so_once(memcli_home: Path, runner: CliRunner, fake_embedder: Any) -> None:
+    ok(runner.invoke(app, ["remember", "I moved to Lyon in 2021"]))
+    data = memcli_home / "data"
+    for path in [data, *data.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    assert _exposed(data)
+
+    loose = len(_exposed(data)) + 1  # and the data folder itself
+
+    first = ok(runner.invoke(app, ["list"]))
+    assert first.stderr.count(f"made {loose} files and folders under {data} private (0600/0700)") == 1
+    assert str(data) in first.stderr
+    assert _exposed(data) == {}
+    assert "private" not in ok(runner.invoke(app, ["list"])).stderr
+
+
+def test_doctor_warns_about_a_readable_path_and_exits_0(memcli_home: Path, runner: CliRunner, fake_embedder: Any) -> None:
+    ok(runner.invoke(app, ["remember", "I moved to Lyon in 2021"]))
+    database = memcli_home / "data" / "memcli.sqlite3"
+    clean = json.loads(ok(runner.invoke(app, ["doctor", "--json"])).stdout)
+    assert clean["ok"] and clean["warnings"] == []
+
+    database.chmod(0o644)
+    result = ok(runner.invoke(app, ["doctor"]))
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("memcli: warning: ")]
+    assert warnings == [f"memcli: warning: {database} is readable by group and others (mode 0644): chmod go-rwx {database}"]
+    assert f"warn\t0644\t{database}" in result.stdout.splitlines()
+
+    report = schema.DoctorReport.model_validate_json(ok(runner.invoke(app, ["doctor", "--json", "--quiet"])).stdout)
+    assert not report.ok and report.store_writable
+    assert [c.name for c in report.checks if not c.ok] == ["database"]
+    assert report.checked == len(report.checks) > 5
+
+
+def test_doctor_counts_the_paths_under_an_exposed_folder_in_its_line(memcli_home: Path, runner: CliRunner) -> None:
+    config = memcli_home / "config"
+    config.mkdir(parents=True, mode=0o755)
+    config.chmod(0o755)
+    (config / "config.toml").write_text('user = "ana"\n', encoding="utf-8")
+    (config / "config.toml").chmod(0o666)
+
+    result = ok(runner.invoke(app, ["doctor"]))
+
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("memcli: warning: ")]
+    assert warnings == [
+        f"memcli: warning: {config} is readable/searchable by group and others (mode 0755), and so are 1 paths under it: "
+        f"chmod -R go-rwx {config}"
+    ]
+
+
+def test_stats_prints_the_doctor_warnings_on_stderr(memcli_home: Path, runner: CliRunner, fake_embedder: Any) -> None:
+    ok(runner.invoke(app, ["remember", "I moved to Lyon in 2021"]))
+    state = memcli_home / "state"
+    state.mkdir(mode=0o700)
+    state.chmod(0o750)
+
+    result = ok(runner.invoke(app, ["stats", "--json"]))
+
+    assert json.loads(result.stdout)["memories"] == 1
+    assert f"memcli: warning: {state} is readable/searchable by group (mode 0750): chmod go-rwx {state}" in result.stderr.splitlines()
+    assert "warning" not in ok(runner.invoke(app, ["stats", "--json", "--quiet"])).stderr
+
+
+def test_write_private_replaces_a_file_atomically_with_a_private_one(tmp_path: Path, permissive_umask: None) -> None:
+    target = tmp_path / "config" / "config.toml"
+    target.parent.mkdir()
+    target.write_text("old\n", encoding="utf-8")
+    target.chmod(0o644)
+
+    write_private(target, 'user = "ana"\n')
+
+    assert target.read_text(encoding="utf-8") == 'user = "ana"\n'
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE(target.parent.stat().st_mode) == 0o700
+    assert sorted(p.name for p in target.parent.iterdir()) == ["config.toml"]  # no temporary left
+
+
+def test_private_tree_leaves_symlinks_and_private_paths_alone(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub").chmod(0o755)
+    (root / "sub" / "file").write_text("x", encoding="utf-8")
+    (root / "sub" / "file").chmod(0o644)
+    outside = tmp_path / "outside"
+    outside.write_text("y", encoding="utf-8")
+    outside.chmod(0o644)
+    (root / "link").symlink_to(outside)
+    root.chmod(0o700)
+
+    changed = private_tree(root)
+
+    assert sorted(p.name for p in changed) == ["file", "sub"]
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o644
+
+
+def test_tightening_takes_bits_off_and_never_makes_a_read_only_path_writable(tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "chroma.sqlite3").write_text("x", encoding="utf-8")
+    (folder / "chroma.sqlite3").chmod(0o444)
+    folder.chmod(0o555)  # chmod -R a-w on a store an older memcli made 0755/0644
+
+    private_tree(folder)
+
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o500
+    assert stat.S_IMODE((folder / "chroma.sqlite3").stat().st_mode) == 0o400
+    folder.chmod(0o700)

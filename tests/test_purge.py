@@ -1,0 +1,153 @@
+"""Deleted means gone: after ``delete``, ``forget --purge`` and ``purge-user`` the deleted
+text is nowhere on disk under MEMCLI_HOME (every file read byte-wise, the text looked for
+in UTF-8 and UTF-16-LE), the history keeps a PURGE event without text, and what
+consolidation made from a purged turn leaves prompts at once and is made again, without
+it, by the next ``consolidate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cli_checks import assert_error, ok
+from memcli.cli import app
+from memcli.core import Memcli
+from memcli.errors import ExitCode
+from memcli.memory import Kind
+from test_consolidate import make_memcli
+
+MARKER = "Zorblatt-Quixvane"
+"""A word found nowhere else: in the note, and in a turn that consolidation quotes."""
+USER = "ana"
+
+
+def holders(home: Path, marker: str = MARKER) -> dict[str, int]:
+    """Every file under ``home`` that holds ``marker``'s bytes (UTF-8 or UTF-16-LE), with
+    how many times."""
+    found: dict[str, int] = {}
+    for path in home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for encoding in ("utf-8", "utf-16-le"):
+                count = data.count(marker.encode(encoding))
+                if count:
+                    found[f"{path.relative_to(home)} ({encoding})"] = count
+    return found
+
+
+def chat_log(path: Path) -> Path:
+    """A JSONL chat log of one day: the user says the marker, then two harmless turns."""
+    lines = [
+        {"role": "Ana", "content": f"My grandmother lived in {MARKER} and grew lemons by the sea.",
+         "timestamp": "2023-05-08T10:00:00", "session": "s1"},
+        {"role": "assistant", "content": "That sounds lovely, what else do you remember about her?",
+         "timestamp": "2023-05-08T10:01:00", "session": "s1"},
+        {"role": "Ana", "content": "I walked along the river all afternoon and ate pastries with my sister.",
+         "timestamp": "2023-05-08T10:02:00", "session": "s1"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def consolidated(fake_model: Any, tmp_path: Path, memcli_home: Path) -> Memcli:
+    """A store with a note and a day of turns that say the marker, consolidated by
+    extraction (the daily summary, portrait, running memory and a fact quote it)."""
+    memcli = make_memcli(consolidation="extractive", user=USER)
+    memcli.remember(f"The code word is {MARKER}, remember it")
+    memcli.remember("I like green tea in the morning")
+    memcli.import_file(chat_log(tmp_path / "chat.jsonl"))
+    memcli.consolidate(USER)
+    assert holders(memcli_home), "the marker should be stored before it is deleted"
+    return memcli
+
+
+def with_marker(memcli: Memcli) -> list[Any]:
+    return [m for m in memcli.store.memories(user=USER) if MARKER in m.text]
+
+
+def test_deleting_the_note_and_the_turn_leaves_the_marker_nowhere_on_disk(consolidated: Memcli, memcli_home: Path) -> None:
+    quoting = with_marker(consolidated)
+    kinds = {m.kind for m in quoting}
+    assert {Kind.NOTE.value, Kind.TURN.value, Kind.EVENT_DAILY.value} <= kinds
+    for memory in [m for m in quoting if m.kind in (Kind.NOTE.value, Kind.TURN.value)]:
+        consolidated.delete(memory.id)
+    assert with_marker(consolidated) == []
+    assert holders(memcli_home) == {}
+    assert any(m.text == "I like green tea in the morning" for m in consolidated.store.memories(user=USER))
+
+
+def test_history_keeps_a_purge_event_without_text(consolidated: Memcli) -> None:
+    turn = next(m for m in with_marker(consolidated) if m.kind == Kind.TURN.value)
+    daily = next(m for m in with_marker(consolidated) if m.kind == Kind.EVENT_DAILY.value)
+    assert any(MARKER in e.new_text for e in consolidated.history(daily.id))
+    consolidated.delete(turn.id)
+    events = consolidated.history(user=USER, limit=0)
+    assert {e.event for e in consolidated.history(turn.id)} == {"PURGE"}
+    assert [e.event for e in consolidated.history(daily.id)][-1] == "PURGE"
+    assert all(MARKER not in e.old_text + e.new_text for e in events)
+
+
+def test_what_was_made_from_a_purged_turn_leaves_prompts_and_is_made_again_without_it(consolidated: Memcli, fake_model: Any) -> None:
+    turn = next(m for m in with_marker(consolidated) if m.kind == Kind.TURN.value)
+    before = {m.kind for m in consolidated.store.memories(user=USER)}
+    assert {Kind.EVENT_DAILY.value, Kind.EVENT_GLOBAL.value, Kind.RUNNING_SUMMARY.value} <= before
+    consolidated.delete(turn.id)
+    fake_model.replies = ["Nothing to add."]
+    consolidated.ask("Where did my grandmother live?")
+    prompt = "\n".join(message.content for message in fake_model.prompts[-1])
+    assert "lemons" not in prompt  # the turn said it; the note with the marker is kept here
+    report = consolidated.consolidate(USER)
+    assert report.days == 1 and report.summaries >= 1
+    after = {m.kind: m for m in consolidated.store.memories(user=USER)}
+    assert {Kind.EVENT_DAILY.value, Kind.EVENT_GLOBAL.value, Kind.RUNNING_SUMMARY.value} <= set(after)
+    assert "pastries" in after[Kind.EVENT_DAILY.value].text
+    assert [m.kind for m in with_marker(consolidated)] == [Kind.NOTE.value]
+    assert consolidated.consolidate(USER).nothing_to_do
+
+
+def test_forget_purge_leaves_the_marker_nowhere_on_disk(runner: CliRunner, fake_embedder: Any, memcli_home: Path) -> None:
+    ok(runner.invoke(app, ["remember", f"The code word is {MARKER}", "--now", "2024-01-01T12:00:00"]))
+    ok(runner.invoke(app, ["remember", "A fresh note about the weather", "--now", "2024-06-01T12:00:00"]))
+    assert holders(memcli_home)
+    report = json.loads(ok(runner.invoke(app, ["forget", "--purge", "--json", "--now", "2024-06-02T12:00:00"])).stdout)
+    assert report["purged"] == 1
+    assert holders(memcli_home) == {}
+    remaining = json.loads(ok(runner.invoke(app, ["list", "--json", "-n", "0"])).stdout)
+    assert [m["text"] for m in remaining] == ["A fresh note about the weather"]
+
+
+def test_purge_user_removes_everything_of_that_user_and_only_theirs(consolidated: Memcli, runner: CliRunner, memcli_home: Path) -> None:
+    ok(runner.invoke(app, ["remember", "Bob keeps bees on the roof", "--user", "bob"]))
+    result = json.loads(ok(runner.invoke(app, ["purge-user", USER, "--yes", "--json"])).stdout)
+    assert result["user"] == USER and result["purged"] >= 8 and result["history_events"] > 0
+    assert holders(memcli_home) == {}
+    assert holders(memcli_home, "lemons") == {}
+    assert json.loads(ok(runner.invoke(app, ["list", "--json", "-u", USER])).stdout) == []
+    assert [m["text"] for m in json.loads(ok(runner.invoke(app, ["list", "--json", "-u", "bob"])).stdout)] == ["Bob keeps bees on the roof"]
+    assert json.loads(ok(runner.invoke(app, ["history", "--json", "-u", USER, "-n", "0"])).stdout) == []
+
+
+def test_purge_user_without_a_terminal_or_yes_refuses_and_changes_nothing(runner: CliRunner, fake_embedder: Any, memcli_home: Path) -> None:
+    ok(runner.invoke(app, ["remember", f"The code word is {MARKER}", "--user", USER]))
+    assert_error(runner.invoke(app, ["purge-user", USER]), ExitCode.USAGE)
+    assert len(json.loads(ok(runner.invoke(app, ["list", "--json", "-u", USER])).stdout)) == 1
+
+
+def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Memcli, memcli_home: Path) -> None:
+    from prompt_toolkit.history import FileHistory
+
+    from memcli.repl import history_path
+
+    history = FileHistory(str(history_path(consolidated.store.paths.state_dir)))
+    history.store_string(f"/remember The code word is {MARKER}, remember it")
+    history.store_string(f"My grandmother lived in {MARKER} and grew lemons by the sea.")
+    history.store_string("what do I drink in the morning?")
+    for memory in [m for m in with_marker(consolidated) if m.kind in (Kind.NOTE.value, Kind.TURN.value)]:
+        consolidated.delete(memory.id)
+    assert holders(memcli_home) == {}
+    assert list(FileHistory(str(consolidated.store.paths.chat_history)).load_history_strings()) == ["what do I drink in the morning?"]

@@ -1,0 +1,255 @@
+"""``memcli chat`` as a REPL at a terminal: driven through a pseudo-terminal (pexpect) with
+the fake models, in-process (``tests/fake_cli.py``) and through the service
+(``tests/fake_service.py``): history across sessions, Ctrl-C during a reply and at the
+prompt, Ctrl-D, --system, --continue, the /recall table. The slow fake model streams
+"word0 ... word19", one word every few tenths of a second, so a Ctrl-C lands mid-reply."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.client import ServiceClient
+from memcli.paths import Paths, resolve_paths
+
+pexpect = pytest.importorskip("pexpect")
+
+TESTS = Path(__file__).resolve().parent
+UP = "\x1b[A"
+
+
+def terminal_env(home: Path, service: bool = False) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    # A pseudo-terminal that answers no cursor-position request: prompt_toolkit is told not to ask.
+    env.update(MEMCLI_HOME=str(home), MEMCLI_LOCK_TIMEOUT="5", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+    if not service:
+        env["MEMCLI_SERVICE"] = "off"
+    return env
+
+
+class Terminal:
+    """``memcli chat ARGS`` on a pseudo-terminal: in-process with the fakes, or (``service``)
+    the real ``memcli`` talking to a running fake service."""
+
+    def __init__(self, home: Path, *args: str, slow: float = 0.2, echo_system: bool = False, service: bool = False) -> None:
+        if service:
+            argv = ["-m", "memcli", "chat", *args]
+        else:
+            argv = [str(TESTS / "fake_cli.py"), "--slow-model", str(slow), *(["--echo-system"] if echo_system else []), "--", "chat", *args]
+        self.child = pexpect.spawn(sys.executable, argv, env=terminal_env(home, service), encoding="utf-8", timeout=90,
+                                   dimensions=(40, 120))
+        self.child.expect("you>")
+
+    def say(self, line: str) -> None:
+        self.child.sendline(line)
+
+    def expect(self, pattern: str) -> str:
+        """Wait for ``pattern`` (a regex); returns what came before it, without escape codes."""
+        self.child.expect(pattern)
+        return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", self.child.before)
+
+    def prompt(self) -> None:
+        """Wait for the next prompt (keys sent earlier could reach the terminal before
+        prompt_toolkit reads it in raw mode)."""
+        self.child.expect("you>")
+
+    def ctrl(self, key: str) -> None:
+        self.child.sendcontrol(key)
+
+    def leave(self) -> int:
+        """Ctrl-D at the prompt; the exit status. Sent again while the session goes on: a
+        Ctrl-D that reaches the terminal in the moment before prompt_toolkit switches it to
+        raw mode is taken by the terminal itself."""
+        for _ in range(10):
+            self.ctrl("d")
+            if self.child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=3) == 0:
+                break
+        self.child.close()
+        return int(self.child.exitstatus)
+
+
+def turns(home: Path, service: bool = False) -> list[dict[str, Any]]:
+    """The stored chat turns, oldest first: read in a subprocess with the fakes, as written,
+    or (``service``) from the running service."""
+    argv = ["-m", "memcli"] if service else [str(TESTS / "fake_cli.py"), "--"]
+    done = subprocess.run([sys.executable, *argv, "list", "--kind", "turn", "-n", "0", "--json"],
+                          env=terminal_env(home, service), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return list(reversed(json.loads(done.stdout)))
+
+
+def test_history_is_kept_across_sessions_privately_and_up_arrow_recalls_it(memcli_home: Path) -> None:
+    first = Terminal(memcli_home, slow=0.0)
+    first.say("my bike is the red one")
+    first.expect("word19")
+    first.prompt()
+    assert first.leave() == 0
+    history = memcli_home / "state" / "chat_history"
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+    assert stat.S_IMODE(history.parent.stat().st_mode) == 0o700
+
+    second = Terminal(memcli_home, slow=0.0)
+    second.child.send(UP)
+    second.expect("my bike is the red one")
+    second.say("")
+    second.expect("word19")
+    second.prompt()
+    assert second.leave() == 0
+    said = [t for t in turns(memcli_home) if t["speaker"] != "assistant"]
+    assert [t["text"] for t in said] == ["my bike is the red one", "my bike is the red one"]
+    assert said[0]["session"] != said[1]["session"]
+
+
+def test_ctrl_c_with_a_line_typed_drops_it_but_up_arrow_brings_it_back(memcli_home: Path) -> None:
+    chat = Terminal(memcli_home, slow=0.0)
+    chat.child.send("half a thought")
+    chat.expect("half a thought")
+    chat.ctrl("c")
+    chat.prompt()
+    chat.child.send(UP)
+    chat.expect("half a thought")
+    chat.say("")
+    chat.expect("word19")
+    chat.prompt()
+    assert chat.leave() == 0
+    assert [t["text"] for t in turns(memcli_home) if t["speaker"] != "assistant"] == ["half a thought"]
+
+
+def _cancel_a_reply(chat: Terminal) -> None:
+    chat.say("tell me a long story")
+    chat.expect("word1 ")
+    chat.ctrl("c")
+    said = chat.expect("reply stopped")
+    assert "leave at once" not in said  # one line says the reply stopped (not the client's notice too)
+    chat.prompt()
+    chat.say("are you still there")  # the session goes on
+    chat.expect("word19")
+    chat.prompt()
+
+
+def _check_cancelled_turns(home: Path, service: bool = False) -> None:
+    stored = turns(home, service)
+    by_text = {t["text"]: t for t in stored}
+    assert "tell me a long story" in by_text and "are you still there" in by_text  # the user's turns, both
+    partial = [t for t in stored if "interrupted" in t["tags"]]
+    assert len(partial) == 1 and partial[0]["speaker"] == "assistant"
+    assert partial[0]["text"].startswith("word0 word1") and "word19" not in partial[0]["text"]
+    assert len({t["session"] for t in stored}) == 1
+    assert [t["speaker"] for t in stored] == ["default", "assistant", "default", "assistant"]
+
+
+def test_ctrl_c_during_a_reply_stops_it_and_keeps_the_session_in_process(memcli_home: Path) -> None:
+    chat = Terminal(memcli_home, slow=0.3)
+    _cancel_a_reply(chat)
+    assert chat.leave() == 0
+    _check_cancelled_turns(memcli_home)
+
+
+@pytest.fixture
+def fake_service(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Paths]:
+    """A running ``tests/fake_service.py`` with a slow model; stopped after the test."""
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    paths = resolve_paths()
+    process = subprocess.Popen([sys.executable, str(TESTS / "fake_service.py"), "--slow-model", "0.3"],
+                               env=terminal_env(memcli_home, service=True), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline().decode()
+        assert "listening" in line, line + process.stderr.read().decode()
+        yield paths
+    finally:
+        ServiceClient(paths).stop()
+        if process.poll() is None:
+            process.kill()
+        process.wait(30)
+        process.stderr.close()  # type: ignore[union-attr]
+
+
+def test_ctrl_c_during_a_reply_stops_it_in_the_service_which_stays_healthy(fake_service: Paths, memcli_home: Path) -> None:
+    pid = ServiceClient(fake_service).pid()
+    chat = Terminal(memcli_home, service=True)
+    _cancel_a_reply(chat)
+    assert chat.leave() == 0
+    assert ServiceClient(fake_service).pid() == pid  # the same service answered it all
+    _check_cancelled_turns(memcli_home, service=True)
+    log = fake_service.log_file.read_text(encoding="utf-8")
+    assert log.count("chat.respond ok") == 2  # the cancelled reply was answered, not failed
+    assert ServiceClient(fake_service).status()["requests_served"] >= 4
+
+
+def test_ctrl_c_twice_at_an_empty_prompt_leaves_cleanly(memcli_home: Path) -> None:
+    chat = Terminal(memcli_home)
+    chat.ctrl("c")
+    chat.expect("press Ctrl-C again or Ctrl-D to leave")
+    chat.prompt()
+    chat.ctrl("c")
+    chat.expect("saved")
+    chat.child.expect(pexpect.EOF)
+    chat.child.close()
+    assert chat.child.exitstatus == 0
+
+
+def test_system_instruction_reaches_the_prompt(memcli_home: Path) -> None:
+    chat = Terminal(memcli_home, "--system", "Answer like a pirate", echo_system=True)
+    chat.say("hello")
+    chat.expect("memcli> ")
+    said = chat.expect("you>")
+    assert "Answer like a pirate" in said  # the echo model answers with its system prompt's last paragraph
+    assert chat.leave() == 0
+
+
+def test_recall_is_a_table_on_a_terminal(memcli_home: Path) -> None:
+    chat = Terminal(memcli_home)
+    chat.say("/remember the spare key is under the blue pot")
+    chat.expect("remembered [0-9a-f]{16}")
+    chat.prompt()
+    chat.say("/recall spare key")
+    table = chat.expect("under the blue pot").splitlines()
+    assert table[-2].split() == ["id", "day", "kind", "score", "text"]
+    assert re.fullmatch(r"[0-9a-f]{16} +\d{4}-\d\d-\d\d +note +\d\.\d{3} +the spare key is ", table[-1])
+    assert chat.leave() == 0
+
+
+# --continue (no terminal needed: each stdin line is one message) ---------------------------
+
+
+def test_continue_resumes_the_last_session_with_its_recent_turns(runner: CliRunner, fake_model: Any) -> None:
+    fake_model.replies = ["Rex is a lovely name.", "You told me: Rex."]
+    first = runner.invoke(app, ["chat"], input="My dog is Rex\n")
+    assert first.exit_code == 0, first.output
+    resumed = runner.invoke(app, ["chat", "-c"], input="What is my dog called?\n")
+    assert resumed.exit_code == 0, resumed.output
+    stored = [t for t in _list_turns(runner)]
+    session = stored[0]["session"]
+    assert {t["session"] for t in stored} == {session}
+    assert f"resuming session {session}" in resumed.stderr
+    assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [
+        ("user", "My dog is Rex"), ("assistant", "Rex is a lovely name."), ("user", "What is my dog called?"),
+    ]
+
+
+def test_continue_without_an_earlier_session_starts_a_new_one(runner: CliRunner, fake_model: Any) -> None:
+    runner.invoke(app, ["remember", "not a chat turn"])
+    result = runner.invoke(app, ["chat", "--continue", "--system", "Be brief"], input="hello\n")
+    assert result.exit_code == 0, result.output
+    assert "no earlier chat session of default; starting a new one" in result.stderr
+    assert fake_model.prompts[-1][0].content.endswith("Be brief")
+    assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [("user", "hello")]
+
+
+def _list_turns(runner: CliRunner) -> list[dict[str, Any]]:
+    done = runner.invoke(app, ["list", "--kind", "turn", "-n", "0", "--json"])
+    assert done.exit_code == 0, done.output
+    return list(reversed(json.loads(done.stdout)))

@@ -1,0 +1,372 @@
+"""Storage faults get named errors: a read-only store (read commands work without writing,
+recall skips reinforcement with a notice, writes exit 9 naming the path, the service
+serves it instead of crash-looping) and a full device (exit 10, "no space left on ...;
+nothing was stored", and then truly nothing stored, in Chroma, the recall index and the
+journal, so that the same import run again stores everything).
+
+A read-only store is made two ways: ``chmod -R a-w`` on the data folder (skipped where modes
+do not stop this process: root, unless run with CAP_DAC_OVERRIDE dropped) and, as root, a read-only bind mount of it (what a backup mount
+is; skipped where mounting is not allowed). A full device is a real 16 MB tmpfs filled but for
+1 MB where one can be mounted (root); a device that fills in the middle of a write is an
+ENOSPC raised at Chroma's, the sidecar's or the journal's write (a real one hangs
+chromadb 1.5.9, see ``MemoryStore._require_room``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from typer.testing import CliRunner
+
+from cli_checks import assert_error, ok
+from memcli.cli import app
+from memcli.errors import ExitCode
+from memcli.paths import resolve_paths
+
+NOTES = ["I moved to Lyon in 2021", "My sister Ana is a nurse in Porto", "I hike in the Alps on weekends"]
+
+
+def _fingerprint(root: Path) -> dict[str, str]:
+    """Every file under ``root`` and the SHA-256 of its bytes."""
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _modes_bind() -> bool:
+    """Whether a file's mode stops this process from writing it (not for root, whose
+    CAP_DAC_OVERRIDE ignores modes, unless the capability was dropped)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        probe = Path(folder) / "probe"
+        probe.write_text("", encoding="utf-8")
+        probe.chmod(0o444)
+        try:
+            probe.open("a").close()
+        except PermissionError:
+            return True
+        return False
+
+
+def _mount(*args: str) -> bool:
+    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+@pytest.fixture(params=["chmod", "mount"])
+def make_read_only(request: pytest.FixtureRequest, memcli_home: Path) -> Iterator[Callable[[], Path]]:
+    """Makes the test's data folder read-only when called (returns it) and writable again
+    at the end of the test."""
+    data = memcli_home / "data"
+    undo: list[Callable[[], None]] = []
+
+    def chmod() -> Path:
+        if not _modes_bind():
+            pytest.skip("this process ignores file modes (root): a chmod cannot make the store read-only")
+        folders = [data, *(p for p in data.rglob("*") if p.is_dir())]
+        for path in [*data.rglob("*"), data]:
+            path.chmod(path.stat().st_mode & ~0o222)
+        undo.append(lambda: [folder.chmod(0o700) for folder in folders])
+        return data
+
+    def mount() -> Path:
+        if os.geteuid() != 0:
+            pytest.skip("a read-only bind mount needs root")
+        if not _mount("--bind", str(data), str(data)):
+            pytest.skip("mount --bind is not allowed here")
+        undo.append(lambda: subprocess.run(["umount", "--lazy", str(data)], check=True))
+        if not _mount("-o", "remount,bind,ro", str(data)):
+            pytest.skip("a read-only remount is not allowed here")
+        return data
+
+    yield chmod if request.param == "chmod" else mount
+    for step in reversed(undo):
+        step()
+
+
+def _populate(runner: CliRunner) -> list[str]:
+    ids = [ok(runner.invoke(app, ["remember", note, "--now", "2025-01-0{}T10:00:00+00:00".format(i + 1)])).stdout.strip()
+           for i, note in enumerate(NOTES)]
+    return ids
+
+
+# read-only ----------------------------------------------------------------------------
+
+
+def test_read_commands_work_on_a_read_only_store_and_write_nothing(
+    runner: CliRunner, fake_embedder: Any, make_read_only: Callable[[], Path]
+) -> None:
+    ids = _populate(runner)
+    data = make_read_only()
+    before = _fingerprint(data)
+
+    listed = ok(runner.invoke(app, ["list", "--json"]))
+    assert sorted(m["id"] for m in json.loads(listed.stdout)) == sorted(ids)
+    assert "read-only store" in listed.stderr  # said once, on stderr
+
+    shown = json.loads(ok(runner.invoke(app, ["show", ids[0], "--json"])).stdout)
+    assert shown["text"] == NOTES[0]
+
+    stats = json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)
+    assert stats["memories"] == 3
+
+    plain = ok(runner.invoke(app, ["recall", "where did I move", "--no-reinforce", "--json"]))
+    assert json.loads(plain.stdout)[0]["text"] == NOTES[0]
+    assert "not reinforced" not in plain.stderr
+
+    reinforced = ok(runner.invoke(app, ["recall", "where did I move", "--json"]))
+    hits = json.loads(reinforced.stdout)
+    assert hits[0]["text"] == NOTES[0]
+    assert hits[0]["recall_count"] == 0
+    assert "read-only store: recall not reinforced" in reinforced.stderr
+
+    assert _fingerprint(data) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["remember", "a new note"],
+        ["import", "NOTES_FILE"],
+        ["pin", "ID"],
+        ["feedback", "ID", "up"],
+        ["forget", "--now", "2030-01-01T00:00:00+00:00"],
+    ],
+)
+def test_write_commands_exit_read_only_naming_the_store(
+    runner: CliRunner, fake_embedder: Any, make_read_only: Callable[[], Path], tmp_path: Path, command: list[str]
+) -> None:
+    ids = _populate(runner)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("One more thing to remember.\n\nAnd another one.\n", encoding="utf-8")
+    data = make_read_only()
+    before = _fingerprint(data)
+    argv = [{"NOTES_FILE": str(notes), "ID": ids[0]}.get(arg, arg) for arg in command]
+
+    line = assert_error(runner.invoke(app, [*argv, "--quiet"]), ExitCode.READ_ONLY)
+
+    assert "read-only" in line and str(data) in line
+    assert _fingerprint(data) == before
+    listed = json.loads(ok(runner.invoke(app, ["list", "--json", "--quiet"])).stdout)
+    assert len(listed) == 3
+
+
+@contextlib.contextmanager
+def _fake_service(paths: Any) -> Iterator[Any]:
+    """A real service with the fake models (``tests/fake_service.py``), stopped at the end."""
+    from memcli.client import ServiceClient
+
+    process = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "fake_service.py")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    client = ServiceClient(paths)
+    try:
+        deadline = time.monotonic() + 60
+        while client.connect() is None and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, process.stderr.read().decode()
+        yield client, process
+    finally:
+        if process.poll() is None:
+            client.stop()
+        if process.poll() is None:
+            process.kill()
+        process.wait(30)
+        process.stderr.close()
+
+
+def test_an_immutable_chroma_file_opens_the_store_read_only_and_a_refused_note_is_not_stored_later(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path
+) -> None:
+    _populate(runner)
+    database = memcli_home / "data" / "chroma" / "chroma.sqlite3"
+    if subprocess.run(["chattr", "+i", str(database)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not allowed here (it needs root and a file system that has it)")
+    try:
+        listed = ok(runner.invoke(app, ["list", "--json"]))
+        assert len(json.loads(listed.stdout)) == 3
+        line = assert_error(runner.invoke(app, ["remember", "refused note", "--quiet"]), ExitCode.READ_ONLY)
+        assert str(memcli_home / "data") in line
+        assert len(json.loads(ok(runner.invoke(app, ["list", "--json", "--quiet"])).stdout)) == 3
+    finally:
+        subprocess.run(["chattr", "-i", str(database)], check=True)
+    assert [m["text"] for m in json.loads(ok(runner.invoke(app, ["list", "--json"])).stdout)] == NOTES[::-1]
+
+
+def test_a_service_serves_a_read_only_store_and_refuses_its_writes(
+    memcli_home: Path, monkeypatch: pytest.MonkeyPatch, make_read_only: Callable[[], Path]
+) -> None:
+    from memcli.client import Handlers
+    from memcli.errors import ReadOnlyStoreError
+
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    paths = resolve_paths()
+    base = {"env": {"MEMCLI_LOCK_TIMEOUT": "5"}, "now": None, "model": None}
+    with _fake_service(paths) as (client, _):
+        for note in NOTES:
+            client.request({**base, "verb": "remember", "args": {"text": note}}, Handlers())
+    make_read_only()
+    with _fake_service(paths) as (client, process):
+        notices: list[str] = []
+        listed = client.request({**base, "verb": "list", "args": {}}, Handlers(notice=notices.append))
+        assert len(listed) == 3
+        hits = client.request({**base, "verb": "recall", "args": {"query": "where did I move"}}, Handlers(notice=notices.append))
+        assert hits[0]["text"] == NOTES[0] and hits[0]["recall_count"] == 0
+        assert "memcli: read-only store: recall not reinforced" in notices
+        with pytest.raises(ReadOnlyStoreError):
+            client.request({**base, "verb": "remember", "args": {"text": "new"}}, Handlers())
+        assert process.poll() is None  # still serving
+        assert client.request({**base, "verb": "stats", "args": {}}, Handlers())["memories"] == 3
+
+
+# disk full ----------------------------------------------------------------------------
+
+
+def _counts(memcli_home: Path) -> tuple[int, int, int]:
+    """(memories in Chroma, rows of the recall index, journal files): read directly."""
+    from memcli.store import MemoryStore
+
+    paths = resolve_paths()
+    store = MemoryStore(paths, 5)
+    with store.transaction():
+        chroma = int(store._col.count())
+    db = sqlite3.connect(paths.database)
+    try:
+        index = db.execute("SELECT count(*) FROM recall_index").fetchone()[0]
+    finally:
+        db.close()
+    pending = len(list(paths.pending_dir.glob("*.json"))) if paths.pending_dir.exists() else 0
+    return chroma, index, pending
+
+
+def _enospc(*_: Any, **__: Any) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _little_room(patch: pytest.MonkeyPatch, free: int) -> None:
+    """Make the store's device report ``free`` bytes available."""
+    import memcli.store as store_module
+
+    real = os.statvfs
+
+    def statvfs(path: Any) -> Any:
+        found = real(path)
+        return os.statvfs_result((found.f_bsize, 1, found.f_blocks, free, free, *found[5:]))
+
+    patch.setattr(store_module.os, "statvfs", statvfs)
+
+
+@pytest.mark.parametrize("command", [["import", "NOTES_FILE"], ["remember", "a note that does not fit"]])
+def test_a_write_that_does_not_fit_stores_nothing(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    _populate(runner)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(40)), encoding="utf-8")
+    argv = [str(notes) if arg == "NOTES_FILE" else arg for arg in command]
+    with monkeypatch.context() as patch:
+        _little_room(patch, 100 * 1024)
+        line = assert_error(runner.invoke(app, argv), ExitCode.DISK_FULL)
+
+    assert line.startswith("memcli: error: no space left on ") and line.endswith("; nothing was stored")
+    assert "MiB are free" in line
+    assert _counts(memcli_home) == (3, 3, 0)
+    ok(runner.invoke(app, argv))
+    assert _counts(memcli_home)[0] == (43 if command[0] == "import" else 4)
+
+
+@pytest.mark.parametrize("where", ["chroma", "sidecar"])
+def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    _populate(runner)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(40)), encoding="utf-8")
+    from memcli import index as index_module
+    import chromadb.api.models.Collection as collection_module
+
+    with monkeypatch.context() as patch:
+        if where == "chroma":
+            real_add = collection_module.Collection.add
+
+            def add_then_fail(self: Any, *args: Any, **kwargs: Any) -> None:  # Chroma took the batch, then the device filled
+                real_add(self, *args, **kwargs)
+                _enospc()
+
+            patch.setattr(collection_module.Collection, "add", add_then_fail)
+        else:
+            patch.setattr(index_module.RecallIndex, "put", _enospc)
+        line = assert_error(runner.invoke(app, ["import", str(notes)]), ExitCode.DISK_FULL)
+
+    assert line.startswith("memcli: error: no space left on ") and "store the rest" in line
+    chroma, index, pending = _counts(memcli_home)
+    assert (index, pending) == (3, 0)  # the index's part of the write was rolled back, and marked to be checked
+    result = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
+    assert result["added"] == 43 - chroma
+    listed = json.loads(ok(runner.invoke(app, ["list", "--limit", "0", "--json", "--quiet"])).stdout)
+    assert len(listed) == 43
+    assert _counts(memcli_home) == (43, 43, 0)
+
+
+def test_a_full_device_during_remember_leaves_nothing_journaled_or_stored(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _populate(runner)
+    import memcli.journal as journal_module
+
+    with monkeypatch.context() as patch:
+        patch.setattr(journal_module.json, "dump", _enospc)
+        line = assert_error(runner.invoke(app, ["remember", "a note for a full disk"]), ExitCode.DISK_FULL)
+    assert line.endswith("; nothing was stored")
+    assert _counts(memcli_home) == (3, 3, 0)
+    ok(runner.invoke(app, ["remember", "a note for a full disk"]))
+    assert _counts(memcli_home) == (4, 4, 0)
+
+
+@pytest.fixture
+def small_device(memcli_home: Path) -> Iterator[Path]:
+    """``memcli_home`` on a 16 MB tmpfs of its own (root only; skipped where it cannot be mounted)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    memcli_home.mkdir(parents=True, exist_ok=True)
+    if not _mount("-t", "tmpfs", "-o", "size=16m", "tmpfs", str(memcli_home)):
+        pytest.skip("mounting a tmpfs is not allowed here")
+    try:
+        yield memcli_home
+    finally:
+        subprocess.run(["umount", "--lazy", str(memcli_home)], check=True)  # Chroma's Rust core may still hold a file
+
+
+def test_a_really_full_device_is_named_and_nothing_is_stored(
+    runner: CliRunner, fake_embedder: Any, small_device: Path, tmp_path: Path
+) -> None:
+    _populate(runner)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Imported paragraph {i}: " + "lorem ipsum dolor " * 20 for i in range(300)), encoding="utf-8")
+    filler = small_device / "filler"
+    room = os.statvfs(small_device)
+    filler.write_bytes(b"\0" * max(0, room.f_bavail * room.f_frsize - 1024 * 1024))
+
+    line = assert_error(runner.invoke(app, ["import", str(notes)]), ExitCode.DISK_FULL)
+
+    assert f"no space left on tmpfs (mounted on {small_device})" in line and line.endswith("nothing was stored")
+    filler.unlink()
+    assert _counts(small_device) == (3, 3, 0)
+    result = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
+    assert result["added"] == 300
+    assert _counts(small_device) == (303, 303, 0)
