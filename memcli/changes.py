@@ -152,21 +152,37 @@ class Changes:
                 derived.extend(stale)
                 gone.update((m.id, m) for m in stale)
                 kept[user] = [m for m in everything if m.id not in gone]
-            self.store.delete(list(gone))
+            # Progress first: cut after it, the next consolidation makes again what is still
+            # there (same ids); cut after the delete, nothing would make it again.
             for user in users:
                 self._redo(user, [m for m in derived if m.user == user], kept[user])
+            self.store.delete(list(gone))
+            for user in users:
                 scrubbed += sidecar.scrub_history(user, {i: m.kind for i, m in gone.items() if m.user == user}, now)
             files = Journal(self.store.paths.pending_dir).drop(gone)
             scrub_history_file(self.store.paths.chat_history, _typed(gone.values()))
-            compacting = time.perf_counter()
-            self.store.compact()
-            compaction = time.perf_counter() - compacting
+            compaction = self._compact()
         if derived:
             self.store.notice(
                 f"also deleted {len(derived)} memories made from it (summaries, portraits, facts, running memory); "
                 "memcli consolidate makes them again from what is left"
             )
         return PurgeReport(list(memories), derived, scrubbed, files, time.perf_counter() - started, compaction)
+
+    def _compact(self) -> float:
+        """Compact the store after a purge (``MemoryStore.compact``); returns its seconds. The
+        memories are deleted by then, so a compaction that fails (a full disk: VACUUM needs
+        about the file's size free) is a notice, not the command's error; the next purge's
+        compaction erases what this one left."""
+        started = time.perf_counter()
+        try:
+            self.store.compact()
+        except Exception as exc:
+            self.store.notice(
+                f"deleted, but the store could not be compacted ({exc}): the deleted text may stay in the store's files "
+                "until the next delete or purge compacts them"
+            )
+        return time.perf_counter() - started
 
     def _redo(self, user: str, stale: Sequence[Memory], kept: Sequence[Memory]) -> None:
         """Forget the consolidation progress that made the ``stale`` memories of ``user``
@@ -201,9 +217,7 @@ class Changes:
             sidecar.forget_user(user)
             sidecar.index.forget_user(user)
             files = Journal(self.store.paths.pending_dir).drop(ids, user=user)
-            compacting = time.perf_counter()
-            self.store.compact()
-            compaction = time.perf_counter() - compacting
+            compaction = self._compact()
         return len(ids), events, files, compaction, time.perf_counter() - started
 
     def restore(self, memory_id: str) -> Memory:

@@ -280,11 +280,13 @@ class Memcli:
         return {"embedder": mine, "previous": previous, "memories": sum(map(len, by_user.values())), "users": len(by_user),
                 "duration_seconds": round(time.perf_counter() - started, 3)}
 
-    def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None) -> set[str]:
+    def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None, added: set[str] | None = None) -> set[str]:
         """Embed and add the memories not yet in the store (no journal: for memories that
         can be read again from where they came, such as an imported file); returns the ids
         added. ``progress`` gets (texts embedded, texts in all). Raises
-        EmbedderChangedError as ``check_embedder`` does, ReadOnlyStoreError on a read-only store."""
+        EmbedderChangedError as ``check_embedder`` does, ReadOnlyStoreError on a read-only store.
+        ``added``, when given, gets the ids as soon as they are stored: a Ctrl-C held back
+        during the write (``deferred_interrupt``) is raised after it, before this returns."""
         identity = embedder_identity(self.embedder)
         with self.store.transaction():
             if self.store.read_only:  # before the embedding, which would be in vain
@@ -305,6 +307,8 @@ class Memcli:
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
             self.store.add([new[i] for i in keep], [vectors[i] for i in keep], window_vectors, embedder=identity)
+            if added is not None:
+                added.update(new[i].id for i in keep)
         return {new[i].id for i in keep}
 
     def write(self, memories: Sequence[Memory]) -> set[str]:
@@ -442,7 +446,15 @@ class Memcli:
                     if retention_from == "import" and memory.created_at < now:
                         memory.retained_from = now
                 within = None if progress is None else _within(progress, done, len(batch), found)
-                added += len(self.add_memories(batch, progress=within))
+                stored: set[str] = set()
+                try:
+                    self.add_memories(batch, progress=within, added=stored)
+                except (KeyboardInterrupt, Interrupted):
+                    # A Ctrl-C held back while the batch was written comes after it: count what it stored.
+                    added += len(stored)
+                    done += len(batch) if stored else 0
+                    raise
+                added += len(stored)
                 done += len(batch)
                 each = (time.perf_counter() - batch_started) / len(batch)
                 size[0] = max(min(16, IMPORT_BATCH), min(IMPORT_BATCH, int(IMPORT_BATCH_SECONDS / max(each, 1e-6))))

@@ -603,12 +603,15 @@ class MemoryStore:
             return
         with self.transaction():
             self.generation += 1
-            users = {str((m or {}).get("user")) for m in self._col.get(ids=list(ids), include=["metadatas"])["metadatas"]}
+            # In pages: SQLite (under Chroma) takes at most 32,766 variables a statement.
+            pages = [list(ids[start : start + _GET_PAGE]) for start in range(0, len(ids), _GET_PAGE)]
+            users = {str((m or {}).get("user")) for page in pages for m in self._col.get(ids=page, include=["metadatas"])["metadatas"]}
             self._repair(users)
-            self.sidecar.index.mark_dirty(users)
-            self._col.delete(ids=list(ids))
-            self.sidecar.index.remove(ids, users)
-            self.sidecar.unmark_consolidated(ids)
+            for page in pages:
+                self.sidecar.index.mark_dirty(users)
+                self._col.delete(ids=page)
+                self.sidecar.index.remove(page, users)
+                self.sidecar.unmark_consolidated(page)
 
     def compact(self) -> None:
         """Erase from the files what deleted memories left behind, so that a deleted text is
@@ -647,6 +650,8 @@ class MemoryStore:
             self._collection = self._open_collection()
             self._col.count()  # the read that replays the log into the vector segment and persists it
         finally:
+            if self._collection is None:  # the reopening failed: try once more, to set the threshold back
+                self._collection = self._open_collection()
             self._col.modify(configuration={"hnsw": {"sync_threshold": threshold}})
         self._drop_client()
         try:

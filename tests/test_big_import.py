@@ -196,6 +196,33 @@ def test_ctrl_c_keeps_the_committed_batches_and_a_rerun_stores_the_rest(
     assert len(stored_ids(runner)) == 23
 
 
+def test_ctrl_c_during_a_batchs_write_counts_that_batch_as_stored(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+    import signal
+
+    from memcli.store import MemoryStore
+
+    monkeypatch.setattr(core, "IMPORT_BATCH", 5)
+    path = notes_file(tmp_path, 23)
+    api.use_models(FakeEmbedder())
+    writes = {"n": 0}
+    add = MemoryStore.add
+
+    def add_then_ctrl_c(self: MemoryStore, *args: Any, **kwargs: Any) -> None:
+        writes["n"] += 1
+        if writes["n"] == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # held back until the second batch is written
+        add(self, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryStore, "add", add_then_ctrl_c)
+    result = runner.invoke(app, ["import", str(path)])
+    assert result.exit_code == ExitCode.INTERRUPTED
+    assert result.stderr == "memcli: interrupted: 10 of 23 stored; run the same import again to finish\n"
+    assert len(stored_ids(runner)) == 10
+
+
 def test_an_interrupted_import_prints_its_json_and_exits_130(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(core, "IMPORT_BATCH", 5)
     api.use_models(InterruptingEmbedder(at=2))

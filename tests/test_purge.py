@@ -151,3 +151,14 @@ def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Mem
         consolidated.delete(memory.id)
     assert holders(memcli_home) == {}
     assert list(FileHistory(str(consolidated.store.paths.chat_history)).load_history_strings()) == ["what do I drink in the morning?"]
+
+
+def test_a_purge_deletes_in_pages(consolidated: Memcli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memcli import store
+
+    monkeypatch.setattr(store, "_GET_PAGE", 2)  # Chroma's SQLite takes at most 32,766 ids a statement
+    consolidated.remember("Bob keeps bees on the roof", user="bob")
+    assert len(consolidated.store.memories(user=USER)) > 4
+    consolidated.purge_user(USER)
+    assert consolidated.store.memories(user=USER) == []
+    assert [m.text for m in consolidated.store.memories(user="bob")] == ["Bob keeps bees on the roof"]
