@@ -47,8 +47,7 @@ class Terminal:
             argv = ["-m", "memcli", "chat", *args]
         else:
             argv = [str(TESTS / "fake_cli.py"), "--slow-model", str(slow), *(["--echo-system"] if echo_system else []), "--", "chat", *args]
-        self.child = pexpect.spawn(sys.executable, argv, env=terminal_env(home, service), encoding="utf-8", timeout=90,
-                                   dimensions=(40, 120))
+        self.process, self.child = spawn_on_a_terminal([sys.executable, *argv], terminal_env(home, service))
         self.child.expect("you>")
 
     def say(self, line: str) -> None:
@@ -65,7 +64,7 @@ class Terminal:
         self.child.expect("you>")
 
     def ctrl(self, key: str) -> None:
-        self.child.sendcontrol(key)
+        self.child.send(chr(ord(key.lower()) - ord("a") + 1))
 
     def leave(self) -> int:
         """Ctrl-D at the prompt; the exit status. Sent again while the session goes on: a
@@ -76,7 +75,33 @@ class Terminal:
             if self.child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=3) == 0:
                 break
         self.child.close()
-        return int(self.child.exitstatus)
+        return self.exit_status()
+
+    def exit_status(self) -> int:
+        """The exit status of the chat (after it left)."""
+        return self.process.wait(timeout=60)
+
+
+def spawn_on_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[bytes], Any]:
+    """Run ``argv`` on a new pseudo-terminal of 40 x 120 that is its controlling terminal
+    (so a Ctrl-C sent to it is SIGINT), and a pexpect handle on the terminal's other end.
+    Not ``pexpect.spawn``: it forks this pytest process, whose other threads (Chroma's,
+    torch's) may hold a lock at that moment, and the child then hangs before its exec;
+    ``subprocess`` forks and execs without running Python in between (``setsid -c`` makes
+    the terminal the controlling one)."""
+    import fcntl
+    import struct
+    import termios
+
+    from pexpect import fdpexpect
+
+    primary, secondary = os.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    try:
+        process = subprocess.Popen(["setsid", "-c", "-w", *argv], stdin=secondary, stdout=secondary, stderr=secondary, env=env)
+    finally:
+        os.close(secondary)
+    return process, fdpexpect.fdspawn(primary, encoding="utf-8", timeout=90)
 
 
 def turns(home: Path, service: bool = False) -> list[dict[str, Any]]:
@@ -198,7 +223,7 @@ def test_ctrl_c_twice_at_an_empty_prompt_leaves_cleanly(memcli_home: Path) -> No
     chat.expect("saved")
     chat.child.expect(pexpect.EOF)
     chat.child.close()
-    assert chat.child.exitstatus == 0
+    assert chat.exit_status() == 0
 
 
 def test_system_instruction_reaches_the_prompt(memcli_home: Path) -> None:
