@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class MemoryOwner(Protocol):
-    """What the assistant needs of the library object (``memcli.core.Memcli`` is one)."""
+    """What the assistant needs of the library object (``memcli.engine.Engine`` is one)."""
 
     store: MemoryStore
     settings: Settings

@@ -3,9 +3,8 @@ recalled, rated, pinned, forgotten, restored or deleted.
 
 Each change reads the memory, changes it and writes it back in one store transaction, so
 the Chroma record and the recall index (``MemoryStore.update``/``delete``) change
-together and an in-memory recall index sees the change at its next query. ``Memcli``
-(``memcli.core``) is the facade the front ends call; this module is where the changes
-are made.
+together and an in-memory recall index sees the change at its next query. The engine
+(``memcli.engine``) calls these; this module is where the changes are made.
 """
 
 from __future__ import annotations

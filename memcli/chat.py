@@ -19,7 +19,7 @@ from datetime import datetime
 
 from memcli import prompts
 from memcli.assistant import Context
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.errors import Interrupted, StoreLockedError
 from memcli.llm import Message
 from memcli.memory import Kind, Memory, day_of, new_id
@@ -46,7 +46,7 @@ class ChatSession:
     prompt; it is kept in the session's state, not in the store.
     """
 
-    def __init__(self, memcli: Memcli, user: str | None = None, on_warning: Callable[[str], None] | None = None,
+    def __init__(self, memcli: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
                  system: str = "") -> None:
         self.memcli = memcli
         self.user = memcli.user(user)
@@ -60,7 +60,7 @@ class ChatSession:
         self._last_turn_at = 0.0
 
     @classmethod
-    def resume(cls, memcli: Memcli, user: str | None = None, on_warning: Callable[[str], None] | None = None,
+    def resume(cls, memcli: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
                system: str = "") -> ChatSession:
         """The user's most recent chat session, to go on with (``memcli chat --continue``):
         its id, and its last ``history_turns`` stored turns as the verbatim history (its
@@ -94,7 +94,7 @@ class ChatSession:
         }
 
     @classmethod
-    def restore(cls, memcli: Memcli, state: dict[str, object], on_warning: Callable[[str], None] | None = None) -> ChatSession:
+    def restore(cls, memcli: Engine, state: dict[str, object], on_warning: Callable[[str], None] | None = None) -> ChatSession:
         """The session that ``state()`` described, over ``memcli`` (for the next reply)."""
         session = cls(memcli, str(state["user"]), on_warning, str(state.get("system") or ""))
         session.session_id = str(state["session_id"])

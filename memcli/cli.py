@@ -1,14 +1,14 @@
-"""The ``memcli`` command line: parse options, send the request, render the result.
+"""The ``memcli`` command line: parse options, send the verb, render its result.
 
-No logic lives here. Every memory command is a request to the memcli service through
-the thin client (``memcli.client``), which starts the service when it is not running and
-runs the request in this process when the service is off or cannot start; either way the
-result is the same ``memcli.schema`` JSON, which ``--json`` prints as it is. The result
-of a command goes to stdout (text, or JSON with ``--json``); status, warnings and
-progress bars go to stderr, and ``--quiet`` silences them. A MemcliError becomes one
-line on stderr and its exit code (``--debug`` shows the traceback). Nothing heavy is
-imported here or on the client path, so ``--help``, shell completion and a request to a
-running service stay fast.
+Each memory command builds the arguments of one verb, sends it through the entry
+(``memcli.entry.call``: the memcli service, started when it is not running, or this
+process when the service is off or cannot start) and renders the ``memcli.schema`` model
+it gets back: a line or a table on stdout, or with ``--json`` the model's JSON as it is.
+What is decided here is only what the command line needs: reading stdin, asking before
+a delete on a terminal, formatting. Status, warnings and progress bars go to stderr, and
+``--quiet`` silences them. A MemcliError becomes one line on stderr and its exit code
+(``--debug`` shows the traceback). Nothing heavy is imported here or on the client path,
+so ``--help``, shell completion and a request to a running service stay fast.
 """
 
 from __future__ import annotations
@@ -199,11 +199,12 @@ def _call(
     piece: Callable[[str], None] | None = None,
     progress_lines: str | None = None,
 ) -> Any:
-    """Send one request (``memcli.client.call``) and return its JSON result; notices and
+    """Send one request (``memcli.entry.call``) and return its schema model; notices and
     warnings go to stderr unless ``quiet``, a ``progress`` bar with that label when stderr
     is a terminal (else ``progress_lines``, when given: see ``_progress``), streamed text
     to ``piece``."""
-    from memcli.client import Handlers, call
+    from memcli.client import Handlers
+    from memcli.entry import call
 
     handlers = Handlers(notice=lambda message: _status(message, quiet), warning=lambda message: _status(message, quiet))
     if piece is not None:
@@ -214,8 +215,12 @@ def _call(
         return call(_paths(), verb, args, handlers, now=now, model=model, no_service=_OPTIONS["no_service"], debug=_OPTIONS["debug"])
 
 
-def _print_json(data: Any) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+def _print_json(result: Any) -> None:
+    """A verb's result (a view or schema model, a list of them, or None) as the JSON
+    ``--json`` prints."""
+    from memcli.verbs import dump
+
+    typer.echo(json.dumps(dump(result), ensure_ascii=False, indent=2))
 
 
 def _status(message: str, quiet: bool) -> None:
@@ -293,19 +298,19 @@ def _print_memory_id(memory: dict[str, Any], json_out: bool) -> None:
     if json_out:
         _print_json(memory)
     else:
-        typer.echo(memory["id"])
+        typer.echo(memory.id)
 
 
 def _memory_line(memory: dict[str, Any]) -> str:
     """One memory as a tab-separated line: id, day, kind, [score,] source, text."""
-    who = f"{memory['speaker']}: " if memory["speaker"] else ""
-    text = " ".join(memory["text"].split())
-    if memory["caption"]:
-        text += f" [image: {memory['caption']}]"
-    fields = [memory["id"], memory["day"], memory["kind"]]
-    if "score" in memory:
-        fields.append(f"{memory['score']['score']:.4f}")
-    fields += [memory["source"] or "-", f"{who}{text}"]
+    who = f"{memory.speaker}: " if memory.speaker else ""
+    text = " ".join(memory.text.split())
+    if memory.caption:
+        text += f" [image: {memory.caption}]"
+    fields = [memory.id, memory.day, memory.kind]
+    if getattr(memory, "score", None) is not None:
+        fields.append(f"{memory.score.score:.4f}")
+    fields += [memory.source or "-", f"{who}{text}"]
     return "\t".join(fields)
 
 
@@ -329,7 +334,8 @@ def chat(
 
     Example: memcli chat --user alice --continue
     """
-    from memcli.client import Handlers, call
+    from memcli.client import Handlers
+    from memcli.entry import call
     from memcli.repl import Repl
 
     paths = _paths()
@@ -359,10 +365,10 @@ def ask(
     if json_out:
         _print_json(answer)
         return
-    typer.echo(answer["answer"])
-    if answer["memories"]:
+    typer.echo(answer.answer)
+    if answer.memories:
         typer.echo("\nmemories:")
-        for hit in answer["memories"]:
+        for hit in answer.memories:
             typer.echo(_memory_line(hit))
 
 
@@ -388,9 +394,9 @@ def remember(
     if json_out:
         _print_json(done)
         return
-    typer.echo("\n".join(done["ids"]))
-    chunked = f" as {len(done['ids'])} notes of up to 1000 characters" if len(done["ids"]) > 1 else ""
-    _status(("remembered" if done["added"] else "already remembered") + chunked, quiet)
+    typer.echo("\n".join(done.ids))
+    chunked = f" as {len(done.ids)} notes of up to 1000 characters" if len(done.ids) > 1 else ""
+    _status(("remembered" if done.added else "already remembered") + chunked, quiet)
 
 
 @app.command()
@@ -425,10 +431,10 @@ def recall(
     for hit in hits:
         typer.echo(_memory_line(hit))
         if explain:
-            score = hit["score"]
-            signals = "  ".join(f"{name} {value:+.2f}" for name, value in score["signals"].items())
-            parts = "  ".join(f"{name} {value:.3f}" for name, value in score["components"].items())
-            typer.echo(f"\trelevance {score['relevance']:+.2f} = {signals}\n\t{parts}")
+            score = hit.score
+            signals = "  ".join(f"{name} {value:+.2f}" for name, value in score.signals.items())
+            parts = "  ".join(f"{name} {value:.3f}" for name, value in score.components.items())
+            typer.echo(f"\trelevance {score.relevance:+.2f} = {signals}\n\t{parts}")
     if not hits:
         _status("no memories found", quiet)
 
@@ -473,15 +479,15 @@ def import_(
                    progress_lines="imported {done} of {total} records" if progress else None)
     if json_out:
         _print_json(report)
-    if report["interrupted"]:
-        stored = report["added"] + report["skipped"]
-        raise Interrupted(f"interrupted: {stored} of {report['found']} stored; run the same import again to finish")
+    if report.interrupted:
+        stored = report.added + report.skipped
+        raise Interrupted(f"interrupted: {stored} of {report.found} stored; run the same import again to finish")
     if json_out:
         return
-    users = ", ".join(f"{name} ({count})" for name, count in report["users"].items())
+    users = ", ".join(f"{name} ({count})" for name, count in report.users.items())
     typer.echo(
-        f"imported {report['added']} new memories ({report['skipped']} already stored) from {file} as {report['format']} "
-        f"for {users} in {report['duration_seconds']:.1f} s"
+        f"imported {report.added} new memories ({report.skipped} already stored) from {file} as {report.format} "
+        f"for {users} in {report.duration_seconds:.1f} s"
     )
 
 
@@ -517,7 +523,7 @@ def show(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -
     if json_out:
         _print_json(memory)
         return
-    for key, value in memory.items():
+    for key, value in memory:
         typer.echo(f"{key}: {'' if value is None else value}")
 
 
@@ -538,10 +544,10 @@ def delete(
     """
     if not yes and _interactive():
         shown = _call("show", {"id": memory_id}, quiet)
-        if not _confirm(f"delete {shown['id'][:8]} {_preview(shown['text'])!r}?"):
+        if not _confirm(f"delete {shown.id[:8]} {_preview(shown.text)!r}?"):
             _status("not deleted", quiet)
             return
-        memory_id = shown["id"]  # exactly the memory shown, not a prefix
+        memory_id = shown.id  # exactly the memory shown, not a prefix
     memory = _call("delete", {"id": memory_id}, quiet)
     _print_memory_id(memory, json_out)
     _status("deleted", quiet or json_out)
@@ -571,8 +577,8 @@ def edit(
         from memcli.configfile import edit_text
 
         shown = _call("show", {"id": memory_id}, quiet)
-        memory_id, text = shown["id"], edit_text(shown["text"])
-        if text.strip() == shown["text"]:
+        memory_id, text = shown.id, edit_text(shown.text)
+        if text.strip() == shown.text:
             _status("unchanged", quiet)
             return
     args = {"id": memory_id, "text": text, "importance": importance, "tags": tag or [], "untags": untag or []}
@@ -595,13 +601,13 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     except MemcliError as exc:  # a broken setting is when one asks which versions run
         _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
         model, embedder = "", ""
-    data = versions(model, embedder, _paths())
-    if json_out:
-        from memcli.schema import VersionInfo
+    from memcli.schema import VersionInfo
 
-        _print_json(VersionInfo(**data).model_dump(mode="json"))
+    data = VersionInfo(**versions(model, embedder, _paths()))
+    if json_out:
+        _print_json(data)
         return
-    for key, value in data.items():
+    for key, value in data:
         typer.echo(f"{key}\t{'-' if value is None else value}")
 
 
@@ -633,17 +639,17 @@ def forget(
         _print_json(report)
         return
     if dry_run:
-        for m in report["memories"]:
-            preview = " ".join(m["text"].split())[:60]
-            seen = m["forgetting"]
-            typer.echo(f"{m['id']}\tR {seen['retention']:.4f}\tS {m['strength']:g}\tt {seen['elapsed_seconds'] / 86400:.2f} d\t{m['kind']}\t{preview}")
+        for m in report.memories:
+            preview = " ".join(m.text.split())[:60]
+            seen = m.forgetting
+            typer.echo(f"{m.id}\tR {seen.retention:.4f}\tS {m.strength:g}\tt {seen.elapsed_seconds / 86400:.2f} d\t{m.kind}\t{preview}")
     verb = "would forget" if dry_run else "forgot"
     typer.echo(
-        f"examined {report['examined']}, {verb} {report['forgotten']} "
-        f"(archived {report['archived']}, purged {report['purged']}) in {report['duration_seconds']:.2f} s"
+        f"examined {report.examined}, {verb} {report.forgotten} "
+        f"(archived {report.archived}, purged {report.purged}) in {report.duration_seconds:.2f} s"
     )
-    if report["derived_purged"]:
-        _status(f"also deleted {report['derived_purged']} memories made from the purged ones; memcli consolidate makes them again", quiet)
+    if report.derived_purged:
+        _status(f"also deleted {report.derived_purged} memories made from the purged ones; memcli consolidate makes them again", quiet)
 
 
 @app.command("purge-user")
@@ -669,7 +675,7 @@ def purge_user(
     if json_out:
         _print_json(report)
         return
-    typer.echo(f"purged {report['purged']} memories of {report['user']} in {report['duration_seconds']:.2f} s")
+    typer.echo(f"purged {report.purged} memories of {report.user} in {report.duration_seconds:.2f} s")
 
 
 @app.command()
@@ -700,20 +706,20 @@ def consolidate(
     if json_out:
         _print_json(report)
         return
-    if report["days"] == report["sessions"] == report["message_pairs"] == report["global_folds"] == 0:
+    if report.days == report.sessions == report.message_pairs == report.global_folds == 0:
         typer.echo("nothing new to consolidate")
         return
-    units = f"{_count(report['days'], 'day')}, {_count(report['sessions'], 'session')} and {_count(report['message_pairs'], 'message pair')}"
-    if report["dry_run"]:
+    units = f"{_count(report.days, 'day')}, {_count(report.sessions, 'session')} and {_count(report.message_pairs, 'message pair')}"
+    if report.dry_run:
         typer.echo(f"would consolidate {units}")
         return
-    facts = report["facts"]
+    facts = report.facts
     typer.echo(
-        f"consolidated {units} in {report['duration_seconds']:.1f} s: {report['summaries_written']} summaries written; facts "
-        f"{facts['added']} added, {facts['updated']} updated, {facts['deleted']} deleted, "
-        f"{facts['unchanged']} unchanged, {facts['rejected']} rejected as ungrounded, "
-        f"{facts['deduplicated']} duplicates; {report['invalid_outputs']} invalid model outputs "
-        f"({report['written_by'].get('fallback', 0)} replaced by extraction); written by {report['path'] or 'no one'}"
+        f"consolidated {units} in {report.duration_seconds:.1f} s: {report.summaries_written} summaries written; facts "
+        f"{facts.added} added, {facts.updated} updated, {facts.deleted} deleted, "
+        f"{facts.unchanged} unchanged, {facts.rejected} rejected as ungrounded, "
+        f"{facts.deduplicated} duplicates; {report.invalid_outputs} invalid model outputs "
+        f"({report.written_by.get('fallback', 0)} replaced by extraction); written by {report.path or 'no one'}"
     )
 
 
@@ -731,7 +737,7 @@ def _print_texts(found: Any, json_out: bool, quiet: bool, what: str, daily: bool
     if not memories:
         _status(f"no {what} yet: memcli consolidate writes it", quiet)
     for memory in memories:
-        typer.echo(f"{memory['day']}\t{memory['text']}" if daily else memory["text"])
+        typer.echo(f"{memory.day}\t{memory.text}" if daily else memory.text)
 
 
 @app.command()
@@ -747,7 +753,7 @@ def portrait(
 
     Example: memcli portrait --daily
     """
-    found = _call("portrait", {"user": user, "daily": daily}, quiet)
+    found = _call("portrait.daily" if daily else "portrait", {"user": user}, quiet)
     _print_texts(found, json_out, quiet, "daily portrait" if daily else "portrait", daily)
 
 
@@ -793,10 +799,10 @@ def history(
         _print_json(entries)
         return
     for e in entries:
-        change = e["new_text"] if e["event"] == "ADD" else f"{e['old_text']} -> {e['new_text'] or '(deleted)'}"
-        related = f" ({'replaced by' if e['event'] != 'ADD' else 'replaces'} {e['related_id']})" if e["related_id"] else ""
-        when = (e["at"] or "")[:16].replace("T", " ")
-        typer.echo(f"{when}\t{e['event']}\t{e['memory_id']}\t{' '.join(change.split())}{related}\t{','.join(e['source_ids']) or '-'}")
+        change = e.new_text if e.event == "ADD" else f"{e.old_text} -> {e.new_text or '(deleted)'}"
+        related = f" ({'replaced by' if e.event != 'ADD' else 'replaces'} {e.related_id})" if e.related_id else ""
+        when = (e.at or "")[:16].replace("T", " ")
+        typer.echo(f"{when}\t{e.event}\t{e.memory_id}\t{' '.join(change.split())}{related}\t{','.join(e.source_ids) or '-'}")
     if not entries:
         _status("no history yet", quiet)
 
@@ -845,7 +851,7 @@ def feedback(
     if json_out:
         _print_json(memory)
     else:
-        typer.echo(f"{memory['id']}\tfeedback {memory['feedback']:g}")
+        typer.echo(f"{memory.id}\tfeedback {memory.feedback:g}")
 
 
 @app.command()
@@ -858,13 +864,15 @@ def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False, q
     if json_out:
         _print_json(data)
         return
-    counts = data.pop("retention_histogram")
+    counts = data.retention_histogram
     width = max(counts, default=0) or 1
     typer.echo("retention")
     for i, count in enumerate(reversed(counts)):
         low = (len(counts) - 1 - i) / len(counts)
         typer.echo(f"  {low:.1f}-{low + 1 / len(counts):.1f} {'#' * round(30 * count / width):<30} {count}")
-    for key, value in data.items():
+    for key, value in data:
+        if key == "retention_histogram":
+            continue
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"
         typer.echo(f"{key}: {'-' if value is None else value}")
@@ -888,12 +896,12 @@ def reindex(
     if json_out:
         _print_json(data)
         return
-    if not data["memories"]:
-        _status(f"the store is already embedded by {data['embedder']}; nothing to do (--force re-embeds it)", quiet)
+    if not data.memories:
+        _status(f"the store is already embedded by {data.embedder}; nothing to do (--force re-embeds it)", quiet)
         return
     typer.echo(
-        f"re-embedded {data['memories']} memories of {data['users']} users with {data['embedder']} "
-        f"(was {data['previous'] or 'unrecorded'}) in {data['duration_seconds']:.1f} s"
+        f"re-embedded {data.memories} memories of {data.users} users with {data.embedder} "
+        f"(was {data.previous or 'unrecorded'}) in {data.duration_seconds:.1f} s"
     )
 
 
@@ -911,7 +919,7 @@ def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     for line in report.warnings:
         _status(f"memcli: warning: {line}", quiet)
     if json_out:
-        _print_json(report.model_dump(mode="json"))
+        _print_json(report)
         return
     for item in report.checks:
         if item.type != "missing":
@@ -929,7 +937,7 @@ def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     if json_out:
         from memcli.schema import PathsResult
 
-        _print_json(PathsResult(**data).model_dump(mode="json"))
+        _print_json(PathsResult(**data))
         return
     for name, path in data.items():
         typer.echo(f"{name}\t{path}")
@@ -967,12 +975,13 @@ def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     Example: memcli service status
     """
     from memcli.client import ServiceClient
+    from memcli.schema import ServiceStatus
 
-    data = ServiceClient(_paths()).status()
+    data = ServiceStatus(**ServiceClient(_paths()).status())
     if json_out:
         _print_json(data)
         return
-    for key, value in data.items():
+    for key, value in data:
         if isinstance(value, list):
             value = ", ".join(value) or "-"
         typer.echo(f"{key}: {value}")
@@ -990,7 +999,7 @@ def service_stop(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     if json_out:
         from memcli.schema import ServiceStop
 
-        _print_json(ServiceStop(stopped=pid is not None, pid=pid).model_dump(mode="json"))
+        _print_json(ServiceStop(stopped=pid is not None, pid=pid))
         return
     _status(f"memcli service (pid {pid}) stopped" if pid is not None else "memcli service is not running", quiet)
 
@@ -1002,15 +1011,16 @@ def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     Example: memcli service restart
     """
     from memcli.client import ServiceClient
+    from memcli.schema import ServiceStatus
 
     client = ServiceClient(_paths())
     client.stop()
     client.start().close()
-    data = client.status()
+    data = ServiceStatus(**client.status())
     if json_out:
         _print_json(data)
         return
-    _status(f"memcli service (pid {data['pid']}) started", quiet)
+    _status(f"memcli service (pid {data.pid}) started", quiet)
 
 
 config_app = typer.Typer(
@@ -1032,10 +1042,10 @@ def _complete_key(incomplete: str) -> list[tuple[str, str]]:
 KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="A setting's name (memcli config list shows them).", autocompletion=_complete_key)]
 
 
-def _setting_out(found: Any) -> dict[str, Any]:
+def _setting_out(found: Any) -> Any:
     from memcli.schema import ConfigSetting
 
-    return ConfigSetting(key=found.key, value=found.value, source=found.source, description=found.description).model_dump(mode="json")
+    return ConfigSetting(key=found.key, value=found.value, source=found.source, description=found.description)
 
 
 def _setting_text(value: Any) -> str:
@@ -1166,7 +1176,7 @@ def config_path(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     if json_out:
         from memcli.schema import ConfigPath
 
-        _print_json(ConfigPath(path=str(path), exists=path.is_file()).model_dump(mode="json"))
+        _print_json(ConfigPath(path=str(path), exists=path.is_file()))
         return
     typer.echo(str(path))
 
@@ -1178,7 +1188,7 @@ def _print_eval(group: str, columns: tuple[str, ...], rows: dict[str, dict[str, 
     for name, row in [*rows.items(), ("overall", report.overall)]:
         typer.echo(f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>8.3f}" for c in columns))
     latency = report.latency_ms
-    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {what} in {report.seconds:.1f} s")
+    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {what} in {report.duration_seconds:.1f} s")
 
 
 @eval_app.command("locomo")
@@ -1196,20 +1206,10 @@ def eval_locomo(
 
     Example: memcli eval locomo locomo10.json --conversation conv-26 --without speaker
     """
-    from memcli.api import embedder_for
-    from memcli.config import load_settings
-    from memcli.evaluation import eval_locomo as run
-
-    settings = load_settings(_paths())
-    with _progress("eval locomo", quiet) as progress:
-        report = run(
-            file, settings, embedder_for(settings), conversation or [],
-            (lambda stage, d, t: progress(d, t)) if progress else None, ranking, without or [],
-        )
+    args = {"path": os.path.abspath(file.expanduser()), "conversations": conversation or [], "ranking": ranking, "without": without or []}
+    report = _call("eval.locomo", args, quiet, progress="eval locomo")
     if json_out:
-        from memcli.schema import EvalResult
-
-        _print_json(EvalResult(**report.to_dict()).model_dump(mode="json"))
+        _print_json(report)
         return
     _print_eval("category", ("R@5", "R@10", "R@20"), report.per_category, report, f"{len(report.conversations)} conversations")
 
@@ -1235,20 +1235,11 @@ def eval_memorybank(
 
     Example: memcli eval memorybank memory_bank_en.json probes_en.jsonl --json
     """
-    from memcli.api import embedder_for
-    from memcli.config import load_settings
-    from memcli.evaluation import eval_memorybank as run
-
-    settings = load_settings(_paths())
-    with _progress("eval memorybank", quiet) as progress:
-        report = run(
-            file, probes, settings, embedder_for(settings), user or [],
-            (lambda stage, d, t: progress(d, t)) if progress else None, ranking, without or [], details,
-        )
+    args = {"path": os.path.abspath(file.expanduser()), "probes": os.path.abspath(probes.expanduser()), "users": user or [],
+            "ranking": ranking, "without": without or [], "details": details}
+    report = _call("eval.memorybank", args, quiet, progress="eval memorybank")
     if json_out:
-        from memcli.schema import ProbeEvalResult
-
-        _print_json(ProbeEvalResult(**report.to_dict()).model_dump(mode="json"))
+        _print_json(report)
         return
     _print_eval("type", ("hit@1", "hit@5", "hit@10"), report.per_type, report, f"{len(report.users)} users")
 
@@ -1273,25 +1264,16 @@ def eval_consolidation(
 
     Example: memcli eval consolidation locomo10.json --conversation conv-26 --consolidation llm
     """
-    from memcli.api import embedder_for
-    from memcli.config import load_settings
-    from memcli.evaluation import eval_consolidation as run
-
-    settings = load_settings(_paths(), consolidation=consolidation)
-    with _progress("eval consolidation", quiet) as progress:
-        report = run(
-            file, settings, embedder_for(settings), conversation or [], (lambda stage, d, t: progress(d, t)) if progress else None,
-            details, model_paths=_paths(),
-        )
+    args = {"path": os.path.abspath(file.expanduser()), "conversations": conversation or [], "consolidation": consolidation,
+            "details": details}
+    report = _call("eval.consolidation", args, quiet, progress="eval consolidation")
     if json_out:
-        from memcli.schema import ConsolidationEvalResult
-
-        _print_json(ConsolidationEvalResult(**report.to_dict()).model_dump(mode="json"))
+        _print_json(report)
         return
     columns = ("turns", "seconds", "turns_per_second", "days_summarized", "days", "facts", "rougeL_f", "coverage", "coverage_facts", "coverage_summaries", "coverage_turns", "coverage_strict")
     header = ("turns", "s", "turns/s", "summd", "days", "facts", "ROUGE-L", "cover", "facts", "summ.", "raw", "@0.7")
     typer.echo(f"{'conversation':<14}" + "".join(f"{h:>9}" for h in header))
     for name, row in [*((r["conversation"], r) for r in report.conversations), ("overall", report.overall)]:
         typer.echo(f"{name:<14}" + "".join(f"{row[c]:>9.3f}" if isinstance(row[c], float) and c.startswith(("rouge", "cover")) else f"{row[c]:>9g}" for c in columns))
-    typer.echo(f"{report.path} consolidation of {len(report.conversations)} conversations in {report.seconds:.1f} s "
+    typer.echo(f"{report.path} consolidation of {len(report.conversations)} conversations in {report.duration_seconds:.1f} s "
                f"(summd: days summarized; cover: observations matched at cosine >= 0.6 by facts and summary lines, each alone, and by the raw turns; @0.7: by facts and lines at 0.7)")

@@ -2,16 +2,15 @@
 and hands the events of the reply to the CLI.
 
 This is the path of every memory command, so it imports nothing heavy (no numpy, torch,
-sentence-transformers, chromadb, llama_cpp; not even pydantic): the standard library's
+sentence-transformers, chromadb, llama_cpp) and nothing but the standard library: the
 ``multiprocessing.connection`` over the service's Unix socket carries one JSON request
 and the JSON events of its reply, one message each. The service (``memcli.service``)
 answers with ``notice``/``warning``/``progress``/``piece`` events, then ``result`` or
 ``error``; a service of another version or protocol answers ``mismatch``, and the client
 stops it and starts its own.
 
-When the service is off (``--no-service``, ``MEMCLI_SERVICE=off`` or ``service = "off"``
-in the config file), or cannot start, the request runs in this process through the same
-``memcli.api.run`` (imported only then).
+Whether a request goes to the service or runs in this process is the entry's choice
+(``memcli.entry``), made once per request; this module is only the service's transport.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from typing import Any
 from memcli import PROTOCOL, __version__
 from memcli.errors import ExitCode, ServiceError, error_for
 from memcli.paths import Paths
+from memcli.processes import running, service_pid
 
 START_TIMEOUT = 60.0
 """Seconds a client waits for the service it started to answer (its store lock wait
@@ -92,40 +92,9 @@ def service_mode(paths: Paths, env: Mapping[str, str], no_service: bool = False)
     return "off" if value.strip().lower() == "off" else "auto"
 
 
-def call(
-    paths: Paths,
-    verb: str,
-    args: Mapping[str, Any],
-    handlers: Handlers,
-    *,
-    now: str | None = None,
-    model: str | None = None,
-    no_service: bool = False,
-    debug: bool = False,
-    env: Mapping[str, str] | None = None,
-) -> Any:
-    """Run ``verb`` with ``args``: in the service, or in this process when the service is
-    off or cannot start (``handlers.notice`` says so). Returns the result as JSON data
-    (``memcli.schema``). Raises the MemcliError the verb raised (from the service: the
-    same class and exit code), ServiceError when the service died while answering.
-    ``debug``: the service sends the traceback of an error with it."""
-    environment = client_env(env)
-    request = {"verb": verb, "args": dict(args), "env": environment, "now": now, "model": model, "debug": debug}
-    if service_mode(paths, environment, no_service) == "auto":
-        try:
-            return ServiceClient(paths).request(request, handlers)
-        except ServiceUnavailable as exc:
-            if not exc.bad_settings:  # else the in-process run says what is wrong, in one line
-                handlers.notice(f"memcli: {exc}; running in this process instead")
-    from memcli import api
-
-    def emit(event: str, **fields: Any) -> None:
-        _dispatch({"event": event, **fields}, handlers)
-
-    return api.in_process(paths, request, emit)
-
-
-def _dispatch(event: dict[str, Any], handlers: Handlers) -> None:
+def dispatch(event: Mapping[str, Any], handlers: Handlers) -> None:
+    """Hand one event of a running request to its handler (a status line gets the
+    ``memcli:`` prefix)."""
     kind = event.get("event")
     if kind == "notice":
         handlers.notice(f"memcli: {event.get('message', '')}")
@@ -201,7 +170,7 @@ class ServiceClient:
                 try:
                     event = json.loads(connection.recv_bytes())
                     if event.get("event") not in ("accepted", "result", "mismatch", "error"):
-                        _dispatch(event, handlers)
+                        dispatch(event, handlers)
                         continue
                 except KeyboardInterrupt:
                     # The first Ctrl-C asks the service to stop the request at its next event
@@ -297,15 +266,7 @@ class ServiceClient:
         """The pid of the running service, from its service file; None when it is not
         running (also when its pid now belongs to another process: a service killed
         without cleaning up leaves its file behind, and pids are reused)."""
-        try:
-            service = json.loads(self.paths.service_file.read_text(encoding="utf-8"))
-            pid = int(service["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        started = service.get("process_start")
-        if started is not None and process_start(pid) not in (None, started):
-            return None
-        return pid if _running(pid) else None
+        return service_pid(self.paths)
 
 
 def _cancel(connection: Connection) -> None:
@@ -316,17 +277,6 @@ def _cancel(connection: Connection) -> None:
         connection.send_bytes(b'{"event": "cancel"}')
     except OSError:
         raise KeyboardInterrupt from None
-
-
-def process_start(pid: int) -> int | None:
-    """When process ``pid`` started, in clock ticks since boot (/proc/PID/stat, field 22),
-    which tells a process from a later one given the same pid; None where /proc does not
-    tell."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return int(f.read().rpartition(")")[2].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _release(version: str, protocol: Any) -> tuple[Any, int]:
@@ -344,25 +294,10 @@ def _release(version: str, protocol: Any) -> tuple[Any, int]:
         return Version("0"), number
 
 
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` is alive: it exists and, where /proc tells, is not a zombie
-    (a service that has exited but whose parent, a test or a long-lived client that
-    started it, has not yet reaped it)."""
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rpartition(")")[2].split()[:1] != ["Z"]
-    except OSError:
-        return True
-
-
 def _wait_gone(pid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not _running(pid):
+        if not running(pid):
             return True
         time.sleep(0.05)
     return False

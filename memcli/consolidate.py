@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 
 class MemoryOwner(Protocol):
-    """What consolidation needs of the library object (``memcli.core.Memcli`` is one): the
+    """What consolidation needs of the library object (``memcli.engine.Engine`` is one): the
     store, the settings, the models, the clock, and the journal to store first."""
 
     store: MemoryStore
@@ -473,7 +473,7 @@ def _chunks(lines: Sequence[str], budget: int) -> list[list[str]]:
 
 
 class Consolidator:
-    """One consolidation run over a Memcli's store (see the module docstring).
+    """One consolidation run over an Engine's store (see the module docstring).
 
     ``warn`` receives one line per skipped unit of work; ``progress`` gets (done, total).
     """

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from memcli.config import Paths, Settings, home_paths
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.embedding import Embedder
 from memcli.importers import load_json, parse_locomo, parse_memorybank, parse_time, read_text
 from memcli.errors import BadInputError, UsageError
@@ -156,7 +156,7 @@ def eval_locomo(
         rank_by = Ranking.from_settings(settings, sample_id) if ranking else None
         with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
             root = Path(home)
-            memcli = Memcli(settings, home_paths(root), embedder=embedder, signals=signals)
+            memcli = Engine(settings, home_paths(root), embedder=embedder, signals=signals)
             with memcli.store.transaction():
                 memcli.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
                 for i, qa in enumerate(questions, start=1):
@@ -308,7 +308,7 @@ def eval_memorybank(
     latencies: list[float] = []
     report = ProbeReport(users=sorted({p.user for p in probes}), without=list(without))
     with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
-        memcli = Memcli(settings, home_paths(Path(home)), embedder=embedder, signals=signals)
+        memcli = Engine(settings, home_paths(Path(home)), embedder=embedder, signals=signals)
         with memcli.store.transaction():
             memcli.add_memories(memories, progress=(lambda d, t: progress("import", d, t)) if progress else None)
             for i, probe in enumerate(probes, start=1):
@@ -407,7 +407,7 @@ def eval_consolidation(
 
     Raises BadInputError for a file that is not LoCoMo or an unknown conversation.
     """
-    from memcli.core import make_chat_model
+    from memcli.engine import make_chat_model
     from memcli.memory import Kind
 
     started = time.perf_counter()
@@ -420,7 +420,7 @@ def eval_consolidation(
             paths = home_paths(Path(home))
             if chat_model is None and settings.consolidation != "extractive":
                 chat_model = make_chat_model(settings, model_paths or paths)
-            memcli = Memcli(settings, paths, embedder=embedder, chat_model=chat_model)
+            memcli = Engine(settings, paths, embedder=embedder, chat_model=chat_model)
             with memcli.store.transaction():
                 memcli.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
             t0 = time.perf_counter()

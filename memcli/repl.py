@@ -19,7 +19,7 @@ loads and until the first token of each reply. Ctrl-C:
 Without a terminal each line of stdin is one message, ``/recall`` prints tab-separated
 lines, and Ctrl-C (or the end of input) ends the session.
 
-The loop sends its requests through ``call`` (``memcli.client.call`` bound to this
+The loop sends its requests through ``call`` (``memcli.entry.call`` bound to this
 invocation's paths and options), so it runs the same on the service and in-process, and
 imports nothing heavy: prompt_toolkit and rich only on a terminal.
 """
@@ -39,7 +39,7 @@ from memcli.client import Handlers
 from memcli.errors import Interrupted
 
 Call = Callable[[str, dict[str, Any], Handlers], Any]
-"""Sends one request: ``call(verb, args, handlers)`` returns its JSON result (``memcli.client.call``)."""
+"""Sends one request: ``call(verb, args, handlers)`` returns its schema model (``memcli.entry.call``)."""
 
 HELP = """/recall QUERY   show the memories that match QUERY
 /remember TEXT  store a note
@@ -124,19 +124,19 @@ class Repl:
         with self._spinner("loading the chat model..."):
             state = self.call("chat.open", {"user": user, "system": system or "", "resume": resume}, self._handlers())
         if resume:
-            if state["resumed"]:
-                turns = len(state["history"])
-                self.status(f"memcli: resuming session {state['session_id']} ({turns} recent turns, last at {state['last_turn_at'][:16].replace('T', ' ')})")
+            if state.resumed:
+                turns = len(state.history)
+                self.status(f"memcli: resuming session {state.session_id} ({turns} recent turns, last at {state.last_turn_at[:16].replace('T', ' ')})")
             else:
-                self.status(f"memcli: no earlier chat session of {state['user']}; starting a new one")
-        self.status(f"memcli chat as {state['user']} ({state['model']}); /help for commands, Ctrl-D to leave")
+                self.status(f"memcli: no earlier chat session of {state.user}; starting a new one")
+        self.status(f"memcli chat as {state.user} ({state.model}); /help for commands, Ctrl-D to leave")
         with contextlib.suppress(KeyboardInterrupt):  # one between two prompts (a second, quick Ctrl-C) leaves too
             state = self._loop(state)
         self._end_line()
-        self.status(f"memcli: session {state['session_id']} saved")
-        return str(state["session_id"])
+        self.status(f"memcli: session {state.session_id} saved")
+        return str(state.session_id)
 
-    def _loop(self, state: dict[str, Any]) -> dict[str, Any]:
+    def _loop(self, state: Any) -> dict[str, Any]:
         """Read and answer until the user leaves; returns the session's last state."""
         read = self._reader()
         armed = False  # a Ctrl-C was pressed at an empty prompt: the next one leaves
@@ -166,13 +166,13 @@ class Repl:
                     self.status("memcli: stopped")
                 continue
             reply, pressed = self._respond(state, text)  # a second Ctrl-C while the first one stops the reply leaves
-            state = reply["state"]
-            if pressed or reply["interrupted"]:  # (a Ctrl-C may come as the reply ends: it arms all the same)
+            state = reply.state
+            if pressed or reply.interrupted:  # (a Ctrl-C may come as the reply ends: it arms all the same)
                 if not self.interactive:
                     break
                 armed = True
-                self.status(f"memcli: reply stopped; {LEAVE_HINT}" if reply["interrupted"] else f"memcli: {LEAVE_HINT}")
-            elif not reply["reply"]:
+                self.status(f"memcli: reply stopped; {LEAVE_HINT}" if reply.interrupted else f"memcli: {LEAVE_HINT}")
+            elif not reply.reply:
                 self.status("memcli: the model gave no reply")
         return state
 
@@ -198,7 +198,7 @@ class Repl:
 
         return read
 
-    def _respond(self, state: dict[str, Any], text: str) -> tuple[dict[str, Any], bool]:
+    def _respond(self, state: Any, text: str) -> tuple[dict[str, Any], bool]:
         """Send ``text``, stream the reply to stdout; returns the ``schema.ChatReply`` data
         and whether Ctrl-C was pressed meanwhile.
 
@@ -224,7 +224,7 @@ class Repl:
         finally:
             signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
 
-    def _stream(self, state: dict[str, Any], text: str, notice: Callable[[str], None]) -> dict[str, Any]:
+    def _stream(self, state: Any, text: str, notice: Callable[[str], None]) -> Any:
         with self._spinner("thinking...") as stop:
             def piece(chunk: str) -> None:
                 if not self._mid_line:
@@ -236,7 +236,7 @@ class Repl:
                 sys.stdout.flush()
 
             try:
-                reply: dict[str, Any] = self.call("chat.respond", {"state": state, "text": text},
+                reply = self.call("chat.respond", {"state": state.to_json(), "text": text},
                                                   Handlers(notice=notice, warning=self.status, piece=piece))
             finally:
                 stop()
@@ -246,7 +246,7 @@ class Repl:
                 self._mid_line = False
         return reply
 
-    def _command(self, text: str, state: dict[str, Any]) -> bool:
+    def _command(self, text: str, state: Any) -> bool:
         """Run a slash command; False when it leaves the session."""
         command, _, argument = text.partition(" ")
         argument = argument.strip()
@@ -255,11 +255,11 @@ class Repl:
         if command == "/help":
             print(HELP)
         elif command == "/recall" and argument:
-            hits = self.call("recall", {"query": argument, "user": state["user"], "k": None}, self._handlers())
+            hits = self.call("recall", {"query": argument, "user": state.user, "k": None}, self._handlers())
             self._print_recalled(hits)
         elif command == "/remember" and argument:
-            done = self.call("remember", {"text": argument, "user": state["user"]}, self._handlers())
-            print(f"remembered {done['memory']['id']}" if done["added"] else f"already remembered as {done['memory']['id']}")
+            done = self.call("remember", {"text": argument, "user": state.user}, self._handlers())
+            print(f"remembered {done.memory.id}" if done.added else f"already remembered as {done.memory.id}")
         else:
             self.status(f"memcli: unknown or incomplete command {text!r}; /help lists them")
         return True
@@ -282,9 +282,9 @@ class Repl:
         for name, justify in (("id", "left"), ("day", "left"), ("kind", "left"), ("score", "right"), ("text", "left")):
             table.add_column(name, justify=justify, no_wrap=name != "text", overflow="fold")  # type: ignore[arg-type]
         for hit in hits:
-            who = f"{hit['speaker']}: " if hit["speaker"] else ""
-            text = " ".join(hit["text"].split())
-            if hit["caption"]:
-                text += f" [image: {hit['caption']}]"
-            table.add_row(hit["id"], hit["day"], hit["kind"], f"{hit['score']['score']:.3f}", Text(who + text))
+            who = f"{hit.speaker}: " if hit.speaker else ""
+            text = " ".join(hit.text.split())
+            if hit.caption:
+                text += f" [image: {hit.caption}]"
+            table.add_row(hit.id, hit.day, hit.kind, f"{hit.score.score:.3f}", Text(who + text))
         Console(highlight=False).print(table)

@@ -3,7 +3,7 @@
 
 The service keeps one ``Resources`` for its lifetime over its resident store; a command
 run in-process keeps one for the command (a chat session's many requests then share one
-model load). Each request gets a ``Memcli`` over them (``Resources.memcli``).
+model load). Each request gets an ``Engine`` over them (``Resources.engine``).
 """
 
 from __future__ import annotations
@@ -15,16 +15,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memcli.config import Paths, Settings, load_settings
-from memcli import core
-from memcli.core import Memcli, clock_from_env
+from memcli import engine as engines
+from memcli.engine import Engine, clock_from_env
 from memcli.llm import ChatModel, Message
 from memcli.retrieval import Recaller
 from memcli.store import MemoryStore
+from memcli.verbs import INTERACTIVE_VERBS
 
 log = logging.getLogger("memcli.service")
 
-INTERACTIVE_VERBS = frozenset({"ask", "chat.respond", "chat.open"})
-"""Requests whose use of the chat model goes before a consolidation's next call."""
 
 Emit = Callable[..., None]
 
@@ -193,7 +192,7 @@ class Resources:
         with self._lock:
             found = self._embedders.get(settings.embedder)
             if found is None:
-                found = SharedEmbedder(self._given_embedder if self._given_embedder is not None else core.make_embedder(settings))
+                found = SharedEmbedder(self._given_embedder if self._given_embedder is not None else engines.make_embedder(settings))
                 self._embedders[settings.embedder] = found
             return found
 
@@ -217,18 +216,18 @@ class Resources:
                     return self._given_chat_model
                 if self._model is None or self._model_key != key:
                     self._model = None
-                    self._model = core.make_chat_model(settings, self.paths)
+                    self._model = engines.make_chat_model(settings, self.paths)
                     self._model_key = key
                     log.info("loaded chat model %s", self._model.name)
                 return self._model
 
         return SharedChatModel(load, self.gate, interactive)
 
-    def memcli(self, request: Mapping[str, Any]) -> Memcli:
-        """A ``Memcli`` for one request over the shared resources."""
+    def engine(self, request: Mapping[str, Any]) -> Engine:
+        """An ``Engine`` for one request over the shared resources."""
         env = request.get("env") or {}
         settings = self.settings(request)
-        return Memcli(
+        return Engine(
             settings, self.paths, clock_for(env, request.get("now")),
             store=self.store, embedder=self.embedder(settings), recaller=self.recaller(settings),  # type: ignore[arg-type]
             chat_model=self.chat_model(settings, request.get("verb") in INTERACTIVE_VERBS),  # type: ignore[arg-type]

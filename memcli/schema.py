@@ -1,7 +1,8 @@
 """What memcli says: the result of every verb, defined once.
 
-The library's verbs return these pydantic models (``memcli.api``), the service sends
-them as JSON, and ``--json`` prints exactly that JSON, so a script sees one shape whether
+The library's verbs return these pydantic models (``memcli.library``, named by the verb
+table ``memcli.verbs``), the service sends them as JSON, the client reads them back into
+these models, and ``--json`` prints exactly that JSON, so a script sees one shape whether
 a command ran in the service or in-process. The conventions:
 
 - one ``Memory`` object everywhere; ``recall`` and ``ask`` add a ``score`` block, ``forget``
@@ -37,7 +38,9 @@ def iso_time(seconds: float, timespec: str = "seconds") -> Optional[str]:
 class Out(BaseModel):
     """Base of every result: extra fields are an error, so the schema is the whole truth."""
 
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a model's validator is built when it is first used, so the thin client,
+    # which reads back one verb's result, does not build the thirty others at import.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Memory(Out):
@@ -429,6 +432,7 @@ RESULTS: dict[str, Any] = {
     "ask": Answer,
     "import": ImportResult,
     "forget": ForgetResult,
+    "purge user": PurgeUserResult,
     "consolidate": ConsolidateResult,
     "facts": FactCounts,
     "history entry": HistoryEntry,
@@ -447,5 +451,6 @@ RESULTS: dict[str, Any] = {
     "config setting": ConfigSetting,
     "config path": ConfigPath,
     "version": VersionInfo,
+    "completion": Completion,
 }
 """The documented shapes, by name (the man page's JSON OUTPUT section)."""

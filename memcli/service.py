@@ -7,7 +7,7 @@ client and the SQLite sidecar open, keeps each user's recall index in memory (th
 of reloading it), loads the embedder once at start and the chat model on first use.
 Clients (``memcli.client``) send one JSON request per connection over a Unix socket with
 ``multiprocessing.connection``; each connection gets a thread, and the request runs
-through the same ``memcli.api.run`` as in-process mode.
+through the same ``memcli.api.run`` as in-process mode (``memcli.local``).
 
 Concurrency: the store is one re-entrant lock (``MemoryStore`` in resident mode), taken
 per transaction, so reads and writes take turns but never wait on a model; the embedder
@@ -16,7 +16,7 @@ is used under its own lock; the chat model under a gate where an interactive req
 
 Safety: the socket is in a directory of mode 0700 and is itself 0600; a peer of another
 uid is refused (SO_PEERCRED); the process runs with umask 077. What a user says is
-journaled before it is acknowledged (``Memcli.write``), and the journal is stored at
+journaled before it is acknowledged (``Engine.write``), and the journal is stored at
 the next start, so ``kill -9`` at any moment loses nothing acknowledged. The service
 exits after ``service_idle`` seconds without a request, on ``memcli service stop``,
 SIGTERM or SIGINT.
@@ -42,13 +42,14 @@ from typing import Any
 
 import orjson
 
-from memcli import PROTOCOL, __version__, api, schema
-from memcli.client import process_start
+from memcli import PROTOCOL, __version__, api, schema, verbs
 from memcli.config import Paths, Settings, load_settings
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.errors import Interrupted, MemcliError
+from memcli.library import Memcli
 from memcli.llm import ChatModel
 from memcli.paths import private_dir, write_private
+from memcli.processes import process_start
 from memcli.resources import Resources
 
 log = logging.getLogger("memcli.service")
@@ -119,7 +120,7 @@ class Service:
         _setup_log(self.paths)
         self.resources.store.open_resident()
         try:
-            pending = Memcli(self.settings, self.paths, store=self.resources.store, embedder=self.resources.embedder(self.settings))  # type: ignore[arg-type]
+            pending = Engine(self.settings, self.paths, store=self.resources.store, embedder=self.resources.embedder(self.settings))  # type: ignore[arg-type]
             stored = pending.flush_pending()
             if stored:
                 log.info("stored %d journaled memories", len(stored))
@@ -299,8 +300,8 @@ class Service:
                 return
             emit("accepted")
             with self.resources.emitting(emit):
-                memcli = self.resources.memcli(request)
-                data = api.run(memcli, verb, request.get("args") or {}, emit)
+                memcli = Memcli(self.resources.engine(request), emit)
+                data = verbs.dump(api.run(memcli, verb, request.get("args") or {}))
             send({"event": "result", "data": data})
         except Interrupted as exc:
             outcome = f"interrupted: {exc.message}"

@@ -11,7 +11,7 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
 
 1. **Recall in the service's code path** at each ``--sizes`` (memories of one user): a
    resident ``MemoryStore`` (``open_resident``), a long-lived ``Recaller`` reused across
-   calls (warm), a fresh ``Memcli`` per request as the service builds one, the real
+   calls (warm), a fresh ``Engine`` per request as the service builds one, the real
    all-MiniLM-L6-v2 query encoding included, reinforcement off, k = 10. p50 / p95 over a
    fixed sample of LoCoMo questions (``--queries``, seed 0) asked ``--repeats`` times, and
    the same calls again with reinforcement on (``p50 reinf.``: ``reinforce=True``, what a
@@ -58,7 +58,7 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    (wall time of the command, and the import's own duration as it reports it); texts/s
    of each and their ratio (goal: at least 0.60).
 
-4. **``forget --dry-run``** over each store: ``Memcli.forget(dry_run=True)`` in the worker
+4. **``forget --dry-run``** over each store: ``Engine.forget(dry_run=True)`` in the worker
    on the resident store (goal at the largest size: at most 2 s), and the p50 of
    ``memcli forget --dry-run --json`` through the service over the largest store
    (``--skip-cli-forget`` to skip).
@@ -275,7 +275,7 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
 
     from memcli import index
     from memcli.config import home_paths, load_settings
-    from memcli.core import Memcli
+    from memcli.engine import Engine
     from memcli.embedding import Embedder
     from memcli.retrieval import Recaller
     from memcli.store import MemoryStore
@@ -296,9 +296,9 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
     try:
         recaller = Recaller(store, embedder)
 
-        def request() -> Memcli:
-            """A fresh Memcli over the shared store, embedder and Recaller, as the service builds per request."""
-            return Memcli(settings, paths, store=store, embedder=embedder, recaller=recaller)
+        def request() -> Engine:
+            """A fresh Engine over the shared store, embedder and Recaller, as the service builds per request."""
+            return Engine(settings, paths, store=store, embedder=embedder, recaller=recaller)
 
         out["memories"] = store.count(USER)
         t = time.perf_counter()
@@ -652,7 +652,7 @@ def table(r: dict[str, Any]) -> str:
                      f"for p50 reinf. (strength and last_recalled_at written back); embedder alone: {mib(w0['rss_embedder_bytes'])} RSS, "
                      f"loaded in {w0['embedder_load_s']:.1f} s; build = MemoryStore.add of precomputed vectors; "
                      f"first recall loads the index; RSS / peak RSS (VmRSS / VmHWM) after the recalls; "
-                     f"forget = Memcli.forget(dry_run=True) on the resident store, best of 2; "
+                     f"forget = Engine.forget(dry_run=True) on the resident store, best of 2; "
                      f"others = CPU share other processes on the machine used meanwhile)")
         if "base_corpus" in r:
             b = r["base_corpus"]

@@ -71,7 +71,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from memcli.config import Settings
-    from memcli.core import make_embedder
+    from memcli.engine import make_embedder
     from memcli.evaluation import eval_memorybank
 
     settings = Settings()

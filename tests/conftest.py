@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli import api
+from memcli import local
 from memcli.llm import Message
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo10.json"
@@ -97,8 +97,8 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 class Given:
     """The fakes the running test asked for (None: the real models), passed in wherever
-    memcli is built: ``memcli.api.use_models`` for the CLI's in-process runs, ``given_models()``
-    for a ``Memcli`` a test builds itself."""
+    memcli is built: ``memcli.local.use_models`` for the CLI's in-process runs, ``given_models()``
+    for a ``Engine`` a test builds itself."""
 
     embedder: FakeEmbedder | None = None
     chat_model: FakeChatModel | None = None
@@ -106,11 +106,11 @@ class Given:
     @classmethod
     def set(cls, embedder: FakeEmbedder | None, chat_model: FakeChatModel | None) -> None:
         cls.embedder, cls.chat_model = embedder, chat_model
-        api.use_models(embedder, chat_model)
+        local.use_models(embedder, chat_model)
 
 
 def given_models() -> dict[str, object]:
-    """``Memcli`` keyword arguments: the fake models of the running test."""
+    """``Engine`` keyword arguments: the fake models of the running test."""
     return {"embedder": Given.embedder, "chat_model": Given.chat_model}
 
 

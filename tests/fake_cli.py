@@ -37,11 +37,11 @@ def main() -> None:
     parser.add_argument("--slow-model", type=float, default=0.0)
     parser.add_argument("--echo-system", action="store_true")
     options = parser.parse_args(argv[:cut])
-    from memcli import api
+    from memcli import local
     from memcli.cli import app
 
     model = EchoSystemModel(0.0) if options.echo_system else SlowModel(options.slow_model)
-    api.use_models(FakeEmbedder(), model)
+    local.use_models(FakeEmbedder(), model)
     app(argv[cut + 1 :], prog_name="memcli")
 
 

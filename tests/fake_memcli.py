@@ -17,7 +17,7 @@ sys.path.insert(0, str(TESTS))
 
 from conftest import FakeChatModel, FakeEmbedder  # noqa: E402
 
-from memcli import api, client  # noqa: E402
+from memcli import client, local  # noqa: E402
 
 
 class _Popen(subprocess.Popen):
@@ -35,7 +35,7 @@ def main() -> None:
     """Run the memcli command line with the fakes."""
     model = FakeChatModel(("I hear you, and I will keep that in mind.",))
     model.responder = lambda task, content: "{}"
-    api.use_models(FakeEmbedder(), model)
+    local.use_models(FakeEmbedder(), model)
     client.subprocess.Popen = _Popen  # type: ignore[misc]
     from memcli.cli import app
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from cli_checks import ok
 from conftest import FakeEmbedder
-from memcli import api, cli, core, importers
+from memcli import cli, engine, importers, local
 from memcli.chunking import MAX_CHARS, chunks, size
 from memcli.cli import app
 from memcli.client import Handlers, ServiceClient, client_env
@@ -182,14 +182,14 @@ def stored_ids(runner: CliRunner) -> set[str]:
 def test_ctrl_c_keeps_the_committed_batches_and_a_rerun_stores_the_rest(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(core, "IMPORT_BATCH", 5)
+    monkeypatch.setattr(engine, "IMPORT_BATCH", 5)
     path = notes_file(tmp_path, 23)
-    api.use_models(InterruptingEmbedder(at=3))  # batches 1 and 2 are stored, the third is cut
+    local.use_models(InterruptingEmbedder(at=3))  # batches 1 and 2 are stored, the third is cut
     result = runner.invoke(app, ["import", str(path)])
     assert result.exit_code == ExitCode.INTERRUPTED
     assert result.stderr == "memcli: interrupted: 10 of 23 stored; run the same import again to finish\n"
     assert result.stdout == ""
-    api.use_models(FakeEmbedder())
+    local.use_models(FakeEmbedder())
     assert len(stored_ids(runner)) == 10
     again = json.loads(ok(runner.invoke(app, ["import", str(path), "--json"])).stdout)
     assert (again["found"], again["added"], again["skipped"], again["interrupted"]) == (23, 13, 10, False)
@@ -204,9 +204,9 @@ def test_ctrl_c_during_a_batchs_write_counts_that_batch_as_stored(
 
     from memcli.store import MemoryStore
 
-    monkeypatch.setattr(core, "IMPORT_BATCH", 5)
+    monkeypatch.setattr(engine, "IMPORT_BATCH", 5)
     path = notes_file(tmp_path, 23)
-    api.use_models(FakeEmbedder())
+    local.use_models(FakeEmbedder())
     writes = {"n": 0}
     add = MemoryStore.add
 
@@ -224,8 +224,8 @@ def test_ctrl_c_during_a_batchs_write_counts_that_batch_as_stored(
 
 
 def test_an_interrupted_import_prints_its_json_and_exits_130(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(core, "IMPORT_BATCH", 5)
-    api.use_models(InterruptingEmbedder(at=2))
+    monkeypatch.setattr(engine, "IMPORT_BATCH", 5)
+    local.use_models(InterruptingEmbedder(at=2))
     result = runner.invoke(app, ["import", str(notes_file(tmp_path, 12)), "--json", "--quiet"])
     assert result.exit_code == ExitCode.INTERRUPTED
     report = json.loads(result.stdout)
@@ -234,7 +234,7 @@ def test_an_interrupted_import_prints_its_json_and_exits_130(runner: CliRunner, 
 
 
 def test_ctrl_c_in_any_command_says_interrupted(runner: CliRunner) -> None:
-    api.use_models(InterruptingEmbedder(at=1))
+    local.use_models(InterruptingEmbedder(at=1))
     result = runner.invoke(app, ["remember", "A note"])
     assert result.exit_code == ExitCode.INTERRUPTED
     assert result.stderr == "memcli: interrupted\n"
@@ -243,7 +243,7 @@ def test_ctrl_c_in_any_command_says_interrupted(runner: CliRunner) -> None:
 def test_progress_prints_lines_when_stderr_is_not_a_terminal(
     runner: CliRunner, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(core, "IMPORT_BATCH", 5)
+    monkeypatch.setattr(engine, "IMPORT_BATCH", 5)
     monkeypatch.setattr(cli, "PROGRESS_LINE_EVERY", 10)
     path = notes_file(tmp_path, 23)  # CliRunner's stderr is not a terminal
     assert ok(runner.invoke(app, ["import", str(path)])).stderr == ""  # no lines without --progress
@@ -268,7 +268,7 @@ def test_ctrl_c_through_the_service_cancels_at_the_next_batch_and_says_what_is_s
         pressed: list[int] = []
 
         def progress(done: int, total: int) -> None:
-            if done > core.IMPORT_BATCH and not pressed:
+            if done > engine.IMPORT_BATCH and not pressed:
                 pressed.append(done)
                 raise KeyboardInterrupt  # Ctrl-C while the second batch embeds
 

@@ -1,4 +1,4 @@
-"""Consolidation in the library (``memcli.consolidate``, ``Memcli.consolidate``), with the fake
+"""Consolidation in the library (``memcli.consolidate``, ``Engine.consolidate``), with the fake
 embedder and a scripted model that answers each structured request from the material it was
 sent: day and global summaries and portraits, the running memory, Mem0's facts with
 ADD/UPDATE/DELETE/NOOP, retries and skips of invalid output, grounding, deduplication,
@@ -35,7 +35,7 @@ from memcli.consolidate import (
     mentions,
     statement_problem,
 )
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.errors import InvalidOutputError, StoreLockedError
 from memcli.llm import RETRY_TEMPERATURE, Message, structured_output
 from memcli.memory import Kind, Memory, singleton_id, stable_id
@@ -156,9 +156,9 @@ class Script:
         pytest.fail(f"unexpected structured request {task!r}")
 
 
-def make_memcli(paths: Paths | None = None, **overrides: Any) -> Memcli:
+def make_memcli(paths: Paths | None = None, **overrides: Any) -> Engine:
     paths = paths or resolve_paths()
-    return Memcli(load_settings(paths, **overrides), paths, clock=lambda: NOW, **given_models())
+    return Engine(load_settings(paths, **overrides), paths, clock=lambda: NOW, **given_models())
 
 
 @pytest.fixture
@@ -169,22 +169,22 @@ def script(fake_model: Any) -> Script:
 
 
 @pytest.fixture
-def memcli(fake_model: Any) -> Memcli:
+def memcli(fake_model: Any) -> Engine:
     return make_memcli()
 
 
-def stored(memcli: Memcli, kind: Kind | None = None, user: str = USER) -> list[Memory]:
+def stored(memcli: Engine, kind: Kind | None = None, user: str = USER) -> list[Memory]:
     with memcli.store.transaction():
         return memcli.store.memories(user=user, kind=kind.value if kind else None)
 
 
-def one(memcli: Memcli, kind: Kind, user: str = USER) -> Memory:
+def one(memcli: Engine, kind: Kind, user: str = USER) -> Memory:
     found = memcli.store.get_many([singleton_id(kind, user)])
     assert len(found) == 1, f"no {kind.value} stored"
     return found[0]
 
 
-def history(memcli: Memcli, memory_id: str | None = None) -> list[Any]:
+def history(memcli: Engine, memory_id: str | None = None) -> list[Any]:
     return memcli.history(memory_id, USER, limit=0)
 
 
@@ -192,21 +192,21 @@ def tasks(fake_model: Any) -> list[str]:
     return [call[0] for call in fake_model.structured_calls]
 
 
-def progress(memcli: Memcli, stage: str, status: str) -> set[str]:
+def progress(memcli: Engine, stage: str, status: str) -> set[str]:
     """Ids through ``stage`` with ``status`` (done, or skipped when the model stayed invalid)."""
     with memcli.store.transaction():
         return {i for i, s in memcli.store.sidecar.consolidated(USER, stage).items() if s == status}
 
 
-def done(memcli: Memcli, stage: str) -> set[str]:
+def done(memcli: Engine, stage: str) -> set[str]:
     return progress(memcli, stage, "done")
 
 
-def skipped(memcli: Memcli, stage: str) -> set[str]:
+def skipped(memcli: Engine, stage: str) -> set[str]:
     return progress(memcli, stage, "skipped")
 
 
-def add_fact(memcli: Memcli, text: str, key: str = "stored") -> Memory:
+def add_fact(memcli: Engine, text: str, key: str = "stored") -> Memory:
     """A fact as an earlier consolidation left it."""
     fact = Memory(
         id=stable_id("fact", USER, key, text), user=USER, kind=Kind.FACT.value, text=text,
@@ -216,19 +216,19 @@ def add_fact(memcli: Memcli, text: str, key: str = "stored") -> Memory:
     return fact
 
 
-def cosine(memcli: Memcli, a: str, b: str) -> float:
+def cosine(memcli: Engine, a: str, b: str) -> float:
     u, v = memcli.embedder.embed([a, b])
     return sum(x * y for x, y in zip(u, v))
 
 
-def active_facts(memcli: Memcli) -> list[Memory]:
+def active_facts(memcli: Engine) -> list[Memory]:
     return [m for m in stored(memcli, Kind.FACT) if not m.valid_to]
 
 
 # 1. good output ------------------------------------------------------------------------
 
 
-def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(memcli: Engine, script: Script, fake_model: Any) -> None:
     first, second = day1(), day2()
     memcli.add_memories(first + second)
     steps: list[tuple[int, int]] = []
@@ -270,12 +270,15 @@ def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(mem
     assert steps[-1] == (8, 8) and [d for d, _ in steps] == list(range(1, 9))  # 2 days, the fold, 2 sessions, 3 pairs
 
 
-def test_the_report_is_the_documented_schema(memcli: Memcli, script: Script) -> None:
+def test_the_report_is_the_documented_schema(memcli: Engine, script: Script) -> None:
     """What consolidate answers to every front end is ``schema.ConsolidateResult``, whole."""
-    from memcli import api, schema
+    from memcli import api, schema, verbs
+    from memcli.library import Memcli
 
     memcli.add_memories(day1())
-    data = api.run(memcli, "consolidate", {"user": USER}, lambda event, **fields: None)
+    result = api.run(Memcli(memcli), "consolidate", {"user": USER})
+    assert isinstance(result, schema.ConsolidateResult)
+    data = verbs.dump(result)
     assert set(data) == set(schema.ConsolidateResult.model_fields)
     assert set(data["facts"]) == set(schema.FactCounts.model_fields)
     assert (data["days"], data["sessions"], data["message_pairs"], data["facts"]["added"]) == (1, 1, 2, 2)
@@ -313,7 +316,7 @@ UNITS = {
 @pytest.mark.parametrize("reply", sorted(BAD_REPLIES))
 @pytest.mark.parametrize("unit", sorted(UNITS))
 def test_invalid_output_is_retried_once_then_the_extractive_one_is_written(
-    memcli: Memcli, script: Script, fake_model: Any, unit: str, reply: str
+    memcli: Engine, script: Script, fake_model: Any, unit: str, reply: str
 ) -> None:
     """No hole: a unit whose model output stays invalid gets the extractive result, said
     word for word (or put in the third person by rule), and is done."""
@@ -347,7 +350,7 @@ def test_invalid_output_is_retried_once_then_the_extractive_one_is_written(
     assert memcli.consolidate(USER, retry=True).nothing_to_do
 
 
-def test_a_first_fold_of_one_day_is_that_day_without_a_model_call(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_a_first_fold_of_one_day_is_that_day_without_a_model_call(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1())
 
     memcli.consolidate(USER)
@@ -360,7 +363,7 @@ def test_a_first_fold_of_one_day_is_that_day_without_a_model_call(memcli: Memcli
 
 @pytest.mark.parametrize("kind", [Kind.EVENT_GLOBAL, Kind.PORTRAIT_GLOBAL])
 def test_a_global_fold_with_invalid_output_is_folded_by_extraction(
-    memcli: Memcli, script: Script, fake_model: Any, kind: Kind
+    memcli: Engine, script: Script, fake_model: Any, kind: Kind
 ) -> None:
     memcli.add_memories(day1() + day2())
     task = "summary" if kind is Kind.EVENT_GLOBAL else "portrait"
@@ -486,7 +489,7 @@ MEL_TURNS = [
 ]
 
 
-def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Engine, script: Script, fake_model: Any) -> None:
     # two message pairs, so that the window may return the four candidates (MAX_FACTS a pair)
     memcli.add_memories(day_turns(MEL_TURNS + [("Mel", "It was for mental health."), ("Caroline", "Amazing.")], DAY1, "s1"))
     candidates = [
@@ -506,7 +509,7 @@ def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Memcli, scrip
     assert (report.facts_added, report.facts_rejected, report.invalid) == (1, 3, 0)
 
 
-def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day_turns(MEL_TURNS, DAY1, "s1"))
 
     def respond(task: str, content: str) -> str:
@@ -525,7 +528,7 @@ def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(memcli:
 # 4. duplicates ---------------------------------------------------------------------------------
 
 
-def test_same_fact_twice_in_one_reply_is_stored_once(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_same_fact_twice_in_one_reply_is_stored_once(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1()[:2])
 
     def respond(task: str, content: str) -> str:
@@ -552,7 +555,7 @@ NEW_FACT = "Ana adopted a puppy named Rex last spring in Lyon."
     ],
     ids=["exact", "same words other case", "same words other order", "one word more"],
 )
-def test_fact_already_stored_is_not_stored_again(memcli: Memcli, script: Script, fake_model: Any, known: str) -> None:
+def test_fact_already_stored_is_not_stored_again(memcli: Engine, script: Script, fake_model: Any, known: str) -> None:
     memcli.add_memories(day1()[:2])
     old = add_fact(memcli, known)
     assert cosine(memcli, known, NEW_FACT) >= memcli.settings.fact_dedup
@@ -581,7 +584,7 @@ UPDATED_FACT = "Ana moved from Lyon to Lisbon with her puppy Rex."
 
 
 @pytest.fixture
-def moved(memcli: Memcli, script: Script) -> tuple[Memory, list[Memory]]:
+def moved(memcli: Engine, script: Script) -> tuple[Memory, list[Memory]]:
     """A stored fact (Ana lives in Lyon) and a day on which Ana says she moved to Lisbon."""
     old = add_fact(memcli, OLD_FACT)
     turns = day_turns(MOVE_TURNS, DAY2, "s2")
@@ -591,11 +594,11 @@ def moved(memcli: Memcli, script: Script) -> tuple[Memory, list[Memory]]:
     return old, turns
 
 
-def recalled_ids(memcli: Memcli, query: str, kind: str | None = None) -> list[str]:
+def recalled_ids(memcli: Engine, query: str, kind: str | None = None) -> list[str]:
     return [hit.memory.id for hit in memcli.recall(query, USER, k=20, kind=kind, reinforce=False)]
 
 
-def test_update_ends_the_old_fact_and_adds_the_new_one(memcli: Memcli, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]]) -> None:
+def test_update_ends_the_old_fact_and_adds_the_new_one(memcli: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]]) -> None:
     old, turns = moved
     script.decision = {"event": "UPDATE", "target": 0, "text": UPDATED_FACT}
 
@@ -620,7 +623,7 @@ def test_update_ends_the_old_fact_and_adds_the_new_one(memcli: Memcli, script: S
     assert (report.facts_updated, report.facts_added, report.facts_deleted, report.invalid) == (1, 0, 0, 0)
 
 
-def test_delete_ends_the_old_fact_and_adds_nothing(memcli: Memcli, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
+def test_delete_ends_the_old_fact_and_adds_nothing(memcli: Engine, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
     old, turns = moved
     script.decision = {"event": "DELETE", "target": 0, "text": ""}
 
@@ -634,7 +637,7 @@ def test_delete_ends_the_old_fact_and_adds_nothing(memcli: Memcli, script: Scrip
     assert (report.facts_deleted, report.facts_added, report.facts_updated) == (1, 0, 0)
 
 
-def test_noop_changes_no_fact(memcli: Memcli, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
+def test_noop_changes_no_fact(memcli: Engine, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
     old, _ = moved
     script.decision = {"event": "NOOP", "target": 0, "text": ""}
 
@@ -656,7 +659,7 @@ PAINT_FACT = "Ana sketches boats at the harbour on Sundays."
 
 
 @pytest.fixture
-def two_related(memcli: Memcli, script: Script, fake_model: Any) -> tuple[list[Memory], list[Memory]]:
+def two_related(memcli: Engine, script: Script, fake_model: Any) -> tuple[list[Memory], list[Memory]]:
     """Two stored facts and a session window of two pairs whose two new facts each relate to
     one of them (and not to the other)."""
     old = [add_fact(memcli, OLD_FACT), add_fact(memcli, OLD_PAINT_FACT, "paint")]
@@ -674,7 +677,7 @@ def two_related(memcli: Memcli, script: Script, fake_model: Any) -> tuple[list[M
 
 
 def test_the_new_facts_of_a_window_are_decided_in_one_call(
-    memcli: Memcli, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
+    memcli: Engine, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
 ) -> None:
     old, turns = two_related
     script.decision = {"event": "NOOP", "target": 0, "text": ""}
@@ -692,7 +695,7 @@ def test_the_new_facts_of_a_window_are_decided_in_one_call(
 
 
 def test_a_pair_whose_fact_stays_undecided_is_skipped_and_the_others_are_done(
-    memcli: Memcli, script: Script, fake_model: Any
+    memcli: Engine, script: Script, fake_model: Any
 ) -> None:
     add_fact(memcli, OLD_FACT)
     turns = day_turns(PAINT_TURNS, DAY2, "s2")  # two pairs: the move (related to the stored fact), the sketching (new)
@@ -712,7 +715,7 @@ def test_a_pair_whose_fact_stays_undecided_is_skipped_and_the_others_are_done(
 
 
 def test_a_decision_may_only_end_a_fact_related_to_its_new_fact(
-    memcli: Memcli, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
+    memcli: Engine, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
 ) -> None:
     old, turns = two_related
     [call_shown] = [[]]
@@ -738,7 +741,7 @@ def test_a_decision_may_only_end_a_fact_related_to_its_new_fact(
 
 
 def test_an_update_to_the_old_facts_own_words_changes_nothing(
-    memcli: Memcli, script: Script, moved: tuple[Memory, list[Memory]]
+    memcli: Engine, script: Script, moved: tuple[Memory, list[Memory]]
 ) -> None:
     old, _ = moved
     script.decision = {"event": "UPDATE", "target": 0, "text": OLD_FACT}
@@ -750,7 +753,7 @@ def test_an_update_to_the_old_facts_own_words_changes_nothing(
 
 
 def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
-    memcli: Memcli, script: Script, fake_model: Any
+    memcli: Engine, script: Script, fake_model: Any
 ) -> None:
     old = [add_fact(memcli, OLD_FACT), add_fact(memcli, OLD_PAINT_FACT, "paint")]
     turns = day_turns([("Ana", "I now live in Lisbon with my puppy Rex. I sketch boats at the harbour on Sundays."),
@@ -790,7 +793,7 @@ def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
     ids=["ungrounded place", "too few words", "empty text", "first person", "target past the facts", "far target", "negative target"],
 )
 def test_invalid_decision_is_retried_then_the_fact_is_skipped(
-    memcli: Memcli, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]], decision: dict[str, Any]
+    memcli: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]], decision: dict[str, Any]
 ) -> None:
     old, _ = moved
     script.decision = decision
@@ -805,7 +808,7 @@ def test_invalid_decision_is_retried_then_the_fact_is_skipped(
     assert len(warnings) == 1 and "fact" in warnings[0] and "Ana now lives" in warnings[0]
 
 
-def test_unrelated_stored_fact_is_never_shown_to_the_model(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_unrelated_stored_fact_is_never_shown_to_the_model(memcli: Engine, script: Script, fake_model: Any) -> None:
     unrelated = add_fact(memcli, "Ana collects old stamps from Norway.")
     memcli.add_memories(day1()[:2])
     assert cosine(memcli, unrelated.text, "Ana adopted a puppy named Rex.") < RELATED_SIMILARITY
@@ -822,7 +825,7 @@ def test_unrelated_stored_fact_is_never_shown_to_the_model(memcli: Memcli, scrip
 # 6. killed midway, then resumed -----------------------------------------------------------------
 
 
-def snapshot(memcli: Memcli) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def snapshot(memcli: Engine) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Every memory (id, kind, day, text, sources, validity) and every history row of the store."""
     with memcli.store.transaction():
         memories = memcli.store.memories()
@@ -833,7 +836,7 @@ def snapshot(memcli: Memcli) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...
     )
 
 
-def conversation_with_an_update(memcli: Memcli, script: Script) -> None:
+def conversation_with_an_update(memcli: Engine, script: Script) -> None:
     """Three days, three sessions, four message pairs, and a stored fact that the fourth pair updates."""
     add_fact(memcli, OLD_FACT)
     memcli.add_memories(day1() + day2() + day_turns(MOVE_TURNS, "2023-05-12", "s5"))
@@ -900,7 +903,7 @@ def test_run_killed_midway_resumes_to_the_same_store_as_an_uninterrupted_run(
 # 7. idempotent and incremental ----------------------------------------------------------------------
 
 
-def test_second_run_with_nothing_new_calls_no_model(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_second_run_with_nothing_new_calls_no_model(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1() + day2())
     memcli.consolidate(USER)
     before = snapshot(memcli)
@@ -913,7 +916,7 @@ def test_second_run_with_nothing_new_calls_no_model(memcli: Memcli, script: Scri
     assert snapshot(memcli) == before
 
 
-def test_new_day_is_consolidated_alone_and_updates_the_global_summary(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_new_day_is_consolidated_alone_and_updates_the_global_summary(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1())
     memcli.consolidate(USER)
     first_global = one(memcli, Kind.EVENT_GLOBAL)
@@ -941,7 +944,7 @@ def test_new_day_is_consolidated_alone_and_updates_the_global_summary(memcli: Me
     assert [m.day for m in stored(memcli, Kind.EVENT_DAILY)] == [DAY1, DAY2]
 
 
-def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(memcli: Engine, script: Script, fake_model: Any) -> None:
     turns = day1()
     memcli.add_memories(turns[:2])
     memcli.consolidate(USER)
@@ -974,7 +977,7 @@ def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(memcli: Mem
          "worked example copied"],
 )
 def test_ungrounded_daily_summary_or_portrait_is_invalid(
-    memcli: Memcli, script: Script, fake_model: Any, task: str, reply: dict[str, str]
+    memcli: Engine, script: Script, fake_model: Any, task: str, reply: dict[str, str]
 ) -> None:
     memcli.add_memories(day1())
     marker = "Conversation of Monday 8 May 2023" if task == "summary" else "I adopted a puppy"  # the day's, not the fold's
@@ -991,7 +994,7 @@ def test_ungrounded_daily_summary_or_portrait_is_invalid(
     assert done(memcli, "day") == {t.id for t in day1()} and not skipped(memcli, "day")
 
 
-def test_running_memory_keeps_only_grounded_sentences(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_running_memory_keeps_only_grounded_sentences(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1())
     kept = "Ana adopted a puppy named Rex in Lyon."
     reply = {"memory": [kept, "Ana moved to Paris in 2019.", "I adopted a puppy named Rex.", "Did Ana adopt Rex?", kept]}
@@ -1003,7 +1006,7 @@ def test_running_memory_keeps_only_grounded_sentences(memcli: Memcli, script: Sc
     assert report.invalid == 0 and [t for t in tasks(fake_model) if t == "memory"] == ["memory"]
 
 
-def test_running_memory_with_no_grounded_sentence_is_invalid(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_running_memory_with_no_grounded_sentence_is_invalid(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1())
     reply = {"memory": ["Ana moved to Paris in 2019.", "Quentin sold the bakery."]}
     fake_model.responder = lambda task, content: json.dumps(reply) if task == "memory" else script(task, content)
@@ -1025,7 +1028,7 @@ GARDEN = {
 }
 
 
-def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(memcli: Memcli, fake_model: Any) -> None:
+def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(memcli: Engine, fake_model: Any) -> None:
     turns = day_turns([("Ana" if i % 2 == 0 else "assistant", f"Garden bed {i} is planted.") for i in range(16)], DAY1, "s1")
     memcli.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
@@ -1045,7 +1048,7 @@ def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(
     assert [c[2]["properties"]["facts"]["maxItems"] for c in extractions] == [min(WINDOW_FACTS, MAX_FACTS * 5), min(WINDOW_FACTS, MAX_FACTS * 3)]
 
 
-def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(memcli: Memcli, fake_model: Any) -> None:
+def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(memcli: Engine, fake_model: Any) -> None:
     turns = day_turns([("Ana", "The garden beds are planted."), ("assistant", "Well done!"), ("assistant", "Water them tonight.")], DAY1, "s1")
     memcli.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
@@ -1059,7 +1062,7 @@ def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(memcli: Memcli, f
 # 8. locks -----------------------------------------------------------------------------------------
 
 
-def test_store_lock_is_free_while_the_model_runs(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_store_lock_is_free_while_the_model_runs(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1())
     other = make_memcli(lock_timeout=0)
     with memcli.store.transaction(), pytest.raises(StoreLockedError):
@@ -1081,7 +1084,7 @@ def test_store_lock_is_free_while_the_model_runs(memcli: Memcli, script: Script,
     assert {m.id for m in stored(memcli, Kind.NOTE)} == set(written)
 
 
-def test_second_consolidation_fails_while_one_runs(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_second_consolidation_fails_while_one_runs(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1())
     other = make_memcli(lock_timeout=0.3)
     failures: list[tuple[str, float]] = []
@@ -1103,7 +1106,7 @@ def test_second_consolidation_fails_while_one_runs(memcli: Memcli, script: Scrip
     assert other.consolidate(USER).nothing_to_do  # the lock is released after the run
 
 
-def test_interrupted_run_releases_the_consolidation_lock(memcli: Memcli, script: Script, fake_model: Any) -> None:
+def test_interrupted_run_releases_the_consolidation_lock(memcli: Engine, script: Script, fake_model: Any) -> None:
     memcli.add_memories(day1())
 
     def interrupted(task: str, content: str) -> str:
@@ -1146,7 +1149,7 @@ def test_unbounded_finds_an_unbounded_string_and_array() -> None:
 
 
 def test_every_schema_sent_bounds_its_strings_and_lists_and_every_call_caps_tokens(
-    memcli: Memcli, script: Script, fake_model: Any
+    memcli: Engine, script: Script, fake_model: Any
 ) -> None:
     conversation_with_an_update(memcli, script)
     memcli.consolidate(USER)

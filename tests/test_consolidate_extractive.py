@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memcli.consolidate import Consolidator
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.memory import Kind, singleton_id
 from test_consolidate import DAY1, DAY2, USER, day_turns, make_memcli, stored
 
@@ -45,7 +45,7 @@ def days() -> list[Any]:
 
 
 @pytest.fixture
-def extractive(fake_model: Any) -> Memcli:
+def extractive(fake_model: Any) -> Engine:
     memcli = make_memcli(consolidation="extractive")
     memcli.add_memories(days())
     return memcli
@@ -55,7 +55,7 @@ def said(turns: list[tuple[str, str]]) -> str:
     return " ".join(text for _, text in turns)
 
 
-def test_every_day_gets_a_summary_of_its_own_sentences_with_speakers(extractive: Memcli, fake_model: Any) -> None:
+def test_every_day_gets_a_summary_of_its_own_sentences_with_speakers(extractive: Engine, fake_model: Any) -> None:
     report = extractive.consolidate(USER)
     assert fake_model.structured_calls == [] and report.path == "extractive" and report.invalid == 0
     summaries = {m.day: m.text for m in stored(extractive, Kind.EVENT_DAILY)}
@@ -68,7 +68,7 @@ def test_every_day_gets_a_summary_of_its_own_sentences_with_speakers(extractive:
     assert report.days <= report.written_by["extractive"] <= report.days + 2 * report.folds + report.sessions + report.pairs
 
 
-def test_facts_are_the_users_own_statements_in_the_third_person_and_never_a_question(extractive: Memcli) -> None:
+def test_facts_are_the_users_own_statements_in_the_third_person_and_never_a_question(extractive: Engine) -> None:
     extractive.consolidate(USER)
     facts = [m.text for m in stored(extractive, Kind.FACT)]
     assert "Ana planted tomatoes and basil in Ana's garden this morning." in facts
@@ -78,19 +78,19 @@ def test_facts_are_the_users_own_statements_in_the_third_person_and_never_a_ques
     assert "Ana took the night train to Lisbon with Ana's sister Mila." in facts
 
 
-def test_the_running_memory_and_global_summaries_are_written(extractive: Memcli) -> None:
+def test_the_running_memory_and_global_summaries_are_written(extractive: Engine) -> None:
     extractive.consolidate(USER)
     running = extractive.store.get_many([singleton_id(Kind.RUNNING_SUMMARY, USER)])
     assert running and 0 < len(running[0].text.split("\n")) <= 20
     assert extractive.store.get_many([singleton_id(Kind.EVENT_GLOBAL, USER)])
 
 
-def test_a_second_run_has_nothing_to_do(extractive: Memcli) -> None:
+def test_a_second_run_has_nothing_to_do(extractive: Engine) -> None:
     extractive.consolidate(USER)
     assert extractive.consolidate(USER).nothing_to_do
 
 
-def test_the_portrait_holds_what_the_user_says_of_herself(extractive: Memcli) -> None:
+def test_the_portrait_holds_what_the_user_says_of_herself(extractive: Engine) -> None:
     extractive.consolidate(USER)
     portraits = " ".join(m.text for m in stored(extractive, Kind.PORTRAIT_DAILY))
     assert "Ana loves working in the garden" in portraits

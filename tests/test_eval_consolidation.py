@@ -124,4 +124,4 @@ def test_unknown_conversation_and_path_are_one_error_line(runner: CliRunner, fak
     result = runner.invoke(app, ["eval", "consolidation", path, "--conversation", "conv-99", "--consolidation", "extractive"])
     assert "conv-99" in assert_error(result, ExitCode.BAD_INPUT)
     result = runner.invoke(app, ["eval", "consolidation", path, "--consolidation", "bogus"])
-    assert "consolidation" in assert_error(result, ExitCode.BAD_INPUT)
+    assert "'consolidation'" in assert_error(result, ExitCode.USAGE)

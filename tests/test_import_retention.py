@@ -21,7 +21,7 @@ from cli_checks import assert_error, ok
 from conftest import given_models
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.errors import ExitCode, UsageError
 from memcli.forgetting import UNIT_SECONDS, elapsed, forget_pass, retention
 from memcli.memory import Kind, Memory
@@ -182,7 +182,7 @@ def test_retention_from_conversation_fades_them_from_their_own_time(runner: CliR
 
 def test_retention_from_conversation_in_the_library(fake_embedder: Any, tmp_path: Path) -> None:
     paths = resolve_paths()
-    memcli = Memcli(load_settings(paths), paths, clock=lambda: ts(IMPORTED), **given_models())
+    memcli = Engine(load_settings(paths), paths, clock=lambda: ts(IMPORTED), **given_models())
     report = memcli.import_file(memorybank_file(tmp_path), retention_from="conversation")
     assert report.added == 8
     with memcli.store.transaction():

@@ -21,7 +21,7 @@ from cli_checks import ok
 from conftest import FakeEmbedder, given_models
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.index import INDEX_VERSION, RecallIndex, context_text, spoken_day, window_text
 from memcli.memory import Kind, Memory, stable_id
 from test_consolidate import MOVE_TURNS, OLD_FACT, UPDATED_FACT, Script, add_fact, day_turns
@@ -53,9 +53,9 @@ class Clock:
         return self.now
 
 
-def make_memcli(notices: list[str] | None = None, clock: Clock | None = None) -> Memcli:
+def make_memcli(notices: list[str] | None = None, clock: Clock | None = None) -> Engine:
     paths = resolve_paths()
-    return Memcli(load_settings(paths), paths, clock=clock or Clock(), notice=notices.append if notices is not None else None, **given_models())
+    return Engine(load_settings(paths), paths, clock=clock or Clock(), notice=notices.append if notices is not None else None, **given_models())
 
 
 def session(name: str, lines: Sequence[tuple[str, str]] = LINES, day: str = DAY, user: str = USER) -> list[Memory]:
@@ -73,7 +73,7 @@ def note(text: str, user: str = USER) -> Memory:
     return Memory(id=stable_id(user, "note", text), user=user, kind=Kind.NOTE.value, text=text, created_at=NOW - 3600, day="2023-06-01")
 
 
-def rows(memcli: Memcli, user: str = USER) -> dict[str, dict[str, Any]]:
+def rows(memcli: Engine, user: str = USER) -> dict[str, dict[str, Any]]:
     """The index rows of ``user`` with their lexical fields, read from the database itself."""
     db = sqlite3.connect(memcli.paths.database)
     db.row_factory = sqlite3.Row
@@ -88,7 +88,7 @@ def rows(memcli: Memcli, user: str = USER) -> dict[str, dict[str, Any]]:
         db.close()
 
 
-def sql(memcli: Memcli, statement: str, *args: Any) -> list[tuple[Any, ...]]:
+def sql(memcli: Engine, statement: str, *args: Any) -> list[tuple[Any, ...]]:
     """Run one statement on the sidecar database behind the store's back."""
     db = sqlite3.connect(memcli.paths.database)
     try:
@@ -107,12 +107,12 @@ def vector(row: dict[str, Any]) -> np.ndarray | None:
     return None if blob is None else np.frombuffer(blob, dtype=np.float32)
 
 
-def stored(memcli: Memcli, user: str = USER) -> list[Memory]:
+def stored(memcli: Engine, user: str = USER) -> list[Memory]:
     with memcli.store.transaction():
         return memcli.store.memories(user=user)
 
 
-def assert_index_matches_store(memcli: Memcli, user: str = USER, filled: bool = False) -> dict[str, dict[str, Any]]:
+def assert_index_matches_store(memcli: Engine, user: str = USER, filled: bool = False) -> dict[str, dict[str, Any]]:
     """The index holds exactly the store's memories of ``user``, clean, with their flags, own
     text, day, the context and window of their session, and every window vector present
     (NULL allowed unless ``filled``) equal to the embedding of its window text."""
@@ -147,11 +147,11 @@ def assert_index_matches_store(memcli: Memcli, user: str = USER, filled: bool = 
     return found
 
 
-def recall_ids(memcli: Memcli, query: str, user: str = USER, k: int = 50) -> list[str]:
+def recall_ids(memcli: Engine, query: str, user: str = USER, k: int = 50) -> list[str]:
     return [h.memory.id for h in memcli.recall(query, user, k=k, reinforce=False)]
 
 
-def contexts(memcli: Memcli) -> list[str]:
+def contexts(memcli: Engine) -> list[str]:
     return [r[0] for r in sql(memcli, "SELECT context FROM recall_index")] + [r[0] for r in sql(memcli, "SELECT window FROM recall_index")]
 
 
@@ -330,7 +330,7 @@ def test_consolidation_indexes_its_summaries_and_ends_the_replaced_fact(fake_mod
 # 7. rebuilds ---------------------------------------------------------------------------------
 
 
-def populated(notices: list[str], bob: bool = True) -> Memcli:
+def populated(notices: list[str], bob: bool = True) -> Engine:
     """Eight memories of ana (two sessions and a note) and, with ``bob``, one of bob."""
     memcli = make_memcli(notices)
     memcli.add_memories(session("s1") + session("s2", [("Bob", "I started pottery classes."), ("Ana", "Pottery sounds relaxing.")], "2023-05-25"))
@@ -346,7 +346,7 @@ def rebuilt(notices: list[str], count: int, user: str = USER) -> None:
 
 
 
-def relevance(memcli: Memcli, query: str, user: str = USER) -> list[tuple[str, float]]:
+def relevance(memcli: Engine, query: str, user: str = USER) -> list[tuple[str, float]]:
     return [(h.memory.id, h.relevance) for h in memcli.recall(query, user, k=20, reinforce=False)]
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import FakeEmbedder
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.index import INDEX_VERSION, ROW_COLUMNS, IndexChanges, RecallIndex, UserIndex, says_when, spoken_day, window_text
 from memcli.memory import Kind, Memory, stable_id
 from memcli.retrieval import RECALLED_KINDS, Recaller
@@ -52,7 +52,7 @@ def fact(text: str, minute: int = 0) -> Memory:
     )
 
 
-def populated() -> tuple[Memcli, Recaller]:
+def populated() -> tuple[Engine, Recaller]:
     """Two sessions, a note and a fact of ana, one note of bob; and a recaller that has loaded ana's index."""
     memcli = make_memcli(clock=Clock(datetime(2023, 5, 31, 9).timestamp()))
     memcli.add_memories(
@@ -85,7 +85,7 @@ def by_id(index: UserIndex, values: np.ndarray) -> dict[str, float]:
     return {index.ids[slot]: float(values[slot]) for slot in np.flatnonzero(index.alive)}
 
 
-def assert_same_as_fresh(memcli: Memcli, recaller: Recaller) -> UserIndex:
+def assert_same_as_fresh(memcli: Engine, recaller: Recaller) -> UserIndex:
     """``recaller`` (brought up to date) recalls what a new recaller, loading afresh, recalls:
     the same memories in the same order with the same scores, from the same rows."""
     fresh = Recaller(memcli.store, memcli.embedder)

@@ -20,7 +20,7 @@ from conftest import FakeChatModel, FakeEmbedder, given_models
 from memcli.cli import app
 from memcli.client import service_mode
 from memcli.config import Paths, load_settings, resolve_paths
-from memcli.core import Memcli, clock_from_env, parse_day, parse_since
+from memcli.engine import Engine, clock_from_env, parse_day, parse_since
 from memcli.errors import BadInputError, ExitCode, UsageError
 from memcli.importers import parse_time
 from memcli.resources import clock_for
@@ -214,7 +214,7 @@ def test_negative_unix_seconds_inside_the_range_are_a_time() -> None:
 
 
 def test_parallel_writers_each_store_their_new_notes(fake_embedder: FakeEmbedder) -> None:
-    """Three request threads, each its own Memcli over one store (as the service runs
+    """Three request threads, each its own Engine over one store (as the service runs
     them; the journal tells this process's writes in flight from those left behind),
     remember distinct notes at once: each call says added."""
     paths = resolve_paths()
@@ -225,7 +225,7 @@ def test_parallel_writers_each_store_their_new_notes(fake_embedder: FakeEmbedder
     start = threading.Barrier(3)
 
     def writer(n: int) -> None:
-        memcli = Memcli(settings, paths, store=store, **given_models())  # type: ignore[arg-type]
+        memcli = Engine(settings, paths, store=store, **given_models())  # type: ignore[arg-type]
         start.wait()
         try:
             for i in range(10):
@@ -241,7 +241,7 @@ def test_parallel_writers_each_store_their_new_notes(fake_embedder: FakeEmbedder
         thread.join(120)
     assert errors == []
     assert sorted(results) == sorted((f"note {n}-{i}", True) for n in range(3) for i in range(10))
-    again = Memcli(settings, paths, **given_models())  # type: ignore[arg-type]
+    again = Engine(settings, paths, **given_models())  # type: ignore[arg-type]
     assert again.remember("note 1-4")[1] is False  # stored before this call: already remembered
     assert len(again.list_memories(limit=0)) == 30
 
@@ -250,9 +250,9 @@ PROCESS_WRITER = """
 import sys
 sys.path.insert(0, sys.argv[2])
 from conftest import FakeEmbedder
-from memcli import api
+from memcli import local
 from memcli.cli import app
-api.use_models(FakeEmbedder(), None)
+local.use_models(FakeEmbedder(), None)
 for i in range(10):
     try:
         app(["remember", "--json", f"note {sys.argv[1]}-{i}"])
@@ -325,7 +325,7 @@ def test_recall_and_ask_use_the_models_with_the_store_free() -> None:
     paths = resolve_paths()
     settings = load_settings(paths)
     embedder, model = LoadingEmbedder(paths), LoadingModel(paths)
-    memcli = Memcli(settings, paths, embedder=embedder, chat_model=model)  # type: ignore[arg-type]
+    memcli = Engine(settings, paths, embedder=embedder, chat_model=model)  # type: ignore[arg-type]
     memcli.remember("I drink green tea every morning")
     memcli.remember("The spare key is under the blue pot")
     assert memcli.recall("what tea do I drink?", k=1)[0].memory.text.startswith("I drink green tea")

@@ -21,7 +21,7 @@ from conftest import given_models
 from memcli import schema
 from memcli.cli import app
 from memcli.config import load_settings
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.paths import private_tree, resolve_paths, write_private
 
 
@@ -45,9 +45,9 @@ def _exposed(root: Path) -> dict[str, str]:
     return found
 
 
-def _memcli() -> Memcli:
+def _memcli() -> Engine:
     paths = resolve_paths()
-    return Memcli(load_settings(paths), paths, **given_models())
+    return Engine(load_settings(paths), paths, **given_models())
 
 
 def test_the_library_makes_every_path_private_whatever_the_umask(

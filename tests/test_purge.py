@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from cli_checks import assert_error, ok
 from memcli.cli import app
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.errors import ExitCode
 from memcli.memory import Kind
 from test_consolidate import make_memcli
@@ -54,7 +54,7 @@ def chat_log(path: Path) -> Path:
 
 
 @pytest.fixture
-def consolidated(fake_model: Any, tmp_path: Path, memcli_home: Path) -> Memcli:
+def consolidated(fake_model: Any, tmp_path: Path, memcli_home: Path) -> Engine:
     """A store with a note and a day of turns that say the marker, consolidated by
     extraction (the daily summary, portrait, running memory and a fact quote it)."""
     memcli = make_memcli(consolidation="extractive", user=USER)
@@ -66,11 +66,11 @@ def consolidated(fake_model: Any, tmp_path: Path, memcli_home: Path) -> Memcli:
     return memcli
 
 
-def with_marker(memcli: Memcli) -> list[Any]:
+def with_marker(memcli: Engine) -> list[Any]:
     return [m for m in memcli.store.memories(user=USER) if MARKER in m.text]
 
 
-def test_deleting_the_note_and_the_turn_leaves_the_marker_nowhere_on_disk(consolidated: Memcli, memcli_home: Path) -> None:
+def test_deleting_the_note_and_the_turn_leaves_the_marker_nowhere_on_disk(consolidated: Engine, memcli_home: Path) -> None:
     quoting = with_marker(consolidated)
     kinds = {m.kind for m in quoting}
     assert {Kind.NOTE.value, Kind.TURN.value, Kind.EVENT_DAILY.value} <= kinds
@@ -81,7 +81,7 @@ def test_deleting_the_note_and_the_turn_leaves_the_marker_nowhere_on_disk(consol
     assert any(m.text == "I like green tea in the morning" for m in consolidated.store.memories(user=USER))
 
 
-def test_history_keeps_a_purge_event_without_text(consolidated: Memcli) -> None:
+def test_history_keeps_a_purge_event_without_text(consolidated: Engine) -> None:
     turn = next(m for m in with_marker(consolidated) if m.kind == Kind.TURN.value)
     daily = next(m for m in with_marker(consolidated) if m.kind == Kind.EVENT_DAILY.value)
     assert any(MARKER in e.new_text for e in consolidated.history(daily.id))
@@ -92,7 +92,7 @@ def test_history_keeps_a_purge_event_without_text(consolidated: Memcli) -> None:
     assert all(MARKER not in e.old_text + e.new_text for e in events)
 
 
-def test_what_was_made_from_a_purged_turn_leaves_prompts_and_is_made_again_without_it(consolidated: Memcli, fake_model: Any) -> None:
+def test_what_was_made_from_a_purged_turn_leaves_prompts_and_is_made_again_without_it(consolidated: Engine, fake_model: Any) -> None:
     turn = next(m for m in with_marker(consolidated) if m.kind == Kind.TURN.value)
     before = {m.kind for m in consolidated.store.memories(user=USER)}
     assert {Kind.EVENT_DAILY.value, Kind.EVENT_GLOBAL.value, Kind.RUNNING_SUMMARY.value} <= before
@@ -121,7 +121,7 @@ def test_forget_purge_leaves_the_marker_nowhere_on_disk(runner: CliRunner, fake_
     assert [m["text"] for m in remaining] == ["A fresh note about the weather"]
 
 
-def test_purge_user_removes_everything_of_that_user_and_only_theirs(consolidated: Memcli, runner: CliRunner, memcli_home: Path) -> None:
+def test_purge_user_removes_everything_of_that_user_and_only_theirs(consolidated: Engine, runner: CliRunner, memcli_home: Path) -> None:
     ok(runner.invoke(app, ["remember", "Bob keeps bees on the roof", "--user", "bob"]))
     result = json.loads(ok(runner.invoke(app, ["purge-user", USER, "--yes", "--json"])).stdout)
     assert result["user"] == USER and result["purged"] >= 8 and result["history_events"] > 0
@@ -138,7 +138,7 @@ def test_purge_user_without_a_terminal_or_yes_refuses_and_changes_nothing(runner
     assert len(json.loads(ok(runner.invoke(app, ["list", "--json", "-u", USER])).stdout)) == 1
 
 
-def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Memcli, memcli_home: Path) -> None:
+def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Engine, memcli_home: Path) -> None:
     from prompt_toolkit.history import FileHistory
 
     from memcli.repl import history_path
@@ -153,7 +153,7 @@ def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Mem
     assert list(FileHistory(str(consolidated.store.paths.chat_history)).load_history_strings()) == ["what do I drink in the morning?"]
 
 
-def test_a_purge_deletes_in_pages(consolidated: Memcli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_purge_deletes_in_pages(consolidated: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     from memcli import store
 
     monkeypatch.setattr(store, "_GET_PAGE", 2)  # Chroma's SQLite takes at most 32,766 ids a statement

@@ -24,7 +24,7 @@ from cli_checks import assert_error, ok
 from conftest import FakeChatModel, FakeEmbedder, Given
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.embedding import Embedder, embedder_identity, same_embedder
 from memcli.errors import EmbedderChangedError, ExitCode, ModelError
 from memcli.index import batch_windows, window_text
@@ -68,9 +68,9 @@ class MovedModelEmbedder(OtherEmbedder):
 # helpers ------------------------------------------------------------------------------------
 
 
-def make_memcli(embedder: Any, chat_model: Any = None) -> Memcli:
+def make_memcli(embedder: Any, chat_model: Any = None) -> Engine:
     paths = resolve_paths()
-    return Memcli(load_settings(paths), paths, clock=lambda: NOW, embedder=embedder, chat_model=chat_model)
+    return Engine(load_settings(paths), paths, clock=lambda: NOW, embedder=embedder, chat_model=chat_model)
 
 
 def use(embedder: Any, chat_model: Any = None) -> None:
@@ -102,12 +102,12 @@ def populate(embedder: Any) -> list[Memory]:
     return memories
 
 
-def record(memcli: Memcli) -> str | None:
+def record(memcli: Engine) -> str | None:
     with memcli.store.transaction():
         return memcli.store.embedder_record()
 
 
-def chroma_vectors(memcli: Memcli, user: str) -> dict[str, np.ndarray]:
+def chroma_vectors(memcli: Engine, user: str) -> dict[str, np.ndarray]:
     """The embedding Chroma holds for each of ``user``'s memories, by id."""
     with memcli.store.transaction():
         memories, vectors = memcli.store._with_embeddings(user)
@@ -124,7 +124,7 @@ def assert_vectors(found: dict[str, np.ndarray], expected: dict[str, np.ndarray]
         assert np.allclose(found[memory_id], vector, atol=1e-5), memory_id
 
 
-def recalled(memcli: Memcli, query: str, user: str) -> list[str]:
+def recalled(memcli: Engine, query: str, user: str) -> list[str]:
     return [hit.memory.text for hit in memcli.recall(query, user, reinforce=False)]
 
 
@@ -471,12 +471,12 @@ class DyingSmallEmbedder(SmallEmbedder):
         return super().embed(texts, batch_size, progress)
 
 
-def collections(memcli: Memcli) -> set[str]:
+def collections(memcli: Engine) -> set[str]:
     with memcli.store.transaction():
         return {c.name for c in memcli.store._client.list_collections()}
 
 
-def chroma_rows(memcli: Memcli, name: str = COLLECTION) -> dict[str, tuple[str, dict[str, Any], np.ndarray]]:
+def chroma_rows(memcli: Engine, name: str = COLLECTION) -> dict[str, tuple[str, dict[str, Any], np.ndarray]]:
     """Every row of the Chroma collection ``name``, read from Chroma itself: id -> (document,
     metadata, embedding)."""
     with memcli.store.transaction():
@@ -494,12 +494,12 @@ def assert_same_rows(found: dict[str, tuple[str, dict[str, Any], np.ndarray]],
         assert found[memory_id][2].shape == vector.shape and np.allclose(found[memory_id][2], vector, atol=1e-6), memory_id
 
 
-def all_memories(memcli: Memcli) -> list[Memory]:
+def all_memories(memcli: Engine) -> list[Memory]:
     with memcli.store.transaction():
         return memcli.store.memories()
 
 
-def assert_every_vector_is(memcli: Memcli, embedder: Any) -> None:
+def assert_every_vector_is(memcli: Engine, embedder: Any) -> None:
     """Chroma holds ``embedder``'s vector for every memory of every user (and the recall
     index has its dimension)."""
     memories = all_memories(memcli)
@@ -557,7 +557,7 @@ def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishe
     if how.startswith("the model"):
         dying, progress = make_memcli(DyingSmallEmbedder(fail_at=2)), None  # ana's texts are embedded and staged, bob's are not
     else:
-        monkeypatch.setattr("memcli.core.REINDEX_BATCH", 2)  # ana: 2 texts; bob: 3 turns and 3 windows, 3 chunks
+        monkeypatch.setattr("memcli.engine.REINDEX_BATCH", 2)  # ana: 2 texts; bob: 3 turns and 3 windows, 3 chunks
         calls: list[int] = []
 
         def progress(done: int, total: int) -> None:
@@ -611,7 +611,7 @@ def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishe
     ok(runner.invoke(app, ["recall", "cello", "--user", "ana"]))
 
 
-def crash_before_the_rename(memcli: Memcli) -> list[Memory]:
+def crash_before_the_rename(memcli: Engine) -> list[Memory]:
     """What a reindex does up to deleting the store's collection, then a crash: every user
     staged with ``memcli.embedder``'s vectors, staging marked complete, "memories" deleted,
     staging not renamed. Returns the memories."""
@@ -672,7 +672,7 @@ def test_reindex_keeps_archived_memories_and_ended_facts_out_of_recall(runner: C
     assert report["archived"] == 1  # the puppy; the cello is pinned
     assert [m["text"] for m in list_json(runner, "--user", "ana", "--archived")] == [PUPPY]
 
-    def check(memcli: Memcli) -> None:
+    def check(memcli: Engine) -> None:
         assert PUPPY not in recalled(memcli, "puppy named Rex", "ana")
         assert CELLO in recalled(memcli, "puppy named Rex cello", "ana")
         found = recalled(memcli, "Bob lives in Paris", "bob")

@@ -22,7 +22,7 @@ from cli_checks import assert_error, ok
 from memcli.cli import app
 from conftest import given_models
 from memcli.config import load_settings, resolve_paths
-from memcli.core import Memcli
+from memcli.engine import Engine
 from memcli.errors import BadInputError, ExitCode, UsageError
 from memcli.evaluation import clean_evidence
 from memcli.index import says_when
@@ -53,9 +53,9 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 # helpers ------------------------------------------------------------------------------------
 
 
-def make_memcli(notices: list[str] | None = None) -> Memcli:
+def make_memcli(notices: list[str] | None = None) -> Engine:
     paths = resolve_paths()
-    return Memcli(load_settings(paths), paths, clock=lambda: NOW, notice=notices.append if notices is not None else None, **given_models())
+    return Engine(load_settings(paths), paths, clock=lambda: NOW, notice=notices.append if notices is not None else None, **given_models())
 
 
 def at(day: str, minute: int = 0) -> float:
@@ -81,7 +81,7 @@ def session(name: str, lines: Sequence[tuple[str, str]], day: str = "2023-05-08"
     ]
 
 
-def ranked(memcli: Memcli, query: str, signals: Signals | None = None, user: str = USER, **filters: Any) -> list[Recalled]:
+def ranked(memcli: Engine, query: str, signals: Signals | None = None, user: str = USER, **filters: Any) -> list[Recalled]:
     """Every memory recall returns for ``query`` by relevance alone, best first."""
     recaller = Recaller(memcli.store, memcli.embedder, signals)
     with memcli.store.transaction():
@@ -92,7 +92,7 @@ def texts(hits: Sequence[Recalled]) -> list[str]:
     return [h.memory.text for h in hits]
 
 
-def recalled(memcli: Memcli, query: str, **options: Any) -> list[str]:
+def recalled(memcli: Engine, query: str, **options: Any) -> list[str]:
     return texts(memcli.recall(query, USER, reinforce=False, **options))
 
 

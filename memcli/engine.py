@@ -1,21 +1,20 @@
-"""The memcli library object: one ``Memcli`` per process, one method per verb.
+"""The engine under the library's verbs: one ``Engine`` per command (in-process) or per
+request (the service), over the store, the embedder, the chat model and the recaller.
 
-It owns the store, loads the embedder and the chat model lazily, and never prints:
-the CLI renders what it returns. Writes of what the user said (notes, chat turns) go
+It owns the store, loads the embedder and the chat model lazily, and never prints; its
+methods return domain objects (``Memory``, ``Recalled``, reports), which the library
+(``memcli.library.Memcli``) turns into the documented shapes. Writes of what the user said (notes, chat turns) go
 through a write-ahead journal (``pending/``) first, so that a crash, a kill or a store
 held by another process loses nothing: the next memcli that gets the store stores them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
-import signal
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,11 +28,14 @@ from memcli.config import Paths, Settings
 from memcli.dates import MAX_YEAR, MIN_YEAR, TIME_RANGE, OutOfRange, unix_seconds
 from memcli.embedding import Embedder, Progress, embedder_identity
 from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
+from memcli.batching import batch_progress, import_batches
 from memcli.chunking import chunks
+from memcli.completion import WHAT
 from memcli.importers import open_records
 from memcli.llm import ChatModel, Message, load_chat_model
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.index import batch_windows
+from memcli.interrupts import deferred_interrupt
 from memcli.journal import Journal
 from memcli.paths import PRIVATE_FILE, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
@@ -49,13 +51,13 @@ Clock = Callable[[], float]
 
 def make_embedder(settings: Settings) -> Embedder:
     """The embedder the settings name (``embedder``: a sentence-transformers directory, empty
-    for the packaged all-MiniLM-L6-v2); a ``Memcli`` given one does not call this."""
+    for the packaged all-MiniLM-L6-v2); an ``Engine`` given one does not call this."""
     return Embedder(settings.embedder)
 
 
 def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
     """The chat model the settings name (``model``: a GGUF file, empty for the embedded
-    Gemma 3 270M); a ``Memcli`` given one does not call this."""
+    Gemma 3 270M); an ``Engine`` given one does not call this."""
     return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads, settings.model_timeout)
 
 
@@ -154,7 +156,7 @@ def _out_of_range_year(value: str) -> bool:
     return bool(found) and not 1 <= int(found.group(1)) <= 9999
 
 
-class Memcli:
+class Engine:
     """memcli's memory: remember, recall, ask, import, list, show, delete, stats.
 
     One object per command (in-process) or per request (the service), over resources
@@ -439,13 +441,13 @@ class Memcli:
         interrupted = False
         size = [min(64, IMPORT_BATCH)]
         try:
-            for batch in _batches(records(), size, seen):
+            for batch in import_batches(records(), size, seen):
                 batch_started = time.perf_counter()
                 for memory in batch:
                     memory.strength = self.initial_strength(memory)
                     if retention_from == "import" and memory.created_at < now:
                         memory.retained_from = now
-                within = None if progress is None else _within(progress, done, len(batch), found)
+                within = None if progress is None else batch_progress(progress, done, len(batch), found)
                 stored: set[str] = set()
                 try:
                     self.add_memories(batch, progress=within, added=stored)
@@ -549,6 +551,15 @@ class Memcli:
     def summarize(self, previous: str, turns: Sequence[Message]) -> str:
         """See ``Assistant.summarize``."""
         return self.assistant.summarize(previous, turns)
+
+    def completions(self, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:
+        """Shell completions of ``prefix`` as (value, help): memory ids, users or kinds
+        (``what``), from the recall index alone (no model is touched). Raises UsageError
+        for another ``what``."""
+        if what not in WHAT:
+            raise UsageError(f"cannot complete {what!r}; choose one of {', '.join(WHAT)}")
+        with self.store.transaction():
+            return self.store.sidecar.completions(what, prefix, user)
 
     def get(self, memory_id: str) -> Memory:
         """The memory with this id (or unique prefix). Raises NotFoundError."""
@@ -820,52 +831,6 @@ def note_chunks(text: str, user: str) -> list[tuple[str, str]]:
     if len(parts) == 1 and parts[0] == text:
         return [(stable_id("note", user, text), text)]
     return [(stable_id("note", user, text, f"part {index + 1}"), part) for index, part in enumerate(parts)]
-
-
-def _batches(memories: Iterable[Memory], size: list[int], seen: set[str]) -> Iterator[list[Memory]]:
-    """``memories`` in batches of ``size[0]`` (read as each batch fills: the caller may
-    change it), leaving out the ids in ``seen`` (adding those given out): a batch runs on to
-    the end of its session (a turn's neighbours are in the batch that embeds its window),
-    up to twice the size."""
-    batch: list[Memory] = []
-    for memory in memories:
-        if memory.id in seen:
-            continue
-        seen.add(memory.id)
-        if len(batch) >= size[0]:
-            last = batch[-1]
-            if len(batch) >= 2 * size[0] or not memory.session or (memory.user, memory.session) != (last.user, last.session):
-                yield batch
-                batch = []
-        batch.append(memory)
-    if batch:
-        yield batch
-
-
-def _within(progress: Progress, done: int, batch: int, total: int) -> Progress:
-    """``progress`` of an import as the embedder reports a batch of ``batch`` memories
-    (the texts it embeds include the batch's windows: counted in proportion), after
-    ``done`` memories."""
-    return lambda embedded, texts: progress(done + batch * embedded // max(texts, 1), total)
-
-
-@contextlib.contextmanager
-def deferred_interrupt() -> Iterator[None]:
-    """Hold Ctrl-C (SIGINT) back for the block, then deliver it: a write to the store is
-    not cut between Chroma and the recall index by it (a kill still can; the store
-    repairs that). Only the main thread gets signals: elsewhere (the service's request
-    threads), and where the handler is not Python's, it does nothing."""
-    if threading.current_thread() is not threading.main_thread() or not callable(signal.getsignal(signal.SIGINT)):
-        yield
-        return
-    caught: list[Any] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught and callable(previous):
-        previous(signal.SIGINT, caught[0])
 
 
 def parse_day(value: str | None, option: str) -> str | None:

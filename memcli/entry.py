@@ -1,0 +1,51 @@
+"""Where a front end sends a verb: the one place that chooses between the memcli service
+and this process.
+
+A request goes to the service (``memcli.client``, which starts it when it is not up)
+unless the service is off (``--no-service``, ``MEMCLI_SERVICE=off`` or ``service = "off"``
+in the config file) or cannot start; then it runs here (``memcli.local``, imported only
+then, since it loads the library). Either way the caller gets the same typed result: the
+view (``memcli.views``) of the verb's ``memcli.schema`` model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memcli import verbs
+from memcli.client import Handlers, ServiceClient, ServiceUnavailable, client_env, dispatch, service_mode
+from memcli.paths import Paths
+
+
+def call(
+    paths: Paths,
+    verb: str,
+    args: Mapping[str, Any],
+    handlers: Handlers,
+    *,
+    now: str | None = None,
+    model: str | None = None,
+    no_service: bool = False,
+    debug: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> Any:
+    """Run ``verb`` with ``args``: in the service, or in this process when the service is
+    off or cannot start (``handlers.notice`` says so). Returns the view of the verb's
+    result (``memcli.verbs.read``). Raises the MemcliError the verb raised (from the service: the same
+    class and exit code), ServiceError when the service died while answering. ``debug``:
+    the service sends the traceback of an error with it."""
+    environment = client_env(env)
+    request = {"verb": verb, "args": dict(args), "env": environment, "now": now, "model": model, "debug": debug}
+    if service_mode(paths, environment, no_service) == "auto":
+        try:
+            return verbs.read(verb, ServiceClient(paths).request(request, handlers))
+        except ServiceUnavailable as exc:
+            if not exc.bad_settings:  # else the in-process run says what is wrong, in one line
+                handlers.notice(f"memcli: {exc}; running in this process instead")
+    from memcli import local
+
+    def emit(event: str, **fields: Any) -> None:
+        dispatch({"event": event, **fields}, handlers)
+
+    return verbs.read(verb, verbs.dump(local.run(paths, request, emit)))

@@ -1,0 +1,60 @@
+"""Which memcli service is running: its pid from the service file, checked against /proc.
+
+A leaf module (standard library only), so that the client, the service, the store and
+``memcli version`` can all ask without importing one another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from memcli.paths import Paths
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (/proc/PID/stat, field 22),
+    which tells a process from a later one given the same pid; None where /proc does not
+    tell."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return int(f.read().rpartition(")")[2].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` is alive: it exists and, where /proc tells, is not a zombie
+    (a service that has exited but whose parent, a test or a long-lived client that
+    started it, has not yet reaped it)."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:
+        return True
+
+
+def service_file(paths: Paths) -> dict | None:
+    """What the running service of ``paths`` wrote in its service file (pid, process_start,
+    version, protocol); None when none runs (also when its pid now belongs to another
+    process: a service killed without cleaning up leaves its file behind, and pids are
+    reused)."""
+    try:
+        service = json.loads(paths.service_file.read_text(encoding="utf-8"))
+        pid = int(service["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    started = service.get("process_start")
+    if started is not None and process_start(pid) not in (None, started):
+        return None
+    return service if running(pid) else None
+
+
+def service_pid(paths: Paths) -> int | None:
+    """The pid of the running service of ``paths``; None when none runs (see ``service_file``)."""
+    found = service_file(paths)
+    return None if found is None else int(found["pid"])

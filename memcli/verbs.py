@@ -1,0 +1,87 @@
+"""The verb table: each verb a client may send, the ``memcli.library.Memcli`` method it
+runs, and the shape of its result.
+
+A result is one model of ``memcli.schema`` (``one``), one or none (``optional``), or a list
+of them (``many``), named here by the model's name. The library returns the pydantic
+models; the thin client reads the JSON back into the generated views of the same name
+(``memcli.views``, no pydantic: it would double every command's start-up time). This module
+imports neither, so the client stays light; a test holds the table to the methods' own
+return annotations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple
+
+Shape = Literal["one", "optional", "many"]
+
+
+class Verb(NamedTuple):
+    """One verb: the ``Memcli`` method that runs it, the name of the schema model it
+    returns, and how many (``Shape``)."""
+
+    method: str
+    result: str
+    shape: Shape = "one"
+
+
+VERBS: dict[str, Verb] = {
+    "recall": Verb("recall", "RecalledMemory", "many"),
+    "remember": Verb("remember", "Remembered"),
+    "ask": Verb("ask", "Answer"),
+    "import": Verb("import_file", "ImportResult"),
+    "list": Verb("list_memories", "Memory", "many"),
+    "show": Verb("show", "Memory"),
+    "delete": Verb("delete", "Memory"),
+    "restore": Verb("restore", "Memory"),
+    "pin": Verb("pin", "Memory"),
+    "feedback": Verb("feedback", "Memory"),
+    "edit": Verb("edit", "Memory"),
+    "history": Verb("history", "HistoryEntry", "many"),
+    "forget": Verb("forget", "ForgetResult"),
+    "purge-user": Verb("purge_user", "PurgeUserResult"),
+    "consolidate": Verb("consolidate", "ConsolidateResult"),
+    "portrait": Verb("portrait", "Memory", "optional"),
+    "portrait.daily": Verb("daily_portraits", "Memory", "many"),
+    "summary": Verb("summary", "Memory", "optional"),
+    "stats": Verb("stats", "Stats"),
+    "doctor": Verb("doctor", "DoctorReport"),
+    "reindex": Verb("reindex", "ReindexResult"),
+    "complete": Verb("complete", "Completion", "many"),
+    "version": Verb("version", "VersionInfo"),
+    "chat.open": Verb("chat_open", "ChatState"),
+    "chat.respond": Verb("chat_respond", "ChatReply"),
+    "eval.locomo": Verb("eval_locomo", "EvalResult"),
+    "eval.memorybank": Verb("eval_memorybank", "ProbeEvalResult"),
+    "eval.consolidation": Verb("eval_consolidation", "ConsolidationEvalResult"),
+}
+"""Every verb, by the name a request carries."""
+
+INTERACTIVE_VERBS = frozenset({"ask", "chat.open", "chat.respond"})
+"""Verbs a person waits on at a prompt: their model calls go before a consolidation's next one."""
+
+
+def read(verb: str, data: Any) -> Any:
+    """The JSON result of ``verb`` (as the service sends it) as its view
+    (``memcli.views``): one, None, or a list. Raises KeyError for an unknown verb."""
+    from memcli import views
+
+    entry = VERBS[verb]
+    view = getattr(views, entry.result)
+    if entry.shape == "many":
+        return [view.of(x) for x in data]
+    if entry.shape == "optional" and data is None:
+        return None
+    return view.of(data)
+
+
+def dump(result: Any) -> Any:
+    """A verb's result (a schema model or view, a list of them, or None) as JSON-ready
+    data: exactly what ``--json`` prints."""
+    if isinstance(result, list):
+        return [dump(x) for x in result]
+    if hasattr(result, "model_dump"):
+        return result.model_dump(mode="json")
+    if hasattr(result, "to_json"):
+        return result.to_json()
+    return result
