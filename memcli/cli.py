@@ -1046,7 +1046,8 @@ def _setting_text(value: Any) -> str:
 def _after_change(keys: list[str], quiet: bool) -> None:
     """Status lines after ``keys`` changed in the config file: a variable that still
     overrides one, and a running service that reads one only at its start."""
-    from memcli.configfile import ENV_PREFIX, restart_notice
+    from memcli.configfile import restart_notice
+    from memcli.paths import ENV_PREFIX
 
     for key in keys:
         if os.environ.get(ENV_PREFIX + key.upper()):
