@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from memcli.cli import app
 from memcli.config import Paths, Settings, load_settings, resolve_paths
-from memcli.core import clock_from_env
+from memcli.dates import clock_from_env
 from memcli.errors import BadInputError, ExitCode, UsageError
 
 

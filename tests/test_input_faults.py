@@ -20,7 +20,8 @@ from conftest import FakeChatModel, FakeEmbedder, given_models
 from memcli.cli import app
 from memcli.client import service_mode
 from memcli.config import Paths, load_settings, resolve_paths
-from memcli.core import Memcli, clock_from_env, parse_day, parse_since
+from memcli.core import Memcli
+from memcli.dates import clock_from_env, parse_day, parse_since
 from memcli.errors import BadInputError, ExitCode, UsageError
 from memcli.importers import parse_time
 from memcli.resources import clock_for
