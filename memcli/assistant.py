@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
 from memcli import prompts
+from memcli.dates import spoken_date
 from memcli.errors import BadInputError, InvalidOutputError, ModelError
 from memcli.llm import ChatModel, Message, complete, structured_output
 from memcli.memory import Kind, Memory, singleton_id
@@ -144,8 +144,8 @@ class Assistant:
         return context
 
     def today(self) -> str:
-        """Today's date as the prompt shows it, e.g. ``Monday 23 November 2026``."""
-        return datetime.fromtimestamp(self.owner.clock()).strftime("%A %d %B %Y")
+        """Today's date as the prompt shows it (``dates.spoken_date``), e.g. ``Monday 8 May 2023``."""
+        return spoken_date(self.owner.clock())
 
     def ask(self, question: str, user: str) -> Answer:
         """Answer ``question`` from recalled memories, citing the ids of those it used.

@@ -19,10 +19,11 @@ from datetime import datetime
 
 from memcli import prompts
 from memcli.assistant import Context
+from memcli.dates import day_of
 from memcli.engine import Engine
 from memcli.errors import Interrupted, StoreLockedError
 from memcli.llm import Message
-from memcli.memory import Kind, Memory, day_of, new_id
+from memcli.memory import Kind, Memory, new_id
 from memcli.retrieval import Recalled
 from memcli.schema import iso_time
 

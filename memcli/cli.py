@@ -523,7 +523,7 @@ def show(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -
     if json_out:
         _print_json(memory)
         return
-    for key, value in memory:
+    for key, value in memory.fields():
         typer.echo(f"{key}: {'' if value is None else value}")
 
 
@@ -601,13 +601,13 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     except MemcliError as exc:  # a broken setting is when one asks which versions run
         _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
         model, embedder = "", ""
-    from memcli.schema import VersionInfo
+    from memcli.views import VersionInfo
 
-    data = VersionInfo(**versions(model, embedder, _paths()))
+    data = VersionInfo.of(versions(model, embedder, _paths()))
     if json_out:
         _print_json(data)
         return
-    for key, value in data:
+    for key, value in data.fields():
         typer.echo(f"{key}\t{'-' if value is None else value}")
 
 
@@ -870,7 +870,7 @@ def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False, q
     for i, count in enumerate(reversed(counts)):
         low = (len(counts) - 1 - i) / len(counts)
         typer.echo(f"  {low:.1f}-{low + 1 / len(counts):.1f} {'#' * round(30 * count / width):<30} {count}")
-    for key, value in data:
+    for key, value in data.fields():
         if key == "retention_histogram":
             continue
         if isinstance(value, dict):
@@ -975,13 +975,13 @@ def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     Example: memcli service status
     """
     from memcli.client import ServiceClient
-    from memcli.schema import ServiceStatus
+    from memcli.views import ServiceStatus
 
-    data = ServiceStatus(**ServiceClient(_paths()).status())
+    data = ServiceStatus.of(ServiceClient(_paths()).status())
     if json_out:
         _print_json(data)
         return
-    for key, value in data:
+    for key, value in data.fields():
         if isinstance(value, list):
             value = ", ".join(value) or "-"
         typer.echo(f"{key}: {value}")
@@ -1011,12 +1011,12 @@ def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     Example: memcli service restart
     """
     from memcli.client import ServiceClient
-    from memcli.schema import ServiceStatus
+    from memcli.views import ServiceStatus
 
     client = ServiceClient(_paths())
     client.stop()
     client.start().close()
-    data = ServiceStatus(**client.status())
+    data = ServiceStatus.of(client.status())
     if json_out:
         _print_json(data)
         return
@@ -1056,7 +1056,8 @@ def _setting_text(value: Any) -> str:
 def _after_change(keys: list[str], quiet: bool) -> None:
     """Status lines after ``keys`` changed in the config file: a variable that still
     overrides one, and a running service that reads one only at its start."""
-    from memcli.configfile import ENV_PREFIX, restart_notice
+    from memcli.configfile import restart_notice
+    from memcli.paths import ENV_PREFIX
 
     for key in keys:
         if os.environ.get(ENV_PREFIX + key.upper()):

@@ -28,8 +28,8 @@ from multiprocessing.connection import Client, Connection
 from typing import Any
 
 from memcli import PROTOCOL, __version__
-from memcli.errors import ExitCode, ServiceError, error_for
-from memcli.paths import Paths
+from memcli.errors import BadInputError, ExitCode, ServiceError, error_for
+from memcli.paths import ENV_PREFIX, Paths, read_config_file
 from memcli.processes import running, service_pid
 
 START_TIMEOUT = 60.0
@@ -66,28 +66,26 @@ class ServiceUnavailable(ServiceError):
 
 def client_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The ``MEMCLI_*`` variables a request carries to the service."""
-    return {k: v for k, v in (os.environ if env is None else env).items() if k.startswith("MEMCLI_")}
+    return {k: v for k, v in (os.environ if env is None else env).items() if k.startswith(ENV_PREFIX)}
 
 
 def service_mode(paths: Paths, env: Mapping[str, str], no_service: bool = False) -> str:
     """``off`` when the request must run in-process (``--no-service``, ``MEMCLI_SERVICE``,
     or the config file's ``service`` key), else ``auto``.
 
-    Only the one key is read here, so the client stays thin; the full settings are the
-    service's, or the in-process run's, to read. A config path that is there but cannot be
-    read as TOML (a directory, no permission, not TOML) gives ``off`` too: the in-process
-    run then reports it in one line, without starting a service that would refuse to."""
+    Only the one key is read here (by ``read_config_file``, the one reader of the file),
+    so the client stays thin; the full settings are the service's, or the in-process
+    run's, to read. A config path that is there but cannot serve (``read_config_file``
+    raises: a directory, a symbolic link to nothing, no permission, not TOML) gives ``off``
+    too: the in-process run then reports it in one line, without starting a service that
+    would refuse to."""
     if no_service:
         return "off"
-    value = env.get("MEMCLI_SERVICE", "")
-    if not value and os.path.lexists(paths.config_file):
-        import tomllib
-
+    value = env.get(ENV_PREFIX + "SERVICE", "")
+    if not value:
         try:
-            if not paths.config_file.is_file():
-                return "off"
-            value = str(tomllib.loads(paths.config_file.read_text(encoding="utf-8")).get("service", ""))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            value = str(read_config_file(paths.config_file).get("service", ""))
+        except BadInputError:
             return "off"
     return "off" if value.strip().lower() == "off" else "auto"
 

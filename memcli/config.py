@@ -1,30 +1,52 @@
-"""Settings: defaults, then the TOML config file, then ``MEMCLI_*`` environment variables.
+"""Settings: the defaults, then the TOML config file, then ``MEMCLI_*`` environment
+variables, then command-line options, each over the one before (pydantic-settings).
 
-Paths (``memcli.paths``) come from platformdirs; ``MEMCLI_HOME`` puts config, data,
-state and cache under one folder.
+``load_settings`` builds them for a command: the environment is the one the command was
+run with, which for a request to the service is the client's (``request["env"]``), not
+the service's own. Paths (``memcli.paths``) come from platformdirs; ``MEMCLI_HOME`` puts
+config, data, state and cache under one folder.
 """
 
 from __future__ import annotations
 
 import os
-import stat
-import tomllib
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from memcli.errors import BadInputError
-from memcli.paths import Paths, home_paths, resolve_paths
+from memcli.paths import ENV_PREFIX, Paths, home_paths, read_config_file, resolve_paths
 
-__all__ = ["Paths", "Settings", "home_paths", "load_settings", "read_config_file", "resolve_paths"]
+__all__ = ["ENV_PREFIX", "Paths", "Settings", "home_paths", "load_settings", "resolve_paths"]
 
 
+@dataclass(frozen=True)
+class _Layers:
+    """What ``load_settings`` reads under the options: the config file and an environment."""
 
-class Settings(BaseModel):
-    """memcli's settings. Each key can be set in config.toml or as ``MEMCLI_<KEY>``."""
+    config_file: Path
+    env: Mapping[str, str]
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+_LAYERS: ContextVar[_Layers | None] = ContextVar("memcli_settings_layers", default=None)
+"""Set by ``load_settings`` around the one ``Settings(...)`` it makes: pydantic-settings
+asks ``Settings.settings_customise_sources`` for the sources, a class method that is given
+no arguments of the call."""
+
+
+class Settings(BaseSettings):
+    """memcli's settings. Each key can be set in config.toml or as ``MEMCLI_<KEY>``.
+
+    ``Settings(**values)`` is ``values`` over the defaults; ``load_settings`` adds the
+    config file and the environment under them."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid", validate_assignment=True)
 
     user: str = Field("default", min_length=1, description="user whose memories commands read and write")
     model: str = Field("", description="path of a GGUF chat model; empty: the embedded default")
@@ -68,71 +90,96 @@ class Settings(BaseModel):
         """The decay constant d of ``user`` (``user_decay``, else ``decay``)."""
         return self.user_decay.get(user, self.decay)
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The sources, first wins: the init arguments (command-line options), then, inside
+        ``load_settings``, the ``MEMCLI_*`` variables of its environment and the config
+        file; then the defaults. No ``.env`` file, no secrets directory."""
+        layers = _LAYERS.get()
+        if layers is None:
+            return (init_settings,)
+        return (init_settings, RequestEnvSource(settings_cls, layers.env), ConfigFileSource(settings_cls, layers.config_file))
 
-ENV_PREFIX = "MEMCLI_"
+
+class RequestEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given environment (a request's, which
+    the service is handed) instead of this process's ``os.environ``. An empty variable is
+    no value (``env_ignore_empty``); a table setting (``user_decay``) is given as JSON.
+
+    Raises BadInputError naming the variable when a table setting's value is not JSON."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._env = env
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # pydantic-settings matches lower-cased names; only MEMCLI_<KEY> as written counts,
+        # as for the client, which carries the variables that start with MEMCLI_ to the service.
+        return {name.lower(): value for name, value in self._env.items() if name.startswith(ENV_PREFIX) and name == name.upper() and value != ""}
+
+    def prepare_field_value(self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool) -> Any:
+        try:
+            return super().prepare_field_value(field_name, field, value, value_is_complex)
+        except ValueError as exc:  # pydantic-settings would wrap it in a SettingsError naming its class
+            raise BadInputError(f"{ENV_PREFIX}{field_name.upper()}={value!r}: not JSON ({exc})") from None
 
 
-def load_settings(paths: Paths, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
-    """Build Settings from defaults, the config file, ``MEMCLI_*`` env, then ``overrides``.
+class ConfigFileSource(TomlConfigSettingsSource):
+    """pydantic-settings' TOML source over the config file, read by memcli's one reader
+    (``memcli.paths.read_config_file``): where the library's own reader skips a path that
+    is no file, this one names it (a directory, a FIFO, a symbolic link to nothing).
 
-    ``overrides`` whose value is None are ignored (an option the user did not give).
+    Raises BadInputError as ``read_config_file``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        super().__init__(settings_cls, toml_file=path)
+
+    def _read_files(self, files: Any, deep_merge: bool = False) -> dict[str, Any]:
+        return read_config_file(Path(files))
+
+
+def load_settings(paths: Paths, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Build Settings from the defaults, the config file, the ``MEMCLI_*`` variables of
+    ``env`` (the process environment when None), then ``overrides`` (the command-line
+    options; those whose value is None are options the user did not give).
 
     Raises:
-        BadInputError: the config file is there but is no file (a directory), cannot be
-            read, is not UTF-8 TOML, or has an unknown key; or a value (from any layer) is
-            invalid. The message names the file, or the variable, or the option.
+        BadInputError: the config file is there but cannot be read (``read_config_file``)
+            or has an unknown key; or a value (from any layer) is invalid. The message
+            names the file and key, or the variable, or the option.
     """
     env = os.environ if env is None else env
-    values: dict[str, Any] = {}
-    origin: dict[str, str] = {}
-    for key, value in read_config_file(paths.config_file).items():
-        values[key] = value
-        origin[key] = f"config file {paths.config_file}: {key}"
-    for key in Settings.model_fields:
-        env_value = env.get(ENV_PREFIX + key.upper())
-        if env_value is not None and env_value != "":
-            values[key] = env_value
-            origin[key] = f"{ENV_PREFIX}{key.upper()}={env_value!r}"
-    for key, value in overrides.items():
-        if value is not None:
-            values[key] = value
-            origin[key] = f"--{key.replace('_', '-')}"
+    given = {key: value for key, value in overrides.items() if value is not None}
+    token = _LAYERS.set(_Layers(paths.config_file, env))
     try:
-        return Settings(**values)
+        return Settings(**given)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = str(first["loc"][0]) if first["loc"] else ""
-        if first["type"] == "extra_forbidden":
-            raise BadInputError(f"{origin.get(key, key)}: unknown setting (the settings are listed in the man page, ENVIRONMENT)") from exc
-        where = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise BadInputError(f"{origin.get(key, 'setting ' + where)}: {first['msg']}" + (f" ({where})" if where != key else "")) from exc
+        raise _named(exc, paths.config_file, env, given) from exc
+    finally:
+        _LAYERS.reset(token)
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
-    """The keys of the TOML config file at ``path``; empty when there is none.
-
-    Raises BadInputError naming ``path`` when something is there that cannot serve as the
-    config file: a directory (or another non-file), a file memcli may not read, bytes that
-    are not UTF-8, text that is not TOML."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        if path.is_symlink():
-            raise BadInputError(f"config file {path}: is a symbolic link to nothing") from None
-        return {}
-    except OSError as exc:
-        raise BadInputError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(mode):
-        raise BadInputError(f"config file {path}: is a directory, not a file")
-    if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end
-        raise BadInputError(f"config file {path}: is not a regular file")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise BadInputError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BadInputError(f"config file {path}: not UTF-8 text (byte {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInputError(f"config file {path}: not valid TOML: {exc}") from None
+def _named(exc: ValidationError, config_file: Path, env: Mapping[str, str], given: Mapping[str, Any]) -> BadInputError:
+    """The first error of ``exc`` as one line naming where the bad value came from: the
+    option, the variable (with its value), or the config file and key."""
+    first = exc.errors()[0]
+    key = str(first["loc"][0]) if first["loc"] else ""
+    if key in given:
+        origin = f"--{key.replace('_', '-')}"
+    elif key in Settings.model_fields and env.get(variable := ENV_PREFIX + key.upper()):
+        origin = f"{variable}={env[variable]!r}"
+    elif key in read_config_file(config_file):
+        origin = f"config file {config_file}: {key}"
+    else:
+        origin = ""
+    if first["type"] == "extra_forbidden":
+        return BadInputError(f"{origin or key}: unknown setting (the settings are listed in the man page, ENVIRONMENT)")
+    where = ".".join(str(p) for p in first["loc"]) or "settings"
+    return BadInputError(f"{origin or 'setting ' + where}: {first['msg']}" + (f" ({where})" if where != key else ""))

@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import BadInputError, UsageError
-from memcli.paths import Paths, private_dir, write_private
+from memcli.paths import ENV_PREFIX, Paths, private_dir, read_config_file, write_private
 
-ENV_PREFIX = "MEMCLI_"
 RESTART_KEYS = ("service", "service_idle")
 """Settings a running service reads only when it starts: ``service_idle`` (its idle
 timer) and ``service`` ("off" makes commands open the store themselves, which the running
@@ -67,18 +66,9 @@ def check_key(key: str) -> str:
 def read_file(paths: Paths) -> dict[str, Any]:
     """The config file's table as written (empty when there is no file).
 
-    Raises BadInputError when it is not a regular file or not valid UTF-8 TOML."""
-    path = paths.config_file
-    if not path.exists():
-        return {}
-    if not path.is_file():
-        raise BadInputError(f"config file {path} is not a file")
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"config file {path}: {exc} (fix it with memcli config edit)") from exc
-    except OSError as exc:
-        raise BadInputError(f"config file {path}: {exc.strerror}") from exc
+    Raises BadInputError as ``memcli.paths.read_config_file``; when the file is not UTF-8
+    TOML, the message says to fix it with ``memcli config edit``."""
+    return read_config_file(paths.config_file, hint=" (fix it with memcli config edit)")
 
 
 def validate(values: Mapping[str, Any], where: str = "") -> Any:

@@ -41,13 +41,13 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field, StringConstraints
 
 from memcli import extractive, prompts
+from memcli.dates import day_of, spoken_date
 from memcli.embedding import embedder_identity
 from memcli.errors import InvalidOutputError
 from memcli.llm import ChatModel, structured_output
@@ -193,16 +193,10 @@ def normalized(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def spoken_date(timestamp: float) -> str:
-    """The date of ``timestamp`` as a prompt shows it: ``Monday 8 May 2023``."""
-    moment = datetime.fromtimestamp(timestamp)
-    return f"{moment:%A} {moment.day} {moment:%B %Y}"
-
-
 def date_words(timestamp: float) -> str:
     """The ways a text may write the date of ``timestamp``, for grounding:
     ``2023-05-08 Monday 8 May 2023``."""
-    return f"{datetime.fromtimestamp(timestamp):%Y-%m-%d} {spoken_date(timestamp)}"
+    return f"{day_of(timestamp)} {spoken_date(timestamp)}"
 
 
 FIRST_AND_SECOND_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you", "your", "yours"})
@@ -767,7 +761,7 @@ class Consolidator:
                 continue
             sources = list(dict.fromkeys([*(old.source_ids if old else []), *(d.id for d in fresh)]))
             memory = self._memory(user, kind, None, text, fresh[-1], "consolidate:global", sources)
-            memory.created_at, memory.day = now, datetime.fromtimestamp(now).strftime("%Y-%m-%d")
+            memory.created_at, memory.day = now, day_of(now)
             self._replace([memory], now, "global", [d.id for d in fresh])
 
     def fold_globally(self, kind: Kind, old: Memory | None, fresh: Sequence[Memory]) -> str:

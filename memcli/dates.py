@@ -21,13 +21,18 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
+
+from memcli.errors import UsageError
 
 DAY_SECONDS = 86400.0
 MIN_YEAR, MAX_YEAR = 1900, 2200
@@ -70,6 +75,163 @@ def from_unix_seconds(seconds: float, what: str = "") -> datetime:
     if not MIN_YEAR <= moment.year <= MAX_YEAR:
         raise OutOfRange(message)
     return moment
+
+
+def _out_of_range_year(value: str) -> bool:
+    """Whether ``value`` starts with a year that no datetime holds (0000, or five digits
+    and more), which parsers report as an unreadable date rather than one out of range."""
+    found = re.match(r"\s*[+-]?(\d{4,})(?=\D|$)", value)
+    return bool(found) and not 1 <= int(found.group(1)) <= 9999
+
+
+# Days and how they are written ---------------------------------------------------------------
+
+DAY_FORMAT = "%Y-%m-%d"
+"""How memcli writes a day: a memory's ``day``, a MemoryBank session, ``--day``."""
+
+
+def _moment(when: float | date) -> date:
+    return when if isinstance(when, date) else datetime.fromtimestamp(when)
+
+
+def day_of(when: float | date) -> str:
+    """The calendar day ``YYYY-MM-DD`` of ``when``: unix seconds (the local day), or a
+    date or datetime (its own day, in its own timezone)."""
+    return _moment(when).strftime(DAY_FORMAT)
+
+
+def spoken_date(when: float | date, weekday: bool = True) -> str:
+    """The day of ``when`` (as ``day_of``) as people say it, and as prompts and questions
+    write it: ``Monday 8 May 2023``, or without ``weekday`` ``8 May 2023`` (the day of
+    the month is not zero-padded)."""
+    moment = _moment(when)
+    spoken = f"{moment.day} {moment:%B %Y}"
+    return f"{moment:%A} {spoken}" if weekday else spoken
+
+
+def spoken_day(day: str) -> str:
+    """A ``YYYY-MM-DD`` day as a question would write it, ``8 May 2023`` (``spoken_date``
+    without the weekday); unchanged when unreadable."""
+    try:
+        return spoken_date(date.fromisoformat(day), weekday=False)
+    except ValueError:
+        return day
+
+
+# Times that options, the environment and imported files give ----------------------------------
+
+
+def clock_from_env(env: Mapping[str, str] | None = None, option: str = "MEMCLI_NOW") -> Callable[[], float]:
+    """``time.time``, or a fixed clock when ``MEMCLI_NOW`` (ISO 8601, read by
+    ``datetime.fromisoformat``) is set, so tests and simulations can move time without
+    waiting.
+
+    Raises UsageError when MEMCLI_NOW cannot be read or is out of range; the message names
+    ``option`` (where the value came from: ``--now`` or ``MEMCLI_NOW``).
+    """
+    value = (os.environ if env is None else env).get("MEMCLI_NOW")
+    if not value:
+        return time.time
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        if _out_of_range_year(value):
+            raise UsageError(f"{option}: {value!r} is out of range (memcli takes times from {TIME_RANGE})") from None
+        raise UsageError(f"{option}: cannot read {value!r} as an ISO 8601 time") from None
+    try:
+        fixed = unix_seconds(moment, repr(value))
+    except OutOfRange as exc:
+        raise UsageError(f"{option}: {exc}") from None
+    return lambda: fixed
+
+
+class NoFullDate(ValueError):
+    """A time written without its year, month or day ("10:00", "May 2023", "Tuesday")."""
+
+
+def _absolute(text: str, full: bool) -> datetime | None:
+    """``text`` read by dateparser's parser of absolute dates in English; with ``full``, only
+    when it writes a year, a month and a day. None when it reads no such date."""
+    from dateparser.date import DateDataParser
+
+    settings: dict[str, Any] = {"PARSERS": ["absolute-time"]}
+    if full:
+        settings["REQUIRE_PARTS"] = ["day", "month", "year"]
+    try:
+        return DateDataParser(languages=["en"], settings=settings).get_date_data(text).date_obj
+    except (ValueError, OverflowError):  # numbers dateparser takes for an impossible date
+        return None
+
+
+def written_time(text: str) -> datetime:
+    """A time with a full date, as an imported record writes it: ISO 8601 by
+    ``datetime.fromisoformat``, else as people write it in English ("1:56 pm on 8 May,
+    2023", "May 8, 2023 3pm") by dateparser's parser of absolute dates (a relative date,
+    "yesterday", has no day in a file to be read against). A time without an offset is
+    local wall-clock time; one with an offset is aware.
+
+    Raises OutOfRange for a year outside ``MIN_YEAR``..``MAX_YEAR``; NoFullDate when it
+    names a time but not its year, month and day; ValueError when it cannot be read."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        if _out_of_range_year(text):
+            raise OutOfRange(f"the date {text!r} is out of range (memcli takes times from {TIME_RANGE})") from None
+        found = _absolute(text, full=True)
+        if found is None:
+            # dateparser fills a missing part from today: read without requiring them, it tells
+            # a time without a full date from no time at all.
+            if _absolute(text, full=False) is not None:
+                raise NoFullDate(f"{text!r} has no full date (year, month and day)") from None
+            raise ValueError(f"cannot read the date {text!r}") from None
+        moment = found
+    if not MIN_YEAR <= moment.year <= MAX_YEAR:
+        raise OutOfRange(f"the date {text!r} is out of range (memcli takes times from {TIME_RANGE})")
+    return moment
+
+
+def written_date(value: str, option: str, now: float) -> datetime:
+    """The time at which a date an option gives starts (``--since``, ``--until``,
+    ``--day``): ISO 8601 by ``datetime.fromisoformat``, else a date as people write it
+    ("May 2", "last week", "two days ago", "上周一") by ``query_dates``, read against ``now``
+    (unix seconds): the start of its day, week, month or year, a date without a year being
+    the latest one not after now.
+
+    Raises UsageError naming ``option`` when the date cannot be read, or is out of range
+    (years ``MIN_YEAR``..``MAX_YEAR``)."""
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        if _out_of_range_year(value):
+            raise UsageError(f"{option}: {value!r} is out of range (memcli takes times from {TIME_RANGE})") from None
+    else:
+        try:
+            unix_seconds(moment, repr(value))
+        except OutOfRange as exc:
+            raise UsageError(f"{option}: {exc}") from None
+        return moment
+    found = [d for d in query_dates(value, now) if d.granularity != "month alone"]
+    if not found:
+        raise UsageError(f"{option}: cannot read the date {value!r} (try YYYY-MM-DD or 'last week')")
+    return datetime.fromtimestamp(resolve_year(found[0], np.zeros(0), now, after=0.0).start)
+
+
+def parse_since(value: str | None, now: float | None = None) -> float | None:
+    """``--since DATE`` as unix seconds (``written_date``, against ``now``: the clock when
+    None); None when not given. Raises UsageError as ``written_date``."""
+    if value is None:
+        return None
+    return unix_seconds(written_date(value, "--since", time.time() if now is None else now))
+
+
+def parse_day(value: str | None, option: str, now: float | None = None) -> str | None:
+    """A date option (``written_date``, against ``now``: the clock when None) as the day
+    ``YYYY-MM-DD`` it starts; None when not given. Raises UsageError as ``written_date``."""
+    if value is None:
+        return None
+    return day_of(written_date(value, option, time.time() if now is None else now))
+
+
 GRANULARITIES = ("day", "week", "month", "year", "month alone")
 
 
@@ -260,3 +422,27 @@ def resolve_year(date: QueryDate, created_at: np.ndarray, now: float, after: flo
     if fallback is None:
         return date
     return replace(date, start=fallback, end=fallback + length, yearless=False)
+
+
+# Time phrases in memories -------------------------------------------------------------------
+
+_RELATIVE_TIME = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
+    r"(last|this|next|past|previous|coming|few|couple of|other)\s+(night|nights|day|days|week|weeks|weekend|weekends|"
+    r"month|months|year|years|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday|morning|evening|time)|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|june|july|august|september|october|november|december|\d{4})\b",
+    re.I,
+)
+
+
+_RELATIVE_TIME_ZH = re.compile(
+    r"昨天|前天|今天|明天|后天|上周|下周|这周|上个?月|下个?月|去年|今年|明年|周末|星期[一二三四五六日天]|礼拜[一二三四五六日天]|"
+    r"周[一二三四五六日]|[0-9一二三四五六七八九十]+月|[0-9]{4}年|[0-9一二三四五六七八九十两]+(天|周|个月|年)(前|后|以前|以后)"
+)
+
+
+def says_when(text: str) -> bool:
+    """Whether ``text`` places something in time: "yesterday", "last week", "in June",
+    "昨天", "上周", "五月", "三天前"..."""
+    return bool(_RELATIVE_TIME.search(text) or (not text.isascii() and _RELATIVE_TIME_ZH.search(text)))

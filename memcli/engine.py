@@ -10,7 +10,6 @@ held by another process loses nothing: the next memcli that gets the store store
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections import Counter
@@ -25,7 +24,7 @@ from memcli import schema
 from memcli.assistant import Answer, Assistant, Context
 from memcli.changes import Changes, ForgetReport
 from memcli.config import Paths, Settings
-from memcli.dates import MAX_YEAR, MIN_YEAR, TIME_RANGE, OutOfRange, unix_seconds
+from memcli.dates import day_of, parse_day, parse_since
 from memcli.embedding import Embedder, Progress, embedder_identity
 from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
 from memcli.batching import batch_progress, import_batches
@@ -38,7 +37,7 @@ from memcli.index import batch_windows
 from memcli.interrupts import deferred_interrupt
 from memcli.journal import Journal
 from memcli.paths import PRIVATE_FILE, private_dir
-from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id
+from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
 from memcli.store import MemoryStore
@@ -88,72 +87,6 @@ class ImportReport:
     users: dict[str, int]
     seconds: float
     interrupted: bool = False
-
-
-def parse_since(value: str | None, now: float | None = None) -> float | None:
-    """``--since DATE`` as unix seconds, None when not given: ISO 8601, else a date as
-    people write it ("May 2", "last week", "two days ago", "上周一"), read against ``now``
-    (the clock when None) by ``memcli.dates``: its start; a date without a year is the
-    latest one not after now.
-
-    Raises UsageError when the date cannot be read, or is out of range (``memcli.dates``:
-    years ``MIN_YEAR``..``MAX_YEAR``).
-    """
-    if value is None:
-        return None
-    from datetime import datetime
-
-    try:
-        moment = datetime.fromisoformat(value.strip())
-    except ValueError:
-        if _out_of_range_year(value):
-            raise UsageError(f"--since: {value!r} is out of range (memcli takes times from {TIME_RANGE})") from None
-    else:
-        try:
-            return unix_seconds(moment, repr(value))
-        except OutOfRange as exc:
-            raise UsageError(f"--since: {exc}") from None
-    from memcli.dates import query_dates, resolve_year
-
-    now = time.time() if now is None else now
-    found = [d for d in query_dates(value, now) if d.granularity != "month alone"]
-    if not found:
-        raise UsageError(f"--since: cannot read the date {value!r} (try YYYY-MM-DD or 'last week')")
-    return resolve_year(found[0], np.zeros(0), now, after=0.0).start
-
-
-def clock_from_env(env: dict[str, str] | None = None, option: str = "MEMCLI_NOW") -> Clock:
-    """``time.time``, or a fixed clock when ``MEMCLI_NOW`` (ISO 8601) is set, so tests and
-    simulations can move time without waiting.
-
-    Raises UsageError when MEMCLI_NOW cannot be read; the message names ``option`` (where
-    the value came from: ``--now`` or ``MEMCLI_NOW``).
-    """
-    value = (os.environ if env is None else env).get("MEMCLI_NOW")
-    if not value:
-        return time.time
-    from dateutil import parser as date_parser
-
-    try:
-        moment = date_parser.isoparse(value.strip())
-    except (ValueError, OverflowError):
-        if _out_of_range_year(value):
-            raise UsageError(f"{option}: {value!r} is out of range (memcli takes times from {TIME_RANGE})") from None
-        raise UsageError(f"{option}: cannot read {value!r} as an ISO 8601 time") from None
-    try:
-        fixed = unix_seconds(moment, repr(value))
-    except OutOfRange as exc:
-        raise UsageError(f"{option}: {exc}") from None
-    return lambda: fixed
-
-
-def _out_of_range_year(value: str) -> bool:
-    """Whether ``value`` starts with a year that no datetime holds (0000, or five digits
-    and more), which parsers report as an unreadable date rather than one out of range."""
-    import re
-
-    found = re.match(r"\s*[+-]?(\d{4,})(?=\D|$)", value)
-    return bool(found) and not 1 <= int(found.group(1)) <= 9999
 
 
 class Engine:
@@ -754,7 +687,7 @@ class Engine:
 
         from memcli.consolidate import Consolidator
 
-        first, last = parse_day(since, "--since"), parse_day(until, "--until")
+        first, last = parse_day(since, "--since", self.clock()), parse_day(until, "--until", self.clock())
         if first and last and first > last:
             raise UsageError(f"--since {first} is after --until {last}")
         if not dry_run:
@@ -792,7 +725,7 @@ class Engine:
             return self._consolidated(user, Kind.RUNNING_SUMMARY)
         if day is None:
             return self._consolidated(user, Kind.EVENT_GLOBAL)
-        wanted = parse_day(day, "--day")
+        wanted = parse_day(day, "--day", self.clock())
         return [m for m in self._consolidated(user, Kind.EVENT_DAILY) if m.day == wanted]
 
     def _consolidated(self, user: str | None, kind: Kind) -> list[Memory]:
@@ -831,23 +764,3 @@ def note_chunks(text: str, user: str) -> list[tuple[str, str]]:
     if len(parts) == 1 and parts[0] == text:
         return [(stable_id("note", user, text), text)]
     return [(stable_id("note", user, text, f"part {index + 1}"), part) for index, part in enumerate(parts)]
-
-
-def parse_day(value: str | None, option: str) -> str | None:
-    """A date option (ISO 8601 or free-form) as ``YYYY-MM-DD``; None when not given.
-
-    Raises UsageError when the date cannot be read, or is out of range (``memcli.dates``:
-    years ``MIN_YEAR``..``MAX_YEAR``)."""
-    if value is None:
-        return None
-    from dateutil import parser as date_parser
-
-    try:
-        day = date_parser.parse(value)
-    except (ValueError, OverflowError):
-        if _out_of_range_year(value):
-            raise UsageError(f"{option}: {value!r} is out of range (memcli takes dates from {TIME_RANGE})") from None
-        raise UsageError(f"{option}: cannot read the date {value!r} (try YYYY-MM-DD)") from None
-    if not MIN_YEAR <= day.year <= MAX_YEAR:
-        raise UsageError(f"{option}: {value!r} is out of range (memcli takes dates from {TIME_RANGE})")
-    return day.strftime("%Y-%m-%d")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.chunking import MAX_CHARS, chunk_spans, chunks, size
+from memcli.dates import OutOfRange, day_of, from_unix_seconds, written_time
 from memcli.errors import BadInputError, UsageError
 from memcli.memory import Kind, Memory, stable_id
 
@@ -172,16 +173,13 @@ def _timestamp(moment: datetime) -> float:
 
 
 def parse_time(value: Any, where: str) -> datetime:
-    """Parse a timestamp: ISO 8601 / free-form date text, or unix seconds (int or float).
+    """Parse a timestamp: ISO 8601 / English date text (``memcli.dates.written_time``), or
+    unix seconds (int or float).
 
-    Raises BadInputError naming ``where`` when it cannot be read, or is out of the range
-    memcli takes (``memcli.dates``: years ``MIN_YEAR``..``MAX_YEAR``; a time outside
-    cannot be converted to unix seconds and back on every platform).
+    Raises BadInputError naming ``where`` when it cannot be read, has no full date, or is
+    out of the range memcli takes (``memcli.dates``: years ``MIN_YEAR``..``MAX_YEAR``; a
+    time outside cannot be converted to unix seconds and back on every platform).
     """
-    from dateutil import parser as date_parser
-
-    from memcli.dates import MAX_YEAR, MIN_YEAR, TIME_RANGE, OutOfRange, from_unix_seconds
-
     if isinstance(value, bool):
         raise BadInputError(f"{where}: timestamp must be a date or unix seconds, not {value!r}")
     if isinstance(value, (int, float)):
@@ -190,21 +188,10 @@ def parse_time(value: Any, where: str) -> datetime:
         except OutOfRange as exc:
             raise BadInputError(f"{where}: {exc}") from None
     if isinstance(value, str) and value.strip():
-        out_of_range = BadInputError(f"{where}: the date {value!r} is out of range (memcli takes times from {TIME_RANGE})")
         try:
-            # dateutil fills missing parts from a default; two different defaults reveal
-            # a time without a full date, which would otherwise be misdated silently.
-            first = date_parser.parse(value, default=datetime(2000, 1, 1))
-            second = date_parser.parse(value, default=datetime(2001, 2, 2))
-        except (ValueError, OverflowError) as exc:
-            if "out of range" in str(exc):  # dateutil read a year no datetime holds ("10000-01-01")
-                raise out_of_range from None
-            raise BadInputError(f"{where}: cannot read the date {value!r}") from None
-        if first.date() != second.date():
-            raise BadInputError(f"{where}: {value!r} has no full date (year, month and day)")
-        if not MIN_YEAR <= first.year <= MAX_YEAR:
-            raise out_of_range
-        return first
+            return written_time(value)
+        except ValueError as exc:  # OutOfRange, NoFullDate, unreadable: each says which
+            raise BadInputError(f"{where}: {exc}") from None
     raise BadInputError(f"{where}: missing or empty timestamp")
 
 
@@ -258,7 +245,7 @@ def parse_locomo(path: Path, text: str, conversation: str | None = None) -> list
                         kind=Kind.TURN.value,
                         text=_require_str(turn, "text", at),
                         created_at=_timestamp(started) + i,
-                        day=started.strftime("%Y-%m-%d"),
+                        day=day_of(started),
                         session=key,
                         speaker=_require_str(turn, "speaker", at),
                         source=dia_id,
@@ -298,13 +285,13 @@ def parse_memorybank(path: Path, text: str) -> list[Memory]:
                         continue
                     memories.append(
                         Memory(
-                            id=stable_id("memorybank", user, day.strftime("%Y-%m-%d"), str(i), field, content),
+                            id=stable_id("memorybank", user, day_of(day), str(i), field, content),
                             user=user,
                             kind=Kind.TURN.value,
                             text=content,
                             created_at=_timestamp(day) + 2 * i + offset,
-                            day=day.strftime("%Y-%m-%d"),
-                            session=day.strftime("%Y-%m-%d"),
+                            day=day_of(day),
+                            session=day_of(day),
                             speaker=speaker,
                             source=f"{path.name}:{name}:{date_text}:{i + 1}:{field}",
                         )
@@ -350,7 +337,7 @@ def jsonl_turns(path: Path, lines: Iterable[tuple[int, str]], user: str) -> Iter
                 kind=Kind.TURN.value,
                 text=content if whole else text,
                 created_at=stamp + ties[stamp] / 1000,
-                day=moment.strftime("%Y-%m-%d"),
+                day=day_of(moment),
                 session=str(session) if session is not None else "",
                 speaker=role,
                 source=f"{path.name}:{number}",
@@ -382,7 +369,7 @@ def text_notes(path: Path, lines: Iterable[tuple[int, str]], user: str, now: flo
     part = 0  # chunks of this paragraph given out so far
     blank = True
     found = 0
-    day = datetime.fromtimestamp(now).strftime("%Y-%m-%d")
+    day = day_of(now)
 
     def notes(ended: bool = True) -> Iterator[Memory]:
         """The notes of the paragraph read so far; unless ``ended``, its last chunk (which

@@ -35,15 +35,15 @@ to be loaded again whole.
 from __future__ import annotations
 
 import contextlib
-import re
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 
 import numpy as np
 
+from memcli.dates import says_when, spoken_day
 from memcli.lexical import LexicalIndex
 from memcli.memory import Kind, Memory
 
@@ -123,15 +123,6 @@ def atomic(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("COMMIT")
 
 
-def spoken_day(day: str) -> str:
-    """``YYYY-MM-DD`` as a question would write it, ``8 May 2023``; unchanged when unreadable."""
-    try:
-        moment = date.fromisoformat(day)
-    except ValueError:
-        return day
-    return f"{moment.day} {moment:%B %Y}"
-
-
 def _blob(vector: Sequence[float] | np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
@@ -163,28 +154,6 @@ def batch_windows(memories: Sequence[Memory]) -> list[str]:
         owns = [m.index_text() for m in sorted(turns, key=lambda m: (m.created_at, m.id))]
         texts.extend(window_text(owns, i) for i in range(len(owns)) if len(owns) > 1)
     return list(dict.fromkeys(texts))
-
-
-_RELATIVE_TIME = re.compile(
-    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
-    r"(last|this|next|past|previous|coming|few|couple of|other)\s+(night|nights|day|days|week|weeks|weekend|weekends|"
-    r"month|months|year|years|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday|morning|evening|time)|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"january|february|march|april|june|july|august|september|october|november|december|\d{4})\b",
-    re.I,
-)
-
-
-_RELATIVE_TIME_ZH = re.compile(
-    r"昨天|前天|今天|明天|后天|上周|下周|这周|上个?月|下个?月|去年|今年|明年|周末|星期[一二三四五六日天]|礼拜[一二三四五六日天]|"
-    r"周[一二三四五六日]|[0-9一二三四五六七八九十]+月|[0-9]{4}年|[0-9一二三四五六七八九十两]+(天|周|个月|年)(前|后|以前|以后)"
-)
-
-
-def says_when(text: str) -> bool:
-    """Whether ``text`` places something in time: "yesterday", "last week", "in June",
-    "昨天", "上周", "五月", "三天前"..."""
-    return bool(_RELATIVE_TIME.search(text) or (not text.isascii() and _RELATIVE_TIME_ZH.search(text)))
 
 
 COMPACT_AT = 64

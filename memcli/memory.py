@@ -10,7 +10,6 @@ import hashlib
 import json
 import uuid
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from datetime import datetime
 from enum import Enum
 from typing import Any
 
@@ -52,11 +51,6 @@ def singleton_id(kind: Kind, user: str) -> str:
 def new_id() -> str:
     """A fresh random 16-hex-digit id (chat turns)."""
     return uuid.uuid4().hex[:16]
-
-
-def day_of(timestamp: float) -> str:
-    """The local calendar day ``YYYY-MM-DD`` of a unix timestamp in seconds."""
-    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d")
 
 
 @dataclass

@@ -1,8 +1,10 @@
-"""Every file and folder memcli uses.
+"""Every file and folder memcli uses, and the one reader of the config file.
 
 They come from platformdirs; ``MEMCLI_HOME`` puts config, data, state and cache under one
 folder (``$MEMCLI_HOME/config``, ``/data``, ``/state``, ``/cache``). Light on purpose:
-the thin client (``memcli.client``) reads these and nothing of the settings.
+the thin client (``memcli.client``) reads these, and the config file's ``service`` key
+through ``read_config_file``, without the settings model (``memcli.config``), which
+reads the file through the same function.
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from memcli.errors import BadInputError
 
 APP_NAME = "memcli"
+ENV_PREFIX = "MEMCLI_"
+"""The prefix of the environment variables of settings: ``MEMCLI_<KEY>``."""
 CONFIG_FILENAME = "config.toml"
 SOCKET_NAME = "memcli.sock"
 CHAT_HISTORY = "chat_history"
@@ -260,6 +267,43 @@ def resolve_paths(env: dict[str, str] | None = None) -> Paths:
         Path(platformdirs.user_cache_dir(APP_NAME)),
         Path(platformdirs.user_state_dir(APP_NAME)),
     )
+
+
+def read_config_file(path: Path, hint: str = "") -> dict[str, Any]:
+    """The table of the TOML config file at ``path`` as written; empty when there is none.
+
+    The one reader of the config file: the thin client's ``service_mode``, the settings
+    (``memcli.config``) and ``memcli config`` all read it here, so that they agree on what
+    a config path that is there but unusable means: an error naming it.
+
+    Raises BadInputError naming ``path`` when something is there that cannot serve as the
+    config file: a symbolic link to nothing, a directory (or another non-file: a FIFO
+    would block), a file memcli may not read, bytes that are not UTF-8, text that is not
+    TOML; ``hint`` is added to the message of the last two (what the user can do)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise BadInputError(f"config file {path}: is a symbolic link to nothing") from None
+        return {}
+    except OSError as exc:
+        raise BadInputError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise BadInputError(f"config file {path}: is a directory, not a file")
+    if not stat.S_ISREG(mode):
+        raise BadInputError(f"config file {path}: is not a regular file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
+    import tomllib  # only when there is a file: the thin client's path mostly has none
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"config file {path}: not UTF-8 text (byte {exc.start}){hint}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInputError(f"config file {path}: not valid TOML: {exc}{hint}") from None
 
 
 def scrub_history_file(path: Path, texts: Iterable[str]) -> int:

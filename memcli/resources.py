@@ -16,7 +16,8 @@ from typing import Any
 
 from memcli.config import Paths, Settings, load_settings
 from memcli import engine as engines
-from memcli.engine import Engine, clock_from_env
+from memcli.dates import clock_from_env
+from memcli.engine import Engine
 from memcli.llm import ChatModel, Message
 from memcli.retrieval import Recaller
 from memcli.store import MemoryStore

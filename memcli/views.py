@@ -20,6 +20,10 @@ class View:
         """The JSON of this result, as ``--json`` prints it."""
         raise NotImplementedError
 
+    def fields(self) -> list[tuple[str, Any]]:
+        """(name, value) of each field, in the schema's order."""
+        return [(name, getattr(self, name)) for name in self.__slots__]
+
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
 

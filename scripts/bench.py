@@ -192,7 +192,8 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
     import numpy as np
 
     from memcli.index import WINDOW_AFTER, WINDOW_BEFORE, window_text
-    from memcli.memory import Kind, Memory, day_of, stable_id
+    from memcli.dates import day_of
+    from memcli.memory import Kind, Memory, stable_id
 
     rng = np.random.default_rng(seed)
     speakers = sorted({m.speaker for s in sessions for m in s if m.speaker})

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from memcli.cli import app
 from memcli.config import Paths, Settings, load_settings, resolve_paths
-from memcli.engine import clock_from_env
+from memcli.dates import clock_from_env
 from memcli.errors import BadInputError, ExitCode, UsageError
 
 
@@ -66,6 +66,28 @@ def test_empty_env_value_is_ignored(tmp_path: Path) -> None:
     paths = paths_in(tmp_path)
     write_config(paths, 'user = "alice"\n')
     assert load_settings(paths, env={"MEMCLI_USER": ""}).user == "alice"
+
+
+def test_a_given_environment_is_read_instead_of_the_process_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the service builds a request's settings from the client's variables, not its own
+    monkeypatch.setenv("MEMCLI_USER", "service")
+    assert load_settings(paths_in(tmp_path), env={"MEMCLI_HISTORY_TURNS": "2"}).user == "default"
+    assert load_settings(paths_in(tmp_path), env={"MEMCLI_USER": "client"}).user == "client"
+
+
+def test_only_variables_spelled_in_capitals_are_read(tmp_path: Path) -> None:
+    assert load_settings(paths_in(tmp_path), env={"memcli_user": "bob", "Memcli_User": "carol"}).user == "default"
+
+
+def test_a_table_setting_is_read_from_json_in_the_environment(tmp_path: Path) -> None:
+    assert load_settings(paths_in(tmp_path), env={"MEMCLI_USER_DECAY": '{"alice": 0.5}'}).user_decay == {"alice": 0.5}
+    with pytest.raises(BadInputError, match="^MEMCLI_USER_DECAY="):
+        load_settings(paths_in(tmp_path), env={"MEMCLI_USER_DECAY": "{alice = 0.5}"})
+
+
+def test_settings_without_load_settings_are_the_values_over_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCLI_RECALL_K", "9")
+    assert Settings(user="ana").model_dump() == {**Settings.model_validate({}).model_dump(), "user": "ana"}
 
 
 def test_process_environment_is_read_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,8 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from memcli.dates import QueryDate, query_dates, resolve_year
+from memcli.dates import NoFullDate, QueryDate, day_of, parse_day, query_dates, resolve_year, spoken_date, spoken_day, written_time
+from memcli.errors import UsageError
 
 NOW = datetime(2023, 5, 4, 20, 0).timestamp()  # a Thursday evening
 DAY = 86400.0
@@ -111,3 +112,46 @@ def test_mixed_text_reads_the_english_and_the_chinese_dates() -> None:
     found = {(d.granularity, datetime.fromtimestamp(d.start).strftime("%m-%d")) for d in query_dates("What did 张伟 say on May 2nd?", NOW)}
     assert found == {("day", "05-02")}
     assert spans("昨天 what did we talk about?") == [("day", day(2023, 5, 3), day(2023, 5, 3) + DAY - 1)]
+
+
+# one day format, one spoken form, one parse -------------------------------------------------
+
+
+def test_a_day_is_written_one_way_from_seconds_or_a_date() -> None:
+    assert day_of(datetime(2023, 5, 8, 23, 59).timestamp()) == day_of(datetime(2023, 5, 8, 23, 59)) == "2023-05-08"
+
+
+def test_the_spoken_form_does_not_zero_pad_the_day() -> None:
+    monday = datetime(2023, 5, 8, 9, 0)
+    assert spoken_date(monday.timestamp()) == "Monday 8 May 2023"
+    assert spoken_date(monday, weekday=False) == spoken_day("2023-05-08") == "8 May 2023"
+    assert spoken_day("not a day") == "not a day"
+
+
+@pytest.mark.parametrize(("written", "expected"), [("2023-05-02", "2023-05-02"), ("May 2", "2023-05-02"), ("last week", "2023-04-24"), ("上周一", "2023-04-24")])
+def test_a_date_option_is_read_like_a_query_date(written: str, expected: str) -> None:
+    assert parse_day(written, "--day", NOW) == expected
+
+
+def test_an_unreadable_date_option_names_the_option() -> None:
+    with pytest.raises(UsageError, match="^--day: cannot read the date 'soonish'"):
+        parse_day("soonish", "--day", NOW)
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56)), ("2023-05-08T13:56:00", datetime(2023, 5, 8, 13, 56)), ("May 8, 2023 3pm", datetime(2023, 5, 8, 15))],
+)
+def test_an_imported_time_is_read_with_its_full_date(written: str, expected: datetime) -> None:
+    assert written_time(written) == expected
+
+
+@pytest.mark.parametrize("written", ["10:00", "May 2023", "Tuesday"])
+def test_an_imported_time_without_a_full_date_is_refused(written: str) -> None:
+    with pytest.raises(NoFullDate):
+        written_time(written)
+
+
+def test_an_imported_relative_date_is_not_read_against_today() -> None:
+    with pytest.raises(ValueError, match="cannot read"):
+        written_time("yesterday")

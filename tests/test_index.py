@@ -22,7 +22,8 @@ from conftest import FakeEmbedder, given_models
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
 from memcli.engine import Engine
-from memcli.index import INDEX_VERSION, RecallIndex, context_text, spoken_day, window_text
+from memcli.dates import spoken_day
+from memcli.index import INDEX_VERSION, RecallIndex, context_text, window_text
 from memcli.memory import Kind, Memory, stable_id
 from test_consolidate import MOVE_TURNS, OLD_FACT, UPDATED_FACT, Script, add_fact, day_turns
 

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import FakeEmbedder
 from memcli.engine import Engine
-from memcli.index import INDEX_VERSION, ROW_COLUMNS, IndexChanges, RecallIndex, UserIndex, says_when, spoken_day, window_text
+from memcli.dates import says_when, spoken_day
+from memcli.index import INDEX_VERSION, ROW_COLUMNS, IndexChanges, RecallIndex, UserIndex, window_text
 from memcli.memory import Kind, Memory, stable_id
 from memcli.retrieval import RECALLED_KINDS, Recaller
 from memcli.store import MemoryStore

@@ -20,7 +20,8 @@ from conftest import FakeChatModel, FakeEmbedder, given_models
 from memcli.cli import app
 from memcli.client import service_mode
 from memcli.config import Paths, load_settings, resolve_paths
-from memcli.engine import Engine, clock_from_env, parse_day, parse_since
+from memcli.engine import Engine
+from memcli.dates import clock_from_env, parse_day, parse_since
 from memcli.errors import BadInputError, ExitCode, UsageError
 from memcli.importers import parse_time
 from memcli.resources import clock_for
@@ -106,17 +107,21 @@ def test_an_invalid_value_names_the_layer_it_came_from() -> None:
     assert str(paths.config_file) not in caught.value.message
 
 
-@pytest.mark.parametrize("kind", ["directory", "bad toml", "fifo"])
+@pytest.mark.parametrize("kind", ["directory", "bad toml", "fifo", "symlink to nothing"])
 def test_the_thin_client_runs_in_process_when_the_config_cannot_be_read(kind: str) -> None:
     paths = config_path()
     if kind == "directory":
         paths.config_file.mkdir()
     elif kind == "fifo":
         os.mkfifo(paths.config_file)
+    elif kind == "symlink to nothing":
+        paths.config_file.symlink_to(paths.config_dir / "gone.toml")
     else:
         paths.config_file.write_text("service = [\n")
     # "off": the in-process run reports the config file in one line; no service is started to refuse it
     assert service_mode(paths, {}) == "off"
+    with pytest.raises(BadInputError, match=str(paths.config_file)):
+        load_settings(paths, env={})
 
 
 def test_invalid_settings_with_the_service_on_give_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

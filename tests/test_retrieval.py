@@ -23,9 +23,9 @@ from memcli.cli import app
 from conftest import given_models
 from memcli.config import load_settings, resolve_paths
 from memcli.engine import Engine
+from memcli.dates import says_when
 from memcli.errors import BadInputError, ExitCode, UsageError
 from memcli.evaluation import clean_evidence
-from memcli.index import says_when
 from memcli.memory import Kind, Memory, stable_id
 from memcli.retrieval import (
     DATE_AFTER_WEIGHT,
