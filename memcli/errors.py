@@ -7,6 +7,7 @@ man page (EXIT STATUS).
 
 from __future__ import annotations
 
+import errno
 from enum import IntEnum
 
 
@@ -41,6 +42,15 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.DISK_FULL: "no space left on the device of the memory store; nothing of the write was stored",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
 }
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""The OSError numbers of a device (or quota, or file size limit) that is full: a write
+that meets one is a DiskFullError."""
+READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+"""The OSError numbers of a folder that cannot be written (a read-only mount, no
+permission, ``chattr +i``): a write under the data folder that meets one is a
+ReadOnlyStoreError."""
 
 
 class MemcliError(Exception):
