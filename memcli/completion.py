@@ -1,7 +1,7 @@
 """Shell completion of memory ids, user names and kinds.
 
 The shell runs ``memcli`` at every TAB press, so this imports nothing but the standard
-library and answers from the recall index (``memcli.index``), which holds every memory's
+library and answers from the recall index (``memcli.recall_index``), which holds every memory's
 id, user, kind and text in the SQLite sidecar: through the running service (the
 ``complete`` request) when one runs, else by reading the sidecar directly, read-only; no
 Chroma, no model. Kinds are a fixed list. Any failure offers nothing rather than an error

@@ -33,7 +33,7 @@ from memcli.chunking import chunks
 from memcli.importers import open_records
 from memcli.llm import ChatModel, Message, load_chat_model
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
-from memcli.index import batch_windows
+from memcli.recall_index import batch_windows
 from memcli.journal import Journal
 from memcli.paths import PRIVATE_FILE, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, day_of, stable_id

@@ -16,7 +16,7 @@ see another's writes), so one process at a time owns the store, in one of two wa
 Transactions nest in both.
 
 Reads of memories (``get``, ``get_many``, ``memories``, ``users``) take them from the copy
-that the recall index keeps of every memory (``memcli.index``) when that copy is known to
+that the recall index keeps of every memory (``memcli.recall_index``) when that copy is known to
 be whole: Chroma keeps metadata one row per field, and reading 100,000 memories from it
 takes about 12 s. The copy is checked against Chroma once a process: by the count of every
 memory when it matches (nothing else is dirty), else user by user by their ids. A user
@@ -207,7 +207,7 @@ def _import_chroma() -> None:
 class MemoryStore:
     """Memories of every user in one cosine-space Chroma collection, filtered by ``user``.
 
-    Every write also updates the recall index in the sidecar (``memcli.index``).
+    Every write also updates the recall index in the sidecar (``memcli.recall_index``).
     ``notice`` receives status lines (the recall index is being rebuilt).
 
     Raises StoreLockedError when the lock is not had within ``lock_timeout`` seconds,
