@@ -21,8 +21,8 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from memcli import schema
+from memcli.candidates import WHAT
 from memcli.chat import ChatSession
-from memcli.completion import WHAT
 from memcli.config import Paths, Settings, load_settings
 from memcli.core import Memcli, note_chunks
 from memcli.errors import Interrupted, UsageError

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memcli import recall_index
+from memcli.candidates import candidates
 from memcli.db import atomic
 from memcli.errors import MemcliError
 from memcli.paths import open_private
@@ -176,9 +177,7 @@ class Sidecar:
 
     def completions(self, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:
         """Shell completions of memory ids, users or kinds from the recall index
-        (``memcli.completion.candidates``)."""
-        from memcli.completion import candidates
-
+        (``memcli.candidates.candidates``)."""
         return candidates(self._db, what, prefix, user)
 
     # consolidation progress ------------------------------------------------------
