@@ -81,6 +81,26 @@ class StoreLockedError(MemcliError):
     exit_code = ExitCode.STORE_LOCKED
 
 
+class StoreHeldError(StoreLockedError):
+    """The store lock stayed held for ``waited`` seconds (the lock file ``lock_file``): by
+    the memcli service of pid ``pid``, or (None) by another memcli process. The message
+    says so, and what to do, as the command line words it; another front end may word it
+    from these fields."""
+
+    def __init__(self, pid: int | None, waited: float, lock_file: str) -> None:
+        self.pid = pid
+        self.waited = waited
+        self.lock_file = lock_file
+        if pid is None:
+            holder = "the memory store is in use by another memcli process; try again later or raise lock_timeout"
+        else:
+            holder = (
+                f"the memory store is held by the memcli service (pid {pid}); run the command without --no-service "
+                "(and without service = \"off\" or MEMCLI_SERVICE=off), or stop the service first: memcli service stop"
+            )
+        super().__init__(f"{holder} (waited {waited:g} s for {lock_file})")
+
+
 class BadInputError(MemcliError):
     """Input memcli cannot read: a malformed import file, empty text, a binary file."""
 

@@ -54,12 +54,13 @@ from memcli.errors import (
     MemcliError,
     NotFoundError,
     ReadOnlyStoreError,
-    StoreLockedError,
+    StoreHeldError,
 )
 from memcli.hnsw import zero_unused_slots_under
 from memcli.index import UserIndex
 from memcli.memory import Memory
 from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree
+from memcli.processes import service_pid
 from memcli.sidecar import Sidecar
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -210,7 +211,8 @@ class MemoryStore:
     Every write also updates the recall index in the sidecar (``memcli.recall_index``).
     ``notice`` receives status lines (the recall index is being rebuilt).
 
-    Raises StoreLockedError when the lock is not had within ``lock_timeout`` seconds,
+    Raises StoreHeldError (a StoreLockedError naming the service's pid when the service
+    holds the store) when the lock is not had within ``lock_timeout`` seconds,
     and MemcliError when the store was written by a newer memcli (schema version).
     """
 
@@ -340,7 +342,7 @@ class MemoryStore:
             private_dir(self.paths.data_dir)
             lock.acquire()
         except filelock.Timeout:
-            raise StoreLockedError(f"{self._holder()} (waited {self.lock_timeout:g} s for {self.paths.lock_file})") from None
+            raise StoreHeldError(service_pid(self.paths), self.lock_timeout, str(self.paths.lock_file)) from None
         except OSError as exc:
             if exc.errno not in READ_ONLY_ERRNOS:
                 raise
@@ -395,19 +397,6 @@ class MemoryStore:
             "writes are refused"
             + (f"; the copy of {', '.join(unclean)} was left incomplete by an interrupted write and cannot be repaired "
                "in a read-only store: some of their memories may be missing" if unclean else "")
-        )
-
-    def _holder(self) -> str:
-        """Who holds the store, as the lock error names it: the running service (with how
-        to stop it), else another memcli process."""
-        from memcli.client import ServiceClient
-
-        pid = ServiceClient(self.paths).pid()
-        if pid is None:
-            return "the memory store is in use by another memcli process; try again later or raise lock_timeout"
-        return (
-            f"the memory store is held by the memcli service (pid {pid}); run the command without --no-service "
-            "(and without service = \"off\" or MEMCLI_SERVICE=off), or stop the service first: memcli service stop"
         )
 
     def _open_collection(self) -> Any:
