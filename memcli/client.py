@@ -31,7 +31,6 @@ from typing import Any
 from memcli import PROTOCOL, __version__
 from memcli.errors import ExitCode, ServiceError, error_for
 from memcli.paths import Paths
-from memcli.processes import running, service_pid
 
 START_TIMEOUT = 60.0
 """Seconds a client waits for the service it started to answer (its store lock wait
@@ -298,7 +297,15 @@ class ServiceClient:
         """The pid of the running service, from its service file; None when it is not
         running (also when its pid now belongs to another process: a service killed
         without cleaning up leaves its file behind, and pids are reused)."""
-        return service_pid(self.paths)
+        try:
+            service = json.loads(self.paths.service_file.read_text(encoding="utf-8"))
+            pid = int(service["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        started = service.get("process_start")
+        if started is not None and process_start(pid) not in (None, started):
+            return None
+        return pid if _running(pid) else None
 
 
 def _cancel(connection: Connection) -> None:
@@ -309,6 +316,17 @@ def _cancel(connection: Connection) -> None:
         connection.send_bytes(b'{"event": "cancel"}')
     except OSError:
         raise KeyboardInterrupt from None
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (/proc/PID/stat, field 22),
+    which tells a process from a later one given the same pid; None where /proc does not
+    tell."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return int(f.read().rpartition(")")[2].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _release(version: str, protocol: Any) -> tuple[Any, int]:
@@ -326,10 +344,25 @@ def _release(version: str, protocol: Any) -> tuple[Any, int]:
         return Version("0"), number
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is alive: it exists and, where /proc tells, is not a zombie
+    (a service that has exited but whose parent, a test or a long-lived client that
+    started it, has not yet reaped it)."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:
+        return True
+
+
 def _wait_gone(pid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not running(pid):
+        if not _running(pid):
             return True
         time.sleep(0.05)
     return False

@@ -1,6 +1,7 @@
-"""The processes memcli looks at: whether a pid is alive and when it started, and the pid
-of the running service, from its service file. Standard library only: the thin client
-(``memcli.client``) and the store (``memcli.store``, to name who holds it) both read them.
+"""Which memcli service is running: its pid from the service file, checked against /proc.
+
+A leaf module (standard library only), so that the client, the service, the store and
+``memcli version`` can all ask without importing one another.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ def running(pid: int) -> bool:
         return True
 
 
-def service_pid(paths: Paths) -> int | None:
-    """The pid of the service running on ``paths``, from its service file; None when it is
-    not running (also when its pid now belongs to another process: a service killed
-    without cleaning up leaves its file behind, and pids are reused)."""
+def service_file(paths: Paths) -> dict | None:
+    """What the running service of ``paths`` wrote in its service file (pid, process_start,
+    version, protocol); None when none runs (also when its pid now belongs to another
+    process: a service killed without cleaning up leaves its file behind, and pids are
+    reused)."""
     try:
         service = json.loads(paths.service_file.read_text(encoding="utf-8"))
         pid = int(service["pid"])
@@ -49,4 +51,10 @@ def service_pid(paths: Paths) -> int | None:
     started = service.get("process_start")
     if started is not None and process_start(pid) not in (None, started):
         return None
-    return pid if running(pid) else None
+    return service if running(pid) else None
+
+
+def service_pid(paths: Paths) -> int | None:
+    """The pid of the running service of ``paths``; None when none runs (see ``service_file``)."""
+    found = service_file(paths)
+    return None if found is None else int(found["pid"])

