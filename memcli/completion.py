@@ -1,7 +1,7 @@
 """Shell completion of memory ids, user names and kinds.
 
 The shell runs ``memcli`` at every TAB press, so this imports nothing but the standard
-library and answers from the recall index (``memcli.index``), which holds every memory's
+library and answers from the recall index (``memcli.recall_index``), which holds every memory's
 id, user, kind and text in the SQLite sidecar: through the running service (the
 ``complete`` request) when one runs, else by reading the sidecar directly, read-only; no
 Chroma, no model. Kinds are a fixed list. Any failure offers nothing rather than an error
@@ -13,60 +13,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from typing import Any
 
-from memcli.memory import Kind
+from memcli.candidates import candidates
 from memcli.paths import Paths
-
-WHAT = ("id", "user", "kind")
-"""What can be completed."""
-LIMIT = 50
-"""Candidates offered at most (newest memories first): more is noise in a shell menu."""
-KIND_HELP = {
-    Kind.TURN.value: "a chat or conversation turn",
-    Kind.NOTE.value: "a note (memcli remember)",
-    Kind.FACT.value: "a fact extracted by consolidation",
-    Kind.EVENT_DAILY.value: "a day's event summary",
-    Kind.EVENT_GLOBAL.value: "the global event summary",
-    Kind.PORTRAIT_DAILY.value: "a day's portrait",
-    Kind.PORTRAIT_GLOBAL.value: "the global portrait",
-    Kind.RUNNING_SUMMARY.value: "the running memory of past sessions",
-}
-
-
-def _after(prefix: str) -> str:
-    """The smallest string above every string that starts with ``prefix`` (a range scan
-    on an index instead of LIKE, which SQLite cannot use on a case-sensitive column)."""
-    return prefix + "\U0010ffff"
-
-
-def candidates(db: sqlite3.Connection, what: str, prefix: str = "", user: str | None = None, limit: int = LIMIT) -> list[tuple[str, str]]:
-    """(value, help) pairs that complete ``prefix``: memory ids (the latest stored first, ``user``'s
-    only when given; help: the start of the text), user names (help: how many memories),
-    or kinds. Reads the ``recall_index`` table of the sidecar ``db``.
-
-    Raises ValueError for an unknown ``what``; sqlite3.Error as the database does."""
-    if what == "kind":
-        return [(k, h) for k, h in KIND_HELP.items() if k.startswith(prefix)]
-    if what == "user":
-        rows = db.execute(
-            "SELECT user, count(*) FROM recall_index WHERE user >= ? AND user < ? GROUP BY user ORDER BY user LIMIT ?",
-            (prefix, _after(prefix), limit),
-        ).fetchall()
-        return [(name, f"{count} memories") for name, count in rows]
-    if what == "id":
-        # A prefix of 2+ hex digits matches few rows: found by the id index, then ordered. A
-        # shorter one matches many: the table is walked newest row first and stops at
-        # ``limit`` (the unary + keeps SQLite off the id index, which would sort them all).
-        column = "memory_id" if len(prefix) >= 2 else "+memory_id"
-        query = f"SELECT memory_id, kind, text FROM recall_index WHERE {column} >= ? AND {column} < ?"
-        args: list[Any] = [prefix, _after(prefix)]
-        if user:
-            query += " AND user = ?"
-            args.append(user)
-        rows = db.execute(query + " ORDER BY rowid DESC LIMIT ?", (*args, limit)).fetchall()
-        return [(memory_id, f"{kind}: {' '.join(text.split())[:60]}") for memory_id, kind, text in rows]
-    raise ValueError(f"cannot complete {what!r}; choose one of {', '.join(WHAT)}")
 
 
 def read_candidates(paths: Paths, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:

@@ -25,10 +25,11 @@ the user's own statements as facts, grounded by construction). ``ConsolidationRe
 written_by`` counts which path wrote each unit.
 
 A weak local model must not poison memory, so every model call here is JSON-schema
-constrained with bounded strings and lists and a token cap, validated with pydantic,
-retried once when invalid, and then the unit gets the extractive result instead (an
-invalid fact decision skips that fact) (``llm.structured_output``); and every text it
-writes is checked against its sources: words and names it did not read are rejected.
+constrained with bounded strings and lists and a token cap, validated with pydantic
+(``memcli.model_output``), retried once when invalid, and then the unit gets the
+extractive result instead (an invalid fact decision skips that fact)
+(``llm.structured_output``); and every text it writes is checked against its sources
+(``memcli.grounding``): words and names it did not read are rejected.
 
 The model runs without the store lock; the lock is taken only to read the plan and to
 write each finished unit, so an open ``memcli chat`` keeps working during a cron run.
@@ -41,17 +42,32 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, Field, StringConstraints
 
 from memcli import extractive, prompts
 from memcli.dates import day_of, spoken_date
 from memcli.embedding import embedder_identity
 from memcli.errors import InvalidOutputError
+from memcli.grounding import Grounding, SourceTurn, fact_problem, statement_problem
 from memcli.llm import ChatModel, structured_output
 from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
+from memcli.model_output import (
+    DECISIONS_PER_CALL,
+    FACT_CHARS,
+    PORTRAIT_CHARS,
+    RUNNING_SENTENCES,
+    SENTENCE_CHARS,
+    SUMMARY_CHARS,
+    WINDOW_FACTS,
+    DecisionOutput,
+    DecisionsOutput,
+    EventSummaryOutput,
+    FactsOutput,
+    PortraitOutput,
+    RunningMemoryOutput,
+)
 from memcli.sidecar import DONE, SKIPPED, HistoryEntry
 
 if TYPE_CHECKING:
@@ -82,8 +98,6 @@ STAGES = ("day", "session", "fact", "global")
 """Consolidation progress is kept per turn for the first three stages, and per daily
 summary or portrait for "global" (folded into the global summary and portrait)."""
 
-RUNNING_SENTENCES = 20
-"""Wang et al. keep the running memory to at most 20 sentences."""
 GLOBAL_LINES = 20
 """Lines an extractive global event summary or portrait keeps."""
 GLOBAL_TOPICS = 6
@@ -97,20 +111,12 @@ RELATED_SIMILARITY = 0.5
 affected. Below it a new fact is simply added: a weak model must not get the chance to
 UPDATE or DELETE a fact that has nothing to do with what was said."""
 
-SUMMARY_CHARS = 600
-PORTRAIT_CHARS = 400
-SENTENCE_CHARS = 200
-FACT_CHARS = 160
 MAX_FACTS = 2
 """Facts the model may extract per message pair of a window (Mem0 finds one or two in a
 message pair; a cap of four let a rambling model fill its reply for 14 s)."""
 WINDOW_PAIRS = 5
 """Message pairs one fact-extraction call reads at most (a session window, Mem0's
 extraction batched): one call per window instead of one per pair."""
-WINDOW_FACTS = 8
-"""Facts one extraction call may return at most, whatever the window."""
-DECISIONS_PER_CALL = 4
-"""New facts decided (ADD/UPDATE/DELETE/NOOP) in one call at most."""
 CHARS_PER_TOKEN = 3
 """A conservative estimate (English runs nearer 4) for fitting text into n_ctx and for
 the token caps below, which leave room for the longest reply the schema allows."""
@@ -121,66 +127,6 @@ FACT_TOKENS = FACT_CHARS // CHARS_PER_TOKEN + 6
 DECISION_TOKENS = FACT_CHARS // CHARS_PER_TOKEN + 40
 
 DAILY_KINDS = (Kind.EVENT_DAILY, Kind.PORTRAIT_DAILY)
-
-Summary = Annotated[str, StringConstraints(min_length=10, max_length=SUMMARY_CHARS)]
-Sentence = Annotated[str, StringConstraints(min_length=3, max_length=SENTENCE_CHARS)]
-FactText = Annotated[str, StringConstraints(min_length=8, max_length=FACT_CHARS)]
-
-
-class EventSummaryOutput(BaseModel):
-    """What the model returns for an event summary."""
-
-    summary: Summary
-
-
-class PortraitOutput(BaseModel):
-    """What the model returns for a portrait."""
-
-    portrait: Annotated[str, StringConstraints(min_length=10, max_length=PORTRAIT_CHARS)]
-
-
-class RunningMemoryOutput(BaseModel):
-    """What the model returns for the running memory: its sentences."""
-
-    memory: list[Sentence] = Field(min_length=1, max_length=RUNNING_SENTENCES)
-
-
-class FactsOutput(BaseModel):
-    """What the model returns from fact extraction (a call's schema may allow fewer)."""
-
-    facts: list[FactText] = Field(max_length=WINDOW_FACTS)
-
-
-class DecisionOutput(BaseModel):
-    """Mem0's update decision for one new fact; ``target`` indexes the facts shown."""
-
-    event: Literal["ADD", "UPDATE", "DELETE", "NOOP"]
-    target: int = Field(ge=0)
-    text: Annotated[str, StringConstraints(max_length=FACT_CHARS)]
-
-
-class DecisionsOutput(BaseModel):
-    """Mem0's update decisions for several new facts, one per fact, in the order shown
-    (a call's schema asks for exactly as many as it shows)."""
-
-    events: list[DecisionOutput] = Field(min_length=1, max_length=DECISIONS_PER_CALL)
-
-
-# Grounding ----------------------------------------------------------------------------
-
-_STEM = 5
-"""Words are compared by their first five letters, a crude stemmer that lets "painting"
-meet "paints" and "painted"."""
-
-
-def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    return frozenset(STOPWORDS_EN_PLUS)
-
-
-def _stem(word: str) -> str:
-    return word[:_STEM]
 
 
 def clean(text: str) -> str:
@@ -197,124 +143,6 @@ def date_words(timestamp: float) -> str:
     """The ways a text may write the date of ``timestamp``, for grounding:
     ``2023-05-08 Monday 8 May 2023``."""
     return f"{day_of(timestamp)} {spoken_date(timestamp)}"
-
-
-FIRST_AND_SECOND_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you", "your", "yours"})
-_SPEAKER_LABEL = re.compile(r"(?m)^[\s\[(*\"]*[\w .'-]{1,40}[\])*\"]*:(\s|$)")
-MIN_STATEMENT_WORDS = 2
-
-
-def statement_problem(text: str) -> str | None:
-    """Why ``text`` is not a third-person statement (what summaries, portraits and facts
-    must be), or None. A weak model often copies a transcript line ("Ana: I went ...") or
-    a question instead of summarising."""
-    if _SPEAKER_LABEL.search(text):
-        return "it is a transcript line, not a statement"
-    if len(re.findall(r"\w+", text)) < MIN_STATEMENT_WORDS:
-        return f"it has fewer than {MIN_STATEMENT_WORDS} words, not a statement"
-    if "?" in text:
-        return "it is a question, not a statement"
-    if FIRST_AND_SECOND_PERSON.intersection(re.findall(r"\w+", text.lower())):
-        return "it is not written in the third person"
-    return None
-
-
-class Grounding:
-    """Checks that a text the model wrote stays within ``source`` (the text it was given).
-
-    A candidate is grounded when at least ``min_overlap`` of its content words (stop words
-    removed, compared by stem) occur in the source, and every capitalised word (a name)
-    and every number in it occurs there too: invented names, places and numbers are the
-    fabrications a weak model makes most (Wang et al. 2023 found fabricated facts and
-    wrong relations among its memory errors).
-    """
-
-    def __init__(self, source: str) -> None:
-        self._stopwords = _stopwords()
-        words = re.findall(r"\w+", source.lower())
-        self._words = set(words)
-        self._stems = {_stem(w) for w in words}
-
-    def content_words(self, text: str) -> list[str]:
-        """The words of ``text`` that carry content: lower-cased, stop words removed."""
-        return [w for w in re.findall(r"\w+", text.lower()) if w not in self._stopwords and len(w) > 1]
-
-    def overlap(self, text: str) -> float:
-        """The fraction (0..1) of ``text``'s content words found in the source; 1 when it has none."""
-        words = self.content_words(text)
-        if not words:
-            return 1.0
-        return sum(_stem(w) in self._stems for w in words) / len(words)
-
-    def names(self, text: str) -> list[str]:
-        """The capitalised words of ``text`` that are not stop words (names, places, months)."""
-        return [w for w in re.findall(r"\b[A-Z]\w*", text) if w.lower() not in self._stopwords]
-
-    def problem(self, text: str, min_overlap: float) -> str | None:
-        """Why ``text`` is not grounded in the source, or None when it is: every name and
-        number must occur in the source, and ``min_overlap`` of its content words."""
-        for word in [*self.names(text), *re.findall(r"\b\w*\d\w*", text)]:
-            lower = word.lower()
-            if lower not in self._words and (any(ch.isdigit() for ch in word) or _stem(lower) not in self._stems):
-                return f"{word!r} is not in its source"
-        share = self.overlap(text)
-        if share < min_overlap:
-            return f"only {share:.0%} of its words are in its source"
-        return None
-
-    def names_someone(self, text: str) -> bool:
-        """Whether ``text`` names someone (a capitalised word) that the source names too."""
-        return any(w.lower() in self._words for w in self.names(text))
-
-
-_GREETING = re.compile(r"\b(?:hey|hi|hello|thanks|thank you|bye|congrats|congratulations|dear|oh|wow|yes|no)\W*$", re.I)
-
-
-def mentions(text: str, name: str) -> bool:
-    """Whether ``text`` speaks *of* ``name`` rather than only *to* them: a name right after a
-    greeting or right before a comma, ``!`` or ``?`` ("Hey Ana!", "Thanks, Ana,") is the
-    person addressed, and a fact about the addressee is not what the speaker said."""
-    for match in re.finditer(rf"\b{re.escape(name)}\b", text, re.I):
-        after = text[match.end() : match.end() + 1]
-        before = text[: match.start()].rstrip()
-        if after in (",", "!", "?") or before.endswith(",") or _GREETING.search(before):
-            continue
-        return True
-    return False
-
-
-@dataclass
-class SourceTurn:
-    """A turn that a fact may be grounded in: its speaker and its grounding."""
-
-    speaker: str
-    text: str
-    grounding: Grounding
-
-
-def fact_problem(fact: str, sources: Sequence[SourceTurn], min_overlap: float) -> str | None:
-    """Why ``fact`` cannot be stored, or None.
-
-    A fact is a third-person statement grounded in one single source turn (Grounding), and
-    its subject (the first name in it) is that turn's speaker or someone the turn speaks of.
-    A fact pieced together from two turns, or pinned on the person addressed, is how a weak
-    model invents the wrong relations Wang et al. (2023) count among memory errors.
-    """
-    problem = statement_problem(fact)
-    if problem:
-        return problem
-    problems = []
-    for source in sources:
-        subject = next((n for n in source.grounding.names(fact) if source.grounding.names_someone(n)), None)
-        if subject is None:
-            problems.append("it names nobody of its source")
-        elif subject.lower() != source.speaker.lower() and not mentions(source.text, subject):
-            problems.append(f"its subject {subject} is not who says or is spoken of in its source")
-        else:
-            problems.append(source.grounding.problem(fact, min_overlap))
-            if problems[-1] is None:
-                return None
-    return problems[0] if problems else "it has no source"
 
 
 # The plan -----------------------------------------------------------------------------

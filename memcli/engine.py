@@ -29,11 +29,11 @@ from memcli.embedding import Embedder, Progress, embedder_identity
 from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
 from memcli.batching import batch_progress, import_batches
 from memcli.chunking import chunks
-from memcli.completion import WHAT
+from memcli.candidates import WHAT
 from memcli.importers import open_records
 from memcli.llm import ChatModel, Message, load_chat_model
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
-from memcli.index import batch_windows
+from memcli.recall_index import batch_windows
 from memcli.interrupts import deferred_interrupt
 from memcli.journal import Journal
 from memcli.paths import PRIVATE_FILE, private_dir

@@ -7,6 +7,7 @@ man page (EXIT STATUS).
 
 from __future__ import annotations
 
+import errno
 from enum import IntEnum
 
 
@@ -43,6 +44,15 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
 }
 
 
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""The OSError numbers of a device (or quota, or file size limit) that is full: a write
+that meets one is a DiskFullError."""
+READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+"""The OSError numbers of a folder that cannot be written (a read-only mount, no
+permission, ``chattr +i``): a write under the data folder that meets one is a
+ReadOnlyStoreError."""
+
+
 class MemcliError(Exception):
     """Base of every expected memcli failure; carries the process exit code."""
 
@@ -69,6 +79,26 @@ class StoreLockedError(MemcliError):
     """Another process held the store lock for longer than the configured timeout."""
 
     exit_code = ExitCode.STORE_LOCKED
+
+
+class StoreHeldError(StoreLockedError):
+    """The store lock stayed held for ``waited`` seconds (the lock file ``lock_file``): by
+    the memcli service of pid ``pid``, or (None) by another memcli process. The message
+    says so, and what to do, as the command line words it; another front end may word it
+    from these fields."""
+
+    def __init__(self, pid: int | None, waited: float, lock_file: str) -> None:
+        self.pid = pid
+        self.waited = waited
+        self.lock_file = lock_file
+        if pid is None:
+            holder = "the memory store is in use by another memcli process; try again later or raise lock_timeout"
+        else:
+            holder = (
+                f"the memory store is held by the memcli service (pid {pid}); run the command without --no-service "
+                "(and without service = \"off\" or MEMCLI_SERVICE=off), or stop the service first: memcli service stop"
+            )
+        super().__init__(f"{holder} (waited {waited:g} s for {lock_file})")
 
 
 class BadInputError(MemcliError):

@@ -13,7 +13,6 @@ whether its memory was new to the store.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import threading
@@ -21,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
-from memcli.errors import DiskFullError, ReadOnlyStoreError
+from memcli.errors import DISK_FULL_ERRNOS, READ_ONLY_ERRNOS, DiskFullError, ReadOnlyStoreError
 from memcli.memory import Memory
 from memcli.paths import device_of, open_private, private_dir
 
@@ -80,9 +79,9 @@ class Journal:
             for path in [*written, *([temporary] if temporary is not None else [])]:
                 with contextlib.suppress(OSError):
                     path.unlink()
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            if exc.errno in DISK_FULL_ERRNOS:
                 raise DiskFullError(f"no space left on {device_of(self.directory)}; nothing was stored") from exc
-            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            if exc.errno in READ_ONLY_ERRNOS:
                 raise ReadOnlyStoreError(
                     f"the memory store at {self.directory.parent} is read-only ({exc.filename or self.directory}: {exc.strerror}); "
                     "nothing was written"

@@ -130,7 +130,7 @@ class Memory:
     def to_record(self) -> str:
         """The fields but the id and the text that differ from their defaults, as JSON: the
         copy of a memory's metadata that the recall index keeps beside Chroma's
-        (``memcli.index``), read back by ``from_record``."""
+        (``memcli.recall_index``), read back by ``from_record``."""
         import orjson
 
         data = {k: v for k, v in asdict(self).items() if k not in ("id", "text") and v != _DEFAULTS.get(k, _REQUIRED)}

@@ -1,6 +1,6 @@
 """The SQLite database beside the Chroma store: what memcli keeps besides the memories.
 
-It holds the recall index (``memcli.index``), the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
+It holds the recall index (``memcli.recall_index``), the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
 DELETE events, old and new text) and the consolidation progress (which turns have been
 through their day's summaries, their session's running memory and fact extraction, and
 which daily summaries and portraits have been folded into the global ones).
@@ -19,8 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memcli import index
-from memcli.index import atomic
+from memcli import recall_index
+from memcli.candidates import candidates
+from memcli.db import atomic
 from memcli.errors import MemcliError
 from memcli.paths import open_private
 
@@ -92,11 +93,11 @@ class Sidecar:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
-            self._db.executescript(_SCHEMA + index.SCHEMA)
+            self._db.executescript(_SCHEMA + recall_index.SCHEMA)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
-        self.index = index.RecallIndex(self._db)
+        self.index = recall_index.RecallIndex(self._db)
         """The recall index tables."""
 
     @classmethod
@@ -176,9 +177,7 @@ class Sidecar:
 
     def completions(self, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:
         """Shell completions of memory ids, users or kinds from the recall index
-        (``memcli.completion.candidates``)."""
-        from memcli.completion import candidates
-
+        (``memcli.candidates.candidates``)."""
         return candidates(self._db, what, prefix, user)
 
     # consolidation progress ------------------------------------------------------

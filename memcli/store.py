@@ -16,7 +16,7 @@ see another's writes), so one process at a time owns the store, in one of two wa
 Transactions nest in both.
 
 Reads of memories (``get``, ``get_many``, ``memories``, ``users``) take them from the copy
-that the recall index keeps of every memory (``memcli.index``) when that copy is known to
+that the recall index keeps of every memory (``memcli.recall_index``) when that copy is known to
 be whole: Chroma keeps metadata one row per field, and reading 100,000 memories from it
 takes about 12 s. The copy is checked against Chroma once a process: by the count of every
 memory when it matches (nothing else is dirty), else user by user by their ids. A user
@@ -36,22 +36,31 @@ from Chroma at the next transaction.
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from memcli.config import Paths
-from memcli.errors import DiskFullError, EmbedderChangedError, MemcliError, NotFoundError, ReadOnlyStoreError, StoreLockedError
+from memcli.errors import (
+    DISK_FULL_ERRNOS,
+    READ_ONLY_ERRNOS,
+    DiskFullError,
+    EmbedderChangedError,
+    MemcliError,
+    NotFoundError,
+    ReadOnlyStoreError,
+    StoreHeldError,
+)
+from memcli.hnsw import zero_unused_slots_under
 from memcli.index import UserIndex
 from memcli.memory import Memory
 from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree
+from memcli.processes import service_pid
 from memcli.sidecar import Sidecar
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -66,18 +75,16 @@ _GET_PAGE = 5000
 
 log = logging.getLogger(__name__)
 
-_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-"""Errors of a device (or quota, or file size limit) that is full."""
 _FULL_SIGNS = ("database or disk is full", "No space left on device", "Disk quota exceeded", "File too large")
-"""How SQLite and Chroma (whose Rust core reports an OS error as text) say so."""
+"""How SQLite and Chroma (whose Rust core reports an OS error as text) say that the device
+is full (``DISK_FULL_ERRNOS``)."""
 ROOM_PER_MEMORY = 4096
 ROOM_FLOOR = 2 << 20
 """Bytes a write needs on the device besides its memories (SQLite's journals, Chroma's log),
 and a memory besides 32 bytes a vector dimension and 12 a byte of text: measured, 1,000
 turns of 300 bytes with 384-dimension vectors took 13 KB each in Chroma and the sidecar."""
-_REFUSED = {errno.EROFS, errno.EACCES, errno.EPERM}
-"""Errors of a folder that cannot be written: a read-only mount, no permission, ``chattr +i``."""
 _READ_ONLY_SIGNS = ("attempt to write a readonly database", "Read-only file system")
+"""How they say that a write was refused (``READ_ONLY_ERRNOS``)."""
 
 
 def _chroma_metadata(store_dir: os.PathLike[str]) -> dict[str, Any]:
@@ -178,34 +185,6 @@ class _ReadOnlyChroma:
         raise self._refuse()
 
 
-def _zero_unused_slots(segment: Path) -> None:
-    """Zero the slots past the last element in a persisted HNSW segment's
-    ``data_level0.bin``. hnswlib writes the index's whole capacity, and the slots not yet
-    used hold whatever the process's heap held when they were allocated: measured, the
-    JSON of a deleted memory, text included. A slot is written whole when an element
-    takes it, so zeros there change nothing. The header (hnswlib's layout: version i32,
-    then offset, capacity, element count and bytes per element as 64-bit integers) is
-    checked against the file's size first; a file of another layout is left alone."""
-    import struct
-
-    header = (segment / "header.bin").read_bytes()
-    data = segment / "data_level0.bin"
-    if len(header) < 36 or not data.is_file():
-        return
-    _, capacity, count, per_element = struct.unpack_from("<qqqq", header, 4)
-    size = data.stat().st_size
-    if not (0 <= count <= capacity and per_element > 0 and size == capacity * per_element):
-        return
-    with data.open("r+b") as f:
-        f.seek(count * per_element)
-        left = size - count * per_element
-        while left > 0:
-            f.write(bytes(min(left, 1 << 20)))
-            left -= min(left, 1 << 20)
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def _where(**conditions: Any) -> dict[str, Any] | None:
     """A Chroma ``where`` filter from equality / operator conditions (None values skipped)."""
     clauses = [{k: v} for k, v in conditions.items() if v is not None]
@@ -229,10 +208,11 @@ def _import_chroma() -> None:
 class MemoryStore:
     """Memories of every user in one cosine-space Chroma collection, filtered by ``user``.
 
-    Every write also updates the recall index in the sidecar (``memcli.index``).
+    Every write also updates the recall index in the sidecar (``memcli.recall_index``).
     ``notice`` receives status lines (the recall index is being rebuilt).
 
-    Raises StoreLockedError when the lock is not had within ``lock_timeout`` seconds,
+    Raises StoreHeldError (a StoreLockedError naming the service's pid when the service
+    holds the store) when the lock is not had within ``lock_timeout`` seconds,
     and MemcliError when the store was written by a newer memcli (schema version).
     """
 
@@ -307,11 +287,11 @@ class MemoryStore:
         under the data folder (EROFS, EACCES, EPERM, "readonly database")."""
         number = getattr(exc, "errno", None)
         text = str(exc)
-        if number in _FULL or any(sign in text for sign in _FULL_SIGNS):
+        if number in DISK_FULL_ERRNOS or any(sign in text for sign in _FULL_SIGNS):
             return DiskFullError(f"no space left on {device_of(self.paths.data_dir)}; {stored}")
         name = getattr(exc, "filename", None)
         under = name is not None and os.path.abspath(name).startswith(os.path.abspath(self.paths.data_dir))
-        if (number in _REFUSED and under) or any(sign in text for sign in _READ_ONLY_SIGNS):
+        if (number in READ_ONLY_ERRNOS and under) or any(sign in text for sign in _READ_ONLY_SIGNS):
             return self.read_only_error(f"{name or self.paths.data_dir}: {getattr(exc, 'strerror', None) or text}")
         return None
 
@@ -362,9 +342,9 @@ class MemoryStore:
             private_dir(self.paths.data_dir)
             lock.acquire()
         except filelock.Timeout:
-            raise StoreLockedError(f"{self._holder()} (waited {self.lock_timeout:g} s for {self.paths.lock_file})") from None
+            raise StoreHeldError(service_pid(self.paths), self.lock_timeout, str(self.paths.lock_file)) from None
         except OSError as exc:
-            if exc.errno not in _REFUSED:
+            if exc.errno not in READ_ONLY_ERRNOS:
                 raise
             self._open_read_only(f"{exc.filename or self.paths.data_dir}: {exc.strerror}")
             return
@@ -417,19 +397,6 @@ class MemoryStore:
             "writes are refused"
             + (f"; the copy of {', '.join(unclean)} was left incomplete by an interrupted write and cannot be repaired "
                "in a read-only store: some of their memories may be missing" if unclean else "")
-        )
-
-    def _holder(self) -> str:
-        """Who holds the store, as the lock error names it: the running service (with how
-        to stop it), else another memcli process."""
-        from memcli.client import ServiceClient
-
-        pid = ServiceClient(self.paths).pid()
-        if pid is None:
-            return "the memory store is in use by another memcli process; try again later or raise lock_timeout"
-        return (
-            f"the memory store is held by the memcli service (pid {pid}); run the command without --no-service "
-            "(and without service = \"off\" or MEMCLI_SERVICE=off), or stop the service first: memcli service stop"
         )
 
     def _open_collection(self) -> Any:
@@ -669,8 +636,7 @@ class MemoryStore:
             )
             if done.returncode != 0:
                 raise MemcliError(f"chroma vacuum of {self.paths.store_dir} failed: {done.stderr.decode(errors='replace').strip()}")
-            for header in self.paths.store_dir.glob("*/header.bin"):
-                _zero_unused_slots(header.parent)
+            zero_unused_slots_under(self.paths.store_dir)
         finally:
             self._collection = self._open_collection()
 

@@ -37,7 +37,7 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    unit vectors plus Gaussian noise of norm about ``--noise`` (0.35: cosine to the
    original about 0.94), re-normalised. Each copied session is one session of turns with
    timestamps increasing (a session every 12 hours, a turn a minute). The window vectors
-   of the recall index (the text of a turn with its neighbours, ``memcli.index.window_text``)
+   of the recall index (the text of a turn with its neighbours, ``memcli.recall_index.window_text``)
    are given to ``MemoryStore.add`` precomputed as the re-normalised sum of the vectors of
    the turns in the window, so nothing is embedded at the first recall. The build time is
    that of ``MemoryStore.add`` (Chroma and the recall-index sidecar), in whole sessions of
@@ -53,7 +53,7 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
 
 3. **Import throughput** against raw encoding of the same texts: raw is
    ``Embedder().embed`` (model already loaded) of the turns' texts plus their window
-   texts (``memcli.index.batch_windows``), both counted; import is one ``memcli import``
+   texts (``memcli.recall_index.batch_windows``), both counted; import is one ``memcli import``
    of the same LoCoMo conversations into a fresh store, through the service it starts
    (wall time of the command, and the import's own duration as it reports it); texts/s
    of each and their ratio (goal: at least 0.60).
@@ -191,7 +191,7 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
     """Yield (memories, vectors, windows) batches of whole sessions until ``size`` turns."""
     import numpy as np
 
-    from memcli.index import WINDOW_AFTER, WINDOW_BEFORE, window_text
+    from memcli.recall_index import WINDOW_AFTER, WINDOW_BEFORE, window_text
     from memcli.dates import day_of
     from memcli.memory import Kind, Memory, stable_id
 
@@ -792,7 +792,7 @@ def main(argv: list[str] | None = None) -> int:
             r["client"] = client_import_time()
 
         from memcli.embedding import Embedder
-        from memcli.index import batch_windows
+        from memcli.recall_index import batch_windows
 
         log("loading the embedder")
         embedder = Embedder()

@@ -22,23 +22,13 @@ from pydantic import BaseModel, Field
 
 from conftest import given_models
 from memcli.config import Paths, load_settings, resolve_paths
-from memcli.consolidate import (
-    RELATED_SIMILARITY,
-    MAX_FACTS,
-    RUNNING_SENTENCES,
-    WINDOW_FACTS,
-    WINDOW_PAIRS,
-    Grounding,
-    SourceTurn,
-    fact_problem,
-    make_plan,
-    mentions,
-    statement_problem,
-)
+from memcli.consolidate import MAX_FACTS, RELATED_SIMILARITY, WINDOW_PAIRS, make_plan
 from memcli.engine import Engine
 from memcli.errors import InvalidOutputError, StoreLockedError
+from memcli.grounding import Grounding, SourceTurn, fact_problem, mentions, statement_problem
 from memcli.llm import RETRY_TEMPERATURE, Message, structured_output
 from memcli.memory import Kind, Memory, singleton_id, stable_id
+from memcli.model_output import RUNNING_SENTENCES, WINDOW_FACTS
 from memcli.store import MemoryStore
 
 USER = "ana"

@@ -1,4 +1,4 @@
-"""The recall index (``memcli.index``) with the fake embedder: every write path keeps it equal
+"""The recall index (``memcli.recall_index``) with the fake embedder: every write path keeps it equal
 to the store (ids, archived and ended flags, the lexical context of each turn, window vectors),
 and recall rebuilds it, with a notice, when it is missing, left dirty by an interrupted
 write, stale, or of another version."""
@@ -23,8 +23,8 @@ from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
 from memcli.engine import Engine
 from memcli.dates import spoken_day
-from memcli.index import INDEX_VERSION, RecallIndex, context_text, window_text
 from memcli.memory import Kind, Memory, stable_id
+from memcli.recall_index import INDEX_VERSION, RecallIndex, context_text, window_text
 from test_consolidate import MOVE_TURNS, OLD_FACT, UPDATED_FACT, Script, add_fact, day_turns
 
 USER = "ana"

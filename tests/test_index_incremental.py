@@ -15,8 +15,9 @@ import pytest
 from conftest import FakeEmbedder
 from memcli.engine import Engine
 from memcli.dates import says_when, spoken_day
-from memcli.index import INDEX_VERSION, ROW_COLUMNS, IndexChanges, RecallIndex, UserIndex, window_text
+from memcli.index import IndexChanges, UserIndex
 from memcli.memory import Kind, Memory, stable_id
+from memcli.recall_index import INDEX_VERSION, ROW_COLUMNS, RecallIndex, window_text
 from memcli.retrieval import RECALLED_KINDS, Recaller
 from memcli.store import MemoryStore
 from test_index import LINES, NOW, USER, Clock, embedding, make_memcli, note, session, sql

@@ -27,7 +27,7 @@ from memcli.config import load_settings, resolve_paths
 from memcli.engine import Engine
 from memcli.embedding import Embedder, embedder_identity, same_embedder
 from memcli.errors import EmbedderChangedError, ExitCode, ModelError
-from memcli.index import batch_windows, window_text
+from memcli.recall_index import batch_windows, window_text
 from memcli.memory import Kind, Memory, stable_id
 from memcli.schema import ReindexResult, Stats
 from memcli.store import COLLECTION, REINDEXING, STAGING

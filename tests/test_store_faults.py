@@ -297,7 +297,7 @@ def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
     _populate(runner)
     notes = tmp_path / "notes.txt"
     notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(40)), encoding="utf-8")
-    from memcli import index as index_module
+    from memcli import recall_index as index_module
     import chromadb.api.models.Collection as collection_module
 
     with monkeypatch.context() as patch:

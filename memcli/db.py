@@ -1,0 +1,26 @@
+"""SQLite helpers shared by the sidecar database (``memcli.sidecar``) and the recall index
+in it (``memcli.recall_index``)."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def atomic(db: sqlite3.Connection) -> Iterator[None]:
+    """One SQLite transaction around the block (committed at its end, rolled back on any
+    exception), for a connection opened with ``isolation_level=None``, where ``with db:``
+    alone would commit each statement by itself. Inside a transaction already, the block
+    joins it."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
