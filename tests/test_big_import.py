@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from cli_checks import ok
 from conftest import FakeEmbedder
-from memcli import cli, engine, importers, local
+from memcli import engine, importers, local
+from memcli.cli import root
 from memcli.chunking import MAX_CHARS, chunks, size
 from memcli.cli import app
 from memcli.client import Handlers, ServiceClient, client_env
@@ -244,7 +245,7 @@ def test_progress_prints_lines_when_stderr_is_not_a_terminal(
     runner: CliRunner, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(engine, "IMPORT_BATCH", 5)
-    monkeypatch.setattr(cli, "PROGRESS_LINE_EVERY", 10)
+    monkeypatch.setattr(root, "PROGRESS_LINE_EVERY", 10)
     path = notes_file(tmp_path, 23)  # CliRunner's stderr is not a terminal
     assert ok(runner.invoke(app, ["import", str(path)])).stderr == ""  # no lines without --progress
     assert ok(runner.invoke(app, ["import", str(path), "--progress", "--quiet"])).stderr == ""

@@ -17,7 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_checks import assert_error, ok
-from memcli import __version__, cli
+from memcli import __version__
+from memcli.cli import root
 from memcli.cli import app
 from memcli.completion import complete, read_candidates
 from memcli.errors import ExitCode
@@ -141,7 +142,7 @@ def test_config_edit_keeps_the_old_file_when_the_edit_is_invalid(runner: CliRunn
 
 
 def test_config_edit_asks_to_edit_again_on_a_terminal(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "_interactive", lambda: True)
+    monkeypatch.setattr(root, "_interactive", lambda: True)
     counter = tmp_path / "count"
     script = tmp_path / "editor.py"
     # The first edit is invalid, the second valid.
@@ -233,7 +234,7 @@ def test_edit_reads_the_text_from_stdin(runner: CliRunner, fake_embedder: Any) -
 def test_edit_without_options_on_a_terminal_opens_the_editor(
     runner: CliRunner, fake_embedder: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_interactive", lambda: True)
+    monkeypatch.setattr(root, "_interactive", lambda: True)
     memory_id = remember(runner, "Meeting at nine")
     ok(runner.invoke(app, ["edit", memory_id[:6]], env={"VISUAL": _editor(tmp_path, "Meeting at ten\n")}))
     assert json.loads(ok(runner.invoke(app, ["show", memory_id, "--json"])).stdout)["text"] == "Meeting at ten"
@@ -285,7 +286,7 @@ def test_recall_tag_filter_follows_an_edit_of_the_tags(runner: CliRunner, fake_e
 
 
 def test_delete_on_a_terminal_asks_and_no_keeps_the_memory(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "_interactive", lambda: True)
+    monkeypatch.setattr(root, "_interactive", lambda: True)
     memory_id = remember(runner, "The gate code is 4321 and it opens the back gate of the building")
     result = ok(runner.invoke(app, ["delete", memory_id[:6]], input="n\n"))
     assert f"delete {memory_id[:8]} 'The gate code is 4321 and it opens the back gate\u2026'? [y/N]" in result.stderr
@@ -299,7 +300,7 @@ def test_delete_on_a_terminal_asks_and_no_keeps_the_memory(runner: CliRunner, fa
 def test_delete_yes_and_no_terminal_do_not_ask(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     first, second = remember(runner, "first"), remember(runner, "second")
     ok(runner.invoke(app, ["delete", first]))  # stdin is not a terminal under CliRunner: a script
-    monkeypatch.setattr(cli, "_interactive", lambda: True)
+    monkeypatch.setattr(root, "_interactive", lambda: True)
     result = ok(runner.invoke(app, ["delete", second, "-y"]))
     assert "[y/N]" not in result.stderr
     assert list_json(runner) == []

@@ -1,0 +1,123 @@
+"""The ``eval`` group: memcli's recall and consolidation measured on a benchmark."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from memcli.cli.root import (
+    JsonOpt,
+    QuietOpt,
+    RankingOpt,
+    WithoutOpt,
+    _call,
+    _print_json,
+    app,
+)
+
+eval_app = typer.Typer(
+    help="Measure memcli's recall and consolidation on a benchmark.\n\nExample: memcli eval locomo locomo10.json --json",
+    no_args_is_help=True,
+)
+app.add_typer(eval_app, name="eval")
+
+
+def _print_eval(group: str, columns: tuple[str, ...], rows: dict[str, dict[str, float]], report: Any, what: str) -> None:
+    """An eval report as a table: one row per ``group`` and overall (n and ``columns``),
+    then the recall latency and the run's duration over ``what``."""
+    typer.echo(f"{group:<16}{'n':>6}" + "".join(f"{c:>8}" for c in columns))
+    for name, row in [*rows.items(), ("overall", report.overall)]:
+        typer.echo(f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>8.3f}" for c in columns))
+    latency = report.latency_ms
+    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {what} in {report.duration_seconds:.1f} s")
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
+    conversation: Annotated[Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")] = None,
+    ranking: RankingOpt = True,
+    without: WithoutOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Evidence recall@5/10/20 per category (1-4) and recall latency on LoCoMo.
+
+    Each conversation is imported into a temporary store; your own store is not touched.
+
+    Example: memcli eval locomo locomo10.json --conversation conv-26 --without speaker
+    """
+    args = {"path": os.path.abspath(file.expanduser()), "conversations": conversation or [], "ranking": ranking, "without": without or []}
+    report = _call("eval.locomo", args, quiet, progress="eval locomo")
+    if json_out:
+        _print_json(report)
+        return
+    _print_eval("category", ("R@5", "R@10", "R@20"), report.per_category, report, f"{len(report.conversations)} conversations")
+
+
+@eval_app.command("memorybank")
+def eval_memorybank(
+    file: Annotated[Path, typer.Argument(help="A MemoryBank history (memory_bank_en.json or memory_bank_cn.json).", show_default=False)],
+    probes: Annotated[Path, typer.Argument(help="Probe questions, JSON lines: {user, question, evidence, type, now}.", show_default=False)],
+    user: Annotated[Optional[list[str]], typer.Option("--user", help="Only this user's probes; repeat for more.")] = None,
+    ranking: RankingOpt = True,
+    without: WithoutOpt = None,
+    details: Annotated[bool, typer.Option("--details", help="With --json: each probe's rank and recalled turns.")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Hit@1/5/10 per question type and recall latency of probe questions over a MemoryBank history.
+
+    The history is imported into a temporary store; your own store is not touched. Each
+    line of PROBES is {"user": "Emily", "question": "What did you recommend on May 2nd?",
+    "type": "date", "evidence": ["2023-05-02:3:response"], "now": "2023-05-07T20:00:00"};
+    evidence names turns as DAY:N:query|response (N: the day's Nth exchange); now
+    (optional) is when the question is asked.
+
+    Example: memcli eval memorybank memory_bank_en.json probes_en.jsonl --json
+    """
+    args = {"path": os.path.abspath(file.expanduser()), "probes": os.path.abspath(probes.expanduser()), "users": user or [],
+            "ranking": ranking, "without": without or [], "details": details}
+    report = _call("eval.memorybank", args, quiet, progress="eval memorybank")
+    if json_out:
+        _print_json(report)
+        return
+    _print_eval("type", ("hit@1", "hit@5", "hit@10"), report.per_type, report, f"{len(report.users)} users")
+
+
+@eval_app.command("consolidation")
+def eval_consolidation(
+    file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
+    conversation: Annotated[Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")] = None,
+    consolidation: Annotated[
+        Optional[str], typer.Option("--consolidation", help="The path to measure: auto, llm or extractive (default: the setting).", show_default=False)
+    ] = None,
+    details: Annotated[bool, typer.Option("--details", help="With --json: each conversation's daily summaries and facts.")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """What consolidation keeps of LoCoMo: ROUGE-L of the daily event summaries against the
+    dataset's session summaries, coverage of its observations by the facts and summaries,
+    and consolidation speed.
+
+    Each conversation is imported into a temporary store and consolidated there; your own
+    store is not touched. Seconds count the consolidate call with the models loaded.
+
+    Example: memcli eval consolidation locomo10.json --conversation conv-26 --consolidation llm
+    """
+    args = {"path": os.path.abspath(file.expanduser()), "conversations": conversation or [], "consolidation": consolidation,
+            "details": details}
+    report = _call("eval.consolidation", args, quiet, progress="eval consolidation")
+    if json_out:
+        _print_json(report)
+        return
+    columns = ("turns", "seconds", "turns_per_second", "days_summarized", "days", "facts", "rougeL_f", "coverage", "coverage_facts", "coverage_summaries", "coverage_turns", "coverage_strict")
+    header = ("turns", "s", "turns/s", "summd", "days", "facts", "ROUGE-L", "cover", "facts", "summ.", "raw", "@0.7")
+    typer.echo(f"{'conversation':<14}" + "".join(f"{h:>9}" for h in header))
+    for name, row in [*((r["conversation"], r) for r in report.conversations), ("overall", report.overall)]:
+        typer.echo(f"{name:<14}" + "".join(f"{row[c]:>9.3f}" if isinstance(row[c], float) and c.startswith(("rouge", "cover")) else f"{row[c]:>9g}" for c in columns))
+    typer.echo(f"{report.path} consolidation of {len(report.conversations)} conversations in {report.duration_seconds:.1f} s "
+               f"(summd: days summarized; cover: observations matched at cosine >= 0.6 by facts and summary lines, each alone, and by the raw turns; @0.7: by facts and lines at 0.7)")

@@ -1,0 +1,314 @@
+"""The root of the ``memcli`` command line: the app and its error boundary, the root
+options, and what every command shares (options, the call to the entry, rendering).
+
+Each memory command builds the arguments of one verb, sends it through the entry
+(``memcli.entry.call``: the memcli service, started when it is not running, or this
+process when the service is off or cannot start) and renders the result it gets back, the
+typed view of a ``memcli.schema`` model: a line or a table on stdout, or with ``--json``
+the model's JSON as it is. What is decided here is only what the command line needs:
+reading stdin, asking before a delete on a terminal, formatting. Status, warnings and
+progress bars go to stderr, and ``--quiet`` silences them. A MemcliError becomes one line
+on stderr and its exit code (``--debug`` shows the traceback). Nothing heavy is imported
+here or on the client path, so ``--help``, shell completion and a request to a running
+service stay fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, Optional
+
+import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperGroup
+
+from memcli import __version__
+from memcli.errors import (
+    EXIT_CODE_MEANINGS,
+    ExitCode,
+    Interrupted,
+    MemcliError,
+    UsageError,
+)
+
+EPILOG = "Exit status: " + "; ".join(f"{int(code)} {text}" for code, text in EXIT_CODE_MEANINGS.items()) + "."
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stderr.write(f"memcli: error: {message}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+class MemcliGroup(TyperGroup):
+    """The root command: turns every failure into one line on stderr and an exit code."""
+
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any) -> Any:  # type: ignore[override]
+        """Run the command line ``args``; exit with the code of the MemcliError (or usage
+        error, or interruption) that ends it, after one line on stderr (``--debug`` or
+        MEMCLI_DEBUG: the traceback)."""
+        argv = list(sys.argv[1:] if args is None else args)
+        debug = "--debug" in argv or bool(os.environ.get("MEMCLI_DEBUG"))
+        # Private by default: what this process makes (Chroma's files too) is its user's
+        # alone, beside the explicit 0700/0600 of memcli.paths.
+        os.umask(0o077)
+        try:
+            result = super().main(args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:
+            exc.show()
+            raise SystemExit(int(exc.exit_code)) from None
+        except ClickException as exc:
+            if debug:
+                traceback.print_exc()
+            command = exc.ctx.command_path if getattr(exc, "ctx", None) else "memcli"
+            _fail(f"{exc.format_message()} (see '{command} --help')", int(exc.exit_code))
+        except Interrupted as exc:
+            if debug:
+                traceback.print_exc()
+            sys.stderr.write(f"memcli: {exc.message}\n")
+            raise SystemExit(int(exc.exit_code)) from None
+        except MemcliError as exc:
+            if debug:
+                traceback.print_exc()
+            _fail(exc.message, int(exc.exit_code))
+        except (KeyboardInterrupt, typer.Abort):
+            _fail("interrupted", int(ExitCode.INTERRUPTED))
+        except BrokenPipeError:
+            sys.stderr.close()
+            raise SystemExit(int(ExitCode.ERROR)) from None
+        except Exception as exc:
+            if debug:
+                traceback.print_exc()
+            _fail(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)", int(ExitCode.ERROR))
+        code = result if isinstance(result, int) else 0
+        if standalone_mode:
+            raise SystemExit(code)
+        return code
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; Ctrl-C becomes ``Interrupted``, which ``main`` reports ("memcli:
+        interrupted", exit 130). Typer would turn the KeyboardInterrupt into a silent exit
+        130 before ``main`` saw it."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
+
+
+app = typer.Typer(
+    name="memcli",
+    cls=MemcliGroup,
+    epilog=EPILOG,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"memcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
+    no_service: Annotated[
+        bool, typer.Option("--no-service", help="Run in this process instead of the memcli service (also: MEMCLI_SERVICE=off, or service = \"off\" in the config file).")
+    ] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    """A local-first personal memory assistant: chat, remember, recall. Nothing leaves your machine.
+
+    memcli keeps memories of what you tell it in a local Chroma store, recalls what matters, and answers with a local llama.cpp model. Commands go through the memcli service, which keeps the store and the models loaded; it starts on first use and exits when idle.
+
+    Example: memcli remember "I moved to Lyon in 2021"
+    """
+    _OPTIONS["debug"] = debug
+    _OPTIONS["no_service"] = no_service
+
+
+_OPTIONS: dict[str, bool] = {"debug": False, "no_service": False}
+"""The root options of this invocation, for every command's request."""
+
+def _completions(what: str, incomplete: str, user: Any = None) -> list[tuple[str, str]]:
+    """Shell completions of ``incomplete`` (``memcli.completion.complete``: through the
+    running service, else read from the sidecar; never an error)."""
+    from memcli.completion import complete
+
+    return complete(_paths(), what, incomplete, user if isinstance(user, str) else None)
+
+
+def _complete_id(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    return _completions("id", incomplete, ctx.params.get("user"))
+
+
+def _complete_user(incomplete: str) -> list[tuple[str, str]]:
+    return _completions("user", incomplete)
+
+
+def _complete_kind(incomplete: str) -> list[tuple[str, str]]:
+    return _completions("kind", incomplete)
+
+
+UserOpt = Annotated[
+    Optional[str], typer.Option("--user", "-u", help="Whose memories (default: the 'user' setting).", autocompletion=_complete_user)
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (the schemas are in the man page, JSON OUTPUT).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No status or progress on stderr.")]
+RankingOpt = Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")]
+WithoutOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--without", metavar="LEVER",
+        help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, person, date, when, priors; repeat for more.",
+    ),
+]
+ModelOpt = Annotated[
+    Optional[str], typer.Option("--model", "-m", help="GGUF chat model file (default: the 'model' setting, else the embedded Gemma 3 270M).")
+]
+
+
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A memory id, or a unique prefix of 4+ characters.", autocompletion=_complete_id)]
+TagFilterOpt = Annotated[
+    Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG", help="Only memories with this tag; repeat for more (memories with all of them).")
+]
+NowOpt = Annotated[
+    Optional[str],
+    typer.Option("--now", metavar="TIME", help="Act as if it were this time (ISO 8601); default: MEMCLI_NOW, else the clock."),
+]
+
+
+def _paths() -> Any:
+    from memcli.paths import resolve_paths
+
+    return resolve_paths()
+
+
+def _call(
+    verb: str,
+    args: dict[str, Any],
+    quiet: bool = False,
+    now: str | None = None,
+    model: str | None = None,
+    progress: str | None = None,
+    piece: Callable[[str], None] | None = None,
+    progress_lines: str | None = None,
+) -> Any:
+    """Send one request (``memcli.entry.call``) and return its schema model; notices and
+    warnings go to stderr unless ``quiet``, a ``progress`` bar with that label when stderr
+    is a terminal (else ``progress_lines``, when given: see ``_progress``), streamed text
+    to ``piece``."""
+    from memcli.client import Handlers
+    from memcli.entry import call
+
+    handlers = Handlers(notice=lambda message: _status(message, quiet), warning=lambda message: _status(message, quiet))
+    if piece is not None:
+        handlers.piece = piece
+    with _progress(progress or verb, quiet if progress else True, progress_lines) as update:
+        if update is not None:
+            handlers.progress = update
+        return call(_paths(), verb, args, handlers, now=now, model=model, no_service=_OPTIONS["no_service"], debug=_OPTIONS["debug"])
+
+
+def _print_json(result: Any) -> None:
+    """A verb's result (a view or schema model, a list of them, or None) as the JSON
+    ``--json`` prints."""
+    from memcli.verbs import dump
+
+    typer.echo(json.dumps(dump(result), ensure_ascii=False, indent=2))
+
+
+def _status(message: str, quiet: bool) -> None:
+    if not quiet:
+        typer.echo(message, err=True)
+
+
+PROGRESS_LINE_EVERY = 1000
+"""Items between two lines of ``_progress`` when stderr is not a terminal."""
+
+
+@contextlib.contextmanager
+def _progress(description: str, quiet: bool, lines: str | None = None) -> Iterator[Optional[Callable[[int, int], None]]]:
+    """A rich progress bar on stderr when it is a terminal; otherwise, when ``lines`` is
+    given, a line on stderr each ``PROGRESS_LINE_EVERY`` items and at the end, ``lines``
+    formatted with ``done`` and ``total`` ("imported {done} of {total} records"); else no
+    callback."""
+    if quiet:
+        yield None
+        return
+    if not sys.stderr.isatty():
+        if lines is None:
+            yield None
+            return
+        shown = [0]
+
+        def line(done: int, total: int) -> None:
+            if done // PROGRESS_LINE_EVERY > shown[0] // PROGRESS_LINE_EVERY or (done == total and done > shown[0]):
+                shown[0] = done
+                sys.stderr.write(f"memcli: {lines.format(done=done, total=total)}\n")
+                sys.stderr.flush()
+
+        yield line
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _read_text(value: str | None, what: str) -> str:
+    """``value``, or standard input when it is ``-`` or absent and stdin is not a terminal."""
+    if value is not None and value != "-":
+        return value
+    if value is None and sys.stdin.isatty():
+        raise UsageError(f"give the {what} as an argument, or '-' to read it from stdin")
+    return sys.stdin.read()
+
+
+def _interactive() -> bool:
+    """Whether a person is at the keyboard: stdin is a terminal (questions are asked then)."""
+    return sys.stdin.isatty()
+
+
+def _confirm(question: str) -> bool:
+    """Ask ``question`` on stderr, ``[y/N]``; True for yes. Ctrl-C or end of input
+    interrupts the command (exit 130)."""
+    return typer.confirm(question, default=False, err=True)
+
+
+def _preview(text: str, width: int = 50) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "\u2026"
+
+
+def _print_memory_id(memory: dict[str, Any], json_out: bool) -> None:
+    """A command's result that is one memory: its id, or the whole memory with --json."""
+    if json_out:
+        _print_json(memory)
+    else:
+        typer.echo(memory.id)
+
+
+def _memory_line(memory: dict[str, Any]) -> str:
+    """One memory as a tab-separated line: id, day, kind, [score,] source, text."""
+    who = f"{memory.speaker}: " if memory.speaker else ""
+    text = " ".join(memory.text.split())
+    if memory.caption:
+        text += f" [image: {memory.caption}]"
+    fields = [memory.id, memory.day, memory.kind]
+    if getattr(memory, "score", None) is not None:
+        fields.append(f"{memory.score.score:.4f}")
+    fields += [memory.source or "-", f"{who}{text}"]
+    return "\t".join(fields)

@@ -1,0 +1,215 @@
+"""Commands about memcli itself: version, stats, reindex, doctor, paths, serve, and the
+``service`` group."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from memcli.cli.root import (
+    JsonOpt,
+    NowOpt,
+    QuietOpt,
+    UserOpt,
+    _call,
+    _paths,
+    _print_json,
+    _status,
+    app,
+)
+from memcli.errors import MemcliError
+
+
+@app.command()
+def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Print the versions of memcli, Python, its engines (chromadb, llama-cpp-python, sentence-transformers, torch), the chat model and embedder the settings name, and the running service. No model is loaded.
+
+    Example: memcli version --json
+    """
+    from memcli.config import load_settings
+    from memcli.versions import versions
+
+    try:
+        settings = load_settings(_paths())
+        model, embedder = settings.model, settings.embedder
+    except MemcliError as exc:  # a broken setting is when one asks which versions run
+        _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
+        model, embedder = "", ""
+    from memcli.views import VersionInfo
+
+    data = VersionInfo.of(versions(model, embedder, _paths()))
+    if json_out:
+        _print_json(data)
+        return
+    for key, value in data.fields():
+        typer.echo(f"{key}\t{'-' if value is None else value}")
+
+
+@app.command()
+def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Counts of memories by kind and user, days covered, a retention histogram, fading, archived and pinned counts.
+
+    Example: memcli stats --json
+    """
+    data = _call("stats", {"user": user}, quiet, now)
+    if json_out:
+        _print_json(data)
+        return
+    counts = data.retention_histogram
+    width = max(counts, default=0) or 1
+    typer.echo("retention")
+    for i, count in enumerate(reversed(counts)):
+        low = (len(counts) - 1 - i) / len(counts)
+        typer.echo(f"  {low:.1f}-{low + 1 / len(counts):.1f} {'#' * round(30 * count / width):<30} {count}")
+    for key, value in data.fields():
+        if key == "retention_histogram":
+            continue
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in sorted(value.items())) or "-"
+        typer.echo(f"{key}: {'-' if value is None else value}")
+
+
+@app.command()
+def reindex(
+    force: Annotated[bool, typer.Option("--force", help="Re-embed even when the store is already the configured embedder's.")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Re-embed every memory with the configured embedder, after changing the embedder setting.
+
+    Recall and writes refuse a store whose vectors another embedder made (exit 8) until
+    it is reindexed. The store is held while it runs (other commands wait); an
+    interrupted reindex is finished by running it again.
+
+    Example: MEMCLI_EMBEDDER=~/models/paraphrase-multilingual-MiniLM-L12-v2 memcli reindex
+    """
+    data = _call("reindex", {"force": force}, quiet, progress="re-embedding")
+    if json_out:
+        _print_json(data)
+        return
+    if not data.memories:
+        _status(f"the store is already embedded by {data.embedder}; nothing to do (--force re-embeds it)", quiet)
+        return
+    typer.echo(
+        f"re-embedded {data.memories} memories of {data.users} users with {data.embedder} "
+        f"(was {data.previous or 'unrecorded'}) in {data.duration_seconds:.1f} s"
+    )
+
+
+@app.command()
+def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Check that every path memcli uses is private (folders 0700, files 0600, yours) and that the store can be written.
+
+    Prints each path checked (ok or warn, its mode, its path) and one warning line on stderr for each path that group or others can read, write or enter, with the chmod that fixes it, and for a read-only store. Exits 0 either way; runs in this process, loads no model and does not open the store. memcli stats prints the same warnings.
+
+    Example: memcli doctor --json
+    """
+    from memcli.doctor import check
+
+    report = check(_paths())
+    for line in report.warnings:
+        _status(f"memcli: warning: {line}", quiet)
+    if json_out:
+        _print_json(report)
+        return
+    for item in report.checks:
+        if item.type != "missing":
+            typer.echo(f"{'ok' if item.ok else 'warn'}\t{item.mode}\t{item.path}")
+    _status(f"memcli: {report.checked} paths checked: " + ("all private" if report.ok else f"{len(report.warnings)} warning{'s' * (len(report.warnings) != 1)}"), quiet)
+
+
+@app.command()
+def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Print every path memcli uses (set MEMCLI_HOME to move them all under one folder).
+
+    Example: memcli paths --json
+    """
+    data = _paths().as_dict()
+    if json_out:
+        from memcli.schema import PathsResult
+
+        _print_json(PathsResult(**data))
+        return
+    for name, path in data.items():
+        typer.echo(f"{name}\t{path}")
+
+
+@app.command()
+def serve(
+    idle: Annotated[Optional[float], typer.Option("--idle", metavar="SECONDS", help="Exit after this long without a request (default: the service_idle setting, 900).")] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run the memcli service in the foreground (for systemd, launchd or a supervisor).
+
+    The service owns the memory store, keeps the embedder, the chat model and each user's recall index loaded, and answers every memcli command of this user over a Unix socket (see memcli paths). Commands start it in the background when it is not running; it exits after service_idle seconds without a request, on SIGTERM, Ctrl-C or memcli service stop. Its log: memcli paths (log_file).
+
+    Example: memcli serve --idle 3600
+    """
+    from memcli.paths import resolve_paths
+    from memcli.service import serve as run
+
+    given = {} if idle is None else {"idle": idle}
+    run(resolve_paths(), ready=lambda line: _status(line, quiet), **given)
+
+
+service_app = typer.Typer(
+    help="Control the memcli service: status, stop, restart.\n\nExample: memcli service status --json",
+    no_args_is_help=True,
+)
+app.add_typer(service_app, name="service")
+
+
+@service_app.command("status")
+def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Show the running service: pid, version, uptime, users loaded, memory, requests served. Exit 7 when it is not running.
+
+    Example: memcli service status
+    """
+    from memcli.client import ServiceClient
+    from memcli.views import ServiceStatus
+
+    data = ServiceStatus.of(ServiceClient(_paths()).status())
+    if json_out:
+        _print_json(data)
+        return
+    for key, value in data.fields():
+        if isinstance(value, list):
+            value = ", ".join(value) or "-"
+        typer.echo(f"{key}: {value}")
+
+
+@service_app.command("stop")
+def service_stop(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Stop the running service (requests in flight get a few seconds to finish). Not running is not an error.
+
+    Example: memcli service stop
+    """
+    from memcli.client import ServiceClient
+
+    pid = ServiceClient(_paths()).stop()
+    if json_out:
+        from memcli.schema import ServiceStop
+
+        _print_json(ServiceStop(stopped=pid is not None, pid=pid))
+        return
+    _status(f"memcli service (pid {pid}) stopped" if pid is not None else "memcli service is not running", quiet)
+
+
+@service_app.command("restart")
+def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Stop the service if it runs, and start it again in the background.
+
+    Example: memcli service restart
+    """
+    from memcli.client import ServiceClient
+    from memcli.views import ServiceStatus
+
+    client = ServiceClient(_paths())
+    client.stop()
+    client.start().close()
+    data = ServiceStatus.of(client.status())
+    if json_out:
+        _print_json(data)
+        return
+    _status(f"memcli service (pid {data.pid}) started", quiet)
