@@ -109,6 +109,8 @@ class ServiceClient:
 
     def __init__(self, paths: Paths) -> None:
         self.paths = paths
+        self.started = False
+        """Whether this client started the service (``start`` spawned it)."""
 
     def connect(self) -> Connection | None:
         """A connection to the running service, or None when none answers on the socket.
@@ -220,6 +222,7 @@ class ServiceClient:
                     [sys.executable, "-m", "memcli", "serve", "--quiet"],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                 )
+            self.started = True
             deadline = time.monotonic() + START_TIMEOUT
             while time.monotonic() < deadline:
                 connection = self.connect()
@@ -231,6 +234,20 @@ class ServiceClient:
                                              bad_settings=code == ExitCode.BAD_INPUT)
                 time.sleep(0.05)
             raise ServiceUnavailable(f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})")
+
+    def stop_if_alone(self) -> None:
+        """Stop the service this client started when it has served no one else (its
+        request count: this client's request and this question), so that a command that
+        failed leaves no service running for itself alone. Nothing when it did not start
+        it, or it is gone."""
+        if not self.started:
+            return
+        try:
+            served = int(self.status().get("requests_served", 0))
+        except ServiceError:
+            return
+        if served <= 2:
+            self.stop()
 
     def status(self) -> dict[str, Any]:
         """The running service's ``schema.ServiceStatus``. Raises ServiceError when none runs."""

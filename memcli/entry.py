@@ -15,6 +15,7 @@ from typing import Any
 
 from memcli import verbs
 from memcli.client import Handlers, ServiceClient, ServiceUnavailable, client_env, dispatch, service_mode
+from memcli.errors import MemcliError
 from memcli.paths import Paths
 
 
@@ -38,11 +39,15 @@ def call(
     environment = client_env(env)
     request = {"verb": verb, "args": dict(args), "env": environment, "now": now, "model": model, "debug": debug}
     if service_mode(paths, environment, no_service) == "auto":
+        client = ServiceClient(paths)
         try:
-            return verbs.read(verb, ServiceClient(paths).request(request, handlers))
+            return verbs.read(verb, client.request(request, handlers))
         except ServiceUnavailable as exc:
             if not exc.bad_settings:  # else the in-process run says what is wrong, in one line
                 handlers.notice(f"memcli: {exc}; running in this process instead")
+        except MemcliError:
+            client.stop_if_alone()  # a failed first command leaves no 1 GB service behind
+            raise
     from memcli import local
 
     def emit(event: str, **fields: Any) -> None:

@@ -163,7 +163,7 @@ def recall(
 
 @app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="The file to import.", show_default=False)],
+    file: Annotated[Optional[Path], typer.Argument(help="The file to import (none with --demo).", show_default=False)] = None,
     format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl or text (default: detected).")] = None,
     conversation: Annotated[Optional[str], typer.Option("--conversation", help="LoCoMo: import only this sample_id.")] = None,
     retention_from: Annotated[
@@ -176,12 +176,17 @@ def import_(
     progress: Annotated[
         bool, typer.Option("--progress", help="When stderr is not a terminal, a line every 1000 records ('imported 5000 of 91893 records'); a terminal always gets a progress bar.")
     ] = False,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Import the short demo conversation that ships with memcli (four days of Maya's chats), for the user 'demo' unless --user names another.")
+    ] = False,
     user: UserOpt = None,
     now: NowOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Import memories from a file: LoCoMo, MemoryBank, JSONL {role, content, timestamp}, or text/Markdown notes.
+
+    With --demo and no file, the demo conversation that ships with memcli: try memcli with it, e.g. memcli ask --user demo "When did I start the pottery class?".
 
     Importing the same file twice adds nothing; a malformed file adds nothing.
     LoCoMo conversations go to the user named by their sample_id. Imported memories
@@ -195,6 +200,12 @@ def import_(
 
     Example: memcli import locomo10.json --conversation conv-26
     """
+    if demo == (file is not None):
+        raise UsageError("give the file to import, or --demo (not both)")
+    if demo:
+        from importlib.resources import files
+
+        file, user = Path(str(files("memcli.data") / "demo.jsonl")), user or "demo"
     args = {"path": os.path.abspath(file.expanduser()), "format": format, "user": user, "conversation": conversation,
             "retention_from": retention_from}
     report = _call("import", args, quiet, now, progress=f"embedding {file.name}",
