@@ -33,10 +33,17 @@ from typing import Any
 import numpy as np
 
 from memcli.config import Paths, Settings, home_paths
-from memcli.engine import Engine
 from memcli.embedding import Embedder
-from memcli.importers import load_json, parse_locomo, parse_memorybank, parse_time, read_text
+from memcli.engine import Engine, make_chat_model
 from memcli.errors import BadInputError, UsageError
+from memcli.importers import (
+    load_json,
+    parse_locomo,
+    parse_memorybank,
+    parse_time,
+    read_text,
+)
+from memcli.memory import Kind
 from memcli.retrieval import Ranking, Signals
 
 KS = (5, 10, 20)
@@ -407,8 +414,6 @@ def eval_consolidation(
 
     Raises BadInputError for a file that is not LoCoMo or an unknown conversation.
     """
-    from memcli.engine import make_chat_model
-    from memcli.memory import Kind
 
     started = time.perf_counter()
     text, samples = _locomo_samples(path, conversations)

@@ -37,6 +37,7 @@ from typing import Any
 
 from memcli.client import Handlers
 from memcli.errors import Interrupted
+from memcli.paths import CHAT_HISTORY, open_private, private_dir
 
 Call = Callable[[str, dict[str, Any], Handlers], Any]
 """Sends one request: ``call(verb, args, handlers)`` returns its schema model (``memcli.entry.call``)."""
@@ -52,7 +53,6 @@ LEAVE_HINT = "press Ctrl-C again or Ctrl-D to leave"
 def history_path(state_dir: Path) -> Path:
     """The prompt history file of a MEMCLI_HOME's state dir, made private (0600 in a 0700
     folder) and empty when missing. Raises OSError when it cannot be made."""
-    from memcli.paths import CHAT_HISTORY, open_private, private_dir
 
     path = private_dir(state_dir) / CHAT_HISTORY
     os.close(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))

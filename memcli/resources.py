@@ -14,9 +14,10 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from memcli.config import Paths, Settings, load_settings
 from memcli import engine as engines
+from memcli.config import Paths, Settings, load_settings
 from memcli.dates import clock_from_env
+from memcli.embedding import embedder_identity
 from memcli.engine import Engine
 from memcli.llm import ChatModel, Message
 from memcli.retrieval import Recaller
@@ -120,7 +121,6 @@ class SharedEmbedder:
     @property
     def identity(self) -> str:
         """The model's identity (``memcli.embedding.embedder_identity``)."""
-        from memcli.embedding import embedder_identity
 
         return embedder_identity(self._embedder)
 

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from memcli.config import Paths
+from memcli.embedding import same_embedder
 from memcli.errors import (
     DISK_FULL_ERRNOS,
     READ_ONLY_ERRNOS,
@@ -819,7 +820,6 @@ class MemoryStore:
     def embedded_by(self, identity: str) -> bool:
         """Whether the store's vectors are recorded as the embedder ``identity``'s, with no
         reindex under way."""
-        from memcli.embedding import same_embedder
 
         recorded = self.embedder_record()
         return recorded is not None and not recorded.startswith(REINDEXING) and same_embedder(recorded, identity)

@@ -12,6 +12,8 @@ from importlib import metadata
 from typing import Any
 
 from memcli import PROTOCOL, __version__
+from memcli.embedding import default_embedder_path
+from memcli.errors import ModelError
 from memcli.paths import Paths
 from memcli.processes import service_file
 
@@ -40,8 +42,6 @@ def versions(model: str, embedder: str, paths: Paths) -> dict[str, Any]:
     if embedder:
         embedder_path = embedder
     else:
-        from memcli.embedding import default_embedder_path
-        from memcli.errors import ModelError
 
         try:
             embedder_path = str(default_embedder_path())
