@@ -26,8 +26,8 @@ It prints one table (``--json``: the same rows as JSON) and exits 1 when an inva
 failed, 0 otherwise. Kill trials run with the service off (each process is short-lived)
 except the service case, which kill -9s the service under two writing clients. By
 default the real configured models are used (consolidation on its extractive path, chat
-replies capped at 48 tokens); ``--fake-models`` runs ``tests/fake_memcli.py``, the same
-CLI with the test fakes, for the test suite's quick mode.
+replies capped at 48 tokens); ``--fake-models`` runs ``python tests/fakes cli``, the
+same CLI with the test fakes, for the test suite's quick mode.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class Harness:
 
     def __init__(self, fake: bool, quick: bool, workdir: Path) -> None:
         self.fake, self.quick, self.workdir = fake, quick, workdir
-        self.command = [sys.executable, str(ROOT / "tests" / "fake_memcli.py")] if fake else [sys.executable, "-m", "memcli"]
+        self.command = [sys.executable, str(ROOT / "tests" / "fakes"), "cli", "--"] if fake else [sys.executable, "-m", "memcli"]
         self.timeout = 300.0 if fake else 900.0
         self.jobs = 2
         self.help_cache: dict[tuple[str, ...], str] = {}
@@ -1012,7 +1012,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=None, help="kill -9 trials in all (default 100; --quick: 12)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
     parser.add_argument("--only", default="", help="run only the cases whose name contains this (e.g. import, bad, purge)")
-    parser.add_argument("--fake-models", action="store_true", help="the test fakes instead of the configured models (tests/fake_memcli.py)")
+    parser.add_argument("--fake-models", action="store_true", help="the test fakes instead of the configured models (python tests/fakes cli)")
     parser.add_argument("--real-models", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--jobs", type=int, default=2, help="kill trials run at once (default 2)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the random kill points")
