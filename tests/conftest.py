@@ -7,6 +7,7 @@ it was given), and helpers the CLI tests share.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,16 @@ from memcli.cli import app
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo10.json"
 
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One worker a core (see pyproject's addopts): torch in a worker takes one thread, as
+    # two threads a worker on two cores would make its OpenMP threads wait on each other.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``slow`` run first: started last, one of them would keep a worker
-    busy long after the others are done."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The longest tests run first (``slow``, then ``integration``): started last, one of
+    them would keep a worker busy long after the others are done."""
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("integration") is None))
 
 
 @pytest.fixture(autouse=True)
@@ -33,8 +40,6 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own empty MEMCLI_HOME and no MEMCLI_* settings from outside.
     Commands run in-process (MEMCLI_SERVICE=off), where the fakes are; the service has
     its own tests (tests/test_service.py)."""
-    import os
-
     for key in list(os.environ):
         if key.startswith("MEMCLI_"):
             monkeypatch.delenv(key)
