@@ -26,8 +26,8 @@ It prints one table (``--json``: the same rows as JSON) and exits 1 when an inva
 failed, 0 otherwise. Kill trials run with the service off (each process is short-lived)
 except the service case, which kill -9s the service under two writing clients. By
 default the real configured models are used (consolidation on its extractive path, chat
-replies capped at 48 tokens); ``--fake-models`` runs ``tests/fake_memcli.py``, the same
-CLI with the test fakes, for the test suite's quick mode.
+replies capped at 48 tokens); ``--fake-models`` runs ``python tests/fakes cli``, the
+same CLI with the test fakes, for the test suite's quick mode.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class Harness:
 
     def __init__(self, fake: bool, quick: bool, workdir: Path) -> None:
         self.fake, self.quick, self.workdir = fake, quick, workdir
-        self.command = [sys.executable, str(ROOT / "tests" / "fake_memcli.py")] if fake else [sys.executable, "-m", "memcli"]
+        self.command = [sys.executable, str(ROOT / "tests" / "fakes"), "cli", "--"] if fake else [sys.executable, "-m", "memcli"]
         self.timeout = 300.0 if fake else 900.0
         self.jobs = 2
         self.help_cache: dict[tuple[str, ...], str] = {}
@@ -470,14 +470,14 @@ def consolidate_template(kills: Kills, row: Row) -> tuple[Path, list[str], Count
 
 def forget_template(kills: Kills, row: Row) -> tuple[Path, dict[str, str], list[str]]:
     """A store of old imported turns and notes (all faded by FUTURE), a few of the notes
-    pinned (they must survive every forget)."""
+    pinned (``--quick``: one; they must survive every forget)."""
     template = kills.fresh("forget-template")
     mark = tag()
     source = template.parent / f"{template.name}.jsonl"
     faded = write_turns(source, kills.records, mark)
     _setup(kills.h.run(template, "import", str(source)), row)
     pinned: dict[str, str] = {}
-    for i in range(3 if kills.h.quick else 5):
+    for i in range(1 if kills.h.quick else 5):
         text = f"Pinned note {i}: the alarm code is {1000 + i} {mark}"
         done = _setup(kills.h.run(template, "remember", text, "--now", "2026-03-02T10:00:00"), row)
         memory_id = done.out.strip()
@@ -554,7 +554,7 @@ def service_case(h: Harness, rng: random.Random, base: Path, trials: int) -> Row
 
 
 def concurrency_case(h: Harness, base: Path, service: bool) -> Row:
-    """8 parallel ``remember`` loops of new texts, a chat and a consolidation at once."""
+    """8 parallel ``remember`` loops of new texts (``--quick``: 4), a chat and a consolidation at once."""
     row = Row("concurrency" + (" (service)" if service else " (no service)"))
     check = Check(row)
     home = base / ("concurrency-service" if service else "concurrency-local")
@@ -565,6 +565,7 @@ def concurrency_case(h: Harness, base: Path, service: bool) -> Row:
     acked: dict[str, str | None] = dict.fromkeys(turns)
     lock = threading.Lock()
     notes = (2 if service else 1) if h.quick else (3 if service else 2)
+    writers = 4 if h.quick else 8
     try:
         check.saw(h.run(home, "import", str(source), service=service), expect_ok=True)
 
@@ -604,7 +605,7 @@ def concurrency_case(h: Harness, base: Path, service: bool) -> Row:
             elif done.code != 0 and not done.hung:
                 row.failures.append(f"failed: {done.describe()}")
 
-        threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
         threads += [threading.Thread(target=chat), threading.Thread(target=consolidate)]
         for thread in threads:
             thread.start()
@@ -1012,7 +1013,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=None, help="kill -9 trials in all (default 100; --quick: 12)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
     parser.add_argument("--only", default="", help="run only the cases whose name contains this (e.g. import, bad, purge)")
-    parser.add_argument("--fake-models", action="store_true", help="the test fakes instead of the configured models (tests/fake_memcli.py)")
+    parser.add_argument("--fake-models", action="store_true", help="the test fakes instead of the configured models (python tests/fakes cli)")
     parser.add_argument("--real-models", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--jobs", type=int, default=2, help="kill trials run at once (default 2)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the random kill points")

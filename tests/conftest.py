@@ -1,81 +1,38 @@
-"""Shared fixtures: a temporary MEMCLI_HOME for every test, and fakes for the models.
-
-The fakes stand in for the real models in unit tests only: ``FakeEmbedder`` hashes words
-into a fixed-size bag-of-words vector (texts sharing words are close), ``FakeChatModel``
-replies from a script and records every prompt it was given.
+"""Shared fixtures: a temporary MEMCLI_HOME for every test, the fake models (defined in
+``fakes.models``: ``FakeEmbedder`` hashes words into a fixed-size bag-of-words vector, texts
+sharing words are close; ``FakeChatModel`` replies from a script and records every prompt
+it was given), and helpers the CLI tests share.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
-import re
-from collections.abc import Callable, Iterator, Sequence
+import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cli_checks import ok
+from fakes.models import FakeChatModel, FakeEmbedder
 from typer.testing import CliRunner
 
 from memcli import local
-from memcli.llm import Message
+from memcli.cli import app
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo10.json"
 
 
-class FakeEmbedder:
-    """Bag-of-words hashed into 128 dimensions, unit length. Deterministic and instant."""
-
-    name = "fake-embedder"
-    dimension = 128
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def embed(self, texts: Sequence[str], batch_size: int = 64, progress=None) -> list[list[float]]:
-        self.calls += 1
-        out = []
-        for text in texts:
-            vector = [0.0] * self.dimension
-            for word in re.findall(r"\w+", text.lower()):
-                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimension] += 1.0
-            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-            out.append([v / norm for v in vector])
-        if progress is not None:
-            progress(len(texts), len(texts))
-        return out
-
-    def embed_one(self, text: str) -> list[float]:
-        return self.embed([text])[0]
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One worker a core (see pyproject's addopts): torch in a worker takes one thread, as
+    # two threads a worker on two cores would make its OpenMP threads wait on each other.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-class FakeChatModel:
-    """Replies with the scripted texts in turn (the last one repeats); records prompts.
-
-    Structured (JSON) requests go to ``responder(task, content)`` instead, where ``task``
-    names the requested JSON (its first property: summary, portrait, memory, facts, event)
-    and ``content`` is the last user message; each call is recorded in ``structured_calls``
-    as (task, content, schema, max_tokens, temperature).
-    """
-
-    name = "fake-model"
-
-    def __init__(self, replies: Sequence[str] = ("OK.",)) -> None:
-        self.replies = list(replies)
-        self.prompts: list[list[Message]] = []
-        self.responder: Callable[[str, str], str] = lambda task, content: pytest.fail(f"unexpected structured call: {task}")
-        self.structured_calls: list[tuple[str, str, dict, int, float]] = []
-
-    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
-        self.prompts.append(list(messages))
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        for word in reply.split(" "):
-            yield word + " "
-
-    def structured(self, messages: Sequence[Message], schema: dict, max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
-        task = next(iter(schema["properties"]))
-        content = messages[-1].content
-        self.structured_calls.append((task, content, schema, max_tokens, temperature))
-        return self.responder(task, content)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests run first (``slow``, then ``integration``): started last, one of
+    them would keep a worker busy long after the others are done."""
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("integration") is None))
 
 
 @pytest.fixture(autouse=True)
@@ -83,8 +40,6 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own empty MEMCLI_HOME and no MEMCLI_* settings from outside.
     Commands run in-process (MEMCLI_SERVICE=off), where the fakes are; the service has
     its own tests (tests/test_service.py)."""
-    import os
-
     for key in list(os.environ):
         if key.startswith("MEMCLI_"):
             monkeypatch.delenv(key)
@@ -149,3 +104,8 @@ def locomo_file() -> Path:
     if not LOCOMO.is_file():
         pytest.fail(f"LoCoMo data not found at {LOCOMO}: the benchmark tests need ../shared/data/locomo/")
     return LOCOMO
+
+
+def list_json(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
+    """``memcli list -n 0 --json ARGS`` run in-process: every memory it lists, newest first."""
+    return json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", *args])).stdout)

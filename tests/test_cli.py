@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from memcli import __version__
 from memcli.cli import app
+from conftest import list_json
 from cli_checks import assert_error, ok
 from memcli.errors import ExitCode
 
@@ -23,15 +24,13 @@ def remember(runner: CliRunner, text: str, *args: str) -> str:
     return ok(runner.invoke(app, ["remember", text, *args])).stdout.strip()
 
 
-def list_json(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
-    return json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", *args])).stdout)
-
-
 def recall_json(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
     return json.loads(ok(runner.invoke(app, ["recall", *args, "--json"])).stdout)
 
 
-def locomo_file(tmp_path: Path, name: str = "locomo.json", bad_second: bool = False) -> Path:
+def locomo_sample_file(tmp_path: Path, name: str = "locomo.json", bad_second: bool = False) -> Path:
+    """A small LoCoMo-shaped file of two conversations (``bad_second``: the second has a
+    turn without text); the benchmark's own file is the ``locomo_file`` fixture."""
     second_turns: list[Any] = [{"speaker": "Cy", "dia_id": "D1:1", "text": "I run marathons."}]
     if bad_second:
         second_turns.append({"speaker": "Di", "dia_id": "D1:2"})  # no text
@@ -375,7 +374,7 @@ def test_paths_are_all_under_memcli_home(runner: CliRunner, memcli_home: Path) -
 
 
 def test_import_locomo_stores_each_turn_for_its_conversation(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
-    report = json.loads(ok(runner.invoke(app, ["import", str(locomo_file(tmp_path)), "--json"])).stdout)
+    report = json.loads(ok(runner.invoke(app, ["import", str(locomo_sample_file(tmp_path)), "--json"])).stdout)
     assert report["format"] == "locomo"
     assert report["added"] == 5 and report["found"] == 5
     assert report["users"] == {"conv-a": 4, "conv-b": 1}
@@ -388,7 +387,7 @@ def test_import_locomo_stores_each_turn_for_its_conversation(runner: CliRunner, 
 
 
 def test_import_twice_adds_nothing(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
-    path = locomo_file(tmp_path)
+    path = locomo_sample_file(tmp_path)
     first = json.loads(ok(runner.invoke(app, ["import", str(path), "--json"])).stdout)
     before = list_json(runner, "--user", "conv-a")
     second = json.loads(ok(runner.invoke(app, ["import", str(path), "--json"])).stdout)
@@ -400,16 +399,16 @@ def test_import_twice_adds_nothing(runner: CliRunner, fake_embedder: Any, tmp_pa
 
 
 def test_import_conversation_option_imports_one_sample(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
-    report = json.loads(ok(runner.invoke(app, ["import", str(locomo_file(tmp_path)), "--conversation", "conv-b", "--json"])).stdout)
+    report = json.loads(ok(runner.invoke(app, ["import", str(locomo_sample_file(tmp_path)), "--conversation", "conv-b", "--json"])).stdout)
     assert report["users"] == {"conv-b": 1}
     assert list_json(runner, "--user", "conv-a") == []
 
 
 def test_import_malformed_file_adds_nothing(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
     remember(runner, "a note that was here before")
-    ok(runner.invoke(app, ["import", str(locomo_file(tmp_path, "good.json"))]))
+    ok(runner.invoke(app, ["import", str(locomo_sample_file(tmp_path, "good.json"))]))
     before = {user: list_json(runner, "--user", user) for user in ("default", "conv-a", "conv-b")}
-    bad = locomo_file(tmp_path, "bad.json", bad_second=True)
+    bad = locomo_sample_file(tmp_path, "bad.json", bad_second=True)
     # the first conversation is fine and new under another name; the second has a bad turn
     data = json.loads(bad.read_text())
     data[0]["sample_id"] = "conv-new"
@@ -422,7 +421,7 @@ def test_import_malformed_file_adds_nothing(runner: CliRunner, fake_embedder: An
 
 
 def test_import_unknown_format_is_a_usage_error(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
-    line = assert_error(runner.invoke(app, ["import", str(locomo_file(tmp_path)), "--format", "bogus"]), ExitCode.USAGE)
+    line = assert_error(runner.invoke(app, ["import", str(locomo_sample_file(tmp_path)), "--format", "bogus"]), ExitCode.USAGE)
     assert "bogus" in line
     assert list_json(runner, "--user", "conv-a") == []
 

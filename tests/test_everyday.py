@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import list_json
 from cli_checks import assert_error, ok
 from memcli import __version__
 from memcli.cli import root
@@ -30,10 +31,6 @@ TESTS = Path(__file__).resolve().parent
 
 def remember(runner: CliRunner, text: str, *args: str) -> str:
     return ok(runner.invoke(app, ["remember", text, *args])).stdout.strip()
-
-
-def list_json(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
-    return json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", *args])).stdout)
 
 
 def recall_ids(runner: CliRunner, *args: str) -> list[str]:
@@ -339,12 +336,12 @@ def test_tab_completes_ids_through_the_shell_protocol(runner: CliRunner, fake_em
 
 @pytest.fixture
 def service(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A running memcli service with the fake models (tests/fake_service.py), stopped after the test."""
+    """A running memcli service with the fake models (``python tests/fakes serve``), stopped after the test."""
     from memcli.client import ServiceClient
 
     monkeypatch.delenv("MEMCLI_SERVICE")
     paths = resolve_paths()
-    process = subprocess.Popen([sys.executable, str(TESTS / "fake_service.py")], stdin=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, str(TESTS / "fakes"), "serve"], stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60

@@ -1,5 +1,5 @@
 """The fault harness (scripts/faults.py): its quick mode holds every invariant on this
-tree, with the test fakes (tests/fake_memcli.py); and its checks see what they look for
+tree, with the test fakes (``python tests/fakes cli``); and its checks see what they look for
 (a lost or duplicated write, a marker left in a file, a wrong exit code, a changed store)."""
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcli.cli import app
+from conftest import list_json
 from cli_checks import assert_error, ok
 from memcli.errors import ExitCode
 
@@ -37,10 +38,6 @@ def ts(moment: str | None) -> float:
 
 def remember(runner: CliRunner, text: str, when: str, *args: str) -> str:
     return ok(runner.invoke(app, ["remember", text, "--now", when, *args])).stdout.strip()
-
-
-def list_json(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
-    return json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", *args])).stdout)
 
 
 def ids(rows: list[dict[str, Any]]) -> list[str]:

@@ -70,7 +70,7 @@ def memorybank_file(tmp_path: Path) -> Path:
     )
 
 
-def locomo_file(tmp_path: Path) -> Path:
+def locomo_sample_file(tmp_path: Path) -> Path:
     """One LoCoMo conversation of May 2023: 3 turns."""
     return write_json(
         tmp_path / "locomo.json",
@@ -93,7 +93,7 @@ def locomo_file(tmp_path: Path) -> Path:
     )
 
 
-SHAPES = {"memorybank": (memorybank_file, 8), "locomo": (locomo_file, 3)}
+SHAPES = {"memorybank": (memorybank_file, 8), "locomo": (locomo_sample_file, 3)}
 """Each shape: (its file, how many memories it holds)."""
 
 

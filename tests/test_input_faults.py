@@ -254,7 +254,7 @@ def test_parallel_writers_each_store_their_new_notes(fake_embedder: FakeEmbedder
 PROCESS_WRITER = """
 import sys
 sys.path.insert(0, sys.argv[2])
-from conftest import FakeEmbedder
+from fakes.models import FakeEmbedder
 from memcli import local
 from memcli.cli import app
 local.use_models(FakeEmbedder(), None)

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_checks import assert_error, ok
-from conftest import FakeChatModel, FakeEmbedder, Given
+from conftest import FakeChatModel, FakeEmbedder, Given, list_json
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
 from memcli.engine import Engine
@@ -130,10 +130,6 @@ def recalled(memcli: Engine, query: str, user: str) -> list[str]:
 
 def stats_json(runner: CliRunner) -> dict[str, Any]:
     return json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)
-
-
-def list_json(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
-    return json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", *args])).stdout)
 
 
 def model_dir(path: Path, config: str = '{"hidden_size": 384}') -> Path:

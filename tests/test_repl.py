@@ -1,12 +1,13 @@
 """``memcli chat`` as a REPL at a terminal: driven through a pseudo-terminal (pexpect) with
-the fake models, in-process (``tests/fake_cli.py``) and through the service
-(``tests/fake_service.py``): history across sessions, Ctrl-C during a reply and at the
-prompt, Ctrl-D, --system, --continue, the /recall table. The slow fake model streams
-"word0 ... word19", one word every few tenths of a second, so a Ctrl-C lands mid-reply."""
+the fake models, in-process (``python tests/fakes cli``) and through the service
+(``python tests/fakes serve``): history across sessions, Ctrl-C during a reply and at the
+prompt, Ctrl-D, --system, --continue, the /recall table. The fake model streams "word0 ...
+word19" at once, except where a Ctrl-C must land mid-reply: there its first reply comes
+one word every few tenths of a second. The stored turns are read in this process, through
+the command line (in-process with the fakes, or from the running service)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import list_json
 from memcli.cli import app
 from memcli.client import ServiceClient
 from memcli.paths import Paths, resolve_paths
@@ -42,11 +44,13 @@ class Terminal:
     """``memcli chat ARGS`` on a pseudo-terminal: in-process with the fakes, or (``service``)
     the real ``memcli`` talking to a running fake service."""
 
-    def __init__(self, home: Path, *args: str, slow: float = 0.2, echo_system: bool = False, service: bool = False) -> None:
+    def __init__(self, home: Path, *args: str, slow: float = 0.0, echo_system: bool = False, service: bool = False) -> None:
+        """``slow``: seconds per word of the first reply (the later ones stream at once)."""
         if service:
             argv = ["-m", "memcli", "chat", *args]
         else:
-            argv = [str(TESTS / "fake_cli.py"), "--slow-model", str(slow), *(["--echo-system"] if echo_system else []), "--", "chat", *args]
+            models = ["--slow-model", str(slow), "--slow-first", *(["--echo-system"] if echo_system else [])]
+            argv = [str(TESTS / "fakes"), "cli", *models, "--", "chat", *args]
         self.process, self.child = spawn_on_a_terminal([sys.executable, *argv], terminal_env(home, service))
         self.child.expect("you>")
 
@@ -104,18 +108,14 @@ def spawn_on_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[subproces
     return process, fdpexpect.fdspawn(primary, encoding="utf-8", timeout=90)
 
 
-def turns(home: Path, service: bool = False) -> list[dict[str, Any]]:
-    """The stored chat turns, oldest first: read in a subprocess with the fakes, as written,
-    or (``service``) from the running service."""
-    argv = ["-m", "memcli"] if service else [str(TESTS / "fake_cli.py"), "--"]
-    done = subprocess.run([sys.executable, *argv, "list", "--kind", "turn", "-n", "0", "--json"],
-                          env=terminal_env(home, service), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return list(reversed(json.loads(done.stdout)))
+def turns() -> list[dict[str, Any]]:
+    """The stored chat turns of the test's MEMCLI_HOME, oldest first: ``memcli list`` run in
+    this process, in-process with the fake embedder or (when a test's service runs) through it."""
+    return list(reversed(list_json(CliRunner(), "--kind", "turn")))
 
 
-def test_history_is_kept_across_sessions_privately_and_up_arrow_recalls_it(memcli_home: Path) -> None:
-    first = Terminal(memcli_home, slow=0.0)
+def test_history_is_kept_across_sessions_privately_and_up_arrow_recalls_it(memcli_home: Path, fake_embedder: Any) -> None:
+    first = Terminal(memcli_home)
     first.say("my bike is the red one")
     first.expect("word19")
     first.prompt()
@@ -124,20 +124,20 @@ def test_history_is_kept_across_sessions_privately_and_up_arrow_recalls_it(memcl
     assert stat.S_IMODE(history.stat().st_mode) == 0o600
     assert stat.S_IMODE(history.parent.stat().st_mode) == 0o700
 
-    second = Terminal(memcli_home, slow=0.0)
+    second = Terminal(memcli_home)
     second.child.send(UP)
     second.expect("my bike is the red one")
     second.say("")
     second.expect("word19")
     second.prompt()
     assert second.leave() == 0
-    said = [t for t in turns(memcli_home) if t["speaker"] != "assistant"]
+    said = [t for t in turns() if t["speaker"] != "assistant"]
     assert [t["text"] for t in said] == ["my bike is the red one", "my bike is the red one"]
     assert said[0]["session"] != said[1]["session"]
 
 
-def test_ctrl_c_with_a_line_typed_drops_it_but_up_arrow_brings_it_back(memcli_home: Path) -> None:
-    chat = Terminal(memcli_home, slow=0.0)
+def test_ctrl_c_with_a_line_typed_drops_it_but_up_arrow_brings_it_back(memcli_home: Path, fake_embedder: Any) -> None:
+    chat = Terminal(memcli_home)
     chat.child.send("half a thought")
     chat.expect("half a thought")
     chat.ctrl("c")
@@ -148,7 +148,7 @@ def test_ctrl_c_with_a_line_typed_drops_it_but_up_arrow_brings_it_back(memcli_ho
     chat.expect("word19")
     chat.prompt()
     assert chat.leave() == 0
-    assert [t["text"] for t in turns(memcli_home) if t["speaker"] != "assistant"] == ["half a thought"]
+    assert [t["text"] for t in turns() if t["speaker"] != "assistant"] == ["half a thought"]
 
 
 def _cancel_a_reply(chat: Terminal) -> None:
@@ -163,8 +163,8 @@ def _cancel_a_reply(chat: Terminal) -> None:
     chat.prompt()
 
 
-def _check_cancelled_turns(home: Path, service: bool = False) -> None:
-    stored = turns(home, service)
+def _check_cancelled_turns() -> None:
+    stored = turns()
     by_text = {t["text"]: t for t in stored}
     assert "tell me a long story" in by_text and "are you still there" in by_text  # the user's turns, both
     partial = [t for t in stored if "interrupted" in t["tags"]]
@@ -174,19 +174,19 @@ def _check_cancelled_turns(home: Path, service: bool = False) -> None:
     assert [t["speaker"] for t in stored] == ["default", "assistant", "default", "assistant"]
 
 
-def test_ctrl_c_during_a_reply_stops_it_and_keeps_the_session_in_process(memcli_home: Path) -> None:
+def test_ctrl_c_during_a_reply_stops_it_and_keeps_the_session_in_process(memcli_home: Path, fake_embedder: Any) -> None:
     chat = Terminal(memcli_home, slow=0.3)
     _cancel_a_reply(chat)
     assert chat.leave() == 0
-    _check_cancelled_turns(memcli_home)
+    _check_cancelled_turns()
 
 
 @pytest.fixture
 def fake_service(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Paths]:
-    """A running ``tests/fake_service.py`` with a slow model; stopped after the test."""
+    """A running ``python tests/fakes serve`` whose first reply is slow; stopped after the test."""
     monkeypatch.delenv("MEMCLI_SERVICE")
     paths = resolve_paths()
-    process = subprocess.Popen([sys.executable, str(TESTS / "fake_service.py"), "--slow-model", "0.3"],
+    process = subprocess.Popen([sys.executable, str(TESTS / "fakes"), "serve", "--slow-model", "0.3", "--slow-first"],
                                env=terminal_env(memcli_home, service=True), stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -208,7 +208,7 @@ def test_ctrl_c_during_a_reply_stops_it_in_the_service_which_stays_healthy(fake_
     _cancel_a_reply(chat)
     assert chat.leave() == 0
     assert ServiceClient(fake_service).pid() == pid  # the same service answered it all
-    _check_cancelled_turns(memcli_home, service=True)
+    _check_cancelled_turns()
     log = fake_service.log_file.read_text(encoding="utf-8")
     assert log.count("chat.respond ok") == 2  # the cancelled reply was answered, not failed
     assert ServiceClient(fake_service).status()["requests_served"] >= 4
@@ -256,7 +256,7 @@ def test_continue_resumes_the_last_session_with_its_recent_turns(runner: CliRunn
     assert first.exit_code == 0, first.output
     resumed = runner.invoke(app, ["chat", "-c"], input="What is my dog called?\n")
     assert resumed.exit_code == 0, resumed.output
-    stored = [t for t in _list_turns(runner)]
+    stored = turns()
     session = stored[0]["session"]
     assert {t["session"] for t in stored} == {session}
     assert f"resuming session {session}" in resumed.stderr
@@ -272,9 +272,3 @@ def test_continue_without_an_earlier_session_starts_a_new_one(runner: CliRunner,
     assert "no earlier chat session of default; starting a new one" in result.stderr
     assert fake_model.prompts[-1][0].content.endswith("Be brief")
     assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [("user", "hello")]
-
-
-def _list_turns(runner: CliRunner) -> list[dict[str, Any]]:
-    done = runner.invoke(app, ["list", "--kind", "turn", "-n", "0", "--json"])
-    assert done.exit_code == 0, done.output
-    return list(reversed(json.loads(done.stdout)))

@@ -2,7 +2,7 @@
 mismatch, concurrency, kill -9, socket modes and peers.
 
 Most tests run the real service code in a subprocess with the fake models
-(``tests/fake_service.py``); the auto-start and version tests let the client start the
+(``python tests/fakes serve``); the auto-start and version tests let the client start the
 real ``memcli serve``, whose embedder loads in the background while the test only lists
 and asks for status. Every service a test starts is stopped (killed if need be).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import stat
 import subprocess
@@ -51,17 +52,23 @@ def _wait(condition: Any, seconds: float = 60.0, what: str = "condition") -> Non
 
 
 class FakeService:
-    """A ``tests/fake_service.py`` process; ``kill()`` is kill -9."""
+    """A ``python tests/fakes serve`` process; ``kill()`` is kill -9."""
 
     def __init__(self, paths: Paths, *options: str) -> None:
         self.paths = paths
         self.process = subprocess.Popen(
-            [sys.executable, str(TESTS / "fake_service.py"), *options],
+            [sys.executable, str(TESTS / "fakes"), "serve", *options],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
-        _wait(lambda: ServiceClient(paths).connect() is not None or self.process.poll() is not None, what="the service")
-        if self.process.poll() is not None:
-            raise AssertionError(f"the fake service exited {self.process.returncode}: {self.process.stderr.read().decode()}")
+        # Ready once it says so: its socket may accept a moment before its service file is written.
+        assert self.process.stderr is not None
+        if select.select([self.process.stderr], [], [], 60)[0]:
+            line = self.process.stderr.readline().decode()
+        else:
+            line = "(nothing within 60 s)"
+        if "listening" not in line:
+            self.process.kill()
+            raise AssertionError(f"the fake service did not start: {line}{self.process.stderr.read().decode()}")
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)

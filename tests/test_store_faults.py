@@ -167,11 +167,11 @@ def test_write_commands_exit_read_only_naming_the_store(
 
 @contextlib.contextmanager
 def _fake_service(paths: Any) -> Iterator[Any]:
-    """A real service with the fake models (``tests/fake_service.py``), stopped at the end."""
+    """A real service with the fake models (``python tests/fakes serve``), stopped at the end."""
     from memcli.client import ServiceClient
 
     process = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "fake_service.py")],
+        [sys.executable, str(Path(__file__).parent / "fakes"), "serve"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     client = ServiceClient(paths)

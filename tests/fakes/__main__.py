@@ -1,0 +1,110 @@
+"""The real memcli, with the fake models of ``fakes.models`` in place of the real ones:
+
+    python tests/fakes cli [--slow-model S] [--slow-first] [--echo-system] -- ARGS...
+    python tests/fakes serve [--slow-model S] [--slow-embed S] [--idle S] [--version V] [--protocol N]
+
+``cli`` is the ``memcli ARGS...`` command line (tests/test_repl.py drives its chat through a
+pseudo-terminal; scripts/faults.py --fake-models runs every command through it). A service
+it starts on its own is ``serve`` with the same model options, not ``memcli serve``.
+``serve`` is the memcli service (``memcli serve``) with MEMCLI_HOME's paths, printing its
+"listening" line on stderr (tests/test_service.py and others start it themselves).
+
+The models: the slow model (fakes.models.SlowModel, "word0 ... word19", one word every S
+seconds, only its first reply slow with ``--slow-first``), the slow embedder (S seconds a
+batch), or with ``--echo-system`` a model that answers with the last paragraph of its system
+prompt. The code run is memcli's own; only the models are the fakes."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from fakes.models import EchoSystemModel, SlowEmbedder, SlowModel  # noqa: E402
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python tests/fakes")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("cli", "serve"):
+        command = commands.add_parser(name)
+        command.add_argument("--slow-model", type=float, default=0.0, help="seconds per streamed word and per structured call")
+        command.add_argument("--slow-embed", type=float, default=0.0, help="seconds per embedding batch")
+        command.add_argument("--slow-first", action="store_true", help="only the first reply streams slowly")
+        command.add_argument("--echo-system", action="store_true", help="reply with the system prompt's last paragraph")
+    serve = commands.choices["serve"]
+    serve.add_argument("--idle", type=float, default=None)
+    serve.add_argument("--version", default=None)
+    serve.add_argument("--protocol", type=int, default=None)
+    return parser
+
+
+def _models(options: argparse.Namespace) -> dict[str, Any]:
+    model = EchoSystemModel(0.0) if options.echo_system else SlowModel(options.slow_model, first_only=options.slow_first)
+    return {"embedder": SlowEmbedder(options.slow_embed), "chat_model": model}
+
+
+def _model_argv(options: argparse.Namespace) -> list[str]:
+    """The model options again, for a service this command line starts."""
+    argv = ["--slow-model", str(options.slow_model), "--slow-embed", str(options.slow_embed)]
+    return argv + ["--slow-first"] * options.slow_first + ["--echo-system"] * options.echo_system
+
+
+class _ClientSubprocess:
+    """The ``subprocess`` module as memcli's client sees it, except that the service the
+    client starts (``python -m memcli serve``) is ``python tests/fakes serve`` with the same
+    models. Only the client's view changes; every other ``Popen`` in the process is the real one."""
+
+    def __init__(self, serve_argv: list[str]) -> None:
+        self.serve_argv = serve_argv
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    def Popen(self, args: Any, *rest: Any, **options: Any) -> subprocess.Popen:  # noqa: N802 (subprocess's name)
+        if isinstance(args, (list, tuple)) and list(args[1:4]) == ["-m", "memcli", "serve"]:
+            args = [args[0], str(HERE), "serve", *self.serve_argv]
+        return subprocess.Popen(args, *rest, **options)
+
+
+def cli(options: argparse.Namespace, argv: list[str]) -> None:
+    """``memcli argv`` in this process with the fakes."""
+    from memcli import client, local
+    from memcli.cli import app
+
+    local.use_models(**_models(options))
+    client.subprocess = _ClientSubprocess(_model_argv(options))  # type: ignore[assignment]
+    app(argv, prog_name="memcli")
+
+
+def serve(options: argparse.Namespace) -> None:
+    """The memcli service with the fakes, until it is stopped or idle."""
+    import memcli
+    from memcli import service
+    from memcli.paths import resolve_paths
+
+    if options.version:
+        memcli.__version__ = service.__version__ = options.version
+    if options.protocol is not None:
+        memcli.PROTOCOL = service.PROTOCOL = options.protocol
+    given = _models(options)
+    if options.idle is not None:
+        given["idle"] = options.idle
+    service.serve(resolve_paths(), ready=lambda line: print(line, file=sys.stderr, flush=True), **given)
+
+
+def main(argv: list[str]) -> None:
+    cut = argv.index("--") if "--" in argv else len(argv)
+    options = _parser().parse_args(argv[:cut])
+    if options.command == "cli":
+        cli(options, argv[cut + 1 :])
+    else:
+        serve(options)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
