@@ -263,12 +263,16 @@ class Engine:
         return added
 
     def initial_strength(self, memory: Memory) -> float:
-        """S0 of a new memory: ``important_strength`` for a note at least as important as
-        ``important_threshold``, else ``initial_strength``."""
+        """S0 of a new memory, in ``time_unit``s, by its kind: ``strength_turn``,
+        ``strength_note`` (times ``important_strength`` for a note at least as important as
+        ``important_threshold``), ``strength_fact``; ``initial_strength`` for the kinds that
+        never fade. Only new memories get it: a stored memory keeps the strength it has."""
         settings = self.settings
-        if memory.kind == Kind.NOTE.value and memory.importance >= settings.important_threshold:
-            return settings.important_strength
-        return settings.initial_strength
+        if memory.kind == Kind.NOTE.value:
+            important = memory.importance >= settings.important_threshold
+            return settings.strength_note * (settings.important_strength if important else 1.0)
+        by_kind = {Kind.TURN.value: settings.strength_turn, Kind.FACT.value: settings.strength_fact}
+        return by_kind.get(memory.kind, settings.initial_strength)
 
     def flush_pending(self) -> set[str]:
         """Store every journaled memory whose writer is done with it (``pending``);
