@@ -40,7 +40,7 @@ from memcli.paths import PRIVATE_FILE, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
-from memcli.store import MemoryStore
+from memcli.store import MIN_PREFIX, MemoryStore, short_prefix
 
 if TYPE_CHECKING:
     from memcli.consolidate import ConsolidationReport
@@ -738,7 +738,7 @@ class Engine:
         return sorted(memories, key=lambda m: (m.day, m.created_at))
 
     def history(self, memory_id: str | None = None, user: str | None = None, limit: int = 20) -> list[HistoryEntry]:
-        """The history of one memory (an id or unique prefix of 4+ characters, oldest event
+        """The history of one memory (an id or unique prefix of ``MIN_PREFIX``+ characters, oldest event
         first), or without an id the newest ``limit`` events of ``user`` (0: all).
 
         Raises NotFoundError when no memory in the store or the history has that id."""
@@ -751,9 +751,9 @@ class Engine:
             try:
                 full = self.store.get(memory_id).id
             except NotFoundError:
-                matches = sidecar.history_ids(memory_id) if len(memory_id) >= 4 else []
+                matches = sidecar.history_ids(memory_id) if len(memory_id) >= MIN_PREFIX else []
                 if len(matches) != 1:
-                    detail = f"is ambiguous ({len(matches)} memories)" if matches else "matches no memory or history"
+                    detail = f"is ambiguous ({len(matches)} memories)" if matches else f"matches no memory or history{short_prefix(memory_id)}"
                     raise NotFoundError(f"memory id {memory_id!r} {detail}") from None
                 full = matches[0]
             return sidecar.history(memory_id=full)
