@@ -309,7 +309,7 @@ def forget(
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of --stochastic, for reproducible runs.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be forgotten; change nothing.")] = False,
     purge: Annotated[bool, typer.Option("--purge", help="Delete forgotten memories for good instead of archiving them (and what was made from them; the store is compacted).")] = False,
-    explain: Annotated[bool, typer.Option("--explain", help="List every memory examined with t (days), S, R and the threshold, and whether it goes.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="List every memory examined, kept or not: t and S (in time_unit, days by default), d, R against the threshold.")] = False,
     all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
     user: UserOpt = None,
     now: NowOpt = None,
