@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memcli import forgetting
 from memcli.config import Settings
@@ -40,6 +40,8 @@ class ForgetReport:
     forgotten: list[Verdict]
     derived: int = 0
     """Memories made from the purged ones, deleted with them (``Changes.purge``)."""
+    verdicts: list[Verdict] = field(default_factory=list)
+    """Every memory examined, forgotten or not (``memcli forget --explain``)."""
 
 
 @dataclass
@@ -271,4 +273,4 @@ class Changes:
                     self.store.update([v.memory for v in gone])
         archived = 0 if dry_run or purge else len(gone)
         purged = len(gone) if purge and not dry_run else 0
-        return ForgetReport(len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived)
+        return ForgetReport(len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived, verdicts)

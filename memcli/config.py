@@ -62,9 +62,18 @@ class Settings(BaseSettings):
     decay: float = Field(1.0, gt=0, description="Ebbinghaus decay constant d in R = exp(-d t / S)")
     user_decay: dict[str, float] = Field(default_factory=dict, description="per-user decay constants, e.g. {alice = 0.5}")
     time_unit: Literal["second", "minute", "hour", "day", "week"] = Field("day", description="unit of t in the retention formula")
-    initial_strength: float = Field(1.0, gt=0, description="strength S of a new memory")
-    important_strength: float = Field(3.0, gt=0, description="strength S of a new note whose importance is at least important_threshold")
-    important_threshold: float = Field(0.8, ge=0, le=1, description="importance from which a note starts with important_strength")
+    # Initial strengths S0 per kind, in time_unit (days by default). Never recalled, a memory
+    # is forgotten after S0 * ln(1/forget_threshold) / decay units, about 3 * S0 days with the
+    # defaults (forgetting.days_to_forget): a turn after a month, a fact after four months, a
+    # note after six, an important note after a year; a recall restarts the clock. Issue 22
+    # asks, never recalled, for a turn to last 7 to 90 days and a note or fact 60 to 365:
+    # S0 of 2.4..30 and 20..121 (tests/test_forgetting.py checks the defaults against it).
+    strength_turn: float = Field(10.0, gt=0, description="strength S of a new chat or imported turn, in time_unit: never recalled it is forgotten after about 3 S (a month)")
+    strength_note: float = Field(60.0, gt=0, description="strength S of a new note (memcli remember, imported notes), in time_unit: never recalled it is forgotten after about 3 S (six months)")
+    strength_fact: float = Field(40.0, gt=0, description="strength S of a new fact written by consolidation, in time_unit: never recalled it is forgotten after about 3 S (four months)")
+    important_strength: float = Field(2.0, ge=1, description="multiplier of strength_note for a new note whose importance is at least important_threshold (2: about a year)")
+    important_threshold: float = Field(0.8, ge=0, le=1, description="importance from which a note starts important_strength times stronger")
+    initial_strength: float = Field(1.0, gt=0, description="strength S of a new summary, portrait or running memory (they never fade; S sets their retention in ranking)")
     reinforce: Literal["add", "multiply"] = Field("add", description="on recall: S += 1 (MemoryBank) or S *= boost (Landwehr et al.)")
     boost: float = Field(1.5, gt=1, description="strength multiplier when reinforce = multiply")
     forget_threshold: float = Field(0.05, gt=0, lt=1, description="memcli forget archives memories whose retention is below this")

@@ -40,7 +40,7 @@ from memcli.paths import PRIVATE_FILE, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
-from memcli.store import MemoryStore
+from memcli.store import MIN_PREFIX, MemoryStore, short_prefix
 
 if TYPE_CHECKING:
     from memcli.consolidate import ConsolidationReport
@@ -263,12 +263,16 @@ class Engine:
         return added
 
     def initial_strength(self, memory: Memory) -> float:
-        """S0 of a new memory: ``important_strength`` for a note at least as important as
-        ``important_threshold``, else ``initial_strength``."""
+        """S0 of a new memory, in ``time_unit``s, by its kind: ``strength_turn``,
+        ``strength_note`` (times ``important_strength`` for a note at least as important as
+        ``important_threshold``), ``strength_fact``; ``initial_strength`` for the kinds that
+        never fade. Only new memories get it: a stored memory keeps the strength it has."""
         settings = self.settings
-        if memory.kind == Kind.NOTE.value and memory.importance >= settings.important_threshold:
-            return settings.important_strength
-        return settings.initial_strength
+        if memory.kind == Kind.NOTE.value:
+            important = memory.importance >= settings.important_threshold
+            return settings.strength_note * (settings.important_strength if important else 1.0)
+        by_kind = {Kind.TURN.value: settings.strength_turn, Kind.FACT.value: settings.strength_fact}
+        return by_kind.get(memory.kind, settings.initial_strength)
 
     def flush_pending(self) -> set[str]:
         """Store every journaled memory whose writer is done with it (``pending``);
@@ -734,7 +738,7 @@ class Engine:
         return sorted(memories, key=lambda m: (m.day, m.created_at))
 
     def history(self, memory_id: str | None = None, user: str | None = None, limit: int = 20) -> list[HistoryEntry]:
-        """The history of one memory (an id or unique prefix of 4+ characters, oldest event
+        """The history of one memory (an id or unique prefix of ``MIN_PREFIX``+ characters, oldest event
         first), or without an id the newest ``limit`` events of ``user`` (0: all).
 
         Raises NotFoundError when no memory in the store or the history has that id."""
@@ -747,9 +751,9 @@ class Engine:
             try:
                 full = self.store.get(memory_id).id
             except NotFoundError:
-                matches = sidecar.history_ids(memory_id) if len(memory_id) >= 4 else []
+                matches = sidecar.history_ids(memory_id) if len(memory_id) >= MIN_PREFIX else []
                 if len(matches) != 1:
-                    detail = f"is ambiguous ({len(matches)} memories)" if matches else "matches no memory or history"
+                    detail = f"is ambiguous ({len(matches)} memories)" if matches else f"matches no memory or history{short_prefix(memory_id)}"
                     raise NotFoundError(f"memory id {memory_id!r} {detail}") from None
                 full = matches[0]
             return sidecar.history(memory_id=full)

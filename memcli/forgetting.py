@@ -6,6 +6,11 @@ its strength. MemoryBank's reference code writes ``exp(-t / 5*S)``, which Python
 ``exp(-(t/5)·S)`` so that stronger memories fade *faster*; here S divides, as the paper
 means. Each recall reinforces: ``S += 1`` (MemoryBank) or ``S *= b`` (Landwehr et al.),
 and t restarts from 0.
+
+How long a memory lasts is set by its initial strength S0, one per kind (the settings
+``strength_turn``, ``strength_note``, ``strength_fact``): never recalled, it is forgotten
+once R < θ (``forget_threshold``), i.e. after ``t = S0 · ln(1/θ) / d`` time units
+(``days_to_forget``). With θ = 0.05, d = 1 and t in days that is about 3·S0 days.
 """
 
 from __future__ import annotations
@@ -41,6 +46,13 @@ def retention(memory: Memory, now: float, decay: float = 1.0, unit: float = UNIT
     if memory.pinned:
         return 1.0
     return math.exp(-decay * elapsed(memory, now, unit) / max(memory.strength, 1e-9))
+
+
+def days_to_forget(strength: float, decay: float = 1.0, threshold: float = 0.05, unit: float = UNIT_SECONDS["day"]) -> float:
+    """Days until a memory of strength S that is never recalled falls below ``threshold``:
+    R = exp(-d·t/S) < θ when t > S·ln(1/θ)/d time units of ``unit`` seconds (MemoryBank
+    §2.3). The README's forgetting table is this function over the default settings."""
+    return strength * math.log(1.0 / threshold) / decay * unit / UNIT_SECONDS["day"]
 
 
 def reinforce(memory: Memory, now: float, mode: str = "add", boost: float = 1.5) -> Memory:

@@ -160,21 +160,26 @@ class Memcli:
     # forgetting and consolidation ------------------------------------------------------
 
     def forget(self, user: Optional[str] = None, all_users: bool = False, stochastic: bool = False, seed: Optional[int] = None,
-               dry_run: bool = False, purge: bool = False) -> schema.ForgetResult:
+               dry_run: bool = False, purge: bool = False, explain: bool = False) -> schema.ForgetResult:
         """The forget pass (MemoryBank §2.3; ``Changes.forget``): archive, or with ``purge``
-        delete, what has faded below ``forget_threshold``."""
+        delete, what has faded below ``forget_threshold``. ``explain``: list every memory
+        examined, with its t, d and R and whether it is forgotten, not only the forgotten."""
         report = self.engine.forget(user, all_users, stochastic, seed, dry_run, purge)
-        unit = UNIT_SECONDS[self.engine.settings.time_unit]
-        forgotten = [
+        settings = self.engine.settings
+        unit = UNIT_SECONDS[settings.time_unit]
+        listed = report.verdicts if explain else report.forgotten
+        memories = [
             schema.ForgottenMemory(
                 **_memory_fields(v.memory),
-                forgetting=schema.Forgetting(retention=round(v.retention, 6), elapsed_seconds=round(v.elapsed * unit, 3)),
+                forgetting=schema.Forgetting(retention=round(v.retention, 6), elapsed_seconds=round(v.elapsed * unit, 3),
+                                             elapsed=round(v.elapsed, 6), decay=settings.decay_for(v.memory.user), forgotten=v.forgotten),
             )
-            for v in report.forgotten
+            for v in listed
         ]
         return schema.ForgetResult(dry_run=report.dry_run, examined=report.examined, forgotten=report.forgotten_count,
                                    archived=report.archived, purged=report.purged, derived_purged=report.derived,
-                                   duration_seconds=round(report.seconds, 3), memories=forgotten)
+                                   duration_seconds=round(report.seconds, 3), threshold=settings.forget_threshold, time_unit=settings.time_unit,
+                                   memories=memories)
 
     def purge_user(self, user: str) -> schema.PurgeUserResult:
         """Delete every memory, history event and consolidation progress of ``user``."""

@@ -92,8 +92,11 @@ class RecalledMemory(Memory):
 class Forgetting(Out):
     """What the forget pass saw of a memory."""
 
-    retention: float = Field(description="R = exp(-d t / S), 0..1")
+    retention: float = Field(description="R = exp(-d t / S), 0..1 (S: the memory's strength); 1 for a pinned memory and a daily summary or portrait, which follow their day's turns")
     elapsed_seconds: float = Field(description="t: seconds since it was learned or last recalled")
+    elapsed: float = Field(0.0, description="t in time_unit (days by default), as the formula uses it")
+    decay: float = Field(1.0, description="d: the user's decay constant")
+    forgotten: bool = Field(True, description="whether the pass forgets it (false only in --explain's list of every memory examined)")
 
 
 class ForgottenMemory(Memory):
@@ -145,7 +148,9 @@ class ForgetResult(Out):
     purged: int
     derived_purged: int = Field(0, description="memories made from the purged ones (summaries, portraits, facts, the running memory), deleted with them; the next consolidate makes them again")
     duration_seconds: float
-    memories: list[ForgottenMemory]
+    threshold: float = Field(0.05, description="the forget_threshold in effect: R below it is forgotten (unless --stochastic)")
+    time_unit: str = Field("day", description="the time_unit of t and of each memory's strength S")
+    memories: list[ForgottenMemory] = Field(description="the memories forgotten; with --explain every memory examined, forgotten or not")
 
 
 class PurgeUserResult(Out):

@@ -73,6 +73,9 @@ STAGING = "memories-reindex"
 """The collection a reindex fills before it takes the place of ``COLLECTION``."""
 SCHEMA_VERSION = 1
 _GET_PAGE = 5000
+MIN_PREFIX = 4
+"""The fewest characters of an id that find a memory by prefix (ids are 16 hex digits):
+shorter prefixes would match too many memories to be worth a scan."""
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,12 @@ and a memory besides 32 bytes a vector dimension and 12 a byte of text: measured
 turns of 300 bytes with 384-dimension vectors took 13 KB each in Chroma and the sidecar."""
 _READ_ONLY_SIGNS = ("attempt to write a readonly database", "Read-only file system")
 """How they say that a write was refused (``READ_ONLY_ERRNOS``)."""
+
+
+def short_prefix(memory_id: str) -> str:
+    """What a not-found message adds for an id shorter than ``MIN_PREFIX``: that prefixes
+    need ``MIN_PREFIX`` characters (else nothing)."""
+    return f" (a prefix needs at least {MIN_PREFIX} characters)" if len(memory_id) < MIN_PREFIX else ""
 
 
 def _chroma_metadata(store_dir: os.PathLike[str]) -> dict[str, Any]:
@@ -660,7 +669,7 @@ class MemoryStore:
         return found
 
     def get(self, memory_id: str) -> Memory:
-        """The memory with this id, or a unique id prefix (4+ characters).
+        """The memory with this id, or a unique id prefix (``MIN_PREFIX``+ characters).
 
         Raises NotFoundError when none (or more than one, for a prefix) matches.
         """
@@ -669,21 +678,21 @@ class MemoryStore:
             if found:
                 return found[0]
             if self._all_mirrored():
-                matches = self.sidecar.index.ids_with_prefix(memory_id) if len(memory_id) >= 4 else []
+                matches = self.sidecar.index.ids_with_prefix(memory_id) if len(memory_id) >= MIN_PREFIX else []
                 if len(matches) > 1:
                     raise NotFoundError(f"memory id prefix {memory_id!r} is ambiguous ({len(matches)} memories)")
                 if not matches:
-                    raise NotFoundError(f"no memory with id {memory_id!r}")
+                    raise NotFoundError(f"no memory with id {memory_id!r}{short_prefix(memory_id)}")
                 return self._mirrored_many(matches)[0][0]
             result = self._col.get(ids=[memory_id], include=["documents", "metadatas"])
-            if not result["ids"] and len(memory_id) >= 4:
+            if not result["ids"] and len(memory_id) >= MIN_PREFIX:
                 matches = [i for i in self._ids() if i.startswith(memory_id)]
                 if len(matches) > 1:
                     raise NotFoundError(f"memory id prefix {memory_id!r} is ambiguous ({len(matches)} memories)")
                 if matches:
                     result = self._col.get(ids=matches, include=["documents", "metadatas"])
             if not result["ids"]:
-                raise NotFoundError(f"no memory with id {memory_id!r}")
+                raise NotFoundError(f"no memory with id {memory_id!r}{short_prefix(memory_id)}")
             return Memory.from_chroma(result["ids"][0], result["documents"][0], result["metadatas"][0])
 
     def get_many(self, ids: Sequence[str]) -> list[Memory]:

@@ -194,11 +194,14 @@ class RecalledMemory(View):
 class Forgetting(View):
     """The view of ``schema.Forgetting``: What the forget pass saw of a memory."""
 
-    __slots__ = ("retention", "elapsed_seconds",)
+    __slots__ = ("retention", "elapsed_seconds", "elapsed", "decay", "forgotten",)
 
-    def __init__(self, retention: float, elapsed_seconds: float) -> None:
+    def __init__(self, retention: float, elapsed_seconds: float, elapsed: float, decay: float, forgotten: bool) -> None:
         self.retention = retention
         self.elapsed_seconds = elapsed_seconds
+        self.elapsed = elapsed
+        self.decay = decay
+        self.forgotten = forgotten
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Forgetting:
@@ -210,6 +213,9 @@ class Forgetting(View):
         return {
             "retention": self.retention,
             "elapsed_seconds": self.elapsed_seconds,
+            "elapsed": self.elapsed,
+            "decay": self.decay,
+            "forgotten": self.forgotten,
         }
 
 
@@ -370,9 +376,9 @@ class ImportResult(View):
 class ForgetResult(View):
     """The view of ``schema.ForgetResult``: ``memcli forget``."""
 
-    __slots__ = ("dry_run", "examined", "forgotten", "archived", "purged", "derived_purged", "duration_seconds", "memories",)
+    __slots__ = ("dry_run", "examined", "forgotten", "archived", "purged", "derived_purged", "duration_seconds", "threshold", "time_unit", "memories",)
 
-    def __init__(self, dry_run: bool, examined: int, forgotten: int, archived: int, purged: int, derived_purged: int, duration_seconds: float, memories: list[ForgottenMemory]) -> None:
+    def __init__(self, dry_run: bool, examined: int, forgotten: int, archived: int, purged: int, derived_purged: int, duration_seconds: float, threshold: float, time_unit: str, memories: list[ForgottenMemory]) -> None:
         self.dry_run = dry_run
         self.examined = examined
         self.forgotten = forgotten
@@ -380,6 +386,8 @@ class ForgetResult(View):
         self.purged = purged
         self.derived_purged = derived_purged
         self.duration_seconds = duration_seconds
+        self.threshold = threshold
+        self.time_unit = time_unit
         self.memories = memories
 
     @classmethod
@@ -397,6 +405,8 @@ class ForgetResult(View):
             "purged": self.purged,
             "derived_purged": self.derived_purged,
             "duration_seconds": self.duration_seconds,
+            "threshold": self.threshold,
+            "time_unit": self.time_unit,
             "memories": [x.to_json() for x in self.memories],
         }
 

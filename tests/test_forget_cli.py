@@ -9,15 +9,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
 from conftest import list_json
+from memcli.cli import app, root
 from cli_checks import assert_error, ok
 from memcli.errors import ExitCode
 
@@ -60,6 +60,16 @@ SUMMARY = re.compile(r"^examined (\d+), (forgot|would forget) (\d+) \(archived (
 
 QUOKKA = "The quokka named Bartholomew lives on Rottnest Island and smiles at every tourist passing by"
 HERON = "A grey heron fishes in the canal behind the bakery"
+
+
+@pytest.fixture(autouse=True)
+def unit_strengths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """S0 = 1 day for every kind and 3 for an important note (memcli's defaults before
+    issue 22), which keep the arithmetic of these tests simple; the defaults themselves are
+    tested in test_default_strengths_* below and in test_forgetting.py."""
+    for kind in ("TURN", "NOTE", "FACT"):
+        monkeypatch.setenv(f"MEMCLI_STRENGTH_{kind}", "1")
+    monkeypatch.setenv("MEMCLI_IMPORTANT_STRENGTH", "3")
 
 
 @pytest.fixture
@@ -127,11 +137,14 @@ def test_forget_archives_faded_memories_which_are_never_recalled(
 
 def test_forget_json_has_the_counts_and_nothing_else_on_stdout(runner: CliRunner, old_and_fresh: tuple[str, str]) -> None:
     data = forget_json(runner, iso(10))
-    assert set(data) == {"dry_run", "examined", "forgotten", "archived", "purged", "derived_purged", "duration_seconds", "memories"}
+    assert set(data) == {"dry_run", "examined", "forgotten", "archived", "purged", "derived_purged", "duration_seconds", "threshold", "time_unit",
+                         "memories"}
+    assert (data["threshold"], data["time_unit"]) == (0.05, "day")
     assert (data["dry_run"], data["examined"], data["forgotten"], data["archived"], data["purged"]) == (False, 2, 1, 1, 0)
     assert isinstance(data["duration_seconds"], (int, float)) and data["duration_seconds"] >= 0
     [gone] = data["memories"]
-    assert set(gone["forgetting"]) == {"retention", "elapsed_seconds"}
+    assert set(gone["forgetting"]) == {"retention", "elapsed_seconds", "elapsed", "decay", "forgotten"}
+    assert gone["forgetting"]["forgotten"] is True and gone["forgetting"]["elapsed"] == pytest.approx(9.0)
 
 
 def test_second_forget_at_the_same_time_forgets_nothing(runner: CliRunner, fake_embedder: Any) -> None:
@@ -228,12 +241,13 @@ def test_recall_reinforces_what_it_prints_unless_no_reinforce(runner: CliRunner,
 def test_remember_important_note_starts_stronger(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     important = remember(runner, "the vault code is on the blue card", iso(1), "-i", "0.9")
     plain = remember(runner, "the lamp bulb is warm white", iso(1), "-i", "0.5")
-    assert show(runner, important)["strength"] == 3.0  # important_strength
-    assert show(runner, plain)["strength"] == 1.0  # initial_strength
+    assert show(runner, important)["strength"] == 3.0  # important_strength times strength_note
+    assert show(runner, plain)["strength"] == 1.0  # strength_note
     # t = 5 days: e^-5/3 = 0.19 stays, e^-5 = 0.007 goes
     assert [m["id"] for m in forget_json(runner, iso(6))["memories"]] == [plain]
-    monkeypatch.setenv("MEMCLI_IMPORTANT_STRENGTH", "4")
-    monkeypatch.setenv("MEMCLI_INITIAL_STRENGTH", "2")
+    monkeypatch.setenv("MEMCLI_IMPORTANT_STRENGTH", "2")
+    monkeypatch.setenv("MEMCLI_STRENGTH_NOTE", "2")
+    monkeypatch.setenv("MEMCLI_INITIAL_STRENGTH", "5")  # summaries and the like only: not a note
     assert show(runner, remember(runner, "the spare key hides under the frog", iso(7), "-i", "0.8"))["strength"] == 4.0
     assert show(runner, remember(runner, "the kettle whistles loudly", iso(7), "-i", "0.79"))["strength"] == 2.0
 
@@ -363,3 +377,59 @@ def test_remembering_a_forgotten_note_again_brings_it_back(runner: CliRunner, fa
     assert again == note
     assert note in ids(list_json(runner)) and note not in ids(list_json(runner, "--archived"))
     assert ts(show(runner, note)["last_recalled_at"]) == ts(iso(21))
+
+
+# the default strengths by kind, forget --explain ---------------------------------------------
+
+
+def days_later(days: int) -> str:
+    """``days`` after iso(1) (1 January 2025, noon UTC)."""
+    return (datetime.fromisoformat(iso(1)) + timedelta(days=days)).isoformat()
+
+
+def explained(runner: CliRunner, when: str) -> tuple[list[str], dict[str, list[str]]]:
+    """forget --dry-run --explain piped: its rule line and column names, and each row by id."""
+    rule, header, *rows, summary = ok(runner.invoke(app, ["forget", "--dry-run", "--explain", "--now", when])).stdout.splitlines()
+    assert SUMMARY.match(summary), summary
+    return [rule, *header.split("\t")], {row.split("\t")[1]: row.split("\t") for row in rows}
+
+
+def test_default_strengths_keep_a_note_months_and_a_turn_weeks(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    for name in ("STRENGTH_TURN", "STRENGTH_NOTE", "STRENGTH_FACT", "IMPORTANT_STRENGTH"):
+        monkeypatch.delenv(f"MEMCLI_{name}")
+    note = remember(runner, "my sister's birthday is on 4 March", iso(1))
+    important = remember(runner, "the vault code is on the blue card", iso(1), "-i", "0.9")
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"role": "user", "content": "I live in Lisbon", "timestamp": iso(1)}) + "\n", encoding="utf-8")
+    ok(runner.invoke(app, ["import", str(chat), "--now", iso(1)]))
+    [turn] = [m["id"] for m in list_json(runner) if m["kind"] == "turn"]
+    assert [show(runner, i)["strength"] for i in (turn, note, important)] == [10.0, 60.0, 120.0]
+    # never recalled, forgotten once t > S ln 20 (about 3 S days): the turn after 30 days,
+    # the note after 180, the important note after 360
+    expected = {7: ("keep", "keep", "keep"), 29: ("keep", "keep", "keep"), 31: ("forget", "keep", "keep"),
+                90: ("forget", "keep", "keep"), 179: ("forget", "keep", "keep"), 181: ("forget", "forget", "keep"),
+                359: ("forget", "forget", "keep"), 365: ("forget", "forget", "forget")}
+    for days, verdicts in expected.items():
+        head, rows = explained(runner, days_later(days))
+        assert tuple(rows[i][0] for i in (turn, note, important)) == verdicts, days
+    assert head == ["R = exp(-d t / S), t and S in days; forgotten when R < 0.05; a daily summary or portrait goes with the last turn of its day",
+                    "verdict", "id", "t", "S", "d", "R", "kind", "text"]
+    assert rows[note][2:7] == ["365.0", "60", "1", f"{math.exp(-365 / 60):.4f}", "note"]
+    assert len(list_json(runner)) == 3  # a dry run archives nothing
+
+
+def test_forget_explain_lists_kept_memories_too_and_a_table_on_a_terminal(runner: CliRunner, old_and_fresh: tuple[str, str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    old, fresh = old_and_fresh
+    data = forget_json(runner, iso(10), "--dry-run", "--explain")
+    assert data["forgotten"] == 1 and {m["id"]: m["forgetting"]["forgotten"] for m in data["memories"]} == {old: True, fresh: False}
+    assert forget_json(runner, iso(10), "--dry-run")["memories"][0]["id"] == old  # without --explain: the forgotten only
+    monkeypatch.setattr(root, "_terminal", lambda: True)
+    shown = ok(runner.invoke(app, ["forget", "--dry-run", "--explain", "--now", iso(10)])).stdout.splitlines()
+    assert "\t" not in "".join(shown)
+    header = shown[1]
+    assert header.split() == ["verdict", "id", "t", "S", "d", "R", "kind", "text"]
+    row = next(line for line in shown if old in line)
+    assert row.split()[:7] == ["forget", old, "9.0", "1", "1", f"{math.exp(-9):.4f}", "note"]
+    assert row.index(old) == header.index("id")  # aligned under its column

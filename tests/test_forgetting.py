@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from memcli.forgetting import UNIT_SECONDS, elapsed, forget_pass, histogram, reinforce, retention
+from memcli.config import Settings
+from memcli.forgetting import UNIT_SECONDS, days_to_forget, elapsed, forget_pass, histogram, reinforce, retention
 from memcli.memory import Kind, Memory
 
 DAY = 86400.0
@@ -433,3 +435,62 @@ def test_histogram_keeps_every_value(values: list[float], bins: int) -> None:
     counts = histogram(values, bins)
     assert len(counts) == bins and sum(counts) == len(values) and min(counts, default=0) >= 0
     assert histogram([], bins) == [0] * bins
+
+
+# the default strengths: a human time scale (issue 22) ----------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def never_recalled_days(strength: float, defaults: Settings) -> float:
+    """Days until R = exp(-d t / S) < θ for a memory never recalled: t > S ln(1/θ) / d."""
+    return strength * math.log(1 / defaults.forget_threshold) / defaults.decay * UNIT_SECONDS[defaults.time_unit] / DAY
+
+
+def default_strengths() -> dict[str, tuple[str, float]]:
+    """For each README table row: S0 as the table writes it, and its value, from the defaults."""
+    defaults = Settings()
+    note, important = defaults.strength_note, defaults.important_strength
+    return {
+        "chat turn, imported turn": (f"= {defaults.strength_turn:g}", defaults.strength_turn),
+        "fact (consolidation)": (f"= {defaults.strength_fact:g}", defaults.strength_fact),
+        "note (`remember`, imported notes)": (f"= {note:g}", note),
+        "important note (importance ≥ `important_threshold`, 0.8)": (f"= {note:g} × {important:g}", note * important),
+    }
+
+
+def test_default_strengths_keep_a_note_or_fact_60_days_and_forget_it_within_a_year() -> None:
+    defaults = Settings()
+    for strength in (defaults.strength_note, defaults.strength_fact):
+        days = never_recalled_days(strength, defaults)
+        assert 60 <= days < 365, (strength, days)
+        assert days_to_forget(strength, defaults.decay, defaults.forget_threshold, UNIT_SECONDS[defaults.time_unit]) == pytest.approx(days)
+        note = mem(strength=strength)
+        assert retention(note, T0 + 60 * DAY, defaults.decay) >= defaults.forget_threshold
+        assert retention(note, T0 + 365 * DAY, defaults.decay) < defaults.forget_threshold
+    # an important note lasts longer, still within a year; the threshold 0.8 is the README's
+    assert defaults.important_strength > 1 and defaults.important_threshold == 0.8
+    assert never_recalled_days(defaults.strength_note * defaults.important_strength, defaults) < 365
+
+
+def test_default_strengths_keep_a_turn_7_days_and_forget_it_within_90() -> None:
+    defaults = Settings()
+    days = never_recalled_days(defaults.strength_turn, defaults)
+    assert 7 <= days < 90, days
+    turn = mem(strength=defaults.strength_turn)
+    assert retention(turn, T0 + 7 * DAY, defaults.decay) >= defaults.forget_threshold
+    assert retention(turn, T0 + 90 * DAY, defaults.decay) < defaults.forget_threshold
+    [verdict] = forget_pass([turn], T0 + 90 * DAY, threshold=defaults.forget_threshold)
+    assert verdict.forgotten
+
+
+def test_readme_forgetting_table_gives_the_days_of_the_defaults() -> None:
+    defaults = Settings()
+    rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
+            for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| ")}
+    for kind, (written, strength) in default_strengths().items():
+        setting, before, after = rows[kind]
+        assert setting.endswith(written), (kind, setting)
+        assert float(after) == pytest.approx(round(never_recalled_days(strength, defaults), 1)), kind
+        old_strength = 3.0 if kind.startswith("important") else 1.0  # every kind's S0 before issue 22
+        assert float(before) == pytest.approx(round(never_recalled_days(old_strength, defaults), 1)), kind

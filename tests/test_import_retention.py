@@ -156,14 +156,16 @@ def test_imported_memories_keep_the_conversation_dates_in_show(runner: CliRunner
 
 def test_imported_memories_fade_from_the_import_on(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
     import_json(runner, memorybank_file(tmp_path))
-    # t = 2 days from the import: R = e^-2 = 0.135, kept; t = 4 days: R = e^-4 = 0.018 < 0.05, forgotten
-    kept = forget_json(runner, days_after(IMPORTED, 2), "--dry-run")
+    # Imported turns start at strength_turn = 10 days. t = 29 days from the import:
+    # R = e^-2.9 = 0.055, kept; t = 31 days: R = e^-3.1 = 0.045 < 0.05, forgotten
+    assert {m["strength"] for m in everyone(runner)} == {10.0}
+    kept = forget_json(runner, days_after(IMPORTED, 29), "--dry-run")
     assert kept["forgotten"] == 0
-    gone = forget_json(runner, days_after(IMPORTED, 4))
+    gone = forget_json(runner, days_after(IMPORTED, 31))
     assert gone["forgotten"] == gone["archived"] == 8
     for forgotten in gone["memories"]:
-        assert forgotten["forgetting"]["elapsed_seconds"] == pytest.approx(4 * DAY, abs=1)
-        assert forgotten["forgetting"]["retention"] == pytest.approx(math.exp(-4), abs=1e-6)
+        assert forgotten["forgetting"]["elapsed_seconds"] == pytest.approx(31 * DAY, abs=1)
+        assert forgotten["forgetting"]["retention"] == pytest.approx(math.exp(-3.1), abs=1e-6)
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -297,8 +297,9 @@ def test_forget_restore_and_purge_keep_the_index_flags(fake_embedder: FakeEmbedd
     assert {i for i, r in found.items() if r["archived"]} == {t.id for t in turns} - {turns[2].id}
     assert recall_ids(memcli, "zeppelin")[0] == turns[2].id
 
-    clock.now = datetime(2023, 7, 1, 9).timestamp()
-    assert memcli.forget(USER, purge=True).purged == 2  # the restored turn and the note have faded
+    clock.now = datetime(2024, 1, 1, 9).timestamp()
+    # the restored turn (S = 1, as the test made it) and the note (strength_note = 60 days, 215 days old) have faded
+    assert memcli.forget(USER, purge=True).purged == 2
     assert_index_matches_store(memcli)
     assert {m.id for m in stored(memcli)} == {t.id for t in turns} - {turns[2].id}
     assert not any("zeppelin" in c for c in contexts(memcli))

@@ -111,7 +111,7 @@ def test_what_was_made_from_a_purged_turn_leaves_prompts_and_is_made_again_witho
 
 
 def test_forget_purge_leaves_the_marker_nowhere_on_disk(runner: CliRunner, fake_embedder: Any, memcli_home: Path) -> None:
-    ok(runner.invoke(app, ["remember", f"The code word is {MARKER}", "--now", "2024-01-01T12:00:00"]))
+    ok(runner.invoke(app, ["remember", f"The code word is {MARKER}", "--now", "2023-01-01T12:00:00"]))
     ok(runner.invoke(app, ["remember", "A fresh note about the weather", "--now", "2024-06-01T12:00:00"]))
     assert holders(memcli_home)
     report = json.loads(ok(runner.invoke(app, ["forget", "--purge", "--json", "--now", "2024-06-02T12:00:00"])).stdout)

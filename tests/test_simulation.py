@@ -4,8 +4,8 @@ A timeline of 30 turns (one a day, days 0..29 from 2025-01-01, user "sim") is im
 ``memcli import``; then, for each of 90 days, ``memcli recall -k 1`` runs at noon on a fixed
 schedule (each turn has one distinctive word, so a query of that word finds exactly it) and
 ``memcli forget`` runs at 23:00. Beside it the test keeps its own plain model of every memory
-(strength S, time of the last recall, R = exp(-d t / S) with t in days, S += 1 per recall)
-and predicts, night by night, what is forgotten.
+(strength S, from 1 (``strength_turn`` set to 1), time of the last recall, R = exp(-d t / S)
+with t in days, S += 1 per recall) and predicts, night by night, what is forgotten.
 
 Threshold mode: the forgotten set of every night and the final survivors must equal the
 prediction exactly. Stochastic mode (fixed --seed): the survivors must be statistically
@@ -200,7 +200,10 @@ def survival_probability(turn: int, decay: float) -> float:
 
 @pytest.fixture
 def sim_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    """User "sim", whose turns start at S = 1 day (strength_turn; the default, 10, lasts a
+    month): the schedule is drawn for that scale, so that 90 days see many forgettings."""
     monkeypatch.setenv("MEMCLI_USER", "sim")
+    monkeypatch.setenv("MEMCLI_STRENGTH_TURN", "1")
 
 
 def test_the_fake_embedder_tells_the_words_apart(fake_embedder: Any) -> None:

@@ -18,7 +18,7 @@ from memcli.cli.root import (
     app,
 )
 
-config_app = typer.Typer(
+config_app = root.MemcliTyper(
     help="Show and change the settings: defaults, the config file, MEMCLI_* variables.\n\n"
     "set and unset rewrite the config file (atomically, mode 0600) after checking the new value; a running service "
     "uses the change from its next request (service and service_idle: after memcli service restart).\n\n"

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from memcli.cli import root
 from memcli.cli.root import (
     JsonOpt,
     QuietOpt,
@@ -18,7 +19,7 @@ from memcli.cli.root import (
     app,
 )
 
-eval_app = typer.Typer(
+eval_app = root.MemcliTyper(
     help="Measure memcli's recall and consolidation on a benchmark.\n\nExample: memcli eval locomo locomo10.json --json",
     no_args_is_help=True,
 )

@@ -28,6 +28,8 @@ from memcli.cli.root import (
     _paths,
     _preview,
     _print_json,
+    _print_memories,
+    _print_table,
     _print_memory_id,
     _read_text,
     _status,
@@ -150,13 +152,7 @@ def recall(
     if json_out:
         _print_json(hits)
         return
-    for hit in hits:
-        typer.echo(_memory_line(hit))
-        if explain:
-            score = hit.score
-            signals = "  ".join(f"{name} {value:+.2f}" for name, value in score.signals.items())
-            parts = "  ".join(f"{name} {value:.3f}" for name, value in score.components.items())
-            typer.echo(f"\trelevance {score.relevance:+.2f} = {signals}\n\t{parts}")
+    _print_memories(hits, explain)
     if not hits:
         _status("no memories found", quiet)
 
@@ -242,8 +238,7 @@ def list_(
     if json_out:
         _print_json(memories)
         return
-    for memory in memories:
-        typer.echo(_memory_line(memory))
+    _print_memories(memories)
 
 
 @app.command()
@@ -325,6 +320,7 @@ def forget(
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of --stochastic, for reproducible runs.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be forgotten; change nothing.")] = False,
     purge: Annotated[bool, typer.Option("--purge", help="Delete forgotten memories for good instead of archiving them (and what was made from them; the store is compacted).")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="List every memory examined, kept or not: t and S (in time_unit, days by default), d, R against the threshold.")] = False,
     all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
     user: UserOpt = None,
     now: NowOpt = None,
@@ -339,14 +335,19 @@ def forget(
 
     Weekly from cron: 0 4 * * 0  memcli forget --all-users --quiet
 
-    Example: memcli forget --dry-run --now 2026-12-01T00:00:00
+    Never recalled, with the defaults, a turn goes after about a month, a fact after four months, a note after six, an important note after a year (the strength_* settings; README, Forgetting).
+
+    Example: memcli forget --dry-run --explain --now 2026-12-01T00:00:00
     """
-    args = {"user": user, "all_users": all_users, "stochastic": stochastic, "seed": seed, "dry_run": dry_run, "purge": purge}
+    args = {"user": user, "all_users": all_users, "stochastic": stochastic, "seed": seed, "dry_run": dry_run, "purge": purge,
+            "explain": explain}
     report = _call("forget", args, quiet, now)
     if json_out:
         _print_json(report)
         return
-    if dry_run:
+    if explain:
+        _print_forgetting(report, stochastic)
+    elif dry_run:
         for m in report.memories:
             preview = " ".join(m.text.split())[:60]
             seen = m.forgetting
@@ -358,6 +359,27 @@ def forget(
     )
     if report.derived_purged:
         _status(f"also deleted {report.derived_purged} memories made from the purged ones; memcli consolidate makes them again", quiet)
+
+
+def _print_forgetting(report: Any, stochastic: bool) -> None:
+    """forget --explain: the rule, then each memory examined: whether it goes, t and S in
+    time units (days by default), d, R, kind and text (a table on a terminal, else TSV)."""
+    rule = "forgotten with probability 1 - R" if stochastic else f"forgotten when R < {report.threshold:g}"
+    typer.echo(f"R = exp(-d t / S), t and S in {report.time_unit}s; {rule}; a daily summary or portrait goes with the last turn of its day")
+    rows = []
+    for m in report.memories:
+        seen = m.forgetting
+        follows_day = m.kind in ("event_daily", "portrait_daily")
+        r = "its day" if follows_day else ("pinned" if m.pinned else f"{seen.retention:.4f}")
+        rows.append(["forget" if seen.forgotten else "keep", m.id, f"{seen.elapsed:.1f}", f"{m.strength:g}", f"{seen.decay:g}", r,
+                     m.kind, " ".join(m.text.split())])
+    columns = ["verdict", "id", "t", "S", "d", "R", "kind", "text"]
+    if root._terminal():
+        _print_table(columns, rows, right=("t", "S", "d", "R"))
+    else:
+        typer.echo("\t".join(columns))
+        for row in rows:
+            typer.echo("\t".join(row))
 
 
 @app.command("purge-user")
@@ -407,11 +429,17 @@ def history(
     if json_out:
         _print_json(entries)
         return
+    rows = []
     for e in entries:
         change = e.new_text if e.event == "ADD" else f"{e.old_text} -> {e.new_text or '(deleted)'}"
         related = f" ({'replaced by' if e.event != 'ADD' else 'replaces'} {e.related_id})" if e.related_id else ""
         when = (e.at or "")[:16].replace("T", " ")
-        typer.echo(f"{when}\t{e.event}\t{e.memory_id}\t{' '.join(change.split())}{related}\t{','.join(e.source_ids) or '-'}")
+        rows.append([when, e.event, e.memory_id, f"{' '.join(change.split())}{related}", ",".join(e.source_ids) or "-"])
+    if root._terminal() and rows:
+        _print_table(["time", "event", "id", "change", "sources"], rows, wrap=("change", "sources"))
+    else:
+        for row in rows:
+            typer.echo("\t".join(row))
     if not entries:
         _status("no history yet", quiet)
 

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from memcli import __version__
 from memcli.errors import (
@@ -45,7 +45,49 @@ def _fail(message: str, code: int) -> None:
     raise SystemExit(code)
 
 
-class MemcliGroup(TyperGroup):
+class _PlainHelp:
+    """``--help`` as people read it: a flag shows no ``<bool>`` (it takes no value) and an
+    argument is ``QUERY`` when required, ``[ID]`` when not, in the usage line (Typer writes
+    ``{query}``). Mixed into every group and command (``MemcliTyper``)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""  # Typer's help shows the metavar in place of the type
+        return params
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces: list[str] = super().collect_usage_pieces(ctx)  # type: ignore[misc]
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or (param.name or "").upper()
+                plain = (name if param.required else f"[{name}]") + ("..." if param.nargs != 1 else "")
+                typer_pieces = param.get_usage_pieces(ctx)
+                pieces = [plain if piece in typer_pieces else piece for piece in pieces]
+        return pieces
+
+
+class PlainCommand(_PlainHelp, TyperCommand):
+    """A memcli command (see ``_PlainHelp``)."""
+
+
+class PlainGroup(_PlainHelp, TyperGroup):
+    """A group of memcli commands, as ``memcli config`` (see ``_PlainHelp``)."""
+
+
+class MemcliTyper(typer.Typer):
+    """A Typer app whose groups and commands render their help as ``_PlainHelp`` says."""
+
+    def __init__(self, *, cls: Any = None, **kwargs: Any) -> None:
+        super().__init__(cls=cls or PlainGroup, **kwargs)
+
+    def command(self, *args: Any, cls: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """``typer.Typer.command`` with ``PlainCommand`` as the command class."""
+        return super().command(*args, cls=cls or PlainCommand, **kwargs)
+
+
+class MemcliGroup(_PlainHelp, TyperGroup):
     """The root command: turns every failure into one line on stderr and an exit code."""
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any) -> Any:  # type: ignore[override]
@@ -100,7 +142,7 @@ class MemcliGroup(TyperGroup):
             raise Interrupted("interrupted") from None
 
 
-app = typer.Typer(
+app = MemcliTyper(
     name="memcli",
     cls=MemcliGroup,
     epilog=EPILOG,
@@ -281,6 +323,27 @@ def _interactive() -> bool:
     return sys.stdin.isatty()
 
 
+def _terminal() -> bool:
+    """Whether stdout is a terminal: listings print an aligned table then, tab-separated
+    lines when piped (tests fake a terminal by replacing this function)."""
+    return sys.stdout.isatty()
+
+
+def _print_table(columns: list[str], rows: list[list[Any]], wrap: tuple[str, ...] = ("text",), right: tuple[str, ...] = ()) -> None:
+    """``rows`` (strings, or rich Text) under ``columns`` as an aligned table on stdout,
+    as wide as the terminal: the ``wrap`` columns fold, the others keep one line and take
+    the room they need; ``right`` columns (numbers) are right-aligned."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name in columns:
+        table.add_column(name, justify="right" if name in right else "left", no_wrap=name not in wrap, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    Console(highlight=False).print(table)
+
+
 def _confirm(question: str) -> bool:
     """Ask ``question`` on stderr, ``[y/N]``; True for yes. Ctrl-C or end of input
     interrupts the command (exit 130)."""
@@ -301,8 +364,9 @@ def _print_memory_id(memory: dict[str, Any], json_out: bool) -> None:
         typer.echo(memory.id)
 
 
-def _memory_line(memory: dict[str, Any]) -> str:
-    """One memory as a tab-separated line: id, day, kind, [score,] source, text."""
+def _memory_fields(memory: Any) -> list[str]:
+    """One memory's columns: id, day, kind, [score,] source, text (who said it, the text
+    on one line, an image's caption)."""
     who = f"{memory.speaker}: " if memory.speaker else ""
     text = " ".join(memory.text.split())
     if memory.caption:
@@ -311,4 +375,40 @@ def _memory_line(memory: dict[str, Any]) -> str:
     if getattr(memory, "score", None) is not None:
         fields.append(f"{memory.score.score:.4f}")
     fields += [memory.source or "-", f"{who}{text}"]
-    return "\t".join(fields)
+    return fields
+
+
+def _memory_line(memory: dict[str, Any]) -> str:
+    """One memory as a tab-separated line: id, day, kind, [score,] source, text."""
+    return "\t".join(_memory_fields(memory))
+
+
+def _print_memories(memories: list[Any], explain: bool = False) -> None:
+    """Memories (of list, or recall: with their score) as a table on a terminal, else one
+    tab-separated line each (``_memory_line``). ``explain``: each score's signals and
+    components under the memory (recall --explain)."""
+    if not _terminal():
+        for memory in memories:
+            typer.echo(_memory_line(memory))
+            if explain:
+                typer.echo("\n".join(f"\t{line}" for line in _score_lines(memory.score)))
+        return
+    from rich.text import Text
+
+    scored = bool(memories) and getattr(memories[0], "score", None) is not None
+    columns = ["id", "day", "kind", *(["score"] if scored else []), "source", "text"]
+    rows: list[list[Any]] = []
+    for memory in memories:
+        fields: list[Any] = _memory_fields(memory)
+        text = Text(fields[-1])
+        if explain:
+            text.append("\n" + "\n".join(_score_lines(memory.score)), style="dim")
+        rows.append([*fields[:-1], text])
+    _print_table(columns, rows, wrap=("source", "text"), right=("score",))
+
+
+def _score_lines(score: Any) -> list[str]:
+    """recall --explain: the relevance and its signals, then each ranking component."""
+    signals = "  ".join(f"{name} {value:+.2f}" for name, value in score.signals.items())
+    parts = "  ".join(f"{name} {value:.3f}" for name, value in score.components.items())
+    return [f"relevance {score.relevance:+.2f} = {signals}", parts]

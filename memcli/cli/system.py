@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from memcli.cli import root
 from memcli.cli.root import (
     JsonOpt,
     NowOpt,
@@ -153,7 +154,7 @@ def serve(
     run(resolve_paths(), ready=lambda line: _status(line, quiet), **given)
 
 
-service_app = typer.Typer(
+service_app = root.MemcliTyper(
     help="Control the memcli service: status, stop, restart.\n\nExample: memcli service status --json",
     no_args_is_help=True,
 )
