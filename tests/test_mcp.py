@@ -263,3 +263,48 @@ def test_a_stdio_session_with_the_memcli_mcp_command(tmp_path: Path) -> None:
             assert await tool(client, "recall", query="where is the spare key") == []
 
     anyio.run(main)
+
+
+def test_the_http_transport_needs_the_bearer_token_and_never_shows_it(tmp_path: Path) -> None:
+    """``memcli mcp --http``: on 127.0.0.1, a request without the token is refused (401),
+    one with it is served; stderr names the token file, not the token."""
+    import socket
+    import subprocess
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token_file = tmp_path / "token"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, str(Path(__file__).with_name("fake_cli.py")), "--", "mcp", "--user", USER, "--http", "--port", str(port),
+               "--token-file", str(token_file)]
+    server = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stderr.readline()
+        assert line == f"memcli: MCP server for {USER} at http://127.0.0.1:{port}/mcp; bearer token in {token_file}\n"
+        token = token_file.read_text().strip()
+        url = f"http://127.0.0.1:{port}/mcp"
+        for _ in range(100):  # the line comes just before uvicorn listens
+            try:
+                refused = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+                break
+            except httpx2.ConnectError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("memcli mcp --http did not listen")
+        assert refused.status_code == 401
+
+        async def main() -> None:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+                async with Client(streamable_http_client(url, http_client=http)) as client:
+                    assert set(t.name for t in (await client.list_tools()).tools) == ALL_TOOLS
+                    assert (await tool(client, "remember", text="over HTTP"))["added"] is True
+
+        anyio.run(main)
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert token not in line + err
