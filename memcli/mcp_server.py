@@ -54,6 +54,16 @@ INSTRUCTIONS = (
     "or would want kept. Ids are those of the memories returned (a unique prefix of 4+ characters works)."
 )
 
+RESOURCES = {
+    "portrait": ("The global portrait of the user that consolidation wrote.", "portrait", {}, "no portrait yet: memcli consolidate writes it"),
+    "summary": ("The global summary of past events that consolidation wrote.", "summary", {}, "no event summary yet: memcli consolidate writes it"),
+    "running": ("The running memory: a summary of past conversations, kept as they go.", "summary", {"running": True},
+                "no running memory yet: memcli consolidate writes it"),
+}
+"""The resources, by name: description, the verb that reads one, its arguments besides the
+user, and the text while there is none (the line of the command that shows it)."""
+
+
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 """A tool that changes nothing."""
 
@@ -198,23 +208,14 @@ def build(verbs: Verbs, read_only: bool = False, **auth: Any) -> MCPServer:
             """Delete one memory for good: its text, its embedding, and what consolidation made from it. Cannot be undone; prefer forget_memory."""
             return by_id("delete", id)
 
-    for what, verb, args, none in (
-        ("portrait", "portrait", {}, "no portrait yet: memcli consolidate writes it"),
-        ("summary", "summary", {}, "no event summary yet: memcli consolidate writes it"),
-        ("running", "summary", {"running": True}, "no running memory yet: memcli chat writes it"),
-    ):
-        _resource(server, verbs, what, verb, args, none)
+    for what in RESOURCES:
+        _resource(server, verbs, what)
     return server
 
 
-RESOURCES = {
-    "portrait": "The global portrait of the user that consolidation wrote.",
-    "summary": "The global summary of past events that consolidation wrote.",
-    "running": "The running memory: a summary of past conversations, kept as they go.",
-}
+def _resource(server: MCPServer, verbs: Verbs, what: str) -> None:
+    description, verb, args, none = RESOURCES[what]
 
-
-def _resource(server: MCPServer, verbs: Verbs, what: str, verb: str, args: dict[str, Any], none: str) -> None:
     def read() -> str:
         try:
             memory = verbs.run(verb, {"user": verbs.user, **args})
@@ -223,7 +224,7 @@ def _resource(server: MCPServer, verbs: Verbs, what: str, verb: str, args: dict[
         return none if memory is None else memory.text
 
     uri = f"memcli://{quote(verbs.user, safe='')}/{what}"
-    server.resource(uri, name=what, description=RESOURCES[what], mime_type="text/plain")(read)
+    server.resource(uri, name=what, description=description, mime_type="text/plain")(read)
 
 
 class BearerToken:

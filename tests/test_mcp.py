@@ -227,7 +227,7 @@ def test_the_resources_are_read_afresh(fake_embedder: Any) -> None:
         consolidated("00000000000000a2", "event_global", "Sam moved to Lyon.")
         assert await read("portrait") == "Sam is curious and likes tea."
         assert await read("summary") == "Sam moved to Lyon."
-        assert await read("running") == "no running memory yet: memcli chat writes it"
+        assert await read("running") == "no running memory yet: memcli consolidate writes it"
 
     session(test)
 
