@@ -221,6 +221,17 @@ class Changes:
             compaction = self._compact()
         return len(ids), events, files, compaction, time.perf_counter() - started
 
+    def archive(self, memory_id: str) -> Memory:
+        """Archive one memory as the forget pass archives a faded one (never recalled; kept
+        for ``restore``), whatever its retention. An archived memory is left as it is.
+        Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            if not memory.archived:
+                memory.archived, memory.archived_at = True, self.clock()
+                self.store.update([memory])
+        return memory
+
     def restore(self, memory_id: str) -> Memory:
         """Bring an archived memory back; its clock restarts now. Raises NotFoundError."""
         with self.store.transaction():

@@ -655,6 +655,10 @@ class Engine:
         ``Changes.forget``."""
         return self.changes.forget(None if all_users else self.user(user), stochastic, seed, dry_run, purge)
 
+    def archive(self, memory_id: str) -> Memory:
+        """See ``Changes.archive``."""
+        return self.changes.archive(memory_id)
+
     def restore(self, memory_id: str) -> Memory:
         """See ``Changes.restore``."""
         return self.changes.restore(memory_id)

@@ -131,6 +131,11 @@ class Memcli:
         """Delete a memory for good, with what was made of it (``Changes.purge``); returns it."""
         return memory_out(self.engine.delete(id))
 
+    def archive(self, id: str) -> schema.Memory:
+        """Archive one memory, as forgetting does (``Changes.archive``): never recalled
+        again until ``restore``."""
+        return memory_out(self.engine.archive(id))
+
     def restore(self, id: str) -> schema.Memory:
         """Bring an archived (forgotten) memory back."""
         return memory_out(self.engine.restore(id))

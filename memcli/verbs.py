@@ -34,6 +34,7 @@ VERBS: dict[str, Verb] = {
     "show": Verb("show", "Memory"),
     "delete": Verb("delete", "Memory"),
     "restore": Verb("restore", "Memory"),
+    "archive": Verb("archive", "Memory"),
     "pin": Verb("pin", "Memory"),
     "feedback": Verb("feedback", "Memory"),
     "edit": Verb("edit", "Memory"),

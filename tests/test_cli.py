@@ -636,7 +636,7 @@ def test_every_command_takes_quiet_and_every_data_command_takes_json() -> None:
     for path, command in leaves(typer.main.get_command(app), "memcli"):
         options = {opt for param in command.params for opt in param.opts}
         assert "--quiet" in options, path
-        if path in ("memcli chat", "memcli serve"):  # not data commands: a session, and the service itself
+        if path in ("memcli chat", "memcli serve", "memcli mcp"):  # not data commands: a session, and servers
             assert "--json" not in options, path
         else:
             assert "--json" in options, path

@@ -1,14 +1,16 @@
-"""Commands about memcli itself: version, stats, reindex, doctor, paths, serve, and the
-``service`` group."""
+"""Commands about memcli itself: version, stats, reindex, doctor, paths, serve, mcp, and
+the ``service`` group."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from memcli.cli import root
 from memcli.cli.root import (
+    _OPTIONS,
     JsonOpt,
     NowOpt,
     QuietOpt,
@@ -152,6 +154,33 @@ def serve(
 
     given = {} if idle is None else {"idle": idle}
     run(resolve_paths(), ready=lambda line: _status(line, quiet), **given)
+
+
+@app.command()
+def mcp(
+    user: UserOpt = None,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="Only the tools that change nothing: recall (which then does not reinforce), list_memories, show_memory, portrait, summary.")
+    ] = False,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve the streamable HTTP transport on 127.0.0.1 instead of stdio; every request needs the bearer token of --token-file.")
+    ] = False,
+    port: Annotated[int, typer.Option("--port", help="The port of --http.")] = 8765,
+    token_file: Annotated[
+        Optional[Path],
+        typer.Option("--token-file", metavar="FILE", help="The bearer token of --http, made (mode 0600, a random token) when missing. Default: mcp-token in the config folder (memcli paths)."),
+    ] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Serve your memory to other assistants over the Model Context Protocol (MCP), on stdio: desktop chat apps, coding agents, IDEs.
+
+    Tools: recall, remember, ask, list_memories, show_memory, forget_memory (archives), delete_memory (for good), portrait, summary; resources memcli://USER/portrait, memcli://USER/summary and memcli://USER/running. Each tool runs the verb its command runs, through the memcli service, and returns what that command's --json prints. The user is fixed here (--user, else the 'user' setting): one server per user.
+
+    Example: memcli mcp --user alice --read-only
+    """
+    from memcli.mcp_server import serve
+
+    serve(_paths(), user, read_only, http, port, token_file, _OPTIONS["no_service"], say=lambda line: _status(line, quiet))
 
 
 service_app = root.MemcliTyper(
