@@ -164,7 +164,7 @@ def recall(
 @app.command("import")
 def import_(
     file: Annotated[Path, typer.Argument(help="The file to import.", show_default=False)],
-    format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl or text (default: detected).")] = None,
+    format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl, text or memcli (memcli export's; default: detected).")] = None,
     conversation: Annotated[Optional[str], typer.Option("--conversation", help="LoCoMo: import only this sample_id.")] = None,
     retention_from: Annotated[
         str,
