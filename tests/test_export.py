@@ -19,6 +19,7 @@ import pytest
 
 from memcli import export
 from memcli.cli import app
+from memcli.client import Handlers
 from memcli.engine import Engine
 from memcli.library import Memcli
 from memcli.memory import Kind, Memory
@@ -26,6 +27,7 @@ from memcli.paths import resolve_paths
 from memcli.recall_index import RecallIndex
 from test_consolidate import DAY1, DAY2, NOW, USER, day_turns, make_memcli
 from test_consolidate_extractive import GARDEN_TURNS, TRAIN_TURNS
+from test_service import memcli as run_memcli, paths, request, start_service  # noqa: F401  (paths, start_service: fixtures)
 
 
 def lines_of(path: Path) -> list[dict[str, Any]]:
@@ -276,3 +278,21 @@ def test_a_newer_format_is_refused(tmp_path: Path) -> None:
     out.write_text(export.line({"format": "memcli", "format_version": export.FORMAT_VERSION + 1}), encoding="utf-8")
     with pytest.raises(Exception, match="upgrade memcli"):
         export.open_archive(out)
+
+
+def test_through_the_service_the_lines_come_as_pieces_or_the_service_writes_the_file(
+    start_service: Any, paths: Any, tmp_path: Path
+) -> None:
+    start_service()
+    for text in ("The spare key is under the blue pot", "Sister's birthday: 4 March", "Dentist on Tuesday"):
+        request(paths, "remember", text=text)
+    pieces: list[str] = []
+    streamed = request(paths, "export", Handlers(piece=pieces.append), all_users=True, history=True)
+    assert streamed["path"] is None and streamed["memories"] == 3 and len(pieces) >= 2
+    out = tmp_path / "backup.jsonl"
+    done = run_memcli(paths, "export", "--all-users", "--history", "-o", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["path"] == str(out) and out.stat().st_mode & 0o777 == 0o600
+    assert body(out) == "".join(pieces).splitlines()[1:]
+    piped = run_memcli(paths, "export", "--all-users", "--history")
+    assert piped.returncode == 0 and piped.stdout.splitlines()[1:] == body(out) and "exported 3 memories" in piped.stderr
