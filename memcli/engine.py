@@ -383,6 +383,7 @@ class Engine:
         if not seen:
             raise BadInputError(f"{path}: no memories found in this {used} file")
         found = len(seen)
+        seen.clear()
 
         def prepare(memory: Memory) -> None:
             memory.strength = self.initial_strength(memory)
@@ -451,7 +452,7 @@ class Engine:
         if not seen:
             raise BadInputError(f"{path}: no memories found in this memcli file")
         found = len(seen)
-        seen.clear()
+        seen.clear()  # the storing pass keeps its own
         reuse = bool(archive.header.get("vectors")) and same_embedder(archive.embedder, embedder_identity(self.embedder))
         vectors: dict[str, Any] = {}
 
@@ -499,9 +500,8 @@ class Engine:
                vectors: bool = False) -> tuple[dict[str, Any], Iterator[tuple[str, list[str]]]]:
         """The header of an export of ``user``'s memories (every user's with ``all_users``)
         and its lines, a page at a time (``memcli.export.export_pages``), journaled
-        memories stored first.
-        The header names the embedder that made the store's vectors (the configured one
-        for an empty store). Raises EmbedderChangedError for ``vectors`` while a reindex
+        memories stored first. The header names the embedder that made the store's
+        vectors (the configured one for an empty store). Raises EmbedderChangedError for ``vectors`` while a reindex
         is unfinished (the vectors are of two embedders)."""
         from memcli import __version__
 

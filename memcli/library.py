@@ -124,8 +124,9 @@ class Memcli:
                with_vectors: bool = False) -> schema.ExportResult:
         """Export ``user``'s memories (every user's with ``all_users``) in the memcli format
         (``memcli.export``), with the history and each memory's stored vector when asked:
-        to the file ``path``, written atomically (a temporary file renamed at the end,
-        0600), or without one as ``piece`` events, a page of lines each. The store is read
+        to the file ``path`` (absolute: the service's working directory is not the
+        caller's), written atomically (a temporary file renamed at the end, 0600), or
+        without one as ``piece`` events, a page of lines each. The store is read
         a page at a time and held until the end. Raises MemcliError when the file cannot be
         written (DiskFullError when the device is full)."""
         started = time.perf_counter()
