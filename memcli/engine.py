@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,11 +25,12 @@ from memcli.assistant import Answer, Assistant, Context
 from memcli.changes import Changes, ForgetReport
 from memcli.config import Paths, Settings
 from memcli.dates import day_of, parse_day, parse_since
-from memcli.embedding import Embedder, Progress, embedder_identity
+from memcli.embedding import Embedder, Progress, embedder_identity, same_embedder
 from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
 from memcli.batching import batch_progress, import_batches
 from memcli.chunking import chunks
 from memcli.candidates import WHAT
+from memcli.export import PAGE as EXPORT_PAGE, Archive, export_pages, header, open_archive
 from memcli.importers import open_records
 from memcli.llm import ChatModel, Message, load_chat_model
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
@@ -40,7 +41,7 @@ from memcli.paths import PRIVATE_FILE, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
-from memcli.store import MIN_PREFIX, MemoryStore, short_prefix
+from memcli.store import MIN_PREFIX, REINDEXING, MemoryStore, short_prefix
 
 if TYPE_CHECKING:
     from memcli.consolidate import ConsolidationReport
@@ -215,13 +216,17 @@ class Engine:
         return {"embedder": mine, "previous": previous, "memories": sum(map(len, by_user.values())), "users": len(by_user),
                 "duration_seconds": round(time.perf_counter() - started, 3)}
 
-    def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None, added: set[str] | None = None) -> set[str]:
+    def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None, added: set[str] | None = None,
+                     vectors: Mapping[str, Any] | None = None) -> set[str]:
         """Embed and add the memories not yet in the store (no journal: for memories that
         can be read again from where they came, such as an imported file); returns the ids
         added. ``progress`` gets (texts embedded, texts in all). Raises
         EmbedderChangedError as ``check_embedder`` does, ReadOnlyStoreError on a read-only store.
         ``added``, when given, gets the ids as soon as they are stored: a Ctrl-C held back
-        during the write (``deferred_interrupt``) is raised after it, before this returns."""
+        during the write (``deferred_interrupt``) is raised after it, before this returns.
+        ``vectors``: id -> vector of memories already embedded by the configured embedder
+        (a memcli export's): stored as they are; when every memory has one, nothing is
+        embedded, and the recall index's windows are filled at the next recall."""
         identity = embedder_identity(self.embedder)
         with self.store.transaction():
             if self.store.read_only:  # before the embedding, which would be in vain
@@ -234,14 +239,18 @@ class Engine:
         # Embedding is the slow part: do it without holding the store lock. The windows of
         # the recall index are embedded with the texts; those a neighbour already in the
         # store changes are filled in at the next recall.
-        windows = batch_windows(new)
-        texts = [m.index_text() for m in new]
-        vectors = self.embedder.embed(texts + windows, progress=progress)
-        window_vectors = dict(zip(windows, vectors[len(texts) :]))
+        given = vectors or {}
+        todo = [m for m in new if m.id not in given]
+        windows = batch_windows(new) if todo else []
+        texts = [m.index_text() for m in todo]
+        embedded = self.embedder.embed(texts + windows, progress=progress) if todo else []
+        own = dict(zip((m.id for m in todo), embedded))
+        window_vectors = dict(zip(windows, embedded[len(texts) :]))
         with deferred_interrupt(), self.store.transaction():
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
-            self.store.add([new[i] for i in keep], [vectors[i] for i in keep], window_vectors, embedder=identity)
+            self.store.add([new[i] for i in keep], [given.get(new[i].id, own.get(new[i].id)) for i in keep], window_vectors,
+                           embedder=identity)
             if added is not None:
                 added.update(new[i].id for i in keep)
         return {new[i].id for i in keep}
@@ -336,7 +345,8 @@ class Engine:
         progress: Progress | None = None,
         retention_from: str = "import",
     ) -> ImportReport:
-        """Import a LoCoMo, MemoryBank, JSONL or text file (format auto-detected when None).
+        """Import a LoCoMo, MemoryBank, JSONL, text or memcli export file (format
+        auto-detected when None).
 
         The file is parsed twice, a record at a time for text and JSONL
         (``memcli.importers.open_records``): first whole, so that a malformed file stores
@@ -349,7 +359,9 @@ class Engine:
         the import (``retained_from``), so that old logs do not fade the moment they
         arrive, unless ``retention_from`` is "conversation" (simulations replaying a
         timeline). ``progress`` gets (memories done, memories found) as the batches are
-        embedded and stored.
+        embedded and stored. A memcli export is imported as it was exported, state,
+        history and consolidation progress included (``_import_export``; ``user`` and
+        ``retention_from`` do not apply to it).
 
         Ctrl-C (KeyboardInterrupt) or an ``Interrupted`` from ``progress`` (the service's
         client cancelled) stops it: the batches committed stay, and the report says
@@ -364,6 +376,8 @@ class Engine:
         used, records = open_records(path, fmt, self.user(user), now, conversation)
         if conversation is not None and used != "locomo":
             raise UsageError("--conversation applies to LoCoMo files only")
+        if used == "memcli":
+            return self._import_export(path, progress, started)
         seen: set[str] = set()
         users: Counter[str] = Counter()
         for memory in records():
@@ -374,20 +388,40 @@ class Engine:
             raise BadInputError(f"{path}: no memories found in this {used} file")
         found = len(seen)
         seen.clear()
+
+        def prepare(memory: Memory) -> None:
+            memory.strength = self.initial_strength(memory)
+            if retention_from == "import" and memory.created_at < now:
+                memory.retained_from = now
+
+        added, done, interrupted = self._store_in_batches(records(), found, progress, prepare)
+        return ImportReport(str(path), used, found, added, done - added, dict(users), time.perf_counter() - started, interrupted)
+
+    def _store_in_batches(self, memories: Iterable[Memory], found: int, progress: Progress | None,
+                          prepare: Callable[[Memory], None] | None = None,
+                          vectors: dict[str, Any] | None = None) -> tuple[int, int, bool]:
+        """Store an import's ``memories`` (``found`` of them, duplicates left out) in
+        batches (``IMPORT_BATCH``, ``IMPORT_BATCH_SECONDS``), each embedded and committed
+        before the next is read (``add_memories``), so memory stays bounded whatever the
+        file's size; ``prepare`` readies each memory of a batch before it is stored;
+        ``vectors``: id -> stored vector to use instead of embedding (each taken out as its
+        batch is stored). Returns (added, reached, interrupted): Ctrl-C or an
+        ``Interrupted`` from ``progress`` stops it after the batches committed."""
+        seen: set[str] = set()
         added = done = 0
         interrupted = False
         size = [min(64, IMPORT_BATCH)]
         try:
-            for batch in import_batches(records(), size, seen):
+            for batch in import_batches(memories, size, seen):
                 batch_started = time.perf_counter()
                 for memory in batch:
-                    memory.strength = self.initial_strength(memory)
-                    if retention_from == "import" and memory.created_at < now:
-                        memory.retained_from = now
+                    if prepare is not None:
+                        prepare(memory)
+                given = {m.id: vectors.pop(m.id) for m in batch if m.id in vectors} if vectors else None
                 within = None if progress is None else batch_progress(progress, done, len(batch), found)
                 stored: set[str] = set()
                 try:
-                    self.add_memories(batch, progress=within, added=stored)
+                    self.add_memories(batch, progress=within, added=stored, vectors=given)
                 except (KeyboardInterrupt, Interrupted):
                     # A Ctrl-C held back while the batch was written comes after it: count what it stored.
                     added += len(stored)
@@ -401,7 +435,88 @@ class Engine:
                     progress(done, found)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
-        return ImportReport(str(path), used, found, added, done - added, dict(users), time.perf_counter() - started, interrupted)
+        return added, done, interrupted
+
+    def _import_export(self, path: Path, progress: Progress | None, started: float) -> ImportReport:
+        """Import a memcli export (``memcli.export``) as it was exported: every memory with
+        its state (strength, recall count, pins, archiving, feedback, dates...), then the
+        consolidation progress and the history. The file is read whole first, so a
+        malformed one stores nothing; memories already stored are skipped (and keep their
+        state), so importing it twice adds nothing. The file's vectors are stored as they
+        are when it has them and its embedder is the configured one, else the memories are
+        embedded again. Ctrl-C stops it as it stops any import (``_store_in_batches``).
+        Raises BadInputError (malformed file, no memories)."""
+        archive = open_archive(path)
+        users: Counter[str] = Counter()
+        seen: set[str] = set()
+        for kind, item in archive.records():
+            if kind == "memory" and item[0].id not in seen:
+                seen.add(item[0].id)
+                users[item[0].user] += 1
+        if not seen:
+            raise BadInputError(f"{path}: no memories found in this memcli file")
+        found = len(seen)
+        seen.clear()  # the storing pass keeps its own
+        reuse = bool(archive.header.get("vectors")) and same_embedder(archive.embedder, embedder_identity(self.embedder))
+        vectors: dict[str, Any] = {}
+
+        def memories() -> Iterator[Memory]:
+            for kind, item in archive.records():
+                if kind == "memory":
+                    memory, vector = item
+                    if reuse and vector is not None:
+                        vectors[memory.id] = np.frombuffer(vector, dtype=np.float32)
+                    yield memory
+
+        added, done, interrupted = self._store_in_batches(memories(), found, progress, vectors=vectors)
+        if not interrupted:
+            try:
+                self._restore_records(archive)
+            except KeyboardInterrupt:
+                interrupted = True
+        return ImportReport(str(path), "memcli", found, added, done - added, dict(users), time.perf_counter() - started, interrupted)
+
+    def _restore_records(self, archive: Archive) -> None:
+        """Record an export's consolidation progress and history in the sidecar, a page
+        (``memcli.export.PAGE``) at a time; an event or row already recorded is recorded once."""
+        history: list[HistoryEntry] = []
+        rows: list[tuple[str, str, str, str, float]] = []
+
+        def flush() -> None:
+            with deferred_interrupt(), self.store.transaction():
+                if self.store.read_only:
+                    raise self.store.read_only_error()
+                self.store.sidecar.record(history)
+                self.store.sidecar.restore_progress(rows)
+            history.clear()
+            rows.clear()
+
+        for kind, item in archive.records():
+            if kind == "history":
+                history.append(item)
+            elif kind == "progress":
+                rows.append(item)
+            if len(history) + len(rows) >= EXPORT_PAGE:
+                flush()
+        flush()
+
+    def export(self, user: str | None = None, all_users: bool = False, history: bool = False,
+               vectors: bool = False) -> tuple[dict[str, Any], Iterator[tuple[str, list[str]]]]:
+        """The header of an export of ``user``'s memories (every user's with ``all_users``)
+        and its lines, a page at a time (``memcli.export.export_pages``), journaled
+        memories stored first. The header names the embedder that made the store's
+        vectors (the configured one for an empty store). Raises EmbedderChangedError for ``vectors`` while a reindex
+        is unfinished (the vectors are of two embedders)."""
+        from memcli import __version__
+
+        self.flush_pending()
+        with self.store.transaction():
+            recorded = self.store.embedder_record()
+        if vectors and recorded is not None and recorded.startswith(REINDEXING):
+            raise EmbedderChangedError("a reindex of the store was interrupted: run memcli reindex before exporting vectors")
+        who = None if all_users else self.user(user)
+        head = header(recorded or embedder_identity(self.embedder), who, history, vectors, self.clock(), __version__)
+        return head, export_pages(self.store, head, who, history, vectors)
 
     # reading ----------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Parsers that turn files into memories: LoCoMo, MemoryBank, JSONL chat logs, text notes.
+"""Parsers that turn files into memories: LoCoMo, MemoryBank, JSONL chat logs, text notes,
+and memcli's own exports (``memcli.export``, known by their header line).
 
 Text and JSONL files are read a line at a time (``open_records`` gives a function that
 parses them afresh on each call), so a file of any size is parsed in bounded memory;
@@ -25,9 +26,10 @@ from typing import Any
 from memcli.chunking import MAX_CHARS, chunk_spans, chunks, size
 from memcli.dates import OutOfRange, day_of, from_unix_seconds, written_time
 from memcli.errors import BadInputError, UsageError
+from memcli.export import is_header, open_archive
 from memcli.memory import Kind, Memory, stable_id
 
-FORMATS = ("locomo", "memorybank", "jsonl", "text")
+FORMATS = ("locomo", "memorybank", "jsonl", "text", "memcli")
 _SESSION_KEY = re.compile(r"session_(\d+)$")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".txt": "text", ".md": "text", ".markdown": "text", ".text": "text"}
 """Extensions that name a format, whatever the file holds."""
@@ -443,8 +445,9 @@ Records = Callable[[], Iterator[Memory]]
 
 def open_records(path: Path, fmt: str | None, user: str, now: float, conversation: str | None = None) -> tuple[str, Records]:
     """The format of an import file (detected when ``fmt`` is None) and a function that
-    parses it: text and JSONL a line at a time on each call (``read_lines``), LoCoMo and
-    MemoryBank once, here. Duplicates are not removed.
+    parses it: text, JSONL and memcli exports (their memories: ``memcli.export.Archive``
+    reads the rest) a line at a time on each call (``read_lines``), LoCoMo and MemoryBank
+    once, here. Duplicates are not removed.
 
     Raises UsageError for an unknown ``fmt``, BadInputError for a file that cannot be read
     or, for LoCoMo and MemoryBank, parsed; the records function raises BadInputError at the
@@ -453,11 +456,18 @@ def open_records(path: Path, fmt: str | None, user: str, now: float, conversatio
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     check_readable(path)
+    if fmt is None:
+        # A memcli export is known by its header line, whatever the file is called.
+        with contextlib.closing(read_lines(path, LINE_PIECE)) as lines:
+            fmt = "memcli" if is_header(next((line for _, line in lines if line.strip()), "")) else None
     if fmt is None and path.suffix.lower() in _SUFFIXES:
         fmt = _SUFFIXES[path.suffix.lower()]
     if fmt is None:
         with contextlib.closing(read_lines(path)) as lines:
             fmt = _guess_format(path, next((line for _, line in lines if line.strip()), ""))
+    if fmt == "memcli":
+        archive = open_archive(path)
+        return fmt, lambda: (item[0] for kind, item in archive.records() if kind == "memory")
     if fmt in ("json", "locomo", "memorybank"):
         text = read_text(path)
         if fmt == "json":

@@ -14,16 +14,18 @@ writes); this layer turns its domain objects into the documented shapes.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Optional, Protocol
 
-from memcli import evaluation, schema
+from memcli import evaluation, export, schema
 from memcli.chat import ChatSession
 from memcli.engine import Engine, note_chunks
-from memcli.errors import Interrupted
+from memcli.errors import DISK_FULL_ERRNOS, DiskFullError, Interrupted, MemcliError
 from memcli.forgetting import UNIT_SECONDS
 from memcli.memory import Memory
+from memcli.paths import device_of, writing_private
 from memcli.retrieval import Recalled
 from memcli.versions import versions
 
@@ -111,12 +113,39 @@ class Memcli:
 
     def import_file(self, path: str, format: Optional[str] = None, user: Optional[str] = None, conversation: Optional[str] = None,
                     retention_from: str = "import") -> schema.ImportResult:
-        """Import a LoCoMo, MemoryBank, JSONL or text file (``Engine.import_file``); progress
+        """Import a LoCoMo, MemoryBank, JSONL, text or memcli export file (``Engine.import_file``); progress
         events count the memories stored."""
         report = self.engine.import_file(Path(path), format, user, conversation, self._progress, retention_from)
         return schema.ImportResult(path=report.path, format=report.format, found=report.found, added=report.added,
                                    skipped=report.skipped, users=report.users, duration_seconds=round(report.seconds, 3),
                                    interrupted=report.interrupted)
+
+    def export(self, user: Optional[str] = None, all_users: bool = False, path: Optional[str] = None, history: bool = False,
+               with_vectors: bool = False) -> schema.ExportResult:
+        """Export ``user``'s memories (every user's with ``all_users``) in the memcli format
+        (``memcli.export``), with the history and each memory's stored vector when asked:
+        to the file ``path`` (absolute: the service's working directory is not the
+        caller's), written atomically (a temporary file renamed at the end, 0600), or
+        without one as ``piece`` events, a page of lines each. The store is read
+        a page at a time and held until the end. Raises MemcliError when the file cannot be
+        written (DiskFullError when the device is full)."""
+        started = time.perf_counter()
+        head, pages = self.engine.export(user, all_users, history, with_vectors)
+        with contextlib.closing(pages):
+            if path is None:
+                written = export.write_pages(pages, lambda text: self.emit("piece", text=text))
+            else:
+                try:
+                    with writing_private(Path(path)) as f:
+                        written = export.write_pages(pages, lambda text: f.write(text.encode("utf-8")))
+                except OSError as exc:
+                    if exc.errno in DISK_FULL_ERRNOS:
+                        raise DiskFullError(f"no space left on {device_of(Path(path).parent)}; {path} was not written") from None
+                    raise MemcliError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return schema.ExportResult(path=path, format_version=head["format_version"], embedder=head["embedder"], lines=written.lines,
+                                   memories=written.memories, history_events=written.history, progress_marks=written.progress,
+                                   vectors=with_vectors, size_bytes=written.size_bytes,
+                                   duration_seconds=round(time.perf_counter() - started, 3))
 
     def list_memories(self, user: Optional[str] = None, kind: Optional[str] = None, limit: int = 20, archived: bool = False,
                       tags: Sequence[str] = ()) -> list[schema.Memory]:

@@ -13,10 +13,10 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from memcli.errors import BadInputError
 
@@ -204,15 +204,25 @@ def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
 
 
 def write_private(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically and privately: its folder is made
-    0700 (``private_dir``), the text goes to a 0600 temporary file in it, is fsynced and
-    renamed over ``path``, so the file is whole or as before and never readable by others.
-    For every file memcli writes whole: the config file, the service file. Raises OSError."""
+    """Write ``text`` (UTF-8) to ``path`` atomically and privately (``writing_private``),
+    its folder made 0700 (``private_dir``). For every file memcli writes whole: the config
+    file, the service file. Raises OSError."""
     private_dir(path.parent)
+    with writing_private(path) as f:
+        f.write(text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def writing_private(path: Path) -> Iterator[BinaryIO]:
+    """A binary file to write ``path`` through, atomically and privately: the bytes go to
+    a 0600 temporary file in its folder (which must exist; it is left as it is), fsynced
+    and renamed over ``path`` when the block ends without an error (and removed when it
+    raises), so the file is whole or as before and never readable by others. What is
+    written in a stream (an export) goes through it. Raises OSError."""
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)

@@ -242,6 +242,20 @@ class RecallIndex:
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         return self._db.execute(f"SELECT memory_id, text, record FROM recall_index{where}", args).fetchall()
 
+    def records_page(
+        self, user: str | None, after: int, limit: int, vectors: bool = False
+    ) -> list[tuple[int, str, str, str, bytes | None]]:
+        """(rowid, id, text, record, vector) of up to ``limit`` memories of ``user`` (every
+        user's when None) whose rowid is above ``after``, in rowid order: the order they
+        were first written (a rewrite keeps its row). ``vector``: the memory's own vector
+        as float32 bytes when ``vectors``, else None. An export reads the copy so, a page
+        at a time."""
+        column = "turn_vector" if vectors else "NULL"
+        where, args = ("rowid > ? AND user = ?", [after, user]) if user is not None else ("rowid > ?", [after])
+        return self._db.execute(
+            f"SELECT rowid, memory_id, text, record, {column} FROM recall_index WHERE {where} ORDER BY rowid LIMIT ?", [*args, limit]
+        ).fetchall()
+
     def records_by_id(self, ids: Sequence[str]) -> list[tuple[str, str, str, str]]:
         """(id, user, text, record) of the memories with these ids that the index holds."""
         found: list[tuple[str, str, str, str]] = []

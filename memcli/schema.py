@@ -129,13 +129,29 @@ class ImportResult(Out):
     rest are stored by running the same import again."""
 
     path: str
-    format: str = Field(description="locomo, memorybank, jsonl or text")
+    format: str = Field(description="locomo, memorybank, jsonl, text or memcli")
     found: int = Field(description="memories read from the file (a long paragraph or message: one a chunk)")
     added: int
     skipped: int = Field(description="already stored")
     users: dict[str, int] = Field(description="memories found per user")
     duration_seconds: float
     interrupted: bool = Field(False, description="stopped by Ctrl-C before the end: found - added - skipped memories were not stored")
+
+
+class ExportResult(Out):
+    """``memcli export``: what was written, to a file or to standard output (the lines
+    themselves are the export: ``memcli import --format memcli`` reads them back)."""
+
+    path: Optional[str] = Field(description="the file written; null when the lines went to standard output")
+    format_version: int = Field(description="the version of the memcli export format")
+    embedder: str = Field(description="the identity of the embedder that made the store's vectors, as the header names it")
+    lines: int = Field(description="lines written, the header included")
+    memories: int
+    history_events: int = Field(description="history events written (--history)")
+    progress_marks: int = Field(description="consolidation progress rows written (which turns went through which stage)")
+    vectors: bool = Field(description="whether each memory's stored vector was written (--with-vectors)")
+    size_bytes: int = Field(description="UTF-8 bytes written")
+    duration_seconds: float
 
 
 class ForgetResult(Out):
@@ -436,6 +452,7 @@ RESULTS: dict[str, Any] = {
     "remember": Remembered,
     "ask": Answer,
     "import": ImportResult,
+    "export": ExportResult,
     "forget": ForgetResult,
     "purge user": PurgeUserResult,
     "consolidate": ConsolidateResult,

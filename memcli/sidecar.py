@@ -169,6 +169,18 @@ class Sidecar:
             HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq) for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
         ]
 
+    def history_page(self, user: str | None, after: int, limit: int) -> list[HistoryEntry]:
+        """Up to ``limit`` history entries of ``user`` (every user's when None) whose
+        ``seq`` is above ``after``, oldest first: an export reads the history a page at a time."""
+        where, args = ("seq > ? AND user = ?", [after, user]) if user is not None else ("seq > ?", [after])
+        rows = self._db.execute(
+            "SELECT seq, memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id"
+            f" FROM history WHERE {where} ORDER BY seq LIMIT ?", [*args, limit]
+        )
+        return [
+            HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq) for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
+        ]
+
     def history_ids(self, prefix: str) -> list[str]:
         """Distinct memory ids in the history that start with ``prefix``."""
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -190,6 +202,25 @@ class Sidecar:
                 "INSERT OR REPLACE INTO consolidated (user, stage, item_id, status, at) VALUES (?, ?, ?, ?, ?)",
                 [(user, stage, item_id, status, at) for item_id in item_ids],
             )
+
+    def progress_page(self, user: str | None, after: tuple[str, str, str], limit: int) -> list[tuple[str, str, str, str, float]]:
+        """Up to ``limit`` rows (user, stage, item id, status, at) of the consolidation
+        progress of ``user`` (every user's when None) that sort after ``after`` (user,
+        stage, item id), in that order: an export reads the progress a page at a time."""
+        where, args = "(user, stage, item_id) > (?, ?, ?)", list(after)
+        if user is not None:
+            where, args = f"{where} AND user = ?", [*args, user]
+        rows = self._db.execute(
+            f"SELECT user, stage, item_id, status, at FROM consolidated WHERE {where} ORDER BY user, stage, item_id LIMIT ?",
+            [*args, limit],
+        )
+        return rows.fetchall()
+
+    def restore_progress(self, rows: Sequence[tuple[str, str, str, str, float]]) -> None:
+        """Record consolidation progress rows (user, stage, item id, status, at) as they
+        were exported (``progress_page``); a row already recorded is replaced."""
+        with atomic(self._db):
+            self._db.executemany("INSERT OR REPLACE INTO consolidated (user, stage, item_id, status, at) VALUES (?, ?, ?, ?, ?)", rows)
 
     def consolidated(self, user: str, stage: str) -> dict[str, str]:
         """Item id → status (``done`` or ``skipped``) of ``user``'s items through ``stage``."""

@@ -775,6 +775,33 @@ class MemoryStore:
         out.sort(key=lambda m: (m.created_at, m.source, m.id))
         return out
 
+    def pages(self, user: str | None = None, vectors: bool = False, size: int = _GET_PAGE) -> Iterator[list[tuple[Memory, bytes | None]]]:
+        """Every memory of ``user`` (all users when None), ``size`` at a time, each with its
+        stored vector as float32 bytes when ``vectors`` (else None): from the recall
+        index's copy in the order the memories were first written, when it can be trusted,
+        else from Chroma in Chroma's order. What an export reads: memory is that of one page
+        whatever the size of the store. The store is held until the iteration ends (or the
+        iterator is closed), so the pages are of one state of it."""
+        with self.transaction():
+            if self._mirrored(user) if user is not None else self._all_mirrored():
+                after = 0
+                while rows := self.sidecar.index.records_page(user, after, size, vectors):
+                    yield [(Memory.from_record(i, t, r), v) for _, i, t, r, v in rows]
+                    after = rows[-1][0]
+                return
+            include = ["documents", "metadatas", *(["embeddings"] if vectors else [])]
+            offset = 0
+            while True:
+                page = self._col.get(where=_where(user=user), include=include, limit=size, offset=offset)
+                found = page["embeddings"] if vectors else [None] * len(page["ids"])
+                yield [
+                    (Memory.from_chroma(i, d, m), None if v is None else np.asarray(v, dtype=np.float32).tobytes())
+                    for i, d, m, v in zip(page["ids"], page["documents"], page["metadatas"], found)
+                ]
+                if len(page["ids"]) < size:
+                    return
+                offset += size
+
     def active_with_vectors(self, user: str, kind: str) -> tuple[list[Memory], np.ndarray]:
         """Every active memory of ``user`` of ``kind`` (not archived, not an ended fact) and
         their stored vectors scaled to unit length (n x d, float32; 0 x 0 when there are

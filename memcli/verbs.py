@@ -30,6 +30,7 @@ VERBS: dict[str, Verb] = {
     "remember": Verb("remember", "Remembered"),
     "ask": Verb("ask", "Answer"),
     "import": Verb("import_file", "ImportResult"),
+    "export": Verb("export", "ExportResult"),
     "list": Verb("list_memories", "Memory", "many"),
     "show": Verb("show", "Memory"),
     "delete": Verb("delete", "Memory"),

@@ -373,6 +373,46 @@ class ImportResult(View):
         }
 
 
+class ExportResult(View):
+    """The view of ``schema.ExportResult``: ``memcli export``: what was written, to a file or to
+    standard output (the lines themselves are the export: ``memcli import --format memcli``
+    reads them back)."""
+
+    __slots__ = ("path", "format_version", "embedder", "lines", "memories", "history_events", "progress_marks", "vectors", "size_bytes", "duration_seconds",)
+
+    def __init__(self, path: Optional[str], format_version: int, embedder: str, lines: int, memories: int, history_events: int, progress_marks: int, vectors: bool, size_bytes: int, duration_seconds: float) -> None:
+        self.path = path
+        self.format_version = format_version
+        self.embedder = embedder
+        self.lines = lines
+        self.memories = memories
+        self.history_events = history_events
+        self.progress_marks = progress_marks
+        self.vectors = vectors
+        self.size_bytes = size_bytes
+        self.duration_seconds = duration_seconds
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> ExportResult:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "path": self.path,
+            "format_version": self.format_version,
+            "embedder": self.embedder,
+            "lines": self.lines,
+            "memories": self.memories,
+            "history_events": self.history_events,
+            "progress_marks": self.progress_marks,
+            "vectors": self.vectors,
+            "size_bytes": self.size_bytes,
+            "duration_seconds": self.duration_seconds,
+        }
+
+
 class ForgetResult(View):
     """The view of ``schema.ForgetResult``: ``memcli forget``."""
 

@@ -160,7 +160,7 @@ def recall(
 @app.command("import")
 def import_(
     file: Annotated[Optional[Path], typer.Argument(help="The file to import (none with --demo).", show_default=False)] = None,
-    format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl or text (default: detected).")] = None,
+    format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl, text or memcli (memcli export's; default: detected).")] = None,
     conversation: Annotated[Optional[str], typer.Option("--conversation", help="LoCoMo: import only this sample_id.")] = None,
     retention_from: Annotated[
         str,
@@ -180,7 +180,7 @@ def import_(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Import memories from a file: LoCoMo, MemoryBank, JSONL {role, content, timestamp}, or text/Markdown notes.
+    """Import memories from a file: LoCoMo, MemoryBank, JSONL {role, content, timestamp}, text/Markdown notes, or a memcli export.
 
     With --demo and no file, the demo conversation that ships with memcli: try memcli with it, e.g. memcli ask --user demo "When did I start the pottery class?".
 
@@ -188,8 +188,10 @@ def import_(
     LoCoMo conversations go to the user named by their sample_id. Imported memories
     keep their conversation's dates, but start fading from the import, so a forget pass
     right after importing old logs does not archive them (--retention-from conversation
-    for simulations). A paragraph or message longer than 1000 characters (250 CJK
-    characters) is stored as several memories, one a chunk, with the same source.
+    for simulations); a memcli export comes back as it was exported (state, history,
+    stored vectors when the embedder matches). A paragraph or message longer than 1000
+    characters (250 CJK characters) is stored as several memories, one a chunk, with the
+    same source.
     The file is stored in batches (up to 512 records, about 20 s each): Ctrl-C keeps what
     is stored, says how much ("interrupted: N of M stored"; --json prints the result with
     "interrupted": true) and exits 130; the same import run again stores the rest.
