@@ -78,6 +78,10 @@ class FakeChatModel:
         return self.responder(task, content)
 
 
+LOGIN = "tester"
+"""The login name of every test, hence its default user."""
+
+
 @pytest.fixture(autouse=True)
 def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own empty MEMCLI_HOME and no MEMCLI_* settings from outside.
@@ -92,6 +96,7 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMCLI_HOME", str(home))
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "5")
     monkeypatch.setenv("MEMCLI_SERVICE", "off")
+    monkeypatch.setenv("LOGNAME", LOGIN)  # the default user (getpass.getuser() reads LOGNAME first)
     return home
 
 

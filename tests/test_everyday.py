@@ -317,7 +317,7 @@ def test_completion_offers_ids_users_and_kinds(runner: CliRunner, fake_embedder:
     assert set(ids) == {note, other} and ids[note] == "note: Buy oat milk"
     assert [v for v, _ in read_candidates(paths, "id", note[:4])] == [note]  # (the ids derive from the texts: no collision)
     assert [v for v, _ in read_candidates(paths, "id", user="bob")] == [other]
-    assert read_candidates(paths, "user") == [("bob", "1 memories"), ("default", "1 memories")]
+    assert read_candidates(paths, "user") == [("bob", "1 memories"), ("tester", "1 memories")]
     assert [v for v, _ in read_candidates(paths, "user", "b")] == ["bob"]
     assert [v for v, _ in read_candidates(paths, "kind")] == list(KIND_VALUES)
     assert [v for v, _ in read_candidates(paths, "kind", "portrait")] == ["portrait_daily", "portrait_global"]

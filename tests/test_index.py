@@ -641,10 +641,10 @@ def test_jsonl_turns_with_the_same_timestamp_keep_the_files_order(runner: CliRun
     )
     ok(runner.invoke(app, ["import", str(path)]))
     memcli = make_memcli()
-    recall_ids(memcli, "puppy", "default")
+    recall_ids(memcli, "puppy", "tester")
     ordered = [r[0] for r in sql(memcli, "SELECT text FROM recall_index WHERE user = 'default' ORDER BY created_at, memory_id")]
     assert ordered == [text for _, text in LINES]
-    by_text = {r["own"]: r for r in rows(memcli, "default").values()}
+    by_text = {r["own"]: r for r in rows(memcli, "tester").values()}
     assert by_text["Ana: I adopted a puppy named Rex."]["ctx"] == "Bob: What breed is your puppy?"
 
 

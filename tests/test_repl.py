@@ -171,7 +171,7 @@ def _check_cancelled_turns(home: Path, service: bool = False) -> None:
     assert len(partial) == 1 and partial[0]["speaker"] == "assistant"
     assert partial[0]["text"].startswith("word0 word1") and "word19" not in partial[0]["text"]
     assert len({t["session"] for t in stored}) == 1
-    assert [t["speaker"] for t in stored] == ["default", "assistant", "default", "assistant"]
+    assert [t["speaker"] for t in stored] == ["tester", "assistant", "tester", "assistant"]
 
 
 def test_ctrl_c_during_a_reply_stops_it_and_keeps_the_session_in_process(memcli_home: Path) -> None:

@@ -106,11 +106,35 @@ def config_set(
     """
     from memcli.configfile import set_value, setting
 
+    before = _user_counts() if key == "user" else {}
+    old_user = setting(_paths(), "user") if key == "user" else None
     written = set_value(_paths(), key, value)
     if json_out:
         _print_json(_setting_out(setting(_paths(), key)))
     _status(f"{key} = {_setting_text(written)} in {_paths().config_file}", quiet or json_out)
+    if old_user is not None:
+        _warn_user_without_memories(str(written), old_user.value, old_user.source == "default", before, quiet)
     _after_change([key], quiet)
+
+
+def _user_counts() -> dict[str, int]:
+    """Memories per user in the store (archived included), from the recall index as shell
+    completion reads it (no model is loaded, no memory read)."""
+    found = root._call("complete", {"what": "user", "prefix": ""}, quiet=True)
+    return {c.value: int(c.help.split()[0]) for c in found}  # help: "N memories"
+
+
+def _warn_user_without_memories(new: str, old: str, old_by_default: bool, counts: dict[str, int], quiet: bool) -> None:
+    """Warn when ``new`` has no memories and the user commands used before has: every
+    memory would seem gone from list and recall. The user before is ``old``, or "default"
+    when that was the store's only user and ``old`` only the login-name default."""
+    from memcli.config import LEGACY_USER
+
+    if old_by_default and list(counts) == [LEGACY_USER]:
+        old = LEGACY_USER
+    if new != old and not counts.get(new) and counts.get(old):
+        _status(f"warning: user {new!r} has no memories; {old!r} has {counts[old]} (they are kept: --user {old} reads them, "
+                f"'memcli config set user {old}' goes back)", quiet)
 
 
 @config_app.command("unset")
