@@ -591,8 +591,10 @@ def without_repeated_lines(hits: list[Recalled], k: int) -> list[Recalled]:
 def _repeats(line: str, turns: Sequence[Memory]) -> bool:
     """Whether summary ``line`` ("Speaker: sentence") is a sentence of one of ``turns``."""
     speaker, sentence = parse_line(line)
-    # by sentence alone: consolidation names the user in a summary ("Sam: …") as the turn may not ("sam: …")
-    return bool(speaker and sentence) and any(sentence in t.text for t in turns)
+    # a summary names the user ("Sam: …", "the user: …") where their turn has their id or "user"
+    return bool(speaker and sentence) and any(
+        sentence in t.text and (t.speaker == speaker or (speaker != ASSISTANT and is_user_speaker(t.speaker, t.user))) for t in turns
+    )
 
 
 def _best(total: np.ndarray, mask: np.ndarray, index: UserIndex, n: int) -> list[int]:

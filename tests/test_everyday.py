@@ -89,7 +89,7 @@ def test_config_unset_returns_a_setting_to_its_default(runner: CliRunner) -> Non
     ok(runner.invoke(app, ["config", "set", "user", "alice"]))
     ok(runner.invoke(app, ["config", "set", "recall_k", "3"]))
     result = json.loads(ok(runner.invoke(app, ["config", "unset", "user", "--json"])).stdout)
-    assert (result["value"], result["source"]) == ("default", "default")
+    assert (result["value"], result["source"]) == ("tester", "default")
     assert config_file().read_text() == "recall_k = 3\n"
     ok(runner.invoke(app, ["config", "unset", "user"]))  # not set: nothing to do, not an error
     assert_error(runner.invoke(app, ["config", "unset", "no_such_key"]), ExitCode.USAGE)
