@@ -269,7 +269,7 @@ def test_continue_without_an_earlier_session_starts_a_new_one(runner: CliRunner,
     runner.invoke(app, ["remember", "not a chat turn"])
     result = runner.invoke(app, ["chat", "--continue", "--system", "Be brief"], input="hello\n")
     assert result.exit_code == 0, result.output
-    assert "no earlier chat session of default; starting a new one" in result.stderr
+    assert "no earlier chat session of tester; starting a new one" in result.stderr
     assert fake_model.prompts[-1][0].content.endswith("Be brief")
     assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [("user", "hello")]
 
