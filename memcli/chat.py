@@ -7,7 +7,9 @@ session's older turns, the last ``history_turns`` turns verbatim (Landwehr et al
 2023: last k messages + a summary of older ones), and the session's own instruction
 (``memcli chat --system``) last. Every user and assistant turn is stored as a memory, the
 user's before the reply is generated, so a cancelled reply loses nothing the user typed.
-A session can be resumed (``memcli chat --continue``) from the turns it stored.
+A session can be resumed (``memcli chat --continue``) from the turns it stored. A reply
+of a base model is tagged ``base-model`` (``memory.BASE_MODEL``): consolidation makes
+nothing of it and recall ranks it below what the user said.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from memcli.assistant import Context
 from memcli.dates import day_of
 from memcli.engine import Engine
 from memcli.errors import Interrupted, StoreLockedError
-from memcli.llm import Message
-from memcli.memory import Kind, Memory, new_id
+from memcli.llm import Message, is_base_model
+from memcli.memory import BASE_MODEL, Kind, Memory, new_id
 from memcli.retrieval import Recalled
 from memcli.schema import iso_time
 
@@ -92,6 +94,7 @@ class ChatSession:
             "last_turn_at": iso_time(self._last_turn_at, "microseconds"),
             "system": self.system,
             "resumed": self.resumed,
+            "base_model": is_base_model(self.memcli.chat_model),
         }
 
     @classmethod
@@ -159,7 +162,8 @@ class ChatSession:
         self.history.append(Message("user", text))
         self.history_ids.append(user_turn.id)
         if reply:
-            turn = self._store_turn("assistant", reply, ["interrupted"] if interrupted else None)
+            tags = (["interrupted"] if interrupted else []) + ([BASE_MODEL] if is_base_model(self.memcli.chat_model) else [])
+            turn = self._store_turn("assistant", reply, tags)
             self.history.append(Message("assistant", reply))
             self.history_ids.append(turn.id)
         self._fold_history()

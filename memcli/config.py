@@ -40,6 +40,25 @@ asks ``Settings.settings_customise_sources`` for the sources, a class method tha
 no arguments of the call."""
 
 
+LEGACY_USER = "default"
+"""The user every memcli before the login-name default wrote to: a store whose only user it
+is goes on with it (``memcli.engine.Engine.user``)."""
+
+
+def login_name() -> str:
+    """The default user: the login name (``getpass.getuser()``), lower-cased, each run of
+    characters other than letters, digits, ``.``, ``_`` and ``-`` made one ``-``;
+    ``LEGACY_USER`` when there is no login name."""
+    import getpass
+    import re
+
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # no LOGNAME/USER and no passwd entry (a container)
+        name = ""
+    return re.sub(r"[^\w.-]+", "-", name.lower(), flags=re.ASCII).strip("-.") or LEGACY_USER
+
+
 class Settings(BaseSettings):
     """memcli's settings. Each key can be set in config.toml or as ``MEMCLI_<KEY>``.
 
@@ -48,7 +67,8 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid", validate_assignment=True)
 
-    user: str = Field("default", min_length=1, description="user whose memories commands read and write")
+    user: str = Field(default_factory=login_name, min_length=1, description="user whose memories commands read and write (a store whose only user is 'default' goes on with it)")
+    name: str = Field("", description="your name, as summaries, facts and the portrait call you; empty: the name you gave in chat ('my name is ...'), else 'the user'")
     model: str = Field("", description="path of a GGUF chat model; empty: the embedded default")
     embedder: str = Field("", description="path of a sentence-transformers model dir; empty: the packaged default")
     chat_format: str = Field("", description="llama.cpp chat format; empty: from the GGUF metadata, or plain completion")

@@ -41,17 +41,18 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from memcli import extractive, prompts
+from memcli.config import LEGACY_USER, login_name
 from memcli.dates import day_of, spoken_date
 from memcli.embedding import embedder_identity
 from memcli.errors import InvalidOutputError
 from memcli.grounding import Grounding, SourceTurn, fact_problem, statement_problem
-from memcli.llm import ChatModel, structured_output
+from memcli.llm import ChatModel, is_base_model, structured_output
 from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
 from memcli.model_output import (
     DECISIONS_PER_CALL,
@@ -265,6 +266,12 @@ def _transcript(turns: Sequence[Memory]) -> list[str]:
     return [clean(t.index_text()) for t in turns]
 
 
+def _material(turns: Sequence[Memory]) -> list[str]:
+    """The transcript a summary, a portrait or a running memory is written from: without the
+    replies of a base model (``extractive.by_base_model``), which invent."""
+    return _transcript([t for t in turns if not extractive.by_base_model(t)])
+
+
 def _speakers(turns: Sequence[Memory]) -> list[str]:
     """The people who speak in ``turns`` (not the assistant), in the order they first do."""
     return list(dict.fromkeys(t.speaker for t in turns if t.speaker and t.speaker != ASSISTANT))
@@ -313,6 +320,8 @@ class Consolidator:
         self._done = 0
         self._total = 0
         self._vectors: dict[str, np.ndarray] = {}
+        self._own: set[str] = set()
+        """Ids of the turns the user said (speaker: their id, or "user" of a chat log)."""
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         """The embedder's unit vectors of ``texts`` (float32 arrays), each text embedded once
@@ -332,7 +341,37 @@ class Consolidator:
             turns = self.store.memories(user=user, kind=Kind.TURN.value, archived=False)
             dailies = self._dailies(user)
             progress = {stage: self.store.sidecar.consolidated(user, stage) for stage in STAGES}
-        return make_plan(user, turns, progress, dailies, since, until, retry)
+        return make_plan(user, self.named(user, turns), progress, dailies, since, until, retry)
+
+    def named(self, user: str, turns: Sequence[Memory]) -> list[Memory]:
+        """``turns`` (copies) with the user's own speaker, their id or the role "user" of a
+        chat log, renamed to what summaries, facts and portraits call them (``name_of``):
+        "Sam's sister Ana", not "Default's sister Ana". With no name known, an id that is
+        no name ("default", the login name) and "user" become ``extractive.UNNAMED``;
+        another id (a MemoryBank user's, "Emily") stays."""
+        own = [t for t in turns if t.speaker in (user, "user")]
+        self._own.update(t.id for t in own)
+        name = self.name_of(user, own)
+        if not name:
+            name = extractive.UNNAMED
+            own = [t for t in own if t.speaker == "user" or user in (LEGACY_USER, login_name())]
+        renamed = {t.id for t in own if t.speaker != name}
+        return [replace(t, speaker=name) if t.id in renamed else t for t in turns]
+
+    def name_of(self, user: str, own: Sequence[Memory]) -> str:
+        """The name of ``user``: the ``name`` setting (for the configured user, or a store's
+        "default"), else the last name they gave in ``own`` (their turns: "my name is Sam",
+        ``extractive.stated_name``), else one a stored fact records (``extractive.named_in``);
+        "" when none."""
+        if self.settings.name and user in (self.settings.user, LEGACY_USER):
+            return self.settings.name
+        for turn in sorted(own, key=lambda t: -t.created_at):
+            names = [n for n in map(extractive.stated_name, extractive.split_sentences(turn.text)) if n]
+            if names:
+                return names[-1]
+        with self.store.transaction():
+            facts = self.store.memories(user=user, kind=Kind.FACT.value, archived=False, ended=False)
+        return next((n for f in sorted(facts, key=lambda f: -f.created_at) if (n := extractive.named_in(f.text))), "")
 
     def _dailies(self, user: str) -> list[Memory]:
         return [m for kind in DAILY_KINDS for m in self.store.memories(user=user, kind=kind.value, archived=False)]
@@ -368,7 +407,7 @@ class Consolidator:
         if self._path is None:
             setting = self.settings.consolidation
             if setting == "auto":
-                setting = "llm" if getattr(self.memcli.chat_model, "uses_chat_template", True) else "extractive"
+                setting = "extractive" if is_base_model(self.memcli.chat_model) else "llm"
             self._path = self.report.path = setting
         return self._path == "extractive"
 
@@ -525,8 +564,11 @@ class Consolidator:
         with the chat model or by extraction (``extractive``); when the model fails on
         either, the extractive ones are written instead. A day with nothing of substance
         writes nothing (and is done)."""
-        lines = _transcript(turns)
+        lines = _material(turns)
         ids = [t.id for t in turns]
+        if not lines:
+            self._mark(user, "day", ids)
+            return
         if self.extractive:
             summary, portrait = self.extract_day(turns)
             self._wrote("extractive")
@@ -633,7 +675,7 @@ class Consolidator:
         if self.extractive:
             self._wrote("extractive")
             sentences = self.fold_extractively(found[0] if found else None, turns)
-        for chunk in [] if self.extractive else _chunks(_transcript(turns), self.budget // 2):
+        for chunk in [] if self.extractive else _chunks(_material(turns), self.budget // 2):
             grounding = Grounding("\n".join([*sentences, *chunk, date_words(turns[0].created_at)]))
             content = "Previous memory:\n" + ("\n".join(f"- {s}" for s in sentences) or "(empty)")
             content += f"\n\nNew conversation of {spoken_date(turns[0].created_at)}:\n" + "\n".join(chunk)
@@ -745,12 +787,14 @@ class Consolidator:
 
     def extract_facts_of(self, window: Sequence[list[Memory]]) -> list[tuple[str, list[Memory]]]:
         """The extractive facts of each pair of ``window`` (``extractive.facts_of`` its
-        people's turns), with their pair; a statement longer than a fact may be
-        (FACT_CHARS) is a story, not a fact: rejected."""
+        people's turns, and the name the user gives themselves: ``extractive.name_fact``),
+        with their pair; a statement longer than a fact may be (FACT_CHARS) is a story, not
+        a fact: rejected."""
         out: list[tuple[str, list[Memory]]] = []
         for pair in window:
             people = {t.speaker for t in pair if t.speaker != ASSISTANT}
-            facts = [text for text, _ in extractive.facts_of(pair, people)]
+            names = [n for t in pair if t.id in self._own for s in extractive.split_sentences(t.text) if (n := extractive.stated_name(s))]
+            facts = [extractive.name_fact(n) for n in names] + [text for text, _ in extractive.facts_of(pair, people)]
             kept = [f for f in facts if len(f) <= FACT_CHARS]
             self.report.facts_rejected += len(facts) - len(kept)
             out.extend((f, pair) for f in kept)

@@ -23,7 +23,7 @@ import numpy as np
 from memcli import schema
 from memcli.assistant import Answer, Assistant, Context
 from memcli.changes import Changes, ForgetReport
-from memcli.config import Paths, Settings
+from memcli.config import LEGACY_USER, Paths, Settings
 from memcli.dates import day_of, parse_day, parse_since
 from memcli.embedding import Embedder, Progress, embedder_identity, same_embedder
 from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
@@ -130,6 +130,7 @@ class Engine:
         self._chat_model = chat_model
         self._recaller = recaller
         self._signals = signals
+        self._legacy_user: bool | None = None
         self.journal = Journal(paths.pending_dir)
         """What the user said, on disk until it is stored (``memcli.journal``)."""
 
@@ -155,8 +156,20 @@ class Engine:
         return self._recaller
 
     def user(self, user: str | None) -> str:
-        """``user`` or the configured default user."""
-        return user or self.settings.user
+        """``user``, else the ``user`` setting, whose default is the login name; but when it
+        is not set and the store's only user is "default" (an older memcli's default), that
+        one, with a notice."""
+        if user:
+            return user
+        if "user" not in self.settings.model_fields_set and self.settings.user != LEGACY_USER:
+            if self._legacy_user is None:
+                self._legacy_user = self.store.users() == [LEGACY_USER]
+                if self._legacy_user:
+                    self.store.notice(f"using user {LEGACY_USER!r}, the only user of this store "
+                                      f"('memcli config set user {LEGACY_USER}' keeps it and ends this notice)")
+            if self._legacy_user:
+                return LEGACY_USER
+        return self.settings.user
 
     # writing ----------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from memcli.memory import ASSISTANT
+from memcli.memory import ASSISTANT, BASE_MODEL
 
 Embed = Callable[[list[str]], list[list[float]]]
 """Texts -> unit vectors (``Embedder.embed``)."""
@@ -111,12 +111,20 @@ def size(text: str) -> float:
     return len(_WORD.findall(_CJK.sub(" ", text))) + cjk / 2
 
 
+def by_base_model(turn: Any) -> bool:
+    """Whether ``turn`` (a memory) is a reply a base model wrote (tagged ``base-model``):
+    kept as context, never the source of a fact, a portrait or a summary line."""
+    return BASE_MODEL in getattr(turn, "tags", ())
+
+
 def sentences_of(turns: Sequence[Any], min_words: int = MIN_WORDS) -> list[Sentence]:
     """The sentences of ``turns`` (memories: ``text``, ``speaker``, ``id``, ``created_at``),
-    in the order said, without questions (they ask, they do not tell what happened) and
-    those shorter than ``min_words``."""
+    in the order said, without questions (they ask, they do not tell what happened), those
+    shorter than ``min_words``, and none of a base model's reply (``by_base_model``)."""
     out: list[Sentence] = []
     for turn in turns:
+        if by_base_model(turn):
+            continue
         for i, text in enumerate(split_sentences(turn.text)):
             if size(text) >= min_words and not text.rstrip().endswith(("?", "？")):
                 out.append(Sentence(text, turn.speaker, turn.id, turn.created_at, i))
@@ -262,6 +270,11 @@ def _third_person_verb(word: str) -> str:
     return word + "s"
 
 
+UNNAMED = "the user"
+"""What facts and portraits call the user whose name memcli does not know ("The user's
+sister Ana …"); in Chinese, ``UNNAMED_ZH``."""
+UNNAMED_ZH = "用户"
+
 _I_VERB = re.compile(rf"\bI(?:'(m|ve|ll|d)\b|\s+((?:{_ADVERBS}\s+)*)([A-Za-z']+))", re.I)
 
 
@@ -273,6 +286,7 @@ def third_person(sentence: str, name: str) -> str | None:
     if _PLURAL.search(sentence) or _SECOND_PERSON.search(sentence):
         return None
     if _CJK.search(sentence):
+        name = UNNAMED_ZH if name == UNNAMED else name
         return re.sub("我的", f"{name}的", sentence).replace("我", name)
 
     def subject(match: re.Match[str]) -> str:
@@ -289,14 +303,61 @@ def third_person(sentence: str, name: str) -> str | None:
     return out[0].upper() + out[1:]
 
 
+_REQUEST = re.compile(
+    r"^\W*(?:(?:ok|okay|so|and|now|hey|hi|hello)\W+)*(?:please|kindly|let's|let me|let us|tell|give|write|show|help|remind|recommend|"
+    r"suggest|explain|describe|list|find|teach|summari[sz]e|translate|compose|draft|imagine|pretend|say|sing|repeat|book|send|"
+    r"look up|search|check|make me|make a|create|name (?:a|some|three|two|five)|(?:can|could|would|will|won't) you|do you|did you)\b"
+    r"|^\W*(?:你|您)?(?:请|帮我|帮忙|告诉我|给我|麻烦|能不能|能否|可不可以|可以帮|讲个|讲一个|说说|推荐)",
+    re.I,
+)
+"""A request to the assistant ("Tell me a long story about it.", "Please remind me to call
+Ana", "请帮我…", "告诉我…"): an imperative or a polite question, not something its speaker
+tells of themselves."""
+_QUESTION = re.compile(
+    r"^\W*(?:what|when|where|who|whom|whose|why|how|which)(?:'s|\s+(?:do|does|did|am|is|are|was|were|can|could|would|will|"
+    r"should|shall|have|has|had|may|might)\b)"
+    r"|^\W*(?:do|does|did|am|is|are|was|were|can|could|would|will|shall|should|have|has|may|might|must)\s+(?:i|you|we|he|she|it|"
+    r"they|my|your|there|this|that|the)\b"
+    r"|[吗呢么][\s。.!！~～]*$|[?？]\s*$",
+    re.I,
+)
+"""A question, with or without its question mark ("When am I flying to Tokyo", "Do you
+remember my sister's birthday", "我的狗叫什么名字呢", "你记得吗")."""
+
+
+def is_request_or_question(sentence: str) -> bool:
+    """Whether ``sentence`` asks (a question) or requests (an imperative, "please", "can
+    you", 请, 帮我, 告诉我): never a fact, whatever person it is in."""
+    return bool(_REQUEST.search(sentence) or _QUESTION.search(sentence.strip()))
+
+
+_NAME_STATEMENT = re.compile(
+    r"\b(?i:my name is|my name's|call me|i am called|i'm called)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
+    r"|我(?:的名字)?(?:叫|是)\s*([\u4e00-\u9fff]{2,4}?)(?=[，,。.!！\s]|$)",
+)
+
+
+def stated_name(sentence: str) -> str | None:
+    """The name ``sentence`` gives its speaker ("Hi, my name is Sam." -> "Sam", "call me
+    Ana", "我叫张伟。" -> "张伟"), or None. "我是…" counts only as a whole clause of two to
+    four characters."""
+    match = _NAME_STATEMENT.search(sentence)
+    if match is None:
+        return None
+    if match.group(1):
+        return match.group(1)
+    return match.group(2) if "叫" in match.group(0) or "名字" in match.group(0) else None
+
+
 def is_statement_about_oneself(sentence: str) -> bool:
     """Whether ``sentence`` is a declarative statement its speaker makes about themselves:
     in the first person, not about the one addressed ("I'm so happy for you"), not a
-    question, not small talk, of five words or more, and one that stands on its own (not
-    leaning on what was said before: ``_LEANS_ON_CONTEXT``)."""
+    question or a request (``is_request_or_question``), not small talk, of five words or
+    more, and one that stands on its own (not leaning on what was said before:
+    ``_LEANS_ON_CONTEXT``)."""
     return (
         size(sentence) >= MIN_WORDS
-        and not sentence.rstrip().endswith(("?", "？"))
+        and not is_request_or_question(sentence)
         and not _SMALL_TALK.search(sentence)
         and not _LEANS_ON_CONTEXT.search(sentence)
         and bool(_FIRST_PERSON.search(sentence))
@@ -304,11 +365,27 @@ def is_statement_about_oneself(sentence: str) -> bool:
     )
 
 
+def name_fact(name: str) -> str:
+    """The fact that the user is called ``name`` ("The user's name is Sam."), which
+    ``named_in`` reads back."""
+    return f"The user's name is {name}."
+
+
+_NAME_FACT = re.compile(r"^The user's name is (.+)\.$")
+
+
+def named_in(fact: str) -> str | None:
+    """The name a ``name_fact`` gives, or None for another fact."""
+    match = _NAME_FACT.match(fact)
+    return match.group(1) if match else None
+
+
 def facts_of(turns: Sequence[Any], speakers: set[str]) -> list[tuple[str, Sentence]]:
     """The facts ``turns`` state (Mem0's facts, by extraction): each sentence one of
     ``speakers`` says of themselves (``is_statement_about_oneself``), in the third person
     where a rule can put it there (``third_person``), else as ``speaker: sentence``; with
-    the sentence it came from, in the order said."""
+    the sentence it came from, in the order said. A base model's reply states nothing
+    (``sentences_of``)."""
     out: list[tuple[str, Sentence]] = []
     for sentence in sentences_of([t for t in turns if t.speaker in speakers]):
         if is_statement_about_oneself(sentence.text):

@@ -305,7 +305,8 @@ def jsonl_turns(path: Path, lines: Iterable[tuple[int, str]], user: str) -> Iter
     """A JSON-lines chat log, one ``{role, content, timestamp}`` object a line: its turns.
 
     ``lines``: (line number, line), as ``read_lines`` gives them. ``timestamp`` is ISO
-    8601 or unix seconds; an optional ``session`` is kept. Blank lines are skipped. A
+    8601 or unix seconds; an optional ``session`` is kept. The speaker of a ``user`` turn is
+    ``user`` (the memcli user, as ``memcli chat`` names them), of any other its role. Blank lines are skipped. A
     message longer than ``MAX_CHARS`` becomes one turn a chunk.
     """
     ties: dict[float, int] = {}
@@ -341,7 +342,7 @@ def jsonl_turns(path: Path, lines: Iterable[tuple[int, str]], user: str) -> Iter
                 created_at=stamp + ties[stamp] / 1000,
                 day=day_of(moment),
                 session=str(session) if session is not None else "",
-                speaker=role,
+                speaker=user if role == "user" else role,  # the user's own turns, named as chat names them
                 source=f"{path.name}:{number}",
             )
     if blank:

@@ -8,11 +8,13 @@ set) memcli chats through it; otherwise it renders a plain completion prompt.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -104,6 +106,14 @@ def _first_line(exc: Exception) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"not JSON ({exc.msg})"
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def is_base_model(model: ChatModel) -> bool:
+    """Whether ``model`` is a base model, one without a chat template (the embedded Gemma 3
+    270M): it continues a transcript rather than answering, and what it writes is no source
+    of memories. A model without the attribute (a server, a test's stand-in) is taken for a
+    chat model."""
+    return not getattr(model, "uses_chat_template", True)
 
 
 def complete(model: ChatModel, messages: Sequence[Message], max_tokens: int, temperature: float) -> str:
@@ -204,9 +214,50 @@ def render_task_prompt(messages: Sequence[Message]) -> str:
     return "\n".join(lines) + "\n"
 
 
-COMPLETION_STOPS = ["\nUser:", "\nuser:", "\nAssistant:", "\n\n", "\n["]
+COMPLETION_STOPS = ["\nUser:", "\nuser:", "\nAssistant:", "\nassistant:", "\n\n", "\n \n", "\n[", "\nMemories:"]
 """A base model continues a transcript: stop at the next speaker, a blank line, or when it
-starts echoing the memory list of the prompt (lines beginning ``[id]``)."""
+starts echoing the memory list of the prompt (lines beginning ``[id]``). ``cut_at_turn_end``
+catches what a fixed list cannot: a speaker line in any name ("default:", "Sam:")."""
+_SPEAKER_LINE = re.compile(r"[ \t\[(*\"]*[\w .'-]{1,40}[\])*\"]*:(?:\s|$)")
+"""A line that opens with a speaker label: "Sam: …", "default: …", "[User]: …"."""
+_MAYBE_SPEAKER = re.compile(r"[ \t\[(*\"]*[\w .'-]{0,40}[\])*\"]*:?")
+"""The start of a line that may still become a speaker line once more text arrives."""
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+
+
+def cut_at_turn_end(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` of a base model's reply up to where its turn ends: before the first blank
+    line, or before a later line that opens with a speaker label (the model writing the
+    next turn of the transcript, "\\nSam: When am I flying to Tokyo?"). A line is held back
+    only while it may still turn out to be a speaker line (a short run of words with no
+    colon yet); once the turn ends, no more pieces are read (closing the model's stream
+    stops generation). The first line is never cut: it is the reply itself."""
+    text, sent = "", 0
+    for piece in pieces:
+        text += piece
+        end = len(text)
+        blank = _BLANK_LINES.search(text, max(0, sent - 1))
+        if blank:
+            end = blank.start()
+        newline = text.find("\n", sent - 1 if sent else 0)
+        held = end
+        while 0 <= newline < end:
+            line = text[newline + 1 : end]
+            if _SPEAKER_LINE.match(line):
+                end = held = newline
+                blank = blank or True  # the turn ended
+                break
+            if "\n" not in line and _MAYBE_SPEAKER.fullmatch(line):
+                held = newline  # wait: this line may still become "Name: …"
+                break
+            newline = text.find("\n", newline + 1)
+        if held > sent:
+            yield text[sent:held]
+            sent = held
+        if blank:
+            return
+    if len(text) > sent:
+        yield text[sent:]
 TASK_STOPS = ["\n### "]
 """A base model that has filled its output section starts the next one: stop there."""
 REPEAT_PENALTY = 1.3
@@ -299,17 +350,16 @@ class LlamaCppModel:
                     yield piece
             return
         prompt = render_completion_prompt(messages)
-        for chunk in self._llama.create_completion(
+        chunks = self._llama.create_completion(
             prompt,
             max_tokens=max_tokens,
             temperature=temperature,
             stop=COMPLETION_STOPS,
             repeat_penalty=REPEAT_PENALTY,
             stream=True,
-        ):
-            piece = chunk["choices"][0]["text"]
-            if piece:
-                yield piece
+        )
+        with contextlib.closing(chunks):  # a turn cut short stops generation here, not at max_tokens
+            yield from (piece for piece in cut_at_turn_end(chunk["choices"][0]["text"] for chunk in chunks) if piece)
 
     def structured(
         self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0

@@ -33,6 +33,11 @@ ASSISTANT = "assistant"
 """The speaker of the assistant's turns (memcli's chat, MemoryBank's AI companion, the
 assistant of JSON-lines chat logs)."""
 
+BASE_MODEL = "base-model"
+"""The tag of a chat reply written by a base model (no chat template, such as the embedded
+Gemma 3 270M): kept as the assistant's turn, never a source of facts, portraits or summary
+lines, and recalled below what the user said (``memcli.retrieval``)."""
+
 
 def stable_id(*parts: str) -> str:
     """A 16-hex-digit id derived from ``parts``: the same parts always give the same id.

@@ -130,6 +130,9 @@ class Repl:
             else:
                 self.status(f"memcli: no earlier chat session of {state.user}; starting a new one")
         self.status(f"memcli chat as {state.user} ({state.model}); /help for commands, Ctrl-D to leave")
+        if state.base_model:
+            self.status(f"memcli: {state.model} is a small base model: its replies ramble and invent (they are kept, marked, and make no "
+                        "memories); for real answers: memcli config set model PATH-TO-AN-INSTRUCT-MODEL.gguf (README: 'Using a better GGUF')")
         with contextlib.suppress(KeyboardInterrupt):  # one between two prompts (a second, quick Ctrl-C) leaves too
             state = self._loop(state)
         self._end_line()

@@ -20,7 +20,9 @@ the user's memories:
   ``memcli.dates``), or in the weeks after it (half); *when*: the query asks when, and
   the memory says "yesterday", "last week", a weekday...;
 - *prior*, independent of the query: longer turns, turns that are not questions, the
-  first turn of a session and turns sharing an image carry more than "Wow, cool!".
+  first turn of a session and turns sharing an image carry more than "Wow, cool!"; a reply
+  of a base model (tagged ``base-model``, it invents) ranks below what the user said,
+  unless the query names the assistant or asks what "you" said (speaker, person).
 
 The best candidates are then ranked by the weighted recall score (``Ranking``: relevance,
 importance, retention, use, recently used, feedback). Chat, ask, recall and eval all use
@@ -48,7 +50,7 @@ from memcli.extractive import parse_line
 from memcli.forgetting import UNIT_SECONDS, retention
 from memcli.index import UserIndex
 from memcli.lexical import CJK_CHARS, tokens
-from memcli.memory import ASSISTANT, Kind, Memory
+from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.store import MemoryStore
 
 CANDIDATES = 50
@@ -85,6 +87,7 @@ class Signals:
     question: float = -1.0
     first: float = 0.5
     caption: float = 0.5
+    base_model: float = -2.0
 
     LEVERS = ("lexical", "context", "window", "turn", "speaker", "person", "date", "when", "priors")
     """What ``without`` can turn off (``priors`` is the four priors together)."""
@@ -487,6 +490,10 @@ class Recaller:
             + w.first * index.first
             + w.caption * index.caption
         )
+        if w.base_model and ASSISTANT in speakers and ASSISTANT not in named | person:
+            with self.store.transaction():
+                marked = np.isin(index.rowids, self.store.sidecar.index.rowids_with_tags(user, [BASE_MODEL]))
+            out["prior"] = out["prior"] + w.base_model * marked
         return out, similarity
 
     def recall(
@@ -584,7 +591,10 @@ def without_repeated_lines(hits: list[Recalled], k: int) -> list[Recalled]:
 def _repeats(line: str, turns: Sequence[Memory]) -> bool:
     """Whether summary ``line`` ("Speaker: sentence") is a sentence of one of ``turns``."""
     speaker, sentence = parse_line(line)
-    return bool(speaker and sentence) and any(t.speaker == speaker and sentence in t.text for t in turns)
+    # a summary names the user ("Sam: …", "the user: …") where their turn has their id or "user"
+    return bool(speaker and sentence) and any(
+        sentence in t.text and (t.speaker == speaker or (speaker != ASSISTANT and is_user_speaker(t.speaker, t.user))) for t in turns
+    )
 
 
 def _best(total: np.ndarray, mask: np.ndarray, index: UserIndex, n: int) -> list[int]:

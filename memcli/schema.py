@@ -271,6 +271,7 @@ class ChatState(Out):
     last_turn_at: Optional[str] = Field(description="ISO 8601 time of the last stored turn, to the microsecond; null before the first")
     system: str = Field(default="", description="the session's own instruction (chat --system), added to every system prompt; empty for none")
     resumed: bool = Field(default=False, description="the session goes on from earlier turns in the store (chat --continue)")
+    base_model: bool = Field(default=False, description="the chat model is a base model without a chat template (the embedded default): its replies are tagged base-model and make no memories")
 
 
 class ChatReply(Out):

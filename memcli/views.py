@@ -673,9 +673,9 @@ class ChatState(View):
     """The view of ``schema.ChatState``: A chat session as the client keeps it between replies,
     so a service restart loses nothing of it."""
 
-    __slots__ = ("user", "session_id", "model", "history", "summary", "last_turn_at", "system", "resumed",)
+    __slots__ = ("user", "session_id", "model", "history", "summary", "last_turn_at", "system", "resumed", "base_model",)
 
-    def __init__(self, user: str, session_id: str, model: str, history: list[ChatTurn], summary: str, last_turn_at: Optional[str], system: str, resumed: bool) -> None:
+    def __init__(self, user: str, session_id: str, model: str, history: list[ChatTurn], summary: str, last_turn_at: Optional[str], system: str, resumed: bool, base_model: bool) -> None:
         self.user = user
         self.session_id = session_id
         self.model = model
@@ -684,6 +684,7 @@ class ChatState(View):
         self.last_turn_at = last_turn_at
         self.system = system
         self.resumed = resumed
+        self.base_model = base_model
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ChatState:
@@ -701,6 +702,7 @@ class ChatState(View):
             "last_turn_at": self.last_turn_at,
             "system": self.system,
             "resumed": self.resumed,
+            "base_model": self.base_model,
         }
 
 

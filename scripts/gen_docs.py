@@ -37,7 +37,7 @@ from typer._completion_shared import get_completion_script
 
 from memcli import __version__, schema
 from memcli.cli import app
-from memcli.config import ENV_PREFIX, Settings
+from memcli.config import ENV_PREFIX, Settings, login_name
 from memcli.paths import CONFIG_FILENAME, Paths, resolve_paths
 from memcli.errors import EXIT_CODE_MEANINGS
 
@@ -436,7 +436,10 @@ def _section_environment() -> list[str]:
     ]
     for key, field in Settings.model_fields.items():
         kind = getattr(field.annotation, "__name__", str(field.annotation))
-        default = field.default
+        if field.default_factory is login_name:
+            default = "the login name"  # not this machine's, written into the man page
+        else:
+            default = field.default if field.default_factory is None else field.default_factory()
         facts = [f"config key {key}", kind, "default: " + ("empty" if default == "" else str(default))]
         for constraint in field.metadata:
             for attr, words in (("ge", "at least"), ("gt", "more than"), ("le", "at most"), ("lt", "less than"), ("min_length", "length at least")):

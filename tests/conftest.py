@@ -35,6 +35,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("integration") is None))
 
 
+LOGIN = "tester"
+"""The login name of every test, hence its default user."""
+
+
 @pytest.fixture(autouse=True)
 def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own empty MEMCLI_HOME and no MEMCLI_* settings from outside.
@@ -47,6 +51,7 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMCLI_HOME", str(home))
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "5")
     monkeypatch.setenv("MEMCLI_SERVICE", "off")
+    monkeypatch.setenv("LOGNAME", LOGIN)  # the default user (getpass.getuser() reads LOGNAME first)
     return home
 
 

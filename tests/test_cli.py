@@ -96,7 +96,7 @@ def test_remember_prints_the_id_of_the_stored_note(runner: CliRunner, fake_embed
     [stored] = list_json(runner)
     assert stored["id"] == memory_id
     assert stored["text"] == "My sister Ana lives in Porto"
-    assert stored["kind"] == "note" and stored["user"] == "default"
+    assert stored["kind"] == "note" and stored["user"] == "tester"
 
 
 def test_remember_reads_the_note_from_stdin(runner: CliRunner, fake_embedder: Any) -> None:
@@ -292,7 +292,7 @@ def test_show_ambiguous_or_short_prefix_is_not_found(runner: CliRunner, fake_emb
     seen: dict[str, str] = {}
     for i in range(5000):
         text = f"note {i}"
-        prefix = stable_id("note", "default", text)[:4]
+        prefix = stable_id("note", "tester", text)[:4]
         if prefix in seen:
             pair = (seen[prefix], text)
             break
@@ -352,12 +352,12 @@ def test_stats_json_counts_memories_by_kind_and_user(
     )
     ok(runner.invoke(app, ["import", str(log)]))
     data = json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)
-    assert data["user"] == "default"
+    assert data["user"] == "tester"
     assert data["memories"] == 4
     assert data["by_kind"] == {"note": 2, "turn": 2}
     assert data["first_day"] == "2023-01-20" and data["last_day"] == "2023-02-03"
     assert data["sessions"] == 1
-    assert data["all_users"] == {"default": 4, "carol": 1}
+    assert data["all_users"] == {"tester": 4, "carol": 1}
     assert data["pending"] == 0
 
 
@@ -407,7 +407,7 @@ def test_import_conversation_option_imports_one_sample(runner: CliRunner, fake_e
 def test_import_malformed_file_adds_nothing(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
     remember(runner, "a note that was here before")
     ok(runner.invoke(app, ["import", str(locomo_sample_file(tmp_path, "good.json"))]))
-    before = {user: list_json(runner, "--user", user) for user in ("default", "conv-a", "conv-b")}
+    before = {user: list_json(runner, "--user", user) for user in ("tester", "conv-a", "conv-b")}
     bad = locomo_sample_file(tmp_path, "bad.json", bad_second=True)
     # the first conversation is fine and new under another name; the second has a bad turn
     data = json.loads(bad.read_text())
@@ -415,7 +415,7 @@ def test_import_malformed_file_adds_nothing(runner: CliRunner, fake_embedder: An
     bad.write_text(json.dumps(data, indent=2))
     line = assert_error(runner.invoke(app, ["import", str(bad)]), ExitCode.BAD_INPUT)
     assert str(bad) in line and "turn 2" in line
-    after = {user: list_json(runner, "--user", user) for user in ("default", "conv-a", "conv-b")}
+    after = {user: list_json(runner, "--user", user) for user in ("tester", "conv-a", "conv-b")}
     assert after == before
     assert list_json(runner, "--user", "conv-new") == []
 
@@ -539,7 +539,7 @@ def test_chat_stores_user_and_assistant_turns_and_runs_slash_commands(runner: Cl
     result = ok(runner.invoke(app, ["chat"], input="My dog is Rex\n/recall dog\n/remember I like tea\n/exit\n"))
     assert "Rex is a lovely name." in result.stdout
     turns = list_json(runner, "--kind", "turn")
-    assert sorted((t["speaker"], t["text"]) for t in turns) == [("assistant", "Rex is a lovely name."), ("default", "My dog is Rex")]
+    assert sorted((t["speaker"], t["text"]) for t in turns) == [("assistant", "Rex is a lovely name."), ("tester", "My dog is Rex")]
     sessions = {t["session"] for t in turns}
     assert len(sessions) == 1 and sessions.pop() in result.stderr
     # /recall printed the stored turn
@@ -605,7 +605,7 @@ def test_chat_with_history_within_the_window_calls_no_summary(runner: CliRunner,
 def test_chat_unknown_slash_command_is_reported_and_chat_goes_on(runner: CliRunner, fake_model: Any) -> None:
     result = ok(runner.invoke(app, ["chat"], input="/frobnicate\nhello\n/exit\n"))
     assert "/frobnicate" in result.stderr
-    assert [t["text"] for t in list_json(runner, "--kind", "turn", "--user", "default") if t["speaker"] == "default"] == ["hello"]
+    assert [t["text"] for t in list_json(runner, "--kind", "turn", "--user", "tester") if t["speaker"] == "tester"] == ["hello"]
 
 
 def test_chat_interrupted_reply_is_kept_and_tagged(runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:

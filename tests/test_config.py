@@ -71,12 +71,12 @@ def test_empty_env_value_is_ignored(tmp_path: Path) -> None:
 def test_a_given_environment_is_read_instead_of_the_process_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the service builds a request's settings from the client's variables, not its own
     monkeypatch.setenv("MEMCLI_USER", "service")
-    assert load_settings(paths_in(tmp_path), env={"MEMCLI_HISTORY_TURNS": "2"}).user == "default"
+    assert load_settings(paths_in(tmp_path), env={"MEMCLI_HISTORY_TURNS": "2"}).user == "tester"
     assert load_settings(paths_in(tmp_path), env={"MEMCLI_USER": "client"}).user == "client"
 
 
 def test_only_variables_spelled_in_capitals_are_read(tmp_path: Path) -> None:
-    assert load_settings(paths_in(tmp_path), env={"memcli_user": "bob", "Memcli_User": "carol"}).user == "default"
+    assert load_settings(paths_in(tmp_path), env={"memcli_user": "bob", "Memcli_User": "carol"}).user == "tester"
 
 
 def test_a_table_setting_is_read_from_json_in_the_environment(tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def test_consolidate_json_has_every_count(runner: CliRunner, tmp_path: Path, scr
     assert set(report["facts"]) == FACT_KEYS
     counts = {k: v for k, v in report.items() if k not in {"duration_seconds", "global_folds", "written_by"}}
     assert counts == {
-        "dry_run": False, "users": ["default"], "days": 2, "sessions": 2, "message_pairs": 3, "summaries_written": 8,
+        "dry_run": False, "users": ["tester"], "days": 2, "sessions": 2, "message_pairs": 3, "summaries_written": 8,
         "facts": {"added": 3, "updated": 0, "deleted": 0, "unchanged": 0, "rejected": 0, "deduplicated": 0},
         "invalid_outputs": 0, "warnings": [], "path": "llm",
     }

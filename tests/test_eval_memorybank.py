@@ -216,7 +216,7 @@ def test_eval_writes_nothing_to_the_users_store(runner: CliRunner, fake_embedder
     before = json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout)
     eval_json(runner, tmp_path, "--details")
     assert json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout) == before
-    assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"] == {"default": 1}
+    assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"] == {"tester": 1}
 
 
 # malformed probes --------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_config_unset_returns_a_setting_to_its_default(runner: CliRunner) -> Non
     ok(runner.invoke(app, ["config", "set", "user", "alice"]))
     ok(runner.invoke(app, ["config", "set", "recall_k", "3"]))
     result = json.loads(ok(runner.invoke(app, ["config", "unset", "user", "--json"])).stdout)
-    assert (result["value"], result["source"]) == ("default", "default")
+    assert (result["value"], result["source"]) == ("tester", "default")
     assert config_file().read_text() == "recall_k = 3\n"
     ok(runner.invoke(app, ["config", "unset", "user"]))  # not set: nothing to do, not an error
     assert_error(runner.invoke(app, ["config", "unset", "no_such_key"]), ExitCode.USAGE)
@@ -314,7 +314,7 @@ def test_completion_offers_ids_users_and_kinds(runner: CliRunner, fake_embedder:
     assert set(ids) == {note, other} and ids[note] == "note: Buy oat milk"
     assert [v for v, _ in read_candidates(paths, "id", note[:4])] == [note]  # (the ids derive from the texts: no collision)
     assert [v for v, _ in read_candidates(paths, "id", user="bob")] == [other]
-    assert read_candidates(paths, "user") == [("bob", "1 memories"), ("default", "1 memories")]
+    assert read_candidates(paths, "user") == [("bob", "1 memories"), ("tester", "1 memories")]
     assert [v for v, _ in read_candidates(paths, "user", "b")] == ["bob"]
     assert [v for v, _ in read_candidates(paths, "kind")] == list(KIND_VALUES)
     assert [v for v, _ in read_candidates(paths, "kind", "portrait")] == ["portrait_daily", "portrait_global"]

@@ -282,7 +282,7 @@ def test_jsonl_reads_iso_and_unix_second_timestamps(tmp_path: Path) -> None:
     iso = by_text["I moved to Lyon."]
     assert iso.created_at == pytest.approx(datetime(2023, 5, 8, 14, 30).timestamp())
     assert iso.day == "2023-05-08"
-    assert iso.speaker == "user" and iso.user == "alice" and iso.kind == Kind.TURN.value
+    assert iso.speaker == "alice" and iso.user == "alice" and iso.kind == Kind.TURN.value
     assert by_text["How exciting!"].created_at == pytest.approx(unix)
     assert by_text["How exciting!"].day == datetime.fromtimestamp(unix).strftime("%Y-%m-%d")
     assert by_text["How exciting!"].speaker == "assistant"

@@ -581,7 +581,7 @@ def test_recall_prints_the_rebuild_notice_on_stderr_and_nothing_with_quiet(runne
 
     paths.database.unlink()
     result = ok(runner.invoke(app, ["recall", "puppy Rex", "--no-reinforce"]))
-    assert result.stderr.splitlines() == ["memcli: rebuilding the recall index of default from the store (2 memories)"]
+    assert result.stderr.splitlines() == ["memcli: rebuilding the recall index of tester from the store (2 memories)"]
     lines = result.stdout.splitlines()
     assert {line.split("\t")[0] for line in lines} == ids and len(lines) == 2
 
@@ -642,10 +642,10 @@ def test_jsonl_turns_with_the_same_timestamp_keep_the_files_order(runner: CliRun
     )
     ok(runner.invoke(app, ["import", str(path)]))
     memcli = make_memcli()
-    recall_ids(memcli, "puppy", "default")
-    ordered = [r[0] for r in sql(memcli, "SELECT text FROM recall_index WHERE user = 'default' ORDER BY created_at, memory_id")]
+    recall_ids(memcli, "puppy", "tester")
+    ordered = [r[0] for r in sql(memcli, "SELECT text FROM recall_index WHERE user = 'tester' ORDER BY created_at, memory_id")]
     assert ordered == [text for _, text in LINES]
-    by_text = {r["own"]: r for r in rows(memcli, "default").values()}
+    by_text = {r["own"]: r for r in rows(memcli, "tester").values()}
     assert by_text["Ana: I adopted a puppy named Rex."]["ctx"] == "Bob: What breed is your puppy?"
 
 

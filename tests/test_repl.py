@@ -171,7 +171,7 @@ def _check_cancelled_turns() -> None:
     assert len(partial) == 1 and partial[0]["speaker"] == "assistant"
     assert partial[0]["text"].startswith("word0 word1") and "word19" not in partial[0]["text"]
     assert len({t["session"] for t in stored}) == 1
-    assert [t["speaker"] for t in stored] == ["default", "assistant", "default", "assistant"]
+    assert [t["speaker"] for t in stored] == ["tester", "assistant", "tester", "assistant"]
 
 
 def test_ctrl_c_during_a_reply_stops_it_and_keeps_the_session_in_process(memcli_home: Path, fake_embedder: Any) -> None:
@@ -269,6 +269,6 @@ def test_continue_without_an_earlier_session_starts_a_new_one(runner: CliRunner,
     runner.invoke(app, ["remember", "not a chat turn"])
     result = runner.invoke(app, ["chat", "--continue", "--system", "Be brief"], input="hello\n")
     assert result.exit_code == 0, result.output
-    assert "no earlier chat session of default; starting a new one" in result.stderr
+    assert "no earlier chat session of tester; starting a new one" in result.stderr
     assert fake_model.prompts[-1][0].content.endswith("Be brief")
     assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [("user", "hello")]

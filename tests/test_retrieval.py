@@ -688,7 +688,7 @@ def test_eval_locomo_leaves_the_users_own_store_untouched(runner: CliRunner, fak
     eval_json(runner, locomo(tmp_path))
 
     assert json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout) == before
-    assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"] == stats["all_users"] == {"default": 1}
+    assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"] == stats["all_users"] == {"tester": 1}
     assert json.loads(ok(runner.invoke(app, ["list", "-u", "conv-a", "--json"])).stdout) == []
 
 

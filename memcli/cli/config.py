@@ -106,11 +106,44 @@ def config_set(
     """
     from memcli.configfile import set_value, setting
 
+    old_user = _old_user() if key == "user" else None
     written = set_value(_paths(), key, value)
     if json_out:
         _print_json(_setting_out(setting(_paths(), key)))
     _status(f"{key} = {_setting_text(written)} in {_paths().config_file}", quiet or json_out)
+    if old_user is not None:
+        _warn_user_without_memories(str(written), old_user, quiet)
     _after_change([key], quiet)
+
+
+def _old_user() -> tuple[str, bool] | None:
+    """The ``user`` setting before a change, and whether it is the login-name default; None
+    when the settings cannot be read (``set`` then says why)."""
+    from memcli.configfile import setting
+    from memcli.errors import MemcliError
+
+    try:
+        found = setting(_paths(), "user")
+    except MemcliError:
+        return None
+    return str(found.value), found.source == "default"
+
+
+def _warn_user_without_memories(new: str, old_user: tuple[str, bool], quiet: bool) -> None:
+    """Warn when ``new`` has no memories and the user commands used before has: every
+    memory would seem gone from list and recall. The user before is the old setting, or
+    "default" when that was the store's only user and the setting only the login-name
+    default. Counts come from the recall index as shell completion reads it (no engine)."""
+    from memcli.completion import read_candidates
+    from memcli.config import LEGACY_USER
+
+    counts = {name: int(help.split()[0]) for name, help in read_candidates(_paths(), "user")}  # help: "N memories"
+    old, by_default = old_user
+    if by_default and list(counts) == [LEGACY_USER]:
+        old = LEGACY_USER
+    if new != old and not counts.get(new) and counts.get(old):
+        _status(f"warning: user {new!r} has no memories; {old!r} has {counts[old]} (they are kept: --user {old} reads them, "
+                f"'memcli config set user {old}' goes back)", quiet)
 
 
 @config_app.command("unset")

@@ -96,7 +96,26 @@ def portrait(
     Example: memcli portrait --daily
     """
     found = _call("portrait.daily" if daily else "portrait", {"user": user}, quiet)
-    _print_texts(found, json_out, quiet, "daily portrait" if daily else "portrait", daily)
+    if found or json_out or quiet:
+        _print_texts(found, json_out, quiet, "daily portrait" if daily else "portrait", daily)
+        return
+    _status(_why_no_portrait(user), quiet)
+
+
+def _why_no_portrait(user: Optional[str]) -> str:
+    """Why there is no portrait yet, and what makes one: no turns, turns not consolidated
+    yet, or turns in which the user said nothing of themselves."""
+    stats = _call("stats", {"user": user}, quiet=True)
+    turns = stats.by_kind.get("turn", 0)
+    if not turns:
+        return (f"no portrait yet: memcli consolidate writes one from your conversation turns (memcli chat, or import a chat "
+                f"log); {stats.user} has none")
+    todo = _call("consolidate", {"user": user, "dry_run": True}, quiet=True)
+    if todo.days:
+        return (f"no portrait yet: memcli consolidate writes one from your turns; {_count(todo.days, 'day')} of turns "
+                "not consolidated yet: run memcli consolidate")
+    return (f"no portrait yet: consolidation found nothing you said of yourself in your {_count(turns, 'turn')}; a portrait is "
+            "made of sentences such as \"I love ...\", \"I'm ...\", \"my favourite ...\"")
 
 
 @app.command()
