@@ -5,7 +5,7 @@ Replies are streamed (chat, ask, the query creator); a structured reply (consoli
 asked for with the server's JSON-schema support: ``response_format`` ``json_schema`` (the
 OpenAI form: llama-server, vLLM, Ollama's OpenAI endpoint), or ``json_object`` with a
 ``schema`` (llama-cpp-python's server). ``model_json_format = auto`` tries the first and
-falls back to the second when the server refuses it (400/422), once per model.
+falls back to the second when the server answers it with an error status, once per model.
 
 Every failure of the server (refused, DNS, TLS, 401/403, 404, 5xx, a timeout, a stream cut
 mid-reply) is a ``ModelServerError``: one line naming the URL (never the key) and the cause.
@@ -207,7 +207,8 @@ class ServerChatModel:
         """JSON decoded under ``schema`` by the server; see ChatModel.structured.
 
         With ``json_format`` auto the ``json_schema`` form is tried first; a server that
-        refuses it (400 or 422) is asked again with ``json_object`` and that form is kept.
+        answers it with an error status is asked again with ``json_object``, and the form
+        that worked is kept.
         A reply not finished ``timeout`` seconds after the call is given up (TimeoutError).
         """
         formats: list[str] = ["json_schema", "json_object"] if self.json_format == "auto" else [self.json_format]
@@ -215,7 +216,9 @@ class ServerChatModel:
             try:
                 reply = self._structured(messages, schema, max_tokens, temperature, seed, kind)
             except ModelServerError as exc:
-                if exc.status in (400, 422) and i + 1 < len(formats):
+                # llama-cpp-python's server answers the json_schema form with 500 (its
+                # validation error), others with 400 or 422: any status is worth one try.
+                if exc.status is not None and i + 1 < len(formats):
                     continue
                 raise
             self.json_format = kind  # type: ignore[assignment]
