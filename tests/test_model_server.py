@@ -135,3 +135,10 @@ def test_doctor_checks_the_server(runner: CliRunner, served: str, monkeypatch: p
     assert "does not list 'other' (it lists: fake): set model_name to one of them" in result.stderr
     monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/401/v1")
     assert "401 unauthorized" in ok(runner.invoke(app, ["doctor"])).stderr
+
+
+def test_tls_to_a_plain_http_server_gives_exit_3_and_one_line(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = served.replace("http:", "https:") + "/ok/v1"
+    monkeypatch.setenv("MEMCLI_MODEL_URL", url)
+    line = assert_error(runner.invoke(app, ["ask", "what is new?"]), ExitCode.MODEL)
+    assert line.startswith(f"memcli: error: model server {url}: TLS error: "), line
