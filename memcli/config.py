@@ -72,6 +72,15 @@ class Settings(BaseSettings):
     model: str = Field("", description="path of a GGUF chat model; empty: the embedded default")
     embedder: str = Field("", description="path of a sentence-transformers model dir; empty: the packaged default")
     chat_format: str = Field("", description="llama.cpp chat format; empty: from the GGUF metadata, or plain completion")
+    # A model server instead of the GGUF (memcli.llm_server); the key is never a setting,
+    # only the name of the variable that holds it, so it stays out of config list and --json.
+    model_url: str = Field("", description="base URL of an OpenAI-compatible model server (Ollama, llama-server, vLLM, LM Studio), e.g. http://127.0.0.1:11434/v1; empty: the GGUF model")
+    model_name: str = Field("", description="the model server's model id; empty: the first model the server lists")
+    model_api_key_env: str = Field("", description="name of the environment variable holding the model server's key (the key itself is never stored)")
+    model_request_timeout: float = Field(60.0, gt=0, description="seconds the model server may stay silent (connecting, or between two pieces of a reply) before the request fails")
+    model_json_format: Literal["auto", "json_schema", "json_object"] = Field(
+        "auto", description="how structured replies are asked of the model server: json_schema (llama-server, vLLM, Ollama), json_object with a schema (llama-cpp-python's server), auto: the first, else the second"
+    )
     lock_timeout: float = Field(30.0, ge=0, description="seconds to wait for another memcli to release the store")
     n_ctx: int = Field(4096, ge=512, description="model context window in tokens")
     n_threads: int = Field(0, ge=0, description="CPU threads for llama.cpp; 0: all cores")

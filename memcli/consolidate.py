@@ -50,7 +50,7 @@ from memcli import extractive, prompts
 from memcli.config import LEGACY_USER, login_name
 from memcli.dates import day_of, spoken_date
 from memcli.embedding import embedder_identity
-from memcli.errors import InvalidOutputError
+from memcli.errors import InvalidOutputError, ModelServerError
 from memcli.grounding import Grounding, SourceTurn, fact_problem, statement_problem
 from memcli.llm import ChatModel, is_base_model, structured_output
 from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
@@ -241,6 +241,9 @@ class ConsolidationReport:
     facts_rejected: int = 0
     facts_deduplicated: int = 0
     invalid: int = 0
+    failed: int = 0
+    """Units left not done because the model server failed (``failures`` says which)."""
+    failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
     dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -432,6 +435,16 @@ class Consolidator:
         self.report.warnings.append(message)
         self.warn(message)
 
+    def _unit(self, what: str, work: Callable[..., None], *args: Any) -> None:
+        """Do one unit of work; when the model server fails, the unit is left not done (the
+        next run does it), the failure is reported (``failures``, not warned: the command
+        ends with one line for them all), and the run goes on."""
+        try:
+            work(*args)
+        except ModelServerError as exc:
+            self.report.failed += 1
+            self.report.failures.append(f"{what}: {exc.message}")
+
     def consolidate(self, plan: Plan) -> None:
         """Carry out ``plan``: days, the global fold, sessions, then facts (a window of
         message pairs at a time). By extraction, every sentence the plan reads is embedded
@@ -441,20 +454,21 @@ class Consolidator:
             fresh = {t.id: t for turns in [*plan.days.values(), *(turns for _, turns in plan.sessions), *plan.pairs] for t in turns}
             self.embed([s.text for s in extractive.sentences_of(list(fresh.values()))])
         for day, turns in plan.days.items():
-            self.consolidate_day(plan.user, day, turns)
+            self._unit(f"{plan.user} {day}", self.consolidate_day, plan.user, day, turns)
             self._step()
         if plan.fold:
-            self.update_globals(plan.user, _people(plan.turns))
+            self._unit(f"{plan.user} global fold", self.update_globals, plan.user, _people(plan.turns))
             self._step()
         for session, turns in plan.sessions:
-            self.fold_session(plan.user, session, turns)
+            self._unit(f"{plan.user} session {session}", self.fold_session, plan.user, session, turns)
             self._step()
         index = {turn.id: i for i, turn in enumerate(plan.turns)}
         # By extraction a window is a whole session; a model reads what fits half its prompt.
         most, chars = (len(plan.pairs), float("inf")) if self.extractive else (WINDOW_PAIRS, self.budget // 2)
         for window in self.windows(plan.pairs, most, chars):
             start = index[window[0][0].id]
-            self.extract_facts(plan.user, window, plan.turns[max(0, start - CONTEXT_MESSAGES) : start])
+            self._unit(f"{plan.user} facts of {window[0][0].source or window[0][0].id}", self.extract_facts, plan.user, window,
+                       plan.turns[max(0, start - CONTEXT_MESSAGES) : start])
             for _ in window:
                 self._step()
 

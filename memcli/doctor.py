@@ -1,5 +1,7 @@
 """``memcli doctor``: checks that what memcli keeps is private and that the store can be
-written, without loading a model or opening the store.
+written, without loading a model or opening the store; and that the configured chat model
+is there: its GGUF file, or its server reachable, the model listed and a one-token
+completion answered (``check_model``).
 
 Every folder memcli makes is mode 0700 and every file 0600 (``memcli.paths``); a path
 with any group or other permission bit, or owned by another user, is a warning, as is a
@@ -14,6 +16,10 @@ import stat
 from pathlib import Path
 
 from memcli import schema
+from memcli.config import Settings
+from memcli.errors import ModelError
+from memcli.llm import check_gguf
+from memcli.llm_server import ServerChatModel
 from memcli.paths import Paths
 
 _TYPES = ((stat.S_ISLNK, "symlink"), (stat.S_ISDIR, "dir"), (stat.S_ISREG, "file"), (stat.S_ISSOCK, "socket"))
@@ -70,15 +76,57 @@ def store_writable(paths: Paths) -> bool:
     return os.access(folder, os.W_OK) and (not lock.exists() or os.access(lock, os.W_OK))
 
 
-def check(paths: Paths) -> schema.DoctorReport:
+def check(paths: Paths, settings: Settings | None = None) -> schema.DoctorReport:
     """Check every path memcli uses (``memcli doctor``): its privacy (``check_path``) and
-    whether the store can be written. Reads modes only: cheap, no model, no store."""
+    whether the store can be written. Reads modes only: cheap, no model, no store. With
+    ``settings``, the chat model they name too (``check_model``); each failed model check
+    is a warning."""
     checks = [check_path(name, path) for name, path in _named(paths)]
     writable = store_writable(paths)
     warnings = _warnings([c for c in checks if not c.ok])
     if not writable:
         warnings.append(f"the memory store at {paths.data_dir} is read-only: read commands work, writes exit 9")
-    return schema.DoctorReport(ok=not warnings, store_writable=writable, checked=len(checks), warnings=warnings, checks=checks)
+    model_checks = check_model(settings, paths) if settings is not None else []
+    warnings += [c.detail for c in model_checks if not c.ok]
+    return schema.DoctorReport(ok=not warnings, store_writable=writable, checked=len(checks), warnings=warnings, checks=checks,
+                               model_checks=model_checks)
+
+
+def check_model(settings: Settings, paths: Paths) -> list[schema.ModelCheck]:
+    """The checks of the chat model ``settings`` name, each failure with its fix: the GGUF
+    file (read, not loaded; the embedded default is fine until first use assembles it);
+    or the model server reachable (``/v1/models``), the model listed, and a one-token
+    completion answered, stopping at the first that fails."""
+    if not settings.model_url:
+        if not settings.model:
+            return [schema.ModelCheck(name="model file", ok=True, detail=f"the embedded default, in {paths.model_dir} (assembled on first use)")]
+        try:
+            check_gguf(Path(settings.model).expanduser())
+        except ModelError as exc:
+            return [schema.ModelCheck(name="model file", ok=False,
+                                      detail=f"{exc.message}: set model to a GGUF file, or empty it for the embedded default")]
+        return [schema.ModelCheck(name="model file", ok=True, detail=f"{settings.model}: a GGUF file")]
+    server = ServerChatModel(settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout)
+    try:
+        listed = server.models()
+    except ModelError as exc:
+        return [schema.ModelCheck(name="server reachable", ok=False,
+                                  detail=f"{exc.message}: start the server, or fix model_url / model_api_key_env")]
+    out = [schema.ModelCheck(name="server reachable", ok=True, detail=f"{settings.model_url}: lists {len(listed)} model{'s' * (len(listed) != 1)}")]
+    if not listed or (settings.model_name and settings.model_name not in listed):
+        wanted = repr(settings.model_name) if settings.model_name else "any model"
+        out.append(schema.ModelCheck(name="model listed", ok=False,
+                                     detail=f"the server at {settings.model_url} does not list {wanted} (it lists: {', '.join(listed) or 'none'}): set model_name to one of them, or load the model in the server"))
+        return out
+    name = server.name
+    out.append(schema.ModelCheck(name="model listed", ok=True, detail=f"{name}"))
+    try:
+        server.ping()
+    except ModelError as exc:
+        out.append(schema.ModelCheck(name="completion", ok=False, detail=f"{exc.message}: check the server's log"))
+        return out
+    out.append(schema.ModelCheck(name="completion", ok=True, detail=f"{name} answered a one-token completion"))
+    return out
 
 
 def _warnings(failed: list[schema.PathCheck]) -> list[str]:

@@ -33,6 +33,7 @@ from memcli.candidates import WHAT
 from memcli.export import PAGE as EXPORT_PAGE, Archive, export_pages, header, open_archive
 from memcli.importers import open_records
 from memcli.llm import ChatModel, Message, load_chat_model
+from memcli.llm_server import ServerChatModel
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.recall_index import batch_windows
 from memcli.interrupts import deferred_interrupt
@@ -56,9 +57,19 @@ def make_embedder(settings: Settings) -> Embedder:
 
 
 def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
-    """The chat model the settings name (``model``: a GGUF file, empty for the embedded
-    Gemma 3 270M); an ``Engine`` given one does not call this."""
+    """The chat model the settings name (``model_url``: a model server; else ``model``: a
+    GGUF file, empty for the embedded Gemma 3 270M); an ``Engine`` given one does not call
+    this."""
+    if settings.model_url:
+        return server_model(settings)
     return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads, settings.model_timeout)
+
+
+def server_model(settings: Settings) -> ServerChatModel:
+    """The ``ServerChatModel`` of the settings' model server (``model_url``); nothing is
+    sent until it is used."""
+    return ServerChatModel(settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout,
+                           settings.model_json_format, settings.model_timeout)
 
 
 REINDEX_BATCH = 2048
@@ -766,12 +777,13 @@ class Engine:
             "embedder_configured": self._configured_embedder(),
         }
 
-    def doctor(self) -> schema.DoctorReport:
+    def doctor(self, model: bool = False) -> schema.DoctorReport:
         """The privacy and writability check of every path memcli uses (``memcli.doctor``):
-        reads modes only, loads no model and does not open the store."""
+        reads modes only, loads no model and does not open the store; ``model``: the
+        configured chat model's checks too (a model server is asked)."""
         from memcli.doctor import check
 
-        return check(self.paths)
+        return check(self.paths, self.settings if model else None)
 
     # forgetting ---------------------------------------------------------------
 

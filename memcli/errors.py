@@ -32,7 +32,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "success",
     ExitCode.ERROR: "unexpected error (run with --debug for the traceback)",
     ExitCode.USAGE: "usage error: unknown command or option, invalid option value",
-    ExitCode.MODEL: "the chat model or the embedder is missing or invalid",
+    ExitCode.MODEL: "the chat model or the embedder is missing or invalid, or the model server failed (refused, timed out, an error status)",
     ExitCode.STORE_LOCKED: "the memory store (or consolidation) is locked by another memcli process",
     ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed (an import file, the config file, a MEMCLI_* setting)",
     ExitCode.NOT_FOUND: "no memory with that id",
@@ -73,6 +73,16 @@ class ModelError(MemcliError):
     """The GGUF chat model or the sentence-transformers embedder is missing or invalid."""
 
     exit_code = ExitCode.MODEL
+
+
+class ModelServerError(ModelError):
+    """A request to the model server failed (refused, DNS, TLS, 401/403, 404, 5xx, a
+    timeout, a stream cut mid-reply); the message names the URL, never the key, and the
+    cause. ``status``: the HTTP status, when the server answered with one."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class StoreLockedError(MemcliError):

@@ -22,7 +22,7 @@ from typing import Any, Literal, Optional, Protocol
 from memcli import evaluation, export, schema
 from memcli.chat import ChatSession
 from memcli.engine import Engine, note_chunks
-from memcli.errors import DISK_FULL_ERRNOS, DiskFullError, Interrupted, MemcliError
+from memcli.errors import DISK_FULL_ERRNOS, DiskFullError, Interrupted, MemcliError, ModelServerError
 from memcli.forgetting import UNIT_SECONDS
 from memcli.memory import Memory
 from memcli.paths import device_of, writing_private
@@ -231,7 +231,7 @@ class Memcli:
         return schema.ConsolidateResult(dry_run=r.dry_run, users=r.users, days=r.days, sessions=r.sessions, message_pairs=r.pairs,
                                         global_folds=r.folds, summaries_written=r.summaries, facts=facts, invalid_outputs=r.invalid,
                                         duration_seconds=round(r.seconds, 3), warnings=r.warnings, path=r.path,
-                                        written_by=dict(r.written_by))
+                                        written_by=dict(r.written_by), failed=r.failed, failures=r.failures)
 
     def portrait(self, user: Optional[str] = None) -> Optional[schema.Memory]:
         """The global portrait (MemoryBank's global user portrait); None before
@@ -260,8 +260,9 @@ class Memcli:
         return stats
 
     def doctor(self) -> schema.DoctorReport:
-        """Whether every path memcli uses is private and the store writable."""
-        return self.engine.doctor()
+        """Whether every path memcli uses is private and the store writable, and whether the
+        configured chat model is there (its file, or its server answering)."""
+        return self.engine.doctor(model=True)
 
     def reindex(self, force: bool = False) -> schema.ReindexResult:
         """Re-embed every memory with the configured embedder; progress is emitted."""
@@ -274,7 +275,8 @@ class Memcli:
 
     def version(self) -> schema.VersionInfo:
         """Versions of memcli and its engines and the models the settings name; no model is loaded."""
-        return schema.VersionInfo(**versions(self.engine.settings.model, self.engine.settings.embedder, self.engine.paths))
+        settings = self.engine.settings
+        return schema.VersionInfo(**versions(settings.model, settings.embedder, self.engine.paths, settings.model_url, settings.model_name))
 
     # chat ------------------------------------------------------------------------------
 
@@ -295,7 +297,10 @@ class Memcli:
                 self.emit("warning", message=message)
 
         session = ChatSession.restore(self.engine, state.model_dump(mode="json"), warn)
-        reply = session.respond(text, lambda piece: self.emit("piece", text=piece))
+        try:
+            reply = session.respond(text, lambda piece: self.emit("piece", text=piece))
+        except ModelServerError as exc:
+            raise ModelServerError(f"the reply failed (your message is stored): {exc.message}", exc.status) from None
         return schema.ChatReply(reply=reply.text, interrupted=reply.interrupted, memories=[recalled_out(h) for h in reply.memories],
                                 state=schema.ChatState(**session.state()))
 

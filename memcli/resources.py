@@ -20,6 +20,7 @@ from memcli.dates import clock_from_env
 from memcli.embedding import embedder_identity
 from memcli.engine import Engine
 from memcli.llm import ChatModel, Message
+from memcli.llm_server import ServerChatModel
 from memcli.retrieval import Recaller
 from memcli.store import MemoryStore
 from memcli.verbs import INTERACTIVE_VERBS
@@ -157,6 +158,7 @@ class Resources:
         self._recallers: dict[str, Recaller] = {}
         self._model: ChatModel | None = None
         self._model_key: tuple[Any, ...] | None = None
+        self._servers: dict[tuple[Any, ...], ServerChatModel] = {}
         self._model_lock = threading.Lock()
         self._lock = threading.Lock()
         self._settings: dict[Any, Settings] = {}
@@ -208,13 +210,21 @@ class Resources:
 
     def chat_model(self, settings: Settings, interactive: bool) -> SharedChatModel:
         """The chat model of ``settings``, loaded on first use; a request naming another
-        model (``--model``, ``MEMCLI_MODEL``) replaces the loaded one."""
+        model (``--model``, ``MEMCLI_MODEL``) replaces the loaded one. A model server's
+        model (``model_url``) is kept one per server and model setting, beside it."""
         key = (settings.model, settings.chat_format, settings.n_ctx, settings.n_threads)
+        server = (settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout,
+                  settings.model_json_format, settings.model_timeout)
 
         def load() -> ChatModel:
             with self._model_lock:
                 if self._given_chat_model is not None:
                     return self._given_chat_model
+                if settings.model_url:
+                    if server not in self._servers:
+                        self._servers[server] = engines.server_model(settings)
+                        log.info("chat model server %s", settings.model_url)
+                    return self._servers[server]
                 if self._model is None or self._model_key != key:
                     self._model = None
                     self._model = engines.make_chat_model(settings, self.paths)

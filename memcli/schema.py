@@ -212,6 +212,8 @@ class ConsolidateResult(Out):
     written_by: dict[str, int] = Field(
         default_factory=dict, description="units written by each path: llm, extractive, fallback (the model's output rejected, the extractive one written)"
     )
+    failed: int = Field(0, description="units not done because the model server failed (memcli exits 3); the next consolidate does them")
+    failures: list[str] = Field(default_factory=list, description="each unit not done and why: the server's URL and the cause")
 
 
 class HistoryEntry(Out):
@@ -312,6 +314,14 @@ class PathCheck(Out):
     problem: Optional[str] = Field(description="what is wrong, null when ok")
 
 
+class ModelCheck(Out):
+    """One check of the configured chat model by ``memcli doctor``."""
+
+    name: str = Field(description="model file, server reachable, model listed or completion")
+    ok: bool
+    detail: str = Field(description="what was found, or what failed and the fix")
+
+
 class DoctorReport(Out):
     """``memcli doctor``: every path memcli uses, checked for privacy (mode 0700 folders, 0600
     files, this user's own) and the store for writability."""
@@ -321,6 +331,7 @@ class DoctorReport(Out):
     checked: int = Field(description="paths checked")
     warnings: list[str] = Field(description="one line each, as printed on stderr (without the 'memcli: warning: ' prefix)")
     checks: list[PathCheck]
+    model_checks: list[ModelCheck] = Field(default_factory=list, description="the configured chat model: its file, or its server reachable, the model listed and a one-token completion answered")
 
 
 class ServiceStop(Out):
@@ -437,8 +448,9 @@ class VersionInfo(Out):
     llama_cpp_python: Optional[str]
     sentence_transformers: Optional[str]
     torch: Optional[str]
-    chat_model: str = Field(description="the GGUF file of the model setting, or the embedded default's file (assembled on first use)")
+    chat_model: str = Field(description="the GGUF file of the model setting, or the embedded default's file (assembled on first use); with a model server, its model id (model_name)")
     chat_model_package: Optional[str] = Field(description="the package of the embedded default chat model and its version; null for a model setting")
+    model_server: Optional[str] = Field(None, description="the model server's base URL (model_url), null for a GGUF model; chat_model is then the server's model id, or empty for the first it lists")
     embedder: str = Field(description="the sentence-transformers directory of the embedder setting, or the packaged default's")
     embedder_package: Optional[str] = Field(description="the package of the default embedder and its version; null for an embedder setting")
     service: Optional[str] = Field(description="the version of the running memcli service, null when none runs")

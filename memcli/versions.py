@@ -36,9 +36,10 @@ def _packaged(package: str) -> str | None:
     return None if version is None else f"{package} {version}"
 
 
-def versions(model: str, embedder: str, paths: Paths) -> dict[str, Any]:
+def versions(model: str, embedder: str, paths: Paths, model_url: str = "", model_name: str = "") -> dict[str, Any]:
     """The fields of ``schema.VersionInfo`` for the ``model`` and ``embedder`` settings
-    (empty: the embedded defaults) and the service of ``paths``."""
+    (empty: the embedded defaults), or the model server ``model_url`` and its ``model_name``
+    (not asked), and the service of ``paths``."""
     if embedder:
         embedder_path = embedder
     else:
@@ -55,8 +56,9 @@ def versions(model: str, embedder: str, paths: Paths) -> dict[str, Any]:
         "llama_cpp_python": installed("llama-cpp-python"),
         "sentence_transformers": installed("sentence-transformers"),
         "torch": installed("torch"),
-        "chat_model": model or str(paths.model_dir / DEFAULT_MODEL_FILE),
-        "chat_model_package": None if model else _packaged(DEFAULT_MODEL_PACKAGE),
+        "chat_model": model_name if model_url else model or str(paths.model_dir / DEFAULT_MODEL_FILE),
+        "chat_model_package": None if model or model_url else _packaged(DEFAULT_MODEL_PACKAGE),
+        "model_server": model_url or None,
         "embedder": embedder_path,
         "embedder_package": None if embedder else _packaged(DEFAULT_EMBEDDER_PACKAGE),
         "service": _service_version(paths),

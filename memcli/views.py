@@ -516,9 +516,9 @@ class FactCounts(View):
 class ConsolidateResult(View):
     """The view of ``schema.ConsolidateResult``: ``memcli consolidate``."""
 
-    __slots__ = ("dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs", "duration_seconds", "warnings", "path", "written_by",)
+    __slots__ = ("dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs", "duration_seconds", "warnings", "path", "written_by", "failed", "failures",)
 
-    def __init__(self, dry_run: bool, users: list[str], days: int, sessions: int, message_pairs: int, global_folds: int, summaries_written: int, facts: FactCounts, invalid_outputs: int, duration_seconds: float, warnings: list[str], path: str, written_by: dict[str, int]) -> None:
+    def __init__(self, dry_run: bool, users: list[str], days: int, sessions: int, message_pairs: int, global_folds: int, summaries_written: int, facts: FactCounts, invalid_outputs: int, duration_seconds: float, warnings: list[str], path: str, written_by: dict[str, int], failed: int, failures: list[str]) -> None:
         self.dry_run = dry_run
         self.users = users
         self.days = days
@@ -532,6 +532,8 @@ class ConsolidateResult(View):
         self.warnings = warnings
         self.path = path
         self.written_by = written_by
+        self.failed = failed
+        self.failures = failures
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ConsolidateResult:
@@ -554,6 +556,8 @@ class ConsolidateResult(View):
             "warnings": self.warnings,
             "path": self.path,
             "written_by": self.written_by,
+            "failed": self.failed,
+            "failures": self.failures,
         }
 
 
@@ -878,24 +882,50 @@ class PathCheck(View):
         }
 
 
+class ModelCheck(View):
+    """The view of ``schema.ModelCheck``: One check of the configured chat model by ``memcli
+    doctor``."""
+
+    __slots__ = ("name", "ok", "detail",)
+
+    def __init__(self, name: str, ok: bool, detail: str) -> None:
+        self.name = name
+        self.ok = ok
+        self.detail = detail
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> ModelCheck:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "detail": self.detail,
+        }
+
+
 class DoctorReport(View):
     """The view of ``schema.DoctorReport``: ``memcli doctor``: every path memcli uses, checked
     for privacy (mode 0700 folders, 0600 files, this user's own) and the store for
     writability."""
 
-    __slots__ = ("ok", "store_writable", "checked", "warnings", "checks",)
+    __slots__ = ("ok", "store_writable", "checked", "warnings", "checks", "model_checks",)
 
-    def __init__(self, ok: bool, store_writable: bool, checked: int, warnings: list[str], checks: list[PathCheck]) -> None:
+    def __init__(self, ok: bool, store_writable: bool, checked: int, warnings: list[str], checks: list[PathCheck], model_checks: list[ModelCheck]) -> None:
         self.ok = ok
         self.store_writable = store_writable
         self.checked = checked
         self.warnings = warnings
         self.checks = checks
+        self.model_checks = model_checks
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> DoctorReport:
         """Read the JSON of one result."""
-        return cls(**{**data, "checks": [PathCheck.of(x) for x in data["checks"]]})
+        return cls(**{**data, "checks": [PathCheck.of(x) for x in data["checks"]], "model_checks": [ModelCheck.of(x) for x in data["model_checks"]]})
 
     def to_json(self) -> dict[str, Any]:
         """The JSON of this result, as ``--json`` prints it."""
@@ -905,6 +935,7 @@ class DoctorReport(View):
             "checked": self.checked,
             "warnings": self.warnings,
             "checks": [x.to_json() for x in self.checks],
+            "model_checks": [x.to_json() for x in self.model_checks],
         }
 
 
@@ -1086,9 +1117,9 @@ class VersionInfo(View):
     """The view of ``schema.VersionInfo``: ``memcli version``: memcli, its engines, and the
     models the settings name (none is loaded to tell)."""
 
-    __slots__ = ("memcli", "protocol", "python", "chromadb", "llama_cpp_python", "sentence_transformers", "torch", "chat_model", "chat_model_package", "embedder", "embedder_package", "service",)
+    __slots__ = ("memcli", "protocol", "python", "chromadb", "llama_cpp_python", "sentence_transformers", "torch", "chat_model", "chat_model_package", "model_server", "embedder", "embedder_package", "service",)
 
-    def __init__(self, memcli: str, protocol: int, python: str, chromadb: Optional[str], llama_cpp_python: Optional[str], sentence_transformers: Optional[str], torch: Optional[str], chat_model: str, chat_model_package: Optional[str], embedder: str, embedder_package: Optional[str], service: Optional[str]) -> None:
+    def __init__(self, memcli: str, protocol: int, python: str, chromadb: Optional[str], llama_cpp_python: Optional[str], sentence_transformers: Optional[str], torch: Optional[str], chat_model: str, chat_model_package: Optional[str], model_server: Optional[str], embedder: str, embedder_package: Optional[str], service: Optional[str]) -> None:
         self.memcli = memcli
         self.protocol = protocol
         self.python = python
@@ -1098,6 +1129,7 @@ class VersionInfo(View):
         self.torch = torch
         self.chat_model = chat_model
         self.chat_model_package = chat_model_package
+        self.model_server = model_server
         self.embedder = embedder
         self.embedder_package = embedder_package
         self.service = service
@@ -1119,6 +1151,7 @@ class VersionInfo(View):
             "torch": self.torch,
             "chat_model": self.chat_model,
             "chat_model_package": self.chat_model_package,
+            "model_server": self.model_server,
             "embedder": self.embedder,
             "embedder_package": self.embedder_package,
             "service": self.service,

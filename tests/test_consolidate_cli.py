@@ -22,7 +22,7 @@ from test_consolidate import DAY1, DAY1_TURNS, DAY2, DAY2_TURNS, DAY3, DAY3_TURN
 
 REPORT_KEYS = {
     "dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs",
-    "duration_seconds", "warnings", "path", "written_by",
+    "duration_seconds", "warnings", "path", "written_by", "failed", "failures",
 }
 FACT_KEYS = {"added", "updated", "deleted", "unchanged", "rejected", "deduplicated"}
 SUMMARY_LINE = re.compile(
@@ -80,7 +80,7 @@ def test_consolidate_json_has_every_count(runner: CliRunner, tmp_path: Path, scr
     assert counts == {
         "dry_run": False, "users": ["tester"], "days": 2, "sessions": 2, "message_pairs": 3, "summaries_written": 8,
         "facts": {"added": 3, "updated": 0, "deleted": 0, "unchanged": 0, "rejected": 0, "deduplicated": 0},
-        "invalid_outputs": 0, "warnings": [], "path": "llm",
+        "invalid_outputs": 0, "warnings": [], "path": "llm", "failed": 0, "failures": [],
     }
     assert set(report["written_by"]) == {"llm"} and report["written_by"]["llm"] >= 2 + 2 + 3
     assert isinstance(report["global_folds"], int) and report["global_folds"] >= 0

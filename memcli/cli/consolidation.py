@@ -13,11 +13,12 @@ from memcli.cli.root import (
     QuietOpt,
     UserOpt,
     _call,
+    _fail,
     _print_json,
     _status,
     app,
 )
-from memcli.errors import UsageError
+from memcli.errors import ExitCode, UsageError
 
 
 @app.command()
@@ -37,7 +38,7 @@ def consolidate(
 
     For each day with new turns: an event summary and a portrait of the day, then the global summary and portrait. For each new session: the running memory (at most 20 sentences). For each new message pair: facts, checked against their source turns and the stored facts, then added, updated, deleted or left alone (see memcli history).
 
-    Safe from cron: incremental, resumable, and a second run with nothing new does nothing. The store is locked only while writing, so a chat keeps working. Exits 0 when it worked, even if some model output was rejected (counted in the summary line). Work whose model output stayed invalid is skipped and redone only with --retry (or, for a day, when new turns arrive on it).
+    Safe from cron: incremental, resumable, and a second run with nothing new does nothing. The store is locked only while writing, so a chat keeps working. Exits 0 when it worked, even if some model output was rejected (counted in the summary line); 3 when a model server failed (those units are not done, the others are; the next run does them). Work whose model output stayed invalid is skipped and redone only with --retry (or, for a day, when new turns arrive on it).
 
     Nightly from cron: 30 3 * * *  memcli consolidate --all-users --quiet
 
@@ -47,7 +48,14 @@ def consolidate(
     report = _call("consolidate", args, quiet, now, model, progress="consolidating")
     if json_out:
         _print_json(report)
-        return
+    else:
+        _print_consolidated(report)
+    if report.failed:
+        _fail(f"{report.failures[0]}; {_count(report.failed, 'unit')} not done, the next consolidate runs them again", int(ExitCode.MODEL))
+
+
+def _print_consolidated(report: Any) -> None:
+    """The summary line of a consolidate run (the ConsolidateResult view ``report``)."""
     if report.days == report.sessions == report.message_pairs == report.global_folds == 0:
         typer.echo("nothing new to consolidate")
         return
@@ -62,6 +70,7 @@ def consolidate(
         f"{facts.unchanged} unchanged, {facts.rejected} rejected as ungrounded, "
         f"{facts.deduplicated} duplicates; {report.invalid_outputs} invalid model outputs "
         f"({report.written_by.get('fallback', 0)} replaced by extraction); written by {report.path or 'no one'}"
+        + (f"; {_count(report.failed, 'unit')} not done (the model server failed)" if report.failed else "")
     )
 
 

@@ -35,13 +35,13 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     try:
         settings = load_settings(_paths())
-        model, embedder = settings.model, settings.embedder
+        model, embedder, url, name = settings.model, settings.embedder, settings.model_url, settings.model_name
     except MemcliError as exc:  # a broken setting is when one asks which versions run
         _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
-        model, embedder = "", ""
+        model, embedder, url, name = "", "", "", ""
     from memcli.views import VersionInfo
 
-    data = VersionInfo.of(versions(model, embedder, _paths()))
+    data = VersionInfo.of(versions(model, embedder, _paths(), url, name))
     if json_out:
         _print_json(data)
         return
@@ -104,13 +104,19 @@ def reindex(
 def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Check that every path memcli uses is private (folders 0700, files 0600, yours) and that the store can be written.
 
-    Prints each path checked (ok or warn, its mode, its path) and one warning line on stderr for each path that group or others can read, write or enter, with the chmod that fixes it, and for a read-only store. Exits 0 either way; runs in this process, loads no model and does not open the store. memcli stats prints the same warnings.
+    Prints each path checked (ok or warn, its mode, its path) and one warning line on stderr for each path that group or others can read, write or enter, with the chmod that fixes it, and for a read-only store. Then the configured chat model, one line each: its GGUF file; or, with model_url, the server reachable, the model listed and a one-token completion answered. Exits 0 either way; runs in this process, loads no model (a model server is asked) and does not open the store. memcli stats prints the same path warnings.
 
     Example: memcli doctor --json
     """
+    from memcli.config import load_settings
     from memcli.doctor import check
 
-    report = check(_paths())
+    try:
+        settings = load_settings(_paths())
+    except MemcliError as exc:  # the paths are still worth checking
+        _status(f"memcli: warning: {exc.message}; the model is not checked", quiet)
+        settings = None
+    report = check(_paths(), settings)
     for line in report.warnings:
         _status(f"memcli: warning: {line}", quiet)
     if json_out:
@@ -119,6 +125,8 @@ def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     for item in report.checks:
         if item.type != "missing":
             typer.echo(f"{'ok' if item.ok else 'warn'}\t{item.mode}\t{item.path}")
+    for model_check in report.model_checks:
+        typer.echo(f"{'ok' if model_check.ok else 'warn'}\t{model_check.name}\t{model_check.detail}")
     _status(f"memcli: {report.checked} paths checked: " + ("all private" if report.ok else f"{len(report.warnings)} warning{'s' * (len(report.warnings) != 1)}"), quiet)
 
 

@@ -1,0 +1,102 @@
+"""A fake OpenAI-compatible model server for the failure tests: a small ASGI app served by
+uvicorn on 127.0.0.1 in a thread. The first path segment picks its behaviour, so one server
+serves every case: ``http://127.0.0.1:PORT/<mode>/v1`` with mode
+
+- ``ok``: lists the model ``fake`` and streams ``Hello there.`` (a structured request gets
+  ``{"query": "hello"}``);
+- ``401``, ``403``, ``500``: every request gets that status;
+- ``404``: lists ``fake``, but a completion gets 404 (an unknown model);
+- ``slow``: answers after ``SLOW_SECONDS``;
+- ``cut``: streams two pieces, then the connection drops (no finish reason, no ``[DONE]``).
+
+``requests`` records each (mode, path, body) it was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+SLOW_SECONDS = 3.0
+requests: list[tuple[str, str, dict[str, Any]]] = []
+
+
+def _chunk(content: str | None, finish: str | None = None) -> bytes:
+    body = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "delta": {"content": content} if content is not None else {}, "finish_reason": finish}]}
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The ASGI app (see the module docstring)."""
+    if scope["type"] != "http":
+        return
+    raw = b""
+    while True:
+        message = await receive()
+        raw += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    _, mode, *rest = scope["path"].split("/")
+    path = "/" + "/".join(rest)
+    body = json.loads(raw) if raw else {}
+    requests.append((mode, path, body))
+
+    async def answer(status: int, data: dict[str, Any]) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": json.dumps(data).encode()})
+
+    if mode in ("401", "403", "500"):
+        await answer(int(mode), {"error": {"message": f"fake {mode}", "type": "error", "code": mode}})
+        return
+    if mode == "slow":
+        await asyncio.sleep(SLOW_SECONDS)
+    if path.endswith("/models"):
+        await answer(200, {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "me"}]})
+        return
+    if mode == "404":
+        await answer(404, {"error": {"message": f"The model `{body.get('model')}` does not exist", "type": "invalid_request_error"}})
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+    if mode == "cut":
+        await send({"type": "http.response.body", "body": _chunk("Hello"), "more_body": True})
+        await send({"type": "http.response.body", "body": _chunk(" the"), "more_body": True})
+        raise RuntimeError("the fake server drops the connection")
+    pieces = ['{"query": "hello"}'] if "response_format" in body else ["Hello", " there."]
+    for piece in pieces:
+        await send({"type": "http.response.body", "body": _chunk(piece), "more_body": True})
+    await send({"type": "http.response.body", "body": _chunk(None, "stop") + b"data: [DONE]\n\n"})
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on (now) on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[str]:
+    """Serve the app on 127.0.0.1 for the block; yields ``http://127.0.0.1:PORT``."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the fake model server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
