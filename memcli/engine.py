@@ -174,7 +174,10 @@ class Engine:
             return user
         if "user" not in self.settings.model_fields_set and self.settings.user != LEGACY_USER:
             if self._legacy_user is None:
-                self._legacy_user = self.store.users() == [LEGACY_USER]
+                # Read without taking the store: the question must not wait on its lock, nor
+                # count as a first read (a read-only store's notice follows one).
+                users = self.store.users_unlocked()
+                self._legacy_user = (self.store.users() if users is None else users) == [LEGACY_USER]
                 if self._legacy_user:
                     self.store.notice(f"using user {LEGACY_USER!r}, the only user of this store "
                                       f"('memcli config set user {LEGACY_USER}' keeps it and ends this notice)")

@@ -824,6 +824,24 @@ class MemoryStore:
         norms[norms == 0] = 1.0
         return memories, vectors / norms
 
+    def users_unlocked(self) -> list[str] | None:
+        """The users of the recall index, read from the sidecar file opened read-only
+        without taking the store (another process may hold it); None when it cannot be
+        read. For a question that must not wait on the lock, such as which user a command
+        defaults to."""
+        import sqlite3
+
+        if not self.paths.database.is_file():
+            return []
+        try:
+            db = sqlite3.connect(f"{self.paths.database.as_uri()}?mode=ro", uri=True, timeout=0.5)
+            try:
+                return [r[0] for r in db.execute("SELECT DISTINCT user FROM recall_index ORDER BY user")]
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return None
+
     def users(self) -> list[str]:
         """Every user who has memories, sorted."""
         found: set[str] = set()

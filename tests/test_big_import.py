@@ -111,7 +111,7 @@ def test_a_long_jsonl_message_is_chunked_into_turns(tmp_path: Path) -> None:
     content = long_paragraph(800)
     path.write_text(json.dumps({"role": "user", "content": content, "timestamp": "2024-01-02T10:00:00"}) + "\n", encoding="utf-8")
     _, parts = parse_file(path, None, "u", NOW)
-    assert len(parts) > 1 and all(m.speaker == "user" and m.source == "log.jsonl:1" for m in parts)
+    assert len(parts) > 1 and all(m.speaker == "u" and m.source == "log.jsonl:1" for m in parts)
     assert squeezed("".join(m.text for m in parts)) == squeezed(content)
 
 
