@@ -175,25 +175,20 @@ class Engine:
         """Move the memories to the Chroma server at ``url`` (with the ``store_tenant``,
         ``store_database``, ``store_token_env`` settings) or, when None, to the folder
         under the data folder: every memory is copied with every field and its vector and
-        the copy compared with the store (``MemoryStore.migrate``); only then is
-        ``store_url`` written to the config file (the setting switched) and the store
-        opened there. The old place keeps its copy; an interrupted migration is run
-        again. After a move back to the folder, the folder is compacted (what was deleted
+        the copy compared with the store (``MemoryStore.migrate``); only then is the
+        store opened there, and the caller writes ``store_url`` to the config file (the
+        command, ``memcli.cli.system.migrate``: the config file is the CLI's; until it is
+        written the next command opens the old place, which keeps its copy). An
+        interrupted migration is run again. After a move back to the folder, the folder is compacted (what was deleted
         on the server since is gone from its files too). ``progress`` gets (memories
         copied, memories in all). Returns {source, target, memories, max_vector_difference,
         duration_seconds}. Raises StoreServerError, MemcliError (already there, a reindex
         under way, a difference found)."""
-        from memcli import configfile
-
         started = time.perf_counter()
         settings = self.settings
         target = None if url is None else Server(url, settings.store_tenant, settings.store_database, settings.store_token_env, settings.store_timeout)
         source = self.store.location
         count, worst = self.store.migrate(target, progress)
-        if url is None:
-            configfile.unset_value(self.paths, "store_url")
-        else:
-            configfile.set_value(self.paths, "store_url", url)
         self.store.use(target)
         if target is None:
             self.store.compact()
