@@ -35,9 +35,9 @@ from Chroma at the next transaction.
 With ``store_url`` set (``Server``) the memories live on a Chroma server instead, opened
 with ``chromadb.HttpClient``; everything above holds, the sidecar and the file lock staying
 in the data folder of this machine. The folder-level work is the server's there: no file
-modes for Chroma's files, no read-only stand-in (a read-only data folder still opens the
-sidecar read-only, with nothing of the server's), no ``chroma vacuum`` or HNSW slot zeroing
-in ``compact``. A server that cannot be used raises StoreServerError.
+modes for Chroma's files, no ``chroma vacuum`` or HNSW slot zeroing in ``compact``; a
+read-only data folder is read from the copy as above, without the server's collection
+metadata. A server that cannot be used raises StoreServerError.
 """
 
 from __future__ import annotations
