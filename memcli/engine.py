@@ -179,9 +179,9 @@ class Engine:
         store opened there, and the caller writes ``store_url`` to the config file (the
         command, ``memcli.cli.system.migrate``: the config file is the CLI's; until it is
         written the next command opens the old place, which keeps its copy). An
-        interrupted migration is run again. After a move back to the folder, the folder is compacted (what was deleted
-        on the server since is gone from its files too). ``progress`` gets (memories
-        copied, memories in all). Returns {source, target, memories, max_vector_difference,
+        interrupted migration is run again. After a move back to the folder, the folder
+        is compacted (what was deleted on the server since is gone from its files too).
+        ``progress`` gets (memories copied, memories in all). Returns {source, target, memories, max_vector_difference,
         duration_seconds}. Raises StoreServerError, MemcliError (already there, a reindex
         under way, a difference found)."""
         started = time.perf_counter()
