@@ -123,6 +123,12 @@ class Settings(BaseSettings):
     query_creator: bool = Field(False, description="rewrite the chat into a search query with the chat model before recalling (for capable models)")
     service: Literal["auto", "off"] = Field("auto", description="auto: commands go through the memcli service, started on first use; off: every command opens the store itself")
     service_idle: float = Field(900.0, gt=0, description="seconds without a request after which the service exits")
+    # The Chroma server backend (memcli.store.Server): empty store_url keeps the on-disk folder.
+    store_url: str = Field("", description="URL of a Chroma server holding the memories (e.g. http://127.0.0.1:8000); empty: the folder under the data dir (memcli migrate moves them)")
+    store_tenant: str = Field("default_tenant", min_length=1, description="Chroma tenant of the memories on the store_url server")
+    store_database: str = Field("default_database", min_length=1, description="Chroma database of the memories on the store_url server (made when missing)")
+    store_token_env: str = Field("", description="NAME of the environment variable (of the memcli service) holding the Chroma server's auth token, sent as a bearer token; the token itself is never stored")
+    store_timeout: float = Field(30.0, gt=0, description="seconds a request to the Chroma server may take before it is given up")
 
     def decay_for(self, user: str) -> float:
         """The decay constant d of ``user`` (``user_decay``, else ``decay``)."""

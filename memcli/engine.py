@@ -42,7 +42,7 @@ from memcli.paths import PRIVATE_FILE, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
-from memcli.store import MIN_PREFIX, REINDEXING, MemoryStore, short_prefix
+from memcli.store import MIN_PREFIX, REINDEXING, MemoryStore, Server, short_prefix
 
 if TYPE_CHECKING:
     from memcli.consolidate import ConsolidationReport
@@ -136,7 +136,7 @@ class Engine:
         self.settings = settings
         self.paths = paths
         self.clock = clock
-        self.store = store if store is not None else MemoryStore(paths, settings.lock_timeout, notice)
+        self.store = store if store is not None else MemoryStore(paths, settings.lock_timeout, notice, Server.of(settings))
         self._embedder = embedder
         self._chat_model = chat_model
         self._recaller = recaller
@@ -198,6 +198,30 @@ class Engine:
         also call under the store). Raises EmbedderChangedError when another embedder made
         them, or a reindex was interrupted."""
         self.store.require_embedder(embedder_identity(self.embedder))
+
+    def migrate(self, url: str | None, progress: Progress | None = None) -> dict[str, Any]:
+        """Move the memories to the Chroma server at ``url`` (with the ``store_tenant``,
+        ``store_database``, ``store_token_env`` settings) or, when None, to the folder
+        under the data folder: every memory is copied with every field and its vector and
+        the copy compared with the store (``MemoryStore.migrate``); only then is the
+        store opened there, and the caller writes ``store_url`` to the config file (the
+        command, ``memcli.cli.system.migrate``: the config file is the CLI's; until it is
+        written the next command opens the old place, which keeps its copy). An
+        interrupted migration is run again. After a move back to the folder, the folder
+        is compacted (what was deleted on the server since is gone from its files too).
+        ``progress`` gets (memories copied, memories in all). Returns {source, target, memories, max_vector_difference,
+        duration_seconds}. Raises StoreServerError, MemcliError (already there, a reindex
+        under way, a difference found)."""
+        started = time.perf_counter()
+        settings = self.settings
+        target = None if url is None else Server(url, settings.store_tenant, settings.store_database, settings.store_token_env, settings.store_timeout)
+        source = self.store.location
+        count, worst = self.store.migrate(target, progress)
+        self.store.use(target)
+        if target is None:
+            self.store.compact()
+        return {"source": source, "target": self.store.location, "memories": count, "max_vector_difference": worst,
+                "duration_seconds": round(time.perf_counter() - started, 3)}
 
     def reindex(self, force: bool = False, progress: Progress | None = None) -> dict[str, Any]:
         """Re-embed every memory of every user with the configured embedder, and rebuild

@@ -25,6 +25,7 @@ class ExitCode(IntEnum):
     EMBEDDER_CHANGED = 8
     READ_ONLY = 9
     DISK_FULL = 10
+    STORE_SERVER = 11
     INTERRUPTED = 130
 
 
@@ -40,6 +41,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",
     ExitCode.READ_ONLY: "the memory store is read-only (a read-only mount, chattr +i, no write permission): read commands work, writes are refused",
     ExitCode.DISK_FULL: "no space left on the device of the memory store; nothing of the write was stored",
+    ExitCode.STORE_SERVER: "the Chroma server of store_url cannot be used (down, refused the token, timed out, another API version); nothing was half written: the same command works once it is back",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -155,6 +157,15 @@ class DiskFullError(MemcliError):
     exit_code = ExitCode.DISK_FULL
 
 
+class StoreServerError(MemcliError):
+    """The Chroma server of ``store_url`` could not be used: not running or unreachable,
+    the token refused (401/403), no answer within ``store_timeout``, or a server of another
+    API version. What memcli keeps beside it is left whole (an interrupted write is
+    repaired from the server at the next command)."""
+
+    exit_code = ExitCode.STORE_SERVER
+
+
 class Interrupted(MemcliError):
     """The request was interrupted: Ctrl-C, or its client went away."""
 
@@ -164,7 +175,7 @@ class Interrupted(MemcliError):
 def error_for(message: str, code: int) -> MemcliError:
     """The MemcliError of exit code ``code`` (an error the service reported), carrying
     ``message``."""
-    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, EmbedderChangedError, ReadOnlyStoreError, DiskFullError, Interrupted):
+    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, EmbedderChangedError, ReadOnlyStoreError, DiskFullError, StoreServerError, Interrupted):
         if int(cls.exit_code) == code:
             return cls(message)
     return MemcliError(message)

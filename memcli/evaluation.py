@@ -20,12 +20,13 @@ dataset's observations they cover (``eval_consolidation``).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,22 @@ from memcli.importers import (
 )
 from memcli.memory import Kind
 from memcli.retrieval import Ranking, Signals
+from memcli.store import MemoryStore
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _DIA_ID = re.compile(r"^D\d+:\d+$")
+
+
+@contextlib.contextmanager
+def discarding(store: MemoryStore) -> Iterator[MemoryStore]:
+    """``store`` for the block, then its collections deleted from the Chroma server (an
+    evaluation's temporary store with ``store_url`` set: its folder goes with the temporary
+    directory, its collections would stay on the server)."""
+    try:
+        yield store
+    finally:
+        store.discard()
 
 
 def clean_evidence(evidence: list[Any], known: set[str]) -> list[str]:
@@ -164,7 +177,7 @@ def eval_locomo(
         with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
             root = Path(home)
             memcli = Engine(settings, home_paths(root), embedder=embedder, signals=signals)
-            with memcli.store.transaction():
+            with discarding(memcli.store), memcli.store.transaction():
                 memcli.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
                 for i, qa in enumerate(questions, start=1):
                     evidence = clean_evidence(qa.get("evidence", []), known)
@@ -316,7 +329,7 @@ def eval_memorybank(
     report = ProbeReport(users=sorted({p.user for p in probes}), without=list(without))
     with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
         memcli = Engine(settings, home_paths(Path(home)), embedder=embedder, signals=signals)
-        with memcli.store.transaction():
+        with discarding(memcli.store), memcli.store.transaction():
             memcli.add_memories(memories, progress=(lambda d, t: progress("import", d, t)) if progress else None)
             for i, probe in enumerate(probes, start=1):
                 now = probe.now if probe.now is not None else time.time()
@@ -431,7 +444,7 @@ def eval_consolidation(
             t0 = time.perf_counter()
             run = memcli.consolidate(user=sample_id, progress=(lambda d, t: progress(f"{sample_id} consolidate", d, t)) if progress else None)
             seconds = time.perf_counter() - t0
-            with memcli.store.transaction():
+            with discarding(memcli.store), memcli.store.transaction():
                 dailies = {m.day: m.text for m in memcli.store.memories(user=sample_id, kind=Kind.EVENT_DAILY.value, archived=False)}
                 facts = [m.text for m in memcli.store.memories(user=sample_id, kind=Kind.FACT.value, archived=False, ended=False)]
         row = score_consolidation(sample, memories, dailies, facts, embedder, seconds)

@@ -268,6 +268,10 @@ class Memcli:
         """Re-embed every memory with the configured embedder; progress is emitted."""
         return schema.ReindexResult(**self.engine.reindex(force, self._progress))
 
+    def migrate(self, to: Optional[str] = None) -> schema.MigrateResult:
+        """``memcli migrate``: move the memories to the Chroma server at ``to`` (None: back to the folder)."""
+        return schema.MigrateResult(**self.engine.migrate(to, self._progress))
+
     def complete(self, what: str, prefix: str = "", user: Optional[str] = None) -> list[schema.Completion]:
         """Shell completions of ``prefix`` (``what``: id, user or kind), from the recall index
         alone: no model is touched. Raises UsageError for another ``what``."""

@@ -22,7 +22,7 @@ from memcli.engine import Engine
 from memcli.llm import ChatModel, Message
 from memcli.llm_server import ServerChatModel
 from memcli.retrieval import Recaller
-from memcli.store import MemoryStore
+from memcli.store import MemoryStore, Server
 from memcli.verbs import INTERACTIVE_VERBS
 
 log = logging.getLogger("memcli.service")
@@ -150,7 +150,7 @@ class Resources:
 
     def __init__(self, paths: Paths, settings: Settings, embedder: Any = None, chat_model: ChatModel | None = None) -> None:
         self.paths = paths
-        self.store = MemoryStore(paths, settings.lock_timeout, self._notice)
+        self.store = MemoryStore(paths, settings.lock_timeout, self._notice, Server.of(settings))
         self.gate = ModelGate()
         self._given_embedder = embedder
         self._given_chat_model = chat_model
@@ -238,6 +238,7 @@ class Resources:
         """An ``Engine`` for one request over the shared resources."""
         env = request.get("env") or {}
         settings = self.settings(request)
+        self.store.use(Server.of(settings))  # store_url changed (memcli migrate, config set) since the last request
         return Engine(
             settings, self.paths, clock_for(env, request.get("now")),
             store=self.store, embedder=self.embedder(settings), recaller=self.recaller(settings),  # type: ignore[arg-type]

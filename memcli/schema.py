@@ -384,6 +384,16 @@ class ReindexResult(Out):
     duration_seconds: float
 
 
+class MigrateResult(Out):
+    """``memcli migrate``: the memories copied, compared and the store_url setting switched."""
+
+    source: str = Field(description="where the memories were: the folder, or the server (URL, tenant, database)")
+    target: str = Field(description="where they are now, as source")
+    memories: int = Field(description="memories copied, each with every field and its vector, and found equal in the copy")
+    max_vector_difference: float = Field(description="largest difference of a vector component between the store and the copy (0: bit-equal)")
+    duration_seconds: float
+
+
 class ProbeEvalResult(Out):
     """``memcli eval memorybank``: hit@k of probe questions over a MemoryBank history."""
 
@@ -482,6 +492,7 @@ RESULTS: dict[str, Any] = {
     "probe eval": ProbeEvalResult,
     "consolidation eval": ConsolidationEvalResult,
     "reindex": ReindexResult,
+    "migrate": MigrateResult,
     "eval": EvalResult,
     "config setting": ConfigSetting,
     "config path": ConfigPath,

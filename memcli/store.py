@@ -31,6 +31,13 @@ from the recall index's copy, writes raise ReadOnlyStoreError. A full device is
 DiskFullError: a write that does not fit is refused before anything is written
 (``_require_room``), and one that fills the device part way leaves the index to be rebuilt
 from Chroma at the next transaction.
+
+With ``store_url`` set (``Server``) the memories live on a Chroma server instead, opened
+with ``chromadb.HttpClient``; everything above holds, the sidecar and the file lock staying
+in the data folder of this machine. The folder-level work is the server's there: no file
+modes for Chroma's files, no ``chroma vacuum`` or HNSW slot zeroing in ``compact``; a
+read-only data folder is read from the copy as above, without the server's collection
+metadata. A server that cannot be used raises StoreServerError.
 """
 
 from __future__ import annotations
@@ -38,14 +45,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from memcli.config import Paths
+from memcli.config import Paths, Settings
 from memcli.embedding import same_embedder
 from memcli.errors import (
     DISK_FULL_ERRNOS,
@@ -56,11 +66,12 @@ from memcli.errors import (
     NotFoundError,
     ReadOnlyStoreError,
     StoreHeldError,
+    StoreServerError,
 )
 from memcli.hnsw import zero_unused_slots_under
 from memcli.index import UserIndex
 from memcli.memory import Memory
-from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree
+from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree, write_private
 from memcli.processes import service_pid
 from memcli.sidecar import Sidecar
 
@@ -215,6 +226,136 @@ def _import_chroma() -> None:
         import chromadb.api.rust  # noqa: F401
 
 
+HOME_ID_FILE = "store-id"
+"""The file in the data folder naming this memcli home's collections on a Chroma server."""
+
+
+@dataclass(frozen=True)
+class Server:
+    """Where a Chroma server keeps the memories (settings ``store_url``, ``store_tenant``,
+    ``store_database``, ``store_token_env``, ``store_timeout``). The token is read from the
+    environment variable ``token_env`` names when a client is made, never kept here."""
+
+    url: str
+    tenant: str = "default_tenant"
+    database: str = "default_database"
+    token_env: str = ""
+    timeout: float = 30.0
+
+    @classmethod
+    def of(cls, settings: Settings) -> Server | None:
+        """The server of ``settings``; None when ``store_url`` is empty (the folder)."""
+        if not settings.store_url:
+            return None
+        return cls(settings.store_url, settings.store_tenant, settings.store_database, settings.store_token_env, settings.store_timeout)
+
+    def __str__(self) -> str:
+        return f"{self.url.rstrip('/')} (tenant {self.tenant}, database {self.database})"
+
+    def _parts(self) -> tuple[str, int, bool]:
+        """Host, port and TLS of ``url`` (when the URL names no port: Chroma's 8000 over http, 443 over https)."""
+        found = urllib.parse.urlsplit(self.url if "://" in self.url else f"http://{self.url}")
+        if found.scheme not in ("http", "https") or not found.hostname:
+            raise StoreServerError(f"store_url {self.url!r} is not an http(s) URL such as http://127.0.0.1:8000")
+        ssl = found.scheme == "https"
+        return found.hostname, found.port or (443 if ssl else 8000), ssl
+
+    def _headers(self) -> dict[str, str]:
+        if not self.token_env:
+            return {}
+        token = os.environ.get(self.token_env, "")
+        if not token:
+            raise StoreServerError(
+                f"store_token_env names {self.token_env}, but the memcli service's environment has no such variable "
+                "(set it where memcli starts, and run memcli service stop to restart the service)"
+            )
+        return {"Authorization": f"Bearer {token}"}
+
+    def error(self, exc: BaseException) -> StoreServerError | None:
+        """The StoreServerError of a failed request to the server (``exc``: an httpx or a
+        Chroma error), or None when ``exc`` is none of those."""
+        import httpx
+
+        from chromadb import errors as chroma_errors
+
+        text = str(exc)
+        if isinstance(exc, httpx.TimeoutException):
+            why = f"did not answer within {self.timeout:g} s (store_timeout)"
+        elif isinstance(exc, (httpx.TransportError, ConnectionError)) or "Could not connect to a Chroma server" in text:
+            why = "cannot be reached (is it running?)"
+        elif isinstance(exc, (chroma_errors.ChromaAuthError, chroma_errors.AuthorizationError)) or "Unauthorized" in text or "Forbidden" in text:
+            why = "refused the token (401/403): check the variable store_token_env names"
+        elif isinstance(exc, (chroma_errors.VersionMismatchError, chroma_errors.InvalidHTTPVersion)):
+            why = f"speaks another version of Chroma's API than this memcli's chromadb: {text}"
+        else:
+            return None
+        return StoreServerError(f"the Chroma server at {self} {why}; nothing was half written, run the command again once it is back")
+
+    def check(self) -> None:
+        """Ask the server, with our own short request, whether it can be used before a
+        client is made (``chromadb.HttpClient`` says only "could not connect" for all of
+        these): its version (API v2, the major version of this chromadb) and that the token
+        is taken. Raises StoreServerError."""
+        import httpx
+
+        import chromadb
+
+        host, port, ssl = self._parts()
+        base = f"{'https' if ssl else 'http'}://{host}:{port}/api/v2"
+        try:
+            with httpx.Client(timeout=self.timeout, headers=self._headers()) as client:
+                version = client.get(f"{base}/version")
+                if version.status_code in (401, 403):
+                    raise StoreServerError(f"the Chroma server at {self} refused the token ({version.status_code}): check the variable store_token_env names")
+                if version.status_code == 404:
+                    raise StoreServerError(f"{self.url} does not serve Chroma's API v2: a Chroma server older than 1.0, or not Chroma (chromadb {chromadb.__version__} here)")
+                version.raise_for_status()
+                theirs = str(version.json())
+                if theirs.split(".")[0] != chromadb.__version__.split(".")[0]:
+                    raise StoreServerError(f"the Chroma server at {self} is version {theirs}; this memcli's chromadb is {chromadb.__version__} (another major version)")
+                identity = client.get(f"{base}/auth/identity")
+                if identity.status_code in (401, 403):
+                    raise StoreServerError(f"the Chroma server at {self} refused the token ({identity.status_code}): check the variable store_token_env names")
+        except StoreServerError:
+            raise
+        except (httpx.HTTPError, ValueError) as exc:
+            raise self.error(exc) or StoreServerError(f"the Chroma server at {self} answered what memcli cannot read: {exc}") from exc
+
+    def client(self) -> Any:
+        """A ``chromadb.HttpClient`` on the server, its tenant and database (the database is
+        made when missing), each request limited to ``timeout`` seconds. Raises StoreServerError."""
+        _import_chroma()
+        import chromadb
+        import httpx
+        from chromadb.config import Settings as ChromaSettings
+
+        self.check()
+        host, port, ssl = self._parts()
+        headers = self._headers()
+        settings = ChromaSettings(anonymized_telemetry=False)
+        try:
+            admin = chromadb.AdminClient(settings=ChromaSettings(
+                anonymized_telemetry=False, chroma_api_impl="chromadb.api.fastapi.FastAPI", chroma_server_host=host,
+                chroma_server_http_port=port, chroma_server_ssl_enabled=ssl, chroma_server_headers=dict(headers)))
+            names = {d["name"] for d in admin.list_databases(tenant=self.tenant)}
+            if self.database not in names:
+                admin.create_database(self.database, tenant=self.tenant)
+            client = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=dict(headers), settings=settings,
+                                         tenant=self.tenant, database=self.database)
+        except StoreServerError:
+            raise
+        except Exception as exc:
+            cause = exc.__context__ if isinstance(exc, ValueError) and exc.__context__ is not None else exc
+            found = self.error(cause) or self.error(exc)
+            if found is None:
+                raise
+            raise found from exc
+        # chromadb's HTTP session waits for ever (httpx timeout None); a store that hangs
+        # would hang every memcli command behind it.
+        client._server._session.timeout = httpx.Timeout(self.timeout)
+        return client
+
+
 class MemoryStore:
     """Memories of every user in one cosine-space Chroma collection, filtered by ``user``.
 
@@ -226,8 +367,12 @@ class MemoryStore:
     and MemcliError when the store was written by a newer memcli (schema version).
     """
 
-    def __init__(self, paths: Paths, lock_timeout: float = 30.0, notice: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, paths: Paths, lock_timeout: float = 30.0, notice: Callable[[str], None] | None = None, server: Server | None = None
+    ) -> None:
         self.paths = paths
+        self.server = server
+        """The Chroma server holding the memories; None: the folder ``paths.store_dir``."""
         self.lock_timeout = lock_timeout
         self.notice = notice or (lambda message: None)
         self.resident = False
@@ -295,6 +440,8 @@ class MemoryStore:
         SQLite's and Chroma's "database or disk is full"), its message naming the device
         and ``stored`` (what became of the write); ReadOnlyStoreError for a write refused
         under the data folder (EROFS, EACCES, EPERM, "readonly database")."""
+        if self.server is not None and (found := self.server.error(exc)) is not None:
+            return found
         number = getattr(exc, "errno", None)
         text = str(exc)
         if number in DISK_FULL_ERRNOS or any(sign in text for sign in _FULL_SIGNS):
@@ -362,13 +509,15 @@ class MemoryStore:
         self.read_only_reason = ""
         try:
             tightened = [self.paths.data_dir] * loose + private_tree(self.paths.data_dir)
-            private_dir(self.paths.store_dir)  # before Chroma makes it: what it writes inside is out of others' reach
+            if self.server is None:
+                private_dir(self.paths.store_dir)  # before Chroma makes it: what it writes inside is out of others' reach
             self._collection = self._open_collection()
             self._sidecar = Sidecar(self.paths.database)
-            private_tree(self.paths.store_dir)  # what Chroma has just made (chroma.sqlite3 as the umask says)
+            if self.server is None:
+                private_tree(self.paths.store_dir)  # what Chroma has just made (chroma.sqlite3 as the umask says)
         except BaseException as exc:
             self._close()
-            if isinstance(exc, Exception) and isinstance(self.fault(exc), ReadOnlyStoreError):
+            if self.server is None and isinstance(exc, Exception) and isinstance(self.fault(exc), ReadOnlyStoreError):
                 # The folder takes the lock but a file of the store refuses writes (chattr +i on
                 # chroma.sqlite3). Chroma caches the client it could not open: drop it.
                 from chromadb.api.shared_system_client import SharedSystemClient
@@ -393,7 +542,9 @@ class MemoryStore:
         and no memcli can write this store either."""
         self.read_only_reason = why
         self._sidecar = Sidecar.snapshot(self.paths.database)
-        self._client = self._collection = _ReadOnlyChroma(self._sidecar, _chroma_metadata(self.paths.store_dir), self.read_only_error)
+        # With a server, its collection's metadata (the embedder) is not read: the copy is read as it is.
+        metadata = _chroma_metadata(self.paths.store_dir) if self.server is None else {}
+        self._client = self._collection = _ReadOnlyChroma(self._sidecar, metadata, self.read_only_error)
 
     def _tell_read_only(self) -> None:
         """Say once, after the first transaction on a read-only store that did not fail, that
@@ -409,25 +560,55 @@ class MemoryStore:
                "in a read-only store: some of their memories may be missing" if unclean else "")
         )
 
-    def _open_collection(self) -> Any:
+    @property
+    def location(self) -> str:
+        """Where the memories are, as messages name it: the server or the folder."""
+        return str(self.server) if self.server is not None else str(self.paths.store_dir)
+
+    def _names(self, server: Server | None | bool = True) -> tuple[str, str]:
+        """The names of the store's collection and of a reindex's staging one (on
+        ``server``; True: where the store is): ``COLLECTION``
+        and ``STAGING`` in the folder; on a server, which many memcli homes may share,
+        ``memcli-<id>`` and ``memcli-<id>-reindex``, the id made once a home (random, in
+        ``HOME_ID_FILE`` in the data folder, which a migration keeps)."""
+        if (self.server if server is True else server) is None:
+            return COLLECTION, STAGING
+        path = self.paths.data_dir / HOME_ID_FILE
+        try:
+            home = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            home = ""
+        if not home:
+            home = secrets.token_hex(8)
+            write_private(path, home + "\n")
+        return f"memcli-{home}", f"memcli-{home}-reindex"
+
+    def _new_client(self, server: Server | None) -> Any:
+        """A Chroma client on ``server``, or on the folder when None."""
+        if server is not None:
+            return server.client()
         _import_chroma()
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
-        self._client = chromadb.PersistentClient(
+        return chromadb.PersistentClient(
             path=str(self.paths.store_dir),
             settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
         )
+
+    def _open_collection(self) -> Any:
+        self._client = self._new_client(self.server)
+        name, staging_name = self._names()
         names = {c.name for c in self._client.list_collections()}
-        if STAGING in names:
-            staging = self._client.get_collection(STAGING, embedding_function=None)
+        if staging_name in names:
+            staging = self._client.get_collection(staging_name, embedding_function=None)
             metadata = staging.metadata or {}
-            if metadata.get("complete") and COLLECTION not in names:
+            if metadata.get("complete") and name not in names:
                 # A reindex stopped between dropping the old collection and renaming the new one.
                 self._swap_in(staging, str(metadata.get("embedder", ""))[len(REINDEXING):])
-                names.add(COLLECTION)
+                names.add(name)
         collection = self._client.get_or_create_collection(
-            name=COLLECTION,
+            name=name,
             metadata={"schema_version": SCHEMA_VERSION},
             configuration={"hnsw": {"space": "cosine"}},
             embedding_function=None,
@@ -435,7 +616,7 @@ class MemoryStore:
         version = int((collection.metadata or {}).get("schema_version", SCHEMA_VERSION))
         if version > SCHEMA_VERSION:
             raise MemcliError(
-                f"the store at {self.paths.store_dir} has schema version {version}; "
+                f"the store at {self.location} has schema version {version}; "
                 f"this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
             )
         return collection
@@ -451,7 +632,8 @@ class MemoryStore:
         if self._client is not None:
             # What Chroma wrote in this transaction (a new HNSW segment file) is made 0600
             # explicitly, beside the umask and the store folder's 0700.
-            private_tree(self.paths.store_dir)
+            if self.server is None:
+                private_tree(self.paths.store_dir)
             from chromadb.api.shared_system_client import SharedSystemClient
 
             # Drop the per-process cache so the next transaction sees other processes' writes.
@@ -597,7 +779,8 @@ class MemoryStore:
         that deletes, after its deletions; its cost grows with the size of the store
         (about 1.3 s for 10,000 memories, see the README, "Deleting for good")."""
         with self.transaction():
-            self._compact_chroma()
+            if self.server is None:  # a server's files are the server's to compact
+                self._compact_chroma()
             self.sidecar.compact()
 
     def _compact_chroma(self) -> None:
@@ -649,6 +832,117 @@ class MemoryStore:
             zero_unused_slots_under(self.paths.store_dir)
         finally:
             self._collection = self._open_collection()
+
+    def use(self, server: Server | None) -> None:
+        """Keep the memories on ``server`` (the folder when None) from the next transaction
+        on: a resident store is closed and opened there (the service, after a migration or
+        a change of ``store_url``). The recall index is checked against the new place
+        before it is trusted again."""
+        with self._threads:
+            if server == self.server:
+                return
+            resident = self.resident
+            self.close()
+            self.server = server
+            self._complete = None
+            self._checked.clear()
+            if resident:
+                self.open_resident()
+
+    def migrate(self, target: Server | None, progress: Callable[[int, int], None] | None = None) -> tuple[int, float]:
+        """Copy every memory (id, text, every metadata field, vector) and the collection's
+        metadata (schema version, embedder) to ``target`` (a server, or the folder when
+        None), then read the copy back and compare it with the store: the same ids, texts,
+        fields and vectors. Memories the target holds that the store does not (left from an
+        earlier migration) are deleted there, so that nothing deleted comes back. The store
+        itself is not touched: an interrupted migration is run again (upserts by id).
+        ``progress`` gets (memories copied, memories in all). Returns the count copied and
+        the largest difference of a vector component found in the comparison.
+
+        Raises MemcliError when the target is where the store already is, during a
+        reindex, or when the comparison finds a difference; StoreServerError for a server
+        that cannot be used."""
+        with self.transaction():
+            if target == self.server:
+                raise MemcliError(f"the memories are already at {self.location}")
+            if self.read_only:
+                raise self.read_only_error()
+            recorded = str((self._col.metadata or {}).get("embedder") or "")
+            if recorded.startswith(REINDEXING):
+                raise MemcliError("a reindex is under way or was interrupted: run memcli reindex to finish it, then migrate")
+            if target is None:
+                private_dir(self.paths.store_dir)
+            try:
+                client = self._new_client(target)
+                name = self._names(target)[0]
+                metadata = dict(self._col.metadata or {}) or {"schema_version": SCHEMA_VERSION}
+                dest = client.get_or_create_collection(
+                    name=name, metadata=metadata, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
+                )
+                dest.modify(metadata=metadata)
+                total = int(self._col.count())
+                ids: list[str] = []
+                for page in self._pages(None, ["documents", "metadatas", "embeddings"]):
+                    if page["ids"]:
+                        dest.upsert(ids=page["ids"], embeddings=np.asarray(page["embeddings"], dtype=np.float32),
+                                    documents=page["documents"], metadatas=page["metadatas"])
+                    ids.extend(page["ids"])
+                    if progress is not None:
+                        progress(len(ids), total)
+                left = set(ids)
+                extra: list[str] = []
+                offset = 0
+                while True:
+                    found = dest.get(include=[], limit=_GET_PAGE, offset=offset)["ids"]
+                    extra.extend(i for i in found if i not in left)
+                    if len(found) < _GET_PAGE:
+                        break
+                    offset += _GET_PAGE
+                for start in range(0, len(extra), _GET_PAGE):
+                    dest.delete(ids=extra[start : start + _GET_PAGE])
+                worst = self._compare(dest, ids)
+            finally:
+                if target is None:
+                    private_tree(self.paths.store_dir)
+        return len(ids), worst
+
+    def _compare(self, dest: Any, ids: list[str]) -> float:
+        """Compare ``dest`` with the store, ``ids`` being every id of the store: the same
+        count, ids, texts and metadata, and vectors equal to float32 rounding. Returns the
+        largest vector difference; raises MemcliError at the first difference."""
+        if int(dest.count()) != len(ids):
+            raise MemcliError(f"the copy holds {int(dest.count())} memories, the store {len(ids)}: run memcli migrate again")
+        worst = 0.0
+        for start in range(0, len(ids), _GET_PAGE):
+            chunk = ids[start : start + _GET_PAGE]
+            include = ["documents", "metadatas", "embeddings"]
+            mine = self._col.get(ids=chunk, include=include)
+            theirs = dest.get(ids=chunk, include=include)
+            if sorted(theirs["ids"]) != sorted(chunk):
+                raise MemcliError("the copy's ids differ from the store's: run memcli migrate again")
+            at = {i: n for n, i in enumerate(theirs["ids"])}
+            for n, memory_id in enumerate(mine["ids"]):
+                k = at[memory_id]
+                if mine["documents"][n] != theirs["documents"][k] or dict(mine["metadatas"][n]) != dict(theirs["metadatas"][k]):
+                    raise MemcliError(f"the copy of memory {memory_id} differs from the store's: run memcli migrate again")
+                a = np.asarray(mine["embeddings"][n], dtype=np.float32)
+                b = np.asarray(theirs["embeddings"][k], dtype=np.float32)
+                if a.shape != b.shape or not np.allclose(a, b, rtol=0, atol=1e-6):
+                    raise MemcliError(f"the vector of memory {memory_id} differs in the copy: run memcli migrate again")
+                worst = max(worst, float(np.max(np.abs(a - b))) if a.size else 0.0)
+        return worst
+
+    def discard(self) -> None:
+        """Delete this home's collections from the server (a temporary store of an
+        evaluation, when ``store_url`` is set); nothing in the folder mode, whose files go
+        with their folder."""
+        if self.server is None:
+            return
+        with self.transaction():
+            for name in self._names():
+                with contextlib.suppress(Exception):  # the staging one is usually absent
+                    self._client.delete_collection(name)
+            self._collection = None
 
     def _drop_client(self) -> None:
         """Close the Chroma client (the store lock and the sidecar stay held)."""
@@ -899,7 +1193,7 @@ class MemoryStore:
                 f"a reindex of the store to {recorded[len(REINDEXING):]} was interrupted; run memcli reindex to finish it"
             )
         raise EmbedderChangedError(
-            f"the {count} memories in {self.paths.store_dir} were embedded by {recorded}, but the embedder setting names "
+            f"the {count} memories in {self.location} were embedded by {recorded}, but the embedder setting names "
             f"{identity}: run memcli reindex to re-embed them with it, or set embedder back"
         )
 
@@ -913,7 +1207,7 @@ class MemoryStore:
             self.record_embedder(REINDEXING + identity)
             self._drop_staging()
             self._staging = self._client.create_collection(
-                name=STAGING,
+                name=self._names()[1],
                 metadata={"schema_version": SCHEMA_VERSION, "embedder": REINDEXING + identity},
                 configuration={"hnsw": {"space": "cosine"}},
                 embedding_function=None,
@@ -953,19 +1247,21 @@ class MemoryStore:
             if staging is None:
                 raise RuntimeError("finish_reindex outside begin_reindex")
             staging.modify(metadata={"schema_version": SCHEMA_VERSION, "embedder": REINDEXING + identity, "complete": True})
-            self._client.delete_collection(COLLECTION)
+            self._client.delete_collection(self._names()[0])
             self._swap_in(staging, identity)
             self._staging = None
             self._complete = None
 
     def _swap_in(self, staging: Any, identity: str) -> None:
-        staging.modify(name=COLLECTION)
+        name = self._names()[0]
+        staging.modify(name=name)
         staging.modify(metadata={"schema_version": SCHEMA_VERSION, "embedder": identity})
-        self._collection = self._client.get_collection(COLLECTION, embedding_function=None)
+        self._collection = self._client.get_collection(name, embedding_function=None)
 
     def _drop_staging(self) -> None:
-        if STAGING in {c.name for c in self._client.list_collections()}:
-            self._client.delete_collection(STAGING)
+        staging_name = self._names()[1]
+        if staging_name in {c.name for c in self._client.list_collections()}:
+            self._client.delete_collection(staging_name)
         self._staging = None
 
     def check_recall_index(self, user: str) -> None:

@@ -49,6 +49,7 @@ VERBS: dict[str, Verb] = {
     "stats": Verb("stats", "Stats"),
     "doctor": Verb("doctor", "DoctorReport"),
     "reindex": Verb("reindex", "ReindexResult"),
+    "migrate": Verb("migrate", "MigrateResult"),
     "complete": Verb("complete", "Completion", "many"),
     "version": Verb("version", "VersionInfo"),
     "chat.open": Verb("chat_open", "ChatState"),

@@ -1031,6 +1031,35 @@ class ReindexResult(View):
         }
 
 
+class MigrateResult(View):
+    """The view of ``schema.MigrateResult``: ``memcli migrate``: the memories copied, compared
+    and the store_url setting switched."""
+
+    __slots__ = ("source", "target", "memories", "max_vector_difference", "duration_seconds",)
+
+    def __init__(self, source: str, target: str, memories: int, max_vector_difference: float, duration_seconds: float) -> None:
+        self.source = source
+        self.target = target
+        self.memories = memories
+        self.max_vector_difference = max_vector_difference
+        self.duration_seconds = duration_seconds
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> MigrateResult:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "source": self.source,
+            "target": self.target,
+            "memories": self.memories,
+            "max_vector_difference": self.max_vector_difference,
+            "duration_seconds": self.duration_seconds,
+        }
+
+
 class EvalResult(View):
     """The view of ``schema.EvalResult``: ``memcli eval locomo``: evidence recall@k of LoCoMo's
     questions (categories 1-4)."""

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,6 +58,79 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMCLI_SERVICE", "off")
     monkeypatch.setenv("LOGNAME", LOGIN)  # the default user (getpass.getuser() reads LOGNAME first)
     return home
+
+
+class ChromaServer:
+    """A real ``chroma run`` on 127.0.0.1 (the executable chromadb installs beside Python),
+    over a temporary folder; ``stop``/``start`` take it down and up again on the same
+    port and folder (the failure tests)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        chroma = Path(sys.executable).with_name("chroma")
+        self.process = subprocess.Popen(
+            [str(chroma), "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"chroma run exited with {self.process.returncode}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("chroma run did not answer within 60 s")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaServer]:
+    """One Chroma server for the test session (a worker's), always stopped at the end."""
+    server = ChromaServer(tmp_path_factory.mktemp("chroma-server"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["folder", "server"])
+def store_mode(request: pytest.FixtureRequest, memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs the test twice: the memories in the folder, then on the session's Chroma
+    server (MEMCLI_STORE_URL; each test's home has its own collection there)."""
+    if request.param == "server":
+        server: ChromaServer = request.getfixturevalue("chroma_server")
+        if server.process is None:
+            server.start()  # a failure test stopped it and failed before starting it again
+        monkeypatch.setenv("MEMCLI_STORE_URL", server.url)
+    return str(request.param)
+
+
+def open_store(paths: Any, **kwargs: Any) -> Any:
+    """A MemoryStore on ``paths`` where the settings (MEMCLI_STORE_URL) put it."""
+    from memcli.config import load_settings
+    from memcli.store import MemoryStore, Server
+
+    return MemoryStore(paths, server=Server.of(load_settings(paths)), **kwargs)
 
 
 class Given:

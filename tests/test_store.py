@@ -16,11 +16,14 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_checks import assert_error, ok
+from conftest import open_store
 from memcli.cli import app
 from memcli.config import Paths, resolve_paths
 from memcli.errors import ExitCode, MemcliError
 from memcli.memory import Kind, Memory
 from memcli.store import SCHEMA_VERSION, MemoryStore
+
+pytestmark = pytest.mark.usefixtures("store_mode")  # every test with the folder, then a Chroma server
 
 HOLD_LOCK = """
 import sys, time, filelock
@@ -124,14 +127,14 @@ def test_lock_is_released_after_a_failed_command(runner: CliRunner, fake_embedde
 
 def test_transactions_nest_and_release_the_lock_once(tmp_path: Path) -> None:
     paths = resolve_paths()
-    store = MemoryStore(paths, lock_timeout=1)
+    store = open_store(paths, lock_timeout=1)
     with store.transaction():
         with store.transaction():
             store.add([memory("a" * 16, "one")], [UNIT])
         assert store.count() == 1  # still inside the outer transaction
     with pytest.raises(RuntimeError):
         store._col  # noqa: B018 - outside a transaction the collection is closed
-    other = MemoryStore(paths, lock_timeout=0.2)
+    other = open_store(paths, lock_timeout=0.2)
     with other.transaction():
         assert other.count() == 1
 
@@ -141,18 +144,18 @@ def test_transactions_nest_and_release_the_lock_once(tmp_path: Path) -> None:
 
 def test_schema_version_is_recorded_in_the_collection(runner: CliRunner, fake_embedder: Any) -> None:
     ok(runner.invoke(app, ["remember", "hello"]))
-    store = MemoryStore(resolve_paths())
+    store = open_store(resolve_paths())
     with store.transaction():
         assert store._col.metadata["schema_version"] == SCHEMA_VERSION
 
 
 def test_store_of_a_newer_schema_is_refused(runner: CliRunner, fake_embedder: Any) -> None:
     ok(runner.invoke(app, ["remember", "written by a future memcli"]))
-    store = MemoryStore(resolve_paths())
+    store = open_store(resolve_paths())
     with store.transaction():
         store._col.modify(metadata={"schema_version": SCHEMA_VERSION + 1})
     with pytest.raises(MemcliError, match="upgrade"):
-        with MemoryStore(resolve_paths()).transaction():
+        with open_store(resolve_paths()).transaction():
             pass
     line = assert_error(runner.invoke(app, ["list"]), ExitCode.ERROR)
     assert "schema version" in line
@@ -163,8 +166,8 @@ def test_store_of_a_newer_schema_is_refused(runner: CliRunner, fake_embedder: An
 
 def test_a_store_sees_writes_made_after_its_last_transaction(tmp_path: Path) -> None:
     paths = resolve_paths()
-    reader = MemoryStore(paths)
-    writer = MemoryStore(paths)
+    reader = open_store(paths)
+    writer = open_store(paths)
     with reader.transaction():
         assert reader.count() == 0
     with writer.transaction():
@@ -182,7 +185,7 @@ def test_reads_page_through_more_memories_than_one_page(monkeypatch: pytest.Monk
     """Every read that walks the store (memories, users, ids, an index rebuild) sees all
     memories when they span several pages, the last one full or partial."""
     monkeypatch.setattr("memcli.store._GET_PAGE", 2)
-    store = MemoryStore(resolve_paths())
+    store = open_store(resolve_paths())
     ana = [memory(f"{i:016x}", f"note {i}", user="ana") for i in range(4)]
     bob = [memory(f"{i + 10:016x}", f"note {i}", user="bob") for i in range(3)]
     with store.transaction():
@@ -197,10 +200,11 @@ def test_reads_page_through_more_memories_than_one_page(monkeypatch: pytest.Monk
 
 WRITE_IN_ANOTHER_PROCESS = """
 import sys
-from memcli.config import resolve_paths
+from memcli.config import load_settings, resolve_paths
 from memcli.memory import Memory
-from memcli.store import MemoryStore
-store = MemoryStore(resolve_paths(), lock_timeout=10)
+from memcli.store import MemoryStore, Server
+paths = resolve_paths()
+store = MemoryStore(paths, lock_timeout=10, server=Server.of(load_settings(paths)))
 store.add([Memory(id="c" * 16, user="default", kind="note", text=sys.argv[1], created_at=1.7e9, day="2023-11-14")],
           [[1.0] + [0.0] * 127])
 """
@@ -213,7 +217,7 @@ def test_another_process_sees_our_writes_and_we_see_its(runner: CliRunner, fake_
     assert listed.returncode == 0, listed.stderr
     assert [m["id"] for m in json.loads(listed.stdout)] == [note_id]
     # a store this process already opened sees what another process wrote since
-    store = MemoryStore(resolve_paths())
+    store = open_store(resolve_paths())
     with store.transaction():
         assert store.count() == 1
     wrote = subprocess.run([sys.executable, "-c", WRITE_IN_ANOTHER_PROCESS, "written elsewhere"], env=env, capture_output=True, text=True, timeout=120)
@@ -241,7 +245,7 @@ def test_reads_come_from_the_recall_index_copy_and_equal_chromas(monkeypatch: py
     """Once checked against Chroma, reads of many memories take the recall index's copy
     (no Chroma read at all), and it holds exactly what Chroma holds, every field, after
     adds, metadata updates and deletes."""
-    store = MemoryStore(resolve_paths())
+    store = open_store(resolve_paths())
     store.open_resident()
     try:
         notes = [memory(str(i) * 16, f"note {i}", user="ana" if i % 3 else "bob") for i in range(9)]
@@ -284,7 +288,7 @@ def test_a_store_whose_index_lacks_memories_is_read_from_chroma(runner: CliRunne
         ok(runner.invoke(app, ["remember", text, "--user", "ana"]))
     paths = resolve_paths()
     paths.database.unlink()
-    store = MemoryStore(paths)
+    store = open_store(paths)
     with store.transaction():
         assert store.users() == ["ana"]
         assert sorted(m.text for m in store.memories()) == ["first note", "second note"]

@@ -1,4 +1,4 @@
-"""Commands about memcli itself: version, stats, reindex, doctor, paths, serve, mcp, and
+"""Commands about memcli itself: version, stats, reindex, migrate, doctor, paths, serve, mcp, and
 the ``service`` group."""
 
 from __future__ import annotations
@@ -98,6 +98,39 @@ def reindex(
         f"re-embedded {data.memories} memories of {data.users} users with {data.embedder} "
         f"(was {data.previous or 'unrecorded'}) in {data.duration_seconds:.1f} s"
     )
+
+
+@app.command()
+def migrate(
+    to: Annotated[Optional[str], typer.Option("--to", help="URL of the Chroma server to move the memories to, e.g. http://127.0.0.1:8000 (with the store_tenant, store_database and store_token_env settings).")] = None,
+    to_folder: Annotated[bool, typer.Option("--to-folder", help="Move the memories back to the folder under the data dir.")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Move the memories to a Chroma server (--to URL) or back to the folder (--to-folder).
+
+    Every memory is copied with every field and its vector, the copy is read back and
+    compared (count, ids, texts, fields, vectors), and only then is store_url written to
+    the config file. The old place keeps its copy; an interrupted migration is run again.
+    Exit 11 when the server cannot be used.
+
+    Example: memcli migrate --to http://127.0.0.1:8000
+    """
+    if (to is None) == (not to_folder):
+        raise typer.BadParameter("give --to URL or --to-folder (one of them)")
+    from memcli import configfile
+
+    data = _call("migrate", {"to": to}, quiet, progress="copying")
+    # Only now, the copy compared: the setting is switched.
+    if to is None:
+        configfile.unset_value(_paths(), "store_url")
+    else:
+        configfile.set_value(_paths(), "store_url", to)
+    if json_out:
+        _print_json(data)
+        return
+    typer.echo(f"moved {data.memories} memories from {data.source} to {data.target} in {data.duration_seconds:.1f} s; "
+               f"store_url {'set' if to else 'unset'} in the config file (the old copy is left where it was)")
 
 
 @app.command()
