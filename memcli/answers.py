@@ -87,7 +87,7 @@ _WHO_ZH = re.compile(r"谁|哪位|哪个人|哪个朋友")
 
 _CLOCK = re.compile(r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|[0-9一二三四五六七八九十]+点", re.I)
 _PLACE = re.compile(
-    r"\b(in|at|to|from|near|visited|visit|around)\s+(the\s+)?[A-Z][\w'-]+|"
+    r"\b(in|at|to|from|near|visited|visit|around)\s+(the\s+)?[A-Z][\w'-]+|\b(went|go|going|gone|been)\s+to\s+(the|a|an)\s+\w+|"
     r"\b(park|museum|restaurant|beach|city|town|home|school|office|library|cafe|café|gym|hospital|mall|store|shop|lake|"
     r"mountain|river|church|gallery|theater|theatre|stadium|airport|hotel|country|village|street|market|zoo|garden|"
     r"university|college|studio|club|center|centre|bar|camp|island|coast)s?\b|"
@@ -101,6 +101,13 @@ _PERSON = re.compile(
     r"(朋友|妈妈|母亲|爸爸|父亲|同事|老师|姐姐|哥哥|弟弟|妹妹|老板|同学|男朋友|女朋友|丈夫|妻子|老公|老婆|室友|邻居|奶奶|爷爷|外婆|外公|儿子|女儿|表姐|表哥|教练|医生)"
 )
 _NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")
+_TITLE_QUESTION = re.compile(
+    r"\b(which|what)\s+(\w+\s+)?(film|movie|book|novel|show|series|song|album|band|game|app|dish|recipe|restaurant|painting)s?\b|"
+    r"(哪部|哪本|哪首|哪道|哪个乐队|哪家|什么电影|什么书|什么歌|什么菜|叫什么)",
+    re.I,
+)
+_TITLE = re.compile(r"[\"“《「][^\"”》」]{2,60}[\"”》」]|(?<=\s)[A-Z][a-z]+(\s+[A-Z][a-z]+)+")
+_REFERS_BACK = re.compile(r"\b(this|these|that|those|such)\s+(?!is\b|was\b|are\b)\w+|^(it|they|he|she)\b|^(这|那|它|他们|她们)", re.I)
 
 _RELATIVE_EN = re.compile(
     r"\b(the day before yesterday|yesterday|today|tonight|this (morning|afternoon|evening|week|weekend|month|year)|"
@@ -156,7 +163,10 @@ def content_words(text: str) -> set[str]:
 
 
 def _fits(kind: str, sentence: str) -> bool:
-    """Whether ``sentence`` holds what a ``kind`` question asks for."""
+    """Whether ``sentence`` holds what a ``kind`` question asks for ("title": a name in
+    quotes or capitals, for "which film", "哪部电影"...)."""
+    if kind == "title":
+        return bool(_TITLE.search(sentence))
     if kind == "when":
         return says_when(sentence) or bool(_CLOCK.search(sentence))
     if kind == "where":
@@ -187,6 +197,8 @@ def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extract
     total = sum(weight.values())
     whole = {m.id: frozenset(tokens(f"{m.speaker} {m.text}")) for m in memories}
     kind = question_type(question)
+    if kind == "what" and _TITLE_QUESTION.search(question):
+        kind = "title"
     for c in candidates:
         own = sum(weight[t] for t in wanted & c.tokens) / total
         context = sum(weight[t] for t in wanted & whole[c.memory.id]) / total
@@ -199,9 +211,14 @@ def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extract
     if len(wanted & whole[best.memory.id]) < MIN_COVERAGE * len(wanted):
         return Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     quoted = [best]
-    beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1 and c.score >= SECOND * best.score]
-    if beside:
-        quoted.append(max(beside, key=lambda c: c.score))
+    beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
+    # The neighbour joins when it scores close, when it holds what the question asks for
+    # and the best one does not ("flying on the track" beside "I went to the racetrack"),
+    # or when the best one points back to it ("I'll try to watch this TV show").
+    joining = [c for c in beside if c.score >= SECOND * best.score or (_fits(kind, c.text) and not _fits(kind, best.text))
+               or (c.index == best.index - 1 and _REFERS_BACK.search(best.text))]
+    if joining:
+        quoted.append(max(joining, key=lambda c: c.score))
         quoted.sort(key=lambda c: c.index)
     text = " ".join(resolve_relative_dates(c.text, best.memory.created_at, chinese) for c in quoted)
     return Extracted(_attributed(text, best.memory, user, chinese), [best.memory.id])
@@ -260,6 +277,8 @@ def _attributed(text: str, memory: Memory, user: str, chinese: bool) -> str:
     cited = f"[{cite(memory)}]"
     day = _day(memory.created_at, chinese)
     speaker = memory.speaker
+    if speaker.replace(" ", "") == user.replace(" ", ""):  # importers take spaces out of a user's name ("John Zhang")
+        speaker = user
     if chinese:
         who = "你" if not speaker or speaker == user else "助手" if speaker == ASSISTANT else speaker
         verb = "记下" if not speaker else "说"
