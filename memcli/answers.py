@@ -62,37 +62,37 @@ hold; below it, nothing recalled answers the question."""
 NOT_FOUND = "I don't find that in your memories."
 NOT_FOUND_ZH = "我在你的记忆里没有找到答案。"
 
-_EN_STOP = frozenset(
-    """a about above after again all also am an and any are as at be been before being below between both but by can could
+_EN_STOP_WORDS = """a about above after again all also am an and any are as at be been before being below between both but by can could
     did do does doing done during each few for from further had has have having he her here hers herself him himself his
     how i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours
     ourselves out over own same she should so some such than that the their theirs them themselves then there these they
     this those through to too under until up very was we were what when where which while who whom whose why will with
     would you your yours yourself yourselves ever again tell told say said mention mentioned talk talked ask asked remember
-    recall know think thing things one ones get got go going went us let lets last time day date kind sort much many""".split()
-)
-_ZH_STOP = frozenset(
-    """我 你 他 她 它 我们 你们 他们 她们 的 了 吗 呢 吧 啊 呀 是 在 有 和 跟 与 及 也 都 就 还 又 把 被 给 对 向 从 到 去 过 着
+    recall know think thing things one ones get got go going went us let lets last time day date kind sort much many"""
+_EN_STOP = frozenset(_EN_STOP_WORDS.split())
+_ZH_STOP_WORDS = """我 你 他 她 它 我们 你们 他们 她们 的 了 吗 呢 吧 啊 呀 是 在 有 和 跟 与 及 也 都 就 还 又 把 被 给 对 向 从 到 去 过 着
     什么 哪 哪里 哪儿 哪个 哪些 哪位 哪天 哪一天 谁 时候 什么时候 何时 几 几号 几月 怎么 怎样 为什么 多少 说 说过 讲 提 提到 告诉
-    那 这 那个 这个 个 一 一个 之前 以前 当时 那时 曾经 记得 知道 想 觉得 次 些 上 下 里 中""".split()
-)
+    那 这 那个 这个 个 一 一个 之前 以前 当时 那时 曾经 记得 知道 想 觉得 次 些 上 下 里 中"""
+_ZH_STOP = frozenset(_ZH_STOP_WORDS.split())
+_ZH_STOP_CHARS = frozenset("我你他她它们的了吗呢吧啊是在有和跟也都就还又把被给对向从到去过着么什哪谁时候几号怎样为说个一那这些上下里中最近很")
 _EN_STOP_TOKENS: frozenset[str] = frozenset()
 
-_WHEN = re.compile(r"\b(when|what time|what date|which day|which date|what day|how long ago|what year|what month)\b", re.I)
-_WHERE = re.compile(r"\b(where|which (city|country|place|park|restaurant|museum|town|shop|store|school|beach|lake))\b", re.I)
-_WHO = re.compile(r"\b(who|whom|whose)\b|\bwith which (friend|person)\b", re.I)
+_WHEN = re.compile(r"\b(when|what time|what date|which day|which date|what day|how long ago|what year|what month)\b", re.IGNORECASE)
+_WHERE = re.compile(r"\b(where|which (city|country|place|park|restaurant|museum|town|shop|store|school|beach|lake))\b", re.IGNORECASE)
+_WHO = re.compile(r"\b(who|whom|whose)\b|\bwith which (friend|person)\b", re.IGNORECASE)
 _WHEN_ZH = re.compile(r"什么时候|何时|哪天|哪一天|几号|几月|哪年|哪一年|哪个月|星期几|周几|礼拜几|多久以前|多久前|哪个周末")
 _WHERE_ZH = re.compile(r"哪里|哪儿|在哪|去哪|什么地方|哪个地方|哪座|哪个城市|哪个国家|哪家|哪个公园")
 _WHO_ZH = re.compile(r"谁|哪位|哪个人|哪个朋友")
 
-_CLOCK = re.compile(r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|[0-9一二三四五六七八九十]+点", re.I)
+_CLOCK = re.compile(r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|[0-9一二三四五六七八九十]+点", re.IGNORECASE)
 _PLACE = re.compile(
     r"\b(in|at|to|from|near|visited|visit|around)\s+(the\s+)?[A-Z][\w'-]+|\b(went|go|going|gone|been)\s+to\s+(the|a|an)\s+\w+|"
     r"\b(park|museum|restaurant|beach|city|town|home|school|office|library|cafe|café|gym|hospital|mall|store|shop|lake|"
     r"mountain|river|church|gallery|theater|theatre|stadium|airport|hotel|country|village|street|market|zoo|garden|"
     r"university|college|studio|club|center|centre|bar|camp|island|coast)s?\b|"
     r"(公园|博物馆|美术馆|餐厅|饭店|餐馆|学校|图书馆|咖啡|医院|商场|超市|书店|山|湖|海边|海滩|城市|市|省|国|村|镇|街|路|广场|酒店|机场|"
-    r"车站|体育馆|健身房|电影院|剧院|大学|公司|家里|老家)"
+    r"车站|体育馆|健身房|电影院|剧院|大学|公司|家里|老家)|"
+    r"(去|到|在)了?[^，。！？,.!?]{0,8}(场|馆|园|院|店|厅|城|村)"
 )
 _PERSON = re.compile(
     r"\b(friend|friends|sister|brother|mom|mother|dad|father|wife|husband|boss|colleague|coworker|teacher|neighbor|"
@@ -104,19 +104,19 @@ _NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")
 _TITLE_QUESTION = re.compile(
     r"\b(which|what)\s+(\w+\s+)?(film|movie|book|novel|show|series|song|album|band|game|app|dish|recipe|restaurant|painting)s?\b|"
     r"(哪部|哪本|哪首|哪道|哪个乐队|哪家|什么电影|什么书|什么歌|什么菜|叫什么)",
-    re.I,
+    re.IGNORECASE,
 )
 _TITLE = re.compile(r"[\"“《「][^\"”》」]{2,60}[\"”》」]|(?<=\s)[A-Z][a-z]+(\s+[A-Z][a-z]+)+")
-_REFERS_BACK = re.compile(r"\b(this|these|that|those|such)\s+(?!is\b|was\b|are\b)\w+|^(it|they|he|she)\b|^(这|那|它|他们|她们)", re.I)
+_REFERS_BACK = re.compile(r"\b(this|these|that|those|such)\s+(?!is\b|was\b|are\b)\w+|^(it|they|he|she)\b|^(这|那|它|他们|她们)", re.IGNORECASE)
 
 _RELATIVE_EN = re.compile(
     r"\b(the day before yesterday|yesterday|today|tonight|this (morning|afternoon|evening|week|weekend|month|year)|"
     r"last (night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     r"(a|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|\d+) (days?|weeks?|months?|years?) ago)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _RELATIVE_ZH = re.compile(
-    r"大前天|前天|昨天|昨晚|今天|今晚|今早|上周[一二三四五六日天]?|上个?星期[一二三四五六日天]?|上个?礼拜[一二三四五六日天]?|这周[一二三四五六日天]?|"
+    r"大前天|前天|昨天|昨晚|今天|今晚|今早|上个?周末|上周[一二三四五六日天]?|上个?星期[一二三四五六日天]?|上个?礼拜[一二三四五六日天]?|这周[一二三四五六日天]?|"
     r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
 )
 _SAME_DAY = frozenset(("today", "tonight", "this morning", "this afternoon", "this evening", "今天", "今晚", "今早"))
@@ -151,13 +151,23 @@ def question_type(question: str) -> str:
     return "what"
 
 
+def words(text: str) -> set[str]:
+    """The tokens of ``text`` (``lexical.tokens``), and for Chinese each character of its
+    words too: jieba cuts a question and the sentence that answers it differently ("射靶"
+    in one, "射", "靶" in the other; "学会" and "学"), and the characters still meet."""
+    found = set(tokens(text))
+    if has_cjk(text):
+        found |= {c for t in found if len(t) > 1 and has_cjk(t) for c in t if c not in _ZH_STOP_CHARS}
+    return found
+
+
 def content_words(text: str) -> set[str]:
-    """The tokens of ``text`` (``lexical.tokens``) without stop words and question words,
-    English and Chinese; all of its tokens when every one is a stop word."""
+    """The words of ``text`` (``words``) without stop words and question words, English
+    and Chinese; all of its words when every one is a stop word."""
     global _EN_STOP_TOKENS
     if not _EN_STOP_TOKENS:
         _EN_STOP_TOKENS = frozenset(t for word in _EN_STOP for t in tokens(word))
-    found = set(tokens(text))
+    found = words(text)
     kept = {t for t in found if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP}
     return kept or found
 
@@ -180,7 +190,7 @@ def _candidates(memories: Sequence[Memory]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for rank, memory in enumerate(memories):
         for index, sentence in enumerate(split_sentences(memory.text)):
-            out.append(_Candidate(memory, rank, index, sentence, frozenset(tokens(f"{memory.speaker} {sentence}"))))
+            out.append(_Candidate(memory, rank, index, sentence, frozenset(words(f"{memory.speaker} {sentence}"))))
     return out
 
 
@@ -195,7 +205,7 @@ def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extract
     documents = len(candidates)
     weight = {t: 1.0 + math.log((documents + 1) / (1 + sum(t in c.tokens for c in candidates))) for t in wanted}
     total = sum(weight.values())
-    whole = {m.id: frozenset(tokens(f"{m.speaker} {m.text}")) for m in memories}
+    whole = {m.id: frozenset(words(f"{m.speaker} {m.text}")) for m in memories}
     kind = question_type(question)
     if kind == "what" and _TITLE_QUESTION.search(question):
         kind = "title"
@@ -220,7 +230,8 @@ def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extract
     if joining:
         quoted.append(max(joining, key=lambda c: c.score))
         quoted.sort(key=lambda c: c.index)
-    text = " ".join(resolve_relative_dates(c.text, best.memory.created_at, chinese) for c in quoted)
+    joiner = "" if has_cjk(best.text) else " "
+    text = joiner.join(resolve_relative_dates(c.text, best.memory.created_at, chinese) for c in quoted)
     return Extracted(_attributed(text, best.memory, user, chinese), [best.memory.id])
 
 

@@ -78,7 +78,7 @@ def run_language(lang: str, dev_only: bool, log: Any, cache: Path | None = None,
             shutil.copytree(base, home, ignore=shutil.ignore_patterns("done"))
             asked = [0]
             mode_settings = settings.model_copy(update={"answers": mode})
-            library = Memcli(Engine(mode_settings, home_paths(home), clock=lambda: START + STEP * asked[0], embedder=embedder, chat_model=chat_model))
+            library = Memcli(Engine(mode_settings, home_paths(home), clock=lambda asked=asked: START + STEP * asked[0], embedder=embedder, chat_model=chat_model))
             for n, probe in enumerate(probes):
                 asked[0] = n
                 t0 = time.perf_counter()

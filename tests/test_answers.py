@@ -11,11 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import assert_error, ok
 from conftest import Given
-from memcli.answers import NOT_FOUND, NOT_FOUND_ZH, answer, question_type, resolve_relative_dates
+from typer.testing import CliRunner
+
+from memcli.answers import (
+    NOT_FOUND,
+    NOT_FOUND_ZH,
+    answer,
+    question_type,
+    resolve_relative_dates,
+)
 from memcli.cli import app
 from memcli.errors import ExitCode
 from memcli.memory import Memory
