@@ -153,3 +153,10 @@ def test_a_new_user_can_still_be_written_and_an_empty_store_recalls_nothing(runn
     import_conversation(runner, tmp_path, CONVERSATION, "conv-26")
     ok(runner.invoke(app, ["remember", "I live in Lisbon", "--user", "sam"]))
     assert "Lisbon" in ask(runner, "Where do I live?", "--user", "sam")["answer"]
+
+
+def test_chinese_words_meet_by_their_characters() -> None:
+    said = datetime(2023, 4, 28, 21, 0).timestamp()
+    turn = Memory("m" * 16, "姚国栋", "turn", "恩，谢谢你的鼓励。除此之外，今天我还学了一道新的菜，毛血旺，味道还不错。", said, "2023-04-28", speaker="姚国栋")
+    found = answer("我什么时候学会做毛血旺的？", [turn], "姚国栋")  # 学会 in the question, 学 in the turn
+    assert found.text == "你在2023年4月28日说：“除此之外，今天［2023年4月28日］我还学了一道新的菜，毛血旺，味道还不错。” [mmmmmmmm]"
