@@ -18,7 +18,8 @@ that no recall is penalised as one moments ago.
 
 An answer is right when it holds each of the probe's ``gold`` words (case-insensitive; an
 entry ``a|b`` is right with either); the gold words were written with the probes, before
-any run. Reported per language, per question type, for the users held out (``holdout``:
+any run. An error (the base model's empty reply, exit 3 for ``memcli ask``) is a wrong
+answer. Reported per language, per question type, for the users held out (``holdout``:
 never run while the extractive scorer was written) apart, with the p50 and p95 time of an
 ask (the models loaded, the process warm).
 """
@@ -56,6 +57,7 @@ def run_language(lang: str, dev_only: bool, log: Any, cache: Path | None = None,
     """Every probe of ``lang`` asked in each mode: one row a probe and mode."""
     from memcli.config import Settings, home_paths
     from memcli.engine import Engine
+    from memcli.errors import MemcliError
     from memcli.library import Memcli
 
     probes = [json.loads(line) for line in PROBES[lang].read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -82,14 +84,17 @@ def run_language(lang: str, dev_only: bool, log: Any, cache: Path | None = None,
             for n, probe in enumerate(probes):
                 asked[0] = n
                 t0 = time.perf_counter()
-                answer = library.ask(probe["question"], probe["user"])
+                try:
+                    text = library.ask(probe["question"], probe["user"]).answer
+                except MemcliError as exc:  # the base model's empty reply: exit 3 for memcli ask, no answer here
+                    text = f"(error: {exc})"
                 seconds = time.perf_counter() - t0
                 row = {"lang": lang, "mode": mode, "user": probe["user"], "type": probe["type"], "holdout": probe["holdout"],
-                       "question": probe["question"], "gold": probe["gold"], "answer": answer.answer,
-                       "right": right(answer.answer, probe["gold"]), "seconds": round(seconds, 3)}
+                       "question": probe["question"], "gold": probe["gold"], "answer": text,
+                       "right": not text.startswith("(error") and right(text, probe["gold"]), "seconds": round(seconds, 3)}
                 rows.append(row)
                 print(f"{lang} {mode:10} {'OK ' if row['right'] else 'no '} {seconds:5.2f}s {probe['question']} -> "
-                      f"{answer.answer[:160]!r}", file=log)
+                      f"{text[:160]!r}", file=log)
             library.engine.store.close()
     return rows
 
