@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
-from memcli import prompts
+from memcli import answers, prompts
 from memcli.dates import spoken_date
 from memcli.errors import BadInputError, InvalidOutputError, ModelError
 from memcli.llm import ChatModel, Message, complete, structured_output
@@ -70,11 +70,13 @@ class Context:
 
 @dataclass
 class Answer:
-    """An answer to ``ask``: its text, the memories placed in the prompt, and the ids it cited."""
+    """An answer to ``ask``: its text, the memories placed in the prompt (or quoted from),
+    the ids it cited, and what wrote it (``answered_by``: "llm" or "extractive")."""
 
     answer: str
     memories: list[Recalled]
     cited: list[str] = field(default_factory=list)
+    answered_by: str = "llm"
 
 
 def cited_ids(text: str, memories: Sequence[Memory]) -> list[str]:
@@ -147,15 +149,33 @@ class Assistant:
         """Today's date as the prompt shows it (``dates.spoken_date``), e.g. ``Monday 8 May 2023``."""
         return spoken_date(self.owner.clock())
 
-    def ask(self, question: str, user: str) -> Answer:
-        """Answer ``question`` from recalled memories, citing the ids of those it used.
+    def answers(self) -> str:
+        """How ``ask`` answers: the ``answers`` setting, or for "auto", "extractive" when the
+        chat model has no chat template (a base model, such as the embedded Gemma 3 270M,
+        cannot answer from a prompt of memories), else "llm" (the same test as the
+        ``consolidation`` setting's "auto"; a model that does not say is taken for a chat
+        model). "auto" loads the chat model."""
+        setting = self.owner.settings.answers
+        if setting == "auto":
+            setting = "llm" if getattr(self.owner.chat_model, "uses_chat_template", True) else "extractive"
+        return setting
 
-        Raises BadInputError for an empty question, ModelError when the model cannot load.
+    def ask(self, question: str, user: str) -> Answer:
+        """Answer ``question`` from recalled memories, citing the ids of those it used: with
+        the chat model, or extractively (``memcli.answers``: the recalled sentence that
+        answers, or that none does), as ``answers`` decides.
+
+        Raises BadInputError for an empty question, ModelError when the model cannot load
+        or gives an empty answer.
         """
         question = question.strip()
         if not question:
             raise BadInputError("the question is empty")
+        path = self.answers()
         context = self.context(question, user)
+        if path == "extractive":
+            found = answers.answer(question, context.memories, user)
+            return Answer(found.text, context.recalled, found.cited, "extractive")
         system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
         text = complete(
             self.owner.chat_model, prompts.chat_messages(system, [], question), self.owner.settings.max_tokens, self.owner.settings.temperature

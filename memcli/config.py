@@ -119,6 +119,9 @@ class Settings(BaseSettings):
     consolidation: Literal["auto", "llm", "extractive"] = Field(
         "auto", description="how consolidate writes: llm (the chat model), extractive (sentences chosen from the day), auto: extractive for a base model without a chat template (the embedded default), else llm"
     )
+    answers: Literal["auto", "llm", "extractive"] = Field(
+        "auto", description="how ask answers: llm (the chat model), extractive (the recalled sentence that answers, quoted with who said it and when), auto: extractive for a base model without a chat template (the embedded default), else llm"
+    )
     model_timeout: float = Field(120.0, ge=0, description="seconds a structured model reply (consolidation, query creator) may take before it is given up; 0: no limit")
     query_creator: bool = Field(False, description="rewrite the chat into a search query with the chat model before recalling (for capable models)")
     service: Literal["auto", "off"] = Field("auto", description="auto: commands go through the memcli service, started on first use; off: every command opens the store itself")

@@ -10,6 +10,7 @@ held by another process loses nothing: the next memcli that gets the store store
 
 from __future__ import annotations
 
+import difflib
 import random
 import time
 from collections import Counter
@@ -184,6 +185,23 @@ class Engine:
             if self._legacy_user:
                 return LEGACY_USER
         return self.settings.user
+
+    def known_user(self, user: str | None) -> str:
+        """``user`` (``self.user``) for a verb that reads memories (ask, recall), checked:
+        a user without memories, in a store where other users have some, is a mistyped
+        name rather than someone to answer for. An empty store passes (nothing is known
+        yet); a verb that writes (remember, import, chat) makes a new user.
+
+        Raises NotFoundError naming the closest known users (``difflib``), or some of them."""
+        user = self.user(user)
+        known = self.store.users()
+        if not known or user in known or any(m.user == user for m in self.pending()):
+            return user
+        close = difflib.get_close_matches(user, known, n=3, cutoff=0.6)
+        if close:
+            raise NotFoundError(f"no user {user!r}; did you mean {' or '.join(close)}?")
+        more = f" and {len(known) - 5} more" if len(known) > 5 else ""
+        raise NotFoundError(f"no user {user!r}; the users with memories are {', '.join(known[:5])}{more}")
 
     # writing ----------------------------------------------------------------
 
@@ -598,7 +616,7 @@ class Engine:
         since_ts = parse_since(since, now) if isinstance(since, str) else since
         if not query.strip():
             raise BadInputError("the query is empty")
-        user = self.user(user)
+        user = self.known_user(user)
         self.check_embedder()
         # What loads a model or embeds (the query and what it says, journaled memories,
         # windows left to fill) runs before the store is taken: other memcli processes wait on it.
@@ -648,8 +666,9 @@ class Engine:
         return self.assistant.today()
 
     def ask(self, question: str, user: str | None = None) -> Answer:
-        """See ``Assistant.ask``."""
-        return self.assistant.ask(question, self.user(user))
+        """See ``Assistant.ask``; ``user`` must have memories (``known_user``: raises
+        NotFoundError)."""
+        return self.assistant.ask(question, self.known_user(user))
 
     def summarize(self, previous: str, turns: Sequence[Message]) -> str:
         """See ``Assistant.summarize``."""

@@ -107,9 +107,12 @@ class Memcli:
         return schema.Remembered(memory=memory_out(self.engine.get(note.id)), added=added, ids=ids)
 
     def ask(self, question: str, user: Optional[str] = None) -> schema.Answer:
-        """One answer grounded in recalled memories, citing their ids (``Assistant.ask``)."""
+        """One answer grounded in recalled memories, citing their ids (``Assistant.ask``: by
+        the chat model or extractive, the ``answers`` setting). Raises NotFoundError for a
+        user without memories when others have some (``Engine.ask``)."""
         answer = self.engine.ask(question, user)
-        return schema.Answer(answer=answer.answer, cited=answer.cited, memories=[recalled_out(h) for h in answer.memories])
+        return schema.Answer(answer=answer.answer, cited=answer.cited, memories=[recalled_out(h) for h in answer.memories],
+                             answered_by=answer.answered_by)
 
     def import_file(self, path: str, format: Optional[str] = None, user: Optional[str] = None, conversation: Optional[str] = None,
                     retention_from: str = "import") -> schema.ImportResult:

@@ -116,11 +116,14 @@ class Remembered(Out):
 
 
 class Answer(Out):
-    """``memcli ask``: the answer, the ids it cites, and the memories placed in its prompt."""
+    """``memcli ask``: the answer, the ids it cites, the memories placed in its prompt (or
+    quoted from), and what wrote it: ``llm`` (the chat model) or ``extractive`` (a recalled
+    sentence, quoted; the ``answers`` setting)."""
 
     answer: str
     cited: list[str]
     memories: list[RecalledMemory]
+    answered_by: str
 
 
 class ImportResult(Out):

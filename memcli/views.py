@@ -313,15 +313,17 @@ class Remembered(View):
 
 
 class Answer(View):
-    """The view of ``schema.Answer``: ``memcli ask``: the answer, the ids it cites, and the
-    memories placed in its prompt."""
+    """The view of ``schema.Answer``: ``memcli ask``: the answer, the ids it cites, the memories
+    placed in its prompt (or quoted from), and what wrote it: ``llm`` (the chat model) or
+    ``extractive`` (a recalled sentence, quoted; the ``answers`` setting)."""
 
-    __slots__ = ("answer", "cited", "memories",)
+    __slots__ = ("answer", "cited", "memories", "answered_by",)
 
-    def __init__(self, answer: str, cited: list[str], memories: list[RecalledMemory]) -> None:
+    def __init__(self, answer: str, cited: list[str], memories: list[RecalledMemory], answered_by: str) -> None:
         self.answer = answer
         self.cited = cited
         self.memories = memories
+        self.answered_by = answered_by
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Answer:
@@ -334,6 +336,7 @@ class Answer(View):
             "answer": self.answer,
             "cited": self.cited,
             "memories": [x.to_json() for x in self.memories],
+            "answered_by": self.answered_by,
         }
 
 
