@@ -187,7 +187,7 @@ class Engine:
         return self.settings.user
 
     def known_user(self, user: str | None) -> str:
-        """``user`` (``self.user``) for a verb that reads memories (ask, recall), checked:
+        """``user`` (``self.user``) for ``ask``, checked:
         a user without memories, in a store where other users have some, is a mistyped
         name rather than someone to answer for. An empty store passes (nothing is known
         yet); a verb that writes (remember, import, chat) makes a new user.
@@ -616,7 +616,7 @@ class Engine:
         since_ts = parse_since(since, now) if isinstance(since, str) else since
         if not query.strip():
             raise BadInputError("the query is empty")
-        user = self.known_user(user)
+        user = self.user(user)
         self.check_embedder()
         # What loads a model or embeds (the query and what it says, journaled memories,
         # windows left to fill) runs before the store is taken: other memcli processes wait on it.

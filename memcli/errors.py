@@ -36,7 +36,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.MODEL: "the chat model or the embedder is missing or invalid, or the model server failed (refused, timed out, an error status)",
     ExitCode.STORE_LOCKED: "the memory store (or consolidation) is locked by another memcli process",
     ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed (an import file, the config file, a MEMCLI_* setting)",
-    ExitCode.NOT_FOUND: "no memory with that id, or (ask, recall) no user of that name",
+    ExitCode.NOT_FOUND: "no memory with that id, or (ask) no user of that name",
     ExitCode.SERVICE: "the memcli service is not running (service status), or did not answer",
     ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",
     ExitCode.READ_ONLY: "the memory store is read-only (a read-only mount, chattr +i, no write permission): read commands work, writes are refused",

@@ -136,15 +136,17 @@ def test_answers_auto_uses_a_chat_capable_model(runner: CliRunner, fake_model: A
     assert ask(runner, "When did Caroline go to the LGBTQ support group?", "--user", "conv-26")["answered_by"] == "llm"
 
 
-@pytest.mark.parametrize("command", ["ask", "recall"])
-def test_an_unknown_user_is_not_found_naming_the_closest(runner: CliRunner, base_model: Any, tmp_path: Path, command: str) -> None:
+def test_an_unknown_user_is_not_found_naming_the_closest(runner: CliRunner, base_model: Any, tmp_path: Path) -> None:
+    """``ask`` for a user without memories is an error, never an answer; ``recall`` lists
+    what it finds for that user: nothing."""
     import_conversation(runner, tmp_path, CONVERSATION, "conv-26")
     import_conversation(runner, tmp_path, CONVERSATION[:2], "conv-30")
-    line = assert_error(runner.invoke(app, [command, "--user", "conv26", "support group?"]), ExitCode.NOT_FOUND)
+    line = assert_error(runner.invoke(app, ["ask", "--user", "conv26", "support group?"]), ExitCode.NOT_FOUND)
     assert "no user 'conv26'" in line and "did you mean conv-26" in line
-    line = assert_error(runner.invoke(app, [command, "--user", "nobody", "What is my name?"]), ExitCode.NOT_FOUND)
+    line = assert_error(runner.invoke(app, ["ask", "--user", "nobody", "What is my name?"]), ExitCode.NOT_FOUND)
     assert "conv-26, conv-30" in line
     assert base_model.prompts == []
+    assert json.loads(ok(runner.invoke(app, ["recall", "--user", "conv26", "support group?", "--json"])).stdout) == []
 
 
 def test_a_new_user_can_still_be_written_and_an_empty_store_recalls_nothing(runner: CliRunner, base_model: Any, tmp_path: Path) -> None:

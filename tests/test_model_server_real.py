@@ -86,7 +86,7 @@ def test_chat_streams_a_reply_from_the_server(runner: CliRunner, served: str) ->
     result = ok(runner.invoke(app, ["chat"], input="Hello! My cat is called Miso.\n"))
     assert f"({ALIAS})" in result.stderr
     turns = _memories(runner)
-    assert [t["speaker"] for t in reversed(turns)] == ["default", "assistant"]
+    assert [t["speaker"] for t in reversed(turns)] == ["tester", "assistant"]
     assert turns[0]["text"].strip() and turns[0]["text"] in result.stdout
 
 
@@ -106,7 +106,8 @@ def test_an_interrupted_reply_closes_the_request_and_keeps_what_was_written(serv
     started = time.monotonic()
     # The server serves one request at a time: had the stream stayed open, this one would
     # wait for the 400 tokens of the first.
-    assert session.respond("Thanks.", lambda piece: None).text
+    # (the base model may answer with nothing: what is checked is that the server took it at once)
+    assert not session.respond("Thanks.", lambda piece: None).interrupted
     assert time.monotonic() - started < 60
 
 

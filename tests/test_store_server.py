@@ -160,7 +160,7 @@ def test_a_write_cut_by_the_server_leaves_the_sidecar_to_be_repaired(
 
     with pytest.raises(StoreServerError), store.transaction(), monkeypatch.context() as patch:
         patch.setattr(store._col, "add", cut)
-        store.add([Memory(id="e" * 16, user="default", kind="note", text="cut", created_at=1.7e9, day="2023-11-14")], [UNIT])
+        store.add([Memory(id="e" * 16, user="tester", kind="note", text="cut", created_at=1.7e9, day="2023-11-14")], [UNIT])
     assert [m["text"] for m in list_json(runner)] == ["first note"]
     store = open_store(paths)
     with store.transaction():
