@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from memcli.cli import root
+import memcli.cli.root as root
 from memcli.cli.root import (
     JsonOpt,
     QuietOpt,

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from memcli.cli import root
+import memcli.cli.root as root
 from memcli.cli.root import (
     _OPTIONS,
     IdArg,
@@ -29,8 +29,8 @@ from memcli.cli.root import (
     _preview,
     _print_json,
     _print_memories,
-    _print_table,
     _print_memory_id,
+    _print_table,
     _read_text,
     _status,
     app,
