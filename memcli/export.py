@@ -37,6 +37,7 @@ from typing import Any
 
 from memcli.errors import BadInputError
 from memcli.memory import KIND_VALUES, Memory
+from memcli.paths import reading
 from memcli.sidecar import HistoryEntry
 from memcli.store import MemoryStore
 
@@ -164,21 +165,14 @@ def is_header(text: str) -> bool:
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """The lines of ``path`` that are not blank, numbered from 1, decoded one at a time.
     Raises BadInputError when the file cannot be read or a line is not UTF-8."""
-    try:
-        with path.open("rb") as f:
-            for number, raw in enumerate(f, 1):
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise BadInputError(f"{path}:{number}: not UTF-8 text (byte {exc.start} of the line)") from None
-                if text.strip():
-                    yield number, text
-    except FileNotFoundError:
-        raise BadInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BadInputError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read: {exc.strerror}") from exc
+    with reading(path), path.open("rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise BadInputError(f"{path}:{number}: not UTF-8 text (byte {exc.start} of the line)") from None
+            if text.strip():
+                yield number, text
 
 
 def _check(value: Any, kind: str, where: str, name: str) -> Any:

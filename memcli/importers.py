@@ -28,6 +28,7 @@ from memcli.dates import OutOfRange, day_of, from_unix_seconds, written_time
 from memcli.errors import BadInputError, UsageError
 from memcli.export import is_header, open_archive
 from memcli.memory import Kind, Memory, stable_id
+from memcli.paths import reading
 
 FORMATS = ("locomo", "memorybank", "jsonl", "text", "memcli")
 _SESSION_KEY = re.compile(r"session_(\d+)$")
@@ -40,23 +41,9 @@ PARAGRAPH_HELD = 64 * MAX_CHARS
 """Characters of a paragraph a text import holds before it chunks what it has (``text_notes``)."""
 
 
-@contextlib.contextmanager
-def _reading(path: Path) -> Iterator[None]:
-    """Turn the OSError of opening or reading ``path`` in the block into BadInputError: no
-    such file, a directory, or cannot read (with the system's reason)."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise BadInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BadInputError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read: {exc.strerror}") from exc
-
-
 def read_text(path: Path) -> str:
     """The file's text. Raises BadInputError for a missing, empty, binary or non-UTF-8 file."""
-    with _reading(path):
+    with reading(path):
         data = path.read_bytes()
     if not data.strip():
         raise BadInputError(f"{path}: file is empty")
@@ -72,7 +59,7 @@ def check_readable(path: Path) -> None:
     """Raise BadInputError, as ``read_text`` does, for a missing file, a directory, a file
     that cannot be opened or a binary one (a NUL byte in its first 8 KiB), reading no more
     than that."""
-    with _reading(path), path.open("rb") as f:
+    with reading(path), path.open("rb") as f:
         head = f.read(_SNIFF_BYTES)
     if b"\x00" in head:
         raise BadInputError(f"{path}: binary file, not text")

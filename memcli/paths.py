@@ -344,3 +344,17 @@ def scrub_history_file(path: Path, texts: Iterable[str]) -> int:
         return 0
     write_private(path, "".join("".join(entry) for entry in kept))
     return len(entries) - len(kept)
+
+
+@contextlib.contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn the OSError of opening or reading ``path`` in the block into BadInputError: no
+    such file, a directory, or cannot read (with the system's reason)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read: {exc.strerror}") from exc
