@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from cli_checks import assert_error, ok
 from conftest import Given
+from fakes.models import TemplatelessModel
 from typer.testing import CliRunner
 
 from memcli.answers import (
@@ -37,22 +38,10 @@ CONVERSATION = [
 ]
 
 
-class BaseModel:
-    """A chat model stand-in without a chat template (as the embedded Gemma 3 270M)."""
-
-    uses_chat_template = False
-
-    def __init__(self, fake: Any) -> None:
-        self.fake = fake
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.fake, name)
-
-
 @pytest.fixture
 def base_model(fake_model: Any) -> Any:
     """The scripted fake, as a base model: ``answers = auto`` answers extractively."""
-    Given.set(Given.embedder, BaseModel(fake_model))
+    Given.set(Given.embedder, TemplatelessModel(fake_model))
     return fake_model
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fakes.models import TemplatelessModel
+from test_consolidate import DAY1, DAY2, USER, day_turns, make_memcli, stored
 
 from memcli.consolidate import Consolidator
 from memcli.engine import Engine
 from memcli.memory import Kind, singleton_id
-from test_consolidate import DAY1, DAY2, USER, day_turns, make_memcli, stored
 
 GARDEN_TURNS = [
     ("Ana", "I planted tomatoes and basil in my garden this morning."),
@@ -26,18 +27,6 @@ TRAIN_TURNS = [
     ("assistant", "How was the night train to Lisbon?"),
     ("Ana", "The night train was slow but we slept well."),
 ]
-
-
-class BaseModel:
-    """A chat model stand-in without a chat template (as the embedded Gemma 3 270M)."""
-
-    uses_chat_template = False
-
-    def __init__(self, fake: Any) -> None:
-        self.fake = fake
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.fake, name)
 
 
 def days() -> list[Any]:
@@ -103,7 +92,7 @@ def test_the_portrait_holds_what_the_user_says_of_herself(extractive: Engine) ->
 def test_the_path_follows_the_setting_and_for_auto_the_chat_template(fake_model: Any, setting: str, template: bool, path: str) -> None:
     memcli = make_memcli(consolidation=setting)
     if not template:
-        memcli._chat_model = BaseModel(fake_model)  # the embedded default: a base model
+        memcli._chat_model = TemplatelessModel(fake_model)  # the embedded default: a base model
     consolidator = Consolidator(memcli)
     assert consolidator.extractive == (path == "extractive")
     assert consolidator.report.path == path

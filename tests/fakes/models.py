@@ -133,3 +133,17 @@ class EchoSystemModel(SlowModel):
         last = messages[0].content.split("\n\n")[-1]
         for word in last.split(" "):
             yield word + " "
+
+
+class TemplatelessModel:
+    """A chat model stand-in without a chat template (as the embedded Gemma 3 270M): the
+    wrapped fake's replies, and ``uses_chat_template`` False, which makes consolidation and
+    answers take their extractive paths under ``auto``."""
+
+    uses_chat_template = False
+
+    def __init__(self, fake: object) -> None:
+        self.fake = fake
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.fake, name)
