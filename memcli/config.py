@@ -81,6 +81,12 @@ class Settings(BaseSettings):
     model_json_format: Literal["auto", "json_schema", "json_object"] = Field(
         "auto", description="how structured replies are asked of the model server: json_schema (llama-server, vLLM, Ollama), json_object with a schema (llama-cpp-python's server), auto: the first, else the second"
     )
+    # An embedding server instead of the packaged embedder (memcli.embedding_server), as
+    # the model server above; a change of embedder asks for memcli reindex (exit 8).
+    embedder_url: str = Field("", description="base URL of an OpenAI-compatible server whose /v1/embeddings embeds memories and queries (Ollama with nomic-embed-text or bge-m3, llama-server --embedding, vLLM), e.g. http://127.0.0.1:11434/v1; empty: the embedder setting's model")
+    embedder_name: str = Field("", description="the embedding server's model id; empty: the first model the server lists")
+    embedder_api_key_env: str = Field("", description="name of the environment variable holding the embedding server's key (the key itself is never stored)")
+    embedder_request_timeout: float = Field(60.0, gt=0, description="seconds one request to the embedding server may take before it fails (it is tried twice more)")
     lock_timeout: float = Field(30.0, ge=0, description="seconds to wait for another memcli to release the store")
     n_ctx: int = Field(4096, ge=512, description="model context window in tokens")
     n_threads: int = Field(0, ge=0, description="CPU threads for llama.cpp; 0: all cores")

@@ -1,7 +1,8 @@
 """``memcli doctor``: checks that what memcli keeps is private and that the store can be
 written, without loading a model or opening the store; and that the configured chat model
 is there: its GGUF file, or its server reachable, the model listed and a one-token
-completion answered (``check_model``).
+completion answered (``check_model``); and so is an embedding server's model, one text
+embedded (``check_embedding_server``).
 
 Every folder memcli makes is mode 0700 and every file 0600 (``memcli.paths``); a path
 with any group or other permission bit, or owned by another user, is a warning, as is a
@@ -18,6 +19,7 @@ from pathlib import Path
 from memcli import schema
 from memcli.config import Settings
 from memcli.errors import ModelError
+from memcli.embedding_server import ServerEmbedder
 from memcli.llm import check_gguf
 from memcli.llm_server import ServerChatModel
 from memcli.paths import Paths
@@ -79,14 +81,14 @@ def store_writable(paths: Paths) -> bool:
 def check(paths: Paths, settings: Settings | None = None) -> schema.DoctorReport:
     """Check every path memcli uses (``memcli doctor``): its privacy (``check_path``) and
     whether the store can be written. Reads modes only: cheap, no model, no store. With
-    ``settings``, the chat model they name too (``check_model``); each failed model check
-    is a warning."""
+    ``settings``, the chat model they name too (``check_model``), and their embedding
+    server (``check_embedding_server``); each failed model check is a warning."""
     checks = [check_path(name, path) for name, path in _named(paths)]
     writable = store_writable(paths)
     warnings = _warnings([c for c in checks if not c.ok])
     if not writable:
         warnings.append(f"the memory store at {paths.data_dir} is read-only: read commands work, writes exit 9")
-    model_checks = check_model(settings, paths) if settings is not None else []
+    model_checks = check_model(settings, paths) + check_embedding_server(settings) if settings is not None else []
     warnings += [c.detail for c in model_checks if not c.ok]
     return schema.DoctorReport(ok=not warnings, store_writable=writable, checked=len(checks), warnings=warnings, checks=checks,
                                model_checks=model_checks)
@@ -126,6 +128,36 @@ def check_model(settings: Settings, paths: Paths) -> list[schema.ModelCheck]:
         out.append(schema.ModelCheck(name="completion", ok=False, detail=f"{exc.message}: check the server's log"))
         return out
     out.append(schema.ModelCheck(name="completion", ok=True, detail=f"{name} answered a one-token completion"))
+    return out
+
+
+def check_embedding_server(settings: Settings) -> list[schema.ModelCheck]:
+    """The checks of the embedding server ``settings`` name (``embedder_url``; none
+    without one), each failure with its fix: reachable (``/v1/models``), the model
+    listed, and one text embedded, stopping at the first that fails."""
+    if not settings.embedder_url:
+        return []
+    url = settings.embedder_url
+    server = ServerEmbedder(url, settings.embedder_name, settings.embedder_api_key_env, settings.embedder_request_timeout)
+    try:
+        listed = server.models()
+    except ModelError as exc:
+        return [schema.ModelCheck(name="embedding server reachable", ok=False,
+                                  detail=f"{exc.message}: start the server, or fix embedder_url / embedder_api_key_env")]
+    out = [schema.ModelCheck(name="embedding server reachable", ok=True, detail=f"{url}: lists {len(listed)} model{'s' * (len(listed) != 1)}")]
+    if not listed or (settings.embedder_name and settings.embedder_name not in listed):
+        wanted = repr(settings.embedder_name) if settings.embedder_name else "any model"
+        out.append(schema.ModelCheck(name="embedder listed", ok=False,
+                                     detail=f"the server at {url} does not list {wanted} (it lists: {', '.join(listed) or 'none'}): set embedder_name to one of them, or load the model in the server"))
+        return out
+    name = server.name
+    out.append(schema.ModelCheck(name="embedder listed", ok=True, detail=name))
+    try:
+        identity = server.identity
+    except ModelError as exc:
+        out.append(schema.ModelCheck(name="embedding", ok=False, detail=f"{exc.message}: check the server's log, or serve an embedding model"))
+        return out
+    out.append(schema.ModelCheck(name="embedding", ok=True, detail=f"{name} embedded a text in {server.dimension} dimensions (identity {identity})"))
     return out
 
 

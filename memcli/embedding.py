@@ -20,6 +20,8 @@ DEFAULT_NAME = "all-MiniLM-L6-v2"
 
 RECIPE = "memcli-embedding-1: normalized, the model's query/passage prompts"
 """How memcli embeds; part of every identity, so a change to it asks for a reindex."""
+SERVER_PREFIX = "server:"
+"""How the identity of a model server's embedder starts (``memcli.embedding_server``)."""
 WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.onnx", "onnx/model.onnx", "tf_model.h5")
 MIB = 1 << 20
 
@@ -48,7 +50,11 @@ def embedder_identity(embedder: Any) -> str:
 
 def same_embedder(a: str, b: str) -> bool:
     """Whether two identities name the same model: the same fingerprint, whatever the
-    directory is called (``name@fingerprint``; a stand-in's class name whole)."""
+    directory is called (``name@fingerprint``; a stand-in's class name whole); a server
+    model's (``server:<model>@<dimension>``, ``memcli.embedding_server``) whole, since its
+    dimension alone does not tell two models apart."""
+    if a.startswith(SERVER_PREFIX) or b.startswith(SERVER_PREFIX):
+        return a == b
     return a.rpartition("@")[2] == b.rpartition("@")[2]
 
 

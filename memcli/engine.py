@@ -27,13 +27,14 @@ from memcli.changes import Changes, ForgetReport
 from memcli.config import LEGACY_USER, Paths, Settings
 from memcli.dates import day_of, parse_day, parse_since
 from memcli.embedding import Embedder, Progress, embedder_identity, same_embedder
-from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
+from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, ModelServerError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
 from memcli.batching import batch_progress, import_batches
 from memcli.chunking import chunks
 from memcli.candidates import WHAT
 from memcli.export import PAGE as EXPORT_PAGE, Archive, export_pages, header, open_archive
 from memcli.importers import open_records
 from memcli.llm import ChatModel, Message, load_chat_model
+from memcli.embedding_server import ServerEmbedder
 from memcli.llm_server import ServerChatModel
 from memcli.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.recall_index import batch_windows
@@ -51,10 +52,23 @@ if TYPE_CHECKING:
 Clock = Callable[[], float]
 
 
-def make_embedder(settings: Settings) -> Embedder:
-    """The embedder the settings name (``embedder``: a sentence-transformers directory, empty
-    for the packaged all-MiniLM-L6-v2); an ``Engine`` given one does not call this."""
+def make_embedder(settings: Settings) -> Embedder | ServerEmbedder:
+    """The embedder the settings name (``embedder_url``: an embedding server; else
+    ``embedder``: a sentence-transformers directory, empty for the packaged
+    all-MiniLM-L6-v2); an ``Engine`` given one does not call this. Nothing is loaded or
+    sent until it is used."""
+    if settings.embedder_url:
+        return ServerEmbedder(settings.embedder_url, settings.embedder_name, settings.embedder_api_key_env,
+                              settings.embedder_request_timeout)
     return Embedder(settings.embedder)
+
+
+def embedder_key(settings: Settings) -> tuple[Any, ...]:
+    """What tells one configured embedder from another (``make_embedder``): a process
+    keeps one embedder per key."""
+    if settings.embedder_url:
+        return ("server", settings.embedder_url, settings.embedder_name, settings.embedder_api_key_env, settings.embedder_request_timeout)
+    return ("local", settings.embedder)
 
 
 def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
@@ -147,8 +161,8 @@ class Engine:
         """What the user said, on disk until it is stored (``memcli.journal``)."""
 
     @property
-    def embedder(self) -> Embedder:
-        """The sentence embedder, loaded on first use."""
+    def embedder(self) -> Embedder | ServerEmbedder:
+        """The sentence embedder (``make_embedder``), loaded on first use."""
         if self._embedder is None:
             self._embedder = make_embedder(self.settings)
         return self._embedder
@@ -355,14 +369,14 @@ class Engine:
     def flush_pending(self) -> set[str]:
         """Store every journaled memory whose writer is done with it (``pending``);
         returns the ids new to the store. While the store waits for a reindex
-        (``check_embedder``), or cannot be written (read-only), they stay journaled, and a
-        read goes on without them."""
+        (``check_embedder``), cannot be written (read-only), or the embedding server fails,
+        they stay journaled, and a read goes on without them."""
         waiting = self.journal.pending()
         if not waiting:
             return set()
         try:
             added = self.add_memories([memory for _, memory in waiting])
-        except (EmbedderChangedError, ReadOnlyStoreError):
+        except (EmbedderChangedError, ReadOnlyStoreError, ModelServerError):
             return set()
         self.journal.discard([path for path, _ in waiting])
         return added

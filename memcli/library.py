@@ -283,7 +283,8 @@ class Memcli:
     def version(self) -> schema.VersionInfo:
         """Versions of memcli and its engines and the models the settings name; no model is loaded."""
         settings = self.engine.settings
-        return schema.VersionInfo(**versions(settings.model, settings.embedder, self.engine.paths, settings.model_url, settings.model_name))
+        return schema.VersionInfo(**versions(settings.model, settings.embedder, self.engine.paths, settings.model_url, settings.model_name,
+                                              settings.embedder_url, settings.embedder_name))
 
     # chat ------------------------------------------------------------------------------
 

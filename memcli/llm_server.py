@@ -33,30 +33,34 @@ NO_KEY = "memcli"
 servers ignore it)."""
 
 
-def describe(url: str, exc: BaseException, timeout: float = 0.0, model: str = "", key_env: str = "") -> str:
+def describe(url: str, exc: BaseException, timeout: float = 0.0, model: str = "", key_env: str = "", server: str = "model server",
+             settings: str = "model") -> str:
     """The one line of a failed request to the server at ``url``: what went wrong and what
-    to do. ``exc``: an ``openai`` error or a transport error of a stream."""
+    to do. ``exc``: an ``openai`` error or a transport error of a stream. ``server`` names
+    the server in the line ("model server", "embedding server"); ``settings`` is the prefix
+    of the settings the fixes name (``model``: model_name, model_api_key_env,
+    model_request_timeout; ``embedder``: embedder_name...)."""
     import openai
 
     status = getattr(exc, "status_code", None)
     if isinstance(exc, openai.APITimeoutError):
-        cause = f"no answer within {timeout:g} s (model_request_timeout)"
+        cause = f"no answer within {timeout:g} s ({settings}_request_timeout)"
     elif isinstance(exc, openai.APIConnectionError):
-        cause = _connection_cause(exc, url)
+        cause = _connection_cause(exc, url, settings)
     elif status in (401, 403):
         hint = f"the key in ${key_env}" if key_env and os.environ.get(key_env) else (
-            f"${key_env} is not set" if key_env else "no key is configured (model_api_key_env names the variable that holds one)")
+            f"${key_env} is not set" if key_env else f"no key is configured ({settings}_api_key_env names the variable that holds one)")
         cause = f"{status} {'unauthorized' if status == 401 else 'forbidden'}: the server refused the key ({hint})"
     elif status == 404:
-        cause = f"404 not found: the server has no model {model!r} (model_name), or the URL is not its OpenAI base URL (often ending in /v1)"
+        cause = f"404 not found: the server has no model {model!r} ({settings}_name), or the URL is not its OpenAI base URL (often ending in /v1)"
     elif status is not None:
         cause = f"{'server error ' if status >= 500 else ''}{status}: {_server_message(exc)}"
     else:
-        cause = _connection_cause(exc, url)
-    return f"model server {_safe(url)}: {cause}"
+        cause = _connection_cause(exc, url, settings)
+    return f"{server} {safe_url(url)}: {cause}"
 
 
-def _connection_cause(exc: BaseException, url: str) -> str:
+def _connection_cause(exc: BaseException, url: str, settings: str = "model") -> str:
     """What an error of the connection was, from the chain of causes under ``exc``."""
     seen: BaseException | None = exc
     while seen is not None:
@@ -69,7 +73,7 @@ def _connection_cause(exc: BaseException, url: str) -> str:
         if type(seen).__name__ in ("RemoteProtocolError", "ReadError") or isinstance(seen, ConnectionResetError):
             return "the connection was cut in the middle of the reply"
         if type(seen).__name__ in ("ReadTimeout", "ConnectTimeout", "TimeoutException"):
-            return "no answer in time (model_request_timeout)"
+            return f"no answer in time ({settings}_request_timeout)"
         seen = seen.__cause__ or seen.__context__
     text = _first_line(str(exc))
     if "SSL" in text or "certificate" in text:
@@ -94,12 +98,22 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0][:200] if text.strip() else "no detail"
 
 
-def _safe(url: str) -> str:
+def safe_url(url: str) -> str:
     """``url`` without any user:password part."""
     parts = urlsplit(url)
     if parts.username or parts.password:
         return parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")).geturl()
     return url
+
+
+def make_client(url: str, api_key_env: str, request_timeout: float, max_retries: int) -> Any:
+    """An ``openai.OpenAI`` client of the server at ``url``, with the key held by the
+    environment variable ``api_key_env`` (read now, never kept elsewhere; ``NO_KEY`` when
+    none), ``request_timeout`` seconds and the client's own ``max_retries``."""
+    from openai import OpenAI
+
+    key = os.environ.get(api_key_env, "") if api_key_env else ""
+    return OpenAI(base_url=url, api_key=key or NO_KEY, timeout=request_timeout, max_retries=max_retries)
 
 
 class ServerChatModel:
@@ -139,10 +153,7 @@ class ServerChatModel:
     def client(self) -> Any:
         """The ``openai.OpenAI`` client of this server (made on first use)."""
         if self._client is None:
-            from openai import OpenAI
-
-            key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
-            self._client = OpenAI(base_url=self.url, api_key=key or NO_KEY, timeout=self.request_timeout, max_retries=MAX_RETRIES)
+            self._client = make_client(self.url, self.api_key_env, self.request_timeout, MAX_RETRIES)
         return self._client
 
     def models(self) -> list[str]:
@@ -160,7 +171,7 @@ class ServerChatModel:
         if not self._name:
             found = self.models()
             if not found:
-                raise ModelServerError(f"model server {_safe(self.url)}: it lists no model; set model_name")
+                raise ModelServerError(f"model server {safe_url(self.url)}: it lists no model; set model_name")
             self._name = found[0]
         return self._name
 
@@ -192,7 +203,7 @@ class ServerChatModel:
         finally:
             stream.close()
         if not finished:
-            raise ModelServerError(f"model server {_safe(self.url)}: the connection was cut in the middle of the reply")
+            raise ModelServerError(f"model server {safe_url(self.url)}: the connection was cut in the middle of the reply")
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         """Yield the reply piece by piece; see ChatModel.stream."""

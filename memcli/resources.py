@@ -154,8 +154,8 @@ class Resources:
         self.gate = ModelGate()
         self._given_embedder = embedder
         self._given_chat_model = chat_model
-        self._embedders: dict[str, SharedEmbedder] = {}
-        self._recallers: dict[str, Recaller] = {}
+        self._embedders: dict[tuple[Any, ...], SharedEmbedder] = {}
+        self._recallers: dict[tuple[Any, ...], Recaller] = {}
         self._model: ChatModel | None = None
         self._model_key: tuple[Any, ...] | None = None
         self._servers: dict[tuple[Any, ...], ServerChatModel] = {}
@@ -191,21 +191,24 @@ class Resources:
         return found
 
     def embedder(self, settings: Settings) -> SharedEmbedder:
-        """The embedder of ``settings`` (loaded once per embedder setting)."""
+        """The embedder of ``settings`` (loaded once per embedder setting, or per
+        embedding server and its settings: ``engine.embedder_key``)."""
+        key = engines.embedder_key(settings)
         with self._lock:
-            found = self._embedders.get(settings.embedder)
+            found = self._embedders.get(key)
             if found is None:
                 found = SharedEmbedder(self._given_embedder if self._given_embedder is not None else engines.make_embedder(settings))
-                self._embedders[settings.embedder] = found
+                self._embedders[key] = found
             return found
 
     def recaller(self, settings: Settings) -> Recaller:
         """The recaller of ``settings``' embedder: it keeps each user's recall index in memory."""
         embedder = self.embedder(settings)
+        key = engines.embedder_key(settings)
         with self._lock:
-            found = self._recallers.get(settings.embedder)
+            found = self._recallers.get(key)
             if found is None:
-                found = self._recallers[settings.embedder] = Recaller(self.store, embedder)  # type: ignore[arg-type]
+                found = self._recallers[key] = Recaller(self.store, embedder)  # type: ignore[arg-type]
             return found
 
     def chat_model(self, settings: Settings, interactive: bool) -> SharedChatModel:

@@ -318,9 +318,9 @@ class PathCheck(Out):
 
 
 class ModelCheck(Out):
-    """One check of the configured chat model by ``memcli doctor``."""
+    """One check of the configured chat model or embedding server by ``memcli doctor``."""
 
-    name: str = Field(description="model file, server reachable, model listed or completion")
+    name: str = Field(description="model file, server reachable, model listed or completion (the chat model); embedding server reachable, embedder listed or embedding (the embedding server)")
     ok: bool
     detail: str = Field(description="what was found, or what failed and the fix")
 
@@ -464,8 +464,9 @@ class VersionInfo(Out):
     chat_model: str = Field(description="the GGUF file of the model setting, or the embedded default's file (assembled on first use); with a model server, its model id (model_name)")
     chat_model_package: Optional[str] = Field(description="the package of the embedded default chat model and its version; null for a model setting")
     model_server: Optional[str] = Field(None, description="the model server's base URL (model_url), null for a GGUF model; chat_model is then the server's model id, or empty for the first it lists")
-    embedder: str = Field(description="the sentence-transformers directory of the embedder setting, or the packaged default's")
-    embedder_package: Optional[str] = Field(description="the package of the default embedder and its version; null for an embedder setting")
+    embedder: str = Field(description="the sentence-transformers directory of the embedder setting, or the packaged default's; with an embedding server, its model id (embedder_name)")
+    embedder_package: Optional[str] = Field(description="the package of the default embedder and its version; null for an embedder setting or an embedding server")
+    embedding_server: Optional[str] = Field(None, description="the embedding server's base URL (embedder_url), null for a sentence-transformers embedder; embedder is then the server's model id, or empty for the first it lists")
     service: Optional[str] = Field(description="the version of the running memcli service, null when none runs")
 
 

@@ -1193,8 +1193,8 @@ class MemoryStore:
                 f"a reindex of the store to {recorded[len(REINDEXING):]} was interrupted; run memcli reindex to finish it"
             )
         raise EmbedderChangedError(
-            f"the {count} memories in {self.location} were embedded by {recorded}, but the embedder setting names "
-            f"{identity}: run memcli reindex to re-embed them with it, or set embedder back"
+            f"the {count} memories in {self.location} were embedded by {recorded}, but the embedder settings "
+            f"(embedder, embedder_url) name {identity}: run memcli reindex to re-embed them with it, or set them back"
         )
 
     def begin_reindex(self, identity: str) -> None:

@@ -36,11 +36,15 @@ def _packaged(package: str) -> str | None:
     return None if version is None else f"{package} {version}"
 
 
-def versions(model: str, embedder: str, paths: Paths, model_url: str = "", model_name: str = "") -> dict[str, Any]:
+def versions(model: str, embedder: str, paths: Paths, model_url: str = "", model_name: str = "", embedder_url: str = "",
+             embedder_name: str = "") -> dict[str, Any]:
     """The fields of ``schema.VersionInfo`` for the ``model`` and ``embedder`` settings
-    (empty: the embedded defaults), or the model server ``model_url`` and its ``model_name``
-    (not asked), and the service of ``paths``."""
-    if embedder:
+    (empty: the embedded defaults), or the model server ``model_url`` and its ``model_name``,
+    the embedding server ``embedder_url`` and its ``embedder_name`` (neither asked), and
+    the service of ``paths``."""
+    if embedder_url:
+        embedder_path = embedder_name
+    elif embedder:
         embedder_path = embedder
     else:
 
@@ -60,7 +64,8 @@ def versions(model: str, embedder: str, paths: Paths, model_url: str = "", model
         "chat_model_package": None if model or model_url else _packaged(DEFAULT_MODEL_PACKAGE),
         "model_server": model_url or None,
         "embedder": embedder_path,
-        "embedder_package": None if embedder else _packaged(DEFAULT_EMBEDDER_PACKAGE),
+        "embedder_package": None if embedder or embedder_url else _packaged(DEFAULT_EMBEDDER_PACKAGE),
+        "embedding_server": embedder_url or None,
         "service": _service_version(paths),
     }
 

@@ -886,8 +886,8 @@ class PathCheck(View):
 
 
 class ModelCheck(View):
-    """The view of ``schema.ModelCheck``: One check of the configured chat model by ``memcli
-    doctor``."""
+    """The view of ``schema.ModelCheck``: One check of the configured chat model or embedding
+    server by ``memcli doctor``."""
 
     __slots__ = ("name", "ok", "detail",)
 
@@ -1149,9 +1149,9 @@ class VersionInfo(View):
     """The view of ``schema.VersionInfo``: ``memcli version``: memcli, its engines, and the
     models the settings name (none is loaded to tell)."""
 
-    __slots__ = ("memcli", "protocol", "python", "chromadb", "llama_cpp_python", "sentence_transformers", "torch", "chat_model", "chat_model_package", "model_server", "embedder", "embedder_package", "service",)
+    __slots__ = ("memcli", "protocol", "python", "chromadb", "llama_cpp_python", "sentence_transformers", "torch", "chat_model", "chat_model_package", "model_server", "embedder", "embedder_package", "embedding_server", "service",)
 
-    def __init__(self, memcli: str, protocol: int, python: str, chromadb: Optional[str], llama_cpp_python: Optional[str], sentence_transformers: Optional[str], torch: Optional[str], chat_model: str, chat_model_package: Optional[str], model_server: Optional[str], embedder: str, embedder_package: Optional[str], service: Optional[str]) -> None:
+    def __init__(self, memcli: str, protocol: int, python: str, chromadb: Optional[str], llama_cpp_python: Optional[str], sentence_transformers: Optional[str], torch: Optional[str], chat_model: str, chat_model_package: Optional[str], model_server: Optional[str], embedder: str, embedder_package: Optional[str], embedding_server: Optional[str], service: Optional[str]) -> None:
         self.memcli = memcli
         self.protocol = protocol
         self.python = python
@@ -1164,6 +1164,7 @@ class VersionInfo(View):
         self.model_server = model_server
         self.embedder = embedder
         self.embedder_package = embedder_package
+        self.embedding_server = embedding_server
         self.service = service
 
     @classmethod
@@ -1186,6 +1187,7 @@ class VersionInfo(View):
             "model_server": self.model_server,
             "embedder": self.embedder,
             "embedder_package": self.embedder_package,
+            "embedding_server": self.embedding_server,
             "service": self.service,
         }
 

@@ -26,7 +26,7 @@ from memcli.errors import MemcliError
 
 @app.command()
 def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
-    """Print the versions of memcli, Python, its engines (chromadb, llama-cpp-python, sentence-transformers, torch), the chat model and embedder the settings name, and the running service. No model is loaded.
+    """Print the versions of memcli, Python, its engines (chromadb, llama-cpp-python, sentence-transformers, torch), the chat model and embedder the settings name (or their servers), and the running service. No model is loaded.
 
     Example: memcli version --json
     """
@@ -35,13 +35,14 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     try:
         settings = load_settings(_paths())
-        model, embedder, url, name = settings.model, settings.embedder, settings.model_url, settings.model_name
+        named = (settings.model, settings.embedder, settings.model_url, settings.model_name, settings.embedder_url, settings.embedder_name)
     except MemcliError as exc:  # a broken setting is when one asks which versions run
         _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
-        model, embedder, url, name = "", "", "", ""
+        named = ("", "", "", "", "", "")
     from memcli.views import VersionInfo
 
-    data = VersionInfo.of(versions(model, embedder, _paths(), url, name))
+    model, embedder, url, name, embedder_url, embedder_name = named
+    data = VersionInfo.of(versions(model, embedder, _paths(), url, name, embedder_url, embedder_name))
     if json_out:
         _print_json(data)
         return
@@ -137,7 +138,7 @@ def migrate(
 def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Check that every path memcli uses is private (folders 0700, files 0600, yours) and that the store can be written.
 
-    Prints each path checked (ok or warn, its mode, its path) and one warning line on stderr for each path that group or others can read, write or enter, with the chmod that fixes it, and for a read-only store. Then the configured chat model, one line each: its GGUF file; or, with model_url, the server reachable, the model listed and a one-token completion answered. Exits 0 either way; runs in this process, loads no model (a model server is asked) and does not open the store. memcli stats prints the same path warnings.
+    Prints each path checked (ok or warn, its mode, its path) and one warning line on stderr for each path that group or others can read, write or enter, with the chmod that fixes it, and for a read-only store. Then the configured chat model, one line each: its GGUF file; or, with model_url, the server reachable, the model listed and a one-token completion answered; and with embedder_url, the embedding server reachable, its model listed and one text embedded. Exits 0 either way; runs in this process, loads no model (a model server is asked) and does not open the store. memcli stats prints the same path warnings.
 
     Example: memcli doctor --json
     """
