@@ -251,7 +251,7 @@ class Stats(Out):
     pending: int = Field(description="journaled, not yet in the store")
     store_bytes: int
     embedder: Optional[str] = Field(
-        None, description="the embedder that made the store's vectors, name@fingerprint (reindexing:... while a reindex runs); null until the first write or recall"
+        None, description="the embedder that made the store's vectors, name@fingerprint or server:<model>@<dimension> (reindexing:... while a reindex runs); null until the first write or recall"
     )
     embedder_configured: str = Field("", description="the embedder the settings name (unusable: why, for a bad setting); when it differs from embedder, memcli reindex re-embeds the store")
 
@@ -380,7 +380,7 @@ class EvalResult(Out):
 class ReindexResult(Out):
     """``memcli reindex``: the store re-embedded with the configured embedder."""
 
-    embedder: str = Field(description="the embedder the store's vectors now come from, name@fingerprint")
+    embedder: str = Field(description="the embedder the store's vectors now come from, name@fingerprint or server:<model>@<dimension>")
     previous: Optional[str] = Field(description="the embedder they came from, null when none was recorded")
     memories: int = Field(description="memories re-embedded (0: the store was already the embedder's)")
     users: int = Field(description="users whose memories were re-embedded")

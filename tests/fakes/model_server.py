@@ -1,13 +1,19 @@
-"""A fake OpenAI-compatible model server for the failure tests: a small ASGI app served by
-uvicorn on 127.0.0.1 in a thread. The first path segment picks its behaviour, so one server
+"""A fake OpenAI-compatible model and embedding server for the failure tests: a small ASGI
+app served by uvicorn on 127.0.0.1 in a thread. The first path segment picks its behaviour, so one server
 serves every case: ``http://127.0.0.1:PORT/<mode>/v1`` with mode
 
 - ``ok``: lists the model ``fake`` and streams ``Hello there.`` (a structured request gets
   ``{"query": "hello"}``);
 - ``401``, ``403``, ``500``: every request gets that status;
-- ``404``: lists ``fake``, but a completion gets 404 (an unknown model);
+- ``404``: lists ``fake``, but a completion or an embedding gets 404 (an unknown model);
 - ``slow``: answers after ``SLOW_SECONDS``;
-- ``cut``: streams two pieces, then the connection drops (no finish reason, no ``[DONE]``).
+- ``cut``: streams two pieces, then the connection drops (no finish reason, no ``[DONE]``);
+  an embedding request gets half its JSON;
+- ``tokens``: an embedding request gets one vector per word (as llama-cpp-python's server
+  answers for a model without pooling).
+
+``/embeddings`` answers (mode ``ok``) each text with its words hashed into ``DIMENSION``
+counts, not unit length (texts sharing words are close), for any model.
 
 ``requests`` records each (mode, path, body) it was sent.
 """
@@ -16,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
+import re
 import socket
 import threading
 import time
@@ -24,6 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 
 SLOW_SECONDS = 3.0
+DIMENSION = 32
 requests: list[tuple[str, str, dict[str, Any]]] = []
 
 
@@ -31,6 +40,31 @@ def _chunk(content: str | None, finish: str | None = None) -> bytes:
     body = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "fake",
             "choices": [{"index": 0, "delta": {"content": content} if content is not None else {}, "finish_reason": finish}]}
     return f"data: {json.dumps(body)}\n\n".encode()
+
+
+def _word_vector(word: str) -> list[float]:
+    vector = [0.0] * DIMENSION
+    vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % DIMENSION] = 1.0
+    return vector
+
+
+def _vector(text: str) -> list[float]:
+    """``text``'s words hashed into ``DIMENSION`` counts (a bag of words)."""
+    vector = [0.0] * DIMENSION
+    for word in re.findall(r"\w+", text.lower()) or ["empty"]:
+        vector = [a + b for a, b in zip(vector, _word_vector(word))]
+    return vector
+
+
+def _embeddings(mode: str, body: dict[str, Any]) -> dict[str, Any]:
+    texts = body.get("input") or []
+    texts = [texts] if isinstance(texts, str) else texts
+    if mode == "tokens":
+        vectors: list[Any] = [[_word_vector(w) for w in re.findall(r"\w+", t.lower()) or ["empty"]] for t in texts]
+    else:
+        vectors = [_vector(t) for t in texts]
+    return {"object": "list", "model": body.get("model"), "usage": {"prompt_tokens": 0, "total_tokens": 0},
+            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]}
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -62,6 +96,13 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         return
     if mode == "404":
         await answer(404, {"error": {"message": f"The model `{body.get('model')}` does not exist", "type": "invalid_request_error"}})
+        return
+    if path.endswith("/embeddings"):
+        if mode == "cut":
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": json.dumps(_embeddings("ok", body)).encode()[:40], "more_body": True})
+            raise RuntimeError("the fake server drops the connection")
+        await answer(200, _embeddings(mode, body))
         return
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
     if mode == "cut":
