@@ -1,6 +1,7 @@
 """memcli against a real OpenAI-compatible server: llama-cpp-python's own
 (``python -m llama_cpp.server``, the ``[server]`` extra) serving the embedded Gemma 3 270M
-GGUF on 127.0.0.1, started once per test session (per xdist worker) and always stopped.
+GGUF on 127.0.0.1, started once per test session (per xdist worker) and always stopped
+(``fakes.llama_server``).
 ``chat`` (streamed, and interrupted), ``ask`` and a consolidation on the LLM path run end
 to end through the CLI with ``MEMCLI_MODEL_URL``. The failure cases are in
 tests/test_model_server.py (a fake server)."""
@@ -8,16 +9,13 @@ tests/test_model_server.py (a fake server)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 from cli_checks import ok
+from fakes import llama_server
 from fakes.models import FakeEmbedder
-from fakes.model_server import free_port
 from typer.testing import CliRunner
 
 from memcli.chat import ChatSession
@@ -30,7 +28,6 @@ from memcli.llm import default_model_path
 pytestmark = pytest.mark.integration
 
 ALIAS = "gemma-3-270m"
-START_SECONDS = 180
 
 
 @pytest.fixture(scope="session")
@@ -38,35 +35,9 @@ def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of llama-cpp-python's server over the embedded GGUF (chatml chat format)."""
     pytest.importorskip("llama_cpp.server", reason="the llama-cpp-python[server] extra is not installed")
     model = default_model_path(tmp_path_factory.mktemp("models"))
-    port = free_port()
-    log = (tmp_path_factory.mktemp("server") / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS, "--host", "127.0.0.1",
-         "--port", str(port), "--chat_format", "chatml", "--n_ctx", "4096"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not start (exit {process.poll()}); see {log.name}")
-            time.sleep(0.5)
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    with llama_server.serving(model, ALIAS, log, "--chat_format", "chatml", "--n_ctx", "4096") as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 @pytest.fixture
