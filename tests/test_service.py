@@ -31,7 +31,7 @@ from memcli.paths import Paths, resolve_paths
 
 TESTS = Path(__file__).resolve().parent
 HEAVY = ("numpy", "torch", "sentence_transformers", "chromadb", "llama_cpp", "transformers", "onnxruntime", "scipy", "bm25s",
-         "jieba", "dateparser", "jionlp")
+         "jieba", "dateparser", "jionlp", "openai")
 """Not on the client path. (Typer itself imports pydantic to parse options, so that one is.)"""
 
 
