@@ -35,7 +35,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.USAGE: "usage error: unknown command or option, invalid option value",
     ExitCode.MODEL: "the chat model or the embedder is missing or invalid, or the model server failed (refused, timed out, an error status)",
     ExitCode.STORE_LOCKED: "the memory store (or consolidation) is locked by another memcli process",
-    ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed (an import file, the config file, a MEMCLI_* setting)",
+    ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed (an import file, the config file, a MEMCLI_* setting, text that is not UTF-8 or holds a NUL, a question longer than the model's context)",
     ExitCode.NOT_FOUND: "no memory with that id, or (ask) no user of that name",
     ExitCode.SERVICE: "the memcli service is not running (service status), or did not answer",
     ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",

@@ -310,17 +310,27 @@ def _progress(description: str, quiet: bool, lines: str | None = None) -> Iterat
 
 
 def _read_text(value: str | None, what: str) -> str:
-    """``value``, or standard input when it is ``-`` or absent and stdin is not a terminal."""
+    """``value``, or standard input when it is ``-`` or absent and stdin is not a terminal.
+    Raises UsageError when it would read a terminal or a closed stdin (``_stdin``)."""
     if value is not None and value != "-":
         return value
-    if value is None and sys.stdin.isatty():
+    if value is None and _interactive():
         raise UsageError(f"give the {what} as an argument, or '-' to read it from stdin")
-    return sys.stdin.read()
+    return _stdin(f"the {what}").read()
+
+
+def _stdin(what: str) -> Any:
+    """Standard input, to read ``what`` from. Raises UsageError when it is closed
+    (``<&-``: Python has no ``sys.stdin`` then)."""
+    if sys.stdin is None:
+        raise UsageError(f"standard input is closed: there is nothing to read {what} from")
+    return sys.stdin
 
 
 def _interactive() -> bool:
-    """Whether a person is at the keyboard: stdin is a terminal (questions are asked then)."""
-    return sys.stdin.isatty()
+    """Whether a person is at the keyboard: stdin is a terminal (questions are asked then);
+    False when stdin is closed."""
+    return sys.stdin is not None and sys.stdin.isatty()
 
 
 def _terminal() -> bool:
