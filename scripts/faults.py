@@ -820,7 +820,7 @@ def disk_full_inside(home: Path, template: Path, notes: Path, fake: bool, quick:
     """In a private mount namespace: a tmpfs at ``home`` holding a copy of ``template``,
     filled up; then the import. Prints the Row (plus the snapshot before) as JSON."""
     size = sum(p.stat().st_size for p in template.rglob("*") if p.is_file())
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20}", "tmpfs", str(home)], capture_output=True, text=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20},mode=0700", "tmpfs", str(home)], capture_output=True, text=True)
     if mounted.returncode != 0:
         return {"skipped": f"mount -t tmpfs failed: {mounted.stderr.strip()[:100]}"}
     shutil.copytree(template, home, dirs_exist_ok=True)

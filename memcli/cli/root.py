@@ -182,7 +182,7 @@ def _completions(what: str, incomplete: str, user: Any = None) -> list[tuple[str
     running service, else read from the sidecar; never an error)."""
     from memcli.completion import complete
 
-    return complete(_paths(), what, incomplete, user if isinstance(user, str) else None)
+    return complete(_paths(check=False), what, incomplete, user if isinstance(user, str) else None)
 
 
 def _complete_id(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
@@ -225,10 +225,16 @@ NowOpt = Annotated[
 ]
 
 
-def _paths() -> Any:
-    from memcli.paths import resolve_paths
+def _paths(check: bool = True) -> Any:
+    """This invocation's paths (``resolve_paths``); unless ``check`` is False (doctor, paths,
+    completion: they report or only read), refused when someone else controls one of its
+    folders (``check_home``: UnsafeHomeError)."""
+    from memcli.paths import check_home, resolve_paths
 
-    return resolve_paths()
+    paths = resolve_paths()
+    if check:
+        check_home(paths)
+    return paths
 
 
 def _call(
