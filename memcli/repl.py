@@ -23,6 +23,10 @@ loads and until the first token of each reply. Ctrl-C:
 Without a terminal each line of stdin is one message, ``/recall`` prints tab-separated
 lines, and Ctrl-C (or the end of input) ends the session.
 
+A line refused as bad input (a message longer than the model's context, text that is not
+UTF-8) stores nothing: on a terminal it is one error line and the session goes on; without
+one the error ends the session with its exit code (5).
+
 The loop sends its requests through ``call`` (``memcli.entry.call`` bound to this
 invocation's paths and options), so it runs the same on the service and in-process, and
 imports nothing heavy: prompt_toolkit and rich only on a terminal.
@@ -41,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.client import Handlers
-from memcli.errors import Interrupted
+from memcli.errors import BadInputError, Interrupted
 from memcli.paths import CHAT_HISTORY, history_entry, open_private, private_dir
 
 Call = Callable[[str, dict[str, Any], Handlers], Any]
@@ -178,8 +182,14 @@ class Repl:
                         break
                 except Interrupted:  # Ctrl-C through the service: the command stopped, the session goes on
                     self.status("memcli: stopped")
+                except BadInputError as exc:
+                    self._refused(exc)
                 continue
-            reply, pressed = self._respond(state, text)  # a second Ctrl-C while the first one stops the reply leaves
+            try:
+                reply, pressed = self._respond(state, text)  # a second Ctrl-C while the first one stops the reply leaves
+            except BadInputError as exc:  # nothing was stored: the person may say it otherwise
+                self._refused(exc)
+                continue
             state = reply.state
             self._typed([turn.id for turn in state.history if turn.role == "user" and turn.content == text][-1:])
             if pressed or reply.interrupted:  # (a Ctrl-C may come as the reply ends: it arms all the same)
@@ -233,6 +243,16 @@ class Repl:
                 return None
 
         return read
+
+    def _refused(self, exc: BadInputError) -> None:
+        """A line refused as bad input (a message over the model's context): on a terminal
+        the session goes on after one error line; without one the error ends it, as the
+        same line given to ``memcli ask`` would (exit 5)."""
+        if not self.interactive:
+            raise exc
+        self._end_line()
+        sys.stderr.write(f"memcli: error: {exc.message}\n")
+        sys.stderr.flush()
 
     def _typed(self, ids: list[str]) -> None:
         """Write the line just typed to the prompt history (on a terminal), naming the

@@ -316,3 +316,15 @@ def test_scrubbing_the_history_goes_by_recorded_ids_and_by_every_text_the_memory
     from prompt_toolkit.history import FileHistory
 
     assert list(FileHistory(str(path)).load_history_strings()) == ["a line of prompt_toolkit's own", "something else"]
+
+
+def test_a_message_over_the_models_context_is_refused_and_the_session_goes_on(memcli_home: Path, fake_embedder: Any) -> None:
+    chat = Terminal(memcli_home)
+    chat.child.send("x" * 6200 + "\r")
+    chat.expect("the message is 6,200 characters")
+    chat.prompt()
+    chat.say("a short one")
+    chat.expect("word19")
+    chat.prompt()
+    assert chat.leave() == 0
+    assert [t["text"] for t in turns() if t["speaker"] != "assistant"] == ["a short one"]
