@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from memcli.errors import UsageError
 from memcli.library import Memcli
-from memcli.verbs import VERBS
+from memcli.verbs import VERBS, check_text
 
 
 @cache
@@ -44,11 +44,13 @@ def run(memcli: Memcli, verb: str, args: Mapping[str, Any]) -> Any:
     values) on ``memcli``; returns the method's schema model.
 
     Raises UsageError for an unknown verb, an argument the method does not take, or a value
-    of the wrong type (one line naming the argument), and whatever MemcliError the verb raises."""
+    of the wrong type (one line naming the argument), BadInputError for a string that is
+    not text (``memcli.verbs.check_text``), and whatever MemcliError the verb raises."""
     if verb not in VERBS:
         raise UsageError(f"unknown request {verb!r}")
     if not isinstance(args, Mapping) or not all(isinstance(key, str) for key in args):
         raise UsageError(f"request {verb!r}: the arguments must be an object")
+    check_text(args)
     model = arguments(verb)
     try:
         values = model.model_validate(args)

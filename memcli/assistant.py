@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from memcli import answers, prompts
 from memcli.dates import spoken_date
 from memcli.errors import BadInputError, InvalidOutputError, ModelError
-from memcli.llm import ChatModel, Message, complete, structured_output
+from memcli.llm import CHARS_PER_TOKEN, ChatModel, Message, complete, structured_output
 from memcli.memory import Kind, Memory, singleton_id
 from memcli.retrieval import Ranking, Recalled, Recaller
 
@@ -50,6 +50,26 @@ class SearchQuery(BaseModel):
 
 
 SEARCH_QUERY_TOKENS = 90
+
+
+def question_chars(n_ctx: int) -> int:
+    """The longest question (``ask``) or chat message, in characters, for a chat model of
+    ``n_ctx`` tokens of context: half the window at ``CHARS_PER_TOKEN`` characters a token
+    (6,144 characters for the default 4,096), the other half left for the memories, the
+    summaries, the conversation and the reply. A longer one is refused before anything is
+    recalled or stored (``check_question``)."""
+    return CHARS_PER_TOKEN * n_ctx // 2
+
+
+def check_question(text: str, n_ctx: int, what: str = "question") -> None:
+    """Refuse a ``what`` ("question", "message") longer than ``question_chars(n_ctx)``:
+    BadInputError saying both lengths and what to do."""
+    limit = question_chars(n_ctx)
+    if len(text) > limit:
+        raise BadInputError(
+            f"the {what} is {len(text):,} characters; with the chat model's context of {n_ctx:,} tokens (n_ctx) a {what} "
+            f"takes at most {limit:,}: shorten it, or store a long text with memcli remember -"
+        )
 
 
 @dataclass
@@ -116,8 +136,10 @@ class Assistant:
             return ""
 
     def context(self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = ()) -> Context:
-        """What a chat or ask prompt carries: the memories recalled for ``query`` (counted
-        as recalled), the global portrait, the global event summary and the running memory.
+        """What a chat or ask prompt carries: the memories recalled for ``query``, the
+        global portrait, the global event summary and the running memory. The recalled
+        memories are not counted as recalled here: the caller does it once its answer
+        succeeded (``reinforce``), so that a command that fails strengthens nothing.
 
         ``exclude`` drops memories already in the prompt verbatim (this session's recent
         turns). With the ``query_creator`` setting, the chat model first turns
@@ -140,10 +162,18 @@ class Assistant:
             recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now, vector=vector,
                                                                     parsed=parsed)
             recalled = [r for r in recalled if r.memory.id not in exclude][:k]
-            self.owner.reinforce([r.memory for r in recalled], now)
             context = self.consolidated(user)
         context.recalled = recalled
         return context
+
+    def reinforce(self, recalled: Sequence[Recalled]) -> None:
+        """Count the memories of a prompt that was answered as recalled, now (MemoryBank: a
+        memory recalled into a prompt is strengthened). They are read again under the store
+        lock, so that a change made meanwhile (an edit, a delete) is kept."""
+        if not recalled:
+            return
+        with self.owner.store.transaction():
+            self.owner.reinforce(self.owner.store.get_many([r.memory.id for r in recalled]), self.owner.clock())
 
     def today(self) -> str:
         """Today's date as the prompt shows it (``dates.spoken_date``), e.g. ``Monday 8 May 2023``."""
@@ -165,16 +195,21 @@ class Assistant:
         the chat model, or extractively (``memcli.answers``: the recalled sentence that
         answers, or that none does), as ``answers`` decides.
 
-        Raises BadInputError for an empty question, ModelError when the model cannot load
-        or gives an empty answer.
+        The recalled memories are reinforced only once the answer is there (``reinforce``).
+
+        Raises BadInputError for an empty question or one longer than ``question_chars``
+        (before anything is recalled), ModelError when the model cannot load or gives an
+        empty answer.
         """
         question = question.strip()
         if not question:
             raise BadInputError("the question is empty")
+        check_question(question, self.owner.settings.n_ctx)
         path = self.answers()
         context = self.context(question, user)
         if path == "extractive":
             found = answers.answer(question, context.memories, user)
+            self.reinforce(context.recalled)
             return Answer(found.text, context.recalled, found.cited, "extractive")
         system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
         text = complete(
@@ -182,6 +217,7 @@ class Assistant:
         )
         if not text:
             raise ModelError(f"the chat model {self.owner.chat_model.name} gave no answer (an empty reply); try again or use a more capable model")
+        self.reinforce(context.recalled)
         return Answer(text, context.recalled, cited_ids(text, context.memories))
 
     def summarize(self, previous: str, turns: Sequence[Message]) -> str:

@@ -19,6 +19,7 @@ from memcli.forgetting import UNIT_SECONDS, Verdict, forget_pass
 from memcli.journal import Journal
 from memcli.memory import Kind, Memory
 from memcli.paths import scrub_history_file
+from memcli.sidecar import Sidecar
 from memcli.store import MemoryStore
 
 DERIVED_KINDS = frozenset(k.value for k in (Kind.FACT, Kind.EVENT_DAILY, Kind.EVENT_GLOBAL, Kind.PORTRAIT_DAILY,
@@ -59,10 +60,17 @@ class PurgeReport:
     compaction_seconds: float
 
 
-def _typed(memories: Iterable[Memory]) -> list[str]:
-    """The texts of ``memories`` that someone may have typed at the chat prompt (notes and
-    turns), whose lines ``scrub_history_file`` takes out of the prompt history."""
-    return [m.text for m in memories if m.kind in (Kind.NOTE.value, Kind.TURN.value)]
+def _typed(memories: Iterable[Memory], sidecar: Sidecar) -> list[str]:
+    """Every text that someone may have typed at the chat prompt for ``memories`` (notes and
+    turns): the text each has now and every text it had before an edit (the EDIT events of
+    its history: ``memcli edit --text``), whose lines ``scrub_history_file`` takes out of
+    the prompt history. Read before the history's texts are scrubbed."""
+    texts = []
+    for memory in memories:
+        if memory.kind in (Kind.NOTE.value, Kind.TURN.value):
+            texts.append(memory.text)
+            texts += [t for event in sidecar.history(memory_id=memory.id) for t in (event.old_text, event.new_text) if t]
+    return texts
 
 
 def stale_derivatives(gone: Sequence[Memory], others: Sequence[Memory], folded: set[str]) -> list[Memory]:
@@ -126,9 +134,10 @@ class Changes:
         """Delete ``memories`` for good, so that their text is nowhere on disk under the
         store: from Chroma and the recall index (``MemoryStore.delete``), with the memories
         made from them (``stale_derivatives``: they may quote them), from the history (the
-        events stay without their text, and a PURGE event is recorded: ``Sidecar.scrub_history``)
-        and the journal, and then from the files' free pages and logs (``MemoryStore.compact``,
-        once for all of them).
+        events stay without their text, and a PURGE event is recorded: ``Sidecar.scrub_history``),
+        the journal and the chat prompt's history (``scrub_history_file``: every line typed
+        for them, by the ids recorded with it and by every text they ever had), and then
+        from the files' free pages and logs (``MemoryStore.compact``, once for all of them).
 
         What was made from a purged turn is made again from the turns left by the next
         ``memcli consolidate``: the consolidation progress of its day (a daily summary or
@@ -157,11 +166,12 @@ class Changes:
             # there (same ids); cut after the delete, nothing would make it again.
             for user in users:
                 self._redo(user, [m for m in derived if m.user == user], kept[user])
+            typed = _typed(gone.values(), sidecar)
             self.store.delete(list(gone))
             for user in users:
                 scrubbed += sidecar.scrub_history(user, {i: m.kind for i, m in gone.items() if m.user == user}, now)
             files = Journal(self.store.paths.pending_dir).drop(gone)
-            scrub_history_file(self.store.paths.chat_history, _typed(gone.values()))
+            scrub_history_file(self.store.paths.chat_history, typed, gone)
             compaction = self._compact()
         if derived:
             self.store.notice(
@@ -211,9 +221,10 @@ class Changes:
         with self.store.transaction():
             everything = self.store.memories(user=user)
             ids = [m.id for m in everything]
-            self.store.delete(ids)
-            scrub_history_file(self.store.paths.chat_history, _typed(everything))
             sidecar = self.store.sidecar
+            typed = _typed(everything, sidecar)
+            self.store.delete(ids)
+            scrub_history_file(self.store.paths.chat_history, typed, ids)
             events = len(sidecar.history(user=user))
             sidecar.forget_user(user)
             sidecar.index.forget_user(user)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memcli import prompts
-from memcli.assistant import Context
+from memcli.assistant import Context, check_question
 from memcli.dates import day_of
 from memcli.engine import Engine
 from memcli.errors import Interrupted, StoreLockedError
@@ -141,7 +141,12 @@ class ChatSession:
         or the reply is generated ends the reply there: generation stops (the model's stream
         is closed), the partial reply, if any, is stored tagged ``interrupted`` and kept in
         the history, and the Reply says ``interrupted``. The user's turn is stored either
-        way, before anything else."""
+        way, before anything else. The recalled memories are reinforced once the model has
+        answered (or was stopped while answering), not when the reply failed.
+
+        Raises BadInputError, before anything is stored, for a message longer than
+        ``memcli.assistant.question_chars``."""
+        check_question(text, self.memcli.settings.n_ctx, "message")
         user_turn = self._store_turn("user", text)
         pieces: list[str] = []
         context = Context([])
@@ -158,6 +163,10 @@ class ChatSession:
                     pieces.append(piece)  # after on_piece: a piece the client never got is not stored
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
+        try:
+            self.memcli.reinforce_recalled(context.recalled)
+        except StoreLockedError as exc:
+            self.on_warning(f"{exc.message}; the memories recalled for this reply are not reinforced")
         reply = "".join(pieces).strip()
         self.history.append(Message("user", text))
         self.history_ids.append(user_turn.id)

@@ -52,7 +52,7 @@ from memcli.dates import day_of, spoken_date
 from memcli.embedding import embedder_identity
 from memcli.errors import InvalidOutputError, ModelServerError
 from memcli.grounding import Grounding, SourceTurn, fact_problem, statement_problem
-from memcli.llm import ChatModel, is_base_model, structured_output
+from memcli.llm import CHARS_PER_TOKEN, ChatModel, is_base_model, structured_output
 from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
 from memcli.model_output import (
     DECISIONS_PER_CALL,
@@ -118,9 +118,6 @@ message pair; a cap of four let a rambling model fill its reply for 14 s)."""
 WINDOW_PAIRS = 5
 """Message pairs one fact-extraction call reads at most (a session window, Mem0's
 extraction batched): one call per window instead of one per pair."""
-CHARS_PER_TOKEN = 3
-"""A conservative estimate (English runs nearer 4) for fitting text into n_ctx and for
-the token caps below, which leave room for the longest reply the schema allows."""
 SUMMARY_TOKENS = SUMMARY_CHARS // CHARS_PER_TOKEN + 24
 PORTRAIT_TOKENS = PORTRAIT_CHARS // CHARS_PER_TOKEN + 24
 RUNNING_TOKENS = RUNNING_SENTENCES * (SENTENCE_CHARS // CHARS_PER_TOKEN + 6) + 24

@@ -22,18 +22,23 @@ from memcli.errors import ModelError
 from memcli.embedding_server import ServerEmbedder
 from memcli.llm import check_gguf
 from memcli.llm_server import ServerChatModel
-from memcli.paths import Paths
+from memcli.paths import Paths, home_of
 
 _TYPES = ((stat.S_ISLNK, "symlink"), (stat.S_ISDIR, "dir"), (stat.S_ISREG, "file"), (stat.S_ISSOCK, "socket"))
 
 
 def check_path(name: str, path: Path) -> schema.PathCheck:
     """The privacy check of one path (not following a symlink): ok when it is missing, or
-    has no group or other permission bits and belongs to this user."""
+    has no group or other permission bits and belongs to this user; "unreadable" (not ok)
+    when this user may not even look at it (another user's home, as ``doctor`` run by
+    someone else finds it)."""
     try:
         found = os.lstat(path)
     except FileNotFoundError:
         return schema.PathCheck(name=name, path=str(path), type="missing", mode=None, owner_uid=None, ok=True, problem=None)
+    except OSError as exc:  # a folder above it is not this user's to enter
+        return schema.PathCheck(name=name, path=str(path), type="unreadable", mode=None, owner_uid=None, ok=False,
+                                problem=f"cannot be examined by you (uid {os.geteuid()}): {exc.strerror}; run memcli as the user it belongs to")
     kind = next((label for test, label in _TYPES if test(found.st_mode)), "other")
     bits = stat.S_IMODE(found.st_mode)
     problems = []
@@ -52,12 +57,16 @@ def check_path(name: str, path: Path) -> schema.PathCheck:
 
 def _named(paths: Paths) -> list[tuple[str, Path]]:
     """Every path of ``memcli paths``, then everything under memcli's own folders."""
-    named = [(name, Path(value)) for name, value in paths.as_dict().items()]
+    home = home_of(paths)
+    named = [*([("home", home)] if home is not None else []), *((name, Path(value)) for name, value in paths.as_dict().items())]
     seen = {path for _, path in named}
     roots = [("config_dir", paths.config_dir), ("data_dir", paths.data_dir), ("state_dir", paths.state_dir),
              ("cache_dir", paths.cache_dir), ("run_dir", paths.run_dir)]
     for root_name, root in roots:
-        if not root.is_dir() or root.is_symlink():
+        try:
+            if not root.is_dir() or root.is_symlink():
+                continue
+        except OSError:  # not this user's to enter: check_path says so of the folder itself
             continue
         for folder, folders, files in os.walk(root):
             for entry in sorted((*folders, *files)):
@@ -72,10 +81,13 @@ def store_writable(paths: Paths) -> bool:
     """Whether the data folder (or, before it exists, the folder it would be made in) can
     be written by this process, and its lock file too when there is one."""
     folder = paths.data_dir
-    while not folder.exists() and folder.parent != folder:
-        folder = folder.parent
-    lock = paths.lock_file
-    return os.access(folder, os.W_OK) and (not lock.exists() or os.access(lock, os.W_OK))
+    try:
+        while not folder.exists() and folder.parent != folder:
+            folder = folder.parent
+        lock = paths.lock_file
+        return os.access(folder, os.W_OK) and (not lock.exists() or os.access(lock, os.W_OK))
+    except OSError:  # a folder on the way is not this user's to enter
+        return False
 
 
 def check(paths: Paths, settings: Settings | None = None) -> schema.DoctorReport:
@@ -175,7 +187,7 @@ def _warnings(failed: list[schema.PathCheck]) -> list[str]:
     lines = []
     for path, under in heads.items():
         problem, _, fix = (by_path[path].problem or "").partition(": chmod go-rwx ")
-        line = f"{path}: {problem}" if problem.startswith("owned") else f"{path} is {problem}"
+        line = f"{path}: {problem}" if problem.startswith(("owned", "cannot")) else f"{path} is {problem}"
         if under:
             line += f", and so are {under} paths under it"
         if fix:

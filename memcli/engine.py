@@ -387,13 +387,13 @@ class Engine:
         A text longer than ``memcli.chunking.MAX_CHARS`` is stored as one note a chunk
         (``note_chunks``), a millisecond apart, with the same source, importance and tags,
         ``IMPORT_BATCH`` at a time; the note returned is the first. Raises BadInputError
-        for empty text or an importance outside 0..1.
+        for empty text, UsageError for an importance outside 0..1 (an invalid option value).
         """
         text = text.strip()
         if not text:
             raise BadInputError("nothing to remember: the text is empty")
         if not 0.0 <= importance <= 1.0:
-            raise BadInputError(f"--importance must be between 0 and 1, not {importance:g}")
+            raise UsageError(f"--importance must be between 0 and 1, not {importance:g}")
         user = self.user(user)
         now = self.clock()
         notes = [
@@ -675,6 +675,10 @@ class Engine:
         """See ``Assistant.context``."""
         return self.assistant.context(query, user, exclude, conversation)
 
+    def reinforce_recalled(self, recalled: Sequence[Recalled]) -> None:
+        """See ``Assistant.reinforce``."""
+        self.assistant.reinforce(recalled)
+
     def today(self) -> str:
         """See ``Assistant.today``."""
         return self.assistant.today()
@@ -741,7 +745,7 @@ class Engine:
         metadata only.
 
         Raises NotFoundError (no such id), UsageError (nothing to change), BadInputError
-        (an empty text, an importance outside 0..1), EmbedderChangedError as
+        (an empty text), UsageError (an importance outside 0..1), EmbedderChangedError as
         ``check_embedder`` does.
         """
         if text is None and importance is None and not tags and not untags:
@@ -751,7 +755,7 @@ class Engine:
             if not text:
                 raise BadInputError("the new text is empty")
         if importance is not None and not 0.0 <= importance <= 1.0:
-            raise BadInputError(f"--importance must be between 0 and 1, not {importance:g}")
+            raise UsageError(f"--importance must be between 0 and 1, not {importance:g}")
         memory = self.get(memory_id)
         old_text = memory.text
         vector = None

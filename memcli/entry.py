@@ -34,8 +34,10 @@ def call(
     """Run ``verb`` with ``args``: in the service, or in this process when the service is
     off or cannot start (``handlers.notice`` says so). Returns the view of the verb's
     result (``memcli.verbs.read``). Raises the MemcliError the verb raised (from the service: the same
-    class and exit code), ServiceError when the service died while answering. ``debug``:
+    class and exit code), BadInputError for an argument that is not text
+    (``memcli.verbs.check_text``), ServiceError when the service died while answering. ``debug``:
     the service sends the traceback of an error with it."""
+    verbs.check_text(args)  # before anything is sent: a surrogate cannot even be encoded for the socket
     environment = client_env(env)
     request = {"verb": verb, "args": dict(args), "env": environment, "now": now, "model": model, "debug": debug}
     if service_mode(paths, environment, no_service) == "auto":

@@ -26,6 +26,7 @@ class ExitCode(IntEnum):
     READ_ONLY = 9
     DISK_FULL = 10
     STORE_SERVER = 11
+    UNSAFE_HOME = 12
     INTERRUPTED = 130
 
 
@@ -35,13 +36,14 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.USAGE: "usage error: unknown command or option, invalid option value",
     ExitCode.MODEL: "the chat model or the embedder is missing or invalid, or the model server failed (refused, timed out, an error status)",
     ExitCode.STORE_LOCKED: "the memory store (or consolidation) is locked by another memcli process",
-    ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed (an import file, the config file, a MEMCLI_* setting)",
+    ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed (an import file, the config file, a MEMCLI_* setting, text that is not UTF-8 or holds a NUL, a question longer than the model's context)",
     ExitCode.NOT_FOUND: "no memory with that id, or (ask) no user of that name",
     ExitCode.SERVICE: "the memcli service is not running (service status), or did not answer",
     ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",
     ExitCode.READ_ONLY: "the memory store is read-only (a read-only mount, chattr +i, no write permission): read commands work, writes are refused",
     ExitCode.DISK_FULL: "no space left on the device of the memory store; nothing of the write was stored",
     ExitCode.STORE_SERVER: "the Chroma server of store_url cannot be used (down, refused the token, timed out, another API version); nothing was half written: the same command works once it is back",
+    ExitCode.UNSAFE_HOME: "a memcli folder (MEMCLI_HOME, or its config, data, state or cache folder) belongs to another user or can be written by others: nothing was read or written; the message names it and the fix (chmod 700, chown)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -166,6 +168,15 @@ class StoreServerError(MemcliError):
     exit_code = ExitCode.STORE_SERVER
 
 
+class UnsafeHomeError(MemcliError):
+    """A folder memcli keeps its memories in (MEMCLI_HOME, or its config, data, state or
+    cache folder) is another user's, or others can write into it: whoever controls it could
+    read or replace what memcli writes there, so memcli uses none of it (as ssh and gpg
+    refuse such a folder). The message names the folder and the fix."""
+
+    exit_code = ExitCode.UNSAFE_HOME
+
+
 class Interrupted(MemcliError):
     """The request was interrupted: Ctrl-C, or its client went away."""
 
@@ -175,7 +186,7 @@ class Interrupted(MemcliError):
 def error_for(message: str, code: int) -> MemcliError:
     """The MemcliError of exit code ``code`` (an error the service reported), carrying
     ``message``."""
-    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, EmbedderChangedError, ReadOnlyStoreError, DiskFullError, StoreServerError, Interrupted):
+    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, EmbedderChangedError, ReadOnlyStoreError, DiskFullError, StoreServerError, UnsafeHomeError, Interrupted):
         if int(cls.exit_code) == code:
             return cls(message)
     return MemcliError(message)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import BadInputError
-from memcli.memory import KIND_VALUES, Memory
+from memcli.memory import KIND_VALUES, Memory, unstorable
 from memcli.paths import reading
 from memcli.sidecar import HistoryEntry
 from memcli.store import MemoryStore
@@ -177,7 +177,8 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def _check(value: Any, kind: str, where: str, name: str) -> Any:
     """``value`` of a field declared ``kind`` (str, float, int, bool, list[str]), as that
-    type; BadInputError naming ``where`` and the field when it is not one."""
+    type; BadInputError naming ``where`` and the field when it is not one, or is a string
+    that is not text (``memcli.memory.unstorable``)."""
     ok = {
         "str": isinstance(value, str),
         "float": isinstance(value, (int, float)) and not isinstance(value, bool),
@@ -187,6 +188,9 @@ def _check(value: Any, kind: str, where: str, name: str) -> Any:
     }[kind]
     if not ok:
         raise BadInputError(f"{where}: '{name}' must be {kind.replace('list[str]', 'a list of strings')}, not {json.dumps(value)[:40]}")
+    reason = next(filter(None, map(unstorable, [value] if kind == "str" else value if kind == "list[str]" else [])), None)
+    if reason:
+        raise BadInputError(f"{where}: '{name}' {reason}")
     return _typed(value, kind)
 
 

@@ -27,7 +27,7 @@ from memcli.chunking import MAX_CHARS, chunk_spans, chunks, size
 from memcli.dates import OutOfRange, day_of, from_unix_seconds, written_time
 from memcli.errors import BadInputError, UsageError
 from memcli.export import is_header, open_archive
-from memcli.memory import Kind, Memory, stable_id
+from memcli.memory import Kind, Memory, stable_id, unstorable
 from memcli.paths import reading
 
 FORMATS = ("locomo", "memorybank", "jsonl", "text", "memcli")
@@ -185,9 +185,14 @@ def parse_time(value: Any, where: str) -> datetime:
 
 
 def _require_str(record: dict[str, Any], key: str, where: str) -> str:
+    """``record[key]``, a string that is text (``memcli.memory.unstorable``: no NUL, no lone
+    surrogate such as a JSON ``"\\ud800"``). Raises BadInputError naming ``where`` and ``key``."""
     value = record.get(key)
     if not isinstance(value, str):
         raise BadInputError(f"{where}: '{key}' must be a string")
+    reason = unstorable(value)
+    if reason:
+        raise BadInputError(f"{where}: '{key}' {reason}")
     return value
 
 
@@ -395,6 +400,8 @@ def text_notes(path: Path, lines: Iterable[tuple[int, str]], user: str, now: flo
             part = 0
 
     for number, line in lines:
+        if "\x00" in line:  # past the first 8 KiB that check_readable sniffs: the same rule
+            raise BadInputError(f"{path}:{number}: binary file, not text (a NUL byte)")
         if number == previous and paragraph:  # the rest of a long line
             paragraph[-1] += line
             held += len(line)

@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memcli.errors import InvalidOutputError, ModelError
+from memcli.errors import BadInputError, InvalidOutputError, ModelError
 
 GGUF_MAGIC = b"GGUF"
 
@@ -57,6 +57,11 @@ RETRY_TEMPERATURE = 0.7
 """A retry at temperature 0 would repeat the first answer word for word; this one samples."""
 RETRY_SEED = 20231201
 
+
+CHARS_PER_TOKEN = 3
+"""A conservative estimate (English runs nearer 4) for fitting text into n_ctx: the
+consolidation's token caps (which leave room for the longest reply the schema allows) and
+the longest question (``memcli.assistant.question_chars``)."""
 
 def structured_output(
     model: ChatModel,
@@ -336,7 +341,20 @@ class LlamaCppModel:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
-        """Yield the reply piece by piece; see ChatModel.stream."""
+        """Yield the reply piece by piece; see ChatModel.stream. Raises BadInputError when
+        the prompt does not fit the context window (llama.cpp's ValueError "Requested
+        tokens (N) exceed context window of M"), before any piece."""
+        try:
+            yield from self._stream(messages, max_tokens, temperature)
+        except ValueError as exc:
+            if "context window" not in str(exc):
+                raise
+            raise BadInputError(
+                f"the prompt (question, recalled memories, conversation) does not fit the chat model's context: {exc}; "
+                "shorten the question, or raise n_ctx"
+            ) from None
+
+    def _stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         if self.uses_chat_template:
             chunks = self._llama.create_chat_completion(
                 messages=[{"role": m.role, "content": m.content} for m in messages],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from enum import Enum
@@ -37,6 +38,29 @@ BASE_MODEL = "base-model"
 """The tag of a chat reply written by a base model (no chat template, such as the embedded
 Gemma 3 270M): kept as the assistant's turn, never a source of facts, portraits or summary
 lines, and recalled below what the user said (``memcli.retrieval``)."""
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(text: str) -> str | None:
+    """Why ``text`` cannot be stored, or None when it can. The one rule of what memcli
+    takes as text, wherever it comes from (an argument, an option, stdin, a JSON string, a
+    text file): valid Unicode without a NUL. So it refuses a NUL character (U+0000: a text
+    file with a NUL byte is binary, and a JSON string's ``\\u0000`` is refused alike), a
+    byte that is not UTF-8 (Python hands one over as a surrogate escape, U+DC80..U+DCFF) and
+    a lone surrogate (a JSON string's ``\\ud800``), none of which can be written as UTF-8.
+    The reason names the first offender and its place (from 1), e.g. "is not valid UTF-8
+    (the byte 0xe9 at character 4)"."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    at, char = found.start() + 1, ord(found.group())
+    if char == 0:
+        return f"holds a NUL character (at character {at}): memcli stores text, not binary data"
+    if 0xDC80 <= char <= 0xDCFF:
+        return f"is not valid UTF-8 (the byte 0x{char - 0xDC00:02x} at character {at})"
+    return f"holds a lone surrogate U+{char:04X} (at character {at}), which is not text"
 
 
 def stable_id(*parts: str) -> str:

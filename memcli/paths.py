@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from memcli.errors import BadInputError
+from memcli.errors import BadInputError, UnsafeHomeError
 
 APP_NAME = "memcli"
 ENV_PREFIX = "MEMCLI_"
@@ -263,11 +263,22 @@ def home_paths(root: Path) -> Paths:
     return Paths(root / "config", root / "data", root / "cache", root / "state")
 
 
+def home_of(paths: Paths) -> Path | None:
+    """The one folder ``paths`` are under (MEMCLI_HOME, as ``home_paths`` lays it out), or
+    None (platformdirs' folders, each under a parent that is not memcli's)."""
+    root = paths.config_dir.parent
+    return root if paths == home_paths(root) else None
+
+
 def resolve_paths(env: dict[str, str] | None = None) -> Paths:
-    """Return memcli's paths: under ``MEMCLI_HOME`` when set, else platformdirs' user dirs."""
+    """Return memcli's paths: under ``MEMCLI_HOME`` when set, else platformdirs' user dirs.
+    Raises BadInputError when MEMCLI_HOME is set but empty (an unset variable in a script:
+    the default folders would be a surprise)."""
     env = os.environ if env is None else env
     home = env.get("MEMCLI_HOME")
-    if home:
+    if home is not None:
+        if not home.strip():
+            raise BadInputError("MEMCLI_HOME is set but empty: set it to a folder, or unset it for the default folders (memcli paths lists them)")
         return home_paths(Path(home).expanduser())
     import platformdirs
 
@@ -277,6 +288,40 @@ def resolve_paths(env: dict[str, str] | None = None) -> Paths:
         Path(platformdirs.user_cache_dir(APP_NAME)),
         Path(platformdirs.user_state_dir(APP_NAME)),
     )
+
+
+def unsafe_folder(folder: Path) -> str | None:
+    """Why memcli must not use ``folder``, or None when it may (or it is not there yet: memcli
+    makes it 0700). Not this user's (nor root's: root can do anything anyway), or writable
+    by group or others (whoever can write there can replace what memcli reads: ssh's rule
+    for ``~/.ssh``). The reason names the folder and the fix. Follows a symbolic link (the
+    folder it points to is the one used)."""
+    try:
+        found = os.stat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{folder} cannot be examined ({exc.strerror}): it is another user's; use a MEMCLI_HOME of your own"
+    me = os.geteuid()
+    if found.st_uid not in (me, 0):
+        return (f"{folder} belongs to uid {found.st_uid}, not to you (uid {me}): use a MEMCLI_HOME of your own, "
+                f"or take it: chown -R {me} {folder} && chmod 700 {folder}")
+    if found.st_mode & 0o022:
+        others = " and ".join(who for who, mask in (("group", 0o020), ("others", 0o002)) if found.st_mode & mask)
+        return f"{folder} is writable by {others} (mode {stat.S_IMODE(found.st_mode):04o}): chmod 700 {folder}"
+    return None
+
+
+def check_home(paths: Paths) -> None:
+    """Refuse to use folders that someone else controls, before anything is read or written
+    there: MEMCLI_HOME (``home_of``) and the config, data, state and cache folders
+    (``unsafe_folder``). Raises UnsafeHomeError naming the first and its fix. ``memcli
+    doctor`` reports the same folders instead of refusing."""
+    home = home_of(paths)
+    for folder in (*([home] if home is not None else []), paths.config_dir, paths.data_dir, paths.state_dir, paths.cache_dir):
+        reason = unsafe_folder(folder)
+        if reason:
+            raise UnsafeHomeError(f"memcli will not use a folder that someone else controls: {reason}")
 
 
 def read_config_file(path: Path, hint: str = "") -> dict[str, Any]:
@@ -316,17 +361,46 @@ def read_config_file(path: Path, hint: str = "") -> dict[str, Any]:
         raise BadInputError(f"config file {path}: not valid TOML: {exc}{hint}") from None
 
 
-def scrub_history_file(path: Path, texts: Iterable[str]) -> int:
+HISTORY_IDS = "memcli ids:"
+"""What precedes, in the comment line of a chat history entry, the ids of the memories the
+line was typed for (``history_entry``)."""
+
+
+def history_entry(text: str, ids: Iterable[str], at: str) -> str:
+    """One entry of the chat prompt's history file (``Paths.chat_history``), in
+    prompt_toolkit's ``FileHistory`` format — a ``# time`` comment line, then each line of
+    ``text`` prefixed with ``+`` — whose comment also names the memories the line was typed
+    for (``# 2026-11-26 01:00:00.123456 memcli ids: 3fa2b1c9e0d4a5b6``): the turn a message
+    was stored as, the note of a ``/remember``, the memories a ``/recall`` showed. prompt_toolkit
+    reads the comment as a separator; ``scrub_history_file`` reads the ids. ``at``: the
+    time as the comment shows it."""
+    named = " ".join(ids)
+    comment = f"# {at} {HISTORY_IDS} {named}" if named else f"# {at}"
+    return f"\n{comment}\n" + "".join(f"+{line}\n" for line in text.split("\n"))
+
+
+def scrub_history_file(path: Path, texts: Iterable[str], ids: Iterable[str] = ()) -> int:
     """Take out of a prompt_toolkit history file (``Paths.chat_history``: entries of a
-    ``# time`` line and ``+``-prefixed lines) every entry that typed one of ``texts``: the
-    same words, or a slash command with them as its argument (``/remember TEXT``), or, for a
-    text of 40 characters or more, any entry that holds it. Rewrites the file privately
-    (``write_private``) only when an entry goes; returns how many went. A missing file is
-    left missing."""
+    ``# time`` line and ``+``-prefixed lines) every entry typed for a memory deleted for
+    good, by what was typed:
+
+    - an entry whose comment names one of ``ids`` (``history_entry``): the message stored as
+      that turn, the ``/remember`` of that note, a ``/recall`` that showed it, whatever the
+      memory's text has become since (an edit);
+    - an entry that typed one of ``texts`` (every text the memories ever had: ``memcli
+      edit`` keeps the old ones in the history): the same words, or a slash command whose
+      argument is one of them or part of one (``/remember TEXT``, ``/recall WORDS OF IT``,
+      case aside), or, for a text of 40 characters or more, any entry that holds it. This
+      covers entries written before the ids were recorded.
+
+    Rewrites the file privately (``write_private``) only when an entry goes; returns how
+    many went. A missing file is left missing."""
     wanted = {" ".join(t.split()) for t in texts if t.strip()}
-    if not wanted or not path.is_file():
+    gone = set(ids)
+    if not (wanted or gone) or not path.is_file():
         return 0
     long = [t for t in wanted if len(t) >= 40]
+    folded = [t.casefold() for t in wanted]
     entries: list[list[str]] = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True):
         if line.startswith("#") or not entries:
@@ -335,9 +409,12 @@ def scrub_history_file(path: Path, texts: Iterable[str]) -> int:
             entries[-1].append(line)
 
     def typed(entry: list[str]) -> bool:
+        comment = entry[0] if entry[0].startswith("#") else ""
+        if HISTORY_IDS in comment and not gone.isdisjoint(comment.partition(HISTORY_IDS)[2].split()):
+            return True
         said = " ".join("".join(line[1:] for line in entry if line.startswith("+")).split())
-        argument = said.partition(" ")[2] if said.startswith("/") else ""
-        return said in wanted or argument in wanted or any(t in said for t in long)
+        argument = said.partition(" ")[2].casefold() if said.startswith("/") else ""
+        return said in wanted or any(t in said for t in long) or bool(argument) and any(argument in t for t in folded)
 
     kept = [entry for entry in entries if not typed(entry)]
     if len(kept) == len(entries):

@@ -3,7 +3,11 @@ stream the reply.
 
 On a terminal (stdin and stdout both ttys) lines are read with prompt_toolkit: line
 editing, and a history kept across sessions in ``chat_history`` under the state dir (one
-file per MEMCLI_HOME, mode 0600 in a 0700 folder, since it holds what the user typed).
+file per MEMCLI_HOME, mode 0600 in a 0700 folder, since it holds what the user typed). Each
+line is written once its request has answered, with the ids of the memories it was typed
+for (the turn a message was stored as, the note of ``/remember``, what ``/recall`` showed),
+so that deleting one of them takes the line out, whatever the memory's text has become
+(``memcli.paths.scrub_history_file``).
 A spinner on stderr (rich, when stderr is a tty and not ``--quiet``) shows while the model
 loads and until the first token of each reply. Ctrl-C:
 
@@ -19,6 +23,10 @@ loads and until the first token of each reply. Ctrl-C:
 Without a terminal each line of stdin is one message, ``/recall`` prints tab-separated
 lines, and Ctrl-C (or the end of input) ends the session.
 
+A line refused as bad input (a message longer than the model's context, text that is not
+UTF-8) stores nothing: on a terminal it is one error line and the session goes on; without
+one the error ends the session with its exit code (5).
+
 The loop sends its requests through ``call`` (``memcli.entry.call`` bound to this
 invocation's paths and options), so it runs the same on the service and in-process, and
 imports nothing heavy: prompt_toolkit and rich only on a terminal.
@@ -27,6 +35,7 @@ imports nothing heavy: prompt_toolkit and rich only on a terminal.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import signal
 import sys
@@ -36,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from memcli.client import Handlers
-from memcli.errors import Interrupted
-from memcli.paths import CHAT_HISTORY, open_private, private_dir
+from memcli.errors import BadInputError, Interrupted
+from memcli.paths import CHAT_HISTORY, history_entry, open_private, private_dir
 
 Call = Callable[[str, dict[str, Any], Handlers], Any]
 """Sends one request: ``call(verb, args, handlers)`` returns its schema model (``memcli.entry.call``)."""
@@ -79,6 +88,7 @@ class Repl:
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty() if interactive is None else interactive
         self.spinning = not quiet and self.interactive and sys.stderr.isatty()
         self._mid_line = False  # a streamed reply has written a line not yet ended
+        self._history: Any = None  # the prompt history (TypedHistory, in _reader), on a terminal
 
     # output ------------------------------------------------------------------------------
 
@@ -133,8 +143,11 @@ class Repl:
         if state.base_model:
             self.status(f"memcli: {state.model} is a small base model: its replies ramble and invent (they are kept, marked, and make no "
                         "memories); for real answers: memcli config set model PATH-TO-AN-INSTRUCT-MODEL.gguf (README: 'Using a better GGUF')")
-        with contextlib.suppress(KeyboardInterrupt):  # one between two prompts (a second, quick Ctrl-C) leaves too
-            state = self._loop(state)
+        try:
+            with contextlib.suppress(KeyboardInterrupt):  # one between two prompts (a second, quick Ctrl-C) leaves too
+                state = self._loop(state)
+        finally:
+            self._typed([])  # a line whose request failed is kept, without ids
         self._end_line()
         self.status(f"memcli: session {state.session_id} saved")
         return str(state.session_id)
@@ -163,13 +176,22 @@ class Repl:
                 continue
             if text.startswith("/"):
                 try:
-                    if not self._command(text, state):
+                    going_on, ids = self._command(text, state)
+                    self._typed(ids)
+                    if not going_on:
                         break
                 except Interrupted:  # Ctrl-C through the service: the command stopped, the session goes on
                     self.status("memcli: stopped")
+                except BadInputError as exc:
+                    self._refused(exc)
                 continue
-            reply, pressed = self._respond(state, text)  # a second Ctrl-C while the first one stops the reply leaves
+            try:
+                reply, pressed = self._respond(state, text)  # a second Ctrl-C while the first one stops the reply leaves
+            except BadInputError as exc:  # nothing was stored: the person may say it otherwise
+                self._refused(exc)
+                continue
             state = reply.state
+            self._typed([turn.id for turn in state.history if turn.role == "user" and turn.content == text][-1:])
             if pressed or reply.interrupted:  # (a Ctrl-C may come as the reply ends: it arms all the same)
                 if not self.interactive:
                     break
@@ -187,7 +209,28 @@ class Repl:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import FileHistory
 
-        session: PromptSession[str] = PromptSession(history=FileHistory(str(history_path(self.state_dir))))
+        class TypedHistory(FileHistory):
+            """prompt_toolkit's file history, except that a line is written once the memcli
+            request it was typed for has answered (``_typed``), with the ids of the memories
+            it was typed for (``memcli.paths.history_entry``), so that deleting one of them
+            takes the line out (``memcli.paths.scrub_history_file``) whatever the memory's
+            text has become."""
+
+            held: str | None = None
+
+            def store_string(self, string: str) -> None:
+                self.write([])  # a line typed before, that no request followed (Ctrl-C)
+                self.held = string
+
+            def write(self, ids: list[str]) -> None:
+                if self.held is None:
+                    return
+                entry, self.held = history_entry(self.held, ids, str(datetime.datetime.now())), None
+                with open(self.filename, "ab") as f:
+                    f.write(entry.encode("utf-8", errors="replace"))
+
+        self._history = TypedHistory(str(history_path(self.state_dir)))
+        session: PromptSession[str] = PromptSession(history=self._history)
 
         def read() -> str | None:
             try:
@@ -200,6 +243,22 @@ class Repl:
                 return None
 
         return read
+
+    def _refused(self, exc: BadInputError) -> None:
+        """A line refused as bad input (a message over the model's context): on a terminal
+        the session goes on after one error line; without one the error ends it, as the
+        same line given to ``memcli ask`` would (exit 5)."""
+        if not self.interactive:
+            raise exc
+        self._end_line()
+        sys.stderr.write(f"memcli: error: {exc.message}\n")
+        sys.stderr.flush()
+
+    def _typed(self, ids: list[str]) -> None:
+        """Write the line just typed to the prompt history (on a terminal), naming the
+        memories it was typed for: ``ids``."""
+        if self._history is not None:
+            self._history.write(ids)
 
     def _respond(self, state: Any, text: str) -> tuple[dict[str, Any], bool]:
         """Send ``text``, stream the reply to stdout; returns the ``schema.ChatReply`` data
@@ -249,23 +308,27 @@ class Repl:
                 self._mid_line = False
         return reply
 
-    def _command(self, text: str, state: Any) -> bool:
-        """Run a slash command; False when it leaves the session."""
+    def _command(self, text: str, state: Any) -> tuple[bool, list[str]]:
+        """Run a slash command; returns whether the session goes on, and the ids of the
+        memories the command was typed for (those ``/recall`` showed, the note of
+        ``/remember``)."""
         command, _, argument = text.partition(" ")
         argument = argument.strip()
         if command in ("/exit", "/quit"):
-            return False
+            return False, []
         if command == "/help":
             print(HELP)
         elif command == "/recall" and argument:
             hits = self.call("recall", {"query": argument, "user": state.user, "k": None}, self._handlers())
             self._print_recalled(hits)
+            return True, [hit.id for hit in hits]
         elif command == "/remember" and argument:
             done = self.call("remember", {"text": argument, "user": state.user}, self._handlers())
             print(f"remembered {done.memory.id}" if done.added else f"already remembered as {done.memory.id}")
+            return True, [done.memory.id, *(i for i in done.ids if i != done.memory.id)]
         else:
             self.status(f"memcli: unknown or incomplete command {text!r}; /help lists them")
-        return True
+        return True, []
 
     def _print_recalled(self, hits: list[dict[str, Any]]) -> None:
         """Recalled memories: a table on a terminal (id, day, kind, score, text), else one

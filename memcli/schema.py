@@ -310,7 +310,7 @@ class PathCheck(Out):
 
     name: str = Field(description="what it is: a name of memcli paths (data_dir, database...) or a path under one of them (data_dir/chroma/chroma.sqlite3)")
     path: str
-    type: str = Field(description="dir, file, socket, symlink, other, or missing (not made yet: nothing to check)")
+    type: str = Field(description="dir, file, socket, symlink, other, missing (not made yet: nothing to check), or unreadable (this user may not look at it: it is under another user's folder)")
     mode: Optional[str] = Field(description="permission bits in octal (0600), null when missing")
     owner_uid: Optional[int] = Field(description="uid of its owner, null when missing")
     ok: bool = Field(description="private: no group or other permission bits, owned by this user (a missing path is ok)")

@@ -11,7 +11,11 @@ return annotations.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
+
+from memcli.errors import BadInputError
+from memcli.memory import unstorable
 
 Shape = Literal["one", "optional", "many"]
 
@@ -62,6 +66,29 @@ VERBS: dict[str, Verb] = {
 
 INTERACTIVE_VERBS = frozenset({"ask", "chat.open", "chat.respond"})
 """Verbs a person waits on at a prompt: their model calls go before a consolidation's next one."""
+
+
+def check_text(args: Mapping[str, Any]) -> None:
+    """Refuse a request whose arguments hold a string that is not text
+    (``memcli.memory.unstorable``: a NUL, a byte that is not UTF-8, a lone surrogate),
+    whatever the argument (a note, a query, a user name, a file name): BadInputError naming
+    the argument and the first offender, before anything runs or is sent. The entry
+    (``memcli.entry.call``) checks before it chooses the service or this process, and
+    ``memcli.api.run`` again for every request it runs (another client of the socket)."""
+
+    def first(value: Any) -> str | None:
+        if isinstance(value, str):
+            return unstorable(value)
+        if isinstance(value, Mapping):
+            value = [*value.keys(), *value.values()]
+        if isinstance(value, (list, tuple)):
+            return next((reason for reason in map(first, value) if reason), None)
+        return None
+
+    for name, value in args.items():
+        reason = first(value)
+        if reason:
+            raise BadInputError(f"argument {name!r} {reason}")
 
 
 def read(verb: str, data: Any) -> Any:

@@ -143,15 +143,18 @@ class Harness:
         env.update(extra)
         return env
 
-    def run(self, home: Path, *argv: str, input: str | None = None, service: bool = False, timeout: float | None = None,
-            prefix: Iterable[str] = (), **extra: str) -> Result:
-        """Run ``memcli argv`` to the end (killed after ``timeout`` s: a hang)."""
-        process = subprocess.Popen([*prefix, *self.command, *argv], stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+    def run(self, home: Path, *argv: str, input: str | bytes | None = None, service: bool = False, timeout: float | None = None,
+            prefix: Iterable[str] = (), closed_stdin: bool = False, **extra: str) -> Result:
+        """Run ``memcli argv`` to the end (killed after ``timeout`` s: a hang); ``input``
+        (text, or bytes as they are) on its stdin, else none (``closed_stdin``: fd 0 closed, as ``<&-``)."""
+        process = subprocess.Popen([*prefix, *self.command, *argv],
+                                   stdin=subprocess.PIPE if input is not None else None if closed_stdin else subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env(home, service, **extra),
-                                   start_new_session=True, cwd=self.workdir)
+                                   start_new_session=True, cwd=self.workdir, preexec_fn=(lambda: os.close(0)) if closed_stdin else None)
         start = time.monotonic()
         try:
-            out, err = process.communicate(input.encode() if input is not None else None, timeout=timeout or self.timeout)
+            data = input.encode() if isinstance(input, str) else input
+            out, err = process.communicate(data, timeout=timeout or self.timeout)
             return Result(list(argv), process.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
                           seconds=time.monotonic() - start)
         except subprocess.TimeoutExpired:
@@ -707,10 +710,84 @@ def bad_inputs(h: Harness, base: Path) -> list[Row]:
 
     with ThreadPoolExecutor(max_workers=h.jobs) as pool:
         futures = [pool.submit(timed, f"bad: {case[0]}", lambda i=i, case=case: one(i, *case)) for i, case in enumerate(cases)]
+        futures += [pool.submit(timed, f"bad: {case.name}", lambda i=i, case=case: bad_text_case(h, base, template, before, i, case))
+                    for i, case in enumerate(bad_text_cases(files, mark, h.quick))]
         futures.append(pool.submit(timed, "bad: read-only store", lambda: read_only_case(h, base, template, before, read_only)))
         futures.append(pool.submit(timed, "bad: full disk", lambda: disk_full_case(h, base, template, before, disk_full)))
         rows += [future.result() for future in futures]
     return rows
+
+
+@dataclass
+class BadText:
+    """A bad input of issue 25 §4/§5: text that is not text, a closed stdin, an over-long
+    question, an invalid option, a home someone else controls. ``stdin``: bytes given as
+    they are, or "closed"; ``prepare``/``restore``: done to the home before the command
+    and undone before the store is compared; ``env``: extra variables."""
+
+    name: str
+    argv: list[str]
+    code: int
+    stdin: bytes | str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    prepare: Callable[[Path], None] | None = None
+    restore: Callable[[Path], None] | None = None
+    quick: bool = False
+    """Run in ``--quick`` mode too (the test suite's)."""
+
+
+def bad_text_cases(files: Path, mark: str, quick: bool) -> list[BadText]:
+    """The bad text, stdin and home cases: each its documented code, one line, the store
+    unchanged (``quick``: only those marked so)."""
+    bad, usage = expected_code("bad input"), expected_code("usage")
+    unsafe = expected_code("someone else", "another user")
+
+    def file(name: str, content: bytes) -> str:
+        path = files / name
+        path.write_bytes(content)
+        return str(path)
+
+    record = '{{"role": "user", "content": {}, "timestamp": "2026-03-01T10:00:00"}}\n'
+    cases = [
+        BadText("argument not UTF-8 (remember)", ["remember", f"caf\udce9 {mark}"], bad, quick=True),
+        BadText("--user not UTF-8", ["recall", "tea", "--user", "caf\udce9"], bad),
+        BadText("stdin not UTF-8 (remember -)", ["remember", "-"], bad, stdin=b"bad \xed\xa0\x80 text\n", quick=True),
+        BadText("stdin not UTF-8 (chat)", ["chat", "--quiet"], bad, stdin=b"hi \xe9 there\n"),
+        BadText("import path not UTF-8", ["import", file("caf\udce9.txt", b"A note.\n")], bad),
+        BadText("JSONL string \\ud800", ["import", file("surrogate.jsonl", record.format('"a \\ud800 b"').encode())], bad, quick=True),
+        BadText("JSONL string \\u0000", ["import", file("nul.jsonl", record.format('"a \\u0000 b"').encode())], bad),
+        BadText("NUL byte past 8 KiB of a text file", ["import", file("late-nul.txt", b"A note.\n\n" + b"filler\n" * 2000 + b"a \x00 b\n")], bad),
+        BadText("closed stdin (remember -)", ["remember", "-"], usage, stdin="closed"),
+        BadText("closed stdin (ask -)", ["ask", "-"], usage, stdin="closed"),
+        BadText("closed stdin (chat)", ["chat"], usage, stdin="closed", quick=True),
+        BadText("1 MB question (ask -)", ["ask", "-"], bad, stdin=b"why " * 262144, quick=True),
+        BadText("--importance 7", ["remember", f"A note {mark}", "--importance", "7"], usage),
+        BadText("empty MEMCLI_HOME=", ["list"], bad, env={"MEMCLI_HOME": ""}),
+        BadText("home writable by others (0777)", ["remember", f"A note {mark}"], unsafe,
+                prepare=lambda home: home.chmod(0o777), restore=lambda home: home.chmod(0o700), quick=True),
+    ]
+    if os.geteuid() == 0:  # only root can give a folder to another user
+        cases.append(BadText("data folder of another user", ["remember", f"A note {mark}"], unsafe,
+                             prepare=lambda home: os.chown(home / "data", 65534, 65534), restore=lambda home: os.chown(home / "data", 0, 0)))
+    return [case for case in cases if case.quick or not quick]
+
+
+def bad_text_case(h: Harness, base: Path, template: Path, before: dict, index: int, case: BadText) -> Row:
+    """One ``BadText`` against a copy of the template store."""
+    home = base / f"bad-text-{index}"
+    shutil.copytree(template, home)
+    if case.prepare:
+        case.prepare(home)
+    row = Row(f"bad: {case.name}")
+    stdin = None if case.stdin == "closed" else case.stdin
+    done = Check(row).saw(h.run(home, *case.argv, input=stdin, closed_stdin=case.stdin == "closed", **case.env))
+    _judge(row, done, case.code)
+    if "unexpected" in done.err:
+        row.failures.append(f"'unexpected' error: {done.describe()}")
+    if case.restore:
+        case.restore(home)
+    _compare(h, home, before, row)
+    return row
 
 
 def _judge(row: Row, done: Result, code: int) -> None:
@@ -820,7 +897,7 @@ def disk_full_inside(home: Path, template: Path, notes: Path, fake: bool, quick:
     """In a private mount namespace: a tmpfs at ``home`` holding a copy of ``template``,
     filled up; then the import. Prints the Row (plus the snapshot before) as JSON."""
     size = sum(p.stat().st_size for p in template.rglob("*") if p.is_file())
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20}", "tmpfs", str(home)], capture_output=True, text=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20},mode=0700", "tmpfs", str(home)], capture_output=True, text=True)
     if mounted.returncode != 0:
         return {"skipped": f"mount -t tmpfs failed: {mounted.stderr.strip()[:100]}"}
     shutil.copytree(template, home, dirs_exist_ok=True)

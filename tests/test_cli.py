@@ -107,8 +107,8 @@ def test_remember_reads_the_note_from_stdin(runner: CliRunner, fake_embedder: An
 
 
 @pytest.mark.parametrize("importance", ["1.5", "-0.1"])
-def test_remember_importance_out_of_range_is_bad_input(runner: CliRunner, fake_embedder: Any, importance: str) -> None:
-    line = assert_error(runner.invoke(app, ["remember", "x", "--importance", importance]), ExitCode.BAD_INPUT)
+def test_remember_importance_out_of_range_is_a_usage_error(runner: CliRunner, fake_embedder: Any, importance: str) -> None:
+    line = assert_error(runner.invoke(app, ["remember", "x", "--importance", importance]), ExitCode.USAGE)  # an invalid option value, as README says
     assert "importance" in line
     assert list_json(runner) == []
 

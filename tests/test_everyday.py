@@ -241,7 +241,7 @@ def test_edit_without_options_on_a_terminal_opens_the_editor(
 
 @pytest.mark.parametrize(
     "args, code",
-    [([], ExitCode.USAGE), (["--text", "  "], ExitCode.BAD_INPUT), (["-i", "1.5"], ExitCode.BAD_INPUT)],
+    [([], ExitCode.USAGE), (["--text", "  "], ExitCode.BAD_INPUT), (["-i", "1.5"], ExitCode.USAGE)],
 )
 def test_edit_with_nothing_or_bad_values_changes_nothing(runner: CliRunner, fake_embedder: Any, args: list[str], code: ExitCode) -> None:
     memory_id = remember(runner, "keep me as I am")

@@ -16,6 +16,7 @@ import filelock
 import pytest
 from typer.testing import CliRunner
 
+from cli_checks import ok
 from conftest import FakeChatModel, FakeEmbedder, given_models
 from memcli.cli import app
 from memcli.client import service_mode
@@ -337,3 +338,201 @@ def test_recall_and_ask_use_the_models_with_the_store_free() -> None:
     assert memcli.ask("what tea do I drink?").answer
     assert embedder.free and all(embedder.free), embedder.free
     assert model.free == [True]
+
+
+# issue 25 §4: bad input is a named line with its documented code, the store unchanged ------
+
+NOT_TEXT = [
+    ("a byte that is not UTF-8", "caf\udce9 au lait", "is not valid UTF-8 (the byte 0xe9 at character 4)"),
+    ("a lone surrogate", "tea \ud800", "holds a lone surrogate U+D800 (at character 5)"),
+    ("a NUL", "tea\x00time", "holds a NUL character (at character 4)"),
+]
+
+
+@pytest.mark.parametrize(("name", "bad", "reason"), NOT_TEXT, ids=[case[0] for case in NOT_TEXT])
+@pytest.mark.parametrize(
+    "argv",
+    [["remember", "{}"], ["recall", "{}"], ["ask", "{}"], ["list", "--user", "{}"], ["edit", "0123456789abcdef", "--text", "{}"]],
+    ids=["remember", "recall", "ask", "--user", "edit --text"],
+)
+def test_text_that_is_not_text_is_bad_input_naming_the_argument(argv: list[str], name: str, bad: str, reason: str, runner: CliRunner,
+                                                                fake_model: FakeChatModel) -> None:
+    ok_id = runner.invoke(app, ["remember", "Known note"]).stdout.strip()
+    argv = [a.replace("{}", bad) for a in argv]
+    line = one_error_line(runner.invoke(app, argv), ExitCode.BAD_INPUT)
+    assert line.startswith("memcli: error: argument '") and reason.split(" (")[0] in line
+    assert [m["id"] for m in json.loads(runner.invoke(app, ["list", "--json"]).stdout)] == [ok_id]
+
+
+def test_an_import_path_that_is_not_utf8_is_bad_input(tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+    """A file name with a byte that is not UTF-8 (as a command line hands it over) is refused by name, existing or not."""
+    path = tmp_path / "caf\udce9.txt"
+    path.write_text("A note.\n")
+    line = one_error_line(runner.invoke(app, ["import", str(path)]), ExitCode.BAD_INPUT)
+    assert "argument 'path' is not valid UTF-8 (the byte 0xe9" in line
+    assert list_json(runner) == []
+
+
+def fake_cli(*argv: str, stdin: Any = subprocess.DEVNULL, input: bytes | None = None, close_stdin: bool = False) -> subprocess.CompletedProcess[bytes]:
+    """The real memcli command line with the fake models, in a subprocess (``close_stdin``:
+    started with fd 0 closed, as ``<&-`` does)."""
+    return subprocess.run([sys.executable, str(Path(__file__).parent / "fakes"), "cli", "--", *argv], capture_output=True, timeout=120, check=False,
+                          stdin=None if close_stdin or input is not None else stdin, input=input,
+                          preexec_fn=(lambda: os.close(0)) if close_stdin else None)
+
+
+def error_lines(done: subprocess.CompletedProcess[bytes], code: ExitCode) -> str:
+    """The one stderr line of a failed subprocess, after checking its exit code."""
+    err = done.stderr.decode()
+    assert done.returncode == int(code), (done.returncode, err)
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(("argv", "stdin"), [(["remember", "-"], b"bad \xed\xa0\x80 text\n"), (["chat", "--quiet"], b"hi \xe9\n"),
+                                              (["ask", "-"], b"what \xff?\n")], ids=["remember -", "chat", "ask -"])
+def test_stdin_that_is_not_utf8_is_bad_input(argv: list[str], stdin: bytes) -> None:
+    assert "is not valid UTF-8" in error_lines(fake_cli(*argv, input=stdin), ExitCode.BAD_INPUT)
+    assert fake_cli("list", "--json").stdout.strip() == b"[]"  # nothing stored, not even the chat turn
+
+
+@pytest.mark.parametrize("argv", [["remember", "-"], ["ask", "-"], ["chat"], ["edit", "0123456789abcdef", "--text", "-"]])
+def test_a_closed_stdin_is_a_usage_error(argv: list[str]) -> None:
+    line = error_lines(fake_cli(*argv, close_stdin=True), ExitCode.USAGE)
+    assert "standard input is closed" in line
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ('"a \\ud800 b"', "'content' holds a lone surrogate U+D800"),
+        ('"a \\u0000 b"', "'content' holds a NUL character"),
+    ],
+    ids=["\\ud800", "\\u0000"],
+)
+def test_a_jsonl_string_that_is_not_text_names_its_line(content: str, words: str, tmp_path: Path, runner: CliRunner,
+                                                         fake_embedder: FakeEmbedder) -> None:
+    path = tmp_path / "chat.jsonl"
+    good = '{"role": "user", "content": "fine", "timestamp": "2026-03-01T10:00:00"}'
+    path.write_text(f'{good}\n{{"role": "user", "content": {content}, "timestamp": "2026-03-01T10:01:00"}}\n')
+    line = one_error_line(runner.invoke(app, ["import", str(path)]), ExitCode.BAD_INPUT)
+    assert f"{path}:2: {words}" in line
+    assert list_json(runner) == []
+
+
+def test_a_nul_byte_anywhere_in_a_text_file_is_binary(tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+    """One NUL rule: a NUL byte past the 8 KiB the importer sniffs is refused as the one in them is."""
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"A first note.\n\n" + b"filler line\n" * 1000 + b"\nnul \x00 here\n")
+    line = one_error_line(runner.invoke(app, ["import", str(path)]), ExitCode.BAD_INPUT)
+    assert "binary file, not text" in line and f"{path}:" in line
+    assert list_json(runner) == []
+
+
+def test_an_export_string_that_is_not_text_is_refused(tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+    ok(runner.invoke(app, ["remember", "Known note"]))
+    path = tmp_path / "out.jsonl"
+    ok(runner.invoke(app, ["export", "--output", str(path)]))
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[1])
+    record["text"] = "lone \ud800"
+    lines[1] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    ok(runner.invoke(app, ["delete", record["id"], "--yes"]))
+    line = one_error_line(runner.invoke(app, ["import", str(path)]), ExitCode.BAD_INPUT)
+    assert "'text' holds a lone surrogate U+D800" in line
+
+
+def list_json(runner: CliRunner) -> list[dict[str, Any]]:
+    done = runner.invoke(app, ["list", "--json", "-n", "0"])
+    assert done.exit_code == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def strengths(runner: CliRunner) -> dict[str, float]:
+    return {m["id"]: m["strength"] for m in list_json(runner)}
+
+
+def test_an_over_long_question_is_refused_before_recall(runner: CliRunner, fake_model: FakeChatModel,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from memcli.assistant import question_chars
+
+    monkeypatch.setenv("MEMCLI_ANSWERS", "llm")
+    ok(runner.invoke(app, ["remember", "I drink tea in the morning"]))
+    before = strengths(runner)
+    long = "what do I drink " * (question_chars(4096) // 16 + 1)
+    line = one_error_line(runner.invoke(app, ["ask", "-"], input=long), ExitCode.BAD_INPUT)
+    assert f"takes at most {question_chars(4096):,}" in line
+    assert strengths(runner) == before and fake_model.prompts == []
+    line = one_error_line(runner.invoke(app, ["chat", "--quiet"], input=long + "\n"), ExitCode.BAD_INPUT)
+    assert "the message is" in line
+    assert strengths(runner) == before and len(list_json(runner)) == 1  # no turn stored
+
+
+def test_a_failed_answer_reinforces_nothing_and_a_good_one_does(runner: CliRunner, fake_model: FakeChatModel,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCLI_ANSWERS", "llm")
+    ok(runner.invoke(app, ["remember", "I drink tea in the morning"]))
+    before = strengths(runner)
+    fake_model.replies = ["  "]  # an empty reply is a ModelError
+    one_error_line(runner.invoke(app, ["ask", "what do I drink in the morning?"]), ExitCode.MODEL)
+    assert strengths(runner) == before
+    fake_model.replies = ["Tea."]
+    ok(runner.invoke(app, ["ask", "what do I drink in the morning?"]))
+    assert all(strengths(runner)[i] > s for i, s in before.items())
+
+
+def test_a_prompt_over_the_context_window_is_bad_input() -> None:
+    """llama.cpp's ValueError "Requested tokens (N) exceed context window of M" becomes a BadInputError."""
+    from memcli.llm import LlamaCppModel, Message
+
+    class Llama:
+        def create_chat_completion(self, **_: Any) -> Any:
+            raise ValueError("Requested tokens (180233) exceed context window of 4096")
+
+    model = LlamaCppModel.__new__(LlamaCppModel)
+    model.uses_chat_template, model._llama = True, Llama()
+    with pytest.raises(BadInputError, match="does not fit the chat model's context: Requested tokens"):
+        list(model.stream([Message("user", "x")], 8, 0.0))
+
+
+def _raw_request(paths: Paths, verb: str, args: dict[str, Any]) -> dict[str, Any]:
+    """One request to the service as any socket client may send it (JSON with \\u escapes),
+    and its last event (result or error)."""
+    from memcli import __version__
+    from memcli.client import PROTOCOL, ServiceClient
+
+    connection = ServiceClient(paths).connect()
+    assert connection is not None
+    with connection:
+        connection.send_bytes(json.dumps({"verb": verb, "args": args, "env": {}, "version": __version__, "protocol": PROTOCOL}).encode())
+        while True:
+            event = json.loads(connection.recv_bytes())
+            if event.get("event") in ("result", "error"):
+                return event
+
+
+def test_the_service_validates_every_request_before_it_runs(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the socket: wrong types, ``tags: "abc"`` and text that is not text are each one
+    error of the documented code (2 usage, 5 bad input), and nothing is stored."""
+    from test_service import FakeService
+
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    paths = resolve_paths()
+    service = FakeService(paths)
+    try:
+        cases = [
+            ({"text": "x", "tags": "abc"}, ExitCode.USAGE, "argument 'tags'"),
+            ({"text": 5}, ExitCode.USAGE, "argument 'text'"),
+            ({"text": "x", "importance": "high"}, ExitCode.USAGE, "argument 'importance'"),
+            ({"text": "x", "importance": 7}, ExitCode.USAGE, "--importance must be between 0 and 1"),
+            ({"text": "x", "user": ["a"]}, ExitCode.USAGE, "argument 'user'"),
+            ({"text": "lone \ud800"}, ExitCode.BAD_INPUT, "argument 'text' holds a lone surrogate U+D800"),
+            ({"text": "nul \x00"}, ExitCode.BAD_INPUT, "argument 'text' holds a NUL character"),
+        ]
+        for args, code, words in cases:
+            event = _raw_request(paths, "remember", args)
+            assert event["event"] == "error" and event["code"] == int(code) and words in event["message"], (args, event)
+        assert _raw_request(paths, "list", {})["data"] == []
+    finally:
+        service.close()

@@ -191,3 +191,96 @@ def test_tightening_takes_bits_off_and_never_makes_a_read_only_path_writable(tmp
     assert stat.S_IMODE(folder.stat().st_mode) == 0o500
     assert stat.S_IMODE((folder / "chroma.sqlite3").stat().st_mode) == 0o400
     folder.chmod(0o700)
+
+
+# issue 25 §5: never write into a home someone else controls ---------------------------
+
+OTHER_UID = 65534
+"""nobody: the owner of the folders "someone else" made (root may chown to it)."""
+
+
+def _error_line(result: Any, code: int) -> str:
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("folder", ["", "data", "config", "state", "cache"])
+def test_a_folder_others_can_write_is_refused_naming_it_and_the_fix(memcli_home: Path, runner: CliRunner, fake_embedder: Any,
+                                                                    folder: str) -> None:
+    target = memcli_home / folder if folder else memcli_home
+    target.mkdir(parents=True, exist_ok=True)
+    target.chmod(0o777)
+    for argv in (["remember", "A secret"], ["list"], ["config", "set", "user", "ana"], ["chat"]):
+        line = _error_line(runner.invoke(app, argv, input="hello\n"), 12)
+        assert line == (f"memcli: error: memcli will not use a folder that someone else controls: {target} is writable by group and others "
+                        f"(mode 0777): chmod 700 {target}")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o777  # left as it was: not memcli's to change
+    assert not (memcli_home / "data" / "chroma").exists() and not (memcli_home / "config" / "config.toml").exists()
+    target.chmod(0o700)
+    ok(runner.invoke(app, ["remember", "A secret"]))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a folder to another user")
+@pytest.mark.parametrize("mode", [0o700, 0o777])
+def test_a_folder_of_another_user_is_refused_even_by_root(memcli_home: Path, runner: CliRunner, fake_embedder: Any, mode: int) -> None:
+    """The issue's case: another user made MEMCLI_HOME/data (0777, or private); root, in
+    process, must not write its store into it."""
+    memcli_home.mkdir(mode=0o700)
+    data = memcli_home / "data"
+    data.mkdir(mode=mode)
+    data.chmod(mode)
+    os.chown(data, OTHER_UID, OTHER_UID)
+    line = _error_line(runner.invoke(app, ["remember", "A secret"]), 12)
+    assert f"{data} belongs to uid {OTHER_UID}, not to you (uid 0)" in line and f"chown -R 0 {data} && chmod 700 {data}" in line
+    assert list(data.iterdir()) == [] and data.stat().st_uid == OTHER_UID
+
+
+def test_a_group_writable_home_made_with_umask_002_is_refused(memcli_home: Path, runner: CliRunner) -> None:
+    memcli_home.mkdir(mode=0o775)
+    memcli_home.chmod(0o775)
+    line = _error_line(runner.invoke(app, ["stats"]), 12)
+    assert f"{memcli_home} is writable by group (mode 0775): chmod 700 {memcli_home}" in line
+
+
+def test_doctor_and_paths_report_an_unsafe_home_and_exit_0(memcli_home: Path, runner: CliRunner) -> None:
+    memcli_home.mkdir(mode=0o777)
+    memcli_home.chmod(0o777)
+    assert ok(runner.invoke(app, ["paths"])).stdout
+    result = ok(runner.invoke(app, ["doctor"]))
+    assert f"memcli: warning: {memcli_home} is readable/writable/searchable by group and others (mode 0777)" in result.stderr
+
+
+def test_an_empty_memcli_home_is_an_error_not_the_default_home(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCLI_HOME", "")
+    for argv in (["list"], ["paths"], ["doctor"]):
+        line = _error_line(runner.invoke(app, argv), 5)
+        assert line.startswith("memcli: error: MEMCLI_HOME is set but empty")
+
+
+def test_doctor_run_by_another_user_reports_and_does_not_crash(memcli_home: Path, tmp_path: Path) -> None:
+    """``memcli doctor`` by a user who may not enter the home: each folder is a warning
+    ("cannot be examined"), exit 0. (The check itself, as another uid needs root.)"""
+    from memcli.doctor import check
+
+    memcli_home.mkdir(mode=0o700)
+    (memcli_home / "data").mkdir(mode=0o700)
+    denied = PermissionError(13, "Permission denied")
+    real_lstat, real_stat = os.lstat, os.stat
+
+    def refuse_under(function: Any) -> Any:
+        def call(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if str(path).startswith(str(memcli_home) + os.sep):
+                raise denied
+            return function(path, *args, **kwargs)
+        return call
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "lstat", refuse_under(real_lstat))
+        patch.setattr(os, "stat", refuse_under(real_stat))
+        report = check(resolve_paths())
+    assert not report.ok
+    unreadable = [c.name for c in report.checks if c.type == "unreadable"]
+    assert {"config_dir", "data_dir", "state_dir", "cache_dir"} <= set(unreadable)
+    assert any("cannot be examined by you" in w for w in report.warnings)

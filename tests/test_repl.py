@@ -272,3 +272,59 @@ def test_continue_without_an_earlier_session_starts_a_new_one(runner: CliRunner,
     assert "no earlier chat session of tester; starting a new one" in result.stderr
     assert fake_model.prompts[-1][0].content.endswith("Be brief")
     assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [("user", "hello")]
+
+
+def test_deleting_a_memory_takes_out_every_line_typed_for_it_even_after_an_edit(memcli_home: Path, fake_embedder: Any) -> None:
+    """Issue 25 §2: the prompt history is scrubbed by what was typed. The message stored as
+    a turn goes with that turn although it was edited since; ``/remember`` and ``/recall``
+    lines go with the note they name; other lines stay."""
+    runner = CliRunner()
+    chat = Terminal(memcli_home)
+    for line in ("my PIN is zqpin4321", "/remember the safe code is zqsafe77", "/recall zqsafe77", "what is the weather like"):
+        chat.say(line)
+        chat.expect("word19|remembered|zqsafe77\\s")
+        chat.prompt()
+    assert chat.leave() == 0
+    history = memcli_home / "state" / "chat_history"
+    assert history.read_text().count("memcli ids: ") == 4
+    pin = next(t for t in turns() if t["text"] == "my PIN is zqpin4321")
+    note = next(m for m in list_json(runner) if m["text"] == "the safe code is zqsafe77")
+
+    edited = runner.invoke(app, ["edit", pin["id"], "--text", "my PIN is private"])
+    assert edited.exit_code == 0, edited.stderr
+    assert runner.invoke(app, ["delete", pin["id"], "--yes"]).exit_code == 0
+    assert "zqpin4321" not in history.read_text()  # the original text, typed, is gone with the edited turn
+    assert runner.invoke(app, ["delete", note["id"], "--yes"]).exit_code == 0
+    left = history.read_text()
+    assert "zqsafe77" not in left  # the /remember line and the /recall line that showed it
+    assert "+what is the weather like" in left
+
+
+def test_scrubbing_the_history_goes_by_recorded_ids_and_by_every_text_the_memory_had(tmp_path: Path) -> None:
+    from memcli.paths import history_entry, scrub_history_file
+
+    path = tmp_path / "chat_history"
+    entries = [
+        history_entry("/recall what is my code", ["aaaa000000000001", "bbbb000000000002"], "2026-11-26 01:00:00"),
+        history_entry("my old words", [], "2026-11-26 01:00:01"),  # written before ids were recorded
+        history_entry("something else", ["cccc000000000003"], "2026-11-26 01:00:02"),
+        history_entry("/recall OLD WORDS", [], "2026-11-26 01:00:02"),  # a query, part of a text the memory had
+        "\n# 2026-11-26 01:00:03\n+a line of prompt_toolkit's own\n",
+    ]
+    path.write_text("".join(entries))
+    assert scrub_history_file(path, ["my new words", "my old words"], ["bbbb000000000002"]) == 3
+    from prompt_toolkit.history import FileHistory
+
+    assert list(FileHistory(str(path)).load_history_strings()) == ["a line of prompt_toolkit's own", "something else"]
+
+
+def test_a_message_over_the_models_context_is_refused_and_the_session_goes_on(memcli_home: Path, fake_embedder: Any) -> None:
+    chat = Terminal(memcli_home)
+    chat.child.send("x" * 6200 + "\r")
+    chat.expect("the message is 6,200 characters")
+    chat.prompt()
+    chat.say("a short one")
+    chat.expect("word19")
+    chat.prompt()
+    assert chat.leave() == 0
+    assert [t["text"] for t in turns() if t["speaker"] != "assistant"] == ["a short one"]

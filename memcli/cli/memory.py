@@ -4,7 +4,6 @@ forget, purge-user, history, restore, pin, unpin, feedback."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -33,6 +32,7 @@ from memcli.cli.root import (
     _print_table,
     _read_text,
     _status,
+    _stdin,
     app,
 )
 from memcli.errors import Interrupted, UsageError
@@ -62,6 +62,7 @@ def chat(
     from memcli.entry import call
     from memcli.repl import Repl
 
+    _stdin("your messages")
     paths = _paths()
 
     def request(verb: str, args: dict[str, Any], handlers: Handlers) -> Any:
@@ -302,7 +303,7 @@ def edit(
     Example: memcli edit 3fa2b1c9 --text "My sister's birthday is 5 March" --tag family
     """
     if text == "-":
-        text = sys.stdin.read()
+        text = _read_text(text, "new text")
     elif text is None and importance is None and not tag and not untag and root._interactive():
         from memcli.configfile import edit_text
 

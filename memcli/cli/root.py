@@ -182,7 +182,7 @@ def _completions(what: str, incomplete: str, user: Any = None) -> list[tuple[str
     running service, else read from the sidecar; never an error)."""
     from memcli.completion import complete
 
-    return complete(_paths(), what, incomplete, user if isinstance(user, str) else None)
+    return complete(_paths(check=False), what, incomplete, user if isinstance(user, str) else None)
 
 
 def _complete_id(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
@@ -225,10 +225,16 @@ NowOpt = Annotated[
 ]
 
 
-def _paths() -> Any:
-    from memcli.paths import resolve_paths
+def _paths(check: bool = True) -> Any:
+    """This invocation's paths (``resolve_paths``); unless ``check`` is False (doctor, paths,
+    completion: they report or only read), refused when someone else controls one of its
+    folders (``check_home``: UnsafeHomeError)."""
+    from memcli.paths import check_home, resolve_paths
 
-    return resolve_paths()
+    paths = resolve_paths()
+    if check:
+        check_home(paths)
+    return paths
 
 
 def _call(
@@ -310,17 +316,27 @@ def _progress(description: str, quiet: bool, lines: str | None = None) -> Iterat
 
 
 def _read_text(value: str | None, what: str) -> str:
-    """``value``, or standard input when it is ``-`` or absent and stdin is not a terminal."""
+    """``value``, or standard input when it is ``-`` or absent and stdin is not a terminal.
+    Raises UsageError when it would read a terminal or a closed stdin (``_stdin``)."""
     if value is not None and value != "-":
         return value
-    if value is None and sys.stdin.isatty():
+    if value is None and _interactive():
         raise UsageError(f"give the {what} as an argument, or '-' to read it from stdin")
-    return sys.stdin.read()
+    return _stdin(f"the {what}").read()
+
+
+def _stdin(what: str) -> Any:
+    """Standard input, to read ``what`` from. Raises UsageError when it is closed
+    (``<&-``: Python has no ``sys.stdin`` then)."""
+    if sys.stdin is None:
+        raise UsageError(f"standard input is closed: there is nothing to read {what} from")
+    return sys.stdin
 
 
 def _interactive() -> bool:
-    """Whether a person is at the keyboard: stdin is a terminal (questions are asked then)."""
-    return sys.stdin.isatty()
+    """Whether a person is at the keyboard: stdin is a terminal (questions are asked then);
+    False when stdin is closed."""
+    return sys.stdin is not None and sys.stdin.isatty()
 
 
 def _terminal() -> bool:

@@ -145,12 +145,13 @@ def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     from memcli.config import load_settings
     from memcli.doctor import check
 
+    paths = _paths(check=False)
     try:
-        settings = load_settings(_paths())
+        settings = load_settings(paths)
     except MemcliError as exc:  # the paths are still worth checking
         _status(f"memcli: warning: {exc.message}; the model is not checked", quiet)
         settings = None
-    report = check(_paths(), settings)
+    report = check(paths, settings)
     for line in report.warnings:
         _status(f"memcli: warning: {line}", quiet)
     if json_out:
@@ -158,7 +159,7 @@ def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
         return
     for item in report.checks:
         if item.type != "missing":
-            typer.echo(f"{'ok' if item.ok else 'warn'}\t{item.mode}\t{item.path}")
+            typer.echo(f"{'ok' if item.ok else 'warn'}\t{item.mode or '-'}\t{item.path}")
     for model_check in report.model_checks:
         typer.echo(f"{'ok' if model_check.ok else 'warn'}\t{model_check.name}\t{model_check.detail}")
     _status(f"memcli: {report.checked} paths checked: " + ("all private" if report.ok else f"{len(report.warnings)} warning{'s' * (len(report.warnings) != 1)}"), quiet)
@@ -170,7 +171,7 @@ def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli paths --json
     """
-    data = _paths().as_dict()
+    data = _paths(check=False).as_dict()
     if json_out:
         from memcli.schema import PathsResult
 
@@ -191,11 +192,10 @@ def serve(
 
     Example: memcli serve --idle 3600
     """
-    from memcli.paths import resolve_paths
     from memcli.service import serve as run
 
     given = {} if idle is None else {"idle": idle}
-    run(resolve_paths(), ready=lambda line: _status(line, quiet), **given)
+    run(_paths(), ready=lambda line: _status(line, quiet), **given)
 
 
 @app.command()
