@@ -342,12 +342,13 @@ class Answer(View):
 
 class ImportResult(View):
     """The view of ``schema.ImportResult``: ``memcli import``. An interrupted import (Ctrl-C)
-    prints this too, with ``interrupted`` true, and exits 130: ``added`` + ``skipped`` of the
-    ``found`` memories are stored, the rest are stored by running the same import again."""
+    prints this too, with ``interrupted`` true, and exits 130; one stopped by a full device,
+    with ``error``, and exits 10: ``added`` + ``skipped`` of the ``found`` memories are stored,
+    the ``failed`` rest are stored by running the same import again."""
 
-    __slots__ = ("path", "format", "found", "added", "skipped", "users", "duration_seconds", "interrupted",)
+    __slots__ = ("path", "format", "found", "added", "skipped", "users", "duration_seconds", "interrupted", "failed", "error",)
 
-    def __init__(self, path: str, format: str, found: int, added: int, skipped: int, users: dict[str, int], duration_seconds: float, interrupted: bool) -> None:
+    def __init__(self, path: str, format: str, found: int, added: int, skipped: int, users: dict[str, int], duration_seconds: float, interrupted: bool, failed: int, error: Optional[str]) -> None:
         self.path = path
         self.format = format
         self.found = found
@@ -356,6 +357,8 @@ class ImportResult(View):
         self.users = users
         self.duration_seconds = duration_seconds
         self.interrupted = interrupted
+        self.failed = failed
+        self.error = error
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ImportResult:
@@ -373,6 +376,8 @@ class ImportResult(View):
             "users": self.users,
             "duration_seconds": self.duration_seconds,
             "interrupted": self.interrupted,
+            "failed": self.failed,
+            "error": self.error,
         }
 
 

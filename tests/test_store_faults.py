@@ -311,16 +311,84 @@ def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
             patch.setattr(collection_module.Collection, "add", add_then_fail)
         else:
             patch.setattr(index_module.RecallIndex, "put", _enospc)
-        line = assert_error(runner.invoke(app, ["import", str(notes)]), ExitCode.DISK_FULL)
+        result = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json"])).stdout)
 
-    assert line.startswith("memcli: error: no space left on ") and "store the rest" in line
+    # Chroma, the record, took the whole batch: the import stored everything, and says so.
+    assert (result["added"], result["failed"], result["error"]) == (40, 0, None)
     chroma, index, pending = _counts(memcli_home)
-    assert (index, pending) == (3, 0)  # the index's part of the write was rolled back, and marked to be checked
-    result = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
-    assert result["added"] == 43 - chroma
+    assert (chroma, index, pending) == (43, 3, 0)  # the index's part of the write was rolled back, and marked to be checked
+    again = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
+    assert (again["added"], again["skipped"]) == (0, 40)
     listed = json.loads(ok(runner.invoke(app, ["list", "--limit", "0", "--json", "--quiet"])).stdout)
     assert len(listed) == 43
     assert _counts(memcli_home) == (43, 43, 0)
+
+
+def _fills_after_first_batch(patch: pytest.MonkeyPatch) -> None:
+    """The device reports room until Chroma has taken one batch, none after it."""
+    import chromadb.api.models.Collection as collection_module
+    import memcli.store as store_module
+
+    real_add, real_statvfs = collection_module.Collection.add, os.statvfs
+    added: list[int] = []
+
+    def add(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_add(self, *args, **kwargs)
+        added.append(1)
+
+    def statvfs(path: Any) -> Any:
+        found = real_statvfs(path)
+        free = 0 if added else found.f_bavail
+        return os.statvfs_result((found.f_bsize, 1, found.f_blocks, free, free, *found[5:]))
+
+    patch.setattr(collection_module.Collection, "add", add)
+    patch.setattr(store_module.os, "statvfs", statvfs)
+
+
+def test_an_import_stopped_by_a_full_device_counts_what_it_stored_and_finishes_when_run_again(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _populate(runner)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(100)), encoding="utf-8")
+    with monkeypatch.context() as patch:
+        _fills_after_first_batch(patch)
+        done = runner.invoke(app, ["import", str(notes), "--json"])
+    assert done.exit_code == ExitCode.DISK_FULL, (done.stdout, done.stderr)
+    result = json.loads(done.stdout)  # --json reports it even though the import stopped
+    assert (result["found"], result["added"], result["skipped"], result["failed"]) == (100, 64, 0, 36)
+    line = done.stderr.strip()
+    assert "\n" not in line and line.startswith("memcli: error: no space left on ")
+    assert "64 of 100 memories are stored (64 new, 0 already stored), 36 are not" in line and result["error"] in line
+    assert _counts(memcli_home) == (67, 67, 0)  # what the message says, nothing half written
+
+    again = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
+    assert (again["added"], again["skipped"], again["failed"]) == (36, 64, 0)
+    texts = [m["text"] for m in json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", "--quiet"])).stdout)]
+    assert len(texts) == len(set(texts)) == 103
+    assert _counts(memcli_home) == (103, 103, 0)
+
+
+def test_an_import_the_device_clearly_has_no_room_for_is_refused_before_it_starts(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.store import room_measured
+
+    _populate(runner)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(2000)), encoding="utf-8")
+    import chromadb.api.models.Collection as collection_module
+
+    calls: list[int] = []
+    # Room for a batch (the batches' own check passes), not for the whole file by the measured figures.
+    free = room_measured(2000, 128, 2000 * 45) // 2
+    with monkeypatch.context() as patch:
+        patch.setattr(collection_module.Collection, "add", lambda *a, **k: calls.append(1))
+        _little_room(patch, free)
+        line = assert_error(runner.invoke(app, ["import", str(notes)]), ExitCode.DISK_FULL)
+    assert "the import's 2000 new memories need about" in line and line.endswith("; nothing was stored")
+    assert calls == []
+    assert _counts(memcli_home) == (3, 3, 0)
 
 
 def test_a_full_device_during_remember_leaves_nothing_journaled_or_stored(
