@@ -55,7 +55,8 @@ from memcli.paths import PRIVATE_FILE, device_of, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
-from memcli.store import MIN_PREFIX, REINDEXING, ROOM_PER_MEMORY, MemoryStore, Server, room_measured, short_prefix
+from memcli.space import ROOM_PER_MEMORY, room_measured
+from memcli.store import MIN_PREFIX, REINDEXING, MemoryStore, Server, short_prefix
 
 if TYPE_CHECKING:
     from memcli.consolidate import ConsolidationReport
@@ -482,8 +483,10 @@ class Engine:
         if not sizes:
             raise BadInputError(f"{path}: no memories found in this {used} file")
         found = len(sizes)
-        self._require_import_room(sizes)
+        refused, existing = self._import_room(sizes)
         sizes.clear()
+        if refused:
+            return ImportReport(str(path), used, found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused)
 
         def prepare(memory: Memory) -> None:
             memory.strength = self.initial_strength(memory)
@@ -494,26 +497,26 @@ class Engine:
         return ImportReport(str(path), used, found, added, done - added, dict(users), time.perf_counter() - started, interrupted,
                             self._stopped(full, found, added, done))
 
-    def _require_import_room(self, sizes: Mapping[str, int]) -> None:
-        """Refuse an import before anything is stored when the device of the store clearly
-        has no room for it: the memories found (``sizes``: id -> bytes of text) not stored
-        yet take more than the free space by the measured figures (``room_measured``;
-        the batches are checked again, with room to spare, as they are written). Raises
-        DiskFullError ("nothing was stored")."""
+    def _import_room(self, sizes: Mapping[str, int]) -> tuple[str, int]:
+        """Whether the device of the store clearly has no room for an import, before
+        anything is stored: the memories found (``sizes``: id -> bytes of text) not stored
+        yet take more than the free space by the measured figures (``room_measured``; the
+        batches are checked again, with room to spare, as they are written). Returns the
+        DiskFullError message that refuses it ("nothing was stored"; empty when there is
+        room) and how many of the memories are stored already."""
         free = self.store.free_bytes()
         if free is None or self.store.read_only:
-            return
+            return "", 0
         existing = self.store.existing_ids(list(sizes))
         new = [size for memory_id, size in sizes.items() if memory_id not in existing]
         if not new:
-            return
+            return "", len(existing)
         dimension = len(self.embedder.embed_one("memcli"))
         needed = room_measured(len(new), dimension, sum(new))
-        if free < needed:
-            raise DiskFullError(
-                f"no space left on {device_of(self.paths.data_dir)}: the import's {len(new)} new memories need about "
-                f"{needed / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free; nothing was stored"
-            )
+        if free >= needed:
+            return "", len(existing)
+        return (f"no space left on {device_of(self.paths.data_dir)}: the import's {len(new)} new memories need about "
+                f"{needed / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free; nothing was stored"), len(existing)
 
     @staticmethod
     def _stopped(full: DiskFullError | None, found: int, added: int, done: int) -> str:
@@ -593,8 +596,10 @@ class Engine:
         if not sizes:
             raise BadInputError(f"{path}: no memories found in this memcli file")
         found = len(sizes)
-        self._require_import_room(sizes)
+        refused, existing = self._import_room(sizes)
         sizes.clear()  # the storing pass keeps its own
+        if refused:
+            return ImportReport(str(path), "memcli", found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused)
         reuse = bool(archive.header.get("vectors")) and same_embedder(archive.embedder, embedder_identity(self.embedder))
         vectors: dict[str, Any] = {}
 

@@ -306,6 +306,7 @@ class ServiceStatus(Out):
     requests_served: int
     socket: str
     log_file: str
+    read_mostly: Optional[str] = Field(None, description="why the store refuses writes for want of space (reads and deletes work; writes exit 10), null when writes fit")
 
 
 class PathCheck(Out):
@@ -334,6 +335,7 @@ class DoctorReport(Out):
 
     ok: bool = Field(description="no warning")
     store_writable: bool = Field(description="the data folder can be written (false: a read-only store, writes exit 9)")
+    store_space: Optional[str] = Field(None, description="why writes are refused for want of space on the store's device (reads and deletes work; writes exit 10), null when they fit")
     checked: int = Field(description="paths checked")
     warnings: list[str] = Field(description="one line each, as printed on stderr (without the 'memcli: warning: ' prefix)")
     checks: list[PathCheck]

@@ -68,12 +68,14 @@ from memcli.errors import (
     StoreHeldError,
     StoreServerError,
 )
+from memcli import space
 from memcli.hnsw import zero_unused_slots_under
 from memcli.index import UserIndex
 from memcli.memory import Memory
-from memcli.paths import PRIVATE_FILE, device_of, open_private, private, private_dir, private_tree, write_private
+from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree, write_private
 from memcli.processes import service_pid
 from memcli.sidecar import Sidecar
+from memcli.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -93,55 +95,6 @@ log = logging.getLogger(__name__)
 _FULL_SIGNS = ("database or disk is full", "No space left on device", "Disk quota exceeded", "File too large")
 """How SQLite and Chroma (whose Rust core reports an OS error as text) say that the device
 is full (``DISK_FULL_ERRNOS``)."""
-ROOM_PER_MEMORY = 4096
-ROOM_FLOOR = 2 << 20
-"""Bytes a write needs on the device besides its memories (SQLite's journals, Chroma's log),
-and a memory besides 32 bytes a vector dimension and 12 a byte of text (``room_needed``)."""
-BYTES_PER_MEMORY = (4000, 16, 8)
-"""What a stored memory takes on the device, measured: bytes (fixed, a vector dimension, a
-byte of text). Measured by importing the ten LoCoMo conversations one after another (5,882
-turns, 124 bytes of text on average) into an empty store on a tmpfs of its own and reading
-the device's used bytes (statvfs) after each, the reserve file left out: with 384-dimension
-vectors a memory took 15.1 KB after 419 memories, 12.5 KB after 2,080 and 11.4 KB after
-5,882 (64 MiB in all: Chroma's SQLite file with its log and full-text index, its HNSW files,
-and the sidecar's copy, vectors and windows); with 128 dimensions 8.9 KB, 7.6 KB and 7.2 KB
-(after 4,805). The figures fit the larger stores (11.1 KB and 7.0 KB); a small import takes
-more a memory, so an import refused by them is clearly short of room: what an import is
-checked against before it starts (``room_measured``)."""
-
-
-def room_needed(count: int, dimension: int, text_bytes: int) -> int:
-    """Bytes to ask of the device before a write of ``count`` memories of ``dimension``
-    dimensions and ``text_bytes`` bytes of text in all: ``ROOM_FLOOR`` and, a memory,
-    ``ROOM_PER_MEMORY`` + 32 bytes a dimension + 12 a byte of text, about 1.5 times what a
-    memory was measured to take (``BYTES_PER_MEMORY``), since a write that fills the device
-    part way is worse than one refused."""
-    return ROOM_FLOOR + count * (ROOM_PER_MEMORY + 32 * dimension) + 12 * text_bytes
-
-
-def room_measured(count: int, dimension: int, text_bytes: int) -> int:
-    """Bytes ``count`` memories of ``dimension`` dimensions and ``text_bytes`` bytes of text
-    in all were measured to take on the device (``BYTES_PER_MEMORY``), ``ROOM_FLOOR`` besides."""
-    fixed, per_dimension, per_byte = BYTES_PER_MEMORY
-    return ROOM_FLOOR + count * (fixed + per_dimension * dimension) + per_byte * text_bytes
-RESERVE_FILE = "space-reserve"
-"""The file in the data folder that holds the store's reserve of space (``RESERVE``)."""
-RESERVE = 4 << 20
-"""Bytes of its device the store keeps for itself, in ``RESERVE_FILE``, so that deleting
-works on a full device: Chroma writes a delete to its log, and SQLite to its journal,
-before anything is freed, and opening Chroma needs a journal too. The reserve is given
-back to the device when a delete (or opening the store) meets a full device, and taken
-again once there is room; while it is short, writes are refused (``room_error``). Measured
-with chromadb 1.5.9 on a 20 MB tmpfs, a store of 2,000 memories (384 dimensions, 300-byte
-texts, chroma.sqlite3 4.5 MB): opening needs under 16 KiB; deleting 2,000 memories at once
-needs between 1 and 2 MiB (with 1 MiB Chroma fails with "Failed to apply logs to the
-metadata segment"), 1,000 well under 4 MiB. Deletes go in pages sized to the room
-(``DELETE_BYTES``)."""
-DELETE_BYTES = 2048
-"""Room a deleted memory needs at least while it is deleted (Chroma's log and the journals):
-twice the most measured (``RESERVE``); a store whose files take more a memory counts that."""
-OPEN_ROOM = 256 << 10
-"""Room given back from the reserve when Chroma cannot open on a full device (needs under 16 KiB, ``RESERVE``)."""
 WINDOWS_SKIPPED = "window vectors not stored (recall uses each memory's own vector in their place)"
 """The notice of window vectors that could not be stored (``optional_write``)."""
 _NO_ROOM_SIGN = "Failed to apply logs to the metadata segment"
@@ -677,11 +630,7 @@ class MemoryStore:
 
     def free_bytes(self) -> int | None:
         """Bytes free for this user on the device of the data folder; None when it cannot be asked."""
-        try:
-            found = os.statvfs(self.paths.data_dir)
-        except OSError:
-            return None
-        return found.f_bavail * found.f_frsize
+        return space.free_bytes(self.paths.data_dir)
 
     def _room_to_reopen(self) -> bool:
         """Whether a store opened from its copy for want of room (``full_reason``) now has
@@ -689,68 +638,34 @@ class MemoryStore:
         return (self.free_bytes() or 0) >= OPEN_ROOM + ROOM_FLOOR
 
     def _reserve_bytes(self) -> int:
-        try:
-            return (self.paths.data_dir / RESERVE_FILE).stat().st_size
-        except OSError:
-            return 0
+        return space.reserve_bytes(self.paths.data_dir)
 
     def keep_reserve(self) -> bool:
-        """Take the store's reserve of space (``RESERVE``) again where it was given back,
-        when the device has room for it and ``ROOM_FLOOR`` besides; returns whether the
-        reserve is whole. Allocated for real (``posix_fallocate``, zeros where a file
-        system cannot allocate): a sparse file would keep nothing. Nothing in a read-only store."""
-        have = self._reserve_bytes()
-        if have >= RESERVE:
-            return True
-        if self.read_only:
-            return False
-        free = self.free_bytes()
-        if free is None or free < RESERVE - have + ROOM_FLOOR:
-            return False
-        try:
-            descriptor = open_private(self.paths.data_dir / RESERVE_FILE, os.O_WRONLY | os.O_CREAT)
-            try:
-                os.posix_fallocate(descriptor, 0, RESERVE)
-            finally:
-                os.close(descriptor)
-        except OSError as exc:
-            log.info("the store's reserve of space could not be taken: %s", exc)
-            return False
-        return True
+        """Take the store's reserve of space again where it was given back (``memcli.space.keep_reserve``);
+        returns whether it is whole. Nothing in a read-only store."""
+        return not self.read_only and space.keep_reserve(self.paths.data_dir)
 
     def _release_reserve(self, amount: int | None = None) -> int:
-        """Give ``amount`` bytes of the reserve (all of it when None) back to the device;
-        returns how many were given back."""
-        have = self._reserve_bytes()
-        keep = 0 if amount is None else max(0, have - amount)
-        if have <= keep:
-            return 0
-        try:
-            os.truncate(self.paths.data_dir / RESERVE_FILE, keep)
-        except OSError:
-            return 0
-        self.notice(f"used {(have - keep) / 2**20:.2f} MiB of the store's reserve of space: {device_of(self.paths.data_dir)} is full")
-        return have - keep
+        """Give ``amount`` bytes of the reserve (all of it when None) back to the device,
+        with a notice when it is all (a delete's; the little an opening takes is only
+        logged); returns how many were given back."""
+        given = space.release_reserve(self.paths.data_dir, amount)
+        if given and amount is not None:
+            log.info("gave %d bytes of the store's reserve of space back to open the store", given)
+        elif given:
+            self.notice(f"used {given / 2**20:.2f} MiB of the store's reserve of space: {device_of(self.paths.data_dir)} is full")
+        return given
 
     def room_error(self, needed: int = 0, stored: str = "nothing was written") -> DiskFullError | None:
-        """The DiskFullError of a write of about ``needed`` bytes (besides ``ROOM_FLOOR``)
-        that the device cannot take while keeping the store's reserve whole (taken again
-        first where it was given back); None when it fits, or when the device cannot be
-        asked. ``stored``: what became of the write, as the message says it."""
+        """The DiskFullError of a write of about ``needed`` bytes that the device cannot
+        take while keeping the store's reserve whole (``memcli.space.shortage``); None when
+        it fits. ``stored``: what became of the write, as the message says it."""
         if self.full_reason:
             return DiskFullError(self.read_only_error().message)
-        free = self.free_bytes()
-        if free is None:
+        if self.read_only:
             return None
-        whole = self.keep_reserve() or self.read_only
-        free = self.free_bytes() or 0
-        if whole and free >= needed + ROOM_FLOOR:
-            return None
-        short = "" if whole else f" (and the store's {RESERVE >> 20} MiB reserve for deleting is in use)"
-        return DiskFullError(
-            f"no space left on {device_of(self.paths.data_dir)}: {free / 2**20:.1f} MiB free{short}; {stored}. "
-            "Reads and deletes work: free some space (or delete memories) to write"
-        )
+        why = space.shortage(self.paths.data_dir, needed, stored)
+        return DiskFullError(why) if why else None
 
     def space_problem(self) -> str:
         """Why writes are refused for space right now, in one line (the device is full and
@@ -1011,15 +926,18 @@ class MemoryStore:
         nowhere on disk: Chroma's write-ahead log, its full-text index and free pages
         (``_compact_chroma``), then the sidecar's (``Sidecar.compact``). Run once per command
         that deletes, after its deletions; its cost grows with the size of the store
-        (about 1.3 s for 10,000 memories, see the README, "Deleting for good")."""
+        (about 1.3 s for 10,000 memories, see the README, "Deleting for good").
+
+        Raises DiskFullError, before anything is rewritten, when the device has no room for
+        the copy VACUUM writes (the size of the larger file); the delete stands without it."""
         with self.transaction():
             files = [self.paths.database] + ([self.paths.store_dir / "chroma.sqlite3"] if self.server is None else [])
             largest = max((f.stat().st_size for f in files if f.exists()), default=0)
             free = self.free_bytes()
-            if free is not None and free < largest + ROOM_FLOOR:  # VACUUM writes the file again beside itself
+            if free is not None and free < largest + OPEN_ROOM:  # VACUUM writes the file again beside itself
                 raise DiskFullError(
                     f"no space left on {device_of(self.paths.data_dir)}: compacting needs about "
-                    f"{(largest + ROOM_FLOOR) / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free"
+                    f"{(largest + OPEN_ROOM) / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free"
                 )
             if self.server is None:  # a server's files are the server's to compact
                 self._compact_chroma()

@@ -78,7 +78,8 @@ def test_the_quick_fault_run_holds_every_invariant(tmp_path: Path) -> None:
     cases = {row["case"] for row in report["rows"]}
     for expected in ("kill: import", "kill: chat", "kill: consolidate", "kill: forget", "kill: forget --purge", "kill: service",
                      "concurrency (service)", "concurrency (no service)", "bad: malformed JSON", "bad: empty file",
-                     "bad: read-only store", "bad: full disk", "purge grep: delete", "purge grep: forget --purge"):
+                     "bad: read-only store", "bad: full disk", "full disk: read, delete, restart", "purge grep: delete",
+                     "purge grep: forget --purge"):
         assert expected in cases
     assert sum(row["trials"] for row in report["rows"] if row["case"].startswith("kill:")) == 6
     failing = {row["case"]: row["failures"][:3] for row in report["rows"] if not row["ok"]}
