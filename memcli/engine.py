@@ -461,7 +461,10 @@ class Engine:
 
         Ctrl-C (KeyboardInterrupt) or an ``Interrupted`` from ``progress`` (the service's
         client cancelled) stops it: the batches committed stay, and the report says
-        ``interrupted``. Raises UsageError (unknown format or retention_from,
+        ``interrupted``. A device that clearly has no room for the memories not stored yet
+        refuses it before anything is stored (``_import_room``), and one that fills during
+        it stops it after what was committed; the report says so in ``stopped``, counting
+        what is stored. Raises UsageError (unknown format or retention_from,
         --conversation on a non-LoCoMo file) or BadInputError (unreadable or malformed
         file).
         """
@@ -503,11 +506,16 @@ class Engine:
         yet take more than the free space by the measured figures (``room_measured``; the
         batches are checked again, with room to spare, as they are written). Returns the
         DiskFullError message that refuses it ("nothing was stored"; empty when there is
-        room) and how many of the memories are stored already."""
+        room) and how many of the memories are stored already. Raises ReadOnlyStoreError
+        (DiskFullError for a store opened from its copy for want of room) before anything
+        is read, as the first write would."""
         free = self.store.free_bytes()
-        if free is None or self.store.read_only:
+        if free is None:
             return "", 0
-        existing = self.store.existing_ids(list(sizes))
+        with self.store.transaction():
+            if self.store.read_only:  # refused in the same transaction: no "read-only store" notice before the error
+                raise self.store.read_only_error()
+            existing = self.store.existing_ids(list(sizes))
         new = [size for memory_id, size in sizes.items() if memory_id not in existing]
         if not new:
             return "", len(existing)

@@ -29,8 +29,12 @@ store is tightened when opened, ``notice`` says so once). A store whose folder c
 written (a read-only mount, ``chattr +i``) is opened read-only (``read_only``): reads come
 from the recall index's copy, writes raise ReadOnlyStoreError. A full device is
 DiskFullError: a write that does not fit is refused before anything is written
-(``_require_room``), and one that fills the device part way leaves the index to be rebuilt
-from Chroma at the next transaction.
+(``_require_room``, ``room_error``), and one that fills the device part way leaves the index
+to be rebuilt from Chroma at the next transaction. Reads and deletes work on a full device:
+the store keeps a reserve of space (``memcli.space``), given back to open Chroma and to
+delete when the device is full, and writes are refused while it is in use; a device too
+full even for that is read from the recall index's copy, as a read-only store is
+(``full_reason``).
 
 With ``store_url`` set (``Server``) the memories live on a Chroma server instead, opened
 with ``chromadb.HttpClient``; everything above holds, the sidecar and the file lock staying
@@ -165,9 +169,10 @@ class _ReadOnlyChroma:
     (``MemoryStore._open_read_only``): ``get`` and ``count`` answer from the copy of every
     memory that the recall index keeps (``Sidecar.copies``), ``metadata`` from Chroma's
     file read without writing, and anything else (add, upsert, update, delete, modify,
-    create_collection...) raises ReadOnlyStoreError before a byte is written."""
+    create_collection...) raises ReadOnlyStoreError (DiskFullError for a store whose device
+    is too full to open Chroma) before a byte is written."""
 
-    def __init__(self, sidecar: Sidecar, metadata: dict[str, Any], refuse: Callable[[], ReadOnlyStoreError]) -> None:
+    def __init__(self, sidecar: Sidecar, metadata: dict[str, Any], refuse: Callable[[], MemcliError]) -> None:
         self._sidecar = sidecar
         self.metadata = metadata
         self._refuse = refuse
@@ -415,8 +420,8 @@ class MemoryStore:
                 self.generation += 1
             elif self._depth == 0 and self.full_reason and self._room_to_reopen():
                 with self._faults():  # the service, opened from its copy on a full device: there is room again
-                    self._close()
-                    self._open()
+                    self._drop_opened()
+                    self._open_files()
                 self.generation += 1
             self._depth += 1
             try:
@@ -540,12 +545,26 @@ class MemoryStore:
             self._open_read_only(f"{exc.filename or self.paths.data_dir}: {exc.strerror}")
             return
         self._lock = lock
-        self.read_only_reason = self.full_reason = ""
+        self.read_only_reason = ""
         try:
             tightened = [self.paths.data_dir] * loose + private_tree(self.paths.data_dir)
         except BaseException:
             self._close()
             raise
+        if not self._open_files():
+            return
+        if tightened and not self._tightened:
+            self._tightened = True
+            self.notice(
+                f"made {len(tightened)} files and folders under {self.paths.data_dir} private (0600/0700): "
+                "an older memcli left them readable by other users"
+            )
+
+    def _open_files(self) -> bool:
+        """Open Chroma and the sidecar, the file lock held; on a device too full to open
+        them, even with ``OPEN_ROOM`` of the reserve given back, open from the copy instead
+        (``full_reason``). Returns whether Chroma was opened."""
+        self.full_reason = ""
         for attempt in (1, 2):
             try:
                 if self.server is None:
@@ -563,20 +582,15 @@ class MemoryStore:
                     if attempt == 1 and self._release_reserve(OPEN_ROOM):
                         continue
                     self._open_read_only(f"{self.free_bytes() or 0} bytes free", full=True)
-                    return
+                    return False
                 self._close()
                 if self.server is None and isinstance(fault, ReadOnlyStoreError):
                     # The folder takes the lock but a file of the store refuses writes (chattr +i on chroma.sqlite3).
                     self._open_read_only(f"{self.paths.store_dir}: {exc}")
-                    return
+                    return False
                 raise
         self.keep_reserve()
-        if tightened and not self._tightened:
-            self._tightened = True
-            self.notice(
-                f"made {len(tightened)} files and folders under {self.paths.data_dir} private (0600/0700): "
-                "an older memcli left them readable by other users"
-            )
+        return True
 
     def _drop_opened(self) -> None:
         """Close what a failed opening opened (Chroma caches the client it could not open:

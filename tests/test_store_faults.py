@@ -456,9 +456,8 @@ def test_a_transaction_that_sqlite_rolled_back_for_a_full_database_raises_the_fu
     db = sqlite3.connect(":memory:", isolation_level=None)
     db.execute("CREATE TABLE t (x BLOB)")
     db.execute("PRAGMA max_page_count = 3")
-    with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
-        with atomic(db):
-            db.execute("INSERT INTO t VALUES (?)", (b"x" * 100_000,))
+    with pytest.raises(sqlite3.OperationalError, match="database or disk is full"), atomic(db):
+        db.execute("INSERT INTO t VALUES (?)", (b"x" * 100_000,))
     assert not db.in_transaction
     with atomic(db):
         db.execute("INSERT INTO t VALUES (?)", (b"small",))
@@ -604,3 +603,30 @@ def test_a_service_starts_read_mostly_on_a_full_device_and_says_why(
         assert [m["text"] for m in listed] == NOTES[:0:-1]
         assert process.poll() is None
     filler.unlink()
+
+
+def test_a_recall_whose_window_vectors_cannot_be_stored_still_answers(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text("".join(json.dumps({"role": "user", "content": f"turn {i} about the garden {i * 3}",
+                                         "timestamp": f"2025-01-01T10:0{i}:00"}) + "\n" for i in range(6)), encoding="utf-8")
+    ok(runner.invoke(app, ["import", str(turns)]))
+    db = sqlite3.connect(resolve_paths().database)
+    with db:
+        db.execute("UPDATE recall_index SET window_vector = NULL")  # windows left to fill, as a write leaves them
+    db.close()
+    from memcli import recall_index as index_module
+
+    def full(*_: Any, **__: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(index_module.RecallIndex, "fill_windows", full)
+        done = ok(runner.invoke(app, ["recall", "garden 9", "-k", "2", "--no-reinforce"]))
+    assert "turn 3 about the garden 9" in done.stdout
+    assert "window vectors not stored" in done.stderr
+    ok(runner.invoke(app, ["recall", "garden 9", "-k", "2"]))
+    db = sqlite3.connect(resolve_paths().database)
+    assert db.execute("SELECT count(*) FROM recall_index WHERE window_vector IS NULL").fetchone()[0] == 0
+    db.close()
