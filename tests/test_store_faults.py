@@ -630,3 +630,35 @@ def test_a_recall_whose_window_vectors_cannot_be_stored_still_answers(
     db = sqlite3.connect(resolve_paths().database)
     assert db.execute("SELECT count(*) FROM recall_index WHERE window_vector IS NULL").fetchone()[0] == 0
     db.close()
+
+
+def test_a_resident_store_opened_from_its_copy_opens_chroma_again_once_there_is_room(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service's store, opened on a device too full for Chroma, serves reads from its
+    copy and refuses deletes with exit 10; once there is room its next transaction opens
+    Chroma (the file lock held throughout), and a delete works."""
+    from memcli.errors import DiskFullError
+    from memcli.store import MemoryStore
+
+    ids = _populate(runner)
+    store = MemoryStore(resolve_paths(), 5)
+    try:
+        with monkeypatch.context() as patch:
+            _full_device(patch)
+
+            def cannot_open(self: Any) -> Any:
+                raise sqlite3.OperationalError("database or disk is full")
+
+            patch.setattr(MemoryStore, "_open_collection", cannot_open)
+            store.open_resident()
+            assert store.full_reason and "no space left on" in store.space_problem()
+            assert len(store.memories()) == 3
+            with pytest.raises(DiskFullError):
+                store.delete([ids[0]])
+        store.delete([ids[0]])
+        assert not store.full_reason and store.space_problem() == ""
+        assert store.count() == 2
+    finally:
+        store.close()
+    assert _counts(memcli_home) == (2, 2, 0)
