@@ -13,14 +13,20 @@ def atomic(db: sqlite3.Connection) -> Iterator[None]:
     """One SQLite transaction around the block (committed at its end, rolled back on any
     exception), for a connection opened with ``isolation_level=None``, where ``with db:``
     alone would commit each statement by itself. Inside a transaction already, the block
-    joins it."""
+    joins it.
+
+    The error that ended the block (or the COMMIT) is the one raised: SQLite rolls a
+    transaction back by itself on some errors (SQLITE_FULL "database or disk is full",
+    SQLITE_IOERR, SQLITE_NOMEM), and a ROLLBACK after that would fail with "cannot
+    rollback - no transaction is active" in its place, hiding a full disk."""
     if db.in_transaction:
         yield
         return
     db.execute("BEGIN IMMEDIATE")
     try:
         yield
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")

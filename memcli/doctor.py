@@ -23,6 +23,7 @@ from memcli.embedding_server import ServerEmbedder
 from memcli.llm import check_gguf
 from memcli.llm_server import ServerChatModel
 from memcli.paths import Paths, home_of
+from memcli.space import shortage
 
 _TYPES = ((stat.S_ISLNK, "symlink"), (stat.S_ISDIR, "dir"), (stat.S_ISREG, "file"), (stat.S_ISSOCK, "socket"))
 
@@ -92,7 +93,8 @@ def store_writable(paths: Paths) -> bool:
 
 def check(paths: Paths, settings: Settings | None = None) -> schema.DoctorReport:
     """Check every path memcli uses (``memcli doctor``): its privacy (``check_path``) and
-    whether the store can be written. Reads modes only: cheap, no model, no store. With
+    whether the store can be written, and has room to write (``memcli.space.shortage``,
+    asked without taking the reserve). Reads modes only: cheap, no model, no store. With
     ``settings``, the chat model they name too (``check_model``), and their embedding
     server (``check_embedding_server``); each failed model check is a warning."""
     checks = [check_path(name, path) for name, path in _named(paths)]
@@ -100,10 +102,13 @@ def check(paths: Paths, settings: Settings | None = None) -> schema.DoctorReport
     warnings = _warnings([c for c in checks if not c.ok])
     if not writable:
         warnings.append(f"the memory store at {paths.data_dir} is read-only: read commands work, writes exit 9")
+    short = shortage(paths.data_dir, take=False) if writable and paths.data_dir.is_dir() else ""
+    if short:
+        warnings.append(short)
     model_checks = check_model(settings, paths) + check_embedding_server(settings) if settings is not None else []
     warnings += [c.detail for c in model_checks if not c.ok]
-    return schema.DoctorReport(ok=not warnings, store_writable=writable, checked=len(checks), warnings=warnings, checks=checks,
-                               model_checks=model_checks)
+    return schema.DoctorReport(ok=not warnings, store_writable=writable, store_space=short or None, checked=len(checks),
+                               warnings=warnings, checks=checks, model_checks=model_checks)
 
 
 def check_model(settings: Settings, paths: Paths) -> list[schema.ModelCheck]:

@@ -10,6 +10,7 @@ held by another process loses nothing: the next memcli that gets the store store
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import random
 import time
@@ -27,7 +28,19 @@ from memcli.changes import Changes, ForgetReport
 from memcli.config import LEGACY_USER, Paths, Settings
 from memcli.dates import day_of, parse_day, parse_since
 from memcli.embedding import Embedder, Progress, embedder_identity, same_embedder
-from memcli.errors import BadInputError, EmbedderChangedError, Interrupted, ModelError, ModelServerError, NotFoundError, ReadOnlyStoreError, StoreLockedError, UsageError
+from memcli.errors import (
+    BadInputError,
+    DiskFullError,
+    EmbedderChangedError,
+    Interrupted,
+    MemcliError,
+    ModelError,
+    ModelServerError,
+    NotFoundError,
+    ReadOnlyStoreError,
+    StoreLockedError,
+    UsageError,
+)
 from memcli.batching import batch_progress, import_batches
 from memcli.chunking import chunks
 from memcli.candidates import WHAT
@@ -40,10 +53,11 @@ from memcli.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.recall_index import batch_windows
 from memcli.interrupts import deferred_interrupt
 from memcli.journal import Journal
-from memcli.paths import PRIVATE_FILE, private_dir
+from memcli.paths import PRIVATE_FILE, device_of, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
 from memcli.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
 from memcli.sidecar import HistoryEntry
+from memcli.space import ROOM_PER_MEMORY, room_measured
 from memcli.store import MIN_PREFIX, REINDEXING, MemoryStore, Server, short_prefix
 
 if TYPE_CHECKING:
@@ -103,8 +117,8 @@ RETENTION_FROM = ("import", "conversation")
 @dataclass
 class ImportReport:
     """What ``import_file`` did. seconds: wall time of the whole import. ``interrupted``:
-    stopped by Ctrl-C or its client; ``added`` + ``skipped`` of the ``found`` memories
-    were reached, and are in the store."""
+    stopped by Ctrl-C or its client, ``stopped``: by a full device; ``added`` + ``skipped``
+    of the ``found`` memories were reached, and are in the store."""
 
     path: str
     format: str
@@ -114,6 +128,14 @@ class ImportReport:
     users: dict[str, int]
     seconds: float
     interrupted: bool = False
+    stopped: str = ""
+    """Why the import stopped before the end for want of room (DiskFullError's message,
+    counting what was stored); empty when it did not."""
+
+    @property
+    def failed(self) -> int:
+        """Memories found but not stored (an import interrupted or stopped by a full device)."""
+        return self.found - self.added - self.skipped
 
 
 class Engine:
@@ -332,8 +354,14 @@ class Engine:
         with deferred_interrupt(), self.store.transaction():
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
-            self.store.add([new[i] for i in keep], [given.get(new[i].id, own.get(new[i].id)) for i in keep], window_vectors,
-                           embedder=identity)
+            try:
+                self.store.add([new[i] for i in keep], [given.get(new[i].id, own.get(new[i].id)) for i in keep], window_vectors,
+                               embedder=identity)
+            except DiskFullError:
+                if added is not None:  # what reached Chroma before the device filled is stored, and counted
+                    with contextlib.suppress(MemcliError):
+                        added.update(self.store.existing_ids([new[i].id for i in keep]))
+                raise
             if added is not None:
                 added.update(new[i].id for i in keep)
         return {new[i].id for i in keep}
@@ -369,14 +397,14 @@ class Engine:
     def flush_pending(self) -> set[str]:
         """Store every journaled memory whose writer is done with it (``pending``);
         returns the ids new to the store. While the store waits for a reindex
-        (``check_embedder``), cannot be written (read-only), or the embedding server fails,
-        they stay journaled, and a read goes on without them."""
+        (``check_embedder``), cannot be written (read-only, or its device full), or the
+        embedding server fails, they stay journaled, and a read goes on without them."""
         waiting = self.journal.pending()
         if not waiting:
             return set()
         try:
             added = self.add_memories([memory for _, memory in waiting])
-        except (EmbedderChangedError, ReadOnlyStoreError, ModelServerError):
+        except (EmbedderChangedError, ReadOnlyStoreError, DiskFullError, ModelServerError):
             return set()
         self.journal.discard([path for path, _ in waiting])
         return added
@@ -448,7 +476,10 @@ class Engine:
 
         Ctrl-C (KeyboardInterrupt) or an ``Interrupted`` from ``progress`` (the service's
         client cancelled) stops it: the batches committed stay, and the report says
-        ``interrupted``. Raises UsageError (unknown format or retention_from,
+        ``interrupted``. A device that clearly has no room for the memories not stored yet
+        refuses it before anything is stored (``_import_room``), and one that fills during
+        it stops it after what was committed; the report says so in ``stopped``, counting
+        what is stored. Raises UsageError (unknown format or retention_from,
         --conversation on a non-LoCoMo file) or BadInputError (unreadable or malformed
         file).
         """
@@ -461,38 +492,82 @@ class Engine:
             raise UsageError("--conversation applies to LoCoMo files only")
         if used == "memcli":
             return self._import_export(path, progress, started)
-        seen: set[str] = set()
+        sizes: dict[str, int] = {}
         users: Counter[str] = Counter()
         for memory in records():
-            if memory.id not in seen:
-                seen.add(memory.id)
+            if memory.id not in sizes:
+                sizes[memory.id] = len(memory.text.encode("utf-8"))
                 users[memory.user] += 1
-        if not seen:
+        if not sizes:
             raise BadInputError(f"{path}: no memories found in this {used} file")
-        found = len(seen)
-        seen.clear()
+        found = len(sizes)
+        refused, existing = self._import_room(sizes)
+        sizes.clear()
+        if refused:
+            return ImportReport(str(path), used, found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused)
 
         def prepare(memory: Memory) -> None:
             memory.strength = self.initial_strength(memory)
             if retention_from == "import" and memory.created_at < now:
                 memory.retained_from = now
 
-        added, done, interrupted = self._store_in_batches(records(), found, progress, prepare)
-        return ImportReport(str(path), used, found, added, done - added, dict(users), time.perf_counter() - started, interrupted)
+        added, done, interrupted, full = self._store_in_batches(records(), found, progress, prepare)
+        return ImportReport(str(path), used, found, added, done - added, dict(users), time.perf_counter() - started, interrupted,
+                            self._stopped(full, found, added, done))
+
+    def _import_room(self, sizes: Mapping[str, int]) -> tuple[str, int]:
+        """Whether the device of the store clearly has no room for an import, before
+        anything is stored: the memories found (``sizes``: id -> bytes of text) not stored
+        yet take more than the free space by the measured figures (``room_measured``; the
+        batches are checked again, with room to spare, as they are written). Returns the
+        DiskFullError message that refuses it ("nothing was stored"; empty when there is
+        room) and how many of the memories are stored already. Raises ReadOnlyStoreError
+        (DiskFullError for a store opened from its copy for want of room) before anything
+        is read, as the first write would."""
+        free = self.store.free_bytes()
+        if free is None:
+            return "", 0
+        with self.store.transaction():
+            if self.store.read_only:  # refused in the same transaction: no "read-only store" notice before the error
+                raise self.store.read_only_error()
+            existing = self.store.existing_ids(list(sizes))
+        new = [size for memory_id, size in sizes.items() if memory_id not in existing]
+        if not new:
+            return "", len(existing)
+        dimension = len(self.embedder.embed_one("memcli"))
+        needed = room_measured(len(new), dimension, sum(new))
+        if free >= needed:
+            return "", len(existing)
+        return (f"no space left on {device_of(self.paths.data_dir)}: the import's {len(new)} new memories need about "
+                f"{needed / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free; nothing was stored"), len(existing)
+
+    @staticmethod
+    def _stopped(full: DiskFullError | None, found: int, added: int, done: int) -> str:
+        """The message of an import stopped by a full device (``full``), counting what it
+        stored; empty when it stored everything all the same (Chroma took the last batch,
+        the recall index did not: it is repaired from Chroma at the next command)."""
+        stored = done
+        if full is None or stored >= found:
+            return ""
+        return (f"{full.message.split(';')[0]}; the import stopped: {stored} of {found} memories are stored "
+                f"({added} new, {done - added} already stored), {found - stored} are not: free some space and run "
+                "the same import again to store them")
 
     def _store_in_batches(self, memories: Iterable[Memory], found: int, progress: Progress | None,
                           prepare: Callable[[Memory], None] | None = None,
-                          vectors: dict[str, Any] | None = None) -> tuple[int, int, bool]:
+                          vectors: dict[str, Any] | None = None) -> tuple[int, int, bool, DiskFullError | None]:
         """Store an import's ``memories`` (``found`` of them, duplicates left out) in
         batches (``IMPORT_BATCH``, ``IMPORT_BATCH_SECONDS``), each embedded and committed
         before the next is read (``add_memories``), so memory stays bounded whatever the
         file's size; ``prepare`` readies each memory of a batch before it is stored;
         ``vectors``: id -> stored vector to use instead of embedding (each taken out as its
-        batch is stored). Returns (added, reached, interrupted): Ctrl-C or an
-        ``Interrupted`` from ``progress`` stops it after the batches committed."""
+        batch is stored). Returns (added, reached, interrupted, full): Ctrl-C or an
+        ``Interrupted`` from ``progress`` stops it after the batches committed; so does a
+        full device (``full``: its DiskFullError), what of its batch reached the store counted."""
         seen: set[str] = set()
         added = done = 0
         interrupted = False
+        full = None
         size = [min(64, IMPORT_BATCH)]
         try:
             for batch in import_batches(memories, size, seen):
@@ -510,6 +585,11 @@ class Engine:
                     added += len(stored)
                     done += len(batch) if stored else 0
                     raise
+                except DiskFullError as exc:
+                    added += len(stored)
+                    done += len(stored)
+                    full = exc
+                    break
                 added += len(stored)
                 done += len(batch)
                 each = (time.perf_counter() - batch_started) / len(batch)
@@ -518,7 +598,7 @@ class Engine:
                     progress(done, found)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
-        return added, done, interrupted
+        return added, done, interrupted, full
 
     def _import_export(self, path: Path, progress: Progress | None, started: float) -> ImportReport:
         """Import a memcli export (``memcli.export``) as it was exported: every memory with
@@ -531,15 +611,18 @@ class Engine:
         Raises BadInputError (malformed file, no memories)."""
         archive = open_archive(path)
         users: Counter[str] = Counter()
-        seen: set[str] = set()
+        sizes: dict[str, int] = {}
         for kind, item in archive.records():
-            if kind == "memory" and item[0].id not in seen:
-                seen.add(item[0].id)
+            if kind == "memory" and item[0].id not in sizes:
+                sizes[item[0].id] = len(item[0].text.encode("utf-8"))
                 users[item[0].user] += 1
-        if not seen:
+        if not sizes:
             raise BadInputError(f"{path}: no memories found in this memcli file")
-        found = len(seen)
-        seen.clear()  # the storing pass keeps its own
+        found = len(sizes)
+        refused, existing = self._import_room(sizes)
+        sizes.clear()  # the storing pass keeps its own
+        if refused:
+            return ImportReport(str(path), "memcli", found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused)
         reuse = bool(archive.header.get("vectors")) and same_embedder(archive.embedder, embedder_identity(self.embedder))
         vectors: dict[str, Any] = {}
 
@@ -551,13 +634,14 @@ class Engine:
                         vectors[memory.id] = np.frombuffer(vector, dtype=np.float32)
                     yield memory
 
-        added, done, interrupted = self._store_in_batches(memories(), found, progress, vectors=vectors)
-        if not interrupted:
+        added, done, interrupted, full = self._store_in_batches(memories(), found, progress, vectors=vectors)
+        if not interrupted and full is None:
             try:
                 self._restore_records(archive)
             except KeyboardInterrupt:
                 interrupted = True
-        return ImportReport(str(path), "memcli", found, added, done - added, dict(users), time.perf_counter() - started, interrupted)
+        return ImportReport(str(path), "memcli", found, added, done - added, dict(users), time.perf_counter() - started, interrupted,
+                            self._stopped(full, found, added, done))
 
     def _restore_records(self, archive: Archive) -> None:
         """Record an export's consolidation progress and history in the sidecar, a page
@@ -649,12 +733,22 @@ class Engine:
         return hits
 
     def reinforce(self, memories: Sequence[Memory], now: float | None = None) -> None:
-        """See ``Changes.reinforce``. In a read-only store (``MemoryStore.read_only``) the
-        memories are not reinforced, and the store's ``notice`` says so: a recall reads on."""
-        if memories and self.store.read_only:
+        """See ``Changes.reinforce``. In a read-only store (``MemoryStore.read_only``), or
+        on a device without room for it (``MemoryStore.room_error``, or a write that meets
+        a full device), the memories are not reinforced, and the store's ``notice`` says so:
+        a recall reads on."""
+        if not memories:
+            return
+        if self.store.read_only and not self.store.full_reason:
             self.store.notice("read-only store: recall not reinforced")
             return
-        self.changes.reinforce(memories, now)
+        with self.store.transaction():
+            refused = self.store.room_error(ROOM_PER_MEMORY * len(memories))
+            if refused is not None:
+                self.store.notice(f"{refused.message.split(';')[0].split(': ')[0]}: recall not reinforced")
+                return
+            with self.store.optional_write("recall not reinforced"):
+                self.changes.reinforce(memories, now)
 
     @property
     def changes(self) -> Changes:

@@ -41,7 +41,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.SERVICE: "the memcli service is not running (service status), or did not answer",
     ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",
     ExitCode.READ_ONLY: "the memory store is read-only (a read-only mount, chattr +i, no write permission): read commands work, writes are refused",
-    ExitCode.DISK_FULL: "no space left on the device of the memory store; nothing of the write was stored",
+    ExitCode.DISK_FULL: "no space left on the device of the memory store: nothing of the write was stored (an import says how much it stored); reads and deletes work",
     ExitCode.STORE_SERVER: "the Chroma server of store_url cannot be used (down, refused the token, timed out, another API version); nothing was half written: the same command works once it is back",
     ExitCode.UNSAFE_HOME: "a memcli folder (MEMCLI_HOME, or its config, data, state or cache folder) belongs to another user or can be written by others: nothing was read or written; the message names it and the fix (chmod 700, chown)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
@@ -154,7 +154,9 @@ class ReadOnlyStoreError(MemcliError):
 
 class DiskFullError(MemcliError):
     """The device of the store ran out of space (ENOSPC, EDQUOT, EFBIG, SQLite's "database
-    or disk is full") during a write; nothing of that write was stored."""
+    or disk is full"), or has too little to take a write and keep the store's reserve for
+    deleting (``memcli.space``); nothing of that write was stored (an import stopped part
+    way says what it stored)."""
 
     exit_code = ExitCode.DISK_FULL
 

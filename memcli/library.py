@@ -121,7 +121,7 @@ class Memcli:
         report = self.engine.import_file(Path(path), format, user, conversation, self._progress, retention_from)
         return schema.ImportResult(path=report.path, format=report.format, found=report.found, added=report.added,
                                    skipped=report.skipped, users=report.users, duration_seconds=round(report.seconds, 3),
-                                   interrupted=report.interrupted)
+                                   interrupted=report.interrupted, failed=report.failed, error=report.stopped or None)
 
     def export(self, user: Optional[str] = None, all_users: bool = False, path: Optional[str] = None, history: bool = False,
                with_vectors: bool = False) -> schema.ExportResult:

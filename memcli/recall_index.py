@@ -93,10 +93,12 @@ NEWER_COLUMNS = (
 )
 """Columns an index of an older version may lack, with their types."""
 ROW_COLUMNS = (
-    "memory_id, rowid, kind, speaker, created_at, archived, ended, text, caption, session, turn_vector, window_vector,"
-    " own, context, spoken_day"
+    "memory_id, rowid, kind, speaker, created_at, archived, ended, text, caption, session, turn_vector,"
+    " COALESCE(window_vector, turn_vector), own, context, spoken_day"
 )
-"""What ``load`` and ``changes`` read of each row, in the order of ``UserIndex._put_rows``."""
+"""What ``load`` and ``changes`` read of each row, in the order of ``UserIndex._put_rows``.
+A window vector still to fill reads as the memory's own vector: what recall uses when the
+windows could not be stored (a full device, ``MemoryStore.optional_write``)."""
 
 
 def _blob(vector: Sequence[float] | np.ndarray) -> bytes:
@@ -453,7 +455,7 @@ class RecallIndex:
 
     def load(self, user: str) -> UserIndex:
         """``user``'s rows as arrays, in time order, at the current ``seq`` and epoch
-        (``missing_windows`` must be filled first)."""
+        (``missing_windows`` filled first: one left unfilled reads as the memory's own vector)."""
         rows = self._db.execute(
             f"SELECT {ROW_COLUMNS} FROM recall_index WHERE user = ? ORDER BY created_at, memory_id", (user,)
         ).fetchall()
@@ -461,7 +463,7 @@ class RecallIndex:
 
     def changes(self, user: str, since: int) -> IndexChanges:
         """What changed in ``user``'s rows after ``since`` (a ``seq``): the rows written
-        since (``missing_windows`` must be filled first) and the rowids deleted since."""
+        since (``missing_windows`` filled first, as for ``load``) and the rowids deleted since."""
         rows = self._db.execute(
             f"SELECT {ROW_COLUMNS} FROM recall_index WHERE user = ? AND seq > ? ORDER BY created_at, memory_id", (user, since)
         ).fetchall()

@@ -51,7 +51,7 @@ from memcli.forgetting import UNIT_SECONDS, retention
 from memcli.index import UserIndex
 from memcli.lexical import CJK_CHARS, tokens
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
-from memcli.store import MemoryStore
+from memcli.store import WINDOWS_SKIPPED, MemoryStore
 
 CANDIDATES = 50
 """How many of the best-scored memories the weighted ranking re-scores."""
@@ -406,7 +406,7 @@ class Recaller:
             missing = sidecar.missing_windows(user)
         if missing:
             vectors = self.embedder.embed([text for _, text in missing])
-            with self.store.transaction():
+            with self.store.transaction(), self.store.optional_write(WINDOWS_SKIPPED):
                 self.store.sidecar.index.fill_windows(missing, vectors)
 
     def _stale(self, user: str) -> bool:
@@ -435,7 +435,9 @@ class Recaller:
             sidecar = self.store.sidecar.index
             missing = sidecar.missing_windows(user)
             if missing:
-                sidecar.fill_windows(missing, self.embedder.embed([text for _, text in missing]))
+                vectors = self.embedder.embed([text for _, text in missing])
+                with self.store.optional_write(WINDOWS_SKIPPED):
+                    sidecar.fill_windows(missing, vectors)
             if sidecar.seq() != cached.seq:
                 cached.apply(sidecar.changes(user, cached.seq))
             return cached

@@ -128,8 +128,9 @@ class Answer(Out):
 
 class ImportResult(Out):
     """``memcli import``. An interrupted import (Ctrl-C) prints this too, with ``interrupted``
-    true, and exits 130: ``added`` + ``skipped`` of the ``found`` memories are stored, the
-    rest are stored by running the same import again."""
+    true, and exits 130; one stopped by a full device, with ``error``, and exits 10:
+    ``added`` + ``skipped`` of the ``found`` memories are stored, the ``failed`` rest are
+    stored by running the same import again."""
 
     path: str
     format: str = Field(description="locomo, memorybank, jsonl, text or memcli")
@@ -139,6 +140,8 @@ class ImportResult(Out):
     users: dict[str, int] = Field(description="memories found per user")
     duration_seconds: float
     interrupted: bool = Field(False, description="stopped by Ctrl-C before the end: found - added - skipped memories were not stored")
+    failed: int = Field(0, description="memories not stored: the import stopped before them (Ctrl-C, a full device); the same import run again stores them")
+    error: Optional[str] = Field(None, description="why the import stopped before the end when the device of the store filled up (exit 10), counting what was stored; null when it did not")
 
 
 class ExportResult(Out):
@@ -303,6 +306,7 @@ class ServiceStatus(Out):
     requests_served: int
     socket: str
     log_file: str
+    read_mostly: Optional[str] = Field(None, description="why the store refuses writes for want of space (reads and deletes work; writes exit 10), null when writes fit")
 
 
 class PathCheck(Out):
@@ -331,6 +335,7 @@ class DoctorReport(Out):
 
     ok: bool = Field(description="no warning")
     store_writable: bool = Field(description="the data folder can be written (false: a read-only store, writes exit 9)")
+    store_space: Optional[str] = Field(None, description="why writes are refused for want of space on the store's device (reads and deletes work; writes exit 10), null when they fit")
     checked: int = Field(description="paths checked")
     warnings: list[str] = Field(description="one line each, as printed on stderr (without the 'memcli: warning: ' prefix)")
     checks: list[PathCheck]

@@ -124,6 +124,9 @@ class Service:
             stored = pending.flush_pending()
             if stored:
                 log.info("stored %d journaled memories", len(stored))
+            short = self.resources.store.space_problem()
+            if short:  # the service serves reads and deletes all the same (a full device, not a broken store)
+                log.warning("read-mostly: %s", short)
             listener = self._listener = self._listen()
             try:
                 self._write_service_file()
@@ -336,6 +339,7 @@ class Service:
             pid=os.getpid(), version=__version__, protocol=PROTOCOL, started_at=schema.iso_time(self.started_at),
             uptime_seconds=round(time.time() - self.started_at, 3), users_loaded=self.resources.users_loaded(),
             rss_bytes=rss_bytes(), requests_served=self.requests, socket=str(self.paths.socket), log_file=str(self.paths.log_file),
+            read_mostly=self.resources.store.space_problem() or None,
         )
 
 

@@ -94,7 +94,8 @@ class Sidecar:
             if version > SCHEMA_VERSION:
                 raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
             self._db.executescript(_SCHEMA + recall_index.SCHEMA)
-            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if version != SCHEMA_VERSION:  # a write: not on every opening (a full device refuses it)
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
         self.index = recall_index.RecallIndex(self._db)

@@ -29,8 +29,12 @@ store is tightened when opened, ``notice`` says so once). A store whose folder c
 written (a read-only mount, ``chattr +i``) is opened read-only (``read_only``): reads come
 from the recall index's copy, writes raise ReadOnlyStoreError. A full device is
 DiskFullError: a write that does not fit is refused before anything is written
-(``_require_room``), and one that fills the device part way leaves the index to be rebuilt
-from Chroma at the next transaction.
+(``_require_room``, ``room_error``), and one that fills the device part way leaves the index
+to be rebuilt from Chroma at the next transaction. Reads and deletes work on a full device:
+the store keeps a reserve of space (``memcli.space``), given back to open Chroma and to
+delete when the device is full, and writes are refused while it is in use; a device too
+full even for that is read from the recall index's copy, as a read-only store is
+(``full_reason``).
 
 With ``store_url`` set (``Server``) the memories live on a Chroma server instead, opened
 with ``chromadb.HttpClient``; everything above holds, the sidecar and the file lock staying
@@ -68,12 +72,14 @@ from memcli.errors import (
     StoreHeldError,
     StoreServerError,
 )
+from memcli import space
 from memcli.hnsw import zero_unused_slots_under
 from memcli.index import UserIndex
 from memcli.memory import Memory
 from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree, write_private
 from memcli.processes import service_pid
 from memcli.sidecar import Sidecar
+from memcli.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -93,11 +99,11 @@ log = logging.getLogger(__name__)
 _FULL_SIGNS = ("database or disk is full", "No space left on device", "Disk quota exceeded", "File too large")
 """How SQLite and Chroma (whose Rust core reports an OS error as text) say that the device
 is full (``DISK_FULL_ERRNOS``)."""
-ROOM_PER_MEMORY = 4096
-ROOM_FLOOR = 2 << 20
-"""Bytes a write needs on the device besides its memories (SQLite's journals, Chroma's log),
-and a memory besides 32 bytes a vector dimension and 12 a byte of text: measured, 1,000
-turns of 300 bytes with 384-dimension vectors took 13 KB each in Chroma and the sidecar."""
+WINDOWS_SKIPPED = "window vectors not stored (recall uses each memory's own vector in their place)"
+"""The notice of window vectors that could not be stored (``optional_write``)."""
+_NO_ROOM_SIGN = "Failed to apply logs to the metadata segment"
+"""How Chroma says that a delete could not be applied; on a device without room (``fault``)
+that is a full disk (measured, ``RESERVE``)."""
 _READ_ONLY_SIGNS = ("attempt to write a readonly database", "Read-only file system")
 """How they say that a write was refused (``READ_ONLY_ERRNOS``)."""
 
@@ -163,9 +169,10 @@ class _ReadOnlyChroma:
     (``MemoryStore._open_read_only``): ``get`` and ``count`` answer from the copy of every
     memory that the recall index keeps (``Sidecar.copies``), ``metadata`` from Chroma's
     file read without writing, and anything else (add, upsert, update, delete, modify,
-    create_collection...) raises ReadOnlyStoreError before a byte is written."""
+    create_collection...) raises ReadOnlyStoreError (DiskFullError for a store whose device
+    is too full to open Chroma) before a byte is written."""
 
-    def __init__(self, sidecar: Sidecar, metadata: dict[str, Any], refuse: Callable[[], ReadOnlyStoreError]) -> None:
+    def __init__(self, sidecar: Sidecar, metadata: dict[str, Any], refuse: Callable[[], MemcliError]) -> None:
         self._sidecar = sidecar
         self.metadata = metadata
         self._refuse = refuse
@@ -396,6 +403,9 @@ class MemoryStore:
         another process); caches of the store's contents key on it."""
         self.read_only_reason = ""
         """Why the store was opened read-only (the path and the error); empty when it is writable."""
+        self.full_reason = ""
+        """Why the store was opened from its copy because its device is full (Chroma itself
+        could not open, even with ``OPEN_ROOM`` of the reserve given back); empty otherwise."""
         self._told_read_only = False
         self._tightened = False
 
@@ -407,6 +417,11 @@ class MemoryStore:
             if self._depth == 0 and not self.resident:
                 with self._faults():
                     self._open()
+                self.generation += 1
+            elif self._depth == 0 and self.full_reason and self._room_to_reopen():
+                with self._faults():  # the service, opened from its copy on a full device: there is room again
+                    self._drop_opened()
+                    self._open_files()
                 self.generation += 1
             self._depth += 1
             try:
@@ -444,7 +459,9 @@ class MemoryStore:
             return found
         number = getattr(exc, "errno", None)
         text = str(exc)
-        if number in DISK_FULL_ERRNOS or any(sign in text for sign in _FULL_SIGNS):
+        if number in DISK_FULL_ERRNOS or any(sign in text for sign in _FULL_SIGNS) or (
+            _NO_ROOM_SIGN in text and (self.free_bytes() or 0) < OPEN_ROOM
+        ):
             return DiskFullError(f"no space left on {device_of(self.paths.data_dir)}; {stored}")
         name = getattr(exc, "filename", None)
         under = name is not None and os.path.abspath(name).startswith(os.path.abspath(self.paths.data_dir))
@@ -452,9 +469,29 @@ class MemoryStore:
             return self.read_only_error(f"{name or self.paths.data_dir}: {getattr(exc, 'strerror', None) or text}")
         return None
 
-    def read_only_error(self, why: str = "") -> ReadOnlyStoreError:
+    @contextlib.contextmanager
+    def optional_write(self, skipped: str) -> Iterator[None]:
+        """Run a write that a read can do without (window vectors, a rebuild of the recall
+        index, recall's reinforcement): on a device without room for it, or a store that
+        cannot be written, it is skipped with a notice ("...: ``skipped``") and the read goes
+        on; the SQLite part of it is rolled back (``memcli.db.atomic``), and a Chroma part
+        left half done is repaired from the dirty mark at the next write."""
+        try:
+            with self._faults():
+                yield
+        except (DiskFullError, ReadOnlyStoreError) as exc:
+            self.notice(f"{exc.message.split(';')[0]}: {skipped}")
+
+    def read_only_error(self, why: str = "") -> MemcliError:
         """The error of a write to this store when it cannot be written (``why``: the path
-        and the reason; default: why it was opened read-only)."""
+        and the reason; default: why it was opened read-only): ReadOnlyStoreError, or
+        DiskFullError for a store opened from its copy because its device is full
+        (``full_reason``)."""
+        if self.full_reason and not why:
+            return DiskFullError(
+                f"no space left on {device_of(self.paths.data_dir)} ({self.full_reason}), not even to open the store for a "
+                "write or a delete; nothing was written. Read commands work; free some space on the device to write or delete"
+            )
         return ReadOnlyStoreError(
             f"the memory store at {self.paths.data_dir} is read-only ({why or self.read_only_reason}); nothing was written. "
             "Read commands work; make the folder writable to write"
@@ -465,8 +502,10 @@ class MemoryStore:
         """Whether the store was opened read-only (its folder cannot be written: a read-only
         mount, ``chattr +i``, no write permission). Reads work, from memcli's copy of the
         memories (``_ReadOnlyChroma``); every write raises ReadOnlyStoreError, so a caller
-        with an optional write (recall's reinforcement) checks this first."""
-        return bool(self.read_only_reason)
+        with an optional write (recall's reinforcement) checks this first. A store whose
+        device is too full even to open Chroma is read so too (``full_reason``), its writes
+        raising DiskFullError."""
+        return bool(self.read_only_reason or self.full_reason)
 
     def open_resident(self) -> None:
         """Take the store for the life of this process: the file lock, the Chroma client
@@ -509,23 +548,11 @@ class MemoryStore:
         self.read_only_reason = ""
         try:
             tightened = [self.paths.data_dir] * loose + private_tree(self.paths.data_dir)
-            if self.server is None:
-                private_dir(self.paths.store_dir)  # before Chroma makes it: what it writes inside is out of others' reach
-            self._collection = self._open_collection()
-            self._sidecar = Sidecar(self.paths.database)
-            if self.server is None:
-                private_tree(self.paths.store_dir)  # what Chroma has just made (chroma.sqlite3 as the umask says)
-        except BaseException as exc:
+        except BaseException:
             self._close()
-            if self.server is None and isinstance(exc, Exception) and isinstance(self.fault(exc), ReadOnlyStoreError):
-                # The folder takes the lock but a file of the store refuses writes (chattr +i on
-                # chroma.sqlite3). Chroma caches the client it could not open: drop it.
-                from chromadb.api.shared_system_client import SharedSystemClient
-
-                SharedSystemClient.clear_system_cache()
-                self._open_read_only(f"{self.paths.store_dir}: {exc}")
-                return
             raise
+        if not self._open_files():
+            return
         if tightened and not self._tightened:
             self._tightened = True
             self.notice(
@@ -533,14 +560,65 @@ class MemoryStore:
                 "an older memcli left them readable by other users"
             )
 
-    def _open_read_only(self, why: str) -> None:
+    def _open_files(self) -> bool:
+        """Open Chroma and the sidecar, the file lock held; on a device too full to open
+        them, even with ``OPEN_ROOM`` of the reserve given back, open from the copy instead
+        (``full_reason``). Returns whether Chroma was opened."""
+        self.full_reason = ""
+        for attempt in (1, 2):
+            try:
+                if self.server is None:
+                    private_dir(self.paths.store_dir)  # before Chroma makes it: what it writes inside is out of others' reach
+                self._collection = self._open_collection()
+                self._sidecar = Sidecar(self.paths.database)
+                if self.server is None:
+                    private_tree(self.paths.store_dir)  # what Chroma has just made (chroma.sqlite3 as the umask says)
+                break
+            except BaseException as exc:
+                fault = self.fault(exc) if isinstance(exc, Exception) else None
+                self._drop_opened()
+                if isinstance(fault, DiskFullError):
+                    # Chroma and SQLite open with a journal: a device without a byte free refuses them.
+                    if attempt == 1 and self._release_reserve(OPEN_ROOM):
+                        continue
+                    self._open_read_only(f"{self.free_bytes() or 0} bytes free", full=True)
+                    return False
+                self._close()
+                if self.server is None and isinstance(fault, ReadOnlyStoreError):
+                    # The folder takes the lock but a file of the store refuses writes (chattr +i on chroma.sqlite3).
+                    self._open_read_only(f"{self.paths.store_dir}: {exc}")
+                    return False
+                raise
+        self.keep_reserve()
+        return True
+
+    def _drop_opened(self) -> None:
+        """Close what a failed opening opened (Chroma caches the client it could not open:
+        dropped too), keeping the file lock."""
+        self._collection = self._staging = None
+        if self._sidecar is not None:
+            self._sidecar.close()
+            self._sidecar = None
+        if self._client is not None or self.server is None:
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            SharedSystemClient.clear_system_cache()
+            self._client = None
+
+    def _open_read_only(self, why: str, full: bool = False) -> None:
         """Open the store without writing to it: Chroma cannot open a folder it cannot
         write (it writes chroma.sqlite3 on open: "attempt to write a readonly database"),
         so the reads are served from the whole copy of every memory that the recall index
         keeps in the sidecar, read into memory (``Sidecar.snapshot``), and every write
         raises ReadOnlyStoreError (``_ReadOnlyChroma``). No file lock: none can be taken,
-        and no memcli can write this store either."""
-        self.read_only_reason = why
+        and no memcli can write this store either.
+
+        ``full``: the device is too full for Chroma to open (``why``: what is free); the
+        file lock is kept, and writes and deletes raise DiskFullError (``full_reason``)."""
+        if full:
+            self.full_reason = why
+        else:
+            self.read_only_reason = why
         self._sidecar = Sidecar.snapshot(self.paths.database)
         # With a server, its collection's metadata (the embedder) is not read: the copy is read as it is.
         metadata = _chroma_metadata(self.paths.store_dir) if self.server is None else {}
@@ -553,12 +631,67 @@ class MemoryStore:
             return
         self._told_read_only = True
         unclean = self._sidecar.index.unclean()
+        what = (f"no space left on {device_of(self.paths.data_dir)} ({self.full_reason}), not even to open the store"
+                if self.full_reason else f"read-only store ({self.read_only_reason})")
         self.notice(
-            f"read-only store ({self.read_only_reason}): reading memcli's copy of the memories in {self.paths.database.name}; "
+            f"{what}: reading memcli's copy of the memories in {self.paths.database.name}; "
             "writes are refused"
             + (f"; the copy of {', '.join(unclean)} was left incomplete by an interrupted write and cannot be repaired "
                "in a read-only store: some of their memories may be missing" if unclean else "")
         )
+
+    # room on the device -----------------------------------------------------------
+
+    def free_bytes(self) -> int | None:
+        """Bytes free for this user on the device of the data folder; None when it cannot be asked."""
+        return space.free_bytes(self.paths.data_dir)
+
+    def _room_to_reopen(self) -> bool:
+        """Whether a store opened from its copy for want of room (``full_reason``) now has
+        room to open Chroma (``OPEN_ROOM`` and ``ROOM_FLOOR``)."""
+        return (self.free_bytes() or 0) >= OPEN_ROOM + ROOM_FLOOR
+
+    def _reserve_bytes(self) -> int:
+        return space.reserve_bytes(self.paths.data_dir)
+
+    def keep_reserve(self) -> bool:
+        """Take the store's reserve of space again where it was given back (``memcli.space.keep_reserve``);
+        returns whether it is whole. Nothing in a read-only store."""
+        return not self.read_only and space.keep_reserve(self.paths.data_dir)
+
+    def _release_reserve(self, amount: int | None = None) -> int:
+        """Give ``amount`` bytes of the reserve (all of it when None) back to the device,
+        with a notice when it is all (a delete's; the little an opening takes is only
+        logged); returns how many were given back."""
+        given = space.release_reserve(self.paths.data_dir, amount)
+        if given and amount is not None:
+            log.info("gave %d bytes of the store's reserve of space back to open the store", given)
+        elif given:
+            self.notice(f"used {given / 2**20:.2f} MiB of the store's reserve of space: {device_of(self.paths.data_dir)} is full")
+        return given
+
+    def room_error(self, needed: int = 0, stored: str = "nothing was written") -> DiskFullError | None:
+        """The DiskFullError of a write of about ``needed`` bytes that the device cannot
+        take while keeping the store's reserve whole (``memcli.space.shortage``); None when
+        it fits. ``stored``: what became of the write, as the message says it."""
+        if self.full_reason:
+            return DiskFullError(self.read_only_error().message)
+        if self.read_only:
+            return None
+        why = space.shortage(self.paths.data_dir, needed, stored)
+        return DiskFullError(why) if why else None
+
+    def space_problem(self) -> str:
+        """Why writes are refused for space right now, in one line (the device is full and
+        the store's reserve is in use or writes would not fit; the store could be opened
+        only from its copy); empty when writes fit. What the service says when it starts
+        and in its status."""
+        if self.read_only_reason:
+            return ""
+        refused = self.room_error()
+        if refused is None:
+            return ""
+        return refused.message.replace("; nothing was written. ", ": writes are refused. ")
 
     @property
     def location(self) -> str:
@@ -728,28 +861,31 @@ class MemoryStore:
 
     def _require_room(self, memories: Sequence[Memory], embeddings: Sequence[Sequence[float]]) -> None:
         """Raise DiskFullError ("nothing was stored") before a write that would not fit in
-        the free space of the store's device: a write that fills the device part way leaves
-        Chroma half written, and Chroma cannot be relied on to undo it there (its delete
-        hangs on a full device). The estimate (``ROOM_PER_MEMORY``) is about 1.5 times what
-        a memory was measured to take in Chroma and the sidecar together."""
+        the free space of the store's device with its reserve kept whole (``room_error``):
+        a write that fills the device part way leaves Chroma half written, and Chroma
+        cannot be relied on to undo it there (its delete hangs on a full device). The
+        estimate is ``room_needed``."""
         dimension = len(embeddings[0]) if len(embeddings) else 0
-        needed = ROOM_FLOOR + sum(ROOM_PER_MEMORY + 32 * dimension + 12 * len(m.text.encode("utf-8")) for m in memories)
-        try:
-            found = os.statvfs(self.paths.data_dir)
-        except OSError:
+        needed = room_needed(len(memories), dimension, sum(len(m.text.encode("utf-8")) for m in memories))
+        refused = self.room_error(needed - ROOM_FLOOR)
+        if refused is None:
             return
-        free = found.f_bavail * found.f_frsize
-        if free < needed:
-            raise DiskFullError(
-                f"no space left on {device_of(self.paths.data_dir)}: {len(memories)} memories need about "
-                f"{needed / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free; nothing was stored"
-            )
+        free = self.free_bytes() or 0
+        short = "" if self._reserve_bytes() >= RESERVE else f" besides the store's {RESERVE >> 20} MiB reserve for deleting, now in use"
+        raise DiskFullError(
+            f"no space left on {device_of(self.paths.data_dir)}: {len(memories)} memories need about "
+            f"{needed / 2**20:.1f} MiB{short}, {free / 2**20:.1f} MiB are free; nothing was stored"
+        )
 
     def update(self, memories: Sequence[Memory]) -> None:
-        """Write back the metadata (not text or embedding) of existing memories."""
+        """Write back the metadata (not text or embedding) of existing memories. Raises
+        DiskFullError, before anything is written, when the device has no room for it
+        (``room_error``)."""
         if not memories:
             return
         with self.transaction():
+            if not self.read_only and (refused := self.room_error(ROOM_PER_MEMORY * len(memories), "nothing was changed")):
+                raise refused
             self._repair({m.user for m in memories})
             self.generation += 1
             self.sidecar.index.mark_dirty(m.user for m in memories)
@@ -762,8 +898,12 @@ class MemoryStore:
             return
         with self.transaction():
             self.generation += 1
-            # In pages: SQLite (under Chroma) takes at most 32,766 variables a statement.
-            pages = [list(ids[start : start + _GET_PAGE]) for start in range(0, len(ids), _GET_PAGE)]
+            if self.read_only:
+                raise self.read_only_error()
+            # In pages: SQLite (under Chroma) takes at most 32,766 variables a statement; on a
+            # device short of room, pages as large as the room takes (``delete_page``).
+            size = self.delete_page()
+            pages = [list(ids[start : start + size]) for start in range(0, len(ids), size)]
             users = {str((m or {}).get("user")) for page in pages for m in self._col.get(ids=page, include=["metadatas"])["metadatas"]}
             self._repair(users)
             for page in pages:
@@ -772,16 +912,51 @@ class MemoryStore:
                 self.sidecar.index.remove(page, users)
                 self.sidecar.unmark_consolidated(page)
 
+    def delete_page(self) -> int:
+        """How many memories one step of a delete takes: ``_GET_PAGE``, or on a device short
+        of room as many as the room takes (``DELETE_BYTES`` a memory, or what a memory takes
+        in the store's files when more), the store's reserve given back first when that is
+        not even one (``RESERVE``). Raises DiskFullError when not one fits even then."""
+        free = self.free_bytes()
+        if free is None:
+            return _GET_PAGE
+        each = DELETE_BYTES
+        with contextlib.suppress(OSError):
+            files = self.paths.database.stat().st_size + (self.paths.store_dir / "chroma.sqlite3").stat().st_size
+            each = max(each, files // max(1, int(self._col.count())))
+        if free < OPEN_ROOM + each * min(_GET_PAGE, 64):
+            self._release_reserve()
+            free = self.free_bytes() or 0
+        size = min(_GET_PAGE, (free - OPEN_ROOM) // each)
+        if size < 1:
+            raise DiskFullError(
+                f"no space left on {device_of(self.paths.data_dir)}: {free / 2**20:.2f} MiB free, not even room to delete "
+                "(Chroma logs a delete before it frees anything); nothing was deleted: free some space on the device"
+            )
+        return int(size)
+
     def compact(self) -> None:
         """Erase from the files what deleted memories left behind, so that a deleted text is
         nowhere on disk: Chroma's write-ahead log, its full-text index and free pages
         (``_compact_chroma``), then the sidecar's (``Sidecar.compact``). Run once per command
         that deletes, after its deletions; its cost grows with the size of the store
-        (about 1.3 s for 10,000 memories, see the README, "Deleting for good")."""
+        (about 1.3 s for 10,000 memories, see the README, "Deleting for good").
+
+        Raises DiskFullError, before anything is rewritten, when the device has no room for
+        the copy VACUUM writes (the size of the larger file); the delete stands without it."""
         with self.transaction():
+            files = [self.paths.database] + ([self.paths.store_dir / "chroma.sqlite3"] if self.server is None else [])
+            largest = max((f.stat().st_size for f in files if f.exists()), default=0)
+            free = self.free_bytes()
+            if free is not None and free < largest + OPEN_ROOM:  # VACUUM writes the file again beside itself
+                raise DiskFullError(
+                    f"no space left on {device_of(self.paths.data_dir)}: compacting needs about "
+                    f"{(largest + OPEN_ROOM) / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free"
+                )
             if self.server is None:  # a server's files are the server's to compact
                 self._compact_chroma()
             self.sidecar.compact()
+            self.keep_reserve()
 
     def _compact_chroma(self) -> None:
         """Purge Chroma's log and vacuum its database, with Chroma's own maintenance
@@ -1282,8 +1457,13 @@ class MemoryStore:
             elif index.is_dirty(user) or rows != set(stored):
                 self.notice(f"rebuilding the recall index of {user} from the store ({len(stored)} memories)")
                 memories, vectors = self._with_embeddings(user)
-                index.rebuild(user, memories, vectors)
+                rebuilt = False
+                with self.optional_write(f"the recall index of {user} was not rebuilt; their memories are read from the store"):
+                    index.rebuild(user, memories, vectors)
+                    rebuilt = True
                 self._complete = None
+                if not rebuilt:
+                    return
                 self._rebuilds += 1
             self._checked.add(user)
 
@@ -1295,7 +1475,9 @@ class MemoryStore:
             index = self.sidecar.index
             missing = index.missing_windows(user)
             if missing:
-                index.fill_windows(missing, embed([text for _, text in missing]))
+                vectors = embed([text for _, text in missing])
+                with self.optional_write(WINDOWS_SKIPPED):
+                    index.fill_windows(missing, vectors)
             return index.load(user)
 
     def _ids(self, user: str | None = None) -> list[str]:

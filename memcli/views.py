@@ -342,12 +342,13 @@ class Answer(View):
 
 class ImportResult(View):
     """The view of ``schema.ImportResult``: ``memcli import``. An interrupted import (Ctrl-C)
-    prints this too, with ``interrupted`` true, and exits 130: ``added`` + ``skipped`` of the
-    ``found`` memories are stored, the rest are stored by running the same import again."""
+    prints this too, with ``interrupted`` true, and exits 130; one stopped by a full device,
+    with ``error``, and exits 10: ``added`` + ``skipped`` of the ``found`` memories are stored,
+    the ``failed`` rest are stored by running the same import again."""
 
-    __slots__ = ("path", "format", "found", "added", "skipped", "users", "duration_seconds", "interrupted",)
+    __slots__ = ("path", "format", "found", "added", "skipped", "users", "duration_seconds", "interrupted", "failed", "error",)
 
-    def __init__(self, path: str, format: str, found: int, added: int, skipped: int, users: dict[str, int], duration_seconds: float, interrupted: bool) -> None:
+    def __init__(self, path: str, format: str, found: int, added: int, skipped: int, users: dict[str, int], duration_seconds: float, interrupted: bool, failed: int, error: Optional[str]) -> None:
         self.path = path
         self.format = format
         self.found = found
@@ -356,6 +357,8 @@ class ImportResult(View):
         self.users = users
         self.duration_seconds = duration_seconds
         self.interrupted = interrupted
+        self.failed = failed
+        self.error = error
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ImportResult:
@@ -373,6 +376,8 @@ class ImportResult(View):
             "users": self.users,
             "duration_seconds": self.duration_seconds,
             "interrupted": self.interrupted,
+            "failed": self.failed,
+            "error": self.error,
         }
 
 
@@ -745,9 +750,9 @@ class ChatReply(View):
 class ServiceStatus(View):
     """The view of ``schema.ServiceStatus``: ``memcli service status``."""
 
-    __slots__ = ("pid", "version", "protocol", "started_at", "uptime_seconds", "users_loaded", "rss_bytes", "requests_served", "socket", "log_file",)
+    __slots__ = ("pid", "version", "protocol", "started_at", "uptime_seconds", "users_loaded", "rss_bytes", "requests_served", "socket", "log_file", "read_mostly",)
 
-    def __init__(self, pid: int, version: str, protocol: int, started_at: Optional[str], uptime_seconds: float, users_loaded: list[str], rss_bytes: int, requests_served: int, socket: str, log_file: str) -> None:
+    def __init__(self, pid: int, version: str, protocol: int, started_at: Optional[str], uptime_seconds: float, users_loaded: list[str], rss_bytes: int, requests_served: int, socket: str, log_file: str, read_mostly: Optional[str]) -> None:
         self.pid = pid
         self.version = version
         self.protocol = protocol
@@ -758,6 +763,7 @@ class ServiceStatus(View):
         self.requests_served = requests_served
         self.socket = socket
         self.log_file = log_file
+        self.read_mostly = read_mostly
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ServiceStatus:
@@ -777,6 +783,7 @@ class ServiceStatus(View):
             "requests_served": self.requests_served,
             "socket": self.socket,
             "log_file": self.log_file,
+            "read_mostly": self.read_mostly,
         }
 
 
@@ -915,11 +922,12 @@ class DoctorReport(View):
     for privacy (mode 0700 folders, 0600 files, this user's own) and the store for
     writability."""
 
-    __slots__ = ("ok", "store_writable", "checked", "warnings", "checks", "model_checks",)
+    __slots__ = ("ok", "store_writable", "store_space", "checked", "warnings", "checks", "model_checks",)
 
-    def __init__(self, ok: bool, store_writable: bool, checked: int, warnings: list[str], checks: list[PathCheck], model_checks: list[ModelCheck]) -> None:
+    def __init__(self, ok: bool, store_writable: bool, store_space: Optional[str], checked: int, warnings: list[str], checks: list[PathCheck], model_checks: list[ModelCheck]) -> None:
         self.ok = ok
         self.store_writable = store_writable
+        self.store_space = store_space
         self.checked = checked
         self.warnings = warnings
         self.checks = checks
@@ -935,6 +943,7 @@ class DoctorReport(View):
         return {
             "ok": self.ok,
             "store_writable": self.store_writable,
+            "store_space": self.store_space,
             "checked": self.checked,
             "warnings": self.warnings,
             "checks": [x.to_json() for x in self.checks],

@@ -929,6 +929,111 @@ def disk_full_inside(home: Path, template: Path, notes: Path, fake: bool, quick:
     return result
 
 
+def full_disk_case(h: Harness, base: Path) -> Row:
+    """A store on a full tmpfs (mounted in a private mount namespace, as root or through a
+    user namespace; skipped where neither can mount one): reads (recall, list, show, stats,
+    export) exit 0, writes (pin, remember) exit with the disk-full code and one line, each
+    trial's delete of an acknowledged note exits 0 and the note is gone, the service starts
+    again read-mostly and says why in its status; once the filler is removed, every
+    acknowledged note not deleted is there once and no deleted one came back."""
+    row = Row("full disk: read, delete, restart")
+    if not shutil.which("unshare"):
+        row.skipped = "no unshare for a private tmpfs"
+        return row
+    template = base / "full-template"
+    template.mkdir()
+    mark = tag()
+    notes = [f"Full disk note {i} {mark}" for i in range(6 if h.quick else 12)]
+    setup = Row("setup")
+    for note in notes:
+        _setup(h.run(template, "remember", note), setup)
+    if setup.failures:
+        return setup
+    home = base / "full-disk"
+    home.mkdir()
+    userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    argv = ["unshare", *userns, "--mount", "--propagation", "private", sys.executable, __file__, "--full-disk-inside",
+            str(home), str(template), mark, "--fake-models" if h.fake else "--real-models"]
+    if h.quick:
+        argv.append("--quick")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=h.timeout * 6)
+    if done.returncode != 0 or not done.stdout.strip():
+        row.skipped = f"a small tmpfs could not be mounted here: {(done.stderr.strip().splitlines() or [''])[-1][:120]}"
+        return row
+    inside = json.loads(done.stdout)
+    if inside.get("skipped"):
+        row.skipped = inside["skipped"]
+        return row
+    row.add(Row("inside", **{k: v for k, v in inside.items() if k in Row.__dataclass_fields__ and k not in ("case", "skipped", "seconds")}))
+    return row
+
+
+def full_disk_inside(home: Path, template: Path, mark: str, fake: bool, quick: bool) -> dict:
+    """In a private mount namespace: a tmpfs at ``home`` holding a copy of ``template`` (its
+    notes carry ``mark``), filled to the last byte; then the trials of ``full_disk_case``.
+    Prints the Row as JSON."""
+    size = sum(p.stat().st_size for p in template.rglob("*") if p.is_file())
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20},mode=0700", "tmpfs", str(home)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        return {"skipped": f"mount -t tmpfs failed: {mounted.stderr.strip()[:100]}"}
+    shutil.copytree(template, home, dirs_exist_ok=True)
+    h = Harness(fake, quick, Path(tempfile.mkdtemp()))
+    row = Row("full disk: read, delete, restart")
+    check = Check(row)
+    listed = check.memories(h, home) or []
+    acked = {m["text"]: m["id"] for m in listed if mark in m["text"]}
+    filler = home / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for block in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    os.write(descriptor, b"\0" * block)
+            except OSError:
+                continue
+    finally:
+        os.close(descriptor)
+    full = expected_code("no space", "disk full")
+    deleted: dict[str, str] = {}
+    texts = sorted(acked)
+    for trial, text in enumerate(texts[: len(texts) // 2]):
+        memory_id = acked[text]
+        service = trial % 2 == 1  # every other trial through a service started on the full device
+        if service:
+            check.saw(h.run(home, "service", "restart", service=True), expect_ok=True)
+            status = check.saw(h.run(home, "service", "status", "--json", service=True), expect_ok=True)
+            if status.code == 0 and not json.loads(status.out).get("read_mostly"):
+                row.failures.append("the service on a full device does not say that it is read-mostly")
+        for argv in (["recall", "Full disk note"], ["list"], ["show", memory_id], ["stats"], ["export", "-o", os.devnull]):
+            done = check.saw(h.run(home, *argv, service=service))
+            row.trials += 1
+            if done.code != 0:
+                row.failures.append(f"a read failed on a full disk: {done.describe()}")
+        for argv in (["pin", memory_id], ["remember", f"refused note {trial} {mark}"]):
+            _judge(row, check.saw(h.run(home, *argv, service=service)), full)
+        done = check.saw(h.run(home, "delete", memory_id, "--yes", service=service))
+        row.trials += 1
+        if done.code == 0:
+            deleted[text] = memory_id
+            if check.saw(h.run(home, "show", memory_id, service=service)).code != expected_code("no memory"):
+                row.failures.append(f"deleted on a full disk, yet shown: {memory_id}")
+        else:
+            row.failures.append(f"a delete failed on a full disk: {done.describe()}")
+        if service:
+            check.saw(h.run(home, "service", "stop", service=True))
+    filler.unlink()
+    after = check.memories(h, home) or []
+    check.present_once(after, {t: i for t, i in acked.items() if t not in deleted})
+    row.acknowledged += len(deleted)
+    for text in deleted:
+        if any(m["text"] == text for m in after):
+            row.lost += 1
+            row.failures.append(f"an acknowledged delete came back: {text[:60]!r}")
+    if any(m["text"].startswith("refused note") for m in after):
+        row.failures.append("a write refused on the full disk was stored")
+    return asdict(row)
+
+
 # --- purge grep -------------------------------------------------------------------------
 
 def grep_home(home: Path, marker: bytes) -> list[str]:
@@ -1097,9 +1202,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     parser.add_argument("--keep", action="store_true", help="keep the temporary homes (their path is printed)")
     parser.add_argument("--disk-full-inside", nargs=3, metavar=("HOME", "TEMPLATE", "NOTES"), help=argparse.SUPPRESS)
+    parser.add_argument("--full-disk-inside", nargs=3, metavar=("HOME", "TEMPLATE", "MARK"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     global QUIET
-    QUIET = options.quiet or bool(options.disk_full_inside)
+    QUIET = options.quiet or bool(options.disk_full_inside) or bool(options.full_disk_inside)
+    if options.full_disk_inside:
+        home, template, mark = options.full_disk_inside
+        print(json.dumps(full_disk_inside(Path(home), Path(template), mark, options.fake_models, options.quick)))
+        return 0
     if options.disk_full_inside:
         home, template, notes = (Path(p) for p in options.disk_full_inside)
         print(json.dumps(disk_full_inside(home, template, notes, options.fake_models, options.quick)))
@@ -1120,6 +1230,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, run in (("concurrency (service)", lambda: [concurrency_case(h, base, True)]),
                           ("concurrency (no service)", lambda: [concurrency_case(h, base, False)]),
                           ("bad: ", lambda: bad_inputs(h, base)),
+                          ("full disk: read, delete, restart", lambda: [full_disk_case(h, base)]),
                           ("purge grep: ", lambda: purge_cases(h, base))):
             if only and only not in name and not name.startswith(only):
                 continue

@@ -78,7 +78,7 @@ def test_the_quick_fault_run_holds_every_invariant(tmp_path: Path) -> None:
     cases = {row["case"] for row in report["rows"]}
     for expected in ("kill: import", "kill: chat", "kill: consolidate", "kill: forget", "kill: forget --purge", "kill: service",
                      "concurrency (service)", "concurrency (no service)", "bad: malformed JSON", "bad: empty file",
-                     "bad: read-only store", "bad: full disk", "purge grep: delete", "purge grep: forget --purge",
+                     "bad: read-only store", "bad: full disk", "full disk: read, delete, restart", "purge grep: delete", "purge grep: forget --purge",
                      "bad: stdin not UTF-8 (remember -)", "bad: closed stdin (chat)", "bad: 1 MB question (ask -)",
                      "bad: home writable by others (0777)"):
         assert expected in cases

@@ -260,7 +260,7 @@ def _enospc(*_: Any, **__: Any) -> None:
 
 def _little_room(patch: pytest.MonkeyPatch, free: int) -> None:
     """Make the store's device report ``free`` bytes available."""
-    import memcli.store as store_module
+    import memcli.space as store_module
 
     real = os.statvfs
 
@@ -311,16 +311,88 @@ def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
             patch.setattr(collection_module.Collection, "add", add_then_fail)
         else:
             patch.setattr(index_module.RecallIndex, "put", _enospc)
-        line = assert_error(runner.invoke(app, ["import", str(notes)]), ExitCode.DISK_FULL)
+        result = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json"])).stdout)
 
-    assert line.startswith("memcli: error: no space left on ") and "store the rest" in line
+    # Chroma, the record, took the whole batch: the import stored everything, and says so.
+    assert (result["added"], result["failed"], result["error"]) == (40, 0, None)
     chroma, index, pending = _counts(memcli_home)
-    assert (index, pending) == (3, 0)  # the index's part of the write was rolled back, and marked to be checked
-    result = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
-    assert result["added"] == 43 - chroma
+    assert (chroma, index, pending) == (43, 3, 0)  # the index's part of the write was rolled back, and marked to be checked
+    again = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
+    assert (again["added"], again["skipped"]) == (0, 40)
     listed = json.loads(ok(runner.invoke(app, ["list", "--limit", "0", "--json", "--quiet"])).stdout)
     assert len(listed) == 43
     assert _counts(memcli_home) == (43, 43, 0)
+
+
+def _fills_after_first_batch(patch: pytest.MonkeyPatch) -> None:
+    """The device reports room until Chroma has taken one batch, none after it."""
+    import chromadb.api.models.Collection as collection_module
+    import memcli.space as store_module
+
+    real_add, real_statvfs = collection_module.Collection.add, os.statvfs
+    added: list[int] = []
+
+    def add(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_add(self, *args, **kwargs)
+        added.append(1)
+
+    def statvfs(path: Any) -> Any:
+        found = real_statvfs(path)
+        free = 0 if added else found.f_bavail
+        return os.statvfs_result((found.f_bsize, 1, found.f_blocks, free, free, *found[5:]))
+
+    patch.setattr(collection_module.Collection, "add", add)
+    patch.setattr(store_module.os, "statvfs", statvfs)
+
+
+def test_an_import_stopped_by_a_full_device_counts_what_it_stored_and_finishes_when_run_again(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _populate(runner)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(100)), encoding="utf-8")
+    with monkeypatch.context() as patch:
+        _fills_after_first_batch(patch)
+        done = runner.invoke(app, ["import", str(notes), "--json"])
+    assert done.exit_code == ExitCode.DISK_FULL, (done.stdout, done.stderr)
+    result = json.loads(done.stdout)  # --json reports it even though the import stopped
+    assert (result["found"], result["added"], result["skipped"], result["failed"]) == (100, 64, 0, 36)
+    line = done.stderr.strip()
+    assert "\n" not in line and line.startswith("memcli: error: no space left on ")
+    assert "64 of 100 memories are stored (64 new, 0 already stored), 36 are not" in line and result["error"] in line
+    assert _counts(memcli_home) == (67, 67, 0)  # what the message says, nothing half written
+
+    again = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
+    assert (again["added"], again["skipped"], again["failed"]) == (36, 64, 0)
+    texts = [m["text"] for m in json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", "--quiet"])).stdout)]
+    assert len(texts) == len(set(texts)) == 103
+    assert _counts(memcli_home) == (103, 103, 0)
+
+
+def test_an_import_the_device_clearly_has_no_room_for_is_refused_before_it_starts(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.space import room_measured
+
+    _populate(runner)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(2000)), encoding="utf-8")
+    import chromadb.api.models.Collection as collection_module
+
+    calls: list[int] = []
+    # Room for a batch (the batches' own check passes), not for the whole file by the measured figures.
+    free = room_measured(2000, 128, 2000 * 45) // 2
+    with monkeypatch.context() as patch:
+        patch.setattr(collection_module.Collection, "add", lambda *a, **k: calls.append(1))
+        _little_room(patch, free)
+        line = assert_error(runner.invoke(app, ["import", str(notes)]), ExitCode.DISK_FULL)
+        refused = runner.invoke(app, ["import", str(notes), "--json"])
+    assert "the import's 2000 new memories need about" in line and line.endswith("; nothing was stored")
+    assert calls == []
+    assert refused.exit_code == ExitCode.DISK_FULL
+    result = json.loads(refused.stdout)
+    assert (result["added"], result["skipped"], result["failed"]) == (0, 0, 2000) and result["error"] in line
+    assert _counts(memcli_home) == (3, 3, 0)
 
 
 def test_a_full_device_during_remember_leaves_nothing_journaled_or_stored(
@@ -370,3 +442,223 @@ def test_a_really_full_device_is_named_and_nothing_is_stored(
     result = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
     assert result["added"] == 300
     assert _counts(small_device) == (303, 303, 0)
+
+
+# a full device: reads and deletes work, writes exit 10 -------------------------------------
+
+
+def test_a_transaction_that_sqlite_rolled_back_for_a_full_database_raises_the_full_database() -> None:
+    """SQLITE_FULL rolls the transaction back by itself: what is raised is "database or disk
+    is full" (a DiskFullError once the store sees it), not the "cannot rollback - no
+    transaction is active" of a second ROLLBACK."""
+    from memcli.db import atomic
+
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    db.execute("CREATE TABLE t (x BLOB)")
+    db.execute("PRAGMA max_page_count = 3")
+    with pytest.raises(sqlite3.OperationalError, match="database or disk is full"), atomic(db):
+        db.execute("INSERT INTO t VALUES (?)", (b"x" * 100_000,))
+    assert not db.in_transaction
+    with atomic(db):
+        db.execute("INSERT INTO t VALUES (?)", (b"small",))
+    assert db.execute("SELECT count(*) FROM t").fetchone()[0] == 1
+
+
+def _full_sidecar(patch: pytest.MonkeyPatch) -> None:
+    """The sidecar's writes of a memory's state fail as SQLite fails on a device without a
+    byte free ("database or disk is full", raised at the write inside its transaction)."""
+    from memcli import recall_index as index_module
+
+    def full(*_: Any, **__: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    patch.setattr(index_module.RecallIndex, "set_state", full)
+
+
+def test_a_recall_whose_reinforcement_meets_a_full_database_still_answers(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = _populate(runner)
+    with monkeypatch.context() as patch:
+        _full_sidecar(patch)
+        done = ok(runner.invoke(app, ["recall", "where did I move", "-k", "3"]))
+        assert ids[0] in done.stdout
+        assert "recall not reinforced" in done.stderr and "memcli: error" not in done.stderr
+        pinned = runner.invoke(app, ["pin", ids[1]])  # a write meeting it exits 10, not 1 ("cannot rollback")
+        assert pinned.exit_code == ExitCode.DISK_FULL
+        assert pinned.stderr.strip().splitlines()[-1].startswith("memcli: error: no space left on ")
+    assert len(json.loads(ok(runner.invoke(app, ["list", "--json"])).stdout)) == 3
+
+
+def _full_device(patch: pytest.MonkeyPatch) -> None:
+    """The store's device reports no byte free but what the store gave back of its reserve
+    (what memcli asks before writing, and before deleting)."""
+    import memcli.space as space_module
+
+    real = os.statvfs
+
+    def statvfs(path: Any) -> Any:
+        found = real(path)
+        given = space_module.RESERVE - space_module.reserve_bytes(Path(path))
+        return os.statvfs_result((found.f_bsize, 1, found.f_blocks, given, given, *found[5:]))
+
+    patch.setattr(space_module.os, "statvfs", statvfs)
+
+
+def test_on_a_full_device_reads_and_deletes_work_and_writes_exit_10(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.space import RESERVE, RESERVE_FILE
+
+    ids = _populate(runner)
+    reserve = memcli_home / "data" / RESERVE_FILE
+    assert reserve.stat().st_size == RESERVE and oct(reserve.stat().st_mode & 0o777) == "0o600"
+    with monkeypatch.context() as patch:
+        _full_device(patch)
+        recalled = ok(runner.invoke(app, ["recall", "where did I move"]))
+        assert ids[0] in recalled.stdout and "recall not reinforced" in recalled.stderr
+        for read in (["list"], ["show", ids[1]], ["stats"], ["export", "-o", str(tmp_path / "export.jsonl")]):
+            ok(runner.invoke(app, read))
+        for write in (["pin", ids[1]], ["remember", "a new note"], ["edit", ids[1], "--importance", "0.9"]):
+            line = assert_error(runner.invoke(app, write), ExitCode.DISK_FULL)
+            assert line.startswith("memcli: error: no space left on ")
+
+        deleted = ok(runner.invoke(app, ["delete", ids[0], "--yes"]))
+        assert "used 4.00 MiB of the store's reserve of space" in deleted.stderr
+        assert reserve.stat().st_size == 0  # given back to the device for the delete
+        assert_error(runner.invoke(app, ["show", ids[0]]), ExitCode.NOT_FOUND)
+        purged = json.loads(ok(runner.invoke(app, ["forget", "--purge", "--now", "2040-01-01", "--json"])).stdout)
+        assert purged["purged"] == 2
+        assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["memories"] == 0
+    ok(runner.invoke(app, ["list"]))  # room again: the reserve is taken again
+    assert reserve.stat().st_size == RESERVE
+    ok(runner.invoke(app, ["remember", "a note once there is room"]))
+
+
+def test_purge_user_works_on_a_full_device(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _populate(runner)
+    ok(runner.invoke(app, ["remember", "a note of someone else", "--user", "other"]))
+    with monkeypatch.context() as patch:
+        _full_device(patch)
+        result = json.loads(ok(runner.invoke(app, ["purge-user", "other", "--yes", "--json"])).stdout)
+        assert result["purged"] == 1
+    assert _counts(memcli_home) == (3, 3, 0)
+
+
+def test_a_store_whose_device_is_too_full_to_open_chroma_reads_from_its_copy(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chroma opens with a journal: on a device without a byte free it cannot open at all.
+    Once the reserve given back does not help either, the store is read from the copy the
+    recall index keeps, reads work, and a write or a delete exits 10 saying why."""
+    from memcli.store import MemoryStore
+
+    ids = _populate(runner)
+    with monkeypatch.context() as patch:
+        _full_device(patch)
+
+        def cannot_open(self: Any) -> Any:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        patch.setattr(MemoryStore, "_open_collection", cannot_open)
+        listed = ok(runner.invoke(app, ["list", "--json"]))
+        assert [m["id"] for m in json.loads(listed.stdout)] == ids[::-1]
+        assert "not even to open the store" in listed.stderr
+        ok(runner.invoke(app, ["recall", "where did I move"]))
+        line = assert_error(runner.invoke(app, ["delete", ids[0], "--yes"]), ExitCode.DISK_FULL)
+        assert "free some space on the device to write or delete" in line
+    assert _counts(memcli_home) == (3, 3, 0)
+
+
+def test_a_service_starts_read_mostly_on_a_full_device_and_says_why(
+    memcli_home: Path, monkeypatch: pytest.MonkeyPatch, small_device: Path
+) -> None:
+    from memcli.client import Handlers, ServiceClient
+
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    paths = resolve_paths()
+    base = {"env": {"MEMCLI_LOCK_TIMEOUT": "5"}, "now": None, "model": None}
+    with _fake_service(paths) as (client, _):
+        ids = [client.request({**base, "verb": "remember", "args": {"text": note}}, Handlers())["memory"]["id"] for note in NOTES]
+    filler = small_device / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for block in (65536, 512, 1):  # every byte of the device
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(descriptor, b"\0" * block)
+    finally:
+        os.close(descriptor)
+    with _fake_service(paths) as (client, process):
+        status = ServiceClient(paths).status()
+        assert "no space left on" in status["read_mostly"]
+        assert "read-mostly: no space left on" in paths.log_file.read_text()
+        notices: list[str] = []
+        hits = client.request({**base, "verb": "recall", "args": {"query": "where did I move"}}, Handlers(notice=notices.append))
+        assert hits[0]["text"] == NOTES[0]
+        client.request({**base, "verb": "delete", "args": {"id": ids[0]}}, Handlers(notice=notices.append))
+        listed = client.request({**base, "verb": "list", "args": {}}, Handlers())
+        assert [m["text"] for m in listed] == NOTES[:0:-1]
+        assert process.poll() is None
+    filler.unlink()
+
+
+def test_a_recall_whose_window_vectors_cannot_be_stored_still_answers(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text("".join(json.dumps({"role": "user", "content": f"turn {i} about the garden {i * 3}",
+                                         "timestamp": f"2025-01-01T10:0{i}:00"}) + "\n" for i in range(6)), encoding="utf-8")
+    ok(runner.invoke(app, ["import", str(turns)]))
+    db = sqlite3.connect(resolve_paths().database)
+    with db:
+        db.execute("UPDATE recall_index SET window_vector = NULL")  # windows left to fill, as a write leaves them
+    db.close()
+    from memcli import recall_index as index_module
+
+    def full(*_: Any, **__: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(index_module.RecallIndex, "fill_windows", full)
+        done = ok(runner.invoke(app, ["recall", "garden 9", "-k", "2", "--no-reinforce"]))
+    assert "turn 3 about the garden 9" in done.stdout
+    assert "window vectors not stored" in done.stderr
+    ok(runner.invoke(app, ["recall", "garden 9", "-k", "2"]))
+    db = sqlite3.connect(resolve_paths().database)
+    assert db.execute("SELECT count(*) FROM recall_index WHERE window_vector IS NULL").fetchone()[0] == 0
+    db.close()
+
+
+def test_a_resident_store_opened_from_its_copy_opens_chroma_again_once_there_is_room(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service's store, opened on a device too full for Chroma, serves reads from its
+    copy and refuses deletes with exit 10; once there is room its next transaction opens
+    Chroma (the file lock held throughout), and a delete works."""
+    from memcli.errors import DiskFullError
+    from memcli.store import MemoryStore
+
+    ids = _populate(runner)
+    store = MemoryStore(resolve_paths(), 5)
+    try:
+        with monkeypatch.context() as patch:
+            _full_device(patch)
+
+            def cannot_open(self: Any) -> Any:
+                raise sqlite3.OperationalError("database or disk is full")
+
+            patch.setattr(MemoryStore, "_open_collection", cannot_open)
+            store.open_resident()
+            assert store.full_reason and "no space left on" in store.space_problem()
+            assert len(store.memories()) == 3
+            with pytest.raises(DiskFullError):
+                store.delete([ids[0]])
+        store.delete([ids[0]])
+        assert not store.full_reason and store.space_problem() == ""
+        assert store.count() == 2
+    finally:
+        store.close()
+    assert _counts(memcli_home) == (2, 2, 0)

@@ -35,7 +35,7 @@ from memcli.cli.root import (
     _stdin,
     app,
 )
-from memcli.errors import Interrupted, UsageError
+from memcli.errors import DiskFullError, Interrupted, UsageError
 
 
 @app.command()
@@ -196,6 +196,9 @@ def import_(
     The file is stored in batches (up to 512 records, about 20 s each): Ctrl-C keeps what
     is stored, says how much ("interrupted: N of M stored"; --json prints the result with
     "interrupted": true) and exits 130; the same import run again stores the rest.
+    An import the device of the store clearly has no room for is refused before it starts;
+    one that fills the device stops, says how much is stored (--json: "failed" and "error")
+    and exits 10.
 
     Example: memcli import locomo10.json --conversation conv-26
     """
@@ -214,6 +217,8 @@ def import_(
     if report.interrupted:
         stored = report.added + report.skipped
         raise Interrupted(f"interrupted: {stored} of {report.found} stored; run the same import again to finish")
+    if report.error:
+        raise DiskFullError(report.error)
     if json_out:
         return
     users = ", ".join(f"{name} ({count})" for name, count in report.users.items())

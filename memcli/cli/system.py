@@ -234,7 +234,7 @@ app.add_typer(service_app, name="service")
 
 @service_app.command("status")
 def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
-    """Show the running service: pid, version, uptime, users loaded, memory, requests served. Exit 7 when it is not running.
+    """Show the running service: pid, version, uptime, users loaded, memory, requests served, and why it refuses writes when its device is full (read_mostly). Exit 7 when it is not running.
 
     Example: memcli service status
     """
@@ -248,7 +248,7 @@ def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     for key, value in data.fields():
         if isinstance(value, list):
             value = ", ".join(value) or "-"
-        typer.echo(f"{key}: {value}")
+        typer.echo(f"{key}: {'-' if value is None else value}")
 
 
 @service_app.command("stop")
