@@ -37,6 +37,10 @@ START_TIMEOUT = 60.0
 included) before it falls back to running in-process."""
 STOP_TIMEOUT = 10.0
 """Seconds ``stop`` waits for the service to exit after asking, before it signals it."""
+MAX_REQUEST_BYTES = 256 << 20
+"""The largest request the service reads, in bytes (256 MiB: a ``remember -`` of a long
+file fits); the client refuses to send a longer one, and the service answers a longer
+length prefix with an error before reading any of it (``memcli.service.read_request``)."""
 
 
 def _nothing(*_: Any, **__: Any) -> None:
@@ -164,8 +168,15 @@ class ServiceClient:
 
     def _exchange(self, connection: Connection, request: dict[str, Any], handlers: Handlers) -> tuple[str, Any]:
         accepted = cancelled = False
+        data = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        if len(data) > MAX_REQUEST_BYTES:
+            raise BadInputError(f"this request is {len(data) / 2**20:.1f} MiB, more than the {MAX_REQUEST_BYTES >> 20} MiB the memcli "
+                                "service reads; store a long text with 'memcli import FILE'")
         try:
-            connection.send_bytes(json.dumps(request, ensure_ascii=False).encode("utf-8"))
+            try:
+                connection.send_bytes(data)
+            except ConnectionError:
+                pass  # a service that refused the connection (busy) answered before closing it: read on
             while True:
                 try:
                     event = json.loads(connection.recv_bytes())

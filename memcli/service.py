@@ -20,6 +20,13 @@ journaled before it is acknowledged (``Engine.write``), and the journal is store
 the next start, so ``kill -9`` at any moment loses nothing acknowledged. The service
 exits after ``service_idle`` seconds without a request, on ``memcli service stop``,
 SIGTERM or SIGINT.
+
+A client gets what it needs and no more: its whole request within ``REQUEST_TIMEOUT``
+seconds of connecting, at most ``MAX_REQUEST_BYTES`` (the length prefix is checked before
+anything is read), and ``MAX_CONNECTIONS`` connections at once; past any of these it gets
+an error reply (exit 7) and is closed. The idle time counts from the last request, not
+from the last open socket, so a client that connects and says nothing cannot hold the
+service.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import json
 import logging
 import logging.handlers
 import os
+import selectors
 import signal
 import socket
 import stat
@@ -43,6 +51,7 @@ from typing import Any
 import orjson
 
 from memcli import PROTOCOL, __version__, api, schema, verbs
+from memcli.client import MAX_REQUEST_BYTES
 from memcli.config import Paths, Settings, load_settings
 from memcli.engine import Engine
 from memcli.errors import Interrupted, MemcliError
@@ -53,6 +62,53 @@ from memcli.processes import process_start
 from memcli.resources import Resources
 
 log = logging.getLogger("memcli.service")
+
+REQUEST_TIMEOUT = 10.0
+"""Seconds a client has, from its connection, to send its whole request; a client that
+sends nothing, or half a frame, gets an error reply then and is closed."""
+MAX_CONNECTIONS = 64
+"""Connections served at once (each is a thread); one more is refused at once with an
+error reply saying the service is busy."""
+
+
+class BadRequest(Exception):
+    """A request the service will not run; its message is the reply's."""
+
+
+def read_request(connection: Connection, seconds: float = REQUEST_TIMEOUT, limit: int = MAX_REQUEST_BYTES) -> bytes:
+    """The bytes of one request frame on ``connection``, in ``multiprocessing.connection``'s
+    framing (a big-endian 4-byte length, or -1 and an 8-byte length, then the bytes: what
+    the client's ``send_bytes`` writes), read within ``seconds`` in all.
+
+    ``Connection.recv_bytes`` would wait forever for a silent client and allocates what
+    the length prefix says before reading (MemoryError at 2**62), so the frame is read here:
+    the prefix is checked against ``limit`` first, then the bytes are read as they come,
+    a MiB at a time. Raises BadRequest (too long, too slow), EOFError (the client closed
+    the connection first)."""
+    deadline = time.monotonic() + seconds
+    fd = connection.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+
+        def read(size: int) -> bytes:
+            parts: list[bytes] = []
+            while size:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    raise BadRequest(f"the memcli service got no whole request within {seconds:g} s")
+                part = os.read(fd, min(size, 1 << 20))
+                if not part:
+                    raise EOFError
+                parts.append(part)
+                size -= len(part)
+            return b"".join(parts)
+
+        (size,) = struct.unpack("!i", read(4))
+        if size == -1:
+            (size,) = struct.unpack("!Q", read(8))
+        if not 0 <= size <= limit:
+            raise BadRequest(f"the memcli service reads requests of at most {limit >> 20} MiB, not {size} bytes")
+        return read(size)
 
 
 def peer_uid(connection: Connection) -> int | None:
@@ -104,6 +160,10 @@ class Service:
         self.started_at = time.time()
         self.requests = 0
         self._active = 0
+        """Requests running (read, not yet answered): what the idle time and the drain wait for."""
+        self._open = 0
+        """Connections open (``MAX_CONNECTIONS``)."""
+        self._refusing = False
         self._last = time.monotonic()
         self._counter = threading.Lock()
         self._stopping = threading.Event()
@@ -218,9 +278,18 @@ class Service:
             if self._stopping.is_set():
                 connection.close()  # unanswered, so its client starts another service
                 break
-            # Counted from here, so that the idle watcher never stops under an accepted connection.
             with self._counter:
-                self._active += 1
+                busy = self._open >= MAX_CONNECTIONS
+                if not busy:
+                    self._open += 1
+            if busy:
+                if not self._refusing:  # once per busy spell: a flood of clients must not flood the log
+                    log.warning("%d connections open: refusing more", MAX_CONNECTIONS)
+                self._refusing = True
+                with connection:
+                    self._refuse(connection, f"the memcli service is busy ({MAX_CONNECTIONS} connections open); try again in a moment")
+                continue
+            self._refusing = False
             threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
 
     def _drain(self, seconds: float = 5.0) -> None:
@@ -235,7 +304,9 @@ class Service:
     # one request -------------------------------------------------------------------------
 
     def _connection(self, connection: Connection) -> None:
-        """Serve one connection (counted active by ``_accept``)."""
+        """Serve one connection (counted open by ``_accept``): read its request within
+        ``REQUEST_TIMEOUT``, run it, answer. Whatever a client sends ends in a reply or a
+        closed connection, never in a thread that dies or waits forever."""
         try:
             with connection:
                 uid = peer_uid(connection)
@@ -244,22 +315,35 @@ class Service:
                     self._refuse(connection, f"the memcli service of uid {os.getuid()} refuses clients of uid {uid}")
                     return
                 try:
-                    request = json.loads(connection.recv_bytes())
-                except (EOFError, OSError, ValueError):
-                    self._refuse(connection, "the memcli service could not read the request")
+                    request = json.loads(read_request(connection, REQUEST_TIMEOUT))
+                except BadRequest as exc:
+                    log.warning("refused a request: %s", exc)
+                    self._refuse(connection, str(exc))
                     return
+                except (EOFError, OSError):
+                    return  # the client left before its request was whole: no one to answer
+                except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+                    request = None
                 if not isinstance(request, dict):
-                    self._refuse(connection, "the memcli service could not read the request")
+                    self._refuse(connection, "the memcli service could not read the request (not a JSON object)")
                     return
-                if self._stopping.is_set():
-                    return  # unanswered: the client may send it again, to a new service
                 with self._counter:
+                    if self._stopping.is_set():
+                        return  # unanswered: the client may send it again, to a new service
                     self.requests += 1
-                self._handle(connection, request)
+                    self._active += 1
+                    self._last = time.monotonic()
+                try:
+                    self._handle(connection, request)
+                finally:
+                    with self._counter:
+                        self._active -= 1
+                        self._last = time.monotonic()
+        except Exception:  # noqa: BLE001 (a bug must cost one connection, logged, not a silent dead thread)
+            log.exception("a connection failed")
         finally:
             with self._counter:
-                self._active -= 1
-                self._last = time.monotonic()
+                self._open -= 1
 
     def _handle(self, connection: Connection, request: dict[str, Any]) -> None:
         verb = str(request.get("verb", ""))
