@@ -41,6 +41,7 @@ import signal
 import socket
 import stat
 import struct
+import sys
 import threading
 import time
 import traceback
@@ -168,6 +169,7 @@ class Service:
         self._counter = threading.Lock()
         self._stopping = threading.Event()
         self._listener: Listener | None = None
+        self._warming: threading.Thread | None = None
 
     # running ---------------------------------------------------------------------------
 
@@ -187,7 +189,8 @@ class Service:
             listener = self._listener = self._listen()
             try:
                 self._write_service_file()
-                threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
+                self._warming = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
+                self._warming.start()
                 threading.Thread(target=self._watch_idle, name="idle", daemon=True).start()
                 previous = signal.signal(signal.SIGTERM, lambda *_: self.stop()) if threading.current_thread() is threading.main_thread() else None
                 log.info("memcli %s service (pid %d) listening on %s", __version__, os.getpid(), self.paths.socket)
@@ -293,13 +296,16 @@ class Service:
             threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
 
     def _drain(self, seconds: float = 5.0) -> None:
-        """Give requests in flight a moment to finish before the store is given up."""
+        """Give requests in flight, and the warm-up (loading the embedder), a moment to
+        finish before the store is given up: a thread inside torch or Chroma when the
+        process ends is what aborts it (``end_process``)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             with self._counter:
-                if self._active == 0:
+                if self._active == 0 and (self._warming is None or not self._warming.is_alive()):
                     return
             time.sleep(0.05)
+        log.info("%d requests still running at the stop", self._active)
 
     # one request -------------------------------------------------------------------------
 
@@ -339,7 +345,7 @@ class Service:
                     with self._counter:
                         self._active -= 1
                         self._last = time.monotonic()
-        except Exception:  # noqa: BLE001 (a bug must cost one connection, logged, not a silent dead thread)
+        except Exception:  # a bug must cost one connection, logged, not a silent dead thread
             log.exception("a connection failed")
         finally:
             with self._counter:
@@ -363,6 +369,12 @@ class Service:
             # Ctrl-C), and a closed connection reads as ready too: either way the verb stops
             # here, at one of its events, once, and answers what it has (``memcli.client``).
             nonlocal cancelled
+            if event == "saved":
+                # What is safe so far (``Engine``'s ``saved``): not a point to stop at, and
+                # the write goes on whether or not the client is there to hear it.
+                with contextlib.suppress(Interrupted):
+                    send({"event": event, **fields})
+                return
             if not cancelled and connection.poll():
                 cancelled = True
                 raise Interrupted("interrupted")
@@ -443,3 +455,25 @@ def serve(paths: Paths, env: Mapping[str, str] | None = None, ready: Callable[[s
     keyword arguments of ``Service`` (models, idle)."""
     settings = load_settings(paths, env=None if env is None else dict(env))
     Service(paths, settings, **given).serve(ready)
+    end_process()
+
+
+def end_process(code: int = 0) -> None:
+    """End the service's process now, once ``Service.serve`` has returned (its requests
+    drained, its store closed, the journal on disk), without the interpreter's shutdown.
+
+    Why: the service's process has threads that native libraries started and never stop
+    (torch's OpenMP pool, Chroma's tokio and SQLite workers; llama.cpp's when a chat model
+    was loaded), and may have a request thread that outlived the drain, inside a torch or
+    Chroma call with the GIL released. Python's shutdown then runs the C++ static
+    destructors under the live threads, and makes each daemon thread that wakes up
+    take a forced unwind (``pthread_exit``) through the C++ frames it is in: either
+    ends in ``std::terminate`` ("terminate called without an active exception" in the
+    service log, SIGABRT) or in a process that never exits until ``stop`` signals it.
+    Nothing is left to save by then, so the log and the standard streams are flushed
+    and the process exits at once (``os._exit``), as a forked server's child does."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
