@@ -1115,7 +1115,7 @@ def died_service_case(h: Harness, rng: random.Random, base: Path, trials: int) -
     # The fakes' embedder is instant: slow it so that the kill lands mid-command (the real one takes ~1 s a long note).
     prefix_slow = [sys.executable, str(ROOT / "tests" / "fakes"), "cli", "--slow-embed", "0.5", "--"] if h.fake else None
     notes_file = base / "died-notes.txt"
-    imported = write_notes(notes_file, 200 if h.quick else 600, mark)
+    imported = write_notes(notes_file, 600 if h.quick else 1500, mark)  # an import of 10 s and more, to be cut
     command = prefix_slow or h.command
     saved_re = re.compile(r"your note was saved and will be stored when it starts again")
     imported_re = re.compile(r"it had stored at least (\d+) new memories of the (\d+) found")
