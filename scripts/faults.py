@@ -33,6 +33,7 @@ same CLI with the test fakes, for the test suite's quick mode.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -1091,6 +1092,15 @@ def held_service_case(h: Harness, base: Path) -> Row:
     return row
 
 
+def _store_bytes(paths: dict[str, str]) -> int:
+    """The bytes of the files of the store's Chroma folder (they grow when a batch commits)."""
+    total = 0
+    for path in Path(paths["store_dir"]).rglob("*"):
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size if path.is_file() else 0
+    return total
+
+
 def _long_note(mark: str, trial: int, paragraphs: int) -> str:
     """A note of ``paragraphs`` chunks (about 900 characters each): embedding it takes long enough to kill the service under it."""
     words = " ".join(f"w{trial}x{i}" for i in range(120))
@@ -1132,13 +1142,17 @@ def died_service_case(h: Harness, rng: random.Random, base: Path, trials: int) -
         pid = json.loads(status_done.out)["pid"]
         note = _long_note(mark, trial, 40)
         argv = ["import", str(notes_file)] if importing else ["remember", "-"]
+        before = _store_bytes(paths)
         note_file = base / "died-note.txt"
         note_file.write_text(note, encoding="utf-8")
         with open(note_file, "rb") as stdin:
             process = subprocess.Popen([*command, *argv], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        env=h.env(home, service=True), cwd=h.workdir)
-        deadline = time.monotonic() + (rng.uniform(4, 9) if importing else 60)
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
+            if importing and _store_bytes(paths) != before:  # a first batch committed: kill within the next ones
+                time.sleep(rng.uniform(0, 2))
+                break
             if not importing and len(list(pending.glob("*.json"))) >= (40 if whole else 1):
                 time.sleep(rng.uniform(0, 0.3))
                 break
