@@ -37,6 +37,10 @@ START_TIMEOUT = 60.0
 included) before it falls back to running in-process."""
 STOP_TIMEOUT = 10.0
 """Seconds ``stop`` waits for the service to exit after asking, before it signals it."""
+MAX_REQUEST_BYTES = 256 << 20
+"""The largest request the service reads, in bytes (256 MiB: a ``remember -`` of a long
+file fits); the client refuses to send a longer one, and the service answers a longer
+length prefix with an error before reading any of it (``memcli.service.read_request``)."""
 
 
 def _nothing(*_: Any, **__: Any) -> None:
@@ -164,11 +168,22 @@ class ServiceClient:
 
     def _exchange(self, connection: Connection, request: dict[str, Any], handlers: Handlers) -> tuple[str, Any]:
         accepted = cancelled = False
+        saved: dict[str, int] = {}
+        data = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        if len(data) > MAX_REQUEST_BYTES:
+            raise BadInputError(f"this request is {len(data) / 2**20:.1f} MiB, more than the {MAX_REQUEST_BYTES >> 20} MiB the memcli "
+                                "service reads; store a long text with 'memcli import FILE'")
         try:
-            connection.send_bytes(json.dumps(request, ensure_ascii=False).encode("utf-8"))
+            try:
+                connection.send_bytes(data)
+            except ConnectionError:
+                pass  # a service that refused the connection (busy) answered before closing it: read on
             while True:
                 try:
                     event = json.loads(connection.recv_bytes())
+                    if event.get("event") == "saved":
+                        saved.update({k: int(v) for k, v in event.items() if k != "event"})
+                        continue
                     if event.get("event") not in ("accepted", "result", "mismatch", "error"):
                         dispatch(event, handlers)
                         continue
@@ -195,10 +210,10 @@ class ServiceClient:
                     if event.get("traceback"):
                         sys.stderr.write(str(event["traceback"]))
                     raise error_for(str(event.get("message", "")), int(event.get("code", 1)))
-        except (EOFError, ConnectionError) as exc:
+        except (EOFError, ConnectionError):
             if not accepted and request.get("verb") not in ("service.status", "service.stop"):
                 return "unaccepted", None
-            raise ServiceError(f"the memcli service stopped while answering ({type(exc).__name__}); see {self.paths.log_file}") from None
+            raise ServiceError(stopped_message(str(request.get("verb")), saved, str(self.paths.log_file))) from None
 
     def start(self) -> Connection:
         """Start the service in the background (one client at a time does) and return a
@@ -282,6 +297,34 @@ class ServiceClient:
         running (also when its pid now belongs to another process: a service killed
         without cleaning up leaves its file behind, and pids are reused)."""
         return service_pid(self.paths)
+
+
+def stopped_message(verb: str, saved: Mapping[str, int], log_file: str) -> str:
+    """What to tell the user when the service stopped while answering ``verb``
+    (ServiceError, exit 7): what of it is safe, from the last ``saved`` event it sent
+    (``memcli.engine.Engine``'s ``saved``; none: nothing is known to be). A journaled
+    note is stored at the service's next start; an import's batches are stored as they
+    commit; either way the same command run again adds nothing twice (ids derive from
+    content)."""
+    journaled, stored, total = saved.get("journaled", 0), saved.get("stored"), saved.get("total")
+    again = "run the same command to check — it will not duplicate"
+    if verb == "remember" and journaled and (total is None or journaled >= total):
+        return f"the memcli service stopped; your note was saved and will be stored when it starts again ({again})"
+    if verb == "remember" and journaled:
+        return (f"the memcli service stopped; {journaled} of the {total} parts of your note were saved and will be stored when "
+                f"it starts again (run the same command to store the rest — it will not duplicate)")
+    if verb == "import" and stored is not None:
+        return (f"the memcli service stopped during the import; it had stored at least {stored} new memories of the {total} found "
+                f"(run the same command to store the rest — it will not duplicate); see {log_file}")
+    if verb == "import":
+        return (f"the memcli service stopped during the import, before it stored a first batch; run the same command again "
+                f"(it will not duplicate); see {log_file}")
+    if journaled:
+        return f"the memcli service stopped; what you said was saved and will be stored when it starts again; see {log_file}"
+    if verb == "remember":
+        return (f"the memcli service stopped before it said your note was saved; run the same command again (it will not "
+                f"duplicate); see {log_file}")
+    return f"the memcli service stopped while answering; see {log_file}"
 
 
 def _cancel(connection: Connection) -> None:

@@ -154,6 +154,12 @@ class Engine:
         embedder: anything with ``embed`` and ``embed_one`` (tests pass a fake).
         chat_model: a ``ChatModel`` (tests pass a scripted fake; the service a shared one).
         recaller: a ``Recaller`` over ``store`` (the service keeps one for its lifetime).
+        saved: told what of this engine's writes is safe so far, as keyword counts,
+            each the total since the engine was made: ``journaled`` (memories the user
+            gave, on disk in the journal: stored at the next start whatever happens now),
+            ``stored`` (an import's new memories, committed), with ``total`` (how many the
+            command writes in all) when known. The service sends it on to the client, so
+            that a client whose service dies can say what was kept (``memcli.client``).
         signals: recall signal weights for a recaller made here (``eval --without``).
     """
 
@@ -169,6 +175,7 @@ class Engine:
         chat_model: ChatModel | None = None,
         recaller: Recaller | None = None,
         signals: Signals | None = None,
+        saved: Callable[..., None] | None = None,
     ) -> None:
         self.settings = settings
         self.paths = paths
@@ -181,6 +188,8 @@ class Engine:
         self._legacy_user: bool | None = None
         self.journal = Journal(paths.pending_dir)
         """What the user said, on disk until it is stored (``memcli.journal``)."""
+        self._saved = saved
+        self._journaled = 0
 
     @property
     def embedder(self) -> Embedder | ServerEmbedder:
@@ -366,9 +375,10 @@ class Engine:
                 added.update(new[i].id for i in keep)
         return {new[i].id for i in keep}
 
-    def write(self, memories: Sequence[Memory]) -> set[str]:
+    def write(self, memories: Sequence[Memory], total: int | None = None) -> set[str]:
         """Store new memories the user gave (journal first, then the store); returns the ids
-        new to the store (with S0 set by ``initial_strength``).
+        new to the store (with S0 set by ``initial_strength``). Once they are journaled,
+        ``saved`` is told (``total``: how many the command writes in all, when known).
 
         Also stores anything an earlier writer journaled but could not store. Raises
         StoreLockedError when the store stays locked; the memories stay journaled and are
@@ -377,10 +387,17 @@ class Engine:
         for memory in memories:
             memory.strength = self.initial_strength(memory)
         with self.journal.writing(memories) as done:
+            self._journaled += len(memories)
+            self.tell_saved(journaled=self._journaled, total=total)
             added = self.add_memories(memories)
             done()
         self.flush_pending()
         return added
+
+    def tell_saved(self, **counts: int | None) -> None:
+        """Tell ``saved`` (see the class) the ``counts`` given, those that are not None."""
+        if self._saved is not None:
+            self._saved(**{name: count for name, count in counts.items() if count is not None})
 
     def initial_strength(self, memory: Memory) -> float:
         """S0 of a new memory, in ``time_unit``s, by its kind: ``strength_turn``,
@@ -441,7 +458,7 @@ class Engine:
         note = notes[0]
         added: set[str] = set()
         for start in range(0, len(notes), IMPORT_BATCH):  # a huge note in bounded memory
-            added |= self.write(notes[start : start + IMPORT_BATCH])
+            added |= self.write(notes[start : start + IMPORT_BATCH], total=len(notes))
         is_new = note.id in added
         if not is_new:
             self.changes.relearn(note.id, now)  # told again what it had forgotten: memcli learns it again
@@ -592,6 +609,7 @@ class Engine:
                     break
                 added += len(stored)
                 done += len(batch)
+                self.tell_saved(stored=added, total=found)
                 each = (time.perf_counter() - batch_started) / len(batch)
                 size[0] = max(min(16, IMPORT_BATCH), min(IMPORT_BATCH, int(IMPORT_BATCH_SECONDS / max(each, 1e-6))))
                 if progress is not None:

@@ -38,7 +38,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.STORE_LOCKED: "the memory store (or consolidation) is locked by another memcli process",
     ExitCode.BAD_INPUT: "bad input: a file or text that cannot be read or parsed (an import file, the config file, a MEMCLI_* setting, text that is not UTF-8 or holds a NUL, a question longer than the model's context)",
     ExitCode.NOT_FOUND: "no memory with that id, or (ask) no user of that name",
-    ExitCode.SERVICE: "the memcli service is not running (service status), or did not answer",
+    ExitCode.SERVICE: "the memcli service is not running (service status), is busy, refused the request, or stopped while answering (the message says what was kept)",
     ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",
     ExitCode.READ_ONLY: "the memory store is read-only (a read-only mount, chattr +i, no write permission): read commands work, writes are refused",
     ExitCode.DISK_FULL: "no space left on the device of the memory store: nothing of the write was stored (an import says how much it stored); reads and deletes work",

@@ -34,7 +34,9 @@ class Emit(Protocol):
     """Sends one event of a running verb to its caller: ``emit("progress", done=3, total=9)``.
 
     Events: ``notice`` and ``warning`` (``message``: a status line), ``progress`` (``done``,
-    ``total``) and ``piece`` (``text``: streamed reply text)."""
+    ``total``), ``piece`` (``text``: streamed reply text) and, from the resources under
+    the engine, ``saved`` (``journaled``, ``stored``, ``total``: what is safe so far, see
+    ``memcli.engine.Engine``)."""
 
     def __call__(self, event: str, **fields: Any) -> None: ...
 

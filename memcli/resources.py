@@ -170,6 +170,12 @@ class Resources:
             emit("notice", message=message)
         log.info("%s", message)
 
+    def _saved(self, **counts: int) -> None:
+        """A ``saved`` event (``Engine``'s ``saved``) to this thread's ``emit``."""
+        emit = getattr(self._local, "emit", None)
+        if emit is not None:
+            emit("saved", **counts)
+
     def settings(self, request: Mapping[str, Any]) -> Settings:
         """The settings of ``request`` (config file, the client's MEMCLI_* variables,
         --model), cached while the config file and those stay the same."""
@@ -246,11 +252,12 @@ class Resources:
             settings, self.paths, clock_for(env, request.get("now")),
             store=self.store, embedder=self.embedder(settings), recaller=self.recaller(settings),  # type: ignore[arg-type]
             chat_model=self.chat_model(settings, request.get("verb") in INTERACTIVE_VERBS),  # type: ignore[arg-type]
+            saved=self._saved,
         )
 
     @contextlib.contextmanager
     def emitting(self, emit: Emit) -> Iterator[None]:
-        """Send this thread's store notices to ``emit`` for the block."""
+        """Send this thread's store notices and ``saved`` events to ``emit`` for the block."""
         self._local.emit = emit
         try:
             yield

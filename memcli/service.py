@@ -20,6 +20,13 @@ journaled before it is acknowledged (``Engine.write``), and the journal is store
 the next start, so ``kill -9`` at any moment loses nothing acknowledged. The service
 exits after ``service_idle`` seconds without a request, on ``memcli service stop``,
 SIGTERM or SIGINT.
+
+A client gets what it needs and no more: its whole request within ``REQUEST_TIMEOUT``
+seconds of connecting, at most ``MAX_REQUEST_BYTES`` (the length prefix is checked before
+anything is read), and ``MAX_CONNECTIONS`` connections at once; past any of these it gets
+an error reply (exit 7) and is closed. The idle time counts from the last request, not
+from the last open socket, so a client that connects and says nothing cannot hold the
+service.
 """
 
 from __future__ import annotations
@@ -29,10 +36,12 @@ import json
 import logging
 import logging.handlers
 import os
+import selectors
 import signal
 import socket
 import stat
 import struct
+import sys
 import threading
 import time
 import traceback
@@ -43,6 +52,7 @@ from typing import Any
 import orjson
 
 from memcli import PROTOCOL, __version__, api, schema, verbs
+from memcli.client import MAX_REQUEST_BYTES
 from memcli.config import Paths, Settings, load_settings
 from memcli.engine import Engine
 from memcli.errors import Interrupted, MemcliError
@@ -53,6 +63,53 @@ from memcli.processes import process_start
 from memcli.resources import Resources
 
 log = logging.getLogger("memcli.service")
+
+REQUEST_TIMEOUT = 10.0
+"""Seconds a client has, from its connection, to send its whole request; a client that
+sends nothing, or half a frame, gets an error reply then and is closed."""
+MAX_CONNECTIONS = 64
+"""Connections served at once (each is a thread); one more is refused at once with an
+error reply saying the service is busy."""
+
+
+class BadRequest(Exception):
+    """A request the service will not run; its message is the reply's."""
+
+
+def read_request(connection: Connection, seconds: float = REQUEST_TIMEOUT, limit: int = MAX_REQUEST_BYTES) -> bytes:
+    """The bytes of one request frame on ``connection``, in ``multiprocessing.connection``'s
+    framing (a big-endian 4-byte length, or -1 and an 8-byte length, then the bytes: what
+    the client's ``send_bytes`` writes), read within ``seconds`` in all.
+
+    ``Connection.recv_bytes`` would wait forever for a silent client and allocates what
+    the length prefix says before reading (MemoryError at 2**62), so the frame is read here:
+    the prefix is checked against ``limit`` first, then the bytes are read as they come,
+    a MiB at a time. Raises BadRequest (too long, too slow), EOFError (the client closed
+    the connection first)."""
+    deadline = time.monotonic() + seconds
+    fd = connection.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+
+        def read(size: int) -> bytes:
+            parts: list[bytes] = []
+            while size:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    raise BadRequest(f"the memcli service got no whole request within {seconds:g} s")
+                part = os.read(fd, min(size, 1 << 20))
+                if not part:
+                    raise EOFError
+                parts.append(part)
+                size -= len(part)
+            return b"".join(parts)
+
+        (size,) = struct.unpack("!i", read(4))
+        if size == -1:
+            (size,) = struct.unpack("!Q", read(8))
+        if not 0 <= size <= limit:
+            raise BadRequest(f"the memcli service reads requests of at most {limit >> 20} MiB, not {size} bytes")
+        return read(size)
 
 
 def peer_uid(connection: Connection) -> int | None:
@@ -104,10 +161,15 @@ class Service:
         self.started_at = time.time()
         self.requests = 0
         self._active = 0
+        """Requests running (read, not yet answered): what the idle time and the drain wait for."""
+        self._open = 0
+        """Connections open (``MAX_CONNECTIONS``)."""
+        self._refusing = False
         self._last = time.monotonic()
         self._counter = threading.Lock()
         self._stopping = threading.Event()
         self._listener: Listener | None = None
+        self._warming: threading.Thread | None = None
 
     # running ---------------------------------------------------------------------------
 
@@ -130,7 +192,8 @@ class Service:
             listener = self._listener = self._listen()
             try:
                 self._write_service_file()
-                threading.Thread(target=self._warm_up, name="warm-up", daemon=True).start()
+                self._warming = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
+                self._warming.start()
                 threading.Thread(target=self._watch_idle, name="idle", daemon=True).start()
                 previous = signal.signal(signal.SIGTERM, lambda *_: self.stop()) if threading.current_thread() is threading.main_thread() else None
                 log.info("memcli %s service (pid %d) listening on %s", __version__, os.getpid(), self.paths.socket)
@@ -221,24 +284,38 @@ class Service:
             if self._stopping.is_set():
                 connection.close()  # unanswered, so its client starts another service
                 break
-            # Counted from here, so that the idle watcher never stops under an accepted connection.
             with self._counter:
-                self._active += 1
+                busy = self._open >= MAX_CONNECTIONS
+                if not busy:
+                    self._open += 1
+            if busy:
+                if not self._refusing:  # once per busy spell: a flood of clients must not flood the log
+                    log.warning("%d connections open: refusing more", MAX_CONNECTIONS)
+                self._refusing = True
+                with connection:
+                    self._refuse(connection, f"the memcli service is busy ({MAX_CONNECTIONS} connections open); try again in a moment")
+                continue
+            self._refusing = False
             threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
 
     def _drain(self, seconds: float = 5.0) -> None:
-        """Give requests in flight a moment to finish before the store is given up."""
+        """Give requests in flight, and the warm-up (loading the embedder), a moment to
+        finish before the store is given up: a thread inside torch or Chroma when the
+        process ends is what aborts it (``end_process``)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             with self._counter:
-                if self._active == 0:
+                if self._active == 0 and (self._warming is None or not self._warming.is_alive()):
                     return
             time.sleep(0.05)
+        log.info("%d requests still running at the stop", self._active)
 
     # one request -------------------------------------------------------------------------
 
     def _connection(self, connection: Connection) -> None:
-        """Serve one connection (counted active by ``_accept``)."""
+        """Serve one connection (counted open by ``_accept``): read its request within
+        ``REQUEST_TIMEOUT``, run it, answer. Whatever a client sends ends in a reply or a
+        closed connection, never in a thread that dies or waits forever."""
         try:
             with connection:
                 uid = peer_uid(connection)
@@ -247,22 +324,35 @@ class Service:
                     self._refuse(connection, f"the memcli service of uid {os.getuid()} refuses clients of uid {uid}")
                     return
                 try:
-                    request = json.loads(connection.recv_bytes())
-                except (EOFError, OSError, ValueError):
-                    self._refuse(connection, "the memcli service could not read the request")
+                    request = json.loads(read_request(connection, REQUEST_TIMEOUT))
+                except BadRequest as exc:
+                    log.warning("refused a request: %s", exc)
+                    self._refuse(connection, str(exc))
                     return
+                except (EOFError, OSError):
+                    return  # the client left before its request was whole: no one to answer
+                except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+                    request = None
                 if not isinstance(request, dict):
-                    self._refuse(connection, "the memcli service could not read the request")
+                    self._refuse(connection, "the memcli service could not read the request (not a JSON object)")
                     return
-                if self._stopping.is_set():
-                    return  # unanswered: the client may send it again, to a new service
                 with self._counter:
+                    if self._stopping.is_set():
+                        return  # unanswered: the client may send it again, to a new service
                     self.requests += 1
-                self._handle(connection, request)
+                    self._active += 1
+                    self._last = time.monotonic()
+                try:
+                    self._handle(connection, request)
+                finally:
+                    with self._counter:
+                        self._active -= 1
+                        self._last = time.monotonic()
+        except Exception:  # a bug must cost one connection, logged, not a silent dead thread
+            log.exception("a connection failed")
         finally:
             with self._counter:
-                self._active -= 1
-                self._last = time.monotonic()
+                self._open -= 1
 
     def _handle(self, connection: Connection, request: dict[str, Any]) -> None:
         verb = str(request.get("verb", ""))
@@ -282,6 +372,12 @@ class Service:
             # Ctrl-C), and a closed connection reads as ready too: either way the verb stops
             # here, at one of its events, once, and answers what it has (``memcli.client``).
             nonlocal cancelled
+            if event == "saved":
+                # What is safe so far (``Engine``'s ``saved``): not a point to stop at, and
+                # the write goes on whether or not the client is there to hear it.
+                with contextlib.suppress(Interrupted):
+                    send({"event": event, **fields})
+                return
             if not cancelled and connection.poll():
                 cancelled = True
                 raise Interrupted("interrupted")
@@ -363,3 +459,25 @@ def serve(paths: Paths, env: Mapping[str, str] | None = None, ready: Callable[[s
     keyword arguments of ``Service`` (models, idle)."""
     settings = load_settings(paths, env=None if env is None else dict(env))
     Service(paths, settings, **given).serve(ready)
+    end_process()
+
+
+def end_process(code: int = 0) -> None:
+    """End the service's process now, once ``Service.serve`` has returned (its requests
+    drained, its store closed, the journal on disk), without the interpreter's shutdown.
+
+    Why: the service's process has threads that native libraries started and never stop
+    (torch's OpenMP pool, Chroma's tokio and SQLite workers; llama.cpp's when a chat model
+    was loaded), and may have a request thread that outlived the drain, inside a torch or
+    Chroma call with the GIL released. Python's shutdown then runs the C++ static
+    destructors under the live threads, and makes each daemon thread that wakes up
+    take a forced unwind (``pthread_exit``) through the C++ frames it is in: either
+    ends in ``std::terminate`` ("terminate called without an active exception" in the
+    service log, SIGABRT) or in a process that never exits until ``stop`` signals it.
+    Nothing is left to save by then, so the log and the standard streams are flushed
+    and the process exits at once (``os._exit``), as a forked server's child does."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

@@ -33,12 +33,15 @@ same CLI with the test fakes, for the test suite's quick mode.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import re
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -1166,6 +1169,231 @@ def kill_cases(h: Harness, rng: random.Random, base: Path, total: int, only: str
 QUIET = False
 
 
+# --- the service and its clients (issue 25, sections 3 and 6) --------------------------------
+
+
+def _paths_of(h: Harness, home: Path) -> dict[str, str]:
+    """``memcli paths --json`` of ``home``."""
+    return json.loads(h.run(home, "paths", "--json").out)
+
+
+def _raw_reply(sock: socket.socket, seconds: float) -> str:
+    """The first frame the service sends on ``sock`` (decoded), or what happened instead."""
+    sock.settimeout(seconds)
+    try:
+        head = sock.recv(4, socket.MSG_WAITALL)
+        if len(head) < 4:
+            return "closed"
+        (size,) = struct.unpack("!i", head)
+        return sock.recv(size, socket.MSG_WAITALL).decode(errors="replace")
+    except TimeoutError:
+        return "nothing"
+    except OSError as exc:
+        return f"error {exc.errno}"
+
+
+HELD_CLIENTS = {
+    "silent": b"",
+    "half a frame": struct.pack("!i", 100) + b'{"verb"',
+    "length 2^40": struct.pack("!i", -1) + struct.pack("!Q", 2**40) + b"{}",
+    "length 2^62": struct.pack("!i", -1) + struct.pack("!Q", 2**62) + b"{}",
+    "nested JSON": struct.pack("!i", 200_000) + b"[" * 100_000 + b"]" * 100_000,
+}
+"""What a misbehaving client sends (and then nothing more) to the service's socket."""
+HELD_IDLE = 6.0
+"""The service_idle of the held-service case, seconds."""
+
+
+def held_service_case(h: Harness, base: Path) -> Row:
+    """Clients that hold the service (section 3): each of ``HELD_CLIENTS``, and 100
+    silent connections at once, while a ``remember`` goes on. Each misbehaving client must
+    get an error reply (or be closed) within the read deadline (10 s), the ``remember``
+    must be acknowledged (or refused as busy, in one line, while the cap is reached), and
+    the service must exit ``HELD_IDLE`` seconds after the last request however many silent
+    sockets stay open (past that + 10 s: a hang). One trial per kind (``--quick``: one for
+    them all at once), and one of the 100 connections."""
+    row = Row("service: held by clients")
+    check = Check(row)
+    home = base / "held"
+    home.mkdir()
+    acked: dict[str, str | None] = {}
+    mark = tag()
+    idle = {"MEMCLI_SERVICE_IDLE": str(HELD_IDLE)}
+    socket_path = _paths_of(h, home)["socket"]
+    groups = [[kind] for kind in HELD_CLIENTS] if not h.quick else [list(HELD_CLIENTS)]  # --quick: all at once, one wait
+    for group in [*groups, ["100 silent connections"]]:
+        kind = " + ".join(group)
+        first = check.saw(h.run(home, "remember", f"held {kind} first {mark}", service=True, **idle), expect_ok=True)
+        if first.code == 0:
+            acked[f"held {kind} first {mark}"] = None
+        status_done = h.run(home, "service", "status", "--json", service=True, timeout=60)
+        if status_done.code != 0:
+            row.failures.append(f"{kind}: the service is not running after a remember")
+            continue
+        pid = json.loads(status_done.out)["pid"]
+        held: list[socket.socket] = []
+        try:
+            for sent in [b""] * 100 if kind.startswith("100") else [HELD_CLIENTS[k] for k in group]:
+                sock = socket.socket(socket.AF_UNIX)
+                sock.connect(socket_path)
+                sock.sendall(sent)
+                held.append(sock)
+            text = f"held {kind} during {mark}"
+            during = check.saw(h.run(home, "remember", text, service=True, **idle))
+            last_request = time.monotonic()
+            if during.code == 0:
+                acked[text] = None
+            elif during.code == int(ExitCode.SERVICE) and "busy" in during.err and during.err.count("\n") == 1:
+                row.notes.append(f"{kind}: {during.err.strip()}")
+            else:
+                row.failures.append(f"{kind}: a remember beside it: {during.describe()}")
+            for name, sock in zip(group, held):
+                answer = _raw_reply(sock, 15.0)
+                if not (answer.startswith('{"event":"error"') or answer == "closed"):
+                    row.failures.append(f"{name}: the client got {answer[:120]!r} within 15 s, not an error reply")
+            started = time.monotonic()
+            while time.monotonic() - started < HELD_IDLE + 10 + 15:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    row.notes.append(f"{kind}: the service exited {time.monotonic() - last_request:.1f} s after its last request "
+                                     f"(service_idle {HELD_IDLE:g} s)")
+                    break
+                time.sleep(0.2)
+            else:
+                row.hangs += 1
+                row.failures.append(f"{kind}: the service (pid {pid}) was still up {HELD_IDLE + 25:g} s after its last request")
+        finally:
+            for sock in held:
+                sock.close()
+        row.trials += 1
+    memories = check.memories(h, home)
+    if memories is not None:
+        check.present_once(memories, acked)
+    h.run(home, "service", "stop", service=True, timeout=60)
+    return row
+
+
+def _store_bytes(paths: dict[str, str]) -> int:
+    """The bytes of the files of the store's Chroma folder (they grow when a batch commits)."""
+    total = 0
+    for path in Path(paths["store_dir"]).rglob("*"):
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size if path.is_file() else 0
+    return total
+
+
+def _long_note(mark: str, trial: int, paragraphs: int) -> str:
+    """A note of ``paragraphs`` chunks (about 900 characters each): embedding it takes long enough to kill the service under it."""
+    words = " ".join(f"w{trial}x{i}" for i in range(120))
+    return "\n\n".join(f"Died trial {trial} part {p} {mark}: {words}." for p in range(paragraphs))
+
+
+def died_service_case(h: Harness, rng: random.Random, base: Path, trials: int) -> Row:
+    """kill -9 the service while it answers (section 6): a ``remember`` of a long note
+    (40 chunks), killed as its journal files are written or once they all are (and a
+    moment after), and an import, killed after some batches. The client must exit 7 and say what was kept: "your note was
+    saved" only if the note is stored once after the restart (else a lie), an import's
+    "it had stored at least N" no more than what is there; the same command run again
+    adds nothing twice. ``acknowledged``: notes the client said were saved or stored."""
+    row = Row("kill: service mid-command")
+    check = Check(row)
+    home = base / "died"
+    home.mkdir()
+    mark = tag()
+    paths = _paths_of(h, home)
+    pending = Path(paths["pending_dir"])
+    acked: dict[str, str | None] = {}
+    # The fakes' embedder is instant: slow it so that the kill lands mid-command (the real one takes ~1 s a long note).
+    prefix_slow = [sys.executable, str(ROOT / "tests" / "fakes"), "cli", "--slow-embed", "0.5", "--"] if h.fake else None
+    notes_file = base / "died-notes.txt"
+    imported = write_notes(notes_file, 600 if h.quick else 1500, mark)  # an import of 10 s and more, to be cut
+    command = prefix_slow or h.command
+    saved_re = re.compile(r"your note was saved and will be stored when it starts again")
+    imported_re = re.compile(r"it had stored at least (\d+) new memories of the (\d+) found")
+    for trial in range(trials):
+        importing = trial % 3 == 1
+        whole = trial % 3 == 2  # a remember killed once its note is all in the journal, else as it is being written
+        h.run(home, "service", "stop", service=True, timeout=60)
+        warm = subprocess.run([*command, "stats", "--json"], env=h.env(home, service=True), capture_output=True, cwd=h.workdir,
+                              timeout=h.timeout, check=False)  # a service (slowed with the fakes) to kill
+        status_done = h.run(home, "service", "status", "--json", service=True, timeout=60)
+        if warm.returncode != 0 or status_done.code != 0:
+            row.failures.append("the service did not start")
+            break
+        pid = json.loads(status_done.out)["pid"]
+        note = _long_note(mark, trial, 40)
+        argv = ["import", str(notes_file)] if importing else ["remember", "-"]
+        before = _store_bytes(paths)
+        note_file = base / "died-note.txt"
+        note_file.write_text(note, encoding="utf-8")
+        with open(note_file, "rb") as stdin:
+            process = subprocess.Popen([*command, *argv], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       env=h.env(home, service=True), cwd=h.workdir)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            if importing and _store_bytes(paths) != before:  # a first batch committed: kill within the next ones
+                time.sleep(rng.uniform(0, 2))
+                break
+            if not importing and len(list(pending.glob("*.json"))) >= (40 if whole else 1):
+                time.sleep(rng.uniform(0, 0.3))
+                break
+            time.sleep(0.01)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            row.killed += 1
+        except ProcessLookupError:
+            pass
+        try:
+            _, err = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, err = process.communicate()
+            row.hangs += 1
+        said = err.decode(errors="replace")
+        if TRACEBACK in said:
+            row.tracebacks += 1
+        row.trials += 1
+        after = check.memories(h, home, service=True)  # starts a new service, which stores the journal
+        if after is None:
+            break
+        texts = Counter(m["text"] for m in after)
+        if importing:
+            found = imported_re.search(said)
+            if process.returncode == 0:
+                acked.update(dict.fromkeys(imported))
+            elif process.returncode != int(ExitCode.SERVICE) or said.count("\n") != 1:
+                row.failures.append(f"import under a dying service: exit {process.returncode}: {said.strip()[:200]}")
+            elif found:
+                stored = sum(1 for text in imported if texts[text])
+                if stored < int(found[1]):
+                    row.lies += 1
+                    row.failures.append(f"said {found[1]} stored, {stored} are")
+            row.notes.append(f"import exit {process.returncode}: {said.strip()[:160]}")
+            again = check.saw(h.run(home, *argv, service=True), expect_ok=True)
+            if again.code == 0:
+                acked.update(dict.fromkeys(imported))
+        else:
+            parts = [p.strip() for p in note.split("\n\n")]
+            if process.returncode == 0 or saved_re.search(said):
+                for part in parts:
+                    acked[part] = None
+                if process.returncode != 0 and not all(texts[p] for p in parts):
+                    row.lies += 1
+                    row.failures.append(f"said the note was saved; {sum(1 for p in parts if not texts[p])} of its parts are not stored")
+            if process.returncode not in (0, int(ExitCode.SERVICE)) or (process.returncode and said.count("\n") != 1):
+                row.failures.append(f"remember under a dying service: exit {process.returncode}: {said.strip()[:200]}")
+            again = check.saw(h.run(home, "remember", "-", input=note, service=True), expect_ok=True)
+            if again.code == 0:
+                acked.update({part: None for part in parts})
+            row.notes.append(f"remember exit {process.returncode}: {said.strip()[:160]}")
+    memories = check.memories(h, home, service=True)
+    if memories is not None:
+        check.present_once(memories, acked)
+    h.run(home, "service", "stop", service=True, timeout=60)
+    return row
+
+
 def status(message: str) -> None:
     if not QUIET:
         print(message, file=sys.stderr, flush=True)
@@ -1231,6 +1459,8 @@ def main(argv: list[str] | None = None) -> int:
                           ("concurrency (no service)", lambda: [concurrency_case(h, base, False)]),
                           ("bad: ", lambda: bad_inputs(h, base)),
                           ("full disk: read, delete, restart", lambda: [full_disk_case(h, base)]),
+                          ("service: held by clients", lambda: [held_service_case(h, base)]),
+                          ("kill: service mid-command", lambda: [died_service_case(h, rng, base, 6 if options.quick else 12)]),
                           ("purge grep: ", lambda: purge_cases(h, base))):
             if only and only not in name and not name.startswith(only):
                 continue

@@ -9,8 +9,10 @@ and asks for status. Every service a test starts is stopped (killed if need be).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import select
 import signal
 import stat
@@ -440,3 +442,83 @@ def test_the_client_path_imports_nothing_heavy(start_service: Any, paths: Paths)
     *printed, heavy = done.stdout.strip().splitlines()
     assert json.loads(heavy) == []
     assert json.loads("\n".join(printed))[0]["text"] == "light client"
+
+
+def test_a_remember_cut_by_a_dead_service_says_the_note_was_saved(start_service: Any, paths: Paths) -> None:
+    service = start_service("--slow-embed", "30")
+    done: list[subprocess.CompletedProcess[str]] = []
+    worker = threading.Thread(target=lambda: done.append(memcli(paths, "remember", "The spare key is under the blue pot")))
+    worker.start()
+    _wait(lambda: any(paths.pending_dir.glob("*.json")), what="the note journaled")
+    time.sleep(0.5)  # the service tells the client right after the journal's fsync
+    service.kill()
+    worker.join(60)
+    assert done[0].returncode == 7
+    assert done[0].stderr == ("memcli: error: the memcli service stopped; your note was saved and will be stored when it starts "
+                              "again (run the same command to check — it will not duplicate)\n")
+    start_service()
+    assert [m["text"] for m in request(paths, "list", limit=0)] == ["The spare key is under the blue pot"]
+    again = memcli(paths, "remember", "The spare key is under the blue pot")
+    assert again.returncode == 0 and "already remembered" in again.stderr + again.stdout
+    assert len(request(paths, "list", limit=0)) == 1
+
+
+def test_an_import_cut_by_a_dead_service_says_how_many_it_stored(start_service: Any, paths: Paths, tmp_path: Path) -> None:
+    service = start_service("--slow-embed", "0.5")
+    big = _turns_file(tmp_path, 10, 40)
+    done: list[subprocess.CompletedProcess[str]] = []
+    worker = threading.Thread(target=lambda: done.append(memcli(paths, "import", str(big))))
+    worker.start()
+    _wait(lambda: len(request(paths, "list", limit=0)) >= 64, what="a first batch stored")
+    service.kill()
+    worker.join(60)
+    assert done[0].returncode == 7
+    said = re.fullmatch(r"memcli: error: the memcli service stopped during the import; it had stored at least (\d+) new "
+                        r"memories of the 400 found \(run the same command to store the rest — it will not duplicate\); see .*\n",
+                        done[0].stderr)
+    assert said, done[0].stderr
+    start_service()
+    assert 64 <= int(said[1]) <= len(request(paths, "list", limit=0))
+    assert request(paths, "import", path=str(big))["found"] == 400
+    assert len(request(paths, "list", limit=0)) == 400
+
+
+def test_what_a_dead_service_had_not_said_is_not_claimed() -> None:
+    from memcli.client import stopped_message
+
+    assert stopped_message("remember", {}, "LOG") == ("the memcli service stopped before it said your note was saved; run the same "
+                                                      "command again (it will not duplicate); see LOG")
+    assert stopped_message("remember", {"journaled": 512, "total": 700}, "LOG").startswith(
+        "the memcli service stopped; 512 of the 700 parts of your note were saved")
+    assert stopped_message("import", {}, "LOG").startswith("the memcli service stopped during the import, before it stored a first batch")
+    assert stopped_message("recall", {}, "LOG") == "the memcli service stopped while answering; see LOG"
+
+
+def test_a_stopped_service_leaves_no_native_abort_in_its_log(paths: Paths, tmp_path: Path) -> None:
+    """The real ``memcli serve`` (torch, Chroma), stopped while its embedder loads and while
+    an import embeds: it exits by itself (not signalled after STOP_TIMEOUT), and its log,
+    which also has its stderr, has no "terminate called" of a C++ std::terminate."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Paragraph {i}: the garden, tomato number {i} and the spring weather." for i in range(2000)))
+    client = ServiceClient(paths)
+    progressed = threading.Event()
+
+    def run() -> None:
+        with contextlib.suppress(ServiceError):  # the stop cuts it
+            request(paths, "import", Handlers(progress=lambda done, total: progressed.set()), path=str(notes))
+
+    for during in ("warm-up", "import"):
+        assert memcli(paths, "stats", "--json").returncode == 0  # starts it; its embedder loads in the background
+        importing = None
+        if during == "import":
+            importing = threading.Thread(target=run)
+            importing.start()
+            assert progressed.wait(120)
+        began = time.monotonic()
+        assert client.stop() is not None
+        assert time.monotonic() - began < 9, "the service did not exit by itself after service stop"
+        if importing is not None:
+            importing.join(60)
+    log = paths.log_file.read_text(encoding="utf-8", errors="replace")
+    assert log.count("stopped after") == 2
+    assert "terminate called" not in log and "Traceback" not in log
