@@ -115,9 +115,12 @@ class Assistant:
         except InvalidOutputError:
             return ""
 
-    def context(self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = ()) -> Context:
+    def context(self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = (),
+                reinforce: bool = True) -> Context:
         """What a chat or ask prompt carries: the memories recalled for ``query`` (counted
-        as recalled), the global portrait, the global event summary and the running memory.
+        as recalled unless not ``reinforce``: an evaluation's questions must not change
+        each other's recall), the global portrait, the global event summary and the running
+        memory.
 
         ``exclude`` drops memories already in the prompt verbatim (this session's recent
         turns). With the ``query_creator`` setting, the chat model first turns
@@ -140,7 +143,8 @@ class Assistant:
             recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now, vector=vector,
                                                                     parsed=parsed)
             recalled = [r for r in recalled if r.memory.id not in exclude][:k]
-            self.owner.reinforce([r.memory for r in recalled], now)
+            if reinforce:
+                self.owner.reinforce([r.memory for r in recalled], now)
             context = self.consolidated(user)
         context.recalled = recalled
         return context
@@ -160,10 +164,11 @@ class Assistant:
             setting = "llm" if getattr(self.owner.chat_model, "uses_chat_template", True) else "extractive"
         return setting
 
-    def ask(self, question: str, user: str) -> Answer:
+    def ask(self, question: str, user: str, reinforce: bool = True) -> Answer:
         """Answer ``question`` from recalled memories, citing the ids of those it used: with
         the chat model, or extractively (``memcli.answers``: the recalled sentence that
-        answers, or that none does), as ``answers`` decides.
+        answers, or that none does), as ``answers`` decides. ``reinforce``: count the
+        recalled memories as recalled (``context``).
 
         Raises BadInputError for an empty question, ModelError when the model cannot load
         or gives an empty answer.
@@ -172,17 +177,30 @@ class Assistant:
         if not question:
             raise BadInputError("the question is empty")
         path = self.answers()
-        context = self.context(question, user)
+        found = self.answer(question, user, self.context(question, user, reinforce=reinforce), path)
+        if not found.answer:
+            raise ModelError(f"the chat model {self.owner.chat_model.name} gave no answer (an empty reply); try again or use a more capable model")
+        return found
+
+    def answer(self, question: str, user: str, context: Context, path: str) -> Answer:
+        """The answer to ``question`` of ``user`` from ``context`` (what ``context`` gives, or
+        any memories put in its ``recalled``): extractive (``path`` "extractive") or by the
+        chat model from the ask prompt (``ask_messages``), at the ``max_tokens`` and
+        ``temperature`` settings; its text may be empty (the model said nothing).
+
+        Raises ModelError when the model cannot load or fails.
+        """
         if path == "extractive":
             found = answers.answer(question, context.memories, user)
             return Answer(found.text, context.recalled, found.cited, "extractive")
-        system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
-        text = complete(
-            self.owner.chat_model, prompts.chat_messages(system, [], question), self.owner.settings.max_tokens, self.owner.settings.temperature
-        )
-        if not text:
-            raise ModelError(f"the chat model {self.owner.chat_model.name} gave no answer (an empty reply); try again or use a more capable model")
+        text = complete(self.owner.chat_model, self.ask_messages(question, user, context), self.owner.settings.max_tokens,
+                        self.owner.settings.temperature)
         return Answer(text, context.recalled, cited_ids(text, context.memories))
+
+    def ask_messages(self, question: str, user: str, context: Context) -> list[Message]:
+        """The ask prompt: the system text (instructions, today, ``context``) and the question."""
+        system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
+        return prompts.chat_messages(system, [], question)
 
     def summarize(self, previous: str, turns: Sequence[Message]) -> str:
         """Fold chat turns into a short session summary with the chat model (bounded length)."""
