@@ -146,3 +146,23 @@ def test_bad_options_are_one_error_line(runner: CliRunner, fake_model: Any, tmp_
     assert "conv-99" in assert_error(runner.invoke(app, ["eval", "qa", path, "--conversation", "conv-99"]), ExitCode.BAD_INPUT)
     assert "'context'" in assert_error(runner.invoke(app, ["eval", "qa", path, "--context", "some"]), ExitCode.USAGE)
     assert "'answers'" in assert_error(runner.invoke(app, ["eval", "qa", path, "--answers", "bogus"]), ExitCode.USAGE)
+
+
+def test_an_evaluation_question_does_not_reinforce_what_it_recalls(tmp_path: Path, fake_embedder: Any, fake_model: Any) -> None:
+    from memcli.config import home_paths
+    from memcli.engine import Engine
+    from memcli.importers import parse_locomo
+
+    path = locomo(tmp_path)
+    engine = Engine(Settings(answers="llm"), home_paths(tmp_path / "eval-home"), embedder=fake_embedder, chat_model=fake_model)
+    with engine.store.transaction():
+        engine.add_memories(parse_locomo(path, path.read_text(), "tiny-1"))
+
+    def recalled() -> int:
+        with engine.store.transaction():
+            return sum(m.recall_count for m in engine.store.memories(user="tiny-1"))
+
+    engine.assistant.ask(QUESTIONS[0]["question"], "tiny-1", reinforce=False)
+    assert recalled() == 0
+    engine.assistant.ask(QUESTIONS[0]["question"], "tiny-1")
+    assert recalled() == 5
