@@ -41,7 +41,7 @@ import numpy as np
 
 from memcli import qa_scoring
 from memcli.answers import NOT_FOUND
-from memcli.assistant import Assistant, Context
+from memcli.assistant import Answer, Assistant, Context
 from memcli.config import Paths, Settings, home_paths
 from memcli.embedding import Embedder
 from memcli.engine import Engine, make_chat_model
@@ -547,7 +547,7 @@ PROMPT_MARGIN = 64
 CHARS_PER_TOKEN = 3.0
 """Characters a token is taken to hold when the model cannot count them (a server model):
 fewer than English text has, so that an estimated prompt fits."""
-_CITATION = re.compile(r"\s*\[[0-9a-f]{4,16}\]")
+_CITATION = re.compile(r"\s*\[([0-9a-f]{4,16})\]")
 
 
 @dataclass
@@ -593,6 +593,26 @@ def _token_counter(model: Any) -> Callable[[str], int]:
     if callable(count):
         return count
     return lambda text: math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def without_citations(answer: str, cited: Sequence[str]) -> str:
+    """``answer`` without its citations: each ``[id]`` that names one of the ``cited``
+    memory ids (a prefix of it, as ``assistant.cited_ids`` reads them)."""
+    return _CITATION.sub(lambda m: "" if any(c.startswith(m.group(1)) for c in cited) else m.group(0), answer).strip()
+
+
+def _prompt_memories(context: str, assistant: Assistant, question: str, user: str, turns: Sequence[Memory], path: str,
+                     cost: dict[str, int], count: Callable[[str], int]) -> Context:
+    """What an answer on ``path`` to ``question`` is written from with ``context`` memory
+    (recalled as ask does, not reinforcing), full (every turn for an extractive answer,
+    ``whole_conversation`` for the model) or none."""
+    if context == "memory":
+        return assistant.context(question, user, reinforce=False)
+    if context == "none":
+        return Context([])
+    if path == "extractive":
+        return Context([Recalled(m, 0.0, 0.0, 0.0) for m in turns])
+    return whole_conversation(assistant, question, user, turns, cost, count, assistant.owner.settings)
 
 
 def whole_conversation(assistant: Assistant, question: str, user: str, turns: Sequence[Memory], cost: dict[str, int],
@@ -662,6 +682,8 @@ def eval_qa(
     """
     if context not in CONTEXTS:
         raise UsageError(f"unknown context {context!r}; choose one of {', '.join(CONTEXTS)}")
+    if limit is not None and limit < 1:
+        raise UsageError(f"the limit must be 1 or more, not {limit}")
     setting = answers or settings.answers
     if setting not in ("auto", "llm", "extractive"):
         raise UsageError(f"unknown answers path {setting!r}; choose one of auto, llm, extractive")
@@ -696,19 +718,14 @@ def eval_qa(
                 for i, qa in enumerate(questions, start=1):
                     question, category = str(qa["question"]), int(qa["category"])
                     t0 = time.perf_counter()
-                    if context == "memory":
-                        found = assistant.answer(question, sample_id, assistant.context(question, sample_id, reinforce=False), report.answers).answer
-                    elif context == "full":
-                        whole = Context([Recalled(m, 0.0, 0.0, 0.0) for m in memories]) if report.answers == "extractive" else \
-                            whole_conversation(assistant, question, sample_id, memories, cost, count, answering)
-                        found = assistant.answer(question, sample_id, whole, report.answers).answer
-                    elif report.answers == "llm":
-                        found = complete(chat_model, [Message("user", question)], answering.max_tokens, 0.0)
+                    if context == "none" and report.answers == "llm":
+                        reply = Answer(complete(chat_model, [Message("user", question)], answering.max_tokens, 0.0), [])
                     else:
-                        found = assistant.answer(question, sample_id, Context([]), report.answers).answer
+                        given = _prompt_memories(context, assistant, question, sample_id, memories, report.answers, cost, count)
+                        reply = assistant.answer(question, sample_id, given, report.answers)
                     seconds = time.perf_counter() - t0
                     latencies.append(seconds)
-                    scored = _CITATION.sub("", found).strip()
+                    scored = without_citations(reply.answer, reply.cited)
                     row = {"F1": qa_scoring.score(scored, qa.get("answer"), category, ABSTENTIONS)}
                     evidence = clean_evidence(qa.get("evidence", []), known)
                     if context == "memory" and category in CATEGORIES and evidence:
@@ -718,7 +735,7 @@ def eval_qa(
                     by_category[category].append(row)
                     if details:
                         report.details.append({"conversation": sample_id, "category": category, "question": question,
-                                               "reference": qa.get("answer", qa.get("adversarial_answer")), "answer": found,
+                                               "reference": qa.get("answer", qa.get("adversarial_answer")), "answer": reply.answer,
                                                "score": round(row["F1"], 4), "seconds": round(seconds, 3)})
                     if progress:
                         progress(f"{sample_id} questions", i, len(questions))

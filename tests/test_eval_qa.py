@@ -18,7 +18,7 @@ from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.config import Settings
 from memcli.errors import ExitCode
-from memcli.evaluation import eval_qa, locomo_questions
+from memcli.evaluation import eval_qa, locomo_questions, without_citations
 from memcli.llm import Message
 from memcli.paths import resolve_paths
 from memcli.schema import QaEvalResult
@@ -61,7 +61,7 @@ def locomo(tmp_path: Path) -> Path:
 
 
 def test_a_right_answer_scores_one_a_wrong_one_zero(tmp_path: Path, fake_embedder: Any, fake_model: Any) -> None:
-    fake_model.replies = ["A beagle [abcd1234].", "Two days.", "That is not mentioned in our conversations."]
+    fake_model.replies = ["A beagle.", "Two days.", "That is not mentioned in our conversations."]
     report = eval_qa(locomo(tmp_path), Settings(answers="llm"), fake_embedder, chat_model=fake_model, details=True)
     assert [row["score"] for row in report.details] == [1.0, 0.0, 1.0]
     assert report.per_category["4 single-hop"]["F1"] == 1.0 and report.per_category["2 temporal"]["F1"] == 0.0
@@ -111,6 +111,11 @@ def test_extractive_answers_quote_the_turn_that_answers(tmp_path: Path, fake_emb
     marathon = report.details[1]
     assert report.answers == "extractive" and report.model == ""
     assert "four hours" in marathon["answer"] and 0 < marathon["score"] < 1  # right, in a quoted sentence
+
+
+def test_an_answer_is_scored_without_its_citations() -> None:
+    assert without_citations("A beagle [1a2b3c4d].", ["1a2b3c4d9f8e7d6c"]) == "A beagle."
+    assert without_citations("In [2023] [1a2b].", ["1a2b3c4d9f8e7d6c"]) == "In [2023]."  # not a memory it cites
 
 
 def test_limit_spreads_the_questions_over_the_file() -> None:
