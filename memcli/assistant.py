@@ -190,12 +190,14 @@ class Assistant:
             setting = "llm" if getattr(self.owner.chat_model, "uses_chat_template", True) else "extractive"
         return setting
 
-    def ask(self, question: str, user: str) -> Answer:
+    def ask(self, question: str, user: str, reinforce: bool = True) -> Answer:
         """Answer ``question`` from recalled memories, citing the ids of those it used: with
         the chat model, or extractively (``memcli.answers``: the recalled sentence that
         answers, or that none does), as ``answers`` decides.
 
-        The recalled memories are reinforced only once the answer is there (``reinforce``).
+        With ``reinforce``, the recalled memories are counted as recalled once the answer is
+        there (``Assistant.reinforce``), so that a command that fails strengthens nothing;
+        an evaluation passes False, so that its questions do not change each other's recall.
 
         Raises BadInputError for an empty question or one longer than ``question_chars``
         (before anything is recalled), ModelError when the model cannot load or gives an
@@ -207,18 +209,32 @@ class Assistant:
         check_question(question, self.owner.settings.n_ctx)
         path = self.answers()
         context = self.context(question, user)
+        found = self.answer(question, user, context, path)
+        if not found.answer:
+            raise ModelError(f"the chat model {self.owner.chat_model.name} gave no answer (an empty reply); try again or use a more capable model")
+        if reinforce:
+            self.reinforce(context.recalled)
+        return found
+
+    def answer(self, question: str, user: str, context: Context, path: str) -> Answer:
+        """The answer to ``question`` of ``user`` from ``context`` (what ``context`` gives, or
+        any memories put in its ``recalled``): extractive (``path`` "extractive") or by the
+        chat model from the ask prompt (``ask_messages``), at the ``max_tokens`` and
+        ``temperature`` settings; its text may be empty (the model said nothing).
+
+        Raises ModelError when the model cannot load or fails.
+        """
         if path == "extractive":
             found = answers.answer(question, context.memories, user)
-            self.reinforce(context.recalled)
             return Answer(found.text, context.recalled, found.cited, "extractive")
-        system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
-        text = complete(
-            self.owner.chat_model, prompts.chat_messages(system, [], question), self.owner.settings.max_tokens, self.owner.settings.temperature
-        )
-        if not text:
-            raise ModelError(f"the chat model {self.owner.chat_model.name} gave no answer (an empty reply); try again or use a more capable model")
-        self.reinforce(context.recalled)
+        text = complete(self.owner.chat_model, self.ask_messages(question, user, context), self.owner.settings.max_tokens,
+                        self.owner.settings.temperature)
         return Answer(text, context.recalled, cited_ids(text, context.memories))
+
+    def ask_messages(self, question: str, user: str, context: Context) -> list[Message]:
+        """The ask prompt: the system text (instructions, today, ``context``) and the question."""
+        system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
+        return prompts.chat_messages(system, [], question)
 
     def summarize(self, previous: str, turns: Sequence[Message]) -> str:
         """Fold chat turns into a short session summary with the chat model (bounded length)."""

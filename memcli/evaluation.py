@@ -16,11 +16,17 @@ hit@k of a question is 1 when one of its evidence turns is in the top k (see
 consolidated; its daily event summaries are scored by ROUGE-L against the dataset's own
 session summaries of the same day, and its facts and summary lines by how many of the
 dataset's observations they cover (``eval_consolidation``).
+
+``eval qa``: each LoCoMo conversation is imported the same way, its questions are answered
+as ``memcli ask`` answers (or from the whole conversation, or from nothing: the baselines),
+and the answers are scored with LoCoMo's own metric (``memcli.qa_scoring``), per category,
+beside the answer latency and the evidence recall (``eval_qa``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import statistics
 import tempfile
@@ -33,6 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from memcli import qa_scoring
+from memcli.answers import NOT_FOUND
+from memcli.assistant import Answer, Assistant, Context
 from memcli.config import Paths, Settings, home_paths
 from memcli.embedding import Embedder
 from memcli.engine import Engine, make_chat_model
@@ -44,8 +53,11 @@ from memcli.importers import (
     parse_time,
     read_text,
 )
-from memcli.memory import Kind
-from memcli.retrieval import Ranking, Signals
+from memcli.llm import Message, complete, is_base_model
+from memcli.memory import Kind, Memory
+from memcli.prompts import format_memory
+from memcli.qa_scoring import LOCOMO_ABSTENTIONS
+from memcli.retrieval import Ranking, Recalled, Signals
 from memcli.store import MemoryStore
 
 KS = (5, 10, 20)
@@ -112,8 +124,8 @@ def _means(rows: list[dict[int, float]], ks: Sequence[int], label: str) -> dict[
     return summary
 
 
-def _latency_ms(latencies: list[float]) -> dict[str, float]:
-    """{p50, p95} of recall latencies in milliseconds; empty when none was measured."""
+def _percentiles(latencies: list[float]) -> dict[str, float]:
+    """{p50, p95} of ``latencies`` (in their unit), rounded to 2 decimals; empty when none was measured."""
     if not latencies:
         return {}
     ordered = sorted(latencies)
@@ -141,6 +153,15 @@ def _locomo_samples(path: Path, conversations: Sequence[str]) -> tuple[str, list
     if unknown or not samples:
         raise BadInputError(f"{path}: no conversation {', '.join(unknown)}" if unknown else f"{path}: no conversations")
     return text, samples
+
+
+def evidence_recall(engine: Engine, question: str, user: str, evidence: Sequence[str], ranking: Ranking | None, now: float) -> dict[int, float]:
+    """Recall@k for each k of ``KS`` of one LoCoMo question: the share of its ``evidence``
+    turns (``dia_id``s, as ``clean_evidence`` gives them) among the first k memories
+    ``engine`` recalls for ``question`` of ``user`` at ``now`` (unix seconds), ranked by
+    ``ranking`` (None: by relevance alone). Recall here never reinforces."""
+    sources = [r.memory.source for r in engine.recaller.recall(question, user, k=max(KS), ranking=ranking, now=now)]
+    return {k: len(set(evidence) & set(sources[:k])) / len(evidence) for k in KS}
 
 
 def eval_locomo(
@@ -183,14 +204,9 @@ def eval_locomo(
                     evidence = clean_evidence(qa.get("evidence", []), known)
                     if evidence:
                         t0 = time.perf_counter()
-                        recalled = memcli.recaller.recall(
-                            str(qa["question"]), sample_id, k=max(KS), ranking=rank_by, now=time.time()
-                        )
+                        hits = evidence_recall(memcli, str(qa["question"]), sample_id, evidence, rank_by, time.time())
                         latencies.append((time.perf_counter() - t0) * 1000)
-                        sources = [r.memory.source for r in recalled]
-                        by_category[int(qa["category"])].append(
-                            {k: len(set(evidence) & set(sources[:k])) / len(evidence) for k in KS}
-                        )
+                        by_category[int(qa["category"])].append(hits)
                     if progress:
                         progress(f"{sample_id} questions", i, len(questions))
         report.conversations.append(sample_id)
@@ -198,7 +214,7 @@ def eval_locomo(
     report.questions = len(everything)
     report.per_category = {f"{c} {CATEGORIES[c]}": _means(by_category[c], KS, "R@") for c in sorted(by_category)}
     report.overall = _means(everything, KS, "R@")
-    report.latency_ms = _latency_ms(latencies)
+    report.latency_ms = _percentiles(latencies)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
 
@@ -352,7 +368,7 @@ def eval_memorybank(
     report.questions = len(probes)
     report.per_type = {name: _means(by_type[name], HIT_KS, "hit@") for name in sorted(by_type)}
     report.overall = _means([r for rows in by_type.values() for r in rows], HIT_KS, "hit@")
-    report.latency_ms = _latency_ms(latencies)
+    report.latency_ms = _percentiles(latencies)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
 
@@ -514,3 +530,221 @@ def _session_number(key: str) -> int:
     """``session_12_summary`` -> 12 (0 when it has no number)."""
     match = re.search(r"\d+", key)
     return int(match.group()) if match else 0
+
+
+# eval qa -----------------------------------------------------------------------------------
+
+QA_CATEGORIES = {**CATEGORIES, 5: "adversarial"}
+CONTEXTS = ("memory", "full", "none")
+"""What an answer is written from: the memories recalled as ``ask`` recalls them, the whole
+conversation (what fits the context window), or nothing (the question alone)."""
+ABSTENTIONS = (*LOCOMO_ABSTENTIONS, "do not remember", "don't remember", "don’t remember", NOT_FOUND.lower().rstrip("."))
+"""Answers that say the conversation does not tell, right on an adversarial question: LoCoMo's
+phrases, and memcli's own: the ask prompt tells the model to say it does not remember, and an
+extractive answer says "I don't find that in your memories"."""
+PROMPT_MARGIN = 64
+"""Tokens of a full-context prompt left for the chat template's own markup."""
+CHARS_PER_TOKEN = 3.0
+"""Characters a token is taken to hold when the model cannot count them (a server model):
+fewer than English text has, so that an estimated prompt fits."""
+_CITATION = re.compile(r"\s*\[([0-9a-f]{4,16})\]")
+
+
+@dataclass
+class QaReport(_Report):
+    """``memcli eval qa``: answers to LoCoMo's questions scored by LoCoMo's metric
+    (``memcli.qa_scoring``), per category (1-5) and overall.
+
+    ``per_category``: {n, F1} per category, and R@5/10/20 of the evidence (with context
+    "memory", categories 1-4: as ``eval locomo``); ``overall``: the same over every question
+    (R@k over those of categories 1-4 with evidence); ``overall_1_4``: {n, F1} without the
+    adversarial category. ``latency_seconds``: {p50, p95} of one answer, recall included.
+    ``answers``: the answering path used (llm or extractive); ``model``: the chat model's
+    name ("" for extractive answers). ``details`` (on request): one row per question."""
+
+    questions: int = 0
+    conversations: list[str] = field(default_factory=list)
+    context: str = "memory"
+    answers: str = ""
+    model: str = ""
+    per_category: dict[str, dict[str, float]] = field(default_factory=dict)
+    overall: dict[str, float] = field(default_factory=dict)
+    overall_1_4: dict[str, float] = field(default_factory=dict)
+    latency_seconds: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+
+def locomo_questions(sample: dict[str, Any], limit: int | None = None) -> list[dict[str, Any]]:
+    """The questions of a LoCoMo conversation that can be scored (categories 1-4 with an
+    answer, and category 5), in file order; with ``limit``, that many spread evenly over
+    them (the i-th of n at i·n/limit): the file groups questions by category, so its first
+    ones would leave categories out."""
+    questions = [q for q in sample.get("qa", []) if q.get("category") in QA_CATEGORIES and (q["category"] == 5 or "answer" in q)]
+    if limit is None or limit >= len(questions):
+        return questions
+    return [questions[i * len(questions) // limit] for i in range(limit)]
+
+
+def _token_counter(model: Any) -> Callable[[str], int]:
+    """How many tokens a text takes in ``model``: its own count when it has one (a GGUF
+    model), else an estimate at ``CHARS_PER_TOKEN``."""
+    count = getattr(model, "count_tokens", None)
+    if callable(count):
+        return count
+    return lambda text: math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def without_citations(answer: str, cited: Sequence[str]) -> str:
+    """``answer`` without its citations: each ``[id]`` that names one of the ``cited``
+    memory ids (a prefix of it, as ``assistant.cited_ids`` reads them)."""
+    return _CITATION.sub(lambda m: "" if any(c.startswith(m.group(1)) for c in cited) else m.group(0), answer).strip()
+
+
+def _prompt_memories(context: str, assistant: Assistant, question: str, user: str, turns: Sequence[Memory], path: str,
+                     cost: dict[str, int], count: Callable[[str], int]) -> Context:
+    """What an answer on ``path`` to ``question`` is written from with ``context`` memory
+    (recalled as ask does, not reinforcing), full (every turn for an extractive answer,
+    ``whole_conversation`` for the model) or none."""
+    if context == "memory":
+        return assistant.context(question, user)
+    if context == "none":
+        return Context([])
+    if path == "extractive":
+        return Context([Recalled(m, 0.0, 0.0, 0.0) for m in turns])
+    return whole_conversation(assistant, question, user, turns, cost, count, assistant.owner.settings)
+
+
+def whole_conversation(assistant: Assistant, question: str, user: str, turns: Sequence[Memory], cost: dict[str, int],
+                       count: Callable[[str], int], settings: Settings) -> Context:
+    """The full-context baseline's prompt memories for ``question``: the most recent
+    ``turns`` whose lines (``prompts.format_memory``) fit the context window (``n_ctx``)
+    beside the rest of the ask prompt, the reply (``max_tokens``) and ``PROMPT_MARGIN``,
+    counted by ``count``; ``cost`` keeps each turn's count (memory id -> tokens)."""
+    frame = count("\n".join(m.content for m in assistant.ask_messages(question, user, Context([]))))
+    budget = settings.n_ctx - settings.max_tokens - frame - PROMPT_MARGIN
+    kept: list[Memory] = []
+    for memory in sorted(turns, key=lambda m: m.created_at, reverse=True):
+        if memory.id not in cost:
+            cost[memory.id] = count(format_memory(memory)) + 1
+        if cost[memory.id] > budget:
+            break
+        kept.append(memory)
+        budget -= cost[memory.id]
+    return Context([Recalled(m, 0.0, 0.0, 0.0) for m in kept])
+
+
+def _qa_means(rows: list[dict[str, float]]) -> dict[str, float]:
+    """{n, F1, R@k...}: the number of questions, their mean F1, and the mean R@k of those
+    that have one."""
+    summary: dict[str, float] = {"n": len(rows), "F1": round(statistics.fmean(r["F1"] for r in rows), 4) if rows else 0.0}
+    for k in KS:
+        measured = [r[f"R@{k}"] for r in rows if f"R@{k}" in r]
+        if measured:
+            summary[f"R@{k}"] = round(statistics.fmean(measured), 4)
+    return summary
+
+
+def eval_qa(
+    path: Path,
+    settings: Settings,
+    embedder: Embedder,
+    conversations: Sequence[str] = (),
+    limit: int | None = None,
+    context: str = "memory",
+    answers: str | None = None,
+    progress: Progress | None = None,
+    details: bool = False,
+    chat_model: Any = None,
+    model_paths: Paths | None = None,
+) -> QaReport:
+    """Answer LoCoMo's questions as ``memcli ask`` does and score the answers with LoCoMo's
+    own metric (``memcli.qa_scoring``, following snap-research/locomo
+    ``task_eval/evaluation.py``); see ``QaReport``.
+
+    Each conversation is imported into a temporary store, as ``eval_locomo`` does, and its
+    questions (``locomo_questions``: ``limit`` a conversation) are asked just after its
+    last turn (the clock of the prompt's "today" and of the ranking). ``context``:
+    "memory": recalled as ``ask`` recalls (``Assistant.context``, not reinforcing), with
+    R@k of the evidence measured by ``evidence_recall`` at the same time; "full": the
+    whole conversation, its most recent turns that fit (``whole_conversation``); "none":
+    the question alone, no system prompt (extractive answers then find nothing).
+    ``answers``: llm, extractive or auto (default: the ``answers`` setting; auto:
+    extractive for a model without a chat template). Answers are decoded greedily
+    (temperature 0), so a run repeats; ``max_tokens`` as set. Citations (``[id]``) are
+    taken out of an answer before it is scored; ``ABSTENTIONS`` count as "not mentioned".
+    ``chat_model``: shared by every conversation (made from the settings, ``model_paths``'
+    model dir, when the path needs one and none is given), loaded before the first answer
+    is timed.
+
+    Raises BadInputError for a file that is not LoCoMo or an unknown conversation,
+    UsageError for an unknown context or answers path, and the chat model's ModelError.
+    """
+    if context not in CONTEXTS:
+        raise UsageError(f"unknown context {context!r}; choose one of {', '.join(CONTEXTS)}")
+    if limit is not None and limit < 1:
+        raise UsageError(f"the limit must be 1 or more, not {limit}")
+    setting = answers or settings.answers
+    if setting not in ("auto", "llm", "extractive"):
+        raise UsageError(f"unknown answers path {setting!r}; choose one of auto, llm, extractive")
+    started = time.perf_counter()
+    text, samples = _locomo_samples(path, conversations)
+    by_category: dict[int, list[dict[str, float]]] = defaultdict(list)
+    latencies: list[float] = []
+    report = QaReport(context=context)
+    for sample in samples:
+        sample_id = str(sample.get("sample_id"))
+        memories = parse_locomo(path, text, sample_id)
+        known = {m.source for m in memories}
+        end = max(m.created_at for m in memories)
+        questions = locomo_questions(sample, limit)
+        with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
+            paths = home_paths(Path(home))
+            if chat_model is None and setting != "extractive":
+                chat_model = make_chat_model(settings, model_paths or paths)
+            if not report.answers:
+                report.answers = setting if setting != "auto" else ("extractive" if is_base_model(chat_model) else "llm")
+                report.model = chat_model.name if report.answers == "llm" else ""
+            answering = settings.model_copy(update={"answers": report.answers, "temperature": 0.0})
+            engine = Engine(answering, paths, clock=lambda end=end: end, embedder=embedder, chat_model=chat_model)
+            assistant = engine.assistant
+            rank_by = Ranking.from_settings(answering, sample_id)
+            count = _token_counter(chat_model)
+            cost: dict[str, int] = {}
+            with discarding(engine.store):
+                if context == "memory":
+                    with engine.store.transaction():
+                        engine.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+                for i, qa in enumerate(questions, start=1):
+                    question, category = str(qa["question"]), int(qa["category"])
+                    t0 = time.perf_counter()
+                    if context == "none" and report.answers == "llm":
+                        reply = Answer(complete(chat_model, [Message("user", question)], answering.max_tokens, 0.0), [])
+                    else:
+                        given = _prompt_memories(context, assistant, question, sample_id, memories, report.answers, cost, count)
+                        reply = assistant.answer(question, sample_id, given, report.answers)
+                    seconds = time.perf_counter() - t0
+                    latencies.append(seconds)
+                    scored = without_citations(reply.answer, reply.cited)
+                    row = {"F1": qa_scoring.score(scored, qa.get("answer"), category, ABSTENTIONS)}
+                    evidence = clean_evidence(qa.get("evidence", []), known)
+                    if context == "memory" and category in CATEGORIES and evidence:
+                        with engine.store.transaction():
+                            hits = evidence_recall(engine, question, sample_id, evidence, rank_by, end)
+                        row.update({f"R@{k}": hits[k] for k in KS})
+                    by_category[category].append(row)
+                    if details:
+                        report.details.append({"conversation": sample_id, "category": category, "question": question,
+                                               "reference": qa.get("answer", qa.get("adversarial_answer")), "answer": reply.answer,
+                                               "score": round(row["F1"], 4), "seconds": round(seconds, 3)})
+                    if progress:
+                        progress(f"{sample_id} questions", i, len(questions))
+        report.conversations.append(sample_id)
+    report.questions = sum(len(rows) for rows in by_category.values())
+    report.per_category = {f"{c} {QA_CATEGORIES[c]}": _qa_means(by_category[c]) for c in sorted(by_category)}
+    report.overall = _qa_means([r for rows in by_category.values() for r in rows])
+    report.overall_1_4 = {key: value for key, value in _qa_means([r for c, rows in by_category.items() if c in CATEGORIES for r in rows]).items()
+                          if key in ("n", "F1")}
+    report.latency_seconds = _percentiles(latencies)
+    report.seconds = round(time.perf_counter() - started, 2)
+    return report

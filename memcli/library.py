@@ -349,3 +349,16 @@ class Memcli:
         report = evaluation.eval_consolidation(Path(path), settings, self.engine.embedder, conversations, self._stage_progress,
                                                details, chat_model=chat_model)
         return schema.ConsolidationEvalResult(**report.to_dict())
+
+    def eval_qa(self, path: str, conversations: Sequence[str] = (), limit: Optional[int] = None,
+                context: Literal["memory", "full", "none"] = "memory", answers: Optional[Literal["auto", "llm", "extractive"]] = None,
+                details: bool = False) -> schema.QaEvalResult:
+        """Answer LoCoMo's questions (``limit`` a conversation) as ask does, or from the whole
+        conversation or nothing (``context``), each conversation in a temporary store, and
+        score them with LoCoMo's metric (``evaluation.eval_qa``); ``answers``: the answering
+        path (default: the setting). The chat model is this engine's, loaded once."""
+        settings = self.engine.settings
+        chat_model = self.engine.chat_model if (answers or settings.answers) != "extractive" else None
+        report = evaluation.eval_qa(Path(path), settings, self.engine.embedder, conversations, limit, context, answers,
+                                    self._stage_progress, details, chat_model=chat_model)
+        return schema.QaEvalResult(**report.to_dict())

@@ -432,6 +432,28 @@ class ConsolidationEvalResult(Out):
     duration_seconds: float
 
 
+class QaEvalResult(Out):
+    """``memcli eval qa``: answers to LoCoMo's questions scored with LoCoMo's own metric (token F1 after its answer normalisation; adversarial questions right when the answer says it is not mentioned)."""
+
+    questions: int
+    conversations: list[str]
+    context: str = Field(
+        description="memory, full or none: what the answers were written from: recalled memories (as ask), the whole conversation (its most recent turns that fit the context window), or the question alone"
+    )
+    answers: str = Field(description="the answering path used: llm or extractive")
+    model: str = Field(description="the chat model that answered; empty for extractive answers")
+    per_category: dict[str, dict[str, Union[int, float]]] = Field(
+        description="category (1 multi-hop ... 5 adversarial) -> {n, F1, and with context memory for categories 1-4: R@5, R@10, R@20 of the evidence}"
+    )
+    overall: dict[str, Union[int, float]] = Field(description="{n, F1, R@5, R@10, R@20} over every question (R@k over those of categories 1-4)")
+    overall_1_4: dict[str, Union[int, float]] = Field(description="{n, F1} without the adversarial category")
+    latency_seconds: dict[str, float] = Field(description="{p50, p95} of one answer (recall, prompt and reply), in seconds")
+    duration_seconds: float
+    details: list[dict[str, Any]] = Field(
+        description="with --details: one object a question: conversation, category, question, reference (the dataset's answer, or its adversarial answer), answer, score, seconds"
+    )
+
+
 class ConfigSetting(Out):
     """``memcli config list`` (one per setting), ``config get``, ``set`` and ``unset``: a
     setting in effect and where its value comes from."""
@@ -500,6 +522,7 @@ RESULTS: dict[str, Any] = {
     "path check": PathCheck,
     "probe eval": ProbeEvalResult,
     "consolidation eval": ConsolidationEvalResult,
+    "qa eval": QaEvalResult,
     "reindex": ReindexResult,
     "migrate": MigrateResult,
     "eval": EvalResult,

@@ -61,6 +61,7 @@ VERBS: dict[str, Verb] = {
     "eval.locomo": Verb("eval_locomo", "EvalResult"),
     "eval.memorybank": Verb("eval_memorybank", "ProbeEvalResult"),
     "eval.consolidation": Verb("eval_consolidation", "ConsolidationEvalResult"),
+    "eval.qa": Verb("eval_qa", "QaEvalResult"),
 }
 """Every verb, by the name a request carries."""
 

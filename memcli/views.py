@@ -1014,6 +1014,48 @@ class ConsolidationEvalResult(View):
         }
 
 
+class QaEvalResult(View):
+    """The view of ``schema.QaEvalResult``: ``memcli eval qa``: answers to LoCoMo's questions
+    scored with LoCoMo's own metric (token F1 after its answer normalisation; adversarial
+    questions right when the answer says it is not mentioned)."""
+
+    __slots__ = ("questions", "conversations", "context", "answers", "model", "per_category", "overall", "overall_1_4", "latency_seconds", "duration_seconds", "details",)
+
+    def __init__(self, questions: int, conversations: list[str], context: str, answers: str, model: str, per_category: dict[str, dict[str, Union[int, float]]], overall: dict[str, Union[int, float]], overall_1_4: dict[str, Union[int, float]], latency_seconds: dict[str, float], duration_seconds: float, details: list[dict[str, Any]]) -> None:
+        self.questions = questions
+        self.conversations = conversations
+        self.context = context
+        self.answers = answers
+        self.model = model
+        self.per_category = per_category
+        self.overall = overall
+        self.overall_1_4 = overall_1_4
+        self.latency_seconds = latency_seconds
+        self.duration_seconds = duration_seconds
+        self.details = details
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> QaEvalResult:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "questions": self.questions,
+            "conversations": self.conversations,
+            "context": self.context,
+            "answers": self.answers,
+            "model": self.model,
+            "per_category": self.per_category,
+            "overall": self.overall,
+            "overall_1_4": self.overall_1_4,
+            "latency_seconds": self.latency_seconds,
+            "duration_seconds": self.duration_seconds,
+            "details": self.details,
+        }
+
+
 class ReindexResult(View):
     """The view of ``schema.ReindexResult``: ``memcli reindex``: the store re-embedded with the
     configured embedder."""

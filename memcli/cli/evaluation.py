@@ -20,7 +20,7 @@ from memcli.cli.root import (
 )
 
 eval_app = root.MemcliTyper(
-    help="Measure memcli's recall and consolidation on a benchmark.\n\nExample: memcli eval locomo locomo10.json --json",
+    help="Measure memcli's recall, answers and consolidation on a benchmark.\n\nExample: memcli eval locomo locomo10.json --json",
     no_args_is_help=True,
 )
 app.add_typer(eval_app, name="eval")
@@ -57,6 +57,52 @@ def eval_locomo(
         _print_json(report)
         return
     _print_eval("category", ("R@5", "R@10", "R@20"), report.per_category, report, f"{len(report.conversations)} conversations")
+
+
+@eval_app.command("qa")
+def eval_qa(
+    file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
+    conversation: Annotated[Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")] = None,
+    limit: Annotated[
+        Optional[int], typer.Option("--limit", min=1, help="Questions a conversation, spread evenly over its categories (default: all).", show_default=False)
+    ] = None,
+    context: Annotated[
+        str, typer.Option("--context", help="What answers are written from: memory (recalled, as ask), full (the whole conversation that fits the model's context window) or none (the question alone).")
+    ] = "memory",
+    answers: Annotated[
+        Optional[str], typer.Option("--answers", help="llm or extractive (default: the answers setting).", show_default=False)
+    ] = None,
+    details: Annotated[bool, typer.Option("--details", help="With --json: each question's answer and score.")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Answer quality on LoCoMo: F1 per category by LoCoMo's own metric, answer latency and evidence recall.
+
+    Each conversation is imported into a temporary store (your own store is not touched)
+    and each question answered as 'memcli ask' answers it, with the configured model
+    (in-process or a model server: model_url), decoded greedily. Answers are scored as
+    LoCoMo's task_eval/evaluation.py scores them: token F1 after its normalisation (Porter
+    stems; multi-hop answers split at commas), adversarial questions right when the answer
+    says the conversation does not tell. The baselines: --context full gives the model the
+    conversation's most recent turns that fit n_ctx, --context none the question alone.
+
+    Example: memcli eval qa locomo10.json --conversation conv-26 --limit 40
+    """
+    args = {"path": os.path.abspath(file.expanduser()), "conversations": conversation or [], "limit": limit, "context": context,
+            "answers": answers, "details": details}
+    report = _call("eval.qa", args, quiet, progress="eval qa")
+    if json_out:
+        _print_json(report)
+        return
+    columns = ("F1", "R@5", "R@10", "R@20")
+    typer.echo(f"{'category':<16}{'n':>6}" + "".join(f"{c:>8}" for c in columns))
+    for name, row in [*report.per_category.items(), ("overall", report.overall), ("overall 1-4", report.overall_1_4)]:
+        typer.echo(f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>8.3f}" if c in row else f"{'-':>8}" for c in columns))
+    by = f" by {report.model}" if report.model else ""
+    latency = report.latency_seconds
+    typer.echo(f"{report.answers} answers{by} from {report.context}; answer latency p50 {latency.get('p50', 0):.2f} s, "
+               f"p95 {latency.get('p95', 0):.2f} s; {report.questions} questions of {len(report.conversations)} conversations "
+               f"in {report.duration_seconds:.1f} s")
 
 
 @eval_app.command("memorybank")
