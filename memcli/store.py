@@ -757,7 +757,8 @@ class MemoryStore:
             self.sidecar.index.set_state(memories)
 
     def delete(self, ids: Sequence[str]) -> None:
-        """Delete memories for good: text, metadata and embedding (their history stays)."""
+        """Delete memories for good: text, metadata and embedding, and their place in the
+        graph (``Graph.forget_memories``; their history stays)."""
         if not ids:
             return
         with self.transaction():
@@ -771,6 +772,7 @@ class MemoryStore:
                 self._col.delete(ids=page)
                 self.sidecar.index.remove(page, users)
                 self.sidecar.unmark_consolidated(page)
+                self.sidecar.graph.forget_memories(page)
 
     def compact(self) -> None:
         """Erase from the files what deleted memories left behind, so that a deleted text is
