@@ -25,6 +25,7 @@ KIND_HELP = {
     Kind.PORTRAIT_DAILY.value: "a day's portrait",
     Kind.PORTRAIT_GLOBAL.value: "the global portrait",
     Kind.RUNNING_SUMMARY.value: "the running memory of past sessions",
+    Kind.RELATION.value: "a relation of the graph memory (memcli graph)",
 }
 
 

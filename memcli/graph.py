@@ -170,14 +170,6 @@ class Relation:
         start is unknown) and had not ended by it."""
         return (not self.valid_from or self.valid_from <= day) and (not self.valid_to or day < self.valid_to)
 
-    def text(self) -> str:
-        """The relation as a sentence a memory of kind ``relation`` holds: "Caroline —
-        attends — LGBTQ support group, since 2023-05-07" (or "from A to B" once closed)."""
-        line = f"{self.subject_name} — {self.relation} — {self.object_name}"
-        if self.valid_to:
-            return f"{line}, from {self.valid_from or 'an unknown day'} to {self.valid_to}"
-        return f"{line}, since {self.valid_from}" if self.valid_from else line
-
 
 @dataclass
 class Closed:
