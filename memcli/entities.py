@@ -1,0 +1,863 @@
+"""Entities: the people, places, organisations, pets, works and events one text names, the
+aliases it states and the relations it states in plain patterns (issue 26, Mem0g's
+entity extraction; Chhikara et al. 2025 §2.2).
+
+Two paths, like consolidation's:
+
+- Offline (``extract``), without a model. English names come from the text's own evidence:
+  capitalised spans that a sentence start does not explain (a sentence-initial capital
+  counts only when the word is a name elsewhere: in this text, the speakers, or ``known``),
+  quoted titles in title case ("…", “…”) as works. Chinese names come from jieba's
+  part-of-speech tags (Sun 2012; ``nr`` person, ``ns`` place, ``nt`` organisation, ``nz``
+  other proper noun, kept only with a cue), and 《》 titles as works. Types come from cues
+  ("in/at/to/from X", 住在/在/去, Inc/University/公司/大学, "my dog named X"). Relations
+  come from plain patterns only ("X's sister Y", "I live in Y", 我妹妹叫Y, 我住在Y …);
+  first- and second-person words stand for the speaker and the addressee.
+- With a capable chat model: ``EXTRACT_ENTITIES`` (the prompt), ``GraphOutput`` (the JSON
+  schema the model fills) and ``ground`` (drops every entity, alias and relation whose names
+  the source does not hold, as ``memcli.grounding`` does for facts).
+
+Nothing is invented on either path: every name an ``Extraction`` holds occurs in its text,
+except the speaker's and the addressee's for "I"/"you" (我/你).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import unicodedata
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ENTITY_TYPES = ("person", "place", "organisation", "pet", "work", "event")
+"""What an entity is. The user and the assistant are persons."""
+
+VALUE_TYPES = ("date", "number", "text")
+"""Object types of relations whose object is a value, not an entity (a birthday, an age,
+a job title)."""
+
+
+@dataclass(frozen=True)
+class RelationKind:
+    """A kind of relation: whether it is ``single_valued`` (a subject has one current value
+    at a time, so a new one closes the old: lives in, works at, partner, age, job title,
+    birthday), the types of its subject and object (``ENTITY_TYPES`` or ``VALUE_TYPES``),
+    and how a sentence says it in English and Chinese ("Caroline — lives in — Lisbon",
+    "张曼婷 — 住在 — 北京")."""
+
+    single_valued: bool
+    subject: str
+    object: str
+    en: str
+    zh: str
+
+
+def _kin(en: str, zh: str, single: bool = False) -> RelationKind:
+    return RelationKind(single, "person", "person", en, zh)
+
+
+RELATIONS: dict[str, RelationKind] = {
+    "sister": _kin("has sister", "的姐妹是"),
+    "brother": _kin("has brother", "的兄弟是"),
+    "mother": _kin("has mother", "的母亲是", True),
+    "father": _kin("has father", "的父亲是", True),
+    "son": _kin("has son", "的儿子是"),
+    "daughter": _kin("has daughter", "的女儿是"),
+    "child": _kin("has child", "的孩子是"),
+    "wife": _kin("has wife", "的妻子是", True),
+    "husband": _kin("has husband", "的丈夫是", True),
+    "partner": _kin("has partner", "的伴侣是", True),
+    "friend": _kin("has friend", "的朋友是"),
+    "boss": _kin("has boss", "的老板是", True),
+    "colleague": _kin("has colleague", "的同事是"),
+    "lives_in": RelationKind(True, "person", "place", "lives in", "住在"),
+    "from": RelationKind(False, "person", "place", "is from", "来自"),
+    "works_at": RelationKind(True, "person", "organisation", "works at", "工作于"),
+    "job_title": RelationKind(True, "person", "text", "works as", "的职业是"),
+    "pet": RelationKind(False, "person", "pet", "has pet", "的宠物是"),
+    "birthday": RelationKind(True, "person", "date", "has birthday on", "的生日是"),
+    "age": RelationKind(True, "person", "number", "is years old", "的年龄是"),
+    "attends": RelationKind(False, "person", "organisation", "attends", "就读于"),
+}
+"""The declared relation table: label -> its kind. Relations are labelled from here only."""
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A name in a text: its surface form (``name``), its normalised ``key`` (``normalise``),
+    its ``type`` (one of ``ENTITY_TYPES``), and its span ``start``..``end`` (characters,
+    end exclusive) in the text."""
+
+    name: str
+    key: str
+    type: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation a text states: ``subject`` and ``object`` as surface names (the speaker's
+    name for I/me/my, the addressee's for you/your; a value for a value-typed object),
+    ``relation`` a label of ``RELATIONS``, ``valid_from`` an ISO date (``YYYY``,
+    ``YYYY-MM`` or ``YYYY-MM-DD``) the text gives for it, else None, and the ``evidence``:
+    the sentence that states it."""
+
+    subject: str
+    relation: str
+    object: str
+    valid_from: str | None
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one text names: its ``mentions`` in text order, its ``relations``, and the
+    ``aliases`` it states, as (alias, full name) pairs ("Mel" for "Melanie", 曼婷 for 张曼婷)."""
+
+    mentions: tuple[Mention, ...]
+    relations: tuple[Relation, ...]
+    aliases: tuple[tuple[str, str], ...]
+
+    def names(self) -> list[str]:
+        """The distinct surface names of the mentions, first seen first."""
+        return list(dict.fromkeys(m.name for m in self.mentions))
+
+
+# Normalisation --------------------------------------------------------------------------
+
+_HONORIFIC = re.compile(
+    r"^(?:mr|mrs|ms|miss|mx|dr|prof|professor|sir|madam|dame|lady|lord|aunt|auntie|uncle|grandma|grandpa|st|saint)\.?\s+",
+    re.I,
+)
+_HONORIFIC_ZH = re.compile(r"(?:先生|女士|小姐|老师|同学|阿姨|叔叔)$")
+_POSSESSIVE = re.compile(r"(?:'s|'|’s|’)$")
+
+
+def normalise(name: str) -> str:
+    """The key two surface forms of one name share: NFKC (width folding: "Ｍｅｌ" -> "Mel",
+    "，" -> ","), case folded, a possessive "'s" and an honorific ("Dr.", "Mrs", 先生,
+    老师 …) stripped, spaces collapsed. Chinese is unchanged but for width: 曼婷 and 张曼婷
+    stay two keys (``Extraction.aliases`` joins them)."""
+    text = unicodedata.normalize("NFKC", name).strip()
+    text = _POSSESSIVE.sub("", text)
+    text = _HONORIFIC.sub("", text)
+    if len(text) > 2:
+        stripped = _HONORIFIC_ZH.sub("", text)
+        text = stripped if len(stripped) >= 2 else text
+    return re.sub(r"\s+", " ", text).casefold().strip()
+
+
+# Shared text helpers -------------------------------------------------------------------
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_SENTENCE_END = re.compile(r"[.!?…。！？；;]+[\"'”’)\]]*\s*|\n+")
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text``'s sentences, by end punctuation and line breaks (a cheap
+    splitter: this runs on every turn of a consolidation, where pySBD would cost more than
+    the rest of the extraction together)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        # "Dr. Smith", "Mr. Lee", "St. Louis": an abbreviation's period ends no sentence
+        if match.group().startswith(".") and re.search(r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e)$", text[start : match.start()]):
+            continue
+        if match.end() > start:
+            spans.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _sentence_of(spans: list[tuple[int, int]], at: int, text: str) -> str:
+    for a, b in spans:
+        if a <= at < b:
+            return text[a:b].strip()
+    return text.strip()
+
+
+# English ---------------------------------------------------------------------------------
+
+_NOT_NAMES = frozenset(
+    """
+    i i'm i've i'd i'll im ive id ill me my mine myself we we're we've our ours us you you're you've your yours
+    he she it they them his her hers its their theirs him this that these those there here what when where who why how
+    which whose whom a an the and or but so if then than as of in on at to for from by with about into over after before
+    since until while because though although yet also just only even still ever never always sometimes often
+    yes yeah yep yup no nope nah ok okay oh ooh ah aw aww awww wow whoa hey hi hello hiya bye goodbye thanks thank thx
+    please sorry congrats congratulations cheers welcome lol haha hahaha hehe omg gosh geez hmm um uh well sure cool
+    great awesome nice good amazing wonderful fantastic lovely beautiful perfect totally definitely absolutely really
+    right true exactly agreed same love like glad happy sad excited proud hope hopefully maybe perhaps actually honestly
+    anyway anyways btw so what's that's it's there's here's let's let don't can't won't didn't isn't wasn't aren't
+    today tonight yesterday tomorrow morning evening afternoon night last next every each all some any many much more most
+    monday tuesday wednesday thursday friday saturday sunday weekend week month year
+    january february march april may june july august september october november december
+    christmas easter halloween thanksgiving new valentine valentine's
+    god lord jesus mom mum dad mommy daddy mama papa grandma grandpa granny nana sis bro dude man guys girl boy baby
+    english spanish french german chinese japanese italian american british canadian mexican indian african asian
+    european korean russian portuguese swedish dutch irish scottish latin
+    ai internet tv dvd diy ceo ok omg lgbtq lgbt lgbtqia lgbtq+ usa us uk eu
+    speaker user assistant
+    """.split()
+)
+"""Words that start a capitalised span but name nobody: pronouns, function words,
+interjections, days, months, holidays, kinship words used as names ("Mom"), nationalities
+and languages, common acronyms."""
+
+_CONNECTORS = frozenset({"of", "the", "de", "da", "del", "van", "von", "and", "&", "for", "on"})
+_WORD = r"[A-Z][\w'’\-]*|[A-Z]{2,}"
+_CAPITAL_RUN = re.compile(
+    rf"(?:{_WORD})(?:(?:\s+(?:of|the|de|da|del|van|von|for|on|&)\s+|[ ](?=[A-Z]))(?:{_WORD}))*"
+)
+_ORG_WORDS = frozenset(
+    """inc inc. ltd llc corp corporation company co university college school academy institute hospital clinic
+    bank church center centre foundation group association society club agency department studio studios
+    lab labs library museum team council committee union network organization organisation shelter
+    """.split()
+)
+_PLACE_WORDS = frozenset(
+    """city town village county state province country island islands beach park lake river mountain mountains mount
+    street st avenue ave road rd valley bay coast falls canyon forest desert hills hill square bridge harbor harbour
+    """.split()
+)
+_EVENT_WORDS = frozenset({"festival", "conference", "parade", "marathon", "concert", "fair", "summit", "olympics", "cup", "expo", "pride"})
+_PLACE_CUE = re.compile(
+    r"(?:\b(?:in|to|from|near|visit|visited|visiting|around|across|through|toward|towards|moved to|move to|moving to|"
+    r"live in|lives in|lived in|living in|back to|trip to|flew to|drove to|road trip to|vacation in|holiday in|born in|grew up in)\s+(?:the\s+)?)$",
+    re.I,
+)
+_ORG_CUE = re.compile(
+    r"(?:\b(?:work at|works at|worked at|working at|work for|works for|worked for|working for|job at|intern at|internship at|"
+    r"employed by|joined|study at|studies at|studied at|attend|attends|attended|attending|graduated from|enrolled at|enrolled in)\s+(?:the\s+)?)$",
+    re.I,
+)
+_PET_CUE = re.compile(
+    r"\b(?:dog|dogs|puppy|pup|cat|cats|kitten|kitty|pet|horse|bunny|rabbit|hamster|parrot|bird|fish|turtle|guinea pig)\s*,?\s*(?:named|called|is named|is called|name is|'s name is|’s name is)?\s*$",
+    re.I,
+)
+_PERSON_CUE = re.compile(
+    r"\b(?:sister|brother|mother|mom|mum|father|dad|son|daughter|kid|child|wife|husband|partner|boyfriend|girlfriend|"
+    r"friend|buddy|boss|colleague|coworker|co-worker|cousin|aunt|uncle|niece|nephew|grandma|grandpa|grandmother|grandfather|"
+    r"neighbor|neighbour|mentor|teacher|named|called|with|met|told|asked|thanks|thank|hey|hi|hello|dear)\s*,?\s*$",
+    re.I,
+)
+_QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”")
+_SMALL_TITLE_WORDS = frozenset({"a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "with", "by", "from", "is", "&"})
+
+
+def _is_title(phrase: str) -> bool:
+    """Whether a quoted phrase reads as a title ("The Great Gatsby", "Charlotte's Web"):
+    at most eight words, each capitalised but the small ones; speech is rarely written so."""
+    words = re.findall(r"[\w'’]+", phrase)
+    if not words or len(words) > 8 or not words[0][0].isupper() or phrase.rstrip()[-1:] in "?":
+        return False
+    return all(w[0].isupper() or w.lower() in _SMALL_TITLE_WORDS or w[0].isdigit() for w in words)
+
+
+def _sentence_starts(text: str) -> set[int]:
+    """Character offsets where a sentence (or a quotation, or a line) starts: a capital
+    there is explained by grammar, not by a name."""
+    starts = {0}
+    for match in re.finditer(r"(?:[.!?…:;]+[\"'”’)\]]*\s+|\n\s*|[\"“(]\s*|-\s+)(?=\S)", text):
+        starts.add(match.end())
+    for match in re.finditer(r"^\s+", text):
+        starts.add(match.end())
+    return starts
+
+
+@dataclass
+class _Candidate:
+    name: str
+    start: int
+    end: int
+    type: str | None = None
+
+
+def _english_candidates(text: str, names_elsewhere: set[str]) -> list[_Candidate]:
+    """Capitalised spans of ``text`` that name something (see the module docstring)."""
+    starts = _sentence_starts(text)
+    out: list[_Candidate] = []
+    for match in _CAPITAL_RUN.finditer(text):
+        words = list(re.finditer(r"[\w'’\-&]+", match.group()))
+        # leading words that name nobody ("Hey Mel", "Thanks Caroline", "Yesterday Jon")
+        while words and _bare(words[0].group()).lower() in _NOT_NAMES:
+            words.pop(0)
+        while words and words[-1].group().lower() in _CONNECTORS:
+            words.pop()
+        if not words:
+            continue
+        start = match.start() + words[0].start()
+        end = match.start() + words[-1].end()
+        name = _bare(text[start:end])
+        end = start + len(name)
+        if not name or len(name) < 2 and not name.isupper():
+            continue
+        first = _bare(words[0].group())
+        if start in starts and first.lower() not in names_elsewhere and name.lower() not in names_elsewhere:
+            continue
+        if name.isupper() and len(name) <= 5 and name.lower() not in names_elsewhere:
+            continue  # acronyms name topics more often than entities ("LGBTQ", "DIY", "NYC" aside)
+        out.append(_Candidate(name, start, end))
+    return out
+
+
+def _bare(word: str) -> str:
+    """``word`` without a possessive "'s" or trailing apostrophe or hyphen."""
+    return re.sub(r"(?:['’]s|['’\-])$", "", word)
+
+
+def _english_names_elsewhere(text: str, known: Iterable[str]) -> set[str]:
+    """Lower-cased words the text (away from sentence starts) or ``known`` write as names."""
+    starts = _sentence_starts(text)
+    names = {w.lower() for k in known for w in re.findall(r"[\w'’\-]+", k)} | {k.lower() for k in known}
+    for match in re.finditer(rf"\b(?:{_WORD})", text):
+        if match.start() not in starts:
+            word = _bare(match.group())
+            if word.lower() not in _NOT_NAMES:
+                names.add(word.lower())
+    return names
+
+
+def _english_type(text: str, cand: _Candidate, persons: set[str]) -> str:
+    """The type of a capitalised span, from its own words and the words before it."""
+    words = [w.lower().rstrip(".") for w in cand.name.split()]
+    before = text[max(0, cand.start - 40) : cand.start]
+    after = text[cand.end : cand.end + 30]
+    if cand.name.lower() in persons or any(w in persons for w in words[:1]) and len(words) <= 2:
+        return "person"
+    if words[-1] in _ORG_WORDS or words[0] in {"university", "college", "school", "bank"}:
+        return "organisation"
+    if words[-1] in _EVENT_WORDS:
+        return "event"
+    if words[-1] in _PLACE_WORDS:
+        return "place"
+    if _PET_CUE.search(before):
+        return "pet"
+    if _ORG_CUE.search(before):
+        return "organisation"
+    if _PLACE_CUE.search(before) and not _PERSON_CUE.search(before):
+        return "place"
+    if re.match(r"\s*(?:city|state|county)\b", after, re.I):
+        return "place"
+    return "person"
+
+
+# Chinese ---------------------------------------------------------------------------------
+
+_POS_LOCK = threading.Lock()
+_pos_tokenizer: Any = None
+
+
+def _posseg() -> Any:
+    """jieba's part-of-speech tokenizer, loaded once (about 0.6 s; its dictionary cache, in
+    the temporary directory, is one per user, as ``memcli.lexical.segment``'s)."""
+    global _pos_tokenizer
+    if _pos_tokenizer is None:
+        with _POS_LOCK:
+            if _pos_tokenizer is None:
+                import jieba
+                import jieba.posseg
+
+                jieba.setLogLevel(logging.WARNING)
+                tokenizer = jieba.Tokenizer()
+                tokenizer.cache_file = f"jieba.u{os.getuid()}.cache" if hasattr(os, "getuid") else None
+                tokenizer.initialize()
+                _pos_tokenizer = jieba.posseg.POSTokenizer(tokenizer)
+    return _pos_tokenizer
+
+
+_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+)
+_TAG_TYPES = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "organisation"}
+_ZH_NOT_NAMES = frozenset(
+    """AI 伴侣 人工智能 小伙伴 老师 同学 朋友 宝宝 亲爱的 大家 先生 女士 小姐 主人 机器人 中文 英文 中国人 小说 电影 音乐 周末 高兴 开心
+    马上 马拉松 白天 金钱 方便 黄金 高楼 龙虾 林间 江湖 安全 平安 武术 文学 明白 时光 向日葵 易经 可爱 欢迎 东西 常常 哈哈 谢谢""".split()
+)
+_ZH_ORG_SUFFIX = re.compile(r"(?:公司|集团|大学|学院|学校|中学|小学|医院|银行|研究所|研究院|俱乐部|协会|工作室|幼儿园|图书馆|博物馆)$")
+_ZH_PLACE_SUFFIX = re.compile(r"(?:市|省|县|镇|村|区|州|岛|山|湖|河|江|公园|广场|街|路|海滩|景区)$")
+_ZH_PLACE_CUE = re.compile(r"(?:住在|搬到了?|搬去了?|去了?|到了?|来自|回到了?|在|从|旅游|出差到?|飞到?)$")
+_ZH_PET_NAME = re.compile(r"(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)([\u4e00-\u9fffA-Za-z]{1,4}?)(?=[，。！？、,.!?\s]|$|的|了|呢|啊|吧)")
+_ZH_NAMED = re.compile(r"(?:叫做?|名叫|名字是)([\u4e00-\u9fff]{2,3}?)(?=[，。！？、,.!?\s]|$|的|了|呢|啊|吧|，|是|也|今年|在|和)")
+_BOOK_TITLE = re.compile(r"《([^》\n]{1,40})》")
+
+
+def _chinese_candidates(text: str) -> list[_Candidate]:
+    """Names in the Chinese runs of ``text`` by jieba's tags, pets by "狗叫X", named people
+    by "叫X", and 《》 titles as works."""
+    out: list[_Candidate] = []
+    titles = [(m.start(), m.end()) for m in _BOOK_TITLE.finditer(text)]
+    for m in _BOOK_TITLE.finditer(text):
+        out.append(_Candidate(m.group(1).strip(), m.start(1), m.end(1), "work"))
+    for m in _ZH_PET_NAME.finditer(text):
+        out.append(_Candidate(m.group(1), m.start(1), m.end(1), "pet"))
+    taken = [(c.start, c.end) for c in out]
+    position = 0
+    for word, flag in _posseg().cut(text):
+        start = text.find(word, position)
+        if start < 0:
+            continue
+        position = end = start + len(word)
+        if not _CJK.search(word) or any(a <= start < b for a, b in taken + titles):
+            continue
+        kind = _TAG_TYPES.get(flag)
+        if flag == "nz" or flag == "n" and (_ZH_ORG_SUFFIX.search(word)):
+            kind = "organisation" if _ZH_ORG_SUFFIX.search(word) else None
+        if kind is None or word in _ZH_NOT_NAMES:
+            continue
+        if kind == "person":
+            word, start = _person_word(word, start, text)
+            if word is None:
+                continue
+            end = start + len(word)
+        elif kind == "place" and _ZH_ORG_SUFFIX.search(word):
+            kind = "organisation"
+        if len(word) < 2:
+            continue
+        out.append(_Candidate(word, start, end, kind))
+    for m in _ZH_NAMED.finditer(text):
+        if not any(c.start <= m.start(1) < c.end for c in out) and m.group(1)[0] in _SURNAMES:
+            out.append(_Candidate(m.group(1), m.start(1), m.end(1), "person"))
+    return sorted(out, key=lambda c: c.start)
+
+
+def _person_word(word: str, start: int, text: str) -> tuple[str | None, int]:
+    """A word jieba tags as a person's name, cleaned: "和小红" -> "小红" (a conjunction it
+    glued on); None for one character or more than four."""
+    if len(word) >= 3 and word[0] in "和跟与同给叫让被对" and word[1:2] in _SURNAMES | {"小", "阿", "老"}:
+        word, start = word[1:], start + 1
+    if not 2 <= len(word) <= 4:
+        return None, start
+    return word, start
+
+
+# Relations ---------------------------------------------------------------------------------
+
+_KIN_EN = {
+    "sister": "sister", "sis": "sister", "brother": "brother", "bro": "brother", "mother": "mother", "mom": "mother",
+    "mum": "mother", "mommy": "mother", "father": "father", "dad": "father", "daddy": "father", "son": "son",
+    "daughter": "daughter", "kid": "child", "child": "child", "wife": "wife", "husband": "husband", "hubby": "husband",
+    "partner": "partner", "boyfriend": "partner", "girlfriend": "partner", "fiance": "partner", "fiancé": "partner",
+    "fiancée": "partner", "friend": "friend", "best friend": "friend", "buddy": "friend", "bestie": "friend",
+    "boss": "boss", "manager": "boss", "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
+}
+_KIN_ZH = {
+    "妹妹": "sister", "姐姐": "sister", "姐妹": "sister", "哥哥": "brother", "弟弟": "brother", "兄弟": "brother",
+    "妈妈": "mother", "母亲": "mother", "老妈": "mother", "爸爸": "father", "父亲": "father", "老爸": "father",
+    "儿子": "son", "女儿": "daughter", "孩子": "child", "妻子": "wife", "老婆": "wife", "太太": "wife",
+    "丈夫": "husband", "老公": "husband", "先生": "husband", "男朋友": "partner", "女朋友": "partner", "男友": "partner",
+    "女友": "partner", "对象": "partner", "未婚夫": "partner", "未婚妻": "partner", "朋友": "friend", "好朋友": "friend",
+    "闺蜜": "friend", "好友": "friend", "同学": "friend", "老板": "boss", "上司": "boss", "领导": "boss", "同事": "colleague",
+}
+_PETS_EN = r"dog|puppy|pup|cat|kitten|kitty|pet|horse|bunny|rabbit|hamster|parrot|bird|turtle|guinea pig"
+_KIN_WORDS = "|".join(sorted((re.escape(k) for k in _KIN_EN), key=len, reverse=True))
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+_DATE_EN = rf"(?:(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})(?:,?\s+\d{{4}})?|\d{{4}}-\d{{2}}-\d{{2}})"
+_DATE_ZH = r"(?:\d{4}年)?[\d一二三四五六七八九十]{1,3}月[\d一二三四五六七八九十]{1,3}[日号]"
+_ZH_NUMBERS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+
+
+def _zh_number(text: str) -> str:
+    """A number written in digits or in Chinese up to 99 ("二十五" -> "25"), as digits."""
+    if text.isdigit():
+        return str(int(text))
+    if "十" not in text:
+        return str(_ZH_NUMBERS.get(text, 0)) if len(text) == 1 else text
+    tens, _, ones = text.partition("十")
+    return str((_ZH_NUMBERS.get(tens, 1) if tens else 1) * 10 + (_ZH_NUMBERS.get(ones, 0) if ones else 0))
+
+
+_MONTH_NUMBER = {m: i for i, m in enumerate(_MONTHS.split("|")[:12], 1)} | {
+    m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)
+} | {"sept": 9}
+
+
+def _valid_from(sentence: str, day: str | None) -> str | None:
+    """The ISO date a sentence gives for what it states: a written date ("7 May 2023",
+    "May 2023", "in 2022", "2023年5月"), or with ``day`` (the text's own date) a relative
+    one ("yesterday", "today", "last year", 昨天, 今天, 去年); None when it gives none."""
+    low = sentence.lower()
+    if m := re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", low):
+        return m.group()
+    if m := re.search(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTHS})\.?,?\s+(\d{{4}})\b", low):
+        return f"{m.group(3)}-{_MONTH_NUMBER[m.group(2)]:02d}-{int(m.group(1)):02d}"
+    if m := re.search(rf"\b({_MONTHS})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", low):
+        return f"{m.group(3)}-{_MONTH_NUMBER[m.group(1)]:02d}-{int(m.group(2)):02d}"
+    if m := re.search(rf"\b({_MONTHS})\.?,?\s+(\d{{4}})\b", low):
+        return f"{m.group(2)}-{_MONTH_NUMBER[m.group(1)]:02d}"
+    if m := re.search(r"(\d{4})年(?:(\d{1,2})月(?:(\d{1,2})[日号])?)?", sentence):
+        year, month, dom = m.groups()
+        return year + (f"-{int(month):02d}" if month else "") + (f"-{int(dom):02d}" if month and dom else "")
+    if m := re.search(r"\b(?:in|since|from)\s+((?:19|20)\d{2})\b", low):
+        return m.group(1)
+    if day:
+        try:
+            today = date.fromisoformat(day[:10])
+        except ValueError:
+            return None
+        if re.search(r"\byesterday\b|昨天", low):
+            return (today - timedelta(days=1)).isoformat()
+        if re.search(r"\btoday\b|\bthis morning\b|\btonight\b|今天|今晚", low):
+            return today.isoformat()
+        if re.search(r"\blast year\b|去年", low):
+            return str(today.year - 1)
+        if re.search(r"\bthis year\b|今年", low) and not re.search(r"今年\s*[\d一二三四五六七八九十两]+\s*岁", sentence):
+            return str(today.year)
+    return None
+
+
+class _Relations:
+    """Relation patterns over one text, with its mentions (a named argument must be one)."""
+
+    def __init__(self, text: str, mentions: list[Mention], speaker: str, addressee: str | None, day: str | None) -> None:
+        self.text = text
+        self.by_start = {m.start: m for m in mentions}
+        self.speaker = speaker
+        self.addressee = addressee
+        self.day = day
+        self.spans = _sentences(text)
+        self.found: list[Relation] = []
+
+    def person(self, word: str) -> str | None:
+        """The name a possessor or subject word stands for: I/my/me -> the speaker, you/your ->
+        the addressee; a name as itself (its possessive stripped); None for he/she/they."""
+        low = word.lower().strip()
+        if low in {"", "i", "my", "me", "i'm", "i’m", "i've", "i'd", "我", "我的"}:
+            return self.speaker
+        if low in {"you", "your", "you're", "you’re", "你", "你的", "您", "您的"}:
+            return self.addressee
+        bare = _bare(word.strip())
+        start = self.text.find(bare)
+        return bare if bare and start >= 0 and any(m.name == bare for m in self.by_start.values()) else None
+
+    def mention_at(self, start: int, types: Collection[str] = ()) -> Mention | None:
+        mention = self.by_start.get(start)
+        if mention is None:
+            # "the Lisbon office": a mention starting after an article
+            for skip in ("the ", "The "):
+                if self.text.startswith(skip, start):
+                    mention = self.by_start.get(start + len(skip))
+        if mention is not None and (not types or mention.type in types):
+            return mention
+        return None
+
+    def add(self, subject: str | None, relation: str, obj: str | None, at: int) -> None:
+        if not subject or not obj or subject == obj:
+            return
+        evidence = _sentence_of(self.spans, at, self.text)
+        rel = Relation(subject, relation, obj, _valid_from(evidence, self.day), evidence)
+        if rel not in self.found:
+            self.found.append(rel)
+
+
+_EN_SUBJECT = r"(?P<subj>\b(?:I|you|[A-Z][\w\-]*(?:\s(?!I\b)[A-Z][\w\-]*)?))"
+_EN_POSSESSOR = r"(?P<owner>\b(?:my|My|your|Your|[A-Z][\w\-]*(?:\s[A-Z][\w\-]*)?['’]s))"
+_EN_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    # my sister Anna / Caroline's best friend, Anna / my sister named Anna / my sister's name is Anna
+    ("kin", re.compile(rf"{_EN_POSSESSOR}\s+(?:(?:older|younger|little|big|baby|twin|step|best|old|close|new)\s+)*(?P<kin>{_KIN_WORDS})(?:\s*,\s*|\s+(?:named|called)\s+|['’]s\s+name\s+is\s+|\s+is\s+(?:named|called)\s+|\s+)(?P<obj>(?=[A-Z]))", re.I)),
+    # Anna, my sister / Anna (my sister)
+    ("kin_after", re.compile(rf"(?P<objname>\b[A-Z][\w\-]*(?:\s[A-Z][\w\-]*)?)\s*[,(]\s*(?P<owner>my|your|[A-Z][\w\-]*['’]s)\s+(?:(?:older|younger|little|big|baby|twin|best|old|close)\s+)*(?P<kin>{_KIN_WORDS})\b")),
+    ("lives_in", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|finally|actually)\s+)*(?:live|lives|lived|am living|is living|are living|have lived|has lived|have been living|has been living|moved|move|am moving|is moving|are moving|have moved|has moved|relocated)\s+(?:back\s+)?(?:in|to)\s+(?P<obj>(?=[A-Z]|the\s))")),
+    ("from", re.compile(rf"{_EN_SUBJECT}(?:\s+(?:am|is|are|was|come|comes|came|originally)|['’]m|['’]re)\s+(?:originally\s+)?from\s+(?P<obj>(?=[A-Z]))")),
+    ("works_at", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|actually)\s+)*(?:work|works|worked|am working|is working|are working|started working|have worked|has worked|got a job|found a job|started a job|got a new job|have a job|has a job|am employed|is employed|intern|interned)\s+(?:at|for|with)\s+(?P<obj>(?=[A-Z]|the\s))")),
+    ("job_title", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|actually)\s+)*(?:work|works|worked|am working|is working|are working|started working)\s+as\s+(?:an?|the)\s+(?P<value>[a-z]+(?:\s[a-z]+)?)\b")),
+    ("pet", re.compile(rf"{_EN_POSSESSOR}\s+(?:(?:new|little|old|sweet|adopted|rescue|two|three)\s+)*(?:{_PETS_EN})s?\s*(?:,\s*|\s+(?:named|called|is named|is called)\s+|['’]s\s+name\s+is\s+|\s+)(?P<obj>(?=[A-Z]))", re.I)),
+    ("pet_have", re.compile(rf"{_EN_SUBJECT}\s+(?:have|has|had|got|get|adopted|adopt|rescued|bought)\s+(?:a|an|another|the)\s+(?:(?:new|little|sweet|rescue|cute|black|white|small|big)\s+)*(?:{_PETS_EN})\s+(?:named|called)\s+(?P<obj>(?=[A-Z]))")),
+    ("birthday", re.compile(rf"{_EN_POSSESSOR}\s+birthday\s+is\s+(?:on\s+)?(?P<value>{_DATE_EN})", re.I)),
+    ("age", re.compile(rf"{_EN_SUBJECT}(?:\s+(?:am|is|are|just turned|turned|will turn|will be)|['’]m|['’]re)\s+(?P<value>\d{{1,3}})(?:\s+years?\s+old|\s+(?:this|last|next)\s+(?:year|month|week))")),
+    ("attends", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just)\s+)*(?:attend|attends|attended|am attending|is attending|go to|goes to|am going to|study at|studies at|studied at|am studying at|enrolled at|enrolled in|graduated from)\s+(?P<obj>(?=[A-Z]|the\s))")),
+]
+_ZH_SUBJECT = r"(?P<subj>我|你|您)"
+_ZH_WHEN = "现在|目前|一直|也|还|就|已经|刚|刚刚|最近|上个月|上周|去年|今年|前几天|昨天|前段时间|不久前"
+_ZH_KIN = "|".join(sorted(_KIN_ZH, key=len, reverse=True))
+_ZH_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("kin", re.compile(rf"(?P<owner>我|你|您)(?:的)?(?:亲)?(?:大|小|二|三)?(?P<kin>{_ZH_KIN})(?:的名字)?(?:叫做?|名叫|是|，)?(?P<obj>)")),
+    ("lives_in", re.compile(rf"{_ZH_SUBJECT}(?:{_ZH_WHEN})*(?:住在|生活在|搬到了?|搬去了?|搬家到了?|定居在|定居于?)(?P<obj>)")),
+    # a clause without a subject is the speaker's own: "，上个月搬到上海了"
+    ("lives_in", re.compile(rf"(?:^|(?<=[，。！？；,]))(?P<subj>)(?:{_ZH_WHEN})*(?:搬到了?|搬去了?|搬家到了?)(?P<obj>)")),
+    ("from", re.compile(rf"{_ZH_SUBJECT}(?:是|来自|出生在|出生于|老家在|家乡在|老家是|家乡是)(?P<obj>)")),
+    ("works_at", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:在)(?P<obj>)(?=[^，。！？]{{2,12}}?(?:工作|上班|实习|任职))")),
+    ("works_at", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:就职于|任职于|工作于|入职了?|加入了?)(?P<obj>)")),
+    ("attends", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还)*(?:在)(?P<obj>)(?=[^，。！？]{{2,12}}?(?:上学|读书|念书|上大学|读大学|读研|学习))")),
+    ("attends", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前)*(?:就读于|考上了?|毕业于)(?P<obj>)")),
+    ("pet", re.compile(r"(?P<owner>我|你|您)(?:的|家的?|养的)?(?:小)?(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)(?P<obj>)")),
+    ("birthday", re.compile(rf"(?P<owner>我|你|您)的生日是?(?:在)?(?P<value>{_DATE_ZH})")),
+    ("age", re.compile(rf"{_ZH_SUBJECT}(?:今年|已经|现在|快)*(?P<value>[\d一二三四五六七八九十两]{{1,3}})岁")),
+    ("job_title", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|也)?是一[名位个](?P<value>[\u4e00-\u9fff]{{0,6}}?(?:师|员|生|家|工|医生|护士|警察|司机|记者|作家|老板|经理))(?=[，。！？,.!?]|$)")),
+]
+
+
+def _relations(text: str, mentions: list[Mention], speaker: str, addressee: str | None, day: str | None) -> list[Relation]:
+    """The relations ``text`` states in the patterns above (see the module docstring)."""
+    rel = _Relations(text, mentions, speaker, addressee, day)
+    for label, pattern in _EN_PATTERNS if text.isascii() or not _CJK.search(text) else _EN_PATTERNS + _ZH_PATTERNS:
+        for m in pattern.finditer(text):
+            groups = m.groupdict()
+            if label == "kin_after":
+                owner = rel.person(groups["owner"])
+                obj = rel.mention_at(m.start("objname"), ("person",))
+                rel.add(owner, _KIN_EN[groups["kin"].lower()], obj.name if obj else None, m.start())
+                continue
+            if label in ("kin", "pet"):
+                subject = rel.person(groups["owner"])
+                kind = label if label == "pet" else (_KIN_ZH.get(groups["kin"]) or _KIN_EN.get(groups["kin"].lower()))
+                types = ("pet", "person") if label == "pet" else ("person",)
+                obj = rel.mention_at(m.end("obj"), types)
+                if obj is not None and kind:
+                    rel.add(subject, kind, obj.name, m.start())
+                continue
+            subject = rel.person(groups["subj"]) if "subj" in groups else rel.person(groups["owner"])
+            if label == "pet_have":
+                obj = rel.mention_at(m.end("obj"), ("pet", "person"))
+                rel.add(subject, "pet", obj.name if obj else None, m.start())
+            elif "value" in groups:
+                value = groups["value"].strip()
+                rel.add(subject, label, _zh_number(value) if label == "age" else value, m.start())
+            else:
+                types = {"lives_in": ("place",), "from": ("place",), "works_at": ("organisation", "place"), "attends": ("organisation",)}[label]
+                obj = rel.mention_at(m.end("obj"), types)
+                rel.add(subject, label, obj.name if obj else None, m.start())
+    return rel.found
+
+
+# Extraction ----------------------------------------------------------------------------------
+
+_VOCATIVE = re.compile(r"(?:^|[.!?]\s+)(?:hey|hi|hello|thanks|thank you|congrats|congratulations|wow|oh|dear|bye)\s*,?\s+(?P<name>[A-Z][\w\-]+)\b", re.I)
+_CALLED = re.compile(r"\b(?P<full>[A-Z][\w\-]+(?:\s[A-Z][\w\-]+)*)\s*(?:\(|,\s*)(?:or\s+)?(?:aka\s+|a\.k\.a\.\s+|called\s+|known as\s+)?(?P<alias>[A-Z][\w\-]+)(?:\s+for short)?\)?")
+_CALL_ME = re.compile(r"\b(?:call me|everyone calls me|people call me|friends call me|goes by|go by)\s+(?P<alias>[A-Z][\w\-]+)")
+_ZH_CALL_ME = re.compile(r"(?:叫我|喊我|称呼我|我的小名是|我的小名叫|我的昵称是)(?P<alias>[\u4e00-\u9fff]{1,3}?)(?=[，。！？、,.!?\s]|$|就|吧|好|了)")
+
+
+def _aliases(text: str, mentions: list[Mention], speaker: str, addressee: str | None, known: Collection[str]) -> list[tuple[str, str]]:
+    """The aliases ``text`` states: a greeting's short name for the addressee ("Hey Mel!" to
+    Melanie), "call me X", a given name beside the full Chinese name (曼婷 beside 张曼婷,
+    here or among ``known``), a first name beside its full English name ("John" beside
+    "John Zhang")."""
+    out: list[tuple[str, str]] = []
+    names = [m.name for m in mentions]
+    fulls = list(dict.fromkeys([*names, *known, speaker, *([addressee] if addressee else [])]))
+    for m in _VOCATIVE.finditer(text):
+        short = m.group("name")
+        if addressee and short != addressee and len(short) >= 3 and normalise(addressee).startswith(normalise(short)):
+            out.append((short, addressee))
+    for m in _CALL_ME.finditer(text):
+        if m.group("alias") != speaker:
+            out.append((m.group("alias"), speaker))
+    for m in _ZH_CALL_ME.finditer(text):
+        if m.group("alias") != speaker:
+            out.append((m.group("alias"), speaker))
+    for name in dict.fromkeys(names):
+        for full in fulls:
+            if full == name or not full:
+                continue
+            if _CJK.match(name) and len(full) == len(name) + 1 and full[0] in _SURNAMES and full.endswith(name):
+                out.append((name, full))
+            elif " " in full and not _CJK.search(full) and full.split()[0] == name:
+                out.append((name, full))
+    return list(dict.fromkeys(a for a in out if a[0] != a[1]))
+
+
+def extract(text: str, *, speaker: str, addressee: str | None = None, day: str | None = None, known: Collection[str] = ()) -> Extraction:
+    """The entities, relations and aliases one text (a turn, a note, a fact) states, without
+    a model (see the module docstring).
+
+    ``speaker`` is who said it (I/me/my/我 stand for them), ``addressee`` who it was said to
+    (you/your/你), ``day`` its date (``YYYY-MM-DD``, to date "yesterday I moved to …"), and
+    ``known`` names seen elsewhere (other turns, the speakers), which let a sentence-initial
+    capital count as a name. Chinese text loads jieba on first use (about 0.6 s)."""
+    persons = {normalise(n) for n in (speaker, addressee) if n}
+    names_elsewhere = _english_names_elsewhere(text, [*known, speaker, *([addressee] if addressee else [])])
+    candidates = _english_candidates(text, names_elsewhere)
+    for c in candidates:
+        c.type = _english_type(text, c, persons)
+    for m in _QUOTED.finditer(text):
+        title = (m.group(1) or m.group(2)).strip().rstrip(",.")
+        start = m.start(1) if m.group(1) else m.start(2)
+        if _is_title(title):
+            candidates = [c for c in candidates if not start <= c.start < start + len(title)]
+            candidates.append(_Candidate(title, start, start + len(title), "work"))
+    if _CJK.search(text):
+        zh = _chinese_candidates(text)
+        candidates = [c for c in candidates if not any(z.start <= c.start < z.end for z in zh)] + zh
+    mentions: list[Mention] = []
+    for c in sorted(candidates, key=lambda c: c.start):
+        if mentions and c.start < mentions[-1].end:
+            continue
+        key = normalise(c.name)
+        if not key:
+            continue
+        mentions.append(Mention(c.name, key, c.type or "person", c.start, c.end))
+    mentions = _consistent_types(mentions, persons)
+    relations = _relations(text, mentions, speaker, addressee, day)
+    aliases = _aliases(text, mentions, speaker, addressee, known)
+    return Extraction(tuple(mentions), tuple(relations), tuple(aliases))
+
+
+def _consistent_types(mentions: list[Mention], persons: set[str]) -> list[Mention]:
+    """One type per name within a text: the speakers are persons; otherwise a type a cue
+    gave (anything but the default "person") wins over the default."""
+    typed: dict[str, str] = {}
+    for m in mentions:
+        if m.key in persons:
+            typed[m.key] = "person"
+        elif m.type != "person":
+            typed.setdefault(m.key, m.type)
+    return [replace(m, type=typed.get(m.key, m.type)) for m in mentions]
+
+
+# Model path ---------------------------------------------------------------------------------
+
+EntityType = Literal["person", "place", "organisation", "pet", "work", "event"]
+RelationLabel = Literal[
+    "sister", "brother", "mother", "father", "son", "daughter", "child", "wife", "husband", "partner", "friend", "boss",
+    "colleague", "lives_in", "from", "works_at", "job_title", "pet", "birthday", "age", "attends",
+]
+NAME_CHARS = 60
+ENTITIES_PER_CALL = 20
+RELATIONS_PER_CALL = 12
+
+
+class EntityOutput(BaseModel):
+    """One entity the model names: its ``name`` as the text writes it, and its type."""
+
+    name: str = Field(min_length=1, max_length=NAME_CHARS)
+    type: EntityType
+
+
+class RelationOutput(BaseModel):
+    """One relation the model reads: subject, a label of ``RELATIONS``, object (a name as the
+    text writes it, or a value for birthday/age/job_title), and the date it holds from."""
+
+    subject: str = Field(min_length=1, max_length=NAME_CHARS)
+    relation: RelationLabel
+    object: str = Field(min_length=1, max_length=NAME_CHARS)
+    valid_from: str | None = Field(default=None, pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+class AliasOutput(BaseModel):
+    """A short or other name the text gives for someone."""
+
+    alias: str = Field(min_length=1, max_length=NAME_CHARS)
+    name: str = Field(min_length=1, max_length=NAME_CHARS)
+
+
+class GraphOutput(BaseModel):
+    """What a capable chat model returns for entity extraction (``GraphOutput.model_json_schema()``
+    constrains its decoding)."""
+
+    entities: list[EntityOutput] = Field(default_factory=list, max_length=ENTITIES_PER_CALL)
+    relations: list[RelationOutput] = Field(default_factory=list, max_length=RELATIONS_PER_CALL)
+    aliases: list[AliasOutput] = Field(default_factory=list, max_length=ENTITIES_PER_CALL)
+
+
+EXTRACT_ENTITIES = (
+    "List the people, places, organisations, pets, works (books, films, songs) and events the "
+    "messages below name, with their type, and the relations between them that the messages "
+    "state plainly: {relations}. Write every name exactly as the messages write it; for I, me "
+    "and my write the speaker's name, for you and your the name of the one spoken to. Give "
+    "valid_from (YYYY-MM-DD) only when the messages date the relation. Add nothing the messages "
+    "do not say. Answer in JSON: "
+    '{{"entities": [{{"name": "...", "type": "person"}}], '
+    '"relations": [{{"subject": "...", "relation": "lives_in", "object": "...", "valid_from": null}}], '
+    '"aliases": [{{"alias": "...", "name": "..."}}]}}'
+)
+"""The prompt of the model path (Mem0g's entity extractor and relations generator, in one
+call). ``extraction_prompt`` fills it."""
+
+
+def extraction_prompt(text: str, speakers: Collection[str] = ()) -> str:
+    """The user message asking a chat model for ``GraphOutput`` over ``text`` (the messages,
+    one ``Speaker: text`` line each), naming the relation labels and ``speakers``."""
+    labels = ", ".join(f"{label} ({kind.en})" for label, kind in RELATIONS.items())
+    who = f"Speakers: {', '.join(speakers)}.\n" if speakers else ""
+    return f"{EXTRACT_ENTITIES.format(relations=labels)}\n\n{who}Messages:\n{text}"
+
+
+def _occurs(name: str, source: str, folded: str) -> bool:
+    """Whether ``name`` occurs in the source, as written or after case and width folding,
+    whole words for Latin names."""
+    if not name.strip():
+        return False
+    if _CJK.search(name):
+        return unicodedata.normalize("NFKC", name) in folded
+    return re.search(rf"(?<!\w){re.escape(normalise(name))}(?!\w)", folded) is not None
+
+
+def ground(extraction: GraphOutput | Extraction, text: str, *, speakers: Collection[str] = ()) -> Extraction:
+    """The part of a model's (or the offline) extraction that ``text`` grounds: entities whose
+    names occur in it, aliases whose both names occur (or name a speaker), relations whose
+    subject and object occur (or are a speaker; a value-typed object must occur as written,
+    an age's number as digits), with a ``valid_from`` that is a date. Mentions get the span
+    of the name's first occurrence; a relation's evidence is the sentence naming its object.
+    Follows ``memcli.grounding``: a weak model's invented names must not enter memory."""
+    folded = normalise(text) if not _CJK.search(text) else unicodedata.normalize("NFKC", text).casefold()
+    allowed = {normalise(s) for s in speakers if s}
+
+    def holds(name: str) -> bool:
+        return normalise(name) in allowed or _occurs(name, text, folded)
+
+    if isinstance(extraction, Extraction):
+        entities = [(m.name, m.type) for m in extraction.mentions]
+        relations = [(r.subject, r.relation, r.object, r.valid_from) for r in extraction.relations]
+        aliases = list(extraction.aliases)
+    else:
+        entities = [(e.name, e.type) for e in extraction.entities]
+        relations = [(r.subject, r.relation, r.object, r.valid_from) for r in extraction.relations]
+        aliases = [(a.alias, a.name) for a in extraction.aliases]
+    mentions: list[Mention] = []
+    for name, kind in dict.fromkeys(entities):
+        if kind not in ENTITY_TYPES or not _occurs(name, text, folded):
+            continue
+        start = _find(text, name)
+        if start is not None:
+            mentions.append(Mention(text[start : start + len(name)], normalise(name), kind, start, start + len(name)))
+    spans = _sentences(text)
+    kept: list[Relation] = []
+    for subject, label, obj, valid_from in relations:
+        kind = RELATIONS.get(label)
+        if kind is None or not holds(subject):
+            continue
+        if kind.object in VALUE_TYPES:
+            if not (obj in text or label == "age" and re.search(rf"(?<!\d){re.escape(obj)}(?!\d)", text)):
+                continue
+        elif not holds(obj):
+            continue
+        if valid_from is not None and not re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", valid_from):
+            valid_from = None
+        at = _find(text, obj)
+        relation = Relation(subject, label, obj, valid_from, _sentence_of(spans, at or 0, text))
+        if relation not in kept:
+            kept.append(relation)
+    grounded_aliases = tuple(dict.fromkeys((a, n) for a, n in aliases if a != n and holds(a) and holds(n)))
+    return Extraction(tuple(sorted(mentions, key=lambda m: m.start)), tuple(kept), grounded_aliases)
+
+
+def _find(text: str, name: str) -> int | None:
+    """Where ``name`` first occurs in ``text``, case-insensitively; None when it does not."""
+    index = text.find(name)
+    if index >= 0:
+        return index
+    index = text.casefold().find(name.casefold())
+    return index if index >= 0 else None
+
+
+def turn_names(texts: Iterable[str]) -> Iterator[str]:
+    """Names the texts write capitalised away from a sentence start: the ``known`` that
+    ``extract`` takes for the turns of one conversation, gathered in one pass."""
+    seen: set[str] = set()
+    for text in texts:
+        starts = _sentence_starts(text)
+        for match in re.finditer(rf"\b(?:{_WORD})", text):
+            word = _bare(match.group())
+            if match.start() not in starts and word.lower() not in _NOT_NAMES and word not in seen:
+                seen.add(word)
+                yield word

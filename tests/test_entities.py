@@ -1,0 +1,187 @@
+"""The offline entity extractor and the model path's grounding (memcli.entities, issue 26)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memcli.entities import (
+    ENTITY_TYPES,
+    RELATIONS,
+    Extraction,
+    GraphOutput,
+    extract,
+    extraction_prompt,
+    ground,
+    normalise,
+)
+
+
+def names(text: str, **kw: object) -> dict[str, str]:
+    kw.setdefault("speaker", "Caroline")
+    return {m.name: m.type for m in extract(text, **kw).mentions}  # type: ignore[arg-type]
+
+
+def triples(text: str, **kw: object) -> set[tuple[str, str, str]]:
+    kw.setdefault("speaker", "Caroline")
+    return {(r.subject, r.relation, r.object) for r in extract(text, **kw).relations}  # type: ignore[arg-type]
+
+
+def test_relation_table_is_declared_with_single_valued_kinds() -> None:
+    for label in ("lives_in", "works_at", "partner", "wife", "husband", "age", "job_title", "birthday"):
+        assert RELATIONS[label].single_valued, label
+    for label in ("sister", "friend", "pet", "from", "attends"):
+        assert not RELATIONS[label].single_valued, label
+    for kind in RELATIONS.values():
+        assert kind.subject in ENTITY_TYPES and kind.en and kind.zh
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [("Caroline's", "caroline"), ("ＭＥＬ", "mel"), ("Dr. Smith", "smith"), ("Mrs  Lee", "lee"), ("曼婷", "曼婷"), ("张伟先生", "张伟"), ("张老师", "张老师")],
+)
+def test_normalise_folds_case_width_possessives_and_honorifics(name: str, key: str) -> None:
+    assert normalise(name) == key
+
+
+def test_spans_point_at_the_names() -> None:
+    text = "Then Melanie's sister Anna came by."
+    for m in extract(text, speaker="Caroline").mentions:
+        assert text[m.start : m.end] == m.name
+    assert names(text) == {"Melanie": "person", "Anna": "person"}
+
+
+@pytest.mark.parametrize("text", ["Yesterday was fun.", "Thanks for the tips!", "I think so. Wow, great!", "Good to see you! Hope you're well.", "Monday I paint."])
+def test_sentence_initial_capitals_and_pronouns_are_no_names(text: str) -> None:
+    assert names(text) == {}
+
+
+def test_a_sentence_initial_name_counts_when_known_elsewhere() -> None:
+    assert names("Jon said hi.") == {}
+    assert names("Jon said hi.", known=["Jon"]) == {"Jon": "person"}
+    assert names("Anna called. I told Anna about it.") == {"Anna": "person"}
+
+
+def test_greeting_words_are_stripped_from_a_name() -> None:
+    assert names("Hey Melanie! How are you?") == {"Melanie": "person"}
+
+
+def test_types_from_cues() -> None:
+    found = names("I moved to Lisbon and now I work at Acme Inc with Jon. We went to Stanford University.")
+    assert found == {"Lisbon": "place", "Acme Inc": "organisation", "Jon": "person", "Stanford University": "organisation"}
+
+
+def test_quoted_titles_are_works_and_speech_is_not() -> None:
+    found = names('I just read "The Great Gatsby" and she said "you are not alone" to me.')
+    assert found == {"The Great Gatsby": "work"}
+    assert names("I loved “Charlotte's Web” as a kid.") == {"Charlotte's Web": "work"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My sister Anna is visiting.", ("Caroline", "sister", "Anna")),
+        ("This is Anna, my sister.", ("Caroline", "sister", "Anna")),
+        ("Melanie's husband Tom cooked.", ("Melanie", "husband", "Tom")),
+        ("Your friend Jon called.", ("Melanie", "friend", "Jon")),
+        ("I live in Lisbon.", ("Caroline", "lives_in", "Lisbon")),
+        ("Last year I moved to Porto.", ("Caroline", "lives_in", "Porto")),
+        ("I'm from Sweden.", ("Caroline", "from", "Sweden")),
+        ("I work at Google now.", ("Caroline", "works_at", "Google")),
+        ("I work as a nurse.", ("Caroline", "job_title", "nurse")),
+        ("My dog named Rex sleeps a lot.", ("Caroline", "pet", "Rex")),
+        ("I adopted a cat named Luna.", ("Caroline", "pet", "Luna")),
+        ("My birthday is May 5.", ("Caroline", "birthday", "May 5")),
+        ("I am 32 years old.", ("Caroline", "age", "32")),
+        ("I attend Stanford University.", ("Caroline", "attends", "Stanford University")),
+    ],
+)
+def test_english_relation_patterns(text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in triples(text, addressee="Melanie")
+
+
+def test_relation_dates_come_from_the_text_or_its_day() -> None:
+    (rel,) = extract("Yesterday I moved to Porto.", speaker="Jon", day="2023-05-08").relations
+    assert rel.valid_from == "2023-05-07" and rel.evidence == "Yesterday I moved to Porto."
+    (rel,) = extract("I moved to Porto in May 2021.", speaker="Jon").relations
+    assert rel.valid_from == "2021-05"
+    (rel,) = extract("I moved to Porto.", speaker="Jon").relations
+    assert rel.valid_from is None
+
+
+def test_third_persons_are_not_resolved() -> None:
+    assert triples("She lives in Lisbon. His sister Anna came.") == set()
+
+
+def test_vocative_short_name_is_an_alias_of_the_addressee() -> None:
+    found = extract("Hey Mel! Good to see you!", speaker="Caroline", addressee="Melanie")
+    assert found.aliases == (("Mel", "Melanie"),)
+
+
+def test_call_me_and_full_english_names_give_aliases() -> None:
+    found = extract("Please call me Jo. John Zhang and John came too.", speaker="Joanna", known=["John Zhang"])
+    assert ("Jo", "Joanna") in found.aliases and ("John", "John Zhang") in found.aliases
+
+
+def test_chinese_names_places_organisations_works_and_pets() -> None:
+    text = "我叫张曼婷。我在阿里巴巴公司上班，周末和李华去了清华大学，还去了杭州。我的狗叫旺财。我在读《三体》。"
+    found = {m.name: m.type for m in extract(text, speaker="张曼婷", addressee="AI伴侣").mentions}
+    assert found == {"张曼婷": "person", "阿里巴巴公司": "organisation", "李华": "person", "清华大学": "organisation", "杭州": "place", "旺财": "pet", "三体": "work"}
+
+
+def test_chinese_given_name_is_an_alias_of_the_full_name() -> None:
+    assert ("曼婷", "张曼婷") in extract("曼婷今天很开心。", speaker="张曼婷", known=["张曼婷"]).aliases
+    assert ("曼婷", "张曼婷") in extract("我叫张曼婷，朋友们叫我曼婷。", speaker="张曼婷").aliases
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我妹妹叫张曼丽。", ("张曼婷", "sister", "张曼丽")),
+        ("我妈妈王芳很喜欢做饭。", ("张曼婷", "mother", "王芳")),
+        ("我住在北京。", ("张曼婷", "lives_in", "北京")),
+        ("我上个月搬到上海了。", ("张曼婷", "lives_in", "上海")),
+        ("我来自成都。", ("张曼婷", "from", "成都")),
+        ("我在阿里巴巴公司上班。", ("张曼婷", "works_at", "阿里巴巴公司")),
+        ("我的狗叫旺财。", ("张曼婷", "pet", "旺财")),
+        ("我的生日是5月3日。", ("张曼婷", "birthday", "5月3日")),
+        ("我今年二十五岁。", ("张曼婷", "age", "25")),
+        ("我是一名护士。", ("张曼婷", "job_title", "护士")),
+    ],
+)
+def test_chinese_relation_patterns(text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in triples(text, speaker="张曼婷")
+
+
+def test_every_name_occurs_in_the_text() -> None:
+    text = "Hey Mel! My sister Anna moved to Lisbon. I work at Acme Inc. 我的狗叫旺财。"
+    found = extract(text, speaker="Caroline", addressee="Melanie")
+    for m in found.mentions:
+        assert m.name in text
+    for r in found.relations:
+        assert r.subject in text or r.subject in ("Caroline", "Melanie")
+        assert r.object in text
+
+
+def test_ground_drops_names_the_text_does_not_hold() -> None:
+    reply = GraphOutput.model_validate(
+        {
+            "entities": [{"name": "Lisbon", "type": "place"}, {"name": "Paris", "type": "place"}],
+            "relations": [
+                {"subject": "Caroline", "relation": "lives_in", "object": "Lisbon", "valid_from": "2023-05-07"},
+                {"subject": "Caroline", "relation": "lives_in", "object": "Paris"},
+                {"subject": "Bob", "relation": "friend", "object": "Caroline"},
+            ],
+            "aliases": [{"alias": "Caro", "name": "Caroline"}],
+        }
+    )
+    grounded = ground(reply, "Caroline: I moved to lisbon last week.", speakers=["Caroline"])
+    assert isinstance(grounded, Extraction)
+    assert [(m.name, m.type) for m in grounded.mentions] == [("lisbon", "place")]
+    assert [(r.subject, r.object, r.valid_from) for r in grounded.relations] == [("Caroline", "Lisbon", "2023-05-07")]
+    assert grounded.aliases == ()
+
+
+def test_the_prompt_names_every_relation_label() -> None:
+    prompt = extraction_prompt("Caroline: I live in Lisbon.", ["Caroline", "Melanie"])
+    assert all(label in prompt for label in RELATIONS) and "Caroline: I live in Lisbon." in prompt
+    assert "relations" in GraphOutput.model_json_schema()["properties"]
