@@ -414,9 +414,10 @@ class Consolidator:
 
     def graph_builder(self) -> GraphBuilder:
         """The graph step's builder, writing into this run's report (``report.graph``); it
-        reads with the chat model when this run writes with it."""
+        reads with the chat model when the ``graph_extraction`` setting says llm and this
+        run writes with the model."""
         memcli = self.memcli
-        model = None if self.extractive else memcli.chat_model
+        model = memcli.chat_model if self.settings.graph_extraction == "llm" and not self.extractive else None
         builder = GraphBuilder(self.store, memcli.embedder, memcli.clock, memcli.initial_strength, model, self.warn)
         builder.report = self.report.graph
         return builder

@@ -213,7 +213,8 @@ class GraphBuilder:
         relation (id ``relation_memory_id``), its text ``relation_text``, dated by its
         latest statement, ended (``valid_to``) once closed, citing the memories it was read
         from; a relation memory whose relation is gone is deleted. What an older version
-        earned (strength, recalls, pin, feedback) is kept."""
+        earned (strength, recalls, pin, feedback) is kept. A new one is an ADD event in the
+        history, a renamed or merged one an UPDATE."""
         with self.store.transaction():
             relations = [r for r in self.store.sidecar.graph.relations(user) if r.relation in RELATIONS]
             stored = {m.id: m for m in self.store.memories(user=user, kind=Kind.RELATION.value)}
@@ -237,7 +238,15 @@ class GraphBuilder:
         changed = [m for m in wanted.values() if stored.get(m.id) is not m]
         gone = [i for i in stored if i not in wanted]
         vectors = self.embedder.embed([m.index_text() for m in changed]) if changed else []
+        now = self.clock()
+        # A closed relation's change is its INVALIDATE event; a new one is added, a renamed or merged one updated.
+        entries = [
+            HistoryEntry(m.id, user, m.kind, "ADD" if old is None else "UPDATE", "" if old is None else old.text, m.text, now, m.source_ids)
+            for m in changed
+            if (old := stored.get(m.id)) is None or (old.text != m.text and old.valid_to == m.valid_to)
+        ]
         with self.store.transaction():
+            self.store.sidecar.record(entries)
             if changed:
                 self.store.upsert(changed, vectors, embedder=embedder_identity(self.embedder))
             if gone:

@@ -234,7 +234,10 @@ class Memcli:
         return schema.ConsolidateResult(dry_run=r.dry_run, users=r.users, days=r.days, sessions=r.sessions, message_pairs=r.pairs,
                                         global_folds=r.folds, summaries_written=r.summaries, facts=facts, invalid_outputs=r.invalid,
                                         duration_seconds=round(r.seconds, 3), warnings=r.warnings, path=r.path,
-                                        written_by=dict(r.written_by), failed=r.failed, failures=r.failures)
+                                        written_by=dict(r.written_by), failed=r.failed, failures=r.failures,
+                                        graph=schema.GraphCounts(scanned=r.graph.scanned, mentions=r.graph.mentions,
+                                                                 relations=r.graph.relations, closed=r.graph.closed,
+                                                                 relation_memories=r.graph.written))
 
     def portrait(self, user: Optional[str] = None) -> Optional[schema.Memory]:
         """The global portrait (MemoryBank's global user portrait); None before

@@ -195,6 +195,16 @@ class FactCounts(Out):
     deduplicated: int
 
 
+class GraphCounts(Out):
+    """What the graph step of a consolidation did (Mem0g: ``memcli.graph_memory``)."""
+
+    scanned: int = Field(description="turns, notes and facts read for entities and relations (or, with dry_run, to read)")
+    mentions: int = Field(description="entity mentions found")
+    relations: int = Field(description="relations stated (a relation stated again counts again)")
+    closed: int = Field(description="relations closed by a newer one of a single-valued kind (kept, with valid_to)")
+    relation_memories: int = Field(description="memories of kind relation written or updated")
+
+
 class ConsolidateResult(Out):
     """``memcli consolidate``."""
 
@@ -217,6 +227,7 @@ class ConsolidateResult(Out):
     )
     failed: int = Field(0, description="units not done because the model server failed (memcli exits 3); the next consolidate does them")
     failures: list[str] = Field(default_factory=list, description="each unit not done and why: the server's URL and the cause")
+    graph: GraphCounts = Field(description="the graph step: entities and relations read from new turns, notes and facts")
 
 
 class HistoryEntry(Out):
@@ -226,7 +237,7 @@ class HistoryEntry(Out):
     memory_id: str
     user: str
     kind: str
-    event: str = Field(description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), or PURGE (deleted for good: the texts of its events are emptied)")
+    event: str = Field(description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), INVALIDATE (a relation closed by a newer one), or PURGE (deleted for good: the texts of its events are emptied)")
     old_text: str
     new_text: str
     at: Optional[str]

@@ -516,12 +516,41 @@ class FactCounts(View):
         }
 
 
+class GraphCounts(View):
+    """The view of ``schema.GraphCounts``: What the graph step of a consolidation did (Mem0g:
+    ``memcli.graph_memory``)."""
+
+    __slots__ = ("scanned", "mentions", "relations", "closed", "relation_memories",)
+
+    def __init__(self, scanned: int, mentions: int, relations: int, closed: int, relation_memories: int) -> None:
+        self.scanned = scanned
+        self.mentions = mentions
+        self.relations = relations
+        self.closed = closed
+        self.relation_memories = relation_memories
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> GraphCounts:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "scanned": self.scanned,
+            "mentions": self.mentions,
+            "relations": self.relations,
+            "closed": self.closed,
+            "relation_memories": self.relation_memories,
+        }
+
+
 class ConsolidateResult(View):
     """The view of ``schema.ConsolidateResult``: ``memcli consolidate``."""
 
-    __slots__ = ("dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs", "duration_seconds", "warnings", "path", "written_by", "failed", "failures",)
+    __slots__ = ("dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs", "duration_seconds", "warnings", "path", "written_by", "failed", "failures", "graph",)
 
-    def __init__(self, dry_run: bool, users: list[str], days: int, sessions: int, message_pairs: int, global_folds: int, summaries_written: int, facts: FactCounts, invalid_outputs: int, duration_seconds: float, warnings: list[str], path: str, written_by: dict[str, int], failed: int, failures: list[str]) -> None:
+    def __init__(self, dry_run: bool, users: list[str], days: int, sessions: int, message_pairs: int, global_folds: int, summaries_written: int, facts: FactCounts, invalid_outputs: int, duration_seconds: float, warnings: list[str], path: str, written_by: dict[str, int], failed: int, failures: list[str], graph: GraphCounts) -> None:
         self.dry_run = dry_run
         self.users = users
         self.days = days
@@ -537,11 +566,12 @@ class ConsolidateResult(View):
         self.written_by = written_by
         self.failed = failed
         self.failures = failures
+        self.graph = graph
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ConsolidateResult:
         """Read the JSON of one result."""
-        return cls(**{**data, "facts": FactCounts.of(data["facts"])})
+        return cls(**{**data, "facts": FactCounts.of(data["facts"]), "graph": GraphCounts.of(data["graph"])})
 
     def to_json(self) -> dict[str, Any]:
         """The JSON of this result, as ``--json`` prints it."""
@@ -561,6 +591,7 @@ class ConsolidateResult(View):
             "written_by": self.written_by,
             "failed": self.failed,
             "failures": self.failures,
+            "graph": self.graph.to_json(),
         }
 
 
