@@ -552,6 +552,10 @@ class Consolidator:
             self.store.sidecar.record(entries)
             self.store.upsert(memories, vectors, embedder=embedder_identity(self.memcli.embedder))
             self.store.sidecar.unmark_consolidated([m.id for m in memories], "global")
+            changed = [e.memory_id for e in entries if e.event == "UPDATE"]
+            if changed:  # read again by the graph step, without what the old text said
+                self.store.sidecar.graph.forget_memories(changed)
+                self.store.sidecar.unmark_consolidated(changed, "graph")
             self.store.sidecar.mark_consolidated(memories[0].user, stage, items, at)
         self.report.summaries += len(memories)
 

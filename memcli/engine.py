@@ -600,8 +600,12 @@ class Engine:
         sample: bool = False,
         seed: int | None = None,
         tags: Sequence[str] = (),
+        at: str | None = None,
     ) -> list[Recalled]:
         """The ``k`` memories most relevant to ``query``, ranked (see ``retrieval``).
+
+        ``at``: a date (as ``--since`` takes them): recall as of that day, what was learned
+        by its end and the graph's relations that held then (``Recaller.recall``).
 
         ``reinforce``: count the returned memories as recalled (strength up, clock reset).
         ``sample``: roulette-wheel selection among the top 3k candidates by score
@@ -614,6 +618,7 @@ class Engine:
             raise UsageError("-k must be at least 1")
         now = self.clock()
         since_ts = parse_since(since, now) if isinstance(since, str) else since
+        as_of = parse_day(at, "--at", now)
         if not query.strip():
             raise BadInputError("the query is empty")
         user = self.user(user)
@@ -627,7 +632,7 @@ class Engine:
         with self.store.transaction():
             ranking = Ranking.from_settings(self.settings, user)
             hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now,
-                                        vector=vector, trim=not sample, tags=tags, parsed=parsed)
+                                        vector=vector, trim=not sample, tags=tags, parsed=parsed, at=as_of)
             if sample:
                 hits = without_repeated_lines(roulette(hits, k, random.Random(seed)), k)
             if reinforce:

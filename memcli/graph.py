@@ -25,12 +25,15 @@ an entity left with no mention. ``to_networkx`` gives the graph to traverse and 
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from datetime import datetime
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memcli.db import atomic
+from memcli.memory import Kind, stable_id
 
 if TYPE_CHECKING:
     import networkx
@@ -92,6 +95,23 @@ its ``count`` says how many memories do)."""
 MOST_TOGETHER = 8
 """Entities of one memory paired by "mentioned with" edges at most (the first ones): a list
 of twenty names makes 190 edges that say little."""
+
+
+def day_seconds(day: str) -> float:
+    """Unix seconds of the start of ``day`` (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``, local
+    time); 0.0 for "" or an unreadable day."""
+    for pattern in ("%Y-%m-%d", "%Y-%m", "%Y"):
+        try:
+            return datetime.strptime(day, pattern).timestamp()
+        except ValueError:
+            continue
+    return 0.0
+
+
+def relation_memory_id(user: str, relation_id: int) -> str:
+    """The id of the memory of kind ``relation`` that stands for relation ``relation_id`` of
+    ``user`` (``memcli.graph_memory``)."""
+    return stable_id(Kind.RELATION.value, user, str(relation_id))
 
 
 class RelationKindLike(Protocol):
@@ -324,13 +344,48 @@ class Graph:
                 out[other] = (label, count)
         return out
 
-    def scanned_relation_ids(self, user: str) -> list[int]:
-        """Ids of ``user``'s typed relations (not "mentioned with" edges): each is a memory
-        of kind ``relation`` (``memcli.graph_memory``)."""
-        rows = self._db.execute("SELECT id FROM graph_relations WHERE user = ? AND relation != ? ORDER BY id", (user, MENTIONED_WITH))
-        return [r[0] for r in rows]
+    def typed_edges(self, entity_ids: Collection[int]) -> list[tuple[int, str, int, int, str, str]]:
+        """The typed relations (not "mentioned with" edges) at ``entity_ids``, current and
+        closed, as (that entity, label, the entity at the other end, relation id,
+        valid_from, valid_to)."""
+        if not entity_ids:
+            return []
+        ids = list(entity_ids)
+        marks = ", ".join("?" * len(ids))
+        rows = self._db.execute(
+            f"SELECT subject, relation, object, id, valid_from, valid_to FROM graph_relations WHERE subject IN ({marks}) AND relation != ?"
+            f" UNION SELECT object, relation, subject, id, valid_from, valid_to FROM graph_relations WHERE object IN ({marks}) AND relation != ?",
+            [*ids, MENTIONED_WITH, *ids, MENTIONED_WITH],
+        )
+        return rows.fetchall()
+
+    def sources(self, relation_ids: Collection[int]) -> dict[int, list[str]]:
+        """Relation id → the ids of the memories it was read from."""
+        out: dict[int, list[str]] = {}
+        ids = list(relation_ids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._db.execute(f"SELECT relation, memory_id FROM graph_sources WHERE relation IN ({', '.join('?' * len(chunk))})", chunk)
+            for relation, memory_id in rows:
+                out.setdefault(relation, []).append(memory_id)
+        return out
+
+    def relation_memories_at(self, user: str, day: str) -> list[str]:
+        """The ids of the memories (``relation_memory_id``) of ``user``'s typed relations
+        that held on ``day`` (``YYYY-MM-DD``)."""
+        rows = self._db.execute(
+            "SELECT id FROM graph_relations WHERE user = ? AND relation != ? AND (valid_from = '' OR valid_from <= ?)"
+            " AND (valid_to = '' OR ? < valid_to)",
+            (user, MENTIONED_WITH, day, day),
+        )
+        return [relation_memory_id(user, r[0]) for r in rows]
 
     # writing -------------------------------------------------------------------------
+
+    def writing(self) -> contextlib.AbstractContextManager[None]:
+        """One SQLite transaction around many writes (``ingest`` of a batch of memories):
+        each write commits on its own otherwise, a disk sync each."""
+        return atomic(self._db)
 
     def _resolve(self, user: str, name: str, key: str, type: str, at: float, role: str = "") -> int:
         """The id of ``user``'s entity with normalised ``key`` (its own or an alias), made

@@ -20,16 +20,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memcli.dates import day_of
 from memcli.embedding import embedder_identity
+from memcli.extractive import parse_line
 from memcli.entities import RELATIONS, GraphOutput, Extraction, extract, extraction_prompt, ground, normalise, turn_names
 from memcli.errors import InvalidOutputError
-from memcli.graph import Closed, Relation
+from memcli.graph import Closed, Relation, day_seconds, relation_memory_id
 from memcli.llm import ChatModel, Message, structured_output
-from memcli.memory import ASSISTANT, Kind, Memory, stable_id
+from memcli.memory import ASSISTANT, Kind, Memory
 from memcli.sidecar import HistoryEntry
 
 if TYPE_CHECKING:
@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 
 STAGE = "graph"
 """The consolidation stage whose progress records the memories scanned for the graph."""
-SCANNED_KINDS = (Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value)
-"""What the graph is read from: what people said and the facts consolidation drew from it."""
+SCANNED_KINDS = (Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value, Kind.EVENT_DAILY.value)
+"""What the graph is read from: what people said, the facts consolidation drew from it and
+the daily event summaries (recalled with them: a summary line that states a relation since
+closed must rank below the newer one as the turn that said it does)."""
 BATCH = 200
 """Memories written to the graph per store transaction (the service's other requests get
 the store between batches)."""
@@ -74,22 +76,6 @@ def relation_text(relation: Relation) -> str:
     if relation.valid_to:
         return f"{line}, from {relation.valid_from or 'an unknown day'} to {relation.valid_to}"
     return f"{line}, since {relation.valid_from}" if relation.valid_from else line
-
-
-def relation_memory_id(user: str, relation_id: int) -> str:
-    """The id of the memory of relation ``relation_id`` of ``user``."""
-    return stable_id(Kind.RELATION.value, user, str(relation_id))
-
-
-def day_seconds(day: str) -> float:
-    """Unix seconds of the start of ``day`` (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``, local
-    time); 0.0 for "" or an unreadable day."""
-    for pattern in ("%Y-%m-%d", "%Y-%m", "%Y"):
-        try:
-            return datetime.strptime(day, pattern).timestamp()
-        except ValueError:
-            continue
-    return 0.0
 
 
 def addressees(memories: Sequence[Memory]) -> dict[str, str]:
@@ -159,6 +145,19 @@ class GraphBuilder:
         self._wrote("llm")
         return ground(out, memory.text, speakers=speakers)
 
+    def extractions(self, memory: Memory, name: str, addressee: str | None, known: Sequence[str]) -> list[Extraction]:
+        """What ``memory`` names (``extraction``): a turn as its speaker said it, a note or
+        a fact as the user's (``name``), a daily summary line by line, each line as the
+        speaker it names said it."""
+        if memory.kind != Kind.EVENT_DAILY.value:
+            return [self.extraction(memory, memory.speaker or name, addressee, known)]
+        out = []
+        for line in memory.text.split("\n"):
+            speaker, sentence = parse_line(line)
+            if sentence.strip():
+                out.append(self.extraction(replace(memory, text=sentence), speaker or name, None, known))
+        return out
+
     def _wrote(self, path: str) -> None:
         self.report.written_by[path] = self.report.written_by.get(path, 0) + 1
 
@@ -176,12 +175,9 @@ class GraphBuilder:
         roles = {normalise(name): "user", normalise(ASSISTANT): "assistant"}
         for start in range(0, len(memories), BATCH):
             batch = memories[start : start + BATCH]
-            found = [
-                (m, self.extraction(m, m.speaker or name, you.get(m.id), known))
-                for m in batch
-            ]
+            found = [(m, extraction) for m in batch for extraction in self.extractions(m, name, you.get(m.id), known)]
             now = self.clock()
-            with self.store.transaction():
+            with self.store.transaction(), self.store.sidecar.graph.writing():
                 graph = self.store.sidecar.graph
                 closed: list[Closed] = []
                 for memory, extraction in found:

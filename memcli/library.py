@@ -92,11 +92,12 @@ class Memcli:
 
     def recall(self, query: str, user: Optional[str] = None, k: Optional[int] = 10, kind: Optional[str] = None,
                since: Optional[str] = None, reinforce: bool = True, sample: bool = False, seed: Optional[int] = None,
-               tags: Sequence[str] = ()) -> list[schema.RecalledMemory]:
+               tags: Sequence[str] = (), at: Optional[str] = None) -> list[schema.RecalledMemory]:
         """The ``k`` memories most relevant to ``query``, ranked (``Engine.recall``); ``k``
-        None: as many as a chat prompt carries (the ``recall_k`` setting)."""
+        None: as many as a chat prompt carries (the ``recall_k`` setting); ``at``: as of a date."""
         k = (self.engine.settings.recall_k or 5) if k is None else k
-        hits = self.engine.recall(query, user, k=k, kind=kind, since=since, reinforce=reinforce, sample=sample, seed=seed, tags=tags)
+        hits = self.engine.recall(query, user, k=k, kind=kind, since=since, reinforce=reinforce, sample=sample, seed=seed, tags=tags,
+                                  at=at)
         return [recalled_out(h) for h in hits]
 
     def remember(self, text: str, user: Optional[str] = None, importance: float = 0.5, tags: Sequence[str] = ()) -> schema.Remembered:

@@ -57,3 +57,18 @@ def test_a_second_consolidation_reads_nothing_again(moved: Engine) -> None:
     assert first.graph.scanned > 0
     again = moved.consolidate(USER)
     assert again.nothing_to_do and again.graph.scanned == 0 and again.graph.written == 0
+
+
+def test_where_do_i_live_ranks_lisbon_first_and_porto_as_of_before_the_move(moved: Engine) -> None:
+    moved.consolidate(USER)
+    now = moved.recall("where do I live", USER, k=3, reinforce=False)
+    assert "Lisbon" in now[0].memory.text and now[0].signals["graph"] > 0
+    then = moved.recall("where do I live", USER, k=3, reinforce=False, at="2023-03-01")
+    assert "Porto" in then[0].memory.text
+    assert not any("Lisbon" in hit.memory.text for hit in then)
+
+
+def test_without_the_graph_lever_the_signal_is_off(moved: Engine) -> None:
+    from memcli.retrieval import Signals
+
+    assert "graph" in Signals.LEVERS and Signals().without("graph").graph == 0.0
