@@ -17,6 +17,8 @@ a day it held (``recall --at``).
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,8 +28,8 @@ from memcli.dates import day_of
 from memcli.embedding import embedder_identity
 from memcli.extractive import parse_line
 from memcli.entities import RELATIONS, GraphOutput, Extraction, extract, extraction_prompt, ground, normalise, turn_names
-from memcli.errors import InvalidOutputError
-from memcli.graph import Closed, Relation, day_seconds, relation_memory_id
+from memcli.errors import InvalidOutputError, NotFoundError, UsageError
+from memcli.graph import MENTIONED_WITH, Closed, Entity, Graph, Relation, day_seconds, relation_memory_id
 from memcli.llm import ChatModel, Message, structured_output
 from memcli.memory import ASSISTANT, Kind, Memory
 from memcli.sidecar import HistoryEntry
@@ -249,3 +251,76 @@ class GraphBuilder:
                 self.store.delete(gone)
         self.report.written += len(changed)
         self.report.deleted += len(gone)
+
+
+# Reading and fixing the graph (memcli graph) ---------------------------------------------------
+
+EXPORT_FORMATS = ("graphml", "gexf", "json", "dot")
+"""What ``memcli graph export`` writes, each with networkx's own writer (dot through pydot,
+when it is installed)."""
+
+
+def find_entity(graph: Graph, user: str, name: str | None) -> Entity:
+    """``user``'s entity called ``name`` (its name or an alias, normalised), or without a
+    name the user themself. Raises NotFoundError naming the closest entities."""
+    if name is None:
+        found = graph.self_entity(user)
+        if found is None:
+            raise NotFoundError(f"the graph of {user!r} has no entity for the user yet (memcli consolidate reads it); name one")
+        return found
+    key = normalise(name)
+    entity_id = graph.find(user, [key]).get(key)
+    entity = None if entity_id is None else graph.entity(entity_id)
+    if entity is None:
+        names = [e.name for e in graph.entities(user)]
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ("" if names else " (its graph is empty: memcli consolidate builds it)")
+        raise NotFoundError(f"no entity {name!r} in the graph of {user!r}{hint}")
+    return entity
+
+
+def neighbourhood(graph: Graph, user: str, entity: Entity, depth: int, at: str | None) -> list[tuple[Entity, int, str, int]]:
+    """The entities up to ``depth`` edges from ``entity`` (relations that held on ``at``
+    when given), nearest first, then by the edge's kind (typed first) and count: (entity,
+    depth, label of the edge that reached it, its count)."""
+    import networkx
+
+    whole = graph.to_networkx(user, at).to_undirected(as_view=True)
+    if entity.id not in whole:
+        return []
+    reached = networkx.single_source_shortest_path_length(whole, entity.id, cutoff=depth)
+    out = []
+    for node, steps in reached.items():
+        if node == entity.id:
+            continue
+        path = networkx.shortest_path(whole, entity.id, node)
+        edges = whole.get_edge_data(path[-2], node).values()
+        best = max(edges, key=lambda e: (e["label"] != MENTIONED_WITH, e["count"]))
+        found = graph.entity(node)
+        if found is not None:
+            out.append((found, steps, best["label"], best["count"]))
+    return sorted(out, key=lambda n: (n[1], n[2] == MENTIONED_WITH, -n[3], n[0].name))
+
+
+def export_graph(graph: Graph, user: str, fmt: str) -> tuple[str, int, int]:
+    """``user``'s graph (``Graph.to_networkx``) as a document in format ``fmt`` (one of
+    EXPORT_FORMATS), with its node and edge counts. Raises UsageError for another format,
+    or for dot when pydot (networkx's DOT writer) is not installed."""
+    import networkx
+
+    if fmt not in EXPORT_FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    whole = graph.to_networkx(user)
+    if fmt == "graphml":
+        text = "\n".join(networkx.generate_graphml(whole))
+    elif fmt == "gexf":
+        text = "\n".join(networkx.generate_gexf(whole))
+    elif fmt == "json":
+        text = json.dumps(networkx.node_link_data(whole, edges="edges"), ensure_ascii=False, indent=1)
+    else:
+        try:
+            import pydot  # noqa: F401
+        except ImportError:
+            raise UsageError("--format dot needs pydot (networkx writes DOT through it): pip install pydot") from None
+        text = networkx.nx_pydot.to_pydot(whole).to_string()
+    return text, whole.number_of_nodes(), whole.number_of_edges()

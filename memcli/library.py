@@ -69,6 +69,17 @@ def _memory_fields(memory: Memory) -> dict[str, Any]:
     )
 
 
+def _entity_out(entity: Any, aliases: list[str], mentions: int) -> schema.GraphEntity:
+    return schema.GraphEntity(id=entity.id, name=entity.name, type=entity.type, role=entity.role, aliases=aliases, mentions=mentions,
+                              first_seen=schema.iso_time(entity.first_seen), last_seen=schema.iso_time(entity.last_seen))
+
+
+def _relation_out(relation: Any) -> schema.GraphRelation:
+    return schema.GraphRelation(id=relation.id, subject=relation.subject_name, relation=relation.relation, object=relation.object_name,
+                                valid_from=relation.valid_from, valid_to=relation.valid_to, current=relation.current,
+                                count=relation.count, sources=list(relation.sources))
+
+
 class Memcli:
     """memcli's verbs over one ``Engine`` (one per command in-process, one per request in the
     service).
@@ -319,6 +330,34 @@ class Memcli:
 
     def _stage_progress(self, stage: str, done: int, total: int) -> None:
         self._progress(done, total)
+
+    def graph_show(self, name: Optional[str] = None, user: Optional[str] = None, at: Optional[str] = None,
+                   depth: int = 1) -> schema.GraphShow:
+        """An entity of the graph memory (the user themself without a name): aliases,
+        relations current and past with their days and sources, neighbours (``Engine.graph_show``)."""
+        found = self.engine.graph_show(name, user, at, depth)
+        return schema.GraphShow(
+            user=found["user"], at=found["at"], entity=_entity_out(found["entity"], found["aliases"], found["mentions"]),
+            relations=[_relation_out(r) for r in found["relations"]],
+            neighbours=[schema.GraphNeighbour(name=e.name, type=e.type, depth=d, relation=label, count=count)
+                        for e, d, label, count in found["neighbours"]],
+        )
+
+    def graph_list(self, user: Optional[str] = None, type: Optional[str] = None) -> list[schema.GraphEntity]:
+        """The entities of the graph memory, most mentioned first (``Engine.graph_list``)."""
+        return [_entity_out(e, aliases, mentions) for e, aliases, mentions in self.engine.graph_list(user, type)]
+
+    def graph_export(self, user: Optional[str] = None, format: Literal["graphml", "gexf", "json", "dot"] = "graphml") -> schema.GraphExport:
+        """The graph memory as GraphML, GEXF, node-link JSON or DOT (``Engine.graph_export``)."""
+        return schema.GraphExport(**self.engine.graph_export(user, format))
+
+    def graph_merge(self, name: str, into: str, user: Optional[str] = None) -> schema.GraphEntity:
+        """Merge two entities that are one (``Engine.graph_merge``)."""
+        return _entity_out(*self.engine.graph_merge(name, into, user))
+
+    def graph_rename(self, name: str, new: str, user: Optional[str] = None) -> schema.GraphEntity:
+        """Rename an entity; the old name stays an alias (``Engine.graph_rename``)."""
+        return _entity_out(*self.engine.graph_rename(name, new, user))
 
     def eval_locomo(self, path: str, conversations: Sequence[str] = (), ranking: bool = True,
                     without: Sequence[str] = ()) -> schema.EvalResult:

@@ -230,6 +230,63 @@ class ConsolidateResult(Out):
     graph: GraphCounts = Field(description="the graph step: entities and relations read from new turns, notes and facts")
 
 
+class GraphEntity(Out):
+    """An entity of the graph memory: a person, place, organisation, pet, work or event."""
+
+    id: int
+    name: str
+    type: str = Field(description="person, place, organisation, pet, work, event (or date, number, text: a relation's value)")
+    role: str = Field(description="user (the user themself), assistant, or empty")
+    aliases: list[str] = Field(description="other names that resolve to it")
+    mentions: int = Field(description="memories that mention it")
+    first_seen: Optional[str]
+    last_seen: Optional[str]
+
+
+class GraphRelation(Out):
+    """A relation of the graph memory, with the span of days it held."""
+
+    id: int
+    subject: str
+    relation: str = Field(description="a label of the declared relation table, or 'mentioned with'")
+    object: str
+    valid_from: str = Field(description="YYYY-MM-DD (or YYYY, YYYY-MM) it began, empty when unknown")
+    valid_to: str = Field(description="the day a newer relation closed it; empty while it holds")
+    current: bool
+    count: int = Field(description="times it was stated (memories that mention both, for 'mentioned with')")
+    sources: list[str] = Field(description="ids of the memories it was read from")
+
+
+class GraphNeighbour(Out):
+    """An entity near the one shown, and how."""
+
+    name: str
+    type: str
+    depth: int = Field(description="edges away")
+    relation: str = Field(description="the label of the edge that reaches it (a typed relation before 'mentioned with')")
+    count: int
+
+
+class GraphShow(Out):
+    """``memcli graph show``: an entity, its relations (current and past) and its neighbours."""
+
+    user: str
+    at: Optional[str] = Field(description="the day it is shown as of (--at); null: now, with the past relations too")
+    entity: GraphEntity
+    relations: list[GraphRelation]
+    neighbours: list[GraphNeighbour]
+
+
+class GraphExport(Out):
+    """``memcli graph export``: the user's graph in a networkx writer's format."""
+
+    user: str
+    format: str
+    nodes: int
+    edges: int
+    text: str = Field(description="the document (GraphML, GEXF, node-link JSON or DOT)")
+
+
 class HistoryEntry(Out):
     """One event in the life of a memory: consolidation's changes (Mem0's history), your edits, purges."""
 
@@ -494,6 +551,12 @@ RESULTS: dict[str, Any] = {
     "purge user": PurgeUserResult,
     "consolidate": ConsolidateResult,
     "facts": FactCounts,
+    "graph counts": GraphCounts,
+    "graph show": GraphShow,
+    "graph entity": GraphEntity,
+    "graph relation": GraphRelation,
+    "graph neighbour": GraphNeighbour,
+    "graph export": GraphExport,
     "history entry": HistoryEntry,
     "stats": Stats,
     "chat reply": ChatReply,

@@ -4,12 +4,19 @@ the move an INVALIDATE event and the relations recallable as memories of kind re
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import networkx
 import pytest
+from cli_checks import assert_error, ok
 from test_consolidate import USER, day_turns, make_memcli, stored
+from typer.testing import CliRunner
 
+from memcli.cli import app
 from memcli.engine import Engine
+from memcli.errors import ExitCode
 from memcli.memory import Kind
 
 PORTO_DAY, LISBON_DAY = "2023-01-10", "2023-05-08"
@@ -72,3 +79,68 @@ def test_without_the_graph_lever_the_signal_is_off(moved: Engine) -> None:
     from memcli.retrieval import Signals
 
     assert "graph" in Signals.LEVERS and Signals().without("graph").graph == 0.0
+
+
+def life_log(path: Path) -> Path:
+    """A JSON-lines chat log of Ana living in Porto, then moving to Lisbon."""
+    lines = [
+        {"role": "Ana", "content": text, "timestamp": f"{day}T10:0{i}:00", "session": session}
+        for day, session, turns in ((PORTO_DAY, "s1", PORTO), (LISBON_DAY, "s2", LISBON))
+        for i, (_, text) in enumerate(turns)
+    ]
+    for line, (speaker, _) in zip(lines, PORTO + LISBON):
+        line["role"] = speaker
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cli_moved(runner: CliRunner, fake_embedder: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("MEMCLI_CONSOLIDATION", "extractive")
+    monkeypatch.setenv("MEMCLI_USER", USER)
+    ok(runner.invoke(app, ["import", str(life_log(tmp_path / "life.jsonl")), "-q"]))
+    ok(runner.invoke(app, ["consolidate", "-q"]))
+    return runner
+
+
+def test_graph_show_has_porto_ended_and_lisbon_current(cli_moved: CliRunner) -> None:
+    shown = json.loads(ok(cli_moved.invoke(app, ["graph", "show", "--json"])).stdout)
+    assert shown["entity"]["name"] == "Ana" and shown["entity"]["role"] == "user"
+    homes = {r["object"]: r for r in shown["relations"] if r["relation"] == "lives_in"}
+    assert homes["Porto"]["valid_to"] == homes["Lisbon"]["valid_from"] and not homes["Porto"]["current"]
+    assert homes["Lisbon"]["current"] and homes["Lisbon"]["sources"]
+    then = json.loads(ok(cli_moved.invoke(app, ["graph", "show", "Ana", "--at", "2023-03-01", "--json"])).stdout)
+    assert [r["object"] for r in then["relations"] if r["relation"] == "lives_in"] == ["Porto"]
+    text = ok(cli_moved.invoke(app, ["graph", "show", "Ana"])).stdout
+    assert "Ana — lives_in — Porto, 2023-01-10 to " in text and "(ended)" in text
+    assert_error(cli_moved.invoke(app, ["graph", "show", "Lisbn"]), ExitCode.NOT_FOUND)
+
+
+def test_recall_where_do_i_live_through_the_cli(cli_moved: CliRunner) -> None:
+    now = json.loads(ok(cli_moved.invoke(app, ["recall", "where do I live", "-k", "3", "--json", "--no-reinforce"])).stdout)
+    assert "Lisbon" in now[0]["text"]
+    then = json.loads(ok(cli_moved.invoke(app, ["recall", "where do I live", "--at", "2023-03-01", "--json", "--no-reinforce"])).stdout)
+    assert "Porto" in then[0]["text"] and not any("Lisbon" in hit["text"] for hit in then)
+    explained = ok(cli_moved.invoke(app, ["recall", "where do I live", "-k", "1", "--explain", "--no-reinforce"])).stdout
+    assert "graph" in explained
+
+
+def test_graph_list_export_merge_and_rename(cli_moved: CliRunner, tmp_path: Path) -> None:
+    places = json.loads(ok(cli_moved.invoke(app, ["graph", "list", "--type", "place", "--json"])).stdout)
+    assert {e["name"] for e in places} >= {"Porto", "Lisbon"}
+    readers = {"graphml": networkx.read_graphml, "gexf": networkx.read_gexf,
+               "json": lambda path: networkx.node_link_graph(json.loads(path.read_text(encoding="utf-8")), edges="edges")}
+    for fmt, read in readers.items():
+        out = tmp_path / f"graph.{fmt}"
+        ok(cli_moved.invoke(app, ["graph", "export", "--format", fmt, "-o", str(out)]))
+        back = read(out)
+        assert {data["name"] for _, data in back.nodes(data=True)} >= {"Ana", "Porto", "Lisbon"}
+        assert {data["label"] for _, _, data in back.edges(data=True)} >= {"lives_in", "mentioned with"}
+    assert_error(cli_moved.invoke(app, ["graph", "export", "--format", "png"]), ExitCode.USAGE)
+    merged = json.loads(ok(cli_moved.invoke(app, ["graph", "merge", "Miso", "Ana", "--json"])).stdout)
+    assert merged["name"] == "Ana" and "Miso" in merged["aliases"]
+    renamed = json.loads(ok(cli_moved.invoke(app, ["graph", "rename", "Lisbon", "Lisboa", "--json"])).stdout)
+    assert renamed["name"] == "Lisboa" and renamed["aliases"] == ["Lisbon"]
+    relations = [m["text"] for m in json.loads(ok(cli_moved.invoke(app, ["list", "--kind", "relation", "--json"])).stdout)]
+    assert any(text.startswith("Ana — lives in — Lisboa") for text in relations)
+    assert_error(cli_moved.invoke(app, ["graph", "rename", "Porto", "Lisboa"]), ExitCode.USAGE)
