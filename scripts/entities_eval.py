@@ -1,0 +1,218 @@
+"""Hand-check samples and speed of the offline entity extractor (memcli.entities, issue 26).
+
+Reads LoCoMo and MemoryBank from ../shared/data (relative to the repository root) and runs
+``memcli.entities.extract`` over every turn, as consolidation does: the speaker's name for
+I/me/my, the other speaker (or the user, for the assistant's replies) as the addressee, the
+session's day, and as ``known`` the speakers and the names the conversation writes
+capitalised away from a sentence start.
+
+    python scripts/entities_eval.py dump --conv conv-26            # every entity and relation of a conversation
+    python scripts/entities_eval.py entities --seed 26 --n 60      # a seeded sample of entities per language, to judge
+    python scripts/entities_eval.py relations --seed 26 --n 40     # a seeded sample of relations, with their source turns
+    python scripts/entities_eval.py session --conv conv-42 --session 3   # a session's turns, then the persons/places found
+    python scripts/entities_eval.py speed --conv conv-26           # turns per second
+
+The development set (conv-26, conv-30 and the first five MemoryBank users of each language)
+is never sampled: samples come from three other LoCoMo conversations and three other users
+per language, chosen with the same seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from memcli.entities import Extraction, extract, turn_names
+from memcli.memory import ASSISTANT
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DEV_LOCOMO = ("conv-26", "conv-30")
+DEV_USERS = 5
+"""The first five MemoryBank users of each file are the development set."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    source: str
+    session: str
+    speaker: str
+    addressee: str
+    day: str
+    text: str
+
+
+def locomo(conv: str) -> list[Turn]:
+    """The turns of one LoCoMo conversation."""
+    data = {c["sample_id"]: c for c in json.loads((DATA / "locomo" / "locomo10.json").read_text())}
+    c = data[conv]["conversation"]
+    a, b = c["speaker_a"], c["speaker_b"]
+    turns: list[Turn] = []
+    n = 1
+    while f"session_{n}" in c:
+        day = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y").date().isoformat()
+        for t in c[f"session_{n}"]:
+            turns.append(Turn(f"{conv}/{t['dia_id']}", f"{conv}/s{n}", t["speaker"], b if t["speaker"] == a else a, day, t["text"]))
+        n += 1
+    return turns
+
+
+def memorybank_users(lang: str) -> list[str]:
+    return list(json.loads((DATA / "memorybank" / f"memory_bank_{lang}.json").read_text()))
+
+
+def memorybank(lang: str, user: str) -> list[Turn]:
+    """The turns of one MemoryBank user: their queries and the assistant's responses."""
+    data = json.loads((DATA / "memorybank" / f"memory_bank_{lang}.json").read_text())[user]
+    name = data["name"].strip()
+    turns: list[Turn] = []
+    for day, pairs in data["history"].items():
+        for i, pair in enumerate(pairs):
+            source = f"mb-{lang}/{name}/{day}#{i}"
+            turns.append(Turn(source + "q", f"mb-{lang}/{name}/{day}", name, ASSISTANT, day, pair["query"]))
+            turns.append(Turn(source + "r", f"mb-{lang}/{name}/{day}", ASSISTANT, name, day, pair["response"]))
+    return turns
+
+
+def run(turns: list[Turn]) -> Iterator[tuple[Turn, Extraction]]:
+    speakers = {t.speaker for t in turns} - {ASSISTANT}
+    known = list(speakers) + list(turn_names(t.text for t in turns))
+    for t in turns:
+        yield t, extract(t.text, speaker=t.speaker, addressee=t.addressee, day=t.day, known=known)
+
+
+def test_sources(seed: int) -> tuple[list[str], dict[str, list[str]]]:
+    """The conversations and users the samples come from: three LoCoMo conversations and three
+    MemoryBank users per language outside the development set, chosen with ``seed``."""
+    rng = random.Random(seed)
+    convs = [f"conv-{n}" for n in (41, 42, 43, 44, 47, 48, 49, 50)]
+    users = {lang: memorybank_users(lang)[DEV_USERS:] for lang in ("en", "cn")}
+    return sorted(rng.sample(convs, 3)), {lang: rng.sample(u, 3) for lang, u in users.items()}
+
+
+def language_turns(seed: int) -> dict[str, list[list[Turn]]]:
+    convs, users = test_sources(seed)
+    return {
+        "en": [locomo(c) for c in convs] + [memorybank("en", u) for u in users["en"]],
+        "zh": [memorybank("cn", u) for u in users["cn"]],
+    }
+
+
+def show(text: str, start: int, end: int) -> str:
+    return text[:start] + "[[" + text[start:end] + "]]" + text[end:]
+
+
+def cmd_dump(args: argparse.Namespace) -> None:
+    turns = locomo(args.conv) if args.conv.startswith("conv-") else memorybank(args.lang, args.conv)
+    for t, x in run(turns):
+        if x.mentions or x.relations or x.aliases:
+            print(f"{t.source} {t.speaker}: {t.text}")
+            print("   ", ", ".join(f"{m.name}/{m.type}" for m in x.mentions))
+            for r in x.relations:
+                print(f"    REL {r.subject} —{r.relation}→ {r.object} ({r.valid_from})")
+            if x.aliases:
+                print("    ALIAS", x.aliases)
+
+
+def cmd_entities(args: argparse.Namespace) -> None:
+    convs, users = test_sources(args.seed)
+    print(f"# seed {args.seed}: LoCoMo {', '.join(convs)}; MemoryBank en {users['en']}; cn {users['cn']}")
+    for lang, groups in language_turns(args.seed).items():
+        pool: dict[tuple[str, str], tuple[Turn, int, int, str]] = {}
+        for turns in groups:
+            for t, x in run(turns):
+                for m in x.mentions:
+                    pool.setdefault((t.session.split("/")[0] + "/" + t.session.split("/")[1] if lang == "en" and "mb-" in t.session else t.session.split("/")[0], m.key), (t, m.start, m.end, m.type))
+        keys = sorted(pool)
+        chosen = random.Random(args.seed).sample(keys, min(args.n, len(keys)))
+        print(f"\n## {lang}: {len(keys)} distinct entities, {len(chosen)} drawn")
+        for i, key in enumerate(chosen, 1):
+            t, start, end, kind = pool[key]
+            print(f"{i:2d}. {t.text[start:end]} / {kind}    [{t.source} {t.speaker}] {show(t.text, start, end)}")
+
+
+def cmd_relations(args: argparse.Namespace) -> None:
+    convs, users = test_sources(args.seed)
+    print(f"# seed {args.seed}: LoCoMo {', '.join(convs)}; MemoryBank en {users['en']}; cn {users['cn']}")
+    pool: list[tuple[Turn, object]] = []
+    for groups in language_turns(args.seed).values():
+        for turns in groups:
+            for t, x in run(turns):
+                pool.extend((t, r) for r in x.relations)
+    chosen = random.Random(args.seed).sample(range(len(pool)), min(args.n, len(pool)))
+    print(f"{len(pool)} relations, {len(chosen)} drawn")
+    for i, index in enumerate(sorted(chosen), 1):
+        t, r = pool[index]
+        print(f"{i:2d}. {r.subject} —{r.relation}→ {r.object} ({r.valid_from})    [{t.source} {t.speaker}] {t.text}")  # type: ignore[attr-defined]
+
+
+def cmd_session(args: argparse.Namespace) -> None:
+    if args.conv.startswith("conv-"):
+        all_turns = locomo(args.conv)
+        turns_of = [t for t in all_turns if t.session == f"{args.conv}/s{args.session}"]
+    else:
+        all_turns = memorybank(args.lang, args.conv)
+        days = sorted({t.day for t in all_turns})
+        turns_of = [t for t in all_turns if t.day == days[int(args.session) - 1]]
+    if not args.found:
+        for t in turns_of:
+            print(f"{t.source} {t.speaker}: {t.text}")
+        return
+    found: dict[str, str] = {}
+    wanted = set(turns_of)
+    for t, x in run(all_turns):
+        if t in wanted:
+            for m in x.mentions:
+                if m.type in ("person", "place"):
+                    found.setdefault(m.name, m.type)
+    for name, kind in found.items():
+        print(f"{name}\t{kind}")
+
+
+def cmd_speed(args: argparse.Namespace) -> None:
+    turns = locomo(args.conv)
+    extract("我住在北京。", speaker="x")  # jieba loads once, before the clock starts
+    began = time.perf_counter()
+    n = sum(1 for _ in run(turns))
+    seconds = time.perf_counter() - began
+    print(f"{args.conv}: {n} turns in {seconds:.2f} s = {n / seconds:.0f} turns/s (known names gathered once, included)")
+    zh = [t for u in memorybank_users("cn")[:3] for t in memorybank("cn", u)]
+    began = time.perf_counter()
+    n = sum(1 for _ in run(zh))
+    seconds = time.perf_counter() - began
+    print(f"MemoryBank cn (3 users): {n} turns in {seconds:.2f} s = {n / seconds:.0f} turns/s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("dump")
+    p.add_argument("--conv", required=True, help="conv-N, or a MemoryBank user name with --lang")
+    p.add_argument("--lang", default="en", choices=["en", "cn"])
+    p.set_defaults(func=cmd_dump)
+    for name, func, n in (("entities", cmd_entities, 60), ("relations", cmd_relations, 40)):
+        p = sub.add_parser(name)
+        p.add_argument("--seed", type=int, required=True)
+        p.add_argument("--n", type=int, default=n)
+        p.set_defaults(func=func)
+    p = sub.add_parser("session")
+    p.add_argument("--conv", required=True)
+    p.add_argument("--lang", default="en", choices=["en", "cn"])
+    p.add_argument("--session", required=True, help="LoCoMo session number, or the MemoryBank day's number (1..10)")
+    p.add_argument("--found", action="store_true", help="print the persons and places the extractor finds instead of the turns")
+    p.set_defaults(func=cmd_session)
+    p = sub.add_parser("speed")
+    p.add_argument("--conv", default="conv-26")
+    p.set_defaults(func=cmd_speed)
+    args = parser.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
