@@ -35,6 +35,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from memcli.memory import ASSISTANT
+
 ENTITY_TYPES = ("person", "place", "organisation", "pet", "work", "event")
 """What an entity is. The user and the assistant are persons."""
 
@@ -228,7 +230,7 @@ months, holidays, kinship words used as names ("Mom"), nationalities and languag
 common acronyms. ("May" is left out: it is a month, a verb and a name.)"""
 
 _CONNECTORS = frozenset({"of", "the", "de", "da", "del", "van", "von", "and", "&", "for", "on"})
-_WORD = r"[A-Z][\w'’\-]*|[A-Z]{2,}"
+_WORD = r"[A-Z][A-Za-z0-9\u00c0-\u024f'’\-]*"
 _CAPITAL_RUN = re.compile(
     rf"(?:{_WORD})(?:(?:\s+(?:of|the|de|da|del|van|von|for|on|&)\s+|[ ](?=[A-Z]))(?:{_WORD}))*"
 )
@@ -366,8 +368,8 @@ def _english_candidates(text: str, names_elsewhere: set[str]) -> list[_Candidate
             continue
         if name.split()[-1].lower() in _FOOD:
             continue  # "Kung Pao Chicken", "Mapo Tofu": dishes, not places or people
-        if name.isupper() and len(name) <= 5:
-            continue  # acronyms name topics more often than entities ("LGBTQ", "DIY", "HIIT")
+        if name.isupper() and (len(name) <= 5 or " " in name):
+            continue  # acronyms name topics more often than entities ("LGBTQ", "DIY", "HIIT"); capitals shout
         out.append(_Candidate(name, start, end))
     return out
 
@@ -449,7 +451,7 @@ def _posseg() -> Any:
 
 
 _SIGHTS_ZH = frozenset(
-    "长城 故宫 颐和园 天安门 外滩 鼓浪屿 九寨沟 华山 珠峰 珠穆朗玛峰 西湖 兵马俑 布达拉宫 黄果树 莫高窟 乐山大佛 八大关 天坛 圆明园 "
+    "长城 故宫 故宫博物院 颐和园 天安门 外滩 鼓浪屿 九寨沟 华山 珠峰 珠穆朗玛峰 西湖 兵马俑 布达拉宫 黄果树 莫高窟 乐山大佛 八大关 天坛 圆明园 "
     "迪士尼 埃菲尔铁塔 富士山 泰姬陵 金字塔 大峡谷".split()
 )
 
@@ -519,7 +521,7 @@ def _zh_person(word: str) -> bool:
     if not re.fullmatch(r"[\u4e00-\u9fff·]{2,6}", word):
         return False
     if word[0] in _SURNAMES and len(word) <= 3:
-        return True
+        return len(word) == 3 or _freq(word) < _COMMON_FREQ
     return all(ch in _TRANSLITERATION or ch == "·" for ch in word)
 
 
@@ -536,10 +538,49 @@ def _zh_organisation(word: str) -> bool:
     return word not in _ZH_GENERIC and len(word) >= 3 and _ZH_ORG_SUFFIX.search(word) is not None
 
 
+_ZH_HEADS = {
+    "公园": "place", "广场": "place", "古镇": "place", "景区": "place", "老街": "place", "湖": "place", "山": "place",
+    "中学": "organisation", "小学": "organisation", "大学": "organisation", "学院": "organisation", "学校": "organisation",
+    "幼儿园": "organisation", "公司": "organisation", "集团": "organisation", "医院": "organisation", "银行": "organisation",
+    "博物馆": "organisation", "博物院": "organisation", "图书馆": "organisation", "书店": "organisation", "餐厅": "organisation",
+    "咖啡馆": "organisation", "酒店": "organisation", "健身房": "organisation", "俱乐部": "organisation", "工作室": "organisation",
+}
+"""Nouns that end a named place or organisation which jieba cuts in pieces (绿禾 + 公园,
+星光 + 中学): the head and the one or two words before it make the name."""
+_NAME_PART_TAGS = frozenset({"n", "nz", "ns", "nr", "nrt", "nt", "ng", "a", "j", "x", "nrfg", "eng"})
+_COMMON_FREQ = 300
+_COMMON_WORD = 2000
+"""jieba dictionary frequency from which a word before a head noun is a common noun (城市
+25,084 in 城市公园), not a name (星光 in 星光中学)."""
+"""jieba dictionary frequency from which a word is common: a surname-initial word as
+common as 高超 (317) or 谢谢 (1089) is no name, 孙悦 (32) or a word it lacks may be."""
+
+
+def _freq(word: str) -> int:
+    return int(_posseg().tokenizer.FREQ.get(word, 0) or 0)
+
+
+def _headed_name(tokens: list[tuple[str, str, int]], i: int) -> _Candidate | None:
+    """The name a head noun (``_ZH_HEADS``) at token ``i`` ends, from the one or two words
+    before it: 绿禾公园, 星光中学; None when those are common words (城市公园, 大公园)."""
+    word, _, end = tokens[i][0], tokens[i][1], tokens[i][2] + len(tokens[i][0])
+    parts: list[tuple[str, str, int]] = []
+    for j in range(i - 1, max(-1, i - 3), -1):
+        w, flag, _ = tokens[j]
+        if flag not in _NAME_PART_TAGS or not _CJK.fullmatch(w[:1]) or len("".join(p[0] for p in parts)) + len(w) > 4:
+            break
+        parts.insert(0, tokens[j])
+    prefix = "".join(p[0] for p in parts)
+    if len(prefix) < 2 or len(parts) == 1 and _freq(prefix) >= _COMMON_WORD or prefix in _ZH_GENERIC:
+        return None
+    return _Candidate(prefix + word, parts[0][2], end, _ZH_HEADS[word], True)
+
+
 def _chinese_candidates(text: str, known: Collection[str]) -> list[_Candidate]:
     """Names in the Chinese runs of ``text`` by jieba's tags, checked (``_zh_person``,
-    ``_zh_place``, ``_zh_organisation``); pets by "狗叫X", people by "叫X", 《》 titles as
-    works. ``known`` names (the speakers) are persons wherever jieba cuts them out."""
+    ``_zh_place``, ``_zh_organisation``); names jieba cuts before a head noun (绿禾公园);
+    pets by "狗叫X", people by "叫X", 《》 titles as works. ``known`` names (the speakers)
+    are persons wherever they occur."""
     out: list[_Candidate] = []
     for m in _BOOK_TITLE.finditer(text):
         out.append(_Candidate(m.group(1).strip(), m.start(1), m.end(1), "work", True))
@@ -552,27 +593,40 @@ def _chinese_candidates(text: str, known: Collection[str]) -> list[_Candidate]:
         for m in re.finditer(re.escape(name), text):
             if not any(c.start <= m.start() < c.end for c in out):
                 out.append(_Candidate(name, m.start(), m.end(), "person", True))
-    taken = [(c.start, c.end) for c in out]
+    tokens: list[tuple[str, str, int]] = []
     position = 0
     for word, flag in _posseg().cut(text):
         start = text.find(word, position)
-        if start < 0:
+        if start >= 0:
+            tokens.append((word, flag, start))
+            position = start + len(word)
+    for i, (word, flag, start) in enumerate(tokens):
+        end = start + len(word)
+        if not _CJK.search(word) or word in _ZH_NOT_NAMES or any(c.start <= start < c.end or start <= c.start < end for c in out):
             continue
-        position = end = start + len(word)
-        if not _CJK.search(word) or word in _ZH_NOT_NAMES or any(a <= start < b or start <= a < end for a, b in taken):
+        if word in _ZH_HEADS and (headed := _headed_name(tokens, i)) is not None:
+            if not any(c.start < headed.end and headed.start < c.end for c in out):
+                out.append(headed)
             continue
         kind = _TAG_TYPES.get(flag)
         if _zh_organisation(word):
             kind = "organisation"
-        elif kind == "organisation" and len(word) < 3:
-            kind = None
+        elif kind == "organisation":
+            kind = None  # jieba's nt without an organisation's suffix is mostly a common phrase (新鲜空气)
         elif kind == "person":
             word, start = _person_word(word, start)
             end = start + len(word)
-            if not _zh_person(word):
-                kind = "place" if _zh_place(word) else None
+            if _zh_place(word):
+                kind = "place"
+            elif not _zh_person(word):
+                kind = None
         elif kind == "place" and not _zh_place(word):
-            kind = "person" if _zh_person(word) and word[0] not in _SURNAMES else None
+            if any(word[:n] in _chinese_places() for n in (2, 3)) and len(word) >= 4:
+                kind = "place"  # 故宫博物院, 杭州西湖: a known place and more
+            else:
+                kind = "person" if _zh_person(word) and word[0] not in _SURNAMES else None
+        elif flag == "nz" and i > 0 and tokens[i - 1][0] == "在" and i + 1 < len(tokens) and tokens[i + 1][0] in ("上班", "工作", "实习", "任职"):
+            kind = "organisation"  # 在腾讯上班
         if kind is None:
             continue
         out.append(_Candidate(word, start, end, kind, True))
@@ -664,6 +718,16 @@ def _valid_from(sentence: str, day: str | None) -> str | None:
     return None
 
 
+_NOT_ASSERTED = re.compile(
+    r"\b(?:if|whether|unless|when|once|maybe|perhaps|might|could|would|should|wish|hope|plan|planning|want|wants|wanted|"
+    r"thinking of|going to|gonna|will|won't|don't|doesn't|didn't|never|not|no longer)\b|如果|要是|假如|的话|想|打算|计划|准备|希望|别|"
+    r"没有?(?!想到)|不(?!过|错|仅|久|少|同|管|但|如)",
+    re.I,
+)
+"""Words before a relation's verb that make it a question, a wish, a plan, a condition or a
+denial ("if you live in Beijing", "I want to move to Paris", 我没去过): not a fact."""
+
+
 class _Relations:
     """Relation patterns over one text, with its mentions (a named argument must be one)."""
 
@@ -700,10 +764,16 @@ class _Relations:
             return mention
         return None
 
-    def add(self, subject: str | None, relation: str, obj: str | None, at: int) -> None:
-        if not subject or not obj or subject == obj:
+    def add(self, subject: str | None, relation: str, obj: str | None, at: int, end: int) -> None:
+        """Keeps a relation unless it lacks an argument, is the assistant's (a companion's
+        role-play: "I'm reading 1984"), or is not asserted: asked, supposed or denied."""
+        if not subject or not obj or subject == obj or subject == ASSISTANT:
             return
         evidence = _sentence_of(self.spans, at, self.text)
+        sentence_start = max((a for a, _ in self.spans if a <= at), default=0)
+        clause = re.split(r"[,;:，；：]", self.text[sentence_start:end])[-1]
+        if evidence.rstrip().endswith(("?", "？", "吗")) or _NOT_ASSERTED.search(clause):
+            return
         rel = Relation(subject, relation, obj, _valid_from(evidence, self.day), evidence)
         if rel not in self.found:
             self.found.append(rel)
@@ -744,14 +814,38 @@ _ZH_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("works_at", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:就职于|任职于|工作于|入职了?|加入了?)(?P<obj>)")),
     ("attends", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还)*(?:在)(?P<obj>)(?=[^，。！？]{{2,12}}?(?:上学|读书|念书|上大学|读大学|读研|学习))")),
     ("attends", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前)*(?:就读于|考上了?|毕业于)(?P<obj>)")),
-    ("visited", re.compile(rf"(?P<subj>我们?|你|您)(?:{_ZH_WHEN}|和[^，。！？]{{1,6}}?|跟[^，。！？]{{1,6}}?|一起|刚|周末|假期)*(?:去了|去过|到了|游览了|参观了|爬了|登上了|旅游去了|去[^，。！？]{{0,2}}?旅游了?)(?P<obj>)")),
-    ("read", re.compile(rf"{_ZH_SUBJECT}(?:{_ZH_WHEN}|正在|在)*(?:读了?|读过|看了一本|在看一本|正在看一本|看完了)(?:一本)?(?:书|小说)?(?:叫)?(?:，)?(?P<obj>)(?=《)")),
-    ("watched", re.compile(rf"{_ZH_SUBJECT}(?:{_ZH_WHEN}|正在|在)*(?:看了?|看过)(?:一部|部)?(?:电影|电视剧|纪录片|剧)(?:叫)?(?:，)?(?P<obj>)(?=《)")),
+    ("visited", re.compile(rf"(?P<subj>我们?|你|您)(?:{_ZH_WHEN}|和[^，。！？]{{1,6}}?|跟[^，。！？]{{1,6}}?|一起|刚|周末|假期)*(?:去了|去过|到了|游览了|参观了|爬了|登上了|旅游去了|去[^，。！？]{{0,2}}?旅游了?)(?:一次|一趟)?(?P<obj>)")),
+    # 我最近在看一本叫做《活着》的书, 我读了《局外人》、《飘》: read or watched, as the words around say
+    ("consumed", re.compile(rf"(?P<subj>我们?)(?:[^，。！？《]{{0,6}}?)(?P<verb>读了?|读过|读完了?|看了?|看过|看完了?|在看|在读|追)(?P<mid>[^，。！？《]{{0,14}}?(?:，\s*(?:叫做?|名叫|是))?)(?P<obj>)(?=《)")),
     ("pet", re.compile(r"(?P<owner>我|你|您)(?:的|家的?|养的)?(?:小)?(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)(?P<obj>)")),
     ("birthday", re.compile(rf"(?P<owner>我|你|您)的生日是?(?:在)?(?P<value>{_DATE_ZH})")),
     ("age", re.compile(rf"{_ZH_SUBJECT}(?:今年|已经|现在|快)*(?P<value>[\d一二三四五六七八九十两]{{1,3}})岁")),
     ("job_title", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|也)?是一[名位个](?P<value>[\u4e00-\u9fff]{{0,6}}?(?:师|员|生|家|工|医生|护士|警察|司机|记者|作家|老板|经理))(?=[，。！？,.!?]|$)")),
 ]
+
+
+_BOOK_WORDS = re.compile(r"书|小说|读|散文|诗集|漫画")
+_SCREEN_WORDS = re.compile(r"电影|片|剧|纪录片|节目|动画")
+_NEXT_TITLE = re.compile(r"》\s*(?:、|和|与|及|，)?\s*《")
+
+
+def _consumed(rel: _Relations, m: re.Match[str]) -> None:
+    """A Chinese "I read/watched 《X》" (and 《Y》 … listed after it): read when a word of books
+    is near (读, 书, 小说), watched when one of screens is (电影, 剧), else nothing."""
+    title = _BOOK_TITLE.match(rel.text, m.end("obj"))
+    if title is None:
+        return
+    after = rel.text[title.end() : title.end() + 4]
+    context = m.group("verb") + m.group("mid") + after
+    label = "read" if _BOOK_WORDS.search(context) else "watched" if _SCREEN_WORDS.search(context) else None
+    if label is None:
+        return
+    subject = rel.person(m.group("subj"))
+    while title is not None:
+        obj = rel.mention_at(title.start(1), ("work",))
+        rel.add(subject, label, obj.name if obj else None, m.start(), m.end())
+        joined = _NEXT_TITLE.match(rel.text, title.end() - 1)
+        title = _BOOK_TITLE.match(rel.text, joined.end() - 1) if joined else None
 
 
 _OBJECT_TYPES = {
@@ -767,14 +861,17 @@ def _relations(text: str, mentions: list[Mention], speaker: str, addressee: str 
     for label, pattern in _EN_PATTERNS if text.isascii() or not _CJK.search(text) else _EN_PATTERNS + _ZH_PATTERNS:
         for m in pattern.finditer(text):
             groups = m.groupdict()
+            if label == "consumed":
+                _consumed(rel, m)
+                continue
             if label == "pet_after":
                 obj = rel.mention_at(m.start("objname"), ("pet", "person"))
-                rel.add(rel.person(groups["owner"]), "pet", obj.name if obj else None, m.start())
+                rel.add(rel.person(groups["owner"]), "pet", obj.name if obj else None, m.start(), m.end())
                 continue
             if label == "kin_after":
                 owner = rel.person(groups["owner"])
                 obj = rel.mention_at(m.start("objname"), ("person",))
-                rel.add(owner, _KIN_EN[groups["kin"].lower()], obj.name if obj else None, m.start())
+                rel.add(owner, _KIN_EN[groups["kin"].lower()], obj.name if obj else None, m.start(), m.end())
                 continue
             if label in ("kin", "pet"):
                 subject = rel.person(groups["owner"])
@@ -782,20 +879,20 @@ def _relations(text: str, mentions: list[Mention], speaker: str, addressee: str 
                 types = ("pet", "person") if label == "pet" else ("person",)
                 obj = rel.mention_at(m.end("obj"), types)
                 if obj is not None and kind:
-                    rel.add(subject, kind, obj.name, m.start())
+                    rel.add(subject, kind, obj.name, m.start(), m.end())
                 continue
             subject = rel.person(groups["subj"]) if "subj" in groups else rel.person(groups["owner"])
             if label == "pet_have":
                 obj = rel.mention_at(m.end("obj"), ("pet", "person"))
-                rel.add(subject, "pet", obj.name if obj else None, m.start())
+                rel.add(subject, "pet", obj.name if obj else None, m.start(), m.end())
             elif "value" in groups:
                 value = groups["value"].strip()
-                rel.add(subject, label, _zh_number(value) if label == "age" else value, m.start())
+                rel.add(subject, label, _zh_number(value) if label == "age" else value, m.start(), m.end())
             else:
                 types = _OBJECT_TYPES[label]
                 at = m.end("obj") + (1 if text.startswith(("《", "\"", "“", "'"), m.end("obj")) else 0)
                 obj = rel.mention_at(at, types)
-                rel.add(subject, label, obj.name if obj else None, m.start())
+                rel.add(subject, label, obj.name if obj else None, m.start(), m.end())
     return rel.found
 
 

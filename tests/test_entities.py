@@ -11,8 +11,10 @@ from memcli.entities import (
     GraphOutput,
     extract,
     extraction_prompt,
+    entity_type,
     ground,
     normalise,
+    turn_names,
 )
 
 
@@ -185,3 +187,69 @@ def test_the_prompt_names_every_relation_label() -> None:
     prompt = extraction_prompt("Caroline: I live in Lisbon.", ["Caroline", "Melanie"])
     assert all(label in prompt for label in RELATIONS) and "Caroline: I live in Lisbon." in prompt
     assert "relations" in GraphOutput.model_json_schema()["properties"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Last weekend I went to Yuntai Mountain.", ("Caroline", "visited", "Yuntai Mountain")),
+        ("We traveled to Xiamen recently.", ("Caroline", "visited", "Xiamen")),
+        ('I just read "The Great Gatsby" again.', ("Caroline", "read", "The Great Gatsby")),
+        ('I watched "Kung Fu Hustle" last night.', ("Caroline", "watched", "Kung Fu Hustle")),
+        ("We got another cat named Bailey too.", ("Caroline", "pet", "Bailey")),
+        ("上周末我去了一次云台山。", ("Caroline", "visited", "云台山")),
+        ("最近我读了《局外人》、《飘》和《时间的礼物》等书籍。", ("Caroline", "read", "飘")),
+        ("我们看了一部文艺片，叫做《出租车司机》。", ("Caroline", "watched", "出租车司机")),
+        ("我在腾讯上班。", ("Caroline", "works_at", "腾讯")),
+    ],
+)
+def test_visits_readings_and_viewings(text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in triples(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If you live in Beijing, go to Tianjin.",
+        "Do you live in Paris?",
+        "I don't live in Paris.",
+        "I want to move to Paris.",
+        "我没去过厦门。",
+        "如果你住在北京，可以去天津。",
+        "你住在北京吗？",
+    ],
+)
+def test_questions_wishes_conditions_and_denials_state_no_relation(text: str) -> None:
+    assert triples(text, addressee="Melanie") == set()
+
+
+def test_the_assistants_own_statements_give_no_relation() -> None:
+    assert triples("我最近在读一本叫做《1984》的小说。", speaker="assistant", addressee="李雪") == set()
+
+
+def test_common_words_that_start_with_a_surname_are_no_names() -> None:
+    found = {m.name for m in extract("谢谢你，孙悦！你的技艺很高超。", speaker="assistant", addressee="孙悦").mentions}
+    assert found == {"孙悦"}
+
+
+def test_chinese_names_cut_in_pieces_before_a_head_noun() -> None:
+    found = {m.name: m.type for m in extract("我去的是绿禾公园，我妹妹在星光中学读书。周末去了城市公园。", speaker="x").mentions}
+    assert found == {"绿禾公园": "place", "星光中学": "organisation"}
+
+
+def test_places_from_pinyin_lists_and_the_gazetteer() -> None:
+    found = names("You could go to Tianjin or Qingdao, or nearby places like Huangshan, Yangshuo, and Zhangjiajie. I love Sweden.")
+    assert found == {p: "place" for p in ("Tianjin", "Qingdao", "Huangshan", "Yangshuo", "Zhangjiajie", "Sweden")}
+
+
+def test_known_names_are_written_capitalised_more_than_in_lower_case() -> None:
+    turns = ["Sounds great, Caroline!", "That sounds fun. Caroline, Sounds good.", "It sounds nice, Sounds."]
+    assert set(turn_names(turns)) == {"Caroline"}
+    assert names("Sounds great!", known=turn_names(turns)) == {}
+
+
+def test_entity_type_prefers_a_cued_type_over_the_default() -> None:
+    mentions = [*extract("Luna and Oliver are sweet.", speaker="x", known=["Luna", "Oliver"]).mentions]
+    mentions += extract("Oliver, my cat, sleeps.", speaker="x", known=["Oliver"]).mentions
+    assert entity_type(m for m in mentions if m.key == "oliver") == "pet"
+    assert entity_type([]) == "person"
