@@ -87,6 +87,7 @@ RELATIONS: dict[str, RelationKind] = {
     "age": RelationKind(True, "person", "number", "is years old", "的年龄是"),
     "attends": RelationKind(False, "person", "organisation", "attends", "就读于"),
     "visited": RelationKind(False, "person", "place", "visited", "去过"),
+    "member_of": RelationKind(False, "person", "organisation", "is a member of", "是成员于"),
     "read": RelationKind(False, "person", "work", "read", "读过"),
     "watched": RelationKind(False, "person", "work", "watched", "看过"),
 }
@@ -720,7 +721,7 @@ def _valid_from(sentence: str, day: str | None) -> str | None:
 
 _NOT_ASSERTED = re.compile(
     r"\b(?:if|whether|unless|when|once|maybe|perhaps|might|could|would|should|wish|hope|plan|planning|want|wants|wanted|"
-    r"thinking of|going to|gonna|will|won't|don't|doesn't|didn't|never|not|no longer)\b|如果|要是|假如|的话|想|打算|计划|准备|希望|别|"
+    r"thinking of|going to|gonna|will|won't|don't|doesn't|didn't|never|not|no longer|lost|quit|former|previous|ex)\b|如果|要是|假如|的话|想|打算|计划|准备|希望|别|"
     r"没有?(?!想到)|不(?!过|错|仅|久|少|同|管|但|如)",
     re.I,
 )
@@ -788,15 +789,22 @@ _EN_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("kin_after", re.compile(rf"(?P<objname>\b[A-Z][\w\-]*(?:\s[A-Z][\w\-]*)?)\s*[,(]\s*(?P<owner>my|your|[A-Z][\w\-]*['’]s)\s+(?:(?:older|younger|little|big|baby|twin|best|old|close)\s+)*(?P<kin>{_KIN_WORDS})\b")),
     ("lives_in", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|finally|actually)\s+)*(?:live|lives|lived|am living|is living|are living|have lived|has lived|have been living|has been living|moved|move|am moving|is moving|are moving|have moved|has moved|relocated)\s+(?:back\s+)?(?:in|to)\s+(?P<obj>(?=[A-Z]|the\s))")),
     ("from", re.compile(rf"{_EN_SUBJECT}(?:\s+(?:am|is|are|was|come|comes|came|originally)|['’]m|['’]re)\s+(?:originally\s+)?from\s+(?P<obj>(?=[A-Z]))")),
+    # my home country, Sweden / my hometown is Porto
+    ("from", re.compile(rf"{_EN_POSSESSOR}\s+(?:home\s*country|hometown|home\s+town|birthplace)\s*(?:,|is|was)?\s*(?P<obj>(?=[A-Z]))", re.I)),
+    ("member_of", re.compile(rf"{_EN_SUBJECT}(?:\s+(?:just\s+|recently\s+|finally\s+|also\s+)*(?:joined|am a member of|is a member of|are members of|became a member of)|['’]m a member of)\s+(?P<obj>(?=[A-Z]|the\s|['\"“]))")),
+    ("member_of", re.compile(rf"{_EN_POSSESSOR}\s+(?:group|club|team|band|organization|organisation|choir|community)\s*,\s*(?P<obj>(?=['\"“A-Z]))")),
+    # my (new) job at Acme
+    ("works_at", re.compile(rf"{_EN_POSSESSOR}\s+(?:new\s+|current\s+|first\s+)?(?:job|internship|position|role)\s+(?:at|with)\s+(?P<obj>(?=[A-Z]|the\s))")),
     ("works_at", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|actually)\s+)*(?:work|works|worked|am working|is working|are working|started working|have worked|has worked|got a job|found a job|started a job|got a new job|have a job|has a job|am employed|is employed|intern|interned)\s+(?:at|for|with)\s+(?P<obj>(?=[A-Z]|the\s))")),
     ("job_title", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|actually)\s+)*(?:work|works|worked|am working|is working|are working|started working)\s+as\s+(?:an?|the)\s+(?P<value>[a-z]+(?:\s[a-z]+)?)\b")),
     ("pet", re.compile(rf"{_EN_POSSESSOR}\s+(?:(?:new|little|old|sweet|adopted|rescue|two|three)\s+)*(?:{_PETS_EN})s?\s*(?:,\s*|\s+(?:named|called|is named|is called)\s+|['’]s\s+name\s+is\s+|\s+)(?P<obj>(?=[A-Z]))", re.I)),
     ("pet_have", re.compile(rf"{_EN_SUBJECT}\s+(?:have|has|had|got|get|adopted|adopt|rescued|bought)\s+(?:a|an|another|the)\s+(?:(?:new|little|sweet|rescue|cute|black|white|small|big)\s+)*(?:{_PETS_EN})\s+(?:named|called)\s+(?P<obj>(?=[A-Z]))")),
     # Oscar, my guinea pig
     ("pet_after", re.compile(rf"(?P<objname>\b[A-Z][\w\-]*)\s*[,(]\s*(?P<owner>my|our|your|[A-Z][\w\-]*['’]s)\s+(?:(?:new|little|old|sweet|adopted|rescue)\s+)*(?:{_PETS_EN})\b")),
-    ("visited", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:just|recently|finally|also|once|even|actually)\s+)*(?:went|traveled|travelled|flew|drove|visited|toured|explored|hiked|climbed|have been|'ve been|’ve been|went on (?:a|an) \w+ (?:trip|vacation)|took (?:a|an) \w*\s?trip|had (?:a|an) \w*\s?trip)\s+(?:to\s+|back to\s+|in\s+|up\s+)?(?P<obj>(?=[A-Z]|the\s))")),
-    ("read", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:just|recently|finally|also|once|really|have|'ve|’ve|am|'m|’m|been|started|finished)\s+)*(?:read|reading|re-read|rereading)\s+(?:the book\s+|the novel\s+)?(?P<obj>(?=[\"“'A-Z]))")),
-    ("watched", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:just|recently|finally|also|once|really|have|'ve|’ve|am|'m|’m|been|started|finished)\s+)*(?:watched|watching|saw|seen|re-watched)\s+(?:the (?:movie|film|show|series)\s+)?(?P<obj>(?=[\"“'A-Z]))")),
+    ("visited", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:just|recently|finally|also|once|even|actually)\s+)*(?:went|traveled|travelled|flew|drove|visited|toured|explored|hiked|climbed|have been|'ve been|’ve been|was|were|came back|got back|returned|am back|'m back|’m back|went on (?:a|an) \w+ (?:trip|vacation)|took (?:a|an) \w*\s?trip|had (?:a|an) \w*\s?trip)\s+(?:to\s+|back to\s+|in\s+|up\s+|from\s+)?(?P<obj>(?=[A-Z]|the\s))")),
+    ("visited", re.compile(r"(?:^|(?<=[.!?]\s))(?P<subj>)(?:Just\s+|Recently\s+|Finally\s+)?(?:Went|Took|Had|Visited|Traveled|Travelled|Flew)\b[^.!?,]{0,30}?\b(?:trip|vacation|holiday|getaway|went|visited)\b[^.!?,]{0,20}?\bto\s+(?P<obj>(?=[A-Z]|the\s))")),
+    ("read", re.compile(rf"{_EN_SUBJECT}(?:['’](?:m|ve)\s+|\s+)(?:(?:just|recently|finally|also|once|really|currently|still|have|am|been|started|finished|loved|love|enjoyed|enjoy|like|liked)\s+)*(?:read|reading|re-read|rereading)\s+(?:(?:the|a|an)\s+(?:[\w\-]+\s+){{0,5}}?(?:book|novel|movie|film|show|series|documentary|play|comedy|drama|memoir)s?(?:\s+(?:about|on|of|by)\s+[\w\-]+(?:\s+[\w\-]+)?)?,?\s+(?:called|named|titled)?\s*)?(?P<obj>(?=[\"“'A-Z]))")),
+    ("watched", re.compile(rf"{_EN_SUBJECT}(?:['’](?:m|ve)\s+|\s+)(?:(?:just|recently|finally|also|once|really|currently|still|have|am|been|started|finished|loved|love|enjoyed|enjoy|like|liked)\s+)*(?:watched|watching|saw|seen|re-watched)\s+(?:(?:the|a|an)\s+(?:[\w\-]+\s+){{0,5}}?(?:book|novel|movie|film|show|series|documentary|play|comedy|drama|memoir)s?(?:\s+(?:about|on|of|by)\s+[\w\-]+(?:\s+[\w\-]+)?)?,?\s+(?:called|named|titled)?\s*)?(?P<obj>(?=[\"“'A-Z]))")),
     ("birthday", re.compile(rf"{_EN_POSSESSOR}\s+birthday\s+is\s+(?:on\s+)?(?P<value>{_DATE_EN})", re.I)),
     ("age", re.compile(rf"{_EN_SUBJECT}(?:\s+(?:am|is|are|just turned|turned|will turn|will be)|['’]m|['’]re)\s+(?P<value>\d{{1,3}})(?:\s+years?\s+old|\s+(?:this|last|next)\s+(?:year|month|week))")),
     ("attends", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just)\s+)*(?:attend|attends|attended|am attending|is attending|go to|goes to|am going to|study at|studies at|studied at|am studying at|enrolled at|enrolled in|graduated from)\s+(?P<obj>(?=[A-Z]|the\s))")),
@@ -809,6 +817,7 @@ _ZH_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("lives_in", re.compile(rf"{_ZH_SUBJECT}(?:{_ZH_WHEN})*(?:住在|生活在|搬到了?|搬去了?|搬家到了?|定居在|定居于?)(?P<obj>)")),
     # a clause without a subject is the speaker's own: "，上个月搬到上海了"
     ("lives_in", re.compile(rf"(?:^|(?<=[，。！？；,]))(?P<subj>)(?:{_ZH_WHEN})*(?:搬到了?|搬去了?|搬家到了?)(?P<obj>)")),
+    ("from", re.compile(r"(?P<owner>我|你|您)(?:的)?(?:家乡|老家|故乡)(?:是|在)(?P<obj>)")),
     ("from", re.compile(rf"{_ZH_SUBJECT}(?:是|来自|出生在|出生于|老家在|家乡在|老家是|家乡是)(?P<obj>)")),
     ("works_at", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:在)(?P<obj>)(?=[^，。！？]{{2,12}}?(?:工作|上班|实习|任职))")),
     ("works_at", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:就职于|任职于|工作于|入职了?|加入了?)(?P<obj>)")),
@@ -850,7 +859,7 @@ def _consumed(rel: _Relations, m: re.Match[str]) -> None:
 
 _OBJECT_TYPES = {
     "lives_in": ("place",), "from": ("place",), "works_at": ("organisation", "place"), "attends": ("organisation",),
-    "visited": ("place",), "read": ("work",), "watched": ("work",),
+    "visited": ("place",), "read": ("work",), "watched": ("work",), "member_of": ("organisation",),
 }
 """The types a pattern's named object must have."""
 
@@ -1022,7 +1031,7 @@ def entity_type(mentions: Iterable[Mention]) -> str:
 EntityType = Literal["person", "place", "organisation", "pet", "work", "event"]
 RelationLabel = Literal[
     "sister", "brother", "mother", "father", "son", "daughter", "child", "wife", "husband", "partner", "friend", "boss",
-    "colleague", "lives_in", "from", "works_at", "job_title", "pet", "birthday", "age", "attends", "visited", "read", "watched",
+    "colleague", "lives_in", "from", "works_at", "job_title", "pet", "birthday", "age", "attends", "member_of", "visited", "read", "watched",
 ]
 NAME_CHARS = 60
 ENTITIES_PER_CALL = 20

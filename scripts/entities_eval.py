@@ -138,13 +138,15 @@ def cmd_entities(args: argparse.Namespace) -> None:
 
 
 def cmd_relations(args: argparse.Namespace) -> None:
-    convs, users = test_sources(args.seed)
-    print(f"# seed {args.seed}: LoCoMo {', '.join(convs)}; MemoryBank en {users['en']}; cn {users['cn']}")
+    # Relations with a named object are rare (about one in a hundred turns), so they are drawn
+    # from every conversation and user outside the development set.
+    groups = [locomo(f"conv-{n}") for n in (41, 42, 43, 44, 47, 48, 49, 50)]
+    groups += [memorybank(lang, u) for lang in ("en", "cn") for u in memorybank_users(lang)[DEV_USERS:]]
+    print(f"# seed {args.seed}: LoCoMo conv-41..50 but 26 and 30; MemoryBank users 6-15 of each language")
     pool: list[tuple[Turn, object]] = []
-    for groups in language_turns(args.seed).values():
-        for turns in groups:
-            for t, x in run(turns):
-                pool.extend((t, r) for r in x.relations)
+    for turns in groups:
+        for t, x in run(turns):
+            pool.extend((t, r) for r in x.relations)
     chosen = random.Random(args.seed).sample(range(len(pool)), min(args.n, len(pool)))
     print(f"{len(pool)} relations, {len(chosen)} drawn")
     for i, index in enumerate(sorted(chosen), 1):
