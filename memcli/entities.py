@@ -200,7 +200,7 @@ _GREETINGS = frozenset(
     """
     yes yeah yep yup no nope nah ok okay oh ooh ah aw aww awww wow woah whoa hey heya hi hello hiya bye goodbye thanks thank thx
     please sorry congrats congratulations cheers welcome lol haha hahaha hehe omg gosh geez hmm um uh well sure cool dear
-    and but so or also yesterday today tonight tomorrow
+    and but so or also yesterday today tonight tomorrow happy merry i i'm i've i'd i'll im ive
     """.split()
 )
 """Words a capitalised span may start with that are not part of the name after them
@@ -218,7 +218,7 @@ _NOT_NAMES = _GREETINGS | frozenset(
     morning evening afternoon night last next every each all some any many much more most
     monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun weekend week month year
     january february march april june july august september october november december
-    christmas easter halloween thanksgiving valentine valentine's
+    christmas easter halloween thanksgiving valentine valentine's birthday anniversary holidays
     god lord jesus mom mum dad mommy daddy mama papa grandma grandpa granny nana sis bro dude man guys girl boy baby
     english spanish french german chinese japanese italian american british canadian mexican indian african asian
     european korean russian portuguese swedish dutch irish scottish latin cantonese mandarin sichuanese renaissance
@@ -284,7 +284,10 @@ _PINYIN_WORD = re.compile(rf"(?:{_PINYIN_SYLLABLE}){{2,4}}", re.I)
 _PINYIN_MARK = re.compile(r"zh|ch|sh|x|q|iang|uang|iao|ong|ing|ang|eng|ou|ui|uo", re.I)
 _PLACE_AFTER = re.compile(r"\s*(?:city|province|county|cuisine|food|dishes|style|-style|'s capital)\b", re.I)
 _PLACE_CUE = re.compile(
-    r"(?:\b(?:in|to|from|near|visit|visited|visiting|around|across|through|toward|towards|"
+    r"(?:\b(?:in|near|visit|visited|visiting|around|across|through|toward|towards|mount|mt\.?|lake|"
+    r"(?:go|goes|going|went|gone|travel|traveled|travelled|traveling|travelling|fly|flew|flying|drive|drove|driving|move|moved|moving|"
+    r"trip|vacation|journey|flight|headed|heading|road trip|come|came|coming|back|return|returned|returning|relocated|"
+    r"getaway|tour|cruise)(?:\s+\w+){0,3}?\s+(?:to|from)|(?:am|is|are|was|originally|come|comes|came)\s+from|"
     r"live in|lives in|lived in|living in|back to|trip to|flew to|drove to|vacation in|holiday in|born in|grew up in|"
     r"(?:city|town|capital|province|streets|state|country|countries|island|region|cities|places|attractions|spots) (?:of|like|such as|including)|"
     r"home country,|hometown,|hometown of|home town,)\s+(?:the\s+)?)$",
@@ -307,6 +310,22 @@ _PERSON_CUE = re.compile(
     r"neighbor|neighbour|mentor|teacher|named|called|with|met|told|asked|thanks|thank|hey|hi|hello|dear|by)\s*,?\s*$",
     re.I,
 )
+_WORK_CUE = re.compile(
+    r"\b(?:game|games|album|song|track|book|novel|movie|film|show|series|painting|poem|play|plays|played|playing|podcast|anime)"
+    r"\s*(?:,|called|named|titled)?\s*['\"“]?$",
+    re.I,
+)
+_WORK_AFTER = re.compile(r"\s+(?:tournament|tournaments|championship)\b|\s+\d\b", re.I)
+_NOT_A_NAME_AFTER = re.compile(
+    r"\s+(?:mix|mixes|breed|breeds|civilization|civilisation|culture|language|dynasty|empire|"
+    r"chicken|tofu|pork|beef|duck|noodles|rice|soup|dumplings|sauce|flooring)\b",
+    re.I,
+)
+_NATIONALITIES = frozenset(
+    """english spanish french german chinese japanese italian american british canadian mexican indian african asian european
+    korean russian portuguese swedish dutch irish scottish latin cantonese mandarin greek turkish thai vietnamese brazilian
+    australian swiss belgian danish norwegian finnish polish egyptian persian arabic hebrew""".split()
+)
 _QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|(?:(?<=\s)|^)'([^'\n]{2,60})'(?=[\s,.!?;:]|$)")
 _SMALL_TITLE_WORDS = frozenset({"a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "with", "by", "from", "is", "&"})
 
@@ -326,7 +345,7 @@ def _sentence_starts(text: str) -> set[int]:
     """Character offsets where a sentence (or a quotation, or a line) starts: a capital
     there is explained by grammar, not by a name."""
     starts = {0}
-    for match in re.finditer(r"(?:[.!?…:;]+[\"'”’)\]]*\s+|\n\s*|[\"“(]\s*|\s[-–—]+\s+|[-–—]{2,}\s*)(?=\S)", text):
+    for match in re.finditer(r"(?:[.!?…:;]+[\"'”’)\]]*\s+|\n\s*|[\"“(\[]\s*|\s[-–—]+\s+|[-–—]{2,}\s*)(?=\S)", text):
         starts.add(match.end())
     for match in re.finditer(r"^\s+", text):
         starts.add(match.end())
@@ -342,8 +361,9 @@ class _Candidate:
     typed: bool = False
 
 
-def _english_candidates(text: str, names_elsewhere: set[str]) -> list[_Candidate]:
-    """Capitalised spans of ``text`` that name something (see the module docstring)."""
+def _english_candidates(text: str, names_elsewhere: set[str], common: Collection[str]) -> list[_Candidate]:
+    """Capitalised spans of ``text`` that name something (see the module docstring); a
+    single word that is ``common`` (written in lower case elsewhere) is none."""
     starts = _sentence_starts(text)
     out: list[_Candidate] = []
     for match in _CAPITAL_RUN.finditer(text):
@@ -367,6 +387,10 @@ def _english_candidates(text: str, names_elsewhere: set[str]) -> list[_Candidate
         first = _bare(words[0].group())
         if start in starts and first.lower() not in names_elsewhere and name.lower() not in names_elsewhere:
             continue
+        if len(words) == 1 and name.lower() in common and name.lower() not in names_elsewhere:
+            continue  # "Sounds great, See you soon", "my Engineering assignments"
+        if words[0].group().lower() in _NATIONALITIES or _NOT_A_NAME_AFTER.match(text, end):
+            continue  # "German Shepherds", "Chihuahua mixes", "Aztec civilization"
         if name.split()[-1].lower() in _FOOD:
             continue  # "Kung Pao Chicken", "Mapo Tofu": dishes, not places or people
         if name.isupper() and (len(name) <= 5 or " " in name):
@@ -417,6 +441,8 @@ def _english_type(text: str, cand: _Candidate, persons: set[str]) -> tuple[str, 
         return "place", True
     if _PET_CUE.search(before) or _PET_AFTER.match(after):
         return "pet", True
+    if _WORK_CUE.search(before) or _WORK_AFTER.match(after):
+        return "work", True
     if _ORG_CUE.search(before):
         return "organisation", True
     if _PLACE_AFTER.match(after) or _is_pinyin_place(cand.name):
@@ -964,19 +990,29 @@ def _coordinated_types(mentions: list[Mention], text: str) -> list[Mention]:
     return out
 
 
-def extract(text: str, *, speaker: str, addressee: str | None = None, day: str | None = None, known: Collection[str] = ()) -> Extraction:
+def extract(
+    text: str,
+    *,
+    speaker: str,
+    addressee: str | None = None,
+    day: str | None = None,
+    known: Collection[str] = (),
+    common: Collection[str] = (),
+) -> Extraction:
     """The entities, relations and aliases one text (a turn, a note, a fact) states, without
     a model (see the module docstring).
 
     ``speaker`` is who said it (I/me/my/我 stand for them), ``addressee`` who it was said to
     (you/your/你), ``day`` its date (``YYYY-MM-DD``, to date "yesterday I moved to …"), and
     ``known`` names seen elsewhere (other turns, the speakers; ``turn_names`` gathers them),
-    which let a sentence-initial capital count as a name. Chinese text loads jieba and
+    which let a sentence-initial capital count as a name, and ``common`` the lower-case
+    words the user's texts write in lower case more often than capitalised
+    (``common_words``), which a capital alone does not make a name ("See you soon"). Chinese text loads jieba and
     JioNLP's gazetteers on first use (about 3 s)."""
     speakers = [n for n in (speaker, addressee) if n]
     persons = {normalise(n) for n in speakers}
     names_elsewhere = _english_names_elsewhere(text, [*known, *speakers])
-    candidates = _english_candidates(text, names_elsewhere)
+    candidates = _english_candidates(text, names_elsewhere, common)
     for c in candidates:
         c.type, c.typed = _english_type(text, c, persons)
     for m in _QUOTED.finditer(text):
@@ -1162,11 +1198,9 @@ def _find(text: str, name: str) -> int | None:
     return index if index >= 0 else None
 
 
-def turn_names(texts: Iterable[str]) -> list[str]:
-    """The words that a set of texts (one conversation's turns) writes as names: capitalised
-    away from a sentence start more often than in lower case ("Caroline", not "Sounds" nor
-    "Cooking", which also start sentences, nor "Pottery", written "pottery" elsewhere). The
-    ``known`` that ``extract`` takes for those texts, gathered in one pass."""
+def _word_counts(texts: Iterable[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """How often each word is written capitalised away from a sentence start, and how
+    often in lower case (by its lower-case form), over ``texts``."""
     capital: dict[str, int] = {}
     lower: dict[str, int] = {}
     for text in texts:
@@ -1178,4 +1212,23 @@ def turn_names(texts: Iterable[str]) -> list[str]:
                     capital[word] = capital.get(word, 0) + 1
             elif word[:1].islower():
                 lower[word] = lower.get(word, 0) + 1
+    return capital, lower
+
+
+def turn_names(texts: Iterable[str]) -> list[str]:
+    """The words that a set of texts (one user's conversations) writes as names: capitalised
+    away from a sentence start more often than in lower case ("Caroline", not "Sounds" nor
+    "Cooking", which also start sentences, nor "Pottery", written "pottery" elsewhere). The
+    ``known`` that ``extract`` takes for those texts, gathered in one pass."""
+    capital, lower = _word_counts(texts)
     return [w for w, n in capital.items() if n > lower.get(w.lower(), 0)]
+
+
+def common_words(texts: Iterable[str]) -> set[str]:
+    """The lower-case words a set of texts writes in lower case at least as often as
+    capitalised away from a sentence start: the ``common`` that ``extract`` takes."""
+    capital, lower = _word_counts(texts)
+    folded: dict[str, int] = {}
+    for word, n in capital.items():
+        folded[word.lower()] = folded.get(word.lower(), 0) + n
+    return {w for w, n in lower.items() if n >= folded.get(w, 0)}

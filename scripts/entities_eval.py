@@ -4,7 +4,7 @@ Reads LoCoMo and MemoryBank from ../shared/data (relative to the repository root
 ``memcli.entities.extract`` over every turn, as consolidation does: the speaker's name for
 I/me/my, the other speaker (or the user, for the assistant's replies) as the addressee, the
 session's day, and as ``known`` the speakers and the names the conversation writes
-capitalised away from a sentence start.
+capitalised away from a sentence start, and the words it writes in lower case (``common``).
 
     python scripts/entities_eval.py dump --conv conv-26            # every entity and relation of a conversation
     python scripts/entities_eval.py entities --seed 26 --n 60      # a seeded sample of entities per language, to judge
@@ -24,12 +24,12 @@ import json
 import random
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memcli.entities import Extraction, extract, turn_names
+from memcli.entities import Extraction, common_words, extract, turn_names
 from memcli.memory import ASSISTANT
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -82,26 +82,21 @@ def memorybank(lang: str, user: str) -> list[Turn]:
 
 def run(turns: list[Turn]) -> Iterator[tuple[Turn, Extraction]]:
     speakers = {t.speaker for t in turns} - {ASSISTANT}
-    known = list(speakers) + list(turn_names(t.text for t in turns))
+    known = list(speakers) + turn_names(t.text for t in turns)
+    common = common_words(t.text for t in turns)
     for t in turns:
-        yield t, extract(t.text, speaker=t.speaker, addressee=t.addressee, day=t.day, known=known)
+        yield t, extract(t.text, speaker=t.speaker, addressee=t.addressee, day=t.day, known=known, common=common)
 
 
-def test_sources(seed: int) -> tuple[list[str], dict[str, list[str]]]:
-    """The conversations and users the samples come from: three LoCoMo conversations and three
-    MemoryBank users per language outside the development set, chosen with ``seed``."""
+def test_sources(seed: int, exclude: Collection[str] = ()) -> tuple[list[str], dict[str, list[str]]]:
+    """The conversations and users the samples come from, in a seeded order: LoCoMo
+    conversations and MemoryBank users outside the development set and ``exclude`` (sources
+    an earlier check has shown), the first three of each taken (more users when three do
+    not hold enough entities, see ``cmd_entities``)."""
     rng = random.Random(seed)
-    convs = [f"conv-{n}" for n in (41, 42, 43, 44, 47, 48, 49, 50)]
-    users = {lang: memorybank_users(lang)[DEV_USERS:] for lang in ("en", "cn")}
-    return sorted(rng.sample(convs, 3)), {lang: rng.sample(u, 3) for lang, u in users.items()}
-
-
-def language_turns(seed: int) -> dict[str, list[list[Turn]]]:
-    convs, users = test_sources(seed)
-    return {
-        "en": [locomo(c) for c in convs] + [memorybank("en", u) for u in users["en"]],
-        "zh": [memorybank("cn", u) for u in users["cn"]],
-    }
+    convs = [c for c in (f"conv-{n}" for n in (41, 42, 43, 44, 47, 48, 49, 50)) if c not in exclude]
+    users = {lang: [u for u in memorybank_users(lang)[DEV_USERS:] if u.strip() not in exclude] for lang in ("en", "cn")}
+    return rng.sample(convs, len(convs)), {lang: rng.sample(u, len(u)) for lang, u in users.items()}
 
 
 def show(text: str, start: int, end: int) -> str:
@@ -121,16 +116,27 @@ def cmd_dump(args: argparse.Namespace) -> None:
 
 
 def cmd_entities(args: argparse.Namespace) -> None:
-    convs, users = test_sources(args.seed)
-    print(f"# seed {args.seed}: LoCoMo {', '.join(convs)}; MemoryBank en {users['en']}; cn {users['cn']}")
-    for lang, groups in language_turns(args.seed).items():
+    convs, users = test_sources(args.seed, args.exclude.split(",") if args.exclude else ())
+    sources = {
+        "en": [locomo(c) for c in convs[:3]] + [memorybank("en", u) for u in users["en"][:3]],
+        "zh": [memorybank("cn", u) for u in users["cn"]],
+    }
+    print(f"# seed {args.seed}: LoCoMo {', '.join(convs[:3])}; MemoryBank en {[u.strip() for u in users['en'][:3]]}")
+    for lang, groups in sources.items():
+        # an entity is one name in one conversation (a LoCoMo conversation, a MemoryBank user)
         pool: dict[tuple[str, str], tuple[Turn, int, int, str]] = {}
+        taken = 0
         for turns in groups:
+            if lang == "zh" and taken >= 3 and len(pool) >= args.n:
+                break  # three Chinese users hold about 40 entities: more users until n
+            taken += 1
             for t, x in run(turns):
                 for m in x.mentions:
-                    pool.setdefault((t.session.split("/")[0] + "/" + t.session.split("/")[1] if lang == "en" and "mb-" in t.session else t.session.split("/")[0], m.key), (t, m.start, m.end, m.type))
+                    pool.setdefault((t.session.rsplit("/", 1)[0] if t.session.startswith("mb-") else t.session.split("/")[0], m.key), (t, m.start, m.end, m.type))
         keys = sorted(pool)
         chosen = random.Random(args.seed).sample(keys, min(args.n, len(keys)))
+        if lang == "zh":
+            print(f"# MemoryBank cn {[u.strip() for u in users['cn'][:taken]]}")
         print(f"\n## {lang}: {len(keys)} distinct entities, {len(chosen)} drawn")
         for i, key in enumerate(chosen, 1):
             t, start, end, kind = pool[key]
@@ -202,6 +208,8 @@ def main() -> None:
         p = sub.add_parser(name)
         p.add_argument("--seed", type=int, required=True)
         p.add_argument("--n", type=int, default=n)
+        if name == "entities":
+            p.add_argument("--exclude", default="", help="comma-separated conversations and users an earlier check has shown")
         p.set_defaults(func=func)
     p = sub.add_parser("session")
     p.add_argument("--conv", required=True)
