@@ -239,7 +239,7 @@ _ORG_WORDS = frozenset(
     """inc inc. ltd llc corp corporation company co university college school academy institute hospital clinic
     bank church center centre foundation group association society club agency department studio studios
     lab labs library museum gallery team council committee union network organization organisation shelter
-    restaurant cafe café bakery bar store shop magazine band choir orchestra
+    restaurant cafe café bakery bar pub store shop magazine band choir orchestra
     """.split()
 )
 _PLACE_WORDS = frozenset(
@@ -248,6 +248,8 @@ _PLACE_WORDS = frozenset(
     palace temple tower wall garden gardens pass passes peak gorge cave caves lagoon trail district springs
     """.split()
 )
+_PHRASES = frozenset({"bon voyage", "bon appetit", "bon appétit", "happy birthday", "merry christmas", "happy new year", "good luck", "well done", "oh my god"})
+"""Capitalised expressions that name nothing."""
 _FOOD = frozenset("chicken tofu pork beef duck fish noodles noodle rice soup dumplings buns cake cakes tea coffee sauce pie bread salad".split())
 _PLACE_FIRST = frozenset({"mount", "mt", "lake", "fort", "port", "cape", "isle", "san", "santa", "los", "las", "new", "saint"})
 _EVENT_WORDS = frozenset(
@@ -336,7 +338,7 @@ def _is_title(phrase: str) -> bool:
     words = re.findall(r"[\w'’]+", phrase)
     if not words or len(words) > 8 or not words[0][0].isupper() or phrase.rstrip()[-1:] in "?":
         return False
-    if len(words) == 1 and words[0].lower() in _NOT_NAMES:
+    if len(words) == 1 and _lower(words[0]) in _NOT_NAMES:
         return False
     return all(w[0].isupper() or w.lower() in _SMALL_TITLE_WORDS or w[0].isdigit() for w in words)
 
@@ -361,7 +363,7 @@ class _Candidate:
     typed: bool = False
 
 
-def _english_candidates(text: str, names_elsewhere: set[str], common: Collection[str]) -> list[_Candidate]:
+def _english_candidates(text: str, names_elsewhere: set[str], common: Collection[str], known: set[str]) -> list[_Candidate]:
     """Capitalised spans of ``text`` that name something (see the module docstring); a
     single word that is ``common`` (written in lower case elsewhere) is none."""
     starts = _sentence_starts(text)
@@ -371,12 +373,12 @@ def _english_candidates(text: str, names_elsewhere: set[str], common: Collection
         # at a sentence start any word that names nobody goes ("Then Melanie's"), within a
         # sentence only a greeting ("Hey Mel"): "the Great Wall" keeps its "Great"
         leading = _NOT_NAMES if match.start() in starts else _GREETINGS
-        while words and _bare(words[0].group()).lower() in leading:
+        while words and _lower(_bare(words[0].group())) in leading:
             words.pop(0)
         # "Fri I", "Caroline I": a pronoun or a connector after a name is not part of it
         while words and (words[-1].group().lower() in _CONNECTORS or words[-1].group() == "I"):
             words.pop()
-        if not words or all(_bare(w.group()).lower() in _NOT_NAMES for w in words):
+        if not words or all(_lower(_bare(w.group())) in _NOT_NAMES for w in words):
             continue
         start = match.start() + words[0].start()
         end = match.start() + words[-1].end()
@@ -387,7 +389,7 @@ def _english_candidates(text: str, names_elsewhere: set[str], common: Collection
         first = _bare(words[0].group())
         if start in starts and first.lower() not in names_elsewhere and name.lower() not in names_elsewhere:
             continue
-        if len(words) == 1 and name.lower() in common and name.lower() not in names_elsewhere:
+        if len(words) == 1 and name.lower() in common and name.lower() not in known or name.lower() in _PHRASES:
             continue  # "Sounds great, See you soon", "my Engineering assignments"
         if words[0].group().lower() in _NATIONALITIES or _NOT_A_NAME_AFTER.match(text, end):
             continue  # "German Shepherds", "Chihuahua mixes", "Aztec civilization"
@@ -404,6 +406,11 @@ def _bare(word: str) -> str:
     return re.sub(r"(?:['’]s|['’\-])$", "", word)
 
 
+def _lower(word: str) -> str:
+    """``word`` lower-cased with a typographic apostrophe made plain ("I’d" -> "i'd")."""
+    return word.replace("’", "'").lower()
+
+
 def _english_names_elsewhere(text: str, known: Iterable[str]) -> set[str]:
     """Lower-cased words the text (away from sentence starts) or ``known`` write as names."""
     starts = _sentence_starts(text)
@@ -411,7 +418,7 @@ def _english_names_elsewhere(text: str, known: Iterable[str]) -> set[str]:
     for match in re.finditer(rf"\b(?:{_WORD})", text):
         if match.start() not in starts:
             word = _bare(match.group())
-            if word.lower() not in _NOT_NAMES and not re.search(rf"\b{re.escape(word.lower())}\b", text):
+            if _lower(word) not in _NOT_NAMES and not re.search(rf"\b{re.escape(word.lower())}\b", text):
                 names.add(word.lower())
     return names
 
@@ -498,16 +505,18 @@ def _chinese_places() -> frozenset[str]:
                 jio = _jio()
                 names: set[str] = set(_SIGHTS_ZH)
 
-                def walk(node: dict[str, Any]) -> None:
+                def walk(node: dict[str, Any], depth: int) -> None:
                     for key, value in node.items():
                         if key.startswith("_") or not isinstance(value, dict):
                             continue
                         names.add(key)
-                        alias = value.get("_alias")
-                        names.update([alias] if isinstance(alias, str) else alias or [])
-                        walk(value)
+                        # a county's short name is often a common word (友谊, 和平, 新华): full names only there
+                        if depth < 2:
+                            alias = value.get("_alias")
+                            names.update([alias] if isinstance(alias, str) else alias or [])
+                        walk(value, depth + 1)
 
-                walk(jio.china_location_loader())
+                walk(jio.china_location_loader(), 0)
                 for continent, countries in jio.world_location_loader().items():
                     names.add(continent)
                     for country, info in countries.items():
@@ -520,7 +529,7 @@ _SURNAMES = frozenset(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
 _TRANSLITERATION = frozenset(
-    "阿埃艾安奥巴贝比彼波伯布查达戴道德迪蒂丁杜多厄恩法菲芬弗福伏盖戈格古哈海汉赫亨胡华霍基吉加杰捷金卡凯坎康柯科克库奎拉莱兰朗劳勒雷蕾黎里理利莉丽廉林琳隆卢鲁路伦罗洛马玛迈麦曼梅门蒙米密摩莫默姆穆纳娜奈南内尼妮纽诺欧帕潘佩皮珀普奇齐乔琼萨塞桑瑟森沙莎尚舍圣施什士斯松苏索塔泰坦汤唐特提汀图托瓦威韦维温沃乌西希夏谢辛休雅亚扬耶伊因英尤约泽扎詹治兹佐尔芙黛娅琪茜宾"
+    "阿埃艾安奥巴贝比彼波伯布查达戴道德贾迪蒂丁杜多厄恩法菲芬弗福伏盖戈格古哈海汉赫亨胡华霍基吉加杰捷金卡凯坎康柯科克库奎拉莱兰朗劳勒雷蕾黎里理利莉丽廉林琳隆卢鲁路伦罗洛马玛迈麦曼梅门蒙米密摩莫默姆穆纳娜奈南内尼妮纽诺欧帕潘佩皮珀普奇齐乔琼萨塞桑瑟森沙莎尚舍圣施什士斯松苏索塔泰坦汤唐特提汀图托瓦威韦维温沃乌西希夏谢辛休雅亚扬耶伊因英尤约泽扎詹治兹佐尔芙黛娅琪茜宾夫娃芭"
 )
 """Characters Chinese writes foreign names with (莎士比亚, 托尔斯泰, 乔治): a word jieba
 tags as a name made of these only is a foreign person's name."""
@@ -535,6 +544,8 @@ _ZH_GENERIC = frozenset(
 )
 """Common nouns with a name's suffix (雪山, 动物园, 公司)."""
 _BOOK_TITLE = re.compile(r"《([^》\n]{1,40})》")
+_DOTTED_NAME = re.compile(r"([\u4e00-\u9fff]{1,8})·([\u4e00-\u9fff]{1,8})")
+"""A foreign name with its parts joined by a middle dot (泰勒·斯威夫特, 克里斯·加纳)."""
 _ZH_PET_NAME = re.compile(
     r"(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)([\u4e00-\u9fffA-Za-z]{1,4}?)(?=[，。！？、,.!?\s]|$|的|了|呢|啊|吧)"
 )
@@ -548,8 +559,9 @@ def _zh_person(word: str) -> bool:
     if not re.fullmatch(r"[\u4e00-\u9fff·]{2,6}", word):
         return False
     if word[0] in _SURNAMES and len(word) <= 3:
-        return len(word) == 3 or _freq(word) < _COMMON_FREQ
-    return all(ch in _TRANSLITERATION or ch == "·" for ch in word)
+        return _freq(word) < _COMMON_FREQ  # a dictionary word is common: 胡萝卜, 谢谢, 高超
+    # two characters in the dictionary are a word more often than a name: 道德, 科普, 玛雅
+    return all(ch in _TRANSLITERATION or ch == "·" for ch in word) and (len(word) > 2 or _freq(word) < 100)
 
 
 def _zh_place(word: str) -> bool:
@@ -559,10 +571,24 @@ def _zh_place(word: str) -> bool:
     return word in _chinese_places() or len(word) >= 3 and _ZH_PLACE_SUFFIX.search(word) is not None
 
 
+_GENERIC_TAGS = frozenset({"n", "v", "vn", "a", "ad", "an", "d", "t", "b", "f", "s"})
+
+
+def _common_noun(word: str) -> bool:
+    """Whether jieba's dictionary holds ``word`` as a common word (a noun, verb, adjective …
+    of some frequency): 互联网, 现任, 西餐, not 阿里巴巴 (nrt) or 清华 (nz)."""
+    return _posseg().word_tag_tab.get(word) in _GENERIC_TAGS and _freq(word) >= 50
+
+
 def _zh_organisation(word: str) -> bool:
     """Whether a word is an organisation's name: a name before an organisation's suffix
-    (阿里巴巴公司, 清华大学, 中央电视台), not the bare common noun (公司, 博物馆)."""
-    return word not in _ZH_GENERIC and len(word) >= 3 and _ZH_ORG_SUFFIX.search(word) is not None
+    (阿里巴巴公司, 清华大学, 中央电视台), not the bare common noun (公司, 博物馆) nor a common
+    word before it (西餐厅, 互联网公司)."""
+    suffix = _ZH_ORG_SUFFIX.search(word)
+    if word in _ZH_GENERIC or len(word) < 3 or suffix is None:
+        return False
+    prefix = word[: suffix.start()]
+    return not (_common_noun(prefix) or _common_noun(word) and prefix not in _chinese_places())
 
 
 _ZH_HEADS = {
@@ -598,7 +624,9 @@ def _headed_name(tokens: list[tuple[str, str, int]], i: int) -> _Candidate | Non
             break
         parts.insert(0, tokens[j])
     prefix = "".join(p[0] for p in parts)
-    if len(prefix) < 2 or len(parts) == 1 and _freq(prefix) >= _COMMON_WORD or prefix in _ZH_GENERIC:
+    if len(prefix) < 2 or len(parts) == 1 and (_freq(prefix) >= _COMMON_WORD or _common_noun(prefix) and _freq(prefix) >= 500):
+        return None
+    if prefix in _ZH_GENERIC:
         return None
     return _Candidate(prefix + word, parts[0][2], end, _ZH_HEADS[word], True)
 
@@ -620,6 +648,19 @@ def _chinese_candidates(text: str, known: Collection[str]) -> list[_Candidate]:
         for m in re.finditer(re.escape(name), text):
             if not any(c.start <= m.start() < c.end for c in out):
                 out.append(_Candidate(name, m.start(), m.end(), "person", True))
+    for m in _DOTTED_NAME.finditer(text):
+        left = m.group(1)
+        keep = len(left)
+        while keep > 0 and left[keep - 1] in _TRANSLITERATION:
+            keep -= 1
+        right = m.group(2)
+        stop = 0
+        while stop < len(right) and right[stop] in _TRANSLITERATION:
+            stop += 1
+        name = left[keep:] + "·" + right[:stop]
+        start, end = m.start(1) + keep, m.start(2) + stop
+        if keep < len(left) and stop and not any(c.start < end and start < c.end for c in out):
+            out.append(_Candidate(name, start, end, "person", True))
     tokens: list[tuple[str, str, int]] = []
     position = 0
     for word, flag in _posseg().cut(text):
@@ -643,7 +684,9 @@ def _chinese_candidates(text: str, known: Collection[str]) -> list[_Candidate]:
         elif kind == "person":
             word, start = _person_word(word, start)
             end = start + len(word)
-            if _zh_place(word):
+            if start > 0 and text[start - 1] in "一这那每几某整半":
+                kind = None  # 一段时间: jieba glued a measure word to a noun
+            elif _zh_place(word):
                 kind = "place"
             elif not _zh_person(word):
                 kind = None
@@ -1012,7 +1055,7 @@ def extract(
     speakers = [n for n in (speaker, addressee) if n]
     persons = {normalise(n) for n in speakers}
     names_elsewhere = _english_names_elsewhere(text, [*known, *speakers])
-    candidates = _english_candidates(text, names_elsewhere, common)
+    candidates = _english_candidates(text, names_elsewhere, common, {w.lower() for w in [*known, *speakers]})
     for c in candidates:
         c.type, c.typed = _english_type(text, c, persons)
     for m in _QUOTED.finditer(text):
@@ -1208,7 +1251,7 @@ def _word_counts(texts: Iterable[str]) -> tuple[dict[str, int], dict[str, int]]:
         for match in re.finditer(r"\b[\w'’\-]+", text):
             word = _bare(match.group())
             if word[:1].isupper():
-                if match.start() not in starts and word.lower() not in _NOT_NAMES:
+                if match.start() not in starts and _lower(word) not in _NOT_NAMES:
                     capital[word] = capital.get(word, 0) + 1
             elif word[:1].islower():
                 lower[word] = lower.get(word, 0) + 1
