@@ -250,7 +250,10 @@ _PLACE_WORDS = frozenset(
 )
 _PHRASES = frozenset({"bon voyage", "bon appetit", "bon appétit", "happy birthday", "merry christmas", "happy new year", "good luck", "well done", "oh my god"})
 """Capitalised expressions that name nothing."""
-_FOOD = frozenset("chicken tofu pork beef duck fish noodles noodle rice soup dumplings buns cake cakes tea coffee sauce pie bread salad".split())
+_FOOD = frozenset(
+    """chicken tofu pork beef duck fish lamb tripe noodles noodle rice soup dumplings buns cake cakes tea coffee sauce pie bread
+    salad spicy fried roast roasted steamed braised pinot merlot chardonnay cabernet sauvignon riesling""".split()
+)
 _PLACE_FIRST = frozenset({"mount", "mt", "lake", "fort", "port", "cape", "isle", "san", "santa", "los", "las", "new", "saint"})
 _EVENT_WORDS = frozenset(
     {"festival", "conference", "parade", "marathon", "concert", "fair", "summit", "olympics", "cup", "expo", "pride", "month", "week", "day", "show", "games"}
@@ -363,12 +366,24 @@ class _Candidate:
     typed: bool = False
 
 
+def _runs(text: str) -> Iterator[re.Match[str]]:
+    """The capitalised runs of ``text``, a run cut after a possessive that is not part of a
+    name: "Tokyo's Times Square" is Tokyo and Times Square, "McGee's Pub" stays one."""
+    for match in _CAPITAL_RUN.finditer(text):
+        start = match.start()
+        for possessive in re.finditer(r"['’]s\s+([A-Z]\w*)", match.group()):
+            if possessive.group(1).lower() not in _ORG_WORDS | _PLACE_WORDS:
+                yield _CAPITAL_RUN.match(text, start, match.start() + possessive.end(0) - len(possessive.group(1)) - 1)  # type: ignore[misc]
+                start = match.start() + possessive.start(1)
+        yield _CAPITAL_RUN.match(text, start, match.end())  # type: ignore[misc]
+
+
 def _english_candidates(text: str, names_elsewhere: set[str], common: Collection[str], known: set[str]) -> list[_Candidate]:
     """Capitalised spans of ``text`` that name something (see the module docstring); a
     single word that is ``common`` (written in lower case elsewhere) is none."""
     starts = _sentence_starts(text)
     out: list[_Candidate] = []
-    for match in _CAPITAL_RUN.finditer(text):
+    for match in _runs(text):
         words = list(re.finditer(r"[\w'’\-&]+", match.group()))
         # at a sentence start any word that names nobody goes ("Then Melanie's"), within a
         # sentence only a greeting ("Hey Mel"): "the Great Wall" keeps its "Great"
@@ -393,7 +408,7 @@ def _english_candidates(text: str, names_elsewhere: set[str], common: Collection
             continue  # "Sounds great, See you soon", "my Engineering assignments"
         if words[0].group().lower() in _NATIONALITIES or _NOT_A_NAME_AFTER.match(text, end):
             continue  # "German Shepherds", "Chihuahua mixes", "Aztec civilization"
-        if name.split()[-1].lower() in _FOOD:
+        if any(w.lower() in _FOOD for w in name.split()):
             continue  # "Kung Pao Chicken", "Mapo Tofu": dishes, not places or people
         if name.isupper() and (len(name) <= 5 or " " in name):
             continue  # acronyms name topics more often than entities ("LGBTQ", "DIY", "HIIT"); capitals shout
@@ -559,9 +574,17 @@ def _zh_person(word: str) -> bool:
     if not re.fullmatch(r"[\u4e00-\u9fff·]{2,6}", word):
         return False
     if word[0] in _SURNAMES and len(word) <= 3:
-        return _freq(word) < _COMMON_FREQ  # a dictionary word is common: 胡萝卜, 谢谢, 高超
+        # a dictionary word is common (胡萝卜, 谢谢, 高超), and so is one that holds one (向前走, 白衬衫)
+        return _freq(word) < _COMMON_FREQ and not (len(word) == 3 and (_plain_word(word[:2]) or _plain_word(word[1:])))
     # two characters in the dictionary are a word more often than a name: 道德, 科普, 玛雅
     return all(ch in _TRANSLITERATION or ch == "·" for ch in word) and (len(word) > 2 or _freq(word) < 100)
+
+
+def _plain_word(word: str) -> bool:
+    """Whether jieba's dictionary holds ``word`` as a word other than a name, of frequency
+    100 or more (向前, 衬衫, 萝卜; not 学友, 24, nor 小龙, a name)."""
+    tag = _posseg().word_tag_tab.get(word) or ""
+    return _freq(word) >= 100 and not tag.startswith(("nr", "nz"))
 
 
 def _zh_place(word: str) -> bool:
