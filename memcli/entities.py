@@ -232,9 +232,12 @@ common acronyms. ("May" is left out: it is a month, a verb and a name.)"""
 
 _CONNECTORS = frozenset({"of", "the", "de", "da", "del", "van", "von", "and", "&", "for", "on"})
 _WORD = r"[A-Z][A-Za-z0-9\u00c0-\u024f'’\-]*"
+_RUN_WORD = rf"(?:(?:Dr|Mr|Mrs|Ms|St|Jr)\.(?=\s[A-Z])|[A-Z]\.(?=\s[A-Z])|{_WORD})"
 _CAPITAL_RUN = re.compile(
-    rf"(?:{_WORD})(?:(?:\s+(?:of|the|de|da|del|van|von|for|on|&)\s+|[ ](?=[A-Z]))(?:{_WORD}))*"
+    rf"{_RUN_WORD}(?:(?:(?:\s+(?:of|the|de|da|del|van|von|for|on|&)){{1,2}}\s+|[ ](?=[A-Z])){_RUN_WORD})*"
 )
+"""Capitalised words in a row, joined by a space, one or two small words ("Lord of the
+Rings") or after an initial or a title's period ("George R. R. Martin", "Dr. Dre")."""
 _ORG_WORDS = frozenset(
     """inc inc. ltd llc corp corporation company co university college school academy institute hospital clinic
     bank church center centre foundation group association society club agency department studio studios

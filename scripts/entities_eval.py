@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memcli.entities import Extraction, common_words, extract, turn_names
+from memcli.entities import Extraction, common_words, extract, normalise, turn_names
 from memcli.memory import ASSISTANT
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -121,18 +121,24 @@ def cmd_entities(args: argparse.Namespace) -> None:
         "en": [locomo(c) for c in convs[:3]] + [memorybank("en", u) for u in users["en"][:3]],
         "zh": [memorybank("cn", u) for u in users["cn"]],
     }
+    if args.unshown:
+        # every source outside the development set, less the entities earlier samples showed
+        sources = {"en": [locomo(c) for c in convs] + [memorybank("en", u) for u in users["en"]], "zh": sources["zh"]}
+    shown = shown_entities(args.unshown.split(",")) if args.unshown else set()
     print(f"# seed {args.seed}: LoCoMo {', '.join(convs[:3])}; MemoryBank en {[u.strip() for u in users['en'][:3]]}")
     for lang, groups in sources.items():
         # an entity is one name in one conversation (a LoCoMo conversation, a MemoryBank user)
         pool: dict[tuple[str, str], tuple[Turn, int, int, str]] = {}
         taken = 0
         for turns in groups:
-            if lang == "zh" and taken >= 3 and len(pool) >= args.n:
+            if lang == "zh" and taken >= 3 and len(pool) >= args.n and not args.unshown:
                 break  # three Chinese users hold about 40 entities: more users until n
             taken += 1
             for t, x in run(turns):
                 for m in x.mentions:
-                    pool.setdefault((t.session.rsplit("/", 1)[0] if t.session.startswith("mb-") else t.session.split("/")[0], m.key), (t, m.start, m.end, m.type))
+                    if (_conversation(t.source), m.key) in shown:
+                        continue
+                    pool.setdefault((_conversation(t.source), m.key), (t, m.start, m.end, m.type))
         keys = sorted(pool)
         chosen = random.Random(args.seed).sample(keys, min(args.n, len(keys)))
         if lang == "zh":
@@ -141,6 +147,22 @@ def cmd_entities(args: argparse.Namespace) -> None:
         for i, key in enumerate(chosen, 1):
             t, start, end, kind = pool[key]
             print(f"{i:2d}. {t.text[start:end]} / {kind}    [{t.source} {t.speaker}] {show(t.text, start, end)}")
+
+
+def _conversation(source: str) -> str:
+    """The conversation of a turn's source: "conv-42/D3:1" -> "conv-42", "mb-en/Linda/2023-05-01#2q" -> "mb-en/Linda"."""
+    return "/".join(source.split("/")[:2]) if source.startswith("mb-") else source.split("/")[0]
+
+
+def shown_entities(files: list[str]) -> set[tuple[str, str]]:
+    """(conversation, key) of the entities that earlier samples (``entities`` output saved to
+    ``files``) showed."""
+    shown: set[tuple[str, str]] = set()
+    for file in files:
+        for line in Path(file).read_text().splitlines():
+            if m := re.match(r"\s*\d+\. (.+?) / \w+\s+\[(\S+) ", line):
+                shown.add((_conversation(m.group(2)), normalise(m.group(1))))
+    return shown
 
 
 def cmd_relations(args: argparse.Namespace) -> None:
@@ -210,6 +232,7 @@ def main() -> None:
         p.add_argument("--n", type=int, default=n)
         if name == "entities":
             p.add_argument("--exclude", default="", help="comma-separated conversations and users an earlier check has shown")
+            p.add_argument("--unshown", default="", help="comma-separated files of earlier samples: draw from every source but their entities")
         p.set_defaults(func=func)
     p = sub.add_parser("session")
     p.add_argument("--conv", required=True)
