@@ -870,7 +870,9 @@ class _Relations:
         clause = re.split(r"[,;:，；：]", self.text[sentence_start:end])[-1]
         if evidence.rstrip().endswith(("?", "？", "吗")) or _NOT_ASSERTED.search(clause):
             return
-        rel = Relation(subject, relation, obj, _valid_from(evidence, self.day), evidence)
+        # a kinship holds from no date a sentence gives ("my daughter Sara's birthday last year")
+        dated = RELATIONS[relation].object not in ("person",) or relation in ("wife", "husband", "partner", "boss", "colleague")
+        rel = Relation(subject, relation, obj, _valid_from(evidence, self.day) if dated else None, evidence)
         if rel not in self.found:
             self.found.append(rel)
 
@@ -952,6 +954,18 @@ def _consumed(rel: _Relations, m: re.Match[str]) -> None:
         title = _BOOK_TITLE.match(rel.text, joined.end() - 1) if joined else None
 
 
+def _not_apposition(rel: _Relations, text: str, matched: str, obj: Mention) -> bool:
+    """Whether "my girlfriend, Toby" is not an apposition: the name after the comma starts a
+    list ("my girlfriend, Toby and I") or is the one spoken to ("sorry about your friend,
+    Deb.", to Deborah)."""
+    if not matched.rstrip().endswith((",", "，")):
+        return False
+    if re.match(r"\s*(?:,|and\b|&|or\b|和|、)", text[obj.end :]):
+        return True
+    addressee = normalise(rel.addressee or "")
+    return bool(addressee) and addressee.startswith(obj.key) and re.match(r"\s*[.!?]", text[obj.end :]) is not None
+
+
 _OBJECT_TYPES = {
     "lives_in": ("place",), "from": ("place",), "works_at": ("organisation", "place"), "attends": ("organisation",),
     "visited": ("place",), "read": ("work",), "watched": ("work",), "member_of": ("organisation",),
@@ -982,7 +996,7 @@ def _relations(text: str, mentions: list[Mention], speaker: str, addressee: str 
                 kind = label if label == "pet" else (_KIN_ZH.get(groups["kin"]) or _KIN_EN.get(groups["kin"].lower()))
                 types = ("pet", "person") if label == "pet" else ("person",)
                 obj = rel.mention_at(m.end("obj"), types)
-                if obj is not None and kind:
+                if obj is not None and kind and not _not_apposition(rel, text, m.group(), obj):
                     rel.add(subject, kind, obj.name, m.start(), m.end())
                 continue
             subject = rel.person(groups["subj"]) if "subj" in groups else rel.person(groups["owner"])
