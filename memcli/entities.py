@@ -323,6 +323,7 @@ _WORK_CUE = re.compile(
     r"\s*(?:,|called|named|titled)?\s*['\"“]?$",
     re.I,
 )
+_DISH_CUE = re.compile(r"\b(?:dish|dishes|recipe|meal|snack|drink|cocktail|dessert|cuisine)\s*,?\s*(?:called|named)?\s*['\"“]?$", re.I)
 _WORK_AFTER = re.compile(r"\s+(?:tournament|tournaments|championship)\b|\s+\d\b", re.I)
 _NOT_A_NAME_AFTER = re.compile(
     r"\s+(?:mix|mixes|breed|breeds|civilization|civilisation|culture|language|dynasty|empire|"
@@ -339,10 +340,11 @@ _SMALL_TITLE_WORDS = frozenset({"a", "an", "the", "of", "and", "or", "in", "on",
 
 
 def _is_title(phrase: str) -> bool:
-    """Whether a quoted phrase reads as a title ("The Great Gatsby", "Charlotte's Web"):
-    at most eight words, each capitalised but the small ones; speech is rarely written so."""
+    """Whether a quoted phrase reads as a title ("The Great Gatsby", "Charlotte's Web", "Way
+    of the Peaceful Warrior: A Book That Changes Lives"): at most twelve words, each
+    capitalised but the small ones; speech is rarely written so."""
     words = re.findall(r"[\w'’]+", phrase)
-    if not words or len(words) > 8 or not words[0][0].isupper() or phrase.rstrip()[-1:] in "?":
+    if not words or len(words) > 12 or not words[0][0].isupper() or phrase.rstrip()[-1:] in "?":
         return False
     if len(words) == 1 and _lower(words[0]) in _NOT_NAMES:
         return False
@@ -411,7 +413,7 @@ def _english_candidates(text: str, names_elsewhere: set[str], common: Collection
             continue  # "Sounds great, See you soon", "my Engineering assignments"
         if words[0].group().lower() in _NATIONALITIES or _NOT_A_NAME_AFTER.match(text, end):
             continue  # "German Shepherds", "Chihuahua mixes", "Aztec civilization"
-        if any(w.lower() in _FOOD for w in name.split()):
+        if any(w.lower() in _FOOD for w in name.split()) or _DISH_CUE.search(text[max(0, start - 30) : start]):
             continue  # "Kung Pao Chicken", "Mapo Tofu": dishes, not places or people
         if name.isupper() and (len(name) <= 5 or " " in name):
             continue  # acronyms name topics more often than entities ("LGBTQ", "DIY", "HIIT"); capitals shout
@@ -1126,8 +1128,11 @@ def extract(
         title = m.group(group).strip().rstrip(",.")
         start = m.start(group) + m.group(group).index(title[:1]) if title else m.start(group)
         if _is_title(title):
-            kind = "organisation" if _ORG_CUE.search(text[max(0, m.start() - 30) : m.start() + 1]) else "work"
+            before = text[max(0, m.start() - 30) : m.start() + 1]
             candidates = [c for c in candidates if not start <= c.start < start + len(title)]
+            if _DISH_CUE.search(before):
+                continue  # "a new dish called "Hui Guo Rou"": food, not a work
+            kind = "organisation" if _ORG_CUE.search(before) else "work"
             candidates.append(_Candidate(title, start, start + len(title), kind, True))
     if _CJK.search(text):
         zh = _chinese_candidates(text, [n for n in [*speakers, *known] if _CJK.search(n)])
