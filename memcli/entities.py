@@ -333,7 +333,8 @@ _NOT_A_NAME_AFTER = re.compile(
 _NATIONALITIES = frozenset(
     """english spanish french german chinese japanese italian american british canadian mexican indian african asian european
     korean russian portuguese swedish dutch irish scottish latin cantonese mandarin greek turkish thai vietnamese brazilian
-    australian swiss belgian danish norwegian finnish polish egyptian persian arabic hebrew""".split()
+    australian swiss belgian danish norwegian finnish polish egyptian persian arabic hebrew
+    western eastern northern southern""".split()
 )
 _QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|(?:(?<=\s)|^)'([^'\n]{2,60})'(?=[\s,.!?;:]|$)")
 _SMALL_TITLE_WORDS = frozenset({"a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "with", "by", "from", "is", "&"})
@@ -415,8 +416,8 @@ def _english_candidates(text: str, names_elsewhere: set[str], common: Collection
             continue  # "German Shepherds", "Chihuahua mixes", "Aztec civilization"
         if any(w.lower() in _FOOD for w in name.split()) or _DISH_CUE.search(text[max(0, start - 30) : start]):
             continue  # "Kung Pao Chicken", "Mapo Tofu": dishes, not places or people
-        if name.isupper() and (len(name) <= 5 or " " in name):
-            continue  # acronyms name topics more often than entities ("LGBTQ", "DIY", "HIIT"); capitals shout
+        if name.isupper() and (len(name) <= 5 or " " in name) or re.fullmatch(r"[A-Z]{2,}s", name):
+            continue  # acronyms name topics more often than entities ("LGBTQ", "DIY", "HIIT", "RPGs"); capitals shout
         out.append(_Candidate(name, start, end))
     return out
 
