@@ -1,24 +1,34 @@
 """Entities: the people, places, organisations, pets, works and events one text names, the
-aliases it states and the relations it states in plain patterns (issue 26, Mem0g's
-entity extraction; Chhikara et al. 2025 §2.2).
+aliases it states and the relations it states in plain patterns (issue 26; the entity
+extractor and relations generator of Mem0g, Chhikara et al. 2025 §2.2).
 
 Two paths, like consolidation's:
 
 - Offline (``extract``), without a model. English names come from the text's own evidence:
-  capitalised spans that a sentence start does not explain (a sentence-initial capital
-  counts only when the word is a name elsewhere: in this text, the speakers, or ``known``),
-  quoted titles in title case ("…", “…”) as works. Chinese names come from jieba's
-  part-of-speech tags (Sun 2012; ``nr`` person, ``ns`` place, ``nt`` organisation, ``nz``
-  other proper noun, kept only with a cue), and 《》 titles as works. Types come from cues
-  ("in/at/to/from X", 住在/在/去, Inc/University/公司/大学, "my dog named X"). Relations
-  come from plain patterns only ("X's sister Y", "I live in Y", 我妹妹叫Y, 我住在Y …);
-  first- and second-person words stand for the speaker and the addressee.
-- With a capable chat model: ``EXTRACT_ENTITIES`` (the prompt), ``GraphOutput`` (the JSON
+  capitalised runs that a sentence start does not explain (a sentence-initial capital counts
+  only when the word is a name elsewhere: in this text, the speakers, or ``known``, the words
+  the user's texts write capitalised more than in lower case, ``turn_names``), less words the
+  user's texts write in lower case (``common``, ``common_words``), greetings, days,
+  nationalities, dishes and acronyms; quoted titles in title case ("…", “…”, '…') are works.
+  Chinese words come from jieba's segmentation and its dictionary's part-of-speech tags
+  (Sun 2012; ``nr`` person, ``ns`` place, ``nt`` organisation), each checked: a person's name
+  starts with a common surname or is a transliteration (泰勒·斯威夫特), a place is in JioNLP's
+  gazetteers or carries a place's suffix, an organisation has a name before its suffix
+  (清华大学, not 互联网公司); 《》 titles are works. Types come from cues ("in/at/to/from X",
+  Inc/University/公司/大学, "my dog named X", "a game called X", a short gazetteer, pinyin
+  place names), else "person" (``Mention.typed`` tells which). Relations come from plain
+  patterns only ("X's sister Y", "I live in Y", "I went to Y", 我妹妹叫Y, 我住在Y, 我读了《Y》 …),
+  asserted (not asked, wished, supposed or denied); first- and second-person words stand
+  for the speaker and the addressee.
+- With a capable chat model: ``extraction_prompt`` (the prompt), ``GraphOutput`` (the JSON
   schema the model fills) and ``ground`` (drops every entity, alias and relation whose names
   the source does not hold, as ``memcli.grounding`` does for facts).
 
 Nothing is invented on either path: every name an ``Extraction`` holds occurs in its text,
-except the speaker's and the addressee's for "I"/"you" (我/你).
+except the speaker's and the addressee's for "I"/"you" (我/你). Measured by hand on LoCoMo
+and MemoryBank conversations not developed on (``scripts/entities_eval.py``): precision about
+0.87 for English entities and 0.9 for Chinese, 0.93 for relations; recall of persons and
+places 1.0 (English) and 0.82 (Chinese); about 300 turns a second.
 """
 
 from __future__ import annotations
@@ -394,8 +404,11 @@ def _english_candidates(text: str, names_elsewhere: set[str], common: Collection
         # at a sentence start any word that names nobody goes ("Then Melanie's"), within a
         # sentence only a greeting ("Hey Mel"): "the Great Wall" keeps its "Great"
         leading = _NOT_NAMES if match.start() in starts else _GREETINGS
+        stripped = []
         while words and _lower(_bare(words[0].group())) in leading:
-            words.pop(0)
+            stripped.append(words.pop(0).group().lower())
+        if _NATIONALITIES.intersection(stripped):
+            continue  # "My German Shepherds": an adjective of nationality and a common noun
         # "Fri I", "Caroline I": a pronoun or a connector after a name is not part of it
         while words and (words[-1].group().lower() in _CONNECTORS or words[-1].group() == "I"):
             words.pop()
@@ -565,7 +578,7 @@ _ZH_GENERIC = frozenset(
 )
 """Common nouns with a name's suffix (雪山, 动物园, 公司)."""
 _BOOK_TITLE = re.compile(r"《([^》\n]{1,40})》")
-_DOTTED_NAME = re.compile(r"([\u4e00-\u9fff]{1,8})·([\u4e00-\u9fff]{1,8})")
+_DOTTED_NAME = re.compile(r"([\u4e00-\u9fff]{1,8})·(?=([\u4e00-\u9fff]{1,8}))")
 """A foreign name with its parts joined by a middle dot (泰勒·斯威夫特, 克里斯·加纳)."""
 _ZH_PET_NAME = re.compile(
     r"(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)([\u4e00-\u9fffA-Za-z]{1,4}?)(?=[，。！？、,.!?\s]|$|的|了|呢|啊|吧)"
@@ -948,7 +961,7 @@ _ZH_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("attends", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前)*(?:就读于|考上了?|毕业于)(?P<obj>)")),
     ("visited", re.compile(rf"(?P<subj>我们?|你|您)(?:{_ZH_WHEN}|和[^，。！？]{{1,6}}?|跟[^，。！？]{{1,6}}?|一起|刚|周末|假期)*(?:去了|去过|到了|游览了|参观了|爬了|登上了|旅游去了|去[^，。！？]{{0,2}}?旅游了?)(?:一次|一趟)?(?P<obj>)")),
     # 我最近在看一本叫做《活着》的书, 我读了《局外人》、《飘》: read or watched, as the words around say
-    ("consumed", re.compile(rf"(?P<subj>我们?)(?:[^，。！？《]{{0,6}}?)(?P<verb>读了?|读过|读完了?|看了?|看过|看完了?|在看|在读|追)(?P<mid>[^，。！？《]{{0,14}}?(?:，\s*(?:叫做?|名叫|是))?)(?P<obj>)(?=《)")),
+    ("consumed", re.compile(r"(?P<subj>我们?)(?:[^，。！？《]{0,6}?)(?P<verb>读了?|读过|读完了?|看了?|看过|看完了?|在看|在读|追)(?P<mid>[^，。！？《]{0,14}?(?:，\s*(?:叫做?|名叫|是))?)(?P<obj>)(?=《)")),
     ("pet", re.compile(r"(?P<owner>我|你|您)(?:的|家的?|养的)?(?:小)?(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)(?P<obj>)")),
     ("birthday", re.compile(rf"(?P<owner>我|你|您)的生日是?(?:在)?(?P<value>{_DATE_ZH})")),
     ("age", re.compile(rf"{_ZH_SUBJECT}(?:今年|已经|现在|快)*(?P<value>[\d一二三四五六七八九十两]{{1,3}})岁")),

@@ -8,13 +8,17 @@ capitalised away from a sentence start, and the words it writes in lower case (`
 
     python scripts/entities_eval.py dump --conv conv-26            # every entity and relation of a conversation
     python scripts/entities_eval.py entities --seed 26 --n 60      # a seeded sample of entities per language, to judge
+    python scripts/entities_eval.py entities --seed 3 --exclude conv-42,Linda    # ... from sources not shown before
+    python scripts/entities_eval.py entities --seed 4 --unshown round1.txt      # ... of entities no saved sample showed
     python scripts/entities_eval.py relations --seed 26 --n 40     # a seeded sample of relations, with their source turns
-    python scripts/entities_eval.py session --conv conv-42 --session 3   # a session's turns, then the persons/places found
+    python scripts/entities_eval.py session --conv conv-42 --session 3          # a session's turns, to list names by hand
+    python scripts/entities_eval.py session --conv conv-42 --session 3 --found  # then the persons/places found
     python scripts/entities_eval.py speed --conv conv-26           # turns per second
 
 The development set (conv-26, conv-30 and the first five MemoryBank users of each language)
-is never sampled: samples come from three other LoCoMo conversations and three other users
-per language, chosen with the same seed.
+is never sampled. Entities come from three other LoCoMo conversations and three other users
+per language chosen with the seed (more Chinese users until ``--n`` entities); relations,
+rarer, from every conversation outside the development set.
 """
 
 from __future__ import annotations
@@ -125,7 +129,10 @@ def cmd_entities(args: argparse.Namespace) -> None:
         # every source outside the development set, less the entities earlier samples showed
         sources = {"en": [locomo(c) for c in convs] + [memorybank("en", u) for u in users["en"]], "zh": sources["zh"]}
     shown = shown_entities(args.unshown.split(",")) if args.unshown else set()
-    print(f"# seed {args.seed}: LoCoMo {', '.join(convs[:3])}; MemoryBank en {[u.strip() for u in users['en'][:3]]}")
+    if args.unshown:
+        print(f"# seed {args.seed}: every source outside the development set, less the entities of {args.unshown}")
+    else:
+        print(f"# seed {args.seed}: LoCoMo {', '.join(convs[:3])}; MemoryBank en {[u.strip() for u in users['en'][:3]]}")
     for lang, groups in sources.items():
         # an entity is one name in one conversation (a LoCoMo conversation, a MemoryBank user)
         pool: dict[tuple[str, str], tuple[Turn, int, int, str]] = {}
@@ -141,7 +148,7 @@ def cmd_entities(args: argparse.Namespace) -> None:
                     pool.setdefault((_conversation(t.source), m.key), (t, m.start, m.end, m.type))
         keys = sorted(pool)
         chosen = random.Random(args.seed).sample(keys, min(args.n, len(keys)))
-        if lang == "zh":
+        if lang == "zh" and not args.unshown:
             print(f"# MemoryBank cn {[u.strip() for u in users['cn'][:taken]]}")
         print(f"\n## {lang}: {len(keys)} distinct entities, {len(chosen)} drawn")
         for i, key in enumerate(chosen, 1):

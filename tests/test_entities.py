@@ -11,6 +11,7 @@ from memcli.entities import (
     GraphOutput,
     extract,
     extraction_prompt,
+    common_words,
     entity_type,
     ground,
     normalise,
@@ -253,3 +254,59 @@ def test_entity_type_prefers_a_cued_type_over_the_default() -> None:
     mentions += extract("Oliver, my cat, sleeps.", speaker="x", known=["Oliver"]).mentions
     assert entity_type(m for m in mentions if m.key == "oliver") == "pet"
     assert entity_type([]) == "person"
+
+
+def test_common_words_are_no_names_alone_unless_known() -> None:
+    turns = ["See you soon!", "I'd love to see it.", "We see each other at the City Hall.", "Jill, see you!"]
+    common = common_words(turns)
+    assert "see" in common
+    assert names("Sounds great, See you soon!", common=common) == {}
+    assert names("Sounds great, Jill!", common=common, known=turn_names(turns)) == {"Jill": "person"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My German Shepherds and two Chihuahua mixes love it.", "I learned a new dish called Mapo Tofu.", "I play RPGs and buy CDs.", "Bon Voyage!"],
+)
+def test_breeds_dishes_plural_acronyms_and_set_phrases_are_no_names(text: str) -> None:
+    assert names(text) == {}
+
+
+def test_a_possessive_cuts_a_run_unless_a_place_word_follows() -> None:
+    assert names("It is like Tokyo's Times Square and McGee's Pub.") == {"Tokyo": "place", "Times Square": "place", "McGee's Pub": "organisation"}
+
+
+def test_runs_go_on_over_initials_titles_and_small_words() -> None:
+    found = names("I read George R. R. Martin, heard Dr. Dre and love The Lord of the Rings a lot.")
+    assert set(found) == {"George R. R. Martin", "Dr. Dre", "The Lord of the Rings"}
+
+
+def test_games_are_works_by_their_cues() -> None:
+    assert names("I've been playing my favourite game called Apex Legends with friends.") == {"Apex Legends": "work"}
+
+
+def test_an_apposition_is_not_a_list_nor_the_addressee() -> None:
+    assert triples("My girlfriend, Toby and I are going camping.", speaker="Andrew", known=["Toby"]) == set()
+    assert triples("Sorry about your friend, Deb. That is hard.", speaker="Jolene", addressee="Deborah", known=["Deb"]) == set()
+    assert ("Andrew", "sister", "Anna") in triples("This is my sister, Anna.", speaker="Andrew", known=["Anna"])
+
+
+def test_kinship_takes_no_date_from_the_sentence() -> None:
+    (rel,) = extract("Last year we went out for my daughter Sara's birthday.", speaker="John", day="2023-05-08").relations
+    assert (rel.relation, rel.object, rel.valid_from) == ("daughter", "Sara", None)
+
+
+def test_chinese_foreign_names_joined_by_a_middle_dot() -> None:
+    found = {m.name for m in extract("我喜欢泰勒·斯威夫特和艾德·希兰等等歌手。", speaker="x").mentions}
+    assert found == {"泰勒·斯威夫特", "艾德·希兰"}
+
+
+@pytest.mark.parametrize("text", ["将切好的胡萝卜放入锅中。", "你可以把握机会，向前走去。", "重视技术和道德的平衡。", "是一家新兴的互联网公司。", "过了一段时间。"])
+def test_chinese_common_words_are_no_names(text: str) -> None:
+    assert extract(text, speaker="x").mentions == ()
+
+
+def test_ground_keeps_an_offline_extraction_that_the_text_holds() -> None:
+    text = "Hey Mel! My sister Anna moved to Lisbon."
+    found = extract(text, speaker="Caroline", addressee="Melanie")
+    assert ground(found, text, speakers=["Caroline", "Melanie"]).relations == found.relations
