@@ -11,8 +11,11 @@ from memcli.entities import (
     GraphOutput,
     extract,
     extraction_prompt,
+    common_words,
+    entity_type,
     ground,
     normalise,
+    turn_names,
 )
 
 
@@ -185,3 +188,125 @@ def test_the_prompt_names_every_relation_label() -> None:
     prompt = extraction_prompt("Caroline: I live in Lisbon.", ["Caroline", "Melanie"])
     assert all(label in prompt for label in RELATIONS) and "Caroline: I live in Lisbon." in prompt
     assert "relations" in GraphOutput.model_json_schema()["properties"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Last weekend I went to Yuntai Mountain.", ("Caroline", "visited", "Yuntai Mountain")),
+        ("We traveled to Xiamen recently.", ("Caroline", "visited", "Xiamen")),
+        ('I just read "The Great Gatsby" again.', ("Caroline", "read", "The Great Gatsby")),
+        ('I watched "Kung Fu Hustle" last night.', ("Caroline", "watched", "Kung Fu Hustle")),
+        ("We got another cat named Bailey too.", ("Caroline", "pet", "Bailey")),
+        ("上周末我去了一次云台山。", ("Caroline", "visited", "云台山")),
+        ("最近我读了《局外人》、《飘》和《时间的礼物》等书籍。", ("Caroline", "read", "飘")),
+        ("我们看了一部文艺片，叫做《出租车司机》。", ("Caroline", "watched", "出租车司机")),
+        ("我在腾讯上班。", ("Caroline", "works_at", "腾讯")),
+    ],
+)
+def test_visits_readings_and_viewings(text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in triples(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If you live in Beijing, go to Tianjin.",
+        "Do you live in Paris?",
+        "I don't live in Paris.",
+        "I want to move to Paris.",
+        "我没去过厦门。",
+        "如果你住在北京，可以去天津。",
+        "你住在北京吗？",
+    ],
+)
+def test_questions_wishes_conditions_and_denials_state_no_relation(text: str) -> None:
+    assert triples(text, addressee="Melanie") == set()
+
+
+def test_the_assistants_own_statements_give_no_relation() -> None:
+    assert triples("我最近在读一本叫做《1984》的小说。", speaker="assistant", addressee="李雪") == set()
+
+
+def test_common_words_that_start_with_a_surname_are_no_names() -> None:
+    found = {m.name for m in extract("谢谢你，孙悦！你的技艺很高超。", speaker="assistant", addressee="孙悦").mentions}
+    assert found == {"孙悦"}
+
+
+def test_chinese_names_cut_in_pieces_before_a_head_noun() -> None:
+    found = {m.name: m.type for m in extract("我去的是绿禾公园，我妹妹在星光中学读书。周末去了城市公园。", speaker="x").mentions}
+    assert found == {"绿禾公园": "place", "星光中学": "organisation"}
+
+
+def test_places_from_pinyin_lists_and_the_gazetteer() -> None:
+    found = names("You could go to Tianjin or Qingdao, or nearby places like Huangshan, Yangshuo, and Zhangjiajie. I love Sweden.")
+    assert found == {p: "place" for p in ("Tianjin", "Qingdao", "Huangshan", "Yangshuo", "Zhangjiajie", "Sweden")}
+
+
+def test_known_names_are_written_capitalised_more_than_in_lower_case() -> None:
+    turns = ["Sounds great, Caroline!", "That sounds fun. Caroline, Sounds good.", "It sounds nice, Sounds."]
+    assert set(turn_names(turns)) == {"Caroline"}
+    assert names("Sounds great!", known=turn_names(turns)) == {}
+
+
+def test_entity_type_prefers_a_cued_type_over_the_default() -> None:
+    mentions = [*extract("Luna and Oliver are sweet.", speaker="x", known=["Luna", "Oliver"]).mentions]
+    mentions += extract("Oliver, my cat, sleeps.", speaker="x", known=["Oliver"]).mentions
+    assert entity_type(m for m in mentions if m.key == "oliver") == "pet"
+    assert entity_type([]) == "person"
+
+
+def test_common_words_are_no_names_alone_unless_known() -> None:
+    turns = ["See you soon!", "I'd love to see it.", "We see each other at the City Hall.", "Jill, see you!"]
+    common = common_words(turns)
+    assert "see" in common
+    assert names("Sounds great, See you soon!", common=common) == {}
+    assert names("Sounds great, Jill!", common=common, known=turn_names(turns)) == {"Jill": "person"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My German Shepherds and two Chihuahua mixes love it.", "I learned a new dish called Mapo Tofu.", "I play RPGs and buy CDs.", "Bon Voyage!"],
+)
+def test_breeds_dishes_plural_acronyms_and_set_phrases_are_no_names(text: str) -> None:
+    assert names(text) == {}
+
+
+def test_a_possessive_cuts_a_run_unless_a_place_word_follows() -> None:
+    assert names("It is like Tokyo's Times Square and McGee's Pub.") == {"Tokyo": "place", "Times Square": "place", "McGee's Pub": "organisation"}
+
+
+def test_runs_go_on_over_initials_titles_and_small_words() -> None:
+    found = names("I read George R. R. Martin, heard Dr. Dre and love The Lord of the Rings a lot.")
+    assert set(found) == {"George R. R. Martin", "Dr. Dre", "The Lord of the Rings"}
+
+
+def test_games_are_works_by_their_cues() -> None:
+    assert names("I've been playing my favourite game called Apex Legends with friends.") == {"Apex Legends": "work"}
+
+
+def test_an_apposition_is_not_a_list_nor_the_addressee() -> None:
+    assert triples("My girlfriend, Toby and I are going camping.", speaker="Andrew", known=["Toby"]) == set()
+    assert triples("Sorry about your friend, Deb. That is hard.", speaker="Jolene", addressee="Deborah", known=["Deb"]) == set()
+    assert ("Andrew", "sister", "Anna") in triples("This is my sister, Anna.", speaker="Andrew", known=["Anna"])
+
+
+def test_kinship_takes_no_date_from_the_sentence() -> None:
+    (rel,) = extract("Last year we went out for my daughter Sara's birthday.", speaker="John", day="2023-05-08").relations
+    assert (rel.relation, rel.object, rel.valid_from) == ("daughter", "Sara", None)
+
+
+def test_chinese_foreign_names_joined_by_a_middle_dot() -> None:
+    found = {m.name for m in extract("我喜欢泰勒·斯威夫特和艾德·希兰等等歌手。", speaker="x").mentions}
+    assert found == {"泰勒·斯威夫特", "艾德·希兰"}
+
+
+@pytest.mark.parametrize("text", ["将切好的胡萝卜放入锅中。", "你可以把握机会，向前走去。", "重视技术和道德的平衡。", "是一家新兴的互联网公司。", "过了一段时间。"])
+def test_chinese_common_words_are_no_names(text: str) -> None:
+    assert extract(text, speaker="x").mentions == ()
+
+
+def test_ground_keeps_an_offline_extraction_that_the_text_holds() -> None:
+    text = "Hey Mel! My sister Anna moved to Lisbon."
+    found = extract(text, speaker="Caroline", addressee="Melanie")
+    assert ground(found, text, speakers=["Caroline", "Melanie"]).relations == found.relations
