@@ -144,3 +144,23 @@ def test_graph_list_export_merge_and_rename(cli_moved: CliRunner, tmp_path: Path
     relations = [m["text"] for m in json.loads(ok(cli_moved.invoke(app, ["list", "--kind", "relation", "--json"])).stdout)]
     assert any(text.startswith("Ana — lives in — Lisboa") for text in relations)
     assert_error(cli_moved.invoke(app, ["graph", "rename", "Porto", "Lisboa"]), ExitCode.USAGE)
+
+
+def test_the_model_path_keeps_only_names_the_text_holds(fake_model: Any) -> None:
+    from memcli.consolidate import Consolidator
+
+    reply = {
+        "entities": [{"name": "Porto", "type": "place"}, {"name": "Atlantis", "type": "place"}],
+        "relations": [{"subject": "Ana", "relation": "lives_in", "object": "Porto", "valid_from": None},
+                      {"subject": "Ana", "relation": "lives_in", "object": "Atlantis", "valid_from": None}],
+        "aliases": [],
+    }
+    fake_model.responder = lambda task, content: json.dumps(reply) if task == "entities" else pytest.fail(task)
+    memcli = make_memcli(consolidation="llm", graph_extraction="llm")
+    memcli.add_memories(day_turns(PORTO[:1], PORTO_DAY, "s1"))
+    Consolidator(memcli).build_graph(USER)
+    with memcli.store.transaction():
+        graph = memcli.store.sidecar.graph
+        assert {e.name for e in graph.entities(USER)} == {"Ana", "Porto"}
+        assert [(r.subject_name, r.object_name) for r in graph.relations(USER) if r.relation == "lives_in"] == [("Ana", "Porto")]
+    assert [call[0] for call in fake_model.structured_calls] == ["entities"]
