@@ -159,3 +159,13 @@ def test_forget_user_leaves_others(tmp_path: Path) -> None:
     sidecar.graph.ingest("bo", "t2", "2023-01-05", 1.0, Extraction((m("Porto", "place"),)), norm, KINDS)
     sidecar.forget_user("ana")
     assert sidecar.graph.entities("ana") == [] and len(sidecar.graph.entities("bo")) == 1
+
+
+def test_entity_names_complete_case_insensitively(tmp_path: Path) -> None:
+    from memcli.candidates import candidates
+
+    sidecar = Sidecar(tmp_path / "memcli.db")
+    sidecar.graph.ingest(USER, "t1", "2023-01-05", 1.0, Extraction((m("Porto", "place"), m("Portia"), m("Lisbon", "place"))), norm, KINDS)
+    sidecar.graph.ingest("bo", "t2", "2023-01-05", 1.0, Extraction((m("Portland", "place"),)), norm, KINDS)
+    assert candidates(sidecar._db, "entity", "po", USER) == [("Portia", "person"), ("Porto", "place")]
+    assert len(candidates(sidecar._db, "entity", "PORT")) == 3

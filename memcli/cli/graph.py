@@ -17,7 +17,12 @@ graph_app = root.MemcliTyper(
 )
 app.add_typer(graph_app, name="graph")
 
-NameArg = Annotated[Optional[str], typer.Argument(help="An entity's name or alias (default: you).", show_default=False)]
+def _complete_entity(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    return root._completions("entity", incomplete, ctx.params.get("user"))
+
+
+NameArg = Annotated[Optional[str], typer.Argument(help="An entity's name or alias (default: you).", show_default=False,
+                                                  autocompletion=_complete_entity)]
 
 
 def _span(relation: Any) -> str:
@@ -105,8 +110,9 @@ def export(
 
 @graph_app.command("merge")
 def merge(
-    name: Annotated[str, typer.Argument(help="The entity to merge (its name becomes an alias).", show_default=False)],
-    into: Annotated[str, typer.Argument(help="The entity it is.", show_default=False)],
+    name: Annotated[str, typer.Argument(help="The entity to merge (its name becomes an alias).", show_default=False,
+                                        autocompletion=_complete_entity)],
+    into: Annotated[str, typer.Argument(help="The entity it is.", show_default=False, autocompletion=_complete_entity)],
     user: UserOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -124,7 +130,7 @@ def merge(
 
 @graph_app.command("rename")
 def rename(
-    name: Annotated[str, typer.Argument(help="The entity's name or alias.", show_default=False)],
+    name: Annotated[str, typer.Argument(help="The entity's name or alias.", show_default=False, autocompletion=_complete_entity)],
     new: Annotated[str, typer.Argument(help="Its new name (the old one stays an alias).", show_default=False)],
     user: UserOpt = None,
     json_out: JsonOpt = False,
