@@ -65,8 +65,9 @@ CANDIDATES = 50
 RECALLED_KINDS = (Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value, Kind.EVENT_DAILY.value, Kind.RELATION.value)
 """What recall returns when no kind is asked for: turns, notes, facts and daily event
 summaries (MemoryBank's memory pieces are "each turn and each event summary"; Mem0's are
-facts), and the relations of the graph memory (Mem0g's triplets; a closed one has ended,
-so only ``recall --at`` a day it held finds it). The global portrait, the global event summary and the running memory go into
+facts), and the relations of the graph memory (Mem0g's triplets) when the query follows
+that relation ("where does Ana live": ``graph_memories``; a closed one has ended, so only
+``recall --at`` a day it held finds it; ``--kind relation`` lists them all). The global portrait, the global event summary and the running memory go into
 every chat and ask prompt whole (``Memcli.consolidated``), and the daily portraits are the
 material of the global one, so recalling them would spend the prompt's few recall slots
 on repeats: on LoCoMo conv-26, consolidated by the embedded model, they took 139 of the
@@ -580,11 +581,12 @@ class Recaller:
 
     def _scores(
         self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray, now: float,
-        parsed: tuple[list[str], list[QueryDate]], at: str | None = None,
+        parsed: tuple[list[str], list[QueryDate]], at: str | None = None, graph: np.ndarray | None = None,
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``scores``, and the cosine similarity of each memory's own vector to ``vector``;
         ``parsed``: the query's terms and dates (``parse``); ``at``: the day recall is as of
-        (the graph's relations that held then)."""
+        (the graph's relations that held then); ``graph``: the graph signal already worked
+        out (``graph_signal``, unweighted)."""
         w = self.signals
         out: dict[str, np.ndarray] = {}
         stems, dates = parsed
@@ -607,7 +609,9 @@ class Recaller:
             out["person"] = np.zeros(len(index))
         out["date"] = w.date * date_hits(dates, index.created_at, index.months, now) if dates else np.zeros(len(index))
         out["when"] = w.when * index.says_when if w.when and asks_when(query) else np.zeros(len(index))
-        out["graph"] = w.graph * self.graph_signal(query, user, index, speakers, at) if w.graph else np.zeros(len(index))
+        if graph is None:
+            graph = self.graph_signal(query, user, index, speakers, at) if w.graph else np.zeros(len(index))
+        out["graph"] = w.graph * graph
         out["prior"] = (
             w.length * _z(index.log_length, index.alive)
             + w.question * index.question
@@ -700,9 +704,14 @@ class Recaller:
                 mask &= np.isin(index.rowids, self.store.sidecar.index.rowids_with_tags(user, tags))
             if at is not None:
                 mask &= self._as_of(user, index, at, kind)
+            graph = None
+            if kind is None:
+                # Mem0g's dual retrieval: a relation's memory comes in when the query follows that relation.
+                graph = self.graph_signal(query, user, index, index.speaker_names(), at) if self.signals.graph else np.zeros(len(index))
+                mask &= ~index.kind_mask([Kind.RELATION.value]) | (graph >= GRAPH_HELD)
             if not mask.any():
                 return []
-            signals, similarity = self._scores(query, vector, user, index, mask, now, parsed, at)
+            signals, similarity = self._scores(query, vector, user, index, mask, now, parsed, at, graph)
             total = sum(signals.values())
             order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}
