@@ -448,8 +448,10 @@ class Graph:
                 subject_key, object_key = normalise(found.subject), normalise(found.object)
                 if not subject_key or not object_key or subject_key == object_key:
                     continue
-                subject = self._resolve(user, found.subject, subject_key, types.get(subject_key, "person"), at, roles.get(subject_key, ""))
-                target = self._resolve(user, found.object, object_key, types.get(object_key, "person"), at, roles.get(object_key, ""))
+                # A name the text did not type as a mention takes the relation kind's type (an age's "30": number).
+                subject_type, object_type = getattr(kind, "subject", "person"), getattr(kind, "object", "person")
+                subject = self._resolve(user, found.subject, subject_key, types.get(subject_key, subject_type), at, roles.get(subject_key, ""))
+                target = self._resolve(user, found.object, object_key, types.get(object_key, object_type), at, roles.get(object_key, ""))
                 self._mention(subject, memory_id, at)
                 self._mention(target, memory_id, at)
                 single = bool(kind is not None and kind.single_valued)
