@@ -12,7 +12,7 @@ from typing import Any
 
 from memcli.memory import Kind
 
-WHAT = ("id", "user", "kind")
+WHAT = ("id", "user", "kind", "entity")
 """What can be completed."""
 LIMIT = 50
 """Candidates offered at most (newest memories first): more is noise in a shell menu."""
@@ -25,6 +25,7 @@ KIND_HELP = {
     Kind.PORTRAIT_DAILY.value: "a day's portrait",
     Kind.PORTRAIT_GLOBAL.value: "the global portrait",
     Kind.RUNNING_SUMMARY.value: "the running memory of past sessions",
+    Kind.RELATION.value: "a relation of the graph memory (memcli graph)",
 }
 
 
@@ -37,7 +38,9 @@ def _after(prefix: str) -> str:
 def candidates(db: sqlite3.Connection, what: str, prefix: str = "", user: str | None = None, limit: int = LIMIT) -> list[tuple[str, str]]:
     """(value, help) pairs that complete ``prefix``: memory ids (the latest stored first, ``user``'s
     only when given; help: the start of the text), user names (help: how many memories),
-    or kinds. Reads the ``recall_index`` table of the sidecar ``db``.
+    kinds, or entity names of the graph memory (help: the type; ``user``'s only when given,
+    matched case-insensitively). Reads the ``recall_index`` and ``graph_entities`` tables of
+    the sidecar ``db``.
 
     Raises ValueError for an unknown ``what``; sqlite3.Error as the database does."""
     if what == "kind":
@@ -60,4 +63,12 @@ def candidates(db: sqlite3.Connection, what: str, prefix: str = "", user: str | 
             args.append(user)
         rows = db.execute(query + " ORDER BY rowid DESC LIMIT ?", (*args, limit)).fetchall()
         return [(memory_id, f"{kind}: {' '.join(text.split())[:60]}") for memory_id, kind, text in rows]
+    if what == "entity":
+        key = prefix.casefold()
+        query, args = "SELECT name, type FROM graph_entities WHERE key >= ? AND key < ?", [key, _after(key)]
+        if user:
+            query += " AND user = ?"
+            args.append(user)
+        rows = db.execute(query + " ORDER BY key LIMIT ?", (*args, limit)).fetchall()
+        return list(dict.fromkeys((name, kind) for name, kind in rows))
     raise ValueError(f"cannot complete {what!r}; choose one of {', '.join(WHAT)}")

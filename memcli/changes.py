@@ -23,8 +23,10 @@ from memcli.sidecar import Sidecar
 from memcli.store import MemoryStore
 
 DERIVED_KINDS = frozenset(k.value for k in (Kind.FACT, Kind.EVENT_DAILY, Kind.EVENT_GLOBAL, Kind.PORTRAIT_DAILY,
-                                            Kind.PORTRAIT_GLOBAL, Kind.RUNNING_SUMMARY))
-"""Kinds that consolidation makes from other memories (their ``source_ids``)."""
+                                            Kind.PORTRAIT_GLOBAL, Kind.RUNNING_SUMMARY, Kind.RELATION))
+"""Kinds that consolidation makes from other memories (their ``source_ids``). A relation
+memory purged with one of its sources is made again, from the sources left, by the next
+consolidation's graph step (``memcli.graph_memory``)."""
 
 
 @dataclass

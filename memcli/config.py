@@ -125,6 +125,9 @@ class Settings(BaseSettings):
     consolidation: Literal["auto", "llm", "extractive"] = Field(
         "auto", description="how consolidate writes: llm (the chat model), extractive (sentences chosen from the day), auto: extractive for a base model without a chat template (the embedded default), else llm"
     )
+    graph_extraction: Literal["offline", "llm"] = Field(
+        "offline", description="how consolidate reads entities and relations for the graph memory: offline (names and plain patterns, no model), llm (the chat model under a JSON schema, every name checked against the text; one model call per new turn, note or fact, and only when consolidate writes with the model)"
+    )
     answers: Literal["auto", "llm", "extractive"] = Field(
         "auto", description="how ask answers: llm (the chat model), extractive (the recalled sentence that answers, quoted with who said it and when), auto: extractive for a base model without a chat template (the embedded default), else llm"
     )

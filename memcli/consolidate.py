@@ -18,6 +18,10 @@ for a day, when new turns arrive on it, so that a nightly run costs only what is
    adds the new one, DELETE ends it (Mem0g marks conflicting relations invalid instead of
    deleting them), and the history table records every change with the old text.
 
+4. **graph** (Mem0g, ``memcli.graph_memory``): every turn, note and fact not yet scanned
+   (the facts of this run too) is read for entities and relations, which go into the
+   graph memory; relations a newer one contradicts are closed, not deleted.
+
 Each unit is written by one of two paths (the ``consolidation`` setting; "auto" takes the
 extractive one for a chat model without a chat template, such as the embedded base model):
 the chat model, or extraction (``memcli.extractive``: the day's most salient sentences,
@@ -51,6 +55,7 @@ from memcli.config import LEGACY_USER, login_name
 from memcli.dates import day_of, spoken_date
 from memcli.embedding import embedder_identity
 from memcli.errors import InvalidOutputError, ModelServerError
+from memcli.graph_memory import GraphBuilder, GraphReport
 from memcli.grounding import Grounding, SourceTurn, fact_problem, statement_problem
 from memcli.llm import CHARS_PER_TOKEN, ChatModel, is_base_model, structured_output
 from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
@@ -250,11 +255,14 @@ class ConsolidationReport:
     path: "llm", "extractive", or "fallback" (the model's output was rejected; the
     extractive one was written instead). A first global fold of one day, a copy of it,
     counts under the run's path."""
+    graph: GraphReport = field(default_factory=GraphReport)
+    """The graph step: memories scanned (or, with ``dry_run``, to scan), relations stated
+    and closed, relation memories written."""
 
     @property
     def nothing_to_do(self) -> bool:
         """Whether there was nothing new to consolidate."""
-        return self.days == self.sessions == self.pairs == self.folds == 0
+        return self.days == self.sessions == self.pairs == self.folds == self.graph.scanned == 0
 
 
 # The pass -----------------------------------------------------------------------------
@@ -394,8 +402,38 @@ class Consolidator:
             self.report.folds += int(plan.fold)
             if plan.units and not dry_run:
                 self.consolidate(plan)
+            if dry_run:
+                self.report.graph.scanned += len(self.graph_builder().unscanned(plan.user))
+            else:
+                self.build_graph(plan.user)
         self.report.seconds = time.perf_counter() - started
         return self.report
+
+    def graph_builder(self) -> GraphBuilder:
+        """The graph step's builder, writing into this run's report (``report.graph``); it
+        reads with the chat model when the ``graph_extraction`` setting says llm and this
+        run writes with the model."""
+        memcli = self.memcli
+        model = memcli.chat_model if self.settings.graph_extraction == "llm" and not self.extractive else None
+        builder = GraphBuilder(self.store, memcli.embedder, memcli.clock, memcli.initial_strength, model, self.warn)
+        builder.report = self.report.graph
+        return builder
+
+    def build_graph(self, user: str) -> None:
+        """The graph step for ``user`` (``memcli.graph_memory``): the turns, notes and facts
+        not yet scanned, turns named as summaries name their speaker (``named``), I/me/my of
+        notes and facts standing for the user's name."""
+        builder = self.graph_builder()
+        todo = builder.unscanned(user)
+        if not todo:
+            builder.sync(user)
+            return
+        turns = [m for m in todo if m.kind == Kind.TURN.value]
+        renamed = {t.id: t for t in self.named(user, turns)}
+        with self.store.transaction():
+            own = [t for t in self.store.memories(user=user, kind=Kind.TURN.value, archived=False) if t.speaker in (user, "user")]
+        name = self.name_of(user, own) or (extractive.UNNAMED if user in (LEGACY_USER, login_name()) else user)
+        builder.build(user, name, [renamed.get(m.id, m) for m in todo])
 
     @property
     def extractive(self) -> bool:
@@ -511,6 +549,10 @@ class Consolidator:
             self.store.sidecar.record(entries)
             self.store.upsert(memories, vectors, embedder=embedder_identity(self.memcli.embedder))
             self.store.sidecar.unmark_consolidated([m.id for m in memories], "global")
+            changed = [e.memory_id for e in entries if e.event == "UPDATE"]
+            if changed:  # read again by the graph step, without what the old text said
+                self.store.sidecar.graph.forget_memories(changed)
+                self.store.sidecar.unmark_consolidated(changed, "graph")
             self.store.sidecar.mark_consolidated(memories[0].user, stage, items, at)
         self.report.summaries += len(memories)
 

@@ -716,8 +716,12 @@ class Engine:
         sample: bool = False,
         seed: int | None = None,
         tags: Sequence[str] = (),
+        at: str | None = None,
     ) -> list[Recalled]:
         """The ``k`` memories most relevant to ``query``, ranked (see ``retrieval``).
+
+        ``at``: a date (as ``--since`` takes them): recall as of that day, what was learned
+        by its end and the graph's relations that held then (``Recaller.recall``).
 
         ``reinforce``: count the returned memories as recalled (strength up, clock reset).
         ``sample``: roulette-wheel selection among the top 3k candidates by score
@@ -730,6 +734,7 @@ class Engine:
             raise UsageError("-k must be at least 1")
         now = self.clock()
         since_ts = parse_since(since, now) if isinstance(since, str) else since
+        as_of = parse_day(at, "--at", now)
         if not query.strip():
             raise BadInputError("the query is empty")
         user = self.user(user)
@@ -743,7 +748,7 @@ class Engine:
         with self.store.transaction():
             ranking = Ranking.from_settings(self.settings, user)
             hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now,
-                                        vector=vector, trim=not sample, tags=tags, parsed=parsed)
+                                        vector=vector, trim=not sample, tags=tags, parsed=parsed, at=as_of)
             if sample:
                 hits = without_repeated_lines(roulette(hits, k, random.Random(seed)), k)
             if reinforce:
@@ -1034,6 +1039,98 @@ class Engine:
             return Consolidator(self, warn, progress).run(users, first, last, dry_run, retry)
         finally:
             lock.release()
+
+    # the graph memory ------------------------------------------------------------------
+
+    def graph_show(self, name: str | None = None, user: str | None = None, at: str | None = None,
+                   depth: int = 1) -> dict[str, Any]:
+        """The entity ``name`` (the user themself when None) of ``user``'s graph: the
+        entity, its typed relations (current and past, or those that held on ``at``, a date)
+        and its neighbours up to ``depth`` edges away (``memcli.graph_memory``). Returns
+        {user, at, entity, relations, neighbours}: ``Entity``, ``Relation`` objects and
+        (entity, depth, label, count) tuples. Raises NotFoundError (no such entity),
+        UsageError (depth below 1, an unreadable date)."""
+        from memcli.graph import MENTIONED_WITH
+        from memcli.graph_memory import find_entity, neighbourhood
+
+        if depth < 1:
+            raise UsageError("--depth must be 1 or more")
+        user = self.user(user)
+        day = parse_day(at, "--at", self.clock())
+        with self.store.transaction():
+            graph = self.store.sidecar.graph
+            entity = find_entity(graph, user, name)
+            relations = [r for r in graph.relations(user, entity.id) if r.relation != MENTIONED_WITH and (day is None or r.valid_at(day))]
+            return {"user": user, "at": day, "entity": entity, "aliases": graph.aliases(entity.id),
+                    "mentions": graph.mention_counts([entity.id]).get(entity.id, 0), "relations": relations,
+                    "neighbours": neighbourhood(graph, user, entity, depth, day)}
+
+    def graph_list(self, user: str | None = None, type: str | None = None) -> list[tuple[Any, list[str], int]]:
+        """``user``'s entities (of ``type`` when given), most mentioned first: (entity,
+        aliases, mentions)."""
+        user = self.user(user)
+        with self.store.transaction():
+            graph = self.store.sidecar.graph
+            entities = graph.entities(user, type)
+            counts = graph.mention_counts([e.id for e in entities])
+            return [(e, graph.aliases(e.id), counts.get(e.id, 0)) for e in entities]
+
+    def graph_export(self, user: str | None = None, format: str = "graphml") -> dict[str, Any]:
+        """``user``'s graph as a document (``memcli.graph_memory.export_graph``): {user,
+        format, nodes, edges, text}. Raises UsageError for an unknown format, or dot without pydot."""
+        from memcli.graph_memory import export_graph
+
+        user = self.user(user)
+        with self.store.transaction():
+            text, nodes, edges = export_graph(self.store.sidecar.graph, user, format)
+        return {"user": user, "format": format, "nodes": nodes, "edges": edges, "text": text}
+
+    def graph_merge(self, name: str, into: str, user: str | None = None) -> tuple[Any, list[str], int]:
+        """Merge entity ``name`` into entity ``into`` (one person under two names, which
+        memcli never merges by itself on similarity): ``name`` becomes an alias, its
+        mentions and relations move over; the relation memories follow (UPDATE events).
+        Returns (entity, aliases, mentions) of the merged one. Raises NotFoundError, UsageError
+        (the same entity twice)."""
+        from memcli.graph_memory import GraphBuilder, find_entity
+
+        user = self.user(user)
+        with self.store.transaction():
+            graph = self.store.sidecar.graph
+            source, target = find_entity(graph, user, name), find_entity(graph, user, into)
+            if source.id == target.id:
+                raise UsageError(f"{name!r} and {into!r} are already one entity")
+            graph.merge(source.id, target.id)
+        GraphBuilder(self.store, self.embedder, self.clock, self.initial_strength).sync(user)
+        return self._graph_entity(user, target.id)
+
+    def graph_rename(self, name: str, new: str, user: str | None = None) -> tuple[Any, list[str], int]:
+        """Give entity ``name`` the name ``new`` (the old one stays as an alias); the relation
+        memories follow. Returns (entity, aliases, mentions). Raises NotFoundError,
+        UsageError (``new`` is empty or another entity's name: merge them instead)."""
+        from memcli.entities import normalise
+        from memcli.graph_memory import GraphBuilder, find_entity
+
+        new = new.strip()
+        if not normalise(new):
+            raise UsageError("the new name is empty")
+        user = self.user(user)
+        with self.store.transaction():
+            graph = self.store.sidecar.graph
+            entity = find_entity(graph, user, name)
+            try:
+                graph.rename(entity.id, new, normalise(new))
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+        GraphBuilder(self.store, self.embedder, self.clock, self.initial_strength).sync(user)
+        return self._graph_entity(user, entity.id)
+
+    def _graph_entity(self, user: str, entity_id: int) -> tuple[Any, list[str], int]:
+        with self.store.transaction():
+            graph = self.store.sidecar.graph
+            entity = graph.entity(entity_id)
+            if entity is None:
+                raise NotFoundError(f"no entity {entity_id} in the graph of {user!r}")
+            return entity, graph.aliases(entity_id), graph.mention_counts([entity_id]).get(entity_id, 0)
 
     def portraits(self, user: str | None = None, daily: bool = False) -> list[Memory]:
         """``user``'s global portrait (a list of one, or none yet), or with ``daily`` every

@@ -2,7 +2,9 @@
 and what consolidation keeps of LoCoMo.
 
 ``eval locomo``: each conversation is imported into its own temporary store; each category 1–4 question
-with valid evidence is run through the same recall path as chat and ask. Recall@k of a
+with valid evidence is run through the same recall path as chat and ask, after the graph
+step of consolidation has read the conversation (the default install's offline extractor:
+``Consolidator.build_graph``), as ``eval memorybank`` does for each user. Recall@k of a
 question is the fraction of its evidence turns (``dia_id``) found in the top k; figures
 are means over questions. Evidence ids are cleaned as the data README says: combined
 entries split on ``;`` and spaces, malformed or absent ids dropped.
@@ -43,6 +45,7 @@ from memcli import qa_scoring
 from memcli.answers import NOT_FOUND
 from memcli.assistant import Answer, Assistant, Context
 from memcli.config import Paths, Settings, home_paths
+from memcli.consolidate import Consolidator
 from memcli.embedding import Embedder
 from memcli.engine import Engine, make_chat_model
 from memcli.errors import BadInputError, UsageError
@@ -200,6 +203,7 @@ def eval_locomo(
             memcli = Engine(settings, home_paths(root), embedder=embedder, signals=signals)
             with discarding(memcli.store), memcli.store.transaction():
                 memcli.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+                Consolidator(memcli).build_graph(sample_id)
                 for i, qa in enumerate(questions, start=1):
                     evidence = clean_evidence(qa.get("evidence", []), known)
                     if evidence:
@@ -347,6 +351,8 @@ def eval_memorybank(
         memcli = Engine(settings, home_paths(Path(home)), embedder=embedder, signals=signals)
         with discarding(memcli.store), memcli.store.transaction():
             memcli.add_memories(memories, progress=(lambda d, t: progress("import", d, t)) if progress else None)
+            for user in report.users:
+                Consolidator(memcli).build_graph(user)
             for i, probe in enumerate(probes, start=1):
                 now = probe.now if probe.now is not None else time.time()
                 rank_by = Ranking.from_settings(settings, probe.user) if ranking else None

@@ -71,6 +71,17 @@ def _memory_fields(memory: Memory) -> dict[str, Any]:
     )
 
 
+def _entity_out(entity: Any, aliases: list[str], mentions: int) -> schema.GraphEntity:
+    return schema.GraphEntity(id=entity.id, name=entity.name, type=entity.type, role=entity.role, aliases=aliases, mentions=mentions,
+                              first_seen=schema.iso_time(entity.first_seen), last_seen=schema.iso_time(entity.last_seen))
+
+
+def _relation_out(relation: Any) -> schema.GraphRelation:
+    return schema.GraphRelation(id=relation.id, subject=relation.subject_name, relation=relation.relation, object=relation.object_name,
+                                valid_from=relation.valid_from, valid_to=relation.valid_to, current=relation.current,
+                                count=relation.count, sources=list(relation.sources))
+
+
 class Memcli:
     """memcli's verbs over one ``Engine`` (one per command in-process, one per request in the
     service).
@@ -94,11 +105,12 @@ class Memcli:
 
     def recall(self, query: str, user: Optional[str] = None, k: Optional[int] = 10, kind: Optional[str] = None,
                since: Optional[str] = None, reinforce: bool = True, sample: bool = False, seed: Optional[int] = None,
-               tags: Sequence[str] = ()) -> list[schema.RecalledMemory]:
+               tags: Sequence[str] = (), at: Optional[str] = None) -> list[schema.RecalledMemory]:
         """The ``k`` memories most relevant to ``query``, ranked (``Engine.recall``); ``k``
-        None: as many as a chat prompt carries (the ``recall_k`` setting)."""
+        None: as many as a chat prompt carries (the ``recall_k`` setting); ``at``: as of a date."""
         k = (self.engine.settings.recall_k or 5) if k is None else k
-        hits = self.engine.recall(query, user, k=k, kind=kind, since=since, reinforce=reinforce, sample=sample, seed=seed, tags=tags)
+        hits = self.engine.recall(query, user, k=k, kind=kind, since=since, reinforce=reinforce, sample=sample, seed=seed, tags=tags,
+                                  at=at)
         return [recalled_out(h) for h in hits]
 
     def remember(self, text: str, user: Optional[str] = None, importance: float = 0.5, tags: Sequence[str] = ()) -> schema.Remembered:
@@ -236,7 +248,10 @@ class Memcli:
         return schema.ConsolidateResult(dry_run=r.dry_run, users=r.users, days=r.days, sessions=r.sessions, message_pairs=r.pairs,
                                         global_folds=r.folds, summaries_written=r.summaries, facts=facts, invalid_outputs=r.invalid,
                                         duration_seconds=round(r.seconds, 3), warnings=r.warnings, path=r.path,
-                                        written_by=dict(r.written_by), failed=r.failed, failures=r.failures)
+                                        written_by=dict(r.written_by), failed=r.failed, failures=r.failures,
+                                        graph=schema.GraphCounts(scanned=r.graph.scanned, mentions=r.graph.mentions,
+                                                                 relations=r.graph.relations, closed=r.graph.closed,
+                                                                 relation_memories=r.graph.written))
 
     def portrait(self, user: Optional[str] = None) -> Optional[schema.Memory]:
         """The global portrait (MemoryBank's global user portrait); None before
@@ -318,6 +333,34 @@ class Memcli:
 
     def _stage_progress(self, stage: str, done: int, total: int) -> None:
         self._progress(done, total)
+
+    def graph_show(self, name: Optional[str] = None, user: Optional[str] = None, at: Optional[str] = None,
+                   depth: int = 1) -> schema.GraphShow:
+        """An entity of the graph memory (the user themself without a name): aliases,
+        relations current and past with their days and sources, neighbours (``Engine.graph_show``)."""
+        found = self.engine.graph_show(name, user, at, depth)
+        return schema.GraphShow(
+            user=found["user"], at=found["at"], entity=_entity_out(found["entity"], found["aliases"], found["mentions"]),
+            relations=[_relation_out(r) for r in found["relations"]],
+            neighbours=[schema.GraphNeighbour(name=e.name, type=e.type, depth=d, relation=label, count=count)
+                        for e, d, label, count in found["neighbours"]],
+        )
+
+    def graph_list(self, user: Optional[str] = None, type: Optional[str] = None) -> list[schema.GraphEntity]:
+        """The entities of the graph memory, most mentioned first (``Engine.graph_list``)."""
+        return [_entity_out(e, aliases, mentions) for e, aliases, mentions in self.engine.graph_list(user, type)]
+
+    def graph_export(self, user: Optional[str] = None, format: Literal["graphml", "gexf", "json", "dot"] = "graphml") -> schema.GraphExport:
+        """The graph memory as GraphML, GEXF, node-link JSON or DOT (``Engine.graph_export``)."""
+        return schema.GraphExport(**self.engine.graph_export(user, format))
+
+    def graph_merge(self, name: str, into: str, user: Optional[str] = None) -> schema.GraphEntity:
+        """Merge two entities that are one (``Engine.graph_merge``)."""
+        return _entity_out(*self.engine.graph_merge(name, into, user))
+
+    def graph_rename(self, name: str, new: str, user: Optional[str] = None) -> schema.GraphEntity:
+        """Rename an entity; the old name stays an alias (``Engine.graph_rename``)."""
+        return _entity_out(*self.engine.graph_rename(name, new, user))
 
     def eval_locomo(self, path: str, conversations: Sequence[str] = (), ranking: bool = True,
                     without: Sequence[str] = ()) -> schema.EvalResult:

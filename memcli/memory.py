@@ -26,6 +26,7 @@ class Kind(str, Enum):
     PORTRAIT_DAILY = "portrait_daily"
     PORTRAIT_GLOBAL = "portrait_global"
     RUNNING_SUMMARY = "running_summary"
+    RELATION = "relation"
 
 
 KIND_VALUES = tuple(k.value for k in Kind)

@@ -19,6 +19,11 @@ the user's memories:
 - *date*: it was learned on a date the query writes ("May 2nd", "yesterday", "上周二":
   ``memcli.dates``), or in the weeks after it (half); *when*: the query asks when, and
   the memory says "yesterday", "last week", a weekday...;
+- *graph* (Mem0g's entity-centric retrieval, ``memcli.graph``): the memory mentions an
+  entity the query names (by name or alias; "Caroline's sister", "my sister": the entity a
+  relation of that label leads to), or, at GRAPH_NEIGHBOUR, one an edge away from it; a
+  speaker of the user's conversations, whose turns *speaker* already favours, counts only
+  through the relations the query names;
 - *prior*, independent of the query: longer turns, turns that are not questions, the
   first turn of a session and turns sharing an image carry more than "Wow, cool!"; a reply
   of a base model (tagged ``base-model``, it invents) ranks below what the user said,
@@ -48,6 +53,7 @@ from memcli.dates import query_dates as _query_dates
 from memcli.embedding import Embedder, embedder_identity
 from memcli.extractive import parse_line
 from memcli.forgetting import UNIT_SECONDS, retention
+from memcli.graph import Graph, day_seconds, relation_memory_id
 from memcli.index import UserIndex
 from memcli.lexical import CJK_CHARS, tokens
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
@@ -56,10 +62,12 @@ from memcli.store import WINDOWS_SKIPPED, MemoryStore
 CANDIDATES = 50
 """How many of the best-scored memories the weighted ranking re-scores."""
 
-RECALLED_KINDS = (Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value, Kind.EVENT_DAILY.value)
+RECALLED_KINDS = (Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value, Kind.EVENT_DAILY.value, Kind.RELATION.value)
 """What recall returns when no kind is asked for: turns, notes, facts and daily event
 summaries (MemoryBank's memory pieces are "each turn and each event summary"; Mem0's are
-facts). The global portrait, the global event summary and the running memory go into
+facts), and the relations of the graph memory (Mem0g's triplets) when the query follows
+that relation ("where does Ana live": ``graph_memories``; a closed one has ended, so only
+``recall --at`` a day it held finds it; ``--kind relation`` lists them all). The global portrait, the global event summary and the running memory go into
 every chat and ask prompt whole (``Memcli.consolidated``), and the daily portraits are the
 material of the global one, so recalling them would spend the prompt's few recall slots
 on repeats: on LoCoMo conv-26, consolidated by the embedded model, they took 139 of the
@@ -88,8 +96,9 @@ class Signals:
     first: float = 0.5
     caption: float = 0.5
     base_model: float = -2.0
+    graph: float = 1.0
 
-    LEVERS = ("lexical", "context", "window", "turn", "speaker", "person", "date", "when", "priors")
+    LEVERS = ("lexical", "context", "window", "turn", "speaker", "person", "date", "when", "priors", "graph")
     """What ``without`` can turn off (``priors`` is the four priors together)."""
 
     def without(self, *levers: str) -> Signals:
@@ -244,6 +253,119 @@ def person_speakers(query: str, speakers: set[str], user: str) -> set[str]:
     return set()
 
 
+# The graph -----------------------------------------------------------------------------------
+
+GRAPH_NEIGHBOUR = 0.4
+"""The graph signal of a memory that mentions an entity one edge away from one the query
+names (a memory that mentions the named entity: 1)."""
+GRAPH_HELD = 2.0
+"""The graph signal of a relation the query follows and of the memories that state it: the
+answer to "where does Ana live" itself, above a mere mention of Lisbon."""
+GRAPH_SUPERSEDED = -3.0
+"""The graph signal of a memory that states a relation the query follows which no longer
+holds (or did not hold on ``--at``'s day): as low as an ended fact is out of recall."""
+GRAPH_NEIGHBOURS = 10
+"""Neighbours of a named entity whose memories count, the most stated edges first."""
+_NAME_WORD = re.compile(r"[^\W\d_][\w'’\-]*", re.U)
+_CJK_RUN = re.compile(rf"[{CJK_CHARS}]+")
+_SELF = re.compile(r"\b(?:i|me|my|mine|myself)\b|我(?!们)", re.I)
+
+
+def query_entity_keys(query: str) -> list[str]:
+    """The normalised names (``memcli.entities.normalise``) an entity of the query could
+    have: every run of one to four words ("caroline", "lgbtq support group"), stop words
+    alone left out, and in Chinese every two to four characters of a run."""
+    from memcli.entities import normalise
+
+    stop = _query_stopwords()
+    words = _NAME_WORD.findall(query)
+    keys: list[str] = []
+    for size in range(1, 5):
+        for start in range(len(words) - size + 1):
+            gram = words[start : start + size]
+            if size == 1 and gram[0].lower() in stop:
+                continue
+            keys.append(normalise(" ".join(gram)))
+    for run in _CJK_RUN.findall(query):
+        keys.extend(normalise(run[i : i + n]) for n in range(2, 5) for i in range(len(run) - n + 1))
+    return list(dict.fromkeys(k for k in keys if k))
+
+
+def _label_words(label: str) -> set[str]:
+    """The words that name a relation label in a question: its own words and those of its
+    English and Chinese phrasing (``memcli.entities.RELATIONS``), stemmed."""
+    from memcli.entities import RELATIONS
+
+    kind = RELATIONS.get(label)
+    text = label.replace("_", " ") + ("" if kind is None else f" {kind.en}")
+    words = {stem for word in text.lower().split() for stem in tokens(word)} - _query_stopwords() - {"ha", "has", "is"}
+    if kind is not None:
+        words.add(kind.zh.strip("的是于在"))
+    return {w for w in words if w}
+
+
+def graph_memories(graph: Graph, user: str, query: str, speakers: set[str], at: str | None = None) -> dict[str, float]:
+    """Memory id → graph signal (before weighting) for ``query``: 1.0 for the memories that
+    mention an entity the query names, GRAPH_NEIGHBOUR for those of its GRAPH_NEIGHBOURS
+    most-stated neighbours. "X's sister", "where does X live", "my sister" lead along the
+    typed relations whose label the query words: the entity at the other end counts as
+    named, the relation's memory and its sources get GRAPH_HELD, and the sources of the relations
+    of that label that no longer hold (closed by a newer one, Mem0g's invalid edges) get
+    GRAPH_SUPERSEDED: "I live in Porto" is no answer to "where do I live" once Ana moved. A
+    ``speaker`` named (the speaker signal covers their turns) or the user themself (I, my,
+    我) count only through such relations. ``at`` (``YYYY-MM-DD``): the relations that held
+    that day instead of the current ones."""
+    found = graph.find(user, query_entity_keys(query))
+    named = set(found.values())
+    self_entity = graph.self_entity(user) if _SELF.search(query) else None
+    people = set(graph.find(user, [normalise_name(s) for s in speakers]).values())
+    through = named & people
+    if self_entity is not None:
+        through.add(self_entity.id)
+    direct = named - through
+    stems = set(query_stems(query)) | set(_CJK_RUN.findall(query))
+    held: set[int] = set()
+    superseded: set[int] = set()
+    for _, label, other, relation_id, valid_from, valid_to in graph.typed_edges(named | through):
+        words = _label_words(label)
+        if not (words & stems or any(w in query for w in words if _CJK_RUN.fullmatch(w))):
+            continue
+        holds = (not valid_to) if at is None else ((not valid_from or valid_from <= at) and (not valid_to or at < valid_to))
+        if holds:
+            direct.add(other)
+            held.add(relation_id)
+        else:
+            superseded.add(relation_id)
+    out: dict[str, float] = {}
+    if not direct:
+        return out
+    near = [(e, edge) for e, edge in graph.neighbours(direct).items() if e not in through]
+    neighbours = sorted(near, key=lambda item: -item[1][1])[:GRAPH_NEIGHBOURS]
+    mentioning = graph.mentioning([*direct, *(e for e, _ in neighbours)])
+    for entity, _ in neighbours:
+        for memory_id in mentioning.get(entity, []):
+            out[memory_id] = GRAPH_NEIGHBOUR
+    for entity in direct:
+        for memory_id in mentioning.get(entity, []):
+            out[memory_id] = 1.0
+    sources = graph.sources(held | superseded)
+    for relation_id in superseded:
+        for memory_id in sources.get(relation_id, []):
+            out[memory_id] = GRAPH_SUPERSEDED
+    for relation_id in held:
+        out[relation_memory_id(user, relation_id)] = GRAPH_HELD
+        for memory_id in sources.get(relation_id, []):
+            out[memory_id] = GRAPH_HELD
+    return out
+
+
+def normalise_name(name: str) -> str:
+    """``memcli.entities.normalise``, imported when first needed."""
+    from memcli.entities import normalise
+
+    return normalise(name)
+
+
 def _z(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``values`` z-scored over the entries of ``mask``."""
     chosen = values[mask]
@@ -371,6 +493,7 @@ class Recaller:
         self.embedder = embedder
         self.signals = signals or Signals()
         self._loaded: dict[str, UserIndex] = {}
+        self._slot_cache: dict[str, tuple[tuple[int, int, int], dict[str, int]]] = {}
 
     @property
     def identity(self) -> str:
@@ -460,10 +583,12 @@ class Recaller:
 
     def _scores(
         self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray, now: float,
-        parsed: tuple[list[str], list[QueryDate]],
+        parsed: tuple[list[str], list[QueryDate]], at: str | None = None, graph: np.ndarray | None = None,
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``scores``, and the cosine similarity of each memory's own vector to ``vector``;
-        ``parsed``: the query's terms and dates (``parse``)."""
+        ``parsed``: the query's terms and dates (``parse``); ``at``: the day recall is as of
+        (the graph's relations that held then); ``graph``: the graph signal already worked
+        out (``graph_signal``, unweighted)."""
         w = self.signals
         out: dict[str, np.ndarray] = {}
         stems, dates = parsed
@@ -486,6 +611,9 @@ class Recaller:
             out["person"] = np.zeros(len(index))
         out["date"] = w.date * date_hits(dates, index.created_at, index.months, now) if dates else np.zeros(len(index))
         out["when"] = w.when * index.says_when if w.when and asks_when(query) else np.zeros(len(index))
+        if graph is None:
+            graph = self.graph_signal(query, user, index, speakers, at) if w.graph else np.zeros(len(index))
+        out["graph"] = w.graph * graph
         out["prior"] = (
             w.length * _z(index.log_length, index.alive)
             + w.question * index.question
@@ -497,6 +625,36 @@ class Recaller:
                 marked = np.isin(index.rowids, self.store.sidecar.index.rowids_with_tags(user, [BASE_MODEL]))
             out["prior"] = out["prior"] + w.base_model * marked
         return out, similarity
+
+    def graph_signal(self, query: str, user: str, index: UserIndex, speakers: set[str], at: str | None = None) -> np.ndarray:
+        """The graph signal of each slot of ``index`` for ``query`` (``graph_memories``; as
+        of day ``at`` when given), read from the store's graph (under the store)."""
+        with self.store.transaction():
+            hits = graph_memories(self.store.sidecar.graph, user, query, speakers, at)
+        signal = np.zeros(len(index))
+        if hits:
+            slots = self._slots(user, index)
+            for memory_id, value in hits.items():
+                slot = slots.get(memory_id)
+                if slot is not None:
+                    signal[slot] = value
+        return signal
+
+    def _slots(self, user: str, index: UserIndex) -> dict[str, int]:
+        """Memory id → slot of ``index``, kept until the index changes."""
+        key = (id(index), index.seq, len(index))
+        cached = self._slot_cache.get(user)
+        if cached is None or cached[0] != key:
+            cached = self._slot_cache[user] = (key, {memory_id: slot for slot, memory_id in enumerate(index.ids)})
+        return cached[1]
+
+    def _as_of(self, user: str, index: UserIndex, at: str, kind: str | None) -> np.ndarray:
+        """The slots recall may return as of day ``at``: memories learned by its end, and
+        for the relation memories, those of relations that held that day."""
+        end = day_seconds(at) + DAY_SECONDS
+        relations = index.kind_mask([Kind.RELATION.value])
+        valid = np.isin(np.array(index.ids, dtype=object), self.store.sidecar.graph.relation_memories_at(user, at))
+        return np.where(relations, valid, index.created_at < end)
 
     def recall(
         self,
@@ -511,6 +669,7 @@ class Recaller:
         trim: bool = True,
         tags: Sequence[str] = (),
         parsed: tuple[list[str], list[QueryDate]] | None = None,
+        at: str | None = None,
     ) -> list[Recalled]:
         """The ``k`` memories of ``user`` most relevant to ``query``, best first.
 
@@ -527,6 +686,9 @@ class Recaller:
         slots, from the rows the recall index finds with them: ``RecallIndex.rowids_with_tags``).
         ``parsed``: the query already ``parse``d at ``now``, by a caller that holds the store
         around this call (reading a first query loads dateparser, bm25s, jieba: seconds).
+        ``at`` (``YYYY-MM-DD``): recall as of that day: only memories learned by its end, and
+        the relation memories of the relations that held that day (ended ones included,
+        current ones that began later left out).
         """
         if k <= 0 or not query.strip():
             return []
@@ -536,15 +698,22 @@ class Recaller:
         parsed = self.parse(query, now) if parsed is None else parsed
         with self.store.transaction():
             index = self.index(user)
-            mask = index.alive & ~index.archived & ~index.ended
+            mask = index.alive & ~index.archived & (~index.ended | (index.kind_mask([Kind.RELATION.value]) if at else False))
             mask &= index.kind_mask([kind] if kind is not None else RECALLED_KINDS)
             if since is not None:
                 mask &= index.created_at >= since
             if tags:
                 mask &= np.isin(index.rowids, self.store.sidecar.index.rowids_with_tags(user, tags))
+            if at is not None:
+                mask &= self._as_of(user, index, at, kind)
+            graph = None
+            if kind is None:
+                # Mem0g's dual retrieval: a relation's memory comes in when the query follows that relation.
+                graph = self.graph_signal(query, user, index, index.speaker_names(), at) if self.signals.graph else np.zeros(len(index))
+                mask &= ~index.kind_mask([Kind.RELATION.value]) | (graph >= GRAPH_HELD)
             if not mask.any():
                 return []
-            signals, similarity = self._scores(query, vector, user, index, mask, now, parsed)
+            signals, similarity = self._scores(query, vector, user, index, mask, now, parsed, at, graph)
             total = sum(signals.values())
             order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}

@@ -198,6 +198,16 @@ class FactCounts(Out):
     deduplicated: int
 
 
+class GraphCounts(Out):
+    """What the graph step of a consolidation did (Mem0g: ``memcli.graph_memory``)."""
+
+    scanned: int = Field(description="turns, notes and facts read for entities and relations (or, with dry_run, to read)")
+    mentions: int = Field(description="entity mentions found")
+    relations: int = Field(description="relations stated (a relation stated again counts again)")
+    closed: int = Field(description="relations closed by a newer one of a single-valued kind (kept, with valid_to)")
+    relation_memories: int = Field(description="memories of kind relation written or updated")
+
+
 class ConsolidateResult(Out):
     """``memcli consolidate``."""
 
@@ -220,6 +230,64 @@ class ConsolidateResult(Out):
     )
     failed: int = Field(0, description="units not done because the model server failed (memcli exits 3); the next consolidate does them")
     failures: list[str] = Field(default_factory=list, description="each unit not done and why: the server's URL and the cause")
+    graph: GraphCounts = Field(description="the graph step: entities and relations read from new turns, notes and facts")
+
+
+class GraphEntity(Out):
+    """An entity of the graph memory: a person, place, organisation, pet, work or event."""
+
+    id: int
+    name: str
+    type: str = Field(description="person, place, organisation, pet, work, event (or date, number, text: a relation's value)")
+    role: str = Field(description="user (the user themself), assistant, or empty")
+    aliases: list[str] = Field(description="other names that resolve to it")
+    mentions: int = Field(description="memories that mention it")
+    first_seen: Optional[str]
+    last_seen: Optional[str]
+
+
+class GraphRelation(Out):
+    """A relation of the graph memory, with the span of days it held."""
+
+    id: int
+    subject: str
+    relation: str = Field(description="a label of the declared relation table, or 'mentioned with'")
+    object: str
+    valid_from: str = Field(description="YYYY-MM-DD (or YYYY, YYYY-MM) it began, empty when unknown")
+    valid_to: str = Field(description="the day a newer relation closed it; empty while it holds")
+    current: bool
+    count: int = Field(description="times it was stated (memories that mention both, for 'mentioned with')")
+    sources: list[str] = Field(description="ids of the memories it was read from")
+
+
+class GraphNeighbour(Out):
+    """An entity near the one shown, and how."""
+
+    name: str
+    type: str
+    depth: int = Field(description="edges away")
+    relation: str = Field(description="the label of the edge that reaches it (a typed relation before 'mentioned with')")
+    count: int
+
+
+class GraphShow(Out):
+    """``memcli graph show``: an entity, its relations (current and past) and its neighbours."""
+
+    user: str
+    at: Optional[str] = Field(description="the day it is shown as of (--at); null: now, with the past relations too")
+    entity: GraphEntity
+    relations: list[GraphRelation]
+    neighbours: list[GraphNeighbour]
+
+
+class GraphExport(Out):
+    """``memcli graph export``: the user's graph in a networkx writer's format."""
+
+    user: str
+    format: str
+    nodes: int
+    edges: int
+    text: str = Field(description="the document (GraphML, GEXF, node-link JSON or DOT)")
 
 
 class HistoryEntry(Out):
@@ -229,7 +297,7 @@ class HistoryEntry(Out):
     memory_id: str
     user: str
     kind: str
-    event: str = Field(description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), or PURGE (deleted for good: the texts of its events are emptied)")
+    event: str = Field(description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), INVALIDATE (a relation closed by a newer one), or PURGE (deleted for good: the texts of its events are emptied)")
     old_text: str
     new_text: str
     at: Optional[str]
@@ -511,6 +579,12 @@ RESULTS: dict[str, Any] = {
     "purge user": PurgeUserResult,
     "consolidate": ConsolidateResult,
     "facts": FactCounts,
+    "graph counts": GraphCounts,
+    "graph show": GraphShow,
+    "graph entity": GraphEntity,
+    "graph relation": GraphRelation,
+    "graph neighbour": GraphNeighbour,
+    "graph export": GraphExport,
     "history entry": HistoryEntry,
     "stats": Stats,
     "chat reply": ChatReply,

@@ -1,6 +1,6 @@
 """The SQLite database beside the Chroma store: what memcli keeps besides the memories.
 
-It holds the recall index (``memcli.recall_index``), the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
+It holds the recall index (``memcli.recall_index``), the graph memory (``memcli.graph``), the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
 DELETE events, old and new text) and the consolidation progress (which turns have been
 through their day's summaries, their session's running memory and fact extraction, and
 which daily summaries and portraits have been folded into the global ones).
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memcli import recall_index
+from memcli import graph, recall_index
 from memcli.candidates import candidates
 from memcli.db import atomic
 from memcli.errors import MemcliError
@@ -93,13 +93,15 @@ class Sidecar:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
-            self._db.executescript(_SCHEMA + recall_index.SCHEMA)
+            self._db.executescript(_SCHEMA + recall_index.SCHEMA + graph.SCHEMA)
             if version != SCHEMA_VERSION:  # a write: not on every opening (a full device refuses it)
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
         self.index = recall_index.RecallIndex(self._db)
         """The recall index tables."""
+        self.graph = graph.Graph(self._db)
+        """The graph memory tables (``memcli.graph``)."""
 
     @classmethod
     def snapshot(cls, path: Path) -> Sidecar:
@@ -261,11 +263,12 @@ class Sidecar:
         return len(scrub)
 
     def forget_user(self, user: str) -> None:
-        """Delete every history event and all consolidation progress of ``user`` (a user
-        purged whole: their memories are deleted by ``MemoryStore.delete``)."""
+        """Delete every history event, all consolidation progress and the graph of ``user``
+        (a user purged whole: their memories are deleted by ``MemoryStore.delete``)."""
         with atomic(self._db):
             self._db.execute("DELETE FROM history WHERE user = ?", (user,))
             self._db.execute("DELETE FROM consolidated WHERE user = ?", (user,))
+        self.graph.forget_user(user)
 
     def compact(self) -> None:
         """Rewrite the database without what deleted rows left in its pages (SQLite keeps a

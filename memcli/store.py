@@ -893,7 +893,8 @@ class MemoryStore:
             self.sidecar.index.set_state(memories)
 
     def delete(self, ids: Sequence[str]) -> None:
-        """Delete memories for good: text, metadata and embedding (their history stays)."""
+        """Delete memories for good: text, metadata and embedding, and their place in the
+        graph (``Graph.forget_memories``; their history stays)."""
         if not ids:
             return
         with self.transaction():
@@ -911,6 +912,7 @@ class MemoryStore:
                 self._col.delete(ids=page)
                 self.sidecar.index.remove(page, users)
                 self.sidecar.unmark_consolidated(page)
+                self.sidecar.graph.forget_memories(page)
 
     def delete_page(self) -> int:
         """How many memories one step of a delete takes: ``_GET_PAGE``, or on a device short

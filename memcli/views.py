@@ -521,12 +521,41 @@ class FactCounts(View):
         }
 
 
+class GraphCounts(View):
+    """The view of ``schema.GraphCounts``: What the graph step of a consolidation did (Mem0g:
+    ``memcli.graph_memory``)."""
+
+    __slots__ = ("scanned", "mentions", "relations", "closed", "relation_memories",)
+
+    def __init__(self, scanned: int, mentions: int, relations: int, closed: int, relation_memories: int) -> None:
+        self.scanned = scanned
+        self.mentions = mentions
+        self.relations = relations
+        self.closed = closed
+        self.relation_memories = relation_memories
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> GraphCounts:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "scanned": self.scanned,
+            "mentions": self.mentions,
+            "relations": self.relations,
+            "closed": self.closed,
+            "relation_memories": self.relation_memories,
+        }
+
+
 class ConsolidateResult(View):
     """The view of ``schema.ConsolidateResult``: ``memcli consolidate``."""
 
-    __slots__ = ("dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs", "duration_seconds", "warnings", "path", "written_by", "failed", "failures",)
+    __slots__ = ("dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs", "duration_seconds", "warnings", "path", "written_by", "failed", "failures", "graph",)
 
-    def __init__(self, dry_run: bool, users: list[str], days: int, sessions: int, message_pairs: int, global_folds: int, summaries_written: int, facts: FactCounts, invalid_outputs: int, duration_seconds: float, warnings: list[str], path: str, written_by: dict[str, int], failed: int, failures: list[str]) -> None:
+    def __init__(self, dry_run: bool, users: list[str], days: int, sessions: int, message_pairs: int, global_folds: int, summaries_written: int, facts: FactCounts, invalid_outputs: int, duration_seconds: float, warnings: list[str], path: str, written_by: dict[str, int], failed: int, failures: list[str], graph: GraphCounts) -> None:
         self.dry_run = dry_run
         self.users = users
         self.days = days
@@ -542,11 +571,12 @@ class ConsolidateResult(View):
         self.written_by = written_by
         self.failed = failed
         self.failures = failures
+        self.graph = graph
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ConsolidateResult:
         """Read the JSON of one result."""
-        return cls(**{**data, "facts": FactCounts.of(data["facts"])})
+        return cls(**{**data, "facts": FactCounts.of(data["facts"]), "graph": GraphCounts.of(data["graph"])})
 
     def to_json(self) -> dict[str, Any]:
         """The JSON of this result, as ``--json`` prints it."""
@@ -566,6 +596,165 @@ class ConsolidateResult(View):
             "written_by": self.written_by,
             "failed": self.failed,
             "failures": self.failures,
+            "graph": self.graph.to_json(),
+        }
+
+
+class GraphEntity(View):
+    """The view of ``schema.GraphEntity``: An entity of the graph memory: a person, place,
+    organisation, pet, work or event."""
+
+    __slots__ = ("id", "name", "type", "role", "aliases", "mentions", "first_seen", "last_seen",)
+
+    def __init__(self, id: int, name: str, type: str, role: str, aliases: list[str], mentions: int, first_seen: Optional[str], last_seen: Optional[str]) -> None:
+        self.id = id
+        self.name = name
+        self.type = type
+        self.role = role
+        self.aliases = aliases
+        self.mentions = mentions
+        self.first_seen = first_seen
+        self.last_seen = last_seen
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> GraphEntity:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type": self.type,
+            "role": self.role,
+            "aliases": self.aliases,
+            "mentions": self.mentions,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+        }
+
+
+class GraphRelation(View):
+    """The view of ``schema.GraphRelation``: A relation of the graph memory, with the span of
+    days it held."""
+
+    __slots__ = ("id", "subject", "relation", "object", "valid_from", "valid_to", "current", "count", "sources",)
+
+    def __init__(self, id: int, subject: str, relation: str, object: str, valid_from: str, valid_to: str, current: bool, count: int, sources: list[str]) -> None:
+        self.id = id
+        self.subject = subject
+        self.relation = relation
+        self.object = object
+        self.valid_from = valid_from
+        self.valid_to = valid_to
+        self.current = current
+        self.count = count
+        self.sources = sources
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> GraphRelation:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "id": self.id,
+            "subject": self.subject,
+            "relation": self.relation,
+            "object": self.object,
+            "valid_from": self.valid_from,
+            "valid_to": self.valid_to,
+            "current": self.current,
+            "count": self.count,
+            "sources": self.sources,
+        }
+
+
+class GraphNeighbour(View):
+    """The view of ``schema.GraphNeighbour``: An entity near the one shown, and how."""
+
+    __slots__ = ("name", "type", "depth", "relation", "count",)
+
+    def __init__(self, name: str, type: str, depth: int, relation: str, count: int) -> None:
+        self.name = name
+        self.type = type
+        self.depth = depth
+        self.relation = relation
+        self.count = count
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> GraphNeighbour:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "depth": self.depth,
+            "relation": self.relation,
+            "count": self.count,
+        }
+
+
+class GraphShow(View):
+    """The view of ``schema.GraphShow``: ``memcli graph show``: an entity, its relations
+    (current and past) and its neighbours."""
+
+    __slots__ = ("user", "at", "entity", "relations", "neighbours",)
+
+    def __init__(self, user: str, at: Optional[str], entity: GraphEntity, relations: list[GraphRelation], neighbours: list[GraphNeighbour]) -> None:
+        self.user = user
+        self.at = at
+        self.entity = entity
+        self.relations = relations
+        self.neighbours = neighbours
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> GraphShow:
+        """Read the JSON of one result."""
+        return cls(**{**data, "entity": GraphEntity.of(data["entity"]), "relations": [GraphRelation.of(x) for x in data["relations"]], "neighbours": [GraphNeighbour.of(x) for x in data["neighbours"]]})
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "user": self.user,
+            "at": self.at,
+            "entity": self.entity.to_json(),
+            "relations": [x.to_json() for x in self.relations],
+            "neighbours": [x.to_json() for x in self.neighbours],
+        }
+
+
+class GraphExport(View):
+    """The view of ``schema.GraphExport``: ``memcli graph export``: the user's graph in a
+    networkx writer's format."""
+
+    __slots__ = ("user", "format", "nodes", "edges", "text",)
+
+    def __init__(self, user: str, format: str, nodes: int, edges: int, text: str) -> None:
+        self.user = user
+        self.format = format
+        self.nodes = nodes
+        self.edges = edges
+        self.text = text
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> GraphExport:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "user": self.user,
+            "format": self.format,
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "text": self.text,
         }
 
 

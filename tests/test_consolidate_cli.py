@@ -22,7 +22,7 @@ from test_consolidate import DAY1, DAY1_TURNS, DAY2, DAY2_TURNS, DAY3, DAY3_TURN
 
 REPORT_KEYS = {
     "dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs",
-    "duration_seconds", "warnings", "path", "written_by", "failed", "failures",
+    "duration_seconds", "warnings", "path", "written_by", "failed", "failures", "graph",
 }
 FACT_KEYS = {"added", "updated", "deleted", "unchanged", "rejected", "deduplicated"}
 SUMMARY_LINE = re.compile(
@@ -30,6 +30,8 @@ SUMMARY_LINE = re.compile(
     r"facts (\d+) added, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) rejected as ungrounded, "
     r"(\d+) duplicates; (\d+) invalid model outputs \((\d+) replaced by extraction\); written by (llm|extractive|no one)$"
 )
+
+GRAPH_LINE = re.compile(r"^graph: \d+ memor(y|ies) read, \d+ mentions?, \d+ relations? \(\d+ closed by a newer one\), \d+ relation memories written$")
 
 
 @pytest.fixture
@@ -76,23 +78,25 @@ def test_consolidate_json_has_every_count(runner: CliRunner, tmp_path: Path, scr
     report = consolidate_json(runner)
     assert set(report) == REPORT_KEYS
     assert set(report["facts"]) == FACT_KEYS
-    counts = {k: v for k, v in report.items() if k not in {"duration_seconds", "global_folds", "written_by"}}
+    counts = {k: v for k, v in report.items() if k not in {"duration_seconds", "global_folds", "written_by", "graph"}}
     assert counts == {
         "dry_run": False, "users": ["tester"], "days": 2, "sessions": 2, "message_pairs": 3, "summaries_written": 8,
         "facts": {"added": 3, "updated": 0, "deleted": 0, "unchanged": 0, "rejected": 0, "deduplicated": 0},
         "invalid_outputs": 0, "warnings": [], "path": "llm", "failed": 0, "failures": [],
     }
     assert set(report["written_by"]) == {"llm"} and report["written_by"]["llm"] >= 2 + 2 + 3
+    assert report["graph"]["scanned"] == 5 + 3  # the turns and the facts
     assert isinstance(report["global_folds"], int) and report["global_folds"] >= 0
     assert isinstance(report["duration_seconds"], float) and report["duration_seconds"] >= 0
-    kinds = sorted(m["kind"] for m in listed(runner) if m["kind"] != "turn")
+    kinds = sorted(m["kind"] for m in listed(runner) if m["kind"] not in ("turn", "relation"))
     assert kinds == sorted(["event_daily"] * 2 + ["portrait_daily"] * 2 + ["event_global", "portrait_global", "running_summary"] + ["fact"] * 3)
 
 
 def test_consolidate_prints_one_summary_line_then_nothing_new(runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any) -> None:
     two_days(runner, tmp_path)
     result = ok(runner.invoke(app, ["consolidate"]))
-    [line] = result.stdout.splitlines()
+    line, graph = result.stdout.splitlines()
+    assert GRAPH_LINE.match(graph), graph
     match = SUMMARY_LINE.match(line)
     assert match, line
     assert [int(g) for g in match.groups()[:-1]] == [2, 2, 3, 8, 3, 0, 0, 0, 0, 0, 0, 0] and match.group(13) == "llm"
@@ -145,7 +149,7 @@ def test_dry_run_counts_the_work_and_changes_nothing(runner: CliRunner, tmp_path
     text = ok(runner.invoke(app, ["consolidate", "--dry-run"])).stdout
     report = consolidate_json(runner, "--dry-run")
 
-    assert text == "would consolidate 2 days, 2 sessions and 3 message pairs\n"
+    assert text == "would consolidate 2 days, 2 sessions and 3 message pairs; 5 memories to read for the graph\n"
     assert report["dry_run"] is True
     assert (report["days"], report["sessions"], report["message_pairs"]) == (2, 2, 3)
     assert (report["summaries_written"], report["facts"]["added"]) == (0, 0)
@@ -165,7 +169,7 @@ def test_quiet_prints_no_warning_on_stderr(
     two_days(runner, tmp_path)
     quiet = ok(runner.invoke(app, ["consolidate", "--quiet"]))
     assert quiet.stderr == ""
-    assert SUMMARY_LINE.match(quiet.stdout.strip()).group(11) == "1"
+    assert SUMMARY_LINE.match(quiet.stdout.splitlines()[0]).group(11) == "1"
 
     monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "loud"))  # the same run, not quiet
     two_days(runner, tmp_path)
@@ -341,7 +345,8 @@ def test_history_without_id_lists_the_newest_events_first(runner: CliRunner, con
     consolidated_ids = {m["id"] for m in listed(runner) if m["kind"] != "turn"}
     assert {e["memory_id"] for e in entries} == consolidated_ids
     assert [e["seq"] for e in entries] == sorted((e["seq"] for e in entries), reverse=True)
-    assert len(entries) == 4 + 2 + 2 + 3  # ADD of each daily and global one, ADD and UPDATE of the running memory, 3 facts
+    # ADD of each daily and global one, ADD and UPDATE of the running memory, 3 facts, a relation
+    assert len(entries) == 4 + 2 + 2 + 3 + 1
     assert [e["event"] for e in entries].count("UPDATE") == 1
     lines = ok(runner.invoke(app, ["history", "-n", "3"])).stdout.splitlines()
     assert [line.split("\t")[2] for line in lines] == [e["memory_id"] for e in entries[:3]]

@@ -56,12 +56,13 @@ def consolidate(
 
 def _print_consolidated(report: Any) -> None:
     """The summary line of a consolidate run (the ConsolidateResult view ``report``)."""
-    if report.days == report.sessions == report.message_pairs == report.global_folds == 0:
+    graph = report.graph
+    if report.days == report.sessions == report.message_pairs == report.global_folds == graph.scanned == 0:
         typer.echo("nothing new to consolidate")
         return
     units = f"{_count(report.days, 'day')}, {_count(report.sessions, 'session')} and {_count(report.message_pairs, 'message pair')}"
     if report.dry_run:
-        typer.echo(f"would consolidate {units}")
+        typer.echo(f"would consolidate {units}; {_count(graph.scanned, 'memory', 'memories')} to read for the graph")
         return
     facts = report.facts
     typer.echo(
@@ -72,10 +73,14 @@ def _print_consolidated(report: Any) -> None:
         f"({report.written_by.get('fallback', 0)} replaced by extraction); written by {report.path or 'no one'}"
         + (f"; {_count(report.failed, 'unit')} not done (the model server failed)" if report.failed else "")
     )
+    typer.echo(
+        f"graph: {_count(graph.scanned, 'memory', 'memories')} read, {_count(graph.mentions, 'mention')}, "
+        f"{_count(graph.relations, 'relation')} ({graph.closed} closed by a newer one), {graph.relation_memories} relation memories written"
+    )
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def _count(n: int, noun: str, plural: str = "") -> str:
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _print_texts(found: Any, json_out: bool, quiet: bool, what: str, daily: bool = False) -> None:

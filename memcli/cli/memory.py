@@ -131,6 +131,7 @@ def recall(
     kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind. Default: turns, notes, facts and daily event summaries; portraits, the global event summary and the running memory only when asked for (portrait_daily, portrait_global, event_global, running_summary).", autocompletion=_complete_kind)] = None,
     tag: TagFilterOpt = None,
     since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
+    at: Annotated[Optional[str], typer.Option("--at", metavar="DATE", help="Recall as of this date: what was learned by then, and the relations that held then (memcli graph).")] = None,
     no_reinforce: Annotated[bool, typer.Option("--no-reinforce", help="Do not count these memories as recalled.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show each component of every score.")] = False,
     sample: Annotated[bool, typer.Option("--sample", help="Roulette-wheel selection among the top 3k by score.")] = False,
@@ -148,7 +149,7 @@ def recall(
     Example: memcli recall "sister birthday" -k 5 --explain
     """
     args = {"query": query, "user": user, "k": k, "kind": kind, "since": since, "reinforce": not no_reinforce, "sample": sample, "seed": seed,
-            "tags": tag or []}
+            "tags": tag or [], "at": at}
     hits = _call("recall", args, quiet, now)
     if json_out:
         _print_json(hits)

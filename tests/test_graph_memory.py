@@ -1,0 +1,166 @@
+"""The graph step of consolidation (``memcli.graph_memory``) with the offline extractor: a
+user who lives in Porto and then moves to Lisbon, read into the graph incrementally, with
+the move an INVALIDATE event and the relations recallable as memories of kind relation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import networkx
+import pytest
+from cli_checks import assert_error, ok
+from test_consolidate import USER, day_turns, make_memcli, stored
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.engine import Engine
+from memcli.errors import ExitCode
+from memcli.memory import Kind
+
+PORTO_DAY, LISBON_DAY = "2023-01-10", "2023-05-08"
+PORTO = [("Ana", "I live in Porto with my cat Miso."), ("assistant", "Porto is lovely. How is Miso?")]
+LISBON = [("Ana", "Big news: I moved to Lisbon last week!"), ("assistant", "Congratulations on Lisbon!")]
+
+
+@pytest.fixture
+def moved(fake_model: Any) -> Engine:
+    memcli = make_memcli(consolidation="extractive")
+    memcli.add_memories(day_turns(PORTO, PORTO_DAY, "s1") + day_turns(LISBON, LISBON_DAY, "s2"))
+    return memcli
+
+
+def homes(memcli: Engine) -> dict[str, Any]:
+    with memcli.store.transaction():
+        graph = memcli.store.sidecar.graph
+        return {r.object_name: r for r in graph.relations(USER) if r.relation == "lives_in"}
+
+
+def test_the_move_closes_porto_and_keeps_it(moved: Engine) -> None:
+    report = moved.consolidate(USER)
+    assert report.graph.scanned >= 4 and report.graph.closed == 1
+    found = homes(moved)
+    assert found["Porto"].valid_from == PORTO_DAY and found["Porto"].valid_to == found["Lisbon"].valid_from
+    assert found["Lisbon"].current
+    with moved.store.transaction():
+        me = moved.store.sidecar.graph.self_entity(USER)
+    assert me is not None and me.name == "Ana"
+    events = [e for e in moved.history(user=USER, limit=0) if e.event == "INVALIDATE"]
+    assert len(events) == 1 and "Porto" in events[0].new_text and f"to {found['Lisbon'].valid_from}" in events[0].new_text
+
+
+def test_relations_are_memories_and_a_closed_one_has_ended(moved: Engine) -> None:
+    moved.consolidate(USER)
+    relations = {m.text: m for m in stored(moved, Kind.RELATION)}
+    lisbon = next(m for text, m in relations.items() if "Lisbon" in text)
+    porto = next(m for text, m in relations.items() if "Porto" in text and "lives in" in text)
+    assert lisbon.text.startswith("Ana — lives in — Lisbon, since ") and lisbon.valid_to == 0
+    assert porto.valid_to > 0 and porto.text.startswith(f"Ana — lives in — Porto, from {PORTO_DAY} to ")
+
+
+def test_a_second_consolidation_reads_nothing_again(moved: Engine) -> None:
+    first = moved.consolidate(USER)
+    assert first.graph.scanned > 0
+    again = moved.consolidate(USER)
+    assert again.nothing_to_do and again.graph.scanned == 0 and again.graph.written == 0
+
+
+def test_where_do_i_live_ranks_lisbon_first_and_porto_as_of_before_the_move(moved: Engine) -> None:
+    moved.consolidate(USER)
+    now = moved.recall("where do I live", USER, k=3, reinforce=False)
+    assert "Lisbon" in now[0].memory.text and now[0].signals["graph"] > 0
+    then = moved.recall("where do I live", USER, k=3, reinforce=False, at="2023-03-01")
+    assert "Porto" in then[0].memory.text
+    assert not any("Lisbon" in hit.memory.text for hit in then)
+
+
+def test_without_the_graph_lever_the_signal_is_off(moved: Engine) -> None:
+    from memcli.retrieval import Signals
+
+    assert "graph" in Signals.LEVERS and Signals().without("graph").graph == 0.0
+
+
+def life_log(path: Path) -> Path:
+    """A JSON-lines chat log of Ana living in Porto, then moving to Lisbon."""
+    lines = [
+        {"role": "Ana", "content": text, "timestamp": f"{day}T10:0{i}:00", "session": session}
+        for day, session, turns in ((PORTO_DAY, "s1", PORTO), (LISBON_DAY, "s2", LISBON))
+        for i, (_, text) in enumerate(turns)
+    ]
+    for line, (speaker, _) in zip(lines, PORTO + LISBON):
+        line["role"] = speaker
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cli_moved(runner: CliRunner, fake_embedder: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("MEMCLI_CONSOLIDATION", "extractive")
+    monkeypatch.setenv("MEMCLI_USER", USER)
+    ok(runner.invoke(app, ["import", str(life_log(tmp_path / "life.jsonl")), "-q"]))
+    ok(runner.invoke(app, ["consolidate", "-q"]))
+    return runner
+
+
+def test_graph_show_has_porto_ended_and_lisbon_current(cli_moved: CliRunner) -> None:
+    shown = json.loads(ok(cli_moved.invoke(app, ["graph", "show", "--json"])).stdout)
+    assert shown["entity"]["name"] == "Ana" and shown["entity"]["role"] == "user"
+    homes = {r["object"]: r for r in shown["relations"] if r["relation"] == "lives_in"}
+    assert homes["Porto"]["valid_to"] == homes["Lisbon"]["valid_from"] and not homes["Porto"]["current"]
+    assert homes["Lisbon"]["current"] and homes["Lisbon"]["sources"]
+    then = json.loads(ok(cli_moved.invoke(app, ["graph", "show", "Ana", "--at", "2023-03-01", "--json"])).stdout)
+    assert [r["object"] for r in then["relations"] if r["relation"] == "lives_in"] == ["Porto"]
+    text = ok(cli_moved.invoke(app, ["graph", "show", "Ana"])).stdout
+    assert "Ana — lives_in — Porto, 2023-01-10 to " in text and "(ended)" in text
+    assert_error(cli_moved.invoke(app, ["graph", "show", "Lisbn"]), ExitCode.NOT_FOUND)
+
+
+def test_recall_where_do_i_live_through_the_cli(cli_moved: CliRunner) -> None:
+    now = json.loads(ok(cli_moved.invoke(app, ["recall", "where do I live", "-k", "3", "--json", "--no-reinforce"])).stdout)
+    assert "Lisbon" in now[0]["text"]
+    then = json.loads(ok(cli_moved.invoke(app, ["recall", "where do I live", "--at", "2023-03-01", "--json", "--no-reinforce"])).stdout)
+    assert "Porto" in then[0]["text"] and not any("Lisbon" in hit["text"] for hit in then)
+    explained = ok(cli_moved.invoke(app, ["recall", "where do I live", "-k", "1", "--explain", "--no-reinforce"])).stdout
+    assert "graph" in explained
+
+
+def test_graph_list_export_merge_and_rename(cli_moved: CliRunner, tmp_path: Path) -> None:
+    places = json.loads(ok(cli_moved.invoke(app, ["graph", "list", "--type", "place", "--json"])).stdout)
+    assert {e["name"] for e in places} >= {"Porto", "Lisbon"}
+    readers = {"graphml": networkx.read_graphml, "gexf": networkx.read_gexf,
+               "json": lambda path: networkx.node_link_graph(json.loads(path.read_text(encoding="utf-8")), edges="edges")}
+    for fmt, read in readers.items():
+        out = tmp_path / f"graph.{fmt}"
+        ok(cli_moved.invoke(app, ["graph", "export", "--format", fmt, "-o", str(out)]))
+        back = read(out)
+        assert {data["name"] for _, data in back.nodes(data=True)} >= {"Ana", "Porto", "Lisbon"}
+        assert {data["label"] for _, _, data in back.edges(data=True)} >= {"lives_in", "mentioned with"}
+    assert_error(cli_moved.invoke(app, ["graph", "export", "--format", "png"]), ExitCode.USAGE)
+    merged = json.loads(ok(cli_moved.invoke(app, ["graph", "merge", "Miso", "Ana", "--json"])).stdout)
+    assert merged["name"] == "Ana" and "Miso" in merged["aliases"]
+    renamed = json.loads(ok(cli_moved.invoke(app, ["graph", "rename", "Lisbon", "Lisboa", "--json"])).stdout)
+    assert renamed["name"] == "Lisboa" and renamed["aliases"] == ["Lisbon"]
+    relations = [m["text"] for m in json.loads(ok(cli_moved.invoke(app, ["list", "--kind", "relation", "--json"])).stdout)]
+    assert any(text.startswith("Ana — lives in — Lisboa") for text in relations)
+    assert_error(cli_moved.invoke(app, ["graph", "rename", "Porto", "Lisboa"]), ExitCode.USAGE)
+
+
+def test_the_model_path_keeps_only_names_the_text_holds(fake_model: Any) -> None:
+    from memcli.consolidate import Consolidator
+
+    reply = {
+        "entities": [{"name": "Porto", "type": "place"}, {"name": "Atlantis", "type": "place"}],
+        "relations": [{"subject": "Ana", "relation": "lives_in", "object": "Porto", "valid_from": None},
+                      {"subject": "Ana", "relation": "lives_in", "object": "Atlantis", "valid_from": None}],
+        "aliases": [],
+    }
+    fake_model.responder = lambda task, content: json.dumps(reply) if task == "entities" else pytest.fail(task)
+    memcli = make_memcli(consolidation="llm", graph_extraction="llm")
+    memcli.add_memories(day_turns(PORTO[:1], PORTO_DAY, "s1"))
+    Consolidator(memcli).build_graph(USER)
+    with memcli.store.transaction():
+        graph = memcli.store.sidecar.graph
+        assert {e.name for e in graph.entities(USER)} == {"Ana", "Porto"}
+        assert [(r.subject_name, r.object_name) for r in graph.relations(USER) if r.relation == "lives_in"] == [("Ana", "Porto")]
+    assert [call[0] for call in fake_model.structured_calls] == ["entities"]
