@@ -1077,7 +1077,7 @@ class Engine:
 
     def graph_export(self, user: str | None = None, format: str = "graphml") -> dict[str, Any]:
         """``user``'s graph as a document (``memcli.graph_memory.export_graph``): {user,
-        format, nodes, edges, text}. Raises UsageError for an unknown format, or dot without pydot."""
+        format, nodes, edges, text}. Raises UsageError for an unknown format."""
         from memcli.graph_memory import export_graph
 
         user = self.user(user)

@@ -67,14 +67,19 @@ class GraphReport:
     written_by: dict[str, int] = field(default_factory=dict)
 
 
-def relation_text(relation: Relation) -> str:
-    """The text of ``relation``'s memory: "Caroline — lives in — Lisbon, since 2023-05-07",
-    the label in the words of ``memcli.entities.RELATIONS`` (Chinese ones when a name is
-    Chinese: "张曼婷 — 住在 — 北京")."""
+def relation_phrase(relation: Relation) -> str:
+    """``relation``'s label in the words of ``memcli.entities.RELATIONS``: "lives in" for
+    ``lives_in``, the Chinese words when a name is Chinese ("住在"); a label the table does
+    not declare ("mentioned with") as it is."""
     kind = RELATIONS.get(relation.relation)
     chinese = bool(_CJK.search(relation.subject_name + relation.object_name))
-    phrase = relation.relation if kind is None else (kind.zh if chinese else kind.en)
-    line = f"{relation.subject_name} — {phrase} — {relation.object_name}"
+    return relation.relation if kind is None else (kind.zh if chinese else kind.en)
+
+
+def relation_text(relation: Relation) -> str:
+    """The text of ``relation``'s memory: "Caroline — lives in — Lisbon, since 2023-05-07",
+    the label in words (``relation_phrase``; Chinese: "张曼婷 — 住在 — 北京")."""
+    line = f"{relation.subject_name} — {relation_phrase(relation)} — {relation.object_name}"
     if relation.valid_to:
         return f"{line}, from {relation.valid_from or 'an unknown day'} to {relation.valid_to}"
     return f"{line}, since {relation.valid_from}" if relation.valid_from else line
@@ -256,8 +261,8 @@ class GraphBuilder:
 # Reading and fixing the graph (memcli graph) ---------------------------------------------------
 
 EXPORT_FORMATS = ("graphml", "gexf", "json", "dot")
-"""What ``memcli graph export`` writes, each with networkx's own writer (dot through pydot,
-when it is installed)."""
+"""What ``memcli graph export`` writes, each with networkx's own writer (dot through
+pydot, a dependency)."""
 
 
 def find_entity(graph: Graph, user: str, name: str | None) -> Entity:
@@ -304,8 +309,7 @@ def neighbourhood(graph: Graph, user: str, entity: Entity, depth: int, at: str |
 
 def export_graph(graph: Graph, user: str, fmt: str) -> tuple[str, int, int]:
     """``user``'s graph (``Graph.to_networkx``) as a document in format ``fmt`` (one of
-    EXPORT_FORMATS), with its node and edge counts. Raises UsageError for another format,
-    or for dot when pydot (networkx's DOT writer) is not installed."""
+    EXPORT_FORMATS), with its node and edge counts. Raises UsageError for another format."""
     import networkx
 
     if fmt not in EXPORT_FORMATS:
@@ -318,9 +322,8 @@ def export_graph(graph: Graph, user: str, fmt: str) -> tuple[str, int, int]:
     elif fmt == "json":
         text = json.dumps(networkx.node_link_data(whole, edges="edges"), ensure_ascii=False, indent=1)
     else:
-        try:
-            import pydot  # noqa: F401
-        except ImportError:
-            raise UsageError("--format dot needs pydot (networkx writes DOT through it): pip install pydot") from None
-        text = networkx.nx_pydot.to_pydot(whole).to_string()
+        drawn = whole.copy()
+        for _, data in drawn.nodes(data=True):  # pydot takes "name" for the node's id: the name is its label
+            data["label"] = data.pop("name")
+        text = networkx.nx_pydot.to_pydot(drawn).to_string()
     return text, whole.number_of_nodes(), whole.number_of_edges()

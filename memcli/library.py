@@ -77,7 +77,10 @@ def _entity_out(entity: Any, aliases: list[str], mentions: int) -> schema.GraphE
 
 
 def _relation_out(relation: Any) -> schema.GraphRelation:
-    return schema.GraphRelation(id=relation.id, subject=relation.subject_name, relation=relation.relation, object=relation.object_name,
+    from memcli.graph_memory import relation_phrase  # the engine loads the graph code lazily too
+
+    return schema.GraphRelation(id=relation.id, subject=relation.subject_name, relation=relation.relation,
+                                phrase=relation_phrase(relation), object=relation.object_name,
                                 valid_from=relation.valid_from, valid_to=relation.valid_to, current=relation.current,
                                 count=relation.count, sources=list(relation.sources))
 

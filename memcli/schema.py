@@ -252,6 +252,7 @@ class GraphRelation(Out):
     id: int
     subject: str
     relation: str = Field(description="a label of the declared relation table, or 'mentioned with'")
+    phrase: str = Field(description="the label in words: 'lives in' for lives_in, Chinese words between Chinese names")
     object: str
     valid_from: str = Field(description="YYYY-MM-DD (or YYYY, YYYY-MM) it began, empty when unknown")
     valid_to: str = Field(description="the day a newer relation closed it; empty while it holds")

@@ -639,12 +639,13 @@ class GraphRelation(View):
     """The view of ``schema.GraphRelation``: A relation of the graph memory, with the span of
     days it held."""
 
-    __slots__ = ("id", "subject", "relation", "object", "valid_from", "valid_to", "current", "count", "sources",)
+    __slots__ = ("id", "subject", "relation", "phrase", "object", "valid_from", "valid_to", "current", "count", "sources",)
 
-    def __init__(self, id: int, subject: str, relation: str, object: str, valid_from: str, valid_to: str, current: bool, count: int, sources: list[str]) -> None:
+    def __init__(self, id: int, subject: str, relation: str, phrase: str, object: str, valid_from: str, valid_to: str, current: bool, count: int, sources: list[str]) -> None:
         self.id = id
         self.subject = subject
         self.relation = relation
+        self.phrase = phrase
         self.object = object
         self.valid_from = valid_from
         self.valid_to = valid_to
@@ -663,6 +664,7 @@ class GraphRelation(View):
             "id": self.id,
             "subject": self.subject,
             "relation": self.relation,
+            "phrase": self.phrase,
             "object": self.object,
             "valid_from": self.valid_from,
             "valid_to": self.valid_to,

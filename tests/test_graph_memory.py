@@ -108,11 +108,11 @@ def test_graph_show_has_porto_ended_and_lisbon_current(cli_moved: CliRunner) -> 
     assert shown["entity"]["name"] == "Ana" and shown["entity"]["role"] == "user"
     homes = {r["object"]: r for r in shown["relations"] if r["relation"] == "lives_in"}
     assert homes["Porto"]["valid_to"] == homes["Lisbon"]["valid_from"] and not homes["Porto"]["current"]
-    assert homes["Lisbon"]["current"] and homes["Lisbon"]["sources"]
+    assert homes["Lisbon"]["current"] and homes["Lisbon"]["sources"] and homes["Lisbon"]["phrase"] == "lives in"
     then = json.loads(ok(cli_moved.invoke(app, ["graph", "show", "Ana", "--at", "2023-03-01", "--json"])).stdout)
     assert [r["object"] for r in then["relations"] if r["relation"] == "lives_in"] == ["Porto"]
     text = ok(cli_moved.invoke(app, ["graph", "show", "Ana"])).stdout
-    assert "Ana — lives_in — Porto, 2023-01-10 to " in text and "(ended)" in text
+    assert "Ana — lives in — Porto, 2023-01-10 to " in text and "(ended)" in text
     assert_error(cli_moved.invoke(app, ["graph", "show", "Lisbn"]), ExitCode.NOT_FOUND)
 
 
@@ -136,6 +136,10 @@ def test_graph_list_export_merge_and_rename(cli_moved: CliRunner, tmp_path: Path
         back = read(out)
         assert {data["name"] for _, data in back.nodes(data=True)} >= {"Ana", "Porto", "Lisbon"}
         assert {data["label"] for _, _, data in back.edges(data=True)} >= {"lives_in", "mentioned with"}
+    dot = tmp_path / "graph.dot"
+    ok(cli_moved.invoke(app, ["graph", "export", "--format", "dot", "-o", str(dot)]))
+    back = networkx.nx_pydot.read_dot(dot)
+    assert {data.get("label", "").strip('"') for _, data in back.nodes(data=True)} >= {"Ana", "Porto", "Lisbon"}
     assert_error(cli_moved.invoke(app, ["graph", "export", "--format", "png"]), ExitCode.USAGE)
     merged = json.loads(ok(cli_moved.invoke(app, ["graph", "merge", "Miso", "Ana", "--json"])).stdout)
     assert merged["name"] == "Ana" and "Miso" in merged["aliases"]

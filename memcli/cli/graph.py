@@ -55,7 +55,7 @@ def show(
                + (f", as of {found.at}" if found.at else ""))
     for relation in found.relations:
         state = "" if relation.current else " (ended)"
-        typer.echo(f"  {relation.subject} — {relation.relation} — {relation.object}, {_span(relation)}{state}  "
+        typer.echo(f"  {relation.subject} — {relation.phrase} — {relation.object}, {_span(relation)}{state}  "
                    f"[{relation.count}x: {' '.join(s[:8] for s in relation.sources[:5])}{' …' if len(relation.sources) > 5 else ''}]")
     if found.neighbours:
         typer.echo("neighbours:")
@@ -87,7 +87,7 @@ def list_(
 
 @graph_app.command("export")
 def export(
-    format: Annotated[str, typer.Option("--format", "-f", help="graphml, gexf, json (node-link) or dot (needs pydot).")] = "graphml",
+    format: Annotated[str, typer.Option("--format", "-f", help="graphml, gexf, json (node-link) or dot (through pydot).")] = "graphml",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (default: standard output).")] = None,
     user: UserOpt = None,
     json_out: JsonOpt = False,
