@@ -27,7 +27,8 @@ UNIT_SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0, "
 
 FADING_KINDS = frozenset({Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value})
 """Kinds whose retention decides their fate. Daily summaries follow their day's turns;
-global summaries, portraits and the running memory are never forgotten."""
+global summaries, portraits and the running memory are never forgotten; relation memories
+follow the graph memory (consolidation ends one when a newer relation closes it)."""
 
 DAY_KINDS = frozenset({Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value})
 """Kinds forgotten only when every turn of their (user, day) is gone (MemoryBank)."""

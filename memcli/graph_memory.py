@@ -128,7 +128,8 @@ class GraphBuilder:
         self.report = GraphReport()
 
     def unscanned(self, user: str) -> list[Memory]:
-        """``user``'s turns, notes and facts not yet through the graph step, oldest first."""
+        """``user``'s turns, notes, facts and daily event summaries (``SCANNED_KINDS``) not yet
+        through the graph step, oldest first."""
         with self.store.transaction():
             done = self.store.sidecar.consolidated(user, STAGE)
             memories = [m for kind in SCANNED_KINDS for m in self.store.memories(user=user, kind=kind) if m.id not in done]

@@ -85,7 +85,7 @@ def test_consolidate_json_has_every_count(runner: CliRunner, tmp_path: Path, scr
         "invalid_outputs": 0, "warnings": [], "path": "llm", "failed": 0, "failures": [],
     }
     assert set(report["written_by"]) == {"llm"} and report["written_by"]["llm"] >= 2 + 2 + 3
-    assert report["graph"]["scanned"] == 5 + 3  # the turns and the facts
+    assert report["graph"]["scanned"] == 5 + 3 + 2  # the turns, the facts and the two days' event summaries
     assert isinstance(report["global_folds"], int) and report["global_folds"] >= 0
     assert isinstance(report["duration_seconds"], float) and report["duration_seconds"] >= 0
     kinds = sorted(m["kind"] for m in listed(runner) if m["kind"] not in ("turn", "relation"))

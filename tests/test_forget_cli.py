@@ -331,7 +331,7 @@ def test_recall_explain_prints_every_component(runner: CliRunner, fake_embedder:
     lines = ok(runner.invoke(app, ["recall", "lighthouse seashells", "--now", iso(3), "--explain", "-k", "1"])).stdout.splitlines()
     assert len(lines) == 3 and lines[0].startswith(memory) and lines[1].startswith("\t") and lines[2].startswith("\t")
     signals = dict(re.findall(r"([a-z_]+) ([-+]\d+\.\d+)", lines[1]))
-    assert set(signals) == {"relevance", "lexical", "window", "turn", "speaker", "person", "date", "when", "prior"}
+    assert set(signals) == {"relevance", "lexical", "window", "turn", "speaker", "person", "date", "when", "graph", "prior"}
     # the fused relevance is the sum of the weighted signals (each printed to 2 decimals)
     assert float(signals.pop("relevance")) == pytest.approx(sum(map(float, signals.values())), abs=0.05)
     parts = dict(re.findall(r"([a-z_]+) (-?\d+\.\d+)", lines[2]))

@@ -281,7 +281,8 @@ def test_global_summaries_portraits_and_running_memory_are_never_examined(kinds:
     now = T0 + 1000 * DAY
     memories = [mem(f"m{i}", kind=kind) for i, kind in enumerate(kinds)]
     verdicts = forget_pass(memories, now)
-    never = {Kind.EVENT_GLOBAL.value, Kind.PORTRAIT_GLOBAL.value, Kind.RUNNING_SUMMARY.value}
+    # relation memories follow the graph memory (consolidation keeps them in step), not retention
+    never = {Kind.EVENT_GLOBAL.value, Kind.PORTRAIT_GLOBAL.value, Kind.RUNNING_SUMMARY.value, Kind.RELATION.value}
     examined = {v.memory.id for v in verdicts}
     assert examined == {m.id for m in memories if m.kind not in never}
     fading = {Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value}
