@@ -19,8 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memcli.embedding import SERVER_PREFIX, Progress
-from memcli.errors import ModelServerError
-from memcli.llm_server import describe, make_client, safe_url
+from memcli.llm_server import ServerClient
 
 BATCH = 64
 """Texts embedded by one request (an import of thousands of texts makes many requests;
@@ -47,7 +46,7 @@ def server_identity(model: str, dimension: int) -> str:
     return f"{SERVER_PREFIX}{name}@{dimension}"
 
 
-class ServerEmbedder:
+class ServerEmbedder(ServerClient):
     """Encodes texts into unit-length vectors with the embedding model of the
     OpenAI-compatible server at ``url`` (its base URL, e.g. ``http://127.0.0.1:11434/v1``);
     the same interface as ``memcli.embedding.Embedder``.
@@ -64,46 +63,13 @@ class ServerEmbedder:
     per text.
     """
 
+    SERVER = SERVER
+    SETTINGS = "embedder"
+    RETRIES = RETRIES
+
     def __init__(self, url: str, model_name: str = "", api_key_env: str = "", request_timeout: float = 60.0) -> None:
-        self.url = url.rstrip("/")
-        self.api_key_env = api_key_env
-        self.request_timeout = request_timeout
-        self._name = model_name
-        self._client: Any = None
+        super().__init__(url, model_name, api_key_env, request_timeout)
         self._dimension: int | None = None
-
-    def _fail(self, exc: BaseException) -> ModelServerError:
-        line = describe(self.url, exc, self.request_timeout, self._name, self.api_key_env, server=SERVER, settings="embedder")
-        return ModelServerError(line, getattr(exc, "status_code", None))
-
-    def _bad_reply(self, what: str) -> ModelServerError:
-        return ModelServerError(f"{SERVER} {safe_url(self.url)}: {what}")
-
-    @property
-    def client(self) -> Any:
-        """The ``openai.OpenAI`` client of this server (made on first use)."""
-        if self._client is None:
-            self._client = make_client(self.url, self.api_key_env, self.request_timeout, RETRIES)
-        return self._client
-
-    def models(self) -> list[str]:
-        """The ids of the models the server lists (``/v1/models``)."""
-        import openai
-
-        try:
-            return [m.id for m in self.client.models.list()]
-        except openai.OpenAIError as exc:
-            raise self._fail(exc) from None
-
-    @property
-    def name(self) -> str:
-        """The model id: ``model_name``, else the first the server lists (asked once)."""
-        if not self._name:
-            found = self.models()
-            if not found:
-                raise self._bad_reply("it lists no model; set embedder_name")
-            self._name = found[0]
-        return self._name
 
     @property
     def dimension(self) -> int:

@@ -116,7 +116,60 @@ def make_client(url: str, api_key_env: str, request_timeout: float, max_retries:
     return OpenAI(base_url=url, api_key=key or NO_KEY, timeout=request_timeout, max_retries=max_retries)
 
 
-class ServerChatModel:
+class ServerClient:
+    """What a client of one OpenAI-compatible server at ``url`` keeps: its key's variable,
+    its request timeout (seconds), its model id (``model_name``; empty: the first model
+    ``/v1/models`` lists, asked once), the ``openai`` client made on first use with
+    ``RETRIES`` retries, and the one line a failure gives (``describe``, naming the server
+    as ``SERVER`` and the settings by their prefix ``SETTINGS``). Shared by the chat model
+    and the embedder of a server (``memcli.embedding_server``)."""
+
+    SERVER = "model server"
+    SETTINGS = "model"
+    RETRIES = MAX_RETRIES
+
+    def __init__(self, url: str, model_name: str = "", api_key_env: str = "", request_timeout: float = 60.0) -> None:
+        self.url = url.rstrip("/")
+        self.api_key_env = api_key_env
+        self.request_timeout = request_timeout
+        self._name = model_name
+        self._client: Any = None
+
+    def _fail(self, exc: BaseException) -> ModelServerError:
+        line = describe(self.url, exc, self.request_timeout, self._name, self.api_key_env, server=self.SERVER, settings=self.SETTINGS)
+        return ModelServerError(line, getattr(exc, "status_code", None))
+
+    def _bad_reply(self, what: str) -> ModelServerError:
+        return ModelServerError(f"{self.SERVER} {safe_url(self.url)}: {what}")
+
+    @property
+    def client(self) -> Any:
+        """The ``openai.OpenAI`` client of this server (made on first use)."""
+        if self._client is None:
+            self._client = make_client(self.url, self.api_key_env, self.request_timeout, self.RETRIES)
+        return self._client
+
+    def models(self) -> list[str]:
+        """The ids of the models the server lists (``/v1/models``)."""
+        import openai
+
+        try:
+            return [m.id for m in self.client.models.list()]
+        except openai.OpenAIError as exc:
+            raise self._fail(exc) from None
+
+    @property
+    def name(self) -> str:
+        """The model id: ``model_name``, else the first the server lists (asked once)."""
+        if not self._name:
+            found = self.models()
+            if not found:
+                raise self._bad_reply(f"it lists no model; set {self.SETTINGS}_name")
+            self._name = found[0]
+        return self._name
+
+
+class ServerChatModel(ServerClient):
     """A ``ChatModel`` served by an OpenAI-compatible server at ``url`` (its base URL, e.g.
     ``http://127.0.0.1:11434/v1``).
 
@@ -138,42 +191,9 @@ class ServerChatModel:
 
     def __init__(self, url: str, model_name: str = "", api_key_env: str = "", request_timeout: float = 60.0,
                  json_format: JsonFormat = "auto", timeout: float = 0.0) -> None:
-        self.url = url.rstrip("/")
-        self.api_key_env = api_key_env
-        self.request_timeout = request_timeout
+        super().__init__(url, model_name, api_key_env, request_timeout)
         self.json_format: JsonFormat = json_format
         self.timeout = timeout
-        self._name = model_name
-        self._client: Any = None
-
-    def _fail(self, exc: BaseException) -> ModelServerError:
-        return ModelServerError(describe(self.url, exc, self.request_timeout, self._name, self.api_key_env), getattr(exc, "status_code", None))
-
-    @property
-    def client(self) -> Any:
-        """The ``openai.OpenAI`` client of this server (made on first use)."""
-        if self._client is None:
-            self._client = make_client(self.url, self.api_key_env, self.request_timeout, MAX_RETRIES)
-        return self._client
-
-    def models(self) -> list[str]:
-        """The ids of the models the server lists (``/v1/models``)."""
-        import openai
-
-        try:
-            return [m.id for m in self.client.models.list()]
-        except openai.OpenAIError as exc:
-            raise self._fail(exc) from None
-
-    @property
-    def name(self) -> str:
-        """The model id: ``model_name``, else the first the server lists (asked once)."""
-        if not self._name:
-            found = self.models()
-            if not found:
-                raise ModelServerError(f"model server {safe_url(self.url)}: it lists no model; set model_name")
-            self._name = found[0]
-        return self._name
 
     def _chunks(self, messages: Sequence[Message], **options: Any) -> Iterator[Any]:
         """The streamed chunks of one chat completion; closing the iterator closes the
