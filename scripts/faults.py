@@ -867,6 +867,40 @@ def _small_file(base: Path) -> Path:
     return path
 
 
+def _inside_private_tmpfs(h: Harness, row: Row, flag: str, home: Path, args: list[str], timeout: float) -> dict | None:
+    """Run this script with ``flag`` (``--disk-full-inside``, ``--full-disk-inside``) in a
+    private mount namespace (as root, or through a user namespace), on ``home`` with
+    ``args``; add what it found inside to ``row`` and return it, or mark ``row`` skipped and
+    return None where no small tmpfs can be mounted."""
+    home.mkdir()
+    userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    argv = ["unshare", *userns, "--mount", "--propagation", "private", sys.executable, __file__, flag,
+            str(home), *args, "--fake-models" if h.fake else "--real-models"]
+    if h.quick:
+        argv.append("--quick")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0 or not done.stdout.strip():
+        row.skipped = f"a small tmpfs could not be mounted here: {(done.stderr.strip().splitlines() or [''])[-1][:120]}"
+        return None
+    inside = json.loads(done.stdout)
+    if inside.get("skipped"):
+        row.skipped = inside["skipped"]
+        return None
+    row.add(Row("inside", **{k: v for k, v in inside.items() if k in Row.__dataclass_fields__ and k not in ("case", "skipped", "seconds")}))
+    return inside
+
+
+def _mount_copy(home: Path, template: Path) -> str:
+    """Mount a private 0700 tmpfs at ``home`` with 8 MiB beyond ``template``'s size and copy
+    ``template`` into it; returns why it could not be mounted, or "" when it was."""
+    size = sum(p.stat().st_size for p in template.rglob("*") if p.is_file())
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20},mode=0700", "tmpfs", str(home)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        return f"mount -t tmpfs failed: {mounted.stderr.strip()[:100]}"
+    shutil.copytree(template, home, dirs_exist_ok=True)
+    return ""
+
+
 def disk_full_case(h: Harness, base: Path, template: Path, before: dict, code: int) -> Row:
     """An import into a store on a full tmpfs (mounted in a private mount namespace, as
     root or through a user namespace): the disk-full code, one line, nothing stored; the
@@ -876,21 +910,9 @@ def disk_full_case(h: Harness, base: Path, template: Path, before: dict, code: i
         row.skipped = "no unshare for a private tmpfs"
         return row
     home = base / "bad-disk-full"
-    home.mkdir()
-    userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    argv = ["unshare", *userns, "--mount", "--propagation", "private", sys.executable, __file__, "--disk-full-inside",
-            str(home), str(template), str(_small_file(base)), "--fake-models" if h.fake else "--real-models"]
-    if h.quick:
-        argv.append("--quick")
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=h.timeout * 3)
-    if done.returncode != 0 or not done.stdout.strip():
-        row.skipped = f"a small tmpfs could not be mounted here: {(done.stderr.strip().splitlines() or [''])[-1][:120]}"
+    inside = _inside_private_tmpfs(h, row, "--disk-full-inside", home, [str(template), str(_small_file(base))], h.timeout * 3)
+    if inside is None:
         return row
-    inside = json.loads(done.stdout)
-    if inside.get("skipped"):
-        row.skipped = inside["skipped"]
-        return row
-    row.add(Row("inside", **{k: v for k, v in inside.items() if k in Row.__dataclass_fields__ and k not in ("case", "skipped", "seconds")}))
     if inside["before"] != before:
         row.failures.append("the copy on tmpfs differs from the template before the import")
     return row
@@ -899,11 +921,9 @@ def disk_full_case(h: Harness, base: Path, template: Path, before: dict, code: i
 def disk_full_inside(home: Path, template: Path, notes: Path, fake: bool, quick: bool) -> dict:
     """In a private mount namespace: a tmpfs at ``home`` holding a copy of ``template``,
     filled up; then the import. Prints the Row (plus the snapshot before) as JSON."""
-    size = sum(p.stat().st_size for p in template.rglob("*") if p.is_file())
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20},mode=0700", "tmpfs", str(home)], capture_output=True, text=True)
-    if mounted.returncode != 0:
-        return {"skipped": f"mount -t tmpfs failed: {mounted.stderr.strip()[:100]}"}
-    shutil.copytree(template, home, dirs_exist_ok=True)
+    failed = _mount_copy(home, template)
+    if failed:
+        return {"skipped": failed}
     workdir = Path(tempfile.mkdtemp())
     h = Harness(fake, quick, workdir)
     row = Row("bad: full disk")
@@ -952,22 +972,7 @@ def full_disk_case(h: Harness, base: Path) -> Row:
         _setup(h.run(template, "remember", note), setup)
     if setup.failures:
         return setup
-    home = base / "full-disk"
-    home.mkdir()
-    userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    argv = ["unshare", *userns, "--mount", "--propagation", "private", sys.executable, __file__, "--full-disk-inside",
-            str(home), str(template), mark, "--fake-models" if h.fake else "--real-models"]
-    if h.quick:
-        argv.append("--quick")
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=h.timeout * 6)
-    if done.returncode != 0 or not done.stdout.strip():
-        row.skipped = f"a small tmpfs could not be mounted here: {(done.stderr.strip().splitlines() or [''])[-1][:120]}"
-        return row
-    inside = json.loads(done.stdout)
-    if inside.get("skipped"):
-        row.skipped = inside["skipped"]
-        return row
-    row.add(Row("inside", **{k: v for k, v in inside.items() if k in Row.__dataclass_fields__ and k not in ("case", "skipped", "seconds")}))
+    _inside_private_tmpfs(h, row, "--full-disk-inside", base / "full-disk", [str(template), mark], h.timeout * 6)
     return row
 
 
@@ -975,11 +980,9 @@ def full_disk_inside(home: Path, template: Path, mark: str, fake: bool, quick: b
     """In a private mount namespace: a tmpfs at ``home`` holding a copy of ``template`` (its
     notes carry ``mark``), filled to the last byte; then the trials of ``full_disk_case``.
     Prints the Row as JSON."""
-    size = sum(p.stat().st_size for p in template.rglob("*") if p.is_file())
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20},mode=0700", "tmpfs", str(home)], capture_output=True, text=True)
-    if mounted.returncode != 0:
-        return {"skipped": f"mount -t tmpfs failed: {mounted.stderr.strip()[:100]}"}
-    shutil.copytree(template, home, dirs_exist_ok=True)
+    failed = _mount_copy(home, template)
+    if failed:
+        return {"skipped": failed}
     h = Harness(fake, quick, Path(tempfile.mkdtemp()))
     row = Row("full disk: read, delete, restart")
     check = Check(row)
