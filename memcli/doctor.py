@@ -18,10 +18,10 @@ from pathlib import Path
 
 from memcli import schema
 from memcli.config import Settings
-from memcli.errors import ModelError
 from memcli.embedding_server import ServerEmbedder
+from memcli.errors import ModelError
 from memcli.llm import check_gguf
-from memcli.llm_server import ServerChatModel
+from memcli.llm_server import ServerChatModel, ServerClient
 from memcli.paths import Paths, home_of
 from memcli.space import shortage
 
@@ -126,19 +126,10 @@ def check_model(settings: Settings, paths: Paths) -> list[schema.ModelCheck]:
                                       detail=f"{exc.message}: set model to a GGUF file, or empty it for the embedded default")]
         return [schema.ModelCheck(name="model file", ok=True, detail=f"{settings.model}: a GGUF file")]
     server = ServerChatModel(settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout)
-    try:
-        listed = server.models()
-    except ModelError as exc:
-        return [schema.ModelCheck(name="server reachable", ok=False,
-                                  detail=f"{exc.message}: start the server, or fix model_url / model_api_key_env")]
-    out = [schema.ModelCheck(name="server reachable", ok=True, detail=f"{settings.model_url}: lists {len(listed)} model{'s' * (len(listed) != 1)}")]
-    if not listed or (settings.model_name and settings.model_name not in listed):
-        wanted = repr(settings.model_name) if settings.model_name else "any model"
-        out.append(schema.ModelCheck(name="model listed", ok=False,
-                                     detail=f"the server at {settings.model_url} does not list {wanted} (it lists: {', '.join(listed) or 'none'}): set model_name to one of them, or load the model in the server"))
+    out = _listing(server, settings.model_url, settings.model_name, "server reachable", "model listed")
+    if not out[-1].ok:
         return out
     name = server.name
-    out.append(schema.ModelCheck(name="model listed", ok=True, detail=f"{name}"))
     try:
         server.ping()
     except ModelError as exc:
@@ -148,27 +139,37 @@ def check_model(settings: Settings, paths: Paths) -> list[schema.ModelCheck]:
     return out
 
 
+def _listing(server: ServerClient, url: str, wanted: str, reachable: str, listed: str) -> list[schema.ModelCheck]:
+    """The first two checks of the server at ``url``, named ``reachable`` and ``listed``:
+    it answers ``/v1/models``, and lists the model ``wanted`` (empty: any); each failure
+    with its fix in the server's settings (``server.SETTINGS``: model_url, embedder_name
+    …). It stops at the first that fails: the last check is the one to look at."""
+    prefix = server.SETTINGS
+    try:
+        models = server.models()
+    except ModelError as exc:
+        return [schema.ModelCheck(name=reachable, ok=False, detail=f"{exc.message}: start the server, or fix {prefix}_url / {prefix}_api_key_env")]
+    out = [schema.ModelCheck(name=reachable, ok=True, detail=f"{url}: lists {len(models)} model{'s' * (len(models) != 1)}")]
+    if not models or (wanted and wanted not in models):
+        shown = repr(wanted) if wanted else "any model"
+        out.append(schema.ModelCheck(name=listed, ok=False,
+                                     detail=f"the server at {url} does not list {shown} (it lists: {', '.join(models) or 'none'}): set {prefix}_name to one of them, or load the model in the server"))
+        return out
+    out.append(schema.ModelCheck(name=listed, ok=True, detail=server.name))
+    return out
+
+
 def check_embedding_server(settings: Settings) -> list[schema.ModelCheck]:
     """The checks of the embedding server ``settings`` name (``embedder_url``; none
     without one), each failure with its fix: reachable (``/v1/models``), the model
     listed, and one text embedded, stopping at the first that fails."""
     if not settings.embedder_url:
         return []
-    url = settings.embedder_url
-    server = ServerEmbedder(url, settings.embedder_name, settings.embedder_api_key_env, settings.embedder_request_timeout)
-    try:
-        listed = server.models()
-    except ModelError as exc:
-        return [schema.ModelCheck(name="embedding server reachable", ok=False,
-                                  detail=f"{exc.message}: start the server, or fix embedder_url / embedder_api_key_env")]
-    out = [schema.ModelCheck(name="embedding server reachable", ok=True, detail=f"{url}: lists {len(listed)} model{'s' * (len(listed) != 1)}")]
-    if not listed or (settings.embedder_name and settings.embedder_name not in listed):
-        wanted = repr(settings.embedder_name) if settings.embedder_name else "any model"
-        out.append(schema.ModelCheck(name="embedder listed", ok=False,
-                                     detail=f"the server at {url} does not list {wanted} (it lists: {', '.join(listed) or 'none'}): set embedder_name to one of them, or load the model in the server"))
+    server = ServerEmbedder(settings.embedder_url, settings.embedder_name, settings.embedder_api_key_env, settings.embedder_request_timeout)
+    out = _listing(server, settings.embedder_url, settings.embedder_name, "embedding server reachable", "embedder listed")
+    if not out[-1].ok:
         return out
     name = server.name
-    out.append(schema.ModelCheck(name="embedder listed", ok=True, detail=name))
     try:
         identity = server.identity
     except ModelError as exc:
