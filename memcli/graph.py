@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from datetime import datetime
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memcli.db import atomic
@@ -274,13 +274,20 @@ class Graph:
 
     def mentioning(self, entity_ids: Collection[int]) -> dict[int, list[str]]:
         """Entity id → the ids of the memories that mention it."""
+        return self._memory_ids("graph_mentions", "entity", entity_ids)
+
+    def _memory_ids(self, table: str, column: str, ids: Collection[int], ordered: bool = False) -> dict[int, list[str]]:
+        """``column``'s value → the ``memory_id`` of ``table``'s rows with that value, for
+        the values ``ids`` (asked 500 at a time: SQLite bounds the variables of a
+        statement), in memory id order when ``ordered``."""
         out: dict[int, list[str]] = {}
-        ids = list(entity_ids)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            rows = self._db.execute(f"SELECT entity, memory_id FROM graph_mentions WHERE entity IN ({', '.join('?' * len(chunk))})", chunk)
-            for entity, memory_id in rows:
-                out.setdefault(entity, []).append(memory_id)
+        wanted = list(ids)
+        order = " ORDER BY memory_id" if ordered else ""
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self._db.execute(f"SELECT {column}, memory_id FROM {table} WHERE {column} IN ({', '.join('?' * len(chunk))}){order}", chunk)
+            for key, memory_id in rows:
+                out.setdefault(key, []).append(memory_id)
         return out
 
     def relations(self, user: str, entity_id: int | None = None, current: bool | None = None) -> list[Relation]:
@@ -307,15 +314,7 @@ class Graph:
         return found[0] if found else None
 
     def _with_sources(self, rows: Sequence[tuple[Any, ...]]) -> list[Relation]:
-        sources: dict[int, list[str]] = {}
-        ids = [row[0] for row in rows]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            found = self._db.execute(
-                f"SELECT relation, memory_id FROM graph_sources WHERE relation IN ({', '.join('?' * len(chunk))}) ORDER BY memory_id", chunk
-            )
-            for relation, memory_id in found:
-                sources.setdefault(relation, []).append(memory_id)
+        sources = self._memory_ids("graph_sources", "relation", [row[0] for row in rows], ordered=True)
         return [Relation(*row, sources=tuple(sources.get(row[0], ()))) for row in rows]
 
     def neighbours(self, entity_ids: Collection[int], typed_only: bool = False) -> dict[int, tuple[str, int]]:
@@ -361,14 +360,7 @@ class Graph:
 
     def sources(self, relation_ids: Collection[int]) -> dict[int, list[str]]:
         """Relation id → the ids of the memories it was read from."""
-        out: dict[int, list[str]] = {}
-        ids = list(relation_ids)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            rows = self._db.execute(f"SELECT relation, memory_id FROM graph_sources WHERE relation IN ({', '.join('?' * len(chunk))})", chunk)
-            for relation, memory_id in rows:
-                out.setdefault(relation, []).append(memory_id)
-        return out
+        return self._memory_ids("graph_sources", "relation", relation_ids)
 
     def relation_memories_at(self, user: str, day: str) -> list[str]:
         """The ids of the memories (``relation_memory_id``) of ``user``'s typed relations
