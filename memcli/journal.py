@@ -2,8 +2,9 @@
 stored and acknowledged, so that a crash, ``kill -9``, a locked store or a service
 restart loses nothing (the next memcli that gets the store stores it).
 
-One JSON file per memory in ``pending/``, named after the memory and the writer's pid,
-written to a temporary name, fsynced and renamed, so a file is whole or absent. A writer
+One JSON file per memory in ``pending/``, named after the memory, the writer's pid and
+when the writer started (``ID-PID-START.json``, so a later process given the same pid is not
+taken for the writer), written to a temporary name, fsynced and renamed, so a file is whole or absent. A writer
 stores its own memories and then drops their files; what other writers left (they failed,
 or their process is gone) is stored by whoever flushes next. A write still in flight, in
 this process or in another live one, is left to its writer: only the writer can tell
@@ -23,6 +24,7 @@ from pathlib import Path
 from memcli.errors import DISK_FULL_ERRNOS, READ_ONLY_ERRNOS, DiskFullError, ReadOnlyStoreError
 from memcli.memory import Memory
 from memcli.paths import device_of, open_private, private_dir
+from memcli.processes import process_start, running
 
 _IN_FLIGHT: Counter[str] = Counter()
 """Ids of the memories this process is writing now, all threads."""
@@ -66,8 +68,9 @@ class Journal:
         temporary: Path | None = None
         try:
             private_dir(self.directory)
+            writer = f"{os.getpid()}-{process_start(os.getpid()) or 0}"
             for memory in memories:
-                target = self.directory / f"{memory.id}-{os.getpid()}.json"
+                target = self.directory / f"{memory.id}-{writer}.json"
                 temporary = target.with_suffix(".tmp")
                 with os.fdopen(open_private(temporary), "w", encoding="utf-8") as f:
                     json.dump(memory.to_dict(), f, ensure_ascii=False)
@@ -101,8 +104,9 @@ class Journal:
             return []
         out = []
         for path in sorted(self.directory.glob("*.json")):
-            memory_id, _, pid = path.stem.partition("-")
-            if pid.isdigit() and (_in_flight(memory_id, int(pid)) or _alive_elsewhere(int(pid))):
+            memory_id, _, writer = path.stem.partition("-")
+            pid, _, started = writer.partition("-")
+            if pid.isdigit() and (_in_flight(memory_id, int(pid)) or _alive_elsewhere(int(pid), started)):
                 continue
             try:
                 out.append((path, Memory(**json.loads(path.read_text(encoding="utf-8")))))
@@ -146,14 +150,13 @@ def _in_flight(memory_id: str, pid: int) -> bool:
         return pid == os.getpid() and memory_id in _IN_FLIGHT
 
 
-def _alive_elsewhere(pid: int) -> bool:
-    """Whether ``pid`` is another live process (whose journal files are its own business)."""
-    if pid == os.getpid():
+def _alive_elsewhere(pid: int, started: str = "") -> bool:
+    """Whether the writer ``pid`` (which started at ``started`` clock ticks since boot, when
+    its file name tells) is another live process, whose journal files are its own business.
+    A killed writer that nobody has reaped yet (a zombie: its parent, or a container's
+    first process, does not reap) is gone, and so is a later process given its pid."""
+    if pid == os.getpid() or not running(pid):
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if started.isdigit() and int(started) and process_start(pid) not in (None, int(started)):
         return False
-    except PermissionError:
-        return True
     return True
