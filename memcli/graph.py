@@ -576,14 +576,23 @@ class Graph:
 
     # deleting ------------------------------------------------------------------------------
 
-    def forget_memories(self, memory_ids: Sequence[str]) -> list[int]:
+    def forget_memories(self, memory_ids: Sequence[str], users: Collection[str] = ()) -> list[int]:
         """Take deleted memories out of the graph: their mentions and their place among the
         sources of relations go; a relation left with no source goes, and an entity left
-        with no mention goes with its aliases and relations. Returns the ids of the
-        relations deleted."""
+        with no mention goes with its aliases and relations. A deleted memory of kind
+        ``relation`` of one of ``users`` (the users the memories belong to) takes its relation
+        with it: the person said it is wrong or not to be kept, so the next consolidation
+        must not write it again. Returns the ids of the relations deleted."""
         if not memory_ids:
             return []
         with atomic(self._db):
+            deleting = set(memory_ids)
+            denied = [
+                relation_id for user in sorted(users)
+                for (relation_id,) in self._db.execute("SELECT id FROM graph_relations WHERE user = ?", (user,))
+                if relation_memory_id(user, relation_id) in deleting
+            ]
+            self._delete_relations(denied)
             touched: set[int] = set()
             entities: set[int] = set()
             for start in range(0, len(memory_ids), 500):
@@ -596,7 +605,7 @@ class Graph:
             orphans = [i for i in sorted(touched) if self._db.execute("SELECT 1 FROM graph_sources WHERE relation = ?", (i,)).fetchone() is None]
             self._delete_relations(orphans)
             gone = [e for e in sorted(entities) if self._db.execute("SELECT 1 FROM graph_mentions WHERE entity = ?", (e,)).fetchone() is None]
-            deleted = list(orphans)
+            deleted = [*denied, *orphans]
             for entity in gone:
                 edges = [r[0] for r in self._db.execute("SELECT id FROM graph_relations WHERE subject = ? OR object = ?", (entity, entity))]
                 self._delete_relations(edges)

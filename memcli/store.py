@@ -894,7 +894,8 @@ class MemoryStore:
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete memories for good: text, metadata and embedding, and their place in the
-        graph (``Graph.forget_memories``; their history stays)."""
+        graph (``Graph.forget_memories``: a relation memory takes its relation with it;
+        their history stays)."""
         if not ids:
             return
         with self.transaction():
@@ -912,7 +913,7 @@ class MemoryStore:
                 self._col.delete(ids=page)
                 self.sidecar.index.remove(page, users)
                 self.sidecar.unmark_consolidated(page)
-                self.sidecar.graph.forget_memories(page)
+                self.sidecar.graph.forget_memories(page, users)
 
     def delete_page(self) -> int:
         """How many memories one step of a delete takes: ``_GET_PAGE``, or on a device short

@@ -66,6 +66,19 @@ def test_a_second_consolidation_reads_nothing_again(moved: Engine) -> None:
     assert again.nothing_to_do and again.graph.scanned == 0 and again.graph.written == 0
 
 
+def test_a_deleted_relation_memory_takes_its_relation_and_stays_gone(moved: Engine) -> None:
+    """Deleting a relation's memory says the relation is wrong or not to be kept: the
+    relation leaves the graph, and the next consolidation does not write it again."""
+    moved.consolidate(USER)
+    lisbon = next(m for m in stored(moved, Kind.RELATION) if "Lisbon" in m.text)
+    moved.delete(lisbon.id)
+    assert "Lisbon" not in homes(moved) and "Porto" in homes(moved)
+    moved.add_memories(day_turns([("Ana", "The weather was grey all day.")], "2023-06-01", "s3"))
+    moved.consolidate(USER)
+    assert not any("Lisbon" in m.text for m in stored(moved, Kind.RELATION))
+    assert "Lisbon" not in homes(moved)
+
+
 def test_where_do_i_live_ranks_lisbon_first_and_porto_as_of_before_the_move(moved: Engine) -> None:
     moved.consolidate(USER)
     now = moved.recall("where do I live", USER, k=3, reinforce=False)
