@@ -58,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memcli.errors import EXIT_CODE_MEANINGS, ExitCode  # noqa: E402  (light: no heavy import)
+from memcli.processes import running  # noqa: E402
 
 TRACEBACK = "Traceback (most recent call last)"
 KILL_SHARES = {"kill: import": 0.25, "kill: chat": 0.15, "kill: consolidate": 0.15, "kill: forget": 0.1,
@@ -1256,9 +1257,7 @@ def held_service_case(h: Harness, base: Path) -> Row:
                     row.failures.append(f"{name}: the client got {answer[:120]!r} within 15 s, not an error reply")
             started = time.monotonic()
             while time.monotonic() - started < HELD_IDLE + 10 + 15:
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
+                if not running(pid):  # gone, or a zombie where nothing reaps it (a container's first process)
                     row.notes.append(f"{kind}: the service exited {time.monotonic() - last_request:.1f} s after its last request "
                                      f"(service_idle {HELD_IDLE:g} s)")
                     break
