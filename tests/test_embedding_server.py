@@ -47,10 +47,11 @@ def _recalled(runner: CliRunner, query: str) -> list[str]:
 def test_memories_and_queries_are_embedded_through_the_server(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"{served}/ok/v1"
     monkeypatch.setenv("MEMCLI_EMBEDDER_URL", url)
+    before = len(model_server.requests)  # the fake server is shared: other tests' requests are not this one's
     ok(runner.invoke(app, ["remember", "My sister Ana lives in Lisbon."]))
     ok(runner.invoke(app, ["remember", "The red bicycle has a flat tyre."]))
     assert _recalled(runner, "where does my sister Ana live")[0] == "My sister Ana lives in Lisbon."
-    sent = [body for mode, path, body in model_server.requests if mode == "ok" and path == "/v1/embeddings"]
+    sent = [body for mode, path, body in model_server.requests[before:] if mode == "ok" and path == "/v1/embeddings"]
     assert sent and all(body["model"] == "fake" and body["encoding_format"] == "float" for body in sent)
     assert any(body["input"] == ["where does my sister Ana live"] for body in sent)  # the query, through the same endpoint
     stats = json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)

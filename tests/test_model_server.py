@@ -47,9 +47,10 @@ def test_ask_and_chat_stream_through_the_server(runner: CliRunner, served: str, 
 
 def test_structured_asks_the_json_schema_form_first(served: str) -> None:
     model = ServerChatModel(f"{served}/ok/v1", json_format="auto")
+    before = len(model_server.requests)  # the fake server is shared: other tests' requests are not this one's
     assert json.loads(model.structured([Message("user", "q")], {"type": "object"}, 16)) == {"query": "hello"}
     assert model.json_format == "json_schema"  # the fake takes either form: the first is kept
-    sent = [body["response_format"]["type"] for mode, path, body in model_server.requests if "response_format" in body]
+    sent = [body["response_format"]["type"] for mode, path, body in model_server.requests[before:] if "response_format" in body]
     assert sent[-1] == "json_schema"
 
 
