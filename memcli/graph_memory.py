@@ -20,14 +20,14 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from memcli.dates import day_of
 from memcli.embedding import embedder_identity
 from memcli.extractive import parse_line
-from memcli.entities import RELATIONS, GraphOutput, Extraction, extract, extraction_prompt, ground, normalise, turn_names
+from memcli.entities import RELATIONS, GraphOutput, Extraction, common_words, extract, extraction_prompt, ground, normalise, turn_names
 from memcli.errors import InvalidOutputError, NotFoundError, UsageError
 from memcli.graph import MENTIONED_WITH, Closed, Entity, Graph, Relation, day_seconds, relation_memory_id
 from memcli.llm import ChatModel, Message, structured_output
@@ -130,18 +130,26 @@ class GraphBuilder:
     def unscanned(self, user: str) -> list[Memory]:
         """``user``'s turns, notes, facts and daily event summaries (``SCANNED_KINDS``) not yet
         through the graph step, oldest first."""
+        return self._unscanned(user, self._scannable(user))
+
+    def _scannable(self, user: str) -> list[Memory]:
+        """Every memory of ``user`` of the ``SCANNED_KINDS``."""
+        with self.store.transaction():
+            return [m for kind in SCANNED_KINDS for m in self.store.memories(user=user, kind=kind)]
+
+    def _unscanned(self, user: str, scannable: Sequence[Memory]) -> list[Memory]:
         with self.store.transaction():
             done = self.store.sidecar.consolidated(user, STAGE)
-            memories = [m for kind in SCANNED_KINDS for m in self.store.memories(user=user, kind=kind) if m.id not in done]
-        return sorted(memories, key=lambda m: (m.created_at, m.id))
+        return sorted((m for m in scannable if m.id not in done), key=lambda m: (m.created_at, m.id))
 
-    def extraction(self, memory: Memory, speaker: str, addressee: str | None, known: Sequence[str]) -> Extraction:
+    def extraction(self, memory: Memory, speaker: str, addressee: str | None, known: Sequence[str],
+                   common: Collection[str] = ()) -> Extraction:
         """What ``memory`` names, by the model path when there is a model (grounded in its
         text, the offline extractor's result when the model's output stays invalid), else
         offline."""
         if self.chat_model is None:
             self._wrote("extractive")
-            return extract(memory.text, speaker=speaker, addressee=addressee, day=memory.day, known=known)
+            return extract(memory.text, speaker=speaker, addressee=addressee, day=memory.day, known=known, common=common)
         speakers = [s for s in (speaker, addressee) if s]
         messages = [Message("user", extraction_prompt(f"{speaker}: {memory.text}", speakers))]
         try:
@@ -149,21 +157,22 @@ class GraphBuilder:
         except InvalidOutputError as exc:
             self.warn(f"graph of {memory.id}: {exc.message}; the offline extraction was used instead")
             self._wrote("fallback")
-            return extract(memory.text, speaker=speaker, addressee=addressee, day=memory.day, known=known)
+            return extract(memory.text, speaker=speaker, addressee=addressee, day=memory.day, known=known, common=common)
         self._wrote("llm")
         return ground(out, memory.text, speakers=speakers)
 
-    def extractions(self, memory: Memory, name: str, addressee: str | None, known: Sequence[str]) -> list[Extraction]:
+    def extractions(self, memory: Memory, name: str, addressee: str | None, known: Sequence[str],
+                    common: Collection[str] = ()) -> list[Extraction]:
         """What ``memory`` names (``extraction``): a turn as its speaker said it, a note or
         a fact as the user's (``name``), a daily summary line by line, each line as the
         speaker it names said it."""
         if memory.kind != Kind.EVENT_DAILY.value:
-            return [self.extraction(memory, memory.speaker or name, addressee, known)]
+            return [self.extraction(memory, memory.speaker or name, addressee, known, common)]
         out = []
         for line in memory.text.split("\n"):
             speaker, sentence = parse_line(line)
             if sentence.strip():
-                out.append(self.extraction(replace(memory, text=sentence), speaker or name, None, known))
+                out.append(self.extraction(replace(memory, text=sentence), speaker or name, None, known, common))
         return out
 
     def _wrote(self, path: str) -> None:
@@ -175,15 +184,22 @@ class GraphBuilder:
         scanned, record each relation a newer one closed as an INVALIDATE event, then bring
         the relation memories in step (``sync``). ``name``: what I/me/my in a note or a
         fact stand for (the user's name)."""
-        memories = self.unscanned(user) if memories is None else list(memories)
+        scannable = self._scannable(user)
+        memories = self._unscanned(user, scannable) if memories is None else list(memories)
+        if not memories:
+            self.sync(user)
+            return self.report
         you = addressees(memories)
         with self.store.transaction():
             known_entities = [e.name for e in self.store.sidecar.graph.entities(user)]
-        known = sorted(set(turn_names(m.text for m in memories)) | set(known_entities) | {m.speaker for m in memories if m.speaker})
+        # How this user writes a word (capitalised or not) is read from all of their texts, not from this run's few.
+        texts = [m.text for m in scannable] or [m.text for m in memories]
+        known = sorted(set(turn_names(texts)) | set(known_entities) | {m.speaker for m in memories if m.speaker})
+        common = common_words(texts)
         roles = {normalise(name): "user", normalise(ASSISTANT): "assistant"}
         for start in range(0, len(memories), BATCH):
             batch = memories[start : start + BATCH]
-            found = [(m, extraction) for m in batch for extraction in self.extractions(m, name, you.get(m.id), known)]
+            found = [(m, extraction) for m in batch for extraction in self.extractions(m, name, you.get(m.id), known, common)]
             now = self.clock()
             with self.store.transaction(), self.store.sidecar.graph.writing():
                 graph = self.store.sidecar.graph

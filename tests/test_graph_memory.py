@@ -88,6 +88,20 @@ def test_where_do_i_live_ranks_lisbon_first_and_porto_as_of_before_the_move(move
     assert not any("Lisbon" in hit.memory.text for hit in then)
 
 
+def test_a_word_the_user_writes_in_lower_case_is_no_name_in_a_later_consolidation(fake_model: Any) -> None:
+    """How the user writes a word is read from all of their texts, not only from what one
+    consolidation scans: "frisbee", written in lower case on earlier days, is no entity
+    when a later day writes it "Frisbee"; "Max" still is."""
+    memcli = make_memcli(consolidation="extractive")
+    memcli.add_memories(day_turns([("Ana", "frisbee is great exercise."), ("Ana", "I bought a new frisbee for the dog.")], PORTO_DAY, "s1"))
+    memcli.consolidate(USER)
+    memcli.add_memories(day_turns([("Ana", "Yesterday Max and I played Frisbee in the park.")], LISBON_DAY, "s2"))
+    memcli.consolidate(USER)
+    with memcli.store.transaction():
+        names = {e.name for e in memcli.store.sidecar.graph.entities(USER)}
+    assert "Max" in names and "Frisbee" not in names
+
+
 def test_without_the_graph_lever_the_signal_is_off(moved: Engine) -> None:
     from memcli.retrieval import Signals
 
