@@ -39,7 +39,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any, Literal
 
@@ -445,10 +445,17 @@ def _lower(word: str) -> str:
     return word.replace("’", "'").lower()
 
 
-def _english_names_elsewhere(text: str, known: Iterable[str]) -> set[str]:
-    """Lower-cased words the text (away from sentence starts) or ``known`` write as names."""
+def _name_words(names: Iterable[str]) -> set[str]:
+    """The lower-cased ``names`` and each of their words."""
+    names = list(names)
+    return {w.lower() for k in names for w in re.findall(r"[\w'’\-]+", k)} | {k.lower() for k in names}
+
+
+def _english_names_elsewhere(text: str, known_words: Collection[str]) -> set[str]:
+    """Lower-cased words the text (away from sentence starts) writes as names, with
+    ``known_words`` (``_name_words`` of the names seen elsewhere)."""
     starts = _sentence_starts(text)
-    names = {w.lower() for k in known for w in re.findall(r"[\w'’\-]+", k)} | {k.lower() for k in known}
+    names = set(known_words)
     for match in re.finditer(rf"\b(?:{_WORD})", text):
         if match.start() not in starts:
             word = _bare(match.group())
@@ -696,20 +703,25 @@ def _tagged(text: str) -> Iterator[tuple[str, str]]:
         yield word, flag
 
 
+def _zh_names(names: Iterable[str]) -> set[str]:
+    """The Chinese names among ``names`` (two characters or more) and the given names of
+    the full ones (曼婷 of 张曼婷): what ``_chinese_candidates`` finds wherever it occurs."""
+    found = {n for n in names if len(n) >= 2 and _CJK.match(n)}
+    return found | {n[1:] for n in found if len(n) == 3 and n[0] in _SURNAMES}
+
+
 def _chinese_candidates(text: str, known: Collection[str]) -> list[_Candidate]:
     """Names in the Chinese runs of ``text`` by jieba's tags, checked (``_zh_person``,
     ``_zh_place``, ``_zh_organisation``); names jieba cuts before a head noun (绿禾公园);
-    pets by "狗叫X", people by "叫X", 《》 titles as works. ``known`` names (the speakers)
-    are persons wherever they occur."""
+    pets by "狗叫X", people by "叫X", 《》 titles as works. ``known`` names (``_zh_names``
+    of the speakers and the names seen elsewhere) are persons wherever they occur."""
     out: list[_Candidate] = []
     for m in _BOOK_TITLE.finditer(text):
         out.append(_Candidate(m.group(1).strip(), m.start(1), m.end(1), "work", True))
     for m in _ZH_PET_NAME.finditer(text):
         out.append(_Candidate(m.group(1), m.start(1), m.end(1), "pet", True))
     # known names, and the given names of known full names (曼婷 of 张曼婷), longest first
-    names = {n for n in known if len(n) >= 2 and _CJK.match(n)}
-    names |= {n[1:] for n in names if len(n) == 3 and n[0] in _SURNAMES}
-    for name in sorted(names, key=len, reverse=True):
+    for name in sorted({n for n in known if n in text}, key=len, reverse=True):
         for m in re.finditer(re.escape(name), text):
             if not any(c.start <= m.start() < c.end for c in out):
                 out.append(_Candidate(name, m.start(), m.end(), "person", True))
@@ -1064,14 +1076,27 @@ _CALL_ME = re.compile(r"\b(?:call me|everyone calls me|people call me|friends ca
 _ZH_CALL_ME = re.compile(r"(?:叫我|喊我|称呼我|我的小名是|我的小名叫|我的昵称是)(?P<alias>[\u4e00-\u9fff]{1,3}?)(?=[，。！？、,.!?\s]|$|就|吧|好|了)")
 
 
-def _aliases(text: str, mentions: list[Mention], speaker: str, addressee: str | None, known: Collection[str]) -> list[tuple[str, str]]:
+def _full_names(names: Iterable[str]) -> dict[str, list[str]]:
+    """Short name → the full names among ``names`` an alias rule of ``_aliases`` can tie it
+    to: a Chinese full name's given name (曼婷 → 张曼婷), an English full name's first word
+    (John → John Zhang)."""
+    out: dict[str, list[str]] = {}
+    for full in dict.fromkeys(names):
+        if _CJK.match(full) and len(full) >= 2 and full[0] in _SURNAMES:
+            out.setdefault(full[1:], []).append(full)
+        elif " " in full and not _CJK.search(full):
+            out.setdefault(full.split()[0], []).append(full)
+    return out
+
+
+def _aliases(text: str, mentions: list[Mention], speaker: str, addressee: str | None, known: KnownNames) -> list[tuple[str, str]]:
     """The aliases ``text`` states: a short name the speaker calls the addressee by ("Hey
     Mel!", "That's great, Mel!" to Melanie), "call me X" (叫我X), a given name beside the
     full Chinese name (曼婷 beside 张曼婷, here or among ``known``), a first name beside its
     full English name ("John" beside "John Zhang")."""
     out: list[tuple[str, str]] = []
     names = [m.name for m in mentions]
-    fulls = list(dict.fromkeys([*names, *known, speaker, *([addressee] if addressee else [])]))
+    here = [*names, speaker, *([addressee] if addressee else [])]
     for m in _VOCATIVE.finditer(text):
         short = m.group("name") or m.group("tail")
         if addressee and short != addressee and len(short) >= 3 and normalise(addressee).startswith(normalise(short)):
@@ -1079,7 +1104,7 @@ def _aliases(text: str, mentions: list[Mention], speaker: str, addressee: str | 
     for m in [*_CALL_ME.finditer(text), *_ZH_CALL_ME.finditer(text)]:
         out.append((m.group("alias"), speaker))
     for name in dict.fromkeys(names):
-        for full in fulls:
+        for full in dict.fromkeys([*here, *known.fulls.get(name, ())]):
             if full == name or not full:
                 continue
             if _CJK.match(name) and len(full) == len(name) + 1 and full[0] in _SURNAMES and full.endswith(name):
@@ -1112,13 +1137,37 @@ def _coordinated_types(mentions: list[Mention], text: str) -> list[Mention]:
     return out
 
 
+@dataclass(frozen=True)
+class KnownNames:
+    """Names seen elsewhere (``extract``'s ``known``), with what extraction looks up in them
+    made once: a consolidation passes one to every text it reads instead of going through
+    every name at each text (which made extraction slow down as a user's names grew).
+
+    ``words``: the lower-cased names and their words; ``lower``: the lower-cased names;
+    ``chinese``: the Chinese names and given names (``_zh_names``); ``fulls``: short name →
+    full names (``_full_names``)."""
+
+    names: tuple[str, ...] = ()
+    words: frozenset[str] = frozenset()
+    lower: frozenset[str] = frozenset()
+    chinese: frozenset[str] = frozenset()
+    fulls: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> KnownNames:
+        """The known names ``names`` (in order, each once)."""
+        names = tuple(dict.fromkeys(n for n in names if n))
+        return cls(names, frozenset(_name_words(names)), frozenset(n.lower() for n in names),
+                   frozenset(_zh_names(n for n in names if _CJK.search(n))), _full_names(names))
+
+
 def extract(
     text: str,
     *,
     speaker: str,
     addressee: str | None = None,
     day: str | None = None,
-    known: Collection[str] = (),
+    known: Collection[str] | KnownNames = (),
     common: Collection[str] = (),
 ) -> Extraction:
     """The entities, relations and aliases one text (a turn, a note, a fact) states, without
@@ -1126,15 +1175,17 @@ def extract(
 
     ``speaker`` is who said it (I/me/my/我 stand for them), ``addressee`` who it was said to
     (you/your/你), ``day`` its date (``YYYY-MM-DD``, to date "yesterday I moved to …"), and
-    ``known`` names seen elsewhere (other turns, the speakers; ``turn_names`` gathers them),
+    ``known`` names seen elsewhere (other turns, the speakers; ``turn_names`` gathers them;
+    a ``KnownNames`` made once for many texts saves reading every name at each text),
     which let a sentence-initial capital count as a name, and ``common`` the lower-case
     words the user's texts write in lower case more often than capitalised
     (``common_words``), which a capital alone does not make a name ("See you soon"). Chinese text loads jieba and
     JioNLP's gazetteers on first use (about 3 s)."""
     speakers = [n for n in (speaker, addressee) if n]
     persons = {normalise(n) for n in speakers}
-    names_elsewhere = _english_names_elsewhere(text, [*known, *speakers])
-    candidates = _english_candidates(text, names_elsewhere, common, {w.lower() for w in [*known, *speakers]})
+    known = known if isinstance(known, KnownNames) else KnownNames.of(known)
+    names_elsewhere = _english_names_elsewhere(text, known.words | _name_words(speakers))
+    candidates = _english_candidates(text, names_elsewhere, common, known.lower | {w.lower() for w in speakers})
     for c in candidates:
         c.type, c.typed = _english_type(text, c, persons)
     for m in _QUOTED.finditer(text):
@@ -1149,7 +1200,7 @@ def extract(
             kind = "organisation" if _ORG_CUE.search(before) else "work"
             candidates.append(_Candidate(title, start, start + len(title), kind, True))
     if _CJK.search(text):
-        zh = _chinese_candidates(text, [n for n in [*speakers, *known] if _CJK.search(n)])
+        zh = _chinese_candidates(text, _zh_names(speakers) | known.chinese)
         candidates = [c for c in candidates if not any(z.start <= c.start < z.end for z in zh)] + zh
     mentions: list[Mention] = []
     for c in sorted(candidates, key=lambda c: (c.start, -c.end)):

@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING
 from memcli.dates import day_of
 from memcli.embedding import embedder_identity
 from memcli.extractive import parse_line
-from memcli.entities import RELATIONS, GraphOutput, Extraction, common_words, extract, extraction_prompt, ground, normalise, turn_names
+from memcli.entities import (
+    RELATIONS, Extraction, GraphOutput, KnownNames, common_words, extract, extraction_prompt, ground, normalise, turn_names,
+)
 from memcli.errors import InvalidOutputError, NotFoundError, UsageError
 from memcli.graph import MENTIONED_WITH, Closed, Entity, Graph, Relation, day_seconds, relation_memory_id
 from memcli.llm import ChatModel, Message, structured_output
@@ -142,7 +144,7 @@ class GraphBuilder:
             done = self.store.sidecar.consolidated(user, STAGE)
         return sorted((m for m in scannable if m.id not in done), key=lambda m: (m.created_at, m.id))
 
-    def extraction(self, memory: Memory, speaker: str, addressee: str | None, known: Sequence[str],
+    def extraction(self, memory: Memory, speaker: str, addressee: str | None, known: KnownNames,
                    common: Collection[str] = ()) -> Extraction:
         """What ``memory`` names, by the model path when there is a model (grounded in its
         text, the offline extractor's result when the model's output stays invalid), else
@@ -161,7 +163,7 @@ class GraphBuilder:
         self._wrote("llm")
         return ground(out, memory.text, speakers=speakers)
 
-    def extractions(self, memory: Memory, name: str, addressee: str | None, known: Sequence[str],
+    def extractions(self, memory: Memory, name: str, addressee: str | None, known: KnownNames,
                     common: Collection[str] = ()) -> list[Extraction]:
         """What ``memory`` names (``extraction``): a turn as its speaker said it, a note or
         a fact as the user's (``name``), a daily summary line by line, each line as the
@@ -194,7 +196,7 @@ class GraphBuilder:
             known_entities = [e.name for e in self.store.sidecar.graph.entities(user)]
         # How this user writes a word (capitalised or not) is read from all of their texts, not from this run's few.
         texts = [m.text for m in scannable] or [m.text for m in memories]
-        known = sorted(set(turn_names(texts)) | set(known_entities) | {m.speaker for m in memories if m.speaker})
+        known = KnownNames.of(sorted(set(turn_names(texts)) | set(known_entities) | {m.speaker for m in memories if m.speaker}))
         common = common_words(texts)
         roles = {normalise(name): "user", normalise(ASSISTANT): "assistant"}
         for start in range(0, len(memories), BATCH):

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memcli.entities import Extraction, common_words, extract, normalise, turn_names
+from memcli.entities import Extraction, KnownNames, common_words, extract, normalise, turn_names
 from memcli.memory import ASSISTANT
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -86,7 +86,7 @@ def memorybank(lang: str, user: str) -> list[Turn]:
 
 def run(turns: list[Turn]) -> Iterator[tuple[Turn, Extraction]]:
     speakers = {t.speaker for t in turns} - {ASSISTANT}
-    known = list(speakers) + turn_names(t.text for t in turns)
+    known = KnownNames.of(list(speakers) + turn_names(t.text for t in turns))
     common = common_words(t.text for t in turns)
     for t in turns:
         yield t, extract(t.text, speaker=t.speaker, addressee=t.addressee, day=t.day, known=known, common=common)

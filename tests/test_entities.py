@@ -9,6 +9,7 @@ from memcli.entities import (
     RELATIONS,
     Extraction,
     GraphOutput,
+    KnownNames,
     extract,
     extraction_prompt,
     common_words,
@@ -134,6 +135,25 @@ def test_chinese_names_places_organisations_works_and_pets() -> None:
 def test_chinese_given_name_is_an_alias_of_the_full_name() -> None:
     assert ("曼婷", "张曼婷") in extract("曼婷今天很开心。", speaker="张曼婷", known=["张曼婷"]).aliases
     assert ("曼婷", "张曼婷") in extract("我叫张曼婷，朋友们叫我曼婷。", speaker="张曼婷").aliases
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "addressee"),
+    [
+        ("Please call me Jo. John Zhang and John came too.", "Joanna", None),
+        ("Max and I saw Oscar at the Grand Canyon yesterday.", "Melanie", "Caroline"),
+        ("Hey Mel! Caroline said hi.", "Caroline", "Melanie"),
+        ("曼婷今天很开心，李华也来了。", "张曼婷", "AI伴侣"),
+    ],
+)
+def test_known_names_made_once_extract_what_the_names_themselves_do(text: str, speaker: str, addressee: str | None) -> None:
+    """A ``KnownNames`` made once for many texts gives each text the same extraction as
+    the list of names it was made from, also among many other names."""
+    known = ["John Zhang", "Caroline", "Melanie", "Max", "Oscar", "张曼婷", "李华", *[f"Name{i} Other{i}" for i in range(300)]]
+    assert extract(text, speaker=speaker, addressee=addressee, known=KnownNames.of(known)) == extract(
+        text, speaker=speaker, addressee=addressee, known=known
+    )
+    assert KnownNames.of(known).fulls["曼婷"] == ["张曼婷"] and KnownNames.of(known).fulls["John"] == ["John Zhang"]
 
 
 @pytest.mark.parametrize(
