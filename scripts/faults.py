@@ -28,6 +28,12 @@ except the service case, which kill -9s the service under two writing clients. B
 default the real configured models are used (consolidation on its extractive path, chat
 replies capped at 48 tokens); ``--fake-models`` runs ``python tests/fakes cli``, the
 same CLI with the test fakes, for the test suite's quick mode.
+
+The harness makes itself the subreaper of what it starts and reaps none of the orphans
+(``never_reap``): a service or writer killed after its parent exited stays a zombie for the
+rest of the run, as it does where a container's first process does not reap (CI did that:
+memcli took such a zombie for a live writer and left a note in its journal). ``--reap``
+leaves orphans to the system.
 """
 
 from __future__ import annotations
@@ -1418,6 +1424,18 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def never_reap() -> bool:
+    """Make this process the subreaper of its descendants (Linux ``PR_SET_CHILD_SUBREAPER``)
+    without ever waiting for the orphans it inherits, so that they stay zombies; False
+    where the system does not allow it."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the harness; 0 when every invariant held, 1 otherwise."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1431,6 +1449,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="seed of the random kill points")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     parser.add_argument("--keep", action="store_true", help="keep the temporary homes (their path is printed)")
+    parser.add_argument("--reap", action="store_true", help="leave orphaned processes to the system instead of keeping them as zombies")
     parser.add_argument("--disk-full-inside", nargs=3, metavar=("HOME", "TEMPLATE", "NOTES"), help=argparse.SUPPRESS)
     parser.add_argument("--full-disk-inside", nargs=3, metavar=("HOME", "TEMPLATE", "MARK"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
@@ -1444,6 +1463,7 @@ def main(argv: list[str] | None = None) -> int:
         home, template, notes = (Path(p) for p in options.disk_full_inside)
         print(json.dumps(disk_full_inside(home, template, notes, options.fake_models, options.quick)))
         return 0
+    zombies = not options.reap and never_reap()
     seed = options.seed if options.seed is not None else random.randrange(2**32)
     rng = random.Random(seed)
     total = options.trials if options.trials is not None else (12 if options.quick else 100)
@@ -1452,7 +1472,8 @@ def main(argv: list[str] | None = None) -> int:
     h.jobs = max(1, options.jobs)
     only = options.only
     started = time.monotonic()
-    status(f"faults: {'fake' if h.fake else 'real'} models, {total} kill trials, seed {seed}, homes under {base}")
+    status(f"faults: {'fake' if h.fake else 'real'} models, {total} kill trials, seed {seed}, homes under {base}"
+           + ("; orphans stay zombies" if zombies else ""))
     rows: list[Row] = []
     try:
         if any(only in case for case in KILL_SHARES):
@@ -1482,7 +1503,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = all(row.ok for row in rows)
     if options.json:
         print(json.dumps({"ok": ok, "models": "fake" if h.fake else "real", "kill_trials": total, "seed": seed,
-                          "seconds": round(seconds, 1), "rows": [{**asdict(r), "ok": r.ok} for r in rows]}, indent=2))
+                          "seconds": round(seconds, 1), "zombies": zombies, "rows": [{**asdict(r), "ok": r.ok} for r in rows]}, indent=2))
     else:
         print(table(rows))
         print(f"{'fake' if h.fake else 'real'} models, seed {seed}, {seconds:.0f} s")
