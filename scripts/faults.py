@@ -936,17 +936,7 @@ def disk_full_inside(home: Path, template: Path, notes: Path, fake: bool, quick:
     row = Row("bad: full disk")
     check = Check(row)
     before = snapshot(h, home, check)
-    filler = home / "filler"
-    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for block in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(descriptor, b"\0" * block)
-            except OSError:
-                continue
-    finally:
-        os.close(descriptor)
+    filler = _fill(home / "filler")
     done = check.saw(h.run(home, "import", str(notes)))
     _judge(row, done, code=expected_code("no space", "disk full"))
     filler.unlink()
@@ -957,6 +947,22 @@ def disk_full_inside(home: Path, template: Path, notes: Path, fake: bool, quick:
     result = asdict(row)
     result["before"] = before
     return result
+
+
+def _fill(filler: Path) -> Path:
+    """Write ``filler`` until its device is full, to the last byte (blocks of 64 KiB down to
+    one byte); returns it, for the caller to remove."""
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for block in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    os.write(descriptor, b"\0" * block)
+            except OSError:
+                continue
+    finally:
+        os.close(descriptor)
+    return filler
 
 
 def full_disk_case(h: Harness, base: Path) -> Row:
@@ -995,17 +1001,7 @@ def full_disk_inside(home: Path, template: Path, mark: str, fake: bool, quick: b
     check = Check(row)
     listed = check.memories(h, home) or []
     acked = {m["text"]: m["id"] for m in listed if mark in m["text"]}
-    filler = home / "filler"
-    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for block in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(descriptor, b"\0" * block)
-            except OSError:
-                continue
-    finally:
-        os.close(descriptor)
+    filler = _fill(home / "filler")
     full = expected_code("no space", "disk full")
     deleted: dict[str, str] = {}
     texts = sorted(acked)
