@@ -24,7 +24,7 @@ from pathlib import Path
 from memcli.errors import DISK_FULL_ERRNOS, READ_ONLY_ERRNOS, DiskFullError, ReadOnlyStoreError
 from memcli.memory import Memory
 from memcli.paths import device_of, open_private, private_dir
-from memcli.processes import process_start, running
+from memcli.processes import process_start, same_process
 
 _IN_FLIGHT: Counter[str] = Counter()
 """Ids of the memories this process is writing now, all threads."""
@@ -155,8 +155,4 @@ def _alive_elsewhere(pid: int, started: str = "") -> bool:
     its file name tells) is another live process, whose journal files are its own business.
     A killed writer that nobody has reaped yet (a zombie: its parent, or a container's
     first process, does not reap) is gone, and so is a later process given its pid."""
-    if pid == os.getpid() or not running(pid):
-        return False
-    if started.isdigit() and int(started) and process_start(pid) not in (None, int(started)):
-        return False
-    return True
+    return pid != os.getpid() and same_process(pid, int(started) if started.isdigit() and int(started) else None)

@@ -38,6 +38,15 @@ def running(pid: int) -> bool:
         return True
 
 
+def same_process(pid: int, started: int | None) -> bool:
+    """Whether process ``pid`` is alive (``running``) and is the one that started at
+    ``started`` clock ticks since boot (``process_start``; None, or where /proc does not
+    tell: any process of that pid), not a later one the system gave the same pid."""
+    if started is not None and process_start(pid) not in (None, started):
+        return False
+    return running(pid)
+
+
 def service_file(paths: Paths) -> dict | None:
     """What the running service of ``paths`` wrote in its service file (pid, process_start,
     version, protocol); None when none runs (also when its pid now belongs to another
@@ -48,10 +57,7 @@ def service_file(paths: Paths) -> dict | None:
         pid = int(service["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    started = service.get("process_start")
-    if started is not None and process_start(pid) not in (None, started):
-        return None
-    return service if running(pid) else None
+    return service if same_process(pid, service.get("process_start")) else None
 
 
 def service_pid(paths: Paths) -> int | None:
