@@ -424,7 +424,8 @@ class Consolidator:
         not yet scanned, turns named as summaries name their speaker (``named``), I/me/my of
         notes and facts standing for the user's name."""
         builder = self.graph_builder()
-        todo = builder.unscanned(user)
+        scannable = builder.scannable(user)  # read once: the step reads all of them, and scans the new ones
+        todo = builder.unscanned(user, scannable)
         if not todo:
             builder.sync(user)
             return
@@ -433,7 +434,7 @@ class Consolidator:
         with self.store.transaction():
             own = [t for t in self.store.memories(user=user, kind=Kind.TURN.value, archived=False) if t.speaker in (user, "user")]
         name = self.name_of(user, own) or (extractive.UNNAMED if user in (LEGACY_USER, login_name()) else user)
-        builder.build(user, name, [renamed.get(m.id, m) for m in todo])
+        builder.build(user, name, [renamed.get(m.id, m) for m in todo], scannable)
 
     @property
     def extractive(self) -> bool:

@@ -129,17 +129,16 @@ class GraphBuilder:
         self.warn = warn or (lambda message: None)
         self.report = GraphReport()
 
-    def unscanned(self, user: str) -> list[Memory]:
-        """``user``'s turns, notes, facts and daily event summaries (``SCANNED_KINDS``) not yet
-        through the graph step, oldest first."""
-        return self._unscanned(user, self._scannable(user))
-
-    def _scannable(self, user: str) -> list[Memory]:
-        """Every memory of ``user`` of the ``SCANNED_KINDS``."""
+    def scannable(self, user: str) -> list[Memory]:
+        """Every memory of ``user`` of the ``SCANNED_KINDS``, scanned or not."""
         with self.store.transaction():
             return [m for kind in SCANNED_KINDS for m in self.store.memories(user=user, kind=kind)]
 
-    def _unscanned(self, user: str, scannable: Sequence[Memory]) -> list[Memory]:
+    def unscanned(self, user: str, scannable: Sequence[Memory] | None = None) -> list[Memory]:
+        """``user``'s turns, notes, facts and daily event summaries (``SCANNED_KINDS``) not yet
+        through the graph step, oldest first; from ``scannable`` (``scannable``'s list, when
+        the caller has read it already)."""
+        scannable = self.scannable(user) if scannable is None else scannable
         with self.store.transaction():
             done = self.store.sidecar.consolidated(user, STAGE)
         return sorted((m for m in scannable if m.id not in done), key=lambda m: (m.created_at, m.id))
@@ -180,14 +179,17 @@ class GraphBuilder:
     def _wrote(self, path: str) -> None:
         self.report.written_by[path] = self.report.written_by.get(path, 0) + 1
 
-    def build(self, user: str, name: str, memories: Sequence[Memory] | None = None) -> GraphReport:
+    def build(self, user: str, name: str, memories: Sequence[Memory] | None = None,
+              scannable: Sequence[Memory] | None = None) -> GraphReport:
         """Scan ``memories`` of ``user`` (the unscanned ones when None; turns with their
         speaker as summaries name them, ``Consolidator.named``) into the graph, mark them
         scanned, record each relation a newer one closed as an INVALIDATE event, then bring
         the relation memories in step (``sync``). ``name``: what I/me/my in a note or a
-        fact stand for (the user's name)."""
-        scannable = self._scannable(user)
-        memories = self._unscanned(user, scannable) if memories is None else list(memories)
+        fact stand for (the user's name). ``scannable``: the user's ``scannable`` memories,
+        when the caller has read them already (how the user writes each word is read from
+        all of them)."""
+        scannable = self.scannable(user) if scannable is None else scannable
+        memories = self.unscanned(user, scannable) if memories is None else list(memories)
         if not memories:
             self.sync(user)
             return self.report
