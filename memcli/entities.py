@@ -33,8 +33,6 @@ places 1.0 (English) and 0.82 (Chinese); about 300 turns a second.
 
 from __future__ import annotations
 
-import logging
-import os
 import re
 import threading
 import unicodedata
@@ -508,20 +506,17 @@ _places_zh: frozenset[str] | None = None
 
 
 def _posseg() -> Any:
-    """jieba's part-of-speech tokenizer, loaded once (about 0.6 s; its dictionary cache, in
-    the temporary directory, is one per user, as ``memcli.lexical.segment``'s)."""
+    """jieba's part-of-speech tokenizer over the process's one jieba dictionary
+    (``memcli.lexical.jieba_tokenizer``), made once."""
     global _pos_tokenizer
     if _pos_tokenizer is None:
         with _POS_LOCK:
             if _pos_tokenizer is None:
-                import jieba
                 import jieba.posseg
 
-                jieba.setLogLevel(logging.WARNING)
-                tokenizer = jieba.Tokenizer()
-                tokenizer.cache_file = f"jieba.u{os.getuid()}.cache" if hasattr(os, "getuid") else None
-                tokenizer.initialize()
-                _pos_tokenizer = jieba.posseg.POSTokenizer(tokenizer)
+                from memcli.lexical import jieba_tokenizer
+
+                _pos_tokenizer = jieba.posseg.POSTokenizer(jieba_tokenizer())
     return _pos_tokenizer
 
 

@@ -96,11 +96,11 @@ def has_cjk(text: str) -> bool:
     return not text.isascii() and _CJK.search(text) is not None
 
 
-def segment(run: str) -> list[str]:
-    """The words of a run of CJK characters, by jieba's search mode (Sun 2012; the
-    prefix-dictionary DAG with an HMM for unknown words, then the shorter words inside
-    each long one as well): "弹钢琴" -> 钢琴, 弹钢琴. jieba loads its dictionary on first
-    use (about 0.6 s; it caches it in the temporary directory)."""
+def jieba_tokenizer() -> Any:
+    """jieba's tokenizer (its prefix dictionary), loaded once for the process (about 0.6 s)
+    and shared by ``segment`` and the part-of-speech tagging of ``memcli.entities``. Its
+    dictionary cache, in the temporary directory, is one per user (not a file others could
+    plant)."""
     global _segmenter
     if _segmenter is None:
         with _segmenter_lock:
@@ -112,11 +112,18 @@ def segment(run: str) -> list[str]:
 
                 jieba.setLogLevel(logging.WARNING)
                 tokenizer = jieba.Tokenizer()
-                # Its dictionary cache, in the temporary directory, is one per user (not a file others could plant).
                 tokenizer.cache_file = f"jieba.u{os.getuid()}.cache" if hasattr(os, "getuid") else None
                 tokenizer.initialize()
                 _segmenter = tokenizer
-    return [w for w in _segmenter.cut_for_search(run) if w.strip()]
+    return _segmenter
+
+
+def segment(run: str) -> list[str]:
+    """The words of a run of CJK characters, by jieba's search mode (Sun 2012; the
+    prefix-dictionary DAG with an HMM for unknown words, then the shorter words inside
+    each long one as well): "弹钢琴" -> 钢琴, 弹钢琴. jieba loads its dictionary on first
+    use (``jieba_tokenizer``)."""
+    return [w for w in jieba_tokenizer().cut_for_search(run) if w.strip()]
 
 
 def word_tokens(word: str) -> list[str]:
