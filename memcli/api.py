@@ -39,7 +39,7 @@ def arguments(verb: str) -> type[BaseModel]:
     return create_model(f"{VERBS[verb].method}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
 
 
-def run(memcli: Memcli, verb: str, args: Mapping[str, Any]) -> Any:
+def run(library: Memcli, verb: str, args: Mapping[str, Any]) -> Any:
     """Run ``verb`` with ``args`` (a mapping of the method's parameter names to JSON-like
     values) on ``memcli``; returns the method's schema model.
 
@@ -56,7 +56,7 @@ def run(memcli: Memcli, verb: str, args: Mapping[str, Any]) -> Any:
         values = model.model_validate(args)
     except ValidationError as exc:
         raise UsageError(f"request {verb!r}: {_first_error(exc)}") from None
-    return getattr(memcli, VERBS[verb].method)(**{name: getattr(values, name) for name in model.model_fields})
+    return getattr(library, VERBS[verb].method)(**{name: getattr(values, name) for name in model.model_fields})
 
 
 def _first_error(exc: ValidationError) -> str:

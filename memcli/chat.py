@@ -49,11 +49,11 @@ class ChatSession:
     prompt; it is kept in the session's state, not in the store.
     """
 
-    def __init__(self, memcli: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
+    def __init__(self, engine: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
                  system: str = "") -> None:
-        self.memcli = memcli
-        self.user = memcli.user(user)
-        self.session_id = f"chat-{day_of(memcli.clock())}-{new_id()[:8]}"
+        self.engine = engine
+        self.user = engine.user(user)
+        self.session_id = f"chat-{day_of(engine.clock())}-{new_id()[:8]}"
         self.history: list[Message] = []
         self.history_ids: list[str] = []
         self.summary = ""
@@ -63,19 +63,19 @@ class ChatSession:
         self._last_turn_at = 0.0
 
     @classmethod
-    def resume(cls, memcli: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
+    def resume(cls, engine: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
                system: str = "") -> ChatSession:
         """The user's most recent chat session, to go on with (``memcli chat --continue``):
         its id, and its last ``history_turns`` stored turns as the verbatim history (its
         older turns come back through recall, as any memory does). A new session (with
         ``resumed`` False) when the user has no chat turn in the store; forgotten
         (archived) turns do not count."""
-        session = cls(memcli, user, on_warning, system)
-        turns = [t for t in memcli.list_memories(session.user, Kind.TURN.value, limit=0) if t.source.startswith("chat:") and t.session]
+        session = cls(engine, user, on_warning, system)
+        turns = [t for t in engine.list_memories(session.user, Kind.TURN.value, limit=0) if t.source.startswith("chat:") and t.session]
         if not turns:
             return session
         last = turns[0].session  # newest first
-        mine = [t for t in reversed(turns) if t.session == last][-memcli.settings.history_turns :]
+        mine = [t for t in reversed(turns) if t.session == last][-engine.settings.history_turns :]
         session.session_id = last
         session.history = [Message("assistant" if t.speaker == "assistant" else "user", t.text) for t in mine]
         session.history_ids = [t.id for t in mine]
@@ -88,19 +88,19 @@ class ChatSession:
         return {
             "user": self.user,
             "session_id": self.session_id,
-            "model": self.memcli.chat_model.name,
+            "model": self.engine.chat_model.name,
             "history": [{"role": m.role, "content": m.content, "id": i} for m, i in zip(self.history, self.history_ids)],
             "summary": self.summary,
             "last_turn_at": iso_time(self._last_turn_at, "microseconds"),
             "system": self.system,
             "resumed": self.resumed,
-            "base_model": is_base_model(self.memcli.chat_model),
+            "base_model": is_base_model(self.engine.chat_model),
         }
 
     @classmethod
-    def restore(cls, memcli: Engine, state: dict[str, object], on_warning: Callable[[str], None] | None = None) -> ChatSession:
-        """The session that ``state()`` described, over ``memcli`` (for the next reply)."""
-        session = cls(memcli, str(state["user"]), on_warning, str(state.get("system") or ""))
+    def restore(cls, engine: Engine, state: dict[str, object], on_warning: Callable[[str], None] | None = None) -> ChatSession:
+        """The session that ``state()`` described, over ``engine`` (for the next reply)."""
+        session = cls(engine, str(state["user"]), on_warning, str(state.get("system") or ""))
         session.session_id = str(state["session_id"])
         session.resumed = bool(state.get("resumed"))
         history = list(state.get("history") or [])  # type: ignore[call-overload]
@@ -113,7 +113,7 @@ class ChatSession:
 
     def _store_turn(self, role: str, text: str, tags: list[str] | None = None) -> Memory:
         # Turns keep their order even when the clock stands still (--now): a millisecond apart.
-        now = max(self.memcli.clock(), self._last_turn_at + 0.001)
+        now = max(self.engine.clock(), self._last_turn_at + 0.001)
         self._last_turn_at = now
         turn = Memory(
             id=new_id(),
@@ -128,7 +128,7 @@ class ChatSession:
             tags=tags or [],
         )
         try:
-            self.memcli.write([turn])
+            self.engine.write([turn])
         except StoreLockedError as exc:
             self.on_warning(f"{exc.message}; the turn is journaled and will be stored later")
         return turn
@@ -146,7 +146,7 @@ class ChatSession:
 
         Raises BadInputError, before anything is stored, for a message longer than
         ``memcli.assistant.question_chars``."""
-        check_question(text, self.memcli.settings.n_ctx, "message")
+        check_question(text, self.engine.settings.n_ctx, "message")
         user_turn = self._store_turn("user", text)
         pieces: list[str] = []
         context = Context([])
@@ -164,14 +164,14 @@ class ChatSession:
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
         try:
-            self.memcli.reinforce_recalled(context.recalled)
+            self.engine.reinforce_recalled(context.recalled)
         except StoreLockedError as exc:
             self.on_warning(f"{exc.message}; the memories recalled for this reply are not reinforced")
         reply = "".join(pieces).strip()
         self.history.append(Message("user", text))
         self.history_ids.append(user_turn.id)
         if reply:
-            tags = (["interrupted"] if interrupted else []) + ([BASE_MODEL] if is_base_model(self.memcli.chat_model) else [])
+            tags = (["interrupted"] if interrupted else []) + ([BASE_MODEL] if is_base_model(self.engine.chat_model) else [])
             turn = self._store_turn("assistant", reply, tags)
             self.history.append(Message("assistant", reply))
             self.history_ids.append(turn.id)
@@ -184,7 +184,7 @@ class ChatSession:
         previous = next((m.content for m in reversed(self.history) if m.role == "user"), "")
         query = f"{previous}\n{text}" if previous else text
         try:
-            return self.memcli.context(
+            return self.engine.context(
                 query, self.user, exclude={*self.history_ids, user_turn_id}, conversation=[*self.history, Message("user", text)]
             )
         except StoreLockedError as exc:
@@ -196,20 +196,20 @@ class ChatSession:
         the model's stream, which stops generation and frees the model for the next
         request (``resources.SharedChatModel``)."""
         system = prompts.system_prompt(
-            self.user, self.memcli.today(), context.memories, context.portrait, context.events, self.summary, context.running
+            self.user, self.engine.today(), context.memories, context.portrait, context.events, self.summary, context.running
         )
         if self.system:
             system += f"\n\nInstruction from {self.user} for this conversation: {self.system}"
         messages = prompts.chat_messages(system, self.history, text)
-        settings = self.memcli.settings
-        yield from self.memcli.chat_model.stream(messages, settings.max_tokens, settings.temperature)
+        settings = self.engine.settings
+        yield from self.engine.chat_model.stream(messages, settings.max_tokens, settings.temperature)
 
     def _fold_history(self) -> None:
         """Keep ``history_turns`` turns verbatim; fold older ones into the session summary."""
-        keep = self.memcli.settings.history_turns
+        keep = self.engine.settings.history_turns
         if len(self.history) <= keep:
             return
         cut = len(self.history) - keep
         dropped = self.history[:cut]
         self.history, self.history_ids = self.history[cut:], self.history_ids[cut:]
-        self.summary = self.memcli.summarize(self.summary, dropped)
+        self.summary = self.engine.summarize(self.summary, dropped)

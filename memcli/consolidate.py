@@ -315,10 +315,10 @@ class Consolidator:
     ``warn`` receives one line per skipped unit of work; ``progress`` gets (done, total).
     """
 
-    def __init__(self, memcli: MemoryOwner, warn: Callable[[str], None] | None = None, progress: Progress | None = None) -> None:
-        self.memcli = memcli
-        self.store = memcli.store
-        self.settings = memcli.settings
+    def __init__(self, engine: MemoryOwner, warn: Callable[[str], None] | None = None, progress: Progress | None = None) -> None:
+        self.engine = engine
+        self.store = engine.store
+        self.settings = engine.settings
         self.warn = warn or (lambda message: None)
         self.progress = progress
         self.report = ConsolidationReport()
@@ -337,14 +337,14 @@ class Consolidator:
         same sentences), the missing ones in one batch."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
-            self._vectors.update(zip(missing, np.asarray(self.memcli.embedder.embed(missing), dtype=np.float32)))
+            self._vectors.update(zip(missing, np.asarray(self.engine.embedder.embed(missing), dtype=np.float32)))
         return [self._vectors[t] for t in texts]
 
     # planning ---------------------------------------------------------------------
 
     def plan(self, user: str, since: str | None = None, until: str | None = None, retry: bool = False) -> Plan:
         """Read ``user``'s turns, daily memories and progress under the store lock; see ``make_plan``."""
-        self.memcli.flush_pending()  # embeds: before the store is taken
+        self.engine.flush_pending()  # embeds: before the store is taken
         with self.store.transaction():
             turns = self.store.memories(user=user, kind=Kind.TURN.value, archived=False)
             dailies = self._dailies(user)
@@ -413,9 +413,9 @@ class Consolidator:
         """The graph step's builder, writing into this run's report (``report.graph``); it
         reads with the chat model when the ``graph_extraction`` setting says llm and this
         run writes with the model."""
-        memcli = self.memcli
-        model = memcli.chat_model if self.settings.graph_extraction == "llm" and not self.extractive else None
-        builder = GraphBuilder(self.store, memcli.embedder, memcli.clock, memcli.initial_strength, model, self.warn)
+        engine = self.engine
+        model = engine.chat_model if self.settings.graph_extraction == "llm" and not self.extractive else None
+        builder = GraphBuilder(self.store, engine.embedder, engine.clock, engine.initial_strength, model, self.warn)
         builder.report = self.report.graph
         return builder
 
@@ -446,7 +446,7 @@ class Consolidator:
         if self._path is None:
             setting = self.settings.consolidation
             if setting == "auto":
-                setting = "extractive" if is_base_model(self.memcli.chat_model) else "llm"
+                setting = "extractive" if is_base_model(self.engine.chat_model) else "llm"
             self._path = self.report.path = setting
         return self._path == "extractive"
 
@@ -525,7 +525,7 @@ class Consolidator:
             source_ids=source_ids,
             retained_from=when.retained_from,
         )
-        memory.strength = self.memcli.initial_strength(memory)
+        memory.strength = self.engine.initial_strength(memory)
         return memory
 
     def _replace(self, memories: Sequence[Memory], at: float, stage: str, items: Sequence[str]) -> None:
@@ -548,7 +548,7 @@ class Consolidator:
                                      "" if old is None else old.text, memory.text, at, memory.source_ids)
                     )
             self.store.sidecar.record(entries)
-            self.store.upsert(memories, vectors, embedder=embedder_identity(self.memcli.embedder))
+            self.store.upsert(memories, vectors, embedder=embedder_identity(self.engine.embedder))
             self.store.sidecar.unmark_consolidated([m.id for m in memories], "global")
             changed = [e.memory_id for e in entries if e.event == "UPDATE"]
             if changed:  # read again by the graph step, without what the old text said
@@ -559,12 +559,12 @@ class Consolidator:
 
     def _mark(self, user: str, stage: str, items: Sequence[str], status: str = DONE) -> None:
         with self.store.transaction():
-            self.store.sidecar.mark_consolidated(user, stage, items, self.memcli.clock(), status)
+            self.store.sidecar.mark_consolidated(user, stage, items, self.engine.clock(), status)
 
     def _ask(self, instruction: str, task: str, content: str, output: type[Any], max_tokens: int,
              check: Callable[[Any], None] | None = None, schema: dict[str, Any] | None = None) -> Any:
         return structured_output(
-            self.memcli.chat_model, prompts.consolidation_messages(instruction, task, content), output, max_tokens, schema, check
+            self.engine.chat_model, prompts.consolidation_messages(instruction, task, content), output, max_tokens, schema, check
         )
 
     # stage 1: days ----------------------------------------------------------------
@@ -643,7 +643,7 @@ class Consolidator:
             self._memory(user, Kind.EVENT_DAILY, day, summary, last, f"consolidate:{day}", ids),
             *([self._memory(user, Kind.PORTRAIT_DAILY, day, portrait, last, f"consolidate:{day}", ids)] if portrait else []),
         )
-        self._replace(memories, self.memcli.clock(), "day", ids)
+        self._replace(memories, self.engine.clock(), "day", ids)
 
     def update_globals(self, user: str, who: str) -> None:
         """Fold the daily summaries and portraits not yet folded in into the global event
@@ -655,7 +655,7 @@ class Consolidator:
             previous = {m.kind: m for m in self.store.get_many([singleton_id(k, user) for k in kinds])}
             dailies = self._dailies(user)
             folded = self.store.sidecar.consolidated(user, "global")
-        now = self.memcli.clock()
+        now = self.engine.clock()
         for kind, daily_kind in kinds.items():
             fresh = sorted((d for d in dailies if d.kind == daily_kind.value and folded.get(d.id) != DONE), key=lambda d: d.day)
             if not fresh:
@@ -752,7 +752,7 @@ class Consolidator:
             self._mark(user, "session", [t.id for t in turns])
             return
         memory = self._memory(user, Kind.RUNNING_SUMMARY, None, "\n".join(sentences), turns[-1], f"consolidate:{session}", [t.id for t in turns])
-        self._replace([memory], self.memcli.clock(), "session", [t.id for t in turns])
+        self._replace([memory], self.engine.clock(), "session", [t.id for t in turns])
 
     def fold_extractively(self, previous: Memory | None, turns: Sequence[Memory]) -> list[str]:
         """The running memory after ``turns`` by extraction (``extractive.fold``): the
@@ -965,7 +965,7 @@ class Consolidator:
         it becomes an ADD, a DELETE a NOOP. An UPDATE to the old fact's own words is a NOOP,
         and a fact the window already adds (the same words from the same pair) is a
         duplicate."""
-        at = self.memcli.clock()
+        at = self.engine.clock()
         entries: list[HistoryEntry] = []
         added: list[Memory] = []
         vectors: list[Any] = []
@@ -1011,7 +1011,7 @@ class Consolidator:
         with self.store.transaction():
             self.store.sidecar.record(entries)
             if added:
-                self.store.upsert(added, vectors, embedder=embedder_identity(self.memcli.embedder))
+                self.store.upsert(added, vectors, embedder=embedder_identity(self.engine.embedder))
             if ended:
                 self.store.update(list(ended.values()))
             self.store.sidecar.mark_consolidated(user, "fact", done, at, DONE)

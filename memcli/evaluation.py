@@ -200,15 +200,15 @@ def eval_locomo(
         rank_by = Ranking.from_settings(settings, sample_id) if ranking else None
         with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
             root = Path(home)
-            memcli = Engine(settings, home_paths(root), embedder=embedder, signals=signals)
-            with discarding(memcli.store), memcli.store.transaction():
-                memcli.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
-                Consolidator(memcli).build_graph(sample_id)
+            engine = Engine(settings, home_paths(root), embedder=embedder, signals=signals)
+            with discarding(engine.store), engine.store.transaction():
+                engine.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+                Consolidator(engine).build_graph(sample_id)
                 for i, qa in enumerate(questions, start=1):
                     evidence = clean_evidence(qa.get("evidence", []), known)
                     if evidence:
                         t0 = time.perf_counter()
-                        hits = evidence_recall(memcli, str(qa["question"]), sample_id, evidence, rank_by, time.time())
+                        hits = evidence_recall(engine, str(qa["question"]), sample_id, evidence, rank_by, time.time())
                         latencies.append((time.perf_counter() - t0) * 1000)
                         by_category[int(qa["category"])].append(hits)
                     if progress:
@@ -348,16 +348,16 @@ def eval_memorybank(
     latencies: list[float] = []
     report = ProbeReport(users=sorted({p.user for p in probes}), without=list(without))
     with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
-        memcli = Engine(settings, home_paths(Path(home)), embedder=embedder, signals=signals)
-        with discarding(memcli.store), memcli.store.transaction():
-            memcli.add_memories(memories, progress=(lambda d, t: progress("import", d, t)) if progress else None)
+        engine = Engine(settings, home_paths(Path(home)), embedder=embedder, signals=signals)
+        with discarding(engine.store), engine.store.transaction():
+            engine.add_memories(memories, progress=(lambda d, t: progress("import", d, t)) if progress else None)
             for user in report.users:
-                Consolidator(memcli).build_graph(user)
+                Consolidator(engine).build_graph(user)
             for i, probe in enumerate(probes, start=1):
                 now = probe.now if probe.now is not None else time.time()
                 rank_by = Ranking.from_settings(settings, probe.user) if ranking else None
                 t0 = time.perf_counter()
-                recalled = memcli.recaller.recall(probe.question, probe.user, k=max(HIT_KS), ranking=rank_by, now=now)
+                recalled = engine.recaller.recall(probe.question, probe.user, k=max(HIT_KS), ranking=rank_by, now=now)
                 latencies.append((time.perf_counter() - t0) * 1000)
                 wanted_ids = {reference[(probe.user, e)] for e in probe.evidence}
                 ids = [r.memory.id for r in recalled]
@@ -460,15 +460,15 @@ def eval_consolidation(
             paths = home_paths(Path(home))
             if chat_model is None and settings.consolidation != "extractive":
                 chat_model = make_chat_model(settings, model_paths or paths)
-            memcli = Engine(settings, paths, embedder=embedder, chat_model=chat_model)
-            with memcli.store.transaction():
-                memcli.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+            engine = Engine(settings, paths, embedder=embedder, chat_model=chat_model)
+            with engine.store.transaction():
+                engine.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
             t0 = time.perf_counter()
-            run = memcli.consolidate(user=sample_id, progress=(lambda d, t: progress(f"{sample_id} consolidate", d, t)) if progress else None)
+            run = engine.consolidate(user=sample_id, progress=(lambda d, t: progress(f"{sample_id} consolidate", d, t)) if progress else None)
             seconds = time.perf_counter() - t0
-            with discarding(memcli.store), memcli.store.transaction():
-                dailies = {m.day: m.text for m in memcli.store.memories(user=sample_id, kind=Kind.EVENT_DAILY.value, archived=False)}
-                facts = [m.text for m in memcli.store.memories(user=sample_id, kind=Kind.FACT.value, archived=False, ended=False)]
+            with discarding(engine.store), engine.store.transaction():
+                dailies = {m.day: m.text for m in engine.store.memories(user=sample_id, kind=Kind.EVENT_DAILY.value, archived=False)}
+                facts = [m.text for m in engine.store.memories(user=sample_id, kind=Kind.FACT.value, archived=False, ended=False)]
         row = score_consolidation(sample, memories, dailies, facts, embedder, seconds)
         row["written_by"] = dict(run.written_by)
         if details:

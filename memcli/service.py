@@ -399,8 +399,8 @@ class Service:
                 return
             emit("accepted")
             with self.resources.emitting(emit):
-                memcli = Memcli(self.resources.engine(request), emit)
-                data = verbs.dump(api.run(memcli, verb, request.get("args") or {}))
+                library = Memcli(self.resources.engine(request), emit)
+                data = verbs.dump(api.run(library, verb, request.get("args") or {}))
             send({"event": "result", "data": data})
         except Interrupted as exc:
             outcome = f"interrupted: {exc.message}"

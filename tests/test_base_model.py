@@ -105,15 +105,15 @@ def marked(turns: list[Memory]) -> list[Memory]:
 
 def test_a_base_models_reply_is_never_a_fact_a_summary_line_or_a_portrait(fake_model: Any) -> None:
     fake_model.responder = lambda task, content: pytest.fail("the model consolidates nothing here")
-    memcli = make_memcli(consolidation="extractive")
-    memcli.add_memories(marked(day_turns([
+    engine = make_memcli(consolidation="extractive")
+    engine.add_memories(marked(day_turns([
         ("Ana", "I love hiking in the mountains near Lyon every weekend."),
         ("assistant", INVENTED),
         ("Ana", "My sister Mila has her birthday on the 4th of March."),
         ("assistant", "I love telling long stories about the sea and about my own birthday parties."),
     ], DAY1, "s1")))
-    memcli.consolidate(USER)
-    written = [m for m in stored(memcli) if m.kind != Kind.TURN.value]
+    engine.consolidate(USER)
+    written = [m for m in stored(engine) if m.kind != Kind.TURN.value]
     assert written and any("Mila" in m.text for m in written)
     for memory in written:
         assert "31st" not in memory.text and "sea" not in memory.text, (memory.kind, memory.text)
@@ -129,20 +129,20 @@ def test_the_model_never_summarises_a_base_models_reply(fake_model: Any) -> None
                           {"memory": ["Ana loves hiking near Lyon."]} if task == "memory" else {"facts": []})
 
     fake_model.responder = responder
-    memcli = make_memcli(consolidation="llm")
-    memcli.add_memories(marked(day_turns([("Ana", "I love hiking near Lyon every weekend."), ("assistant", INVENTED)], DAY1, "s1")))
-    memcli.consolidate(USER)
+    engine = make_memcli(consolidation="llm")
+    engine.add_memories(marked(day_turns([("Ana", "I love hiking near Lyon every weekend."), ("assistant", INVENTED)], DAY1, "s1")))
+    engine.consolidate(USER)
     material = [c for c in contents if "Earlier messages" not in c and "New messages" not in c]
     assert material and all("31st" not in c for c in material)
 
 
 def test_a_base_models_reply_ranks_below_what_the_user_said_unless_asked_what_it_said(fake_model: Any) -> None:
-    memcli = make_memcli()
-    memcli.remember("Sister's birthday: 4 March", USER)
-    memcli.add_memories(marked(day_turns([("Ana", "Hello there, how are things today?"), ("assistant", "I know you have a birthday on the 31st.")],
+    engine = make_memcli()
+    engine.remember("Sister's birthday: 4 March", USER)
+    engine.add_memories(marked(day_turns([("Ana", "Hello there, how are things today?"), ("assistant", "I know you have a birthday on the 31st.")],
                                          DAY1, "s1")))
-    assert memcli.recall("birthday", USER, k=2)[0].memory.text == "Sister's birthday: 4 March"
-    assert memcli.recall("What did you say about my birthday?", USER, k=2)[0].memory.speaker == "assistant"
+    assert engine.recall("birthday", USER, k=2)[0].memory.text == "Sister's birthday: 4 March"
+    assert engine.recall("What did you say about my birthday?", USER, k=2)[0].memory.speaker == "assistant"
 
 
 @pytest.mark.parametrize(

@@ -159,88 +159,88 @@ def script(fake_model: Any) -> Script:
 
 
 @pytest.fixture
-def memcli(fake_model: Any) -> Engine:
+def engine(fake_model: Any) -> Engine:
     return make_memcli()
 
 
-def stored(memcli: Engine, kind: Kind | None = None, user: str = USER) -> list[Memory]:
-    with memcli.store.transaction():
-        return memcli.store.memories(user=user, kind=kind.value if kind else None)
+def stored(engine: Engine, kind: Kind | None = None, user: str = USER) -> list[Memory]:
+    with engine.store.transaction():
+        return engine.store.memories(user=user, kind=kind.value if kind else None)
 
 
-def one(memcli: Engine, kind: Kind, user: str = USER) -> Memory:
-    found = memcli.store.get_many([singleton_id(kind, user)])
+def one(engine: Engine, kind: Kind, user: str = USER) -> Memory:
+    found = engine.store.get_many([singleton_id(kind, user)])
     assert len(found) == 1, f"no {kind.value} stored"
     return found[0]
 
 
-def history(memcli: Engine, memory_id: str | None = None) -> list[Any]:
-    return memcli.history(memory_id, USER, limit=0)
+def history(engine: Engine, memory_id: str | None = None) -> list[Any]:
+    return engine.history(memory_id, USER, limit=0)
 
 
 def tasks(fake_model: Any) -> list[str]:
     return [call[0] for call in fake_model.structured_calls]
 
 
-def progress(memcli: Engine, stage: str, status: str) -> set[str]:
+def progress(engine: Engine, stage: str, status: str) -> set[str]:
     """Ids through ``stage`` with ``status`` (done, or skipped when the model stayed invalid)."""
-    with memcli.store.transaction():
-        return {i for i, s in memcli.store.sidecar.consolidated(USER, stage).items() if s == status}
+    with engine.store.transaction():
+        return {i for i, s in engine.store.sidecar.consolidated(USER, stage).items() if s == status}
 
 
-def done(memcli: Engine, stage: str) -> set[str]:
-    return progress(memcli, stage, "done")
+def done(engine: Engine, stage: str) -> set[str]:
+    return progress(engine, stage, "done")
 
 
-def skipped(memcli: Engine, stage: str) -> set[str]:
-    return progress(memcli, stage, "skipped")
+def skipped(engine: Engine, stage: str) -> set[str]:
+    return progress(engine, stage, "skipped")
 
 
-def add_fact(memcli: Engine, text: str, key: str = "stored") -> Memory:
+def add_fact(engine: Engine, text: str, key: str = "stored") -> Memory:
     """A fact as an earlier consolidation left it."""
     fact = Memory(
         id=stable_id("fact", USER, key, text), user=USER, kind=Kind.FACT.value, text=text,
         created_at=NOW - 90 * 86400, day="2023-03-03", source="earlier", valid_from=NOW - 90 * 86400,
     )
-    memcli.add_memories([fact])
+    engine.add_memories([fact])
     return fact
 
 
-def cosine(memcli: Engine, a: str, b: str) -> float:
-    u, v = memcli.embedder.embed([a, b])
+def cosine(engine: Engine, a: str, b: str) -> float:
+    u, v = engine.embedder.embed([a, b])
     return sum(x * y for x, y in zip(u, v))
 
 
-def active_facts(memcli: Engine) -> list[Memory]:
-    return [m for m in stored(memcli, Kind.FACT) if not m.valid_to]
+def active_facts(engine: Engine) -> list[Memory]:
+    return [m for m in stored(engine, Kind.FACT) if not m.valid_to]
 
 
 # 1. good output ------------------------------------------------------------------------
 
 
-def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(memcli: Engine, script: Script, fake_model: Any) -> None:
+def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(engine: Engine, script: Script, fake_model: Any) -> None:
     first, second = day1(), day2()
-    memcli.add_memories(first + second)
+    engine.add_memories(first + second)
     steps: list[tuple[int, int]] = []
 
-    report = memcli.consolidate(USER, progress=lambda d, t: steps.append((d, t)))
+    report = engine.consolidate(USER, progress=lambda d, t: steps.append((d, t)))
 
     for day, turns in ((DAY1, first), (DAY2, second)):
         for kind in (Kind.EVENT_DAILY, Kind.PORTRAIT_DAILY):
-            [daily] = [m for m in stored(memcli, kind) if m.day == day]
+            [daily] = [m for m in stored(engine, kind) if m.day == day]
             assert daily.source == f"consolidate:{day}"
             assert daily.source_ids == [t.id for t in turns]
             assert daily.text
-    assert [m.text for m in stored(memcli, Kind.EVENT_DAILY)] == [Script.SUMMARIES["puppy named Rex"], Script.SUMMARIES["train to Lisbon"]]
-    events = one(memcli, Kind.EVENT_GLOBAL)
+    assert [m.text for m in stored(engine, Kind.EVENT_DAILY)] == [Script.SUMMARIES["puppy named Rex"], Script.SUMMARIES["train to Lisbon"]]
+    events = one(engine, Kind.EVENT_GLOBAL)
     assert Script.SUMMARIES["puppy named Rex"] in events.text and Script.SUMMARIES["train to Lisbon"] in events.text
-    assert Script.PORTRAITS["train to Lisbon"] in one(memcli, Kind.PORTRAIT_GLOBAL).text
-    running = one(memcli, Kind.RUNNING_SUMMARY).text.split("\n")
+    assert Script.PORTRAITS["train to Lisbon"] in one(engine, Kind.PORTRAIT_GLOBAL).text
+    running = one(engine, Kind.RUNNING_SUMMARY).text.split("\n")
     assert 1 <= len(running) <= RUNNING_SENTENCES
     assert Script.SUMMARIES["puppy named Rex"] in running and Script.SUMMARIES["train to Lisbon"] in running
 
     pairs = [first[:2], first[2:], second]
-    facts = {m.text: m for m in stored(memcli, Kind.FACT)}
+    facts = {m.text: m for m in stored(engine, Kind.FACT)}
     expected = ["Ana adopted a puppy named Rex.", "Rex is four months old.", "Ana took the train to Lisbon."]
     assert sorted(facts) == sorted(expected)
     for text, pair in zip(expected, pairs):
@@ -249,8 +249,8 @@ def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(mem
         assert facts[text].valid_to == 0
         assert facts[text].day == pair[-1].day
 
-    consolidated = [m for m in stored(memcli) if m.kind != Kind.TURN.value]
-    adds = {e.memory_id for e in history(memcli) if e.event == "ADD"}
+    consolidated = [m for m in stored(engine) if m.kind != Kind.TURN.value]
+    adds = {e.memory_id for e in history(engine) if e.event == "ADD"}
     assert adds == {m.id for m in consolidated}
     assert "events" not in tasks(fake_model)
     assert (report.days, report.sessions, report.pairs) == (2, 2, 3)
@@ -260,13 +260,13 @@ def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(mem
     assert steps[-1] == (8, 8) and [d for d, _ in steps] == list(range(1, 9))  # 2 days, the fold, 2 sessions, 3 pairs
 
 
-def test_the_report_is_the_documented_schema(memcli: Engine, script: Script) -> None:
+def test_the_report_is_the_documented_schema(engine: Engine, script: Script) -> None:
     """What consolidate answers to every front end is ``schema.ConsolidateResult``, whole."""
     from memcli import api, schema, verbs
     from memcli.library import Memcli
 
-    memcli.add_memories(day1())
-    result = api.run(Memcli(memcli), "consolidate", {"user": USER})
+    engine.add_memories(day1())
+    result = api.run(Memcli(engine), "consolidate", {"user": USER})
     assert isinstance(result, schema.ConsolidateResult)
     data = verbs.dump(result)
     assert set(data) == set(schema.ConsolidateResult.model_fields)
@@ -306,16 +306,16 @@ UNITS = {
 @pytest.mark.parametrize("reply", sorted(BAD_REPLIES))
 @pytest.mark.parametrize("unit", sorted(UNITS))
 def test_invalid_output_is_retried_once_then_the_extractive_one_is_written(
-    memcli: Engine, script: Script, fake_model: Any, unit: str, reply: str
+    engine: Engine, script: Script, fake_model: Any, unit: str, reply: str
 ) -> None:
     """No hole: a unit whose model output stays invalid gets the extractive result, said
     word for word (or put in the third person by rule), and is done."""
     task, marker, named, stage, unit_turns = UNITS[unit]
-    memcli.add_memories(day1() + day2())
+    engine.add_memories(day1() + day2())
     fake_model.responder = failing(script, task, marker, BAD_REPLIES[reply])
     warnings: list[str] = []
 
-    report = memcli.consolidate(USER, warn=warnings.append)
+    report = engine.consolidate(USER, warn=warnings.append)
 
     tries = [c for c in fake_model.structured_calls if c[0] == task and marker in c[1]]
     assert len(tries) == 2
@@ -323,50 +323,50 @@ def test_invalid_output_is_retried_once_then_the_extractive_one_is_written(
     assert report.invalid == 1 and report.written_by["fallback"] == 1 and report.path == "llm"
     assert len(warnings) == 1 and named in warnings[0] and "extractive" in warnings[0] and report.warnings == warnings
     unit_ids = {t.id for t in unit_turns()}
-    assert unit_ids <= done(memcli, stage) and not unit_ids & skipped(memcli, stage)
+    assert unit_ids <= done(engine, stage) and not unit_ids & skipped(engine, stage)
     said = [text for _, text in DAY1_TURNS]
     if stage == "day":
-        assert sorted(m.day for m in stored(memcli, Kind.EVENT_DAILY)) == [DAY1, DAY2]
-        [summary] = [m for m in stored(memcli, Kind.EVENT_DAILY) if m.day == DAY1]
+        assert sorted(m.day for m in stored(engine, Kind.EVENT_DAILY)) == [DAY1, DAY2]
+        [summary] = [m for m in stored(engine, Kind.EVENT_DAILY) if m.day == DAY1]
         assert summary.text and all(line.split(": ", 1)[1] in " ".join(said) for line in summary.text.split("\n"))
     if stage == "session":  # session s2 folded the extractive memory of s1 with the model
-        assert one(memcli, Kind.RUNNING_SUMMARY).text
+        assert one(engine, Kind.RUNNING_SUMMARY).text
     if stage == "fact":
-        assert "Ana adopted a puppy named Rex last spring in Lyon." in [m.text for m in stored(memcli, Kind.FACT)]
+        assert "Ana adopted a puppy named Rex last spring in Lyon." in [m.text for m in stored(engine, Kind.FACT)]
 
     fake_model.responder = script
     fake_model.structured_calls.clear()
-    assert memcli.consolidate(USER).nothing_to_do
-    assert memcli.consolidate(USER, retry=True).nothing_to_do
+    assert engine.consolidate(USER).nothing_to_do
+    assert engine.consolidate(USER, retry=True).nothing_to_do
 
 
-def test_a_first_fold_of_one_day_is_that_day_without_a_model_call(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1())
+def test_a_first_fold_of_one_day_is_that_day_without_a_model_call(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1())
 
-    memcli.consolidate(USER)
+    engine.consolidate(USER)
 
     assert not any(c[1].startswith("Summaries of the days") or DAY1 + ": " in c[1] for c in fake_model.structured_calls)
-    [daily_summary], [daily_portrait] = stored(memcli, Kind.EVENT_DAILY), stored(memcli, Kind.PORTRAIT_DAILY)
-    assert one(memcli, Kind.EVENT_GLOBAL).text == daily_summary.text
-    assert one(memcli, Kind.PORTRAIT_GLOBAL).text == daily_portrait.text
+    [daily_summary], [daily_portrait] = stored(engine, Kind.EVENT_DAILY), stored(engine, Kind.PORTRAIT_DAILY)
+    assert one(engine, Kind.EVENT_GLOBAL).text == daily_summary.text
+    assert one(engine, Kind.PORTRAIT_GLOBAL).text == daily_portrait.text
 
 
 @pytest.mark.parametrize("kind", [Kind.EVENT_GLOBAL, Kind.PORTRAIT_GLOBAL])
 def test_a_global_fold_with_invalid_output_is_folded_by_extraction(
-    memcli: Engine, script: Script, fake_model: Any, kind: Kind
+    engine: Engine, script: Script, fake_model: Any, kind: Kind
 ) -> None:
-    memcli.add_memories(day1() + day2())
+    engine.add_memories(day1() + day2())
     task = "summary" if kind is Kind.EVENT_GLOBAL else "portrait"
     fake_model.responder = failing(script, task, f"{DAY1}: ", BAD_REPLIES["junk"])
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
     assert report.invalid == 1 and report.written_by["fallback"] == 1
-    daily = [m for m in stored(memcli, Kind.EVENT_DAILY if kind is Kind.EVENT_GLOBAL else Kind.PORTRAIT_DAILY)]
+    daily = [m for m in stored(engine, Kind.EVENT_DAILY if kind is Kind.EVENT_GLOBAL else Kind.PORTRAIT_DAILY)]
     # the daily ones' own lines, chosen: nothing the model wrote for the fold
-    assert one(memcli, kind).text and set(one(memcli, kind).text.split("\n")) <= {line for d in daily for line in d.text.split("\n")}
+    assert one(engine, kind).text and set(one(engine, kind).text.split("\n")) <= {line for d in daily for line in d.text.split("\n")}
 
     fake_model.responder = script
-    assert memcli.consolidate(USER).nothing_to_do
-    assert memcli.consolidate(USER, retry=True).nothing_to_do
+    assert engine.consolidate(USER).nothing_to_do
+    assert engine.consolidate(USER, retry=True).nothing_to_do
 
 
 # 3. grounding: facts not in their source turn are rejected ---------------------------------
@@ -479,9 +479,9 @@ MEL_TURNS = [
 ]
 
 
-def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Engine, script: Script, fake_model: Any) -> None:
+def test_consolidation_rejects_and_counts_ungrounded_facts(engine: Engine, script: Script, fake_model: Any) -> None:
     # two message pairs, so that the window may return the four candidates (MAX_FACTS a pair)
-    memcli.add_memories(day_turns(MEL_TURNS + [("Mel", "It was for mental health."), ("Caroline", "Amazing.")], DAY1, "s1"))
+    engine.add_memories(day_turns(MEL_TURNS + [("Mel", "It was for mental health."), ("Caroline", "Amazing.")], DAY1, "s1"))
     candidates = [
         "Caroline ran a charity race.",
         "Mel ran a charity race in Paris.",
@@ -493,23 +493,23 @@ def test_consolidation_rejects_and_counts_ungrounded_facts(memcli: Engine, scrip
         return json.dumps({"facts": candidates}) if task == "facts" else script(task, content)
 
     fake_model.responder = respond
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
-    assert [m.text for m in stored(memcli, Kind.FACT)] == ["Mel ran a charity race."]
+    assert [m.text for m in stored(engine, Kind.FACT)] == ["Mel ran a charity race."]
     assert (report.facts_added, report.facts_rejected, report.invalid) == (1, 3, 0)
 
 
-def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day_turns(MEL_TURNS, DAY1, "s1"))
+def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day_turns(MEL_TURNS, DAY1, "s1"))
 
     def respond(task: str, content: str) -> str:
         return json.dumps({"facts": ["Caroline ran a charity race."]}) if task == "facts" else script(task, content)
 
     fake_model.responder = respond
     warnings: list[str] = []
-    report = memcli.consolidate(USER, warn=warnings.append)
+    report = engine.consolidate(USER, warn=warnings.append)
 
-    assert [m.text for m in stored(memcli, Kind.FACT)] == ["Mel ran a charity race last Saturday."]
+    assert [m.text for m in stored(engine, Kind.FACT)] == ["Mel ran a charity race last Saturday."]
     assert report.facts_rejected == 1 and report.facts_added == 1
     assert any("every fact rejected" in w and "Caroline ran" in w for w in warnings)
     assert report.written_by.get("fallback", 0) >= 1
@@ -518,17 +518,17 @@ def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(memcli:
 # 4. duplicates ---------------------------------------------------------------------------------
 
 
-def test_same_fact_twice_in_one_reply_is_stored_once(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1()[:2])
+def test_same_fact_twice_in_one_reply_is_stored_once(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1()[:2])
 
     def respond(task: str, content: str) -> str:
         twice = ["Ana adopted a puppy named Rex.", "ana adopted a puppy named Rex!"]
         return json.dumps({"facts": twice}) if task == "facts" else script(task, content)
 
     fake_model.responder = respond
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
-    assert [m.text for m in stored(memcli, Kind.FACT)] == ["Ana adopted a puppy named Rex."]
+    assert [m.text for m in stored(engine, Kind.FACT)] == ["Ana adopted a puppy named Rex."]
     assert (report.facts_added, report.facts_deduplicated) == (1, 1)
 
 
@@ -545,21 +545,21 @@ NEW_FACT = "Ana adopted a puppy named Rex last spring in Lyon."
     ],
     ids=["exact", "same words other case", "same words other order", "one word more"],
 )
-def test_fact_already_stored_is_not_stored_again(memcli: Engine, script: Script, fake_model: Any, known: str) -> None:
-    memcli.add_memories(day1()[:2])
-    old = add_fact(memcli, known)
-    assert cosine(memcli, known, NEW_FACT) >= memcli.settings.fact_dedup
+def test_fact_already_stored_is_not_stored_again(engine: Engine, script: Script, fake_model: Any, known: str) -> None:
+    engine.add_memories(day1()[:2])
+    old = add_fact(engine, known)
+    assert cosine(engine, known, NEW_FACT) >= engine.settings.fact_dedup
 
     def respond(task: str, content: str) -> str:
         return json.dumps({"facts": [NEW_FACT]}) if task == "facts" else script(task, content)
 
     fake_model.responder = respond
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
-    assert [(m.id, m.text, m.valid_to) for m in stored(memcli, Kind.FACT)] == [(old.id, known, 0.0)]
+    assert [(m.id, m.text, m.valid_to) for m in stored(engine, Kind.FACT)] == [(old.id, known, 0.0)]
     assert (report.facts_added, report.facts_deduplicated, report.facts_updated) == (0, 1, 0)
     assert "events" not in tasks(fake_model)
-    assert [e for e in history(memcli) if e.kind == Kind.FACT.value] == []
+    assert [e for e in history(engine) if e.kind == Kind.FACT.value] == []
 
 
 # 5. contradictions: Mem0's UPDATE, DELETE, NOOP ------------------------------------------------
@@ -574,67 +574,67 @@ UPDATED_FACT = "Ana moved from Lyon to Lisbon with her puppy Rex."
 
 
 @pytest.fixture
-def moved(memcli: Engine, script: Script) -> tuple[Memory, list[Memory]]:
+def moved(engine: Engine, script: Script) -> tuple[Memory, list[Memory]]:
     """A stored fact (Ana lives in Lyon) and a day on which Ana says she moved to Lisbon."""
-    old = add_fact(memcli, OLD_FACT)
+    old = add_fact(engine, OLD_FACT)
     turns = day_turns(MOVE_TURNS, DAY2, "s2")
-    memcli.add_memories(turns)
-    similarity = cosine(memcli, OLD_FACT, MOVED_FACT)
-    assert RELATED_SIMILARITY <= similarity < memcli.settings.fact_dedup
+    engine.add_memories(turns)
+    similarity = cosine(engine, OLD_FACT, MOVED_FACT)
+    assert RELATED_SIMILARITY <= similarity < engine.settings.fact_dedup
     return old, turns
 
 
-def recalled_ids(memcli: Engine, query: str, kind: str | None = None) -> list[str]:
-    return [hit.memory.id for hit in memcli.recall(query, USER, k=20, kind=kind, reinforce=False)]
+def recalled_ids(engine: Engine, query: str, kind: str | None = None) -> list[str]:
+    return [hit.memory.id for hit in engine.recall(query, USER, k=20, kind=kind, reinforce=False)]
 
 
-def test_update_ends_the_old_fact_and_adds_the_new_one(memcli: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]]) -> None:
+def test_update_ends_the_old_fact_and_adds_the_new_one(engine: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]]) -> None:
     old, turns = moved
     script.decision = {"event": "UPDATE", "target": 0, "text": UPDATED_FACT}
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     [decision] = [c for c in fake_model.structured_calls if c[0] == "events"]
     assert f"0. {OLD_FACT}" in decision[1] and MOVED_FACT in decision[1]
-    ended = memcli.get(old.id)
+    ended = engine.get(old.id)
     assert ended.text == OLD_FACT and ended.valid_to == turns[0].created_at
-    [new] = active_facts(memcli)
+    [new] = active_facts(engine)
     assert new.text == UPDATED_FACT and new.id != old.id
     assert new.source_ids == [t.id for t in turns] and new.valid_from == turns[0].created_at
-    assert old.id not in recalled_ids(memcli, OLD_FACT)
-    assert old.id not in recalled_ids(memcli, OLD_FACT, kind="fact")
-    assert recalled_ids(memcli, UPDATED_FACT, kind="fact")[0] == new.id
-    assert [m.id for m in memcli.list_memories(USER, kind="fact", limit=0)] == [new.id]
-    [update] = history(memcli, old.id)
+    assert old.id not in recalled_ids(engine, OLD_FACT)
+    assert old.id not in recalled_ids(engine, OLD_FACT, kind="fact")
+    assert recalled_ids(engine, UPDATED_FACT, kind="fact")[0] == new.id
+    assert [m.id for m in engine.list_memories(USER, kind="fact", limit=0)] == [new.id]
+    [update] = history(engine, old.id)
     assert (update.event, update.old_text, update.new_text, update.related_id) == ("UPDATE", OLD_FACT, UPDATED_FACT, new.id)
     assert update.source_ids == [t.id for t in turns]
-    [add] = history(memcli, new.id)
+    [add] = history(engine, new.id)
     assert (add.event, add.old_text, add.new_text, add.related_id) == ("ADD", "", UPDATED_FACT, old.id)
     assert (report.facts_updated, report.facts_added, report.facts_deleted, report.invalid) == (1, 0, 0, 0)
 
 
-def test_delete_ends_the_old_fact_and_adds_nothing(memcli: Engine, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
+def test_delete_ends_the_old_fact_and_adds_nothing(engine: Engine, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
     old, turns = moved
     script.decision = {"event": "DELETE", "target": 0, "text": ""}
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
-    assert memcli.get(old.id).valid_to == turns[0].created_at
-    assert active_facts(memcli) == []
-    assert old.id not in recalled_ids(memcli, OLD_FACT, kind="fact")
-    [delete] = history(memcli, old.id)
+    assert engine.get(old.id).valid_to == turns[0].created_at
+    assert active_facts(engine) == []
+    assert old.id not in recalled_ids(engine, OLD_FACT, kind="fact")
+    [delete] = history(engine, old.id)
     assert (delete.event, delete.old_text, delete.new_text, delete.related_id) == ("DELETE", OLD_FACT, "", "")
     assert (report.facts_deleted, report.facts_added, report.facts_updated) == (1, 0, 0)
 
 
-def test_noop_changes_no_fact(memcli: Engine, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
+def test_noop_changes_no_fact(engine: Engine, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
     old, _ = moved
     script.decision = {"event": "NOOP", "target": 0, "text": ""}
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
-    assert [(m.id, m.text, m.valid_to) for m in stored(memcli, Kind.FACT)] == [(old.id, OLD_FACT, 0.0)]
-    assert history(memcli, old.id) == []
+    assert [(m.id, m.text, m.valid_to) for m in stored(engine, Kind.FACT)] == [(old.id, OLD_FACT, 0.0)]
+    assert history(engine, old.id) == []
     assert (report.facts_noop, report.facts_added, report.facts_updated, report.facts_deleted) == (1, 0, 0, 0)
 
 
@@ -649,15 +649,15 @@ PAINT_FACT = "Ana sketches boats at the harbour on Sundays."
 
 
 @pytest.fixture
-def two_related(memcli: Engine, script: Script, fake_model: Any) -> tuple[list[Memory], list[Memory]]:
+def two_related(engine: Engine, script: Script, fake_model: Any) -> tuple[list[Memory], list[Memory]]:
     """Two stored facts and a session window of two pairs whose two new facts each relate to
     one of them (and not to the other)."""
-    old = [add_fact(memcli, OLD_FACT), add_fact(memcli, OLD_PAINT_FACT, "paint")]
+    old = [add_fact(engine, OLD_FACT), add_fact(engine, OLD_PAINT_FACT, "paint")]
     turns = day_turns(PAINT_TURNS, DAY2, "s2")
-    memcli.add_memories(turns)
+    engine.add_memories(turns)
     for new, mine, other in ((MOVED_FACT, OLD_FACT, OLD_PAINT_FACT), (PAINT_FACT, OLD_PAINT_FACT, OLD_FACT)):
-        assert RELATED_SIMILARITY <= cosine(memcli, new, mine) < memcli.settings.fact_dedup
-        assert cosine(memcli, new, other) < RELATED_SIMILARITY
+        assert RELATED_SIMILARITY <= cosine(engine, new, mine) < engine.settings.fact_dedup
+        assert cosine(engine, new, other) < RELATED_SIMILARITY
 
     def respond(task: str, content: str) -> str:
         return json.dumps({"facts": [MOVED_FACT, PAINT_FACT]}) if task == "facts" else script(task, content)
@@ -667,12 +667,12 @@ def two_related(memcli: Engine, script: Script, fake_model: Any) -> tuple[list[M
 
 
 def test_the_new_facts_of_a_window_are_decided_in_one_call(
-    memcli: Engine, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
+    engine: Engine, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
 ) -> None:
     old, turns = two_related
     script.decision = {"event": "NOOP", "target": 0, "text": ""}
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     [facts_call] = [c for c in fake_model.structured_calls if c[0] == "facts"]
     [call] = [c for c in fake_model.structured_calls if c[0] == "events"]
@@ -680,16 +680,16 @@ def test_the_new_facts_of_a_window_are_decided_in_one_call(
     assert f"- {MOVED_FACT}\n- {PAINT_FACT}" in call[1] and OLD_FACT in call[1] and OLD_PAINT_FACT in call[1]
     assert call[2]["properties"]["events"]["minItems"] == call[2]["properties"]["events"]["maxItems"] == 2
     assert (report.facts_noop, report.facts_added, report.invalid) == (2, 0, 0), report.warnings
-    assert sorted(m.id for m in active_facts(memcli)) == sorted(m.id for m in old)
-    assert {t.id for t in turns} <= done(memcli, "fact")
+    assert sorted(m.id for m in active_facts(engine)) == sorted(m.id for m in old)
+    assert {t.id for t in turns} <= done(engine, "fact")
 
 
 def test_a_pair_whose_fact_stays_undecided_is_skipped_and_the_others_are_done(
-    memcli: Engine, script: Script, fake_model: Any
+    engine: Engine, script: Script, fake_model: Any
 ) -> None:
-    add_fact(memcli, OLD_FACT)
+    add_fact(engine, OLD_FACT)
     turns = day_turns(PAINT_TURNS, DAY2, "s2")  # two pairs: the move (related to the stored fact), the sketching (new)
-    memcli.add_memories(turns)
+    engine.add_memories(turns)
 
     def respond(task: str, content: str) -> str:
         if task == "events":
@@ -697,15 +697,15 @@ def test_a_pair_whose_fact_stays_undecided_is_skipped_and_the_others_are_done(
         return json.dumps({"facts": [MOVED_FACT, PAINT_FACT]}) if task == "facts" else script(task, content)
 
     fake_model.responder = respond
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
-    assert [m.text for m in active_facts(memcli) if m.text != OLD_FACT] == [PAINT_FACT]
-    assert {t.id for t in turns[:2]} <= skipped(memcli, "fact") and {t.id for t in turns[2:]} <= done(memcli, "fact")
+    assert [m.text for m in active_facts(engine) if m.text != OLD_FACT] == [PAINT_FACT]
+    assert {t.id for t in turns[:2]} <= skipped(engine, "fact") and {t.id for t in turns[2:]} <= done(engine, "fact")
     assert report.invalid == 1
 
 
 def test_a_decision_may_only_end_a_fact_related_to_its_new_fact(
-    memcli: Engine, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
+    engine: Engine, script: Script, fake_model: Any, two_related: tuple[list[Memory], list[Memory]]
 ) -> None:
     old, turns = two_related
     [call_shown] = [[]]
@@ -721,34 +721,34 @@ def test_a_decision_may_only_end_a_fact_related_to_its_new_fact(
 
     fake_model.responder = respond
     warnings: list[str] = []
-    report = memcli.consolidate(USER, warn=warnings.append)
+    report = engine.consolidate(USER, warn=warnings.append)
 
     assert len(call_shown) == 2  # the reply and its retry
     assert report.invalid == 1 and (report.facts_deleted, report.facts_added) == (0, 0), report.warnings
-    assert all(memcli.get(m.id).valid_to == 0.0 for m in old)
-    assert {t.id for t in turns} <= skipped(memcli, "fact")
+    assert all(engine.get(m.id).valid_to == 0.0 for m in old)
+    assert {t.id for t in turns} <= skipped(engine, "fact")
     assert "not related" in warnings[0] and "Ana now lives" in warnings[0] and "Ana sketches" in warnings[0]
 
 
 def test_an_update_to_the_old_facts_own_words_changes_nothing(
-    memcli: Engine, script: Script, moved: tuple[Memory, list[Memory]]
+    engine: Engine, script: Script, moved: tuple[Memory, list[Memory]]
 ) -> None:
     old, _ = moved
     script.decision = {"event": "UPDATE", "target": 0, "text": OLD_FACT}
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
-    assert [(m.id, m.text, m.valid_to) for m in stored(memcli, Kind.FACT)] == [(old.id, OLD_FACT, 0.0)]
+    assert [(m.id, m.text, m.valid_to) for m in stored(engine, Kind.FACT)] == [(old.id, OLD_FACT, 0.0)]
     assert (report.facts_noop, report.facts_updated, report.facts_added) == (1, 0, 0)
 
 
 def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
-    memcli: Engine, script: Script, fake_model: Any
+    engine: Engine, script: Script, fake_model: Any
 ) -> None:
-    old = [add_fact(memcli, OLD_FACT), add_fact(memcli, OLD_PAINT_FACT, "paint")]
+    old = [add_fact(engine, OLD_FACT), add_fact(engine, OLD_PAINT_FACT, "paint")]
     turns = day_turns([("Ana", "I now live in Lisbon with my puppy Rex. I sketch boats at the harbour on Sundays."),
                        ("assistant", "Lovely!")], DAY2, "s2")
-    memcli.add_memories(turns)
+    engine.add_memories(turns)
     merged = "Ana sketches boats at the harbour in Lisbon on Sundays with her puppy Rex."
 
     def respond(task: str, content: str) -> str:
@@ -760,13 +760,13 @@ def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
         return json.dumps({"facts": [MOVED_FACT, PAINT_FACT]}) if task == "facts" else script(task, content)
 
     fake_model.responder = respond
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     assert report.invalid == 0, report.warnings
-    [new] = active_facts(memcli)
-    assert new.text == merged and all(memcli.get(m.id).valid_to == turns[0].created_at for m in old)
+    [new] = active_facts(engine)
+    assert new.text == merged and all(engine.get(m.id).valid_to == turns[0].created_at for m in old)
     assert (report.facts_updated, report.facts_deduplicated) == (2, 1)
-    assert sorted((e.event, e.related_id) for e in history(memcli) if e.memory_id in {m.id for m in old}) == [("UPDATE", new.id)] * 2
+    assert sorted((e.event, e.related_id) for e in history(engine) if e.memory_id in {m.id for m in old}) == [("UPDATE", new.id)] * 2
 
 
 @pytest.mark.parametrize(
@@ -783,53 +783,53 @@ def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
     ids=["ungrounded place", "too few words", "empty text", "first person", "target past the facts", "far target", "negative target"],
 )
 def test_invalid_decision_is_retried_then_the_fact_is_skipped(
-    memcli: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]], decision: dict[str, Any]
+    engine: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]], decision: dict[str, Any]
 ) -> None:
     old, _ = moved
     script.decision = decision
     warnings: list[str] = []
 
-    report = memcli.consolidate(USER, warn=warnings.append)
+    report = engine.consolidate(USER, warn=warnings.append)
 
     assert [c[4] > 0 for c in fake_model.structured_calls if c[0] == "events"] == [False, True]
-    assert [(m.id, m.valid_to) for m in stored(memcli, Kind.FACT)] == [(old.id, 0.0)]
-    assert history(memcli, old.id) == []
+    assert [(m.id, m.valid_to) for m in stored(engine, Kind.FACT)] == [(old.id, 0.0)]
+    assert history(engine, old.id) == []
     assert report.invalid == 1 and (report.facts_added, report.facts_updated, report.facts_deleted) == (0, 0, 0)
     assert len(warnings) == 1 and "fact" in warnings[0] and "Ana now lives" in warnings[0]
 
 
-def test_unrelated_stored_fact_is_never_shown_to_the_model(memcli: Engine, script: Script, fake_model: Any) -> None:
-    unrelated = add_fact(memcli, "Ana collects old stamps from Norway.")
-    memcli.add_memories(day1()[:2])
-    assert cosine(memcli, unrelated.text, "Ana adopted a puppy named Rex.") < RELATED_SIMILARITY
+def test_unrelated_stored_fact_is_never_shown_to_the_model(engine: Engine, script: Script, fake_model: Any) -> None:
+    unrelated = add_fact(engine, "Ana collects old stamps from Norway.")
+    engine.add_memories(day1()[:2])
+    assert cosine(engine, unrelated.text, "Ana adopted a puppy named Rex.") < RELATED_SIMILARITY
     script.decision = {"event": "DELETE", "target": 0, "text": ""}
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     assert "events" not in tasks(fake_model)
-    assert memcli.get(unrelated.id).valid_to == 0.0
-    assert sorted(m.text for m in active_facts(memcli)) == ["Ana adopted a puppy named Rex.", unrelated.text]
+    assert engine.get(unrelated.id).valid_to == 0.0
+    assert sorted(m.text for m in active_facts(engine)) == ["Ana adopted a puppy named Rex.", unrelated.text]
     assert (report.facts_added, report.facts_deleted) == (1, 0)
 
 
 # 6. killed midway, then resumed -----------------------------------------------------------------
 
 
-def snapshot(memcli: Engine) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def snapshot(engine: Engine) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Every memory (id, kind, day, text, sources, validity) and every history row of the store."""
-    with memcli.store.transaction():
-        memories = memcli.store.memories()
-        rows = memcli.store.sidecar.history(user=USER)
+    with engine.store.transaction():
+        memories = engine.store.memories()
+        rows = engine.store.sidecar.history(user=USER)
     return (
         sorted((m.id, m.kind, m.day, m.text, tuple(m.source_ids), m.valid_from, m.valid_to) for m in memories),
         sorted((e.memory_id, e.kind, e.event, e.old_text, e.new_text, e.at, tuple(e.source_ids), e.related_id) for e in rows),
     )
 
 
-def conversation_with_an_update(memcli: Engine, script: Script) -> None:
+def conversation_with_an_update(engine: Engine, script: Script) -> None:
     """Three days, three sessions, four message pairs, and a stored fact that the fourth pair updates."""
-    add_fact(memcli, OLD_FACT)
-    memcli.add_memories(day1() + day2() + day_turns(MOVE_TURNS, "2023-05-12", "s5"))
+    add_fact(engine, OLD_FACT)
+    engine.add_memories(day1() + day2() + day_turns(MOVE_TURNS, "2023-05-12", "s5"))
     script.decision = {"event": "UPDATE", "target": 0, "text": UPDATED_FACT}
 
 
@@ -861,8 +861,8 @@ def test_run_killed_midway_resumes_to_the_same_store_as_an_uninterrupted_run(
     assert len(fake_model.structured_calls) == CALLS
     assert tasks(fake_model)[-1] == "events"
 
-    memcli = make_memcli()
-    conversation_with_an_update(memcli, script)
+    engine = make_memcli()
+    conversation_with_an_update(engine, script)
     calls = 0
 
     def killed(task: str, content: str) -> str:
@@ -874,7 +874,7 @@ def test_run_killed_midway_resumes_to_the_same_store_as_an_uninterrupted_run(
 
     fake_model.responder = killed
     with pytest.raises(KeyboardInterrupt):
-        memcli.consolidate(USER)
+        engine.consolidate(USER)
 
     fake_model.responder = script
     resumed = make_memcli()
@@ -893,28 +893,28 @@ def test_run_killed_midway_resumes_to_the_same_store_as_an_uninterrupted_run(
 # 7. idempotent and incremental ----------------------------------------------------------------------
 
 
-def test_second_run_with_nothing_new_calls_no_model(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1() + day2())
-    memcli.consolidate(USER)
-    before = snapshot(memcli)
+def test_second_run_with_nothing_new_calls_no_model(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1() + day2())
+    engine.consolidate(USER)
+    before = snapshot(engine)
     calls = len(fake_model.structured_calls)
 
-    again = memcli.consolidate(USER)
+    again = engine.consolidate(USER)
 
     assert again.nothing_to_do and (again.days, again.sessions, again.pairs, again.summaries) == (0, 0, 0, 0)
     assert len(fake_model.structured_calls) == calls
-    assert snapshot(memcli) == before
+    assert snapshot(engine) == before
 
 
-def test_new_day_is_consolidated_alone_and_updates_the_global_summary(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1())
-    memcli.consolidate(USER)
-    first_global = one(memcli, Kind.EVENT_GLOBAL)
-    first_running = one(memcli, Kind.RUNNING_SUMMARY)
+def test_new_day_is_consolidated_alone_and_updates_the_global_summary(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1())
+    engine.consolidate(USER)
+    first_global = one(engine, Kind.EVENT_GLOBAL)
+    first_running = one(engine, Kind.RUNNING_SUMMARY)
     fake_model.structured_calls.clear()
-    memcli.add_memories(day2())
+    engine.add_memories(day2())
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     assert (report.days, report.sessions, report.pairs) == (1, 1, 1)
     assert sorted(tasks(fake_model)) == sorted(["summary", "portrait", "summary", "portrait", "memory", "facts"])
@@ -922,29 +922,29 @@ def test_new_day_is_consolidated_alone_and_updates_the_global_summary(memcli: En
     [facts_call] = [c for c in fake_model.structured_calls if c[0] == "facts"]
     assert "New messages (Tuesday 9 May 2023):\nAna: I took the train" in facts_call[1]
     assert "Earlier messages:" in facts_call[1] and "I adopted a puppy" in facts_call[1]  # context, not new
-    events = one(memcli, Kind.EVENT_GLOBAL)
+    events = one(engine, Kind.EVENT_GLOBAL)
     assert events.text != first_global.text
     assert Script.SUMMARIES["puppy named Rex"] in events.text and Script.SUMMARIES["train to Lisbon"] in events.text
-    assert [(e.event, e.old_text, e.new_text) for e in history(memcli, events.id)] == [
+    assert [(e.event, e.old_text, e.new_text) for e in history(engine, events.id)] == [
         ("ADD", "", first_global.text), ("UPDATE", first_global.text, events.text),
     ]
-    running = one(memcli, Kind.RUNNING_SUMMARY)
+    running = one(engine, Kind.RUNNING_SUMMARY)
     assert running.text.split("\n") == [Script.SUMMARIES["puppy named Rex"], Script.SUMMARIES["train to Lisbon"]]
-    assert [e.event for e in history(memcli, first_running.id)] == ["ADD", "UPDATE"]
-    assert [m.day for m in stored(memcli, Kind.EVENT_DAILY)] == [DAY1, DAY2]
+    assert [e.event for e in history(engine, first_running.id)] == ["ADD", "UPDATE"]
+    assert [m.day for m in stored(engine, Kind.EVENT_DAILY)] == [DAY1, DAY2]
 
 
-def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(memcli: Engine, script: Script, fake_model: Any) -> None:
+def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(engine: Engine, script: Script, fake_model: Any) -> None:
     turns = day1()
-    memcli.add_memories(turns[:2])
-    memcli.consolidate(USER)
+    engine.add_memories(turns[:2])
+    engine.consolidate(USER)
     fake_model.structured_calls.clear()
-    memcli.add_memories(turns[2:])
+    engine.add_memories(turns[2:])
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     assert (report.days, report.sessions, report.pairs) == (1, 1, 1)
-    [daily] = stored(memcli, Kind.EVENT_DAILY)
+    [daily] = stored(engine, Kind.EVENT_DAILY)
     assert daily.source_ids == [t.id for t in turns]
     [summary_call] = [c for c in fake_model.structured_calls if c[0] == "summary" and "Conversation of" in c[1]]
     assert all(t.text in summary_call[1] for t in turns)
@@ -967,47 +967,47 @@ def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(memcli: Eng
          "worked example copied"],
 )
 def test_ungrounded_daily_summary_or_portrait_is_invalid(
-    memcli: Engine, script: Script, fake_model: Any, task: str, reply: dict[str, str]
+    engine: Engine, script: Script, fake_model: Any, task: str, reply: dict[str, str]
 ) -> None:
-    memcli.add_memories(day1())
+    engine.add_memories(day1())
     marker = "Conversation of Monday 8 May 2023" if task == "summary" else "I adopted a puppy"  # the day's, not the fold's
     fake_model.responder = failing(script, task, marker, lambda good: json.dumps(reply))
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     assert [c[0] for c in fake_model.structured_calls if marker in c[1]].count(task) == 2
     assert report.invalid == 1 and report.written_by["fallback"] == 1
-    [summary] = stored(memcli, Kind.EVENT_DAILY)
+    [summary] = stored(engine, Kind.EVENT_DAILY)
     assert "summary" not in reply or reply["summary"] not in summary.text
     assert all(line.split(": ", 1)[1] in " ".join(t for _, t in DAY1_TURNS) for line in summary.text.split("\n"))
-    assert "portrait" not in reply or all(reply["portrait"] not in m.text for m in stored(memcli, Kind.PORTRAIT_DAILY))
-    assert done(memcli, "day") == {t.id for t in day1()} and not skipped(memcli, "day")
+    assert "portrait" not in reply or all(reply["portrait"] not in m.text for m in stored(engine, Kind.PORTRAIT_DAILY))
+    assert done(engine, "day") == {t.id for t in day1()} and not skipped(engine, "day")
 
 
-def test_running_memory_keeps_only_grounded_sentences(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1())
+def test_running_memory_keeps_only_grounded_sentences(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1())
     kept = "Ana adopted a puppy named Rex in Lyon."
     reply = {"memory": [kept, "Ana moved to Paris in 2019.", "I adopted a puppy named Rex.", "Did Ana adopt Rex?", kept]}
     fake_model.responder = lambda task, content: json.dumps(reply) if task == "memory" else script(task, content)
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
-    assert one(memcli, Kind.RUNNING_SUMMARY).text == kept
+    assert one(engine, Kind.RUNNING_SUMMARY).text == kept
     assert report.invalid == 0 and [t for t in tasks(fake_model) if t == "memory"] == ["memory"]
 
 
-def test_running_memory_with_no_grounded_sentence_is_invalid(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1())
+def test_running_memory_with_no_grounded_sentence_is_invalid(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1())
     reply = {"memory": ["Ana moved to Paris in 2019.", "Quentin sold the bakery."]}
     fake_model.responder = lambda task, content: json.dumps(reply) if task == "memory" else script(task, content)
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     assert [t for t in tasks(fake_model) if t == "memory"] == ["memory", "memory"]
     assert report.invalid == 1
-    memory = one(memcli, Kind.RUNNING_SUMMARY).text  # the extractive one: said that day
+    memory = one(engine, Kind.RUNNING_SUMMARY).text  # the extractive one: said that day
     assert "Paris" not in memory and "Quentin" not in memory and "Rex" in memory
-    assert done(memcli, "session") == {t.id for t in day1()}
+    assert done(engine, "session") == {t.id for t in day1()}
 
 
 GARDEN = {
@@ -1018,12 +1018,12 @@ GARDEN = {
 }
 
 
-def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(memcli: Engine, fake_model: Any) -> None:
+def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(engine: Engine, fake_model: Any) -> None:
     turns = day_turns([("Ana" if i % 2 == 0 else "assistant", f"Garden bed {i} is planted.") for i in range(16)], DAY1, "s1")
-    memcli.add_memories(turns)
+    engine.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     extractions = [c for c in fake_model.structured_calls if c[0] == "facts"]
     assert len(extractions) == 2 and report.pairs == 8  # windows of WINDOW_PAIRS pairs: 5 + 3
@@ -1038,44 +1038,44 @@ def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(
     assert [c[2]["properties"]["facts"]["maxItems"] for c in extractions] == [min(WINDOW_FACTS, MAX_FACTS * 5), min(WINDOW_FACTS, MAX_FACTS * 3)]
 
 
-def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(memcli: Engine, fake_model: Any) -> None:
+def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(engine: Engine, fake_model: Any) -> None:
     turns = day_turns([("Ana", "The garden beds are planted."), ("assistant", "Well done!"), ("assistant", "Water them tonight.")], DAY1, "s1")
-    memcli.add_memories(turns)
+    engine.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
 
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     assert tasks(fake_model).count("facts") == 1 and report.pairs == 2
-    assert {t.id for t in turns} <= done(memcli, "fact")
+    assert {t.id for t in turns} <= done(engine, "fact")
 
 
 # 8. locks -----------------------------------------------------------------------------------------
 
 
-def test_store_lock_is_free_while_the_model_runs(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1())
+def test_store_lock_is_free_while_the_model_runs(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1())
     other = make_memcli(lock_timeout=0)
-    with memcli.store.transaction(), pytest.raises(StoreLockedError):
+    with engine.store.transaction(), pytest.raises(StoreLockedError):
         other.remember("The store is locked inside a transaction.")  # the probe can fail
     written: list[str] = []
 
     def respond(task: str, content: str) -> str:
-        with MemoryStore(memcli.paths, lock_timeout=0).transaction() as store:
+        with MemoryStore(engine.paths, lock_timeout=0).transaction() as store:
             store.count()
         note, _ = other.remember(f"Written during the {task} call number {len(written)}.", user=USER)
         written.append(note.id)
         return script(task, content)
 
     fake_model.responder = respond
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     assert len(written) == len(fake_model.structured_calls) == 4  # 2 daily, 1 running, 1 window of 2 pairs (one day: no global call)
     assert report.invalid == 0
-    assert {m.id for m in stored(memcli, Kind.NOTE)} == set(written)
+    assert {m.id for m in stored(engine, Kind.NOTE)} == set(written)
 
 
-def test_second_consolidation_fails_while_one_runs(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1())
+def test_second_consolidation_fails_while_one_runs(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1())
     other = make_memcli(lock_timeout=0.3)
     failures: list[tuple[str, float]] = []
 
@@ -1088,7 +1088,7 @@ def test_second_consolidation_fails_while_one_runs(memcli: Engine, script: Scrip
         return script(task, content)
 
     fake_model.responder = respond
-    report = memcli.consolidate(USER)
+    report = engine.consolidate(USER)
 
     [(message, waited)] = failures
     assert "consolidate" in message and waited >= 0.3
@@ -1096,15 +1096,15 @@ def test_second_consolidation_fails_while_one_runs(memcli: Engine, script: Scrip
     assert other.consolidate(USER).nothing_to_do  # the lock is released after the run
 
 
-def test_interrupted_run_releases_the_consolidation_lock(memcli: Engine, script: Script, fake_model: Any) -> None:
-    memcli.add_memories(day1())
+def test_interrupted_run_releases_the_consolidation_lock(engine: Engine, script: Script, fake_model: Any) -> None:
+    engine.add_memories(day1())
 
     def interrupted(task: str, content: str) -> str:
         raise KeyboardInterrupt
 
     fake_model.responder = interrupted
     with pytest.raises(KeyboardInterrupt):
-        memcli.consolidate(USER)
+        engine.consolidate(USER)
     fake_model.responder = script
     assert make_memcli(lock_timeout=0).consolidate(USER).days == 1
 
@@ -1139,16 +1139,16 @@ def test_unbounded_finds_an_unbounded_string_and_array() -> None:
 
 
 def test_every_schema_sent_bounds_its_strings_and_lists_and_every_call_caps_tokens(
-    memcli: Engine, script: Script, fake_model: Any
+    engine: Engine, script: Script, fake_model: Any
 ) -> None:
-    conversation_with_an_update(memcli, script)
-    memcli.consolidate(USER)
+    conversation_with_an_update(engine, script)
+    engine.consolidate(USER)
 
     calls = fake_model.structured_calls
     assert {c[0] for c in calls} == {"summary", "portrait", "memory", "facts", "events"}
     for task, _, schema, max_tokens, _ in calls:
         assert unbounded(schema) == [], task
-        assert isinstance(max_tokens, int) and 0 < max_tokens < memcli.settings.n_ctx, task
+        assert isinstance(max_tokens, int) and 0 < max_tokens < engine.settings.n_ctx, task
     [decision] = [c[2] for c in calls if c[0] == "events"]
     assert decision["$defs"]["DecisionOutput"]["properties"]["target"]["enum"] == [0]
     assert decision["properties"]["events"]["minItems"] == decision["properties"]["events"]["maxItems"] == 1

@@ -35,9 +35,9 @@ def days() -> list[Any]:
 
 @pytest.fixture
 def extractive(fake_model: Any) -> Engine:
-    memcli = make_memcli(consolidation="extractive")
-    memcli.add_memories(days())
-    return memcli
+    engine = make_memcli(consolidation="extractive")
+    engine.add_memories(days())
+    return engine
 
 
 def said(turns: list[tuple[str, str]]) -> str:
@@ -90,10 +90,10 @@ def test_the_portrait_holds_what_the_user_says_of_herself(extractive: Engine) ->
     [("auto", False, "extractive"), ("auto", True, "llm"), ("llm", False, "llm"), ("extractive", True, "extractive")],
 )
 def test_the_path_follows_the_setting_and_for_auto_the_chat_template(fake_model: Any, setting: str, template: bool, path: str) -> None:
-    memcli = make_memcli(consolidation=setting)
+    engine = make_memcli(consolidation=setting)
     if not template:
-        memcli._chat_model = TemplatelessModel(fake_model)  # the embedded default: a base model
-    consolidator = Consolidator(memcli)
+        engine._chat_model = TemplatelessModel(fake_model)  # the embedded default: a base model
+    consolidator = Consolidator(engine)
     assert consolidator.extractive == (path == "extractive")
     assert consolidator.report.path == path
 
@@ -101,8 +101,8 @@ def test_the_path_follows_the_setting_and_for_auto_the_chat_template(fake_model:
 def test_a_statement_too_long_for_a_fact_is_rejected_not_a_crash(fake_model: Any) -> None:
     story = ("I spent the whole afternoon at the harbour watching the fishing boats come in, talking with the old sailors "
              "about storms, nets, engines, the prices at the market and the summers of their childhood by the sea.")
-    memcli = make_memcli(consolidation="extractive")
-    memcli.add_memories(day_turns([("Ana", story), ("assistant", "That sounds like a wonderful afternoon.")], DAY1, "s1"))
-    report = memcli.consolidate(USER)
+    engine = make_memcli(consolidation="extractive")
+    engine.add_memories(day_turns([("Ana", story), ("assistant", "That sounds like a wonderful afternoon.")], DAY1, "s1"))
+    report = engine.consolidate(USER)
     assert report.facts_rejected == 1 and report.facts_added == 0
-    assert not any("harbour" in m.text for m in stored(memcli, Kind.FACT))
+    assert not any("harbour" in m.text for m in stored(engine, Kind.FACT))

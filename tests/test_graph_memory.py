@@ -26,14 +26,14 @@ LISBON = [("Ana", "Big news: I moved to Lisbon last week!"), ("assistant", "Cong
 
 @pytest.fixture
 def moved(fake_model: Any) -> Engine:
-    memcli = make_memcli(consolidation="extractive")
-    memcli.add_memories(day_turns(PORTO, PORTO_DAY, "s1") + day_turns(LISBON, LISBON_DAY, "s2"))
-    return memcli
+    engine = make_memcli(consolidation="extractive")
+    engine.add_memories(day_turns(PORTO, PORTO_DAY, "s1") + day_turns(LISBON, LISBON_DAY, "s2"))
+    return engine
 
 
-def homes(memcli: Engine) -> dict[str, Any]:
-    with memcli.store.transaction():
-        graph = memcli.store.sidecar.graph
+def homes(engine: Engine) -> dict[str, Any]:
+    with engine.store.transaction():
+        graph = engine.store.sidecar.graph
         return {r.object_name: r for r in graph.relations(USER) if r.relation == "lives_in"}
 
 
@@ -92,13 +92,13 @@ def test_a_word_the_user_writes_in_lower_case_is_no_name_in_a_later_consolidatio
     """How the user writes a word is read from all of their texts, not only from what one
     consolidation scans: "frisbee", written in lower case on earlier days, is no entity
     when a later day writes it "Frisbee"; "Max" still is."""
-    memcli = make_memcli(consolidation="extractive")
-    memcli.add_memories(day_turns([("Ana", "frisbee is great exercise."), ("Ana", "I bought a new frisbee for the dog.")], PORTO_DAY, "s1"))
-    memcli.consolidate(USER)
-    memcli.add_memories(day_turns([("Ana", "Yesterday Max and I played Frisbee in the park.")], LISBON_DAY, "s2"))
-    memcli.consolidate(USER)
-    with memcli.store.transaction():
-        names = {e.name for e in memcli.store.sidecar.graph.entities(USER)}
+    engine = make_memcli(consolidation="extractive")
+    engine.add_memories(day_turns([("Ana", "frisbee is great exercise."), ("Ana", "I bought a new frisbee for the dog.")], PORTO_DAY, "s1"))
+    engine.consolidate(USER)
+    engine.add_memories(day_turns([("Ana", "Yesterday Max and I played Frisbee in the park.")], LISBON_DAY, "s2"))
+    engine.consolidate(USER)
+    with engine.store.transaction():
+        names = {e.name for e in engine.store.sidecar.graph.entities(USER)}
     assert "Max" in names and "Frisbee" not in names
 
 
@@ -187,11 +187,11 @@ def test_the_model_path_keeps_only_names_the_text_holds(fake_model: Any) -> None
         "aliases": [],
     }
     fake_model.responder = lambda task, content: json.dumps(reply) if task == "entities" else pytest.fail(task)
-    memcli = make_memcli(consolidation="llm", graph_extraction="llm")
-    memcli.add_memories(day_turns(PORTO[:1], PORTO_DAY, "s1"))
-    Consolidator(memcli).build_graph(USER)
-    with memcli.store.transaction():
-        graph = memcli.store.sidecar.graph
+    engine = make_memcli(consolidation="llm", graph_extraction="llm")
+    engine.add_memories(day_turns(PORTO[:1], PORTO_DAY, "s1"))
+    Consolidator(engine).build_graph(USER)
+    with engine.store.transaction():
+        graph = engine.store.sidecar.graph
         assert {e.name for e in graph.entities(USER)} == {"Ana", "Porto"}
         assert [(r.subject_name, r.object_name) for r in graph.relations(USER) if r.relation == "lives_in"] == [("Ana", "Porto")]
     assert [call[0] for call in fake_model.structured_calls] == ["entities"]

@@ -184,14 +184,14 @@ def test_retention_from_conversation_fades_them_from_their_own_time(runner: CliR
 
 def test_retention_from_conversation_in_the_library(fake_embedder: Any, tmp_path: Path) -> None:
     paths = resolve_paths()
-    memcli = Engine(load_settings(paths), paths, clock=lambda: ts(IMPORTED), **given_models())
-    report = memcli.import_file(memorybank_file(tmp_path), retention_from="conversation")
+    engine = Engine(load_settings(paths), paths, clock=lambda: ts(IMPORTED), **given_models())
+    report = engine.import_file(memorybank_file(tmp_path), retention_from="conversation")
     assert report.added == 8
-    with memcli.store.transaction():
-        stored = memcli.store.memories()
+    with engine.store.transaction():
+        stored = engine.store.memories()
     assert len(stored) == 8 and all(m.retained_from == 0.0 for m in stored)
     with pytest.raises(UsageError, match="retention-from"):
-        memcli.import_file(memorybank_file(tmp_path), retention_from="yesterday")
+        engine.import_file(memorybank_file(tmp_path), retention_from="yesterday")
 
 
 def test_reimporting_later_does_not_restart_the_clock(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
@@ -296,6 +296,6 @@ def test_a_memory_consolidation_makes_from_an_imported_turn_fades_from_the_impor
 
     turn = Memory(id="t1", user="ana", kind=Kind.TURN.value, text="I adopted a cat.", created_at=1_600_000_000.0,
                   day="2020-09-13", retained_from=1_700_000_000.0)
-    owner = SimpleNamespace(memcli=SimpleNamespace(initial_strength=lambda memory: 1.0))
+    owner = SimpleNamespace(engine=SimpleNamespace(initial_strength=lambda memory: 1.0))
     made = Consolidator._memory(owner, "ana", Kind.FACT, "k", "Ana adopted a cat.", turn, "D1:1", ["t1"])  # type: ignore[arg-type]
     assert (made.created_at, made.day, made.retained_from) == (turn.created_at, turn.day, turn.retained_from)

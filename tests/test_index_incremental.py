@@ -56,16 +56,16 @@ def fact(text: str, minute: int = 0) -> Memory:
 
 def populated() -> tuple[Engine, Recaller]:
     """Two sessions, a note and a fact of ana, one note of bob; and a recaller that has loaded ana's index."""
-    memcli = make_memcli(clock=Clock(datetime(2023, 5, 31, 9).timestamp()))
-    memcli.add_memories(
+    engine = make_memcli(clock=Clock(datetime(2023, 5, 31, 9).timestamp()))
+    engine.add_memories(
         session("s1")
         + session("s2", S2, "2023-05-25")
         + [note("My sister's birthday is 4 March"), fact("Ana lives in Paris"), note("bob's note", user="bob")]
     )
-    recaller = Recaller(memcli.store, memcli.embedder)
-    with memcli.store.transaction():
+    recaller = Recaller(engine.store, engine.embedder)
+    with engine.store.transaction():
         recaller.recall(QUERIES[0], USER)
-    return memcli, recaller
+    return engine, recaller
 
 
 def features(index: UserIndex) -> dict[str, tuple[Any, ...]]:
@@ -87,18 +87,18 @@ def by_id(index: UserIndex, values: np.ndarray) -> dict[str, float]:
     return {index.ids[slot]: float(values[slot]) for slot in np.flatnonzero(index.alive)}
 
 
-def assert_same_as_fresh(memcli: Engine, recaller: Recaller) -> UserIndex:
+def assert_same_as_fresh(engine: Engine, recaller: Recaller) -> UserIndex:
     """``recaller`` (brought up to date) recalls what a new recaller, loading afresh, recalls:
     the same memories in the same order with the same scores, from the same rows."""
-    fresh = Recaller(memcli.store, memcli.embedder)
-    with memcli.store.transaction():
+    fresh = Recaller(engine.store, engine.embedder)
+    with engine.store.transaction():
         kept, loaded = recaller.index(USER), fresh.index(USER)
         assert kept is not loaded
         assert features(kept) == features(loaded)
         assert kept.count == loaded.count == len(loaded)
         assert kept.speaker_names() == loaded.speaker_names()
         for query in QUERIES:
-            vector = np.asarray(memcli.embedder.embed_one(query), dtype=np.float32)
+            vector = np.asarray(engine.embedder.embed_one(query), dtype=np.float32)
             masks = [i.alive & ~i.archived & ~i.ended & i.kind_mask(RECALLED_KINDS) for i in (kept, loaded)]
             got = recaller.scores(query, vector, USER, kept, masks[0])
             want = fresh.scores(query, vector, USER, loaded, masks[1])
@@ -137,170 +137,170 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_new_note_is_read_without_a_full_load(fake_embedder: FakeEmbedder, loads: list[str]) -> None:
-    memcli, recaller = populated()
+    engine, recaller = populated()
     loads.clear()
-    remembered, _ = memcli.remember("I adopted a second puppy named Max", user=USER)
+    remembered, _ = engine.remember("I adopted a second puppy named Max", user=USER)
 
-    with memcli.store.transaction():
+    with engine.store.transaction():
         hits = recaller.recall("second puppy Max", USER, k=3)
     assert hits[0].memory.id == remembered.id
     assert loads == [], "one new memory is read as a change, not by reloading the index or listing the store"
-    assert_same_as_fresh(memcli, recaller)
+    assert_same_as_fresh(engine, recaller)
 
 
 def test_a_chat_turn_appended_to_a_session(fake_embedder: FakeEmbedder, loads: list[str]) -> None:
-    memcli, recaller = populated()
+    engine, recaller = populated()
     loads.clear()
     last = session("s1")[-1]
-    memcli.write([turn("s1", "Bob", "Was the zeppelin loud over the harbour?", last.created_at + 60)])
-    memcli.write([turn("s1", "Ana", "Quite loud, Rex barked at it.", last.created_at + 120)])
-    with memcli.store.transaction():
+    engine.write([turn("s1", "Bob", "Was the zeppelin loud over the harbour?", last.created_at + 60)])
+    engine.write([turn("s1", "Ana", "Quite loud, Rex barked at it.", last.created_at + 120)])
+    with engine.store.transaction():
         recaller.index(USER)
     assert loads == []
 
-    kept = assert_same_as_fresh(memcli, recaller)
+    kept = assert_same_as_fresh(engine, recaller)
     assert kept.count == 11
 
 
 def test_a_turn_inserted_in_the_middle_refreshes_its_neighbours_windows(fake_embedder: FakeEmbedder, loads: list[str]) -> None:
-    memcli, recaller = populated()
+    engine, recaller = populated()
     loads.clear()
     turns = session("s1")
     middle = turn("s1", "Bob", "A zeppelin? Were you scared of the height?", turns[2].created_at + 30)
-    memcli.write([middle])
+    engine.write([middle])
 
-    with memcli.store.transaction():
+    with engine.store.transaction():
         kept = recaller.index(USER)
     assert loads == []
     owns = [m.index_text() for m in turns[:3] + [middle] + turns[3:]]
     for i, memory in enumerate(turns[:3] + [middle] + turns[3:]):
         slot = kept.ids.index(memory.id)
         np.testing.assert_allclose(kept.window[slot], embedding(window_text(owns, i)), atol=1e-6)
-    context = {r[0]: r[1] for r in sql(memcli, "SELECT memory_id, context FROM recall_index")}
+    context = {r[0]: r[1] for r in sql(engine, "SELECT memory_id, context FROM recall_index")}
     assert "scared of the height" in context[turns[2].id] and "scared of the height" in context[turns[4].id]
-    with memcli.store.transaction():
+    with engine.store.transaction():
         hits = recaller.recall("scared of the height", USER, k=5)
     assert middle.id in [h.memory.id for h in hits]
-    assert_same_as_fresh(memcli, recaller)
+    assert_same_as_fresh(engine, recaller)
 
 
 def test_a_turn_older_than_its_session_becomes_its_first(fake_embedder: FakeEmbedder) -> None:
-    memcli, recaller = populated()
+    engine, recaller = populated()
     turns = session("s1")
     opening = turn("s1", "Bob", "Hi Ana, long time no see!", turns[0].created_at - 60)
-    memcli.write([opening])
+    engine.write([opening])
 
-    kept = assert_same_as_fresh(memcli, recaller)
+    kept = assert_same_as_fresh(engine, recaller)
     assert kept.first[kept.ids.index(opening.id)] and not kept.first[kept.ids.index(turns[0].id)]
 
 
 def test_a_delete(fake_embedder: FakeEmbedder) -> None:
-    memcli, recaller = populated()
+    engine, recaller = populated()
     turns = session("s1")
-    memcli.delete(turns[0].id)  # the first turn of its session: the next one becomes first
-    memcli.delete(turns[2].id)
+    engine.delete(turns[0].id)  # the first turn of its session: the next one becomes first
+    engine.delete(turns[2].id)
 
-    kept = assert_same_as_fresh(memcli, recaller)
+    kept = assert_same_as_fresh(engine, recaller)
     assert turns[0].id not in features(kept) and kept.first[kept.ids.index(turns[1].id)]
     assert len(kept) == kept.count + 2, "deleted rows stay as dead slots until a compaction"
 
 
 def test_deleting_every_turn_of_a_speaker_drops_the_speaker(fake_embedder: FakeEmbedder) -> None:
-    memcli, recaller = populated()
+    engine, recaller = populated()
     for memory in session("s1") + session("s2", S2, "2023-05-25"):
         if memory.speaker == "Bob":
-            memcli.delete(memory.id)
+            engine.delete(memory.id)
 
-    kept = assert_same_as_fresh(memcli, recaller)
+    kept = assert_same_as_fresh(engine, recaller)
     assert kept.speaker_names() == {"Ana"}
 
 
 def test_many_deletes_compact_the_index(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("memcli.index.COMPACT_AT", 2)
-    memcli, recaller = populated()
+    engine, recaller = populated()
     turns = session("s1")
     for memory in turns[1:4]:
-        memcli.delete(memory.id)
+        engine.delete(memory.id)
 
-    kept = assert_same_as_fresh(memcli, recaller)
+    kept = assert_same_as_fresh(engine, recaller)
     assert len(kept) == kept.count == 6
-    memcli.write([turn("s1", "Bob", "And the lighthouse, was it tall?", turns[-1].created_at + 60)])
-    assert_same_as_fresh(memcli, recaller)
+    engine.write([turn("s1", "Bob", "And the lighthouse, was it tall?", turns[-1].created_at + 60)])
+    assert_same_as_fresh(engine, recaller)
 
 
 def test_archive_by_forget_and_restore(fake_embedder: FakeEmbedder) -> None:
-    memcli, recaller = populated()
-    fresh, _ = memcli.remember("I bought a red bicycle today", user=USER)
-    memcli.clock.now = datetime(2023, 7, 1, 9).timestamp()
-    assert memcli.forget(USER).archived > 0
-    kept = assert_same_as_fresh(memcli, recaller)
+    engine, recaller = populated()
+    fresh, _ = engine.remember("I bought a red bicycle today", user=USER)
+    engine.clock.now = datetime(2023, 7, 1, 9).timestamp()
+    assert engine.forget(USER).archived > 0
+    kept = assert_same_as_fresh(engine, recaller)
     assert kept.archived.any()
 
-    memcli.restore(session("s1")[2].id)
-    kept = assert_same_as_fresh(memcli, recaller)
+    engine.restore(session("s1")[2].id)
+    kept = assert_same_as_fresh(engine, recaller)
     assert not kept.archived[kept.ids.index(session("s1")[2].id)]
     assert fresh.id in kept.ids
 
 
 def test_an_update_that_ends_a_fact(fake_embedder: FakeEmbedder) -> None:
-    memcli, recaller = populated()
-    with memcli.store.transaction():
-        [old] = memcli.store.get_many([fact("Ana lives in Paris").id])
+    engine, recaller = populated()
+    with engine.store.transaction():
+        [old] = engine.store.get_many([fact("Ana lives in Paris").id])
     old.valid_to = NOW
     new = fact("Ana lives in Lyon now", minute=5)
-    memcli.add_memories([new])
-    memcli.store.update([old])
+    engine.add_memories([new])
+    engine.store.update([old])
 
-    kept = assert_same_as_fresh(memcli, recaller)
+    kept = assert_same_as_fresh(engine, recaller)
     assert kept.ended[kept.ids.index(old.id)]
-    with memcli.store.transaction():
+    with engine.store.transaction():
         assert [h.memory.id for h in recaller.recall("Where does Ana live?", USER, k=10, kind="fact")] == [new.id]
 
 
 def test_a_summary_regenerated_under_the_same_id(fake_embedder: FakeEmbedder) -> None:
-    memcli, recaller = populated()
+    engine, recaller = populated()
     summary = Memory(id="event-daily-ana-2023-05-08", user=USER, kind=Kind.EVENT_DAILY.value, text="Ana adopted a puppy.",
                      created_at=at("2023-05-08", 30), day="2023-05-08", source="test")
-    memcli.add_memories([summary])
-    assert_same_as_fresh(memcli, recaller)
+    engine.add_memories([summary])
+    assert_same_as_fresh(engine, recaller)
 
     summary.text, summary.created_at = "Ana flew in a zeppelin over the lake? Yes, in June.", at("2023-05-09")
-    memcli.store.upsert([summary], [embedding(summary.text)])
-    kept = assert_same_as_fresh(memcli, recaller)
+    engine.store.upsert([summary], [embedding(summary.text)])
+    kept = assert_same_as_fresh(engine, recaller)
     assert kept.texts[kept.ids.index(summary.id)] == summary.text
 
 
 def test_a_rebuild_loads_the_index_whole_again(fake_embedder: FakeEmbedder, loads: list[str]) -> None:
-    memcli, recaller = populated()
-    with memcli.store.transaction():
+    engine, recaller = populated()
+    with engine.store.transaction():
         before = recaller.index(USER)
-        memories, vectors = memcli.store._with_embeddings(USER)
-        memcli.store.sidecar.index.rebuild(USER, memories, vectors)
+        memories, vectors = engine.store._with_embeddings(USER)
+        engine.store.sidecar.index.rebuild(USER, memories, vectors)
     loads.clear()
 
-    with memcli.store.transaction():
+    with engine.store.transaction():
         after = recaller.index(USER)
     assert after is not before and loads[-1] == f"load {USER}", "a new epoch: loaded whole"
-    assert_same_as_fresh(memcli, recaller)
+    assert_same_as_fresh(engine, recaller)
 
 
 def test_a_dirty_user_is_loaded_whole_again(fake_embedder: FakeEmbedder, loads: list[str]) -> None:
-    memcli, recaller = populated()
-    with memcli.store.transaction():
-        memcli.store.sidecar.index.mark_dirty([USER])
+    engine, recaller = populated()
+    with engine.store.transaction():
+        engine.store.sidecar.index.mark_dirty([USER])
     loads.clear()
-    assert_same_as_fresh(memcli, recaller)
+    assert_same_as_fresh(engine, recaller)
     assert loads[:2] == [f"ids {USER}", f"load {USER}"]
 
 
 def test_another_users_writes_leave_the_index_as_it_is(fake_embedder: FakeEmbedder, loads: list[str]) -> None:
-    memcli, recaller = populated()
-    with memcli.store.transaction():
+    engine, recaller = populated()
+    with engine.store.transaction():
         kept = recaller.index(USER)
     seq = kept.seq
-    memcli.add_memories([note("bob again", user="bob")])
+    engine.add_memories([note("bob again", user="bob")])
     loads.clear()
-    with memcli.store.transaction():
+    with engine.store.transaction():
         assert recaller.index(USER) is kept
     assert kept.seq > seq and loads == []
 
@@ -347,35 +347,35 @@ def test_per_row_features_follow_the_texts() -> None:
 
 
 def test_missing_windows_reads_a_partial_index(fake_embedder: FakeEmbedder) -> None:
-    memcli, _ = populated()
+    engine, _ = populated()
     statement = "SELECT rowid, window FROM recall_index INDEXED BY recall_missing_windows WHERE user = ? AND window_vector IS NULL"
-    plan = [r[-1] for r in sql(memcli, "EXPLAIN QUERY PLAN " + statement, USER)]
+    plan = [r[-1] for r in sql(engine, "EXPLAIN QUERY PLAN " + statement, USER)]
     assert any("recall_missing_windows" in step for step in plan), plan
-    plan = [r[-1] for r in sql(memcli, "EXPLAIN QUERY PLAN SELECT rowid FROM recall_index WHERE user = ? AND seq > ?", USER, 3)]
+    plan = [r[-1] for r in sql(engine, "EXPLAIN QUERY PLAN SELECT rowid FROM recall_index WHERE user = ? AND seq > ?", USER, 3)]
     assert any("recall_by_seq" in step for step in plan), plan
 
 
 def test_an_index_of_version_1_gains_the_change_counter_and_is_rebuilt(fake_embedder: FakeEmbedder) -> None:
-    memcli, _ = populated()
-    db = sqlite3.connect(memcli.paths.database)
+    engine, _ = populated()
+    db = sqlite3.connect(engine.paths.database)
     db.execute("DROP INDEX recall_by_seq")
     db.execute("ALTER TABLE recall_index DROP COLUMN seq")
     db.execute("UPDATE index_meta SET value = '1' WHERE key LIKE 'version:%'")
     db.commit()
     db.close()
     notices: list[str] = []
-    memcli = make_memcli(notices)
-    with memcli.store.transaction():
-        assert [h.memory.text for h in memcli.recaller.recall("puppy named Rex", USER, k=1)] == ["I adopted a puppy named Rex."]
+    engine = make_memcli(notices)
+    with engine.store.transaction():
+        assert [h.memory.text for h in engine.recaller.recall("puppy named Rex", USER, k=1)] == ["I adopted a puppy named Rex."]
     assert len(notices) == 1 and "rebuilding" in notices[0]
-    assert sql(memcli, "SELECT value FROM index_meta WHERE key = 'version:ana'") == [(str(INDEX_VERSION),)]
-    assert sql(memcli, "SELECT min(seq) > 0 FROM recall_index WHERE user = ?", USER) == [(1,)]
+    assert sql(engine, "SELECT value FROM index_meta WHERE key = 'version:ana'") == [(str(INDEX_VERSION),)]
+    assert sql(engine, "SELECT min(seq) > 0 FROM recall_index WHERE user = ?", USER) == [(1,)]
 
 
 def test_reinforcement_changes_no_row(fake_embedder: FakeEmbedder) -> None:
-    memcli, recaller = populated()
-    with memcli.store.transaction():
-        seq = memcli.store.sidecar.index.seq()
-    memcli.recall("puppy", USER, reinforce=True)
-    with memcli.store.transaction():
-        assert memcli.store.sidecar.index.seq() == seq
+    engine, recaller = populated()
+    with engine.store.transaction():
+        seq = engine.store.sidecar.index.seq()
+    engine.recall("puppy", USER, reinforce=True)
+    with engine.store.transaction():
+        assert engine.store.sidecar.index.seq() == seq

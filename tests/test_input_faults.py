@@ -231,11 +231,11 @@ def test_parallel_writers_each_store_their_new_notes(fake_embedder: FakeEmbedder
     start = threading.Barrier(3)
 
     def writer(n: int) -> None:
-        memcli = Engine(settings, paths, store=store, **given_models())  # type: ignore[arg-type]
+        engine = Engine(settings, paths, store=store, **given_models())  # type: ignore[arg-type]
         start.wait()
         try:
             for i in range(10):
-                note, added = memcli.remember(f"note {n}-{i}")
+                note, added = engine.remember(f"note {n}-{i}")
                 results.append((note.text, added))
         except BaseException as exc:  # noqa: BLE001 -- reported by the assertion below
             errors.append(exc)
@@ -331,11 +331,11 @@ def test_recall_and_ask_use_the_models_with_the_store_free() -> None:
     paths = resolve_paths()
     settings = load_settings(paths)
     embedder, model = LoadingEmbedder(paths), LoadingModel(paths)
-    memcli = Engine(settings, paths, embedder=embedder, chat_model=model)  # type: ignore[arg-type]
-    memcli.remember("I drink green tea every morning")
-    memcli.remember("The spare key is under the blue pot")
-    assert memcli.recall("what tea do I drink?", k=1)[0].memory.text.startswith("I drink green tea")
-    assert memcli.ask("what tea do I drink?").answer
+    engine = Engine(settings, paths, embedder=embedder, chat_model=model)  # type: ignore[arg-type]
+    engine.remember("I drink green tea every morning")
+    engine.remember("The spare key is under the blue pot")
+    assert engine.recall("what tea do I drink?", k=1)[0].memory.text.startswith("I drink green tea")
+    assert engine.ask("what tea do I drink?").answer
     assert embedder.free and all(embedder.free), embedder.free
     assert model.free == [True]
 

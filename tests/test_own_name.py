@@ -54,8 +54,8 @@ def test_a_store_with_another_user_besides_default_uses_the_login_name(runner: C
 SISTER = [("u", "My sister Ana lives in Porto with her two cats."), ("assistant", "How nice.")]
 
 
-def facts(memcli: Any, user: str) -> list[str]:
-    return [m.text for m in stored(memcli, Kind.FACT, user)]
+def facts(engine: Any, user: str) -> list[str]:
+    return [m.text for m in stored(engine, Kind.FACT, user)]
 
 
 def own_turns(user: str, lines: list[tuple[str, str]], day: str = DAY1, session: str = "s1") -> list[Memory]:
@@ -63,41 +63,41 @@ def own_turns(user: str, lines: list[tuple[str, str]], day: str = DAY1, session:
 
 
 def test_facts_and_summaries_use_the_name_setting(fake_model: Any) -> None:
-    memcli = make_memcli(consolidation="extractive", user=LOGIN, name="Sam")
-    memcli.add_memories(own_turns(LOGIN, SISTER))
-    memcli.consolidate(LOGIN)
-    assert facts(memcli, LOGIN) == ["Sam's sister Ana lives in Porto with her two cats."]
-    summary = next(m.text for m in stored(memcli, Kind.EVENT_DAILY, LOGIN))
+    engine = make_memcli(consolidation="extractive", user=LOGIN, name="Sam")
+    engine.add_memories(own_turns(LOGIN, SISTER))
+    engine.consolidate(LOGIN)
+    assert facts(engine, LOGIN) == ["Sam's sister Ana lives in Porto with her two cats."]
+    summary = next(m.text for m in stored(engine, Kind.EVENT_DAILY, LOGIN))
     assert summary.startswith("Sam: ") and LOGIN not in summary
 
 
 def test_without_a_name_the_user_is_the_user(fake_model: Any) -> None:
-    memcli = make_memcli(consolidation="extractive")
-    memcli.add_memories(own_turns("default", SISTER))
-    memcli.consolidate("default")
-    assert facts(memcli, "default") == ["The user's sister Ana lives in Porto with her two cats."]
+    engine = make_memcli(consolidation="extractive")
+    engine.add_memories(own_turns("default", SISTER))
+    engine.consolidate("default")
+    assert facts(engine, "default") == ["The user's sister Ana lives in Porto with her two cats."]
 
 
 def test_my_name_is_said_in_chat_is_a_fact_and_names_the_user_from_then_on(fake_model: Any) -> None:
-    memcli = make_memcli(consolidation="extractive")
-    memcli.add_memories(own_turns(LOGIN, [("u", "Hi, my name is Sam."), ("assistant", "Hello Sam.")]))
-    memcli.consolidate(LOGIN)
-    assert facts(memcli, LOGIN) == ["The user's name is Sam."]
-    memcli.add_memories(own_turns(LOGIN, SISTER, DAY2, "s2"))  # the naming turn may be forgotten: the fact remembers
-    with memcli.store.transaction():
-        first = [m for m in memcli.store.memories(user=LOGIN, kind=Kind.TURN.value) if "Sam" in m.text and m.speaker == LOGIN]
+    engine = make_memcli(consolidation="extractive")
+    engine.add_memories(own_turns(LOGIN, [("u", "Hi, my name is Sam."), ("assistant", "Hello Sam.")]))
+    engine.consolidate(LOGIN)
+    assert facts(engine, LOGIN) == ["The user's name is Sam."]
+    engine.add_memories(own_turns(LOGIN, SISTER, DAY2, "s2"))  # the naming turn may be forgotten: the fact remembers
+    with engine.store.transaction():
+        first = [m for m in engine.store.memories(user=LOGIN, kind=Kind.TURN.value) if "Sam" in m.text and m.speaker == LOGIN]
         for m in first:
             m.archived = True
-        memcli.store.update(first)
-    memcli.consolidate(LOGIN)
-    assert "Sam's sister Ana lives in Porto with her two cats." in facts(memcli, LOGIN)
+        engine.store.update(first)
+    engine.consolidate(LOGIN)
+    assert "Sam's sister Ana lives in Porto with her two cats." in facts(engine, LOGIN)
 
 
 def test_a_memorybank_users_own_name_stays(fake_model: Any) -> None:
-    memcli = make_memcli(consolidation="extractive")
-    memcli.add_memories(own_turns("Emily", SISTER))
-    memcli.consolidate("Emily")
-    assert facts(memcli, "Emily") == ["Emily's sister Ana lives in Porto with her two cats."]
+    engine = make_memcli(consolidation="extractive")
+    engine.add_memories(own_turns("Emily", SISTER))
+    engine.consolidate("Emily")
+    assert facts(engine, "Emily") == ["Emily's sister Ana lives in Porto with her two cats."]
 
 
 def test_chat_and_a_jsonl_import_name_the_user_alike(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:

@@ -55,26 +55,26 @@ def test_the_library_makes_every_path_private_whatever_the_umask(
 ) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("I moved to Lyon in 2021.\n\nMy sister Ana is a nurse.\n", encoding="utf-8")
-    memcli = _memcli()
-    memcli.import_file(notes)
-    memcli.remember("I drink tea")
-    assert memcli.recall("where do I live", k=2)
-    memcli.consolidate(dry_run=True)
+    engine = _memcli()
+    engine.import_file(notes)
+    engine.remember("I drink tea")
+    assert engine.recall("where do I live", k=2)
+    engine.consolidate(dry_run=True)
 
     assert (memcli_home / "data" / "chroma" / "chroma.sqlite3").is_file()
     assert _exposed(memcli_home) == {}
 
 
 def test_journal_files_are_private_while_they_wait(memcli_home: Path, fake_embedder: Any, permissive_umask: None) -> None:
-    memcli = _memcli()
+    engine = _memcli()
     from memcli.memory import Memory
 
     note = Memory(id="0123456789abcdef", user="u", kind="note", text="pending", created_at=1.0, day="2025-01-01")
-    with memcli.journal.writing([note]):
-        files = list(memcli.paths.pending_dir.glob("*.json"))
+    with engine.journal.writing([note]):
+        files = list(engine.paths.pending_dir.glob("*.json"))
         assert len(files) == 1
         assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
-        assert stat.S_IMODE(memcli.paths.pending_dir.stat().st_mode) == 0o700
+        assert stat.S_IMODE(engine.paths.pending_dir.stat().st_mode) == 0o700
 
 
 def test_commands_make_every_path_private(memcli_home: Path, runner: CliRunner, fake_embedder: Any, permissive_umask: None) -> None:

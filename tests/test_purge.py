@@ -57,17 +57,17 @@ def chat_log(path: Path) -> Path:
 def consolidated(fake_model: Any, tmp_path: Path, memcli_home: Path) -> Engine:
     """A store with a note and a day of turns that say the marker, consolidated by
     extraction (the daily summary, portrait, running memory and a fact quote it)."""
-    memcli = make_memcli(consolidation="extractive", user=USER)
-    memcli.remember(f"The code word is {MARKER}, remember it")
-    memcli.remember("I like green tea in the morning")
-    memcli.import_file(chat_log(tmp_path / "chat.jsonl"))
-    memcli.consolidate(USER)
+    engine = make_memcli(consolidation="extractive", user=USER)
+    engine.remember(f"The code word is {MARKER}, remember it")
+    engine.remember("I like green tea in the morning")
+    engine.import_file(chat_log(tmp_path / "chat.jsonl"))
+    engine.consolidate(USER)
     assert holders(memcli_home), "the marker should be stored before it is deleted"
-    return memcli
+    return engine
 
 
-def with_marker(memcli: Engine) -> list[Any]:
-    return [m for m in memcli.store.memories(user=USER) if MARKER in m.text]
+def with_marker(engine: Engine) -> list[Any]:
+    return [m for m in engine.store.memories(user=USER) if MARKER in m.text]
 
 
 def test_deleting_the_note_and_the_turn_leaves_the_marker_nowhere_on_disk(consolidated: Engine, memcli_home: Path) -> None:

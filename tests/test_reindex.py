@@ -102,15 +102,15 @@ def populate(embedder: Any) -> list[Memory]:
     return memories
 
 
-def record(memcli: Engine) -> str | None:
-    with memcli.store.transaction():
-        return memcli.store.embedder_record()
+def record(engine: Engine) -> str | None:
+    with engine.store.transaction():
+        return engine.store.embedder_record()
 
 
-def chroma_vectors(memcli: Engine, user: str) -> dict[str, np.ndarray]:
+def chroma_vectors(engine: Engine, user: str) -> dict[str, np.ndarray]:
     """The embedding Chroma holds for each of ``user``'s memories, by id."""
-    with memcli.store.transaction():
-        memories, vectors = memcli.store._with_embeddings(user)
+    with engine.store.transaction():
+        memories, vectors = engine.store._with_embeddings(user)
     return {m.id: np.asarray(v, dtype=np.float64) for m, v in zip(memories, vectors)}
 
 
@@ -124,8 +124,8 @@ def assert_vectors(found: dict[str, np.ndarray], expected: dict[str, np.ndarray]
         assert np.allclose(found[memory_id], vector, atol=1e-5), memory_id
 
 
-def recalled(memcli: Engine, query: str, user: str) -> list[str]:
-    return [hit.memory.text for hit in memcli.recall(query, user, reinforce=False)]
+def recalled(engine: Engine, query: str, user: str) -> list[str]:
+    return [hit.memory.text for hit in engine.recall(query, user, reinforce=False)]
 
 
 def stats_json(runner: CliRunner) -> dict[str, Any]:
@@ -198,10 +198,10 @@ def test_a_new_store_records_the_embedder_on_first_write(runner: CliRunner, fake
 
 
 def test_a_store_without_a_record_adopts_the_configured_embedder(other_is_configured: None) -> None:
-    memcli = make_memcli(OtherEmbedder())
-    assert record(memcli) is None
-    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
-    assert record(memcli) == "OtherEmbedder"
+    engine = make_memcli(OtherEmbedder())
+    assert record(engine) is None
+    assert recalled(engine, "cello orchestra", "ana")[0] == CELLO
+    assert record(engine) == "OtherEmbedder"
     assert make_memcli(OtherEmbedder()).remember("I learned to juggle")[1] is True
 
 
@@ -210,9 +210,9 @@ def other_is_configured() -> None:
     """A store an older memcli wrote (memories, no embedder recorded) with vectors of
     OtherEmbedder, the embedder now configured."""
     memories = [note(CELLO, minute=1), note(PUPPY, minute=2)]
-    memcli = make_memcli(OtherEmbedder())
-    with memcli.store.transaction():
-        memcli.store.add(memories, OtherEmbedder().embed([m.index_text() for m in memories]))
+    engine = make_memcli(OtherEmbedder())
+    with engine.store.transaction():
+        engine.store.add(memories, OtherEmbedder().embed([m.index_text() for m in memories]))
 
 
 # another embedder is refused ----------------------------------------------------------------
@@ -297,29 +297,29 @@ def test_a_configured_model_directory_is_refused_without_loading_it(runner: CliR
 def test_reindex_re_embeds_every_memory_of_every_user() -> None:
     memories = populate(FakeEmbedder())
     other = OtherEmbedder()
-    memcli = make_memcli(other)
+    engine = make_memcli(other)
     by_user = {user: [m for m in memories if m.user == user] for user in ("ana", "bob")}
-    old = chroma_vectors(memcli, "bob")
+    old = chroma_vectors(engine, "bob")
     assert not any(np.allclose(old[i], v, atol=1e-3) for i, v in expected_vectors(other, by_user["bob"]).items())
 
-    result = memcli.reindex()
+    result = engine.reindex()
     ReindexResult.model_validate(result)
     assert (result["embedder"], result["previous"]) == ("OtherEmbedder", "FakeEmbedder")
     assert (result["memories"], result["users"]) == (len(memories), 2)
-    assert record(memcli) == "OtherEmbedder"
+    assert record(engine) == "OtherEmbedder"
     for user, mine in by_user.items():
-        assert_vectors(chroma_vectors(memcli, user), expected_vectors(other, mine))
+        assert_vectors(chroma_vectors(engine, user), expected_vectors(other, mine))
 
 
 def test_reindex_rebuilds_the_recall_index_with_the_new_vectors_windows_included() -> None:
     memories = populate(FakeEmbedder())
     other = OtherEmbedder()
-    memcli = make_memcli(other)
-    memcli.reindex()
+    engine = make_memcli(other)
+    engine.reindex()
     turns = sorted((m for m in memories if m.user == "bob"), key=lambda m: m.created_at)
     owns = [m.index_text() for m in turns]
-    with memcli.store.transaction():
-        index = memcli.store.sidecar.index.load("bob")
+    with engine.store.transaction():
+        index = engine.store.sidecar.index.load("bob")
     slot = {memory_id: i for i, memory_id in enumerate(index.ids)}
     for i, turn in enumerate(turns):
         assert np.allclose(index.turn[slot[turn.id]], other.embed_one(owns[i]), atol=1e-5), turn.text
@@ -328,12 +328,12 @@ def test_reindex_rebuilds_the_recall_index_with_the_new_vectors_windows_included
 
 def test_recall_works_again_after_reindex_and_finds_the_right_memory() -> None:
     populate(FakeEmbedder())
-    memcli = make_memcli(OtherEmbedder())
-    memcli.reindex()
-    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
-    assert recalled(memcli, "puppy named Rex", "ana")[0] == PUPPY
-    assert recalled(memcli, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
-    assert memcli.remember("I learned to juggle", "ana")[1] is True
+    engine = make_memcli(OtherEmbedder())
+    engine.reindex()
+    assert recalled(engine, "cello orchestra", "ana")[0] == CELLO
+    assert recalled(engine, "puppy named Rex", "ana")[0] == PUPPY
+    assert recalled(engine, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
+    assert engine.remember("I learned to juggle", "ana")[1] is True
     # and the first embedder is the one refused now
     assert "OtherEmbedder" in refusal(lambda: make_memcli(FakeEmbedder()).recall("cello", "ana"))
 
@@ -341,16 +341,16 @@ def test_recall_works_again_after_reindex_and_finds_the_right_memory() -> None:
 def test_reindex_is_a_no_op_when_the_store_is_current_unless_forced() -> None:
     memories = populate(FakeEmbedder())
     embedder = FakeEmbedder()
-    memcli = make_memcli(embedder)
-    result = memcli.reindex()
+    engine = make_memcli(embedder)
+    result = engine.reindex()
     assert (result["embedder"], result["previous"], result["memories"], result["users"]) == ("FakeEmbedder", "FakeEmbedder", 0, 0)
     assert embedder.calls == 0
 
-    forced = memcli.reindex(force=True)
+    forced = engine.reindex(force=True)
     assert (forced["memories"], forced["users"]) == (len(memories), 2)
     assert embedder.calls > 0
-    assert record(memcli) == "FakeEmbedder"
-    assert_vectors(chroma_vectors(memcli, "ana"), expected_vectors(embedder, [m for m in memories if m.user == "ana"]))
+    assert record(engine) == "FakeEmbedder"
+    assert_vectors(chroma_vectors(engine, "ana"), expected_vectors(embedder, [m for m in memories if m.user == "ana"]))
 
 
 def test_reindex_reports_progress_up_to_every_text() -> None:
@@ -366,29 +366,29 @@ def test_reindex_reports_progress_up_to_every_text() -> None:
 def test_an_interrupted_reindex_is_refused_until_a_reindex_finishes_it(target: type[FakeEmbedder]) -> None:
     memories = populate(FakeEmbedder())
     embedder = target()
-    memcli = make_memcli(embedder)
+    engine = make_memcli(embedder)
     identity = embedder_identity(embedder)
-    with memcli.store.transaction():
-        memcli.store.record_embedder(REINDEXING + identity)  # a reindex to it died half way
+    with engine.store.transaction():
+        engine.store.record_embedder(REINDEXING + identity)  # a reindex to it died half way
 
-    message = refusal(memcli.check_embedder)
+    message = refusal(engine.check_embedder)
     assert "interrupted" in message and "memcli reindex" in message and identity in message, message
-    refusal(lambda: memcli.recall("cello", "ana"))
+    refusal(lambda: engine.recall("cello", "ana"))
 
-    result = memcli.reindex()
+    result = engine.reindex()
     assert (result["memories"], result["users"]) == (len(memories), 2)
-    assert record(memcli) == identity
-    memcli.check_embedder()
-    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
-    assert_vectors(chroma_vectors(memcli, "ana"), expected_vectors(embedder, [m for m in memories if m.user == "ana"]))
+    assert record(engine) == identity
+    engine.check_embedder()
+    assert recalled(engine, "cello orchestra", "ana")[0] == CELLO
+    assert_vectors(chroma_vectors(engine, "ana"), expected_vectors(embedder, [m for m in memories if m.user == "ana"]))
 
 
 def test_the_same_model_in_another_directory_needs_no_reindex() -> None:
     populate(ModelDirEmbedder())
-    memcli = make_memcli(MovedModelEmbedder())
-    memcli.check_embedder()
-    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
-    assert memcli.reindex()["memories"] == 0
+    engine = make_memcli(MovedModelEmbedder())
+    engine.check_embedder()
+    assert recalled(engine, "cello orchestra", "ana")[0] == CELLO
+    assert engine.reindex()["memories"] == 0
 
 
 # reindex on the command line --------------------------------------------------------------
@@ -426,9 +426,9 @@ def test_reindex_cli_finishes_an_interrupted_reindex(runner: CliRunner) -> None:
     use(FakeEmbedder())
     ok(runner.invoke(app, ["remember", CELLO]))
     use(OtherEmbedder())
-    memcli = make_memcli(OtherEmbedder())
-    with memcli.store.transaction():
-        memcli.store.record_embedder(REINDEXING + "OtherEmbedder")
+    engine = make_memcli(OtherEmbedder())
+    with engine.store.transaction():
+        engine.store.record_embedder(REINDEXING + "OtherEmbedder")
     line = assert_error(runner.invoke(app, ["recall", "cello"]), ExitCode.EMBEDDER_CHANGED)
     assert "interrupted" in line and "memcli reindex" in line
     assert stats_json(runner)["embedder"] == REINDEXING + "OtherEmbedder"
@@ -467,16 +467,16 @@ class DyingSmallEmbedder(SmallEmbedder):
         return super().embed(texts, batch_size, progress)
 
 
-def collections(memcli: Engine) -> set[str]:
-    with memcli.store.transaction():
-        return {c.name for c in memcli.store._client.list_collections()}
+def collections(engine: Engine) -> set[str]:
+    with engine.store.transaction():
+        return {c.name for c in engine.store._client.list_collections()}
 
 
-def chroma_rows(memcli: Engine, name: str = COLLECTION) -> dict[str, tuple[str, dict[str, Any], np.ndarray]]:
+def chroma_rows(engine: Engine, name: str = COLLECTION) -> dict[str, tuple[str, dict[str, Any], np.ndarray]]:
     """Every row of the Chroma collection ``name``, read from Chroma itself: id -> (document,
     metadata, embedding)."""
-    with memcli.store.transaction():
-        got = memcli.store._client.get_collection(name, embedding_function=None).get(
+    with engine.store.transaction():
+        got = engine.store._client.get_collection(name, embedding_function=None).get(
             include=["documents", "metadatas", "embeddings"])
     return {i: (d, dict(m), np.asarray(e, dtype=np.float64))
             for i, d, m, e in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"])}
@@ -490,43 +490,43 @@ def assert_same_rows(found: dict[str, tuple[str, dict[str, Any], np.ndarray]],
         assert found[memory_id][2].shape == vector.shape and np.allclose(found[memory_id][2], vector, atol=1e-6), memory_id
 
 
-def all_memories(memcli: Engine) -> list[Memory]:
-    with memcli.store.transaction():
-        return memcli.store.memories()
+def all_memories(engine: Engine) -> list[Memory]:
+    with engine.store.transaction():
+        return engine.store.memories()
 
 
-def assert_every_vector_is(memcli: Engine, embedder: Any) -> None:
+def assert_every_vector_is(engine: Engine, embedder: Any) -> None:
     """Chroma holds ``embedder``'s vector for every memory of every user (and the recall
     index has its dimension)."""
-    memories = all_memories(memcli)
+    memories = all_memories(engine)
     assert memories
     for user in {m.user for m in memories}:
         mine = [m for m in memories if m.user == user]
-        found = chroma_vectors(memcli, user)
+        found = chroma_vectors(engine, user)
         assert {v.shape for v in found.values()} == {(embedder.dimension,)}, user
         assert_vectors(found, expected_vectors(embedder, mine))
-        with memcli.store.transaction():
-            assert memcli.store.recall_index(user, embedder.embed).turn.shape == (len(mine), embedder.dimension), user
+        with engine.store.transaction():
+            assert engine.store.recall_index(user, embedder.embed).turn.shape == (len(mine), embedder.dimension), user
 
 
 def test_reindex_to_a_model_of_another_dimension() -> None:
     memories = populate(FakeEmbedder())
     small = SmallEmbedder()
-    memcli = make_memcli(small)
-    assert {v.shape for v in chroma_vectors(memcli, "ana").values()} == {(128,)}
+    engine = make_memcli(small)
+    assert {v.shape for v in chroma_vectors(engine, "ana").values()} == {(128,)}
 
-    result = memcli.reindex()
+    result = engine.reindex()
     assert (result["embedder"], result["previous"], result["memories"], result["users"]) == ("SmallEmbedder", "FakeEmbedder", len(memories), 2)
-    assert record(memcli) == "SmallEmbedder"
-    assert collections(memcli) == {COLLECTION}  # no staging collection left
-    assert_every_vector_is(memcli, small)
-    assert {m.id for m in all_memories(memcli)} == {m.id for m in memories}
+    assert record(engine) == "SmallEmbedder"
+    assert collections(engine) == {COLLECTION}  # no staging collection left
+    assert_every_vector_is(engine, small)
+    assert {m.id for m in all_memories(engine)} == {m.id for m in memories}
 
-    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
-    assert recalled(memcli, "puppy named Rex", "ana")[0] == PUPPY
-    assert recalled(memcli, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
-    assert memcli.remember("I learned to juggle", "ana")[1] is True  # a 64-dimension write
-    assert recalled(memcli, "learned to juggle", "ana")[0] == "I learned to juggle"
+    assert recalled(engine, "cello orchestra", "ana")[0] == CELLO
+    assert recalled(engine, "puppy named Rex", "ana")[0] == PUPPY
+    assert recalled(engine, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
+    assert engine.remember("I learned to juggle", "ana")[1] is True  # a 64-dimension write
+    assert recalled(engine, "learned to juggle", "ana")[0] == "I learned to juggle"
     assert "SmallEmbedder" in refusal(lambda: make_memcli(FakeEmbedder()).recall("cello", "ana"))  # refused, not a dimension error
 
     runner = CliRunner()
@@ -539,7 +539,7 @@ def test_reindex_to_a_model_of_another_dimension() -> None:
     use(FakeEmbedder())
     ok(runner.invoke(app, ["reindex", "--quiet"]))
     assert stats_json(runner)["embedder"] == "FakeEmbedder"
-    assert collections(memcli) == {COLLECTION}
+    assert collections(engine) == {COLLECTION}
     assert_every_vector_is(make_memcli(FakeEmbedder()), FakeEmbedder())
 
 
@@ -566,12 +566,12 @@ def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishe
         dying.reindex(progress=progress)
 
     # stopped half way: ana staged, bob not
-    memcli = make_memcli(SmallEmbedder())
-    assert collections(memcli) == {COLLECTION, STAGING}
-    assert {row[0] for row in chroma_rows(memcli, STAGING).values()} == {CELLO, PUPPY}
+    engine = make_memcli(SmallEmbedder())
+    assert collections(engine) == {COLLECTION, STAGING}
+    assert {row[0] for row in chroma_rows(engine, STAGING).values()} == {CELLO, PUPPY}
     # the store's collection is as it was: ids, documents, metadata, the old vectors
-    assert_same_rows(chroma_rows(memcli), before)
-    assert record(memcli) == REINDEXING + "SmallEmbedder"
+    assert_same_rows(chroma_rows(engine), before)
+    assert record(engine) == REINDEXING + "SmallEmbedder"
 
     # recall and writes refuse it, whichever embedder asks
     for embedder in (SmallEmbedder(), FakeEmbedder()):
@@ -589,30 +589,30 @@ def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishe
     assert (stats["all_users"], stats["embedder"]) == ({"ana": 2, "bob": 3}, REINDEXING + "SmallEmbedder")
     assert sorted(m["text"] for m in list_json(runner, "--user", "ana")) == sorted([CELLO, PUPPY])
     assert sorted(m["text"] for m in list_json(runner, "--user", "bob")) == sorted(text for _, text in BOB_TURNS)
-    assert_same_rows(chroma_rows(memcli), before)  # still
+    assert_same_rows(chroma_rows(engine), before)  # still
 
     # a second reindex finishes it
     result = ok(runner.invoke(app, ["reindex", "--json"]))
     data = json.loads(result.stdout)
     assert (data["previous"], data["embedder"], data["users"]) == (REINDEXING + "SmallEmbedder", "SmallEmbedder", 2)
-    assert record(memcli) == "SmallEmbedder"
-    assert collections(memcli) == {COLLECTION}
-    after = chroma_rows(memcli)
+    assert record(engine) == "SmallEmbedder"
+    assert collections(engine) == {COLLECTION}
+    after = chroma_rows(engine)
     assert {m.id for m in memories} <= after.keys()
     for memory_id, (document, metadata, _) in before.items():
         assert after[memory_id][:2] == (document, metadata), memory_id
-    assert_every_vector_is(memcli, SmallEmbedder())
-    assert recalled(memcli, "cello orchestra", "ana")[0] == CELLO
-    assert recalled(memcli, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
+    assert_every_vector_is(engine, SmallEmbedder())
+    assert recalled(engine, "cello orchestra", "ana")[0] == CELLO
+    assert recalled(engine, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
     ok(runner.invoke(app, ["recall", "cello", "--user", "ana"]))
 
 
-def crash_before_the_rename(memcli: Engine) -> list[Memory]:
+def crash_before_the_rename(engine: Engine) -> list[Memory]:
     """What a reindex does up to deleting the store's collection, then a crash: every user
     staged with ``memcli.embedder``'s vectors, staging marked complete, "memories" deleted,
     staging not renamed. Returns the memories."""
-    embedder, identity = memcli.embedder, embedder_identity(memcli.embedder)
-    store = memcli.store
+    embedder, identity = engine.embedder, embedder_identity(engine.embedder)
+    store = engine.store
     with store.transaction():
         memories = store.memories()
         store.begin_reindex(identity)
@@ -636,22 +636,22 @@ def test_a_swap_cut_short_between_delete_and_rename_is_finished_by_the_next_open
     memories = crash_before_the_rename(make_memcli(small))
     assert len(memories) == len(before)
 
-    memcli = make_memcli(SmallEmbedder())
+    engine = make_memcli(SmallEmbedder())
     if next_step == "a transaction":
-        with memcli.store.transaction():
-            assert memcli.store.embedder_record() == "SmallEmbedder"
+        with engine.store.transaction():
+            assert engine.store.embedder_record() == "SmallEmbedder"
     else:
         use(SmallEmbedder())
         hits = json.loads(ok(runner.invoke(app, ["recall", "cello orchestra", "--user", "ana", "--json", "--no-reinforce"])).stdout)
         assert hits[0]["text"] == CELLO
-    assert collections(memcli) == {COLLECTION}
-    assert record(memcli) == "SmallEmbedder"
-    after = chroma_rows(memcli)
+    assert collections(engine) == {COLLECTION}
+    assert record(engine) == "SmallEmbedder"
+    after = chroma_rows(engine)
     assert after.keys() == before.keys()
     for memory_id, (document, metadata, _) in before.items():
         assert after[memory_id][:2] == (document, metadata), memory_id
-    assert_every_vector_is(memcli, small)
-    assert recalled(memcli, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
+    assert_every_vector_is(engine, small)
+    assert recalled(engine, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
 
 
 def test_reindex_keeps_archived_memories_and_ended_facts_out_of_recall(runner: CliRunner) -> None:
@@ -668,14 +668,14 @@ def test_reindex_keeps_archived_memories_and_ended_facts_out_of_recall(runner: C
     assert report["archived"] == 1  # the puppy; the cello is pinned
     assert [m["text"] for m in list_json(runner, "--user", "ana", "--archived")] == [PUPPY]
 
-    def check(memcli: Engine) -> None:
-        assert PUPPY not in recalled(memcli, "puppy named Rex", "ana")
-        assert CELLO in recalled(memcli, "puppy named Rex cello", "ana")
-        found = recalled(memcli, "Bob lives in Paris", "bob")
+    def check(engine: Engine) -> None:
+        assert PUPPY not in recalled(engine, "puppy named Rex", "ana")
+        assert CELLO in recalled(engine, "puppy named Rex cello", "ana")
+        found = recalled(engine, "Bob lives in Paris", "bob")
         assert "Bob lives in Paris" not in found and "Bob lives in Lisbon" in found
-        with memcli.store.transaction():
+        with engine.store.transaction():
             for user, gone, flag in (("ana", stable_id("ana", "note", PUPPY), "archived"), ("bob", ended.id, "ended")):
-                index = memcli.store.recall_index(user, memcli.embedder.embed)
+                index = engine.store.recall_index(user, engine.embedder.embed)
                 slot = index.ids.index(gone)
                 assert bool(getattr(index, flag)[slot]), (user, flag)
 
@@ -688,12 +688,12 @@ def test_reindex_keeps_archived_memories_and_ended_facts_out_of_recall(runner: C
 
     use(SmallEmbedder())
     ok(runner.invoke(app, ["reindex", "--quiet"]))
-    memcli = make_memcli(SmallEmbedder())
-    assert {m.id: m.to_dict() for m in all_memories(memcli)} == before  # every field, archived and valid_to included
-    after_rows = chroma_rows(memcli)
+    engine = make_memcli(SmallEmbedder())
+    assert {m.id: m.to_dict() for m in all_memories(engine)} == before  # every field, archived and valid_to included
+    after_rows = chroma_rows(engine)
     assert {i: row[:2] for i, row in after_rows.items()} == {i: row[:2] for i, row in before_rows.items()}
-    assert_every_vector_is(memcli, SmallEmbedder())  # archived and ended ones re-embedded too
-    check(memcli)
+    assert_every_vector_is(engine, SmallEmbedder())  # archived and ended ones re-embedded too
+    check(engine)
     assert [m["text"] for m in list_json(runner, "--user", "ana", "--archived")] == [PUPPY]
     ok(runner.invoke(app, ["restore", stable_id("ana", "note", PUPPY)]))
     assert recalled(make_memcli(SmallEmbedder()), "puppy named Rex", "ana")[0] == PUPPY  # its new vector works
@@ -701,22 +701,22 @@ def test_reindex_keeps_archived_memories_and_ended_facts_out_of_recall(runner: C
 
 def test_a_write_racing_a_reindex_is_refused_and_writes_nothing() -> None:
     populate(FakeEmbedder())
-    memcli = make_memcli(FakeEmbedder())
-    before = chroma_rows(memcli)
+    engine = make_memcli(FakeEmbedder())
+    before = chroma_rows(engine)
     late = note("I keep bees on the roof", minute=5)
     vector = FakeEmbedder().embed([late.index_text()])
-    with memcli.store.transaction():
-        indexed = memcli.store.sidecar.index.count()
-        memcli.store.begin_reindex("SmallEmbedder")
+    with engine.store.transaction():
+        indexed = engine.store.sidecar.index.count()
+        engine.store.begin_reindex("SmallEmbedder")
         for identity in ("FakeEmbedder", "SmallEmbedder"):
             with pytest.raises(EmbedderChangedError, match="interrupted"):
-                memcli.store.add([late], vector, embedder=identity)
+                engine.store.add([late], vector, embedder=identity)
             with pytest.raises(EmbedderChangedError, match="interrupted"):
-                memcli.store.upsert([late], vector, embedder=identity)
-        assert not memcli.store.existing_ids([late.id])
-        assert memcli.store.sidecar.index.count() == indexed
-        assert late.id not in memcli.store.sidecar.index.ids("ana")
-        assert memcli.store._client.get_collection(STAGING, embedding_function=None).count() == 0
+                engine.store.upsert([late], vector, embedder=identity)
+        assert not engine.store.existing_ids([late.id])
+        assert engine.store.sidecar.index.count() == indexed
+        assert late.id not in engine.store.sidecar.index.ids("ana")
+        assert engine.store._client.get_collection(STAGING, embedding_function=None).count() == 0
     # and from another memcli, later (the mark stays until a reindex finishes)
     other = make_memcli(FakeEmbedder())
     with other.store.transaction(), pytest.raises(EmbedderChangedError, match="interrupted"):

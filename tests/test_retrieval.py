@@ -81,10 +81,10 @@ def session(name: str, lines: Sequence[tuple[str, str]], day: str = "2023-05-08"
     ]
 
 
-def ranked(memcli: Engine, query: str, signals: Signals | None = None, user: str = USER, **filters: Any) -> list[Recalled]:
+def ranked(engine: Engine, query: str, signals: Signals | None = None, user: str = USER, **filters: Any) -> list[Recalled]:
     """Every memory recall returns for ``query`` by relevance alone, best first."""
-    recaller = Recaller(memcli.store, memcli.embedder, signals)
-    with memcli.store.transaction():
+    recaller = Recaller(engine.store, engine.embedder, signals)
+    with engine.store.transaction():
         return recaller.recall(query, user, k=100, **filters)
 
 
@@ -92,97 +92,97 @@ def texts(hits: Sequence[Recalled]) -> list[str]:
     return [h.memory.text for h in hits]
 
 
-def recalled(memcli: Engine, query: str, **options: Any) -> list[str]:
-    return texts(memcli.recall(query, USER, reinforce=False, **options))
+def recalled(engine: Engine, query: str, **options: Any) -> list[str]:
+    return texts(engine.recall(query, USER, reinforce=False, **options))
 
 
 # 1. recall basics -------------------------------------------------------------------------
 
 
 def test_memory_sharing_the_query_words_ranks_first(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([
+    engine = make_memcli()
+    engine.add_memories([
         note("The weather in Lyon was rainy all week", minute=1),
         note("I adopted a puppy named Rex last spring", minute=2),
         note("My sister plays the cello in an orchestra", minute=3),
         note("We booked a table at the new sushi place", minute=4),
     ])
-    assert recalled(memcli, "puppy named Rex")[0] == "I adopted a puppy named Rex last spring"
-    assert recalled(memcli, "sister cello orchestra")[0] == "My sister plays the cello in an orchestra"
+    assert recalled(engine, "puppy named Rex")[0] == "I adopted a puppy named Rex last spring"
+    assert recalled(engine, "sister cello orchestra")[0] == "My sister plays the cello in an orchestra"
 
 
 def test_recall_keeps_to_the_user_the_kind_and_since(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([
+    engine = make_memcli()
+    engine.add_memories([
         note("green tea with grandma", day="2023-05-01"),
         note("green tea in Kyoto", day="2023-05-10", kind=Kind.FACT.value),
         note("green tea green tea at work", day="2023-05-10", user="bob"),
     ])
-    assert sorted(recalled(memcli, "green tea")) == ["green tea in Kyoto", "green tea with grandma"]
-    assert recalled(memcli, "green tea", kind="fact") == ["green tea in Kyoto"]
-    assert recalled(memcli, "green tea", since="2023-05-05") == ["green tea in Kyoto"]
-    assert recalled(memcli, "green tea", since=at("2023-05-01")) == recalled(memcli, "green tea")
-    assert texts(memcli.recall("green tea", "bob", reinforce=False)) == ["green tea green tea at work"]
+    assert sorted(recalled(engine, "green tea")) == ["green tea in Kyoto", "green tea with grandma"]
+    assert recalled(engine, "green tea", kind="fact") == ["green tea in Kyoto"]
+    assert recalled(engine, "green tea", since="2023-05-05") == ["green tea in Kyoto"]
+    assert recalled(engine, "green tea", since=at("2023-05-01")) == recalled(engine, "green tea")
+    assert texts(engine.recall("green tea", "bob", reinforce=False)) == ["green tea green tea at work"]
 
 
 def test_recall_leaves_out_what_every_prompt_carries_unless_its_kind_is_asked_for(fake_embedder) -> None:
     """Portraits, the global event summary and the running memory are not recalled by
     default (each prompt has the global ones whole); turns, notes, facts and daily event
     summaries are; asking for a kind recalls that kind."""
-    memcli = make_memcli()
+    engine = make_memcli()
     recalled_kinds = {Kind.TURN, Kind.NOTE, Kind.FACT, Kind.EVENT_DAILY}
     memories = [note(f"green tea ceremony ({kind.value})", kind=kind.value, minute=i) for i, kind in enumerate(Kind)]
-    memcli.add_memories(memories)
-    by_default = {h.memory.kind for h in memcli.recall("green tea ceremony", USER, reinforce=False)}
+    engine.add_memories(memories)
+    by_default = {h.memory.kind for h in engine.recall("green tea ceremony", USER, reinforce=False)}
     assert by_default == {kind.value for kind in recalled_kinds}
     for kind in set(Kind) - recalled_kinds:
-        assert recalled(memcli, "green tea ceremony", kind=kind.value) == [f"green tea ceremony ({kind.value})"]
+        assert recalled(engine, "green tea ceremony", kind=kind.value) == [f"green tea ceremony ({kind.value})"]
 
 
 def test_recall_returns_at_most_k_best_first(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([note(f"note number {i} about gardening and {'roses' if i % 3 else 'tulips'}", minute=i) for i in range(30)])
+    engine = make_memcli()
+    engine.add_memories([note(f"note number {i} about gardening and {'roses' if i % 3 else 'tulips'}", minute=i) for i in range(30)])
 
-    hits = memcli.recall("gardening tulips", USER, k=7, reinforce=False)
+    hits = engine.recall("gardening tulips", USER, k=7, reinforce=False)
     assert len(hits) == 7
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     assert all("tulips" in h.memory.text for h in hits[:5])  # the ten tulip notes come first
-    by_relevance = ranked(memcli, "gardening tulips")
+    by_relevance = ranked(engine, "gardening tulips")
     assert len(by_relevance) == 30
     assert [h.relevance for h in by_relevance] == sorted((h.relevance for h in by_relevance), reverse=True)
-    assert len(memcli.recall("gardening", USER, k=50, reinforce=False)) == 30
+    assert len(engine.recall("gardening", USER, k=50, reinforce=False)) == 30
 
 
 def test_archived_memories_and_ended_facts_are_never_recalled(fake_embedder) -> None:
-    memcli = make_memcli()
+    engine = make_memcli()
     zeppelin = note("zeppelin ride over the lake")
     fact = note("Ana flies a zeppelin", kind=Kind.FACT.value)
     other = note("a boat trip on the river")
-    memcli.add_memories([zeppelin, fact, other])
-    assert {zeppelin.text, fact.text} <= set(recalled(memcli, "zeppelin"))
+    engine.add_memories([zeppelin, fact, other])
+    assert {zeppelin.text, fact.text} <= set(recalled(engine, "zeppelin"))
 
     zeppelin.archived, zeppelin.archived_at = True, NOW
     fact.valid_to = NOW
-    memcli.store.update([zeppelin, fact])
+    engine.store.update([zeppelin, fact])
 
-    assert recalled(memcli, "zeppelin", k=10) == [other.text]
-    assert recalled(memcli, "zeppelin", kind="fact") == []
-    assert texts(ranked(memcli, "Ana flies a zeppelin")) == [other.text]
-    memcli.restore(zeppelin.id)
-    assert recalled(memcli, "zeppelin")[0] == zeppelin.text
+    assert recalled(engine, "zeppelin", k=10) == [other.text]
+    assert recalled(engine, "zeppelin", kind="fact") == []
+    assert texts(ranked(engine, "Ana flies a zeppelin")) == [other.text]
+    engine.restore(zeppelin.id)
+    assert recalled(engine, "zeppelin")[0] == zeppelin.text
 
 
 def test_empty_query_and_k_below_one_return_nothing_or_fail_as_recall_does(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([note("a memory about anything")])
+    engine = make_memcli()
+    engine.add_memories([note("a memory about anything")])
     with pytest.raises(BadInputError):
-        memcli.recall("   ", USER)
+        engine.recall("   ", USER)
     with pytest.raises(UsageError):
-        memcli.recall("anything", USER, k=0)
+        engine.recall("anything", USER, k=0)
     with pytest.raises(UsageError):
-        memcli.recall("anything", USER, kind="bogus")
-    recaller = Recaller(memcli.store, memcli.embedder)
-    with memcli.store.transaction():
+        engine.recall("anything", USER, kind="bogus")
+    recaller = Recaller(engine.store, engine.embedder)
+    with engine.store.transaction():
         assert recaller.recall("", USER) == []
         assert recaller.recall(" \n", USER) == []
         assert recaller.recall("anything", USER, k=0) == []
@@ -191,9 +191,9 @@ def test_empty_query_and_k_below_one_return_nothing_or_fail_as_recall_does(fake_
 
 
 def test_recall_of_a_user_without_memories_returns_nothing(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([note("bob's memory", user="bob")])
-    assert memcli.recall("anything", USER) == []
+    engine = make_memcli()
+    engine.add_memories([note("bob's memory", user="bob")])
+    assert engine.recall("anything", USER) == []
 
 
 # 2. the context column ------------------------------------------------------------------
@@ -212,20 +212,20 @@ DOG_SESSIONS = [
 
 
 def test_short_answer_is_recalled_through_its_question_in_the_context_column(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([t for name, lines in DOG_SESSIONS for t in session(name, lines)])
+    engine = make_memcli()
+    engine.add_memories([t for name, lines in DOG_SESSIONS for t in session(name, lines)])
     unrelated = {t for _, lines in DOG_SESSIONS for _, t in lines} - {"Rex.", "What is your dog called, Ana?"}
 
     def above_rex(hits: list[Recalled]) -> set[str]:
         order = texts(hits)
         return set(order[: order.index("Rex.")]) & unrelated
 
-    assert above_rex(memcli.recall(DOG_QUERY, USER, k=20, reinforce=False)) == set()
-    with_context = ranked(memcli, DOG_QUERY)
+    assert above_rex(engine.recall(DOG_QUERY, USER, k=20, reinforce=False)) == set()
+    with_context = ranked(engine, DOG_QUERY)
     assert above_rex(with_context) == set()
     assert next(h for h in with_context if h.memory.text == "Rex.").signals["lexical"] > 0
 
-    without_context = ranked(memcli, DOG_QUERY, Signals().without("context"))
+    without_context = ranked(engine, DOG_QUERY, Signals().without("context"))
     assert above_rex(without_context), "without its context, 'Rex.' shares no word with the query"
 
 
@@ -233,46 +233,46 @@ def test_short_answer_is_recalled_through_its_question_in_the_context_column(fak
 
 
 def test_query_naming_one_speaker_ranks_that_speakers_turn_first(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains every summer.")]))
+    engine = make_memcli()
+    engine.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains every summer.")]))
 
     query = "What did Ana say about hiking in the mountains?"
-    hits = ranked(memcli, query)
+    hits = ranked(engine, query)
     assert texts(hits)[0] == "Hiking is fun."
     assert {h.memory.speaker: h.signals["speaker"] for h in hits} == {"Ana": Signals().speaker, "Bob": 0.0}
-    assert texts(ranked(memcli, query, Signals().without("speaker")))[0] == "I love hiking in the mountains every summer."
-    assert texts(ranked(memcli, "What did Bob say about hiking?"))[0] == "I love hiking in the mountains every summer."
+    assert texts(ranked(engine, query, Signals().without("speaker")))[0] == "I love hiking in the mountains every summer."
+    assert texts(ranked(engine, "What did Bob say about hiking?"))[0] == "I love hiking in the mountains every summer."
 
 
 def test_first_person_query_favours_the_users_own_turns(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories(session("chat-1", [
+    engine = make_memcli()
+    engine.add_memories(session("chat-1", [
         (USER, "Hiking is fun."), ("assistant", "I love hiking in the mountains every summer."),
         (USER, "My sister is visiting next month."), ("assistant", "That sounds lovely, enjoy the visit."),
     ]))
 
     query = "What did I say about hiking in the mountains?"
-    hits = ranked(memcli, query)
+    hits = ranked(engine, query)
     assert texts(hits)[0] == "Hiking is fun."
     by_text = {h.memory.text: h.signals for h in hits}
     assert by_text["My sister is visiting next month."]["person"] == Signals().person
     assert by_text["That sounds lovely, enjoy the visit."]["person"] == 0.0
     assert all(signals["speaker"] == 0.0 for signals in by_text.values())  # a pronoun is not a name
-    assert texts(ranked(memcli, query, Signals().without("person")))[0] == "I love hiking in the mountains every summer."
+    assert texts(ranked(engine, query, Signals().without("person")))[0] == "I love hiking in the mountains every summer."
 
 
 def test_second_person_query_favours_the_assistants_turns(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories(session("chat-1", [
+    engine = make_memcli()
+    engine.add_memories(session("chat-1", [
         (USER, "Can you recommend a book about painting?"),
         ("assistant", "I recommend The Story of Art by Gombrich, a book about painting."),
         (USER, "I read a book about painting last year and loved it."),
     ]))
     query = "What book about painting did you recommend to me?"
-    hits = ranked(memcli, query)
+    hits = ranked(engine, query)
     assert texts(hits)[0] == "I recommend The Story of Art by Gombrich, a book about painting."
     assert {h.memory.speaker for h in hits if h.signals["person"]} == {"assistant"}
-    assert texts(ranked(memcli, query, Signals().without("person")))[0] != texts(hits)[0]
+    assert texts(ranked(engine, query, Signals().without("person")))[0] != texts(hits)[0]
 
 
 @pytest.mark.parametrize(
@@ -310,18 +310,18 @@ def test_person_speakers_know_the_user_by_name_without_spaces_or_as_the_chat_log
     ids=["every speaker", "no speaker", "first person, user not a speaker"],
 )
 def test_speaker_signal_is_off_when_the_query_names_every_speaker_or_none(fake_embedder, query: str) -> None:
-    memcli = make_memcli()
-    memcli.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
-    hits = ranked(memcli, query)
+    engine = make_memcli()
+    engine.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
+    hits = ranked(engine, query)
     assert len(hits) == 2
     assert [h.signals["speaker"] for h in hits] == [0.0, 0.0]
 
 
 def test_speaker_signal_is_off_when_every_speaker_is_named_beside_a_note(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
-    memcli.add_memories([note("Hiking boots are on sale in town.")])
-    hits = ranked(memcli, "What did Ana and Bob say about hiking?")
+    engine = make_memcli()
+    engine.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains.")]))
+    engine.add_memories([note("Hiking boots are on sale in town.")])
+    hits = ranked(engine, "What did Ana and Bob say about hiking?")
     assert [h.signals["speaker"] for h in hits] == [0.0, 0.0, 0.0]
 
 
@@ -361,9 +361,9 @@ def test_query_stems_are_lower_case_tokens_without_stop_words(query: str) -> Non
 
 
 def test_query_of_stop_words_only_still_recalls(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([note("it is what it is"), note("a puppy named Rex")])
-    hits = memcli.recall("is it the", USER, reinforce=False)
+    engine = make_memcli()
+    engine.add_memories([note("it is what it is"), note("a puppy named Rex")])
+    hits = engine.recall("is it the", USER, reinforce=False)
     assert texts(hits)[0] == "it is what it is"
     assert all(h.signals["lexical"] == 0.0 for h in hits)
 
@@ -444,12 +444,12 @@ def test_every_way_of_writing_a_day_reads_the_same_day_and_window(moment: Any, s
 
 
 def test_query_naming_a_date_ranks_what_was_learned_then_first(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([note("We went to the beach.", day="2023-03-02"), note("We went to the beach.", day="2023-05-08", minute=1)])
-    hits = ranked(memcli, "Where did we go on 8 May 2023?")
+    engine = make_memcli()
+    engine.add_memories([note("We went to the beach.", day="2023-03-02"), note("We went to the beach.", day="2023-05-08", minute=1)])
+    hits = ranked(engine, "Where did we go on 8 May 2023?")
     assert [h.memory.day for h in hits] == ["2023-05-08", "2023-03-02"]
     assert [h.signals["date"] for h in hits] == [Signals().date, 0.0]
-    assert [h.signals["date"] for h in ranked(memcli, "Where did we go?")] == [0.0, 0.0]
+    assert [h.signals["date"] for h in ranked(engine, "Where did we go?")] == [0.0, 0.0]
 
 
 @pytest.mark.parametrize(
@@ -481,26 +481,26 @@ def test_says_when_not_on_timeless_texts(text: str) -> None:
 
 
 def test_when_signal_favours_turns_that_say_when_on_when_questions(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories([note("I went hiking in the hills yesterday."), note("I went hiking in the hills with Rex.", minute=1)])
-    hits = ranked(memcli, "When did Ana go hiking in the hills?")
+    engine = make_memcli()
+    engine.add_memories([note("I went hiking in the hills yesterday."), note("I went hiking in the hills with Rex.", minute=1)])
+    hits = ranked(engine, "When did Ana go hiking in the hills?")
     assert [(h.memory.text, h.signals["when"]) for h in hits] == [
         ("I went hiking in the hills yesterday.", Signals().when), ("I went hiking in the hills with Rex.", 0.0),
     ]
-    assert [h.signals["when"] for h in ranked(memcli, "Where did Ana go hiking?")] == [0.0, 0.0]
+    assert [h.signals["when"] for h in ranked(engine, "Where did Ana go hiking?")] == [0.0, 0.0]
 
 
 def test_when_signal_sees_memories_written_after_an_earlier_when_question(fake_embedder) -> None:
     """What each memory says about time is worked out once per loaded index; a write loads
     the index again, so the memory it adds is scored too."""
-    memcli = make_memcli()
-    recaller = Recaller(memcli.store, memcli.embedder)
-    memcli.add_memories([note("I went hiking in the hills yesterday.")])
+    engine = make_memcli()
+    recaller = Recaller(engine.store, engine.embedder)
+    engine.add_memories([note("I went hiking in the hills yesterday.")])
     question = "When did Ana go hiking in the hills?"
-    with memcli.store.transaction():
+    with engine.store.transaction():
         assert [h.signals["when"] for h in recaller.recall(question, USER, k=10)] == [Signals().when]
-    memcli.add_memories([note("I went hiking in the hills last week.", minute=1)])
-    with memcli.store.transaction():
+    engine.add_memories([note("I went hiking in the hills last week.", minute=1)])
+    with engine.store.transaction():
         hits = recaller.recall(question, USER, k=10)
     assert sorted((h.memory.text, h.signals["when"]) for h in hits) == [
         ("I went hiking in the hills last week.", Signals().when), ("I went hiking in the hills yesterday.", Signals().when),
@@ -540,16 +540,16 @@ def test_without_an_unknown_lever_raises_value_error(lever: str) -> None:
 
 
 def test_a_lever_turned_off_contributes_nothing_to_recall(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories(session("s1", [("Ana", "Hiking is fun yesterday?"), ("Bob", "I love hiking in the mountains."), ("Ana", "My sister plays the cello.")]))
+    engine = make_memcli()
+    engine.add_memories(session("s1", [("Ana", "Hiking is fun yesterday?"), ("Bob", "I love hiking in the mountains."), ("Ana", "My sister plays the cello.")]))
     query = "When did Ana go hiking on 8 May 2023?"
     for lever in Signals.LEVERS:
         signal = "prior" if lever in ("priors",) else lever
         if lever == "context":
             continue  # a column weight of the lexical signal, not a signal of its own
-        for hit in ranked(memcli, query, Signals().without(lever)):
+        for hit in ranked(engine, query, Signals().without(lever)):
             assert hit.signals[signal] == 0.0, (lever, hit.signals)
-    hits = ranked(memcli, query) + ranked(memcli, "When did I go hiking on 8 May 2023?")  # a name, then the user's "I"
+    hits = ranked(engine, query) + ranked(engine, "When did I go hiking on 8 May 2023?")  # a name, then the user's "I"
     # The graph is built by consolidation (tests/test_graph_memory.py shows its signal at work).
     assert all(any(h.signals[s] != 0.0 for h in hits) for s in SIGNAL_NAMES - {"graph"})
 
@@ -694,10 +694,10 @@ def test_eval_locomo_leaves_the_users_own_store_untouched(runner: CliRunner, fak
 
 
 def test_a_first_person_query_does_not_push_notes_below_the_users_turns(fake_embedder) -> None:
-    memcli = make_memcli()
-    memcli.add_memories(session("chat-1", [(USER, "The weather is grey today."), ("assistant", "Grey days are calm.")]))
-    memcli.add_memories([note("Sister's name: Mila.")])
-    hits = {h.memory.text: h for h in ranked(memcli, "what is my sister's name?")}
+    engine = make_memcli()
+    engine.add_memories(session("chat-1", [(USER, "The weather is grey today."), ("assistant", "Grey days are calm.")]))
+    engine.add_memories([note("Sister's name: Mila.")])
+    hits = {h.memory.text: h for h in ranked(engine, "what is my sister's name?")}
     assert hits["The weather is grey today."].signals["person"] > 0
     assert hits["Sister's name: Mila."].signals["person"] == hits["The weather is grey today."].signals["person"]
     assert hits["Grey days are calm."].signals["person"] == 0.0
