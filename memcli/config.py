@@ -42,7 +42,7 @@ no arguments of the call."""
 
 LEGACY_USER = "default"
 """The user every memcli before the login-name default wrote to: a store whose only user it
-is goes on with it (``memcli.engine.Engine.user``)."""
+is goes on with it (``memcli.library.engine.Engine.user``)."""
 
 
 def login_name() -> str:
@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     model: str = Field("", description="path of a GGUF chat model; empty: the embedded default")
     embedder: str = Field("", description="path of a sentence-transformers model dir; empty: the packaged default")
     chat_format: str = Field("", description="llama.cpp chat format; empty: from the GGUF metadata, or plain completion")
-    # A model server instead of the GGUF (memcli.llm_server); the key is never a setting,
+    # A model server instead of the GGUF (memcli.models.llm_server); the key is never a setting,
     # only the name of the variable that holds it, so it stays out of config list and --json.
     model_url: str = Field("", description="base URL of an OpenAI-compatible model server (Ollama, llama-server, vLLM, LM Studio), e.g. http://127.0.0.1:11434/v1; empty: the GGUF model")
     model_name: str = Field("", description="the model server's model id; empty: the first model the server lists")
@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     model_json_format: Literal["auto", "json_schema", "json_object"] = Field(
         "auto", description="how structured replies are asked of the model server: json_schema (llama-server, vLLM, Ollama), json_object with a schema (llama-cpp-python's server), auto: the first, else the second"
     )
-    # An embedding server instead of the packaged embedder (memcli.embedding_server), as
+    # An embedding server instead of the packaged embedder (memcli.models.embedding_server), as
     # the model server above; a change of embedder asks for memcli reindex (exit 8).
     embedder_url: str = Field("", description="base URL of an OpenAI-compatible server whose /v1/embeddings embeds memories and queries (Ollama with nomic-embed-text or bge-m3, llama-server --embedding, vLLM), e.g. http://127.0.0.1:11434/v1; empty: the embedder setting's model")
     embedder_name: str = Field("", description="the embedding server's model id; empty: the first model the server lists")
@@ -135,7 +135,7 @@ class Settings(BaseSettings):
     query_creator: bool = Field(False, description="rewrite the chat into a search query with the chat model before recalling (for capable models)")
     service: Literal["auto", "off"] = Field("auto", description="auto: commands go through the memcli service, started on first use; off: every command opens the store itself")
     service_idle: float = Field(900.0, gt=0, description="seconds without a request after which the service exits")
-    # The Chroma server backend (memcli.store.Server): empty store_url keeps the on-disk folder.
+    # The Chroma server backend (memcli.store.store.Server): empty store_url keeps the on-disk folder.
     store_url: str = Field("", description="URL of a Chroma server holding the memories (e.g. http://127.0.0.1:8000); empty: the folder under the data dir (memcli migrate moves them)")
     store_tenant: str = Field("default_tenant", min_length=1, description="Chroma tenant of the memories on the store_url server")
     store_database: str = Field("default_database", min_length=1, description="Chroma database of the memories on the store_url server (made when missing)")

@@ -155,7 +155,7 @@ class ReadOnlyStoreError(MemcliError):
 class DiskFullError(MemcliError):
     """The device of the store ran out of space (ENOSPC, EDQUOT, EFBIG, SQLite's "database
     or disk is full"), or has too little to take a write and keep the store's reserve for
-    deleting (``memcli.space``); nothing of that write was stored (an import stopped part
+    deleting (``memcli.store.space``); nothing of that write was stored (an import stopped part
     way says what it stored)."""
 
     exit_code = ExitCode.DISK_FULL

@@ -38,7 +38,7 @@ assistant of JSON-lines chat logs)."""
 BASE_MODEL = "base-model"
 """The tag of a chat reply written by a base model (no chat template, such as the embedded
 Gemma 3 270M): kept as the assistant's turn, never a source of facts, portraits or summary
-lines, and recalled below what the user said (``memcli.retrieval``)."""
+lines, and recalled below what the user said (``memcli.recall.retrieval``)."""
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -160,7 +160,7 @@ class Memory:
     def to_record(self) -> str:
         """The fields but the id and the text that differ from their defaults, as JSON: the
         copy of a memory's metadata that the recall index keeps beside Chroma's
-        (``memcli.recall_index``), read back by ``from_record``."""
+        (``memcli.store.recall_index``), read back by ``from_record``."""
         import orjson
 
         data = {k: v for k, v in asdict(self).items() if k not in ("id", "text") and v != _DEFAULTS.get(k, _REQUIRED)}

@@ -2,7 +2,7 @@
 
 They come from platformdirs; ``MEMCLI_HOME`` puts config, data, state and cache under one
 folder (``$MEMCLI_HOME/config``, ``/data``, ``/state``, ``/cache``). Light on purpose:
-the thin client (``memcli.client``) reads these, and the config file's ``service`` key
+the thin client (``memcli.transport.client``) reads these, and the config file's ``service`` key
 through ``read_config_file``, without the settings model (``memcli.config``), which
 reads the file through the same function.
 """

@@ -1,7 +1,7 @@
 """What memcli says: the result of every verb, defined once.
 
-The library's verbs return these pydantic models (``memcli.library``, named by the verb
-table ``memcli.verbs``), the service sends them as JSON, the client reads them back into
+The library's verbs return these pydantic models (``memcli.library.library``, named by the verb
+table ``memcli.library.verbs``), the service sends them as JSON, the client reads them back into
 these models, and ``--json`` prints exactly that JSON, so a script sees one shape whether
 a command ran in the service or in-process. The conventions:
 
@@ -199,7 +199,7 @@ class FactCounts(Out):
 
 
 class GraphCounts(Out):
-    """What the graph step of a consolidation did (Mem0g: ``memcli.graph_memory``)."""
+    """What the graph step of a consolidation did (Mem0g: ``memcli.consolidation.graph_memory``)."""
 
     scanned: int = Field(description="turns, notes and facts read for entities and relations (or, with dry_run, to read)")
     mentions: int = Field(description="entity mentions found")

@@ -56,9 +56,9 @@ def right(answer: str, gold: list[str]) -> bool:
 def run_language(lang: str, dev_only: bool, log: Any, cache: Path | None = None, modes: tuple[str, ...] = MODES) -> list[dict[str, Any]]:
     """Every probe of ``lang`` asked in each mode: one row a probe and mode."""
     from memcli.config import Settings, home_paths
-    from memcli.engine import Engine
+    from memcli.library.engine import Engine
     from memcli.errors import MemcliError
-    from memcli.library import Memcli
+    from memcli.library.library import Memcli
 
     probes = [json.loads(line) for line in PROBES[lang].read_text(encoding="utf-8").splitlines() if line.strip()]
     if dev_only:

@@ -25,7 +25,7 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    memory figures are those of a process like the service: embedder loaded, store open,
    one user's index in memory. ``--vector-dtype float32,float16`` (the default) measures
    each size twice, with the in-memory vectors of the recall index held as float32 (what
-   memcli uses) and as float16 (``memcli.index.VECTOR_DTYPE``).
+   memcli uses) and as float16 (``memcli.store.index.VECTOR_DTYPE``).
 
    The stores are synthetic but realistic. LoCoMo's turns (``--locomo``, all ten
    conversations by default, about 5,900 turns) are embedded once with the real
@@ -37,7 +37,7 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    unit vectors plus Gaussian noise of norm about ``--noise`` (0.35: cosine to the
    original about 0.94), re-normalised. Each copied session is one session of turns with
    timestamps increasing (a session every 12 hours, a turn a minute). The window vectors
-   of the recall index (the text of a turn with its neighbours, ``memcli.recall_index.window_text``)
+   of the recall index (the text of a turn with its neighbours, ``memcli.store.recall_index.window_text``)
    are given to ``MemoryStore.add`` precomputed as the re-normalised sum of the vectors of
    the turns in the window, so nothing is embedded at the first recall. The build time is
    that of ``MemoryStore.add`` (Chroma and the recall-index sidecar), in whole sessions of
@@ -53,7 +53,7 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
 
 3. **Import throughput** against raw encoding of the same texts: raw is
    ``Embedder().embed`` (model already loaded) of the turns' texts plus their window
-   texts (``memcli.recall_index.batch_windows``), both counted; import is one ``memcli import``
+   texts (``memcli.store.recall_index.batch_windows``), both counted; import is one ``memcli import``
    of the same LoCoMo conversations into a fresh store, through the service it starts
    (wall time of the command, and the import's own duration as it reports it); texts/s
    of each and their ratio (goal: at least 0.60).
@@ -64,8 +64,8 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    (``--skip-cli-forget`` to skip).
 
 5. **The client's import time**: the total of ``python -X importtime -c "import
-   memcli.client"`` (the cumulative time of its top-level memcli imports), and the wall
-   time of ``python -c "import memcli.cli, memcli.client"`` next to ``python -c pass``.
+   memcli.transport.client"`` (the cumulative time of its top-level memcli imports), and the wall
+   time of ``python -c "import memcli.cli, memcli.transport.client"`` next to ``python -c pass``.
 
 Everything happens in temporary directories, removed at the end (``--keep`` keeps
 them). Lines of the service logs that look like errors are reported.
@@ -150,7 +150,7 @@ def memcli_command() -> list[str]:
 
 def locomo_sessions(path: Path, conversations: list[str] | None) -> list[list[Any]]:
     """LoCoMo's turns as sessions (lists of Memory in time order), conversation by conversation."""
-    from memcli.importers import parse_locomo, read_text
+    from memcli.formats.importers import parse_locomo, read_text
 
     text = read_text(path)
     memories = parse_locomo(path, text)
@@ -191,7 +191,7 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
     """Yield (memories, vectors, windows) batches of whole sessions until ``size`` turns."""
     import numpy as np
 
-    from memcli.recall_index import WINDOW_AFTER, WINDOW_BEFORE, window_text
+    from memcli.store.recall_index import WINDOW_AFTER, WINDOW_BEFORE, window_text
     from memcli.dates import day_of
     from memcli.memory import Kind, Memory, stable_id
 
@@ -243,7 +243,7 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
 def build_store(home: Path, sessions: list[list[Any]], vectors: dict[str, Any], size: int, noise: float) -> dict[str, float]:
     """Fill a fresh store at ``home`` with ``size`` synthetic turns; timings in seconds."""
     from memcli.config import home_paths, load_settings
-    from memcli.store import MemoryStore
+    from memcli.store.store import MemoryStore
 
     paths = home_paths(home)
     settings = load_settings(paths, env={})
@@ -274,12 +274,12 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
     ``_ms`` milliseconds, ``_bytes`` bytes. Runs in its own process (``--worker``)."""
     import numpy as np
 
-    from memcli import index
+    from memcli.store import index
     from memcli.config import home_paths, load_settings
-    from memcli.engine import Engine
-    from memcli.embedding import Embedder
-    from memcli.retrieval import Recaller
-    from memcli.store import MemoryStore
+    from memcli.library.engine import Engine
+    from memcli.models.embedding import Embedder
+    from memcli.recall.retrieval import Recaller
+    from memcli.store.store import MemoryStore
 
     index.VECTOR_DTYPE = np.dtype(dtype).type
     out: dict[str, Any] = {"dtype": dtype}
@@ -476,13 +476,13 @@ def shell_bench(shell: Shell, home: Path, user: str, queries: list[str], calls: 
 
 
 def client_import_time(runs: int = 5) -> dict[str, Any]:
-    """Section 5: ``-X importtime`` total of memcli's top-level imports for ``import memcli.client``
-    (median over ``runs``), the wall time of importing memcli.cli and memcli.client against
+    """Section 5: ``-X importtime`` total of memcli's top-level imports for ``import memcli.transport.client``
+    (median over ``runs``), the wall time of importing memcli.cli and memcli.transport.client against
     ``python -c pass`` (median of 10), and the heaviest other imports; all in milliseconds."""
     totals = []
     top: dict[str, int] = {}
     for _ in range(runs):
-        done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memcli.client"], capture_output=True, text=True, check=False)
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memcli.transport.client"], capture_output=True, text=True, check=False)
         total = 0
         lines = {}
         for line in done.stderr.splitlines():
@@ -500,7 +500,7 @@ def client_import_time(runs: int = 5) -> dict[str, Any]:
     base = []
     for _ in range(10):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import memcli.cli, memcli.client"], check=True)
+        subprocess.run([sys.executable, "-c", "import memcli.cli, memcli.transport.client"], check=True)
         wall.append(time.perf_counter() - t)
         t = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
@@ -688,8 +688,8 @@ def table(r: dict[str, Any]) -> str:
     if "client" in r:
         c = r["client"]
         lines += ["", "5. Client import time",
-                  f"   python -X importtime -c 'import memcli.client': {c['importtime_client_ms']:.1f} ms (memcli's top-level imports, cumulative)",
-                  (f"   python -c 'import memcli.cli, memcli.client': {c['import_cli_client_wall_ms']:.0f} ms wall "
+                  f"   python -X importtime -c 'import memcli.transport.client': {c['importtime_client_ms']:.1f} ms (memcli's top-level imports, cumulative)",
+                  (f"   python -c 'import memcli.cli, memcli.transport.client': {c['import_cli_client_wall_ms']:.0f} ms wall "
                    f"(python -c pass: {c['python_pass_wall_ms']:.0f} ms)"),
                   "   heaviest non-memcli imports under it: " + ", ".join(f"{k} {v:.1f} ms" for k, v in c["heaviest_imports_ms"].items())]
     other = r["machine"].get("other_processes") or {}
@@ -791,8 +791,8 @@ def main(argv: list[str] | None = None) -> int:
             log("5. client import time")
             r["client"] = client_import_time()
 
-        from memcli.embedding import Embedder
-        from memcli.recall_index import batch_windows
+        from memcli.models.embedding import Embedder
+        from memcli.store.recall_index import batch_windows
 
         log("loading the embedder")
         embedder = Embedder()

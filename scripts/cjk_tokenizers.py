@@ -2,7 +2,7 @@
 
     python scripts/cjk_tokenizers.py [--history memory_bank_cn.json] [--probes tests/data/memorybank/probes_zh.jsonl]
 
-For each segmenter, every CJK run of memories and queries is cut by it (``memcli.lexical.
+For each segmenter, every CJK run of memories and queries is cut by it (``memcli.text.lexical.
 segment`` replaced for the run), the MemoryBank history is imported into a temporary store
 and the probes are recalled (``memcli eval memorybank``); prints hit@1/hit@5 and the size of
 the lexical index over the whole history (distinct terms, postings = nonzero (document,
@@ -53,7 +53,7 @@ SEGMENTERS = {"jieba-search": lexical.segment, "jieba": jieba_precise, "bigram":
 
 def index_size(history: Path) -> tuple[int, int]:
     """(distinct terms, postings) of the lexical index of every memory of ``history``."""
-    from memcli.importers import parse_memorybank, read_text
+    from memcli.formats.importers import parse_memorybank, read_text
 
     memories = parse_memorybank(history, read_text(history))
     index = lexical.LexicalIndex()
@@ -71,8 +71,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from memcli.config import Settings
-    from memcli.engine import make_embedder
-    from memcli.evaluation import eval_memorybank
+    from memcli.library.engine import make_embedder
+    from memcli.library.evaluation import eval_memorybank
 
     settings = Settings()
     embedder = make_embedder(settings)

@@ -1,7 +1,7 @@
-"""Hand-check samples and speed of the offline entity extractor (memcli.entities, issue 26).
+"""Hand-check samples and speed of the offline entity extractor (memcli.text.entities, issue 26).
 
 Reads LoCoMo and MemoryBank from ../shared/data (relative to the repository root) and runs
-``memcli.entities.extract`` over every turn, as consolidation does: the speaker's name for
+``memcli.text.entities.extract`` over every turn, as consolidation does: the speaker's name for
 I/me/my, the other speaker (or the user, for the assistant's replies) as the addressee, the
 session's day, and as ``known`` the speakers and the names the conversation writes
 capitalised away from a sentence start, and the words it writes in lower case (``common``).
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memcli.entities import Extraction, KnownNames, common_words, extract, normalise, turn_names
+from memcli.text.entities import Extraction, KnownNames, common_words, extract, normalise, turn_names
 from memcli.memory import ASSISTANT
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"

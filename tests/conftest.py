@@ -22,7 +22,7 @@ from cli_checks import ok
 from fakes.models import FakeChatModel, FakeEmbedder
 from typer.testing import CliRunner
 
-from memcli import local
+from memcli.transport import local
 from memcli.cli import app
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo10.json"
@@ -128,14 +128,14 @@ def store_mode(request: pytest.FixtureRequest, memcli_home: Path, monkeypatch: p
 def open_store(paths: Any, **kwargs: Any) -> Any:
     """A MemoryStore on ``paths`` where the settings (MEMCLI_STORE_URL) put it."""
     from memcli.config import load_settings
-    from memcli.store import MemoryStore, Server
+    from memcli.store.store import MemoryStore, Server
 
     return MemoryStore(paths, server=Server.of(load_settings(paths)), **kwargs)
 
 
 class Given:
     """The fakes the running test asked for (None: the real models), passed in wherever
-    memcli is built: ``memcli.local.use_models`` for the CLI's in-process runs, ``given_models()``
+    memcli is built: ``memcli.transport.local.use_models`` for the CLI's in-process runs, ``given_models()``
     for a ``Engine`` a test builds itself."""
 
     embedder: FakeEmbedder | None = None

@@ -16,7 +16,7 @@ from conftest import Given
 from fakes.models import TemplatelessModel
 from typer.testing import CliRunner
 
-from memcli.answers import (
+from memcli.recall.answers import (
     NOT_FOUND,
     NOT_FOUND_ZH,
     answer,

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from cli_checks import ok
 from memcli.cli import app
-from memcli.extractive import facts_of, is_request_or_question
-from memcli.llm import LlamaCppModel, Message, cut_at_turn_end
+from memcli.text.extractive import facts_of, is_request_or_question
+from memcli.models.llm import LlamaCppModel, Message, cut_at_turn_end
 from memcli.memory import BASE_MODEL, Kind, Memory
 from test_consolidate import DAY1, USER, day_turns, make_memcli, stored
 

@@ -15,13 +15,15 @@ from typer.testing import CliRunner
 
 from cli_checks import ok
 from conftest import FakeEmbedder
-from memcli import engine, importers, local
+from memcli.library import engine
+from memcli.formats import importers
+from memcli.transport import local
 from memcli.cli import root
-from memcli.chunking import MAX_CHARS, chunks, size
+from memcli.text.chunking import MAX_CHARS, chunks, size
 from memcli.cli import app
-from memcli.client import Handlers, ServiceClient, client_env
+from memcli.transport.client import Handlers, ServiceClient, client_env
 from memcli.errors import BadInputError, ExitCode
-from memcli.importers import parse_file
+from memcli.formats.importers import parse_file
 from memcli.paths import resolve_paths
 
 NOW = 1_700_000_000.0
@@ -203,7 +205,7 @@ def test_ctrl_c_during_a_batchs_write_counts_that_batch_as_stored(
     import os
     import signal
 
-    from memcli.store import MemoryStore
+    from memcli.store.store import MemoryStore
 
     monkeypatch.setattr(engine, "IMPORT_BATCH", 5)
     path = notes_file(tmp_path, 23)

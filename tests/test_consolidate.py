@@ -1,4 +1,4 @@
-"""Consolidation in the library (``memcli.consolidate``, ``Engine.consolidate``), with the fake
+"""Consolidation in the library (``memcli.consolidation.consolidate``, ``Engine.consolidate``), with the fake
 embedder and a scripted model that answers each structured request from the material it was
 sent: day and global summaries and portraits, the running memory, Mem0's facts with
 ADD/UPDATE/DELETE/NOOP, retries and skips of invalid output, grounding, deduplication,
@@ -22,14 +22,14 @@ from pydantic import BaseModel, Field
 
 from conftest import given_models
 from memcli.config import Paths, load_settings, resolve_paths
-from memcli.consolidate import MAX_FACTS, RELATED_SIMILARITY, WINDOW_PAIRS, make_plan
-from memcli.engine import Engine
+from memcli.consolidation.consolidate import MAX_FACTS, RELATED_SIMILARITY, WINDOW_PAIRS, make_plan
+from memcli.library.engine import Engine
 from memcli.errors import InvalidOutputError, StoreLockedError
-from memcli.grounding import Grounding, SourceTurn, fact_problem, mentions, statement_problem
-from memcli.llm import RETRY_TEMPERATURE, Message, structured_output
+from memcli.consolidation.grounding import Grounding, SourceTurn, fact_problem, mentions, statement_problem
+from memcli.models.llm import RETRY_TEMPERATURE, Message, structured_output
 from memcli.memory import Kind, Memory, singleton_id, stable_id
-from memcli.model_output import RUNNING_SENTENCES, WINDOW_FACTS
-from memcli.store import MemoryStore
+from memcli.consolidation.model_output import RUNNING_SENTENCES, WINDOW_FACTS
+from memcli.store.store import MemoryStore
 
 USER = "ana"
 NOW = datetime(2023, 6, 1, 9, 0).timestamp()
@@ -262,8 +262,9 @@ def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(eng
 
 def test_the_report_is_the_documented_schema(engine: Engine, script: Script) -> None:
     """What consolidate answers to every front end is ``schema.ConsolidateResult``, whole."""
-    from memcli import api, schema, verbs
-    from memcli.library import Memcli
+    from memcli import schema
+    from memcli.library import api, verbs
+    from memcli.library.library import Memcli
 
     engine.add_memories(day1())
     result = api.run(Memcli(engine), "consolidate", {"user": USER})
@@ -378,7 +379,7 @@ def source_turn(speaker: str, text: str, day: str = DAY1) -> SourceTurn:
 
 
 def date_words_of(day: str) -> str:
-    from memcli.consolidate import date_words
+    from memcli.consolidation.consolidate import date_words
 
     return date_words(datetime.fromisoformat(f"{day}T10:00:00").timestamp())
 
@@ -1230,7 +1231,7 @@ def test_a_model_that_times_out_is_not_asked_again() -> None:
 
 
 def test_worked_examples_name_nobody_a_model_could_copy() -> None:
-    from memcli.prompts import EXAMPLES
+    from memcli.models.prompts import EXAMPLES
 
     for task, examples in EXAMPLES.items():
         for material, reply in examples:

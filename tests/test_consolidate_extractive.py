@@ -11,8 +11,8 @@ import pytest
 from fakes.models import TemplatelessModel
 from test_consolidate import DAY1, DAY2, USER, day_turns, make_memcli, stored
 
-from memcli.consolidate import Consolidator
-from memcli.engine import Engine
+from memcli.consolidation.consolidate import Consolidator
+from memcli.library.engine import Engine
 from memcli.memory import Kind, singleton_id
 
 GARDEN_TURNS = [

@@ -12,7 +12,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.client import ServiceClient
+from memcli.transport.client import ServiceClient
 from memcli.paths import resolve_paths
 
 TESTS = Path(__file__).resolve().parent

@@ -1,4 +1,4 @@
-"""Embeddings from a server (``memcli.embedding_server``) against the fake OpenAI-compatible
+"""Embeddings from a server (``memcli.models.embedding_server``) against the fake OpenAI-compatible
 server (``fakes.model_server``): memories and queries are embedded through it in batches,
 as unit vectors; the store's embedder identity covers it (exit 8 until ``memcli reindex``,
 both ways); every way the server fails gives exit 3 and one line naming the URL and the
@@ -18,8 +18,8 @@ from fakes.models import FakeEmbedder
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.embedding import same_embedder
-from memcli.embedding_server import ServerEmbedder, server_identity
+from memcli.models.embedding import same_embedder
+from memcli.models.embedding_server import ServerEmbedder, server_identity
 from memcli.errors import ExitCode
 
 KEY = "sk-very-secret-embedding-key"

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from memcli.cli import app
 from memcli.errors import ExitCode
-from memcli.llm import default_model_path
+from memcli.models.llm import default_model_path
 
 pytestmark = pytest.mark.integration
 

@@ -1,10 +1,10 @@
-"""The offline entity extractor and the model path's grounding (memcli.entities, issue 26)."""
+"""The offline entity extractor and the model path's grounding (memcli.text.entities, issue 26)."""
 
 from __future__ import annotations
 
 import pytest
 
-from memcli.entities import (
+from memcli.text.entities import (
     ENTITY_TYPES,
     RELATIONS,
     Extraction,

@@ -19,7 +19,7 @@ from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.config import Settings
 from memcli.errors import BadInputError, ExitCode
-from memcli.evaluation import eval_consolidation
+from memcli.library.evaluation import eval_consolidation
 from memcli.paths import resolve_paths
 from memcli.schema import ConsolidationEvalResult
 

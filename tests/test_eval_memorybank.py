@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.errors import BadInputError, ExitCode
-from memcli.evaluation import HIT_KS, _turn_reference, read_probes
-from memcli.importers import parse_memorybank, read_text
+from memcli.library.evaluation import HIT_KS, _turn_reference, read_probes
+from memcli.formats.importers import parse_memorybank, read_text
 from memcli.paths import resolve_paths
 from memcli.schema import ProbeEvalResult
 

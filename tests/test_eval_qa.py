@@ -18,8 +18,8 @@ from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.config import Settings
 from memcli.errors import ExitCode
-from memcli.evaluation import eval_qa, locomo_questions, without_citations
-from memcli.llm import Message
+from memcli.library.evaluation import eval_qa, locomo_questions, without_citations
+from memcli.models.llm import Message
 from memcli.paths import resolve_paths
 from memcli.schema import QaEvalResult
 
@@ -155,8 +155,8 @@ def test_bad_options_are_one_error_line(runner: CliRunner, fake_model: Any, tmp_
 
 def test_an_evaluation_question_does_not_reinforce_what_it_recalls(tmp_path: Path, fake_embedder: Any, fake_model: Any) -> None:
     from memcli.config import home_paths
-    from memcli.engine import Engine
-    from memcli.importers import parse_locomo
+    from memcli.library.engine import Engine
+    from memcli.formats.importers import parse_locomo
 
     path = locomo(tmp_path)
     engine = Engine(Settings(answers="llm"), home_paths(tmp_path / "eval-home"), embedder=fake_embedder, chat_model=fake_model)

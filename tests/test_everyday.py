@@ -21,7 +21,7 @@ from cli_checks import assert_error, ok
 from memcli import __version__
 from memcli.cli import root
 from memcli.cli import app
-from memcli.completion import complete, read_candidates
+from memcli.cli.completion import complete, read_candidates
 from memcli.errors import ExitCode
 from memcli.memory import KIND_VALUES
 from memcli.paths import resolve_paths
@@ -337,7 +337,7 @@ def test_tab_completes_ids_through_the_shell_protocol(runner: CliRunner, fake_em
 @pytest.fixture
 def service(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """A running memcli service with the fake models (``python tests/fakes serve``), stopped after the test."""
-    from memcli.client import ServiceClient
+    from memcli.transport.client import ServiceClient
 
     monkeypatch.delenv("MEMCLI_SERVICE")
     paths = resolve_paths()

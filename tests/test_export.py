@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memcli import export
+from memcli.formats import export
 from memcli.cli import app
-from memcli.client import Handlers
-from memcli.engine import Engine
-from memcli.library import Memcli
+from memcli.transport.client import Handlers
+from memcli.library.engine import Engine
+from memcli.library.library import Memcli
 from memcli.memory import Kind, Memory
 from memcli.paths import resolve_paths
-from memcli.recall_index import RecallIndex
+from memcli.store.recall_index import RecallIndex
 from test_consolidate import DAY1, DAY2, NOW, USER, day_turns, make_memcli
 from test_consolidate_extractive import GARDEN_TURNS, TRAIN_TURNS
 from test_service import memcli as run_memcli, paths, request, start_service  # noqa: F401  (paths, start_service: fixtures)

@@ -1,4 +1,4 @@
-"""Extractive consolidation (``memcli.extractive``) on hand-made days, with the fake
+"""Extractive consolidation (``memcli.text.extractive``) on hand-made days, with the fake
 bag-of-words embedder: the central sentence is chosen, repeats are not, speakers are
 named, the order is the order said, a running memory keeps at most its limit."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import FakeEmbedder
-from memcli.extractive import Sentence, centrality, fold, select, sentences_of, split_sentences, summarize
+from memcli.text.extractive import Sentence, centrality, fold, select, sentences_of, split_sentences, summarize
 
 EMBED = FakeEmbedder().embed
 
@@ -109,7 +109,7 @@ def test_sentences_of_keeps_their_turns_source_speaker_and_time() -> None:
 
 
 def test_statements_about_oneself_are_first_person_declaratives_not_about_the_listener() -> None:
-    from memcli.extractive import is_statement_about_oneself
+    from memcli.text.extractive import is_statement_about_oneself
 
     assert is_statement_about_oneself("I started playing acoustic guitar five years ago.")
     assert is_statement_about_oneself("我最近开始学习弹钢琴了。")
@@ -144,13 +144,13 @@ def test_statements_about_oneself_are_first_person_declaratives_not_about_the_li
     ],
 )
 def test_first_person_statements_go_to_the_third_person_by_rule(sentence: str, expected: str | None) -> None:
-    from memcli.extractive import third_person
+    from memcli.text.extractive import third_person
 
     assert third_person(sentence, "Ana") == expected
 
 
 def test_interests_leave_out_the_names_of_those_talking() -> None:
-    from memcli.extractive import interests
+    from memcli.text.extractive import interests
 
     topics = interests(["I love painting lakes, Mel!", "Caroline, painting relaxes me.", "Pottery class with Mel is fun."],
                        names=["Caroline", "Melanie"])
@@ -159,7 +159,7 @@ def test_interests_leave_out_the_names_of_those_talking() -> None:
 
 
 def test_interests_name_each_topic_once_and_not_the_talk_with_the_assistant() -> None:
-    from memcli.extractive import interests
+    from memcli.text.extractive import interests
 
     texts = ["My companion gave me advice about the Piano.", "I practice piano scales and jazz piano every evening.",
              "The piano recital is on Sunday, I need some recommendations."]
@@ -170,7 +170,7 @@ def test_interests_name_each_topic_once_and_not_the_talk_with_the_assistant() ->
 
 
 def test_an_assistants_advice_weighs_less_than_what_happened_to_the_person() -> None:
-    from memcli.extractive import ASSISTANT_WEIGHT, Sentence, salience
+    from memcli.text.extractive import ASSISTANT_WEIGHT, Sentence, salience
 
     text = "Taking a short walk every evening can really help you sleep better at night."
     pool = [Sentence(text, "assistant", "a", 1.0), Sentence(text.replace("you sleep", "me sleep"), "Gary", "b", 2.0)]
@@ -180,7 +180,7 @@ def test_an_assistants_advice_weighs_less_than_what_happened_to_the_person() -> 
 
 
 def test_chinese_interests_are_things_not_adverbs_or_the_assistant() -> None:
-    from memcli.extractive import interests
+    from memcli.text.extractive import interests
 
     texts = ["你好啊AI伴侣，今天我去了博物馆，非常喜欢那里的展览。", "我最近在看一部非常好看的电影，也在读小说。",
              "周末我又去了博物馆，看到了很多古代的瓷器。"]
@@ -192,8 +192,7 @@ def test_chinese_interests_are_things_not_adverbs_or_the_assistant() -> None:
 def test_interests_keep_the_keyword_order_with_one_case_of_each() -> None:
     from unittest import mock
 
-    from memcli import extractive
-
+    from memcli.text import extractive
     found = [("Painting", 0.01), ("dogs", 0.02), ("painting", 0.03), ("hiking", 0.04)]
     with mock.patch("yake.KeywordExtractor") as extractor:
         extractor.return_value.extract_keywords.return_value = found

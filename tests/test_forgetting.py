@@ -1,4 +1,4 @@
-"""Property tests of ``memcli.forgetting``: retention R = exp(-d t / S), reinforcement, the
+"""Property tests of ``memcli.recall.forgetting``: retention R = exp(-d t / S), reinforcement, the
 forget pass (threshold and stochastic), daily summaries following their day's turns, and
 the retention histogram. The expected values are computed here from the formula, not by
 calling back into the code under test."""
@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memcli.config import Settings
-from memcli.forgetting import UNIT_SECONDS, days_to_forget, elapsed, forget_pass, histogram, reinforce, retention
+from memcli.recall.forgetting import UNIT_SECONDS, days_to_forget, elapsed, forget_pass, histogram, reinforce, retention
 from memcli.memory import Kind, Memory
 
 DAY = 86400.0

@@ -1,4 +1,4 @@
-"""The graph memory's storage (``memcli.graph``): entities resolved by normalised name and
+"""The graph memory's storage (``memcli.store.graph``): entities resolved by normalised name and
 alias, relations that a newer single-valued one closes without deleting it, "mentioned
 with" edges, merge and rename, and the cascade when memories are deleted. Extractions are
 written by hand here (the extractor has its own tests)."""
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli.graph import MENTIONED_WITH, Graph
-from memcli.sidecar import Sidecar
+from memcli.store.graph import MENTIONED_WITH, Graph
+from memcli.store.sidecar import Sidecar
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def test_forget_user_leaves_others(tmp_path: Path) -> None:
 
 
 def test_entity_names_complete_case_insensitively(tmp_path: Path) -> None:
-    from memcli.candidates import candidates
+    from memcli.store.candidates import candidates
 
     sidecar = Sidecar(tmp_path / "memcli.db")
     sidecar.graph.ingest(USER, "t1", "2023-01-05", 1.0, Extraction((m("Porto", "place"), m("Portia"), m("Lisbon", "place"))), norm, KINDS)

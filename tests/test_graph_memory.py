@@ -1,4 +1,4 @@
-"""The graph step of consolidation (``memcli.graph_memory``) with the offline extractor: a
+"""The graph step of consolidation (``memcli.consolidation.graph_memory``) with the offline extractor: a
 user who lives in Porto and then moves to Lisbon, read into the graph incrementally, with
 the move an INVALIDATE event and the relations recallable as memories of kind relation."""
 
@@ -15,7 +15,7 @@ from test_consolidate import USER, day_turns, make_memcli, stored
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.errors import ExitCode
 from memcli.memory import Kind
 
@@ -103,7 +103,7 @@ def test_a_word_the_user_writes_in_lower_case_is_no_name_in_a_later_consolidatio
 
 
 def test_without_the_graph_lever_the_signal_is_off(moved: Engine) -> None:
-    from memcli.retrieval import Signals
+    from memcli.recall.retrieval import Signals
 
     assert "graph" in Signals.LEVERS and Signals().without("graph").graph == 0.0
 
@@ -178,7 +178,7 @@ def test_graph_list_export_merge_and_rename(cli_moved: CliRunner, tmp_path: Path
 
 
 def test_the_model_path_keeps_only_names_the_text_holds(fake_model: Any) -> None:
-    from memcli.consolidate import Consolidator
+    from memcli.consolidation.consolidate import Consolidator
 
     reply = {
         "entities": [{"name": "Porto", "type": "place"}, {"name": "Atlantis", "type": "place"}],

@@ -21,9 +21,9 @@ from cli_checks import assert_error, ok
 from conftest import given_models
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.errors import ExitCode, UsageError
-from memcli.forgetting import UNIT_SECONDS, elapsed, forget_pass, retention
+from memcli.recall.forgetting import UNIT_SECONDS, elapsed, forget_pass, retention
 from memcli.memory import Kind, Memory
 
 IMPORTED = "2024-03-01T10:00:00+00:00"
@@ -292,7 +292,7 @@ def test_a_memory_consolidation_makes_from_an_imported_turn_fades_from_the_impor
     """A fact or summary is dated like the turn it comes from, retention clock included."""
     from types import SimpleNamespace
 
-    from memcli.consolidate import Consolidator
+    from memcli.consolidation.consolidate import Consolidator
 
     turn = Memory(id="t1", user="ana", kind=Kind.TURN.value, text="I adopted a cat.", created_at=1_600_000_000.0,
                   day="2020-09-13", retained_from=1_700_000_000.0)

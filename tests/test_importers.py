@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memcli.errors import BadInputError, UsageError
-from memcli.importers import FORMATS, detect_format, parse_file, read_text
+from memcli.formats.importers import FORMATS, detect_format, parse_file, read_text
 from memcli.memory import Kind
 
 NOW = datetime(2024, 3, 1, 9, 30).timestamp()

@@ -1,4 +1,4 @@
-"""The recall index (``memcli.recall_index``) with the fake embedder: every write path keeps it equal
+"""The recall index (``memcli.store.recall_index``) with the fake embedder: every write path keeps it equal
 to the store (ids, archived and ended flags, the lexical context of each turn, window vectors),
 and recall rebuilds it, with a notice, when it is missing, left dirty by an interrupted
 write, stale, or of another version."""
@@ -21,10 +21,10 @@ from cli_checks import ok
 from conftest import FakeEmbedder, given_models
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.dates import spoken_day
 from memcli.memory import Kind, Memory, stable_id
-from memcli.recall_index import INDEX_VERSION, RecallIndex, context_text, window_text
+from memcli.store.recall_index import INDEX_VERSION, RecallIndex, context_text, window_text
 from test_consolidate import MOVE_TURNS, OLD_FACT, UPDATED_FACT, Script, add_fact, day_turns
 
 USER = "ana"
@@ -651,7 +651,7 @@ def test_jsonl_turns_with_the_same_timestamp_keep_the_files_order(runner: CliRun
 
 
 def test_chat_turns_under_a_standing_clock_keep_their_order(fake_embedder: FakeEmbedder, fake_model: Any) -> None:
-    from memcli.chat import ChatSession
+    from memcli.library.chat import ChatSession
 
     engine = make_memcli()
     chat = ChatSession(engine, USER)

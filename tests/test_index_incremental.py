@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from conftest import FakeEmbedder
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.dates import says_when, spoken_day
-from memcli.index import IndexChanges, UserIndex
+from memcli.store.index import IndexChanges, UserIndex
 from memcli.memory import Kind, Memory, stable_id
-from memcli.recall_index import INDEX_VERSION, ROW_COLUMNS, RecallIndex, window_text
-from memcli.retrieval import RECALLED_KINDS, Recaller
-from memcli.store import MemoryStore
+from memcli.store.recall_index import INDEX_VERSION, ROW_COLUMNS, RecallIndex, window_text
+from memcli.recall.retrieval import RECALLED_KINDS, Recaller
+from memcli.store.store import MemoryStore
 from test_index import LINES, NOW, USER, Clock, embedding, make_memcli, note, session, sql
 
 QUERIES = (
@@ -216,7 +216,7 @@ def test_deleting_every_turn_of_a_speaker_drops_the_speaker(fake_embedder: FakeE
 
 
 def test_many_deletes_compact_the_index(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("memcli.index.COMPACT_AT", 2)
+    monkeypatch.setattr("memcli.store.index.COMPACT_AT", 2)
     engine, recaller = populated()
     turns = session("s1")
     for memory in turns[1:4]:

@@ -19,14 +19,14 @@ from typer.testing import CliRunner
 from cli_checks import ok
 from conftest import FakeChatModel, FakeEmbedder, given_models
 from memcli.cli import app
-from memcli.client import service_mode
+from memcli.transport.client import service_mode
 from memcli.config import Paths, load_settings, resolve_paths
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.dates import clock_from_env, parse_day, parse_since
 from memcli.errors import BadInputError, ExitCode, UsageError
-from memcli.importers import parse_time
-from memcli.resources import clock_for
-from memcli.store import MemoryStore
+from memcli.formats.importers import parse_time
+from memcli.transport.resources import clock_for
+from memcli.store.store import MemoryStore
 
 RANGE = "1900-01-01 to 2200-12-31"
 
@@ -256,7 +256,7 @@ PROCESS_WRITER = """
 import sys
 sys.path.insert(0, sys.argv[2])
 from fakes.models import FakeEmbedder
-from memcli import local
+from memcli.transport import local
 from memcli.cli import app
 local.use_models(FakeEmbedder(), None)
 for i in range(10):
@@ -455,7 +455,7 @@ def strengths(runner: CliRunner) -> dict[str, float]:
 
 def test_an_over_long_question_is_refused_before_recall(runner: CliRunner, fake_model: FakeChatModel,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from memcli.assistant import question_chars
+    from memcli.recall.assistant import question_chars
 
     monkeypatch.setenv("MEMCLI_ANSWERS", "llm")
     ok(runner.invoke(app, ["remember", "I drink tea in the morning"]))
@@ -484,7 +484,7 @@ def test_a_failed_answer_reinforces_nothing_and_a_good_one_does(runner: CliRunne
 
 def test_a_prompt_over_the_context_window_is_bad_input() -> None:
     """llama.cpp's ValueError "Requested tokens (N) exceed context window of M" becomes a BadInputError."""
-    from memcli.llm import LlamaCppModel, Message
+    from memcli.models.llm import LlamaCppModel, Message
 
     class Llama:
         def create_chat_completion(self, **_: Any) -> Any:
@@ -500,7 +500,7 @@ def _raw_request(paths: Paths, verb: str, args: dict[str, Any]) -> dict[str, Any
     """One request to the service as any socket client may send it (JSON with \\u escapes),
     and its last event (result or error)."""
     from memcli import __version__
-    from memcli.client import PROTOCOL, ServiceClient
+    from memcli.transport.client import PROTOCOL, ServiceClient
 
     connection = ServiceClient(paths).connect()
     assert connection is not None

@@ -75,7 +75,7 @@ def test_consolidate_two_locomo_sessions_with_the_embedded_model(runner, locomo_
     extraction (the Gemma 270M base model has no chat template), with the real embedder.
     Every day gets a summary of its own sentences, speakers named; every record is
     well-formed and traceable to its turns; a second run does nothing."""
-    from memcli.model_output import FACT_CHARS, RUNNING_SENTENCES
+    from memcli.consolidation.model_output import FACT_CHARS, RUNNING_SENTENCES
 
     _ok(runner.invoke(app, ["import", str(locomo_file), "--conversation", "conv-26", "--quiet"]))
     first = runner.invoke(app, ["consolidate", "--user", "conv-26", "--until", "2023-05-25", "--json"])

@@ -1,4 +1,4 @@
-"""The write-ahead journal (``memcli.journal``): whose files are still their writer's
+"""The write-ahead journal (``memcli.store.journal``): whose files are still their writer's
 business and whose are left for the next memcli to store."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from memcli.journal import Journal
+from memcli.store.journal import Journal
 from memcli.memory import Kind, Memory
 
 
@@ -21,7 +21,7 @@ def memory(memory_id: str, text: str) -> Memory:
 DIE_WRITING = """
 import os, sys
 from pathlib import Path
-from memcli.journal import Journal
+from memcli.store.journal import Journal
 from memcli.memory import Memory
 memory = Memory(id="ab12cd34ef56ab78", user="default", kind="note", text="Water the fig tree", created_at=1.7e9, day="2023-11-14")
 with Journal(Path(sys.argv[1])).writing([memory]):

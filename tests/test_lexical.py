@@ -1,4 +1,4 @@
-"""Lexical recall in memory (``memcli.lexical``): BM25 as SQLite FTS5's ``bm25()`` scores
+"""Lexical recall in memory (``memcli.text.lexical``): BM25 as SQLite FTS5's ``bm25()`` scores
 the same documents (FTS5 is the reference implementation here), tokens, and postings
 kept current through writes, drops, merges and compactions."""
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli import lexical
-from memcli.lexical import LexicalIndex, tokens
+from memcli.text import lexical
+from memcli.text.lexical import LexicalIndex, tokens
 
 # Words whose stems PyStemmer's porter and FTS5's porter agree on (they differ on a few
 # suffixes such as "-logy"), so that FTS5 can serve as the reference.
@@ -84,7 +84,7 @@ def test_a_chinese_query_word_finds_the_memory_that_holds_it() -> None:
 
 
 def test_chinese_query_stems_drop_function_words_but_keep_one_character_words() -> None:
-    from memcli.retrieval import query_stems
+    from memcli.recall.retrieval import query_stems
 
     stems = query_stems("你给我推荐过哪些书？")
     assert "推荐" in stems and "书" in stems

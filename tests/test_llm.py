@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memcli.errors import ExitCode, ModelError
-from memcli.llm import COMPLETION_STOPS, Message, check_gguf, complete, load_chat_model, render_completion_prompt
+from memcli.models.llm import COMPLETION_STOPS, Message, check_gguf, complete, load_chat_model, render_completion_prompt
 from memcli.cli import app
 
 

@@ -19,12 +19,13 @@ from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
 from cli_checks import ok
-from memcli import entry, schema
+from memcli import schema
+from memcli.transport import entry
 from memcli.cli import app
 from memcli.config import load_settings
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.errors import DiskFullError, UsageError
-from memcli.mcp_server import Verbs, bearer_token, build
+from memcli.transport.mcp_server import Verbs, bearer_token, build
 from memcli.memory import Memory
 from memcli.paths import resolve_paths
 
@@ -148,7 +149,7 @@ def test_a_store_error_is_a_tool_error_and_the_server_goes_on(fake_embedder: Any
             raise failures.pop(0)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("memcli.mcp_server.call", failing)
+    monkeypatch.setattr("memcli.transport.mcp_server.call", failing)
 
     async def test(client: Client) -> None:
         assert "no space left on the device of the store" in await tool_error(client, "remember", text="tea")

@@ -1,4 +1,4 @@
-"""The model-server backend (``memcli.llm_server``) against a fake OpenAI-compatible server
+"""The model-server backend (``memcli.models.llm_server``) against a fake OpenAI-compatible server
 (``fakes.model_server``): replies stream through it, and every way a server fails gives
 exit 3 and one line naming the URL and the cause. The real server's tests are in
 tests/test_model_server_real.py."""
@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from memcli.cli import app
 from memcli.errors import ExitCode
-from memcli.llm import Message
-from memcli.llm_server import ServerChatModel
+from memcli.models.llm import Message
+from memcli.models.llm_server import ServerChatModel
 
 KEY = "sk-very-secret-key"
 

@@ -18,12 +18,12 @@ from fakes import llama_server
 from fakes.models import FakeEmbedder
 from typer.testing import CliRunner
 
-from memcli.chat import ChatSession
+from memcli.library.chat import ChatSession
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.errors import Interrupted
-from memcli.llm import default_model_path
+from memcli.models.llm import default_model_path
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from conftest import given_models
 from memcli import schema
 from memcli.cli import app
 from memcli.config import load_settings
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.paths import private_tree, resolve_paths, write_private
 
 
@@ -262,7 +262,7 @@ def test_an_empty_memcli_home_is_an_error_not_the_default_home(runner: CliRunner
 def test_doctor_run_by_another_user_reports_and_does_not_crash(memcli_home: Path, tmp_path: Path) -> None:
     """``memcli doctor`` by a user who may not enter the home: each folder is a warning
     ("cannot be examined"), exit 0. (The check itself, as another uid needs root.)"""
-    from memcli.doctor import check
+    from memcli.library.doctor import check
 
     memcli_home.mkdir(mode=0o700)
     (memcli_home / "data").mkdir(mode=0o700)

@@ -1,9 +1,9 @@
-"""The chat prompt's share of consolidated memory (``memcli.prompts``): each consolidated
+"""The chat prompt's share of consolidated memory (``memcli.models.prompts``): each consolidated
 memory is cut to its most recent whole lines within CONSOLIDATED_LIMIT characters."""
 
 from __future__ import annotations
 
-from memcli.prompts import CONSOLIDATED_LIMIT, fit_lines, system_prompt
+from memcli.models.prompts import CONSOLIDATED_LIMIT, fit_lines, system_prompt
 
 
 def test_a_short_text_is_kept_whole() -> None:

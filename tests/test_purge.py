@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from cli_checks import assert_error, ok
 from memcli.cli import app
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.errors import ExitCode
 from memcli.memory import Kind
 from test_consolidate import make_memcli
@@ -141,7 +141,7 @@ def test_purge_user_without_a_terminal_or_yes_refuses_and_changes_nothing(runner
 def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Engine, memcli_home: Path) -> None:
     from prompt_toolkit.history import FileHistory
 
-    from memcli.repl import history_path
+    from memcli.cli.repl import history_path
 
     history = FileHistory(str(history_path(consolidated.store.paths.state_dir)))
     history.store_string(f"/remember The code word is {MARKER}, remember it")
@@ -154,8 +154,7 @@ def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Eng
 
 
 def test_a_purge_deletes_in_pages(consolidated: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memcli import store
-
+    from memcli.store import store
     monkeypatch.setattr(store, "_GET_PAGE", 2)  # Chroma's SQLite takes at most 32,766 ids a statement
     consolidated.remember("Bob keeps bees on the roof", user="bob")
     assert len(consolidated.store.memories(user=USER)) > 4

@@ -1,4 +1,4 @@
-"""LoCoMo's answer metric (``memcli.qa_scoring``) on LoCoMo-style answers. The expected
+"""LoCoMo's answer metric (``memcli.library.qa_scoring``) on LoCoMo-style answers. The expected
 figures are worked out from snap-research/locomo ``task_eval/evaluation.py`` by hand:
 normalised, stemmed words counted as multisets, precision and recall, their harmonic mean."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.qa_scoring import abstained, multi_answer_f1, normalize_answer, score, token_f1
+from memcli.library.qa_scoring import abstained, multi_answer_f1, normalize_answer, score, token_f1
 
 
 def f1(shared: int, predicted: int, wanted: int) -> float:

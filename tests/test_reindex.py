@@ -24,13 +24,13 @@ from cli_checks import assert_error, ok
 from conftest import FakeChatModel, FakeEmbedder, Given, list_json
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.engine import Engine
-from memcli.embedding import Embedder, embedder_identity, same_embedder
+from memcli.library.engine import Engine
+from memcli.models.embedding import Embedder, embedder_identity, same_embedder
 from memcli.errors import EmbedderChangedError, ExitCode, ModelError
-from memcli.recall_index import batch_windows, window_text
+from memcli.store.recall_index import batch_windows, window_text
 from memcli.memory import Kind, Memory, stable_id
 from memcli.schema import ReindexResult, Stats
-from memcli.store import COLLECTION, REINDEXING, STAGING
+from memcli.store.store import COLLECTION, REINDEXING, STAGING
 
 NOW = datetime(2023, 6, 1, 9, 0).timestamp()
 CELLO = "My sister plays the cello in an orchestra"
@@ -553,7 +553,7 @@ def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishe
     if how.startswith("the model"):
         dying, progress = make_memcli(DyingSmallEmbedder(fail_at=2)), None  # ana's texts are embedded and staged, bob's are not
     else:
-        monkeypatch.setattr("memcli.engine.REINDEX_BATCH", 2)  # ana: 2 texts; bob: 3 turns and 3 windows, 3 chunks
+        monkeypatch.setattr("memcli.library.engine.REINDEX_BATCH", 2)  # ana: 2 texts; bob: 3 turns and 3 windows, 3 chunks
         calls: list[int] = []
 
         def progress(done: int, total: int) -> None:

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from conftest import list_json
 from memcli.cli import app
-from memcli.client import ServiceClient
+from memcli.transport.client import ServiceClient
 from memcli.paths import Paths, resolve_paths
 
 pexpect = pytest.importorskip("pexpect")

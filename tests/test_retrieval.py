@@ -1,4 +1,4 @@
-"""Recall (``memcli.retrieval``) with the fake embedder: the ranking of what matches, the
+"""Recall (``memcli.recall.retrieval``) with the fake embedder: the ranking of what matches, the
 filters, the context column, the speaker, date and when signals, the query terms, the
 levers of ``Signals``, ``recall --explain`` / ``--json`` and ``memcli eval locomo`` on a
 tiny LoCoMo-shaped file."""
@@ -22,12 +22,12 @@ from cli_checks import assert_error, ok
 from memcli.cli import app
 from conftest import given_models
 from memcli.config import load_settings, resolve_paths
-from memcli.engine import Engine
+from memcli.library.engine import Engine
 from memcli.dates import says_when
 from memcli.errors import BadInputError, ExitCode, UsageError
-from memcli.evaluation import clean_evidence
+from memcli.library.evaluation import clean_evidence
 from memcli.memory import Kind, Memory, stable_id
-from memcli.retrieval import (
+from memcli.recall.retrieval import (
     DATE_AFTER_WEIGHT,
     Recalled,
     Recaller,

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from memcli.cli import app
-from memcli.client import Handlers, ServiceClient, client_env
+from memcli.transport.client import Handlers, ServiceClient, client_env
 from memcli.errors import ServiceError
 from memcli.paths import Paths, resolve_paths
 
@@ -241,7 +241,7 @@ def test_a_pid_reused_after_a_killed_service_is_not_signalled(paths: Paths) -> N
 
 REMEMBER_25 = """
 import sys
-from memcli.client import Handlers, ServiceClient, client_env
+from memcli.transport.client import Handlers, ServiceClient, client_env
 from memcli.paths import resolve_paths
 n = sys.argv[1]
 for i in range(25):
@@ -386,7 +386,7 @@ def test_socket_and_its_directory_are_private(start_service: Any, paths: Paths) 
 def test_a_peer_of_another_uid_is_refused(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import FakeEmbedder
 
-    from memcli import service as service_module
+    from memcli.transport import service as service_module
     from memcli.config import load_settings
 
     assert service_module.peer_allowed(os.getuid())
@@ -484,7 +484,7 @@ def test_an_import_cut_by_a_dead_service_says_how_many_it_stored(start_service: 
 
 
 def test_what_a_dead_service_had_not_said_is_not_claimed() -> None:
-    from memcli.client import stopped_message
+    from memcli.transport.client import stopped_message
 
     assert stopped_message("remember", {}, "LOG") == ("the memcli service stopped before it said your note was saved; run the same "
                                                       "command again (it will not duplicate); see LOG")

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from conftest import FakeEmbedder
 
-from memcli import client as client_module
-from memcli import service as service_module
-from memcli.client import Handlers, ServiceClient, client_env
+from memcli.transport import client as client_module
+from memcli.transport import service as service_module
+from memcli.transport.client import Handlers, ServiceClient, client_env
 from memcli.config import load_settings
 from memcli.errors import BadInputError, ServiceError
 from memcli.paths import Paths, resolve_paths

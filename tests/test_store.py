@@ -21,7 +21,7 @@ from memcli.cli import app
 from memcli.config import Paths, resolve_paths
 from memcli.errors import ExitCode, MemcliError
 from memcli.memory import Kind, Memory
-from memcli.store import SCHEMA_VERSION, MemoryStore
+from memcli.store.store import SCHEMA_VERSION, MemoryStore
 
 pytestmark = pytest.mark.usefixtures("store_mode")  # every test with the folder, then a Chroma server
 
@@ -184,7 +184,7 @@ def test_a_store_sees_writes_made_after_its_last_transaction(tmp_path: Path) -> 
 def test_reads_page_through_more_memories_than_one_page(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every read that walks the store (memories, users, ids, an index rebuild) sees all
     memories when they span several pages, the last one full or partial."""
-    monkeypatch.setattr("memcli.store._GET_PAGE", 2)
+    monkeypatch.setattr("memcli.store.store._GET_PAGE", 2)
     store = open_store(resolve_paths())
     ana = [memory(f"{i:016x}", f"note {i}", user="ana") for i in range(4)]
     bob = [memory(f"{i + 10:016x}", f"note {i}", user="bob") for i in range(3)]
@@ -202,7 +202,7 @@ WRITE_IN_ANOTHER_PROCESS = """
 import sys
 from memcli.config import load_settings, resolve_paths
 from memcli.memory import Memory
-from memcli.store import MemoryStore, Server
+from memcli.store.store import MemoryStore, Server
 paths = resolve_paths()
 store = MemoryStore(paths, lock_timeout=10, server=Server.of(load_settings(paths)))
 store.add([Memory(id="c" * 16, user="default", kind="note", text=sys.argv[1], created_at=1.7e9, day="2023-11-14")],

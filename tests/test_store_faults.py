@@ -168,7 +168,7 @@ def test_write_commands_exit_read_only_naming_the_store(
 @contextlib.contextmanager
 def _fake_service(paths: Any) -> Iterator[Any]:
     """A real service with the fake models (``python tests/fakes serve``), stopped at the end."""
-    from memcli.client import ServiceClient
+    from memcli.transport.client import ServiceClient
 
     process = subprocess.Popen(
         [sys.executable, str(Path(__file__).parent / "fakes"), "serve"],
@@ -211,7 +211,7 @@ def test_an_immutable_chroma_file_opens_the_store_read_only_and_a_refused_note_i
 def test_a_service_serves_a_read_only_store_and_refuses_its_writes(
     memcli_home: Path, monkeypatch: pytest.MonkeyPatch, make_read_only: Callable[[], Path]
 ) -> None:
-    from memcli.client import Handlers
+    from memcli.transport.client import Handlers
     from memcli.errors import ReadOnlyStoreError
 
     monkeypatch.delenv("MEMCLI_SERVICE")
@@ -239,7 +239,7 @@ def test_a_service_serves_a_read_only_store_and_refuses_its_writes(
 
 def _counts(memcli_home: Path) -> tuple[int, int, int]:
     """(memories in Chroma, rows of the recall index, journal files): read directly."""
-    from memcli.store import MemoryStore
+    from memcli.store.store import MemoryStore
 
     paths = resolve_paths()
     store = MemoryStore(paths, 5)
@@ -260,7 +260,7 @@ def _enospc(*_: Any, **__: Any) -> None:
 
 def _little_room(patch: pytest.MonkeyPatch, free: int) -> None:
     """Make the store's device report ``free`` bytes available."""
-    import memcli.space as store_module
+    import memcli.store.space as store_module
 
     real = os.statvfs
 
@@ -297,7 +297,7 @@ def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
     _populate(runner)
     notes = tmp_path / "notes.txt"
     notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(40)), encoding="utf-8")
-    from memcli import recall_index as index_module
+    from memcli.store import recall_index as index_module
     import chromadb.api.models.Collection as collection_module
 
     with monkeypatch.context() as patch:
@@ -327,7 +327,7 @@ def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
 def _fills_after_first_batch(patch: pytest.MonkeyPatch) -> None:
     """The device reports room until Chroma has taken one batch, none after it."""
     import chromadb.api.models.Collection as collection_module
-    import memcli.space as store_module
+    import memcli.store.space as store_module
 
     real_add, real_statvfs = collection_module.Collection.add, os.statvfs
     added: list[int] = []
@@ -372,7 +372,7 @@ def test_an_import_stopped_by_a_full_device_counts_what_it_stored_and_finishes_w
 def test_an_import_the_device_clearly_has_no_room_for_is_refused_before_it_starts(
     runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memcli.space import room_measured
+    from memcli.store.space import room_measured
 
     _populate(runner)
     notes = tmp_path / "notes.txt"
@@ -399,7 +399,7 @@ def test_a_full_device_during_remember_leaves_nothing_journaled_or_stored(
     runner: CliRunner, fake_embedder: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _populate(runner)
-    import memcli.journal as journal_module
+    import memcli.store.journal as journal_module
 
     with monkeypatch.context() as patch:
         patch.setattr(journal_module.json, "dump", _enospc)
@@ -451,7 +451,7 @@ def test_a_transaction_that_sqlite_rolled_back_for_a_full_database_raises_the_fu
     """SQLITE_FULL rolls the transaction back by itself: what is raised is "database or disk
     is full" (a DiskFullError once the store sees it), not the "cannot rollback - no
     transaction is active" of a second ROLLBACK."""
-    from memcli.db import atomic
+    from memcli.store.db import atomic
 
     db = sqlite3.connect(":memory:", isolation_level=None)
     db.execute("CREATE TABLE t (x BLOB)")
@@ -467,8 +467,7 @@ def test_a_transaction_that_sqlite_rolled_back_for_a_full_database_raises_the_fu
 def _full_sidecar(patch: pytest.MonkeyPatch) -> None:
     """The sidecar's writes of a memory's state fail as SQLite fails on a device without a
     byte free ("database or disk is full", raised at the write inside its transaction)."""
-    from memcli import recall_index as index_module
-
+    from memcli.store import recall_index as index_module
     def full(*_: Any, **__: Any) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 
@@ -493,7 +492,7 @@ def test_a_recall_whose_reinforcement_meets_a_full_database_still_answers(
 def _full_device(patch: pytest.MonkeyPatch) -> None:
     """The store's device reports no byte free but what the store gave back of its reserve
     (what memcli asks before writing, and before deleting)."""
-    import memcli.space as space_module
+    import memcli.store.space as space_module
 
     real = os.statvfs
 
@@ -508,7 +507,7 @@ def _full_device(patch: pytest.MonkeyPatch) -> None:
 def test_on_a_full_device_reads_and_deletes_work_and_writes_exit_10(
     runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memcli.space import RESERVE, RESERVE_FILE
+    from memcli.store.space import RESERVE, RESERVE_FILE
 
     ids = _populate(runner)
     reserve = memcli_home / "data" / RESERVE_FILE
@@ -553,7 +552,7 @@ def test_a_store_whose_device_is_too_full_to_open_chroma_reads_from_its_copy(
     """Chroma opens with a journal: on a device without a byte free it cannot open at all.
     Once the reserve given back does not help either, the store is read from the copy the
     recall index keeps, reads work, and a write or a delete exits 10 saying why."""
-    from memcli.store import MemoryStore
+    from memcli.store.store import MemoryStore
 
     ids = _populate(runner)
     with monkeypatch.context() as patch:
@@ -575,7 +574,7 @@ def test_a_store_whose_device_is_too_full_to_open_chroma_reads_from_its_copy(
 def test_a_service_starts_read_mostly_on_a_full_device_and_says_why(
     memcli_home: Path, monkeypatch: pytest.MonkeyPatch, small_device: Path
 ) -> None:
-    from memcli.client import Handlers, ServiceClient
+    from memcli.transport.client import Handlers, ServiceClient
 
     monkeypatch.delenv("MEMCLI_SERVICE")
     paths = resolve_paths()
@@ -616,8 +615,7 @@ def test_a_recall_whose_window_vectors_cannot_be_stored_still_answers(
     with db:
         db.execute("UPDATE recall_index SET window_vector = NULL")  # windows left to fill, as a write leaves them
     db.close()
-    from memcli import recall_index as index_module
-
+    from memcli.store import recall_index as index_module
     def full(*_: Any, **__: Any) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 
@@ -639,7 +637,7 @@ def test_a_resident_store_opened_from_its_copy_opens_chroma_again_once_there_is_
     copy and refuses deletes with exit 10; once there is room its next transaction opens
     Chroma (the file lock held throughout), and a delete works."""
     from memcli.errors import DiskFullError
-    from memcli.store import MemoryStore
+    from memcli.store.store import MemoryStore
 
     ids = _populate(runner)
     store = MemoryStore(resolve_paths(), 5)

@@ -23,7 +23,7 @@ from memcli.cli import app
 from memcli.config import resolve_paths
 from memcli.errors import ExitCode, StoreServerError
 from memcli.memory import Memory
-from memcli.store import MemoryStore
+from memcli.store.store import MemoryStore
 
 NOW = "2024-03-01T12:00:00"
 UNIT = [1.0] + [0.0] * 127  # the fake embedder's dimension
@@ -280,7 +280,7 @@ def test_migrate_to_the_server_and_back_keeps_every_field(
 
 
 def everything_on(paths: Any, server: ChromaServer) -> dict[str, Any]:
-    from memcli.store import Server
+    from memcli.store.store import Server
 
     return everything(MemoryStore(paths, server=Server(server.url)))
 

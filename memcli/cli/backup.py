@@ -60,7 +60,7 @@ def export_(
     if path is None:
         sys.stdout.flush()
         if json_out:
-            from memcli.verbs import dump
+            from memcli.library.verbs import dump
 
             typer.echo(json.dumps(dump(result), ensure_ascii=False), err=True)
             return

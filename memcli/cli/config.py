@@ -51,7 +51,7 @@ def _setting_text(value: Any) -> str:
 def _after_change(keys: list[str], quiet: bool) -> None:
     """Status lines after ``keys`` changed in the config file: a variable that still
     overrides one, and a running service that reads one only at its start."""
-    from memcli.configfile import restart_notice
+    from memcli.cli.configfile import restart_notice
     from memcli.paths import ENV_PREFIX
 
     for key in keys:
@@ -68,7 +68,7 @@ def config_list(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli config list --json
     """
-    from memcli.configfile import settings_list
+    from memcli.cli.configfile import settings_list
 
     found = settings_list(_paths())
     if json_out:
@@ -84,7 +84,7 @@ def config_get(key: KeyArg, json_out: JsonOpt = False, quiet: QuietOpt = False) 
 
     Example: memcli config get user
     """
-    from memcli.configfile import setting
+    from memcli.cli.configfile import setting
 
     found = setting(_paths(), key)
     if json_out:
@@ -104,7 +104,7 @@ def config_set(
 
     Example: memcli config set time_unit hour
     """
-    from memcli.configfile import set_value, setting
+    from memcli.cli.configfile import set_value, setting
 
     old_user = _old_user() if key == "user" else None
     written = set_value(_paths(), key, value)
@@ -119,7 +119,7 @@ def config_set(
 def _old_user() -> tuple[str, bool] | None:
     """The ``user`` setting before a change, and whether it is the login-name default; None
     when the settings cannot be read (``set`` then says why)."""
-    from memcli.configfile import setting
+    from memcli.cli.configfile import setting
     from memcli.errors import MemcliError
 
     try:
@@ -134,7 +134,7 @@ def _warn_user_without_memories(new: str, old_user: tuple[str, bool], quiet: boo
     memory would seem gone from list and recall. The user before is the old setting, or
     "default" when that was the store's only user and the setting only the login-name
     default. Counts come from the recall index as shell completion reads it (no engine)."""
-    from memcli.completion import read_candidates
+    from memcli.cli.completion import read_candidates
     from memcli.config import LEGACY_USER
 
     counts = {name: int(help.split()[0]) for name, help in read_candidates(_paths(), "user")}  # help: "N memories"
@@ -152,7 +152,7 @@ def config_unset(key: KeyArg, json_out: JsonOpt = False, quiet: QuietOpt = False
 
     Example: memcli config unset model
     """
-    from memcli.configfile import is_setting, setting, unset_value
+    from memcli.cli.configfile import is_setting, setting, unset_value
 
     removed = unset_value(_paths(), key)
     if not is_setting(key):  # a stray key of the file, removed
@@ -177,7 +177,7 @@ def config_edit(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: EDITOR=nano memcli config edit
     """
-    from memcli.configfile import edit_file, read_file, settings_list
+    from memcli.cli.configfile import edit_file, read_file, settings_list
 
     paths = _paths()
     before = read_file(paths)

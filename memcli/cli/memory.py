@@ -58,9 +58,9 @@ def chat(
 
     Example: memcli chat --user alice --continue
     """
-    from memcli.client import Handlers
-    from memcli.entry import call
-    from memcli.repl import Repl
+    from memcli.transport.client import Handlers
+    from memcli.transport.entry import call
+    from memcli.cli.repl import Repl
 
     _stdin("your messages")
     paths = _paths()
@@ -311,7 +311,7 @@ def edit(
     if text == "-":
         text = _read_text(text, "new text")
     elif text is None and importance is None and not tag and not untag and root._interactive():
-        from memcli.configfile import edit_text
+        from memcli.cli.configfile import edit_text
 
         shown = _call("show", {"id": memory_id}, quiet)
         memory_id, text = shown.id, edit_text(shown.text)

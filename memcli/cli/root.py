@@ -2,7 +2,7 @@
 options, and what every command shares (options, the call to the entry, rendering).
 
 Each memory command builds the arguments of one verb, sends it through the entry
-(``memcli.entry.call``: the memcli service, started when it is not running, or this
+(``memcli.transport.entry.call``: the memcli service, started when it is not running, or this
 process when the service is off or cannot start) and renders the result it gets back, the
 typed view of a ``memcli.schema`` model: a line or a table on stdout, or with ``--json``
 the model's JSON as it is. What is decided here is only what the command line needs:
@@ -178,9 +178,9 @@ _OPTIONS: dict[str, bool] = {"debug": False, "no_service": False}
 """The root options of this invocation, for every command's request."""
 
 def _completions(what: str, incomplete: str, user: Any = None) -> list[tuple[str, str]]:
-    """Shell completions of ``incomplete`` (``memcli.completion.complete``: through the
+    """Shell completions of ``incomplete`` (``memcli.cli.completion.complete``: through the
     running service, else read from the sidecar; never an error)."""
-    from memcli.completion import complete
+    from memcli.cli.completion import complete
 
     return complete(_paths(check=False), what, incomplete, user if isinstance(user, str) else None)
 
@@ -247,12 +247,12 @@ def _call(
     piece: Callable[[str], None] | None = None,
     progress_lines: str | None = None,
 ) -> Any:
-    """Send one request (``memcli.entry.call``) and return its schema model; notices and
+    """Send one request (``memcli.transport.entry.call``) and return its schema model; notices and
     warnings go to stderr unless ``quiet``, a ``progress`` bar with that label when stderr
     is a terminal (else ``progress_lines``, when given: see ``_progress``), streamed text
     to ``piece``."""
-    from memcli.client import Handlers
-    from memcli.entry import call
+    from memcli.transport.client import Handlers
+    from memcli.transport.entry import call
 
     handlers = Handlers(notice=lambda message: _status(message, quiet), warning=lambda message: _status(message, quiet))
     if piece is not None:
@@ -266,7 +266,7 @@ def _call(
 def _print_json(result: Any) -> None:
     """A verb's result (a view or schema model, a list of them, or None) as the JSON
     ``--json`` prints."""
-    from memcli.verbs import dump
+    from memcli.library.verbs import dump
 
     typer.echo(json.dumps(dump(result), ensure_ascii=False, indent=2))
 

@@ -31,7 +31,7 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     Example: memcli version --json
     """
     from memcli.config import load_settings
-    from memcli.versions import versions
+    from memcli.library.versions import versions
 
     try:
         settings = load_settings(_paths())
@@ -39,7 +39,7 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     except MemcliError as exc:  # a broken setting is when one asks which versions run
         _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
         named = ("", "", "", "", "", "")
-    from memcli.views import VersionInfo
+    from memcli.library.views import VersionInfo
 
     model, embedder, url, name, embedder_url, embedder_name = named
     data = VersionInfo.of(versions(model, embedder, _paths(), url, name, embedder_url, embedder_name))
@@ -119,8 +119,7 @@ def migrate(
     """
     if (to is None) == (not to_folder):
         raise typer.BadParameter("give --to URL or --to-folder (one of them)")
-    from memcli import configfile
-
+    from memcli.cli import configfile
     data = _call("migrate", {"to": to}, quiet, progress="copying")
     # Only now, the copy compared: the setting is switched.
     if to is None:
@@ -143,7 +142,7 @@ def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     Example: memcli doctor --json
     """
     from memcli.config import load_settings
-    from memcli.doctor import check
+    from memcli.library.doctor import check
 
     paths = _paths(check=False)
     try:
@@ -192,7 +191,7 @@ def serve(
 
     Example: memcli serve --idle 3600
     """
-    from memcli.service import serve as run
+    from memcli.transport.service import serve as run
 
     given = {} if idle is None else {"idle": idle}
     run(_paths(), ready=lambda line: _status(line, quiet), **given)
@@ -220,7 +219,7 @@ def mcp(
 
     Example: memcli mcp --user alice --read-only
     """
-    from memcli.mcp_server import serve
+    from memcli.transport.mcp_server import serve
 
     serve(_paths(), user, read_only, http, port, token_file, _OPTIONS["no_service"], say=lambda line: _status(line, quiet))
 
@@ -238,8 +237,8 @@ def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli service status
     """
-    from memcli.client import ServiceClient
-    from memcli.views import ServiceStatus
+    from memcli.transport.client import ServiceClient
+    from memcli.library.views import ServiceStatus
 
     data = ServiceStatus.of(ServiceClient(_paths()).status())
     if json_out:
@@ -257,7 +256,7 @@ def service_stop(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli service stop
     """
-    from memcli.client import ServiceClient
+    from memcli.transport.client import ServiceClient
 
     pid = ServiceClient(_paths()).stop()
     if json_out:
@@ -274,8 +273,8 @@ def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli service restart
     """
-    from memcli.client import ServiceClient
-    from memcli.views import ServiceStatus
+    from memcli.transport.client import ServiceClient
+    from memcli.library.views import ServiceStatus
 
     client = ServiceClient(_paths())
     client.stop()

@@ -73,7 +73,7 @@ class _ClientSubprocess:
 
 def cli(options: argparse.Namespace, argv: list[str]) -> None:
     """``memcli argv`` in this process with the fakes."""
-    from memcli import client, local
+    from memcli.transport import client, local
     from memcli.cli import app
 
     local.use_models(**_models(options))
@@ -84,7 +84,7 @@ def cli(options: argparse.Namespace, argv: list[str]) -> None:
 def serve(options: argparse.Namespace) -> None:
     """The memcli service with the fakes, until it is stopped or idle."""
     import memcli
-    from memcli import service
+    from memcli.transport import service
     from memcli.paths import resolve_paths
 
     if options.version:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memcli.llm import Message
+    from memcli.models.llm import Message
 
 
 def _unexpected(task: str, content: str) -> str:

@@ -1,0 +1,215 @@
+"""A chat session: context assembly, streamed generation, and turn logging.
+
+Before each reply the session recalls memories relevant to the user's message and the
+previous one, and builds the prompt from them (with their dates), the global portrait
+and global event summary when consolidation has written them, a short summary of this
+session's older turns, the last ``history_turns`` turns verbatim (Landwehr et al.
+2023: last k messages + a summary of older ones), and the session's own instruction
+(``memcli chat --system``) last. Every user and assistant turn is stored as a memory, the
+user's before the reply is generated, so a cancelled reply loses nothing the user typed.
+A session can be resumed (``memcli chat --continue``) from the turns it stored. A reply
+of a base model is tagged ``base-model`` (``memory.BASE_MODEL``): consolidation makes
+nothing of it and recall ranks it below what the user said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from datetime import datetime
+
+from memcli.models import prompts
+from memcli.recall.assistant import Context, check_question
+from memcli.dates import day_of
+from memcli.library.engine import Engine
+from memcli.errors import Interrupted, StoreLockedError
+from memcli.models.llm import Message, is_base_model
+from memcli.memory import BASE_MODEL, Kind, Memory, new_id
+from memcli.recall.retrieval import Recalled
+from memcli.schema import iso_time
+
+
+@dataclass
+class Reply:
+    """One assistant reply: its text, the memories placed in the prompt, and whether the
+    user interrupted it (Ctrl-C) before it finished."""
+
+    text: str
+    memories: list[Recalled]
+    interrupted: bool = False
+
+
+class ChatSession:
+    """One ``memcli chat`` session for one user.
+
+    ``on_warning`` receives status messages (for example: the store was locked and a
+    turn stays journaled until the next memcli stores it). ``system`` is an instruction of
+    this session's own (``memcli chat --system``), placed at the end of every system
+    prompt; it is kept in the session's state, not in the store.
+    """
+
+    def __init__(self, engine: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
+                 system: str = "") -> None:
+        self.engine = engine
+        self.user = engine.user(user)
+        self.session_id = f"chat-{day_of(engine.clock())}-{new_id()[:8]}"
+        self.history: list[Message] = []
+        self.history_ids: list[str] = []
+        self.summary = ""
+        self.system = system.strip()
+        self.resumed = False
+        self.on_warning = on_warning or (lambda message: None)
+        self._last_turn_at = 0.0
+
+    @classmethod
+    def resume(cls, engine: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
+               system: str = "") -> ChatSession:
+        """The user's most recent chat session, to go on with (``memcli chat --continue``):
+        its id, and its last ``history_turns`` stored turns as the verbatim history (its
+        older turns come back through recall, as any memory does). A new session (with
+        ``resumed`` False) when the user has no chat turn in the store; forgotten
+        (archived) turns do not count."""
+        session = cls(engine, user, on_warning, system)
+        turns = [t for t in engine.list_memories(session.user, Kind.TURN.value, limit=0) if t.source.startswith("chat:") and t.session]
+        if not turns:
+            return session
+        last = turns[0].session  # newest first
+        mine = [t for t in reversed(turns) if t.session == last][-engine.settings.history_turns :]
+        session.session_id = last
+        session.history = [Message("assistant" if t.speaker == "assistant" else "user", t.text) for t in mine]
+        session.history_ids = [t.id for t in mine]
+        session._last_turn_at = max(t.created_at for t in mine)
+        session.resumed = True
+        return session
+
+    def state(self) -> dict[str, object]:
+        """The session as ``schema.ChatState`` data: what a client keeps between replies."""
+        return {
+            "user": self.user,
+            "session_id": self.session_id,
+            "model": self.engine.chat_model.name,
+            "history": [{"role": m.role, "content": m.content, "id": i} for m, i in zip(self.history, self.history_ids)],
+            "summary": self.summary,
+            "last_turn_at": iso_time(self._last_turn_at, "microseconds"),
+            "system": self.system,
+            "resumed": self.resumed,
+            "base_model": is_base_model(self.engine.chat_model),
+        }
+
+    @classmethod
+    def restore(cls, engine: Engine, state: dict[str, object], on_warning: Callable[[str], None] | None = None) -> ChatSession:
+        """The session that ``state()`` described, over ``engine`` (for the next reply)."""
+        session = cls(engine, str(state["user"]), on_warning, str(state.get("system") or ""))
+        session.session_id = str(state["session_id"])
+        session.resumed = bool(state.get("resumed"))
+        history = list(state.get("history") or [])  # type: ignore[call-overload]
+        session.history = [Message(str(h["role"]), str(h["content"])) for h in history]
+        session.history_ids = [str(h["id"]) for h in history]
+        session.summary = str(state.get("summary") or "")
+        last = state.get("last_turn_at")
+        session._last_turn_at = datetime.fromisoformat(str(last)).timestamp() if last else 0.0
+        return session
+
+    def _store_turn(self, role: str, text: str, tags: list[str] | None = None) -> Memory:
+        # Turns keep their order even when the clock stands still (--now): a millisecond apart.
+        now = max(self.engine.clock(), self._last_turn_at + 0.001)
+        self._last_turn_at = now
+        turn = Memory(
+            id=new_id(),
+            user=self.user,
+            kind=Kind.TURN.value,
+            text=text,
+            created_at=now,
+            day=day_of(now),
+            session=self.session_id,
+            speaker=self.user if role == "user" else "assistant",
+            source=f"chat:{self.session_id}",
+            tags=tags or [],
+        )
+        try:
+            self.engine.write([turn])
+        except StoreLockedError as exc:
+            self.on_warning(f"{exc.message}; the turn is journaled and will be stored later")
+        return turn
+
+    def respond(self, text: str, on_piece: Callable[[str], None]) -> Reply:
+        """Store the user's turn, recall, stream the reply through ``on_piece``, store it.
+
+        A KeyboardInterrupt (Ctrl-C in this process) or ``Interrupted`` (raised by
+        ``on_piece`` when the client cancelled or went away) while the memories are recalled
+        or the reply is generated ends the reply there: generation stops (the model's stream
+        is closed), the partial reply, if any, is stored tagged ``interrupted`` and kept in
+        the history, and the Reply says ``interrupted``. The user's turn is stored either
+        way, before anything else. The recalled memories are reinforced once the model has
+        answered (or was stopped while answering), not when the reply failed.
+
+        Raises BadInputError, before anything is stored, for a message longer than
+        ``memcli.recall.assistant.question_chars``."""
+        check_question(text, self.engine.settings.n_ctx, "message")
+        user_turn = self._store_turn("user", text)
+        pieces: list[str] = []
+        context = Context([])
+        interrupted = False
+        try:
+            context = self._context(text, user_turn.id)
+            with contextlib.closing(self._generate(text, context)) as stream:
+                for piece in stream:
+                    if not pieces:
+                        piece = piece.lstrip()
+                        if not piece:
+                            continue
+                    on_piece(piece)
+                    pieces.append(piece)  # after on_piece: a piece the client never got is not stored
+        except (KeyboardInterrupt, Interrupted):
+            interrupted = True
+        try:
+            self.engine.reinforce_recalled(context.recalled)
+        except StoreLockedError as exc:
+            self.on_warning(f"{exc.message}; the memories recalled for this reply are not reinforced")
+        reply = "".join(pieces).strip()
+        self.history.append(Message("user", text))
+        self.history_ids.append(user_turn.id)
+        if reply:
+            tags = (["interrupted"] if interrupted else []) + ([BASE_MODEL] if is_base_model(self.engine.chat_model) else [])
+            turn = self._store_turn("assistant", reply, tags)
+            self.history.append(Message("assistant", reply))
+            self.history_ids.append(turn.id)
+        self._fold_history()
+        return Reply(reply, context.recalled, interrupted)
+
+    def _context(self, text: str, user_turn_id: str) -> Context:
+        """The memories for the reply to ``text``: recalled for it and the user's previous
+        message; none (with a warning) when the store is locked."""
+        previous = next((m.content for m in reversed(self.history) if m.role == "user"), "")
+        query = f"{previous}\n{text}" if previous else text
+        try:
+            return self.engine.context(
+                query, self.user, exclude={*self.history_ids, user_turn_id}, conversation=[*self.history, Message("user", text)]
+            )
+        except StoreLockedError as exc:
+            self.on_warning(f"{exc.message}; replying without recalled memories")
+            return Context([])
+
+    def _generate(self, text: str, context: Context) -> Generator[str, None, None]:
+        """The reply's pieces as the model streams them; closing this generator closes
+        the model's stream, which stops generation and frees the model for the next
+        request (``resources.SharedChatModel``)."""
+        system = prompts.system_prompt(
+            self.user, self.engine.today(), context.memories, context.portrait, context.events, self.summary, context.running
+        )
+        if self.system:
+            system += f"\n\nInstruction from {self.user} for this conversation: {self.system}"
+        messages = prompts.chat_messages(system, self.history, text)
+        settings = self.engine.settings
+        yield from self.engine.chat_model.stream(messages, settings.max_tokens, settings.temperature)
+
+    def _fold_history(self) -> None:
+        """Keep ``history_turns`` turns verbatim; fold older ones into the session summary."""
+        keep = self.engine.settings.history_turns
+        if len(self.history) <= keep:
+            return
+        cut = len(self.history) - keep
+        dropped = self.history[:cut]
+        self.history, self.history_ids = self.history[cut:], self.history_ids[cut:]
+        self.summary = self.engine.summarize(self.summary, dropped)

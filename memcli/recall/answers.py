@@ -1,0 +1,307 @@
+"""Extractive answers: the sentence (or two) of the recalled memories that answers a
+question, quoted with who said it and when, its relative dates resolved.
+
+What ``memcli ask`` gives on a base model without a chat template (the embedded Gemma 3
+270M), which cannot read a prompt of memories and answer from it (issue 22): with the
+right memory recalled first, it answered "Last week." to "When did Caroline go to the LGBTQ
+support group?". An extractive answer cannot invent; it can only quote the wrong sentence,
+or say that nothing recalled answers.
+
+Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive``):
+
+- overlap: the question's content words (``lexical.tokens``: stemmed English words, jieba
+  words of Chinese; stop words and question words left out) found in the sentence or its
+  speaker's name, each weighted by its inverse frequency over the candidate sentences
+  (IDF, Spärck Jones 1972), so a word every candidate holds counts little;
+- context: the same over the whole memory, at ``CONTEXT_WEIGHT`` (the answer is often the
+  sentence beside the one that names the topic);
+- the question's type: a "when" question favours a sentence that places something in
+  time (``dates.says_when``, a clock time), "where" one that names a place, "who" one that
+  names a person (``TYPE_BONUS``);
+- recall: the memory's rank in the recall (``RANK_WEIGHT``); a question asked back counts
+  half (it asks, it does not tell).
+
+The best sentence is the answer, with the next or previous sentence of the same memory
+when that one scores close (``SECOND``). The answer is given only when at least
+``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the
+answer says nothing recalled answers the question, and cites nothing.
+
+A relative date in a quoted sentence ("yesterday", "last week", "two days ago", "昨天",
+"上周二", "三天前") is resolved against the memory's own date with ``dates.query_dates``
+(the recall query dates' code, here with the memory's time as the clock) and written
+after it: "yesterday [Sunday 7 May 2023]".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from memcli.dates import query_dates, says_when, spoken_date
+from memcli.text.extractive import split_sentences
+from memcli.text.lexical import has_cjk, tokens
+from memcli.memory import ASSISTANT, Memory
+from memcli.models.prompts import cite
+
+CONTEXT_WEIGHT = 0.3
+"""Weight of the question's words found elsewhere in the sentence's memory."""
+TYPE_BONUS = 0.25
+"""Score added to a sentence of the kind a when/where/who question asks for."""
+RANK_WEIGHT = 0.15
+"""Score of the first recalled memory's sentences over the last one's (linear in rank)."""
+SECOND = 0.6
+"""A neighbouring sentence of the same memory joins the answer from this share of the
+best sentence's score."""
+MIN_COVERAGE = 0.5
+"""Share of the question's content words (unweighted) that the answering memory must
+hold; below it, nothing recalled answers the question."""
+
+NOT_FOUND = "I don't find that in your memories."
+NOT_FOUND_ZH = "我在你的记忆里没有找到答案。"
+
+_EN_STOP_WORDS = """a about above after again all also am an and any are as at be been before being below between both but by can could
+    did do does doing done during each few for from further had has have having he her here hers herself him himself his
+    how i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them themselves then there these they
+    this those through to too under until up very was we were what when where which while who whom whose why will with
+    would you your yours yourself yourselves ever again tell told say said mention mentioned talk talked ask asked remember
+    recall know think thing things one ones get got go going went us let lets last time day date kind sort much many"""
+_EN_STOP = frozenset(_EN_STOP_WORDS.split())
+_ZH_STOP_WORDS = """我 你 他 她 它 我们 你们 他们 她们 的 了 吗 呢 吧 啊 呀 是 在 有 和 跟 与 及 也 都 就 还 又 把 被 给 对 向 从 到 去 过 着
+    什么 哪 哪里 哪儿 哪个 哪些 哪位 哪天 哪一天 谁 时候 什么时候 何时 几 几号 几月 怎么 怎样 为什么 多少 说 说过 讲 提 提到 告诉
+    那 这 那个 这个 个 一 一个 之前 以前 当时 那时 曾经 记得 知道 想 觉得 次 些 上 下 里 中"""
+_ZH_STOP = frozenset(_ZH_STOP_WORDS.split())
+_ZH_STOP_CHARS = frozenset("我你他她它们的了吗呢吧啊是在有和跟也都就还又把被给对向从到去过着么什哪谁时候几号怎样为说个一那这些上下里中最近很")
+_EN_STOP_TOKENS: frozenset[str] = frozenset()
+
+_WHEN = re.compile(r"\b(when|what time|what date|which day|which date|what day|how long ago|what year|what month)\b", re.IGNORECASE)
+_WHERE = re.compile(r"\b(where|which (city|country|place|park|restaurant|museum|town|shop|store|school|beach|lake))\b", re.IGNORECASE)
+_WHO = re.compile(r"\b(who|whom|whose)\b|\bwith which (friend|person)\b", re.IGNORECASE)
+_WHEN_ZH = re.compile(r"什么时候|何时|哪天|哪一天|几号|几月|哪年|哪一年|哪个月|星期几|周几|礼拜几|多久以前|多久前|哪个周末")
+_WHERE_ZH = re.compile(r"哪里|哪儿|在哪|去哪|什么地方|哪个地方|哪座|哪个城市|哪个国家|哪家|哪个公园")
+_WHO_ZH = re.compile(r"谁|哪位|哪个人|哪个朋友")
+
+_CLOCK = re.compile(r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|[0-9一二三四五六七八九十]+点", re.IGNORECASE)
+_PLACE = re.compile(
+    r"\b(in|at|to|from|near|visited|visit|around)\s+(the\s+)?[A-Z][\w'-]+|\b(went|go|going|gone|been)\s+to\s+(the|a|an)\s+\w+|"
+    r"\b(park|museum|restaurant|beach|city|town|home|school|office|library|cafe|café|gym|hospital|mall|store|shop|lake|"
+    r"mountain|river|church|gallery|theater|theatre|stadium|airport|hotel|country|village|street|market|zoo|garden|"
+    r"university|college|studio|club|center|centre|bar|camp|island|coast)s?\b|"
+    r"(公园|博物馆|美术馆|餐厅|饭店|餐馆|学校|图书馆|咖啡|医院|商场|超市|书店|山|湖|海边|海滩|城市|市|省|国|村|镇|街|路|广场|酒店|机场|"
+    r"车站|体育馆|健身房|电影院|剧院|大学|公司|家里|老家)|"
+    r"(去|到|在)了?[^，。！？,.!?]{0,8}(场|馆|园|院|店|厅|城|村)"
+)
+_PERSON = re.compile(
+    r"\b(friend|friends|sister|brother|mom|mother|dad|father|wife|husband|boss|colleague|coworker|teacher|neighbor|"
+    r"neighbour|partner|son|daughter|cousin|aunt|uncle|grandma|grandpa|grandmother|grandfather|girlfriend|boyfriend|"
+    r"roommate|classmate|mentor|coach|doctor)s?\b|"
+    r"(朋友|妈妈|母亲|爸爸|父亲|同事|老师|姐姐|哥哥|弟弟|妹妹|老板|同学|男朋友|女朋友|丈夫|妻子|老公|老婆|室友|邻居|奶奶|爷爷|外婆|外公|儿子|女儿|表姐|表哥|教练|医生)"
+)
+_NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")
+_TITLE_QUESTION = re.compile(
+    r"\b(which|what)\s+(\w+\s+)?(film|movie|book|novel|show|series|song|album|band|game|app|dish|recipe|restaurant|painting)s?\b|"
+    r"(哪部|哪本|哪首|哪道|哪个乐队|哪家|什么电影|什么书|什么歌|什么菜|叫什么)",
+    re.IGNORECASE,
+)
+_TITLE = re.compile(r"[\"“《「][^\"”》」]{2,60}[\"”》」]|(?<=\s)[A-Z][a-z]+(\s+[A-Z][a-z]+)+")
+_REFERS_BACK = re.compile(r"\b(this|these|that|those|such)\s+(?!is\b|was\b|are\b)\w+|^(it|they|he|she)\b|^(这|那|它|他们|她们)", re.IGNORECASE)
+
+_RELATIVE_EN = re.compile(
+    r"\b(the day before yesterday|yesterday|today|tonight|this (morning|afternoon|evening|week|weekend|month|year)|"
+    r"last (night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"(a|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|\d+) (days?|weeks?|months?|years?) ago)\b",
+    re.IGNORECASE,
+)
+_RELATIVE_ZH = re.compile(
+    r"大前天|前天|昨天|昨晚|今天|今晚|今早|上个?周末|上周[一二三四五六日天]?|上个?星期[一二三四五六日天]?|上个?礼拜[一二三四五六日天]?|这周[一二三四五六日天]?|"
+    r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
+)
+_SAME_DAY = frozenset(("today", "tonight", "this morning", "this afternoon", "this evening", "今天", "今晚", "今早"))
+"""Phrases that name the day they were said on (dateparser reads "tonight" as no date)."""
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """An extractive answer: its ``text`` and the ids of the memories it quotes (none when
+    nothing recalled answers the question)."""
+
+    text: str
+    cited: list[str]
+
+
+@dataclass
+class _Candidate:
+    memory: Memory
+    rank: int
+    index: int
+    text: str
+    tokens: frozenset[str]
+    score: float = 0.0
+
+
+def question_type(question: str) -> str:
+    """What ``question`` asks for: "when", "where", "who" or "what" (anything else), from
+    its question words, English or Chinese."""
+    for kind, english, chinese in (("when", _WHEN, _WHEN_ZH), ("where", _WHERE, _WHERE_ZH), ("who", _WHO, _WHO_ZH)):
+        if english.search(question) or chinese.search(question):
+            return kind
+    return "what"
+
+
+def words(text: str) -> set[str]:
+    """The tokens of ``text`` (``lexical.tokens``), and for Chinese each character of its
+    words too: jieba cuts a question and the sentence that answers it differently ("射靶"
+    in one, "射", "靶" in the other; "学会" and "学"), and the characters still meet."""
+    found = set(tokens(text))
+    if has_cjk(text):
+        found |= {c for t in found if len(t) > 1 and has_cjk(t) for c in t if c not in _ZH_STOP_CHARS}
+    return found
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` (``words``) without stop words and question words, English
+    and Chinese; all of its words when every one is a stop word."""
+    global _EN_STOP_TOKENS
+    if not _EN_STOP_TOKENS:
+        _EN_STOP_TOKENS = frozenset(t for word in _EN_STOP for t in tokens(word))
+    found = words(text)
+    kept = {t for t in found if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP}
+    return kept or found
+
+
+def _fits(kind: str, sentence: str) -> bool:
+    """Whether ``sentence`` holds what a ``kind`` question asks for ("title": a name in
+    quotes or capitals, for "which film", "哪部电影"...)."""
+    if kind == "title":
+        return bool(_TITLE.search(sentence))
+    if kind == "when":
+        return says_when(sentence) or bool(_CLOCK.search(sentence))
+    if kind == "where":
+        return bool(_PLACE.search(sentence))
+    if kind == "who":
+        return bool(_PERSON.search(sentence) or _NAME.search(sentence))
+    return False
+
+
+def _candidates(memories: Sequence[Memory]) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    for rank, memory in enumerate(memories):
+        for index, sentence in enumerate(split_sentences(memory.text)):
+            out.append(_Candidate(memory, rank, index, sentence, frozenset(words(f"{memory.speaker} {sentence}"))))
+    return out
+
+
+def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extracted:
+    """The extractive answer to ``question`` from ``memories`` (recalled, best first) of
+    ``user``; see the module docstring. Chinese for a question with CJK characters."""
+    chinese = has_cjk(question)
+    wanted = content_words(question)
+    candidates = _candidates(memories)
+    if not wanted or not candidates:
+        return Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+    documents = len(candidates)
+    weight = {t: 1.0 + math.log((documents + 1) / (1 + sum(t in c.tokens for c in candidates))) for t in wanted}
+    total = sum(weight.values())
+    whole = {m.id: frozenset(words(f"{m.speaker} {m.text}")) for m in memories}
+    kind = question_type(question)
+    if kind == "what" and _TITLE_QUESTION.search(question):
+        kind = "title"
+    for c in candidates:
+        own = sum(weight[t] for t in wanted & c.tokens) / total
+        context = sum(weight[t] for t in wanted & whole[c.memory.id]) / total
+        c.score = own + CONTEXT_WEIGHT * context + RANK_WEIGHT * (1 - c.rank / max(1, len(memories)))
+        if _fits(kind, c.text):
+            c.score += TYPE_BONUS
+        if c.text.rstrip().endswith(("?", "？")):
+            c.score /= 2
+    best = max(candidates, key=lambda c: c.score)
+    if len(wanted & whole[best.memory.id]) < MIN_COVERAGE * len(wanted):
+        return Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+    quoted = [best]
+    beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
+    # The neighbour joins when it scores close, when it holds what the question asks for
+    # and the best one does not ("flying on the track" beside "I went to the racetrack"),
+    # or when the best one points back to it ("I'll try to watch this TV show").
+    joining = [c for c in beside if c.score >= SECOND * best.score or (_fits(kind, c.text) and not _fits(kind, best.text))
+               or (c.index == best.index - 1 and _REFERS_BACK.search(best.text))]
+    if joining:
+        quoted.append(max(joining, key=lambda c: c.score))
+        quoted.sort(key=lambda c: c.index)
+    joiner = "" if has_cjk(best.text) else " "
+    text = joiner.join(resolve_relative_dates(c.text, best.memory.created_at, chinese) for c in quoted)
+    return Extracted(_attributed(text, best.memory, user, chinese), [best.memory.id])
+
+
+def _day(moment: datetime | float, chinese: bool) -> str:
+    moment = moment if isinstance(moment, datetime) else datetime.fromtimestamp(moment)
+    if chinese:
+        return f"{moment.year}年{moment.month}月{moment.day}日"
+    return spoken_date(moment)
+
+
+def _span(start: float, end: float, granularity: str, chinese: bool) -> str:
+    """A resolved date as an answer writes it: the day, the week (of its Monday), the
+    month or the year."""
+    first = datetime.fromtimestamp(start)
+    if granularity == "day" or end - start < 86400:
+        return _day(first, chinese)
+    if granularity == "week":
+        return f"{_day(first, chinese)}那一周" if chinese else f"the week of {spoken_date(first, weekday=False)}"
+    if granularity == "month":
+        return f"{first.year}年{first.month}月" if chinese else f"{first:%B %Y}"
+    if granularity == "year":
+        return f"{first.year}年" if chinese else str(first.year)
+    last = datetime.fromtimestamp(end)
+    return f"{_day(first, chinese)}–{_day(last, chinese)}"
+
+
+def resolve_relative_dates(sentence: str, said_at: float, chinese: bool = False) -> str:
+    """``sentence`` with each relative date in it ("yesterday", "last week", "two days
+    ago", "昨天", "上周二", "三天前") followed by the date it names when said at
+    ``said_at`` (unix seconds), in brackets: "yesterday [Sunday 7 May 2023]". Dates are
+    read by ``dates.query_dates`` with ``said_at`` as now; a phrase it cannot read is left
+    as it is."""
+    pattern = _RELATIVE_ZH if has_cjk(sentence) else _RELATIVE_EN
+    out: list[str] = []
+    last = 0
+    for match in pattern.finditer(sentence):
+        phrase = match.group(0)
+        out.append(sentence[last:match.end()])
+        last = match.end()
+        if phrase.lower() in _SAME_DAY:
+            when = _day(said_at, chinese)
+        else:
+            found = query_dates(phrase, said_at)
+            if not found or not found[0].start:
+                continue
+            when = _span(found[0].start, found[0].end, found[0].granularity, chinese)
+        out.append(f"［{when}］" if chinese else f" [{when}]")
+    out.append(sentence[last:])
+    return "".join(out)
+
+
+def _attributed(text: str, memory: Memory, user: str, chinese: bool) -> str:
+    """The quoted ``text`` with who said it, the memory's date and its cited id."""
+    cited = f"[{cite(memory)}]"
+    day = _day(memory.created_at, chinese)
+    speaker = memory.speaker
+    if speaker.replace(" ", "") == user.replace(" ", ""):  # importers take spaces out of a user's name ("John Zhang")
+        speaker = user
+    if chinese:
+        who = "你" if not speaker or speaker == user else "助手" if speaker == ASSISTANT else speaker
+        verb = "记下" if not speaker else "说"
+        return f"{who}在{day}{verb}：“{text}” {cited}"
+    if not speaker:
+        who, verb = "You", "noted"
+    elif speaker == user:
+        who, verb = "You", "said"
+    elif speaker == ASSISTANT:
+        who, verb = "The assistant", "said"
+    else:
+        who, verb = speaker, "said"
+    return f"{who} {verb} on {day}: \"{text}\" {cited}"
+
+

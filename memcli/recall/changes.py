@@ -1,0 +1,300 @@
+"""The per-memory changes: what happens to memories already in the store when they are
+recalled, rated, pinned, forgotten, restored or deleted.
+
+Each change reads the memory, changes it and writes it back in one store transaction, so
+the Chroma record and the recall index (``MemoryStore.update``/``delete``) change
+together and an in-memory recall index sees the change at its next query. The engine
+(``memcli.library.engine``) calls these; this module is where the changes are made.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from memcli.recall import forgetting
+from memcli.config import Settings
+from memcli.recall.forgetting import UNIT_SECONDS, Verdict, forget_pass
+from memcli.store.journal import Journal
+from memcli.memory import Kind, Memory
+from memcli.paths import scrub_history_file
+from memcli.store.sidecar import Sidecar
+from memcli.store.store import MemoryStore
+
+DERIVED_KINDS = frozenset(k.value for k in (Kind.FACT, Kind.EVENT_DAILY, Kind.EVENT_GLOBAL, Kind.PORTRAIT_DAILY,
+                                            Kind.PORTRAIT_GLOBAL, Kind.RUNNING_SUMMARY, Kind.RELATION))
+"""Kinds that consolidation makes from other memories (their ``source_ids``). A relation
+memory purged with one of its sources is made again, from the sources left, by the next
+consolidation's graph step (``memcli.consolidation.graph_memory``)."""
+
+
+@dataclass
+class ForgetReport:
+    """What a forget pass did. ``forgotten`` holds the verdicts of the forgotten memories
+    (their retention and elapsed time, in ``time_unit``s); ``seconds``: wall time."""
+
+    examined: int
+    forgotten_count: int
+    archived: int
+    purged: int
+    seconds: float
+    dry_run: bool
+    forgotten: list[Verdict]
+    derived: int = 0
+    """Memories made from the purged ones, deleted with them (``Changes.purge``)."""
+    verdicts: list[Verdict] = field(default_factory=list)
+    """Every memory examined, forgotten or not (``memcli forget --explain``)."""
+
+
+@dataclass
+class PurgeReport:
+    """What deleting for good did (``Changes.purge``): the memories asked for, those made
+    from them that went with them (``derived``), history events whose text was emptied,
+    journal files dropped, and the wall time in seconds, of which ``compaction_seconds``
+    rewriting the files (``MemoryStore.compact``)."""
+
+    purged: list[Memory]
+    derived: list[Memory]
+    scrubbed: int
+    journal_files: int
+    seconds: float
+    compaction_seconds: float
+
+
+def _typed(memories: Iterable[Memory], sidecar: Sidecar) -> list[str]:
+    """Every text that someone may have typed at the chat prompt for ``memories`` (notes and
+    turns): the text each has now and every text it had before an edit (the EDIT events of
+    its history: ``memcli edit --text``), whose lines ``scrub_history_file`` takes out of
+    the prompt history. Read before the history's texts are scrubbed."""
+    texts = []
+    for memory in memories:
+        if memory.kind in (Kind.NOTE.value, Kind.TURN.value):
+            texts.append(memory.text)
+            texts += [t for event in sidecar.history(memory_id=memory.id) for t in (event.old_text, event.new_text) if t]
+    return texts
+
+
+def stale_derivatives(gone: Sequence[Memory], others: Sequence[Memory], folded: set[str]) -> list[Memory]:
+    """The memories of ``others`` made from one of ``gone`` (all of one user), directly or
+    through another: whatever cites a gone memory in its ``source_ids`` (a daily summary or
+    portrait its turns, a fact its message pair, a global summary or portrait its daily
+    ones), then what cites those. The running memory cites only the turns of the last
+    session folded into it, but every turn through the session stage (``folded``: their
+    ids) is in it, so it goes whenever one of those turns goes."""
+    cited = {m.id for m in gone}
+    running = any(m.kind == Kind.TURN.value and m.id in folded for m in gone)
+    stale: dict[str, Memory] = {}
+    derived = [m for m in others if m.kind in DERIVED_KINDS and m.id not in cited]
+    grew = True
+    while grew:
+        grew = False
+        for memory in derived:
+            if memory.id not in stale and ((running and memory.kind == Kind.RUNNING_SUMMARY.value) or not cited.isdisjoint(memory.source_ids)):
+                stale[memory.id] = memory
+                cited.add(memory.id)
+                grew = True
+    return list(stale.values())
+
+
+class Changes:
+    """Changes to stored memories, over ``store`` with ``settings`` (reinforcement mode,
+    boost, decay, forget threshold) and ``clock`` (unix seconds)."""
+
+    def __init__(self, store: MemoryStore, settings: Settings, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+
+    def reinforce(self, memories: Sequence[Memory], now: float | None = None) -> None:
+        """Count ``memories`` as recalled at ``now`` (default: the clock): S grows by the
+        ``reinforce`` setting (MemoryBank: S += 1; Landwehr et al.: S *= boost) and t
+        restarts. The caller holds the store transaction."""
+        if not memories:
+            return
+        now = self.clock() if now is None else now
+        for memory in memories:
+            forgetting.reinforce(memory, now, self.settings.reinforce, self.settings.boost)
+        self.store.update(memories)
+
+    def relearn(self, memory_id: str, now: float) -> Memory:
+        """A forgotten (archived) memory told again: active again, its clock restarted at
+        ``now``. An active memory is left as it is. Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            if memory.archived:
+                memory.archived, memory.archived_at, memory.last_recalled_at = False, 0.0, now
+                self.store.update([memory])
+        return memory
+
+    def delete(self, memory_id: str) -> PurgeReport:
+        """Delete a memory for good, with what was made from it (``purge``). Raises NotFoundError."""
+        with self.store.transaction():
+            return self.purge([self.store.get(memory_id)])
+
+    def purge(self, memories: Sequence[Memory]) -> PurgeReport:
+        """Delete ``memories`` for good, so that their text is nowhere on disk under the
+        store: from Chroma and the recall index (``MemoryStore.delete``), with the memories
+        made from them (``stale_derivatives``: they may quote them), from the history (the
+        events stay without their text, and a PURGE event is recorded: ``Sidecar.scrub_history``),
+        the journal and the chat prompt's history (``scrub_history_file``: every line typed
+        for them, by the ids recorded with it and by every text they ever had), and then
+        from the files' free pages and logs (``MemoryStore.compact``, once for all of them).
+
+        What was made from a purged turn is made again from the turns left by the next
+        ``memcli consolidate``: the consolidation progress of its day (a daily summary or
+        portrait), of every daily memory (the global ones), of every session (the running
+        memory) or of the fact's other turns is forgotten. A memory deleted by name is not
+        made again."""
+        started = time.perf_counter()
+        now = self.clock()
+        if not memories:
+            return PurgeReport([], [], 0, 0, 0.0, 0.0)
+        gone: dict[str, Memory] = {m.id: m for m in memories}
+        derived: list[Memory] = []
+        scrubbed = 0
+        with self.store.transaction():
+            sidecar = self.store.sidecar
+            users = sorted({m.user for m in memories})
+            kept: dict[str, list[Memory]] = {}
+            for user in users:
+                everything = self.store.memories(user=user)
+                stale = stale_derivatives([m for m in memories if m.user == user], everything,
+                                          set(sidecar.consolidated(user, "session")))
+                derived.extend(stale)
+                gone.update((m.id, m) for m in stale)
+                kept[user] = [m for m in everything if m.id not in gone]
+            # Progress first: cut after it, the next consolidation makes again what is still
+            # there (same ids); cut after the delete, nothing would make it again.
+            for user in users:
+                self._redo(user, [m for m in derived if m.user == user], kept[user])
+            typed = _typed(gone.values(), sidecar)
+            self.store.delete(list(gone))
+            for user in users:
+                scrubbed += sidecar.scrub_history(user, {i: m.kind for i, m in gone.items() if m.user == user}, now)
+            files = Journal(self.store.paths.pending_dir).drop(gone)
+            scrub_history_file(self.store.paths.chat_history, typed, gone)
+            compaction = self._compact()
+        if derived:
+            self.store.notice(
+                f"also deleted {len(derived)} memories made from it (summaries, portraits, facts, running memory); "
+                "memcli consolidate makes them again from what is left"
+            )
+        return PurgeReport(list(memories), derived, scrubbed, files, time.perf_counter() - started, compaction)
+
+    def _compact(self) -> float:
+        """Compact the store after a purge (``MemoryStore.compact``); returns its seconds. The
+        memories are deleted by then, so a compaction that fails (a full disk: VACUUM needs
+        about the file's size free) is a notice, not the command's error; the next purge's
+        compaction erases what this one left."""
+        started = time.perf_counter()
+        try:
+            self.store.compact()
+        except Exception as exc:
+            self.store.notice(
+                f"deleted, but the store could not be compacted ({exc}): the deleted text may stay in the store's files "
+                "until the next delete or purge compacts them"
+            )
+        return time.perf_counter() - started
+
+    def _redo(self, user: str, stale: Sequence[Memory], kept: Sequence[Memory]) -> None:
+        """Forget the consolidation progress that made the ``stale`` memories of ``user``
+        (deleted), so that the next consolidation makes them again from the memories ``kept``."""
+        kinds = {m.kind for m in stale}
+        turns = [m for m in kept if m.kind == Kind.TURN.value]
+        days = {m.day for m in stale if m.kind in (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)}
+        redo: dict[str, list[str]] = {
+            "day": [t.id for t in turns if t.day in days],
+            "session": [t.id for t in turns] if Kind.RUNNING_SUMMARY.value in kinds else [],
+            "fact": [i for m in stale if m.kind == Kind.FACT.value for i in m.source_ids],
+            "global": [m.id for m in kept if m.kind in (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)]
+            if kinds & {Kind.EVENT_GLOBAL.value, Kind.PORTRAIT_GLOBAL.value} else [],
+        }
+        for stage, ids in redo.items():
+            if ids:
+                self.store.sidecar.unmark_consolidated(ids, stage)
+
+    def purge_user(self, user: str) -> tuple[int, int, int, float, float]:
+        """Delete every memory of ``user`` for good, with their history, consolidation
+        progress and journaled memories, then compact the store (``MemoryStore.compact``).
+        Returns (memories purged, history events deleted, journal files dropped, compaction
+        seconds, seconds)."""
+        started = time.perf_counter()
+        with self.store.transaction():
+            everything = self.store.memories(user=user)
+            ids = [m.id for m in everything]
+            sidecar = self.store.sidecar
+            typed = _typed(everything, sidecar)
+            self.store.delete(ids)
+            scrub_history_file(self.store.paths.chat_history, typed, ids)
+            events = len(sidecar.history(user=user))
+            sidecar.forget_user(user)
+            sidecar.index.forget_user(user)
+            files = Journal(self.store.paths.pending_dir).drop(ids, user=user)
+            compaction = self._compact()
+        return len(ids), events, files, compaction, time.perf_counter() - started
+
+    def archive(self, memory_id: str) -> Memory:
+        """Archive one memory as the forget pass archives a faded one (never recalled; kept
+        for ``restore``), whatever its retention. An archived memory is left as it is.
+        Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            if not memory.archived:
+                memory.archived, memory.archived_at = True, self.clock()
+                self.store.update([memory])
+        return memory
+
+    def restore(self, memory_id: str) -> Memory:
+        """Bring an archived memory back; its clock restarts now. Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            memory.archived, memory.archived_at = False, 0.0
+            memory.last_recalled_at = self.clock()
+            self.store.update([memory])
+        return memory
+
+    def pin(self, memory_id: str, pinned: bool = True) -> Memory:
+        """Pin (never fades) or unpin a memory. Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            memory.pinned = pinned
+            self.store.update([memory])
+        return memory
+
+    def feedback(self, memory_id: str, vote: int) -> Memory:
+        """Add a vote (+1 up, −1 down) to a memory's feedback (the bot memory design notes'
+        feedback score). Raises NotFoundError."""
+        with self.store.transaction():
+            memory = self.store.get(memory_id)
+            memory.feedback += vote
+            self.store.update([memory])
+        return memory
+
+    def forget(self, user: str | None, stochastic: bool = False, seed: int | None = None, dry_run: bool = False,
+               purge: bool = False) -> ForgetReport:
+        """The forget pass over the active memories of ``user`` (None: every user) at the
+        clock's time (MemoryBank §2.3; see ``forgetting.forget_pass``): archive the faded
+        memories, or with ``purge`` delete them for good; ``dry_run`` changes nothing.
+        Idempotent for the same clock time (and seed)."""
+        started = time.perf_counter()
+        now = self.clock()
+        settings = self.settings
+        with self.store.transaction():
+            memories = self.store.memories(user=user, archived=False)
+            verdicts = forget_pass(
+                memories, now, decay_for=settings.user_decay, decay=settings.decay, unit=UNIT_SECONDS[settings.time_unit],
+                threshold=settings.forget_threshold, stochastic=stochastic, seed=f"{seed if seed is not None else ''}@{now!r}",
+            )
+            gone = [v for v in verdicts if v.forgotten]
+            derived = 0
+            if not dry_run:
+                if purge:
+                    derived = len(self.purge([v.memory for v in gone]).derived) if gone else 0
+                else:
+                    for v in gone:
+                        v.memory.archived, v.memory.archived_at = True, now
+                    self.store.update([v.memory for v in gone])
+        archived = 0 if dry_run or purge else len(gone)
+        purged = len(gone) if purge and not dry_run else 0
+        return ForgetReport(len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived, verdicts)

@@ -1,0 +1,340 @@
+"""One user's recall index in memory (``UserIndex``): the rows of the recall index
+(``memcli.store.recall_index``) that recall scores, as arrays, with the per-row features recall
+reads worked out once per row, brought up to date from the rows a write changed
+(``IndexChanges``) rather than loaded again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from memcli.dates import says_when
+from memcli.text.lexical import LexicalIndex
+from memcli.memory import Kind
+
+VECTOR_DTYPE = np.float32
+"""The type of the vectors a ``UserIndex`` holds in memory. float16 would halve their
+memory (2 x 384 x 2 bytes a memory with MiniLM instead of 3 KB) but makes every query
+convert the whole matrix; ``scripts/bench.py --vector-dtype`` measures both."""
+
+
+def has_neighbours(memory_kind: str, session: str) -> bool:
+    """Whether a memory of ``memory_kind`` in ``session`` has neighbours: the turns of its
+    (user, session), in time order; other kinds, and a turn without a session, have none."""
+    return memory_kind == Kind.TURN.value and bool(session)
+
+
+COMPACT_AT = 64
+"""Dead slots (deleted rows) a ``UserIndex`` tolerates before it compacts, and at least a
+quarter of its slots: compaction copies every row, so it runs rarely (amortised)."""
+
+
+@dataclass
+class IndexChanges:
+    """What changed in one user's rows of the recall index after a ``seq`` (``RecallIndex.changes``).
+
+    rows: the rows inserted or updated since, with the columns of ``ROW_COLUMNS``, in time
+    order. removed: the rowids deleted since, oldest deletion first. seq: the counter now.
+    epoch: the user's epoch now (a new one means: load the user's rows again whole).
+    """
+
+    rows: list[tuple]
+    removed: list[int]
+    seq: int
+    epoch: str
+
+
+def _code(codes: dict[str, int], names: list[str], name: str) -> int:
+    """The small integer standing for ``name`` (a kind, a speaker), given on first sight."""
+    code = codes.get(name)
+    if code is None:
+        code = codes[name] = len(names)
+        names.append(name)
+    return code
+
+
+class UserIndex:
+    """One user's rows of the recall index as arrays (what a query scores), with the
+    per-row features recall reads worked out once per row, brought up to date by ``apply``.
+
+    Rows sit in *slots*. A fresh load (``from_rows``) puts them in time order (created_at,
+    then memory id); rows inserted later are appended after them, rows updated later are
+    patched where they sit, and deleted rows become dead slots (``alive`` false) until a
+    compaction (``COMPACT_AT``). Every array has one entry per slot (``len``), and the
+    arrays are views of storage with spare capacity that doubles when full, so appending
+    a row copies nothing in the common case.
+
+    ``turn`` and ``window``: unit vectors (``VECTOR_DTYPE``), shape (len, dimension), contiguous.
+    ``first``: the first turn of its session. ``archived`` / ``ended``: forgotten, or a fact
+    that has ended. ``kind_codes`` / ``speaker_codes``: small integers standing for the
+    kind and speaker (``kind_mask``, ``speaker_table``). ``log_length``: log(1 + length of
+    the text); ``question``: 1.0 when the text ends with "?". ``seq`` / ``epoch``: how far
+    the index has been brought (``RecallIndex.changes``).
+    """
+
+    _COLUMNS: dict[str, type] = {
+        "rowids": np.int64, "kind_codes": np.int32, "speaker_codes": np.int32, "created_at": np.float64,
+        "archived": bool, "ended": bool, "caption": bool, "first": bool, "alive": bool,
+        "log_length": np.float64, "question": np.float64, "says_when": np.float64,
+    }
+
+    def __init__(self, dimension: int = 0, seq: int = 0, epoch: str = "") -> None:
+        self.dimension = dimension
+        self.seq = seq
+        self.epoch = epoch
+        self.ids: list[str] = []
+        """The memory id of each slot."""
+        self.texts: list[str] = []
+        """The text of each slot."""
+        self._sessions: list[str] = []
+        self._n = 0
+        self._dead = 0
+        self._capacity = 0
+        self._store: dict[str, np.ndarray] = {}
+        self._slot_of: dict[int, int] = {}
+        self._session_slots: dict[str, set[int]] = {}
+        self._session_first: dict[str, int] = {}
+        self._kind_codes: dict[str, int] = {}
+        self._kind_names: list[str] = []
+        self._speaker_codes: dict[str, int] = {}
+        self._speaker_names: list[str] = []
+        self._speaker_counts: list[int] = []
+        self._says_when_ready = False
+        self._months: dict[float, np.ndarray] = {}
+        self.lexical = LexicalIndex()
+        """BM25 postings of the rows, by slot (``memcli.text.lexical``)."""
+        self._reserve(0)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple], seq: int = 0, epoch: str = "") -> UserIndex:
+        """An index of ``rows`` (columns of ``ROW_COLUMNS``, in time order), at ``seq`` and ``epoch``."""
+        index = cls(len(rows[0][10]) // 4 if rows else 0, seq, epoch)
+        touched: dict[str, list[int]] = {}
+        index._put_rows(rows, touched)
+        index._first(touched)
+        return index
+
+    # the arrays -----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Slots, dead ones included: the length of every array."""
+        return self._n
+
+    @property
+    def count(self) -> int:
+        """Rows alive (memories in the index)."""
+        return self._n - self._dead
+
+    def _column(self, name: str) -> np.ndarray:
+        return self._store[name][: self._n]
+
+    rowids = property(lambda self: self._column("rowids"), doc="The rowid of each slot.")
+    kind_codes = property(lambda self: self._column("kind_codes"), doc="The kind of each slot, as a code.")
+    speaker_codes = property(lambda self: self._column("speaker_codes"), doc="The speaker of each slot, as a code.")
+    created_at = property(lambda self: self._column("created_at"), doc="Unix seconds the memory was learned.")
+    archived = property(lambda self: self._column("archived"), doc="Forgotten (archived).")
+    ended = property(lambda self: self._column("ended"), doc="A fact that has ended.")
+    caption = property(lambda self: self._column("caption"), doc="Shares an image.")
+    first = property(lambda self: self._column("first"), doc="The first turn of its session.")
+    alive = property(lambda self: self._column("alive"), doc="False for a dead slot (a deleted row).")
+    log_length = property(lambda self: self._column("log_length"), doc="log(1 + length of the text).")
+    question = property(lambda self: self._column("question"), doc="1.0 when the text ends with '?'.")
+    turn = property(lambda self: self._column("turn"), doc="Each memory's own unit vector, (len, dimension).")
+    window = property(lambda self: self._column("window"), doc="Each memory's window unit vector, (len, dimension).")
+
+    @property
+    def kinds(self) -> np.ndarray:
+        """The kind of each slot (an object array of strings)."""
+        return np.array(self._kind_names + [""], dtype=object)[self.kind_codes]
+
+    @property
+    def speakers(self) -> list[str]:
+        """The speaker of each slot ("" for none)."""
+        return [self._speaker_names[c] for c in self.speaker_codes]
+
+    @property
+    def says_when(self) -> np.ndarray:
+        """1.0 for the memories whose text places something in time (``says_when``), else
+        0.0; worked out for every row at the first "when" question (about 11 ms for 400
+        turns), then for each row as it is written, not at every question."""
+        if not self._says_when_ready:
+            self._store["says_when"][: self._n] = [says_when(t) for t in self.texts]
+            self._says_when_ready = True
+        return self._column("says_when")
+
+    def months(self, shift: float = 0.0) -> np.ndarray:
+        """The month (1-12, local time) of each slot's ``created_at`` minus ``shift``
+        seconds; worked out for every row at the first call with this shift, then for each
+        row as it is written."""
+        if shift not in self._months:
+            store = np.zeros(self._capacity, dtype=np.int8)
+            store[: self._n] = [datetime.fromtimestamp(t - shift).month for t in self.created_at]
+            self._months[shift] = store
+        return self._months[shift][: self._n]
+
+    def kind_mask(self, kinds: Iterable[str]) -> np.ndarray:
+        """True for the slots of one of ``kinds``."""
+        table = np.zeros(len(self._kind_names) + 1, dtype=bool)
+        for kind in kinds:
+            if kind in self._kind_codes:
+                table[self._kind_codes[kind]] = True
+        return table[self.kind_codes]
+
+    def speaker_names(self) -> set[str]:
+        """The speakers of the rows alive ("" for none left out)."""
+        return {name for name, count in zip(self._speaker_names, self._speaker_counts) if name and count > 0}
+
+    def speaker_table(self, chosen: Callable[[str], bool]) -> np.ndarray:
+        """1.0 for the slots whose speaker is ``chosen``, else 0.0 (one call per speaker)."""
+        table = np.array([float(chosen(name)) for name in self._speaker_names] + [0.0])
+        return table[self.speaker_codes]
+
+    # updates ---------------------------------------------------------------------------
+
+    def apply(self, changes: IndexChanges) -> None:
+        """Bring the index up to ``changes`` (of the same epoch): drop the removed rows,
+        append the new ones, patch the updated ones where they sit, and set the ``first``
+        flag of every session they touch again."""
+        touched: dict[str, list[int]] = {}
+        for rowid in changes.removed:
+            slot = self._slot_of.pop(rowid, None)
+            if slot is not None:
+                self._unlink(slot, touched)
+                self._store["alive"][slot] = False
+                self.lexical.drop(slot)
+                self._dead += 1
+        self._put_rows(changes.rows, touched)
+        self._first(touched)
+        self.seq = changes.seq
+        if self._dead >= max(COMPACT_AT, self._n // 4):
+            self._compact()
+
+    def _reserve(self, n: int) -> None:
+        """Grow the storage to hold ``n`` slots (doubling), copying the slots in use."""
+        if n <= self._capacity and self._store:
+            return
+        capacity = max(n, 2 * self._capacity, 16)
+        store: dict[str, np.ndarray] = {}
+        for name, dtype in self._COLUMNS.items():
+            store[name] = np.zeros(capacity, dtype=dtype)
+        for name in ("turn", "window"):
+            store[name] = np.zeros((capacity, self.dimension), dtype=VECTOR_DTYPE)
+        for name, array in self._store.items():
+            store[name][: self._n] = array[: self._n]
+        for shift, array in list(self._months.items()):
+            self._months[shift] = np.zeros(capacity, dtype=np.int8)
+            self._months[shift][: self._n] = array[: self._n]
+        self._store, self._capacity = store, capacity
+
+    def _unlink(self, slot: int, touched: dict[str, list[int]]) -> None:
+        """Take ``slot`` out of its session and its speaker's count (before it is rewritten
+        or dropped); its session goes into ``touched``."""
+        self._speaker_counts[self._store["speaker_codes"][slot]] -= 1
+        session = self._sessions[slot]
+        if session:
+            self._session_slots[session].discard(slot)
+            touched.setdefault(session, [])
+            if self._session_first.get(session) == slot:
+                del self._session_first[session]
+        self._store["first"][slot] = False
+
+    def _put_rows(self, rows: Sequence[tuple], touched: dict[str, list[int]]) -> None:
+        """Write ``rows`` into their slots (new rows appended); ``touched`` gains each
+        session a row joined, with the slots that joined it."""
+        if not rows:
+            return
+        if self.dimension == 0:
+            self.dimension = len(rows[0][10]) // 4
+            self._store = {}
+            self._reserve(self._capacity)
+        slots = np.empty(len(rows), dtype=np.int64)
+        appended = 0
+        for i, row in enumerate(rows):
+            slot = self._slot_of.get(row[1])
+            if slot is None:
+                slot = self._slot_of[row[1]] = self._n + appended
+                appended += 1
+            else:
+                self._unlink(slot, touched)
+            slots[i] = slot
+        self._reserve(self._n + appended)
+        self.ids.extend([""] * appended)
+        self.texts.extend([""] * appended)
+        self._sessions.extend([""] * appended)
+        self._n += appended
+        for slot, row in zip(slots.tolist(), rows):
+            memory_id, _, kind, _, _, _, _, text, _, session = row[:10]
+            self.ids[slot], self.texts[slot] = memory_id, text
+            self._sessions[slot] = session if has_neighbours(kind, session) else ""
+            if self._sessions[slot]:
+                self._session_slots.setdefault(session, set()).add(slot)
+                touched.setdefault(session, []).append(slot)
+        # contiguous slots (a load, an append) take a slice, not a fancy index
+        where: slice | np.ndarray = slots
+        if len(rows) == 1 or (slots[-1] - slots[0] == len(rows) - 1 and bool(np.all(np.diff(slots) == 1))):
+            where = slice(int(slots[0]), int(slots[-1]) + 1)
+        speakers = [_code(self._speaker_codes, self._speaker_names, r[3]) for r in rows]
+        self._speaker_counts.extend([0] * (len(self._speaker_names) - len(self._speaker_counts)))
+        for code in speakers:
+            self._speaker_counts[code] += 1
+        texts = [r[7] for r in rows]
+        s = self._store
+        s["rowids"][where] = [r[1] for r in rows]
+        s["kind_codes"][where] = [_code(self._kind_codes, self._kind_names, r[2]) for r in rows]
+        s["speaker_codes"][where] = speakers
+        s["created_at"][where] = [r[4] for r in rows]
+        s["archived"][where] = [bool(r[5]) for r in rows]
+        s["ended"][where] = [bool(r[6]) for r in rows]
+        s["caption"][where] = [bool(r[8]) for r in rows]
+        s["alive"][where] = True
+        s["first"][where] = False
+        s["log_length"][where] = np.log1p([len(t) for t in texts])
+        s["question"][where] = [t.strip().endswith("?") for t in texts]
+        s["turn"][where] = np.frombuffer(b"".join(r[10] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
+        s["window"][where] = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
+        self.lexical.put(slots, [(r[12], r[13], r[14]) for r in rows])
+        if self._says_when_ready:
+            s["says_when"][where] = [says_when(t) for t in texts]
+        for shift, months in self._months.items():
+            months[where] = [datetime.fromtimestamp(r[4] - shift).month for r in rows]
+
+    def _first(self, touched: Mapping[str, list[int]]) -> None:
+        """Set ``first`` again on the turns of the ``touched`` sessions, the earliest
+        (created_at, memory id) of each: among the slots that joined and the session's
+        first, or among all its slots when its first left."""
+        first, created_at = self._store["first"], self._store["created_at"]
+        for session, joined in touched.items():
+            slots = self._session_slots.get(session)
+            if not slots:
+                self._session_slots.pop(session, None)
+                self._session_first.pop(session, None)
+                continue
+            current = self._session_first.get(session)
+            best = min(slots if current is None else [current, *joined], key=lambda i: (created_at[i], self.ids[i]))
+            if current is not None:
+                first[current] = False
+            first[best] = True
+            self._session_first[session] = best
+
+    def _compact(self) -> None:
+        """Drop the dead slots, keeping the order of the others."""
+        keep = np.flatnonzero(self.alive)
+        for name, array in [*self._store.items(), *self._months.items()]:
+            array[: len(keep)] = array[keep]
+        self.lexical.compact(keep)
+        self.ids = [self.ids[i] for i in keep]
+        self.texts = [self.texts[i] for i in keep]
+        self._sessions = [self._sessions[i] for i in keep]
+        self._n, self._dead = len(keep), 0
+        self._slot_of = {int(r): i for i, r in enumerate(self.rowids)}
+        self._session_slots, self._session_first = {}, {}
+        first = self.first
+        for slot, session in enumerate(self._sessions):
+            if session:
+                self._session_slots.setdefault(session, set()).add(slot)
+                if first[slot]:
+                    self._session_first[session] = slot

@@ -1,0 +1,279 @@
+"""The SQLite database beside the Chroma store: what memcli keeps besides the memories.
+
+It holds the recall index (``memcli.store.recall_index``), the graph memory (``memcli.store.graph``), the audit history of consolidated memories (Mem0's history of ADD / UPDATE /
+DELETE events, old and new text) and the consolidation progress (which turns have been
+through their day's summaries, their session's running memory and fact extraction, and
+which daily summaries and portraits have been folded into the global ones).
+``MemoryStore`` opens it inside its transactions, under the same file lock as Chroma.
+Every write commits at once: Chroma is not transactional, so the two are kept consistent
+by ordering and idempotent writes, not by one shared transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memcli.store import graph, recall_index
+from memcli.store.candidates import candidates
+from memcli.store.db import atomic
+from memcli.errors import MemcliError
+from memcli.paths import open_private
+
+SCHEMA_VERSION = 1
+DONE, SKIPPED = "done", "skipped"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL,
+    user TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    event TEXT NOT NULL,
+    old_text TEXT NOT NULL,
+    new_text TEXT NOT NULL,
+    at REAL NOT NULL,
+    source_ids TEXT NOT NULL,
+    related_id TEXT NOT NULL,
+    UNIQUE (memory_id, event, old_text, new_text)
+);
+CREATE INDEX IF NOT EXISTS history_by_user ON history (user, seq);
+CREATE TABLE IF NOT EXISTS consolidated (
+    user TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (user, stage, item_id)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class HistoryEntry:
+    """One event in the life of a consolidated memory (Mem0's memory history).
+
+    event: ADD, UPDATE or DELETE. old_text / new_text: the text before and after ("" when
+    there is none). at: unix seconds of the change. source_ids: the turns that caused it.
+    related_id: for a fact, the memory that replaced it (UPDATE) or that it replaced (ADD).
+    """
+
+    memory_id: str
+    user: str
+    kind: str
+    event: str
+    old_text: str
+    new_text: str
+    at: float
+    source_ids: list[str] = field(default_factory=list)
+    related_id: str = ""
+    seq: int = 0
+
+
+class Sidecar:
+    """An open connection to the sidecar database. Raises MemcliError when the file was
+    written by a newer memcli or is not a SQLite database."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection | None = None) -> None:
+        self.path = path
+        try:
+            if connection is None:
+                # SQLite makes the file (and its -journal, which takes the file's mode) as the
+                # umask says: make it 0600 first.
+                os.close(open_private(path, os.O_RDWR | os.O_CREAT))
+                # The service's request threads share this connection, one at a time under the
+                # store's lock (``MemoryStore.transaction``).
+                connection = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            self._db = connection
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
+            self._db.executescript(_SCHEMA + recall_index.SCHEMA + graph.SCHEMA)
+            if version != SCHEMA_VERSION:  # a write: not on every opening (a full device refuses it)
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
+        self.index = recall_index.RecallIndex(self._db)
+        """The recall index tables."""
+        self.graph = graph.Graph(self._db)
+        """The graph memory tables (``memcli.store.graph``)."""
+
+    @classmethod
+    def snapshot(cls, path: Path) -> Sidecar:
+        """A copy in memory of the database at ``path`` (empty when there is none), read
+        without writing a byte to its folder: for a store that cannot be written (a
+        read-only mount, ``chattr +i``). What is written to the copy (a rebuilt row, a
+        filled window vector) is lost when it closes. Costs the database's size in memory
+        and about its size / disk speed in time (SQLite's online backup). Raises MemcliError
+        when the file is not a memcli database."""
+        copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        if path.is_file():
+            uri = f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro"
+            try:
+                source = sqlite3.connect(uri, uri=True)
+                try:
+                    source.backup(copy)
+                finally:
+                    source.close()
+            except sqlite3.DatabaseError as exc:
+                copy.close()
+                raise MemcliError(f"{path}: cannot read it ({exc})") from exc
+        return cls(path, copy)
+
+    def copies(self, ids: Sequence[str] | None = None) -> list[tuple[str, str, str, bytes]]:
+        """(id, text, record, vector as float32 bytes) of the memories the recall index
+        keeps a whole copy of, in the order they were first written; only those of ``ids``
+        when given. What a read-only store reads instead of Chroma."""
+        select = "SELECT memory_id, text, record, turn_vector FROM recall_index WHERE record != '{}'"
+        if ids is None:
+            return self._db.execute(select + " ORDER BY rowid").fetchall()
+        found: list[tuple[str, str, str, bytes]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            found.extend(self._db.execute(f"{select} AND memory_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid", chunk))
+        return found
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    # history -------------------------------------------------------------------
+
+    def record(self, entries: Iterable[HistoryEntry]) -> None:
+        """Append ``entries`` to the history; an entry already recorded (same memory, event,
+        old and new text) is not recorded twice, so a resumed run does not repeat itself."""
+        rows = [
+            (e.memory_id, e.user, e.kind, e.event, e.old_text, e.new_text, e.at, json.dumps(e.source_ids), e.related_id)
+            for e in entries
+        ]
+        with atomic(self._db):
+            self._db.executemany(
+                "INSERT OR IGNORE INTO history (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def history(self, memory_id: str | None = None, user: str | None = None, limit: int = 0) -> list[HistoryEntry]:
+        """History entries of one memory (oldest first), or the newest ``limit`` entries of
+        ``user`` (0: all), newest first."""
+        columns = "seq, memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id"
+        if memory_id is not None:
+            rows = self._db.execute(f"SELECT {columns} FROM history WHERE memory_id = ? ORDER BY seq", (memory_id,))
+        else:
+            rows = self._db.execute(
+                f"SELECT {columns} FROM history WHERE user = ? ORDER BY seq DESC LIMIT ?", (user, limit if limit > 0 else -1)
+            )
+        return [
+            HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq) for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
+        ]
+
+    def history_page(self, user: str | None, after: int, limit: int) -> list[HistoryEntry]:
+        """Up to ``limit`` history entries of ``user`` (every user's when None) whose
+        ``seq`` is above ``after``, oldest first: an export reads the history a page at a time."""
+        where, args = ("seq > ? AND user = ?", [after, user]) if user is not None else ("seq > ?", [after])
+        rows = self._db.execute(
+            "SELECT seq, memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id"
+            f" FROM history WHERE {where} ORDER BY seq LIMIT ?", [*args, limit]
+        )
+        return [
+            HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq) for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
+        ]
+
+    def history_ids(self, prefix: str) -> list[str]:
+        """Distinct memory ids in the history that start with ``prefix``."""
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._db.execute("SELECT DISTINCT memory_id FROM history WHERE memory_id LIKE ? ESCAPE '\\'", (pattern,))
+        return [r[0] for r in rows.fetchall()]
+
+    def completions(self, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:
+        """Shell completions of memory ids, users or kinds from the recall index
+        (``memcli.store.candidates.candidates``)."""
+        return candidates(self._db, what, prefix, user)
+
+    # consolidation progress ------------------------------------------------------
+
+    def mark_consolidated(self, user: str, stage: str, item_ids: Sequence[str], at: float, status: str = DONE) -> None:
+        """Record that ``item_ids`` went through consolidation ``stage`` at ``at`` (unix
+        seconds): ``done``, or ``skipped`` when the model's output stayed invalid."""
+        with atomic(self._db):
+            self._db.executemany(
+                "INSERT OR REPLACE INTO consolidated (user, stage, item_id, status, at) VALUES (?, ?, ?, ?, ?)",
+                [(user, stage, item_id, status, at) for item_id in item_ids],
+            )
+
+    def progress_page(self, user: str | None, after: tuple[str, str, str], limit: int) -> list[tuple[str, str, str, str, float]]:
+        """Up to ``limit`` rows (user, stage, item id, status, at) of the consolidation
+        progress of ``user`` (every user's when None) that sort after ``after`` (user,
+        stage, item id), in that order: an export reads the progress a page at a time."""
+        where, args = "(user, stage, item_id) > (?, ?, ?)", list(after)
+        if user is not None:
+            where, args = f"{where} AND user = ?", [*args, user]
+        rows = self._db.execute(
+            f"SELECT user, stage, item_id, status, at FROM consolidated WHERE {where} ORDER BY user, stage, item_id LIMIT ?",
+            [*args, limit],
+        )
+        return rows.fetchall()
+
+    def restore_progress(self, rows: Sequence[tuple[str, str, str, str, float]]) -> None:
+        """Record consolidation progress rows (user, stage, item id, status, at) as they
+        were exported (``progress_page``); a row already recorded is replaced."""
+        with atomic(self._db):
+            self._db.executemany("INSERT OR REPLACE INTO consolidated (user, stage, item_id, status, at) VALUES (?, ?, ?, ?, ?)", rows)
+
+    def consolidated(self, user: str, stage: str) -> dict[str, str]:
+        """Item id → status (``done`` or ``skipped``) of ``user``'s items through ``stage``."""
+        rows = self._db.execute("SELECT item_id, status FROM consolidated WHERE user = ? AND stage = ?", (user, stage))
+        return dict(rows.fetchall())
+
+    def unmark_consolidated(self, item_ids: Sequence[str], stage: str | None = None) -> None:
+        """Forget the consolidation progress of ``item_ids`` (in ``stage``, or in every stage)."""
+        with atomic(self._db):
+            if stage is None:
+                self._db.executemany("DELETE FROM consolidated WHERE item_id = ?", [(i,) for i in item_ids])
+            else:
+                self._db.executemany("DELETE FROM consolidated WHERE item_id = ? AND stage = ?", [(i, stage) for i in item_ids])
+
+    # deleting for good -------------------------------------------------------------
+
+    def scrub_history(self, user: str, gone: Mapping[str, str], at: float) -> int:
+        """Take out of ``user``'s history the text of the memories ``gone`` (id → kind,
+        deleted for good) and of every event caused by one of them (its ``source_ids`` cite one: a
+        fact's UPDATE row holds the new fact's text), and record a PURGE event (id, time,
+        no text) for each of ``gone``. The events stay, with empty texts; events of one
+        memory that become the same (two UPDATEs of a regenerated summary) are kept once.
+        Returns how many events lost their text."""
+        rows = self._db.execute(
+            "SELECT seq, memory_id, source_ids FROM history WHERE user = ? AND (old_text != '' OR new_text != '')", (user,)
+        ).fetchall()
+        scrub = [seq for seq, memory_id, sources in rows if memory_id in gone or not gone.keys().isdisjoint(json.loads(sources))]
+        with atomic(self._db):
+            for seq in scrub:
+                self._db.execute("UPDATE OR IGNORE history SET old_text = '', new_text = '' WHERE seq = ?", (seq,))
+            self._db.executemany("DELETE FROM history WHERE seq = ? AND (old_text != '' OR new_text != '')", [(s,) for s in scrub])
+            self._db.executemany(
+                "INSERT OR IGNORE INTO history (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
+                " VALUES (?, ?, ?, 'PURGE', '', '', ?, '[]', '')",
+                [(memory_id, user, kind, at) for memory_id, kind in sorted(gone.items())],
+            )
+        return len(scrub)
+
+    def forget_user(self, user: str) -> None:
+        """Delete every history event, all consolidation progress and the graph of ``user``
+        (a user purged whole: their memories are deleted by ``MemoryStore.delete``)."""
+        with atomic(self._db):
+            self._db.execute("DELETE FROM history WHERE user = ?", (user,))
+            self._db.execute("DELETE FROM consolidated WHERE user = ?", (user,))
+        self.graph.forget_user(user)
+
+    def compact(self) -> None:
+        """Rewrite the database without what deleted rows left in its pages (SQLite keeps a
+        deleted row's bytes in free pages and free space until they are reused): a WAL,
+        if one is in use, is checkpointed and truncated first, then VACUUM rebuilds the
+        file in place (it keeps the file's mode). Costs about the file's size in writes."""
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._db.execute("VACUUM")

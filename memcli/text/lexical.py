@@ -1,0 +1,375 @@
+"""Lexical recall in memory: BM25 over one user's memories, kept current by every write.
+
+Each memory is a document of three fields: its own text (``speaker: text [image:
+caption]``), its context (the texts of its session neighbours, ``index.context_text``) and
+its day (``8 May 2023``). A query is scored against every memory at once, with the BM25
+of SQLite FTS5's ``bm25()`` (Robertson & Zaragoza 2009, with FTS5's column weights)::
+
+    score(D) = sum_i IDF(q_i) * f_i (k1 + 1) / (f_i + k1 (1 - b + b |D| / avgdl))
+    f_i      = sum_c w_c tf(q_i, field c of D)
+    IDF(q_i) = ln((N - n_i + 0.5) / (n_i + 0.5)), or 1e-6 where that is not positive
+
+with k1 = 1.2, b = 0.75, |D| the tokens of all three fields, N the user's memories, n_i
+those holding q_i, avgdl the mean |D|. (memcli's recall index once kept these documents in
+an FTS5 table: its statistics mixed every user's memories, and scoring every match of a
+common word through ``bm25()`` took about 80 ms a query at 100,000 memories; here it takes
+a few.)
+
+Tokens: runs of letters and digits, lower-cased, Latin diacritics folded, each of three
+letters or more reduced by the Porter stemmer (Porter 1980; PyStemmer's ``porter``, as
+FTS5's ``porter`` tokenizer), so "painting" finds "painted". Chinese text, which has no
+spaces between words, is cut into words by jieba in its search mode (``segment``:
+"我很喜欢弹钢琴" -> 我, 很, 喜欢, 钢琴, 弹钢琴), so a query's words meet a memory's; a
+run that mixes scripts ("painting油画") is split where the script changes. Japanese
+kana, which jieba does not segment, come out a character at a time (a Japanese
+segmenter would do better); Korean writes spaces between words and is tokenized as Latin
+text is.
+
+The postings live in a sparse matrix (scipy), one row per slot of the ``UserIndex`` and
+three columns per term (one per field), holding term counts. A write does not touch it:
+the rows it replaces are marked stale and the new documents wait in a small *delta*;
+once the delta holds more than ``MERGE_AT`` documents (and an eighth of them), it is
+merged into the matrix in one pass, so a write costs its own tokens and, amortised, a few
+microseconds more.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+K1, B = 1.2, 0.75
+"""FTS5's (and the usual) BM25 parameters."""
+FIELDS = 3
+"""Own text, context, day: the columns of each term in the postings."""
+MERGE_AT = 2048
+"""Documents the delta holds before it is merged into the postings (and at least an eighth
+of the documents): a merge copies every posting, so it runs rarely."""
+_MIN_IDF = 1e-6
+_WORD = re.compile(r"[^\W_]+")
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""Kana and CJK ideographs (a regular-expression class body): text written without spaces."""
+_CJK = re.compile(f"[{CJK_CHARS}]+")
+_SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^{CJK_CHARS}]+")
+_segmenter: Any = None
+_segmenter_lock = threading.Lock()
+_STEMS: dict[str, str] = {}
+_STEM_CACHE_MAX = 1_000_000
+_stemmer: Any = None
+
+Document = tuple[str, str, str]
+"""A memory as lexical recall sees it: (own text, context, day)."""
+
+
+def _stem(word: str) -> str:
+    global _stemmer
+    if not word.isascii():
+        # Diacritics folded ("café" as "cafe"); compatibility forms ("¼", "ｆｕｌｌ") keep their letters and digits.
+        word = "".join(c for c in unicodedata.normalize("NFKD", word) if c.isalnum()).lower() or word
+    if len(word) < 3:
+        return word
+    if _stemmer is None:
+        import Stemmer
+
+        _stemmer = Stemmer.Stemmer("porter")
+    return str(_stemmer.stemWord(word))
+
+
+def stem_of(word: str) -> str:
+    """The token of one lower-case word (``_stem``), remembered for the next time."""
+    stem = _STEMS.get(word)
+    if stem is None:
+        if len(_STEMS) > _STEM_CACHE_MAX:
+            _STEMS.clear()
+        stem = _STEMS[word] = _stem(word)
+    return stem
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds CJK ideographs or kana (text that needs ``segment``)."""
+    return not text.isascii() and _CJK.search(text) is not None
+
+
+def jieba_tokenizer() -> Any:
+    """jieba's tokenizer (its prefix dictionary), loaded once for the process (about 0.6 s)
+    and shared by ``segment`` and the part-of-speech tagging of ``memcli.text.entities``. Its
+    dictionary cache, in the temporary directory, is one per user (not a file others could
+    plant)."""
+    global _segmenter
+    if _segmenter is None:
+        with _segmenter_lock:
+            if _segmenter is None:
+                import logging
+                import os
+
+                import jieba
+
+                jieba.setLogLevel(logging.WARNING)
+                tokenizer = jieba.Tokenizer()
+                tokenizer.cache_file = f"jieba.u{os.getuid()}.cache" if hasattr(os, "getuid") else None
+                tokenizer.initialize()
+                _segmenter = tokenizer
+    return _segmenter
+
+
+def segment(run: str) -> list[str]:
+    """The words of a run of CJK characters, by jieba's search mode (Sun 2012; the
+    prefix-dictionary DAG with an HMM for unknown words, then the shorter words inside
+    each long one as well): "弹钢琴" -> 钢琴, 弹钢琴. jieba loads its dictionary on first
+    use (``jieba_tokenizer``)."""
+    return [w for w in jieba_tokenizer().cut_for_search(run) if w.strip()]
+
+
+def word_tokens(word: str) -> list[str]:
+    """The tokens of one lower-case word of ``_WORD`` (see ``tokens``)."""
+    if not has_cjk(word):
+        return [stem_of(word)]
+    out: list[str] = []
+    for run in _SCRIPT_RUN.findall(word):
+        out.extend(segment(run) if _CJK.match(run) else [stem_of(run)])
+    return out
+
+
+def tokens(text: str) -> list[str]:
+    """The tokens of ``text`` (see the module docstring), in order, repeats kept."""
+    out: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if has_cjk(word):
+            out.extend(word_tokens(word))
+        else:
+            out.append(stem_of(word))
+    return out
+
+
+class LexicalIndex:
+    """BM25 postings of one user's memories, one document per slot of a ``UserIndex``
+    (slots are small integers; a slot may be written again or dropped).
+
+    ``put`` (re)indexes documents, ``drop`` removes one, ``compact`` renumbers the slots
+    as ``UserIndex`` compaction does, and ``scores`` scores a query against every slot.
+    """
+
+    def __init__(self) -> None:
+        self._vocab: dict[str, int] = {}
+        """Term (a stem) -> its number."""
+        self._words: dict[str, int] = {}
+        """Word (lower-case, as written) -> the number of its stem."""
+        self._length = np.zeros(0, dtype=np.float64)
+        self._live = np.zeros(0, dtype=bool)
+        self._stale = np.zeros(0, dtype=bool)
+        self._live_count = 0
+        self._total_length = 0.0
+        self._base: Any = None
+        """Postings (scipy CSC, slots x FIELDS * terms, term counts) as of the last merge;
+        rows marked stale since do not count."""
+        self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        """Documents written since the last merge: slot -> (columns, counts)."""
+        self._delta_matrix: Any = None
+
+    def __len__(self) -> int:
+        """Documents indexed."""
+        return self._live_count
+
+    # writes ------------------------------------------------------------------------------
+
+    def put(self, slots: Sequence[int], documents: Sequence[Document]) -> None:
+        """Index ``documents`` at ``slots`` (replacing what those slots held)."""
+        if not len(slots):
+            return
+        slots = np.asarray(slots, dtype=np.int64)
+        self._grow(int(slots.max()) + 1)
+        batch = self._encode(documents)
+        lengths = np.asarray(batch.sum(axis=1)).ravel()
+        if self._base is None and not self._delta and self._live_count == 0:
+            coo = batch.tocoo()
+            self._base = self._csc([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
+        else:
+            for i, slot in enumerate(slots.tolist()):
+                self._unindex(slot)
+                start, end = batch.indptr[i], batch.indptr[i + 1]
+                self._delta[slot] = (batch.indices[start:end].astype(np.int64), batch.data[start:end].astype(np.float32))
+            self._delta_matrix = None
+        for slot, length in zip(slots.tolist(), lengths.tolist()):
+            if self._live[slot]:
+                self._total_length -= self._length[slot]
+            else:
+                self._live_count += 1
+            self._live[slot] = True
+            self._length[slot] = length
+            self._total_length += length
+        if len(self._delta) > max(MERGE_AT, self._live_count // 8):
+            self._merge()
+
+    def drop(self, slot: int) -> None:
+        """Remove the document at ``slot``."""
+        if slot < len(self._live) and self._live[slot]:
+            self._unindex(slot)
+            self._delta_matrix = None
+            self._live[slot] = False
+            self._live_count -= 1
+            self._total_length -= self._length[slot]
+            self._length[slot] = 0.0
+
+    def compact(self, keep: np.ndarray) -> None:
+        """Renumber the slots: slot ``i`` becomes what slot ``keep[i]`` was (the others go)."""
+        self._merge()
+        keep = np.asarray(keep, dtype=np.int64)
+        inside = keep[keep < len(self._live)]
+        length, live = np.zeros(len(keep)), np.zeros(len(keep), dtype=bool)
+        length[: len(inside)], live[: len(inside)] = self._length[inside], self._live[inside]
+        if self._base is not None:
+            rows = np.zeros(len(keep), dtype=np.int64)
+            rows[: len(inside)] = inside
+            base = self._base.tocsr()[rows]
+            base.data[np.repeat(~live, np.diff(base.indptr))] = 0
+            base.eliminate_zeros()
+            self._base = base.tocsc()
+        self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
+        self._live_count, self._total_length = int(live.sum()), float(length[live].sum())
+        self._grow(len(keep))
+
+    def _grow(self, n: int) -> None:
+        if n <= len(self._live):
+            return
+        capacity = max(n, 2 * len(self._live), 16)
+        for name in ("_length", "_live", "_stale"):
+            old = getattr(self, name)
+            new = np.zeros(capacity, dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def _unindex(self, slot: int) -> None:
+        """Take the document at ``slot`` out of the postings (a base row goes stale)."""
+        if self._delta.pop(slot, None) is None and self._base is not None and slot < self._base.shape[0]:
+            self._stale[slot] = True
+
+    def _encode(self, documents: Sequence[Document]) -> Any:
+        """The term counts of ``documents``: a CSR matrix (documents x FIELDS * terms).
+
+        Each distinct line is tokenized once (a turn's text is also a line of its
+        neighbours' context), and a field's counts are the sum of its lines' counts
+        (a sparse product: documents x lines, lines x terms)."""
+        from scipy import sparse
+
+        lines: dict[str, int] = {}
+        number = lines.setdefault
+        rows: tuple[list[int], ...] = ([], [], [])
+        found: tuple[list[int], ...] = ([], [], [])
+        for i, document in enumerate(documents):
+            for field, text in enumerate(document):
+                if text:
+                    for line in text.split("\n") if "\n" in text else (text,):
+                        rows[field].append(i)
+                        found[field].append(number(line, len(lines)))
+        ids = [self._term_ids(line) for line in lines]
+        vocab = self._vocab
+        indptr = np.cumsum([0, *map(len, ids)])
+        indices = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(indptr[-1]))
+        terms = sparse.csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr), shape=(len(lines), max(1, len(vocab))))
+        parts = []
+        for field in range(FIELDS):
+            incidence = sparse.csr_matrix(
+                (np.ones(len(rows[field]), dtype=np.float32), (rows[field], found[field])), shape=(len(documents), len(lines))
+            )
+            counts = (incidence @ terms).tocoo()
+            parts.append((counts.row, counts.col.astype(np.int64) * FIELDS + field, counts.data))
+        shape = (len(documents), FIELDS * max(1, len(vocab)))
+        entries = (np.concatenate([p[2] for p in parts]), (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])))
+        return sparse.coo_matrix(entries, shape=shape).tocsr()
+
+    def _term_ids(self, text: str) -> list[int]:
+        """The term number of each token of ``text`` (new terms numbered as they come)."""
+        words, vocab = self._words, self._vocab
+        out = []
+        for word in _WORD.findall(text.lower()):
+            number = words.get(word)
+            if number is None:
+                if has_cjk(word):  # a CJK run is often a whole sentence: cut it, do not keep it
+                    out.extend(vocab.setdefault(token, len(vocab)) for token in word_tokens(word))
+                    continue
+                number = words[word] = vocab.setdefault(stem_of(word), len(vocab))
+            out.append(number)
+        return out
+
+    def _matrix(self, rows: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> Any:
+        """A CSC matrix (slots x FIELDS * terms) from (slot, columns, counts or None for
+        ones); repeated (slot, column) entries are summed."""
+        return self._csc(
+            [np.full(len(c), s, dtype=np.int64) for s, c, _ in rows],
+            [c for _, c, _ in rows],
+            [np.ones(len(c), dtype=np.float32) if n is None else n for _, c, n in rows],
+        )
+
+    def _csc(self, slots: list[np.ndarray], columns: list[np.ndarray], counts: list[np.ndarray]) -> Any:
+        from scipy import sparse
+
+        shape = (len(self._live), FIELDS * max(1, len(self._vocab)))
+        if not slots:
+            return sparse.csc_matrix(shape, dtype=np.float32)
+        entries = (np.concatenate(counts).astype(np.float32), (np.concatenate(slots), np.concatenate(columns)))
+        return sparse.coo_matrix(entries, shape=shape).tocsc()
+
+    def _merge(self) -> None:
+        """Fold the delta into the postings and drop the stale rows."""
+        if not self._delta and not self._stale.any():
+            return
+        slots, columns, counts = [], [], []
+        if self._base is not None:
+            base = self._base.tocoo()
+            kept = ~self._stale[base.row]
+            slots.append(base.row[kept].astype(np.int64))
+            columns.append(base.col[kept].astype(np.int64))
+            counts.append(base.data[kept])
+        for slot, (c, n) in self._delta.items():
+            slots.append(np.full(len(c), slot, dtype=np.int64))
+            columns.append(c)
+            counts.append(n)
+        self._base, self._delta, self._delta_matrix = self._csc(slots, columns, counts), {}, None
+        self._stale[:] = False
+
+    # scoring ---------------------------------------------------------------------------------
+
+    def scores(self, stems: Sequence[str], weights: tuple[float, float, float], n: int) -> np.ndarray:
+        """The BM25 score (higher is better; 0 for no match) of each of the first ``n``
+        slots for the query terms ``stems`` (already ``tokens``), with field weights
+        (own, context, day)."""
+        out = np.zeros(n)
+        if self._live_count == 0:
+            return out
+        ids = [self._vocab[s] for s in dict.fromkeys(stems) if s in self._vocab]
+        if not ids:
+            return out
+        if self._delta and self._delta_matrix is None:
+            self._delta_matrix = self._matrix([(s, c, v) for s, (c, v) in self._delta.items()])
+        avgdl = self._total_length / self._live_count
+        norm = K1 * (1 - B + B * self._length[:n] / avgdl)
+        for term in ids:
+            weighted, present = np.zeros(n), np.zeros(n, dtype=bool)
+            for matrix, skip in ((self._base, self._stale), (self._delta_matrix, None)):
+                if matrix is None or FIELDS * term >= matrix.shape[1]:
+                    continue
+                for field, weight in enumerate(weights):
+                    column = FIELDS * term + field
+                    start, end = matrix.indptr[column], matrix.indptr[column + 1]
+                    slots, counts = matrix.indices[start:end], matrix.data[start:end]
+                    if skip is not None:
+                        keep = ~skip[slots]
+                        slots, counts = slots[keep], counts[keep]
+                    inside = slots < n
+                    slots, counts = slots[inside], counts[inside]
+                    weighted[slots] += weight * counts
+                    present[slots] = True
+            found = int(np.count_nonzero(present))
+            if not found:
+                continue
+            idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
+            idf = idf if idf > 0 else _MIN_IDF
+            f = weighted[present]
+            out[present] += idf * f * (K1 + 1) / (f + norm[present])
+        return out

@@ -1,0 +1,378 @@
+"""The thin client: sends a request to the memcli service (starting it when it is not up)
+and hands the events of the reply to the CLI.
+
+This is the path of every memory command, so it imports nothing heavy (no numpy, torch,
+sentence-transformers, chromadb, llama_cpp) and nothing but the standard library: the
+``multiprocessing.connection`` over the service's Unix socket carries one JSON request
+and the JSON events of its reply, one message each. The service (``memcli.transport.service``)
+answers with ``notice``/``warning``/``progress``/``piece`` events, then ``result`` or
+``error``; a service of another version or protocol answers ``mismatch``, and the client
+stops it and starts its own.
+
+Whether a request goes to the service or runs in this process is the entry's choice
+(``memcli.transport.entry``), made once per request; this module is only the service's transport.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from multiprocessing.connection import Client, Connection
+from typing import Any
+
+from memcli import PROTOCOL, __version__
+from memcli.errors import BadInputError, ExitCode, ServiceError, error_for
+from memcli.paths import ENV_PREFIX, Paths, read_config_file
+from memcli.processes import running, service_pid
+
+START_TIMEOUT = 60.0
+"""Seconds a client waits for the service it started to answer (its store lock wait
+included) before it falls back to running in-process."""
+STOP_TIMEOUT = 10.0
+"""Seconds ``stop`` waits for the service to exit after asking, before it signals it."""
+MAX_REQUEST_BYTES = 256 << 20
+"""The largest request the service reads, in bytes (256 MiB: a ``remember -`` of a long
+file fits); the client refuses to send a longer one, and the service answers a longer
+length prefix with an error before reading any of it (``memcli.transport.service.read_request``)."""
+
+
+def _nothing(*_: Any, **__: Any) -> None:
+    return None
+
+
+@dataclass
+class Handlers:
+    """Where the events of a running request go: a status line (``notice``, ``warning``),
+    progress (done, total), and streamed reply text (``piece``)."""
+
+    notice: Callable[[str], None] = _nothing
+    warning: Callable[[str], None] = _nothing
+    progress: Callable[[int, int], None] = _nothing
+    piece: Callable[[str], None] = _nothing
+
+
+class ServiceUnavailable(ServiceError):
+    """The service is not running and could not be started. ``bad_settings``: it exited
+    at once with BAD_INPUT, so the settings (config file, ``MEMCLI_*``) are invalid, and
+    the in-process run that follows reports why."""
+
+    def __init__(self, message: str, bad_settings: bool = False) -> None:
+        super().__init__(message)
+        self.bad_settings = bad_settings
+
+
+def client_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``MEMCLI_*`` variables a request carries to the service."""
+    return {k: v for k, v in (os.environ if env is None else env).items() if k.startswith(ENV_PREFIX)}
+
+
+def service_mode(paths: Paths, env: Mapping[str, str], no_service: bool = False) -> str:
+    """``off`` when the request must run in-process (``--no-service``, ``MEMCLI_SERVICE``,
+    or the config file's ``service`` key), else ``auto``.
+
+    Only the one key is read here (by ``read_config_file``, the one reader of the file),
+    so the client stays thin; the full settings are the service's, or the in-process
+    run's, to read. A config path that is there but cannot serve (``read_config_file``
+    raises: a directory, a symbolic link to nothing, no permission, not TOML) gives ``off``
+    too: the in-process run then reports it in one line, without starting a service that
+    would refuse to."""
+    if no_service:
+        return "off"
+    value = env.get(ENV_PREFIX + "SERVICE", "")
+    if not value:
+        try:
+            value = str(read_config_file(paths.config_file).get("service", ""))
+        except BadInputError:
+            return "off"
+    return "off" if value.strip().lower() == "off" else "auto"
+
+
+def dispatch(event: Mapping[str, Any], handlers: Handlers) -> None:
+    """Hand one event of a running request to its handler (a status line gets the
+    ``memcli:`` prefix)."""
+    kind = event.get("event")
+    if kind == "notice":
+        handlers.notice(f"memcli: {event.get('message', '')}")
+    elif kind == "warning":
+        handlers.warning(f"memcli: warning: {event.get('message', '')}")
+    elif kind == "progress":
+        handlers.progress(int(event.get("done", 0)), int(event.get("total", 0)))
+    elif kind == "piece":
+        handlers.piece(str(event.get("text", "")))
+
+
+class ServiceClient:
+    """Talks to the service of one MEMCLI_HOME over its socket: one connection per request."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self.started = False
+        """Whether this client started the service (``start`` spawned it)."""
+
+    def connect(self) -> Connection | None:
+        """A connection to the running service, or None when none answers on the socket.
+
+        Raises ServiceUnavailable when the socket's directory is not this user's own and
+        private (mode 0700): under a shared temporary folder, someone else may have made it
+        to catch what memcli sends."""
+        try:
+            found = os.lstat(self.paths.run_dir)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+            raise ServiceUnavailable(f"{self.paths.run_dir} is not a private directory of this user's (mode 0700); not using its socket")
+        try:
+            return Client(str(self.paths.socket), family="AF_UNIX")
+        except OSError:
+            return None
+
+    def request(self, request: dict[str, Any], handlers: Handlers, start: bool = True) -> Any:
+        """Send ``request`` and return its result, starting the service first when ``start``
+        and none runs (ServiceUnavailable when it cannot). A service that closed the
+        connection before accepting the request (it was stopping: idle, or asked to) is
+        started again and asked again; a service older than this client (memcli was
+        upgraded) is restarted. Raises the error the service reports, and ServiceError
+        when the service is newer than this client (this command ran across an upgrade)."""
+        for attempt in range(3):
+            connection = self.connect()
+            if connection is None:
+                if not start:
+                    raise ServiceUnavailable("the memcli service is not running")
+                connection = self.start()
+            with connection:
+                outcome, value = self._exchange(connection, {**request, "version": __version__, "protocol": PROTOCOL}, handlers)
+            if outcome == "result":
+                return value
+            if outcome == "unaccepted":
+                if not start:
+                    raise ServiceUnavailable("the memcli service is stopping")
+                pid = self.pid()
+                if pid is not None:
+                    _wait_gone(pid, STOP_TIMEOUT)
+                continue
+            version, protocol = value
+            if _release(version, protocol) > _release(__version__, PROTOCOL):
+                raise ServiceError(
+                    f"memcli was upgraded to {version} while this command ran (it is {__version__}); run the command again"
+                )
+            handlers.notice(f"memcli: the running service is memcli {version}; restarting it as memcli {__version__}")
+            self.stop()
+        raise ServiceUnavailable("the memcli service kept stopping or answering with another version")
+
+    def _exchange(self, connection: Connection, request: dict[str, Any], handlers: Handlers) -> tuple[str, Any]:
+        accepted = cancelled = False
+        saved: dict[str, int] = {}
+        data = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        if len(data) > MAX_REQUEST_BYTES:
+            raise BadInputError(f"this request is {len(data) / 2**20:.1f} MiB, more than the {MAX_REQUEST_BYTES >> 20} MiB the memcli "
+                                "service reads; store a long text with 'memcli import FILE'")
+        try:
+            try:
+                connection.send_bytes(data)
+            except ConnectionError:
+                pass  # a service that refused the connection (busy) answered before closing it: read on
+            while True:
+                try:
+                    event = json.loads(connection.recv_bytes())
+                    if event.get("event") == "saved":
+                        saved.update({k: int(v) for k, v in event.items() if k != "event"})
+                        continue
+                    if event.get("event") not in ("accepted", "result", "mismatch", "error"):
+                        dispatch(event, handlers)
+                        continue
+                except KeyboardInterrupt:
+                    # The first Ctrl-C asks the service to stop the request at its next event
+                    # and answer what it has (an import: what it stored, a chat: the partial
+                    # reply); a second one leaves at once (the connection closes: the service
+                    # stops at its next event all the same).
+                    if cancelled or not accepted:
+                        raise
+                    cancelled = True
+                    _cancel(connection)
+                    handlers.notice("memcli: stopping; press Ctrl-C again to leave at once")
+                    continue
+                kind = event.get("event")
+                if kind == "accepted":
+                    accepted = True
+                    continue
+                if kind == "result":
+                    return "result", event.get("data")
+                if kind == "mismatch":
+                    return "mismatch", (str(event.get("version")), event.get("protocol"))
+                if kind == "error":
+                    if event.get("traceback"):
+                        sys.stderr.write(str(event["traceback"]))
+                    raise error_for(str(event.get("message", "")), int(event.get("code", 1)))
+        except (EOFError, ConnectionError):
+            if not accepted and request.get("verb") not in ("service.status", "service.stop"):
+                return "unaccepted", None
+            raise ServiceError(stopped_message(str(request.get("verb")), saved, str(self.paths.log_file))) from None
+
+    def start(self) -> Connection:
+        """Start the service in the background (one client at a time does) and return a
+        connection to it. Raises ServiceUnavailable when it exits or does not answer."""
+        try:
+            return self._start()
+        except OSError as exc:  # a state dir that cannot be written, no room for the log...
+            raise ServiceUnavailable(f"cannot start the memcli service ({exc})") from None
+
+    def _start(self) -> Connection:
+        import filelock
+
+        _private_dir(self.paths.state_dir)
+        with filelock.FileLock(str(self.paths.start_lock), timeout=START_TIMEOUT, mode=0o600):
+            connection = self.connect()
+            if connection is not None:
+                return connection
+            with open(self.paths.log_file, "ab") as log:
+                os.chmod(self.paths.log_file, 0o600)
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "memcli", "serve", "--quiet"],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                )
+            self.started = True
+            deadline = time.monotonic() + START_TIMEOUT
+            while time.monotonic() < deadline:
+                connection = self.connect()
+                if connection is not None:
+                    return connection
+                code = process.poll()
+                if code is not None:
+                    raise ServiceUnavailable(f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
+                                             bad_settings=code == ExitCode.BAD_INPUT)
+                time.sleep(0.05)
+            raise ServiceUnavailable(f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})")
+
+    def stop_if_alone(self) -> None:
+        """Stop the service this client started when it has served no one else (its
+        request count: this client's request and this question), so that a command that
+        failed leaves no service running for itself alone. Nothing when it did not start
+        it, or it is gone."""
+        if not self.started:
+            return
+        try:
+            served = int(self.status().get("requests_served", 0))
+        except ServiceError:
+            return
+        if served <= 2:
+            self.stop()
+
+    def status(self) -> dict[str, Any]:
+        """The running service's ``schema.ServiceStatus``. Raises ServiceError when none runs."""
+        try:
+            return self.request({"verb": "service.status", "args": {}}, Handlers(), start=False)
+        except ServiceUnavailable as exc:
+            raise ServiceError(str(exc)) from None
+
+    def stop(self) -> int | None:
+        """Ask the running service to stop and wait until it has (signalling it after
+        STOP_TIMEOUT); returns its pid, or None when none was running."""
+        pid = self.pid()
+        connection = self.connect()
+        if connection is None and pid is None:
+            return None
+        if connection is not None:
+            with connection:
+                try:
+                    connection.send_bytes(json.dumps({"verb": "service.stop"}).encode("utf-8"))
+                    connection.recv_bytes()
+                except (EOFError, OSError):
+                    pass
+        if pid is not None:
+            _wait_gone(pid, STOP_TIMEOUT) or _terminate(pid)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while self.paths.socket.exists() and self.connect() is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return pid
+
+    def pid(self) -> int | None:
+        """The pid of the running service, from its service file; None when it is not
+        running (also when its pid now belongs to another process: a service killed
+        without cleaning up leaves its file behind, and pids are reused)."""
+        return service_pid(self.paths)
+
+
+def stopped_message(verb: str, saved: Mapping[str, int], log_file: str) -> str:
+    """What to tell the user when the service stopped while answering ``verb``
+    (ServiceError, exit 7): what of it is safe, from the last ``saved`` event it sent
+    (``memcli.library.engine.Engine``'s ``saved``; none: nothing is known to be). A journaled
+    note is stored at the service's next start; an import's batches are stored as they
+    commit; either way the same command run again adds nothing twice (ids derive from
+    content)."""
+    journaled, stored, total = saved.get("journaled", 0), saved.get("stored"), saved.get("total")
+    again = "run the same command to check — it will not duplicate"
+    if verb == "remember" and journaled and (total is None or journaled >= total):
+        return f"the memcli service stopped; your note was saved and will be stored when it starts again ({again})"
+    if verb == "remember" and journaled:
+        return (f"the memcli service stopped; {journaled} of the {total} parts of your note were saved and will be stored when "
+                f"it starts again (run the same command to store the rest — it will not duplicate)")
+    if verb == "import" and stored is not None:
+        return (f"the memcli service stopped during the import; it had stored at least {stored} new memories of the {total} found "
+                f"(run the same command to store the rest — it will not duplicate); see {log_file}")
+    if verb == "import":
+        return (f"the memcli service stopped during the import, before it stored a first batch; run the same command again "
+                f"(it will not duplicate); see {log_file}")
+    if journaled:
+        return f"the memcli service stopped; what you said was saved and will be stored when it starts again; see {log_file}"
+    if verb == "remember":
+        return (f"the memcli service stopped before it said your note was saved; run the same command again (it will not "
+                f"duplicate); see {log_file}")
+    return f"the memcli service stopped while answering; see {log_file}"
+
+
+def _cancel(connection: Connection) -> None:
+    """Tell the service to stop the request running on ``connection`` (``memcli.transport.service``
+    checks for it at each event it sends). Raises KeyboardInterrupt when the service is
+    gone already."""
+    try:
+        connection.send_bytes(b'{"event": "cancel"}')
+    except OSError:
+        raise KeyboardInterrupt from None
+
+
+def _release(version: str, protocol: Any) -> tuple[Any, int]:
+    """A version and protocol as something to compare: which memcli is newer (PEP 440
+    order: 0.2.0rc1 before 0.2.0; a version that is not PEP 440 counts as oldest)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        number = int(protocol)
+    except (TypeError, ValueError):
+        number = 0
+    try:
+        return Version(version), number
+    except InvalidVersion:
+        return Version("0"), number
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not running(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _terminate(pid: int) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            return
+        if _wait_gone(pid, STOP_TIMEOUT / 2):
+            return
+
+
+def _private_dir(path: os.PathLike[str]) -> None:
+    """Make ``path`` (and its parents) and set it to mode 0700, whatever the umask."""
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o700)
+

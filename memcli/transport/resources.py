@@ -1,0 +1,271 @@
+"""What a process keeps loaded between requests: the store, the embedders, the recallers
+(each user's recall index in memory) and the chat model.
+
+The service keeps one ``Resources`` for its lifetime over its resident store; a command
+run in-process keeps one for the command (a chat session's many requests then share one
+model load). Each request gets an ``Engine`` over them (``Resources.engine``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from memcli.library import engine as engines
+from memcli.config import Paths, Settings, load_settings
+from memcli.dates import clock_from_env
+from memcli.models.embedding import embedder_identity
+from memcli.library.engine import Engine
+from memcli.models.llm import ChatModel, Message
+from memcli.models.llm_server import ServerChatModel
+from memcli.recall.retrieval import Recaller
+from memcli.store.store import MemoryStore, Server
+from memcli.library.verbs import INTERACTIVE_VERBS
+
+log = logging.getLogger("memcli.service")
+
+
+Emit = Callable[..., None]
+
+
+def clock_for(env: Mapping[str, str], now: str | None) -> Callable[[], float]:
+    """The clock of one request: ``--now``, else the client's ``MEMCLI_NOW``, else the
+    time. Raises UsageError for an unreadable time, naming where it came from."""
+    if now:
+        return clock_from_env({"MEMCLI_NOW": now}, option="--now")
+    return clock_from_env(dict(env))
+
+
+class ModelGate:
+    """One user of the chat model at a time (llama.cpp is not thread-safe); an interactive
+    holder waiting goes before any waiting background one (consolidation)."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._busy = False
+        self._interactive_waiting = 0
+
+    @contextlib.contextmanager
+    def hold(self, interactive: bool) -> Iterator[None]:
+        """Hold the model for the block; see the class docstring."""
+        with self._condition:
+            if interactive:
+                self._interactive_waiting += 1
+            try:
+                while self._busy or (not interactive and self._interactive_waiting):
+                    self._condition.wait()
+            finally:
+                if interactive:
+                    self._interactive_waiting -= 1
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._busy = False
+                self._condition.notify_all()
+
+
+class SharedChatModel:
+    """A ``ChatModel`` over the service's one chat model: loaded on first use (by
+    ``load``), every call under the gate, with this request's priority."""
+
+    def __init__(self, load: Callable[[], ChatModel], gate: ModelGate, interactive: bool) -> None:
+        self._load = load
+        self._gate = gate
+        self._interactive = interactive
+
+    @property
+    def name(self) -> str:
+        """The model's name (loads it)."""
+        return self._load().name
+
+    @property
+    def uses_chat_template(self) -> bool:
+        """Whether the model chats through a chat template (loads it); a model that does
+        not say is taken for a chat model."""
+        return bool(getattr(self._load(), "uses_chat_template", True))
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        """See ``ChatModel.stream``; the gate is held until the stream ends or is closed."""
+        model = self._load()
+        with self._gate.hold(self._interactive):
+            yield from model.stream(messages, max_tokens, temperature)
+
+    def structured(self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
+        """See ``ChatModel.structured``."""
+        model = self._load()
+        with self._gate.hold(self._interactive):
+            return model.structured(messages, schema, max_tokens, temperature, seed)
+
+
+class SharedEmbedder:
+    """An embedder shared by the request threads: one encode at a time (a fast tokenizer
+    used from two threads at once fails with "Already borrowed").
+
+    A long ``embed`` (an import of thousands of texts) takes the lock per batch of
+    ``batch_size`` texts, so a recall's query waits for one batch (well under a second
+    with the packaged model), not for the whole import."""
+
+    def __init__(self, embedder: Any) -> None:
+        self._embedder = embedder
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        return str(self._embedder.name)
+
+    @property
+    def identity(self) -> str:
+        """The model's identity (``memcli.models.embedding.embedder_identity``)."""
+
+        return embedder_identity(self._embedder)
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, progress: Any = None) -> list[list[float]]:
+        """See ``Embedder.embed``; ``progress`` gets (texts embedded, texts in all) after each batch."""
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), batch_size):
+            with self._lock:
+                vectors.extend(self._embedder.embed(texts[start : start + batch_size], batch_size=batch_size))
+            if progress is not None:
+                progress(len(vectors), len(texts))
+        return vectors
+
+    def embed_one(self, text: str) -> list[float]:
+        """See ``Embedder.embed_one``."""
+        with self._lock:
+            return self._embedder.embed_one(text)
+
+
+class Resources:
+    """What a process keeps between requests: the store (resident in the service, opened
+    per transaction in-process), one embedder and one recaller per embedder setting, the
+    chat model, the settings of recent requests.
+
+    ``embedder`` / ``chat_model``: given ones replace every configured one (tests)."""
+
+    def __init__(self, paths: Paths, settings: Settings, embedder: Any = None, chat_model: ChatModel | None = None) -> None:
+        self.paths = paths
+        self.store = MemoryStore(paths, settings.lock_timeout, self._notice, Server.of(settings))
+        self.gate = ModelGate()
+        self._given_embedder = embedder
+        self._given_chat_model = chat_model
+        self._embedders: dict[tuple[Any, ...], SharedEmbedder] = {}
+        self._recallers: dict[tuple[Any, ...], Recaller] = {}
+        self._model: ChatModel | None = None
+        self._model_key: tuple[Any, ...] | None = None
+        self._servers: dict[tuple[Any, ...], ServerChatModel] = {}
+        self._model_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._settings: dict[Any, Settings] = {}
+        self._local = threading.local()
+
+    def _notice(self, message: str) -> None:
+        emit = getattr(self._local, "emit", None)
+        if emit is not None:
+            emit("notice", message=message)
+        log.info("%s", message)
+
+    def _saved(self, **counts: int) -> None:
+        """A ``saved`` event (``Engine``'s ``saved``) to this thread's ``emit``."""
+        emit = getattr(self._local, "emit", None)
+        if emit is not None:
+            emit("saved", **counts)
+
+    def settings(self, request: Mapping[str, Any]) -> Settings:
+        """The settings of ``request`` (config file, the client's MEMCLI_* variables,
+        --model), cached while the config file and those stay the same."""
+        env = dict(request.get("env") or {})
+        try:
+            stat = self.paths.config_file.stat()
+            config = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            config = None
+        key = (config, tuple(sorted(env.items())), request.get("model"))
+        with self._lock:
+            found = self._settings.get(key)
+        if found is None:
+            found = load_settings(self.paths, env=env, model=request.get("model"))
+            with self._lock:
+                if len(self._settings) > 32:
+                    self._settings.clear()
+                self._settings[key] = found
+        return found
+
+    def embedder(self, settings: Settings) -> SharedEmbedder:
+        """The embedder of ``settings`` (loaded once per embedder setting, or per
+        embedding server and its settings: ``engine.embedder_key``)."""
+        key = engines.embedder_key(settings)
+        with self._lock:
+            found = self._embedders.get(key)
+            if found is None:
+                found = SharedEmbedder(self._given_embedder if self._given_embedder is not None else engines.make_embedder(settings))
+                self._embedders[key] = found
+            return found
+
+    def recaller(self, settings: Settings) -> Recaller:
+        """The recaller of ``settings``' embedder: it keeps each user's recall index in memory."""
+        embedder = self.embedder(settings)
+        key = engines.embedder_key(settings)
+        with self._lock:
+            found = self._recallers.get(key)
+            if found is None:
+                found = self._recallers[key] = Recaller(self.store, embedder)  # type: ignore[arg-type]
+            return found
+
+    def chat_model(self, settings: Settings, interactive: bool) -> SharedChatModel:
+        """The chat model of ``settings``, loaded on first use; a request naming another
+        model (``--model``, ``MEMCLI_MODEL``) replaces the loaded one. A model server's
+        model (``model_url``) is kept one per server and model setting, beside it."""
+        key = (settings.model, settings.chat_format, settings.n_ctx, settings.n_threads)
+        server = (settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout,
+                  settings.model_json_format, settings.model_timeout)
+
+        def load() -> ChatModel:
+            with self._model_lock:
+                if self._given_chat_model is not None:
+                    return self._given_chat_model
+                if settings.model_url:
+                    if server not in self._servers:
+                        self._servers[server] = engines.server_model(settings)
+                        log.info("chat model server %s", settings.model_url)
+                    return self._servers[server]
+                if self._model is None or self._model_key != key:
+                    self._model = None
+                    self._model = engines.make_chat_model(settings, self.paths)
+                    self._model_key = key
+                    log.info("loaded chat model %s", self._model.name)
+                return self._model
+
+        return SharedChatModel(load, self.gate, interactive)
+
+    def engine(self, request: Mapping[str, Any]) -> Engine:
+        """An ``Engine`` for one request over the shared resources."""
+        env = request.get("env") or {}
+        settings = self.settings(request)
+        self.store.use(Server.of(settings))  # store_url changed (memcli migrate, config set) since the last request
+        return Engine(
+            settings, self.paths, clock_for(env, request.get("now")),
+            store=self.store, embedder=self.embedder(settings), recaller=self.recaller(settings),  # type: ignore[arg-type]
+            chat_model=self.chat_model(settings, request.get("verb") in INTERACTIVE_VERBS),  # type: ignore[arg-type]
+            saved=self._saved,
+        )
+
+    @contextlib.contextmanager
+    def emitting(self, emit: Emit) -> Iterator[None]:
+        """Send this thread's store notices and ``saved`` events to ``emit`` for the block."""
+        self._local.emit = emit
+        try:
+            yield
+        finally:
+            self._local.emit = None
+
+    def users_loaded(self) -> list[str]:
+        """Users whose recall index is in memory."""
+        with self._lock:
+            recallers = list(self._recallers.values())
+        return sorted({user for r in recallers for user in r.loaded_users()})

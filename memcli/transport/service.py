@@ -1,0 +1,485 @@
+"""The memcli service (``memcli serve``): one resident owner of the store per MEMCLI_HOME.
+
+Chroma wants one owning process per store directory, and loading the models costs
+seconds, so the service holds the store's file lock for its lifetime, keeps the Chroma
+client and the SQLite sidecar open, keeps each user's recall index in memory (the
+``Recaller`` brings it up to date from the index's change log after every write instead
+of reloading it), loads the embedder once at start and the chat model on first use.
+Clients (``memcli.transport.client``) send one JSON request per connection over a Unix socket with
+``multiprocessing.connection``; each connection gets a thread, and the request runs
+through the same ``memcli.library.api.run`` as in-process mode (``memcli.transport.local``).
+
+Concurrency: the store is one re-entrant lock (``MemoryStore`` in resident mode), taken
+per transaction, so reads and writes take turns but never wait on a model; the embedder
+is used under its own lock; the chat model under a gate where an interactive request
+(chat, ask) goes before the next call of a consolidation.
+
+Safety: the socket is in a directory of mode 0700 and is itself 0600; a peer of another
+uid is refused (SO_PEERCRED); the process runs with umask 077. What a user says is
+journaled before it is acknowledged (``Engine.write``), and the journal is stored at
+the next start, so ``kill -9`` at any moment loses nothing acknowledged. The service
+exits after ``service_idle`` seconds without a request, on ``memcli service stop``,
+SIGTERM or SIGINT.
+
+A client gets what it needs and no more: its whole request within ``REQUEST_TIMEOUT``
+seconds of connecting, at most ``MAX_REQUEST_BYTES`` (the length prefix is checked before
+anything is read), and ``MAX_CONNECTIONS`` connections at once; past any of these it gets
+an error reply (exit 7) and is closed. The idle time counts from the last request, not
+from the last open socket, so a client that connects and says nothing cannot hold the
+service.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import logging.handlers
+import os
+import selectors
+import signal
+import socket
+import stat
+import struct
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from multiprocessing.connection import Client, Connection, Listener
+from typing import Any
+
+import orjson
+
+from memcli import PROTOCOL, __version__, schema
+
+from memcli.library import api, verbs
+from memcli.transport.client import MAX_REQUEST_BYTES
+from memcli.config import Paths, Settings, load_settings
+from memcli.library.engine import Engine
+from memcli.errors import Interrupted, MemcliError
+from memcli.library.library import Memcli
+from memcli.models.llm import ChatModel
+from memcli.paths import private_dir, write_private
+from memcli.processes import process_start
+from memcli.transport.resources import Resources
+
+log = logging.getLogger("memcli.service")
+
+REQUEST_TIMEOUT = 10.0
+"""Seconds a client has, from its connection, to send its whole request; a client that
+sends nothing, or half a frame, gets an error reply then and is closed."""
+MAX_CONNECTIONS = 64
+"""Connections served at once (each is a thread); one more is refused at once with an
+error reply saying the service is busy."""
+
+
+class BadRequest(Exception):
+    """A request the service will not run; its message is the reply's."""
+
+
+def read_request(connection: Connection, seconds: float = REQUEST_TIMEOUT, limit: int = MAX_REQUEST_BYTES) -> bytes:
+    """The bytes of one request frame on ``connection``, in ``multiprocessing.connection``'s
+    framing (a big-endian 4-byte length, or -1 and an 8-byte length, then the bytes: what
+    the client's ``send_bytes`` writes), read within ``seconds`` in all.
+
+    ``Connection.recv_bytes`` would wait forever for a silent client and allocates what
+    the length prefix says before reading (MemoryError at 2**62), so the frame is read here:
+    the prefix is checked against ``limit`` first, then the bytes are read as they come,
+    a MiB at a time. Raises BadRequest (too long, too slow), EOFError (the client closed
+    the connection first)."""
+    deadline = time.monotonic() + seconds
+    fd = connection.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+
+        def read(size: int) -> bytes:
+            parts: list[bytes] = []
+            while size:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    raise BadRequest(f"the memcli service got no whole request within {seconds:g} s")
+                part = os.read(fd, min(size, 1 << 20))
+                if not part:
+                    raise EOFError
+                parts.append(part)
+                size -= len(part)
+            return b"".join(parts)
+
+        (size,) = struct.unpack("!i", read(4))
+        if size == -1:
+            (size,) = struct.unpack("!Q", read(8))
+        if not 0 <= size <= limit:
+            raise BadRequest(f"the memcli service reads requests of at most {limit >> 20} MiB, not {size} bytes")
+        return read(size)
+
+
+def peer_uid(connection: Connection) -> int | None:
+    """The uid of the process at the other end of ``connection`` (SO_PEERCRED), or None
+    where the platform does not tell."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    with socket.socket(fileno=os.dup(connection.fileno())) as sock:
+        data = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", data)[1]
+
+
+def peer_allowed(uid: int | None, own: int | None = None) -> bool:
+    """Whether a peer of ``uid`` may talk to this service: only its own user (a platform
+    that does not tell the uid relies on the socket directory's mode 0700)."""
+    return uid is None or uid == (os.getuid() if own is None else own)
+
+
+def rss_bytes() -> int:
+    """The resident memory of this process in bytes (its peak where /proc is missing)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+class Service:
+    """The service of one MEMCLI_HOME; ``serve()`` runs it in the foreground until it stops.
+
+    Args:
+        paths, settings: memcli's paths and the settings the service starts with
+            (``lock_timeout``, ``service_idle``, the embedder it loads at once).
+        embedder, chat_model: given models instead of the configured ones (tests).
+        idle: seconds without a request before it exits (default: ``service_idle``).
+    """
+
+    def __init__(self, paths: Paths, settings: Settings, *, embedder: Any = None, chat_model: ChatModel | None = None,
+                 idle: float | None = None) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.idle = settings.service_idle if idle is None else idle
+        self.resources = Resources(paths, settings, embedder, chat_model)
+        self.started_at = time.time()
+        self.requests = 0
+        self._active = 0
+        """Requests running (read, not yet answered): what the idle time and the drain wait for."""
+        self._open = 0
+        """Connections open (``MAX_CONNECTIONS``)."""
+        self._refusing = False
+        self._last = time.monotonic()
+        self._counter = threading.Lock()
+        self._stopping = threading.Event()
+        self._listener: Listener | None = None
+        self._warming: threading.Thread | None = None
+
+    # running ---------------------------------------------------------------------------
+
+    def serve(self, ready: Callable[[str], None] | None = None) -> None:
+        """Take the store, listen, answer until stopped, then give everything up.
+
+        ``ready`` gets one line once the socket accepts. Raises StoreLockedError when
+        another process holds the store for longer than ``lock_timeout``."""
+        os.umask(0o077)
+        _setup_log(self.paths)
+        self.resources.store.open_resident()
+        try:
+            pending = Engine(self.settings, self.paths, store=self.resources.store, embedder=self.resources.embedder(self.settings))  # type: ignore[arg-type]
+            stored = pending.flush_pending()
+            if stored:
+                log.info("stored %d journaled memories", len(stored))
+            short = self.resources.store.space_problem()
+            if short:  # the service serves reads and deletes all the same (a full device, not a broken store)
+                log.warning("read-mostly: %s", short)
+            listener = self._listener = self._listen()
+            try:
+                self._write_service_file()
+                self._warming = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
+                self._warming.start()
+                threading.Thread(target=self._watch_idle, name="idle", daemon=True).start()
+                previous = signal.signal(signal.SIGTERM, lambda *_: self.stop()) if threading.current_thread() is threading.main_thread() else None
+                log.info("memcli %s service (pid %d) listening on %s", __version__, os.getpid(), self.paths.socket)
+                if ready:
+                    ready(f"memcli service (pid {os.getpid()}) listening on {self.paths.socket}; log: {self.paths.log_file}")
+                try:
+                    self._accept(listener)
+                finally:
+                    if previous is not None:
+                        signal.signal(signal.SIGTERM, previous)
+            finally:
+                with contextlib.suppress(OSError):  # its socket file may be gone with its folder
+                    listener.close()
+                with contextlib.suppress(OSError):
+                    self.paths.service_file.unlink()
+                with contextlib.suppress(OSError):
+                    self.paths.socket.unlink()
+        finally:
+            self._drain()
+            self.resources.store.close()
+            log.info("stopped after %d requests", self.requests)
+
+    def stop(self) -> None:
+        """Stop accepting requests and let ``serve`` return (from any thread)."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        # accept() does not wake when its socket is closed from another thread; a connection does.
+        try:
+            Client(str(self.paths.socket), family="AF_UNIX").close()
+        except OSError:
+            # The socket file is gone (its MEMCLI_HOME was deleted under the service): no one
+            # can connect, so shutting the listening socket down is what wakes accept() (Linux).
+            with contextlib.suppress(AttributeError, OSError):
+                self._listener._listener._socket.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]
+
+    def _listen(self) -> Listener:
+        run = self.paths.run_dir
+        run.mkdir(parents=True, exist_ok=True)
+        found = os.lstat(run)
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
+            # Under the shared temporary folder someone else may have made it first.
+            raise MemcliError(f"{run} is not a directory of this user's own; remove it and start again")
+        os.chmod(run, 0o700)
+        # Holding the store lock, this is the only service of this store: a socket left by
+        # a killed one is stale.
+        with contextlib.suppress(FileNotFoundError):
+            self.paths.socket.unlink()
+        listener = Listener(str(self.paths.socket), family="AF_UNIX", backlog=64)
+        os.chmod(self.paths.socket, 0o600)
+        return listener
+
+    def _write_service_file(self) -> None:
+        data = {"pid": os.getpid(), "process_start": process_start(os.getpid()), "version": __version__, "protocol": PROTOCOL,
+                "socket": str(self.paths.socket), "started_at": self.started_at}
+        write_private(self.paths.service_file, json.dumps(data))
+
+    def _warm_up(self) -> None:
+        try:
+            self.resources.embedder(self.settings).embed_one("memcli")
+        except Exception:  # a bad embedder setting fails the requests that need it, with its own message
+            log.exception("loading the embedder failed")
+        from memcli.dates import query_dates
+
+        query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
+
+    def _watch_idle(self) -> None:
+        interval = max(0.05, min(1.0, self.idle / 4))
+        while not self._stopping.wait(interval):
+            with self._counter:
+                idle = self._active == 0 and time.monotonic() - self._last > self.idle
+            if idle:
+                log.info("no request for %g s: exiting", self.idle)
+                self.stop()
+
+    def _accept(self, listener: Listener) -> None:
+        while not self._stopping.is_set():
+            try:
+                connection = listener.accept()
+            except KeyboardInterrupt:
+                self.stop()
+                break
+            except OSError as exc:
+                if self._stopping.is_set():
+                    break
+                log.warning("accept failed: %s", exc)
+                continue
+            if self._stopping.is_set():
+                connection.close()  # unanswered, so its client starts another service
+                break
+            with self._counter:
+                busy = self._open >= MAX_CONNECTIONS
+                if not busy:
+                    self._open += 1
+            if busy:
+                if not self._refusing:  # once per busy spell: a flood of clients must not flood the log
+                    log.warning("%d connections open: refusing more", MAX_CONNECTIONS)
+                self._refusing = True
+                with connection:
+                    self._refuse(connection, f"the memcli service is busy ({MAX_CONNECTIONS} connections open); try again in a moment")
+                continue
+            self._refusing = False
+            threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
+
+    def _drain(self, seconds: float = 5.0) -> None:
+        """Give requests in flight, and the warm-up (loading the embedder), a moment to
+        finish before the store is given up: a thread inside torch or Chroma when the
+        process ends is what aborts it (``end_process``)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self._counter:
+                if self._active == 0 and (self._warming is None or not self._warming.is_alive()):
+                    return
+            time.sleep(0.05)
+        log.info("%d requests still running at the stop", self._active)
+
+    # one request -------------------------------------------------------------------------
+
+    def _connection(self, connection: Connection) -> None:
+        """Serve one connection (counted open by ``_accept``): read its request within
+        ``REQUEST_TIMEOUT``, run it, answer. Whatever a client sends ends in a reply or a
+        closed connection, never in a thread that dies or waits forever."""
+        try:
+            with connection:
+                uid = peer_uid(connection)
+                if not peer_allowed(uid):
+                    log.warning("refused a client of uid %s", uid)
+                    self._refuse(connection, f"the memcli service of uid {os.getuid()} refuses clients of uid {uid}")
+                    return
+                try:
+                    request = json.loads(read_request(connection, REQUEST_TIMEOUT))
+                except BadRequest as exc:
+                    log.warning("refused a request: %s", exc)
+                    self._refuse(connection, str(exc))
+                    return
+                except (EOFError, OSError):
+                    return  # the client left before its request was whole: no one to answer
+                except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+                    request = None
+                if not isinstance(request, dict):
+                    self._refuse(connection, "the memcli service could not read the request (not a JSON object)")
+                    return
+                with self._counter:
+                    if self._stopping.is_set():
+                        return  # unanswered: the client may send it again, to a new service
+                    self.requests += 1
+                    self._active += 1
+                    self._last = time.monotonic()
+                try:
+                    self._handle(connection, request)
+                finally:
+                    with self._counter:
+                        self._active -= 1
+                        self._last = time.monotonic()
+        except Exception:  # a bug must cost one connection, logged, not a silent dead thread
+            log.exception("a connection failed")
+        finally:
+            with self._counter:
+                self._open -= 1
+
+    def _handle(self, connection: Connection, request: dict[str, Any]) -> None:
+        verb = str(request.get("verb", ""))
+        started = time.perf_counter()
+
+        def send(event: dict[str, Any]) -> None:
+            try:
+                # orjson: a forget --dry-run over 100,000 memories replies with 60 MB of JSON (1.4 s with json).
+                connection.send_bytes(orjson.dumps(event, option=orjson.OPT_SERIALIZE_NUMPY))
+            except OSError:
+                raise Interrupted("the client went away") from None
+
+        cancelled = False
+
+        def emit(event: str, **fields: Any) -> None:
+            # The client sends nothing after its request but a cancel (its user pressed
+            # Ctrl-C), and a closed connection reads as ready too: either way the verb stops
+            # here, at one of its events, once, and answers what it has (``memcli.transport.client``).
+            nonlocal cancelled
+            if event == "saved":
+                # What is safe so far (``Engine``'s ``saved``): not a point to stop at, and
+                # the write goes on whether or not the client is there to hear it.
+                with contextlib.suppress(Interrupted):
+                    send({"event": event, **fields})
+                return
+            if not cancelled and connection.poll():
+                cancelled = True
+                raise Interrupted("interrupted")
+            send({"event": event, **fields})
+
+        outcome = "ok"
+        try:
+            if verb == "service.stop":
+                send({"event": "result", "data": None})
+                log.info("stop requested")
+                self.stop()
+                return
+            if verb == "service.status":
+                send({"event": "result", "data": self.status().model_dump(mode="json")})
+                return
+            if (request.get("version"), request.get("protocol")) != (__version__, PROTOCOL):
+                send({"event": "mismatch", "version": __version__, "protocol": PROTOCOL})
+                outcome = f"mismatch with client {request.get('version')}"
+                return
+            emit("accepted")
+            with self.resources.emitting(emit):
+                library = Memcli(self.resources.engine(request), emit)
+                data = verbs.dump(api.run(library, verb, request.get("args") or {}))
+            send({"event": "result", "data": data})
+        except Interrupted as exc:
+            outcome = f"interrupted: {exc.message}"
+            self._reply_error(send, int(exc.exit_code), exc.message, request)  # a client that cancelled waits for it
+        except MemcliError as exc:
+            outcome = f"error {int(exc.exit_code)}: {exc.message}"
+            self._reply_error(send, int(exc.exit_code), exc.message, request)
+        except Exception as exc:
+            log.exception("request %s failed", verb)
+            outcome = f"unexpected {type(exc).__name__}: {exc}"
+            self._reply_error(send, 1, f"unexpected {type(exc).__name__} in the memcli service: {exc} (see {self.paths.log_file})", request)
+        finally:
+            log.info("%s %s in %.1f ms", verb, outcome, (time.perf_counter() - started) * 1000)
+
+    @staticmethod
+    def _refuse(connection: Connection, message: str) -> None:
+        """Tell a client its request will not run (exit 7), so it does not try again."""
+        with contextlib.suppress(OSError):
+            connection.send_bytes(orjson.dumps({"event": "error", "code": 7, "message": message}))
+
+    @staticmethod
+    def _reply_error(send: Callable[[dict[str, Any]], None], code: int, message: str, request: Mapping[str, Any]) -> None:
+        event: dict[str, Any] = {"event": "error", "code": code, "message": message}
+        if request.get("debug"):
+            event["traceback"] = traceback.format_exc()
+        with contextlib.suppress(Interrupted):
+            send(event)
+
+    def status(self) -> schema.ServiceStatus:
+        """What ``memcli service status`` shows."""
+        return schema.ServiceStatus(
+            pid=os.getpid(), version=__version__, protocol=PROTOCOL, started_at=schema.iso_time(self.started_at),
+            uptime_seconds=round(time.time() - self.started_at, 3), users_loaded=self.resources.users_loaded(),
+            rss_bytes=rss_bytes(), requests_served=self.requests, socket=str(self.paths.socket), log_file=str(self.paths.log_file),
+            read_mostly=self.resources.store.space_problem() or None,
+        )
+
+
+def _setup_log(paths: Paths) -> None:
+    """The service's log: ``paths.log_file``, rotated at 1 MB, three files kept."""
+    private_dir(paths.state_dir)
+    for existing in list(log.handlers):
+        if getattr(existing, "memcli_service", False):
+            log.removeHandler(existing)
+    handler = logging.handlers.RotatingFileHandler(paths.log_file, maxBytes=1 << 20, backupCount=2, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    handler.memcli_service = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    os.chmod(paths.log_file, 0o600)
+
+
+def serve(paths: Paths, env: Mapping[str, str] | None = None, ready: Callable[[str], None] | None = None, **given: Any) -> None:
+    """Run the service of ``paths`` in the foreground (``memcli serve``); ``given``:
+    keyword arguments of ``Service`` (models, idle)."""
+    settings = load_settings(paths, env=None if env is None else dict(env))
+    Service(paths, settings, **given).serve(ready)
+    end_process()
+
+
+def end_process(code: int = 0) -> None:
+    """End the service's process now, once ``Service.serve`` has returned (its requests
+    drained, its store closed, the journal on disk), without the interpreter's shutdown.
+
+    Why: the service's process has threads that native libraries started and never stop
+    (torch's OpenMP pool, Chroma's tokio and SQLite workers; llama.cpp's when a chat model
+    was loaded), and may have a request thread that outlived the drain, inside a torch or
+    Chroma call with the GIL released. Python's shutdown then runs the C++ static
+    destructors under the live threads, and makes each daemon thread that wakes up
+    take a forced unwind (``pthread_exit``) through the C++ frames it is in: either
+    ends in ``std::terminate`` ("terminate called without an active exception" in the
+    service log, SIGABRT) or in a process that never exits until ``stop`` signals it.
+    Nothing is left to save by then, so the log and the standard streams are flushed
+    and the process exits at once (``os._exit``), as a forked server's child does."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
