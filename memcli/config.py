@@ -18,7 +18,13 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from memcli.errors import BadInputError
 from memcli.paths import ENV_PREFIX, Paths, home_paths, read_config_file, resolve_paths
@@ -65,28 +71,62 @@ class Settings(BaseSettings):
     ``Settings(**values)`` is ``values`` over the defaults; ``load_settings`` adds the
     config file and the environment under them."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid", validate_assignment=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid", validate_assignment=True
+    )
 
-    user: str = Field(default_factory=login_name, min_length=1, description="user whose memories commands read and write (a store whose only user is 'default' goes on with it)")
-    name: str = Field("", description="your name, as summaries, facts and the portrait call you; empty: the name you gave in chat ('my name is ...'), else 'the user'")
+    user: str = Field(
+        default_factory=login_name,
+        min_length=1,
+        description="user whose memories commands read and write (a store whose only user is 'default' goes on with it)",
+    )
+    name: str = Field(
+        "",
+        description="your name, as summaries, facts and the portrait call you; empty: the name you gave in chat ('my name is ...'), else 'the user'",
+    )
     model: str = Field("", description="path of a GGUF chat model; empty: the embedded default")
     embedder: str = Field("", description="path of a sentence-transformers model dir; empty: the packaged default")
-    chat_format: str = Field("", description="llama.cpp chat format; empty: from the GGUF metadata, or plain completion")
+    chat_format: str = Field(
+        "", description="llama.cpp chat format; empty: from the GGUF metadata, or plain completion"
+    )
     # A model server instead of the GGUF (memcli.models.llm_server); the key is never a setting,
     # only the name of the variable that holds it, so it stays out of config list and --json.
-    model_url: str = Field("", description="base URL of an OpenAI-compatible model server (Ollama, llama-server, vLLM, LM Studio), e.g. http://127.0.0.1:11434/v1; empty: the GGUF model")
+    model_url: str = Field(
+        "",
+        description="base URL of an OpenAI-compatible model server (Ollama, llama-server, vLLM, LM Studio), e.g. http://127.0.0.1:11434/v1; empty: the GGUF model",
+    )
     model_name: str = Field("", description="the model server's model id; empty: the first model the server lists")
-    model_api_key_env: str = Field("", description="name of the environment variable holding the model server's key (the key itself is never stored)")
-    model_request_timeout: float = Field(60.0, gt=0, description="seconds the model server may stay silent (connecting, or between two pieces of a reply) before the request fails")
+    model_api_key_env: str = Field(
+        "",
+        description="name of the environment variable holding the model server's key (the key itself is never stored)",
+    )
+    model_request_timeout: float = Field(
+        60.0,
+        gt=0,
+        description="seconds the model server may stay silent (connecting, or between two pieces of a reply) before the request fails",
+    )
     model_json_format: Literal["auto", "json_schema", "json_object"] = Field(
-        "auto", description="how structured replies are asked of the model server: json_schema (llama-server, vLLM, Ollama), json_object with a schema (llama-cpp-python's server), auto: the first, else the second"
+        "auto",
+        description="how structured replies are asked of the model server: json_schema (llama-server, vLLM, Ollama), json_object with a schema (llama-cpp-python's server), auto: the first, else the second",
     )
     # An embedding server instead of the packaged embedder (memcli.models.embedding_server), as
     # the model server above; a change of embedder asks for memcli reindex (exit 8).
-    embedder_url: str = Field("", description="base URL of an OpenAI-compatible server whose /v1/embeddings embeds memories and queries (Ollama with nomic-embed-text or bge-m3, llama-server --embedding, vLLM), e.g. http://127.0.0.1:11434/v1; empty: the embedder setting's model")
-    embedder_name: str = Field("", description="the embedding server's model id; empty: the first model the server lists")
-    embedder_api_key_env: str = Field("", description="name of the environment variable holding the embedding server's key (the key itself is never stored)")
-    embedder_request_timeout: float = Field(60.0, gt=0, description="seconds one request to the embedding server may take before it fails (it is tried twice more)")
+    embedder_url: str = Field(
+        "",
+        description="base URL of an OpenAI-compatible server whose /v1/embeddings embeds memories and queries (Ollama with nomic-embed-text or bge-m3, llama-server --embedding, vLLM), e.g. http://127.0.0.1:11434/v1; empty: the embedder setting's model",
+    )
+    embedder_name: str = Field(
+        "", description="the embedding server's model id; empty: the first model the server lists"
+    )
+    embedder_api_key_env: str = Field(
+        "",
+        description="name of the environment variable holding the embedding server's key (the key itself is never stored)",
+    )
+    embedder_request_timeout: float = Field(
+        60.0,
+        gt=0,
+        description="seconds one request to the embedding server may take before it fails (it is tried twice more)",
+    )
     lock_timeout: float = Field(30.0, ge=0, description="seconds to wait for another memcli to release the store")
     n_ctx: int = Field(4096, ge=512, description="model context window in tokens")
     n_threads: int = Field(0, ge=0, description="CPU threads for llama.cpp; 0: all cores")
@@ -95,23 +135,53 @@ class Settings(BaseSettings):
     history_turns: int = Field(6, ge=0, description="recent turns kept verbatim in the chat prompt")
     recall_k: int = Field(5, ge=0, le=50, description="memories recalled into each chat or ask prompt")
     decay: float = Field(1.0, gt=0, description="Ebbinghaus decay constant d in R = exp(-d t / S)")
-    user_decay: dict[str, float] = Field(default_factory=dict, description="per-user decay constants, e.g. {alice = 0.5}")
-    time_unit: Literal["second", "minute", "hour", "day", "week"] = Field("day", description="unit of t in the retention formula")
+    user_decay: dict[str, float] = Field(
+        default_factory=dict, description="per-user decay constants, e.g. {alice = 0.5}"
+    )
+    time_unit: Literal["second", "minute", "hour", "day", "week"] = Field(
+        "day", description="unit of t in the retention formula"
+    )
     # Initial strengths S0 per kind, in time_unit (days by default). Never recalled, a memory
     # is forgotten after S0 * ln(1/forget_threshold) / decay units, about 3 * S0 days with the
     # defaults (forgetting.days_to_forget): a turn after a month, a fact after four months, a
     # note after six, an important note after a year; a recall restarts the clock. Issue 22
     # asks, never recalled, for a turn to last 7 to 90 days and a note or fact 60 to 365:
     # S0 of 2.4..30 and 20..121 (tests/test_forgetting.py checks the defaults against it).
-    strength_turn: float = Field(10.0, gt=0, description="strength S of a new chat or imported turn, in time_unit: never recalled it is forgotten after about 3 S (a month)")
-    strength_note: float = Field(60.0, gt=0, description="strength S of a new note (memcli remember, imported notes), in time_unit: never recalled it is forgotten after about 3 S (six months)")
-    strength_fact: float = Field(40.0, gt=0, description="strength S of a new fact written by consolidation, in time_unit: never recalled it is forgotten after about 3 S (four months)")
-    important_strength: float = Field(2.0, ge=1, description="multiplier of strength_note for a new note whose importance is at least important_threshold (2: about a year)")
-    important_threshold: float = Field(0.8, ge=0, le=1, description="importance from which a note starts important_strength times stronger")
-    initial_strength: float = Field(1.0, gt=0, description="strength S of a new summary, portrait or running memory (they never fade; S sets their retention in ranking)")
-    reinforce: Literal["add", "multiply"] = Field("add", description="on recall: S += 1 (MemoryBank) or S *= boost (Landwehr et al.)")
+    strength_turn: float = Field(
+        10.0,
+        gt=0,
+        description="strength S of a new chat or imported turn, in time_unit: never recalled it is forgotten after about 3 S (a month)",
+    )
+    strength_note: float = Field(
+        60.0,
+        gt=0,
+        description="strength S of a new note (memcli remember, imported notes), in time_unit: never recalled it is forgotten after about 3 S (six months)",
+    )
+    strength_fact: float = Field(
+        40.0,
+        gt=0,
+        description="strength S of a new fact written by consolidation, in time_unit: never recalled it is forgotten after about 3 S (four months)",
+    )
+    important_strength: float = Field(
+        2.0,
+        ge=1,
+        description="multiplier of strength_note for a new note whose importance is at least important_threshold (2: about a year)",
+    )
+    important_threshold: float = Field(
+        0.8, ge=0, le=1, description="importance from which a note starts important_strength times stronger"
+    )
+    initial_strength: float = Field(
+        1.0,
+        gt=0,
+        description="strength S of a new summary, portrait or running memory (they never fade; S sets their retention in ranking)",
+    )
+    reinforce: Literal["add", "multiply"] = Field(
+        "add", description="on recall: S += 1 (MemoryBank) or S *= boost (Landwehr et al.)"
+    )
     boost: float = Field(1.5, gt=1, description="strength multiplier when reinforce = multiply")
-    forget_threshold: float = Field(0.05, gt=0, lt=1, description="memcli forget archives memories whose retention is below this")
+    forget_threshold: float = Field(
+        0.05, gt=0, lt=1, description="memcli forget archives memories whose retention is below this"
+    )
     weight_similarity: float = Field(0.6, ge=0, description="ranking weight of relevance to the query")
     weight_importance: float = Field(0.1, ge=0, description="ranking weight of importance")
     weight_retention: float = Field(0.1, ge=0, description="ranking weight of retention (recency)")
@@ -119,28 +189,61 @@ class Settings(BaseSettings):
     weight_recent_penalty: float = Field(0.1, ge=0, description="ranking penalty of a memory recalled moments ago")
     weight_feedback: float = Field(0.05, ge=0, description="ranking weight of feedback (memcli feedback)")
     recent_window: float = Field(3600.0, gt=0, description="seconds over which the recently-used penalty fades")
-    fact_grounding: float = Field(0.6, ge=0, le=1, description="share of a new fact's content words that must occur in its source turns")
-    summary_grounding: float = Field(0.5, ge=0, le=1, description="share of a summary's content words that must occur in what it summarizes")
-    fact_dedup: float = Field(0.92, gt=0, le=1, description="cosine similarity from which a new fact duplicates a stored one")
+    fact_grounding: float = Field(
+        0.6, ge=0, le=1, description="share of a new fact's content words that must occur in its source turns"
+    )
+    summary_grounding: float = Field(
+        0.5, ge=0, le=1, description="share of a summary's content words that must occur in what it summarizes"
+    )
+    fact_dedup: float = Field(
+        0.92, gt=0, le=1, description="cosine similarity from which a new fact duplicates a stored one"
+    )
     consolidation: Literal["auto", "llm", "extractive"] = Field(
-        "auto", description="how consolidate writes: llm (the chat model), extractive (sentences chosen from the day), auto: extractive for a base model without a chat template (the embedded default), else llm"
+        "auto",
+        description="how consolidate writes: llm (the chat model), extractive (sentences chosen from the day), auto: extractive for a base model without a chat template (the embedded default), else llm",
     )
     graph_extraction: Literal["offline", "llm"] = Field(
-        "offline", description="how consolidate reads entities and relations for the graph memory: offline (names and plain patterns, no model), llm (the chat model under a JSON schema, every name checked against the text; one model call per new turn, note or fact, and only when consolidate writes with the model)"
+        "offline",
+        description="how consolidate reads entities and relations for the graph memory: offline (names and plain patterns, no model), llm (the chat model under a JSON schema, every name checked against the text; one model call per new turn, note or fact, and only when consolidate writes with the model)",
     )
     answers: Literal["auto", "llm", "extractive"] = Field(
-        "auto", description="how ask answers: llm (the chat model), extractive (the recalled sentence that answers, quoted with who said it and when), auto: extractive for a base model without a chat template (the embedded default), else llm"
+        "auto",
+        description="how ask answers: llm (the chat model), extractive (the recalled sentence that answers, quoted with who said it and when), auto: extractive for a base model without a chat template (the embedded default), else llm",
     )
-    model_timeout: float = Field(120.0, ge=0, description="seconds a structured model reply (consolidation, query creator) may take before it is given up; 0: no limit")
-    query_creator: bool = Field(False, description="rewrite the chat into a search query with the chat model before recalling (for capable models)")
-    service: Literal["auto", "off"] = Field("auto", description="auto: commands go through the memcli service, started on first use; off: every command opens the store itself")
+    model_timeout: float = Field(
+        120.0,
+        ge=0,
+        description="seconds a structured model reply (consolidation, query creator) may take before it is given up; 0: no limit",
+    )
+    query_creator: bool = Field(
+        False,
+        description="rewrite the chat into a search query with the chat model before recalling (for capable models)",
+    )
+    service: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: commands go through the memcli service, started on first use; off: every command opens the store itself",
+    )
     service_idle: float = Field(900.0, gt=0, description="seconds without a request after which the service exits")
     # The Chroma server backend (memcli.store.store.Server): empty store_url keeps the on-disk folder.
-    store_url: str = Field("", description="URL of a Chroma server holding the memories (e.g. http://127.0.0.1:8000); empty: the folder under the data dir (memcli migrate moves them)")
-    store_tenant: str = Field("default_tenant", min_length=1, description="Chroma tenant of the memories on the store_url server")
-    store_database: str = Field("default_database", min_length=1, description="Chroma database of the memories on the store_url server (made when missing)")
-    store_token_env: str = Field("", description="NAME of the environment variable (of the memcli service) holding the Chroma server's auth token, sent as a bearer token; the token itself is never stored")
-    store_timeout: float = Field(30.0, gt=0, description="seconds a request to the Chroma server may take before it is given up")
+    store_url: str = Field(
+        "",
+        description="URL of a Chroma server holding the memories (e.g. http://127.0.0.1:8000); empty: the folder under the data dir (memcli migrate moves them)",
+    )
+    store_tenant: str = Field(
+        "default_tenant", min_length=1, description="Chroma tenant of the memories on the store_url server"
+    )
+    store_database: str = Field(
+        "default_database",
+        min_length=1,
+        description="Chroma database of the memories on the store_url server (made when missing)",
+    )
+    store_token_env: str = Field(
+        "",
+        description="NAME of the environment variable (of the memcli service) holding the Chroma server's auth token, sent as a bearer token; the token itself is never stored",
+    )
+    store_timeout: float = Field(
+        30.0, gt=0, description="seconds a request to the Chroma server may take before it is given up"
+    )
 
     def decay_for(self, user: str) -> float:
         """The decay constant d of ``user`` (``user_decay``, else ``decay``)."""
@@ -161,7 +264,11 @@ class Settings(BaseSettings):
         layers = _LAYERS.get()
         if layers is None:
             return (init_settings,)
-        return (init_settings, RequestEnvSource(settings_cls, layers.env), ConfigFileSource(settings_cls, layers.config_file))
+        return (
+            init_settings,
+            RequestEnvSource(settings_cls, layers.env),
+            ConfigFileSource(settings_cls, layers.config_file),
+        )
 
 
 class RequestEnvSource(EnvSettingsSource):
@@ -178,7 +285,11 @@ class RequestEnvSource(EnvSettingsSource):
     def _load_env_vars(self) -> Mapping[str, str | None]:
         # pydantic-settings matches lower-cased names; only MEMCLI_<KEY> as written counts,
         # as for the client, which carries the variables that start with MEMCLI_ to the service.
-        return {name.lower(): value for name, value in self._env.items() if name.startswith(ENV_PREFIX) and name == name.upper() and value != ""}
+        return {
+            name.lower(): value
+            for name, value in self._env.items()
+            if name.startswith(ENV_PREFIX) and name == name.upper() and value != ""
+        }
 
     def prepare_field_value(self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool) -> Any:
         try:

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -69,7 +69,7 @@ def from_unix_seconds(seconds: float, what: str = "") -> datetime:
     (``datetime.fromtimestamp``'s OverflowError, OSError, ValueError)."""
     message = f"{what or repr(seconds)} is out of range (memcli takes unix seconds from {TIME_RANGE})"
     try:
-        moment = datetime.fromtimestamp(float(seconds), tz=timezone.utc).astimezone()
+        moment = datetime.fromtimestamp(float(seconds), tz=UTC).astimezone()
     except (OverflowError, OSError, ValueError):
         raise OutOfRange(message) from None
     if not MIN_YEAR <= moment.year <= MAX_YEAR:

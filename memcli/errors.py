@@ -110,7 +110,7 @@ class StoreHeldError(StoreLockedError):
         else:
             holder = (
                 f"the memory store is held by the memcli service (pid {pid}); run the command without --no-service "
-                "(and without service = \"off\" or MEMCLI_SERVICE=off), or stop the service first: memcli service stop"
+                '(and without service = "off" or MEMCLI_SERVICE=off), or stop the service first: memcli service stop'
             )
         super().__init__(f"{holder} (waited {waited:g} s for {lock_file})")
 
@@ -188,7 +188,20 @@ class Interrupted(MemcliError):
 def error_for(message: str, code: int) -> MemcliError:
     """The MemcliError of exit code ``code`` (an error the service reported), carrying
     ``message``."""
-    for cls in (UsageError, ModelError, StoreLockedError, BadInputError, NotFoundError, ServiceError, EmbedderChangedError, ReadOnlyStoreError, DiskFullError, StoreServerError, UnsafeHomeError, Interrupted):
+    for cls in (
+        UsageError,
+        ModelError,
+        StoreLockedError,
+        BadInputError,
+        NotFoundError,
+        ServiceError,
+        EmbedderChangedError,
+        ReadOnlyStoreError,
+        DiskFullError,
+        StoreServerError,
+        UnsafeHomeError,
+        Interrupted,
+    ):
         if int(cls.exit_code) == code:
             return cls(message)
     return MemcliError(message)

@@ -278,7 +278,9 @@ def resolve_paths(env: dict[str, str] | None = None) -> Paths:
     home = env.get("MEMCLI_HOME")
     if home is not None:
         if not home.strip():
-            raise BadInputError("MEMCLI_HOME is set but empty: set it to a folder, or unset it for the default folders (memcli paths lists them)")
+            raise BadInputError(
+                "MEMCLI_HOME is set but empty: set it to a folder, or unset it for the default folders (memcli paths lists them)"
+            )
         return home_paths(Path(home).expanduser())
     import platformdirs
 
@@ -304,8 +306,10 @@ def unsafe_folder(folder: Path) -> str | None:
         return f"{folder} cannot be examined ({exc.strerror}): it is another user's; use a MEMCLI_HOME of your own"
     me = os.geteuid()
     if found.st_uid not in (me, 0):
-        return (f"{folder} belongs to uid {found.st_uid}, not to you (uid {me}): use a MEMCLI_HOME of your own, "
-                f"or take it: chown -R {me} {folder} && chmod 700 {folder}")
+        return (
+            f"{folder} belongs to uid {found.st_uid}, not to you (uid {me}): use a MEMCLI_HOME of your own, "
+            f"or take it: chown -R {me} {folder} && chmod 700 {folder}"
+        )
     if found.st_mode & 0o022:
         others = " and ".join(who for who, mask in (("group", 0o020), ("others", 0o002)) if found.st_mode & mask)
         return f"{folder} is writable by {others} (mode {stat.S_IMODE(found.st_mode):04o}): chmod 700 {folder}"
@@ -318,7 +322,13 @@ def check_home(paths: Paths) -> None:
     (``unsafe_folder``). Raises UnsafeHomeError naming the first and its fix. ``memcli
     doctor`` reports the same folders instead of refusing."""
     home = home_of(paths)
-    for folder in (*([home] if home is not None else []), paths.config_dir, paths.data_dir, paths.state_dir, paths.cache_dir):
+    for folder in (
+        *([home] if home is not None else []),
+        paths.config_dir,
+        paths.data_dir,
+        paths.state_dir,
+        paths.cache_dir,
+    ):
         reason = unsafe_folder(folder)
         if reason:
             raise UnsafeHomeError(f"memcli will not use a folder that someone else controls: {reason}")

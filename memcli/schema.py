@@ -48,7 +48,9 @@ class Memory(Out):
 
     id: str = Field(description="16 hex digits")
     user: str
-    kind: str = Field(description="turn, note, fact, event_daily, event_global, portrait_daily, portrait_global or running_summary")
+    kind: str = Field(
+        description="turn, note, fact, event_daily, event_global, portrait_daily, portrait_global or running_summary"
+    )
     text: str
     speaker: str = Field(description="who said it (turns); empty otherwise")
     caption: str = Field(description="caption of an image shared in the turn; empty when none")
@@ -63,7 +65,8 @@ class Memory(Out):
     recall_count: int
     last_recalled_at: Optional[str] = Field(description="ISO 8601, null when never recalled")
     retained_from: Optional[str] = Field(
-        None, description="ISO 8601: when its retention clock started, if later than created_at (an imported memory: the import); else null"
+        None,
+        description="ISO 8601: when its retention clock started, if later than created_at (an imported memory: the import); else null",
     )
     feedback: float = Field(description="sum of up (+1) and down (-1) votes")
     pinned: bool
@@ -79,8 +82,12 @@ class Score(Out):
     score: float = Field(description="the ranking score, or the relevance when ranking is off")
     relevance: float = Field(description="sum of the weighted signals (z-scores, unbounded)")
     similarity: float = Field(description="cosine similarity of the memory's own vector to the query, -1..1")
-    signals: dict[str, float] = Field(description="each weighted signal: lexical, window, turn, speaker, date, when, prior")
-    components: dict[str, float] = Field(description="each ranking component: relevance, importance, retention, use, recent_penalty, feedback")
+    signals: dict[str, float] = Field(
+        description="each weighted signal: lexical, window, turn, speaker, date, when, prior"
+    )
+    components: dict[str, float] = Field(
+        description="each ranking component: relevance, importance, retention, use, recent_penalty, feedback"
+    )
 
 
 class RecalledMemory(Memory):
@@ -92,11 +99,15 @@ class RecalledMemory(Memory):
 class Forgetting(Out):
     """What the forget pass saw of a memory."""
 
-    retention: float = Field(description="R = exp(-d t / S), 0..1 (S: the memory's strength); 1 for a pinned memory and a daily summary or portrait, which follow their day's turns")
+    retention: float = Field(
+        description="R = exp(-d t / S), 0..1 (S: the memory's strength); 1 for a pinned memory and a daily summary or portrait, which follow their day's turns"
+    )
     elapsed_seconds: float = Field(description="t: seconds since it was learned or last recalled")
     elapsed: float = Field(0.0, description="t in time_unit (days by default), as the formula uses it")
     decay: float = Field(1.0, description="d: the user's decay constant")
-    forgotten: bool = Field(True, description="whether the pass forgets it (false only in --explain's list of every memory examined)")
+    forgotten: bool = Field(
+        True, description="whether the pass forgets it (false only in --explain's list of every memory examined)"
+    )
 
 
 class ForgottenMemory(Memory):
@@ -139,9 +150,17 @@ class ImportResult(Out):
     skipped: int = Field(description="already stored")
     users: dict[str, int] = Field(description="memories found per user")
     duration_seconds: float
-    interrupted: bool = Field(False, description="stopped by Ctrl-C before the end: found - added - skipped memories were not stored")
-    failed: int = Field(0, description="memories not stored: the import stopped before them (Ctrl-C, a full device); the same import run again stores them")
-    error: Optional[str] = Field(None, description="why the import stopped before the end when the device of the store filled up (exit 10), counting what was stored; null when it did not")
+    interrupted: bool = Field(
+        False, description="stopped by Ctrl-C before the end: found - added - skipped memories were not stored"
+    )
+    failed: int = Field(
+        0,
+        description="memories not stored: the import stopped before them (Ctrl-C, a full device); the same import run again stores them",
+    )
+    error: Optional[str] = Field(
+        None,
+        description="why the import stopped before the end when the device of the store filled up (exit 10), counting what was stored; null when it did not",
+    )
 
 
 class ExportResult(Out):
@@ -150,11 +169,15 @@ class ExportResult(Out):
 
     path: Optional[str] = Field(description="the file written; null when the lines went to standard output")
     format_version: int = Field(description="the version of the memcli export format")
-    embedder: str = Field(description="the identity of the embedder that made the store's vectors, as the header names it")
+    embedder: str = Field(
+        description="the identity of the embedder that made the store's vectors, as the header names it"
+    )
     lines: int = Field(description="lines written, the header included")
     memories: int
     history_events: int = Field(description="history events written (--history)")
-    progress_marks: int = Field(description="consolidation progress rows written (which turns went through which stage)")
+    progress_marks: int = Field(
+        description="consolidation progress rows written (which turns went through which stage)"
+    )
     vectors: bool = Field(description="whether each memory's stored vector was written (--with-vectors)")
     size_bytes: int = Field(description="UTF-8 bytes written")
     duration_seconds: float
@@ -168,11 +191,18 @@ class ForgetResult(Out):
     forgotten: int
     archived: int
     purged: int
-    derived_purged: int = Field(0, description="memories made from the purged ones (summaries, portraits, facts, the running memory), deleted with them; the next consolidate makes them again")
+    derived_purged: int = Field(
+        0,
+        description="memories made from the purged ones (summaries, portraits, facts, the running memory), deleted with them; the next consolidate makes them again",
+    )
     duration_seconds: float
-    threshold: float = Field(0.05, description="the forget_threshold in effect: R below it is forgotten (unless --stochastic)")
+    threshold: float = Field(
+        0.05, description="the forget_threshold in effect: R below it is forgotten (unless --stochastic)"
+    )
     time_unit: str = Field("day", description="the time_unit of t and of each memory's strength S")
-    memories: list[ForgottenMemory] = Field(description="the memories forgotten; with --explain every memory examined, forgotten or not")
+    memories: list[ForgottenMemory] = Field(
+        description="the memories forgotten; with --explain every memory examined, forgotten or not"
+    )
 
 
 class PurgeUserResult(Out):
@@ -201,7 +231,9 @@ class FactCounts(Out):
 class GraphCounts(Out):
     """What the graph step of a consolidation did (Mem0g: ``memcli.consolidation.graph_memory``)."""
 
-    scanned: int = Field(description="turns, notes and facts read for entities and relations (or, with dry_run, to read)")
+    scanned: int = Field(
+        description="turns, notes and facts read for entities and relations (or, with dry_run, to read)"
+    )
     mentions: int = Field(description="entity mentions found")
     relations: int = Field(description="relations stated (a relation stated again counts again)")
     closed: int = Field(description="relations closed by a newer one of a single-valued kind (kept, with valid_to)")
@@ -224,13 +256,23 @@ class ConsolidateResult(Out):
     )
     duration_seconds: float
     warnings: list[str]
-    path: str = Field("", description="how this run wrote: llm or extractive (the consolidation setting; auto decides by the chat model); empty when nothing was written")
-    written_by: dict[str, int] = Field(
-        default_factory=dict, description="units written by each path: llm, extractive, fallback (the model's output rejected, the extractive one written)"
+    path: str = Field(
+        "",
+        description="how this run wrote: llm or extractive (the consolidation setting; auto decides by the chat model); empty when nothing was written",
     )
-    failed: int = Field(0, description="units not done because the model server failed (memcli exits 3); the next consolidate does them")
-    failures: list[str] = Field(default_factory=list, description="each unit not done and why: the server's URL and the cause")
-    graph: GraphCounts = Field(description="the graph step: entities and relations read from new turns, notes and facts")
+    written_by: dict[str, int] = Field(
+        default_factory=dict,
+        description="units written by each path: llm, extractive, fallback (the model's output rejected, the extractive one written)",
+    )
+    failed: int = Field(
+        0, description="units not done because the model server failed (memcli exits 3); the next consolidate does them"
+    )
+    failures: list[str] = Field(
+        default_factory=list, description="each unit not done and why: the server's URL and the cause"
+    )
+    graph: GraphCounts = Field(
+        description="the graph step: entities and relations read from new turns, notes and facts"
+    )
 
 
 class GraphEntity(Out):
@@ -238,7 +280,9 @@ class GraphEntity(Out):
 
     id: int
     name: str
-    type: str = Field(description="person, place, organisation, pet, work, event (or date, number, text: a relation's value)")
+    type: str = Field(
+        description="person, place, organisation, pet, work, event (or date, number, text: a relation's value)"
+    )
     role: str = Field(description="user (the user themself), assistant, or empty")
     aliases: list[str] = Field(description="other names that resolve to it")
     mentions: int = Field(description="memories that mention it")
@@ -267,7 +311,9 @@ class GraphNeighbour(Out):
     name: str
     type: str
     depth: int = Field(description="edges away")
-    relation: str = Field(description="the label of the edge that reaches it (a typed relation before 'mentioned with')")
+    relation: str = Field(
+        description="the label of the edge that reaches it (a typed relation before 'mentioned with')"
+    )
     count: int
 
 
@@ -298,7 +344,9 @@ class HistoryEntry(Out):
     memory_id: str
     user: str
     kind: str
-    event: str = Field(description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), INVALIDATE (a relation closed by a newer one), or PURGE (deleted for good: the texts of its events are emptied)")
+    event: str = Field(
+        description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), INVALIDATE (a relation closed by a newer one), or PURGE (deleted for good: the texts of its events are emptied)"
+    )
     old_text: str
     new_text: str
     at: Optional[str]
@@ -323,9 +371,13 @@ class Stats(Out):
     pending: int = Field(description="journaled, not yet in the store")
     store_bytes: int
     embedder: Optional[str] = Field(
-        None, description="the embedder that made the store's vectors, name@fingerprint or server:<model>@<dimension> (reindexing:... while a reindex runs); null until the first write or recall"
+        None,
+        description="the embedder that made the store's vectors, name@fingerprint or server:<model>@<dimension> (reindexing:... while a reindex runs); null until the first write or recall",
     )
-    embedder_configured: str = Field("", description="the embedder the settings name (unusable: why, for a bad setting); when it differs from embedder, memcli reindex re-embeds the store")
+    embedder_configured: str = Field(
+        "",
+        description="the embedder the settings name (unusable: why, for a bad setting); when it differs from embedder, memcli reindex re-embeds the store",
+    )
 
 
 class ChatTurn(Out):
@@ -345,10 +397,20 @@ class ChatState(Out):
     model: str = Field(description="the chat model's name")
     history: list[ChatTurn]
     summary: str = Field(description="this session's older turns, folded")
-    last_turn_at: Optional[str] = Field(description="ISO 8601 time of the last stored turn, to the microsecond; null before the first")
-    system: str = Field(default="", description="the session's own instruction (chat --system), added to every system prompt; empty for none")
-    resumed: bool = Field(default=False, description="the session goes on from earlier turns in the store (chat --continue)")
-    base_model: bool = Field(default=False, description="the chat model is a base model without a chat template (the embedded default): its replies are tagged base-model and make no memories")
+    last_turn_at: Optional[str] = Field(
+        description="ISO 8601 time of the last stored turn, to the microsecond; null before the first"
+    )
+    system: str = Field(
+        default="",
+        description="the session's own instruction (chat --system), added to every system prompt; empty for none",
+    )
+    resumed: bool = Field(
+        default=False, description="the session goes on from earlier turns in the store (chat --continue)"
+    )
+    base_model: bool = Field(
+        default=False,
+        description="the chat model is a base model without a chat template (the embedded default): its replies are tagged base-model and make no memories",
+    )
 
 
 class ChatReply(Out):
@@ -375,25 +437,36 @@ class ServiceStatus(Out):
     requests_served: int
     socket: str
     log_file: str
-    read_mostly: Optional[str] = Field(None, description="why the store refuses writes for want of space (reads and deletes work; writes exit 10), null when writes fit")
+    read_mostly: Optional[str] = Field(
+        None,
+        description="why the store refuses writes for want of space (reads and deletes work; writes exit 10), null when writes fit",
+    )
 
 
 class PathCheck(Out):
     """One path ``memcli doctor`` checked."""
 
-    name: str = Field(description="what it is: a name of memcli paths (data_dir, database...) or a path under one of them (data_dir/chroma/chroma.sqlite3)")
+    name: str = Field(
+        description="what it is: a name of memcli paths (data_dir, database...) or a path under one of them (data_dir/chroma/chroma.sqlite3)"
+    )
     path: str
-    type: str = Field(description="dir, file, socket, symlink, other, missing (not made yet: nothing to check), or unreadable (this user may not look at it: it is under another user's folder)")
+    type: str = Field(
+        description="dir, file, socket, symlink, other, missing (not made yet: nothing to check), or unreadable (this user may not look at it: it is under another user's folder)"
+    )
     mode: Optional[str] = Field(description="permission bits in octal (0600), null when missing")
     owner_uid: Optional[int] = Field(description="uid of its owner, null when missing")
-    ok: bool = Field(description="private: no group or other permission bits, owned by this user (a missing path is ok)")
+    ok: bool = Field(
+        description="private: no group or other permission bits, owned by this user (a missing path is ok)"
+    )
     problem: Optional[str] = Field(description="what is wrong, null when ok")
 
 
 class ModelCheck(Out):
     """One check of the configured chat model or embedding server by ``memcli doctor``."""
 
-    name: str = Field(description="model file, server reachable, model listed or completion (the chat model); embedding server reachable, embedder listed or embedding (the embedding server)")
+    name: str = Field(
+        description="model file, server reachable, model listed or completion (the chat model); embedding server reachable, embedder listed or embedding (the embedding server)"
+    )
     ok: bool
     detail: str = Field(description="what was found, or what failed and the fix")
 
@@ -404,11 +477,19 @@ class DoctorReport(Out):
 
     ok: bool = Field(description="no warning")
     store_writable: bool = Field(description="the data folder can be written (false: a read-only store, writes exit 9)")
-    store_space: Optional[str] = Field(None, description="why writes are refused for want of space on the store's device (reads and deletes work; writes exit 10), null when they fit")
+    store_space: Optional[str] = Field(
+        None,
+        description="why writes are refused for want of space on the store's device (reads and deletes work; writes exit 10), null when they fit",
+    )
     checked: int = Field(description="paths checked")
-    warnings: list[str] = Field(description="one line each, as printed on stderr (without the 'memcli: warning: ' prefix)")
+    warnings: list[str] = Field(
+        description="one line each, as printed on stderr (without the 'memcli: warning: ' prefix)"
+    )
     checks: list[PathCheck]
-    model_checks: list[ModelCheck] = Field(default_factory=list, description="the configured chat model: its file, or its server reachable, the model listed and a one-token completion answered")
+    model_checks: list[ModelCheck] = Field(
+        default_factory=list,
+        description="the configured chat model: its file, or its server reachable, the model listed and a one-token completion answered",
+    )
 
 
 class ServiceStop(Out):
@@ -454,7 +535,9 @@ class EvalResult(Out):
 class ReindexResult(Out):
     """``memcli reindex``: the store re-embedded with the configured embedder."""
 
-    embedder: str = Field(description="the embedder the store's vectors now come from, name@fingerprint or server:<model>@<dimension>")
+    embedder: str = Field(
+        description="the embedder the store's vectors now come from, name@fingerprint or server:<model>@<dimension>"
+    )
     previous: Optional[str] = Field(description="the embedder they came from, null when none was recorded")
     memories: int = Field(description="memories re-embedded (0: the store was already the embedder's)")
     users: int = Field(description="users whose memories were re-embedded")
@@ -466,8 +549,12 @@ class MigrateResult(Out):
 
     source: str = Field(description="where the memories were: the folder, or the server (URL, tenant, database)")
     target: str = Field(description="where they are now, as source")
-    memories: int = Field(description="memories copied, each with every field and its vector, and found equal in the copy")
-    max_vector_difference: float = Field(description="largest difference of a vector component between the store and the copy (0: bit-equal)")
+    memories: int = Field(
+        description="memories copied, each with every field and its vector, and found equal in the copy"
+    )
+    max_vector_difference: float = Field(
+        description="largest difference of a vector component between the store and the copy (0: bit-equal)"
+    )
     duration_seconds: float
 
 
@@ -497,7 +584,9 @@ class ConsolidationEvalResult(Out):
         "coverage_turns (the same by the raw turns), coverage_strict (facts and summary lines at cosine >= 0.7), "
         "written_by (units per path); with --details also summaries ({day: text}) and fact_texts"
     )
-    overall: dict[str, Union[int, float]] = Field(description="sums of the counts and seconds, turns_per_second over them, means of the scores")
+    overall: dict[str, Union[int, float]] = Field(
+        description="sums of the counts and seconds, turns_per_second over them, means of the scores"
+    )
     duration_seconds: float
 
 
@@ -514,9 +603,13 @@ class QaEvalResult(Out):
     per_category: dict[str, dict[str, Union[int, float]]] = Field(
         description="category (1 multi-hop ... 5 adversarial) -> {n, F1, and with context memory for categories 1-4: R@5, R@10, R@20 of the evidence}"
     )
-    overall: dict[str, Union[int, float]] = Field(description="{n, F1, R@5, R@10, R@20} over every question (R@k over those of categories 1-4)")
+    overall: dict[str, Union[int, float]] = Field(
+        description="{n, F1, R@5, R@10, R@20} over every question (R@k over those of categories 1-4)"
+    )
     overall_1_4: dict[str, Union[int, float]] = Field(description="{n, F1} without the adversarial category")
-    latency_seconds: dict[str, float] = Field(description="{p50, p95} of one answer (recall, prompt and reply), in seconds")
+    latency_seconds: dict[str, float] = Field(
+        description="{p50, p95} of one answer (recall, prompt and reply), in seconds"
+    )
     duration_seconds: float
     details: list[dict[str, Any]] = Field(
         description="with --details: one object a question: conversation, category, question, reference (the dataset's answer, or its adversarial answer), answer, score, seconds"
@@ -557,12 +650,26 @@ class VersionInfo(Out):
     llama_cpp_python: Optional[str]
     sentence_transformers: Optional[str]
     torch: Optional[str]
-    chat_model: str = Field(description="the GGUF file of the model setting, or the embedded default's file (assembled on first use); with a model server, its model id (model_name)")
-    chat_model_package: Optional[str] = Field(description="the package of the embedded default chat model and its version; null for a model setting")
-    model_server: Optional[str] = Field(None, description="the model server's base URL (model_url), null for a GGUF model; chat_model is then the server's model id, or empty for the first it lists")
-    embedder: str = Field(description="the sentence-transformers directory of the embedder setting, or the packaged default's; with an embedding server, its model id (embedder_name)")
-    embedder_package: Optional[str] = Field(description="the package of the default embedder and its version; null for an embedder setting or an embedding server")
-    embedding_server: Optional[str] = Field(None, description="the embedding server's base URL (embedder_url), null for a sentence-transformers embedder; embedder is then the server's model id, or empty for the first it lists")
+    chat_model: str = Field(
+        description="the GGUF file of the model setting, or the embedded default's file (assembled on first use); with a model server, its model id (model_name)"
+    )
+    chat_model_package: Optional[str] = Field(
+        description="the package of the embedded default chat model and its version; null for a model setting"
+    )
+    model_server: Optional[str] = Field(
+        None,
+        description="the model server's base URL (model_url), null for a GGUF model; chat_model is then the server's model id, or empty for the first it lists",
+    )
+    embedder: str = Field(
+        description="the sentence-transformers directory of the embedder setting, or the packaged default's; with an embedding server, its model id (embedder_name)"
+    )
+    embedder_package: Optional[str] = Field(
+        description="the package of the default embedder and its version; null for an embedder setting or an embedding server"
+    )
+    embedding_server: Optional[str] = Field(
+        None,
+        description="the embedding server's base URL (embedder_url), null for a sentence-transformers embedder; embedder is then the server's model id, or empty for the first it lists",
+    )
     service: Optional[str] = Field(description="the version of the running memcli service, null when none runs")
 
 

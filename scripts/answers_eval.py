@@ -39,8 +39,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-HISTORY = {"en": ROOT.parent / "shared" / "data" / "memorybank" / "memory_bank_en.json",
-           "zh": ROOT.parent / "shared" / "data" / "memorybank" / "memory_bank_cn.json"}
+HISTORY = {
+    "en": ROOT.parent / "shared" / "data" / "memorybank" / "memory_bank_en.json",
+    "zh": ROOT.parent / "shared" / "data" / "memorybank" / "memory_bank_cn.json",
+}
 PROBES = {lang: ROOT / "tests" / "data" / "answers" / f"probes_{lang}.jsonl" for lang in HISTORY}
 START = datetime(2023, 5, 7, 20, 0).timestamp()
 STEP = 3700.0
@@ -53,11 +55,13 @@ def right(answer: str, gold: list[str]) -> bool:
     return all(any(option.lower() in text for option in entry.split("|")) for entry in gold)
 
 
-def run_language(lang: str, dev_only: bool, log: Any, cache: Path | None = None, modes: tuple[str, ...] = MODES) -> list[dict[str, Any]]:
+def run_language(
+    lang: str, dev_only: bool, log: Any, cache: Path | None = None, modes: tuple[str, ...] = MODES
+) -> list[dict[str, Any]]:
     """Every probe of ``lang`` asked in each mode: one row a probe and mode."""
     from memcli.config import Settings, home_paths
-    from memcli.library.engine import Engine
     from memcli.errors import MemcliError
+    from memcli.library.engine import Engine
     from memcli.library.library import Memcli
 
     probes = [json.loads(line) for line in PROBES[lang].read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -80,7 +84,15 @@ def run_language(lang: str, dev_only: bool, log: Any, cache: Path | None = None,
             shutil.copytree(base, home, ignore=shutil.ignore_patterns("done"))
             asked = [0]
             mode_settings = settings.model_copy(update={"answers": mode})
-            library = Memcli(Engine(mode_settings, home_paths(home), clock=lambda asked=asked: START + STEP * asked[0], embedder=embedder, chat_model=chat_model))
+            library = Memcli(
+                Engine(
+                    mode_settings,
+                    home_paths(home),
+                    clock=lambda asked=asked: START + STEP * asked[0],
+                    embedder=embedder,
+                    chat_model=chat_model,
+                )
+            )
             for n, probe in enumerate(probes):
                 asked[0] = n
                 t0 = time.perf_counter()
@@ -89,12 +101,24 @@ def run_language(lang: str, dev_only: bool, log: Any, cache: Path | None = None,
                 except MemcliError as exc:  # the base model's empty reply: exit 3 for memcli ask, no answer here
                     text = f"(error: {exc})"
                 seconds = time.perf_counter() - t0
-                row = {"lang": lang, "mode": mode, "user": probe["user"], "type": probe["type"], "holdout": probe["holdout"],
-                       "question": probe["question"], "gold": probe["gold"], "answer": text,
-                       "right": not text.startswith("(error") and right(text, probe["gold"]), "seconds": round(seconds, 3)}
+                row = {
+                    "lang": lang,
+                    "mode": mode,
+                    "user": probe["user"],
+                    "type": probe["type"],
+                    "holdout": probe["holdout"],
+                    "question": probe["question"],
+                    "gold": probe["gold"],
+                    "answer": text,
+                    "right": not text.startswith("(error") and right(text, probe["gold"]),
+                    "seconds": round(seconds, 3),
+                }
                 rows.append(row)
-                print(f"{lang} {mode:10} {'OK ' if row['right'] else 'no '} {seconds:5.2f}s {probe['question']} -> "
-                      f"{text[:160]!r}", file=log)
+                print(
+                    f"{lang} {mode:10} {'OK ' if row['right'] else 'no '} {seconds:5.2f}s {probe['question']} -> "
+                    f"{text[:160]!r}",
+                    file=log,
+                )
             library.engine.store.close()
     return rows
 
@@ -107,14 +131,20 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         groups[(row["lang"], row["mode"])].append(row)
     for (lang, mode), mine in sorted(groups.items()):
         entry: dict[str, Any] = {}
-        for name, subset in (("all", mine), ("dev", [r for r in mine if not r["holdout"]]), ("holdout", [r for r in mine if r["holdout"]])):
+        for name, subset in (
+            ("all", mine),
+            ("dev", [r for r in mine if not r["holdout"]]),
+            ("holdout", [r for r in mine if r["holdout"]]),
+        ):
             if not subset:
                 continue
             by_type: dict[str, list[bool]] = defaultdict(list)
             for r in subset:
                 by_type[r["type"]].append(r["right"])
-            entry[name] = {"right": f"{sum(r['right'] for r in subset)}/{len(subset)}",
-                           "per_type": {t: f"{sum(v)}/{len(v)}" for t, v in sorted(by_type.items())}}
+            entry[name] = {
+                "right": f"{sum(r['right'] for r in subset)}/{len(subset)}",
+                "per_type": {t: f"{sum(v)}/{len(v)}" for t, v in sorted(by_type.items())},
+            }
         times = sorted(r["seconds"] for r in mine)
         entry["p50_seconds"] = round(statistics.median(times), 3)
         entry["p95_seconds"] = round(times[min(len(times) - 1, int(0.95 * len(times)))], 3)
@@ -131,7 +161,7 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, help="keep each language's imported home here and reuse it")
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
-    for lang in (("en", "zh") if args.lang == "both" else (args.lang,)):
+    for lang in ("en", "zh") if args.lang == "both" else (args.lang,):
         rows += run_language(lang, args.dev, sys.stderr, args.cache, MODES if args.mode == "both" else (args.mode,))
     result = summary(rows)
     if args.json:

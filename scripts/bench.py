@@ -98,8 +98,32 @@ TURN_GAP = 60.0
 T0 = 1_600_000_000.0  # 2020-09-13
 BATCH = 5000
 NAMES = [
-    "Aisha", "Bruno", "Chen", "Dara", "Elif", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemi", "Lars", "Mira", "Nikhil",
-    "Olga", "Pablo", "Quinn", "Rosa", "Sami", "Tamsin", "Umar", "Vera", "Wen", "Ximena", "Yusuf", "Zoe",
+    "Aisha",
+    "Bruno",
+    "Chen",
+    "Dara",
+    "Elif",
+    "Farid",
+    "Greta",
+    "Hiro",
+    "Ines",
+    "Jonas",
+    "Kemi",
+    "Lars",
+    "Mira",
+    "Nikhil",
+    "Olga",
+    "Pablo",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tamsin",
+    "Umar",
+    "Vera",
+    "Wen",
+    "Ximena",
+    "Yusuf",
+    "Zoe",
 ]
 _NUMBER = re.compile(r"\d+")
 
@@ -191,9 +215,9 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
     """Yield (memories, vectors, windows) batches of whole sessions until ``size`` turns."""
     import numpy as np
 
-    from memcli.store.recall_index import WINDOW_AFTER, WINDOW_BEFORE, window_text
     from memcli.dates import day_of
     from memcli.memory import Kind, Memory, stable_id
+    from memcli.store.recall_index import WINDOW_AFTER, WINDOW_BEFORE, window_text
 
     rng = np.random.default_rng(seed)
     speakers = sorted({m.speaker for s in sessions for m in s if m.speaker})
@@ -210,12 +234,20 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
             mems, vecs = [], []
             for i, t in enumerate(turns):
                 at = start + i * TURN_GAP
-                mems.append(Memory(
-                    id=stable_id("bench", USER, str(made + i)), user=USER, kind=Kind.TURN.value,
-                    text=t.text if copy == 0 else _variant_text(t.text, names, copy),
-                    created_at=at, day=day_of(at), session=session,
-                    speaker=names.get(t.speaker, t.speaker), source=f"{t.source}#{copy}", caption=t.caption,
-                ))
+                mems.append(
+                    Memory(
+                        id=stable_id("bench", USER, str(made + i)),
+                        user=USER,
+                        kind=Kind.TURN.value,
+                        text=t.text if copy == 0 else _variant_text(t.text, names, copy),
+                        created_at=at,
+                        day=day_of(at),
+                        session=session,
+                        speaker=names.get(t.speaker, t.speaker),
+                        source=f"{t.source}#{copy}",
+                        caption=t.caption,
+                    )
+                )
                 v = np.asarray(vectors[t.id], dtype=np.float32)
                 if copy:
                     v = v + rng.normal(0.0, noise / np.sqrt(v.size), v.size).astype(np.float32)
@@ -240,7 +272,9 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
         yield batch
 
 
-def build_store(home: Path, sessions: list[list[Any]], vectors: dict[str, Any], size: int, noise: float) -> dict[str, float]:
+def build_store(
+    home: Path, sessions: list[list[Any]], vectors: dict[str, Any], size: int, noise: float
+) -> dict[str, float]:
     """Fill a fresh store at ``home`` with ``size`` synthetic turns; timings in seconds."""
     from memcli.config import home_paths, load_settings
     from memcli.store.store import MemoryStore
@@ -274,11 +308,11 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
     ``_ms`` milliseconds, ``_bytes`` bytes. Runs in its own process (``--worker``)."""
     import numpy as np
 
-    from memcli.store import index
     from memcli.config import home_paths, load_settings
     from memcli.library.engine import Engine
     from memcli.models.embedding import Embedder
     from memcli.recall.retrieval import Recaller
+    from memcli.store import index
     from memcli.store.store import MemoryStore
 
     index.VECTOR_DTYPE = np.dtype(dtype).type
@@ -308,6 +342,7 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
         out["first_recall_hits"] = len(first)
         for q in queries[:5]:
             request().recall(q, USER, k=10, reinforce=False)
+
         def timed_recalls(reinforce: bool) -> dict[str, float]:
             """Every query ``repeats`` times: n, and p50 / p95 / max in milliseconds."""
             times: list[float] = []
@@ -316,7 +351,12 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
                     t = time.perf_counter()
                     request().recall(q, USER, k=10, reinforce=reinforce)
                     times.append(time.perf_counter() - t)
-            return {"n": len(times), "p50": pct(times, 0.5) * 1e3, "p95": pct(times, 0.95) * 1e3, "max": max(times) * 1e3}
+            return {
+                "n": len(times),
+                "p50": pct(times, 0.5) * 1e3,
+                "p95": pct(times, 0.95) * 1e3,
+                "max": max(times) * 1e3,
+            }
 
         out["recall_ms"] = timed_recalls(reinforce=False)
         enc: list[float] = []
@@ -368,15 +408,21 @@ class Shell:
             env["MEMCLI_USER"] = user
         return env
 
-    def run(self, home: Path, args: list[str], user: str | None = None, timeout: float = 900) -> tuple[float, subprocess.CompletedProcess]:
+    def run(
+        self, home: Path, args: list[str], user: str | None = None, timeout: float = 900
+    ) -> tuple[float, subprocess.CompletedProcess]:
         """Run ``memcli args``; its wall time in seconds and the finished process. A non-zero
         exit or a fallback to in-process is recorded in ``failures``."""
         self.homes.add(home)
         t = time.perf_counter()
-        done = subprocess.run(self.command + args, env=self.env(home, user), capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            self.command + args, env=self.env(home, user), capture_output=True, text=True, timeout=timeout, check=False
+        )
         elapsed = time.perf_counter() - t
         if done.returncode != 0:
-            self.failures.append(f"memcli {' '.join(args)[:80]} -> exit {done.returncode}: {done.stderr.strip()[-300:]}")
+            self.failures.append(
+                f"memcli {' '.join(args)[:80]} -> exit {done.returncode}: {done.stderr.strip()[-300:]}"
+            )
         if "running in this process instead" in done.stderr:
             self.fallbacks += 1
             self.failures.append(f"memcli {' '.join(args)[:80]}: fell back to in-process: {done.stderr.strip()[-200:]}")
@@ -403,7 +449,9 @@ class Shell:
     def stop(self, home: Path) -> None:
         """Stop the service of ``home`` (by the CLI; by its pid if it is still there)."""
         env = self.env(home)
-        subprocess.run(self.command + ["service", "stop"], env=env, capture_output=True, text=True, timeout=60, check=False)
+        subprocess.run(
+            self.command + ["service", "stop"], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
         from memcli.config import home_paths
 
         service_file = home_paths(home).service_file
@@ -482,7 +530,12 @@ def client_import_time(runs: int = 5) -> dict[str, Any]:
     totals = []
     top: dict[str, int] = {}
     for _ in range(runs):
-        done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import memcli.transport.client"], capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import memcli.transport.client"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         total = 0
         lines = {}
         for line in done.stderr.splitlines():
@@ -604,8 +657,11 @@ class ForeignCpu:
     def report(self) -> dict[str, Any]:
         """Others' CPU seconds since the start, their share of the machine (0..1), and the top five names by CPU seconds (at least 1 s)."""
         wall = time.time() - self.started
-        return {"cpu_seconds": round(self.seconds, 1), "share_of_machine": round(self.seconds / (wall * (os.cpu_count() or 1)), 3),
-                "by_name": {k: round(v, 1) for k, v in sorted(self.top.items(), key=lambda kv: -kv[1])[:5] if v >= 1.0}}
+        return {
+            "cpu_seconds": round(self.seconds, 1),
+            "share_of_machine": round(self.seconds / (wall * (os.cpu_count() or 1)), 3),
+            "by_name": {k: round(v, 1) for k, v in sorted(self.top.items(), key=lambda kv: -kv[1])[:5] if v >= 1.0},
+        }
 
 
 # --- service logs --------------------------------------------------------------------------
@@ -633,12 +689,19 @@ def mib(n: Any) -> str:
 
 def table(r: dict[str, Any]) -> str:
     """The results ``r`` (as ``main`` collects them) as the text report printed without ``--json``."""
-    lines = [(f"memcli benchmark — {r['machine']['platform']}, {r['machine']['cpus']} CPUs, Python {r['machine']['python']}, "
-              f"memcli {r['machine']['memcli']}, {r['started']}")]
+    lines = [
+        (
+            f"memcli benchmark — {r['machine']['platform']}, {r['machine']['cpus']} CPUs, Python {r['machine']['python']}, "
+            f"memcli {r['machine']['memcli']}, {r['started']}"
+        )
+    ]
     if "recall" in r:
-        lines += ["", "1. Recall in the service's code path (resident store, warm Recaller, MiniLM query encoding included, k=10; "
-                  "p50 / p95 without reinforcement, p50 reinf. with it)",
-                  f"{'memories':>9} {'vectors':>8} {'build':>8} {'first recall':>13} {'p50':>9} {'p95':>9} {'p50 reinf.':>11} {'encode p50':>11} {'RSS':>9} {'peak RSS':>9} {'forget --dry-run':>17} {'peak w/ forget':>15} {'others':>7}"]
+        lines += [
+            "",
+            "1. Recall in the service's code path (resident store, warm Recaller, MiniLM query encoding included, k=10; "
+            "p50 / p95 without reinforcement, p50 reinf. with it)",
+            f"{'memories':>9} {'vectors':>8} {'build':>8} {'first recall':>13} {'p50':>9} {'p95':>9} {'p50 reinf.':>11} {'encode p50':>11} {'RSS':>9} {'peak RSS':>9} {'forget --dry-run':>17} {'peak w/ forget':>15} {'others':>7}",
+        ]
         for row in r["recall"]:
             w = row["worker"]
             f = w.get("forget_dry_run_s", [float("nan")])
@@ -649,54 +712,85 @@ def table(r: dict[str, Any]) -> str:
                 f"{mib(w['rss_bytes']):>9} {mib(w['peak_rss_bytes']):>9} {min(f):>16.2f}s {mib(w['peak_rss_after_forget_bytes']):>15} {100 * row.get('other_processes_share', 0):>6.0f}%"
             )
         w0 = r["recall"][0]["worker"]
-        lines.append(f"   ({r['recall'][0]['worker']['recall_ms']['n']} recalls per size, as many again with reinforcement "
-                     f"for p50 reinf. (strength and last_recalled_at written back); embedder alone: {mib(w0['rss_embedder_bytes'])} RSS, "
-                     f"loaded in {w0['embedder_load_s']:.1f} s; build = MemoryStore.add of precomputed vectors; "
-                     f"first recall loads the index; RSS / peak RSS (VmRSS / VmHWM) after the recalls; "
-                     f"forget = Engine.forget(dry_run=True) on the resident store, best of 2; "
-                     f"others = CPU share other processes on the machine used meanwhile)")
+        lines.append(
+            f"   ({r['recall'][0]['worker']['recall_ms']['n']} recalls per size, as many again with reinforcement "
+            f"for p50 reinf. (strength and last_recalled_at written back); embedder alone: {mib(w0['rss_embedder_bytes'])} RSS, "
+            f"loaded in {w0['embedder_load_s']:.1f} s; build = MemoryStore.add of precomputed vectors; "
+            f"first recall loads the index; RSS / peak RSS (VmRSS / VmHWM) after the recalls; "
+            f"forget = Engine.forget(dry_run=True) on the resident store, best of 2; "
+            f"others = CPU share other processes on the machine used meanwhile)"
+        )
         if "base_corpus" in r:
             b = r["base_corpus"]
-            lines.append(f"   (stores made of copies of {b['turns']} LoCoMo turns in {b['sessions']} sessions; noise {r['settings']['noise']})")
+            lines.append(
+                f"   (stores made of copies of {b['turns']} LoCoMo turns in {b['sessions']} sessions; noise {r['settings']['noise']})"
+            )
     if "forget_cli" in r:
         fc = r["forget_cli"]
-        lines.append(f"   memcli forget --dry-run --json via the warm service at {fc['size']} memories: p50 {fc['p50_s']:.2f} s "
-                     f"over {fc['calls']} (the first call, starting the service: {fc['first_s']:.1f} s)")
+        lines.append(
+            f"   memcli forget --dry-run --json via the warm service at {fc['size']} memories: p50 {fc['p50_s']:.2f} s "
+            f"over {fc['calls']} (the first call, starting the service: {fc['first_s']:.1f} s)"
+        )
     if "shell" in r:
         s = r["shell"]
-        lines += ["", f"2. memcli from a shell (wall time, p50; store: LoCoMo {s['user']} imported, {s['memories']} memories)",
-                  f"{'command':<16} {'warm':>9} {'cold':>9} {'--no-service':>13}"]
+        lines += [
+            "",
+            f"2. memcli from a shell (wall time, p50; store: LoCoMo {s['user']} imported, {s['memories']} memories)",
+            f"{'command':<16} {'warm':>9} {'cold':>9} {'--no-service':>13}",
+        ]
         for verb in ("recall", "remember"):
             v = s["p50_s"][verb]
             lines.append(f"memcli {verb:<9} {v['warm']:>8.2f}s {v['cold']:>8.2f}s {v['in_process']:>12.2f}s")
         lines.append(f"memcli --help    {s['help_s'] * 1e3:>7.0f}ms")
         inside = s.get("service_side_warm_ms", {})
-        lines.append(f"   service-side time of the warm calls (its log), p50: recall {inside.get('recall', float('nan')):.0f} ms, "
-                     f"remember {inside.get('remember', float('nan')):.0f} ms; the call that started the service: {s['first_call_starting_service_s']:.1f} s")
+        lines.append(
+            f"   service-side time of the warm calls (its log), p50: recall {inside.get('recall', float('nan')):.0f} ms, "
+            f"remember {inside.get('remember', float('nan')):.0f} ms; the call that started the service: {s['first_call_starting_service_s']:.1f} s"
+        )
         st = s.get("service_status") or {}
-        lines.append(f"   calls: warm {s['calls']['warm']}, cold {s['calls']['cold']} (service stopped before each), "
-                     f"in-process {s['calls']['in_process']}; help 10. Service after the warm calls: RSS {mib(st.get('rss_bytes'))}, "
-                     f"{st.get('requests_served', '-')} requests served; other processes used {100 * s.get('other_processes_share', 0):.0f}% of the CPU meanwhile")
+        lines.append(
+            f"   calls: warm {s['calls']['warm']}, cold {s['calls']['cold']} (service stopped before each), "
+            f"in-process {s['calls']['in_process']}; help 10. Service after the warm calls: RSS {mib(st.get('rss_bytes'))}, "
+            f"{st.get('requests_served', '-')} requests served; other processes used {100 * s.get('other_processes_share', 0):.0f}% of the CPU meanwhile"
+        )
     if "import" in r:
         i = r["import"]
-        lines += ["", f"3. Import throughput (LoCoMo {i['conversations']}: {i['turns']} turns + {i['windows']} windows = {i['texts']} texts)",
-                  f"   raw Embedder.embed (model loaded): {i['raw_s']:.1f} s = {i['raw_tps']:.1f} texts/s (turns alone {i['raw_turns_only_tps']:.1f}/s)",
-                  (f"   memcli import into a fresh store (CLI wall, service started by it): {i['import_wall_s']:.1f} s = "
-                   f"{i['import_tps']:.1f} texts/s  -> ratio {i['ratio']:.2f} (goal >= 0.60)"),
-                  (f"   (the import's own duration as reported: {i['import_reported_s']:.1f} s = {i['import_reported_tps']:.1f} texts/s, "
-                   f"ratio {i['ratio_reported']:.2f}); other processes used {100 * i.get('other_processes_share', 0):.0f}% of the CPU meanwhile")]
+        lines += [
+            "",
+            f"3. Import throughput (LoCoMo {i['conversations']}: {i['turns']} turns + {i['windows']} windows = {i['texts']} texts)",
+            f"   raw Embedder.embed (model loaded): {i['raw_s']:.1f} s = {i['raw_tps']:.1f} texts/s (turns alone {i['raw_turns_only_tps']:.1f}/s)",
+            (
+                f"   memcli import into a fresh store (CLI wall, service started by it): {i['import_wall_s']:.1f} s = "
+                f"{i['import_tps']:.1f} texts/s  -> ratio {i['ratio']:.2f} (goal >= 0.60)"
+            ),
+            (
+                f"   (the import's own duration as reported: {i['import_reported_s']:.1f} s = {i['import_reported_tps']:.1f} texts/s, "
+                f"ratio {i['ratio_reported']:.2f}); other processes used {100 * i.get('other_processes_share', 0):.0f}% of the CPU meanwhile"
+            ),
+        ]
     if "client" in r:
         c = r["client"]
-        lines += ["", "5. Client import time",
-                  f"   python -X importtime -c 'import memcli.transport.client': {c['importtime_client_ms']:.1f} ms (memcli's top-level imports, cumulative)",
-                  (f"   python -c 'import memcli.cli, memcli.transport.client': {c['import_cli_client_wall_ms']:.0f} ms wall "
-                   f"(python -c pass: {c['python_pass_wall_ms']:.0f} ms)"),
-                  "   heaviest non-memcli imports under it: " + ", ".join(f"{k} {v:.1f} ms" for k, v in c["heaviest_imports_ms"].items())]
+        lines += [
+            "",
+            "5. Client import time",
+            f"   python -X importtime -c 'import memcli.transport.client': {c['importtime_client_ms']:.1f} ms (memcli's top-level imports, cumulative)",
+            (
+                f"   python -c 'import memcli.cli, memcli.transport.client': {c['import_cli_client_wall_ms']:.0f} ms wall "
+                f"(python -c pass: {c['python_pass_wall_ms']:.0f} ms)"
+            ),
+            "   heaviest non-memcli imports under it: "
+            + ", ".join(f"{k} {v:.1f} ms" for k, v in c["heaviest_imports_ms"].items()),
+        ]
     other = r["machine"].get("other_processes") or {}
     if other.get("share_of_machine", 0) > 0.05 or r["machine"]["loadavg_at_start"][0] > 0.5:
-        lines += ["", (f"Note: other processes used the CPU during the run: {other.get('cpu_seconds')} CPU-s, "
-                       f"{100 * other.get('share_of_machine', 0):.0f}% of the machine ({other.get('by_name')}); load average at start "
-                       f"{r['machine']['loadavg_at_start']}. Every figure above is slowed by them.")]
+        lines += [
+            "",
+            (
+                f"Note: other processes used the CPU during the run: {other.get('cpu_seconds')} CPU-s, "
+                f"{100 * other.get('share_of_machine', 0):.0f}% of the machine ({other.get('by_name')}); load average at start "
+                f"{r['machine']['loadavg_at_start']}. Every figure above is slowed by them."
+            ),
+        ]
     if r.get("failures") or r.get("service_log"):
         lines += ["", "Problems seen"]
         lines += [f"   {f}" for f in r.get("failures", [])]
@@ -710,20 +804,43 @@ def table(r: dict[str, Any]) -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command-line options; ``--quick`` lowers the sizes, conversations and cold calls unless given."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="See the module docstring for how each figure is measured.")
-    p.add_argument("--sizes", default="1000,10000,100000", help="store sizes (memories of one user), comma-separated (default: %(default)s)")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog="See the module docstring for how each figure is measured."
+    )
+    p.add_argument(
+        "--sizes",
+        default="1000,10000,100000",
+        help="store sizes (memories of one user), comma-separated (default: %(default)s)",
+    )
     p.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="LoCoMo file (default: %(default)s)")
-    p.add_argument("--conversations", default="", help="LoCoMo sample_ids to embed and import, comma-separated (default: all)")
-    p.add_argument("--shell-conversation", default="conv-26", help="the LoCoMo conversation of the small store for the shell timings (default: %(default)s)")
+    p.add_argument(
+        "--conversations", default="", help="LoCoMo sample_ids to embed and import, comma-separated (default: all)"
+    )
+    p.add_argument(
+        "--shell-conversation",
+        default="conv-26",
+        help="the LoCoMo conversation of the small store for the shell timings (default: %(default)s)",
+    )
     p.add_argument("--queries", type=int, default=50, help="LoCoMo questions sampled as queries (default: %(default)s)")
     p.add_argument("--repeats", type=int, default=2, help="times each query is asked per size (default: %(default)s)")
-    p.add_argument("--vector-dtype", default="float32,float16",
-                   help="types of the in-memory recall vectors to measure recall with, comma-separated (default: %(default)s; memcli uses float32)")
-    p.add_argument("--noise", type=float, default=0.35, help="norm of the noise added to copied vectors (default: %(default)s)")
+    p.add_argument(
+        "--vector-dtype",
+        default="float32,float16",
+        help="types of the in-memory recall vectors to measure recall with, comma-separated (default: %(default)s; memcli uses float32)",
+    )
+    p.add_argument(
+        "--noise", type=float, default=0.35, help="norm of the noise added to copied vectors (default: %(default)s)"
+    )
     p.add_argument("--calls", type=int, default=10, help="warm shell calls per command (default: %(default)s)")
-    p.add_argument("--cold-calls", type=int, default=5, help="cold and in-process shell calls per command (default: %(default)s)")
-    p.add_argument("--quick", action="store_true", help="a quick run: sizes 1000,5000, conversation conv-26 only, 3 cold calls")
-    p.add_argument("--skip", default="", help="parts to skip, comma-separated: recall, shell, import, forget-cli, client")
+    p.add_argument(
+        "--cold-calls", type=int, default=5, help="cold and in-process shell calls per command (default: %(default)s)"
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="a quick run: sizes 1000,5000, conversation conv-26 only, 3 cold calls"
+    )
+    p.add_argument(
+        "--skip", default="", help="parts to skip, comma-separated: recall, shell, import, forget-cli, client"
+    )
     p.add_argument("--skip-cli-forget", action="store_true", help="same as --skip forget-cli")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--json-out", type=Path, help="also write the JSON object to this file")
@@ -780,9 +897,16 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     r: dict[str, Any] = {
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
-                    "memcli": memcli.__version__, "loadavg_at_start": [round(x, 2) for x in load]},
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")},
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "memcli": memcli.__version__,
+            "loadavg_at_start": [round(x, 2) for x in load],
+        },
+        "settings": {
+            k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("worker")
+        },
     }
     loads: list[float] = [load[0]]
     foreign = ForeignCpu(root).start()
@@ -808,7 +932,9 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 if "import" not in skip:
                     windows = batch_windows(small_turns)
-                    log(f"3. import throughput: raw encoding of {small}: {len(small_turns)} turns + {len(windows)} windows")
+                    log(
+                        f"3. import throughput: raw encoding of {small}: {len(small_turns)} turns + {len(windows)} windows"
+                    )
                     t = time.perf_counter()
                     small_vectors = embedder.embed([m.index_text() for m in small_turns])
                     turn_s = time.perf_counter() - t
@@ -816,17 +942,28 @@ def main(argv: list[str] | None = None) -> int:
                     raw_s = time.perf_counter() - t
                     vectors.update({m.id: v for m, v in zip(small_turns, small_vectors)})
                     texts = len(small_turns) + len(windows)
-                    log(f"  raw: {texts} texts in {raw_s:.1f} s (turns {turn_s:.1f} s); now memcli import into a fresh store")
+                    log(
+                        f"  raw: {texts} texts in {raw_s:.1f} s (turns {turn_s:.1f} s); now memcli import into a fresh store"
+                    )
                 wall, done = shell.run(home, ["import", str(args.locomo), "--conversation", small, "--json", "--quiet"])
                 with contextlib.suppress(ValueError):
                     imported = json.loads(done.stdout)
                 if "import" not in skip:
                     own = float(imported.get("duration_seconds", imported.get("seconds", float("nan"))))
                     r["import"] = {
-                        "conversations": small, "turns": len(small_turns), "windows": len(windows), "texts": texts,
-                        "raw_s": raw_s, "raw_tps": texts / raw_s, "raw_turns_only_tps": len(small_turns) / turn_s,
-                        "import_wall_s": wall, "import_tps": texts / wall, "ratio": raw_s / wall,
-                        "import_reported_s": own, "import_reported_tps": texts / own, "ratio_reported": raw_s / own,
+                        "conversations": small,
+                        "turns": len(small_turns),
+                        "windows": len(windows),
+                        "texts": texts,
+                        "raw_s": raw_s,
+                        "raw_tps": texts / raw_s,
+                        "raw_turns_only_tps": len(small_turns) / turn_s,
+                        "import_wall_s": wall,
+                        "import_tps": texts / wall,
+                        "ratio": raw_s / wall,
+                        "import_reported_s": own,
+                        "import_reported_tps": texts / own,
+                        "ratio_reported": raw_s / own,
                         "added": imported.get("added"),
                     }
                     r["import"]["other_processes_share"] = foreign.since(mark)
@@ -838,7 +975,11 @@ def main(argv: list[str] | None = None) -> int:
                     questions = locomo_questions(args.locomo, [small], 50, seed=1)
                     mark = foreign.mark()
                     r["shell"] = shell_bench(shell, home, small, questions, args.calls, args.cold_calls)
-                    r["shell"].update(user=small, memories=imported.get("found", len(small_turns)), other_processes_share=foreign.since(mark))
+                    r["shell"].update(
+                        user=small,
+                        memories=imported.get("found", len(small_turns)),
+                        other_processes_share=foreign.since(mark),
+                    )
                     loads.append(os.getloadavg()[0])
             finally:
                 shell.stop(home)
@@ -848,9 +989,15 @@ def main(argv: list[str] | None = None) -> int:
             todo = [m for s in sessions for m in s if m.id not in vectors]
             log(f"embedding {len(todo)} LoCoMo turns for the synthetic stores")
             t = time.perf_counter()
-            done_vectors = embedder.embed([m.index_text() for m in todo], progress=lambda d, n: d % 1024 == 0 and log(f"  embedded {d}/{n} turns"))
+            done_vectors = embedder.embed(
+                [m.index_text() for m in todo], progress=lambda d, n: d % 1024 == 0 and log(f"  embedded {d}/{n} turns")
+            )
             vectors.update({m.id: v for m, v in zip(todo, done_vectors)})
-            r["base_corpus"] = {"turns": sum(len(s) for s in sessions), "sessions": len(sessions), "embedded_s": time.perf_counter() - t}
+            r["base_corpus"] = {
+                "turns": sum(len(s) for s in sessions),
+                "sessions": len(sessions),
+                "embedded_s": time.perf_counter() - t,
+            }
             log(f"  embedded in {r['base_corpus']['embedded_s']:.1f} s")
             del embedder
             queries = locomo_questions(args.locomo, conversations, args.queries)
@@ -865,21 +1012,39 @@ def main(argv: list[str] | None = None) -> int:
                 for dtype in dtypes:
                     mark = foreign.mark()
                     done = subprocess.run(
-                        [sys.executable, str(Path(__file__).resolve()), "--worker", str(home), "--worker-queries", str(qfile),
-                         "--repeats", str(args.repeats), "--vector-dtype", dtype],
-                        capture_output=True, text=True, check=False,
+                        [
+                            sys.executable,
+                            str(Path(__file__).resolve()),
+                            "--worker",
+                            str(home),
+                            "--worker-queries",
+                            str(qfile),
+                            "--repeats",
+                            str(args.repeats),
+                            "--vector-dtype",
+                            dtype,
+                        ],
+                        capture_output=True,
+                        text=True,
+                        check=False,
                     )
                     loads.append(os.getloadavg()[0])
                     if done.returncode != 0:
-                        shell.failures.append(f"worker at {size} ({dtype}): exit {done.returncode}: {done.stderr.strip()[-600:]}")
+                        shell.failures.append(
+                            f"worker at {size} ({dtype}): exit {done.returncode}: {done.stderr.strip()[-600:]}"
+                        )
                         log(f"  worker failed: {done.stderr.strip()[-600:]}")
                         continue
                     w = json.loads(done.stdout.strip().splitlines()[-1])
-                    r["recall"].append({"size": size, "build": build, "worker": w, "other_processes_share": foreign.since(mark)})
+                    r["recall"].append(
+                        {"size": size, "build": build, "worker": w, "other_processes_share": foreign.since(mark)}
+                    )
                     reinf = w.get("recall_reinforce_ms", {}).get("p50", float("nan"))
-                    log(f"  {size} ({dtype}): first recall {w['first_recall_s']:.2f} s, p50 {w['recall_ms']['p50']:.1f} ms, "
+                    log(
+                        f"  {size} ({dtype}): first recall {w['first_recall_s']:.2f} s, p50 {w['recall_ms']['p50']:.1f} ms, "
                         f"p95 {w['recall_ms']['p95']:.1f} ms, p50 reinforced {reinf:.1f} ms, peak RSS {mib(w['peak_rss_bytes'])}, "
-                        f"forget dry-run {min(w['forget_dry_run_s']):.2f} s")
+                        f"forget dry-run {min(w['forget_dry_run_s']):.2f} s"
+                    )
             if "forget-cli" not in skip and r["recall"]:
                 size = r["recall"][-1]["size"]
                 home = root / f"store-{size}"
@@ -888,8 +1053,13 @@ def main(argv: list[str] | None = None) -> int:
                     command = ["forget", "--dry-run", "--json", "--quiet"]
                     first, _ = shell.run(home, command, USER)
                     times = shell.timed(home, command, 2 if first > 10 else 3, USER)
-                    r["forget_cli"] = {"size": size, "first_s": first, "p50_s": p50(times), "calls": len(times),
-                                       "service_ms": service_times(home).get("forget", [])}
+                    r["forget_cli"] = {
+                        "size": size,
+                        "first_s": first,
+                        "p50_s": p50(times),
+                        "calls": len(times),
+                        "service_ms": service_times(home).get("forget", []),
+                    }
                     log(f"  p50 {p50(times):.2f} s (first {first:.1f} s)")
                 finally:
                     shell.stop(home)

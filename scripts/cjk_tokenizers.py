@@ -65,7 +65,9 @@ def index_size(history: Path) -> tuple[int, int]:
 def main() -> None:
     """Run each segmenter over the probes and print its recall and index size."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--history", type=Path, default=ROOT.parent / "shared" / "data" / "memorybank" / "memory_bank_cn.json")
+    parser.add_argument(
+        "--history", type=Path, default=ROOT.parent / "shared" / "data" / "memorybank" / "memory_bank_cn.json"
+    )
     parser.add_argument("--probes", type=Path, default=ROOT / "tests" / "data" / "memorybank" / "probes_zh.jsonl")
     parser.add_argument("--json", action="store_true", help="one JSON object per segmenter")
     args = parser.parse_args()
@@ -84,9 +86,19 @@ def main() -> None:
             terms, postings = index_size(args.history)
         finally:
             lexical.segment = original
-        row = {"segmenter": name, "hit@1": report.overall["hit@1"], "hit@5": report.overall["hit@5"], "terms": terms, "postings": postings}
-        print(json.dumps(row) if args.json else
-              f"{name:<14} hit@1 {row['hit@1']:.3f}  hit@5 {row['hit@5']:.3f}  terms {terms:>7,}  postings {postings:>8,}", flush=True)
+        row = {
+            "segmenter": name,
+            "hit@1": report.overall["hit@1"],
+            "hit@5": report.overall["hit@5"],
+            "terms": terms,
+            "postings": postings,
+        }
+        print(
+            json.dumps(row)
+            if args.json
+            else f"{name:<14} hit@1 {row['hit@1']:.3f}  hit@5 {row['hit@5']:.3f}  terms {terms:>7,}  postings {postings:>8,}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

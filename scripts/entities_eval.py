@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memcli.text.entities import Extraction, KnownNames, common_words, extract, normalise, turn_names
 from memcli.memory import ASSISTANT
+from memcli.text.entities import Extraction, KnownNames, common_words, extract, normalise, turn_names
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 DEV_LOCOMO = ("conv-26", "conv-30")
@@ -62,7 +62,11 @@ def locomo(conv: str) -> list[Turn]:
     while f"session_{n}" in c:
         day = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y").date().isoformat()
         for t in c[f"session_{n}"]:
-            turns.append(Turn(f"{conv}/{t['dia_id']}", f"{conv}/s{n}", t["speaker"], b if t["speaker"] == a else a, day, t["text"]))
+            turns.append(
+                Turn(
+                    f"{conv}/{t['dia_id']}", f"{conv}/s{n}", t["speaker"], b if t["speaker"] == a else a, day, t["text"]
+                )
+            )
         n += 1
     return turns
 
@@ -132,7 +136,9 @@ def cmd_entities(args: argparse.Namespace) -> None:
     if args.unshown:
         print(f"# seed {args.seed}: every source outside the development set, less the entities of {args.unshown}")
     else:
-        print(f"# seed {args.seed}: LoCoMo {', '.join(convs[:3])}; MemoryBank en {[u.strip() for u in users['en'][:3]]}")
+        print(
+            f"# seed {args.seed}: LoCoMo {', '.join(convs[:3])}; MemoryBank en {[u.strip() for u in users['en'][:3]]}"
+        )
     for lang, groups in sources.items():
         # an entity is one name in one conversation (a LoCoMo conversation, a MemoryBank user)
         pool: dict[tuple[str, str], tuple[Turn, int, int, str]] = {}
@@ -218,7 +224,9 @@ def cmd_speed(args: argparse.Namespace) -> None:
     began = time.perf_counter()
     n = sum(1 for _ in run(turns))
     seconds = time.perf_counter() - began
-    print(f"{args.conv}: {n} turns in {seconds:.2f} s = {n / seconds:.0f} turns/s (known names gathered once, included)")
+    print(
+        f"{args.conv}: {n} turns in {seconds:.2f} s = {n / seconds:.0f} turns/s (known names gathered once, included)"
+    )
     zh = [t for u in memorybank_users("cn")[:3] for t in memorybank("cn", u)]
     began = time.perf_counter()
     n = sum(1 for _ in run(zh))
@@ -238,14 +246,22 @@ def main() -> None:
         p.add_argument("--seed", type=int, required=True)
         p.add_argument("--n", type=int, default=n)
         if name == "entities":
-            p.add_argument("--exclude", default="", help="comma-separated conversations and users an earlier check has shown")
-            p.add_argument("--unshown", default="", help="comma-separated files of earlier samples: draw from every source but their entities")
+            p.add_argument(
+                "--exclude", default="", help="comma-separated conversations and users an earlier check has shown"
+            )
+            p.add_argument(
+                "--unshown",
+                default="",
+                help="comma-separated files of earlier samples: draw from every source but their entities",
+            )
         p.set_defaults(func=func)
     p = sub.add_parser("session")
     p.add_argument("--conv", required=True)
     p.add_argument("--lang", default="en", choices=["en", "cn"])
     p.add_argument("--session", required=True, help="LoCoMo session number, or the MemoryBank day's number (1..10)")
-    p.add_argument("--found", action="store_true", help="print the persons and places the extractor finds instead of the turns")
+    p.add_argument(
+        "--found", action="store_true", help="print the persons and places the extractor finds instead of the turns"
+    )
     p.set_defaults(func=cmd_session)
     p = sub.add_parser("speed")
     p.add_argument("--conv", default="conv-26")

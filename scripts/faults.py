@@ -67,8 +67,14 @@ from memcli.errors import EXIT_CODE_MEANINGS, ExitCode  # noqa: E402  (light: no
 from memcli.processes import running  # noqa: E402
 
 TRACEBACK = "Traceback (most recent call last)"
-KILL_SHARES = {"kill: import": 0.25, "kill: chat": 0.15, "kill: consolidate": 0.15, "kill: forget": 0.1,
-               "kill: forget --purge": 0.1, "kill: service": 0.25}
+KILL_SHARES = {
+    "kill: import": 0.25,
+    "kill: chat": 0.15,
+    "kill: consolidate": 0.15,
+    "kill: forget": 0.1,
+    "kill: forget --purge": 0.1,
+    "kill: service": 0.25,
+}
 """How the kill trials are spread over the cases (default 100 in all)."""
 FUTURE = "2031-01-01T00:00:00"
 """A clock at which every unpinned test memory has faded (forget trials)."""
@@ -101,12 +107,29 @@ class Row:
 
     @property
     def ok(self) -> bool:
-        return not (self.lost or self.duplicates or self.hangs or self.tracebacks or self.lies or self.failures
-                    or self.unchanged_passed != self.unchanged_total)
+        return not (
+            self.lost
+            or self.duplicates
+            or self.hangs
+            or self.tracebacks
+            or self.lies
+            or self.failures
+            or self.unchanged_passed != self.unchanged_total
+        )
 
     def add(self, other: Row) -> None:
-        for name in ("trials", "killed", "acknowledged", "lost", "duplicates", "hangs", "tracebacks", "unchanged_passed",
-                     "unchanged_total", "lies"):
+        for name in (
+            "trials",
+            "killed",
+            "acknowledged",
+            "lost",
+            "duplicates",
+            "hangs",
+            "tracebacks",
+            "unchanged_passed",
+            "unchanged_total",
+            "lies",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failures += other.failures
         self.notes += other.notes
@@ -139,49 +162,90 @@ class Harness:
 
     def __init__(self, fake: bool, quick: bool, workdir: Path) -> None:
         self.fake, self.quick, self.workdir = fake, quick, workdir
-        self.command = [sys.executable, str(ROOT / "tests" / "fakes"), "cli", "--"] if fake else [sys.executable, "-m", "memcli"]
+        self.command = (
+            [sys.executable, str(ROOT / "tests" / "fakes"), "cli", "--"] if fake else [sys.executable, "-m", "memcli"]
+        )
         self.timeout = 300.0 if fake else 900.0
         self.jobs = 2
         self.help_cache: dict[tuple[str, ...], str] = {}
 
     def env(self, home: Path, service: bool = False, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
-        env.update(MEMCLI_HOME=str(home), MEMCLI_CONSOLIDATION="extractive", MEMCLI_MAX_TOKENS="48",
-                   HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
+        env.update(
+            MEMCLI_HOME=str(home),
+            MEMCLI_CONSOLIDATION="extractive",
+            MEMCLI_MAX_TOKENS="48",
+            HF_HUB_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            PYTHONUNBUFFERED="1",
+        )
         if not service:
             env["MEMCLI_SERVICE"] = "off"
         env.update(extra)
         return env
 
-    def run(self, home: Path, *argv: str, input: str | bytes | None = None, service: bool = False, timeout: float | None = None,
-            prefix: Iterable[str] = (), closed_stdin: bool = False, **extra: str) -> Result:
+    def run(
+        self,
+        home: Path,
+        *argv: str,
+        input: str | bytes | None = None,
+        service: bool = False,
+        timeout: float | None = None,
+        prefix: Iterable[str] = (),
+        closed_stdin: bool = False,
+        **extra: str,
+    ) -> Result:
         """Run ``memcli argv`` to the end (killed after ``timeout`` s: a hang); ``input``
         (text, or bytes as they are) on its stdin, else none (``closed_stdin``: fd 0 closed, as ``<&-``)."""
-        process = subprocess.Popen([*prefix, *self.command, *argv],
-                                   stdin=subprocess.PIPE if input is not None else None if closed_stdin else subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env(home, service, **extra),
-                                   start_new_session=True, cwd=self.workdir, preexec_fn=(lambda: os.close(0)) if closed_stdin else None)
+        process = subprocess.Popen(
+            [*prefix, *self.command, *argv],
+            stdin=subprocess.PIPE if input is not None else None if closed_stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env(home, service, **extra),
+            start_new_session=True,
+            cwd=self.workdir,
+            preexec_fn=(lambda: os.close(0)) if closed_stdin else None,
+        )
         start = time.monotonic()
         try:
             data = input.encode() if isinstance(input, str) else input
             out, err = process.communicate(data, timeout=timeout or self.timeout)
-            return Result(list(argv), process.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
-                          seconds=time.monotonic() - start)
+            return Result(
+                list(argv),
+                process.returncode,
+                out.decode(errors="replace"),
+                err.decode(errors="replace"),
+                seconds=time.monotonic() - start,
+            )
         except subprocess.TimeoutExpired:
             _kill_group(process)
             out, err = process.communicate()
-            return Result(list(argv), None, out.decode(errors="replace"), err.decode(errors="replace"), hung=True,
-                          seconds=time.monotonic() - start)
+            return Result(
+                list(argv),
+                None,
+                out.decode(errors="replace"),
+                err.decode(errors="replace"),
+                hung=True,
+                seconds=time.monotonic() - start,
+            )
 
-    def run_killed(self, home: Path, argv: list[str], delay: float, input: str | None = None, after_lines: int = 0,
-                   **extra: str) -> Result:
+    def run_killed(
+        self, home: Path, argv: list[str], delay: float, input: str | None = None, after_lines: int = 0, **extra: str
+    ) -> Result:
         """Start ``memcli argv`` and kill -9 it ``delay`` seconds later (or once its stderr
         has ``after_lines`` lines); a process that ends first is not killed."""
         out_file = tempfile.TemporaryFile(dir=self.workdir)
         err_path = Path(tempfile.mkstemp(dir=self.workdir)[1])
         with open(err_path, "wb") as err_file:
-            process = subprocess.Popen([*self.command, *argv], stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                                       stdout=out_file, stderr=err_file, env=self.env(home, **extra), cwd=self.workdir)
+            process = subprocess.Popen(
+                [*self.command, *argv],
+                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                stdout=out_file,
+                stderr=err_file,
+                env=self.env(home, **extra),
+                cwd=self.workdir,
+            )
         if input is not None:
             try:
                 process.stdin.write(input.encode())
@@ -237,7 +301,9 @@ class Check:
             self.row.failures.append(f"failed: {result.describe()}")
         return result
 
-    def memories(self, harness: Harness, home: Path, archived: bool = False, user: str | None = None, **extra: str) -> list[dict] | None:
+    def memories(
+        self, harness: Harness, home: Path, archived: bool = False, user: str | None = None, **extra: str
+    ) -> list[dict] | None:
         argv = ["list", "-n", "0", "--json", *(["--archived"] if archived else []), *(["--user", user] if user else [])]
         done = self.saw(harness.run(home, *argv, **extra), expect_ok=True)
         if done.code != 0:
@@ -249,7 +315,9 @@ class Check:
             self.row.failures.append(f"`memcli {' '.join(argv)}` printed no JSON list")
             return None
 
-    def present_once(self, memories: list[dict], acked: dict[str, str | None], archived: list[dict] | None = None) -> None:
+    def present_once(
+        self, memories: list[dict], acked: dict[str, str | None], archived: list[dict] | None = None
+    ) -> None:
         """Every acknowledged text (with its printed id when known) is stored exactly once;
         no text of ``acked`` or of the harness's own writes is stored twice."""
         by_text = Counter(m["text"] for m in memories)
@@ -271,8 +339,16 @@ class Check:
             if count > 1:
                 self.row.duplicates += count - 1
                 self.row.failures.append(f"duplicate ({count}x): {text[:60]!r}")
-        per_day = Counter((m["user"], m["kind"], m["day"]) for m in memories if m["kind"] in ("event_daily", "portrait_daily") and not m["archived"])
-        single = Counter((m["user"], m["kind"]) for m in memories if m["kind"] in ("event_global", "portrait_global", "running_summary") and not m["archived"])
+        per_day = Counter(
+            (m["user"], m["kind"], m["day"])
+            for m in memories
+            if m["kind"] in ("event_daily", "portrait_daily") and not m["archived"]
+        )
+        single = Counter(
+            (m["user"], m["kind"])
+            for m in memories
+            if m["kind"] in ("event_global", "portrait_global", "running_summary") and not m["archived"]
+        )
         for key, count in [*per_day.items(), *single.items()]:
             if count > 1:
                 self.row.duplicates += count - 1
@@ -289,11 +365,15 @@ def snapshot(harness: Harness, home: Path, check: Check, **extra: str) -> dict |
     archived = check.memories(harness, home, archived=True, **extra) if numbers.get("archived", 1) else []
     if archived is None:
         return None
-    return {"active": sorted([m["id"], m["kind"], m["text"]] for m in active),
-            "archived": sorted([m["id"], m["kind"], m["text"]] for m in archived), "stats": numbers}
+    return {
+        "active": sorted([m["id"], m["kind"], m["text"]] for m in active),
+        "archived": sorted([m["id"], m["kind"], m["text"]] for m in archived),
+        "stats": numbers,
+    }
 
 
 # --- inputs -----------------------------------------------------------------------------
+
 
 def tag() -> str:
     """A unique word for the texts of one trial ("fx" marks the harness's own texts)."""
@@ -302,22 +382,39 @@ def tag() -> str:
 
 def write_turns(path: Path, records: int, mark: str, days: int = 6) -> list[str]:
     """A JSONL conversation of ``records`` turns over ``days`` days; returns the texts."""
-    topics = ("my sister Ana visits in spring", "the garden needs new tomato plants", "I started running on Sundays",
-              "work on the bridge project is late", "we adopted a grey cat named Pixel", "my knee hurts after long walks")
+    topics = (
+        "my sister Ana visits in spring",
+        "the garden needs new tomato plants",
+        "I started running on Sundays",
+        "work on the bridge project is late",
+        "we adopted a grey cat named Pixel",
+        "my knee hurts after long walks",
+    )
     texts = []
     with open(path, "w", encoding="utf-8") as f:
         for i in range(records):
             role = "user" if i % 2 == 0 else "assistant"
-            text = f"{topics[i % len(topics)].capitalize()}, note {i} {mark}." if role == "user" else f"That sounds important, tell me more about item {i} {mark}."
+            text = (
+                f"{topics[i % len(topics)].capitalize()}, note {i} {mark}."
+                if role == "user"
+                else f"That sounds important, tell me more about item {i} {mark}."
+            )
             day = 1 + (i * days) // records
-            f.write(json.dumps({"role": role, "content": text, "timestamp": f"2026-03-{day:02d}T{9 + i % 10:02d}:{i % 60:02d}:00"}) + "\n")
+            f.write(
+                json.dumps(
+                    {"role": role, "content": text, "timestamp": f"2026-03-{day:02d}T{9 + i % 10:02d}:{i % 60:02d}:00"}
+                )
+                + "\n"
+            )
             texts.append(text)
     return texts
 
 
 def write_notes(path: Path, records: int, mark: str) -> list[str]:
     """A text file of ``records`` one-line paragraphs; returns the texts."""
-    texts = [f"Paragraph {i} of the notes: buy seeds, call the plumber, idea number {i} {mark}." for i in range(records)]
+    texts = [
+        f"Paragraph {i} of the notes: buy seeds, call the plumber, idea number {i} {mark}." for i in range(records)
+    ]
     path.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
     return texts
 
@@ -334,6 +431,7 @@ def distribute(total: int, shares: dict[str, float]) -> dict[str, int]:
 
 
 # --- kill -9 trials ---------------------------------------------------------------------
+
 
 class Kills:
     """The kill -9 trials of one case: a template store, a calibration run (how long the
@@ -412,7 +510,9 @@ class Kills:
         check.present_once(memories, dict.fromkeys(texts))
         kinds = Counter(m["kind"] for m in memories)
         if kinds != expected:
-            row.failures.append(f"after kill + re-run the kinds are {dict(kinds)}, an uninterrupted run gives {dict(expected)}")
+            row.failures.append(
+                f"after kill + re-run the kinds are {dict(kinds)}, an uninterrupted run gives {dict(expected)}"
+            )
 
     def forget_trial(self, row: Row, template: Path, pinned: dict[str, str], faded: list[str], purge: bool) -> None:
         check = Check(row)
@@ -436,7 +536,9 @@ class Kills:
             missing = set(faded) - {m["text"] for m in archived}
             if missing:
                 row.lost += len(missing)
-                row.failures.append(f"{len(missing)} faded memories neither active nor archived (forget without --purge)")
+                row.failures.append(
+                    f"{len(missing)} faded memories neither active nor archived (forget without --purge)"
+                )
 
     def span(self, name: str, calibrate: Callable[[], Result]) -> tuple[float, int]:
         """Seconds and stderr lines of one uninterrupted run of this case (measured once)."""
@@ -522,7 +624,9 @@ def service_case(h: Harness, rng: random.Random, base: Path, trials: int) -> Row
         for trial in range(trials):
             status = h.run(home, "service", "status", "--json", service=True, timeout=60)
             if status.code != 0:
-                first = check.saw(h.run(home, "remember", f"service warm-up {trial} {mark}", service=True), expect_ok=True)
+                first = check.saw(
+                    h.run(home, "remember", f"service warm-up {trial} {mark}", service=True), expect_ok=True
+                )
                 if first.code == 0:
                     acked[f"service warm-up {trial} {mark}"] = first.out.strip()
                 status = check.saw(h.run(home, "service", "status", "--json", service=True, timeout=60), expect_ok=True)
@@ -602,8 +706,14 @@ def concurrency_case(h: Harness, base: Path, service: bool) -> Row:
         separators = [f"concurrent chat separator {i} {mark}" for i in range(2)]
 
         def chat() -> None:
-            done = check.saw(h.run(home, "chat", input="".join(f"{a}\n/remember {b}\n" for a, b in zip(chat_lines, separators)),
-                                   service=service))
+            done = check.saw(
+                h.run(
+                    home,
+                    "chat",
+                    input="".join(f"{a}\n/remember {b}\n" for a, b in zip(chat_lines, separators)),
+                    service=service,
+                )
+            )
             if done.code == int(ExitCode.STORE_LOCKED):
                 row.notes.append("chat refused, store locked (exit 4)")
             elif done.code != 0 and not done.hung:
@@ -635,6 +745,7 @@ def concurrency_case(h: Harness, base: Path, service: bool) -> Row:
 
 
 # --- bad inputs -------------------------------------------------------------------------
+
 
 def expected_code(*words: str) -> int:
     """The documented exit code whose meaning names one of ``words`` (BAD_INPUT when the
@@ -680,7 +791,10 @@ def bad_inputs(h: Harness, base: Path) -> list[Row]:
     def config_directory(home: Path) -> None:
         (home / "config" / "config.toml").mkdir(parents=True, exist_ok=True)
 
-    broken_lines = [json.dumps({"role": "user", "content": f"line {i} {mark}", "timestamp": "2026-03-01T10:00:00"}) for i in range(20)]
+    broken_lines = [
+        json.dumps({"role": "user", "content": f"line {i} {mark}", "timestamp": "2026-03-01T10:00:00"})
+        for i in range(20)
+    ]
     broken_lines.insert(10, '{"role": "user", "content": "cut in the mid')
     cases = [
         file_case("malformed JSON", b'{"conversation": [{"speaker": "a", "text": "hi"', ".json"),
@@ -696,6 +810,7 @@ def bad_inputs(h: Harness, base: Path) -> list[Row]:
         record = json.dumps({"role": "user", "content": "x" * 200, "timestamp": "2026-03-01T10:00:00"})
         huge = ("[" + ",".join([record] * (20_000_000 // len(record))) + ",{]").encode()
         cases.append(file_case("huge file (20 MB, malformed at its end)", huge, ".json"))
+
     def one(index: int, name: str, argv: list[str], code: int, prepare: Callable[[Path], None] | None) -> Row:
         home = base / f"bad-{index}"
         shutil.copytree(template, home)
@@ -719,11 +834,21 @@ def bad_inputs(h: Harness, base: Path) -> list[Row]:
         return row
 
     with ThreadPoolExecutor(max_workers=h.jobs) as pool:
-        futures = [pool.submit(timed, f"bad: {case[0]}", lambda i=i, case=case: one(i, *case)) for i, case in enumerate(cases)]
-        futures += [pool.submit(timed, f"bad: {case.name}", lambda i=i, case=case: bad_text_case(h, base, template, before, i, case))
-                    for i, case in enumerate(bad_text_cases(files, mark, h.quick))]
-        futures.append(pool.submit(timed, "bad: read-only store", lambda: read_only_case(h, base, template, before, read_only)))
-        futures.append(pool.submit(timed, "bad: full disk", lambda: disk_full_case(h, base, template, before, disk_full)))
+        futures = [
+            pool.submit(timed, f"bad: {case[0]}", lambda i=i, case=case: one(i, *case)) for i, case in enumerate(cases)
+        ]
+        futures += [
+            pool.submit(
+                timed, f"bad: {case.name}", lambda i=i, case=case: bad_text_case(h, base, template, before, i, case)
+            )
+            for i, case in enumerate(bad_text_cases(files, mark, h.quick))
+        ]
+        futures.append(
+            pool.submit(timed, "bad: read-only store", lambda: read_only_case(h, base, template, before, read_only))
+        )
+        futures.append(
+            pool.submit(timed, "bad: full disk", lambda: disk_full_case(h, base, template, before, disk_full))
+        )
         rows += [future.result() for future in futures]
     return rows
 
@@ -764,21 +889,43 @@ def bad_text_cases(files: Path, mark: str, quick: bool) -> list[BadText]:
         BadText("stdin not UTF-8 (remember -)", ["remember", "-"], bad, stdin=b"bad \xed\xa0\x80 text\n", quick=True),
         BadText("stdin not UTF-8 (chat)", ["chat", "--quiet"], bad, stdin=b"hi \xe9 there\n"),
         BadText("import path not UTF-8", ["import", file("caf\udce9.txt", b"A note.\n")], bad),
-        BadText("JSONL string \\ud800", ["import", file("surrogate.jsonl", record.format('"a \\ud800 b"').encode())], bad, quick=True),
+        BadText(
+            "JSONL string \\ud800",
+            ["import", file("surrogate.jsonl", record.format('"a \\ud800 b"').encode())],
+            bad,
+            quick=True,
+        ),
         BadText("JSONL string \\u0000", ["import", file("nul.jsonl", record.format('"a \\u0000 b"').encode())], bad),
-        BadText("NUL byte past 8 KiB of a text file", ["import", file("late-nul.txt", b"A note.\n\n" + b"filler\n" * 2000 + b"a \x00 b\n")], bad),
+        BadText(
+            "NUL byte past 8 KiB of a text file",
+            ["import", file("late-nul.txt", b"A note.\n\n" + b"filler\n" * 2000 + b"a \x00 b\n")],
+            bad,
+        ),
         BadText("closed stdin (remember -)", ["remember", "-"], usage, stdin="closed"),
         BadText("closed stdin (ask -)", ["ask", "-"], usage, stdin="closed"),
         BadText("closed stdin (chat)", ["chat"], usage, stdin="closed", quick=True),
         BadText("1 MB question (ask -)", ["ask", "-"], bad, stdin=b"why " * 262144, quick=True),
         BadText("--importance 7", ["remember", f"A note {mark}", "--importance", "7"], usage),
         BadText("empty MEMCLI_HOME=", ["list"], bad, env={"MEMCLI_HOME": ""}),
-        BadText("home writable by others (0777)", ["remember", f"A note {mark}"], unsafe,
-                prepare=lambda home: home.chmod(0o777), restore=lambda home: home.chmod(0o700), quick=True),
+        BadText(
+            "home writable by others (0777)",
+            ["remember", f"A note {mark}"],
+            unsafe,
+            prepare=lambda home: home.chmod(0o777),
+            restore=lambda home: home.chmod(0o700),
+            quick=True,
+        ),
     ]
     if os.geteuid() == 0:  # only root can give a folder to another user
-        cases.append(BadText("data folder of another user", ["remember", f"A note {mark}"], unsafe,
-                             prepare=lambda home: os.chown(home / "data", 65534, 65534), restore=lambda home: os.chown(home / "data", 0, 0)))
+        cases.append(
+            BadText(
+                "data folder of another user",
+                ["remember", f"A note {mark}"],
+                unsafe,
+                prepare=lambda home: os.chown(home / "data", 65534, 65534),
+                restore=lambda home: os.chown(home / "data", 0, 0),
+            )
+        )
     return [case for case in cases if case.quick or not quick]
 
 
@@ -810,7 +957,9 @@ def _judge(row: Row, done: Result, code: int) -> None:
         meaning = EXIT_CODE_MEANINGS.get(done.code, "undocumented") if done.code is not None else "killed"
         row.failures.append(f"exit {done.code} ({meaning}), expected {code}: {done.describe()}")
     if len(lines) != 1 and not done.traceback:
-        row.failures.append(f"{len(lines)} lines on stderr, expected 1, from `memcli {' '.join(done.argv)}`: {lines!r}"[:400])
+        row.failures.append(
+            f"{len(lines)} lines on stderr, expected 1, from `memcli {' '.join(done.argv)}`: {lines!r}"[:400]
+        )
 
 
 def _compare(h: Harness, home: Path, before: dict, row: Row, **extra: str) -> None:
@@ -835,8 +984,16 @@ def read_only_case(h: Harness, base: Path, template: Path, before: dict, code: i
         if not shutil.which("unshare"):
             row.skipped = "running as root (file modes do not bind root) and no unshare for a read-only mount"
             return row
-        prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                  f'mount --bind "{home}" "{home}" && mount -o remount,bind,ro "{home}" && exec "$@"', "sh"]
+        prefix = [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            f'mount --bind "{home}" "{home}" && mount -o remount,bind,ro "{home}" && exec "$@"',
+            "sh",
+        ]
         probe = subprocess.run([*prefix, "touch", str(home / "probe")], capture_output=True, text=True)
         if probe.returncode == 0 or "Read-only" not in probe.stderr:
             row.skipped = f"running as root and a read-only bind mount did not work: {probe.stderr.strip()[:100]}"
@@ -881,8 +1038,19 @@ def _inside_private_tmpfs(h: Harness, row: Row, flag: str, home: Path, args: lis
     return None where no small tmpfs can be mounted."""
     home.mkdir()
     userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    argv = ["unshare", *userns, "--mount", "--propagation", "private", sys.executable, __file__, flag,
-            str(home), *args, "--fake-models" if h.fake else "--real-models"]
+    argv = [
+        "unshare",
+        *userns,
+        "--mount",
+        "--propagation",
+        "private",
+        sys.executable,
+        __file__,
+        flag,
+        str(home),
+        *args,
+        "--fake-models" if h.fake else "--real-models",
+    ]
     if h.quick:
         argv.append("--quick")
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
@@ -893,7 +1061,16 @@ def _inside_private_tmpfs(h: Harness, row: Row, flag: str, home: Path, args: lis
     if inside.get("skipped"):
         row.skipped = inside["skipped"]
         return None
-    row.add(Row("inside", **{k: v for k, v in inside.items() if k in Row.__dataclass_fields__ and k not in ("case", "skipped", "seconds")}))
+    row.add(
+        Row(
+            "inside",
+            **{
+                k: v
+                for k, v in inside.items()
+                if k in Row.__dataclass_fields__ and k not in ("case", "skipped", "seconds")
+            },
+        )
+    )
     return inside
 
 
@@ -901,7 +1078,11 @@ def _mount_copy(home: Path, template: Path) -> str:
     """Mount a private 0700 tmpfs at ``home`` with 8 MiB beyond ``template``'s size and copy
     ``template`` into it; returns why it could not be mounted, or "" when it was."""
     size = sum(p.stat().st_size for p in template.rglob("*") if p.is_file())
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20},mode=0700", "tmpfs", str(home)], capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size + 8 * 2**20},mode=0700", "tmpfs", str(home)],
+        capture_output=True,
+        text=True,
+    )
     if mounted.returncode != 0:
         return f"mount -t tmpfs failed: {mounted.stderr.strip()[:100]}"
     shutil.copytree(template, home, dirs_exist_ok=True)
@@ -917,7 +1098,9 @@ def disk_full_case(h: Harness, base: Path, template: Path, before: dict, code: i
         row.skipped = "no unshare for a private tmpfs"
         return row
     home = base / "bad-disk-full"
-    inside = _inside_private_tmpfs(h, row, "--disk-full-inside", home, [str(template), str(_small_file(base))], h.timeout * 3)
+    inside = _inside_private_tmpfs(
+        h, row, "--disk-full-inside", home, [str(template), str(_small_file(base))], h.timeout * 3
+    )
     if inside is None:
         return row
     if inside["before"] != before:
@@ -943,7 +1126,9 @@ def disk_full_inside(home: Path, template: Path, notes: Path, fake: bool, quick:
     _compare(h, home, before, row)
     again = check.saw(h.run(home, "import", str(notes), "--json"), expect_ok=True)
     if again.code == 0 and json.loads(again.out).get("added") == 0:
-        row.failures.append("after the disk-full import failed, the re-import added 0 (the failed import left part of it)")
+        row.failures.append(
+            "after the disk-full import failed, the re-import added 0 (the failed import left part of it)"
+        )
     result = asdict(row)
     result["before"] = before
     return result
@@ -1013,7 +1198,13 @@ def full_disk_inside(home: Path, template: Path, mark: str, fake: bool, quick: b
             status = check.saw(h.run(home, "service", "status", "--json", service=True), expect_ok=True)
             if status.code == 0 and not json.loads(status.out).get("read_mostly"):
                 row.failures.append("the service on a full device does not say that it is read-mostly")
-        for argv in (["recall", "Full disk note"], ["list"], ["show", memory_id], ["stats"], ["export", "-o", os.devnull]):
+        for argv in (
+            ["recall", "Full disk note"],
+            ["list"],
+            ["show", memory_id],
+            ["stats"],
+            ["export", "-o", os.devnull],
+        ):
             done = check.saw(h.run(home, *argv, service=service))
             row.trials += 1
             if done.code != 0:
@@ -1045,6 +1236,7 @@ def full_disk_inside(home: Path, template: Path, mark: str, fake: bool, quick: b
 
 # --- purge grep -------------------------------------------------------------------------
 
+
 def grep_home(home: Path, marker: bytes) -> list[str]:
     """The files under ``home`` whose bytes contain ``marker``."""
     found = []
@@ -1067,8 +1259,12 @@ def purge_cases(h: Harness, base: Path) -> list[Row]:
     else:
         purge_user = []
     with ThreadPoolExecutor(max_workers=h.jobs) as pool:
-        return list(pool.map(lambda case: purge_one(h, base, *case, purge_user),
-                             enumerate(("delete", "forget --purge", "purge a user"))))
+        return list(
+            pool.map(
+                lambda case: purge_one(h, base, *case, purge_user),
+                enumerate(("delete", "forget --purge", "purge a user")),
+            )
+        )
 
 
 def purge_one(h: Harness, base: Path, index: int, how: str, purge_user: list[str]) -> Row:
@@ -1091,7 +1287,9 @@ def purge_one(h: Harness, base: Path, index: int, how: str, purge_user: list[str
         done = check.saw(h.run(home, "remember", f"My secret is {marker}"), expect_ok=True)
         purge = ["delete", done.out.strip(), *(["--yes"] if "--yes" in h.help("delete") else [])]
     elif how == "forget --purge":
-        done = check.saw(h.run(home, "remember", f"An old secret {marker}", "--now", "2020-01-01T00:00:00"), expect_ok=True)
+        done = check.saw(
+            h.run(home, "remember", f"An old secret {marker}", "--now", "2020-01-01T00:00:00"), expect_ok=True
+        )
         purge = ["forget", "--purge", "--now", FUTURE]
     else:
         done = check.saw(h.run(home, "remember", f"Their secret {marker}", "--user", user), expect_ok=True)
@@ -1119,6 +1317,7 @@ def purge_one(h: Harness, base: Path, index: int, how: str, purge_user: list[str
 
 # --- the run ----------------------------------------------------------------------------
 
+
 def kill_cases(h: Harness, rng: random.Random, base: Path, total: int, only: str, jobs: int) -> list[Row]:
     counts = distribute(total, {case: share for case, share in KILL_SHARES.items() if only in case})
     rows = {case: Row(case) for case in counts}
@@ -1126,17 +1325,23 @@ def kill_cases(h: Harness, rng: random.Random, base: Path, total: int, only: str
     tasks: list[tuple[str, Callable[[Row], None]]] = []
     try:
         if "kill: import" in counts:
-            tasks += [("kill: import", lambda row, i=i: kills.import_trial(row, i)) for i in range(counts["kill: import"])]
+            tasks += [
+                ("kill: import", lambda row, i=i: kills.import_trial(row, i)) for i in range(counts["kill: import"])
+            ]
         if "kill: chat" in counts:
             tasks += [("kill: chat", kills.chat_trial) for _ in range(counts["kill: chat"])]
         if "kill: consolidate" in counts:
             template, texts, expected = consolidate_template(kills, rows["kill: consolidate"])
-            tasks += [("kill: consolidate", lambda row: kills.consolidate_trial(row, template, texts, expected))] * counts["kill: consolidate"]
+            tasks += [
+                ("kill: consolidate", lambda row: kills.consolidate_trial(row, template, texts, expected))
+            ] * counts["kill: consolidate"]
         if "kill: forget" in counts or "kill: forget --purge" in counts:
             ftemplate, pinned, faded = forget_template(kills, rows.get("kill: forget") or rows["kill: forget --purge"])
             for case, purge in (("kill: forget", False), ("kill: forget --purge", True)):
                 if case in counts:
-                    tasks += [(case, lambda row, purge=purge: kills.forget_trial(row, ftemplate, pinned, faded, purge))] * counts[case]
+                    tasks += [
+                        (case, lambda row, purge=purge: kills.forget_trial(row, ftemplate, pinned, faded, purge))
+                    ] * counts[case]
     except Failure as exc:
         for row in rows.values():
             if not row.trials:
@@ -1226,7 +1431,9 @@ def held_service_case(h: Harness, base: Path) -> Row:
     mark = tag()
     idle = {"MEMCLI_SERVICE_IDLE": str(HELD_IDLE)}
     socket_path = _paths_of(h, home)["socket"]
-    groups = [[kind] for kind in HELD_CLIENTS] if not h.quick else [list(HELD_CLIENTS)]  # --quick: all at once, one wait
+    groups = (
+        [[kind] for kind in HELD_CLIENTS] if not h.quick else [list(HELD_CLIENTS)]
+    )  # --quick: all at once, one wait
     for group in [*groups, ["100 silent connections"]]:
         kind = " + ".join(group)
         first = check.saw(h.run(home, "remember", f"held {kind} first {mark}", service=True, **idle), expect_ok=True)
@@ -1263,13 +1470,17 @@ def held_service_case(h: Harness, base: Path) -> Row:
             started = time.monotonic()
             while time.monotonic() - started < HELD_IDLE + 10 + 15:
                 if not running(pid):  # gone, or a zombie where nothing reaps it (a container's first process)
-                    row.notes.append(f"{kind}: the service exited {time.monotonic() - last_request:.1f} s after its last request "
-                                     f"(service_idle {HELD_IDLE:g} s)")
+                    row.notes.append(
+                        f"{kind}: the service exited {time.monotonic() - last_request:.1f} s after its last request "
+                        f"(service_idle {HELD_IDLE:g} s)"
+                    )
                     break
                 time.sleep(0.2)
             else:
                 row.hangs += 1
-                row.failures.append(f"{kind}: the service (pid {pid}) was still up {HELD_IDLE + 25:g} s after its last request")
+                row.failures.append(
+                    f"{kind}: the service (pid {pid}) was still up {HELD_IDLE + 25:g} s after its last request"
+                )
         finally:
             for sock in held:
                 sock.close()
@@ -1312,7 +1523,9 @@ def died_service_case(h: Harness, rng: random.Random, base: Path, trials: int) -
     pending = Path(paths["pending_dir"])
     acked: dict[str, str | None] = {}
     # The fakes' embedder is instant: slow it so that the kill lands mid-command (the real one takes ~1 s a long note).
-    prefix_slow = [sys.executable, str(ROOT / "tests" / "fakes"), "cli", "--slow-embed", "0.5", "--"] if h.fake else None
+    prefix_slow = (
+        [sys.executable, str(ROOT / "tests" / "fakes"), "cli", "--slow-embed", "0.5", "--"] if h.fake else None
+    )
     notes_file = base / "died-notes.txt"
     imported = write_notes(notes_file, 600 if h.quick else 1500, mark)  # an import of 10 s and more, to be cut
     command = prefix_slow or h.command
@@ -1322,8 +1535,14 @@ def died_service_case(h: Harness, rng: random.Random, base: Path, trials: int) -
         importing = trial % 3 == 1
         whole = trial % 3 == 2  # a remember killed once its note is all in the journal, else as it is being written
         h.run(home, "service", "stop", service=True, timeout=60)
-        warm = subprocess.run([*command, "stats", "--json"], env=h.env(home, service=True), capture_output=True, cwd=h.workdir,
-                              timeout=h.timeout, check=False)  # a service (slowed with the fakes) to kill
+        warm = subprocess.run(
+            [*command, "stats", "--json"],
+            env=h.env(home, service=True),
+            capture_output=True,
+            cwd=h.workdir,
+            timeout=h.timeout,
+            check=False,
+        )  # a service (slowed with the fakes) to kill
         status_done = h.run(home, "service", "status", "--json", service=True, timeout=60)
         if warm.returncode != 0 or status_done.code != 0:
             row.failures.append("the service did not start")
@@ -1335,8 +1554,14 @@ def died_service_case(h: Harness, rng: random.Random, base: Path, trials: int) -
         note_file = base / "died-note.txt"
         note_file.write_text(note, encoding="utf-8")
         with open(note_file, "rb") as stdin:
-            process = subprocess.Popen([*command, *argv], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       env=h.env(home, service=True), cwd=h.workdir)
+            process = subprocess.Popen(
+                [*command, *argv],
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=h.env(home, service=True),
+                cwd=h.workdir,
+            )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
             if importing and _store_bytes(paths) != before:  # a first batch committed: kill within the next ones
@@ -1387,7 +1612,9 @@ def died_service_case(h: Harness, rng: random.Random, base: Path, trials: int) -
                     acked[part] = None
                 if process.returncode != 0 and not all(texts[p] for p in parts):
                     row.lies += 1
-                    row.failures.append(f"said the note was saved; {sum(1 for p in parts if not texts[p])} of its parts are not stored")
+                    row.failures.append(
+                        f"said the note was saved; {sum(1 for p in parts if not texts[p])} of its parts are not stored"
+                    )
             if process.returncode not in (0, int(ExitCode.SERVICE)) or (process.returncode and said.count("\n") != 1):
                 row.failures.append(f"remember under a dying service: exit {process.returncode}: {said.strip()[:200]}")
             again = check.saw(h.run(home, "remember", "-", input=note, service=True), expect_ok=True)
@@ -1408,13 +1635,40 @@ def status(message: str) -> None:
 
 def table(rows: list[Row]) -> str:
     """The rows as one fixed-width text table."""
-    head = ["case", "trials", "killed", "acked", "lost", "dups", "hangs", "tracebacks", "unchanged", "lies", "failures", "seconds", "result"]
+    head = [
+        "case",
+        "trials",
+        "killed",
+        "acked",
+        "lost",
+        "dups",
+        "hangs",
+        "tracebacks",
+        "unchanged",
+        "lies",
+        "failures",
+        "seconds",
+        "result",
+    ]
     body = []
     for r in rows:
-        body.append([r.case, str(r.trials), str(r.killed) if r.case.startswith("kill") else "-", str(r.acknowledged), str(r.lost),
-                     str(r.duplicates), str(r.hangs), str(r.tracebacks),
-                     f"{r.unchanged_passed}/{r.unchanged_total}" if r.unchanged_total else "-", str(r.lies), str(len(r.failures)), f"{r.seconds:.0f}",
-                     f"skipped: {r.skipped}" if r.skipped else ("ok" if r.ok else "FAIL")])
+        body.append(
+            [
+                r.case,
+                str(r.trials),
+                str(r.killed) if r.case.startswith("kill") else "-",
+                str(r.acknowledged),
+                str(r.lost),
+                str(r.duplicates),
+                str(r.hangs),
+                str(r.tracebacks),
+                f"{r.unchanged_passed}/{r.unchanged_total}" if r.unchanged_total else "-",
+                str(r.lies),
+                str(len(r.failures)),
+                f"{r.seconds:.0f}",
+                f"skipped: {r.skipped}" if r.skipped else ("ok" if r.ok else "FAIL"),
+            ]
+        )
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head) - 1)]
     lines = []
     for line in [head, *body]:
@@ -1437,18 +1691,30 @@ def never_reap() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the harness; 0 when every invariant held, 1 otherwise."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="few trials, small inputs, no 20 MB file (the test suite's mode)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="few trials, small inputs, no 20 MB file (the test suite's mode)"
+    )
     parser.add_argument("--trials", type=int, default=None, help="kill -9 trials in all (default 100; --quick: 12)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
-    parser.add_argument("--only", default="", help="run only the cases whose name contains this (e.g. import, bad, purge)")
-    parser.add_argument("--fake-models", action="store_true", help="the test fakes instead of the configured models (python tests/fakes cli)")
+    parser.add_argument(
+        "--only", default="", help="run only the cases whose name contains this (e.g. import, bad, purge)"
+    )
+    parser.add_argument(
+        "--fake-models",
+        action="store_true",
+        help="the test fakes instead of the configured models (python tests/fakes cli)",
+    )
     parser.add_argument("--real-models", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--jobs", type=int, default=2, help="kill trials run at once (default 2)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the random kill points")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     parser.add_argument("--keep", action="store_true", help="keep the temporary homes (their path is printed)")
-    parser.add_argument("--reap", action="store_true", help="leave orphaned processes to the system instead of keeping them as zombies")
+    parser.add_argument(
+        "--reap", action="store_true", help="leave orphaned processes to the system instead of keeping them as zombies"
+    )
     parser.add_argument("--disk-full-inside", nargs=3, metavar=("HOME", "TEMPLATE", "NOTES"), help=argparse.SUPPRESS)
     parser.add_argument("--full-disk-inside", nargs=3, metavar=("HOME", "TEMPLATE", "MARK"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
@@ -1471,19 +1737,23 @@ def main(argv: list[str] | None = None) -> int:
     h.jobs = max(1, options.jobs)
     only = options.only
     started = time.monotonic()
-    status(f"faults: {'fake' if h.fake else 'real'} models, {total} kill trials, seed {seed}, homes under {base}"
-           + ("; orphans stay zombies" if zombies else ""))
+    status(
+        f"faults: {'fake' if h.fake else 'real'} models, {total} kill trials, seed {seed}, homes under {base}"
+        + ("; orphans stay zombies" if zombies else "")
+    )
     rows: list[Row] = []
     try:
         if any(only in case for case in KILL_SHARES):
             rows += kill_cases(h, rng, base, total, only, options.jobs)
-        for name, run in (("concurrency (service)", lambda: [concurrency_case(h, base, True)]),
-                          ("concurrency (no service)", lambda: [concurrency_case(h, base, False)]),
-                          ("bad: ", lambda: bad_inputs(h, base)),
-                          ("full disk: read, delete, restart", lambda: [full_disk_case(h, base)]),
-                          ("service: held by clients", lambda: [held_service_case(h, base)]),
-                          ("kill: service mid-command", lambda: [died_service_case(h, rng, base, 6 if options.quick else 12)]),
-                          ("purge grep: ", lambda: purge_cases(h, base))):
+        for name, run in (
+            ("concurrency (service)", lambda: [concurrency_case(h, base, True)]),
+            ("concurrency (no service)", lambda: [concurrency_case(h, base, False)]),
+            ("bad: ", lambda: bad_inputs(h, base)),
+            ("full disk: read, delete, restart", lambda: [full_disk_case(h, base)]),
+            ("service: held by clients", lambda: [held_service_case(h, base)]),
+            ("kill: service mid-command", lambda: [died_service_case(h, rng, base, 6 if options.quick else 12)]),
+            ("purge grep: ", lambda: purge_cases(h, base)),
+        ):
             if only and only not in name and not name.startswith(only):
                 continue
             case_started = time.monotonic()
@@ -1501,8 +1771,20 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.monotonic() - started
     ok = all(row.ok for row in rows)
     if options.json:
-        print(json.dumps({"ok": ok, "models": "fake" if h.fake else "real", "kill_trials": total, "seed": seed,
-                          "seconds": round(seconds, 1), "zombies": zombies, "rows": [{**asdict(r), "ok": r.ok} for r in rows]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "ok": ok,
+                    "models": "fake" if h.fake else "real",
+                    "kill_trials": total,
+                    "seed": seed,
+                    "seconds": round(seconds, 1),
+                    "zombies": zombies,
+                    "rows": [{**asdict(r), "ok": r.ok} for r in rows],
+                },
+                indent=2,
+            )
+        )
     else:
         print(table(rows))
         print(f"{'fake' if h.fake else 'real'} models, seed {seed}, {seconds:.0f} s")

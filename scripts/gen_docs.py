@@ -30,16 +30,15 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 import typer
+from pydantic import BaseModel
 from typer._completion_shared import get_completion_script
 
 from memcli import __version__, schema
 from memcli.cli import app
 from memcli.config import ENV_PREFIX, Settings, login_name
-from memcli.paths import CONFIG_FILENAME, Paths, resolve_paths
 from memcli.errors import EXIT_CODE_MEANINGS
+from memcli.paths import CONFIG_FILENAME, Paths, resolve_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 PROG = "memcli"
@@ -55,8 +54,7 @@ COMPLETION_PATHS = {
 INSTALL_HINTS = {
     "bash": "Load it from ~/.bashrc with 'source', or install it as memcli in a bash-completion\n"
     "# completions directory (e.g. ~/.local/share/bash-completion/completions/memcli).",
-    "zsh": "Load it from ~/.zshrc with 'source' after compinit, or install it as _memcli in a\n"
-    "# directory of $fpath.",
+    "zsh": "Load it from ~/.zshrc with 'source' after compinit, or install it as _memcli in a\n# directory of $fpath.",
     "fish": "Install it as ~/.config/fish/completions/memcli.fish.",
 }
 # Where platformdirs puts memcli's folders on Linux; elsewhere `memcli paths` tells.
@@ -289,7 +287,9 @@ def _section_header(root: Any) -> list[str]:
 
 def _section_synopsis(commands: list[tuple[list[str], Any, Any]]) -> list[str]:
     lines = [".SH SYNOPSIS", ".nf"]
-    lines += [synopsis(path, command, ctx) for path, command, ctx in commands if len(path) == 1 or not is_group(command)]
+    lines += [
+        synopsis(path, command, ctx) for path, command, ctx in commands if len(path) == 1 or not is_group(command)
+    ]
     return [*lines, ".fi"]
 
 
@@ -326,7 +326,10 @@ def _section_commands(commands: list[tuple[list[str], Any, Any]], root_help: lis
         title = " ".join(path)
         lines += [f'.SS "{roff(title)}"', synopsis(path, command, ctx)]
         if command.deprecated:
-            lines += [".PP", roff("Deprecated" + (f": {command.deprecated}" if isinstance(command.deprecated, str) else "."))]
+            lines += [
+                ".PP",
+                roff("Deprecated" + (f": {command.deprecated}" if isinstance(command.deprecated, str) else ".")),
+            ]
         paragraphs = help_paragraphs(command.help)
         if paragraphs:
             lines += [".PP", *render_paragraphs(paragraphs)]
@@ -358,11 +361,18 @@ def _type_name(annotation: Any) -> str:
     names = {"str": "string", "float": "number", "int": "integer", "bool": "boolean"}
     if isinstance(annotation, type):
         if issubclass(annotation, schema.Out):
-            return "object (" + next((k for k, v in schema.RESULTS.items() if v is annotation), annotation.__name__) + ")"
+            return (
+                "object (" + next((k for k, v in schema.RESULTS.items() if v is annotation), annotation.__name__) + ")"
+            )
         return names.get(annotation.__name__, annotation.__name__)
     for python, json_name in names.items():
         text = re.sub(rf"\b{python}\b", json_name, text)
-    return text.replace("Optional[", "null or ").replace("list[", "list of ").replace("dict[string, ", "object of ").replace("]", "")
+    return (
+        text.replace("Optional[", "null or ")
+        .replace("list[", "list of ")
+        .replace("dict[string, ", "object of ")
+        .replace("]", "")
+    )
 
 
 def _section_json() -> list[str]:
@@ -415,7 +425,9 @@ def _home_paths() -> Paths:
 
 def _section_environment() -> list[str]:
     home = _home_paths()
-    dirs = ", ".join(italic(getattr(home, name).as_posix()) for name in ("config_dir", "data_dir", "cache_dir", "state_dir"))
+    dirs = ", ".join(
+        italic(getattr(home, name).as_posix()) for name in ("config_dir", "data_dir", "cache_dir", "state_dir")
+    )
     lines = [
         ".SH ENVIRONMENT",
         ".TP",
@@ -423,10 +435,14 @@ def _section_environment() -> list[str]:
         f"Put all of memcli's files under this one folder: {dirs}, instead of the user directories of platformdirs (see {bold('FILES')}).",
         ".TP",
         bold("MEMCLI_NOW"),
-        roff("Freeze memcli's clock at this ISO 8601 time (for example 2024-03-04T09:30:00), so tests and simulations can move time without waiting."),
+        roff(
+            "Freeze memcli's clock at this ISO 8601 time (for example 2024-03-04T09:30:00), so tests and simulations can move time without waiting."
+        ),
         ".TP",
         bold("MEMCLI_DEBUG"),
-        roff("Any non-empty value acts as --debug: errors show their traceback, and llama.cpp's own log lines go to standard error."),
+        roff(
+            "Any non-empty value acts as --debug: errors show their traceback, and llama.cpp's own log lines go to standard error."
+        ),
         ".PP",
         roff(
             f"Every setting can be written as 'key = value' in {CONFIG_FILENAME} (see FILES) or given as "
@@ -442,7 +458,13 @@ def _section_environment() -> list[str]:
             default = field.default if field.default_factory is None else field.default_factory()
         facts = [f"config key {key}", kind, "default: " + ("empty" if default == "" else str(default))]
         for constraint in field.metadata:
-            for attr, words in (("ge", "at least"), ("gt", "more than"), ("le", "at most"), ("lt", "less than"), ("min_length", "length at least")):
+            for attr, words in (
+                ("ge", "at least"),
+                ("gt", "more than"),
+                ("le", "at most"),
+                ("lt", "less than"),
+                ("min_length", "length at least"),
+            ):
                 if getattr(constraint, attr, None) is not None:
                     facts.append(f"{words} {getattr(constraint, attr)}")
         description = (field.description or "").rstrip(".")
@@ -452,7 +474,10 @@ def _section_environment() -> list[str]:
 
 def _section_files() -> list[str]:
     home = _home_paths()
-    where = "; ".join(f"the {name.replace('_dir', '')} folder is {LINUX_DIRS[name]}" for name in ("config_dir", "data_dir", "cache_dir", "state_dir"))
+    where = "; ".join(
+        f"the {name.replace('_dir', '')} folder is {LINUX_DIRS[name]}"
+        for name in ("config_dir", "data_dir", "cache_dir", "state_dir")
+    )
     lines = [
         ".SH FILES",
         roff(
@@ -464,7 +489,11 @@ def _section_files() -> list[str]:
     for name, attr in vars(Paths).items():
         if isinstance(attr, property):
             summary = inspect.cleandoc(attr.__doc__ or "").split("\n\n")[0].replace("\n", " ")
-            lines += [".TP", italic(getattr(home, name).as_posix()), f"{roff(summary)} Shown as {bold(name)} by {bold(f'{PROG} paths')}."]
+            lines += [
+                ".TP",
+                italic(getattr(home, name).as_posix()),
+                f"{roff(summary)} Shown as {bold(name)} by {bold(f'{PROG} paths')}.",
+            ]
     return lines
 
 
@@ -630,18 +659,33 @@ def render_views() -> str:
         doc = textwrap.wrap(f'"""The view of ``schema.{model.__name__}``: {paragraph}"""', 92)
         lines += [f"    {line}" for line in doc]
         lines += ["", "    __slots__ = (" + " ".join(f'"{name}",' for name in fields) + ")", ""]
-        lines.append("    def __init__(self, " + ", ".join(f"{name}: {_type_source(f.annotation)}" for name, f in fields.items()) + ") -> None:")
+        lines.append(
+            "    def __init__(self, "
+            + ", ".join(f"{name}: {_type_source(f.annotation)}" for name, f in fields.items())
+            + ") -> None:"
+        )
         lines += [f"        self.{name} = {name}" for name in fields]
         reads = {name: _converter(f'data["{name}"]', field.annotation, "of") for name, field in fields.items()}
-        writes = {name: _converter(f"self.{name}", field.annotation, "to_json") or f"self.{name}" for name, field in fields.items()}
+        writes = {
+            name: _converter(f"self.{name}", field.annotation, "to_json") or f"self.{name}"
+            for name, field in fields.items()
+        }
         lines += ["", "    @classmethod", f"    def of(cls, data: dict[str, Any]) -> {model.__name__}:"]
         lines.append('        """Read the JSON of one result."""')
         converted = {name: code for name, code in reads.items() if code}
         if converted:
-            lines.append("        return cls(**{**data, " + ", ".join(f'"{name}": {code}' for name, code in converted.items()) + "})")
+            lines.append(
+                "        return cls(**{**data, "
+                + ", ".join(f'"{name}": {code}' for name, code in converted.items())
+                + "})"
+            )
         else:
             lines.append("        return cls(**data)")
-        lines += ["", "    def to_json(self) -> dict[str, Any]:", '        """The JSON of this result, as ``--json`` prints it."""']
+        lines += [
+            "",
+            "    def to_json(self) -> dict[str, Any]:",
+            '        """The JSON of this result, as ``--json`` prints it."""',
+        ]
         lines += ["        return {", *(f'            "{name}": {code},' for name, code in writes.items()), "        }"]
     return "\n".join(lines) + "\n"
 

@@ -22,8 +22,8 @@ from cli_checks import ok
 from fakes.models import FakeChatModel, FakeEmbedder
 from typer.testing import CliRunner
 
-from memcli.transport import local
 from memcli.cli import app
+from memcli.transport import local
 
 LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo10.json"
 
@@ -37,7 +37,9 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest tests run first (``slow``, then ``integration``): started last, one of
     them would keep a worker busy long after the others are done."""
-    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("integration") is None))
+    items.sort(
+        key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("integration") is None)
+    )
 
 
 LOGIN = "tester"
@@ -77,7 +79,9 @@ class ChromaServer:
         chroma = Path(sys.executable).with_name("chroma")
         self.process = subprocess.Popen(
             [str(chroma), "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -16,6 +16,9 @@ from conftest import Given
 from fakes.models import TemplatelessModel
 from typer.testing import CliRunner
 
+from memcli.cli import app
+from memcli.errors import ExitCode
+from memcli.memory import Memory
 from memcli.recall.answers import (
     NOT_FOUND,
     NOT_FOUND_ZH,
@@ -23,9 +26,6 @@ from memcli.recall.answers import (
     question_type,
     resolve_relative_dates,
 )
-from memcli.cli import app
-from memcli.errors import ExitCode
-from memcli.memory import Memory
 
 SAID_AT = "2023-05-08T13:56:00"
 CONVERSATION = [
@@ -45,9 +45,13 @@ def base_model(fake_model: Any) -> Any:
     return fake_model
 
 
-def import_conversation(runner: CliRunner, tmp_path: Path, turns: list[tuple[str, str]], user: str, at: str = SAID_AT) -> None:
+def import_conversation(
+    runner: CliRunner, tmp_path: Path, turns: list[tuple[str, str]], user: str, at: str = SAID_AT
+) -> None:
     path = tmp_path / f"{len(turns)}-{abs(hash(user))}.jsonl"
-    path.write_text("\n".join(json.dumps({"role": who, "content": text, "timestamp": at}) for who, text in turns), encoding="utf-8")
+    path.write_text(
+        "\n".join(json.dumps({"role": who, "content": text, "timestamp": at}) for who, text in turns), encoding="utf-8"
+    )
     ok(runner.invoke(app, ["import", str(path), "--format", "jsonl", "--user", user]))
 
 
@@ -61,7 +65,9 @@ def test_ask_on_a_base_model_quotes_the_sentence_with_its_speaker_and_yesterday_
     import_conversation(runner, tmp_path, CONVERSATION, "conv-26")
     data = ask(runner, "When did Caroline go to the LGBTQ support group?", "--user", "conv-26")
     assert data["answered_by"] == "extractive"
-    assert data["answer"].startswith('Caroline said on Monday 8 May 2023: "I went to a LGBTQ support group yesterday [Sunday 7 May 2023]')
+    assert data["answer"].startswith(
+        'Caroline said on Monday 8 May 2023: "I went to a LGBTQ support group yesterday [Sunday 7 May 2023]'
+    )
     support = next(m["id"] for m in data["memories"] if "support group" in m["text"])
     assert data["cited"] == [support] and f"[{support[:8]}]" in data["answer"]
     assert base_model.prompts == []  # the model was not asked
@@ -69,21 +75,32 @@ def test_ask_on_a_base_model_quotes_the_sentence_with_its_speaker_and_yesterday_
 
 def test_last_week_and_last_year_are_resolved_against_the_memorys_date() -> None:
     said = datetime(2023, 5, 8, 13, 56).timestamp()
-    assert resolve_relative_dates("We went camping last week.", said) == "We went camping last week [the week of 1 May 2023]."
+    assert (
+        resolve_relative_dates("We went camping last week.", said)
+        == "We went camping last week [the week of 1 May 2023]."
+    )
     assert resolve_relative_dates("I painted it last year.", said) == "I painted it last year [2022]."
     assert resolve_relative_dates("Two days ago I ran.", said) == "Two days ago [Saturday 6 May 2023] I ran."
     assert resolve_relative_dates("Nothing dated here.", said) == "Nothing dated here."
 
 
-def test_a_question_nothing_recalled_answers_says_so_and_cites_nothing(runner: CliRunner, base_model: Any, tmp_path: Path) -> None:
+def test_a_question_nothing_recalled_answers_says_so_and_cites_nothing(
+    runner: CliRunner, base_model: Any, tmp_path: Path
+) -> None:
     import_conversation(runner, tmp_path, CONVERSATION, "conv-26")
     data = ask(runner, "What is the name of my sister's violin teacher?", "--user", "conv-26")
     assert data["answer"] == NOT_FOUND and data["cited"] == []
     assert data["memories"]  # recalled, but none answers
 
 
-def test_chinese_question_gets_a_chinese_answer_with_shang_zhou_er_resolved(runner: CliRunner, base_model: Any, tmp_path: Path) -> None:
-    turns = [("张伟", "我上周二去了西湖公园散步，风景很美。"), ("assistant", "听起来很惬意！"), ("张伟", "我最近在学做红烧肉，练了好多遍。")]
+def test_chinese_question_gets_a_chinese_answer_with_shang_zhou_er_resolved(
+    runner: CliRunner, base_model: Any, tmp_path: Path
+) -> None:
+    turns = [
+        ("张伟", "我上周二去了西湖公园散步，风景很美。"),
+        ("assistant", "听起来很惬意！"),
+        ("张伟", "我最近在学做红烧肉，练了好多遍。"),
+    ]
     import_conversation(runner, tmp_path, turns, "张伟")
     data = ask(runner, "我什么时候去的西湖公园？", "--user", "张伟")
     assert data["answer"].startswith("你在2023年5月8日说：“我上周二［2023年5月2日］去了西湖公园散步")
@@ -96,27 +113,38 @@ def test_a_note_is_quoted_as_the_users_own() -> None:
     said = datetime(2024, 2, 1, 9, 0).timestamp()
     note = Memory("n" * 16, "sam", "note", "Sister's birthday: 4 March. She likes tulips.", said, "2024-02-01")
     found = answer("When is my sister's birthday?", [note], "sam")
-    assert found.text == "You noted on Thursday 1 February 2024: \"Sister's birthday: 4 March.\" [nnnnnnnn]"
+    assert found.text == 'You noted on Thursday 1 February 2024: "Sister\'s birthday: 4 March." [nnnnnnnn]'
     assert found.cited == [note.id]
 
 
 @pytest.mark.parametrize(
     ("question", "kind"),
-    [("When did we meet?", "when"), ("Where do I live?", "where"), ("Who gave me the book?", "who"), ("What is my job?", "what"),
-     ("我什么时候去的？", "when"), ("我住在哪里？", "where"), ("谁送我的书？", "who"), ("我做什么工作？", "what")],
+    [
+        ("When did we meet?", "when"),
+        ("Where do I live?", "where"),
+        ("Who gave me the book?", "who"),
+        ("What is my job?", "what"),
+        ("我什么时候去的？", "when"),
+        ("我住在哪里？", "where"),
+        ("谁送我的书？", "who"),
+        ("我做什么工作？", "what"),
+    ],
 )
 def test_question_type(question: str, kind: str) -> None:
     assert question_type(question) == kind
 
 
-def test_answers_llm_asks_the_model_even_when_it_has_no_chat_template(runner: CliRunner, base_model: Any, tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_answers_llm_asks_the_model_even_when_it_has_no_chat_template(
+    runner: CliRunner, base_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import_conversation(runner, tmp_path, CONVERSATION, "conv-26")
     monkeypatch.setenv("MEMCLI_ANSWERS", "llm")
     base_model.replies = ["Last week."]
     data = ask(runner, "When did Caroline go to the LGBTQ support group?", "--user", "conv-26")
     assert data["answer"].strip() == "Last week." and data["answered_by"] == "llm"
-    assert base_model.prompts and base_model.prompts[-1][-1].content == "When did Caroline go to the LGBTQ support group?"
+    assert (
+        base_model.prompts and base_model.prompts[-1][-1].content == "When did Caroline go to the LGBTQ support group?"
+    )
 
 
 def test_answers_auto_uses_a_chat_capable_model(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:
@@ -138,7 +166,9 @@ def test_an_unknown_user_is_not_found_naming_the_closest(runner: CliRunner, base
     assert json.loads(ok(runner.invoke(app, ["recall", "--user", "conv26", "support group?", "--json"])).stdout) == []
 
 
-def test_a_new_user_can_still_be_written_and_an_empty_store_recalls_nothing(runner: CliRunner, base_model: Any, tmp_path: Path) -> None:
+def test_a_new_user_can_still_be_written_and_an_empty_store_recalls_nothing(
+    runner: CliRunner, base_model: Any, tmp_path: Path
+) -> None:
     assert json.loads(ok(runner.invoke(app, ["recall", "anything", "--json"])).stdout) == []
     assert ask(runner, "Where do I live?")["answer"] == NOT_FOUND
     import_conversation(runner, tmp_path, CONVERSATION, "conv-26")
@@ -148,6 +178,17 @@ def test_a_new_user_can_still_be_written_and_an_empty_store_recalls_nothing(runn
 
 def test_chinese_words_meet_by_their_characters() -> None:
     said = datetime(2023, 4, 28, 21, 0).timestamp()
-    turn = Memory("m" * 16, "姚国栋", "turn", "恩，谢谢你的鼓励。除此之外，今天我还学了一道新的菜，毛血旺，味道还不错。", said, "2023-04-28", speaker="姚国栋")
+    turn = Memory(
+        "m" * 16,
+        "姚国栋",
+        "turn",
+        "恩，谢谢你的鼓励。除此之外，今天我还学了一道新的菜，毛血旺，味道还不错。",
+        said,
+        "2023-04-28",
+        speaker="姚国栋",
+    )
     found = answer("我什么时候学会做毛血旺的？", [turn], "姚国栋")  # 学会 in the question, 学 in the turn
-    assert found.text == "你在2023年4月28日说：“除此之外，今天［2023年4月28日］我还学了一道新的菜，毛血旺，味道还不错。” [mmmmmmmm]"
+    assert (
+        found.text
+        == "你在2023年4月28日说：“除此之外，今天［2023年4月28日］我还学了一道新的菜，毛血旺，味道还不错。” [mmmmmmmm]"
+    )

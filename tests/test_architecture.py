@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from memcli import schema
-
-from memcli.library import api, verbs
 from memcli.errors import UsageError
+from memcli.library import api, verbs
 from memcli.library.library import Memcli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,8 +22,9 @@ def test_the_import_layers_contract_is_kept() -> None:
     """No module imports from a layer above its own (the contract in pyproject.toml);
     a broken contract fails here with import-linter's report."""
     lint = Path(sys.executable).with_name("lint-imports")
-    done = subprocess.run([str(lint), str(ROOT / "pyproject.toml"), "--no-cache"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [str(lint), str(ROOT / "pyproject.toml"), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " kept, 0 broken" in done.stdout
 
@@ -46,6 +46,7 @@ def test_each_verb_names_a_typed_method_that_returns_its_schema(verb: str) -> No
 def test_each_verb_result_has_a_view_with_the_same_fields(verb: str) -> None:
     """The client's view of a result has the schema model's fields, in its order."""
     from memcli.library import views
+
     entry = verbs.VERBS[verb]
     model, view = getattr(schema, entry.result), getattr(views, entry.result)
     assert list(view.__slots__) == list(model.model_fields)
@@ -62,7 +63,9 @@ def test_each_verb_result_has_a_view_with_the_same_fields(verb: str) -> None:
         ("nonsense", {}, "unknown request 'nonsense'"),
     ],
 )
-def test_a_request_with_wrong_arguments_is_a_usage_error_before_anything_runs(verb: str, args: dict, message: str) -> None:
+def test_a_request_with_wrong_arguments_is_a_usage_error_before_anything_runs(
+    verb: str, args: dict, message: str
+) -> None:
     """Arguments are validated from the method's signature before the method is called:
     the engine is never touched (here it does not even exist)."""
     with pytest.raises(UsageError, match=message):
@@ -81,13 +84,44 @@ def test_a_result_read_back_by_the_client_prints_the_same_json() -> None:
     import json
 
     memory = {name: None for name in schema.Memory.model_fields} | {
-        "id": "ab12", "user": "sam", "kind": "note", "text": "tea", "speaker": "", "caption": "", "session": "", "day": "2026-01-02",
-        "source": "remember", "source_ids": [], "tags": ["x"], "importance": 0.5, "strength": 1.0, "recall_count": 0, "feedback": 0.0,
-        "pinned": False, "archived": False,
+        "id": "ab12",
+        "user": "sam",
+        "kind": "note",
+        "text": "tea",
+        "speaker": "",
+        "caption": "",
+        "session": "",
+        "day": "2026-01-02",
+        "source": "remember",
+        "source_ids": [],
+        "tags": ["x"],
+        "importance": 0.5,
+        "strength": 1.0,
+        "recall_count": 0,
+        "feedback": 0.0,
+        "pinned": False,
+        "archived": False,
     }
-    score = {"score": 0.5, "relevance": 1.0, "similarity": 0.3, "signals": {"lexical": 0.1}, "components": {"relevance": 0.6}}
+    score = {
+        "score": 0.5,
+        "relevance": 1.0,
+        "similarity": 0.3,
+        "signals": {"lexical": 0.1},
+        "components": {"relevance": 0.6},
+    }
     data = [schema.RecalledMemory.model_validate({**memory, "score": score}).model_dump(mode="json")]
     back = verbs.dump(verbs.read("recall", data))
     assert json.dumps(back) == json.dumps(data)
     assert verbs.read("recall", data)[0].score.signals == {"lexical": 0.1}
     assert verbs.read("portrait", None) is None
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["lint", "format"])
+def test_the_tree_passes_ruff(command: list[str]) -> None:
+    """The whole tree keeps the ruff rules and format of pyproject.toml (``[tool.ruff]``);
+    ``ruff check --fix . && ruff format .`` mends most of what fails here."""
+    ruff = Path(sys.executable).with_name("ruff")
+    done = subprocess.run(
+        [str(ruff), *command, "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

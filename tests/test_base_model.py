@@ -10,14 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cli_checks import ok
+from test_consolidate import DAY1, USER, day_turns, make_memcli, stored
 from typer.testing import CliRunner
 
-from cli_checks import ok
 from memcli.cli import app
-from memcli.text.extractive import facts_of, is_request_or_question
-from memcli.models.llm import LlamaCppModel, Message, cut_at_turn_end
 from memcli.memory import BASE_MODEL, Kind, Memory
-from test_consolidate import DAY1, USER, day_turns, make_memcli, stored
+from memcli.models.llm import LlamaCppModel, Message, cut_at_turn_end
+from memcli.text.extractive import facts_of, is_request_or_question
 
 
 def cut(*pieces: str) -> str:
@@ -32,8 +32,10 @@ def cut(*pieces: str) -> str:
         (("Sure.", "\n\n", "More rambling"), "Sure."),
         (("Sure.\n", "  \n", "More"), "Sure."),
         (("User :", " hello"), "User : hello"),  # the first line is the reply itself
-        (("One line.\nA second line that goes on and on, well past any name", " and ends."),
-         "One line.\nA second line that goes on and on, well past any name and ends."),
+        (
+            ("One line.\nA second line that goes on and on, well past any name", " and ends."),
+            "One line.\nA second line that goes on and on, well past any name and ends.",
+        ),
     ],
 )
 def test_a_reply_ends_at_the_next_speaker_line_or_a_blank_line(pieces: tuple[str, ...], reply: str) -> None:
@@ -106,12 +108,20 @@ def marked(turns: list[Memory]) -> list[Memory]:
 def test_a_base_models_reply_is_never_a_fact_a_summary_line_or_a_portrait(fake_model: Any) -> None:
     fake_model.responder = lambda task, content: pytest.fail("the model consolidates nothing here")
     engine = make_memcli(consolidation="extractive")
-    engine.add_memories(marked(day_turns([
-        ("Ana", "I love hiking in the mountains near Lyon every weekend."),
-        ("assistant", INVENTED),
-        ("Ana", "My sister Mila has her birthday on the 4th of March."),
-        ("assistant", "I love telling long stories about the sea and about my own birthday parties."),
-    ], DAY1, "s1")))
+    engine.add_memories(
+        marked(
+            day_turns(
+                [
+                    ("Ana", "I love hiking in the mountains near Lyon every weekend."),
+                    ("assistant", INVENTED),
+                    ("Ana", "My sister Mila has her birthday on the 4th of March."),
+                    ("assistant", "I love telling long stories about the sea and about my own birthday parties."),
+                ],
+                DAY1,
+                "s1",
+            )
+        )
+    )
     engine.consolidate(USER)
     written = [m for m in stored(engine) if m.kind != Kind.TURN.value]
     assert written and any("Mila" in m.text for m in written)
@@ -124,13 +134,21 @@ def test_the_model_never_summarises_a_base_models_reply(fake_model: Any) -> None
 
     def responder(task: str, content: str) -> str:
         contents.append(content)
-        return json.dumps({"summary": "Ana loves hiking near Lyon."} if task == "summary" else
-                          {"portrait": "Ana loves hiking near Lyon."} if task == "portrait" else
-                          {"memory": ["Ana loves hiking near Lyon."]} if task == "memory" else {"facts": []})
+        return json.dumps(
+            {"summary": "Ana loves hiking near Lyon."}
+            if task == "summary"
+            else {"portrait": "Ana loves hiking near Lyon."}
+            if task == "portrait"
+            else {"memory": ["Ana loves hiking near Lyon."]}
+            if task == "memory"
+            else {"facts": []}
+        )
 
     fake_model.responder = responder
     engine = make_memcli(consolidation="llm")
-    engine.add_memories(marked(day_turns([("Ana", "I love hiking near Lyon every weekend."), ("assistant", INVENTED)], DAY1, "s1")))
+    engine.add_memories(
+        marked(day_turns([("Ana", "I love hiking near Lyon every weekend."), ("assistant", INVENTED)], DAY1, "s1"))
+    )
     engine.consolidate(USER)
     material = [c for c in contents if "Earlier messages" not in c and "New messages" not in c]
     assert material and all("31st" not in c for c in material)
@@ -139,8 +157,18 @@ def test_the_model_never_summarises_a_base_models_reply(fake_model: Any) -> None
 def test_a_base_models_reply_ranks_below_what_the_user_said_unless_asked_what_it_said(fake_model: Any) -> None:
     engine = make_memcli()
     engine.remember("Sister's birthday: 4 March", USER)
-    engine.add_memories(marked(day_turns([("Ana", "Hello there, how are things today?"), ("assistant", "I know you have a birthday on the 31st.")],
-                                         DAY1, "s1")))
+    engine.add_memories(
+        marked(
+            day_turns(
+                [
+                    ("Ana", "Hello there, how are things today?"),
+                    ("assistant", "I know you have a birthday on the 31st."),
+                ],
+                DAY1,
+                "s1",
+            )
+        )
+    )
     assert engine.recall("birthday", USER, k=2)[0].memory.text == "Sister's birthday: 4 March"
     assert engine.recall("What did you say about my birthday?", USER, k=2)[0].memory.speaker == "assistant"
 
@@ -168,8 +196,12 @@ def test_requests_and_questions_are_never_facts(sentence: str) -> None:
 
 @pytest.mark.parametrize(
     "sentence",
-    ["When I was young I loved hiking with my dad.", "I love hiking in the mountains on weekends.", "Will and I went hiking last week.",
-     "我最近开始学习弹钢琴了。"],
+    [
+        "When I was young I loved hiking with my dad.",
+        "I love hiking in the mountains on weekends.",
+        "Will and I went hiking last week.",
+        "我最近开始学习弹钢琴了。",
+    ],
 )
 def test_statements_that_look_like_questions_or_requests_are_still_statements(sentence: str) -> None:
     assert not is_request_or_question(sentence)

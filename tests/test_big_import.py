@@ -11,20 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import ok
 from conftest import FakeEmbedder
-from memcli.library import engine
-from memcli.formats import importers
-from memcli.transport import local
-from memcli.cli import root
-from memcli.text.chunking import MAX_CHARS, chunks, size
-from memcli.cli import app
-from memcli.transport.client import Handlers, ServiceClient, client_env
+from typer.testing import CliRunner
+
+from memcli.cli import app, root
 from memcli.errors import BadInputError, ExitCode
+from memcli.formats import importers
 from memcli.formats.importers import parse_file
+from memcli.library import engine
 from memcli.paths import resolve_paths
+from memcli.text.chunking import MAX_CHARS, chunks, size
+from memcli.transport import local
+from memcli.transport.client import Handlers, ServiceClient, client_env
 
 NOW = 1_700_000_000.0
 
@@ -43,7 +42,10 @@ def test_a_text_that_fits_is_one_chunk() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "\n\n".join(f"Paragraph {p}. " + " ".join(f"Sentence {s} of paragraph {p} is here." for s in range(30)) for p in range(20)),
+        "\n\n".join(
+            f"Paragraph {p}. " + " ".join(f"Sentence {s} of paragraph {p} is here." for s in range(30))
+            for p in range(20)
+        ),
         "One endless sentence without a full stop " * 2000,
         "我们今天去了公园，天气很好。" * 500,
         "没有标点也没有空格的很长的中文文本" * 400,
@@ -94,7 +96,9 @@ def test_a_long_paragraph_is_imported_as_ordered_chunks_with_one_source(tmp_path
     assert all(m.text.startswith("Walks: ") for m in parts)
     assert squeezed("".join(m.text.removeprefix("Walks: ") for m in parts)) == squeezed(body)
     assert {m.source for m in parts} == {"notes.md:5"}
-    assert [m.created_at for m in parts] == sorted(m.created_at for m in parts) and len({m.created_at for m in parts}) == len(parts)
+    assert [m.created_at for m in parts] == sorted(m.created_at for m in parts) and len(
+        {m.created_at for m in parts}
+    ) == len(parts)
     _, again = parse_file(path, None, "u", NOW + 60)
     assert [m.id for m in again] == [m.id for m in memories]
 
@@ -111,7 +115,9 @@ def test_a_long_paragraph_repeating_a_chunk_keeps_both(tmp_path: Path) -> None:
 def test_a_long_jsonl_message_is_chunked_into_turns(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     content = long_paragraph(800)
-    path.write_text(json.dumps({"role": "user", "content": content, "timestamp": "2024-01-02T10:00:00"}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"role": "user", "content": content, "timestamp": "2024-01-02T10:00:00"}) + "\n", encoding="utf-8"
+    )
     _, parts = parse_file(path, None, "u", NOW)
     assert len(parts) > 1 and all(m.speaker == "u" and m.source == "log.jsonl:1" for m in parts)
     assert squeezed("".join(m.text for m in parts)) == squeezed(content)
@@ -226,7 +232,9 @@ def test_ctrl_c_during_a_batchs_write_counts_that_batch_as_stored(
     assert len(stored_ids(runner)) == 10
 
 
-def test_an_interrupted_import_prints_its_json_and_exits_130(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_an_interrupted_import_prints_its_json_and_exits_130(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setattr(engine, "IMPORT_BATCH", 5)
     local.use_models(InterruptingEmbedder(at=2))
     result = runner.invoke(app, ["import", str(notes_file(tmp_path, 12)), "--json", "--quiet"])
@@ -252,7 +260,11 @@ def test_progress_prints_lines_when_stderr_is_not_a_terminal(
     assert ok(runner.invoke(app, ["import", str(path)])).stderr == ""  # no lines without --progress
     assert ok(runner.invoke(app, ["import", str(path), "--progress", "--quiet"])).stderr == ""
     lines = ok(runner.invoke(app, ["import", str(path), "--progress"])).stderr.splitlines()
-    assert lines == ["memcli: imported 10 of 23 records", "memcli: imported 20 of 23 records", "memcli: imported 23 of 23 records"]
+    assert lines == [
+        "memcli: imported 10 of 23 records",
+        "memcli: imported 20 of 23 records",
+        "memcli: imported 23 of 23 records",
+    ]
 
 
 # through the service ---------------------------------------------------------------------------
@@ -285,6 +297,8 @@ def test_ctrl_c_through_the_service_cancels_at_the_next_batch_and_says_what_is_s
         assert any("stopping" in n for n in notices)
         again = client.request(request, Handlers(), start=False)
         assert (again["added"], again["skipped"], again["interrupted"]) == (1200 - stored, stored, False)
-        assert client.request({"verb": "stats", "args": {}, "env": client_env()}, Handlers(), start=False)  # still healthy
+        assert client.request(
+            {"verb": "stats", "args": {}, "env": client_env()}, Handlers(), start=False
+        )  # still healthy
     finally:
         service.close()

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
+from conftest import list_json
 from typer.testing import CliRunner
 
 from memcli import __version__
 from memcli.cli import app
-from conftest import list_json
-from cli_checks import assert_error, ok
 from memcli.errors import ExitCode
 
 # helpers --------------------------------------------------------------------------
@@ -107,8 +107,12 @@ def test_remember_reads_the_note_from_stdin(runner: CliRunner, fake_embedder: An
 
 
 @pytest.mark.parametrize("importance", ["1.5", "-0.1"])
-def test_remember_importance_out_of_range_is_a_usage_error(runner: CliRunner, fake_embedder: Any, importance: str) -> None:
-    line = assert_error(runner.invoke(app, ["remember", "x", "--importance", importance]), ExitCode.USAGE)  # an invalid option value, as README says
+def test_remember_importance_out_of_range_is_a_usage_error(
+    runner: CliRunner, fake_embedder: Any, importance: str
+) -> None:
+    line = assert_error(
+        runner.invoke(app, ["remember", "x", "--importance", importance]), ExitCode.USAGE
+    )  # an invalid option value, as README says
     assert "importance" in line
     assert list_json(runner) == []
 
@@ -121,7 +125,9 @@ def test_remember_stores_importance_and_tags(runner: CliRunner, fake_embedder: A
 
 
 def test_a_tag_with_a_comma_is_kept_as_given(runner: CliRunner, fake_embedder: Any) -> None:
-    reported = json.loads(ok(runner.invoke(app, ["remember", "Trip notes", "--tag", "new york, usa", "--json"])).stdout)["memory"]
+    reported = json.loads(
+        ok(runner.invoke(app, ["remember", "Trip notes", "--tag", "new york, usa", "--json"])).stdout
+    )["memory"]
     assert reported["tags"] == ["new york, usa"]
     shown = json.loads(ok(runner.invoke(app, ["show", reported["id"], "--json"])).stdout)
     assert shown["tags"] == reported["tags"]
@@ -170,7 +176,9 @@ def test_recall_ranks_the_matching_memory_first(runner: CliRunner, fake_embedder
     assert scores == sorted(scores, reverse=True)
 
 
-def test_recall_json_lists_id_kind_day_score_text_source(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recall_json_lists_id_kind_day_score_text_source(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_NOW", "2023-05-08T10:00:00")
     memory_id = remember(runner, "My dog Rex loves the beach")
     hits = recall_json(runner, "dog")
@@ -214,7 +222,9 @@ def test_recall_k_below_one_is_a_usage_error(runner: CliRunner, fake_embedder: A
 
 def test_recall_kind_keeps_one_kind(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    log.write_text(json.dumps({"role": "user", "content": "We talked about hiking", "timestamp": "2023-01-01T10:00:00"}) + "\n")
+    log.write_text(
+        json.dumps({"role": "user", "content": "We talked about hiking", "timestamp": "2023-01-01T10:00:00"}) + "\n"
+    )
     ok(runner.invoke(app, ["import", str(log)]))
     note = remember(runner, "hiking boots are in the cellar")
     assert {h["kind"] for h in recall_json(runner, "hiking")} == {"turn", "note"}
@@ -254,7 +264,9 @@ def test_recall_on_an_empty_store_finds_nothing(runner: CliRunner, fake_embedder
 # list, show, delete, stats, paths ------------------------------------------------------------
 
 
-def test_list_shows_newest_first_and_limit(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_list_shows_newest_first_and_limit(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ids = []
     for day in ("01", "02", "03"):
         monkeypatch.setenv("MEMCLI_NOW", f"2023-03-{day}T09:00:00")
@@ -373,7 +385,9 @@ def test_paths_are_all_under_memcli_home(runner: CliRunner, memcli_home: Path) -
 # import ------------------------------------------------------------------------------------
 
 
-def test_import_locomo_stores_each_turn_for_its_conversation(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_import_locomo_stores_each_turn_for_its_conversation(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     report = json.loads(ok(runner.invoke(app, ["import", str(locomo_sample_file(tmp_path)), "--json"])).stdout)
     assert report["format"] == "locomo"
     assert report["added"] == 5 and report["found"] == 5
@@ -399,7 +413,11 @@ def test_import_twice_adds_nothing(runner: CliRunner, fake_embedder: Any, tmp_pa
 
 
 def test_import_conversation_option_imports_one_sample(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
-    report = json.loads(ok(runner.invoke(app, ["import", str(locomo_sample_file(tmp_path)), "--conversation", "conv-b", "--json"])).stdout)
+    report = json.loads(
+        ok(
+            runner.invoke(app, ["import", str(locomo_sample_file(tmp_path)), "--conversation", "conv-b", "--json"])
+        ).stdout
+    )
     assert report["users"] == {"conv-b": 1}
     assert list_json(runner, "--user", "conv-a") == []
 
@@ -421,7 +439,9 @@ def test_import_malformed_file_adds_nothing(runner: CliRunner, fake_embedder: An
 
 
 def test_import_unknown_format_is_a_usage_error(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
-    line = assert_error(runner.invoke(app, ["import", str(locomo_sample_file(tmp_path)), "--format", "bogus"]), ExitCode.USAGE)
+    line = assert_error(
+        runner.invoke(app, ["import", str(locomo_sample_file(tmp_path)), "--format", "bogus"]), ExitCode.USAGE
+    )
     assert "bogus" in line
     assert list_json(runner, "--user", "conv-a") == []
 
@@ -436,7 +456,9 @@ def test_import_unknown_format_is_a_usage_error(runner: CliRunner, fake_embedder
         ("unknown.json", b'{"some": "object"}'),
     ],
 )
-def test_import_unreadable_file_is_bad_input(runner: CliRunner, fake_embedder: Any, tmp_path: Path, name: str, content: bytes) -> None:
+def test_import_unreadable_file_is_bad_input(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path, name: str, content: bytes
+) -> None:
     path = tmp_path / name
     path.write_bytes(content)
     line = assert_error(runner.invoke(app, ["import", str(path)]), ExitCode.BAD_INPUT)
@@ -444,7 +466,9 @@ def test_import_unreadable_file_is_bad_input(runner: CliRunner, fake_embedder: A
     assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"] == {}
 
 
-def test_import_conversation_option_on_a_text_file_is_a_usage_error(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_import_conversation_option_on_a_text_file_is_a_usage_error(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("a note\n", encoding="utf-8")
     assert_error(runner.invoke(app, ["import", str(path), "--conversation", "conv-1"]), ExitCode.USAGE)
@@ -518,7 +542,9 @@ def test_ask_reads_the_question_from_stdin(runner: CliRunner, fake_model: Any) -
 
 
 @pytest.mark.parametrize("command", [["ask", "anything?"], ["chat"]])
-def test_missing_or_invalid_model_is_a_model_error(runner: CliRunner, fake_embedder: Any, tmp_path: Path, command: list[str]) -> None:
+def test_missing_or_invalid_model_is_a_model_error(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path, command: list[str]
+) -> None:
     not_gguf = tmp_path / "model.gguf"
     not_gguf.write_text("not a model", encoding="utf-8")
     for model in (str(tmp_path / "missing.gguf"), str(not_gguf)):
@@ -539,7 +565,10 @@ def test_chat_stores_user_and_assistant_turns_and_runs_slash_commands(runner: Cl
     result = ok(runner.invoke(app, ["chat"], input="My dog is Rex\n/recall dog\n/remember I like tea\n/exit\n"))
     assert "Rex is a lovely name." in result.stdout
     turns = list_json(runner, "--kind", "turn")
-    assert sorted((t["speaker"], t["text"]) for t in turns) == [("assistant", "Rex is a lovely name."), ("tester", "My dog is Rex")]
+    assert sorted((t["speaker"], t["text"]) for t in turns) == [
+        ("assistant", "Rex is a lovely name."),
+        ("tester", "My dog is Rex"),
+    ]
     sessions = {t["session"] for t in turns}
     assert len(sessions) == 1 and sessions.pop() in result.stderr
     # /recall printed the stored turn
@@ -559,7 +588,9 @@ def test_chat_does_not_repeat_the_current_message_as_a_memory(runner: CliRunner,
     assert rest[-1].content == "My dog is Rex"
 
 
-def test_second_chat_recalls_the_first_session(runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_chat_recalls_the_first_session(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_NOW", "2023-05-08T10:00:00")
     ok(runner.invoke(app, ["chat"], input="My dog is Rex\n/exit\n"))
     monkeypatch.setenv("MEMCLI_NOW", "2023-05-09T10:00:00")
@@ -579,7 +610,9 @@ def test_chat_ended_by_end_of_input_loses_no_turn(runner: CliRunner, fake_model:
     assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["pending"] == 0
 
 
-def test_chat_folds_older_turns_into_a_summary(runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chat_folds_older_turns_into_a_summary(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "2")
     fake_model.replies = ["reply one", "reply two", "Summary: we said one and two.", "reply three", "later summary"]
     ok(runner.invoke(app, ["chat"], input="message one\nmessage two\nmessage three\n/exit\n"))
@@ -605,10 +638,14 @@ def test_chat_with_history_within_the_window_calls_no_summary(runner: CliRunner,
 def test_chat_unknown_slash_command_is_reported_and_chat_goes_on(runner: CliRunner, fake_model: Any) -> None:
     result = ok(runner.invoke(app, ["chat"], input="/frobnicate\nhello\n/exit\n"))
     assert "/frobnicate" in result.stderr
-    assert [t["text"] for t in list_json(runner, "--kind", "turn", "--user", "tester") if t["speaker"] == "tester"] == ["hello"]
+    assert [t["text"] for t in list_json(runner, "--kind", "turn", "--user", "tester") if t["speaker"] == "tester"] == [
+        "hello"
+    ]
 
 
-def test_chat_interrupted_reply_is_kept_and_tagged(runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chat_interrupted_reply_is_kept_and_tagged(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def interrupted_stream(messages: Any, max_tokens: int, temperature: float) -> Any:
         fake_model.prompts.append(list(messages))
         yield "Once upon "

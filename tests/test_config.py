@@ -68,7 +68,9 @@ def test_empty_env_value_is_ignored(tmp_path: Path) -> None:
     assert load_settings(paths, env={"MEMCLI_USER": ""}).user == "alice"
 
 
-def test_a_given_environment_is_read_instead_of_the_process_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_given_environment_is_read_instead_of_the_process_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the service builds a request's settings from the client's variables, not its own
     monkeypatch.setenv("MEMCLI_USER", "service")
     assert load_settings(paths_in(tmp_path), env={"MEMCLI_HISTORY_TURNS": "2"}).user == "tester"
@@ -124,7 +126,13 @@ def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("toml", "key"),
-    [("temperature = 5.0", "temperature"), ("recall_k = 51", "recall_k"), ("n_ctx = 100", "n_ctx"), ("lock_timeout = -1", "lock_timeout"), ('user = ""', "user")],
+    [
+        ("temperature = 5.0", "temperature"),
+        ("recall_k = 51", "recall_k"),
+        ("n_ctx = 100", "n_ctx"),
+        ("lock_timeout = -1", "lock_timeout"),
+        ('user = ""', "user"),
+    ],
 )
 def test_out_of_range_value_in_config_file_is_bad_input(tmp_path: Path, toml: str, key: str) -> None:
     paths = paths_in(tmp_path)
@@ -134,7 +142,9 @@ def test_out_of_range_value_in_config_file_is_bad_input(tmp_path: Path, toml: st
     assert key in info.value.message
 
 
-@pytest.mark.parametrize(("name", "value"), [("MEMCLI_RECALL_K", "-3"), ("MEMCLI_MAX_TOKENS", "0"), ("MEMCLI_N_CTX", "lots")])
+@pytest.mark.parametrize(
+    ("name", "value"), [("MEMCLI_RECALL_K", "-3"), ("MEMCLI_MAX_TOKENS", "0"), ("MEMCLI_N_CTX", "lots")]
+)
 def test_bad_env_value_is_bad_input_naming_the_variable(tmp_path: Path, name: str, value: str) -> None:
     with pytest.raises(BadInputError) as info:
         load_settings(paths_in(tmp_path), env={name: value})
@@ -154,7 +164,9 @@ def test_bad_config_file_fails_the_cli_with_one_line(runner: CliRunner, fake_emb
     assert len(result.stderr.splitlines()) == 1 and str(path) in result.stderr
 
 
-def test_bad_env_setting_fails_the_cli_with_one_line(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_env_setting_fails_the_cli_with_one_line(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "soon")
     result = runner.invoke(app, ["list"])
     assert result.exit_code == int(ExitCode.BAD_INPUT)
@@ -216,7 +228,9 @@ def test_unreadable_memcli_now_is_a_usage_error() -> None:
         clock_from_env({"MEMCLI_NOW": "next tuesday"})
 
 
-def test_memcli_now_dates_what_the_cli_stores(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memcli_now_dates_what_the_cli_stores(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_NOW", "2021-12-31T23:00:00")
     memory_id = runner.invoke(app, ["remember", "new year's eve plans"]).stdout.strip()
     shown = runner.invoke(app, ["show", memory_id])

@@ -16,19 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import given_models
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from conftest import given_models
 from memcli.config import Paths, load_settings, resolve_paths
 from memcli.consolidation.consolidate import MAX_FACTS, RELATED_SIMILARITY, WINDOW_PAIRS, make_plan
-from memcli.library.engine import Engine
-from memcli.errors import InvalidOutputError, StoreLockedError
 from memcli.consolidation.grounding import Grounding, SourceTurn, fact_problem, mentions, statement_problem
-from memcli.models.llm import RETRY_TEMPERATURE, Message, structured_output
-from memcli.memory import Kind, Memory, singleton_id, stable_id
 from memcli.consolidation.model_output import RUNNING_SENTENCES, WINDOW_FACTS
+from memcli.errors import InvalidOutputError, StoreLockedError
+from memcli.library.engine import Engine
+from memcli.memory import Kind, Memory, singleton_id, stable_id
+from memcli.models.llm import RETRY_TEMPERATURE, Message, structured_output
 from memcli.store.store import MemoryStore
 
 USER = "ana"
@@ -199,8 +199,14 @@ def skipped(engine: Engine, stage: str) -> set[str]:
 def add_fact(engine: Engine, text: str, key: str = "stored") -> Memory:
     """A fact as an earlier consolidation left it."""
     fact = Memory(
-        id=stable_id("fact", USER, key, text), user=USER, kind=Kind.FACT.value, text=text,
-        created_at=NOW - 90 * 86400, day="2023-03-03", source="earlier", valid_from=NOW - 90 * 86400,
+        id=stable_id("fact", USER, key, text),
+        user=USER,
+        kind=Kind.FACT.value,
+        text=text,
+        created_at=NOW - 90 * 86400,
+        day="2023-03-03",
+        source="earlier",
+        valid_from=NOW - 90 * 86400,
     )
     engine.add_memories([fact])
     return fact
@@ -218,7 +224,9 @@ def active_facts(engine: Engine) -> list[Memory]:
 # 1. good output ------------------------------------------------------------------------
 
 
-def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(engine: Engine, script: Script, fake_model: Any) -> None:
+def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(
+    engine: Engine, script: Script, fake_model: Any
+) -> None:
     first, second = day1(), day2()
     engine.add_memories(first + second)
     steps: list[tuple[int, int]] = []
@@ -231,7 +239,10 @@ def test_good_run_writes_daily_and_global_summaries_running_memory_and_facts(eng
             assert daily.source == f"consolidate:{day}"
             assert daily.source_ids == [t.id for t in turns]
             assert daily.text
-    assert [m.text for m in stored(engine, Kind.EVENT_DAILY)] == [Script.SUMMARIES["puppy named Rex"], Script.SUMMARIES["train to Lisbon"]]
+    assert [m.text for m in stored(engine, Kind.EVENT_DAILY)] == [
+        Script.SUMMARIES["puppy named Rex"],
+        Script.SUMMARIES["train to Lisbon"],
+    ]
     events = one(engine, Kind.EVENT_GLOBAL)
     assert Script.SUMMARIES["puppy named Rex"] in events.text and Script.SUMMARIES["train to Lisbon"] in events.text
     assert Script.PORTRAITS["train to Lisbon"] in one(engine, Kind.PORTRAIT_GLOBAL).text
@@ -300,7 +311,13 @@ UNITS = {
     "day summary": ("summary", "Conversation of Monday 8 May 2023", DAY1, "day", day1),
     "day portrait": ("portrait", "I adopted a puppy", DAY1, "day", day1),
     "session memory": ("memory", "New conversation of Monday 8 May 2023", "session s1", "session", day1),
-    "pair facts": ("facts", "New messages (Monday 8 May 2023):\nAna: I adopted", "facts of s1:0", "fact", lambda: day1()[:2]),
+    "pair facts": (
+        "facts",
+        "New messages (Monday 8 May 2023):\nAna: I adopted",
+        "facts of s1:0",
+        "fact",
+        lambda: day1()[:2],
+    ),
 }
 
 
@@ -341,7 +358,9 @@ def test_invalid_output_is_retried_once_then_the_extractive_one_is_written(
     assert engine.consolidate(USER, retry=True).nothing_to_do
 
 
-def test_a_first_fold_of_one_day_is_that_day_without_a_model_call(engine: Engine, script: Script, fake_model: Any) -> None:
+def test_a_first_fold_of_one_day_is_that_day_without_a_model_call(
+    engine: Engine, script: Script, fake_model: Any
+) -> None:
     engine.add_memories(day1())
 
     engine.consolidate(USER)
@@ -363,7 +382,9 @@ def test_a_global_fold_with_invalid_output_is_folded_by_extraction(
     assert report.invalid == 1 and report.written_by["fallback"] == 1
     daily = [m for m in stored(engine, Kind.EVENT_DAILY if kind is Kind.EVENT_GLOBAL else Kind.PORTRAIT_DAILY)]
     # the daily ones' own lines, chosen: nothing the model wrote for the fold
-    assert one(engine, kind).text and set(one(engine, kind).text.split("\n")) <= {line for d in daily for line in d.text.split("\n")}
+    assert one(engine, kind).text and set(one(engine, kind).text.split("\n")) <= {
+        line for d in daily for line in d.text.split("\n")
+    }
 
     fake_model.responder = script
     assert engine.consolidate(USER).nothing_to_do
@@ -482,7 +503,9 @@ MEL_TURNS = [
 
 def test_consolidation_rejects_and_counts_ungrounded_facts(engine: Engine, script: Script, fake_model: Any) -> None:
     # two message pairs, so that the window may return the four candidates (MAX_FACTS a pair)
-    engine.add_memories(day_turns(MEL_TURNS + [("Mel", "It was for mental health."), ("Caroline", "Amazing.")], DAY1, "s1"))
+    engine.add_memories(
+        day_turns(MEL_TURNS + [("Mel", "It was for mental health."), ("Caroline", "Amazing.")], DAY1, "s1")
+    )
     candidates = [
         "Caroline ran a charity race.",
         "Mel ran a charity race in Paris.",
@@ -500,7 +523,9 @@ def test_consolidation_rejects_and_counts_ungrounded_facts(engine: Engine, scrip
     assert (report.facts_added, report.facts_rejected, report.invalid) == (1, 3, 0)
 
 
-def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(engine: Engine, script: Script, fake_model: Any) -> None:
+def test_a_window_whose_every_fact_is_rejected_gets_the_extractive_facts(
+    engine: Engine, script: Script, fake_model: Any
+) -> None:
     engine.add_memories(day_turns(MEL_TURNS, DAY1, "s1"))
 
     def respond(task: str, content: str) -> str:
@@ -589,7 +614,9 @@ def recalled_ids(engine: Engine, query: str, kind: str | None = None) -> list[st
     return [hit.memory.id for hit in engine.recall(query, USER, k=20, kind=kind, reinforce=False)]
 
 
-def test_update_ends_the_old_fact_and_adds_the_new_one(engine: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]]) -> None:
+def test_update_ends_the_old_fact_and_adds_the_new_one(
+    engine: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]]
+) -> None:
     old, turns = moved
     script.decision = {"event": "UPDATE", "target": 0, "text": UPDATED_FACT}
 
@@ -607,14 +634,21 @@ def test_update_ends_the_old_fact_and_adds_the_new_one(engine: Engine, script: S
     assert recalled_ids(engine, UPDATED_FACT, kind="fact")[0] == new.id
     assert [m.id for m in engine.list_memories(USER, kind="fact", limit=0)] == [new.id]
     [update] = history(engine, old.id)
-    assert (update.event, update.old_text, update.new_text, update.related_id) == ("UPDATE", OLD_FACT, UPDATED_FACT, new.id)
+    assert (update.event, update.old_text, update.new_text, update.related_id) == (
+        "UPDATE",
+        OLD_FACT,
+        UPDATED_FACT,
+        new.id,
+    )
     assert update.source_ids == [t.id for t in turns]
     [add] = history(engine, new.id)
     assert (add.event, add.old_text, add.new_text, add.related_id) == ("ADD", "", UPDATED_FACT, old.id)
     assert (report.facts_updated, report.facts_added, report.facts_deleted, report.invalid) == (1, 0, 0, 0)
 
 
-def test_delete_ends_the_old_fact_and_adds_nothing(engine: Engine, script: Script, moved: tuple[Memory, list[Memory]]) -> None:
+def test_delete_ends_the_old_fact_and_adds_nothing(
+    engine: Engine, script: Script, moved: tuple[Memory, list[Memory]]
+) -> None:
     old, turns = moved
     script.decision = {"event": "DELETE", "target": 0, "text": ""}
 
@@ -718,7 +752,14 @@ def test_a_decision_may_only_end_a_fact_related_to_its_new_fact(
         shown = content.split("Existing facts:\n")[1].split("\n\n")[0].split("\n")
         call_shown.append(shown)
         painting = next(i for i, line in enumerate(shown) if OLD_PAINT_FACT in line)
-        return json.dumps({"events": [{"event": "DELETE", "target": painting, "text": ""}, {"event": "NOOP", "target": 0, "text": ""}]})
+        return json.dumps(
+            {
+                "events": [
+                    {"event": "DELETE", "target": painting, "text": ""},
+                    {"event": "NOOP", "target": 0, "text": ""},
+                ]
+            }
+        )
 
     fake_model.responder = respond
     warnings: list[str] = []
@@ -747,17 +788,31 @@ def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
     engine: Engine, script: Script, fake_model: Any
 ) -> None:
     old = [add_fact(engine, OLD_FACT), add_fact(engine, OLD_PAINT_FACT, "paint")]
-    turns = day_turns([("Ana", "I now live in Lisbon with my puppy Rex. I sketch boats at the harbour on Sundays."),
-                       ("assistant", "Lovely!")], DAY2, "s2")
+    turns = day_turns(
+        [
+            ("Ana", "I now live in Lisbon with my puppy Rex. I sketch boats at the harbour on Sundays."),
+            ("assistant", "Lovely!"),
+        ],
+        DAY2,
+        "s2",
+    )
     engine.add_memories(turns)
     merged = "Ana sketches boats at the harbour in Lisbon on Sundays with her puppy Rex."
 
     def respond(task: str, content: str) -> str:
         if task == "events":  # each new fact updates its own old fact, both to the same words
             shown = content.split("Existing facts:\n")[1].split("\n\n")[0].split("\n")
-            target = {fact: next(i for i, line in enumerate(shown) if fact in line) for fact in (OLD_FACT, OLD_PAINT_FACT)}
-            return json.dumps({"events": [{"event": "UPDATE", "target": target[OLD_FACT], "text": merged},
-                                          {"event": "UPDATE", "target": target[OLD_PAINT_FACT], "text": merged}]})
+            target = {
+                fact: next(i for i, line in enumerate(shown) if fact in line) for fact in (OLD_FACT, OLD_PAINT_FACT)
+            }
+            return json.dumps(
+                {
+                    "events": [
+                        {"event": "UPDATE", "target": target[OLD_FACT], "text": merged},
+                        {"event": "UPDATE", "target": target[OLD_PAINT_FACT], "text": merged},
+                    ]
+                }
+            )
         return json.dumps({"facts": [MOVED_FACT, PAINT_FACT]}) if task == "facts" else script(task, content)
 
     fake_model.responder = respond
@@ -767,7 +822,10 @@ def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
     [new] = active_facts(engine)
     assert new.text == merged and all(engine.get(m.id).valid_to == turns[0].created_at for m in old)
     assert (report.facts_updated, report.facts_deduplicated) == (2, 1)
-    assert sorted((e.event, e.related_id) for e in history(engine) if e.memory_id in {m.id for m in old}) == [("UPDATE", new.id)] * 2
+    assert (
+        sorted((e.event, e.related_id) for e in history(engine) if e.memory_id in {m.id for m in old})
+        == [("UPDATE", new.id)] * 2
+    )
 
 
 @pytest.mark.parametrize(
@@ -781,7 +839,15 @@ def test_two_updates_of_one_pair_to_the_same_words_store_one_fact_and_end_both(
         {"event": "UPDATE", "target": 3, "text": UPDATED_FACT},
         {"event": "DELETE", "target": -1, "text": ""},
     ],
-    ids=["ungrounded place", "too few words", "empty text", "first person", "target past the facts", "far target", "negative target"],
+    ids=[
+        "ungrounded place",
+        "too few words",
+        "empty text",
+        "first person",
+        "target past the facts",
+        "far target",
+        "negative target",
+    ],
 )
 def test_invalid_decision_is_retried_then_the_fact_is_skipped(
     engine: Engine, script: Script, fake_model: Any, moved: tuple[Memory, list[Memory]], decision: dict[str, Any]
@@ -823,7 +889,10 @@ def snapshot(engine: Engine) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...
         rows = engine.store.sidecar.history(user=USER)
     return (
         sorted((m.id, m.kind, m.day, m.text, tuple(m.source_ids), m.valid_from, m.valid_to) for m in memories),
-        sorted((e.memory_id, e.kind, e.event, e.old_text, e.new_text, e.at, tuple(e.source_ids), e.related_id) for e in rows),
+        sorted(
+            (e.memory_id, e.kind, e.event, e.old_text, e.new_text, e.at, tuple(e.source_ids), e.related_id)
+            for e in rows
+        ),
     )
 
 
@@ -907,7 +976,9 @@ def test_second_run_with_nothing_new_calls_no_model(engine: Engine, script: Scri
     assert snapshot(engine) == before
 
 
-def test_new_day_is_consolidated_alone_and_updates_the_global_summary(engine: Engine, script: Script, fake_model: Any) -> None:
+def test_new_day_is_consolidated_alone_and_updates_the_global_summary(
+    engine: Engine, script: Script, fake_model: Any
+) -> None:
     engine.add_memories(day1())
     engine.consolidate(USER)
     first_global = one(engine, Kind.EVENT_GLOBAL)
@@ -927,7 +998,8 @@ def test_new_day_is_consolidated_alone_and_updates_the_global_summary(engine: En
     assert events.text != first_global.text
     assert Script.SUMMARIES["puppy named Rex"] in events.text and Script.SUMMARIES["train to Lisbon"] in events.text
     assert [(e.event, e.old_text, e.new_text) for e in history(engine, events.id)] == [
-        ("ADD", "", first_global.text), ("UPDATE", first_global.text, events.text),
+        ("ADD", "", first_global.text),
+        ("UPDATE", first_global.text, events.text),
     ]
     running = one(engine, Kind.RUNNING_SUMMARY)
     assert running.text.split("\n") == [Script.SUMMARIES["puppy named Rex"], Script.SUMMARIES["train to Lisbon"]]
@@ -935,7 +1007,9 @@ def test_new_day_is_consolidated_alone_and_updates_the_global_summary(engine: En
     assert [m.day for m in stored(engine, Kind.EVENT_DAILY)] == [DAY1, DAY2]
 
 
-def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(engine: Engine, script: Script, fake_model: Any) -> None:
+def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(
+    engine: Engine, script: Script, fake_model: Any
+) -> None:
     turns = day1()
     engine.add_memories(turns[:2])
     engine.consolidate(USER)
@@ -964,14 +1038,23 @@ def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(engine: Eng
         ("portrait", {"portrait": "You are caring and proud of Rex."}),
         ("portrait", {"portrait": "A is determined and proud of the achievement despite the pain."}),
     ],
-    ids=["unknown place", "too few words", "first person", "transcript line", "unknown person", "second person",
-         "worked example copied"],
+    ids=[
+        "unknown place",
+        "too few words",
+        "first person",
+        "transcript line",
+        "unknown person",
+        "second person",
+        "worked example copied",
+    ],
 )
 def test_ungrounded_daily_summary_or_portrait_is_invalid(
     engine: Engine, script: Script, fake_model: Any, task: str, reply: dict[str, str]
 ) -> None:
     engine.add_memories(day1())
-    marker = "Conversation of Monday 8 May 2023" if task == "summary" else "I adopted a puppy"  # the day's, not the fold's
+    marker = (
+        "Conversation of Monday 8 May 2023" if task == "summary" else "I adopted a puppy"
+    )  # the day's, not the fold's
     fake_model.responder = failing(script, task, marker, lambda good: json.dumps(reply))
 
     report = engine.consolidate(USER)
@@ -988,7 +1071,9 @@ def test_ungrounded_daily_summary_or_portrait_is_invalid(
 def test_running_memory_keeps_only_grounded_sentences(engine: Engine, script: Script, fake_model: Any) -> None:
     engine.add_memories(day1())
     kept = "Ana adopted a puppy named Rex in Lyon."
-    reply = {"memory": [kept, "Ana moved to Paris in 2019.", "I adopted a puppy named Rex.", "Did Ana adopt Rex?", kept]}
+    reply = {
+        "memory": [kept, "Ana moved to Paris in 2019.", "I adopted a puppy named Rex.", "Did Ana adopt Rex?", kept]
+    }
     fake_model.responder = lambda task, content: json.dumps(reply) if task == "memory" else script(task, content)
 
     report = engine.consolidate(USER)
@@ -1019,8 +1104,12 @@ GARDEN = {
 }
 
 
-def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(engine: Engine, fake_model: Any) -> None:
-    turns = day_turns([("Ana" if i % 2 == 0 else "assistant", f"Garden bed {i} is planted.") for i in range(16)], DAY1, "s1")
+def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(
+    engine: Engine, fake_model: Any
+) -> None:
+    turns = day_turns(
+        [("Ana" if i % 2 == 0 else "assistant", f"Garden bed {i} is planted.") for i in range(16)], DAY1, "s1"
+    )
     engine.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
 
@@ -1036,11 +1125,18 @@ def test_fact_extraction_reads_a_window_of_pairs_and_the_ten_messages_before_it(
     assert "Memory:\nAna planted the garden beds." in last
     assert "Earlier messages" not in first
     assert first.endswith("\n".join(f"{t.speaker}: {t.text}" for t in turns[: 2 * WINDOW_PAIRS]))
-    assert [c[2]["properties"]["facts"]["maxItems"] for c in extractions] == [min(WINDOW_FACTS, MAX_FACTS * 5), min(WINDOW_FACTS, MAX_FACTS * 3)]
+    assert [c[2]["properties"]["facts"]["maxItems"] for c in extractions] == [
+        min(WINDOW_FACTS, MAX_FACTS * 5),
+        min(WINDOW_FACTS, MAX_FACTS * 3),
+    ]
 
 
 def test_pair_of_assistant_turns_asks_for_no_facts_and_is_done(engine: Engine, fake_model: Any) -> None:
-    turns = day_turns([("Ana", "The garden beds are planted."), ("assistant", "Well done!"), ("assistant", "Water them tonight.")], DAY1, "s1")
+    turns = day_turns(
+        [("Ana", "The garden beds are planted."), ("assistant", "Well done!"), ("assistant", "Water them tonight.")],
+        DAY1,
+        "s1",
+    )
     engine.add_memories(turns)
     fake_model.responder = lambda task, content: json.dumps(GARDEN[task])
 
@@ -1070,7 +1166,9 @@ def test_store_lock_is_free_while_the_model_runs(engine: Engine, script: Script,
     fake_model.responder = respond
     report = engine.consolidate(USER)
 
-    assert len(written) == len(fake_model.structured_calls) == 4  # 2 daily, 1 running, 1 window of 2 pairs (one day: no global call)
+    assert (
+        len(written) == len(fake_model.structured_calls) == 4
+    )  # 2 daily, 1 running, 1 window of 2 pairs (one day: no global call)
     assert report.invalid == 0
     assert {m.id for m in stored(engine, Kind.NOTE)} == set(written)
 
@@ -1174,7 +1272,9 @@ class Replies:
         self.replies = list(replies)
         self.calls: list[tuple[float, int, int]] = []
 
-    def structured(self, messages: Sequence[Message], schema: dict, max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
+    def structured(
+        self, messages: Sequence[Message], schema: dict, max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> str:
         self.calls.append((temperature, seed, max_tokens))
         return self.replies.pop(0)
 
@@ -1188,7 +1288,9 @@ def test_structured_output_valid_at_once_makes_one_greedy_call() -> None:
     assert [(t, m) for t, _, m in model.calls] == [(0.0, 50)]
 
 
-@pytest.mark.parametrize("bad", ["not JSON", '{"name": "Rex", "ag', '{"name": "Rex"}', '{"name": "Rexxxxxxxxxxxxxxxxxxxxxxx", "age": 2}', ""])
+@pytest.mark.parametrize(
+    "bad", ["not JSON", '{"name": "Rex", "ag', '{"name": "Rex"}', '{"name": "Rexxxxxxxxxxxxxxxxxxxxxxx", "age": 2}', ""]
+)
 def test_structured_output_retries_an_invalid_reply_once_with_sampling(bad: str) -> None:
     model = Replies(bad, '{"name": "Rex", "age": 2}')
     assert structured_output(model, ASK, Pet, 50).name == "Rex"
@@ -1235,7 +1337,9 @@ def test_worked_examples_name_nobody_a_model_could_copy() -> None:
 
     for task, examples in EXAMPLES.items():
         for material, reply in examples:
-            calendar = {f"{d:%A}" for d in (datetime(2024, 1, i) for i in range(1, 8))} | {f"{datetime(2024, m, 1):%B}" for m in range(1, 13)}
+            calendar = {f"{d:%A}" for d in (datetime(2024, 1, i) for i in range(1, 8))} | {
+                f"{datetime(2024, m, 1):%B}" for m in range(1, 13)
+            }
             names = set(re.findall(r"\b[A-Z][a-z]\w*", repr(json.loads(reply)))) - calendar
             assert names == set(), (task, names)
             assert set(re.findall(r"(?m)^(\w+):", material)) <= {"A", "B"}, task
@@ -1276,7 +1380,9 @@ def histories(draw: st.DrawFn) -> Case:
         day = draw(st.sampled_from(PLAN_DAYS))
         session = draw(st.sampled_from(["", "a", "b"]))
         when = datetime.fromisoformat(f"{day}T10:00:00").timestamp() + draw(st.integers(0, 3000))
-        turns.append(Memory(id=f"t{i:02d}", user=USER, kind="turn", text=f"turn {i}", created_at=when, day=day, session=session))
+        turns.append(
+            Memory(id=f"t{i:02d}", user=USER, kind="turn", text=f"turn {i}", created_at=when, day=day, session=session)
+        )
     ids = [t.id for t in turns]
     statuses = st.sampled_from(["done", "skipped"])
     progress = {
@@ -1363,6 +1469,8 @@ def test_text_made_only_of_source_words_is_grounded(source_words: list[str], dat
 @PROPERTY
 @given(st.lists(words, min_size=1, max_size=30), st.sampled_from(["Zanzibar", "Quentin", "1987", "42nd"]))
 def test_text_with_a_name_or_number_not_in_the_source_is_not_grounded(source_words: list[str], stranger: str) -> None:
-    source = " ".join(w for w in source_words if not w.lower().startswith(stranger.lower()[:5]) and w.lower() != stranger.lower())
+    source = " ".join(
+        w for w in source_words if not w.lower().startswith(stranger.lower()[:5]) and w.lower() != stranger.lower()
+    )
     text = " ".join(source_words[:5] + [stranger])
     assert Grounding(source).problem(text, 0.0) is not None

@@ -13,16 +13,41 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
+from test_consolidate import (
+    DAY1,
+    DAY1_TURNS,
+    DAY2,
+    DAY2_TURNS,
+    DAY3,
+    DAY3_TURNS,
+    MOVE_TURNS,
+    OLD_FACT,
+    UPDATED_FACT,
+    Script,
+)
 from typer.testing import CliRunner
 
-from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.errors import ExitCode
-from test_consolidate import DAY1, DAY1_TURNS, DAY2, DAY2_TURNS, DAY3, DAY3_TURNS, MOVE_TURNS, OLD_FACT, UPDATED_FACT, Script
 
 REPORT_KEYS = {
-    "dry_run", "users", "days", "sessions", "message_pairs", "global_folds", "summaries_written", "facts", "invalid_outputs",
-    "duration_seconds", "warnings", "path", "written_by", "failed", "failures", "graph",
+    "dry_run",
+    "users",
+    "days",
+    "sessions",
+    "message_pairs",
+    "global_folds",
+    "summaries_written",
+    "facts",
+    "invalid_outputs",
+    "duration_seconds",
+    "warnings",
+    "path",
+    "written_by",
+    "failed",
+    "failures",
+    "graph",
 }
 FACT_KEYS = {"added", "updated", "deleted", "unchanged", "rejected", "deduplicated"}
 SUMMARY_LINE = re.compile(
@@ -31,7 +56,9 @@ SUMMARY_LINE = re.compile(
     r"(\d+) duplicates; (\d+) invalid model outputs \((\d+) replaced by extraction\); written by (llm|extractive|no one)$"
 )
 
-GRAPH_LINE = re.compile(r"^graph: \d+ memor(y|ies) read, \d+ mentions?, \d+ relations? \(\d+ closed by a newer one\), \d+ relation memories written$")
+GRAPH_LINE = re.compile(
+    r"^graph: \d+ memor(y|ies) read, \d+ mentions?, \d+ relations? \(\d+ closed by a newer one\), \d+ relation memories written$"
+)
 
 
 @pytest.fixture
@@ -41,7 +68,9 @@ def script(fake_model: Any) -> Script:
     return script
 
 
-def import_days(runner: CliRunner, tmp_path: Path, *days: tuple[str, str, list[tuple[str, str]]], user: str | None = None) -> None:
+def import_days(
+    runner: CliRunner, tmp_path: Path, *days: tuple[str, str, list[tuple[str, str]]], user: str | None = None
+) -> None:
     """Import a JSONL log of (day, session, turns) through ``memcli import``."""
     log = tmp_path / f"log-{'-'.join(d for d, _, _ in days)}-{user}.jsonl"
     lines = [
@@ -80,19 +109,35 @@ def test_consolidate_json_has_every_count(runner: CliRunner, tmp_path: Path, scr
     assert set(report["facts"]) == FACT_KEYS
     counts = {k: v for k, v in report.items() if k not in {"duration_seconds", "global_folds", "written_by", "graph"}}
     assert counts == {
-        "dry_run": False, "users": ["tester"], "days": 2, "sessions": 2, "message_pairs": 3, "summaries_written": 8,
+        "dry_run": False,
+        "users": ["tester"],
+        "days": 2,
+        "sessions": 2,
+        "message_pairs": 3,
+        "summaries_written": 8,
         "facts": {"added": 3, "updated": 0, "deleted": 0, "unchanged": 0, "rejected": 0, "deduplicated": 0},
-        "invalid_outputs": 0, "warnings": [], "path": "llm", "failed": 0, "failures": [],
+        "invalid_outputs": 0,
+        "warnings": [],
+        "path": "llm",
+        "failed": 0,
+        "failures": [],
     }
     assert set(report["written_by"]) == {"llm"} and report["written_by"]["llm"] >= 2 + 2 + 3
     assert report["graph"]["scanned"] == 5 + 3 + 2  # the turns, the facts and the two days' event summaries
     assert isinstance(report["global_folds"], int) and report["global_folds"] >= 0
     assert isinstance(report["duration_seconds"], float) and report["duration_seconds"] >= 0
     kinds = sorted(m["kind"] for m in listed(runner) if m["kind"] not in ("turn", "relation"))
-    assert kinds == sorted(["event_daily"] * 2 + ["portrait_daily"] * 2 + ["event_global", "portrait_global", "running_summary"] + ["fact"] * 3)
+    assert kinds == sorted(
+        ["event_daily"] * 2
+        + ["portrait_daily"] * 2
+        + ["event_global", "portrait_global", "running_summary"]
+        + ["fact"] * 3
+    )
 
 
-def test_consolidate_prints_one_summary_line_then_nothing_new(runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any) -> None:
+def test_consolidate_prints_one_summary_line_then_nothing_new(
+    runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any
+) -> None:
     two_days(runner, tmp_path)
     result = ok(runner.invoke(app, ["consolidate"]))
     line, graph = result.stdout.splitlines()
@@ -134,7 +179,9 @@ def test_since_and_until_restrict_the_days(runner: CliRunner, tmp_path: Path, sc
     ],
     ids=["since after until", "unreadable since", "unreadable until"],
 )
-def test_bad_date_range_is_a_usage_error(runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any, args: list[str]) -> None:
+def test_bad_date_range_is_a_usage_error(
+    runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any, args: list[str]
+) -> None:
     two_days(runner, tmp_path)
     line = assert_error(runner.invoke(app, ["consolidate", *args]), ExitCode.USAGE)
     assert "--since" in line or "--until" in line
@@ -142,7 +189,9 @@ def test_bad_date_range_is_a_usage_error(runner: CliRunner, tmp_path: Path, scri
     assert [m for m in listed(runner) if m["kind"] != "turn"] == []
 
 
-def test_dry_run_counts_the_work_and_changes_nothing(runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any) -> None:
+def test_dry_run_counts_the_work_and_changes_nothing(
+    runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any
+) -> None:
     two_days(runner, tmp_path)
     before = listed(runner)
 
@@ -202,14 +251,18 @@ def test_default_user_only_without_all_users(runner: CliRunner, tmp_path: Path, 
     assert texts(runner, "summary", "--user", "ana") is None
 
 
-def test_second_consolidation_exits_4_while_one_runs(runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any) -> None:
+def test_second_consolidation_exits_4_while_one_runs(
+    runner: CliRunner, tmp_path: Path, script: Script, fake_model: Any
+) -> None:
     two_days(runner, tmp_path)
     seen: list[tuple[Any, float]] = []
 
     def respond(task: str, content: str) -> str:
         if not seen:
             started = time.monotonic()
-            seen.append((runner.invoke(app, ["consolidate"], env={"MEMCLI_LOCK_TIMEOUT": "0.3"}), time.monotonic() - started))
+            seen.append(
+                (runner.invoke(app, ["consolidate"], env={"MEMCLI_LOCK_TIMEOUT": "0.3"}), time.monotonic() - started)
+            )
         return script(task, content)
 
     fake_model.responder = respond
@@ -221,7 +274,9 @@ def test_second_consolidation_exits_4_while_one_runs(runner: CliRunner, tmp_path
     assert first["days"] == 2 and first["invalid_outputs"] == 0
 
 
-def test_contradicted_fact_leaves_recall_and_list_and_stays_in_history(runner: CliRunner, tmp_path: Path, script: Script) -> None:
+def test_contradicted_fact_leaves_recall_and_list_and_stays_in_history(
+    runner: CliRunner, tmp_path: Path, script: Script
+) -> None:
     import_days(runner, tmp_path, (DAY1, "s1", [("Ana", "I live in Lyon with my puppy Rex.")]))
     assert consolidate_json(runner)["invalid_outputs"] == 0
     [old] = listed(runner, "--kind", "fact")
@@ -235,7 +290,9 @@ def test_contradicted_fact_leaves_recall_and_list_and_stays_in_history(runner: C
     [new] = listed(runner, "--kind", "fact")
     assert new["text"] == UPDATED_FACT
     assert old["id"] not in [m["id"] for m in listed(runner)]
-    hits = json.loads(ok(runner.invoke(app, ["recall", "Ana lives in Lyon with her puppy Rex", "--kind", "fact", "--json"])).stdout)
+    hits = json.loads(
+        ok(runner.invoke(app, ["recall", "Ana lives in Lyon with her puppy Rex", "--kind", "fact", "--json"])).stdout
+    )
     assert [h["id"] for h in hits] == [new["id"]]
     shown = json.loads(ok(runner.invoke(app, ["show", old["id"], "--json"])).stdout)
     assert shown["text"] == OLD_FACT and old["valid_to"] is None and new["valid_to"] is None
@@ -262,7 +319,9 @@ LIST_COMMANDS = (["portrait", "--daily"], ["history"])
 
 
 @pytest.mark.parametrize("command", SHOW_COMMANDS, ids=" ".join)
-def test_before_consolidation_show_commands_print_only_a_status_line(runner: CliRunner, tmp_path: Path, fake_embedder: Any, command: list[str]) -> None:
+def test_before_consolidation_show_commands_print_only_a_status_line(
+    runner: CliRunner, tmp_path: Path, fake_embedder: Any, command: list[str]
+) -> None:
     two_days(runner, tmp_path)
     result = ok(runner.invoke(app, command))
     assert result.stdout == ""
@@ -273,7 +332,9 @@ def test_before_consolidation_show_commands_print_only_a_status_line(runner: Cli
 
 
 @pytest.mark.parametrize("command", SHOW_COMMANDS, ids=" ".join)
-def test_before_consolidation_show_commands_are_silent_with_quiet(runner: CliRunner, fake_embedder: Any, command: list[str]) -> None:
+def test_before_consolidation_show_commands_are_silent_with_quiet(
+    runner: CliRunner, fake_embedder: Any, command: list[str]
+) -> None:
     result = ok(runner.invoke(app, [*command, "--quiet"]))
     assert result.stdout == "" and result.stderr == ""
 
@@ -284,23 +345,35 @@ def consolidated(runner: CliRunner, tmp_path: Path, script: Script) -> dict[str,
     return consolidate_json(runner)
 
 
-def test_portrait_prints_the_global_portrait_and_daily_ones_by_day(runner: CliRunner, consolidated: dict[str, Any]) -> None:
+def test_portrait_prints_the_global_portrait_and_daily_ones_by_day(
+    runner: CliRunner, consolidated: dict[str, Any]
+) -> None:
     portrait = texts(runner, "portrait")
     assert portrait["kind"] == "portrait_global"
     assert ok(runner.invoke(app, ["portrait"])).stdout == portrait["text"] + "\n"
-    assert Script.PORTRAITS["puppy named Rex"] in portrait["text"] and Script.PORTRAITS["train to Lisbon"] in portrait["text"]
+    assert (
+        Script.PORTRAITS["puppy named Rex"] in portrait["text"]
+        and Script.PORTRAITS["train to Lisbon"] in portrait["text"]
+    )
     daily = ok(runner.invoke(app, ["portrait", "--daily"])).stdout.splitlines()
     assert daily == [f"{DAY1}\t{Script.PORTRAITS['puppy named Rex']}", f"{DAY2}\t{Script.PORTRAITS['train to Lisbon']}"]
-    assert [(m["kind"], m["day"]) for m in texts(runner, "portrait", "--daily")] == [("portrait_daily", DAY1), ("portrait_daily", DAY2)]
+    assert [(m["kind"], m["day"]) for m in texts(runner, "portrait", "--daily")] == [
+        ("portrait_daily", DAY1),
+        ("portrait_daily", DAY2),
+    ]
 
 
 def test_summary_prints_the_global_daily_and_running_summaries(runner: CliRunner, consolidated: dict[str, Any]) -> None:
     events = texts(runner, "summary")
     assert events["kind"] == "event_global"
     assert ok(runner.invoke(app, ["summary"])).stdout == events["text"] + "\n"
-    assert Script.SUMMARIES["puppy named Rex"] in events["text"] and Script.SUMMARIES["train to Lisbon"] in events["text"]
+    assert (
+        Script.SUMMARIES["puppy named Rex"] in events["text"] and Script.SUMMARIES["train to Lisbon"] in events["text"]
+    )
     assert ok(runner.invoke(app, ["summary", "--day", DAY2])).stdout == Script.SUMMARIES["train to Lisbon"] + "\n"
-    assert ok(runner.invoke(app, ["summary", "--day", "9 May 2023"])).stdout == Script.SUMMARIES["train to Lisbon"] + "\n"
+    assert (
+        ok(runner.invoke(app, ["summary", "--day", "9 May 2023"])).stdout == Script.SUMMARIES["train to Lisbon"] + "\n"
+    )
     daily = texts(runner, "summary", "--day", DAY1)
     assert (daily["kind"], daily["day"], daily["source"]) == ("event_daily", DAY1, f"consolidate:{DAY1}")
     running = ok(runner.invoke(app, ["summary", "--running"])).stdout.splitlines()
@@ -308,7 +381,9 @@ def test_summary_prints_the_global_daily_and_running_summaries(runner: CliRunner
     assert texts(runner, "summary", "--running")["kind"] == "running_summary"
 
 
-@pytest.mark.parametrize("args", [["--day", DAY1, "--running"], ["--day", "not a day"]], ids=["day and running", "unreadable day"])
+@pytest.mark.parametrize(
+    "args", [["--day", DAY1, "--running"], ["--day", "not a day"]], ids=["day and running", "unreadable day"]
+)
 def test_summary_bad_options_are_usage_errors(runner: CliRunner, consolidated: dict[str, Any], args: list[str]) -> None:
     assert_error(runner.invoke(app, ["summary", *args]), ExitCode.USAGE)
 
@@ -321,7 +396,12 @@ def test_history_of_a_memory_by_id_prefix(runner: CliRunner, consolidated: dict[
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", when)
     assert sources.split(",") == events["source_ids"]
     [entry] = texts(runner, "history", events["id"])
-    assert (entry["memory_id"], entry["event"], entry["old_text"], entry["new_text"]) == (events["id"], "ADD", "", events["text"])
+    assert (entry["memory_id"], entry["event"], entry["old_text"], entry["new_text"]) == (
+        events["id"],
+        "ADD",
+        "",
+        events["text"],
+    )
     at = datetime.fromisoformat(entry["at"])
     assert at.utcoffset() is not None
     assert at.strftime("%Y-%m-%d %H:%M") == when
@@ -336,7 +416,12 @@ def test_history_of_a_deleted_memory_still_shows(runner: CliRunner, consolidated
 
     # the events stay, without the deleted text (deleted means gone: tests/test_purge.py)
     assert (added["memory_id"], added["event"], added["new_text"]) == (fact["id"], "ADD", "")
-    assert (purged["memory_id"], purged["event"], purged["old_text"], purged["new_text"]) == (fact["id"], "PURGE", "", "")
+    assert (purged["memory_id"], purged["event"], purged["old_text"], purged["new_text"]) == (
+        fact["id"],
+        "PURGE",
+        "",
+        "",
+    )
     assert_error(runner.invoke(app, ["history", "0000ffff"]), ExitCode.NOT_FOUND)
 
 
@@ -369,7 +454,9 @@ def test_ask_prompt_carries_the_portrait_the_event_summary_and_the_running_memor
     assert portrait["text"] in system and events["text"] in system and running["text"] in system
 
 
-def test_ask_prompt_before_consolidation_has_no_consolidated_memory(runner: CliRunner, tmp_path: Path, fake_model: Any) -> None:
+def test_ask_prompt_before_consolidation_has_no_consolidated_memory(
+    runner: CliRunner, tmp_path: Path, fake_model: Any
+) -> None:
     two_days(runner, tmp_path)
     ok(runner.invoke(app, ["ask", "Where did I travel?"]))
     system = fake_model.prompts[-1][0].content

@@ -54,7 +54,11 @@ def test_every_day_gets_a_summary_of_its_own_sentences_with_speakers(extractive:
             speaker, text = line.split(": ", 1)
             assert speaker in ("Ana", "assistant") and text in said(turns)
     assert set(report.written_by) == {"extractive"}
-    assert report.days <= report.written_by["extractive"] <= report.days + 2 * report.folds + report.sessions + report.pairs
+    assert (
+        report.days
+        <= report.written_by["extractive"]
+        <= report.days + 2 * report.folds + report.sessions + report.pairs
+    )
 
 
 def test_facts_are_the_users_own_statements_in_the_third_person_and_never_a_question(extractive: Engine) -> None:
@@ -89,7 +93,9 @@ def test_the_portrait_holds_what_the_user_says_of_herself(extractive: Engine) ->
     ("setting", "template", "path"),
     [("auto", False, "extractive"), ("auto", True, "llm"), ("llm", False, "llm"), ("extractive", True, "extractive")],
 )
-def test_the_path_follows_the_setting_and_for_auto_the_chat_template(fake_model: Any, setting: str, template: bool, path: str) -> None:
+def test_the_path_follows_the_setting_and_for_auto_the_chat_template(
+    fake_model: Any, setting: str, template: bool, path: str
+) -> None:
     engine = make_memcli(consolidation=setting)
     if not template:
         engine._chat_model = TemplatelessModel(fake_model)  # the embedded default: a base model
@@ -99,10 +105,14 @@ def test_the_path_follows_the_setting_and_for_auto_the_chat_template(fake_model:
 
 
 def test_a_statement_too_long_for_a_fact_is_rejected_not_a_crash(fake_model: Any) -> None:
-    story = ("I spent the whole afternoon at the harbour watching the fishing boats come in, talking with the old sailors "
-             "about storms, nets, engines, the prices at the market and the summers of their childhood by the sea.")
+    story = (
+        "I spent the whole afternoon at the harbour watching the fishing boats come in, talking with the old sailors "
+        "about storms, nets, engines, the prices at the market and the summers of their childhood by the sea."
+    )
     engine = make_memcli(consolidation="extractive")
-    engine.add_memories(day_turns([("Ana", story), ("assistant", "That sounds like a wonderful afternoon.")], DAY1, "s1"))
+    engine.add_memories(
+        day_turns([("Ana", story), ("assistant", "That sounds like a wonderful afternoon.")], DAY1, "s1")
+    )
     report = engine.consolidate(USER)
     assert report.facts_rejected == 1 and report.facts_added == 0
     assert not any("harbour" in m.text for m in stored(engine, Kind.FACT))

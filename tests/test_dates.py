@@ -9,7 +9,17 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from memcli.dates import NoFullDate, QueryDate, day_of, parse_day, query_dates, resolve_year, spoken_date, spoken_day, written_time
+from memcli.dates import (
+    NoFullDate,
+    QueryDate,
+    day_of,
+    parse_day,
+    query_dates,
+    resolve_year,
+    spoken_date,
+    spoken_day,
+    written_time,
+)
 from memcli.errors import UsageError
 
 NOW = datetime(2023, 5, 4, 20, 0).timestamp()  # a Thursday evening
@@ -57,12 +67,23 @@ def test_relative_dates_move_with_the_clock() -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ["On May 2nd, what topics did we discuss?", "What did you recommend on the 2nd of May?", "What did we discuss on 5/2?",
-     "What did I tell you on May 2 about my job?", "5月2日我们聊了什么？", "5月2号你推荐了什么", "五月二号你推荐的电影是哪部？"],
+    [
+        "On May 2nd, what topics did we discuss?",
+        "What did you recommend on the 2nd of May?",
+        "What did we discuss on 5/2?",
+        "What did I tell you on May 2 about my job?",
+        "5月2日我们聊了什么？",
+        "5月2号你推荐了什么",
+        "五月二号你推荐的电影是哪部？",
+    ],
 )
 def test_a_month_and_day_without_a_year_is_read_as_yearless(query: str) -> None:
     [found] = query_dates(query, NOW)
-    assert (found.granularity, found.yearless, datetime.fromtimestamp(found.start).strftime("%m-%d")) == ("day", True, "05-02")
+    assert (found.granularity, found.yearless, datetime.fromtimestamp(found.start).strftime("%m-%d")) == (
+        "day",
+        True,
+        "05-02",
+    )
 
 
 @pytest.mark.parametrize("query", ["What did Ana do on 8 May 2023?", "2023年5月8日我们聊了什么"])
@@ -100,16 +121,32 @@ def test_a_month_alone_is_any_years(query: str) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ["What did you recommend to me?", "Can you recommend a good book now?", "What may Ana do next?", "May I ask what Rex eats?",
-     "What did we talk about?", "What is my second favourite book?", "你推荐了什么", "我喜欢一个人", "",
-     "my locker code is 9999", "December 9999", "on 31 December 9999", "room 0001", "in 9999"],
+    [
+        "What did you recommend to me?",
+        "Can you recommend a good book now?",
+        "What may Ana do next?",
+        "May I ask what Rex eats?",
+        "What did we talk about?",
+        "What is my second favourite book?",
+        "你推荐了什么",
+        "我喜欢一个人",
+        "",
+        "my locker code is 9999",
+        "December 9999",
+        "on 31 December 9999",
+        "room 0001",
+        "in 9999",
+    ],
 )
 def test_words_that_only_look_like_dates_are_not_dates(query: str) -> None:
     assert query_dates(query, NOW) == []
 
 
 def test_mixed_text_reads_the_english_and_the_chinese_dates() -> None:
-    found = {(d.granularity, datetime.fromtimestamp(d.start).strftime("%m-%d")) for d in query_dates("What did 张伟 say on May 2nd?", NOW)}
+    found = {
+        (d.granularity, datetime.fromtimestamp(d.start).strftime("%m-%d"))
+        for d in query_dates("What did 张伟 say on May 2nd?", NOW)
+    }
     assert found == {("day", "05-02")}
     assert spans("昨天 what did we talk about?") == [("day", day(2023, 5, 3), day(2023, 5, 3) + DAY - 1)]
 
@@ -128,7 +165,10 @@ def test_the_spoken_form_does_not_zero_pad_the_day() -> None:
     assert spoken_day("not a day") == "not a day"
 
 
-@pytest.mark.parametrize(("written", "expected"), [("2023-05-02", "2023-05-02"), ("May 2", "2023-05-02"), ("last week", "2023-04-24"), ("上周一", "2023-04-24")])
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [("2023-05-02", "2023-05-02"), ("May 2", "2023-05-02"), ("last week", "2023-04-24"), ("上周一", "2023-04-24")],
+)
 def test_a_date_option_is_read_like_a_query_date(written: str, expected: str) -> None:
     assert parse_day(written, "--day", NOW) == expected
 
@@ -140,7 +180,11 @@ def test_an_unreadable_date_option_names_the_option() -> None:
 
 @pytest.mark.parametrize(
     ("written", "expected"),
-    [("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56)), ("2023-05-08T13:56:00", datetime(2023, 5, 8, 13, 56)), ("May 8, 2023 3pm", datetime(2023, 5, 8, 15))],
+    [
+        ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56)),
+        ("2023-05-08T13:56:00", datetime(2023, 5, 8, 13, 56)),
+        ("May 8, 2023 3pm", datetime(2023, 5, 8, 15)),
+    ],
 )
 def test_an_imported_time_is_read_with_its_full_date(written: str, expected: datetime) -> None:
     assert written_time(written) == expected

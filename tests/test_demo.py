@@ -12,8 +12,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.transport.client import ServiceClient
 from memcli.paths import resolve_paths
+from memcli.transport.client import ServiceClient
 
 TESTS = Path(__file__).resolve().parent
 
@@ -30,7 +30,9 @@ def test_import_demo_loads_the_packaged_conversation_for_the_demo_user(runner: C
     assert "I started a pottery class yesterday" in recalled.stdout
 
 
-def test_import_takes_a_file_or_demo_not_both_nor_neither(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_import_takes_a_file_or_demo_not_both_nor_neither(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("A note.\n", encoding="utf-8")
     for argv in (["import"], ["import", str(notes), "--demo"]):
@@ -41,8 +43,14 @@ def test_import_takes_a_file_or_demo_not_both_nor_neither(runner: CliRunner, fak
 
 def _cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")} | {"MEMCLI_HOME": str(home)}
-    return subprocess.run([sys.executable, str(TESTS / "fakes"), "cli", "--", *argv], env=env, capture_output=True, text=True,
-                          timeout=180, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, str(TESTS / "fakes"), "cli", "--", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_a_failed_first_command_leaves_no_service_it_started(memcli_home: Path, tmp_path: Path) -> None:

@@ -45,8 +45,9 @@ def _recalled(runner: CliRunner, query: str) -> list[str]:
     return [m["text"] for m in json.loads(ok(runner.invoke(app, ["recall", query, "--json"])).stdout)]
 
 
-def test_remember_recall_and_reindex_through_the_server(runner: CliRunner, embedding_server: str,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_remember_recall_and_reindex_through_the_server(
+    runner: CliRunner, embedding_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A store made by another embedder is refused (exit 8) until reindexed through the
     server; then notes are embedded and queries answered through it. (The server embeds
     about 25 tokens a second on a busy 2-core machine: few and short texts; switching back
@@ -57,15 +58,23 @@ def test_remember_recall_and_reindex_through_the_server(runner: CliRunner, embed
     monkeypatch.setenv("MEMCLI_EMBEDDER_URL", embedding_server)
     monkeypatch.setenv("MEMCLI_EMBEDDER_REQUEST_TIMEOUT", "120")
     line = assert_error(runner.invoke(app, ["recall", "sister"]), ExitCode.EMBEDDER_CHANGED)
-    assert f"embedded by FakeEmbedder, but the embedder settings (embedder, embedder_url) name {IDENTITY}: run memcli reindex" in line
-    assert f"re-embedded 1 memories of 1 users with {IDENTITY} (was FakeEmbedder)" in ok(runner.invoke(app, ["reindex"])).stdout
+    assert (
+        f"embedded by FakeEmbedder, but the embedder settings (embedder, embedder_url) name {IDENTITY}: run memcli reindex"
+        in line
+    )
+    assert (
+        f"re-embedded 1 memories of 1 users with {IDENTITY} (was FakeEmbedder)"
+        in ok(runner.invoke(app, ["reindex"])).stdout
+    )
     ok(runner.invoke(app, ["remember", NOTES[1]]))
     assert _recalled(runner, "sister Ana")[0] == NOTES[0]
     stats = json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)
     assert stats["embedder"] == stats["embedder_configured"] == IDENTITY and stats["memories"] == 2
 
 
-def test_doctor_checks_the_embedding_server(runner: CliRunner, embedding_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_checks_the_embedding_server(
+    runner: CliRunner, embedding_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_EMBEDDER_URL", embedding_server)
     out = ok(runner.invoke(app, ["doctor"])).stdout
     assert f"ok\tembedder listed\t{ALIAS}" in out

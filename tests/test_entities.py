@@ -10,10 +10,10 @@ from memcli.text.entities import (
     Extraction,
     GraphOutput,
     KnownNames,
-    extract,
-    extraction_prompt,
     common_words,
     entity_type,
+    extract,
+    extraction_prompt,
     ground,
     normalise,
     turn_names,
@@ -41,7 +41,15 @@ def test_relation_table_is_declared_with_single_valued_kinds() -> None:
 
 @pytest.mark.parametrize(
     ("name", "key"),
-    [("Caroline's", "caroline"), ("ＭＥＬ", "mel"), ("Dr. Smith", "smith"), ("Mrs  Lee", "lee"), ("曼婷", "曼婷"), ("张伟先生", "张伟"), ("张老师", "张老师")],
+    [
+        ("Caroline's", "caroline"),
+        ("ＭＥＬ", "mel"),
+        ("Dr. Smith", "smith"),
+        ("Mrs  Lee", "lee"),
+        ("曼婷", "曼婷"),
+        ("张伟先生", "张伟"),
+        ("张老师", "张老师"),
+    ],
 )
 def test_normalise_folds_case_width_possessives_and_honorifics(name: str, key: str) -> None:
     assert normalise(name) == key
@@ -54,7 +62,16 @@ def test_spans_point_at_the_names() -> None:
     assert names(text) == {"Melanie": "person", "Anna": "person"}
 
 
-@pytest.mark.parametrize("text", ["Yesterday was fun.", "Thanks for the tips!", "I think so. Wow, great!", "Good to see you! Hope you're well.", "Monday I paint."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Yesterday was fun.",
+        "Thanks for the tips!",
+        "I think so. Wow, great!",
+        "Good to see you! Hope you're well.",
+        "Monday I paint.",
+    ],
+)
 def test_sentence_initial_capitals_and_pronouns_are_no_names(text: str) -> None:
     assert names(text) == {}
 
@@ -71,7 +88,12 @@ def test_greeting_words_are_stripped_from_a_name() -> None:
 
 def test_types_from_cues() -> None:
     found = names("I moved to Lisbon and now I work at Acme Inc with Jon. We went to Stanford University.")
-    assert found == {"Lisbon": "place", "Acme Inc": "organisation", "Jon": "person", "Stanford University": "organisation"}
+    assert found == {
+        "Lisbon": "place",
+        "Acme Inc": "organisation",
+        "Jon": "person",
+        "Stanford University": "organisation",
+    }
 
 
 def test_quoted_titles_are_works_and_speech_is_not() -> None:
@@ -129,7 +151,15 @@ def test_call_me_and_full_english_names_give_aliases() -> None:
 def test_chinese_names_places_organisations_works_and_pets() -> None:
     text = "我叫张曼婷。我在阿里巴巴公司上班，周末和李华去了清华大学，还去了杭州。我的狗叫旺财。我在读《三体》。"
     found = {m.name: m.type for m in extract(text, speaker="张曼婷", addressee="AI伴侣").mentions}
-    assert found == {"张曼婷": "person", "阿里巴巴公司": "organisation", "李华": "person", "清华大学": "organisation", "杭州": "place", "旺财": "pet", "三体": "work"}
+    assert found == {
+        "张曼婷": "person",
+        "阿里巴巴公司": "organisation",
+        "李华": "person",
+        "清华大学": "organisation",
+        "杭州": "place",
+        "旺财": "pet",
+        "三体": "work",
+    }
 
 
 def test_chinese_given_name_is_an_alias_of_the_full_name() -> None:
@@ -146,10 +176,21 @@ def test_chinese_given_name_is_an_alias_of_the_full_name() -> None:
         ("曼婷今天很开心，李华也来了。", "张曼婷", "AI伴侣"),
     ],
 )
-def test_known_names_made_once_extract_what_the_names_themselves_do(text: str, speaker: str, addressee: str | None) -> None:
+def test_known_names_made_once_extract_what_the_names_themselves_do(
+    text: str, speaker: str, addressee: str | None
+) -> None:
     """A ``KnownNames`` made once for many texts gives each text the same extraction as
     the list of names it was made from, also among many other names."""
-    known = ["John Zhang", "Caroline", "Melanie", "Max", "Oscar", "张曼婷", "李华", *[f"Name{i} Other{i}" for i in range(300)]]
+    known = [
+        "John Zhang",
+        "Caroline",
+        "Melanie",
+        "Max",
+        "Oscar",
+        "张曼婷",
+        "李华",
+        *[f"Name{i} Other{i}" for i in range(300)],
+    ]
     assert extract(text, speaker=speaker, addressee=addressee, known=KnownNames.of(known)) == extract(
         text, speaker=speaker, addressee=addressee, known=known
     )
@@ -254,12 +295,17 @@ def test_common_words_that_start_with_a_surname_are_no_names() -> None:
 
 
 def test_chinese_names_cut_in_pieces_before_a_head_noun() -> None:
-    found = {m.name: m.type for m in extract("我去的是绿禾公园，我妹妹在星光中学读书。周末去了城市公园。", speaker="x").mentions}
+    found = {
+        m.name: m.type
+        for m in extract("我去的是绿禾公园，我妹妹在星光中学读书。周末去了城市公园。", speaker="x").mentions
+    }
     assert found == {"绿禾公园": "place", "星光中学": "organisation"}
 
 
 def test_places_from_pinyin_lists_and_the_gazetteer() -> None:
-    found = names("You could go to Tianjin or Qingdao, or nearby places like Huangshan, Yangshuo, and Zhangjiajie. I love Sweden.")
+    found = names(
+        "You could go to Tianjin or Qingdao, or nearby places like Huangshan, Yangshuo, and Zhangjiajie. I love Sweden."
+    )
     assert found == {p: "place" for p in ("Tianjin", "Qingdao", "Huangshan", "Yangshuo", "Zhangjiajie", "Sweden")}
 
 
@@ -286,14 +332,23 @@ def test_common_words_are_no_names_alone_unless_known() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["My German Shepherds and two Chihuahua mixes love it.", "I learned a new dish called Mapo Tofu.", "I play RPGs and buy CDs.", "Bon Voyage!"],
+    [
+        "My German Shepherds and two Chihuahua mixes love it.",
+        "I learned a new dish called Mapo Tofu.",
+        "I play RPGs and buy CDs.",
+        "Bon Voyage!",
+    ],
 )
 def test_breeds_dishes_plural_acronyms_and_set_phrases_are_no_names(text: str) -> None:
     assert names(text) == {}
 
 
 def test_a_possessive_cuts_a_run_unless_a_place_word_follows() -> None:
-    assert names("It is like Tokyo's Times Square and McGee's Pub.") == {"Tokyo": "place", "Times Square": "place", "McGee's Pub": "organisation"}
+    assert names("It is like Tokyo's Times Square and McGee's Pub.") == {
+        "Tokyo": "place",
+        "Times Square": "place",
+        "McGee's Pub": "organisation",
+    }
 
 
 def test_runs_go_on_over_initials_titles_and_small_words() -> None:
@@ -307,12 +362,17 @@ def test_games_are_works_by_their_cues() -> None:
 
 def test_an_apposition_is_not_a_list_nor_the_addressee() -> None:
     assert triples("My girlfriend, Toby and I are going camping.", speaker="Andrew", known=["Toby"]) == set()
-    assert triples("Sorry about your friend, Deb. That is hard.", speaker="Jolene", addressee="Deborah", known=["Deb"]) == set()
+    assert (
+        triples("Sorry about your friend, Deb. That is hard.", speaker="Jolene", addressee="Deborah", known=["Deb"])
+        == set()
+    )
     assert ("Andrew", "sister", "Anna") in triples("This is my sister, Anna.", speaker="Andrew", known=["Anna"])
 
 
 def test_kinship_takes_no_date_from_the_sentence() -> None:
-    (rel,) = extract("Last year we went out for my daughter Sara's birthday.", speaker="John", day="2023-05-08").relations
+    (rel,) = extract(
+        "Last year we went out for my daughter Sara's birthday.", speaker="John", day="2023-05-08"
+    ).relations
     assert (rel.relation, rel.object, rel.valid_from) == ("daughter", "Sara", None)
 
 
@@ -321,7 +381,16 @@ def test_chinese_foreign_names_joined_by_a_middle_dot() -> None:
     assert found == {"泰勒·斯威夫特", "艾德·希兰"}
 
 
-@pytest.mark.parametrize("text", ["将切好的胡萝卜放入锅中。", "你可以把握机会，向前走去。", "重视技术和道德的平衡。", "是一家新兴的互联网公司。", "过了一段时间。"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "将切好的胡萝卜放入锅中。",
+        "你可以把握机会，向前走去。",
+        "重视技术和道德的平衡。",
+        "是一家新兴的互联网公司。",
+        "过了一段时间。",
+    ],
+)
 def test_chinese_common_words_are_no_names(text: str) -> None:
     assert extract(text, speaker="x").mentions == ()
 

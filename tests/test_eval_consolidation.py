@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
 from typer.testing import CliRunner
 
-from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.config import Settings
 from memcli.errors import BadInputError, ExitCode
@@ -80,7 +80,12 @@ def test_every_day_is_summarized_and_measured(report: Any) -> None:
     assert row["facts"] == len(row["fact_texts"]) > 0 and OBSERVED in row["fact_texts"]
     assert row["written_by"] == {"extractive": sum(row["written_by"].values())}
     # seconds are reported to 0.01 s and turns/s from the unrounded time: equal within that rounding
-    assert row["seconds"] > 0 and 6 / (row["seconds"] + 0.005) - 0.01 <= row["turns_per_second"] <= 6 / max(row["seconds"] - 0.005, 1e-9) + 0.01
+    assert (
+        row["seconds"] > 0
+        and 6 / (row["seconds"] + 0.005) - 0.01
+        <= row["turns_per_second"]
+        <= 6 / max(row["seconds"] - 0.005, 1e-9) + 0.01
+    )
 
 
 def test_rouge_l_is_high_for_a_summary_made_of_the_reference_words(report: Any) -> None:
@@ -100,7 +105,9 @@ def test_an_unknown_conversation_is_bad_input(tmp_path: Path, fake_embedder: Any
         eval_consolidation(locomo(tmp_path), Settings(consolidation="extractive"), fake_embedder, ["conv-99"])
 
 
-def test_json_follows_the_schema_and_the_own_store_is_untouched(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_json_follows_the_schema_and_the_own_store_is_untouched(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     args = ["eval", "consolidation", str(locomo(tmp_path)), "--consolidation", "extractive", "--json"]
     for extra in ((), ("--details",)):
         data = json.loads(ok(runner.invoke(app, [*args, *extra])).stdout)
@@ -111,7 +118,9 @@ def test_json_follows_the_schema_and_the_own_store_is_untouched(runner: CliRunne
     assert not resolve_paths().database.exists()
 
 
-def test_the_table_has_a_row_per_conversation_and_overall(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_the_table_has_a_row_per_conversation_and_overall(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     result = ok(runner.invoke(app, ["eval", "consolidation", str(locomo(tmp_path)), "--consolidation", "extractive"]))
     header, *rows, footer = result.stdout.splitlines()
     assert header.split()[:3] == ["conversation", "turns", "s"]
@@ -119,9 +128,13 @@ def test_the_table_has_a_row_per_conversation_and_overall(runner: CliRunner, fak
     assert rows[0].split()[1] == "6" and footer.startswith("extractive consolidation of 1 conversations")
 
 
-def test_unknown_conversation_and_path_are_one_error_line(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_unknown_conversation_and_path_are_one_error_line(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     path = str(locomo(tmp_path))
-    result = runner.invoke(app, ["eval", "consolidation", path, "--conversation", "conv-99", "--consolidation", "extractive"])
+    result = runner.invoke(
+        app, ["eval", "consolidation", path, "--conversation", "conv-99", "--consolidation", "extractive"]
+    )
     assert "conv-99" in assert_error(result, ExitCode.BAD_INPUT)
     result = runner.invoke(app, ["eval", "consolidation", path, "--consolidation", "bogus"])
     assert "'consolidation'" in assert_error(result, ExitCode.USAGE)

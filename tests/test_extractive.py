@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-
 from conftest import FakeEmbedder
+
 from memcli.text.extractive import Sentence, centrality, fold, select, sentences_of, split_sentences, summarize
 
 EMBED = FakeEmbedder().embed
@@ -56,8 +56,12 @@ def test_fragments_without_content_are_never_chosen() -> None:
 
 
 def test_a_repeated_sentence_is_chosen_once() -> None:
-    repeated = day(("Mel", "I adopted a puppy named Rex today."), ("Mel", "I adopted a puppy named Rex today."),
-                   ("Ana", "Rex the puppy sounds adorable, congratulations."), ("Ana", "I will visit the museum on Sunday."))
+    repeated = day(
+        ("Mel", "I adopted a puppy named Rex today."),
+        ("Mel", "I adopted a puppy named Rex today."),
+        ("Ana", "Rex the puppy sounds adorable, congratulations."),
+        ("Ana", "I will visit the museum on Sunday."),
+    )
     summary = summarize(repeated, EMBED, limit=4)
     texts = [s.text for s in summary]
     assert texts.count("I adopted a puppy named Rex today.") == 1
@@ -81,8 +85,15 @@ def test_a_running_memory_keeps_at_most_its_limit_and_lets_new_events_in() -> No
     first = day(*[("Mel", f"I visited city number {i} with my sister and we walked a lot.") for i in range(30)])
     memory = fold([], first, EMBED, limit=20)
     assert len(memory) <= 20
-    later = [Turn(f"n{i}", "Mel", text, 5000.0 + i) for i, text in enumerate(
-        ["I started learning the violin with a new teacher today.", "The violin teacher gave me three new songs to practise."])]
+    later = [
+        Turn(f"n{i}", "Mel", text, 5000.0 + i)
+        for i, text in enumerate(
+            [
+                "I started learning the violin with a new teacher today.",
+                "The violin teacher gave me three new songs to practise.",
+            ]
+        )
+    ]
     folded = fold(memory, later, EMBED, limit=20)
     assert len(folded) <= 20
     assert any("violin" in s.text for s in folded)
@@ -97,9 +108,15 @@ def test_a_session_that_repeats_the_memory_adds_nothing() -> None:
 
 def test_sentences_are_split_in_english_and_chinese() -> None:
     assert split_sentences("Hey Mel! I went to the support group yesterday. Dr. Smith was there.") == [
-        "Hey Mel!", "I went to the support group yesterday.", "Dr. Smith was there."]
+        "Hey Mel!",
+        "I went to the support group yesterday.",
+        "Dr. Smith was there.",
+    ]
     assert split_sentences("你好，我是你的AI伴侣。我很喜欢绘画！有什么能帮到你的吗？") == [
-        "你好，我是你的AI伴侣。", "我很喜欢绘画！", "有什么能帮到你的吗？"]
+        "你好，我是你的AI伴侣。",
+        "我很喜欢绘画！",
+        "有什么能帮到你的吗？",
+    ]
 
 
 def test_sentences_of_keeps_their_turns_source_speaker_and_time() -> None:
@@ -113,14 +130,27 @@ def test_statements_about_oneself_are_first_person_declaratives_not_about_the_li
 
     assert is_statement_about_oneself("I started playing acoustic guitar five years ago.")
     assert is_statement_about_oneself("我最近开始学习弹钢琴了。")
-    for sentence in ["I'm so happy for you, Caroline.", "Do I need a new guitar for the class?", "Thanks, I will try it tonight.",
-                     "Melanie went camping with her kids.", "I see.", "It made me even more determined to adopt.",
-                     "But they give me the strength to keep going.", "That's why I love painting so much.", "I feel the same way about it!",
-                     "Wish I was that resilient too.", "这让我更加坚定了领养的决心。"]:
+    for sentence in [
+        "I'm so happy for you, Caroline.",
+        "Do I need a new guitar for the class?",
+        "Thanks, I will try it tonight.",
+        "Melanie went camping with her kids.",
+        "I see.",
+        "It made me even more determined to adopt.",
+        "But they give me the strength to keep going.",
+        "That's why I love painting so much.",
+        "I feel the same way about it!",
+        "Wish I was that resilient too.",
+        "这让我更加坚定了领养的决心。",
+    ]:
         assert not is_statement_about_oneself(sentence), sentence
     assert is_statement_about_oneself("And I finally adopted a guinea pig named Oscar.")
-    for sentence in ["This weekend I went hiking with my kids.", "These days I paint every morning before work.",
-                     "Here in Boston I have found my community.", "这个周末我去了博物馆看展览。"]:
+    for sentence in [
+        "This weekend I went hiking with my kids.",
+        "These days I paint every morning before work.",
+        "Here in Boston I have found my community.",
+        "这个周末我去了博物馆看展览。",
+    ]:
         assert is_statement_about_oneself(sentence), sentence  # a determiner, not a pronoun
 
 
@@ -152,8 +182,10 @@ def test_first_person_statements_go_to_the_third_person_by_rule(sentence: str, e
 def test_interests_leave_out_the_names_of_those_talking() -> None:
     from memcli.text.extractive import interests
 
-    topics = interests(["I love painting lakes, Mel!", "Caroline, painting relaxes me.", "Pottery class with Mel is fun."],
-                       names=["Caroline", "Melanie"])
+    topics = interests(
+        ["I love painting lakes, Mel!", "Caroline, painting relaxes me.", "Pottery class with Mel is fun."],
+        names=["Caroline", "Melanie"],
+    )
     assert any("painting" in t for t in topics)
     assert not {t.lower() for t in topics} & {"mel", "melanie", "caroline"}
 
@@ -161,8 +193,11 @@ def test_interests_leave_out_the_names_of_those_talking() -> None:
 def test_interests_name_each_topic_once_and_not_the_talk_with_the_assistant() -> None:
     from memcli.text.extractive import interests
 
-    texts = ["My companion gave me advice about the Piano.", "I practice piano scales and jazz piano every evening.",
-             "The piano recital is on Sunday, I need some recommendations."]
+    texts = [
+        "My companion gave me advice about the Piano.",
+        "I practice piano scales and jazz piano every evening.",
+        "The piano recital is on Sunday, I need some recommendations.",
+    ]
     topics = interests(texts, names=["Emily"])
     assert topics and len({t.lower() for t in topics}) == len(topics)
     assert not {w for t in topics for w in t.lower().split()} & {"companion", "advice", "recommendations"}
@@ -182,8 +217,11 @@ def test_an_assistants_advice_weighs_less_than_what_happened_to_the_person() -> 
 def test_chinese_interests_are_things_not_adverbs_or_the_assistant() -> None:
     from memcli.text.extractive import interests
 
-    texts = ["你好啊AI伴侣，今天我去了博物馆，非常喜欢那里的展览。", "我最近在看一部非常好看的电影，也在读小说。",
-             "周末我又去了博物馆，看到了很多古代的瓷器。"]
+    texts = [
+        "你好啊AI伴侣，今天我去了博物馆，非常喜欢那里的展览。",
+        "我最近在看一部非常好看的电影，也在读小说。",
+        "周末我又去了博物馆，看到了很多古代的瓷器。",
+    ]
     topics = interests(texts, names=["张曼婷"])
     assert "博物馆" in topics
     assert not {"非常", "伴侣", "看到", "今天"} & set(topics)
@@ -193,6 +231,7 @@ def test_interests_keep_the_keyword_order_with_one_case_of_each() -> None:
     from unittest import mock
 
     from memcli.text import extractive
+
     found = [("Painting", 0.01), ("dogs", 0.02), ("painting", 0.03), ("hiking", 0.04)]
     with mock.patch("yake.KeywordExtractor") as extractor:
         extractor.return_value.extract_keywords.return_value = found

@@ -42,8 +42,13 @@ def test_a_lost_write_and_a_duplicate_are_counted() -> None:
 
 def test_two_daily_summaries_of_one_day_are_a_duplicate() -> None:
     row = faults.Row("case")
-    faults.Check(row).duplicates([_memory("a", "1", "event_daily"), _memory("b", "2", "event_daily"),
-                                  _memory("c", "3", "event_daily", day="2026-03-02")])
+    faults.Check(row).duplicates(
+        [
+            _memory("a", "1", "event_daily"),
+            _memory("b", "2", "event_daily"),
+            _memory("c", "3", "event_daily", day="2026-03-02"),
+        ]
+    )
     assert row.duplicates == 1
 
 
@@ -71,19 +76,49 @@ def test_kill_trials_are_spread_over_every_case() -> None:
 
 @pytest.mark.slow
 def test_the_quick_fault_run_holds_every_invariant(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--fake-models", "--json", "--trials", "6", "--seed", "14"],
-                          capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--fake-models", "--json", "--trials", "6", "--seed", "14"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
     assert "Traceback (most recent call last)" not in done.stderr, done.stderr
     report = json.loads(done.stdout)
     cases = {row["case"] for row in report["rows"]}
-    for expected in ("kill: import", "kill: chat", "kill: consolidate", "kill: forget", "kill: forget --purge", "kill: service",
-                     "concurrency (service)", "concurrency (no service)", "bad: malformed JSON", "bad: empty file",
-                     "bad: read-only store", "bad: full disk", "full disk: read, delete, restart", "purge grep: delete", "purge grep: forget --purge",
-                     "bad: stdin not UTF-8 (remember -)", "bad: closed stdin (chat)", "bad: 1 MB question (ask -)",
-                     "bad: home writable by others (0777)", "service: held by clients", "kill: service mid-command"):
+    for expected in (
+        "kill: import",
+        "kill: chat",
+        "kill: consolidate",
+        "kill: forget",
+        "kill: forget --purge",
+        "kill: service",
+        "concurrency (service)",
+        "concurrency (no service)",
+        "bad: malformed JSON",
+        "bad: empty file",
+        "bad: read-only store",
+        "bad: full disk",
+        "full disk: read, delete, restart",
+        "purge grep: delete",
+        "purge grep: forget --purge",
+        "bad: stdin not UTF-8 (remember -)",
+        "bad: closed stdin (chat)",
+        "bad: 1 MB question (ask -)",
+        "bad: home writable by others (0777)",
+        "service: held by clients",
+        "kill: service mid-command",
+    ):
         assert expected in cases
     # --trials shares out the kill trials; a service killed mid-command has its own count (6 in --quick)
-    assert sum(row["trials"] for row in report["rows"] if row["case"].startswith("kill:") and row["case"] != "kill: service mid-command") == 6
+    assert (
+        sum(
+            row["trials"]
+            for row in report["rows"]
+            if row["case"].startswith("kill:") and row["case"] != "kill: service mid-command"
+        )
+        == 6
+    )
     failing = {row["case"]: row["failures"][:3] for row in report["rows"] if not row["ok"]}
     assert failing == {}, json.dumps(failing, indent=1)
     assert done.returncode == 0

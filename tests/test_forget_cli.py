@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
+from conftest import list_json
 from typer.testing import CliRunner
 
-from conftest import list_json
 from memcli.cli import app, root
-from cli_checks import assert_error, ok
 from memcli.errors import ExitCode
 
 # helpers --------------------------------------------------------------------------
@@ -81,7 +81,9 @@ def old_and_fresh(runner: CliRunner, fake_embedder: Any) -> tuple[str, str]:
 # forget --dry-run, forget, archive ------------------------------------------------------
 
 
-def test_forget_dry_run_lists_what_would_go_and_changes_nothing(runner: CliRunner, old_and_fresh: tuple[str, str]) -> None:
+def test_forget_dry_run_lists_what_would_go_and_changes_nothing(
+    runner: CliRunner, old_and_fresh: tuple[str, str]
+) -> None:
     old, fresh = old_and_fresh
     before = list_json(runner)
     result = ok(runner.invoke(app, ["forget", "--dry-run", "--now", iso(10)]))
@@ -101,7 +103,9 @@ def test_forget_dry_run_lists_what_would_go_and_changes_nothing(runner: CliRunne
     assert show(runner, old)["archived"] is False
 
 
-def test_forget_dry_run_json_reports_retention_without_archiving(runner: CliRunner, old_and_fresh: tuple[str, str]) -> None:
+def test_forget_dry_run_json_reports_retention_without_archiving(
+    runner: CliRunner, old_and_fresh: tuple[str, str]
+) -> None:
     old, _ = old_and_fresh
     data = forget_json(runner, iso(10), "--dry-run")
     assert data["dry_run"] is True
@@ -135,12 +139,30 @@ def test_forget_archives_faded_memories_which_are_never_recalled(
     assert HERON in prompt
 
 
-def test_forget_json_has_the_counts_and_nothing_else_on_stdout(runner: CliRunner, old_and_fresh: tuple[str, str]) -> None:
+def test_forget_json_has_the_counts_and_nothing_else_on_stdout(
+    runner: CliRunner, old_and_fresh: tuple[str, str]
+) -> None:
     data = forget_json(runner, iso(10))
-    assert set(data) == {"dry_run", "examined", "forgotten", "archived", "purged", "derived_purged", "duration_seconds", "threshold", "time_unit",
-                         "memories"}
+    assert set(data) == {
+        "dry_run",
+        "examined",
+        "forgotten",
+        "archived",
+        "purged",
+        "derived_purged",
+        "duration_seconds",
+        "threshold",
+        "time_unit",
+        "memories",
+    }
     assert (data["threshold"], data["time_unit"]) == (0.05, "day")
-    assert (data["dry_run"], data["examined"], data["forgotten"], data["archived"], data["purged"]) == (False, 2, 1, 1, 0)
+    assert (data["dry_run"], data["examined"], data["forgotten"], data["archived"], data["purged"]) == (
+        False,
+        2,
+        1,
+        1,
+        0,
+    )
     assert isinstance(data["duration_seconds"], (int, float)) and data["duration_seconds"] >= 0
     [gone] = data["memories"]
     assert set(gone["forgetting"]) == {"retention", "elapsed_seconds", "elapsed", "decay", "forgotten"}
@@ -238,7 +260,9 @@ def test_recall_reinforces_what_it_prints_unless_no_reinforce(runner: CliRunner,
     assert ids(list_json(runner)) == [recalled]
 
 
-def test_remember_important_note_starts_stronger(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_remember_important_note_starts_stronger(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     important = remember(runner, "the vault code is on the blue card", iso(1), "-i", "0.9")
     plain = remember(runner, "the lamp bulb is warm white", iso(1), "-i", "0.5")
     assert show(runner, important)["strength"] == 3.0  # important_strength times strength_note
@@ -273,11 +297,13 @@ def test_user_decay_from_the_config_file_makes_that_user_fade_slower(
 ) -> None:
     config = memcli_home / "config" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('forget_threshold = 0.05\n\n[user_decay]\nalice = 0.1\n', encoding="utf-8")
+    config.write_text("forget_threshold = 0.05\n\n[user_decay]\nalice = 0.1\n", encoding="utf-8")
     alice = remember(runner, "my garden has tall sunflowers", iso(1), "-u", "alice")
     bob = remember(runner, "my garden has tall sunflowers", iso(1), "-u", "bob")
     # t = 10 days: alice R = e^-1 = 0.37, bob (decay 1) R = e^-10
-    explained = ok(runner.invoke(app, ["recall", "sunflowers", "-u", "alice", "--now", iso(11), "--explain", "--no-reinforce"]))
+    explained = ok(
+        runner.invoke(app, ["recall", "sunflowers", "-u", "alice", "--now", iso(11), "--explain", "--no-reinforce"])
+    )
     assert f"retention {math.exp(-1):.3f}" in explained.stdout
     dry = ok(runner.invoke(app, ["forget", "--all-users", "--dry-run", "--now", iso(11)])).stdout.splitlines()
     assert [line.split("\t")[0] for line in dry[:-1]] == [bob]
@@ -291,11 +317,15 @@ def test_user_decay_from_the_config_file_makes_that_user_fade_slower(
     assert show(runner, alice)["archived"] is True
 
 
-def test_recalling_a_memory_dated_later_than_now_does_not_age_it(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_recalling_a_memory_dated_later_than_now_does_not_age_it(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     timeline = tmp_path / "later.jsonl"
     timeline.write_text(
-        json.dumps({"role": "user", "content": "I will plant the kiwi tree", "timestamp": iso(20)}) + "\n"
-        + json.dumps({"role": "user", "content": "I will plant the mango tree", "timestamp": iso(20)}) + "\n",
+        json.dumps({"role": "user", "content": "I will plant the kiwi tree", "timestamp": iso(20)})
+        + "\n"
+        + json.dumps({"role": "user", "content": "I will plant the mango tree", "timestamp": iso(20)})
+        + "\n",
         encoding="utf-8",
     )
     ok(runner.invoke(app, ["import", str(tmp_path / "later.jsonl")]))
@@ -328,10 +358,23 @@ def test_feedback_votes_change_the_feedback(runner: CliRunner, fake_embedder: An
 def test_recall_explain_prints_every_component(runner: CliRunner, fake_embedder: Any) -> None:
     memory = remember(runner, "the lighthouse keeper paints seashells", iso(1), "-i", "0.7")
     remember(runner, "an unrelated note on tax forms", iso(1))
-    lines = ok(runner.invoke(app, ["recall", "lighthouse seashells", "--now", iso(3), "--explain", "-k", "1"])).stdout.splitlines()
+    lines = ok(
+        runner.invoke(app, ["recall", "lighthouse seashells", "--now", iso(3), "--explain", "-k", "1"])
+    ).stdout.splitlines()
     assert len(lines) == 3 and lines[0].startswith(memory) and lines[1].startswith("\t") and lines[2].startswith("\t")
     signals = dict(re.findall(r"([a-z_]+) ([-+]\d+\.\d+)", lines[1]))
-    assert set(signals) == {"relevance", "lexical", "window", "turn", "speaker", "person", "date", "when", "graph", "prior"}
+    assert set(signals) == {
+        "relevance",
+        "lexical",
+        "window",
+        "turn",
+        "speaker",
+        "person",
+        "date",
+        "when",
+        "graph",
+        "prior",
+    }
     # the fused relevance is the sum of the weighted signals (each printed to 2 decimals)
     assert float(signals.pop("relevance")) == pytest.approx(sum(map(float, signals.values())), abs=0.05)
     parts = dict(re.findall(r"([a-z_]+) (-?\d+\.\d+)", lines[2]))
@@ -389,42 +432,69 @@ def days_later(days: int) -> str:
 
 def explained(runner: CliRunner, when: str) -> tuple[list[str], dict[str, list[str]]]:
     """forget --dry-run --explain piped: its rule line and column names, and each row by id."""
-    rule, header, *rows, summary = ok(runner.invoke(app, ["forget", "--dry-run", "--explain", "--now", when])).stdout.splitlines()
+    rule, header, *rows, summary = ok(
+        runner.invoke(app, ["forget", "--dry-run", "--explain", "--now", when])
+    ).stdout.splitlines()
     assert SUMMARY.match(summary), summary
     return [rule, *header.split("\t")], {row.split("\t")[1]: row.split("\t") for row in rows}
 
 
-def test_default_strengths_keep_a_note_months_and_a_turn_weeks(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch,
-                                                               tmp_path: Path) -> None:
+def test_default_strengths_keep_a_note_months_and_a_turn_weeks(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     for name in ("STRENGTH_TURN", "STRENGTH_NOTE", "STRENGTH_FACT", "IMPORTANT_STRENGTH"):
         monkeypatch.delenv(f"MEMCLI_{name}")
     note = remember(runner, "my sister's birthday is on 4 March", iso(1))
     important = remember(runner, "the vault code is on the blue card", iso(1), "-i", "0.9")
     chat = tmp_path / "chat.jsonl"
-    chat.write_text(json.dumps({"role": "user", "content": "I live in Lisbon", "timestamp": iso(1)}) + "\n", encoding="utf-8")
+    chat.write_text(
+        json.dumps({"role": "user", "content": "I live in Lisbon", "timestamp": iso(1)}) + "\n", encoding="utf-8"
+    )
     ok(runner.invoke(app, ["import", str(chat), "--now", iso(1)]))
     [turn] = [m["id"] for m in list_json(runner) if m["kind"] == "turn"]
     assert [show(runner, i)["strength"] for i in (turn, note, important)] == [10.0, 60.0, 120.0]
     # never recalled, forgotten once t > S ln 20 (about 3 S days): the turn after 30 days,
     # the note after 180, the important note after 360
-    expected = {7: ("keep", "keep", "keep"), 29: ("keep", "keep", "keep"), 31: ("forget", "keep", "keep"),
-                90: ("forget", "keep", "keep"), 179: ("forget", "keep", "keep"), 181: ("forget", "forget", "keep"),
-                359: ("forget", "forget", "keep"), 365: ("forget", "forget", "forget")}
+    expected = {
+        7: ("keep", "keep", "keep"),
+        29: ("keep", "keep", "keep"),
+        31: ("forget", "keep", "keep"),
+        90: ("forget", "keep", "keep"),
+        179: ("forget", "keep", "keep"),
+        181: ("forget", "forget", "keep"),
+        359: ("forget", "forget", "keep"),
+        365: ("forget", "forget", "forget"),
+    }
     for days, verdicts in expected.items():
         head, rows = explained(runner, days_later(days))
         assert tuple(rows[i][0] for i in (turn, note, important)) == verdicts, days
-    assert head == ["R = exp(-d t / S), t and S in days; forgotten when R < 0.05; a daily summary or portrait goes with the last turn of its day",
-                    "verdict", "id", "t", "S", "d", "R", "kind", "text"]
+    assert head == [
+        "R = exp(-d t / S), t and S in days; forgotten when R < 0.05; a daily summary or portrait goes with the last turn of its day",
+        "verdict",
+        "id",
+        "t",
+        "S",
+        "d",
+        "R",
+        "kind",
+        "text",
+    ]
     assert rows[note][2:7] == ["365.0", "60", "1", f"{math.exp(-365 / 60):.4f}", "note"]
     assert len(list_json(runner)) == 3  # a dry run archives nothing
 
 
-def test_forget_explain_lists_kept_memories_too_and_a_table_on_a_terminal(runner: CliRunner, old_and_fresh: tuple[str, str],
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_forget_explain_lists_kept_memories_too_and_a_table_on_a_terminal(
+    runner: CliRunner, old_and_fresh: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     old, fresh = old_and_fresh
     data = forget_json(runner, iso(10), "--dry-run", "--explain")
-    assert data["forgotten"] == 1 and {m["id"]: m["forgetting"]["forgotten"] for m in data["memories"]} == {old: True, fresh: False}
-    assert forget_json(runner, iso(10), "--dry-run")["memories"][0]["id"] == old  # without --explain: the forgotten only
+    assert data["forgotten"] == 1 and {m["id"]: m["forgetting"]["forgotten"] for m in data["memories"]} == {
+        old: True,
+        fresh: False,
+    }
+    assert (
+        forget_json(runner, iso(10), "--dry-run")["memories"][0]["id"] == old
+    )  # without --explain: the forgotten only
     monkeypatch.setattr(root, "_terminal", lambda: True)
     shown = ok(runner.invoke(app, ["forget", "--dry-run", "--explain", "--now", iso(10)])).stdout.splitlines()
     assert "\t" not in "".join(shown)

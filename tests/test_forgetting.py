@@ -14,8 +14,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memcli.config import Settings
-from memcli.recall.forgetting import UNIT_SECONDS, days_to_forget, elapsed, forget_pass, histogram, reinforce, retention
 from memcli.memory import Kind, Memory
+from memcli.recall.forgetting import UNIT_SECONDS, days_to_forget, elapsed, forget_pass, histogram, reinforce, retention
 
 DAY = 86400.0
 T0 = 1_735_732_800.0  # 2025-01-01T12:00:00Z
@@ -36,8 +36,16 @@ def mem(
     archived: bool = False,
 ) -> Memory:
     return Memory(
-        id=memory_id, user=user, kind=kind, text=f"text of {memory_id}", created_at=created, day=day,
-        strength=strength, last_recalled_at=last, pinned=pinned, archived=archived,
+        id=memory_id,
+        user=user,
+        kind=kind,
+        text=f"text of {memory_id}",
+        created_at=created,
+        day=day,
+        strength=strength,
+        last_recalled_at=last,
+        pinned=pinned,
+        archived=archived,
     )
 
 
@@ -202,7 +210,7 @@ def test_a_recalled_memory_outlives_an_unrecalled_twin(
     r_recalled = retention(recalled, now, decay)
     r_twin = retention(twin, now, decay)
     assert r_recalled >= r_twin
-    t_twin = (recalls[-1] + later)
+    t_twin = recalls[-1] + later
     if t_twin > 1e-6 and decay * t_twin / s0 < 700:
         assert r_recalled > r_twin
     # and so the forget pass never forgets the recalled one while keeping the twin
@@ -308,7 +316,10 @@ def test_stochastic_pass_is_idempotent_for_the_same_seed(rows, seed: str, decay:
     now = T0 + 30 * DAY
     memories = [mem(f"m{i}", created=now - age * DAY, strength=s) for i, (age, s) in enumerate(rows)]
     first = [(v.memory.id, v.forgotten) for v in forget_pass(memories, now, decay=decay, stochastic=True, seed=seed)]
-    again = [(v.memory.id, v.forgotten) for v in forget_pass(list(reversed(memories)), now, decay=decay, stochastic=True, seed=seed)]
+    again = [
+        (v.memory.id, v.forgotten)
+        for v in forget_pass(list(reversed(memories)), now, decay=decay, stochastic=True, seed=seed)
+    ]
     assert sorted(first) == sorted(again)
     # what survives the pass survives it again: the second pass over the survivors forgets nothing
     survivors = [m for m in memories if not dict(first)[m.id]]
@@ -322,7 +333,9 @@ def test_stochastic_pass_keeps_fresh_and_pinned_memories(strengths_, seed: str) 
     fresh = [mem(f"f{i}", created=now, strength=s) for i, s in enumerate(strengths_)]
     pinned = [mem(f"p{i}", created=T0, strength=s, pinned=True) for i, s in enumerate(strengths_)]
     ancient = [mem(f"a{i}", created=now - 100_000 * DAY, strength=s) for i, s in enumerate(strengths_)]
-    verdicts = {v.memory.id: v.forgotten for v in forget_pass(fresh + pinned + ancient, now, stochastic=True, seed=seed)}
+    verdicts = {
+        v.memory.id: v.forgotten for v in forget_pass(fresh + pinned + ancient, now, stochastic=True, seed=seed)
+    }
     assert not any(verdicts[m.id] for m in fresh + pinned)  # R = 1: never
     assert all(verdicts[m.id] for m in ancient)  # R ≈ 0: always
 
@@ -335,7 +348,9 @@ def test_stochastic_fraction_forgotten_is_mean_of_one_minus_r(seed: int, decay: 
     now = T0 + 20 * DAY
     memories = [mem(f"m{i:05d}", created=now - (i % 97) / 97 * 6 * DAY, strength=1 + (i % 13) / 4) for i in range(n)]
     verdicts = forget_pass(memories, now, decay=decay, stochastic=True, seed=str(seed))
-    probabilities = [1 - expected_r(m_age, s, decay) for m_age, s in (((now - m.created_at) / DAY, m.strength) for m in memories)]
+    probabilities = [
+        1 - expected_r(m_age, s, decay) for m_age, s in (((now - m.created_at) / DAY, m.strength) for m in memories)
+    ]
     expected = sum(probabilities)
     sd = math.sqrt(sum(p * (1 - p) for p in probabilities))
     forgotten = sum(v.forgotten for v in verdicts)
@@ -404,7 +419,15 @@ def test_daily_summary_worked_example() -> None:
     s_bob = mem("s-bob", kind=Kind.EVENT_DAILY.value, day="2025-01-02", created=T0, user="bob")
     verdicts = {v.memory.id: v.forgotten for v in forget_pass([old, fresh, other_day, bob, s1, s2, s_bob], now)}
     # s-bob: bob's 01-02 has no turn left, his fresh turn is another day
-    assert verdicts == {"old": True, "fresh": False, "other": True, "bob-turn": False, "s1": False, "s2": True, "s-bob": True}
+    assert verdicts == {
+        "old": True,
+        "fresh": False,
+        "other": True,
+        "bob-turn": False,
+        "s1": False,
+        "s2": True,
+        "s-bob": True,
+    }
     # once the fresh turn fades too, the day's summary goes with it
     later = {v.memory.id: v.forgotten for v in forget_pass([old, fresh, s1], now + 5 * DAY)}
     assert later == {"old": True, "fresh": True, "s1": True}
@@ -412,7 +435,9 @@ def test_daily_summary_worked_example() -> None:
 
 # histogram -------------------------------------------------------------------------------
 
-interior = st.tuples(st.integers(0, 9), st.floats(min_value=0.01, max_value=0.99)).map(lambda p: (p[0], (p[0] + p[1]) / 10))
+interior = st.tuples(st.integers(0, 9), st.floats(min_value=0.01, max_value=0.99)).map(
+    lambda p: (p[0], (p[0] + p[1]) / 10)
+)
 
 
 @PROPERTY
@@ -465,7 +490,9 @@ def test_default_strengths_keep_a_note_or_fact_60_days_and_forget_it_within_a_ye
     for strength in (defaults.strength_note, defaults.strength_fact):
         days = never_recalled_days(strength, defaults)
         assert 60 <= days < 365, (strength, days)
-        assert days_to_forget(strength, defaults.decay, defaults.forget_threshold, UNIT_SECONDS[defaults.time_unit]) == pytest.approx(days)
+        assert days_to_forget(
+            strength, defaults.decay, defaults.forget_threshold, UNIT_SECONDS[defaults.time_unit]
+        ) == pytest.approx(days)
         note = mem(strength=strength)
         assert retention(note, T0 + 60 * DAY, defaults.decay) >= defaults.forget_threshold
         assert retention(note, T0 + 365 * DAY, defaults.decay) < defaults.forget_threshold
@@ -487,8 +514,11 @@ def test_default_strengths_keep_a_turn_7_days_and_forget_it_within_90() -> None:
 
 def test_readme_forgetting_table_gives_the_days_of_the_defaults() -> None:
     defaults = Settings()
-    rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
-            for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| ")}
+    rows = {
+        line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
+        for line in README.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ")
+    }
     for kind, (written, strength) in default_strengths().items():
         setting, before, after = rows[kind]
         assert setting.endswith(written), (kind, setting)

@@ -66,8 +66,15 @@ def ingest(graph: Graph, memory_id: str, day: str, extraction: Extraction, at: f
 
 
 def test_a_move_closes_the_old_home_and_keeps_it(graph: Graph) -> None:
-    ingest(graph, "t1", "2023-01-05", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto"),)))
-    done = ingest(graph, "t2", "2023-06-01", Extraction((m("Ana"), m("Lisbon", "place")), (Relation("Ana", "lives in", "Lisbon"),)))
+    ingest(
+        graph, "t1", "2023-01-05", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto"),))
+    )
+    done = ingest(
+        graph,
+        "t2",
+        "2023-06-01",
+        Extraction((m("Ana"), m("Lisbon", "place")), (Relation("Ana", "lives in", "Lisbon"),)),
+    )
     ana = graph.self_entity(USER)
     assert ana is not None and ana.name == "Ana"
     homes = {r.object_name: r for r in graph.relations(USER, ana.id) if r.relation == "lives in"}
@@ -79,8 +86,18 @@ def test_a_move_closes_the_old_home_and_keeps_it(graph: Graph) -> None:
 
 
 def test_an_older_home_told_later_is_closed_at_once(graph: Graph) -> None:
-    ingest(graph, "t2", "2023-06-01", Extraction((m("Ana"), m("Lisbon", "place")), (Relation("Ana", "lives in", "Lisbon"),)))
-    ingest(graph, "t1", "2023-07-01", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto", "2019-01-01"),)))
+    ingest(
+        graph,
+        "t2",
+        "2023-06-01",
+        Extraction((m("Ana"), m("Lisbon", "place")), (Relation("Ana", "lives in", "Lisbon"),)),
+    )
+    ingest(
+        graph,
+        "t1",
+        "2023-07-01",
+        Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto", "2019-01-01"),)),
+    )
     homes = {r.object_name: r for r in graph.relations(USER) if r.relation == "lives in"}
     assert homes["Lisbon"].current
     assert (homes["Porto"].valid_from, homes["Porto"].valid_to) == ("2019-01-01", "2023-06-01")
@@ -116,8 +133,12 @@ def test_entities_mentioned_together_are_joined_with_a_count(graph: Graph) -> No
 
 
 def test_deleting_every_source_takes_relations_mentions_and_entities(graph: Graph) -> None:
-    ingest(graph, "t1", "2023-01-05", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto"),)))
-    ingest(graph, "t2", "2023-01-06", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto"),)))
+    ingest(
+        graph, "t1", "2023-01-05", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto"),))
+    )
+    ingest(
+        graph, "t2", "2023-01-06", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto"),))
+    )
     ingest(graph, "t3", "2023-01-07", Extraction((m("Ana"),)))
     graph.forget_memories(["t1"])
     assert [r.sources for r in graph.relations(USER) if r.relation == "lives in"] == [("t2",)]
@@ -145,10 +166,19 @@ def test_merge_and_rename(graph: Graph) -> None:
 
 
 def test_networkx_view_as_of_a_day(graph: Graph) -> None:
-    ingest(graph, "t1", "2023-01-05", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto"),)))
-    ingest(graph, "t2", "2023-06-01", Extraction((m("Ana"), m("Lisbon", "place")), (Relation("Ana", "lives in", "Lisbon"),)))
+    ingest(
+        graph, "t1", "2023-01-05", Extraction((m("Ana"), m("Porto", "place")), (Relation("Ana", "lives in", "Porto"),))
+    )
+    ingest(
+        graph,
+        "t2",
+        "2023-06-01",
+        Extraction((m("Ana"), m("Lisbon", "place")), (Relation("Ana", "lives in", "Lisbon"),)),
+    )
     then = graph.to_networkx(USER, at="2023-03-01")
-    labels = {(then.nodes[u]["name"], then.nodes[v]["name"]) for u, v, d in then.edges(data=True) if d["label"] == "lives in"}
+    labels = {
+        (then.nodes[u]["name"], then.nodes[v]["name"]) for u, v, d in then.edges(data=True) if d["label"] == "lives in"
+    }
     assert labels == {("Ana", "Porto")}
     assert graph.to_networkx(USER).number_of_nodes() == 3
 
@@ -165,7 +195,9 @@ def test_entity_names_complete_case_insensitively(tmp_path: Path) -> None:
     from memcli.store.candidates import candidates
 
     sidecar = Sidecar(tmp_path / "memcli.db")
-    sidecar.graph.ingest(USER, "t1", "2023-01-05", 1.0, Extraction((m("Porto", "place"), m("Portia"), m("Lisbon", "place"))), norm, KINDS)
+    sidecar.graph.ingest(
+        USER, "t1", "2023-01-05", 1.0, Extraction((m("Porto", "place"), m("Portia"), m("Lisbon", "place"))), norm, KINDS
+    )
     sidecar.graph.ingest("bo", "t2", "2023-01-05", 1.0, Extraction((m("Portland", "place"),)), norm, KINDS)
     assert candidates(sidecar._db, "entity", "po", USER) == [("Portia", "person"), ("Porto", "place")]
     assert len(candidates(sidecar._db, "entity", "PORT")) == 3

@@ -15,8 +15,8 @@ from test_consolidate import USER, day_turns, make_memcli, stored
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.library.engine import Engine
 from memcli.errors import ExitCode
+from memcli.library.engine import Engine
 from memcli.memory import Kind
 
 PORTO_DAY, LISBON_DAY = "2023-01-10", "2023-05-08"
@@ -47,7 +47,9 @@ def test_the_move_closes_porto_and_keeps_it(moved: Engine) -> None:
         me = moved.store.sidecar.graph.self_entity(USER)
     assert me is not None and me.name == "Ana"
     events = [e for e in moved.history(user=USER, limit=0) if e.event == "INVALIDATE"]
-    assert len(events) == 1 and "Porto" in events[0].new_text and f"to {found['Lisbon'].valid_from}" in events[0].new_text
+    assert (
+        len(events) == 1 and "Porto" in events[0].new_text and f"to {found['Lisbon'].valid_from}" in events[0].new_text
+    )
 
 
 def test_relations_are_memories_and_a_closed_one_has_ended(moved: Engine) -> None:
@@ -93,7 +95,11 @@ def test_a_word_the_user_writes_in_lower_case_is_no_name_in_a_later_consolidatio
     consolidation scans: "frisbee", written in lower case on earlier days, is no entity
     when a later day writes it "Frisbee"; "Max" still is."""
     engine = make_memcli(consolidation="extractive")
-    engine.add_memories(day_turns([("Ana", "frisbee is great exercise."), ("Ana", "I bought a new frisbee for the dog.")], PORTO_DAY, "s1"))
+    engine.add_memories(
+        day_turns(
+            [("Ana", "frisbee is great exercise."), ("Ana", "I bought a new frisbee for the dog.")], PORTO_DAY, "s1"
+        )
+    )
     engine.consolidate(USER)
     engine.add_memories(day_turns([("Ana", "Yesterday Max and I played Frisbee in the park.")], LISBON_DAY, "s2"))
     engine.consolidate(USER)
@@ -144,19 +150,30 @@ def test_graph_show_has_porto_ended_and_lisbon_current(cli_moved: CliRunner) -> 
 
 
 def test_recall_where_do_i_live_through_the_cli(cli_moved: CliRunner) -> None:
-    now = json.loads(ok(cli_moved.invoke(app, ["recall", "where do I live", "-k", "3", "--json", "--no-reinforce"])).stdout)
+    now = json.loads(
+        ok(cli_moved.invoke(app, ["recall", "where do I live", "-k", "3", "--json", "--no-reinforce"])).stdout
+    )
     assert "Lisbon" in now[0]["text"]
-    then = json.loads(ok(cli_moved.invoke(app, ["recall", "where do I live", "--at", "2023-03-01", "--json", "--no-reinforce"])).stdout)
+    then = json.loads(
+        ok(
+            cli_moved.invoke(app, ["recall", "where do I live", "--at", "2023-03-01", "--json", "--no-reinforce"])
+        ).stdout
+    )
     assert "Porto" in then[0]["text"] and not any("Lisbon" in hit["text"] for hit in then)
-    explained = ok(cli_moved.invoke(app, ["recall", "where do I live", "-k", "1", "--explain", "--no-reinforce"])).stdout
+    explained = ok(
+        cli_moved.invoke(app, ["recall", "where do I live", "-k", "1", "--explain", "--no-reinforce"])
+    ).stdout
     assert "graph" in explained
 
 
 def test_graph_list_export_merge_and_rename(cli_moved: CliRunner, tmp_path: Path) -> None:
     places = json.loads(ok(cli_moved.invoke(app, ["graph", "list", "--type", "place", "--json"])).stdout)
     assert {e["name"] for e in places} >= {"Porto", "Lisbon"}
-    readers = {"graphml": networkx.read_graphml, "gexf": networkx.read_gexf,
-               "json": lambda path: networkx.node_link_graph(json.loads(path.read_text(encoding="utf-8")), edges="edges")}
+    readers = {
+        "graphml": networkx.read_graphml,
+        "gexf": networkx.read_gexf,
+        "json": lambda path: networkx.node_link_graph(json.loads(path.read_text(encoding="utf-8")), edges="edges"),
+    }
     for fmt, read in readers.items():
         out = tmp_path / f"graph.{fmt}"
         ok(cli_moved.invoke(app, ["graph", "export", "--format", fmt, "-o", str(out)]))
@@ -172,7 +189,9 @@ def test_graph_list_export_merge_and_rename(cli_moved: CliRunner, tmp_path: Path
     assert merged["name"] == "Ana" and "Miso" in merged["aliases"]
     renamed = json.loads(ok(cli_moved.invoke(app, ["graph", "rename", "Lisbon", "Lisboa", "--json"])).stdout)
     assert renamed["name"] == "Lisboa" and renamed["aliases"] == ["Lisbon"]
-    relations = [m["text"] for m in json.loads(ok(cli_moved.invoke(app, ["list", "--kind", "relation", "--json"])).stdout)]
+    relations = [
+        m["text"] for m in json.loads(ok(cli_moved.invoke(app, ["list", "--kind", "relation", "--json"])).stdout)
+    ]
     assert any(text.startswith("Ana — lives in — Lisboa") for text in relations)
     assert_error(cli_moved.invoke(app, ["graph", "rename", "Porto", "Lisboa"]), ExitCode.USAGE)
 
@@ -182,8 +201,10 @@ def test_the_model_path_keeps_only_names_the_text_holds(fake_model: Any) -> None
 
     reply = {
         "entities": [{"name": "Porto", "type": "place"}, {"name": "Atlantis", "type": "place"}],
-        "relations": [{"subject": "Ana", "relation": "lives_in", "object": "Porto", "valid_from": None},
-                      {"subject": "Ana", "relation": "lives_in", "object": "Atlantis", "valid_from": None}],
+        "relations": [
+            {"subject": "Ana", "relation": "lives_in", "object": "Porto", "valid_from": None},
+            {"subject": "Ana", "relation": "lives_in", "object": "Atlantis", "valid_from": None},
+        ],
         "aliases": [],
     }
     fake_model.responder = lambda task, content: json.dumps(reply) if task == "entities" else pytest.fail(task)
@@ -193,5 +214,7 @@ def test_the_model_path_keeps_only_names_the_text_holds(fake_model: Any) -> None
     with engine.store.transaction():
         graph = engine.store.sidecar.graph
         assert {e.name for e in graph.entities(USER)} == {"Ana", "Porto"}
-        assert [(r.subject_name, r.object_name) for r in graph.relations(USER) if r.relation == "lives_in"] == [("Ana", "Porto")]
+        assert [(r.subject_name, r.object_name) for r in graph.relations(USER) if r.relation == "lives_in"] == [
+            ("Ana", "Porto")
+        ]
     assert [call[0] for call in fake_model.structured_calls] == ["entities"]

@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import assert_error, ok
 from conftest import given_models
+from typer.testing import CliRunner
+
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.library.engine import Engine
 from memcli.errors import ExitCode, UsageError
-from memcli.recall.forgetting import UNIT_SECONDS, elapsed, forget_pass, retention
+from memcli.library.engine import Engine
 from memcli.memory import Kind, Memory
+from memcli.recall.forgetting import UNIT_SECONDS, elapsed, forget_pass, retention
 
 IMPORTED = "2024-03-01T10:00:00+00:00"
 HOUR_LATER = "2024-03-01T11:00:00+00:00"
@@ -104,7 +104,11 @@ def import_json(runner: CliRunner, path: Path, *args: str, now: str = IMPORTED) 
 def everyone(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
     """Every active memory (``--archived``: every forgotten one) of every user in the store."""
     users = json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"]
-    return [m for user in users for m in json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", "--user", user, *args])).stdout)]
+    return [
+        m
+        for user in users
+        for m in json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", "--user", user, *args])).stdout)
+    ]
 
 
 def show(runner: CliRunner, memory_id: str) -> dict[str, Any]:
@@ -115,16 +119,29 @@ def forget_json(runner: CliRunner, when: str, *args: str) -> dict[str, Any]:
     return json.loads(ok(runner.invoke(app, ["forget", "--now", when, "--json", "--all-users", *args])).stdout)
 
 
-def memory(created_at: float, retained_from: float = 0.0, last_recalled_at: float = 0.0, strength: float = 1.0) -> Memory:
-    return Memory(id="m", user="u", kind=Kind.TURN.value, text="t", created_at=created_at, day="2023-05-01",
-                  retained_from=retained_from, last_recalled_at=last_recalled_at, strength=strength)
+def memory(
+    created_at: float, retained_from: float = 0.0, last_recalled_at: float = 0.0, strength: float = 1.0
+) -> Memory:
+    return Memory(
+        id="m",
+        user="u",
+        kind=Kind.TURN.value,
+        text="t",
+        created_at=created_at,
+        day="2023-05-01",
+        retained_from=retained_from,
+        last_recalled_at=last_recalled_at,
+        strength=strength,
+    )
 
 
 # the clock starts at the import ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_imported_old_logs_do_not_fade_right_after_the_import(runner: CliRunner, fake_embedder: Any, tmp_path: Path, shape: str) -> None:
+def test_imported_old_logs_do_not_fade_right_after_the_import(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path, shape: str
+) -> None:
     make, count = SHAPES[shape]
     path = make(tmp_path)
     report = import_json(runner, path)
@@ -145,7 +162,9 @@ def test_imported_old_logs_do_not_fade_right_after_the_import(runner: CliRunner,
         assert ts(shown["created_at"]) < ts(IMPORTED) - 200 * DAY
 
 
-def test_imported_memories_keep_the_conversation_dates_in_show(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_imported_memories_keep_the_conversation_dates_in_show(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     import_json(runner, memorybank_file(tmp_path))
     [violin] = [m for m in everyone(runner) if m["text"] == "I started learning the violin."]
     shown = show(runner, violin["id"])
@@ -169,7 +188,9 @@ def test_imported_memories_fade_from_the_import_on(runner: CliRunner, fake_embed
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_retention_from_conversation_fades_them_from_their_own_time(runner: CliRunner, fake_embedder: Any, tmp_path: Path, shape: str) -> None:
+def test_retention_from_conversation_fades_them_from_their_own_time(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path, shape: str
+) -> None:
     make, count = SHAPES[shape]
     import_json(runner, make(tmp_path), "--retention-from", "conversation")
     imported = everyone(runner)
@@ -178,7 +199,9 @@ def test_retention_from_conversation_fades_them_from_their_own_time(runner: CliR
     data = forget_json(runner, HOUR_LATER)
     assert (data["examined"], data["forgotten"], data["archived"]) == (count, count, count)
     for forgotten in data["memories"]:
-        assert forgotten["forgetting"]["elapsed_seconds"] == pytest.approx(ts(HOUR_LATER) - ts(forgotten["created_at"]), abs=1)
+        assert forgotten["forgetting"]["elapsed_seconds"] == pytest.approx(
+            ts(HOUR_LATER) - ts(forgotten["created_at"]), abs=1
+        )
     assert sorted(m["id"] for m in everyone(runner, "--archived")) == sorted(m["id"] for m in imported)
 
 
@@ -213,7 +236,9 @@ def test_stats_right_after_an_import_show_nothing_fading(runner: CliRunner, fake
 # what gets no retained_from -------------------------------------------------------------------
 
 
-def test_text_notes_are_dated_at_the_import_and_get_no_retained_from(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_text_notes_are_dated_at_the_import_and_get_no_retained_from(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("# Garden\n\nThe roses need water on Sundays.\n\nPlant tulips in October.\n", encoding="utf-8")
     report = import_json(runner, notes)
@@ -224,11 +249,15 @@ def test_text_notes_are_dated_at_the_import_and_get_no_retained_from(runner: Cli
     assert forget_json(runner, HOUR_LATER)["forgotten"] == 0
 
 
-def test_a_turn_dated_after_the_import_time_gets_no_retained_from(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
+def test_a_turn_dated_after_the_import_time_gets_no_retained_from(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
     log = tmp_path / "chat.jsonl"
     log.write_text(
-        json.dumps({"role": "user", "content": "I moved to Lyon.", "timestamp": "2023-05-01T10:00:00+00:00"}) + "\n"
-        + json.dumps({"role": "user", "content": "I bought a bike.", "timestamp": "2024-03-05T10:00:00+00:00"}) + "\n",
+        json.dumps({"role": "user", "content": "I moved to Lyon.", "timestamp": "2023-05-01T10:00:00+00:00"})
+        + "\n"
+        + json.dumps({"role": "user", "content": "I bought a bike.", "timestamp": "2024-03-05T10:00:00+00:00"})
+        + "\n",
         encoding="utf-8",
     )
     import_json(runner, log)
@@ -240,8 +269,12 @@ def test_a_turn_dated_after_the_import_time_gets_no_retained_from(runner: CliRun
 # a bad --retention-from -------------------------------------------------------------------------
 
 
-def test_an_unknown_retention_from_exits_2_and_stores_nothing(runner: CliRunner, fake_embedder: Any, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["import", str(memorybank_file(tmp_path)), "--retention-from", "yesterday", "--now", IMPORTED])
+def test_an_unknown_retention_from_exits_2_and_stores_nothing(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
+    result = runner.invoke(
+        app, ["import", str(memorybank_file(tmp_path)), "--retention-from", "yesterday", "--now", IMPORTED]
+    )
     line = assert_error(result, ExitCode.USAGE)
     assert "yesterday" in line and "import" in line and "conversation" in line
     assert result.stdout == ""
@@ -266,7 +299,9 @@ IMPORT = CREATED + 300 * DAY
         (0.0, CREATED - DAY, CREATED),  # a recall dated before it was learned does not age it
     ],
 )
-def test_elapsed_counts_from_the_latest_of_learned_imported_and_recalled(retained_from: float, last_recalled_at: float, since: float) -> None:
+def test_elapsed_counts_from_the_latest_of_learned_imported_and_recalled(
+    retained_from: float, last_recalled_at: float, since: float
+) -> None:
     now = IMPORT + 7 * DAY
     m = memory(CREATED, retained_from, last_recalled_at, strength=2.0)
     assert elapsed(m, now) == pytest.approx((now - since) / DAY)
@@ -294,8 +329,15 @@ def test_a_memory_consolidation_makes_from_an_imported_turn_fades_from_the_impor
 
     from memcli.consolidation.consolidate import Consolidator
 
-    turn = Memory(id="t1", user="ana", kind=Kind.TURN.value, text="I adopted a cat.", created_at=1_600_000_000.0,
-                  day="2020-09-13", retained_from=1_700_000_000.0)
+    turn = Memory(
+        id="t1",
+        user="ana",
+        kind=Kind.TURN.value,
+        text="I adopted a cat.",
+        created_at=1_600_000_000.0,
+        day="2020-09-13",
+        retained_from=1_700_000_000.0,
+    )
     owner = SimpleNamespace(engine=SimpleNamespace(initial_strength=lambda memory: 1.0))
     made = Consolidator._memory(owner, "ana", Kind.FACT, "k", "Ana adopted a cat.", turn, "D1:1", ["t1"])  # type: ignore[arg-type]
     assert (made.created_at, made.day, made.retained_from) == (turn.created_at, turn.day, turn.retained_from)

@@ -4,7 +4,7 @@ and the errors a bad file gives. Pure parsing: no store, no models."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +166,10 @@ def test_locomo_turn_without_text_names_the_turn(tmp_path: Path) -> None:
         [
             locomo_sample(
                 "conv-1",
-                session_1=("1:00 pm on 1 June, 2023", [turn("Ann", "D1:1", "ok"), {"speaker": "Bob", "dia_id": "D1:2"}]),
+                session_1=(
+                    "1:00 pm on 1 June, 2023",
+                    [turn("Ann", "D1:1", "ok"), {"speaker": "Bob", "dia_id": "D1:2"}],
+                ),
             )
         ],
     )
@@ -267,7 +270,7 @@ def write_jsonl(path: Path, records: list[Any]) -> Path:
 
 
 def test_jsonl_reads_iso_and_unix_second_timestamps(tmp_path: Path) -> None:
-    unix = datetime(2023, 5, 9, 8, 15, tzinfo=timezone.utc).timestamp()
+    unix = datetime(2023, 5, 9, 8, 15, tzinfo=UTC).timestamp()
     path = write_jsonl(
         tmp_path / "log.jsonl",
         [
@@ -341,7 +344,10 @@ def test_jsonl_bad_record_names_the_line(tmp_path: Path, record: Any, words: lis
 def test_jsonl_timestamp_without_a_date_is_rejected(tmp_path: Path) -> None:
     path = write_jsonl(
         tmp_path / "log.jsonl",
-        [{"role": "user", "content": "ok", "timestamp": "2023-01-01T09:00:00"}, {"role": "user", "content": "hi", "timestamp": "10:30"}],
+        [
+            {"role": "user", "content": "ok", "timestamp": "2023-01-01T09:00:00"},
+            {"role": "user", "content": "hi", "timestamp": "10:30"},
+        ],
     )
     with pytest.raises(BadInputError, match=f"{path}:2"):
         parse_file(path, None, "u", NOW)
@@ -414,7 +420,14 @@ def test_format_is_detected_from_extension_and_content(tmp_path: Path) -> None:
         "chatlog": record + "\n" + record.replace("hi", "ho") + "\n",  # no extension, JSON lines
         "plain": "just some words\n",
     }
-    expected = {"a.jsonl": "jsonl", "a.ndjson": "jsonl", "a.md": "text", "a.txt": "text", "chatlog": "jsonl", "plain": "text"}
+    expected = {
+        "a.jsonl": "jsonl",
+        "a.ndjson": "jsonl",
+        "a.md": "text",
+        "a.txt": "text",
+        "chatlog": "jsonl",
+        "plain": "text",
+    }
     for name, content in cases.items():
         path = tmp_path / name
         path.write_text(content, encoding="utf-8")
@@ -477,7 +490,12 @@ def test_malformed_json_with_explicit_format_names_file_and_line(tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("content", "word"),
-    [(b"", "empty"), (b"  \n\n\t\n", "empty"), (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "binary"), (b"caf\xe9 au lait\n", "UTF-8")],
+    [
+        (b"", "empty"),
+        (b"  \n\n\t\n", "empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "binary"),
+        (b"caf\xe9 au lait\n", "UTF-8"),
+    ],
     ids=["empty", "whitespace", "binary", "latin-1"],
 )
 def test_unreadable_file_is_rejected_naming_it(tmp_path: Path, content: bytes, word: str) -> None:
@@ -508,4 +526,6 @@ def test_a_file_parses_to_the_same_ids_every_time(tmp_path: Path) -> None:
         assert [m.id for m in first] == [m.id for m in second]
     notes = tmp_path / "n.txt"
     notes.write_text("one\n\ntwo\n", encoding="utf-8")
-    assert [m.id for m in parse_file(notes, None, "u", NOW)[1]] == [m.id for m in parse_file(notes, None, "u", NOW + 86400)[1]]
+    assert [m.id for m in parse_file(notes, None, "u", NOW)[1]] == [
+        m.id for m in parse_file(notes, None, "u", NOW + 86400)[1]
+    ]

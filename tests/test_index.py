@@ -15,17 +15,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import ok
 from conftest import FakeEmbedder, given_models
+from test_consolidate import MOVE_TURNS, OLD_FACT, UPDATED_FACT, Script, add_fact, day_turns
+from typer.testing import CliRunner
+
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.library.engine import Engine
 from memcli.dates import spoken_day
+from memcli.library.engine import Engine
 from memcli.memory import Kind, Memory, stable_id
 from memcli.store.recall_index import INDEX_VERSION, RecallIndex, context_text, window_text
-from test_consolidate import MOVE_TURNS, OLD_FACT, UPDATED_FACT, Script, add_fact, day_turns
 
 USER = "ana"
 DAY = "2023-05-08"
@@ -56,22 +56,42 @@ class Clock:
 
 def make_memcli(notices: list[str] | None = None, clock: Clock | None = None) -> Engine:
     paths = resolve_paths()
-    return Engine(load_settings(paths), paths, clock=clock or Clock(), notice=notices.append if notices is not None else None, **given_models())
+    return Engine(
+        load_settings(paths),
+        paths,
+        clock=clock or Clock(),
+        notice=notices.append if notices is not None else None,
+        **given_models(),
+    )
 
 
 def session(name: str, lines: Sequence[tuple[str, str]] = LINES, day: str = DAY, user: str = USER) -> list[Memory]:
     start = datetime.fromisoformat(f"{day}T10:00:00").timestamp()
     return [
         Memory(
-            id=stable_id(user, name, str(i), text), user=user, kind=Kind.TURN.value, text=text,
-            created_at=start + 60 * i, day=day, session=name, speaker=speaker, source=f"{name}:{i}",
+            id=stable_id(user, name, str(i), text),
+            user=user,
+            kind=Kind.TURN.value,
+            text=text,
+            created_at=start + 60 * i,
+            day=day,
+            session=name,
+            speaker=speaker,
+            source=f"{name}:{i}",
         )
         for i, (speaker, text) in enumerate(lines)
     ]
 
 
 def note(text: str, user: str = USER) -> Memory:
-    return Memory(id=stable_id(user, "note", text), user=user, kind=Kind.NOTE.value, text=text, created_at=NOW - 3600, day="2023-06-01")
+    return Memory(
+        id=stable_id(user, "note", text),
+        user=user,
+        kind=Kind.NOTE.value,
+        text=text,
+        created_at=NOW - 3600,
+        day="2023-06-01",
+    )
 
 
 def rows(engine: Engine, user: str = USER) -> dict[str, dict[str, Any]]:
@@ -153,7 +173,9 @@ def recall_ids(engine: Engine, query: str, user: str = USER, k: int = 50) -> lis
 
 
 def contexts(engine: Engine) -> list[str]:
-    return [r[0] for r in sql(engine, "SELECT context FROM recall_index")] + [r[0] for r in sql(engine, "SELECT window FROM recall_index")]
+    return [r[0] for r in sql(engine, "SELECT context FROM recall_index")] + [
+        r[0] for r in sql(engine, "SELECT window FROM recall_index")
+    ]
 
 
 def locomo(tmp_path: Path) -> Path:
@@ -166,7 +188,12 @@ def locomo(tmp_path: Path) -> Path:
                 "session_2_date_time": "10:00 am on 25 May, 2023",
                 "session_2": [
                     {"speaker": "Bob", "dia_id": "D2:1", "text": "I started pottery classes."},
-                    {"speaker": "Ana", "dia_id": "D2:2", "text": "Pottery sounds relaxing.", "blip_caption": "a clay bowl"},
+                    {
+                        "speaker": "Ana",
+                        "dia_id": "D2:2",
+                        "text": "Pottery sounds relaxing.",
+                        "blip_caption": "a clay bowl",
+                    },
                 ],
                 "session_3_date_time": "9:00 am on 1 June, 2023",
                 "session_3": [{"speaker": "Ana", "dia_id": "D3:1", "text": "A session of one turn."}],
@@ -205,7 +232,9 @@ def fail_once(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 # 6. every write path keeps the index equal to the store -----------------------------------
 
 
-def test_import_indexes_every_turn_with_its_context_and_precomputed_windows(fake_embedder: FakeEmbedder, tmp_path: Path) -> None:
+def test_import_indexes_every_turn_with_its_context_and_precomputed_windows(
+    fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
     notices: list[str] = []
     engine = make_memcli(notices)
     engine.import_file(locomo(tmp_path))
@@ -227,7 +256,10 @@ def test_import_indexes_every_turn_with_its_context_and_precomputed_windows(fake
 def test_chat_turns_leave_the_previous_window_to_fill_at_the_next_recall(fake_embedder: FakeEmbedder) -> None:
     notices: list[str] = []
     engine = make_memcli(notices)
-    turns = session("chat-2023-06-01-abcd", [(USER, "I adopted a puppy."), ("assistant", "What is its name?"), (USER, "Rex, a beagle.")])
+    turns = session(
+        "chat-2023-06-01-abcd",
+        [(USER, "I adopted a puppy."), ("assistant", "What is its name?"), (USER, "Rex, a beagle.")],
+    )
 
     engine.write([turns[0]])
     [first] = assert_index_matches_store(engine, filled=True).values()
@@ -320,7 +352,15 @@ def test_consolidation_indexes_its_summaries_and_ends_the_replaced_fact(fake_mod
 
     found = assert_index_matches_store(engine)
     kinds = {r["kind"] for r in found.values()}
-    assert {"event_daily", "portrait_daily", "event_global", "portrait_global", "running_summary", "fact", "turn"} <= kinds
+    assert {
+        "event_daily",
+        "portrait_daily",
+        "event_global",
+        "portrait_global",
+        "running_summary",
+        "fact",
+        "turn",
+    } <= kinds
     assert (found[old.id]["ended"], found[old.id]["archived"]) == (1, 0)
     # the replaced fact is the one ended memory besides relation memories a newer relation closed (graph memory)
     assert sum(r["ended"] for r in found.values() if r["kind"] != "relation") == 1
@@ -336,7 +376,10 @@ def test_consolidation_indexes_its_summaries_and_ends_the_replaced_fact(fake_mod
 def populated(notices: list[str], bob: bool = True) -> Engine:
     """Eight memories of ana (two sessions and a note) and, with ``bob``, one of bob."""
     engine = make_memcli(notices)
-    engine.add_memories(session("s1") + session("s2", [("Bob", "I started pottery classes."), ("Ana", "Pottery sounds relaxing.")], "2023-05-25"))
+    engine.add_memories(
+        session("s1")
+        + session("s2", [("Bob", "I started pottery classes."), ("Ana", "Pottery sounds relaxing.")], "2023-05-25")
+    )
     engine.add_memories([note("My sister's birthday is 4 March")] + ([note("bob's memory", user="bob")] if bob else []))
     return engine
 
@@ -345,8 +388,6 @@ def rebuilt(notices: list[str], count: int, user: str = USER) -> None:
     assert len(notices) == 1, notices
     assert f" {user} " in notices[0] and f"({count} memories)" in notices[0], notices[0]
     notices.clear()
-
-
 
 
 def relevance(engine: Engine, query: str, user: str = USER) -> list[tuple[str, float]]:
@@ -407,7 +448,9 @@ def test_dirty_mark_left_by_an_interrupted_write_rebuilds(fake_embedder: FakeEmb
     assert notices == []
 
 
-def test_write_interrupted_after_chroma_is_rebuilt_at_the_next_read(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_write_interrupted_after_chroma_is_rebuilt_at_the_next_read(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     notices: list[str] = []
     engine = populated(notices)
     fail_once(monkeypatch, "put")
@@ -435,7 +478,9 @@ def test_rows_without_a_copy_of_their_memory_are_rebuilt(fake_embedder: FakeEmbe
     assert sql(engine, "SELECT count(*) FROM recall_index WHERE record = '{}' AND user = ?", USER) == [(0,)]
 
 
-def test_a_write_after_an_interrupted_one_does_not_hide_it(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_after_an_interrupted_one_does_not_hide_it(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One dirty mark a user: the next write rebuilds the user first, so that clearing its
     own mark does not leave the interrupted write's change out of the index's copy."""
     notices: list[str] = []
@@ -452,7 +497,9 @@ def test_a_write_after_an_interrupted_one_does_not_hide_it(fake_embedder: FakeEm
     assert [m for m in stored(engine) if m.id == birthday.id][0].pinned
 
 
-def test_archive_interrupted_before_the_index_is_rebuilt_and_not_recalled(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_archive_interrupted_before_the_index_is_rebuilt_and_not_recalled(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     notices: list[str] = []
     engine = populated(notices)
     [birthday] = [m for m in stored(engine) if m.kind == "note"]
@@ -466,7 +513,9 @@ def test_archive_interrupted_before_the_index_is_rebuilt_and_not_recalled(fake_e
     assert assert_index_matches_store(engine)[birthday.id]["archived"] == 1
 
 
-def test_delete_interrupted_before_the_index_is_rebuilt_without_the_turn(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_delete_interrupted_before_the_index_is_rebuilt_without_the_turn(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     notices: list[str] = []
     engine = populated(notices)
     turns = session("s1")
@@ -576,8 +625,13 @@ def test_no_rebuild_notice_for_a_user_without_memories(fake_embedder: FakeEmbedd
     assert notices == []
 
 
-def test_recall_prints_the_rebuild_notice_on_stderr_and_nothing_with_quiet(runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
-    ids = {ok(runner.invoke(app, ["remember", text])).stdout.strip() for text in ("I adopted a puppy named Rex", "Rex loves the park")}
+def test_recall_prints_the_rebuild_notice_on_stderr_and_nothing_with_quiet(
+    runner: CliRunner, fake_embedder: FakeEmbedder
+) -> None:
+    ids = {
+        ok(runner.invoke(app, ["remember", text])).stdout.strip()
+        for text in ("I adopted a puppy named Rex", "Rex loves the park")
+    }
     paths = resolve_paths()
 
     paths.database.unlink()
@@ -597,7 +651,9 @@ def test_recall_prints_the_rebuild_notice_on_stderr_and_nothing_with_quiet(runne
 # interrupted index writes are atomic; ties in time keep their order -------------------------
 
 
-def test_a_rebuild_interrupted_midway_leaves_the_user_dirty_and_is_redone(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rebuild_interrupted_midway_leaves_the_user_dirty_and_is_redone(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     notices: list[str] = []
     engine = populated(notices)
     engine.paths.database.unlink()
@@ -631,20 +687,28 @@ def test_a_put_that_fails_midway_writes_no_row(fake_embedder: FakeEmbedder, monk
 
     monkeypatch.setattr(RecallIndex, "_refresh", broken)
     with engine.store.transaction(), pytest.raises(RuntimeError):
-        engine.store.sidecar.index.put(session("s2", [("Bob", "A new turn."), ("Ana", "Another.")]), [embedding("a"), embedding("b")])
+        engine.store.sidecar.index.put(
+            session("s2", [("Bob", "A new turn."), ("Ana", "Another.")]), [embedding("a"), embedding("b")]
+        )
     assert sql(engine, "SELECT count(*) FROM recall_index")[0][0] == len(LINES)
 
 
-def test_jsonl_turns_with_the_same_timestamp_keep_the_files_order(runner: CliRunner, fake_embedder: FakeEmbedder, tmp_path: Path) -> None:
+def test_jsonl_turns_with_the_same_timestamp_keep_the_files_order(
+    runner: CliRunner, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
     path = tmp_path / "chat.jsonl"
     path.write_text(
-        "\n".join(json.dumps({"role": s, "content": t, "timestamp": "2023-05-08T10:00:00", "session": "s1"}) for s, t in LINES),
+        "\n".join(
+            json.dumps({"role": s, "content": t, "timestamp": "2023-05-08T10:00:00", "session": "s1"}) for s, t in LINES
+        ),
         encoding="utf-8",
     )
     ok(runner.invoke(app, ["import", str(path)]))
     engine = make_memcli()
     recall_ids(engine, "puppy", "tester")
-    ordered = [r[0] for r in sql(engine, "SELECT text FROM recall_index WHERE user = 'tester' ORDER BY created_at, memory_id")]
+    ordered = [
+        r[0] for r in sql(engine, "SELECT text FROM recall_index WHERE user = 'tester' ORDER BY created_at, memory_id")
+    ]
     assert ordered == [text for _, text in LINES]
     by_text = {r["own"]: r for r in rows(engine, "tester").values()}
     assert by_text["Ana: I adopted a puppy named Rex."]["ctx"] == "Bob: What breed is your puppy?"

@@ -11,16 +11,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from conftest import FakeEmbedder
-from memcli.library.engine import Engine
-from memcli.dates import says_when, spoken_day
-from memcli.store.index import IndexChanges, UserIndex
-from memcli.memory import Kind, Memory, stable_id
-from memcli.store.recall_index import INDEX_VERSION, ROW_COLUMNS, RecallIndex, window_text
-from memcli.recall.retrieval import RECALLED_KINDS, Recaller
-from memcli.store.store import MemoryStore
 from test_index import LINES, NOW, USER, Clock, embedding, make_memcli, note, session, sql
+
+from memcli.dates import says_when, spoken_day
+from memcli.library.engine import Engine
+from memcli.memory import Kind, Memory, stable_id
+from memcli.recall.retrieval import RECALLED_KINDS, Recaller
+from memcli.store.index import IndexChanges, UserIndex
+from memcli.store.recall_index import INDEX_VERSION, ROW_COLUMNS, RecallIndex, window_text
+from memcli.store.store import MemoryStore
 
 QUERIES = (
     "What is the name of Ana's puppy?",
@@ -42,15 +42,27 @@ def at(day: str, minute: int = 0) -> float:
 
 def turn(name: str, speaker: str, text: str, created_at: float, day: str = "2023-05-08", user: str = USER) -> Memory:
     return Memory(
-        id=stable_id(user, name, str(created_at), text), user=user, kind=Kind.TURN.value, text=text,
-        created_at=created_at, day=day, session=name, speaker=speaker, source=f"{name}:{created_at}",
+        id=stable_id(user, name, str(created_at), text),
+        user=user,
+        kind=Kind.TURN.value,
+        text=text,
+        created_at=created_at,
+        day=day,
+        session=name,
+        speaker=speaker,
+        source=f"{name}:{created_at}",
     )
 
 
 def fact(text: str, minute: int = 0) -> Memory:
     return Memory(
-        id=stable_id(USER, "fact", text), user=USER, kind=Kind.FACT.value, text=text, created_at=at("2023-05-20", minute),
-        day="2023-05-20", source="test",
+        id=stable_id(USER, "fact", text),
+        user=USER,
+        kind=Kind.FACT.value,
+        text=text,
+        created_at=at("2023-05-20", minute),
+        day="2023-05-20",
+        source="test",
     )
 
 
@@ -72,13 +84,28 @@ def features(index: UserIndex) -> dict[str, tuple[Any, ...]]:
     """Memory id → every per-row feature of ``index``, over the rows alive."""
     index.says_when  # noqa: B018 - worked out on first use
     shift = 14 * 86400.0
-    columns = (index.rowids, index.kinds, index.created_at, index.archived, index.ended, index.caption, index.first,
-               index.log_length, index.question, index.says_when, index.months(0.0), index.months(shift))
+    columns = (
+        index.rowids,
+        index.kinds,
+        index.created_at,
+        index.archived,
+        index.ended,
+        index.caption,
+        index.first,
+        index.log_length,
+        index.question,
+        index.says_when,
+        index.months(0.0),
+        index.months(shift),
+    )
     out = {}
     for slot in np.flatnonzero(index.alive):
         out[index.ids[slot]] = (
-            index.texts[slot], index.speakers[slot], *(c[slot] if c.dtype == object else c[slot].item() for c in columns),
-            index.turn[slot].tobytes(), index.window[slot].tobytes(),
+            index.texts[slot],
+            index.speakers[slot],
+            *(c[slot] if c.dtype == object else c[slot].item() for c in columns),
+            index.turn[slot].tobytes(),
+            index.window[slot].tobytes(),
         )
     return out
 
@@ -162,7 +189,9 @@ def test_a_chat_turn_appended_to_a_session(fake_embedder: FakeEmbedder, loads: l
     assert kept.count == 11
 
 
-def test_a_turn_inserted_in_the_middle_refreshes_its_neighbours_windows(fake_embedder: FakeEmbedder, loads: list[str]) -> None:
+def test_a_turn_inserted_in_the_middle_refreshes_its_neighbours_windows(
+    fake_embedder: FakeEmbedder, loads: list[str]
+) -> None:
     engine, recaller = populated()
     loads.clear()
     turns = session("s1")
@@ -259,8 +288,15 @@ def test_an_update_that_ends_a_fact(fake_embedder: FakeEmbedder) -> None:
 
 def test_a_summary_regenerated_under_the_same_id(fake_embedder: FakeEmbedder) -> None:
     engine, recaller = populated()
-    summary = Memory(id="event-daily-ana-2023-05-08", user=USER, kind=Kind.EVENT_DAILY.value, text="Ana adopted a puppy.",
-                     created_at=at("2023-05-08", 30), day="2023-05-08", source="test")
+    summary = Memory(
+        id="event-daily-ana-2023-05-08",
+        user=USER,
+        kind=Kind.EVENT_DAILY.value,
+        text="Ana adopted a puppy.",
+        created_at=at("2023-05-08", 30),
+        day="2023-05-08",
+        source="test",
+    )
     engine.add_memories([summary])
     assert_same_as_fresh(engine, recaller)
 
@@ -313,9 +349,23 @@ def rows_of(memories: list[Memory], first_rowid: int = 1) -> list[tuple[Any, ...
     assert ROW_COLUMNS.split(", ")[:2] == ["memory_id", "rowid"]
     vectors = FakeEmbedder().embed([m.index_text() for m in memories])
     return [
-        (m.id, first_rowid + i, m.kind, m.speaker, m.created_at, 0, 0, m.text, 0, m.session,
-         np.asarray(v, dtype=np.float32).tobytes(), np.asarray(v, dtype=np.float32).tobytes(),
-         m.index_text(), "", spoken_day(m.day))
+        (
+            m.id,
+            first_rowid + i,
+            m.kind,
+            m.speaker,
+            m.created_at,
+            0,
+            0,
+            m.text,
+            0,
+            m.session,
+            np.asarray(v, dtype=np.float32).tobytes(),
+            np.asarray(v, dtype=np.float32).tobytes(),
+            m.index_text(),
+            "",
+            spoken_day(m.day),
+        )
         for i, (m, v) in enumerate(zip(memories, vectors))
     ]
 
@@ -328,7 +378,11 @@ def test_appending_a_row_copies_nothing_while_capacity_lasts() -> None:
     assert index.turn.base is storage and len(index) == len(LINES) + 1
     assert index.turn.flags["C_CONTIGUOUS"] and index.turn.dtype == np.float32
     for _ in range(40):  # past the capacity: the storage grows (doubling), rows keep their values
-        index.apply(IndexChanges(rows_of([turn("s9", "Bob", f"Turn {len(index)}.", NOW + len(index))], 100 + len(index)), [], 1, ""))
+        index.apply(
+            IndexChanges(
+                rows_of([turn("s9", "Bob", f"Turn {len(index)}.", NOW + len(index))], 100 + len(index)), [], 1, ""
+            )
+        )
     assert index.turn.base is not storage
     np.testing.assert_array_equal(index.turn[0], np.frombuffer(rows_of(session("s1"))[0][10], dtype=np.float32))
     assert index.first.sum() == 2 and index.first[0] and index.first[len(LINES) + 1]
@@ -351,7 +405,10 @@ def test_missing_windows_reads_a_partial_index(fake_embedder: FakeEmbedder) -> N
     statement = "SELECT rowid, window FROM recall_index INDEXED BY recall_missing_windows WHERE user = ? AND window_vector IS NULL"
     plan = [r[-1] for r in sql(engine, "EXPLAIN QUERY PLAN " + statement, USER)]
     assert any("recall_missing_windows" in step for step in plan), plan
-    plan = [r[-1] for r in sql(engine, "EXPLAIN QUERY PLAN SELECT rowid FROM recall_index WHERE user = ? AND seq > ?", USER, 3)]
+    plan = [
+        r[-1]
+        for r in sql(engine, "EXPLAIN QUERY PLAN SELECT rowid FROM recall_index WHERE user = ? AND seq > ?", USER, 3)
+    ]
     assert any("recall_by_seq" in step for step in plan), plan
 
 
@@ -366,7 +423,9 @@ def test_an_index_of_version_1_gains_the_change_counter_and_is_rebuilt(fake_embe
     notices: list[str] = []
     engine = make_memcli(notices)
     with engine.store.transaction():
-        assert [h.memory.text for h in engine.recaller.recall("puppy named Rex", USER, k=1)] == ["I adopted a puppy named Rex."]
+        assert [h.memory.text for h in engine.recaller.recall("puppy named Rex", USER, k=1)] == [
+            "I adopted a puppy named Rex."
+        ]
     assert len(notices) == 1 and "rebuilding" in notices[0]
     assert sql(engine, "SELECT value FROM index_meta WHERE key = 'version:ana'") == [(str(INDEX_VERSION),)]
     assert sql(engine, "SELECT min(seq) > 0 FROM recall_index WHERE user = ?", USER) == [(1,)]

@@ -14,19 +14,19 @@ from typing import Any
 
 import filelock
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import ok
 from conftest import FakeChatModel, FakeEmbedder, given_models
+from typer.testing import CliRunner
+
 from memcli.cli import app
-from memcli.transport.client import service_mode
 from memcli.config import Paths, load_settings, resolve_paths
-from memcli.library.engine import Engine
 from memcli.dates import clock_from_env, parse_day, parse_since
 from memcli.errors import BadInputError, ExitCode, UsageError
 from memcli.formats.importers import parse_time
-from memcli.transport.resources import clock_for
+from memcli.library.engine import Engine
 from memcli.store.store import MemoryStore
+from memcli.transport.client import service_mode
+from memcli.transport.resources import clock_for
 
 RANGE = "1900-01-01 to 2200-12-31"
 
@@ -132,12 +132,25 @@ def test_invalid_settings_with_the_service_on_give_one_line(monkeypatch: pytest.
     paths = config_path()
     paths.config_file.write_text("recall_k = 99\n")
     try:
-        done = subprocess.run([sys.executable, "-m", "memcli", "stats"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [sys.executable, "-m", "memcli", "stats"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
     finally:
         paths.config_file.unlink()
-        subprocess.run([sys.executable, "-m", "memcli", "service", "stop"], capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "memcli", "service", "stop"],
+            capture_output=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
     assert done.returncode == int(ExitCode.BAD_INPUT), done.stderr
-    assert done.stderr.splitlines() == [f"memcli: error: config file {paths.config_file}: recall_k: Input should be less than or equal to 50"]
+    assert done.stderr.splitlines() == [
+        f"memcli: error: config file {paths.config_file}: recall_k: Input should be less than or equal to 50"
+    ]
     assert not paths.service_file.exists(), "no service should be left running"
 
 
@@ -151,7 +164,9 @@ def test_the_thin_client_reads_the_service_key() -> None:
 # 2. --now vs MEMCLI_NOW -----------------------------------------------------------------
 
 
-def test_a_bad_now_option_is_named_as_the_option(runner: CliRunner, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_now_option_is_named_as_the_option(
+    runner: CliRunner, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     line = one_error_line(runner.invoke(app, ["stats", "--now", "garbage"]), ExitCode.USAGE)
     assert line.startswith("memcli: error: --now:") and "MEMCLI_NOW" not in line
     monkeypatch.setenv("MEMCLI_NOW", "garbage")
@@ -166,13 +181,18 @@ def test_the_service_names_where_the_time_came_from() -> None:
         clock_for({"MEMCLI_NOW": "2024-01-01"}, "garbage")
     with pytest.raises(UsageError, match="^MEMCLI_NOW:"):
         clock_for({"MEMCLI_NOW": "garbage"}, None)
-    assert clock_for({"MEMCLI_NOW": "garbage"}, "2024-01-01T00:00:00")() == clock_from_env({"MEMCLI_NOW": "2024-01-01T00:00:00"})()
+    assert (
+        clock_for({"MEMCLI_NOW": "garbage"}, "2024-01-01T00:00:00")()
+        == clock_from_env({"MEMCLI_NOW": "2024-01-01T00:00:00"})()
+    )
 
 
 # 3. dates out of range ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["0001-01-01", "0000-01-01", "1899-12-31", "2201-01-01", "9999-12-31T23:59:59", "10000-01-01"])
+@pytest.mark.parametrize(
+    "value", ["0001-01-01", "0000-01-01", "1899-12-31", "2201-01-01", "9999-12-31T23:59:59", "10000-01-01"]
+)
 def test_now_out_of_range_says_so(value: str, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
     with pytest.raises(UsageError, match=f"out of range.*{RANGE}"):
         clock_from_env({"MEMCLI_NOW": value}, option="--now")
@@ -198,8 +218,12 @@ def test_since_and_day_out_of_range_say_so(value: str, runner: CliRunner, fake_e
     assert "--since" in line and "out of range" in line
 
 
-@pytest.mark.parametrize("value", [-1e12, 1e12, 1e20, float("nan"), float("inf"), "0001-01-01T00:00:00", "10000-01-01", "1850-03-01"])
-def test_import_timestamp_out_of_range_names_the_line(value: Any, tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+@pytest.mark.parametrize(
+    "value", [-1e12, 1e12, 1e20, float("nan"), float("inf"), "0001-01-01T00:00:00", "10000-01-01", "1850-03-01"]
+)
+def test_import_timestamp_out_of_range_names_the_line(
+    value: Any, tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder
+) -> None:
     with pytest.raises(BadInputError, match=f"here: .*out of range.*{RANGE}"):
         parse_time(value, "here")
     path = tmp_path / "log.jsonl"
@@ -273,8 +297,13 @@ def test_parallel_processes_each_store_their_new_notes(memcli_home: Path) -> Non
     tests = str(Path(__file__).resolve().parent)
     env = {**os.environ, "MEMCLI_LOCK_TIMEOUT": "120"}  # a busy machine is no lock fault
     processes = [
-        subprocess.Popen([sys.executable, "-c", PROCESS_WRITER, str(n), tests], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env)
+        subprocess.Popen(
+            [sys.executable, "-c", PROCESS_WRITER, str(n), tests],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for n in range(3)
     ]
     added: list[bool] = []
@@ -352,11 +381,18 @@ NOT_TEXT = [
 @pytest.mark.parametrize(("name", "bad", "reason"), NOT_TEXT, ids=[case[0] for case in NOT_TEXT])
 @pytest.mark.parametrize(
     "argv",
-    [["remember", "{}"], ["recall", "{}"], ["ask", "{}"], ["list", "--user", "{}"], ["edit", "0123456789abcdef", "--text", "{}"]],
+    [
+        ["remember", "{}"],
+        ["recall", "{}"],
+        ["ask", "{}"],
+        ["list", "--user", "{}"],
+        ["edit", "0123456789abcdef", "--text", "{}"],
+    ],
     ids=["remember", "recall", "ask", "--user", "edit --text"],
 )
-def test_text_that_is_not_text_is_bad_input_naming_the_argument(argv: list[str], name: str, bad: str, reason: str, runner: CliRunner,
-                                                                fake_model: FakeChatModel) -> None:
+def test_text_that_is_not_text_is_bad_input_naming_the_argument(
+    argv: list[str], name: str, bad: str, reason: str, runner: CliRunner, fake_model: FakeChatModel
+) -> None:
     ok_id = runner.invoke(app, ["remember", "Known note"]).stdout.strip()
     argv = [a.replace("{}", bad) for a in argv]
     line = one_error_line(runner.invoke(app, argv), ExitCode.BAD_INPUT)
@@ -364,7 +400,9 @@ def test_text_that_is_not_text_is_bad_input_naming_the_argument(argv: list[str],
     assert [m["id"] for m in json.loads(runner.invoke(app, ["list", "--json"]).stdout)] == [ok_id]
 
 
-def test_an_import_path_that_is_not_utf8_is_bad_input(tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+def test_an_import_path_that_is_not_utf8_is_bad_input(
+    tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder
+) -> None:
     """A file name with a byte that is not UTF-8 (as a command line hands it over) is refused by name, existing or not."""
     path = tmp_path / "caf\udce9.txt"
     path.write_text("A note.\n")
@@ -373,12 +411,20 @@ def test_an_import_path_that_is_not_utf8_is_bad_input(tmp_path: Path, runner: Cl
     assert list_json(runner) == []
 
 
-def fake_cli(*argv: str, stdin: Any = subprocess.DEVNULL, input: bytes | None = None, close_stdin: bool = False) -> subprocess.CompletedProcess[bytes]:
+def fake_cli(
+    *argv: str, stdin: Any = subprocess.DEVNULL, input: bytes | None = None, close_stdin: bool = False
+) -> subprocess.CompletedProcess[bytes]:
     """The real memcli command line with the fake models, in a subprocess (``close_stdin``:
     started with fd 0 closed, as ``<&-`` does)."""
-    return subprocess.run([sys.executable, str(Path(__file__).parent / "fakes"), "cli", "--", *argv], capture_output=True, timeout=120, check=False,
-                          stdin=None if close_stdin or input is not None else stdin, input=input,
-                          preexec_fn=(lambda: os.close(0)) if close_stdin else None)
+    return subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "fakes"), "cli", "--", *argv],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        stdin=None if close_stdin or input is not None else stdin,
+        input=input,
+        preexec_fn=(lambda: os.close(0)) if close_stdin else None,
+    )
 
 
 def error_lines(done: subprocess.CompletedProcess[bytes], code: ExitCode) -> str:
@@ -389,14 +435,23 @@ def error_lines(done: subprocess.CompletedProcess[bytes], code: ExitCode) -> str
     return err.strip()
 
 
-@pytest.mark.parametrize(("argv", "stdin"), [(["remember", "-"], b"bad \xed\xa0\x80 text\n"), (["chat", "--quiet"], b"hi \xe9\n"),
-                                              (["ask", "-"], b"what \xff?\n")], ids=["remember -", "chat", "ask -"])
+@pytest.mark.parametrize(
+    ("argv", "stdin"),
+    [
+        (["remember", "-"], b"bad \xed\xa0\x80 text\n"),
+        (["chat", "--quiet"], b"hi \xe9\n"),
+        (["ask", "-"], b"what \xff?\n"),
+    ],
+    ids=["remember -", "chat", "ask -"],
+)
 def test_stdin_that_is_not_utf8_is_bad_input(argv: list[str], stdin: bytes) -> None:
     assert "is not valid UTF-8" in error_lines(fake_cli(*argv, input=stdin), ExitCode.BAD_INPUT)
     assert fake_cli("list", "--json").stdout.strip() == b"[]"  # nothing stored, not even the chat turn
 
 
-@pytest.mark.parametrize("argv", [["remember", "-"], ["ask", "-"], ["chat"], ["edit", "0123456789abcdef", "--text", "-"]])
+@pytest.mark.parametrize(
+    "argv", [["remember", "-"], ["ask", "-"], ["chat"], ["edit", "0123456789abcdef", "--text", "-"]]
+)
 def test_a_closed_stdin_is_a_usage_error(argv: list[str]) -> None:
     line = error_lines(fake_cli(*argv, close_stdin=True), ExitCode.USAGE)
     assert "standard input is closed" in line
@@ -410,8 +465,9 @@ def test_a_closed_stdin_is_a_usage_error(argv: list[str]) -> None:
     ],
     ids=["\\ud800", "\\u0000"],
 )
-def test_a_jsonl_string_that_is_not_text_names_its_line(content: str, words: str, tmp_path: Path, runner: CliRunner,
-                                                         fake_embedder: FakeEmbedder) -> None:
+def test_a_jsonl_string_that_is_not_text_names_its_line(
+    content: str, words: str, tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder
+) -> None:
     path = tmp_path / "chat.jsonl"
     good = '{"role": "user", "content": "fine", "timestamp": "2026-03-01T10:00:00"}'
     path.write_text(f'{good}\n{{"role": "user", "content": {content}, "timestamp": "2026-03-01T10:01:00"}}\n')
@@ -420,7 +476,9 @@ def test_a_jsonl_string_that_is_not_text_names_its_line(content: str, words: str
     assert list_json(runner) == []
 
 
-def test_a_nul_byte_anywhere_in_a_text_file_is_binary(tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+def test_a_nul_byte_anywhere_in_a_text_file_is_binary(
+    tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder
+) -> None:
     """One NUL rule: a NUL byte past the 8 KiB the importer sniffs is refused as the one in them is."""
     path = tmp_path / "notes.txt"
     path.write_bytes(b"A first note.\n\n" + b"filler line\n" * 1000 + b"\nnul \x00 here\n")
@@ -429,7 +487,9 @@ def test_a_nul_byte_anywhere_in_a_text_file_is_binary(tmp_path: Path, runner: Cl
     assert list_json(runner) == []
 
 
-def test_an_export_string_that_is_not_text_is_refused(tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder) -> None:
+def test_an_export_string_that_is_not_text_is_refused(
+    tmp_path: Path, runner: CliRunner, fake_embedder: FakeEmbedder
+) -> None:
     ok(runner.invoke(app, ["remember", "Known note"]))
     path = tmp_path / "out.jsonl"
     ok(runner.invoke(app, ["export", "--output", str(path)]))
@@ -453,8 +513,9 @@ def strengths(runner: CliRunner) -> dict[str, float]:
     return {m["id"]: m["strength"] for m in list_json(runner)}
 
 
-def test_an_over_long_question_is_refused_before_recall(runner: CliRunner, fake_model: FakeChatModel,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_over_long_question_is_refused_before_recall(
+    runner: CliRunner, fake_model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from memcli.recall.assistant import question_chars
 
     monkeypatch.setenv("MEMCLI_ANSWERS", "llm")
@@ -469,8 +530,9 @@ def test_an_over_long_question_is_refused_before_recall(runner: CliRunner, fake_
     assert strengths(runner) == before and len(list_json(runner)) == 1  # no turn stored
 
 
-def test_a_failed_answer_reinforces_nothing_and_a_good_one_does(runner: CliRunner, fake_model: FakeChatModel,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_answer_reinforces_nothing_and_a_good_one_does(
+    runner: CliRunner, fake_model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_ANSWERS", "llm")
     ok(runner.invoke(app, ["remember", "I drink tea in the morning"]))
     before = strengths(runner)
@@ -505,7 +567,9 @@ def _raw_request(paths: Paths, verb: str, args: dict[str, Any]) -> dict[str, Any
     connection = ServiceClient(paths).connect()
     assert connection is not None
     with connection:
-        connection.send_bytes(json.dumps({"verb": verb, "args": args, "env": {}, "version": __version__, "protocol": PROTOCOL}).encode())
+        connection.send_bytes(
+            json.dumps({"verb": verb, "args": args, "env": {}, "version": __version__, "protocol": PROTOCOL}).encode()
+        )
         while True:
             event = json.loads(connection.recv_bytes())
             if event.get("event") in ("result", "error"):

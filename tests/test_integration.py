@@ -62,7 +62,9 @@ def test_imported_locomo_turn_is_recalled_with_its_date_and_source(runner, locom
     imported = runner.invoke(app, ["import", str(locomo_file), "--conversation", "conv-26", "--json"])
     _ok(imported)
     assert json.loads(imported.stdout)["added"] == 419
-    recalled = runner.invoke(app, ["recall", "--user", "conv-26", "-k", "10", "--json", "When did Caroline go to the LGBTQ support group?"])
+    recalled = runner.invoke(
+        app, ["recall", "--user", "conv-26", "-k", "10", "--json", "When did Caroline go to the LGBTQ support group?"]
+    )
     _ok(recalled)
     hits = json.loads(recalled.stdout)
     evidence = next(h for h in hits if h["source"] == "D1:3")
@@ -83,7 +85,11 @@ def test_consolidate_two_locomo_sessions_with_the_embedded_model(runner, locomo_
     report = json.loads(first.stdout)
     assert (report["days"], report["sessions"]) == (2, 2)
     assert report["message_pairs"] >= 18
-    assert report["path"] == "extractive" and set(report["written_by"]) == {"extractive"} and report["invalid_outputs"] == 0
+    assert (
+        report["path"] == "extractive"
+        and set(report["written_by"]) == {"extractive"}
+        and report["invalid_outputs"] == 0
+    )
 
     listed = runner.invoke(app, ["list", "--user", "conv-26", "-n", "0", "--json"])
     _ok(listed)

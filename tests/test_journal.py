@@ -10,12 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from memcli.store.journal import Journal
 from memcli.memory import Kind, Memory
+from memcli.store.journal import Journal
 
 
 def memory(memory_id: str, text: str) -> Memory:
-    return Memory(id=memory_id, user="default", kind=Kind.NOTE.value, text=text, created_at=1_700_000_000.0, day="2023-11-14")
+    return Memory(
+        id=memory_id, user="default", kind=Kind.NOTE.value, text=text, created_at=1_700_000_000.0, day="2023-11-14"
+    )
 
 
 DIE_WRITING = """
@@ -35,7 +37,9 @@ def test_a_note_journaled_by_a_killed_writer_nobody_reaped_is_stored(tmp_path: P
     whose first process never reaps, has not waited for it) is gone: the next memcli stores
     its journaled note instead of waiting for it forever."""
     pending = tmp_path / "pending"
-    writer = subprocess.Popen([sys.executable, "-c", DIE_WRITING, str(pending)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", DIE_WRITING, str(pending)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "journaled"
         assert Journal(pending).pending() == []  # alive: its write is its own business

@@ -23,7 +23,9 @@ WORDS = (
 ).split()
 
 text = st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join)
-document = st.tuples(text, st.lists(text, max_size=3).map("\n".join), st.sampled_from(["8 May 2023", "1 June 2023", ""]))
+document = st.tuples(
+    text, st.lists(text, max_size=3).map("\n".join), st.sampled_from(["8 May 2023", "1 June 2023", ""])
+)
 weights = st.tuples(*(st.floats(0.0, 3.0, allow_nan=False) for _ in range(3)))
 
 
@@ -31,7 +33,9 @@ def fts5_scores(documents: list[tuple[str, str, str]], query: list[str], w: tupl
     """-bm25() of each document for the OR of ``query``'s terms, 0 where none matches."""
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5 (own, ctx, day, tokenize = 'porter unicode61')")
-    db.executemany("INSERT INTO t (rowid, own, ctx, day) VALUES (?, ?, ?, ?)", [(i, *d) for i, d in enumerate(documents)])
+    db.executemany(
+        "INSERT INTO t (rowid, own, ctx, day) VALUES (?, ?, ?, ?)", [(i, *d) for i, d in enumerate(documents)]
+    )
     out = np.zeros(len(documents))
     match = " OR ".join(f'"{t}"' for t in query)
     for rowid, score in db.execute(f"SELECT rowid, bm25(t, {w[0]}, {w[1]}, {w[2]}) FROM t WHERE t MATCH ?", (match,)):
@@ -50,8 +54,14 @@ def stems(words: list[str]) -> list[str]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(document, min_size=1, max_size=25), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True), weights)
-def test_bm25_scores_as_fts5_does(documents: list[tuple[str, str, str]], query: list[str], w: tuple[float, float, float]) -> None:
+@given(
+    st.lists(document, min_size=1, max_size=25),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True),
+    weights,
+)
+def test_bm25_scores_as_fts5_does(
+    documents: list[tuple[str, str, str]], query: list[str], w: tuple[float, float, float]
+) -> None:
     query = list({tokens(word)[0]: word for word in query}.values())  # one word a stem, as query_stems gives
     got = fresh(documents).scores(stems(query), w, len(documents))
     np.testing.assert_allclose(got, fts5_scores(documents, query, w), rtol=1e-5, atol=1e-7)

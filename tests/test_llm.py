@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from memcli.cli import app
 from memcli.errors import ExitCode, ModelError
 from memcli.models.llm import COMPLETION_STOPS, Message, check_gguf, complete, load_chat_model, render_completion_prompt
-from memcli.cli import app
 
 
 def test_text_file_is_not_a_gguf(tmp_path: Path) -> None:
@@ -43,7 +43,12 @@ def test_cli_rejects_a_text_file_as_model_with_one_line(runner, fake_embedder, t
 
 def test_completion_prompt_is_a_transcript_ending_with_the_assistant() -> None:
     prompt = render_completion_prompt(
-        [Message("system", "You are memcli."), Message("user", "Hi"), Message("assistant", "Hello!"), Message("user", "Bye")]
+        [
+            Message("system", "You are memcli."),
+            Message("user", "Hi"),
+            Message("assistant", "Hello!"),
+            Message("user", "Bye"),
+        ]
     )
     lines = prompt.splitlines()
     assert lines[0] == "You are memcli."

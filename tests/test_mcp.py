@@ -15,19 +15,19 @@ from typing import Any
 
 import anyio
 import pytest
+from cli_checks import ok
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
-from cli_checks import ok
 from memcli import schema
-from memcli.transport import entry
 from memcli.cli import app
 from memcli.config import load_settings
-from memcli.library.engine import Engine
 from memcli.errors import DiskFullError, UsageError
-from memcli.transport.mcp_server import Verbs, bearer_token, build
+from memcli.library.engine import Engine
 from memcli.memory import Memory
 from memcli.paths import resolve_paths
+from memcli.transport import entry
+from memcli.transport.mcp_server import Verbs, bearer_token, build
 
 USER = "sam"
 READ_TOOLS = {"recall", "list_memories", "show_memory", "portrait", "summary"}
@@ -73,9 +73,13 @@ def test_the_tools_are_typed_by_the_schemas_of_json_output(fake_embedder: Any) -
         assert tools["ask"].output_schema == schema.Answer.model_json_schema()
         recalled = tools["recall"].output_schema
         assert recalled["properties"]["result"]["items"] == {"$ref": "#/$defs/RecalledMemory"}
-        assert recalled["$defs"]["RecalledMemory"] == {k: v for k, v in schema.RecalledMemory.model_json_schema().items() if k != "$defs"}
+        assert recalled["$defs"]["RecalledMemory"] == {
+            k: v for k, v in schema.RecalledMemory.model_json_schema().items() if k != "$defs"
+        }
         assert set(tools["recall"].input_schema["properties"]) == {"query", "k", "kind", "since", "tags"}
-        assert not any("user" in t.input_schema.get("properties", {}) for t in tools.values())  # whose memory is the server's
+        assert not any(
+            "user" in t.input_schema.get("properties", {}) for t in tools.values()
+        )  # whose memory is the server's
         for name in READ_TOOLS - {"recall"}:
             assert tools[name].annotations.read_only_hint is True
         recall = tools["recall"].annotations  # it reinforces what it returns
@@ -91,10 +95,15 @@ def test_the_tools_are_typed_by_the_schemas_of_json_output(fake_embedder: Any) -
 
 def test_remember_then_recall_finds_it_with_the_json_of_the_cli(runner: CliRunner, fake_embedder: Any) -> None:
     async def test(client: Client) -> None:
-        done = schema.Remembered.model_validate(await tool(client, "remember", text="My sister's birthday is 4 March", tags=["family"], importance=0.9))
+        done = schema.Remembered.model_validate(
+            await tool(client, "remember", text="My sister's birthday is 4 March", tags=["family"], importance=0.9)
+        )
         assert done.added and done.memory.user == USER and done.memory.tags == ["family"]
         assert (await tool(client, "remember", text="My sister's birthday is 4 March"))["added"] is False
-        hits = [schema.RecalledMemory.model_validate(h) for h in await tool(client, "recall", query="When is my sister's birthday?", k=3)]
+        hits = [
+            schema.RecalledMemory.model_validate(h)
+            for h in await tool(client, "recall", query="When is my sister's birthday?", k=3)
+        ]
         assert hits[0].id == done.memory.id and hits[0].score.score > 0
         assert (await tool(client, "show_memory", id=done.memory.id[:6]))["recall_count"] == 1  # recall reinforced it
         assert [m["id"] for m in await tool(client, "list_memories", tags=["family"])] == [done.memory.id]
@@ -138,7 +147,9 @@ def test_a_bad_argument_is_a_tool_error_with_the_cli_message_and_the_server_goes
     session(test)
 
 
-def test_a_store_error_is_a_tool_error_and_the_server_goes_on(fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_store_error_is_a_tool_error_and_the_server_goes_on(
+    fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A MemcliError (here the disk is full) gives its line; anything else the SDK's
     generic error; either way the next call is served."""
     real = entry.call
@@ -167,7 +178,9 @@ def test_forget_memory_archives_and_delete_memory_deletes_for_good(runner: CliRu
         ids["gone"] = (await tool(client, "remember", text="My locker code is 4921"))["memory"]["id"]
         archived = await tool(client, "forget_memory", id=ids["kept"])
         assert archived["archived"] is True and archived["archived_at"]
-        assert (await tool(client, "forget_memory", id=ids["kept"]))["archived_at"] == archived["archived_at"]  # idempotent
+        assert (await tool(client, "forget_memory", id=ids["kept"]))["archived_at"] == archived[
+            "archived_at"
+        ]  # idempotent
         assert ids["kept"] not in [h["id"] for h in await tool(client, "recall", query="maps of Lisbon")]
         deleted = await tool(client, "delete_memory", id=ids["gone"])
         assert deleted["text"] == "My locker code is 4921"
@@ -184,14 +197,19 @@ def test_another_users_memory_is_out_of_reach(runner: CliRunner, fake_embedder: 
 
     async def test(client: Client) -> None:
         for name in ("show_memory", "forget_memory", "delete_memory"):
-            assert await tool_error(client, name, id=theirs) == f"Error executing tool {name}: no memory with id {theirs!r}"
+            assert (
+                await tool_error(client, name, id=theirs)
+                == f"Error executing tool {name}: no memory with id {theirs!r}"
+            )
         assert await tool(client, "recall", query="PIN") == []
 
     session(test)
     assert "archived: False" in ok(runner.invoke(app, ["show", theirs])).stdout
 
 
-def test_a_read_only_server_has_only_the_read_tools_and_recall_does_not_reinforce(runner: CliRunner, fake_embedder: Any) -> None:
+def test_a_read_only_server_has_only_the_read_tools_and_recall_does_not_reinforce(
+    runner: CliRunner, fake_embedder: Any
+) -> None:
     note = ok(runner.invoke(app, ["remember", "--user", USER, "I take my tea without sugar"])).stdout.strip()
 
     async def test(client: Client) -> None:
@@ -213,7 +231,13 @@ def test_the_resources_are_read_afresh(fake_embedder: Any) -> None:
 
     def consolidated(memory_id: str, kind: str, text: str) -> None:
         engine = Engine(load_settings(paths), paths, embedder=fake_embedder)
-        engine.add_memories([Memory(id=memory_id, user=USER, kind=kind, text=text, created_at=time.time(), day=time.strftime("%Y-%m-%d"))])
+        engine.add_memories(
+            [
+                Memory(
+                    id=memory_id, user=USER, kind=kind, text=text, created_at=time.time(), day=time.strftime("%Y-%m-%d")
+                )
+            ]
+        )
 
     async def test(client: Client) -> None:
         uris = {str(r.uri): r for r in (await client.list_resources()).resources}
@@ -248,7 +272,9 @@ def test_a_stdio_session_with_the_memcli_mcp_command(tmp_path: Path) -> None:
     MEMCLI_HOME and MEMCLI_SERVICE in its environment."""
     fakes = Path(__file__).with_name("fakes")
     env = {"MEMCLI_HOME": os.environ["MEMCLI_HOME"], "MEMCLI_SERVICE": "off", "PYTHONPATH": os.pathsep.join(sys.path)}
-    server = StdioServerParameters(command=sys.executable, args=[str(fakes), "cli", "--", "mcp", "--user", USER], env=env)
+    server = StdioServerParameters(
+        command=sys.executable, args=[str(fakes), "cli", "--", "mcp", "--user", USER], env=env
+    )
 
     async def main() -> None:
         async with Client(server) as client:
@@ -280,9 +306,23 @@ def test_the_http_transport_needs_the_bearer_token_and_never_shows_it(tmp_path: 
         port = probe.getsockname()[1]
     token_file = tmp_path / "token"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    command = [sys.executable, str(Path(__file__).with_name("fakes")), "cli", "--", "mcp", "--user", USER, "--http", "--port", str(port),
-               "--token-file", str(token_file)]
-    server = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    command = [
+        sys.executable,
+        str(Path(__file__).with_name("fakes")),
+        "cli",
+        "--",
+        "mcp",
+        "--user",
+        USER,
+        "--http",
+        "--port",
+        str(port),
+        "--token-file",
+        str(token_file),
+    ]
+    server = subprocess.Popen(
+        command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     try:
         line = server.stderr.readline()
         assert line == f"memcli: MCP server for {USER} at http://127.0.0.1:{port}/mcp; bearer token in {token_file}\n"

@@ -36,7 +36,9 @@ def served(fake_server: str, fake_embedder: object, monkeypatch: pytest.MonkeyPa
     return fake_server
 
 
-def test_ask_and_chat_stream_through_the_server(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ask_and_chat_stream_through_the_server(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/ok/v1")
     assert "Hello there." in ok(runner.invoke(app, ["ask", "hi?"])).stdout
     result = ok(runner.invoke(app, ["chat"], input="hello\n"))
@@ -50,7 +52,11 @@ def test_structured_asks_the_json_schema_form_first(served: str) -> None:
     before = len(model_server.requests)  # the fake server is shared: other tests' requests are not this one's
     assert json.loads(model.structured([Message("user", "q")], {"type": "object"}, 16)) == {"query": "hello"}
     assert model.json_format == "json_schema"  # the fake takes either form: the first is kept
-    sent = [body["response_format"]["type"] for mode, path, body in model_server.requests[before:] if "response_format" in body]
+    sent = [
+        body["response_format"]["type"]
+        for mode, path, body in model_server.requests[before:]
+        if "response_format" in body
+    ]
     assert sent[-1] == "json_schema"
 
 
@@ -65,8 +71,9 @@ def test_structured_asks_the_json_schema_form_first(served: str) -> None:
         ("cut", "the connection was cut in the middle of the reply"),
     ],
 )
-def test_a_failing_server_gives_exit_3_and_one_line(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch,
-                                                     mode: str, cause: str) -> None:
+def test_a_failing_server_gives_exit_3_and_one_line(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch, mode: str, cause: str
+) -> None:
     url = f"{served}/{mode}/v1"
     monkeypatch.setenv("MEMCLI_MODEL_URL", url)
     monkeypatch.setenv("MEMCLI_MODEL_NAME", "fake")
@@ -76,47 +83,71 @@ def test_a_failing_server_gives_exit_3_and_one_line(runner: CliRunner, served: s
     assert stored == []  # ask stores nothing
 
 
-@pytest.mark.parametrize(("url", "cause"), [
-    ("http://127.0.0.1:{port}/v1", "connection refused"),
-    ("http://memcli-no-such-host.invalid/v1", "cannot resolve the host 'memcli-no-such-host.invalid' (DNS)"),
-])
-def test_an_unreachable_server_gives_exit_3_and_one_line(runner: CliRunner, fake_embedder: object, monkeypatch: pytest.MonkeyPatch,
-                                                         url: str, cause: str) -> None:
+@pytest.mark.parametrize(
+    ("url", "cause"),
+    [
+        ("http://127.0.0.1:{port}/v1", "connection refused"),
+        ("http://memcli-no-such-host.invalid/v1", "cannot resolve the host 'memcli-no-such-host.invalid' (DNS)"),
+    ],
+)
+def test_an_unreachable_server_gives_exit_3_and_one_line(
+    runner: CliRunner, fake_embedder: object, monkeypatch: pytest.MonkeyPatch, url: str, cause: str
+) -> None:
     url = url.format(port=model_server.free_port())
     monkeypatch.setenv("MEMCLI_MODEL_URL", url)
     line = assert_error(runner.invoke(app, ["ask", "what is new?"]), ExitCode.MODEL)
     assert line.startswith(f"memcli: error: model server {url}: {cause}"), line
 
 
-def test_chat_keeps_the_users_turn_when_the_reply_fails(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chat_keeps_the_users_turn_when_the_reply_fails(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/cut/v1")
     monkeypatch.setenv("MEMCLI_MODEL_NAME", "fake")
     result = runner.invoke(app, ["chat"], input="remember the blue door\n")
     assert result.exit_code == int(ExitCode.MODEL) and "Traceback" not in result.stdout + result.stderr
     error = [line for line in result.stderr.splitlines() if line.startswith("memcli: error:")]
-    assert error == [f"memcli: error: the reply failed (your message is stored): model server {served}/cut/v1: "
-                     "the connection was cut in the middle of the reply"]
+    assert error == [
+        f"memcli: error: the reply failed (your message is stored): model server {served}/cut/v1: "
+        "the connection was cut in the middle of the reply"
+    ]
     texts = [m["text"] for m in json.loads(ok(runner.invoke(app, ["list", "--json", "-n", "0"])).stdout)]
     assert texts == ["remember the blue door"]
 
 
-def test_consolidate_leaves_the_units_the_server_failed_not_done(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    for day, text in (("2023-05-01", "I adopted a dog named Rex today."), ("2023-05-02", "Rex learned to sit, I am proud of him.")):
-        ok(runner.invoke(app, ["chat", "--now", f"{day}T10:00"], input=f"{text}\n", env={"MEMCLI_MODEL_URL": f"{served}/ok/v1"}))
+def test_consolidate_leaves_the_units_the_server_failed_not_done(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for day, text in (
+        ("2023-05-01", "I adopted a dog named Rex today."),
+        ("2023-05-02", "Rex learned to sit, I am proud of him."),
+    ):
+        ok(
+            runner.invoke(
+                app, ["chat", "--now", f"{day}T10:00"], input=f"{text}\n", env={"MEMCLI_MODEL_URL": f"{served}/ok/v1"}
+            )
+        )
     monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/500/v1")
     monkeypatch.setenv("MEMCLI_MODEL_NAME", "fake")
     result = runner.invoke(app, ["consolidate", "--json"], env={"MEMCLI_CONSOLIDATION": "llm"})
     line = assert_error(result, ExitCode.MODEL)
-    assert f"model server {served}/500/v1: server error 500" in line and "not done, the next consolidate runs them again" in line
+    assert (
+        f"model server {served}/500/v1: server error 500" in line
+        and "not done, the next consolidate runs them again" in line
+    )
     report = json.loads(result.stdout)
     assert report["failed"] >= 2 and report["summaries_written"] == 0
     assert all("server error 500" in f for f in report["failures"])
     monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/ok/v1")
-    again = json.loads(ok(runner.invoke(app, ["consolidate", "--json", "--dry-run"], env={"MEMCLI_CONSOLIDATION": "llm"})).stdout)
+    again = json.loads(
+        ok(runner.invoke(app, ["consolidate", "--json", "--dry-run"], env={"MEMCLI_CONSOLIDATION": "llm"})).stdout
+    )
     assert again["days"] == 2  # not done: the next run does them
 
 
-def test_the_key_is_not_shown_by_config_list_or_version(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_is_not_shown_by_config_list_or_version(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/ok/v1")
     monkeypatch.setenv("MEMCLI_MODEL_NAME", "fake")
     for args in (["config", "list"], ["config", "list", "--json"], ["version", "--json"], ["doctor", "--json"]):
@@ -138,7 +169,9 @@ def test_doctor_checks_the_server(runner: CliRunner, served: str, monkeypatch: p
     assert "401 unauthorized" in ok(runner.invoke(app, ["doctor"])).stderr
 
 
-def test_tls_to_a_plain_http_server_gives_exit_3_and_one_line(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tls_to_a_plain_http_server_gives_exit_3_and_one_line(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = served.replace("http:", "https:") + "/ok/v1"
     monkeypatch.setenv("MEMCLI_MODEL_URL", url)
     line = assert_error(runner.invoke(app, ["ask", "what is new?"]), ExitCode.MODEL)

@@ -18,11 +18,11 @@ from fakes import llama_server
 from fakes.models import FakeEmbedder
 from typer.testing import CliRunner
 
-from memcli.library.chat import ChatSession
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.library.engine import Engine
 from memcli.errors import Interrupted
+from memcli.library.chat import ChatSession
+from memcli.library.engine import Engine
 from memcli.models.llm import default_model_path
 
 pytestmark = pytest.mark.integration
@@ -61,7 +61,9 @@ def test_chat_streams_a_reply_from_the_server(runner: CliRunner, served: str) ->
     assert turns[0]["text"].strip() and turns[0]["text"] in result.stdout
 
 
-def test_an_interrupted_reply_closes_the_request_and_keeps_what_was_written(served: str, fake_embedder: FakeEmbedder) -> None:
+def test_an_interrupted_reply_closes_the_request_and_keeps_what_was_written(
+    served: str, fake_embedder: FakeEmbedder
+) -> None:
     paths = resolve_paths()
     engine = Engine(load_settings(paths, max_tokens=400, temperature=0.0), paths, embedder=fake_embedder)
     session = ChatSession(engine)
@@ -89,7 +91,9 @@ def test_ask_answers_through_the_server_and_stores_nothing(runner: CliRunner, se
     assert len(_memories(runner)) == 1
 
 
-def test_consolidation_on_the_llm_path_through_the_server(runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_consolidation_on_the_llm_path_through_the_server(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One day of two messages consolidated by the server's model: "auto" takes the LLM
     path for a server model; the structured replies go through llama-cpp-python's
     json_object form; each unit is written by the model or, its reply rejected, by

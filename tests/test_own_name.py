@@ -11,21 +11,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import ok
 from conftest import LOGIN
+from test_consolidate import DAY1, DAY2, day_turns, make_memcli, stored
+from typer.testing import CliRunner
+
 from memcli.cli import app
 from memcli.config import login_name
 from memcli.memory import Kind, Memory
-from test_consolidate import DAY1, DAY2, day_turns, make_memcli, stored
 
 
 def list_json(runner: CliRunner, *args: str) -> list[dict[str, Any]]:
     return json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json", *args])).stdout)
 
 
-@pytest.mark.parametrize(("login", "user"), [("sam", "sam"), ("Jane Doe", "jane-doe"), ("  ", "default"), ("ana.m_2", "ana.m_2")])
+@pytest.mark.parametrize(
+    ("login", "user"), [("sam", "sam"), ("Jane Doe", "jane-doe"), ("  ", "default"), ("ana.m_2", "ana.m_2")]
+)
 def test_the_default_user_is_the_login_name_sanitised(monkeypatch: pytest.MonkeyPatch, login: str, user: str) -> None:
     monkeypatch.setenv("LOGNAME", login)
     assert login_name() == user
@@ -36,7 +38,9 @@ def test_memories_go_to_the_login_name_by_default(runner: CliRunner, fake_embedd
     assert [m["user"] for m in list_json(runner)] == [LOGIN]
 
 
-def test_a_store_whose_only_user_is_default_goes_on_with_it_with_a_notice(runner: CliRunner, fake_embedder: Any) -> None:
+def test_a_store_whose_only_user_is_default_goes_on_with_it_with_a_notice(
+    runner: CliRunner, fake_embedder: Any
+) -> None:
     ok(runner.invoke(app, ["remember", "Buy oat milk", "--user", "default"]))
     result = ok(runner.invoke(app, ["list", "--json"]))
     assert [m["user"] for m in json.loads(result.stdout)] == ["default"]
@@ -85,7 +89,9 @@ def test_my_name_is_said_in_chat_is_a_fact_and_names_the_user_from_then_on(fake_
     assert facts(engine, LOGIN) == ["The user's name is Sam."]
     engine.add_memories(own_turns(LOGIN, SISTER, DAY2, "s2"))  # the naming turn may be forgotten: the fact remembers
     with engine.store.transaction():
-        first = [m for m in engine.store.memories(user=LOGIN, kind=Kind.TURN.value) if "Sam" in m.text and m.speaker == LOGIN]
+        first = [
+            m for m in engine.store.memories(user=LOGIN, kind=Kind.TURN.value) if "Sam" in m.text and m.speaker == LOGIN
+        ]
         for m in first:
             m.archived = True
         engine.store.update(first)
@@ -102,8 +108,12 @@ def test_a_memorybank_users_own_name_stays(fake_model: Any) -> None:
 
 def test_chat_and_a_jsonl_import_name_the_user_alike(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    log.write_text(json.dumps({"role": "user", "content": "I moved to Lyon", "timestamp": "2024-01-02T10:00:00"}) + "\n"
-                   + json.dumps({"role": "assistant", "content": "Welcome to Lyon", "timestamp": "2024-01-02T10:00:05"}) + "\n")
+    log.write_text(
+        json.dumps({"role": "user", "content": "I moved to Lyon", "timestamp": "2024-01-02T10:00:00"})
+        + "\n"
+        + json.dumps({"role": "assistant", "content": "Welcome to Lyon", "timestamp": "2024-01-02T10:00:05"})
+        + "\n"
+    )
     ok(runner.invoke(app, ["import", str(log)]))
     ok(runner.invoke(app, ["chat"], input="I moved to Porto\n"))
     speakers = {(m["source"].startswith("chat:"), m["speaker"]) for m in list_json(runner, "--kind", "turn")}

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import ok
 from conftest import given_models
+from typer.testing import CliRunner
+
 from memcli import schema
 from memcli.cli import app
 from memcli.config import load_settings
@@ -65,7 +65,9 @@ def test_the_library_makes_every_path_private_whatever_the_umask(
     assert _exposed(memcli_home) == {}
 
 
-def test_journal_files_are_private_while_they_wait(memcli_home: Path, fake_embedder: Any, permissive_umask: None) -> None:
+def test_journal_files_are_private_while_they_wait(
+    memcli_home: Path, fake_embedder: Any, permissive_umask: None
+) -> None:
     engine = _memcli()
     from memcli.memory import Memory
 
@@ -77,14 +79,18 @@ def test_journal_files_are_private_while_they_wait(memcli_home: Path, fake_embed
         assert stat.S_IMODE(engine.paths.pending_dir.stat().st_mode) == 0o700
 
 
-def test_commands_make_every_path_private(memcli_home: Path, runner: CliRunner, fake_embedder: Any, permissive_umask: None) -> None:
+def test_commands_make_every_path_private(
+    memcli_home: Path, runner: CliRunner, fake_embedder: Any, permissive_umask: None
+) -> None:
     ok(runner.invoke(app, ["remember", "I moved to Lyon in 2021"]))
     ok(runner.invoke(app, ["recall", "Lyon"]))
     ok(runner.invoke(app, ["stats"]))
     assert _exposed(memcli_home) == {}
 
 
-def test_an_older_store_is_tightened_when_opened_and_says_so_once(memcli_home: Path, runner: CliRunner, fake_embedder: Any) -> None:
+def test_an_older_store_is_tightened_when_opened_and_says_so_once(
+    memcli_home: Path, runner: CliRunner, fake_embedder: Any
+) -> None:
     ok(runner.invoke(app, ["remember", "I moved to Lyon in 2021"]))
     data = memcli_home / "data"
     for path in [data, *data.rglob("*")]:
@@ -100,7 +106,9 @@ def test_an_older_store_is_tightened_when_opened_and_says_so_once(memcli_home: P
     assert "private" not in ok(runner.invoke(app, ["list"])).stderr
 
 
-def test_doctor_warns_about_a_readable_path_and_exits_0(memcli_home: Path, runner: CliRunner, fake_embedder: Any) -> None:
+def test_doctor_warns_about_a_readable_path_and_exits_0(
+    memcli_home: Path, runner: CliRunner, fake_embedder: Any
+) -> None:
     ok(runner.invoke(app, ["remember", "I moved to Lyon in 2021"]))
     database = memcli_home / "data" / "memcli.sqlite3"
     clean = json.loads(ok(runner.invoke(app, ["doctor", "--json"])).stdout)
@@ -109,7 +117,9 @@ def test_doctor_warns_about_a_readable_path_and_exits_0(memcli_home: Path, runne
     database.chmod(0o644)
     result = ok(runner.invoke(app, ["doctor"]))
     warnings = [line for line in result.stderr.splitlines() if line.startswith("memcli: warning: ")]
-    assert warnings == [f"memcli: warning: {database} is readable by group and others (mode 0644): chmod go-rwx {database}"]
+    assert warnings == [
+        f"memcli: warning: {database} is readable by group and others (mode 0644): chmod go-rwx {database}"
+    ]
     assert f"warn\t0644\t{database}" in result.stdout.splitlines()
 
     report = schema.DoctorReport.model_validate_json(ok(runner.invoke(app, ["doctor", "--json", "--quiet"])).stdout)
@@ -143,7 +153,10 @@ def test_stats_prints_the_doctor_warnings_on_stderr(memcli_home: Path, runner: C
     result = ok(runner.invoke(app, ["stats", "--json"]))
 
     assert json.loads(result.stdout)["memories"] == 1
-    assert f"memcli: warning: {state} is readable/searchable by group (mode 0750): chmod go-rwx {state}" in result.stderr.splitlines()
+    assert (
+        f"memcli: warning: {state} is readable/searchable by group (mode 0750): chmod go-rwx {state}"
+        in result.stderr.splitlines()
+    )
     assert "warning" not in ok(runner.invoke(app, ["stats", "--json", "--quiet"])).stderr
 
 
@@ -207,15 +220,18 @@ def _error_line(result: Any, code: int) -> str:
 
 
 @pytest.mark.parametrize("folder", ["", "data", "config", "state", "cache"])
-def test_a_folder_others_can_write_is_refused_naming_it_and_the_fix(memcli_home: Path, runner: CliRunner, fake_embedder: Any,
-                                                                    folder: str) -> None:
+def test_a_folder_others_can_write_is_refused_naming_it_and_the_fix(
+    memcli_home: Path, runner: CliRunner, fake_embedder: Any, folder: str
+) -> None:
     target = memcli_home / folder if folder else memcli_home
     target.mkdir(parents=True, exist_ok=True)
     target.chmod(0o777)
     for argv in (["remember", "A secret"], ["list"], ["config", "set", "user", "ana"], ["chat"]):
         line = _error_line(runner.invoke(app, argv, input="hello\n"), 12)
-        assert line == (f"memcli: error: memcli will not use a folder that someone else controls: {target} is writable by group and others "
-                        f"(mode 0777): chmod 700 {target}")
+        assert line == (
+            f"memcli: error: memcli will not use a folder that someone else controls: {target} is writable by group and others "
+            f"(mode 0777): chmod 700 {target}"
+        )
     assert stat.S_IMODE(target.stat().st_mode) == 0o777  # left as it was: not memcli's to change
     assert not (memcli_home / "data" / "chroma").exists() and not (memcli_home / "config" / "config.toml").exists()
     target.chmod(0o700)
@@ -224,7 +240,9 @@ def test_a_folder_others_can_write_is_refused_naming_it_and_the_fix(memcli_home:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a folder to another user")
 @pytest.mark.parametrize("mode", [0o700, 0o777])
-def test_a_folder_of_another_user_is_refused_even_by_root(memcli_home: Path, runner: CliRunner, fake_embedder: Any, mode: int) -> None:
+def test_a_folder_of_another_user_is_refused_even_by_root(
+    memcli_home: Path, runner: CliRunner, fake_embedder: Any, mode: int
+) -> None:
     """The issue's case: another user made MEMCLI_HOME/data (0777, or private); root, in
     process, must not write its store into it."""
     memcli_home.mkdir(mode=0o700)
@@ -233,7 +251,10 @@ def test_a_folder_of_another_user_is_refused_even_by_root(memcli_home: Path, run
     data.chmod(mode)
     os.chown(data, OTHER_UID, OTHER_UID)
     line = _error_line(runner.invoke(app, ["remember", "A secret"]), 12)
-    assert f"{data} belongs to uid {OTHER_UID}, not to you (uid 0)" in line and f"chown -R 0 {data} && chmod 700 {data}" in line
+    assert (
+        f"{data} belongs to uid {OTHER_UID}, not to you (uid 0)" in line
+        and f"chown -R 0 {data} && chmod 700 {data}" in line
+    )
     assert list(data.iterdir()) == [] and data.stat().st_uid == OTHER_UID
 
 
@@ -249,10 +270,15 @@ def test_doctor_and_paths_report_an_unsafe_home_and_exit_0(memcli_home: Path, ru
     memcli_home.chmod(0o777)
     assert ok(runner.invoke(app, ["paths"])).stdout
     result = ok(runner.invoke(app, ["doctor"]))
-    assert f"memcli: warning: {memcli_home} is readable/writable/searchable by group and others (mode 0777)" in result.stderr
+    assert (
+        f"memcli: warning: {memcli_home} is readable/writable/searchable by group and others (mode 0777)"
+        in result.stderr
+    )
 
 
-def test_an_empty_memcli_home_is_an_error_not_the_default_home(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_empty_memcli_home_is_an_error_not_the_default_home(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_HOME", "")
     for argv in (["list"], ["paths"], ["doctor"]):
         line = _error_line(runner.invoke(app, argv), 5)
@@ -274,6 +300,7 @@ def test_doctor_run_by_another_user_reports_and_does_not_crash(memcli_home: Path
             if str(path).startswith(str(memcli_home) + os.sep):
                 raise denied
             return function(path, *args, **kwargs)
+
         return call
 
     with pytest.MonkeyPatch.context() as patch:

@@ -16,7 +16,7 @@ def test_a_long_summary_keeps_its_most_recent_whole_lines_and_its_interests() ->
     assert len(kept) <= 500
     assert kept.endswith("Interests: painting, harbour.")
     body = kept.split("\n")[:-1]
-    assert body == lines[-len(body):] and len(body) >= 5
+    assert body == lines[-len(body) :] and len(body) >= 5
 
 
 def test_one_line_longer_than_the_limit_is_cut() -> None:

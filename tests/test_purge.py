@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
+from test_consolidate import make_memcli
 from typer.testing import CliRunner
 
-from cli_checks import assert_error, ok
 from memcli.cli import app
-from memcli.library.engine import Engine
 from memcli.errors import ExitCode
+from memcli.library.engine import Engine
 from memcli.memory import Kind
-from test_consolidate import make_memcli
 
 MARKER = "Zorblatt-Quixvane"
 """A word found nowhere else: in the note, and in a turn that consolidation quotes."""
@@ -42,12 +42,24 @@ def holders(home: Path, marker: str = MARKER) -> dict[str, int]:
 def chat_log(path: Path) -> Path:
     """A JSONL chat log of one day: the user says the marker, then two harmless turns."""
     lines = [
-        {"role": "Ana", "content": f"My grandmother lived in {MARKER} and grew lemons by the sea.",
-         "timestamp": "2023-05-08T10:00:00", "session": "s1"},
-        {"role": "assistant", "content": "That sounds lovely, what else do you remember about her?",
-         "timestamp": "2023-05-08T10:01:00", "session": "s1"},
-        {"role": "Ana", "content": "I walked along the river all afternoon and ate pastries with my sister.",
-         "timestamp": "2023-05-08T10:02:00", "session": "s1"},
+        {
+            "role": "Ana",
+            "content": f"My grandmother lived in {MARKER} and grew lemons by the sea.",
+            "timestamp": "2023-05-08T10:00:00",
+            "session": "s1",
+        },
+        {
+            "role": "assistant",
+            "content": "That sounds lovely, what else do you remember about her?",
+            "timestamp": "2023-05-08T10:01:00",
+            "session": "s1",
+        },
+        {
+            "role": "Ana",
+            "content": "I walked along the river all afternoon and ate pastries with my sister.",
+            "timestamp": "2023-05-08T10:02:00",
+            "session": "s1",
+        },
     ]
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
     return path
@@ -70,7 +82,9 @@ def with_marker(engine: Engine) -> list[Any]:
     return [m for m in engine.store.memories(user=USER) if MARKER in m.text]
 
 
-def test_deleting_the_note_and_the_turn_leaves_the_marker_nowhere_on_disk(consolidated: Engine, memcli_home: Path) -> None:
+def test_deleting_the_note_and_the_turn_leaves_the_marker_nowhere_on_disk(
+    consolidated: Engine, memcli_home: Path
+) -> None:
     quoting = with_marker(consolidated)
     kinds = {m.kind for m in quoting}
     assert {Kind.NOTE.value, Kind.TURN.value, Kind.EVENT_DAILY.value} <= kinds
@@ -92,7 +106,9 @@ def test_history_keeps_a_purge_event_without_text(consolidated: Engine) -> None:
     assert all(MARKER not in e.old_text + e.new_text for e in events)
 
 
-def test_what_was_made_from_a_purged_turn_leaves_prompts_and_is_made_again_without_it(consolidated: Engine, fake_model: Any) -> None:
+def test_what_was_made_from_a_purged_turn_leaves_prompts_and_is_made_again_without_it(
+    consolidated: Engine, fake_model: Any
+) -> None:
     turn = next(m for m in with_marker(consolidated) if m.kind == Kind.TURN.value)
     before = {m.kind for m in consolidated.store.memories(user=USER)}
     assert {Kind.EVENT_DAILY.value, Kind.EVENT_GLOBAL.value, Kind.RUNNING_SUMMARY.value} <= before
@@ -110,7 +126,9 @@ def test_what_was_made_from_a_purged_turn_leaves_prompts_and_is_made_again_witho
     assert consolidated.consolidate(USER).nothing_to_do
 
 
-def test_forget_purge_leaves_the_marker_nowhere_on_disk(runner: CliRunner, fake_embedder: Any, memcli_home: Path) -> None:
+def test_forget_purge_leaves_the_marker_nowhere_on_disk(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path
+) -> None:
     ok(runner.invoke(app, ["remember", f"The code word is {MARKER}", "--now", "2023-01-01T12:00:00"]))
     ok(runner.invoke(app, ["remember", "A fresh note about the weather", "--now", "2024-06-01T12:00:00"]))
     assert holders(memcli_home)
@@ -121,18 +139,24 @@ def test_forget_purge_leaves_the_marker_nowhere_on_disk(runner: CliRunner, fake_
     assert [m["text"] for m in remaining] == ["A fresh note about the weather"]
 
 
-def test_purge_user_removes_everything_of_that_user_and_only_theirs(consolidated: Engine, runner: CliRunner, memcli_home: Path) -> None:
+def test_purge_user_removes_everything_of_that_user_and_only_theirs(
+    consolidated: Engine, runner: CliRunner, memcli_home: Path
+) -> None:
     ok(runner.invoke(app, ["remember", "Bob keeps bees on the roof", "--user", "bob"]))
     result = json.loads(ok(runner.invoke(app, ["purge-user", USER, "--yes", "--json"])).stdout)
     assert result["user"] == USER and result["purged"] >= 8 and result["history_events"] > 0
     assert holders(memcli_home) == {}
     assert holders(memcli_home, "lemons") == {}
     assert json.loads(ok(runner.invoke(app, ["list", "--json", "-u", USER])).stdout) == []
-    assert [m["text"] for m in json.loads(ok(runner.invoke(app, ["list", "--json", "-u", "bob"])).stdout)] == ["Bob keeps bees on the roof"]
+    assert [m["text"] for m in json.loads(ok(runner.invoke(app, ["list", "--json", "-u", "bob"])).stdout)] == [
+        "Bob keeps bees on the roof"
+    ]
     assert json.loads(ok(runner.invoke(app, ["history", "--json", "-u", USER, "-n", "0"])).stdout) == []
 
 
-def test_purge_user_without_a_terminal_or_yes_refuses_and_changes_nothing(runner: CliRunner, fake_embedder: Any, memcli_home: Path) -> None:
+def test_purge_user_without_a_terminal_or_yes_refuses_and_changes_nothing(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path
+) -> None:
     ok(runner.invoke(app, ["remember", f"The code word is {MARKER}", "--user", USER]))
     assert_error(runner.invoke(app, ["purge-user", USER]), ExitCode.USAGE)
     assert len(json.loads(ok(runner.invoke(app, ["list", "--json", "-u", USER])).stdout)) == 1
@@ -150,11 +174,14 @@ def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Eng
     for memory in [m for m in with_marker(consolidated) if m.kind in (Kind.NOTE.value, Kind.TURN.value)]:
         consolidated.delete(memory.id)
     assert holders(memcli_home) == {}
-    assert list(FileHistory(str(consolidated.store.paths.chat_history)).load_history_strings()) == ["what do I drink in the morning?"]
+    assert list(FileHistory(str(consolidated.store.paths.chat_history)).load_history_strings()) == [
+        "what do I drink in the morning?"
+    ]
 
 
 def test_a_purge_deletes_in_pages(consolidated: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     from memcli.store import store
+
     monkeypatch.setattr(store, "_GET_PAGE", 2)  # Chroma's SQLite takes at most 32,766 ids a statement
     consolidated.remember("Bob keeps bees on the roof", user="bob")
     assert len(consolidated.store.memories(user=USER)) > 4

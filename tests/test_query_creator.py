@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memcli.cli import app
 from cli_checks import ok
+
+from memcli.cli import app
 
 
 def _remember(runner: Any, *notes: str) -> None:

@@ -18,18 +18,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import assert_error, ok
 from conftest import FakeChatModel, FakeEmbedder, Given, list_json
+from typer.testing import CliRunner
+
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
-from memcli.library.engine import Engine
-from memcli.models.embedding import Embedder, embedder_identity, same_embedder
 from memcli.errors import EmbedderChangedError, ExitCode, ModelError
-from memcli.store.recall_index import batch_windows, window_text
+from memcli.library.engine import Engine
 from memcli.memory import Kind, Memory, stable_id
+from memcli.models.embedding import Embedder, embedder_identity, same_embedder
 from memcli.schema import ReindexResult, Stats
+from memcli.store.recall_index import batch_windows, window_text
 from memcli.store.store import COLLECTION, REINDEXING, STAGING
 
 NOW = datetime(2023, 6, 1, 9, 0).timestamp()
@@ -83,14 +83,30 @@ def at(minute: int) -> float:
 
 
 def note(text: str, user: str = "ana", minute: int = 0) -> Memory:
-    return Memory(id=stable_id(user, "note", text), user=user, kind=Kind.NOTE.value, text=text,
-                  created_at=at(minute), day="2023-05-08", source="test")
+    return Memory(
+        id=stable_id(user, "note", text),
+        user=user,
+        kind=Kind.NOTE.value,
+        text=text,
+        created_at=at(minute),
+        day="2023-05-08",
+        source="test",
+    )
 
 
 def session(user: str, lines: Sequence[tuple[str, str]]) -> list[Memory]:
     return [
-        Memory(id=stable_id(user, "s1", str(i), text), user=user, kind=Kind.TURN.value, text=text, created_at=at(10 + i),
-               day="2023-05-08", session="s1", speaker=speaker, source=f"s1:{i}")
+        Memory(
+            id=stable_id(user, "s1", str(i), text),
+            user=user,
+            kind=Kind.TURN.value,
+            text=text,
+            created_at=at(10 + i),
+            day="2023-05-08",
+            session="s1",
+            speaker=speaker,
+            source=f"s1:{i}",
+        )
         for i, (speaker, text) in enumerate(lines)
     ]
 
@@ -136,7 +152,9 @@ def model_dir(path: Path, config: str = '{"hidden_size": 384}') -> Path:
     """A directory shaped like a sentence-transformers model (its configuration files and
     weights that are not a model: loading it would fail)."""
     (path / "1_Pooling").mkdir(parents=True)
-    (path / "modules.json").write_text('[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]')
+    (path / "modules.json").write_text(
+        '[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]'
+    )
     (path / "config.json").write_text(config)
     (path / "config_sentence_transformers.json").write_text('{"prompts": {}}')
     (path / "1_Pooling" / "config.json").write_text('{"pooling_mode_mean_tokens": true}')
@@ -273,14 +291,21 @@ def test_the_cli_exits_8_with_one_line_naming_both_embedders(runner: CliRunner, 
     notes = tmp_path / "notes.txt"
     notes.write_text("I keep bees on the roof.\n")
     use(OtherEmbedder(), FakeChatModel())
-    for args in (["recall", "cello"], ["remember", PUPPY], ["import", str(notes)], ["consolidate"], ["ask", "Who plays the cello?"]):
+    for args in (
+        ["recall", "cello"],
+        ["remember", PUPPY],
+        ["import", str(notes)],
+        ["consolidate"],
+        ["ask", "Who plays the cello?"],
+    ):
         line = assert_error(runner.invoke(app, args), ExitCode.EMBEDDER_CHANGED)
         assert_names_both(line, 1)
     assert Given.chat_model.prompts == [] and Given.chat_model.structured_calls == []
 
 
-def test_a_configured_model_directory_is_refused_without_loading_it(runner: CliRunner, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_configured_model_directory_is_refused_without_loading_it(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     use(FakeEmbedder())
     ok(runner.invoke(app, ["remember", CELLO]))
     use(None)  # the embedder setting decides again: a directory that is not a loadable model
@@ -343,7 +368,12 @@ def test_reindex_is_a_no_op_when_the_store_is_current_unless_forced() -> None:
     embedder = FakeEmbedder()
     engine = make_memcli(embedder)
     result = engine.reindex()
-    assert (result["embedder"], result["previous"], result["memories"], result["users"]) == ("FakeEmbedder", "FakeEmbedder", 0, 0)
+    assert (result["embedder"], result["previous"], result["memories"], result["users"]) == (
+        "FakeEmbedder",
+        "FakeEmbedder",
+        0,
+        0,
+    )
     assert embedder.calls == 0
 
     forced = engine.reindex(force=True)
@@ -402,7 +432,9 @@ def test_reindex_cli_re_embeds_and_recall_works_again(runner: CliRunner) -> None
     assert_error(runner.invoke(app, ["recall", "cello"]), ExitCode.EMBEDDER_CHANGED)
 
     result = ok(runner.invoke(app, ["reindex"]))
-    assert re.fullmatch(r"re-embedded 2 memories of 2 users with OtherEmbedder \(was FakeEmbedder\) in [\d.]+ s\n", result.stdout)
+    assert re.fullmatch(
+        r"re-embedded 2 memories of 2 users with OtherEmbedder \(was FakeEmbedder\) in [\d.]+ s\n", result.stdout
+    )
     hits = json.loads(ok(runner.invoke(app, ["recall", "cello orchestra", "--json", "--no-reinforce"])).stdout)
     assert hits[0]["text"] == CELLO
     stats = stats_json(runner)
@@ -419,7 +451,12 @@ def test_reindex_cli_when_current_says_so_and_force_re_embeds(runner: CliRunner)
 
     data = json.loads(ok(runner.invoke(app, ["reindex", "--force", "--json"])).stdout)
     assert ReindexResult.model_validate(data).model_dump(mode="json") == data
-    assert (data["embedder"], data["previous"], data["memories"], data["users"]) == ("FakeEmbedder", "FakeEmbedder", 1, 1)
+    assert (data["embedder"], data["previous"], data["memories"], data["users"]) == (
+        "FakeEmbedder",
+        "FakeEmbedder",
+        1,
+        1,
+    )
 
 
 def test_reindex_cli_finishes_an_interrupted_reindex(runner: CliRunner) -> None:
@@ -477,17 +514,24 @@ def chroma_rows(engine: Engine, name: str = COLLECTION) -> dict[str, tuple[str, 
     metadata, embedding)."""
     with engine.store.transaction():
         got = engine.store._client.get_collection(name, embedding_function=None).get(
-            include=["documents", "metadatas", "embeddings"])
-    return {i: (d, dict(m), np.asarray(e, dtype=np.float64))
-            for i, d, m, e in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"])}
+            include=["documents", "metadatas", "embeddings"]
+        )
+    return {
+        i: (d, dict(m), np.asarray(e, dtype=np.float64))
+        for i, d, m, e in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"])
+    }
 
 
-def assert_same_rows(found: dict[str, tuple[str, dict[str, Any], np.ndarray]],
-                     expected: dict[str, tuple[str, dict[str, Any], np.ndarray]]) -> None:
+def assert_same_rows(
+    found: dict[str, tuple[str, dict[str, Any], np.ndarray]],
+    expected: dict[str, tuple[str, dict[str, Any], np.ndarray]],
+) -> None:
     assert found.keys() == expected.keys()
     for memory_id, (document, metadata, vector) in expected.items():
         assert found[memory_id][:2] == (document, metadata), memory_id
-        assert found[memory_id][2].shape == vector.shape and np.allclose(found[memory_id][2], vector, atol=1e-6), memory_id
+        assert found[memory_id][2].shape == vector.shape and np.allclose(found[memory_id][2], vector, atol=1e-6), (
+            memory_id
+        )
 
 
 def all_memories(engine: Engine) -> list[Memory]:
@@ -516,7 +560,12 @@ def test_reindex_to_a_model_of_another_dimension() -> None:
     assert {v.shape for v in chroma_vectors(engine, "ana").values()} == {(128,)}
 
     result = engine.reindex()
-    assert (result["embedder"], result["previous"], result["memories"], result["users"]) == ("SmallEmbedder", "FakeEmbedder", len(memories), 2)
+    assert (result["embedder"], result["previous"], result["memories"], result["users"]) == (
+        "SmallEmbedder",
+        "FakeEmbedder",
+        len(memories),
+        2,
+    )
     assert record(engine) == "SmallEmbedder"
     assert collections(engine) == {COLLECTION}  # no staging collection left
     assert_every_vector_is(engine, small)
@@ -527,7 +576,9 @@ def test_reindex_to_a_model_of_another_dimension() -> None:
     assert recalled(engine, "blue vase grandmother", "bob")[0] == BOB_TURNS[2][1]
     assert engine.remember("I learned to juggle", "ana")[1] is True  # a 64-dimension write
     assert recalled(engine, "learned to juggle", "ana")[0] == "I learned to juggle"
-    assert "SmallEmbedder" in refusal(lambda: make_memcli(FakeEmbedder()).recall("cello", "ana"))  # refused, not a dimension error
+    assert "SmallEmbedder" in refusal(
+        lambda: make_memcli(FakeEmbedder()).recall("cello", "ana")
+    )  # refused, not a dimension error
 
     runner = CliRunner()
     use(SmallEmbedder())
@@ -551,9 +602,14 @@ def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishe
     before = chroma_rows(make_memcli(FakeEmbedder()))
     assert len(before) == len(memories)
     if how.startswith("the model"):
-        dying, progress = make_memcli(DyingSmallEmbedder(fail_at=2)), None  # ana's texts are embedded and staged, bob's are not
+        dying, progress = (
+            make_memcli(DyingSmallEmbedder(fail_at=2)),
+            None,
+        )  # ana's texts are embedded and staged, bob's are not
     else:
-        monkeypatch.setattr("memcli.library.engine.REINDEX_BATCH", 2)  # ana: 2 texts; bob: 3 turns and 3 windows, 3 chunks
+        monkeypatch.setattr(
+            "memcli.library.engine.REINDEX_BATCH", 2
+        )  # ana: 2 texts; bob: 3 turns and 3 windows, 3 chunks
         calls: list[int] = []
 
         def progress(done: int, total: int) -> None:
@@ -576,8 +632,11 @@ def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishe
     # recall and writes refuse it, whichever embedder asks
     for embedder in (SmallEmbedder(), FakeEmbedder()):
         other = make_memcli(embedder)
-        for action in (lambda: other.recall("cello", "ana"), lambda: other.remember("I learned to juggle", "ana"),
-                       lambda: other.add_memories([note("a new note")])):
+        for action in (
+            lambda: other.recall("cello", "ana"),
+            lambda: other.remember("I learned to juggle", "ana"),
+            lambda: other.add_memories([note("a new note")]),
+        ):
             message = refusal(action)
             assert "interrupted" in message and "SmallEmbedder" in message and "memcli reindex" in message, message
     use(SmallEmbedder())
@@ -620,7 +679,7 @@ def crash_before_the_rename(engine: Engine) -> list[Memory]:
             own = [m for m in memories if m.user == user]
             windows = batch_windows(own)
             vectors = np.asarray(embedder.embed([m.index_text() for m in own] + windows), dtype=np.float32)
-            store.reembed(user, own, vectors[: len(own)], dict(zip(windows, vectors[len(own):])))
+            store.reembed(user, own, vectors[: len(own)], dict(zip(windows, vectors[len(own) :])))
         staging = store._client.get_collection(STAGING, embedding_function=None)
         staging.modify(metadata={**(staging.metadata or {}), "complete": True})
         store._client.delete_collection(COLLECTION)
@@ -629,7 +688,9 @@ def crash_before_the_rename(engine: Engine) -> list[Memory]:
 
 
 @pytest.mark.parametrize("next_step", ["a transaction", "a command"])
-def test_a_swap_cut_short_between_delete_and_rename_is_finished_by_the_next_open(next_step: str, runner: CliRunner) -> None:
+def test_a_swap_cut_short_between_delete_and_rename_is_finished_by_the_next_open(
+    next_step: str, runner: CliRunner
+) -> None:
     populate(FakeEmbedder())
     before = chroma_rows(make_memcli(FakeEmbedder()))
     small = SmallEmbedder()
@@ -642,7 +703,9 @@ def test_a_swap_cut_short_between_delete_and_rename_is_finished_by_the_next_open
             assert engine.store.embedder_record() == "SmallEmbedder"
     else:
         use(SmallEmbedder())
-        hits = json.loads(ok(runner.invoke(app, ["recall", "cello orchestra", "--user", "ana", "--json", "--no-reinforce"])).stdout)
+        hits = json.loads(
+            ok(runner.invoke(app, ["recall", "cello orchestra", "--user", "ana", "--json", "--no-reinforce"])).stdout
+        )
         assert hits[0]["text"] == CELLO
     assert collections(engine) == {COLLECTION}
     assert record(engine) == "SmallEmbedder"
@@ -657,14 +720,33 @@ def test_a_swap_cut_short_between_delete_and_rename_is_finished_by_the_next_open
 def test_reindex_keeps_archived_memories_and_ended_facts_out_of_recall(runner: CliRunner) -> None:
     use(FakeEmbedder())
     populate(FakeEmbedder())
-    ended = Memory(id=stable_id("bob", "fact", "paris"), user="bob", kind=Kind.FACT.value, text="Bob lives in Paris",
-                   created_at=at(20), day="2023-05-08", source="test", valid_from=at(20), valid_to=at(30))
-    current = Memory(id=stable_id("bob", "fact", "lisbon"), user="bob", kind=Kind.FACT.value, text="Bob lives in Lisbon",
-                     created_at=at(30), day="2023-05-08", source="test", valid_from=at(30))
+    ended = Memory(
+        id=stable_id("bob", "fact", "paris"),
+        user="bob",
+        kind=Kind.FACT.value,
+        text="Bob lives in Paris",
+        created_at=at(20),
+        day="2023-05-08",
+        source="test",
+        valid_from=at(20),
+        valid_to=at(30),
+    )
+    current = Memory(
+        id=stable_id("bob", "fact", "lisbon"),
+        user="bob",
+        kind=Kind.FACT.value,
+        text="Bob lives in Lisbon",
+        created_at=at(30),
+        day="2023-05-08",
+        source="test",
+        valid_from=at(30),
+    )
     make_memcli(FakeEmbedder()).add_memories([ended, current])
     cello = stable_id("ana", "note", CELLO)
     ok(runner.invoke(app, ["pin", cello]))
-    report = json.loads(ok(runner.invoke(app, ["forget", "--user", "ana", "--now", "2031-01-01T00:00:00", "--json"])).stdout)
+    report = json.loads(
+        ok(runner.invoke(app, ["forget", "--user", "ana", "--now", "2031-01-01T00:00:00", "--json"])).stdout
+    )
     assert report["archived"] == 1  # the puppy; the cello is pinned
     assert [m["text"] for m in list_json(runner, "--user", "ana", "--archived")] == [PUPPY]
 

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import list_json
 from typer.testing import CliRunner
 
-from conftest import list_json
 from memcli.cli import app
-from memcli.transport.client import ServiceClient
 from memcli.paths import Paths, resolve_paths
+from memcli.transport.client import ServiceClient
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -44,7 +44,9 @@ class Terminal:
     """``memcli chat ARGS`` on a pseudo-terminal: in-process with the fakes, or (``service``)
     the real ``memcli`` talking to a running fake service."""
 
-    def __init__(self, home: Path, *args: str, slow: float = 0.0, echo_system: bool = False, service: bool = False) -> None:
+    def __init__(
+        self, home: Path, *args: str, slow: float = 0.0, echo_system: bool = False, service: bool = False
+    ) -> None:
         """``slow``: seconds per word of the first reply (the later ones stream at once)."""
         if service:
             argv = ["-m", "memcli", "chat", *args]
@@ -102,7 +104,9 @@ def spawn_on_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[subproces
     primary, secondary = os.openpty()
     fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     try:
-        process = subprocess.Popen(["setsid", "-c", "-w", *argv], stdin=secondary, stdout=secondary, stderr=secondary, env=env)
+        process = subprocess.Popen(
+            ["setsid", "-c", "-w", *argv], stdin=secondary, stdout=secondary, stderr=secondary, env=env
+        )
     finally:
         os.close(secondary)
     return process, fdpexpect.fdspawn(primary, encoding="utf-8", timeout=90)
@@ -114,7 +118,9 @@ def turns() -> list[dict[str, Any]]:
     return list(reversed(list_json(CliRunner(), "--kind", "turn")))
 
 
-def test_history_is_kept_across_sessions_privately_and_up_arrow_recalls_it(memcli_home: Path, fake_embedder: Any) -> None:
+def test_history_is_kept_across_sessions_privately_and_up_arrow_recalls_it(
+    memcli_home: Path, fake_embedder: Any
+) -> None:
     first = Terminal(memcli_home)
     first.say("my bike is the red one")
     first.expect("word19")
@@ -186,9 +192,13 @@ def fake_service(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     """A running ``python tests/fakes serve`` whose first reply is slow; stopped after the test."""
     monkeypatch.delenv("MEMCLI_SERVICE")
     paths = resolve_paths()
-    process = subprocess.Popen([sys.executable, str(TESTS / "fakes"), "serve", "--slow-model", "0.3", "--slow-first"],
-                               env=terminal_env(memcli_home, service=True), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(TESTS / "fakes"), "serve", "--slow-model", "0.3", "--slow-first"],
+        env=terminal_env(memcli_home, service=True),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert process.stderr is not None
         line = process.stderr.readline().decode()
@@ -202,7 +212,9 @@ def fake_service(memcli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
         process.stderr.close()  # type: ignore[union-attr]
 
 
-def test_ctrl_c_during_a_reply_stops_it_in_the_service_which_stays_healthy(fake_service: Paths, memcli_home: Path) -> None:
+def test_ctrl_c_during_a_reply_stops_it_in_the_service_which_stays_healthy(
+    fake_service: Paths, memcli_home: Path
+) -> None:
     pid = ServiceClient(fake_service).pid()
     chat = Terminal(memcli_home, service=True)
     _cancel_a_reply(chat)
@@ -261,7 +273,9 @@ def test_continue_resumes_the_last_session_with_its_recent_turns(runner: CliRunn
     assert {t["session"] for t in stored} == {session}
     assert f"resuming session {session}" in resumed.stderr
     assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [
-        ("user", "My dog is Rex"), ("assistant", "Rex is a lovely name."), ("user", "What is my dog called?"),
+        ("user", "My dog is Rex"),
+        ("assistant", "Rex is a lovely name."),
+        ("user", "What is my dog called?"),
     ]
 
 
@@ -274,13 +288,20 @@ def test_continue_without_an_earlier_session_starts_a_new_one(runner: CliRunner,
     assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [("user", "hello")]
 
 
-def test_deleting_a_memory_takes_out_every_line_typed_for_it_even_after_an_edit(memcli_home: Path, fake_embedder: Any) -> None:
+def test_deleting_a_memory_takes_out_every_line_typed_for_it_even_after_an_edit(
+    memcli_home: Path, fake_embedder: Any
+) -> None:
     """Issue 25 §2: the prompt history is scrubbed by what was typed. The message stored as
     a turn goes with that turn although it was edited since; ``/remember`` and ``/recall``
     lines go with the note they name; other lines stay."""
     runner = CliRunner()
     chat = Terminal(memcli_home)
-    for line in ("my PIN is zqpin4321", "/remember the safe code is zqsafe77", "/recall zqsafe77", "what is the weather like"):
+    for line in (
+        "my PIN is zqpin4321",
+        "/remember the safe code is zqsafe77",
+        "/recall zqsafe77",
+        "what is the weather like",
+    ):
         chat.say(line)
         chat.expect("word19|remembered|zqsafe77\\s")
         chat.prompt()
@@ -318,7 +339,9 @@ def test_scrubbing_the_history_goes_by_recorded_ids_and_by_every_text_the_memory
     assert list(FileHistory(str(path)).load_history_strings()) == ["a line of prompt_toolkit's own", "something else"]
 
 
-def test_a_message_over_the_models_context_is_refused_and_the_session_goes_on(memcli_home: Path, fake_embedder: Any) -> None:
+def test_a_message_over_the_models_context_is_refused_and_the_session_goes_on(
+    memcli_home: Path, fake_embedder: Any
+) -> None:
     chat = Terminal(memcli_home)
     chat.child.send("x" * 6200 + "\r")
     chat.expect("the message is 6,200 characters")

@@ -14,17 +14,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cli_checks import assert_error, ok
+from conftest import given_models
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from cli_checks import assert_error, ok
 from memcli.cli import app
-from conftest import given_models
 from memcli.config import load_settings, resolve_paths
-from memcli.library.engine import Engine
 from memcli.dates import says_when
 from memcli.errors import BadInputError, ExitCode, UsageError
+from memcli.library.engine import Engine
 from memcli.library.evaluation import clean_evidence
 from memcli.memory import Kind, Memory, stable_id
 from memcli.recall.retrieval import (
@@ -35,11 +35,11 @@ from memcli.recall.retrieval import (
     _query_stopwords,
     asks_when,
     date_hits,
-    query_stems,
     named_speakers,
     person_speakers,
-    without_repeated_lines,
     query_dates,
+    query_stems,
+    without_repeated_lines,
 )
 
 USER = "ana"
@@ -47,7 +47,20 @@ NOW = datetime(2023, 6, 1, 9, 0).timestamp()
 SIGNAL_NAMES = {"lexical", "window", "turn", "speaker", "person", "date", "when", "graph", "prior"}
 AFTER = DATE_AFTER_WEIGHT
 ORDINAL = {1: "st", 2: "nd", 3: "rd"}
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 
 
 # helpers ------------------------------------------------------------------------------------
@@ -55,7 +68,13 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 
 def make_memcli(notices: list[str] | None = None) -> Engine:
     paths = resolve_paths()
-    return Engine(load_settings(paths), paths, clock=lambda: NOW, notice=notices.append if notices is not None else None, **given_models())
+    return Engine(
+        load_settings(paths),
+        paths,
+        clock=lambda: NOW,
+        notice=notices.append if notices is not None else None,
+        **given_models(),
+    )
 
 
 def at(day: str, minute: int = 0) -> float:
@@ -65,8 +84,13 @@ def at(day: str, minute: int = 0) -> float:
 
 def note(text: str, day: str = "2023-05-08", user: str = USER, kind: str = Kind.NOTE.value, minute: int = 0) -> Memory:
     return Memory(
-        id=stable_id(user, kind, day, text), user=user, kind=kind, text=text,
-        created_at=at(day, minute), day=day, source="test",
+        id=stable_id(user, kind, day, text),
+        user=user,
+        kind=kind,
+        text=text,
+        created_at=at(day, minute),
+        day=day,
+        source="test",
     )
 
 
@@ -74,14 +98,23 @@ def session(name: str, lines: Sequence[tuple[str, str]], day: str = "2023-05-08"
     """The turns of one session, a minute apart, as an import stores them."""
     return [
         Memory(
-            id=stable_id(user, name, str(i), text), user=user, kind=Kind.TURN.value, text=text,
-            created_at=at(day, i), day=day, session=name, speaker=speaker, source=f"{name}:{i}",
+            id=stable_id(user, name, str(i), text),
+            user=user,
+            kind=Kind.TURN.value,
+            text=text,
+            created_at=at(day, i),
+            day=day,
+            session=name,
+            speaker=speaker,
+            source=f"{name}:{i}",
         )
         for i, (speaker, text) in enumerate(lines)
     ]
 
 
-def ranked(engine: Engine, query: str, signals: Signals | None = None, user: str = USER, **filters: Any) -> list[Recalled]:
+def ranked(
+    engine: Engine, query: str, signals: Signals | None = None, user: str = USER, **filters: Any
+) -> list[Recalled]:
     """Every memory recall returns for ``query`` by relevance alone, best first."""
     recaller = Recaller(engine.store, engine.embedder, signals)
     with engine.store.transaction():
@@ -101,23 +134,27 @@ def recalled(engine: Engine, query: str, **options: Any) -> list[str]:
 
 def test_memory_sharing_the_query_words_ranks_first(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories([
-        note("The weather in Lyon was rainy all week", minute=1),
-        note("I adopted a puppy named Rex last spring", minute=2),
-        note("My sister plays the cello in an orchestra", minute=3),
-        note("We booked a table at the new sushi place", minute=4),
-    ])
+    engine.add_memories(
+        [
+            note("The weather in Lyon was rainy all week", minute=1),
+            note("I adopted a puppy named Rex last spring", minute=2),
+            note("My sister plays the cello in an orchestra", minute=3),
+            note("We booked a table at the new sushi place", minute=4),
+        ]
+    )
     assert recalled(engine, "puppy named Rex")[0] == "I adopted a puppy named Rex last spring"
     assert recalled(engine, "sister cello orchestra")[0] == "My sister plays the cello in an orchestra"
 
 
 def test_recall_keeps_to_the_user_the_kind_and_since(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories([
-        note("green tea with grandma", day="2023-05-01"),
-        note("green tea in Kyoto", day="2023-05-10", kind=Kind.FACT.value),
-        note("green tea green tea at work", day="2023-05-10", user="bob"),
-    ])
+    engine.add_memories(
+        [
+            note("green tea with grandma", day="2023-05-01"),
+            note("green tea in Kyoto", day="2023-05-10", kind=Kind.FACT.value),
+            note("green tea green tea at work", day="2023-05-10", user="bob"),
+        ]
+    )
     assert sorted(recalled(engine, "green tea")) == ["green tea in Kyoto", "green tea with grandma"]
     assert recalled(engine, "green tea", kind="fact") == ["green tea in Kyoto"]
     assert recalled(engine, "green tea", since="2023-05-05") == ["green tea in Kyoto"]
@@ -141,7 +178,9 @@ def test_recall_leaves_out_what_every_prompt_carries_unless_its_kind_is_asked_fo
 
 def test_recall_returns_at_most_k_best_first(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories([note(f"note number {i} about gardening and {'roses' if i % 3 else 'tulips'}", minute=i) for i in range(30)])
+    engine.add_memories(
+        [note(f"note number {i} about gardening and {'roses' if i % 3 else 'tulips'}", minute=i) for i in range(30)]
+    )
 
     hits = engine.recall("gardening tulips", USER, k=7, reinforce=False)
     assert len(hits) == 7
@@ -200,13 +239,30 @@ def test_recall_of_a_user_without_memories_returns_nothing(fake_embedder) -> Non
 
 DOG_QUERY = "What is the name of Ana's dog?"
 DOG_SESSIONS = [
-    ("s1", [
-        ("Bob", "What is your dog called, Ana?"),
-        ("Ana", "Rex."),
-        ("Bob", "Lovely. I spent the whole weekend repairing the roof of our old barn before the storm arrived."),
-    ]),
-    ("s2", [("Ana", "The garden is full of roses this year."), ("Bob", "Bright colours suit a kitchen."), ("Ana", "The kitchen is the heart of the house.")]),
-    ("s3", [("Bob", "I started learning the guitar."), ("Ana", "The price of lessons is high."), ("Bob", "True, but worth it.")]),
+    (
+        "s1",
+        [
+            ("Bob", "What is your dog called, Ana?"),
+            ("Ana", "Rex."),
+            ("Bob", "Lovely. I spent the whole weekend repairing the roof of our old barn before the storm arrived."),
+        ],
+    ),
+    (
+        "s2",
+        [
+            ("Ana", "The garden is full of roses this year."),
+            ("Bob", "Bright colours suit a kitchen."),
+            ("Ana", "The kitchen is the heart of the house."),
+        ],
+    ),
+    (
+        "s3",
+        [
+            ("Bob", "I started learning the guitar."),
+            ("Ana", "The price of lessons is high."),
+            ("Bob", "True, but worth it."),
+        ],
+    ),
     ("s4", [("Ana", "The end of the film is sad."), ("Bob", "I cried at the end of it too.")]),
 ]
 
@@ -234,22 +290,33 @@ def test_short_answer_is_recalled_through_its_question_in_the_context_column(fak
 
 def test_query_naming_one_speaker_ranks_that_speakers_turn_first(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories(session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains every summer.")]))
+    engine.add_memories(
+        session("s1", [("Ana", "Hiking is fun."), ("Bob", "I love hiking in the mountains every summer.")])
+    )
 
     query = "What did Ana say about hiking in the mountains?"
     hits = ranked(engine, query)
     assert texts(hits)[0] == "Hiking is fun."
     assert {h.memory.speaker: h.signals["speaker"] for h in hits} == {"Ana": Signals().speaker, "Bob": 0.0}
-    assert texts(ranked(engine, query, Signals().without("speaker")))[0] == "I love hiking in the mountains every summer."
+    assert (
+        texts(ranked(engine, query, Signals().without("speaker")))[0] == "I love hiking in the mountains every summer."
+    )
     assert texts(ranked(engine, "What did Bob say about hiking?"))[0] == "I love hiking in the mountains every summer."
 
 
 def test_first_person_query_favours_the_users_own_turns(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories(session("chat-1", [
-        (USER, "Hiking is fun."), ("assistant", "I love hiking in the mountains every summer."),
-        (USER, "My sister is visiting next month."), ("assistant", "That sounds lovely, enjoy the visit."),
-    ]))
+    engine.add_memories(
+        session(
+            "chat-1",
+            [
+                (USER, "Hiking is fun."),
+                ("assistant", "I love hiking in the mountains every summer."),
+                (USER, "My sister is visiting next month."),
+                ("assistant", "That sounds lovely, enjoy the visit."),
+            ],
+        )
+    )
 
     query = "What did I say about hiking in the mountains?"
     hits = ranked(engine, query)
@@ -258,16 +325,23 @@ def test_first_person_query_favours_the_users_own_turns(fake_embedder) -> None:
     assert by_text["My sister is visiting next month."]["person"] == Signals().person
     assert by_text["That sounds lovely, enjoy the visit."]["person"] == 0.0
     assert all(signals["speaker"] == 0.0 for signals in by_text.values())  # a pronoun is not a name
-    assert texts(ranked(engine, query, Signals().without("person")))[0] == "I love hiking in the mountains every summer."
+    assert (
+        texts(ranked(engine, query, Signals().without("person")))[0] == "I love hiking in the mountains every summer."
+    )
 
 
 def test_second_person_query_favours_the_assistants_turns(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories(session("chat-1", [
-        (USER, "Can you recommend a book about painting?"),
-        ("assistant", "I recommend The Story of Art by Gombrich, a book about painting."),
-        (USER, "I read a book about painting last year and loved it."),
-    ]))
+    engine.add_memories(
+        session(
+            "chat-1",
+            [
+                (USER, "Can you recommend a book about painting?"),
+                ("assistant", "I recommend The Story of Art by Gombrich, a book about painting."),
+                (USER, "I read a book about painting last year and loved it."),
+            ],
+        )
+    )
     query = "What book about painting did you recommend to me?"
     hits = ranked(engine, query)
     assert texts(hits)[0] == "I recommend The Story of Art by Gombrich, a book about painting."
@@ -375,7 +449,10 @@ def day(year: int, month: int, dom: int, hour: int = 0) -> float:
     return datetime(year, month, dom, hour).timestamp()
 
 
-@pytest.mark.parametrize("query", ["What did Ana do on 8 May 2023?", "What happened on May 8, 2023?", "the 8th of May, 2023", "on 8 may 2023"])
+@pytest.mark.parametrize(
+    "query",
+    ["What did Ana do on 8 May 2023?", "What happened on May 8, 2023?", "the 8th of May, 2023", "on 8 may 2023"],
+)
 def test_query_dates_reads_a_day(query: str) -> None:
     [found] = query_dates(query)
     assert (found.granularity, found.start, found.end) == ("day", day(2023, 5, 8), day(2023, 5, 9) - 1)
@@ -402,13 +479,27 @@ def test_may_as_a_verb_is_not_the_month(query: str) -> None:
 
 def test_a_day_counts_whole_from_the_day_before_and_half_for_fourteen_days_after() -> None:
     [when] = query_dates("8 May 2023")
-    times = [day(2023, 5, 6, 12), day(2023, 5, 7, 12), day(2023, 5, 8, 9), day(2023, 5, 9, 9), day(2023, 5, 22, 12), day(2023, 5, 23, 12)]
+    times = [
+        day(2023, 5, 6, 12),
+        day(2023, 5, 7, 12),
+        day(2023, 5, 8, 9),
+        day(2023, 5, 9, 9),
+        day(2023, 5, 22, 12),
+        day(2023, 5, 23, 12),
+    ]
     assert date_hits([when], np.array(times)).tolist() == [0.0, 1.0, 1.0, AFTER, AFTER, 0.0]
 
 
 def test_a_month_counts_whole_and_half_for_fourteen_days_after_its_end() -> None:
     [when] = query_dates("May 2023")
-    times = [day(2023, 4, 29, 12), day(2023, 4, 30, 12), day(2023, 5, 20), day(2023, 6, 14, 12), day(2023, 6, 15, 12), day(2022, 5, 20)]
+    times = [
+        day(2023, 4, 29, 12),
+        day(2023, 4, 30, 12),
+        day(2023, 5, 20),
+        day(2023, 6, 14, 12),
+        day(2023, 6, 15, 12),
+        day(2022, 5, 20),
+    ]
     assert date_hits([when], np.array(times)).tolist() == [0.0, 1.0, 1.0, AFTER, 0.0, 0.0]
 
 
@@ -428,13 +519,20 @@ def test_month_alone_matches_that_month_of_any_year_or_two_weeks_into_the_next()
 @settings(max_examples=100, deadline=None)
 @given(
     moment=st.dates(min_value=datetime(1990, 1, 1).date(), max_value=datetime(2030, 12, 31).date()),
-    style=st.sampled_from(["{d} {M} {y}", "{M} {d}, {y}", "{d}{th} of {M}, {y}", "on the {d}{th} of {m}. {y}", "{m} {d} {y}"]),
+    style=st.sampled_from(
+        ["{d} {M} {y}", "{M} {d}, {y}", "{d}{th} of {M}, {y}", "on the {d}{th} of {m}. {y}", "{m} {d} {y}"]
+    ),
     offset_days=st.floats(min_value=-0.99, max_value=0.99),
 )
 def test_every_way_of_writing_a_day_reads_the_same_day_and_window(moment: Any, style: str, offset_days: float) -> None:
     month = MONTHS[moment.month - 1]
-    query = style.format(d=moment.day, th=ORDINAL.get(moment.day % 10 if moment.day not in (11, 12, 13) else 0, "th"),
-                         M=month.capitalize(), m=month[:3], y=moment.year)
+    query = style.format(
+        d=moment.day,
+        th=ORDINAL.get(moment.day % 10 if moment.day not in (11, 12, 13) else 0, "th"),
+        M=month.capitalize(),
+        m=month[:3],
+        y=moment.year,
+    )
     [found] = query_dates(f"What happened {query}?", now=datetime(2031, 1, 1).timestamp())
     start = datetime(moment.year, moment.month, moment.day).timestamp()
     assert (found.granularity, found.start, found.yearless) == ("day", start, False)
@@ -445,7 +543,9 @@ def test_every_way_of_writing_a_day_reads_the_same_day_and_window(moment: Any, s
 
 def test_query_naming_a_date_ranks_what_was_learned_then_first(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories([note("We went to the beach.", day="2023-03-02"), note("We went to the beach.", day="2023-05-08", minute=1)])
+    engine.add_memories(
+        [note("We went to the beach.", day="2023-03-02"), note("We went to the beach.", day="2023-05-08", minute=1)]
+    )
     hits = ranked(engine, "Where did we go on 8 May 2023?")
     assert [h.memory.day for h in hits] == ["2023-05-08", "2023-03-02"]
     assert [h.signals["date"] for h in hits] == [Signals().date, 0.0]
@@ -454,38 +554,65 @@ def test_query_naming_a_date_ranks_what_was_learned_then_first(fake_embedder) ->
 
 @pytest.mark.parametrize(
     "query",
-    ["When did Ana adopt Rex?", "what year did Bob move?", "What month was the race?", "Which week did she call?",
-     "How long ago did Ana paint?", "In which year did they meet?", "  When was it?", "我什么时候去的厦门？", "你哪天推荐的这本书？"],
+    [
+        "When did Ana adopt Rex?",
+        "what year did Bob move?",
+        "What month was the race?",
+        "Which week did she call?",
+        "How long ago did Ana paint?",
+        "In which year did they meet?",
+        "  When was it?",
+        "我什么时候去的厦门？",
+        "你哪天推荐的这本书？",
+    ],
 )
 def test_asks_when_on_questions_about_time(query: str) -> None:
     assert asks_when(query)
 
 
-@pytest.mark.parametrize("query", ["What did Ana adopt?", "Which city does Bob live in?", "Where did they go when it rained?", "Who won?"])
+@pytest.mark.parametrize(
+    "query", ["What did Ana adopt?", "Which city does Bob live in?", "Where did they go when it rained?", "Who won?"]
+)
 def test_asks_when_not_on_other_questions(query: str) -> None:
     assert not asks_when(query)
 
 
 @pytest.mark.parametrize(
     "text",
-    ["I went there yesterday.", "We met last week.", "On Monday I ran.", "It happened in June.", "Back in 2019 I lived there.",
-     "A few days ago.", "I have been busy lately.", "See you next weekend!", "我昨天去了公园。", "上周我开始学画画", "三天前我买了新衣服"],
+    [
+        "I went there yesterday.",
+        "We met last week.",
+        "On Monday I ran.",
+        "It happened in June.",
+        "Back in 2019 I lived there.",
+        "A few days ago.",
+        "I have been busy lately.",
+        "See you next weekend!",
+        "我昨天去了公园。",
+        "上周我开始学画画",
+        "三天前我买了新衣服",
+    ],
 )
 def test_says_when_on_texts_that_place_something_in_time(text: str) -> None:
     assert says_when(text)
 
 
-@pytest.mark.parametrize("text", ["I love dogs.", "I may go.", "The price of lessons is high.", "Rex.", "我很喜欢弹钢琴。"])
+@pytest.mark.parametrize(
+    "text", ["I love dogs.", "I may go.", "The price of lessons is high.", "Rex.", "我很喜欢弹钢琴。"]
+)
 def test_says_when_not_on_timeless_texts(text: str) -> None:
     assert not says_when(text)
 
 
 def test_when_signal_favours_turns_that_say_when_on_when_questions(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories([note("I went hiking in the hills yesterday."), note("I went hiking in the hills with Rex.", minute=1)])
+    engine.add_memories(
+        [note("I went hiking in the hills yesterday."), note("I went hiking in the hills with Rex.", minute=1)]
+    )
     hits = ranked(engine, "When did Ana go hiking in the hills?")
     assert [(h.memory.text, h.signals["when"]) for h in hits] == [
-        ("I went hiking in the hills yesterday.", Signals().when), ("I went hiking in the hills with Rex.", 0.0),
+        ("I went hiking in the hills yesterday.", Signals().when),
+        ("I went hiking in the hills with Rex.", 0.0),
     ]
     assert [h.signals["when"] for h in ranked(engine, "Where did Ana go hiking?")] == [0.0, 0.0]
 
@@ -503,7 +630,8 @@ def test_when_signal_sees_memories_written_after_an_earlier_when_question(fake_e
     with engine.store.transaction():
         hits = recaller.recall(question, USER, k=10)
     assert sorted((h.memory.text, h.signals["when"]) for h in hits) == [
-        ("I went hiking in the hills last week.", Signals().when), ("I went hiking in the hills yesterday.", Signals().when),
+        ("I went hiking in the hills last week.", Signals().when),
+        ("I went hiking in the hills yesterday.", Signals().when),
     ]
 
 
@@ -522,7 +650,9 @@ def test_without_a_lever_zeroes_its_weight_only(lever: str) -> None:
 def test_without_priors_zeroes_the_four_priors() -> None:
     full, off = Signals(), Signals().without("priors")
     assert all(getattr(full, n) != 0 and getattr(off, n) == 0 for n in PRIORS)
-    assert {n: v for n, v in vars(off).items() if n not in PRIORS} == {n: v for n, v in vars(full).items() if n not in PRIORS}
+    assert {n: v for n, v in vars(off).items() if n not in PRIORS} == {
+        n: v for n, v in vars(full).items() if n not in PRIORS
+    }
 
 
 @settings(max_examples=50, deadline=None)
@@ -541,7 +671,16 @@ def test_without_an_unknown_lever_raises_value_error(lever: str) -> None:
 
 def test_a_lever_turned_off_contributes_nothing_to_recall(fake_embedder) -> None:
     engine = make_memcli()
-    engine.add_memories(session("s1", [("Ana", "Hiking is fun yesterday?"), ("Bob", "I love hiking in the mountains."), ("Ana", "My sister plays the cello.")]))
+    engine.add_memories(
+        session(
+            "s1",
+            [
+                ("Ana", "Hiking is fun yesterday?"),
+                ("Bob", "I love hiking in the mountains."),
+                ("Ana", "My sister plays the cello."),
+            ],
+        )
+    )
     query = "When did Ana go hiking on 8 May 2023?"
     for lever in Signals.LEVERS:
         signal = "prior" if lever in ("priors",) else lever
@@ -557,7 +696,9 @@ def test_a_lever_turned_off_contributes_nothing_to_recall(fake_embedder) -> None
 # 10. recall --explain and --json ----------------------------------------------------------
 
 
-def test_recall_explain_prints_the_relevance_and_every_signal_under_each_result(runner: CliRunner, fake_embedder) -> None:
+def test_recall_explain_prints_the_relevance_and_every_signal_under_each_result(
+    runner: CliRunner, fake_embedder
+) -> None:
     for text in ("I adopted a puppy named Rex", "Rex loves the park", "The weather was rainy"):
         ok(runner.invoke(app, ["remember", text]))
     lines = ok(runner.invoke(app, ["recall", "puppy Rex", "--explain", "--no-reinforce"])).stdout.splitlines()
@@ -569,7 +710,9 @@ def test_recall_explain_prints_the_relevance_and_every_signal_under_each_result(
         for name in SIGNAL_NAMES:
             assert re.search(rf"\b{name} [+-]\d+\.\d\d\b", explanation), (name, explanation)
         assert " = " in explanation
-        assert all(f"{name} " in lines[i + 2] for name in ("importance", "retention", "use", "recent_penalty", "feedback"))
+        assert all(
+            f"{name} " in lines[i + 2] for name in ("importance", "retention", "use", "recent_penalty", "feedback")
+        )
     plain = ok(runner.invoke(app, ["recall", "puppy Rex", "--no-reinforce"])).stdout.splitlines()
     assert len(plain) == 3 and not any(line.startswith("\t") for line in plain)
 
@@ -598,7 +741,8 @@ def locomo(tmp_path: Path) -> Path:
         {
             "sample_id": "conv-a",
             "conversation": {
-                "speaker_a": "Ann", "speaker_b": "Bob",
+                "speaker_a": "Ann",
+                "speaker_b": "Bob",
                 "session_1_date_time": "1:56 pm on 8 May, 2023",
                 "session_1": [
                     {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Rex."},
@@ -614,7 +758,12 @@ def locomo(tmp_path: Path) -> Path:
             "qa": [
                 {"question": "What breed is Ann's puppy?", "answer": "beagle", "evidence": ["D1:3"], "category": 4},
                 {"question": "When did Bob start pottery?", "answer": "May 2023", "evidence": ["D2:1"], "category": 2},
-                {"question": "What did Ann adopt and what breed?", "answer": "a beagle", "evidence": ["D1:1; D1:3"], "category": 1},
+                {
+                    "question": "What did Ann adopt and what breed?",
+                    "answer": "a beagle",
+                    "evidence": ["D1:1; D1:3"],
+                    "category": 1,
+                },
                 {"question": "What is Rex?", "answer": "a dog", "evidence": ["D:1", "D9:9", None, "D1"], "category": 4},
                 {"question": "What did Ann adopt?", "answer": "a puppy", "evidence": ["D1:1"], "category": 5},
             ],
@@ -645,10 +794,16 @@ def eval_json(runner: CliRunner, path: Path, *args: str) -> dict[str, Any]:
 
 def test_clean_evidence_splits_combined_entries_and_drops_malformed_and_unknown_ids() -> None:
     known = {"D1:1", "D1:3", "D2:1"}
-    assert clean_evidence(["D1:1; D1:3", "D2:1 D1:1", "D:1", "D9:9", None, "D1", "", 3], known) == ["D1:1", "D1:3", "D2:1"]
+    assert clean_evidence(["D1:1; D1:3", "D2:1 D1:1", "D:1", "D9:9", None, "D1", "", 3], known) == [
+        "D1:1",
+        "D1:3",
+        "D2:1",
+    ]
 
 
-def test_eval_locomo_selects_conversations_with_a_repeatable_option(runner: CliRunner, fake_embedder, tmp_path: Path) -> None:
+def test_eval_locomo_selects_conversations_with_a_repeatable_option(
+    runner: CliRunner, fake_embedder, tmp_path: Path
+) -> None:
     path = locomo(tmp_path)
     one = eval_json(runner, path, "--conversation", "conv-a")
     assert (one["conversations"], one["questions"]) == (["conv-a"], 3)
@@ -664,9 +819,14 @@ def test_eval_locomo_selects_conversations_with_a_repeatable_option(runner: CliR
     assert everything["overall"]["R@5"] == 1.0
 
 
-def test_eval_locomo_rejects_an_unknown_conversation_and_lever(runner: CliRunner, fake_embedder, tmp_path: Path) -> None:
+def test_eval_locomo_rejects_an_unknown_conversation_and_lever(
+    runner: CliRunner, fake_embedder, tmp_path: Path
+) -> None:
     path = locomo(tmp_path)
-    line = assert_error(runner.invoke(app, ["eval", "locomo", str(path), "--conversation", "conv-a", "--conversation", "conv-z"]), ExitCode.BAD_INPUT)
+    line = assert_error(
+        runner.invoke(app, ["eval", "locomo", str(path), "--conversation", "conv-a", "--conversation", "conv-z"]),
+        ExitCode.BAD_INPUT,
+    )
     assert "conv-z" in line
     line = assert_error(runner.invoke(app, ["eval", "locomo", str(path), "--without", "bogus"]), ExitCode.USAGE)
     assert "bogus" in line
@@ -689,7 +849,11 @@ def test_eval_locomo_leaves_the_users_own_store_untouched(runner: CliRunner, fak
     eval_json(runner, locomo(tmp_path))
 
     assert json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout) == before
-    assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"] == stats["all_users"] == {"tester": 1}
+    assert (
+        json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["all_users"]
+        == stats["all_users"]
+        == {"tester": 1}
+    )
     assert json.loads(ok(runner.invoke(app, ["list", "-u", "conv-a", "--json"])).stdout) == []
 
 
@@ -707,7 +871,15 @@ def test_a_first_person_query_does_not_push_notes_below_the_users_turns(fake_emb
 
 
 def _memory(kind: Kind, text: str, speaker: str = "", n: int = 0) -> Memory:
-    return Memory(id=f"{kind.value}-{n}", user="ana", kind=kind.value, text=text, created_at=1000.0 + n, day="2023-05-08", speaker=speaker)
+    return Memory(
+        id=f"{kind.value}-{n}",
+        user="ana",
+        kind=kind.value,
+        text=text,
+        created_at=1000.0 + n,
+        day="2023-05-08",
+        speaker=speaker,
+    )
 
 
 def _hits(*memories: Memory) -> list[Recalled]:
@@ -716,7 +888,9 @@ def _hits(*memories: Memory) -> list[Recalled]:
 
 def test_a_summary_line_whose_turn_is_recalled_is_left_out() -> None:
     rex = _memory(Kind.TURN, "Guess what! I adopted a puppy named Rex in Lyon.", "Ana", 1)
-    summary = _memory(Kind.EVENT_DAILY, "Ana: I adopted a puppy named Rex in Lyon.\nMel: I ran a charity race for mental health.", n=2)
+    summary = _memory(
+        Kind.EVENT_DAILY, "Ana: I adopted a puppy named Rex in Lyon.\nMel: I ran a charity race for mental health.", n=2
+    )
     other = _memory(Kind.TURN, "I ran a charity race for mental health.", "Bo", 3)
 
     hits = without_repeated_lines(_hits(summary, rex, other), 3)
@@ -732,5 +906,13 @@ def test_a_summary_made_only_of_recalled_turns_gives_its_slot_to_the_next_hit() 
     fact = _memory(Kind.FACT, "Ana adopted a puppy named Rex.", n=3)
     note = _memory(Kind.NOTE, "Rex's vet is on Rue Garibaldi.", n=4)
 
-    assert [h.memory.id for h in without_repeated_lines(_hits(rex, summary, fact, note), 3)] == [rex.id, fact.id, note.id]
-    assert [h.memory.id for h in without_repeated_lines(_hits(summary, fact, note, rex), 3)] == [summary.id, fact.id, note.id]
+    assert [h.memory.id for h in without_repeated_lines(_hits(rex, summary, fact, note), 3)] == [
+        rex.id,
+        fact.id,
+        note.id,
+    ]
+    assert [h.memory.id for h in without_repeated_lines(_hits(summary, fact, note, rex), 3)] == [
+        summary.id,
+        fact.id,
+        note.id,
+    ]

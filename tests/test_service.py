@@ -27,13 +27,26 @@ from typing import Any
 import pytest
 
 from memcli.cli import app
-from memcli.transport.client import Handlers, ServiceClient, client_env
 from memcli.errors import ServiceError
 from memcli.paths import Paths, resolve_paths
+from memcli.transport.client import Handlers, ServiceClient, client_env
 
 TESTS = Path(__file__).resolve().parent
-HEAVY = ("numpy", "torch", "sentence_transformers", "chromadb", "llama_cpp", "transformers", "onnxruntime", "scipy", "bm25s",
-         "jieba", "dateparser", "jionlp", "openai")
+HEAVY = (
+    "numpy",
+    "torch",
+    "sentence_transformers",
+    "chromadb",
+    "llama_cpp",
+    "transformers",
+    "onnxruntime",
+    "scipy",
+    "bm25s",
+    "jieba",
+    "dateparser",
+    "jionlp",
+    "openai",
+)
 """Not on the client path. (Typer itself imports pydantic to parse options, so that one is.)"""
 
 
@@ -60,7 +73,9 @@ class FakeService:
         self.paths = paths
         self.process = subprocess.Popen(
             [sys.executable, str(TESTS / "fakes"), "serve", *options],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         # Ready once it says so: its socket may accept a moment before its service file is written.
         assert self.process.stderr is not None
@@ -102,12 +117,20 @@ def start_service(paths: Paths) -> Iterator[Any]:
 
 def request(paths: Paths, verb: str, handlers: Handlers | None = None, **args: Any) -> Any:
     """One request to the running service, as the CLI sends it (never starts one)."""
-    return ServiceClient(paths).request({"verb": verb, "args": args, "env": client_env()}, handlers or Handlers(), start=False)
+    return ServiceClient(paths).request(
+        {"verb": verb, "args": args, "env": client_env()}, handlers or Handlers(), start=False
+    )
 
 
 def memcli(paths: Paths, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """The real ``memcli`` command in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "memcli", *argv], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_the_service_answers_commands_and_stops(start_service: Any, paths: Paths) -> None:
@@ -254,7 +277,10 @@ for i in range(25):
 def test_eight_clients_in_parallel_each_store_25_notes(start_service: Any, paths: Paths) -> None:
     """Eight client processes at once, each storing 25 new notes in a loop."""
     start_service()
-    clients = [subprocess.Popen([sys.executable, "-c", REMEMBER_25, str(n)], stderr=subprocess.PIPE, text=True) for n in range(8)]
+    clients = [
+        subprocess.Popen([sys.executable, "-c", REMEMBER_25, str(n)], stderr=subprocess.PIPE, text=True)
+        for n in range(8)
+    ]
     failures = []
     for client in clients:
         _, stderr = client.communicate(timeout=180)
@@ -270,14 +296,23 @@ def _turns_file(tmp_path: Path, days: int, per_day: int) -> Path:
     for d in range(days):
         for t in range(per_day):
             role = "user" if t % 2 == 0 else "assistant"
-            lines.append(json.dumps({"role": role, "content": f"day {d} turn {t}: the garden needs water and the tomatoes grow",
-                                     "timestamp": f"2024-03-{d + 1:02d}T10:{t:02d}:00"}))
+            lines.append(
+                json.dumps(
+                    {
+                        "role": role,
+                        "content": f"day {d} turn {t}: the garden needs water and the tomatoes grow",
+                        "timestamp": f"2024-03-{d + 1:02d}T10:{t:02d}:00",
+                    }
+                )
+            )
     path = tmp_path / "turns.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def test_recall_answers_while_a_consolidation_waits_on_the_model(start_service: Any, paths: Paths, tmp_path: Path) -> None:
+def test_recall_answers_while_a_consolidation_waits_on_the_model(
+    start_service: Any, paths: Paths, tmp_path: Path
+) -> None:
     start_service("--slow-model", "1.0")
     request(paths, "import", path=str(_turns_file(tmp_path, 2, 4)))
     consolidation: dict[str, Any] = {}
@@ -285,7 +320,9 @@ def test_recall_answers_while_a_consolidation_waits_on_the_model(start_service: 
 
     def consolidating() -> None:
         try:
-            consolidation["result"] = request(paths, "consolidate", Handlers(warning=lambda line: first_unit_done.set()))
+            consolidation["result"] = request(
+                paths, "consolidate", Handlers(warning=lambda line: first_unit_done.set())
+            )
         except BaseException as exc:  # reported below
             consolidation["error"] = exc
 
@@ -309,7 +346,9 @@ def test_recall_and_remember_answer_while_an_import_embeds(start_service: Any, p
 
     def importing() -> None:
         try:
-            imported["result"] = request(paths, "import", Handlers(progress=lambda done, total: progressed.set()), path=str(big))
+            imported["result"] = request(
+                paths, "import", Handlers(progress=lambda done, total: progressed.set()), path=str(big)
+            )
         except BaseException as exc:  # reported below
             imported["error"] = exc
 
@@ -360,7 +399,13 @@ def test_kill_9_during_a_chat_reply_keeps_the_users_turn(start_service: Any, pat
 
     def replying() -> None:
         try:
-            request(paths, "chat.respond", Handlers(piece=lambda text: pieces.set()), state=state, text="My bike is the red one by the door")
+            request(
+                paths,
+                "chat.respond",
+                Handlers(piece=lambda text: pieces.set()),
+                state=state,
+                text="My bike is the red one by the door",
+            )
         except BaseException as exc:
             failure["error"] = exc
 
@@ -386,8 +431,8 @@ def test_socket_and_its_directory_are_private(start_service: Any, paths: Paths) 
 def test_a_peer_of_another_uid_is_refused(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import FakeEmbedder
 
-    from memcli.transport import service as service_module
     from memcli.config import load_settings
+    from memcli.transport import service as service_module
 
     assert service_module.peer_allowed(os.getuid())
     assert not service_module.peer_allowed(os.getuid() + 1)
@@ -398,7 +443,9 @@ def test_a_peer_of_another_uid_is_refused(paths: Paths, monkeypatch: pytest.Monk
         _wait(lambda: ServiceClient(paths).connect() is not None, what="the service")
         with ServiceClient(paths).connect() as connection:
             assert service_module.peer_uid(connection) == os.getuid()
-        monkeypatch.setattr(service_module, "peer_allowed", lambda uid, own=None: uid is not None and uid != os.getuid())
+        monkeypatch.setattr(
+            service_module, "peer_allowed", lambda uid, own=None: uid is not None and uid != os.getuid()
+        )
         with pytest.raises(ServiceError):
             request(paths, "list")
         monkeypatch.undo()
@@ -409,8 +456,9 @@ def test_a_peer_of_another_uid_is_refused(paths: Paths, monkeypatch: pytest.Monk
     assert not thread.is_alive()
 
 
-def test_an_in_process_command_names_the_running_service(start_service: Any, paths: Paths, runner: Any, fake_embedder: Any,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_in_process_command_names_the_running_service(
+    start_service: Any, paths: Paths, runner: Any, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     service = start_service()
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "0.5")
     result = runner.invoke(app, ["--no-service", "list"])
@@ -421,7 +469,9 @@ def test_an_in_process_command_names_the_running_service(start_service: Any, pat
 def test_a_second_service_waits_then_exits_4(start_service: Any, paths: Paths) -> None:
     start_service()
     env = {**os.environ, "MEMCLI_LOCK_TIMEOUT": "0.5"}
-    second = subprocess.run([sys.executable, "-m", "memcli", "serve"], capture_output=True, text=True, timeout=60, env=env)
+    second = subprocess.run(
+        [sys.executable, "-m", "memcli", "serve"], capture_output=True, text=True, timeout=60, env=env
+    )
     assert second.returncode == 4 and "memcli service stop" in second.stderr
 
 
@@ -447,15 +497,19 @@ def test_the_client_path_imports_nothing_heavy(start_service: Any, paths: Paths)
 def test_a_remember_cut_by_a_dead_service_says_the_note_was_saved(start_service: Any, paths: Paths) -> None:
     service = start_service("--slow-embed", "30")
     done: list[subprocess.CompletedProcess[str]] = []
-    worker = threading.Thread(target=lambda: done.append(memcli(paths, "remember", "The spare key is under the blue pot")))
+    worker = threading.Thread(
+        target=lambda: done.append(memcli(paths, "remember", "The spare key is under the blue pot"))
+    )
     worker.start()
     _wait(lambda: any(paths.pending_dir.glob("*.json")), what="the note journaled")
     time.sleep(0.5)  # the service tells the client right after the journal's fsync
     service.kill()
     worker.join(60)
     assert done[0].returncode == 7
-    assert done[0].stderr == ("memcli: error: the memcli service stopped; your note was saved and will be stored when it starts "
-                              "again (run the same command to check — it will not duplicate)\n")
+    assert done[0].stderr == (
+        "memcli: error: the memcli service stopped; your note was saved and will be stored when it starts "
+        "again (run the same command to check — it will not duplicate)\n"
+    )
     start_service()
     assert [m["text"] for m in request(paths, "list", limit=0)] == ["The spare key is under the blue pot"]
     again = memcli(paths, "remember", "The spare key is under the blue pot")
@@ -463,7 +517,9 @@ def test_a_remember_cut_by_a_dead_service_says_the_note_was_saved(start_service:
     assert len(request(paths, "list", limit=0)) == 1
 
 
-def test_an_import_cut_by_a_dead_service_says_how_many_it_stored(start_service: Any, paths: Paths, tmp_path: Path) -> None:
+def test_an_import_cut_by_a_dead_service_says_how_many_it_stored(
+    start_service: Any, paths: Paths, tmp_path: Path
+) -> None:
     service = start_service("--slow-embed", "0.5")
     big = _turns_file(tmp_path, 10, 40)
     done: list[subprocess.CompletedProcess[str]] = []
@@ -473,9 +529,11 @@ def test_an_import_cut_by_a_dead_service_says_how_many_it_stored(start_service: 
     service.kill()
     worker.join(60)
     assert done[0].returncode == 7
-    said = re.fullmatch(r"memcli: error: the memcli service stopped during the import; it had stored at least (\d+) new "
-                        r"memories of the 400 found \(run the same command to store the rest — it will not duplicate\); see .*\n",
-                        done[0].stderr)
+    said = re.fullmatch(
+        r"memcli: error: the memcli service stopped during the import; it had stored at least (\d+) new "
+        r"memories of the 400 found \(run the same command to store the rest — it will not duplicate\); see .*\n",
+        done[0].stderr,
+    )
     assert said, done[0].stderr
     start_service()
     assert 64 <= int(said[1]) <= len(request(paths, "list", limit=0))
@@ -486,11 +544,16 @@ def test_an_import_cut_by_a_dead_service_says_how_many_it_stored(start_service: 
 def test_what_a_dead_service_had_not_said_is_not_claimed() -> None:
     from memcli.transport.client import stopped_message
 
-    assert stopped_message("remember", {}, "LOG") == ("the memcli service stopped before it said your note was saved; run the same "
-                                                      "command again (it will not duplicate); see LOG")
+    assert stopped_message("remember", {}, "LOG") == (
+        "the memcli service stopped before it said your note was saved; run the same "
+        "command again (it will not duplicate); see LOG"
+    )
     assert stopped_message("remember", {"journaled": 512, "total": 700}, "LOG").startswith(
-        "the memcli service stopped; 512 of the 700 parts of your note were saved")
-    assert stopped_message("import", {}, "LOG").startswith("the memcli service stopped during the import, before it stored a first batch")
+        "the memcli service stopped; 512 of the 700 parts of your note were saved"
+    )
+    assert stopped_message("import", {}, "LOG").startswith(
+        "the memcli service stopped during the import, before it stored a first batch"
+    )
     assert stopped_message("recall", {}, "LOG") == "the memcli service stopped while answering; see LOG"
 
 
@@ -499,7 +562,9 @@ def test_a_stopped_service_leaves_no_native_abort_in_its_log(paths: Paths, tmp_p
     an import embeds: it exits by itself (not signalled after STOP_TIMEOUT), and its log,
     which also has its stderr, has no "terminate called" of a C++ std::terminate."""
     notes = tmp_path / "notes.txt"
-    notes.write_text("\n\n".join(f"Paragraph {i}: the garden, tomato number {i} and the spring weather." for i in range(2000)))
+    notes.write_text(
+        "\n\n".join(f"Paragraph {i}: the garden, tomato number {i} and the spring weather." for i in range(2000))
+    )
     client = ServiceClient(paths)
     progressed = threading.Event()
 

@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 from conftest import FakeEmbedder
 
-from memcli.transport import client as client_module
-from memcli.transport import service as service_module
-from memcli.transport.client import Handlers, ServiceClient, client_env
 from memcli.config import load_settings
 from memcli.errors import BadInputError, ServiceError
 from memcli.paths import Paths, resolve_paths
+from memcli.transport import client as client_module
+from memcli.transport import service as service_module
+from memcli.transport.client import Handlers, ServiceClient, client_env
 
 
 @pytest.fixture
@@ -83,8 +83,9 @@ def listed(paths: Paths) -> Any:
 
 
 @pytest.mark.parametrize("sent", [b"", struct.pack("!i", 100) + b'{"verb"'], ids=["nothing", "half a frame"])
-def test_a_silent_client_gets_an_error_at_the_read_deadline(start: Any, paths: Paths, monkeypatch: pytest.MonkeyPatch,
-                                                            sent: bytes) -> None:
+def test_a_silent_client_gets_an_error_at_the_read_deadline(
+    start: Any, paths: Paths, monkeypatch: pytest.MonkeyPatch, sent: bytes
+) -> None:
     monkeypatch.setattr(service_module, "REQUEST_TIMEOUT", 0.5)
     start()
     with connect(paths) as sock:
@@ -116,8 +117,11 @@ def test_an_absurd_length_prefix_gets_an_error_before_anything_is_read(start: An
     assert listed(paths) == []
 
 
-@pytest.mark.parametrize("body", [b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000, b"\xff\xfe", b"[1, 2]"],
-                         ids=["nested lists", "nested objects", "not UTF-8", "not an object"])
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000, b"\xff\xfe", b"[1, 2]"],
+    ids=["nested lists", "nested objects", "not UTF-8", "not an object"],
+)
 def test_a_request_that_is_not_a_json_object_gets_an_error(start: Any, paths: Paths, body: bytes) -> None:
     start()
     with connect(paths) as sock:
@@ -127,7 +131,9 @@ def test_a_request_that_is_not_a_json_object_gets_an_error(start: Any, paths: Pa
     assert listed(paths) == []
 
 
-def test_connections_past_the_cap_are_refused_in_one_line(start: Any, paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_connections_past_the_cap_are_refused_in_one_line(
+    start: Any, paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(service_module, "MAX_CONNECTIONS", 3)
     running = start()
     silent = [connect(paths) for _ in range(3)]
@@ -152,11 +158,14 @@ def test_connections_past_the_cap_are_refused_in_one_line(start: Any, paths: Pat
             time.sleep(0.05)
 
 
-def test_the_client_does_not_send_a_request_longer_than_the_service_reads(start: Any, paths: Paths,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_client_does_not_send_a_request_longer_than_the_service_reads(
+    start: Any, paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
     start()
     monkeypatch.setattr(client_module, "MAX_REQUEST_BYTES", 1 << 20)
     with pytest.raises(BadInputError, match=r"this request is 2\.0 MiB, more than the 1 MiB the memcli service reads"):
-        ServiceClient(paths).request({"verb": "remember", "args": {"text": "x" * (2 << 20)}, "env": client_env()}, Handlers(), start=False)
+        ServiceClient(paths).request(
+            {"verb": "remember", "args": {"text": "x" * (2 << 20)}, "env": client_env()}, Handlers(), start=False
+        )
     monkeypatch.undo()
     assert listed(paths) == []

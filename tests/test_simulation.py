@@ -18,23 +18,50 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import ok
 from typer.testing import CliRunner
 
-from cli_checks import ok
 from memcli.cli import app
 
-START = datetime(2025, 1, 1, tzinfo=timezone.utc)
+START = datetime(2025, 1, 1, tzinfo=UTC)
 DAYS = 90
 THRESHOLD = 0.05  # Settings.forget_threshold default
 WORDS = [
-    "zebra", "walnut", "violin", "tornado", "quartz", "pumpkin", "origami", "nebula", "marmot", "lantern",
-    "kayak", "jasmine", "iguana", "harpoon", "glacier", "falcon", "ember", "cactus", "bagpipe", "avalanche",
-    "yodel", "trombone", "sequoia", "pretzel", "obsidian", "mongoose", "lobster", "anchovy", "biscuit", "cobalt",
+    "zebra",
+    "walnut",
+    "violin",
+    "tornado",
+    "quartz",
+    "pumpkin",
+    "origami",
+    "nebula",
+    "marmot",
+    "lantern",
+    "kayak",
+    "jasmine",
+    "iguana",
+    "harpoon",
+    "glacier",
+    "falcon",
+    "ember",
+    "cactus",
+    "bagpipe",
+    "avalanche",
+    "yodel",
+    "trombone",
+    "sequoia",
+    "pretzel",
+    "obsidian",
+    "mongoose",
+    "lobster",
+    "anchovy",
+    "biscuit",
+    "cobalt",
 ]  # turn i (learned on day i at 09:00) is the only one with WORDS[i]
 TEMPLATE = "Today I noticed a {}."
 # turn index -> days on which it is recalled (at noon). Gaps that grow with S keep some alive
@@ -98,7 +125,12 @@ class Run:
 def write_timeline(path: Path) -> Path:
     with path.open("w", encoding="utf-8") as f:
         for i, word in enumerate(WORDS):
-            record = {"role": "user", "content": TEMPLATE.format(word), "timestamp": at(i, 9).isoformat(), "session": f"day-{i}"}
+            record = {
+                "role": "user",
+                "content": TEMPLATE.format(word),
+                "timestamp": at(i, 9).isoformat(),
+                "session": f"day-{i}",
+            }
             f.write(json.dumps(record) + "\n")
     return path
 
@@ -107,14 +139,20 @@ def import_timeline(runner: CliRunner, tmp_path: Path) -> list[str]:
     """Import the timeline; returns the memory id of turn i at index i."""
     # A simulation replays a timeline: each turn's retention clock starts when it was said.
     timeline = write_timeline(tmp_path / "timeline.jsonl")
-    report = json.loads(ok(runner.invoke(app, ["import", str(timeline), "--retention-from", "conversation", "--json"])).stdout)
+    report = json.loads(
+        ok(runner.invoke(app, ["import", str(timeline), "--retention-from", "conversation", "--json"])).stdout
+    )
     assert (report["found"], report["added"], report["users"]) == (30, 30, {"sim": 30})
     rows = json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout)
     by_word = {}
     for row in rows:
         [word] = [w for w in WORDS if w in row["text"].split(" ")[-1]]
         by_word[word] = row
-    assert all(by_word[w]["strength"] == 1.0 and datetime.fromisoformat(by_word[w]["created_at"]).timestamp() == at(i, 9).timestamp() for i, w in enumerate(WORDS))
+    assert all(
+        by_word[w]["strength"] == 1.0
+        and datetime.fromisoformat(by_word[w]["created_at"]).timestamp() == at(i, 9).timestamp()
+        for i, w in enumerate(WORDS)
+    )
     return [by_word[w]["id"] for w in WORDS]
 
 
@@ -158,14 +196,19 @@ def simulate(runner: CliRunner, tmp_path: Path, decay: float, stochastic_seed: i
                 run.recalls_made += 1
         night = at(day, 23)
         now = days_of(night)
-        args = ["forget", "--json"] + (["--stochastic", "--seed", str(stochastic_seed)] if stochastic_seed is not None else [])
+        args = ["forget", "--json"] + (
+            ["--stochastic", "--seed", str(stochastic_seed)] if stochastic_seed is not None else []
+        )
         report = json.loads(ok(runner.invoke(app, args, env={"MEMCLI_NOW": night.isoformat()})).stdout)
         living = [i for i, m in model.items() if m.archived_on is None and m.learned <= now]
         forgotten = [row["id"] for row in report["memories"]]
         assert report["examined"] == len([i for i, m in model.items() if m.archived_on is None]), day
         for row in report["memories"]:
             assert row["id"] in living, (day, row)
-            assert row["forgetting"]["retention"] == pytest.approx(model[row["id"]].retention(now, decay), abs=2e-6), (day, row)
+            assert row["forgetting"]["retention"] == pytest.approx(model[row["id"]].retention(now, decay), abs=2e-6), (
+                day,
+                row,
+            )
         if stochastic_seed is None:
             for memory_id in living:
                 r = model[memory_id].retention(now, decay)
@@ -209,6 +252,7 @@ def sim_user(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_fake_embedder_tells_the_words_apart(fake_embedder: Any) -> None:
     """Precondition of the schedule: each word lands in its own dimension of the fake
     embedder, apart from the template's words, so `recall WORD -k 1` finds that turn only."""
+
     def slot(word: str) -> int:
         vector = fake_embedder.embed_one(word)
         return max(range(len(vector)), key=vector.__getitem__)

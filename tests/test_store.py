@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import assert_error, ok
 from conftest import open_store
+from typer.testing import CliRunner
+
 from memcli.cli import app
 from memcli.config import Paths, resolve_paths
 from memcli.errors import ExitCode, MemcliError
@@ -55,7 +55,9 @@ def snapshot(runner: CliRunner) -> str:
 
 
 def memory(memory_id: str, text: str, user: str = "default") -> Memory:
-    return Memory(id=memory_id, user=user, kind=Kind.NOTE.value, text=text, created_at=1_700_000_000.0, day="2023-11-14")
+    return Memory(
+        id=memory_id, user=user, kind=Kind.NOTE.value, text=text, created_at=1_700_000_000.0, day="2023-11-14"
+    )
 
 
 UNIT = [1.0] + [0.0] * 127  # the fake embedder's dimension
@@ -64,13 +66,20 @@ UNIT = [1.0] + [0.0] * 127  # the fake embedder's dimension
 # the lock ----------------------------------------------------------------------------
 
 
-def test_command_on_a_locked_store_fails_naming_the_lock(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_command_on_a_locked_store_fails_naming_the_lock(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ok(runner.invoke(app, ["remember", "kept safe"]))
     before = snapshot(runner)
     paths = resolve_paths()
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "1")
     with lock_held_by_another_process(paths):
-        for args in (["list"], ["recall", "safe"], ["delete", json.loads(before)[0]["id"]], ["import", __file__, "--format", "text"]):
+        for args in (
+            ["list"],
+            ["recall", "safe"],
+            ["delete", json.loads(before)[0]["id"]],
+            ["import", __file__, "--format", "text"],
+        ):
             line = assert_error(runner.invoke(app, args), ExitCode.STORE_LOCKED)
             assert str(paths.lock_file) in line, args
     assert snapshot(runner) == before
@@ -93,7 +102,9 @@ def test_remember_on_a_locked_store_keeps_the_note_journaled(
     assert len(json.loads(snapshot(runner))) == 1
 
 
-def test_chat_turn_on_a_locked_store_is_not_lost(runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chat_turn_on_a_locked_store_is_not_lost(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = resolve_paths()
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "1")
     with lock_held_by_another_process(paths):
@@ -104,7 +115,9 @@ def test_chat_turn_on_a_locked_store_is_not_lost(runner: CliRunner, fake_model: 
     assert "My bike is blue" in texts
 
 
-def test_chat_on_a_locked_store_keeps_every_message(runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chat_on_a_locked_store_keeps_every_message(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = resolve_paths()
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "1")
     with lock_held_by_another_process(paths):
@@ -118,7 +131,12 @@ def test_lock_is_released_after_a_failed_command(runner: CliRunner, fake_embedde
     paths = resolve_paths()
     runner.invoke(app, ["show", "ffffffffffffffff"])
     probe = subprocess.run(
-        [sys.executable, "-c", "import sys, filelock; filelock.FileLock(sys.argv[1], timeout=0).acquire(); print('free')", str(paths.lock_file)],
+        [
+            sys.executable,
+            "-c",
+            "import sys, filelock; filelock.FileLock(sys.argv[1], timeout=0).acquire(); print('free')",
+            str(paths.lock_file),
+        ],
         capture_output=True,
         text=True,
     )
@@ -210,17 +228,27 @@ store.add([Memory(id="c" * 16, user="default", kind="note", text=sys.argv[1], cr
 """
 
 
-def test_another_process_sees_our_writes_and_we_see_its(runner: CliRunner, fake_embedder: Any, memcli_home: Path) -> None:
+def test_another_process_sees_our_writes_and_we_see_its(
+    runner: CliRunner, fake_embedder: Any, memcli_home: Path
+) -> None:
     note_id = ok(runner.invoke(app, ["remember", "written by the test process"])).stdout.strip()
     env = {**os.environ, "MEMCLI_HOME": str(memcli_home)}
-    listed = subprocess.run([sys.executable, "-m", "memcli", "list", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    listed = subprocess.run(
+        [sys.executable, "-m", "memcli", "list", "--json"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert listed.returncode == 0, listed.stderr
     assert [m["id"] for m in json.loads(listed.stdout)] == [note_id]
     # a store this process already opened sees what another process wrote since
     store = open_store(resolve_paths())
     with store.transaction():
         assert store.count() == 1
-    wrote = subprocess.run([sys.executable, "-c", WRITE_IN_ANOTHER_PROCESS, "written elsewhere"], env=env, capture_output=True, text=True, timeout=120)
+    wrote = subprocess.run(
+        [sys.executable, "-c", WRITE_IN_ANOTHER_PROCESS, "written elsewhere"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert wrote.returncode == 0, wrote.stderr
     with store.transaction():
         assert store.count() == 2
@@ -234,7 +262,10 @@ def chroma_memories(store: MemoryStore) -> list[Memory]:
     """Every memory as Chroma itself holds it, sorted by id."""
     with store.transaction():
         page = store._col.get(include=["documents", "metadatas"])
-    return sorted((Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"])), key=lambda m: m.id)
+    return sorted(
+        (Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"])),
+        key=lambda m: m.id,
+    )
 
 
 def by_id(memories: list[Memory]) -> list[Memory]:
@@ -249,7 +280,12 @@ def test_reads_come_from_the_recall_index_copy_and_equal_chromas(monkeypatch: py
     store.open_resident()
     try:
         notes = [memory(str(i) * 16, f"note {i}", user="ana" if i % 3 else "bob") for i in range(9)]
-        notes[1].tags, notes[2].source_ids, notes[3].valid_to, notes[4].caption = ["family", "ünïcode"], ["a", "b"], 1.7e9, "a cat"
+        notes[1].tags, notes[2].source_ids, notes[3].valid_to, notes[4].caption = (
+            ["family", "ünïcode"],
+            ["a", "b"],
+            1.7e9,
+            "a cat",
+        )
         with store.transaction():
             store.add(notes, [UNIT] * len(notes))
             notes[5].strength, notes[5].last_recalled_at, notes[5].recall_count, notes[5].pinned = 2.5, 1.8e9, 3, True
@@ -273,7 +309,9 @@ def test_reads_come_from_the_recall_index_copy_and_equal_chromas(monkeypatch: py
             ]
             assert by_id(store.memories(user="bob", archived=True)) == [notes[6]]
             assert store.users() == ["ana", "bob"]
-            assert by_id(store.get_many([notes[2].id, notes[5].id, notes[7].id, "nothing"])) == by_id([notes[2], notes[5]])
+            assert by_id(store.get_many([notes[2].id, notes[5].id, notes[7].id, "nothing"])) == by_id(
+                [notes[2], notes[5]]
+            )
             assert store.get(notes[1].id[:12]) == notes[1]
             with pytest.raises(MemcliError, match="no memory"):
                 store.get(notes[7].id)

@@ -23,14 +23,14 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
 from typer.testing import CliRunner
 
-from cli_checks import assert_error, ok
 from memcli.cli import app
 from memcli.errors import ExitCode
 from memcli.paths import resolve_paths
@@ -99,8 +99,10 @@ def make_read_only(request: pytest.FixtureRequest, memcli_home: Path) -> Iterato
 
 
 def _populate(runner: CliRunner) -> list[str]:
-    ids = [ok(runner.invoke(app, ["remember", note, "--now", "2025-01-0{}T10:00:00+00:00".format(i + 1)])).stdout.strip()
-           for i, note in enumerate(NOTES)]
+    ids = [
+        ok(runner.invoke(app, ["remember", note, "--now", f"2025-01-0{i + 1}T10:00:00+00:00"])).stdout.strip()
+        for i, note in enumerate(NOTES)
+    ]
     return ids
 
 
@@ -172,7 +174,9 @@ def _fake_service(paths: Any) -> Iterator[Any]:
 
     process = subprocess.Popen(
         [sys.executable, str(Path(__file__).parent / "fakes"), "serve"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     client = ServiceClient(paths)
     try:
@@ -211,8 +215,8 @@ def test_an_immutable_chroma_file_opens_the_store_read_only_and_a_refused_note_i
 def test_a_service_serves_a_read_only_store_and_refuses_its_writes(
     memcli_home: Path, monkeypatch: pytest.MonkeyPatch, make_read_only: Callable[[], Path]
 ) -> None:
-    from memcli.transport.client import Handlers
     from memcli.errors import ReadOnlyStoreError
+    from memcli.transport.client import Handlers
 
     monkeypatch.delenv("MEMCLI_SERVICE")
     paths = resolve_paths()
@@ -225,7 +229,9 @@ def test_a_service_serves_a_read_only_store_and_refuses_its_writes(
         notices: list[str] = []
         listed = client.request({**base, "verb": "list", "args": {}}, Handlers(notice=notices.append))
         assert len(listed) == 3
-        hits = client.request({**base, "verb": "recall", "args": {"query": "where did I move"}}, Handlers(notice=notices.append))
+        hits = client.request(
+            {**base, "verb": "recall", "args": {"query": "where did I move"}}, Handlers(notice=notices.append)
+        )
         assert hits[0]["text"] == NOTES[0] and hits[0]["recall_count"] == 0
         assert "memcli: read-only store: recall not reinforced" in notices
         with pytest.raises(ReadOnlyStoreError):
@@ -273,11 +279,18 @@ def _little_room(patch: pytest.MonkeyPatch, free: int) -> None:
 
 @pytest.mark.parametrize("command", [["import", "NOTES_FILE"], ["remember", "a note that does not fit"]])
 def test_a_write_that_does_not_fit_stores_nothing(
-    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+    runner: CliRunner,
+    fake_embedder: Any,
+    memcli_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
 ) -> None:
     _populate(runner)
     notes = tmp_path / "notes.txt"
-    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(40)), encoding="utf-8")
+    notes.write_text(
+        "\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(40)), encoding="utf-8"
+    )
     argv = [str(notes) if arg == "NOTES_FILE" else arg for arg in command]
     with monkeypatch.context() as patch:
         _little_room(patch, 100 * 1024)
@@ -292,19 +305,29 @@ def test_a_write_that_does_not_fit_stores_nothing(
 
 @pytest.mark.parametrize("where", ["chroma", "sidecar"])
 def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
-    runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+    runner: CliRunner,
+    fake_embedder: Any,
+    memcli_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
 ) -> None:
     _populate(runner)
     notes = tmp_path / "notes.txt"
-    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(40)), encoding="utf-8")
-    from memcli.store import recall_index as index_module
+    notes.write_text(
+        "\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(40)), encoding="utf-8"
+    )
     import chromadb.api.models.Collection as collection_module
+
+    from memcli.store import recall_index as index_module
 
     with monkeypatch.context() as patch:
         if where == "chroma":
             real_add = collection_module.Collection.add
 
-            def add_then_fail(self: Any, *args: Any, **kwargs: Any) -> None:  # Chroma took the batch, then the device filled
+            def add_then_fail(
+                self: Any, *args: Any, **kwargs: Any
+            ) -> None:  # Chroma took the batch, then the device filled
                 real_add(self, *args, **kwargs)
                 _enospc()
 
@@ -316,7 +339,11 @@ def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
     # Chroma, the record, took the whole batch: the import stored everything, and says so.
     assert (result["added"], result["failed"], result["error"]) == (40, 0, None)
     chroma, index, pending = _counts(memcli_home)
-    assert (chroma, index, pending) == (43, 3, 0)  # the index's part of the write was rolled back, and marked to be checked
+    assert (chroma, index, pending) == (
+        43,
+        3,
+        0,
+    )  # the index's part of the write was rolled back, and marked to be checked
     again = json.loads(ok(runner.invoke(app, ["import", str(notes), "--json", "--quiet"])).stdout)
     assert (again["added"], again["skipped"]) == (0, 40)
     listed = json.loads(ok(runner.invoke(app, ["list", "--limit", "0", "--json", "--quiet"])).stdout)
@@ -327,6 +354,7 @@ def test_a_device_that_fills_during_an_import_leaves_every_index_consistent(
 def _fills_after_first_batch(patch: pytest.MonkeyPatch) -> None:
     """The device reports room until Chroma has taken one batch, none after it."""
     import chromadb.api.models.Collection as collection_module
+
     import memcli.store.space as store_module
 
     real_add, real_statvfs = collection_module.Collection.add, os.statvfs
@@ -350,7 +378,9 @@ def test_an_import_stopped_by_a_full_device_counts_what_it_stored_and_finishes_w
 ) -> None:
     _populate(runner)
     notes = tmp_path / "notes.txt"
-    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(100)), encoding="utf-8")
+    notes.write_text(
+        "\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(100)), encoding="utf-8"
+    )
     with monkeypatch.context() as patch:
         _fills_after_first_batch(patch)
         done = runner.invoke(app, ["import", str(notes), "--json"])
@@ -376,7 +406,9 @@ def test_an_import_the_device_clearly_has_no_room_for_is_refused_before_it_start
 
     _populate(runner)
     notes = tmp_path / "notes.txt"
-    notes.write_text("\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(2000)), encoding="utf-8")
+    notes.write_text(
+        "\n\n".join(f"Imported paragraph number {i} about topic {i * 7}." for i in range(2000)), encoding="utf-8"
+    )
     import chromadb.api.models.Collection as collection_module
 
     calls: list[int] = []
@@ -416,7 +448,9 @@ def small_device(memcli_home: Path) -> Iterator[Path]:
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
     memcli_home.mkdir(parents=True, exist_ok=True)
-    if not _mount("-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(memcli_home)):  # a tmpfs root is 1777 else: refused (exit 12)
+    if not _mount(
+        "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(memcli_home)
+    ):  # a tmpfs root is 1777 else: refused (exit 12)
         pytest.skip("mounting a tmpfs is not allowed here")
     try:
         yield memcli_home
@@ -429,7 +463,9 @@ def test_a_really_full_device_is_named_and_nothing_is_stored(
 ) -> None:
     _populate(runner)
     notes = tmp_path / "notes.txt"
-    notes.write_text("\n\n".join(f"Imported paragraph {i}: " + "lorem ipsum dolor " * 20 for i in range(300)), encoding="utf-8")
+    notes.write_text(
+        "\n\n".join(f"Imported paragraph {i}: " + "lorem ipsum dolor " * 20 for i in range(300)), encoding="utf-8"
+    )
     filler = small_device / "filler"
     room = os.statvfs(small_device)
     filler.write_bytes(b"\0" * max(0, room.f_bavail * room.f_frsize - 1024 * 1024))
@@ -468,6 +504,7 @@ def _full_sidecar(patch: pytest.MonkeyPatch) -> None:
     """The sidecar's writes of a memory's state fail as SQLite fails on a device without a
     byte free ("database or disk is full", raised at the write inside its transaction)."""
     from memcli.store import recall_index as index_module
+
     def full(*_: Any, **__: Any) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 
@@ -580,7 +617,10 @@ def test_a_service_starts_read_mostly_on_a_full_device_and_says_why(
     paths = resolve_paths()
     base = {"env": {"MEMCLI_LOCK_TIMEOUT": "5"}, "now": None, "model": None}
     with _fake_service(paths) as (client, _):
-        ids = [client.request({**base, "verb": "remember", "args": {"text": note}}, Handlers())["memory"]["id"] for note in NOTES]
+        ids = [
+            client.request({**base, "verb": "remember", "args": {"text": note}}, Handlers())["memory"]["id"]
+            for note in NOTES
+        ]
     filler = small_device / "filler"
     descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
@@ -595,7 +635,9 @@ def test_a_service_starts_read_mostly_on_a_full_device_and_says_why(
         assert "no space left on" in status["read_mostly"]
         assert "read-mostly: no space left on" in paths.log_file.read_text()
         notices: list[str] = []
-        hits = client.request({**base, "verb": "recall", "args": {"query": "where did I move"}}, Handlers(notice=notices.append))
+        hits = client.request(
+            {**base, "verb": "recall", "args": {"query": "where did I move"}}, Handlers(notice=notices.append)
+        )
         assert hits[0]["text"] == NOTES[0]
         client.request({**base, "verb": "delete", "args": {"id": ids[0]}}, Handlers(notice=notices.append))
         listed = client.request({**base, "verb": "list", "args": {}}, Handlers())
@@ -608,14 +650,23 @@ def test_a_recall_whose_window_vectors_cannot_be_stored_still_answers(
     runner: CliRunner, fake_embedder: Any, memcli_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     turns = tmp_path / "turns.jsonl"
-    turns.write_text("".join(json.dumps({"role": "user", "content": f"turn {i} about the garden {i * 3}",
-                                         "timestamp": f"2025-01-01T10:0{i}:00"}) + "\n" for i in range(6)), encoding="utf-8")
+    turns.write_text(
+        "".join(
+            json.dumps(
+                {"role": "user", "content": f"turn {i} about the garden {i * 3}", "timestamp": f"2025-01-01T10:0{i}:00"}
+            )
+            + "\n"
+            for i in range(6)
+        ),
+        encoding="utf-8",
+    )
     ok(runner.invoke(app, ["import", str(turns)]))
     db = sqlite3.connect(resolve_paths().database)
     with db:
         db.execute("UPDATE recall_index SET window_vector = NULL")  # windows left to fill, as a write leaves them
     db.close()
     from memcli.store import recall_index as index_module
+
     def full(*_: Any, **__: Any) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
-
 from cli_checks import assert_error, ok
 from conftest import ChromaServer, list_json, open_store
+from typer.testing import CliRunner
+
 from memcli.cli import app
 from memcli.config import resolve_paths
 from memcli.errors import ExitCode, StoreServerError
@@ -45,7 +45,9 @@ def run(runner: CliRunner, *args: str) -> Any:
 def _plain(data: Any) -> Any:
     """``data`` without what differs between two homes whatever the store: paths, ids, timings."""
     if isinstance(data, dict):
-        return {k: _plain(v) for k, v in data.items() if k not in ("path", "id", "ids", "source_ids") and "second" not in k}
+        return {
+            k: _plain(v) for k, v in data.items() if k not in ("path", "id", "ids", "source_ids") and "second" not in k
+        }
     if isinstance(data, list):
         return [_plain(x) for x in data]
     return data
@@ -67,7 +69,9 @@ def scenario(runner: CliRunner, tmp_path: Path) -> dict[str, Any]:
     consolidated = run(runner, "consolidate", "--now", "2024-03-03T12:00:00")
     out["consolidate"] = _plain(consolidated)
     out["reindex"] = run(runner, "reindex", "--force")["memories"]
-    out["recall after"] = [(m["text"], m["score"]) for m in run(runner, "recall", "bread cello", "-k", "4", "--now", NOW)]
+    out["recall after"] = [
+        (m["text"], m["score"]) for m in run(runner, "recall", "bread cello", "-k", "4", "--now", NOW)
+    ]
     out["list"] = sorted((m["text"], m["kind"], m["archived"], m["strength"]) for m in list_json(runner, "--archived"))
     return out
 
@@ -160,7 +164,9 @@ def test_a_write_cut_by_the_server_leaves_the_sidecar_to_be_repaired(
 
     with pytest.raises(StoreServerError), store.transaction(), monkeypatch.context() as patch:
         patch.setattr(store._col, "add", cut)
-        store.add([Memory(id="e" * 16, user="tester", kind="note", text="cut", created_at=1.7e9, day="2023-11-14")], [UNIT])
+        store.add(
+            [Memory(id="e" * 16, user="tester", kind="note", text="cut", created_at=1.7e9, day="2023-11-14")], [UNIT]
+        )
     assert [m["text"] for m in list_json(runner)] == ["first note"]
     store = open_store(paths)
     with store.transaction():
@@ -213,13 +219,17 @@ def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     ],
     ids=["401", "not-api-v2", "other-major-version"],
 )
-def test_a_server_that_refuses_is_exit_11(runner: CliRunner, fake_embedder: Any, fake_server: Any, status: int, body: bytes, says: str) -> None:
+def test_a_server_that_refuses_is_exit_11(
+    runner: CliRunner, fake_embedder: Any, fake_server: Any, status: int, body: bytes, says: str
+) -> None:
     fake_server(status, body)
     line = assert_error(runner.invoke(app, ["list"]), ExitCode.STORE_SERVER)
     assert says in line, line
 
 
-def test_a_server_that_does_not_answer_times_out_with_exit_11(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_that_does_not_answer_times_out_with_exit_11(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)  # accepts connections, never answers
@@ -249,7 +259,10 @@ def everything(store: MemoryStore) -> dict[str, Any]:
     """Every memory as the store's Chroma holds it: id -> (text, metadata, vector)."""
     with store.transaction():
         page = store._col.get(include=["documents", "metadatas", "embeddings"])
-    return {i: (d, dict(m), np.asarray(e, dtype=np.float32).tolist()) for i, d, m, e in zip(page["ids"], page["documents"], page["metadatas"], page["embeddings"])}
+    return {
+        i: (d, dict(m), np.asarray(e, dtype=np.float32).tolist())
+        for i, d, m, e in zip(page["ids"], page["documents"], page["metadatas"], page["embeddings"])
+    }
 
 
 def test_migrate_to_the_server_and_back_keeps_every_field(

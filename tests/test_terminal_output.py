@@ -9,9 +9,9 @@ import json
 from typing import Any
 
 import pytest
+from cli_checks import assert_error, ok
 from typer.testing import CliRunner
 
-from cli_checks import assert_error, ok
 from memcli.cli import app, root
 from memcli.errors import ExitCode
 
@@ -43,35 +43,45 @@ def assert_aligned(lines: list[str], header: list[str], memory_ids: list[str]) -
 
 
 @pytest.mark.parametrize("command", [["list"], ["recall", "where does Ana live", "--no-reinforce"]])
-def test_list_and_recall_print_tab_separated_lines_when_piped(runner: CliRunner, two_notes: list[str], command: list[str]) -> None:
+def test_list_and_recall_print_tab_separated_lines_when_piped(
+    runner: CliRunner, two_notes: list[str], command: list[str]
+) -> None:
     lines = ok(runner.invoke(app, command)).stdout.splitlines()
     assert len(lines) == 2 and all(len(line.split("\t")) == (6 if command[0] == "recall" else 5) for line in lines)
     assert {line.split("\t")[0] for line in lines} == set(two_notes)
     assert {line.split("\t")[-1] for line in lines} == set(NOTES)
 
 
-def test_list_prints_an_aligned_table_on_a_terminal(runner: CliRunner, two_notes: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_list_prints_an_aligned_table_on_a_terminal(
+    runner: CliRunner, two_notes: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     on_a_terminal(monkeypatch)
     lines = ok(runner.invoke(app, ["list"])).stdout.splitlines()
     assert_aligned(lines, ["id", "day", "kind", "source", "text"], two_notes)
     assert "My sister Ana lives in Porto" in "\n".join(lines)
 
 
-def test_recall_prints_an_aligned_table_with_scores_on_a_terminal(runner: CliRunner, two_notes: list[str],
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recall_prints_an_aligned_table_with_scores_on_a_terminal(
+    runner: CliRunner, two_notes: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     piped = ok(runner.invoke(app, ["recall", "where does Ana live", "--no-reinforce"])).stdout.splitlines()
     on_a_terminal(monkeypatch)
     lines = ok(runner.invoke(app, ["recall", "where does Ana live", "--no-reinforce"])).stdout.splitlines()
     assert_aligned(lines, ["id", "day", "kind", "score", "source", "text"], two_notes)
     # the same memories in the same order, with the same scores
-    assert [line.split("\t")[0] for line in piped] == [line.split()[0] for line in lines[1:] if line.split() and len(line.split()[0]) == 16]
-    assert [line.split("\t")[3] for line in piped] == [line.split()[3] for line in lines[1:] if line.split() and len(line.split()[0]) == 16]
+    assert [line.split("\t")[0] for line in piped] == [
+        line.split()[0] for line in lines[1:] if line.split() and len(line.split()[0]) == 16
+    ]
+    assert [line.split("\t")[3] for line in piped] == [
+        line.split()[3] for line in lines[1:] if line.split() and len(line.split()[0]) == 16
+    ]
     explained = ok(runner.invoke(app, ["recall", "where does Ana live", "--no-reinforce", "--explain"])).stdout
     assert "relevance" in explained and "retention" in explained and "\t" not in explained
 
 
-def test_history_is_a_table_on_a_terminal_and_tab_separated_when_piped(runner: CliRunner, two_notes: list[str],
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_history_is_a_table_on_a_terminal_and_tab_separated_when_piped(
+    runner: CliRunner, two_notes: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     ok(runner.invoke(app, ["edit", two_notes[0], "--text", "My sister Ana lives in Lisbon now"]))
     [piped] = ok(runner.invoke(app, ["history", two_notes[0]])).stdout.splitlines()
     assert piped.split("\t")[1:4] == ["EDIT", two_notes[0], f"{NOTES[0]} -> My sister Ana lives in Lisbon now"]
@@ -82,7 +92,9 @@ def test_history_is_a_table_on_a_terminal_and_tab_separated_when_piped(runner: C
     assert lines[1].index(two_notes[0]) == lines[0].index("id")
 
 
-def test_json_output_is_the_same_on_a_terminal(runner: CliRunner, two_notes: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_json_output_is_the_same_on_a_terminal(
+    runner: CliRunner, two_notes: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     piped = json.loads(ok(runner.invoke(app, ["list", "--json"])).stdout)
     on_a_terminal(monkeypatch)
     assert json.loads(ok(runner.invoke(app, ["list", "--json"])).stdout) == piped

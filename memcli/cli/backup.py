@@ -25,11 +25,22 @@ def _write_stdout(text: str) -> None:
 def export_(
     output: Annotated[
         Optional[Path],
-        typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (whole or not at all: a temporary file renamed at the end; mode 0600) instead of standard output."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write to FILE (whole or not at all: a temporary file renamed at the end; mode 0600) instead of standard output.",
+        ),
     ] = None,
-    history: Annotated[bool, typer.Option("--history", help="Also the history of every memory (memcli history).")] = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="Also the history of every memory (memcli history).")
+    ] = False,
     with_vectors: Annotated[
-        bool, typer.Option("--with-vectors", help="Also each memory's stored vector: an import with the same embedder stores them instead of embedding again.")
+        bool,
+        typer.Option(
+            "--with-vectors",
+            help="Also each memory's stored vector: an import with the same embedder stores them instead of embedding again.",
+        ),
     ] = False,
     all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
     user: UserOpt = None,

@@ -14,8 +14,8 @@ import json
 import sqlite3
 from collections.abc import Mapping
 
-from memcli.store.candidates import candidates
 from memcli.paths import Paths
+from memcli.store.candidates import candidates
 
 
 def read_candidates(paths: Paths, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:
@@ -32,7 +32,9 @@ def read_candidates(paths: Paths, what: str, prefix: str = "", user: str | None 
         db.close()
 
 
-def complete(paths: Paths, what: str, prefix: str = "", user: str | None = None, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+def complete(
+    paths: Paths, what: str, prefix: str = "", user: str | None = None, env: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
     """The completions of ``prefix`` (see ``candidates``): asked of the running service of
     ``paths`` when one of this memcli's version runs and the service is not turned off,
     else read from the sidecar; never starts the service. Empty on any failure."""
@@ -46,7 +48,9 @@ def complete(paths: Paths, what: str, prefix: str = "", user: str | None = None,
         return []
 
 
-def _from_service(paths: Paths, what: str, prefix: str, user: str | None, env: Mapping[str, str] | None) -> list[tuple[str, str]] | None:
+def _from_service(
+    paths: Paths, what: str, prefix: str, user: str | None, env: Mapping[str, str] | None
+) -> list[tuple[str, str]] | None:
     """The service's answer, or None when no service of this version runs (or it is off)."""
     from memcli import __version__
     from memcli.transport.client import Handlers, ServiceClient, client_env, service_mode

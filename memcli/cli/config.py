@@ -31,10 +31,17 @@ app.add_typer(config_app, name="config")
 def _complete_key(incomplete: str) -> list[tuple[str, str]]:
     from memcli.config import Settings
 
-    return [(key, field.description or "") for key, field in Settings.model_fields.items() if key.startswith(incomplete)]
+    return [
+        (key, field.description or "") for key, field in Settings.model_fields.items() if key.startswith(incomplete)
+    ]
 
 
-KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="A setting's name (memcli config list shows them).", autocompletion=_complete_key)]
+KeyArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="KEY", help="A setting's name (memcli config list shows them).", autocompletion=_complete_key
+    ),
+]
 
 
 def _setting_out(found: Any) -> Any:
@@ -56,7 +63,10 @@ def _after_change(keys: list[str], quiet: bool) -> None:
 
     for key in keys:
         if os.environ.get(ENV_PREFIX + key.upper()):
-            _status(f"memcli: note: {ENV_PREFIX}{key.upper()} is set in this environment and overrides the config file", quiet)
+            _status(
+                f"memcli: note: {ENV_PREFIX}{key.upper()} is set in this environment and overrides the config file",
+                quiet,
+            )
     notice = restart_notice(_paths(), keys)
     if notice:
         _status(f"memcli: {notice}", quiet)
@@ -96,7 +106,13 @@ def config_get(key: KeyArg, json_out: JsonOpt = False, quiet: QuietOpt = False) 
 @config_app.command("set")
 def config_set(
     key: KeyArg,
-    value: Annotated[str, typer.Argument(metavar="VALUE", help="The new value: a number, true/false, a word; user_decay: a TOML table such as '{alice = 0.5}'.")],
+    value: Annotated[
+        str,
+        typer.Argument(
+            metavar="VALUE",
+            help="The new value: a number, true/false, a word; user_decay: a TOML table such as '{alice = 0.5}'.",
+        ),
+    ],
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -142,8 +158,11 @@ def _warn_user_without_memories(new: str, old_user: tuple[str, bool], quiet: boo
     if by_default and list(counts) == [LEGACY_USER]:
         old = LEGACY_USER
     if new != old and not counts.get(new) and counts.get(old):
-        _status(f"warning: user {new!r} has no memories; {old!r} has {counts[old]} (they are kept: --user {old} reads them, "
-                f"'memcli config set user {old}' goes back)", quiet)
+        _status(
+            f"warning: user {new!r} has no memories; {old!r} has {counts[old]} (they are kept: --user {old} reads them, "
+            f"'memcli config set user {old}' goes back)",
+            quiet,
+        )
 
 
 @config_app.command("unset")

@@ -23,10 +23,18 @@ from memcli.errors import ExitCode, UsageError
 
 @app.command()
 def consolidate(
-    since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only days on or after this date (YYYY-MM-DD).")] = None,
-    until: Annotated[Optional[str], typer.Option("--until", metavar="DATE", help="Only days on or before this date (YYYY-MM-DD).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count the days, sessions and message pairs to do; change nothing.")] = False,
-    retry: Annotated[bool, typer.Option("--retry", help="Also redo the work whose model output was invalid in an earlier run.")] = False,
+    since: Annotated[
+        Optional[str], typer.Option("--since", metavar="DATE", help="Only days on or after this date (YYYY-MM-DD).")
+    ] = None,
+    until: Annotated[
+        Optional[str], typer.Option("--until", metavar="DATE", help="Only days on or before this date (YYYY-MM-DD).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count the days, sessions and message pairs to do; change nothing.")
+    ] = False,
+    retry: Annotated[
+        bool, typer.Option("--retry", help="Also redo the work whose model output was invalid in an earlier run.")
+    ] = False,
     all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
     user: UserOpt = None,
     model: ModelOpt = None,
@@ -51,7 +59,10 @@ def consolidate(
     else:
         _print_consolidated(report)
     if report.failed:
-        _fail(f"{report.failures[0]}; {_count(report.failed, 'unit')} not done, the next consolidate runs them again", int(ExitCode.MODEL))
+        _fail(
+            f"{report.failures[0]}; {_count(report.failed, 'unit')} not done, the next consolidate runs them again",
+            int(ExitCode.MODEL),
+        )
 
 
 def _print_consolidated(report: Any) -> None:
@@ -122,20 +133,30 @@ def _why_no_portrait(user: Optional[str]) -> str:
     stats = _call("stats", {"user": user}, quiet=True)
     turns = stats.by_kind.get("turn", 0)
     if not turns:
-        return (f"no portrait yet: memcli consolidate writes one from your conversation turns (memcli chat, or import a chat "
-                f"log); {stats.user} has none")
+        return (
+            f"no portrait yet: memcli consolidate writes one from your conversation turns (memcli chat, or import a chat "
+            f"log); {stats.user} has none"
+        )
     todo = _call("consolidate", {"user": user, "dry_run": True}, quiet=True)
     if todo.days:
-        return (f"no portrait yet: memcli consolidate writes one from your turns; {_count(todo.days, 'day')} of turns "
-                "not consolidated yet: run memcli consolidate")
-    return (f"no portrait yet: consolidation found nothing you said of yourself in your {_count(turns, 'turn')}; a portrait is "
-            "made of sentences such as \"I love ...\", \"I'm ...\", \"my favourite ...\"")
+        return (
+            f"no portrait yet: memcli consolidate writes one from your turns; {_count(todo.days, 'day')} of turns "
+            "not consolidated yet: run memcli consolidate"
+        )
+    return (
+        f"no portrait yet: consolidation found nothing you said of yourself in your {_count(turns, 'turn')}; a portrait is "
+        'made of sentences such as "I love ...", "I\'m ...", "my favourite ..."'
+    )
 
 
 @app.command()
 def summary(
-    day: Annotated[Optional[str], typer.Option("--day", metavar="DATE", help="The event summary of this day instead.")] = None,
-    running: Annotated[bool, typer.Option("--running", help="The running memory of past conversations instead.")] = False,
+    day: Annotated[
+        Optional[str], typer.Option("--day", metavar="DATE", help="The event summary of this day instead.")
+    ] = None,
+    running: Annotated[
+        bool, typer.Option("--running", help="The running memory of past conversations instead.")
+    ] = False,
     user: UserOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,

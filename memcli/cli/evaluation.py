@@ -26,20 +26,26 @@ eval_app = root.MemcliTyper(
 app.add_typer(eval_app, name="eval")
 
 
-def _print_eval(group: str, columns: tuple[str, ...], rows: dict[str, dict[str, float]], report: Any, what: str) -> None:
+def _print_eval(
+    group: str, columns: tuple[str, ...], rows: dict[str, dict[str, float]], report: Any, what: str
+) -> None:
     """An eval report as a table: one row per ``group`` and overall (n and ``columns``),
     then the recall latency and the run's duration over ``what``."""
     typer.echo(f"{group:<16}{'n':>6}" + "".join(f"{c:>8}" for c in columns))
     for name, row in [*rows.items(), ("overall", report.overall)]:
         typer.echo(f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>8.3f}" for c in columns))
     latency = report.latency_ms
-    typer.echo(f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {what} in {report.duration_seconds:.1f} s")
+    typer.echo(
+        f"recall latency p50 {latency.get('p50', 0):.1f} ms, p95 {latency.get('p95', 0):.1f} ms; {what} in {report.duration_seconds:.1f} s"
+    )
 
 
 @eval_app.command("locomo")
 def eval_locomo(
     file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
-    conversation: Annotated[Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")] = None,
+    conversation: Annotated[
+        Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")
+    ] = None,
     ranking: RankingOpt = True,
     without: WithoutOpt = None,
     json_out: JsonOpt = False,
@@ -51,26 +57,46 @@ def eval_locomo(
 
     Example: memcli eval locomo locomo10.json --conversation conv-26 --without speaker
     """
-    args = {"path": os.path.abspath(file.expanduser()), "conversations": conversation or [], "ranking": ranking, "without": without or []}
+    args = {
+        "path": os.path.abspath(file.expanduser()),
+        "conversations": conversation or [],
+        "ranking": ranking,
+        "without": without or [],
+    }
     report = _call("eval.locomo", args, quiet, progress="eval locomo")
     if json_out:
         _print_json(report)
         return
-    _print_eval("category", ("R@5", "R@10", "R@20"), report.per_category, report, f"{len(report.conversations)} conversations")
+    _print_eval(
+        "category", ("R@5", "R@10", "R@20"), report.per_category, report, f"{len(report.conversations)} conversations"
+    )
 
 
 @eval_app.command("qa")
 def eval_qa(
     file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
-    conversation: Annotated[Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")] = None,
+    conversation: Annotated[
+        Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")
+    ] = None,
     limit: Annotated[
-        Optional[int], typer.Option("--limit", min=1, help="Questions a conversation, spread evenly over its categories (default: all).", show_default=False)
+        Optional[int],
+        typer.Option(
+            "--limit",
+            min=1,
+            help="Questions a conversation, spread evenly over its categories (default: all).",
+            show_default=False,
+        ),
     ] = None,
     context: Annotated[
-        str, typer.Option("--context", help="What answers are written from: memory (recalled, as ask), full (the whole conversation that fits the model's context window) or none (the question alone).")
+        str,
+        typer.Option(
+            "--context",
+            help="What answers are written from: memory (recalled, as ask), full (the whole conversation that fits the model's context window) or none (the question alone).",
+        ),
     ] = "memory",
     answers: Annotated[
-        Optional[str], typer.Option("--answers", help="llm or extractive (default: the answers setting).", show_default=False)
+        Optional[str],
+        typer.Option("--answers", help="llm or extractive (default: the answers setting).", show_default=False),
     ] = None,
     details: Annotated[bool, typer.Option("--details", help="With --json: each question's answer and score.")] = False,
     json_out: JsonOpt = False,
@@ -88,8 +114,14 @@ def eval_qa(
 
     Example: memcli eval qa locomo10.json --conversation conv-26 --limit 40
     """
-    args = {"path": os.path.abspath(file.expanduser()), "conversations": conversation or [], "limit": limit, "context": context,
-            "answers": answers, "details": details}
+    args = {
+        "path": os.path.abspath(file.expanduser()),
+        "conversations": conversation or [],
+        "limit": limit,
+        "context": context,
+        "answers": answers,
+        "details": details,
+    }
     report = _call("eval.qa", args, quiet, progress="eval qa")
     if json_out:
         _print_json(report)
@@ -97,22 +129,36 @@ def eval_qa(
     columns = ("F1", "R@5", "R@10", "R@20")
     typer.echo(f"{'category':<16}{'n':>6}" + "".join(f"{c:>8}" for c in columns))
     for name, row in [*report.per_category.items(), ("overall", report.overall), ("overall 1-4", report.overall_1_4)]:
-        typer.echo(f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>8.3f}" if c in row else f"{'-':>8}" for c in columns))
+        typer.echo(
+            f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>8.3f}" if c in row else f"{'-':>8}" for c in columns)
+        )
     by = f" by {report.model}" if report.model else ""
     latency = report.latency_seconds
-    typer.echo(f"{report.answers} answers{by} from {report.context}; answer latency p50 {latency.get('p50', 0):.2f} s, "
-               f"p95 {latency.get('p95', 0):.2f} s; {report.questions} questions of {len(report.conversations)} conversations "
-               f"in {report.duration_seconds:.1f} s")
+    typer.echo(
+        f"{report.answers} answers{by} from {report.context}; answer latency p50 {latency.get('p50', 0):.2f} s, "
+        f"p95 {latency.get('p95', 0):.2f} s; {report.questions} questions of {len(report.conversations)} conversations "
+        f"in {report.duration_seconds:.1f} s"
+    )
 
 
 @eval_app.command("memorybank")
 def eval_memorybank(
-    file: Annotated[Path, typer.Argument(help="A MemoryBank history (memory_bank_en.json or memory_bank_cn.json).", show_default=False)],
-    probes: Annotated[Path, typer.Argument(help="Probe questions, JSON lines: {user, question, evidence, type, now}.", show_default=False)],
-    user: Annotated[Optional[list[str]], typer.Option("--user", help="Only this user's probes; repeat for more.")] = None,
+    file: Annotated[
+        Path,
+        typer.Argument(help="A MemoryBank history (memory_bank_en.json or memory_bank_cn.json).", show_default=False),
+    ],
+    probes: Annotated[
+        Path,
+        typer.Argument(help="Probe questions, JSON lines: {user, question, evidence, type, now}.", show_default=False),
+    ],
+    user: Annotated[
+        Optional[list[str]], typer.Option("--user", help="Only this user's probes; repeat for more.")
+    ] = None,
     ranking: RankingOpt = True,
     without: WithoutOpt = None,
-    details: Annotated[bool, typer.Option("--details", help="With --json: each probe's rank and recalled turns.")] = False,
+    details: Annotated[
+        bool, typer.Option("--details", help="With --json: each probe's rank and recalled turns.")
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -126,8 +172,14 @@ def eval_memorybank(
 
     Example: memcli eval memorybank memory_bank_en.json probes_en.jsonl --json
     """
-    args = {"path": os.path.abspath(file.expanduser()), "probes": os.path.abspath(probes.expanduser()), "users": user or [],
-            "ranking": ranking, "without": without or [], "details": details}
+    args = {
+        "path": os.path.abspath(file.expanduser()),
+        "probes": os.path.abspath(probes.expanduser()),
+        "users": user or [],
+        "ranking": ranking,
+        "without": without or [],
+        "details": details,
+    }
     report = _call("eval.memorybank", args, quiet, progress="eval memorybank")
     if json_out:
         _print_json(report)
@@ -138,11 +190,20 @@ def eval_memorybank(
 @eval_app.command("consolidation")
 def eval_consolidation(
     file: Annotated[Path, typer.Argument(help="locomo10.json from the LoCoMo benchmark.", show_default=False)],
-    conversation: Annotated[Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")] = None,
-    consolidation: Annotated[
-        Optional[str], typer.Option("--consolidation", help="The path to measure: auto, llm or extractive (default: the setting).", show_default=False)
+    conversation: Annotated[
+        Optional[list[str]], typer.Option("--conversation", help="Only this sample_id; repeat for more.")
     ] = None,
-    details: Annotated[bool, typer.Option("--details", help="With --json: each conversation's daily summaries and facts.")] = False,
+    consolidation: Annotated[
+        Optional[str],
+        typer.Option(
+            "--consolidation",
+            help="The path to measure: auto, llm or extractive (default: the setting).",
+            show_default=False,
+        ),
+    ] = None,
+    details: Annotated[
+        bool, typer.Option("--details", help="With --json: each conversation's daily summaries and facts.")
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -155,16 +216,41 @@ def eval_consolidation(
 
     Example: memcli eval consolidation locomo10.json --conversation conv-26 --consolidation llm
     """
-    args = {"path": os.path.abspath(file.expanduser()), "conversations": conversation or [], "consolidation": consolidation,
-            "details": details}
+    args = {
+        "path": os.path.abspath(file.expanduser()),
+        "conversations": conversation or [],
+        "consolidation": consolidation,
+        "details": details,
+    }
     report = _call("eval.consolidation", args, quiet, progress="eval consolidation")
     if json_out:
         _print_json(report)
         return
-    columns = ("turns", "seconds", "turns_per_second", "days_summarized", "days", "facts", "rougeL_f", "coverage", "coverage_facts", "coverage_summaries", "coverage_turns", "coverage_strict")
+    columns = (
+        "turns",
+        "seconds",
+        "turns_per_second",
+        "days_summarized",
+        "days",
+        "facts",
+        "rougeL_f",
+        "coverage",
+        "coverage_facts",
+        "coverage_summaries",
+        "coverage_turns",
+        "coverage_strict",
+    )
     header = ("turns", "s", "turns/s", "summd", "days", "facts", "ROUGE-L", "cover", "facts", "summ.", "raw", "@0.7")
     typer.echo(f"{'conversation':<14}" + "".join(f"{h:>9}" for h in header))
     for name, row in [*((r["conversation"], r) for r in report.conversations), ("overall", report.overall)]:
-        typer.echo(f"{name:<14}" + "".join(f"{row[c]:>9.3f}" if isinstance(row[c], float) and c.startswith(("rouge", "cover")) else f"{row[c]:>9g}" for c in columns))
-    typer.echo(f"{report.path} consolidation of {len(report.conversations)} conversations in {report.duration_seconds:.1f} s "
-               f"(summd: days summarized; cover: observations matched at cosine >= 0.6 by facts and summary lines, each alone, and by the raw turns; @0.7: by facts and lines at 0.7)")
+        typer.echo(
+            f"{name:<14}"
+            + "".join(
+                f"{row[c]:>9.3f}" if isinstance(row[c], float) and c.startswith(("rouge", "cover")) else f"{row[c]:>9g}"
+                for c in columns
+            )
+        )
+    typer.echo(
+        f"{report.path} consolidation of {len(report.conversations)} conversations in {report.duration_seconds:.1f} s "
+        f"(summd: days summarized; cover: observations matched at cosine >= 0.6 by facts and summary lines, each alone, and by the raw turns; @0.7: by facts and lines at 0.7)"
+    )

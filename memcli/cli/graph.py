@@ -17,12 +17,17 @@ graph_app = root.MemcliTyper(
 )
 app.add_typer(graph_app, name="graph")
 
+
 def _complete_entity(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     return root._completions("entity", incomplete, ctx.params.get("user"))
 
 
-NameArg = Annotated[Optional[str], typer.Argument(help="An entity's name or alias (default: you).", show_default=False,
-                                                  autocompletion=_complete_entity)]
+NameArg = Annotated[
+    Optional[str],
+    typer.Argument(
+        help="An entity's name or alias (default: you).", show_default=False, autocompletion=_complete_entity
+    ),
+]
 
 
 def _span(relation: Any) -> str:
@@ -34,7 +39,9 @@ def _span(relation: Any) -> str:
 @graph_app.command("show")
 def show(
     name: NameArg = None,
-    at: Annotated[Optional[str], typer.Option("--at", metavar="DATE", help="As of this date: only the relations that held then.")] = None,
+    at: Annotated[
+        Optional[str], typer.Option("--at", metavar="DATE", help="As of this date: only the relations that held then.")
+    ] = None,
     depth: Annotated[int, typer.Option("--depth", help="Neighbours up to this many edges away.")] = 1,
     user: UserOpt = None,
     json_out: JsonOpt = False,
@@ -51,12 +58,16 @@ def show(
     entity = found.entity
     aliases = f" (also {', '.join(entity.aliases)})" if entity.aliases else ""
     role = f", {entity.role}" if entity.role else ""
-    typer.echo(f"{entity.name} [{entity.type}{role}]{aliases}: mentioned in {entity.mentions} memories"
-               + (f", as of {found.at}" if found.at else ""))
+    typer.echo(
+        f"{entity.name} [{entity.type}{role}]{aliases}: mentioned in {entity.mentions} memories"
+        + (f", as of {found.at}" if found.at else "")
+    )
     for relation in found.relations:
         state = "" if relation.current else " (ended)"
-        typer.echo(f"  {relation.subject} — {relation.phrase} — {relation.object}, {_span(relation)}{state}  "
-                   f"[{relation.count}x: {' '.join(s[:8] for s in relation.sources[:5])}{' …' if len(relation.sources) > 5 else ''}]")
+        typer.echo(
+            f"  {relation.subject} — {relation.phrase} — {relation.object}, {_span(relation)}{state}  "
+            f"[{relation.count}x: {' '.join(s[:8] for s in relation.sources[:5])}{' …' if len(relation.sources) > 5 else ''}]"
+        )
     if found.neighbours:
         typer.echo("neighbours:")
     for near in found.neighbours:
@@ -65,7 +76,9 @@ def show(
 
 @graph_app.command("list")
 def list_(
-    type: Annotated[Optional[str], typer.Option("--type", help="Only this type: person, place, organisation, pet, work, event.")] = None,
+    type: Annotated[
+        Optional[str], typer.Option("--type", help="Only this type: person, place, organisation, pet, work, event.")
+    ] = None,
     user: UserOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -87,8 +100,12 @@ def list_(
 
 @graph_app.command("export")
 def export(
-    format: Annotated[str, typer.Option("--format", "-f", help="graphml, gexf, json (node-link) or dot (through pydot).")] = "graphml",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (default: standard output).")] = None,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="graphml, gexf, json (node-link) or dot (through pydot).")
+    ] = "graphml",
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="Write to this file (default: standard output).")
+    ] = None,
     user: UserOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -110,8 +127,12 @@ def export(
 
 @graph_app.command("merge")
 def merge(
-    name: Annotated[str, typer.Argument(help="The entity to merge (its name becomes an alias).", show_default=False,
-                                        autocompletion=_complete_entity)],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="The entity to merge (its name becomes an alias).", show_default=False, autocompletion=_complete_entity
+        ),
+    ],
     into: Annotated[str, typer.Argument(help="The entity it is.", show_default=False, autocompletion=_complete_entity)],
     user: UserOpt = None,
     json_out: JsonOpt = False,
@@ -130,7 +151,9 @@ def merge(
 
 @graph_app.command("rename")
 def rename(
-    name: Annotated[str, typer.Argument(help="The entity's name or alias.", show_default=False, autocompletion=_complete_entity)],
+    name: Annotated[
+        str, typer.Argument(help="The entity's name or alias.", show_default=False, autocompletion=_complete_entity)
+    ],
     new: Annotated[str, typer.Argument(help="Its new name (the old one stays an alias).", show_default=False)],
     user: UserOpt = None,
     json_out: JsonOpt = False,

@@ -42,7 +42,10 @@ from memcli.errors import DiskFullError, Interrupted, UsageError
 def chat(
     user: UserOpt = None,
     system: Annotated[
-        Optional[str], typer.Option("--system", metavar="TEXT", help="An instruction of your own for this session, added to every prompt.")
+        Optional[str],
+        typer.Option(
+            "--system", metavar="TEXT", help="An instruction of your own for this session, added to every prompt."
+        ),
     ] = None,
     resume: Annotated[
         bool, typer.Option("--continue", "-c", help="Go on with your last chat session: its id and its recent turns.")
@@ -58,22 +61,33 @@ def chat(
 
     Example: memcli chat --user alice --continue
     """
+    from memcli.cli.repl import Repl
     from memcli.transport.client import Handlers
     from memcli.transport.entry import call
-    from memcli.cli.repl import Repl
 
     _stdin("your messages")
     paths = _paths()
 
     def request(verb: str, args: dict[str, Any], handlers: Handlers) -> Any:
-        return call(paths, verb, args, handlers, now=now, model=model, no_service=_OPTIONS["no_service"], debug=_OPTIONS["debug"])
+        return call(
+            paths,
+            verb,
+            args,
+            handlers,
+            now=now,
+            model=model,
+            no_service=_OPTIONS["no_service"],
+            debug=_OPTIONS["debug"],
+        )
 
     Repl(request, paths.state_dir, _memory_line, quiet).run(user, system or "", resume)
 
 
 @app.command()
 def ask(
-    question: Annotated[Optional[str], typer.Argument(help="The question; '-' or nothing reads stdin.", show_default=False)] = None,
+    question: Annotated[
+        Optional[str], typer.Argument(help="The question; '-' or nothing reads stdin.", show_default=False)
+    ] = None,
     user: UserOpt = None,
     model: ModelOpt = None,
     now: NowOpt = None,
@@ -99,7 +113,9 @@ def ask(
 
 @app.command()
 def remember(
-    text: Annotated[Optional[str], typer.Argument(help="The note; '-' or nothing reads stdin.", show_default=False)] = None,
+    text: Annotated[
+        Optional[str], typer.Argument(help="The note; '-' or nothing reads stdin.", show_default=False)
+    ] = None,
     importance: Annotated[float, typer.Option("--importance", "-i", help="How much it matters, 0..1.")] = 0.5,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="A keyword; repeat for more.")] = None,
     user: UserOpt = None,
@@ -115,7 +131,12 @@ def remember(
 
     Example: echo "My sister's birthday is 4 March" | memcli remember --tag family -i 0.9
     """
-    done = _call("remember", {"text": _read_text(text, "text"), "user": user, "importance": importance, "tags": tag or []}, quiet, now)
+    done = _call(
+        "remember",
+        {"text": _read_text(text, "text"), "user": user, "importance": importance, "tags": tag or []},
+        quiet,
+        now,
+    )
     if json_out:
         _print_json(done)
         return
@@ -128,13 +149,34 @@ def remember(
 def recall(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     k: Annotated[int, typer.Option("-k", help="How many memories.")] = 10,
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind. Default: turns, notes, facts and daily event summaries; portraits, the global event summary and the running memory only when asked for (portrait_daily, portrait_global, event_global, running_summary).", autocompletion=_complete_kind)] = None,
+    kind: Annotated[
+        Optional[str],
+        typer.Option(
+            "--kind",
+            help="Only this kind. Default: turns, notes, facts and daily event summaries; portraits, the global event summary and the running memory only when asked for (portrait_daily, portrait_global, event_global, running_summary).",
+            autocompletion=_complete_kind,
+        ),
+    ] = None,
     tag: TagFilterOpt = None,
-    since: Annotated[Optional[str], typer.Option("--since", metavar="DATE", help="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
-    at: Annotated[Optional[str], typer.Option("--at", metavar="DATE", help="Recall as of this date: what was learned by then, and the relations that held then (memcli graph).")] = None,
-    no_reinforce: Annotated[bool, typer.Option("--no-reinforce", help="Do not count these memories as recalled.")] = False,
+    since: Annotated[
+        Optional[str],
+        typer.Option("--since", metavar="DATE", help="Only memories learned on or after this date (YYYY-MM-DD)."),
+    ] = None,
+    at: Annotated[
+        Optional[str],
+        typer.Option(
+            "--at",
+            metavar="DATE",
+            help="Recall as of this date: what was learned by then, and the relations that held then (memcli graph).",
+        ),
+    ] = None,
+    no_reinforce: Annotated[
+        bool, typer.Option("--no-reinforce", help="Do not count these memories as recalled.")
+    ] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show each component of every score.")] = False,
-    sample: Annotated[bool, typer.Option("--sample", help="Roulette-wheel selection among the top 3k by score.")] = False,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Roulette-wheel selection among the top 3k by score.")
+    ] = False,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of --sample, for reproducible picks.")] = None,
     user: UserOpt = None,
     now: NowOpt = None,
@@ -148,8 +190,18 @@ def recall(
 
     Example: memcli recall "sister birthday" -k 5 --explain
     """
-    args = {"query": query, "user": user, "k": k, "kind": kind, "since": since, "reinforce": not no_reinforce, "sample": sample, "seed": seed,
-            "tags": tag or [], "at": at}
+    args = {
+        "query": query,
+        "user": user,
+        "k": k,
+        "kind": kind,
+        "since": since,
+        "reinforce": not no_reinforce,
+        "sample": sample,
+        "seed": seed,
+        "tags": tag or [],
+        "at": at,
+    }
     hits = _call("recall", args, quiet, now)
     if json_out:
         _print_json(hits)
@@ -161,21 +213,39 @@ def recall(
 
 @app.command("import")
 def import_(
-    file: Annotated[Optional[Path], typer.Argument(help="The file to import (none with --demo).", show_default=False)] = None,
-    format: Annotated[Optional[str], typer.Option("--format", "-f", help="locomo, memorybank, jsonl, text or memcli (memcli export's; default: detected).")] = None,
-    conversation: Annotated[Optional[str], typer.Option("--conversation", help="LoCoMo: import only this sample_id.")] = None,
+    file: Annotated[
+        Optional[Path], typer.Argument(help="The file to import (none with --demo).", show_default=False)
+    ] = None,
+    format: Annotated[
+        Optional[str],
+        typer.Option(
+            "--format", "-f", help="locomo, memorybank, jsonl, text or memcli (memcli export's; default: detected)."
+        ),
+    ] = None,
+    conversation: Annotated[
+        Optional[str], typer.Option("--conversation", help="LoCoMo: import only this sample_id.")
+    ] = None,
     retention_from: Annotated[
         str,
         typer.Option(
-            "--retention-from", metavar="import|conversation",
+            "--retention-from",
+            metavar="import|conversation",
             help="When the imported memories' retention clock starts: at the import (they keep their own dates for display and recall), or at their conversation's time, to replay a timeline.",
         ),
     ] = "import",
     progress: Annotated[
-        bool, typer.Option("--progress", help="When stderr is not a terminal, a line every 1000 records ('imported 5000 of 91893 records'); a terminal always gets a progress bar.")
+        bool,
+        typer.Option(
+            "--progress",
+            help="When stderr is not a terminal, a line every 1000 records ('imported 5000 of 91893 records'); a terminal always gets a progress bar.",
+        ),
     ] = False,
     demo: Annotated[
-        bool, typer.Option("--demo", help="Import the short demo conversation that ships with memcli (four days of Maya's chats), for the user 'demo' unless --user names another.")
+        bool,
+        typer.Option(
+            "--demo",
+            help="Import the short demo conversation that ships with memcli (four days of Maya's chats), for the user 'demo' unless --user names another.",
+        ),
     ] = False,
     user: UserOpt = None,
     now: NowOpt = None,
@@ -209,10 +279,21 @@ def import_(
         from importlib.resources import files
 
         file, user = Path(str(files("memcli.data") / "demo.jsonl")), user or "demo"
-    args = {"path": os.path.abspath(file.expanduser()), "format": format, "user": user, "conversation": conversation,
-            "retention_from": retention_from}
-    report = _call("import", args, quiet, now, progress=f"embedding {file.name}",
-                   progress_lines="imported {done} of {total} records" if progress else None)
+    args = {
+        "path": os.path.abspath(file.expanduser()),
+        "format": format,
+        "user": user,
+        "conversation": conversation,
+        "retention_from": retention_from,
+    }
+    report = _call(
+        "import",
+        args,
+        quiet,
+        now,
+        progress=f"embedding {file.name}",
+        progress_lines="imported {done} of {total} records" if progress else None,
+    )
     if json_out:
         _print_json(report)
     if report.interrupted:
@@ -231,7 +312,9 @@ def import_(
 
 @app.command("list")
 def list_(
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Only this kind.", autocompletion=_complete_kind)] = None,
+    kind: Annotated[
+        Optional[str], typer.Option("--kind", help="Only this kind.", autocompletion=_complete_kind)
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many, newest first (0: all).")] = 20,
     archived: Annotated[bool, typer.Option("--archived", help="List forgotten (archived) memories instead.")] = False,
     tag: TagFilterOpt = None,
@@ -243,7 +326,9 @@ def list_(
 
     Example: memcli list --kind note --tag family -n 50
     """
-    memories = _call("list", {"user": user, "kind": kind, "limit": limit, "archived": archived, "tags": tag or []}, quiet)
+    memories = _call(
+        "list", {"user": user, "kind": kind, "limit": limit, "archived": archived, "tags": tag or []}, quiet
+    )
     if json_out:
         _print_json(memories)
         return
@@ -267,7 +352,9 @@ def show(memory_id: IdArg, json_out: JsonOpt = False, quiet: QuietOpt = False) -
 @app.command()
 def delete(
     memory_id: IdArg,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (asked only when stdin is a terminal).")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (asked only when stdin is a terminal).")
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -293,10 +380,18 @@ def delete(
 @app.command()
 def edit(
     memory_id: IdArg,
-    text: Annotated[Optional[str], typer.Option("--text", metavar="TEXT", help="The new text; '-' reads it from stdin.")] = None,
-    importance: Annotated[Optional[float], typer.Option("--importance", "-i", help="How much it matters, 0..1.")] = None,
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG", help="Add this tag; repeat for more.")] = None,
-    untag: Annotated[Optional[list[str]], typer.Option("--untag", metavar="TAG", help="Remove this tag; repeat for more.")] = None,
+    text: Annotated[
+        Optional[str], typer.Option("--text", metavar="TEXT", help="The new text; '-' reads it from stdin.")
+    ] = None,
+    importance: Annotated[
+        Optional[float], typer.Option("--importance", "-i", help="How much it matters, 0..1.")
+    ] = None,
+    tag: Annotated[
+        Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG", help="Add this tag; repeat for more.")
+    ] = None,
+    untag: Annotated[
+        Optional[list[str]], typer.Option("--untag", metavar="TAG", help="Remove this tag; repeat for more.")
+    ] = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -325,11 +420,25 @@ def edit(
 
 @app.command()
 def forget(
-    stochastic: Annotated[bool, typer.Option("--stochastic", help="MemoryBank's mode: forget with probability 1 - R.")] = False,
+    stochastic: Annotated[
+        bool, typer.Option("--stochastic", help="MemoryBank's mode: forget with probability 1 - R.")
+    ] = False,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of --stochastic, for reproducible runs.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be forgotten; change nothing.")] = False,
-    purge: Annotated[bool, typer.Option("--purge", help="Delete forgotten memories for good instead of archiving them (and what was made from them; the store is compacted).")] = False,
-    explain: Annotated[bool, typer.Option("--explain", help="List every memory examined, kept or not: t and S (in time_unit, days by default), d, R against the threshold.")] = False,
+    purge: Annotated[
+        bool,
+        typer.Option(
+            "--purge",
+            help="Delete forgotten memories for good instead of archiving them (and what was made from them; the store is compacted).",
+        ),
+    ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="List every memory examined, kept or not: t and S (in time_unit, days by default), d, R against the threshold.",
+        ),
+    ] = False,
     all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories, not just --user.")] = False,
     user: UserOpt = None,
     now: NowOpt = None,
@@ -348,8 +457,15 @@ def forget(
 
     Example: memcli forget --dry-run --explain --now 2026-12-01T00:00:00
     """
-    args = {"user": user, "all_users": all_users, "stochastic": stochastic, "seed": seed, "dry_run": dry_run, "purge": purge,
-            "explain": explain}
+    args = {
+        "user": user,
+        "all_users": all_users,
+        "stochastic": stochastic,
+        "seed": seed,
+        "dry_run": dry_run,
+        "purge": purge,
+        "explain": explain,
+    }
     report = _call("forget", args, quiet, now)
     if json_out:
         _print_json(report)
@@ -360,28 +476,45 @@ def forget(
         for m in report.memories:
             preview = " ".join(m.text.split())[:60]
             seen = m.forgetting
-            typer.echo(f"{m.id}\tR {seen.retention:.4f}\tS {m.strength:g}\tt {seen.elapsed_seconds / 86400:.2f} d\t{m.kind}\t{preview}")
+            typer.echo(
+                f"{m.id}\tR {seen.retention:.4f}\tS {m.strength:g}\tt {seen.elapsed_seconds / 86400:.2f} d\t{m.kind}\t{preview}"
+            )
     verb = "would forget" if dry_run else "forgot"
     typer.echo(
         f"examined {report.examined}, {verb} {report.forgotten} "
         f"(archived {report.archived}, purged {report.purged}) in {report.duration_seconds:.2f} s"
     )
     if report.derived_purged:
-        _status(f"also deleted {report.derived_purged} memories made from the purged ones; memcli consolidate makes them again", quiet)
+        _status(
+            f"also deleted {report.derived_purged} memories made from the purged ones; memcli consolidate makes them again",
+            quiet,
+        )
 
 
 def _print_forgetting(report: Any, stochastic: bool) -> None:
     """forget --explain: the rule, then each memory examined: whether it goes, t and S in
     time units (days by default), d, R, kind and text (a table on a terminal, else TSV)."""
     rule = "forgotten with probability 1 - R" if stochastic else f"forgotten when R < {report.threshold:g}"
-    typer.echo(f"R = exp(-d t / S), t and S in {report.time_unit}s; {rule}; a daily summary or portrait goes with the last turn of its day")
+    typer.echo(
+        f"R = exp(-d t / S), t and S in {report.time_unit}s; {rule}; a daily summary or portrait goes with the last turn of its day"
+    )
     rows = []
     for m in report.memories:
         seen = m.forgetting
         follows_day = m.kind in ("event_daily", "portrait_daily")
         r = "its day" if follows_day else ("pinned" if m.pinned else f"{seen.retention:.4f}")
-        rows.append(["forget" if seen.forgotten else "keep", m.id, f"{seen.elapsed:.1f}", f"{m.strength:g}", f"{seen.decay:g}", r,
-                     m.kind, " ".join(m.text.split())])
+        rows.append(
+            [
+                "forget" if seen.forgotten else "keep",
+                m.id,
+                f"{seen.elapsed:.1f}",
+                f"{m.strength:g}",
+                f"{seen.decay:g}",
+                r,
+                m.kind,
+                " ".join(m.text.split()),
+            ]
+        )
     columns = ["verdict", "id", "t", "S", "d", "R", "kind", "text"]
     if root._terminal():
         _print_table(columns, rows, right=("t", "S", "d", "R"))
@@ -394,7 +527,9 @@ def _print_forgetting(report: Any, stochastic: bool) -> None:
 @app.command("purge-user")
 def purge_user(
     user: Annotated[str, typer.Argument(metavar="USER", help="The user whose memories to delete, named in full.")],
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (required when stdin is not a terminal).")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (required when stdin is not a terminal).")
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -406,7 +541,9 @@ def purge_user(
     """
     if not yes:
         if not root._interactive():
-            raise UsageError("purge-user deletes every memory of a user for good: add --yes to confirm without a terminal")
+            raise UsageError(
+                "purge-user deletes every memory of a user for good: add --yes to confirm without a terminal"
+            )
         if not _confirm(f"delete every memory of {user!r} for good?"):
             _status("nothing deleted", quiet)
             return
@@ -421,9 +558,16 @@ def purge_user(
 def history(
     memory_id: Annotated[
         Optional[str],
-        typer.Argument(metavar="ID", help="A memory id or unique prefix; none: the newest events.", show_default=False, autocompletion=_complete_id),
+        typer.Argument(
+            metavar="ID",
+            help="A memory id or unique prefix; none: the newest events.",
+            show_default=False,
+            autocompletion=_complete_id,
+        ),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many events without ID, newest first (0: all).")] = 20,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="How many events without ID, newest first (0: all).")
+    ] = 20,
     user: UserOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,

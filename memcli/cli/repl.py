@@ -44,9 +44,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memcli.transport.client import Handlers
 from memcli.errors import BadInputError, Interrupted
 from memcli.paths import CHAT_HISTORY, history_entry, open_private, private_dir
+from memcli.transport.client import Handlers
 
 Call = Callable[[str, dict[str, Any], Handlers], Any]
 """Sends one request: ``call(verb, args, handlers)`` returns its schema model (``memcli.transport.entry.call``)."""
@@ -79,8 +79,14 @@ class Repl:
         interactive: read with line editing and history; default: stdin and stdout are ttys.
     """
 
-    def __init__(self, call: Call, state_dir: Path, memory_line: Callable[[dict[str, Any]], str], quiet: bool = False,
-                 interactive: bool | None = None) -> None:
+    def __init__(
+        self,
+        call: Call,
+        state_dir: Path,
+        memory_line: Callable[[dict[str, Any]], str],
+        quiet: bool = False,
+        interactive: bool | None = None,
+    ) -> None:
         self.call = call
         self.state_dir = state_dir
         self.memory_line = memory_line
@@ -136,13 +142,17 @@ class Repl:
         if resume:
             if state.resumed:
                 turns = len(state.history)
-                self.status(f"memcli: resuming session {state.session_id} ({turns} recent turns, last at {state.last_turn_at[:16].replace('T', ' ')})")
+                self.status(
+                    f"memcli: resuming session {state.session_id} ({turns} recent turns, last at {state.last_turn_at[:16].replace('T', ' ')})"
+                )
             else:
                 self.status(f"memcli: no earlier chat session of {state.user}; starting a new one")
         self.status(f"memcli chat as {state.user} ({state.model}); /help for commands, Ctrl-D to leave")
         if state.base_model:
-            self.status(f"memcli: {state.model} is a small base model: its replies ramble and invent (they are kept, marked, and make no "
-                        "memories); for real answers: memcli config set model PATH-TO-AN-INSTRUCT-MODEL.gguf (README: 'Using a better GGUF')")
+            self.status(
+                f"memcli: {state.model} is a small base model: its replies ramble and invent (they are kept, marked, and make no "
+                "memories); for real answers: memcli config set model PATH-TO-AN-INSTRUCT-MODEL.gguf (README: 'Using a better GGUF')"
+            )
         try:
             with contextlib.suppress(KeyboardInterrupt):  # one between two prompts (a second, quick Ctrl-C) leaves too
                 state = self._loop(state)
@@ -186,7 +196,9 @@ class Repl:
                     self._refused(exc)
                 continue
             try:
-                reply, pressed = self._respond(state, text)  # a second Ctrl-C while the first one stops the reply leaves
+                reply, pressed = self._respond(
+                    state, text
+                )  # a second Ctrl-C while the first one stops the reply leaves
             except BadInputError as exc:  # nothing was stored: the person may say it otherwise
                 self._refused(exc)
                 continue
@@ -288,6 +300,7 @@ class Repl:
 
     def _stream(self, state: Any, text: str, notice: Callable[[str], None]) -> Any:
         with self._spinner("thinking...") as stop:
+
             def piece(chunk: str) -> None:
                 if not self._mid_line:
                     stop()
@@ -298,8 +311,11 @@ class Repl:
                 sys.stdout.flush()
 
             try:
-                reply = self.call("chat.respond", {"state": state.to_json(), "text": text},
-                                                  Handlers(notice=notice, warning=self.status, piece=piece))
+                reply = self.call(
+                    "chat.respond",
+                    {"state": state.to_json(), "text": text},
+                    Handlers(notice=notice, warning=self.status, piece=piece),
+                )
             finally:
                 stop()
                 if self._mid_line or not self.interactive:

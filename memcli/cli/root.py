@@ -90,7 +90,14 @@ class MemcliTyper(typer.Typer):
 class MemcliGroup(_PlainHelp, TyperGroup):
     """The root command: turns every failure into one line on stderr and an exit code."""
 
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any) -> Any:  # type: ignore[override]
+    def main(
+        self,
+        args: Any = None,
+        prog_name: Any = None,
+        complete_var: Any = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:  # type: ignore[override]
         """Run the command line ``args``; exit with the code of the MemcliError (or usage
         error, or interruption) that ends it, after one line on stderr (``--debug`` or
         MEMCLI_DEBUG: the traceback)."""
@@ -100,7 +107,9 @@ class MemcliGroup(_PlainHelp, TyperGroup):
         # alone, beside the explicit 0700/0600 of memcli.paths.
         os.umask(0o077)
         try:
-            result = super().main(args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
+            result = super().main(
+                args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra
+            )
         except NoArgsIsHelpError as exc:
             exc.show()
             raise SystemExit(int(exc.exit_code)) from None
@@ -150,6 +159,8 @@ app = MemcliTyper(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"memcli {__version__}")
@@ -160,9 +171,15 @@ def _version(value: bool) -> None:
 def main(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
     no_service: Annotated[
-        bool, typer.Option("--no-service", help="Run in this process instead of the memcli service (also: MEMCLI_SERVICE=off, or service = \"off\" in the config file).")
+        bool,
+        typer.Option(
+            "--no-service",
+            help='Run in this process instead of the memcli service (also: MEMCLI_SERVICE=off, or service = "off" in the config file).',
+        ),
     ] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """A local-first personal memory assistant: chat, remember, recall. Nothing leaves your machine.
 
@@ -176,6 +193,7 @@ def main(
 
 _OPTIONS: dict[str, bool] = {"debug": False, "no_service": False}
 """The root options of this invocation, for every command's request."""
+
 
 def _completions(what: str, incomplete: str, user: Any = None) -> list[tuple[str, str]]:
     """Shell completions of ``incomplete`` (``memcli.cli.completion.complete``: through the
@@ -198,30 +216,47 @@ def _complete_kind(incomplete: str) -> list[tuple[str, str]]:
 
 
 UserOpt = Annotated[
-    Optional[str], typer.Option("--user", "-u", help="Whose memories (default: the 'user' setting).", autocompletion=_complete_user)
+    Optional[str],
+    typer.Option("--user", "-u", help="Whose memories (default: the 'user' setting).", autocompletion=_complete_user),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (the schemas are in the man page, JSON OUTPUT).")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the result as JSON (the schemas are in the man page, JSON OUTPUT).")
+]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No status or progress on stderr.")]
-RankingOpt = Annotated[bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")]
+RankingOpt = Annotated[
+    bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")
+]
 WithoutOpt = Annotated[
     Optional[list[str]],
     typer.Option(
-        "--without", metavar="LEVER",
+        "--without",
+        metavar="LEVER",
         help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, person, date, when, priors; repeat for more.",
     ),
 ]
 ModelOpt = Annotated[
-    Optional[str], typer.Option("--model", "-m", help="GGUF chat model file (default: the 'model' setting, else the embedded Gemma 3 270M).")
+    Optional[str],
+    typer.Option(
+        "--model", "-m", help="GGUF chat model file (default: the 'model' setting, else the embedded Gemma 3 270M)."
+    ),
 ]
 
 
-IdArg = Annotated[str, typer.Argument(metavar="ID", help="A memory id, or a unique prefix of 4+ characters.", autocompletion=_complete_id)]
+IdArg = Annotated[
+    str,
+    typer.Argument(metavar="ID", help="A memory id, or a unique prefix of 4+ characters.", autocompletion=_complete_id),
+]
 TagFilterOpt = Annotated[
-    Optional[list[str]], typer.Option("--tag", "-t", metavar="TAG", help="Only memories with this tag; repeat for more (memories with all of them).")
+    Optional[list[str]],
+    typer.Option(
+        "--tag", "-t", metavar="TAG", help="Only memories with this tag; repeat for more (memories with all of them)."
+    ),
 ]
 NowOpt = Annotated[
     Optional[str],
-    typer.Option("--now", metavar="TIME", help="Act as if it were this time (ISO 8601); default: MEMCLI_NOW, else the clock."),
+    typer.Option(
+        "--now", metavar="TIME", help="Act as if it were this time (ISO 8601); default: MEMCLI_NOW, else the clock."
+    ),
 ]
 
 
@@ -260,7 +295,16 @@ def _call(
     with _progress(progress or verb, quiet if progress else True, progress_lines) as update:
         if update is not None:
             handlers.progress = update
-        return call(_paths(), verb, args, handlers, now=now, model=model, no_service=_OPTIONS["no_service"], debug=_OPTIONS["debug"])
+        return call(
+            _paths(),
+            verb,
+            args,
+            handlers,
+            now=now,
+            model=model,
+            no_service=_OPTIONS["no_service"],
+            debug=_OPTIONS["debug"],
+        )
 
 
 def _print_json(result: Any) -> None:
@@ -281,7 +325,9 @@ PROGRESS_LINE_EVERY = 1000
 
 
 @contextlib.contextmanager
-def _progress(description: str, quiet: bool, lines: str | None = None) -> Iterator[Optional[Callable[[int, int], None]]]:
+def _progress(
+    description: str, quiet: bool, lines: str | None = None
+) -> Iterator[Optional[Callable[[int, int], None]]]:
     """A rich progress bar on stderr when it is a terminal; otherwise, when ``lines`` is
     given, a line on stderr each ``PROGRESS_LINE_EVERY`` items and at the end, ``lines``
     formatted with ``done`` and ``total`` ("imported {done} of {total} records"); else no
@@ -345,7 +391,9 @@ def _terminal() -> bool:
     return sys.stdout.isatty()
 
 
-def _print_table(columns: list[str], rows: list[list[Any]], wrap: tuple[str, ...] = ("text",), right: tuple[str, ...] = ()) -> None:
+def _print_table(
+    columns: list[str], rows: list[list[Any]], wrap: tuple[str, ...] = ("text",), right: tuple[str, ...] = ()
+) -> None:
     """``rows`` (strings, or rich Text) under ``columns`` as an aligned table on stdout,
     as wide as the terminal: the ``wrap`` columns fold, the others keep one line and take
     the room they need; ``right`` columns (numbers) are right-aligned."""

@@ -35,7 +35,14 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     try:
         settings = load_settings(_paths())
-        named = (settings.model, settings.embedder, settings.model_url, settings.model_name, settings.embedder_url, settings.embedder_name)
+        named = (
+            settings.model,
+            settings.embedder,
+            settings.model_url,
+            settings.model_name,
+            settings.embedder_url,
+            settings.embedder_name,
+        )
     except MemcliError as exc:  # a broken setting is when one asks which versions run
         _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
         named = ("", "", "", "", "", "")
@@ -76,7 +83,9 @@ def stats(user: UserOpt = None, now: NowOpt = None, json_out: JsonOpt = False, q
 
 @app.command()
 def reindex(
-    force: Annotated[bool, typer.Option("--force", help="Re-embed even when the store is already the configured embedder's.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Re-embed even when the store is already the configured embedder's.")
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -103,8 +112,16 @@ def reindex(
 
 @app.command()
 def migrate(
-    to: Annotated[Optional[str], typer.Option("--to", help="URL of the Chroma server to move the memories to, e.g. http://127.0.0.1:8000 (with the store_tenant, store_database and store_token_env settings).")] = None,
-    to_folder: Annotated[bool, typer.Option("--to-folder", help="Move the memories back to the folder under the data dir.")] = False,
+    to: Annotated[
+        Optional[str],
+        typer.Option(
+            "--to",
+            help="URL of the Chroma server to move the memories to, e.g. http://127.0.0.1:8000 (with the store_tenant, store_database and store_token_env settings).",
+        ),
+    ] = None,
+    to_folder: Annotated[
+        bool, typer.Option("--to-folder", help="Move the memories back to the folder under the data dir.")
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -120,6 +137,7 @@ def migrate(
     if (to is None) == (not to_folder):
         raise typer.BadParameter("give --to URL or --to-folder (one of them)")
     from memcli.cli import configfile
+
     data = _call("migrate", {"to": to}, quiet, progress="copying")
     # Only now, the copy compared: the setting is switched.
     if to is None:
@@ -129,8 +147,10 @@ def migrate(
     if json_out:
         _print_json(data)
         return
-    typer.echo(f"moved {data.memories} memories from {data.source} to {data.target} in {data.duration_seconds:.1f} s; "
-               f"store_url {'set' if to else 'unset'} in the config file (the old copy is left where it was)")
+    typer.echo(
+        f"moved {data.memories} memories from {data.source} to {data.target} in {data.duration_seconds:.1f} s; "
+        f"store_url {'set' if to else 'unset'} in the config file (the old copy is left where it was)"
+    )
 
 
 @app.command()
@@ -161,7 +181,11 @@ def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
             typer.echo(f"{'ok' if item.ok else 'warn'}\t{item.mode or '-'}\t{item.path}")
     for model_check in report.model_checks:
         typer.echo(f"{'ok' if model_check.ok else 'warn'}\t{model_check.name}\t{model_check.detail}")
-    _status(f"memcli: {report.checked} paths checked: " + ("all private" if report.ok else f"{len(report.warnings)} warning{'s' * (len(report.warnings) != 1)}"), quiet)
+    _status(
+        f"memcli: {report.checked} paths checked: "
+        + ("all private" if report.ok else f"{len(report.warnings)} warning{'s' * (len(report.warnings) != 1)}"),
+        quiet,
+    )
 
 
 @app.command()
@@ -182,7 +206,14 @@ def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
 @app.command()
 def serve(
-    idle: Annotated[Optional[float], typer.Option("--idle", metavar="SECONDS", help="Exit after this long without a request (default: the service_idle setting, 900).")] = None,
+    idle: Annotated[
+        Optional[float],
+        typer.Option(
+            "--idle",
+            metavar="SECONDS",
+            help="Exit after this long without a request (default: the service_idle setting, 900).",
+        ),
+    ] = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Run the memcli service in the foreground (for systemd, launchd or a supervisor).
@@ -201,15 +232,27 @@ def serve(
 def mcp(
     user: UserOpt = None,
     read_only: Annotated[
-        bool, typer.Option("--read-only", help="Only the tools that change nothing: recall (which then does not reinforce), list_memories, show_memory, portrait, summary.")
+        bool,
+        typer.Option(
+            "--read-only",
+            help="Only the tools that change nothing: recall (which then does not reinforce), list_memories, show_memory, portrait, summary.",
+        ),
     ] = False,
     http: Annotated[
-        bool, typer.Option("--http", help="Serve the streamable HTTP transport on 127.0.0.1 instead of stdio; every request needs the bearer token of --token-file.")
+        bool,
+        typer.Option(
+            "--http",
+            help="Serve the streamable HTTP transport on 127.0.0.1 instead of stdio; every request needs the bearer token of --token-file.",
+        ),
     ] = False,
     port: Annotated[int, typer.Option("--port", help="The port of --http.")] = 8765,
     token_file: Annotated[
         Optional[Path],
-        typer.Option("--token-file", metavar="FILE", help="The bearer token of --http, made (mode 0600, a random token) when missing. Default: mcp-token in the config folder (memcli paths)."),
+        typer.Option(
+            "--token-file",
+            metavar="FILE",
+            help="The bearer token of --http, made (mode 0600, a random token) when missing. Default: mcp-token in the config folder (memcli paths).",
+        ),
     ] = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -221,7 +264,9 @@ def mcp(
     """
     from memcli.transport.mcp_server import serve
 
-    serve(_paths(), user, read_only, http, port, token_file, _OPTIONS["no_service"], say=lambda line: _status(line, quiet))
+    serve(
+        _paths(), user, read_only, http, port, token_file, _OPTIONS["no_service"], say=lambda line: _status(line, quiet)
+    )
 
 
 service_app = root.MemcliTyper(
@@ -237,8 +282,8 @@ def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli service status
     """
-    from memcli.transport.client import ServiceClient
     from memcli.library.views import ServiceStatus
+    from memcli.transport.client import ServiceClient
 
     data = ServiceStatus.of(ServiceClient(_paths()).status())
     if json_out:
@@ -273,8 +318,8 @@ def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli service restart
     """
-    from memcli.transport.client import ServiceClient
     from memcli.library.views import ServiceStatus
+    from memcli.transport.client import ServiceClient
 
     client = ServiceClient(_paths())
     client.stop()

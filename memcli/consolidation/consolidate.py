@@ -50,17 +50,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from memcli.text import extractive
-
-from memcli.models import prompts
 from memcli.config import LEGACY_USER, login_name
-from memcli.dates import day_of, spoken_date
-from memcli.models.embedding import embedder_identity
-from memcli.errors import InvalidOutputError, ModelServerError
 from memcli.consolidation.graph_memory import GraphBuilder, GraphReport
 from memcli.consolidation.grounding import Grounding, SourceTurn, fact_problem, statement_problem
-from memcli.models.llm import CHARS_PER_TOKEN, ChatModel, is_base_model, structured_output
-from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
 from memcli.consolidation.model_output import (
     DECISIONS_PER_CALL,
     FACT_CHARS,
@@ -76,7 +68,14 @@ from memcli.consolidation.model_output import (
     PortraitOutput,
     RunningMemoryOutput,
 )
+from memcli.dates import day_of, spoken_date
+from memcli.errors import InvalidOutputError, ModelServerError
+from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
+from memcli.models import prompts
+from memcli.models.embedding import embedder_identity
+from memcli.models.llm import CHARS_PER_TOKEN, ChatModel, is_base_model, structured_output
 from memcli.store.sidecar import DONE, SKIPPED, HistoryEntry
+from memcli.text import extractive
 
 if TYPE_CHECKING:
     from memcli.config import Settings
@@ -101,6 +100,7 @@ class MemoryOwner(Protocol):
     def flush_pending(self) -> set[str]: ...
 
     def initial_strength(self, memory: Memory) -> float: ...
+
 
 STAGES = ("day", "session", "fact", "global")
 """Consolidation progress is kept per turn for the first three stages, and per daily
@@ -317,7 +317,9 @@ class Consolidator:
     ``warn`` receives one line per skipped unit of work; ``progress`` gets (done, total).
     """
 
-    def __init__(self, engine: MemoryOwner, warn: Callable[[str], None] | None = None, progress: Progress | None = None) -> None:
+    def __init__(
+        self, engine: MemoryOwner, warn: Callable[[str], None] | None = None, progress: Progress | None = None
+    ) -> None:
         self.engine = engine
         self.store = engine.store
         self.settings = engine.settings
@@ -387,7 +389,12 @@ class Consolidator:
         return [m for kind in DAILY_KINDS for m in self.store.memories(user=user, kind=kind.value, archived=False)]
 
     def run(
-        self, users: Sequence[str], since: str | None = None, until: str | None = None, dry_run: bool = False, retry: bool = False
+        self,
+        users: Sequence[str],
+        since: str | None = None,
+        until: str | None = None,
+        dry_run: bool = False,
+        retry: bool = False,
     ) -> ConsolidationReport:
         """Consolidate ``users`` (days between ``since`` and ``until``, YYYY-MM-DD,
         inclusive); ``retry``: also redo the work whose model output was invalid before;
@@ -434,7 +441,11 @@ class Consolidator:
         turns = [m for m in todo if m.kind == Kind.TURN.value]
         renamed = {t.id: t for t in self.named(user, turns)}
         with self.store.transaction():
-            own = [t for t in self.store.memories(user=user, kind=Kind.TURN.value, archived=False) if t.speaker in (user, "user")]
+            own = [
+                t
+                for t in self.store.memories(user=user, kind=Kind.TURN.value, archived=False)
+                if t.speaker in (user, "user")
+            ]
         name = self.name_of(user, own) or (extractive.UNNAMED if user in (LEGACY_USER, login_name()) else user)
         builder.build(user, name, [renamed.get(m.id, m) for m in todo], scannable)
 
@@ -489,7 +500,11 @@ class Consolidator:
         first, in one batch."""
         self._vectors.clear()
         if self.extractive:
-            fresh = {t.id: t for turns in [*plan.days.values(), *(turns for _, turns in plan.sessions), *plan.pairs] for t in turns}
+            fresh = {
+                t.id: t
+                for turns in [*plan.days.values(), *(turns for _, turns in plan.sessions), *plan.pairs]
+                for t in turns
+            }
             self.embed([s.text for s in extractive.sentences_of(list(fresh.values()))])
         for day, turns in plan.days.items():
             self._unit(f"{plan.user} {day}", self.consolidate_day, plan.user, day, turns)
@@ -505,14 +520,21 @@ class Consolidator:
         most, chars = (len(plan.pairs), float("inf")) if self.extractive else (WINDOW_PAIRS, self.budget // 2)
         for window in self.windows(plan.pairs, most, chars):
             start = index[window[0][0].id]
-            self._unit(f"{plan.user} facts of {window[0][0].source or window[0][0].id}", self.extract_facts, plan.user, window,
-                       plan.turns[max(0, start - CONTEXT_MESSAGES) : start])
+            self._unit(
+                f"{plan.user} facts of {window[0][0].source or window[0][0].id}",
+                self.extract_facts,
+                plan.user,
+                window,
+                plan.turns[max(0, start - CONTEXT_MESSAGES) : start],
+            )
             for _ in window:
                 self._step()
 
     # writing ----------------------------------------------------------------------
 
-    def _memory(self, user: str, kind: Kind, key: str | None, text: str, when: Memory, source: str, source_ids: list[str]) -> Memory:
+    def _memory(
+        self, user: str, kind: Kind, key: str | None, text: str, when: Memory, source: str, source_ids: list[str]
+    ) -> Memory:
         """A consolidated memory dated like ``when`` (its retention clock too: a fact from
         an imported turn starts fading at the import, as the turn); ``key`` None makes it
         the user's one memory of ``kind`` (``singleton_id``)."""
@@ -542,12 +564,24 @@ class Consolidator:
             for memory in memories:
                 old = existing.get(memory.id)
                 if old is not None:
-                    memory.strength, memory.last_recalled_at, memory.recall_count = old.strength, old.last_recalled_at, old.recall_count
+                    memory.strength, memory.last_recalled_at, memory.recall_count = (
+                        old.strength,
+                        old.last_recalled_at,
+                        old.recall_count,
+                    )
                     memory.feedback, memory.pinned, memory.archived = old.feedback, old.pinned, False
                 if old is None or old.text != memory.text:
                     entries.append(
-                        HistoryEntry(memory.id, memory.user, memory.kind, "ADD" if old is None else "UPDATE",
-                                     "" if old is None else old.text, memory.text, at, memory.source_ids)
+                        HistoryEntry(
+                            memory.id,
+                            memory.user,
+                            memory.kind,
+                            "ADD" if old is None else "UPDATE",
+                            "" if old is None else old.text,
+                            memory.text,
+                            at,
+                            memory.source_ids,
+                        )
                     )
             self.store.sidecar.record(entries)
             self.store.upsert(memories, vectors, embedder=embedder_identity(self.engine.embedder))
@@ -563,10 +597,23 @@ class Consolidator:
         with self.store.transaction():
             self.store.sidecar.mark_consolidated(user, stage, items, self.engine.clock(), status)
 
-    def _ask(self, instruction: str, task: str, content: str, output: type[Any], max_tokens: int,
-             check: Callable[[Any], None] | None = None, schema: dict[str, Any] | None = None) -> Any:
+    def _ask(
+        self,
+        instruction: str,
+        task: str,
+        content: str,
+        output: type[Any],
+        max_tokens: int,
+        check: Callable[[Any], None] | None = None,
+        schema: dict[str, Any] | None = None,
+    ) -> Any:
         return structured_output(
-            self.engine.chat_model, prompts.consolidation_messages(instruction, task, content), output, max_tokens, schema, check
+            self.engine.chat_model,
+            prompts.consolidation_messages(instruction, task, content),
+            output,
+            max_tokens,
+            schema,
+            check,
         )
 
     # stage 1: days ----------------------------------------------------------------
@@ -583,7 +630,16 @@ class Consolidator:
                 raise ValueError(f"summary rejected: {problem}")
 
         pieces = [
-            clean(self._ask(prompts.EVENT_SUMMARY, "summary", f"{header}\n" + "\n".join(chunk), EventSummaryOutput, SUMMARY_TOKENS, check).summary)
+            clean(
+                self._ask(
+                    prompts.EVENT_SUMMARY,
+                    "summary",
+                    f"{header}\n" + "\n".join(chunk),
+                    EventSummaryOutput,
+                    SUMMARY_TOKENS,
+                    check,
+                ).summary
+            )
             for chunk in _chunks(lines, self.budget)
         ]
         if len(pieces) == 1:
@@ -604,7 +660,9 @@ class Consolidator:
                 raise ValueError(f"portrait rejected: {problem}")
 
         chunk = _chunks(lines, self.budget)[-1]
-        return clean(self._ask(instruction, "portrait", "\n".join(chunk), PortraitOutput, PORTRAIT_TOKENS, check).portrait)
+        return clean(
+            self._ask(instruction, "portrait", "\n".join(chunk), PortraitOutput, PORTRAIT_TOKENS, check).portrait
+        )
 
     def extract_day(self, turns: Sequence[Memory]) -> tuple[str, str]:
         """The extractive daily event summary (``extractive.summarize``: "Speaker: sentence"
@@ -643,7 +701,11 @@ class Consolidator:
         last = turns[-1]
         memories = (
             self._memory(user, Kind.EVENT_DAILY, day, summary, last, f"consolidate:{day}", ids),
-            *([self._memory(user, Kind.PORTRAIT_DAILY, day, portrait, last, f"consolidate:{day}", ids)] if portrait else []),
+            *(
+                [self._memory(user, Kind.PORTRAIT_DAILY, day, portrait, last, f"consolidate:{day}", ids)]
+                if portrait
+                else []
+            ),
         )
         self._replace(memories, self.engine.clock(), "day", ids)
 
@@ -659,7 +721,9 @@ class Consolidator:
             folded = self.store.sidecar.consolidated(user, "global")
         now = self.engine.clock()
         for kind, daily_kind in kinds.items():
-            fresh = sorted((d for d in dailies if d.kind == daily_kind.value and folded.get(d.id) != DONE), key=lambda d: d.day)
+            fresh = sorted(
+                (d for d in dailies if d.kind == daily_kind.value and folded.get(d.id) != DONE), key=lambda d: d.day
+            )
             if not fresh:
                 continue
             old = previous.get(kind.value)
@@ -700,7 +764,7 @@ class Consolidator:
         for memory in ([old] if old else []) + list(fresh):
             for i, line in enumerate(memory.text.split("\n")):
                 if line.startswith("Interests: "):
-                    topics.extend(t.strip(" .") for t in line[len("Interests: "):].split(","))
+                    topics.extend(t.strip(" .") for t in line[len("Interests: ") :].split(","))
                 elif line.strip():
                     # the whole line is kept; its speaker (an extractive line's "Name: ") only weighs it
                     speaker = extractive.parse_line(line)[0]
@@ -741,19 +805,36 @@ class Consolidator:
                     raise ValueError("no sentence of the memory is grounded in the conversation")
 
             try:
-                out = self._ask(prompts.RUNNING_MEMORY.format(limit=RUNNING_SENTENCES), "memory", content, RunningMemoryOutput, RUNNING_TOKENS, check)
+                out = self._ask(
+                    prompts.RUNNING_MEMORY.format(limit=RUNNING_SENTENCES),
+                    "memory",
+                    content,
+                    RunningMemoryOutput,
+                    RUNNING_TOKENS,
+                    check,
+                )
             except InvalidOutputError as exc:
                 self._fall_back(f"{user} session {session}", exc)
                 sentences = self.fold_extractively(found[0] if found else None, turns)
                 break
-            sentences = list(dict.fromkeys(clean(s) for s in out.memory if self._sound(s, grounding)))[:RUNNING_SENTENCES]
+            sentences = list(dict.fromkeys(clean(s) for s in out.memory if self._sound(s, grounding)))[
+                :RUNNING_SENTENCES
+            ]
         else:
             if not self.extractive:
                 self._wrote("llm")
         if not sentences:
             self._mark(user, "session", [t.id for t in turns])
             return
-        memory = self._memory(user, Kind.RUNNING_SUMMARY, None, "\n".join(sentences), turns[-1], f"consolidate:{session}", [t.id for t in turns])
+        memory = self._memory(
+            user,
+            Kind.RUNNING_SUMMARY,
+            None,
+            "\n".join(sentences),
+            turns[-1],
+            f"consolidate:{session}",
+            [t.id for t in turns],
+        )
         self._replace([memory], self.engine.clock(), "session", [t.id for t in turns])
 
     def fold_extractively(self, previous: Memory | None, turns: Sequence[Memory]) -> list[str]:
@@ -769,7 +850,9 @@ class Consolidator:
 
     def _sound(self, sentence: str, grounding: Grounding) -> bool:
         """Whether a running-memory sentence is a grounded third-person statement."""
-        return statement_problem(sentence) is None and grounding.problem(sentence, self.settings.summary_grounding) is None
+        return (
+            statement_problem(sentence) is None and grounding.problem(sentence, self.settings.summary_grounding) is None
+        )
 
     # stage 3: facts ---------------------------------------------------------------
 
@@ -781,8 +864,12 @@ class Consolidator:
         for pair in pairs:
             size = sum(len(t.text) for t in pair)
             last = out[-1] if out else None
-            if (last and (last[-1][0].session or last[-1][0].day) == (pair[0].session or pair[0].day)
-                    and len(last) < most and used + size <= chars):
+            if (
+                last
+                and (last[-1][0].session or last[-1][0].day) == (pair[0].session or pair[0].day)
+                and len(last) < most
+                and used + size <= chars
+            ):
                 last.append(pair)
                 used += size
             else:
@@ -815,17 +902,34 @@ class Consolidator:
         schema = FactsOutput.model_json_schema()
         schema["properties"]["facts"]["maxItems"] = limit
         try:
-            out = self._ask(prompts.EXTRACT_FACTS, "facts", content[-self.budget :], FactsOutput, limit * FACT_TOKENS + 24, schema=schema)
+            out = self._ask(
+                prompts.EXTRACT_FACTS,
+                "facts",
+                content[-self.budget :],
+                FactsOutput,
+                limit * FACT_TOKENS + 24,
+                schema=schema,
+            )
         except InvalidOutputError as exc:
             self._fall_back(f"{user} facts of {turns[0].source or turns[0].id}", exc)
             self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
             return
         pair_of = {t.id: pair for pair in window for t in pair}
-        sources = [SourceTurn(t.speaker, t.text, Grounding(f"{line} {date_words(t.created_at)}")) for t, line in zip(people, _transcript(people))]
+        sources = [
+            SourceTurn(t.speaker, t.text, Grounding(f"{line} {date_words(t.created_at)}"))
+            for t, line in zip(people, _transcript(people))
+        ]
         candidates: dict[str, tuple[str, list[Memory]]] = {}
         problems: list[str] = []
         for fact in (clean(f) for f in out.facts[:limit]):
-            source = next((t for t, src in zip(people, sources) if fact_problem(fact, [src], self.settings.fact_grounding) is None), None)
+            source = next(
+                (
+                    t
+                    for t, src in zip(people, sources)
+                    if fact_problem(fact, [src], self.settings.fact_grounding) is None
+                ),
+                None,
+            )
             if source is None:
                 self.report.facts_rejected += 1
                 problems.append(f"{fact[:40]!r}: {fact_problem(fact, sources, self.settings.fact_grounding)}")
@@ -835,7 +939,10 @@ class Consolidator:
                 candidates[normalized(fact)] = (fact, pair_of[source.id])
         if problems and not candidates:
             # Every fact the model wrote failed grounding: the window gets the extractive ones.
-            self._fall_back(f"{user} facts of {turns[0].source or turns[0].id}", InvalidOutputError(f"every fact rejected ({problems[0]})"))
+            self._fall_back(
+                f"{user} facts of {turns[0].source or turns[0].id}",
+                InvalidOutputError(f"every fact rejected ({problems[0]})"),
+            )
             self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
             return
         self._wrote("llm")
@@ -849,14 +956,22 @@ class Consolidator:
         out: list[tuple[str, list[Memory]]] = []
         for pair in window:
             people = {t.speaker for t in pair if t.speaker != ASSISTANT}
-            names = [n for t in pair if t.id in self._own for s in extractive.split_sentences(t.text) if (n := extractive.stated_name(s))]
+            names = [
+                n
+                for t in pair
+                if t.id in self._own
+                for s in extractive.split_sentences(t.text)
+                if (n := extractive.stated_name(s))
+            ]
             facts = [extractive.name_fact(n) for n in names] + [text for text, _ in extractive.facts_of(pair, people)]
             kept = [f for f in facts if len(f) <= FACT_CHARS]
             self.report.facts_rejected += len(facts) - len(kept)
             out.extend((f, pair) for f in kept)
         return out
 
-    def store_facts(self, user: str, facts: Sequence[tuple[str, list[Memory]]], ids: Sequence[str], decide: bool = True) -> None:
+    def store_facts(
+        self, user: str, facts: Sequence[tuple[str, list[Memory]]], ids: Sequence[str], decide: bool = True
+    ) -> None:
         """Reconcile ``facts`` ((text, the message pair it came from)) with the stored ones and
         mark the turns ``ids`` through the fact stage: done, or skipped for the pair of a fact
         whose decision stayed invalid (redone with ``retry``).
@@ -873,7 +988,11 @@ class Consolidator:
             else:
                 unique.setdefault(normalized(fact), (fact, pair))
         items = list(unique.values())
-        vectors = np.asarray(self.embed([f for f, _ in items]), dtype=np.float32) if items else np.zeros((0, 0), dtype=np.float32)
+        vectors = (
+            np.asarray(self.embed([f for f, _ in items]), dtype=np.float32)
+            if items
+            else np.zeros((0, 0), dtype=np.float32)
+        )
         with self.store.transaction():
             known, matrix = self.store.active_with_vectors(user, Kind.FACT.value)
         order = sorted(range(len(known)), key=lambda i: known[i].id)  # equal similarities rank the smaller id first
@@ -884,7 +1003,11 @@ class Consolidator:
         for (fact, pair), vector in zip(items, vectors):
             similarity = matrix @ vector if len(known) else np.zeros(0)
             closest_new = max((float(v @ vector) for v in new_vectors), default=-1.0)
-            if normalized(fact) in seen or closest_new >= self.settings.fact_dedup or (len(similarity) and similarity.max() >= self.settings.fact_dedup):
+            if (
+                normalized(fact) in seen
+                or closest_new >= self.settings.fact_dedup
+                or (len(similarity) and similarity.max() >= self.settings.fact_dedup)
+            ):
                 self.report.facts_deduplicated += 1
                 continue
             ranked = np.argsort(-similarity, kind="stable")[:SIMILAR_FACTS]
@@ -897,14 +1020,22 @@ class Consolidator:
         if decide:
             asked = [i for i, item in enumerate(pending) if item[3]]
             for batch in self._decision_batches([pending[i][3] for i in asked]):
-                chosen = self.decide(user, [pending[asked[j]][0] for j in batch], [pending[asked[j]][3] for j in batch],
-                                     [t for j in batch for t in pending[asked[j]][1]])
+                chosen = self.decide(
+                    user,
+                    [pending[asked[j]][0] for j in batch],
+                    [pending[asked[j]][3] for j in batch],
+                    [t for j in batch for t in pending[asked[j]][1]],
+                )
                 for j, decision in zip(batch, chosen):
                     decisions[asked[j]] = decision
         # A pair with a fact whose decision stayed invalid is skipped (redone with --retry); the others are done.
         undecided = {t.id for item, d in zip(pending, decisions) if d is None for t in item[1]}
-        self.apply(user, [(item, d) for item, d in zip(pending, decisions) if d is not None], [i for i in ids if i not in undecided],
-                   sorted(undecided))
+        self.apply(
+            user,
+            [(item, d) for item, d in zip(pending, decisions) if d is not None],
+            [i for i in ids if i not in undecided],
+            sorted(undecided),
+        )
 
     @staticmethod
     def _decision_batches(related: Sequence[Sequence[Memory]]) -> list[list[int]]:
@@ -922,7 +1053,9 @@ class Consolidator:
                 shown = set(ids)
         return batches
 
-    def decide(self, user: str, facts: Sequence[str], related: Sequence[Sequence[Memory]], turns: Sequence[Memory]) -> list[DecisionOutput | None]:
+    def decide(
+        self, user: str, facts: Sequence[str], related: Sequence[Sequence[Memory]], turns: Sequence[Memory]
+    ) -> list[DecisionOutput | None]:
         """Ask the model for Mem0's event of each of ``facts`` against the stored facts shown
         (those ``related`` to any of them), in one call; each fact may UPDATE or DELETE only
         a fact related to it. ``target`` in the replies indexes ``related[i]``. All None when
@@ -945,20 +1078,39 @@ class Consolidator:
                 if decision.event == "UPDATE":
                     merged = f"{shown[decision.target].text}\n{fact}\n" + "\n".join(_transcript(turns))
                     source = SourceTurn("", merged, Grounding(merged))
-                    problem = fact_problem(decision.text, [source], self.settings.fact_grounding) if decision.text.strip() else "the text is empty"
+                    problem = (
+                        fact_problem(decision.text, [source], self.settings.fact_grounding)
+                        if decision.text.strip()
+                        else "the text is empty"
+                    )
                     if problem:
                         raise ValueError(f"updated fact rejected: {problem}")
 
         try:
-            out = self._ask(prompts.DECIDE_FACTS, "decisions", content, DecisionsOutput, len(facts) * DECISION_TOKENS + 24, check, schema)
+            out = self._ask(
+                prompts.DECIDE_FACTS,
+                "decisions",
+                content,
+                DecisionsOutput,
+                len(facts) * DECISION_TOKENS + 24,
+                check,
+                schema,
+            )
         except InvalidOutputError as exc:
             self._skip(f"{user} facts {', '.join(repr(f[:40]) for f in facts)}", exc)
             return [None] * len(facts)
-        return [d.model_copy(update={"target": group.index(shown[d.target]) if shown[d.target] in group else 0})
-                for d, group in zip(out.events, related)]
+        return [
+            d.model_copy(update={"target": group.index(shown[d.target]) if shown[d.target] in group else 0})
+            for d, group in zip(out.events, related)
+        ]
 
-    def apply(self, user: str, decided: Sequence[tuple[tuple[str, list[Memory], np.ndarray, list[Memory]], DecisionOutput]],
-              done: Sequence[str], skipped: Sequence[str] = ()) -> None:
+    def apply(
+        self,
+        user: str,
+        decided: Sequence[tuple[tuple[str, list[Memory], np.ndarray, list[Memory]], DecisionOutput]],
+        done: Sequence[str],
+        skipped: Sequence[str] = (),
+    ) -> None:
         """Carry out the decisions of a window (each: (fact, its pair, its vector, the related
         stored facts), the decision) and mark the window's turns through the fact stage
         (``done``, and ``skipped``: those of a pair with a fact left undecided), in one hold
@@ -986,14 +1138,23 @@ class Consolidator:
             new: Memory | None = None
             if event in ("ADD", "UPDATE"):
                 text = clean(decision.text) if event == "UPDATE" and decision.text.strip() else fact
-                new = self._memory(user, Kind.FACT, normalized(text) + "\x1f" + ",".join(pair_ids), text, pair[-1],
-                                   " ".join(t.source for t in pair if t.source), pair_ids)
+                new = self._memory(
+                    user,
+                    Kind.FACT,
+                    normalized(text) + "\x1f" + ",".join(pair_ids),
+                    text,
+                    pair[-1],
+                    " ".join(t.source for t in pair if t.source),
+                    pair_ids,
+                )
                 new.session, new.valid_from = pair[0].session, pair[0].created_at
                 same = next((a for a in added if a.id == new.id), None)
                 if same is None:
                     added.append(new)
                     vectors.append(vector if text == fact else self.embed([text])[0])  # a memory, not a query
-                    entries.append(HistoryEntry(new.id, user, new.kind, "ADD", "", new.text, at, pair_ids, old.id if old else ""))
+                    entries.append(
+                        HistoryEntry(new.id, user, new.kind, "ADD", "", new.text, at, pair_ids, old.id if old else "")
+                    )
                 else:  # the window already adds these words from this pair: one fact, which this old one also ends in
                     new = same
                     self.report.facts_deduplicated += 1
@@ -1002,8 +1163,19 @@ class Consolidator:
             if old is not None:
                 old.valid_to = pair[0].created_at
                 ended[old.id] = old
-                entries.append(HistoryEntry(old.id, user, old.kind, event, old.text, new.text if new else "", at, pair_ids,
-                                            new.id if new else ""))
+                entries.append(
+                    HistoryEntry(
+                        old.id,
+                        user,
+                        old.kind,
+                        event,
+                        old.text,
+                        new.text if new else "",
+                        at,
+                        pair_ids,
+                        new.id if new else "",
+                    )
+                )
             if event == "ADD":
                 self.report.facts_added += 1
             elif event == "UPDATE":

@@ -25,16 +25,25 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from memcli.dates import day_of
-from memcli.models.embedding import embedder_identity
-from memcli.text.extractive import parse_line
-from memcli.text.entities import (
-    RELATIONS, Extraction, GraphOutput, KnownNames, common_words, extract, extraction_prompt, ground, normalise, turn_names,
-)
 from memcli.errors import InvalidOutputError, NotFoundError, UsageError
-from memcli.store.graph import MENTIONED_WITH, Closed, Entity, Graph, Relation, day_seconds, relation_memory_id
-from memcli.models.llm import ChatModel, Message, structured_output
 from memcli.memory import ASSISTANT, Kind, Memory
+from memcli.models.embedding import embedder_identity
+from memcli.models.llm import ChatModel, Message, structured_output
+from memcli.store.graph import MENTIONED_WITH, Closed, Entity, Graph, Relation, day_seconds, relation_memory_id
 from memcli.store.sidecar import HistoryEntry
+from memcli.text.entities import (
+    RELATIONS,
+    Extraction,
+    GraphOutput,
+    KnownNames,
+    common_words,
+    extract,
+    extraction_prompt,
+    ground,
+    normalise,
+    turn_names,
+)
+from memcli.text.extractive import parse_line
 
 if TYPE_CHECKING:
     from memcli.models.embedding import Embedder
@@ -143,14 +152,17 @@ class GraphBuilder:
             done = self.store.sidecar.consolidated(user, STAGE)
         return sorted((m for m in scannable if m.id not in done), key=lambda m: (m.created_at, m.id))
 
-    def extraction(self, memory: Memory, speaker: str, addressee: str | None, known: KnownNames,
-                   common: Collection[str] = ()) -> Extraction:
+    def extraction(
+        self, memory: Memory, speaker: str, addressee: str | None, known: KnownNames, common: Collection[str] = ()
+    ) -> Extraction:
         """What ``memory`` names, by the model path when there is a model (grounded in its
         text, the offline extractor's result when the model's output stays invalid), else
         offline."""
         if self.chat_model is None:
             self._wrote("extractive")
-            return extract(memory.text, speaker=speaker, addressee=addressee, day=memory.day, known=known, common=common)
+            return extract(
+                memory.text, speaker=speaker, addressee=addressee, day=memory.day, known=known, common=common
+            )
         speakers = [s for s in (speaker, addressee) if s]
         messages = [Message("user", extraction_prompt(f"{speaker}: {memory.text}", speakers))]
         try:
@@ -158,12 +170,15 @@ class GraphBuilder:
         except InvalidOutputError as exc:
             self.warn(f"graph of {memory.id}: {exc.message}; the offline extraction was used instead")
             self._wrote("fallback")
-            return extract(memory.text, speaker=speaker, addressee=addressee, day=memory.day, known=known, common=common)
+            return extract(
+                memory.text, speaker=speaker, addressee=addressee, day=memory.day, known=known, common=common
+            )
         self._wrote("llm")
         return ground(out, memory.text, speakers=speakers)
 
-    def extractions(self, memory: Memory, name: str, addressee: str | None, known: KnownNames,
-                    common: Collection[str] = ()) -> list[Extraction]:
+    def extractions(
+        self, memory: Memory, name: str, addressee: str | None, known: KnownNames, common: Collection[str] = ()
+    ) -> list[Extraction]:
         """What ``memory`` names (``extraction``): a turn as its speaker said it, a note or
         a fact as the user's (``name``), a daily summary line by line, each line as the
         speaker it names said it."""
@@ -179,8 +194,9 @@ class GraphBuilder:
     def _wrote(self, path: str) -> None:
         self.report.written_by[path] = self.report.written_by.get(path, 0) + 1
 
-    def build(self, user: str, name: str, memories: Sequence[Memory] | None = None,
-              scannable: Sequence[Memory] | None = None) -> GraphReport:
+    def build(
+        self, user: str, name: str, memories: Sequence[Memory] | None = None, scannable: Sequence[Memory] | None = None
+    ) -> GraphReport:
         """Scan ``memories`` of ``user`` (the unscanned ones when None; turns with their
         speaker as summaries name them, ``Consolidator.named``) into the graph, mark them
         scanned, record each relation a newer one closed as an INVALIDATE event, then bring
@@ -198,18 +214,24 @@ class GraphBuilder:
             known_entities = [e.name for e in self.store.sidecar.graph.entities(user)]
         # How this user writes a word (capitalised or not) is read from all of their texts, not from this run's few.
         texts = [m.text for m in scannable] or [m.text for m in memories]
-        known = KnownNames.of(sorted(set(turn_names(texts)) | set(known_entities) | {m.speaker for m in memories if m.speaker}))
+        known = KnownNames.of(
+            sorted(set(turn_names(texts)) | set(known_entities) | {m.speaker for m in memories if m.speaker})
+        )
         common = common_words(texts)
         roles = {normalise(name): "user", normalise(ASSISTANT): "assistant"}
         for start in range(0, len(memories), BATCH):
             batch = memories[start : start + BATCH]
-            found = [(m, extraction) for m in batch for extraction in self.extractions(m, name, you.get(m.id), known, common)]
+            found = [
+                (m, extraction) for m in batch for extraction in self.extractions(m, name, you.get(m.id), known, common)
+            ]
             now = self.clock()
             with self.store.transaction(), self.store.sidecar.graph.writing():
                 graph = self.store.sidecar.graph
                 closed: list[Closed] = []
                 for memory, extraction in found:
-                    done = graph.ingest(user, memory.id, memory.day, memory.created_at, extraction, normalise, RELATIONS, roles, now)
+                    done = graph.ingest(
+                        user, memory.id, memory.day, memory.created_at, extraction, normalise, RELATIONS, roles, now
+                    )
                     self.report.mentions += len(extraction.mentions)
                     self.report.relations += len(done.relations)
                     closed.extend(done.closed)
@@ -226,10 +248,19 @@ class GraphBuilder:
         entries = []
         for change in closed:
             before = replace(change.old, valid_to="", invalidated_at=0.0)
-            entries.append(HistoryEntry(
-                relation_memory_id(user, change.old.id), user, Kind.RELATION.value, "INVALIDATE", relation_text(before),
-                relation_text(change.old), now, sorted({*change.old.sources, *change.new.sources}), relation_memory_id(user, change.new.id),
-            ))
+            entries.append(
+                HistoryEntry(
+                    relation_memory_id(user, change.old.id),
+                    user,
+                    Kind.RELATION.value,
+                    "INVALIDATE",
+                    relation_text(before),
+                    relation_text(change.old),
+                    now,
+                    sorted({*change.old.sources, *change.new.sources}),
+                    relation_memory_id(user, change.new.id),
+                )
+            )
         return entries
 
     def sync(self, user: str) -> None:
@@ -245,9 +276,16 @@ class GraphBuilder:
         wanted: dict[str, Memory] = {}
         for relation in relations:
             memory = Memory(
-                id=relation_memory_id(user, relation.id), user=user, kind=Kind.RELATION.value, text=relation_text(relation),
-                created_at=relation.last_seen, day=day_of(relation.last_seen), source="graph", source_ids=list(relation.sources),
-                valid_from=day_seconds(relation.valid_from), valid_to=day_seconds(relation.valid_to) if relation.valid_to else 0.0,
+                id=relation_memory_id(user, relation.id),
+                user=user,
+                kind=Kind.RELATION.value,
+                text=relation_text(relation),
+                created_at=relation.last_seen,
+                day=day_of(relation.last_seen),
+                source="graph",
+                source_ids=list(relation.sources),
+                valid_from=day_seconds(relation.valid_from),
+                valid_to=day_seconds(relation.valid_to) if relation.valid_to else 0.0,
             )
             old = stored.get(memory.id)
             if old is None:
@@ -256,7 +294,11 @@ class GraphBuilder:
                 wanted[memory.id] = old
                 continue
             else:
-                memory.strength, memory.last_recalled_at, memory.recall_count = old.strength, old.last_recalled_at, old.recall_count
+                memory.strength, memory.last_recalled_at, memory.recall_count = (
+                    old.strength,
+                    old.last_recalled_at,
+                    old.recall_count,
+                )
                 memory.feedback, memory.pinned, memory.retained_from = old.feedback, old.pinned, old.retained_from
             wanted[memory.id] = memory
         changed = [m for m in wanted.values() if stored.get(m.id) is not m]
@@ -265,7 +307,16 @@ class GraphBuilder:
         now = self.clock()
         # A closed relation's change is its INVALIDATE event; a new one is added, a renamed or merged one updated.
         entries = [
-            HistoryEntry(m.id, user, m.kind, "ADD" if old is None else "UPDATE", "" if old is None else old.text, m.text, now, m.source_ids)
+            HistoryEntry(
+                m.id,
+                user,
+                m.kind,
+                "ADD" if old is None else "UPDATE",
+                "" if old is None else old.text,
+                m.text,
+                now,
+                m.source_ids,
+            )
             for m in changed
             if (old := stored.get(m.id)) is None or (old.text != m.text and old.valid_to == m.valid_to)
         ]
@@ -292,7 +343,9 @@ def find_entity(graph: Graph, user: str, name: str | None) -> Entity:
     if name is None:
         found = graph.self_entity(user)
         if found is None:
-            raise NotFoundError(f"the graph of {user!r} has no entity for the user yet (memcli consolidate reads it); name one")
+            raise NotFoundError(
+                f"the graph of {user!r} has no entity for the user yet (memcli consolidate reads it); name one"
+            )
         return found
     key = normalise(name)
     entity_id = graph.find(user, [key]).get(key)
@@ -300,12 +353,18 @@ def find_entity(graph: Graph, user: str, name: str | None) -> Entity:
     if entity is None:
         names = [e.name for e in graph.entities(user)]
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ("" if names else " (its graph is empty: memcli consolidate builds it)")
+        hint = (
+            f"; did you mean {' or '.join(close)}?"
+            if close
+            else ("" if names else " (its graph is empty: memcli consolidate builds it)")
+        )
         raise NotFoundError(f"no entity {name!r} in the graph of {user!r}{hint}")
     return entity
 
 
-def neighbourhood(graph: Graph, user: str, entity: Entity, depth: int, at: str | None) -> list[tuple[Entity, int, str, int]]:
+def neighbourhood(
+    graph: Graph, user: str, entity: Entity, depth: int, at: str | None
+) -> list[tuple[Entity, int, str, int]]:
     """The entities up to ``depth`` edges from ``entity`` (relations that held on ``at``
     when given), nearest first, then by the edge's kind (typed first) and count: (entity,
     depth, label of the edge that reached it, its count)."""

@@ -28,7 +28,9 @@ def _stem(word: str) -> str:
     return word[:_STEM]
 
 
-FIRST_AND_SECOND_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you", "your", "yours"})
+FIRST_AND_SECOND_PERSON = frozenset(
+    {"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you", "your", "yours"}
+)
 _SPEAKER_LABEL = re.compile(r"(?m)^[\s\[(*\"]*[\w .'-]{1,40}[\])*\"]*:(\s|$)")
 MIN_STATEMENT_WORDS = 2
 

@@ -57,9 +57,15 @@ def header(embedder: str, user: str | None, history: bool, vectors: bool, now: f
     """The header record of an export made at ``now`` (unix seconds) by memcli ``version``
     of ``user``'s memories (every user's when None)."""
     return {
-        "type": HEADER, "format": FORMAT, "format_version": FORMAT_VERSION, "memcli_version": version, "embedder": embedder,
+        "type": HEADER,
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "memcli_version": version,
+        "embedder": embedder,
         "exported_at": datetime.fromtimestamp(now).astimezone().isoformat(timespec="seconds"),
-        "user": user, "history": history, "vectors": vectors,
+        "user": user,
+        "history": history,
+        "vectors": vectors,
     }
 
 
@@ -92,7 +98,10 @@ def history_record(entry: HistoryEntry) -> dict[str, Any]:
 
 def progress_record(row: tuple[str, str, str, str, float]) -> dict[str, Any]:
     """A progress line's record from a row (user, stage, item id, status, at)."""
-    return {"type": PROGRESS, **{name: _typed(value, kind) for (name, kind), value in zip(_PROGRESS_FIELDS.items(), row)}}
+    return {
+        "type": PROGRESS,
+        **{name: _typed(value, kind) for (name, kind), value in zip(_PROGRESS_FIELDS.items(), row)},
+    }
 
 
 def line(record: dict[str, Any]) -> str:
@@ -100,8 +109,9 @@ def line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def export_pages(store: MemoryStore, head: dict[str, Any], user: str | None, history: bool, vectors: bool,
-                 size: int | None = None) -> Iterator[tuple[str, list[str]]]:
+def export_pages(
+    store: MemoryStore, head: dict[str, Any], user: str | None, history: bool, vectors: bool, size: int | None = None
+) -> Iterator[tuple[str, list[str]]]:
     """The lines of an export, ``size`` records (default ``PAGE``) at a time, as (type,
     lines): the header line, then the memories of ``user`` (every user's when None), the
     consolidation progress and, with ``history``, the history. The store is held from the
@@ -187,8 +197,12 @@ def _check(value: Any, kind: str, where: str, name: str) -> Any:
         "list[str]": isinstance(value, list) and all(isinstance(v, str) for v in value),
     }[kind]
     if not ok:
-        raise BadInputError(f"{where}: '{name}' must be {kind.replace('list[str]', 'a list of strings')}, not {json.dumps(value)[:40]}")
-    reason = next(filter(None, map(unstorable, [value] if kind == "str" else value if kind == "list[str]" else [])), None)
+        raise BadInputError(
+            f"{where}: '{name}' must be {kind.replace('list[str]', 'a list of strings')}, not {json.dumps(value)[:40]}"
+        )
+    reason = next(
+        filter(None, map(unstorable, [value] if kind == "str" else value if kind == "list[str]" else [])), None
+    )
     if reason:
         raise BadInputError(f"{where}: '{name}' {reason}")
     return _typed(value, kind)
@@ -207,7 +221,9 @@ def _fields(record: dict[str, Any], declared: dict[str, str], required: Iterable
 _MEMORY_TYPES = {name: str(f.type) for name, f in _MEMORY_FIELDS.items()}
 _MEMORY_REQUIRED = [name for name, f in _MEMORY_FIELDS.items() if f.default is MISSING and f.default_factory is MISSING]
 _HISTORY_TYPES = {name: str(f.type) for name, f in _HISTORY_FIELDS.items()}
-_HISTORY_REQUIRED = [name for name, f in _HISTORY_FIELDS.items() if f.default is MISSING and f.default_factory is MISSING]
+_HISTORY_REQUIRED = [
+    name for name, f in _HISTORY_FIELDS.items() if f.default is MISSING and f.default_factory is MISSING
+]
 
 
 @dataclass
@@ -248,10 +264,14 @@ class Archive:
                 if vector is not None:
                     dimension = dimension or len(vector)
                     if len(vector) != dimension:
-                        raise BadInputError(f"{where}: a vector of {len(vector) // 4} dimensions, the first had {dimension // 4}")
+                        raise BadInputError(
+                            f"{where}: a vector of {len(vector) // 4} dimensions, the first had {dimension // 4}"
+                        )
                 values = _fields(record, _MEMORY_TYPES, _MEMORY_REQUIRED, where)
                 if not values["id"] or values["kind"] not in KIND_VALUES:
-                    raise BadInputError(f"{where}: " + ("empty 'id'" if not values["id"] else f"unknown kind {values['kind']!r}"))
+                    raise BadInputError(
+                        f"{where}: " + ("empty 'id'" if not values["id"] else f"unknown kind {values['kind']!r}")
+                    )
                 yield MEMORY, (Memory(**values), vector)
             elif kind == HISTORY:
                 yield HISTORY, HistoryEntry(**_fields(record, _HISTORY_TYPES, _HISTORY_REQUIRED, where))
@@ -290,5 +310,7 @@ def open_archive(path: Path) -> Archive:
     if not isinstance(version, int) or isinstance(version, bool):
         raise BadInputError(f"{path}:{number}: the header has no format_version")
     if version > FORMAT_VERSION:
-        raise BadInputError(f"{path}: memcli export format {version}; this memcli reads format {FORMAT_VERSION}: upgrade memcli")
+        raise BadInputError(
+            f"{path}: memcli export format {version}; this memcli reads format {FORMAT_VERSION}: upgrade memcli"
+        )
     return Archive(path, head)

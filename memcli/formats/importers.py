@@ -23,12 +23,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli.text.chunking import MAX_CHARS, chunk_spans, chunks, size
 from memcli.dates import OutOfRange, day_of, from_unix_seconds, written_time
 from memcli.errors import BadInputError, UsageError
 from memcli.formats.export import is_header, open_archive
 from memcli.memory import Kind, Memory, stable_id, unstorable
 from memcli.paths import reading
+from memcli.text.chunking import MAX_CHARS, chunk_spans, chunks, size
 
 FORMATS = ("locomo", "memorybank", "jsonl", "text", "memcli")
 _SESSION_KEY = re.compile(r"session_(\d+)$")
@@ -327,7 +327,14 @@ def jsonl_turns(path: Path, lines: Iterable[tuple[int, str]], user: str) -> Iter
             ties[stamp] = ties.get(stamp, -1) + 1
             whole = part == 0 and text == content.strip()
             yield Memory(
-                id=stable_id("jsonl", user, str(record.get("timestamp")), role, content, *(() if whole else (f"part {part + 1}",))),
+                id=stable_id(
+                    "jsonl",
+                    user,
+                    str(record.get("timestamp")),
+                    role,
+                    content,
+                    *(() if whole else (f"part {part + 1}",)),
+                ),
                 user=user,
                 kind=Kind.TURN.value,
                 text=content if whole else text,
@@ -438,7 +445,9 @@ Records = Callable[[], Iterator[Memory]]
 """Parses an import file afresh on each call, yielding its memories in the file's order."""
 
 
-def open_records(path: Path, fmt: str | None, user: str, now: float, conversation: str | None = None) -> tuple[str, Records]:
+def open_records(
+    path: Path, fmt: str | None, user: str, now: float, conversation: str | None = None
+) -> tuple[str, Records]:
     """The format of an import file (detected when ``fmt`` is None) and a function that
     parses it: text, JSONL and memcli exports (their memories: ``memcli.formats.export.Archive``
     reads the rest) a line at a time on each call (``read_lines``), LoCoMo and MemoryBank
@@ -474,7 +483,9 @@ def open_records(path: Path, fmt: str | None, user: str, now: float, conversatio
     return fmt, lambda: text_notes(path, read_lines(path, LINE_PIECE), user, now)
 
 
-def parse_file(path: Path, fmt: str | None, user: str, now: float, conversation: str | None = None) -> tuple[str, list[Memory]]:
+def parse_file(
+    path: Path, fmt: str | None, user: str, now: float, conversation: str | None = None
+) -> tuple[str, list[Memory]]:
     """Read and parse an import file whole; returns (format used, memories without
     duplicates). ``open_records`` parses one a record at a time.
 

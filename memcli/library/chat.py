@@ -19,13 +19,13 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import datetime
 
-from memcli.models import prompts
-from memcli.recall.assistant import Context, check_question
 from memcli.dates import day_of
-from memcli.library.engine import Engine
 from memcli.errors import Interrupted, StoreLockedError
-from memcli.models.llm import Message, is_base_model
+from memcli.library.engine import Engine
 from memcli.memory import BASE_MODEL, Kind, Memory, new_id
+from memcli.models import prompts
+from memcli.models.llm import Message, is_base_model
+from memcli.recall.assistant import Context, check_question
 from memcli.recall.retrieval import Recalled
 from memcli.schema import iso_time
 
@@ -49,8 +49,9 @@ class ChatSession:
     prompt; it is kept in the session's state, not in the store.
     """
 
-    def __init__(self, engine: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
-                 system: str = "") -> None:
+    def __init__(
+        self, engine: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None, system: str = ""
+    ) -> None:
         self.engine = engine
         self.user = engine.user(user)
         self.session_id = f"chat-{day_of(engine.clock())}-{new_id()[:8]}"
@@ -63,15 +64,20 @@ class ChatSession:
         self._last_turn_at = 0.0
 
     @classmethod
-    def resume(cls, engine: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None,
-               system: str = "") -> ChatSession:
+    def resume(
+        cls, engine: Engine, user: str | None = None, on_warning: Callable[[str], None] | None = None, system: str = ""
+    ) -> ChatSession:
         """The user's most recent chat session, to go on with (``memcli chat --continue``):
         its id, and its last ``history_turns`` stored turns as the verbatim history (its
         older turns come back through recall, as any memory does). A new session (with
         ``resumed`` False) when the user has no chat turn in the store; forgotten
         (archived) turns do not count."""
         session = cls(engine, user, on_warning, system)
-        turns = [t for t in engine.list_memories(session.user, Kind.TURN.value, limit=0) if t.source.startswith("chat:") and t.session]
+        turns = [
+            t
+            for t in engine.list_memories(session.user, Kind.TURN.value, limit=0)
+            if t.source.startswith("chat:") and t.session
+        ]
         if not turns:
             return session
         last = turns[0].session  # newest first
@@ -89,7 +95,9 @@ class ChatSession:
             "user": self.user,
             "session_id": self.session_id,
             "model": self.engine.chat_model.name,
-            "history": [{"role": m.role, "content": m.content, "id": i} for m, i in zip(self.history, self.history_ids)],
+            "history": [
+                {"role": m.role, "content": m.content, "id": i} for m, i in zip(self.history, self.history_ids)
+            ],
             "summary": self.summary,
             "last_turn_at": iso_time(self._last_turn_at, "microseconds"),
             "system": self.system,
@@ -98,7 +106,9 @@ class ChatSession:
         }
 
     @classmethod
-    def restore(cls, engine: Engine, state: dict[str, object], on_warning: Callable[[str], None] | None = None) -> ChatSession:
+    def restore(
+        cls, engine: Engine, state: dict[str, object], on_warning: Callable[[str], None] | None = None
+    ) -> ChatSession:
         """The session that ``state()`` described, over ``engine`` (for the next reply)."""
         session = cls(engine, str(state["user"]), on_warning, str(state.get("system") or ""))
         session.session_id = str(state["session_id"])
@@ -171,7 +181,9 @@ class ChatSession:
         self.history.append(Message("user", text))
         self.history_ids.append(user_turn.id)
         if reply:
-            tags = (["interrupted"] if interrupted else []) + ([BASE_MODEL] if is_base_model(self.engine.chat_model) else [])
+            tags = (["interrupted"] if interrupted else []) + (
+                [BASE_MODEL] if is_base_model(self.engine.chat_model) else []
+            )
             turn = self._store_turn("assistant", reply, tags)
             self.history.append(Message("assistant", reply))
             self.history_ids.append(turn.id)
@@ -185,7 +197,10 @@ class ChatSession:
         query = f"{previous}\n{text}" if previous else text
         try:
             return self.engine.context(
-                query, self.user, exclude={*self.history_ids, user_turn_id}, conversation=[*self.history, Message("user", text)]
+                query,
+                self.user,
+                exclude={*self.history_ids, user_turn_id},
+                conversation=[*self.history, Message("user", text)],
             )
         except StoreLockedError as exc:
             self.on_warning(f"{exc.message}; replying without recalled memories")
@@ -196,7 +211,13 @@ class ChatSession:
         the model's stream, which stops generation and frees the model for the next
         request (``resources.SharedChatModel``)."""
         system = prompts.system_prompt(
-            self.user, self.engine.today(), context.memories, context.portrait, context.events, self.summary, context.running
+            self.user,
+            self.engine.today(),
+            context.memories,
+            context.portrait,
+            context.events,
+            self.summary,
+            context.running,
         )
         if self.system:
             system += f"\n\nInstruction from {self.user} for this conversation: {self.system}"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from memcli import schema
 from memcli.config import Settings
-from memcli.models.embedding_server import ServerEmbedder
 from memcli.errors import ModelError
+from memcli.models.embedding_server import ServerEmbedder
 from memcli.models.llm import check_gguf
 from memcli.models.llm_server import ServerChatModel, ServerClient
 from memcli.paths import Paths, home_of
@@ -36,10 +36,19 @@ def check_path(name: str, path: Path) -> schema.PathCheck:
     try:
         found = os.lstat(path)
     except FileNotFoundError:
-        return schema.PathCheck(name=name, path=str(path), type="missing", mode=None, owner_uid=None, ok=True, problem=None)
+        return schema.PathCheck(
+            name=name, path=str(path), type="missing", mode=None, owner_uid=None, ok=True, problem=None
+        )
     except OSError as exc:  # a folder above it is not this user's to enter
-        return schema.PathCheck(name=name, path=str(path), type="unreadable", mode=None, owner_uid=None, ok=False,
-                                problem=f"cannot be examined by you (uid {os.geteuid()}): {exc.strerror}; run memcli as the user it belongs to")
+        return schema.PathCheck(
+            name=name,
+            path=str(path),
+            type="unreadable",
+            mode=None,
+            owner_uid=None,
+            ok=False,
+            problem=f"cannot be examined by you (uid {os.geteuid()}): {exc.strerror}; run memcli as the user it belongs to",
+        )
     kind = next((label for test, label in _TYPES if test(found.st_mode)), "other")
     bits = stat.S_IMODE(found.st_mode)
     problems = []
@@ -48,21 +57,43 @@ def check_path(name: str, path: Path) -> schema.PathCheck:
     if kind != "symlink":
         access = [who for who, mask in (("group", 0o070), ("others", 0o007)) if bits & mask]
         if access:
-            verbs = "/".join(v for v, mask in (("readable", 0o044), ("writable", 0o022), ("searchable" if kind == "dir" else "executable", 0o011))
-                             if bits & mask)
+            verbs = "/".join(
+                v
+                for v, mask in (
+                    ("readable", 0o044),
+                    ("writable", 0o022),
+                    ("searchable" if kind == "dir" else "executable", 0o011),
+                )
+                if bits & mask
+            )
             problems.append(f"{verbs} by {' and '.join(access)} (mode {bits:04o}): chmod go-rwx {path}")
     problem = "; ".join(problems) or None
-    return schema.PathCheck(name=name, path=str(path), type=kind, mode=f"{bits:04o}", owner_uid=found.st_uid, ok=problem is None,
-                            problem=problem)
+    return schema.PathCheck(
+        name=name,
+        path=str(path),
+        type=kind,
+        mode=f"{bits:04o}",
+        owner_uid=found.st_uid,
+        ok=problem is None,
+        problem=problem,
+    )
 
 
 def _named(paths: Paths) -> list[tuple[str, Path]]:
     """Every path of ``memcli paths``, then everything under memcli's own folders."""
     home = home_of(paths)
-    named = [*([("home", home)] if home is not None else []), *((name, Path(value)) for name, value in paths.as_dict().items())]
+    named = [
+        *([("home", home)] if home is not None else []),
+        *((name, Path(value)) for name, value in paths.as_dict().items()),
+    ]
     seen = {path for _, path in named}
-    roots = [("config_dir", paths.config_dir), ("data_dir", paths.data_dir), ("state_dir", paths.state_dir),
-             ("cache_dir", paths.cache_dir), ("run_dir", paths.run_dir)]
+    roots = [
+        ("config_dir", paths.config_dir),
+        ("data_dir", paths.data_dir),
+        ("state_dir", paths.state_dir),
+        ("cache_dir", paths.cache_dir),
+        ("run_dir", paths.run_dir),
+    ]
     for root_name, root in roots:
         try:
             if not root.is_dir() or root.is_symlink():
@@ -107,8 +138,15 @@ def check(paths: Paths, settings: Settings | None = None) -> schema.DoctorReport
         warnings.append(short)
     model_checks = check_model(settings, paths) + check_embedding_server(settings) if settings is not None else []
     warnings += [c.detail for c in model_checks if not c.ok]
-    return schema.DoctorReport(ok=not warnings, store_writable=writable, store_space=short or None, checked=len(checks),
-                               warnings=warnings, checks=checks, model_checks=model_checks)
+    return schema.DoctorReport(
+        ok=not warnings,
+        store_writable=writable,
+        store_space=short or None,
+        checked=len(checks),
+        warnings=warnings,
+        checks=checks,
+        model_checks=model_checks,
+    )
 
 
 def check_model(settings: Settings, paths: Paths) -> list[schema.ModelCheck]:
@@ -118,14 +156,27 @@ def check_model(settings: Settings, paths: Paths) -> list[schema.ModelCheck]:
     completion answered, stopping at the first that fails."""
     if not settings.model_url:
         if not settings.model:
-            return [schema.ModelCheck(name="model file", ok=True, detail=f"the embedded default, in {paths.model_dir} (assembled on first use)")]
+            return [
+                schema.ModelCheck(
+                    name="model file",
+                    ok=True,
+                    detail=f"the embedded default, in {paths.model_dir} (assembled on first use)",
+                )
+            ]
         try:
             check_gguf(Path(settings.model).expanduser())
         except ModelError as exc:
-            return [schema.ModelCheck(name="model file", ok=False,
-                                      detail=f"{exc.message}: set model to a GGUF file, or empty it for the embedded default")]
+            return [
+                schema.ModelCheck(
+                    name="model file",
+                    ok=False,
+                    detail=f"{exc.message}: set model to a GGUF file, or empty it for the embedded default",
+                )
+            ]
         return [schema.ModelCheck(name="model file", ok=True, detail=f"{settings.model}: a GGUF file")]
-    server = ServerChatModel(settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout)
+    server = ServerChatModel(
+        settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout
+    )
     out = _listing(server, settings.model_url, settings.model_name, "server reachable", "model listed")
     if not out[-1].ok:
         return out
@@ -148,12 +199,25 @@ def _listing(server: ServerClient, url: str, wanted: str, reachable: str, listed
     try:
         models = server.models()
     except ModelError as exc:
-        return [schema.ModelCheck(name=reachable, ok=False, detail=f"{exc.message}: start the server, or fix {prefix}_url / {prefix}_api_key_env")]
-    out = [schema.ModelCheck(name=reachable, ok=True, detail=f"{url}: lists {len(models)} model{'s' * (len(models) != 1)}")]
+        return [
+            schema.ModelCheck(
+                name=reachable,
+                ok=False,
+                detail=f"{exc.message}: start the server, or fix {prefix}_url / {prefix}_api_key_env",
+            )
+        ]
+    out = [
+        schema.ModelCheck(name=reachable, ok=True, detail=f"{url}: lists {len(models)} model{'s' * (len(models) != 1)}")
+    ]
     if not models or (wanted and wanted not in models):
         shown = repr(wanted) if wanted else "any model"
-        out.append(schema.ModelCheck(name=listed, ok=False,
-                                     detail=f"the server at {url} does not list {shown} (it lists: {', '.join(models) or 'none'}): set {prefix}_name to one of them, or load the model in the server"))
+        out.append(
+            schema.ModelCheck(
+                name=listed,
+                ok=False,
+                detail=f"the server at {url} does not list {shown} (it lists: {', '.join(models) or 'none'}): set {prefix}_name to one of them, or load the model in the server",
+            )
+        )
         return out
     out.append(schema.ModelCheck(name=listed, ok=True, detail=server.name))
     return out
@@ -165,17 +229,31 @@ def check_embedding_server(settings: Settings) -> list[schema.ModelCheck]:
     listed, and one text embedded, stopping at the first that fails."""
     if not settings.embedder_url:
         return []
-    server = ServerEmbedder(settings.embedder_url, settings.embedder_name, settings.embedder_api_key_env, settings.embedder_request_timeout)
-    out = _listing(server, settings.embedder_url, settings.embedder_name, "embedding server reachable", "embedder listed")
+    server = ServerEmbedder(
+        settings.embedder_url, settings.embedder_name, settings.embedder_api_key_env, settings.embedder_request_timeout
+    )
+    out = _listing(
+        server, settings.embedder_url, settings.embedder_name, "embedding server reachable", "embedder listed"
+    )
     if not out[-1].ok:
         return out
     name = server.name
     try:
         identity = server.identity
     except ModelError as exc:
-        out.append(schema.ModelCheck(name="embedding", ok=False, detail=f"{exc.message}: check the server's log, or serve an embedding model"))
+        out.append(
+            schema.ModelCheck(
+                name="embedding", ok=False, detail=f"{exc.message}: check the server's log, or serve an embedding model"
+            )
+        )
         return out
-    out.append(schema.ModelCheck(name="embedding", ok=True, detail=f"{name} embedded a text in {server.dimension} dimensions (identity {identity})"))
+    out.append(
+        schema.ModelCheck(
+            name="embedding",
+            ok=True,
+            detail=f"{name} embedded a text in {server.dimension} dimensions (identity {identity})",
+        )
+    )
     return out
 
 

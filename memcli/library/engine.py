@@ -23,11 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memcli import schema
-from memcli.recall.assistant import Answer, Assistant, Context
-from memcli.recall.changes import Changes, ForgetReport
 from memcli.config import LEGACY_USER, Paths, Settings
 from memcli.dates import day_of, parse_day, parse_since
-from memcli.models.embedding import Embedder, Progress, embedder_identity, same_embedder
 from memcli.errors import (
     BadInputError,
     DiskFullError,
@@ -41,24 +38,28 @@ from memcli.errors import (
     StoreLockedError,
     UsageError,
 )
-from memcli.models.batching import batch_progress, import_batches
-from memcli.text.chunking import chunks
-from memcli.store.candidates import WHAT
-from memcli.formats.export import PAGE as EXPORT_PAGE, Archive, export_pages, header, open_archive
+from memcli.formats.export import PAGE as EXPORT_PAGE
+from memcli.formats.export import Archive, export_pages, header, open_archive
 from memcli.formats.importers import open_records
-from memcli.models.llm import ChatModel, Message, load_chat_model
-from memcli.models.embedding_server import ServerEmbedder
-from memcli.models.llm_server import ServerChatModel
-from memcli.recall.forgetting import UNIT_SECONDS, histogram, retention
-from memcli.store.recall_index import batch_windows
 from memcli.library.interrupts import deferred_interrupt
-from memcli.store.journal import Journal
-from memcli.paths import PRIVATE_FILE, device_of, private_dir
 from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
+from memcli.models.batching import batch_progress, import_batches
+from memcli.models.embedding import Embedder, Progress, embedder_identity, same_embedder
+from memcli.models.embedding_server import ServerEmbedder
+from memcli.models.llm import ChatModel, Message, load_chat_model
+from memcli.models.llm_server import ServerChatModel
+from memcli.paths import PRIVATE_FILE, device_of, private_dir
+from memcli.recall.assistant import Answer, Assistant, Context
+from memcli.recall.changes import Changes, ForgetReport
+from memcli.recall.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.recall.retrieval import Ranking, Recalled, Recaller, Signals, roulette, without_repeated_lines
+from memcli.store.candidates import WHAT
+from memcli.store.journal import Journal
+from memcli.store.recall_index import batch_windows
 from memcli.store.sidecar import HistoryEntry
 from memcli.store.space import ROOM_PER_MEMORY, room_measured
 from memcli.store.store import MIN_PREFIX, REINDEXING, MemoryStore, Server, short_prefix
+from memcli.text.chunking import chunks
 
 if TYPE_CHECKING:
     from memcli.consolidation.consolidate import ConsolidationReport
@@ -72,8 +73,12 @@ def make_embedder(settings: Settings) -> Embedder | ServerEmbedder:
     all-MiniLM-L6-v2); an ``Engine`` given one does not call this. Nothing is loaded or
     sent until it is used."""
     if settings.embedder_url:
-        return ServerEmbedder(settings.embedder_url, settings.embedder_name, settings.embedder_api_key_env,
-                              settings.embedder_request_timeout)
+        return ServerEmbedder(
+            settings.embedder_url,
+            settings.embedder_name,
+            settings.embedder_api_key_env,
+            settings.embedder_request_timeout,
+        )
     return Embedder(settings.embedder)
 
 
@@ -81,7 +86,13 @@ def embedder_key(settings: Settings) -> tuple[Any, ...]:
     """What tells one configured embedder from another (``make_embedder``): a process
     keeps one embedder per key."""
     if settings.embedder_url:
-        return ("server", settings.embedder_url, settings.embedder_name, settings.embedder_api_key_env, settings.embedder_request_timeout)
+        return (
+            "server",
+            settings.embedder_url,
+            settings.embedder_name,
+            settings.embedder_api_key_env,
+            settings.embedder_request_timeout,
+        )
     return ("local", settings.embedder)
 
 
@@ -91,14 +102,27 @@ def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
     this."""
     if settings.model_url:
         return server_model(settings)
-    return load_chat_model(settings.model, paths.model_dir, settings.chat_format, settings.n_ctx, settings.n_threads, settings.model_timeout)
+    return load_chat_model(
+        settings.model,
+        paths.model_dir,
+        settings.chat_format,
+        settings.n_ctx,
+        settings.n_threads,
+        settings.model_timeout,
+    )
 
 
 def server_model(settings: Settings) -> ServerChatModel:
     """The ``ServerChatModel`` of the settings' model server (``model_url``); nothing is
     sent until it is used."""
-    return ServerChatModel(settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout,
-                           settings.model_json_format, settings.model_timeout)
+    return ServerChatModel(
+        settings.model_url,
+        settings.model_name,
+        settings.model_api_key_env,
+        settings.model_request_timeout,
+        settings.model_json_format,
+        settings.model_timeout,
+    )
 
 
 REINDEX_BATCH = 2048
@@ -180,7 +204,9 @@ class Engine:
         self.settings = settings
         self.paths = paths
         self.clock = clock
-        self.store = store if store is not None else MemoryStore(paths, settings.lock_timeout, notice, Server.of(settings))
+        self.store = (
+            store if store is not None else MemoryStore(paths, settings.lock_timeout, notice, Server.of(settings))
+        )
         self._embedder = embedder
         self._chat_model = chat_model
         self._recaller = recaller
@@ -225,8 +251,10 @@ class Engine:
                 users = self.store.users_unlocked()
                 self._legacy_user = (self.store.users() if users is None else users) == [LEGACY_USER]
                 if self._legacy_user:
-                    self.store.notice(f"using user {LEGACY_USER!r}, the only user of this store "
-                                      f"('memcli config set user {LEGACY_USER}' keeps it and ends this notice)")
+                    self.store.notice(
+                        f"using user {LEGACY_USER!r}, the only user of this store "
+                        f"('memcli config set user {LEGACY_USER}' keeps it and ends this notice)"
+                    )
             if self._legacy_user:
                 return LEGACY_USER
         return self.settings.user
@@ -277,14 +305,25 @@ class Engine:
         under way, a difference found)."""
         started = time.perf_counter()
         settings = self.settings
-        target = None if url is None else Server(url, settings.store_tenant, settings.store_database, settings.store_token_env, settings.store_timeout)
+        target = (
+            None
+            if url is None
+            else Server(
+                url, settings.store_tenant, settings.store_database, settings.store_token_env, settings.store_timeout
+            )
+        )
         source = self.store.location
         count, worst = self.store.migrate(target, progress)
         self.store.use(target)
         if target is None:
             self.store.compact()
-        return {"source": source, "target": self.store.location, "memories": count, "max_vector_difference": worst,
-                "duration_seconds": round(time.perf_counter() - started, 3)}
+        return {
+            "source": source,
+            "target": self.store.location,
+            "memories": count,
+            "max_vector_difference": worst,
+            "duration_seconds": round(time.perf_counter() - started, 3),
+        }
 
     def reindex(self, force: bool = False, progress: Progress | None = None) -> dict[str, Any]:
         """Re-embed every memory of every user with the configured embedder, and rebuild
@@ -305,8 +344,13 @@ class Engine:
         with self.store.transaction():
             previous = self.store.embedder_record()
             if self.store.embedded_by(mine) and not force:
-                return {"embedder": mine, "previous": previous, "memories": 0, "users": 0,
-                        "duration_seconds": round(time.perf_counter() - started, 3)}
+                return {
+                    "embedder": mine,
+                    "previous": previous,
+                    "memories": 0,
+                    "users": 0,
+                    "duration_seconds": round(time.perf_counter() - started, 3),
+                }
             by_user: dict[str, list[Memory]] = {}
             for memory in self.store.memories():
                 by_user.setdefault(memory.user, []).append(memory)
@@ -325,13 +369,23 @@ class Engine:
                     done += len(part)
                     if progress is not None:
                         progress(done, total)
-                self.store.reembed(user, own, vectors[: len(own)], dict(zip(windows[user], vectors[len(own):])))
+                self.store.reembed(user, own, vectors[: len(own)], dict(zip(windows[user], vectors[len(own) :])))
             self.store.finish_reindex(mine)
-        return {"embedder": mine, "previous": previous, "memories": sum(map(len, by_user.values())), "users": len(by_user),
-                "duration_seconds": round(time.perf_counter() - started, 3)}
+        return {
+            "embedder": mine,
+            "previous": previous,
+            "memories": sum(map(len, by_user.values())),
+            "users": len(by_user),
+            "duration_seconds": round(time.perf_counter() - started, 3),
+        }
 
-    def add_memories(self, memories: Sequence[Memory], progress: Progress | None = None, added: set[str] | None = None,
-                     vectors: Mapping[str, Any] | None = None) -> set[str]:
+    def add_memories(
+        self,
+        memories: Sequence[Memory],
+        progress: Progress | None = None,
+        added: set[str] | None = None,
+        vectors: Mapping[str, Any] | None = None,
+    ) -> set[str]:
         """Embed and add the memories not yet in the store (no journal: for memories that
         can be read again from where they came, such as an imported file); returns the ids
         added. ``progress`` gets (texts embedded, texts in all). Raises
@@ -364,8 +418,12 @@ class Engine:
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
             try:
-                self.store.add([new[i] for i in keep], [given.get(new[i].id, own.get(new[i].id)) for i in keep], window_vectors,
-                               embedder=identity)
+                self.store.add(
+                    [new[i] for i in keep],
+                    [given.get(new[i].id, own.get(new[i].id)) for i in keep],
+                    window_vectors,
+                    embedder=identity,
+                )
             except DiskFullError:
                 if added is not None:  # what reached Chroma before the device filled is stored, and counted
                     with contextlib.suppress(MemcliError):
@@ -426,7 +484,9 @@ class Engine:
         self.journal.discard([path for path, _ in waiting])
         return added
 
-    def remember(self, text: str, user: str | None = None, importance: float = 0.5, tags: Sequence[str] = ()) -> tuple[Memory, bool]:
+    def remember(
+        self, text: str, user: str | None = None, importance: float = 0.5, tags: Sequence[str] = ()
+    ) -> tuple[Memory, bool]:
         """Store a note; returns (the note, whether it was new). The same text twice is one note.
 
         A text longer than ``memcli.text.chunking.MAX_CHARS`` is stored as one note a chunk
@@ -521,7 +581,9 @@ class Engine:
         refused, existing = self._import_room(sizes)
         sizes.clear()
         if refused:
-            return ImportReport(str(path), used, found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused)
+            return ImportReport(
+                str(path), used, found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused
+            )
 
         def prepare(memory: Memory) -> None:
             memory.strength = self.initial_strength(memory)
@@ -529,8 +591,17 @@ class Engine:
                 memory.retained_from = now
 
         added, done, interrupted, full = self._store_in_batches(records(), found, progress, prepare)
-        return ImportReport(str(path), used, found, added, done - added, dict(users), time.perf_counter() - started, interrupted,
-                            self._stopped(full, found, added, done))
+        return ImportReport(
+            str(path),
+            used,
+            found,
+            added,
+            done - added,
+            dict(users),
+            time.perf_counter() - started,
+            interrupted,
+            self._stopped(full, found, added, done),
+        )
 
     def _import_room(self, sizes: Mapping[str, int]) -> tuple[str, int]:
         """Whether the device of the store clearly has no room for an import, before
@@ -555,8 +626,10 @@ class Engine:
         needed = room_measured(len(new), dimension, sum(new))
         if free >= needed:
             return "", len(existing)
-        return (f"no space left on {device_of(self.paths.data_dir)}: the import's {len(new)} new memories need about "
-                f"{needed / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free; nothing was stored"), len(existing)
+        return (
+            f"no space left on {device_of(self.paths.data_dir)}: the import's {len(new)} new memories need about "
+            f"{needed / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free; nothing was stored"
+        ), len(existing)
 
     @staticmethod
     def _stopped(full: DiskFullError | None, found: int, added: int, done: int) -> str:
@@ -566,13 +639,20 @@ class Engine:
         stored = done
         if full is None or stored >= found:
             return ""
-        return (f"{full.message.split(';')[0]}; the import stopped: {stored} of {found} memories are stored "
-                f"({added} new, {done - added} already stored), {found - stored} are not: free some space and run "
-                "the same import again to store them")
+        return (
+            f"{full.message.split(';')[0]}; the import stopped: {stored} of {found} memories are stored "
+            f"({added} new, {done - added} already stored), {found - stored} are not: free some space and run "
+            "the same import again to store them"
+        )
 
-    def _store_in_batches(self, memories: Iterable[Memory], found: int, progress: Progress | None,
-                          prepare: Callable[[Memory], None] | None = None,
-                          vectors: dict[str, Any] | None = None) -> tuple[int, int, bool, DiskFullError | None]:
+    def _store_in_batches(
+        self,
+        memories: Iterable[Memory],
+        found: int,
+        progress: Progress | None,
+        prepare: Callable[[Memory], None] | None = None,
+        vectors: dict[str, Any] | None = None,
+    ) -> tuple[int, int, bool, DiskFullError | None]:
         """Store an import's ``memories`` (``found`` of them, duplicates left out) in
         batches (``IMPORT_BATCH``, ``IMPORT_BATCH_SECONDS``), each embedded and committed
         before the next is read (``add_memories``), so memory stays bounded whatever the
@@ -640,8 +720,12 @@ class Engine:
         refused, existing = self._import_room(sizes)
         sizes.clear()  # the storing pass keeps its own
         if refused:
-            return ImportReport(str(path), "memcli", found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused)
-        reuse = bool(archive.header.get("vectors")) and same_embedder(archive.embedder, embedder_identity(self.embedder))
+            return ImportReport(
+                str(path), "memcli", found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused
+            )
+        reuse = bool(archive.header.get("vectors")) and same_embedder(
+            archive.embedder, embedder_identity(self.embedder)
+        )
         vectors: dict[str, Any] = {}
 
         def memories() -> Iterator[Memory]:
@@ -658,8 +742,17 @@ class Engine:
                 self._restore_records(archive)
             except KeyboardInterrupt:
                 interrupted = True
-        return ImportReport(str(path), "memcli", found, added, done - added, dict(users), time.perf_counter() - started, interrupted,
-                            self._stopped(full, found, added, done))
+        return ImportReport(
+            str(path),
+            "memcli",
+            found,
+            added,
+            done - added,
+            dict(users),
+            time.perf_counter() - started,
+            interrupted,
+            self._stopped(full, found, added, done),
+        )
 
     def _restore_records(self, archive: Archive) -> None:
         """Record an export's consolidation progress and history in the sidecar, a page
@@ -685,8 +778,9 @@ class Engine:
                 flush()
         flush()
 
-    def export(self, user: str | None = None, all_users: bool = False, history: bool = False,
-               vectors: bool = False) -> tuple[dict[str, Any], Iterator[tuple[str, list[str]]]]:
+    def export(
+        self, user: str | None = None, all_users: bool = False, history: bool = False, vectors: bool = False
+    ) -> tuple[dict[str, Any], Iterator[tuple[str, list[str]]]]:
         """The header of an export of ``user``'s memories (every user's with ``all_users``)
         and its lines, a page at a time (``memcli.formats.export.export_pages``), journaled
         memories stored first. The header names the embedder that made the store's
@@ -698,7 +792,9 @@ class Engine:
         with self.store.transaction():
             recorded = self.store.embedder_record()
         if vectors and recorded is not None and recorded.startswith(REINDEXING):
-            raise EmbedderChangedError("a reindex of the store was interrupted: run memcli reindex before exporting vectors")
+            raise EmbedderChangedError(
+                "a reindex of the store was interrupted: run memcli reindex before exporting vectors"
+            )
         who = None if all_users else self.user(user)
         head = header(recorded or embedder_identity(self.embedder), who, history, vectors, self.clock(), __version__)
         return head, export_pages(self.store, head, who, history, vectors)
@@ -747,8 +843,20 @@ class Engine:
         self.recaller.prepare(user)
         with self.store.transaction():
             ranking = Ranking.from_settings(self.settings, user)
-            hits = self.recaller.recall(query, user, k=3 * k if sample else k, kind=kind, since=since_ts, ranking=ranking, now=now,
-                                        vector=vector, trim=not sample, tags=tags, parsed=parsed, at=as_of)
+            hits = self.recaller.recall(
+                query,
+                user,
+                k=3 * k if sample else k,
+                kind=kind,
+                since=since_ts,
+                ranking=ranking,
+                now=now,
+                vector=vector,
+                trim=not sample,
+                tags=tags,
+                parsed=parsed,
+                at=as_of,
+            )
             if sample:
                 hits = without_repeated_lines(roulette(hits, k, random.Random(seed)), k)
             if reinforce:
@@ -788,7 +896,9 @@ class Engine:
         """See ``Assistant.consolidated``."""
         return self.assistant.consolidated(user)
 
-    def context(self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = ()) -> Context:
+    def context(
+        self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = ()
+    ) -> Context:
         """See ``Assistant.context``."""
         return self.assistant.context(query, user, exclude, conversation)
 
@@ -837,8 +947,14 @@ class Engine:
         if not user or not user.strip():
             raise UsageError("name the user to purge")
         purged, events, files, compaction, seconds = self.changes.purge_user(user)
-        return {"user": user, "purged": purged, "history_events": events, "journal_files": files,
-                "compaction_seconds": round(compaction, 3), "duration_seconds": round(seconds, 3)}
+        return {
+            "user": user,
+            "purged": purged,
+            "history_events": events,
+            "journal_files": files,
+            "compaction_seconds": round(compaction, 3),
+            "duration_seconds": round(seconds, 3),
+        }
 
     def edit(
         self,
@@ -890,7 +1006,9 @@ class Engine:
                 self.store.update([current])
                 return current
             current.text = text  # type: ignore[assignment]
-            self.store.sidecar.record([HistoryEntry(current.id, current.user, current.kind, "EDIT", old_text, current.text, self.clock())])
+            self.store.sidecar.record(
+                [HistoryEntry(current.id, current.user, current.kind, "EDIT", old_text, current.text, self.clock())]
+            )
             self.store.upsert([current], [vector], embedder=identity)
             # The next consolidation writes its day's summaries again and extracts its facts anew.
             for stage in ("day", "fact"):
@@ -898,7 +1016,12 @@ class Engine:
         return current
 
     def list_memories(
-        self, user: str | None = None, kind: str | None = None, limit: int = 20, archived: bool = False, tags: Sequence[str] = ()
+        self,
+        user: str | None = None,
+        kind: str | None = None,
+        limit: int = 20,
+        archived: bool = False,
+        tags: Sequence[str] = (),
     ) -> list[Memory]:
         """The ``limit`` newest active memories of ``user`` (0: all), newest first; the
         archived (forgotten) ones instead when ``archived``; only those that carry every
@@ -910,7 +1033,9 @@ class Engine:
             raise UsageError("--limit must be 0 (all) or more")
         self.flush_pending()
         with self.store.transaction():
-            memories = self.store.memories(user=self.user(user), kind=kind, archived=archived, ended=None if archived else False)
+            memories = self.store.memories(
+                user=self.user(user), kind=kind, archived=archived, ended=None if archived else False
+            )
         wanted = set(tags)
         if wanted:
             memories = [m for m in memories if wanted.issubset(m.tags)]
@@ -969,8 +1094,13 @@ class Engine:
     # forgetting ---------------------------------------------------------------
 
     def forget(
-        self, user: str | None = None, all_users: bool = False, stochastic: bool = False, seed: int | None = None,
-        dry_run: bool = False, purge: bool = False,
+        self,
+        user: str | None = None,
+        all_users: bool = False,
+        stochastic: bool = False,
+        seed: int | None = None,
+        dry_run: bool = False,
+        purge: bool = False,
     ) -> ForgetReport:
         """The forget pass over ``user``'s memories, or every user's (``all_users``); see
         ``Changes.forget``."""
@@ -1021,7 +1151,9 @@ class Engine:
             raise UsageError(f"--since {first} is after --until {last}")
         if not dry_run:
             self.check_embedder()
-        lock = filelock.FileLock(str(self.paths.consolidate_lock), timeout=self.settings.lock_timeout, mode=PRIVATE_FILE)
+        lock = filelock.FileLock(
+            str(self.paths.consolidate_lock), timeout=self.settings.lock_timeout, mode=PRIVATE_FILE
+        )
         try:
             private_dir(self.paths.data_dir)
             lock.acquire()
@@ -1042,16 +1174,17 @@ class Engine:
 
     # the graph memory ------------------------------------------------------------------
 
-    def graph_show(self, name: str | None = None, user: str | None = None, at: str | None = None,
-                   depth: int = 1) -> dict[str, Any]:
+    def graph_show(
+        self, name: str | None = None, user: str | None = None, at: str | None = None, depth: int = 1
+    ) -> dict[str, Any]:
         """The entity ``name`` (the user themself when None) of ``user``'s graph: the
         entity, its typed relations (current and past, or those that held on ``at``, a date)
         and its neighbours up to ``depth`` edges away (``memcli.consolidation.graph_memory``). Returns
         {user, at, entity, relations, neighbours}: ``Entity``, ``Relation`` objects and
         (entity, depth, label, count) tuples. Raises NotFoundError (no such entity),
         UsageError (depth below 1, an unreadable date)."""
-        from memcli.store.graph import MENTIONED_WITH
         from memcli.consolidation.graph_memory import find_entity, neighbourhood
+        from memcli.store.graph import MENTIONED_WITH
 
         if depth < 1:
             raise UsageError("--depth must be 1 or more")
@@ -1060,10 +1193,20 @@ class Engine:
         with self.store.transaction():
             graph = self.store.sidecar.graph
             entity = find_entity(graph, user, name)
-            relations = [r for r in graph.relations(user, entity.id) if r.relation != MENTIONED_WITH and (day is None or r.valid_at(day))]
-            return {"user": user, "at": day, "entity": entity, "aliases": graph.aliases(entity.id),
-                    "mentions": graph.mention_counts([entity.id]).get(entity.id, 0), "relations": relations,
-                    "neighbours": neighbourhood(graph, user, entity, depth, day)}
+            relations = [
+                r
+                for r in graph.relations(user, entity.id)
+                if r.relation != MENTIONED_WITH and (day is None or r.valid_at(day))
+            ]
+            return {
+                "user": user,
+                "at": day,
+                "entity": entity,
+                "aliases": graph.aliases(entity.id),
+                "mentions": graph.mention_counts([entity.id]).get(entity.id, 0),
+                "relations": relations,
+                "neighbours": neighbourhood(graph, user, entity, depth, day),
+            }
 
     def graph_list(self, user: str | None = None, type: str | None = None) -> list[tuple[Any, list[str], int]]:
         """``user``'s entities (of ``type`` when given), most mentioned first: (entity,
@@ -1107,8 +1250,8 @@ class Engine:
         """Give entity ``name`` the name ``new`` (the old one stays as an alias); the relation
         memories follow. Returns (entity, aliases, mentions). Raises NotFoundError,
         UsageError (``new`` is empty or another entity's name: merge them instead)."""
-        from memcli.text.entities import normalise
         from memcli.consolidation.graph_memory import GraphBuilder, find_entity
+        from memcli.text.entities import normalise
 
         new = new.strip()
         if not normalise(new):
@@ -1170,7 +1313,11 @@ class Engine:
             except NotFoundError:
                 matches = sidecar.history_ids(memory_id) if len(memory_id) >= MIN_PREFIX else []
                 if len(matches) != 1:
-                    detail = f"is ambiguous ({len(matches)} memories)" if matches else f"matches no memory or history{short_prefix(memory_id)}"
+                    detail = (
+                        f"is ambiguous ({len(matches)} memories)"
+                        if matches
+                        else f"matches no memory or history{short_prefix(memory_id)}"
+                    )
                     raise NotFoundError(f"memory id {memory_id!r} {detail}") from None
                 full = matches[0]
             return sidecar.history(memory_id=full)

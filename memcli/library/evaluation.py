@@ -41,13 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from memcli.library import qa_scoring
-from memcli.recall.answers import NOT_FOUND
-from memcli.recall.assistant import Answer, Assistant, Context
 from memcli.config import Paths, Settings, home_paths
 from memcli.consolidation.consolidate import Consolidator
-from memcli.models.embedding import Embedder
-from memcli.library.engine import Engine, make_chat_model
 from memcli.errors import BadInputError, UsageError
 from memcli.formats.importers import (
     load_json,
@@ -56,10 +51,15 @@ from memcli.formats.importers import (
     parse_time,
     read_text,
 )
-from memcli.models.llm import Message, complete, is_base_model
-from memcli.memory import Kind, Memory
-from memcli.models.prompts import format_memory
+from memcli.library import qa_scoring
+from memcli.library.engine import Engine, make_chat_model
 from memcli.library.qa_scoring import LOCOMO_ABSTENTIONS
+from memcli.memory import Kind, Memory
+from memcli.models.embedding import Embedder
+from memcli.models.llm import Message, complete, is_base_model
+from memcli.models.prompts import format_memory
+from memcli.recall.answers import NOT_FOUND
+from memcli.recall.assistant import Answer, Assistant, Context
 from memcli.recall.retrieval import Ranking, Recalled, Signals
 from memcli.store.store import MemoryStore
 
@@ -132,7 +132,10 @@ def _percentiles(latencies: list[float]) -> dict[str, float]:
     if not latencies:
         return {}
     ordered = sorted(latencies)
-    return {"p50": round(statistics.median(ordered), 2), "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2)}
+    return {
+        "p50": round(statistics.median(ordered), 2),
+        "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
+    }
 
 
 def _signals(without: Sequence[str]) -> Signals:
@@ -158,7 +161,9 @@ def _locomo_samples(path: Path, conversations: Sequence[str]) -> tuple[str, list
     return text, samples
 
 
-def evidence_recall(engine: Engine, question: str, user: str, evidence: Sequence[str], ranking: Ranking | None, now: float) -> dict[int, float]:
+def evidence_recall(
+    engine: Engine, question: str, user: str, evidence: Sequence[str], ranking: Ranking | None, now: float
+) -> dict[int, float]:
     """Recall@k for each k of ``KS`` of one LoCoMo question: the share of its ``evidence``
     turns (``dia_id``s, as ``clean_evidence`` gives them) among the first k memories
     ``engine`` recalls for ``question`` of ``user`` at ``now`` (unix seconds), ranked by
@@ -202,7 +207,9 @@ def eval_locomo(
             root = Path(home)
             engine = Engine(settings, home_paths(root), embedder=embedder, signals=signals)
             with discarding(engine.store), engine.store.transaction():
-                engine.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+                engine.add_memories(
+                    memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None
+                )
                 Consolidator(engine).build_graph(sample_id)
                 for i, qa in enumerate(questions, start=1):
                     evidence = clean_evidence(qa.get("evidence", []), known)
@@ -266,7 +273,11 @@ def read_probes(path: Path) -> list[Probe]:
         user, question, evidence = record.get("user"), record.get("question"), record.get("evidence")
         if not isinstance(user, str) or not user.strip() or not isinstance(question, str) or not question.strip():
             raise BadInputError(f"{where}: 'user' and 'question' must be non-empty strings")
-        if not isinstance(evidence, list) or not evidence or not all(isinstance(e, str) and _EVIDENCE.match(e) for e in evidence):
+        if (
+            not isinstance(evidence, list)
+            or not evidence
+            or not all(isinstance(e, str) and _EVIDENCE.match(e) for e in evidence)
+        ):
             raise BadInputError(f"{where}: 'evidence' must be a non-empty list of YYYY-MM-DD:N:query|response")
         now = record.get("now")
         probes.append(
@@ -366,8 +377,14 @@ def eval_memorybank(
                 if details:
                     rank = next((n for n, memory_id in enumerate(ids, start=1) if memory_id in wanted_ids), None)
                     report.details.append(
-                        {"user": probe.user, "question": probe.question, "type": probe.type, "evidence": probe.evidence,
-                         "rank": rank, "recalled": [_turn_reference(r.memory.source) for r in recalled]}
+                        {
+                            "user": probe.user,
+                            "question": probe.question,
+                            "type": probe.type,
+                            "evidence": probe.evidence,
+                            "rank": rank,
+                            "recalled": [_turn_reference(r.memory.source) for r in recalled],
+                        }
                     )
                 if progress:
                     progress("questions", i, len(probes))
@@ -462,13 +479,23 @@ def eval_consolidation(
                 chat_model = make_chat_model(settings, model_paths or paths)
             engine = Engine(settings, paths, embedder=embedder, chat_model=chat_model)
             with engine.store.transaction():
-                engine.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+                engine.add_memories(
+                    memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None
+                )
             t0 = time.perf_counter()
-            run = engine.consolidate(user=sample_id, progress=(lambda d, t: progress(f"{sample_id} consolidate", d, t)) if progress else None)
+            run = engine.consolidate(
+                user=sample_id, progress=(lambda d, t: progress(f"{sample_id} consolidate", d, t)) if progress else None
+            )
             seconds = time.perf_counter() - t0
             with discarding(engine.store), engine.store.transaction():
-                dailies = {m.day: m.text for m in engine.store.memories(user=sample_id, kind=Kind.EVENT_DAILY.value, archived=False)}
-                facts = [m.text for m in engine.store.memories(user=sample_id, kind=Kind.FACT.value, archived=False, ended=False)]
+                dailies = {
+                    m.day: m.text
+                    for m in engine.store.memories(user=sample_id, kind=Kind.EVENT_DAILY.value, archived=False)
+                }
+                facts = [
+                    m.text
+                    for m in engine.store.memories(user=sample_id, kind=Kind.FACT.value, archived=False, ended=False)
+                ]
         row = score_consolidation(sample, memories, dailies, facts, embedder, seconds)
         row["written_by"] = dict(run.written_by)
         if details:
@@ -477,16 +504,35 @@ def eval_consolidation(
         report.path = run.path or settings.consolidation
         report.conversations.append(row)
     rows = report.conversations
-    report.overall = {key: round(sum(r[key] for r in rows), 2) for key in ("turns", "days", "days_summarized", "facts", "observations", "seconds")}
-    report.overall["turns_per_second"] = round(report.overall["turns"] / report.overall["seconds"], 2) if report.overall["seconds"] else 0.0
-    for key in ("rougeL_p", "rougeL_r", "rougeL_f", "coverage", "coverage_facts", "coverage_summaries", "coverage_turns", "coverage_strict"):
+    report.overall = {
+        key: round(sum(r[key] for r in rows), 2)
+        for key in ("turns", "days", "days_summarized", "facts", "observations", "seconds")
+    }
+    report.overall["turns_per_second"] = (
+        round(report.overall["turns"] / report.overall["seconds"], 2) if report.overall["seconds"] else 0.0
+    )
+    for key in (
+        "rougeL_p",
+        "rougeL_r",
+        "rougeL_f",
+        "coverage",
+        "coverage_facts",
+        "coverage_summaries",
+        "coverage_turns",
+        "coverage_strict",
+    ):
         report.overall[key] = round(statistics.fmean(r[key] for r in rows), 4)
     report.seconds = round(time.perf_counter() - started, 2)
     return report
 
 
 def score_consolidation(
-    sample: dict[str, Any], turns: Sequence[Any], dailies: dict[str, str], facts: Sequence[str], embedder: Embedder, seconds: float
+    sample: dict[str, Any],
+    turns: Sequence[Any],
+    dailies: dict[str, str],
+    facts: Sequence[str],
+    embedder: Embedder,
+    seconds: float,
 ) -> dict[str, Any]:
     """The measures of one LoCoMo conversation's consolidation (``ConsolidationReport``):
     ``sample`` the conversation as the file has it, ``turns`` its memories as imported,
@@ -502,11 +548,18 @@ def score_consolidation(
         if session in day_of and isinstance(summary, str) and summary.strip():
             references[day_of[session]].append(summary.strip())
     observations = [
-        str(item[0]) for per_speaker in (sample.get("observation") or {}).values() if isinstance(per_speaker, dict)
-        for items in per_speaker.values() for item in items if isinstance(item, list) and item and str(item[0]).strip()
+        str(item[0])
+        for per_speaker in (sample.get("observation") or {}).values()
+        if isinstance(per_speaker, dict)
+        for items in per_speaker.values()
+        for item in items
+        if isinstance(item, list) and item and str(item[0]).strip()
     ]
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
-    rouge = [scorer.score(" ".join(refs), dailies.get(day, "").replace("\n", " "))["rougeL"] for day, refs in references.items()]
+    rouge = [
+        scorer.score(" ".join(refs), dailies.get(day, "").replace("\n", " "))["rougeL"]
+        for day, refs in references.items()
+    ]
     lines = [line for summary in dailies.values() for line in summary.split("\n") if line.strip()]
     wanted, fact_vectors, line_vectors, turn_vectors = (
         _rows(embedder, texts) for texts in (observations, list(facts), lines, [m.text for m in turns])
@@ -544,7 +597,13 @@ QA_CATEGORIES = {**CATEGORIES, 5: "adversarial"}
 CONTEXTS = ("memory", "full", "none")
 """What an answer is written from: the memories recalled as ``ask`` recalls them, the whole
 conversation (what fits the context window), or nothing (the question alone)."""
-ABSTENTIONS = (*LOCOMO_ABSTENTIONS, "do not remember", "don't remember", "don’t remember", NOT_FOUND.lower().rstrip("."))
+ABSTENTIONS = (
+    *LOCOMO_ABSTENTIONS,
+    "do not remember",
+    "don't remember",
+    "don’t remember",
+    NOT_FOUND.lower().rstrip("."),
+)
 """Answers that say the conversation does not tell, right on an adversarial question: LoCoMo's
 phrases, and memcli's own: the ask prompt tells the model to say it does not remember, and an
 extractive answer says "I don't find that in your memories"."""
@@ -586,7 +645,9 @@ def locomo_questions(sample: dict[str, Any], limit: int | None = None) -> list[d
     answer, and category 5), in file order; with ``limit``, that many spread evenly over
     them (the i-th of n at i·n/limit): the file groups questions by category, so its first
     ones would leave categories out."""
-    questions = [q for q in sample.get("qa", []) if q.get("category") in QA_CATEGORIES and (q["category"] == 5 or "answer" in q)]
+    questions = [
+        q for q in sample.get("qa", []) if q.get("category") in QA_CATEGORIES and (q["category"] == 5 or "answer" in q)
+    ]
     if limit is None or limit >= len(questions):
         return questions
     return [questions[i * len(questions) // limit] for i in range(limit)]
@@ -607,8 +668,16 @@ def without_citations(answer: str, cited: Sequence[str]) -> str:
     return _CITATION.sub(lambda m: "" if any(c.startswith(m.group(1)) for c in cited) else m.group(0), answer).strip()
 
 
-def _prompt_memories(context: str, assistant: Assistant, question: str, user: str, turns: Sequence[Memory], path: str,
-                     cost: dict[str, int], count: Callable[[str], int]) -> Context:
+def _prompt_memories(
+    context: str,
+    assistant: Assistant,
+    question: str,
+    user: str,
+    turns: Sequence[Memory],
+    path: str,
+    cost: dict[str, int],
+    count: Callable[[str], int],
+) -> Context:
     """What an answer on ``path`` to ``question`` is written from with ``context`` memory
     (recalled as ask does, not reinforcing), full (every turn for an extractive answer,
     ``whole_conversation`` for the model) or none."""
@@ -621,8 +690,15 @@ def _prompt_memories(context: str, assistant: Assistant, question: str, user: st
     return whole_conversation(assistant, question, user, turns, cost, count, assistant.owner.settings)
 
 
-def whole_conversation(assistant: Assistant, question: str, user: str, turns: Sequence[Memory], cost: dict[str, int],
-                       count: Callable[[str], int], settings: Settings) -> Context:
+def whole_conversation(
+    assistant: Assistant,
+    question: str,
+    user: str,
+    turns: Sequence[Memory],
+    cost: dict[str, int],
+    count: Callable[[str], int],
+    settings: Settings,
+) -> Context:
     """The full-context baseline's prompt memories for ``question``: the most recent
     ``turns`` whose lines (``prompts.format_memory``) fit the context window (``n_ctx``)
     beside the rest of the ask prompt, the reply (``max_tokens``) and ``PROMPT_MARGIN``,
@@ -643,7 +719,10 @@ def whole_conversation(assistant: Assistant, question: str, user: str, turns: Se
 def _qa_means(rows: list[dict[str, float]]) -> dict[str, float]:
     """{n, F1, R@k...}: the number of questions, their mean F1, and the mean R@k of those
     that have one."""
-    summary: dict[str, float] = {"n": len(rows), "F1": round(statistics.fmean(r["F1"] for r in rows), 4) if rows else 0.0}
+    summary: dict[str, float] = {
+        "n": len(rows),
+        "F1": round(statistics.fmean(r["F1"] for r in rows), 4) if rows else 0.0,
+    }
     for k in KS:
         measured = [r[f"R@{k}"] for r in rows if f"R@{k}" in r]
         if measured:
@@ -709,7 +788,9 @@ def eval_qa(
             if chat_model is None and setting != "extractive":
                 chat_model = make_chat_model(settings, model_paths or paths)
             if not report.answers:
-                report.answers = setting if setting != "auto" else ("extractive" if is_base_model(chat_model) else "llm")
+                report.answers = (
+                    setting if setting != "auto" else ("extractive" if is_base_model(chat_model) else "llm")
+                )
                 report.model = chat_model.name if report.answers == "llm" else ""
             answering = settings.model_copy(update={"answers": report.answers, "temperature": 0.0})
             engine = Engine(answering, paths, clock=lambda end=end: end, embedder=embedder, chat_model=chat_model)
@@ -720,14 +801,19 @@ def eval_qa(
             with discarding(engine.store):
                 if context == "memory":
                     with engine.store.transaction():
-                        engine.add_memories(memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None)
+                        engine.add_memories(
+                            memories,
+                            progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None,
+                        )
                 for i, qa in enumerate(questions, start=1):
                     question, category = str(qa["question"]), int(qa["category"])
                     t0 = time.perf_counter()
                     if context == "none" and report.answers == "llm":
                         reply = Answer(complete(chat_model, [Message("user", question)], answering.max_tokens, 0.0), [])
                     else:
-                        given = _prompt_memories(context, assistant, question, sample_id, memories, report.answers, cost, count)
+                        given = _prompt_memories(
+                            context, assistant, question, sample_id, memories, report.answers, cost, count
+                        )
                         reply = assistant.answer(question, sample_id, given, report.answers)
                     seconds = time.perf_counter() - t0
                     latencies.append(seconds)
@@ -740,17 +826,28 @@ def eval_qa(
                         row.update({f"R@{k}": hits[k] for k in KS})
                     by_category[category].append(row)
                     if details:
-                        report.details.append({"conversation": sample_id, "category": category, "question": question,
-                                               "reference": qa.get("answer", qa.get("adversarial_answer")), "answer": reply.answer,
-                                               "score": round(row["F1"], 4), "seconds": round(seconds, 3)})
+                        report.details.append(
+                            {
+                                "conversation": sample_id,
+                                "category": category,
+                                "question": question,
+                                "reference": qa.get("answer", qa.get("adversarial_answer")),
+                                "answer": reply.answer,
+                                "score": round(row["F1"], 4),
+                                "seconds": round(seconds, 3),
+                            }
+                        )
                     if progress:
                         progress(f"{sample_id} questions", i, len(questions))
         report.conversations.append(sample_id)
     report.questions = sum(len(rows) for rows in by_category.values())
     report.per_category = {f"{c} {QA_CATEGORIES[c]}": _qa_means(by_category[c]) for c in sorted(by_category)}
     report.overall = _qa_means([r for rows in by_category.values() for r in rows])
-    report.overall_1_4 = {key: value for key, value in _qa_means([r for c, rows in by_category.items() if c in CATEGORIES for r in rows]).items()
-                          if key in ("n", "F1")}
+    report.overall_1_4 = {
+        key: value
+        for key, value in _qa_means([r for c, rows in by_category.items() if c in CATEGORIES for r in rows]).items()
+        if key in ("n", "F1")
+    }
     report.latency_seconds = _percentiles(latencies)
     report.seconds = round(time.perf_counter() - started, 2)
     return report

@@ -101,6 +101,7 @@ def read(verb: str, data: Any) -> Any:
     """The JSON result of ``verb`` (as the service sends it) as its view
     (``memcli.library.views``): one, None, or a list. Raises KeyError for an unknown verb."""
     from memcli.library import views
+
     entry = VERBS[verb]
     view = getattr(views, entry.result)
     if entry.shape == "many":

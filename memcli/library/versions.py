@@ -12,8 +12,8 @@ from importlib import metadata
 from typing import Any
 
 from memcli import PROTOCOL, __version__
-from memcli.models.embedding import default_embedder_path
 from memcli.errors import ModelError
+from memcli.models.embedding import default_embedder_path
 from memcli.paths import Paths
 from memcli.processes import service_file
 
@@ -36,8 +36,15 @@ def _packaged(package: str) -> str | None:
     return None if version is None else f"{package} {version}"
 
 
-def versions(model: str, embedder: str, paths: Paths, model_url: str = "", model_name: str = "", embedder_url: str = "",
-             embedder_name: str = "") -> dict[str, Any]:
+def versions(
+    model: str,
+    embedder: str,
+    paths: Paths,
+    model_url: str = "",
+    model_name: str = "",
+    embedder_url: str = "",
+    embedder_name: str = "",
+) -> dict[str, Any]:
     """The fields of ``schema.VersionInfo`` for the ``model`` and ``embedder`` settings
     (empty: the embedded defaults), or the model server ``model_url`` and its ``model_name``,
     the embedding server ``embedder_url`` and its ``embedder_name`` (neither asked), and
@@ -47,7 +54,6 @@ def versions(model: str, embedder: str, paths: Paths, model_url: str = "", model
     elif embedder:
         embedder_path = embedder
     else:
-
         try:
             embedder_path = str(default_embedder_path())
         except ModelError as exc:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from memcli.models.embedding import Progress
 from memcli.memory import Memory
+from memcli.models.embedding import Progress
 
 
 def import_batches(memories: Iterable[Memory], size: list[int], seen: set[str]) -> Iterator[list[Memory]]:
@@ -25,7 +25,11 @@ def import_batches(memories: Iterable[Memory], size: list[int], seen: set[str]) 
         seen.add(memory.id)
         if len(batch) >= size[0]:
             last = batch[-1]
-            if len(batch) >= 2 * size[0] or not memory.session or (memory.user, memory.session) != (last.user, last.session):
+            if (
+                len(batch) >= 2 * size[0]
+                or not memory.session
+                or (memory.user, memory.session) != (last.user, last.session)
+            ):
                 yield batch
                 batch = []
         batch.append(memory)

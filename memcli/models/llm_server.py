@@ -33,8 +33,15 @@ NO_KEY = "memcli"
 servers ignore it)."""
 
 
-def describe(url: str, exc: BaseException, timeout: float = 0.0, model: str = "", key_env: str = "", server: str = "model server",
-             settings: str = "model") -> str:
+def describe(
+    url: str,
+    exc: BaseException,
+    timeout: float = 0.0,
+    model: str = "",
+    key_env: str = "",
+    server: str = "model server",
+    settings: str = "model",
+) -> str:
     """The one line of a failed request to the server at ``url``: what went wrong and what
     to do. ``exc``: an ``openai`` error or a transport error of a stream. ``server`` names
     the server in the line ("model server", "embedding server"); ``settings`` is the prefix
@@ -48,8 +55,15 @@ def describe(url: str, exc: BaseException, timeout: float = 0.0, model: str = ""
     elif isinstance(exc, openai.APIConnectionError):
         cause = _connection_cause(exc, url, settings)
     elif status in (401, 403):
-        hint = f"the key in ${key_env}" if key_env and os.environ.get(key_env) else (
-            f"${key_env} is not set" if key_env else f"no key is configured ({settings}_api_key_env names the variable that holds one)")
+        hint = (
+            f"the key in ${key_env}"
+            if key_env and os.environ.get(key_env)
+            else (
+                f"${key_env} is not set"
+                if key_env
+                else f"no key is configured ({settings}_api_key_env names the variable that holds one)"
+            )
+        )
         cause = f"{status} {'unauthorized' if status == 401 else 'forbidden'}: the server refused the key ({hint})"
     elif status == 404:
         cause = f"404 not found: the server has no model {model!r} ({settings}_name), or the URL is not its OpenAI base URL (often ending in /v1)"
@@ -136,7 +150,15 @@ class ServerClient:
         self._client: Any = None
 
     def _fail(self, exc: BaseException) -> ModelServerError:
-        line = describe(self.url, exc, self.request_timeout, self._name, self.api_key_env, server=self.SERVER, settings=self.SETTINGS)
+        line = describe(
+            self.url,
+            exc,
+            self.request_timeout,
+            self._name,
+            self.api_key_env,
+            server=self.SERVER,
+            settings=self.SETTINGS,
+        )
         return ModelServerError(line, getattr(exc, "status_code", None))
 
     def _bad_reply(self, what: str) -> ModelServerError:
@@ -189,8 +211,15 @@ class ServerChatModel(ServerClient):
     uses_chat_template = True
     """A server model is taken for a chat model (consolidation ``auto`` writes with it)."""
 
-    def __init__(self, url: str, model_name: str = "", api_key_env: str = "", request_timeout: float = 60.0,
-                 json_format: JsonFormat = "auto", timeout: float = 0.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        model_name: str = "",
+        api_key_env: str = "",
+        request_timeout: float = 60.0,
+        json_format: JsonFormat = "auto",
+        timeout: float = 0.0,
+    ) -> None:
         super().__init__(url, model_name, api_key_env, request_timeout)
         self.json_format: JsonFormat = json_format
         self.timeout = timeout
@@ -223,7 +252,9 @@ class ServerChatModel(ServerClient):
         finally:
             stream.close()
         if not finished:
-            raise ModelServerError(f"model server {safe_url(self.url)}: the connection was cut in the middle of the reply")
+            raise ModelServerError(
+                f"model server {safe_url(self.url)}: the connection was cut in the middle of the reply"
+            )
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         """Yield the reply piece by piece; see ChatModel.stream."""
@@ -233,7 +264,12 @@ class ServerChatModel(ServerClient):
                 yield piece
 
     def structured(
-        self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0
+        self,
+        messages: Sequence[Message],
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
     ) -> str:
         """JSON decoded under ``schema`` by the server; see ChatModel.structured.
 
@@ -256,15 +292,27 @@ class ServerChatModel(ServerClient):
             return reply
         raise AssertionError("unreachable")
 
-    def _structured(self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float, seed: int,
-                    kind: str) -> str:
+    def _structured(
+        self,
+        messages: Sequence[Message],
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        kind: str,
+    ) -> str:
         if kind == "json_schema":
-            response_format: dict[str, Any] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+            response_format: dict[str, Any] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema},
+            }
         else:
             response_format = {"type": "json_object", "schema": schema}
         deadline = time.monotonic() + self.timeout if self.timeout else None
         reply: list[str] = []
-        chunks = self._chunks(messages, max_tokens=max_tokens, temperature=temperature, seed=seed, response_format=response_format)
+        chunks = self._chunks(
+            messages, max_tokens=max_tokens, temperature=temperature, seed=seed, response_format=response_format
+        )
         try:
             for chunk in chunks:
                 piece = chunk.choices[0].delta.content if chunk.choices else None
@@ -282,6 +330,6 @@ class ServerChatModel(ServerClient):
 
 def _is_transport_error(exc: BaseException) -> bool:
     """Whether ``exc`` is an error of the HTTP transport (httpx or its fork httpx2)."""
-    return any(klass.__name__ in ("TransportError", "HTTPError", "StreamError") for klass in type(exc).__mro__) or isinstance(
-        exc, (ConnectionError, ssl.SSLError)
-    )
+    return any(
+        klass.__name__ in ("TransportError", "HTTPError", "StreamError") for klass in type(exc).__mro__
+    ) or isinstance(exc, (ConnectionError, ssl.SSLError))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memcli.models.llm import Message
 from memcli.memory import Memory
+from memcli.models.llm import Message
 
 CITE_LEN = 8
 """Memories are cited in prompts and answers by the first CITE_LEN characters of their id."""
@@ -27,7 +27,9 @@ def fit_lines(text: str, limit: int = CONSOLIDATED_LIMIT) -> str:
     half the limit. A single line longer than what is left is cut at the end with "…"."""
     lines = [line for line in text.strip().split("\n") if line.strip()]
     half = max(1, limit // 2)
-    interests = [line if len(line) <= half else line[: half - 1] + "…" for line in lines if line.startswith("Interests: ")]
+    interests = [
+        line if len(line) <= half else line[: half - 1] + "…" for line in lines if line.startswith("Interests: ")
+    ]
     rest = [line for line in lines if not line.startswith("Interests: ")]
     kept: list[str] = []
     used = sum(len(line) + 1 for line in interests[-1:])
@@ -39,6 +41,7 @@ def fit_lines(text: str, limit: int = CONSOLIDATED_LIMIT) -> str:
     if not kept and rest:
         kept = [rest[-1][: max(1, limit - used - 1)] + "…"] if len(rest[-1]) > limit - used else [rest[-1]]
     return "\n".join(kept + interests[-1:])
+
 
 SYSTEM = (
     "You are memcli, the personal assistant of {user}, with a long-term memory of your "
@@ -129,7 +132,7 @@ EVENT_SUMMARY = (
 
 DAILY_PORTRAIT = (
     "Based on the following dialogue, please summarize the personality traits and emotions "
-    "of {who}. Answer in JSON: {{\"portrait\": \"...\"}}"
+    'of {who}. Answer in JSON: {{"portrait": "..."}}'
 )
 """MemoryBank's daily personality-insight prompt; ``who`` names the people (not the assistant)."""
 
@@ -189,35 +192,63 @@ _DIALOGUE_B = (
 
 EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "summary": [
-        (_DIALOGUE_A, '{"summary": "A told B that A ran the city marathon last Sunday in four hours and that A\'s knee hurt."}'),
-        (_DIALOGUE_B, '{"summary": "A said A and A\'s wife are moving to the coast in April for her hospital job; they will sell their flat and found a school for their son."}'),
+        (
+            _DIALOGUE_A,
+            '{"summary": "A told B that A ran the city marathon last Sunday in four hours and that A\'s knee hurt."}',
+        ),
+        (
+            _DIALOGUE_B,
+            '{"summary": "A said A and A\'s wife are moving to the coast in April for her hospital job; they will sell their flat and found a school for their son."}',
+        ),
     ],
     "portrait": [
-        (_DIALOGUE_A, '{"portrait": "A is determined and proud of the achievement despite the pain. B is supportive."}'),
-        (_DIALOGUE_B, '{"portrait": "A is organised and feels both nervous and happy about the change. B is curious."}'),
+        (
+            _DIALOGUE_A,
+            '{"portrait": "A is determined and proud of the achievement despite the pain. B is supportive."}',
+        ),
+        (
+            _DIALOGUE_B,
+            '{"portrait": "A is organised and feels both nervous and happy about the change. B is curious."}',
+        ),
     ],
     "memory": [
-        ("Previous memory:\n(empty)\n\nNew " + _DIALOGUE_A[0].lower() + _DIALOGUE_A[1:],
-         '{"memory": ["A ran the city marathon in four hours in late February 2023.", "A\'s knee hurt after the marathon."]}'),
-        ("Previous memory:\n- A ran the city marathon in four hours in late February 2023.\n\nNew " + _DIALOGUE_B[0].lower() + _DIALOGUE_B[1:],
-         '{"memory": ["A ran the city marathon in four hours in late February 2023.", "A and A\'s wife are moving to the coast in April 2024.", "A has a son."]}'),
+        (
+            "Previous memory:\n(empty)\n\nNew " + _DIALOGUE_A[0].lower() + _DIALOGUE_A[1:],
+            '{"memory": ["A ran the city marathon in four hours in late February 2023.", "A\'s knee hurt after the marathon."]}',
+        ),
+        (
+            "Previous memory:\n- A ran the city marathon in four hours in late February 2023.\n\nNew "
+            + _DIALOGUE_B[0].lower()
+            + _DIALOGUE_B[1:],
+            '{"memory": ["A ran the city marathon in four hours in late February 2023.", "A and A\'s wife are moving to the coast in April 2024.", "A has a son."]}',
+        ),
     ],
     "facts": [
-        ("New messages (Friday 3 March 2023):\nA: I finally ran the city marathon last Sunday!\nB: Congratulations! I start my new job at the bakery on Monday.",
-         '{"facts": ["A ran the city marathon.", "B starts a new job at a bakery on Monday."]}'),
+        (
+            "New messages (Friday 3 March 2023):\nA: I finally ran the city marathon last Sunday!\nB: Congratulations! I start my new job at the bakery on Monday.",
+            '{"facts": ["A ran the city marathon.", "B starts a new job at a bakery on Monday."]}',
+        ),
         ("New messages (Tuesday 9 January 2024):\nA: How are you?\nB: Fine, thanks.", '{"facts": []}'),
     ],
     "query": [
-        ("A: I finally ran the city marathon last Sunday!\nB: How long did it take you?",
-         '{"query": "A city marathon last Sunday time"}'),
-        ("A: We are moving in April.\nB: Where to? And what about your son's school?",
-         '{"query": "A moving in April destination, school of A\'s son"}'),
+        (
+            "A: I finally ran the city marathon last Sunday!\nB: How long did it take you?",
+            '{"query": "A city marathon last Sunday time"}',
+        ),
+        (
+            "A: We are moving in April.\nB: Where to? And what about your son's school?",
+            '{"query": "A moving in April destination, school of A\'s son"}',
+        ),
     ],
     "decisions": [
-        ("Existing facts:\n0. A lives in the city.\n1. A has a son.\n\nNew facts:\n- A is moving to the coast.\n- A's son has a new school.",
-         '{"events": [{"event": "UPDATE", "target": 0, "text": "A is moving from the city to the coast."}, {"event": "ADD", "target": 1, "text": ""}]}'),
-        ("Existing facts:\n0. A ran the city marathon.\n\nNew facts:\n- A ran a marathon in the city.",
-         '{"events": [{"event": "NOOP", "target": 0, "text": ""}]}'),
+        (
+            "Existing facts:\n0. A lives in the city.\n1. A has a son.\n\nNew facts:\n- A is moving to the coast.\n- A's son has a new school.",
+            '{"events": [{"event": "UPDATE", "target": 0, "text": "A is moving from the city to the coast."}, {"event": "ADD", "target": 1, "text": ""}]}',
+        ),
+        (
+            "Existing facts:\n0. A ran the city marathon.\n\nNew facts:\n- A ran a marathon in the city.",
+            '{"events": [{"event": "NOOP", "target": 0, "text": ""}]}',
+        ),
     ],
 }
 """Two worked examples per consolidation task: (user message, assistant reply)."""

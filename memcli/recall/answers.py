@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memcli.dates import query_dates, says_when, spoken_date
-from memcli.text.extractive import split_sentences
-from memcli.text.lexical import has_cjk, tokens
 from memcli.memory import ASSISTANT, Memory
 from memcli.models.prompts import cite
+from memcli.text.extractive import split_sentences
+from memcli.text.lexical import has_cjk, tokens
 
 CONTEXT_WEIGHT = 0.3
 """Weight of the question's words found elsewhere in the sentence's memory."""
@@ -74,17 +74,27 @@ _ZH_STOP_WORDS = """我 你 他 她 它 我们 你们 他们 她们 的 了 吗 
     什么 哪 哪里 哪儿 哪个 哪些 哪位 哪天 哪一天 谁 时候 什么时候 何时 几 几号 几月 怎么 怎样 为什么 多少 说 说过 讲 提 提到 告诉
     那 这 那个 这个 个 一 一个 之前 以前 当时 那时 曾经 记得 知道 想 觉得 次 些 上 下 里 中"""
 _ZH_STOP = frozenset(_ZH_STOP_WORDS.split())
-_ZH_STOP_CHARS = frozenset("我你他她它们的了吗呢吧啊是在有和跟也都就还又把被给对向从到去过着么什哪谁时候几号怎样为说个一那这些上下里中最近很")
+_ZH_STOP_CHARS = frozenset(
+    "我你他她它们的了吗呢吧啊是在有和跟也都就还又把被给对向从到去过着么什哪谁时候几号怎样为说个一那这些上下里中最近很"
+)
 _EN_STOP_TOKENS: frozenset[str] = frozenset()
 
-_WHEN = re.compile(r"\b(when|what time|what date|which day|which date|what day|how long ago|what year|what month)\b", re.IGNORECASE)
-_WHERE = re.compile(r"\b(where|which (city|country|place|park|restaurant|museum|town|shop|store|school|beach|lake))\b", re.IGNORECASE)
+_WHEN = re.compile(
+    r"\b(when|what time|what date|which day|which date|what day|how long ago|what year|what month)\b", re.IGNORECASE
+)
+_WHERE = re.compile(
+    r"\b(where|which (city|country|place|park|restaurant|museum|town|shop|store|school|beach|lake))\b", re.IGNORECASE
+)
 _WHO = re.compile(r"\b(who|whom|whose)\b|\bwith which (friend|person)\b", re.IGNORECASE)
-_WHEN_ZH = re.compile(r"什么时候|何时|哪天|哪一天|几号|几月|哪年|哪一年|哪个月|星期几|周几|礼拜几|多久以前|多久前|哪个周末")
+_WHEN_ZH = re.compile(
+    r"什么时候|何时|哪天|哪一天|几号|几月|哪年|哪一年|哪个月|星期几|周几|礼拜几|多久以前|多久前|哪个周末"
+)
 _WHERE_ZH = re.compile(r"哪里|哪儿|在哪|去哪|什么地方|哪个地方|哪座|哪个城市|哪个国家|哪家|哪个公园")
 _WHO_ZH = re.compile(r"谁|哪位|哪个人|哪个朋友")
 
-_CLOCK = re.compile(r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|[0-9一二三四五六七八九十]+点", re.IGNORECASE)
+_CLOCK = re.compile(
+    r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|[0-9一二三四五六七八九十]+点", re.IGNORECASE
+)
 _PLACE = re.compile(
     r"\b(in|at|to|from|near|visited|visit|around)\s+(the\s+)?[A-Z][\w'-]+|\b(went|go|going|gone|been)\s+to\s+(the|a|an)\s+\w+|"
     r"\b(park|museum|restaurant|beach|city|town|home|school|office|library|cafe|café|gym|hospital|mall|store|shop|lake|"
@@ -107,7 +117,9 @@ _TITLE_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _TITLE = re.compile(r"[\"“《「][^\"”》」]{2,60}[\"”》」]|(?<=\s)[A-Z][a-z]+(\s+[A-Z][a-z]+)+")
-_REFERS_BACK = re.compile(r"\b(this|these|that|those|such)\s+(?!is\b|was\b|are\b)\w+|^(it|they|he|she)\b|^(这|那|它|他们|她们)", re.IGNORECASE)
+_REFERS_BACK = re.compile(
+    r"\b(this|these|that|those|such)\s+(?!is\b|was\b|are\b)\w+|^(it|they|he|she)\b|^(这|那|它|他们|她们)", re.IGNORECASE
+)
 
 _RELATIVE_EN = re.compile(
     r"\b(the day before yesterday|yesterday|today|tonight|this (morning|afternoon|evening|week|weekend|month|year)|"
@@ -225,8 +237,13 @@ def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extract
     # The neighbour joins when it scores close, when it holds what the question asks for
     # and the best one does not ("flying on the track" beside "I went to the racetrack"),
     # or when the best one points back to it ("I'll try to watch this TV show").
-    joining = [c for c in beside if c.score >= SECOND * best.score or (_fits(kind, c.text) and not _fits(kind, best.text))
-               or (c.index == best.index - 1 and _REFERS_BACK.search(best.text))]
+    joining = [
+        c
+        for c in beside
+        if c.score >= SECOND * best.score
+        or (_fits(kind, c.text) and not _fits(kind, best.text))
+        or (c.index == best.index - 1 and _REFERS_BACK.search(best.text))
+    ]
     if joining:
         quoted.append(max(joining, key=lambda c: c.score))
         quoted.sort(key=lambda c: c.index)
@@ -269,7 +286,7 @@ def resolve_relative_dates(sentence: str, said_at: float, chinese: bool = False)
     last = 0
     for match in pattern.finditer(sentence):
         phrase = match.group(0)
-        out.append(sentence[last:match.end()])
+        out.append(sentence[last : match.end()])
         last = match.end()
         if phrase.lower() in _SAME_DAY:
             when = _day(said_at, chinese)
@@ -302,6 +319,4 @@ def _attributed(text: str, memory: Memory, user: str, chinese: bool) -> str:
         who, verb = "The assistant", "said"
     else:
         who, verb = speaker, "said"
-    return f"{who} {verb} on {day}: \"{text}\" {cited}"
-
-
+    return f'{who} {verb} on {day}: "{text}" {cited}'

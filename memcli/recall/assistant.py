@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, Field
 
-from memcli.recall import answers
-
-from memcli.models import prompts
 from memcli.dates import spoken_date
 from memcli.errors import BadInputError, InvalidOutputError, ModelError
-from memcli.models.llm import CHARS_PER_TOKEN, ChatModel, Message, complete, structured_output
 from memcli.memory import Kind, Memory, singleton_id
+from memcli.models import prompts
+from memcli.models.llm import CHARS_PER_TOKEN, ChatModel, Message, complete, structured_output
+from memcli.recall import answers
 from memcli.recall.retrieval import Ranking, Recalled, Recaller
 
 if TYPE_CHECKING:
@@ -137,7 +136,9 @@ class Assistant:
         except InvalidOutputError:
             return ""
 
-    def context(self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = ()) -> Context:
+    def context(
+        self, query: str, user: str, exclude: set[str] | None = None, conversation: Sequence[Message] = ()
+    ) -> Context:
         """What a chat or ask prompt carries: the memories recalled for ``query``, the
         global portrait, the global event summary and the running memory. The recalled
         memories are not counted as recalled here: the caller does it once its answer
@@ -155,14 +156,21 @@ class Assistant:
             query = f"{query}\n{self.search_query(conversation or [Message('user', query)], user)}".strip()
         vector = self.owner.recaller.encode(query) if k and query.strip() else None
         now = self.owner.clock()
-        parsed = self.owner.recaller.parse(query, now) if vector is not None else None  # its first call loads dateparser
+        parsed = (
+            self.owner.recaller.parse(query, now) if vector is not None else None
+        )  # its first call loads dateparser
         self.owner.flush_pending()
         if k:
             self.owner.recaller.prepare(user)
         with self.owner.store.transaction():
             ranking = Ranking.from_settings(self.owner.settings, user)
-            recalled = [] if k == 0 else self.owner.recaller.recall(query, user, k=k + len(exclude), ranking=ranking, now=now, vector=vector,
-                                                                    parsed=parsed)
+            recalled = (
+                []
+                if k == 0
+                else self.owner.recaller.recall(
+                    query, user, k=k + len(exclude), ranking=ranking, now=now, vector=vector, parsed=parsed
+                )
+            )
             recalled = [r for r in recalled if r.memory.id not in exclude][:k]
             context = self.consolidated(user)
         context.recalled = recalled
@@ -213,7 +221,9 @@ class Assistant:
         context = self.context(question, user)
         found = self.answer(question, user, context, path)
         if not found.answer:
-            raise ModelError(f"the chat model {self.owner.chat_model.name} gave no answer (an empty reply); try again or use a more capable model")
+            raise ModelError(
+                f"the chat model {self.owner.chat_model.name} gave no answer (an empty reply); try again or use a more capable model"
+            )
         if reinforce:
             self.reinforce(context.recalled)
         return found
@@ -229,13 +239,19 @@ class Assistant:
         if path == "extractive":
             found = answers.answer(question, context.memories, user)
             return Answer(found.text, context.recalled, found.cited, "extractive")
-        text = complete(self.owner.chat_model, self.ask_messages(question, user, context), self.owner.settings.max_tokens,
-                        self.owner.settings.temperature)
+        text = complete(
+            self.owner.chat_model,
+            self.ask_messages(question, user, context),
+            self.owner.settings.max_tokens,
+            self.owner.settings.temperature,
+        )
         return Answer(text, context.recalled, cited_ids(text, context.memories))
 
     def ask_messages(self, question: str, user: str, context: Context) -> list[Message]:
         """The ask prompt: the system text (instructions, today, ``context``) and the question."""
-        system = prompts.system_prompt(user, self.today(), context.memories, context.portrait, context.events, running=context.running)
+        system = prompts.system_prompt(
+            user, self.today(), context.memories, context.portrait, context.events, running=context.running
+        )
         return prompts.chat_messages(system, [], question)
 
     def summarize(self, previous: str, turns: Sequence[Message]) -> str:

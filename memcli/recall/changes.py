@@ -13,17 +13,27 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from memcli.recall import forgetting
 from memcli.config import Settings
-from memcli.recall.forgetting import UNIT_SECONDS, Verdict, forget_pass
-from memcli.store.journal import Journal
 from memcli.memory import Kind, Memory
 from memcli.paths import scrub_history_file
+from memcli.recall import forgetting
+from memcli.recall.forgetting import UNIT_SECONDS, Verdict, forget_pass
+from memcli.store.journal import Journal
 from memcli.store.sidecar import Sidecar
 from memcli.store.store import MemoryStore
 
-DERIVED_KINDS = frozenset(k.value for k in (Kind.FACT, Kind.EVENT_DAILY, Kind.EVENT_GLOBAL, Kind.PORTRAIT_DAILY,
-                                            Kind.PORTRAIT_GLOBAL, Kind.RUNNING_SUMMARY, Kind.RELATION))
+DERIVED_KINDS = frozenset(
+    k.value
+    for k in (
+        Kind.FACT,
+        Kind.EVENT_DAILY,
+        Kind.EVENT_GLOBAL,
+        Kind.PORTRAIT_DAILY,
+        Kind.PORTRAIT_GLOBAL,
+        Kind.RUNNING_SUMMARY,
+        Kind.RELATION,
+    )
+)
 """Kinds that consolidation makes from other memories (their ``source_ids``). A relation
 memory purged with one of its sources is made again, from the sources left, by the next
 consolidation's graph step (``memcli.consolidation.graph_memory``)."""
@@ -71,7 +81,9 @@ def _typed(memories: Iterable[Memory], sidecar: Sidecar) -> list[str]:
     for memory in memories:
         if memory.kind in (Kind.NOTE.value, Kind.TURN.value):
             texts.append(memory.text)
-            texts += [t for event in sidecar.history(memory_id=memory.id) for t in (event.old_text, event.new_text) if t]
+            texts += [
+                t for event in sidecar.history(memory_id=memory.id) for t in (event.old_text, event.new_text) if t
+            ]
     return texts
 
 
@@ -90,7 +102,9 @@ def stale_derivatives(gone: Sequence[Memory], others: Sequence[Memory], folded: 
     while grew:
         grew = False
         for memory in derived:
-            if memory.id not in stale and ((running and memory.kind == Kind.RUNNING_SUMMARY.value) or not cited.isdisjoint(memory.source_ids)):
+            if memory.id not in stale and (
+                (running and memory.kind == Kind.RUNNING_SUMMARY.value) or not cited.isdisjoint(memory.source_ids)
+            ):
                 stale[memory.id] = memory
                 cited.add(memory.id)
                 grew = True
@@ -159,8 +173,9 @@ class Changes:
             kept: dict[str, list[Memory]] = {}
             for user in users:
                 everything = self.store.memories(user=user)
-                stale = stale_derivatives([m for m in memories if m.user == user], everything,
-                                          set(sidecar.consolidated(user, "session")))
+                stale = stale_derivatives(
+                    [m for m in memories if m.user == user], everything, set(sidecar.consolidated(user, "session"))
+                )
                 derived.extend(stale)
                 gone.update((m.id, m) for m in stale)
                 kept[user] = [m for m in everything if m.id not in gone]
@@ -208,7 +223,8 @@ class Changes:
             "session": [t.id for t in turns] if Kind.RUNNING_SUMMARY.value in kinds else [],
             "fact": [i for m in stale if m.kind == Kind.FACT.value for i in m.source_ids],
             "global": [m.id for m in kept if m.kind in (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)]
-            if kinds & {Kind.EVENT_GLOBAL.value, Kind.PORTRAIT_GLOBAL.value} else [],
+            if kinds & {Kind.EVENT_GLOBAL.value, Kind.PORTRAIT_GLOBAL.value}
+            else [],
         }
         for stage, ids in redo.items():
             if ids:
@@ -271,8 +287,14 @@ class Changes:
             self.store.update([memory])
         return memory
 
-    def forget(self, user: str | None, stochastic: bool = False, seed: int | None = None, dry_run: bool = False,
-               purge: bool = False) -> ForgetReport:
+    def forget(
+        self,
+        user: str | None,
+        stochastic: bool = False,
+        seed: int | None = None,
+        dry_run: bool = False,
+        purge: bool = False,
+    ) -> ForgetReport:
         """The forget pass over the active memories of ``user`` (None: every user) at the
         clock's time (MemoryBank §2.3; see ``forgetting.forget_pass``): archive the faded
         memories, or with ``purge`` delete them for good; ``dry_run`` changes nothing.
@@ -283,8 +305,14 @@ class Changes:
         with self.store.transaction():
             memories = self.store.memories(user=user, archived=False)
             verdicts = forget_pass(
-                memories, now, decay_for=settings.user_decay, decay=settings.decay, unit=UNIT_SECONDS[settings.time_unit],
-                threshold=settings.forget_threshold, stochastic=stochastic, seed=f"{seed if seed is not None else ''}@{now!r}",
+                memories,
+                now,
+                decay_for=settings.user_decay,
+                decay=settings.decay,
+                unit=UNIT_SECONDS[settings.time_unit],
+                threshold=settings.forget_threshold,
+                stochastic=stochastic,
+                seed=f"{seed if seed is not None else ''}@{now!r}",
             )
             gone = [v for v in verdicts if v.forgotten]
             derived = 0
@@ -297,4 +325,6 @@ class Changes:
                     self.store.update([v.memory for v in gone])
         archived = 0 if dry_run or purge else len(gone)
         purged = len(gone) if purge and not dry_run else 0
-        return ForgetReport(len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived, verdicts)
+        return ForgetReport(
+            len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived, verdicts
+        )

@@ -49,7 +49,9 @@ def retention(memory: Memory, now: float, decay: float = 1.0, unit: float = UNIT
     return math.exp(-decay * elapsed(memory, now, unit) / max(memory.strength, 1e-9))
 
 
-def days_to_forget(strength: float, decay: float = 1.0, threshold: float = 0.05, unit: float = UNIT_SECONDS["day"]) -> float:
+def days_to_forget(
+    strength: float, decay: float = 1.0, threshold: float = 0.05, unit: float = UNIT_SECONDS["day"]
+) -> float:
     """Days until a memory of strength S that is never recalled falls below ``threshold``:
     R = exp(-d·t/S) < θ when t > S·ln(1/θ)/d time units of ``unit`` seconds (MemoryBank
     §2.3). The README's forgetting table is this function over the default settings."""

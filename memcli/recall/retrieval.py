@@ -50,14 +50,14 @@ import numpy as np
 from memcli.config import Settings
 from memcli.dates import DAY_SECONDS, QueryDate, resolve_year
 from memcli.dates import query_dates as _query_dates
+from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.embedding import Embedder, embedder_identity
-from memcli.text.extractive import parse_line
 from memcli.recall.forgetting import UNIT_SECONDS, retention
 from memcli.store.graph import Graph, day_seconds, relation_memory_id
 from memcli.store.index import UserIndex
-from memcli.text.lexical import CJK_CHARS, tokens
-from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.store.store import WINDOWS_SKIPPED, MemoryStore
+from memcli.text.extractive import parse_line
+from memcli.text.lexical import CJK_CHARS, tokens
 
 CANDIDATES = 50
 """How many of the best-scored memories the weighted ranking re-scores."""
@@ -218,7 +218,10 @@ _ASKING = re.compile(
     r"|你还?记得|您还?记得|告诉我|提醒我|帮我(?:回忆|想想)",
     re.I,
 )
-_PERSON = re.compile(r"\b(we|us|our|ours|ourselves)\b|\b(i|my|me|mine|myself|you|your|yours|yourself)\b|(我们|咱们|你们|您们)|(我|你|您)", re.I)
+_PERSON = re.compile(
+    r"\b(we|us|our|ours|ourselves)\b|\b(i|my|me|mine|myself|you|your|yours|yourself)\b|(我们|咱们|你们|您们)|(我|你|您)",
+    re.I,
+)
 _CLAUSE = re.compile(r"[.?!。？！；;，]")
 _FIRST = {"i", "my", "me", "mine", "myself", "我"}
 _SECOND = {"you", "your", "yours", "yourself", "你", "您"}
@@ -330,7 +333,9 @@ def graph_memories(graph: Graph, user: str, query: str, speakers: set[str], at: 
         words = _label_words(label)
         if not (words & stems or any(w in query for w in words if _CJK_RUN.fullmatch(w))):
             continue
-        holds = (not valid_to) if at is None else ((not valid_from or valid_from <= at) and (not valid_to or at < valid_to))
+        holds = (
+            (not valid_to) if at is None else ((not valid_from or valid_from <= at) and (not valid_to or at < valid_to))
+        )
         if holds:
             direct.add(other)
             held.add(relation_id)
@@ -582,8 +587,16 @@ class Recaller:
         return (query_stems(query) if w.lexical else []), (query_dates(query, now) if w.date else [])
 
     def _scores(
-        self, query: str, vector: np.ndarray, user: str, index: UserIndex, mask: np.ndarray, now: float,
-        parsed: tuple[list[str], list[QueryDate]], at: str | None = None, graph: np.ndarray | None = None,
+        self,
+        query: str,
+        vector: np.ndarray,
+        user: str,
+        index: UserIndex,
+        mask: np.ndarray,
+        now: float,
+        parsed: tuple[list[str], list[QueryDate]],
+        at: str | None = None,
+        graph: np.ndarray | None = None,
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``scores``, and the cosine similarity of each memory's own vector to ``vector``;
         ``parsed``: the query's terms and dates (``parse``); ``at``: the day recall is as of
@@ -592,7 +605,11 @@ class Recaller:
         w = self.signals
         out: dict[str, np.ndarray] = {}
         stems, dates = parsed
-        lexical = index.lexical.scores(stems, (OWN_WEIGHT, w.context, DAY_WEIGHT), len(index)) if stems else np.zeros(len(index))
+        lexical = (
+            index.lexical.scores(stems, (OWN_WEIGHT, w.context, DAY_WEIGHT), len(index))
+            if stems
+            else np.zeros(len(index))
+        )
         out["lexical"] = w.lexical * _z(lexical, mask)
         out["window"] = w.window * _z(index.window @ vector, mask)
         similarity = index.turn @ vector
@@ -626,7 +643,9 @@ class Recaller:
             out["prior"] = out["prior"] + w.base_model * marked
         return out, similarity
 
-    def graph_signal(self, query: str, user: str, index: UserIndex, speakers: set[str], at: str | None = None) -> np.ndarray:
+    def graph_signal(
+        self, query: str, user: str, index: UserIndex, speakers: set[str], at: str | None = None
+    ) -> np.ndarray:
         """The graph signal of each slot of ``index`` for ``query`` (``graph_memories``; as
         of day ``at`` when given), read from the store's graph (under the store)."""
         with self.store.transaction():
@@ -698,7 +717,11 @@ class Recaller:
         parsed = self.parse(query, now) if parsed is None else parsed
         with self.store.transaction():
             index = self.index(user)
-            mask = index.alive & ~index.archived & (~index.ended | (index.kind_mask([Kind.RELATION.value]) if at else False))
+            mask = (
+                index.alive
+                & ~index.archived
+                & (~index.ended | (index.kind_mask([Kind.RELATION.value]) if at else False))
+            )
             mask &= index.kind_mask([kind] if kind is not None else RECALLED_KINDS)
             if since is not None:
                 mask &= index.created_at >= since
@@ -709,7 +732,11 @@ class Recaller:
             graph = None
             if kind is None:
                 # Mem0g's dual retrieval: a relation's memory comes in when the query follows that relation.
-                graph = self.graph_signal(query, user, index, index.speaker_names(), at) if self.signals.graph else np.zeros(len(index))
+                graph = (
+                    self.graph_signal(query, user, index, index.speaker_names(), at)
+                    if self.signals.graph
+                    else np.zeros(len(index))
+                )
                 mask &= ~index.kind_mask([Kind.RELATION.value]) | (graph >= GRAPH_HELD)
             if not mask.any():
                 return []
@@ -719,8 +746,13 @@ class Recaller:
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}
             # Slots are read under the store: another request's write may compact the index.
             hits = [
-                Recalled(memories[index.ids[i]], float(total[i]), float(total[i]), float(similarity[i]),
-                         {n: float(v[i]) for n, v in signals.items()})
+                Recalled(
+                    memories[index.ids[i]],
+                    float(total[i]),
+                    float(total[i]),
+                    float(similarity[i]),
+                    {n: float(v[i]) for n, v in signals.items()},
+                )
                 for i in order
                 if index.ids[i] in memories
             ]
@@ -764,7 +796,8 @@ def _repeats(line: str, turns: Sequence[Memory]) -> bool:
     speaker, sentence = parse_line(line)
     # a summary names the user ("Sam: …", "the user: …") where their turn has their id or "user"
     return bool(speaker and sentence) and any(
-        sentence in t.text and (t.speaker == speaker or (speaker != ASSISTANT and is_user_speaker(t.speaker, t.user))) for t in turns
+        sentence in t.text and (t.speaker == speaker or (speaker != ASSISTANT and is_user_speaker(t.speaker, t.user)))
+        for t in turns
     )
 
 

@@ -35,7 +35,9 @@ def _after(prefix: str) -> str:
     return prefix + "\U0010ffff"
 
 
-def candidates(db: sqlite3.Connection, what: str, prefix: str = "", user: str | None = None, limit: int = LIMIT) -> list[tuple[str, str]]:
+def candidates(
+    db: sqlite3.Connection, what: str, prefix: str = "", user: str | None = None, limit: int = LIMIT
+) -> list[tuple[str, str]]:
     """(value, help) pairs that complete ``prefix``: memory ids (the latest stored first, ``user``'s
     only when given; help: the start of the text), user names (help: how many memories),
     kinds, or entity names of the graph memory (help: the type; ``user``'s only when given,

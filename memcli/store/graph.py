@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memcli.store.db import atomic
 from memcli.memory import Kind, stable_id
+from memcli.store.db import atomic
 
 if TYPE_CHECKING:
     import networkx
@@ -240,8 +240,16 @@ class Graph:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" * len(chunk))
-            found.update(self._db.execute(f"SELECT key, entity FROM graph_aliases WHERE user = ? AND key IN ({marks})", [user, *chunk]))
-            found.update(self._db.execute(f"SELECT key, id FROM graph_entities WHERE user = ? AND key IN ({marks})", [user, *chunk]))
+            found.update(
+                self._db.execute(
+                    f"SELECT key, entity FROM graph_aliases WHERE user = ? AND key IN ({marks})", [user, *chunk]
+                )
+            )
+            found.update(
+                self._db.execute(
+                    f"SELECT key, id FROM graph_entities WHERE user = ? AND key IN ({marks})", [user, *chunk]
+                )
+            )
         return found
 
     def entities(self, user: str, type: str | None = None) -> list[Entity]:
@@ -260,16 +268,23 @@ class Graph:
         if not entity_ids:
             return {}
         marks = ", ".join("?" * len(entity_ids))
-        rows = self._db.execute(f"SELECT entity, COUNT(*) FROM graph_mentions WHERE entity IN ({marks}) GROUP BY entity", list(entity_ids))
+        rows = self._db.execute(
+            f"SELECT entity, COUNT(*) FROM graph_mentions WHERE entity IN ({marks}) GROUP BY entity", list(entity_ids)
+        )
         return dict(rows.fetchall())
 
     def aliases(self, entity_id: int) -> list[str]:
         """The other names of an entity, as first written."""
-        return [r[0] for r in self._db.execute("SELECT name FROM graph_aliases WHERE entity = ? ORDER BY name", (entity_id,))]
+        return [
+            r[0]
+            for r in self._db.execute("SELECT name FROM graph_aliases WHERE entity = ? ORDER BY name", (entity_id,))
+        ]
 
     def self_entity(self, user: str) -> Entity | None:
         """The entity that stands for ``user`` (role "user"), if the graph has one."""
-        row = self._db.execute(f"SELECT {_ENTITY_COLUMNS} FROM graph_entities WHERE user = ? AND role = 'user'", (user,)).fetchone()
+        row = self._db.execute(
+            f"SELECT {_ENTITY_COLUMNS} FROM graph_entities WHERE user = ? AND role = 'user'", (user,)
+        ).fetchone()
         return None if row is None else Entity(*row)
 
     def mentioning(self, entity_ids: Collection[int]) -> dict[int, list[str]]:
@@ -285,7 +300,10 @@ class Graph:
         order = " ORDER BY memory_id" if ordered else ""
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
-            rows = self._db.execute(f"SELECT {column}, memory_id FROM {table} WHERE {column} IN ({', '.join('?' * len(chunk))}){order}", chunk)
+            rows = self._db.execute(
+                f"SELECT {column}, memory_id FROM {table} WHERE {column} IN ({', '.join('?' * len(chunk))}){order}",
+                chunk,
+            )
             for key, memory_id in rows:
                 out.setdefault(key, []).append(memory_id)
         return out
@@ -309,7 +327,9 @@ class Graph:
 
     def relation(self, relation_id: int) -> Relation | None:
         """The relation with this id, or None."""
-        rows = self._db.execute(f"SELECT {_RELATION_COLUMNS} FROM {_RELATION_FROM} WHERE r.id = ?", (relation_id,)).fetchall()
+        rows = self._db.execute(
+            f"SELECT {_RELATION_COLUMNS} FROM {_RELATION_FROM} WHERE r.id = ?", (relation_id,)
+        ).fetchall()
         found = self._with_sources(rows)
         return found[0] if found else None
 
@@ -428,7 +448,9 @@ class Graph:
         with atomic(self._db):
             types = {m.key: m.type for m in extraction.mentions}
             for alias, full in extraction.aliases:
-                self._alias(user, alias, normalise(alias), full, normalise(full), types.get(normalise(full), "person"), at)
+                self._alias(
+                    user, alias, normalise(alias), full, normalise(full), types.get(normalise(full), "person"), at
+                )
             mentioned: list[int] = []
             for mention in extraction.mentions:
                 entity = self._resolve(user, mention.name, mention.key, mention.type, at, roles.get(mention.key, ""))
@@ -442,12 +464,23 @@ class Graph:
                     continue
                 # A name the text did not type as a mention takes the relation kind's type (an age's "30": number).
                 subject_type, object_type = getattr(kind, "subject", "person"), getattr(kind, "object", "person")
-                subject = self._resolve(user, found.subject, subject_key, types.get(subject_key, subject_type), at, roles.get(subject_key, ""))
-                target = self._resolve(user, found.object, object_key, types.get(object_key, object_type), at, roles.get(object_key, ""))
+                subject = self._resolve(
+                    user,
+                    found.subject,
+                    subject_key,
+                    types.get(subject_key, subject_type),
+                    at,
+                    roles.get(subject_key, ""),
+                )
+                target = self._resolve(
+                    user, found.object, object_key, types.get(object_key, object_type), at, roles.get(object_key, "")
+                )
                 self._mention(subject, memory_id, at)
                 self._mention(target, memory_id, at)
                 single = bool(kind is not None and kind.single_valued)
-                relation_id, closed = self._relate(user, subject, found.relation, target, found.valid_from or day, memory_id, at, single, now)
+                relation_id, closed = self._relate(
+                    user, subject, found.relation, target, found.valid_from or day, memory_id, at, single, now
+                )
                 done.relations.append(relation_id)
                 done.closed.extend(closed)
             together = mentioned[:MOST_TOGETHER]
@@ -465,13 +498,27 @@ class Graph:
         own = self._db.execute("SELECT id FROM graph_entities WHERE user = ? AND key = ?", (user, alias_key)).fetchone()
         if own is not None and own[0] != entity:
             self._merge(own[0], entity)
-        self._db.execute("INSERT OR REPLACE INTO graph_aliases (user, key, entity, name) VALUES (?, ?, ?, ?)", (user, alias_key, entity, alias))
+        self._db.execute(
+            "INSERT OR REPLACE INTO graph_aliases (user, key, entity, name) VALUES (?, ?, ?, ?)",
+            (user, alias_key, entity, alias),
+        )
 
     def _mention(self, entity: int, memory_id: str, at: float) -> None:
-        self._db.execute("INSERT OR IGNORE INTO graph_mentions (entity, memory_id, at) VALUES (?, ?, ?)", (entity, memory_id, at))
+        self._db.execute(
+            "INSERT OR IGNORE INTO graph_mentions (entity, memory_id, at) VALUES (?, ?, ?)", (entity, memory_id, at)
+        )
 
     def _relate(
-        self, user: str, subject: int, label: str, target: int, valid_from: str, memory_id: str, at: float, single: bool, now: float
+        self,
+        user: str,
+        subject: int,
+        label: str,
+        target: int,
+        valid_from: str,
+        memory_id: str,
+        at: float,
+        single: bool,
+        now: float,
     ) -> tuple[int, list[Closed]]:
         """Store one statement of (subject, label, target) from ``memory_id``; returns the
         relation's id and the relations it closed."""
@@ -489,7 +536,9 @@ class Graph:
         closed: list[Closed] = []
         if row is not None:
             relation_id = int(row[0])
-            fresh = self._db.execute("INSERT OR IGNORE INTO graph_sources (relation, memory_id) VALUES (?, ?)", (relation_id, memory_id))
+            fresh = self._db.execute(
+                "INSERT OR IGNORE INTO graph_sources (relation, memory_id) VALUES (?, ?)", (relation_id, memory_id)
+            )
             if fresh.rowcount:
                 self._db.execute(
                     "UPDATE graph_relations SET count = count + 1, last_seen = MAX(last_seen, ?), first_seen = MIN(first_seen, ?),"
@@ -512,12 +561,15 @@ class Graph:
             (user, subject, label, target, valid_from, valid_to, now if valid_to else 0.0, at, at),
         )
         relation_id = int(cursor.lastrowid or 0)
-        self._db.execute("INSERT OR IGNORE INTO graph_sources (relation, memory_id) VALUES (?, ?)", (relation_id, memory_id))
+        self._db.execute(
+            "INSERT OR IGNORE INTO graph_sources (relation, memory_id) VALUES (?, ?)", (relation_id, memory_id)
+        )
         if single and not valid_to:
             for other_id, start in others:
                 if not start or not valid_from or start <= valid_from:
                     self._db.execute(
-                        "UPDATE graph_relations SET valid_to = ?, invalidated_at = ? WHERE id = ?", (valid_from or start, now, other_id)
+                        "UPDATE graph_relations SET valid_to = ?, invalidated_at = ? WHERE id = ?",
+                        (valid_from or start, now, other_id),
                     )
                     old, new = self.relation(other_id), self.relation(relation_id)
                     if old is not None and new is not None:
@@ -537,13 +589,23 @@ class Graph:
             return
         user, key, name, role = row
         self._db.execute("UPDATE graph_aliases SET entity = ? WHERE entity = ?", (target, source))
-        self._db.execute("INSERT OR REPLACE INTO graph_aliases (user, key, entity, name) VALUES (?, ?, ?, ?)", (user, key, target, name))
-        self._db.execute("INSERT OR IGNORE INTO graph_mentions (entity, memory_id, at) SELECT ?, memory_id, at FROM graph_mentions WHERE entity = ?",
-                         (target, source))
+        self._db.execute(
+            "INSERT OR REPLACE INTO graph_aliases (user, key, entity, name) VALUES (?, ?, ?, ?)",
+            (user, key, target, name),
+        )
+        self._db.execute(
+            "INSERT OR IGNORE INTO graph_mentions (entity, memory_id, at) SELECT ?, memory_id, at FROM graph_mentions WHERE entity = ?",
+            (target, source),
+        )
         self._db.execute("DELETE FROM graph_mentions WHERE entity = ?", (source,))
         self._db.execute("UPDATE graph_relations SET subject = ? WHERE subject = ?", (target, source))
         self._db.execute("UPDATE graph_relations SET object = ? WHERE object = ?", (target, source))
-        loops = [r[0] for r in self._db.execute("SELECT id FROM graph_relations WHERE subject = object AND subject = ?", (target,))]
+        loops = [
+            r[0]
+            for r in self._db.execute(
+                "SELECT id FROM graph_relations WHERE subject = object AND subject = ?", (target,)
+            )
+        ]
         self._delete_relations(loops)
         self._db.execute(
             "UPDATE graph_entities SET role = CASE WHEN role = '' THEN ? ELSE role END,"
@@ -567,8 +629,10 @@ class Graph:
             self._db.execute("DELETE FROM graph_aliases WHERE user = ? AND key = ?", (user, key))
             self._db.execute("UPDATE graph_entities SET name = ?, key = ? WHERE id = ?", (name, key, entity_id))
             if old_key != key:
-                self._db.execute("INSERT OR REPLACE INTO graph_aliases (user, key, entity, name) VALUES (?, ?, ?, ?)",
-                                 (user, old_key, entity_id, old_name))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO graph_aliases (user, key, entity, name) VALUES (?, ?, ?, ?)",
+                    (user, old_key, entity_id, old_name),
+                )
 
     def _delete_relations(self, ids: Sequence[int]) -> None:
         self._db.executemany("DELETE FROM graph_sources WHERE relation = ?", [(i,) for i in ids])
@@ -588,7 +652,8 @@ class Graph:
         with atomic(self._db):
             deleting = set(memory_ids)
             denied = [
-                relation_id for user in sorted(users)
+                relation_id
+                for user in sorted(users)
                 for (relation_id,) in self._db.execute("SELECT id FROM graph_relations WHERE user = ?", (user,))
                 if relation_memory_id(user, relation_id) in deleting
             ]
@@ -598,16 +663,35 @@ class Graph:
             for start in range(0, len(memory_ids), 500):
                 chunk = list(memory_ids[start : start + 500])
                 marks = ", ".join("?" * len(chunk))
-                touched.update(r[0] for r in self._db.execute(f"SELECT relation FROM graph_sources WHERE memory_id IN ({marks})", chunk))
-                entities.update(r[0] for r in self._db.execute(f"SELECT entity FROM graph_mentions WHERE memory_id IN ({marks})", chunk))
+                touched.update(
+                    r[0]
+                    for r in self._db.execute(f"SELECT relation FROM graph_sources WHERE memory_id IN ({marks})", chunk)
+                )
+                entities.update(
+                    r[0]
+                    for r in self._db.execute(f"SELECT entity FROM graph_mentions WHERE memory_id IN ({marks})", chunk)
+                )
                 self._db.execute(f"DELETE FROM graph_sources WHERE memory_id IN ({marks})", chunk)
                 self._db.execute(f"DELETE FROM graph_mentions WHERE memory_id IN ({marks})", chunk)
-            orphans = [i for i in sorted(touched) if self._db.execute("SELECT 1 FROM graph_sources WHERE relation = ?", (i,)).fetchone() is None]
+            orphans = [
+                i
+                for i in sorted(touched)
+                if self._db.execute("SELECT 1 FROM graph_sources WHERE relation = ?", (i,)).fetchone() is None
+            ]
             self._delete_relations(orphans)
-            gone = [e for e in sorted(entities) if self._db.execute("SELECT 1 FROM graph_mentions WHERE entity = ?", (e,)).fetchone() is None]
+            gone = [
+                e
+                for e in sorted(entities)
+                if self._db.execute("SELECT 1 FROM graph_mentions WHERE entity = ?", (e,)).fetchone() is None
+            ]
             deleted = [*denied, *orphans]
             for entity in gone:
-                edges = [r[0] for r in self._db.execute("SELECT id FROM graph_relations WHERE subject = ? OR object = ?", (entity, entity))]
+                edges = [
+                    r[0]
+                    for r in self._db.execute(
+                        "SELECT id FROM graph_relations WHERE subject = ? OR object = ?", (entity, entity)
+                    )
+                ]
                 self._delete_relations(edges)
                 deleted.extend(edges)
                 self._db.execute("DELETE FROM graph_aliases WHERE entity = ?", (entity,))
@@ -617,9 +701,13 @@ class Graph:
     def forget_user(self, user: str) -> None:
         """Delete ``user``'s whole graph."""
         with atomic(self._db):
-            self._db.execute("DELETE FROM graph_sources WHERE relation IN (SELECT id FROM graph_relations WHERE user = ?)", (user,))
+            self._db.execute(
+                "DELETE FROM graph_sources WHERE relation IN (SELECT id FROM graph_relations WHERE user = ?)", (user,)
+            )
             self._db.execute("DELETE FROM graph_relations WHERE user = ?", (user,))
-            self._db.execute("DELETE FROM graph_mentions WHERE entity IN (SELECT id FROM graph_entities WHERE user = ?)", (user,))
+            self._db.execute(
+                "DELETE FROM graph_mentions WHERE entity IN (SELECT id FROM graph_entities WHERE user = ?)", (user,)
+            )
             self._db.execute("DELETE FROM graph_aliases WHERE user = ?", (user,))
             self._db.execute("DELETE FROM graph_entities WHERE user = ?", (user,))
 
@@ -636,11 +724,25 @@ class Graph:
         entities = self.entities(user)
         counts = self.mention_counts([e.id for e in entities])
         for entity in entities:
-            graph.add_node(entity.id, name=entity.name, type=entity.type, role=entity.role,
-                           aliases=", ".join(self.aliases(entity.id)), mentions=counts.get(entity.id, 0))
+            graph.add_node(
+                entity.id,
+                name=entity.name,
+                type=entity.type,
+                role=entity.role,
+                aliases=", ".join(self.aliases(entity.id)),
+                mentions=counts.get(entity.id, 0),
+            )
         for relation in self.relations(user):
             if at is not None and not relation.valid_at(at):
                 continue
-            graph.add_edge(relation.subject, relation.object, key=relation.id, label=relation.relation, valid_from=relation.valid_from,
-                           valid_to=relation.valid_to, count=relation.count, sources=",".join(relation.sources))
+            graph.add_edge(
+                relation.subject,
+                relation.object,
+                key=relation.id,
+                label=relation.relation,
+                valid_from=relation.valid_from,
+                valid_to=relation.valid_to,
+                count=relation.count,
+                sources=",".join(relation.sources),
+            )
         return graph

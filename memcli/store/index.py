@@ -13,8 +13,8 @@ from datetime import datetime
 import numpy as np
 
 from memcli.dates import says_when
-from memcli.text.lexical import LexicalIndex
 from memcli.memory import Kind
+from memcli.text.lexical import LexicalIndex
 
 VECTOR_DTYPE = np.float32
 """The type of the vectors a ``UserIndex`` holds in memory. float16 would halve their
@@ -77,9 +77,18 @@ class UserIndex:
     """
 
     _COLUMNS: dict[str, type] = {
-        "rowids": np.int64, "kind_codes": np.int32, "speaker_codes": np.int32, "created_at": np.float64,
-        "archived": bool, "ended": bool, "caption": bool, "first": bool, "alive": bool,
-        "log_length": np.float64, "question": np.float64, "says_when": np.float64,
+        "rowids": np.int64,
+        "kind_codes": np.int32,
+        "speaker_codes": np.int32,
+        "created_at": np.float64,
+        "archived": bool,
+        "ended": bool,
+        "caption": bool,
+        "first": bool,
+        "alive": bool,
+        "log_length": np.float64,
+        "question": np.float64,
+        "says_when": np.float64,
     }
 
     def __init__(self, dimension: int = 0, seq: int = 0, epoch: str = "") -> None:
@@ -294,8 +303,12 @@ class UserIndex:
         s["first"][where] = False
         s["log_length"][where] = np.log1p([len(t) for t in texts])
         s["question"][where] = [t.strip().endswith("?") for t in texts]
-        s["turn"][where] = np.frombuffer(b"".join(r[10] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
-        s["window"][where] = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
+        s["turn"][where] = np.frombuffer(b"".join(r[10] for r in rows), dtype=np.float32).reshape(
+            len(rows), self.dimension
+        )
+        s["window"][where] = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32).reshape(
+            len(rows), self.dimension
+        )
         self.lexical.put(slots, [(r[12], r[13], r[14]) for r in rows])
         if self._says_when_ready:
             s["says_when"][where] = [says_when(t) for t in texts]

@@ -40,10 +40,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from memcli.store.db import atomic
 from memcli.dates import spoken_day
-from memcli.store.index import IndexChanges, UserIndex, has_neighbours
 from memcli.memory import Kind, Memory
+from memcli.store.db import atomic
+from memcli.store.index import IndexChanges, UserIndex, has_neighbours
 
 INDEX_VERSION = 3
 """Bump when what the index stores changes: older indexes are then rebuilt."""
@@ -112,7 +112,9 @@ def window_text(owns: Sequence[str], i: int) -> str:
 
 def context_text(owns: Sequence[str], i: int) -> str:
     """The lexical context of the ``i``-th of a session's turns: its neighbours' texts."""
-    return "\n".join(owns[j] for j in range(max(0, i - CONTEXT_BEFORE), min(len(owns), i + CONTEXT_AFTER + 1)) if j != i)
+    return "\n".join(
+        owns[j] for j in range(max(0, i - CONTEXT_BEFORE), min(len(owns), i + CONTEXT_AFTER + 1)) if j != i
+    )
 
 
 def batch_windows(memories: Sequence[Memory]) -> list[str]:
@@ -139,7 +141,9 @@ class RecallIndex:
         # and drop the FTS5 table that held the lexical fields up to version 2.
         columns = {row[1] for row in db.execute("PRAGMA table_info(recall_index)")}
         added = [(name, kind) for name, kind in NEWER_COLUMNS if name not in columns]
-        old_tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE name IN ('lexical', 'lexical_terms')")]
+        old_tables = [
+            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE name IN ('lexical', 'lexical_terms')")
+        ]
         if added or old_tables:
             with atomic(db):
                 for name, kind in added:
@@ -159,7 +163,9 @@ class RecallIndex:
         """Mark ``users`` as being written (committed at once, before Chroma is written,
         unless called inside a transaction)."""
         with atomic(self._db):
-            self._db.executemany("INSERT OR REPLACE INTO index_meta VALUES (?, '1')", [(f"dirty:{u}",) for u in set(users)])
+            self._db.executemany(
+                "INSERT OR REPLACE INTO index_meta VALUES (?, '1')", [(f"dirty:{u}",) for u in set(users)]
+            )
 
     def _clean(self, users: Iterable[str], written: bool = False) -> None:
         """Mark ``users`` clean (inside a write's transaction); ``written``: their rows were
@@ -167,9 +173,13 @@ class RecallIndex:
         users = set(users)
         self._db.executemany("DELETE FROM index_meta WHERE key = ?", [(f"dirty:{u}",) for u in users])
         if written:
-            self._db.executemany("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", [(f"version:{u}", str(INDEX_VERSION)) for u in users])
+            self._db.executemany(
+                "INSERT OR REPLACE INTO index_meta VALUES (?, ?)", [(f"version:{u}", str(INDEX_VERSION)) for u in users]
+            )
             # A random epoch, not a count: a sidecar deleted and made again cannot repeat one.
-            self._db.executemany("INSERT OR REPLACE INTO index_meta VALUES (?, ?)", [(f"epoch:{u}", uuid.uuid4().hex) for u in users])
+            self._db.executemany(
+                "INSERT OR REPLACE INTO index_meta VALUES (?, ?)", [(f"epoch:{u}", uuid.uuid4().hex) for u in users]
+            )
 
     def _stamp(self) -> int:
         """The next value of the change counter, for the rows the current write touches
@@ -194,7 +204,10 @@ class RecallIndex:
         return (
             self._meta(f"dirty:{user}") is not None
             or self._meta(f"version:{user}") != str(INDEX_VERSION)
-            or self._db.execute("SELECT 1 FROM recall_index WHERE user = ? AND record = '{}' LIMIT 1", (user,)).fetchone() is not None
+            or self._db.execute(
+                "SELECT 1 FROM recall_index WHERE user = ? AND record = '{}' LIMIT 1", (user,)
+            ).fetchone()
+            is not None
         )
 
     def forget_user(self, user: str) -> None:
@@ -215,7 +228,8 @@ class RecallIndex:
         found = {
             key.partition(":")[2]
             for (key,) in self._db.execute(
-                "SELECT key FROM index_meta WHERE key LIKE 'dirty:%' OR (key LIKE 'version:%' AND value != ?)", (str(INDEX_VERSION),)
+                "SELECT key FROM index_meta WHERE key LIKE 'dirty:%' OR (key LIKE 'version:%' AND value != ?)",
+                (str(INDEX_VERSION),),
             )
         }
         found.update(user for (user,) in self._db.execute("SELECT DISTINCT user FROM recall_index WHERE record = '{}'"))
@@ -255,7 +269,8 @@ class RecallIndex:
         column = "turn_vector" if vectors else "NULL"
         where, args = ("rowid > ? AND user = ?", [after, user]) if user is not None else ("rowid > ?", [after])
         return self._db.execute(
-            f"SELECT rowid, memory_id, text, record, {column} FROM recall_index WHERE {where} ORDER BY rowid LIMIT ?", [*args, limit]
+            f"SELECT rowid, memory_id, text, record, {column} FROM recall_index WHERE {where} ORDER BY rowid LIMIT ?",
+            [*args, limit],
         ).fetchall()
 
     def records_by_id(self, ids: Sequence[str]) -> list[tuple[str, str, str, str]]:
@@ -264,15 +279,23 @@ class RecallIndex:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
-            found.extend(self._db.execute(f"SELECT memory_id, user, text, record FROM recall_index WHERE memory_id IN ({marks})", chunk))
+            found.extend(
+                self._db.execute(
+                    f"SELECT memory_id, user, text, record FROM recall_index WHERE memory_id IN ({marks})", chunk
+                )
+            )
         return found
 
     def ids_with_prefix(self, prefix: str) -> list[str]:
         """Every id in the index that starts with ``prefix``."""
         # A range on the unique index: every string that starts with prefix sorts below prefix + U+10FFFF.
-        return [r[0] for r in self._db.execute(
-            "SELECT memory_id FROM recall_index WHERE memory_id >= ? AND memory_id < ?", (prefix, prefix + "\U0010ffff")
-        )]
+        return [
+            r[0]
+            for r in self._db.execute(
+                "SELECT memory_id FROM recall_index WHERE memory_id >= ? AND memory_id < ?",
+                (prefix, prefix + "\U0010ffff"),
+            )
+        ]
 
     def rowids_with_tags(self, user: str, tags: Sequence[str]) -> np.ndarray:
         """The rowids of ``user``'s memories that carry every one of ``tags`` (int64), from
@@ -308,11 +331,19 @@ class RecallIndex:
             self._put(memories, vectors, windows or {}, self._stamp())
 
     def _put(
-        self, memories: Sequence[Memory], vectors: Sequence[Sequence[float]], windows: Mapping[str, Sequence[float]], seq: int
+        self,
+        memories: Sequence[Memory],
+        vectors: Sequence[Sequence[float]],
+        windows: Mapping[str, Sequence[float]],
+        seq: int,
     ) -> None:
         # A user with no rows yet is written whole by this version from the start.
         users = {m.user for m in memories}
-        new_users = {u for u in users if not self._db.execute("SELECT 1 FROM recall_index WHERE user = ? LIMIT 1", (u,)).fetchone()}
+        new_users = {
+            u
+            for u in users
+            if not self._db.execute("SELECT 1 FROM recall_index WHERE user = ? LIMIT 1", (u,)).fetchone()
+        }
         for memory, vector in zip(memories, vectors):
             own = memory.index_text()
             # A turn with neighbours gets its window from _refresh; a memory alone is its own window.
@@ -327,10 +358,25 @@ class RecallIndex:
                 " own = excluded.own, window = excluded.window, turn_vector = excluded.turn_vector,"
                 " window_vector = excluded.window_vector, seq = excluded.seq, context = excluded.context,"
                 " spoken_day = excluded.spoken_day, record = excluded.record",
-                (memory.id, memory.user, memory.kind, memory.session, memory.speaker, memory.created_at,
-                 int(memory.archived), int(memory.valid_to > 0), memory.text, int(bool(memory.caption)), own,
-                 own if alone else "", _blob(vector), _blob(vector) if alone else None, seq, spoken_day(memory.day),
-                 memory.to_record()),
+                (
+                    memory.id,
+                    memory.user,
+                    memory.kind,
+                    memory.session,
+                    memory.speaker,
+                    memory.created_at,
+                    int(memory.archived),
+                    int(memory.valid_to > 0),
+                    memory.text,
+                    int(bool(memory.caption)),
+                    own,
+                    own if alone else "",
+                    _blob(vector),
+                    _blob(vector) if alone else None,
+                    seq,
+                    spoken_day(memory.day),
+                    memory.to_record(),
+                ),
             )
         self._refresh({(m.user, m.session) for m in memories if has_neighbours(m.kind, m.session)}, windows, seq)
         self._clean(users)
@@ -345,18 +391,24 @@ class RecallIndex:
         context and windows (the trace a faded memory leaves in what surrounded it) until
         it is purged, which ``remove`` scrubs."""
         with atomic(self._db):
-            self._db.executemany("UPDATE recall_index SET record = ? WHERE memory_id = ?", [(m.to_record(), m.id) for m in memories])
+            self._db.executemany(
+                "UPDATE recall_index SET record = ? WHERE memory_id = ?", [(m.to_record(), m.id) for m in memories]
+            )
             # Only the rows whose state changes count as changed (a reinforcement changes none).
             states = [(int(m.archived), int(m.valid_to > 0), m.id) for m in memories]
             changed = [
-                state for state in states
-                if self._db.execute("SELECT 1 FROM recall_index WHERE memory_id = ? AND (archived != ? OR ended != ?)",
-                                    (state[2], state[0], state[1])).fetchone()
+                state
+                for state in states
+                if self._db.execute(
+                    "SELECT 1 FROM recall_index WHERE memory_id = ? AND (archived != ? OR ended != ?)",
+                    (state[2], state[0], state[1]),
+                ).fetchone()
             ]
             if changed:
                 seq = self._stamp()
                 self._db.executemany(
-                    "UPDATE recall_index SET archived = ?, ended = ?, seq = ? WHERE memory_id = ?", [(a, e, seq, i) for a, e, i in changed]
+                    "UPDATE recall_index SET archived = ?, ended = ?, seq = ? WHERE memory_id = ?",
+                    [(a, e, seq, i) for a, e, i in changed],
                 )
             self._clean(m.user for m in memories)
 
@@ -367,7 +419,9 @@ class RecallIndex:
             seq = self._stamp()
             sessions: set[tuple[str, str]] = set()
             for memory_id in ids:
-                row = self._db.execute("SELECT rowid, user, session, kind FROM recall_index WHERE memory_id = ?", (memory_id,)).fetchone()
+                row = self._db.execute(
+                    "SELECT rowid, user, session, kind FROM recall_index WHERE memory_id = ?", (memory_id,)
+                ).fetchone()
                 if row is None:
                     continue
                 rowid, user, session, kind = row
@@ -392,7 +446,9 @@ class RecallIndex:
             for i, (rowid, own, window, ctx) in enumerate(rows):
                 new_ctx, new_window = context_text(owns, i), window_text(owns, i)
                 if new_ctx != ctx:
-                    self._db.execute("UPDATE recall_index SET context = ?, seq = ? WHERE rowid = ?", (new_ctx, seq, rowid))
+                    self._db.execute(
+                        "UPDATE recall_index SET context = ?, seq = ? WHERE rowid = ?", (new_ctx, seq, rowid)
+                    )
                 if new_window != window:
                     # A turn alone in its session is its own window: its turn vector.
                     vector = windows.get(new_window) if new_window != own else self._turn_vector(rowid)
@@ -419,12 +475,17 @@ class RecallIndex:
         to fill. ``user`` gets a new epoch."""
         with atomic(self._db):
             seq = self._stamp()
-            known = windows if windows is not None else {
-                window: np.frombuffer(blob, dtype=np.float32)
-                for window, blob in self._db.execute(
-                    "SELECT window, window_vector FROM recall_index WHERE user = ? AND window_vector IS NOT NULL", (user,)
-                )
-            }
+            known = (
+                windows
+                if windows is not None
+                else {
+                    window: np.frombuffer(blob, dtype=np.float32)
+                    for window, blob in self._db.execute(
+                        "SELECT window, window_vector FROM recall_index WHERE user = ? AND window_vector IS NOT NULL",
+                        (user,),
+                    )
+                }
+            )
             self._db.execute("DELETE FROM recall_index WHERE user = ?", (user,))
             # The new epoch tells every loaded copy to load again whole: no deletion to track.
             self._db.execute("DELETE FROM recall_removed WHERE user = ?", (user,))
@@ -437,7 +498,8 @@ class RecallIndex:
         """(rowid, window text) of ``user``'s rows whose window vector is still to compute
         (a partial index holds those rows alone: nothing is scanned when none is missing)."""
         return self._db.execute(
-            "SELECT rowid, window FROM recall_index INDEXED BY recall_missing_windows WHERE user = ? AND window_vector IS NULL", (user,)
+            "SELECT rowid, window FROM recall_index INDEXED BY recall_missing_windows WHERE user = ? AND window_vector IS NULL",
+            (user,),
         ).fetchall()
 
     def fill_windows(self, missing: Sequence[tuple[int, str]], vectors: Sequence[Sequence[float]]) -> None:
@@ -465,7 +527,10 @@ class RecallIndex:
         """What changed in ``user``'s rows after ``since`` (a ``seq``): the rows written
         since (``missing_windows`` filled first, as for ``load``) and the rowids deleted since."""
         rows = self._db.execute(
-            f"SELECT {ROW_COLUMNS} FROM recall_index WHERE user = ? AND seq > ? ORDER BY created_at, memory_id", (user, since)
+            f"SELECT {ROW_COLUMNS} FROM recall_index WHERE user = ? AND seq > ? ORDER BY created_at, memory_id",
+            (user, since),
         ).fetchall()
-        removed = self._db.execute("SELECT row FROM recall_removed WHERE user = ? AND seq > ? ORDER BY seq", (user, since))
+        removed = self._db.execute(
+            "SELECT row FROM recall_removed WHERE user = ? AND seq > ? ORDER BY seq", (user, since)
+        )
         return IndexChanges(rows, [r[0] for r in removed], self.seq(), self.epoch(user))

@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memcli.errors import MemcliError
+from memcli.paths import open_private
 from memcli.store import graph, recall_index
 from memcli.store.candidates import candidates
 from memcli.store.db import atomic
-from memcli.errors import MemcliError
-from memcli.paths import open_private
 
 SCHEMA_VERSION = 1
 DONE, SKIPPED = "done", "skipped"
@@ -92,7 +92,9 @@ class Sidecar:
             self._db = connection
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                raise MemcliError(f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli")
+                raise MemcliError(
+                    f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
+                )
             self._db.executescript(_SCHEMA + recall_index.SCHEMA + graph.SCHEMA)
             if version != SCHEMA_VERSION:  # a write: not on every opening (a full device refuses it)
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -135,7 +137,9 @@ class Sidecar:
         found: list[tuple[str, str, str, bytes]] = []
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
-            found.extend(self._db.execute(f"{select} AND memory_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid", chunk))
+            found.extend(
+                self._db.execute(f"{select} AND memory_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid", chunk)
+            )
         return found
 
     def close(self) -> None:
@@ -166,10 +170,12 @@ class Sidecar:
             rows = self._db.execute(f"SELECT {columns} FROM history WHERE memory_id = ? ORDER BY seq", (memory_id,))
         else:
             rows = self._db.execute(
-                f"SELECT {columns} FROM history WHERE user = ? ORDER BY seq DESC LIMIT ?", (user, limit if limit > 0 else -1)
+                f"SELECT {columns} FROM history WHERE user = ? ORDER BY seq DESC LIMIT ?",
+                (user, limit if limit > 0 else -1),
             )
         return [
-            HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq) for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
+            HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq)
+            for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
         ]
 
     def history_page(self, user: str | None, after: int, limit: int) -> list[HistoryEntry]:
@@ -178,10 +184,12 @@ class Sidecar:
         where, args = ("seq > ? AND user = ?", [after, user]) if user is not None else ("seq > ?", [after])
         rows = self._db.execute(
             "SELECT seq, memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id"
-            f" FROM history WHERE {where} ORDER BY seq LIMIT ?", [*args, limit]
+            f" FROM history WHERE {where} ORDER BY seq LIMIT ?",
+            [*args, limit],
         )
         return [
-            HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq) for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
+            HistoryEntry(m, u, k, e, o, n, at, json.loads(s), r, seq)
+            for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
         ]
 
     def history_ids(self, prefix: str) -> list[str]:
@@ -206,7 +214,9 @@ class Sidecar:
                 [(user, stage, item_id, status, at) for item_id in item_ids],
             )
 
-    def progress_page(self, user: str | None, after: tuple[str, str, str], limit: int) -> list[tuple[str, str, str, str, float]]:
+    def progress_page(
+        self, user: str | None, after: tuple[str, str, str], limit: int
+    ) -> list[tuple[str, str, str, str, float]]:
         """Up to ``limit`` rows (user, stage, item id, status, at) of the consolidation
         progress of ``user`` (every user's when None) that sort after ``after`` (user,
         stage, item id), in that order: an export reads the progress a page at a time."""
@@ -223,7 +233,9 @@ class Sidecar:
         """Record consolidation progress rows (user, stage, item id, status, at) as they
         were exported (``progress_page``); a row already recorded is replaced."""
         with atomic(self._db):
-            self._db.executemany("INSERT OR REPLACE INTO consolidated (user, stage, item_id, status, at) VALUES (?, ?, ?, ?, ?)", rows)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO consolidated (user, stage, item_id, status, at) VALUES (?, ?, ?, ?, ?)", rows
+            )
 
     def consolidated(self, user: str, stage: str) -> dict[str, str]:
         """Item id → status (``done`` or ``skipped``) of ``user``'s items through ``stage``."""
@@ -236,7 +248,9 @@ class Sidecar:
             if stage is None:
                 self._db.executemany("DELETE FROM consolidated WHERE item_id = ?", [(i,) for i in item_ids])
             else:
-                self._db.executemany("DELETE FROM consolidated WHERE item_id = ? AND stage = ?", [(i, stage) for i in item_ids])
+                self._db.executemany(
+                    "DELETE FROM consolidated WHERE item_id = ? AND stage = ?", [(i, stage) for i in item_ids]
+                )
 
     # deleting for good -------------------------------------------------------------
 
@@ -248,13 +262,20 @@ class Sidecar:
         memory that become the same (two UPDATEs of a regenerated summary) are kept once.
         Returns how many events lost their text."""
         rows = self._db.execute(
-            "SELECT seq, memory_id, source_ids FROM history WHERE user = ? AND (old_text != '' OR new_text != '')", (user,)
+            "SELECT seq, memory_id, source_ids FROM history WHERE user = ? AND (old_text != '' OR new_text != '')",
+            (user,),
         ).fetchall()
-        scrub = [seq for seq, memory_id, sources in rows if memory_id in gone or not gone.keys().isdisjoint(json.loads(sources))]
+        scrub = [
+            seq
+            for seq, memory_id, sources in rows
+            if memory_id in gone or not gone.keys().isdisjoint(json.loads(sources))
+        ]
         with atomic(self._db):
             for seq in scrub:
                 self._db.execute("UPDATE OR IGNORE history SET old_text = '', new_text = '' WHERE seq = ?", (seq,))
-            self._db.executemany("DELETE FROM history WHERE seq = ? AND (old_text != '' OR new_text != '')", [(s,) for s in scrub])
+            self._db.executemany(
+                "DELETE FROM history WHERE seq = ? AND (old_text != '' OR new_text != '')", [(s,) for s in scrub]
+            )
             self._db.executemany(
                 "INSERT OR IGNORE INTO history (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
                 " VALUES (?, ?, ?, 'PURGE', '', '', ?, '[]', '')",

@@ -137,5 +137,7 @@ def shortage(folder: Path, needed: int = 0, stored: str = "nothing was written",
     if whole and free >= needed + ROOM_FLOOR:
         return ""
     short = "" if whole else f" (and the store's {RESERVE >> 20} MiB reserve for deleting is in use)"
-    return (f"no space left on {device_of(folder)}: {free / 2**20:.1f} MiB free{short}; {stored}. "
-            "Reads and deletes work: free some space (or delete memories) to write")
+    return (
+        f"no space left on {device_of(folder)}: {free / 2**20:.1f} MiB free{short}; {stored}. "
+        "Reads and deletes work: free some space (or delete memories) to write"
+    )

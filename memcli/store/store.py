@@ -60,7 +60,6 @@ from typing import Any
 import numpy as np
 
 from memcli.config import Paths, Settings
-from memcli.models.embedding import same_embedder
 from memcli.errors import (
     DISK_FULL_ERRNOS,
     READ_ONLY_ERRNOS,
@@ -72,12 +71,13 @@ from memcli.errors import (
     StoreHeldError,
     StoreServerError,
 )
+from memcli.memory import Memory
+from memcli.models.embedding import same_embedder
+from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree, write_private
+from memcli.processes import service_pid
 from memcli.store import space
 from memcli.store.hnsw import zero_unused_slots_under
 from memcli.store.index import UserIndex
-from memcli.memory import Memory
-from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree, write_private
-from memcli.processes import service_pid
 from memcli.store.sidecar import Sidecar
 from memcli.store.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
 
@@ -137,9 +137,14 @@ def _chroma_metadata(store_dir: os.PathLike[str]) -> dict[str, Any]:
 
 
 _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
-    "$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a is not None and a > b,
-    "$gte": lambda a, b: a is not None and a >= b, "$lt": lambda a, b: a is not None and a < b,
-    "$lte": lambda a, b: a is not None and a <= b, "$in": lambda a, b: a in b, "$nin": lambda a, b: a not in b,
+    "$eq": lambda a, b: a == b,
+    "$ne": lambda a, b: a != b,
+    "$gt": lambda a, b: a is not None and a > b,
+    "$gte": lambda a, b: a is not None and a >= b,
+    "$lt": lambda a, b: a is not None and a < b,
+    "$lte": lambda a, b: a is not None and a <= b,
+    "$in": lambda a, b: a in b,
+    "$nin": lambda a, b: a not in b,
 }
 
 
@@ -189,8 +194,14 @@ class _ReadOnlyChroma:
         """No staging collection (a reindex cannot run on a read-only store)."""
         return []
 
-    def get(self, ids: Sequence[str] | None = None, where: dict[str, Any] | None = None, include: Sequence[str] = (),
-            limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+    def get(
+        self,
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        include: Sequence[str] = (),
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> dict[str, Any]:
         """As ``Collection.get``: the memories of ``ids`` (all when None) that pass ``where``,
         ``limit`` from ``offset``, with the documents, metadatas and embeddings asked for."""
         rows = []
@@ -254,7 +265,13 @@ class Server:
         """The server of ``settings``; None when ``store_url`` is empty (the folder)."""
         if not settings.store_url:
             return None
-        return cls(settings.store_url, settings.store_tenant, settings.store_database, settings.store_token_env, settings.store_timeout)
+        return cls(
+            settings.store_url,
+            settings.store_tenant,
+            settings.store_database,
+            settings.store_token_env,
+            settings.store_timeout,
+        )
 
     def __str__(self) -> str:
         return f"{self.url.rstrip('/')} (tenant {self.tenant}, database {self.database})"
@@ -282,7 +299,6 @@ class Server:
         """The StoreServerError of a failed request to the server (``exc``: an httpx or a
         Chroma error), or None when ``exc`` is none of those."""
         import httpx
-
         from chromadb import errors as chroma_errors
 
         text = str(exc)
@@ -290,22 +306,27 @@ class Server:
             why = f"did not answer within {self.timeout:g} s (store_timeout)"
         elif isinstance(exc, (httpx.TransportError, ConnectionError)) or "Could not connect to a Chroma server" in text:
             why = "cannot be reached (is it running?)"
-        elif isinstance(exc, (chroma_errors.ChromaAuthError, chroma_errors.AuthorizationError)) or "Unauthorized" in text or "Forbidden" in text:
+        elif (
+            isinstance(exc, (chroma_errors.ChromaAuthError, chroma_errors.AuthorizationError))
+            or "Unauthorized" in text
+            or "Forbidden" in text
+        ):
             why = "refused the token (401/403): check the variable store_token_env names"
         elif isinstance(exc, (chroma_errors.VersionMismatchError, chroma_errors.InvalidHTTPVersion)):
             why = f"speaks another version of Chroma's API than this memcli's chromadb: {text}"
         else:
             return None
-        return StoreServerError(f"the Chroma server at {self} {why}; nothing was half written, run the command again once it is back")
+        return StoreServerError(
+            f"the Chroma server at {self} {why}; nothing was half written, run the command again once it is back"
+        )
 
     def check(self) -> None:
         """Ask the server, with our own short request, whether it can be used before a
         client is made (``chromadb.HttpClient`` says only "could not connect" for all of
         these): its version (API v2, the major version of this chromadb) and that the token
         is taken. Raises StoreServerError."""
-        import httpx
-
         import chromadb
+        import httpx
 
         host, port, ssl = self._parts()
         base = f"{'https' if ssl else 'http'}://{host}:{port}/api/v2"
@@ -313,20 +334,30 @@ class Server:
             with httpx.Client(timeout=self.timeout, headers=self._headers()) as client:
                 version = client.get(f"{base}/version")
                 if version.status_code in (401, 403):
-                    raise StoreServerError(f"the Chroma server at {self} refused the token ({version.status_code}): check the variable store_token_env names")
+                    raise StoreServerError(
+                        f"the Chroma server at {self} refused the token ({version.status_code}): check the variable store_token_env names"
+                    )
                 if version.status_code == 404:
-                    raise StoreServerError(f"{self.url} does not serve Chroma's API v2: a Chroma server older than 1.0, or not Chroma (chromadb {chromadb.__version__} here)")
+                    raise StoreServerError(
+                        f"{self.url} does not serve Chroma's API v2: a Chroma server older than 1.0, or not Chroma (chromadb {chromadb.__version__} here)"
+                    )
                 version.raise_for_status()
                 theirs = str(version.json())
                 if theirs.split(".")[0] != chromadb.__version__.split(".")[0]:
-                    raise StoreServerError(f"the Chroma server at {self} is version {theirs}; this memcli's chromadb is {chromadb.__version__} (another major version)")
+                    raise StoreServerError(
+                        f"the Chroma server at {self} is version {theirs}; this memcli's chromadb is {chromadb.__version__} (another major version)"
+                    )
                 identity = client.get(f"{base}/auth/identity")
                 if identity.status_code in (401, 403):
-                    raise StoreServerError(f"the Chroma server at {self} refused the token ({identity.status_code}): check the variable store_token_env names")
+                    raise StoreServerError(
+                        f"the Chroma server at {self} refused the token ({identity.status_code}): check the variable store_token_env names"
+                    )
         except StoreServerError:
             raise
         except (httpx.HTTPError, ValueError) as exc:
-            raise self.error(exc) or StoreServerError(f"the Chroma server at {self} answered what memcli cannot read: {exc}") from exc
+            raise self.error(exc) or StoreServerError(
+                f"the Chroma server at {self} answered what memcli cannot read: {exc}"
+            ) from exc
 
     def client(self) -> Any:
         """A ``chromadb.HttpClient`` on the server, its tenant and database (the database is
@@ -341,14 +372,28 @@ class Server:
         headers = self._headers()
         settings = ChromaSettings(anonymized_telemetry=False)
         try:
-            admin = chromadb.AdminClient(settings=ChromaSettings(
-                anonymized_telemetry=False, chroma_api_impl="chromadb.api.fastapi.FastAPI", chroma_server_host=host,
-                chroma_server_http_port=port, chroma_server_ssl_enabled=ssl, chroma_server_headers=dict(headers)))
+            admin = chromadb.AdminClient(
+                settings=ChromaSettings(
+                    anonymized_telemetry=False,
+                    chroma_api_impl="chromadb.api.fastapi.FastAPI",
+                    chroma_server_host=host,
+                    chroma_server_http_port=port,
+                    chroma_server_ssl_enabled=ssl,
+                    chroma_server_headers=dict(headers),
+                )
+            )
             names = {d["name"] for d in admin.list_databases(tenant=self.tenant)}
             if self.database not in names:
                 admin.create_database(self.database, tenant=self.tenant)
-            client = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=dict(headers), settings=settings,
-                                         tenant=self.tenant, database=self.database)
+            client = chromadb.HttpClient(
+                host=host,
+                port=port,
+                ssl=ssl,
+                headers=dict(headers),
+                settings=settings,
+                tenant=self.tenant,
+                database=self.database,
+            )
         except StoreServerError:
             raise
         except Exception as exc:
@@ -375,7 +420,11 @@ class MemoryStore:
     """
 
     def __init__(
-        self, paths: Paths, lock_timeout: float = 30.0, notice: Callable[[str], None] | None = None, server: Server | None = None
+        self,
+        paths: Paths,
+        lock_timeout: float = 30.0,
+        notice: Callable[[str], None] | None = None,
+        server: Server | None = None,
     ) -> None:
         self.paths = paths
         self.server = server
@@ -449,7 +498,9 @@ class MemoryStore:
                 raise
             raise fault from exc
 
-    def fault(self, exc: BaseException, stored: str = "the write stopped (what it left half done is repaired at the next run)") -> MemcliError | None:
+    def fault(
+        self, exc: BaseException, stored: str = "the write stopped (what it left half done is repaired at the next run)"
+    ) -> MemcliError | None:
         """The MemcliError of a storage fault ``exc`` (an OSError, a sqlite3 or a Chroma
         error), or None when it is none: DiskFullError for ENOSPC, EDQUOT or EFBIG (also
         SQLite's and Chroma's "database or disk is full"), its message naming the device
@@ -459,8 +510,10 @@ class MemoryStore:
             return found
         number = getattr(exc, "errno", None)
         text = str(exc)
-        if number in DISK_FULL_ERRNOS or any(sign in text for sign in _FULL_SIGNS) or (
-            _NO_ROOM_SIGN in text and (self.free_bytes() or 0) < OPEN_ROOM
+        if (
+            number in DISK_FULL_ERRNOS
+            or any(sign in text for sign in _FULL_SIGNS)
+            or (_NO_ROOM_SIGN in text and (self.free_bytes() or 0) < OPEN_ROOM)
         ):
             return DiskFullError(f"no space left on {device_of(self.paths.data_dir)}; {stored}")
         name = getattr(exc, "filename", None)
@@ -568,7 +621,9 @@ class MemoryStore:
         for attempt in (1, 2):
             try:
                 if self.server is None:
-                    private_dir(self.paths.store_dir)  # before Chroma makes it: what it writes inside is out of others' reach
+                    private_dir(
+                        self.paths.store_dir
+                    )  # before Chroma makes it: what it writes inside is out of others' reach
                 self._collection = self._open_collection()
                 self._sidecar = Sidecar(self.paths.database)
                 if self.server is None:
@@ -631,13 +686,20 @@ class MemoryStore:
             return
         self._told_read_only = True
         unclean = self._sidecar.index.unclean()
-        what = (f"no space left on {device_of(self.paths.data_dir)} ({self.full_reason}), not even to open the store"
-                if self.full_reason else f"read-only store ({self.read_only_reason})")
+        what = (
+            f"no space left on {device_of(self.paths.data_dir)} ({self.full_reason}), not even to open the store"
+            if self.full_reason
+            else f"read-only store ({self.read_only_reason})"
+        )
         self.notice(
             f"{what}: reading memcli's copy of the memories in {self.paths.database.name}; "
             "writes are refused"
-            + (f"; the copy of {', '.join(unclean)} was left incomplete by an interrupted write and cannot be repaired "
-               "in a read-only store: some of their memories may be missing" if unclean else "")
+            + (
+                f"; the copy of {', '.join(unclean)} was left incomplete by an interrupted write and cannot be repaired "
+                "in a read-only store: some of their memories may be missing"
+                if unclean
+                else ""
+            )
         )
 
     # room on the device -----------------------------------------------------------
@@ -667,7 +729,9 @@ class MemoryStore:
         if given and amount is not None:
             log.info("gave %d bytes of the store's reserve of space back to open the store", given)
         elif given:
-            self.notice(f"used {given / 2**20:.2f} MiB of the store's reserve of space: {device_of(self.paths.data_dir)} is full")
+            self.notice(
+                f"used {given / 2**20:.2f} MiB of the store's reserve of space: {device_of(self.paths.data_dir)} is full"
+            )
         return given
 
     def room_error(self, needed: int = 0, stored: str = "nothing was written") -> DiskFullError | None:
@@ -738,7 +802,7 @@ class MemoryStore:
             metadata = staging.metadata or {}
             if metadata.get("complete") and name not in names:
                 # A reindex stopped between dropping the old collection and renaming the new one.
-                self._swap_in(staging, str(metadata.get("embedder", ""))[len(REINDEXING):])
+                self._swap_in(staging, str(metadata.get("embedder", ""))[len(REINDEXING) :])
                 names.add(name)
         collection = self._client.get_or_create_collection(
             name=name,
@@ -871,7 +935,11 @@ class MemoryStore:
         if refused is None:
             return
         free = self.free_bytes() or 0
-        short = "" if self._reserve_bytes() >= RESERVE else f" besides the store's {RESERVE >> 20} MiB reserve for deleting, now in use"
+        short = (
+            ""
+            if self._reserve_bytes() >= RESERVE
+            else f" besides the store's {RESERVE >> 20} MiB reserve for deleting, now in use"
+        )
         raise DiskFullError(
             f"no space left on {device_of(self.paths.data_dir)}: {len(memories)} memories need about "
             f"{needed / 2**20:.1f} MiB{short}, {free / 2**20:.1f} MiB are free; nothing was stored"
@@ -884,7 +952,9 @@ class MemoryStore:
         if not memories:
             return
         with self.transaction():
-            if not self.read_only and (refused := self.room_error(ROOM_PER_MEMORY * len(memories), "nothing was changed")):
+            if not self.read_only and (
+                refused := self.room_error(ROOM_PER_MEMORY * len(memories), "nothing was changed")
+            ):
                 raise refused
             self._repair({m.user for m in memories})
             self.generation += 1
@@ -906,7 +976,11 @@ class MemoryStore:
             # device short of room, pages as large as the room takes (``delete_page``).
             size = self.delete_page()
             pages = [list(ids[start : start + size]) for start in range(0, len(ids), size)]
-            users = {str((m or {}).get("user")) for page in pages for m in self._col.get(ids=page, include=["metadatas"])["metadatas"]}
+            users = {
+                str((m or {}).get("user"))
+                for page in pages
+                for m in self._col.get(ids=page, include=["metadatas"])["metadatas"]
+            }
             self._repair(users)
             for page in pages:
                 self.sidecar.index.mark_dirty(users)
@@ -996,17 +1070,34 @@ class MemoryStore:
             database = self.paths.store_dir / "chroma.sqlite3"
             connection = sqlite3.connect(str(database), isolation_level=None)
             try:
-                if connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'embedding_fulltext_search'").fetchone():
-                    connection.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES ('optimize')")
+                if connection.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'embedding_fulltext_search'"
+                ).fetchone():
+                    connection.execute(
+                        "INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES ('optimize')"
+                    )
             finally:
                 connection.close()
             done = subprocess.run(
-                [sys.executable, "-c", "import sys, chromadb_rust_bindings; chromadb_rust_bindings.cli(sys.argv[1:])",
-                 "chroma", "vacuum", "--path", str(self.paths.store_dir), "--force"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys, chromadb_rust_bindings; chromadb_rust_bindings.cli(sys.argv[1:])",
+                    "chroma",
+                    "vacuum",
+                    "--path",
+                    str(self.paths.store_dir),
+                    "--force",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                check=False,
             )
             if done.returncode != 0:
-                raise MemcliError(f"chroma vacuum of {self.paths.store_dir} failed: {done.stderr.decode(errors='replace').strip()}")
+                raise MemcliError(
+                    f"chroma vacuum of {self.paths.store_dir} failed: {done.stderr.decode(errors='replace').strip()}"
+                )
             zero_unused_slots_under(self.paths.store_dir)
         finally:
             self._collection = self._open_collection()
@@ -1047,7 +1138,9 @@ class MemoryStore:
                 raise self.read_only_error()
             recorded = str((self._col.metadata or {}).get("embedder") or "")
             if recorded.startswith(REINDEXING):
-                raise MemcliError("a reindex is under way or was interrupted: run memcli reindex to finish it, then migrate")
+                raise MemcliError(
+                    "a reindex is under way or was interrupted: run memcli reindex to finish it, then migrate"
+                )
             if target is None:
                 private_dir(self.paths.store_dir)
             try:
@@ -1062,8 +1155,12 @@ class MemoryStore:
                 ids: list[str] = []
                 for page in self._pages(None, ["documents", "metadatas", "embeddings"]):
                     if page["ids"]:
-                        dest.upsert(ids=page["ids"], embeddings=np.asarray(page["embeddings"], dtype=np.float32),
-                                    documents=page["documents"], metadatas=page["metadatas"])
+                        dest.upsert(
+                            ids=page["ids"],
+                            embeddings=np.asarray(page["embeddings"], dtype=np.float32),
+                            documents=page["documents"],
+                            metadatas=page["metadatas"],
+                        )
                     ids.extend(page["ids"])
                     if progress is not None:
                         progress(len(ids), total)
@@ -1089,7 +1186,9 @@ class MemoryStore:
         count, ids, texts and metadata, and vectors equal to float32 rounding. Returns the
         largest vector difference; raises MemcliError at the first difference."""
         if int(dest.count()) != len(ids):
-            raise MemcliError(f"the copy holds {int(dest.count())} memories, the store {len(ids)}: run memcli migrate again")
+            raise MemcliError(
+                f"the copy holds {int(dest.count())} memories, the store {len(ids)}: run memcli migrate again"
+            )
         worst = 0.0
         for start in range(0, len(ids), _GET_PAGE):
             chunk = ids[start : start + _GET_PAGE]
@@ -1101,8 +1200,12 @@ class MemoryStore:
             at = {i: n for n, i in enumerate(theirs["ids"])}
             for n, memory_id in enumerate(mine["ids"]):
                 k = at[memory_id]
-                if mine["documents"][n] != theirs["documents"][k] or dict(mine["metadatas"][n]) != dict(theirs["metadatas"][k]):
-                    raise MemcliError(f"the copy of memory {memory_id} differs from the store's: run memcli migrate again")
+                if mine["documents"][n] != theirs["documents"][k] or dict(mine["metadatas"][n]) != dict(
+                    theirs["metadatas"][k]
+                ):
+                    raise MemcliError(
+                        f"the copy of memory {memory_id} differs from the store's: run memcli migrate again"
+                    )
                 a = np.asarray(mine["embeddings"][n], dtype=np.float32)
                 b = np.asarray(theirs["embeddings"][k], dtype=np.float32)
                 if a.shape != b.shape or not np.allclose(a, b, rtol=0, atol=1e-6):
@@ -1175,7 +1278,10 @@ class MemoryStore:
             found, left = self._mirrored_many(ids)
             if left and not self._all_mirrored():
                 result = self._col.get(ids=left, include=["documents", "metadatas"])
-                found.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(result["ids"], result["documents"], result["metadatas"]))
+                found.extend(
+                    Memory.from_chroma(i, d, m)
+                    for i, d, m in zip(result["ids"], result["documents"], result["metadatas"])
+                )
         return found
 
     # The recall index keeps a copy of every memory (``RecallIndex.records``): reads take it
@@ -1243,11 +1349,16 @@ class MemoryStore:
                 out = [Memory.from_record(*row) for row in self.sidecar.index.records(user, kind, archived, ended)]
             else:
                 for page in self._pages(where, ["documents", "metadatas"]):
-                    out.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
+                    out.extend(
+                        Memory.from_chroma(i, d, m)
+                        for i, d, m in zip(page["ids"], page["documents"], page["metadatas"])
+                    )
         out.sort(key=lambda m: (m.created_at, m.source, m.id))
         return out
 
-    def pages(self, user: str | None = None, vectors: bool = False, size: int = _GET_PAGE) -> Iterator[list[tuple[Memory, bytes | None]]]:
+    def pages(
+        self, user: str | None = None, vectors: bool = False, size: int = _GET_PAGE
+    ) -> Iterator[list[tuple[Memory, bytes | None]]]:
         """Every memory of ``user`` (all users when None), ``size`` at a time, each with its
         stored vector as float32 bytes when ``vectors`` (else None): from the recall
         index's copy in the order the memories were first written, when it can be trusted,
@@ -1286,8 +1397,12 @@ class MemoryStore:
         memories: list[Memory] = []
         rows: list[Any] = []
         with self.transaction():
-            for page in self._pages(_where(user=user, kind=kind, archived=False, valid_to=0.0), ["documents", "metadatas", "embeddings"]):
-                memories.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
+            for page in self._pages(
+                _where(user=user, kind=kind, archived=False, valid_to=0.0), ["documents", "metadatas", "embeddings"]
+            ):
+                memories.extend(
+                    Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"])
+                )
                 rows.extend(page["embeddings"])
         if not rows:
             return memories, np.zeros((0, 0), dtype=np.float32)
@@ -1368,7 +1483,7 @@ class MemoryStore:
             count = int(self._col.count())
         if recorded.startswith(REINDEXING):
             raise EmbedderChangedError(
-                f"a reindex of the store to {recorded[len(REINDEXING):]} was interrupted; run memcli reindex to finish it"
+                f"a reindex of the store to {recorded[len(REINDEXING) :]} was interrupted; run memcli reindex to finish it"
             )
         raise EmbedderChangedError(
             f"the {count} memories in {self.location} were embedded by {recorded}, but the embedder settings "
@@ -1424,7 +1539,9 @@ class MemoryStore:
             staging = self._staging
             if staging is None:
                 raise RuntimeError("finish_reindex outside begin_reindex")
-            staging.modify(metadata={"schema_version": SCHEMA_VERSION, "embedder": REINDEXING + identity, "complete": True})
+            staging.modify(
+                metadata={"schema_version": SCHEMA_VERSION, "embedder": REINDEXING + identity, "complete": True}
+            )
             self._client.delete_collection(self._names()[0])
             self._swap_in(staging, identity)
             self._staging = None
@@ -1461,7 +1578,9 @@ class MemoryStore:
                 self.notice(f"rebuilding the recall index of {user} from the store ({len(stored)} memories)")
                 memories, vectors = self._with_embeddings(user)
                 rebuilt = False
-                with self.optional_write(f"the recall index of {user} was not rebuilt; their memories are read from the store"):
+                with self.optional_write(
+                    f"the recall index of {user} was not rebuilt; their memories are read from the store"
+                ):
                     index.rebuild(user, memories, vectors)
                     rebuilt = True
                 self._complete = None
@@ -1491,7 +1610,9 @@ class MemoryStore:
         memories: list[Memory] = []
         vectors: list[Any] = []
         for page in self._pages({"user": user}, ["documents", "metadatas", "embeddings"]):
-            memories.extend(Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"]))
+            memories.extend(
+                Memory.from_chroma(i, d, m) for i, d, m in zip(page["ids"], page["documents"], page["metadatas"])
+            )
             vectors.extend(page["embeddings"])
         return memories, vectors
 

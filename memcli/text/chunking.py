@@ -33,7 +33,9 @@ WIDE_WEIGHT = 4
 _WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 _LEVELS = (
     re.compile(r"\n[^\S\n]*\n\s*"),  # paragraphs: a blank line ends one
-    re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f]+[\u201d\u2019\u300d\u300f\uff09)]*\s*|\n\s*"),  # sentences, lines
+    re.compile(
+        r"[.!?\u2026]+[\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f]+[\u201d\u2019\u300d\u300f\uff09)]*\s*|\n\s*"
+    ),  # sentences, lines
 )
 _SOFT_CUT = re.compile(r"[\s\uff0c\u3001\uff1b\uff1a,;:]")
 """Where a run with no sentence end is cut, failing that at the limit itself."""

@@ -185,7 +185,9 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     start = 0
     for match in _SENTENCE_END.finditer(text):
         # "Dr. Smith", "Mr. Lee", "St. Louis": an abbreviation's period ends no sentence
-        if match.group().startswith(".") and re.search(r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e)$", text[start : match.start()]):
+        if match.group().startswith(".") and re.search(
+            r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e)$", text[start : match.start()]
+        ):
             continue
         if match.end() > start:
             spans.append((start, match.end()))
@@ -259,15 +261,46 @@ _PLACE_WORDS = frozenset(
     palace temple tower wall garden gardens pass passes peak gorge cave caves lagoon trail district springs
     """.split()
 )
-_PHRASES = frozenset({"bon voyage", "bon appetit", "bon appétit", "happy birthday", "merry christmas", "happy new year", "good luck", "well done", "oh my god"})
+_PHRASES = frozenset(
+    {
+        "bon voyage",
+        "bon appetit",
+        "bon appétit",
+        "happy birthday",
+        "merry christmas",
+        "happy new year",
+        "good luck",
+        "well done",
+        "oh my god",
+    }
+)
 """Capitalised expressions that name nothing."""
 _FOOD = frozenset(
     """chicken tofu pork beef duck fish lamb tripe noodles noodle rice soup dumplings buns cake cakes tea coffee sauce pie bread
     salad spicy fried roast roasted steamed braised pinot merlot chardonnay cabernet sauvignon riesling""".split()
 )
-_PLACE_FIRST = frozenset({"mount", "mt", "lake", "fort", "port", "cape", "isle", "san", "santa", "los", "las", "new", "saint"})
+_PLACE_FIRST = frozenset(
+    {"mount", "mt", "lake", "fort", "port", "cape", "isle", "san", "santa", "los", "las", "new", "saint"}
+)
 _EVENT_WORDS = frozenset(
-    {"festival", "conference", "parade", "marathon", "concert", "fair", "summit", "olympics", "cup", "expo", "pride", "month", "week", "day", "show", "games"}
+    {
+        "festival",
+        "conference",
+        "parade",
+        "marathon",
+        "concert",
+        "fair",
+        "summit",
+        "olympics",
+        "cup",
+        "expo",
+        "pride",
+        "month",
+        "week",
+        "day",
+        "show",
+        "games",
+    }
 )
 _PLACES_EN = frozenset(
     """
@@ -319,7 +352,10 @@ _PET_CUE = re.compile(
     rf"\b(?:{'dog|dogs|puppy|pup|cat|cats|kitten|kitty|pet|pets|horse|bunny|rabbit|hamster|parrot|bird|fish|turtle|guinea pig'})\s*,?\s*(?:named|called|is named|is called|name is|'s name is|’s name is)?\s*$",
     re.I,
 )
-_PET_AFTER = re.compile(r"\s*,\s*(?:my|our|your|his|her|their)\s+(?:\w+\s+)?(?:dog|puppy|pup|cat|kitten|pet|horse|bunny|rabbit|hamster|parrot|bird|turtle|guinea pig)\b", re.I)
+_PET_AFTER = re.compile(
+    r"\s*,\s*(?:my|our|your|his|her|their)\s+(?:\w+\s+)?(?:dog|puppy|pup|cat|kitten|pet|horse|bunny|rabbit|hamster|parrot|bird|turtle|guinea pig)\b",
+    re.I,
+)
 _PERSON_CUE = re.compile(
     r"\b(?:sister|brother|mother|mom|mum|father|dad|son|daughter|kid|child|wife|husband|partner|boyfriend|girlfriend|"
     r"friend|buddy|boss|colleague|coworker|co-worker|cousin|aunt|uncle|niece|nephew|grandma|grandpa|grandmother|grandfather|"
@@ -331,7 +367,9 @@ _WORK_CUE = re.compile(
     r"\s*(?:,|called|named|titled)?\s*['\"“]?$",
     re.I,
 )
-_DISH_CUE = re.compile(r"\b(?:dish|dishes|recipe|meal|snack|drink|cocktail|dessert|cuisine)\s*,?\s*(?:called|named)?\s*['\"“]?$", re.I)
+_DISH_CUE = re.compile(
+    r"\b(?:dish|dishes|recipe|meal|snack|drink|cocktail|dessert|cuisine)\s*,?\s*(?:called|named)?\s*['\"“]?$", re.I
+)
 _WORK_AFTER = re.compile(r"\s+(?:tournament|tournaments|championship)\b|\s+\d\b", re.I)
 _NOT_A_NAME_AFTER = re.compile(
     r"\s+(?:mix|mixes|breed|breeds|civilization|civilisation|culture|language|dynasty|empire|"
@@ -345,7 +383,9 @@ _NATIONALITIES = frozenset(
     western eastern northern southern""".split()
 )
 _QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|(?:(?<=\s)|^)'([^'\n]{2,60})'(?=[\s,.!?;:]|$)")
-_SMALL_TITLE_WORDS = frozenset({"a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "with", "by", "from", "is", "&"})
+_SMALL_TITLE_WORDS = frozenset(
+    {"a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "with", "by", "from", "is", "&"}
+)
 
 
 def _is_title(phrase: str) -> bool:
@@ -392,7 +432,9 @@ def _runs(text: str) -> Iterator[re.Match[str]]:
         yield _CAPITAL_RUN.match(text, start, match.end())  # type: ignore[misc]
 
 
-def _english_candidates(text: str, names_elsewhere: set[str], common: Collection[str], known: set[str]) -> list[_Candidate]:
+def _english_candidates(
+    text: str, names_elsewhere: set[str], common: Collection[str], known: set[str]
+) -> list[_Candidate]:
     """Capitalised spans of ``text`` that name something (see the module docstring); a
     single word that is ``common`` (written in lower case elsewhere) is none."""
     starts = _sentence_starts(text)
@@ -571,7 +613,9 @@ _TRANSLITERATION = frozenset(
 tags as a name made of these only is a foreign person's name."""
 _TAG_TYPES = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "organisation"}
 _ZH_NOT_NAMES = frozenset("AI伴侣 伴侣 人工智能 小伙伴 大家 先生 女士 小姐 主人 机器人 中文 英文".split())
-_ZH_ORG_SUFFIX = re.compile(r"(?:公司|集团|大学|学院|学校|中学|小学|医院|银行|研究所|研究院|俱乐部|协会|工作室|幼儿园|图书馆|博物馆|电视台|出版社|餐厅|乐队)$")
+_ZH_ORG_SUFFIX = re.compile(
+    r"(?:公司|集团|大学|学院|学校|中学|小学|医院|银行|研究所|研究院|俱乐部|协会|工作室|幼儿园|图书馆|博物馆|电视台|出版社|餐厅|乐队)$"
+)
 _ZH_PLACE_SUFFIX = re.compile(r"(?:市|省|县|镇|村|州|岛|山|湖|江|河|峰|寺|塔|宫|公园|广场|古镇|古城|景区|老街|海滩)$")
 _ZH_GENERIC = frozenset(
     "动物园 植物园 游乐园 幼儿园 小公园 大公园 火山 雪山 高山 大山 小山 上山 下山 登山 爬山 深山 名山 江湖 小河 大河 "
@@ -585,7 +629,9 @@ _DOTTED_NAME = re.compile(r"([\u4e00-\u9fff]{1,8})·(?=([\u4e00-\u9fff]{1,8}))")
 _ZH_PET_NAME = re.compile(
     r"(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)([\u4e00-\u9fffA-Za-z]{1,4}?)(?=[，。！？、,.!?\s]|$|的|了|呢|啊|吧)"
 )
-_ZH_NAMED = re.compile(r"(?:叫做?|名叫|名字是)([\u4e00-\u9fff]{2,3}?)(?=[，。！？、,.!?\s]|$|的|了|呢|啊|吧|是|也|今年|在|和)")
+_ZH_NAMED = re.compile(
+    r"(?:叫做?|名叫|名字是)([\u4e00-\u9fff]{2,3}?)(?=[，。！？、,.!?\s]|$|的|了|呢|啊|吧|是|也|今年|在|和)"
+)
 
 
 def _zh_person(word: str) -> bool:
@@ -636,11 +682,33 @@ def _zh_organisation(word: str) -> bool:
 
 
 _ZH_HEADS = {
-    "公园": "place", "广场": "place", "古镇": "place", "景区": "place", "老街": "place", "湖": "place", "山": "place",
-    "中学": "organisation", "小学": "organisation", "大学": "organisation", "学院": "organisation", "学校": "organisation",
-    "幼儿园": "organisation", "公司": "organisation", "集团": "organisation", "医院": "organisation", "银行": "organisation",
-    "博物馆": "organisation", "博物院": "organisation", "图书馆": "organisation", "书店": "organisation", "餐厅": "organisation",
-    "咖啡馆": "organisation", "酒店": "organisation", "健身房": "organisation", "俱乐部": "organisation", "工作室": "organisation",
+    "公园": "place",
+    "广场": "place",
+    "古镇": "place",
+    "景区": "place",
+    "老街": "place",
+    "湖": "place",
+    "山": "place",
+    "中学": "organisation",
+    "小学": "organisation",
+    "大学": "organisation",
+    "学院": "organisation",
+    "学校": "organisation",
+    "幼儿园": "organisation",
+    "公司": "organisation",
+    "集团": "organisation",
+    "医院": "organisation",
+    "银行": "organisation",
+    "博物馆": "organisation",
+    "博物院": "organisation",
+    "图书馆": "organisation",
+    "书店": "organisation",
+    "餐厅": "organisation",
+    "咖啡馆": "organisation",
+    "酒店": "organisation",
+    "健身房": "organisation",
+    "俱乐部": "organisation",
+    "工作室": "organisation",
 }
 """Nouns that end a named place or organisation which jieba cuts in pieces (绿禾 + 公园,
 星光 + 中学): the head and the one or two words before it make the name."""
@@ -664,11 +732,21 @@ def _headed_name(tokens: list[tuple[str, str, int]], i: int) -> _Candidate | Non
     parts: list[tuple[str, str, int]] = []
     for j in range(i - 1, max(-1, i - 3), -1):
         w, flag, _ = tokens[j]
-        if flag not in _NAME_PART_TAGS or not _CJK.fullmatch(w[:1]) or len("".join(p[0] for p in parts)) + len(w) > 4 or flag == "x" and _FUNCTION_CHARS.intersection(w):
+        if (
+            flag not in _NAME_PART_TAGS
+            or not _CJK.fullmatch(w[:1])
+            or len("".join(p[0] for p in parts)) + len(w) > 4
+            or flag == "x"
+            and _FUNCTION_CHARS.intersection(w)
+        ):
             break
         parts.insert(0, tokens[j])
     prefix = "".join(p[0] for p in parts)
-    if len(prefix) < 2 or len(parts) == 1 and (_freq(prefix) >= _COMMON_WORD or _common_noun(prefix) and _freq(prefix) >= 500):
+    if (
+        len(prefix) < 2
+        or len(parts) == 1
+        and (_freq(prefix) >= _COMMON_WORD or _common_noun(prefix) and _freq(prefix) >= 500)
+    ):
         return None
     if prefix in _ZH_GENERIC:
         return None
@@ -694,7 +772,9 @@ def _tagged(text: str) -> Iterator[tuple[str, str]]:
             yield word[2], "x"
             continue
         if flag is None:
-            flag = "nr" if _CJK.match(word) and _zh_person(word) else "ns" if _CJK.match(word) and _zh_place(word) else "x"
+            flag = (
+                "nr" if _CJK.match(word) and _zh_person(word) else "ns" if _CJK.match(word) and _zh_place(word) else "x"
+            )
         yield word, flag
 
 
@@ -742,7 +822,11 @@ def _chinese_candidates(text: str, known: Collection[str]) -> list[_Candidate]:
             position = start + len(word)
     for i, (word, flag, start) in enumerate(tokens):
         end = start + len(word)
-        if not _CJK.search(word) or word in _ZH_NOT_NAMES or any(c.start <= start < c.end or start <= c.start < end for c in out):
+        if (
+            not _CJK.search(word)
+            or word in _ZH_NOT_NAMES
+            or any(c.start <= start < c.end or start <= c.start < end for c in out)
+        ):
             continue
         if word in _ZH_HEADS and (headed := _headed_name(tokens, i)) is not None:
             if not any(c.start < headed.end and headed.start < c.end for c in out):
@@ -767,7 +851,13 @@ def _chinese_candidates(text: str, known: Collection[str]) -> list[_Candidate]:
                 kind = "place"  # 故宫博物院, 杭州西湖: a known place and more
             else:
                 kind = "person" if _zh_person(word) and word[0] not in _SURNAMES else None
-        elif flag == "nz" and i > 0 and tokens[i - 1][0] == "在" and i + 1 < len(tokens) and tokens[i + 1][0] in ("上班", "工作", "实习", "任职"):
+        elif (
+            flag == "nz"
+            and i > 0
+            and tokens[i - 1][0] == "在"
+            and i + 1 < len(tokens)
+            and tokens[i + 1][0] in ("上班", "工作", "实习", "任职")
+        ):
             kind = "organisation"  # 在腾讯上班
         if kind is None:
             continue
@@ -788,20 +878,78 @@ def _person_word(word: str, start: int) -> tuple[str, int]:
 # Relations ---------------------------------------------------------------------------------
 
 _KIN_EN = {
-    "sister": "sister", "sis": "sister", "brother": "brother", "bro": "brother", "mother": "mother", "mom": "mother",
-    "mum": "mother", "mommy": "mother", "father": "father", "dad": "father", "daddy": "father", "son": "son",
-    "daughter": "daughter", "kid": "child", "child": "child", "wife": "wife", "husband": "husband", "hubby": "husband",
-    "partner": "partner", "boyfriend": "partner", "girlfriend": "partner", "fiance": "partner", "fiancé": "partner",
-    "fiancée": "partner", "friend": "friend", "best friend": "friend", "buddy": "friend", "bestie": "friend",
-    "boss": "boss", "manager": "boss", "colleague": "colleague", "coworker": "colleague", "co-worker": "colleague",
+    "sister": "sister",
+    "sis": "sister",
+    "brother": "brother",
+    "bro": "brother",
+    "mother": "mother",
+    "mom": "mother",
+    "mum": "mother",
+    "mommy": "mother",
+    "father": "father",
+    "dad": "father",
+    "daddy": "father",
+    "son": "son",
+    "daughter": "daughter",
+    "kid": "child",
+    "child": "child",
+    "wife": "wife",
+    "husband": "husband",
+    "hubby": "husband",
+    "partner": "partner",
+    "boyfriend": "partner",
+    "girlfriend": "partner",
+    "fiance": "partner",
+    "fiancé": "partner",
+    "fiancée": "partner",
+    "friend": "friend",
+    "best friend": "friend",
+    "buddy": "friend",
+    "bestie": "friend",
+    "boss": "boss",
+    "manager": "boss",
+    "colleague": "colleague",
+    "coworker": "colleague",
+    "co-worker": "colleague",
 }
 _KIN_ZH = {
-    "妹妹": "sister", "姐姐": "sister", "姐妹": "sister", "哥哥": "brother", "弟弟": "brother", "兄弟": "brother",
-    "妈妈": "mother", "母亲": "mother", "老妈": "mother", "爸爸": "father", "父亲": "father", "老爸": "father",
-    "儿子": "son", "女儿": "daughter", "孩子": "child", "妻子": "wife", "老婆": "wife", "太太": "wife",
-    "丈夫": "husband", "老公": "husband", "先生": "husband", "男朋友": "partner", "女朋友": "partner", "男友": "partner",
-    "女友": "partner", "对象": "partner", "未婚夫": "partner", "未婚妻": "partner", "朋友": "friend", "好朋友": "friend",
-    "闺蜜": "friend", "好友": "friend", "同学": "friend", "老板": "boss", "上司": "boss", "领导": "boss", "同事": "colleague",
+    "妹妹": "sister",
+    "姐姐": "sister",
+    "姐妹": "sister",
+    "哥哥": "brother",
+    "弟弟": "brother",
+    "兄弟": "brother",
+    "妈妈": "mother",
+    "母亲": "mother",
+    "老妈": "mother",
+    "爸爸": "father",
+    "父亲": "father",
+    "老爸": "father",
+    "儿子": "son",
+    "女儿": "daughter",
+    "孩子": "child",
+    "妻子": "wife",
+    "老婆": "wife",
+    "太太": "wife",
+    "丈夫": "husband",
+    "老公": "husband",
+    "先生": "husband",
+    "男朋友": "partner",
+    "女朋友": "partner",
+    "男友": "partner",
+    "女友": "partner",
+    "对象": "partner",
+    "未婚夫": "partner",
+    "未婚妻": "partner",
+    "朋友": "friend",
+    "好朋友": "friend",
+    "闺蜜": "friend",
+    "好友": "friend",
+    "同学": "friend",
+    "老板": "boss",
+    "上司": "boss",
+    "领导": "boss",
+    "同事": "colleague",
 }
 _PETS_EN = r"dog|puppy|pup|cat|kitten|kitty|pet|horse|bunny|rabbit|hamster|parrot|bird|turtle|guinea pig"
 _KIN_WORDS = "|".join(sorted((re.escape(k) for k in _KIN_EN), key=len, reverse=True))
@@ -821,9 +969,14 @@ def _zh_number(text: str) -> str:
     return str((_ZH_NUMBERS.get(tens, 1) if tens else 1) * 10 + (_ZH_NUMBERS.get(ones, 0) if ones else 0))
 
 
-_MONTH_NUMBER = {m: i for i, m in enumerate(_MONTHS.split("|")[:12], 1)} | {
-    m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)
-} | {"sept": 9}
+_MONTH_NUMBER = (
+    {m: i for i, m in enumerate(_MONTHS.split("|")[:12], 1)}
+    | {
+        m: i
+        for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)
+    }
+    | {"sept": 9}
+)
 
 
 def _valid_from(sentence: str, day: str | None) -> str | None:
@@ -855,7 +1008,9 @@ def _valid_from(sentence: str, day: str | None) -> str | None:
             return today.isoformat()
         if re.search(r"\blast year\b|去年", low):
             return str(today.year - 1)
-        if re.search(r"\bthis year\b|今年", low) and not re.search(r"今年\s*[\d一二三四五六七八九十两]+\s*岁", sentence):
+        if re.search(r"\bthis year\b|今年", low) and not re.search(
+            r"今年\s*[\d一二三四五六七八九十两]+\s*岁", sentence
+        ):
             return str(today.year)
     return None
 
@@ -873,7 +1028,9 @@ denial ("if you live in Beijing", "I want to move to Paris", 我没去过): not 
 class _Relations:
     """Relation patterns over one text, with its mentions (a named argument must be one)."""
 
-    def __init__(self, text: str, mentions: list[Mention], speaker: str, addressee: str | None, day: str | None) -> None:
+    def __init__(
+        self, text: str, mentions: list[Mention], speaker: str, addressee: str | None, day: str | None
+    ) -> None:
         self.text = text
         self.by_start = {m.start: m for m in mentions}
         self.speaker = speaker
@@ -917,7 +1074,13 @@ class _Relations:
         if evidence.rstrip().endswith(("?", "？", "吗")) or _NOT_ASSERTED.search(clause):
             return
         # a kinship holds from no date a sentence gives ("my daughter Sara's birthday last year")
-        dated = RELATIONS[relation].object not in ("person",) or relation in ("wife", "husband", "partner", "boss", "colleague")
+        dated = RELATIONS[relation].object not in ("person",) or relation in (
+            "wife",
+            "husband",
+            "partner",
+            "boss",
+            "colleague",
+        )
         rel = Relation(subject, relation, obj, _valid_from(evidence, self.day) if dated else None, evidence)
         if rel not in self.found:
             self.found.append(rel)
@@ -927,52 +1090,194 @@ _EN_SUBJECT = r"(?P<subj>\b(?:I|you|[Ww]e|[A-Z][\w\-]*(?:\s(?!I\b)[A-Z][\w\-]*)?
 _EN_POSSESSOR = r"(?P<owner>\b(?:my|My|our|Our|your|Your|[A-Z][\w\-]*(?:\s[A-Z][\w\-]*)?['’]s))"
 _EN_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # my sister Anna / Caroline's best friend, Anna / my sister named Anna / my sister's name is Anna
-    ("kin", re.compile(rf"{_EN_POSSESSOR}\s+(?:(?:older|younger|little|big|baby|twin|step|best|old|close|new)\s+)*(?P<kin>{_KIN_WORDS})(?:\s*,\s*|\s+(?:named|called)\s+|['’]s\s+name\s+is\s+|\s+is\s+(?:named|called)\s+|\s+)(?P<obj>(?=[A-Z]))", re.I)),
+    (
+        "kin",
+        re.compile(
+            rf"{_EN_POSSESSOR}\s+(?:(?:older|younger|little|big|baby|twin|step|best|old|close|new)\s+)*(?P<kin>{_KIN_WORDS})(?:\s*,\s*|\s+(?:named|called)\s+|['’]s\s+name\s+is\s+|\s+is\s+(?:named|called)\s+|\s+)(?P<obj>(?=[A-Z]))",
+            re.I,
+        ),
+    ),
     # Anna, my sister / Anna (my sister)
-    ("kin_after", re.compile(rf"(?P<objname>\b[A-Z][\w\-]*(?:\s[A-Z][\w\-]*)?)\s*[,(]\s*(?P<owner>my|your|[A-Z][\w\-]*['’]s)\s+(?:(?:older|younger|little|big|baby|twin|best|old|close)\s+)*(?P<kin>{_KIN_WORDS})\b")),
-    ("lives_in", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|finally|actually)\s+)*(?:live|lives|lived|am living|is living|are living|have lived|has lived|have been living|has been living|moved|move|am moving|is moving|are moving|have moved|has moved|relocated)\s+(?:back\s+)?(?:in|to)\s+(?P<obj>(?=[A-Z]|the\s))")),
-    ("from", re.compile(rf"{_EN_SUBJECT}(?:\s+(?:am|is|are|was|come|comes|came|originally)|['’]m|['’]re)\s+(?:originally\s+)?from\s+(?P<obj>(?=[A-Z]))")),
+    (
+        "kin_after",
+        re.compile(
+            rf"(?P<objname>\b[A-Z][\w\-]*(?:\s[A-Z][\w\-]*)?)\s*[,(]\s*(?P<owner>my|your|[A-Z][\w\-]*['’]s)\s+(?:(?:older|younger|little|big|baby|twin|best|old|close)\s+)*(?P<kin>{_KIN_WORDS})\b"
+        ),
+    ),
+    (
+        "lives_in",
+        re.compile(
+            rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|finally|actually)\s+)*(?:live|lives|lived|am living|is living|are living|have lived|has lived|have been living|has been living|moved|move|am moving|is moving|are moving|have moved|has moved|relocated)\s+(?:back\s+)?(?:in|to)\s+(?P<obj>(?=[A-Z]|the\s))"
+        ),
+    ),
+    (
+        "from",
+        re.compile(
+            rf"{_EN_SUBJECT}(?:\s+(?:am|is|are|was|come|comes|came|originally)|['’]m|['’]re)\s+(?:originally\s+)?from\s+(?P<obj>(?=[A-Z]))"
+        ),
+    ),
     # my home country, Sweden / my hometown is Porto
-    ("from", re.compile(rf"{_EN_POSSESSOR}\s+(?:home\s*country|hometown|home\s+town|birthplace)\s*(?:,|is|was)?\s*(?P<obj>(?=[A-Z]))", re.I)),
-    ("member_of", re.compile(rf"{_EN_SUBJECT}(?:\s+(?:just\s+|recently\s+|finally\s+|also\s+)*(?:joined|am a member of|is a member of|are members of|became a member of)|['’]m a member of)\s+(?P<obj>(?=[A-Z]|the\s|['\"“]))")),
-    ("member_of", re.compile(rf"{_EN_POSSESSOR}\s+(?:group|club|team|band|organization|organisation|choir|community)\s*,\s*(?P<obj>(?=['\"“A-Z]))")),
+    (
+        "from",
+        re.compile(
+            rf"{_EN_POSSESSOR}\s+(?:home\s*country|hometown|home\s+town|birthplace)\s*(?:,|is|was)?\s*(?P<obj>(?=[A-Z]))",
+            re.I,
+        ),
+    ),
+    (
+        "member_of",
+        re.compile(
+            rf"{_EN_SUBJECT}(?:\s+(?:just\s+|recently\s+|finally\s+|also\s+)*(?:joined|am a member of|is a member of|are members of|became a member of)|['’]m a member of)\s+(?P<obj>(?=[A-Z]|the\s|['\"“]))"
+        ),
+    ),
+    (
+        "member_of",
+        re.compile(
+            rf"{_EN_POSSESSOR}\s+(?:group|club|team|band|organization|organisation|choir|community)\s*,\s*(?P<obj>(?=['\"“A-Z]))"
+        ),
+    ),
     # my (new) job at Acme
-    ("works_at", re.compile(rf"{_EN_POSSESSOR}\s+(?:new\s+|current\s+|first\s+)?(?:job|internship|position|role)\s+(?:at|with)\s+(?P<obj>(?=[A-Z]|the\s))")),
-    ("works_at", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|actually)\s+)*(?:work|works|worked|am working|is working|are working|started working|have worked|has worked|got a job|found a job|started a job|got a new job|have a job|has a job|am employed|is employed|intern|interned)\s+(?:at|for|with)\s+(?P<obj>(?=[A-Z]|the\s))")),
-    ("job_title", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|actually)\s+)*(?:work|works|worked|am working|is working|are working|started working)\s+as\s+(?:an?|the)\s+(?P<value>[a-z]+(?:\s[a-z]+)?)\b")),
-    ("pet", re.compile(rf"{_EN_POSSESSOR}\s+(?:(?:new|little|old|sweet|adopted|rescue|two|three)\s+)*(?:{_PETS_EN})s?\s*(?:,\s*|\s+(?:named|called|is named|is called)\s+|['’]s\s+name\s+is\s+|\s+)(?P<obj>(?=[A-Z]))", re.I)),
-    ("pet_have", re.compile(rf"{_EN_SUBJECT}\s+(?:have|has|had|got|get|adopted|adopt|rescued|bought)\s+(?:a|an|another|the)\s+(?:(?:new|little|sweet|rescue|cute|black|white|small|big)\s+)*(?:{_PETS_EN})\s+(?:named|called)\s+(?P<obj>(?=[A-Z]))")),
+    (
+        "works_at",
+        re.compile(
+            rf"{_EN_POSSESSOR}\s+(?:new\s+|current\s+|first\s+)?(?:job|internship|position|role)\s+(?:at|with)\s+(?P<obj>(?=[A-Z]|the\s))"
+        ),
+    ),
+    (
+        "works_at",
+        re.compile(
+            rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|actually)\s+)*(?:work|works|worked|am working|is working|are working|started working|have worked|has worked|got a job|found a job|started a job|got a new job|have a job|has a job|am employed|is employed|intern|interned)\s+(?:at|for|with)\s+(?P<obj>(?=[A-Z]|the\s))"
+        ),
+    ),
+    (
+        "job_title",
+        re.compile(
+            rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just|recently|actually)\s+)*(?:work|works|worked|am working|is working|are working|started working)\s+as\s+(?:an?|the)\s+(?P<value>[a-z]+(?:\s[a-z]+)?)\b"
+        ),
+    ),
+    (
+        "pet",
+        re.compile(
+            rf"{_EN_POSSESSOR}\s+(?:(?:new|little|old|sweet|adopted|rescue|two|three)\s+)*(?:{_PETS_EN})s?\s*(?:,\s*|\s+(?:named|called|is named|is called)\s+|['’]s\s+name\s+is\s+|\s+)(?P<obj>(?=[A-Z]))",
+            re.I,
+        ),
+    ),
+    (
+        "pet_have",
+        re.compile(
+            rf"{_EN_SUBJECT}\s+(?:have|has|had|got|get|adopted|adopt|rescued|bought)\s+(?:a|an|another|the)\s+(?:(?:new|little|sweet|rescue|cute|black|white|small|big)\s+)*(?:{_PETS_EN})\s+(?:named|called)\s+(?P<obj>(?=[A-Z]))"
+        ),
+    ),
     # Oscar, my guinea pig
-    ("pet_after", re.compile(rf"(?P<objname>\b[A-Z][\w\-]*)\s*[,(]\s*(?P<owner>my|our|your|[A-Z][\w\-]*['’]s)\s+(?:(?:new|little|old|sweet|adopted|rescue)\s+)*(?:{_PETS_EN})\b")),
-    ("visited", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:just|recently|finally|also|once|even|actually)\s+)*(?:went|traveled|travelled|flew|drove|visited|toured|explored|hiked|climbed|have been|'ve been|’ve been|was|were|came back|got back|returned|am back|'m back|’m back|went on (?:a|an) \w+ (?:trip|vacation)|took (?:a|an) \w*\s?trip|had (?:a|an) \w*\s?trip)\s+(?:to\s+|back to\s+|in\s+|up\s+|from\s+)?(?P<obj>(?=[A-Z]|the\s))")),
-    ("visited", re.compile(r"(?:^|(?<=[.!?]\s))(?P<subj>)(?:Just\s+|Recently\s+|Finally\s+)?(?:Went|Took|Had|Visited|Traveled|Travelled|Flew)\b[^.!?,]{0,30}?\b(?:trip|vacation|holiday|getaway|went|visited)\b[^.!?,]{0,20}?\bto\s+(?P<obj>(?=[A-Z]|the\s))")),
-    ("read", re.compile(rf"{_EN_SUBJECT}(?:['’](?:m|ve)\s+|\s+)(?:(?:just|recently|finally|also|once|really|currently|still|have|am|been|started|finished|loved|love|enjoyed|enjoy|like|liked)\s+)*(?:read|reading|re-read|rereading)\s+(?:(?:the|a|an)\s+(?:[\w\-]+\s+){{0,5}}?(?:book|novel|movie|film|show|series|documentary|play|comedy|drama|memoir)s?(?:\s+(?:about|on|of|by)\s+[\w\-]+(?:\s+[\w\-]+)?)?,?\s+(?:called|named|titled)?\s*)?(?P<obj>(?=[\"“'A-Z]))")),
-    ("watched", re.compile(rf"{_EN_SUBJECT}(?:['’](?:m|ve)\s+|\s+)(?:(?:just|recently|finally|also|once|really|currently|still|have|am|been|started|finished|loved|love|enjoyed|enjoy|like|liked)\s+)*(?:watched|watching|saw|seen|re-watched)\s+(?:(?:the|a|an)\s+(?:[\w\-]+\s+){{0,5}}?(?:book|novel|movie|film|show|series|documentary|play|comedy|drama|memoir)s?(?:\s+(?:about|on|of|by)\s+[\w\-]+(?:\s+[\w\-]+)?)?,?\s+(?:called|named|titled)?\s*)?(?P<obj>(?=[\"“'A-Z]))")),
+    (
+        "pet_after",
+        re.compile(
+            rf"(?P<objname>\b[A-Z][\w\-]*)\s*[,(]\s*(?P<owner>my|our|your|[A-Z][\w\-]*['’]s)\s+(?:(?:new|little|old|sweet|adopted|rescue)\s+)*(?:{_PETS_EN})\b"
+        ),
+    ),
+    (
+        "visited",
+        re.compile(
+            rf"{_EN_SUBJECT}\s+(?:(?:just|recently|finally|also|once|even|actually)\s+)*(?:went|traveled|travelled|flew|drove|visited|toured|explored|hiked|climbed|have been|'ve been|’ve been|was|were|came back|got back|returned|am back|'m back|’m back|went on (?:a|an) \w+ (?:trip|vacation)|took (?:a|an) \w*\s?trip|had (?:a|an) \w*\s?trip)\s+(?:to\s+|back to\s+|in\s+|up\s+|from\s+)?(?P<obj>(?=[A-Z]|the\s))"
+        ),
+    ),
+    (
+        "visited",
+        re.compile(
+            r"(?:^|(?<=[.!?]\s))(?P<subj>)(?:Just\s+|Recently\s+|Finally\s+)?(?:Went|Took|Had|Visited|Traveled|Travelled|Flew)\b[^.!?,]{0,30}?\b(?:trip|vacation|holiday|getaway|went|visited)\b[^.!?,]{0,20}?\bto\s+(?P<obj>(?=[A-Z]|the\s))"
+        ),
+    ),
+    (
+        "read",
+        re.compile(
+            rf"{_EN_SUBJECT}(?:['’](?:m|ve)\s+|\s+)(?:(?:just|recently|finally|also|once|really|currently|still|have|am|been|started|finished|loved|love|enjoyed|enjoy|like|liked)\s+)*(?:read|reading|re-read|rereading)\s+(?:(?:the|a|an)\s+(?:[\w\-]+\s+){{0,5}}?(?:book|novel|movie|film|show|series|documentary|play|comedy|drama|memoir)s?(?:\s+(?:about|on|of|by)\s+[\w\-]+(?:\s+[\w\-]+)?)?,?\s+(?:called|named|titled)?\s*)?(?P<obj>(?=[\"“'A-Z]))"
+        ),
+    ),
+    (
+        "watched",
+        re.compile(
+            rf"{_EN_SUBJECT}(?:['’](?:m|ve)\s+|\s+)(?:(?:just|recently|finally|also|once|really|currently|still|have|am|been|started|finished|loved|love|enjoyed|enjoy|like|liked)\s+)*(?:watched|watching|saw|seen|re-watched)\s+(?:(?:the|a|an)\s+(?:[\w\-]+\s+){{0,5}}?(?:book|novel|movie|film|show|series|documentary|play|comedy|drama|memoir)s?(?:\s+(?:about|on|of|by)\s+[\w\-]+(?:\s+[\w\-]+)?)?,?\s+(?:called|named|titled)?\s*)?(?P<obj>(?=[\"“'A-Z]))"
+        ),
+    ),
     ("birthday", re.compile(rf"{_EN_POSSESSOR}\s+birthday\s+is\s+(?:on\s+)?(?P<value>{_DATE_EN})", re.I)),
-    ("age", re.compile(rf"{_EN_SUBJECT}(?:\s+(?:am|is|are|just turned|turned|will turn|will be)|['’]m|['’]re)\s+(?P<value>\d{{1,3}})(?:\s+years?\s+old|\s+(?:this|last|next)\s+(?:year|month|week))")),
-    ("attends", re.compile(rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just)\s+)*(?:attend|attends|attended|am attending|is attending|go to|goes to|am going to|study at|studies at|studied at|am studying at|enrolled at|enrolled in|graduated from)\s+(?P<obj>(?=[A-Z]|the\s))")),
+    (
+        "age",
+        re.compile(
+            rf"{_EN_SUBJECT}(?:\s+(?:am|is|are|just turned|turned|will turn|will be)|['’]m|['’]re)\s+(?P<value>\d{{1,3}})(?:\s+years?\s+old|\s+(?:this|last|next)\s+(?:year|month|week))"
+        ),
+    ),
+    (
+        "attends",
+        re.compile(
+            rf"{_EN_SUBJECT}\s+(?:(?:still|now|currently|also|just)\s+)*(?:attend|attends|attended|am attending|is attending|go to|goes to|am going to|study at|studies at|studied at|am studying at|enrolled at|enrolled in|graduated from)\s+(?P<obj>(?=[A-Z]|the\s))"
+        ),
+    ),
 ]
 _ZH_SUBJECT = r"(?P<subj>我|你|您)"
 _ZH_WHEN = "现在|目前|一直|也|还|就|已经|刚|刚刚|最近|上个月|上周|去年|今年|前几天|昨天|前段时间|不久前"
 _ZH_KIN = "|".join(sorted(_KIN_ZH, key=len, reverse=True))
 _ZH_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("kin", re.compile(rf"(?P<owner>我|你|您)(?:的)?(?:亲)?(?:大|小|二|三)?(?P<kin>{_ZH_KIN})(?:的名字)?(?:叫做?|名叫|是|，)?(?P<obj>)")),
-    ("lives_in", re.compile(rf"{_ZH_SUBJECT}(?:{_ZH_WHEN})*(?:住在|生活在|搬到了?|搬去了?|搬家到了?|定居在|定居于?)(?P<obj>)")),
+    (
+        "kin",
+        re.compile(
+            rf"(?P<owner>我|你|您)(?:的)?(?:亲)?(?:大|小|二|三)?(?P<kin>{_ZH_KIN})(?:的名字)?(?:叫做?|名叫|是|，)?(?P<obj>)"
+        ),
+    ),
+    (
+        "lives_in",
+        re.compile(rf"{_ZH_SUBJECT}(?:{_ZH_WHEN})*(?:住在|生活在|搬到了?|搬去了?|搬家到了?|定居在|定居于?)(?P<obj>)"),
+    ),
     # a clause without a subject is the speaker's own: "，上个月搬到上海了"
-    ("lives_in", re.compile(rf"(?:^|(?<=[，。！？；,]))(?P<subj>)(?:{_ZH_WHEN})*(?:搬到了?|搬去了?|搬家到了?)(?P<obj>)")),
+    (
+        "lives_in",
+        re.compile(rf"(?:^|(?<=[，。！？；,]))(?P<subj>)(?:{_ZH_WHEN})*(?:搬到了?|搬去了?|搬家到了?)(?P<obj>)"),
+    ),
     ("from", re.compile(r"(?P<owner>我|你|您)(?:的)?(?:家乡|老家|故乡)(?:是|在)(?P<obj>)")),
     ("from", re.compile(rf"{_ZH_SUBJECT}(?:是|来自|出生在|出生于|老家在|家乡在|老家是|家乡是)(?P<obj>)")),
-    ("works_at", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:在)(?P<obj>)(?=[^，。！？]{{2,12}}?(?:工作|上班|实习|任职))")),
-    ("works_at", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:就职于|任职于|工作于|入职了?|加入了?)(?P<obj>)")),
-    ("attends", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还)*(?:在)(?P<obj>)(?=[^，。！？]{{2,12}}?(?:上学|读书|念书|上大学|读大学|读研|学习))")),
+    (
+        "works_at",
+        re.compile(
+            rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:在)(?P<obj>)(?=[^，。！？]{{2,12}}?(?:工作|上班|实习|任职))"
+        ),
+    ),
+    (
+        "works_at",
+        re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还|已经)*(?:就职于|任职于|工作于|入职了?|加入了?)(?P<obj>)"),
+    ),
+    (
+        "attends",
+        re.compile(
+            rf"{_ZH_SUBJECT}(?:现在|目前|一直|也|还)*(?:在)(?P<obj>)(?=[^，。！？]{{2,12}}?(?:上学|读书|念书|上大学|读大学|读研|学习))"
+        ),
+    ),
     ("attends", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前)*(?:就读于|考上了?|毕业于)(?P<obj>)")),
-    ("visited", re.compile(rf"(?P<subj>我们?|你|您)(?:{_ZH_WHEN}|和[^，。！？]{{1,6}}?|跟[^，。！？]{{1,6}}?|一起|刚|周末|假期)*(?:去了|去过|到了|游览了|参观了|爬了|登上了|旅游去了|去[^，。！？]{{0,2}}?旅游了?)(?:一次|一趟)?(?P<obj>)")),
+    (
+        "visited",
+        re.compile(
+            rf"(?P<subj>我们?|你|您)(?:{_ZH_WHEN}|和[^，。！？]{{1,6}}?|跟[^，。！？]{{1,6}}?|一起|刚|周末|假期)*(?:去了|去过|到了|游览了|参观了|爬了|登上了|旅游去了|去[^，。！？]{{0,2}}?旅游了?)(?:一次|一趟)?(?P<obj>)"
+        ),
+    ),
     # 我最近在看一本叫做《活着》的书, 我读了《局外人》、《飘》: read or watched, as the words around say
-    ("consumed", re.compile(r"(?P<subj>我们?)(?:[^，。！？《]{0,6}?)(?P<verb>读了?|读过|读完了?|看了?|看过|看完了?|在看|在读|追)(?P<mid>[^，。！？《]{0,14}?(?:，\s*(?:叫做?|名叫|是))?)(?P<obj>)(?=《)")),
-    ("pet", re.compile(r"(?P<owner>我|你|您)(?:的|家的?|养的)?(?:小)?(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)(?P<obj>)")),
+    (
+        "consumed",
+        re.compile(
+            r"(?P<subj>我们?)(?:[^，。！？《]{0,6}?)(?P<verb>读了?|读过|读完了?|看了?|看过|看完了?|在看|在读|追)(?P<mid>[^，。！？《]{0,14}?(?:，\s*(?:叫做?|名叫|是))?)(?P<obj>)(?=《)"
+        ),
+    ),
+    (
+        "pet",
+        re.compile(
+            r"(?P<owner>我|你|您)(?:的|家的?|养的)?(?:小)?(?:狗|猫|猫咪|狗狗|小狗|小猫|宠物|兔子|仓鼠|鹦鹉)(?:的名字)?(?:叫做?|名叫|取名叫?|是)(?P<obj>)"
+        ),
+    ),
     ("birthday", re.compile(rf"(?P<owner>我|你|您)的生日是?(?:在)?(?P<value>{_DATE_ZH})")),
     ("age", re.compile(rf"{_ZH_SUBJECT}(?:今年|已经|现在|快)*(?P<value>[\d一二三四五六七八九十两]{{1,3}})岁")),
-    ("job_title", re.compile(rf"{_ZH_SUBJECT}(?:现在|目前|也)?是一[名位个](?P<value>[\u4e00-\u9fff]{{0,6}}?(?:师|员|生|家|工|医生|护士|警察|司机|记者|作家|老板|经理))(?=[，。！？,.!?]|$)")),
+    (
+        "job_title",
+        re.compile(
+            rf"{_ZH_SUBJECT}(?:现在|目前|也)?是一[名位个](?P<value>[\u4e00-\u9fff]{{0,6}}?(?:师|员|生|家|工|医生|护士|警察|司机|记者|作家|老板|经理))(?=[，。！？,.!?]|$)"
+        ),
+    ),
 ]
 
 
@@ -1013,13 +1318,21 @@ def _not_apposition(rel: _Relations, text: str, matched: str, obj: Mention) -> b
 
 
 _OBJECT_TYPES = {
-    "lives_in": ("place",), "from": ("place",), "works_at": ("organisation", "place"), "attends": ("organisation",),
-    "visited": ("place",), "read": ("work",), "watched": ("work",), "member_of": ("organisation",),
+    "lives_in": ("place",),
+    "from": ("place",),
+    "works_at": ("organisation", "place"),
+    "attends": ("organisation",),
+    "visited": ("place",),
+    "read": ("work",),
+    "watched": ("work",),
+    "member_of": ("organisation",),
 }
 """The types a pattern's named object must have."""
 
 
-def _relations(text: str, mentions: list[Mention], speaker: str, addressee: str | None, day: str | None) -> list[Relation]:
+def _relations(
+    text: str, mentions: list[Mention], speaker: str, addressee: str | None, day: str | None
+) -> list[Relation]:
     """The relations ``text`` states in the patterns above (see the module docstring)."""
     rel = _Relations(text, mentions, speaker, addressee, day)
     for label, pattern in _EN_PATTERNS if text.isascii() or not _CJK.search(text) else _EN_PATTERNS + _ZH_PATTERNS:
@@ -1054,7 +1367,7 @@ def _relations(text: str, mentions: list[Mention], speaker: str, addressee: str 
                 rel.add(subject, label, _zh_number(value) if label == "age" else value, m.start(), m.end())
             else:
                 types = _OBJECT_TYPES[label]
-                at = m.end("obj") + (1 if text.startswith(("《", "\"", "“", "'"), m.end("obj")) else 0)
+                at = m.end("obj") + (1 if text.startswith(("《", '"', "“", "'"), m.end("obj")) else 0)
                 obj = rel.mention_at(at, types)
                 rel.add(subject, label, obj.name if obj else None, m.start(), m.end())
     return rel.found
@@ -1067,8 +1380,12 @@ _VOCATIVE = re.compile(
     r"|,\s*(?P<tail>[A-Z][\w\-]+)\s*[!?.,])",
     re.I,
 )
-_CALL_ME = re.compile(r"\b(?:call me|everyone calls me|people call me|friends call me|goes by|go by)\s+(?P<alias>[A-Z][\w\-]+)")
-_ZH_CALL_ME = re.compile(r"(?:叫我|喊我|称呼我|我的小名是|我的小名叫|我的昵称是)(?P<alias>[\u4e00-\u9fff]{1,3}?)(?=[，。！？、,.!?\s]|$|就|吧|好|了)")
+_CALL_ME = re.compile(
+    r"\b(?:call me|everyone calls me|people call me|friends call me|goes by|go by)\s+(?P<alias>[A-Z][\w\-]+)"
+)
+_ZH_CALL_ME = re.compile(
+    r"(?:叫我|喊我|称呼我|我的小名是|我的小名叫|我的昵称是)(?P<alias>[\u4e00-\u9fff]{1,3}?)(?=[，。！？、,.!?\s]|$|就|吧|好|了)"
+)
 
 
 def _full_names(names: Iterable[str]) -> dict[str, list[str]]:
@@ -1084,7 +1401,9 @@ def _full_names(names: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
-def _aliases(text: str, mentions: list[Mention], speaker: str, addressee: str | None, known: KnownNames) -> list[tuple[str, str]]:
+def _aliases(
+    text: str, mentions: list[Mention], speaker: str, addressee: str | None, known: KnownNames
+) -> list[tuple[str, str]]:
     """The aliases ``text`` states: a short name the speaker calls the addressee by ("Hey
     Mel!", "That's great, Mel!" to Melanie), "call me X" (叫我X), a given name beside the
     full Chinese name (曼婷 beside 张曼婷, here or among ``known``), a first name beside its
@@ -1152,8 +1471,13 @@ class KnownNames:
     def of(cls, names: Iterable[str]) -> KnownNames:
         """The known names ``names`` (in order, each once)."""
         names = tuple(dict.fromkeys(n for n in names if n))
-        return cls(names, frozenset(_name_words(names)), frozenset(n.lower() for n in names),
-                   frozenset(_zh_names(n for n in names if _CJK.search(n))), _full_names(names))
+        return cls(
+            names,
+            frozenset(_name_words(names)),
+            frozenset(n.lower() for n in names),
+            frozenset(_zh_names(n for n in names if _CJK.search(n))),
+            _full_names(names),
+        )
 
 
 def extract(
@@ -1237,8 +1561,31 @@ def entity_type(mentions: Iterable[Mention]) -> str:
 
 EntityType = Literal["person", "place", "organisation", "pet", "work", "event"]
 RelationLabel = Literal[
-    "sister", "brother", "mother", "father", "son", "daughter", "child", "wife", "husband", "partner", "friend", "boss",
-    "colleague", "lives_in", "from", "works_at", "job_title", "pet", "birthday", "age", "attends", "member_of", "visited", "read", "watched",
+    "sister",
+    "brother",
+    "mother",
+    "father",
+    "son",
+    "daughter",
+    "child",
+    "wife",
+    "husband",
+    "partner",
+    "friend",
+    "boss",
+    "colleague",
+    "lives_in",
+    "from",
+    "works_at",
+    "job_title",
+    "pet",
+    "birthday",
+    "age",
+    "attends",
+    "member_of",
+    "visited",
+    "read",
+    "watched",
 ]
 NAME_CHARS = 60
 ENTITIES_PER_CALL = 20

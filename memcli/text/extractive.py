@@ -150,7 +150,9 @@ def centrality(vectors: np.ndarray, threshold: float = LEXRANK_THRESHOLD) -> np.
     return np.array([ranks[i] for i in range(n)])
 
 
-def select(scores: np.ndarray, vectors: np.ndarray, k: int, diversity: float = DIVERSITY, redundant: float = REDUNDANT) -> list[int]:
+def select(
+    scores: np.ndarray, vectors: np.ndarray, k: int, diversity: float = DIVERSITY, redundant: float = REDUNDANT
+) -> list[int]:
     """Up to ``k`` rows by maximal marginal relevance over ``scores`` (scaled to 0..1),
     never one at least ``redundant`` similar to a row already chosen; in the order chosen."""
     n = len(scores)
@@ -198,7 +200,9 @@ def summarize(turns: Sequence[Any], embed: Embed, limit: int | None = None) -> l
     return [pool[i] for i in sorted(chosen, key=lambda i: (pool[i].at, pool[i].position))]
 
 
-def fold(previous: Sequence[Sentence], turns: Sequence[Any], embed: Embed, limit: int = RUNNING_LIMIT) -> list[Sentence]:
+def fold(
+    previous: Sequence[Sentence], turns: Sequence[Any], embed: Embed, limit: int = RUNNING_LIMIT
+) -> list[Sentence]:
     """The running memory after a session (Wang et al. 2023, ``M_i = f(S_i, M_{i-1})``):
     the previous memory's sentences and the session's compete on centrality over both
     (``salience``, then MMR), at most ``limit`` kept, in the order they were said. A session
@@ -242,17 +246,102 @@ _LEANS_ON_CONTEXT = re.compile(
 way"), means something only beside the turn before it: not a fact on its own. "This",
 "that", "these", "there", "here", 这 and 那 before a time or place ("This weekend I …",
 "Here in Boston …", "这个周末我…") are determiners, not pronouns."""
-_MODALS = {"can", "could", "will", "would", "should", "might", "must", "may", "did", "didn't", "can't", "won't", "couldn't",
-           "wouldn't", "shouldn't"}
+_MODALS = {
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "might",
+    "must",
+    "may",
+    "did",
+    "didn't",
+    "can't",
+    "won't",
+    "couldn't",
+    "wouldn't",
+    "shouldn't",
+}
 _ADVERBS = r"(?:really|also|always|just|still|never|often|usually|sometimes|even|actually|finally|recently|only|truly|totally|definitely)"
 _IRREGULAR_PAST = {
-    "went", "saw", "got", "had", "made", "took", "did", "was", "felt", "found", "bought", "thought", "met", "ran", "came", "left",
-    "said", "told", "gave", "began", "became", "wrote", "read", "kept", "lost", "won", "spent", "sent", "built", "taught", "heard",
-    "knew", "grew", "drew", "swam", "sang", "ate", "drank", "flew", "rode", "drove", "brought", "caught", "fell", "held", "paid",
-    "put", "set", "sold", "sat", "stood", "understood", "chose", "forgot", "got", "hit", "hurt", "let", "quit", "shut", "cut",
+    "went",
+    "saw",
+    "got",
+    "had",
+    "made",
+    "took",
+    "did",
+    "was",
+    "felt",
+    "found",
+    "bought",
+    "thought",
+    "met",
+    "ran",
+    "came",
+    "left",
+    "said",
+    "told",
+    "gave",
+    "began",
+    "became",
+    "wrote",
+    "read",
+    "kept",
+    "lost",
+    "won",
+    "spent",
+    "sent",
+    "built",
+    "taught",
+    "heard",
+    "knew",
+    "grew",
+    "drew",
+    "swam",
+    "sang",
+    "ate",
+    "drank",
+    "flew",
+    "rode",
+    "drove",
+    "brought",
+    "caught",
+    "fell",
+    "held",
+    "paid",
+    "put",
+    "set",
+    "sold",
+    "sat",
+    "stood",
+    "understood",
+    "chose",
+    "forgot",
+    "hit",
+    "hurt",
+    "let",
+    "quit",
+    "shut",
+    "cut",
 }
-_VERB_FORM = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "don't": "doesn't", "'ll": "will", "'d": "would",
-              "was": "was", "go": "goes", "haven't": "hasn't", "wanna": "wants to", "gonna": "is going to", "gotta": "has got to"}
+_VERB_FORM = {
+    "am": "is",
+    "'m": "is",
+    "have": "has",
+    "'ve": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "'ll": "will",
+    "'d": "would",
+    "was": "was",
+    "go": "goes",
+    "haven't": "hasn't",
+    "wanna": "wants to",
+    "gonna": "is going to",
+    "gotta": "has got to",
+}
 
 
 def _third_person_verb(word: str) -> str:
@@ -398,19 +487,73 @@ def self_descriptions(turns: Sequence[Any], speaker: str) -> list[Sentence]:
     """What ``speaker`` says of their likes, feelings, plans and ways ("I love …", "I've
     been …", "I'm …", "my favourite …", "我喜欢…"), in the order said."""
     return [
-        s for s in sentences_of([t for t in turns if t.speaker == speaker])
+        s
+        for s in sentences_of([t for t in turns if t.speaker == speaker])
         if is_statement_about_oneself(s.text) and _SELF_DESCRIPTION.search(s.text)
     ]
 
 
-_KEYWORD_NOISE = frozenset({"love", "like", "really", "great", "good", "fun", "thanks", "time", "things", "lot", "today", "yesterday",
-                            "feel", "feeling", "feelings", "glad", "awesome", "amazing", "cool", "nice", "happy", "thing", "way", "day",
-                            "hey", "wow", "bit", "back", "recently", "lately",
-                            # what talking to an assistant is about, not the speaker's topics
-                            "advice", "recommend", "recommendation", "recommendations", "suggestion", "suggestions", "companion",
-                            "chat", "chatting", "talk", "help", "question", "questions",
-                            # the same in Chinese
-                            "伴侣", "建议", "推荐", "感觉", "地方", "我会", "问题", "时候", "事情", "东西", "今天", "最近"})
+_KEYWORD_NOISE = frozenset(
+    {
+        "love",
+        "like",
+        "really",
+        "great",
+        "good",
+        "fun",
+        "thanks",
+        "time",
+        "things",
+        "lot",
+        "today",
+        "yesterday",
+        "feel",
+        "feeling",
+        "feelings",
+        "glad",
+        "awesome",
+        "amazing",
+        "cool",
+        "nice",
+        "happy",
+        "thing",
+        "way",
+        "day",
+        "hey",
+        "wow",
+        "bit",
+        "back",
+        "recently",
+        "lately",
+        # what talking to an assistant is about, not the speaker's topics
+        "advice",
+        "recommend",
+        "recommendation",
+        "recommendations",
+        "suggestion",
+        "suggestions",
+        "companion",
+        "chat",
+        "chatting",
+        "talk",
+        "help",
+        "question",
+        "questions",
+        # the same in Chinese
+        "伴侣",
+        "建议",
+        "推荐",
+        "感觉",
+        "地方",
+        "我会",
+        "问题",
+        "时候",
+        "事情",
+        "东西",
+        "今天",
+        "最近",
+    }
+)
 """Words no topic line should carry: praise, feelings, fillers, and the vocabulary of asking
 an assistant for help."""
 
@@ -422,7 +565,11 @@ def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> 
     text = "\n".join(texts)
     if not text.strip():
         return []
-    noise = _KEYWORD_NOISE | {n.lower() for name in names for n in name.split()} | {n.lower()[:3] for n in names if len(n) > 3}
+    noise = (
+        _KEYWORD_NOISE
+        | {n.lower() for name in names for n in name.split()}
+        | {n.lower()[:3] for n in names if len(n) > 3}
+    )
     if len(_CJK.findall(text)) * 2 > len(text):
         import logging
 

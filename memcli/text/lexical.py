@@ -193,7 +193,10 @@ class LexicalIndex:
             for i, slot in enumerate(slots.tolist()):
                 self._unindex(slot)
                 start, end = batch.indptr[i], batch.indptr[i + 1]
-                self._delta[slot] = (batch.indices[start:end].astype(np.int64), batch.data[start:end].astype(np.float32))
+                self._delta[slot] = (
+                    batch.indices[start:end].astype(np.int64),
+                    batch.data[start:end].astype(np.float32),
+                )
             self._delta_matrix = None
         for slot, length in zip(slots.tolist(), lengths.tolist()):
             if self._live[slot]:
@@ -271,16 +274,22 @@ class LexicalIndex:
         vocab = self._vocab
         indptr = np.cumsum([0, *map(len, ids)])
         indices = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(indptr[-1]))
-        terms = sparse.csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr), shape=(len(lines), max(1, len(vocab))))
+        terms = sparse.csr_matrix(
+            (np.ones(len(indices), dtype=np.float32), indices, indptr), shape=(len(lines), max(1, len(vocab)))
+        )
         parts = []
         for field in range(FIELDS):
             incidence = sparse.csr_matrix(
-                (np.ones(len(rows[field]), dtype=np.float32), (rows[field], found[field])), shape=(len(documents), len(lines))
+                (np.ones(len(rows[field]), dtype=np.float32), (rows[field], found[field])),
+                shape=(len(documents), len(lines)),
             )
             counts = (incidence @ terms).tocoo()
             parts.append((counts.row, counts.col.astype(np.int64) * FIELDS + field, counts.data))
         shape = (len(documents), FIELDS * max(1, len(vocab)))
-        entries = (np.concatenate([p[2] for p in parts]), (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])))
+        entries = (
+            np.concatenate([p[2] for p in parts]),
+            (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])),
+        )
         return sparse.coo_matrix(entries, shape=shape).tocsr()
 
     def _term_ids(self, text: str) -> list[int]:

@@ -127,7 +127,9 @@ class ServiceClient:
         except OSError:
             return None
         if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
-            raise ServiceUnavailable(f"{self.paths.run_dir} is not a private directory of this user's (mode 0700); not using its socket")
+            raise ServiceUnavailable(
+                f"{self.paths.run_dir} is not a private directory of this user's (mode 0700); not using its socket"
+            )
         try:
             return Client(str(self.paths.socket), family="AF_UNIX")
         except OSError:
@@ -147,7 +149,9 @@ class ServiceClient:
                     raise ServiceUnavailable("the memcli service is not running")
                 connection = self.start()
             with connection:
-                outcome, value = self._exchange(connection, {**request, "version": __version__, "protocol": PROTOCOL}, handlers)
+                outcome, value = self._exchange(
+                    connection, {**request, "version": __version__, "protocol": PROTOCOL}, handlers
+                )
             if outcome == "result":
                 return value
             if outcome == "unaccepted":
@@ -171,8 +175,10 @@ class ServiceClient:
         saved: dict[str, int] = {}
         data = json.dumps(request, ensure_ascii=False).encode("utf-8")
         if len(data) > MAX_REQUEST_BYTES:
-            raise BadInputError(f"this request is {len(data) / 2**20:.1f} MiB, more than the {MAX_REQUEST_BYTES >> 20} MiB the memcli "
-                                "service reads; store a long text with 'memcli import FILE'")
+            raise BadInputError(
+                f"this request is {len(data) / 2**20:.1f} MiB, more than the {MAX_REQUEST_BYTES >> 20} MiB the memcli "
+                "service reads; store a long text with 'memcli import FILE'"
+            )
         try:
             try:
                 connection.send_bytes(data)
@@ -235,7 +241,10 @@ class ServiceClient:
                 os.chmod(self.paths.log_file, 0o600)
                 process = subprocess.Popen(
                     [sys.executable, "-m", "memcli", "serve", "--quiet"],
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    start_new_session=True,
                 )
             self.started = True
             deadline = time.monotonic() + START_TIMEOUT
@@ -245,10 +254,14 @@ class ServiceClient:
                     return connection
                 code = process.poll()
                 if code is not None:
-                    raise ServiceUnavailable(f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
-                                             bad_settings=code == ExitCode.BAD_INPUT)
+                    raise ServiceUnavailable(
+                        f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
+                        bad_settings=code == ExitCode.BAD_INPUT,
+                    )
                 time.sleep(0.05)
-            raise ServiceUnavailable(f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})")
+            raise ServiceUnavailable(
+                f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})"
+            )
 
     def stop_if_alone(self) -> None:
         """Stop the service this client started when it has served no one else (its
@@ -311,19 +324,27 @@ def stopped_message(verb: str, saved: Mapping[str, int], log_file: str) -> str:
     if verb == "remember" and journaled and (total is None or journaled >= total):
         return f"the memcli service stopped; your note was saved and will be stored when it starts again ({again})"
     if verb == "remember" and journaled:
-        return (f"the memcli service stopped; {journaled} of the {total} parts of your note were saved and will be stored when "
-                f"it starts again (run the same command to store the rest — it will not duplicate)")
+        return (
+            f"the memcli service stopped; {journaled} of the {total} parts of your note were saved and will be stored when "
+            f"it starts again (run the same command to store the rest — it will not duplicate)"
+        )
     if verb == "import" and stored is not None:
-        return (f"the memcli service stopped during the import; it had stored at least {stored} new memories of the {total} found "
-                f"(run the same command to store the rest — it will not duplicate); see {log_file}")
+        return (
+            f"the memcli service stopped during the import; it had stored at least {stored} new memories of the {total} found "
+            f"(run the same command to store the rest — it will not duplicate); see {log_file}"
+        )
     if verb == "import":
-        return (f"the memcli service stopped during the import, before it stored a first batch; run the same command again "
-                f"(it will not duplicate); see {log_file}")
+        return (
+            f"the memcli service stopped during the import, before it stored a first batch; run the same command again "
+            f"(it will not duplicate); see {log_file}"
+        )
     if journaled:
         return f"the memcli service stopped; what you said was saved and will be stored when it starts again; see {log_file}"
     if verb == "remember":
-        return (f"the memcli service stopped before it said your note was saved; run the same command again (it will not "
-                f"duplicate); see {log_file}")
+        return (
+            f"the memcli service stopped before it said your note was saved; run the same command again (it will not "
+            f"duplicate); see {log_file}"
+        )
     return f"the memcli service stopped while answering; see {log_file}"
 
 
@@ -375,4 +396,3 @@ def _private_dir(path: os.PathLike[str]) -> None:
     """Make ``path`` (and its parents) and set it to mode 0700, whatever the umask."""
     os.makedirs(path, exist_ok=True)
     os.chmod(path, 0o700)
-

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memcli.library import verbs
-from memcli.transport.client import Handlers, ServiceClient, ServiceUnavailable, client_env, dispatch, service_mode
 from memcli.errors import MemcliError
+from memcli.library import verbs
 from memcli.paths import Paths
+from memcli.transport.client import Handlers, ServiceClient, ServiceUnavailable, client_env, dispatch, service_mode
 
 
 def call(
@@ -51,6 +51,7 @@ def call(
             client.stop_if_alone()  # a failed first command leaves no 1 GB service behind
             raise
     from memcli.transport import local
+
     def emit(event: str, **fields: Any) -> None:
         dispatch({"event": event, **fields}, handlers)
 

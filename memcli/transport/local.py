@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memcli.library import api
 from memcli.config import Paths, Settings, load_settings
+from memcli.library import api
 from memcli.library.engine import make_embedder
 from memcli.library.library import Emit, Memcli
 from memcli.transport.resources import Resources
@@ -45,7 +45,9 @@ def run(paths: Paths, request: Mapping[str, Any], emit: Emit) -> Any:
     resources = _LOCAL.get(paths)
     if resources is None:
         _LOCAL.clear()
-        resources = _LOCAL[paths] = Resources(paths, settings_for(paths, request), _GIVEN["embedder"], _GIVEN["chat_model"])
+        resources = _LOCAL[paths] = Resources(
+            paths, settings_for(paths, request), _GIVEN["embedder"], _GIVEN["chat_model"]
+        )
     with resources.emitting(emit):
         engine = resources.engine(request)
         engine.store.lock_timeout = engine.settings.lock_timeout

@@ -35,10 +35,10 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from memcli import __version__, schema
-from memcli.transport.client import Handlers
-from memcli.transport.entry import call
 from memcli.errors import MemcliError, NotFoundError, UsageError
 from memcli.paths import PRIVATE_FILE, Paths, private_dir
+from memcli.transport.client import Handlers
+from memcli.transport.entry import call
 
 HTTP_HOST = "127.0.0.1"
 """The only address ``--http`` listens on: the memory is its user's, on this machine."""
@@ -55,10 +55,24 @@ INSTRUCTIONS = (
 )
 
 RESOURCES = {
-    "portrait": ("The global portrait of the user that consolidation wrote.", "portrait", {}, "no portrait yet: memcli consolidate writes it"),
-    "summary": ("The global summary of past events that consolidation wrote.", "summary", {}, "no event summary yet: memcli consolidate writes it"),
-    "running": ("The running memory: a summary of past conversations, kept as they go.", "summary", {"running": True},
-                "no running memory yet: memcli consolidate writes it"),
+    "portrait": (
+        "The global portrait of the user that consolidation wrote.",
+        "portrait",
+        {},
+        "no portrait yet: memcli consolidate writes it",
+    ),
+    "summary": (
+        "The global summary of past events that consolidation wrote.",
+        "summary",
+        {},
+        "no event summary yet: memcli consolidate writes it",
+    ),
+    "running": (
+        "The running memory: a summary of past conversations, kept as they go.",
+        "summary",
+        {"running": True},
+        "no running memory yet: memcli consolidate writes it",
+    ),
 }
 """The resources, by name: description, the verb that reads one, its arguments besides the
 user, and the text while there is none (the line of the command that shows it)."""
@@ -69,13 +83,17 @@ READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 def _writes(destructive: bool, idempotent: bool) -> ToolAnnotations:
-    return ToolAnnotations(read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False)
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
+    )
 
 
 MemoryId = Annotated[str, Field(description="A memory id, or a unique prefix of 4+ characters.")]
 Kind = Annotated[
     Optional[str],
-    Field(description="Only this kind: turn, note, fact, event_daily, event_global, portrait_daily, portrait_global, running_summary."),
+    Field(
+        description="Only this kind: turn, note, fact, event_daily, event_global, portrait_daily, portrait_global, running_summary."
+    ),
 ]
 Tags = Annotated[list[str], Field(description="Only memories with every one of these tags.")]
 
@@ -91,7 +109,9 @@ class Verbs:
         say: receives status lines (the service started, ran in-process instead).
     """
 
-    def __init__(self, paths: Paths, user: str, no_service: bool = False, say: Callable[[str], None] = lambda line: None) -> None:
+    def __init__(
+        self, paths: Paths, user: str, no_service: bool = False, say: Callable[[str], None] = lambda line: None
+    ) -> None:
         self.paths = paths
         self.user = user
         self.no_service = no_service
@@ -135,8 +155,12 @@ def build(verbs: Verbs, read_only: bool = False, **auth: Any) -> MCPServer:
     ``auth``: ``auth`` and ``token_verifier`` of ``MCPServer``, for HTTP."""
     user = verbs.user
     server = MCPServer(
-        "memcli", title=f"memcli: {user}'s memory", version=__version__, instructions=INSTRUCTIONS.format(user=user),
-        log_level="WARNING", **auth,
+        "memcli",
+        title=f"memcli: {user}'s memory",
+        version=__version__,
+        instructions=INSTRUCTIONS.format(user=user),
+        log_level="WARNING",
+        **auth,
     )
 
     def by_id(verb: str, memory_id: str) -> schema.Memory:
@@ -151,11 +175,21 @@ def build(verbs: Verbs, read_only: bool = False, **auth: Any) -> MCPServer:
         query: str,
         k: Annotated[int, Field(description="How many memories.")] = 10,
         kind: Kind = None,
-        since: Annotated[Optional[str], Field(description="Only memories learned on or after this date (YYYY-MM-DD).")] = None,
+        since: Annotated[
+            Optional[str], Field(description="Only memories learned on or after this date (YYYY-MM-DD).")
+        ] = None,
         tags: Tags = [],  # never mutated
     ) -> list[schema.RecalledMemory]:
         """The memories most relevant to the query, best first, each with its score. Default kinds: conversation turns, notes, facts and daily event summaries. Recalled memories count as used: they fade slower (not in a read-only server)."""
-        args = {"query": query, "user": user, "k": k, "kind": kind, "since": since, "tags": tags, "reinforce": not read_only}
+        args = {
+            "query": query,
+            "user": user,
+            "k": k,
+            "kind": kind,
+            "since": since,
+            "tags": tags,
+            "reinforce": not read_only,
+        }
         return _many(schema.RecalledMemory, _tool(verbs, "recall", args))
 
     @server.tool(annotations=READ)
@@ -178,7 +212,11 @@ def build(verbs: Verbs, read_only: bool = False, **auth: Any) -> MCPServer:
         return _one(schema.Memory, _tool(verbs, "portrait", {"user": user}))
 
     @server.tool(annotations=READ)
-    def summary(day: Annotated[Optional[str], Field(description="This day's event summary (YYYY-MM-DD) instead of the global one.")] = None) -> Optional[schema.Memory]:
+    def summary(
+        day: Annotated[
+            Optional[str], Field(description="This day's event summary (YYYY-MM-DD) instead of the global one.")
+        ] = None,
+    ) -> Optional[schema.Memory]:
         """The summary of past events that consolidation wrote (or one day's); null when there is none yet."""
         return _one(schema.Memory, _tool(verbs, "summary", {"user": user, "day": day}))
 
@@ -187,11 +225,16 @@ def build(verbs: Verbs, read_only: bool = False, **auth: Any) -> MCPServer:
         @server.tool(annotations=_writes(False, True))
         def remember(
             text: str,
-            importance: Annotated[float, Field(description="How much it matters, 0..1: an important note fades slower.")] = 0.5,
+            importance: Annotated[
+                float, Field(description="How much it matters, 0..1: an important note fades slower.")
+            ] = 0.5,
             tags: Annotated[list[str], Field(description="Keywords.")] = [],  # never mutated
         ) -> schema.Remembered:
             """Store a note in the user's memory. The same note twice is stored once; a long one as several, one per chunk."""
-            return _one(schema.Remembered, _tool(verbs, "remember", {"text": text, "user": user, "importance": importance, "tags": tags}))
+            return _one(
+                schema.Remembered,
+                _tool(verbs, "remember", {"text": text, "user": user, "importance": importance, "tags": tags}),
+            )
 
         @server.tool(annotations=_writes(False, False))
         def ask(question: str) -> schema.Answer:

@@ -14,16 +14,16 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from memcli.library import engine as engines
 from memcli.config import Paths, Settings, load_settings
 from memcli.dates import clock_from_env
-from memcli.models.embedding import embedder_identity
+from memcli.library import engine as engines
 from memcli.library.engine import Engine
+from memcli.library.verbs import INTERACTIVE_VERBS
+from memcli.models.embedding import embedder_identity
 from memcli.models.llm import ChatModel, Message
 from memcli.models.llm_server import ServerChatModel
 from memcli.recall.retrieval import Recaller
 from memcli.store.store import MemoryStore, Server
-from memcli.library.verbs import INTERACTIVE_VERBS
 
 log = logging.getLogger("memcli.service")
 
@@ -95,7 +95,14 @@ class SharedChatModel:
         with self._gate.hold(self._interactive):
             yield from model.stream(messages, max_tokens, temperature)
 
-    def structured(self, messages: Sequence[Message], schema: dict[str, Any], max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
+    def structured(
+        self,
+        messages: Sequence[Message],
+        schema: dict[str, Any],
+        max_tokens: int,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> str:
         """See ``ChatModel.structured``."""
         model = self._load()
         with self._gate.hold(self._interactive):
@@ -148,7 +155,9 @@ class Resources:
 
     ``embedder`` / ``chat_model``: given ones replace every configured one (tests)."""
 
-    def __init__(self, paths: Paths, settings: Settings, embedder: Any = None, chat_model: ChatModel | None = None) -> None:
+    def __init__(
+        self, paths: Paths, settings: Settings, embedder: Any = None, chat_model: ChatModel | None = None
+    ) -> None:
         self.paths = paths
         self.store = MemoryStore(paths, settings.lock_timeout, self._notice, Server.of(settings))
         self.gate = ModelGate()
@@ -203,7 +212,9 @@ class Resources:
         with self._lock:
             found = self._embedders.get(key)
             if found is None:
-                found = SharedEmbedder(self._given_embedder if self._given_embedder is not None else engines.make_embedder(settings))
+                found = SharedEmbedder(
+                    self._given_embedder if self._given_embedder is not None else engines.make_embedder(settings)
+                )
                 self._embedders[key] = found
             return found
 
@@ -222,8 +233,14 @@ class Resources:
         model (``--model``, ``MEMCLI_MODEL``) replaces the loaded one. A model server's
         model (``model_url``) is kept one per server and model setting, beside it."""
         key = (settings.model, settings.chat_format, settings.n_ctx, settings.n_threads)
-        server = (settings.model_url, settings.model_name, settings.model_api_key_env, settings.model_request_timeout,
-                  settings.model_json_format, settings.model_timeout)
+        server = (
+            settings.model_url,
+            settings.model_name,
+            settings.model_api_key_env,
+            settings.model_request_timeout,
+            settings.model_json_format,
+            settings.model_timeout,
+        )
 
         def load() -> ChatModel:
             with self._model_lock:
@@ -249,8 +266,12 @@ class Resources:
         settings = self.settings(request)
         self.store.use(Server.of(settings))  # store_url changed (memcli migrate, config set) since the last request
         return Engine(
-            settings, self.paths, clock_for(env, request.get("now")),
-            store=self.store, embedder=self.embedder(settings), recaller=self.recaller(settings),  # type: ignore[arg-type]
+            settings,
+            self.paths,
+            clock_for(env, request.get("now")),
+            store=self.store,
+            embedder=self.embedder(settings),
+            recaller=self.recaller(settings),  # type: ignore[arg-type]
             chat_model=self.chat_model(settings, request.get("verb") in INTERACTIVE_VERBS),  # type: ignore[arg-type]
             saved=self._saved,
         )

@@ -52,16 +52,15 @@ from typing import Any
 import orjson
 
 from memcli import PROTOCOL, __version__, schema
-
-from memcli.library import api, verbs
-from memcli.transport.client import MAX_REQUEST_BYTES
 from memcli.config import Paths, Settings, load_settings
-from memcli.library.engine import Engine
 from memcli.errors import Interrupted, MemcliError
+from memcli.library import api, verbs
+from memcli.library.engine import Engine
 from memcli.library.library import Memcli
 from memcli.models.llm import ChatModel
 from memcli.paths import private_dir, write_private
 from memcli.processes import process_start
+from memcli.transport.client import MAX_REQUEST_BYTES
 from memcli.transport.resources import Resources
 
 log = logging.getLogger("memcli.service")
@@ -154,8 +153,15 @@ class Service:
         idle: seconds without a request before it exits (default: ``service_idle``).
     """
 
-    def __init__(self, paths: Paths, settings: Settings, *, embedder: Any = None, chat_model: ChatModel | None = None,
-                 idle: float | None = None) -> None:
+    def __init__(
+        self,
+        paths: Paths,
+        settings: Settings,
+        *,
+        embedder: Any = None,
+        chat_model: ChatModel | None = None,
+        idle: float | None = None,
+    ) -> None:
         self.paths = paths
         self.settings = settings
         self.idle = settings.service_idle if idle is None else idle
@@ -184,7 +190,9 @@ class Service:
         _setup_log(self.paths)
         self.resources.store.open_resident()
         try:
-            pending = Engine(self.settings, self.paths, store=self.resources.store, embedder=self.resources.embedder(self.settings))  # type: ignore[arg-type]
+            pending = Engine(
+                self.settings, self.paths, store=self.resources.store, embedder=self.resources.embedder(self.settings)
+            )  # type: ignore[arg-type]
             stored = pending.flush_pending()
             if stored:
                 log.info("stored %d journaled memories", len(stored))
@@ -197,10 +205,16 @@ class Service:
                 self._warming = threading.Thread(target=self._warm_up, name="warm-up", daemon=True)
                 self._warming.start()
                 threading.Thread(target=self._watch_idle, name="idle", daemon=True).start()
-                previous = signal.signal(signal.SIGTERM, lambda *_: self.stop()) if threading.current_thread() is threading.main_thread() else None
+                previous = (
+                    signal.signal(signal.SIGTERM, lambda *_: self.stop())
+                    if threading.current_thread() is threading.main_thread()
+                    else None
+                )
                 log.info("memcli %s service (pid %d) listening on %s", __version__, os.getpid(), self.paths.socket)
                 if ready:
-                    ready(f"memcli service (pid {os.getpid()}) listening on {self.paths.socket}; log: {self.paths.log_file}")
+                    ready(
+                        f"memcli service (pid {os.getpid()}) listening on {self.paths.socket}; log: {self.paths.log_file}"
+                    )
                 try:
                     self._accept(listener)
                 finally:
@@ -249,8 +263,14 @@ class Service:
         return listener
 
     def _write_service_file(self) -> None:
-        data = {"pid": os.getpid(), "process_start": process_start(os.getpid()), "version": __version__, "protocol": PROTOCOL,
-                "socket": str(self.paths.socket), "started_at": self.started_at}
+        data = {
+            "pid": os.getpid(),
+            "process_start": process_start(os.getpid()),
+            "version": __version__,
+            "protocol": PROTOCOL,
+            "socket": str(self.paths.socket),
+            "started_at": self.started_at,
+        }
         write_private(self.paths.service_file, json.dumps(data))
 
     def _warm_up(self) -> None:
@@ -295,7 +315,10 @@ class Service:
                     log.warning("%d connections open: refusing more", MAX_CONNECTIONS)
                 self._refusing = True
                 with connection:
-                    self._refuse(connection, f"the memcli service is busy ({MAX_CONNECTIONS} connections open); try again in a moment")
+                    self._refuse(
+                        connection,
+                        f"the memcli service is busy ({MAX_CONNECTIONS} connections open); try again in a moment",
+                    )
                 continue
             self._refusing = False
             threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
@@ -413,7 +436,12 @@ class Service:
         except Exception as exc:
             log.exception("request %s failed", verb)
             outcome = f"unexpected {type(exc).__name__}: {exc}"
-            self._reply_error(send, 1, f"unexpected {type(exc).__name__} in the memcli service: {exc} (see {self.paths.log_file})", request)
+            self._reply_error(
+                send,
+                1,
+                f"unexpected {type(exc).__name__} in the memcli service: {exc} (see {self.paths.log_file})",
+                request,
+            )
         finally:
             log.info("%s %s in %.1f ms", verb, outcome, (time.perf_counter() - started) * 1000)
 
@@ -424,7 +452,9 @@ class Service:
             connection.send_bytes(orjson.dumps({"event": "error", "code": 7, "message": message}))
 
     @staticmethod
-    def _reply_error(send: Callable[[dict[str, Any]], None], code: int, message: str, request: Mapping[str, Any]) -> None:
+    def _reply_error(
+        send: Callable[[dict[str, Any]], None], code: int, message: str, request: Mapping[str, Any]
+    ) -> None:
         event: dict[str, Any] = {"event": "error", "code": code, "message": message}
         if request.get("debug"):
             event["traceback"] = traceback.format_exc()
@@ -434,9 +464,16 @@ class Service:
     def status(self) -> schema.ServiceStatus:
         """What ``memcli service status`` shows."""
         return schema.ServiceStatus(
-            pid=os.getpid(), version=__version__, protocol=PROTOCOL, started_at=schema.iso_time(self.started_at),
-            uptime_seconds=round(time.time() - self.started_at, 3), users_loaded=self.resources.users_loaded(),
-            rss_bytes=rss_bytes(), requests_served=self.requests, socket=str(self.paths.socket), log_file=str(self.paths.log_file),
+            pid=os.getpid(),
+            version=__version__,
+            protocol=PROTOCOL,
+            started_at=schema.iso_time(self.started_at),
+            uptime_seconds=round(time.time() - self.started_at, 3),
+            users_loaded=self.resources.users_loaded(),
+            rss_bytes=rss_bytes(),
+            requests_served=self.requests,
+            socket=str(self.paths.socket),
+            log_file=str(self.paths.log_file),
             read_mostly=self.resources.store.space_problem() or None,
         )
 
@@ -456,7 +493,9 @@ def _setup_log(paths: Paths) -> None:
     os.chmod(paths.log_file, 0o600)
 
 
-def serve(paths: Paths, env: Mapping[str, str] | None = None, ready: Callable[[str], None] | None = None, **given: Any) -> None:
+def serve(
+    paths: Paths, env: Mapping[str, str] | None = None, ready: Callable[[str], None] | None = None, **given: Any
+) -> None:
     """Run the service of ``paths`` in the foreground (``memcli serve``); ``given``:
     keyword arguments of ``Service`` (models, idle)."""
     settings = load_settings(paths, env=None if env is None else dict(env))

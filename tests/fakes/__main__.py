@@ -27,12 +27,15 @@ sys.path.insert(0, str(HERE.parent))
 
 from fakes.models import EchoSystemModel, SlowEmbedder, SlowModel  # noqa: E402
 
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python tests/fakes")
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("cli", "serve"):
         command = commands.add_parser(name)
-        command.add_argument("--slow-model", type=float, default=0.0, help="seconds per streamed word and per structured call")
+        command.add_argument(
+            "--slow-model", type=float, default=0.0, help="seconds per streamed word and per structured call"
+        )
         command.add_argument("--slow-embed", type=float, default=0.0, help="seconds per embedding batch")
         command.add_argument("--slow-first", action="store_true", help="only the first reply streams slowly")
         command.add_argument("--echo-system", action="store_true", help="reply with the system prompt's last paragraph")
@@ -44,7 +47,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _models(options: argparse.Namespace) -> dict[str, Any]:
-    model = EchoSystemModel(0.0) if options.echo_system else SlowModel(options.slow_model, first_only=options.slow_first)
+    model = (
+        EchoSystemModel(0.0) if options.echo_system else SlowModel(options.slow_model, first_only=options.slow_first)
+    )
     return {"embedder": SlowEmbedder(options.slow_embed), "chat_model": model}
 
 
@@ -73,8 +78,8 @@ class _ClientSubprocess:
 
 def cli(options: argparse.Namespace, argv: list[str]) -> None:
     """``memcli argv`` in this process with the fakes."""
-    from memcli.transport import client, local
     from memcli.cli import app
+    from memcli.transport import client, local
 
     local.use_models(**_models(options))
     client.subprocess = _ClientSubprocess(_model_argv(options))  # type: ignore[assignment]
@@ -84,8 +89,8 @@ def cli(options: argparse.Namespace, argv: list[str]) -> None:
 def serve(options: argparse.Namespace) -> None:
     """The memcli service with the fakes, until it is stopped or idle."""
     import memcli
-    from memcli.transport import service
     from memcli.paths import resolve_paths
+    from memcli.transport import service
 
     if options.version:
         memcli.__version__ = service.__version__ = options.version

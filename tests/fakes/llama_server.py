@@ -35,8 +35,22 @@ def serving(model: Path, alias: str, log: Path, *options: str, pooled: bool = Fa
     program = [str(POOLED)] if pooled else ["-m", "llama_cpp.server"]
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, *program, "--model", str(model), "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port), *options],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                *program,
+                "--model",
+                str(model),
+                "--model_alias",
+                alias,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                *options,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}/v1"
         try:

@@ -37,8 +37,15 @@ requests: list[tuple[str, str, dict[str, Any]]] = []
 
 
 def _chunk(content: str | None, finish: str | None = None) -> bytes:
-    body = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "fake",
-            "choices": [{"index": 0, "delta": {"content": content} if content is not None else {}, "finish_reason": finish}]}
+    body = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "fake",
+        "choices": [
+            {"index": 0, "delta": {"content": content} if content is not None else {}, "finish_reason": finish}
+        ],
+    }
     return f"data: {json.dumps(body)}\n\n".encode()
 
 
@@ -63,8 +70,12 @@ def _embeddings(mode: str, body: dict[str, Any]) -> dict[str, Any]:
         vectors: list[Any] = [[_word_vector(w) for w in re.findall(r"\w+", t.lower()) or ["empty"]] for t in texts]
     else:
         vectors = [_vector(t) for t in texts]
-    return {"object": "list", "model": body.get("model"), "usage": {"prompt_tokens": 0, "total_tokens": 0},
-            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]}
+    return {
+        "object": "list",
+        "model": body.get("model"),
+        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+        "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+    }
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -83,7 +94,9 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     requests.append((mode, path, body))
 
     async def answer(status: int, data: dict[str, Any]) -> None:
-        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+        await send(
+            {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
+        )
         await send({"type": "http.response.body", "body": json.dumps(data).encode()})
 
     if mode in ("401", "403", "500"):
@@ -95,12 +108,23 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await answer(200, {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "me"}]})
         return
     if mode == "404":
-        await answer(404, {"error": {"message": f"The model `{body.get('model')}` does not exist", "type": "invalid_request_error"}})
+        await answer(
+            404,
+            {"error": {"message": f"The model `{body.get('model')}` does not exist", "type": "invalid_request_error"}},
+        )
         return
     if path.endswith("/embeddings"):
         if mode == "cut":
-            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
-            await send({"type": "http.response.body", "body": json.dumps(_embeddings("ok", body)).encode()[:40], "more_body": True})
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+            )
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": json.dumps(_embeddings("ok", body)).encode()[:40],
+                    "more_body": True,
+                }
+            )
             raise RuntimeError("the fake server drops the connection")
         await answer(200, _embeddings(mode, body))
         return

@@ -75,7 +75,9 @@ class FakeChatModel:
         for word in reply.split(" "):
             yield word + " "
 
-    def structured(self, messages: Sequence[Message], schema: dict, max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
+    def structured(
+        self, messages: Sequence[Message], schema: dict, max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> str:
         task = next(iter(schema["properties"]))
         content = messages[-1].content
         self.structured_calls.append((task, content, schema, max_tokens, temperature))
@@ -120,7 +122,9 @@ class SlowModel(FakeChatModel):
             time.sleep(delay)
             yield f"word{i} "
 
-    def structured(self, messages: Sequence[Message], schema: dict, max_tokens: int, temperature: float = 0.0, seed: int = 0) -> str:
+    def structured(
+        self, messages: Sequence[Message], schema: dict, max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> str:
         time.sleep(self.delay)
         return "{}"
 
