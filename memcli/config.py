@@ -9,7 +9,9 @@ config, data, state and cache under one folder.
 
 from __future__ import annotations
 
+import getpass
 import os
+import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -55,8 +57,6 @@ def login_name() -> str:
     """The default user: the login name (``getpass.getuser()``), lower-cased, each run of
     characters other than letters, digits, ``.``, ``_`` and ``-`` made one ``-``;
     ``LEGACY_USER`` when there is no login name."""
-    import getpass
-    import re
 
     try:
         name = getpass.getuser()

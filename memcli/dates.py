@@ -152,6 +152,7 @@ class NoFullDate(ValueError):
 def _absolute(text: str, full: bool) -> datetime | None:
     """``text`` read by dateparser's parser of absolute dates in English; with ``full``, only
     when it writes a year, a month and a day. None when it reads no such date."""
+    # thin client: dateparser takes a few hundred ms to import, and memcli starts at every TAB press
     from dateparser.date import DateDataParser
 
     settings: dict[str, Any] = {"PARSERS": ["absolute-time"]}
@@ -232,9 +233,6 @@ def parse_day(value: str | None, option: str, now: float | None = None) -> str |
     return day_of(written_date(value, option, time.time() if now is None else now))
 
 
-GRANULARITIES = ("day", "week", "month", "year", "month alone")
-
-
 @dataclass(frozen=True)
 class QueryDate:
     """A date a query writes: from ``start`` to ``end`` (unix seconds, local time) at a
@@ -289,6 +287,7 @@ def _plausible(phrase: str, query: str) -> bool:
 def _english(query: str, now: datetime) -> list[QueryDate]:
     """Dates of a query in English, by dateparser (``search_dates``, then each phrase's
     period and written parts by ``DateDataParser.get_date_data``)."""
+    # thin client: dateparser takes a few hundred ms to import, and memcli starts at every TAB press
     from dateparser.date import DateDataParser
     from dateparser.search import search_dates
 
@@ -342,6 +341,7 @@ def _jio() -> Any:
         with _JIO_LOCK:
             if _jionlp is None:
                 with contextlib.redirect_stdout(io.StringIO()):
+                    # thin client: JioNLP takes about 2 s to import, and memcli starts at every TAB press
                     import jionlp
 
                 _jionlp = jionlp

@@ -161,6 +161,7 @@ class Memory:
         """The fields but the id and the text that differ from their defaults, as JSON: the
         copy of a memory's metadata that the recall index keeps beside Chroma's
         (``memcli.store.recall_index``), read back by ``from_record``."""
+        # thin client: needed only for JSON of vectors and exports, and memcli starts at every TAB press
         import orjson
 
         data = {k: v for k, v in asdict(self).items() if k not in ("id", "text") and v != _DEFAULTS.get(k, _REQUIRED)}
@@ -170,6 +171,7 @@ class Memory:
     def from_record(cls, memory_id: str, text: str, record: str) -> Memory:
         """Rebuild a Memory from its id, text and ``to_record`` JSON (a field not written
         takes its default)."""
+        # thin client: needed only for JSON of vectors and exports, and memcli starts at every TAB press
         import orjson
 
         values = orjson.loads(record)

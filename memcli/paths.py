@@ -10,6 +10,7 @@ reads the file through the same function.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import tempfile
@@ -77,8 +78,6 @@ class Paths:
         own = self.state_dir / "run"
         if len(os.fsencode(own / SOCKET_NAME)) <= 100:
             return own
-        import hashlib
-        import tempfile
 
         digest = hashlib.sha256(os.fsencode(self.state_dir)).hexdigest()[:16]
         return Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}-{digest}"
@@ -282,6 +281,7 @@ def resolve_paths(env: dict[str, str] | None = None) -> Paths:
                 "MEMCLI_HOME is set but empty: set it to a folder, or unset it for the default folders (memcli paths lists them)"
             )
         return home_paths(Path(home).expanduser())
+    # thin client: needed only when MEMCLI_HOME is not set, and memcli starts at every TAB press
     import platformdirs
 
     return Paths(

@@ -125,3 +125,45 @@ def test_the_tree_passes_ruff(command: list[str]) -> None:
         [str(ruff), *command, "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def _function_level_imports() -> list[tuple[str, int, str]]:
+    """(file, line, source line) of every import inside a function of the package, with
+    whether a comment gives its reason: on the line itself or above its block of imports."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "memcli").rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import | ast.ImportFrom):
+                    found.append((str(path.relative_to(ROOT)), inner.lineno, lines))
+    return sorted({(f, n): (f, n, lines) for f, n, lines in found}.values(), key=lambda x: x[:2])
+
+
+def test_every_function_level_import_says_why() -> None:
+    """An import inside a function is there for a reason (the thin client, a heavy
+    library, a rare path) written next to it; any other import belongs at the top."""
+    unexplained = []
+    for file, line, lines in _function_level_imports():
+        i = line - 1
+        if "#" in lines[i]:
+            continue
+        while i > 0 and lines[i - 1].strip().startswith(("import ", "from ")):
+            i -= 1
+        if not lines[i - 1].strip().startswith("#"):
+            unexplained.append(f"{file}:{line}: {lines[line - 1].strip()}")
+    assert not unexplained, "\n".join(unexplained)
+
+
+def test_the_without_help_names_every_recall_lever() -> None:
+    """``--without``'s help (written out, since the thin client does not import recall)
+    names each lever ``Signals.without`` takes."""
+    from memcli.cli.root import WithoutOpt
+    from memcli.recall.retrieval import Signals
+
+    help_text = typing.get_args(WithoutOpt)[1].help
+    assert all(lever in help_text for lever in Signals.LEVERS), help_text

@@ -71,6 +71,7 @@ def export_(
     if path is None:
         sys.stdout.flush()
         if json_out:
+            # thin client: a command group's modules load when one of its commands runs, not at every start
             from memcli.library.verbs import dump
 
             typer.echo(json.dumps(dump(result), ensure_ascii=False), err=True)

@@ -52,6 +52,7 @@ def _from_service(
     paths: Paths, what: str, prefix: str, user: str | None, env: Mapping[str, str] | None
 ) -> list[tuple[str, str]] | None:
     """The service's answer, or None when no service of this version runs (or it is off)."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli import __version__
     from memcli.transport.client import Handlers, ServiceClient, client_env, service_mode
 

@@ -29,6 +29,7 @@ app.add_typer(config_app, name="config")
 
 
 def _complete_key(incomplete: str) -> list[tuple[str, str]]:
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.config import Settings
 
     return [
@@ -45,6 +46,7 @@ KeyArg = Annotated[
 
 
 def _setting_out(found: Any) -> Any:
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.schema import ConfigSetting
 
     return ConfigSetting(key=found.key, value=found.value, source=found.source, description=found.description)
@@ -58,6 +60,7 @@ def _setting_text(value: Any) -> str:
 def _after_change(keys: list[str], quiet: bool) -> None:
     """Status lines after ``keys`` changed in the config file: a variable that still
     overrides one, and a running service that reads one only at its start."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.configfile import restart_notice
     from memcli.paths import ENV_PREFIX
 
@@ -78,6 +81,7 @@ def config_list(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli config list --json
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.configfile import settings_list
 
     found = settings_list(_paths())
@@ -94,6 +98,7 @@ def config_get(key: KeyArg, json_out: JsonOpt = False, quiet: QuietOpt = False) 
 
     Example: memcli config get user
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.configfile import setting
 
     found = setting(_paths(), key)
@@ -120,6 +125,7 @@ def config_set(
 
     Example: memcli config set time_unit hour
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.configfile import set_value, setting
 
     old_user = _old_user() if key == "user" else None
@@ -135,6 +141,7 @@ def config_set(
 def _old_user() -> tuple[str, bool] | None:
     """The ``user`` setting before a change, and whether it is the login-name default; None
     when the settings cannot be read (``set`` then says why)."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.configfile import setting
     from memcli.errors import MemcliError
 
@@ -150,6 +157,7 @@ def _warn_user_without_memories(new: str, old_user: tuple[str, bool], quiet: boo
     memory would seem gone from list and recall. The user before is the old setting, or
     "default" when that was the store's only user and the setting only the login-name
     default. Counts come from the recall index as shell completion reads it (no engine)."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.completion import read_candidates
     from memcli.config import LEGACY_USER
 
@@ -171,6 +179,7 @@ def config_unset(key: KeyArg, json_out: JsonOpt = False, quiet: QuietOpt = False
 
     Example: memcli config unset model
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.configfile import is_setting, setting, unset_value
 
     removed = unset_value(_paths(), key)
@@ -196,6 +205,7 @@ def config_edit(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: EDITOR=nano memcli config edit
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.configfile import edit_file, read_file, settings_list
 
     paths = _paths()
@@ -222,6 +232,7 @@ def config_path(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """
     path = _paths().config_file
     if json_out:
+        # thin client: a command group's modules load when one of its commands runs, not at every start
         from memcli.schema import ConfigPath
 
         _print_json(ConfigPath(path=str(path), exists=path.is_file()))

@@ -46,6 +46,7 @@ class SettingValue:
 
 
 def _fields() -> dict[str, Any]:
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.config import Settings
 
     return dict(Settings.model_fields)
@@ -74,8 +75,10 @@ def read_file(paths: Paths) -> dict[str, Any]:
 def validate(values: Mapping[str, Any], where: str = "") -> Any:
     """``Settings`` made of ``values`` over the defaults. Raises BadInputError naming the
     first bad key (and ``where`` the values came from, when given)."""
+    # thin client: pydantic is slow to import, and memcli starts at every TAB press
     from pydantic import ValidationError
 
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.config import Settings
 
     try:
@@ -90,6 +93,7 @@ def settings_list(paths: Paths, env: Mapping[str, str] | None = None) -> list[Se
     """Every setting in effect for a command run with ``env`` (the process environment
     when None), in the order of ``Settings``, with its source. Raises BadInputError as
     ``load_settings`` does when the file or a variable holds a bad value."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.config import load_settings
 
     env = os.environ if env is None else env
@@ -160,6 +164,7 @@ def unset_value(paths: Paths, key: str) -> bool:
 def write_file(paths: Paths, values: Mapping[str, Any]) -> None:
     """Write ``values`` as the config file, atomically and with mode 0600 in a folder of
     mode 0700 (``memcli.paths.write_private``)."""
+    # thin client: needed only to write the config file, and memcli starts at every TAB press
     import tomli_w
 
     write_private(paths.config_file, tomli_w.dumps(dict(values)))
@@ -249,6 +254,7 @@ def restart_notice(paths: Paths, keys: list[str]) -> str | None:
     changed = [k for k in keys if k in RESTART_KEYS]
     if not changed:
         return None
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.transport.client import ServiceClient
 
     pid = ServiceClient(paths).pid()

@@ -4,6 +4,7 @@ forget, purge-user, history, restore, pin, unpin, feedback."""
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -61,6 +62,7 @@ def chat(
 
     Example: memcli chat --user alice --continue
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.repl import Repl
     from memcli.transport.client import Handlers
     from memcli.transport.entry import call
@@ -276,8 +278,6 @@ def import_(
     if demo == (file is not None):
         raise UsageError("give the file to import, or --demo (not both)")
     if demo:
-        from importlib.resources import files
-
         file, user = Path(str(files("memcli.data") / "demo.jsonl")), user or "demo"
     args = {
         "path": os.path.abspath(file.expanduser()),
@@ -406,6 +406,7 @@ def edit(
     if text == "-":
         text = _read_text(text, "new text")
     elif text is None and importance is None and not tag and not untag and root._interactive():
+        # thin client: a command group's modules load when one of its commands runs, not at every start
         from memcli.cli.configfile import edit_text
 
         shown = _call("show", {"id": memory_id}, quiet)

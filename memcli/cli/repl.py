@@ -118,6 +118,7 @@ class Repl:
         if not self.spinning:
             yield lambda: None
             return
+        # thin client: rich is needed only to render, and memcli starts at every TAB press
         from rich.console import Console
 
         status = Console(stderr=True).status(message, spinner="dots")
@@ -218,6 +219,7 @@ class Repl:
         KeyboardInterrupt for Ctrl-C at an empty prompt; None for Ctrl-C with text typed."""
         if not self.interactive:
             return lambda: input()
+        # thin client: needed only by an interactive chat, and memcli starts at every TAB press
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import FileHistory
 
@@ -356,6 +358,7 @@ class Repl:
             for hit in hits:
                 print(self.memory_line(hit))
             return
+        # thin client: rich is needed only to render, and memcli starts at every TAB press
         from rich.console import Console
         from rich.table import Table
         from rich.text import Text

@@ -198,6 +198,7 @@ _OPTIONS: dict[str, bool] = {"debug": False, "no_service": False}
 def _completions(what: str, incomplete: str, user: Any = None) -> list[tuple[str, str]]:
     """Shell completions of ``incomplete`` (``memcli.cli.completion.complete``: through the
     running service, else read from the sidecar; never an error)."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli.completion import complete
 
     return complete(_paths(check=False), what, incomplete, user if isinstance(user, str) else None)
@@ -231,7 +232,7 @@ WithoutOpt = Annotated[
     typer.Option(
         "--without",
         metavar="LEVER",
-        help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, person, date, when, priors; repeat for more.",
+        help="Turn a recall lever off, for ablations: lexical, context, window, turn, speaker, person, date, when, priors, graph; repeat for more.",
     ),
 ]
 ModelOpt = Annotated[
@@ -264,6 +265,7 @@ def _paths(check: bool = True) -> Any:
     """This invocation's paths (``resolve_paths``); unless ``check`` is False (doctor, paths,
     completion: they report or only read), refused when someone else controls one of its
     folders (``check_home``: UnsafeHomeError)."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.paths import check_home, resolve_paths
 
     paths = resolve_paths()
@@ -286,6 +288,7 @@ def _call(
     warnings go to stderr unless ``quiet``, a ``progress`` bar with that label when stderr
     is a terminal (else ``progress_lines``, when given: see ``_progress``), streamed text
     to ``piece``."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.transport.client import Handlers
     from memcli.transport.entry import call
 
@@ -310,6 +313,7 @@ def _call(
 def _print_json(result: Any) -> None:
     """A verb's result (a view or schema model, a list of them, or None) as the JSON
     ``--json`` prints."""
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.library.verbs import dump
 
     typer.echo(json.dumps(dump(result), ensure_ascii=False, indent=2))
@@ -349,6 +353,7 @@ def _progress(
 
         yield line
         return
+    # thin client: rich is needed only to render, and memcli starts at every TAB press
     from rich.console import Console
     from rich.progress import Progress
 
@@ -397,6 +402,7 @@ def _print_table(
     """``rows`` (strings, or rich Text) under ``columns`` as an aligned table on stdout,
     as wide as the terminal: the ``wrap`` columns fold, the others keep one line and take
     the room they need; ``right`` columns (numbers) are right-aligned."""
+    # thin client: rich is needed only to render, and memcli starts at every TAB press
     from rich.console import Console
     from rich.table import Table
 
@@ -457,6 +463,7 @@ def _print_memories(memories: list[Any], explain: bool = False) -> None:
             if explain:
                 typer.echo("\n".join(f"\t{line}" for line in _score_lines(memory.score)))
         return
+    # thin client: rich is needed only to render, and memcli starts at every TAB press
     from rich.text import Text
 
     scored = bool(memories) and getattr(memories[0], "score", None) is not None

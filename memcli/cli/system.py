@@ -30,6 +30,7 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli version --json
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.config import load_settings
     from memcli.library.versions import versions
 
@@ -46,6 +47,7 @@ def version(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     except MemcliError as exc:  # a broken setting is when one asks which versions run
         _status(f"memcli: warning: {exc.message}; showing the default models", quiet)
         named = ("", "", "", "", "", "")
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.library.views import VersionInfo
 
     model, embedder, url, name, embedder_url, embedder_name = named
@@ -136,6 +138,7 @@ def migrate(
     """
     if (to is None) == (not to_folder):
         raise typer.BadParameter("give --to URL or --to-folder (one of them)")
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.cli import configfile
 
     data = _call("migrate", {"to": to}, quiet, progress="copying")
@@ -161,6 +164,7 @@ def doctor(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli doctor --json
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.config import load_settings
     from memcli.library.doctor import check
 
@@ -196,6 +200,7 @@ def paths(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """
     data = _paths(check=False).as_dict()
     if json_out:
+        # thin client: a command group's modules load when one of its commands runs, not at every start
         from memcli.schema import PathsResult
 
         _print_json(PathsResult(**data))
@@ -222,6 +227,7 @@ def serve(
 
     Example: memcli serve --idle 3600
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.transport.service import serve as run
 
     given = {} if idle is None else {"idle": idle}
@@ -262,6 +268,7 @@ def mcp(
 
     Example: memcli mcp --user alice --read-only
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.transport.mcp_server import serve
 
     serve(
@@ -282,6 +289,7 @@ def service_status(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli service status
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.library.views import ServiceStatus
     from memcli.transport.client import ServiceClient
 
@@ -301,10 +309,12 @@ def service_stop(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli service stop
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.transport.client import ServiceClient
 
     pid = ServiceClient(_paths()).stop()
     if json_out:
+        # thin client: a command group's modules load when one of its commands runs, not at every start
         from memcli.schema import ServiceStop
 
         _print_json(ServiceStop(stopped=pid is not None, pid=pid))
@@ -318,6 +328,7 @@ def service_restart(json_out: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
     Example: memcli service restart
     """
+    # thin client: a command group's modules load when one of its commands runs, not at every start
     from memcli.library.views import ServiceStatus
     from memcli.transport.client import ServiceClient
 

@@ -368,6 +368,7 @@ def neighbourhood(
     """The entities up to ``depth`` edges from ``entity`` (relations that held on ``at``
     when given), nearest first, then by the edge's kind (typed first) and count: (entity,
     depth, label of the edge that reached it, its count)."""
+    # heavy: networkx is needed only by the graph and TextRank
     import networkx
 
     whole = graph.to_networkx(user, at).to_undirected(as_view=True)
@@ -390,6 +391,7 @@ def neighbourhood(
 def export_graph(graph: Graph, user: str, fmt: str) -> tuple[str, int, int]:
     """``user``'s graph (``Graph.to_networkx``) as a document in format ``fmt`` (one of
     EXPORT_FORMATS), with its node and edge counts. Raises UsageError for another format."""
+    # heavy: networkx is needed only by the graph and TextRank
     import networkx
 
     if fmt not in EXPORT_FORMATS:

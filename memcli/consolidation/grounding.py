@@ -19,6 +19,7 @@ meet "paints" and "painted"."""
 
 
 def _stopwords() -> frozenset[str]:
+    # heavy: bm25s pulls in scipy
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
     return frozenset(STOPWORDS_EN_PLUS)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memcli import schema
+from memcli import __version__, schema
 from memcli.config import LEGACY_USER, Paths, Settings
 from memcli.dates import day_of, parse_day, parse_since
 from memcli.errors import (
@@ -41,6 +41,7 @@ from memcli.errors import (
 from memcli.formats.export import PAGE as EXPORT_PAGE
 from memcli.formats.export import Archive, export_pages, header, open_archive
 from memcli.formats.importers import open_records
+from memcli.library.doctor import check
 from memcli.library.interrupts import deferred_interrupt
 from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
 from memcli.models.batching import batch_progress, import_batches
@@ -60,6 +61,7 @@ from memcli.store.sidecar import HistoryEntry
 from memcli.store.space import ROOM_PER_MEMORY, room_measured
 from memcli.store.store import MIN_PREFIX, REINDEXING, MemoryStore, Server, short_prefix
 from memcli.text.chunking import chunks
+from memcli.text.entities import normalise
 
 if TYPE_CHECKING:
     from memcli.consolidation.consolidate import ConsolidationReport
@@ -786,7 +788,6 @@ class Engine:
         memories stored first. The header names the embedder that made the store's
         vectors (the configured one for an empty store). Raises EmbedderChangedError for ``vectors`` while a reindex
         is unfinished (the vectors are of two embedders)."""
-        from memcli import __version__
 
         self.flush_pending()
         with self.store.transaction():
@@ -1087,7 +1088,6 @@ class Engine:
         """The privacy and writability check of every path memcli uses (``memcli.library.doctor``):
         reads modes only, loads no model and does not open the store; ``model``: the
         configured chat model's checks too (a model server is asked)."""
-        from memcli.library.doctor import check
 
         return check(self.paths, self.settings if model else None)
 
@@ -1142,8 +1142,10 @@ class Engine:
         Raises StoreLockedError when another consolidation runs longer than lock_timeout,
         UsageError for an unreadable date, ModelError when the chat model cannot load.
         """
+        # heavy: needed only to take a lock
         import filelock
 
+        # rare path: consolidation and the graph load on first use, not with every verb
         from memcli.consolidation.consolidate import Consolidator
 
         first, last = parse_day(since, "--since", self.clock()), parse_day(until, "--until", self.clock())
@@ -1183,6 +1185,7 @@ class Engine:
         {user, at, entity, relations, neighbours}: ``Entity``, ``Relation`` objects and
         (entity, depth, label, count) tuples. Raises NotFoundError (no such entity),
         UsageError (depth below 1, an unreadable date)."""
+        # rare path: consolidation and the graph load on first use, not with every verb
         from memcli.consolidation.graph_memory import find_entity, neighbourhood
         from memcli.store.graph import MENTIONED_WITH
 
@@ -1221,6 +1224,7 @@ class Engine:
     def graph_export(self, user: str | None = None, format: str = "graphml") -> dict[str, Any]:
         """``user``'s graph as a document (``memcli.consolidation.graph_memory.export_graph``): {user,
         format, nodes, edges, text}. Raises UsageError for an unknown format."""
+        # rare path: consolidation and the graph load on first use, not with every verb
         from memcli.consolidation.graph_memory import export_graph
 
         user = self.user(user)
@@ -1234,6 +1238,7 @@ class Engine:
         mentions and relations move over; the relation memories follow (UPDATE events).
         Returns (entity, aliases, mentions) of the merged one. Raises NotFoundError, UsageError
         (the same entity twice)."""
+        # rare path: consolidation and the graph load on first use, not with every verb
         from memcli.consolidation.graph_memory import GraphBuilder, find_entity
 
         user = self.user(user)
@@ -1250,8 +1255,8 @@ class Engine:
         """Give entity ``name`` the name ``new`` (the old one stays as an alias); the relation
         memories follow. Returns (entity, aliases, mentions). Raises NotFoundError,
         UsageError (``new`` is empty or another entity's name: merge them instead)."""
+        # rare path: consolidation and the graph load on first use, not with every verb
         from memcli.consolidation.graph_memory import GraphBuilder, find_entity
-        from memcli.text.entities import normalise
 
         new = new.strip()
         if not normalise(new):

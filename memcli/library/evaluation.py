@@ -257,6 +257,7 @@ def read_probes(path: Path) -> list[Probe]:
 
     Raises BadInputError naming the file and line of the first malformed probe.
     """
+    # heavy: needed only for JSON of vectors and exports
     import orjson
 
     probes: list[Probe] = []
@@ -539,6 +540,7 @@ def score_consolidation(
     ``dailies`` the daily event summaries written ({YYYY-MM-DD: text}), ``facts`` the active
     facts' texts, ``seconds`` the consolidation's wall time. The reference summaries of a
     day are those of the sessions whose turns are dated that day."""
+    # heavy: needed only by eval consolidation
     from rouge_score import rouge_scorer
 
     day_of = {m.session: m.day for m in turns}

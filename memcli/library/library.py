@@ -25,7 +25,6 @@ from memcli.formats import export
 from memcli.library import evaluation
 from memcli.library.chat import ChatSession
 from memcli.library.engine import Engine, note_chunks
-from memcli.library.versions import versions
 from memcli.memory import Memory
 from memcli.paths import device_of, writing_private
 from memcli.recall.forgetting import UNIT_SECONDS
@@ -454,11 +453,6 @@ class Memcli:
             self.emit("warning", message=line)
         return stats
 
-    def doctor(self) -> schema.DoctorReport:
-        """Whether every path memcli uses is private and the store writable, and whether the
-        configured chat model is there (its file, or its server answering)."""
-        return self.engine.doctor(model=True)
-
     def reindex(self, force: bool = False) -> schema.ReindexResult:
         """Re-embed every memory with the configured embedder; progress is emitted."""
         return schema.ReindexResult(**self.engine.reindex(force, self._progress))
@@ -473,23 +467,6 @@ class Memcli:
         return [
             schema.Completion(value=value, help=help) for value, help in self.engine.completions(what, prefix, user)
         ]
-
-    def version(self) -> schema.VersionInfo:
-        """Versions of memcli and its engines and the models the settings name; no model is loaded."""
-        settings = self.engine.settings
-        return schema.VersionInfo(
-            **versions(
-                settings.model,
-                settings.embedder,
-                self.engine.paths,
-                settings.model_url,
-                settings.model_name,
-                settings.embedder_url,
-                settings.embedder_name,
-            )
-        )
-
-    # chat ------------------------------------------------------------------------------
 
     def chat_open(self, user: Optional[str] = None, system: str = "", resume: bool = False) -> schema.ChatState:
         """A new chat session's state (``resume``: going on from the user's last session).

@@ -47,6 +47,7 @@ def normalize_answer(text: str) -> str:
 def _stem(word: str) -> str:
     global _stemmer
     if _stemmer is None:
+        # heavy: nltk is slow to import and needed only by eval qa
         from nltk.stem import PorterStemmer
 
         _stemmer = PorterStemmer()

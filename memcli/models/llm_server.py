@@ -47,6 +47,7 @@ def describe(
     the server in the line ("model server", "embedding server"); ``settings`` is the prefix
     of the settings the fixes name (``model``: model_name, model_api_key_env,
     model_request_timeout; ``embedder``: embedder_name...)."""
+    # heavy: the openai client is needed only with a model server
     import openai
 
     status = getattr(exc, "status_code", None)
@@ -124,6 +125,7 @@ def make_client(url: str, api_key_env: str, request_timeout: float, max_retries:
     """An ``openai.OpenAI`` client of the server at ``url``, with the key held by the
     environment variable ``api_key_env`` (read now, never kept elsewhere; ``NO_KEY`` when
     none), ``request_timeout`` seconds and the client's own ``max_retries``."""
+    # heavy: the openai client is needed only with a model server
     from openai import OpenAI
 
     key = os.environ.get(api_key_env, "") if api_key_env else ""
@@ -173,6 +175,7 @@ class ServerClient:
 
     def models(self) -> list[str]:
         """The ids of the models the server lists (``/v1/models``)."""
+        # heavy: the openai client is needed only with a model server
         import openai
 
         try:
@@ -228,6 +231,7 @@ class ServerChatModel(ServerClient):
         """The streamed chunks of one chat completion; closing the iterator closes the
         request (the server stops generating). A stream that ends without a finish reason
         was cut."""
+        # heavy: the openai client is needed only with a model server
         import openai
 
         name = self.name

@@ -56,6 +56,7 @@ from memcli.recall.forgetting import UNIT_SECONDS, retention
 from memcli.store.graph import Graph, day_seconds, relation_memory_id
 from memcli.store.index import UserIndex
 from memcli.store.store import WINDOWS_SKIPPED, MemoryStore
+from memcli.text.entities import RELATIONS, normalise
 from memcli.text.extractive import parse_line
 from memcli.text.lexical import CJK_CHARS, tokens
 
@@ -127,6 +128,7 @@ def _query_stopwords() -> frozenset[str]:
     question words)."""
     global _STOPWORDS
     if _STOPWORDS is None:
+        # heavy: bm25s pulls in scipy
         from bm25s.stopwords import STOPWORDS_CHINESE, STOPWORDS_EN
 
         _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(STOPWORDS_CHINESE)
@@ -278,7 +280,6 @@ def query_entity_keys(query: str) -> list[str]:
     """The normalised names (``memcli.text.entities.normalise``) an entity of the query could
     have: every run of one to four words ("caroline", "lgbtq support group"), stop words
     alone left out, and in Chinese every two to four characters of a run."""
-    from memcli.text.entities import normalise
 
     stop = _query_stopwords()
     words = _NAME_WORD.findall(query)
@@ -297,7 +298,6 @@ def query_entity_keys(query: str) -> list[str]:
 def _label_words(label: str) -> set[str]:
     """The words that name a relation label in a question: its own words and those of its
     English and Chinese phrasing (``memcli.text.entities.RELATIONS``), stemmed."""
-    from memcli.text.entities import RELATIONS
 
     kind = RELATIONS.get(label)
     text = label.replace("_", " ") + ("" if kind is None else f" {kind.en}")
@@ -366,7 +366,6 @@ def graph_memories(graph: Graph, user: str, query: str, speakers: set[str], at: 
 
 def normalise_name(name: str) -> str:
     """``memcli.text.entities.normalise``, imported when first needed."""
-    from memcli.text.entities import normalise
 
     return normalise(name)
 
@@ -478,6 +477,7 @@ def one_blas_thread() -> None:
     """
     global _BLAS_LIMITED
     if not _BLAS_LIMITED:
+        # heavy: needed only to cap BLAS threads
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=1, user_api="blas")

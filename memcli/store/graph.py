@@ -718,6 +718,7 @@ class Graph:
         name, type, role, aliases, mentions), an edge per relation (label, valid_from,
         valid_to, count, sources as a comma-separated string, so every writer takes it).
         ``at`` (``YYYY-MM-DD``): only the relations that held that day."""
+        # heavy: networkx is needed only by the graph and TextRank
         import networkx
 
         graph = networkx.MultiDiGraph(user=user)

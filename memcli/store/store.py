@@ -51,6 +51,8 @@ import logging
 import os
 import secrets
 import sqlite3
+import subprocess
+import sys
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -118,7 +120,6 @@ def _chroma_metadata(store_dir: os.PathLike[str]) -> dict[str, Any]:
     """The metadata of the ``COLLECTION`` collection (its schema version and embedder),
     read from Chroma's SQLite file without writing (``mode=ro``): for a read-only store,
     which Chroma cannot open. Empty when it cannot be read."""
-    import urllib.parse
 
     uri = f"file:{urllib.parse.quote(os.path.join(os.fspath(store_dir), 'chroma.sqlite3'))}?mode=ro"
     try:
@@ -298,6 +299,7 @@ class Server:
     def error(self, exc: BaseException) -> StoreServerError | None:
         """The StoreServerError of a failed request to the server (``exc``: an httpx or a
         Chroma error), or None when ``exc`` is none of those."""
+        # heavy: chromadb takes about a second to import
         import httpx
         from chromadb import errors as chroma_errors
 
@@ -325,6 +327,7 @@ class Server:
         client is made (``chromadb.HttpClient`` says only "could not connect" for all of
         these): its version (API v2, the major version of this chromadb) and that the token
         is taken. Raises StoreServerError."""
+        # heavy: needed only with a Chroma server
         import chromadb
         import httpx
 
@@ -363,6 +366,7 @@ class Server:
         """A ``chromadb.HttpClient`` on the server, its tenant and database (the database is
         made when missing), each request limited to ``timeout`` seconds. Raises StoreServerError."""
         _import_chroma()
+        # heavy: chromadb takes about a second to import
         import chromadb
         import httpx
         from chromadb.config import Settings as ChromaSettings
@@ -447,9 +451,6 @@ class MemoryStore:
         """Whether the recall index held as many memories as Chroma when last counted (None: not counted)."""
         self._rebuilds = 0
         """Users' rows rebuilt from Chroma by this store (readers of the copy look again after one)."""
-        self.generation = 0
-        """Bumped whenever memories may have changed (by us or, between transactions, by
-        another process); caches of the store's contents key on it."""
         self.read_only_reason = ""
         """Why the store was opened read-only (the path and the error); empty when it is writable."""
         self.full_reason = ""
@@ -466,12 +467,10 @@ class MemoryStore:
             if self._depth == 0 and not self.resident:
                 with self._faults():
                     self._open()
-                self.generation += 1
             elif self._depth == 0 and self.full_reason and self._room_to_reopen():
                 with self._faults():  # the service, opened from its copy on a full device: there is room again
                     self._drop_opened()
                     self._open_files()
-                self.generation += 1
             self._depth += 1
             try:
                 with self._faults():
@@ -568,7 +567,6 @@ class MemoryStore:
             if not self.resident:
                 self._open()
                 self.resident = True
-                self.generation += 1
 
     def close(self) -> None:
         """Give the store up (a resident store at the end of the service)."""
@@ -582,6 +580,7 @@ class MemoryStore:
         made 0700 and every file 0600 (those an older memcli left readable are tightened,
         and ``notice`` says so once). A store whose folder cannot be written is opened
         read-only instead (``read_only``)."""
+        # heavy: needed only to take a lock
         import filelock
 
         lock = filelock.FileLock(str(self.paths.lock_file), timeout=self.lock_timeout, mode=PRIVATE_FILE)
@@ -655,6 +654,7 @@ class MemoryStore:
             self._sidecar.close()
             self._sidecar = None
         if self._client is not None or self.server is None:
+            # heavy: chromadb takes about a second to import
             from chromadb.api.shared_system_client import SharedSystemClient
 
             SharedSystemClient.clear_system_cache()
@@ -785,6 +785,7 @@ class MemoryStore:
         if server is not None:
             return server.client()
         _import_chroma()
+        # heavy: chromadb takes about a second to import
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -831,6 +832,7 @@ class MemoryStore:
             # explicitly, beside the umask and the store folder's 0700.
             if self.server is None:
                 private_tree(self.paths.store_dir)
+            # heavy: chromadb takes about a second to import
             from chromadb.api.shared_system_client import SharedSystemClient
 
             # Drop the per-process cache so the next transaction sees other processes' writes.
@@ -894,7 +896,6 @@ class MemoryStore:
             if embedder is not None:
                 self.require_embedder(embedder)
             self._repair({m.user for m in memories})
-            self.generation += 1
             if self.read_only:
                 raise self.read_only_error()
             self._require_room(memories, embeddings)
@@ -957,7 +958,6 @@ class MemoryStore:
             ):
                 raise refused
             self._repair({m.user for m in memories})
-            self.generation += 1
             self.sidecar.index.mark_dirty(m.user for m in memories)
             self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
             self.sidecar.index.set_state(memories)
@@ -969,7 +969,6 @@ class MemoryStore:
         if not ids:
             return
         with self.transaction():
-            self.generation += 1
             if self.read_only:
                 raise self.read_only_error()
             # In pages: SQLite (under Chroma) takes at most 32,766 variables a statement; on a
@@ -1050,9 +1049,6 @@ class MemoryStore:
         full-text index first, so the word pieces of deleted documents leave its data
         blocks (Chroma offers no command for that). The vacuum runs in a child process:
         Chroma's command line prints to standard output, which is memcli's data."""
-        import sqlite3
-        import subprocess
-        import sys
 
         hnsw = dict((self._col.configuration or {}).get("hnsw") or {})
         threshold = int(hnsw.get("sync_threshold") or 1000)
@@ -1227,6 +1223,7 @@ class MemoryStore:
 
     def _drop_client(self) -> None:
         """Close the Chroma client (the store lock and the sidecar stay held)."""
+        # heavy: chromadb takes about a second to import
         from chromadb.api.shared_system_client import SharedSystemClient
 
         self._collection = None
@@ -1416,7 +1413,6 @@ class MemoryStore:
         without taking the store (another process may hold it); None when it cannot be
         read. For a question that must not wait on the lock, such as which user a command
         defaults to."""
-        import sqlite3
 
         if not self.paths.database.is_file():
             return []
@@ -1516,7 +1512,6 @@ class MemoryStore:
         with self.transaction():
             if self._staging is None:
                 raise RuntimeError("reembed outside begin_reindex")
-            self.generation += 1
             self.sidecar.index.mark_dirty([user])
             batch = max(1, min(_GET_PAGE, int(self._client.get_max_batch_size())))
             for start in range(0, len(memories), batch):

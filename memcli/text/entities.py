@@ -554,8 +554,10 @@ def _posseg() -> Any:
     if _pos_tokenizer is None:
         with _POS_LOCK:
             if _pos_tokenizer is None:
+                # heavy: jieba loads its dictionary (about a second)
                 import jieba.posseg
 
+                # heavy: jieba and JioNLP load only for Chinese names
                 from memcli.text.lexical import jieba_tokenizer
 
                 _pos_tokenizer = jieba.posseg.POSTokenizer(jieba_tokenizer())
@@ -578,6 +580,7 @@ def _chinese_places() -> frozenset[str]:
     if _places_zh is None:
         with _POS_LOCK:
             if _places_zh is None:
+                # heavy: jieba and JioNLP load only for Chinese names
                 from memcli.dates import _jio
 
                 jio = _jio()

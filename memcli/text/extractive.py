@@ -21,6 +21,7 @@ speaker named. This is what a nightly ``memcli consolidate`` can afford on the e
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -99,6 +100,7 @@ def _split(text: str) -> tuple[str, ...]:
     segmenter = _SEGMENTERS.get(language)
     if segmenter is None:
         with _LOCK:
+            # heavy: needed only to split sentences
             import pysbd
 
             segmenter = _SEGMENTERS[language] = pysbd.Segmenter(language=language, clean=False)
@@ -135,6 +137,7 @@ def centrality(vectors: np.ndarray, threshold: float = LEXRANK_THRESHOLD) -> np.
     """LexRank score of each row of ``vectors`` (unit vectors, n x d): PageRank over the
     graph of cosine similarities ≥ ``threshold``; sums to 1. A sentence linked to none
     keeps the teleport share."""
+    # heavy: networkx is needed only by the graph and TextRank
     import networkx as nx
 
     n = len(vectors)
@@ -571,8 +574,7 @@ def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> 
         | {n.lower()[:3] for n in names if len(n) > 3}
     )
     if len(_CJK.findall(text)) * 2 > len(text):
-        import logging
-
+        # heavy: jieba loads its dictionary (about a second)
         import jieba
         import jieba.analyse
 
@@ -580,6 +582,7 @@ def interests(texts: Sequence[str], top: int = 6, names: Sequence[str] = ()) -> 
         # nouns only (jieba's part-of-speech tags): a topic is a thing, not "非常" (very) or "看到" (saw)
         tags = jieba.analyse.extract_tags(text, topK=top * 3, allowPOS=("n", "nz", "vn", "ns", "nt", "nw"))
         return [w for w in tags if w.lower() not in noise][:top]
+    # heavy: needed only for keywords
     import yake
 
     found = yake.KeywordExtractor(lan="en", n=2, top=top * 3, dedupLim=0.7).extract_keywords(text)

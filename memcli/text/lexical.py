@@ -36,6 +36,8 @@ microseconds more.
 from __future__ import annotations
 
 import itertools
+import logging
+import os
 import re
 import threading
 import unicodedata
@@ -75,6 +77,7 @@ def _stem(word: str) -> str:
     if len(word) < 3:
         return word
     if _stemmer is None:
+        # heavy: needed only for English BM25
         import Stemmer
 
         _stemmer = Stemmer.Stemmer("porter")
@@ -105,9 +108,7 @@ def jieba_tokenizer() -> Any:
     if _segmenter is None:
         with _segmenter_lock:
             if _segmenter is None:
-                import logging
-                import os
-
+                # heavy: jieba loads its dictionary (about a second)
                 import jieba
 
                 jieba.setLogLevel(logging.WARNING)
@@ -258,6 +259,7 @@ class LexicalIndex:
         Each distinct line is tokenized once (a turn's text is also a line of its
         neighbours' context), and a field's counts are the sum of its lines' counts
         (a sparse product: documents x lines, lines x terms)."""
+        # heavy: scipy's sparse matrices are needed only by BM25
         from scipy import sparse
 
         lines: dict[str, int] = {}
@@ -316,6 +318,7 @@ class LexicalIndex:
         )
 
     def _csc(self, slots: list[np.ndarray], columns: list[np.ndarray], counts: list[np.ndarray]) -> Any:
+        # heavy: scipy's sparse matrices are needed only by BM25
         from scipy import sparse
 
         shape = (len(self._live), FIELDS * max(1, len(self._vocab)))

@@ -230,6 +230,7 @@ class ServiceClient:
             raise ServiceUnavailable(f"cannot start the memcli service ({exc})") from None
 
     def _start(self) -> Connection:
+        # thin client: needed only to take a lock, and memcli starts at every TAB press
         import filelock
 
         _private_dir(self.paths.state_dir)
@@ -361,6 +362,7 @@ def _cancel(connection: Connection) -> None:
 def _release(version: str, protocol: Any) -> tuple[Any, int]:
     """A version and protocol as something to compare: which memcli is newer (PEP 440
     order: 0.2.0rc1 before 0.2.0; a version that is not PEP 440 counts as oldest)."""
+    # thin client: needed only to compare versions, and memcli starts at every TAB press
     from packaging.version import InvalidVersion, Version
 
     try:

@@ -50,6 +50,7 @@ def call(
         except MemcliError:
             client.stop_if_alone()  # a failed first command leaves no 1 GB service behind
             raise
+    # thin client: the library loads only when a command runs in this process
     from memcli.transport import local
 
     def emit(event: str, **fields: Any) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 
 from memcli.config import Paths, Settings, load_settings
 from memcli.library import api
-from memcli.library.engine import make_embedder
 from memcli.library.library import Emit, Memcli
 from memcli.transport.resources import Resources
 
@@ -30,12 +29,6 @@ def use_models(embedder: Any = None, chat_model: Any = None) -> None:
     dropped)."""
     _GIVEN.update(embedder=embedder, chat_model=chat_model)
     _LOCAL.clear()
-
-
-def embedder_for(settings: Settings) -> Any:
-    """The embedder an in-process run uses: the one given to ``use_models``, else the
-    one ``settings`` name (loaded now). Raises ModelError when it cannot load."""
-    return _GIVEN["embedder"] if _GIVEN["embedder"] is not None else make_embedder(settings)
 
 
 def run(paths: Paths, request: Mapping[str, Any], emit: Emit) -> Any:

@@ -35,6 +35,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from memcli import __version__, schema
+from memcli.config import load_settings
 from memcli.errors import MemcliError, NotFoundError, UsageError
 from memcli.paths import PRIVATE_FILE, Paths, private_dir
 from memcli.transport.client import Handlers
@@ -320,7 +321,6 @@ def serve(
     bearer token of ``token_file``, default ``config_dir/mcp-token``, whose path, never the
     token, is said). Raises BadInputError for settings that cannot be read, UsageError for
     a bad token file."""
-    from memcli.config import load_settings
 
     user = user or load_settings(paths).user
     verbs = Verbs(paths, user, no_service, say)

@@ -36,6 +36,7 @@ import json
 import logging
 import logging.handlers
 import os
+import resource
 import selectors
 import signal
 import socket
@@ -53,6 +54,7 @@ import orjson
 
 from memcli import PROTOCOL, __version__, schema
 from memcli.config import Paths, Settings, load_settings
+from memcli.dates import query_dates
 from memcli.errors import Interrupted, MemcliError
 from memcli.library import api, verbs
 from memcli.library.engine import Engine
@@ -138,7 +140,6 @@ def rss_bytes() -> int:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    import resource
 
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
@@ -278,7 +279,6 @@ class Service:
             self.resources.embedder(self.settings).embed_one("memcli")
         except Exception:  # a bad embedder setting fails the requests that need it, with its own message
             log.exception("loading the embedder failed")
-        from memcli.dates import query_dates
 
         query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
 
