@@ -1,7 +1,7 @@
 """The MemcliError hierarchy and memcli's exit codes.
 
 The core raises these; ``memcli.cli`` turns each into one line on stderr and
-exits with the error's code. The codes are documented in the README and the
+exits with the error's code. The codes are documented in docs/errors.md and the
 man page (EXIT STATUS).
 """
 

@@ -16,7 +16,7 @@ Invariants checked:
   afterwards;
 - "already remembered" only for a note stored before (concurrency case: every text is new);
 - bad input exits with its documented code (``memcli.errors.EXIT_CODE_MEANINGS``, the
-  table behind ``memcli --help`` and the README; never 1 "unexpected"), prints one line on
+  table behind ``memcli --help`` and docs/errors.md; never 1 "unexpected"), prints one line on
   stderr and leaves the store unchanged (ids, kinds and texts of ``list -n 0 --json``,
   active and archived, and ``stats --json`` without its byte count);
 - after ``delete``, ``forget --purge`` and purging a user, no file under MEMCLI_HOME

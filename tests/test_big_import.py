@@ -1,7 +1,7 @@
 """Big inputs: long texts are chunked before they are embedded, imports are stored in
 batches (an interrupted one keeps every committed batch and a re-run stores the rest),
 ``--progress`` prints lines when stderr is not a terminal, and Ctrl-C says what it kept.
-Memory that does not grow with the file is measured (README), not tested."""
+Memory that does not grow with the file is measured (docs/import.md), not tested."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def test_remember_importance_out_of_range_is_a_usage_error(
 ) -> None:
     line = assert_error(
         runner.invoke(app, ["remember", "x", "--importance", importance]), ExitCode.USAGE
-    )  # an invalid option value, as README says
+    )  # an invalid option value, as docs/errors.md says
     assert "importance" in line
     assert list_json(runner) == []
 

@@ -465,7 +465,7 @@ def test_histogram_keeps_every_value(values: list[float], bins: int) -> None:
 
 # the default strengths: a human time scale (issue 22) ----------------------------------------
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+FORGETTING_DOC = Path(__file__).resolve().parent.parent / "docs" / "forgetting.md"
 
 
 def never_recalled_days(strength: float, defaults: Settings) -> float:
@@ -474,7 +474,7 @@ def never_recalled_days(strength: float, defaults: Settings) -> float:
 
 
 def default_strengths() -> dict[str, tuple[str, float]]:
-    """For each README table row: S0 as the table writes it, and its value, from the defaults."""
+    """For each row of the table in docs/forgetting.md: S0 as the table writes it, and its value, from the defaults."""
     defaults = Settings()
     note, important = defaults.strength_note, defaults.important_strength
     return {
@@ -496,7 +496,7 @@ def test_default_strengths_keep_a_note_or_fact_60_days_and_forget_it_within_a_ye
         note = mem(strength=strength)
         assert retention(note, T0 + 60 * DAY, defaults.decay) >= defaults.forget_threshold
         assert retention(note, T0 + 365 * DAY, defaults.decay) < defaults.forget_threshold
-    # an important note lasts longer, still within a year; the threshold 0.8 is the README's
+    # an important note lasts longer, still within a year; the threshold 0.8 is the docs'
     assert defaults.important_strength > 1 and defaults.important_threshold == 0.8
     assert never_recalled_days(defaults.strength_note * defaults.important_strength, defaults) < 365
 
@@ -516,7 +516,7 @@ def test_readme_forgetting_table_gives_the_days_of_the_defaults() -> None:
     defaults = Settings()
     rows = {
         line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
-        for line in README.read_text(encoding="utf-8").splitlines()
+        for line in FORGETTING_DOC.read_text(encoding="utf-8").splitlines()
         if line.startswith("| ")
     }
     for kind, (written, strength) in default_strengths().items():

@@ -34,7 +34,12 @@ def _load_gen_docs() -> Any:
 
 
 gen_docs = _load_gen_docs()
-GENERATED_PATHS = [gen_docs.MAN_PATH, *gen_docs.COMPLETION_PATHS.values()]
+GENERATED_PATHS = [
+    gen_docs.MAN_PATH,
+    *gen_docs.COMPLETION_PATHS.values(),
+    gen_docs.CLI_REFERENCE_PATH,
+    gen_docs.JSON_REFERENCE_PATH,
+]
 
 
 def _walk(path: list[str], command: Any) -> Iterator[tuple[str, Any]]:

@@ -454,7 +454,7 @@ def forget(
 
     Weekly from cron: 0 4 * * 0  memcli forget --all-users --quiet
 
-    Never recalled, with the defaults, a turn goes after about a month, a fact after four months, a note after six, an important note after a year (the strength_* settings; README, Forgetting).
+    Never recalled, with the defaults, a turn goes after about a month, a fact after four months, a note after six, an important note after a year (the strength_* settings; docs/forgetting.md).
 
     Example: memcli forget --dry-run --explain --now 2026-12-01T00:00:00
     """

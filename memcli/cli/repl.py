@@ -152,7 +152,7 @@ class Repl:
         if state.base_model:
             self.status(
                 f"memcli: {state.model} is a small base model: its replies ramble and invent (they are kept, marked, and make no "
-                "memories); for real answers: memcli config set model PATH-TO-AN-INSTRUCT-MODEL.gguf (README: 'Using a better GGUF')"
+                "memories); for real answers: memcli config set model PATH-TO-AN-INSTRUCT-MODEL.gguf (docs/models.md: 'Using a better GGUF')"
             )
         try:
             with contextlib.suppress(KeyboardInterrupt):  # one between two prompts (a second, quick Ctrl-C) leaves too

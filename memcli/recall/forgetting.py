@@ -54,7 +54,7 @@ def days_to_forget(
 ) -> float:
     """Days until a memory of strength S that is never recalled falls below ``threshold``:
     R = exp(-d·t/S) < θ when t > S·ln(1/θ)/d time units of ``unit`` seconds (MemoryBank
-    §2.3). The README's forgetting table is this function over the default settings."""
+    §2.3). The forgetting table of docs/forgetting.md is this function over the default settings."""
     return strength * math.log(1.0 / threshold) / decay * unit / UNIT_SECONDS["day"]
 
 
