@@ -239,6 +239,10 @@ class RecallIndex:
         """The memories in the index, every user's."""
         return int(self._db.execute("SELECT count(*) FROM recall_index").fetchone()[0])
 
+    def count_of(self, user: str) -> int:
+        """``user``'s memories in the index."""
+        return int(self._db.execute("SELECT count(*) FROM recall_index WHERE user = ?", (user,)).fetchone()[0])
+
     # the copy of the store ------------------------------------------------------------
     # Each row keeps its memory's text and metadata (``Memory.to_record``), so that what
     # reads many memories (list, stats, forget, consolidation) reads them here rather than

@@ -77,9 +77,10 @@ from memcli.memory import Memory
 from memcli.models.embedding import same_embedder
 from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree, write_private
 from memcli.processes import service_pid
-from memcli.store import space
+from memcli.store import snapshot, space
 from memcli.store.hnsw import zero_unused_slots_under
 from memcli.store.index import UserIndex
+from memcli.store.recall_index import INDEX_VERSION
 from memcli.store.sidecar import Sidecar
 from memcli.store.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
 
@@ -981,6 +982,7 @@ class MemoryStore:
                 for m in self._col.get(ids=page, include=["metadatas"])["metadatas"]
             }
             self._repair(users)
+            snapshot.drop(self.paths.data_dir, users)  # they hold the text of what goes
             for page in pages:
                 self.sidecar.index.mark_dirty(users)
                 self._col.delete(ids=page)
@@ -1586,7 +1588,10 @@ class MemoryStore:
 
     def recall_index(self, user: str, embed: Embed) -> UserIndex:
         """``user``'s recall index, ready to score: checked first (``check_recall_index``),
-        with every window vector still missing computed by ``embed``."""
+        with every window vector still missing computed by ``embed``. Read from the user's
+        snapshot (``memcli.store.snapshot``) brought up to date with the sidecar's change
+        log when there is one that can be trusted, else loaded whole from the sidecar and
+        a snapshot taken of it (``save_recall_snapshot``)."""
         with self.transaction():
             self.check_recall_index(user)
             index = self.sidecar.index
@@ -1595,7 +1600,31 @@ class MemoryStore:
                 vectors = embed([text for _, text in missing])
                 with self.optional_write(WINDOWS_SKIPPED):
                     index.fill_windows(missing, vectors)
-            return index.load(user)
+            seq, epoch = index.seq(), index.epoch(user)
+            loaded = snapshot.load(self.paths.data_dir, user, epoch, seq, INDEX_VERSION)
+            if loaded is not None:
+                loaded.apply(index.changes(user, loaded.seq))
+                if loaded.count == index.count_of(user) and loaded.epoch == epoch:
+                    return loaded
+                self.notice(f"the snapshot of the recall index of {user} did not match the store; loading it whole")
+            whole = index.load(user)
+            self.save_recall_snapshot(user, whole)
+            return whole
+
+    def save_recall_snapshot(self, user: str, index: UserIndex) -> bool:
+        """Take a snapshot of ``user``'s ``index`` (``memcli.store.snapshot``), unless rows
+        were deleted since it was loaded whole (its vocabulary may hold their words), the
+        store is read-only, or it is empty; returns whether one was taken. A snapshot that
+        cannot be written (a full device) is skipped: it only saves time."""
+        if index.scrubbed or self.read_only or index.count == 0:
+            return False
+        try:
+            snapshot.save(self.paths.data_dir, user, index, INDEX_VERSION)
+        except OSError as exc:
+            log.warning("no snapshot of the recall index of %s: %s", user, exc)
+            return False
+        index.behind = 0
+        return True
 
     def _ids(self, user: str | None = None) -> list[str]:
         """Every id in the store, or ``user``'s."""
