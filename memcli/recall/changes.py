@@ -123,13 +123,14 @@ class Changes:
     def reinforce(self, memories: Sequence[Memory], now: float | None = None) -> None:
         """Count ``memories`` as recalled at ``now`` (default: the clock): S grows by the
         ``reinforce`` setting (MemoryBank: S += 1; Landwehr et al.: S *= boost) and t
-        restarts. The caller holds the store transaction."""
+        restarts; written behind (``MemoryStore.reinforce``). The caller holds the store
+        transaction."""
         if not memories:
             return
         now = self.clock() if now is None else now
         for memory in memories:
             forgetting.reinforce(memory, now, self.settings.reinforce, self.settings.boost)
-        self.store.update(memories)
+        self.store.reinforce(memories)
 
     def relearn(self, memory_id: str, now: float) -> Memory:
         """A forgotten (archived) memory told again: active again, its clock restarted at
