@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS recall_index (
     record TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS recall_by_session ON recall_index (user, session, created_at);
+CREATE INDEX IF NOT EXISTS recall_by_kind ON recall_index (user, kind);
 CREATE INDEX IF NOT EXISTS recall_missing_windows ON recall_index (user) WHERE window_vector IS NULL;
 CREATE TABLE IF NOT EXISTS recall_removed (user TEXT NOT NULL, row INTEGER NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS recall_removed_by_user ON recall_removed (user, seq);
