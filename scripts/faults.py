@@ -47,6 +47,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -673,8 +674,6 @@ def service_case(h: Harness, rng: random.Random, base: Path, trials: int) -> Row
 def _chroma_behind(paths: dict[str, str]) -> list[str]:
     """The memories whose strength or recall count in Chroma's own metadata differs from
     the recall index's copy in the sidecar (read from the files, no memcli in between)."""
-    import sqlite3
-
     # heavy: chromadb takes about a second to import, and only this case reads Chroma itself
     import chromadb
 
@@ -700,6 +699,7 @@ def _chroma_behind(paths: dict[str, str]) -> list[str]:
                     differ.append(memory_id)
         return differ
     finally:
+        # heavy: as above; the client is dropped so that the next memcli sees the files alone
         from chromadb.api.shared_system_client import SharedSystemClient
 
         SharedSystemClient.clear_system_cache()
