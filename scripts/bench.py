@@ -302,6 +302,10 @@ def build_store(
 # --- the worker: one store, resident, as the service holds it ------------------------------
 
 
+DELETES = 3
+"""Memories the worker deletes for good, one command each, at the end of its run."""
+
+
 def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32") -> dict[str, Any]:
     """Measure recall and ``forget --dry-run`` on the store at ``home``, held resident as the
     service holds it, with the recall vectors as ``dtype``. Keys ending ``_s`` are seconds,
@@ -382,6 +386,24 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
         out["forget_examined"] = report.examined
         out["forget_would_forget"] = report.forgotten_count
         out["peak_rss_after_forget_bytes"] = proc_status()["VmHWM"]
+        # A restart: the store closed and opened again and a fresh Recaller, as a service
+        # started again finds the store (the files in the page cache, as after an idle exit).
+        store.close()
+        store = MemoryStore(paths, settings.lock_timeout)
+        store.open_resident()
+        recaller = Recaller(store, embedder)
+        t = time.perf_counter()
+        request().recall(queries[1 % len(queries)], USER, k=10, reinforce=False)
+        out["first_recall_restart_s"] = time.perf_counter() - t
+        # Delete for good (``Engine.delete``: the memory, what was made from it, compaction),
+        # of turns spread over the store; last, as it changes the store.
+        ids = [m.id for m in store.memories(user=USER, kind="turn")]
+        deletes: list[float] = []
+        for i in range(DELETES):
+            t = time.perf_counter()
+            request().delete(ids[(i * 7919) % len(ids)])
+            deletes.append(time.perf_counter() - t)
+        out["delete_s"] = deletes
     finally:
         store.close()
     return out
@@ -1043,7 +1065,8 @@ def main(argv: list[str] | None = None) -> int:
                     log(
                         f"  {size} ({dtype}): first recall {w['first_recall_s']:.2f} s, p50 {w['recall_ms']['p50']:.1f} ms, "
                         f"p95 {w['recall_ms']['p95']:.1f} ms, p50 reinforced {reinf:.1f} ms, peak RSS {mib(w['peak_rss_bytes'])}, "
-                        f"forget dry-run {min(w['forget_dry_run_s']):.2f} s"
+                        f"forget dry-run {min(w['forget_dry_run_s']):.2f} s, first recall after a restart "
+                        f"{w.get('first_recall_restart_s', float('nan')):.2f} s, delete p50 {p50(w.get('delete_s', [])):.2f} s"
                     )
             if "forget-cli" not in skip and r["recall"]:
                 size = r["recall"][-1]["size"]

@@ -47,6 +47,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -665,6 +666,106 @@ def service_case(h: Harness, rng: random.Random, base: Path, trials: int) -> Row
         memories = check.memories(h, home, service=True)
         if memories is not None:
             check.present_once(memories, acked)
+    finally:
+        h.run(home, "service", "stop", service=True, timeout=60)
+    return row
+
+
+def _chroma_behind(paths: dict[str, str]) -> list[str]:
+    """The memories whose strength or recall count in Chroma's own metadata differs from
+    the recall index's copy in the sidecar (read from the files, no memcli in between)."""
+    # heavy: chromadb takes about a second to import, and only this case reads Chroma itself
+    import chromadb
+
+    data = Path(paths["database"]).parent
+    db = sqlite3.connect(f"file:{paths['database']}?mode=ro", uri=True)
+    try:
+        copy = {i: json.loads(r) for i, r in db.execute("SELECT memory_id, record FROM recall_index")}
+    finally:
+        db.close()
+    client = chromadb.PersistentClient(path=str(data / "chroma"))
+    try:
+        differ = []
+        for collection in client.list_collections():
+            if collection.name.endswith("-reindex"):
+                continue
+            got = collection.get(ids=list(copy), include=["metadatas"])
+            for memory_id, meta in zip(got["ids"], got["metadatas"]):
+                mine = copy[memory_id]
+                if (meta.get("strength"), meta.get("recall_count")) != (
+                    mine.get("strength", 1.0),
+                    mine.get("recall_count", 0),
+                ):
+                    differ.append(memory_id)
+        return differ
+    finally:
+        # heavy: as above; the client is dropped so that the next memcli sees the files alone
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+
+
+def reinforce_case(h: Harness, rng: random.Random, base: Path, trials: int) -> Row:
+    """kill -9 the service while a client recalls: each recall reinforces what it returns,
+    written behind (the recall index's copy at once, Chroma in batches). After every kill,
+    each memory has been reinforced at least as often as acknowledged recalls returned it;
+    once the service has stopped cleanly, Chroma's metadata equals the copy's."""
+    row = Row("kill: service while recall reinforces")
+    check = Check(row)
+    home = base / "reinforce"
+    home.mkdir()
+    mark = tag()
+    topics = ["harbour", "puppy", "pottery", "zeppelin", "birthday", "garden"]
+    acked: Counter = Counter()
+    try:
+        for i in range(24):
+            text = f"Reinforce note {i} about the {topics[i % len(topics)]} {mark}"
+            _setup(check.saw(h.run(home, "remember", text, service=True)), row)
+        for trial in range(trials):
+            status = check.saw(h.run(home, "service", "status", "--json", service=True, timeout=60))
+            if status.code != 0:
+                _setup(check.saw(h.run(home, "stats", "--json", service=True, timeout=120)), row)
+                status = check.saw(h.run(home, "service", "status", "--json", service=True, timeout=60))
+                if status.code != 0:
+                    row.failures.append("the service did not start")
+                    break
+            pid = json.loads(status.out)["pid"]
+            stop = threading.Event()
+
+            def recaller(stop: threading.Event = stop) -> None:
+                while not stop.is_set():
+                    query = f"{rng.choice(topics)} note"
+                    done = check.saw(h.run(home, "recall", query, "-k", "4", "--json", service=True))
+                    if done.code == 0:
+                        with contextlib.suppress(ValueError, KeyError, TypeError):
+                            acked.update(hit["id"] for hit in json.loads(done.out))
+
+            thread = threading.Thread(target=recaller)
+            thread.start()
+            time.sleep(rng.uniform(0.5, 2.0) if h.fake else rng.uniform(1.0, 4.0))
+            try:
+                os.kill(pid, signal.SIGKILL)
+                row.killed += 1
+            except ProcessLookupError:
+                row.failures.append(f"the service (pid {pid}) was gone before the kill")
+            stop.set()
+            thread.join()
+            row.trials += 1
+            memories = check.memories(h, home, service=True)
+            if memories is None:
+                break
+            counts = {m["id"]: m["recall_count"] for m in memories}
+            short = [i for i, n in acked.items() if counts.get(i, 0) < n]
+            row.acknowledged = sum(acked.values())
+            if short:
+                row.lost += len(short)
+                row.failures.append(f"trial {trial}: {len(short)} memories reinforced less than acknowledged")
+        h.run(home, "service", "stop", service=True, timeout=60)
+        differ = _chroma_behind(_paths_of(h, home))
+        if differ:
+            row.failures.append(
+                f"after a clean stop, Chroma's metadata of {len(differ)} memories differs from the copy"
+            )
     finally:
         h.run(home, "service", "stop", service=True, timeout=60)
     return row
@@ -1752,6 +1853,10 @@ def main(argv: list[str] | None = None) -> int:
             ("full disk: read, delete, restart", lambda: [full_disk_case(h, base)]),
             ("service: held by clients", lambda: [held_service_case(h, base)]),
             ("kill: service mid-command", lambda: [died_service_case(h, rng, base, 6 if options.quick else 12)]),
+            (
+                "kill: service while recall reinforces",
+                lambda: [reinforce_case(h, rng, base, 3 if options.quick else 6)],
+            ),
             ("purge grep: ", lambda: purge_cases(h, base)),
         ):
             if only and only not in name and not name.startswith(only):

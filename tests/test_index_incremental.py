@@ -18,6 +18,7 @@ from memcli.dates import says_when, spoken_day
 from memcli.library.engine import Engine
 from memcli.memory import Kind, Memory, stable_id
 from memcli.recall.retrieval import RECALLED_KINDS, Recaller
+from memcli.store import snapshot
 from memcli.store.index import IndexChanges, UserIndex
 from memcli.store.recall_index import INDEX_VERSION, ROW_COLUMNS, RecallIndex, window_text
 from memcli.store.store import MemoryStore
@@ -118,7 +119,8 @@ def assert_same_as_fresh(engine: Engine, recaller: Recaller) -> UserIndex:
     """``recaller`` (brought up to date) recalls what a new recaller, loading afresh, recalls:
     the same memories in the same order with the same scores, from the same rows."""
     fresh = Recaller(engine.store, engine.embedder)
-    with engine.store.transaction():
+    with engine.store.transaction(), pytest.MonkeyPatch.context() as whole:
+        whole.setattr(snapshot, "load", lambda *args: None)  # afresh: from the sidecar, not a snapshot
         kept, loaded = recaller.index(USER), fresh.index(USER)
         assert kept is not loaded
         assert features(kept) == features(loaded)

@@ -19,6 +19,8 @@ from memcli.cli import app
 from memcli.errors import ExitCode
 from memcli.library.engine import Engine
 from memcli.memory import Kind
+from memcli.recall.changes import DERIVED_KINDS
+from memcli.store.store import MemoryStore
 
 MARKER = "Zorblatt-Quixvane"
 """A word found nowhere else: in the note, and in a turn that consolidation quotes."""
@@ -188,3 +190,27 @@ def test_a_purge_deletes_in_pages(consolidated: Engine, monkeypatch: pytest.Monk
     consolidated.purge_user(USER)
     assert consolidated.store.memories(user=USER) == []
     assert [m.text for m in consolidated.store.memories(user="bob")] == ["Bob keeps bees on the roof"]
+
+
+def test_a_delete_reads_what_can_be_made_from_memories_not_every_memory(
+    consolidated: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memories made from others are found by kind (an index of the sidecar); the
+    user's turns are read only when a daily memory or the running memory goes too."""
+    reads: list[str | None] = []
+    memories = MemoryStore.memories
+
+    def counted(self: MemoryStore, user: str | None = None, kind: str | None = None, **rest: Any) -> list[Any]:
+        reads.append(kind)
+        return memories(self, user, kind, **rest)
+
+    tea = next(m for m in consolidated.store.memories(user=USER) if m.text == "I like green tea in the morning")
+    monkeypatch.setattr(MemoryStore, "memories", counted)
+    consolidated.delete(tea.id)
+    assert reads and None not in reads and set(reads) <= DERIVED_KINDS | {Kind.TURN.value}
+    turn = next(m for m in with_marker(consolidated) if m.kind == Kind.TURN.value)
+    reads.clear()
+    consolidated.delete(turn.id)
+    assert None not in reads and Kind.TURN.value in reads, "the day's summary goes: its turns are read"
+    monkeypatch.undo()
+    assert with_marker(consolidated) and all(m.kind == Kind.NOTE.value for m in with_marker(consolidated))

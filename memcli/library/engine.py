@@ -16,7 +16,8 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +163,19 @@ class ImportReport:
     def failed(self) -> int:
         """Memories found but not stored (an import interrupted or stopped by a full device)."""
         return self.found - self.added - self.skipped
+
+
+@dataclass
+class Embedded:
+    """What ``Engine._embed_new`` embedded of a batch for ``Engine._add_embedded`` to
+    store: the memories new to the store, each one's vector, the window vectors (window
+    text -> vector) and the embedder's identity; ``batch``: the batch they came from."""
+
+    memories: list[Memory]
+    vectors: dict[str, Any]
+    windows: dict[str, Any]
+    identity: str
+    batch: list[Memory] = field(default_factory=list)
 
 
 class Engine:
@@ -397,34 +411,63 @@ class Engine:
         ``vectors``: id -> vector of memories already embedded by the configured embedder
         (a memcli export's): stored as they are; when every memory has one, nothing is
         embedded, and the recall index's windows are filled at the next recall."""
+        return self._add_embedded(self._embed_new(memories, progress, vectors), added)
+
+    def _embed_new(
+        self, memories: Sequence[Memory], progress: Progress | None = None, vectors: Mapping[str, Any] | None = None
+    ) -> Embedded:
+        """The first half of ``add_memories``: the memories not yet in the store
+        (``_new_of``), embedded (``_embed``). Raises as ``add_memories`` does."""
+        return self._embed(self._new_of(memories), progress, vectors)
+
+    def _new_of(self, memories: Sequence[Memory]) -> Embedded:
+        """The memories of ``memories`` not yet in the store, to embed (the store taken
+        briefly). Raises ReadOnlyStoreError, EmbedderChangedError."""
         identity = embedder_identity(self.embedder)
         with self.store.transaction():
             if self.store.read_only:  # before the embedding, which would be in vain
                 raise self.store.read_only_error()
             self.store.require_embedder(identity)
             existing = self.store.existing_ids([m.id for m in memories])
-        new = [m for m in memories if m.id not in existing]
+        return Embedded([m for m in memories if m.id not in existing], {}, {}, identity, list(memories))
+
+    def _embed(
+        self, found: Embedded, progress: Progress | None = None, vectors: Mapping[str, Any] | None = None
+    ) -> Embedded:
+        """``found`` (from ``_new_of``) with its memories' vectors and windows, embedded
+        without holding the store; ``vectors``: id -> vector of memories already embedded."""
+        new = found.memories
         if not new:
-            return set()
+            return found
         # Embedding is the slow part: do it without holding the store lock. The windows of
         # the recall index are embedded with the texts; those a neighbour already in the
         # store changes are filled in at the next recall.
-        given = vectors or {}
+        given = dict(vectors or {})
         todo = [m for m in new if m.id not in given]
         windows = batch_windows(new) if todo else []
         texts = [m.index_text() for m in todo]
         embedded = self.embedder.embed(texts + windows, progress=progress) if todo else []
-        own = dict(zip((m.id for m in todo), embedded))
-        window_vectors = dict(zip(windows, embedded[len(texts) :]))
+        found.vectors = {m.id: given.get(m.id) for m in new}
+        found.vectors.update(zip((m.id for m in todo), embedded))
+        found.windows = dict(zip(windows, embedded[len(texts) :]))
+        return found
+
+    def _add_embedded(self, embedded: Embedded, added: set[str] | None = None) -> set[str]:
+        """The second half of ``add_memories``: store what ``_embed_new`` embedded (those
+        stored meanwhile left out); returns the ids added, ``added`` gets them as soon as
+        they are stored."""
+        new = embedded.memories
+        if not new:
+            return set()
         with deferred_interrupt(), self.store.transaction():
             existing = self.store.existing_ids([m.id for m in new])
             keep = [i for i, m in enumerate(new) if m.id not in existing]
             try:
                 self.store.add(
                     [new[i] for i in keep],
-                    [given.get(new[i].id, own.get(new[i].id)) for i in keep],
-                    window_vectors,
-                    embedder=identity,
+                    [embedded.vectors[new[i].id] for i in keep],
+                    embedded.windows,
+                    embedder=embedded.identity,
                 )
             except DiskFullError:
                 if added is not None:  # what reached Chroma before the device filled is stored, and counted
@@ -656,49 +699,84 @@ class Engine:
         vectors: dict[str, Any] | None = None,
     ) -> tuple[int, int, bool, DiskFullError | None]:
         """Store an import's ``memories`` (``found`` of them, duplicates left out) in
-        batches (``IMPORT_BATCH``, ``IMPORT_BATCH_SECONDS``), each embedded and committed
-        before the next is read (``add_memories``), so memory stays bounded whatever the
-        file's size; ``prepare`` readies each memory of a batch before it is stored;
+        batches (``IMPORT_BATCH``, ``IMPORT_BATCH_SECONDS``), each embedded while the one
+        before is committed by a second thread (``add_memories`` in two halves), so the
+        embedder does not wait for the store and memory stays bounded (two batches)
+        whatever the file's size; ``prepare`` readies each memory of a batch before it is stored;
         ``vectors``: id -> stored vector to use instead of embedding (each taken out as its
         batch is stored). Returns (added, reached, interrupted, full): Ctrl-C or an
         ``Interrupted`` from ``progress`` stops it after the batches committed; so does a
         full device (``full``: its DiskFullError), what of its batch reached the store counted."""
         seen: set[str] = set()
-        added = done = 0
+        counts = {"added": 0, "done": 0}
         interrupted = False
-        full = None
+        full: DiskFullError | None = None
         size = [min(64, IMPORT_BATCH)]
-        try:
-            for batch in import_batches(memories, size, seen):
-                batch_started = time.perf_counter()
-                for memory in batch:
-                    if prepare is not None:
-                        prepare(memory)
-                given = {m.id: vectors.pop(m.id) for m in batch if m.id in vectors} if vectors else None
-                within = None if progress is None else batch_progress(progress, done, len(batch), found)
-                stored: set[str] = set()
-                try:
-                    self.add_memories(batch, progress=within, added=stored, vectors=given)
-                except (KeyboardInterrupt, Interrupted):
-                    # A Ctrl-C held back while the batch was written comes after it: count what it stored.
-                    added += len(stored)
-                    done += len(batch) if stored else 0
-                    raise
-                except DiskFullError as exc:
-                    added += len(stored)
-                    done += len(stored)
-                    full = exc
-                    break
-                added += len(stored)
-                done += len(batch)
-                self.tell_saved(stored=added, total=found)
-                each = (time.perf_counter() - batch_started) / len(batch)
-                size[0] = max(min(16, IMPORT_BATCH), min(IMPORT_BATCH, int(IMPORT_BATCH_SECONDS / max(each, 1e-6))))
-                if progress is not None:
-                    progress(done, found)
-        except (KeyboardInterrupt, Interrupted):
-            interrupted = True
-        return added, done, interrupted, full
+        batches = import_batches(memories, size, seen)
+        # One batch is stored (a thread) while the next is embedded (this one): the store
+        # is taken only to check what a batch already holds, between two writes.
+        pending: tuple[Future[set[str]], list[Memory], set[str]] | None = None
+
+        def finish() -> None:
+            """Wait for the batch being stored and count it; raises its DiskFullError."""
+            nonlocal pending
+            if pending is None:
+                return
+            future, batch, stored = pending
+            try:
+                future.result()  # a Ctrl-C while it waits leaves it pending, to wait for again
+            except DiskFullError:
+                pending = None
+                counts["added"] += len(stored)
+                counts["done"] += len(stored)
+                raise
+            pending = None
+            counts["added"] += len(stored)
+            counts["done"] += len(batch)
+            self.tell_saved(stored=counts["added"], total=found)
+            if progress is not None:
+                progress(counts["done"], found)
+
+        def found_in(batch: list[Memory] | None) -> Embedded | None:
+            """``batch`` prepared, and what of it the store lacks (None at the end)."""
+            if batch is None:
+                return None
+            for memory in batch:
+                if prepare is not None:
+                    prepare(memory)
+            return self._new_of(batch)
+
+        def embedded(part: Embedded) -> Embedded:
+            """``part`` embedded; the next batch sized from the time it took a memory."""
+            started = time.perf_counter()
+            batch = part.batch
+            given = {m.id: vectors.pop(m.id) for m in batch if m.id in vectors} if vectors else None
+            queued = len(pending[1]) if pending is not None else 0
+            within = None if progress is None else batch_progress(progress, counts["done"] + queued, len(batch), found)
+            self._embed(part, progress=within, vectors=given)
+            each = (time.perf_counter() - started) / len(batch)
+            size[0] = max(min(16, IMPORT_BATCH), min(IMPORT_BATCH, int(IMPORT_BATCH_SECONDS / max(each, 1e-6))))
+            return part
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcli-import-store") as writer:
+            try:
+                current = found_in(next(batches, None))
+                while current is not None:
+                    embedded(current)  # while the previous batch is stored
+                    finish()
+                    following = found_in(next(batches, None))  # the store is free: nothing written now
+                    stored: set[str] = set()
+                    pending = (writer.submit(self._add_embedded, current, stored), current.batch, stored)
+                    current = following
+                finish()
+            except (KeyboardInterrupt, Interrupted):
+                # The batch being stored is stored whole (its write is not cut): count it.
+                with contextlib.suppress(DiskFullError):
+                    finish()
+                interrupted = True
+            except DiskFullError as exc:
+                full = exc
+        return counts["added"], counts["done"], interrupted, full
 
     def _import_export(self, path: Path, progress: Progress | None, started: float) -> ImportReport:
         """Import a memcli export (``memcli.formats.export``) as it was exported: every memory with

@@ -10,7 +10,7 @@ together and an in-memory recall index sees the change at its next query. The en
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memcli.config import Settings
@@ -123,13 +123,14 @@ class Changes:
     def reinforce(self, memories: Sequence[Memory], now: float | None = None) -> None:
         """Count ``memories`` as recalled at ``now`` (default: the clock): S grows by the
         ``reinforce`` setting (MemoryBank: S += 1; Landwehr et al.: S *= boost) and t
-        restarts. The caller holds the store transaction."""
+        restarts; written behind (``MemoryStore.reinforce``). The caller holds the store
+        transaction."""
         if not memories:
             return
         now = self.clock() if now is None else now
         for memory in memories:
             forgetting.reinforce(memory, now, self.settings.reinforce, self.settings.boost)
-        self.store.update(memories)
+        self.store.reinforce(memories)
 
     def relearn(self, memory_id: str, now: float) -> Memory:
         """A forgotten (archived) memory told again: active again, its clock restarted at
@@ -170,19 +171,25 @@ class Changes:
         with self.store.transaction():
             sidecar = self.store.sidecar
             users = sorted({m.user for m in memories})
-            kept: dict[str, list[Memory]] = {}
+            made: dict[str, list[Memory]] = {}
             for user in users:
-                everything = self.store.memories(user=user)
-                stale = stale_derivatives(
-                    [m for m in memories if m.user == user], everything, set(sidecar.consolidated(user, "session"))
+                # Only what can be made from a memory is read (an index by kind), not every memory.
+                made[user] = [m for kind in sorted(DERIVED_KINDS) for m in self.store.memories(user=user, kind=kind)]
+                mine = [m for m in memories if m.user == user]
+                folded = (
+                    set(sidecar.consolidated(user, "session"))
+                    if any(m.kind == Kind.TURN.value for m in mine)
+                    else set()
                 )
+                stale = stale_derivatives(mine, made[user], folded)
                 derived.extend(stale)
                 gone.update((m.id, m) for m in stale)
-                kept[user] = [m for m in everything if m.id not in gone]
             # Progress first: cut after it, the next consolidation makes again what is still
             # there (same ids); cut after the delete, nothing would make it again.
             for user in users:
-                self._redo(user, [m for m in derived if m.user == user], kept[user])
+                self._redo(
+                    user, [m for m in derived if m.user == user], [m for m in made[user] if m.id not in gone], gone
+                )
             typed = _typed(gone.values(), sidecar)
             self.store.delete(list(gone))
             for user in users:
@@ -212,12 +219,18 @@ class Changes:
             )
         return time.perf_counter() - started
 
-    def _redo(self, user: str, stale: Sequence[Memory], kept: Sequence[Memory]) -> None:
+    def _redo(self, user: str, stale: Sequence[Memory], kept: Sequence[Memory], gone: Mapping[str, Memory]) -> None:
         """Forget the consolidation progress that made the ``stale`` memories of ``user``
-        (deleted), so that the next consolidation makes them again from the memories ``kept``."""
+        (deleted), so that the next consolidation makes them again from what is left: the
+        memories made from others ``kept``, and the turns not ``gone`` (read only when a
+        daily memory or the running memory goes)."""
         kinds = {m.kind for m in stale}
-        turns = [m for m in kept if m.kind == Kind.TURN.value]
         days = {m.day for m in stale if m.kind in (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)}
+        turns = (
+            [m for m in self.store.memories(user=user, kind=Kind.TURN.value) if m.id not in gone]
+            if days or Kind.RUNNING_SUMMARY.value in kinds
+            else []
+        )
         redo: dict[str, list[str]] = {
             "day": [t.id for t in turns if t.day in days],
             "session": [t.id for t in turns] if Kind.RUNNING_SUMMARY.value in kinds else [],

@@ -484,6 +484,12 @@ def one_blas_thread() -> None:
         _BLAS_LIMITED = True
 
 
+SNAPSHOT_BEHIND = 2000
+"""Rows written since a user's snapshot of the recall index (and at least a tenth of the
+user's memories) after which a new snapshot is taken, so that a restart reads few rows
+from the sidecar's change log (``memcli.store.snapshot``)."""
+
+
 class Recaller:
     """Recalls memories from a store; keeps each user's index in memory, brought up to date
     with what changed in the store's recall index before each query (``index``).
@@ -568,6 +574,8 @@ class Recaller:
                     sidecar.fill_windows(missing, vectors)
             if sidecar.seq() != cached.seq:
                 cached.apply(sidecar.changes(user, cached.seq))
+                if cached.behind > max(SNAPSHOT_BEHIND, cached.count // 10):
+                    self.store.save_recall_snapshot(user, cached)
             return cached
 
     def scores(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -116,6 +117,11 @@ class UserIndex:
         self._months: dict[float, np.ndarray] = {}
         self.lexical = LexicalIndex()
         """BM25 postings of the rows, by slot (``memcli.text.lexical``)."""
+        self.scrubbed = False
+        """Rows were deleted since the index was loaded whole: its vocabulary may hold
+        words only they had, so no snapshot is taken of it (``memcli.store.snapshot``)."""
+        self.behind = 0
+        """Rows written since the index was loaded whole or from a snapshot (``apply``)."""
         self._reserve(0)
 
     @classmethod
@@ -125,6 +131,77 @@ class UserIndex:
         touched: dict[str, list[int]] = {}
         index._put_rows(rows, touched)
         index._first(touched)
+        return index
+
+    def snapshot_state(self) -> dict[str, Any]:
+        """What ``memcli.store.snapshot`` saves of this index: {"arrays": name -> array,
+        "lists": name -> JSON-able list or dict, "scalars": name -> number or string}."""
+        n = self._n
+        arrays = {name: self._store[name][:n] for name in self._COLUMNS}
+        arrays["turn"], arrays["window"] = self._store["turn"][:n], self._store["window"][:n]
+        lexical_arrays, lexical_lists, lexical_scalars = self.lexical.state()
+        arrays.update({f"lexical_{k}": v for k, v in lexical_arrays.items()})
+        lists = {
+            "ids": self.ids,
+            "texts": self.texts,
+            "sessions": self._sessions,
+            "kind_names": self._kind_names,
+            "speaker_names": self._speaker_names,
+            "speaker_counts": self._speaker_counts,
+            **{f"lexical_{k}": v for k, v in lexical_lists.items()},
+        }
+        scalars = {
+            "dimension": self.dimension,
+            "seq": self.seq,
+            "epoch": self.epoch,
+            "n": n,
+            "dead": self._dead,
+            "says_when_ready": self._says_when_ready,
+            **{f"lexical_{k}": v for k, v in lexical_scalars.items()},
+        }
+        return {"arrays": arrays, "lists": lists, "scalars": scalars}
+
+    @classmethod
+    def from_snapshot(
+        cls, scalars: Mapping[str, Any], arrays: Mapping[str, np.ndarray], lists: Mapping[str, Any]
+    ) -> UserIndex:
+        """The index ``snapshot_state`` described (``turn`` and ``window`` may be read-only
+        or copy-on-write memory maps: they are used as they are). Raises ValueError when
+        the parts do not agree with each other."""
+        n = int(scalars["n"])
+        index = cls(int(scalars["dimension"]), int(scalars["seq"]), str(scalars["epoch"]))
+        columns = [*cls._COLUMNS, "turn", "window"]
+        if any(len(arrays[name]) != n for name in columns) or any(
+            len(lists[name]) != n for name in ("ids", "texts", "sessions")
+        ):
+            raise ValueError("a snapshot whose parts differ in length")
+        if n and arrays["turn"].shape[1] != index.dimension:
+            raise ValueError("a snapshot of another dimension")
+        store: dict[str, np.ndarray] = {}
+        for name, dtype in cls._COLUMNS.items():
+            store[name] = np.array(arrays[name], dtype=dtype)
+        for name in ("turn", "window"):
+            vectors = arrays[name]
+            store[name] = vectors if vectors.dtype == VECTOR_DTYPE else vectors.astype(VECTOR_DTYPE)
+        index._store, index._capacity, index._n, index._dead = store, n, n, int(scalars["dead"])
+        index.ids, index.texts, index._sessions = list(lists["ids"]), list(lists["texts"]), list(lists["sessions"])
+        index._kind_names, index._speaker_names = list(lists["kind_names"]), list(lists["speaker_names"])
+        index._speaker_counts = [int(c) for c in lists["speaker_counts"]]
+        index._kind_codes = {name: i for i, name in enumerate(index._kind_names)}
+        index._speaker_codes = {name: i for i, name in enumerate(index._speaker_names)}
+        index._says_when_ready = bool(scalars["says_when_ready"])
+        alive, first = store["alive"], store["first"]
+        index._slot_of = {int(r): i for i, r in enumerate(store["rowids"].tolist()) if alive[i]}
+        for slot, session in enumerate(index._sessions):
+            if session and alive[slot]:
+                index._session_slots.setdefault(session, set()).add(slot)
+                if first[slot]:
+                    index._session_first[session] = slot
+        index.lexical = LexicalIndex.from_state(
+            {k[8:]: v for k, v in arrays.items() if k.startswith("lexical_")},
+            {k[8:]: v for k, v in lists.items() if k.startswith("lexical_")},
+            {k[8:]: v for k, v in scalars.items() if k.startswith("lexical_")},
+        )
         return index
 
     # the arrays -----------------------------------------------------------------------
@@ -219,6 +296,8 @@ class UserIndex:
         self._put_rows(changes.rows, touched)
         self._first(touched)
         self.seq = changes.seq
+        self.scrubbed = self.scrubbed or bool(changes.removed)
+        self.behind += len(changes.rows) + len(changes.removed)
         if self._dead >= max(COMPACT_AT, self._n // 4):
             self._compact()
 

@@ -75,10 +75,12 @@ CREATE TABLE IF NOT EXISTS recall_index (
     record TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS recall_by_session ON recall_index (user, session, created_at);
+CREATE INDEX IF NOT EXISTS recall_by_kind ON recall_index (user, kind);
 CREATE INDEX IF NOT EXISTS recall_missing_windows ON recall_index (user) WHERE window_vector IS NULL;
 CREATE TABLE IF NOT EXISTS recall_removed (user TEXT NOT NULL, row INTEGER NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS recall_removed_by_user ON recall_removed (user, seq);
 CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS metadata_behind (memory_id TEXT PRIMARY KEY);
 """
 SEQ_SCHEMA = "CREATE INDEX IF NOT EXISTS recall_by_seq ON recall_index (user, seq)"
 """Created once the ``seq`` column exists (an index of version 1 gains it first)."""
@@ -239,6 +241,10 @@ class RecallIndex:
         """The memories in the index, every user's."""
         return int(self._db.execute("SELECT count(*) FROM recall_index").fetchone()[0])
 
+    def count_of(self, user: str) -> int:
+        """``user``'s memories in the index."""
+        return int(self._db.execute("SELECT count(*) FROM recall_index WHERE user = ?", (user,)).fetchone()[0])
+
     # the copy of the store ------------------------------------------------------------
     # Each row keeps its memory's text and metadata (``Memory.to_record``), so that what
     # reads many memories (list, stats, forget, consolidation) reads them here rather than
@@ -382,6 +388,31 @@ class RecallIndex:
         self._clean(users)
         self._clean(new_users, written=True)
 
+    def set_behind(self, memories: Sequence[Memory]) -> int:
+        """Record the metadata of ``memories`` (a reinforcement: strength, last recall,
+        recall count) here alone, Chroma's copy left behind until ``flush_behind`` writes
+        it (``MemoryStore.reinforce``), in one transaction; returns the memories now behind."""
+        with atomic(self._db):
+            self.set_state(memories)
+            self._db.executemany("INSERT OR IGNORE INTO metadata_behind VALUES (?)", [(m.id,) for m in memories])
+        return self.behind_count()
+
+    def behind_count(self) -> int:
+        """The memories whose metadata in Chroma is behind this copy (``set_behind``)."""
+        return int(self._db.execute("SELECT count(*) FROM metadata_behind").fetchone()[0])
+
+    def behind(self, limit: int) -> tuple[list[str], list[Memory]]:
+        """Up to ``limit`` ids whose Chroma metadata is behind, and the memories among them
+        still in the index (as this copy has them) to write to Chroma."""
+        ids = [r[0] for r in self._db.execute("SELECT memory_id FROM metadata_behind LIMIT ?", (limit,))]
+        rows = self.records_by_id(ids)
+        return ids, [Memory.from_record(memory_id, text, record) for memory_id, _, text, record in rows]
+
+    def caught_up(self, ids: Sequence[str]) -> None:
+        """Chroma's metadata of ``ids`` is current again (written, or the memories deleted)."""
+        with atomic(self._db):
+            self._db.executemany("DELETE FROM metadata_behind WHERE memory_id = ?", [(i,) for i in ids])
+
     def set_state(self, memories: Sequence[Memory]) -> None:
         """Record the metadata of ``memories`` written back to the store (reinforcement,
         pins, feedback, archiving, restoring, a fact's end); mark their users clean. Only
@@ -426,6 +457,7 @@ class RecallIndex:
                     continue
                 rowid, user, session, kind = row
                 self._db.execute("DELETE FROM recall_index WHERE rowid = ?", (rowid,))
+                self._db.execute("DELETE FROM metadata_behind WHERE memory_id = ?", (memory_id,))
                 self._db.execute("INSERT INTO recall_removed (user, row, seq) VALUES (?, ?, ?)", (user, rowid, seq))
                 if has_neighbours(kind, session):
                     sessions.add((user, session))

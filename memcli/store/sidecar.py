@@ -90,6 +90,9 @@ class Sidecar:
                 # store's lock (``MemoryStore.transaction``).
                 connection = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             self._db = connection
+            # Deleted rows are overwritten with zeros where they lay, so a delete for good
+            # needs no VACUUM to take their text out of the file (``compact``).
+            self._db.execute("PRAGMA secure_delete = ON")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise MemcliError(
@@ -292,9 +295,13 @@ class Sidecar:
         self.graph.forget_user(user)
 
     def compact(self) -> None:
-        """Rewrite the database without what deleted rows left in its pages (SQLite keeps a
-        deleted row's bytes in free pages and free space until they are reused): a WAL,
-        if one is in use, is checkpointed and truncated first, then VACUUM rebuilds the
-        file in place (it keeps the file's mode). Costs about the file's size in writes."""
+        """Leave nothing of deleted rows in the database's files. This connection deletes
+        with ``secure_delete`` (SQLite overwrites a deleted row's bytes with zeros), so a
+        WAL, if one is in use, is checkpointed and truncated, and that is all, once the
+        file has been rewritten by a VACUUM under ``secure_delete`` (the first compaction
+        of a file an older memcli wrote: it may hold deleted rows in free pages; costs
+        about the file's size in writes, then never again)."""
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self._db.execute("VACUUM")
+        if self._db.execute("SELECT value FROM index_meta WHERE key = 'secure_delete'").fetchone() is None:
+            self._db.execute("VACUUM")
+            self._db.execute("INSERT OR REPLACE INTO index_meta VALUES ('secure_delete', '1')")

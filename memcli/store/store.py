@@ -77,9 +77,10 @@ from memcli.memory import Memory
 from memcli.models.embedding import same_embedder
 from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree, write_private
 from memcli.processes import service_pid
-from memcli.store import space
+from memcli.store import snapshot, space
 from memcli.store.hnsw import zero_unused_slots_under
 from memcli.store.index import UserIndex
+from memcli.store.recall_index import INDEX_VERSION
 from memcli.store.sidecar import Sidecar
 from memcli.store.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
 
@@ -92,6 +93,9 @@ STAGING = "memories-reindex"
 """The collection a reindex fills before it takes the place of ``COLLECTION``."""
 SCHEMA_VERSION = 1
 _GET_PAGE = 5000
+BEHIND_BATCH = 256
+"""Reinforced memories whose Chroma metadata may wait (``MemoryStore.reinforce``) before
+they are written to Chroma in one update."""
 MIN_PREFIX = 4
 """The fewest characters of an id that find a memory by prefix (ids are 16 hex digits):
 shorter prefixes would match too many memories to be worth a scan."""
@@ -820,6 +824,10 @@ class MemoryStore:
         return collection
 
     def _close(self) -> None:
+        try:
+            self._flush_behind()
+        except Exception as exc:  # the copy holds it: the next flush writes it
+            log.warning("the metadata of reinforced memories stays behind in Chroma for now: %s", exc)
         self._collection = None
         self._staging = None
         if self._sidecar is not None:
@@ -959,8 +967,52 @@ class MemoryStore:
                 raise refused
             self._repair({m.user for m in memories})
             self.sidecar.index.mark_dirty(m.user for m in memories)
+            # Written whole below: a reinforcement recorded behind is in these memories.
+            self.sidecar.index.caught_up([m.id for m in memories])
             self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
             self.sidecar.index.set_state(memories)
+
+    def reinforce(self, memories: Sequence[Memory]) -> None:
+        """Write back the metadata of recalled memories (a reinforcement), behind: the
+        recall index's copy at once (what every read of the store takes), Chroma in
+        batches of ``BEHIND_BATCH`` (``flush_behind``), and whatever is still behind when
+        the store is closed, before anything reads Chroma's metadata, or when the store is
+        next opened after a kill. A reinforcement is thus one SQLite transaction, not a
+        Chroma write. Raises DiskFullError as ``update`` does; ReadOnlyStoreError in a
+        read-only store."""
+        if not memories:
+            return
+        with self.transaction():
+            if self.read_only:
+                raise self.read_only_error()
+            if refused := self.room_error(ROOM_PER_MEMORY * len(memories), "nothing was changed"):
+                raise refused
+            self._repair({m.user for m in memories})
+            if self.sidecar.index.set_behind(memories) >= BEHIND_BATCH:
+                self.flush_behind()
+
+    def flush_behind(self) -> int:
+        """Write to Chroma the metadata the recall index's copy holds ahead of it
+        (``reinforce``), a page at a time, each page marked current once written: a kill
+        in between writes it again, the same, at the next flush. Returns the memories
+        written."""
+        with self.transaction():
+            return self._flush_behind()
+
+    def _flush_behind(self) -> int:
+        """``flush_behind`` with the store open (no transaction taken: ``_close`` calls it)."""
+        written = 0
+        if self.read_only or self._sidecar is None or self._collection is None:
+            return 0
+        index = self._sidecar.index
+        while True:
+            ids, memories = index.behind(_GET_PAGE)
+            if not ids:
+                return written
+            if memories:
+                self._collection.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
+            index.caught_up(ids)
+            written += len(memories)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete memories for good: text, metadata and embedding, and their place in the
@@ -981,6 +1033,7 @@ class MemoryStore:
                 for m in self._col.get(ids=page, include=["metadatas"])["metadatas"]
             }
             self._repair(users)
+            snapshot.drop(self.paths.data_dir, users)  # they hold the text of what goes
             for page in pages:
                 self.sidecar.index.mark_dirty(users)
                 self._col.delete(ids=page)
@@ -1256,6 +1309,7 @@ class MemoryStore:
                 if not matches:
                     raise NotFoundError(f"no memory with id {memory_id!r}{short_prefix(memory_id)}")
                 return self._mirrored_many(matches)[0][0]
+            self._flush_behind()
             result = self._col.get(ids=[memory_id], include=["documents", "metadatas"])
             if not result["ids"] and len(memory_id) >= MIN_PREFIX:
                 matches = [i for i in self._ids() if i.startswith(memory_id)]
@@ -1274,6 +1328,7 @@ class MemoryStore:
         with self.transaction():
             found, left = self._mirrored_many(ids)
             if left and not self._all_mirrored():
+                self._flush_behind()
                 result = self._col.get(ids=left, include=["documents", "metadatas"])
                 found.extend(
                     Memory.from_chroma(i, d, m)
@@ -1370,6 +1425,7 @@ class MemoryStore:
                     after = rows[-1][0]
                 return
             include = ["documents", "metadatas", *(["embeddings"] if vectors else [])]
+            self._flush_behind()
             offset = 0
             while True:
                 page = self._col.get(where=_where(user=user), include=include, limit=size, offset=offset)
@@ -1586,7 +1642,10 @@ class MemoryStore:
 
     def recall_index(self, user: str, embed: Embed) -> UserIndex:
         """``user``'s recall index, ready to score: checked first (``check_recall_index``),
-        with every window vector still missing computed by ``embed``."""
+        with every window vector still missing computed by ``embed``. Read from the user's
+        snapshot (``memcli.store.snapshot``) brought up to date with the sidecar's change
+        log when there is one that can be trusted, else loaded whole from the sidecar and
+        a snapshot taken of it (``save_recall_snapshot``)."""
         with self.transaction():
             self.check_recall_index(user)
             index = self.sidecar.index
@@ -1595,7 +1654,31 @@ class MemoryStore:
                 vectors = embed([text for _, text in missing])
                 with self.optional_write(WINDOWS_SKIPPED):
                     index.fill_windows(missing, vectors)
-            return index.load(user)
+            seq, epoch = index.seq(), index.epoch(user)
+            loaded = snapshot.load(self.paths.data_dir, user, epoch, seq, INDEX_VERSION)
+            if loaded is not None:
+                loaded.apply(index.changes(user, loaded.seq))
+                if loaded.count == index.count_of(user) and loaded.epoch == epoch:
+                    return loaded
+                self.notice(f"the snapshot of the recall index of {user} did not match the store; loading it whole")
+            whole = index.load(user)
+            self.save_recall_snapshot(user, whole)
+            return whole
+
+    def save_recall_snapshot(self, user: str, index: UserIndex) -> bool:
+        """Take a snapshot of ``user``'s ``index`` (``memcli.store.snapshot``), unless rows
+        were deleted since it was loaded whole (its vocabulary may hold their words), the
+        store is read-only, or it is empty; returns whether one was taken. A snapshot that
+        cannot be written (a full device) is skipped: it only saves time."""
+        if index.scrubbed or self.read_only or index.count == 0:
+            return False
+        try:
+            snapshot.save(self.paths.data_dir, user, index, INDEX_VERSION)
+        except OSError as exc:
+            log.warning("no snapshot of the recall index of %s: %s", user, exc)
+            return False
+        index.behind = 0
+        return True
 
     def _ids(self, user: str | None = None) -> list[str]:
         """Every id in the store, or ``user``'s."""
@@ -1612,7 +1695,10 @@ class MemoryStore:
         return memories, vectors
 
     def _pages(self, where: dict[str, Any] | None, include: list[str]) -> Iterator[dict[str, Any]]:
-        """The results of ``_col.get(where=..., include=...)``, ``_GET_PAGE`` memories at a time."""
+        """The results of ``_col.get(where=..., include=...)``, ``_GET_PAGE`` memories at a
+        time (Chroma's metadata brought up to date first: ``flush_behind``)."""
+        if "metadatas" in include:
+            self._flush_behind()
         offset = 0
         while True:
             page = self._col.get(where=where, include=include, limit=_GET_PAGE, offset=offset)

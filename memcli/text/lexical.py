@@ -41,7 +41,7 @@ import os
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -176,6 +176,46 @@ class LexicalIndex:
     def __len__(self) -> int:
         """Documents indexed."""
         return self._live_count
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
+        """The postings as (arrays, JSON-able lists, scalars), merged first: what
+        ``from_state`` takes back (a snapshot of the recall index saves them)."""
+        self._merge()
+        arrays = {"length": self._length, "live": self._live}
+        shape = [0, 0]
+        if self._base is not None:
+            arrays.update(indptr=self._base.indptr, indices=self._base.indices, data=self._base.data)
+            shape = list(self._base.shape)
+        terms = [""] * len(self._vocab)
+        for term, number in self._vocab.items():
+            terms[number] = term
+        lists = {"terms": terms, "words": self._words}
+        scalars = {"live_count": self._live_count, "total_length": self._total_length, "shape": shape}
+        return arrays, lists, scalars
+
+    @classmethod
+    def from_state(
+        cls, arrays: Mapping[str, np.ndarray], lists: Mapping[str, Any], scalars: Mapping[str, Any]
+    ) -> LexicalIndex:
+        """The postings ``state`` gave. Raises ValueError when its parts do not agree."""
+        index = cls()
+        index._vocab = {term: number for number, term in enumerate(lists["terms"])}
+        index._words = {str(word): int(number) for word, number in lists["words"].items()}
+        index._length = np.array(arrays["length"], dtype=np.float64)
+        index._live = np.array(arrays["live"], dtype=bool)
+        if len(index._length) != len(index._live):
+            raise ValueError("postings whose parts differ in length")
+        index._stale = np.zeros(len(index._live), dtype=bool)
+        index._live_count, index._total_length = int(scalars["live_count"]), float(scalars["total_length"])
+        if "indptr" in arrays:
+            # heavy: scipy's sparse matrices are needed only by BM25
+            from scipy import sparse
+
+            shape = tuple(int(x) for x in scalars["shape"])
+            if shape[0] > len(index._live) or shape[1] > FIELDS * max(1, len(index._vocab)):
+                raise ValueError("postings of another shape")
+            index._base = sparse.csc_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+        return index
 
     # writes ------------------------------------------------------------------------------
 

@@ -1,0 +1,156 @@
+"""Snapshots of a user's recall index in memory (``UserIndex``), so that a service started
+again loads a big user's index in a fraction of a second instead of reading it back from
+the sidecar (8.5 s for 100,000 memories: 300 MB of vectors read, BM25 postings tokenized).
+
+A snapshot is a folder of files beside the sidecar (``SNAPSHOT_DIR`` under the data
+folder, one folder per user, named by a hash of the user's name), written whole by
+``save``: the vectors as ``.npy`` files, memory-mapped copy-on-write when loaded (a page
+the index patches becomes the process's own; the file is never written again), the other
+per-row arrays and the BM25 postings as ``.npy`` files, and the lists and names as JSON.
+Each save writes a new *generation* folder, fsyncs it, and only then points the user's
+``current`` file at it (``writing_private``: a rename), so a kill at any point leaves the
+previous snapshot or the new one, whole; folders no pointer names are removed by the next
+save.
+
+A snapshot records the ``seq`` and epoch of the recall index it was taken at
+(``memcli.store.recall_index``). ``load`` trusts it only when the user's epoch is still
+the same (a rebuild, a reindex or a sidecar made again gives a new one), its ``seq`` is
+not ahead of the sidecar's, and its files are whole and agree with its manifest; the
+caller then brings it up to date with the sidecar's change log (``RecallIndex.changes``)
+and checks the count of rows against the sidecar's. Anything else: the snapshot is not
+used (the index is loaded from the sidecar, and a new snapshot taken).
+
+A snapshot holds the text of memories (and the words of deleted ones in its vocabulary),
+so deleting a memory for good removes its user's snapshots (``drop``), and a snapshot is
+taken only of an index loaded whole from the sidecar since the last deletion
+(``UserIndex.scrubbed``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memcli.paths import open_private, private_dir, writing_private
+from memcli.store.index import UserIndex
+
+SNAPSHOT_DIR = "recall-snapshots"
+"""The folder of the snapshots, under the store's data folder."""
+SNAPSHOT_VERSION = 1
+"""Bump when what a snapshot holds changes: older snapshots are then not used."""
+_POINTER = "current"
+_MANIFEST = "manifest.json"
+
+
+def user_dir(data_dir: Path, user: str) -> Path:
+    """The folder of ``user``'s snapshots under the data folder ``data_dir``."""
+    return data_dir / SNAPSHOT_DIR / hashlib.sha256(user.encode("utf-8")).hexdigest()[:32]
+
+
+def drop(data_dir: Path, users: list[str] | set[str]) -> None:
+    """Remove every snapshot of ``users`` (a deletion for good: they hold the deleted text)."""
+    for user in users:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(user_dir(data_dir, user))
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_array(folder: Path, name: str, array: np.ndarray) -> None:
+    with os.fdopen(open_private(folder / f"{name}.npy"), "wb") as f:
+        np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Path:
+    """Write a snapshot of ``user``'s ``index`` (at its ``seq`` and epoch), made with
+    recall index version ``index_version``; returns its generation folder. Raises OSError
+    (a full device: the previous snapshot stays)."""
+    state = index.snapshot_state()
+    home = private_dir(user_dir(data_dir, user))
+    generation = home / f"g-{uuid.uuid4().hex}"
+    generation.mkdir(mode=0o700)
+    try:
+        for name, array in state["arrays"].items():
+            _write_array(generation, name, array)
+        manifest = {
+            "version": SNAPSHOT_VERSION,
+            "index_version": index_version,
+            "user": user,
+            **state["scalars"],
+            "arrays": {name: [list(a.shape), str(a.dtype)] for name, a in state["arrays"].items()},
+        }
+        with writing_private(generation / "lists.json") as f:
+            f.write(json.dumps(state["lists"], ensure_ascii=False).encode("utf-8"))
+        with writing_private(generation / _MANIFEST) as f:
+            f.write(json.dumps(manifest).encode("utf-8"))
+        _fsync_dir(generation)
+        with writing_private(home / _POINTER) as f:
+            f.write(generation.name.encode("utf-8"))
+    except BaseException:
+        shutil.rmtree(generation, ignore_errors=True)
+        raise
+    for old in home.iterdir():  # older generations, and what a killed save left
+        if old.is_dir() and old.name != generation.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return generation
+
+
+def load(data_dir: Path, user: str, epoch: str, seq: int, index_version: int) -> UserIndex | None:
+    """``user``'s snapshot as a ``UserIndex`` at the snapshot's ``seq`` (to be brought up to
+    date by the caller), or None when there is none or it cannot be trusted: another
+    version, another user, another epoch than ``epoch``, a ``seq`` ahead of ``seq`` (the
+    sidecar's now), or files that do not agree with its manifest (a torn or damaged
+    snapshot). The vectors are memory-mapped (copy-on-write)."""
+    home = user_dir(data_dir, user)
+    try:
+        generation = home / (home / _POINTER).read_text(encoding="utf-8").strip()
+        if not generation.name.startswith("g-") or generation.parent != home:
+            return None
+        manifest = json.loads((generation / _MANIFEST).read_text(encoding="utf-8"))
+        if (
+            manifest.get("version") != SNAPSHOT_VERSION
+            or manifest.get("index_version") != index_version
+            or manifest.get("user") != user
+            or manifest.get("epoch") != epoch
+            or not isinstance(manifest.get("seq"), int)
+            or manifest["seq"] > seq
+        ):
+            return None
+        arrays: dict[str, np.ndarray] = {}
+        for name, (shape, dtype) in manifest["arrays"].items():
+            mode = "c" if name in ("turn", "window") and int(np.prod(shape)) > 0 else None
+            array = np.load(generation / f"{name}.npy", mmap_mode=mode, allow_pickle=False)
+            if list(array.shape) != shape or str(array.dtype) != dtype:
+                return None
+            arrays[name] = array
+        lists = json.loads((generation / "lists.json").read_text(encoding="utf-8"))
+        return UserIndex.from_snapshot(manifest, arrays, lists)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def describe(data_dir: Path, user: str) -> dict[str, Any] | None:
+    """The manifest of ``user``'s current snapshot (None when there is none): for tests and doctor."""
+    home = user_dir(data_dir, user)
+    try:
+        generation = home / (home / _POINTER).read_text(encoding="utf-8").strip()
+        return json.loads((generation / _MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

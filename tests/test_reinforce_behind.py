@@ -1,0 +1,111 @@
+"""Reinforcement written behind (``MemoryStore.reinforce``): the recall index's copy at
+once, Chroma in batches; every read sees it at once, Chroma catches up at a batch, when
+the store closes, before Chroma's metadata is read, and after a kill (the copy holds it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import FakeEmbedder
+from test_index import USER, make_memcli, note
+
+from memcli.library.engine import Engine
+from memcli.store import store as store_module
+
+NOTES = [f"Note {i} about the harbour and the puppy" for i in range(6)]
+
+
+def chroma_strength(engine: Engine, ids: list[str]) -> dict[str, Any]:
+    """Strength and recall count as Chroma's own metadata holds them."""
+    with engine.store.transaction():
+        got = engine.store._col.get(ids=ids, include=["metadatas"])
+    return {i: (m["strength"], m["recall_count"]) for i, m in zip(got["ids"], got["metadatas"])}
+
+
+def resident(fake_embedder: FakeEmbedder) -> tuple[Engine, list[str]]:
+    engine = make_memcli()
+    engine.add_memories([note(t) for t in NOTES])
+    engine.store.open_resident()
+    with engine.store.transaction():
+        ids = [m.id for m in engine.store.memories(user=USER)]
+    return engine, ids
+
+
+def test_a_reinforcement_is_read_at_once_and_reaches_chroma_when_the_store_closes(
+    fake_embedder: FakeEmbedder,
+) -> None:
+    engine, ids = resident(fake_embedder)
+    try:
+        hits = engine.recall("harbour puppy", USER, k=3)
+        recalled = [h.memory.id for h in hits]
+        with engine.store.transaction():
+            assert all(m.recall_count == 1 for m in engine.store.get_many(recalled))
+            assert engine.store.sidecar.index.behind_count() == 3
+        assert all(v == (1.0, 0) for v in chroma_strength(engine, recalled).values()), "Chroma waits"
+    finally:
+        engine.store.close()
+    assert all(v == (2.0, 1) for v in chroma_strength(engine, recalled).values())
+    with engine.store.transaction():
+        assert engine.store.sidecar.index.behind_count() == 0
+
+
+def test_a_batch_is_written_to_chroma(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "BEHIND_BATCH", 4)
+    engine, ids = resident(fake_embedder)
+    try:
+        with engine.store.transaction():
+            engine.reinforce(engine.store.get_many(ids[:3]))
+            assert engine.store.sidecar.index.behind_count() == 3
+            engine.reinforce(engine.store.get_many(ids[3:5]))
+            assert engine.store.sidecar.index.behind_count() == 0
+        assert all(v == (2.0, 1) for v in chroma_strength(engine, ids[:5]).values())
+    finally:
+        engine.store.close()
+
+
+def test_reading_chromas_metadata_catches_it_up_first(fake_embedder: FakeEmbedder) -> None:
+    """A rebuild of the recall index from Chroma (a user left dirty) keeps the reinforcement."""
+    engine, ids = resident(fake_embedder)
+    try:
+        with engine.store.transaction():
+            engine.reinforce(engine.store.get_many(ids[:2]))
+            engine.store.sidecar.index.mark_dirty([USER])
+            engine.store.check_recall_index(USER)
+            assert engine.store.sidecar.index.behind_count() == 0
+            assert all(m.recall_count == 1 for m in engine.store.get_many(ids[:2]))
+    finally:
+        engine.store.close()
+
+
+def test_a_later_write_and_a_delete_take_the_memory_off_the_list(fake_embedder: FakeEmbedder) -> None:
+    engine, ids = resident(fake_embedder)
+    try:
+        with engine.store.transaction():
+            engine.reinforce(engine.store.get_many(ids[:3]))
+            pinned = engine.store.get(ids[0])
+            pinned.pinned = True
+            engine.store.update([pinned])
+            engine.store.delete([ids[1]])
+            assert engine.store.sidecar.index.behind_count() == 1
+        assert chroma_strength(engine, [ids[0]])[ids[0]] == (2.0, 1), "the update wrote it whole"
+    finally:
+        engine.store.close()
+    assert chroma_strength(engine, [ids[2]])[ids[2]] == (2.0, 1)
+
+
+def test_a_kill_before_chroma_caught_up_loses_nothing(fake_embedder: FakeEmbedder) -> None:
+    """The store is dropped without closing (as a kill -9 leaves it): the next process
+    reads the reinforcement from the copy, and writes it to Chroma when it closes."""
+    engine, ids = resident(fake_embedder)
+    with engine.store.transaction():
+        engine.reinforce(engine.store.get_many(ids[:2]))
+    engine.store._flush_behind = lambda: 0  # type: ignore[method-assign]  # what a kill skips
+    engine.store.close()
+    assert all(v == (1.0, 0) for v in chroma_strength(engine, ids[:2]).values())
+
+    again = make_memcli()
+    with again.store.transaction():
+        assert all(m.recall_count == 1 for m in again.store.get_many(ids[:2]))
+        assert again.store.sidecar.index.behind_count() == 2
+    assert all(v == (2.0, 1) for v in chroma_strength(again, ids[:2]).values())
