@@ -392,19 +392,25 @@ class Service:
 
         cancelled = False
 
-        def emit(event: str, **fields: Any) -> None:
+        def cancel_now() -> bool:
             # The client sends nothing after its request but a cancel (its user pressed
             # Ctrl-C), and a closed connection reads as ready too: either way the verb stops
-            # here, at one of its events, once, and answers what it has (``memcli.transport.client``).
+            # once, at the first point that asks (an event, or a step of the chat model's
+            # prompt evaluation), and answers what it has (``memcli.transport.client``).
             nonlocal cancelled
+            if not cancelled and connection.poll():
+                cancelled = True
+                return True
+            return False
+
+        def emit(event: str, **fields: Any) -> None:
             if event == "saved":
                 # What is safe so far (``Engine``'s ``saved``): not a point to stop at, and
                 # the write goes on whether or not the client is there to hear it.
                 with contextlib.suppress(Interrupted):
                     send({"event": event, **fields})
                 return
-            if not cancelled and connection.poll():
-                cancelled = True
+            if cancel_now():
                 raise Interrupted("interrupted")
             send({"event": event, **fields})
 
@@ -423,7 +429,7 @@ class Service:
                 outcome = f"mismatch with client {request.get('version')}"
                 return
             emit("accepted")
-            with self.resources.emitting(emit):
+            with self.resources.emitting(emit, cancel_now):
                 library = Memcli(self.resources.engine(request), emit)
                 data = verbs.dump(api.run(library, verb, request.get("args") or {}))
             send({"event": "result", "data": data})
