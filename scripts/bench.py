@@ -1117,9 +1117,10 @@ def main(argv: list[str] | None = None) -> int:
         from memcli.models.embedding import Embedder
         from memcli.store.recall_index import batch_windows
 
-        log("loading the embedder")
         embedder = Embedder()
-        embedder.embed_one("warm up")
+        if not {"import", "recall"} <= skip:
+            log("loading the embedder")
+            embedder.embed_one("warm up")
         vectors: dict[str, Any] = {}
         small = args.shell_conversation
         small_turns = [m for s in locomo_sessions(args.locomo, [small]) for m in s]
