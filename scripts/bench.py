@@ -67,6 +67,19 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    memcli.transport.client"`` (the cumulative time of its top-level memcli imports), and the wall
    time of ``python -c "import memcli.cli, memcli.transport.client"`` next to ``python -c pass``.
 
+6. **Where a person waits** (``--skip waits`` to skip), on the demo store (``memcli import
+   --demo`` into a fresh MEMCLI_HOME, one ``memcli ask`` first, as a person trying memcli
+   does): a cold ``memcli ask`` (the service stopped before each call, so each starts it), a
+   cold ``list``, ``show`` and ``stats``, a warm ``memcli recall`` and ``memcli --help``
+   (p50 over the calls, wall time of the command from a shell); then a scripted chat of
+   ``--chat-turns`` turns (10) on the embedded model through the service, as ``memcli chat``
+   sends it (``chat.open``, then ``chat.respond`` per turn, in a child process): the time
+   from each message sent to the first piece of its reply (time to first token), and the
+   pieces (about one token each) per second after it; then Ctrl-C: ``memcli chat`` from a
+   pipe, SIGINT 0.2 s after a message is sent (before the first token) and right after the
+   first piece of the reply, and the time until the command has ended (``--chat-turns 0``
+   skips the chat).
+
 Everything happens in temporary directories, removed at the end (``--keep`` keeps
 them). Lines of the service logs that look like errors are reported.
 """
@@ -542,6 +555,149 @@ def shell_bench(shell: Shell, home: Path, user: str, queries: list[str], calls: 
     return out
 
 
+# --- where a person waits -----------------------------------------------------------------
+
+CHAT_SCRIPT = [
+    "Hi, I am back from the pottery class.",
+    "What did I make last week?",
+    "My teacher says my bowls are getting thinner.",
+    "When did I start the class?",
+    "I think I will try a teapot next.",
+    "Do you remember my sister's name?",
+    "She wants to come to the class too.",
+    "What should I glaze the teapot with?",
+    "I have a kiln slot on Friday.",
+    "Thanks, talk tomorrow.",
+]
+"""The messages of the scripted chat (section 6), in turn."""
+
+
+def chat_worker(turns: int) -> dict[str, Any]:
+    """In a child process whose MEMCLI_HOME is the demo store: a chat of ``turns`` messages
+    through the service, as ``memcli chat`` sends them; per turn the seconds to the first
+    piece of the reply, the whole reply's seconds and its pieces."""
+    from memcli.paths import resolve_paths
+    from memcli.transport.client import Handlers
+    from memcli.transport.entry import call
+
+    paths = resolve_paths()
+    t = time.perf_counter()
+    state = call(paths, "chat.open", {"user": "demo", "system": "", "resume": False}, Handlers())
+    opened = time.perf_counter() - t
+    rows = []
+    for i in range(turns):
+        pieces: list[float] = []
+        sent = time.perf_counter()
+        reply = call(
+            paths,
+            "chat.respond",
+            {"state": state.to_json(), "text": CHAT_SCRIPT[i % len(CHAT_SCRIPT)]},
+            Handlers(piece=lambda _: pieces.append(time.perf_counter())),
+        )
+        done = time.perf_counter()
+        state = reply.state
+        first = pieces[0] - sent if pieces else float("nan")
+        rate = (
+            (len(pieces) - 1) / (pieces[-1] - pieces[0]) if len(pieces) > 2 and pieces[-1] > pieces[0] else float("nan")
+        )
+        rows.append(
+            {"turn": i + 1, "first_piece_s": first, "reply_s": done - sent, "pieces": len(pieces), "pieces_per_s": rate}
+        )
+    return {"open_s": opened, "turns": rows}
+
+
+def ctrl_c(shell: Shell, home: Path, after_first_piece: bool) -> float:
+    """``memcli chat`` reading a pipe: one message, then SIGINT (0.2 s after it was sent, or
+    as soon as the reply's first piece is on stdout); seconds from the SIGINT until the
+    command has ended (NaN when the reply ended before the SIGINT)."""
+    import select
+
+    process = subprocess.Popen(
+        [*shell.command, "chat", "--user", "demo", "--quiet"],
+        env=shell.env(home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(f"{CHAT_SCRIPT[1]}\n".encode())
+        process.stdin.flush()
+        if after_first_piece:
+            ready, _, _ = select.select([process.stdout], [], [], 120)
+            if not ready:
+                return float("nan")
+            os.read(process.stdout.fileno(), 1)
+        else:
+            time.sleep(0.2)
+        if process.poll() is not None:
+            return float("nan")
+        t = time.perf_counter()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=120)
+        return time.perf_counter() - t
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def waits_bench(shell: Shell, home: Path, calls: int, cold_calls: int, chat_turns: int) -> dict[str, Any]:
+    """Section 6: cold ask, list, show and stats, warm recall and --help on the demo store,
+    then the scripted chat and Ctrl-C; seconds."""
+    out: dict[str, Any] = {}
+    shell.run(home, ["import", "--demo", "--quiet"])
+    question = ["ask", "--user", "demo", "When did I start the pottery class?"]
+    shell.run(home, question)  # what a person does first: the embedded model is made ready once
+    _, listed = shell.run(home, ["list", "--user", "demo", "-n", "1", "--json"])
+    first_id = json.loads(listed.stdout)[0]["id"] if listed.returncode == 0 else "none"
+
+    def stop() -> None:
+        shell.stop(home)
+
+    cold: dict[str, float] = {}
+    for name, args in (
+        ("ask", question),
+        ("list", ["list", "--user", "demo"]),
+        ("show", ["show", first_id]),
+        ("stats", ["stats"]),
+    ):
+        cold[name] = p50(shell.timed(home, args, cold_calls, before=stop))
+        log(f"  cold {name}: p50 {cold[name]:.2f} s over {cold_calls}")
+    out["cold_p50_s"] = cold
+    shell.run(home, ["recall", "--user", "demo", "pottery"])  # the service is up
+    out["warm_recall_p50_s"] = p50(shell.timed(home, ["recall", "--user", "demo", "pottery class"], calls))
+    out["help_p50_s"] = p50(shell.timed(home, ["--help"], calls))
+    log(f"  warm recall p50 {out['warm_recall_p50_s']:.2f} s, --help p50 {out['help_p50_s']:.2f} s")
+    if chat_turns > 0:
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--chat-worker", str(chat_turns)],
+            env=shell.env(home),
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
+        if done.returncode != 0:
+            shell.failures.append(f"chat worker: exit {done.returncode}: {done.stderr.strip()[-600:]}")
+        else:
+            chat = json.loads(done.stdout.strip().splitlines()[-1])
+            later = [row["first_piece_s"] for row in chat["turns"][1:]]
+            chat["first_piece_p50_s"] = p50(later)
+            chat["pieces_per_s_p50"] = p50(
+                [row["pieces_per_s"] for row in chat["turns"] if row["pieces_per_s"] == row["pieces_per_s"]]
+            )
+            out["chat"] = chat
+            log(f"  chat: first piece {', '.join(f'{x:.2f}' for x in [r['first_piece_s'] for r in chat['turns']])} s")
+        out["ctrl_c_s"] = {
+            "before_first_piece": ctrl_c(shell, home, after_first_piece=False),
+            "after_first_piece": ctrl_c(shell, home, after_first_piece=True),
+        }
+        log(f"  Ctrl-C: {out['ctrl_c_s']}")
+    stop()
+    return out
+
+
 # --- import time of the client -------------------------------------------------------------
 
 
@@ -813,6 +969,28 @@ def table(r: dict[str, Any]) -> str:
                 f"{r['machine']['loadavg_at_start']}. Every figure above is slowed by them."
             ),
         ]
+    if "waits" in r:
+        w = r["waits"]
+        c = w["cold_p50_s"]
+        lines += [
+            "",
+            "6. Where a person waits (demo store; p50, seconds from a shell)",
+            f"   cold ask {c['ask']:.2f}   cold list {c['list']:.2f}   cold show {c['show']:.2f}   cold stats {c['stats']:.2f}"
+            f"   warm recall {w['warm_recall_p50_s']:.2f}   --help {w['help_p50_s']:.2f}",
+        ]
+        if "chat" in w:
+            turns = w["chat"]["turns"]
+            lines += [
+                f"   chat on the embedded model: opened in {w['chat']['open_s']:.2f} s; time to first token, turns 2-{len(turns)}: "
+                f"p50 {w['chat']['first_piece_p50_s']:.2f} s; pieces/s p50 {w['chat']['pieces_per_s_p50']:.1f}",
+                "   per turn (s to first token): " + " ".join(f"{row['first_piece_s']:.2f}" for row in turns),
+            ]
+        if "ctrl_c_s" in w:
+            k = w["ctrl_c_s"]
+            lines.append(
+                f"   Ctrl-C to the end of memcli chat: before the first token {k['before_first_piece']:.2f} s, "
+                f"after it {k['after_first_piece']:.2f} s"
+            )
     if r.get("failures") or r.get("service_log"):
         lines += ["", "Problems seen"]
         lines += [f"   {f}" for f in r.get("failures", [])]
@@ -861,13 +1039,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--quick", action="store_true", help="a quick run: sizes 1000,5000, conversation conv-26 only, 3 cold calls"
     )
     p.add_argument(
-        "--skip", default="", help="parts to skip, comma-separated: recall, shell, import, forget-cli, client"
+        "--skip", default="", help="parts to skip, comma-separated: recall, shell, import, forget-cli, client, waits"
     )
     p.add_argument("--skip-cli-forget", action="store_true", help="same as --skip forget-cli")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--json-out", type=Path, help="also write the JSON object to this file")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (its path goes to stderr)")
+    p.add_argument(
+        "--chat-turns",
+        type=int,
+        default=10,
+        help="turns of the scripted chat in section 6 (default: %(default)s; 0: no chat)",
+    )
     p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--chat-worker", type=int, help=argparse.SUPPRESS)
     p.add_argument("--worker-queries", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
@@ -875,6 +1060,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             args.sizes = "1000,5000"
         args.conversations = args.conversations or "conv-26"
         args.cold_calls = min(args.cold_calls, 3)
+        args.chat_turns = min(args.chat_turns, 3)
     return args
 
 
@@ -905,6 +1091,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         queries = json.loads(Path(args.worker_queries).read_text(encoding="utf-8"))
         print(json.dumps(worker(Path(args.worker), queries, args.repeats, args.vector_dtype)))
+        return 0
+    if args.chat_worker is not None:
+        print(json.dumps(chat_worker(args.chat_worker)))
         return 0
 
     import memcli
@@ -937,12 +1126,23 @@ def main(argv: list[str] | None = None) -> int:
             log("5. client import time")
             r["client"] = client_import_time()
 
+        if "waits" not in skip:
+            log("6. where a person waits (demo store)")
+            mark = foreign.mark()
+            try:
+                r["waits"] = waits_bench(shell, root / "demo", args.calls, args.cold_calls, args.chat_turns)
+                r["waits"]["other_processes_share"] = foreign.since(mark)
+            finally:
+                shell.stop(root / "demo")
+            loads.append(os.getloadavg()[0])
+
         from memcli.models.embedding import Embedder
         from memcli.store.recall_index import batch_windows
 
-        log("loading the embedder")
         embedder = Embedder()
-        embedder.embed_one("warm up")
+        if not {"import", "recall"} <= skip:
+            log("loading the embedder")
+            embedder.embed_one("warm up")
         vectors: dict[str, Any] = {}
         small = args.shell_conversation
         small_turns = [m for s in locomo_sessions(args.locomo, [small]) for m in s]

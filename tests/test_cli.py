@@ -585,7 +585,8 @@ def test_chat_does_not_repeat_the_current_message_as_a_memory(runner: CliRunner,
     ok(runner.invoke(app, ["chat"], input="My dog is Rex\n/exit\n"))
     system, *rest = fake_model.prompts[0]
     assert "My dog is Rex" not in system.content
-    assert rest[-1].content == "My dog is Rex"
+    memories, _, message = rest[-1].content.rpartition("\n\n")
+    assert message == "My dog is Rex" and "My dog is Rex" not in memories
 
 
 def test_second_chat_recalls_the_first_session(
@@ -595,8 +596,8 @@ def test_second_chat_recalls_the_first_session(
     ok(runner.invoke(app, ["chat"], input="My dog is Rex\n/exit\n"))
     monkeypatch.setenv("MEMCLI_NOW", "2023-05-09T10:00:00")
     ok(runner.invoke(app, ["chat"], input="What is my dog called?\n/exit\n"))
-    system = fake_model.prompts[-1][0].content
-    line = next(l for l in system.splitlines() if "My dog is Rex" in l)
+    memories = fake_model.prompts[-1][-1].content  # they come with the message, after the conversation
+    line = next(l for l in memories.splitlines() if "My dog is Rex" in l)
     assert "2023-05-08" in line
     sessions = {t["session"] for t in list_json(runner, "--kind", "turn")}
     assert len(sessions) == 2
@@ -613,26 +614,26 @@ def test_chat_ended_by_end_of_input_loses_no_turn(runner: CliRunner, fake_model:
 def test_chat_folds_older_turns_into_a_summary(
     runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "2")
-    fake_model.replies = ["reply one", "reply two", "Summary: we said one and two.", "reply three", "later summary"]
-    ok(runner.invoke(app, ["chat"], input="message one\nmessage two\nmessage three\n/exit\n"))
-    # calls: reply one, reply two, summary of the two oldest turns, reply three, summary again
-    summary_prompt = "\n".join(m.content for m in fake_model.prompts[2])
-    assert "message one" in summary_prompt and "reply one" in summary_prompt
-    assert "message two" not in summary_prompt
-    third = fake_model.prompts[3]
-    assert "Summary: we said one and two." in third[0].content
-    assert [(m.role, m.content) for m in third[1:]] == [
-        ("user", "message two"),
-        ("assistant", "reply two"),
-        ("user", "message three"),
-    ]
+    monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "4")
+    fake_model.replies = ["reply one", "reply two", "reply three", "Summary: we said one and two.", "reply four"]
+    ok(runner.invoke(app, ["chat"], input="message one\nmessage two\nmessage three\nmessage four\n/exit\n"))
+    # calls: reply one, two and three, then (6 turns > 4) the summary of the four oldest, so
+    # that half the window is left, then reply four: no summary after reply two or four
+    assert len(fake_model.prompts) == 5
+    summary_prompt = "\n".join(m.content for m in fake_model.prompts[3])
+    assert "message one" in summary_prompt and "reply two" in summary_prompt
+    assert "message three" not in summary_prompt
+    fourth = fake_model.prompts[4]
+    assert "Summary: we said one and two." in fourth[0].content
+    assert [(m.role, m.content) for m in fourth[1:-1]] == [("user", "message three"), ("assistant", "reply three")]
+    assert fourth[-1].content.endswith("message four")
 
 
 def test_chat_with_history_within_the_window_calls_no_summary(runner: CliRunner, fake_model: Any) -> None:
     ok(runner.invoke(app, ["chat"], input="message one\nmessage two\n/exit\n"))
     assert len(fake_model.prompts) == 2  # default window (6 turns) holds both exchanges
-    assert [m.content for m in fake_model.prompts[1][1:]] == ["message one", "OK.", "message two"]
+    assert [m.content for m in fake_model.prompts[1][1:-1]] == ["message one", "OK."]
+    assert fake_model.prompts[1][-1].content.endswith("\n\nmessage two")
 
 
 def test_chat_unknown_slash_command_is_reported_and_chat_goes_on(runner: CliRunner, fake_model: Any) -> None:
@@ -659,6 +660,37 @@ def test_chat_interrupted_reply_is_kept_and_tagged(
     assert set(turns) == {"tell me a story", "Once upon a time"}
     assert turns["Once upon a time"]["tags"] == ["interrupted"]
     assert turns["Once upon a time"]["speaker"] == "assistant"
+    listed = ok(runner.invoke(app, ["list", "--kind", "turn"])).stdout
+    assert "assistant: Once upon a time [interrupted]" in listed  # never shown as a finished turn
+
+
+def test_the_next_prompt_shows_an_interrupted_reply_cut_short(
+    fake_model: Any, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.config import load_settings
+    from memcli.library.chat import INTERRUPTED_MARK, ChatSession
+    from memcli.paths import resolve_paths
+    from memcli.transport.resources import Resources
+
+    paths = resolve_paths()
+    resources = Resources(paths, load_settings(paths, env={}), fake_embedder, fake_model)
+    engine = resources.engine({"verb": "chat.respond"})
+    session = ChatSession(engine)
+    real_stream = fake_model.stream
+
+    def interrupted_stream(messages: Any, max_tokens: int, temperature: float) -> Any:
+        yield "She"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fake_model, "stream", interrupted_stream)
+    shown: list[str] = []
+    reply = session.respond("tell me about Ana", shown.append)
+    assert (reply.text, reply.interrupted, shown) == ("She", True, ["She"])
+    monkeypatch.setattr(fake_model, "stream", real_stream)
+    fake_model.replies = ["Ana is your sister."]
+    session.respond("go on", shown.append)
+    history = [(m.role, m.content) for m in fake_model.prompts[-1][1:-1]]
+    assert history == [("user", "tell me about Ana"), ("assistant", f"She {INTERRUPTED_MARK}")]
 
 
 def test_every_command_takes_quiet_and_every_data_command_takes_json() -> None:

@@ -272,11 +272,30 @@ def test_continue_resumes_the_last_session_with_its_recent_turns(runner: CliRunn
     session = stored[0]["session"]
     assert {t["session"] for t in stored} == {session}
     assert f"resuming session {session}" in resumed.stderr
-    assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [
+    assert [(m.role, m.content) for m in fake_model.prompts[-1][1:-1]] == [
         ("user", "My dog is Rex"),
         ("assistant", "Rex is a lovely name."),
-        ("user", "What is my dog called?"),
     ]
+    last = fake_model.prompts[-1][-1]
+    assert last.role == "user" and last.content.endswith("\n\nWhat is my dog called?")
+    assert last.content.startswith("Memories:")
+
+
+def test_a_chat_prompt_starts_as_the_previous_turns_did(runner: CliRunner, fake_model: Any) -> None:
+    """The recalled memories come with the new message, after the conversation, so that each
+    prompt starts with the whole previous one but its last message (llama.cpp then
+    evaluates only the new turns)."""
+    assert runner.invoke(app, ["remember", "My dog Rex was born in Lyon"]).exit_code == 0
+    fake_model.replies = ["Hello.", "Lyon, I think.", "Rex."]
+    done = runner.invoke(app, ["chat"], input="Hi there\nWhere was Rex born?\nWhat is my dog called?\n")
+    assert done.exit_code == 0, done.output
+    chats = [p for p in fake_model.prompts if p[0].role == "system" and "memcli" in p[0].content]
+    assert len(chats) == 3
+    for before, after in zip(chats, chats[1:]):
+        assert after[0] == before[0]
+        assert after[1 : len(before) - 1] == before[1:-1]
+    assert any("Rex was born in Lyon" in p[-1].content for p in chats)
+    assert all("Rex was born in Lyon" not in p[0].content for p in chats)
 
 
 def test_continue_without_an_earlier_session_starts_a_new_one(runner: CliRunner, fake_model: Any) -> None:
@@ -285,7 +304,8 @@ def test_continue_without_an_earlier_session_starts_a_new_one(runner: CliRunner,
     assert result.exit_code == 0, result.output
     assert "no earlier chat session of tester; starting a new one" in result.stderr
     assert fake_model.prompts[-1][0].content.endswith("Be brief")
-    assert [(m.role, m.content) for m in fake_model.prompts[-1][1:]] == [("user", "hello")]
+    assert [m.role for m in fake_model.prompts[-1][1:]] == ["user"]
+    assert fake_model.prompts[-1][-1].content.endswith("\n\nhello")
 
 
 def test_deleting_a_memory_takes_out_every_line_typed_for_it_even_after_an_edit(

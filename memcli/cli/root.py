@@ -441,6 +441,8 @@ def _memory_fields(memory: Any) -> list[str]:
     text = " ".join(memory.text.split())
     if memory.caption:
         text += f" [image: {memory.caption}]"
+    if "interrupted" in (getattr(memory, "tags", None) or []):
+        text += " [interrupted]"  # a reply stopped by Ctrl-C: what was shown of it, not a finished turn
     fields = [memory.id, memory.day, memory.kind]
     if getattr(memory, "score", None) is not None:
         fields.append(f"{memory.score.score:.4f}")

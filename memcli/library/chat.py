@@ -29,6 +29,10 @@ from memcli.recall.assistant import Context, check_question
 from memcli.recall.retrieval import Recalled
 from memcli.schema import iso_time
 
+INTERRUPTED_MARK = "[interrupted]"
+"""How a reply the user stopped (Ctrl-C) ends in the next prompts' history: stored as what
+was shown, tagged ``interrupted``, it is no finished turn."""
+
 
 @dataclass
 class Reply:
@@ -83,7 +87,13 @@ class ChatSession:
         last = turns[0].session  # newest first
         mine = [t for t in reversed(turns) if t.session == last][-engine.settings.history_turns :]
         session.session_id = last
-        session.history = [Message("assistant" if t.speaker == "assistant" else "user", t.text) for t in mine]
+        session.history = [
+            Message(
+                "assistant" if t.speaker == "assistant" else "user",
+                f"{t.text} {INTERRUPTED_MARK}" if "interrupted" in t.tags else t.text,
+            )
+            for t in mine
+        ]
         session.history_ids = [t.id for t in mine]
         session._last_turn_at = max(t.created_at for t in mine)
         session.resumed = True
@@ -185,7 +195,8 @@ class ChatSession:
                 [BASE_MODEL] if is_base_model(self.engine.chat_model) else []
             )
             turn = self._store_turn("assistant", reply, tags)
-            self.history.append(Message("assistant", reply))
+            # the next prompts show it cut short, not as a finished turn to continue from
+            self.history.append(Message("assistant", f"{reply} {INTERRUPTED_MARK}" if interrupted else reply))
             self.history_ids.append(turn.id)
         self._fold_history()
         return Reply(reply, context.recalled, interrupted)
@@ -218,19 +229,24 @@ class ChatSession:
             context.events,
             self.summary,
             context.running,
+            memories_apart=True,
         )
         if self.system:
             system += f"\n\nInstruction from {self.user} for this conversation: {self.system}"
-        messages = prompts.chat_messages(system, self.history, text)
+        messages = prompts.chat_messages(system, self.history, text, prompts.memories_block(context.memories))
         settings = self.engine.settings
         yield from self.engine.chat_model.stream(messages, settings.max_tokens, settings.temperature)
 
     def _fold_history(self) -> None:
-        """Keep ``history_turns`` turns verbatim; fold older ones into the session summary."""
+        """Keep at most ``history_turns`` turns verbatim: past that, the older ones fold into
+        the session summary until about half of them are left (whole exchanges). Folding in steps, not one turn a
+        reply, keeps the prompt's start (system text, summary, history) the same for
+        several turns, so the model evaluates only the new turns (see
+        ``prompts.system_prompt``), and calls the model to summarize every few turns only."""
         keep = self.engine.settings.history_turns
         if len(self.history) <= keep:
             return
-        cut = len(self.history) - keep
+        cut = len(self.history) - (keep // 2 - keep // 2 % 2)  # whole exchanges left
         dropped = self.history[:cut]
         self.history, self.history_ids = self.history[cut:], self.history_ids[cut:]
         self.summary = self.engine.summarize(self.summary, dropped)

@@ -49,6 +49,7 @@ from memcli.models.batching import batch_progress, import_batches
 from memcli.models.embedding import Embedder, Progress, embedder_identity, same_embedder
 from memcli.models.embedding_server import ServerEmbedder
 from memcli.models.llm import ChatModel, Message, load_chat_model
+from memcli.models.llm import chat_template_known as llm_template_known
 from memcli.models.llm_server import ServerChatModel
 from memcli.paths import PRIVATE_FILE, device_of, private_dir
 from memcli.recall.assistant import Answer, Assistant, Context
@@ -113,6 +114,13 @@ def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:
         settings.n_threads,
         settings.model_timeout,
     )
+
+
+def chat_template_known(settings: Settings, paths: Paths) -> bool | None:
+    """Whether the GGUF chat model of ``settings`` chats through a chat template, known
+    without loading it (``memcli.models.llm.chat_template_known``); None when it cannot be
+    told so (then loading the model tells)."""
+    return llm_template_known(settings.model, paths.model_dir, settings.chat_format)
 
 
 def server_model(settings: Settings) -> ServerChatModel:

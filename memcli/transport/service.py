@@ -4,7 +4,8 @@ Chroma wants one owning process per store directory, and loading the models cost
 seconds, so the service holds the store's file lock for its lifetime, keeps the Chroma
 client and the SQLite sidecar open, keeps each user's recall index in memory (the
 ``Recaller`` brings it up to date from the index's change log after every write instead
-of reloading it), loads the embedder once at start and the chat model on first use.
+of reloading it), loads the embedder once, in the background once its first request is
+answered (or ``WARM_UP_AFTER`` seconds after the start), and the chat model on first use.
 Clients (``memcli.transport.client``) send one JSON request per connection over a Unix socket with
 ``multiprocessing.connection``; each connection gets a thread, and the request runs
 through the same ``memcli.library.api.run`` as in-process mode (``memcli.transport.local``).
@@ -71,6 +72,11 @@ REQUEST_TIMEOUT = 10.0
 """Seconds a client has, from its connection, to send its whole request; a client that
 sends nothing, or half a frame, gets an error reply then and is closed."""
 MAX_CONNECTIONS = 64
+WARM_UP_AFTER = 2.0
+"""Seconds after the start at most before the embedder loads in the background: it waits
+for the first request to be answered, so that a command that embeds nothing (list, show,
+stats) is not slowed by the import of sentence-transformers (seconds of the interpreter)
+in the service it started; a command that embeds loads it itself, at once."""
 """Connections served at once (each is a thread); one more is refused at once with an
 error reply saying the service is busy."""
 
@@ -179,6 +185,8 @@ class Service:
         self._stopping = threading.Event()
         self._listener: Listener | None = None
         self._warming: threading.Thread | None = None
+        self._answered = threading.Event()
+        """Set once the first request is answered (or the service stops): the warm-up begins."""
 
     # running ---------------------------------------------------------------------------
 
@@ -238,6 +246,7 @@ class Service:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        self._answered.set()
         # accept() does not wake when its socket is closed from another thread; a connection does.
         try:
             Client(str(self.paths.socket), family="AF_UNIX").close()
@@ -275,6 +284,9 @@ class Service:
         write_private(self.paths.service_file, json.dumps(data))
 
     def _warm_up(self) -> None:
+        self._answered.wait(WARM_UP_AFTER)
+        if self._stopping.is_set():
+            return
         try:
             self.resources.embedder(self.settings).embed_one("memcli")
         except Exception:  # a bad embedder setting fails the requests that need it, with its own message
@@ -370,6 +382,7 @@ class Service:
                 try:
                     self._handle(connection, request)
                 finally:
+                    self._answered.set()
                     with self._counter:
                         self._active -= 1
                         self._last = time.monotonic()
@@ -392,19 +405,25 @@ class Service:
 
         cancelled = False
 
-        def emit(event: str, **fields: Any) -> None:
+        def cancel_now() -> bool:
             # The client sends nothing after its request but a cancel (its user pressed
             # Ctrl-C), and a closed connection reads as ready too: either way the verb stops
-            # here, at one of its events, once, and answers what it has (``memcli.transport.client``).
+            # once, at the first point that asks (an event, or a step of the chat model's
+            # prompt evaluation), and answers what it has (``memcli.transport.client``).
             nonlocal cancelled
+            if not cancelled and connection.poll():
+                cancelled = True
+                return True
+            return False
+
+        def emit(event: str, **fields: Any) -> None:
             if event == "saved":
                 # What is safe so far (``Engine``'s ``saved``): not a point to stop at, and
                 # the write goes on whether or not the client is there to hear it.
                 with contextlib.suppress(Interrupted):
                     send({"event": event, **fields})
                 return
-            if not cancelled and connection.poll():
-                cancelled = True
+            if cancel_now():
                 raise Interrupted("interrupted")
             send({"event": event, **fields})
 
@@ -423,7 +442,7 @@ class Service:
                 outcome = f"mismatch with client {request.get('version')}"
                 return
             emit("accepted")
-            with self.resources.emitting(emit):
+            with self.resources.emitting(emit, cancel_now):
                 library = Memcli(self.resources.engine(request), emit)
                 data = verbs.dump(api.run(library, verb, request.get("args") or {}))
             send({"event": "result", "data": data})

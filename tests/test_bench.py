@@ -1,0 +1,38 @@
+"""The benchmark script runs (``scripts/bench.py --quick``): a smoke test, under the slow
+marker. It asserts that every section reports its figures and nothing failed, never how
+fast anything was: speed is what the bench reports, not what a test checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import LOCOMO
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench.py"
+
+
+@pytest.mark.slow
+def test_the_quick_bench_reports_every_section(tmp_path: Path) -> None:
+    if not LOCOMO.is_file():
+        pytest.skip(f"LoCoMo data not found at {LOCOMO}: the bench needs ../shared/data/locomo/")
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--json", "--calls", "3", "--chat-turns", "2"],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["failures"] == []
+    assert {"client", "import", "shell", "recall", "waits"} <= set(report)
+    assert [row["size"] for row in report["recall"]][:1] == [1000]
+    waits = report["waits"]
+    assert set(waits["cold_p50_s"]) == {"ask", "list", "show", "stats"}
+    assert [row["turn"] for row in waits["chat"]["turns"]] == [1, 2]
+    assert all(row["pieces"] >= 0 for row in waits["chat"]["turns"])
+    assert set(waits["ctrl_c_s"]) == {"before_first_piece", "after_first_piece"}
