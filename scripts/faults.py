@@ -193,10 +193,12 @@ class Harness:
         timeout: float | None = None,
         prefix: Iterable[str] = (),
         closed_stdin: bool = False,
+        cwd: Path | None = None,
         **extra: str,
     ) -> Result:
         """Run ``memcli argv`` to the end (killed after ``timeout`` s: a hang); ``input``
-        (text, or bytes as they are) on its stdin, else none (``closed_stdin``: fd 0 closed, as ``<&-``)."""
+        (text, or bytes as they are) on its stdin, else none (``closed_stdin``: fd 0 closed, as ``<&-``);
+        in ``cwd`` (default: the harness's workdir)."""
         process = subprocess.Popen(
             [*prefix, *self.command, *argv],
             stdin=subprocess.PIPE if input is not None else None if closed_stdin else subprocess.DEVNULL,
@@ -204,7 +206,7 @@ class Harness:
             stderr=subprocess.PIPE,
             env=self.env(home, service, **extra),
             start_new_session=True,
-            cwd=self.workdir,
+            cwd=cwd or self.workdir,
             preexec_fn=(lambda: os.close(0)) if closed_stdin else None,
         )
         start = time.monotonic()
@@ -665,6 +667,35 @@ def service_case(h: Harness, rng: random.Random, base: Path, trials: int) -> Row
         memories = check.memories(h, home, service=True)
         if memories is not None:
             check.present_once(memories, acked)
+    finally:
+        h.run(home, "service", "stop", service=True, timeout=60)
+    return row
+
+
+def shadowed_service_case(h: Harness, base: Path) -> Row:
+    """A folder named ``memcli`` (a package: ``__init__.py``) in the directory a command runs
+    in, as a clone or a notes folder in ``$HOME`` is for cron: the command (run with ``-P``,
+    as the console script is, which never puts the current directory on ``sys.path``) must
+    start the service and be served by it, not fall back to running in its own process."""
+    row = Row("service: a folder named memcli here")
+    check = Check(row)
+    home, here = base / "shadowed", base / "shadowed-cwd"
+    (here / "memcli").mkdir(parents=True)
+    (here / "memcli" / "__init__.py").write_text("raise ImportError('the folder memcli here, not memcli')\n")
+    h_p = Harness(h.fake, h.quick, h.workdir)
+    h_p.command = [h.command[0], "-P", *h.command[1:]]
+    text = f"Shadow fx note {tag()}"
+    try:
+        done = check.saw(h_p.run(home, "remember", text, service=True, cwd=here), expect_ok=True)
+        row.trials += 1
+        if "could not start" in done.err or "running in this process" in done.err:
+            row.failures.append(f"the service did not start from a folder holding memcli/: {done.describe()}")
+        status = check.saw(h_p.run(home, "service", "status", "--json", service=True, timeout=60, cwd=here))
+        if status.code != 0:
+            row.failures.append(f"no service runs after a command from that folder: {status.describe()}")
+        memories = check.memories(h, home, service=True)
+        if memories is not None and done.code == 0:
+            check.present_once(memories, {text: done.out.strip()})
     finally:
         h.run(home, "service", "stop", service=True, timeout=60)
     return row
@@ -1751,6 +1782,7 @@ def main(argv: list[str] | None = None) -> int:
             ("bad: ", lambda: bad_inputs(h, base)),
             ("full disk: read, delete, restart", lambda: [full_disk_case(h, base)]),
             ("service: held by clients", lambda: [held_service_case(h, base)]),
+            ("service: a folder named memcli here", lambda: [shadowed_service_case(h, base)]),
             ("kill: service mid-command", lambda: [died_service_case(h, rng, base, 6 if options.quick else 12)]),
             ("purge grep: ", lambda: purge_cases(h, base)),
         ):

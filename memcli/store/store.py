@@ -1077,6 +1077,7 @@ class MemoryStore:
             done = subprocess.run(
                 [
                     sys.executable,
+                    "-P",  # the current directory off sys.path: nothing there can shadow chromadb's bindings
                     "-c",
                     "import sys, chromadb_rust_bindings; chromadb_rust_bindings.cli(sys.argv[1:])",
                     "chroma",
