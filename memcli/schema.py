@@ -420,6 +420,10 @@ class ChatReply(Out):
 
     reply: str
     interrupted: bool = Field(description="the user cancelled the reply (Ctrl-C) before it finished")
+    empty_reason: str = Field(
+        "",
+        description="why the reply is empty, in one line (the model wrote nothing, or only what is not shown); empty otherwise",
+    )
     memories: list[RecalledMemory]
     state: ChatState
 

@@ -701,6 +701,47 @@ def shadowed_service_case(h: Harness, base: Path) -> Row:
     return row
 
 
+TRANSCRIPT_LINE = re.compile(r"^\s*(?:\[[0-9a-fA-F]{4,16}\]\s*)?\d{4}-\d{1,2}-\d{1,2}\s+[^:\n]{1,40}:", re.M)
+"""A reply line in the shape of the prompt's memory lines (``2018-3-9 demo: ...``): a leak."""
+UNKNOWN_CITE = "52a64b1"
+"""An id no memory has (the issue's own), cited by the scripted reply."""
+
+
+def chat_leak_case(h: Harness, base: Path) -> Row:
+    """Chat replies never show a copied transcript line (a date and a speaker) or cite an
+    id that is not among the memories; an empty reply says why. With the fakes the model is
+    scripted (``--echo-system``: it answers with the last paragraph of ``--system``) to write
+    exactly those; with the real models whatever the embedded model writes is checked."""
+    row = Row("chat: transcript and citations")
+    check = Check(row)
+    home = base / "chat-leak"
+    for text in ("I was working in a small studio in 2018.", "My sister Ana lives in Porto."):
+        check.saw(h.run(home, "remember", text), expect_ok=True)
+    memories = check.memories(h, home) or []
+    ids = [m["id"] for m in memories]
+    scripted = {
+        "leak": "2018-3-9 demo: I was working in a small studio.",
+        "cite": f"You worked in a studio [{ids[0][:8] if ids else '0000'}] near Ana [{UNKNOWN_CITE}].",
+    }
+    fake = Harness(h.fake, h.quick, h.workdir)
+    if h.fake:
+        fake.command = [*h.command[:-1], "--echo-system", "--"]
+    for name, reply in scripted.items():
+        argv = ["chat", "--system", f"scripted\n\n{reply}"] if h.fake else ["chat"]
+        done = check.saw(fake.run(home, *argv, input="Where did I work?\n/exit\n"), expect_ok=True)
+        row.trials += 1
+        if TRANSCRIPT_LINE.search(done.out):
+            row.failures.append(f"{name}: a transcript line shown as the reply: {done.out.strip()[:120]!r}")
+        for token in re.findall(r"\[([0-9a-f]{4,16})\]", done.out):
+            if not any(i.startswith(token) for i in ids) and not any(token in m["text"] for m in memories):
+                row.failures.append(f"{name}: cited [{token}], which is no memory's id")
+        if not done.out.strip() and "no reply:" not in done.err:
+            row.failures.append(f"{name}: an empty reply that does not say why: {done.describe()}")
+        if not h.fake:
+            break
+    return row
+
+
 def concurrency_case(h: Harness, base: Path, service: bool) -> Row:
     """8 parallel ``remember`` loops of new texts (``--quick``: 4), a chat and a consolidation at once."""
     row = Row("concurrency" + (" (service)" if service else " (no service)"))
@@ -1783,6 +1824,7 @@ def main(argv: list[str] | None = None) -> int:
             ("full disk: read, delete, restart", lambda: [full_disk_case(h, base)]),
             ("service: held by clients", lambda: [held_service_case(h, base)]),
             ("service: a folder named memcli here", lambda: [shadowed_service_case(h, base)]),
+            ("chat: transcript and citations", lambda: [chat_leak_case(h, base)]),
             ("kill: service mid-command", lambda: [died_service_case(h, rng, base, 6 if options.quick else 12)]),
             ("purge grep: ", lambda: purge_cases(h, base)),
         ):
