@@ -742,6 +742,63 @@ def chat_leak_case(h: Harness, base: Path) -> Row:
     return row
 
 
+def _graph_by_name(out: str) -> tuple[list[str], list[str]] | None:
+    """``graph export --format json``'s nodes and edges, the store's numbering replaced by names."""
+    try:
+        found = json.loads(out)
+    except ValueError:
+        return None
+    names = {node["id"]: node["name"] for node in found["nodes"]}
+    nodes = sorted(json.dumps({k: v for k, v in n.items() if k != "id"}, sort_keys=True) for n in found["nodes"])
+    edges = sorted(
+        json.dumps(
+            {k: names.get(v, v) if k in ("source", "target") else v for k, v in e.items() if k != "key"},
+            sort_keys=True,
+        )
+        for e in found["edges"]
+    )
+    return nodes, edges
+
+
+def graph_backup_case(h: Harness, base: Path) -> Row:
+    """A backup keeps the graph: ``export`` -> ``purge-user`` -> ``import`` -> ``consolidate``
+    gives back the graph it had (``graph export --format json``, by name) and its relation
+    memories once each; the consolidation after the import has the graph to rebuild."""
+    row = Row("graph: backup, purge, restore")
+    check = Check(row)
+    home = base / "graph-backup"
+    notes = [
+        f"My sister Ana lives in Porto. {tag()}",
+        "Ana works at the Santo Antonio hospital.",
+        "In 2024 Ana moved to Lisbon with her husband Rui.",
+    ]
+    for text in notes:
+        check.saw(h.run(home, "remember", "--user", "gx", text), expect_ok=True)
+    check.saw(h.run(home, "consolidate", "--user", "gx", "--quiet"), expect_ok=True)
+    row.trials += 1
+    before = _graph_by_name(check.saw(h.run(home, "graph", "export", "--user", "gx", "--format", "json")).out)
+    relations = sorted(m["text"] for m in check.memories(h, home, user="gx") or [] if m["kind"] == "relation")
+    if not before or not before[1]:
+        row.failures.append("consolidation made no graph to back up")
+        return row
+    backup = home.parent / "graph-backup.jsonl"
+    check.saw(h.run(home, "export", "--user", "gx", "-o", str(backup), "--quiet"), expect_ok=True)
+    check.saw(h.run(home, "purge-user", "gx", "--yes", "--quiet"), expect_ok=True)
+    check.saw(h.run(home, "import", str(backup), "--quiet"), expect_ok=True)
+    again = check.saw(h.run(home, "consolidate", "--user", "gx"), expect_ok=True)
+    if again.out.startswith("nothing new to consolidate"):
+        row.failures.append("after the import, consolidate had nothing to rebuild the graph from")
+    after = _graph_by_name(check.saw(h.run(home, "graph", "export", "--user", "gx", "--format", "json")).out)
+    if after != before:
+        row.lost += 1
+        row.failures.append(f"the graph after the round trip differs: {before} -> {after}"[:400])
+    now = sorted(m["text"] for m in check.memories(h, home, user="gx") or [] if m["kind"] == "relation")
+    if now != relations:
+        row.duplicates += max(0, len(now) - len(relations))
+        row.failures.append(f"relation memories {len(relations)} before, {len(now)} after the round trip")
+    return row
+
+
 def concurrency_case(h: Harness, base: Path, service: bool) -> Row:
     """8 parallel ``remember`` loops of new texts (``--quick``: 4), a chat and a consolidation at once."""
     row = Row("concurrency" + (" (service)" if service else " (no service)"))
@@ -1825,6 +1882,7 @@ def main(argv: list[str] | None = None) -> int:
             ("service: held by clients", lambda: [held_service_case(h, base)]),
             ("service: a folder named memcli here", lambda: [shadowed_service_case(h, base)]),
             ("chat: transcript and citations", lambda: [chat_leak_case(h, base)]),
+            ("graph: backup, purge, restore", lambda: [graph_backup_case(h, base)]),
             ("kill: service mid-command", lambda: [died_service_case(h, rng, base, 6 if options.quick else 12)]),
             ("purge grep: ", lambda: purge_cases(h, base)),
         ):
