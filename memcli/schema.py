@@ -503,6 +503,24 @@ class ServiceStop(Out):
     pid: Optional[int] = Field(description="the stopped service's pid, null when none was running")
 
 
+class ScheduleResult(Out):
+    """``memcli schedule``: the scheduled jobs, as files to write (crontab lines, systemd
+    units, launchd agents), and whether ``--install`` installed them."""
+
+    kind: str = Field(description="cron, systemd or launchd")
+    files: dict[str, str] = Field(
+        description="path -> text of each file (for cron, the crontab block under the name crontab)"
+    )
+    installed: bool
+
+
+class UninstallResult(Out):
+    """``memcli uninstall``: what was removed (with ``--dry-run``: what would be)."""
+
+    removed: list[str] = Field(description="the schedule's entries and files, and the folders deleted")
+    dry_run: bool
+
+
 class PathsResult(Out):
     """``memcli paths``: every path memcli uses."""
 

@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memcli.cli.root import QuietOpt, _confirm, _interactive, _paths, _status, app
+from memcli.cli.root import JsonOpt, QuietOpt, _confirm, _interactive, _paths, _print_json, _status, app
 from memcli.errors import MemcliError, UsageError
 
 CRON_BEGIN = "# memcli schedule: begin (memcli schedule --install writes this block; memcli uninstall removes it)"
@@ -236,6 +236,7 @@ def schedule(
             "--backup", metavar="FILE", help="Where the nightly backup goes (default: ~/memcli-backup.jsonl)."
         ),
     ] = None,
+    json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Print (or --install) the nightly consolidation, the weekly forgetting pass and the nightly backup.
@@ -255,15 +256,20 @@ def schedule(
     command, env = memcli_command(), job_environment()
     if kind == "cron":
         block = crontab_block(command, env, target)
-        if not install:
+        if install:
+            install_crontab(block)
+            _status("memcli: installed the schedule in your crontab (crontab -l shows it)", quiet)
+        if json_out:
+            _schedule_json(kind, {"crontab": block}, install)
+        elif not install:
             typer.echo(block, nl=False)
-            return
-        install_crontab(block)
-        _status("memcli: installed the schedule in your crontab (crontab -l shows it)", quiet)
         return
     files = systemd_units(command, env, target) if kind == "systemd" else launchd_agents(command, env, target)
     folder = systemd_dir() if kind == "systemd" else launchd_dir()
     if not install:
+        if json_out:
+            _schedule_json(kind, {str(folder / name): text for name, text in files.items()}, False)
+            return
         for name, text in files.items():
             typer.echo(f"# {folder / name}\n{text}")
         return
@@ -277,6 +283,22 @@ def schedule(
             _run(["launchctl", "unload", str(path)])
             _checked(["launchctl", "load", str(path)])
     _status(f"memcli: installed {len(written)} files in {folder} and enabled them", quiet)
+    if json_out:
+        _schedule_json(kind, {str(folder / name): text for name, text in files.items()}, True)
+
+
+def _schedule_json(kind: str, files: dict[str, str], installed: bool) -> None:
+    # thin client: a command group's modules load when one of its commands runs, not at every start
+    from memcli.schema import ScheduleResult
+
+    _print_json(ScheduleResult(kind=kind, files=files, installed=installed))
+
+
+def _uninstall_json(removed: list[str], dry_run: bool) -> None:
+    # thin client: a command group's modules load when one of its commands runs, not at every start
+    from memcli.schema import UninstallResult
+
+    _print_json(UninstallResult(removed=removed, dry_run=dry_run))
 
 
 def remove_schedule() -> list[str]:
@@ -307,6 +329,7 @@ def remove_schedule() -> list[str]:
 def uninstall(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (needed without a terminal).")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be removed; remove nothing.")] = False,
+    json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Remove everything memcli wrote: stop the service, take out the schedule, delete every folder memcli paths lists.
@@ -321,6 +344,9 @@ def uninstall(
     paths = _paths(check=False)
     folders = [p for p in (paths.data_dir, paths.config_dir, paths.state_dir, paths.cache_dir) if p.exists()]
     if dry_run:
+        if json_out:
+            _uninstall_json([str(folder) for folder in folders], True)
+            return
         for folder in folders:
             typer.echo(str(folder))
         return
@@ -343,6 +369,8 @@ def uninstall(
     home = os.environ.get("MEMCLI_HOME")
     if home and Path(home).is_dir() and not any(Path(home).iterdir()):
         Path(home).rmdir()
+    if json_out:
+        _uninstall_json(removed, False)
     _status(
         f"memcli: removed {', '.join(removed) or 'nothing (memcli had written nothing)'}; "
         "the program itself: pip uninstall memcli",
