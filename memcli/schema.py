@@ -420,6 +420,10 @@ class ChatReply(Out):
 
     reply: str
     interrupted: bool = Field(description="the user cancelled the reply (Ctrl-C) before it finished")
+    empty_reason: str = Field(
+        "",
+        description="why the reply is empty, in one line (the model wrote nothing, or only what is not shown); empty otherwise",
+    )
     memories: list[RecalledMemory]
     state: ChatState
 
@@ -497,6 +501,24 @@ class ServiceStop(Out):
 
     stopped: bool
     pid: Optional[int] = Field(description="the stopped service's pid, null when none was running")
+
+
+class ScheduleResult(Out):
+    """``memcli schedule``: the scheduled jobs, as files to write (crontab lines, systemd
+    units, launchd agents), and whether ``--install`` installed them."""
+
+    kind: str = Field(description="cron, systemd or launchd")
+    files: dict[str, str] = Field(
+        description="path -> text of each file (for cron, the crontab block under the name crontab)"
+    )
+    installed: bool
+
+
+class UninstallResult(Out):
+    """``memcli uninstall``: what was removed (with ``--dry-run``: what would be)."""
+
+    removed: list[str] = Field(description="the schedule's entries and files, and the folders deleted")
+    dry_run: bool
 
 
 class PathsResult(Out):

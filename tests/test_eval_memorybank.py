@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from cli_checks import assert_error, ok
+from conftest import MEMORYBANK, data_missing
 from typer.testing import CliRunner
 
 from memcli.cli import app
@@ -29,7 +30,7 @@ from memcli.paths import resolve_paths
 from memcli.schema import ProbeEvalResult
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-SHARED = REPOSITORY.parent / "shared" / "data" / "memorybank"
+SHARED = MEMORYBANK
 PROBE_SETS = [
     (REPOSITORY / "tests" / "data" / "memorybank" / "probes_en.jsonl", SHARED / "memory_bank_en.json"),
     (REPOSITORY / "tests" / "data" / "memorybank" / "probes_zh.jsonl", SHARED / "memory_bank_cn.json"),
@@ -394,8 +395,14 @@ def test_read_probes_reads_users_types_and_times(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("probes_path", "history_path"), PROBE_SETS, ids=["en", "zh"])
 def test_the_repositorys_probe_sets_point_at_turns_the_history_holds(probes_path: Path, history_path: Path) -> None:
-    if not SHARED.is_dir():
-        pytest.skip(f"the MemoryBank data is not at {SHARED}")
+    if not history_path.is_file():
+        pytest.skip(
+            data_missing(
+                history_path,
+                "the MemoryBank data",
+                "github.com/zhongwanjun/MemoryBank-SiliconFriend, eval_data/",
+            )
+        )
     probes = read_probes(probes_path)
     assert len(probes) >= 40
     assert len({p.user for p in probes}) >= 10

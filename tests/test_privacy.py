@@ -6,6 +6,7 @@ path that group or others can reach, exit 0, and ``doctor --json`` is ``DoctorRe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -104,6 +105,31 @@ def test_an_older_store_is_tightened_when_opened_and_says_so_once(
     assert str(data) in first.stderr
     assert _exposed(data) == {}
     assert "private" not in ok(runner.invoke(app, ["list"])).stderr
+
+
+def test_the_tightening_notice_counts_the_lock_file_whichever_filelock_takes_it(
+    memcli_home: Path, runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # filelock 3.x (pyproject allows >=3.13) chmods the lock file to its mode on every
+    # acquire, 4.x only on creating it: that is why a fresh clone's venv counted 11, not 12.
+    import filelock
+
+    ok(runner.invoke(app, ["remember", "I moved to Lyon in 2021"]))
+    data = memcli_home / "data"
+    for path in [data, *data.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    loose = len(_exposed(data)) + 1
+    assert "store.lock" in _exposed(data)
+    acquire = filelock.FileLock.acquire
+
+    def acquire_as_filelock_3(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with contextlib.suppress(OSError):
+            os.chmod(self.lock_file, 0o600)
+        return acquire(self, *args, **kwargs)
+
+    monkeypatch.setattr(filelock.FileLock, "acquire", acquire_as_filelock_3)
+    first = ok(runner.invoke(app, ["list"]))
+    assert f"made {loose} files and folders under {data} private (0600/0700)" in first.stderr
 
 
 def test_doctor_warns_about_a_readable_path_and_exits_0(

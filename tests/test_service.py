@@ -163,6 +163,23 @@ def test_a_command_starts_the_service_when_none_runs(paths: Paths) -> None:
     assert ServiceClient(paths).pid() is None
 
 
+def test_a_folder_named_memcli_in_the_current_directory_does_not_stop_the_service(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A folder named memcli where the command runs (cron runs from $HOME): with an
+    # __init__.py it shadows any install; an empty one shadows an editable install's finder.
+    (tmp_path / "work" / "memcli").mkdir(parents=True)
+    (tmp_path / "work" / "memcli" / "__init__.py").write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "work")
+    client = ServiceClient(paths)
+    try:
+        client.start().close()
+        assert client.status()["pid"] != os.getpid()
+    finally:
+        client.stop()
+    assert "ImportError" not in paths.log_file.read_text(encoding="utf-8", errors="replace")
+
+
 def test_the_service_exits_after_its_idle_time(start_service: Any, paths: Paths) -> None:
     service = start_service("--idle", "0.5")
     assert service.process.wait(60) == 0

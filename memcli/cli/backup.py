@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memcli.cli.root import JsonOpt, QuietOpt, UserOpt, _call, _print_json, _status, app
+from memcli.cli.root import JsonOpt, QuietOpt, UserOpt, _call, _print_json, _report, _status, app
 
 
 def _write_stdout(text: str) -> None:
@@ -61,7 +61,7 @@ def export_(
     was, vectors embedded again unless the file has them (--with-vectors) from the
     configured embedder.
 
-    Nightly from cron: 0 3 * * *  memcli export --all-users --history -o ~/memcli-backup.jsonl --quiet
+    Nightly from cron: memcli schedule prints (--install installs) this line with memcli's absolute path: 0 3 * * *  memcli export --all-users --history -o ~/memcli-backup.jsonl --quiet
 
     Example: memcli export --all-users --history -o backup.jsonl
     """
@@ -86,4 +86,4 @@ def export_(
     if path is None:
         _status(f"memcli: {line}", quiet)
     else:
-        typer.echo(f"{line} to {path}")
+        _report(f"{line} to {path}", quiet)

@@ -15,6 +15,7 @@ from memcli.cli.root import (
     _call,
     _fail,
     _print_json,
+    _report,
     _status,
     app,
 )
@@ -48,7 +49,7 @@ def consolidate(
 
     Safe from cron: incremental, resumable, and a second run with nothing new does nothing. The store is locked only while writing, so a chat keeps working. Exits 0 when it worked, even if some model output was rejected (counted in the summary line); 3 when a model server failed (those units are not done, the others are; the next run does them). Work whose model output stayed invalid is skipped and redone only with --retry (or, for a day, when new turns arrive on it).
 
-    Nightly from cron: 30 3 * * *  memcli consolidate --all-users --quiet
+    Nightly from cron: memcli schedule prints (--install installs) this line with memcli's absolute path: 30 3 * * *  memcli consolidate --all-users --quiet
 
     Example: memcli consolidate --dry-run
     """
@@ -57,7 +58,7 @@ def consolidate(
     if json_out:
         _print_json(report)
     else:
-        _print_consolidated(report)
+        _print_consolidated(report, quiet)
     if report.failed:
         _fail(
             f"{report.failures[0]}; {_count(report.failed, 'unit')} not done, the next consolidate runs them again",
@@ -65,28 +66,30 @@ def consolidate(
         )
 
 
-def _print_consolidated(report: Any) -> None:
-    """The summary line of a consolidate run (the ConsolidateResult view ``report``)."""
+def _print_consolidated(report: Any, quiet: bool) -> None:
+    """The summary lines of a consolidate run (the ConsolidateResult view ``report``); none when ``quiet``."""
     graph = report.graph
     if report.days == report.sessions == report.message_pairs == report.global_folds == graph.scanned == 0:
-        typer.echo("nothing new to consolidate")
+        _report("nothing new to consolidate", quiet)
         return
     units = f"{_count(report.days, 'day')}, {_count(report.sessions, 'session')} and {_count(report.message_pairs, 'message pair')}"
     if report.dry_run:
         typer.echo(f"would consolidate {units}; {_count(graph.scanned, 'memory', 'memories')} to read for the graph")
         return
     facts = report.facts
-    typer.echo(
+    _report(
         f"consolidated {units} in {report.duration_seconds:.1f} s: {report.summaries_written} summaries written; facts "
         f"{facts.added} added, {facts.updated} updated, {facts.deleted} deleted, "
         f"{facts.unchanged} unchanged, {facts.rejected} rejected as ungrounded, "
         f"{facts.deduplicated} duplicates; {report.invalid_outputs} invalid model outputs "
         f"({report.written_by.get('fallback', 0)} replaced by extraction); written by {report.path or 'no one'}"
-        + (f"; {_count(report.failed, 'unit')} not done (the model server failed)" if report.failed else "")
+        + (f"; {_count(report.failed, 'unit')} not done (the model server failed)" if report.failed else ""),
+        quiet,
     )
-    typer.echo(
+    _report(
         f"graph: {_count(graph.scanned, 'memory', 'memories')} read, {_count(graph.mentions, 'mention')}, "
-        f"{_count(graph.relations, 'relation')} ({graph.closed} closed by a newer one), {graph.relation_memories} relation memories written"
+        f"{_count(graph.relations, 'relation')} ({graph.closed} closed by a newer one), {graph.relation_memories} relation memories written",
+        quiet,
     )
 
 

@@ -32,6 +32,7 @@ from memcli.cli.root import (
     _print_memory_id,
     _print_table,
     _read_text,
+    _report,
     _status,
     _stdin,
     app,
@@ -304,9 +305,10 @@ def import_(
     if json_out:
         return
     users = ", ".join(f"{name} ({count})" for name, count in report.users.items())
-    typer.echo(
+    _report(
         f"imported {report.added} new memories ({report.skipped} already stored) from {file} as {report.format} "
-        f"for {users} in {report.duration_seconds:.1f} s"
+        f"for {users} in {report.duration_seconds:.1f} s",
+        quiet,
     )
 
 
@@ -452,7 +454,7 @@ def forget(
     Pinned memories never fade; a day's event summary goes only with the last turn of its day.
     Safe from cron: takes the store lock, is idempotent for the same clock time, exits 0 when it worked.
 
-    Weekly from cron: 0 4 * * 0  memcli forget --all-users --quiet
+    Weekly from cron: memcli schedule prints (--install installs) this line with memcli's absolute path: 0 4 * * 0  memcli forget --all-users --quiet
 
     Never recalled, with the defaults, a turn goes after about a month, a fact after four months, a note after six, an important note after a year (the strength_* settings; docs/forgetting.md).
 
@@ -481,9 +483,10 @@ def forget(
                 f"{m.id}\tR {seen.retention:.4f}\tS {m.strength:g}\tt {seen.elapsed_seconds / 86400:.2f} d\t{m.kind}\t{preview}"
             )
     verb = "would forget" if dry_run else "forgot"
-    typer.echo(
+    _report(
         f"examined {report.examined}, {verb} {report.forgotten} "
-        f"(archived {report.archived}, purged {report.purged}) in {report.duration_seconds:.2f} s"
+        f"(archived {report.archived}, purged {report.purged}) in {report.duration_seconds:.2f} s",
+        quiet and not dry_run,
     )
     if report.derived_purged:
         _status(
@@ -552,7 +555,7 @@ def purge_user(
     if json_out:
         _print_json(report)
         return
-    typer.echo(f"purged {report.purged} memories of {report.user} in {report.duration_seconds:.2f} s")
+    _report(f"purged {report.purged} memories of {report.user} in {report.duration_seconds:.2f} s", quiet)
 
 
 @app.command()

@@ -211,7 +211,11 @@ class Repl:
                 armed = True
                 self.status(f"memcli: reply stopped; {LEAVE_HINT}" if reply.interrupted else f"memcli: {LEAVE_HINT}")
             elif not reply.reply:
-                self.status("memcli: the model gave no reply")
+                self.status(
+                    f"memcli: no reply: {reply.empty_reason}"
+                    if reply.empty_reason
+                    else "memcli: the model gave no reply"
+                )
         return state
 
     def _reader(self) -> Callable[[], str | None]:

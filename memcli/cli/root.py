@@ -223,7 +223,14 @@ UserOpt = Annotated[
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the result as JSON (the schemas are in the man page, JSON OUTPUT).")
 ]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No status or progress on stderr.")]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="Nothing on stdout or stderr unless something failed: no status, progress or report of what was done (what you asked to see, a listing or --json, still prints). For cron.",
+    ),
+]
 RankingOpt = Annotated[
     bool, typer.Option("--ranking/--no-ranking", help="Weighted ranking on top of relevance, as in chat and recall.")
 ]
@@ -322,6 +329,14 @@ def _print_json(result: Any) -> None:
 def _status(message: str, quiet: bool) -> None:
     if not quiet:
         typer.echo(message, err=True)
+
+
+def _report(message: str, quiet: bool) -> None:
+    """A command's report of what it did (``consolidated ...``, ``forgot ...``) on stdout,
+    unless ``quiet``: ``--quiet`` prints nothing unless something failed, so cron mails
+    nothing on a night that went well."""
+    if not quiet:
+        typer.echo(message)
 
 
 PROGRESS_LINE_EVERY = 1000

@@ -18,6 +18,7 @@ from memcli.cli.root import (
     _call,
     _paths,
     _print_json,
+    _report,
     _status,
     app,
 )
@@ -106,9 +107,10 @@ def reindex(
     if not data.memories:
         _status(f"the store is already embedded by {data.embedder}; nothing to do (--force re-embeds it)", quiet)
         return
-    typer.echo(
+    _report(
         f"re-embedded {data.memories} memories of {data.users} users with {data.embedder} "
-        f"(was {data.previous or 'unrecorded'}) in {data.duration_seconds:.1f} s"
+        f"(was {data.previous or 'unrecorded'}) in {data.duration_seconds:.1f} s",
+        quiet,
     )
 
 
@@ -150,9 +152,10 @@ def migrate(
     if json_out:
         _print_json(data)
         return
-    typer.echo(
+    _report(
         f"moved {data.memories} memories from {data.source} to {data.target} in {data.duration_seconds:.1f} s; "
-        f"store_url {'set' if to else 'unset'} in the config file (the old copy is left where it was)"
+        f"store_url {'set' if to else 'unset'} in the config file (the old copy is left where it was)",
+        quiet,
     )
 
 

@@ -150,7 +150,20 @@ class GraphBuilder:
         scannable = self.scannable(user) if scannable is None else scannable
         with self.store.transaction():
             done = self.store.sidecar.consolidated(user, STAGE)
+            if done and self.lost(user):
+                done = {}
         return sorted((m for m in scannable if m.id not in done), key=lambda m: (m.created_at, m.id))
+
+    def lost(self, user: str) -> bool:
+        """Whether ``user``'s graph is gone while what was derived from it is here: no entity,
+        yet relation memories. A backup restored (``memcli export`` holds the memories and
+        the consolidation progress, not the graph's tables) or a purged graph: the graph
+        step then reads every memory again, rebuilding the graph, and ``sync`` replaces the
+        relation memories of the lost relations with those of the rebuilt ones. Within a
+        store transaction."""
+        if self.store.sidecar.graph.entities(user):
+            return False
+        return bool(self.store.memories(user=user, kind=Kind.RELATION.value))
 
     def extraction(
         self, memory: Memory, speaker: str, addressee: str | None, known: KnownNames, common: Collection[str] = ()

@@ -15,7 +15,7 @@ nothing of it and recall ranks it below what the user said.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,7 +25,7 @@ from memcli.library.engine import Engine
 from memcli.memory import BASE_MODEL, Kind, Memory, new_id
 from memcli.models import prompts
 from memcli.models.llm import Message, is_base_model
-from memcli.recall.assistant import Context, check_question
+from memcli.recall.assistant import Context, ReplyCleaner, check_question
 from memcli.recall.retrieval import Recalled
 from memcli.schema import iso_time
 
@@ -42,6 +42,7 @@ class Reply:
     text: str
     memories: list[Recalled]
     interrupted: bool = False
+    empty_reason: str = ""
 
 
 class ChatSession:
@@ -171,10 +172,16 @@ class ChatSession:
         pieces: list[str] = []
         context = Context([])
         interrupted = False
+        written = False
+        cleaner = ReplyCleaner([])
         try:
             context = self._context(text, user_turn.id)
+            # What the model writes is shown through the cleaner: no copied transcript line,
+            # no citation of a memory that is not in the prompt.
+            cleaner = ReplyCleaner(context.memories)
             with contextlib.closing(self._generate(text, context)) as stream:
-                for piece in stream:
+                for piece in self._cleaned(stream, cleaner):
+                    written = True
                     if not pieces:
                         piece = piece.lstrip()
                         if not piece:
@@ -199,7 +206,34 @@ class ChatSession:
             self.history.append(Message("assistant", f"{reply} {INTERRUPTED_MARK}" if interrupted else reply))
             self.history_ids.append(turn.id)
         self._fold_history()
-        return Reply(reply, context.recalled, interrupted)
+        return Reply(
+            reply, context.recalled, interrupted, "" if reply or interrupted else self._why_empty(written, cleaner)
+        )
+
+    def _cleaned(self, stream: Iterable[str], cleaner: ReplyCleaner) -> Iterator[str]:
+        """``stream``'s pieces as ``cleaner`` shows them; the model's stream is left once the reply is over."""
+        for piece in stream:
+            shown = cleaner.feed(piece)
+            if shown:
+                yield shown
+            if cleaner.ended:
+                return
+        rest = cleaner.finish()
+        if rest:
+            yield rest
+
+    def _why_empty(self, written: bool, cleaner: ReplyCleaner) -> str:
+        """Why a reply came out empty, in one line for the person."""
+        model = "the embedded 270M base model" if is_base_model(self.engine.chat_model) else "the model"
+        if cleaner.dropped:
+            return (
+                f"{model} wrote only {cleaner.dropped[0]}, which is not shown; a base model continues a transcript "
+                "rather than answering: point the model setting at an instruction-tuned GGUF (memcli config set model FILE)"
+            )
+        return (
+            f"{model} returned an empty reply (a base model served through a chat template often does); "
+            "point the model setting at an instruction-tuned GGUF (memcli config set model FILE)"
+        )
 
     def _context(self, text: str, user_turn_id: str) -> Context:
         """The memories for the reply to ``text``: recalled for it and the user's previous

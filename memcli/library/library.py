@@ -495,6 +495,7 @@ class Memcli:
         return schema.ChatReply(
             reply=reply.text,
             interrupted=reply.interrupted,
+            empty_reason=reply.empty_reason,
             memories=[recalled_out(h) for h in reply.memories],
             state=schema.ChatState(**session.state()),
         )

@@ -915,11 +915,12 @@ class ChatReply(View):
     partial text, which is stored (tagged ``interrupted``) and kept in the history like a whole
     one."""
 
-    __slots__ = ("reply", "interrupted", "memories", "state",)
+    __slots__ = ("reply", "interrupted", "empty_reason", "memories", "state",)
 
-    def __init__(self, reply: str, interrupted: bool, memories: list[RecalledMemory], state: ChatState) -> None:
+    def __init__(self, reply: str, interrupted: bool, empty_reason: str, memories: list[RecalledMemory], state: ChatState) -> None:
         self.reply = reply
         self.interrupted = interrupted
+        self.empty_reason = empty_reason
         self.memories = memories
         self.state = state
 
@@ -933,6 +934,7 @@ class ChatReply(View):
         return {
             "reply": self.reply,
             "interrupted": self.interrupted,
+            "empty_reason": self.empty_reason,
             "memories": [x.to_json() for x in self.memories],
             "state": self.state.to_json(),
         }

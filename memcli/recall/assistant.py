@@ -111,6 +111,149 @@ def cited_ids(text: str, memories: Sequence[Memory]) -> list[str]:
     return out
 
 
+_DATED_HEADER = re.compile(
+    r"[ \t*]*(?:\[[0-9a-fA-F]{4,16}\][ \t]*)?\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?[ \t]+"
+    r"(?:([^\n:\[\]]{1,40}):[ \t]*)?"
+)
+"""The head of a transcript or memory line as the prompt lists memories (``[id] 2018-03-09
+demo: ...``), which a base model copies ("2018-3-9 demo: I was working in a small studio.")."""
+_CITATION = re.compile(r"\[([0-9a-fA-F]{4,16})\]")
+ASSISTANT_NAMES = ("assistant", "memcli", "ai", "bot")
+"""Speaker labels that name the assistant itself: a copied header with one of them is cut
+off and the line kept; with any other speaker (the user, someone they spoke of) the model
+is writing someone else's line, not its reply, and the line goes."""
+
+
+class ReplyCleaner:
+    """What a chat model writes, cleaned as it streams (``feed`` each piece, then
+    ``finish``): a line copied in the shape of a transcript or memory line (a date and a
+    speaker, ``2018-3-9 demo: ...``) is not shown, its header alone when the speaker is the
+    assistant; a cited id ``[abcd1234]`` that is not among ``memories`` (the recalled memories
+    in the prompt) is dropped, never shown. Text is held back only while it may still turn
+    out to be one of those (the start of a line, an open bracket). ``ended``: a later line
+    began a transcript line, so the reply is over; ``dropped``: what was not shown and why."""
+
+    def __init__(self, memories: Sequence[Memory]) -> None:
+        self.known = [m.id for m in memories]
+        self.buffer = ""
+        self.line_start = True
+        self.dropping_line = False
+        self.ended = False
+        self.shown = False
+        self.trim = False
+        self.spaces = ""  # spaces held back: they go with a citation that is dropped
+        self.dropped: list[str] = []
+
+    def _known(self, token: str) -> bool:
+        token = token.lower()
+        return any(full.startswith(token) for full in self.known)
+
+    def feed(self, piece: str) -> str:
+        """The part of the text so far that can be shown now (may be empty)."""
+        if self.ended:
+            return ""
+        self.buffer += piece
+        return self._drain(final=False)
+
+    def finish(self) -> str:
+        """The rest, once the model has stopped."""
+        if self.ended:
+            return ""
+        return self._drain(final=True)
+
+    def _drain(self, final: bool) -> str:
+        out: list[str] = []
+        while self.buffer and not self.ended:
+            if self.dropping_line:
+                newline = self.buffer.find("\n")
+                if newline < 0:
+                    if final:
+                        self.buffer = ""
+                    break
+                self.buffer = self.buffer[newline + 1 :]
+                self.dropping_line, self.line_start = False, True
+                continue
+            if self.line_start:
+                newline = self.buffer.find("\n")
+                head = self.buffer if newline < 0 else self.buffer[:newline]
+                found = _DATED_HEADER.match(head)
+                if found and (newline >= 0 or final or (found.group(1) is not None and len(head) > found.end())):
+                    speaker = (found.group(1) or "").strip().lower()
+                    if speaker in ASSISTANT_NAMES:
+                        self.dropped.append("a transcript header")
+                        self.buffer = self.buffer[found.end() :]
+                        self.line_start = False
+                        continue
+                    if self.shown or "".join(out).strip():
+                        self.ended = True  # a later line starts the next turn of a transcript
+                        break
+                    self.dropped.append("a transcript line")
+                    self.dropping_line = True
+                    continue
+                if not found and (newline >= 0 or final or not _could_be_header(head)):
+                    self.line_start = False
+                    continue
+                break  # wait: the line may still become a dated header
+            bracket = self.buffer.find("[")
+            newline = self.buffer.find("\n")
+            stop = min(i for i in (bracket, newline, len(self.buffer)) if i >= 0)
+            if self.trim:
+                self.trim = False
+                if self.buffer[0] in " .,;:!?\n":
+                    self.spaces = ""
+            if stop:
+                text = self.buffer[:stop]
+                kept = text.rstrip(" ")
+                if kept:
+                    out.append(self.spaces + kept)
+                    self.spaces = ""
+                self.spaces += text[len(kept) :]
+                self.buffer = self.buffer[stop:]
+                continue
+            if self.buffer[0] == "\n":
+                out.append(self.spaces + "\n")
+                self.spaces = ""
+                self.buffer = self.buffer[1:]
+                self.line_start = True
+                continue
+            found = _CITATION.match(self.buffer)
+            if found:
+                if self._known(found.group(1)):
+                    out.append(self.spaces + found.group(0))
+                    self.spaces = ""
+                else:
+                    self.dropped.append(f"a citation of no recalled memory {found.group(0)}")
+                    self.trim = True  # "in May [52a64b1]." shows "in May."
+                self.buffer = self.buffer[found.end() :]
+                continue
+            if not final and re.fullmatch(r"\[[0-9a-fA-F]{0,16}", self.buffer):
+                break  # wait: may still close as a citation
+            out.append(self.spaces + "[")
+            self.spaces = ""
+            self.buffer = self.buffer[1:]
+        text = "".join(out)
+        self.shown = self.shown or bool(text.strip())
+        return text
+
+
+def _could_be_header(head: str) -> bool:
+    """Whether ``head``, the start of a line, may still become a dated header once more
+    text arrives: nothing yet, or a partial ``[id]``, then a partial date, then a speaker."""
+    return bool(_PARTIAL_HEADER.fullmatch(head))
+
+
+_PARTIAL_HEADER = re.compile(
+    r"[ \t*]*(?:\[[0-9a-fA-F]{0,16}\]?[ \t]*)?"
+    r"(?:\d{1,4}(?:-(?:\d{1,2}(?:-(?:\d{1,2}(?:[ T][\d:]{0,8})?(?:[ \t]+[^\n:\[\]]{0,40})?)?)?)?)?)?"
+)
+
+
+def clean_reply(text: str, memories: Sequence[Memory]) -> str:
+    """``text`` as ``ReplyCleaner`` shows it, whole (an ``ask`` answer from the chat model)."""
+    cleaner = ReplyCleaner(memories)
+    return (cleaner.feed(text) + cleaner.finish()).strip()
+
+
 class Assistant:
     """Builds chat and ask prompts from ``owner``'s memory and answers with its chat model."""
 
@@ -245,6 +388,7 @@ class Assistant:
             self.owner.settings.max_tokens,
             self.owner.settings.temperature,
         )
+        text = clean_reply(text, context.memories)
         return Answer(text, context.recalled, cited_ids(text, context.memories))
 
     def ask_messages(self, question: str, user: str, context: Context) -> list[Message]:

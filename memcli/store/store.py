@@ -588,7 +588,10 @@ class MemoryStore:
         import filelock
 
         lock = filelock.FileLock(str(self.paths.lock_file), timeout=self.lock_timeout, mode=PRIVATE_FILE)
-        loose = private(self.paths.data_dir)  # an older memcli's 0755 (counted in the notice below)
+        # An older memcli's 0755 folder and 0644 lock file, tightened (and counted in the notice
+        # below) before the lock is taken: filelock 3.x makes the lock file 0600 as it takes
+        # it, 4.x only when it creates it, and the notice must not depend on which is installed.
+        loose = sum(private(path) for path in (self.paths.data_dir, self.paths.lock_file))
         _import_chroma()  # 1 s, several on a busy machine, that no other memcli should wait on
         try:
             private_dir(self.paths.data_dir)
@@ -1130,6 +1133,7 @@ class MemoryStore:
             done = subprocess.run(
                 [
                     sys.executable,
+                    "-P",  # the current directory off sys.path: nothing there can shadow chromadb's bindings
                     "-c",
                     "import sys, chromadb_rust_bindings; chromadb_rust_bindings.cli(sys.argv[1:])",
                     "chroma",

@@ -240,8 +240,10 @@ class ServiceClient:
                 return connection
             with open(self.paths.log_file, "ab") as log:
                 os.chmod(self.paths.log_file, 0o600)
+                # -P: the current directory stays off sys.path, so that a folder named
+                # memcli there (a clone, a notes folder) does not shadow the installed package.
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "memcli", "serve", "--quiet"],
+                    [sys.executable, "-P", "-m", "memcli", "serve", "--quiet"],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,

@@ -17,6 +17,7 @@ prompt. The code run is memcli's own; only the models are the fakes."""
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+if "--cwd-on-path" in sys.argv:
+    # What ``python -m`` without -P does (the current directory first on sys.path), before memcli is imported.
+    sys.path.insert(0, os.getcwd())
 
 from fakes.models import EchoSystemModel, SlowEmbedder, SlowModel  # noqa: E402
 
@@ -43,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--idle", type=float, default=None)
     serve.add_argument("--version", default=None)
     serve.add_argument("--protocol", type=int, default=None)
+    serve.add_argument("--cwd-on-path", action="store_true", help="the current directory first on sys.path")
     return parser
 
 
@@ -71,8 +76,19 @@ class _ClientSubprocess:
         return getattr(subprocess, name)
 
     def Popen(self, args: Any, *rest: Any, **options: Any) -> subprocess.Popen:  # noqa: N802 (subprocess's name)
-        if isinstance(args, (list, tuple)) and list(args[1:4]) == ["-m", "memcli", "serve"]:
-            args = [args[0], str(HERE), "serve", *self.serve_argv]
+        if (
+            isinstance(args, (list, tuple))
+            and "serve" in args
+            and list(args[args.index("serve") - 2 :][:2])
+            == [
+                "-m",
+                "memcli",
+            ]
+        ):
+            flags = list(args[1 : args.index("serve") - 2])
+            # The same sys.path as the real start: the current directory first unless -P.
+            cwd_first = [] if "-P" in flags else ["--cwd-on-path"]
+            args = [args[0], *flags, str(HERE), "serve", *self.serve_argv, *cwd_first]
         return subprocess.Popen(args, *rest, **options)
 
 
