@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LOCOMO
+from conftest import LOCOMO, data_missing
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench.py"
 
@@ -18,9 +18,20 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench.py"
 @pytest.mark.slow
 def test_the_quick_bench_reports_every_section(tmp_path: Path) -> None:
     if not LOCOMO.is_file():
-        pytest.skip(f"LoCoMo data not found at {LOCOMO}: the bench needs ../shared/data/locomo/")
+        pytest.skip(data_missing(LOCOMO, "LoCoMo data", "snap-research/locomo, data/locomo10.json"))
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--json", "--calls", "3", "--chat-turns", "2"],
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--quick",
+            "--json",
+            "--calls",
+            "3",
+            "--chat-turns",
+            "2",
+            "--locomo",
+            str(LOCOMO),
+        ],
         capture_output=True,
         text=True,
         timeout=3600,
