@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memcli.text.extractive import is_request_or_question
 from memcli.text.lexical import stem_of
 
 RESIDENCE, JOB, DOSE, DIET, MEMBERSHIP, HABIT = "residence", "job", "dose", "diet", "membership", "habit"
@@ -148,11 +149,6 @@ _HABIT_ZH = re.compile(
     r"我(?:已经|现在)?(?:不再|戒掉了?|戒了|戒)(?P<o>[\u4e00-\u9fff]{1,6}?)(?:了|啦)?(?:[。，,.！!]|$)"
 )
 _VERBS = frozenset("drink eat smoke take use play go do have drinking eating taking using playing going doing".split())
-_ASKS = re.compile(
-    r"[?？]\s*$|^\s*(?:can|could|would|will|please|tell|show|give|let'?s|do|does|did|is|are|was|were|what|where|who|"
-    r"when|why|how|which)\b|^\s*(?:请|能不能|可以|帮我|给我讲|告诉我)|[吗呢]\s*[。.]?\s*$",
-    re.IGNORECASE,
-)
 _FIRST_PERSON_EN = re.compile(r"\b(?:I|I'm|I've|my|we|We|My)\b")
 
 
@@ -172,9 +168,10 @@ class Statement:
 
 def asks(text: str) -> bool:
     """Whether ``text`` asks rather than tells: a question ("Where do I live?", "我住在哪里？",
-    "你喜欢什么吗") or a request ("tell me a story about…", "请帮我…"). A text that asks
-    states nothing about its speaker."""
-    return bool(_ASKS.search(text.strip()))
+    "你喜欢什么吗") or a request ("tell me a story about…", "请帮我…"): consolidation's test
+    (``memcli.text.extractive.is_request_or_question``). A text that asks states nothing
+    about its speaker."""
+    return is_request_or_question(text)
 
 
 def _norm(value: str) -> str:
