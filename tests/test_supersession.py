@@ -190,3 +190,44 @@ def test_a_list_question_gathers_every_memory_and_a_dated_question_the_day(
     monkeypatch.setenv("MEMCLI_NOW", "2025-03-20T09:00:00")
     answer = json.loads(ok(runner.invoke(app, ["ask", "What did I buy on March 9th?", "--json"], env=env)).stdout)
     assert answer["cited"] == [bought]
+
+
+def test_eval_changes_scores_right_superseded_first_and_abstentions(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
+    scenarios = [
+        {
+            "id": "a",
+            "type": "dose",
+            "notes": [
+                {"text": "I take lisinopril 10 mg once a day.", "date": "2025-01-05"},
+                {"text": "The GP raised my lisinopril dose to 20 mg.", "date": "2025-03-02"},
+            ],
+            "question": "What dose of lisinopril do I take?",
+            "now": "2025-03-10T09:00:00",
+            "gold": ["20 mg"],
+            "superseded": "10 mg",
+        },
+        {
+            "id": "b",
+            "type": "abstain",
+            "notes": [{"text": "My car is a blue Honda Civic.", "date": "2025-01-05"}],
+            "question": "What is my blood type?",
+            "now": "2025-01-10T09:00:00",
+            "gold": [],
+            "abstain": True,
+        },
+    ]
+    path = tmp_path / "changes.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in scenarios), encoding="utf-8")
+    report = json.loads(
+        ok(runner.invoke(app, ["eval", "changes", str(path), "--answers", "extractive", "--json"])).stdout
+    )
+    assert report["questions"] == 2
+    assert report["per_type"]["dose"] == {"n": 1, "right": 1.0, "superseded_first": 0.0, "abstained_rightly": 0.0}
+    assert report["per_type"]["abstain"]["abstained_rightly"] == 1.0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "x"}\n', encoding="utf-8")
+    refused = runner.invoke(app, ["eval", "changes", str(bad)])
+    assert refused.exit_code != 0
+    assert "line 1" in refused.stderr
