@@ -231,3 +231,11 @@ def test_eval_changes_scores_right_superseded_first_and_abstentions(
     refused = runner.invoke(app, ["eval", "changes", str(bad)])
     assert refused.exit_code != 0
     assert "line 1" in refused.stderr
+
+
+def test_a_statement_found_by_its_rules_is_found_in_the_store_too(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I'm living in Leeds.")
+    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I moved to York.")
+    assert _show(runner, older)["superseded_by"] == newer

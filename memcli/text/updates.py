@@ -28,7 +28,7 @@ RESIDENCE, JOB, DOSE, DIET, MEMBERSHIP, HABIT = "residence", "job", "dose", "die
 """The attributes the rules read (the first part of ``Statement.key``)."""
 
 CUES: dict[str, tuple[str, ...]] = {
-    RESIDENCE: ("live", "moved", "relocated", "home is", "house in", "flat in", "住", "搬"),
+    RESIDENCE: ("liv", "moved", "relocated", "home is", "house in", "flat in", "住", "搬"),
     JOB: ("work", "job", "joined", " a ", " an ", "当", "做", "是一名", "工作"),
     DOSE: ("mg", "mcg", "µg", "unit", "毫克", "微克", "单位"),
     DIET: ("vegan", "vegetarian", "pescatarian", "keto", "diet", "素", "吃肉"),
@@ -41,7 +41,7 @@ the store is searched for before the rules read the candidates (``statements``).
 _PLACE = r"(?P<v>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,2})"
 _RESIDENCE_EN = [
     re.compile(
-        r"\b(?:I|[Ww]e)\s+(?:now\s+|still\s+|currently\s+)?(?:live|am living|'m living|are living|'re living|reside)\s+in\s+"
+        r"\b(?:I|[Ww]e)(?:'m|'re|\s+am|\s+are)?\s+(?:now\s+|still\s+|currently\s+)?(?:living|live|reside)\s+in\s+"
         + _PLACE
     ),
     re.compile(
