@@ -95,7 +95,12 @@ class Memory:
         retained_from: unix seconds from which the retention clock runs when that is later
             than ``created_at``: an imported memory's import (its ``created_at`` stays the
             conversation's, for display, dates and recall); 0 otherwise.
-        valid_from / valid_to: unix seconds bounding a fact's validity, 0 when unbounded.
+        valid_from / valid_to: unix seconds bounding a fact's validity, 0 when unbounded;
+            a note or turn superseded by a newer one ends (``valid_to``) at the newer one's
+            ``created_at``.
+        superseded_by: the id of the memory that superseded this one (a newer statement of
+            the same single-valued attribute, ``memcli.recall.changes.Changes.supersede``);
+            "" while it holds.
         source: where it came from, for people: a LoCoMo ``dia_id``, ``file:line``,
             ``remember``, ``chat:SESSION``; for a consolidated memory, what it was made from.
         source_ids: the ids of the memories (turns) a consolidated memory was made from.
@@ -127,6 +132,7 @@ class Memory:
     archived: bool = False
     archived_at: float = 0.0
     retained_from: float = 0.0
+    superseded_by: str = ""
 
     def index_text(self) -> str:
         """The text that is embedded and searched: ``speaker: text`` plus any image caption."""

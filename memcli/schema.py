@@ -73,7 +73,12 @@ class Memory(Out):
     archived: bool = Field(description="forgotten by memcli forget (restorable)")
     archived_at: Optional[str]
     valid_from: Optional[str] = Field(description="facts: start of validity, null when unbounded")
-    valid_to: Optional[str] = Field(description="facts: end of validity (UPDATE/DELETE), null while valid")
+    valid_to: Optional[str] = Field(
+        description="facts: end of validity (UPDATE/DELETE); notes and turns: when a newer memory superseded it; null while valid"
+    )
+    superseded_by: Optional[str] = Field(
+        None, description="the id of the newer memory that superseded it (UPDATE); null while it holds"
+    )
 
 
 class Score(Out):
@@ -83,7 +88,7 @@ class Score(Out):
     relevance: float = Field(description="sum of the weighted signals (z-scores, unbounded)")
     similarity: float = Field(description="cosine similarity of the memory's own vector to the query, -1..1")
     signals: dict[str, float] = Field(
-        description="each weighted signal: lexical, window, turn, speaker, date, when, prior"
+        description="each weighted signal: lexical, window, turn, speaker, date, when, prior, superseded (negative: a newer memory replaced it)"
     )
     components: dict[str, float] = Field(
         description="each ranking component: relevance, importance, retention, use, recent_penalty, feedback"
@@ -128,13 +133,19 @@ class Remembered(Out):
 
 class Answer(Out):
     """``memcli ask``: the answer, the ids it cites, the memories placed in its prompt (or
-    quoted from), and what wrote it: ``llm`` (the chat model) or ``extractive`` (a recalled
-    sentence, quoted; the ``answers`` setting)."""
+    quoted from), what wrote it: ``llm`` (the chat model) or ``extractive`` (a recalled
+    sentence, quoted; the ``answers`` setting), and whether it answered. "Not found" is an
+    answer: exit status 0 with ``answered`` false (the same through the service, MCP's ask
+    tool and ``eval qa``)."""
 
     answer: str
     cited: list[str]
     memories: list[RecalledMemory]
     answered_by: str
+    answered: bool = Field(
+        True,
+        description="false when nothing recalled answers the question (the answer says so, cites nothing, exit status 0)",
+    )
 
 
 class ImportResult(Out):
@@ -345,7 +356,7 @@ class HistoryEntry(Out):
     user: str
     kind: str
     event: str = Field(
-        description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), INVALIDATE (a relation closed by a newer one), or PURGE (deleted for good: the texts of its events are emptied)"
+        description="ADD, UPDATE, DELETE, EDIT (memcli edit changed its text), INVALIDATE (a relation closed by a newer one), REOPEN (the memory that superseded it was edited or deleted), or PURGE (deleted for good: the texts of its events are emptied)"
     )
     old_text: str
     new_text: str
@@ -595,6 +606,21 @@ class ProbeEvalResult(Out):
     )
 
 
+class ChangesEvalResult(Out):
+    """``memcli eval changes``: answers to life-change scenarios (a value that changed, a habit stopped, additive facts, past questions, nothing to find)."""
+
+    questions: int
+    answers: str = Field(description="the answering path used: auto, llm or extractive")
+    per_type: dict[str, dict[str, Union[int, float]]] = Field(
+        description="scenario type -> {n, right, superseded_first, abstained_rightly}: shares of n. right: the answer holds every gold word (or, with nothing to find, says so); superseded_first: the first memory it quotes holds the superseded value and not the gold one; abstained_rightly: nothing found where nothing should be"
+    )
+    overall: dict[str, Union[int, float]] = Field(description="the same over every scenario")
+    duration_seconds: float
+    details: list[dict[str, Any]] = Field(
+        description="with --details: one object a scenario: id, type, question, answer, right, superseded_first, abstained_rightly"
+    )
+
+
 class ConsolidationEvalResult(Out):
     """``memcli eval consolidation``: consolidation of LoCoMo conversations against the dataset's own session summaries and observations."""
 
@@ -634,7 +660,7 @@ class QaEvalResult(Out):
     )
     duration_seconds: float
     details: list[dict[str, Any]] = Field(
-        description="with --details: one object a question: conversation, category, question, reference (the dataset's answer, or its adversarial answer), answer, score, seconds"
+        description="with --details: one object a question: conversation, category, question, reference (the dataset's answer, or its adversarial answer), answer, answered (false: it found nothing, as ask --json says), score, seconds"
     )
 
 
@@ -727,6 +753,7 @@ RESULTS: dict[str, Any] = {
     "probe eval": ProbeEvalResult,
     "consolidation eval": ConsolidationEvalResult,
     "qa eval": QaEvalResult,
+    "changes eval": ChangesEvalResult,
     "reindex": ReindexResult,
     "migrate": MigrateResult,
     "eval": EvalResult,

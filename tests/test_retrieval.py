@@ -44,7 +44,7 @@ from memcli.recall.retrieval import (
 
 USER = "ana"
 NOW = datetime(2023, 6, 1, 9, 0).timestamp()
-SIGNAL_NAMES = {"lexical", "window", "turn", "speaker", "person", "date", "when", "graph", "prior"}
+SIGNAL_NAMES = {"lexical", "window", "turn", "speaker", "person", "date", "when", "graph", "prior", "superseded"}
 AFTER = DATE_AFTER_WEIGHT
 ORDINAL = {1: "st", 2: "nd", 3: "rd"}
 MONTHS = (

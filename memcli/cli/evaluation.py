@@ -254,3 +254,36 @@ def eval_consolidation(
         f"{report.path} consolidation of {len(report.conversations)} conversations in {report.duration_seconds:.1f} s "
         f"(summd: days summarized; cover: observations matched at cosine >= 0.6 by facts and summary lines, each alone, and by the raw turns; @0.7: by facts and lines at 0.7)"
     )
+
+
+@eval_app.command("changes")
+def eval_changes(
+    file: Annotated[Path, typer.Argument(help="Life-change scenarios, JSON lines (see below).", show_default=False)],
+    answers: Annotated[
+        Optional[str],
+        typer.Option("--answers", help="llm or extractive (default: the answers setting).", show_default=False),
+    ] = None,
+    details: Annotated[bool, typer.Option("--details", help="With --json: each scenario's answer and score.")] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Answers that follow a life as it changes: right / superseded-first / abstained-rightly per scenario type.
+
+    Each scenario runs in a temporary store (your own store is not touched): its notes are
+    remembered at their dates, then its question asked at its time. Each line of FILE is
+    {"id": "d01", "type": "dose", "notes": [{"text": "I take lisinopril 10 mg", "date":
+    "2025-01-05"}, ...], "question": "What dose of lisinopril do I take?", "now":
+    "2025-03-10T09:00:00", "gold": ["20 mg"], "superseded": "10 mg", "abstain": false}.
+
+    Example: memcli eval changes tests/data/changes/dev.jsonl --answers extractive
+    """
+    args = {"path": os.path.abspath(file.expanduser()), "answers": answers, "details": details}
+    report = _call("eval.changes", args, quiet, progress="eval changes")
+    if json_out:
+        _print_json(report)
+        return
+    columns = ("right", "superseded_first", "abstained_rightly")
+    typer.echo(f"{'type':<16}{'n':>6}" + "".join(f"{c:>19}" for c in columns))
+    for name, row in [*report.per_type.items(), ("overall", report.overall)]:
+        typer.echo(f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>19.3f}" for c in columns))
+    typer.echo(f"{report.questions} questions ({report.answers} answers) in {report.duration_seconds:.1f} s")

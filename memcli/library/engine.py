@@ -484,6 +484,9 @@ class Engine:
                 raise
             if added is not None:
                 added.update(new[i].id for i in keep)
+            # In effect when the write returns: a person asks right after noting the change.
+            with self.store.optional_write("not checked for the memories it supersedes"):
+                self.changes.supersede([new[i] for i in keep])
         return {new[i].id for i in keep}
 
     def write(self, memories: Sequence[Memory], total: int | None = None) -> set[str]:
@@ -1097,6 +1100,10 @@ class Engine:
                 [HistoryEntry(current.id, current.user, current.kind, "EDIT", old_text, current.text, self.clock())]
             )
             self.store.upsert([current], [vector], embedder=identity)
+            # What the old text superseded holds again, unless the new text supersedes it too.
+            self.changes.reopen([current.id])
+            with self.store.optional_write("not checked for the memories it supersedes"):
+                self.changes.supersede([current])
             # The next consolidation writes its day's summaries again and extracts its facts anew.
             for stage in ("day", "fact"):
                 self.store.sidecar.unmark_consolidated([current.id], stage)

@@ -28,6 +28,7 @@ beside the answer latency and the evidence recall (``eval_qa``).
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import re
 import statistics
@@ -835,6 +836,7 @@ def eval_qa(
                                 "question": question,
                                 "reference": qa.get("answer", qa.get("adversarial_answer")),
                                 "answer": reply.answer,
+                                "answered": reply.answered,
                                 "score": round(row["F1"], 4),
                                 "seconds": round(seconds, 3),
                             }
@@ -851,5 +853,153 @@ def eval_qa(
         if key in ("n", "F1")
     }
     report.latency_seconds = _percentiles(latencies)
+    report.seconds = round(time.perf_counter() - started, 2)
+    return report
+
+
+# eval changes ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One life-change scenario of an ``eval changes`` file: its notes (text, learned at a
+    unix time), the question asked at ``now`` (unix seconds), the ``gold`` words a right
+    answer holds (none: nothing should be found), the ``superseded`` words of the value a
+    newer note replaced ("" when none), its ``type`` and the line it came from."""
+
+    id: str
+    type: str
+    notes: tuple[tuple[str, float], ...]
+    question: str
+    now: float
+    gold: tuple[str, ...]
+    superseded: str
+    line: int
+
+
+def read_changes(path: Path) -> list[Change]:
+    """The scenarios of a JSON-lines file, one a line: {"id", "type", "lang", "notes":
+    [{"text", "date"}], "question", "now", "gold": [words], "superseded": words or null,
+    "abstain": bool}; dates as ``parse_time`` reads them. Raises BadInputError naming the
+    line of a malformed one."""
+    found: list[Change] = []
+    for number, raw in enumerate(read_text(path).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}: line {number}"
+        try:
+            record = json.loads(raw)
+            notes = tuple(
+                (str(n["text"]), parse_time(str(n["date"]), f"{where}: date").timestamp()) for n in record["notes"]
+            )
+            gold = tuple(str(g) for g in record.get("gold") or [])
+            found.append(
+                Change(
+                    str(record.get("id", number)),
+                    str(record.get("type", "other")),
+                    notes,
+                    str(record["question"]),
+                    parse_time(str(record["now"]), f"{where}: now").timestamp(),
+                    () if record.get("abstain") else gold,
+                    str(record.get("superseded") or ""),
+                    number,
+                )
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise BadInputError(f"{where}: not a change scenario ({exc})") from None
+    if not found:
+        raise BadInputError(f"{path}: no scenarios")
+    return found
+
+
+@dataclass
+class ChangesReport(_Report):
+    """Per scenario type and overall: n, right (the answer holds every gold word; for a
+    question with no answer, it says nothing is found), superseded_first (the first memory
+    quoted holds the superseded value and not the gold one) and abstained_rightly (nothing
+    found where nothing should be), each a share of n."""
+
+    questions: int = 0
+    answers: str = ""
+    per_type: dict[str, dict[str, float]] = field(default_factory=dict)
+    overall: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _changes_means(rows: list[dict[str, float]]) -> dict[str, float]:
+    n = len(rows)
+    keys = ("right", "superseded_first", "abstained_rightly")
+    return {"n": n, **{k: round(sum(r[k] for r in rows) / n, 4) if n else 0.0 for k in keys}}
+
+
+def eval_changes(
+    path: Path,
+    settings: Settings,
+    embedder: Embedder,
+    answers: str | None = None,
+    progress: Progress | None = None,
+    details: bool = False,
+    chat_model: Any = None,
+) -> ChangesReport:
+    """Run each scenario of ``path`` (``read_changes``) in a temporary store, each as its
+    own user: its notes remembered at their dates (``Engine.remember``, so supersession at
+    write time acts as for a person), its question asked at its ``now`` (``Engine.ask``,
+    without reinforcement), with ``answers`` (default: the setting); score it
+    (``ChangesReport``). Your own store is not touched."""
+    started = time.perf_counter()
+    changes = read_changes(path)
+    answering = settings.model_copy(update={"answers": answers}) if answers else settings
+    report = ChangesReport(answers=answering.answers)
+    by_type: dict[str, list[dict[str, float]]] = defaultdict(list)
+    moment = [0.0]
+    with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
+        engine = Engine(
+            answering,
+            home_paths(Path(home)),
+            clock=lambda: moment[0],
+            embedder=embedder,
+            chat_model=chat_model,
+        )
+        with discarding(engine.store):
+            for i, change in enumerate(changes, start=1):
+                user = f"changes-{change.id}"
+                for text, learned in sorted(change.notes, key=lambda n: n[1]):
+                    moment[0] = learned
+                    engine.remember(text, user)
+                moment[0] = change.now
+                reply = engine.assistant.ask(change.question, user, reinforce=False)
+                said = without_citations(reply.answer, reply.cited).casefold()
+                first = next((r.memory.text for r in reply.memories if r.memory.id in reply.cited[:1]), "")
+                answered = reply.answered and bool(reply.cited or reply.answered_by == "llm")
+                row = {
+                    "right": float(
+                        all(g.casefold() in said for g in change.gold)
+                        if change.gold and answered
+                        else not change.gold and not answered
+                    ),
+                    "superseded_first": float(
+                        bool(change.superseded)
+                        and change.superseded.casefold() in first.casefold()
+                        and not any(g.casefold() in first.casefold() for g in change.gold)
+                    ),
+                    "abstained_rightly": float(not change.gold and not answered),
+                }
+                by_type[change.type].append(row)
+                if details:
+                    report.details.append(
+                        {
+                            "id": change.id,
+                            "type": change.type,
+                            "question": change.question,
+                            "answer": reply.answer,
+                            **row,
+                        }
+                    )
+                if progress:
+                    progress("questions", i, len(changes))
+    report.questions = len(changes)
+    report.per_type = {name: _changes_means(by_type[name]) for name in sorted(by_type)}
+    report.overall = _changes_means([r for rows in by_type.values() for r in rows])
     report.seconds = round(time.perf_counter() - started, 2)
     return report

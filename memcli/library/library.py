@@ -88,6 +88,7 @@ def _memory_fields(memory: Memory) -> dict[str, Any]:
         archived_at=schema.iso_time(memory.archived_at),
         valid_from=schema.iso_time(memory.valid_from),
         valid_to=schema.iso_time(memory.valid_to),
+        superseded_by=memory.superseded_by or None,
     )
 
 
@@ -184,6 +185,7 @@ class Memcli:
             cited=answer.cited,
             memories=[recalled_out(h) for h in answer.memories],
             answered_by=answer.answered_by,
+            answered=answer.answered,
         )
 
     def import_file(
@@ -634,3 +636,16 @@ class Memcli:
             chat_model=chat_model,
         )
         return schema.QaEvalResult(**report.to_dict())
+
+    def eval_changes(
+        self, path: str, answers: Optional[Literal["auto", "llm", "extractive"]] = None, details: bool = False
+    ) -> schema.ChangesEvalResult:
+        """Run life-change scenarios (notes at their dates, a question at its time) in a
+        temporary store and score the answers (``evaluation.eval_changes``); ``answers``:
+        the answering path (default: the setting). The chat model is this engine's."""
+        settings = self.engine.settings
+        chat_model = self.engine.chat_model if (answers or settings.answers) != "extractive" else None
+        report = evaluation.eval_changes(
+            Path(path), settings, self.engine.embedder, answers, self._stage_progress, details, chat_model=chat_model
+        )
+        return schema.ChangesEvalResult(**report.to_dict())

@@ -65,6 +65,7 @@ VERBS: dict[str, Verb] = {
     "eval.memorybank": Verb("eval_memorybank", "ProbeEvalResult"),
     "eval.consolidation": Verb("eval_consolidation", "ConsolidationEvalResult"),
     "eval.qa": Verb("eval_qa", "QaEvalResult"),
+    "eval.changes": Verb("eval_changes", "ChangesEvalResult"),
 }
 """Every verb, by the name a request carries."""
 

@@ -34,9 +34,9 @@ class View:
 class Memory(View):
     """The view of ``schema.Memory``: One memory (DESIGN.md, "One memory record")."""
 
-    __slots__ = ("id", "user", "kind", "text", "speaker", "caption", "session", "day", "created_at", "source", "source_ids", "tags", "importance", "strength", "recall_count", "last_recalled_at", "retained_from", "feedback", "pinned", "archived", "archived_at", "valid_from", "valid_to",)
+    __slots__ = ("id", "user", "kind", "text", "speaker", "caption", "session", "day", "created_at", "source", "source_ids", "tags", "importance", "strength", "recall_count", "last_recalled_at", "retained_from", "feedback", "pinned", "archived", "archived_at", "valid_from", "valid_to", "superseded_by",)
 
-    def __init__(self, id: str, user: str, kind: str, text: str, speaker: str, caption: str, session: str, day: str, created_at: Optional[str], source: str, source_ids: list[str], tags: list[str], importance: float, strength: float, recall_count: int, last_recalled_at: Optional[str], retained_from: Optional[str], feedback: float, pinned: bool, archived: bool, archived_at: Optional[str], valid_from: Optional[str], valid_to: Optional[str]) -> None:
+    def __init__(self, id: str, user: str, kind: str, text: str, speaker: str, caption: str, session: str, day: str, created_at: Optional[str], source: str, source_ids: list[str], tags: list[str], importance: float, strength: float, recall_count: int, last_recalled_at: Optional[str], retained_from: Optional[str], feedback: float, pinned: bool, archived: bool, archived_at: Optional[str], valid_from: Optional[str], valid_to: Optional[str], superseded_by: Optional[str]) -> None:
         self.id = id
         self.user = user
         self.kind = kind
@@ -60,6 +60,7 @@ class Memory(View):
         self.archived_at = archived_at
         self.valid_from = valid_from
         self.valid_to = valid_to
+        self.superseded_by = superseded_by
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Memory:
@@ -92,6 +93,7 @@ class Memory(View):
             "archived_at": self.archived_at,
             "valid_from": self.valid_from,
             "valid_to": self.valid_to,
+            "superseded_by": self.superseded_by,
         }
 
 
@@ -128,9 +130,9 @@ class RecalledMemory(View):
     """The view of ``schema.RecalledMemory``: A memory as recall returns it: the memory and its
     ``score`` block."""
 
-    __slots__ = ("id", "user", "kind", "text", "speaker", "caption", "session", "day", "created_at", "source", "source_ids", "tags", "importance", "strength", "recall_count", "last_recalled_at", "retained_from", "feedback", "pinned", "archived", "archived_at", "valid_from", "valid_to", "score",)
+    __slots__ = ("id", "user", "kind", "text", "speaker", "caption", "session", "day", "created_at", "source", "source_ids", "tags", "importance", "strength", "recall_count", "last_recalled_at", "retained_from", "feedback", "pinned", "archived", "archived_at", "valid_from", "valid_to", "superseded_by", "score",)
 
-    def __init__(self, id: str, user: str, kind: str, text: str, speaker: str, caption: str, session: str, day: str, created_at: Optional[str], source: str, source_ids: list[str], tags: list[str], importance: float, strength: float, recall_count: int, last_recalled_at: Optional[str], retained_from: Optional[str], feedback: float, pinned: bool, archived: bool, archived_at: Optional[str], valid_from: Optional[str], valid_to: Optional[str], score: Score) -> None:
+    def __init__(self, id: str, user: str, kind: str, text: str, speaker: str, caption: str, session: str, day: str, created_at: Optional[str], source: str, source_ids: list[str], tags: list[str], importance: float, strength: float, recall_count: int, last_recalled_at: Optional[str], retained_from: Optional[str], feedback: float, pinned: bool, archived: bool, archived_at: Optional[str], valid_from: Optional[str], valid_to: Optional[str], superseded_by: Optional[str], score: Score) -> None:
         self.id = id
         self.user = user
         self.kind = kind
@@ -154,6 +156,7 @@ class RecalledMemory(View):
         self.archived_at = archived_at
         self.valid_from = valid_from
         self.valid_to = valid_to
+        self.superseded_by = superseded_by
         self.score = score
 
     @classmethod
@@ -187,6 +190,7 @@ class RecalledMemory(View):
             "archived_at": self.archived_at,
             "valid_from": self.valid_from,
             "valid_to": self.valid_to,
+            "superseded_by": self.superseded_by,
             "score": self.score.to_json(),
         }
 
@@ -223,9 +227,9 @@ class ForgottenMemory(View):
     """The view of ``schema.ForgottenMemory``: A memory the forget pass forgot (or, with --dry-
     run, would forget)."""
 
-    __slots__ = ("id", "user", "kind", "text", "speaker", "caption", "session", "day", "created_at", "source", "source_ids", "tags", "importance", "strength", "recall_count", "last_recalled_at", "retained_from", "feedback", "pinned", "archived", "archived_at", "valid_from", "valid_to", "forgetting",)
+    __slots__ = ("id", "user", "kind", "text", "speaker", "caption", "session", "day", "created_at", "source", "source_ids", "tags", "importance", "strength", "recall_count", "last_recalled_at", "retained_from", "feedback", "pinned", "archived", "archived_at", "valid_from", "valid_to", "superseded_by", "forgetting",)
 
-    def __init__(self, id: str, user: str, kind: str, text: str, speaker: str, caption: str, session: str, day: str, created_at: Optional[str], source: str, source_ids: list[str], tags: list[str], importance: float, strength: float, recall_count: int, last_recalled_at: Optional[str], retained_from: Optional[str], feedback: float, pinned: bool, archived: bool, archived_at: Optional[str], valid_from: Optional[str], valid_to: Optional[str], forgetting: Forgetting) -> None:
+    def __init__(self, id: str, user: str, kind: str, text: str, speaker: str, caption: str, session: str, day: str, created_at: Optional[str], source: str, source_ids: list[str], tags: list[str], importance: float, strength: float, recall_count: int, last_recalled_at: Optional[str], retained_from: Optional[str], feedback: float, pinned: bool, archived: bool, archived_at: Optional[str], valid_from: Optional[str], valid_to: Optional[str], superseded_by: Optional[str], forgetting: Forgetting) -> None:
         self.id = id
         self.user = user
         self.kind = kind
@@ -249,6 +253,7 @@ class ForgottenMemory(View):
         self.archived_at = archived_at
         self.valid_from = valid_from
         self.valid_to = valid_to
+        self.superseded_by = superseded_by
         self.forgetting = forgetting
 
     @classmethod
@@ -282,6 +287,7 @@ class ForgottenMemory(View):
             "archived_at": self.archived_at,
             "valid_from": self.valid_from,
             "valid_to": self.valid_to,
+            "superseded_by": self.superseded_by,
             "forgetting": self.forgetting.to_json(),
         }
 
@@ -314,16 +320,19 @@ class Remembered(View):
 
 class Answer(View):
     """The view of ``schema.Answer``: ``memcli ask``: the answer, the ids it cites, the memories
-    placed in its prompt (or quoted from), and what wrote it: ``llm`` (the chat model) or
-    ``extractive`` (a recalled sentence, quoted; the ``answers`` setting)."""
+    placed in its prompt (or quoted from), what wrote it: ``llm`` (the chat model) or
+    ``extractive`` (a recalled sentence, quoted; the ``answers`` setting), and whether it
+    answered. "Not found" is an answer: exit status 0 with ``answered`` false (the same through
+    the service, MCP's ask tool and ``eval qa``)."""
 
-    __slots__ = ("answer", "cited", "memories", "answered_by",)
+    __slots__ = ("answer", "cited", "memories", "answered_by", "answered",)
 
-    def __init__(self, answer: str, cited: list[str], memories: list[RecalledMemory], answered_by: str) -> None:
+    def __init__(self, answer: str, cited: list[str], memories: list[RecalledMemory], answered_by: str, answered: bool) -> None:
         self.answer = answer
         self.cited = cited
         self.memories = memories
         self.answered_by = answered_by
+        self.answered = answered
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Answer:
@@ -337,6 +346,7 @@ class Answer(View):
             "cited": self.cited,
             "memories": [x.to_json() for x in self.memories],
             "answered_by": self.answered_by,
+            "answered": self.answered,
         }
 
 
@@ -1244,6 +1254,38 @@ class QaEvalResult(View):
             "overall": self.overall,
             "overall_1_4": self.overall_1_4,
             "latency_seconds": self.latency_seconds,
+            "duration_seconds": self.duration_seconds,
+            "details": self.details,
+        }
+
+
+class ChangesEvalResult(View):
+    """The view of ``schema.ChangesEvalResult``: ``memcli eval changes``: answers to life-change
+    scenarios (a value that changed, a habit stopped, additive facts, past questions, nothing to
+    find)."""
+
+    __slots__ = ("questions", "answers", "per_type", "overall", "duration_seconds", "details",)
+
+    def __init__(self, questions: int, answers: str, per_type: dict[str, dict[str, Union[int, float]]], overall: dict[str, Union[int, float]], duration_seconds: float, details: list[dict[str, Any]]) -> None:
+        self.questions = questions
+        self.answers = answers
+        self.per_type = per_type
+        self.overall = overall
+        self.duration_seconds = duration_seconds
+        self.details = details
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> ChangesEvalResult:
+        """Read the JSON of one result."""
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of this result, as ``--json`` prints it."""
+        return {
+            "questions": self.questions,
+            "answers": self.answers,
+            "per_type": self.per_type,
+            "overall": self.overall,
             "duration_seconds": self.duration_seconds,
             "details": self.details,
         }

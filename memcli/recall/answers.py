@@ -18,13 +18,28 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 - the question's type: a "when" question favours a sentence that places something in
   time (``dates.says_when``, a clock time), "where" one that names a place, "who" one that
   names a person (``TYPE_BONUS``);
-- recall: the memory's rank in the recall (``RANK_WEIGHT``); a question asked back counts
-  half (it asks, it does not tell).
+- recall: the memory's rank in the recall (``RANK_WEIGHT``).
 
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
 ``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the
-answer says nothing recalled answers the question, and cites nothing.
+answer says nothing recalled answers the question, and cites nothing
+(``Extracted.answered`` is False).
+
+What the answer never quotes and how it follows a life as it changes (issue 31):
+
+- a sentence that asks (a question, a request: ``memcli.text.updates.asks``) is never
+  quoted, nor a base model's reply (tagged ``base-model``) while anything else is recalled;
+- a memory superseded by a newer one (``Memory.superseded_by``) scores ``SUPERSEDED_SHARE``
+  of its score unless the question asks about the past (``retrieval.asks_past``); an
+  answer quoting a memory that superseded another recalled one says since when and what
+  it replaced: "… 40 mg" [since Tuesday 10 June 2025; before: "… 20 mg …"];
+- a date the question writes ("on March 9th", "3月9日") is matched against the memory's
+  own date (``DATE_BONUS``), not counted among the words the memory must hold, and a
+  question's words that name an attribute a memory states in other words ("live" and
+  "moved to", "job" and "work as") count as held (``ATTRIBUTE_WORDS``);
+- a question that asks for several things ("what are my dogs called", "哪些") quotes the
+  best sentence of every memory that holds one (``LIST_SHARE``), citing each.
 
 A relative date in a quoted sentence ("yesterday", "last week", "two days ago", "昨天",
 "上周二", "三天前") is resolved against the memory's own date with ``dates.query_dates``
@@ -40,11 +55,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memcli.dates import query_dates, says_when, spoken_date
-from memcli.memory import ASSISTANT, Memory
+from memcli.dates import QueryDate, query_dates, says_when, spoken_date
+from memcli.memory import ASSISTANT, BASE_MODEL, Memory
 from memcli.models.prompts import cite
+from memcli.recall.retrieval import asks_past
 from memcli.text.extractive import split_sentences
-from memcli.text.lexical import has_cjk, tokens
+from memcli.text.lexical import has_cjk, stem_of, tokens
+from memcli.text.updates import asks
 
 CONTEXT_WEIGHT = 0.3
 """Weight of the question's words found elsewhere in the sentence's memory."""
@@ -59,6 +76,40 @@ MIN_COVERAGE = 0.5
 """Share of the question's content words (unweighted) that the answering memory must
 hold; below it, nothing recalled answers the question."""
 
+SUPERSEDED_SHARE = 0.5
+"""Share of its score a superseded memory's sentence keeps (present-tense questions)."""
+DATE_BONUS = 0.3
+"""Score added to a sentence of a memory learned on a date the question writes."""
+LIST_SHARE = 0.4
+"""A list question quotes every memory whose best sentence scores this share of the best."""
+LIST_MAX = 6
+"""At most this many memories quoted for a list question."""
+ATTRIBUTE_WORDS = {
+    "live": ("move", "reloc", "home", "hous", "flat", "apart", "rent"),
+    "job": ("work", "job", "employ", "joined", "teacher", "nurs"),
+    "work": ("work", "job", "employ", "joined"),
+    "dose": ("mg", "mcg", "unit", "rais", "increas", "lower", "reduc", "take"),
+    "take": ("mg", "mcg", "unit", "rais", "increas", "lower", "reduc"),
+    "diet": ("vegan", "vegetarian", "keto", "pescatarian", "eat"),
+    "buy": ("bought",),
+    "run": ("ran ",),
+    "far": ("km", "mile"),
+    "go": ("went",),
+    "eat": ("ate ",),
+    "see": ("saw ",),
+    "meet": ("met ",),
+    "make": ("made",),
+    "住": ("搬",),
+    "名字": ("叫",),
+    "名": ("叫",),
+    "字": ("叫",),
+    "工作": ("当", "做", "是一名"),
+}
+"""Question words (Porter stems, or Chinese) and the word stems a memory may state the same
+attribute with ("Where do I live?": "I moved from Leeds to York"), and the irregular past
+forms the stemmer does not bring home ("buy": "bought")."""
+_ALIASES: dict[str, tuple[str, ...]] = {}
+"""``ATTRIBUTE_WORDS`` by the stems of its question words (filled when first needed)."""
 NOT_FOUND = "I don't find that in your memories."
 NOT_FOUND_ZH = "我在你的记忆里没有找到答案。"
 
@@ -72,10 +123,10 @@ _EN_STOP_WORDS = """a about above after again all also am an and any are as at b
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 _ZH_STOP_WORDS = """我 你 他 她 它 我们 你们 他们 她们 的 了 吗 呢 吧 啊 呀 是 在 有 和 跟 与 及 也 都 就 还 又 把 被 给 对 向 从 到 去 过 着
     什么 哪 哪里 哪儿 哪个 哪些 哪位 哪天 哪一天 谁 时候 什么时候 何时 几 几号 几月 怎么 怎样 为什么 多少 说 说过 讲 提 提到 告诉
-    那 这 那个 这个 个 一 一个 之前 以前 当时 那时 曾经 记得 知道 想 觉得 次 些 上 下 里 中"""
+    那 这 那个 这个 个 一 一个 之前 以前 当时 那时 曾经 记得 知道 想 觉得 次 些 上 下 里 中 现在 目前 还"""
 _ZH_STOP = frozenset(_ZH_STOP_WORDS.split())
 _ZH_STOP_CHARS = frozenset(
-    "我你他她它们的了吗呢吧啊是在有和跟也都就还又把被给对向从到去过着么什哪谁时候几号怎样为说个一那这些上下里中最近很"
+    "我你他她它们的了吗呢吧啊是在有和跟也都就还又把被给对向从到去过着么什哪谁时候几号怎样为说个一那这些上下里中最近很多少现目"
 )
 _EN_STOP_TOKENS: frozenset[str] = frozenset()
 
@@ -131,6 +182,19 @@ _RELATIVE_ZH = re.compile(
     r"大前天|前天|昨天|昨晚|今天|今晚|今早|上个?周末|上周[一二三四五六日天]?|上个?星期[一二三四五六日天]?|上个?礼拜[一二三四五六日天]?|这周[一二三四五六日天]?|"
     r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
 )
+_LIST_EN = re.compile(
+    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+\w+s\s+(do|did|have|has)\b|\bwhich\s+\w+s\b|\blist\b|\ball\s+(the|my)\b|"
+    r"\bwhat\s+(kinds|sorts|types)\b",
+    re.IGNORECASE,
+)
+_LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别")
+_DATE_WORDS = re.compile(
+    r"\b(on|in|at|during)?\s*(january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"yesterday|today|\d{1,2}(st|nd|rd|th)|(19|20)\d\d|last\s+(week|month|year|weekend))\b|"
+    r"\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|去年|上个月",
+    re.IGNORECASE,
+)
 _SAME_DAY = frozenset(("today", "tonight", "this morning", "this afternoon", "this evening", "今天", "今晚", "今早"))
 """Phrases that name the day they were said on (dateparser reads "tonight" as no date)."""
 
@@ -142,6 +206,11 @@ class Extracted:
 
     text: str
     cited: list[str]
+
+    @property
+    def answered(self) -> bool:
+        """Whether it answers (quotes a memory), not "I don't find that in your memories"."""
+        return bool(self.cited)
 
 
 @dataclass
@@ -199,21 +268,71 @@ def _fits(kind: str, sentence: str) -> bool:
 
 
 def _candidates(memories: Sequence[Memory]) -> list[_Candidate]:
+    """The sentences of ``memories`` that may be quoted: not one that asks, nor a base
+    model's reply while another memory is recalled."""
+    told = [m for m in memories if BASE_MODEL not in m.tags] or list(memories)
     out: list[_Candidate] = []
     for rank, memory in enumerate(memories):
+        if memory not in told:
+            continue
         for index, sentence in enumerate(split_sentences(memory.text)):
+            if asks(sentence):
+                continue
             out.append(_Candidate(memory, rank, index, sentence, frozenset(words(f"{memory.speaker} {sentence}"))))
     return out
 
 
-def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extracted:
+def is_list_question(question: str) -> bool:
+    """Whether ``question`` asks for several things ("What are my dogs called?", "Which
+    books did you recommend?", "我有哪些爱好？")."""
+    return bool(_LIST_EN.search(question) or _LIST_ZH.search(question))
+
+
+def _on_date(memory: Memory, dates: Sequence[QueryDate]) -> bool:
+    """Whether ``memory`` was learned on one of the question's ``dates`` (a date written
+    without a year matches that day of any year; a month named alone, that month)."""
+    moment = datetime.fromtimestamp(memory.created_at)
+    for date in dates:
+        first = datetime.fromtimestamp(date.start) if date.start else None
+        if date.granularity == "month alone":
+            if moment.month == date.month:
+                return True
+        elif date.yearless and first is not None:
+            if moment.month == first.month and (date.granularity != "day" or moment.day == first.day):
+                return True
+        elif date.start <= memory.created_at <= date.end:
+            return True
+    return False
+
+
+def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
+    """The words of ``wanted`` that a memory of words ``held`` and ``text`` holds, counting
+    a word of ``ATTRIBUTE_WORDS`` held when the memory says the attribute otherwise."""
+    if not _ALIASES:
+        _ALIASES.update({stem_of(k) if k.isascii() else k: v for k, v in ATTRIBUTE_WORDS.items()})
+    found = wanted & held
+    lower = text.lower()
+    for word in wanted - found:
+        if any(alias in lower for alias in _ALIASES.get(word, ())):
+            found.add(word)
+    return found
+
+
+def answer(question: str, memories: Sequence[Memory], user: str = "", now: float | None = None) -> Extracted:
     """The extractive answer to ``question`` from ``memories`` (recalled, best first) of
-    ``user``; see the module docstring. Chinese for a question with CJK characters."""
+    ``user``, asked at ``now`` (unix seconds; resolves the question's relative dates, the
+    latest memory's time when None); see the module docstring. Chinese for a question with
+    CJK characters."""
     chinese = has_cjk(question)
-    wanted = content_words(question)
+    not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     candidates = _candidates(memories)
-    if not wanted or not candidates:
-        return Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+    if not candidates:
+        return not_found
+    when = now if now is not None else max(m.created_at for m in memories)
+    dates = query_dates(question, when) if _DATE_WORDS.search(question) else []
+    wanted = content_words(_DATE_WORDS.sub(" ", question) if dates else question)
+    if not wanted:
+        return not_found
     documents = len(candidates)
     weight = {t: 1.0 + math.log((documents + 1) / (1 + sum(t in c.tokens for c in candidates))) for t in wanted}
     total = sum(weight.values())
@@ -221,17 +340,40 @@ def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extract
     kind = question_type(question)
     if kind == "what" and _TITLE_QUESTION.search(question):
         kind = "title"
+    past = asks_past(question)
+    dated = {m.id for m in memories if dates and _on_date(m, dates)}
     for c in candidates:
-        own = sum(weight[t] for t in wanted & c.tokens) / total
-        context = sum(weight[t] for t in wanted & whole[c.memory.id]) / total
+        own = sum(weight[t] for t in _held(wanted, c.tokens, c.text)) / total
+        context = sum(weight[t] for t in _held(wanted, whole[c.memory.id], c.memory.text)) / total
         c.score = own + CONTEXT_WEIGHT * context + RANK_WEIGHT * (1 - c.rank / max(1, len(memories)))
         if _fits(kind, c.text):
             c.score += TYPE_BONUS
-        if c.text.rstrip().endswith(("?", "？")):
-            c.score /= 2
+        if c.memory.id in dated:
+            c.score += DATE_BONUS
+        if c.memory.superseded_by and not past:
+            c.score *= SUPERSEDED_SHARE
     best = max(candidates, key=lambda c: c.score)
-    if len(wanted & whole[best.memory.id]) < MIN_COVERAGE * len(wanted):
-        return Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+
+    def covers(c: _Candidate) -> bool:
+        return len(_held(wanted, whole[c.memory.id], c.memory.text)) >= MIN_COVERAGE * len(wanted)
+
+    # Weighted too: "What is my passport number?" is not answered by "my neighbour at number
+    # 14", which holds the common half of the question and not the word it turns on.
+    held = _held(wanted, whole[best.memory.id], best.memory.text)
+    if not covers(best) or sum(weight[t] for t in held) < MIN_COVERAGE * total:
+        return not_found
+    if is_list_question(question):
+        firsts: dict[str, _Candidate] = {}
+        for c in sorted(candidates, key=lambda c: -c.score):
+            if c.memory.id not in firsts and c.score >= LIST_SHARE * best.score and covers(c):
+                firsts[c.memory.id] = c
+        if len(firsts) > 1:
+            quoted_list = sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at)
+            parts = [
+                _attributed(resolve_relative_dates(c.text, c.memory.created_at, chinese), c.memory, user, chinese)
+                for c in quoted_list
+            ]
+            return Extracted(("；" if chinese else "; ").join(parts), [c.memory.id for c in quoted_list])
     quoted = [best]
     beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
     # The neighbour joins when it scores close, when it holds what the question asks for
@@ -249,7 +391,18 @@ def answer(question: str, memories: Sequence[Memory], user: str = "") -> Extract
         quoted.sort(key=lambda c: c.index)
     joiner = "" if has_cjk(best.text) else " "
     text = joiner.join(resolve_relative_dates(c.text, best.memory.created_at, chinese) for c in quoted)
-    return Extracted(_attributed(text, best.memory, user, chinese), [best.memory.id])
+    replaced = [m for m in memories if m.superseded_by == best.memory.id]
+    attributed = _attributed(text, best.memory, user, chinese)
+    if replaced and not past:
+        attributed += _replaced(best.memory, replaced[0], chinese)
+    return Extracted(attributed, [best.memory.id])
+
+
+def _replaced(current: Memory, older: Memory, chinese: bool) -> str:
+    """What an answer quoting ``current`` adds about the ``older`` memory it superseded."""
+    if chinese:
+        return f"［自{_day(current.created_at, True)}起；之前：“{older.text}”］"
+    return f' [since {_day(current.created_at, False)}; before: "{older.text}"]'
 
 
 def _day(moment: datetime | float, chinese: bool) -> str:

@@ -92,12 +92,27 @@ class Context:
 @dataclass
 class Answer:
     """An answer to ``ask``: its text, the memories placed in the prompt (or quoted from),
-    the ids it cited, and what wrote it (``answered_by``: "llm" or "extractive")."""
+    the ids it cited, what wrote it (``answered_by``: "llm" or "extractive"), and whether
+    it answers (``answered``: False for "I don't find that in your memories", or a model's
+    reply that says it does not know: ``says_not_found``)."""
 
     answer: str
     memories: list[Recalled]
     cited: list[str] = field(default_factory=list)
     answered_by: str = "llm"
+    answered: bool = True
+
+
+_NOT_FOUND = re.compile(
+    r"\b(I\s+(don't|do not|can't|cannot)\s+(find|know|see|tell|recall)|no\s+(information|memory|memories|record)|"
+    r"not\s+(mentioned|in your memories|sure))\b|没有找到|不知道|没有提到|没有相关",
+    re.IGNORECASE,
+)
+
+
+def says_not_found(text: str) -> bool:
+    """Whether a chat model's answer says that it does not find or know the answer."""
+    return bool(_NOT_FOUND.search(text))
 
 
 def cited_ids(text: str, memories: Sequence[Memory]) -> list[str]:
@@ -380,8 +395,8 @@ class Assistant:
         Raises ModelError when the model cannot load or fails.
         """
         if path == "extractive":
-            found = answers.answer(question, context.memories, user)
-            return Answer(found.text, context.recalled, found.cited, "extractive")
+            found = answers.answer(question, context.memories, user, self.owner.clock())
+            return Answer(found.text, context.recalled, found.cited, "extractive", found.answered)
         text = complete(
             self.owner.chat_model,
             self.ask_messages(question, user, context),
@@ -389,7 +404,7 @@ class Assistant:
             self.owner.settings.temperature,
         )
         text = clean_reply(text, context.memories)
-        return Answer(text, context.recalled, cited_ids(text, context.memories))
+        return Answer(text, context.recalled, cited_ids(text, context.memories), answered=not says_not_found(text))
 
     def ask_messages(self, question: str, user: str, context: Context) -> list[Message]:
         """The ask prompt: the system text (instructions, today, ``context``) and the question."""

@@ -10,17 +10,18 @@ together and an in-memory recall index sees the change at its next query. The en
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memcli.config import Settings
-from memcli.memory import Kind, Memory
+from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.paths import scrub_history_file
 from memcli.recall import forgetting
 from memcli.recall.forgetting import UNIT_SECONDS, Verdict, forget_pass
 from memcli.store.journal import Journal
-from memcli.store.sidecar import Sidecar
+from memcli.store.sidecar import HistoryEntry, Sidecar
 from memcli.store.store import MemoryStore
+from memcli.text import updates
 
 DERIVED_KINDS = frozenset(
     k.value
@@ -37,6 +38,23 @@ DERIVED_KINDS = frozenset(
 """Kinds that consolidation makes from other memories (their ``source_ids``). A relation
 memory purged with one of its sources is made again, from the sources left, by the next
 consolidation's graph step (``memcli.consolidation.graph_memory``)."""
+
+
+SUPERSEDED_KINDS = (Kind.NOTE.value, Kind.TURN.value)
+"""What supersession at write time reads and closes: what people said and noted (facts are
+reconciled by consolidation's own update phase, relations by the graph step)."""
+
+
+def _said_by(memory: Memory) -> str:
+    """Who a memory speaks for: its speaker, or its user for a note (importers take spaces
+    out of a user's name, so spaces do not count)."""
+    return (memory.speaker or memory.user).replace(" ", "").lower()
+
+
+def _tells(memory: Memory) -> bool:
+    """Whether ``memory`` can state something of its speaker: a note or a person's turn,
+    not the assistant's or a base model's reply."""
+    return memory.kind in SUPERSEDED_KINDS and memory.speaker != ASSISTANT and BASE_MODEL not in memory.tags
 
 
 @dataclass
@@ -132,6 +150,89 @@ class Changes:
             forgetting.reinforce(memory, now, self.settings.reinforce, self.settings.boost)
         self.store.reinforce(memories)
 
+    def supersede(self, memories: Sequence[Memory]) -> list[tuple[Memory, Memory]]:
+        """Supersession at write time, the rules path (issue 31; Mem0's update phase without
+        a model): for each of ``memories`` just stored (notes and people's turns), in time
+        order, the current memories of the same user and speaker that state the same
+        single-valued attribute with another value (``memcli.text.updates``: where one
+        lives, one's job, a named medicine's dose, a diet, a membership), or a habit the new
+        one says has stopped, are *superseded*: ``valid_to`` = the newer one's
+        ``created_at``, ``superseded_by`` = its id, and the history records an UPDATE of
+        the older one (related_id: the newer) and an ADD of the newer (related_id: the
+        older). Nothing is deleted. A new memory older than a current one it conflicts with
+        (an import out of order) is the one superseded. Returns the (older, newer) pairs.
+        The caller holds the store transaction; only the recall index's copy is read
+        (``RecallIndex.current_holding``)."""
+        pairs: list[tuple[Memory, Memory]] = []
+        index = self.store.sidecar.index
+        for new in sorted(memories, key=lambda m: (m.created_at, m.id)):
+            if not _tells(new) or new.valid_to:
+                continue
+            for said in updates.statements(new.text):
+                attribute = said.key.split(":", 1)[0]
+                if attribute == updates.HABIT:
+                    needles: dict[str, list[str]] = {"all_of": sorted(said.words)}
+                elif attribute == updates.DOSE:
+                    needles = {"any_of": [said.key.split(":", 1)[1]]}
+                else:
+                    needles = {"any_of": list(updates.CUES[attribute])}
+                for memory_id, text, record in index.current_holding(new.user, SUPERSEDED_KINDS, **needles):
+                    if memory_id == new.id or new.valid_to:
+                        continue
+                    old = Memory.from_record(memory_id, text, record)
+                    if not _tells(old) or _said_by(old) != _said_by(new) or old.created_at == new.created_at:
+                        continue
+                    if attribute == updates.HABIT:
+                        if old.created_at < new.created_at and updates.states_habit(old.text, said.words):
+                            pairs.append(self._supersede(old, new))
+                        continue
+                    stated = [s for s in updates.statements(old.text) if s.key == said.key]
+                    if not stated:
+                        continue
+                    if old.created_at < new.created_at and updates.updates(said, stated[0]):
+                        pairs.append(self._supersede(old, new))
+                    elif old.created_at > new.created_at and updates.updates(stated[0], said):
+                        pairs.append(self._supersede(new, old))
+        return pairs
+
+    def _supersede(self, older: Memory, newer: Memory) -> tuple[Memory, Memory]:
+        older.valid_to, older.superseded_by = newer.created_at, newer.id
+        self.store.update([older])
+        now = self.clock()
+        self.store.sidecar.record(
+            [
+                HistoryEntry(
+                    older.id, older.user, older.kind, "UPDATE", older.text, newer.text, now, [newer.id], newer.id
+                ),
+                HistoryEntry(newer.id, newer.user, newer.kind, "ADD", "", newer.text, now, [newer.id], older.id),
+            ]
+        )
+        return older, newer
+
+    def reopen(self, newer_ids: Iterable[str], gone: Collection[str] = ()) -> list[Memory]:
+        """The memories superseded by one of ``newer_ids`` (an edited or deleted memory)
+        hold again: ``valid_to`` and ``superseded_by`` cleared, a REOPEN event in their
+        history (related_id: the newer one). Those in ``gone`` (deleted with it) are left.
+        Returns the memories reopened. The caller holds the store transaction."""
+        sidecar = self.store.sidecar
+        reopened: list[Memory] = []
+        for newer_id in newer_ids:
+            older_ids = [e.related_id for e in sidecar.history(memory_id=newer_id) if e.event == "ADD" and e.related_id]
+            for older in self.store.get_many([i for i in dict.fromkeys(older_ids) if i not in gone]):
+                if older.superseded_by != newer_id:
+                    continue
+                older.valid_to, older.superseded_by = 0.0, ""
+                reopened.append(older)
+                sidecar.record(
+                    [
+                        HistoryEntry(
+                            older.id, older.user, older.kind, "REOPEN", "", older.text, self.clock(), [], newer_id
+                        )
+                    ]
+                )
+        self.store.update(reopened)
+        return reopened
+
     def relearn(self, memory_id: str, now: float) -> Memory:
         """A forgotten (archived) memory told again: active again, its clock restarted at
         ``now``. An active memory is left as it is. Raises NotFoundError."""
@@ -191,6 +292,7 @@ class Changes:
                     user, [m for m in derived if m.user == user], [m for m in made[user] if m.id not in gone], gone
                 )
             typed = _typed(gone.values(), sidecar)
+            self.reopen([i for i, m in gone.items() if m.kind in SUPERSEDED_KINDS], gone)
             self.store.delete(list(gone))
             for user in users:
                 scrubbed += sidecar.scrub_history(user, {i: m.kind for i, m in gone.items() if m.user == user}, now)

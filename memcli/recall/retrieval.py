@@ -24,6 +24,10 @@ the user's memories:
   relation of that label leads to), or, at GRAPH_NEIGHBOUR, one an edge away from it; a
   speaker of the user's conversations, whose turns *speaker* already favours, counts only
   through the relations the query names;
+- *superseded* (issue 31): a note or turn that a newer one superseded at write time
+  (``memcli.recall.changes.Changes.supersede``: where one lives, a dose...) is recalled
+  below the one that replaced it, unless the question asks about the past ("Where did I
+  live in 2023?", "以前") or recall is as of a day it still held (``--at``);
 - *prior*, independent of the query: longer turns, turns that are not questions, the
   first turn of a session and turns sharing an image carry more than "Wow, cool!"; a reply
   of a base model (tagged ``base-model``, it invents) ranks below what the user said,
@@ -209,6 +213,12 @@ def asks_when(query: str) -> bool:
     return bool(_WHEN.search(query))
 
 
+def asks_past(query: str) -> bool:
+    """Whether ``query`` asks about the past ("Where did I live in 2022?", "我以前住在哪里？"):
+    then a superseded memory is not recalled below the one that replaced it."""
+    return bool(_PAST.search(query))
+
+
 def named_speakers(query: str, speakers: set[str]) -> set[str]:
     """The ``speakers`` that ``query`` names (whole words, any case)."""
     lower = query.lower()
@@ -263,6 +273,16 @@ def person_speakers(query: str, speakers: set[str], user: str) -> set[str]:
 GRAPH_NEIGHBOUR = 0.4
 """The graph signal of a memory that mentions an entity one edge away from one the query
 names (a memory that mentions the named entity: 1)."""
+SUPERSEDED_PENALTY = 2.0
+"""Weighted score taken from a superseded memory for a question in the present tense
+(about two standard deviations of one signal): below the memory that replaced it."""
+SUPERSEDED_KINDS = (Kind.NOTE.value, Kind.TURN.value)
+"""The kinds that supersession at write time ends (their ended memories are still recalled)."""
+_PAST = re.compile(
+    r"\b(did|was|were|used to|before|previously|formerly|originally|back then|back in|at first|in the past|"
+    r"ago|last year|(in|during|of) (19|20)\d\d)\b|以前|之前|过去|原来|曾经|当时|那时|去年|前年|\d{4}年",
+    re.IGNORECASE,
+)
 GRAPH_HELD = 2.0
 """The graph signal of a relation the query follows and of the memories that state it: the
 answer to "where does Ana live" itself, above a mere mention of Lisbon."""
@@ -725,10 +745,11 @@ class Recaller:
         parsed = self.parse(query, now) if parsed is None else parsed
         with self.store.transaction():
             index = self.index(user)
+            superseded = index.ended & index.kind_mask(list(SUPERSEDED_KINDS))
             mask = (
                 index.alive
                 & ~index.archived
-                & (~index.ended | (index.kind_mask([Kind.RELATION.value]) if at else False))
+                & (~index.ended | superseded | (index.kind_mask([Kind.RELATION.value]) if at else False))
             )
             mask &= index.kind_mask([kind] if kind is not None else RECALLED_KINDS)
             if since is not None:
@@ -749,6 +770,7 @@ class Recaller:
             if not mask.any():
                 return []
             signals, similarity = self._scores(query, vector, user, index, mask, now, parsed, at, graph)
+            signals["superseded"] = self._superseded(query, index, mask & superseded, at)
             total = sum(signals.values())
             order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}
@@ -771,7 +793,39 @@ class Recaller:
                 hit.components = ranking.components(hit.memory, relevance, now)
                 hit.score = ranking.score(hit.components)
             hits.sort(key=lambda r: (-r.score, -r.relevance, r.memory.created_at))
+        hits = after_replacements(hits)
         return without_repeated_lines(hits, k) if trim else hits[:k]
+
+    def _superseded(self, query: str, index: UserIndex, slots: np.ndarray, at: str | None) -> np.ndarray:
+        """The *superseded* signal: ``-SUPERSEDED_PENALTY`` for each of ``slots`` (superseded
+        notes and turns recall may return) that was superseded by the day recall is as of
+        (``at``; now when None), none for a question about the past (``asks_past``)."""
+        signal = np.zeros(len(index))
+        if not slots.any() or (at is None and asks_past(query)):
+            return signal
+        ids = [index.ids[i] for i in np.flatnonzero(slots)]
+        end = day_seconds(at) + DAY_SECONDS if at else math.inf
+        ended = {m.id for m in self.store.get_many(ids) if m.valid_to and m.valid_to < end}
+        for i in np.flatnonzero(slots):
+            if index.ids[i] in ended:
+                signal[i] = -SUPERSEDED_PENALTY
+        return signal
+
+
+def after_replacements(hits: list[Recalled]) -> list[Recalled]:
+    """``hits`` with each superseded memory (its *superseded* signal set) moved just after
+    the memory that replaced it (``Memory.superseded_by``) when that one is among them
+    and below it: the ranking's other components (importance, retention) do not lift an
+    old value above the current one."""
+    out = list(hits)
+    for hit in hits:
+        if not hit.signals.get("superseded") or not hit.memory.superseded_by:
+            continue
+        at = next((i for i, h in enumerate(out) if h.memory.id == hit.memory.superseded_by), None)
+        mine = out.index(hit)
+        if at is not None and at > mine:
+            out.insert(at, out.pop(mine))
+    return out
 
 
 def without_repeated_lines(hits: list[Recalled], k: int) -> list[Recalled]:

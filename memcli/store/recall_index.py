@@ -264,6 +264,26 @@ class RecallIndex:
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         return self._db.execute(f"SELECT memory_id, text, record FROM recall_index{where}", args).fetchall()
 
+    def current_holding(
+        self, user: str, kinds: Sequence[str], any_of: Sequence[str] = (), all_of: Sequence[str] = ()
+    ) -> list[tuple[str, str, str]]:
+        """(id, text, record) of the current memories of ``user`` (neither archived nor
+        ended) of ``kinds`` whose text holds, lower-cased, one of ``any_of`` (when given)
+        and every one of ``all_of``: the candidates that supersession at write time reads
+        (``memcli.recall.changes.Changes.supersede``). One pass over the user's rows."""
+        kind_marks = ", ".join("?" * len(kinds))
+        clauses = [f"user = ? AND kind IN ({kind_marks}) AND archived = 0 AND ended = 0"]
+        args: list[str] = [user, *kinds]
+        if any_of:
+            clauses.append("(" + " OR ".join("instr(lower(text), ?) > 0" for _ in any_of) + ")")
+            args += [needle.lower() for needle in any_of]
+        for needle in all_of:
+            clauses.append("instr(lower(text), ?) > 0")
+            args.append(needle.lower())
+        return self._db.execute(
+            f"SELECT memory_id, text, record FROM recall_index WHERE {' AND '.join(clauses)}", args
+        ).fetchall()
+
     def records_page(
         self, user: str | None, after: int, limit: int, vectors: bool = False
     ) -> list[tuple[int, str, str, str, bytes | None]]:

@@ -1,0 +1,241 @@
+"""Supersession at write time (issue 31): a newer statement of a single-valued attribute
+closes the older one when ``remember`` returns; recall and ask prefer the current memory;
+the older one stays reachable (``show``, ``history``, ``recall --at``, past questions), and
+comes back when the newer one is edited or deleted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_checks import ok
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.text.updates import asks, statements, updates
+
+
+def _remember(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, when: str, text: str) -> str:
+    monkeypatch.setenv("MEMCLI_NOW", when)
+    return ok(runner.invoke(app, ["remember", "-q", text])).stdout.strip()
+
+
+def _show(runner: CliRunner, memory_id: str) -> dict[str, Any]:
+    return json.loads(ok(runner.invoke(app, ["show", memory_id, "--json"])).stdout)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("I take lisinopril 10 mg once a day.", "The GP raised my lisinopril dose to 20 mg."),
+        ("I live in Leeds.", "I moved from Leeds to York last month."),
+        ("I work as a nurse at St Mary's hospital.", "I started a new job as a paramedic with the ambulance service."),
+        ("I'm vegetarian.", "I went vegan in January."),
+        ("I'm a member of the Riverside climbing gym.", "I cancelled my Riverside climbing gym membership."),
+        ("我住在杭州。", "我上个月搬到了苏州。"),
+        ("我每天吃二甲双胍500毫克。", "医生把我的二甲双胍加到了1000毫克。"),
+    ],
+)
+def test_a_newer_statement_of_a_single_valued_attribute_updates_the_older(older: str, newer: str) -> None:
+    (old,) = statements(older)
+    (new,) = statements(newer)
+    assert updates(new, old)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I ran 5 km this morning.", "I ran 10 km today."),
+        ("My dog Biscuit loves the beach.", "We adopted a second dog called Pepper."),
+        ("I play the guitar.", "I started learning the piano."),
+        ("Where do I live?", "I live in Glasgow."),
+    ],
+)
+def test_runs_additive_facts_and_questions_state_no_value_to_replace(first: str, second: str) -> None:
+    assert not statements(first) or not statements(second) or not updates(statements(second)[0], statements(first)[0])
+
+
+def test_the_same_value_again_is_a_restatement_not_an_update() -> None:
+    (old,) = statements("I live in York.")
+    (new,) = statements("We moved to York last month.")
+    assert not updates(new, old)
+
+
+@pytest.mark.parametrize(
+    "text", ["Where do I live?", "tell me a story about dragons", "我住在哪里？", "请帮我写一首诗"]
+)
+def test_questions_and_requests_ask(text: str) -> None:
+    assert asks(text)
+    assert not statements(text)
+
+
+def test_remember_supersedes_the_older_dose_before_it_returns(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = _remember(runner, monkeypatch, "2025-02-10T09:00:00", "I take atorvastatin 20 mg every evening")
+    newer = _remember(runner, monkeypatch, "2025-06-10T09:00:00", "The cardiologist raised my atorvastatin to 40 mg")
+    shown = _show(runner, older)
+    assert shown["superseded_by"] == newer
+    assert shown["valid_to"] is not None and shown["valid_to"].startswith("2025-06-10")
+    assert _show(runner, newer)["superseded_by"] is None
+    events = json.loads(ok(runner.invoke(app, ["history", older, "--json"])).stdout)
+    assert [(e["event"], e["related_id"]) for e in events] == [("UPDATE", newer)]
+    recalled = json.loads(ok(runner.invoke(app, ["recall", "How much atorvastatin do I take?", "--json"])).stdout)
+    ids = [m["id"] for m in recalled]
+    assert ids.index(newer) < ids.index(older)
+    assert recalled[ids.index(older)]["score"]["signals"]["superseded"] < 0
+    then = json.loads(
+        ok(runner.invoke(app, ["recall", "How much atorvastatin do I take?", "--at", "2025-03-01", "--json"])).stdout
+    )
+    assert [m["id"] for m in then] == [older]
+
+
+def test_two_runs_are_not_an_update(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _remember(runner, monkeypatch, "2025-03-01T09:00:00", "I ran 5 km this morning.")
+    _remember(runner, monkeypatch, "2025-03-08T09:00:00", "I ran 10 km today.")
+    assert _show(runner, first)["valid_to"] is None
+
+
+def test_a_stopped_habit_supersedes_the_habit_and_ask_quotes_the_change(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = _remember(runner, monkeypatch, "2025-01-10T09:00:00", "I drink two cups of coffee every morning.")
+    newer = _remember(runner, monkeypatch, "2025-03-15T09:00:00", "I stopped drinking coffee.")
+    assert _show(runner, older)["superseded_by"] == newer
+    monkeypatch.setenv("MEMCLI_NOW", "2025-03-20T09:00:00")
+    answer = json.loads(
+        ok(runner.invoke(app, ["ask", "Do I drink coffee?", "--json"], env={"MEMCLI_ANSWERS": "extractive"})).stdout
+    )
+    assert answer["answered"] is True
+    assert answer["cited"] == [newer]
+    assert "stopped drinking coffee" in answer["answer"]
+    assert 'before: "I drink two cups' in answer["answer"]
+
+
+def test_deleting_or_editing_the_newer_memory_reopens_the_older(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I live in Bristol.")
+    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
+    assert _show(runner, older)["superseded_by"] == newer
+    ok(runner.invoke(app, ["edit", newer, "--text", "We visited Cardiff last weekend."]))
+    assert _show(runner, older)["superseded_by"] is None
+    assert _show(runner, older)["valid_to"] is None
+    events = json.loads(ok(runner.invoke(app, ["history", older, "--json"])).stdout)
+    assert [e["event"] for e in events] == ["UPDATE", "REOPEN"]
+    again = _remember(runner, monkeypatch, "2025-02-01T09:00:00", "I moved to Swansea.")
+    assert _show(runner, older)["superseded_by"] == again
+    ok(runner.invoke(app, ["delete", again, "--yes"]))
+    assert _show(runner, older)["superseded_by"] is None
+
+
+def test_an_export_round_trip_keeps_the_links(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    older = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I'm vegetarian.")
+    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I went vegan in January.")
+    exported = tmp_path / "out.jsonl"
+    ok(runner.invoke(app, ["export", "--history", "-o", str(exported)]))
+    monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "other"))
+    ok(runner.invoke(app, ["import", str(exported)]))
+    shown = _show(runner, older)
+    assert shown["superseded_by"] == newer
+    assert shown["valid_to"] is not None
+
+
+def test_an_imported_older_statement_is_the_one_superseded(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I live in York.")
+    log = tmp_path / "chat.jsonl"
+    log.write_text(
+        json.dumps({"role": "user", "content": "I live in Leeds.", "timestamp": "2022-05-01T10:00:00"}) + "\n",
+        encoding="utf-8",
+    )
+    ok(runner.invoke(app, ["import", str(log)]))
+    assert _show(runner, newer)["superseded_by"] is None
+    listed = json.loads(ok(runner.invoke(app, ["history", "--json"])).stdout)
+    assert any(e["event"] == "UPDATE" and e["related_id"] == newer for e in listed)
+
+
+def test_ask_says_whether_it_answered_and_never_quotes_a_question(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I live in Glasgow.")
+    _remember(runner, monkeypatch, "2025-01-02T09:00:00", "Where do I live?")
+    _remember(runner, monkeypatch, "2025-01-02T10:00:00", "My neighbour at number 14 has a new cat.")
+    env = {"MEMCLI_ANSWERS": "extractive"}
+    answer = json.loads(ok(runner.invoke(app, ["ask", "Where do I live?", "--json"], env=env)).stdout)
+    assert answer["answered"] is True
+    assert "Glasgow" in answer["answer"]
+    missing = runner.invoke(app, ["ask", "What is my passport number?", "--json"], env=env)
+    assert missing.exit_code == 0
+    assert json.loads(missing.stdout)["answered"] is False
+    assert json.loads(missing.stdout)["cited"] == []
+
+
+def test_a_list_question_gathers_every_memory_and_a_dated_question_the_day(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _remember(runner, monkeypatch, "2024-04-01T09:00:00", "My dog Biscuit loves the beach.")
+    second = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "We adopted a second dog called Pepper.")
+    env = {"MEMCLI_ANSWERS": "extractive"}
+    answer = json.loads(ok(runner.invoke(app, ["ask", "What are my dogs called?", "--json"], env=env)).stdout)
+    assert sorted(answer["cited"]) == sorted([first, second])
+    bought = _remember(
+        runner, monkeypatch, "2025-03-09T09:00:00", "Bought sourdough and two jars of honey at the market."
+    )
+    monkeypatch.setenv("MEMCLI_NOW", "2025-03-20T09:00:00")
+    answer = json.loads(ok(runner.invoke(app, ["ask", "What did I buy on March 9th?", "--json"], env=env)).stdout)
+    assert answer["cited"] == [bought]
+
+
+def test_eval_changes_scores_right_superseded_first_and_abstentions(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
+    scenarios = [
+        {
+            "id": "a",
+            "type": "dose",
+            "notes": [
+                {"text": "I take lisinopril 10 mg once a day.", "date": "2025-01-05"},
+                {"text": "The GP raised my lisinopril dose to 20 mg.", "date": "2025-03-02"},
+            ],
+            "question": "What dose of lisinopril do I take?",
+            "now": "2025-03-10T09:00:00",
+            "gold": ["20 mg"],
+            "superseded": "10 mg",
+        },
+        {
+            "id": "b",
+            "type": "abstain",
+            "notes": [{"text": "My car is a blue Honda Civic.", "date": "2025-01-05"}],
+            "question": "What is my blood type?",
+            "now": "2025-01-10T09:00:00",
+            "gold": [],
+            "abstain": True,
+        },
+    ]
+    path = tmp_path / "changes.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in scenarios), encoding="utf-8")
+    report = json.loads(
+        ok(runner.invoke(app, ["eval", "changes", str(path), "--answers", "extractive", "--json"])).stdout
+    )
+    assert report["questions"] == 2
+    assert report["per_type"]["dose"] == {"n": 1, "right": 1.0, "superseded_first": 0.0, "abstained_rightly": 0.0}
+    assert report["per_type"]["abstain"]["abstained_rightly"] == 1.0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "x"}\n', encoding="utf-8")
+    refused = runner.invoke(app, ["eval", "changes", str(bad)])
+    assert refused.exit_code != 0
+    assert "line 1" in refused.stderr
+
+
+def test_a_statement_found_by_its_rules_is_found_in_the_store_too(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I'm living in Leeds.")
+    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I moved to York.")
+    assert _show(runner, older)["superseded_by"] == newer
