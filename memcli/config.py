@@ -213,7 +213,7 @@ class Settings(BaseSettings):
     model_timeout: float = Field(
         120.0,
         ge=0,
-        description="seconds a structured model reply (consolidation, query creator) may take before it is given up; 0: no limit",
+        description="seconds a model reply may take in all before it is given up: a structured reply (consolidation, query creator), and any reply of a model server (chat, ask); 0: no limit",
     )
     query_creator: bool = Field(
         False,

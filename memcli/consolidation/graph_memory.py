@@ -31,6 +31,7 @@ from memcli.models.embedding import embedder_identity
 from memcli.models.llm import ChatModel, Message, structured_output
 from memcli.store.graph import MENTIONED_WITH, Closed, Entity, Graph, Relation, day_seconds, relation_memory_id
 from memcli.store.sidecar import HistoryEntry
+from memcli.text.chunking import MAX_CHARS, chunks, size
 from memcli.text.entities import (
     RELATIONS,
     Extraction,
@@ -58,6 +59,10 @@ closed must rank below the newer one as the turn that said it does)."""
 BATCH = 200
 """Memories written to the graph per store transaction (the service's other requests get
 the store between batches)."""
+GRAPH_READ = 20 * MAX_CHARS
+"""Characters of one memory the graph step reads at most (a memory is chunked at
+``MAX_CHARS`` where it enters; a longer one predates that): the bound on the time one
+memory may take."""
 GRAPH_TOKENS = 512
 """Token cap of the model's reply of the model path."""
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -183,7 +188,17 @@ class GraphBuilder:
         a fact as the user's (``name``), a daily summary line by line, each line as the
         speaker it names said it."""
         if memory.kind != Kind.EVENT_DAILY.value:
-            return [self.extraction(memory, memory.speaker or name, addressee, known, common)]
+            if size(memory.text) <= MAX_CHARS:
+                return [self.extraction(memory, memory.speaker or name, addressee, known, common)]
+            # a memory stored before texts were chunked at every entry: read chunk by chunk, and
+            # no further than GRAPH_READ, so that no one memory holds the consolidation for long
+            parts = list(chunks(memory.text[:GRAPH_READ]))
+            if len(memory.text) > GRAPH_READ:
+                self.warn(
+                    f"graph of {memory.id}: only its first {GRAPH_READ:,} of {len(memory.text):,} characters were read"
+                )
+            speaker = memory.speaker or name
+            return [self.extraction(replace(memory, text=part), speaker, addressee, known, common) for part in parts]
         out = []
         for line in memory.text.split("\n"):
             speaker, sentence = parse_line(line)

@@ -60,7 +60,7 @@ from memcli.store.recall_index import batch_windows
 from memcli.store.sidecar import HistoryEntry
 from memcli.store.space import ROOM_PER_MEMORY, room_measured
 from memcli.store.store import MIN_PREFIX, REINDEXING, MemoryStore, Server, short_prefix
-from memcli.text.chunking import chunks
+from memcli.text.chunking import MAX_CHARS, WIDE_WEIGHT, chunks, size
 from memcli.text.entities import normalise
 
 if TYPE_CHECKING:
@@ -979,7 +979,7 @@ class Engine:
         metadata only.
 
         Raises NotFoundError (no such id), UsageError (nothing to change), BadInputError
-        (an empty text), UsageError (an importance outside 0..1), EmbedderChangedError as
+        (an empty text, or one longer than ``memcli.text.chunking.MAX_CHARS``), UsageError (an importance outside 0..1), EmbedderChangedError as
         ``check_embedder`` does.
         """
         if text is None and importance is None and not tags and not untags:
@@ -988,6 +988,12 @@ class Engine:
             text = text.strip()
             if not text:
                 raise BadInputError("the new text is empty")
+            if size(text) > MAX_CHARS:
+                # one memory keeps one id: a text that remember would chunk cannot replace it
+                raise BadInputError(
+                    f"the new text is {len(text):,} characters; one memory holds at most {MAX_CHARS:,}"
+                    f" ({MAX_CHARS // WIDE_WEIGHT:,} CJK characters): remember a longer text as notes"
+                )
         if importance is not None and not 0.0 <= importance <= 1.0:
             raise UsageError(f"--importance must be between 0 and 1, not {importance:g}")
         memory = self.get(memory_id)
