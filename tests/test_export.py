@@ -271,6 +271,33 @@ def test_an_export_is_detected_whatever_its_name(
             "unknown field",
         ),
         ('{"type":"gossip"}', "unknown record type"),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1e300,"day":"2023-05-08"}',
+            "'created_at' 1e+300 is out of range",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","importance":5}',
+            "'importance' must be between 0 and 1",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","strength":-1}',
+            "'strength' must be above 0",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","recall_count":-3}',
+            "'recall_count' must be between 0",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"May 8"}',
+            "'day' must be a day written YYYY-MM-DD",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","vector":"'
+            + base64.b64encode(np.array([1.0, float("nan")], dtype=np.float32).tobytes()).decode()
+            + '"}',
+            "'vector' holds NaN",
+        ),
+        ('{"type":"memory","text":"' + "x" * (export.MAX_LINE_BYTES + 10) + '"}', "a line longer than"),
         ('{"type":"history","memory_id":"a1"}', "missing field"),
     ],
 )
@@ -322,3 +349,19 @@ def test_through_the_service_the_lines_come_as_pieces_or_the_service_writes_the_
     assert (
         piped.returncode == 0 and piped.stdout.splitlines()[1:] == body(out) and "exported 3 memories" in piped.stderr
     )
+
+
+def test_vectors_of_another_dimension_than_the_embedders_store_nothing(
+    full_store: Engine, runner: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "dims.jsonl"
+    export_to(full_store, out, with_vectors=True)
+    records = lines_of(out)
+    for record in records[1:]:
+        if record["type"] == "memory":
+            record["vector"] = base64.b64encode(np.ones(3, dtype=np.float32).tobytes()).decode()
+    out.write_text("".join(export.line(r) for r in records), encoding="utf-8")
+    monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "untouched"))
+    done = runner.invoke(app, ["import", str(out), "--format", "memcli"])
+    assert done.exit_code == 5 and "has a vector of 3 dimensions" in done.stderr, done.output
+    assert json.loads(runner.invoke(app, ["list", "-n", "0", "--json", "--user", USER]).stdout) == []

@@ -25,7 +25,7 @@ from typing import Any
 
 from memcli.dates import OutOfRange, day_of, from_unix_seconds, written_time
 from memcli.errors import BadInputError, UsageError
-from memcli.formats.export import is_header, open_archive
+from memcli.formats.export import MAX_LINE_BYTES, is_header, open_archive
 from memcli.memory import Kind, Memory, stable_id, unstorable
 from memcli.paths import reading
 from memcli.text.chunking import MAX_CHARS, chunk_spans, chunks, size
@@ -68,14 +68,17 @@ def check_readable(path: Path) -> None:
 def read_lines(path: Path, piece: int | None = None) -> Iterator[tuple[int, str]]:
     """The lines of a UTF-8 file, numbered from 1, without their line ends, decoded one at
     a time. With ``piece`` (bytes), a longer line comes in several parts, each under the
-    same number, so memory is bounded whatever the file holds; else memory is that of the
-    longest line. Raises BadInputError when the file cannot be read, or at the first byte
+    same number, so memory is bounded whatever the file holds; without, a line longer than
+    ``MAX_LINE_BYTES`` is refused (BadInputError naming the file and line) before it is
+    held whole. Raises BadInputError when the file cannot be read, or at the first byte
     that is not UTF-8 (naming its offset, as ``read_text`` does)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset, number = 0, 1
     try:
         with path.open("rb") as f:
-            while raw := f.readline(piece or -1):
+            while raw := f.readline(piece or MAX_LINE_BYTES + 1):
+                if piece is None and len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    raise BadInputError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES:,} bytes")
                 held = len(decoder.getstate()[0])  # the start of a character cut by the last piece
                 try:
                     text = decoder.decode(raw)
@@ -467,7 +470,8 @@ def open_records(
     if fmt is None and path.suffix.lower() in _SUFFIXES:
         fmt = _SUFFIXES[path.suffix.lower()]
     if fmt is None:
-        with contextlib.closing(read_lines(path)) as lines:
+        # the first piece of the first line tells (a file of one huge line is not held whole)
+        with contextlib.closing(read_lines(path, LINE_PIECE)) as lines:
             fmt = _guess_format(path, next((line for _, line in lines if line.strip()), ""))
     if fmt == "memcli":
         archive = open_archive(path)

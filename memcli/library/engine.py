@@ -712,10 +712,24 @@ class Engine:
         archive = open_archive(path)
         users: Counter[str] = Counter()
         sizes: dict[str, int] = {}
+        reuse = bool(archive.header.get("vectors")) and same_embedder(
+            archive.embedder, embedder_identity(self.embedder)
+        )
+        dimension = 0
         for kind, item in archive.records():
             if kind == "memory" and item[0].id not in sizes:
                 sizes[item[0].id] = len(item[0].text.encode("utf-8"))
                 users[item[0].user] += 1
+                if reuse and item[1] is not None:
+                    # vectors stored as they are must have the embedder's dimension (Chroma refuses others)
+                    dimension = dimension or int(
+                        getattr(self.embedder, "dimension", 0) or len(self.embedder.embed_one("dimension"))
+                    )
+                    if len(item[1]) // 4 != dimension:
+                        raise BadInputError(
+                            f"{path}: memory {item[0].id} has a vector of {len(item[1]) // 4} dimensions;"
+                            f" the embedder {archive.embedder} makes {dimension}"
+                        )
         if not sizes:
             raise BadInputError(f"{path}: no memories found in this memcli file")
         found = len(sizes)
@@ -725,9 +739,6 @@ class Engine:
             return ImportReport(
                 str(path), "memcli", found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused
             )
-        reuse = bool(archive.header.get("vectors")) and same_embedder(
-            archive.embedder, embedder_identity(self.embedder)
-        )
         vectors: dict[str, Any] = {}
 
         def memories() -> Iterator[Memory]:

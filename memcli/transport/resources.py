@@ -174,6 +174,12 @@ class SharedEmbedder:
                 progress(len(vectors), len(texts))
         return vectors
 
+    @property
+    def dimension(self) -> int:
+        """The length of the vectors the model makes (one text embedded when it does not say)."""
+        known = getattr(self._embedder, "dimension", None)
+        return int(known) if known else len(self.embed_one("dimension"))
+
     def embed_one(self, text: str) -> list[float]:
         """See ``Embedder.embed_one``."""
         with self._lock:
