@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import stat
+import subprocess
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -365,3 +368,53 @@ def test_vectors_of_another_dimension_than_the_embedders_store_nothing(
     done = runner.invoke(app, ["import", str(out), "--format", "memcli"])
     assert done.exit_code == 5 and "has a vector of 3 dimensions" in done.stderr, done.output
     assert json.loads(runner.invoke(app, ["list", "-n", "0", "--json", "--user", USER]).stdout) == []
+
+
+def test_export_through_a_symlink_writes_the_file_it_names_and_keeps_the_link(
+    runner: Any, fake_embedder: Any, tmp_path: Path
+) -> None:
+    assert runner.invoke(app, ["remember", "the spare key is under the blue pot"]).exit_code == 0
+    drive = tmp_path / "other-drive"
+    drive.mkdir()
+    (drive / "backup.jsonl").write_text("old backup\n")
+    link = tmp_path / "backup.jsonl"
+    link.symlink_to(drive / "backup.jsonl")
+    done = runner.invoke(app, ["export", "-o", str(link)])
+    assert done.exit_code == 0, done.output
+    assert link.is_symlink() and "blue pot" in (drive / "backup.jsonl").read_text()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "missing folder"])
+def test_export_to_what_is_not_a_file_is_refused_and_left_as_it_was(
+    runner: Any, fake_embedder: Any, tmp_path: Path, kind: str
+) -> None:
+    assert runner.invoke(app, ["remember", "the spare key is under the blue pot"]).exit_code == 0
+    target = tmp_path / "target"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        target = tmp_path / "nope" / "x"
+    done = runner.invoke(app, ["export", "-o", str(target)])
+    assert done.exit_code == 5 and done.stderr.count("\n") == 1, done.output
+    if kind == "fifo":
+        assert stat.S_ISFIFO(target.lstat().st_mode)
+    elif kind == "folder":
+        assert target.is_dir()
+    else:
+        assert not target.parent.exists()
+
+
+def test_a_temporary_file_a_killed_export_left_is_removed_by_the_next(
+    runner: Any, fake_embedder: Any, tmp_path: Path
+) -> None:
+    assert runner.invoke(app, ["remember", "the spare key is under the blue pot"]).exit_code == 0
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = tmp_path / f".backup.jsonl.memcli-{dead.pid}.x1y2.tmp"
+    left.write_text("what the killed export wrote")
+    live = tmp_path / f".backup.jsonl.memcli-{os.getpid()}.x1y2.tmp"  # a writer still at work
+    live.write_text("being written")
+    assert runner.invoke(app, ["export", "-o", str(tmp_path / "backup.jsonl")]).exit_code == 0
+    assert not left.exists() and live.exists()
