@@ -218,3 +218,31 @@ def test_the_model_path_keeps_only_names_the_text_holds(fake_model: Any) -> None
             ("Ana", "Porto")
         ]
     assert [call[0] for call in fake_model.structured_calls] == ["entities"]
+
+
+@pytest.mark.parametrize(
+    "name, why",
+    [("Lis\x01boa", "control character U+0001"), ("L" * 100_000, "a name has at most"), ("Lis\ud800", "surrogate")],
+)
+def test_graph_rename_refuses_a_name_that_is_not_one_line_of_text(cli_moved: CliRunner, name: str, why: str) -> None:
+    line = assert_error(cli_moved.invoke(app, ["graph", "rename", "Lisbon", name]), ExitCode.BAD_INPUT)
+    assert why in line
+
+
+def test_every_graph_export_escapes_a_name_that_holds_control_characters(moved: Engine, tmp_path: Path) -> None:
+    moved.consolidate(USER)
+    with moved.store.transaction():
+        graph = moved.store.sidecar.graph
+        entity = next(e for e in graph.entities(USER) if e.name == "Lisbon")
+        graph.rename(entity.id, "Lis\x01bo\x0ba", "lisboa")  # as an older memcli, or a text, could have named it
+    for fmt, read in (("graphml", networkx.parse_graphml), ("gexf", _parse_gexf)):
+        text = moved.graph_export(USER, fmt)["text"]
+        read(text)  # parses: no character XML cannot hold
+    dot = moved.graph_export(USER, "dot")["text"]
+    assert "\x01" not in dot and "\x0b" not in dot
+
+
+def _parse_gexf(text: str) -> Any:
+    import io
+
+    return networkx.read_gexf(io.BytesIO(text.encode("utf-8")))

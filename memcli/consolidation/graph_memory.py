@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.dates import day_of
 from memcli.errors import InvalidOutputError, NotFoundError, UsageError
@@ -403,6 +403,22 @@ def neighbourhood(
     return sorted(out, key=lambda n: (n[1], n[2] == MENTIONED_WITH, -n[3], n[0].name))
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+"""Characters XML 1.0 cannot hold (and DOT reads badly): a name or label written into
+GraphML, GEXF or DOT has each replaced by U+FFFD."""
+
+
+def _printable(whole: Any) -> Any:
+    """A copy of the networkx graph ``whole`` whose string attributes hold no ``_NOT_XML``
+    character (a name from an older store, or from a text, may)."""
+    copy = whole.copy()
+    for _, data in [*copy.nodes(data=True), *((None, d) for *_, d in copy.edges(data=True))]:
+        for key, value in data.items():
+            if isinstance(value, str):
+                data[key] = _NOT_XML.sub("\ufffd", value)
+    return copy
+
+
 def export_graph(graph: Graph, user: str, fmt: str) -> tuple[str, int, int]:
     """``user``'s graph (``Graph.to_networkx``) as a document in format ``fmt`` (one of
     EXPORT_FORMATS), with its node and edge counts. Raises UsageError for another format."""
@@ -412,6 +428,8 @@ def export_graph(graph: Graph, user: str, fmt: str) -> tuple[str, int, int]:
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
     whole = graph.to_networkx(user)
+    if fmt != "json":
+        whole = _printable(whole)
     if fmt == "graphml":
         text = "\n".join(networkx.generate_graphml(whole))
     elif fmt == "gexf":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import random
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -43,7 +44,7 @@ from memcli.formats.export import Archive, export_pages, header, open_archive
 from memcli.formats.importers import open_records
 from memcli.library.doctor import check
 from memcli.library.interrupts import deferred_interrupt
-from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
+from memcli.memory import KIND_VALUES, Kind, Memory, stable_id, unstorable
 from memcli.models.batching import batch_progress, import_batches
 from memcli.models.embedding import Embedder, Progress, embedder_identity, same_embedder
 from memcli.models.embedding_server import ServerEmbedder
@@ -1271,13 +1272,16 @@ class Engine:
     def graph_rename(self, name: str, new: str, user: str | None = None) -> tuple[Any, list[str], int]:
         """Give entity ``name`` the name ``new`` (the old one stays as an alias); the relation
         memories follow. Returns (entity, aliases, mentions). Raises NotFoundError,
-        UsageError (``new`` is empty or another entity's name: merge them instead)."""
+        UsageError (``new`` is empty or another entity's name: merge them instead),
+        BadInputError (``new`` is not text, holds a control character or is longer than
+        ``MAX_ENTITY_NAME``: ``check_entity_name``)."""
         # rare path: consolidation and the graph load on first use, not with every verb
         from memcli.consolidation.graph_memory import GraphBuilder, find_entity
 
         new = new.strip()
         if not normalise(new):
             raise UsageError("the new name is empty")
+        check_entity_name(new)
         user = self.user(user)
         with self.store.transaction():
             graph = self.store.sidecar.graph
@@ -1343,6 +1347,28 @@ class Engine:
                     raise NotFoundError(f"memory id {memory_id!r} {detail}") from None
                 full = matches[0]
             return sidecar.history(memory_id=full)
+
+
+MAX_ENTITY_NAME = 200
+"""The longest name (characters) ``graph rename`` gives an entity."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def check_entity_name(name: str) -> None:
+    """Raise BadInputError for an entity name that memcli's text rule refuses
+    (``memcli.memory.unstorable``), that holds a control character (a line break, a tab:
+    a name is one line, and XML cannot hold most of them) or that is longer than
+    ``MAX_ENTITY_NAME`` characters."""
+    reason = unstorable(name)
+    if reason:
+        raise BadInputError(f"the new name {reason}")
+    control = _CONTROL.search(name)
+    if control:
+        raise BadInputError(
+            f"the new name holds a control character U+{ord(control.group()):04X} (at character {control.start() + 1})"
+        )
+    if len(name) > MAX_ENTITY_NAME:
+        raise BadInputError(f"the new name is {len(name):,} characters; a name has at most {MAX_ENTITY_NAME}")
 
 
 def note_chunks(text: str, user: str) -> list[tuple[str, str]]:
