@@ -4,6 +4,7 @@ the move an INVALIDATE event and the relations recallable as memories of kind re
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -243,6 +244,4 @@ def test_every_graph_export_escapes_a_name_that_holds_control_characters(moved: 
 
 
 def _parse_gexf(text: str) -> Any:
-    import io
-
     return networkx.read_gexf(io.BytesIO(text.encode("utf-8")))
