@@ -128,7 +128,7 @@ def test_switching_to_the_server_and_back_asks_for_a_reindex(
             "404 not found: the server has no model 'fake' (embedder_name), or the URL is not its OpenAI base URL (often ending in /v1)",
         ),
         ("500", "server error 500: fake 500"),
-        ("slow", "no answer within 0.5 s (embedder_request_timeout)"),
+        ("slow", "no answer within 0.5 s (embedder_request_timeout, 3 tries)"),
         ("cut", "the connection was cut in the middle of the reply"),
         ("tokens", "fake did not answer one vector of numbers per text: set embedder_name to an embedding model"),
     ],

@@ -4,6 +4,7 @@ and the errors a bad file gives. Pure parsing: no store, no models."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -546,3 +547,10 @@ def test_a_text_file_of_one_huge_line_is_read_in_pieces(tmp_path: Path) -> None:
     path.write_text("word " * (MAX_LINE_BYTES // 4), encoding="utf-8")
     _, notes = parse_file(path, None, "ana", 0.0)
     assert notes and all(len(n.text) <= 1000 for n in notes)
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInputError, match="not a regular file"):
+        parse_file(fifo, None, "ana", 0.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -203,7 +204,8 @@ def test_another_users_memory_is_out_of_reach(runner: CliRunner, fake_embedder: 
                 await tool_error(client, name, id=theirs)
                 == f"Error executing tool {name}: no memory with id {theirs!r}"
             )
-        assert await tool(client, "recall", query="PIN") == []
+        # sam has no memories while alice has: recall says so, as ask does (exit 6 on the command line)
+        assert "no user 'sam'" in await tool_error(client, "recall", query="PIN")
 
     session(test)
     assert "archived: False" in ok(runner.invoke(app, ["show", theirs])).stdout
@@ -403,3 +405,18 @@ def test_a_stdio_client_gets_a_json_rpc_error_for_each_message_it_cannot_send(tm
         server.stdin.close()
         server.wait(timeout=60)
     assert json.loads(ok(CliRunner().invoke(app, ["list", "--json", "--user", USER])).stdout) == []
+
+
+def test_mcp_http_refuses_a_port_out_of_range_and_one_in_use_in_one_line(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["mcp", "--http", "--port", "99999"])
+    assert result.exit_code == 2 and "65535" in result.stderr and result.stderr.count("\n") == 1
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(app, ["mcp", "--http", "--port", str(port)])
+    assert (
+        result.exit_code == 2
+        and result.stderr.count("\n") == 1
+        and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    )

@@ -69,7 +69,7 @@ def test_structured_asks_the_json_schema_form_first(served: str) -> None:
         ("403", "403 forbidden"),
         ("404", "404 not found: the server has no model 'fake'"),
         ("500", "server error 500: fake 500"),
-        ("slow", "no answer within 1 s (model_request_timeout)"),
+        ("slow", "no answer within 1 s (model_request_timeout, 2 tries)"),
         ("cut", "the connection was cut in the middle of the reply"),
         ("garbage", "its reply is not UTF-8"),
         ("badsse", "its reply is not the JSON of an OpenAI-compatible reply"),

@@ -18,6 +18,7 @@ import codecs
 import contextlib
 import json
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -56,9 +57,14 @@ def read_text(path: Path) -> str:
 
 
 def check_readable(path: Path) -> None:
-    """Raise BadInputError, as ``read_text`` does, for a missing file, a directory, a file
-    that cannot be opened or a binary one (a NUL byte in its first 8 KiB), reading no more
+    """Raise BadInputError, as ``read_text`` does, for a missing file, a directory, a FIFO,
+    a device or a socket, a file that cannot be opened or a binary one (a NUL byte in its first 8 KiB), reading no more
     than that."""
+    with reading(path):
+        found = path.stat()
+    if not stat.S_ISREG(found.st_mode) and not stat.S_ISDIR(found.st_mode):
+        # a FIFO with no writer would block the import for ever; a device never ends
+        raise BadInputError(f"{path}: not a regular file (a FIFO, a device or a socket): import reads files")
     with reading(path), path.open("rb") as f:
         head = f.read(_SNIFF_BYTES)
     if b"\x00" in head:

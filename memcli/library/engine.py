@@ -835,7 +835,9 @@ class Engine:
         ``reinforce``: count the returned memories as recalled (strength up, clock reset).
         ``sample``: roulette-wheel selection among the top 3k candidates by score
         (``seed`` makes it reproducible). ``tags``: only memories that carry every one of
-        them. Raises UsageError for an unknown kind, k < 1, or an unreadable ``since`` date.
+        them. Raises UsageError for an unknown kind, k < 1, or an unreadable ``since`` date;
+        NotFoundError for a user without memories in a store where others have some
+        (``known_user``, as ``ask``).
         """
         if kind is not None and kind not in KIND_VALUES:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
@@ -846,7 +848,7 @@ class Engine:
         as_of = parse_day(at, "--at", now)
         if not query.strip():
             raise BadInputError("the query is empty")
-        user = self.user(user)
+        user = self.known_user(user)  # a mistyped --user is not found, as ask says (exit 6)
         self.check_embedder()
         # What loads a model or embeds (the query and what it says, journaled memories,
         # windows left to fill) runs before the store is taken: other memcli processes wait on it.

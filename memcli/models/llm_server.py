@@ -44,6 +44,7 @@ def describe(
     key_env: str = "",
     server: str = "model server",
     settings: str = "model",
+    retries: int = 0,
 ) -> str:
     """The one line of a failed request to the server at ``url``: what went wrong and what
     to do. ``exc``: an ``openai`` error or a transport error of a stream. ``server`` names
@@ -55,7 +56,8 @@ def describe(
 
     status = getattr(exc, "status_code", None)
     if isinstance(exc, openai.APITimeoutError):
-        cause = f"no answer within {timeout:g} s ({settings}_request_timeout)"
+        tries = f", {retries + 1} tries" if retries else ""
+        cause = f"no answer within {timeout:g} s ({settings}_request_timeout{tries})"
     elif isinstance(exc, openai.APIConnectionError):
         cause = _connection_cause(exc, url, settings)
     elif status in (401, 403):
@@ -164,6 +166,7 @@ class ServerClient:
             self.api_key_env,
             server=self.SERVER,
             settings=self.SETTINGS,
+            retries=self.RETRIES,
         )
         return ModelServerError(line, getattr(exc, "status_code", None))
 

@@ -21,6 +21,7 @@ import hmac
 import json
 import os
 import secrets
+import socket
 import stat
 import sys
 import threading
@@ -445,6 +446,16 @@ async def serve_stdio(server: MCPServer) -> None:
                 os.close(fd)
 
 
+def _check_port_free(port: int) -> None:
+    """Raise UsageError (exit 2, one line) when ``port`` of ``HTTP_HOST`` cannot be bound
+    (in use, or privileged), before uvicorn would print its own error and exit."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((HTTP_HOST, port))
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {HTTP_HOST}:{port}: {exc.strerror}; choose another --port") from None
+
+
 def serve(
     paths: Paths,
     user: Optional[str] = None,
@@ -467,6 +478,7 @@ def serve(
         anyio.run(serve_stdio, build(verbs, read_only))
         return
     token_file = token_file or paths.config_dir / TOKEN_FILENAME
+    _check_port_free(port)
     url = f"http://{HTTP_HOST}:{port}"
     auth = AuthSettings(issuer_url=url, resource_server_url=None)
     server = build(verbs, read_only, auth=auth, token_verifier=BearerToken(bearer_token(token_file)))
