@@ -418,3 +418,14 @@ def test_a_temporary_file_a_killed_export_left_is_removed_by_the_next(
     live.write_text("being written")
     assert runner.invoke(app, ["export", "-o", str(tmp_path / "backup.jsonl")]).exit_code == 0
     assert not left.exists() and live.exists()
+
+
+def test_import_user_of_an_export_of_another_user_is_refused_not_ignored(
+    full_store: Engine, runner: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "theirs.jsonl"
+    export_to(full_store, out)
+    monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "untouched"))
+    done = runner.invoke(app, ["import", str(out), "--user", "alice"])
+    assert done.exit_code == 2 and "import it without --user" in done.stderr, done.output
+    assert json.loads(runner.invoke(app, ["list", "-n", "0", "--json", "--user", USER]).stdout) == []

@@ -551,8 +551,8 @@ class Engine:
         arrive, unless ``retention_from`` is "conversation" (simulations replaying a
         timeline). ``progress`` gets (memories done, memories found) as the batches are
         embedded and stored. A memcli export is imported as it was exported, state,
-        history and consolidation progress included (``_import_export``; ``user`` and
-        ``retention_from`` do not apply to it).
+        history and consolidation progress included (``_import_export``; ``retention_from``
+        does not apply to it, and a ``user`` other than the file's is refused).
 
         Ctrl-C (KeyboardInterrupt) or an ``Interrupted`` from ``progress`` (the service's
         client cancelled) stops it: the batches committed stay, and the report says
@@ -571,7 +571,7 @@ class Engine:
         if conversation is not None and used != "locomo":
             raise UsageError("--conversation applies to LoCoMo files only")
         if used == "memcli":
-            return self._import_export(path, progress, started)
+            return self._import_export(path, progress, started, user)
         sizes: dict[str, int] = {}
         users: Counter[str] = Counter()
         for memory in records():
@@ -701,7 +701,9 @@ class Engine:
             interrupted = True
         return added, done, interrupted, full
 
-    def _import_export(self, path: Path, progress: Progress | None, started: float) -> ImportReport:
+    def _import_export(
+        self, path: Path, progress: Progress | None, started: float, user: str | None = None
+    ) -> ImportReport:
         """Import a memcli export (``memcli.formats.export``) as it was exported: every memory with
         its state (strength, recall count, pins, archiving, feedback, dates...), then the
         consolidation progress and the history. The file is read whole first, so a
@@ -709,7 +711,8 @@ class Engine:
         state), so importing it twice adds nothing. The file's vectors are stored as they
         are when it has them and its embedder is the configured one, else the memories are
         embedded again. Ctrl-C stops it as it stops any import (``_store_in_batches``).
-        Raises BadInputError (malformed file, no memories)."""
+        Raises BadInputError (malformed file, no memories), UsageError (``user`` given, and
+        the file holds memories of another user: an export keeps its users)."""
         archive = open_archive(path)
         users: Counter[str] = Counter()
         sizes: dict[str, int] = {}
@@ -733,6 +736,12 @@ class Engine:
                         )
         if not sizes:
             raise BadInputError(f"{path}: no memories found in this memcli file")
+        if user is not None and set(users) != {user}:
+            # an export keeps its users: --user cannot move them, and silently ignoring it misleads
+            raise UsageError(
+                f"{path} is a memcli export of {', '.join(sorted(users))}; it is imported as it was exported,"
+                " to its own users: import it without --user"
+            )
         found = len(sizes)
         refused, existing = self._import_room(sizes)
         sizes.clear()  # the storing pass keeps its own
