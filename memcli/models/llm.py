@@ -317,8 +317,10 @@ def _silence_llama_cpp() -> None:
 
 
 UNCHECKED_N_CTX = 32768
-"""An ``n_ctx`` up to which a model is loaded at once; above it, ``LlamaCppModel`` reads the
-model's trained context and the cache's size first (``check_n_ctx``)."""
+"""An ``n_ctx`` up to which a model is loaded at once, as llama.cpp allows (a small model
+trained on 2,048 tokens still loads at the default 4,096); above it, ``LlamaCppModel`` reads
+the model's trained context and the cache's size first and refuses what exceeds either
+(``check_n_ctx``)."""
 
 
 def kv_cache_bytes(metadata: dict[str, str], n_ctx: int) -> int:
@@ -389,8 +391,8 @@ class LlamaCppModel:
             TimeoutError.
 
     Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it;
-    UsageError when ``n_ctx`` is more than the model was trained for or than the machine's
-    memory holds (``check_n_ctx``).
+    UsageError when ``n_ctx`` is above ``UNCHECKED_N_CTX`` and more than the model was
+    trained for or than the machine's memory holds (``check_n_ctx``).
     """
 
     def __init__(
@@ -427,7 +429,6 @@ class LlamaCppModel:
             self._llama = Llama(**kwargs)
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"model {path}: llama.cpp cannot load it: {exc}") from exc
-        check_n_ctx(n_ctx, trained_context(self._llama.metadata), 0, path.name)
         self.name = path.name
         self.uses_chat_template = bool(chat_format) or "tokenizer.chat_template" in self._llama.metadata
         self.n_ctx = n_ctx
