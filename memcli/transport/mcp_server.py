@@ -429,7 +429,7 @@ async def serve_stdio(server: MCPServer) -> None:
     os.dup2(2, 1)
     try:
         with (
-            os.fdopen(wire_in, "rb", buffering=0, closefd=False) as raw_in,
+            os.fdopen(wire_in, "rb", closefd=False) as raw_in,
             os.fdopen(wire_out, "wb", closefd=False) as raw_out,
         ):
             stdout = _Stdout(raw_out)
