@@ -16,9 +16,11 @@ from test_consolidate import USER, day_turns, make_memcli, stored
 from typer.testing import CliRunner
 
 from memcli.cli import app
+from memcli.consolidation.graph_memory import GRAPH_READ, GraphBuilder
 from memcli.errors import ExitCode
 from memcli.library.engine import Engine
-from memcli.memory import Kind
+from memcli.memory import Kind, Memory
+from memcli.text.entities import KnownNames
 
 PORTO_DAY, LISBON_DAY = "2023-01-10", "2023-05-08"
 PORTO = [("Ana", "I live in Porto with my cat Miso."), ("assistant", "Porto is lovely. How is Miso?")]
@@ -245,3 +247,13 @@ def test_every_graph_export_escapes_a_name_that_holds_control_characters(moved: 
 
 def _parse_gexf(text: str) -> Any:
     return networkx.read_gexf(io.BytesIO(text.encode("utf-8")))
+
+
+def test_a_memory_longer_than_a_chunk_is_read_chunk_by_chunk_and_only_so_far() -> None:
+    warned: list[str] = []
+    builder = GraphBuilder(None, None, lambda: 0.0, lambda m: 1.0, warn=warned.append)  # type: ignore[arg-type]
+    text = "My sister Carla moved to Lisbon last year and loves it there. " * 1000
+    memory = Memory("m1", USER, Kind.NOTE.value, text, 0.0, "2023-05-08")
+    found = builder.extractions(memory, USER, None, KnownNames.of([]))
+    assert 2 <= len(found) <= GRAPH_READ // 1000 + 1
+    assert warned and "only its first 20,000" in warned[0]
