@@ -1209,7 +1209,7 @@ def full_disk_inside(home: Path, template: Path, mark: str, fake: bool, quick: b
             ["list"],
             ["show", memory_id],
             ["stats"],
-            ["export", "-o", os.devnull],
+            ["export"],  # to stdout: export -o /dev/null replaced the device with a file before issue 34
         ):
             done = check.saw(h.run(home, *argv, service=service))
             row.trials += 1
