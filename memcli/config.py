@@ -128,7 +128,12 @@ class Settings(BaseSettings):
         description="seconds one request to the embedding server may take before it fails (it is tried twice more)",
     )
     lock_timeout: float = Field(30.0, ge=0, description="seconds to wait for another memcli to release the store")
-    n_ctx: int = Field(4096, ge=512, description="model context window in tokens")
+    n_ctx: int = Field(
+        4096,
+        ge=512,
+        le=1 << 20,
+        description="model context window in tokens (at most 1,048,576, and at most what the model was trained for)",
+    )
     n_threads: int = Field(0, ge=0, description="CPU threads for llama.cpp; 0: all cores")
     max_tokens: int = Field(256, ge=1, description="longest reply in tokens")
     temperature: float = Field(0.7, ge=0, le=2, description="sampling temperature")
@@ -213,7 +218,7 @@ class Settings(BaseSettings):
     model_timeout: float = Field(
         120.0,
         ge=0,
-        description="seconds a structured model reply (consolidation, query creator) may take before it is given up; 0: no limit",
+        description="seconds a model reply may take in all before it is given up: a structured reply (consolidation, query creator), and any reply of a model server (chat, ask); 0: no limit",
     )
     query_creator: bool = Field(
         False,

@@ -8,6 +8,7 @@ man page (EXIT STATUS).
 from __future__ import annotations
 
 import errno
+import re
 from enum import IntEnum
 
 
@@ -57,12 +58,49 @@ permission, ``chattr +i``): a write under the data folder that meets one is a
 ReadOnlyStoreError."""
 
 
+_SECRETS: set[str] = set()
+_TOKEN_SHAPES = re.compile(
+    r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}"
+    r"|\b((?:access_|api_|x-api-)?(?:token|key|secret|password))([\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/=\-]{8,}"
+    r"|\bsk-[A-Za-z0-9_\-]{8,}"
+)
+REDACTED = "[redacted]"
+
+
+def register_secret(value: str) -> None:
+    """Remember a key memcli read (a model or embedding server's API key) so that
+    ``redact`` takes it out of every message and log line; keys shorter than 4 characters
+    are not worth hiding (and would blank common words)."""
+    if len(value) >= 4:
+        _SECRETS.add(value)
+
+
+def redact(text: str) -> str:
+    """``text`` without the keys ``register_secret`` was given and without anything shaped
+    like a credential: ``Bearer …``, ``token: …``, ``api_key=…``, ``sk-…`` (a server that
+    echoes a request's Authorization header in its error body must not put the key on
+    stderr or in the service log)."""
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return _TOKEN_SHAPES.sub(_redacted, text)
+
+
+def _redacted(match: re.Match[str]) -> str:
+    """What ``redact`` writes for one credential-shaped ``match``: its keyword kept."""
+    for name, gap in ((1, 2), (3, 4)):
+        if match.group(name):
+            return f"{match.group(name)}{match.group(gap)}{REDACTED}"
+    return REDACTED
+
+
 class MemcliError(Exception):
-    """Base of every expected memcli failure; carries the process exit code."""
+    """Base of every expected memcli failure; carries the process exit code. Its message
+    is ``redact``-ed: no key reaches a user's screen or a log through an error."""
 
     exit_code: ExitCode = ExitCode.ERROR
 
     def __init__(self, message: str) -> None:
+        message = redact(message)
         super().__init__(message)
         self.message = message
 

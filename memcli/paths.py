@@ -14,6 +14,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,8 +218,11 @@ def writing_private(path: Path) -> Iterator[BinaryIO]:
     a 0600 temporary file in its folder (which must exist; it is left as it is), fsynced
     and renamed over ``path`` when the block ends without an error (and removed when it
     raises), so the file is whole or as before and never readable by others. What is
-    written in a stream (an export) goes through it. Raises OSError."""
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    written in a stream (an export) goes through it. The temporary file's name carries
+    this process's id; the ones a killed writer left beside ``path`` are removed first
+    (``remove_stale_temporaries``). Raises OSError."""
+    remove_stale_temporaries(path)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.memcli-{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
@@ -235,6 +239,81 @@ def writing_private(path: Path) -> Iterator[BinaryIO]:
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+STALE_TEMPORARY_SECONDS = 24 * 3600.0
+"""Age after which a temporary file of the old naming (no process id in it) is taken for
+one a killed writer left."""
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove the temporary files ``writing_private`` made for ``path`` whose writer is
+    gone (killed while it wrote: they hold what it wrote, 0600, for ever otherwise): those
+    named ``.NAME.memcli-PID.*.tmp`` whose process is not running, and those of the older
+    naming ``.NAME.*.tmp`` untouched for ``STALE_TEMPORARY_SECONDS``. Returns what was
+    removed; a file that cannot be removed stays."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for found in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+            middle = found.name[len(path.name) + 2 : -len(".tmp")]
+            pid = middle.split(".")[0].removeprefix("memcli-")
+            if middle.startswith("memcli-") and pid.isdigit():
+                stale = not _process_exists(int(pid))
+            else:
+                stale = time.time() - found.lstat().st_mtime > STALE_TEMPORARY_SECONDS
+            if stale and found.is_file() and not found.is_symlink():
+                with contextlib.suppress(OSError):
+                    found.unlink()
+                    removed.append(found)
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists (``memcli.processes.running`` imports this module;
+    a zombie counts as existing here, which only keeps a temporary file longer)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with the characters ``Path.glob`` reads as a pattern escaped."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def export_target(path: Path) -> Path:
+    """The file an export to ``path`` writes: the file a symlink names (so that a backup
+    path linking to another drive gets the export, and the link stays), which must be a
+    regular file or not exist yet in a folder that does. Raises BadInputError (exit 5)
+    naming ``path`` for a folder, a device, a FIFO or a socket (never replaced: write to
+    them through stdout, ``memcli export > PATH``) and a missing folder."""
+    real = Path(os.path.realpath(path))
+    try:
+        found = real.stat()
+    except FileNotFoundError:
+        if not real.parent.is_dir():
+            raise BadInputError(f"{path}: the folder {real.parent} does not exist") from None
+        return real
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot write: {exc.strerror}") from None
+    if stat.S_ISREG(found.st_mode):
+        return real
+    what = (
+        "a folder"
+        if stat.S_ISDIR(found.st_mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(found.st_mode)
+        else "a socket"
+        if stat.S_ISSOCK(found.st_mode)
+        else "a device"
+    )
+    raise BadInputError(
+        f"{path}: is {what}, not a file; export -o writes a file (for {what}, use stdout: memcli export > {path})"
+    )
 
 
 def device_of(path: os.PathLike[str] | str) -> str:

@@ -20,7 +20,12 @@ Invariants checked:
   stderr and leaves the store unchanged (ids, kinds and texts of ``list -n 0 --json``,
   active and archived, and ``stats --json`` without its byte count);
 - after ``delete``, ``forget --purge`` and purging a user, no file under MEMCLI_HOME
-  contains the purged text (byte-wise), while before the purge one did.
+  contains the purged text (byte-wise), while before the purge one did;
+- the second fault probe's cases (issue 34, ``probe:``): ``export -o`` never replaces a
+  FIFO or a folder and writes through a symlink; a long note is chunked and consolidates
+  without hanging; a model server that floods, trickles, sends garbage or echoes the key
+  is cut, given up or named (exit 3) with the key nowhere; ``memcli mcp`` answers every
+  malformed stdio message with its JSON-RPC error.
 
 It prints one table (``--json``: the same rows as JSON) and exits 1 when an invariant
 failed, 0 otherwise. Kill trials run with the service off (each process is short-lived)
@@ -48,6 +53,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import stat
 import struct
 import subprocess
 import sys
@@ -1433,7 +1439,7 @@ def full_disk_inside(home: Path, template: Path, mark: str, fake: bool, quick: b
             ["list"],
             ["show", memory_id],
             ["stats"],
-            ["export", "-o", os.devnull],
+            ["export"],  # to stdout: export -o /dev/null replaced the device with a file before issue 34
         ):
             done = check.saw(h.run(home, *argv, service=service))
             row.trials += 1
@@ -1858,6 +1864,244 @@ def died_service_case(h: Harness, rng: random.Random, base: Path, trials: int) -
     return row
 
 
+def _expect(row: Row, done: Result, code: int, *, contains: str = "", absent: str = "") -> None:
+    """``_judge`` (exit ``code``, one line on stderr), and the line holds ``contains`` and not ``absent``."""
+    _judge(row, Check(row).saw(done), code)
+    if contains and contains not in done.err + done.out:
+        row.failures.append(f"no {contains!r} in {done.describe()}")
+    if absent and absent in done.err + done.out:
+        row.failures.append(f"{absent!r} shown by {done.describe()}")
+
+
+def export_target_case(h: Harness, base: Path) -> Row:
+    """Issue 34 item 1: ``export -o`` to a FIFO and a folder is refused (exit 5, one line)
+    and leaves them as they were; through a symlink it writes the file the link names and
+    keeps the link; a temporary file a killed export left (a dead writer's id in its name)
+    is removed by the next export. No device is ever used: a harness must not risk /dev."""
+    row = Row("probe: export -o FIFO, folder, symlink, stale temp")
+    home, out = base / "export-target", base / "export-files"
+    out.mkdir()
+    _setup(h.run(home, "remember", f"The spare key is under the blue pot {tag()}"), row)
+    fifo = out / "fifo"
+    os.mkfifo(fifo)
+    _expect(row, h.run(home, "export", "-o", str(fifo), timeout=120), expected_code("bad input"))
+    if not stat.S_ISFIFO(fifo.lstat().st_mode):
+        row.failures.append("the FIFO was replaced")
+    _expect(row, h.run(home, "export", "-o", str(out), timeout=120), expected_code("bad input"))
+    drive = out / "drive"
+    drive.mkdir()
+    (drive / "backup.jsonl").write_text("old\n")
+    link = out / "backup.jsonl"
+    link.symlink_to(drive / "backup.jsonl")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = drive / f".backup.jsonl.memcli-{dead.pid}.a1b2.tmp"
+    stale.write_text("what a killed export wrote")
+    done = Check(row).saw(h.run(home, "export", "-o", str(link), timeout=120), expect_ok=True)
+    row.trials += 1
+    if done.code == 0 and not (link.is_symlink() and "spare key" in (drive / "backup.jsonl").read_text()):
+        row.failures.append("the export through a symlink did not write the file it names, or replaced the link")
+    if stale.exists():
+        row.failures.append("a stale temporary file of a dead export was left")
+    return row
+
+
+def long_text_case(h: Harness, base: Path) -> Row:
+    """Issue 34 item 2: a long note (200 KB; 50 KB with --quick) is stored a chunk a memory
+    and consolidates within the harness's timeout; ``edit --text -`` with more than a
+    chunk is refused (exit 5) and the memory stays as it was."""
+    row = Row("probe: long note (chunked, consolidates, edit refused)")
+    home = base / "long-text"
+    words = [f"Ana{i} met Bruno{i % 97} in Porto and my sister Carla{i % 13} called" for i in range(5000)]
+    text = (". ".join(words))[: 50_000 if h.quick else 200_000]
+    done = _setup(h.run(home, "remember", "-", "--json", input=text, timeout=600), row)
+    ids = json.loads(done.out)["ids"]
+    row.trials += 1
+    if len(ids) < 2:
+        row.failures.append(f"a {len(text):,}-character note was stored as {len(ids)} memory")
+    consolidated = Check(row).saw(h.run(home, "consolidate", "-q", timeout=600), expect_ok=True)
+    row.trials += 1
+    if consolidated.code != 0:
+        row.failures.append(f"consolidate: {consolidated.describe()}")
+    before = h.run(home, "show", ids[0], "--json").out
+    _expect(row, h.run(home, "edit", ids[0], "--text", "-", input="more words " * 200), expected_code("bad input"))
+    if h.run(home, "show", ids[0], "--json").out != before:
+        row.failures.append("the refused edit changed the memory")
+    return row
+
+
+def server_cases(h: Harness, base: Path) -> list[Row]:
+    """Issue 34 items 4, 5, 6 against the fake OpenAI-compatible server of tests/fakes
+    (chat and embeddings, so no model loads), with the real ``memcli`` (the fakes' CLI puts
+    its own chat model before any server): a server that ignores max_tokens is cut at the
+    reply cap; one that trickles is given up after model_timeout (exit 3, no hang); a reply
+    that is not UTF-8 or a stream line that is not JSON is exit 3 naming the server; a 500
+    echoing the Authorization header shows the key nowhere (stderr, files under the home)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fakes import model_server  # the fake server lives with the tests
+
+    key = f"sk-faults-{uuid.uuid4().hex}"
+    rows = []
+    command = [sys.executable, "-m", "memcli"]
+    with model_server.serving() as url:
+        real = Harness(False, h.quick, h.workdir)
+        real.command = command
+
+        def server_env(mode: str, **extra: str) -> dict[str, str]:
+            return {
+                "MEMCLI_MODEL_URL": f"{url}/{mode}/v1",
+                "MEMCLI_MODEL_NAME": "fake",
+                "MEMCLI_EMBEDDER_URL": f"{url}/ok/v1",
+                "MEMCLI_EMBEDDER_NAME": "fake",
+                "MEMCLI_MODEL_API_KEY_ENV": "FAULTS_KEY",
+                "FAULTS_KEY": key,
+                "MEMCLI_MODEL_REQUEST_TIMEOUT": "5",
+                "MEMCLI_ANSWERS": "llm",
+                **extra,
+            }
+
+        def run(mode: str, *argv: str, input: str | None = None, **extra: str) -> tuple[Path, Result]:
+            home = base / f"server-{mode}"
+            if argv[0] == "ask":  # a memory to answer from, so that ask asks the model
+                real.run(home, "remember", "Ana moved to Lisbon in May", timeout=120, **server_env("ok"))
+            return home, real.run(home, *argv, input=input, timeout=120, **server_env(mode, **extra))
+
+        flood = Row("probe: server ignores max_tokens (chat)")
+        home, done = run("flood", "chat", "--quiet", input="tell me everything\n", MEMCLI_MAX_TOKENS="8")
+        Check(flood).saw(done, expect_ok=True)
+        flood.trials += 1
+        listed = real.run(home, "list", "-n", "0", "--json", **server_env("flood")).out or "[]"
+        replies = [m["text"] for m in json.loads(listed) if m.get("speaker") == "assistant"]
+        if sum(len(r) for r in replies) > 8 * 16:
+            flood.failures.append(f"a reply of {sum(len(r) for r in replies):,} characters was stored (cap 128)")
+        rows.append(flood)
+
+        trickle = Row("probe: server trickles past model_timeout (ask)")
+        _, done = run("trickle", "ask", "what is new?", MEMCLI_MODEL_TIMEOUT="2", MEMCLI_MAX_TOKENS="4096")
+        _expect(trickle, done, expected_code("model server"), contains="model_timeout")
+        rows.append(trickle)
+
+        for mode, name in (("garbage", "reply not UTF-8"), ("badsse", "stream line not JSON")):
+            row = Row(f"probe: server {name} (ask)")
+            _, done = run(mode, "ask", "what is new?")
+            _expect(row, done, expected_code("model server"), contains=f"model server {url}/{mode}/v1")
+            if "unexpected" in done.err:
+                row.failures.append(f"'unexpected' error: {done.describe()}")
+            rows.append(row)
+
+        echo = Row("probe: server echoes the API key (ask, service on)")
+        home = base / "server-echo"
+        env = server_env("echo500")
+        real.run(home, "remember", "Ana moved to Lisbon in May", timeout=120, **server_env("ok"))
+        _expect(
+            echo,
+            real.run(home, "ask", "what is new?", service=True, timeout=180, **env),
+            expected_code("model server"),
+            contains="[redacted]",
+            absent=key,
+        )
+        real.run(home, "service", "stop", service=True, timeout=60, **env)
+        leaked = grep_home(home, key.encode())
+        if leaked:
+            echo.failures.append(f"the key is in {', '.join(leaked)}")
+        rows.append(echo)
+    return rows
+
+
+def mcp_stdio_case(h: Harness, base: Path) -> Row:
+    """Issue 34 item 8: ``memcli mcp`` over stdio answers each message the SDK alone
+    leaves unanswered (the client would wait for ever) with its JSON-RPC error, within 60 s:
+    malformed JSON and bytes that are not UTF-8 (-32700), a lone surrogate (-32700), a
+    top-level array and no ``jsonrpc`` (-32600); a note over the tool bound is a tool
+    error; nothing of it is stored and the server goes on."""
+    row = Row("probe: MCP stdio malformed requests")
+    home = base / "mcp-stdio"
+    _setup(h.run(home, "remember", f"Known note {tag()}"), row)
+    server = subprocess.Popen(
+        [*h.command, "mcp", "--user", "default"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=h.env(home),
+        start_new_session=True,
+    )
+    replies: list[bytes] = []
+    reader = threading.Thread(target=lambda: replies.extend(iter(server.stdout.readline, b"")), daemon=True)
+    reader.start()
+
+    def send(line: bytes, expect: int = 1) -> dict | None:
+        server.stdin.write(line + b"\n")
+        server.stdin.flush()
+        deadline = time.monotonic() + 60
+        while len(replies) < expect and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if len(replies) < expect:
+            row.hangs += 1
+            return None
+        return json.loads(replies[expect - 1])
+
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "1"}}
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        call = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"text":"%s"}}}'
+        cases = [
+            (b"{not json", -32700),
+            (b"[1, 2]", -32600),
+            (b'{"id": 4, "method": "tools/list"}', -32600),
+            (call % (5, b"a\\ud800b"), -32700),
+            (call % (6, b"caf\xe9 bytes"), -32700),
+            (call % (7, b"word " * 30_000), 0),
+            (b'{"jsonrpc": "2.0", "id": 8, "method": "tools/list"}', None),
+        ]
+        for index, (line, code) in enumerate(cases, start=2):
+            row.trials += 1
+            reply = send(line, index)
+            if reply is None:
+                row.failures.append(f"no reply within 60 s to {line[:60]!r}")
+                break
+            if code is None:
+                if "result" not in reply:
+                    row.failures.append(f"the server did not go on: {reply}")
+            elif code == 0:
+                if not reply.get("result", {}).get("isError"):
+                    row.failures.append(f"a 150,000-character note was not a tool error: {str(reply)[:200]}")
+            elif reply.get("error", {}).get("code") != code:
+                row.failures.append(f"{line[:60]!r}: expected error {code}, got {str(reply)[:200]}")
+    finally:
+        with contextlib.suppress(OSError):
+            server.stdin.close()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            row.hangs += 1
+            _kill_group(server)
+    listed = json.loads(h.run(home, "list", "-n", "0", "--json").out or "[]")
+    if len(listed) != 1:
+        row.failures.append(f"{len(listed) - 1} memories stored from requests that were refused")
+    return row
+
+
+def probe_cases(h: Harness, base: Path) -> list[Row]:
+    """The cases of issue 34 (a second fault probe): items 1, 2, 4, 5, 6, 8."""
+    rows = []
+    for case in (
+        lambda: [export_target_case(h, base)],
+        lambda: [long_text_case(h, base)],
+        lambda: server_cases(h, base),
+        lambda: [mcp_stdio_case(h, base)],
+    ):
+        started = time.monotonic()
+        try:
+            found = case()
+        except Exception as exc:  # the harness reports, it does not crash
+            found = [Row("probe: harness", failures=[f"harness error: {type(exc).__name__}: {exc}"])]
+        for row in found:
+            row.seconds = time.monotonic() - started
+        rows += found
+    return rows
+
+
 def status(message: str) -> None:
     if not QUIET:
         print(message, file=sys.stderr, flush=True)
@@ -1990,6 +2234,7 @@ def main(argv: list[str] | None = None) -> int:
                 lambda: [reinforce_case(h, rng, base, 3 if options.quick else 6)],
             ),
             ("purge grep: ", lambda: purge_cases(h, base)),
+            ("probe: ", lambda: probe_cases(h, base)),
         ):
             if only and only not in name and not name.startswith(only):
                 continue

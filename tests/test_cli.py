@@ -709,3 +709,9 @@ def test_every_command_takes_quiet_and_every_data_command_takes_json() -> None:
             assert "--json" not in options, path
         else:
             assert "--json" in options, path
+
+
+def test_recall_for_a_user_nobody_has_is_not_found_as_ask_says(runner: CliRunner, fake_embedder: Any) -> None:
+    assert runner.invoke(app, ["remember", "Bob's secret", "--user", "bob"]).exit_code == 0
+    result = runner.invoke(app, ["recall", "secret", "--user", "nosuchuser"])
+    assert result.exit_code == 6 and "no user 'nosuchuser'" in result.stderr

@@ -18,7 +18,7 @@ from fakes.models import FakeEmbedder
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.errors import ExitCode
+from memcli.errors import ExitCode, ModelServerError
 from memcli.models.embedding import same_embedder
 from memcli.models.embedding_server import ServerEmbedder, server_identity
 
@@ -128,7 +128,7 @@ def test_switching_to_the_server_and_back_asks_for_a_reindex(
             "404 not found: the server has no model 'fake' (embedder_name), or the URL is not its OpenAI base URL (often ending in /v1)",
         ),
         ("500", "server error 500: fake 500"),
-        ("slow", "no answer within 0.5 s (embedder_request_timeout)"),
+        ("slow", "no answer within 0.5 s (embedder_request_timeout, 3 tries)"),
         ("cut", "the connection was cut in the middle of the reply"),
         ("tokens", "fake did not answer one vector of numbers per text: set embedder_name to an embedding model"),
     ],
@@ -199,3 +199,9 @@ def test_doctor_version_and_config_name_the_server_never_the_key(
     assert "did not answer one vector of numbers per text" in ok(runner.invoke(app, ["doctor"])).stderr
     monkeypatch.setenv("MEMCLI_EMBEDDER_URL", f"{served}/401/v1")
     assert "401 unauthorized" in ok(runner.invoke(app, ["doctor"])).stderr
+
+
+def test_a_reply_that_is_not_utf8_json_is_a_server_error_naming_it(served: str) -> None:
+    embedder = ServerEmbedder(f"{served}/garbage/v1", "fake")
+    with pytest.raises(ModelServerError, match=rf"embedding server {served}/garbage/v1: its reply is not UTF-8"):
+        embedder.embed(["hello"])

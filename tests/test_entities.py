@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from memcli.text import entities
 from memcli.text.entities import (
     ENTITY_TYPES,
     RELATIONS,
@@ -399,3 +402,30 @@ def test_ground_keeps_an_offline_extraction_that_the_text_holds() -> None:
     text = "Hey Mel! My sister Anna moved to Lisbon."
     found = extract(text, speaker="Caroline", addressee="Melanie")
     assert ground(found, text, speakers=["Caroline", "Melanie"]).relations == found.relations
+
+
+def test_extraction_reads_a_long_text_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linear in the text: no search of the whole text per word (which made a 200 KB note
+    take minutes) and no relation that reads a sentence without end again and again."""
+    text = " ".join(f"Alice met Bob{i} in Paris and my sister Carol{i} called" for i in range(400))
+    scans = 0
+    real_search, real_finditer = re.search, re.finditer
+
+    def counting(real):  # noqa: ANN001, ANN202
+        def call(pattern, string, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            nonlocal scans
+            scans += isinstance(string, str) and len(string) > 5_000
+            return real(pattern, string, *args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(entities.re, "search", counting(real_search))
+    monkeypatch.setattr(entities.re, "finditer", counting(real_finditer))
+    extract(text, speaker="Dana")
+    assert scans < 50, scans
+
+
+def test_a_sentence_without_end_is_read_in_bounded_pieces() -> None:
+    text = "and then " * 2000 + "my sister Carol moved to Paris"
+    found = extract(text, speaker="Dana")
+    assert all(len(r.evidence) <= entities.LONGEST_SENTENCE for r in found.relations)

@@ -272,7 +272,12 @@ def test_edit_without_options_on_a_terminal_opens_the_editor(
 
 @pytest.mark.parametrize(
     "args, code",
-    [([], ExitCode.USAGE), (["--text", "  "], ExitCode.BAD_INPUT), (["-i", "1.5"], ExitCode.USAGE)],
+    [
+        ([], ExitCode.USAGE),
+        (["--text", "  "], ExitCode.BAD_INPUT),
+        (["-i", "1.5"], ExitCode.USAGE),
+        (["--text", "a longer text. " * 100], ExitCode.BAD_INPUT),  # over a chunk: one id cannot hold it
+    ],
 )
 def test_edit_with_nothing_or_bad_values_changes_nothing(
     runner: CliRunner, fake_embedder: Any, args: list[str], code: ExitCode
@@ -468,3 +473,11 @@ def test_version_and_config_load_no_engine(tmp_path: Path, argv: list[str]) -> N
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_long_chat_message_is_stored_as_turns_of_a_chunk_each(runner: CliRunner, fake_model: Any) -> None:
+    message = " ".join(f"Sentence number {i} of a long message about the garden." for i in range(60))
+    ok(runner.invoke(app, ["chat"], input=f"{message}\n"))
+    mine = [m for m in reversed(list_json(runner, "--kind", "turn")) if m["speaker"] != "assistant"]
+    assert len(mine) > 1 and all(len(m["text"]) <= 1000 for m in mine)
+    assert " ".join(m["text"] for m in mine) == message

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import stat
+import subprocess
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -271,6 +274,33 @@ def test_an_export_is_detected_whatever_its_name(
             "unknown field",
         ),
         ('{"type":"gossip"}', "unknown record type"),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1e300,"day":"2023-05-08"}',
+            "'created_at' 1e+300 is out of range",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","importance":5}',
+            "'importance' must be between 0 and 1",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","strength":-1}',
+            "'strength' must be above 0",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","recall_count":-3}',
+            "'recall_count' must be between 0",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"May 8"}',
+            "'day' must be a day written YYYY-MM-DD",
+        ),
+        (
+            '{"type":"memory","id":"a1","user":"ana","kind":"turn","text":"t","created_at":1.0,"day":"2023-05-08","vector":"'
+            + base64.b64encode(np.array([1.0, float("nan")], dtype=np.float32).tobytes()).decode()
+            + '"}',
+            "'vector' holds NaN",
+        ),
+        ('{"type":"memory","text":"' + "x" * (export.MAX_LINE_BYTES + 10) + '"}', "a line longer than"),
         ('{"type":"history","memory_id":"a1"}', "missing field"),
     ],
 )
@@ -322,3 +352,80 @@ def test_through_the_service_the_lines_come_as_pieces_or_the_service_writes_the_
     assert (
         piped.returncode == 0 and piped.stdout.splitlines()[1:] == body(out) and "exported 3 memories" in piped.stderr
     )
+
+
+def test_vectors_of_another_dimension_than_the_embedders_store_nothing(
+    full_store: Engine, runner: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "dims.jsonl"
+    export_to(full_store, out, with_vectors=True)
+    records = lines_of(out)
+    for record in records[1:]:
+        if record["type"] == "memory":
+            record["vector"] = base64.b64encode(np.ones(3, dtype=np.float32).tobytes()).decode()
+    out.write_text("".join(export.line(r) for r in records), encoding="utf-8")
+    monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "untouched"))
+    done = runner.invoke(app, ["import", str(out), "--format", "memcli"])
+    assert done.exit_code == 5 and "has a vector of 3 dimensions" in done.stderr, done.output
+    assert json.loads(runner.invoke(app, ["list", "-n", "0", "--json", "--user", USER]).stdout) == []
+
+
+def test_export_through_a_symlink_writes_the_file_it_names_and_keeps_the_link(
+    runner: Any, fake_embedder: Any, tmp_path: Path
+) -> None:
+    assert runner.invoke(app, ["remember", "the spare key is under the blue pot"]).exit_code == 0
+    drive = tmp_path / "other-drive"
+    drive.mkdir()
+    (drive / "backup.jsonl").write_text("old backup\n")
+    link = tmp_path / "backup.jsonl"
+    link.symlink_to(drive / "backup.jsonl")
+    done = runner.invoke(app, ["export", "-o", str(link)])
+    assert done.exit_code == 0, done.output
+    assert link.is_symlink() and "blue pot" in (drive / "backup.jsonl").read_text()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "missing folder"])
+def test_export_to_what_is_not_a_file_is_refused_and_left_as_it_was(
+    runner: Any, fake_embedder: Any, tmp_path: Path, kind: str
+) -> None:
+    assert runner.invoke(app, ["remember", "the spare key is under the blue pot"]).exit_code == 0
+    target = tmp_path / "target"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        target = tmp_path / "nope" / "x"
+    done = runner.invoke(app, ["export", "-o", str(target)])
+    assert done.exit_code == 5 and done.stderr.count("\n") == 1, done.output
+    if kind == "fifo":
+        assert stat.S_ISFIFO(target.lstat().st_mode)
+    elif kind == "folder":
+        assert target.is_dir()
+    else:
+        assert not target.parent.exists()
+
+
+def test_a_temporary_file_a_killed_export_left_is_removed_by_the_next(
+    runner: Any, fake_embedder: Any, tmp_path: Path
+) -> None:
+    assert runner.invoke(app, ["remember", "the spare key is under the blue pot"]).exit_code == 0
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = tmp_path / f".backup.jsonl.memcli-{dead.pid}.x1y2.tmp"
+    left.write_text("what the killed export wrote")
+    live = tmp_path / f".backup.jsonl.memcli-{os.getpid()}.x1y2.tmp"  # a writer still at work
+    live.write_text("being written")
+    assert runner.invoke(app, ["export", "-o", str(tmp_path / "backup.jsonl")]).exit_code == 0
+    assert not left.exists() and live.exists()
+
+
+def test_import_user_of_an_export_of_another_user_is_refused_not_ignored(
+    full_store: Engine, runner: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "theirs.jsonl"
+    export_to(full_store, out)
+    monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "untouched"))
+    done = runner.invoke(app, ["import", str(out), "--user", "alice"])
+    assert done.exit_code == 2 and "import it without --user" in done.stderr, done.output
+    assert json.loads(runner.invoke(app, ["list", "-n", "0", "--json", "--user", USER]).stdout) == []

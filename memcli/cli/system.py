@@ -254,7 +254,7 @@ def mcp(
             help="Serve the streamable HTTP transport on 127.0.0.1 instead of stdio; every request needs the bearer token of --token-file.",
         ),
     ] = False,
-    port: Annotated[int, typer.Option("--port", help="The port of --http.")] = 8765,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The port of --http (1-65535).")] = 8765,
     token_file: Annotated[
         Optional[Path],
         typer.Option(

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.dates import day_of
 from memcli.errors import InvalidOutputError, NotFoundError, UsageError
@@ -31,6 +31,7 @@ from memcli.models.embedding import embedder_identity
 from memcli.models.llm import ChatModel, Message, structured_output
 from memcli.store.graph import MENTIONED_WITH, Closed, Entity, Graph, Relation, day_seconds, relation_memory_id
 from memcli.store.sidecar import HistoryEntry
+from memcli.text.chunking import MAX_CHARS, chunks, size
 from memcli.text.entities import (
     RELATIONS,
     Extraction,
@@ -58,6 +59,10 @@ closed must rank below the newer one as the turn that said it does)."""
 BATCH = 200
 """Memories written to the graph per store transaction (the service's other requests get
 the store between batches)."""
+GRAPH_READ = 20 * MAX_CHARS
+"""Characters of one memory the graph step reads at most (a memory is chunked at
+``MAX_CHARS`` where it enters; a longer one predates that): the bound on the time one
+memory may take."""
 GRAPH_TOKENS = 512
 """Token cap of the model's reply of the model path."""
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -196,7 +201,17 @@ class GraphBuilder:
         a fact as the user's (``name``), a daily summary line by line, each line as the
         speaker it names said it."""
         if memory.kind != Kind.EVENT_DAILY.value:
-            return [self.extraction(memory, memory.speaker or name, addressee, known, common)]
+            if size(memory.text) <= MAX_CHARS:
+                return [self.extraction(memory, memory.speaker or name, addressee, known, common)]
+            # a memory stored before texts were chunked at every entry: read chunk by chunk, and
+            # no further than GRAPH_READ, so that no one memory holds the consolidation for long
+            parts = list(chunks(memory.text[:GRAPH_READ]))
+            if len(memory.text) > GRAPH_READ:
+                self.warn(
+                    f"graph of {memory.id}: only its first {GRAPH_READ:,} of {len(memory.text):,} characters were read"
+                )
+            speaker = memory.speaker or name
+            return [self.extraction(replace(memory, text=part), speaker, addressee, known, common) for part in parts]
         out = []
         for line in memory.text.split("\n"):
             speaker, sentence = parse_line(line)
@@ -401,6 +416,22 @@ def neighbourhood(
     return sorted(out, key=lambda n: (n[1], n[2] == MENTIONED_WITH, -n[3], n[0].name))
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+"""Characters XML 1.0 cannot hold (and DOT reads badly): a name or label written into
+GraphML, GEXF or DOT has each replaced by U+FFFD."""
+
+
+def _printable(whole: Any) -> Any:
+    """A copy of the networkx graph ``whole`` whose string attributes hold no ``_NOT_XML``
+    character (a name from an older store, or from a text, may)."""
+    copy = whole.copy()
+    for _, data in [*copy.nodes(data=True), *((None, d) for *_, d in copy.edges(data=True))]:
+        for key, value in data.items():
+            if isinstance(value, str):
+                data[key] = _NOT_XML.sub("\ufffd", value)
+    return copy
+
+
 def export_graph(graph: Graph, user: str, fmt: str) -> tuple[str, int, int]:
     """``user``'s graph (``Graph.to_networkx``) as a document in format ``fmt`` (one of
     EXPORT_FORMATS), with its node and edge counts. Raises UsageError for another format."""
@@ -410,6 +441,8 @@ def export_graph(graph: Graph, user: str, fmt: str) -> tuple[str, int, int]:
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
     whole = graph.to_networkx(user)
+    if fmt != "json":
+        whole = _printable(whole)
     if fmt == "graphml":
         text = "\n".join(networkx.generate_graphml(whole))
     elif fmt == "gexf":

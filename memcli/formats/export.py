@@ -29,12 +29,16 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import MISSING, asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from memcli.dates import DAY_FORMAT, TIME_RANGE, OutOfRange, from_unix_seconds
 from memcli.errors import BadInputError
 from memcli.memory import KIND_VALUES, Memory, unstorable
 from memcli.paths import reading
@@ -172,11 +176,31 @@ def is_header(text: str) -> bool:
     return isinstance(record, dict) and record.get("format") == FORMAT
 
 
+MAX_LINE_BYTES = 4 << 20
+"""The longest line an import reads (bytes): a memcli export's memory line (a text, its
+vector in base64 and its state) is a few kilobytes; a longer line is refused, naming it,
+before it is held whole."""
+
+
+def bounded_lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+    """The raw lines of ``path``, numbered from 1, none longer than ``limit`` bytes.
+    Raises BadInputError naming the file and line of a longer one (having read no more of
+    it than ``limit`` bytes)."""
+    with path.open("rb") as f:
+        number = 0
+        while raw := f.readline(limit + 1):
+            number += 1
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                raise BadInputError(f"{path}:{number}: a line longer than {limit:,} bytes")
+            yield number, raw
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """The lines of ``path`` that are not blank, numbered from 1, decoded one at a time.
-    Raises BadInputError when the file cannot be read or a line is not UTF-8."""
-    with reading(path), path.open("rb") as f:
-        for number, raw in enumerate(f, 1):
+    Raises BadInputError when the file cannot be read, a line is not UTF-8 or is longer
+    than ``MAX_LINE_BYTES``."""
+    with reading(path):
+        for number, raw in bounded_lines(path):
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -272,6 +296,7 @@ class Archive:
                     raise BadInputError(
                         f"{where}: " + ("empty 'id'" if not values["id"] else f"unknown kind {values['kind']!r}")
                     )
+                _check_bounds(values, where)
                 yield MEMORY, (Memory(**values), vector)
             elif kind == HISTORY:
                 yield HISTORY, HistoryEntry(**_fields(record, _HISTORY_TYPES, _HISTORY_REQUIRED, where))
@@ -291,7 +316,48 @@ class Archive:
             data = b""
         if not data or len(data) % 4:
             raise BadInputError(f"{where}: 'vector' must be float32 values in base64")
+        if not np.isfinite(np.frombuffer(data, dtype=np.float32)).all():
+            raise BadInputError(f"{where}: 'vector' holds NaN or infinity")
         return data
+
+
+TIME_FIELDS = ("created_at", "last_recalled_at", "archived_at", "retained_from", "valid_from", "valid_to")
+"""A memory's times (unix seconds): ``created_at`` within the years memcli takes
+(``memcli.dates``), the others 0 (none) or within them too."""
+MAX_STRENGTH = 1e6
+"""The largest strength S an import takes (one recall adds 1; a memory recalled every
+minute for a year is far below it)."""
+MAX_COUNT = 1e9
+"""The largest recall count and absolute feedback an import takes."""
+
+
+def _check_bounds(values: dict[str, Any], where: str) -> None:
+    """Raise BadInputError naming ``where`` and the field of a memory record's value that
+    no verb could have written and that ``list``, ``show`` and ``recall`` could not read:
+    a time out of range, an importance outside 0..1, a strength not above 0, a negative
+    count, a day that is not ``YYYY-MM-DD``."""
+    for name in TIME_FIELDS:
+        value = values.get(name, 0.0)
+        if name != "created_at" and value == 0:
+            continue
+        try:
+            from_unix_seconds(value)
+        except OutOfRange:
+            raise BadInputError(f"{where}: '{name}' {value!r} is out of range (memcli takes {TIME_RANGE})") from None
+    bounds = {
+        "importance": (0.0, 1.0, "between 0 and 1"),
+        "strength": (1e-9, MAX_STRENGTH, f"above 0 and at most {MAX_STRENGTH:g}"),
+        "recall_count": (0, MAX_COUNT, f"between 0 and {MAX_COUNT:g}"),
+        "feedback": (-MAX_COUNT, MAX_COUNT, f"between {-MAX_COUNT:g} and {MAX_COUNT:g}"),
+    }
+    for name, (low, high, what) in bounds.items():
+        value = values.get(name)
+        if value is not None and not (math.isfinite(value) and low <= value <= high):
+            raise BadInputError(f"{where}: '{name}' must be {what}, not {value!r}")
+    try:
+        datetime.strptime(values["day"], DAY_FORMAT)
+    except (KeyError, ValueError):
+        raise BadInputError(f"{where}: 'day' must be a day written YYYY-MM-DD, not {values.get('day')!r}") from None
 
 
 def open_archive(path: Path) -> Archive:

@@ -18,6 +18,7 @@ import codecs
 import contextlib
 import json
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 
 from memcli.dates import OutOfRange, day_of, from_unix_seconds, written_time
 from memcli.errors import BadInputError, UsageError
-from memcli.formats.export import is_header, open_archive
+from memcli.formats.export import MAX_LINE_BYTES, is_header, open_archive
 from memcli.memory import Kind, Memory, stable_id, unstorable
 from memcli.paths import reading
 from memcli.text.chunking import MAX_CHARS, chunk_spans, chunks, size
@@ -56,9 +57,14 @@ def read_text(path: Path) -> str:
 
 
 def check_readable(path: Path) -> None:
-    """Raise BadInputError, as ``read_text`` does, for a missing file, a directory, a file
-    that cannot be opened or a binary one (a NUL byte in its first 8 KiB), reading no more
+    """Raise BadInputError, as ``read_text`` does, for a missing file, a directory, a FIFO,
+    a device or a socket, a file that cannot be opened or a binary one (a NUL byte in its first 8 KiB), reading no more
     than that."""
+    with reading(path):
+        found = path.stat()
+    if not stat.S_ISREG(found.st_mode) and not stat.S_ISDIR(found.st_mode):
+        # a FIFO with no writer would block the import for ever; a device never ends
+        raise BadInputError(f"{path}: not a regular file (a FIFO, a device or a socket): import reads files")
     with reading(path), path.open("rb") as f:
         head = f.read(_SNIFF_BYTES)
     if b"\x00" in head:
@@ -68,14 +74,17 @@ def check_readable(path: Path) -> None:
 def read_lines(path: Path, piece: int | None = None) -> Iterator[tuple[int, str]]:
     """The lines of a UTF-8 file, numbered from 1, without their line ends, decoded one at
     a time. With ``piece`` (bytes), a longer line comes in several parts, each under the
-    same number, so memory is bounded whatever the file holds; else memory is that of the
-    longest line. Raises BadInputError when the file cannot be read, or at the first byte
+    same number, so memory is bounded whatever the file holds; without, a line longer than
+    ``MAX_LINE_BYTES`` is refused (BadInputError naming the file and line) before it is
+    held whole. Raises BadInputError when the file cannot be read, or at the first byte
     that is not UTF-8 (naming its offset, as ``read_text`` does)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset, number = 0, 1
     try:
         with path.open("rb") as f:
-            while raw := f.readline(piece or -1):
+            while raw := f.readline(piece or MAX_LINE_BYTES + 1):
+                if piece is None and len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    raise BadInputError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES:,} bytes")
                 held = len(decoder.getstate()[0])  # the start of a character cut by the last piece
                 try:
                     text = decoder.decode(raw)
@@ -467,7 +476,8 @@ def open_records(
     if fmt is None and path.suffix.lower() in _SUFFIXES:
         fmt = _SUFFIXES[path.suffix.lower()]
     if fmt is None:
-        with contextlib.closing(read_lines(path)) as lines:
+        # the first piece of the first line tells (a file of one huge line is not held whole)
+        with contextlib.closing(read_lines(path, LINE_PIECE)) as lines:
             fmt = _guess_format(path, next((line for _, line in lines if line.strip()), ""))
     if fmt == "memcli":
         archive = open_archive(path)

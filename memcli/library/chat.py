@@ -28,6 +28,7 @@ from memcli.models.llm import Message, is_base_model
 from memcli.recall.assistant import Context, ReplyCleaner, check_question
 from memcli.recall.retrieval import Recalled
 from memcli.schema import iso_time
+from memcli.text.chunking import chunks
 
 INTERRUPTED_MARK = "[interrupted]"
 """How a reply the user stopped (Ctrl-C) ends in the next prompts' history: stored as what
@@ -67,6 +68,7 @@ class ChatSession:
         self.resumed = False
         self.on_warning = on_warning or (lambda message: None)
         self._last_turn_at = 0.0
+        self._chunk_ids: set[str] = set()
 
     @classmethod
     def resume(
@@ -133,26 +135,35 @@ class ChatSession:
         return session
 
     def _store_turn(self, role: str, text: str, tags: list[str] | None = None) -> Memory:
-        # Turns keep their order even when the clock stands still (--now): a millisecond apart.
-        now = max(self.engine.clock(), self._last_turn_at + 0.001)
-        self._last_turn_at = now
-        turn = Memory(
-            id=new_id(),
-            user=self.user,
-            kind=Kind.TURN.value,
-            text=text,
-            created_at=now,
-            day=day_of(now),
-            session=self.session_id,
-            speaker=self.user if role == "user" else "assistant",
-            source=f"chat:{self.session_id}",
-            tags=tags or [],
-        )
+        """Store one turn: a text longer than ``MAX_CHARS`` as one turn a chunk, in order (as
+        ``remember`` stores a long note), so that no memory is longer than a chunk; returns
+        the first, whose id stands for the turn in the history (the others are excluded
+        from this session's recall with it)."""
+        turns = []
+        for part in list(chunks(text)) or [text]:
+            # Turns keep their order even when the clock stands still (--now): a millisecond apart.
+            now = max(self.engine.clock(), self._last_turn_at + 0.001)
+            self._last_turn_at = now
+            turns.append(
+                Memory(
+                    id=new_id(),
+                    user=self.user,
+                    kind=Kind.TURN.value,
+                    text=part,
+                    created_at=now,
+                    day=day_of(now),
+                    session=self.session_id,
+                    speaker=self.user if role == "user" else "assistant",
+                    source=f"chat:{self.session_id}",
+                    tags=tags or [],
+                )
+            )
+        self._chunk_ids.update(t.id for t in turns[1:])
         try:
-            self.engine.write([turn])
+            self.engine.write(turns)
         except StoreLockedError as exc:
             self.on_warning(f"{exc.message}; the turn is journaled and will be stored later")
-        return turn
+        return turns[0]
 
     def respond(self, text: str, on_piece: Callable[[str], None]) -> Reply:
         """Store the user's turn, recall, stream the reply through ``on_piece``, store it.
@@ -244,7 +255,7 @@ class ChatSession:
             return self.engine.context(
                 query,
                 self.user,
-                exclude={*self.history_ids, user_turn_id},
+                exclude={*self.history_ids, *self._chunk_ids, user_turn_id},
                 conversation=[*self.history, Message("user", text)],
             )
         except StoreLockedError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import random
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -44,7 +45,7 @@ from memcli.formats.export import Archive, export_pages, header, open_archive
 from memcli.formats.importers import open_records
 from memcli.library.doctor import check
 from memcli.library.interrupts import deferred_interrupt
-from memcli.memory import KIND_VALUES, Kind, Memory, stable_id
+from memcli.memory import KIND_VALUES, Kind, Memory, stable_id, unstorable
 from memcli.models.batching import batch_progress, import_batches
 from memcli.models.embedding import Embedder, Progress, embedder_identity, same_embedder
 from memcli.models.embedding_server import ServerEmbedder
@@ -62,7 +63,7 @@ from memcli.store.recall_index import batch_windows
 from memcli.store.sidecar import HistoryEntry
 from memcli.store.space import ROOM_PER_MEMORY, room_measured
 from memcli.store.store import MIN_PREFIX, REINDEXING, MemoryStore, Server, short_prefix
-from memcli.text.chunking import chunks
+from memcli.text.chunking import MAX_CHARS, WIDE_WEIGHT, chunks, size
 from memcli.text.entities import normalise
 
 if TYPE_CHECKING:
@@ -604,8 +605,8 @@ class Engine:
         arrive, unless ``retention_from`` is "conversation" (simulations replaying a
         timeline). ``progress`` gets (memories done, memories found) as the batches are
         embedded and stored. A memcli export is imported as it was exported, state,
-        history and consolidation progress included (``_import_export``; ``user`` and
-        ``retention_from`` do not apply to it).
+        history and consolidation progress included (``_import_export``; ``retention_from``
+        does not apply to it, and a ``user`` other than the file's is refused).
 
         Ctrl-C (KeyboardInterrupt) or an ``Interrupted`` from ``progress`` (the service's
         client cancelled) stops it: the batches committed stay, and the report says
@@ -624,7 +625,7 @@ class Engine:
         if conversation is not None and used != "locomo":
             raise UsageError("--conversation applies to LoCoMo files only")
         if used == "memcli":
-            return self._import_export(path, progress, started)
+            return self._import_export(path, progress, started, user)
         sizes: dict[str, int] = {}
         users: Counter[str] = Counter()
         for memory in records():
@@ -789,7 +790,9 @@ class Engine:
                 full = exc
         return counts["added"], counts["done"], interrupted, full
 
-    def _import_export(self, path: Path, progress: Progress | None, started: float) -> ImportReport:
+    def _import_export(
+        self, path: Path, progress: Progress | None, started: float, user: str | None = None
+    ) -> ImportReport:
         """Import a memcli export (``memcli.formats.export``) as it was exported: every memory with
         its state (strength, recall count, pins, archiving, feedback, dates...), then the
         consolidation progress and the history. The file is read whole first, so a
@@ -797,16 +800,37 @@ class Engine:
         state), so importing it twice adds nothing. The file's vectors are stored as they
         are when it has them and its embedder is the configured one, else the memories are
         embedded again. Ctrl-C stops it as it stops any import (``_store_in_batches``).
-        Raises BadInputError (malformed file, no memories)."""
+        Raises BadInputError (malformed file, no memories), UsageError (``user`` given, and
+        the file holds memories of another user: an export keeps its users)."""
         archive = open_archive(path)
         users: Counter[str] = Counter()
         sizes: dict[str, int] = {}
+        reuse = bool(archive.header.get("vectors")) and same_embedder(
+            archive.embedder, embedder_identity(self.embedder)
+        )
+        dimension = 0
         for kind, item in archive.records():
             if kind == "memory" and item[0].id not in sizes:
                 sizes[item[0].id] = len(item[0].text.encode("utf-8"))
                 users[item[0].user] += 1
+                if reuse and item[1] is not None:
+                    # vectors stored as they are must have the embedder's dimension (Chroma refuses others)
+                    dimension = dimension or int(
+                        getattr(self.embedder, "dimension", 0) or len(self.embedder.embed_one("dimension"))
+                    )
+                    if len(item[1]) // 4 != dimension:
+                        raise BadInputError(
+                            f"{path}: memory {item[0].id} has a vector of {len(item[1]) // 4} dimensions;"
+                            f" the embedder {archive.embedder} makes {dimension}"
+                        )
         if not sizes:
             raise BadInputError(f"{path}: no memories found in this memcli file")
+        if user is not None and set(users) != {user}:
+            # an export keeps its users: --user cannot move them, and silently ignoring it misleads
+            raise UsageError(
+                f"{path} is a memcli export of {', '.join(sorted(users))}; it is imported as it was exported,"
+                " to its own users: import it without --user"
+            )
         found = len(sizes)
         refused, existing = self._import_room(sizes)
         sizes.clear()  # the storing pass keeps its own
@@ -814,9 +838,6 @@ class Engine:
             return ImportReport(
                 str(path), "memcli", found, 0, existing, dict(users), time.perf_counter() - started, stopped=refused
             )
-        reuse = bool(archive.header.get("vectors")) and same_embedder(
-            archive.embedder, embedder_identity(self.embedder)
-        )
         vectors: dict[str, Any] = {}
 
         def memories() -> Iterator[Memory]:
@@ -912,7 +933,9 @@ class Engine:
         ``reinforce``: count the returned memories as recalled (strength up, clock reset).
         ``sample``: roulette-wheel selection among the top 3k candidates by score
         (``seed`` makes it reproducible). ``tags``: only memories that carry every one of
-        them. Raises UsageError for an unknown kind, k < 1, or an unreadable ``since`` date.
+        them. Raises UsageError for an unknown kind, k < 1, or an unreadable ``since`` date;
+        NotFoundError for a user without memories in a store where others have some
+        (``known_user``, as ``ask``).
         """
         if kind is not None and kind not in KIND_VALUES:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_VALUES)}")
@@ -923,7 +946,7 @@ class Engine:
         as_of = parse_day(at, "--at", now)
         if not query.strip():
             raise BadInputError("the query is empty")
-        user = self.user(user)
+        user = self.known_user(user)  # a mistyped --user is not found, as ask says (exit 6)
         self.check_embedder()
         # What loads a model or embeds (the query and what it says, journaled memories,
         # windows left to fill) runs before the store is taken: other memcli processes wait on it.
@@ -1068,7 +1091,7 @@ class Engine:
         metadata only.
 
         Raises NotFoundError (no such id), UsageError (nothing to change), BadInputError
-        (an empty text), UsageError (an importance outside 0..1), EmbedderChangedError as
+        (an empty text, or one longer than ``memcli.text.chunking.MAX_CHARS``), UsageError (an importance outside 0..1), EmbedderChangedError as
         ``check_embedder`` does.
         """
         if text is None and importance is None and not tags and not untags:
@@ -1077,6 +1100,12 @@ class Engine:
             text = text.strip()
             if not text:
                 raise BadInputError("the new text is empty")
+            if size(text) > MAX_CHARS:
+                # one memory keeps one id: a text that remember would chunk cannot replace it
+                raise BadInputError(
+                    f"the new text is {len(text):,} characters; one memory holds at most {MAX_CHARS:,}"
+                    f" ({MAX_CHARS // WIDE_WEIGHT:,} CJK characters): remember a longer text as notes"
+                )
         if importance is not None and not 0.0 <= importance <= 1.0:
             raise UsageError(f"--importance must be between 0 and 1, not {importance:g}")
         memory = self.get(memory_id)
@@ -1347,13 +1376,16 @@ class Engine:
     def graph_rename(self, name: str, new: str, user: str | None = None) -> tuple[Any, list[str], int]:
         """Give entity ``name`` the name ``new`` (the old one stays as an alias); the relation
         memories follow. Returns (entity, aliases, mentions). Raises NotFoundError,
-        UsageError (``new`` is empty or another entity's name: merge them instead)."""
+        UsageError (``new`` is empty or another entity's name: merge them instead),
+        BadInputError (``new`` is not text, holds a control character or is longer than
+        ``MAX_ENTITY_NAME``: ``check_entity_name``)."""
         # rare path: consolidation and the graph load on first use, not with every verb
         from memcli.consolidation.graph_memory import GraphBuilder, find_entity
 
         new = new.strip()
         if not normalise(new):
             raise UsageError("the new name is empty")
+        check_entity_name(new)
         user = self.user(user)
         with self.store.transaction():
             graph = self.store.sidecar.graph
@@ -1419,6 +1451,28 @@ class Engine:
                     raise NotFoundError(f"memory id {memory_id!r} {detail}") from None
                 full = matches[0]
             return sidecar.history(memory_id=full)
+
+
+MAX_ENTITY_NAME = 200
+"""The longest name (characters) ``graph rename`` gives an entity."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def check_entity_name(name: str) -> None:
+    """Raise BadInputError for an entity name that memcli's text rule refuses
+    (``memcli.memory.unstorable``), that holds a control character (a line break, a tab:
+    a name is one line, and XML cannot hold most of them) or that is longer than
+    ``MAX_ENTITY_NAME`` characters."""
+    reason = unstorable(name)
+    if reason:
+        raise BadInputError(f"the new name {reason}")
+    control = _CONTROL.search(name)
+    if control:
+        raise BadInputError(
+            f"the new name holds a control character U+{ord(control.group()):04X} (at character {control.start() + 1})"
+        )
+    if len(name) > MAX_ENTITY_NAME:
+        raise BadInputError(f"the new name is {len(name):,} characters; a name has at most {MAX_ENTITY_NAME}")
 
 
 def note_chunks(text: str, user: str) -> list[tuple[str, str]]:

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, Literal, Optional, Protocol
 
 from memcli import schema
-from memcli.errors import DISK_FULL_ERRNOS, DiskFullError, Interrupted, MemcliError, ModelServerError
+from memcli.errors import DISK_FULL_ERRNOS, BadInputError, DiskFullError, Interrupted, ModelServerError
 from memcli.formats import export
 from memcli.library import evaluation
 from memcli.library.chat import ChatSession
 from memcli.library.engine import Engine, note_chunks
 from memcli.memory import Memory
-from memcli.paths import device_of, writing_private
+from memcli.paths import device_of, export_target, writing_private
 from memcli.recall.forgetting import UNIT_SECONDS
 from memcli.recall.retrieval import Recalled
 
@@ -223,25 +223,28 @@ class Memcli:
         """Export ``user``'s memories (every user's with ``all_users``) in the memcli format
         (``memcli.formats.export``), with the history and each memory's stored vector when asked:
         to the file ``path`` (absolute: the service's working directory is not the
-        caller's), written atomically (a temporary file renamed at the end, 0600), or
-        without one as ``piece`` events, a page of lines each. The store is read
-        a page at a time and held until the end. Raises MemcliError when the file cannot be
-        written (DiskFullError when the device is full)."""
+        caller's), written atomically (a temporary file renamed at the end, 0600; through a
+        symlink, to the file it names: ``memcli.paths.export_target``), or without one as
+        ``piece`` events, a page of lines each. The store is read a page at a time and held
+        until the end. Raises BadInputError when the file cannot be written (a folder, a
+        device, a FIFO, a missing folder, no permission), DiskFullError when the device is
+        full."""
         started = time.perf_counter()
         head, pages = self.engine.export(user, all_users, history, with_vectors)
         with contextlib.closing(pages):
             if path is None:
                 written = export.write_pages(pages, lambda text: self.emit("piece", text=text))
             else:
+                target = export_target(Path(path))
                 try:
-                    with writing_private(Path(path)) as f:
+                    with writing_private(target) as f:
                         written = export.write_pages(pages, lambda text: f.write(text.encode("utf-8")))
                 except OSError as exc:
                     if exc.errno in DISK_FULL_ERRNOS:
                         raise DiskFullError(
-                            f"no space left on {device_of(Path(path).parent)}; {path} was not written"
+                            f"no space left on {device_of(target.parent)}; {path} was not written"
                         ) from None
-                    raise MemcliError(f"cannot write {path}: {exc.strerror or exc}") from None
+                    raise BadInputError(f"cannot write {path}: {exc.strerror or exc}") from None
         return schema.ExportResult(
             path=path,
             format_version=head["format_version"],

@@ -174,6 +174,11 @@ class Embedder:
                 progress(done, len(texts))
         return vectors
 
+    @property
+    def dimension(self) -> int:
+        """The length of the vectors this model makes (loads it)."""
+        return int(self._load().get_sentence_embedding_dimension())
+
     def embed_one(self, text: str) -> list[float]:
         """Embed a single query (with the model's query prompt, if it has one)."""
         return self.embed([text], role="query")[0]

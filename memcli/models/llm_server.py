@@ -22,12 +22,15 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from memcli.errors import ModelServerError
+from memcli.errors import ModelServerError, register_secret
 from memcli.models.llm import Message
 
 JsonFormat = Literal["auto", "json_schema", "json_object"]
 MAX_RETRIES = 1
 """The client's own retries of a request that failed to start (refused, 5xx, timeout)."""
+CHARS_PER_TOKEN = 16
+"""The most characters a reply may have per token of ``max_tokens`` (a token is about 4
+characters of English; a server that ignores ``max_tokens`` is cut at this margin)."""
 NO_KEY = "memcli"
 """What the client sends as the key when none is configured (it requires one; local
 servers ignore it)."""
@@ -41,6 +44,7 @@ def describe(
     key_env: str = "",
     server: str = "model server",
     settings: str = "model",
+    retries: int = 0,
 ) -> str:
     """The one line of a failed request to the server at ``url``: what went wrong and what
     to do. ``exc``: an ``openai`` error or a transport error of a stream. ``server`` names
@@ -52,7 +56,8 @@ def describe(
 
     status = getattr(exc, "status_code", None)
     if isinstance(exc, openai.APITimeoutError):
-        cause = f"no answer within {timeout:g} s ({settings}_request_timeout)"
+        tries = f", {retries + 1} tries" if retries else ""
+        cause = f"no answer within {timeout:g} s ({settings}_request_timeout{tries})"
     elif isinstance(exc, openai.APIConnectionError):
         cause = _connection_cause(exc, url, settings)
     elif status in (401, 403):
@@ -129,6 +134,7 @@ def make_client(url: str, api_key_env: str, request_timeout: float, max_retries:
     from openai import OpenAI
 
     key = os.environ.get(api_key_env, "") if api_key_env else ""
+    register_secret(key)
     return OpenAI(base_url=url, api_key=key or NO_KEY, timeout=request_timeout, max_retries=max_retries)
 
 
@@ -160,11 +166,18 @@ class ServerClient:
             self.api_key_env,
             server=self.SERVER,
             settings=self.SETTINGS,
+            retries=self.RETRIES,
         )
         return ModelServerError(line, getattr(exc, "status_code", None))
 
     def _bad_reply(self, what: str) -> ModelServerError:
         return ModelServerError(f"{self.SERVER} {safe_url(self.url)}: {what}")
+
+    def _garbage(self, exc: BaseException) -> ModelServerError:
+        """The error of a reply the client could not read: bytes that are not UTF-8, a body
+        or a stream line that is not JSON, JSON of another shape."""
+        what = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not the JSON of an OpenAI-compatible reply"
+        return self._bad_reply(f"its reply is {what} ({type(exc).__name__}); is the URL an OpenAI-compatible server?")
 
     @property
     def client(self) -> Any:
@@ -182,6 +195,8 @@ class ServerClient:
             return [m.id for m in self.client.models.list()]
         except openai.OpenAIError as exc:
             raise self._fail(exc) from None
+        except (UnicodeDecodeError, ValueError, TypeError, AttributeError) as exc:
+            raise self._garbage(exc) from None
 
     @property
     def name(self) -> str:
@@ -241,6 +256,8 @@ class ServerChatModel(ServerClient):
             )
         except openai.OpenAIError as exc:
             raise self._fail(exc) from None
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise self._garbage(exc) from None
         finished = False
         try:
             for chunk in stream:
@@ -249,6 +266,8 @@ class ServerChatModel(ServerClient):
                 yield chunk
         except openai.OpenAIError as exc:
             raise self._fail(exc) from None
+        except (UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+            raise self._garbage(exc) from None
         except Exception as exc:  # the transport's own errors (httpx) while the stream is read
             if not _is_transport_error(exc):
                 raise
@@ -261,11 +280,30 @@ class ServerChatModel(ServerClient):
             )
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
-        """Yield the reply piece by piece; see ChatModel.stream."""
-        for chunk in self._chunks(messages, max_tokens=max_tokens, temperature=temperature):
-            piece = chunk.choices[0].delta.content if chunk.choices else None
-            if piece:
-                yield piece
+        """Yield the reply piece by piece; see ChatModel.stream.
+
+        A server may ignore ``max_tokens`` or trickle for ever: the reply ends (the request
+        is closed) after ``max_tokens`` × ``CHARS_PER_TOKEN`` characters, and a reply still
+        going ``timeout`` seconds (model_timeout) after the call fails (ModelServerError)."""
+        limit = max_tokens * CHARS_PER_TOKEN
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        written = 0
+        chunks = self._chunks(messages, max_tokens=max_tokens, temperature=temperature)
+        try:
+            for chunk in chunks:
+                piece = chunk.choices[0].delta.content if chunk.choices else None
+                if piece:
+                    piece = piece[: limit - written]
+                    written += len(piece)
+                    yield piece
+                    if written >= limit:
+                        return  # the server ignored max_tokens: what it said up to the cap is the reply
+                if deadline is not None and time.monotonic() > deadline:
+                    raise self._bad_reply(
+                        f"the reply had not finished after {self.timeout:g} s (model_timeout); it was given up"
+                    )
+        finally:
+            chunks.close()  # type: ignore[attr-defined]
 
     def structured(
         self,

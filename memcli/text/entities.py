@@ -194,7 +194,24 @@ def _sentences(text: str) -> list[tuple[int, int]]:
         start = match.end()
     if start < len(text):
         spans.append((start, len(text)))
-    return [(a, b) for a, b in spans if text[a:b].strip()]
+    return [piece for a, b in spans if text[a:b].strip() for piece in _cut_long_sentence(text, a, b)]
+
+
+LONGEST_SENTENCE = 600
+"""Characters a sentence may have before ``_sentences`` cuts it at a space: a relation's
+evidence is its sentence, and a text with no end punctuation would otherwise be one sentence
+searched again for each relation in it (quadratic in the text)."""
+
+
+def _cut_long_sentence(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of ``text[start:end]`` in pieces of at most ``LONGEST_SENTENCE``
+    characters, each cut after the last whitespace within the bound (or at the bound)."""
+    while end - start > LONGEST_SENTENCE:
+        cut = text.rfind(" ", start + 1, start + LONGEST_SENTENCE)
+        cut = cut + 1 if cut > start else start + LONGEST_SENTENCE
+        yield start, cut
+        start = cut
+    yield start, end
 
 
 def _sentence_of(spans: list[tuple[int, int]], at: int, text: str) -> str:
@@ -243,6 +260,8 @@ common acronyms. ("May" is left out: it is a month, a verb and a name.)"""
 _CONNECTORS = frozenset({"of", "the", "de", "da", "del", "van", "von", "and", "&", "for", "on"})
 _WORD = r"[A-Z][A-Za-z0-9\u00c0-\u024f'’\-]*"
 _RUN_WORD = rf"(?:(?:Dr|Mr|Mrs|Ms|St|Jr)\.(?=\s[A-Z])|[A-Z]\.(?=\s[A-Z])|{_WORD})"
+_TOKEN_RUN = re.compile(r"[\w'’\-]+")
+_WORD_PIECE = re.compile(r"\w+")
 _CAPITAL_RUN = re.compile(
     rf"{_RUN_WORD}(?:(?:(?:\s+(?:of|the|de|da|del|van|von|for|on|&)){{1,2}}\s+|[ ](?=[A-Z])){_RUN_WORD})*"
 )
@@ -496,12 +515,32 @@ def _english_names_elsewhere(text: str, known_words: Collection[str]) -> set[str
     ``known_words`` (``_name_words`` of the names seen elsewhere)."""
     starts = _sentence_starts(text)
     names = set(known_words)
+    written_lower = _written_forms(text)
     for match in re.finditer(rf"\b(?:{_WORD})", text):
         if match.start() not in starts:
             word = _bare(match.group())
-            if _lower(word) not in _NOT_NAMES and not re.search(rf"\b{re.escape(word.lower())}\b", text):
+            if _lower(word) not in _NOT_NAMES and word.lower() not in written_lower:
                 names.add(word.lower())
     return names
+
+
+_LONGEST_NAME_WORD = 4
+"""Most word pieces ("o'neil", "jean-paul") a name word is looked up with in ``_written_forms``."""
+
+
+def _written_forms(text: str) -> set[str]:
+    """Each run of up to ``_LONGEST_NAME_WORD`` word pieces of ``text``, as written, that
+    stands between word boundaries within a hyphenated or apostrophised token: the words a
+    ``\\b...\\b`` search could find. One pass over the text, so that looking a word up costs
+    nothing (a search of the whole text per word made a 200 KB note take minutes)."""
+    forms: set[str] = set()
+    for run in _TOKEN_RUN.finditer(text):
+        token = run.group()
+        pieces = [(m.start(), m.end()) for m in _WORD_PIECE.finditer(token)]
+        for i, (start, _) in enumerate(pieces):
+            for _, end in pieces[i : i + _LONGEST_NAME_WORD]:
+                forms.add(token[start:end])
+    return forms
 
 
 def _is_pinyin_place(name: str) -> bool:
@@ -1420,8 +1459,10 @@ def _aliases(
             out.append((short, addressee))
     for m in [*_CALL_ME.finditer(text), *_ZH_CALL_ME.finditer(text)]:
         out.append((m.group("alias"), speaker))
+    # the full names by their short name, so that a text of many names is not read name by name
+    here_fulls = _full_names(here)
     for name in dict.fromkeys(names):
-        for full in dict.fromkeys([*here, *known.fulls.get(name, ())]):
+        for full in dict.fromkeys([*here_fulls.get(name, ()), *known.fulls.get(name, ())]):
             if full == name or not full:
                 continue
             if _CJK.match(name) and len(full) == len(name) + 1 and full[0] in _SURNAMES and full.endswith(name):

@@ -16,9 +16,12 @@ does ends the server.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import json
 import os
 import secrets
+import socket
 import stat
 import sys
 import threading
@@ -27,10 +30,13 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 from urllib.parse import quote
 
+import anyio
+import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -231,7 +237,12 @@ def build(verbs: Verbs, read_only: bool = False, **auth: Any) -> MCPServer:
             ] = 0.5,
             tags: Annotated[list[str], Field(description="Keywords.")] = [],  # never mutated
         ) -> schema.Remembered:
-            """Store a note in the user's memory. The same note twice is stored once; a long one as several, one per chunk."""
+            """Store a note in the user's memory. The same note twice is stored once; a long one as several, one per chunk (at most 100,000 characters)."""
+            if len(text) > MAX_TOOL_TEXT:
+                raise ToolError(
+                    f"the note is {len(text):,} characters; remember takes at most {MAX_TOOL_TEXT:,}"
+                    " (nothing was stored: import a longer text as a file, memcli import FILE)"
+                )
             return _one(
                 schema.Remembered,
                 _tool(verbs, "remember", {"text": text, "user": user, "importance": importance, "tags": tags}),
@@ -306,6 +317,145 @@ def bearer_token(path: Path) -> str:
     return token
 
 
+MAX_LINE_BYTES = 4 << 20
+"""The longest JSON-RPC message (one line) the stdio server reads; a longer one is
+answered "invalid request" without being held, so a 1 GB line costs no memory."""
+MAX_TOOL_TEXT = 100_000
+"""The most characters a tool's text argument (remember's note) may have: a longer one is
+a tool error, stored in no part (a note that long is a file: memcli import)."""
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+"""JSON-RPC 2.0's error codes for a message that is not JSON and one that is no request."""
+
+
+def check_message(line: bytes) -> tuple[int, str, Any] | None:
+    """What is wrong with one line a client sent over stdio, as (JSON-RPC error code,
+    message, the request's id or None), or None for a message the SDK can take: bytes that
+    are not UTF-8 and text that is not JSON are a parse error (-32700), as is a string
+    holding a lone surrogate (``"\\ud800"``: not text); JSON that is not an object with
+    ``"jsonrpc": "2.0"`` (a top-level array, no ``jsonrpc`` field) is an invalid request
+    (-32600). The SDK gives none of these any reply, and its client would wait for ever."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return PARSE_ERROR, f"parse error: not UTF-8 (byte {exc.start})", None
+    try:
+        message = json.loads(text)
+    except ValueError as exc:
+        return PARSE_ERROR, f"parse error: not JSON ({exc})", None
+    ident = message.get("id") if isinstance(message, dict) else None
+    if not isinstance(ident, (str, int)) or isinstance(ident, bool):
+        ident = None
+    try:
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return PARSE_ERROR, "parse error: a string holds a lone surrogate, which is not text", ident
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return INVALID_REQUEST, 'invalid request: expected one JSON object with "jsonrpc": "2.0"', ident
+    if "method" not in message and "result" not in message and "error" not in message:
+        return INVALID_REQUEST, "invalid request: no method", ident
+    return None
+
+
+def _error_line(code: int, message: str, ident: Any) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}) + "\n"
+
+
+class _Stdout:
+    """The wire's stdout for the SDK's writer and the error replies of ``serve_stdio``:
+    one whole line per write, under a lock."""
+
+    def __init__(self, binary: Any) -> None:
+        self._binary = binary
+        self._lock = threading.Lock()
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            self._binary.write(text.encode("utf-8"))
+            self._binary.flush()
+
+    async def write(self, text: str) -> None:
+        await anyio.to_thread.run_sync(self._write, text)
+
+    async def flush(self) -> None:
+        return None
+
+
+class _Stdin:
+    """The client's lines for the SDK's reader, each checked first (``check_message``): a
+    line over ``MAX_LINE_BYTES`` or one the SDK would drop without a reply is answered
+    here with its JSON-RPC error and not passed on."""
+
+    def __init__(self, binary: Any, stdout: _Stdout) -> None:
+        self._binary = binary
+        self._stdout = stdout
+
+    def _next(self) -> str | None:
+        while True:
+            line = self._binary.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return None
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                while (rest := self._binary.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                    pass  # the rest of the line, read and dropped a piece at a time
+                self._stdout._write(
+                    _error_line(INVALID_REQUEST, f"invalid request: a message over {MAX_LINE_BYTES:,} bytes", None)
+                )
+                continue
+            if not line.strip():
+                continue
+            problem = check_message(line)
+            if problem is None:
+                return line.decode("utf-8")
+            self._stdout._write(_error_line(*problem))
+
+    def __aiter__(self) -> _Stdin:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await anyio.to_thread.run_sync(self._next, abandon_on_cancel=True)
+        if line is None:
+            raise StopAsyncIteration
+        return line
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """Run ``server`` over stdin and stdout as the SDK's ``run()`` does, with the client's
+    lines checked first (``_Stdin``). While it runs, fd 0 reads the null device and fd 1
+    writes to stderr, as the SDK arranges, so nothing else reaches the wire."""
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    try:
+        with (
+            os.fdopen(wire_in, "rb", closefd=False) as raw_in,
+            os.fdopen(wire_out, "wb", closefd=False) as raw_out,
+        ):
+            stdout = _Stdout(raw_out)
+            stdin = _Stdin(raw_in, stdout)
+            async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    finally:
+        with contextlib.suppress(OSError):
+            os.dup2(wire_in, 0)
+            os.dup2(wire_out, 1)
+        for fd in (wire_in, wire_out):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _check_port_free(port: int) -> None:
+    """Raise UsageError (exit 2, one line) when ``port`` of ``HTTP_HOST`` cannot be bound
+    (in use, or privileged), before uvicorn would print its own error and exit."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((HTTP_HOST, port))
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {HTTP_HOST}:{port}: {exc.strerror}; choose another --port") from None
+
+
 def serve(
     paths: Paths,
     user: Optional[str] = None,
@@ -325,9 +475,10 @@ def serve(
     user = user or load_settings(paths).user
     verbs = Verbs(paths, user, no_service, say)
     if not http:
-        build(verbs, read_only).run()
+        anyio.run(serve_stdio, build(verbs, read_only))
         return
     token_file = token_file or paths.config_dir / TOKEN_FILENAME
+    _check_port_free(port)
     url = f"http://{HTTP_HOST}:{port}"
     auth = AuthSettings(issuer_url=url, resource_server_url=None)
     server = build(verbs, read_only, auth=auth, token_verifier=BearerToken(bearer_token(token_file)))

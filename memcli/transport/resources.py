@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memcli.config import Paths, Settings, load_settings
@@ -69,6 +70,15 @@ class ModelGate:
                 self._condition.notify_all()
 
 
+def _generator(pieces: Iterable[str]) -> Generator[str, None, None]:
+    """``pieces`` as a generator, whose ``close`` closes ``pieces`` when it is one."""
+    yield from pieces
+
+
+ALIVE_EVERY = 1.0
+"""Seconds between two checks that the client of a streaming reply is still there."""
+
+
 class SharedChatModel:
     """A ``ChatModel`` over the service's one chat model: loaded on first use (by
     ``load``), every call under the gate, with this request's priority.
@@ -76,7 +86,8 @@ class SharedChatModel:
     ``template`` tells whether the model chats through a chat template without loading it
     (``memcli.models.llm.chat_template_known``; None: it cannot tell, the model is loaded to
     know). ``stop`` gives this request's "stop now" test (the client's cancel), asked
-    while a prompt is evaluated (``LlamaCppModel.stopping``)."""
+    while a prompt is evaluated (``LlamaCppModel.stopping``). ``alive`` raises Interrupted
+    when the client of a streaming reply went away (checked between pieces)."""
 
     def __init__(
         self,
@@ -85,12 +96,14 @@ class SharedChatModel:
         interactive: bool,
         template: Callable[[], bool | None] | None = None,
         stop: Callable[[], bool] | None = None,
+        alive: Callable[[], None] = lambda: None,
     ) -> None:
         self._load = load
         self._gate = gate
         self._interactive = interactive
         self._template = template
         self._stop = stop
+        self._alive = alive
 
     @property
     def name(self) -> str:
@@ -108,13 +121,28 @@ class SharedChatModel:
             return known
         return bool(getattr(self._load(), "uses_chat_template", True))
 
+    def _hold(self, model: ChatModel) -> contextlib.AbstractContextManager[None]:
+        """The gate for a GGUF model (llama.cpp serves one caller at a time); none for a
+        model server, which queues its requests itself: one slow or endless reply there
+        must not keep every other request of the service waiting."""
+        if isinstance(model, ServerChatModel):
+            return contextlib.nullcontext()
+        return self._gate.hold(self._interactive)
+
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
-        """See ``ChatModel.stream``; the gate is held until the stream ends or is closed."""
+        """See ``ChatModel.stream``; the gate (``_hold``) is held until the stream ends or is closed."""
         model = self._load()
         stopping = getattr(model, "stopping", None)
-        with self._gate.hold(self._interactive):
-            with stopping(self._stop) if stopping is not None else contextlib.nullcontext():
-                yield from model.stream(messages, max_tokens, temperature)
+        with (
+            self._hold(model),
+            stopping(self._stop) if stopping is not None else contextlib.nullcontext(),
+            contextlib.closing(_generator(model.stream(messages, max_tokens, temperature))) as pieces,
+        ):
+            for piece in pieces:
+                # a client that went away (or cancelled) stops the reply here: its stream is
+                # closed, which ends the server's request or frees llama.cpp for the next caller
+                self._alive()
+                yield piece
 
     def structured(
         self,
@@ -126,7 +154,7 @@ class SharedChatModel:
     ) -> str:
         """See ``ChatModel.structured``."""
         model = self._load()
-        with self._gate.hold(self._interactive):
+        with self._hold(model):
             return model.structured(messages, schema, max_tokens, temperature, seed)
 
 
@@ -162,6 +190,12 @@ class SharedEmbedder:
             if progress is not None:
                 progress(len(vectors), len(texts))
         return vectors
+
+    @property
+    def dimension(self) -> int:
+        """The length of the vectors the model makes (one text embedded when it does not say)."""
+        known = getattr(self._embedder, "dimension", None)
+        return int(known) if known else len(self.embed_one("dimension"))
 
     def embed_one(self, text: str) -> list[float]:
         """See ``Embedder.embed_one``."""
@@ -287,7 +321,17 @@ class Resources:
                     return bool(getattr(self._model, "uses_chat_template", True))
             return engines.chat_template_known(settings, self.paths)
 
-        return SharedChatModel(load, self.gate, interactive, template, getattr(self._local, "stop", None))
+        return SharedChatModel(load, self.gate, interactive, template, getattr(self._local, "stop", None), self._alive)
+
+    def _alive(self) -> None:
+        """Raise Interrupted when this thread's client cancelled or went away (its ``emit``
+        says so at its next event); checked at most every ``ALIVE_EVERY`` seconds, by an
+        event the client ignores."""
+        emit = getattr(self._local, "emit", None)
+        now = time.monotonic()
+        if emit is not None and now - getattr(self._local, "alive_at", 0.0) >= ALIVE_EVERY:
+            self._local.alive_at = now
+            emit("generating")
 
     def engine(self, request: Mapping[str, Any]) -> Engine:
         """An ``Engine`` for one request over the shared resources."""

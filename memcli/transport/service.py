@@ -56,7 +56,7 @@ import orjson
 from memcli import PROTOCOL, __version__, schema
 from memcli.config import Paths, Settings, load_settings
 from memcli.dates import query_dates
-from memcli.errors import Interrupted, MemcliError
+from memcli.errors import Interrupted, MemcliError, redact
 from memcli.library import api, verbs
 from memcli.library.engine import Engine
 from memcli.library.library import Memcli
@@ -497,6 +497,14 @@ class Service:
         )
 
 
+class _RedactingFormatter(logging.Formatter):
+    """A log line without keys or anything shaped like one (``memcli.errors.redact``),
+    tracebacks included."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 def _setup_log(paths: Paths) -> None:
     """The service's log: ``paths.log_file``, rotated at 1 MB, three files kept."""
     private_dir(paths.state_dir)
@@ -504,7 +512,7 @@ def _setup_log(paths: Paths) -> None:
         if getattr(existing, "memcli_service", False):
             log.removeHandler(existing)
     handler = logging.handlers.RotatingFileHandler(paths.log_file, maxBytes=1 << 20, backupCount=2, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    handler.setFormatter(_RedactingFormatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
     handler.memcli_service = True  # type: ignore[attr-defined]
     log.addHandler(handler)
     log.setLevel(logging.INFO)

@@ -10,7 +10,12 @@ serves every case: ``http://127.0.0.1:PORT/<mode>/v1`` with mode
 - ``cut``: streams two pieces, then the connection drops (no finish reason, no ``[DONE]``);
   an embedding request gets half its JSON;
 - ``tokens``: an embedding request gets one vector per word (as llama-cpp-python's server
-  answers for a model without pooling).
+  answers for a model without pooling);
+- ``flood``: streams ``FLOOD_PIECES`` pieces of 100 characters whatever ``max_tokens`` says;
+- ``trickle``: streams a piece every ``TRICKLE_SECONDS``, ``TRICKLE_PIECES`` of them;
+- ``garbage``: every request gets a 200 whose body is bytes that are not UTF-8;
+- ``badsse``: a completion streams ``data: {not json``;
+- ``echo500``: every request gets a 500 whose message echoes its Authorization header.
 
 ``/embeddings`` answers (mode ``ok``) each text with its words hashed into ``DIMENSION``
 counts, not unit length (texts sharing words are close), for any model.
@@ -32,6 +37,9 @@ from collections.abc import Iterator
 from typing import Any
 
 SLOW_SECONDS = 3.0
+FLOOD_PIECES = 2000
+TRICKLE_SECONDS = 0.3
+TRICKLE_PIECES = 40
 DIMENSION = 32
 requests: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -99,6 +107,15 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         )
         await send({"type": "http.response.body", "body": json.dumps(data).encode()})
 
+    if mode == "echo500":
+        headers = dict(scope["headers"])
+        echoed = headers.get(b"authorization", b"").decode()
+        await answer(500, {"error": {"message": f"bad request with Authorization: {echoed}", "type": "error"}})
+        return
+    if mode == "garbage":
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b"\xff\xfe\x00garbage\xff"})
+        return
     if mode in ("401", "403", "500"):
         await answer(int(mode), {"error": {"message": f"fake {mode}", "type": "error", "code": mode}})
         return
@@ -133,6 +150,20 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": _chunk("Hello"), "more_body": True})
         await send({"type": "http.response.body", "body": _chunk(" the"), "more_body": True})
         raise RuntimeError("the fake server drops the connection")
+    if mode == "badsse":
+        await send({"type": "http.response.body", "body": b"data: {not json\n\n"})
+        return
+    if mode in ("flood", "trickle"):
+        count = FLOOD_PIECES if mode == "flood" else TRICKLE_PIECES
+        for _ in range(count):
+            if mode == "trickle":
+                await asyncio.sleep(TRICKLE_SECONDS)
+            try:
+                await send({"type": "http.response.body", "body": _chunk("word " * 20), "more_body": True})
+            except OSError:
+                return
+        await send({"type": "http.response.body", "body": _chunk(None, "stop") + b"data: [DONE]\n\n"})
+        return
     pieces = ['{"query": "hello"}'] if "response_format" in body else ["Hello", " there."]
     for piece in pieces:
         await send({"type": "http.response.body", "body": _chunk(piece), "more_body": True})
