@@ -19,7 +19,7 @@ from memcli.cli import app, root
 from memcli.errors import BadInputError, ExitCode
 from memcli.formats import importers
 from memcli.formats.importers import parse_file
-from memcli.library import engine
+from memcli.library import engine_models as engine
 from memcli.paths import resolve_paths
 from memcli.text.chunking import MAX_CHARS, chunks, size
 from memcli.transport import local

@@ -182,9 +182,9 @@ def test_the_lines_typed_at_the_chat_prompt_go_with_the_memory(consolidated: Eng
 
 
 def test_a_purge_deletes_in_pages(consolidated: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memcli.store import store
+    from memcli.store import chroma
 
-    monkeypatch.setattr(store, "_GET_PAGE", 2)  # Chroma's SQLite takes at most 32,766 ids a statement
+    monkeypatch.setattr(chroma, "_GET_PAGE", 2)  # Chroma's SQLite takes at most 32,766 ids a statement
     consolidated.remember("Bob keeps bees on the roof", user="bob")
     assert len(consolidated.store.memories(user=USER)) > 4
     consolidated.purge_user(USER)

@@ -608,7 +608,7 @@ def test_an_interrupted_reindex_leaves_the_store_intact_and_a_second_one_finishe
         )  # ana's texts are embedded and staged, bob's are not
     else:
         monkeypatch.setattr(
-            "memcli.library.engine.REINDEX_BATCH", 2
+            "memcli.library.engine_models.REINDEX_BATCH", 2
         )  # ana: 2 texts; bob: 3 turns and 3 windows, 3 chunks
         calls: list[int] = []
 

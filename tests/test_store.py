@@ -202,7 +202,7 @@ def test_a_store_sees_writes_made_after_its_last_transaction(tmp_path: Path) -> 
 def test_reads_page_through_more_memories_than_one_page(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every read that walks the store (memories, users, ids, an index rebuild) sees all
     memories when they span several pages, the last one full or partial."""
-    monkeypatch.setattr("memcli.store.store._GET_PAGE", 2)
+    monkeypatch.setattr("memcli.store.chroma._GET_PAGE", 2)
     store = open_store(resolve_paths())
     ana = [memory(f"{i:016x}", f"note {i}", user="ana") for i in range(4)]
     bob = [memory(f"{i + 10:016x}", f"note {i}", user="bob") for i in range(3)]
@@ -332,3 +332,22 @@ def test_a_store_whose_index_lacks_memories_is_read_from_chroma(runner: CliRunne
         assert sorted(m.text for m in store.memories()) == ["first note", "second note"]
         assert sorted(m.text for m in store.memories(user="ana")) == ["first note", "second note"]
         assert store.get_many([m.id for m in chroma_memories(store)]) != []
+
+
+def test_the_store_opens_on_the_backend_its_settings_name(store_mode: str, tmp_path: Path) -> None:
+    """One backend a store, chosen when it opens: the folder without ``store_url``, the
+    server with it; each has every member of the ``Backend`` protocol, and the store names
+    the backend's location in its messages."""
+    import inspect
+
+    from memcli.store.chroma import Backend, Folder, Server
+
+    store = open_store(resolve_paths())
+    assert type(store.backend) is {"folder": Folder, "server": Server}[store_mode]
+    members = {name for name, _ in inspect.getmembers(Backend) if not name.startswith("_")} | {"__str__"}
+    for name in members:
+        assert callable(getattr(store.backend, name)), name
+    with store.transaction():
+        store.add([memory("a1b2c3d4e5f60718", "a note")], [[1.0] + [0.0] * 383])
+        assert store.count() >= 1
+    assert store.location == str(store.backend)

@@ -41,277 +41,75 @@ write each finished unit, so an open ``memcli chat`` keeps working during a cron
 
 from __future__ import annotations
 
-import re
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memcli.config import LEGACY_USER, login_name
-from memcli.consolidation.graph_memory import GraphBuilder, GraphReport
-from memcli.consolidation.grounding import Grounding, SourceTurn, fact_problem, statement_problem
+from memcli.consolidation.facts import FactWork
+from memcli.consolidation.graph_memory import GraphBuilder
+from memcli.consolidation.grounding import Grounding, statement_problem
 from memcli.consolidation.model_output import (
-    DECISIONS_PER_CALL,
-    FACT_CHARS,
-    PORTRAIT_CHARS,
     RUNNING_SENTENCES,
-    SENTENCE_CHARS,
-    SUMMARY_CHARS,
-    WINDOW_FACTS,
-    DecisionOutput,
-    DecisionsOutput,
     EventSummaryOutput,
-    FactsOutput,
     PortraitOutput,
     RunningMemoryOutput,
 )
+from memcli.consolidation.shared import (
+    CONTEXT_MESSAGES,
+    DAILY_KINDS,
+    DECISION_TOKENS,
+    FACT_TOKENS,
+    GLOBAL_LINES,
+    GLOBAL_TOPICS,
+    MAX_FACTS,
+    PORTRAIT_TOKENS,
+    RELATED_SIMILARITY,
+    RUNNING_TOKENS,
+    SIMILAR_FACTS,
+    STAGES,
+    SUMMARY_TOKENS,
+    WINDOW_PAIRS,
+    ConsolidationReport,
+    MemoryOwner,
+    Plan,
+    Progress,
+    _chunks,
+    _material,
+    _people,
+    _speakers,
+    _transcript,
+    clean,
+    date_words,
+    make_plan,
+    normalized,
+)
 from memcli.dates import day_of, spoken_date
 from memcli.errors import InvalidOutputError, ModelServerError
-from memcli.memory import ASSISTANT, Kind, Memory, singleton_id, stable_id
+from memcli.memory import Kind, Memory, singleton_id, stable_id
 from memcli.models import prompts
 from memcli.models.embedding import embedder_identity
-from memcli.models.llm import CHARS_PER_TOKEN, ChatModel, is_base_model, structured_output
-from memcli.store.sidecar import DONE, SKIPPED, HistoryEntry
+from memcli.models.llm import CHARS_PER_TOKEN, is_base_model, structured_output
+from memcli.store.sidecar import DONE, HistoryEntry
 from memcli.text import extractive
 
 if TYPE_CHECKING:
-    from memcli.config import Settings
-    from memcli.models.embedding import Embedder
-    from memcli.store.store import MemoryStore
-
-
-class MemoryOwner(Protocol):
-    """What consolidation needs of the library object (``memcli.library.engine.Engine`` is one): the
-    store, the settings, the models, the clock, and the journal to store first."""
-
-    store: MemoryStore
-    settings: Settings
-    clock: Callable[[], float]
-
-    @property
-    def embedder(self) -> Embedder: ...
-
-    @property
-    def chat_model(self) -> ChatModel: ...
-
-    def flush_pending(self) -> set[str]: ...
-
-    def initial_strength(self, memory: Memory) -> float: ...
-
-
-STAGES = ("day", "session", "fact", "global")
-"""Consolidation progress is kept per turn for the first three stages, and per daily
-summary or portrait for "global" (folded into the global summary and portrait)."""
-
-GLOBAL_LINES = 20
-"""Lines an extractive global event summary or portrait keeps."""
-GLOBAL_TOPICS = 6
-"""Topics on an extractive global portrait's "Interests:" line."""
-CONTEXT_MESSAGES = 10
-"""Mem0's m: the last 10 messages are the context of fact extraction."""
-SIMILAR_FACTS = 10
-"""Mem0's s: the 10 most similar facts are shown when deciding ADD/UPDATE/DELETE/NOOP."""
-RELATED_SIMILARITY = 0.5
-"""Cosine similarity from which an existing fact is shown to the model as possibly
-affected. Below it a new fact is simply added: a weak model must not get the chance to
-UPDATE or DELETE a fact that has nothing to do with what was said."""
-
-MAX_FACTS = 2
-"""Facts the model may extract per message pair of a window (Mem0 finds one or two in a
-message pair; a cap of four let a rambling model fill its reply for 14 s)."""
-WINDOW_PAIRS = 5
-"""Message pairs one fact-extraction call reads at most (a session window, Mem0's
-extraction batched): one call per window instead of one per pair."""
-SUMMARY_TOKENS = SUMMARY_CHARS // CHARS_PER_TOKEN + 24
-PORTRAIT_TOKENS = PORTRAIT_CHARS // CHARS_PER_TOKEN + 24
-RUNNING_TOKENS = RUNNING_SENTENCES * (SENTENCE_CHARS // CHARS_PER_TOKEN + 6) + 24
-FACT_TOKENS = FACT_CHARS // CHARS_PER_TOKEN + 6
-DECISION_TOKENS = FACT_CHARS // CHARS_PER_TOKEN + 40
-
-DAILY_KINDS = (Kind.EVENT_DAILY, Kind.PORTRAIT_DAILY)
-
-
-def clean(text: str) -> str:
-    """``text`` on one line, whitespace collapsed."""
-    return " ".join(text.split())
-
-
-def normalized(text: str) -> str:
-    """Lower-case words only: the form in which two facts are exact duplicates."""
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def date_words(timestamp: float) -> str:
-    """The ways a text may write the date of ``timestamp``, for grounding:
-    ``2023-05-08 Monday 8 May 2023``."""
-    return f"{day_of(timestamp)} {spoken_date(timestamp)}"
+    pass
 
 
 # The plan -----------------------------------------------------------------------------
 
 
-@dataclass
-class Plan:
-    """The work one run will do for one user: days, sessions and message pairs with turns
-    that have not been through that stage, and whether the global summary and portrait
-    have daily ones to fold in. ``turns``: every active turn of the user, oldest first
-    (the context of fact extraction)."""
-
-    user: str
-    turns: list[Memory]
-    days: dict[str, list[Memory]] = field(default_factory=dict)
-    sessions: list[tuple[str, list[Memory]]] = field(default_factory=list)
-    pairs: list[list[Memory]] = field(default_factory=list)
-    fold: bool = False
-
-    @property
-    def units(self) -> int:
-        """Days + sessions + message pairs + the fold: one progress step each."""
-        return len(self.days) + len(self.sessions) + len(self.pairs) + int(self.fold)
-
-
-def make_plan(
-    user: str,
-    turns: Sequence[Memory],
-    progress: dict[str, dict[str, str]],
-    dailies: Sequence[Memory] = (),
-    since: str | None = None,
-    until: str | None = None,
-    retry: bool = False,
-) -> Plan:
-    """What consolidation has left to do for ``user``.
-
-    ``turns``: the user's active turns; ``dailies``: their active daily summaries and
-    portraits. ``progress``: stage → item id → ``done`` or ``skipped`` (the model's output
-    stayed invalid). An item is to do when it has no progress, or with ``retry`` when it
-    was skipped. ``since`` / ``until``: ``YYYY-MM-DD`` bounds (inclusive) on the days
-    considered. A day with a turn to do is summarised again from all of its turns; a
-    session's turns to do are folded into the running memory; turns to do are paired in
-    order within their session for fact extraction (a lone last turn makes a pair of one).
-    The global summary and portrait are folded forward when a day is to do, or a daily
-    memory has not been folded in (skipped folds wait for ``retry`` or the next new day).
-    """
-    todo = lambda stage, item_id: (status := progress[stage].get(item_id)) is None or (retry and status == SKIPPED)  # noqa: E731
-    in_range = lambda day: (since is None or day >= since) and (until is None or day <= until)  # noqa: E731
-    ordered = sorted(turns, key=lambda m: (m.created_at, m.id))
-    plan = Plan(user, ordered)
-    by_day: dict[str, list[Memory]] = defaultdict(list)
-    by_session: dict[str, list[Memory]] = defaultdict(list)
-    for turn in ordered:
-        by_day[turn.day].append(turn)
-        by_session[turn.session or turn.day].append(turn)
-    for day, day_turns in by_day.items():
-        if in_range(day) and any(todo("day", t.id) for t in day_turns):
-            plan.days[day] = day_turns
-    for session, session_turns in by_session.items():
-        fresh = [t for t in session_turns if in_range(t.day) and todo("session", t.id)]
-        if fresh:
-            plan.sessions.append((session, fresh))
-        fresh = [t for t in session_turns if in_range(t.day) and todo("fact", t.id)]
-        plan.pairs.extend(fresh[i : i + 2] for i in range(0, len(fresh), 2))
-    plan.sessions.sort(key=lambda s: s[1][0].created_at)
-    plan.pairs.sort(key=lambda p: p[0].created_at)
-    plan.fold = bool(plan.days) or any(todo("global", d.id) for d in dailies)
-    return plan
-
-
 # The report ---------------------------------------------------------------------------
-
-
-@dataclass
-class ConsolidationReport:
-    """What a consolidation run did (or, with ``dry_run``, would do).
-
-    days / sessions / pairs: units processed (or to process). folds: global summaries and
-    portraits folded forward. summaries: event summaries, portraits and running-memory
-    versions written. facts_*: Mem0's events, plus the candidates rejected
-    as ungrounded and those skipped as duplicates. invalid: model replies that were still
-    invalid after a retry (that unit of work was skipped; ``warnings`` says which).
-    """
-
-    users: list[str] = field(default_factory=list)
-    days: int = 0
-    sessions: int = 0
-    pairs: int = 0
-    folds: int = 0
-    summaries: int = 0
-    facts_added: int = 0
-    facts_updated: int = 0
-    facts_deleted: int = 0
-    facts_noop: int = 0
-    facts_rejected: int = 0
-    facts_deduplicated: int = 0
-    invalid: int = 0
-    failed: int = 0
-    """Units left not done because the model server failed (``failures`` says which)."""
-    failures: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    dry_run: bool = False
-    warnings: list[str] = field(default_factory=list)
-    path: str = ""
-    written_by: dict[str, int] = field(default_factory=dict)
-    """Units (a day, a global fold, a session, a window of message pairs) written by each
-    path: "llm", "extractive", or "fallback" (the model's output was rejected; the
-    extractive one was written instead). A first global fold of one day, a copy of it,
-    counts under the run's path."""
-    graph: GraphReport = field(default_factory=GraphReport)
-    """The graph step: memories scanned (or, with ``dry_run``, to scan), relations stated
-    and closed, relation memories written."""
-
-    @property
-    def nothing_to_do(self) -> bool:
-        """Whether there was nothing new to consolidate."""
-        return self.days == self.sessions == self.pairs == self.folds == self.graph.scanned == 0
 
 
 # The pass -----------------------------------------------------------------------------
 
-Progress = Callable[[int, int], None]
 
-
-def _transcript(turns: Sequence[Memory]) -> list[str]:
-    return [clean(t.index_text()) for t in turns]
-
-
-def _material(turns: Sequence[Memory]) -> list[str]:
-    """The transcript a summary, a portrait or a running memory is written from: without the
-    replies of a base model (``extractive.by_base_model``), which invent."""
-    return _transcript([t for t in turns if not extractive.by_base_model(t)])
-
-
-def _speakers(turns: Sequence[Memory]) -> list[str]:
-    """The people who speak in ``turns`` (not the assistant), in the order they first do."""
-    return list(dict.fromkeys(t.speaker for t in turns if t.speaker and t.speaker != ASSISTANT))
-
-
-def _people(turns: Sequence[Memory]) -> str:
-    names = _speakers(turns)
-    if not names:
-        return "the user"
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _chunks(lines: Sequence[str], budget: int) -> list[list[str]]:
-    """``lines`` in consecutive groups of at most ``budget`` characters (a longer line is cut)."""
-    out: list[list[str]] = []
-    current: list[str] = []
-    size = 0
-    for line in lines:
-        line = line[:budget]
-        if current and size + len(line) + 1 > budget:
-            out.append(current)
-            current, size = [], 0
-        current.append(line)
-        size += len(line) + 1
-    if current:
-        out.append(current)
-    return out
-
-
-class Consolidator:
+class Consolidator(FactWork):
     """One consolidation run over an Engine's store (see the module docstring).
 
     ``warn`` receives one line per skipped unit of work; ``progress`` gets (done, total).
@@ -343,8 +141,6 @@ class Consolidator:
         if missing:
             self._vectors.update(zip(missing, np.asarray(self.engine.embedder.embed(missing), dtype=np.float32)))
         return [self._vectors[t] for t in texts]
-
-    # planning ---------------------------------------------------------------------
 
     def plan(self, user: str, since: str | None = None, until: str | None = None, retry: bool = False) -> Plan:
         """Read ``user``'s turns, daily memories and progress under the store lock; see ``make_plan``."""
@@ -529,8 +325,6 @@ class Consolidator:
             )
             for _ in window:
                 self._step()
-
-    # writing ----------------------------------------------------------------------
 
     def _memory(
         self, user: str, kind: Kind, key: str | None, text: str, when: Memory, source: str, source_ids: list[str]
@@ -856,338 +650,35 @@ class Consolidator:
 
     # stage 3: facts ---------------------------------------------------------------
 
-    def windows(self, pairs: Sequence[list[Memory]], most: int, chars: float) -> list[list[list[Memory]]]:
-        """``pairs`` in windows: consecutive message pairs of one session, at most ``most``
-        pairs and ``chars`` characters of text (one pair always makes a window)."""
-        out: list[list[list[Memory]]] = []
-        used = 0
-        for pair in pairs:
-            size = sum(len(t.text) for t in pair)
-            last = out[-1] if out else None
-            if (
-                last
-                and (last[-1][0].session or last[-1][0].day) == (pair[0].session or pair[0].day)
-                and len(last) < most
-                and used + size <= chars
-            ):
-                last.append(pair)
-                used += size
-            else:
-                out.append([pair])
-                used = size
-        return out
 
-    def extract_facts(self, user: str, window: Sequence[list[Memory]], context: Sequence[Memory]) -> None:
-        """Mem0's extraction and update phases for a window of message pairs (one model call
-        for the window; see the module docstring), or by extraction."""
-        turns = [t for pair in window for t in pair]
-        ids = [t.id for t in turns]
-        people = [t for t in turns if t.speaker != ASSISTANT]
-        if not people:
-            self._mark(user, "fact", ids)
-            return
-        if self.extractive:
-            self._wrote("extractive")
-            self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
-            return
-        with self.store.transaction():
-            running = self.store.get_many([singleton_id(Kind.RUNNING_SUMMARY, user)])
-        content = ""
-        if running:
-            content += "Memory:\n" + running[0].text + "\n\n"
-        if context:
-            content += "Earlier messages:\n" + "\n".join(_transcript(context)) + "\n\n"
-        content += f"New messages ({spoken_date(turns[0].created_at)}):\n" + "\n".join(_transcript(turns))
-        limit = min(WINDOW_FACTS, MAX_FACTS * len(window))
-        schema = FactsOutput.model_json_schema()
-        schema["properties"]["facts"]["maxItems"] = limit
-        try:
-            out = self._ask(
-                prompts.EXTRACT_FACTS,
-                "facts",
-                content[-self.budget :],
-                FactsOutput,
-                limit * FACT_TOKENS + 24,
-                schema=schema,
-            )
-        except InvalidOutputError as exc:
-            self._fall_back(f"{user} facts of {turns[0].source or turns[0].id}", exc)
-            self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
-            return
-        pair_of = {t.id: pair for pair in window for t in pair}
-        sources = [
-            SourceTurn(t.speaker, t.text, Grounding(f"{line} {date_words(t.created_at)}"))
-            for t, line in zip(people, _transcript(people))
-        ]
-        candidates: dict[str, tuple[str, list[Memory]]] = {}
-        problems: list[str] = []
-        for fact in (clean(f) for f in out.facts[:limit]):
-            source = next(
-                (
-                    t
-                    for t, src in zip(people, sources)
-                    if fact_problem(fact, [src], self.settings.fact_grounding) is None
-                ),
-                None,
-            )
-            if source is None:
-                self.report.facts_rejected += 1
-                problems.append(f"{fact[:40]!r}: {fact_problem(fact, sources, self.settings.fact_grounding)}")
-            elif normalized(fact) in candidates:
-                self.report.facts_deduplicated += 1
-            else:
-                candidates[normalized(fact)] = (fact, pair_of[source.id])
-        if problems and not candidates:
-            # Every fact the model wrote failed grounding: the window gets the extractive ones.
-            self._fall_back(
-                f"{user} facts of {turns[0].source or turns[0].id}",
-                InvalidOutputError(f"every fact rejected ({problems[0]})"),
-            )
-            self.store_facts(user, self.extract_facts_of(window), ids, decide=False)
-            return
-        self._wrote("llm")
-        self.store_facts(user, list(candidates.values()), ids)
-
-    def extract_facts_of(self, window: Sequence[list[Memory]]) -> list[tuple[str, list[Memory]]]:
-        """The extractive facts of each pair of ``window`` (``extractive.facts_of`` its
-        people's turns, and the name the user gives themselves: ``extractive.name_fact``),
-        with their pair; a statement longer than a fact may be (FACT_CHARS) is a story, not
-        a fact: rejected."""
-        out: list[tuple[str, list[Memory]]] = []
-        for pair in window:
-            people = {t.speaker for t in pair if t.speaker != ASSISTANT}
-            names = [
-                n
-                for t in pair
-                if t.id in self._own
-                for s in extractive.split_sentences(t.text)
-                if (n := extractive.stated_name(s))
-            ]
-            facts = [extractive.name_fact(n) for n in names] + [text for text, _ in extractive.facts_of(pair, people)]
-            kept = [f for f in facts if len(f) <= FACT_CHARS]
-            self.report.facts_rejected += len(facts) - len(kept)
-            out.extend((f, pair) for f in kept)
-        return out
-
-    def store_facts(
-        self, user: str, facts: Sequence[tuple[str, list[Memory]]], ids: Sequence[str], decide: bool = True
-    ) -> None:
-        """Reconcile ``facts`` ((text, the message pair it came from)) with the stored ones and
-        mark the turns ``ids`` through the fact stage: done, or skipped for the pair of a fact
-        whose decision stayed invalid (redone with ``retry``).
-
-        Deduplication (Mem0): a fact whose normalized text is stored, or whose cosine
-        similarity to a stored or an earlier new fact is at least ``fact_dedup``, is not
-        stored again. The others are added, or with ``decide`` and stored facts at least
-        RELATED_SIMILARITY similar, decided by the model (``decide``, a few facts a call,
-        without the store lock). Every write of the window is one hold of the store."""
-        unique: dict[str, tuple[str, list[Memory]]] = {}
-        for fact, pair in facts:
-            if normalized(fact) in unique:
-                self.report.facts_deduplicated += 1
-            else:
-                unique.setdefault(normalized(fact), (fact, pair))
-        items = list(unique.values())
-        vectors = (
-            np.asarray(self.embed([f for f, _ in items]), dtype=np.float32)
-            if items
-            else np.zeros((0, 0), dtype=np.float32)
-        )
-        with self.store.transaction():
-            known, matrix = self.store.active_with_vectors(user, Kind.FACT.value)
-        order = sorted(range(len(known)), key=lambda i: known[i].id)  # equal similarities rank the smaller id first
-        known, matrix = [known[i] for i in order], matrix[order] if len(known) else matrix
-        seen = {normalized(m.text) for m in known}
-        new_vectors: list[np.ndarray] = []
-        pending: list[tuple[str, list[Memory], np.ndarray, list[Memory]]] = []
-        for (fact, pair), vector in zip(items, vectors):
-            similarity = matrix @ vector if len(known) else np.zeros(0)
-            closest_new = max((float(v @ vector) for v in new_vectors), default=-1.0)
-            if (
-                normalized(fact) in seen
-                or closest_new >= self.settings.fact_dedup
-                or (len(similarity) and similarity.max() >= self.settings.fact_dedup)
-            ):
-                self.report.facts_deduplicated += 1
-                continue
-            ranked = np.argsort(-similarity, kind="stable")[:SIMILAR_FACTS]
-            related = [known[i] for i in ranked if similarity[i] >= RELATED_SIMILARITY]
-            pending.append((fact, pair, vector, related))
-            seen.add(normalized(fact))
-            new_vectors.append(vector)
-        add = DecisionOutput(event="ADD", target=0, text="")
-        decisions: list[DecisionOutput | None] = [add] * len(pending)
-        if decide:
-            asked = [i for i, item in enumerate(pending) if item[3]]
-            for batch in self._decision_batches([pending[i][3] for i in asked]):
-                chosen = self.decide(
-                    user,
-                    [pending[asked[j]][0] for j in batch],
-                    [pending[asked[j]][3] for j in batch],
-                    [t for j in batch for t in pending[asked[j]][1]],
-                )
-                for j, decision in zip(batch, chosen):
-                    decisions[asked[j]] = decision
-        # A pair with a fact whose decision stayed invalid is skipped (redone with --retry); the others are done.
-        undecided = {t.id for item, d in zip(pending, decisions) if d is None for t in item[1]}
-        self.apply(
-            user,
-            [(item, d) for item, d in zip(pending, decisions) if d is not None],
-            [i for i in ids if i not in undecided],
-            sorted(undecided),
-        )
-
-    @staticmethod
-    def _decision_batches(related: Sequence[Sequence[Memory]]) -> list[list[int]]:
-        """Indexes of the new facts to decide, in groups of at most DECISIONS_PER_CALL whose
-        related facts together number at most SIMILAR_FACTS (one call each)."""
-        batches: list[list[int]] = []
-        shown: set[str] = set()
-        for i, facts in enumerate(related):
-            ids = {m.id for m in facts}
-            if batches and len(batches[-1]) < DECISIONS_PER_CALL and len(shown | ids) <= SIMILAR_FACTS:
-                batches[-1].append(i)
-                shown |= ids
-            else:
-                batches.append([i])
-                shown = set(ids)
-        return batches
-
-    def decide(
-        self, user: str, facts: Sequence[str], related: Sequence[Sequence[Memory]], turns: Sequence[Memory]
-    ) -> list[DecisionOutput | None]:
-        """Ask the model for Mem0's event of each of ``facts`` against the stored facts shown
-        (those ``related`` to any of them), in one call; each fact may UPDATE or DELETE only
-        a fact related to it. ``target`` in the replies indexes ``related[i]``. All None when
-        the reply stayed invalid (those facts are skipped)."""
-        shown = list({m.id: m for group in related for m in group}.values())
-        schema = DecisionsOutput.model_json_schema()
-        schema["properties"]["events"].update(minItems=len(facts), maxItems=len(facts))
-        schema["$defs"]["DecisionOutput"]["properties"]["target"] = {"enum": list(range(len(shown))), "type": "integer"}
-        content = "Existing facts:\n" + "\n".join(f"{i}. {m.text}" for i, m in enumerate(shown))
-        content += "\n\nNew facts:\n" + "\n".join(f"- {fact}" for fact in facts)
-
-        def check(out: DecisionsOutput) -> None:
-            if len(out.events) != len(facts):
-                raise ValueError(f"{len(out.events)} events for {len(facts)} new facts")
-            for decision, fact, group in zip(out.events, facts, related):
-                if not 0 <= decision.target < len(shown):
-                    raise ValueError(f"target {decision.target} is not one of the facts shown")
-                if decision.event in ("UPDATE", "DELETE") and shown[decision.target] not in group:
-                    raise ValueError(f"target {decision.target} is not related to the new fact {fact!r}")
-                if decision.event == "UPDATE":
-                    merged = f"{shown[decision.target].text}\n{fact}\n" + "\n".join(_transcript(turns))
-                    source = SourceTurn("", merged, Grounding(merged))
-                    problem = (
-                        fact_problem(decision.text, [source], self.settings.fact_grounding)
-                        if decision.text.strip()
-                        else "the text is empty"
-                    )
-                    if problem:
-                        raise ValueError(f"updated fact rejected: {problem}")
-
-        try:
-            out = self._ask(
-                prompts.DECIDE_FACTS,
-                "decisions",
-                content,
-                DecisionsOutput,
-                len(facts) * DECISION_TOKENS + 24,
-                check,
-                schema,
-            )
-        except InvalidOutputError as exc:
-            self._skip(f"{user} facts {', '.join(repr(f[:40]) for f in facts)}", exc)
-            return [None] * len(facts)
-        return [
-            d.model_copy(update={"target": group.index(shown[d.target]) if shown[d.target] in group else 0})
-            for d, group in zip(out.events, related)
-        ]
-
-    def apply(
-        self,
-        user: str,
-        decided: Sequence[tuple[tuple[str, list[Memory], np.ndarray, list[Memory]], DecisionOutput]],
-        done: Sequence[str],
-        skipped: Sequence[str] = (),
-    ) -> None:
-        """Carry out the decisions of a window (each: (fact, its pair, its vector, the related
-        stored facts), the decision) and mark the window's turns through the fact stage
-        (``done``, and ``skipped``: those of a pair with a fact left undecided), in one hold
-        of the store: history first (it holds the old text), then the store. A stored fact
-        already ended by an earlier decision of the window is not ended again: an UPDATE of
-        it becomes an ADD, a DELETE a NOOP. An UPDATE to the old fact's own words is a NOOP,
-        and a fact the window already adds (the same words from the same pair) is a
-        duplicate."""
-        at = self.engine.clock()
-        entries: list[HistoryEntry] = []
-        added: list[Memory] = []
-        vectors: list[Any] = []
-        ended: dict[str, Memory] = {}
-        for (fact, pair, vector, related), decision in decided:
-            event = decision.event
-            old = related[decision.target] if event in ("UPDATE", "DELETE") else None
-            if old is not None and old.id in ended:
-                event, old = ("ADD" if event == "UPDATE" else "NOOP"), None
-            if event == "UPDATE" and old is not None and normalized(decision.text) == normalized(old.text):
-                event, old = "NOOP", None
-            if event == "NOOP":
-                self.report.facts_noop += 1
-                continue
-            pair_ids = [t.id for t in pair]
-            new: Memory | None = None
-            if event in ("ADD", "UPDATE"):
-                text = clean(decision.text) if event == "UPDATE" and decision.text.strip() else fact
-                new = self._memory(
-                    user,
-                    Kind.FACT,
-                    normalized(text) + "\x1f" + ",".join(pair_ids),
-                    text,
-                    pair[-1],
-                    " ".join(t.source for t in pair if t.source),
-                    pair_ids,
-                )
-                new.session, new.valid_from = pair[0].session, pair[0].created_at
-                same = next((a for a in added if a.id == new.id), None)
-                if same is None:
-                    added.append(new)
-                    vectors.append(vector if text == fact else self.embed([text])[0])  # a memory, not a query
-                    entries.append(
-                        HistoryEntry(new.id, user, new.kind, "ADD", "", new.text, at, pair_ids, old.id if old else "")
-                    )
-                else:  # the window already adds these words from this pair: one fact, which this old one also ends in
-                    new = same
-                    self.report.facts_deduplicated += 1
-                    if old is None:
-                        continue
-            if old is not None:
-                old.valid_to = pair[0].created_at
-                ended[old.id] = old
-                entries.append(
-                    HistoryEntry(
-                        old.id,
-                        user,
-                        old.kind,
-                        event,
-                        old.text,
-                        new.text if new else "",
-                        at,
-                        pair_ids,
-                        new.id if new else "",
-                    )
-                )
-            if event == "ADD":
-                self.report.facts_added += 1
-            elif event == "UPDATE":
-                self.report.facts_updated += 1
-            else:
-                self.report.facts_deleted += 1
-        with self.store.transaction():
-            self.store.sidecar.record(entries)
-            if added:
-                self.store.upsert(added, vectors, embedder=embedder_identity(self.engine.embedder))
-            if ended:
-                self.store.update(list(ended.values()))
-            self.store.sidecar.mark_consolidated(user, "fact", done, at, DONE)
-            if skipped:
-                self.store.sidecar.mark_consolidated(user, "fact", skipped, at, SKIPPED)
+# Names that moved to memcli.consolidation.shared, still importable from here.
+__all__ = [
+    "Consolidator",
+    "MemoryOwner",
+    "STAGES",
+    "GLOBAL_LINES",
+    "GLOBAL_TOPICS",
+    "CONTEXT_MESSAGES",
+    "SIMILAR_FACTS",
+    "RELATED_SIMILARITY",
+    "MAX_FACTS",
+    "WINDOW_PAIRS",
+    "SUMMARY_TOKENS",
+    "PORTRAIT_TOKENS",
+    "RUNNING_TOKENS",
+    "FACT_TOKENS",
+    "DECISION_TOKENS",
+    "DAILY_KINDS",
+    "clean",
+    "normalized",
+    "date_words",
+    "Plan",
+    "make_plan",
+    "ConsolidationReport",
+    "Progress",
+    "_transcript",
+    "_material",
+    "_speakers",
+    "_people",
+    "_chunks",
+]

@@ -1,0 +1,347 @@
+"""Opening and closing the store: the Chroma client and collection (a folder or a server), the
+read-only mode of a folder that cannot be written, and the space reserve that lets a full
+device still be read and deleted from (``memcli.store.store.MemoryStore``)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from memcli.errors import (
+    READ_ONLY_ERRNOS,
+    DiskFullError,
+    MemcliError,
+    ReadOnlyStoreError,
+    StoreHeldError,
+)
+from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree
+from memcli.processes import service_pid
+from memcli.store import space
+from memcli.store.chroma import (
+    REINDEXING,
+    SCHEMA_VERSION,
+    Server,
+    _import_chroma,
+    _ReadOnlyChroma,
+    backend_of,
+    log,
+)
+from memcli.store.sidecar import Sidecar
+from memcli.store.space import OPEN_ROOM, ROOM_FLOOR
+
+
+class StoreOpening:
+    """How ``MemoryStore`` opens, closes, goes read-only and keeps its reserve of space."""
+
+    def read_only_error(self, why: str = "") -> MemcliError:
+        """The error of a write to this store when it cannot be written (``why``: the path
+        and the reason; default: why it was opened read-only): ReadOnlyStoreError, or
+        DiskFullError for a store opened from its copy because its device is full
+        (``full_reason``)."""
+        if self.full_reason and not why:
+            return DiskFullError(
+                f"no space left on {device_of(self.paths.data_dir)} ({self.full_reason}), not even to open the store for a "
+                "write or a delete; nothing was written. Read commands work; free some space on the device to write or delete"
+            )
+        return ReadOnlyStoreError(
+            f"the memory store at {self.paths.data_dir} is read-only ({why or self.read_only_reason}); nothing was written. "
+            "Read commands work; make the folder writable to write"
+        )
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only (its folder cannot be written: a read-only
+        mount, ``chattr +i``, no write permission). Reads work, from memcli's copy of the
+        memories (``_ReadOnlyChroma``); every write raises ReadOnlyStoreError, so a caller
+        with an optional write (recall's reinforcement) checks this first. A store whose
+        device is too full even to open Chroma is read so too (``full_reason``), its writes
+        raising DiskFullError."""
+        return bool(self.read_only_reason or self.full_reason)
+
+    def open_resident(self) -> None:
+        """Take the store for the life of this process: the file lock, the Chroma client
+        and the sidecar stay open until ``close()``, and every ``transaction()`` after this
+        is a re-entrant thread lock. Raises StoreLockedError as ``transaction()`` does."""
+        with self._threads:
+            if not self.resident:
+                self._open()
+                self.resident = True
+
+    def close(self) -> None:
+        """Give the store up (a resident store at the end of the service)."""
+        with self._threads:
+            if self.resident:
+                self.resident = False
+                self._close()
+
+    def _open(self) -> None:
+        """Take the file lock and open Chroma and the sidecar; every folder of the store is
+        made 0700 and every file 0600 (those an older memcli left readable are tightened,
+        and ``notice`` says so once). A store whose folder cannot be written is opened
+        read-only instead (``read_only``)."""
+        # heavy: needed only to take a lock
+        import filelock
+
+        lock = filelock.FileLock(str(self.paths.lock_file), timeout=self.lock_timeout, mode=PRIVATE_FILE)
+        # An older memcli's 0755 folder and 0644 lock file, tightened (and counted in the notice
+        # below) before the lock is taken: filelock 3.x makes the lock file 0600 as it takes
+        # it, 4.x only when it creates it, and the notice must not depend on which is installed.
+        loose = sum(private(path) for path in (self.paths.data_dir, self.paths.lock_file))
+        _import_chroma()  # 1 s, several on a busy machine, that no other memcli should wait on
+        try:
+            private_dir(self.paths.data_dir)
+            lock.acquire()
+        except filelock.Timeout:
+            raise StoreHeldError(service_pid(self.paths), self.lock_timeout, str(self.paths.lock_file)) from None
+        except OSError as exc:
+            if exc.errno not in READ_ONLY_ERRNOS:
+                raise
+            self._open_read_only(f"{exc.filename or self.paths.data_dir}: {exc.strerror}")
+            return
+        self._lock = lock
+        self.read_only_reason = ""
+        try:
+            tightened = [self.paths.data_dir] * loose + private_tree(self.paths.data_dir)
+        except BaseException:
+            self._close()
+            raise
+        if not self._open_files():
+            return
+        if tightened and not self._tightened:
+            self._tightened = True
+            self.notice(
+                f"made {len(tightened)} files and folders under {self.paths.data_dir} private (0600/0700): "
+                "an older memcli left them readable by other users"
+            )
+
+    def _open_files(self) -> bool:
+        """Open Chroma and the sidecar, the file lock held; on a device too full to open
+        them, even with ``OPEN_ROOM`` of the reserve given back, open from the copy instead
+        (``full_reason``). Returns whether Chroma was opened."""
+        self.full_reason = ""
+        for attempt in (1, 2):
+            try:
+                self.backend.prepare()
+                self._collection = self._open_collection()
+                self._sidecar = Sidecar(self.paths.database)
+                self.backend.settle()
+                break
+            except BaseException as exc:
+                fault = self.fault(exc) if isinstance(exc, Exception) else None
+                self._drop_opened()
+                if isinstance(fault, DiskFullError):
+                    # Chroma and SQLite open with a journal: a device without a byte free refuses them.
+                    if attempt == 1 and self._release_reserve(OPEN_ROOM):
+                        continue
+                    self._open_read_only(f"{self.free_bytes() or 0} bytes free", full=True)
+                    return False
+                self._close()
+                if self.backend.local_files() and isinstance(fault, ReadOnlyStoreError):
+                    # The folder takes the lock but a file of the store refuses writes (chattr +i on chroma.sqlite3).
+                    self._open_read_only(f"{self.paths.store_dir}: {exc}")
+                    return False
+                raise
+        self.keep_reserve()
+        return True
+
+    def _drop_opened(self) -> None:
+        """Close what a failed opening opened (Chroma caches the client it could not open:
+        dropped too), keeping the file lock."""
+        self._collection = self._staging = None
+        if self._sidecar is not None:
+            self._sidecar.close()
+            self._sidecar = None
+        if self._client is not None or self.backend.local_files():
+            # heavy: chromadb takes about a second to import
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            SharedSystemClient.clear_system_cache()
+            self._client = None
+
+    def _open_read_only(self, why: str, full: bool = False) -> None:
+        """Open the store without writing to it: Chroma cannot open a folder it cannot
+        write (it writes chroma.sqlite3 on open: "attempt to write a readonly database"),
+        so the reads are served from the whole copy of every memory that the recall index
+        keeps in the sidecar, read into memory (``Sidecar.snapshot``), and every write
+        raises ReadOnlyStoreError (``_ReadOnlyChroma``). No file lock: none can be taken,
+        and no memcli can write this store either.
+
+        ``full``: the device is too full for Chroma to open (``why``: what is free); the
+        file lock is kept, and writes and deletes raise DiskFullError (``full_reason``)."""
+        if full:
+            self.full_reason = why
+        else:
+            self.read_only_reason = why
+        self._sidecar = Sidecar.snapshot(self.paths.database)
+        # With a server, its collection's metadata (the embedder) is not read: the copy is read as it is.
+        metadata = self.backend.read_only_metadata()
+        self._client = self._collection = _ReadOnlyChroma(self._sidecar, metadata, self.read_only_error)
+
+    def _tell_read_only(self) -> None:
+        """Say once, after the first transaction on a read-only store that did not fail, that
+        the store is read-only (a write command's ReadOnlyStoreError says it alone, in its one line)."""
+        if not self.read_only or self._told_read_only or self._sidecar is None:
+            return
+        self._told_read_only = True
+        unclean = self._sidecar.index.unclean()
+        what = (
+            f"no space left on {device_of(self.paths.data_dir)} ({self.full_reason}), not even to open the store"
+            if self.full_reason
+            else f"read-only store ({self.read_only_reason})"
+        )
+        self.notice(
+            f"{what}: reading memcli's copy of the memories in {self.paths.database.name}; "
+            "writes are refused"
+            + (
+                f"; the copy of {', '.join(unclean)} was left incomplete by an interrupted write and cannot be repaired "
+                "in a read-only store: some of their memories may be missing"
+                if unclean
+                else ""
+            )
+        )
+
+    def free_bytes(self) -> int | None:
+        """Bytes free for this user on the device of the data folder; None when it cannot be asked."""
+        return space.free_bytes(self.paths.data_dir)
+
+    def _room_to_reopen(self) -> bool:
+        """Whether a store opened from its copy for want of room (``full_reason``) now has
+        room to open Chroma (``OPEN_ROOM`` and ``ROOM_FLOOR``)."""
+        return (self.free_bytes() or 0) >= OPEN_ROOM + ROOM_FLOOR
+
+    def _reserve_bytes(self) -> int:
+        return space.reserve_bytes(self.paths.data_dir)
+
+    def keep_reserve(self) -> bool:
+        """Take the store's reserve of space again where it was given back (``memcli.store.space.keep_reserve``);
+        returns whether it is whole. Nothing in a read-only store."""
+        return not self.read_only and space.keep_reserve(self.paths.data_dir)
+
+    def _release_reserve(self, amount: int | None = None) -> int:
+        """Give ``amount`` bytes of the reserve (all of it when None) back to the device,
+        with a notice when it is all (a delete's; the little an opening takes is only
+        logged); returns how many were given back."""
+        given = space.release_reserve(self.paths.data_dir, amount)
+        if given and amount is not None:
+            log.info("gave %d bytes of the store's reserve of space back to open the store", given)
+        elif given:
+            self.notice(
+                f"used {given / 2**20:.2f} MiB of the store's reserve of space: {device_of(self.paths.data_dir)} is full"
+            )
+        return given
+
+    def room_error(self, needed: int = 0, stored: str = "nothing was written") -> DiskFullError | None:
+        """The DiskFullError of a write of about ``needed`` bytes that the device cannot
+        take while keeping the store's reserve whole (``memcli.store.space.shortage``); None when
+        it fits. ``stored``: what became of the write, as the message says it."""
+        if self.full_reason:
+            return DiskFullError(self.read_only_error().message)
+        if self.read_only:
+            return None
+        why = space.shortage(self.paths.data_dir, needed, stored)
+        return DiskFullError(why) if why else None
+
+    def space_problem(self) -> str:
+        """Why writes are refused for space right now, in one line (the device is full and
+        the store's reserve is in use or writes would not fit; the store could be opened
+        only from its copy); empty when writes fit. What the service says when it starts
+        and in its status."""
+        if self.read_only_reason:
+            return ""
+        refused = self.room_error()
+        if refused is None:
+            return ""
+        return refused.message.replace("; nothing was written. ", ": writes are refused. ")
+
+    @property
+    def location(self) -> str:
+        """Where the memories are, as messages name it: the server or the folder."""
+        return str(self.backend)
+
+    def _names(self, server: Server | None | bool = True) -> tuple[str, str]:
+        """The names of the store's collection and of a reindex's staging one, where the
+        store is (``server`` True) or on ``server`` (the folder when None): ``Backend.names``."""
+        backend = self.backend if server is True else backend_of(self.paths, server)
+        return backend.names(self.paths.data_dir)
+
+    def _new_client(self, server: Server | None) -> Any:
+        """A Chroma client on ``server``, or on the folder when None (``Backend.client``)."""
+        return backend_of(self.paths, server).client()
+
+    def _open_collection(self) -> Any:
+        self._client = self.backend.client()
+        name, staging_name = self._names()
+        names = {c.name for c in self._client.list_collections()}
+        if staging_name in names:
+            staging = self._client.get_collection(staging_name, embedding_function=None)
+            metadata = staging.metadata or {}
+            if metadata.get("complete") and name not in names:
+                # A reindex stopped between dropping the old collection and renaming the new one.
+                self._swap_in(staging, str(metadata.get("embedder", ""))[len(REINDEXING) :])
+                names.add(name)
+        collection = self._client.get_or_create_collection(
+            name=name,
+            metadata={"schema_version": SCHEMA_VERSION},
+            configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None,
+        )
+        version = int((collection.metadata or {}).get("schema_version", SCHEMA_VERSION))
+        if version > SCHEMA_VERSION:
+            raise MemcliError(
+                f"the store at {self.location} has schema version {version}; "
+                f"this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
+            )
+        return collection
+
+    def _close(self) -> None:
+        try:
+            self._flush_behind()
+        except Exception as exc:  # the copy holds it: the next flush writes it
+            log.warning("the metadata of reinforced memories stays behind in Chroma for now: %s", exc)
+        self._collection = None
+        self._staging = None
+        if self._sidecar is not None:
+            self._sidecar.close()
+            self._sidecar = None
+        if self.read_only:
+            self._client = None
+        if self._client is not None:
+            # What Chroma wrote in this transaction (a new HNSW segment file) is made 0600
+            # explicitly, beside the umask and the store folder's 0700.
+            self.backend.settle()
+            # heavy: chromadb takes about a second to import
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            # Drop the per-process cache so the next transaction sees other processes' writes.
+            SharedSystemClient.clear_system_cache()
+            self._client = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    @property
+    def _col(self) -> Any:
+        if self._collection is None:
+            raise RuntimeError("MemoryStore used outside transaction()")
+        return self._collection
+
+    def _drop_client(self) -> None:
+        """Close the Chroma client (the store lock and the sidecar stay held)."""
+        # heavy: chromadb takes about a second to import
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        self._collection = None
+        self._client = None
+        SharedSystemClient.clear_system_cache()
+
+    def discard(self) -> None:
+        """Delete this home's collections from the server (a temporary store of an
+        evaluation, when ``store_url`` is set); nothing in the folder mode, whose files go
+        with their folder."""
+        if self.backend.local_files():
+            return
+        with self.transaction():
+            for name in self._names():
+                with contextlib.suppress(Exception):  # the staging one is usually absent
+                    self._client.delete_collection(name)
+            self._collection = None
