@@ -154,8 +154,8 @@ def test_answers_auto_uses_a_chat_capable_model(runner: CliRunner, fake_model: A
 
 
 def test_an_unknown_user_is_not_found_naming_the_closest(runner: CliRunner, base_model: Any, tmp_path: Path) -> None:
-    """``ask`` for a user without memories is an error, never an answer; ``recall`` lists
-    what it finds for that user: nothing."""
+    """``ask`` for a user without memories is an error, never an answer; so is ``recall``
+    (exit 6, naming the closest users, as ``ask`` does)."""
     import_conversation(runner, tmp_path, CONVERSATION, "conv-26")
     import_conversation(runner, tmp_path, CONVERSATION[:2], "conv-30")
     line = assert_error(runner.invoke(app, ["ask", "--user", "conv26", "support group?"]), ExitCode.NOT_FOUND)
@@ -163,7 +163,10 @@ def test_an_unknown_user_is_not_found_naming_the_closest(runner: CliRunner, base
     line = assert_error(runner.invoke(app, ["ask", "--user", "nobody", "What is my name?"]), ExitCode.NOT_FOUND)
     assert "conv-26, conv-30" in line
     assert base_model.prompts == []
-    assert json.loads(ok(runner.invoke(app, ["recall", "--user", "conv26", "support group?", "--json"])).stdout) == []
+    line = assert_error(
+        runner.invoke(app, ["recall", "--user", "conv26", "support group?", "--json"]), ExitCode.NOT_FOUND
+    )
+    assert "no user 'conv26'" in line and "did you mean conv-26" in line
 
 
 def test_a_new_user_can_still_be_written_and_an_empty_store_recalls_nothing(
