@@ -373,6 +373,7 @@ def test_recall_explain_prints_every_component(runner: CliRunner, fake_embedder:
         "date",
         "when",
         "graph",
+        "superseded",
         "prior",
     }
     # the fused relevance is the sum of the weighted signals (each printed to 2 decimals)

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from memcli.cli import app
 from memcli.config import load_settings, resolve_paths
 from memcli.dates import says_when
-from memcli.errors import BadInputError, ExitCode, UsageError
+from memcli.errors import BadInputError, ExitCode, NotFoundError, UsageError
 from memcli.library.engine import Engine
 from memcli.library.evaluation import clean_evidence
 from memcli.memory import Kind, Memory, stable_id
@@ -229,10 +229,13 @@ def test_empty_query_and_k_below_one_return_nothing_or_fail_as_recall_does(fake_
         assert len(recaller.recall("anything", USER, k=1)) == 1
 
 
-def test_recall_of_a_user_without_memories_returns_nothing(fake_embedder) -> None:
+def test_recall_of_a_user_without_memories_is_not_found(fake_embedder) -> None:
+    """As ``ask``: a user with no memories, in a store where others have some, is
+    NotFoundError (exit 6) naming those users, never an empty answer."""
     engine = make_memcli()
     engine.add_memories([note("bob's memory", user="bob")])
-    assert engine.recall("anything", USER) == []
+    with pytest.raises(NotFoundError, match="the users with memories are bob"):
+        engine.recall("anything", USER)
 
 
 # 2. the context column ------------------------------------------------------------------
@@ -689,8 +692,9 @@ def test_a_lever_turned_off_contributes_nothing_to_recall(fake_embedder) -> None
         for hit in ranked(engine, query, Signals().without(lever)):
             assert hit.signals[signal] == 0.0, (lever, hit.signals)
     hits = ranked(engine, query) + ranked(engine, "When did I go hiking on 8 May 2023?")  # a name, then the user's "I"
-    # The graph is built by consolidation (tests/test_graph_memory.py shows its signal at work).
-    assert all(any(h.signals[s] != 0.0 for h in hits) for s in SIGNAL_NAMES - {"graph"})
+    # The graph is built by consolidation (tests/test_graph_memory.py shows its signal at work),
+    # and nothing here supersedes anything (tests/test_supersession.py shows that signal).
+    assert all(any(h.signals[s] != 0.0 for h in hits) for s in SIGNAL_NAMES - {"graph", "superseded"})
 
 
 # 10. recall --explain and --json ----------------------------------------------------------
