@@ -164,8 +164,11 @@ class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
 
         Raises NotFoundError naming the closest known users (``difflib``), or some of them."""
         user = self.user(user)
+        # The user's own memories first: listing every user would rebuild every stale user's rows.
+        if self.store.has_memories(user) or any(m.user == user for m in self.pending()):
+            return user
         known = self.store.users()
-        if not known or user in known or any(m.user == user for m in self.pending()):
+        if not known or user in known:
             return user
         close = difflib.get_close_matches(user, known, n=3, cutoff=0.6)
         if close:

@@ -233,6 +233,16 @@ class StoreReads:
                 found.update(str(m.get("user")) for m in page["metadatas"] if m)
         return sorted(found)
 
+    def has_memories(self, user: str) -> bool:
+        """Whether ``user`` has memories in the store. Only ``user``'s rows of the recall
+        index are checked (``check_recall_index``), so asking about one user does not
+        rebuild the stale rows of every other, as ``users`` would; read from Chroma when
+        ``user``'s rows cannot be trusted."""
+        with self.transaction():
+            if self._mirrored(user):
+                return self.sidecar.index.count_of(user) > 0
+            return bool(self._ids(user))
+
     def check_recall_index(self, user: str) -> None:
         """Rebuild ``user``'s rows of the recall index from the store when they are missing,
         stale or were left dirty by an interrupted write (``notice`` says so). Once a
