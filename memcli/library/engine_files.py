@@ -4,7 +4,6 @@ back as it was; the export itself (``memcli.library.engine.Engine``)."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -189,25 +188,32 @@ class FileWork:
         batches = import_batches(memories, size, seen)
         # One batch is stored (a thread) while the next is embedded (this one): the store
         # is taken only to check what a batch already holds, between two writes.
-        pending: tuple[Future[set[str]], list[Memory], set[str]] | None = None
+        pending: Future[None] | None = None
 
-        def finish() -> None:
-            """Wait for the batch being stored and count it; raises its DiskFullError."""
-            nonlocal pending
-            if pending is None:
-                return
-            future, batch, stored = pending
+        def store(part: Embedded) -> None:
+            """``part`` committed and counted by the store thread itself, then told as
+            saved at once: a Ctrl-C that reaches the main thread anywhere (even between
+            ``submit`` and its bookkeeping) cannot leave a written batch uncounted, and a
+            service killed while the next batch embeds has said what it stored. A full
+            device counts what of the batch reached the store, and raises its DiskFullError."""
+            stored: set[str] = set()
             try:
-                future.result()  # a Ctrl-C while it waits leaves it pending, to wait for again
+                self._add_embedded(part, stored)
             except DiskFullError:
-                pending = None
                 counts["added"] += len(stored)
                 counts["done"] += len(stored)
                 raise
-            pending = None
             counts["added"] += len(stored)
-            counts["done"] += len(batch)
+            counts["done"] += len(part.batch)
             self.tell_saved(stored=counts["added"], total=found)
+
+        def finish() -> None:
+            """Wait for the batch being stored; raises its DiskFullError."""
+            nonlocal pending
+            if pending is None:
+                return
+            pending.result()  # a Ctrl-C while it waits leaves it pending (the executor waits for it)
+            pending = None
             if progress is not None:
                 progress(counts["done"], found)
 
@@ -220,13 +226,13 @@ class FileWork:
                     prepare(memory)
             return self._new_of(batch)
 
-        def embedded(part: Embedded) -> Embedded:
-            """``part`` embedded; the next batch sized from the time it took a memory."""
+        def embedded(part: Embedded, base: int) -> Embedded:
+            """``part`` embedded (``base``: the memories done once the batch stored meanwhile
+            is); the next batch sized from the time it took a memory."""
             started = time.perf_counter()
             batch = part.batch
             given = {m.id: vectors.pop(m.id) for m in batch if m.id in vectors} if vectors else None
-            queued = len(pending[1]) if pending is not None else 0
-            within = None if progress is None else batch_progress(progress, counts["done"] + queued, len(batch), found)
+            within = None if progress is None else batch_progress(progress, base, len(batch), found)
             self._embed(part, progress=within, vectors=given)
             each = (time.perf_counter() - started) / len(batch)
             size[0] = max(
@@ -235,21 +241,21 @@ class FileWork:
             )
             return part
 
+        # Leaving the ``with`` waits for the batch being stored (its write is not cut), so
+        # the counts returned include every batch written, whatever stopped the import.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcli-import-store") as writer:
             try:
                 current = found_in(next(batches, None))
+                base = 0
                 while current is not None:
-                    embedded(current)  # while the previous batch is stored
+                    embedded(current, base)  # while the previous batch is stored
                     finish()
                     following = found_in(next(batches, None))  # the store is free: nothing written now
-                    stored: set[str] = set()
-                    pending = (writer.submit(self._add_embedded, current, stored), current.batch, stored)
+                    base = counts["done"] + len(current.batch)  # the store thread is idle: exact
+                    pending = writer.submit(store, current)
                     current = following
                 finish()
             except (KeyboardInterrupt, Interrupted):
-                # The batch being stored is stored whole (its write is not cut): count it.
-                with contextlib.suppress(DiskFullError):
-                    finish()
                 interrupted = True
             except DiskFullError as exc:
                 full = exc

@@ -234,11 +234,18 @@ class Resources:
             emit("notice", message=message)
         log.info("%s", message)
 
-    def _saved(self, **counts: int) -> None:
-        """A ``saved`` event (``Engine``'s ``saved``) to this thread's ``emit``."""
+    def _saved_here(self) -> Callable[..., None] | None:
+        """``Engine``'s ``saved`` for an engine made now: its ``saved`` events go to this
+        thread's ``emit`` from whichever thread tells them (an import's batches are stored,
+        and told, by a second thread: ``Engine._store_in_batches``); None without one."""
         emit = getattr(self._local, "emit", None)
-        if emit is not None:
+        if emit is None:
+            return None
+
+        def saved(**counts: int) -> None:
             emit("saved", **counts)
+
+        return saved
 
     def settings(self, request: Mapping[str, Any]) -> Settings:
         """The settings of ``request`` (config file, the client's MEMCLI_* variables,
@@ -346,7 +353,7 @@ class Resources:
             embedder=self.embedder(settings),
             recaller=self.recaller(settings),  # type: ignore[arg-type]
             chat_model=self.chat_model(settings, request.get("verb") in INTERACTIVE_VERBS),  # type: ignore[arg-type]
-            saved=self._saved,
+            saved=self._saved_here(),
         )
 
     @contextlib.contextmanager

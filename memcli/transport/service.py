@@ -396,10 +396,14 @@ class Service:
         verb = str(request.get("verb", ""))
         started = time.perf_counter()
 
+        sending = threading.Lock()  # an import's store thread sends its ``saved`` events too
+
         def send(event: dict[str, Any]) -> None:
             try:
                 # orjson: a forget --dry-run over 100,000 memories replies with 60 MB of JSON (1.4 s with json).
-                connection.send_bytes(orjson.dumps(event, option=orjson.OPT_SERIALIZE_NUMPY))
+                data = orjson.dumps(event, option=orjson.OPT_SERIALIZE_NUMPY)
+                with sending:
+                    connection.send_bytes(data)
             except OSError:
                 raise Interrupted("the client went away") from None
 
