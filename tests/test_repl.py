@@ -371,3 +371,39 @@ def test_a_message_over_the_models_context_is_refused_and_the_session_goes_on(
     chat.prompt()
     assert chat.leave() == 0
     assert [t["text"] for t in turns() if t["speaker"] != "assistant"] == ["a short one"]
+
+
+def test_ctrl_c_while_the_service_loads_the_model_ends_the_session_before_any_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the service, a Ctrl-C while ``chat.open`` runs becomes a cancel that loading
+    the model does not heed: the client gets the opened session back, not a
+    KeyboardInterrupt. The chat must leave all the same (``memcli chat`` reading a pipe
+    that stays open would otherwise answer the message and wait for the next one)."""
+    import io
+    import signal
+    import time
+    from types import SimpleNamespace
+
+    from memcli.cli.repl import Repl
+
+    sent: list[str] = []
+
+    def call(verb: str, args: dict[str, Any], handlers: Any) -> Any:
+        sent.append(verb)
+        if verb != "chat.open":
+            raise AssertionError(f"{verb} sent after a Ctrl-C while the model loaded")
+        try:  # what ServiceClient._exchange does with a Ctrl-C once the request is accepted
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            pass  # a cancel is sent; the service answers the request all the same
+        return SimpleNamespace(
+            session_id="s1", user="demo", model="m.gguf", base_model=False, resumed=False, history=[], last_turn_at=""
+        )
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("What did I make last week?\n"))
+    with pytest.raises(KeyboardInterrupt):
+        Repl(call, tmp_path, lambda memory: "", quiet=True, interactive=False).run("demo")
+    assert sent == ["chat.open"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -138,8 +138,12 @@ class Repl:
         leaves; returns the session id. Raises the MemcliError of a request that failed
         (a model that does not load, a bad user), and KeyboardInterrupt for a Ctrl-C
         while the model loads."""
-        with self._spinner("loading the chat model..."):
+        with self._spinner("loading the chat model..."), self._noting_ctrl_c() as pressed:
             state = self.call("chat.open", {"user": user, "system": system or "", "resume": resume}, self._handlers())
+        if pressed():
+            # Through the service the Ctrl-C became a cancel, which loading the model does
+            # not heed: the session opened all the same, but the person asked to stop.
+            raise KeyboardInterrupt
         if resume:
             if state.resumed:
                 turns = len(state.history)
@@ -278,13 +282,12 @@ class Repl:
         if self._history is not None:
             self._history.write(ids)
 
-    def _respond(self, state: Any, text: str) -> tuple[dict[str, Any], bool]:
-        """Send ``text``, stream the reply to stdout; returns the ``schema.ChatReply`` data
-        and whether Ctrl-C was pressed meanwhile.
-
-        Ctrl-C raises KeyboardInterrupt as usual (the client turns the first one into a
-        cancel to the service; in-process it stops the model's stream); it is only noted
-        here, so that the client's own "stopping" notice is left out: the loop says it."""
+    @contextlib.contextmanager
+    def _noting_ctrl_c(self) -> Iterator[Callable[[], bool]]:
+        """For the block, Ctrl-C raises KeyboardInterrupt as usual and is also noted: yields
+        a function that says whether it was pressed. The client turns the first Ctrl-C of a
+        request accepted by the service into a cancel and waits for the answer (no
+        KeyboardInterrupt reaches the caller), so this is how the caller learns of it."""
         pressed = False
 
         def interrupt(signum: int, frame: Any) -> None:
@@ -292,17 +295,30 @@ class Repl:
             pressed = True
             signal.default_int_handler(signum, frame)
 
-        def notice(message: str) -> None:
-            if not pressed:
-                self.status(message)
-
         if threading.current_thread() is not threading.main_thread():  # signals go to the main thread only
-            return self._stream(state, text, notice), pressed
+            yield lambda: pressed
+            return
         previous = signal.signal(signal.SIGINT, interrupt)
         try:
-            return self._stream(state, text, notice), pressed
+            yield lambda: pressed
         finally:
             signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+
+    def _respond(self, state: Any, text: str) -> tuple[dict[str, Any], bool]:
+        """Send ``text``, stream the reply to stdout; returns the ``schema.ChatReply`` data
+        and whether Ctrl-C was pressed meanwhile.
+
+        Ctrl-C raises KeyboardInterrupt as usual (the client turns the first one into a
+        cancel to the service; in-process it stops the model's stream); it is only noted
+        here, so that the client's own "stopping" notice is left out: the loop says it."""
+        with self._noting_ctrl_c() as pressed:
+
+            def notice(message: str) -> None:
+                if not pressed():
+                    self.status(message)
+
+            reply = self._stream(state, text, notice)
+            return reply, pressed()
 
     def _stream(self, state: Any, text: str, notice: Callable[[str], None]) -> Any:
         with self._spinner("thinking...") as stop:
