@@ -634,6 +634,9 @@ def ctrl_c(shell: Shell, home: Path, after_first_piece: bool) -> float:
             return float("nan")
         t = time.perf_counter()
         process.send_signal(signal.SIGINT)
+        # End of input too, as a script's pipe ends: the time is until the reply has stopped
+        # and the command has ended, whichever of the two ends the session.
+        process.stdin.close()
         process.wait(timeout=120)
         return time.perf_counter() - t
     finally:

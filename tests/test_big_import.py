@@ -226,7 +226,12 @@ def test_ctrl_c_during_a_batchs_write_counts_that_batch_as_stored(
         add(self, *args, **kwargs)
 
     monkeypatch.setattr(MemoryStore, "add", add_then_ctrl_c)
-    result = runner.invoke(app, ["import", str(path)])
+    # Python's own Ctrl-C handler, as a command has it (a pytest-xdist worker ignores SIGINT).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        result = runner.invoke(app, ["import", str(path)])
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert result.exit_code == ExitCode.INTERRUPTED
     assert result.stderr == "memcli: interrupted: 10 of 23 stored; run the same import again to finish\n"
     assert len(stored_ids(runner)) == 10

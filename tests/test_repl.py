@@ -403,7 +403,12 @@ def test_ctrl_c_while_the_service_loads_the_model_ends_the_session_before_any_me
         )
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("What did I make last week?\n"))
-    with pytest.raises(KeyboardInterrupt):
-        Repl(call, tmp_path, lambda memory: "", quiet=True, interactive=False).run("demo")
-    assert sent == ["chat.open"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own Ctrl-C handler, as a command has it (a pytest-xdist worker ignores SIGINT).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            Repl(call, tmp_path, lambda memory: "", quiet=True, interactive=False).run("demo")
+        assert sent == ["chat.open"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back as it was
+    finally:
+        signal.signal(signal.SIGINT, previous)
