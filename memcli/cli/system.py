@@ -141,14 +141,14 @@ def migrate(
     if (to is None) == (not to_folder):
         raise typer.BadParameter("give --to URL or --to-folder (one of them)")
     # thin client: a command group's modules load when one of its commands runs, not at every start
-    from memcli.cli import configfile
+    from memcli.cli.configfile import set_value, unset_value
 
     data = _call("migrate", {"to": to}, quiet, progress="copying")
     # Only now, the copy compared: the setting is switched.
     if to is None:
-        configfile.unset_value(_paths(), "store_url")
+        unset_value(_paths(), "store_url")
     else:
-        configfile.set_value(_paths(), "store_url", to)
+        set_value(_paths(), "store_url", to)
     if json_out:
         _print_json(data)
         return
