@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     )
     model: str = Field("", description="path of a GGUF chat model; empty: the embedded default")
     embedder: str = Field("", description="path of a sentence-transformers model dir; empty: the packaged default")
+    embedder_onnx: bool = Field(
+        True,
+        description="run the embedder from an ONNX export that memcli makes once in the background from the model itself (a start in about 0.3 s instead of 5-8 s for torch); false: always through sentence-transformers",
+    )
     chat_format: str = Field(
         "", description="llama.cpp chat format; empty: from the GGUF metadata, or plain completion"
     )

@@ -182,6 +182,9 @@ class Harness:
             MEMCLI_HOME=str(home),
             MEMCLI_CONSOLIDATION="extractive",
             MEMCLI_MAX_TOKENS="48",
+            # Each home would make its own ONNX export of the embedder in the background (8 s
+            # of CPU once a home); the export has its own tests (tests/test_embedding_export.py).
+            MEMCLI_EMBEDDER_ONNX="false",
             HF_HUB_OFFLINE="1",
             TRANSFORMERS_OFFLINE="1",
             PYTHONUNBUFFERED="1",

@@ -75,6 +75,9 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMCLI_HOME", str(home))
     monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "5")
     monkeypatch.setenv("MEMCLI_SERVICE", "off")
+    # No test home makes the embedder's ONNX export in the background (8 s of CPU each, and a
+    # file appearing in the cache at any moment); tests/test_embedding_export.py tests it.
+    monkeypatch.setenv("MEMCLI_EMBEDDER_ONNX", "false")
     monkeypatch.setenv("LOGNAME", LOGIN)  # the default user (getpass.getuser() reads LOGNAME first)
     return home
 

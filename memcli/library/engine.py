@@ -118,7 +118,7 @@ class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
     def embedder(self) -> Embedder | ServerEmbedder:
         """The sentence embedder (``make_embedder``), loaded on first use."""
         if self._embedder is None:
-            self._embedder = make_embedder(self.settings)
+            self._embedder = make_embedder(self.settings, self.paths)
         return self._embedder
 
     @property

@@ -30,11 +30,12 @@ if TYPE_CHECKING:
 Clock = Callable[[], float]
 
 
-def make_embedder(settings: Settings) -> Embedder | ServerEmbedder:
+def make_embedder(settings: Settings, paths: Paths | None = None) -> Embedder | ServerEmbedder:
     """The embedder the settings name (``embedder_url``: an embedding server; else
     ``embedder``: a sentence-transformers directory, empty for the packaged
-    all-MiniLM-L6-v2); an ``Engine`` given one does not call this. Nothing is loaded or
-    sent until it is used."""
+    all-MiniLM-L6-v2, run from its ONNX export in ``paths.model_dir`` when
+    ``embedder_onnx`` is on and paths are given); an ``Engine`` given one does not call
+    this. Nothing is loaded or sent until it is used."""
     if settings.embedder_url:
         return ServerEmbedder(
             settings.embedder_url,
@@ -42,7 +43,8 @@ def make_embedder(settings: Settings) -> Embedder | ServerEmbedder:
             settings.embedder_api_key_env,
             settings.embedder_request_timeout,
         )
-    return Embedder(settings.embedder)
+    exports = paths.model_dir if paths is not None and settings.embedder_onnx else None
+    return Embedder(settings.embedder, exports=exports)
 
 
 def embedder_key(settings: Settings) -> tuple[Any, ...]:
@@ -56,7 +58,7 @@ def embedder_key(settings: Settings) -> tuple[Any, ...]:
             settings.embedder_api_key_env,
             settings.embedder_request_timeout,
         )
-    return ("local", settings.embedder)
+    return ("local", settings.embedder, settings.embedder_onnx)
 
 
 def make_chat_model(settings: Settings, paths: Paths) -> ChatModel:

@@ -275,7 +275,9 @@ class Resources:
             found = self._embedders.get(key)
             if found is None:
                 found = SharedEmbedder(
-                    self._given_embedder if self._given_embedder is not None else engines.make_embedder(settings)
+                    self._given_embedder
+                    if self._given_embedder is not None
+                    else engines.make_embedder(settings, self.paths)
                 )
                 self._embedders[key] = found
             return found

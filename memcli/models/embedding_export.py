@@ -1,0 +1,257 @@
+"""The embedder without torch: an ONNX export of a sentence-transformers model, run by
+ONNX Runtime.
+
+Importing sentence-transformers (with torch and transformers) takes 5–8 s on a small
+machine, and a cold command that embeds one query pays it whole. The same model exported
+to ONNX loads in about 0.3 s with ``onnxruntime`` and ``tokenizers`` alone. memcli makes
+the export itself, once, from the model directory it already has (nothing is downloaded):
+after the first load through sentence-transformers, a background process
+(``python -m memcli.models.embedding_export MODEL OUT``) exports the model with its mean
+pooling and normalisation inside the graph, checks that the export embeds a set of probe
+texts as sentence-transformers does (every component within ``TOLERANCE``), and only then
+moves it into place; a model it cannot reproduce gets a ``.rejected`` note instead and
+keeps the torch path. Only models of the common shape are exported: a Transformer, mean
+pooling, Normalize (``modules.json``), which is what all-MiniLM-L6-v2 and most
+sentence-transformers models are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+TOLERANCE = 1e-4
+"""Largest difference allowed between a component of the export's vector and
+sentence-transformers' for the same text (both unit vectors)."""
+PROBES = (
+    "memcli",
+    "Where do I live?",
+    "I moved from Leeds to York last month.",
+    "The cardiologist raised my atorvastatin to 40 mg.",
+    "我现在在杭州上班了，医生把我的剂量减到了一片。",
+    "Bought sourdough and two jars of honey at the farmers' market " * 30,
+)
+"""Texts the export must embed as sentence-transformers does before it is used: short and
+long (past the model's length, so truncation is checked), English and Chinese, and all of
+them in one batch (so padding is checked)."""
+SHAPE = (
+    "sentence_transformers.models.Transformer",
+    "sentence_transformers.models.Pooling",
+    "sentence_transformers.models.Normalize",
+)
+"""The module types (``modules.json``) of a model this exporter reproduces."""
+STALE_SECONDS = 3600
+"""A temporary export file older than this belongs to a writer that died: it is removed."""
+
+
+def export_file(exports: Path, identity: str) -> Path:
+    """Where the export of the model ``identity`` (``Embedder.identity``) lives."""
+    return exports / f"{identity.replace('/', '_')}.onnx"
+
+
+def rejected_file(export: Path) -> Path:
+    """The note that says why ``export`` could not be made (no new attempt is made)."""
+    return export.with_name(export.name + ".rejected")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def unsupported(model_dir: Path) -> str | None:
+    """Why the model at ``model_dir`` cannot be exported (None when it can): its modules
+    are not Transformer → mean Pooling → Normalize, or it has no ``tokenizer.json``."""
+    modules = _read_json(model_dir / "modules.json")
+    if not isinstance(modules, list) or tuple(m.get("type") for m in modules) != SHAPE:
+        return "its modules are not Transformer, mean pooling and Normalize"
+    pooling = _read_json(model_dir / (modules[1].get("path") or "1_Pooling") / "config.json") or {}
+    modes = {key for key, value in pooling.items() if key.startswith("pooling_mode") and value}
+    if modes != {"pooling_mode_mean_tokens"}:
+        return f"its pooling is {sorted(modes) or 'none'}, not mean"
+    if not (model_dir / "tokenizer.json").is_file():
+        return "it has no tokenizer.json"
+    return None
+
+
+class OnnxEncoder:
+    """Embeds texts with an ONNX export and the model's own fast tokenizer: the vectors
+    sentence-transformers gives (unit length, mean pooled), without torch.
+
+    ``model_dir``: the sentence-transformers directory (tokenizer, maximum length,
+    prompts, lower-casing); ``export``: its ONNX file. Raises OSError or ONNX Runtime's
+    errors for a missing or unreadable file.
+    """
+
+    def __init__(self, model_dir: Path, export: Path) -> None:
+        # heavy library: onnxruntime (0.15 s) and tokenizers, only when the export is used
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        settings = _read_json(model_dir / "sentence_bert_config.json") or {}
+        config = _read_json(model_dir / "config_sentence_transformers.json") or {}
+        tokenizer_config = _read_json(model_dir / "tokenizer_config.json") or {}
+        self.lower_case = bool(settings.get("do_lower_case", False))
+        self.prompts: dict[str, str] = dict(config.get("prompts") or {})
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        length = int(settings.get("max_seq_length") or tokenizer_config.get("model_max_length") or 512)
+        self.tokenizer.enable_truncation(max_length=length)
+        pad = tokenizer_config.get("pad_token")
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        pad_id = self.tokenizer.token_to_id(pad) if isinstance(pad, str) else None
+        self.tokenizer.enable_padding(pad_id=pad_id or 0, pad_token=pad if pad_id is not None else "[PAD]")
+        options = onnxruntime.SessionOptions()
+        threads = os.environ.get("OMP_NUM_THREADS", "")
+        if threads.isdigit():
+            options.intra_op_num_threads = int(threads)
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(str(export), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.dimension = int(self.session.get_outputs()[0].shape[-1])
+
+    def prompt(self, role: str) -> str:
+        """The text the model's config puts before a text of ``role`` ("query" or
+        "document"; e5: "query: ", "passage: "), as sentence-transformers does."""
+        names = ("query",) if role == "query" else ("document", "passage")
+        return next((self.prompts[name] for name in names if self.prompts.get(name)), "")
+
+    def encode(self, texts: Sequence[str], role: str = "document") -> Any:
+        """An array of shape (len(texts), dimension), float32, each row a unit vector."""
+        # heavy library: numpy is already loaded wherever an embedder runs
+        import numpy as np
+
+        prefix = self.prompt(role)
+        batch = [prefix + text for text in texts]
+        if self.lower_case:
+            batch = [text.lower() for text in batch]
+        encoded = self.tokenizer.encode_batch(batch)
+        feed = {
+            "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+        }
+        return self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
+
+
+def export(model_dir: Path, out: Path) -> str:
+    """Export the model at ``model_dir`` to ONNX at ``out`` and check it (see the module's
+    docstring); returns "exported", or why not (also written to ``rejected_file(out)``, so
+    it is not tried again). Writes a temporary file beside ``out`` and moves it into place
+    only when the probes agree, so ``out`` is whole or absent; another process exporting
+    the same file at the same time makes this one return "busy"."""
+    # heavy library: filelock is light, but this runs only in the exporting process
+    from filelock import FileLock, Timeout
+
+    out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        with FileLock(str(out) + ".lock", timeout=0):
+            if out.is_file() or rejected_file(out).is_file():
+                return "exported" if out.is_file() else rejected_file(out).read_text(encoding="utf-8")
+            _remove_stale(out)
+            reason = unsupported(model_dir)
+            if reason is None:
+                reason = _export_checked(model_dir, out)
+            if reason != "exported":
+                rejected_file(out).write_text(reason, encoding="utf-8")
+            return reason
+    except Timeout:
+        return "busy"
+
+
+def _remove_stale(out: Path) -> None:
+    for old in out.parent.glob(f".{out.name}.*.tmp"):
+        try:
+            if time.time() - old.stat().st_mtime > STALE_SECONDS:
+                old.unlink()
+        except OSError:
+            pass
+
+
+def _export_checked(model_dir: Path, out: Path) -> str:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # heavy library: the exporter's own process loads torch and sentence-transformers once
+    import numpy as np
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+    network = model[0].auto_model.eval()
+    takes_types = "token_type_ids" in network.forward.__code__.co_varnames
+
+    class Pooled(torch.nn.Module):
+        """The transformer, mean pooling over the attention mask and normalisation in one graph."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.network = network
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            extra = {"token_type_ids": token_type_ids} if takes_types else {}
+            hidden = self.network(input_ids=input_ids, attention_mask=attention_mask, **extra).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2, dim=1)
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    sample = torch.ones((2, 8), dtype=torch.long)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        with torch.no_grad():
+            torch.onnx.export(
+                Pooled().eval(),
+                (sample, sample, sample * 0),
+                str(tmp),
+                input_names=names,
+                output_names=["embedding"],
+                dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in names}, "embedding": {0: "batch"}},
+                opset_version=17,
+                dynamo=False,
+            )
+        os.chmod(tmp, 0o600)
+        encoder = OnnxEncoder(model_dir, tmp)
+        prompts = getattr(model, "prompts", None) or {}
+        for role, candidates in (("query", ("query",)), ("document", ("document", "passage"))):
+            prompt = next((name for name in candidates if prompts.get(name)), None)
+            expected = model.encode(
+                list(PROBES), normalize_embeddings=True, prompt_name=prompt, show_progress_bar=False
+            )
+            got = encoder.encode(PROBES, role=role)
+            worst = float(np.abs(np.asarray(got) - np.asarray(expected)).max())
+            if got.shape != expected.shape or not worst <= TOLERANCE:
+                return f"the export's vectors differ from sentence-transformers' by {worst:.2g} (over {TOLERANCE})"
+        os.replace(tmp, out)
+        return "exported"
+    except Exception as exc:  # torch's exporter and ONNX Runtime raise many types; each means "not this model"
+        return f"could not export: {type(exc).__name__}: {exc}"[:500]
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m memcli.models.embedding_export MODEL_DIR OUT``: export and check (see
+    ``export``); exit 0 when the export is in place, 1 otherwise."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2:
+        print("usage: python -m memcli.models.embedding_export MODEL_DIR OUT", file=sys.stderr)
+        return 2
+    try:
+        os.nice(10)  # made in the background: the commands a person waits on come first
+    except OSError:
+        pass
+    result = export(Path(args[0]), Path(args[1]))
+    if result != "exported":
+        print(f"memcli: embedder export: {result}", file=sys.stderr)
+    return 0 if result == "exported" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""The embedder's ONNX export (memcli.models.embedding_export): made once in the background
+from the real packaged model, checked against sentence-transformers, then loaded without
+torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memcli.config import Settings, home_paths
+from memcli.library.engine_models import make_embedder
+from memcli.models.embedding import Embedder, default_embedder_path
+from memcli.models.embedding_export import (
+    OnnxEncoder,
+    export,
+    export_file,
+    rejected_file,
+    unsupported,
+)
+
+TEXTS = [
+    "Where do I live?",
+    "The GP raised my lisinopril dose to 20 mg.",
+    "我现在在杭州上班了",
+    "A long note about the allotment, the tomatoes and the neighbour's cat. " * 20,
+]
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[float]]]:
+    """An export made the way a first start makes it: the torch path loads, embeds, and
+    its background exporter writes the export. Returns the folder and the torch vectors."""
+    exports = tmp_path_factory.mktemp("exports")
+    embedder = Embedder(exports=exports)
+    vectors = embedder.embed(TEXTS)
+    assert embedder.runtime == "torch"
+    assert embedder._exporter is not None, "the torch path started no exporter"
+    assert embedder._exporter.wait(timeout=600) == 0
+    return exports, vectors
+
+
+@pytest.mark.integration
+def test_the_first_load_exports_the_model_in_the_background(made: tuple[Path, list[list[float]]]) -> None:
+    exports, _ = made
+    file = export_file(exports, Embedder().identity)
+    assert file.is_file()
+    assert file.stat().st_mode & 0o777 == 0o600
+    assert not rejected_file(file).exists()
+    assert not list(exports.glob(".*.tmp")), "a temporary export was left behind"
+
+
+@pytest.mark.integration
+def test_the_export_embeds_as_sentence_transformers_does(made: tuple[Path, list[list[float]]]) -> None:
+    exports, torch_vectors = made
+    embedder = Embedder(exports=exports)
+    for role in ("document", "query"):
+        vectors = embedder.embed(TEXTS, role=role)
+        assert embedder.runtime == "onnx"
+        assert np.abs(np.asarray(vectors) - np.asarray(torch_vectors)).max() < 1e-4
+    assert embedder.dimension == len(torch_vectors[0])
+    assert embedder.identity == Embedder().identity  # the same model to the store: no reindex
+
+
+@pytest.mark.integration
+def test_a_process_with_the_export_never_imports_torch(made: tuple[Path, list[list[float]]]) -> None:
+    exports, torch_vectors = made
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from memcli.models.embedding import Embedder\n"
+        f"e = Embedder(exports=Path({str(exports)!r}))\n"
+        f"v = e.embed_one({TEXTS[1]!r})\n"
+        "print(json.dumps({'runtime': e.runtime, 'torch': 'torch' in sys.modules,"
+        " 'st': 'sentence_transformers' in sys.modules, 'vector': v}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["runtime"] == "onnx"
+    assert not found["torch"] and not found["st"]
+    query = Embedder(exports=None).embed([TEXTS[1]], role="query")[0]
+    assert np.abs(np.asarray(found["vector"]) - np.asarray(query)).max() < 1e-4
+
+
+@pytest.mark.integration
+def test_an_unreadable_export_is_dropped_and_the_torch_path_answers(tmp_path: Path) -> None:
+    file = export_file(tmp_path, Embedder().identity)
+    file.write_bytes(b"not an onnx graph")
+    embedder = Embedder(exports=tmp_path)
+    vector = embedder.embed_one("memcli")
+    assert embedder.runtime == "torch" and len(vector) == 384
+    if embedder._exporter is not None:
+        embedder._exporter.wait(timeout=600)
+    assert file.is_file(), "the export was not made again"
+    assert file.read_bytes()[:20] != b"not an onnx graph"
+
+
+def _model_dir(path: Path, pooling: dict[str, bool], tokenizer: bool = True) -> Path:
+    path.mkdir()
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+    ]
+    (path / "modules.json").write_text(json.dumps(modules))
+    (path / "1_Pooling").mkdir()
+    (path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    if tokenizer:
+        (path / "tokenizer.json").write_text("{}")
+    return path
+
+
+def test_a_model_of_another_shape_is_rejected_once_without_loading_it(tmp_path: Path) -> None:
+    cls = _model_dir(tmp_path / "cls", {"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False})
+    out = tmp_path / "exports" / "cls.onnx"
+    reason = export(cls, out)
+    assert "pooling" in reason and not out.exists()
+    assert rejected_file(out).read_text() == reason
+    assert "torch" not in reason  # decided from the configuration, before any model is loaded
+    assert export(cls, out) == reason  # not tried again
+
+
+def test_only_transformer_mean_pooling_normalize_models_are_exported(tmp_path: Path) -> None:
+    assert unsupported(default_embedder_path()) is None
+    mean = _model_dir(tmp_path / "mean", {"pooling_mode_mean_tokens": True})
+    assert unsupported(mean) is None
+    assert "tokenizer" in (unsupported(_model_dir(tmp_path / "bare", {"pooling_mode_mean_tokens": True}, False)) or "")
+    (mean / "modules.json").write_text(json.dumps([{"type": "sentence_transformers.models.Transformer"}]))
+    assert "modules" in (unsupported(mean) or "")
+
+
+def test_stale_temporary_exports_are_removed_by_the_next_export(tmp_path: Path) -> None:
+    mean = _model_dir(tmp_path / "cls", {"pooling_mode_cls_token": True})
+    out = tmp_path / "exports" / "m.onnx"
+    out.parent.mkdir()
+    stale = out.parent / f".{out.name}.99999.tmp"
+    stale.write_bytes(b"half an export")
+    os.utime(stale, (1_000_000, 1_000_000))
+    export(mean, out)
+    assert not stale.exists()
+
+
+def test_the_setting_turns_the_export_off(tmp_path: Path) -> None:
+    paths = home_paths(tmp_path)
+    on = make_embedder(Settings(embedder_onnx=True), paths)
+    off = make_embedder(Settings(embedder_onnx=False), paths)
+    assert isinstance(on, Embedder) and on.exports == paths.model_dir
+    assert isinstance(off, Embedder) and off.exports is None
+    assert make_embedder(Settings()).exports is None  # type: ignore[union-attr]  # no paths: nowhere to keep one
+
+
+def test_the_encoder_reads_the_models_prompts_and_case(tmp_path: Path) -> None:
+    encoder = OnnxEncoder.__new__(OnnxEncoder)
+    encoder.prompts = {"query": "query: ", "passage": "passage: "}
+    assert encoder.prompt("query") == "query: "
+    assert encoder.prompt("document") == "passage: "
+    encoder.prompts = {}
+    assert encoder.prompt("query") == ""
