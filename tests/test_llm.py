@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import json
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -241,3 +243,48 @@ def test_a_full_device_while_assembling_the_default_model_is_disk_full(
     with pytest.raises(DiskFullError, match="no space left to assemble the default model"):
         default_model_path(tmp_path)
     assert list(tmp_path.iterdir()) == []  # nothing half written
+
+
+class _EndlessLlama:
+    """llama-cpp-python's ``Llama`` as ``LlamaCppModel`` streams a completion from it: a
+    piece every ``every`` seconds for as long as it is read; ``closed`` once its stream is."""
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self.read = 0
+        self.closed = False
+
+    def create_completion(self, prompt: str, **kwargs: object) -> Iterator[dict[str, object]]:
+        try:
+            while True:
+                time.sleep(self.every)
+                self.read += 1
+                yield {"choices": [{"text": f" word{self.read}"}]}
+        finally:
+            self.closed = True
+
+
+def test_a_local_reply_past_model_timeout_is_cut_keeping_what_was_written() -> None:
+    """A local model that would write for ever: past ``model_timeout`` generation stops,
+    the pieces written are kept, and the last piece says the reply was cut."""
+    from memcli.models.llm import CUT_MARK
+
+    model = LlamaCppModel.__new__(LlamaCppModel)
+    model.uses_chat_template, model.timeout = False, 0.3
+    model._llama = _EndlessLlama(every=0.02)
+    pieces = list(model.stream([Message("user", "Tell me everything.")], 100_000, 0.7))
+    assert pieces[-1] == CUT_MARK.format(seconds=0.3) == " [cut: the reply took longer than model_timeout, 0.3 s]"
+    assert pieces[:-1] == [f" word{i}" for i in range(1, len(pieces))]  # what was written, in order
+    assert model._llama.closed and model._llama.read == len(pieces) - 1  # nothing generated past the cut
+
+
+def test_the_real_model_stops_a_reply_at_model_timeout(gemma: Path) -> None:
+    from memcli.models.llm import CUT_MARK
+
+    model = LlamaCppModel(gemma, n_ctx=1024, timeout=0.01)
+    reply = "".join(model.stream([Message("user", "Tell me a long story about a lighthouse keeper.")], 512, 0.7))
+    assert reply.endswith(CUT_MARK.format(seconds=0.01)), reply
+    assert model.count_tokens(reply) < 512  # generation stopped, not run to max_tokens
+    # the model is left usable: the next reply, without a limit, is written
+    model.timeout = 0
+    assert "".join(model.stream([Message("user", "Say hello.")], 8, 0.0)).strip()

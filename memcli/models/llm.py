@@ -494,6 +494,16 @@ EVAL_STEP = 64
 about 0.1-0.2 s of a 270M model on 2 cores, so Ctrl-C stops a long prompt's evaluation at
 once, not when its 512-token batch is done."""
 
+CUT_MARK = " [cut: the reply took longer than model_timeout, {seconds:g} s]"
+"""The last piece of a local model's reply that ``model_timeout`` ended (``LlamaCppModel.stream``):
+what the model wrote before it is kept, and the person reads that it was cut."""
+
+
+class _PastDeadline(Exception):
+    """Raised inside llama.cpp's evaluation (``LlamaCppModel._eval_in_steps``) once a
+    reply's ``model_timeout`` has passed; ``LlamaCppModel.stream`` ends the reply there."""
+
+
 TASK_STOPS = ["\n### "]
 """A base model that has filled its output section starts the next one: stop there."""
 REPEAT_PENALTY = 1.3
@@ -605,14 +615,18 @@ class LlamaCppModel:
         path: a GGUF file. chat_format: a llama.cpp chat format name; empty means the
             GGUF's own chat template, or a plain completion prompt when it has none.
         n_ctx: context window in tokens. n_threads: 0 means every core. timeout: seconds
-            a structured reply may take (0: no limit); past it ``structured`` raises
-            TimeoutError.
+            a reply may take in all, reading the prompt included (0: no limit;
+            ``model_timeout``): past it ``structured`` raises TimeoutError, and ``stream``
+            stops generating and ends the reply with ``CUT_MARK``.
 
     Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it;
     UsageError, before the model is loaded, when the key/value cache of ``n_ctx`` tokens is
     more than the machine's memory available, or ``n_ctx`` is above ``UNCHECKED_N_CTX`` and
     more than the model was trained for (``check_n_ctx``).
     """
+
+    timeout: float = 0.0
+    _deadline: float | None = None  # of the reply being streamed (model_timeout), while llama.cpp works on it
 
     def __init__(
         self,
@@ -669,6 +683,8 @@ class LlamaCppModel:
         for start in range(0, len(tokens), EVAL_STEP):
             if self._stop is not None and self._stop():
                 raise Interrupted("interrupted")
+            if self._deadline is not None and time.monotonic() > self._deadline:
+                raise _PastDeadline
             self._eval(tokens[start : start + EVAL_STEP])
 
     @contextlib.contextmanager
@@ -687,11 +703,27 @@ class LlamaCppModel:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
-        """Yield the reply piece by piece; see ChatModel.stream. Raises BadInputError when
-        the prompt does not fit the context window (llama.cpp's ValueError "Requested
-        tokens (N) exceed context window of M"), before any piece."""
+        """Yield the reply piece by piece; see ChatModel.stream. A reply still going
+        ``timeout`` seconds (model_timeout) after the call, reading the prompt included, is
+        ended there as a server's reply is limited: generation stops (checked between two
+        pieces and between two steps of llama.cpp's evaluation), what was written is kept,
+        and a last piece says it was cut (``CUT_MARK``). Raises BadInputError when the
+        prompt does not fit the context window (llama.cpp's ValueError "Requested tokens
+        (N) exceed context window of M"), before any piece."""
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        pieces = self._stream(messages, max_tokens, temperature)
         try:
-            yield from self._stream(messages, max_tokens, temperature)
+            while deadline is None or time.monotonic() <= deadline:
+                self._deadline = deadline  # only while llama.cpp works for this reply, not between pieces
+                try:
+                    piece = next(pieces)
+                except StopIteration:
+                    return
+                finally:
+                    self._deadline = None
+                yield piece
+        except _PastDeadline:
+            pass
         except ValueError as exc:
             if "context window" not in str(exc):
                 raise
@@ -699,6 +731,9 @@ class LlamaCppModel:
                 f"the prompt (question, recalled memories, conversation) does not fit the chat model's context: {exc}; "
                 "shorten the question, or raise n_ctx"
             ) from None
+        finally:
+            pieces.close()  # generation stops here, not at max_tokens
+        yield CUT_MARK.format(seconds=self.timeout)
 
     def _stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         if self.uses_chat_template:
