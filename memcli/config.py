@@ -222,7 +222,7 @@ class Settings(BaseSettings):
     model_timeout: float = Field(
         120.0,
         ge=0,
-        description="seconds a model reply may take in all before it is given up: a structured reply (consolidation, query creator), and any reply of a model server (chat, ask); 0: no limit",
+        description="seconds a model reply may take in all: a structured reply (consolidation, query creator) and a model server's reply are given up past it; a local GGUF model's chat or ask reply is cut there, keeping what it wrote; 0: no limit",
     )
     query_creator: bool = Field(
         False,

@@ -43,7 +43,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.EMBEDDER_CHANGED: "the store's memories were embedded by another embedder than the one configured: run memcli reindex",
     ExitCode.READ_ONLY: "the memory store is read-only (a read-only mount, chattr +i, no write permission): read commands work, writes are refused",
     ExitCode.DISK_FULL: "no space left on the device of the memory store: nothing of the write was stored (an import says how much it stored); reads and deletes work",
-    ExitCode.STORE_SERVER: "the Chroma server of store_url cannot be used (down, refused the token, timed out, another API version); nothing was half written: the same command works once it is back",
+    ExitCode.STORE_SERVER: "the Chroma server of store_url cannot be used (down, refused the token, timed out, another API version); the same command works once it is back (a note is saved and stored then; an import says how many it stored)",
     ExitCode.UNSAFE_HOME: "a memcli folder (MEMCLI_HOME, or its config, data, state or cache folder) belongs to another user or can be written by others: nothing was read or written; the message names it and the fix (chmod 700, chown)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
 }
@@ -203,9 +203,15 @@ class StoreServerError(MemcliError):
     """The Chroma server of ``store_url`` could not be used: not running or unreachable,
     the token refused (401/403), no answer within ``store_timeout``, or a server of another
     API version. What memcli keeps beside it is left whole (an interrupted write is
-    repaired from the server at the next command)."""
+    repaired from the server at the next command). ``reason``: what became of the server
+    alone (its URL and why), without what became of the command, so that a caller that
+    knows more (a journaled note, an import's stored count) can say it instead."""
 
     exit_code = ExitCode.STORE_SERVER
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = redact(reason) if reason is not None else self.message
 
 
 class UnsafeHomeError(MemcliError):

@@ -60,6 +60,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -1049,6 +1050,18 @@ def bad_inputs(h: Harness, base: Path) -> list[Row]:
         record = json.dumps({"role": "user", "content": "x" * 200, "timestamp": "2026-03-01T10:00:00"})
         huge = ("[" + ",".join([record] * (20_000_000 // len(record))) + ",{]").encode()
         cases.append(file_case("huge file (20 MB, malformed at its end)", huge, ".json"))
+        conversation = {
+            "sample_id": "conv-1",
+            "conversation": {
+                "speaker_a": "Ann",
+                "speaker_b": "Bo",
+                "session_1_date_time": "1:00 pm on 1 June, 2023",
+                "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": f"hello {mark}"}],
+            },
+        }
+        valid = json.dumps([conversation]).encode()
+        # issue 34 item 9: parsed whole, so refused past 64 MiB before it is read (valid JSON, spaces after it)
+        cases.append(file_case("LoCoMo JSON past 64 MiB", valid + b" " * ((64 << 20) + 1 - len(valid)), ".json"))
 
     def one(index: int, name: str, argv: list[str], code: int, prepare: Callable[[Path], None] | None) -> Row:
         home = base / f"bad-{index}"
@@ -2085,14 +2098,121 @@ def mcp_stdio_case(h: Harness, base: Path) -> Row:
     return row
 
 
+class _ChromaRun:
+    """A real ``chroma run`` on 127.0.0.1 over ``path`` (the executable chromadb installs
+    beside Python), started and killed by ``chroma_server_case``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        chroma = Path(sys.executable).with_name("chroma")
+        argv = [str(chroma), "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)]
+        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=1):
+                    return
+            time.sleep(0.2)
+        raise Failure("chroma run did not answer within 60 s")
+
+    def count(self) -> int:
+        """Records in the server's memcli collections (0 when there is none yet)."""
+        base = f"{self.url}/api/v2/tenants/default_tenant/databases/default_database/collections"
+        with contextlib.suppress(OSError, ValueError):
+            with urllib.request.urlopen(base, timeout=2) as listed:
+                ids = [c["id"] for c in json.load(listed) if c.get("name", "").startswith("memcli-")]
+            total = 0
+            for collection in ids:
+                with urllib.request.urlopen(f"{base}/{collection}/count", timeout=2) as counted:
+                    total += int(json.load(counted))
+            return total
+        return 0
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+        self.process = None
+
+
+def chroma_server_case(h: Harness, base: Path) -> Row:
+    """Issue 34 item 11: the store on a real ``chroma run``, killed -9 once an import has
+    stored its first memories, then a ``remember`` while it is down; each exits 11 with one
+    line. The import's line counts what is stored ("N of M memories are stored"), and once
+    the server is back it holds at least N of them (more only by the batch it was given as
+    it died); the note's line says it was saved, and the next command stores it. Full runs
+    only: two server starts, about 15 s."""
+    row = Row("probe: Chroma server killed mid-import, remember while down")
+    mark = tag()
+    home = base / "chroma-server"
+    server = _ChromaRun(base / "chroma-server-data")
+    notes = base / "chroma-server-notes.txt"
+    texts = write_notes(notes, 8000, mark)
+    command = [*h.command[:-1], "--slow-embed", "0.05", "--"] if h.fake else h.command
+    env = h.env(home, MEMCLI_STORE_URL=server.url)
+    try:
+        server.start()
+        err_path = base / "chroma-server-import.err"
+        with open(err_path, "wb") as err:
+            importing = subprocess.Popen(
+                [*command, "import", str(notes)], stdout=subprocess.DEVNULL, stderr=err, env=env
+            )
+        deadline = time.monotonic() + h.timeout
+        while importing.poll() is None and server.count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server.kill()
+        try:
+            importing.wait(timeout=h.timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(importing)
+            importing.wait()
+        done = Result(["import", str(notes)], importing.returncode, "", err_path.read_text(errors="replace"))
+        _judge(row, Check(row).saw(done), expected_code("chroma server"))
+        said = re.search(r"the import stopped: (\d+) of (\d+) memories are stored", done.err)
+        if said is None:
+            row.failures.append(f"the import's line does not count what is stored: {done.describe()}")
+        stored = int(said.group(1)) if said else 0
+        note = f"Said while the Chroma server was down {mark}"
+        _expect(
+            row,
+            h.run(home, "remember", note, MEMCLI_STORE_URL=server.url),
+            expected_code("chroma server"),
+            contains="your note was saved",
+        )
+        server.start()
+        listed = h.run(home, "list", "-n", "0", "--json", MEMCLI_STORE_URL=server.url)
+        Check(row).saw(listed, expect_ok=True)
+        found = Counter(m["text"] for m in json.loads(listed.out or "[]"))
+        imported = sum(found[t] for t in texts)
+        row.acknowledged = stored + 1
+        row.lost = max(0, stored - imported) + (found[note] == 0)
+        row.duplicates = sum(n - 1 for n in found.values() if n > 1)
+        if imported > stored + 512:  # IMPORT_BATCH: at most the batch in flight may be stored unsaid
+            row.failures.append(f"said {stored} stored, the server holds {imported}")
+    except Failure as exc:
+        row.failures.append(str(exc))
+    finally:
+        server.kill()
+    return row
+
+
 def probe_cases(h: Harness, base: Path) -> list[Row]:
-    """The cases of issue 34 (a second fault probe): items 1, 2, 4, 5, 6, 8."""
+    """The cases of issue 34 (a second fault probe): items 1, 2, 4, 5, 6, 8, and 11's
+    Chroma server killed mid-import (not in ``--quick``: it starts a real server twice)."""
     rows = []
     for case in (
         lambda: [export_target_case(h, base)],
         lambda: [long_text_case(h, base)],
         lambda: server_cases(h, base),
         lambda: [mcp_stdio_case(h, base)],
+        *([] if h.quick else [lambda: [chroma_server_case(h, base)]]),
     ):
         started = time.monotonic()
         try:

@@ -307,3 +307,32 @@ def test_ctrl_c_through_the_service_cancels_at_the_next_batch_and_says_what_is_s
         )  # still healthy
     finally:
         service.close()
+
+
+def test_a_json_file_larger_than_the_whole_read_bound_is_refused_before_it_is_read(
+    runner: CliRunner, fake_embedder: FakeEmbedder, tmp_path: Path
+) -> None:
+    """A valid LoCoMo file padded past ``MAX_WHOLE_BYTES`` (64 MiB): exit 5, one line
+    naming the file and the bound, nothing stored, and the file never held whole (what
+    Python allocated stays far below its size)."""
+    import tracemalloc
+
+    from cli_checks import assert_error
+    from test_importers import locomo_sample, turn, write_json
+
+    path = write_json(
+        tmp_path / "locomo.json",
+        [locomo_sample("conv-1", session_1=("1:00 pm on 1 June, 2023", [turn("Ann", "D1:1", "hello there")]))],
+    )
+    with path.open("a", encoding="utf-8") as f:
+        f.write(" " * (importers.MAX_WHOLE_BYTES + 1 - path.stat().st_size))  # JSON allows trailing spaces
+    for fmt in ([], ["--format", "locomo"]):
+        tracemalloc.start()
+        try:
+            line = assert_error(runner.invoke(app, ["import", str(path), *fmt]), ExitCode.BAD_INPUT)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert str(path) in line and "67,108,865 bytes" in line and "67,108,864 (64 MiB)" in line, line
+        assert peak < 32 << 20, peak  # reading it whole takes 64 MiB of bytes, and as much again decoded
+    assert stored_ids(runner) == set()

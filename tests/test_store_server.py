@@ -174,6 +174,52 @@ def test_a_write_cut_by_the_server_leaves_the_sidecar_to_be_repaired(
         assert store.sidecar.index.count() == store.count() == 1
 
 
+def test_remember_while_the_server_is_down_says_the_note_was_saved(
+    runner: CliRunner, fake_embedder: Any, own_server: ChromaServer
+) -> None:
+    """The note is journaled before the server is asked: the line says it was saved and
+    will be stored once the server is back (not "run the command again"), and it is."""
+    own_server.stop()
+    line = assert_error(runner.invoke(app, ["remember", "said while the server was down"]), ExitCode.STORE_SERVER)
+    assert own_server.url in line and "cannot be reached" in line, line
+    assert "your note was saved" in line and "stored once the server is back" in line, line
+    assert "run the command again" not in line and "nothing was half written" not in line, line
+    own_server.start()
+    assert [m["text"] for m in list_json(runner)] == ["said while the server was down"]
+
+
+def test_an_import_cut_by_the_server_says_how_many_memories_are_stored(
+    runner: CliRunner, fake_embedder: Any, own_server: ChromaServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The server goes away after the import's second batch (5 memories each) was stored:
+    exit 11 naming the server and counting what is stored, as a full device does, and that
+    count is what the server holds once it is back."""
+    from memcli.library import engine_models
+
+    monkeypatch.setattr(engine_models, "IMPORT_BATCH", 5)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("\n\n".join(f"Note number {i} about the garden." for i in range(23)) + "\n", encoding="utf-8")
+    add = MemoryStore.add
+    writes = {"n": 0}
+
+    def add_then_stop(self: MemoryStore, *args: Any, **kwargs: Any) -> None:
+        add(self, *args, **kwargs)
+        writes["n"] += 1
+        if writes["n"] == 2:
+            own_server.stop()  # the second batch is stored, then the server goes away
+
+    monkeypatch.setattr(MemoryStore, "add", add_then_stop)
+    line = assert_error(runner.invoke(app, ["import", str(notes)]), ExitCode.STORE_SERVER)
+    assert own_server.url in line and "cannot be reached" in line, line
+    assert "10 of 23 memories are stored" in line, line
+    assert "nothing was half written" not in line, line
+    monkeypatch.setattr(MemoryStore, "add", add)
+    own_server.start()
+    assert len(list_json(runner)) == 10
+    again = run(runner, "import", str(notes))
+    assert (again["found"], again["added"], again["skipped"]) == (23, 13, 10)
+
+
 class _Fake(http.server.BaseHTTPRequestHandler):
     status = 401
     body = b'{"error": "Unauthorized", "message": "no token"}'

@@ -3,7 +3,8 @@ and memcli's own exports (``memcli.formats.export``, known by their header line)
 
 Text and JSONL files are read a line at a time (``open_records`` gives a function that
 parses them afresh on each call), so a file of any size is parsed in bounded memory;
-LoCoMo and MemoryBank files are small JSON documents, parsed whole. A text paragraph or a
+LoCoMo and MemoryBank files are small JSON documents, parsed whole, and refused above
+``MAX_WHOLE_BYTES`` before they are read. A text paragraph or a
 JSONL message longer than ``memcli.text.chunking.MAX_CHARS`` becomes several memories, one a
 chunk, with the same source and consecutive times (a millisecond apart). A parser raises
 BadInputError at the first malformed record, naming the file and the record or line;
@@ -17,6 +18,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import json
+import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -40,12 +42,24 @@ LINE_PIECE = 1 << 20
 """Bytes of a line a text import reads at a time (``read_lines``)."""
 PARAGRAPH_HELD = 64 * MAX_CHARS
 """Characters of a paragraph a text import holds before it chunks what it has (``text_notes``)."""
+MAX_WHOLE_BYTES = 64 << 20
+"""Bytes of a file memcli reads whole (``read_text``: a LoCoMo or MemoryBank JSON document,
+parsed in one piece, peaks at about 6 times its size in memory: 21 MB of LoCoMo took 120 MiB
+over the process's own). LoCoMo's ten conversations are 2.8 MB, MemoryBank's 15 users 0.2 MB."""
 
 
 def read_text(path: Path) -> str:
-    """The file's text. Raises BadInputError for a missing, empty, binary or non-UTF-8 file."""
-    with reading(path):
-        data = path.read_bytes()
+    """The file's text, read whole. Raises BadInputError for a missing, empty, binary or
+    non-UTF-8 file, and for one larger than ``MAX_WHOLE_BYTES``, refused before it is read
+    (and, should it grow meanwhile, once that many bytes and one are read)."""
+    with reading(path), path.open("rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        data = b"" if size > MAX_WHOLE_BYTES else f.read(MAX_WHOLE_BYTES + 1)
+    if size > MAX_WHOLE_BYTES or len(data) > MAX_WHOLE_BYTES:
+        raise BadInputError(
+            f"{path}: {max(size, len(data)):,} bytes, more than the {MAX_WHOLE_BYTES:,} ({MAX_WHOLE_BYTES >> 20} MiB) "
+            "memcli reads of a file it parses whole (LoCoMo, MemoryBank JSON): split it, a few conversations a file"
+        )
     if not data.strip():
         raise BadInputError(f"{path}: file is empty")
     if b"\x00" in data[:_SNIFF_BYTES]:

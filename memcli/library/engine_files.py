@@ -19,6 +19,7 @@ from memcli.errors import (
     DiskFullError,
     EmbedderChangedError,
     Interrupted,
+    StoreServerError,
     UsageError,
 )
 from memcli.formats.export import PAGE as EXPORT_PAGE
@@ -74,7 +75,8 @@ class FileWork:
         ``interrupted``. A device that clearly has no room for the memories not stored yet
         refuses it before anything is stored (``_import_room``), and one that fills during
         it stops it after what was committed; the report says so in ``stopped``, counting
-        what is stored. Raises UsageError (unknown format or retention_from,
+        what is stored. A Chroma server that goes away during it stops it the same way, and
+        its StoreServerError counts what is stored. Raises UsageError (unknown format or retention_from,
         --conversation on a non-LoCoMo file) or BadInputError (unreadable or malformed
         file).
         """
@@ -109,6 +111,7 @@ class FileWork:
                 memory.retained_from = now
 
         added, done, interrupted, full = self._store_in_batches(records(), found, progress, prepare)
+        self._server_gone(full, found, added, done)
         return ImportReport(
             str(path),
             used,
@@ -150,12 +153,27 @@ class FileWork:
         ), len(existing)
 
     @staticmethod
-    def _stopped(full: DiskFullError | None, found: int, added: int, done: int) -> str:
+    def _server_gone(cut: DiskFullError | StoreServerError | None, found: int, added: int, done: int) -> None:
+        """Raise the StoreServerError of an import the store's Chroma server stopped
+        (``cut``), its message counting what the server took before it went away (a batch
+        it was given as it went may be stored too: the same import run again skips it);
+        nothing when the import was not stopped by the server, or stored everything all the same."""
+        if not isinstance(cut, StoreServerError) or done >= found:
+            return
+        raise StoreServerError(
+            f"{cut.reason}; the import stopped: {done} of {found} memories are stored ({added} new, "
+            f"{done - added} already stored); run the same import again once the server is back to store the "
+            f"other {found - done} (what is stored is skipped)",
+            cut.reason,
+        ) from cut
+
+    @staticmethod
+    def _stopped(full: DiskFullError | StoreServerError | None, found: int, added: int, done: int) -> str:
         """The message of an import stopped by a full device (``full``), counting what it
         stored; empty when it stored everything all the same (Chroma took the last batch,
         the recall index did not: it is repaired from Chroma at the next command)."""
         stored = done
-        if full is None or stored >= found:
+        if not isinstance(full, DiskFullError) or stored >= found:
             return ""
         return (
             f"{full.message.split(';')[0]}; the import stopped: {stored} of {found} memories are stored "
@@ -170,7 +188,7 @@ class FileWork:
         progress: Progress | None,
         prepare: Callable[[Memory], None] | None = None,
         vectors: dict[str, Any] | None = None,
-    ) -> tuple[int, int, bool, DiskFullError | None]:
+    ) -> tuple[int, int, bool, DiskFullError | StoreServerError | None]:
         """Store an import's ``memories`` (``found`` of them, duplicates left out) in
         batches (``engine_models.IMPORT_BATCH``, ``engine_models.IMPORT_BATCH_SECONDS``), each embedded while the one
         before is committed by a second thread (``add_memories`` in two halves), so the
@@ -179,11 +197,12 @@ class FileWork:
         ``vectors``: id -> stored vector to use instead of embedding (each taken out as its
         batch is stored). Returns (added, reached, interrupted, full): Ctrl-C or an
         ``Interrupted`` from ``progress`` stops it after the batches committed; so does a
-        full device (``full``: its DiskFullError), what of its batch reached the store counted."""
+        full device (``full``: its DiskFullError), what of its batch reached the store counted,
+        and a Chroma server that cannot be used any more (``full``: its StoreServerError)."""
         seen: set[str] = set()
         counts = {"added": 0, "done": 0}
         interrupted = False
-        full: DiskFullError | None = None
+        full: DiskFullError | StoreServerError | None = None
         size = [min(64, engine_models.IMPORT_BATCH)]
         batches = import_batches(memories, size, seen)
         # One batch is stored (a thread) while the next is embedded (this one): the store
@@ -195,11 +214,12 @@ class FileWork:
             saved at once: a Ctrl-C that reaches the main thread anywhere (even between
             ``submit`` and its bookkeeping) cannot leave a written batch uncounted, and a
             service killed while the next batch embeds has said what it stored. A full
-            device counts what of the batch reached the store, and raises its DiskFullError."""
+            device (or a server gone) counts what of the batch reached the store, and raises
+            its DiskFullError (StoreServerError)."""
             stored: set[str] = set()
             try:
                 self._add_embedded(part, stored)
-            except DiskFullError:
+            except (DiskFullError, StoreServerError):
                 counts["added"] += len(stored)
                 counts["done"] += len(stored)
                 raise
@@ -208,7 +228,7 @@ class FileWork:
             self.tell_saved(stored=counts["added"], total=found)
 
         def finish() -> None:
-            """Wait for the batch being stored; raises its DiskFullError."""
+            """Wait for the batch being stored; raises its DiskFullError or StoreServerError."""
             nonlocal pending
             if pending is None:
                 return
@@ -257,7 +277,7 @@ class FileWork:
                 finish()
             except (KeyboardInterrupt, Interrupted):
                 interrupted = True
-            except DiskFullError as exc:
+            except (DiskFullError, StoreServerError) as exc:
                 full = exc
         return counts["added"], counts["done"], interrupted, full
 
@@ -320,6 +340,7 @@ class FileWork:
                     yield memory
 
         added, done, interrupted, full = self._store_in_batches(memories(), found, progress, vectors=vectors)
+        self._server_gone(full, found, added, done)
         if not interrupted and full is None:
             try:
                 self._restore_records(archive)

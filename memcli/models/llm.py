@@ -240,6 +240,50 @@ def gguf_has_chat_template(path: Path) -> bool | None:
         lib.gguf_free(context)
 
 
+_CONTEXT_KEYS = (
+    "context_length",
+    "block_count",
+    "embedding_length",
+    "attention.head_count",
+    "attention.head_count_kv",
+    "attention.key_length",
+    "attention.value_length",
+)
+"""The GGUF metadata keys (after ``<architecture>.``) that size a model's context and its
+key/value cache (``trained_context``, ``kv_cache_bytes``)."""
+_GGUF_INTEGERS = {0: "u8", 1: "i8", 2: "u16", 3: "i16", 4: "u32", 5: "i32", 10: "u64", 11: "i64"}
+"""ggml's ``enum gguf_type`` values of the integer types, and the suffix of their getter."""
+_GGUF_STRING = 8
+
+
+def gguf_context_metadata(path: Path) -> dict[str, str] | None:
+    """The metadata of the GGUF file at ``path`` that sizes its context: the architecture
+    (``general.architecture``) and its ``_CONTEXT_KEYS`` that hold integers, as strings (the
+    shape of llama-cpp-python's ``Llama.metadata``), read by llama.cpp's own GGUF reader
+    without loading tensors or the vocabulary (as ``gguf_has_chat_template``). None when the
+    library cannot be found or read the file (the caller then loads the model to know)."""
+    lib = _ggml_base()
+    if lib is None:
+        return None
+    context = lib.gguf_init_from_file(os.fsencode(path), _GgufInitParams(True, None))
+    if not context:
+        return None
+    try:
+        key = int(lib.gguf_find_key(context, b"general.architecture"))
+        if key < 0 or lib.gguf_get_kv_type(context, key) != _GGUF_STRING:
+            return None
+        arch = (lib.gguf_get_val_str(context, key) or b"").decode("utf-8", "replace")
+        found = {"general.architecture": arch}
+        for name in _CONTEXT_KEYS:
+            key = int(lib.gguf_find_key(context, f"{arch}.{name}".encode()))
+            kind = lib.gguf_get_kv_type(context, key) if key >= 0 else -1
+            if kind in _GGUF_INTEGERS:  # an array (per-layer head counts) is left out: the estimate takes the default
+                found[f"{arch}.{name}"] = str(int(getattr(lib, f"gguf_get_val_{_GGUF_INTEGERS[kind]}")(context, key)))
+        return found
+    finally:
+        lib.gguf_free(context)
+
+
 class _GgufInitParams(ctypes.Structure):
     """ggml's ``struct gguf_init_params``: ``no_alloc`` (read no tensor data) and the
     optional ``ggml_context **`` to create (none here)."""
@@ -276,6 +320,23 @@ def _ggml_base() -> Any:
             lib.gguf_find_key.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
             lib.gguf_free.restype = None
             lib.gguf_free.argtypes = [ctypes.c_void_p]
+            lib.gguf_get_kv_type.restype = ctypes.c_int
+            lib.gguf_get_kv_type.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+            lib.gguf_get_val_str.restype = ctypes.c_char_p
+            lib.gguf_get_val_str.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+            for suffix, kind in (
+                ("u8", ctypes.c_uint8),
+                ("i8", ctypes.c_int8),
+                ("u16", ctypes.c_uint16),
+                ("i16", ctypes.c_int16),
+                ("u32", ctypes.c_uint32),
+                ("i32", ctypes.c_int32),
+                ("u64", ctypes.c_uint64),
+                ("i64", ctypes.c_int64),
+            ):
+                getter = getattr(lib, f"gguf_get_val_{suffix}")
+                getter.restype = kind
+                getter.argtypes = [ctypes.c_void_p, ctypes.c_int64]
             if not os.environ.get("MEMCLI_DEBUG"):  # ggml's notes on a bad file go to stderr, memcli's status channel
                 lib.ggml_log_set.restype = None
                 lib.ggml_log_set.argtypes = [_GGML_LOG, ctypes.c_void_p]
@@ -433,6 +494,16 @@ EVAL_STEP = 64
 about 0.1-0.2 s of a 270M model on 2 cores, so Ctrl-C stops a long prompt's evaluation at
 once, not when its 512-token batch is done."""
 
+CUT_MARK = " [cut: the reply took longer than model_timeout, {seconds:g} s]"
+"""The last piece of a local model's reply that ``model_timeout`` ended (``LlamaCppModel.stream``):
+what the model wrote before it is kept, and the person reads that it was cut."""
+
+
+class _PastDeadline(Exception):
+    """Raised inside llama.cpp's evaluation (``LlamaCppModel._eval_in_steps``) once a
+    reply's ``model_timeout`` has passed; ``LlamaCppModel.stream`` ends the reply there."""
+
+
 TASK_STOPS = ["\n### "]
 """A base model that has filled its output section starts the next one: stop there."""
 REPEAT_PENALTY = 1.3
@@ -466,10 +537,10 @@ def _silence_llama_cpp() -> None:
 
 
 UNCHECKED_N_CTX = 32768
-"""An ``n_ctx`` up to which a model is loaded at once, as llama.cpp allows (a small model
-trained on 2,048 tokens still loads at the default 4,096); above it, ``LlamaCppModel`` reads
-the model's trained context and the cache's size first and refuses what exceeds either
-(``check_n_ctx``)."""
+"""An ``n_ctx`` up to which a model is loaded above the context it was trained for, as
+llama.cpp allows (a small model trained on 2,048 tokens still loads at the default 4,096);
+above it, ``LlamaCppModel`` refuses what exceeds the trained context. The cache's size is
+checked against the memory available at every ``n_ctx`` (``check_n_ctx``)."""
 
 
 def kv_cache_bytes(metadata: dict[str, str], n_ctx: int) -> int:
@@ -514,8 +585,9 @@ def available_memory() -> int:
 
 def check_n_ctx(n_ctx: int, trained: int, cache_bytes: int, name: str) -> None:
     """Refuse (UsageError, exit 2) an ``n_ctx`` above the model's ``trained`` context (0:
-    unknown) or whose key/value cache (``cache_bytes``) is more than the memory available:
-    llama.cpp would allocate it and the kernel kill the process."""
+    unknown, or not checked) or whose key/value cache (``cache_bytes``, an estimate: 0 when
+    unknown) is more than the memory available now (``available_memory``): llama.cpp would
+    allocate it and the kernel kill the process."""
     if trained and n_ctx > trained:
         raise UsageError(
             f"n_ctx {n_ctx:,} is above the {trained:,} tokens model {name} was trained for: "
@@ -523,10 +595,17 @@ def check_n_ctx(n_ctx: int, trained: int, cache_bytes: int, name: str) -> None:
         )
     free = available_memory()
     if cache_bytes and free and cache_bytes > free:
+        fits = int(free / (cache_bytes / n_ctx)) // 512 * 512  # llama.cpp pads a context to 256 tokens
+        what = f"memcli config set n_ctx {fits}" if fits >= 512 else "free some memory"
         raise UsageError(
-            f"n_ctx {n_ctx:,} needs a {cache_bytes / 2**30:.1f} GiB context cache for model {name}, "
-            f"more than the {free / 2**30:.1f} GiB of memory available: set a smaller n_ctx"
+            f"n_ctx {n_ctx:,} needs a {_bytes(cache_bytes)} context cache for model {name}, "
+            f"more than the {_bytes(free)} of memory available: {what}"
         )
+
+
+def _bytes(count: int) -> str:
+    """``count`` bytes as people read them: "288 MiB", "21.8 GiB"."""
+    return f"{count / 2**30:.1f} GiB" if count >= 2**30 else f"{count / 2**20:.0f} MiB"
 
 
 class LlamaCppModel:
@@ -536,13 +615,18 @@ class LlamaCppModel:
         path: a GGUF file. chat_format: a llama.cpp chat format name; empty means the
             GGUF's own chat template, or a plain completion prompt when it has none.
         n_ctx: context window in tokens. n_threads: 0 means every core. timeout: seconds
-            a structured reply may take (0: no limit); past it ``structured`` raises
-            TimeoutError.
+            a reply may take in all, reading the prompt included (0: no limit;
+            ``model_timeout``): past it ``structured`` raises TimeoutError, and ``stream``
+            stops generating and ends the reply with ``CUT_MARK``.
 
     Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it;
-    UsageError when ``n_ctx`` is above ``UNCHECKED_N_CTX`` and more than the model was
-    trained for or than the machine's memory holds (``check_n_ctx``).
+    UsageError, before the model is loaded, when the key/value cache of ``n_ctx`` tokens is
+    more than the machine's memory available, or ``n_ctx`` is above ``UNCHECKED_N_CTX`` and
+    more than the model was trained for (``check_n_ctx``).
     """
+
+    timeout: float = 0.0
+    _deadline: float | None = None  # of the reply being streamed (model_timeout), while llama.cpp works on it
 
     def __init__(
         self,
@@ -569,12 +653,16 @@ class LlamaCppModel:
         if seed is not None:
             kwargs["seed"] = seed
         try:
-            if n_ctx > UNCHECKED_N_CTX:
-                # a large context's cache is allocated as the model loads: read first, with a
-                # small context, what the model was trained for and what its cache would take
+            # The context's cache is allocated as the model loads: read first what the model
+            # was trained for and what its cache would take (from the file's metadata; else
+            # from the model loaded with a small context).
+            metadata = gguf_context_metadata(path)
+            if metadata is None:
                 probe = Llama(**{**kwargs, "n_ctx": 512})
-                check_n_ctx(n_ctx, trained_context(probe.metadata), kv_cache_bytes(probe.metadata, n_ctx), path.name)
+                metadata = dict(probe.metadata)
                 del probe
+            trained = trained_context(metadata) if n_ctx > UNCHECKED_N_CTX else 0
+            check_n_ctx(n_ctx, trained, kv_cache_bytes(metadata, n_ctx), path.name)
             self._llama = Llama(**kwargs)
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"model {path}: llama.cpp cannot load it: {exc}") from exc
@@ -595,6 +683,8 @@ class LlamaCppModel:
         for start in range(0, len(tokens), EVAL_STEP):
             if self._stop is not None and self._stop():
                 raise Interrupted("interrupted")
+            if self._deadline is not None and time.monotonic() > self._deadline:
+                raise _PastDeadline
             self._eval(tokens[start : start + EVAL_STEP])
 
     @contextlib.contextmanager
@@ -613,11 +703,27 @@ class LlamaCppModel:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False))
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
-        """Yield the reply piece by piece; see ChatModel.stream. Raises BadInputError when
-        the prompt does not fit the context window (llama.cpp's ValueError "Requested
-        tokens (N) exceed context window of M"), before any piece."""
+        """Yield the reply piece by piece; see ChatModel.stream. A reply still going
+        ``timeout`` seconds (model_timeout) after the call, reading the prompt included, is
+        ended there as a server's reply is limited: generation stops (checked between two
+        pieces and between two steps of llama.cpp's evaluation), what was written is kept,
+        and a last piece says it was cut (``CUT_MARK``). Raises BadInputError when the
+        prompt does not fit the context window (llama.cpp's ValueError "Requested tokens
+        (N) exceed context window of M"), before any piece."""
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        pieces = self._stream(messages, max_tokens, temperature)
         try:
-            yield from self._stream(messages, max_tokens, temperature)
+            while deadline is None or time.monotonic() <= deadline:
+                self._deadline = deadline  # only while llama.cpp works for this reply, not between pieces
+                try:
+                    piece = next(pieces)
+                except StopIteration:
+                    return
+                finally:
+                    self._deadline = None
+                yield piece
+        except _PastDeadline:
+            pass
         except ValueError as exc:
             if "context window" not in str(exc):
                 raise
@@ -625,6 +731,9 @@ class LlamaCppModel:
                 f"the prompt (question, recalled memories, conversation) does not fit the chat model's context: {exc}; "
                 "shorten the question, or raise n_ctx"
             ) from None
+        finally:
+            pieces.close()  # generation stops here, not at max_tokens
+        yield CUT_MARK.format(seconds=self.timeout)
 
     def _stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         if self.uses_chat_template:

@@ -423,9 +423,8 @@ class Server:
             why = f"speaks another version of Chroma's API than this memcli's chromadb: {text}"
         else:
             return None
-        return StoreServerError(
-            f"the Chroma server at {self} {why}; nothing was half written, run the command again once it is back"
-        )
+        reason = f"the Chroma server at {self} {why}"
+        return StoreServerError(f"{reason}; nothing was half written, run the command again once it is back", reason)
 
     def check(self) -> None:
         """Ask the server, with our own short request, whether it can be used before a

@@ -21,14 +21,21 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
-from memcli.errors import DISK_FULL_ERRNOS, READ_ONLY_ERRNOS, DiskFullError, ReadOnlyStoreError
-from memcli.memory import Memory
+from memcli.errors import DISK_FULL_ERRNOS, READ_ONLY_ERRNOS, DiskFullError, ReadOnlyStoreError, StoreServerError
+from memcli.memory import Kind, Memory
 from memcli.paths import device_of, open_private, private_dir
 from memcli.processes import process_start, same_process
 
 _IN_FLIGHT: Counter[str] = Counter()
 """Ids of the memories this process is writing now, all threads."""
 _IN_FLIGHT_LOCK = threading.Lock()
+
+
+def _saved_for_later(memories: Sequence[Memory]) -> str:
+    """What a command whose ``memories`` stay journaled (the store's server is down) says
+    became of them."""
+    what = "your note was" if all(m.kind == Kind.NOTE.value for m in memories) else "what was said was"
+    return f"{what} saved and will be stored once the server is back (by the next memcli command that reaches it)"
 
 
 class Journal:
@@ -41,7 +48,9 @@ class Journal:
     def writing(self, memories: Sequence[Memory]) -> Iterator[Callable[[], None]]:
         """Journal ``memories`` for the block, in which the caller stores them; calling the
         value it yields drops their files (they are stored). Leaving the block without
-        calling it leaves them journaled for the next flush."""
+        calling it leaves them journaled for the next flush. A Chroma server that cannot be
+        used in the block (StoreServerError) leaves them journaled too, and its message says
+        so: they are saved, and the next command that reaches the server stores them."""
         ids = [m.id for m in memories]
         with _IN_FLIGHT_LOCK:
             _IN_FLIGHT.update(ids)
@@ -52,6 +61,8 @@ class Journal:
             except (DiskFullError, ReadOnlyStoreError):
                 self.discard(files)  # the error says nothing was kept: nothing stays journaled either
                 raise
+            except StoreServerError as exc:
+                raise StoreServerError(f"{exc.reason}; {_saved_for_later(memories)}", exc.reason) from exc
         finally:
             with _IN_FLIGHT_LOCK:
                 _IN_FLIGHT.subtract(ids)
