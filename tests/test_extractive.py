@@ -236,3 +236,69 @@ def test_interests_keep_the_keyword_order_with_one_case_of_each() -> None:
     with mock.patch("yake.KeywordExtractor") as extractor:
         extractor.return_value.extract_keywords.return_value = found
         assert extractive.interests(["I paint and hike with my dogs."]) == ["Painting", "dogs", "hiking"]
+
+
+def test_centrality_is_lexranks_pagerank_without_a_graph_of_n_squared_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    import networkx as nx  # local: the reference the test compares against
+
+    rng = np.random.default_rng(7)
+    cases = []
+    for n in (3, 12, 60):
+        vectors = rng.normal(size=(n, 8))
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors[-1] = -vectors[0]  # a sentence linked to little: dangling rows are handled
+        similarity = np.clip(vectors @ vectors.T, 0.0, 1.0)
+        np.fill_diagonal(similarity, 0.0)
+        similarity[similarity < 0.1] = 0.0
+        ranks = nx.pagerank(nx.from_numpy_array(similarity), alpha=0.85, weight="weight")
+        cases.append((vectors, np.array([ranks[i] for i in range(n)])))
+
+    def no_graph(*args: object, **kwargs: object) -> None:
+        raise AssertionError("centrality built a networkx graph of the similarity matrix")
+
+    monkeypatch.setattr(nx, "from_numpy_array", no_graph)
+    for vectors, expected in cases:
+        assert np.abs(centrality(vectors) - expected).max() < 1e-5
+
+
+def test_a_long_text_reaches_the_sentence_splitter_in_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memcli.text import extractive  # local: the module whose splitter is watched
+
+    seen: list[int] = []
+    real = extractive._SEGMENTERS.get("en")
+    if real is None:
+        split_sentences("Warm the segmenter up. Now.")
+        real = extractive._SEGMENTERS["en"]
+
+    class Watched:
+        def segment(self, text: str) -> list[str]:
+            seen.append(len(text))
+            return real.segment(text)
+
+    monkeypatch.setitem(extractive._SEGMENTERS, "en", Watched())
+    extractive._split.cache_clear()
+    sentence = "We walked to the allotment and picked the last of the tomatoes."
+    text = " ".join(f"{sentence[:-1]} number {i}." for i in range(3000))  # about 200,000 characters
+    found = split_sentences(text)
+    assert len(found) == 3000
+    assert found[1234] == f"{sentence[:-1]} number 1234."
+    assert max(seen) <= extractive.SPLIT_PIECE
+
+
+def test_a_summary_reads_at_most_the_start_of_a_very_long_memory() -> None:
+    from memcli.text.extractive import SUMMARY_READ  # local: the bound under test
+
+    @dataclass
+    class Turn:
+        text: str
+        speaker: str = "sam"
+        id: str = "t1"
+        created_at: float = 0.0
+        tags: tuple[str, ...] = ()
+
+    sentence = "We walked to the allotment and picked the last of the tomatoes number {}."
+    text = " ".join(sentence.format(i) for i in range(4000))
+    found = sentences_of([Turn(text)])
+    assert sum(len(s.text) + 1 for s in found) <= SUMMARY_READ + len(sentence) + 10
+    assert found[0].text.startswith("We walked to the allotment")
+    assert len(found) < 4000

@@ -31,11 +31,19 @@ from typing import Any
 import numpy as np
 
 from memcli.memory import ASSISTANT, BASE_MODEL
+from memcli.text.chunking import chunks
 
 Embed = Callable[[list[str]], list[list[float]]]
 """Texts -> unit vectors (``Embedder.embed``)."""
 
 LEXRANK_THRESHOLD = 0.1
+SUMMARY_READ = 20_000
+"""Characters of one memory an extractive summary reads at most (as the graph step does):
+memcli chunks what it stores at 1,000, so only a memory kept whole by an export or an older
+store is longer."""
+SPLIT_PIECE = 2000
+"""Characters past which a text is cut into pieces (at sentence boundaries) before pySBD
+splits them, so that splitting a long memory costs time in proportion to its length."""
 """Cosine similarity below which two sentences are not linked (Erkan & Radev use 0.1)."""
 DAMPING = 0.85
 """PageRank's damping factor."""
@@ -104,7 +112,10 @@ def _split(text: str) -> tuple[str, ...]:
             import pysbd
 
             segmenter = _SEGMENTERS[language] = pysbd.Segmenter(language=language, clean=False)
-    return tuple(s.strip() for s in segmenter.segment(text) if s.strip())
+    # pySBD's cost grows faster than the text: a long text is cut at sentence boundaries
+    # into pieces of about a chunk first (memcli.text.chunking), so splitting stays linear.
+    pieces = chunks(text, SPLIT_PIECE) if len(text) > SPLIT_PIECE else (text,)
+    return tuple(s.strip() for piece in pieces for s in segmenter.segment(piece) if s.strip())
 
 
 def size(text: str) -> float:
@@ -122,12 +133,15 @@ def by_base_model(turn: Any) -> bool:
 def sentences_of(turns: Sequence[Any], min_words: int = MIN_WORDS) -> list[Sentence]:
     """The sentences of ``turns`` (memories: ``text``, ``speaker``, ``id``, ``created_at``),
     in the order said, without questions (they ask, they do not tell what happened), those
-    shorter than ``min_words``, and none of a base model's reply (``by_base_model``)."""
+    shorter than ``min_words``, and none of a base model's reply (``by_base_model``); of a
+    memory longer than ``SUMMARY_READ`` characters, the sentences of its start."""
     out: list[Sentence] = []
     for turn in turns:
         if by_base_model(turn):
             continue
-        for i, text in enumerate(split_sentences(turn.text)):
+        # no further than SUMMARY_READ of one memory, so that no one memory holds the
+        # consolidation for long (every sentence read is embedded)
+        for i, text in enumerate(split_sentences(turn.text[:SUMMARY_READ])):
             if size(text) >= min_words and not text.rstrip().endswith(("?", "？")):
                 out.append(Sentence(text, turn.speaker, turn.id, turn.created_at, i))
     return out
@@ -137,20 +151,29 @@ def centrality(vectors: np.ndarray, threshold: float = LEXRANK_THRESHOLD) -> np.
     """LexRank score of each row of ``vectors`` (unit vectors, n x d): PageRank over the
     graph of cosine similarities ≥ ``threshold``; sums to 1. A sentence linked to none
     keeps the teleport share."""
-    # heavy: networkx is needed only by the graph and TextRank
-    import networkx as nx
-
     n = len(vectors)
     if n == 0:
         return np.zeros(0)
     if n == 1:
         return np.ones(1)
+    vectors = np.asarray(vectors, dtype=np.float32)
     similarity = np.clip(vectors @ vectors.T, 0.0, 1.0)
     np.fill_diagonal(similarity, 0.0)
     similarity[similarity < threshold] = 0.0
-    graph = nx.from_numpy_array(similarity)
-    ranks = nx.pagerank(graph, alpha=DAMPING, weight="weight")
-    return np.array([ranks[i] for i in range(n)])
+    # PageRank by power iteration on the matrix itself, as networkx's pagerank computes it
+    # (uniform teleport, a sentence linked to none spreads its share evenly, stop when the
+    # L1 change is below n x 1e-6, at most 100 steps): building a networkx graph of the
+    # same matrix cost time and memory in proportion to n² Python objects.
+    out_weight = similarity.sum(axis=1)
+    dangling = out_weight == 0
+    transition = similarity / np.where(dangling, 1.0, out_weight)[:, None]
+    rank = np.full(n, 1.0 / n)
+    for _ in range(100):
+        previous = rank
+        rank = DAMPING * (previous @ transition + previous[dangling].sum() / n) + (1 - DAMPING) / n
+        if np.abs(rank - previous).sum() < n * 1e-6:
+            break
+    return rank / rank.sum()
 
 
 def select(
