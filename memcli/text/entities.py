@@ -481,7 +481,7 @@ def _english_candidates(
             words.pop()
         # a sentence's first word that is a verb, before a name within the run ("Call Marcus
         # back", "Joined the Riverside Running Club"): the name is the rest
-        if match.start() in starts and len(words) > 1 and _leading_verb(words[0].group(), common):
+        if match.start() in starts and len(words) > 1 and _leading_verb(words[0].group()):
             words.pop(0)
             while words and words[0].group().lower() in _CONNECTORS:
                 words.pop(0)
@@ -521,12 +521,12 @@ _IMPERATIVES = frozenset(
 """Verbs a note starts with before a name ("Call Marcus back", "Ask Priya about it")."""
 
 
-def _leading_verb(word: str, common: Collection[str]) -> bool:
+def _leading_verb(word: str) -> bool:
     """Whether a sentence's first word is a verb rather than the start of a name: a past
-    form ("Watched", "Joined"), an imperative of a note ("Call", "Ask"), or a word the
-    user writes in lower case elsewhere (``common``)."""
+    form ("Watched", "Joined") or an imperative of a note ("Call", "Ask"). Not any word
+    written in lower case elsewhere: "New Horizons", "New York" keep their "New"."""
     lower = _lower(word)
-    return lower in _IMPERATIVES or lower in common or len(lower) > 4 and lower.endswith("ed")
+    return lower in _IMPERATIVES or len(lower) > 4 and lower.endswith("ed")
 
 
 def _bare(word: str) -> str:
@@ -722,9 +722,9 @@ _ZH_NAMED = re.compile(
 
 _ZH_PERSON_CUES = frozenset(
     """朋友 好友 同事 同学 老同学 室友 邻居 老公 老婆 丈夫 妻子 太太 先生 男朋友 女朋友 男友 女友 哥哥 姐姐 弟弟 妹妹 表哥 表姐 表妹 表弟
-    儿子 女儿 老板 领导 老师 医生 和 跟 与""".split()
+    儿子 女儿 老板 领导 老师 医生""".split()
 )
-"""Words before a person's name (朋友李娜, 和陈浩): a name there is a person even when jieba's
+"""Words before a person's name (朋友李娜, 老公陈浩): a name there is a person even when jieba's
 dictionary holds it as a word."""
 _ZH_PET_WORDS = frozenset("狗 猫 狗狗 猫咪 小狗 小猫 兔子 仓鼠 鹦鹉".split())
 
