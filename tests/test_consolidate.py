@@ -25,6 +25,7 @@ from memcli.config import Paths, load_settings, resolve_paths
 from memcli.consolidation.consolidate import MAX_FACTS, RELATED_SIMILARITY, WINDOW_PAIRS, make_plan
 from memcli.consolidation.grounding import Grounding, SourceTurn, fact_problem, mentions, statement_problem
 from memcli.consolidation.model_output import RUNNING_SENTENCES, WINDOW_FACTS
+from memcli.consolidation.shared import told
 from memcli.errors import InvalidOutputError, StoreLockedError
 from memcli.library.engine import Engine
 from memcli.memory import Kind, Memory, singleton_id, stable_id
@@ -1022,7 +1023,9 @@ def test_turn_added_to_a_consolidated_day_resummarises_the_whole_day(
     [daily] = stored(engine, Kind.EVENT_DAILY)
     assert daily.source_ids == [t.id for t in turns]
     [summary_call] = [c for c in fake_model.structured_calls if c[0] == "summary" and "Conversation of" in c[1]]
-    assert all(t.text in summary_call[1] for t in turns)
+    # every turn is read again, for what it tells: the assistant's question is no event (issue 33)
+    assert all(t.text in summary_call[1] for t in told(turns)) and len(told(turns)) == len(turns)
+    assert "How old is Rex now?" not in summary_call[1]
     [memory_call] = [c for c in fake_model.structured_calls if c[0] == "memory"]
     assert turns[2].text in memory_call[1] and turns[0].text not in memory_call[1].split("New conversation")[1]
 

@@ -429,3 +429,37 @@ def test_a_sentence_without_end_is_read_in_bounded_pieces() -> None:
     text = "and then " * 2000 + "my sister Carol moved to Paris"
     found = extract(text, speaker="Dana")
     assert all(len(r.evidence) <= entities.LONGEST_SENTENCE for r in found.relations)
+
+
+# Typing by context (issue 33 item 6): cases of tests/data/entity_types/dev.jsonl ---------------
+
+
+@pytest.mark.parametrize(
+    "text, name, kind",
+    [
+        ("I moved to Lisbon with my husband Rui in March.", "Rui", "person"),  # not pinyin of a place
+        ("Watched a film with Aisha tonight.", "Aisha", "person"),
+        ("Signed up at PureGym in Manchester today.", "PureGym", "organisation"),  # a brand's inner capital
+        ("Signed up at PureGym in Manchester today.", "Manchester", "place"),
+        ("Lunch with Tomasz at Dishoom today.", "Dishoom", "organisation"),
+        ("Joined the Riverside Running Club last week.", "Riverside Running Club", "organisation"),
+        ("Took the kids to Hampstead Heath on Sunday afternoon.", "Hampstead Heath", "place"),
+        ("Appointment with Dr Okafor on Friday about my knee.", "Dr Okafor", "person"),
+        ("Flight to Dublin on Thursday morning.", "Dublin", "place"),
+        ("Call Marcus back about the flat in Leeds.", "Marcus", "person"),
+        ("下个月和朋友李娜一起去成都旅游。", "李娜", "person"),
+        ("下个月和朋友李娜一起去成都旅游。", "成都", "place"),
+        ("我的狗豆豆今天生病了。", "豆豆", "pet"),
+    ],
+)
+def test_a_name_is_typed_by_its_context(text: str, name: str, kind: str) -> None:
+    assert names(text, speaker="Sam").get(name) == kind
+
+
+@pytest.mark.parametrize("text", ["Appointment with Dr Okafor on Friday.", "Flight to Dublin on Thursday morning."])
+def test_a_day_after_a_name_is_not_part_of_it(text: str) -> None:
+    assert not any(re.search(r"Friday|Thursday", n) for n in names(text, speaker="Sam"))
+
+
+def test_a_possessive_after_at_is_someones_home_not_an_organisation() -> None:
+    assert names("Dinner at Anna's tonight.", speaker="Sam").get("Anna") == "person"

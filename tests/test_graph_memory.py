@@ -257,3 +257,22 @@ def test_a_memory_longer_than_a_chunk_is_read_chunk_by_chunk_and_only_so_far() -
     found = builder.extractions(memory, USER, None, KnownNames.of([]))
     assert 2 <= len(found) <= GRAPH_READ // 1000 + 1
     assert warned and "only its first 20,000" in warned[0]
+
+
+def test_a_name_gets_the_type_its_cued_mentions_give_across_notes(fake_model: Any) -> None:
+    """Issue 33 item 6: "Manchester" first written without a cue (the default, person) and
+    then "in Manchester" is one place, not a person because the first note came first."""
+    engine = make_memcli(consolidation="extractive")
+    texts = ("Mum says Manchester was grey and wet all week.", "Signed up at a gym in Manchester today.")
+    engine.add_memories(
+        [
+            Memory(
+                id=f"note{i}", user=USER, kind=Kind.NOTE.value, text=text, created_at=1_683_500_000 + i, day=PORTO_DAY
+            )
+            for i, text in enumerate(texts)
+        ]
+    )
+    engine.consolidate(USER)
+    with engine.store.transaction():
+        types = {e.name: e.type for e in engine.store.sidecar.graph.entities(USER)}
+    assert types.get("Manchester") == "place"

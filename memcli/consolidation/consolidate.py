@@ -86,6 +86,7 @@ from memcli.consolidation.shared import (
     date_words,
     make_plan,
     normalized,
+    told,
 )
 from memcli.dates import day_of, spoken_date
 from memcli.errors import InvalidOutputError, ModelServerError
@@ -147,28 +148,35 @@ class Consolidator(FactWork):
         self.engine.flush_pending()  # embeds: before the store is taken
         with self.store.transaction():
             turns = self.store.memories(user=user, kind=Kind.TURN.value, archived=False)
+            notes = self.store.memories(user=user, kind=Kind.NOTE.value, archived=False)
             dailies = self._dailies(user)
             progress = {stage: self.store.sidecar.consolidated(user, stage) for stage in STAGES}
-        return make_plan(user, self.named(user, turns), progress, dailies, since, until, retry)
+        named = self.named(user, [*turns, *notes])
+        said = [m for m in named if m.kind == Kind.TURN.value]
+        written = [m for m in named if m.kind == Kind.NOTE.value]
+        return make_plan(user, said, progress, dailies, since, until, retry, written)
 
-    def named(self, user: str, turns: Sequence[Memory]) -> list[Memory]:
-        """``turns`` (copies) with the user's own speaker, their id or the role "user" of a
-        chat log, renamed to what summaries, facts and portraits call them (``name_of``):
-        "Sam's sister Ana", not "Default's sister Ana". With no name known, an id that is
-        no name ("default", the login name) and "user" become ``extractive.UNNAMED``;
-        another id (a MemoryBank user's, "Emily") stays."""
-        own = [t for t in turns if t.speaker in (user, "user")]
+    def named(self, user: str, memories: Sequence[Memory]) -> list[Memory]:
+        """``memories`` (copies; turns, and notes) with the user's own speaker, their id or
+        the role "user" of a chat log, renamed to what summaries, facts and portraits call
+        them (``name_of``): "Sam's sister Ana", not "Default's sister Ana". With no name
+        known, an id that is no name ("default", the login name) and "user" become
+        ``extractive.UNNAMED``; another id (a MemoryBank user's, "Emily") stays. A note
+        (``memcli remember``, no speaker) is the user's: it gets the name their turns get."""
+        own = [t for t in memories if t.speaker in (user, "user")]
+        notes = [m for m in memories if m.kind == Kind.NOTE.value and not m.speaker]
         self._own.update(t.id for t in own)
-        name = self.name_of(user, own)
+        name = self.name_of(user, [*own, *notes])
+        writer = name or (extractive.UNNAMED if user in (LEGACY_USER, login_name()) else user)
         if not name:
             name = extractive.UNNAMED
             own = [t for t in own if t.speaker == "user" or user in (LEGACY_USER, login_name())]
-        renamed = {t.id for t in own if t.speaker != name}
-        return [replace(t, speaker=name) if t.id in renamed else t for t in turns]
+        renamed = {t.id: name for t in own if t.speaker != name} | {n.id: writer for n in notes}
+        return [replace(m, speaker=renamed[m.id]) if m.id in renamed else m for m in memories]
 
     def name_of(self, user: str, own: Sequence[Memory]) -> str:
         """The name of ``user``: the ``name`` setting (for the configured user, or a store's
-        "default"), else the last name they gave in ``own`` (their turns: "my name is Sam",
+        "default"), else the last name they gave in ``own`` (their turns and notes: "my name is Sam",
         ``extractive.stated_name``), else one a stored fact records (``extractive.named_in``);
         "" when none."""
         if self.settings.name and user in (self.settings.user, LEGACY_USER):
@@ -306,7 +314,7 @@ class Consolidator(FactWork):
             self._unit(f"{plan.user} {day}", self.consolidate_day, plan.user, day, turns)
             self._step()
         if plan.fold:
-            self._unit(f"{plan.user} global fold", self.update_globals, plan.user, _people(plan.turns))
+            self._unit(f"{plan.user} global fold", self.update_globals, plan.user, _people([*plan.turns, *plan.notes]))
             self._step()
         for session, turns in plan.sessions:
             self._unit(f"{plan.user} session {session}", self.fold_session, plan.user, session, turns)
@@ -459,19 +467,22 @@ class Consolidator(FactWork):
         )
 
     def extract_day(self, turns: Sequence[Memory]) -> tuple[str, str]:
-        """The extractive daily event summary (``extractive.summarize``: "Speaker: sentence"
-        lines) and daily portrait (``extractive.portrait`` of each person who spoke) of a day."""
+        """The extractive daily event summary (``extractive.summarize`` of what the day's turns
+        and notes tell, ``told``: "Speaker: sentence" lines, no question or request) and daily
+        portrait (``extractive.portrait`` of each person who spoke or wrote) of a day."""
         embed = self.embed
-        summary = "\n".join(s.line() for s in extractive.summarize(turns, embed))
+        summary = "\n".join(s.line() for s in extractive.summarize(told(turns), embed))
         people = _speakers(turns)
         portrait = "\n".join(filter(None, (extractive.portrait(turns, who, embed) for who in people)))
         return summary, portrait
 
     def consolidate_day(self, user: str, day: str, turns: Sequence[Memory]) -> None:
-        """Write the daily event summary and daily portrait of ``day`` from all its turns,
-        with the chat model or by extraction (``extractive``); when the model fails on
-        either, the extractive ones are written instead. A day with nothing of substance
-        writes nothing (and is done)."""
+        """Write the daily event summary and daily portrait of ``day`` from all its turns and
+        notes, with the chat model or by extraction (``extractive``); when the model fails on
+        either, the extractive ones are written instead. The summary is written from what
+        they tell (``told``: no question or request), the portrait from all of it (what a
+        person asks shows them too). A day with nothing of substance writes nothing (and is
+        done)."""
         lines = _material(turns)
         ids = [t.id for t in turns]
         if not lines:
@@ -482,25 +493,28 @@ class Consolidator(FactWork):
             self._wrote("extractive")
         else:
             grounding = Grounding("\n".join(lines) + " " + date_words(turns[0].created_at))
+            events = _material(told(turns))
+            header = f"{'Notes and conversation' if any(t.kind == Kind.NOTE.value for t in turns) else 'Conversation'}"
             try:
-                summary = self.summarize(lines, f"Conversation of {spoken_date(turns[0].created_at)}:", grounding)
+                summary = (
+                    self.summarize(events, f"{header} of {spoken_date(turns[0].created_at)}:", grounding)
+                    if events
+                    else ""
+                )
                 portrait = self.portray(prompts.DAILY_PORTRAIT.format(who=_people(turns)), lines, grounding)
                 self._wrote("llm")
             except InvalidOutputError as exc:
                 self._fall_back(f"{user} {day}", exc)
                 summary, portrait = self.extract_day(turns)
-        if not summary:
+        if not summary and not portrait:
             self._mark(user, "day", ids)
             return
         last = turns[-1]
-        memories = (
-            self._memory(user, Kind.EVENT_DAILY, day, summary, last, f"consolidate:{day}", ids),
-            *(
-                [self._memory(user, Kind.PORTRAIT_DAILY, day, portrait, last, f"consolidate:{day}", ids)]
-                if portrait
-                else []
-            ),
-        )
+        memories = [
+            self._memory(user, kind, day, text, last, f"consolidate:{day}", ids)
+            for kind, text in ((Kind.EVENT_DAILY, summary), (Kind.PORTRAIT_DAILY, portrait))
+            if text
+        ]
         self._replace(memories, self.engine.clock(), "day", ids)
 
     def update_globals(self, user: str, who: str) -> None:

@@ -37,7 +37,9 @@ from memcli.text.entities import (
     Extraction,
     GraphOutput,
     KnownNames,
+    Mention,
     common_words,
+    entity_type,
     extract,
     extraction_prompt,
     ground,
@@ -116,6 +118,23 @@ def addressees(memories: Sequence[Memory]) -> dict[str, str]:
         if memory.kind == Kind.TURN.value and len(names) == 2 and memory.speaker in names:
             out[memory.id] = names[1 - names.index(memory.speaker)]
     return out
+
+
+def typed_alike(found: list[tuple[Memory, Extraction]]) -> list[tuple[Memory, Extraction]]:
+    """``found`` (memories and what each names) with every mention of one name given the
+    type its mentions across all of them weigh to (``entity_type``: a type a cue gave wins
+    over the default "person"). The graph keeps the type an entity was first stored with,
+    so a name typed by the default in one note ("Manchester was grey") and by a cue in the
+    next ("a gym in Manchester") must not be stored as a person because the first came first."""
+    by_key: dict[str, list[Mention]] = {}
+    for _, extraction in found:
+        for mention in extraction.mentions:
+            by_key.setdefault(mention.key, []).append(mention)
+    types = {key: entity_type(mentions) for key, mentions in by_key.items()}
+    return [
+        (memory, replace(extraction, mentions=tuple(replace(m, type=types[m.key]) for m in extraction.mentions)))
+        for memory, extraction in found
+    ]
 
 
 class GraphBuilder:
@@ -249,9 +268,13 @@ class GraphBuilder:
         roles = {normalise(name): "user", normalise(ASSISTANT): "assistant"}
         for start in range(0, len(memories), BATCH):
             batch = memories[start : start + BATCH]
-            found = [
-                (m, extraction) for m in batch for extraction in self.extractions(m, name, you.get(m.id), known, common)
-            ]
+            found = typed_alike(
+                [
+                    (m, extraction)
+                    for m in batch
+                    for extraction in self.extractions(m, name, you.get(m.id), known, common)
+                ]
+            )
             now = self.clock()
             with self.store.transaction(), self.store.sidecar.graph.writing():
                 graph = self.store.sidecar.graph

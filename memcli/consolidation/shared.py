@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from memcli.consolidation.graph_memory import GraphReport
@@ -125,10 +125,13 @@ class Plan:
     """The work one run will do for one user: days, sessions and message pairs with turns
     that have not been through that stage, and whether the global summary and portrait
     have daily ones to fold in. ``turns``: every active turn of the user, oldest first
-    (the context of fact extraction)."""
+    (the context of fact extraction). A day's memories (``days``) are its turns and notes."""
 
     user: str
     turns: list[Memory]
+    notes: list[Memory] = field(default_factory=list)
+    """Every active note of the user (``memcli remember``), oldest first: read with the
+    turns of their day for its event summary and portrait."""
     days: dict[str, list[Memory]] = field(default_factory=dict)
     sessions: list[tuple[str, list[Memory]]] = field(default_factory=list)
     pairs: list[list[Memory]] = field(default_factory=list)
@@ -148,14 +151,17 @@ def make_plan(
     since: str | None = None,
     until: str | None = None,
     retry: bool = False,
+    notes: Sequence[Memory] = (),
 ) -> Plan:
     """What consolidation has left to do for ``user``.
 
-    ``turns``: the user's active turns; ``dailies``: their active daily summaries and
-    portraits. ``progress``: stage → item id → ``done`` or ``skipped`` (the model's output
+    ``turns``: the user's active turns; ``notes``: their active notes, which a day's event
+    summary and portrait read with its turns (MemoryBank's daily memory is all that the
+    user told that day; a person who mostly uses ``remember`` tells it in notes), but no
+    session or message pair; ``dailies``: their active daily summaries and portraits. ``progress``: stage → item id → ``done`` or ``skipped`` (the model's output
     stayed invalid). An item is to do when it has no progress, or with ``retry`` when it
     was skipped. ``since`` / ``until``: ``YYYY-MM-DD`` bounds (inclusive) on the days
-    considered. A day with a turn to do is summarised again from all of its turns; a
+    considered. A day with a turn or a note to do is summarised again from all of them; a
     session's turns to do are folded into the running memory; turns to do are paired in
     order within their session for fact extraction (a lone last turn makes a pair of one).
     The global summary and portrait are folded forward when a day is to do, or a daily
@@ -164,15 +170,16 @@ def make_plan(
     todo = lambda stage, item_id: (status := progress[stage].get(item_id)) is None or (retry and status == SKIPPED)  # noqa: E731
     in_range = lambda day: (since is None or day >= since) and (until is None or day <= until)  # noqa: E731
     ordered = sorted(turns, key=lambda m: (m.created_at, m.id))
-    plan = Plan(user, ordered)
+    plan = Plan(user, ordered, sorted(notes, key=lambda m: (m.created_at, m.id)))
     by_day: dict[str, list[Memory]] = defaultdict(list)
     by_session: dict[str, list[Memory]] = defaultdict(list)
     for turn in ordered:
-        by_day[turn.day].append(turn)
         by_session[turn.session or turn.day].append(turn)
-    for day, day_turns in by_day.items():
-        if in_range(day) and any(todo("day", t.id) for t in day_turns):
-            plan.days[day] = day_turns
+    for memory in sorted([*ordered, *plan.notes], key=lambda m: (m.created_at, m.id)):
+        by_day[memory.day].append(memory)
+    for day, day_memories in sorted(by_day.items()):
+        if in_range(day) and any(todo("day", m.id) for m in day_memories):
+            plan.days[day] = day_memories
     for session, session_turns in by_session.items():
         fresh = [t for t in session_turns if in_range(t.day) and todo("session", t.id)]
         if fresh:
@@ -242,6 +249,23 @@ def _material(turns: Sequence[Memory]) -> list[str]:
     """The transcript a summary, a portrait or a running memory is written from: without the
     replies of a base model (``extractive.by_base_model``), which invent."""
     return _transcript([t for t in turns if not extractive.by_base_model(t)])
+
+
+def told(memories: Sequence[Memory]) -> list[Memory]:
+    """``memories`` (copies) with only what they tell: each sentence that asks a question or
+    makes a request (``extractive.is_request_or_question``: "Tell me a long story about my
+    trip to Lisbon", "What should I cook?", "请给我讲个故事") left out, and a memory left
+    with nothing dropped. An event summary says what happened, not what was asked
+    (MemoryBank's "events and key information")."""
+    out = []
+    for memory in memories:
+        sentences = extractive.split_sentences(memory.text)
+        kept = [s for s in sentences if not extractive.is_request_or_question(s)]
+        if len(kept) == len(sentences):
+            out.append(memory)
+        elif kept:
+            out.append(replace(memory, text=" ".join(kept)))
+    return out
 
 
 def _speakers(turns: Sequence[Memory]) -> list[str]:

@@ -271,13 +271,14 @@ _ORG_WORDS = frozenset(
     """inc inc. ltd llc corp corporation company co university college school academy institute hospital clinic
     bank church center centre foundation group association society club agency department studio studios
     lab labs library museum gallery team council committee union network organization organisation shelter
-    restaurant cafe café bakery bar pub store shop magazine band choir orchestra
+    restaurant cafe café bakery bar pub store shop magazine band choir orchestra gym gyms fitness leisure
     """.split()
 )
 _PLACE_WORDS = frozenset(
     """city town village county state province country island islands beach park lake river mountain mountains mount
     street st avenue ave road rd valley bay coast falls canyon forest desert hills hill square bridge harbor harbour
-    palace temple tower wall garden gardens pass passes peak gorge cave caves lagoon trail district springs
+    palace temple tower wall garden gardens pass passes peak gorge cave caves lagoon trail district springs heath moor
+    lido pier marina
     """.split()
 )
 _PHRASES = frozenset(
@@ -468,9 +469,22 @@ def _english_candidates(
             stripped.append(words.pop(0).group().lower())
         if _NATIONALITIES.intersection(stripped):
             continue  # "My German Shepherds": an adjective of nationality and a common noun
-        # "Fri I", "Caroline I": a pronoun or a connector after a name is not part of it
-        while words and (words[-1].group().lower() in _CONNECTORS or words[-1].group() == "I"):
+        # "Fri I", "Caroline I": a pronoun or a connector after a name is not part of it; nor is
+        # the day or month a connector ties on ("Dr Okafor on Friday", "Dublin on Thursday")
+        while words and (
+            words[-1].group().lower() in _CONNECTORS
+            or words[-1].group() == "I"
+            or len(words) > 2
+            and _lower(words[-1].group()) in _TIME_WORDS
+            and words[-2].group().lower() in _CONNECTORS
+        ):
             words.pop()
+        # a sentence's first word that is a verb, before a name within the run ("Call Marcus
+        # back", "Joined the Riverside Running Club"): the name is the rest
+        if match.start() in starts and len(words) > 1 and _leading_verb(words[0].group()):
+            words.pop(0)
+            while words and words[0].group().lower() in _CONNECTORS:
+                words.pop(0)
         if not words or all(_lower(_bare(w.group())) in _NOT_NAMES for w in words):
             continue
         start = match.start() + words[0].start()
@@ -482,6 +496,8 @@ def _english_candidates(
         first = _bare(words[0].group())
         if start in starts and first.lower() not in names_elsewhere and name.lower() not in names_elsewhere:
             continue
+        if start > match.start() and match.start() in starts and first.lower() not in names_elsewhere:
+            continue  # after a leading verb, only a word the text writes as a name elsewhere too
         if len(words) == 1 and name.lower() in common and name.lower() not in known or name.lower() in _PHRASES:
             continue  # "Sounds great, See you soon", "my Engineering assignments"
         if words[0].group().lower() in _NATIONALITIES or _NOT_A_NAME_AFTER.match(text, end):
@@ -492,6 +508,25 @@ def _english_candidates(
             continue  # acronyms name topics more often than entities ("LGBTQ", "DIY", "HIIT", "RPGs"); capitals shout
         out.append(_Candidate(name, start, end))
     return out
+
+
+_TIME_WORDS = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat
+    january february march april june july august september october november december""".split()
+)
+"""Days and months (not "May", a name too): a name does not end in one."""
+_IMPERATIVES = frozenset(
+    """call ring phone text email message meet ask tell remind thank invite visit see buy book pay pick collect""".split()
+)
+"""Verbs a note starts with before a name ("Call Marcus back", "Ask Priya about it")."""
+
+
+def _leading_verb(word: str) -> bool:
+    """Whether a sentence's first word is a verb rather than the start of a name: a past
+    form ("Watched", "Joined") or an imperative of a note ("Call", "Ask"). Not any word
+    written in lower case elsewhere: "New Horizons", "New York" keep their "New"."""
+    lower = _lower(word)
+    return lower in _IMPERATIVES or len(lower) > 4 and lower.endswith("ed")
 
 
 def _bare(word: str) -> str:
@@ -550,6 +585,11 @@ def _is_pinyin_place(name: str) -> bool:
     return " " not in name and _PINYIN_WORD.fullmatch(name) is not None and _PINYIN_MARK.search(name) is not None
 
 
+_CAMEL_CASE = re.compile(r"^(?!Mc|Mac|De|La|Le|Di|Du|Van|Von)[A-Z][a-z]+[A-Z][a-z]")
+"""A brand's inner capital ("PureGym", "YouTube"), not a surname's ("McGee", "DeShawn")."""
+_AT_CUE = re.compile(r"\bat\s+(?:the\s+)?$", re.I)
+
+
 def _english_type(text: str, cand: _Candidate, persons: set[str]) -> tuple[str, bool]:
     """The type of a capitalised span, from its own words and the words around it, and
     whether a cue gave it (else it is the default, "person")."""
@@ -572,11 +612,15 @@ def _english_type(text: str, cand: _Candidate, persons: set[str]) -> tuple[str, 
         return "work", True
     if _ORG_CUE.search(before):
         return "organisation", True
-    if _PLACE_AFTER.match(after) or _is_pinyin_place(cand.name):
+    if _PLACE_AFTER.match(after):
         return "place", True
-    if _PLACE_CUE.search(before) and not _PERSON_CUE.search(before):
+    if _PERSON_CUE.search(before):
+        return "person", True  # "my husband Rui", "with Aisha": not pinyin of a place
+    if _is_pinyin_place(cand.name) or _PLACE_CUE.search(before):
         return "place", True
-    return "person", bool(_PERSON_CUE.search(before))
+    if _CAMEL_CASE.search(cand.name) or _AT_CUE.search(before) and not re.match(r"['’]s?\b", after):
+        return "organisation", True  # "PureGym", "YouTube"; "lunch at Dishoom" (not "at Anna's")
+    return "person", False
 
 
 # Chinese ---------------------------------------------------------------------------------
@@ -674,6 +718,15 @@ _ZH_PET_NAME = re.compile(
 _ZH_NAMED = re.compile(
     r"(?:叫做?|名叫|名字是)([\u4e00-\u9fff]{2,3}?)(?=[，。！？、,.!?\s]|$|的|了|呢|啊|吧|是|也|今年|在|和)"
 )
+
+
+_ZH_PERSON_CUES = frozenset(
+    """朋友 好友 同事 同学 老同学 室友 邻居 老公 老婆 丈夫 妻子 太太 先生 男朋友 女朋友 男友 女友 哥哥 姐姐 弟弟 妹妹 表哥 表姐 表妹 表弟
+    儿子 女儿 老板 领导 老师 医生""".split()
+)
+"""Words before a person's name (朋友李娜, 老公陈浩): a name there is a person even when jieba's
+dictionary holds it as a word."""
+_ZH_PET_WORDS = frozenset("狗 猫 狗狗 猫咪 小狗 小猫 兔子 仓鼠 鹦鹉".split())
 
 
 def _zh_person(word: str) -> bool:
@@ -901,6 +954,14 @@ def _chinese_candidates(text: str, known: Collection[str]) -> list[_Candidate]:
             and tokens[i + 1][0] in ("上班", "工作", "实习", "任职")
         ):
             kind = "organisation"  # 在腾讯上班
+        if kind is None and i > 0 and tokens[i - 1][0] in _ZH_PERSON_CUES and word[0] in _SURNAMES and len(word) <= 3:
+            kind = "person"  # 朋友李娜, 老公陈浩: a name after a kin or friend word, though the dictionary knows it
+        elif kind is None and i > 0 and tokens[i - 1][0] in _ZH_PET_WORDS and re.fullmatch(r"(.)\1", word):
+            kind = "pet"  # 我的狗豆豆: a doubled name after a pet word
+        elif kind is None and len(word) >= 4:
+            place = next((word[:n] for n in (3, 2) if word[:n] in _chinese_places() and _plain_word(word[n:])), None)
+            if place:  # 成都旅游: jieba glued a place to the word after it
+                word, end, kind = place, start + len(place), "place"
         if kind is None:
             continue
         out.append(_Candidate(word, start, end, kind, True))
