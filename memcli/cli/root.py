@@ -16,11 +16,12 @@ service stay fast.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Annotated, Any, Optional
 
 import typer
@@ -28,6 +29,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from memcli import __version__
+from memcli.cli.command_table import COMMANDS
 from memcli.errors import (
     EXIT_CODE_MEANINGS,
     ExitCode,
@@ -88,8 +90,113 @@ class MemcliTyper(typer.Typer):
         return super().command(*args, cls=cls or PlainCommand, **kwargs)
 
 
+class LazyCommands(MutableMapping[str, Any]):
+    """The root's commands by name, each built when first asked for: the name, its module
+    and its help line come from ``memcli.cli.command_table``, so a command imports only the
+    module that registers it (``memcli recall`` never builds ``eval`` or imports rich's
+    help). Iterating goes through every name of the table, in its order, then any command
+    already built that the table lacks; walking ``items()`` builds every command, as the
+    generators of the man page, completions and reference do.
+
+    Inside ``listing()`` a command not yet built is a stand-in holding only its name and help
+    line (``Listed``): what the root's ``--help`` and the completion of a command name show.
+    """
+
+    def __init__(self, built: dict[str, Any], load: Callable[[str], Any]) -> None:
+        self._built = dict(built)
+        self._load = load
+        self._listing = False
+
+    def __iter__(self) -> Iterator[str]:
+        yield from COMMANDS
+        yield from (name for name in self._built if name not in COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS) + sum(name not in COMMANDS for name in self._built)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._built or name in COMMANDS
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._built:
+            return self._built[name]
+        if name not in COMMANDS:
+            raise KeyError(name)
+        if self._listing:
+            return Listed(name)
+        command = self._load(name)
+        self._built[name] = command
+        return command
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    @contextlib.contextmanager
+    def listing(self) -> Iterator[None]:
+        """Within it, commands not yet built are their ``Listed`` stand-ins."""
+        self._listing = True
+        try:
+            yield
+        finally:
+            self._listing = False
+
+
+class Listed(PlainCommand):
+    """A command as the root's ``--help`` and a command name's completion see it: its name
+    and the help line of ``memcli.cli.command_table``, nothing to run."""
+
+    def __init__(self, name: str) -> None:
+        _module, help_line, hidden = COMMANDS[name]
+        super().__init__(name=name, help=help_line, hidden=hidden)
+
+
+def _build_command(name: str) -> Any:
+    """The command ``name`` of the table, built as Typer builds the whole app: its module
+    imported (which registers it on ``app``), then its Click command made. Raises KeyError
+    when the module registers no command of that name (a stale table: the generator's test
+    fails first)."""
+    # thin client: only the group of the command that runs is imported (see command_table)
+    importlib.import_module(f"memcli.cli.{COMMANDS[name][0]}")
+    for info in app.registered_commands:
+        if (info.name or typer.main.get_command_name(info.callback.__name__)) == name:  # type: ignore[union-attr]
+            return typer.main.get_command_from_info(
+                info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
+            )
+    for group in app.registered_groups:
+        if group.name == name:
+            return typer.main.get_group_from_info(
+                group,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+                suggest_commands=app.suggest_commands,
+            )
+    raise KeyError(name)
+
+
 class MemcliGroup(_PlainHelp, TyperGroup):
-    """The root command: turns every failure into one line on stderr and an exit code."""
+    """The root command: turns every failure into one line on stderr and an exit code, and
+    builds only the command that runs (``LazyCommands``)."""
+
+    def __init__(self, *, commands: Any = None, **kwargs: Any) -> None:
+        super().__init__(commands=commands, **kwargs)
+        self.commands = LazyCommands(dict(self.commands), _build_command)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The help, its list of commands read from the table rather than built."""
+        with self._listing():
+            super().format_help(ctx, formatter)
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        """Completions of a command name (or a root option), from the table rather than built."""
+        with self._listing():
+            return super().shell_complete(ctx, incomplete)
+
+    def _listing(self) -> Any:
+        # A plain dict of built commands (the generators' whole app) lists them as they are.
+        return self.commands.listing() if isinstance(self.commands, LazyCommands) else contextlib.nullcontext()
 
     def main(
         self,
