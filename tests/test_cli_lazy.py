@@ -153,3 +153,66 @@ def test_a_command_not_in_the_table_is_refused_with_a_suggestion(tmp_path: Path)
     )
     assert done.returncode == 2
     assert "No such command 'reca'. Did you mean 'recall'?" in done.stderr
+
+
+SAMPLES: list[Any] = [None, "", "x", "Lyon in 2021", "5", "-3", "+2", "007", " 4", "4 ", "1_000", "1.5", "1.", ".5",
+    "-0.25", "1e3", "nan", "inf", "٣", "abc", "\udcff", 0, 7, 2.5, True, False, (), ("a", "b"), ("a", "\udcff"),
+    ["x"], 0, 65535, 65536, "65536", "0", "-1"]  # fmt: skip
+
+
+def _outcome(runtime: Any, value: Any, param: Any, ctx: Any) -> tuple[str, Any]:
+    try:
+        converted = runtime.coerce(value, param=param, ctx=ctx)
+    except Exception as exc:  # the outcome compared is the failure and its message
+        return type(exc).__name__, str(exc)
+    return type(converted).__name__, repr(converted)  # repr: nan equals nan
+
+
+def test_plain_values_convert_as_typer_converts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer._coercion import build_runtime_param
+
+    full = _gen_docs().full_command()
+    seen: set[Any] = set()
+
+    def params(command: Any) -> Any:
+        ctx = command.context_class(command, info_name=command.name)
+        yield from ((param, ctx) for param in command.get_params(ctx))
+        for sub in getattr(command, "commands", {}).values():
+            yield from params(sub)
+
+    for param, ctx in params(full):
+        descriptor = param.type_descriptor
+        param._runtime_param = None
+        root._plain_values([param])
+        plain = param._runtime_param
+        if not isinstance(plain, root.PlainValue):
+            continue
+        seen.add((plain.kind, param.multiple, descriptor.parameter_info.min))
+        for value in SAMPLES:
+            param._runtime_param = plain
+            mine = _outcome(plain, value, param, ctx)
+            typer_own = _outcome(build_runtime_param(descriptor), value, param, ctx)
+            assert mine == typer_own, (param.name, value)
+    assert {kind for kind, _, _ in seen} == {str, int, float, bool}
+    assert (str, True, None) in seen and any(minimum is not None for _, _, minimum in seen)
+
+
+def test_recall_parses_its_options_without_pydantic(tmp_path: Path) -> None:
+    code = (
+        "import json, sys\n"
+        "import memcli.transport.entry as entry\n"
+        "seen = []\n"
+        "entry.call = lambda paths, verb, args, *rest, **kw: seen.append((verb, args)) or []\n"
+        "from memcli.cli import app\n"
+        "try:\n"
+        "    app(['recall', 'sister', '-k', '3', '--tag', 'family', '--since', '2024-01-01'], prog_name='memcli')\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "print(json.dumps({'code': code, 'seen': seen, 'pydantic': 'pydantic' in sys.modules}))\n"
+    )
+    result = _run_python(code, tmp_path)
+    assert result["code"] == 0
+    [(verb, args)] = result["seen"]
+    assert verb == "recall" and args["query"] == "sister" and args["k"] == 3 and args["tags"] == ["family"]
+    assert args["since"] == "2024-01-01" and args["seed"] is None
+    assert result["pydantic"] is False

@@ -19,6 +19,7 @@ import contextlib
 import importlib
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator, MutableMapping
@@ -48,10 +49,92 @@ def _fail(message: str, code: int) -> None:
     raise SystemExit(code)
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
+
+
+class PlainValue:
+    """Typer's conversion of a ``str``, ``int``, ``float``, ``bool`` or ``list[str]`` parameter's value,
+    without pydantic: Typer (≥ 0.28) builds a pydantic TypeAdapter for every parameter of the
+    command that runs, and importing pydantic for it doubled the start of a command that
+    otherwise needs none. Only the values whose conversion is plain (text that is valid
+    UTF-8, ``12``, ``-3``, ``0.5`` within the option's min and max, a flag's True or False, an
+    absent value) are converted here; any
+    other value goes to Typer's own conversion, so a bad value fails with Typer's message.
+    """
+
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        """``value`` of ``param`` converted as Typer converts it (``RuntimeParam.coerce``)."""
+        multiple = param.multiple or param.nargs == -1
+        if value is None:
+            return () if multiple else None
+        if multiple and isinstance(value, (tuple, list)):
+            items = [self._plain(item, param) for item in value]
+            if all(item is not _NOT_PLAIN for item in items):
+                return items
+        elif not multiple:
+            converted = self._plain(value, param)
+            if converted is not _NOT_PLAIN:
+                return converted
+        param._runtime_param = None  # Typer's own conversion, pydantic and its message included
+        return param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+
+    def _plain(self, value: Any, param: Any) -> Any:
+        if self.kind is bool or isinstance(value, bool):
+            return value if self.kind is bool and isinstance(value, bool) else _NOT_PLAIN
+        if self.kind is str:
+            if not isinstance(value, str):
+                return _NOT_PLAIN
+            try:
+                value.encode("utf-8")  # a lone surrogate (argv that is not UTF-8) is Typer's to judge
+            except UnicodeEncodeError:
+                return _NOT_PLAIN
+            return value
+        pattern = _INTEGER if self.kind is int else _DECIMAL
+        if isinstance(value, str) and pattern.fullmatch(value):
+            number = self.kind(value)
+        elif isinstance(value, int) or (self.kind is float and isinstance(value, float)):
+            number = self.kind(value)
+        else:
+            return _NOT_PLAIN
+        info = param.type_descriptor.parameter_info
+        if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
+            return _NOT_PLAIN
+        return number
+
+
+_NOT_PLAIN = object()
+
+
+def _plain_values(params: list[Any]) -> None:
+    """Give each parameter of a plain kind (``PlainValue``) its conversion in place of the
+    one Typer would build on first use; any other parameter keeps Typer's."""
+    for param in params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is None or getattr(param, "_runtime_param", "unknown") is not None:
+            continue  # not a Typer parameter as this Typer makes them: left to Typer
+        info = descriptor.parameter_info
+        if descriptor.file_annotation is not None or info.parser is not None or info.clamp:
+            continue
+        annotation = descriptor.annotation
+        if annotation == list[str] and param.multiple:
+            param._runtime_param = PlainValue(str)
+        elif annotation in (str, int, float, bool) and not param.multiple and param.nargs == 1:
+            param._runtime_param = PlainValue(annotation)
+
+
 class _PlainHelp:
     """``--help`` as people read it: a flag shows no ``<bool>`` (it takes no value) and an
     argument is ``QUERY`` when required, ``[ID]`` when not, in the usage line (Typer writes
-    ``{query}``). Mixed into every group and command (``MemcliTyper``)."""
+    ``{query}``). Mixed into every group and command (``MemcliTyper``), whose plain
+    parameters it also converts without pydantic (``PlainValue``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _plain_values(self.get_params(ctx))
+        return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
