@@ -54,12 +54,12 @@ _DECIMAL = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
 
 
 class PlainValue:
-    """Typer's conversion of a ``str``, ``int``, ``float``, ``bool`` or ``list[str]`` parameter's value,
-    without pydantic: Typer (≥ 0.28) builds a pydantic TypeAdapter for every parameter of the
-    command that runs, and importing pydantic for it doubled the start of a command that
-    otherwise needs none. Only the values whose conversion is plain (text that is valid
-    UTF-8, ``12``, ``-3``, ``0.5`` within the option's min and max, a flag's True or False, an
-    absent value) are converted here; any
+    """Typer's conversion of a ``str``, ``int``, ``float``, ``bool`` or ``list[str]``
+    parameter's value, without pydantic. Typer (0.29 here) converts each value through a
+    pydantic TypeAdapter, built on first use even for an absent option or the help flag, so
+    every command imported pydantic (about 90 ms) before doing anything. Only the values whose
+    conversion is plain are converted here: text that is valid UTF-8; ``12``, ``-3`` or
+    ``0.5`` within the option's min and max; a flag's True or False; an absent value. Any
     other value goes to Typer's own conversion, so a bad value fails with Typer's message.
     """
 
