@@ -147,16 +147,24 @@ def command_order() -> list[tuple[str, str]]:
     place in ``GROUP_MODULES`` and its line there. Read from the registrations, not from the
     command table, so that a stale table cannot order its own regeneration."""
     load_all()
+
+    def place(module: str) -> int:
+        if module not in GROUP_MODULES:
+            raise SystemExit(
+                f"memcli.cli.{module} registers commands: add it to GROUP_MODULES in memcli/cli/__init__.py"
+            )
+        return GROUP_MODULES.index(module)
+
     rows: list[tuple[tuple[int, int, int], str, str]] = []
     for info in app.registered_commands:
         callback: Any = info.callback
         module = callback.__module__.rpartition(".")[2]
         name = info.name or typer.main.get_command_name(callback.__name__)
-        rows.append(((0, GROUP_MODULES.index(module), callback.__code__.co_firstlineno), name, module))
+        rows.append(((0, place(module), callback.__code__.co_firstlineno), name, module))
     for group in app.registered_groups:
         sub: Any = group.typer_instance
         module = sub.registered_commands[0].callback.__module__.rpartition(".")[2]
-        rows.append(((1, GROUP_MODULES.index(module), 0), group.name or "", module))
+        rows.append(((1, place(module), 0), group.name or "", module))
     return [(name, module) for _, name, module in sorted(rows)]
 
 

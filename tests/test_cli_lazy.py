@@ -217,3 +217,18 @@ def test_recall_parses_its_options_without_pydantic(tmp_path: Path) -> None:
     assert verb == "recall" and args["query"] == "sister" and args["k"] == 3 and args["tags"] == ["family"]
     assert args["since"] == "2024-01-01" and args["seed"] is None
     assert result["pydantic"] is False
+
+
+def test_the_generator_names_a_command_module_missing_from_the_group_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    gen_docs = _gen_docs()
+    load_all()
+
+    def extra() -> None:
+        """A command of a module nobody listed."""
+
+    extra.__module__ = "memcli.cli.extra"
+    monkeypatch.setattr(
+        app, "registered_commands", [*app.registered_commands, typer.models.CommandInfo(callback=extra)]
+    )
+    with pytest.raises(SystemExit, match=r"memcli\.cli\.extra registers commands: add it to GROUP_MODULES"):
+        gen_docs.command_order()
