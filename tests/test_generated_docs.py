@@ -39,6 +39,7 @@ GENERATED_PATHS = [
     *gen_docs.COMPLETION_PATHS.values(),
     gen_docs.CLI_REFERENCE_PATH,
     gen_docs.JSON_REFERENCE_PATH,
+    gen_docs.COMMAND_TABLE_PATH,
 ]
 
 

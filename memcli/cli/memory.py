@@ -4,7 +4,6 @@ forget, purge-user, history, restore, pin, unpin, feedback."""
 from __future__ import annotations
 
 import os
-from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -279,6 +278,8 @@ def import_(
     if demo == (file is not None):
         raise UsageError("give the file to import, or --demo (not both)")
     if demo:
+        from importlib.resources import files  # rare path: the demo file is found only for import --demo
+
         file, user = Path(str(files("memcli.data") / "demo.jsonl")), user or "demo"
     args = {
         "path": os.path.abspath(file.expanduser()),

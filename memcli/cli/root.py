@@ -18,9 +18,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Annotated, Any, Optional
 
 import typer
@@ -28,6 +29,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from memcli import __version__
+from memcli.cli.command_table import COMMANDS
 from memcli.errors import (
     EXIT_CODE_MEANINGS,
     ExitCode,
@@ -46,10 +48,92 @@ def _fail(message: str, code: int) -> None:
     raise SystemExit(code)
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
+
+
+class PlainValue:
+    """Typer's conversion of a ``str``, ``int``, ``float``, ``bool`` or ``list[str]``
+    parameter's value, without pydantic. Typer (0.29 here) converts each value through a
+    pydantic TypeAdapter, built on first use even for an absent option or the help flag, so
+    every command imported pydantic (about 90 ms) before doing anything. Only the values whose
+    conversion is plain are converted here: text that is valid UTF-8; ``12``, ``-3`` or
+    ``0.5`` within the option's min and max; a flag's True or False; an absent value. Any
+    other value goes to Typer's own conversion, so a bad value fails with Typer's message.
+    """
+
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        """``value`` of ``param`` converted as Typer converts it (``RuntimeParam.coerce``)."""
+        multiple = param.multiple or param.nargs == -1
+        if value is None:
+            return () if multiple else None
+        if multiple and isinstance(value, (tuple, list)):
+            items = [self._plain(item, param) for item in value]
+            if all(item is not _NOT_PLAIN for item in items):
+                return items
+        elif not multiple:
+            converted = self._plain(value, param)
+            if converted is not _NOT_PLAIN:
+                return converted
+        param._runtime_param = None  # Typer's own conversion, pydantic and its message included
+        return param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+
+    def _plain(self, value: Any, param: Any) -> Any:
+        if self.kind is bool or isinstance(value, bool):
+            return value if self.kind is bool and isinstance(value, bool) else _NOT_PLAIN
+        if self.kind is str:
+            if not isinstance(value, str):
+                return _NOT_PLAIN
+            try:
+                value.encode("utf-8")  # a lone surrogate (argv that is not UTF-8) is Typer's to judge
+            except UnicodeEncodeError:
+                return _NOT_PLAIN
+            return value
+        pattern = _INTEGER if self.kind is int else _DECIMAL
+        if isinstance(value, str) and pattern.fullmatch(value):
+            number = self.kind(value)
+        elif isinstance(value, int) or (self.kind is float and isinstance(value, float)):
+            number = self.kind(value)
+        else:
+            return _NOT_PLAIN
+        info = param.type_descriptor.parameter_info
+        if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
+            return _NOT_PLAIN
+        return number
+
+
+_NOT_PLAIN = object()
+
+
+def _plain_values(params: list[Any]) -> None:
+    """Give each parameter of a plain kind (``PlainValue``) its conversion in place of the
+    one Typer would build on first use; any other parameter keeps Typer's."""
+    for param in params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is None or getattr(param, "_runtime_param", "unknown") is not None:
+            continue  # not a Typer parameter as this Typer makes them: left to Typer
+        info = descriptor.parameter_info
+        if descriptor.file_annotation is not None or info.parser is not None or info.clamp:
+            continue
+        annotation = descriptor.annotation
+        if annotation == list[str] and param.multiple:
+            param._runtime_param = PlainValue(str)
+        elif annotation in (str, int, float, bool) and not param.multiple and param.nargs == 1:
+            param._runtime_param = PlainValue(annotation)
+
+
 class _PlainHelp:
     """``--help`` as people read it: a flag shows no ``<bool>`` (it takes no value) and an
     argument is ``QUERY`` when required, ``[ID]`` when not, in the usage line (Typer writes
-    ``{query}``). Mixed into every group and command (``MemcliTyper``)."""
+    ``{query}``). Mixed into every group and command (``MemcliTyper``), whose plain
+    parameters it also converts without pydantic (``PlainValue``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _plain_values(self.get_params(ctx))
+        return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
 
     def get_params(self, ctx: Any) -> list[Any]:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
@@ -88,8 +172,114 @@ class MemcliTyper(typer.Typer):
         return super().command(*args, cls=cls or PlainCommand, **kwargs)
 
 
+class LazyCommands(MutableMapping[str, Any]):
+    """The root's commands by name, each built when first asked for: the name, its module
+    and its help line come from ``memcli.cli.command_table``, so a command imports only the
+    module that registers it (``memcli recall`` never builds ``eval`` or imports rich's
+    help). Iterating goes through every name of the table, in its order, then any command
+    already built that the table lacks; walking ``items()`` builds every command, as the
+    generators of the man page, completions and reference do.
+
+    Inside ``listing()`` a command not yet built is a stand-in holding only its name and help
+    line (``Listed``): what the root's ``--help`` and the completion of a command name show.
+    """
+
+    def __init__(self, built: dict[str, Any], load: Callable[[str], Any]) -> None:
+        self._built = dict(built)
+        self._load = load
+        self._listing = False
+
+    def __iter__(self) -> Iterator[str]:
+        yield from COMMANDS
+        yield from (name for name in self._built if name not in COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS) + sum(name not in COMMANDS for name in self._built)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._built or name in COMMANDS
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._built:
+            return self._built[name]
+        if name not in COMMANDS:
+            raise KeyError(name)
+        if self._listing:
+            return Listed(name)
+        command = self._load(name)
+        self._built[name] = command
+        return command
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    @contextlib.contextmanager
+    def listing(self) -> Iterator[None]:
+        """Within it, commands not yet built are their ``Listed`` stand-ins."""
+        self._listing = True
+        try:
+            yield
+        finally:
+            self._listing = False
+
+
+class Listed(PlainCommand):
+    """A command as the root's ``--help`` and a command name's completion see it: its name
+    and the help line of ``memcli.cli.command_table``, nothing to run."""
+
+    def __init__(self, name: str) -> None:
+        _module, help_line, hidden = COMMANDS[name]
+        super().__init__(name=name, help=help_line, hidden=hidden)
+
+
+def _build_command(name: str) -> Any:
+    """The command ``name`` of the table, built as Typer builds the whole app: its module
+    imported (which registers it on ``app``), then its Click command made. Raises KeyError
+    when the module registers no command of that name (a stale table: the generator's test
+    fails first)."""
+    # thin client: only the group of the command that runs is imported (see command_table);
+    # through __import__ rather than importlib.import_module, which `python -X importtime` does not see
+    __import__(f"memcli.cli.{COMMANDS[name][0]}")
+    for info in app.registered_commands:
+        if (info.name or typer.main.get_command_name(info.callback.__name__)) == name:  # type: ignore[union-attr]
+            return typer.main.get_command_from_info(
+                info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
+            )
+    for group in app.registered_groups:
+        if group.name == name:
+            return typer.main.get_group_from_info(
+                group,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+                suggest_commands=app.suggest_commands,
+            )
+    raise KeyError(name)
+
+
 class MemcliGroup(_PlainHelp, TyperGroup):
-    """The root command: turns every failure into one line on stderr and an exit code."""
+    """The root command: turns every failure into one line on stderr and an exit code, and
+    builds only the command that runs (``LazyCommands``)."""
+
+    def __init__(self, *, commands: Any = None, **kwargs: Any) -> None:
+        super().__init__(commands=commands, **kwargs)
+        self.commands = LazyCommands(dict(self.commands), _build_command)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The help, its list of commands read from the table rather than built."""
+        with self._listing():
+            super().format_help(ctx, formatter)
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        """Completions of a command name (or a root option), from the table rather than built."""
+        with self._listing():
+            return super().shell_complete(ctx, incomplete)
+
+    def _listing(self) -> Any:
+        # A plain dict of built commands (the generators' whole app) lists them as they are.
+        return self.commands.listing() if isinstance(self.commands, LazyCommands) else contextlib.nullcontext()
 
     def main(
         self,
