@@ -124,13 +124,16 @@ def test_chat_and_a_jsonl_import_name_the_user_alike(runner: CliRunner, fake_mod
 
 def test_portrait_says_why_there_is_none_and_what_makes_one(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:
     first = ok(runner.invoke(app, ["portrait"])).stderr
-    assert "from your conversation turns" in first and f"{LOGIN} has none" in first
+    assert "from your conversation turns and notes" in first and f"{LOGIN} has none" in first
     ok(runner.invoke(app, ["chat"], input="Lovely weather today, the sun is out\n"))
     waiting = ok(runner.invoke(app, ["portrait"])).stderr
-    assert "1 day of turns not consolidated yet: run memcli consolidate" in waiting
+    assert "1 day of them not consolidated yet: run memcli consolidate" in waiting
     ok(runner.invoke(app, ["config", "set", "consolidation", "extractive"]))
     ok(runner.invoke(app, ["consolidate"]))
     assert "found nothing you said of yourself in your 2 turns" in ok(runner.invoke(app, ["portrait"])).stderr
+    ok(runner.invoke(app, ["remember", "The boiler was serviced on Tuesday"]))
+    ok(runner.invoke(app, ["consolidate"]))
+    assert "in your 2 turns and 1 note" in ok(runner.invoke(app, ["portrait"])).stderr
     assert ok(runner.invoke(app, ["portrait", "--json"])).stdout.strip() == "null"
 
 

@@ -131,23 +131,24 @@ def portrait(
 
 
 def _why_no_portrait(user: Optional[str]) -> str:
-    """Why there is no portrait yet, and what makes one: no turns, turns not consolidated
-    yet, or turns in which the user said nothing of themselves."""
+    """Why there is no portrait yet, and what makes one: no turns or notes, some not
+    consolidated yet, or none in which the user said anything of themselves."""
     stats = _call("stats", {"user": user}, quiet=True)
-    turns = stats.by_kind.get("turn", 0)
-    if not turns:
+    turns, notes = stats.by_kind.get("turn", 0), stats.by_kind.get("note", 0)
+    if not turns and not notes:
         return (
-            f"no portrait yet: memcli consolidate writes one from your conversation turns (memcli chat, or import a chat "
-            f"log); {stats.user} has none"
+            "no portrait yet: memcli consolidate writes one from your conversation turns and notes (memcli chat, "
+            f"memcli remember, or import a chat log); {stats.user} has none"
         )
     todo = _call("consolidate", {"user": user, "dry_run": True}, quiet=True)
     if todo.days:
         return (
-            f"no portrait yet: memcli consolidate writes one from your turns; {_count(todo.days, 'day')} of turns "
-            "not consolidated yet: run memcli consolidate"
+            f"no portrait yet: memcli consolidate writes one from your turns and notes; {_count(todo.days, 'day')} of "
+            "them not consolidated yet: run memcli consolidate"
         )
+    read = " and ".join(_count(n, what) for n, what in ((turns, "turn"), (notes, "note")) if n)
     return (
-        f"no portrait yet: consolidation found nothing you said of yourself in your {_count(turns, 'turn')}; a portrait is "
+        f"no portrait yet: consolidation found nothing you said of yourself in your {read}; a portrait is "
         'made of sentences such as "I love ...", "I\'m ...", "my favourite ..."'
     )
 
