@@ -162,7 +162,8 @@ class Changes:
         older). Nothing is deleted. A new memory older than a current one it conflicts with
         (an import out of order) is the one superseded. Returns the (older, newer) pairs.
         The caller holds the store transaction; only the recall index's copy is read
-        (``RecallIndex.current_holding``)."""
+        (``RecallIndex.current_holding``); the older memory's new metadata is written
+        behind (``MemoryStore.update_behind``), with its history, in one commit."""
         pairs: list[tuple[Memory, Memory]] = []
         index = self.store.sidecar.index
         for new in sorted(memories, key=lambda m: (m.created_at, m.id)):
@@ -196,16 +197,19 @@ class Changes:
         return pairs
 
     def _supersede(self, older: Memory, newer: Memory) -> tuple[Memory, Memory]:
+        """Mark ``older`` superseded by ``newer``: its metadata written behind, in the same
+        commit as the two history events (``MemoryStore.update_behind``), so that the write
+        that supersedes costs one SQLite transaction, not a Chroma update."""
         older.valid_to, older.superseded_by = newer.created_at, newer.id
-        self.store.update([older])
         now = self.clock()
-        self.store.sidecar.record(
+        self.store.update_behind(
+            [older],
             [
                 HistoryEntry(
                     older.id, older.user, older.kind, "UPDATE", older.text, newer.text, now, [newer.id], newer.id
                 ),
                 HistoryEntry(newer.id, newer.user, newer.kind, "ADD", "", newer.text, now, [newer.id], older.id),
-            ]
+            ],
         )
         return older, newer
 
