@@ -43,6 +43,11 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    that of ``MemoryStore.add`` (Chroma and the recall-index sidecar), in whole sessions of
    about 5,000 memories per transaction.
 
+   Then ``remember`` at that size (``timed_remembers``, issue 31's bound: supersession adds
+   at most 30 ms p50): notes that supersede nothing and notes that supersede the last (a
+   medicine's dose), each with supersession at write time on and off, interleaved; wall
+   and CPU p50 of each, and the differences.
+
 2. **The memcli command from a shell**, wall time of subprocesses of the installed
    ``memcli`` entry point with MEMCLI_HOME pointing at a small store (LoCoMo conv-26
    imported): ``memcli recall`` and ``memcli remember`` warm (the service up, ``--calls``
@@ -319,6 +324,62 @@ DELETES = 3
 """Memories the worker deletes for good, one command each, at the end of its run."""
 
 
+REMEMBERS = 30
+"""Notes of each kind the worker remembers (``timed_remembers``)."""
+
+
+def timed_remembers(request: Any, n: int) -> dict[str, Any]:
+    """``Engine.remember`` on the resident store, as the service runs it (the real embedder,
+    journal, Chroma, the recall index), ``n`` notes of each of four kinds, interleaved so
+    that the machine's load falls on each alike: a note that supersedes nothing ("I parked
+    the car on level N") and one that supersedes the last (a lisinopril dose, each another),
+    each with supersession at write time on and off (``Changes.supersede`` replaced by a
+    no-op; the notes off name another medicine, so that the two runs do not meet). Returns
+    p50 / p95 of the wall time and p50 of the process's CPU time (every thread: Chroma's
+    too) in milliseconds per kind, the medians' differences (what supersession adds), and
+    how many notes on were superseded (the check that the notes did supersede)."""
+    from memcli.recall.changes import Changes
+
+    supersede = Changes.supersede
+    times: dict[str, list[float]] = {"plain": [], "superseding": [], "plain_off": [], "superseding_off": []}
+    cpu: dict[str, list[float]] = {k: [] for k in times}
+    medicine = {"": "lisinopril", "_off": "metoprolol"}
+    for suffix, drug in medicine.items():  # the first dose of each: it supersedes nothing
+        request().remember(f"I take {drug} 5 mg once a day", USER)
+    superseded = 0
+    try:
+        for i in range(n):
+            for suffix in ("", "_off"):
+                Changes.supersede = supersede if not suffix else (lambda self, memories, *a, **k: [])  # type: ignore[method-assign]
+                notes = {
+                    "plain": f"bench note {suffix} {i}: I parked the car on level {i + 2} of the garage",
+                    "superseding": f"I take {medicine[suffix]} {10 + 5 * i} mg once a day",
+                }
+                for kind, text in notes.items():
+                    t, c = time.perf_counter(), time.process_time()
+                    request().remember(text, USER)
+                    times[kind + suffix].append(time.perf_counter() - t)
+                    cpu[kind + suffix].append(time.process_time() - c)
+    finally:
+        Changes.supersede = supersede  # type: ignore[method-assign]
+    engine = request()
+    with engine.store.transaction():
+        superseded = sum(
+            1 for m in engine.store.memories(user=USER, kind="note") if "lisinopril" in m.text and m.superseded_by
+        )
+    out: dict[str, Any] = {
+        k: {"p50": pct(v, 0.5) * 1e3, "p95": pct(v, 0.95) * 1e3, "cpu_p50": pct(cpu[k], 0.5) * 1e3}
+        for k, v in times.items()
+    }
+    out["n"] = n
+    out["superseded"] = superseded
+    out["added_cpu_p50_ms"] = {
+        kind: out[kind]["cpu_p50"] - out[kind + "_off"]["cpu_p50"] for kind in ("plain", "superseding")
+    }
+    out["added_p50_ms"] = {kind: out[kind]["p50"] - out[kind + "_off"]["p50"] for kind in ("plain", "superseding")}
+    return out
+
+
 def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32") -> dict[str, Any]:
     """Measure recall and ``forget --dry-run`` on the store at ``home``, held resident as the
     service holds it, with the recall vectors as ``dtype``. Keys ending ``_s`` are seconds,
@@ -399,6 +460,7 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
         out["forget_examined"] = report.examined
         out["forget_would_forget"] = report.forgotten_count
         out["peak_rss_after_forget_bytes"] = proc_status()["VmHWM"]
+        out["remember_ms"] = timed_remembers(request, REMEMBERS)
         # A restart: the store closed and opened again and a fresh Recaller, as a service
         # started again finds the store (the files in the page cache, as after an idle exit).
         store.close()
@@ -901,6 +963,15 @@ def table(r: dict[str, Any]) -> str:
             f"forget = Engine.forget(dry_run=True) on the resident store, best of 2; "
             f"others = CPU share other processes on the machine used meanwhile)"
         )
+        for row in r["recall"]:
+            rem = row["worker"].get("remember_ms")
+            if rem:
+                lines.append(
+                    f"   remember at {row['worker'].get('memories', row['size'])} ({row['worker'].get('dtype', 'float32')}), p50 of {rem['n']}: "
+                    f"superseding {rem['superseding']['p50']:.0f} ms (supersession off: {rem['superseding_off']['p50']:.0f} ms, "
+                    f"+{rem['added_p50_ms']['superseding']:.0f}), not superseding {rem['plain']['p50']:.0f} ms "
+                    f"(off: {rem['plain_off']['p50']:.0f} ms, +{rem['added_p50_ms']['plain']:.0f}); {rem['superseded']} superseded"
+                )
         if "base_corpus" in r:
             b = r["base_corpus"]
             lines.append(
@@ -1265,6 +1336,15 @@ def main(argv: list[str] | None = None) -> int:
                         {"size": size, "build": build, "worker": w, "other_processes_share": foreign.since(mark)}
                     )
                     reinf = w.get("recall_reinforce_ms", {}).get("p50", float("nan"))
+                    rem = w.get("remember_ms", {})
+                    if rem:
+                        log(
+                            f"  {size}: remember p50 (ms) superseding {rem['superseding']['p50']:.0f} "
+                            f"(without supersession {rem['superseding_off']['p50']:.0f}), not superseding "
+                            f"{rem['plain']['p50']:.0f} (without {rem['plain_off']['p50']:.0f}); CPU p50 superseding "
+                            f"{rem['superseding']['cpu_p50']:.0f} (without {rem['superseding_off']['cpu_p50']:.0f}), not superseding "
+                            f"{rem['plain']['cpu_p50']:.0f} (without {rem['plain_off']['cpu_p50']:.0f}); {rem['superseded']} superseded"
+                        )
                     log(
                         f"  {size} ({dtype}): first recall {w['first_recall_s']:.2f} s, p50 {w['recall_ms']['p50']:.1f} ms, "
                         f"p95 {w['recall_ms']['p95']:.1f} ms, p50 reinforced {reinf:.1f} ms, peak RSS {mib(w['peak_rss_bytes'])}, "

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import FakeEmbedder
-from test_index import USER, make_memcli, note
+from test_index import USER, Clock, make_memcli, note
 
 from memcli.library.engine import Engine
 from memcli.store import store as store_module
@@ -109,3 +109,36 @@ def test_a_kill_before_chroma_caught_up_loses_nothing(fake_embedder: FakeEmbedde
         assert all(m.recall_count == 1 for m in again.store.get_many(ids[:2]))
         assert again.store.sidecar.index.behind_count() == 2
     assert all(v == (2.0, 1) for v in chroma_strength(again, ids[:2]).values())
+
+
+def chroma_superseded_by(engine: Engine, memory_id: str) -> str:
+    """The ``superseded_by`` that Chroma's own metadata holds for ``memory_id``."""
+    with engine.store.transaction():
+        got = engine.store._col.get(ids=[memory_id], include=["metadatas"])
+    return str(got["metadatas"][0].get("superseded_by") or "")
+
+
+def test_a_supersession_at_write_time_is_written_behind_and_survives_a_kill(fake_embedder: FakeEmbedder) -> None:
+    """``remember`` of a note that supersedes another (issue 31) writes the older one's end
+    to the copy and the history in one commit, Chroma later: after a kill before Chroma
+    caught up, the next process reads it from the copy and writes it to Chroma when it
+    closes."""
+    clock = Clock()
+    engine = make_memcli(clock=clock)
+    engine.store.open_resident()
+    older, _ = engine.remember("I take lisinopril 10 mg once a day", USER)
+    clock.now += 86400
+    newer, _ = engine.remember("The GP raised my lisinopril dose to 20 mg", USER)
+    with engine.store.transaction():
+        assert engine.store.get(older.id).superseded_by == newer.id
+        assert engine.store.sidecar.index.behind_count() == 1
+        assert [e.event for e in engine.store.sidecar.history(memory_id=older.id)][-1] == "UPDATE"
+    assert chroma_superseded_by(engine, older.id) == "", "Chroma waits"
+    engine.store._flush_behind = lambda: 0  # type: ignore[method-assign]  # what a kill skips
+    engine.store.close()
+
+    again = make_memcli()
+    with again.store.transaction():
+        assert again.store.get(older.id).superseded_by == newer.id
+        assert again.store.sidecar.index.behind_count() == 1
+    assert chroma_superseded_by(again, older.id) == newer.id

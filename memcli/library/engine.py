@@ -50,6 +50,7 @@ from memcli.memory import Memory
 from memcli.models.embedding import Embedder, Progress, embedder_identity
 from memcli.models.embedding_server import ServerEmbedder
 from memcli.models.llm import ChatModel
+from memcli.recall.changes import UpdateDecision
 from memcli.recall.retrieval import Recaller, Signals
 from memcli.store.journal import Journal
 from memcli.store.recall_index import batch_windows
@@ -215,10 +216,13 @@ class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
         found.windows = dict(zip(windows, embedded[len(texts) :]))
         return found
 
-    def _add_embedded(self, embedded: Embedded, added: set[str] | None = None) -> set[str]:
+    def _add_embedded(
+        self, embedded: Embedded, added: set[str] | None = None, decided: Mapping[str, UpdateDecision] | None = None
+    ) -> set[str]:
         """The second half of ``add_memories``: store what ``_embed_new`` embedded (those
         stored meanwhile left out); returns the ids added, ``added`` gets them as soon as
-        they are stored."""
+        they are stored. ``decided``: the chat model's update decisions for some of them
+        (``Changes.supersede``)."""
         new = embedded.memories
         if not new:
             return set()
@@ -241,7 +245,7 @@ class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
                 added.update(new[i].id for i in keep)
             # In effect when the write returns: a person asks right after noting the change.
             with self.store.optional_write("not checked for the memories it supersedes"):
-                self.changes.supersede([new[i] for i in keep])
+                self.changes.supersede([new[i] for i in keep], decided)
         return {new[i].id for i in keep}
 
     def today(self) -> str:

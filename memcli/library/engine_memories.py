@@ -18,10 +18,10 @@ from memcli.errors import (
     ReadOnlyStoreError,
     UsageError,
 )
-from memcli.library import engine_models
+from memcli.library import engine_models, supersession
 from memcli.memory import KIND_VALUES, Kind, Memory
 from memcli.models.embedding import Progress, embedder_identity
-from memcli.recall.changes import ForgetReport
+from memcli.recall.changes import ForgetReport, UpdateDecision
 from memcli.recall.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.store.sidecar import HistoryEntry
 from memcli.store.store import MIN_PREFIX, short_prefix
@@ -46,6 +46,7 @@ class MemoryWork:
         progress: Progress | None = None,
         added: set[str] | None = None,
         vectors: Mapping[str, Any] | None = None,
+        decide: bool = False,
     ) -> set[str]:
         """Embed and add the memories not yet in the store (no journal: for memories that
         can be read again from where they came, such as an imported file); returns the ids
@@ -55,13 +56,39 @@ class MemoryWork:
         during the write (``deferred_interrupt``) is raised after it, before this returns.
         ``vectors``: id -> vector of memories already embedded by the configured embedder
         (a memcli export's): stored as they are; when every memory has one, nothing is
-        embedded, and the recall index's windows are filled at the next recall."""
-        return self._add_embedded(self._embed_new(memories, progress, vectors), added)
+        embedded, and the recall index's windows are filled at the next recall.
+        ``decide``: with a capable chat model, the model decides what they supersede
+        (``update_decisions``), else the rules (``Changes.supersede``)."""
+        embedded = self._embed_new(memories, progress, vectors)
+        decided = self.update_decisions(embedded.memories, embedded.vectors) if decide else {}
+        return self._add_embedded(embedded, added, decided)
 
-    def write(self, memories: Sequence[Memory], total: int | None = None) -> set[str]:
+    def update_decisions(self, memories: Sequence[Memory], vectors: Mapping[str, Any]) -> dict[str, UpdateDecision]:
+        """The chat model's update decisions for ``memories`` about to be stored (embedded
+        as ``vectors``), made without the store held, when supersession at write time
+        asks the model (``supersession.model_decides``: a capable model is configured);
+        empty otherwise or when it fails (then the rules decide, with a notice), never
+        waiting longer than ``model_timeout`` (``supersession.write_time_decisions``)."""
+        if not memories or not supersession.model_decides(
+            self.settings, lambda: engine_models.chat_template_known(self.settings, self.paths)
+        ):
+            return {}
+        return supersession.write_time_decisions(
+            memories,
+            vectors,
+            self.recaller,
+            lambda: self.chat_model,
+            self.settings,
+            bool(self.settings.model_url),
+            self.store.notice,
+        )
+
+    def write(self, memories: Sequence[Memory], total: int | None = None, decide: bool = False) -> set[str]:
         """Store new memories the user gave (journal first, then the store); returns the ids
         new to the store (with S0 set by ``initial_strength``). Once they are journaled,
         ``saved`` is told (``total``: how many the command writes in all, when known).
+        ``decide``: as for ``add_memories`` (``remember``: a kill while the model decides
+        leaves the note journaled, and the rules decide when it is stored).
 
         Also stores anything an earlier writer journaled but could not store. Raises
         StoreLockedError when the store stays locked; the memories stay journaled and are
@@ -72,7 +99,7 @@ class MemoryWork:
         with self.journal.writing(memories) as done:
             self._journaled += len(memories)
             self.tell_saved(journaled=self._journaled, total=total)
-            added = self.add_memories(memories)
+            added = self.add_memories(memories, decide=decide)
             done()
         self.flush_pending()
         return added
@@ -118,6 +145,10 @@ class MemoryWork:
         (``note_chunks``), a millisecond apart, with the same source, importance and tags,
         ``engine_models.IMPORT_BATCH`` at a time; the note returned is the first. Raises BadInputError
         for empty text, UsageError for an importance outside 0..1 (an invalid option value).
+
+        What the note supersedes is marked before this returns (issue 31): by the chat
+        model's update decision when a capable model is configured (``update_decisions``,
+        at most ``model_timeout`` seconds), else, or when it fails, by the rules.
         """
         text = text.strip()
         if not text:
@@ -143,7 +174,7 @@ class MemoryWork:
         note = notes[0]
         added: set[str] = set()
         for start in range(0, len(notes), engine_models.IMPORT_BATCH):  # a huge note in bounded memory
-            added |= self.write(notes[start : start + engine_models.IMPORT_BATCH], total=len(notes))
+            added |= self.write(notes[start : start + engine_models.IMPORT_BATCH], total=len(notes), decide=True)
         is_new = note.id in added
         if not is_new:
             self.changes.relearn(note.id, now)  # told again what it had forgotten: memcli learns it again

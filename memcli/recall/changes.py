@@ -45,16 +45,28 @@ SUPERSEDED_KINDS = (Kind.NOTE.value, Kind.TURN.value)
 reconciled by consolidation's own update phase, relations by the graph step)."""
 
 
-def _said_by(memory: Memory) -> str:
+def said_by(memory: Memory) -> str:
     """Who a memory speaks for: its speaker, or its user for a note (importers take spaces
     out of a user's name, so spaces do not count)."""
     return (memory.speaker or memory.user).replace(" ", "").lower()
 
 
-def _tells(memory: Memory) -> bool:
+def tells(memory: Memory) -> bool:
     """Whether ``memory`` can state something of its speaker: a note or a person's turn,
     not the assistant's or a base model's reply."""
     return memory.kind in SUPERSEDED_KINDS and memory.speaker != ASSISTANT and BASE_MODEL not in memory.tags
+
+
+@dataclass(frozen=True)
+class UpdateDecision:
+    """A chat model's update decision for one new memory at write time (Mem0's update
+    phase, Chhikara et al. 2025, Algorithm 1, made by ``memcli.library.supersession``): the
+    ids of the current memories it was shown (``shown``) and of those among them it ends
+    (``ended``: an UPDATE or a DELETE). ``Changes.supersede`` applies it in place of the
+    rules for the memories shown; the rules still read the others."""
+
+    shown: frozenset[str]
+    ended: frozenset[str]
 
 
 @dataclass
@@ -150,7 +162,9 @@ class Changes:
             forgetting.reinforce(memory, now, self.settings.reinforce, self.settings.boost)
         self.store.reinforce(memories)
 
-    def supersede(self, memories: Sequence[Memory]) -> list[tuple[Memory, Memory]]:
+    def supersede(
+        self, memories: Sequence[Memory], decided: Mapping[str, UpdateDecision] | None = None
+    ) -> list[tuple[Memory, Memory]]:
         """Supersession at write time, the rules path (issue 31; Mem0's update phase without
         a model): for each of ``memories`` just stored (notes and people's turns), in time
         order, the current memories of the same user and speaker that state the same
@@ -162,12 +176,33 @@ class Changes:
         older). Nothing is deleted. A new memory older than a current one it conflicts with
         (an import out of order) is the one superseded. Returns the (older, newer) pairs.
         The caller holds the store transaction; only the recall index's copy is read
-        (``RecallIndex.current_holding``)."""
+        (``RecallIndex.current_holding``).
+
+        ``decided``: new memory id -> a chat model's decision (``UpdateDecision``; the
+        capable-model path): for the memories it was shown, the decision stands in for the
+        rules, and the ones it ends are superseded as the rules would (the same record), if
+        they are still current, older than the new one and said by the same person; the
+        rules read the memories it was not shown. The older memory's new metadata is
+        written behind (``MemoryStore.update_behind``), with its history, in one commit."""
         pairs: list[tuple[Memory, Memory]] = []
         index = self.store.sidecar.index
+        decided = decided or {}
         for new in sorted(memories, key=lambda m: (m.created_at, m.id)):
-            if not _tells(new) or new.valid_to:
+            if not tells(new) or new.valid_to:
                 continue
+            decision = decided.get(new.id)
+            if decision is not None:
+                for old in self.store.get_many(sorted(decision.ended)):
+                    if (
+                        tells(old)
+                        and said_by(old) == said_by(new)
+                        and old.user == new.user
+                        and old.created_at < new.created_at
+                        and not old.valid_to
+                        and not old.archived
+                    ):
+                        pairs.append(self._supersede(old, new))
+            shown = decision.shown if decision is not None else frozenset()
             for said in updates.statements(new.text):
                 attribute = said.key.split(":", 1)[0]
                 if attribute == updates.HABIT:
@@ -177,10 +212,10 @@ class Changes:
                 else:
                     needles = {"any_of": list(updates.CUES[attribute])}
                 for memory_id, text, record in index.current_holding(new.user, SUPERSEDED_KINDS, **needles):
-                    if memory_id == new.id or new.valid_to:
+                    if memory_id == new.id or new.valid_to or memory_id in shown:
                         continue
                     old = Memory.from_record(memory_id, text, record)
-                    if not _tells(old) or _said_by(old) != _said_by(new) or old.created_at == new.created_at:
+                    if not tells(old) or said_by(old) != said_by(new) or old.created_at == new.created_at:
                         continue
                     if attribute == updates.HABIT:
                         if old.created_at < new.created_at and updates.states_habit(old.text, said.words):
@@ -196,16 +231,19 @@ class Changes:
         return pairs
 
     def _supersede(self, older: Memory, newer: Memory) -> tuple[Memory, Memory]:
+        """Mark ``older`` superseded by ``newer``: its metadata written behind, in the same
+        commit as the two history events (``MemoryStore.update_behind``), so that the write
+        that supersedes costs one SQLite transaction, not a Chroma update."""
         older.valid_to, older.superseded_by = newer.created_at, newer.id
-        self.store.update([older])
         now = self.clock()
-        self.store.sidecar.record(
+        self.store.update_behind(
+            [older],
             [
                 HistoryEntry(
                     older.id, older.user, older.kind, "UPDATE", older.text, newer.text, now, [newer.id], newer.id
                 ),
                 HistoryEntry(newer.id, newer.user, newer.kind, "ADD", "", newer.text, now, [newer.id], older.id),
-            ]
+            ],
         )
         return older, newer
 

@@ -11,6 +11,7 @@ by ordering and idempotent writes, not by one shared transaction.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -150,6 +151,11 @@ class Sidecar:
         self._db.close()
 
     # history -------------------------------------------------------------------
+
+    def atomic(self) -> contextlib.AbstractContextManager[None]:
+        """One SQLite transaction around the block, for writes that must land together
+        (``memcli.store.db.atomic``: inside a transaction already, the block joins it)."""
+        return atomic(self._db)
 
     def record(self, entries: Iterable[HistoryEntry]) -> None:
         """Append ``entries`` to the history; an entry already recorded (same memory, event,

@@ -91,7 +91,7 @@ from memcli.store.chroma import (
 )
 from memcli.store.index import UserIndex
 from memcli.store.recall_index import INDEX_VERSION
-from memcli.store.sidecar import Sidecar
+from memcli.store.sidecar import HistoryEntry, Sidecar
 from memcli.store.space import OPEN_ROOM, ROOM_PER_MEMORY
 from memcli.store.store_maintenance import StoreMaintenance
 from memcli.store.store_open import StoreOpening
@@ -238,6 +238,15 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
         next opened after a kill. A reinforcement is thus one SQLite transaction, not a
         Chroma write. Raises DiskFullError as ``update`` does; ReadOnlyStoreError in a
         read-only store."""
+        self.update_behind(memories)
+
+    def update_behind(self, memories: Sequence[Memory], history: Sequence[HistoryEntry] = ()) -> None:
+        """Write back the metadata (not text or embedding) of existing memories behind, as
+        ``reinforce`` does (the recall index's copy at once, Chroma later), with ``history``
+        entries recorded in the same SQLite transaction: a supersession at write time
+        (``memcli.recall.changes.Changes.supersede``) is one commit, whole after a kill or
+        not at all. Raises DiskFullError as ``update`` does; ReadOnlyStoreError in a
+        read-only store."""
         if not memories:
             return
         with self.transaction():
@@ -246,7 +255,10 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
             if refused := self.room_error(ROOM_PER_MEMORY * len(memories), "nothing was changed"):
                 raise refused
             self._repair({m.user for m in memories})
-            if self.sidecar.index.set_behind(memories) >= BEHIND_BATCH:
+            with self.sidecar.atomic():
+                self.sidecar.record(history)
+                behind = self.sidecar.index.set_behind(memories)
+            if behind >= BEHIND_BATCH:
                 self.flush_behind()
 
     def flush_behind(self) -> int:

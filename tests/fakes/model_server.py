@@ -20,6 +20,10 @@ serves every case: ``http://127.0.0.1:PORT/<mode>/v1`` with mode
 ``/embeddings`` answers (mode ``ok``) each text with its words hashed into ``DIMENSION``
 counts, not unit length (texts sharing words are close), for any model.
 
+A mode named in ``structured_replies`` (mode -> JSON text) answers a structured request
+(one with a ``response_format``) with that text, and a plain one as ``ok`` does; with
+``slow-`` before its name it first waits ``SLOW_SECONDS``.
+
 ``requests`` records each (mode, path, body) it was sent.
 """
 
@@ -42,6 +46,7 @@ TRICKLE_SECONDS = 0.3
 TRICKLE_PIECES = 40
 DIMENSION = 32
 requests: list[tuple[str, str, dict[str, Any]]] = []
+structured_replies: dict[str, str] = {}
 
 
 def _chunk(content: str | None, finish: str | None = None) -> bytes:
@@ -119,8 +124,9 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if mode in ("401", "403", "500"):
         await answer(int(mode), {"error": {"message": f"fake {mode}", "type": "error", "code": mode}})
         return
-    if mode == "slow":
+    if mode == "slow" or mode.startswith("slow-"):
         await asyncio.sleep(SLOW_SECONDS)
+    scripted = structured_replies.get(mode.removeprefix("slow-"))
     if path.endswith("/models"):
         await answer(200, {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "me"}]})
         return
@@ -164,7 +170,8 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 return
         await send({"type": "http.response.body", "body": _chunk(None, "stop") + b"data: [DONE]\n\n"})
         return
-    pieces = ['{"query": "hello"}'] if "response_format" in body else ["Hello", " there."]
+    structured = scripted if scripted is not None else '{"query": "hello"}'
+    pieces = [structured] if "response_format" in body else ["Hello", " there."]
     for piece in pieces:
         await send({"type": "http.response.body", "body": _chunk(piece), "more_body": True})
     await send({"type": "http.response.body", "body": _chunk(None, "stop") + b"data: [DONE]\n\n"})
