@@ -209,7 +209,7 @@ class Settings(BaseSettings):
     )
     consolidation: Literal["auto", "llm", "extractive"] = Field(
         "auto",
-        description="how consolidate writes: llm (the chat model), extractive (sentences chosen from the day), auto: extractive for a base model without a chat template (the embedded default), else llm",
+        description="how consolidate writes: llm (the chat model), extractive (sentences chosen from the day), auto: extractive for a base model without a chat template (the embedded default), else llm; the same choice decides whether remember asks the chat model what a note supersedes (llm) or only the rules read it",
     )
     graph_extraction: Literal["offline", "llm"] = Field(
         "offline",
@@ -217,7 +217,7 @@ class Settings(BaseSettings):
     )
     answers: Literal["auto", "llm", "extractive"] = Field(
         "auto",
-        description="how ask answers: llm (the chat model), extractive (the recalled sentence that answers, quoted with who said it and when), auto: extractive for a base model without a chat template (the embedded default), else llm",
+        description="how ask answers: llm (the chat model), extractive (the recalled sentence that answers, quoted with who said it and when), auto: extractive for a base model without a chat template (the embedded default), else llm; the same choice decides whether remember asks the chat model what a note supersedes (llm) or only the rules read it",
     )
     model_timeout: float = Field(
         120.0,
