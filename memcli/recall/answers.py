@@ -52,11 +52,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memcli.dates import QueryDate, query_dates, says_when, spoken_date
-from memcli.memory import ASSISTANT, BASE_MODEL, Memory
+from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import asks_past
 from memcli.text.extractive import split_sentences
@@ -210,6 +210,11 @@ ATTRIBUTE_WORDS = {
         "boxing",
     ),
     "hobbies": ("like", "love", "enjoy", "hobby", "into "),
+    "book": ("read", "novel", "author"),
+    "film": ("watch", "movie", "cinema"),
+    "movie": ("watch", "film", "cinema"),
+    "recommend": ("should", "suggest", "try", "must", "recommend"),
+    "suggest": ("should", "recommend", "try"),
     "住": ("搬",),
     "名字": ("叫",),
     "名": ("叫",),
@@ -434,6 +439,32 @@ def _alias_in(alias: str, text: str, lower: str) -> bool:
     return re.search(r"\b" + re.escape(alias), lower) is not None
 
 
+_DAY_OF_MONTH = re.compile(
+    r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|time|century))|(?<![月\d])(\d{1,2})\s?[号日]"
+)
+
+
+def day_of_month(question: str, now: float) -> list[QueryDate]:
+    """The day a question names by its day of the month alone ("on the 9th", "9号"): the
+    latest such day up to ``now`` (unix seconds); empty when it names none."""
+    match = _DAY_OF_MONTH.search(question)
+    if not match:
+        return []
+    number = int(match.group(1) or match.group(2))
+    moment = datetime.fromtimestamp(now)
+    year, month = moment.year, moment.month
+    for _ in range(13):
+        if number <= 31:
+            try:
+                day = datetime(year, month, number)
+            except ValueError:
+                day = None
+            if day is not None and day <= moment:
+                return [QueryDate("day", day.timestamp(), day.timestamp() + 86399)]
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    return []
+
+
 def _held_during(memory: Memory, dates: Sequence[QueryDate]) -> bool:
     """Whether ``memory`` held (was learned and not yet superseded) during one of the
     question's ``dates`` written with a year ("in 2022")."""
@@ -460,6 +491,61 @@ def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
     return found
 
 
+_WHOLE_DAY_EN = re.compile(
+    r"\bwhat\s+(?:did|have|do)\s+(?:we|I|you)\s+(?:\w+\s+)?(?:talk|chat|discuss|speak|say|do)(?:ed)?\b|"
+    r"\bwhat\s+(?:we|I)\s+(?:talked|chatted|spoke|discussed|did)\b|\bwhat\s+(?:happened|went\s+on)\b|"
+    r"\b(?:how\s+was|tell\s+me\s+about|summari[sz]e|recap\s+of|sum\s+up)\s+(?:my|our|the)?\s*day\b",
+    re.IGNORECASE,
+)
+_WHOLE_DAY_ZH = re.compile(r"(?:聊|谈|说|讨论|发生|做|干)了?(?:些)?什么|聊了啥|干了啥|过得怎么样|那天怎么样")
+
+
+def asks_whole_day(question: str) -> bool:
+    """Whether ``question`` asks about a whole day rather than one thing in it ("What did
+    we talk about on May 2nd?", "What happened on 2 May?", "5月2日我们聊了什么？"); only
+    with a date in it (``day_summaries`` picks the day)."""
+    dated = _DATE_WORDS.search(question) or _DAY_OF_MONTH.search(question)
+    return bool((_WHOLE_DAY_EN.search(question) or _WHOLE_DAY_ZH.search(question)) and dated)
+
+
+def _summary_day(memory: Memory) -> float:
+    """Noon of the day an event summary is of (``Memory.day``), as unix seconds."""
+    try:
+        return datetime.strptime(memory.day, "%Y-%m-%d").replace(hour=12).timestamp()
+    except ValueError:
+        return memory.created_at
+
+
+def day_summaries(question: str, memories: Sequence[Memory], now: float) -> list[Memory]:
+    """The event summaries (kind ``event_daily``) among ``memories`` of the day a whole-day
+    question names (``asks_whole_day``; its date read by ``dates.query_dates`` against
+    ``now``), latest first; empty for any other question or a date that names no single
+    day. A date without a year ("May 2nd") matches that day of any year up to ``now``."""
+    if not asks_whole_day(question):
+        return []
+    days = [d for d in query_dates(question, now) or day_of_month(question, now) if d.granularity == "day" and d.start]
+    if not days:
+        return []
+    found = [
+        m
+        for m in memories
+        if m.kind == Kind.EVENT_DAILY.value
+        and _summary_day(m) <= now + 86400
+        and _on_date(replace(m, created_at=_summary_day(m)), days)
+    ]
+    return sorted(found, key=lambda m: -_summary_day(m))
+
+
+def _day_answer(summary: Memory, chinese: bool) -> Extracted:
+    """The answer to a whole-day question: the day's event summary, its lines quoted,
+    cited."""
+    lines = [line.strip() for line in summary.text.split("\n") if line.strip()]
+    day = _day(_summary_day(summary), chinese)
+    if chinese:
+        return Extracted(f"{day}的事件摘要：“{'；'.join(lines)}” [{cite(summary)}]", [summary.id])
+    return Extracted(f'The summary of {day}: "{" / ".join(lines)}" [{cite(summary)}]', [summary.id])
+
+
 def answer(question: str, memories: Sequence[Memory], user: str = "", now: float | None = None) -> Extracted:
     """The extractive answer to ``question`` from ``memories`` (recalled, best first) of
     ``user``, asked at ``now`` (unix seconds; resolves the question's relative dates, the
@@ -467,12 +553,17 @@ def answer(question: str, memories: Sequence[Memory], user: str = "", now: float
     CJK characters."""
     chinese = has_cjk(question)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+    if memories:
+        summaries = day_summaries(question, memories, now if now is not None else max(m.created_at for m in memories))
+        if summaries:
+            return _day_answer(summaries[0], chinese)
     candidates = _candidates(memories)
     if not candidates:
         return not_found
     when = now if now is not None else max(m.created_at for m in memories)
     dates = query_dates(question, when) if _DATE_WORDS.search(question) else []
-    wanted = content_words(_DATE_WORDS.sub(" ", question) if dates else question)
+    dates = dates or day_of_month(question, when)
+    wanted = content_words(_DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", question)) if dates else question)
     if not wanted:
         return not_found
     documents = len(candidates)
