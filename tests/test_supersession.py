@@ -264,6 +264,9 @@ def test_a_statement_found_by_its_rules_is_found_in_the_store_too(
         ("我加入了羽毛球俱乐部。", "我退出了羽毛球俱乐部。"),
         ("My boyfriend is called Tom.", "Tom and I broke up."),
         ("我男朋友叫小李。", "我和小李分手了。"),
+        ("I work for Acme.", "My new job is at Initech."),
+        ("I work as a nurse.", "I work in marketing now."),
+        ("I'm married to Sam.", "Sam and I got divorced."),
     ],
 )
 def test_changes_phrased_in_other_words_update_the_older_statement(older: str, newer: str) -> None:
@@ -285,6 +288,9 @@ def test_changes_phrased_in_other_words_update_the_older_statement(older: str, n
         "I started at 9 today.",
         "我妈妈吃阿司匹林100毫克。",
         "我不去了。",
+        "We separated the laundry.",
+        "I work in London.",
+        "I joined Contoso last week.",
     ],
 )
 def test_what_someone_else_does_or_a_passing_event_states_nothing_of_the_speaker(text: str) -> None:

@@ -214,6 +214,16 @@ _JOB_EN = [
     re.compile(r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:working|employed)\s+as\s+(?:a|an)\s+" + _ROLE),
     re.compile(r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:working|employed)\s+(?:at|by|for)\s+" + _ORG),
     re.compile(r"\b[Mm]y\s+(?:new\s+)?(?:employer|company)\s+is\s+" + _ORG),
+    re.compile(r"\b[Mm]y\s+(?:new\s+)?job\s+is\s+(?:at|with|for)\s+" + _ORG),
+    re.compile(r"\b[Mm]y\s+(?:new\s+)?job\s+is\s+(?:as\s+)?(?:a|an)\s+" + _ROLE),
+    re.compile(
+        r"\bI(?:'ve|\s+have)?\s+(?:just\s+)?joined\s+(?P<o>[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})"
+        r"(?=.*\b(?:team|company|firm|startup|staff|job|role|position|employer|office|engineer|developer|manager)\b)"
+    ),
+    re.compile(
+        r"\bI\s+(?:now\s+)?work\s+in\s+(?!the\b|a\b|an\b|my\b|our\b|there\b|here\b|town\b|the\s)(?P<t>[a-z]+(?:\s+(?!now\b|these\b|nowadays\b)(?:and\s+)?[a-z]+)?)"
+        r"(?=\s*(?:now|these\s+days|nowadays)?\s*[,.;!]|$)"
+    ),
     re.compile(
         r"\bI\s+(?:now\s+|still\s+)?work\s+(?:at|for)\s+" + _LOWER_ORG + r"(?:\s+as\s+(?:a|an)\s+" + _ROLE + r")?"
     ),
@@ -381,6 +391,10 @@ _PARTNER_END_EN = re.compile(
     r"\bI(?:'ve|\s+have)?\s+(?:just\s+)?(?:broke|broken|split)\s+up\s+with\s+(?:my\s+\w+\s+)?(?P<v>[A-Z][a-z]+)\b|"
     r"\b(?:(?P<w>[A-Z][a-z]+)\s+and\s+I|[Ww]e)\s+(?:have\s+|'ve\s+|just\s+)*(?:broke|broken|split)\s+up\b(?!\s+(?:the|a|an|it|this|that|them|our|my|his|her)\b)|"
     r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:single|divorced|separated)\b|\bI(?:'ve|\s+have)?\s+(?:just\s+)?got\s+divorced\b|"
+    r"\b(?:[A-Z][a-z]+\s+and\s+I|[Mm]y\s+"
+    + _PARTNER_WORDS
+    + r"\s+and\s+I|[Ww]e)\s+(?:have\s+|'ve\s+)?(?:got\s+|just\s+)?"
+    r"(?:divorced|separated)\b(?!\s+(?:the|a|an|it|them|our|my|his|her)\b)|"
     r"\bI\s+(?:divorced|left)\s+my\s+" + _PARTNER_WORDS
 )
 _PARTNER_ZH = re.compile(
@@ -646,6 +660,8 @@ def updates(new: Statement, old: Statement) -> bool:
 _ASKS_RESIDENCE = re.compile(
     r"\b(?:do|did)\s+(?:I|we)\s+(?:live|reside)\b|\b(?:I|we)\s+(?:live|reside)\b|\b[Mm]y\s+(?:home|house|flat|apartment|address)\b|"
     r"\b(?:am\s+I|are\s+we)\s+(?:based|living|settled)\b|\b(?:I|we)\s+(?:move|moved|relocate|relocated)\b|"
+    r"\b(?:which|what)\s+(?:city|town|country|place|neighbou?rhood|area|village)\s+(?:do|am|are|did)\s+(?:I|we)\b|"
+    r"我(?:们)?现在在哪(?:个城市|里|儿)|"
     r"我(?:们)?(?:现在|目前)?(?:住|定居|搬)|我(?:们)?(?:的)?家(?:在|是)",
     re.IGNORECASE,
 )
