@@ -291,6 +291,7 @@ def test_changes_phrased_in_other_words_update_the_older_statement(older: str, n
         "We separated the laundry.",
         "I work in London.",
         "I joined Contoso last week.",
+        "Last week I dropped off the bake sale stuff at the school.",
     ],
 )
 def test_what_someone_else_does_or_a_passing_event_states_nothing_of_the_speaker(text: str) -> None:
@@ -323,3 +324,9 @@ def test_a_raise_phrased_as_bumped_up_is_superseded_at_remember_and_asked_in_oth
     answer = json.loads(ok(runner.invoke(app, ["ask", "Which town do I live in?", "--json"], env=env)).stdout)
     assert answer["answered"] is True
     assert answer["cited"] == [home]
+
+
+def test_losing_a_job_is_not_read_as_holding_it() -> None:
+    (said,) = statements("I lost my job as a banker yesterday.")
+    assert said.key == "job"
+    assert said.ended

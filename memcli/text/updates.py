@@ -179,8 +179,9 @@ _JOB_EN = [
     re.compile(r"\bI\s+(?:now\s+|still\s+)?work\s+(?:at|for)\s+" + _ORG + r"(?:\s+as\s+(?:a|an)\s+" + _ROLE + r")?"),
     re.compile(r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:a|an)\s+" + _ROLE + r"\s+(?:at|for|with)\s+" + _ORG),
     re.compile(
-        r"\b(?:I\s+(?:started|got|have|took|accepted|landed)|I've\s+(?:started|got|taken|accepted|landed)|my)\s+"
-        r"(?:a\s+|the\s+)?(?:new\s+)?(?:job|role|position)\s+as\s+(?:a|an)\s+"
+        # "my new job as", not "(lost) my job as"
+        r"\b(?:(?:I\s+(?:started|got|have|took|accepted|landed)|I've\s+(?:started|got|taken|accepted|landed))\s+"
+        r"(?:a\s+|the\s+)?(?:new\s+)?|my\s+new\s+)(?:job|role|position)\s+as\s+(?:a|an)\s+"
         + _ROLE
         + r"(?:\s+(?:at|for|with)\s+(?:the\s+)?"
         + _ORG.replace("(?:the\\s+)?", "")
@@ -335,8 +336,8 @@ _MEMBER_EN = re.compile(
 )
 _MEMBER_JOIN_EN = re.compile(
     r"\b(?:I|[Ww]e)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:joined|signed\s+up\s+(?:to|for|at|with)|enrolled\s+(?:in|at))\s+"
-    r"(?:the\s+|a\s+|our\s+|my\s+|local\s+)*(?P<o>[^,.;!?]{3,60}?)(?:\s+(?:last|this|in|on|after|because|as|with)\b[^,.;!?]*)?"
-    r"(?:[,.;!?]|$)"
+    r"(?:the\s+|a\s+|our\s+|my\s+|local\s+)*(?P<o>[^,.;!?]{3,60}?)(?:\s+(?:last|this|in|on|after|because|as|with|yesterday|today|recently|and|that|who|which|where|to|for)\b"
+    r"[^,.;!?]*)?(?:[,.;!?]|$)"
 )
 _MEMBER_LAPSE_EN = re.compile(
     r"\bI\s+(?:let|have\s+let|'ve\s+let)\s+my\s+(?P<o>[^,.;!?]{3,60}?)\s+membership\s+(?:lapse|expire|run\s+out)|"
@@ -359,7 +360,7 @@ _ORG_WORDS = frozenset(
     "ramblers scouts federation chapter lodge".split()
 )
 _HABIT_EN = re.compile(
-    r"\bI(?:'ve|\s+have)?\s+(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched|dropped)\s+|no\s+longer\s+|"
+    r"\bI(?:'ve|\s+have)?\s+(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched)\s+|no\s+longer\s+|"
     r"(?:don't|do\s+not)\s+(?=\w+\b.*\b(?:anymore|any\s+more)))"
     r"(?!by\b|at\b|in\b|for\b|to\b|with\b|my\s+job\b)(?P<o>[^,.;!?]{2,60})"
 )
