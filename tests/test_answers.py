@@ -258,3 +258,15 @@ def test_a_day_of_the_month_alone_and_list_kinds_are_matched() -> None:
         note("g", "I've started speaking Spanish at work too.", datetime(2025, 1, 1)),
     ]
     assert answer("Which languages do I speak?", spoken, "sam", now).cited == ["f" * 16, "g" * 16]
+
+
+def test_a_question_about_one_person_is_not_answered_from_what_another_said() -> None:
+    said = datetime(2023, 5, 8, 13, 0).timestamp()
+    melanie = Memory(
+        "m" * 16, "conv-26", "turn", "I play clarinet every evening.", said, "2023-05-08", speaker="Melanie"
+    )
+    caroline = Memory(
+        "c" * 16, "conv-26", "turn", "I started running last month.", said, "2023-05-08", speaker="Caroline"
+    )
+    assert not answer("What does Caroline play in the evening?", [melanie, caroline], "conv-26", said).answered
+    assert answer("What does Melanie play in the evening?", [melanie, caroline], "conv-26", said).cited == [melanie.id]
