@@ -195,3 +195,78 @@ def test_chinese_words_meet_by_their_characters() -> None:
         found.text
         == "你在2023年4月28日说：“除此之外，今天［2023年4月28日］我还学了一道新的菜，毛血旺，味道还不错。” [mmmmmmmm]"
     )
+
+
+def test_a_whole_day_question_is_answered_from_that_days_event_summary() -> None:
+    said = datetime(2025, 5, 2, 20, 0).timestamp()
+    summary = Memory(
+        "d" * 16,
+        "sam",
+        "event_daily",
+        "Sam: I adopted a dog called Rex.\nSam: We planned a trip to Porto.",
+        said,
+        "2025-05-02",
+    )
+    other = Memory("e" * 16, "sam", "event_daily", "Sam: I painted the fence.", said + 86400, "2025-05-03")
+    turn = Memory("t" * 16, "sam", "turn", "I adopted a dog called Rex.", said, "2025-05-02", speaker="sam")
+    now = datetime(2025, 5, 10, 9, 0).timestamp()
+    for question in ("What did we talk about on May 2nd?", "What happened on 2 May?", "5月2日我们聊了什么？"):
+        found = answer(question, [turn, other, summary], "sam", now)
+        assert found.cited == [summary.id], question
+        assert "Porto" in found.text and "Rex" in found.text
+    # one thing on that day is still answered from the memory that holds it
+    assert answer("What dog did I adopt on May 2nd?", [turn, other, summary], "sam", now).cited != [other.id]
+
+
+def test_ask_brings_the_days_summary_for_a_whole_day_question(
+    runner: CliRunner, base_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import_conversation(runner, tmp_path, CONVERSATION, "Caroline")
+    monkeypatch.setenv("MEMCLI_NOW", "2023-05-20T09:00:00")
+    ok(runner.invoke(app, ["consolidate", "-q", "--user", "Caroline"]))
+    summaries = [
+        m
+        for m in json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--user", "Caroline", "--json"])).stdout)
+        if m["kind"] == "event_daily"
+    ]
+    assert len(summaries) == 1
+    data = ask(runner, "What did we talk about on May 8th?", "--user", "Caroline")
+    assert data["answered"] is True
+    assert data["cited"] == [summaries[0]["id"]]
+
+
+def test_a_day_of_the_month_alone_and_list_kinds_are_matched() -> None:
+    def note(letter: str, text: str, day: datetime, speaker: str = "", kind: str = "note") -> Memory:
+        return Memory(letter * 16, "sam", kind, text, day.timestamp(), f"{day:%Y-%m-%d}", speaker=speaker)
+
+    now = datetime(2025, 5, 14, 9, 0).timestamp()
+    bought = [
+        note("a", "Bought a new kettle at the market.", datetime(2025, 3, 12, 10)),
+        note("b", "Bought a lamp online.", datetime(2025, 5, 9, 10)),
+        note("c", "在超市买了牛奶。", datetime(2025, 5, 9, 11)),
+    ]
+    assert answer("What did I buy on the 9th?", bought, "sam", now).cited == ["b" * 16]
+    assert answer("我9号买了什么？", bought, "sam", now).cited == ["c" * 16]
+    advice = [
+        note("r", "You should read Dune by Frank Herbert.", datetime(2025, 1, 3, 10), "assistant", "turn"),
+        note("s", "I'd also recommend The Left Hand of Darkness.", datetime(2025, 1, 4, 10), "assistant", "turn"),
+        note("t", "I went to the cinema.", datetime(2025, 1, 5, 10)),
+    ]
+    assert answer("Which books did you recommend?", advice, "sam", now).cited == ["r" * 16, "s" * 16]
+    spoken = [
+        note("f", "I speak French.", datetime(2024, 1, 1)),
+        note("g", "I've started speaking Spanish at work too.", datetime(2025, 1, 1)),
+    ]
+    assert answer("Which languages do I speak?", spoken, "sam", now).cited == ["f" * 16, "g" * 16]
+
+
+def test_a_question_about_one_person_is_not_answered_from_what_another_said() -> None:
+    said = datetime(2023, 5, 8, 13, 0).timestamp()
+    melanie = Memory(
+        "m" * 16, "conv-26", "turn", "I play clarinet every evening.", said, "2023-05-08", speaker="Melanie"
+    )
+    caroline = Memory(
+        "c" * 16, "conv-26", "turn", "I started running last month.", said, "2023-05-08", speaker="Caroline"
+    )
+    assert not answer("What does Caroline play in the evening?", [melanie, caroline], "conv-26", said).answered
+    assert answer("What does Melanie play in the evening?", [melanie, caroline], "conv-26", said).cited == [melanie.id]

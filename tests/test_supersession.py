@@ -239,3 +239,94 @@ def test_a_statement_found_by_its_rules_is_found_in_the_store_too(
     older = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I'm living in Leeds.")
     newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I moved to York.")
     assert _show(runner, older)["superseded_by"] == newer
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("I take sertraline 50 mg every morning.", "The psychiatrist bumped up my sertraline to 100 mg."),
+        ("I take metformin 500 mg twice a day.", "My doctor increased my metformin to 1000 mg."),
+        ("I inject Ozempic 0.25 mg once a week.", "Doctor upped my Ozempic to 0.5 mg."),
+        ("I'm on 5 mg of ramipril.", "Ramipril upped to 10 mg today."),
+        ("我每天吃阿托伐他汀20毫克。", "医生把阿托伐他汀加到了40毫克。"),
+        ("I live in Bristol.", "We got the keys to our new flat in Bath."),
+        ("My flat is in Glasgow.", "I'm now based in Edinburgh."),
+        ("我住在北京。", "我现在定居在深圳。"),
+        ("I work at Tesco.", "I was hired by Lidl as a shift manager."),
+        ("I'm a teacher at Hillside School.", "I was promoted to deputy head."),
+        ("I work as an accountant.", "I retired last month."),
+        ("I work as a chef.", "I quit my job in March."),
+        ("我在银行工作。", "我去年退休了。"),
+        ("我是一名会计。", "我换工作了，现在是律师。"),
+        ("I'm vegetarian.", "I started eating meat again."),
+        ("我吃素。", "我不吃素了。"),
+        ("I joined the Ramblers walking club.", "I let my Ramblers membership lapse."),
+        ("我加入了羽毛球俱乐部。", "我退出了羽毛球俱乐部。"),
+        ("My boyfriend is called Tom.", "Tom and I broke up."),
+        ("我男朋友叫小李。", "我和小李分手了。"),
+        ("I work for Acme.", "My new job is at Initech."),
+        ("I work as a nurse.", "I work in marketing now."),
+        ("I'm married to Sam.", "Sam and I got divorced."),
+    ],
+)
+def test_changes_phrased_in_other_words_update_the_older_statement(older: str, newer: str) -> None:
+    (old,) = statements(older)
+    (new,) = [s for s in statements(newer) if s.key == old.key]
+    assert updates(new, old)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My mum takes atenolol 25 mg.",
+        "Gave the dog 5 mg of Metacam.",
+        "The cake has 200 mg of sugar per slice.",
+        "My sister moved to York.",
+        "I'm seeing Sam tomorrow for lunch.",
+        "We broke up the ice on the pond.",
+        "I left work early today.",
+        "I started at 9 today.",
+        "我妈妈吃阿司匹林100毫克。",
+        "我不去了。",
+        "We separated the laundry.",
+        "I work in London.",
+        "I joined Contoso last week.",
+        "Last week I dropped off the bake sale stuff at the school.",
+    ],
+)
+def test_what_someone_else_does_or_a_passing_event_states_nothing_of_the_speaker(text: str) -> None:
+    assert statements(text) == []
+
+
+def test_a_second_pet_and_a_longer_run_supersede_nothing_through_remember(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dog = _remember(runner, monkeypatch, "2024-03-01T09:00:00", "I have a dog called Rex.")
+    _remember(runner, monkeypatch, "2025-03-01T09:00:00", "I adopted a second dog called Bella.")
+    run = _remember(runner, monkeypatch, "2025-05-01T09:00:00", "I ran 5 km in the park.")
+    _remember(runner, monkeypatch, "2025-05-04T09:00:00", "I ran 10 km along the river.")
+    assert _show(runner, dog)["superseded_by"] is None
+    assert _show(runner, run)["superseded_by"] is None
+
+
+def test_a_raise_phrased_as_bumped_up_is_superseded_at_remember_and_asked_in_other_words(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = _remember(runner, monkeypatch, "2025-01-05T09:00:00", "I take sertraline 50 mg every morning.")
+    newer = _remember(runner, monkeypatch, "2025-04-02T09:00:00", "The psychiatrist bumped up my sertraline to 100 mg.")
+    assert _show(runner, older)["superseded_by"] == newer
+    monkeypatch.setenv("MEMCLI_NOW", "2025-04-10T09:00:00")
+    env = {"MEMCLI_ANSWERS": "extractive"}
+    answer = json.loads(ok(runner.invoke(app, ["ask", "What dose of sertraline am I on?", "--json"], env=env)).stdout)
+    assert answer["cited"] == [newer]
+    home = _remember(runner, monkeypatch, "2025-04-11T09:00:00", "We got the keys to our new flat in Bath.")
+    monkeypatch.setenv("MEMCLI_NOW", "2025-04-20T09:00:00")
+    answer = json.loads(ok(runner.invoke(app, ["ask", "Which town do I live in?", "--json"], env=env)).stdout)
+    assert answer["answered"] is True
+    assert answer["cited"] == [home]
+
+
+def test_losing_a_job_is_not_read_as_holding_it() -> None:
+    (said,) = statements("I lost my job as a banker yesterday.")
+    assert said.key == "job"
+    assert said.ended

@@ -52,16 +52,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memcli.dates import QueryDate, query_dates, says_when, spoken_date
-from memcli.memory import ASSISTANT, BASE_MODEL, Memory
+from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import asks_past
 from memcli.text.extractive import split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
-from memcli.text.updates import asks
+from memcli.text.updates import answers_asked, asks
 
 CONTEXT_WEIGHT = 0.3
 """Weight of the question's words found elsewhere in the sentence's memory."""
@@ -84,6 +84,11 @@ LIST_SHARE = 0.4
 """A list question quotes every memory whose best sentence scores this share of the best."""
 LIST_MAX = 6
 """At most this many memories quoted for a list question."""
+NAMED = "<name>"
+"""An alias of ``ATTRIBUTE_WORDS`` held by a memory that names someone in capitals."""
+ATTRIBUTE_BONUS = 0.3
+"""Score added to a sentence that states the attribute the question asks about in other
+words (``memcli.text.updates.answers_asked``)."""
 ATTRIBUTE_WORDS = {
     "live": ("move", "reloc", "home", "hous", "flat", "apart", "rent"),
     "job": ("work", "job", "employ", "joined", "teacher", "nurs"),
@@ -99,15 +104,135 @@ ATTRIBUTE_WORDS = {
     "see": ("saw ",),
     "meet": ("met ",),
     "make": ("made",),
+    "swim": ("swam",),
+    "drink": ("drank",),
+    "drive": ("drove",),
+    "ride": ("rode",),
+    "fly": ("flew",),
+    "write": ("wrote",),
+    "give": ("gave",),
+    "teach": ("taught",),
+    "catch": ("caught",),
+    "bring": ("brought",),
+    "sing": ("sang",),
+    "win": ("won",),
+    "lose": ("lost",),
+    "sell": ("sold",),
+    "spend": ("spent",),
+    "send": ("sent",),
+    "build": ("built",),
+    "hear": ("heard",),
+    "grow": ("grew",),
+    "draw": ("drew",),
+    "begin": ("began",),
+    "find": ("found",),
+    "feel": ("felt",),
+    "pay": ("paid",),
+    "think": ("thought",),
+    "come": ("came",),
+    "keep": ("kept",),
+    "wear": ("wore",),
+    "speak": ("spoke",),
+    "sleep": ("slept",),
+    "leave": ("left",),
+    "name": ("called", "named", NAMED),
+    "call": ("named", NAMED),
+    "children": ("son", "daughter", "kid", "child", "baby", "twins"),
+    "kid": ("son", "daughter", "child", "baby"),
+    "pet": ("dog", "cat", "puppy", "kitten", "rabbit", "hamster", "parrot", "budgie", "tortoise", "horse", "goldfish"),
+    "languages": (
+        "english",
+        "french",
+        "spanish",
+        "german",
+        "italian",
+        "portuguese",
+        "chinese",
+        "mandarin",
+        "cantonese",
+        "japanese",
+        "korean",
+        "arabic",
+        "russian",
+        "dutch",
+        "polish",
+        "hindi",
+        "welsh",
+        "irish",
+        "greek",
+        "turkish",
+        "swedish",
+        "norwegian",
+        "danish",
+        "finnish",
+        "hebrew",
+        "urdu",
+        "bengali",
+        "swahili",
+    ),
+    "instruments": (
+        "piano",
+        "guitar",
+        "violin",
+        "viola",
+        "cello",
+        "drum",
+        "flute",
+        "saxophone",
+        "trumpet",
+        "ukulele",
+        "bass",
+        "clarinet",
+        "harp",
+        "banjo",
+        "harmonica",
+        "oboe",
+        "trombone",
+        "keyboard",
+        "accordion",
+    ),
+    "sports": (
+        "football",
+        "soccer",
+        "tennis",
+        "rugby",
+        "cricket",
+        "basketball",
+        "golf",
+        "swim",
+        "cycl",
+        "run",
+        "badminton",
+        "volleyball",
+        "hockey",
+        "climb",
+        "yoga",
+        "boxing",
+    ),
+    "hobbies": ("like", "love", "enjoy", "hobby", "into "),
+    "book": ("read", "novel", "author"),
+    "film": ("watch", "movie", "cinema"),
+    "movie": ("watch", "film", "cinema"),
+    "recommend": ("should", "suggest", "try", "must", "recommend"),
+    "suggest": ("should", "recommend", "try"),
     "住": ("搬",),
     "名字": ("叫",),
     "名": ("叫",),
     "字": ("叫",),
     "工作": ("当", "做", "是一名"),
+    "爱好": ("喜欢", "爱上", "热爱", "迷上", "爱好"),
+    "孩子": ("儿子", "女儿"),
+    "宠物": ("狗", "猫", "兔", "鸟", "鱼"),
+    "语言": ("英语", "法语", "德语", "日语", "西班牙语", "韩语", "俄语", "汉语", "中文", "英文", "粤语"),
+    "乐器": ("钢琴", "吉他", "小提琴", "大提琴", "鼓", "笛", "琵琶", "古筝", "二胡"),
+    "运动": ("跑步", "游泳", "篮球", "足球", "网球", "羽毛球", "乒乓球", "瑜伽", "骑车", "爬山"),
 }
 """Question words (Porter stems, or Chinese) and the word stems a memory may state the same
-attribute with ("Where do I live?": "I moved from Leeds to York"), and the irregular past
-forms the stemmer does not bring home ("buy": "bought")."""
+attribute with ("Where do I live?": "I moved from Leeds to York"), the irregular past
+forms the stemmer does not bring home ("buy": "bought"), and the kinds of thing a list
+question names with what a memory holds of that kind ("languages": "French", "children":
+"daughter", "爱好": "喜欢"); ``NAMED``: a name in capitals ("name": "my daughter Ana").
+English aliases match at the start of a word."""
 _ALIASES: dict[str, tuple[str, ...]] = {}
 """``ATTRIBUTE_WORDS`` by the stems of its question words (filled when first needed)."""
 NOT_FOUND = "I don't find that in your memories."
@@ -188,6 +313,7 @@ _LIST_EN = re.compile(
     re.IGNORECASE,
 )
 _LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别")
+_NAME_QUESTION = re.compile(r"叫什么|什么名字|名字是什么|叫啥")
 _DATE_WORDS = re.compile(
     r"\b(on|in|at|during)?\s*(january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
@@ -305,17 +431,139 @@ def _on_date(memory: Memory, dates: Sequence[QueryDate]) -> bool:
     return False
 
 
+def _alias_in(alias: str, text: str, lower: str) -> bool:
+    if alias == NAMED:
+        return bool(_NAME.search(text))
+    if not alias.isascii():
+        return alias in lower
+    return re.search(r"\b" + re.escape(alias), lower) is not None
+
+
+_DAY_OF_MONTH = re.compile(
+    r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|time|century))|(?<![月\d])(\d{1,2})\s?[号日]"
+)
+
+
+def day_of_month(question: str, now: float) -> list[QueryDate]:
+    """The day a question names by its day of the month alone ("on the 9th", "9号"): the
+    latest such day up to ``now`` (unix seconds); empty when it names none."""
+    match = _DAY_OF_MONTH.search(question)
+    if not match:
+        return []
+    number = int(match.group(1) or match.group(2))
+    moment = datetime.fromtimestamp(now)
+    year, month = moment.year, moment.month
+    for _ in range(13):
+        if number <= 31:
+            try:
+                day = datetime(year, month, number)
+            except ValueError:
+                day = None
+            if day is not None and day <= moment:
+                return [QueryDate("day", day.timestamp(), day.timestamp() + 86399)]
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    return []
+
+
+def _people_named(question: str, memories: Sequence[Memory], user: str) -> set[str]:
+    """The speakers of ``memories`` (other than ``user`` and the assistant) that
+    ``question`` names: "What instrument does Caroline play?" asks about Caroline."""
+    found: set[str] = set()
+    for speaker in {m.speaker for m in memories if m.speaker}:
+        if speaker in (user, ASSISTANT) or speaker.replace(" ", "") == user.replace(" ", ""):
+            continue
+        if has_cjk(speaker):
+            if speaker in question:
+                found.add(speaker)
+        elif re.search(r"\b" + re.escape(speaker) + r"\b", question, re.IGNORECASE):
+            found.add(speaker)
+    return found
+
+
+def _about(memory: Memory, person: str) -> bool:
+    """Whether ``memory`` is said by ``person`` or names them."""
+    return memory.speaker == person or person.lower() in memory.text.lower()
+
+
+def _held_during(memory: Memory, dates: Sequence[QueryDate]) -> bool:
+    """Whether ``memory`` held (was learned and not yet superseded) during one of the
+    question's ``dates`` written with a year ("in 2022")."""
+    for date in dates:
+        if date.start and not date.yearless and memory.created_at <= date.end:
+            if not memory.valid_to or memory.valid_to >= date.start:
+                return True
+    return False
+
+
 def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
     """The words of ``wanted`` that a memory of words ``held`` and ``text`` holds, counting
-    a word of ``ATTRIBUTE_WORDS`` held when the memory says the attribute otherwise."""
+    a word of ``ATTRIBUTE_WORDS`` held when the memory says the attribute otherwise, and a
+    Chinese character held when a word holding it is ("爱" of "爱好", held as "喜欢")."""
     if not _ALIASES:
         _ALIASES.update({stem_of(k) if k.isascii() else k: v for k, v in ATTRIBUTE_WORDS.items()})
     found = wanted & held
     lower = text.lower()
     for word in wanted - found:
-        if any(alias in lower for alias in _ALIASES.get(word, ())):
+        if any(_alias_in(alias, text, lower) for alias in _ALIASES.get(word, ())):
             found.add(word)
+    whole = [w for w in found if len(w) > 1 and has_cjk(w)]
+    found |= {c for c in wanted - found if len(c) == 1 and any(c in w for w in whole)}
     return found
+
+
+_WHOLE_DAY_EN = re.compile(
+    r"\bwhat\s+(?:did|have|do)\s+(?:we|I|you)\s+(?:\w+\s+)?(?:talk|chat|discuss|speak|say|do)(?:ed)?\b|"
+    r"\bwhat\s+(?:we|I)\s+(?:talked|chatted|spoke|discussed|did)\b|\bwhat\s+(?:happened|went\s+on)\b|"
+    r"\b(?:how\s+was|tell\s+me\s+about|summari[sz]e|recap\s+of|sum\s+up)\s+(?:my|our|the)?\s*day\b",
+    re.IGNORECASE,
+)
+_WHOLE_DAY_ZH = re.compile(r"(?:聊|谈|说|讨论|发生|做|干)了?(?:些)?什么|聊了啥|干了啥|过得怎么样|那天怎么样")
+
+
+def asks_whole_day(question: str) -> bool:
+    """Whether ``question`` asks about a whole day rather than one thing in it ("What did
+    we talk about on May 2nd?", "What happened on 2 May?", "5月2日我们聊了什么？"); only
+    with a date in it (``day_summaries`` picks the day)."""
+    dated = _DATE_WORDS.search(question) or _DAY_OF_MONTH.search(question)
+    return bool((_WHOLE_DAY_EN.search(question) or _WHOLE_DAY_ZH.search(question)) and dated)
+
+
+def _summary_day(memory: Memory) -> float:
+    """Noon of the day an event summary is of (``Memory.day``), as unix seconds."""
+    try:
+        return datetime.strptime(memory.day, "%Y-%m-%d").replace(hour=12).timestamp()
+    except ValueError:
+        return memory.created_at
+
+
+def day_summaries(question: str, memories: Sequence[Memory], now: float) -> list[Memory]:
+    """The event summaries (kind ``event_daily``) among ``memories`` of the day a whole-day
+    question names (``asks_whole_day``; its date read by ``dates.query_dates`` against
+    ``now``), latest first; empty for any other question or a date that names no single
+    day. A date without a year ("May 2nd") matches that day of any year up to ``now``."""
+    if not asks_whole_day(question):
+        return []
+    days = [d for d in query_dates(question, now) or day_of_month(question, now) if d.granularity == "day" and d.start]
+    if not days:
+        return []
+    found = [
+        m
+        for m in memories
+        if m.kind == Kind.EVENT_DAILY.value
+        and _summary_day(m) <= now + 86400
+        and _on_date(replace(m, created_at=_summary_day(m)), days)
+    ]
+    return sorted(found, key=lambda m: -_summary_day(m))
+
+
+def _day_answer(summary: Memory, chinese: bool) -> Extracted:
+    """The answer to a whole-day question: the day's event summary, its lines quoted,
+    cited."""
+    lines = [line.strip() for line in summary.text.split("\n") if line.strip()]
+    day = _day(_summary_day(summary), chinese)
+    if chinese:
+        return Extracted(f"{day}的事件摘要：“{'；'.join(lines)}” [{cite(summary)}]", [summary.id])
+    return Extracted(f'The summary of {day}: "{" / ".join(lines)}" [{cite(summary)}]', [summary.id])
 
 
 def answer(question: str, memories: Sequence[Memory], user: str = "", now: float | None = None) -> Extracted:
@@ -325,12 +573,17 @@ def answer(question: str, memories: Sequence[Memory], user: str = "", now: float
     CJK characters."""
     chinese = has_cjk(question)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+    if memories:
+        summaries = day_summaries(question, memories, now if now is not None else max(m.created_at for m in memories))
+        if summaries:
+            return _day_answer(summaries[0], chinese)
     candidates = _candidates(memories)
     if not candidates:
         return not_found
     when = now if now is not None else max(m.created_at for m in memories)
     dates = query_dates(question, when) if _DATE_WORDS.search(question) else []
-    wanted = content_words(_DATE_WORDS.sub(" ", question) if dates else question)
+    dates = dates or day_of_month(question, when)
+    wanted = content_words(_DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", question)) if dates else question)
     if not wanted:
         return not_found
     documents = len(candidates)
@@ -342,29 +595,56 @@ def answer(question: str, memories: Sequence[Memory], user: str = "", now: float
         kind = "title"
     past = asks_past(question)
     dated = {m.id for m in memories if dates and _on_date(m, dates)}
+    # "Where did I live in 2022?": of a memory and the one that replaced it, the one that
+    # held on that date answers, whatever was noted on it.
+    changed = {m.id for m in memories if m.superseded_by} | {m.superseded_by for m in memories if m.superseded_by}
+    held_then = {m.id: _held_during(m, dates) for m in memories if past and dates and m.id in changed}
+    # A sentence that states what is asked in other words ("Which city do I live in?": "We
+    # got the keys to our new flat in Bath") holds the whole question.
+    stating = {id(c) for c in candidates if answers_asked(question, c.text)}
+    stating_memories = {c.memory.id for c in candidates if id(c) in stating}
+
+    def held_by(memory: Memory) -> set[str]:
+        if memory.id in stating_memories:
+            return set(wanted)
+        return _held(wanted, whole[memory.id], memory.text)
+
     for c in candidates:
-        own = sum(weight[t] for t in _held(wanted, c.tokens, c.text)) / total
-        context = sum(weight[t] for t in _held(wanted, whole[c.memory.id], c.memory.text)) / total
+        own = sum(weight[t] for t in (wanted if id(c) in stating else _held(wanted, c.tokens, c.text))) / total
+        context = sum(weight[t] for t in held_by(c.memory)) / total
         c.score = own + CONTEXT_WEIGHT * context + RANK_WEIGHT * (1 - c.rank / max(1, len(memories)))
+        if id(c) in stating:
+            c.score += ATTRIBUTE_BONUS
         if _fits(kind, c.text):
             c.score += TYPE_BONUS
         if c.memory.id in dated:
             c.score += DATE_BONUS
         if c.memory.superseded_by and not past:
             c.score *= SUPERSEDED_SHARE
+        if c.memory.id in held_then:
+            c.score = c.score + DATE_BONUS if held_then[c.memory.id] else c.score * SUPERSEDED_SHARE
     best = max(candidates, key=lambda c: c.score)
 
+    named = _people_named(question, memories, user)
+
     def covers(c: _Candidate) -> bool:
-        return len(_held(wanted, whole[c.memory.id], c.memory.text)) >= MIN_COVERAGE * len(wanted)
+        if named and not any(_about(c.memory, person) for person in named):
+            return False
+        return len(held_by(c.memory)) >= MIN_COVERAGE * len(wanted)
 
     # Weighted too: "What is my passport number?" is not answered by "my neighbour at number
     # 14", which holds the common half of the question and not the word it turns on.
-    held = _held(wanted, whole[best.memory.id], best.memory.text)
+    held = held_by(best.memory)
     if not covers(best) or sum(weight[t] for t in held) < MIN_COVERAGE * total:
         return not_found
-    if is_list_question(question):
+    # A question for a name, in a language without plurals ("我的猫叫什么名字？"), asks for
+    # every one of its kind that is named in full: both cats, when two notes name one each.
+    names = bool(_NAME_QUESTION.search(question))
+    if is_list_question(question) or names:
         firsts: dict[str, _Candidate] = {}
         for c in sorted(candidates, key=lambda c: -c.score):
+            if names and not (held_by(c.memory) >= wanted and not c.memory.superseded_by):
+                continue
             if c.memory.id not in firsts and c.score >= LIST_SHARE * best.score and covers(c):
                 firsts[c.memory.id] = c
         if len(firsts) > 1:

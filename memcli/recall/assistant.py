@@ -330,9 +330,28 @@ class Assistant:
                 )
             )
             recalled = [r for r in recalled if r.memory.id not in exclude][:k]
+            if k:
+                recalled = self.with_day_summary(query, user, recalled, now)
             context = self.consolidated(user)
         context.recalled = recalled
         return context
+
+    def with_day_summary(self, question: str, user: str, recalled: list[Recalled], now: float) -> list[Recalled]:
+        """``recalled`` with the event summary of the day a whole-day question names ("What
+        did we talk about on May 2nd?", ``answers.asks_whole_day``) put first when there is
+        one (kind ``event_daily``, written by ``consolidate``): the day is what is asked, and
+        recall, ranking single memories, may not bring its summary. The caller holds the
+        store transaction."""
+        if not answers.asks_whole_day(question):
+            return recalled
+        summaries = self.owner.store.memories(user=user, kind=Kind.EVENT_DAILY.value, archived=False)
+        found = answers.day_summaries(question, summaries, now)
+        if not found:
+            return recalled
+        first = found[0]
+        rest = [r for r in recalled if r.memory.id != first.id]
+        top = max((r.score for r in recalled), default=0.0)
+        return [Recalled(first, top, top, 0.0, {"day": 1.0}), *rest][: max(len(recalled), 1)]
 
     def reinforce(self, recalled: Sequence[Recalled]) -> None:
         """Count the memories of a prompt that was answered as recalled, now (MemoryBank: a
