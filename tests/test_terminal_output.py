@@ -129,3 +129,18 @@ def test_a_short_id_prefix_says_prefixes_need_4_characters(runner: CliRunner, tw
     line = assert_error(runner.invoke(app, ["show", "ffffffffffffffff"]), ExitCode.NOT_FOUND)
     assert "prefix needs" not in line
     assert json.loads(ok(runner.invoke(app, ["show", two_notes[0][:4], "--json"])).stdout)["text"] == NOTES[0]
+
+
+def test_help_reflows_a_docstrings_paragraphs_as_the_terminal_is_wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    shown = ok(CliRunner().invoke(app, ["import", "--help"])).stdout
+    lines = [line.strip(" │") for line in shown.splitlines()]
+    # one sentence of the docstring that its source wraps across two lines
+    assert any("sample_id. Imported memories keep" in line for line in lines)
+    assert not any(line.strip() == "memories" for line in lines)
+
+
+def test_reflowed_keeps_lists_and_click_no_rewrap_paragraphs() -> None:
+    text = "First line\nwraps here.\n\n- one\n- two\n\n\bkept\nas is"
+    assert root.reflowed(text) == "First line wraps here.\n\n- one\n- two\n\n\bkept\nas is"
+    assert root.reflowed(None) is None

@@ -125,11 +125,30 @@ def _plain_values(params: list[Any]) -> None:
             param._runtime_param = PlainValue(annotation)
 
 
+def reflowed(text: str | None) -> str | None:
+    """A docstring's help with each paragraph's lines joined, as a reader's terminal should
+    wrap them: Typer's rich help keeps every line break of the source (so a docstring
+    wrapped at 90 columns came out as ragged half-lines). A paragraph of list items ("- ")
+    or indented lines, or one marked ``\b`` (Click's "do not rewrap"), keeps its lines."""
+    if not text:
+        return text
+    paragraphs = []
+    for paragraph in text.split("\n\n"):
+        lines = paragraph.strip("\n").split("\n")
+        kept = paragraph.startswith("\b") or any(line.startswith(("- ", "  ", "\t")) for line in lines[1:])
+        paragraphs.append(paragraph.strip("\n") if kept else " ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
 class _PlainHelp:
     """``--help`` as people read it: a flag shows no ``<bool>`` (it takes no value) and an
     argument is ``QUERY`` when required, ``[ID]`` when not, in the usage line (Typer writes
     ``{query}``). Mixed into every group and command (``MemcliTyper``), whose plain
     parameters it also converts without pydantic (``PlainValue``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = reflowed(self.help)  # type: ignore[attr-defined]
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _plain_values(self.get_params(ctx))
