@@ -162,3 +162,16 @@ def test_the_encoder_reads_the_models_prompts_and_case(tmp_path: Path) -> None:
     assert encoder.prompt("document") == "passage: "
     encoder.prompts = {}
     assert encoder.prompt("query") == ""
+
+
+def test_what_the_exporter_writes_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    cls = _model_dir(tmp_path / "cls", {"pooling_mode_cls_token": True})
+    out = tmp_path / "cache" / "models" / "cls.onnx"
+    old = os.umask(0o000)
+    try:
+        export(cls, out)
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "cache", out.parent, rejected_file(out), out.with_name(out.name + ".lock")):
+        mode = path.stat().st_mode & 0o777
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"

@@ -19,10 +19,10 @@ from memcli.cli import app
 from memcli.config import Settings
 from memcli.library.supersession import model_decides
 
-OLD_DOSE = "I take metformin 500 mg twice a day"
-NEW_DOSE = "I take metformin twice a day, the doctor increased it to 1000 mg"
-"""The rules do not read metformin as a medicine (issue 31's note: the drug-name rule needs
-four letters before "-formin"); the fake embedder finds the two similar (shared words)."""
+OLD_DOSE = "I drive a grey Volvo estate to work every day"
+NEW_DOSE = "I sold the grey Volvo estate, I drive a Tesla to work every day now"
+"""A change the rules do not read (which car one drives is none of their attributes); the
+fake embedder finds the two similar (shared words)."""
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def _reply(event: str, target: int, text: str = "") -> str:
     return json.dumps({"events": [{"event": event, "target": target, "text": text}]})
 
 
-def test_the_rules_alone_do_not_see_this_dose_change(
+def test_the_rules_alone_do_not_see_this_change(
     runner: CliRunner, fake_embedder: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     older, _ = _remember(runner, monkeypatch, "2025-02-10T09:00:00", OLD_DOSE)
@@ -73,7 +73,7 @@ def test_the_rules_alone_do_not_see_this_dose_change(
 def test_the_models_update_supersedes_what_the_rules_miss_and_stores_nothing_it_wrote(
     runner: CliRunner, served: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model_server.structured_replies["update"] = _reply("UPDATE", 0, "I take metformin 1000 mg twice a day")
+    model_server.structured_replies["update"] = _reply("UPDATE", 0, "I drive a Tesla to work every day")
     monkeypatch.setenv("MEMCLI_MODEL_URL", f"{served}/update/v1")
     older, _ = _remember(runner, monkeypatch, "2025-02-10T09:00:00", OLD_DOSE)
     before = len(model_server.requests)
@@ -92,7 +92,7 @@ def test_the_models_update_supersedes_what_the_rules_miss_and_stores_nothing_it_
 @pytest.mark.parametrize(
     ("reply", "why"),
     [
-        (_reply("UPDATE", 0, "I take metformin 2000 mg twice a day"), "'2000' is not in its source"),
+        (_reply("UPDATE", 0, "I drive a 2019 Tesla to work every day"), "'2019' is not in its source"),
         (_reply("DELETE", 3), "target 3 is not one of the memories shown"),
     ],
     ids=["invented-dose", "unknown-target"],
@@ -107,7 +107,7 @@ def test_an_ungrounded_or_invented_decision_is_refused_and_the_rules_decide(
     _, stderr = _remember(runner, monkeypatch, "2025-06-10T09:00:00", NEW_DOSE)
     assert len(_decisions_asked(before, "refused")) == 2  # asked, refused, asked again, refused
     assert "the chat model's update decision was not used: its decision was refused" in stderr and why in stderr
-    assert _show(runner, older)["superseded_by"] is None  # the rules, which do not read metformin
+    assert _show(runner, older)["superseded_by"] is None  # the rules, which do not read a car
 
 
 def test_a_model_that_does_not_decide_within_model_timeout_leaves_it_to_the_rules(

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memcli.paths import private_dir, write_private
+
 TOLERANCE = 1e-4
 """Largest difference allowed between a component of the export's vector and
 sentence-transformers' for the same text (both unit vectors)."""
@@ -149,9 +151,9 @@ def export(model_dir: Path, out: Path) -> str:
     # heavy library: filelock is light, but this runs only in the exporting process
     from filelock import FileLock, Timeout
 
-    out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(out.parent)
     try:
-        with FileLock(str(out) + ".lock", timeout=0):
+        with FileLock(str(out) + ".lock", timeout=0, mode=0o600):
             if out.is_file() or rejected_file(out).is_file():
                 return "exported" if out.is_file() else rejected_file(out).read_text(encoding="utf-8")
             _remove_stale(out)
@@ -159,7 +161,7 @@ def export(model_dir: Path, out: Path) -> str:
             if reason is None:
                 reason = _export_checked(model_dir, out)
             if reason != "exported":
-                rejected_file(out).write_text(reason, encoding="utf-8")
+                write_private(rejected_file(out), reason)
             return reason
     except Timeout:
         return "busy"

@@ -32,6 +32,7 @@ from memcli.errors import (
     ModelError,
     UsageError,
 )
+from memcli.paths import write_private
 
 GGUF_MAGIC = b"GGUF"
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
@@ -387,10 +388,7 @@ def chat_template_known(model: str, model_dir: Path, chat_format: str = "") -> b
     if found is not None:
         memo[key] = found
         with contextlib.suppress(OSError):
-            model_dir.mkdir(parents=True, exist_ok=True)
-            partial = memo_file.with_name(f"{memo_file.name}.{os.getpid()}.part")
-            partial.write_text(json.dumps(memo, indent=1), encoding="utf-8")
-            os.replace(partial, memo_file)
+            write_private(memo_file, json.dumps(memo, indent=1))  # 0600 in 0700 folders, as every file memcli writes
     return found
 
 
