@@ -18,6 +18,7 @@ from memcli.consolidation.model_output import (
     DecisionOutput,
     DecisionsOutput,
     FactsOutput,
+    decision_request,
 )
 from memcli.dates import spoken_date
 from memcli.errors import InvalidOutputError
@@ -250,11 +251,7 @@ class FactWork:
         a fact related to it. ``target`` in the replies indexes ``related[i]``. All None when
         the reply stayed invalid (those facts are skipped)."""
         shown = list({m.id: m for group in related for m in group}.values())
-        schema = DecisionsOutput.model_json_schema()
-        schema["properties"]["events"].update(minItems=len(facts), maxItems=len(facts))
-        schema["$defs"]["DecisionOutput"]["properties"]["target"] = {"enum": list(range(len(shown))), "type": "integer"}
-        content = "Existing facts:\n" + "\n".join(f"{i}. {m.text}" for i, m in enumerate(shown))
-        content += "\n\nNew facts:\n" + "\n".join(f"- {fact}" for fact in facts)
+        schema, content = decision_request([m.text for m in shown], facts)
 
         def check(out: DecisionsOutput) -> None:
             if len(out.events) != len(facts):

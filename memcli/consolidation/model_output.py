@@ -9,7 +9,8 @@ the unit gets the extractive result instead).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
@@ -66,3 +67,16 @@ class DecisionsOutput(BaseModel):
     (a call's schema asks for exactly as many as it shows)."""
 
     events: list[DecisionOutput] = Field(min_length=1, max_length=DECISIONS_PER_CALL)
+
+
+def decision_request(existing: Sequence[str], new: Sequence[str]) -> tuple[dict[str, Any], str]:
+    """The JSON schema and the user message of one call of Mem0's update decision
+    (Chhikara et al. 2025, Algorithm 1): ``existing`` numbered from 0 (what ``target``
+    indexes: the schema allows only those numbers) and ``new``, one decision asked for each
+    of them. Shared by consolidation's fact stage and supersession at write time."""
+    schema = DecisionsOutput.model_json_schema()
+    schema["properties"]["events"].update(minItems=len(new), maxItems=len(new))
+    schema["$defs"]["DecisionOutput"]["properties"]["target"] = {"enum": list(range(len(existing))), "type": "integer"}
+    content = "Existing facts:\n" + "\n".join(f"{i}. {text}" for i, text in enumerate(existing))
+    content += "\n\nNew facts:\n" + "\n".join(f"- {text}" for text in new)
+    return schema, content

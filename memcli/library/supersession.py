@@ -30,7 +30,7 @@ import numpy as np
 
 from memcli.config import Settings
 from memcli.consolidation.grounding import Grounding
-from memcli.consolidation.model_output import DECISIONS_PER_CALL, DecisionsOutput
+from memcli.consolidation.model_output import DECISIONS_PER_CALL, DecisionsOutput, decision_request
 from memcli.consolidation.shared import DECISION_TOKENS, RELATED_SIMILARITY, SIMILAR_FACTS
 from memcli.errors import InvalidOutputError, MemcliError
 from memcli.memory import Memory
@@ -149,11 +149,7 @@ def decide(
     Raises InvalidOutputError (refused or malformed twice), TimeoutError (no decision within
     ``timeout``), ModelError / ModelServerError (the model failed)."""
     shown = list({m.id: m for group in related for m in group}.values())
-    schema = DecisionsOutput.model_json_schema()
-    schema["properties"]["events"].update(minItems=len(news), maxItems=len(news))
-    schema["$defs"]["DecisionOutput"]["properties"]["target"] = {"enum": list(range(len(shown))), "type": "integer"}
-    content = "Existing facts:\n" + "\n".join(f"{i}. {m.text}" for i, m in enumerate(shown))
-    content += "\n\nNew facts:\n" + "\n".join(f"- {m.text}" for m in news)
+    schema, content = decision_request([m.text for m in shown], [m.text for m in news])
 
     def check(out: DecisionsOutput) -> None:
         if len(out.events) != len(news):
