@@ -229,14 +229,24 @@ def gguf_has_chat_template(path: Path) -> bool | None:
         check_gguf(path)
     except ModelError:
         return None
-    lib = _ggml_base()
-    if lib is None:
-        return None
-    context = lib.gguf_init_from_file(os.fsencode(path), _GgufInitParams(True, None))
-    if not context:
-        return None
-    try:
+    with _gguf_metadata(path) as opened:
+        if opened is None:
+            return None
+        lib, context = opened
         return int(lib.gguf_find_key(context, CHAT_TEMPLATE_KEY.encode())) >= 0
+
+
+@contextlib.contextmanager
+def _gguf_metadata(path: Path) -> Iterator[tuple[Any, Any] | None]:
+    """ggml's library and a GGUF context of ``path`` holding its metadata only (no tensor
+    data), freed on leaving; None when the library cannot be found or read the file."""
+    lib = _ggml_base()
+    context = lib.gguf_init_from_file(os.fsencode(path), _GgufInitParams(True, None)) if lib is not None else None
+    if not context:
+        yield None
+        return
+    try:
+        yield lib, context
     finally:
         lib.gguf_free(context)
 
@@ -263,13 +273,10 @@ def gguf_context_metadata(path: Path) -> dict[str, str] | None:
     shape of llama-cpp-python's ``Llama.metadata``), read by llama.cpp's own GGUF reader
     without loading tensors or the vocabulary (as ``gguf_has_chat_template``). None when the
     library cannot be found or read the file (the caller then loads the model to know)."""
-    lib = _ggml_base()
-    if lib is None:
-        return None
-    context = lib.gguf_init_from_file(os.fsencode(path), _GgufInitParams(True, None))
-    if not context:
-        return None
-    try:
+    with _gguf_metadata(path) as opened:
+        if opened is None:
+            return None
+        lib, context = opened
         key = int(lib.gguf_find_key(context, b"general.architecture"))
         if key < 0 or lib.gguf_get_kv_type(context, key) != _GGUF_STRING:
             return None
@@ -281,8 +288,6 @@ def gguf_context_metadata(path: Path) -> dict[str, str] | None:
             if kind in _GGUF_INTEGERS:  # an array (per-layer head counts) is left out: the estimate takes the default
                 found[f"{arch}.{name}"] = str(int(getattr(lib, f"gguf_get_val_{_GGUF_INTEGERS[kind]}")(context, key)))
         return found
-    finally:
-        lib.gguf_free(context)
 
 
 class _GgufInitParams(ctypes.Structure):
