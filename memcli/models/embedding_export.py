@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,13 @@ def export_file(exports: Path, identity: str) -> Path:
 def rejected_file(export: Path) -> Path:
     """The note that says why ``export`` could not be made (no new attempt is made)."""
     return export.with_name(export.name + ".rejected")
+
+
+def prompt_name(prompts: Mapping[str, str], role: str) -> str | None:
+    """The name of the model's prompt for ``role`` ("query" or "document") among its
+    sentence-transformers ``prompts`` (e5 models: "query: ", "passage: "), or None."""
+    names = ("query",) if role == "query" else ("document", "passage")
+    return next((name for name in names if prompts.get(name)), None)
 
 
 def _read_json(path: Path) -> Any:
@@ -121,8 +128,8 @@ class OnnxEncoder:
     def prompt(self, role: str) -> str:
         """The text the model's config puts before a text of ``role`` ("query" or
         "document"; e5: "query: ", "passage: "), as sentence-transformers does."""
-        names = ("query",) if role == "query" else ("document", "passage")
-        return next((self.prompts[name] for name in names if self.prompts.get(name)), "")
+        name = prompt_name(self.prompts, role)
+        return self.prompts[name] if name else ""
 
     def encode(self, texts: Sequence[str], role: str = "document") -> Any:
         """An array of shape (len(texts), dimension), float32, each row a unit vector."""
@@ -221,8 +228,8 @@ def _export_checked(model_dir: Path, out: Path) -> str:
         os.chmod(tmp, 0o600)
         encoder = OnnxEncoder(model_dir, tmp)
         prompts = getattr(model, "prompts", None) or {}
-        for role, candidates in (("query", ("query",)), ("document", ("document", "passage"))):
-            prompt = next((name for name in candidates if prompts.get(name)), None)
+        for role in ("query", "document"):
+            prompt = prompt_name(prompts, role)
             expected = model.encode(
                 list(PROBES), normalize_embeddings=True, prompt_name=prompt, show_progress_bar=False
             )
