@@ -31,7 +31,7 @@ from memcli.models.embedding import embedder_identity
 from memcli.models.llm import ChatModel, Message, structured_output
 from memcli.store.graph import MENTIONED_WITH, Closed, Entity, Graph, Relation, day_seconds, relation_memory_id
 from memcli.store.sidecar import HistoryEntry
-from memcli.text.chunking import MAX_CHARS, chunks, size
+from memcli.text.chunking import LONGEST_READ, MAX_CHARS, chunks, size
 from memcli.text.entities import (
     RELATIONS,
     Extraction,
@@ -61,10 +61,9 @@ closed must rank below the newer one as the turn that said it does)."""
 BATCH = 200
 """Memories written to the graph per store transaction (the service's other requests get
 the store between batches)."""
-GRAPH_READ = 20 * MAX_CHARS
-"""Characters of one memory the graph step reads at most (a memory is chunked at
-``MAX_CHARS`` where it enters; a longer one predates that): the bound on the time one
-memory may take."""
+GRAPH_READ = LONGEST_READ
+"""Characters of one memory the graph step reads at most (``chunking.LONGEST_READ``, as
+the extractive summary): the bound on the time one memory may take."""
 GRAPH_TOKENS = 512
 """Token cap of the model's reply of the model path."""
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")

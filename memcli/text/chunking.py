@@ -27,6 +27,10 @@ from collections.abc import Iterator
 
 MAX_CHARS = 1000
 """Largest chunk, in characters (a CJK character counts ``WIDE_WEIGHT``)."""
+LONGEST_READ = 20 * MAX_CHARS
+"""Characters of one memory a consolidation step (the event summary, the graph) reads at
+most: memcli chunks what it stores at ``MAX_CHARS``, so only a memory kept whole by an
+export or an older store is longer, and this bounds the time one memory can take."""
 WIDE_WEIGHT = 4
 """What a CJK character counts toward ``MAX_CHARS``: one word piece each, as 4 English characters are."""
 

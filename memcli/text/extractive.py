@@ -31,16 +31,15 @@ from typing import Any
 import numpy as np
 
 from memcli.memory import ASSISTANT, BASE_MODEL
-from memcli.text.chunking import chunks
+from memcli.text.chunking import LONGEST_READ, chunks
 
 Embed = Callable[[list[str]], list[list[float]]]
 """Texts -> unit vectors (``Embedder.embed``)."""
 
 LEXRANK_THRESHOLD = 0.1
-SUMMARY_READ = 20_000
-"""Characters of one memory an extractive summary reads at most (as the graph step does):
-memcli chunks what it stores at 1,000, so only a memory kept whole by an export or an older
-store is longer."""
+SUMMARY_READ = LONGEST_READ
+"""Characters of one memory an extractive summary reads at most (``chunking.LONGEST_READ``,
+as the graph step)."""
 SPLIT_PIECE = 2000
 """Characters past which a text is cut into pieces (at sentence boundaries) before pySBD
 splits them, so that splitting a long memory costs time in proportion to its length."""
