@@ -131,6 +131,8 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
         self._client: Any = None
         self._collection: Any = None
         self._staging: Any = None
+        self._deferred = False
+        """Whether ``_client`` and ``_collection`` stand in for a Chroma not yet opened (``_DeferredChroma``)."""
         """The staging collection of a reindex under way (``begin_reindex``)."""
         self._sidecar: Sidecar | None = None
         self._threads = threading.RLock()

@@ -5,6 +5,9 @@ device still be read and deleted from (``memcli.store.store.MemoryStore``)."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 from memcli.errors import (
@@ -14,7 +17,7 @@ from memcli.errors import (
     ReadOnlyStoreError,
     StoreHeldError,
 )
-from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree
+from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_tree, write_private
 from memcli.processes import service_pid
 from memcli.store import space
 from memcli.store.chroma import (
@@ -28,6 +31,68 @@ from memcli.store.chroma import (
 )
 from memcli.store.sidecar import Sidecar
 from memcli.store.space import OPEN_ROOM, ROOM_FLOOR
+
+CLOSED_FILE = "chroma-closed.json"
+"""The file in the data folder where a service that closes its store records what Chroma's
+database was at that moment (``_record_closed``): its files' identity, size and time, the
+collection's count and metadata. A later opening that finds the files unchanged opens
+Chroma only when something needs it (``_DeferredChroma``)."""
+
+CLOSED_VERSION = 1
+
+
+class _DeferredChroma:
+    """Stands in for the Chroma client and collection of a local store whose database is
+    as a service left it when it closed the store (``CLOSED_FILE``): ``count`` and
+    ``metadata`` answer from that record, and anything else opens Chroma
+    (``StoreOpening._open_deferred``: chromadb's import, about a second) and is done by
+    the real client or collection. So a command served from the recall index's copy of
+    the memories (``list``, ``show``, ``stats``, ``recall``) never imports chromadb.
+
+    Once Chroma is open, the stand-in answers everything from it (a caller may have kept
+    a reference to it across a write)."""
+
+    def __init__(self, store: Any, role: str, count: int, metadata: dict[str, Any]) -> None:
+        self._store = store
+        self._role = role  # "client" or "collection"
+        self._count = count
+        self._metadata = metadata
+
+    def _real(self) -> Any:
+        return self._store._open_deferred(self._role)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The collection's metadata (schema version, embedder), as recorded at the close."""
+        if self._store._deferred:
+            return dict(self._metadata)
+        return self._real().metadata
+
+    def count(self) -> int:
+        """How many records the collection held at the close (Chroma's count once it is open)."""
+        if self._store._deferred:
+            return self._count
+        return self._real().count()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real(), name)
+
+
+def _database_state(store_dir: Path) -> list[list[int]] | None:
+    """What identifies the state of Chroma's SQLite database in ``store_dir`` (its file and
+    write-ahead log: device, inode, size, modification time in ns; zeros for a file that
+    is not there); None when it cannot be read. Any write to it changes this."""
+    state = []
+    for name in ("chroma.sqlite3", "chroma.sqlite3-wal"):
+        try:
+            found = os.stat(store_dir / name)
+        except FileNotFoundError:
+            state.append([0, 0, 0, 0])
+            continue
+        except OSError:
+            return None
+        state.append([found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns])
+    return state if state[0][1] else None
 
 
 class StoreOpening:
@@ -72,7 +137,7 @@ class StoreOpening:
         with self._threads:
             if self.resident:
                 self.resident = False
-                self._close()
+                self._close(record=True)
 
     def _open(self) -> None:
         """Take the file lock and open Chroma and the sidecar; every folder of the store is
@@ -87,7 +152,8 @@ class StoreOpening:
         # below) before the lock is taken: filelock 3.x makes the lock file 0600 as it takes
         # it, 4.x only when it creates it, and the notice must not depend on which is installed.
         loose = sum(private(path) for path in (self.paths.data_dir, self.paths.lock_file))
-        _import_chroma()  # 1 s, several on a busy machine, that no other memcli should wait on
+        if not (self.backend.local_files() and (self.paths.data_dir / CLOSED_FILE).exists()):
+            _import_chroma()  # 1 s, several on a busy machine, that no other memcli should wait on
         try:
             private_dir(self.paths.data_dir)
             lock.acquire()
@@ -119,6 +185,9 @@ class StoreOpening:
         them, even with ``OPEN_ROOM`` of the reserve given back, open from the copy instead
         (``full_reason``). Returns whether Chroma was opened."""
         self.full_reason = ""
+        if self._open_deferrable():
+            self.keep_reserve()
+            return True
         for attempt in (1, 2):
             try:
                 self.backend.prepare()
@@ -147,11 +216,14 @@ class StoreOpening:
     def _drop_opened(self) -> None:
         """Close what a failed opening opened (Chroma caches the client it could not open:
         dropped too), keeping the file lock."""
+        deferred, self._deferred = self._deferred, False
         self._collection = self._staging = None
         if self._sidecar is not None:
             self._sidecar.close()
             self._sidecar = None
-        if self._client is not None or self.backend.local_files():
+        if deferred:
+            self._client = None
+        elif self._client is not None or self.backend.local_files():
             # heavy: chromadb takes about a second to import
             from chromadb.api.shared_system_client import SharedSystemClient
 
@@ -293,18 +365,22 @@ class StoreOpening:
             )
         return collection
 
-    def _close(self) -> None:
+    def _close(self, record: bool = False) -> None:
+        """Give up what ``_open`` took; ``record``: write what Chroma's database is as it
+        closes (``CLOSED_FILE``), as a service does at its end."""
         try:
             self._flush_behind()
         except Exception as exc:  # the copy holds it: the next flush writes it
             log.warning("the metadata of reinforced memories stays behind in Chroma for now: %s", exc)
+        closing = self._closing_record() if record else None
         self._collection = None
         self._staging = None
         if self._sidecar is not None:
             self._sidecar.close()
             self._sidecar = None
-        if self.read_only:
+        if self.read_only or self._deferred:
             self._client = None
+            self._deferred = False
         if self._client is not None:
             # What Chroma wrote in this transaction (a new HNSW segment file) is made 0600
             # explicitly, beside the umask and the store folder's 0700.
@@ -315,9 +391,90 @@ class StoreOpening:
             # Drop the per-process cache so the next transaction sees other processes' writes.
             SharedSystemClient.clear_system_cache()
             self._client = None
+        if closing is not None:
+            self._record_closed(*closing)
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+    def _open_deferrable(self) -> bool:
+        """With the file lock held, open the sidecar alone and stand in for Chroma
+        (``_DeferredChroma``) when the store is a folder whose database is as a service
+        left it at its last close (``CLOSED_FILE``), the folder and the database can be
+        written, and the device has room to open Chroma later; returns whether it did.
+        Anything else (no record, another state, a read-only or full device) opens
+        Chroma at once, as before."""
+        if not self.backend.local_files() or (self.free_bytes() or 0) < OPEN_ROOM + ROOM_FLOOR:
+            return False
+        store_dir = self.paths.store_dir
+        try:
+            record = json.loads((self.paths.data_dir / CLOSED_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if (
+            not isinstance(record, dict)
+            or record.get("version") != CLOSED_VERSION
+            or record.get("state") != _database_state(store_dir)
+            or not isinstance(record.get("count"), int)
+            or not isinstance(record.get("metadata"), dict)
+            or not all(
+                os.access(path, os.W_OK) for path in (self.paths.data_dir, store_dir, store_dir / "chroma.sqlite3")
+            )
+        ):
+            return False
+        self._sidecar = Sidecar(self.paths.database)
+        self._deferred = True
+        self._collection = _DeferredChroma(self, "collection", record["count"], record["metadata"])
+        self._client = _DeferredChroma(self, "client", record["count"], record["metadata"])
+        return True
+
+    def _open_deferred(self, role: str) -> Any:
+        """Open Chroma for a store opened with a stand-in (``_open_deferrable``), the first
+        time something needs more than its count or metadata; returns the real client
+        (``role`` "client") or collection. Raises what opening Chroma raises (the
+        transaction turns a storage fault into its MemcliError)."""
+        with self._threads:
+            if self._deferred:
+                if self._sidecar is None:
+                    raise RuntimeError("MemoryStore used outside transaction()")
+                self.backend.prepare()
+                self._client = None
+                try:
+                    self._collection = self._open_collection()
+                except BaseException:
+                    # Chroma caches the client it could not open: dropped, as ``_drop_opened`` does.
+                    from chromadb.api.shared_system_client import SharedSystemClient
+
+                    SharedSystemClient.clear_system_cache()
+                    raise
+                self._deferred = False
+                self.backend.settle()
+            return self._client if role == "client" else self._col
+
+    def _closing_record(self) -> tuple[int, dict[str, Any]] | None:
+        """Chroma's count and metadata as a resident store closes, to record once Chroma is
+        closed (``_record_closed``); None for a server, a read-only store, or when they
+        cannot be read."""
+        if not self.backend.local_files() or self.read_only or self._collection is None:
+            return None
+        try:
+            return int(self._collection.count()), dict(self._collection.metadata or {})
+        except Exception as exc:  # only the next opening's speed depends on it
+            log.info("Chroma's state at the close was not recorded: %s", exc)
+            return None
+
+    def _record_closed(self, count: int, metadata: dict[str, Any]) -> None:
+        """Write ``CLOSED_FILE``: Chroma's database state (``_database_state``) as it is now
+        that Chroma is closed, with its ``count`` and ``metadata``. A record that cannot be
+        written is left out (it only saves the next opening time)."""
+        state = _database_state(self.paths.store_dir)
+        if state is None:
+            return
+        record = {"version": CLOSED_VERSION, "state": state, "count": count, "metadata": metadata}
+        try:
+            write_private(self.paths.data_dir / CLOSED_FILE, json.dumps(record))
+        except OSError as exc:
+            log.info("Chroma's state at the close was not recorded: %s", exc)
 
     @property
     def _col(self) -> Any:
@@ -332,6 +489,7 @@ class StoreOpening:
 
         self._collection = None
         self._client = None
+        self._deferred = False
         SharedSystemClient.clear_system_cache()
 
     def discard(self) -> None:

@@ -293,6 +293,11 @@ class Service:
             log.exception("loading the embedder failed")
 
         query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
+        # A store opened without Chroma (``memcli.store.store_open``, ``CLOSED_FILE``) opens it at
+        # its first write: chromadb's import (a second) is paid here, not by that write.
+        from memcli.store.chroma import _import_chroma
+
+        _import_chroma()
 
     def _watch_idle(self) -> None:
         interval = max(0.05, min(1.0, self.idle / 4))

@@ -1,0 +1,126 @@
+"""Opening a store without Chroma: a service that closes its store records what Chroma's
+database was (``CLOSED_FILE``), and the next opening that finds it unchanged serves reads
+from the recall index's copy without importing chromadb, opening Chroma only for what
+needs it (a write, a vector query). Anything that changed the database behind the record
+makes the opening eager again, as it was."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_checks import ok
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.config import resolve_paths
+from memcli.memory import Kind, Memory
+from memcli.store.store import MemoryStore
+from memcli.store.store_open import CLOSED_FILE
+
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
+OPEN_AND_READ = """
+import json, sys
+from memcli.config import resolve_paths
+from memcli.store.store import MemoryStore
+
+store = MemoryStore(resolve_paths())
+store.open_resident()
+try:
+    memories = store.memories(user="tester")
+    found = {
+        "texts": sorted(m.text for m in memories),
+        "embedder": store.embedder_record(),
+        "deferred": store._deferred,
+        "chromadb": any(name.split(".")[0] == "chromadb" for name in sys.modules),
+    }
+finally:
+    store.close()
+print(json.dumps(found))
+"""
+
+
+def open_and_read() -> dict[str, Any]:
+    """A fresh process opens the store as the service does, reads the user's memories and
+    the embedder record, and closes it: what it read and whether it imported chromadb."""
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", OPEN_AND_READ], capture_output=True, text=True, check=True, timeout=120
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def note(memory_id: str, text: str) -> Memory:
+    return Memory(
+        id=memory_id, user="tester", kind=Kind.NOTE.value, text=text, created_at=1_700_000_000.0, day="2023-11-14"
+    )
+
+
+def test_a_store_a_service_closed_is_read_again_without_importing_chromadb(runner: CliRunner) -> None:
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    ok(runner.invoke(app, ["remember", "My dog is called Biscuit"]))
+    first = open_and_read()  # no record yet: Chroma is opened at once, as before
+    assert first["deferred"] is False and first["chromadb"] is True
+    assert (resolve_paths().data_dir / CLOSED_FILE).is_file()
+
+    second = open_and_read()
+    assert second["deferred"] is True
+    assert second["chromadb"] is False
+    assert second["texts"] == first["texts"] == ["I live in York", "My dog is called Biscuit"]
+    assert second["embedder"] == first["embedder"] is not None
+
+
+def test_a_change_behind_the_record_opens_chroma_at_once_and_is_read(runner: CliRunner) -> None:
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    open_and_read()  # the record
+    ok(runner.invoke(app, ["remember", "I moved to Leeds"]))  # in-process: writes Chroma, records nothing
+    found = open_and_read()
+    assert found["deferred"] is False and found["chromadb"] is True
+    assert found["texts"] == ["I live in York", "I moved to Leeds"]
+    again = open_and_read()  # the service's close recorded the new state
+    assert again["deferred"] is True and again["texts"] == found["texts"]
+
+
+def test_a_record_of_another_database_state_is_not_trusted(runner: CliRunner) -> None:
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    open_and_read()
+    record_file = resolve_paths().data_dir / CLOSED_FILE
+    record = json.loads(record_file.read_text())
+    record["count"] = 5  # a record that says something else than the database it names
+    record["state"][0][2] += 1
+    record_file.write_text(json.dumps(record))
+    assert open_and_read()["deferred"] is False
+
+
+def test_a_write_to_a_deferred_store_opens_chroma_and_the_close_records_it(runner: CliRunner) -> None:
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    open_and_read()
+    paths = resolve_paths()
+    store = MemoryStore(paths)
+    store.open_resident()
+    try:
+        assert store._deferred
+        vector = [1.0] + [0.0] * 127
+        record = store.embedder_record()
+        store.upsert([note("aaaaaaaaaaaaaaaa", "I take atorvastatin 20 mg")], [vector], embedder=record)
+        assert not store._deferred  # the write opened Chroma
+        assert store._col.count() == 2
+    finally:
+        store.close()
+    record_after: dict[str, Any] = json.loads((paths.data_dir / CLOSED_FILE).read_text())
+    assert record_after["count"] == 2
+    found = open_and_read()
+    assert found["deferred"] is True
+    assert found["texts"] == ["I live in York", "I take atorvastatin 20 mg"]
+
+
+def test_the_record_is_private_and_holds_no_memory_text(runner: CliRunner) -> None:
+    ok(runner.invoke(app, ["remember", "My secret word is marmalade"]))
+    open_and_read()
+    path: Path = resolve_paths().data_dir / CLOSED_FILE
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert "marmalade" not in path.read_text()
