@@ -1093,6 +1093,100 @@ def table(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+DOCS_START = "<!-- bench:summary:start (written by scripts/bench.py --docs; do not edit by hand) -->"
+DOCS_END = "<!-- bench:summary:end -->"
+
+
+def docs_summary(r: dict[str, Any]) -> str:
+    """The results ``r`` as the Markdown summary ``--docs`` writes into docs/benchmark.md:
+    the machine (cores, load average at the start and the end, the CPU share other
+    processes took) and one row a figure the goals of docs/benchmark.md name, "—" for a
+    part the run skipped."""
+    m = r["machine"]
+    other = (m.get("other_processes") or {}).get("share_of_machine", 0)
+    load_end = m.get("loadavg_at_end") or ["?"]
+    seen = m.get("loadavg_1min_seen") or []
+    lines = [
+        f"Run of {r['started']} (memcli {m['memcli']}, {m['platform']}, {m['cpus']} CPUs, Python {m['python']}); "
+        f"load average {m['loadavg_at_start'][0]} at the start, {load_end[0]} at the end"
+        + (f" ({min(seen)}–{max(seen)} between the parts)" if seen else "")
+        + "; other processes took "
+        f"{100 * other:.0f} % of the machine meanwhile (every figure is slowed by them). "
+        f"Total {r['total_s'] / 60:.1f} min.",
+        "",
+        "| figure | value |",
+        "|---|---|",
+    ]
+
+    def row(name: str, value: str) -> None:
+        lines.append(f"| {name} | {value} |")
+
+    def sec(value: Any, digits: int = 2) -> str:
+        return "—" if value is None or value != value else f"{value:.{digits}f} s"
+
+    w = r.get("waits")
+    if w:
+        cold = w.get("cold_p50_s", {})
+        for verb in ("ask", "list", "show", "stats"):
+            row(f"cold `memcli {verb}` (demo store, service stopped), p50", sec(cold.get(verb)))
+        row("warm `memcli recall` from a shell, p50", sec(w.get("warm_recall_p50_s")))
+        row("`memcli --help`, p50", sec(w.get("help_p50_s")))
+        chat = w.get("chat")
+        if chat:
+            turns = chat["turns"]
+            row("chat: time to first token, turn 1", sec(turns[0]["first_piece_s"]) if turns else "—")
+            row(f"chat: time to first token, turns 2–{len(turns)}, p50", sec(chat.get("first_piece_p50_s")))
+            row(
+                "chat: pieces (about a token each) per second, p50", f"{chat.get('pieces_per_s_p50', float('nan')):.1f}"
+            )
+        k = w.get("ctrl_c_s")
+        if k:
+            row("Ctrl-C to the end of `memcli chat`: before the first token", sec(k.get("before_first_piece")))
+            row("Ctrl-C to the end of `memcli chat`: after the first token", sec(k.get("after_first_piece")))
+    for entry in r.get("recall", []):
+        wk = entry["worker"]
+        size = f"{wk.get('memories', entry['size']):,} memories ({wk.get('dtype', 'float32')})"
+        rec = wk.get("recall_ms", {})
+        row(
+            f"recall p50 / p95 in the service's code path, {size}",
+            f"{rec.get('p50', float('nan')):.0f} / {rec.get('p95', float('nan')):.0f} ms",
+        )
+        reinf = wk.get("recall_reinforce_ms", {}).get("p50")
+        if reinf is not None:
+            row(f"recall p50 with reinforcement, {size}", f"{reinf:.0f} ms")
+        row(f"first recall after a restart, {size}", sec(wk.get("first_recall_restart_s")))
+        if wk.get("rss_bytes"):
+            row(f"resident memory after the recalls, {size}", mib(wk["rss_bytes"]))
+        if wk.get("delete_s"):
+            row(f"delete for good, p50 of {len(wk['delete_s'])}, {size}", sec(p50(wk["delete_s"])))
+        rem = wk.get("remember_ms")
+        if rem:
+            row(
+                f"`remember` p50, {size}: superseding one / what supersession adds",
+                f"{rem['superseding']['p50']:.0f} ms / +{rem['added_p50_ms']['superseding']:.0f} ms",
+            )
+    if "import" in r:
+        row("import rate ÷ the embedder's raw rate (LoCoMo)", f"{r['import']['ratio']:.2f}")
+    if "shell" in r:
+        v = r["shell"]["p50_s"]
+        row(
+            "warm / cold `memcli recall` (LoCoMo store), p50",
+            f"{v['recall']['warm']:.2f} / {v['recall']['cold']:.2f} s",
+        )
+    return "\n".join(lines)
+
+
+def write_docs(path: Path, r: dict[str, Any]) -> None:
+    """Put ``docs_summary(r)`` between the ``DOCS_START`` and ``DOCS_END`` lines of ``path``
+    (what was there is replaced). Raises SystemExit when the file lacks them."""
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(DOCS_START), text.find(DOCS_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"bench: {path} has no {DOCS_START!r} ... {DOCS_END!r} section to write")
+    body = text[: start + len(DOCS_START)] + "\n" + docs_summary(r) + "\n" + text[end:]
+    path.write_text(body, encoding="utf-8")
+
+
 # --- main ----------------------------------------------------------------------------------
 
 
@@ -1138,6 +1232,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-cli-forget", action="store_true", help="same as --skip forget-cli")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--json-out", type=Path, help="also write the JSON object to this file")
+    p.add_argument(
+        "--docs",
+        type=Path,
+        help="also write a Markdown summary of the run into this file, between its bench:summary lines (docs/benchmark.md)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (its path goes to stderr)")
     p.add_argument(
         "--chat-turns",
@@ -1397,6 +1496,7 @@ def main(argv: list[str] | None = None) -> int:
         r["service_log"] = scan_logs(sorted(shell.homes))
         r["total_s"] = time.time() - started
         r["machine"]["loadavg_1min_seen"] = [round(x, 2) for x in loads]
+        r["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
         foreign.stop()
         r["machine"]["other_processes"] = foreign.report()
         if args.keep:
@@ -1405,6 +1505,8 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(root, ignore_errors=True)
     if args.json_out:
         args.json_out.write_text(json.dumps(r, indent=2, default=str) + "\n", encoding="utf-8")
+    if args.docs:
+        write_docs(args.docs, r)
     print(json.dumps(r, indent=2, default=str) if args.json else table(r))
     return 0
 
