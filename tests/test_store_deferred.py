@@ -124,3 +124,22 @@ def test_the_record_is_private_and_holds_no_memory_text(runner: CliRunner) -> No
     path: Path = resolve_paths().data_dir / CLOSED_FILE
     assert path.stat().st_mode & 0o777 == 0o600
     assert "marmalade" not in path.read_text()
+
+
+def test_an_immutable_database_is_opened_read_only_even_with_a_record(runner: CliRunner) -> None:
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    open_and_read()  # the record
+    database = resolve_paths().store_dir / "chroma.sqlite3"
+    if subprocess.run(["chattr", "+i", str(database)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not allowed here (it needs root and a file system that has it)")
+    try:
+        store = MemoryStore(resolve_paths())
+        store.open_resident()
+        try:
+            assert not store._deferred
+            assert store.read_only  # as without a record: reads from the copy, writes refused
+            assert [m.text for m in store.memories(user="tester")] == ["I live in York"]
+        finally:
+            store.close()
+    finally:
+        subprocess.run(["chattr", "-i", str(database)], check=True)
