@@ -20,6 +20,12 @@ from memcli.store.hnsw import zero_unused_slots_under
 from memcli.store.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
 
 
+def _made(memories: Sequence[Memory]) -> list[tuple[str, str, list[str]]]:
+    """(id, user, source ids) of the memories made from others, for the sidecar's index of
+    derived memories (``Sidecar.record_derived``)."""
+    return [(m.id, m.user, list(m.source_ids)) for m in memories if m.source_ids]
+
+
 class StoreWrites:
     """The writes of ``MemoryStore``."""
 
@@ -66,6 +72,8 @@ class StoreWrites:
                 raise self.read_only_error()
             self._require_room(memories, embeddings)
             self.sidecar.index.mark_dirty(m.user for m in memories)
+            made = _made(memories)
+            self.sidecar.record_derived(made)  # before Chroma: a kill between leaves the index a superset
             try:
                 batch = max(1, min(chroma._GET_PAGE, int(self._client.get_max_batch_size())))
                 for start in range(0, len(memories), batch):
@@ -77,6 +85,7 @@ class StoreWrites:
                         metadatas=[m.to_metadata() for m in chunk],
                     )
                 self.sidecar.index.put(memories, embeddings, windows)
+                self.sidecar.prune_derived(made)
             except Exception as exc:
                 if not isinstance(self.fault(exc), DiskFullError):
                     raise
@@ -127,8 +136,11 @@ class StoreWrites:
             self.sidecar.index.mark_dirty(m.user for m in memories)
             # Written whole below: a reinforcement recorded behind is in these memories.
             self.sidecar.index.caught_up([m.id for m in memories])
+            made = _made(memories)
+            self.sidecar.record_derived(made)
             self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
             self.sidecar.index.set_state(memories)
+            self.sidecar.prune_derived(made)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete memories for good: text, metadata and embedding, and their place in the
@@ -155,6 +167,7 @@ class StoreWrites:
                 self._col.delete(ids=page)
                 self.sidecar.index.remove(page, users)
                 self.sidecar.unmark_consolidated(page)
+                self.sidecar.forget_derived(page)
                 self.sidecar.graph.forget_memories(page, users)
 
     def delete_page(self) -> int:
