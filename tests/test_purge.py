@@ -279,3 +279,35 @@ def test_the_index_of_derived_memories_follows_their_sources(consolidated: Engin
     consolidated.consolidate(USER)
     assert recorded() == cited()
     assert all(turn.id not in pair for pair in recorded())
+
+
+def chroma_log_texts(engine: Engine) -> int:
+    """How many rows of Chroma's log (``embeddings_queue``) still hold metadata (a text)."""
+    import sqlite3
+
+    db = sqlite3.connect(str(engine.store.paths.store_dir / "chroma.sqlite3"))
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM embeddings_queue WHERE metadata IS NOT NULL").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_a_delete_takes_the_text_out_of_chromas_log_and_chroma_opens_whole_after_it(
+    consolidated: Engine, memcli_home: Path
+) -> None:
+    """Compaction blanks the metadata of the log rows Chroma has applied (the vector segment
+    replays only operations and vectors): a client opened afterwards replays the log and
+    holds every memory not deleted, with its text, and finds them by vector."""
+    assert chroma_log_texts(consolidated) > 0, "the log holds the texts before"
+    tea = next(m for m in consolidated.store.memories(user=USER) if m.text == "I like green tea in the morning")
+    consolidated.delete(tea.id)
+    assert chroma_log_texts(consolidated) == 0
+    kept = {m.id: m.text for m in consolidated.store.memories(user=USER)}
+    reopened = make_memcli(consolidation="extractive", user=USER)
+    with reopened.store.transaction():
+        col = reopened.store._col
+        found = col.get(ids=list(kept), include=["documents", "embeddings"])
+        assert dict(zip(found["ids"], found["documents"])) == kept
+        assert col.count() == len(kept)
+        nearest = col.query(query_embeddings=[found["embeddings"][0]], n_results=1)["ids"][0]
+        assert nearest == [found["ids"][0]]

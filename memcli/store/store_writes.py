@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 
 from memcli.errors import (
     DiskFullError,
-    MemcliError,
 )
 from memcli.memory import Memory
 from memcli.paths import device_of
@@ -217,66 +214,49 @@ class StoreWrites:
             self.keep_reserve()
 
     def _compact_chroma(self) -> None:
-        """Purge Chroma's log and vacuum its database, with Chroma's own maintenance
-        (``chroma vacuum``, which purges the log up to what every segment has persisted and
-        runs SQLite's VACUUM), after making sure every segment has persisted it all.
+        """Erase from Chroma's database what deleted memories left behind: the text its log
+        keeps of them, the word pieces its full-text index keeps, and the free pages and
+        the free space in pages that its own writes left (its SQLite deletes without
+        ``secure_delete``, and its bundled SQLite is built without it, so a deleted row's
+        bytes stay where they lay until the file is rewritten).
 
-        Chroma's log (``embeddings_queue``) keeps the text of every write until the vector
-        segment has persisted past it, and the local HNSW segment persists only every
-        ``sync_threshold`` (1000) writes, so without help the log of a small store is never
-        purged (chroma-core/chroma#7659). The collection's ``sync_threshold`` is set to 1
-        for the time of a fresh client's first read, which replays the log into the segment
-        and persists it; then set back. The client is closed while the vacuum runs (Chroma
-        asks that nothing else use the database then) and FTS5's ``optimize`` merges the
-        full-text index first, so the word pieces of deleted documents leave its data
-        blocks (Chroma offers no command for that). The vacuum runs in a child process:
-        Chroma's command line prints to standard output, which is memcli's data."""
-
-        hnsw = dict((self._col.configuration or {}).get("hnsw") or {})
-        threshold = int(hnsw.get("sync_threshold") or 1000)
-        self._col.modify(configuration={"hnsw": {"sync_threshold": 1}})
-        try:
-            self._drop_client()
-            self._collection = self._open_collection()
-            self._col.count()  # the read that replays the log into the vector segment and persists it
-        finally:
-            if self._collection is None:  # the reopening failed: try once more, to set the threshold back
-                self._collection = self._open_collection()
-            self._col.modify(configuration={"hnsw": {"sync_threshold": threshold}})
+        Chroma's log (``embeddings_queue``) keeps the text and metadata of every write until
+        the vector segment has persisted past it (the local HNSW segment persists only every
+        ``sync_threshold``, 1000, writes: chroma-core/chroma#7659). Its rows lose their
+        metadata (text included) here, under ``secure_delete``, once the metadata segment has
+        applied them (its ``max_seq_id``), and so do those of every memory no longer stored:
+        the vector segment replays only their operation and vector, so Chroma reads them as
+        before, and purges them in its time. Cheaper than making the vector segment persist
+        so that the log can be purged, which reopened the client twice. FTS5's ``optimize`` merges the full-text index
+        so the pieces of deleted documents leave its data blocks (Chroma offers no command
+        for that), then SQLite's VACUUM rewrites the file (what ``chroma vacuum`` does after
+        purging the log), with the client closed, as Chroma asks. Both cost about the size
+        of the database; what deleted memories left is gone from it after them. Then the
+        unused slots of the persisted vector index are zeroed (``zero_unused_slots_under``)."""
         self._drop_client()
         try:
             database = self.paths.store_dir / "chroma.sqlite3"
             connection = sqlite3.connect(str(database), isolation_level=None)
             try:
-                if connection.execute(
-                    "SELECT 1 FROM sqlite_master WHERE name = 'embedding_fulltext_search'"
-                ).fetchone():
+                connection.execute("PRAGMA secure_delete = ON")
+                tables = {r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if {"embeddings_queue", "embeddings", "segments", "max_seq_id"} <= tables:
+                    applied = connection.execute(
+                        "SELECT MIN(COALESCE(max_seq_id.seq_id, -1)) FROM segments LEFT JOIN max_seq_id"
+                        " ON segments.id = max_seq_id.segment_id WHERE segments.scope = 'METADATA'"
+                    ).fetchone()[0]
+                    connection.execute(
+                        "UPDATE embeddings_queue SET metadata = NULL WHERE metadata IS NOT NULL"
+                        " AND (seq_id <= ? OR id NOT IN (SELECT embedding_id FROM embeddings))",
+                        (applied if isinstance(applied, int) else -1,),
+                    )
+                if "embedding_fulltext_search" in tables:
                     connection.execute(
                         "INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES ('optimize')"
                     )
+                connection.execute("VACUUM")
             finally:
                 connection.close()
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-P",  # the current directory off sys.path: nothing there can shadow chromadb's bindings
-                    "-c",
-                    "import sys, chromadb_rust_bindings; chromadb_rust_bindings.cli(sys.argv[1:])",
-                    "chroma",
-                    "vacuum",
-                    "--path",
-                    str(self.paths.store_dir),
-                    "--force",
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                check=False,
-            )
-            if done.returncode != 0:
-                raise MemcliError(
-                    f"chroma vacuum of {self.paths.store_dir} failed: {done.stderr.decode(errors='replace').strip()}"
-                )
             zero_unused_slots_under(self.paths.store_dir)
         finally:
             self._collection = self._open_collection()
