@@ -311,3 +311,17 @@ def test_a_delete_takes_the_text_out_of_chromas_log_and_chroma_opens_whole_after
         assert col.count() == len(kept)
         nearest = col.query(query_embeddings=[found["embeddings"][0]], n_results=1)["ids"][0]
         assert nearest == [found["ids"][0]]
+
+
+def test_a_copy_of_chromas_database_a_kill_left_is_dropped_at_the_next_compaction(
+    consolidated: Engine, memcli_home: Path
+) -> None:
+    """Compaction writes Chroma's database again beside it and renames it over; a kill
+    before the rename leaves the copy, which may hold what is deleted next: the next
+    compaction drops it first."""
+    left = consolidated.store.paths.store_dir / "chroma.sqlite3.compacting"
+    left.write_bytes(f"a part-written copy: {MARKER}".encode())
+    for memory in [m for m in with_marker(consolidated) if m.kind in (Kind.NOTE.value, Kind.TURN.value)]:
+        consolidated.delete(memory.id)
+    assert not left.exists()
+    assert holders(memcli_home) == {}

@@ -4,6 +4,7 @@ one transaction), with room checked first, and compaction (``memcli.store.store.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 
@@ -11,7 +12,7 @@ from memcli.errors import (
     DiskFullError,
 )
 from memcli.memory import Memory
-from memcli.paths import device_of
+from memcli.paths import device_of, open_private
 from memcli.store import chroma, snapshot
 from memcli.store.hnsw import zero_unused_slots_under
 from memcli.store.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
@@ -230,12 +231,18 @@ class StoreWrites:
         so that the log can be purged, which reopened the client twice. FTS5's ``optimize`` merges the full-text index
         so the pieces of deleted documents leave its data blocks (Chroma offers no command
         for that), then SQLite's VACUUM rewrites the file (what ``chroma vacuum`` does after
-        purging the log), with the client closed, as Chroma asks. Both cost about the size
-        of the database; what deleted memories left is gone from it after them. Then the
+        purging the log), with the client closed, as Chroma asks: ``VACUUM INTO`` a private
+        copy beside it, fsynced and renamed over it (the file written once, where VACUUM
+        writes it three times: its temporary copy, its journal, the file; a kill leaves the
+        old file whole, and the copy it left is dropped at the next compaction), or VACUUM
+        itself when Chroma's database is in WAL mode. Both cost about the size of the
+        database; what deleted memories left is gone from it after them. Then the
         unused slots of the persisted vector index are zeroed (``zero_unused_slots_under``)."""
         self._drop_client()
         try:
             database = self.paths.store_dir / "chroma.sqlite3"
+            copy = database.with_name(database.name + ".compacting")
+            copy.unlink(missing_ok=True)  # one a kill left: it may hold what was deleted since
             connection = sqlite3.connect(str(database), isolation_level=None)
             try:
                 connection.execute("PRAGMA secure_delete = ON")
@@ -254,9 +261,26 @@ class StoreWrites:
                     connection.execute(
                         "INSERT INTO embedding_fulltext_search(embedding_fulltext_search) VALUES ('optimize')"
                     )
-                connection.execute("VACUUM")
+                if connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                    connection.execute("VACUUM")
+                else:
+                    os.close(open_private(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+                    try:
+                        connection.execute("VACUUM INTO ?", (str(copy),))
+                    except BaseException:
+                        copy.unlink(missing_ok=True)  # a full device: its room back
+                        raise
             finally:
                 connection.close()
+            if copy.exists():
+                with copy.open("rb") as f:
+                    os.fsync(f.fileno())
+                os.replace(copy, database)
+                folder = os.open(database.parent, os.O_RDONLY)
+                try:
+                    os.fsync(folder)
+                finally:
+                    os.close(folder)
             zero_unused_slots_under(self.paths.store_dir)
         finally:
             self._collection = self._open_collection()
