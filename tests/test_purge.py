@@ -215,11 +215,12 @@ def test_a_purge_deletes_in_pages(consolidated: Engine, monkeypatch: pytest.Monk
     assert [m.text for m in consolidated.store.memories(user="bob")] == ["Bob keeps bees on the roof"]
 
 
-def test_a_delete_reads_what_can_be_made_from_memories_not_every_memory(
+def test_a_delete_looks_up_what_was_made_from_a_memory_and_reads_no_memory_by_kind(
     consolidated: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The memories made from others are found by kind (an index of the sidecar); the
-    user's turns are read only when a daily memory or the running memory goes too."""
+    """What was made from a memory is found in the sidecar's index of derived memories, by
+    id: a delete reads no kind of memory whole (after the first, which fills the index of a
+    store an older memcli wrote), but the running memory when a folded turn goes."""
     reads: list[str | None] = []
     memories = MemoryStore.memories
 
@@ -230,10 +231,97 @@ def test_a_delete_reads_what_can_be_made_from_memories_not_every_memory(
     tea = next(m for m in consolidated.store.memories(user=USER) if m.text == "I like green tea in the morning")
     monkeypatch.setattr(MemoryStore, "memories", counted)
     consolidated.delete(tea.id)
-    assert reads and None not in reads and set(reads) <= DERIVED_KINDS | {Kind.TURN.value}
+    assert None not in reads and set(reads) <= DERIVED_KINDS
     turn = next(m for m in with_marker(consolidated) if m.kind == Kind.TURN.value)
     reads.clear()
     consolidated.delete(turn.id)
-    assert None not in reads and Kind.TURN.value in reads, "the day's summary goes: its turns are read"
+    assert reads == [Kind.RUNNING_SUMMARY.value]
     monkeypatch.undo()
-    assert with_marker(consolidated) and all(m.kind == Kind.NOTE.value for m in with_marker(consolidated))
+    assert with_marker(consolidated) and all(from_the_note(consolidated, m) for m in with_marker(consolidated))
+
+
+def test_a_store_without_the_index_of_derived_memories_is_filled_at_its_first_delete(
+    consolidated: Engine, memcli_home: Path
+) -> None:
+    """A store an older memcli wrote has no index of derived memories: the first delete
+    reads the memories made from others once and records them, and finds what quotes the
+    deleted memory all the same."""
+    with consolidated.store.transaction():
+        db = consolidated.store.sidecar._db
+        db.execute("DELETE FROM derived")
+        db.execute("DELETE FROM index_meta WHERE key = 'derived_index'")
+    quoting = [m for m in with_marker(consolidated) if m.kind in (Kind.NOTE.value, Kind.TURN.value)]
+    for memory in quoting:
+        consolidated.delete(memory.id)
+    assert holders(memcli_home) == {}
+    with consolidated.store.transaction():
+        sidecar = consolidated.store.sidecar
+        assert sidecar.derived_filled()
+        recorded = sidecar._db.execute("SELECT source_id, memory_id FROM derived").fetchall()
+    expected = {(s, m.id) for m in consolidated.store.memories(user=USER) for s in m.source_ids}
+    assert set(recorded) == expected
+
+
+def test_the_index_of_derived_memories_follows_their_sources(consolidated: Engine) -> None:
+    """Every memory made from others is in the index with exactly its sources, after a
+    consolidation that made it again from other turns."""
+
+    def recorded() -> set[tuple[str, str]]:
+        with consolidated.store.transaction():
+            return set(consolidated.store.sidecar._db.execute("SELECT source_id, memory_id FROM derived").fetchall())
+
+    def cited() -> set[tuple[str, str]]:
+        return {(s, m.id) for m in consolidated.store.memories(user=USER) for s in m.source_ids}
+
+    assert cited() and recorded() == cited()
+    turn = next(m for m in with_marker(consolidated) if m.kind == Kind.TURN.value)
+    consolidated.delete(turn.id)
+    consolidated.consolidate(USER)
+    assert recorded() == cited()
+    assert all(turn.id not in pair for pair in recorded())
+
+
+def chroma_log_texts(engine: Engine) -> int:
+    """How many rows of Chroma's log (``embeddings_queue``) still hold metadata (a text)."""
+    import sqlite3
+
+    db = sqlite3.connect(str(engine.store.paths.store_dir / "chroma.sqlite3"))
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM embeddings_queue WHERE metadata IS NOT NULL").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_a_delete_takes_the_text_out_of_chromas_log_and_chroma_opens_whole_after_it(
+    consolidated: Engine, memcli_home: Path
+) -> None:
+    """Compaction blanks the metadata of the log rows Chroma has applied (the vector segment
+    replays only operations and vectors): a client opened afterwards replays the log and
+    holds every memory not deleted, with its text, and finds them by vector."""
+    assert chroma_log_texts(consolidated) > 0, "the log holds the texts before"
+    tea = next(m for m in consolidated.store.memories(user=USER) if m.text == "I like green tea in the morning")
+    consolidated.delete(tea.id)
+    assert chroma_log_texts(consolidated) == 0
+    kept = {m.id: m.text for m in consolidated.store.memories(user=USER)}
+    reopened = make_memcli(consolidation="extractive", user=USER)
+    with reopened.store.transaction():
+        col = reopened.store._col
+        found = col.get(ids=list(kept), include=["documents", "embeddings"])
+        assert dict(zip(found["ids"], found["documents"])) == kept
+        assert col.count() == len(kept)
+        nearest = col.query(query_embeddings=[found["embeddings"][0]], n_results=1)["ids"][0]
+        assert nearest == [found["ids"][0]]
+
+
+def test_a_copy_of_chromas_database_a_kill_left_is_dropped_at_the_next_compaction(
+    consolidated: Engine, memcli_home: Path
+) -> None:
+    """Compaction writes Chroma's database again beside it and renames it over; a kill
+    before the rename leaves the copy, which may hold what is deleted next: the next
+    compaction drops it first."""
+    left = consolidated.store.paths.store_dir / "chroma.sqlite3.compacting"
+    left.write_bytes(f"a part-written copy: {MARKER}".encode())
+    for memory in [m for m in with_marker(consolidated) if m.kind in (Kind.NOTE.value, Kind.TURN.value)]:
+        consolidated.delete(memory.id)
+    assert not left.exists()
+    assert holders(memcli_home) == {}

@@ -310,25 +310,26 @@ class Changes:
         with self.store.transaction():
             sidecar = self.store.sidecar
             users = sorted({m.user for m in memories})
-            made: dict[str, list[Memory]] = {}
             for user in users:
-                # Only what can be made from a memory is read (an index by kind), not every memory.
-                made[user] = [m for kind in sorted(DERIVED_KINDS) for m in self.store.memories(user=user, kind=kind)]
                 mine = [m for m in memories if m.user == user]
-                folded = (
-                    set(sidecar.consolidated(user, "session"))
-                    if any(m.kind == Kind.TURN.value for m in mine)
-                    else set()
+                folded = sidecar.is_consolidated(user, "session", [m.id for m in mine if m.kind == Kind.TURN.value])
+                # What may quote them is looked up in the sidecar's index of derived memories,
+                # not found by reading every memory of the user; the running memory, made
+                # from every folded turn but citing only the last session's, is read by kind.
+                running = self.store.memories(user=user, kind=Kind.RUNNING_SUMMARY.value) if folded else []
+                made = {m.id: m for m in running}
+                made.update(
+                    (m.id, m)
+                    for m in self.store.derived_from([*(m.id for m in mine), *made], DERIVED_KINDS)
+                    if m.user == user
                 )
-                stale = stale_derivatives(mine, made[user], folded)
+                stale = stale_derivatives(mine, list(made.values()), folded)
                 derived.extend(stale)
                 gone.update((m.id, m) for m in stale)
             # Progress first: cut after it, the next consolidation makes again what is still
             # there (same ids); cut after the delete, nothing would make it again.
             for user in users:
-                self._redo(
-                    user, [m for m in derived if m.user == user], [m for m in made[user] if m.id not in gone], gone
-                )
+                self._redo(user, [m for m in derived if m.user == user], gone)
             typed = _typed(gone.values(), sidecar)
             self.reopen([i for i, m in gone.items() if m.kind in SUPERSEDED_KINDS], gone)
             self.store.delete(list(gone))
@@ -359,29 +360,26 @@ class Changes:
             )
         return time.perf_counter() - started
 
-    def _redo(self, user: str, stale: Sequence[Memory], kept: Sequence[Memory], gone: Mapping[str, Memory]) -> None:
+    def _redo(self, user: str, stale: Sequence[Memory], gone: Mapping[str, Memory]) -> None:
         """Forget the consolidation progress that made the ``stale`` memories of ``user``
         (deleted), so that the next consolidation makes them again from what is left: the
-        memories made from others ``kept``, and the turns not ``gone`` (read only when a
-        daily memory or the running memory goes)."""
+        days of a daily memory (the turns and notes it was made from, all of its day that
+        had been consolidated, but those ``gone``), every session for the running memory,
+        the message pairs of a fact, every daily memory folded into a global one. Reads no
+        memory: the progress of what is ``gone`` goes with it (``MemoryStore.delete``)."""
         kinds = {m.kind for m in stale}
-        days = {m.day for m in stale if m.kind in (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)}
-        turns = (
-            [m for m in self.store.memories(user=user, kind=Kind.TURN.value) if m.id not in gone]
-            if days or Kind.RUNNING_SUMMARY.value in kinds
-            else []
-        )
+        daily = (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)
         redo: dict[str, list[str]] = {
-            "day": [t.id for t in turns if t.day in days],
-            "session": [t.id for t in turns] if Kind.RUNNING_SUMMARY.value in kinds else [],
+            "day": sorted({i for m in stale if m.kind in daily for i in m.source_ids if i not in gone}),
             "fact": [i for m in stale if m.kind == Kind.FACT.value for i in m.source_ids],
-            "global": [m.id for m in kept if m.kind in (Kind.EVENT_DAILY.value, Kind.PORTRAIT_DAILY.value)]
-            if kinds & {Kind.EVENT_GLOBAL.value, Kind.PORTRAIT_GLOBAL.value}
-            else [],
         }
         for stage, ids in redo.items():
             if ids:
                 self.store.sidecar.unmark_consolidated(ids, stage)
+        if Kind.RUNNING_SUMMARY.value in kinds:
+            self.store.sidecar.unmark_stage(user, "session")
+        if kinds & {Kind.EVENT_GLOBAL.value, Kind.PORTRAIT_GLOBAL.value}:
+            self.store.sidecar.unmark_stage(user, "global")
 
     def purge_user(self, user: str) -> tuple[int, int, int, float, float]:
         """Delete every memory of ``user`` for good, with their history, consolidation

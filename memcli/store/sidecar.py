@@ -52,6 +52,13 @@ CREATE TABLE IF NOT EXISTS consolidated (
     at REAL NOT NULL,
     PRIMARY KEY (user, stage, item_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS derived (
+    source_id TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    user TEXT NOT NULL,
+    PRIMARY KEY (source_id, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS derived_by_memory ON derived (memory_id);
 """
 
 
@@ -261,6 +268,89 @@ class Sidecar:
                     "DELETE FROM consolidated WHERE item_id = ? AND stage = ?", [(i, stage) for i in item_ids]
                 )
 
+    def unmark_stage(self, user: str, stage: str) -> None:
+        """Forget all of ``user``'s consolidation progress through ``stage``."""
+        with atomic(self._db):
+            self._db.execute("DELETE FROM consolidated WHERE user = ? AND stage = ?", (user, stage))
+
+    # the index of derived memories ----------------------------------------------------
+
+    def record_derived(self, made: Iterable[tuple[str, str, Sequence[str]]]) -> None:
+        """Record that each memory (id, user, source ids) was made from its sources: a row
+        a source, kept beside any the memory already has (``prune_derived`` takes the old
+        ones out once the new sources are stored). Written before the memory reaches
+        Chroma, so a kill between the two leaves the index with more than the store, never
+        less: a delete looks a memory up here to find what may quote it."""
+        rows = [(source, memory_id, user) for memory_id, user, sources in made for source in sources]
+        if rows:
+            with atomic(self._db):
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO derived (source_id, memory_id, user) VALUES (?, ?, ?)", rows
+                )
+
+    def prune_derived(self, made: Iterable[tuple[str, str, Sequence[str]]]) -> None:
+        """Drop the rows of each memory (id, user, source ids) whose source it no longer
+        cites (a regenerated summary stored with other sources); after the memory is stored."""
+        with atomic(self._db):
+            for memory_id, _, sources in made:
+                held = {
+                    r[0] for r in self._db.execute("SELECT source_id FROM derived WHERE memory_id = ?", (memory_id,))
+                }
+                if held - set(sources):
+                    self._db.executemany(
+                        "DELETE FROM derived WHERE source_id = ? AND memory_id = ?",
+                        [(s, memory_id) for s in held - set(sources)],
+                    )
+
+    def forget_derived(self, ids: Sequence[str]) -> None:
+        """Drop every row naming one of ``ids`` (deleted memories), as a source or as made."""
+        with atomic(self._db):
+            self._db.executemany("DELETE FROM derived WHERE source_id = ?", [(i,) for i in ids])
+            self._db.executemany("DELETE FROM derived WHERE memory_id = ?", [(i,) for i in ids])
+
+    def made_from(self, ids: Iterable[str]) -> set[str]:
+        """The ids of the memories recorded as made from one of ``ids`` (one step: what cites
+        them; the caller follows the steps). May name a memory no longer stored, or one that
+        no longer cites it (a kill between ``record_derived`` and the store's write)."""
+        found: set[str] = set()
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            page = ids[start : start + 500]
+            marks = ", ".join("?" * len(page))
+            found.update(
+                r[0] for r in self._db.execute(f"SELECT memory_id FROM derived WHERE source_id IN ({marks})", page)
+            )
+        return found
+
+    def derived_filled(self) -> bool:
+        """Whether the index of derived memories holds every stored memory made from others
+        (``fill_derived`` has run once on this store; every write keeps it since)."""
+        return self._db.execute("SELECT 1 FROM index_meta WHERE key = 'derived_index'").fetchone() is not None
+
+    def fill_derived(self, made: Iterable[tuple[str, str, Sequence[str]]]) -> None:
+        """The migration of a store an older memcli wrote: record every memory made from
+        others (id, user, source ids: all of them, read from the store) and mark the index
+        filled, in one transaction."""
+        with atomic(self._db):
+            self.record_derived(made)
+            self._db.execute("INSERT OR REPLACE INTO index_meta VALUES ('derived_index', '1')")
+
+    def is_consolidated(self, user: str, stage: str, item_ids: Iterable[str]) -> set[str]:
+        """Those of ``user``'s ``item_ids`` through ``stage`` (done or skipped)."""
+        found: set[str] = set()
+        ids = list(item_ids)
+        for start in range(0, len(ids), 500):
+            page = ids[start : start + 500]
+            marks = ", ".join("?" * len(page))
+            found.update(
+                r[0]
+                for r in self._db.execute(
+                    f"SELECT item_id FROM consolidated WHERE user = ? AND stage = ? AND item_id IN ({marks})",
+                    [user, stage, *page],
+                )
+            )
+        return found
+
     # deleting for good -------------------------------------------------------------
 
     def scrub_history(self, user: str, gone: Mapping[str, str], at: float) -> int:
@@ -293,11 +383,13 @@ class Sidecar:
         return len(scrub)
 
     def forget_user(self, user: str) -> None:
-        """Delete every history event, all consolidation progress and the graph of ``user``
-        (a user purged whole: their memories are deleted by ``MemoryStore.delete``)."""
+        """Delete every history event, all consolidation progress, the index of derived
+        memories and the graph of ``user`` (a user purged whole: their memories are deleted
+        by ``MemoryStore.delete``)."""
         with atomic(self._db):
             self._db.execute("DELETE FROM history WHERE user = ?", (user,))
             self._db.execute("DELETE FROM consolidated WHERE user = ?", (user,))
+            self._db.execute("DELETE FROM derived WHERE user = ?", (user,))
         self.graph.forget_user(user)
 
     def compact(self) -> None:

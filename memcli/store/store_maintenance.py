@@ -4,7 +4,7 @@ server (``memcli.store.store.MemoryStore``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,34 @@ from memcli.store.chroma import (
 
 
 class StoreMaintenance:
-    """Reindex, migrate and the embedder record of ``MemoryStore``."""
+    """Reindex, migrate, the embedder record and the index of derived memories of ``MemoryStore``."""
+
+    def derived_from(self, ids: Collection[str], kinds: Collection[str]) -> list[Memory]:
+        """The stored memories made from ``ids``, directly or through one another (a global
+        summary from a daily one made from a turn), as the sidecar's index of derived
+        memories records them (``Sidecar.made_from``): read by id, not by reading every
+        memory. The index may name more than cite them (a kill between its write and the
+        store's): the caller checks their ``source_ids``.
+
+        A store an older memcli wrote has no index yet: the memories of ``kinds`` (those
+        made from others) are read once and recorded (``Sidecar.fill_derived``, the
+        migration); on a device with no room for that, or a store that cannot be written,
+        the memories of ``kinds`` are returned as read, and the next delete tries again."""
+        with self.transaction():
+            sidecar = self.sidecar
+            if not sidecar.derived_filled():
+                every = [m for kind in sorted(kinds) for m in self.memories(kind=kind) if m.source_ids]
+                filled = False
+                with self.optional_write("the index of derived memories is filled at the next delete"):
+                    sidecar.fill_derived((m.id, m.user, list(m.source_ids)) for m in every)
+                    filled = True
+                if not filled:
+                    return every
+            seen, step = set(ids), set(ids)
+            while step:
+                step = sidecar.made_from(step) - seen
+                seen |= step
+            return self.get_many(sorted(seen - set(ids)))
 
     def use(self, server: Server | None) -> None:
         """Keep the memories on ``server`` (the folder when None) from the next transaction
