@@ -124,3 +124,28 @@ def user_index_columns() -> str:
     from memcli.store.recall_index import ROW_COLUMNS
 
     return ROW_COLUMNS
+
+
+def test_the_sidecar_is_read_a_page_of_rows_at_a_time(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.store import recall_index
+
+    engine, _ = populated()
+    with engine.store.transaction():
+        rows = engine.store.sidecar.index._db.execute(
+            f"SELECT {user_index_columns()} FROM recall_index WHERE user = ? ORDER BY created_at, memory_id", (USER,)
+        ).fetchall()
+        pages: list[int] = []
+        put = UserIndex._put_rows
+
+        def counted(index: UserIndex, chunk, touched) -> None:  # type: ignore[no-untyped-def]
+            pages.append(len(chunk))
+            put(index, chunk, touched)
+
+        monkeypatch.setattr(recall_index, "LOAD_PAGE", 3)
+        monkeypatch.setattr(UserIndex, "_put_rows", counted)
+        paged = engine.store.sidecar.index.load(USER)
+    assert max(pages) == 3 and sum(pages) == len(rows) > 3
+    monkeypatch.setattr(UserIndex, "_put_rows", put)
+    assert features(paged) == features(UserIndex.from_rows(rows))
