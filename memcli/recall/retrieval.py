@@ -57,6 +57,7 @@ from memcli.dates import query_dates as _query_dates
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.embedding import Embedder, embedder_identity
 from memcli.recall.forgetting import UNIT_SECONDS, retention
+from memcli.store import index as user_index
 from memcli.store.graph import Graph, day_seconds, relation_memory_id
 from memcli.store.index import UserIndex
 from memcli.store.store import WINDOWS_SKIPPED, MemoryStore
@@ -398,6 +399,23 @@ def _z(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (values - chosen.mean()) / (chosen.std() + 1e-9)
 
 
+MOMENT_SAMPLE = 4096
+"""Slots whose exact similarity gives the mean and standard deviation of a vector signal
+over a big index (``_moments``); every slot below twice as many."""
+
+
+def _moments(vectors: np.ndarray, mask: np.ndarray, vector: np.ndarray) -> tuple[float, float]:
+    """Mean and (population) standard deviation of the cosine similarity of ``vectors``
+    (unit rows) to ``vector`` over the slots of ``mask``, from every slot of ``mask`` when
+    there are fewer than 2 x ``MOMENT_SAMPLE``, else from every n-th (a fixed sample: the
+    same query gives the same figures)."""
+    slots = np.flatnonzero(mask)
+    if len(slots) >= 2 * MOMENT_SAMPLE:
+        slots = slots[:: len(slots) // MOMENT_SAMPLE]
+    values = np.asarray(vectors[slots], dtype=np.float32) @ vector
+    return float(values.mean()), float(values.std())
+
+
 # Ranking ----------------------------------------------------------------------------------
 
 USE_SATURATION = 20
@@ -625,11 +643,14 @@ class Recaller:
         parsed: tuple[list[str], list[QueryDate]],
         at: str | None = None,
         graph: np.ndarray | None = None,
+        approximate: bool = False,
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``scores``, and the cosine similarity of each memory's own vector to ``vector``;
         ``parsed``: the query's terms and dates (``parse``); ``at``: the day recall is as of
         (the graph's relations that held then); ``graph``: the graph signal already worked
-        out (``graph_signal``, unweighted)."""
+        out (``graph_signal``, unweighted). ``approximate``: the two vector signals and the
+        similarity are estimated from the vectors' signs (``UserIndex.sign_similarity``),
+        for ``_rescored`` to make exact on the best rows."""
         w = self.signals
         out: dict[str, np.ndarray] = {}
         stems, dates = parsed
@@ -639,8 +660,11 @@ class Recaller:
             else np.zeros(len(index))
         )
         out["lexical"] = w.lexical * _z(lexical, mask)
-        out["window"] = w.window * _z(index.window @ vector, mask)
-        similarity = index.turn @ vector
+        if approximate:
+            similarity, window = index.sign_similarity(vector)
+        else:
+            similarity, window = index.turn @ vector, index.window @ vector
+        out["window"] = w.window * _z(window, mask)
         out["turn"] = w.turn * _z(similarity, mask)
         speakers = index.speaker_names()  # notes, facts and summaries have no speaker
         named = named_speakers(query, speakers)
@@ -769,9 +793,12 @@ class Recaller:
                 mask &= ~index.kind_mask([Kind.RELATION.value]) | (graph >= GRAPH_HELD)
             if not mask.any():
                 return []
-            signals, similarity = self._scores(query, vector, user, index, mask, now, parsed, at, graph)
+            approximate = len(index) >= user_index.SCAN_AT
+            signals, similarity = self._scores(query, vector, user, index, mask, now, parsed, at, graph, approximate)
             signals["superseded"] = self._superseded(query, index, mask & superseded, at)
             total = sum(signals.values())
+            if approximate:
+                mask = self._rescored(vector, index, mask, signals, total, similarity)
             order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
             memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}
             # Slots are read under the store: another request's write may compact the index.
@@ -795,6 +822,41 @@ class Recaller:
             hits.sort(key=lambda r: (-r.score, -r.relevance, r.memory.created_at))
         hits = after_replacements(hits)
         return without_repeated_lines(hits, k) if trim else hits[:k]
+
+    def _rescored(
+        self,
+        vector: np.ndarray,
+        index: UserIndex,
+        mask: np.ndarray,
+        signals: dict[str, np.ndarray],
+        total: np.ndarray,
+        similarity: np.ndarray,
+    ) -> np.ndarray:
+        """Make the vector signals exact on the ``user_index.RESCORED`` best slots of
+        ``mask`` by ``total`` (worked out with the vectors' signs: ``_scores(approximate=True)``),
+        in place in ``signals``, ``total`` and ``similarity``; returns the mask of those
+        slots, the only ones recall may then return. Each exact signal is z-scored with the
+        mean and standard deviation of the exact similarity over ``mask``, taken on a sample
+        of it (``_moments``): the scale of the approximate z-scores, so that the slots keep
+        comparable totals. The vectors of the chosen slots alone are read (memory-mapped
+        from the snapshot: ``memcli.store.snapshot``)."""
+        chosen = np.flatnonzero(mask)
+        if len(chosen) > user_index.RESCORED:
+            values = total[chosen]
+            chosen = chosen[np.argpartition(values, len(values) - user_index.RESCORED)[-user_index.RESCORED :]]
+        chosen.sort()  # the rows in file order
+        w = self.signals
+        for name, vectors, weight in (("turn", index.turn, w.turn), ("window", index.window, w.window)):
+            exact = np.asarray(vectors[chosen], dtype=np.float32) @ vector
+            mean, std = _moments(vectors, mask, vector)
+            new = weight * (exact - mean) / (std + 1e-9)
+            total[chosen] += new - signals[name][chosen]
+            signals[name][chosen] = new
+            if name == "turn":
+                similarity[chosen] = exact
+        rescored = np.zeros(len(mask), dtype=bool)
+        rescored[chosen] = True
+        return rescored
 
     def _superseded(self, query: str, index: UserIndex, slots: np.ndarray, at: str | None) -> np.ndarray:
         """The *superseded* signal: ``-SUPERSEDED_PENALTY`` for each of ``slots`` (superseded

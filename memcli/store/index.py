@@ -29,6 +29,49 @@ def has_neighbours(memory_kind: str, session: str) -> bool:
     return memory_kind == Kind.TURN.value and bool(session)
 
 
+SCAN_AT = 200_000
+"""Rows of a user's index from which recall scans the sign codes of the vectors (one bit a
+component, ``UserIndex.sign_similarity``) instead of the vectors, and scores exactly only
+the best ``RESCORED`` rows by that scan (``memcli.recall.retrieval``). Below it the exact
+product over every row costs less than the scan and the rescoring (measured: 2 x 100,000
+x 384 float32 in about 25 ms on one core, the sign scan 2 x 4 ms)."""
+RESCORED = 1000
+"""Rows scored exactly after a scan of the sign codes (``SCAN_AT``)."""
+
+
+def sign_words(dimension: int) -> int:
+    """64-bit words of the sign code of a vector of ``dimension`` components."""
+    return (dimension + 63) // 64
+
+
+def sign_codes(vectors: np.ndarray) -> np.ndarray:
+    """The sign code of each row of ``vectors`` (shape (n, dimension)): bit i set when
+    component i is positive, packed little-end first into ``sign_words`` uint64 words,
+    shape (n, words)."""
+    n, dimension = vectors.shape
+    bits = np.zeros((n, sign_words(dimension) * 64), dtype=bool)
+    bits[:, :dimension] = vectors > 0
+    return np.packbits(bits, axis=1, bitorder="little").view(np.uint64).reshape(n, -1)
+
+
+def _sign_storage(capacity: int, dimension: int) -> np.ndarray:
+    """Zeroed storage for the sign codes of ``capacity`` rows, shape (capacity, words), laid
+    out a word after another (Fortran order): a scan reads each word of every row as one
+    contiguous array."""
+    return np.zeros((sign_words(dimension), capacity), dtype=np.uint64).T
+
+
+def _sign_cosine(codes: np.ndarray, query: np.ndarray, dimension: int) -> np.ndarray:
+    """cos(pi * h / dimension) for each row of ``codes`` (n, words; ``_sign_storage``), h
+    its Hamming distance to ``query`` (words,): one contiguous pass a word (measured at a
+    million rows: 2.3 times faster than over rows stored a row after another)."""
+    differ = np.zeros(len(codes), dtype=np.uint16)
+    for word in range(codes.shape[1]):
+        differ += np.bitwise_count(np.ascontiguousarray(codes[:, word]) ^ query[word])
+    table = np.cos(np.pi * np.arange(dimension + 1) / dimension).astype(np.float32)
+    return table[differ]
+
+
 COMPACT_AT = 64
 """Dead slots (deleted rows) a ``UserIndex`` tolerates before it compacts, and at least a
 quarter of its slots: compaction copies every row, so it runs rarely (amortised)."""
@@ -91,6 +134,8 @@ class UserIndex:
         "question": np.float64,
         "says_when": np.float64,
     }
+    _VECTORS = ("turn", "window")
+    _CODES = {"turn": "turn_signs", "window": "window_signs"}
 
     def __init__(self, dimension: int = 0, seq: int = 0, epoch: str = "") -> None:
         self.dimension = dimension
@@ -127,9 +172,17 @@ class UserIndex:
     @classmethod
     def from_rows(cls, rows: Sequence[tuple], seq: int = 0, epoch: str = "") -> UserIndex:
         """An index of ``rows`` (columns of ``ROW_COLUMNS``, in time order), at ``seq`` and ``epoch``."""
-        index = cls(len(rows[0][10]) // 4 if rows else 0, seq, epoch)
+        return cls.from_chunks([rows], seq, epoch)
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[Sequence[tuple]], seq: int = 0, epoch: str = "") -> UserIndex:
+        """An index of the rows of ``chunks`` (lists of rows with the columns of
+        ``ROW_COLUMNS``, in time order), at ``seq`` and ``epoch``: a big user's rows read a
+        page at a time, never all held at once as Python objects."""
+        index = cls(0, seq, epoch)
         touched: dict[str, list[int]] = {}
-        index._put_rows(rows, touched)
+        for rows in chunks:
+            index._put_rows(rows, touched)
         index._first(touched)
         return index
 
@@ -138,7 +191,8 @@ class UserIndex:
         "lists": name -> JSON-able list or dict, "scalars": name -> number or string}."""
         n = self._n
         arrays = {name: self._store[name][:n] for name in self._COLUMNS}
-        arrays["turn"], arrays["window"] = self._store["turn"][:n], self._store["window"][:n]
+        for name in self._VECTORS:
+            arrays[name], arrays[self._CODES[name]] = self._store[name][:n], self._store[self._CODES[name]][:n]
         lexical_arrays, lexical_lists, lexical_scalars = self.lexical.state()
         arrays.update({f"lexical_{k}": v for k, v in lexical_arrays.items()})
         lists = {
@@ -170,20 +224,24 @@ class UserIndex:
         the parts do not agree with each other."""
         n = int(scalars["n"])
         index = cls(int(scalars["dimension"]), int(scalars["seq"]), str(scalars["epoch"]))
-        columns = [*cls._COLUMNS, "turn", "window"]
-        if any(len(arrays[name]) != n for name in columns) or any(
+        if any(len(arrays[name]) != n for name in cls._COLUMNS) or any(
             len(lists[name]) != n for name in ("ids", "texts", "sessions")
         ):
             raise ValueError("a snapshot whose parts differ in length")
-        if n and arrays["turn"].shape[1] != index.dimension:
-            raise ValueError("a snapshot of another dimension")
-        store: dict[str, np.ndarray] = {}
-        for name, dtype in cls._COLUMNS.items():
-            store[name] = np.array(arrays[name], dtype=dtype)
-        for name in ("turn", "window"):
-            vectors = arrays[name]
-            store[name] = vectors if vectors.dtype == VECTOR_DTYPE else vectors.astype(VECTOR_DTYPE)
-        index._store, index._capacity, index._n, index._dead = store, n, n, int(scalars["dead"])
+        if any(len(arrays[name]) < n or arrays[name].shape[1] != index.dimension for name in cls._VECTORS):
+            raise ValueError("a snapshot of another dimension, or too few vectors")
+        codes = {
+            name: arrays[code][:n] if code in arrays else sign_codes(arrays[name][:n])
+            for name, code in cls._CODES.items()
+        }
+        if any(c.shape != (n, sign_words(index.dimension)) for c in codes.values()):
+            raise ValueError("a snapshot whose sign codes differ in shape")
+        index._n, index._dead = n, int(scalars["dead"])
+        index._store = {name: np.array(arrays[name][:n], dtype=dtype) for name, dtype in cls._COLUMNS.items()}
+        index._store.update({cls._CODES[name]: c for name, c in codes.items()})
+        index._capacity = n
+        index._adopt({name: arrays[name] for name in cls._VECTORS})
+        store = index._store
         index.ids, index.texts, index._sessions = list(lists["ids"]), list(lists["texts"]), list(lists["sessions"])
         index._kind_names, index._speaker_names = list(lists["kind_names"]), list(lists["speaker_names"])
         index._speaker_counts = [int(c) for c in lists["speaker_counts"]]
@@ -203,6 +261,61 @@ class UserIndex:
             {k[8:]: v for k, v in scalars.items() if k.startswith("lexical_")},
         )
         return index
+
+    def _adopt(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Take ``vectors`` ("turn" and "window": arrays of at least ``len`` rows, the first
+        ``len`` equal to this index's, usually memory maps of a snapshot with spare rows
+        after them) as the storage of the vectors, and size every other array to their
+        capacity (their rows in use copied). A memory map of another type than
+        ``VECTOR_DTYPE`` is converted (read whole)."""
+        n = self._n
+        capacity = min(len(v) for v in vectors.values())
+        store: dict[str, np.ndarray] = {}
+        for name, array in self._store.items():
+            if name in self._VECTORS:
+                continue
+            if name in self._CODES.values():
+                store[name] = _sign_storage(capacity, self.dimension)
+            else:
+                store[name] = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            store[name][:n] = array[:n]
+        for name in self._VECTORS:
+            array = vectors[name][:capacity]
+            store[name] = array if array.dtype == VECTOR_DTYPE else array.astype(VECTOR_DTYPE)
+        for shift, array in list(self._months.items()):
+            self._months[shift] = np.zeros(capacity, dtype=np.int8)
+            self._months[shift][:n] = array[:n]
+        self._store, self._capacity = store, capacity
+
+    def spare_rows(self) -> int:
+        """Rows of zeros a snapshot's vector files hold after the rows in use, for the rows
+        written after the snapshot is loaded: appended in place, without copying the
+        memory-mapped vectors (an eighth of the rows, at least 1,024)."""
+        return max(1024, self._n // 8)
+
+    def adopt_snapshot(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Read the vectors from now on from ``vectors`` ("turn", "window": the memory maps
+        of the snapshot just written of this index, ``memcli.store.snapshot.save``) instead of
+        the process's own copy, which is freed. Raises ValueError when they do not hold this
+        index's rows."""
+        n = self._n
+        for name in self._VECTORS:
+            mapped = vectors[name]
+            if len(mapped) < n or mapped.shape[1:] != (self.dimension,):
+                raise ValueError("vectors that are not this index's")
+        self._adopt(vectors)
+
+    def sign_similarity(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """An estimate of the cosine similarity of each slot's ``turn`` and ``window``
+        vector to the unit ``vector`` (float32, shape (len,) each), from the signs of their
+        components alone (``sign_codes``): cos(pi * h / dimension), h the number of signs
+        that differ (the estimate of Charikar's SimHash). Reads 2 x 48 bytes a slot with
+        384 dimensions instead of 2 x 1,536; what recall uses to pick the candidates it
+        scores exactly (``memcli.recall.retrieval``)."""
+        query = sign_codes(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+        return tuple(  # type: ignore[return-value]
+            _sign_cosine(self._column(self._CODES[name]), query, self.dimension) for name in self._VECTORS
+        )
 
     # the arrays -----------------------------------------------------------------------
 
@@ -309,8 +422,9 @@ class UserIndex:
         store: dict[str, np.ndarray] = {}
         for name, dtype in self._COLUMNS.items():
             store[name] = np.zeros(capacity, dtype=dtype)
-        for name in ("turn", "window"):
+        for name in self._VECTORS:
             store[name] = np.zeros((capacity, self.dimension), dtype=VECTOR_DTYPE)
+            store[self._CODES[name]] = _sign_storage(capacity, self.dimension)
         for name, array in self._store.items():
             store[name][: self._n] = array[: self._n]
         for shift, array in list(self._months.items()):
@@ -382,12 +496,12 @@ class UserIndex:
         s["first"][where] = False
         s["log_length"][where] = np.log1p([len(t) for t in texts])
         s["question"][where] = [t.strip().endswith("?") for t in texts]
-        s["turn"][where] = np.frombuffer(b"".join(r[10] for r in rows), dtype=np.float32).reshape(
-            len(rows), self.dimension
-        )
-        s["window"][where] = np.frombuffer(b"".join(r[11] for r in rows), dtype=np.float32).reshape(
-            len(rows), self.dimension
-        )
+        for name, column in (("turn", 10), ("window", 11)):
+            vectors = np.frombuffer(b"".join(r[column] for r in rows), dtype=np.float32).reshape(
+                len(rows), self.dimension
+            )
+            s[name][where] = vectors
+            s[self._CODES[name]][where] = sign_codes(vectors)
         self.lexical.put(slots, [(r[12], r[13], r[14]) for r in rows])
         if self._says_when_ready:
             s["says_when"][where] = [says_when(t) for t in texts]

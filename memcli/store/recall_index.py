@@ -49,6 +49,9 @@ INDEX_VERSION = 3
 """Bump when what the index stores changes: older indexes are then rebuilt."""
 CONTEXT_BEFORE, CONTEXT_AFTER = 2, 1
 """Turns of the same session in a memory's lexical context column (measured best of 1-3 each)."""
+LOAD_PAGE = 20_000
+"""Rows ``load`` reads at a time (each about 5 KB as Python objects with 384 dimensions:
+a million rows read at once would hold 5 GB)."""
 WINDOW_BEFORE, WINDOW_AFTER = 1, 1
 """Turns of the same session embedded with a memory in its window vector."""
 
@@ -570,10 +573,11 @@ class RecallIndex:
     def load(self, user: str) -> UserIndex:
         """``user``'s rows as arrays, in time order, at the current ``seq`` and epoch
         (``missing_windows`` filled first: one left unfilled reads as the memory's own vector)."""
-        rows = self._db.execute(
+        seq, epoch = self.seq(), self.epoch(user)
+        cursor = self._db.execute(
             f"SELECT {ROW_COLUMNS} FROM recall_index WHERE user = ? ORDER BY created_at, memory_id", (user,)
-        ).fetchall()
-        return UserIndex.from_rows(rows, self.seq(), self.epoch(user))
+        )
+        return UserIndex.from_chunks(iter(lambda: cursor.fetchmany(LOAD_PAGE), []), seq, epoch)
 
     def changes(self, user: str, since: int) -> IndexChanges:
         """What changed in ``user``'s rows after ``since`` (a ``seq``): the rows written

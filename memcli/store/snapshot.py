@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import uuid
@@ -44,8 +45,11 @@ from memcli.store.index import UserIndex
 
 SNAPSHOT_DIR = "recall-snapshots"
 """The folder of the snapshots, under the store's data folder."""
-SNAPSHOT_VERSION = 1
-"""Bump when what a snapshot holds changes: older snapshots are then not used."""
+SNAPSHOT_VERSION = 2
+"""Bump when what a snapshot holds changes: older snapshots are then not used (2: the
+vectors' sign codes, and spare rows after the vectors)."""
+_MAPPED = ("turn", "window")
+"""The arrays memory-mapped when loaded, written with spare rows (``UserIndex.spare_rows``)."""
 _POINTER = "current"
 _MANIFEST = "manifest.json"
 
@@ -78,23 +82,55 @@ def _write_array(folder: Path, name: str, array: np.ndarray) -> None:
         os.fsync(f.fileno())
 
 
+def _write_padded(folder: Path, name: str, array: np.ndarray, spare: int) -> list[int]:
+    """Write ``array`` (n, d) as a ``.npy`` file of n + ``spare`` rows, the spare ones
+    zeros, a block of rows at a time (the array may be a memory map of a million rows:
+    never copied whole); returns the file's shape."""
+    shape = [len(array) + spare, *array.shape[1:]]
+    header = {"descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False, "shape": tuple(shape)}
+    with os.fdopen(open_private(folder / f"{name}.npy"), "wb") as f:
+        np.lib.format.write_array_header_1_0(f, header)
+        for start in range(0, len(array), _BLOCK):
+            f.write(np.ascontiguousarray(array[start : start + _BLOCK]).tobytes())
+        row = array.dtype.itemsize * int(np.prod(array.shape[1:]))
+        left = spare * row
+        while left > 0:
+            f.write(bytes(min(left, 1 << 20)))
+            left -= min(left, 1 << 20)
+        f.flush()
+        os.fsync(f.fileno())
+    return shape
+
+
+_BLOCK = 65536
+"""Rows of a vector file written at a time."""
+
+
 def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Path:
     """Write a snapshot of ``user``'s ``index`` (at its ``seq`` and epoch), made with
-    recall index version ``index_version``; returns its generation folder. Raises OSError
-    (a full device: the previous snapshot stays)."""
+    recall index version ``index_version``; returns its generation folder. The vector
+    files get spare rows (``UserIndex.spare_rows``), and the index then reads its vectors
+    from them, memory-mapped copy-on-write (``UserIndex.adopt_snapshot``): the process
+    keeps no copy of its own, and the rows written later fill the spare ones. Raises
+    OSError (a full device: the previous snapshot stays, and the index its own vectors)."""
     state = index.snapshot_state()
     home = private_dir(user_dir(data_dir, user))
     generation = home / f"g-{uuid.uuid4().hex}"
     generation.mkdir(mode=0o700)
     try:
+        shapes: dict[str, list[Any]] = {}
         for name, array in state["arrays"].items():
-            _write_array(generation, name, array)
+            if name in _MAPPED:
+                shapes[name] = [_write_padded(generation, name, array, index.spare_rows()), str(array.dtype)]
+            else:
+                _write_array(generation, name, array)
+                shapes[name] = [list(array.shape), str(array.dtype)]
         manifest = {
             "version": SNAPSHOT_VERSION,
             "index_version": index_version,
             "user": user,
             **state["scalars"],
-            "arrays": {name: [list(a.shape), str(a.dtype)] for name, a in state["arrays"].items()},
+            "arrays": shapes,
         }
         with writing_private(generation / "lists.json") as f:
             f.write(json.dumps(state["lists"], ensure_ascii=False).encode("utf-8"))
@@ -109,7 +145,29 @@ def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Pat
     for old in home.iterdir():  # older generations, and what a killed save left
         if old.is_dir() and old.name != generation.name:
             shutil.rmtree(old, ignore_errors=True)
+    if index.count:
+        with contextlib.suppress(OSError, ValueError):  # the index keeps its own copy
+            index.adopt_snapshot({name: _map(generation / f"{name}.npy") for name in _MAPPED})
     return generation
+
+
+def _map(path: Path) -> np.ndarray:
+    """The array of the ``.npy`` file at ``path``, memory-mapped copy-on-write: what the
+    process writes into it stays its own, the file is never written."""
+    return _random_access(np.load(path, mmap_mode="c", allow_pickle=False))
+
+
+def _random_access(array: np.ndarray) -> np.ndarray:
+    """``array`` (a memory map) with the kernel told that it is read at random
+    (``MADV_RANDOM``): no read-ahead from the device around each row recall reads (a store
+    not in the page cache). It does not stop the kernel from mapping the cached pages
+    around each row read into the process (fault-around, 64 KB): at a million memories the
+    resident memory still grew by the whole vector files over 100 recalls, as each query's
+    1,000 rows differ. Where madvise is missing, as it is."""
+    handle = getattr(array, "_mmap", None)
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        handle.madvise(mmap.MADV_RANDOM)  # type: ignore[union-attr]
+    return array
 
 
 def load(data_dir: Path, user: str, epoch: str, seq: int, index_version: int) -> UserIndex | None:
@@ -135,8 +193,10 @@ def load(data_dir: Path, user: str, epoch: str, seq: int, index_version: int) ->
             return None
         arrays: dict[str, np.ndarray] = {}
         for name, (shape, dtype) in manifest["arrays"].items():
-            mode = "c" if name in ("turn", "window") and int(np.prod(shape)) > 0 else None
+            mode = "c" if name in _MAPPED and int(np.prod(shape)) > 0 else None
             array = np.load(generation / f"{name}.npy", mmap_mode=mode, allow_pickle=False)
+            if mode:
+                array = _random_access(array)
             if list(array.shape) != shape or str(array.dtype) != dtype:
                 return None
             arrays[name] = array
