@@ -22,9 +22,12 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
-``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the
-answer says nothing recalled answers the question, and cites nothing
-(``Extracted.answered`` is False).
+``MIN_COVERAGE`` of the question's content words occur in the memory, or, for an English
+question, when the memory is the recalled one closest to the question by the embedder's
+cosine similarity (recall's ``Recalled.similarity``, passed in) and that is at least
+``SEMANTIC_MIN`` (a paraphrase: "What do I do for a living?", "First week as a data
+analyst"); otherwise the answer says nothing recalled answers the question, and cites
+nothing (``Extracted.answered`` is False).
 
 What the answer never quotes and how it follows a life as it changes (issue 31):
 
@@ -34,8 +37,10 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   of its score unless the question asks about the past (``retrieval.asks_past``); an
   answer quoting a memory that superseded another recalled one says since when and what
   it replaced: "… 40 mg" [since Tuesday 10 June 2025; before: "… 20 mg …"];
-- a date the question writes ("on March 9th", "3月9日") is matched against the memory's
-  own date (``DATE_BONUS``), not counted among the words the memory must hold, and a
+- a date the question writes ("on March 9th", "3月9日", "the 9th") is matched against the
+  memory's own date (``DATE_BONUS``), not counted among the words the memory must hold; a
+  day named by a question other than "when" is answered only from a memory of that day or
+  one whose relative date names it ("yesterday", noted the day after), else not found; a
   question's words that name an attribute a memory states in other words ("live" and
   "moved to", "job" and "work as") count as held (``ATTRIBUTE_WORDS``);
 - a question that asks for several things ("what are my dogs called", "哪些") quotes the
