@@ -353,3 +353,30 @@ def test_a_list_question_gathers_every_memory_that_holds_an_item_quoting_each_wh
     ]
     found = answer("What are my dogs called?", dogs, "sam", now)
     assert "Biscuit" in found.text and "Pepper" in found.text
+
+
+def test_a_question_naming_one_speaker_is_not_answered_by_meaning_from_another() -> None:
+    said = datetime(2023, 7, 12, 13, 0).timestamp()
+    melanie = Memory(
+        "m" * 16,
+        "conv-26",
+        "turn",
+        "These are for running. Been running longer since our last chat, Caroline.",
+        said,
+        "2023-07-12",
+        speaker="Melanie",
+    )
+    caroline = Memory("c" * 16, "conv-26", "turn", "Thanks, Mel!", said, "2023-07-12", speaker="Caroline")
+    similar = {melanie.id: 0.6, caroline.id: 0.1}
+    question = "What is Caroline's reason for getting into jogging?"
+    assert not answer(question, [melanie, caroline], "conv-26", said, similar).answered
+    found = answer("What is Melanie's reason for getting into jogging?", [melanie, caroline], "conv-26", said, similar)
+    assert found.cited == [melanie.id]
+
+
+def test_the_closest_memory_by_meaning_does_not_outrank_one_that_holds_the_words() -> None:
+    now = datetime(2025, 6, 1, 9).timestamp()
+    words = _note("w", "I applied to two adoption agencies this week.", datetime(2023, 8, 23))
+    close = _note("c", "I passed the adoption agency interviews last Friday.", datetime(2023, 10, 22))
+    found = answer("When did I apply to adoption agencies?", [close, words], "sam", now, {close.id: 0.7, words.id: 0.5})
+    assert found.cited == [words.id]

@@ -464,14 +464,23 @@ def _alias_in(alias: str, text: str, lower: str) -> bool:
 _DAY_OF_MONTH = DAY_OF_MONTH
 
 
-def _semantic(question: str, memories: Sequence[Memory], similarity: Mapping[str, float] | None) -> set[str]:
+def _semantic(question: str, memories: Sequence[Memory], user: str, similarity: Mapping[str, float] | None) -> set[str]:
     """The ids of ``memories`` that hold what an English ``question`` asks by meaning: a
     cosine ``similarity`` to the question of at least ``SEMANTIC_MIN``, and the highest of
-    the recalled memories that tell (a base model's reply or a memory that only asks does
-    not). Empty without similarities or for a question with CJK characters."""
+    the recalled memories that tell (a base model's reply or a memory that asks does not;
+    for a question naming a speaker, only what that speaker said: "What motivated Melanie
+    to pursue counseling?" is not answered by Caroline's words). Empty without similarities
+    or for a question with CJK characters."""
     if not similarity or has_cjk(question):
         return set()
-    telling = [m for m in memories if BASE_MODEL not in m.tags and not any(asks(s) for s in split_sentences(m.text))]
+    named = _people_named(question, memories, user)
+    telling = [
+        m
+        for m in memories
+        if BASE_MODEL not in m.tags
+        and not any(asks(s) for s in split_sentences(m.text))
+        and (not named or m.speaker in named)
+    ]
     scored = [(similarity.get(m.id, -1.0), m.id) for m in telling]
     if not scored:
         return set()
@@ -622,8 +631,19 @@ def answer(
     question's, as recall computed them (``Recalled.similarity``); with it, a memory that
     holds what is asked in other words ("What do I do for a living?": "First week as a
     data analyst") answers (``SEMANTIC_MIN``). Without it, only the words count."""
+    found = _answer(question, memories, user, now, set())
+    if found.answered:
+        return found
+    # Only where no memory holds the question's words: among LoCoMo's turns, many are close
+    # to a question, and the closest by meaning is less often the answer than the one that
+    # holds its words.
+    close = _semantic(question, memories, user, similarity)
+    return _answer(question, memories, user, now, close) if close else found
+
+
+def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None, close: set[str]) -> Extracted:
+    """``answer``, counting the memories of ``close`` as holding what is asked."""
     chinese = has_cjk(question)
-    close = _semantic(question, memories, similarity)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     if memories:
         summaries = day_summaries(question, memories, now if now is not None else max(m.created_at for m in memories))
