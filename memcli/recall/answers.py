@@ -23,7 +23,8 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
 ``MIN_COVERAGE`` of the question's content words occur in the memory, or, for an English
-question, when the memory is the recalled one closest to the question by the embedder's
+question no memory answers so, when the memory is the recalled one closest to the question
+(of the speaker it names, if any) by the embedder's
 cosine similarity (recall's ``Recalled.similarity``, passed in) and that is at least
 ``SEMANTIC_MIN`` (a paraphrase: "What do I do for a living?", "First week as a data
 analyst"); otherwise the answer says nothing recalled answers the question, and cites
