@@ -382,17 +382,53 @@ def _chinese(query: str, now: datetime) -> list[QueryDate]:
     return out
 
 
+# A day named by its day of the month alone ------------------------------------------------
+
+DAY_OF_MONTH = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|time|century))|(?<![月\d])(\d{1,2})\s?[号日]")
+"""A day of the month written alone: "the 9th" (not "the 9th of May", read whole by
+dateparser), "9号", "9日" (not "3月9日", read whole by JioNLP)."""
+
+
+def day_of_month(query: str, now: float) -> list[QueryDate]:
+    """The day ``query`` names by its day of the month alone ("on the 9th", "9号",
+    ``DAY_OF_MONTH``): the latest such day up to ``now`` (unix seconds), as a day
+    ``QueryDate``; empty when it names none. dateparser reads "the 9th" as no date, or as
+    the month of September, and "the 31st" as a day to come."""
+    match = DAY_OF_MONTH.search(query)
+    if not match:
+        return []
+    number = int(match.group(1) or match.group(2))
+    moment = datetime.fromtimestamp(now)
+    year, month = moment.year, moment.month
+    for _ in range(13):
+        if 1 <= number <= 31:
+            try:
+                day = datetime(year, month, number)
+            except ValueError:  # the 31st of a shorter month: the month before
+                day = None
+            if day is not None and day <= moment:
+                start, end = _span("day", day)
+                return [QueryDate("day", start, end)]
+        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+    return []
+
+
 def query_dates(query: str, now: float) -> list[QueryDate]:
     """The dates ``query`` writes (see the module docstring), relative ones resolved
     against ``now`` (unix seconds). Chinese text goes to JioNLP, other text to dateparser;
-    in mixed text ("What did 张伟 say on May 2nd?"), each reads its own part."""
+    in mixed text ("What did 张伟 say on May 2nd?"), each reads its own part. A day of
+    the month written alone ("on the 9th", "9号") that neither reads is the latest such
+    day up to ``now`` (``day_of_month``)."""
     moment = datetime.fromtimestamp(now)
     if not _HAN.search(query):
-        return _english(query, moment)
-    found = _chinese(query, moment)
-    latin = _HAN_RUN.sub(" ", query)
-    if re.search(r"[A-Za-z]{3}", latin):
-        found += _english(latin, moment)
+        found = _english(query, moment)
+    else:
+        found = _chinese(query, moment)
+        latin = _HAN_RUN.sub(" ", query)
+        if re.search(r"[A-Za-z]{3}", latin):
+            found += _english(latin, moment)
+    if DAY_OF_MONTH.search(query) and all(d.start > now for d in found):  # "the 31st" read as a day to come
+        return day_of_month(query, now)
     return found
 
 

@@ -270,3 +270,113 @@ def test_a_question_about_one_person_is_not_answered_from_what_another_said() ->
     )
     assert not answer("What does Caroline play in the evening?", [melanie, caroline], "conv-26", said).answered
     assert answer("What does Melanie play in the evening?", [melanie, caroline], "conv-26", said).cited == [melanie.id]
+
+
+def _note(letter: str, text: str, day: datetime) -> Memory:
+    return Memory(letter * 16, "sam", "note", text, day.timestamp(), f"{day:%Y-%m-%d}")
+
+
+def test_a_memory_that_holds_what_is_asked_in_other_words_answers_by_its_similarity() -> None:
+    now = datetime(2024, 10, 1, 9).timestamp()
+    job = _note("j", "First week as a data analyst at the NHS trust, weird not having a bell.", datetime(2024, 8, 28))
+    other = _note("o", "Oakfield Academy reunion drinks on Friday.", datetime(2024, 9, 10))
+    question = "What do I do for a living?"
+    assert not answer(question, [job, other], "sam", now).answered  # no word of the question in either
+    found = answer(question, [job, other], "sam", now, {job.id: 0.45, other.id: 0.2})
+    assert found.answered and found.cited == [job.id] and "data analyst" in found.text
+    # below the threshold, or not the closest of the recalled, it still abstains
+    assert not answer(question, [job, other], "sam", now, {job.id: 0.3, other.id: 0.2}).answered
+    # the English model's cosines say nothing of Chinese: a Chinese question is read by its words only
+    zh = _note("z", "第一周在医院做数据分析。", datetime(2024, 8, 28))
+    assert not answer("我的护照号码是多少？", [zh], "sam", now, {zh.id: 0.85}).answered
+
+
+def test_a_question_nothing_answers_still_abstains_with_similarities() -> None:
+    now = datetime(2025, 4, 10, 9).timestamp()
+    neighbour = _note("n", "Our neighbour at number 14 had a parcel delivered for us again.", datetime(2025, 3, 3))
+    licence = _note("l", "Renewed my driving licence online, took ten minutes.", datetime(2025, 4, 2))
+    found = answer(
+        "What is my passport number?", [neighbour, licence], "sam", now, {neighbour.id: 0.36, licence.id: 0.24}
+    )
+    assert not found.answered and found.cited == []
+
+
+def test_what_follows_a_question_in_the_same_memory_is_not_the_answer() -> None:
+    now = datetime(2025, 5, 1, 9).timestamp()
+    asked = _note("q", "What's my blood type again? I never remember.", datetime(2025, 4, 1))
+    card = _note("c", "Blood donor card came in the post — I'm O negative.", datetime(2025, 4, 20))
+    found = answer("What's my blood type?", [asked, card], "sam", now, {asked.id: 0.92, card.id: 0.4})
+    assert found.cited == [card.id] and "O negative" in found.text
+
+
+def test_a_dated_question_is_answered_only_from_a_memory_of_that_day() -> None:
+    now = datetime(2026, 3, 20, 9).timestamp()
+    before = _note("a", "Bought milk, bread and loo roll at Tesco.", datetime(2026, 3, 2, 18))
+    after = _note("b", "Bought eggs at the farmers' market again.", datetime(2026, 3, 16, 10))
+    for question in ("What did I buy on March 9th?", "What did I buy on the 9th?"):
+        found = answer(question, [before, after], "sam", now)
+        assert not found.answered and found.cited == [], question
+    milk = _note("c", "在超市买了牛奶。", datetime(2026, 3, 2, 18))
+    for question in ("我3月9日买了什么？", "我9号买了什么？"):
+        found = answer(question, [milk], "sam", now)
+        assert not found.answered and found.cited == [], question
+    market = _note("m", "Bought sourdough and two jars of honey at the farmers' market.", datetime(2026, 3, 9, 11))
+    assert answer("What did I buy on March 9th?", [after, before, market], "sam", now).cited == [market.id]
+
+
+def test_a_note_that_says_yesterday_tells_of_the_day_before_it() -> None:
+    now = datetime(2025, 6, 25, 9).timestamp()
+    lunch = _note("l", "Had lunch with Jade yesterday at that Vietnamese place.", datetime(2025, 6, 13, 20))
+    later = _note("t", "Lunch with Tom from work, just sandwiches in the park.", datetime(2025, 6, 19, 13))
+    found = answer("Who did I have lunch with on 12 June?", [later, lunch], "sam", now)
+    assert found.cited == [lunch.id] and "Jade" in found.text
+
+
+def test_a_list_question_gathers_every_memory_that_holds_an_item_quoting_each_whole() -> None:
+    now = datetime(2025, 5, 1, 9).timestamp()
+    planted = [
+        _note("p", "Allotment: put in two rows of early potatoes.", datetime(2025, 3, 22)),
+        _note("b", "Sowed broad beans along the back fence at the allotment.", datetime(2025, 4, 6)),
+        _note("r", "Neighbour on plot 12 gave me rhubarb crowns, planted them by the shed.", datetime(2025, 4, 19)),
+        _note("w", "Bought a new pair of wellies.", datetime(2025, 4, 20)),
+    ]
+    found = answer("What have I planted at the allotment so far?", planted, "sam", now)
+    assert found.cited == ["p" * 16, "b" * 16, "r" * 16]
+    allergies = [
+        _note("a", "Allergy clinic confirmed I'm allergic to penicillin.", datetime(2024, 2, 2)),
+        _note("s", "Ate a satay by mistake — definitely allergic to peanuts.", datetime(2024, 9, 9)),
+    ]
+    assert answer("What am I allergic to?", allergies, "sam", now).cited == ["a" * 16, "s" * 16]
+    dogs = [
+        _note("d", "Biscuit chewed through the sofa cushion again. Naughty dog.", datetime(2024, 3, 15)),
+        _note("e", "We adopted a second dog today, a greyhound called Pepper.", datetime(2025, 4, 1)),
+    ]
+    found = answer("What are my dogs called?", dogs, "sam", now)
+    assert "Biscuit" in found.text and "Pepper" in found.text
+
+
+def test_a_question_naming_one_speaker_is_not_answered_by_meaning_from_another() -> None:
+    said = datetime(2023, 7, 12, 13, 0).timestamp()
+    melanie = Memory(
+        "m" * 16,
+        "conv-26",
+        "turn",
+        "These are for running. Been running longer since our last chat, Caroline.",
+        said,
+        "2023-07-12",
+        speaker="Melanie",
+    )
+    caroline = Memory("c" * 16, "conv-26", "turn", "Thanks, Mel!", said, "2023-07-12", speaker="Caroline")
+    similar = {melanie.id: 0.6, caroline.id: 0.1}
+    question = "What is Caroline's reason for getting into jogging?"
+    assert not answer(question, [melanie, caroline], "conv-26", said, similar).answered
+    found = answer("What is Melanie's reason for getting into jogging?", [melanie, caroline], "conv-26", said, similar)
+    assert found.cited == [melanie.id]
+
+
+def test_the_closest_memory_by_meaning_does_not_outrank_one_that_holds_the_words() -> None:
+    now = datetime(2025, 6, 1, 9).timestamp()
+    words = _note("w", "I applied to two adoption agencies this week.", datetime(2023, 8, 23))
+    close = _note("c", "I passed the adoption agency interviews last Friday.", datetime(2023, 10, 22))
+    found = answer("When did I apply to adoption agencies?", [close, words], "sam", now, {close.id: 0.7, words.id: 0.5})
+    assert found.cited == [words.id]

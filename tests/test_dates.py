@@ -199,3 +199,16 @@ def test_an_imported_time_without_a_full_date_is_refused(written: str) -> None:
 def test_an_imported_relative_date_is_not_read_against_today() -> None:
     with pytest.raises(ValueError, match="cannot read"):
         written_time("yesterday")
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("What did I buy on the 9th?", (2023, 4, 9)),  # the 9th to come is not asked about: April's
+        ("What did I buy on the 2nd?", (2023, 5, 2)),
+        ("What did I do on the 31st?", (2023, 3, 31)),  # April has none; dateparser reads a May 31st to come
+        ("我3号买了什么？", (2023, 5, 3)),
+    ],
+)
+def test_a_day_of_the_month_alone_is_the_latest_such_day_up_to_now(query: str, first: tuple[int, int, int]) -> None:
+    assert spans(query) == [("day", day(*first), day(*first) + DAY - 1)]

@@ -22,9 +22,13 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
-``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the
-answer says nothing recalled answers the question, and cites nothing
-(``Extracted.answered`` is False).
+``MIN_COVERAGE`` of the question's content words occur in the memory, or, for an English
+question no memory answers so, when the memory is the recalled one closest to the question
+(of the speaker it names, if any) by the embedder's
+cosine similarity (recall's ``Recalled.similarity``, passed in) and that is at least
+``SEMANTIC_MIN`` (a paraphrase: "What do I do for a living?", "First week as a data
+analyst"); otherwise the answer says nothing recalled answers the question, and cites
+nothing (``Extracted.answered`` is False).
 
 What the answer never quotes and how it follows a life as it changes (issue 31):
 
@@ -34,8 +38,10 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   of its score unless the question asks about the past (``retrieval.asks_past``); an
   answer quoting a memory that superseded another recalled one says since when and what
   it replaced: "… 40 mg" [since Tuesday 10 June 2025; before: "… 20 mg …"];
-- a date the question writes ("on March 9th", "3月9日") is matched against the memory's
-  own date (``DATE_BONUS``), not counted among the words the memory must hold, and a
+- a date the question writes ("on March 9th", "3月9日", "the 9th") is matched against the
+  memory's own date (``DATE_BONUS``), not counted among the words the memory must hold; a
+  day named by a question other than "when" is answered only from a memory of that day or
+  one whose relative date names it ("yesterday", noted the day after), else not found; a
   question's words that name an attribute a memory states in other words ("live" and
   "moved to", "job" and "work as") count as held (``ATTRIBUTE_WORDS``);
 - a question that asks for several things ("what are my dogs called", "哪些") quotes the
@@ -51,11 +57,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from memcli.dates import QueryDate, query_dates, says_when, spoken_date
+from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken_date
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import asks_past
@@ -84,6 +90,19 @@ LIST_SHARE = 0.4
 """A list question quotes every memory whose best sentence scores this share of the best."""
 LIST_MAX = 6
 """At most this many memories quoted for a list question."""
+SEMANTIC_MIN = 0.38
+"""Cosine similarity (question to memory, all-MiniLM-L6-v2) from which a memory holds what
+an English question asks although it shares too few of its words ("What do I do for a
+living?": "First week as a data analyst at the NHS trust", 0.29 — not reached; "Am I still
+paying for a gym?": "Cancelled my gym membership", 0.60). Chosen on the changes sets: the
+memories quoted wrongly for a question nothing answers reach 0.36 ("What is my passport
+number?": "Our neighbour at number 14..."). Not used for Chinese: the English model
+scores any two Chinese sentences 0.5-0.9."""
+SEMANTIC_BONUS = 0.3
+"""Score added to a sentence of a memory that holds what is asked by ``SEMANTIC_MIN``."""
+LIST_ITEM_CHARS = 240
+"""A list question quotes a memory of up to this many characters whole (its name may be in
+the sentence beside the one that names the kind: "Biscuit chewed the sofa. Naughty dog.")."""
 NAMED = "<name>"
 """An alias of ``ATTRIBUTE_WORDS`` held by a memory that names someone in capitals."""
 ATTRIBUTE_BONUS = 0.3
@@ -209,7 +228,7 @@ ATTRIBUTE_WORDS = {
         "yoga",
         "boxing",
     ),
-    "hobbies": ("like", "love", "enjoy", "hobby", "into "),
+    "hobbies": ("like", "love", "enjoy", "hobby", "into ", "took up", "taking up", "started learning"),
     "book": ("read", "novel", "author"),
     "film": ("watch", "movie", "cinema"),
     "movie": ("watch", "film", "cinema"),
@@ -220,7 +239,7 @@ ATTRIBUTE_WORDS = {
     "名": ("叫",),
     "字": ("叫",),
     "工作": ("当", "做", "是一名"),
-    "爱好": ("喜欢", "爱上", "热爱", "迷上", "爱好"),
+    "爱好": ("喜欢", "爱上", "热爱", "迷上", "爱好", "开始学", "报了"),
     "孩子": ("儿子", "女儿"),
     "宠物": ("狗", "猫", "兔", "鸟", "鱼"),
     "语言": ("英语", "法语", "德语", "日语", "西班牙语", "韩语", "俄语", "汉语", "中文", "英文", "粤语"),
@@ -309,7 +328,7 @@ _RELATIVE_ZH = re.compile(
 )
 _LIST_EN = re.compile(
     r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+\w+s\s+(do|did|have|has)\b|\bwhich\s+\w+s\b|\blist\b|\ball\s+(the|my)\b|"
-    r"\bwhat\s+(kinds|sorts|types)\b",
+    r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b",
     re.IGNORECASE,
 )
 _LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别")
@@ -321,6 +340,10 @@ _DATE_WORDS = re.compile(
     r"\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|去年|上个月",
     re.IGNORECASE,
 )
+_FILLER = re.compile(r"\b(so far|at the moment|these days|right now|currently|current|for a living)\b", re.IGNORECASE)
+"""Phrases of a question that say nothing of what it asks ("What have I planted so far?")."""
+_DATE_NUMBER = re.compile(r"[0-3]?\d|(19|20)\d\d")
+"""A number of a written date: its day or its year."""
 _SAME_DAY = frozenset(("today", "tonight", "this morning", "this afternoon", "this evening", "今天", "今晚", "今早"))
 """Phrases that name the day they were said on (dateparser reads "tonight" as no date)."""
 
@@ -439,30 +462,57 @@ def _alias_in(alias: str, text: str, lower: str) -> bool:
     return re.search(r"\b" + re.escape(alias), lower) is not None
 
 
-_DAY_OF_MONTH = re.compile(
-    r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|time|century))|(?<![月\d])(\d{1,2})\s?[号日]"
-)
+_DAY_OF_MONTH = DAY_OF_MONTH
 
 
-def day_of_month(question: str, now: float) -> list[QueryDate]:
-    """The day a question names by its day of the month alone ("on the 9th", "9号"): the
-    latest such day up to ``now`` (unix seconds); empty when it names none."""
-    match = _DAY_OF_MONTH.search(question)
-    if not match:
-        return []
-    number = int(match.group(1) or match.group(2))
-    moment = datetime.fromtimestamp(now)
-    year, month = moment.year, moment.month
-    for _ in range(13):
-        if number <= 31:
-            try:
-                day = datetime(year, month, number)
-            except ValueError:
-                day = None
-            if day is not None and day <= moment:
-                return [QueryDate("day", day.timestamp(), day.timestamp() + 86399)]
-        year, month = (year, month - 1) if month > 1 else (year - 1, 12)
-    return []
+def _semantic(question: str, memories: Sequence[Memory], user: str, similarity: Mapping[str, float] | None) -> set[str]:
+    """The ids of ``memories`` that hold what an English ``question`` asks by meaning: a
+    cosine ``similarity`` to the question of at least ``SEMANTIC_MIN``, and the highest of
+    the recalled memories that tell (a base model's reply or a memory that asks does not;
+    for a question naming a speaker, only what that speaker said: "What motivated Melanie
+    to pursue counseling?" is not answered by Caroline's words). Empty without similarities
+    or for a question with CJK characters."""
+    if not similarity or has_cjk(question):
+        return set()
+    named = _people_named(question, memories, user)
+    telling = [
+        m
+        for m in memories
+        if BASE_MODEL not in m.tags
+        and not any(asks(s) for s in split_sentences(m.text))
+        and (not named or m.speaker in named)
+    ]
+    scored = [(similarity.get(m.id, -1.0), m.id) for m in telling]
+    if not scored:
+        return set()
+    top, best = max(scored)
+    return {best} if top >= SEMANTIC_MIN else set()
+
+
+def _tells_of_day(memory: Memory, days: Sequence[QueryDate]) -> bool:
+    """Whether ``memory`` tells of one of the question's ``days`` by a relative date in it
+    ("Had lunch with Jade yesterday", noted on 13 June, tells of 12 June), read as
+    ``resolve_relative_dates`` reads it."""
+    pattern = _RELATIVE_ZH if has_cjk(memory.text) else _RELATIVE_EN
+    for match in pattern.finditer(memory.text):
+        phrase = match.group(0)
+        if phrase.lower() in _SAME_DAY:
+            continue
+        for found in query_dates(phrase, memory.created_at):
+            if (
+                found.granularity == "day"
+                and found.start
+                and _on_date(replace(memory, created_at=found.start + 1), days)
+            ):
+                return True
+    return False
+
+
+def _item(c: _Candidate) -> str:
+    """What a list answer quotes of a memory: all of it when short (``LIST_ITEM_CHARS``),
+    else its best sentence."""
+    text = " ".join(s for s in split_sentences(c.memory.text) if not asks(s))
+    return text if len(c.memory.text) <= LIST_ITEM_CHARS and text else c.text
 
 
 def _people_named(question: str, memories: Sequence[Memory], user: str) -> set[str]:
@@ -543,7 +593,7 @@ def day_summaries(question: str, memories: Sequence[Memory], now: float) -> list
     day. A date without a year ("May 2nd") matches that day of any year up to ``now``."""
     if not asks_whole_day(question):
         return []
-    days = [d for d in query_dates(question, now) or day_of_month(question, now) if d.granularity == "day" and d.start]
+    days = [d for d in query_dates(question, now) if d.granularity == "day" and d.start]
     if not days:
         return []
     found = [
@@ -566,11 +616,34 @@ def _day_answer(summary: Memory, chinese: bool) -> Extracted:
     return Extracted(f'The summary of {day}: "{" / ".join(lines)}" [{cite(summary)}]', [summary.id])
 
 
-def answer(question: str, memories: Sequence[Memory], user: str = "", now: float | None = None) -> Extracted:
+def answer(
+    question: str,
+    memories: Sequence[Memory],
+    user: str = "",
+    now: float | None = None,
+    similarity: Mapping[str, float] | None = None,
+) -> Extracted:
     """The extractive answer to ``question`` from ``memories`` (recalled, best first) of
     ``user``, asked at ``now`` (unix seconds; resolves the question's relative dates, the
     latest memory's time when None); see the module docstring. Chinese for a question with
-    CJK characters."""
+    CJK characters.
+
+    ``similarity``: memory id → cosine similarity (−1..1) of the memory's vector to the
+    question's, as recall computed them (``Recalled.similarity``); with it, a memory that
+    holds what is asked in other words ("What do I do for a living?": "First week as a
+    data analyst") answers (``SEMANTIC_MIN``). Without it, only the words count."""
+    found = _answer(question, memories, user, now, set())
+    if found.answered:
+        return found
+    # Only where no memory holds the question's words: among LoCoMo's turns, many are close
+    # to a question, and the closest by meaning is less often the answer than the one that
+    # holds its words.
+    close = _semantic(question, memories, user, similarity)
+    return _answer(question, memories, user, now, close) if close else found
+
+
+def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None, close: set[str]) -> Extracted:
+    """``answer``, counting the memories of ``close`` as holding what is asked."""
     chinese = has_cjk(question)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     if memories:
@@ -581,9 +654,11 @@ def answer(question: str, memories: Sequence[Memory], user: str = "", now: float
     if not candidates:
         return not_found
     when = now if now is not None else max(m.created_at for m in memories)
-    dates = query_dates(question, when) if _DATE_WORDS.search(question) else []
-    dates = dates or day_of_month(question, when)
-    wanted = content_words(_DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", question)) if dates else question)
+    dates = query_dates(question, when) if _DATE_WORDS.search(question) or _DAY_OF_MONTH.search(question) else []
+    asked = _FILLER.sub(" ", question)
+    wanted = content_words(_DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked)) if dates else asked)
+    if dates:  # the day and year of "on 4 February", "12 June 2025"
+        wanted = {w for w in wanted if not _DATE_NUMBER.fullmatch(w)} or wanted
     if not wanted:
         return not_found
     documents = len(candidates)
@@ -595,17 +670,30 @@ def answer(question: str, memories: Sequence[Memory], user: str = "", now: float
         kind = "title"
     past = asks_past(question)
     dated = {m.id for m in memories if dates and _on_date(m, dates)}
+    # "What did I buy on March 9th?": a memory of another day does not answer (issue 31).
+    days = [d for d in dates if d.granularity == "day" and d.start]
+    if days and kind != "when":
+        dated |= {m.id for m in memories if _tells_of_day(m, days)}
+        candidates = [c for c in candidates if c.memory.id in dated]
+        if not candidates:
+            return not_found
     # "Where did I live in 2022?": of a memory and the one that replaced it, the one that
     # held on that date answers, whatever was noted on it.
     changed = {m.id for m in memories if m.superseded_by} | {m.superseded_by for m in memories if m.superseded_by}
     held_then = {m.id: _held_during(m, dates) for m in memories if past and dates and m.id in changed}
     # A sentence that states what is asked in other words ("Which city do I live in?": "We
     # got the keys to our new flat in Bath") holds the whole question.
+    # "What's my blood type again? I never remember.": what follows a question in the same
+    # memory answers only with the question's own words.
+    asking = {m.id for m in memories if any(asks(s) for s in split_sentences(m.text))}
+    candidates = [c for c in candidates if c.memory.id not in asking or _held(wanted, c.tokens, c.text)]
+    if not candidates:
+        return not_found
     stating = {id(c) for c in candidates if answers_asked(question, c.text)}
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
 
     def held_by(memory: Memory) -> set[str]:
-        if memory.id in stating_memories:
+        if memory.id in stating_memories or memory.id in close:
             return set(wanted)
         return _held(wanted, whole[memory.id], memory.text)
 
@@ -613,6 +701,8 @@ def answer(question: str, memories: Sequence[Memory], user: str = "", now: float
         own = sum(weight[t] for t in (wanted if id(c) in stating else _held(wanted, c.tokens, c.text))) / total
         context = sum(weight[t] for t in held_by(c.memory)) / total
         c.score = own + CONTEXT_WEIGHT * context + RANK_WEIGHT * (1 - c.rank / max(1, len(memories)))
+        if c.memory.id in close:
+            c.score += SEMANTIC_BONUS
         if id(c) in stating:
             c.score += ATTRIBUTE_BONUS
         if _fits(kind, c.text):
@@ -650,7 +740,7 @@ def answer(question: str, memories: Sequence[Memory], user: str = "", now: float
         if len(firsts) > 1:
             quoted_list = sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at)
             parts = [
-                _attributed(resolve_relative_dates(c.text, c.memory.created_at, chinese), c.memory, user, chinese)
+                _attributed(resolve_relative_dates(_item(c), c.memory.created_at, chinese), c.memory, user, chinese)
                 for c in quoted_list
             ]
             return Extracted(("；" if chinese else "; ").join(parts), [c.memory.id for c in quoted_list])
