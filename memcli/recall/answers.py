@@ -22,12 +22,12 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
-``MIN_COVERAGE`` of the question's content words occur in the memory, or, for an English
-question no memory answers so, when the memory is the recalled one closest to the question
-(of the speaker it names, if any) by the embedder's
-cosine similarity (recall's ``Recalled.similarity``, passed in) and that is at least
-``SEMANTIC_MIN`` (a paraphrase: "What do I do for a living?", "First week as a data
-analyst"); otherwise the answer says nothing recalled answers the question, and cites
+``MIN_COVERAGE`` of the question's content words occur in the memory, or, when the caller
+passes recall's similarities (``answer``'s ``similarity``; ``ask`` does not: on LoCoMo it
+answered adversarial questions from the closest turn) and no memory answers so, for an
+English question, when the memory is the recalled one closest to the question (of the
+speaker it names, if any) and that is at least ``SEMANTIC_MIN`` (a paraphrase: "What do I do
+for a living?", "First week as a data analyst"); otherwise the answer says nothing recalled answers the question, and cites
 nothing (``Extracted.answered`` is False).
 
 What the answer never quotes and how it follows a life as it changes (issue 31):
