@@ -502,6 +502,34 @@ CUT_MARK = " [cut: the reply took longer than model_timeout, {seconds:g} s]"
 what the model wrote before it is kept, and the person reads that it was cut."""
 
 
+KEPT_STATES = 2
+"""Evaluated prompts whose key/value state ``LlamaCppModel`` keeps aside when a prompt
+that starts otherwise comes (a session summary, a structured task between two chat
+turns), to bring back when a prompt that starts as one of them comes again."""
+KEEP_AT_LEAST = 128
+"""Tokens of evaluated state worth keeping aside (about 18 KiB a token for Gemma 3 270M):
+a shorter prompt is evaluated again in a fraction of a second."""
+
+
+@dataclass
+class _KeptState:
+    """The key/value state of sequence 0 after ``tokens`` were evaluated (llama.cpp's
+    ``llama_state_seq_get_data``)."""
+
+    tokens: list[int]
+    data: bytes
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many tokens ``a`` and ``b`` share from their start."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 class _PastDeadline(Exception):
     """Raised inside llama.cpp's evaluation (``LlamaCppModel._eval_in_steps``) once a
     reply's ``model_timeout`` has passed; ``LlamaCppModel.stream`` ends the reply there."""
@@ -681,6 +709,13 @@ class LlamaCppModel:
         # checks for a stop between them. What was evaluated stays in the model's KV state
         # (the next prompt that starts the same reuses it: Llama.generate's prefix match).
         self._llama.eval = self._eval_in_steps
+        # llama-cpp-python's generate() keeps only the evaluated state of the last prompt: a
+        # prompt of another kind between two chat turns (the session summary, a structured
+        # task) would throw the conversation's away. This one keeps it aside and brings it
+        # back (``_bring_back``), as llama.cpp's server keeps one slot a conversation.
+        self._kept: list[_KeptState] = []
+        self._generate = self._llama.generate
+        self._llama.generate = self._generate_reusing
 
     def _eval_in_steps(self, tokens: Sequence[int]) -> None:
         for start in range(0, len(tokens), EVAL_STEP):
@@ -689,6 +724,43 @@ class LlamaCppModel:
             if self._deadline is not None and time.monotonic() > self._deadline:
                 raise _PastDeadline
             self._eval(tokens[start : start + EVAL_STEP])
+
+    def _generate_reusing(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+        self._bring_back(list(tokens))
+        return self._generate(tokens, *args, **kwargs)
+
+    def _bring_back(self, tokens: list[int]) -> None:
+        """Before ``tokens`` are evaluated: keep the model's evaluated state aside when
+        they would throw away more than half of it (``KEEP_AT_LEAST`` tokens or more), and
+        load the kept state that starts as ``tokens`` do when it shares more of their start
+        than the model's does. llama-cpp-python's generate() then evaluates only what
+        follows the common start (its prefix match)."""
+        import llama_cpp
+
+        llama = self._llama
+        evaluated = [int(t) for t in llama.input_ids[: llama.n_tokens]]
+        held = common_prefix(evaluated, tokens)
+        best = max(self._kept, key=lambda kept: common_prefix(kept.tokens, tokens), default=None)
+        reach = common_prefix(best.tokens, tokens) if best is not None else 0
+        if len(evaluated) >= KEEP_AT_LEAST and 2 * held < len(evaluated):
+            size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
+            buffer = (ctypes.c_uint8 * size)()
+            written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, 0)
+            if written:
+                # a state it extends is kept no more: this one serves the same prompts, and more
+                self._kept = [k for k in self._kept if common_prefix(k.tokens, evaluated) < len(k.tokens)]
+                self._kept = [*self._kept, _KeptState(evaluated, ctypes.string_at(buffer, written))][-KEPT_STATES:]
+        if best is None or reach <= held or reach < KEEP_AT_LEAST:
+            return
+        data = (ctypes.c_uint8 * len(best.data)).from_buffer_copy(best.data)
+        if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, data, len(best.data), 0):
+            llama.input_ids[: len(best.tokens)] = best.tokens
+            llama.n_tokens = len(best.tokens)
+            llama._requires_eval = True  # the logits are not this state's: one token is evaluated again
+        else:  # llama.cpp could not take it back: the prompt is evaluated from its start
+            self._kept.remove(best)
+            llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+            llama.n_tokens = 0
 
     @contextlib.contextmanager
     def stopping(self, stop: Callable[[], bool] | None) -> Iterator[None]:
