@@ -1,0 +1,155 @@
+"""A chat reply starts fast on a local model: each prompt starts with the whole previous one
+(the memories an earlier message brought stay with it), so llama.cpp evaluates only the
+previous reply and the new message; a prompt of another kind between two turns (the
+session summary, a structured task) does not throw the conversation's evaluated state
+away; and a Ctrl-C while the service waits for the model or streams stops the reply."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.errors import Interrupted
+from memcli.models.llm import Message, complete, load_chat_model, render_completion_prompt
+from memcli.transport.resources import ModelGate, SharedChatModel
+
+
+def chat_prompts(model: Any) -> list[list[Message]]:
+    """The chat prompts ``model`` was given (not the summaries or structured tasks)."""
+    return [p for p in model.prompts if p[0].role == "system" and "memcli" in p[0].content]
+
+
+def test_each_chat_prompt_starts_with_the_whole_previous_prompt(runner: CliRunner, fake_model: Any) -> None:
+    """The previous prompt, its last message and that message's memories included, is the
+    start of the next one, as text the model reads (so as tokens too)."""
+    assert runner.invoke(app, ["remember", "My dog Rex was born in Lyon"]).exit_code == 0
+    assert runner.invoke(app, ["remember", "Rex likes the beach at Cassis"]).exit_code == 0
+    fake_model.replies = ["Lyon, I think.", "He likes the beach.", "Rex."]
+    said = "Where was Rex born?\nWhere does Rex like to go?\nWhat is my dog Rex called?\n"
+    done = runner.invoke(app, ["chat"], input=said)
+    assert done.exit_code == 0, done.output
+    chats = chat_prompts(fake_model)
+    assert len(chats) == 3
+    for before, after in zip(chats, chats[1:]):
+        assert after[: len(before)] == before
+        start = render_completion_prompt(before).removesuffix("Assistant:")
+        assert render_completion_prompt(after).startswith(start)
+    # a memory is given once in a conversation: with the first message that recalled it
+    assert sum(m.content.count("Rex was born in Lyon") for m in chats[-1]) == 1
+    assert "Rex was born in Lyon" in chats[0][-1].content
+
+
+def test_a_memory_given_earlier_is_cited_in_a_later_reply(runner: CliRunner, fake_model: Any) -> None:
+    """A memory that came with an earlier message is in the prompt still: a later reply may
+    cite it (the reply's cleaner drops only citations of memories not in the prompt)."""
+    assert runner.invoke(app, ["remember", "My dog Rex was born in Lyon"]).exit_code == 0
+    rex = [line.split("\t")[0] for line in runner.invoke(app, ["list"]).stdout.splitlines() if "Lyon" in line][0]
+    fake_model.replies = ["Lyon.", f"In Lyon [{rex[:8]}]."]
+    done = runner.invoke(app, ["chat"], input="Where was Rex born?\nAnd Rex again?\n")
+    assert done.exit_code == 0, done.output
+    assert f"In Lyon [{rex[:8]}]." in done.stdout
+
+
+def test_the_oldest_messages_lose_their_memories_when_the_prompt_would_not_fit(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCLI_N_CTX", "512")
+    monkeypatch.setenv("MEMCLI_MAX_TOKENS", "64")
+    for i in range(5):
+        assert runner.invoke(app, ["remember", f"Rex fact {i}: " + "walks by the river " * 8]).exit_code == 0
+    fake_model.replies = ["Yes."]
+    done = runner.invoke(app, ["chat"], input="Tell me about Rex\nMore about Rex walks\nRex and the river?\n")
+    assert done.exit_code == 0, done.output
+    last = chat_prompts(fake_model)[-1]
+    assert sum(len(m.content) for m in last) <= (512 - 64) * 3
+    assert last[1].role == "user" and not last[1].content.startswith("Memories:")
+
+
+# --- the evaluated state kept across other prompts (the real model) --------------------------
+
+
+@pytest.mark.integration
+def test_a_prompt_of_another_kind_between_two_turns_keeps_the_conversations_state(tmp_path: Path) -> None:
+    """A summary's prompt between two chat turns: the next turn brings the conversation's
+    evaluated state back and evaluates only its new tokens, and replies as a model that
+    evaluated the whole prompt does."""
+    model = load_chat_model("", tmp_path, n_ctx=2048)
+    evaluated: list[int] = []
+    inner = model._eval
+    model._eval = lambda tokens: (evaluated.append(len(tokens)), inner(tokens))[1]
+    system = Message("system", " ".join(f"Fact {i}: the sky was clear on day {i}." for i in range(40)))
+    turn = [system, Message("user", "Hi there.")]
+    complete(model, turn, 6, 0.0)
+    complete(model, [Message("user", "Summarize: the cat sat on the mat. " * 10)], 6, 0.0)
+    evaluated.clear()
+    later = [*turn, Message("assistant", "Hello."), Message("user", "How are you?")]
+    reply = complete(model, later, 6, 0.0)
+    assert model.count_tokens(render_completion_prompt(later)) > 300
+    assert sum(evaluated) < 60  # the new turn and the reply's few tokens, not the whole prompt
+    assert reply == complete(load_chat_model("", tmp_path, n_ctx=2048), later, 6, 0.0)
+
+
+# --- Ctrl-C through the service: waiting for the model, and at every piece ------------------
+
+
+class Pieces:
+    """A chat model that streams ``count`` pieces and records how many it gave."""
+
+    name = "pieces"
+
+    def __init__(self, count: int = 50) -> None:
+        self.count = count
+        self.given = 0
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        for i in range(self.count):
+            self.given += 1
+            yield f"w{i} "
+
+    def structured(self, *args: Any, **kwargs: Any) -> str:
+        return "{}"
+
+
+def test_a_stop_ends_a_reply_at_the_next_piece() -> None:
+    """The client's cancel is asked at every piece the model streams, shown or not, not
+    only when a piece reaches the client."""
+    model = Pieces()
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    shared = SharedChatModel(lambda: model, ModelGate(), True, stop=stop)
+    with pytest.raises(Interrupted):
+        list(shared.stream([Message("user", "hi")], 8, 0.0))
+    assert model.given < model.count
+
+
+def test_a_stop_ends_the_wait_for_a_busy_model() -> None:
+    """A reply waiting for the model (a consolidation holds it) ends when its client
+    cancels, without waiting for the model to be free."""
+    gate = ModelGate()
+    stopped = threading.Event()
+    outcome: list[str] = []
+
+    def waiting() -> None:
+        shared = SharedChatModel(lambda: Pieces(), gate, True, stop=stopped.is_set)
+        try:
+            list(shared.stream([Message("user", "hi")], 8, 0.0))
+            outcome.append("replied")
+        except Interrupted:
+            outcome.append("interrupted")
+
+    with gate.hold(False):
+        thread = threading.Thread(target=waiting, daemon=True)
+        thread.start()
+        stopped.set()
+        thread.join(timeout=30)
+        assert outcome == ["interrupted"]
