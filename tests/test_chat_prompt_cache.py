@@ -153,3 +153,31 @@ def test_a_stop_ends_the_wait_for_a_busy_model() -> None:
         stopped.set()
         thread.join(timeout=30)
         assert outcome == ["interrupted"]
+
+
+def test_an_interrupted_reply_folds_no_history(
+    fake_model: Any, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``history_turns``, the older turns fold into the session summary, a model call:
+    not after a reply the user stopped (the prompt comes back at once), after the next one."""
+    from memcli.config import load_settings
+    from memcli.library.chat import ChatSession
+    from memcli.paths import resolve_paths
+    from memcli.transport.resources import Resources
+
+    paths = resolve_paths()
+    env = {"MEMCLI_HISTORY_TURNS": "2"}
+    resources = Resources(paths, load_settings(paths, env=env), fake_embedder, fake_model)
+    session = ChatSession(resources.engine({"verb": "chat.respond", "env": env}))
+    fake_model.replies = ["Hello.", "A summary.", "Fine."]
+    session.respond("hi", lambda piece: None)
+
+    def stop(piece: str) -> None:
+        raise Interrupted("interrupted")
+
+    assert session.respond("tell me a story", stop).interrupted
+    assert len(fake_model.prompts) == 2  # the two replies, no summary
+    assert len(session.history) == 3 and not session.summary
+    session.respond("how are you?", lambda piece: None)
+    assert len(fake_model.prompts) == 4
+    assert session.summary  # the next whole reply folded the older turns

@@ -233,7 +233,8 @@ class ChatSession:
             self.history.append(Message("assistant", f"{reply} {INTERRUPTED_MARK}" if interrupted else reply))
             self.history_ids.append(turn.id)
             self.history_memories.append(("", []))
-        self._fold_history()
+        if not interrupted:  # the prompt comes back at once after a Ctrl-C: the next whole reply folds
+            self._fold_history()
         return Reply(
             reply, context.recalled, interrupted, "" if reply or interrupted else self._why_empty(written, cleaner)
         )
