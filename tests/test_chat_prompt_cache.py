@@ -181,3 +181,24 @@ def test_an_interrupted_reply_folds_no_history(
     session.respond("how are you?", lambda piece: None)
     assert len(fake_model.prompts) == 4
     assert session.summary  # the next whole reply folded the older turns
+
+
+def test_a_slow_prompt_evaluation_is_checked_for_a_stop_in_smaller_steps() -> None:
+    """On a busy machine, where a step of EVAL_STEP tokens takes seconds, the next steps take
+    fewer tokens, so a Ctrl-C is heeded as soon on a slow machine as on a quiet one."""
+    import time
+
+    from memcli.models.llm import EVAL_STEP, MIN_EVAL_STEP, LlamaCppModel
+
+    model = LlamaCppModel.__new__(LlamaCppModel)
+    model._stop = None
+    batches: list[int] = []
+
+    def slow(tokens: Sequence[int]) -> None:
+        batches.append(len(tokens))
+        time.sleep(0.01 * len(tokens))  # 10 ms a token: 64 take 0.64 s
+
+    model._eval = slow
+    model._eval_in_steps(list(range(200)))
+    assert sum(batches) == 200 and batches[0] == EVAL_STEP
+    assert all(MIN_EVAL_STEP <= n < EVAL_STEP for n in batches[1:-1])

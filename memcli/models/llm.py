@@ -493,9 +493,14 @@ def cut_at_turn_end(pieces: Iterable[str]) -> Iterator[str]:
 
 
 EVAL_STEP = 64
-"""Prompt tokens llama.cpp evaluates between two checks for a stop (``LlamaCppModel``):
-about 0.1-0.2 s of a 270M model on 2 cores, so Ctrl-C stops a long prompt's evaluation at
-once, not when its 512-token batch is done."""
+"""Prompt tokens llama.cpp evaluates at most between two checks for a stop
+(``LlamaCppModel``): about 0.1-0.2 s of a 270M model on 2 cores, so Ctrl-C stops a long
+prompt's evaluation at once, not when its 512-token batch is done."""
+MIN_EVAL_STEP = 8
+EVAL_STEP_SECONDS = 0.1
+"""Seconds a step of a prompt's evaluation aims at: on a busy machine, where 64 tokens take
+seconds, a step takes as many tokens (``MIN_EVAL_STEP`` to ``EVAL_STEP``) as the last step's
+pace fits in it."""
 
 CUT_MARK = " [cut: the reply took longer than model_timeout, {seconds:g} s]"
 """The last piece of a local model's reply that ``model_timeout`` ended (``LlamaCppModel.stream``):
@@ -657,6 +662,7 @@ class LlamaCppModel:
     """
 
     timeout: float = 0.0
+    _token_seconds: float = 0.0  # seconds a prompt token took in the last evaluation step
     _deadline: float | None = None  # of the reply being streamed (model_timeout), while llama.cpp works on it
 
     def __init__(
@@ -718,12 +724,22 @@ class LlamaCppModel:
         self._llama.generate = self._generate_reusing
 
     def _eval_in_steps(self, tokens: Sequence[int]) -> None:
-        for start in range(0, len(tokens), EVAL_STEP):
+        start = 0
+        while start < len(tokens):
             if self._stop is not None and self._stop():
                 raise Interrupted("interrupted")
             if self._deadline is not None and time.monotonic() > self._deadline:
                 raise _PastDeadline
-            self._eval(tokens[start : start + EVAL_STEP])
+            # a busy machine makes a step slow: fewer tokens a step keep it near EVAL_STEP_SECONDS
+            step = EVAL_STEP
+            if self._token_seconds:
+                step = max(MIN_EVAL_STEP, min(EVAL_STEP, int(EVAL_STEP_SECONDS / self._token_seconds)))
+            batch = tokens[start : start + step]
+            began = time.monotonic()
+            self._eval(batch)
+            if len(batch) >= MIN_EVAL_STEP:  # one generated token a call says little of a prompt's pace
+                self._token_seconds = (time.monotonic() - began) / len(batch)
+            start += len(batch)
 
     def _generate_reusing(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
         self._bring_back(list(tokens))
