@@ -97,7 +97,7 @@ def system_prompt(
     the same from turn to turn, is not evaluated again (llama.cpp reuses the evaluated
     state of the longest common start of two prompts)."""
     example = EXAMPLE_ID if memories_apart or not memories else cite(memories[0])
-    where = "given with the messages" if memories_apart else "below"
+    where = "given with the message" if memories_apart else "below"
     parts = [SYSTEM.format(user=user, today=today, example=example, where=where)]
     if portrait:
         parts.append(f"What you know of {user}: {fit_lines(portrait)}")
