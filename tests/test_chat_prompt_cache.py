@@ -202,3 +202,48 @@ def test_a_slow_prompt_evaluation_is_checked_for_a_stop_in_smaller_steps() -> No
     model._eval_in_steps(list(range(200)))
     assert sum(batches) == 200 and batches[0] == EVAL_STEP
     assert all(MIN_EVAL_STEP <= n < EVAL_STEP for n in batches[1:-1])
+
+
+def test_a_warning_sent_after_a_cancel_does_not_use_it_up(fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that comes before a warning of the reply (the store is locked, say) is not
+    used up by it (``chat_respond``'s warning goes on, so the turns are stored): the reply
+    still stops at the next piece the model streams, not when it is written out."""
+    import json
+    from multiprocessing.connection import Pipe
+
+    from memcli import PROTOCOL, __version__
+    from memcli.config import load_settings
+    from memcli.library.chat import ChatSession
+    from memcli.paths import resolve_paths
+    from memcli.transport import service as service_module
+    from memcli.transport.client import client_env
+
+    paths = resolve_paths()
+    model = Pieces(50)
+    service = service_module.Service(paths, load_settings(paths), embedder=fake_embedder, chat_model=model)
+    ours, theirs = Pipe()
+
+    def ask(verb: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        request = {"verb": verb, "args": args, "env": client_env(), "version": __version__, "protocol": PROTOCOL}
+        service._handle(theirs, request)
+        events = []
+        while ours.poll():
+            events.append(json.loads(ours.recv_bytes()))
+        return events
+
+    try:
+        state = ask("chat.open", {"user": "ann"})[-1]["data"]
+        context = ChatSession._context
+
+        def cancelled_then_warned(self: ChatSession, text: str, turn_id: str) -> Any:
+            ours.send_bytes(b'{"event": "cancel"}')  # the user's Ctrl-C
+            self.on_warning("the store is locked")
+            return context(self, text, turn_id)
+
+        monkeypatch.setattr(ChatSession, "_context", cancelled_then_warned)
+        events = ask("chat.respond", {"state": state, "text": "tell me a story"})
+    finally:
+        service.stop()
+    reply = events[-1]["data"]
+    assert reply["interrupted"] is True and reply["state"]["history"][0]["content"] == "tell me a story"
+    assert model.given < model.count
