@@ -95,6 +95,24 @@ def test_a_prompt_of_another_kind_between_two_turns_keeps_the_conversations_stat
     assert reply == complete(load_chat_model("", tmp_path, n_ctx=2048), later, 6, 0.0)
 
 
+def test_a_prompt_after_another_kind_of_prompt_is_evaluated_on_an_empty_state(tmp_path: Path) -> None:
+    """A chat's first turn after a structured task (a consolidation) shares a token or
+    two with it: its prompt is evaluated from its start on an empty state, as on a fresh
+    model, not onto the task's state cut after those tokens (Gemma 3 then often wrote an
+    empty first reply)."""
+    model = load_chat_model("", tmp_path, n_ctx=2048)
+    complete(model, [Message("user", "Summarize: the cat sat on the mat. " * 20)], 4, 0.0)
+    llama = model._llama
+    assert llama.n_tokens > 128
+    turn = [Message("system", "You are memcli."), Message("user", "Hi there.")]
+    tokens = llama.tokenize(render_completion_prompt(turn).encode("utf-8"), special=True)
+    seen: list[int] = []
+    generate = model._generate
+    model._generate = lambda tokens, *a, **k: (seen.append(llama.n_tokens), generate(tokens, *a, **k))[1]
+    complete(model, turn, 2, 0.0)
+    assert tokens[0] == llama.input_ids[0] and seen == [0]
+
+
 # --- Ctrl-C through the service: waiting for the model, and at every piece ------------------
 
 

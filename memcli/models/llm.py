@@ -767,6 +767,12 @@ class LlamaCppModel:
                 self._kept = [k for k in self._kept if common_prefix(k.tokens, evaluated) < len(k.tokens)]
                 self._kept = [*self._kept, _KeptState(evaluated, ctypes.string_at(buffer, written))][-KEPT_STATES:]
         if best is None or reach <= held or reach < KEEP_AT_LEAST:
+            if evaluated and held < KEEP_AT_LEAST:
+                # Little in common (another kind of prompt came last): the prompt is
+                # evaluated from its start on an empty state, as on a fresh model, not
+                # onto the other prompt's state cut after a few tokens.
+                llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+                llama.n_tokens = 0
             return
         data = (ctypes.c_uint8 * len(best.data)).from_buffer_copy(best.data)
         if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, data, len(best.data), 0):
