@@ -397,6 +397,11 @@ class ChatTurn(Out):
     role: str = Field(description="user or assistant")
     content: str
     id: str = Field(description="the id of the turn stored for it")
+    memories: str = Field(
+        default="",
+        description="a user message's recalled memories as its prompt gave them with it (they stay in the next prompts); empty for none",
+    )
+    memory_ids: list[str] = Field(default_factory=list, description="the ids of the memories in memories")
 
 
 class ChatState(Out):

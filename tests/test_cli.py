@@ -625,14 +625,17 @@ def test_chat_folds_older_turns_into_a_summary(
     assert "message three" not in summary_prompt
     fourth = fake_model.prompts[4]
     assert "Summary: we said one and two." in fourth[0].content
-    assert [(m.role, m.content) for m in fourth[1:-1]] == [("user", "message three"), ("assistant", "reply three")]
+    assert [(m.role, m.content) for m in fourth[1:-1]] == [
+        ("user", "Memories: none found.\n\nmessage three"),  # a message keeps the memories it came with
+        ("assistant", "reply three"),
+    ]
     assert fourth[-1].content.endswith("message four")
 
 
 def test_chat_with_history_within_the_window_calls_no_summary(runner: CliRunner, fake_model: Any) -> None:
     ok(runner.invoke(app, ["chat"], input="message one\nmessage two\n/exit\n"))
     assert len(fake_model.prompts) == 2  # default window (6 turns) holds both exchanges
-    assert [m.content for m in fake_model.prompts[1][1:-1]] == ["message one", "OK."]
+    assert [m.content for m in fake_model.prompts[1][1:-1]] == ["Memories: none found.\n\nmessage one", "OK."]
     assert fake_model.prompts[1][-1].content.endswith("\n\nmessage two")
 
 
@@ -690,7 +693,7 @@ def test_the_next_prompt_shows_an_interrupted_reply_cut_short(
     fake_model.replies = ["Ana is your sister."]
     session.respond("go on", shown.append)
     history = [(m.role, m.content) for m in fake_model.prompts[-1][1:-1]]
-    assert history == [("user", "tell me about Ana"), ("assistant", f"She {INTERRUPTED_MARK}")]
+    assert history == [("user", "Memories: none found.\n\ntell me about Ana"), ("assistant", f"She {INTERRUPTED_MARK}")]
 
 
 def test_every_command_takes_quiet_and_every_data_command_takes_json() -> None:

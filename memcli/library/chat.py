@@ -24,7 +24,7 @@ from memcli.errors import Interrupted, StoreLockedError
 from memcli.library.engine import Engine
 from memcli.memory import BASE_MODEL, Kind, Memory, new_id
 from memcli.models import prompts
-from memcli.models.llm import Message, is_base_model
+from memcli.models.llm import CHARS_PER_TOKEN, Message, is_base_model
 from memcli.recall.assistant import Context, ReplyCleaner, check_question
 from memcli.recall.retrieval import Recalled
 from memcli.schema import iso_time
@@ -63,6 +63,9 @@ class ChatSession:
         self.session_id = f"chat-{day_of(engine.clock())}-{new_id()[:8]}"
         self.history: list[Message] = []
         self.history_ids: list[str] = []
+        # a user message's recalled memories as its prompt gave them, and their ids ("" and
+        # none for a reply): they stay in the next prompts, which start as the previous did
+        self.history_memories: list[tuple[str, list[str]]] = []
         self.summary = ""
         self.system = system.strip()
         self.resumed = False
@@ -98,6 +101,7 @@ class ChatSession:
             for t in mine
         ]
         session.history_ids = [t.id for t in mine]
+        session.history_memories = [("", []) for _ in mine]
         session._last_turn_at = max(t.created_at for t in mine)
         session.resumed = True
         return session
@@ -109,7 +113,8 @@ class ChatSession:
             "session_id": self.session_id,
             "model": self.engine.chat_model.name,
             "history": [
-                {"role": m.role, "content": m.content, "id": i} for m, i in zip(self.history, self.history_ids)
+                {"role": m.role, "content": m.content, "id": i, "memories": block, "memory_ids": ids}
+                for m, i, (block, ids) in zip(self.history, self.history_ids, self.history_memories)
             ],
             "summary": self.summary,
             "last_turn_at": iso_time(self._last_turn_at, "microseconds"),
@@ -129,6 +134,9 @@ class ChatSession:
         history = list(state.get("history") or [])  # type: ignore[call-overload]
         session.history = [Message(str(h["role"]), str(h["content"])) for h in history]
         session.history_ids = [str(h["id"]) for h in history]
+        session.history_memories = [
+            (str(h.get("memories") or ""), [str(i) for i in h.get("memory_ids") or []]) for h in history
+        ]
         session.summary = str(state.get("summary") or "")
         last = state.get("last_turn_at")
         session._last_turn_at = datetime.fromisoformat(str(last)).timestamp() if last else 0.0
@@ -185,12 +193,19 @@ class ChatSession:
         interrupted = False
         written = False
         cleaner = ReplyCleaner([])
+        block, fresh = "", []
         try:
             context = self._context(text, user_turn.id)
+            # Memories an earlier message of the conversation brought are in the prompt
+            # already, with that message: only the others come with this one.
+            shown = {i for _, ids in self.history_memories for i in ids}
+            fresh = [m for m in context.memories if m.id not in shown]
+            block = prompts.memories_block(fresh) if fresh or not context.memories else ""
             # What the model writes is shown through the cleaner: no copied transcript line,
             # no citation of a memory that is not in the prompt.
             cleaner = ReplyCleaner(context.memories)
-            with contextlib.closing(self._generate(text, context)) as stream:
+            cleaner.known += sorted(shown)
+            with contextlib.closing(self._generate(text, context, block)) as stream:
                 for piece in self._cleaned(stream, cleaner):
                     written = True
                     if not pieces:
@@ -208,6 +223,7 @@ class ChatSession:
         reply = "".join(pieces).strip()
         self.history.append(Message("user", text))
         self.history_ids.append(user_turn.id)
+        self.history_memories.append((block, [m.id for m in fresh]))
         if reply:
             tags = (["interrupted"] if interrupted else []) + (
                 [BASE_MODEL] if is_base_model(self.engine.chat_model) else []
@@ -216,7 +232,9 @@ class ChatSession:
             # the next prompts show it cut short, not as a finished turn to continue from
             self.history.append(Message("assistant", f"{reply} {INTERRUPTED_MARK}" if interrupted else reply))
             self.history_ids.append(turn.id)
-        self._fold_history()
+            self.history_memories.append(("", []))
+        if not interrupted:  # the prompt comes back at once after a Ctrl-C: the next whole reply folds
+            self._fold_history()
         return Reply(
             reply, context.recalled, interrupted, "" if reply or interrupted else self._why_empty(written, cleaner)
         )
@@ -262,10 +280,17 @@ class ChatSession:
             self.on_warning(f"{exc.message}; replying without recalled memories")
             return Context([])
 
-    def _generate(self, text: str, context: Context) -> Generator[str, None, None]:
-        """The reply's pieces as the model streams them; closing this generator closes
-        the model's stream, which stops generation and frees the model for the next
-        request (``resources.SharedChatModel``)."""
+    def _generate(self, text: str, context: Context, block: str) -> Generator[str, None, None]:
+        """The reply's pieces as the model streams them (``block``: the recalled memories
+        given with ``text``); closing this generator closes the model's stream, which stops
+        generation and frees the model for the next request (``resources.SharedChatModel``).
+
+        The prompt starts as the previous turn's did, and that whole previous prompt is
+        its start: the system text, then each earlier message with the memories it was
+        given, then this message with its memories (``prompts.chat_messages``); llama.cpp
+        evaluates only what follows the previous prompt (the reply and this message). When
+        the whole would not fit the context, the oldest messages' memories are left out
+        (``_fitting``)."""
         system = prompts.system_prompt(
             self.user,
             self.engine.today(),
@@ -278,9 +303,23 @@ class ChatSession:
         )
         if self.system:
             system += f"\n\nInstruction from {self.user} for this conversation: {self.system}"
-        messages = prompts.chat_messages(system, self.history, text, prompts.memories_block(context.memories))
         settings = self.engine.settings
+        history = self._fitting(system, text, block, settings.n_ctx - settings.max_tokens)
+        messages = prompts.chat_messages(system, history, text, block)
         yield from self.engine.chat_model.stream(messages, settings.max_tokens, settings.temperature)
+
+    def _fitting(self, system: str, text: str, block: str, tokens: int) -> list[Message]:
+        """The history with the memories each user message was given, as long as the prompt
+        (``system``, the history, ``block`` and ``text``) is estimated to fit ``tokens``
+        (``CHARS_PER_TOKEN`` characters a token); past that, the oldest messages go without
+        theirs."""
+        blocks = [b for b, _ in self.history_memories]
+        size = len(system) + len(block) + len(text) + sum(len(m.content) + 16 for m in self.history)
+        for i in range(len(blocks)):
+            if size + sum(len(b) + 2 for b in blocks[i:]) <= tokens * CHARS_PER_TOKEN:
+                break
+            blocks[i] = ""
+        return [Message(m.role, prompts.with_memories(b, m.content)) for m, b in zip(self.history, blocks)]
 
     def _fold_history(self) -> None:
         """Keep at most ``history_turns`` turns verbatim: past that, the older ones fold into
@@ -294,4 +333,5 @@ class ChatSession:
         cut = len(self.history) - (keep // 2 - keep // 2 % 2)  # whole exchanges left
         dropped = self.history[:cut]
         self.history, self.history_ids = self.history[cut:], self.history_ids[cut:]
+        self.history_memories = self.history_memories[cut:]
         self.summary = self.engine.summarize(self.summary, dropped)

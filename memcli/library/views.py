@@ -861,12 +861,14 @@ class Stats(View):
 class ChatTurn(View):
     """The view of ``schema.ChatTurn``: One message of a chat session's verbatim history."""
 
-    __slots__ = ("role", "content", "id",)
+    __slots__ = ("role", "content", "id", "memories", "memory_ids",)
 
-    def __init__(self, role: str, content: str, id: str) -> None:
+    def __init__(self, role: str, content: str, id: str, memories: str, memory_ids: list[str]) -> None:
         self.role = role
         self.content = content
         self.id = id
+        self.memories = memories
+        self.memory_ids = memory_ids
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ChatTurn:
@@ -879,6 +881,8 @@ class ChatTurn(View):
             "role": self.role,
             "content": self.content,
             "id": self.id,
+            "memories": self.memories,
+            "memory_ids": self.memory_ids,
         }
 
 

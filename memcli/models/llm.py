@@ -493,13 +493,46 @@ def cut_at_turn_end(pieces: Iterable[str]) -> Iterator[str]:
 
 
 EVAL_STEP = 64
-"""Prompt tokens llama.cpp evaluates between two checks for a stop (``LlamaCppModel``):
-about 0.1-0.2 s of a 270M model on 2 cores, so Ctrl-C stops a long prompt's evaluation at
-once, not when its 512-token batch is done."""
+"""Prompt tokens llama.cpp evaluates at most between two checks for a stop
+(``LlamaCppModel``): about 0.1-0.2 s of a 270M model on 2 cores, so Ctrl-C stops a long
+prompt's evaluation at once, not when its 512-token batch is done."""
+MIN_EVAL_STEP = 8
+EVAL_STEP_SECONDS = 0.1
+"""Seconds a step of a prompt's evaluation aims at: on a busy machine, where 64 tokens take
+seconds, a step takes as many tokens (``MIN_EVAL_STEP`` to ``EVAL_STEP``) as the last step's
+pace fits in it."""
 
 CUT_MARK = " [cut: the reply took longer than model_timeout, {seconds:g} s]"
 """The last piece of a local model's reply that ``model_timeout`` ended (``LlamaCppModel.stream``):
 what the model wrote before it is kept, and the person reads that it was cut."""
+
+
+KEPT_STATES = 2
+"""Evaluated prompts whose key/value state ``LlamaCppModel`` keeps aside when a prompt
+that starts otherwise comes (a session summary, a structured task between two chat
+turns), to bring back when a prompt that starts as one of them comes again."""
+KEEP_AT_LEAST = 128
+"""Tokens of evaluated state worth keeping aside (about 18 KiB a token for Gemma 3 270M):
+a shorter prompt is evaluated again in a fraction of a second."""
+
+
+@dataclass
+class _KeptState:
+    """The key/value state of sequence 0 after ``tokens`` were evaluated (llama.cpp's
+    ``llama_state_seq_get_data``)."""
+
+    tokens: list[int]
+    data: bytes
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many tokens ``a`` and ``b`` share from their start."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 class _PastDeadline(Exception):
@@ -629,6 +662,7 @@ class LlamaCppModel:
     """
 
     timeout: float = 0.0
+    _token_seconds: float = 0.0  # seconds a prompt token took in the last evaluation step
     _deadline: float | None = None  # of the reply being streamed (model_timeout), while llama.cpp works on it
 
     def __init__(
@@ -681,14 +715,74 @@ class LlamaCppModel:
         # checks for a stop between them. What was evaluated stays in the model's KV state
         # (the next prompt that starts the same reuses it: Llama.generate's prefix match).
         self._llama.eval = self._eval_in_steps
+        # llama-cpp-python's generate() keeps only the evaluated state of the last prompt: a
+        # prompt of another kind between two chat turns (the session summary, a structured
+        # task) would throw the conversation's away. This one keeps it aside and brings it
+        # back (``_bring_back``), as llama.cpp's server keeps one slot a conversation.
+        self._kept: list[_KeptState] = []
+        self._generate = self._llama.generate
+        self._llama.generate = self._generate_reusing
 
     def _eval_in_steps(self, tokens: Sequence[int]) -> None:
-        for start in range(0, len(tokens), EVAL_STEP):
+        start = 0
+        while start < len(tokens):
             if self._stop is not None and self._stop():
                 raise Interrupted("interrupted")
             if self._deadline is not None and time.monotonic() > self._deadline:
                 raise _PastDeadline
-            self._eval(tokens[start : start + EVAL_STEP])
+            # a busy machine makes a step slow: fewer tokens a step keep it near EVAL_STEP_SECONDS
+            step = EVAL_STEP
+            if self._token_seconds:
+                step = max(MIN_EVAL_STEP, min(EVAL_STEP, int(EVAL_STEP_SECONDS / self._token_seconds)))
+            batch = tokens[start : start + step]
+            began = time.monotonic()
+            self._eval(batch)
+            if len(batch) >= MIN_EVAL_STEP:  # one generated token a call says little of a prompt's pace
+                self._token_seconds = (time.monotonic() - began) / len(batch)
+            start += len(batch)
+
+    def _generate_reusing(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+        self._bring_back(list(tokens))
+        return self._generate(tokens, *args, **kwargs)
+
+    def _bring_back(self, tokens: list[int]) -> None:
+        """Before ``tokens`` are evaluated: keep the model's evaluated state aside when
+        they would throw away more than half of it (``KEEP_AT_LEAST`` tokens or more), and
+        load the kept state that starts as ``tokens`` do when it shares more of their start
+        than the model's does. llama-cpp-python's generate() then evaluates only what
+        follows the common start (its prefix match)."""
+        import llama_cpp
+
+        llama = self._llama
+        evaluated = [int(t) for t in llama.input_ids[: llama.n_tokens]]
+        held = common_prefix(evaluated, tokens)
+        best = max(self._kept, key=lambda kept: common_prefix(kept.tokens, tokens), default=None)
+        reach = common_prefix(best.tokens, tokens) if best is not None else 0
+        if len(evaluated) >= KEEP_AT_LEAST and 2 * held < len(evaluated):
+            size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
+            buffer = (ctypes.c_uint8 * size)()
+            written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, 0)
+            if written:
+                # a state it extends is kept no more: this one serves the same prompts, and more
+                self._kept = [k for k in self._kept if common_prefix(k.tokens, evaluated) < len(k.tokens)]
+                self._kept = [*self._kept, _KeptState(evaluated, ctypes.string_at(buffer, written))][-KEPT_STATES:]
+        if best is None or reach <= held or reach < KEEP_AT_LEAST:
+            if evaluated and held < KEEP_AT_LEAST:
+                # Little in common (another kind of prompt came last): the prompt is
+                # evaluated from its start on an empty state, as on a fresh model, not
+                # onto the other prompt's state cut after a few tokens.
+                llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+                llama.n_tokens = 0
+            return
+        data = (ctypes.c_uint8 * len(best.data)).from_buffer_copy(best.data)
+        if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, data, len(best.data), 0):
+            llama.input_ids[: len(best.tokens)] = best.tokens
+            llama.n_tokens = len(best.tokens)
+            llama._requires_eval = True  # the logits are not this state's: one token is evaluated again
+        else:  # llama.cpp could not take it back: the prompt is evaluated from its start
+            self._kept.remove(best)
+            llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+            llama.n_tokens = 0
 
     @contextlib.contextmanager
     def stopping(self, stop: Callable[[], bool] | None) -> Iterator[None]:

@@ -92,7 +92,7 @@ def system_prompt(
     characters each.
 
     ``memories_apart`` (chat): the recalled memories are left out, to come with the user's
-    message (``chat_messages``), and the instructions say so and cite ``EXAMPLE_ID``: what
+    messages (``chat_messages``), and the instructions say so and cite ``EXAMPLE_ID``: what
     changes from turn to turn then comes after the conversation, and the prompt's start,
     the same from turn to turn, is not evaluated again (llama.cpp reuses the evaluated
     state of the longest common start of two prompts)."""
@@ -121,12 +121,18 @@ def memories_block(memories: Sequence[Memory]) -> str:
     return "Memories:\n" + "\n".join(format_memory(m) for m in ordered)
 
 
+def with_memories(memories: str, text: str) -> str:
+    """A user message as a chat prompt gives it: ``memories`` (a ``memories_block``), when
+    given, then the message ``text``."""
+    return f"{memories}\n\n{text}" if memories else text
+
+
 def chat_messages(system: str, history: Sequence[Message], user_text: str, memories: str = "") -> list[Message]:
-    """System text, the recent turns verbatim, then the new user message; ``memories`` (a
+    """System text, the recent turns verbatim (each user message with the memories it was
+    given: ``with_memories``), then the new user message; ``memories`` (a
     ``memories_block``), when given, opens the new message, so that everything before it
     is the same as in the previous turn's prompt."""
-    text = f"{memories}\n\n{user_text}" if memories else user_text
-    return [Message("system", system), *history, Message("user", text)]
+    return [Message("system", system), *history, Message("user", with_memories(memories, user_text))]
 
 
 def summarize_messages(previous_summary: str, turns: Sequence[Message]) -> list[Message]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from memcli.config import Paths, Settings, load_settings
 from memcli.dates import clock_from_env
+from memcli.errors import Interrupted
 from memcli.library import engine as engines
 from memcli.library.engine import Engine
 from memcli.library.verbs import INTERACTIVE_VERBS
@@ -40,6 +41,10 @@ def clock_for(env: Mapping[str, str], now: str | None) -> Callable[[], float]:
     return clock_from_env(dict(env))
 
 
+GATE_POLL = 0.05
+"""Seconds between two checks for a stop while a request waits for the chat model."""
+
+
 class ModelGate:
     """One user of the chat model at a time (llama.cpp is not thread-safe); an interactive
     holder waiting goes before any waiting background one (consolidation)."""
@@ -50,14 +55,18 @@ class ModelGate:
         self._interactive_waiting = 0
 
     @contextlib.contextmanager
-    def hold(self, interactive: bool) -> Iterator[None]:
-        """Hold the model for the block; see the class docstring."""
+    def hold(self, interactive: bool, stop: Callable[[], bool] | None = None) -> Iterator[None]:
+        """Hold the model for the block; see the class docstring. While it waits, ``stop()``
+        is asked every ``GATE_POLL`` seconds: when it says True (the client's Ctrl-C), the
+        wait ends in Interrupted."""
         with self._condition:
             if interactive:
                 self._interactive_waiting += 1
             try:
                 while self._busy or (not interactive and self._interactive_waiting):
-                    self._condition.wait()
+                    self._condition.wait(GATE_POLL if stop is not None else None)
+                    if stop is not None and stop():
+                        raise Interrupted("interrupted")
             finally:
                 if interactive:
                     self._interactive_waiting -= 1
@@ -127,11 +136,17 @@ class SharedChatModel:
         must not keep every other request of the service waiting."""
         if isinstance(model, ServerChatModel):
             return contextlib.nullcontext()
-        return self._gate.hold(self._interactive)
+        return self._gate.hold(self._interactive, self._stop)
+
+    def _stopped(self) -> None:
+        """Raise Interrupted when this request's client asked to stop (its Ctrl-C)."""
+        if self._stop is not None and self._stop():
+            raise Interrupted("interrupted")
 
     def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
         """See ``ChatModel.stream``; the gate (``_hold``) is held until the stream ends or is closed."""
         model = self._load()
+        self._stopped()
         stopping = getattr(model, "stopping", None)
         with (
             self._hold(model),
@@ -139,8 +154,10 @@ class SharedChatModel:
             contextlib.closing(_generator(model.stream(messages, max_tokens, temperature))) as pieces,
         ):
             for piece in pieces:
-                # a client that went away (or cancelled) stops the reply here: its stream is
-                # closed, which ends the server's request or frees llama.cpp for the next caller
+                # a client that cancelled or went away stops the reply here, at every piece,
+                # shown or not (the reply's cleaner may hold some back): its stream is closed,
+                # which ends the server's request or frees llama.cpp for the next caller
+                self._stopped()
                 self._alive()
                 yield piece
 

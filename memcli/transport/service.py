@@ -81,6 +81,37 @@ in the service it started; a command that embeds loads it itself, at once."""
 error reply saying the service is busy."""
 
 
+class Cancel:
+    """The client's cancel of one request: its user pressed Ctrl-C (the client sends
+    nothing after its request but that), or it went away (a closed connection reads as
+    ready too; ``memcli.transport.client``).
+
+    Asked as ``cancel()`` (the chat model's "stop now", at every piece and step of a
+    prompt's evaluation), it says True every time once the cancel came: a point that asks
+    and lets the reply go on (a warning sent while a chat reply is stopped, which must
+    still store its turns) does not use it up. ``first()`` says True only the first time:
+    a verb's events stop it once, and it then answers what it has.
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+        self._came = False
+        self._told = False
+
+    def __call__(self) -> bool:
+        """True once the client cancelled or went away (and every time after)."""
+        if not self._came and self._connection.poll():
+            self._came = True
+        return self._came
+
+    def first(self) -> bool:
+        """True the first time this is asked after the cancel came, False before and after."""
+        if self() and not self._told:
+            self._told = True
+            return True
+        return False
+
+
 class BadRequest(Exception):
     """A request the service will not run; its message is the reply's."""
 
@@ -412,18 +443,7 @@ class Service:
             except OSError:
                 raise Interrupted("the client went away") from None
 
-        cancelled = False
-
-        def cancel_now() -> bool:
-            # The client sends nothing after its request but a cancel (its user pressed
-            # Ctrl-C), and a closed connection reads as ready too: either way the verb stops
-            # once, at the first point that asks (an event, or a step of the chat model's
-            # prompt evaluation), and answers what it has (``memcli.transport.client``).
-            nonlocal cancelled
-            if not cancelled and connection.poll():
-                cancelled = True
-                return True
-            return False
+        cancel = Cancel(connection)
 
         def emit(event: str, **fields: Any) -> None:
             if event == "saved":
@@ -432,7 +452,7 @@ class Service:
                 with contextlib.suppress(Interrupted):
                     send({"event": event, **fields})
                 return
-            if cancel_now():
+            if cancel.first():
                 raise Interrupted("interrupted")
             send({"event": event, **fields})
 
@@ -451,7 +471,7 @@ class Service:
                 outcome = f"mismatch with client {request.get('version')}"
                 return
             emit("accepted")
-            with self.resources.emitting(emit, cancel_now):
+            with self.resources.emitting(emit, cancel):
                 library = Memcli(self.resources.engine(request), emit)
                 data = verbs.dump(api.run(library, verb, request.get("args") or {}))
             send({"event": "result", "data": data})

@@ -1,0 +1,267 @@
+"""A chat reply starts fast on a local model: each prompt starts with the whole previous one
+(the memories an earlier message brought stay with it), so llama.cpp evaluates only the
+previous reply and the new message; a prompt of another kind between two turns (the
+session summary, a structured task) does not throw the conversation's evaluated state
+away; and a Ctrl-C while the service waits for the model or streams stops the reply."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.errors import Interrupted
+from memcli.models.llm import Message, complete, load_chat_model, render_completion_prompt
+from memcli.transport.resources import ModelGate, SharedChatModel
+
+
+def chat_prompts(model: Any) -> list[list[Message]]:
+    """The chat prompts ``model`` was given (not the summaries or structured tasks)."""
+    return [p for p in model.prompts if p[0].role == "system" and "memcli" in p[0].content]
+
+
+def test_each_chat_prompt_starts_with_the_whole_previous_prompt(runner: CliRunner, fake_model: Any) -> None:
+    """The previous prompt, its last message and that message's memories included, is the
+    start of the next one, as text the model reads (so as tokens too)."""
+    assert runner.invoke(app, ["remember", "My dog Rex was born in Lyon"]).exit_code == 0
+    assert runner.invoke(app, ["remember", "Rex likes the beach at Cassis"]).exit_code == 0
+    fake_model.replies = ["Lyon, I think.", "He likes the beach.", "Rex."]
+    said = "Where was Rex born?\nWhere does Rex like to go?\nWhat is my dog Rex called?\n"
+    done = runner.invoke(app, ["chat"], input=said)
+    assert done.exit_code == 0, done.output
+    chats = chat_prompts(fake_model)
+    assert len(chats) == 3
+    for before, after in zip(chats, chats[1:]):
+        assert after[: len(before)] == before
+        start = render_completion_prompt(before).removesuffix("Assistant:")
+        assert render_completion_prompt(after).startswith(start)
+    # a memory is given once in a conversation: with the first message that recalled it
+    assert sum(m.content.count("Rex was born in Lyon") for m in chats[-1]) == 1
+    assert "Rex was born in Lyon" in chats[0][-1].content
+
+
+def test_a_memory_given_earlier_is_cited_in_a_later_reply(runner: CliRunner, fake_model: Any) -> None:
+    """A memory that came with an earlier message is in the prompt still: a later reply may
+    cite it (the reply's cleaner drops only citations of memories not in the prompt)."""
+    assert runner.invoke(app, ["remember", "My dog Rex was born in Lyon"]).exit_code == 0
+    rex = [line.split("\t")[0] for line in runner.invoke(app, ["list"]).stdout.splitlines() if "Lyon" in line][0]
+    fake_model.replies = ["Lyon.", f"In Lyon [{rex[:8]}]."]
+    done = runner.invoke(app, ["chat"], input="Where was Rex born?\nAnd Rex again?\n")
+    assert done.exit_code == 0, done.output
+    assert f"In Lyon [{rex[:8]}]." in done.stdout
+
+
+def test_the_oldest_messages_lose_their_memories_when_the_prompt_would_not_fit(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCLI_N_CTX", "512")
+    monkeypatch.setenv("MEMCLI_MAX_TOKENS", "64")
+    for i in range(5):
+        assert runner.invoke(app, ["remember", f"Rex fact {i}: " + "walks by the river " * 8]).exit_code == 0
+    fake_model.replies = ["Yes."]
+    done = runner.invoke(app, ["chat"], input="Tell me about Rex\nMore about Rex walks\nRex and the river?\n")
+    assert done.exit_code == 0, done.output
+    last = chat_prompts(fake_model)[-1]
+    assert sum(len(m.content) for m in last) <= (512 - 64) * 3
+    assert last[1].role == "user" and not last[1].content.startswith("Memories:")
+
+
+# --- the evaluated state kept across other prompts (the real model) --------------------------
+
+
+@pytest.mark.integration
+def test_a_prompt_of_another_kind_between_two_turns_keeps_the_conversations_state(tmp_path: Path) -> None:
+    """A summary's prompt between two chat turns: the next turn brings the conversation's
+    evaluated state back and evaluates only its new tokens, and replies as a model that
+    evaluated the whole prompt does."""
+    model = load_chat_model("", tmp_path, n_ctx=2048)
+    evaluated: list[int] = []
+    inner = model._eval
+    model._eval = lambda tokens: (evaluated.append(len(tokens)), inner(tokens))[1]
+    system = Message("system", " ".join(f"Fact {i}: the sky was clear on day {i}." for i in range(40)))
+    turn = [system, Message("user", "Hi there.")]
+    complete(model, turn, 6, 0.0)
+    complete(model, [Message("user", "Summarize: the cat sat on the mat. " * 10)], 6, 0.0)
+    evaluated.clear()
+    later = [*turn, Message("assistant", "Hello."), Message("user", "How are you?")]
+    reply = complete(model, later, 6, 0.0)
+    assert model.count_tokens(render_completion_prompt(later)) > 300
+    assert sum(evaluated) < 60  # the new turn and the reply's few tokens, not the whole prompt
+    assert reply == complete(load_chat_model("", tmp_path, n_ctx=2048), later, 6, 0.0)
+
+
+def test_a_prompt_after_another_kind_of_prompt_is_evaluated_on_an_empty_state(tmp_path: Path) -> None:
+    """A chat's first turn after a structured task (a consolidation) shares a token or
+    two with it: its prompt is evaluated from its start on an empty state, as on a fresh
+    model, not onto the task's state cut after those tokens (Gemma 3 then often wrote an
+    empty first reply)."""
+    model = load_chat_model("", tmp_path, n_ctx=2048)
+    complete(model, [Message("user", "Summarize: the cat sat on the mat. " * 20)], 4, 0.0)
+    llama = model._llama
+    assert llama.n_tokens > 128
+    turn = [Message("system", "You are memcli."), Message("user", "Hi there.")]
+    tokens = llama.tokenize(render_completion_prompt(turn).encode("utf-8"), special=True)
+    seen: list[int] = []
+    generate = model._generate
+    model._generate = lambda tokens, *a, **k: (seen.append(llama.n_tokens), generate(tokens, *a, **k))[1]
+    complete(model, turn, 2, 0.0)
+    assert tokens[0] == llama.input_ids[0] and seen == [0]
+
+
+# --- Ctrl-C through the service: waiting for the model, and at every piece ------------------
+
+
+class Pieces:
+    """A chat model that streams ``count`` pieces and records how many it gave."""
+
+    name = "pieces"
+
+    def __init__(self, count: int = 50) -> None:
+        self.count = count
+        self.given = 0
+
+    def stream(self, messages: Sequence[Message], max_tokens: int, temperature: float) -> Iterator[str]:
+        for i in range(self.count):
+            self.given += 1
+            yield f"w{i} "
+
+    def structured(self, *args: Any, **kwargs: Any) -> str:
+        return "{}"
+
+
+def test_a_stop_ends_a_reply_at_the_next_piece() -> None:
+    """The client's cancel is asked at every piece the model streams, shown or not, not
+    only when a piece reaches the client."""
+    model = Pieces()
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    shared = SharedChatModel(lambda: model, ModelGate(), True, stop=stop)
+    with pytest.raises(Interrupted):
+        list(shared.stream([Message("user", "hi")], 8, 0.0))
+    assert model.given < model.count
+
+
+def test_a_stop_ends_the_wait_for_a_busy_model() -> None:
+    """A reply waiting for the model (a consolidation holds it) ends when its client
+    cancels, without waiting for the model to be free."""
+    gate = ModelGate()
+    stopped = threading.Event()
+    outcome: list[str] = []
+
+    def waiting() -> None:
+        shared = SharedChatModel(lambda: Pieces(), gate, True, stop=stopped.is_set)
+        try:
+            list(shared.stream([Message("user", "hi")], 8, 0.0))
+            outcome.append("replied")
+        except Interrupted:
+            outcome.append("interrupted")
+
+    with gate.hold(False):
+        thread = threading.Thread(target=waiting, daemon=True)
+        thread.start()
+        stopped.set()
+        thread.join(timeout=30)
+        assert outcome == ["interrupted"]
+
+
+def test_an_interrupted_reply_folds_no_history(
+    fake_model: Any, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``history_turns``, the older turns fold into the session summary, a model call:
+    not after a reply the user stopped (the prompt comes back at once), after the next one."""
+    from memcli.config import load_settings
+    from memcli.library.chat import ChatSession
+    from memcli.paths import resolve_paths
+    from memcli.transport.resources import Resources
+
+    paths = resolve_paths()
+    env = {"MEMCLI_HISTORY_TURNS": "2"}
+    resources = Resources(paths, load_settings(paths, env=env), fake_embedder, fake_model)
+    session = ChatSession(resources.engine({"verb": "chat.respond", "env": env}))
+    fake_model.replies = ["Hello.", "A summary.", "Fine."]
+    session.respond("hi", lambda piece: None)
+
+    def stop(piece: str) -> None:
+        raise Interrupted("interrupted")
+
+    assert session.respond("tell me a story", stop).interrupted
+    assert len(fake_model.prompts) == 2  # the two replies, no summary
+    assert len(session.history) == 3 and not session.summary
+    session.respond("how are you?", lambda piece: None)
+    assert len(fake_model.prompts) == 4
+    assert session.summary  # the next whole reply folded the older turns
+
+
+def test_a_slow_prompt_evaluation_is_checked_for_a_stop_in_smaller_steps() -> None:
+    """On a busy machine, where a step of EVAL_STEP tokens takes seconds, the next steps take
+    fewer tokens, so a Ctrl-C is heeded as soon on a slow machine as on a quiet one."""
+    import time
+
+    from memcli.models.llm import EVAL_STEP, MIN_EVAL_STEP, LlamaCppModel
+
+    model = LlamaCppModel.__new__(LlamaCppModel)
+    model._stop = None
+    batches: list[int] = []
+
+    def slow(tokens: Sequence[int]) -> None:
+        batches.append(len(tokens))
+        time.sleep(0.01 * len(tokens))  # 10 ms a token: 64 take 0.64 s
+
+    model._eval = slow
+    model._eval_in_steps(list(range(200)))
+    assert sum(batches) == 200 and batches[0] == EVAL_STEP
+    assert all(MIN_EVAL_STEP <= n < EVAL_STEP for n in batches[1:-1])
+
+
+def test_a_warning_sent_after_a_cancel_does_not_use_it_up(fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that comes before a warning of the reply (the store is locked, say) is not
+    used up by it (``chat_respond``'s warning goes on, so the turns are stored): the reply
+    still stops at the next piece the model streams, not when it is written out."""
+    import json
+    from multiprocessing.connection import Pipe
+
+    from memcli import PROTOCOL, __version__
+    from memcli.config import load_settings
+    from memcli.library.chat import ChatSession
+    from memcli.paths import resolve_paths
+    from memcli.transport import service as service_module
+    from memcli.transport.client import client_env
+
+    paths = resolve_paths()
+    model = Pieces(50)
+    service = service_module.Service(paths, load_settings(paths), embedder=fake_embedder, chat_model=model)
+    ours, theirs = Pipe()
+
+    def ask(verb: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        request = {"verb": verb, "args": args, "env": client_env(), "version": __version__, "protocol": PROTOCOL}
+        service._handle(theirs, request)
+        events = []
+        while ours.poll():
+            events.append(json.loads(ours.recv_bytes()))
+        return events
+
+    try:
+        state = ask("chat.open", {"user": "ann"})[-1]["data"]
+        context = ChatSession._context
+
+        def cancelled_then_warned(self: ChatSession, text: str, turn_id: str) -> Any:
+            ours.send_bytes(b'{"event": "cancel"}')  # the user's Ctrl-C
+            self.on_warning("the store is locked")
+            return context(self, text, turn_id)
+
+        monkeypatch.setattr(ChatSession, "_context", cancelled_then_warned)
+        events = ask("chat.respond", {"state": state, "text": "tell me a story"})
+    finally:
+        service.stop()
+    reply = events[-1]["data"]
+    assert reply["interrupted"] is True and reply["state"]["history"][0]["content"] == "tell me a story"
+    assert model.given < model.count
