@@ -751,6 +751,7 @@ class LlamaCppModel:
         load the kept state that starts as ``tokens`` do when it shares more of their start
         than the model's does. llama-cpp-python's generate() then evaluates only what
         follows the common start (its prefix match)."""
+        # heavy: llama.cpp's bindings, loaded already by the model this wraps; imported here for its state type
         import llama_cpp
 
         llama = self._llama
