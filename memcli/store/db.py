@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+IN_PAGE = 500
+"""Ids one ``IN (...)`` query takes (``rows_in``), well under SQLite's bound on a statement's variables."""
 
 
 @contextlib.contextmanager
@@ -30,3 +34,12 @@ def atomic(db: sqlite3.Connection) -> Iterator[None]:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
+
+
+def rows_in(db: sqlite3.Connection, sql: str, ids: Sequence[str], before: Sequence[Any] = ()) -> Iterator[Any]:
+    """The rows of ``sql`` for every id of ``ids``, ``IN_PAGE`` ids a query: ``sql`` holds
+    ``{marks}`` where the page's placeholders go (``... IN ({marks})``), and ``before`` are the
+    parameters that come before them."""
+    for start in range(0, len(ids), IN_PAGE):
+        page = list(ids[start : start + IN_PAGE])
+        yield from db.execute(sql.replace("{marks}", ", ".join("?" * len(page))), [*before, *page])

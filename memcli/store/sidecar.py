@@ -24,7 +24,7 @@ from memcli.errors import MemcliError
 from memcli.paths import open_private
 from memcli.store import graph, recall_index
 from memcli.store.candidates import candidates
-from memcli.store.db import atomic
+from memcli.store.db import atomic, rows_in
 
 SCHEMA_VERSION = 1
 DONE, SKIPPED = "done", "skipped"
@@ -145,13 +145,7 @@ class Sidecar:
         select = "SELECT memory_id, text, record, turn_vector FROM recall_index WHERE record != '{}'"
         if ids is None:
             return self._db.execute(select + " ORDER BY rowid").fetchall()
-        found: list[tuple[str, str, str, bytes]] = []
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            found.extend(
-                self._db.execute(f"{select} AND memory_id IN ({', '.join('?' * len(chunk))}) ORDER BY rowid", chunk)
-            )
-        return found
+        return list(rows_in(self._db, select + " AND memory_id IN ({marks}) ORDER BY rowid", ids))
 
     def close(self) -> None:
         """Close the connection."""
@@ -312,15 +306,9 @@ class Sidecar:
         """The ids of the memories recorded as made from one of ``ids`` (one step: what cites
         them; the caller follows the steps). May name a memory no longer stored, or one that
         no longer cites it (a kill between ``record_derived`` and the store's write)."""
-        found: set[str] = set()
-        ids = list(ids)
-        for start in range(0, len(ids), 500):
-            page = ids[start : start + 500]
-            marks = ", ".join("?" * len(page))
-            found.update(
-                r[0] for r in self._db.execute(f"SELECT memory_id FROM derived WHERE source_id IN ({marks})", page)
-            )
-        return found
+        return {
+            r[0] for r in rows_in(self._db, "SELECT memory_id FROM derived WHERE source_id IN ({marks})", list(ids))
+        }
 
     def derived_filled(self) -> bool:
         """Whether the index of derived memories holds every stored memory made from others
@@ -337,19 +325,8 @@ class Sidecar:
 
     def is_consolidated(self, user: str, stage: str, item_ids: Iterable[str]) -> set[str]:
         """Those of ``user``'s ``item_ids`` through ``stage`` (done or skipped)."""
-        found: set[str] = set()
-        ids = list(item_ids)
-        for start in range(0, len(ids), 500):
-            page = ids[start : start + 500]
-            marks = ", ".join("?" * len(page))
-            found.update(
-                r[0]
-                for r in self._db.execute(
-                    f"SELECT item_id FROM consolidated WHERE user = ? AND stage = ? AND item_id IN ({marks})",
-                    [user, stage, *page],
-                )
-            )
-        return found
+        sql = "SELECT item_id FROM consolidated WHERE user = ? AND stage = ? AND item_id IN ({marks})"
+        return {r[0] for r in rows_in(self._db, sql, list(item_ids), (user, stage))}
 
     # deleting for good -------------------------------------------------------------
 
