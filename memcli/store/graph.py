@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memcli.memory import Kind, stable_id
-from memcli.store.db import atomic
+from memcli.store.db import atomic, rows_in
 
 if TYPE_CHECKING:
     import networkx
@@ -237,19 +237,14 @@ class Graph:
         ``keys`` (an entity's own key wins over another's alias)."""
         wanted = list(dict.fromkeys(k for k in keys if k))
         found: dict[str, int] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            found.update(
-                self._db.execute(
-                    f"SELECT key, entity FROM graph_aliases WHERE user = ? AND key IN ({marks})", [user, *chunk]
-                )
+        found.update(
+            rows_in(
+                self._db, "SELECT key, entity FROM graph_aliases WHERE user = ? AND key IN ({marks})", wanted, [user]
             )
-            found.update(
-                self._db.execute(
-                    f"SELECT key, id FROM graph_entities WHERE user = ? AND key IN ({marks})", [user, *chunk]
-                )
-            )
+        )
+        found.update(
+            rows_in(self._db, "SELECT key, id FROM graph_entities WHERE user = ? AND key IN ({marks})", wanted, [user])
+        )
         return found
 
     def entities(self, user: str, type: str | None = None) -> list[Entity]:
@@ -267,11 +262,8 @@ class Graph:
         """Entity id → how many memories mention it."""
         if not entity_ids:
             return {}
-        marks = ", ".join("?" * len(entity_ids))
-        rows = self._db.execute(
-            f"SELECT entity, COUNT(*) FROM graph_mentions WHERE entity IN ({marks}) GROUP BY entity", list(entity_ids)
-        )
-        return dict(rows.fetchall())
+        sql = "SELECT entity, COUNT(*) FROM graph_mentions WHERE entity IN ({marks}) GROUP BY entity"
+        return dict(rows_in(self._db, sql, list(entity_ids)))
 
     def aliases(self, entity_id: int) -> list[str]:
         """The other names of an entity, as first written."""
@@ -293,19 +285,13 @@ class Graph:
 
     def _memory_ids(self, table: str, column: str, ids: Collection[int], ordered: bool = False) -> dict[int, list[str]]:
         """``column``'s value → the ``memory_id`` of ``table``'s rows with that value, for
-        the values ``ids`` (asked 500 at a time: SQLite bounds the variables of a
+        the values ``ids`` (asked a page at a time, ``db.rows_in``: SQLite bounds the variables of a
         statement), in memory id order when ``ordered``."""
         out: dict[int, list[str]] = {}
-        wanted = list(ids)
         order = " ORDER BY memory_id" if ordered else ""
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            rows = self._db.execute(
-                f"SELECT {column}, memory_id FROM {table} WHERE {column} IN ({', '.join('?' * len(chunk))}){order}",
-                chunk,
-            )
-            for key, memory_id in rows:
-                out.setdefault(key, []).append(memory_id)
+        sql = f"SELECT {column}, memory_id FROM {table} WHERE {column} IN ({{marks}}){order}"
+        for key, memory_id in rows_in(self._db, sql, list(ids)):
+            out.setdefault(key, []).append(memory_id)
         return out
 
     def relations(self, user: str, entity_id: int | None = None, current: bool | None = None) -> list[Relation]:
@@ -660,19 +646,12 @@ class Graph:
             self._delete_relations(denied)
             touched: set[int] = set()
             entities: set[int] = set()
-            for start in range(0, len(memory_ids), 500):
-                chunk = list(memory_ids[start : start + 500])
-                marks = ", ".join("?" * len(chunk))
-                touched.update(
-                    r[0]
-                    for r in self._db.execute(f"SELECT relation FROM graph_sources WHERE memory_id IN ({marks})", chunk)
-                )
-                entities.update(
-                    r[0]
-                    for r in self._db.execute(f"SELECT entity FROM graph_mentions WHERE memory_id IN ({marks})", chunk)
-                )
-                self._db.execute(f"DELETE FROM graph_sources WHERE memory_id IN ({marks})", chunk)
-                self._db.execute(f"DELETE FROM graph_mentions WHERE memory_id IN ({marks})", chunk)
+            page = "SELECT {0} FROM {1} WHERE memory_id IN ({{marks}})"
+            touched.update(r[0] for r in rows_in(self._db, page.format("relation", "graph_sources"), memory_ids))
+            entities.update(r[0] for r in rows_in(self._db, page.format("entity", "graph_mentions"), memory_ids))
+            for table in ("graph_sources", "graph_mentions"):
+                for _ in rows_in(self._db, f"DELETE FROM {table} WHERE memory_id IN ({{marks}})", memory_ids):
+                    pass
             orphans = [
                 i
                 for i in sorted(touched)
