@@ -79,8 +79,11 @@ WARM_UP_AFTER = 2.0
 for the first request to be answered, so that a command that embeds nothing (list, show,
 stats) is not slowed by the import of sentence-transformers (seconds of the interpreter)
 in the service it started; a command that embeds loads it itself, at once."""
-CHROMA_AFTER_QUIET = 1.0
-"""Seconds without a request after which the warm-up imports chromadb (``Service._warm_up``)."""
+CHROMA_AFTER_QUIET = 3.0
+"""Seconds without a request after which the warm-up imports chromadb (``Service._warm_up``):
+longer than a script's gap between two commands, even on a busy machine where a client
+takes a second or two to start (at load 30, 1 s let the import fall between two recalls
+and slow the next ones), shorter than a person takes to type a first chat message."""
 
 
 class Cancel:
