@@ -86,8 +86,9 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    (p50 over the calls, wall time of the command from a shell); then a scripted chat of
    ``--chat-turns`` turns (10) on the embedded model through the service, as ``memcli chat``
    sends it (``chat.open``, then ``chat.respond`` per turn, in a child process): the time
-   from each message sent to the first piece of its reply (time to first token), and the
-   pieces (about one token each) per second after it; then Ctrl-C: ``memcli chat`` from a
+   from each message sent to the first piece of its reply (time to first token), the
+   pieces (about one token each) per second after it, and the replies that came out empty
+   (not stopped, nothing shown); then Ctrl-C: ``memcli chat`` from a
    pipe, SIGINT 0.2 s after a message is sent (before the first token) and right after the
    first piece of the reply, and the time until the command has ended (``--chat-turns 0``
    skips the chat).
@@ -687,7 +688,14 @@ def chat_worker(turns: int) -> dict[str, Any]:
             (len(pieces) - 1) / (pieces[-1] - pieces[0]) if len(pieces) > 2 and pieces[-1] > pieces[0] else float("nan")
         )
         rows.append(
-            {"turn": i + 1, "first_piece_s": first, "reply_s": done - sent, "pieces": len(pieces), "pieces_per_s": rate}
+            {
+                "turn": i + 1,
+                "first_piece_s": first,
+                "reply_s": done - sent,
+                "pieces": len(pieces),
+                "pieces_per_s": rate,
+                "empty": not reply.reply and not reply.interrupted,
+            }
         )
     return {"open_s": opened, "turns": rows}
 
@@ -796,7 +804,9 @@ def waits_bench(shell: Shell, home: Path, calls: int, cold_calls: int, chat_turn
                 [row["pieces_per_s"] for row in chat["turns"] if row["pieces_per_s"] == row["pieces_per_s"]]
             )
             out["chat"] = chat
+            chat["empty_replies"] = sum(1 for row in chat["turns"] if row["empty"])
             log(f"  chat: first piece {', '.join(f'{x:.2f}' for x in [r['first_piece_s'] for r in chat['turns']])} s")
+            log(f"  chat: {chat['empty_replies']} empty replies of {len(chat['turns'])}")
         out["ctrl_c_s"] = {
             "before_first_piece": ctrl_c(shell, home, after_first_piece=False),
             "after_first_piece": ctrl_c(shell, home, after_first_piece=True),
@@ -1111,6 +1121,7 @@ def table(r: dict[str, Any]) -> str:
                 f"   chat on the embedded model: opened in {w['chat']['open_s']:.2f} s; time to first token, turns 2-{len(turns)}: "
                 f"p50 {w['chat']['first_piece_p50_s']:.2f} s; pieces/s p50 {w['chat']['pieces_per_s_p50']:.1f}",
                 "   per turn (s to first token): " + " ".join(f"{row['first_piece_s']:.2f}" for row in turns),
+                f"   empty replies: {w['chat'].get('empty_replies', 0)} of {len(turns)}",
             ]
         if "ctrl_c_s" in w:
             k = w["ctrl_c_s"]

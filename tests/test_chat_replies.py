@@ -72,3 +72,30 @@ def test_chat_drops_a_cited_id_that_is_not_a_recalled_memory(runner: CliRunner, 
     assert "52a64b1" not in result.stdout
     stored = [t["text"] for t in list_json(runner, "--kind", "turn") if t["speaker"] == "assistant"]
     assert stored == [f"Your dog is Rex [{note[:8]}] and your cat is Tom."]
+
+
+def test_a_sampled_reply_that_comes_out_empty_is_sampled_once_more(runner: CliRunner, fake_model: Any) -> None:
+    """The model's first draw ended its turn at once (an empty reply): the reply is drawn
+    again from the same prompt, and the second draw is shown and stored, with no "no reply"."""
+    fake_model.replies = ["", "I remember the pottery class.", "Fine."]
+    result = ok(runner.invoke(app, ["chat"], input="Do you remember my class?\n/exit\n"))
+    assert "I remember the pottery class." in result.stdout and "no reply" not in result.stderr
+    assert len(fake_model.prompts) == 2 and fake_model.prompts[0] == fake_model.prompts[1]
+    stored = [t["text"] for t in list_json(runner, "--kind", "turn") if t["speaker"] == "assistant"]
+    assert stored == ["I remember the pottery class."]
+
+
+def test_a_reply_empty_twice_says_so_and_a_greedy_one_is_not_drawn_again(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two empty draws: the person is told the reply was empty twice and why; at
+    temperature 0 a second draw would repeat the first, so there is one."""
+    fake_model.replies = [""]
+    result = ok(runner.invoke(app, ["chat"], input="hello\n/exit\n"))
+    assert "no reply:" in result.stderr and "empty reply twice" in result.stderr
+    assert len(fake_model.prompts) == 2
+    monkeypatch.setenv("MEMCLI_TEMPERATURE", "0")
+    fake_model.prompts.clear()
+    result = ok(runner.invoke(app, ["chat"], input="hello again\n/exit\n"))
+    assert "no reply:" in result.stderr and "empty reply (" in result.stderr
+    assert len(fake_model.prompts) == 1

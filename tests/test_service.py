@@ -604,3 +604,31 @@ def test_a_stopped_service_leaves_no_native_abort_in_its_log(paths: Paths, tmp_p
     log = paths.log_file.read_text(encoding="utf-8", errors="replace")
     assert log.count("stopped after") == 2
     assert "terminate called" not in log and "Traceback" not in log
+
+
+def test_the_warm_up_waits_for_a_quiet_service_before_importing_chroma(paths: Paths) -> None:
+    """chromadb's import (a second of Python under the GIL) waits until no request has run
+    for ``CHROMA_AFTER_QUIET`` seconds: not while one runs, not right after one ended; a
+    service that stops meanwhile does not import it at all."""
+    from conftest import FakeEmbedder
+
+    from memcli.config import load_settings
+    from memcli.transport import service as service_module
+
+    service = service_module.Service(paths, load_settings(paths), embedder=FakeEmbedder())
+    waited: list[bool] = []
+    service._active = 1  # a request running
+    thread = threading.Thread(target=lambda: waited.append(service._quiet(0.05)), daemon=True)
+    thread.start()
+    thread.join(0.5)
+    assert thread.is_alive(), "the warm-up went on while a request ran"
+    with service._counter:
+        service._active = 0
+        service._last = time.monotonic()
+    thread.join(5)
+    assert waited == [True]
+    stopping = threading.Thread(target=lambda: waited.append(service._quiet(30)), daemon=True)
+    stopping.start()
+    service._stopping.set()
+    stopping.join(5)
+    assert waited == [True, False]

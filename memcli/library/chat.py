@@ -15,6 +15,7 @@ nothing of it and recall ranks it below what the user said.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +23,7 @@ from datetime import datetime
 from memcli.dates import day_of
 from memcli.errors import Interrupted, StoreLockedError
 from memcli.library.engine import Engine
+from memcli.library.interrupts import deferred_interrupt
 from memcli.memory import BASE_MODEL, Kind, Memory, new_id
 from memcli.models import prompts
 from memcli.models.llm import CHARS_PER_TOKEN, Message, is_base_model
@@ -30,6 +32,13 @@ from memcli.recall.retrieval import Recalled
 from memcli.schema import iso_time
 from memcli.text.chunking import chunks
 
+CHECK_EVERY = 0.1
+"""Seconds between two checks for a Ctrl-C while the memories of a reply are recalled in a
+service (``ChatSession._recalled``): a cancel is heeded within about this, whatever the
+recall costs on a busy machine."""
+EMPTY_RETRIES = 1
+"""Times a sampled reply that came out empty is sampled again before the person is told
+why it is empty (``ChatSession.respond``)."""
 INTERRUPTED_MARK = "[interrupted]"
 """How a reply the user stopped (Ctrl-C) ends in the next prompts' history: stored as what
 was shown, tagged ``interrupted``, it is no finished turn."""
@@ -173,49 +182,79 @@ class ChatSession:
             self.on_warning(f"{exc.message}; the turn is journaled and will be stored later")
         return turns[0]
 
-    def respond(self, text: str, on_piece: Callable[[str], None]) -> Reply:
+    def respond(self, text: str, on_piece: Callable[[str], None], check: Callable[[], None] = lambda: None) -> Reply:
         """Store the user's turn, recall, stream the reply through ``on_piece``, store it.
 
         A KeyboardInterrupt (Ctrl-C in this process) or ``Interrupted`` (raised by
-        ``on_piece`` when the client cancelled or went away) while the memories are recalled
-        or the reply is generated ends the reply there: generation stops (the model's stream
-        is closed), the partial reply, if any, is stored tagged ``interrupted`` and kept in
-        the history, and the Reply says ``interrupted``. The user's turn is stored either
-        way, before anything else. The recalled memories are reinforced once the model has
-        answered (or was stopped while answering), not when the reply failed.
+        ``on_piece``, or by ``check``, when the client cancelled or went away) at any
+        point of the turn ends it there: while the user's turn is stored, that write ends
+        first (a Ctrl-C is held back for it: ``deferred_interrupt``); while the memories
+        are recalled, the recall is left to end on its own and nothing of it is used
+        (``_recalled``); while the reply is generated, generation stops (the model's
+        stream is closed). The partial reply, if any, is stored tagged ``interrupted`` and
+        kept in the history, and the Reply says ``interrupted``.
+
+        The user's turn is stored whole either way, before anything else, and kept in the
+        history: what the person typed and sent is something they said (a stopped reply
+        does not take it back), and it is journaled before the store has it, so no kill
+        loses it either. The recalled memories are reinforced once the model has answered
+        (or was stopped while answering), not when the turn was stopped before, nor when
+        the reply failed.
+
+        ``check``: raises Interrupted when the client cancelled (``memcli.transport.service``
+        asks it by an event the client ignores); asked after the user's turn is stored and
+        about every ``CHECK_EVERY`` seconds while the memories are recalled.
 
         Raises BadInputError, before anything is stored, for a message longer than
         ``memcli.recall.assistant.question_chars``."""
         check_question(text, self.engine.settings.n_ctx, "message")
-        user_turn = self._store_turn("user", text)
         pieces: list[str] = []
         context = Context([])
         interrupted = False
         written = False
         cleaner = ReplyCleaner([])
         block, fresh = "", []
+        attempts = 0
+        user_turn: Memory | None = None
         try:
-            context = self._context(text, user_turn.id)
+            with deferred_interrupt():
+                user_turn = self._store_turn("user", text)
+            check()
+            context = self._recalled(text, user_turn.id, check)
+            check()
             # Memories an earlier message of the conversation brought are in the prompt
             # already, with that message: only the others come with this one.
             shown = {i for _, ids in self.history_memories for i in ids}
             fresh = [m for m in context.memories if m.id not in shown]
             block = prompts.memories_block(fresh) if fresh or not context.memories else ""
-            # What the model writes is shown through the cleaner: no copied transcript line,
-            # no citation of a memory that is not in the prompt.
-            cleaner = ReplyCleaner(context.memories)
-            cleaner.known += sorted(shown)
-            with contextlib.closing(self._generate(text, context, block)) as stream:
-                for piece in self._cleaned(stream, cleaner):
-                    written = True
-                    if not pieces:
-                        piece = piece.lstrip()
-                        if not piece:
-                            continue
-                    on_piece(piece)
-                    pieces.append(piece)  # after on_piece: a piece the client never got is not stored
+            # A sampled reply that shows nothing (the model's first token ended its turn, or
+            # all it wrote was a copied transcript line) is sampled once more: the next
+            # draw differs, and the prompt is evaluated already. Greedy decoding would
+            # only repeat it.
+            draws = EMPTY_RETRIES + 1 if self.engine.settings.temperature > 0 else 1
+            while attempts < draws:
+                attempts += 1
+                # What the model writes is shown through the cleaner: no copied transcript line,
+                # no citation of a memory that is not in the prompt.
+                cleaner = ReplyCleaner(context.memories)
+                cleaner.known += sorted(shown)
+                with contextlib.closing(self._generate(text, context, block)) as stream:
+                    for piece in self._cleaned(stream, cleaner):
+                        written = True
+                        if not pieces:
+                            piece = piece.lstrip()
+                            if not piece:
+                                continue
+                        on_piece(piece)
+                        pieces.append(piece)  # after on_piece: a piece the client never got is not stored
+                if "".join(pieces).strip():
+                    break
+                check()
         except (KeyboardInterrupt, Interrupted):
+            if user_turn is None:  # a Ctrl-C before the write began (a few instructions): nothing was stored
+                raise
             interrupted = True
+        assert user_turn is not None  # stored, or the Ctrl-C was raised again above
         try:
             self.engine.reinforce_recalled(context.recalled)
         except StoreLockedError as exc:
@@ -236,7 +275,10 @@ class ChatSession:
         if not interrupted:  # the prompt comes back at once after a Ctrl-C: the next whole reply folds
             self._fold_history()
         return Reply(
-            reply, context.recalled, interrupted, "" if reply or interrupted else self._why_empty(written, cleaner)
+            reply,
+            context.recalled,
+            interrupted,
+            "" if reply or interrupted else self._why_empty(written, cleaner, attempts),
         )
 
     def _cleaned(self, stream: Iterable[str], cleaner: ReplyCleaner) -> Iterator[str]:
@@ -251,18 +293,55 @@ class ChatSession:
         if rest:
             yield rest
 
-    def _why_empty(self, written: bool, cleaner: ReplyCleaner) -> str:
-        """Why a reply came out empty, in one line for the person."""
+    def _why_empty(self, written: bool, cleaner: ReplyCleaner, tried: int) -> str:
+        """Why a reply came out empty after ``tried`` draws, in one line for the person."""
         model = "the embedded 270M base model" if is_base_model(self.engine.chat_model) else "the model"
         if cleaner.dropped:
             return (
                 f"{model} wrote only {cleaner.dropped[0]}, which is not shown; a base model continues a transcript "
                 "rather than answering: point the model setting at an instruction-tuned GGUF (memcli config set model FILE)"
             )
+        why = (
+            "a base model served through a chat template often does"
+            if getattr(self.engine.chat_model, "uses_chat_template", False)
+            else "its first words ended its turn: a blank line or the next speaker's name"
+        )
+        twice = " twice" if tried > 1 else ""
         return (
-            f"{model} returned an empty reply (a base model served through a chat template often does); "
+            f"{model} returned an empty reply{twice} ({why}); "
             "point the model setting at an instruction-tuned GGUF (memcli config set model FILE)"
         )
+
+    def _recalled(self, text: str, user_turn_id: str, check: Callable[[], None]) -> Context:
+        """``_context``, stopped by a Ctrl-C within about ``CHECK_EVERY`` seconds.
+
+        In the main thread (a chat in this process) a Ctrl-C raises KeyboardInterrupt
+        wherever the recall is, which stops it (it only reads). Elsewhere (a service's
+        request thread) no signal comes, and the client's cancel can only be asked: the
+        recall then runs in a thread of its own while this one asks ``check`` every
+        ``CHECK_EVERY`` seconds, and a cancel leaves that recall to end by itself, unused
+        (it holds the store only as a read does; the next request waits for it)."""
+        if threading.current_thread() is threading.main_thread():
+            return self._context(text, user_turn_id)
+        found: list[Context] = []
+        failed: list[BaseException] = []
+
+        def recall() -> None:
+            try:
+                found.append(self._context(text, user_turn_id))
+            except BaseException as exc:  # given to the waiting thread, which raises it
+                failed.append(exc)
+
+        worker = threading.Thread(target=recall, name="chat-recall", daemon=True)
+        worker.start()
+        while True:
+            worker.join(CHECK_EVERY)
+            if not worker.is_alive():
+                break
+            check()
+        if failed:
+            raise failed[0]
+        return found[0]
 
     def _context(self, text: str, user_turn_id: str) -> Context:
         """The memories for the reply to ``text``: recalled for it and the user's previous

@@ -82,7 +82,8 @@ class RecallVerbs:
 
         session = ChatSession.restore(self.engine, state.model_dump(mode="json"), warn)
         try:
-            reply = session.respond(text, lambda piece: self.emit("piece", text=piece))
+            # "recalling" events, which a client ignores, are where a cancel is heeded before the model runs
+            reply = session.respond(text, lambda piece: self.emit("piece", text=piece), lambda: self.emit("recalling"))
         except ModelServerError as exc:
             raise ModelServerError(f"the reply failed (your message is stored): {exc.message}", exc.status) from None
         return schema.ChatReply(

@@ -72,13 +72,18 @@ REQUEST_TIMEOUT = 10.0
 """Seconds a client has, from its connection, to send its whole request; a client that
 sends nothing, or half a frame, gets an error reply then and is closed."""
 MAX_CONNECTIONS = 64
+"""Connections served at once (each is a thread); one more is refused at once with an
+error reply saying the service is busy."""
 WARM_UP_AFTER = 2.0
 """Seconds after the start at most before the embedder loads in the background: it waits
 for the first request to be answered, so that a command that embeds nothing (list, show,
 stats) is not slowed by the import of sentence-transformers (seconds of the interpreter)
 in the service it started; a command that embeds loads it itself, at once."""
-"""Connections served at once (each is a thread); one more is refused at once with an
-error reply saying the service is busy."""
+CHROMA_AFTER_QUIET = 3.0
+"""Seconds without a request after which the warm-up imports chromadb (``Service._warm_up``):
+longer than a script's gap between two commands, even on a busy machine where a client
+takes a second or two to start (at load 30, 1 s let the import fall between two recalls
+and slow the next ones), shorter than a person takes to type a first chat message."""
 
 
 class Cancel:
@@ -325,10 +330,24 @@ class Service:
 
         query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
         # A store opened without Chroma (``memcli.store.store_open``, ``CLOSED_FILE``) opens it at
-        # its first write: chromadb's import (a second) is paid here, not by that write.
+        # its first write: chromadb's import (a second of Python holding the GIL) is paid here,
+        # not by that write, but only once the service is quiet: imported while a script's
+        # recalls come back to back, it made each of the first few 0.2 s slower.
+        if not self._quiet(CHROMA_AFTER_QUIET):
+            return
         from memcli.store.chroma import _import_chroma
 
         _import_chroma()
+
+    def _quiet(self, seconds: float) -> bool:
+        """Wait until no request has run for ``seconds`` (True), or the service stops (False)."""
+        while True:
+            with self._counter:
+                left = seconds - (time.monotonic() - self._last) if self._active == 0 else seconds
+            if left <= 0:
+                return True
+            if self._stopping.wait(left):
+                return False
 
     def _watch_idle(self) -> None:
         interval = max(0.05, min(1.0, self.idle / 4))
