@@ -143,3 +143,23 @@ def test_an_immutable_database_is_opened_read_only_even_with_a_record(runner: Cl
             store.close()
     finally:
         subprocess.run(["chattr", "-i", str(database)], check=True)
+
+
+def test_open_chroma_opens_a_deferred_store_before_its_first_write(runner: CliRunner) -> None:
+    """The service's warm-up opens Chroma once it is quiet, so the first write (a chat
+    turn) does not pay the opening; the store reads the same before and after."""
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    open_and_read()  # the record
+    store = MemoryStore(resolve_paths())
+    store.open_resident()
+    try:
+        assert store._deferred
+        before = sorted(m.text for m in store.memories(user="tester"))
+        store.open_chroma()
+        assert not store._deferred
+        assert store._col.count() == 1  # the real collection, not the stand-in
+        store.open_chroma()  # nothing more for an open store
+        assert sorted(m.text for m in store.memories(user="tester")) == before == ["I live in York"]
+    finally:
+        store.close()
+    assert open_and_read()["deferred"] is True  # the close recorded it again

@@ -132,6 +132,15 @@ class StoreOpening:
                 self._open()
                 self.resident = True
 
+    def open_chroma(self) -> None:
+        """Open Chroma now in a resident store opened with a stand-in (``_open_deferrable``),
+        so that the first write after it does not pay the opening (a second or more: the
+        service's warm-up calls this once it is quiet); nothing for a store already open.
+        Raises what opening Chroma raises, through ``transaction()``'s storage-fault errors."""
+        with self.transaction():
+            if self._deferred:
+                self._open_deferred("collection")
+
     def close(self) -> None:
         """Give the store up (a resident store at the end of the service)."""
         with self._threads:

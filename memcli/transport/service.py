@@ -330,14 +330,18 @@ class Service:
 
         query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
         # A store opened without Chroma (``memcli.store.store_open``, ``CLOSED_FILE``) opens it at
-        # its first write: chromadb's import (a second of Python holding the GIL) is paid here,
-        # not by that write, but only once the service is quiet: imported while a script's
+        # its first write: chromadb's import and Chroma's opening (a second or more of Python
+        # holding the GIL) are paid here, not by that write, but only once the service is quiet: imported while a script's
         # recalls come back to back, it made each of the first few 0.2 s slower.
         if not self._quiet(CHROMA_AFTER_QUIET):
             return
         from memcli.store.chroma import _import_chroma
 
-        _import_chroma()
+        _import_chroma()  # without the store's lock: a request that comes meanwhile does not wait for it
+        try:
+            self.resources.store.open_chroma()
+        except Exception:  # the first write meets the same fault, with its own message
+            log.exception("opening Chroma failed")
 
     def _quiet(self, seconds: float) -> bool:
         """Wait until no request has run for ``seconds`` (True), or the service stops (False)."""
