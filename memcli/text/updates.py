@@ -67,18 +67,15 @@ CUES: dict[str, tuple[str, ...]] = {
         "落户",
         "flat",
         "apartment",
-        "apt",
         "landlord",
         "lease",
-        "rent",
-        "address",
-        "keys",
         "council tax",
-        "房",
+        "new address",
+        "the keys",
         "租",
+        "房子",
         "宿舍",
         "老家",
-        "新家",
     ),
     JOB: (
         "work as",
@@ -112,18 +109,10 @@ CUES: dict[str, tuple[str, ...]] = {
         "first day",
         "first week",
         "week 1",
-        "day 1",
         "last day",
-        "notice",
         "teaching",
         "engineer",
         "manager",
-        "nurse",
-        "teacher",
-        "analyst",
-        "assistant",
-        "associate",
-        "developer",
         "报到",
         "被裁",
     ),
@@ -132,16 +121,14 @@ CUES: dict[str, tuple[str, ...]] = {
         "vegan",
         "vegetarian",
         "veggie",
-        "plant",
+        "plant-based",
         "pescatarian",
         "pescetarian",
         "flexitarian",
         "keto",
         "diet",
         "gluten",
-        "dairy",
         "carb",
-        "paleo",
         "fasting",
         "素",
         "吃肉",
@@ -518,8 +505,19 @@ _FIRST_PERSON_EN = re.compile(r"\b(?:I|I'm|I've|my|we|We|My)\b")
 
 _HOME_CUE_EN = re.compile(
     r"\b(?:(?:my|our|the|new|rented|a\s+new)\s+(?:new\s+)?(?:flat|house|apartment|apt|place|home|condo|bungalow|cottage|digs)|"
-    r"landlord|landlady|lease|rent|council\s+tax|(?:new\s+)?address|keys|moved|moving|relocat\w*|settled|first\s+night\s+in)\b",
+    r"landlord|landlady|lease|rent|council\s+tax|new\s+address|(?:got|collected|picked\s+up)\s+the\s+keys|"
+    r"(?:moved|moving|relocat\w*)\s+(?:\w+\s+){0,3}?(?:to|into|in|back)|settled\s+in|first\s+night\s+in)\b",
     re.IGNORECASE,
+)
+_PLACE_NAME = r"[A-Z][a-z][\w'’-]*(?:\s+[A-Z][a-z][\w'’-]*){0,2}"
+_LOCATED_EN = re.compile(
+    # a place where a sentence locates something: "in Leeds", "to the Dublin office", "the Bristol flat",
+    # "in Ancoats, Manchester", "14 Cavendish Rd, Leeds"
+    r"\b(?:in|to|into|from|near|at)\s+(?:the\s+)?(?P<a>" + _PLACE_NAME + r")(?:,\s+(?P<b>" + _PLACE_NAME + r"))?|"
+    r"\bthe\s+(?P<c>" + _PLACE_NAME + r")\s+(?:flat|house|apartment|apt|place|home|office)\b|"
+    r"\b(?:Rd|Road|St|Street|Parade|Lane|Ave|Avenue|Row|Close|Crescent|Drive|Way|Terrace|Gardens|Square)\.?,\s+(?P<d>"
+    + _PLACE_NAME
+    + r")"
 )
 _OTHER_MOVES_EN = re.compile(
     r"\b(?:he|she|they|[A-Z][a-z]+)\s+(?:is\s+|has\s+|'s\s+|just\s+|finally\s+)*(?:moved|moving|relocat\w*)\b|"
@@ -534,7 +532,6 @@ _NOT_PLACE_WORDS = frozenset(
     "june july august september october november december christmas xmas easter mum mam mom dad mother father "
     "nan gran grandma grandpa sister brother".split()
 )
-_CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][a-z][\w'’-]*(?:\s+[A-Z][a-z][\w'’-]*)*")
 
 _ROLE_HEADS = (
     r"engineer|developer|programmer|manager|nurse|teacher|lecturer|professor|analyst|associate|assistant|designer|"
@@ -685,9 +682,11 @@ _PARTICIPATE_EN = re.compile(
 
 def _places(text: str, chinese: bool) -> frozenset[str]:
     """The place names ``text`` holds: for Chinese, the names of JioNLP's gazetteers
-    (``memcli.text.entities``), longest first; for English, its capitalised runs but
-    weekdays, months, street words and a sentence's opening word when it is a common one
-    (``_NOT_PLACE_WORDS``), lower-cased."""
+    (``memcli.text.entities``), longest first; for English, the capitalised names it
+    locates something at ("in Leeds", "to the Dublin office", "the Bristol flat",
+    "Marine Parade, Brighton": ``_LOCATED_EN``) but weekdays, months, kin and street words
+    (``_NOT_PLACE_WORDS``), and the countries and cities of ``entities._PLACES_EN``,
+    lower-cased."""
     if chinese:
         from memcli.text.entities import _chinese_places
 
@@ -702,13 +701,15 @@ def _places(text: str, chinese: bool) -> frozenset[str]:
                     break
             i += 1
         return frozenset(found)
+    from memcli.text.entities import _PLACES_EN
+
     found = set()
-    for m in _CAPITALISED.finditer(text):
-        words = [w for w in m.group(0).split() if w.lower().strip("'’") not in _NOT_PLACE_WORDS]
-        if words and not (
-            len(words) == 1 and (words[0].lower().endswith(("ed", "ing", "ly")) or words[0].lower() in _PAST_IRREGULAR)
-        ):
-            found.add(" ".join(words).lower())
+    for m in _LOCATED_EN.finditer(text):
+        for name in (m.group(g) for g in "abcd"):
+            words = [w for w in (name or "").split() if w.lower().strip("'’") not in _NOT_PLACE_WORDS]
+            if words:
+                found.add(" ".join(words).lower())
+    found.update(w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", text) if w.lower() in _PLACES_EN)
     return frozenset(found)
 
 
@@ -840,12 +841,19 @@ def statements(text: str) -> list[Statement]:
         for statement in _sentence_statements(sentence, chinese, first, others and first, implicit):
             if statement.key not in found or (found[statement.key].ended and not statement.ended):
                 found[statement.key] = statement
-    if JOB not in found and not _OTHERS_KIN_EN.search(text) and not asks(text):
+    chinese = bool(re.search(r"[\u4e00-\u9fff]", text))
+    if (
+        JOB not in found
+        and len(_sentences(text)) > 1
+        and _may_state(JOB, text, None, chinese)
+        and not _OTHERS_KIN_EN.search(text)
+        and not asks(text)
+    ):
         # a note cut by its exclamations ("PROMOTED!! staff engineer from April 1st") read whole
-        job = _noun_job(re.sub(r"\s+", " ", text), bool(re.search(r"[\u4e00-\u9fff]", text)))
+        job = _noun_job(re.sub(r"\s+", " ", text), chinese)
         if job:
             found[JOB] = job
-    if RESIDENCE not in found:
+    if RESIDENCE not in found and _may_state(RESIDENCE, text, None, chinese):
         home = _home(text)
         if home:
             found[RESIDENCE] = home
@@ -868,6 +876,8 @@ def _home(text: str) -> Statement | None:
         if not (_HOME_CUE_ZH if chinese else _HOME_CUE_EN).search(sentence):
             continue
         if (_OTHERS_ZH if chinese else _OTHERS_KIN_EN).search(sentence):
+            continue
+        if not chinese and _OTHERS_EN.search(sentence) and not re.search(r"\b(?:I|me|my|we|our|us)\b", sentence):
             continue
         if chinese and re.search(r"(?:他|她)(?:们)?(?:住|搬|家)", sentence):
             continue
@@ -939,6 +949,48 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
     return out
 
 
+_SLOT_WORDS_EN = {
+    JOB: frozenset(_ROLE_HEADS.split("|"))
+    | frozenset("day week shift month notice resignation laid sacked fired left promoted".split()),
+    RESIDENCE: frozenset(
+        "flat house apartment apt place home condo bungalow cottage digs landlord landlady lease rent council "
+        "address keys moved moving relocated relocating relocate settled night".split()
+    ),
+    DIET: frozenset(
+        "vegan plant vegetarian veggie pescatarian pescetarian flexitarian keto ketogenic carb paleo gluten dairy "
+        "fasting carnivore halal kosher".split()
+    ),
+    MEMBERSHIP: frozenset("gym gyms choir choirs chorus singers chorale orchestra".split()),
+    PARTNER: frozenset(
+        "anniversary date dating valentine valentines done over finished married wedding engaged proposed "
+        "fiance fiancee fiancé fiancée hitched".split()
+    ),
+}
+"""Words without one of which an English sentence states nothing of a slot by
+``_noun_statements`` / ``_home``: checked on the sentence's word set before any of the
+slot's patterns run, so that most sentences cost a set intersection, not a regex search."""
+_SLOT_CHARS_ZH = {
+    JOB: "报到做当工作上班",
+    RESIDENCE: "搬住房租宿定老家安落",
+    DIET: "素断酮碳麸少清",
+    PARTNER: "在交恋关婚",
+}
+
+
+def _slot_words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-zé]+", text.lower()))
+
+
+def _may_state(slot: str, text: str, words: frozenset[str] | None, chinese: bool) -> bool:
+    """Whether ``text`` holds a word of ``slot`` (``_SLOT_WORDS_EN`` on ``words``, its
+    word set, or one of ``_SLOT_CHARS_ZH``), or "gym" in a compound ("PureGym")."""
+    if chinese:
+        return any(c in text for c in _SLOT_CHARS_ZH.get(slot, ""))
+    if words is None:
+        words = _slot_words(text)
+    return bool(words & _SLOT_WORDS_EN[slot]) or (slot == MEMBERSHIP and "gym" in text.lower())
+
+
 def _noun_statements(sentence: str, chinese: bool) -> list[Statement]:
     """What a sentence of the speaker's says without a first-person verb, as a diary's
     notes do: a job by its noun ("first day at Deloitte, audit associate", "software
@@ -949,18 +1001,18 @@ def _noun_statements(sentence: str, chinese: bool) -> list[Statement]:
     Priya", "married Tom today", "和阿杰正式确定关系啦"). Each by a lexicon of the slot's
     words, not by sentence."""
     out: list[Statement] = []
-    job = _noun_job(sentence, chinese)
-    if job:
-        out.append(job)
-    diet = _diet(sentence, chinese)
-    if diet:
-        out.append(diet)
-    member = None if chinese else _category_membership(sentence)
-    if member:
-        out.append(member)
-    partner = _partner_state(sentence, chinese)
-    if partner:
-        out.append(partner)
+    words = None if chinese else _slot_words(sentence)
+    reads = (
+        (JOB, _noun_job),
+        (DIET, _diet),
+        (MEMBERSHIP, lambda text, zh: None if zh else _category_membership(text)),
+        (PARTNER, _partner_state),
+    )
+    for slot, read in reads:
+        if _may_state(slot, sentence, words, chinese):
+            said = read(sentence, chinese)
+            if said:
+                out.append(said)
     return out
 
 
