@@ -404,3 +404,10 @@ def test_diary_notes_supersede_through_remember(
     assert _show(runner, older)["superseded_by"] == newer
     assert _show(runner, dose)["superseded_by"] == cut
     assert _show(runner, habit)["superseded_by"] == ended
+
+
+def test_a_note_opening_with_its_verb_and_a_possessive_still_speaks_for_its_writer() -> None:
+    (joined,) = statements("Joined TrueGym by the station, £20 a month.")
+    (cancelled,) = statements("Cancelled my gym membership — haven't been since March, waste of money.")
+    assert cancelled.key == joined.key and cancelled.ended
+    assert updates(cancelled, joined)

@@ -804,7 +804,7 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     first = "我" in sentence if chinese else bool(_FIRST_PERSON_EN.search(sentence))
     others = bool((_OTHERS_ZH if chinese else _OTHERS_EN).search(sentence))
     implicit = not first and not others
-    if not implicit:
+    if others or (first and (chinese or re.search(r"\b(?:I|[Ww]e)\b", sentence))):
         return sentence, first, others, False
     if chinese:
         return "我" + sentence, True, False, True
@@ -817,7 +817,7 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
         return "I " + body[:1].lower() + body[1:], True, False, True
     if len(verb) > 4 and verb.endswith("ing") and verb not in ("nothing", "something", "anything", "everything"):
         return "I'm " + body[:1].lower() + body[1:], True, False, True
-    return sentence, False, False, True
+    return sentence, first, False, implicit
 
 
 def statements(text: str) -> list[Statement]:
@@ -1161,6 +1161,9 @@ def _org_key(org: str, chinese: bool) -> str:
     if chinese:
         return re.sub(r"(?:的)?会员.*$", "", org)
     org = re.sub(r"\bmembership\b", "", org)
+    kind = next((_CATEGORY_WORDS[w] for w in re.findall(r"[a-z]+", org.lower()) if w in _CATEGORY_WORDS), "")
+    if kind:  # a gym or a choir is one at a time: keyed by its kind, as _category_membership keys it
+        return kind
     # a name, where the club has one, is the club ("the Ramblers" and "the Ramblers walking club")
     named = [w for w in re.findall(r"[A-Za-z][\w'’-]*", org) if w[0].isupper()]
     return " ".join(sorted(_english_stems(" ".join(named) if named else org)))
