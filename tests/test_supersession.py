@@ -14,7 +14,7 @@ from cli_checks import ok
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.text.updates import asks, statements, updates
+from memcli.text.updates import asks, same_key, statements, states_habit, updates
 
 
 def _remember(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, when: str, text: str) -> str:
@@ -330,3 +330,84 @@ def test_losing_a_job_is_not_read_as_holding_it() -> None:
     (said,) = statements("I lost my job as a banker yesterday.")
     assert said.key == "job"
     assert said.ended
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Citalopram 20mg each morning with breakfast", "GP cut the cital back to 10mg"),
+        ("she doubled nothing yet: amlodipine 5 mg daily", "she upped the amlodipine to 10 mg"),
+        ("晚上打门冬胰岛素 8个单位", "复诊后门冬改成10个单位"),
+        ("医生给开了硝苯地平，每天一片10毫克", "硝苯地平加到20毫克了"),
+        ("rent on the Leeds flat is due Friday", "got the keys!!! 4 Harbour Row, Whitby. unreal"),
+        ("landlord in Hull still hasn't fixed the heating", "relocated to Norwich for the new role"),
+        ("上海的房子租约到六月底", "回老家西安了，先住父母那儿"),
+        ("first day at Aldi, shift supervisor. long day", "started as store manager at Asda today"),
+        ("junior designer at Canva, review in May", "PROMOTED!! senior designer from June"),
+        ("在腾讯做设计师，下周出差", "考上公务员了，今天去税务局报到"),
+        ("veggie for a month now, still eating fish tho", "going fully vegan from Monday"),
+        ("开始生酮，不吃米饭", "生酮先停，改成低碳饮食"),
+        ("joined TrueGym, £20 a month", "switched gyms -> Elm Street Leisure Centre, it has a sauna"),
+        ("sang w/ the Riverside community choir tonight", "auditioned for the Abbey Singers and got in!!"),
+        ("anniversary w/ Oscar - 3 yrs", "second date w/ Lena, nice evening"),
+        ("engaged!!! Ravi proposed at the castle", "married Ravi today, best day ever"),
+        ("和小王在一起三个月了", "和阿明正式确定关系了"),
+    ],
+)
+def test_diary_notes_without_a_subject_update_the_older_statement(older: str, newer: str) -> None:
+    (old,) = statements(older)
+    (new,) = [s for s in statements(newer) if same_key(s.key, old.key)]
+    assert updates(new, old)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Priya moved her flat to Bath.",
+        "Marcus is moving in with me next month!",
+        "met a nurse at Tesco, lovely chat",
+        "The vegan cake at the cafe was great.",
+        "played with the kids at the gym",
+        "He takes 20 mg of citalopram.",
+        "adopted a cat!! named her Miso",
+        "brought home a rescue greyhound, Biscuit",
+        "我妈妈搬到了成都。",
+    ],
+)
+def test_someone_elses_move_a_passing_word_or_a_second_pet_state_nothing(text: str) -> None:
+    assert statements(text) == []
+
+
+def test_a_cancelled_subscription_ends_what_an_older_note_said_of_it() -> None:
+    (said,) = statements("cancelled spotify, never use it. keeping the radio")
+    assert said.ended
+    assert states_habit("Spotify £11.99 goes out on the 1st", said.words)
+    (stopped,) = statements("膝盖疼，医生让停了游泳，改散步")
+    assert states_habit("每天早上游泳一公里", stopped.words)
+
+
+def test_a_home_named_with_another_place_of_the_same_city_is_no_move() -> None:
+    (old,) = statements("company relocating me to the Leith office, they found me a flat in Dalry")
+    (new,) = statements("I live in Dalry now, near the park.")
+    assert not updates(new, old)
+
+
+def test_diary_notes_supersede_through_remember(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = _remember(runner, monkeypatch, "2024-01-05T09:00:00", "rent on the Leeds flat is due Friday")
+    newer = _remember(runner, monkeypatch, "2024-06-01T09:00:00", "got the keys!!! 4 Harbour Row, Whitby.")
+    dose = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "Citalopram 20mg each morning")
+    cut = _remember(runner, monkeypatch, "2024-03-01T09:00:00", "GP cut the cital back to 10mg")
+    habit = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "Spotify £11.99 goes out on the 1st")
+    ended = _remember(runner, monkeypatch, "2024-04-01T09:00:00", "cancelled spotify, never use it")
+    assert _show(runner, older)["superseded_by"] == newer
+    assert _show(runner, dose)["superseded_by"] == cut
+    assert _show(runner, habit)["superseded_by"] == ended
+
+
+def test_a_note_opening_with_its_verb_and_a_possessive_still_speaks_for_its_writer() -> None:
+    (joined,) = statements("Joined TrueGym by the station, £20 a month.")
+    (cancelled,) = statements("Cancelled my gym membership — haven't been since March, waste of money.")
+    assert cancelled.key == joined.key and cancelled.ended
+    assert updates(cancelled, joined)

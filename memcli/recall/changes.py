@@ -206,9 +206,12 @@ class Changes:
             for said in updates.statements(new.text):
                 attribute = said.key.split(":", 1)[0]
                 if attribute == updates.HABIT:
-                    needles: dict[str, list[str]] = {"all_of": sorted(said.words)}
+                    # a stem's final i is a word's y ("spotifi" of "Spotify"): looked for without it
+                    needles: dict[str, list[str]] = {
+                        "all_of": sorted(w[:-1] if len(w) > 3 and w.endswith("i") else w for w in said.words)
+                    }
                 elif attribute == updates.DOSE:
-                    needles = {"any_of": [said.key.split(":", 1)[1]]}
+                    needles = {"any_of": [updates.key_needle(said.key)]}
                 else:
                     needles = {"any_of": list(updates.CUES[attribute])}
                 for memory_id, text, record in index.current_holding(new.user, SUPERSEDED_KINDS, **needles):
@@ -221,7 +224,7 @@ class Changes:
                         if old.created_at < new.created_at and updates.states_habit(old.text, said.words):
                             pairs.append(self._supersede(old, new))
                         continue
-                    stated = [s for s in updates.statements(old.text) if s.key == said.key]
+                    stated = [s for s in updates.statements(old.text) if updates.same_key(s.key, said.key)]
                     if not stated:
                         continue
                     if old.created_at < new.created_at and updates.updates(said, stated[0]):

@@ -11,9 +11,16 @@ ended and the older one states it. Nothing else: "I ran 5 km" and "I ran 10 km" 
 attribute, so they are two runs, and additive facts (a second dog, a new hobby) have no
 single value to replace. Questions and requests state nothing.
 
-Only first-person statements count ("I", "my", "we"; "我"): what the person says of
-themselves. English and Chinese; pure regular expressions and the Porter stemmer
-(``memcli.text.lexical.stem_of``), no model and no jieba, so it costs microseconds a text.
+Only what the person says of themselves counts: a sentence in the first person ("I",
+"my", "we"; "我"), or one that names no one else, as a diary's notes drop their subject
+("moved to York", "got the keys!", "回老家成都了": ``_speaker_said``). The slot of such a
+sentence comes from a lexicon of each slot's words (verbs of moving, starting, leaving,
+stopping; nouns of a home, a job, a diet, a gym or choir, a couple) and its value from
+what the sentence names (a capitalised place or employer, a role's head noun, a drug's
+name by its ending, a place of JioNLP's gazetteers for Chinese), not from sentence
+lists. English and Chinese; regular expressions and the Porter stemmer
+(``memcli.text.lexical.stem_of``), no model: tens of microseconds a text (the Chinese
+gazetteer loads once, about 2 s, at the first Chinese note of a home).
 """
 
 from __future__ import annotations
@@ -58,6 +65,17 @@ CUES: dict[str, tuple[str, ...]] = {
         "定居",
         "安家",
         "落户",
+        "flat",
+        "apartment",
+        "landlord",
+        "lease",
+        "council tax",
+        "new address",
+        "the keys",
+        "租",
+        "房子",
+        "宿舍",
+        "老家",
     ),
     JOB: (
         "work as",
@@ -88,10 +106,52 @@ CUES: dict[str, tuple[str, ...]] = {
         "离职",
         "升职",
         "晋升",
+        "first day",
+        "first week",
+        "week 1",
+        "last day",
+        "teaching",
+        "engineer",
+        "manager",
+        "报到",
+        "被裁",
     ),
     DOSE: ("mg", "mcg", "µg", "unit", "毫克", "微克", "单位"),
-    DIET: ("vegan", "vegetarian", "pescatarian", "pescetarian", "flexitarian", "keto", "diet", "素", "吃肉"),
-    MEMBERSHIP: ("member", "joined", "signed up", "会员", "退出", "取消", "加入"),
+    DIET: (
+        "vegan",
+        "vegetarian",
+        "veggie",
+        "plant-based",
+        "pescatarian",
+        "pescetarian",
+        "flexitarian",
+        "keto",
+        "diet",
+        "gluten",
+        "carb",
+        "fasting",
+        "素",
+        "吃肉",
+        "断食",
+        "生酮",
+        "低碳",
+        "麸质",
+        "少食",
+    ),
+    MEMBERSHIP: (
+        "member",
+        "joined",
+        "signed up",
+        "会员",
+        "退出",
+        "取消",
+        "加入",
+        "gym",
+        "choir",
+        "singers",
+        "chorus",
+        "orchestra",
+    ),
     HABIT: (),
     PARTNER: (
         "boyfriend",
@@ -122,6 +182,9 @@ CUES: dict[str, tuple[str, ...]] = {
         "分手",
         "离婚",
         "单身",
+        "anniversary",
+        "date w",
+        "proposed",
     ),
 }
 """Lower-case substrings that every text stating an attribute holds (at least one): what
@@ -273,11 +336,22 @@ _JOB_END_ZH = [
 ]
 _UNIT = r"(?P<u>mg|mcg|µg|micrograms?|milligrams?|units?|iu|IU)"
 _DOSE_EN = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?" + _UNIT + r"\b", re.IGNORECASE)
-_DOSE_ZH = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?(?P<u>毫克|微克|mg|单位)")
+_DOSE_ZH = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?个?(?P<u>毫克|微克|mg|单位)")
+_DOSE_CHANGE_EN = re.compile(
+    r"\b(?:cut|raised|upped|bumped|increased|reduced|lowered|doubled|halved|dropped|switched|swapped|changed|"
+    r"going\s+(?:up|down)|back\s+to|down\s+to|up\s+to|started\s+(?:me\s+)?on)\b",
+    re.IGNORECASE,
+)
+_DRUG_ZH = re.compile(
+    # the endings of Chinese drug names (INN stems as Chinese writes them: -地平 -dipine, -他汀 -statin,
+    # -普利 -pril, -沙坦 -sartan, -洛尔 -olol, -双胍, -西林 -cillin, -霉素 -mycin, -沙星 -floxacin, -拉唑 -prazole)
+    r"[\u4e00-\u9fff]{1,5}?(?:地平|他汀|普利|沙坦|洛尔|双胍|胰岛素|西林|霉素|沙星|拉唑|替丁|格列[\u4e00-\u9fff]|列净|列汀|"
+    r"甲状腺素|西泮|唑仑|曲坦|匹林|芬|酮)"
+)
 _DRUG = re.compile(
     r"^[a-z]{2,}(?:pril|statin|olol|sartan|formin|azole|cillin|mycin|cycline|pine|xine|prazole|tidine|zepam|zolam|"
     r"oxetine|aline|profen|amol|sone|lone|nide|mide|zide|parin|farin|gliptin|flozin|tide|lukast|tropium|terol|"
-    r"triptan|dronate|barb|vir)$"
+    r"triptan|dronate|barb|vir|pram|triptyline|azepam|tadine)$"
 )
 _KNOWN_DRUGS = frozenset(
     "insulin aspirin paracetamol acetaminophen ibuprofen warfarin digoxin lithium melatonin methotrexate "
@@ -290,7 +364,8 @@ _NOT_DRUGS = frozenset(
     "takes raise increase lower reduce change bumped bump up down dropped drop switched switch went go going back "
     "onto again today new my dose doses dosage medication medicine meds prescription prescribed inject injected "
     "injection injections weekly monthly still only just also capsule capsules shot shots was is am are be been "
-    "has have had got get be mine her his our their am pm mg mcg".split()
+    "has have had got get be mine her his our their am pm mg mcg back over off out from tomorrow tonight slow release "
+    "caps cap swapped going the cholesterol".split()
 )
 _ZH_DOSE_VERBS = re.compile(
     r"(?:加量|减量|加|增加|增|减|减少|降|降低|调|调整|改|换|提高|上调|下调|升|涨)?(?:到|为|至|成)了?$|(?:现在|目前|每天|每日|每晚|每早)$"
@@ -360,7 +435,7 @@ _ORG_WORDS = frozenset(
     "ramblers scouts federation chapter lodge".split()
 )
 _HABIT_EN = re.compile(
-    r"\bI(?:'ve|\s+have)?\s+(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched)\s+|no\s+longer\s+|"
+    r"\bI(?:'ve|\s+have)?\s+(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched|cancell?ed|canceled)\s+|no\s+longer\s+|"
     r"(?:don't|do\s+not)\s+(?=\w+\b.*\b(?:anymore|any\s+more)))"
     r"(?!by\b|at\b|in\b|for\b|to\b|with\b|my\s+job\b)(?P<o>[^,.;!?]{2,60})"
 )
@@ -370,7 +445,8 @@ _HABIT_STOP = re.compile(
 )
 _HABIT_ZH = re.compile(
     r"我(?:已经|现在)?(?:不再|戒掉了?|戒了|戒)(?P<o>[\u4e00-\u9fff]{1,6}?)(?:了|啦)?(?:[。，,.！!]|$)|"
-    r"我(?:已经|现在)?不(?P<p>[喝抽吃玩打跑][\u4e00-\u9fff]{1,5}?)了(?:[。，,.！!]|$)"
+    r"我(?:已经|现在)?不(?P<p>[喝抽吃玩打跑][\u4e00-\u9fff]{1,5}?)了(?:[。，,.！!]|$)|"
+    r"(?:停了|停掉了?|戒掉了?|取消了?)(?P<q>[\u4e00-\u9fff]{1,4}?)(?:[。，,.！!]|$)"
 )
 
 _PARTNER_WORDS = r"(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?)"
@@ -411,6 +487,12 @@ _OTHERS_EN = re.compile(
     r"dog|cat)(?:'s)?\b|\bthe\s+(?:dog|cat|puppy|kitten|horse|baby|kids?)\b",
     re.IGNORECASE,
 )
+_OTHERS_KIN_EN = re.compile(
+    r"\b(?:his|their)\b|\b[Mm]y\s+(?:mum|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|partner|friend|"
+    r"boyfriend|girlfriend|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|colleague|neighbou?r|dog|cat)(?:'s)?\b|"
+    r"\b(?:mum|mom|dad|nan|gran)(?:'s)?\b|\bthe\s+(?:dog|cat|puppy|kitten|horse|baby|kids?)\b",
+    re.IGNORECASE,
+)
 _OTHERS_ZH = re.compile(
     # 他 alone is no pronoun in a drug's name (阿托伐他汀)
     r"^(?:他|她|它)|(?:他|她|它)(?:们|的|说|在|是|把|也|要|有|去|吃|住|搬|每)|妈|爸|母亲|父亲|哥|姐|弟|妹|老公|老婆|丈夫|妻子|"
@@ -419,6 +501,216 @@ _OTHERS_ZH = re.compile(
 
 _VERBS = frozenset("drink eat smoke take use play go do have drinking eating taking using playing going doing".split())
 _FIRST_PERSON_EN = re.compile(r"\b(?:I|I'm|I've|my|we|We|My)\b")
+
+
+_HOME_CUE_EN = re.compile(
+    r"\b(?:(?:my|our|the|new|rented|a\s+new)\s+(?:new\s+)?(?:flat|house|apartment|apt|place|home|condo|bungalow|cottage|digs)|"
+    r"landlord|landlady|lease|rent|council\s+tax|new\s+address|(?:got|collected|picked\s+up)\s+the\s+keys|"
+    r"(?:moved|moving|relocat\w*)\s+(?:\w+\s+){0,3}?(?:to|into|in|back)|settled\s+in|first\s+night\s+in)\b",
+    re.IGNORECASE,
+)
+_PLACE_NAME = r"[A-Z][a-z][\w'’-]*(?:\s+[A-Z][a-z][\w'’-]*){0,2}"
+_LOCATED_EN = re.compile(
+    # a place where a sentence locates something: "in Leeds", "to the Dublin office", "the Bristol flat",
+    # "in Ancoats, Manchester", "14 Cavendish Rd, Leeds"
+    r"\b(?:in|to|into|from|near|at)\s+(?:the\s+)?(?P<a>" + _PLACE_NAME + r")(?:,\s+(?P<b>" + _PLACE_NAME + r"))?|"
+    r"\bthe\s+(?P<c>" + _PLACE_NAME + r")\s+(?:flat|house|apartment|apt|place|home|office)\b|"
+    r"\b(?:Rd|Road|St|Street|Parade|Lane|Ave|Avenue|Row|Close|Crescent|Drive|Way|Terrace|Gardens|Square)\.?,\s+(?P<d>"
+    + _PLACE_NAME
+    + r")"
+)
+_OTHER_MOVES_EN = re.compile(
+    r"\b(?:he|she|they|[A-Z][a-z]+)\s+(?:is\s+|has\s+|'s\s+|just\s+|finally\s+)*(?:moved|moving|relocat\w*)\b|"
+    r"\b(?:his|her|their)\s+(?:new\s+)?(?:flat|house|place|home|apartment|landlord|rent)\b"
+)
+_HOME_CUE_ZH = re.compile(r"搬|住|房子|房租|租的|租约|宿舍|定居|老家|房东|新家|安家|落户")
+_NOT_PLACE_WORDS = frozenset(
+    "i i'm i've i'd we the a an my our new flat rd road st street ave avenue lane apt apartment house home place "
+    "got moved moving finally still just first last next this that so and but also today tonight yesterday "
+    "council rent keys boxes gp dr mr mrs ms mon tue tues wed weds thu thur thurs fri sat sun monday tuesday wednesday "
+    "thursday friday saturday sunday jan feb mar apr may jun jul aug sep sept oct nov dec january february march april "
+    "june july august september october november december christmas xmas easter mum mam mom dad mother father "
+    "nan gran grandma grandpa sister brother".split()
+)
+
+_ROLE_HEADS = (
+    r"engineer|developer|programmer|manager|nurse|teacher|lecturer|professor|analyst|associate|assistant|designer|"
+    r"consultant|director|officer|accountant|auditor|lawyer|solicitor|barrister|doctor|surgeon|pharmacist|barista|chef|"
+    r"cook|driver|clerk|technician|scientist|researcher|pm|lead|intern|apprentice|electrician|plumber|carpenter|"
+    r"mechanic|cashier|receptionist|administrator|admin|paramedic|midwife|physio|physiotherapist|therapist|"
+    r"architect|editor|writer|journalist|librarian|secretary|coordinator|specialist|executive|representative|rep|"
+    r"supervisor|cleaner|porter|carer|caregiver|tutor|coach|trainer|vet|dentist|postman|postwoman|sister|head|"
+    r"founder|partner|ceo|cto|cfo|vp"
+)
+_ROLE_MODIFIER = r"(?!(?:a|an|the|my|our|met|saw|with|and|to|for|at)\s)[a-z][a-z-]*\s+"
+_ROLE_AT = re.compile(
+    r"(?:^|[\s,(])(?P<t>(?:"
+    + _ROLE_MODIFIER
+    + r"){0,2}(?:"
+    + _ROLE_HEADS
+    + r"))(?:\s+[IVX]{1,3}\b)?\s+(?:at|for|with)\s+"
+    r"(?P<o>[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3})"
+)
+_JOB_START_NOUN = re.compile(
+    r"(?:\b(?:first|1st)\s+(?:day|week|shift|month)|\bweek\s+(?:1|one)|\bday\s+(?:1|one))\s+"
+    r"(?:(?:as\s+(?:a|an)\s+|as\s+)(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\s*)?"
+    r"(?:(?:at|with|for)\s+(?P<o>(?:the\s+)?[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3}))?",
+    re.IGNORECASE,
+)
+_PROMOTED = re.compile(
+    r"\bpromoted\b[!.\s]*(?:to\s+)?(?:a\s+|an\s+)?(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b",
+    re.IGNORECASE,
+)
+_JOB_MORE_EN = [
+    re.compile(
+        r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:a|an)\s+(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b"
+    ),
+    re.compile(
+        r"\bI(?:'ve|\s+have|'m|\s+am)?\s+(?:just\s+)?(?:started|starting|begun|began)\s+as\s+(?:a\s+|an\s+)?"
+        r"(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b(?:\s+(?:at|with|for|on)\s+"
+        r"(?P<o>(?:the\s+)?[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3}))?"
+    ),
+    re.compile(r"\bI\s+(?:just\s+)?started\s+(?:at|with)\s+(?P<o>[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})"),
+    re.compile(
+        r"\bI\s+joined\s+(?P<o>[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})\s+as\s+(?:a\s+|an\s+)?"
+        r"(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b",
+        re.IGNORECASE,
+    ),
+    _PROMOTED,
+    re.compile(
+        r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:working|driving|teaching|nursing|lecturing|consulting|cleaning|freelancing)\b"
+        r"[^,.;!?]{0,30}?\b(?:at|for)\s+(?P<o>(?:the\s+)?[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3}|"
+        r"(?:a|an|the)\s+(?:[a-z]+\s+){0,2}(?:firm|company|startup|agency|school|hospital|bank|charity|council))"
+    ),
+]
+_JOB_END_MORE_EN = re.compile(
+    r"\b(?:last\s+day|final\s+day|last\s+shift)\s+(?:at|with)\s+(?P<o>[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*){0,3})|"
+    r"\bhanded\s+in\s+(?:my\s+)?(?:notice|resignation)|\b(?:been|got|was)\s+(?:laid\s+off|let\s+go|sacked|fired)\b|"
+    r"\bleft\s+(?:my\s+job|work\s+for\s+good|teaching|nursing|the\s+(?:army|navy|police|force|company|firm))\b",
+    re.IGNORECASE,
+)
+_JOB_ZH_MORE = [
+    re.compile(r"(?:去|到|在)(?P<o>[\u4e00-\u9fff]{2,10}?)报到"),
+    re.compile(
+        r"(?:我|，|,)(?:现在|目前)?在(?P<o>[\u4e00-\u9fff]{2,12}?)(?:做|当|担任)(?P<t>[\u4e00-\u9fff]{2,6}?)" + _ZH_END
+    ),
+]
+
+_DIETS_EN = {
+    "vegan": "vegan",
+    "plant-based": "vegan",
+    "plant based": "vegan",
+    "vegetarian": "vegetarian",
+    "veggie": "vegetarian",
+    "pescatarian": "pescatarian",
+    "pescetarian": "pescatarian",
+    "flexitarian": "flexitarian",
+    "keto": "keto",
+    "ketogenic": "keto",
+    "low carb": "low carb",
+    "low-carb": "low carb",
+    "paleo": "paleo",
+    "gluten free": "gluten free",
+    "gluten-free": "gluten free",
+    "dairy free": "dairy free",
+    "dairy-free": "dairy free",
+    "intermittent fasting": "fasting",
+    "fasting": "fasting",
+    "carnivore": "carnivore",
+    "halal": "halal",
+    "kosher": "kosher",
+}
+"""Diets a person follows, as English writes them, and the diet each names."""
+_DIET_TERMS_EN = re.compile(
+    r"\b(?:" + "|".join(sorted((re.escape(k) for k in _DIETS_EN), key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
+_DIETS_ZH = {
+    "纯素": "vegan",
+    "吃素": "vegetarian",
+    "素食": "vegetarian",
+    "轻断食": "fasting",
+    "断食": "fasting",
+    "生酮": "keto",
+    "低碳": "low carb",
+    "无麸质": "gluten free",
+    "少食多餐": "small meals",
+    "清真": "halal",
+}
+_DIET_TERMS_ZH = re.compile("|".join(sorted(_DIETS_ZH, key=len, reverse=True)))
+_STOP_VERBS_EN = re.compile(
+    r"\b(?:stop(?:ped|ping)?|quit|gave\s+up|give\s+up|given\s+up|dropp?(?:ed)?|ditch(?:ed)?|no\s+longer|off|done\s+with|"
+    r"finished\s+with|forget|ended?)\b",
+    re.IGNORECASE,
+)
+_STOP_VERBS_ZH = re.compile(r"停|戒|不再|放弃|结束|取消|退了|退出|不吃|不做")
+_PARTNER_CUE_EN = re.compile(
+    r"\b(?:anniversary|(?:\w+\s+)?date|dating|valentine'?s?)\s+(?:w/|with)\s+(?P<v>[A-Z][a-z]+)\b|"
+    r"\b(?P<w>[A-Z][a-z]+)\s+and\s+I\s+(?:are|'re)\s+(?:done|over|finished)\b|\b(?:we're|we\s+are)\s+(?:done|over)\b",
+)
+_MARRIED_EN = re.compile(r"\b(?:married|wedding|husband|wife)\b|\bgot\s+hitched\b", re.IGNORECASE)
+_ENGAGED_EN = re.compile(r"\b(?:engaged|fianc[ée]e?|proposed)\b", re.IGNORECASE)
+_MARRIED_ZH = re.compile(r"结婚|领证|老公|老婆|丈夫|妻子")
+_ENGAGED_ZH = re.compile(r"订婚|求婚|未婚夫|未婚妻")
+_PARTNER_STATUS_ZH = re.compile(
+    r"我(?:现在)?(?:和|跟)(?P<w>[\u4e00-\u9fff]{2,3}?)(?:正式)?(?:确定了?关系|在一起|交往|谈恋爱|结婚|订婚)"
+)
+_CATEGORY_WORDS = {
+    "gym": "gym",
+    "gyms": "gym",
+    "choir": "choir",
+    "choirs": "choir",
+    "chorus": "choir",
+    "singers": "choir",
+    "chorale": "choir",
+    "orchestra": "orchestra",
+    "band": "band",
+}
+"""Kinds of membership one usually holds one of at a time, by the words naming them: a
+gym joined after another is a switch; clubs and societies are additive."""
+_SWITCH_EN = re.compile(
+    r"\b(?:switched|changed|swapped|moved)\s+(?P<c>gyms?|choirs?)\b[^A-Za-z]*(?:to\s+)?(?:the\s+)?"
+    r"(?P<o>[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*){0,3})?",
+    re.IGNORECASE,
+)
+_PARTICIPATE_EN = re.compile(
+    r"\b(?:sang|sing|singing|sings|rehearsed|rehearsal|played|playing|auditioned\s+for|got\s+into|got\s+in\s+to|"
+    r"joined|signed\s+up\s+(?:to|for|at|with)|member\s+of)\s+(?:w/|with|in|for|at)?\s*(?:the\s+)?"
+    r"(?P<o>(?:[A-Z][\w'’&-]*\s+){0,4}(?:[a-z]+\s+)?(?:[Cc]hoir|[Cc]horus|Singers|[Cc]horale|[Oo]rchestra)|"
+    r"[A-Z][\w'’&-]*[Gg]ym\b|[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*){0,3}\s+[Gg]ym)"
+)
+
+
+def _places(text: str, chinese: bool) -> frozenset[str]:
+    """The place names ``text`` holds: for Chinese, the names of JioNLP's gazetteers
+    (``memcli.text.entities``), longest first; for English, the capitalised names it
+    locates something at ("in Leeds", "to the Dublin office", "the Bristol flat",
+    "Marine Parade, Brighton": ``_LOCATED_EN``) but weekdays, months, kin and street words
+    (``_NOT_PLACE_WORDS``), and the countries and cities of ``entities._PLACES_EN``,
+    lower-cased."""
+    if chinese:
+        from memcli.text.entities import _chinese_places
+
+        names = _chinese_places()
+        found: set[str] = set()
+        i = 0
+        while i < len(text):
+            for size in (4, 3, 2):
+                if text[i : i + size] in names:
+                    found.add(text[i : i + size])
+                    i += size - 1
+                    break
+            i += 1
+        return frozenset(found)
+    from memcli.text.entities import _PLACES_EN
+
+    found = set()
+    for m in _LOCATED_EN.finditer(text):
+        for name in (m.group(g) for g in "abcd"):
+            words = [w for w in (name or "").split() if w.lower().strip("'’") not in _NOT_PLACE_WORDS]
+            if words:
+                found.add(" ".join(words).lower())
+    found.update(w.lower() for w in re.findall(r"\b[A-Z][a-z]+\b", text) if w.lower() in _PLACES_EN)
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -433,6 +725,8 @@ class Statement:
     value: str
     ended: bool = False
     words: frozenset[str] = frozenset()
+    state: str = ""
+    """For a partner: "engaged" or "married" when the text says so ("" otherwise)."""
 
 
 def asks(text: str) -> bool:
@@ -456,10 +750,11 @@ def _medicine(sentence: str, match: re.Match[str], first: bool) -> str:
     else (in a sentence in the first person) the word after the dose ("50 mcg of X") or the
     nearest word before the number that is not a verb, a time or a function word ("upped my
     Ozempic to 1 mg")."""
-    words = re.findall(r"[A-Za-z][A-Za-z-]+", sentence)
-    for word in words:
+    before_words = re.findall(r"[A-Za-z][A-Za-z-]+", sentence[: match.start()])
+    after_words = re.findall(r"[A-Za-z][A-Za-z-]+", sentence[match.end() :])
+    for word in [*reversed(before_words), *after_words]:  # the name nearest the dose
         lower = word.lower()
-        if lower in _KNOWN_DRUGS or _DRUG.match(lower):
+        if lower not in _NOT_DRUGS and (lower in _KNOWN_DRUGS or _DRUG.match(lower)):
             return lower
     if not first:
         return ""
@@ -475,12 +770,15 @@ def _medicine(sentence: str, match: re.Match[str], first: bool) -> str:
 
 
 def _zh_medicine(sentence: str, match: re.Match[str]) -> str:
+    named = [m.group(0) for m in _DRUG_ZH.finditer(sentence[: match.start()])]
+    if named:
+        return re.split(r"我|吃|服用|服|用|打|把|的|了|开|给|是|后|说|让", named[-1])[-1]
     run = re.search(r"[\u4e00-\u9fff]+$", sentence[: match.start()])
     if not run:
         return ""
     name = _ZH_DOSE_VERBS.sub("", run.group(0))
     name = re.sub(r"(?:的)?(?:剂量|用量|药量|量)$", "", _ZH_DOSE_VERBS.sub("", name))
-    name = re.split(r"吃|服用|服|用|打|把|的", name)[-1]
+    name = re.split(r"我|吃|服用|服|用|打|把|的|后|说|让|了|医生|复诊|今天|昨天|现在", name)[-1]
     return name if 2 <= len(name) <= 8 else ""
 
 
@@ -489,42 +787,125 @@ def _sentences(text: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*", text) if s.strip()]
 
 
+_PAST_IRREGULAR = frozenset(
+    "got went gave quit left began took made became sold bought found met broke split moved cut kept won lost "
+    "sent brought held ran spent paid put set told".split()
+)
+_LEADING_ADVERBS = re.compile(r"^(?:(?:just|finally|officially|now|today|recently|also|then|so|and|already)\s+)+", re.I)
+
+
+def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
+    """(sentence, first, others, implicit): whether ``sentence`` speaks in the first person
+    (``first``), names someone else (``others``), or neither (``implicit``: a diary's note
+    drops its subject, "moved to York", "got the keys!", "回老家成都了", and speaks of its
+    writer). A subjectless English sentence that opens with a verb in the past tense or
+    in -ing gets its subject back ("I moved to York", "I'm moving to York"), a Chinese one
+    我, so that the first-person rules read it; ``first`` is then True."""
+    first = "我" in sentence if chinese else bool(_FIRST_PERSON_EN.search(sentence))
+    others = bool((_OTHERS_ZH if chinese else _OTHERS_EN).search(sentence))
+    implicit = not first and not others
+    if others or (first and (chinese or re.search(r"\b(?:I|[Ww]e)\b", sentence))):
+        return sentence, first, others, False
+    if chinese:
+        return "我" + sentence, True, False, True
+    body = sentence.lstrip(" -–—*•>")
+    lead = _LEADING_ADVERBS.match(body)
+    rest = body[lead.end() :] if lead else body
+    word = re.match(r"[A-Za-z]+", rest)
+    verb = word.group(0).lower() if word else ""
+    if verb in _PAST_IRREGULAR or (len(verb) > 4 and verb.endswith("ed") and not verb.endswith("eed")):
+        return "I " + body[:1].lower() + body[1:], True, False, True
+    if len(verb) > 4 and verb.endswith("ing") and verb not in ("nothing", "something", "anything", "everything"):
+        return "I'm " + body[:1].lower() + body[1:], True, False, True
+    return sentence, first, False, implicit
+
+
 def statements(text: str) -> list[Statement]:
     """The attributes ``text`` states of its speaker (``Statement``), at most one per key,
-    in text order; none for a text that asks (``asks``) or a sentence not in the first
-    person."""
+    in text order; none for a text that asks (``asks``) or a sentence that speaks of
+    someone else (``_speaker_said``)."""
     found: dict[str, Statement] = {}
     for sentence in _sentences(text):
         if asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
-        first = "我" in sentence if chinese else bool(_FIRST_PERSON_EN.search(sentence))
-        others = bool((_OTHERS_ZH if chinese else _OTHERS_EN).search(sentence))
+        sentence, first, others, implicit = _speaker_said(sentence, chinese)
         # A note about one's own medicine often names no one ("Ramipril upped to 10 mg",
         # "阿司匹林减到50毫克了"); one that names someone else may be about their dose.
         if not first and others:
-            continue
-        for statement in _sentence_statements(sentence, chinese, first, others):
-            found.setdefault(statement.key, statement)
+            if chinese or _OTHERS_KIN_EN.search(sentence) or not _DOSE_CHANGE_EN.search(sentence):
+                continue
+            # "she doubled the metformin", "GP says drop the levothyroxine": a clinician's
+            # pronoun; a named medicine's dose is still the speaker's (read by name only)
+            first = False
+        for statement in _sentence_statements(sentence, chinese, first, others and first, implicit):
+            if statement.key not in found or (found[statement.key].ended and not statement.ended):
+                found[statement.key] = statement
+    chinese = bool(re.search(r"[\u4e00-\u9fff]", text))
+    if (
+        JOB not in found
+        and len(_sentences(text)) > 1
+        and _may_state(JOB, text, None, chinese)
+        and not _OTHERS_KIN_EN.search(text)
+        and not asks(text)
+    ):
+        # a note cut by its exclamations ("PROMOTED!! staff engineer from April 1st") read whole
+        job = _noun_job(re.sub(r"\s+", " ", text), chinese)
+        if job:
+            found[JOB] = job
+    if RESIDENCE not in found and _may_state(RESIDENCE, text, None, chinese):
+        home = _home(text)
+        if home:
+            found[RESIDENCE] = home
     return list(found.values())
 
 
-def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool) -> list[Statement]:
+def _home(text: str) -> Statement | None:
+    """Where ``text`` says its speaker lives when no rule of ``_RESIDENCE_EN`` /
+    ``_RESIDENCE_ZH`` reads it: a sentence of the speaker's (or of no one named) with a
+    cue of one's home (a move, "my flat", the landlord, the rent, the keys; 搬, 房子, 老家)
+    and the place names of it and of the sentence after it (``_places``: "got the keys!!!
+    Flat 3, 27 Marine Parade, Brighton."). The value is every place so named, joined by
+    "|" (``updates`` compares them as sets)."""
+    sentences = _sentences(text)
+    places: set[str] = set()
+    for i, sentence in enumerate(sentences):
+        if asks(sentence):
+            continue
+        chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        if not (_HOME_CUE_ZH if chinese else _HOME_CUE_EN).search(sentence):
+            continue
+        if (_OTHERS_ZH if chinese else _OTHERS_KIN_EN).search(sentence):
+            continue
+        if not chinese and _OTHERS_EN.search(sentence) and not re.search(r"\b(?:I|me|my|we|our|us)\b", sentence):
+            continue
+        if chinese and re.search(r"(?:他|她)(?:们)?(?:住|搬|家)", sentence):
+            continue
+        if not chinese and _OTHER_MOVES_EN.search(sentence):
+            continue
+        places |= _places(" ".join(sentences[i : i + 2]) if not chinese else sentence, chinese)
+    return Statement(RESIDENCE, "|".join(sorted(places))) if places else None
+
+
+def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool, implicit: bool) -> list[Statement]:
     out: list[Statement] = []
     dose = (_DOSE_ZH if chinese else _DOSE_EN).search(sentence)
     if dose and not others:
-        medicine = _zh_medicine(sentence, dose) if chinese else _medicine(sentence, dose, first)
+        named_by_change = first or (implicit and bool(_DOSE_CHANGE_EN.search(sentence)))
+        medicine = _zh_medicine(sentence, dose) if chinese else _medicine(sentence, dose, named_by_change)
         if medicine:
             unit = dose.group("u").lower().rstrip("s")
             out.append(Statement(f"{DOSE}:{medicine}", f"{float(dose.group('n')):g} {unit}"))
-    if not first:
+    if not first and not implicit:
         return out
+    if not first:
+        return [*out, *_noun_statements(sentence, chinese)]
     for pattern in _RESIDENCE_ZH if chinese else _RESIDENCE_EN:
         m = pattern.search(sentence)
         if m:
             out.append(Statement(RESIDENCE, m.group("v") if chinese else _norm(m.group("v"))))
             break
-    for pattern in _JOB_ZH if chinese else _JOB_EN:
+    for pattern in [*_JOB_ZH, *_JOB_ZH_MORE] if chinese else [*_JOB_EN, *_JOB_MORE_EN]:
         m = pattern.search(sentence)
         if m:
             groups = m.groupdict()
@@ -551,18 +932,194 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
         for pattern in _DIET_EN:
             m = pattern.search(sentence)
             if m:
-                out.append(Statement(DIET, m.group("v").lower()))
+                out.append(Statement(DIET, _DIETS_EN.get(m.group("v").lower(), m.group("v").lower())))
                 break
-    out.extend(_membership(sentence, chinese))
+    out.extend(s for s in _noun_statements(sentence, chinese) if s.key not in {o.key for o in out})
+    if not any(s.key.startswith(MEMBERSHIP) for s in out):
+        out.extend(_membership(sentence, chinese))
     partner = _partner(sentence, chinese)
-    if partner:
+    if partner and not any(s.key == PARTNER for s in out):
         out.append(partner)
     habit = (_HABIT_ZH if chinese else _HABIT_EN).search(sentence)
     if habit and not any(s.key.startswith(MEMBERSHIP) for s in out):
-        words = _habit_words(habit.group("o") or habit.groupdict().get("p") or "", chinese)
+        groups = habit.groupdict()
+        words = _habit_words(groups.get("o") or groups.get("p") or groups.get("q") or "", chinese)
         if words:
             out.append(Statement(f"{HABIT}:{' '.join(sorted(words))}", "", True, words))
     return out
+
+
+_SLOT_WORDS_EN = {
+    JOB: frozenset(_ROLE_HEADS.split("|"))
+    | frozenset("day week shift month notice resignation laid sacked fired left promoted".split()),
+    RESIDENCE: frozenset(
+        "flat house apartment apt place home condo bungalow cottage digs landlord landlady lease rent council "
+        "address keys moved moving relocated relocating relocate settled night".split()
+    ),
+    DIET: frozenset(
+        "vegan plant vegetarian veggie pescatarian pescetarian flexitarian keto ketogenic carb paleo gluten dairy "
+        "fasting carnivore halal kosher".split()
+    ),
+    MEMBERSHIP: frozenset("gym gyms choir choirs chorus singers chorale orchestra".split()),
+    PARTNER: frozenset(
+        "anniversary date dating valentine valentines done over finished married wedding engaged proposed "
+        "fiance fiancee fiancé fiancée hitched".split()
+    ),
+}
+"""Words without one of which an English sentence states nothing of a slot by
+``_noun_statements`` / ``_home``: checked on the sentence's word set before any of the
+slot's patterns run, so that most sentences cost a set intersection, not a regex search."""
+_SLOT_CHARS_ZH = {
+    JOB: "报到做当工作上班",
+    RESIDENCE: "搬住房租宿定老家安落",
+    DIET: "素断酮碳麸少清",
+    PARTNER: "在交恋关婚",
+}
+
+
+def _slot_words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-zé]+", text.lower()))
+
+
+def _may_state(slot: str, text: str, words: frozenset[str] | None, chinese: bool) -> bool:
+    """Whether ``text`` holds a word of ``slot`` (``_SLOT_WORDS_EN`` on ``words``, its
+    word set, or one of ``_SLOT_CHARS_ZH``), or "gym" in a compound ("PureGym")."""
+    if chinese:
+        return any(c in text for c in _SLOT_CHARS_ZH.get(slot, ""))
+    if words is None:
+        words = _slot_words(text)
+    return bool(words & _SLOT_WORDS_EN[slot]) or (slot == MEMBERSHIP and "gym" in text.lower())
+
+
+def _noun_statements(sentence: str, chinese: bool) -> list[Statement]:
+    """What a sentence of the speaker's says without a first-person verb, as a diary's
+    notes do: a job by its noun ("first day at Deloitte, audit associate", "software
+    engineer II at Stripe", "last day at Hillside", "被裁了"), a diet by its name next to a
+    verb of following or stopping it ("veggie since new year", "断食先停，改成少食多餐"), a
+    membership of a kind one holds one of (a gym, a choir: "switched gyms -> Mill Lane
+    leisure centre"), a partner by a cue of dating, engagement or marriage ("third date w/
+    Priya", "married Tom today", "和阿杰正式确定关系啦"). Each by a lexicon of the slot's
+    words, not by sentence."""
+    out: list[Statement] = []
+    words = None if chinese else _slot_words(sentence)
+    reads = (
+        (JOB, _noun_job),
+        (DIET, _diet),
+        (MEMBERSHIP, lambda text, zh: None if zh else _category_membership(text)),
+        (PARTNER, _partner_state),
+    )
+    for slot, read in reads:
+        if _may_state(slot, sentence, words, chinese):
+            said = read(sentence, chinese)
+            if said:
+                out.append(said)
+    return out
+
+
+def _noun_job(sentence: str, chinese: bool) -> Statement | None:
+    if chinese:
+        for pattern in _JOB_ZH_MORE:
+            m = pattern.search(sentence)
+            if m:
+                groups = m.groupdict()
+                return Statement(JOB, f"{groups.get('t') or ''}|{groups.get('o') or ''}")
+        return None
+    ended = _JOB_END_MORE_EN.search(sentence)
+    if ended:
+        return Statement(JOB, f"|{_norm(ended.group('o') or '')}", True)
+    promoted = _PROMOTED.search(sentence)
+    if promoted:
+        return Statement(JOB, f"{_norm(promoted.group('t'))}|")
+    start = _JOB_START_NOUN.search(sentence)
+    if start and (start.group("t") or start.group("o")):
+        return Statement(JOB, f"{_norm(start.group('t') or '')}|{_norm(start.group('o') or '')}")
+    # a role at an employer, where the note opens with it or names it as one's own
+    role = _ROLE_AT.search(sentence)
+    if role and re.match(
+        r"^\W*(?:(?:now|currently|still)\s+)?$|.*\b(?:as|I'm|I\s+am|I'm\s+now)\s+(?:a\s+|an\s+)?$",
+        sentence[: role.start("t")],
+        re.IGNORECASE,
+    ):
+        return Statement(JOB, f"{_norm(role.group('t'))}|{_norm(role.group('o'))}")
+    return None
+
+
+def _diet(sentence: str, chinese: bool) -> Statement | None:
+    """The diet a sentence says its speaker follows (a term of ``_DIETS_EN`` /
+    ``_DIETS_ZH`` said as followed: "veggie since new year", "going fully vegan", "trying
+    keto", "strict gluten free"), or, when it only says one stopped ("断食先停", "forget
+    the low carb stuff"), that one, ended."""
+    followed: list[str] = []
+    stopped: list[str] = []
+    if chinese:
+        for m in _DIET_TERMS_ZH.finditer(sentence):
+            near = sentence[max(0, m.start() - 3) : m.end() + 3]
+            (stopped if _STOP_VERBS_ZH.search(near) else followed).append(_DIETS_ZH[m.group(0)])
+    else:
+        for m in _DIET_TERMS_EN.finditer(sentence):
+            before = sentence[max(0, m.start() - 24) : m.start()].lower()
+            after = sentence[m.end() : m.end() + 16].lower()
+            value = _DIETS_EN[m.group(0).lower()]
+            if _STOP_VERBS_EN.search(before.split(",")[-1]) or re.search(r"\b(?:not|no\s+more)\s+(?:\w+\s+)?$", before):
+                stopped.append(value)
+            elif re.search(
+                r"(?:\b(?:am|'m|be|being|went|go|going|gone|turned|became|become|stay|staying|strict|fully|eat|eating|on|"
+                r"trying|try|doing|follow|following|started|start)\s+(?:a\s+|the\s+)?(?:fully\s+|strict\s+|strictly\s+)?$)|^\W*$",
+                before,
+            ) or re.match(r"^\s*(?:diet\b|since\b|now\b|for\s+(?:life|good)|from\b|again\b|day\s+\d|[,.;!]|$)", after):
+                followed.append(value)
+    if followed:
+        return Statement(DIET, followed[0])
+    if stopped:
+        return Statement(DIET, stopped[0], True)
+    return None
+
+
+def _category_membership(sentence: str) -> Statement | None:
+    """A membership of a kind one holds one at a time (``_CATEGORY_WORDS``: a gym, a
+    choir) that a sentence says is held ("joined PureGym", "sang w/ the Harmonia community
+    choir", "auditioned for the Cathedral Chamber Singers and got in") or switched
+    ("switched gyms -> Mill Lane leisure centre"); the key is the kind, the value the
+    one named."""
+    switch = _SWITCH_EN.search(sentence)
+    if switch:
+        kind = _CATEGORY_WORDS[switch.group("c").lower()]
+        return Statement(f"{MEMBERSHIP}:{kind}", _norm(switch.group("o") or "another"))
+    joined = _PARTICIPATE_EN.search(sentence)
+    if joined:
+        name = joined.group("o")
+        words = name.lower().split()
+        kind = next((_CATEGORY_WORDS[w] for w in words if w in _CATEGORY_WORDS), "gym" if "gym" in name.lower() else "")
+        if kind:
+            return Statement(f"{MEMBERSHIP}:{kind}", _norm(name))
+    return None
+
+
+def _partner_state(sentence: str, chinese: bool) -> Statement | None:
+    """A partner a sentence names by a cue of a couple ("anniversary w/ Jake", "third date
+    w/ Priya", "和阿杰正式确定关系啦"), a couple it says is over ("Jake and I are done"),
+    or the state of one ("engaged!!! Tom asked", "married Tom today": ``Statement.state``)."""
+    if chinese:
+        m = _PARTNER_STATUS_ZH.search(sentence)
+        state = "married" if _MARRIED_ZH.search(sentence) else "engaged" if _ENGAGED_ZH.search(sentence) else ""
+        if m:
+            return Statement(PARTNER, m.group("w"), state=state)
+        return None
+    m = _PARTNER_CUE_EN.search(sentence)
+    if m and (m.group("w") or re.search(r"\b(?:done|over|finished)\b", m.group(0))):
+        return Statement(PARTNER, (m.group("w") or "").lower(), True)
+    state = "married" if re.search(r"\b(?:got\s+)?married\b|\bwedding\s+day\b", sentence, re.I) else ""
+    state = state or ("engaged" if re.search(r"\bengaged\b|\bproposed\b|\bfianc[ée]e?\b", sentence, re.I) else "")
+    if m:
+        return Statement(PARTNER, m.group("v").lower(), state=state)
+    if state:
+        names = [w for w in re.findall(r"\b[A-Z][a-z]+\b", sentence) if w.lower() not in _NOT_PLACE_WORDS]
+        named = re.search(
+            r"\b(?:married|to)\s+(?P<v>[A-Z][a-z]+)\b|\b(?P<w>[A-Z][a-z]+)\s+(?:and\s+I|asked|proposed)\b", sentence
+        )
+        name = (named.group("v") or named.group("w")) if named else (names[0] if len(names) == 1 else "")
+        return Statement(PARTNER, name.lower(), state=state)
+    return None
 
 
 def _membership(sentence: str, chinese: bool) -> list[Statement]:
@@ -604,6 +1161,9 @@ def _org_key(org: str, chinese: bool) -> str:
     if chinese:
         return re.sub(r"(?:的)?会员.*$", "", org)
     org = re.sub(r"\bmembership\b", "", org)
+    kind = next((_CATEGORY_WORDS[w] for w in re.findall(r"[a-z]+", org.lower()) if w in _CATEGORY_WORDS), "")
+    if kind:  # a gym or a choir is one at a time: keyed by its kind, as _category_membership keys it
+        return kind
     # a name, where the club has one, is the club ("the Ramblers" and "the Ramblers walking club")
     named = [w for w in re.findall(r"[A-Za-z][\w'’-]*", org) if w[0].isupper()]
     return " ".join(sorted(_english_stems(" ".join(named) if named else org)))
@@ -624,14 +1184,38 @@ def states_habit(text: str, words: frozenset[str]) -> bool:
         if asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        sentence, first, _, implicit = _speaker_said(sentence, chinese)
+        if not (first or implicit):
+            continue
         if chinese:
-            if "我" in sentence and words <= set(sentence) and not _HABIT_ZH.search(sentence):
+            if words <= set(sentence) and not _HABIT_ZH.search(sentence):
                 return True
-        elif _FIRST_PERSON_EN.search(sentence) and not _HABIT_EN.search(sentence):
+        elif not _HABIT_EN.search(sentence):
             stems = frozenset(stem_of(w) for w in re.findall(r"[a-z]+", sentence.lower()))
             if words <= stems:
                 return True
     return False
+
+
+def same_key(a: str, b: str) -> bool:
+    """Whether two ``Statement.key``s name the same attribute: equal, or the doses of one
+    medicine named in full and cut short ("levothyroxine" and "levo", "甘精胰岛素" and
+    "甘精": one name starts with the other, of at least 4 letters or 2 Chinese characters)."""
+    if a == b:
+        return True
+    attribute, _, x = a.partition(":")
+    other, _, y = b.partition(":")
+    if attribute != DOSE or other != DOSE or not x or not y:
+        return False
+    short, long = sorted((x, y), key=len)
+    return long.startswith(short) and len(short) >= (2 if re.match(r"[\u4e00-\u9fff]", short) else 4)
+
+
+def key_needle(key: str) -> str:
+    """What a stored text that states ``key`` (a dose's) holds for sure, lower-cased: the
+    medicine's name cut to what ``same_key`` matches (4 letters, 2 Chinese characters)."""
+    name = key.partition(":")[2]
+    return name[:2] if re.match(r"[\u4e00-\u9fff]", name) else name[:4]
 
 
 def updates(new: Statement, old: Statement) -> bool:
@@ -639,14 +1223,19 @@ def updates(new: Statement, old: Statement) -> bool:
     the same attribute with another value; for a job, another title or another employer
     where both say one; a membership ended after it was stated, or stated again after it
     ended. The same value again is a restatement, not an update (Mem0's NOOP)."""
-    if new.key != old.key:
+    if not same_key(new.key, old.key):
         return False
+    if new.key == RESIDENCE:
+        return not set(new.value.split("|")) & set(old.value.split("|"))
     if new.key == PARTNER:
         if new.ended and old.ended:
             return False
         if new.ended != old.ended:
             return not (new.value and old.value and new.value != old.value)
-        return bool(new.value and old.value and new.value != old.value)
+        if new.value and old.value and new.value != old.value:
+            return True
+        # the same partner (or one unnamed) in another state: engaged, then married
+        return bool(new.state and old.state and new.state != old.state)
     if new.key == JOB and new.ended != old.ended:
         return True
     if new.key == JOB:
