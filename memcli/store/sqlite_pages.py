@@ -33,10 +33,10 @@ class NotScrubbed(Exception):
 
 
 def _free_ranges(
-    page: bytes | memoryview, number: int, kind: str, payload: int, unused: int, usable: int
+    data: bytearray, base: int, number: int, kind: str, payload: int, unused: int, usable: int
 ) -> list[tuple[int, int]]:
-    """The byte ranges of one page (``number``, from 1) that hold no data, as (start, end)
-    offsets in the page: on a B-tree page the space between the cell pointers and the cell
+    """The byte ranges of one page (``number``, from 1, at ``base`` in ``data``) that hold no
+    data, as (start, end) offsets in the page: on a B-tree page the space between the cell pointers and the cell
     content and every freeblock but its 4-byte header (fragments of 1 to 3 bytes are left);
     on an overflow page what follows its ``payload`` bytes. Raises NotScrubbed when the
     ranges do not add up to ``unused``, the free bytes SQLite counts on that page."""
@@ -45,14 +45,14 @@ def _free_ranges(
             raise NotScrubbed(f"overflow page {number}: {payload} + {unused} bytes of {usable}")
         return [(4 + payload, usable)]
     header = 100 if number == 1 else 0
-    size = 12 if page[header] in _INTERIOR else 8
-    freeblock, cells, content, fragmented = struct.unpack_from(">HHHB", page, header + 1)
+    size = 12 if data[base + header] in _INTERIOR else 8
+    freeblock, cells, content, fragmented = struct.unpack_from(">HHHB", data, base + header + 1)
     content = content or 65536
     ranges = [(header + size + 2 * cells, content)]
     free = content - ranges[0][0]
     seen = 0
     while freeblock:
-        following, length = struct.unpack_from(">HH", page, freeblock)
+        following, length = struct.unpack_from(">HH", data, base + freeblock)
         if length < 4 or freeblock + length > usable or seen > usable // 4:
             raise NotScrubbed(f"page {number}: a freeblock at {freeblock} of {length} bytes")
         ranges.append((freeblock + 4, freeblock + length))
@@ -111,15 +111,14 @@ def _scrub(database: Path, pages: list[tuple[int, str, int, int]]) -> int:
             # The page count in the header is stale (a file an old SQLite wrote), or the
             # database has pointer-map pages (auto_vacuum): left to VACUUM.
             raise NotScrubbed("a header this module does not read")
-        data = memoryview(bytearray(os.pread(fd, size * count, 0)))
-        if len(data) != size * count:
+        data = bytearray(size * count)
+        if os.preadv(fd, [data], 0) != size * count:
             raise NotScrubbed("a file shorter than its header says")
         changes: dict[int, list[tuple[int, int]]] = {}
         listed = set()
         for number, kind, payload, unused in pages:
             listed.add(number)
-            page = data[(number - 1) * size : number * size]
-            changes[number] = _free_ranges(page, number, kind, payload, unused, usable)
+            changes[number] = _free_ranges(data, (number - 1) * size, number, kind, payload, unused, usable)
         trunk = struct.unpack_from(">I", head, 32)[0]
         while trunk:
             if trunk in listed or not 0 < trunk <= count:
@@ -144,11 +143,11 @@ def _scrub(database: Path, pages: list[tuple[int, str, int, int]]) -> int:
             start = (number - 1) * size
             dirty = False
             for a, b in ranges:
-                if b > a and data[start + a : start + b] != _ZERO[: b - a]:
+                if b > a and data.count(0, start + a, start + b) != b - a:
                     data[start + a : start + b] = _ZERO[: b - a]
                     dirty = True
             if dirty:
-                os.pwrite(fd, data[start : start + size], start)
+                os.pwrite(fd, memoryview(data)[start : start + size], start)
                 written += 1
         if written:
             os.fsync(fd)
