@@ -204,16 +204,18 @@ class StoreWrites:
         nowhere on disk: Chroma's write-ahead log, its full-text index and free pages
         (``_compact_chroma``), then the sidecar's (``Sidecar.compact``). Run once per command
         that deletes, after its deletions; its cost grows with the size of the store
-        (Chroma's database written again once: about 0.2 s of CPU at 10,000 memories, see
-        docs/forgetting.md, "Deleting for good").
+        (Chroma's database read whole and its free space zeroed in place, the full-text index
+        merged: about 0.2 s of CPU at 10,000 memories, see docs/forgetting.md, "Deleting for good").
 
         Raises DiskFullError, before anything is rewritten, when the device has no room for
-        the copy VACUUM writes (the size of the larger file); the delete stands without it."""
+        the copy a VACUUM would write (the size of the larger file: the zeroing in place needs
+        none, but where it cannot be done Chroma's database is vacuumed, and the sidecar's is
+        once); the delete stands without it."""
         with self.transaction():
             files = [self.paths.database, *self.backend.local_files()]
             largest = max((f.stat().st_size for f in files if f.exists()), default=0)
             free = self.free_bytes()
-            if free is not None and free < largest + OPEN_ROOM:  # VACUUM writes the file again beside itself
+            if free is not None and free < largest + OPEN_ROOM:  # a VACUUM writes the file again beside itself
                 raise DiskFullError(
                     f"no space left on {device_of(self.paths.data_dir)}: compacting needs about "
                     f"{(largest + OPEN_ROOM) / 2**20:.1f} MiB, {free / 2**20:.1f} MiB are free"
