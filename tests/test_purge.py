@@ -325,3 +325,36 @@ def test_a_copy_of_chromas_database_a_kill_left_is_dropped_at_the_next_compactio
         consolidated.delete(memory.id)
     assert not left.exists()
     assert holders(memcli_home) == {}
+
+
+def test_a_delete_scrubs_chromas_database_in_place_and_leaves_the_marker_nowhere(
+    consolidated: Engine, memcli_home: Path
+) -> None:
+    """Compaction zeroes the free space of Chroma's database where it lies (the file is not
+    written again and renamed, nor the client reopened), and the marker is gone all the same."""
+    database = consolidated.store.paths.store_dir / "chroma.sqlite3"
+    before = database.stat().st_ino
+    client = consolidated.store._client
+    for memory in [m for m in with_marker(consolidated) if m.kind in (Kind.NOTE.value, Kind.TURN.value)]:
+        consolidated.delete(memory.id)
+    assert holders(memcli_home) == {}
+    assert database.stat().st_ino == before
+    assert consolidated.store._client is client
+
+
+def test_where_the_free_space_cannot_be_scrubbed_chromas_database_is_written_again(
+    consolidated: Engine, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.store import sqlite_pages, store_writes
+
+    def refuse(database: Path) -> int:
+        raise sqlite_pages.NotScrubbed("no dbstat here")
+
+    monkeypatch.setattr(store_writes, "scrub_free_space", refuse)
+    database = consolidated.store.paths.store_dir / "chroma.sqlite3"
+    before = database.stat().st_ino
+    for memory in [m for m in with_marker(consolidated) if m.kind in (Kind.NOTE.value, Kind.TURN.value)]:
+        consolidated.delete(memory.id)
+    assert holders(memcli_home) == {}
+    assert database.stat().st_ino != before
+    assert any(m.text == "I like green tea in the morning" for m in consolidated.store.memories(user=USER))

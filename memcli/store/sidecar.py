@@ -24,7 +24,7 @@ from memcli.errors import MemcliError
 from memcli.paths import open_private
 from memcli.store import graph, recall_index
 from memcli.store.candidates import candidates
-from memcli.store.db import atomic, rows_in
+from memcli.store.db import IN_PAGE, atomic, rows_in
 
 SCHEMA_VERSION = 1
 DONE, SKIPPED = "done", "skipped"
@@ -256,7 +256,11 @@ class Sidecar:
         """Forget the consolidation progress of ``item_ids`` (in ``stage``, or in every stage)."""
         with atomic(self._db):
             if stage is None:
-                self._db.executemany("DELETE FROM consolidated WHERE item_id = ?", [(i,) for i in item_ids])
+                # The key starts with the user: each statement reads the whole table, so one
+                # for IN_PAGE ids rather than one an id.
+                for start in range(0, len(item_ids), IN_PAGE):
+                    page = list(item_ids[start : start + IN_PAGE])
+                    self._db.execute(f"DELETE FROM consolidated WHERE item_id IN ({', '.join('?' * len(page))})", page)
             else:
                 self._db.executemany(
                     "DELETE FROM consolidated WHERE item_id = ? AND stage = ?", [(i, stage) for i in item_ids]
@@ -337,14 +341,17 @@ class Sidecar:
         no text) for each of ``gone``. The events stay, with empty texts; events of one
         memory that become the same (two UPDATEs of a regenerated summary) are kept once.
         Returns how many events lost their text."""
-        rows = self._db.execute(
-            "SELECT seq, memory_id, source_ids FROM history WHERE user = ? AND (old_text != '' OR new_text != '')",
-            (user,),
-        ).fetchall()
+        # Found by SQLite (json_each) in one pass over the user's events, rather than each
+        # event with text read and its sources parsed here.
+        ids = json.dumps(sorted(gone))
         scrub = [
-            seq
-            for seq, memory_id, sources in rows
-            if memory_id in gone or not gone.keys().isdisjoint(json.loads(sources))
+            r[0]
+            for r in self._db.execute(
+                "SELECT seq FROM history WHERE user = ?1 AND (old_text != '' OR new_text != '')"
+                " AND (memory_id IN (SELECT value FROM json_each(?2))"
+                " OR EXISTS (SELECT 1 FROM json_each(history.source_ids) WHERE value IN (SELECT value FROM json_each(?2))))",
+                (user, ids),
+            )
         ]
         with atomic(self._db):
             for seq in scrub:
