@@ -22,13 +22,10 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
-``MIN_COVERAGE`` of the question's content words occur in the memory, or, when the caller
-passes recall's similarities (``answer``'s ``similarity``; ``ask`` does not: on LoCoMo it
-answered adversarial questions from the closest turn) and no memory answers so, for an
-English question, when the memory is the recalled one closest to the question (of the
-speaker it names, if any) and that is at least ``SEMANTIC_MIN`` (a paraphrase: "What do I do
-for a living?", "First week as a data analyst"); otherwise the answer says nothing recalled answers the question, and cites
-nothing (``Extracted.answered`` is False).
+``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the answer
+says nothing recalled answers the question, and cites nothing (``Extracted.answered`` is
+False). Recall's cosine similarity is not a signal here: all-MiniLM-L6-v2 did not tell a
+paraphrase from a near miss (LoCoMo conv-26 adversarial F1 0.522 → 0.217 with it).
 
 What the answer never quotes and how it follows a life as it changes (issue 31):
 
@@ -42,6 +39,9 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   memory's own date (``DATE_BONUS``), not counted among the words the memory must hold; a
   day named by a question other than "when" is answered only from a memory of that day or
   one whose relative date names it ("yesterday", noted the day after), else not found; a
+  question about what happened that day and nothing in particular ("What did I do on March
+  9th?", "我上周二干嘛了？") quotes every statement of that day, each cited (its event
+  summary when there is one, ``day_summaries``); a
   question's words that name an attribute a memory states in other words ("live" and
   "moved to", "job" and "work as") count as held (``ATTRIBUTE_WORDS``);
 - a question that asks for several things ("what are my dogs called", "哪些") quotes the
@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -90,16 +90,6 @@ LIST_SHARE = 0.4
 """A list question quotes every memory whose best sentence scores this share of the best."""
 LIST_MAX = 6
 """At most this many memories quoted for a list question."""
-SEMANTIC_MIN = 0.38
-"""Cosine similarity (question to memory, all-MiniLM-L6-v2) from which a memory holds what
-an English question asks although it shares too few of its words ("What do I do for a
-living?": "First week as a data analyst at the NHS trust", 0.29 — not reached; "Am I still
-paying for a gym?": "Cancelled my gym membership", 0.60). Chosen on the changes sets: the
-memories quoted wrongly for a question nothing answers reach 0.36 ("What is my passport
-number?": "Our neighbour at number 14..."). Not used for Chinese: the English model
-scores any two Chinese sentences 0.5-0.9."""
-SEMANTIC_BONUS = 0.3
-"""Score added to a sentence of a memory that holds what is asked by ``SEMANTIC_MIN``."""
 LIST_ITEM_CHARS = 240
 """A list question quotes a memory of up to this many characters whole (its name may be in
 the sentence beside the one that names the kind: "Biscuit chewed the sofa. Naughty dog.")."""
@@ -402,6 +392,45 @@ def content_words(text: str) -> set[str]:
     return kept or found
 
 
+_ANY_DOING_WORDS = "do doing did happen happened go went get got up have had 干 干嘛 嘛 做 发生 事 事情 那天 当天 天 忙"
+_ANY_DOING: frozenset[str] = frozenset()
+"""Words of a question that ask what happened, not about any one thing ("What did I do
+on March 9th?", "我上周二干嘛了？"), as ``words`` reads them (filled when first needed)."""
+
+
+def _strict_content_words(text: str) -> set[str]:
+    """The content words of ``text`` (``content_words``), empty when every word is a stop
+    word or a question word."""
+    global _ANY_DOING
+    if not _ANY_DOING:
+        _ANY_DOING = frozenset(w for word in _ANY_DOING_WORDS.split() for w in words(word) | {word})
+    content_words(text)  # fills the English stop tokens
+    return {
+        t for t in words(text) if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP and t.strip()
+    }
+
+
+def _day_answer_from_statements(kind: str, candidates: Sequence[_Candidate], user: str, chinese: bool) -> Extracted:
+    """The answer to a question about what happened on a day ("What did I do on March
+    9th?"): every statement of that day's ``candidates`` (already that day's, questions and
+    requests left out) that the person made or noted, not the assistant's, each cited with
+    its date, oldest first; for a "where" or "who" question, those that name a place or a
+    person when any does."""
+    told = [c for c in candidates if c.memory.speaker != ASSISTANT and BASE_MODEL not in c.memory.tags]
+    fitting = [c for c in told if _fits(kind, c.text)] if kind in ("where", "who") else []
+    chosen: dict[str, _Candidate] = {}
+    for c in fitting or told:
+        chosen.setdefault(c.memory.id, c)
+    if not chosen:
+        return Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+    quoted = sorted(chosen.values(), key=lambda c: c.memory.created_at)[:LIST_MAX]
+    parts = [
+        _attributed(resolve_relative_dates(_item(c), c.memory.created_at, chinese), c.memory, user, chinese)
+        for c in quoted
+    ]
+    return Extracted(("；" if chinese else "; ").join(parts), [c.memory.id for c in quoted])
+
+
 def _fits(kind: str, sentence: str) -> bool:
     """Whether ``sentence`` holds what a ``kind`` question asks for ("title": a name in
     quotes or capitals, for "which film", "哪部电影"...)."""
@@ -463,30 +492,6 @@ def _alias_in(alias: str, text: str, lower: str) -> bool:
 
 
 _DAY_OF_MONTH = DAY_OF_MONTH
-
-
-def _semantic(question: str, memories: Sequence[Memory], user: str, similarity: Mapping[str, float] | None) -> set[str]:
-    """The ids of ``memories`` that hold what an English ``question`` asks by meaning: a
-    cosine ``similarity`` to the question of at least ``SEMANTIC_MIN``, and the highest of
-    the recalled memories that tell (a base model's reply or a memory that asks does not;
-    for a question naming a speaker, only what that speaker said: "What motivated Melanie
-    to pursue counseling?" is not answered by Caroline's words). Empty without similarities
-    or for a question with CJK characters."""
-    if not similarity or has_cjk(question):
-        return set()
-    named = _people_named(question, memories, user)
-    telling = [
-        m
-        for m in memories
-        if BASE_MODEL not in m.tags
-        and not any(asks(s) for s in split_sentences(m.text))
-        and (not named or m.speaker in named)
-    ]
-    scored = [(similarity.get(m.id, -1.0), m.id) for m in telling]
-    if not scored:
-        return set()
-    top, best = max(scored)
-    return {best} if top >= SEMANTIC_MIN else set()
 
 
 def _tells_of_day(memory: Memory, days: Sequence[QueryDate]) -> bool:
@@ -616,34 +621,16 @@ def _day_answer(summary: Memory, chinese: bool) -> Extracted:
     return Extracted(f'The summary of {day}: "{" / ".join(lines)}" [{cite(summary)}]', [summary.id])
 
 
-def answer(
-    question: str,
-    memories: Sequence[Memory],
-    user: str = "",
-    now: float | None = None,
-    similarity: Mapping[str, float] | None = None,
-) -> Extracted:
+def answer(question: str, memories: Sequence[Memory], user: str = "", now: float | None = None) -> Extracted:
     """The extractive answer to ``question`` from ``memories`` (recalled, best first) of
     ``user``, asked at ``now`` (unix seconds; resolves the question's relative dates, the
     latest memory's time when None); see the module docstring. Chinese for a question with
-    CJK characters.
-
-    ``similarity``: memory id → cosine similarity (−1..1) of the memory's vector to the
-    question's, as recall computed them (``Recalled.similarity``); with it, a memory that
-    holds what is asked in other words ("What do I do for a living?": "First week as a
-    data analyst") answers (``SEMANTIC_MIN``). Without it, only the words count."""
-    found = _answer(question, memories, user, now, set())
-    if found.answered:
-        return found
-    # Only where no memory holds the question's words: among LoCoMo's turns, many are close
-    # to a question, and the closest by meaning is less often the answer than the one that
-    # holds its words.
-    close = _semantic(question, memories, user, similarity)
-    return _answer(question, memories, user, now, close) if close else found
+    CJK characters."""
+    return _answer(question, memories, user, now)
 
 
-def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None, close: set[str]) -> Extracted:
-    """``answer``, counting the memories of ``close`` as holding what is asked."""
+def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None) -> Extracted:
+    """``answer``."""
     chinese = has_cjk(question)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     if memories:
@@ -677,6 +664,9 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
         candidates = [c for c in candidates if c.memory.id in dated]
         if not candidates:
             return not_found
+        undated = _DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))
+        if not (_strict_content_words(undated) - _ANY_DOING):
+            return _day_answer_from_statements(kind, candidates, user, chinese)
     # "Where did I live in 2022?": of a memory and the one that replaced it, the one that
     # held on that date answers, whatever was noted on it.
     changed = {m.id for m in memories if m.superseded_by} | {m.superseded_by for m in memories if m.superseded_by}
@@ -693,7 +683,7 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
 
     def held_by(memory: Memory) -> set[str]:
-        if memory.id in stating_memories or memory.id in close:
+        if memory.id in stating_memories:
             return set(wanted)
         return _held(wanted, whole[memory.id], memory.text)
 
@@ -701,8 +691,6 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
         own = sum(weight[t] for t in (wanted if id(c) in stating else _held(wanted, c.tokens, c.text))) / total
         context = sum(weight[t] for t in held_by(c.memory)) / total
         c.score = own + CONTEXT_WEIGHT * context + RANK_WEIGHT * (1 - c.rank / max(1, len(memories)))
-        if c.memory.id in close:
-            c.score += SEMANTIC_BONUS
         if id(c) in stating:
             c.score += ATTRIBUTE_BONUS
         if _fits(kind, c.text):
