@@ -370,3 +370,48 @@ def test_a_question_about_what_happened_on_a_day_quotes_every_statement_of_that_
     assert found.cited == ["t" * 16] and "看牙" in found.text
     # a day with real content words keeps the content test, on that day only
     assert not answer("What did I buy on March 9th?", [film, after], "sam", now).answered
+
+
+def test_a_memory_naming_the_kind_of_thing_asked_for_answers_without_the_questions_words() -> None:
+    now = datetime(2025, 3, 1, 9).timestamp()
+    job = _note("j", "Started at Monzo today, the onboarding is good.", datetime(2024, 11, 4, 18))
+    notice = _note("n", "handed in my notice today", datetime(2024, 10, 1, 18))
+    found = answer("Which company do I work for?", [job, notice], "sam", now)
+    assert found.cited == [job.id] and "Monzo" in found.text
+    assert answer("Who do I work for now?", [job, notice], "sam", now).cited == [job.id]
+    moved = _note("m", "Finally settled in Denver, unpacked the last box.", datetime(2024, 6, 4, 20))
+    assert answer("What city am I living in?", [moved, notice], "sam", now).cited == [moved.id]
+    club = _note("c", "Left the running club. Signed up to The Depot climbing wall instead.", datetime(2025, 1, 15))
+    found = answer("Which club do I belong to now?", [club], "sam", now)
+    assert found.cited == [club.id] and "The Depot" in found.text
+    zh = _note("z", "终于搬进苏州的新家了，房东人挺好。", datetime(2025, 2, 15))
+    assert answer("我现在住在哪个城市？", [zh], "sam", now).cited == [zh.id]
+
+
+def test_a_memory_naming_the_kind_asked_for_does_not_answer_when_it_is_someone_elses_or_far_down() -> None:
+    now = datetime(2024, 6, 20, 11).timestamp()
+    kids = _note("k", "kids' dentist is Dr Okafor at Smile Studio", datetime(2024, 5, 9))
+    brush = _note("b", "electric toothbrush heads x4", datetime(2024, 5, 12))
+    assert not answer("Which dentist am I registered with?", [kids, brush], "sam", now).answered
+    plate = _note("p", "帮老爸记一下他的车牌：浙A3K72M", datetime(2025, 4, 12))
+    assert not answer("我的车牌是哪个？", [plate], "sam", now).answered
+    neighbour = _note("n", "我的邻居住在14号。", datetime(2025, 1, 5))
+    assert not answer("我的护照号码是多少？", [neighbour], "sam", now).answered
+    moved = _note("m", "Finally settled in Denver, unpacked the last box.", datetime(2024, 6, 4, 20))
+    others = [_note(str(i), f"Ordered {i} boxes of tea.", datetime(2024, 6, 1 + i)) for i in range(1, 4)]
+    assert not answer("What city am I living in?", [*others, moved], "sam", now).answered
+    park = _note("w", "我上周二去了西湖公园散步，风景很美。", datetime(2024, 6, 1))
+    assert not answer("我妹妹喜欢什么颜色？", [park], "sam", now).answered
+    # a question of another kind is not answered by the kind of thing a memory names
+    assert not answer("What's my blood type?", [moved], "sam", now).answered
+
+
+def test_a_memory_of_someone_elses_thing_does_not_answer_a_question_about_the_users_own() -> None:
+    now = datetime(2025, 2, 1, 9).timestamp()
+    ellie = _note("e", "Ellie's passport expires in March - renew!", datetime(2025, 1, 6))
+    assert not answer("When does my passport expire?", [ellie], "sam", now).answered
+    assert answer("When does Ellie's passport expire?", [ellie], "sam", now).cited == [ellie.id]
+    mine = _note("m", "My passport expires in 2031, renewed it last year.", datetime(2025, 1, 7))
+    assert answer("When does my passport expire?", [ellie, mine], "sam", now).cited == [mine.id]
+    dad = _note("d", "Dad's old manager from the plant came to the funeral, Bill, lovely man", datetime(2025, 1, 15))
+    assert not answer("What's my manager's name?", [dad], "sam", now).answered

@@ -65,6 +65,7 @@ from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import asks_past
+from memcli.text.entities import ENTITY_TYPES, extract
 from memcli.text.extractive import split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import answers_asked, asks
@@ -494,6 +495,117 @@ def _alias_in(alias: str, text: str, lower: str) -> bool:
 _DAY_OF_MONTH = DAY_OF_MONTH
 
 
+TYPE_RANK = 2
+"""A memory answers by the kind of thing it names (``holding_expected``) only when it is
+among this many first recalled memories that tell (not a question, not a base model's
+reply, not superseded for a present-tense question)."""
+_WHICH = re.compile(
+    r"\b(?:which|what)\s+(?!(?:is|are|was|were|am|do|does|did|have|has|had|will|would|can|could|should|kind|kinds|"
+    r"sort|sorts|type|types|time|day|date|year|month|about|else|if|happened|i|you|we|they|he|she|it|my|your)\b)"
+    r"(?:[a-z]+\s+)?[a-z]+\s+(?:am|is|are|was|were|do|does|did|have|has|had)\b|"
+    r"哪家|哪个(?!人|时候)|哪所|哪支|什么(?=[\u4e00-\u9fff]{1,3}(?:工作|上班|参加|加入|在|是|呢|吗|？|\?|$))",
+    re.IGNORECASE,
+)
+"""A question asking which one of a kind ("Which gym am I a member of?", "What choir am I
+in?", "我现在在哪家公司上班？", "我现在周末参加的是什么社团？"): its answer is a name."""
+_OTHERS = re.compile(
+    r"\b(?!(?:it|that|there|here|what|who|he|she|let|where|how)'s\b)[A-Za-z]+['’]s\s+\w|\b[a-z]+s['’]\s+\w|"
+    r"\b(?:his|her|their)\s+\w|(?:他|她|他们|她们)的",
+    re.IGNORECASE,
+)
+"""A possessive of someone other than the speaker: "Dad's old manager", "kids' dentist",
+"his car", "他的车牌"."""
+_MY_THING = re.compile(r"\bmy\s+((?:[\w'’-]+\s+){0,2}[\w'’-]+)|我的([\u4e00-\u9fff]{1,4})", re.IGNORECASE)
+_THEIR_THING = re.compile(
+    r"(?:\b(?!(?:it|that|there|here|what|who|he|she|let|where|how)['’]s\b)([A-Za-z]+)['’]s|\b([a-z]+s)['’]|"
+    r"\b(?:his|her|their))\s+((?:[\w-]+\s+){0,2}[\w-]+)|(?:他|她|他们|她们)的([\u4e00-\u9fff]{1,4})",
+    re.IGNORECASE,
+)
+
+
+def _someone_elses(question: str, text: str) -> set[str]:
+    """The words of what ``question`` asks about as the user's own ("my passport", "我的车牌")
+    that ``text`` holds only as someone else's ("Ellie's passport expires in March", "Dad's
+    old manager", "他的车牌"): a memory about another person's thing holds nothing of what
+    is asked about one's own."""
+    mine = {w for m in _MY_THING.finditer(question) for w in words(m.group(1) or m.group(2))}
+    if not mine:
+        return set()
+    asked = words(question)
+    theirs = set()
+    for m in _THEIR_THING.finditer(text):
+        owner = m.group(1) or m.group(2)
+        if not (owner and words(owner) & asked):  # "my sister's birthday": "Sister's birthday" is it
+            theirs |= words(m.group(3) or m.group(4))
+    rest = words(_THEIR_THING.sub(" ", text))
+    return {w for w in mine & theirs if w not in rest}
+
+
+def expected_types(question: str) -> frozenset[str]:
+    """What kind of thing ``question`` asks for, as ``memcli.text.entities`` types its
+    mentions (``ENTITY_TYPES``): "where" a place (or an organisation: "which restaurant"),
+    "who" a person or an organisation ("Who do I work for?"), "which/what NOUN" or
+    "哪家/什么NOUN" a name (a work only for a title: "which film"); empty for any other
+    question. Not an amount: "What is my passport number?" is not answered by "my neighbour
+    at number 14" (the thing measured is what the question turns on, and its words must be
+    held); nor a date ("when" is ``question_type``'s)."""
+    kind = question_type(question)
+    if kind == "where":
+        return frozenset(("place", "organisation"))
+    if kind == "who":
+        return frozenset(("person", "organisation"))
+    if kind == "when":
+        return frozenset()
+    if _WHICH.search(question):
+        # a title ("which film") is a work; a thing of another kind ("which gym") is not
+        return frozenset(ENTITY_TYPES) if _TITLE_QUESTION.search(question) else frozenset(ENTITY_TYPES) - {"work"}
+    return frozenset()
+
+
+def _names_expected(text: str, speaker: str, types: frozenset[str], kind: str, user: str) -> bool:
+    """Whether ``text`` (said by ``speaker``) names a thing of one of ``types`` (a mention
+    ``entities.extract`` finds, other than the user or the speaker, and not an untyped guess
+    at the text's first word), and, unless the question asks "who" (``kind``), says whose it
+    is of no one else ("kids' dentist is Dr Okafor", "他的车牌": another person's, not the
+    user's)."""
+    if kind != "who" and _OTHERS.search(text):
+        return False
+    found = extract(text, speaker=speaker or user or "I")
+    return any(m.type in types and m.name not in (user, speaker) and (m.typed or m.start > 0) for m in found.mentions)
+
+
+def holding_expected(question: str, memories: Sequence[Memory], user: str, now: float | None) -> set[str]:
+    """The id of the memory that holds the kind of thing ``question`` asks for
+    (``expected_types``) though not its words ("Which company do I work for?": "Started at
+    Monzo today"; "Where do I live now?": "Finally settled in Denver"): the first of
+    ``memories`` (recall's order) that tells, of the question's speaker if it names one,
+    within ``TYPE_RANK``, when it names a thing of that kind; else empty. A memory of
+    another day does not answer a question naming a day (``answer`` checks)."""
+    types = expected_types(question)
+    if not types:
+        return set()
+    kind = question_type(question)
+    # "我妹妹喜欢什么颜色？": a question about someone else is answered only where they are named
+    others = {p.group(0).lower() for p in _PERSON.finditer(question)} if kind != "who" else set()
+    past = asks_past(question)
+    named = _people_named(question, memories, user)
+    telling = [
+        m
+        for m in memories
+        if BASE_MODEL not in m.tags
+        and m.speaker != ASSISTANT
+        and not any(asks(s) for s in split_sentences(m.text))
+        and (past or not m.superseded_by)
+        and (not named or m.speaker in named)
+    ]
+    for memory in telling[:TYPE_RANK]:
+        if not all(person in memory.text.lower() for person in others):
+            continue
+        if _names_expected(memory.text, memory.speaker, types, kind, user):
+            return {memory.id}
+    return set()
+
+
 def _tells_of_day(memory: Memory, days: Sequence[QueryDate]) -> bool:
     """Whether ``memory`` tells of one of the question's ``days`` by a relative date in it
     ("Had lunch with Jade yesterday", noted on 13 June, tells of 12 June), read as
@@ -626,11 +738,17 @@ def answer(question: str, memories: Sequence[Memory], user: str = "", now: float
     ``user``, asked at ``now`` (unix seconds; resolves the question's relative dates, the
     latest memory's time when None); see the module docstring. Chinese for a question with
     CJK characters."""
-    return _answer(question, memories, user, now)
+    found = _answer(question, memories, user, now, set())
+    if found.answered:
+        return found
+    # Only where no memory holds the question's words: the memory that holds the kind of
+    # thing asked for is a weaker sign than one that holds what the question names.
+    typed = holding_expected(question, memories, user, now)
+    return _answer(question, memories, user, now, typed) if typed else found
 
 
-def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None) -> Extracted:
-    """``answer``."""
+def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None, typed: set[str]) -> Extracted:
+    """``answer``, counting the memories of ``typed`` as holding what is asked."""
     chinese = has_cjk(question)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     if memories:
@@ -680,18 +798,23 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
     if not candidates:
         return not_found
     stating = {id(c) for c in candidates if answers_asked(question, c.text)}
+    expecting = expected_types(question) if typed else frozenset()
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
 
     def held_by(memory: Memory) -> set[str]:
-        if memory.id in stating_memories:
+        if memory.id in stating_memories or memory.id in typed:
             return set(wanted)
+        if _someone_elses(question, memory.text):  # of another's thing, the rest of it is not the user's either
+            return set()
         return _held(wanted, whole[memory.id], memory.text)
 
     for c in candidates:
         own = sum(weight[t] for t in (wanted if id(c) in stating else _held(wanted, c.tokens, c.text))) / total
         context = sum(weight[t] for t in held_by(c.memory)) / total
         c.score = own + CONTEXT_WEIGHT * context + RANK_WEIGHT * (1 - c.rank / max(1, len(memories)))
-        if id(c) in stating:
+        if id(c) in stating or (
+            c.memory.id in typed and _names_expected(c.text, c.memory.speaker, expecting, kind, user)
+        ):
             c.score += ATTRIBUTE_BONUS
         if _fits(kind, c.text):
             c.score += TYPE_BONUS
