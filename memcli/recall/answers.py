@@ -503,7 +503,7 @@ _WHICH = re.compile(
     r"\b(?:which|what)\s+(?!(?:is|are|was|were|am|do|does|did|have|has|had|will|would|can|could|should|kind|kinds|"
     r"sort|sorts|type|types|time|day|date|year|month|about|else|if|happened|i|you|we|they|he|she|it|my|your)\b)"
     r"(?:[a-z]+\s+)?[a-z]+\s+(?:am|is|are|was|were|do|does|did|have|has|had)\b|"
-    r"哪家|哪个(?!人|时候)|哪所|哪支|什么(?=[\u4e00-\u9fff]{1,3}(?:工作|上班|参加|加入|在|是|呢|吗|？|\?|$))",
+    r"哪家|哪个(?!人|时候)|哪所|哪支|什么(?=[\u4e00-\u9fff]{1,3}(?:[？?]|$))",
     re.IGNORECASE,
 )
 """A question asking which one of a kind ("Which gym am I a member of?", "What choir am I
