@@ -415,3 +415,12 @@ def test_a_memory_of_someone_elses_thing_does_not_answer_a_question_about_the_us
     assert answer("When does my passport expire?", [ellie, mine], "sam", now).cited == [mine.id]
     dad = _note("d", "Dad's old manager from the plant came to the funeral, Bill, lovely man", datetime(2025, 1, 15))
     assert not answer("What's my manager's name?", [dad], "sam", now).answered
+
+
+def test_a_participant_of_the_conversation_is_not_the_thing_a_which_question_asks_for() -> None:
+    said = datetime(2023, 7, 15, 13).timestamp()
+    text = "Wow, Mel, that sounds awesome! Exploring nature and family time is so special."
+    caroline = Memory("c" * 16, "conv-26", "turn", text, said, "2023-07-15", speaker="Caroline")
+    melanie = Memory("m" * 16, "conv-26", "turn", "We went hiking as a family.", said, "2023-07-15", speaker="Melanie")
+    question = "Which classical musicians does Caroline enjoy listening to?"
+    assert not answer(question, [caroline, melanie], "conv-26").answered

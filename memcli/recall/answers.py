@@ -562,24 +562,35 @@ def expected_types(question: str) -> frozenset[str]:
     return frozenset()
 
 
-def _names_expected(text: str, speaker: str, types: frozenset[str], kind: str, user: str) -> bool:
+def _names_expected(
+    text: str, speaker: str, types: frozenset[str], kind: str, user: str, speakers: frozenset[str] = frozenset()
+) -> bool:
     """Whether ``text`` (said by ``speaker``) names a thing of one of ``types`` (a mention
     ``entities.extract`` finds, other than the user or the speaker, and not an untyped guess
     at the text's first word), and, unless the question asks "who" (``kind``), says whose it
     is of no one else ("kids' dentist is Dr Okafor", "他的车牌": another person's, not the
-    user's)."""
+    user's), nor a ``speakers``' name (a participant of the conversation, or a short form of
+    one: "Mel")."""
     if kind != "who" and _OTHERS.search(text):
         return False
     found = extract(text, speaker=speaker or user or "I")
-    return any(m.type in types and m.name not in (user, speaker) and (m.typed or m.start > 0) for m in found.mentions)
+    # a participant ("Wow, Mel, that sounds awesome!") is who talks, not a thing of the kind asked for
+    return any(
+        m.type in types
+        and m.name not in (user, speaker)
+        and not any(s.lower().startswith(m.name.lower()) for s in speakers)
+        and (m.typed or m.start > 0)
+        for m in found.mentions
+    )
 
 
 def holding_expected(question: str, memories: Sequence[Memory], user: str, now: float | None) -> set[str]:
     """The id of the memory that holds the kind of thing ``question`` asks for
     (``expected_types``) though not its words ("Which company do I work for?": "Started at
-    Monzo today"; "Where do I live now?": "Finally settled in Denver"): the first of
-    ``memories`` (recall's order) that tells, of the question's speaker if it names one,
-    within ``TYPE_RANK``, when it names a thing of that kind; else empty. A memory of
+    Monzo today"; "Where do I live now?": "Finally settled in Denver"): of the first
+    ``TYPE_RANK`` of ``memories`` (recall's order) that tell, of the question's speaker if
+    it names one, the latest that names a thing of that kind (for a question about the
+    past, the first recalled not learned after the date it names); else empty. A memory of
     another day does not answer a question naming a day (``answer`` checks)."""
     types = expected_types(question)
     if not types:
@@ -589,6 +600,7 @@ def holding_expected(question: str, memories: Sequence[Memory], user: str, now: 
     others = {p.group(0).lower() for p in _PERSON.finditer(question)} if kind != "who" else set()
     past = asks_past(question)
     named = _people_named(question, memories, user)
+    speakers = frozenset(m.speaker for m in memories if m.speaker and m.speaker != ASSISTANT)
     telling = [
         m
         for m in memories
@@ -598,12 +610,19 @@ def holding_expected(question: str, memories: Sequence[Memory], user: str, now: 
         and (past or not m.superseded_by)
         and (not named or m.speaker in named)
     ]
-    for memory in telling[:TYPE_RANK]:
-        if not all(person in memory.text.lower() for person in others):
-            continue
-        if _names_expected(memory.text, memory.speaker, types, kind, user):
-            return {memory.id}
-    return set()
+    if past and now is not None:  # "Where was I working back in early 2024?": not what was noted after it
+        ends = [d.end for d in query_dates(question, now) if d.start and not d.yearless]
+        telling = [m for m in telling if not ends or m.created_at <= max(ends)]
+    fitting = [
+        m
+        for m in telling[:TYPE_RANK]
+        if all(person in m.text.lower() for person in others)
+        and _names_expected(m.text, m.speaker, types, kind, user, speakers)
+    ]
+    if not fitting:
+        return set()
+    # the current value is the latest said ("Who do I work for now?"), the first recalled for the past
+    return {fitting[0].id if past else max(fitting, key=lambda m: m.created_at).id}
 
 
 def _tells_of_day(memory: Memory, days: Sequence[QueryDate]) -> bool:
