@@ -22,13 +22,10 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
-``MIN_COVERAGE`` of the question's content words occur in the memory, or, when the caller
-passes recall's similarities (``answer``'s ``similarity``; ``ask`` does not: on LoCoMo it
-answered adversarial questions from the closest turn) and no memory answers so, for an
-English question, when the memory is the recalled one closest to the question (of the
-speaker it names, if any) and that is at least ``SEMANTIC_MIN`` (a paraphrase: "What do I do
-for a living?", "First week as a data analyst"); otherwise the answer says nothing recalled answers the question, and cites
-nothing (``Extracted.answered`` is False).
+``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the answer
+says nothing recalled answers the question, and cites nothing (``Extracted.answered`` is
+False). Recall's cosine similarity is not a signal here: all-MiniLM-L6-v2 did not tell a
+paraphrase from a near miss (LoCoMo conv-26 adversarial F1 0.522 → 0.217 with it).
 
 What the answer never quotes and how it follows a life as it changes (issue 31):
 
@@ -42,6 +39,9 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   memory's own date (``DATE_BONUS``), not counted among the words the memory must hold; a
   day named by a question other than "when" is answered only from a memory of that day or
   one whose relative date names it ("yesterday", noted the day after), else not found; a
+  question about what happened that day and nothing in particular ("What did I do on March
+  9th?", "我上周二干嘛了？") quotes every statement of that day, each cited (its event
+  summary when there is one, ``day_summaries``); a
   question's words that name an attribute a memory states in other words ("live" and
   "moved to", "job" and "work as") count as held (``ATTRIBUTE_WORDS``);
 - a question that asks for several things ("what are my dogs called", "哪些") quotes the
@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -65,6 +65,7 @@ from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import asks_past
+from memcli.text.entities import ENTITY_TYPES, extract
 from memcli.text.extractive import split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import answers_asked, asks
@@ -90,16 +91,6 @@ LIST_SHARE = 0.4
 """A list question quotes every memory whose best sentence scores this share of the best."""
 LIST_MAX = 6
 """At most this many memories quoted for a list question."""
-SEMANTIC_MIN = 0.38
-"""Cosine similarity (question to memory, all-MiniLM-L6-v2) from which a memory holds what
-an English question asks although it shares too few of its words ("What do I do for a
-living?": "First week as a data analyst at the NHS trust", 0.29 — not reached; "Am I still
-paying for a gym?": "Cancelled my gym membership", 0.60). Chosen on the changes sets: the
-memories quoted wrongly for a question nothing answers reach 0.36 ("What is my passport
-number?": "Our neighbour at number 14..."). Not used for Chinese: the English model
-scores any two Chinese sentences 0.5-0.9."""
-SEMANTIC_BONUS = 0.3
-"""Score added to a sentence of a memory that holds what is asked by ``SEMANTIC_MIN``."""
 LIST_ITEM_CHARS = 240
 """A list question quotes a memory of up to this many characters whole (its name may be in
 the sentence beside the one that names the kind: "Biscuit chewed the sofa. Naughty dog.")."""
@@ -402,6 +393,45 @@ def content_words(text: str) -> set[str]:
     return kept or found
 
 
+_ANY_DOING_WORDS = "do doing did happen happened go went get got up have had 干 干嘛 嘛 做 发生 事 事情 那天 当天 天 忙"
+_ANY_DOING: frozenset[str] = frozenset()
+"""Words of a question that ask what happened, not about any one thing ("What did I do
+on March 9th?", "我上周二干嘛了？"), as ``words`` reads them (filled when first needed)."""
+
+
+def _strict_content_words(text: str) -> set[str]:
+    """The content words of ``text`` (``content_words``), empty when every word is a stop
+    word or a question word."""
+    global _ANY_DOING
+    if not _ANY_DOING:
+        _ANY_DOING = frozenset(w for word in _ANY_DOING_WORDS.split() for w in words(word) | {word})
+    content_words(text)  # fills the English stop tokens
+    return {
+        t for t in words(text) if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP and t.strip()
+    }
+
+
+def _day_answer_from_statements(kind: str, candidates: Sequence[_Candidate], user: str, chinese: bool) -> Extracted:
+    """The answer to a question about what happened on a day ("What did I do on March
+    9th?"): every statement of that day's ``candidates`` (already that day's, questions and
+    requests left out) that the person made or noted, not the assistant's, each cited with
+    its date, oldest first; for a "where" or "who" question, those that name a place or a
+    person when any does."""
+    told = [c for c in candidates if c.memory.speaker != ASSISTANT and BASE_MODEL not in c.memory.tags]
+    fitting = [c for c in told if _fits(kind, c.text)] if kind in ("where", "who") else []
+    chosen: dict[str, _Candidate] = {}
+    for c in fitting or told:
+        chosen.setdefault(c.memory.id, c)
+    if not chosen:
+        return Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+    quoted = sorted(chosen.values(), key=lambda c: c.memory.created_at)[:LIST_MAX]
+    parts = [
+        _attributed(resolve_relative_dates(_item(c), c.memory.created_at, chinese), c.memory, user, chinese)
+        for c in quoted
+    ]
+    return Extracted(("；" if chinese else "; ").join(parts), [c.memory.id for c in quoted])
+
+
 def _fits(kind: str, sentence: str) -> bool:
     """Whether ``sentence`` holds what a ``kind`` question asks for ("title": a name in
     quotes or capitals, for "which film", "哪部电影"...)."""
@@ -465,28 +495,134 @@ def _alias_in(alias: str, text: str, lower: str) -> bool:
 _DAY_OF_MONTH = DAY_OF_MONTH
 
 
-def _semantic(question: str, memories: Sequence[Memory], user: str, similarity: Mapping[str, float] | None) -> set[str]:
-    """The ids of ``memories`` that hold what an English ``question`` asks by meaning: a
-    cosine ``similarity`` to the question of at least ``SEMANTIC_MIN``, and the highest of
-    the recalled memories that tell (a base model's reply or a memory that asks does not;
-    for a question naming a speaker, only what that speaker said: "What motivated Melanie
-    to pursue counseling?" is not answered by Caroline's words). Empty without similarities
-    or for a question with CJK characters."""
-    if not similarity or has_cjk(question):
+TYPE_RANK = 2
+"""A memory answers by the kind of thing it names (``holding_expected``) only when it is
+among this many first recalled memories that tell (not a question, not a base model's
+reply, not superseded for a present-tense question)."""
+_WHICH = re.compile(
+    r"\b(?:which|what)\s+(?!(?:is|are|was|were|am|do|does|did|have|has|had|will|would|can|could|should|kind|kinds|"
+    r"sort|sorts|type|types|time|day|date|year|month|about|else|if|happened|i|you|we|they|he|she|it|my|your)\b)"
+    r"(?:[a-z]+\s+)?[a-z]+\s+(?:am|is|are|was|were|do|does|did|have|has|had)\b|"
+    r"哪家|哪个(?!人|时候)|哪所|哪支|什么(?=[\u4e00-\u9fff]{1,3}(?:[？?]|$))",
+    re.IGNORECASE,
+)
+"""A question asking which one of a kind ("Which gym am I a member of?", "What choir am I
+in?", "我现在在哪家公司上班？", "我现在周末参加的是什么社团？"): its answer is a name."""
+_OTHERS = re.compile(
+    r"\b(?!(?:it|that|there|here|what|who|he|she|let|where|how)'s\b)[A-Za-z]+['’]s\s+\w|\b[a-z]+s['’]\s+\w|"
+    r"\b(?:his|her|their)\s+\w|(?:他|她|他们|她们)的",
+    re.IGNORECASE,
+)
+"""A possessive of someone other than the speaker: "Dad's old manager", "kids' dentist",
+"his car", "他的车牌"."""
+_MY_THING = re.compile(r"\bmy\s+((?:[\w'’-]+\s+){0,2}[\w'’-]+)|我的([\u4e00-\u9fff]{1,4})", re.IGNORECASE)
+_THEIR_THING = re.compile(
+    r"(?:\b(?!(?:it|that|there|here|what|who|he|she|let|where|how)['’]s\b)([A-Za-z]+)['’]s|\b([a-z]+s)['’]|"
+    r"\b(?:his|her|their))\s+((?:[\w-]+\s+){0,2}[\w-]+)|(?:他|她|他们|她们)的([\u4e00-\u9fff]{1,4})",
+    re.IGNORECASE,
+)
+
+
+def _someone_elses(question: str, text: str) -> set[str]:
+    """The words of what ``question`` asks about as the user's own ("my passport", "我的车牌")
+    that ``text`` holds only as someone else's ("Ellie's passport expires in March", "Dad's
+    old manager", "他的车牌"): a memory about another person's thing holds nothing of what
+    is asked about one's own."""
+    mine = {w for m in _MY_THING.finditer(question) for w in words(m.group(1) or m.group(2))}
+    if not mine:
         return set()
+    asked = words(question)
+    theirs = set()
+    for m in _THEIR_THING.finditer(text):
+        owner = m.group(1) or m.group(2)
+        if not (owner and words(owner) & asked):  # "my sister's birthday": "Sister's birthday" is it
+            theirs |= words(m.group(3) or m.group(4))
+    rest = words(_THEIR_THING.sub(" ", text))
+    return {w for w in mine & theirs if w not in rest}
+
+
+def expected_types(question: str) -> frozenset[str]:
+    """What kind of thing ``question`` asks for, as ``memcli.text.entities`` types its
+    mentions (``ENTITY_TYPES``): "where" a place (or an organisation: "which restaurant"),
+    "who" a person or an organisation ("Who do I work for?"), "which/what NOUN" or
+    "哪家/什么NOUN" a name (a work only for a title: "which film"); empty for any other
+    question. Not an amount: "What is my passport number?" is not answered by "my neighbour
+    at number 14" (the thing measured is what the question turns on, and its words must be
+    held); nor a date ("when" is ``question_type``'s)."""
+    kind = question_type(question)
+    if kind == "where":
+        return frozenset(("place", "organisation"))
+    if kind == "who":
+        return frozenset(("person", "organisation"))
+    if kind == "when":
+        return frozenset()
+    if _WHICH.search(question):
+        # a title ("which film") is a work; a thing of another kind ("which gym") is not
+        return frozenset(ENTITY_TYPES) if _TITLE_QUESTION.search(question) else frozenset(ENTITY_TYPES) - {"work"}
+    return frozenset()
+
+
+def _names_expected(
+    text: str, speaker: str, types: frozenset[str], kind: str, user: str, speakers: frozenset[str] = frozenset()
+) -> bool:
+    """Whether ``text`` (said by ``speaker``) names a thing of one of ``types`` (a mention
+    ``entities.extract`` finds, other than the user or the speaker, and not an untyped guess
+    at the text's first word), and, unless the question asks "who" (``kind``), says whose it
+    is of no one else ("kids' dentist is Dr Okafor", "他的车牌": another person's, not the
+    user's), nor a ``speakers``' name (a participant of the conversation, or a short form of
+    one: "Mel")."""
+    if kind != "who" and _OTHERS.search(text):
+        return False
+    found = extract(text, speaker=speaker or user or "I")
+    # a participant ("Wow, Mel, that sounds awesome!") is who talks, not a thing of the kind asked for
+    return any(
+        m.type in types
+        and m.name not in (user, speaker)
+        and not any(s.lower().startswith(m.name.lower()) for s in speakers)
+        and (m.typed or m.start > 0)
+        for m in found.mentions
+    )
+
+
+def holding_expected(question: str, memories: Sequence[Memory], user: str, now: float | None) -> set[str]:
+    """The id of the memory that holds the kind of thing ``question`` asks for
+    (``expected_types``) though not its words ("Which company do I work for?": "Started at
+    Monzo today"; "Where do I live now?": "Finally settled in Denver"): of the first
+    ``TYPE_RANK`` of ``memories`` (recall's order) that tell, of the question's speaker if
+    it names one, the latest that names a thing of that kind (for a question about the
+    past, the first recalled not learned after the date it names); else empty. A memory of
+    another day does not answer a question naming a day (``answer`` checks)."""
+    types = expected_types(question)
+    if not types:
+        return set()
+    kind = question_type(question)
+    # "我妹妹喜欢什么颜色？": a question about someone else is answered only where they are named
+    others = {p.group(0).lower() for p in _PERSON.finditer(question)} if kind != "who" else set()
+    past = asks_past(question)
     named = _people_named(question, memories, user)
+    speakers = frozenset(m.speaker for m in memories if m.speaker and m.speaker != ASSISTANT)
     telling = [
         m
         for m in memories
         if BASE_MODEL not in m.tags
+        and m.speaker != ASSISTANT
         and not any(asks(s) for s in split_sentences(m.text))
+        and (past or not m.superseded_by)
         and (not named or m.speaker in named)
     ]
-    scored = [(similarity.get(m.id, -1.0), m.id) for m in telling]
-    if not scored:
+    if past and now is not None:  # "Where was I working back in early 2024?": not what was noted after it
+        ends = [d.end for d in query_dates(question, now) if d.start and not d.yearless]
+        telling = [m for m in telling if not ends or m.created_at <= max(ends)]
+    fitting = [
+        m
+        for m in telling[:TYPE_RANK]
+        if all(person in m.text.lower() for person in others)
+        and _names_expected(m.text, m.speaker, types, kind, user, speakers)
+    ]
+    if not fitting:
         return set()
-    top, best = max(scored)
-    return {best} if top >= SEMANTIC_MIN else set()
+    # the current value is the latest said ("Who do I work for now?"), the first recalled for the past
+    return {fitting[0].id if past else max(fitting, key=lambda m: m.created_at).id}
 
 
 def _tells_of_day(memory: Memory, days: Sequence[QueryDate]) -> bool:
@@ -616,34 +752,22 @@ def _day_answer(summary: Memory, chinese: bool) -> Extracted:
     return Extracted(f'The summary of {day}: "{" / ".join(lines)}" [{cite(summary)}]', [summary.id])
 
 
-def answer(
-    question: str,
-    memories: Sequence[Memory],
-    user: str = "",
-    now: float | None = None,
-    similarity: Mapping[str, float] | None = None,
-) -> Extracted:
+def answer(question: str, memories: Sequence[Memory], user: str = "", now: float | None = None) -> Extracted:
     """The extractive answer to ``question`` from ``memories`` (recalled, best first) of
     ``user``, asked at ``now`` (unix seconds; resolves the question's relative dates, the
     latest memory's time when None); see the module docstring. Chinese for a question with
-    CJK characters.
-
-    ``similarity``: memory id → cosine similarity (−1..1) of the memory's vector to the
-    question's, as recall computed them (``Recalled.similarity``); with it, a memory that
-    holds what is asked in other words ("What do I do for a living?": "First week as a
-    data analyst") answers (``SEMANTIC_MIN``). Without it, only the words count."""
+    CJK characters."""
     found = _answer(question, memories, user, now, set())
     if found.answered:
         return found
-    # Only where no memory holds the question's words: among LoCoMo's turns, many are close
-    # to a question, and the closest by meaning is less often the answer than the one that
-    # holds its words.
-    close = _semantic(question, memories, user, similarity)
-    return _answer(question, memories, user, now, close) if close else found
+    # Only where no memory holds the question's words: the memory that holds the kind of
+    # thing asked for is a weaker sign than one that holds what the question names.
+    typed = holding_expected(question, memories, user, now)
+    return _answer(question, memories, user, now, typed) if typed else found
 
 
-def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None, close: set[str]) -> Extracted:
-    """``answer``, counting the memories of ``close`` as holding what is asked."""
+def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None, typed: set[str]) -> Extracted:
+    """``answer``, counting the memories of ``typed`` as holding what is asked."""
     chinese = has_cjk(question)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     if memories:
@@ -677,6 +801,9 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
         candidates = [c for c in candidates if c.memory.id in dated]
         if not candidates:
             return not_found
+        undated = _DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))
+        if not (_strict_content_words(undated) - _ANY_DOING):
+            return _day_answer_from_statements(kind, candidates, user, chinese)
     # "Where did I live in 2022?": of a memory and the one that replaced it, the one that
     # held on that date answers, whatever was noted on it.
     changed = {m.id for m in memories if m.superseded_by} | {m.superseded_by for m in memories if m.superseded_by}
@@ -690,20 +817,23 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
     if not candidates:
         return not_found
     stating = {id(c) for c in candidates if answers_asked(question, c.text)}
+    expecting = expected_types(question) if typed else frozenset()
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
 
     def held_by(memory: Memory) -> set[str]:
-        if memory.id in stating_memories or memory.id in close:
+        if memory.id in stating_memories or memory.id in typed:
             return set(wanted)
+        if _someone_elses(question, memory.text):  # of another's thing, the rest of it is not the user's either
+            return set()
         return _held(wanted, whole[memory.id], memory.text)
 
     for c in candidates:
         own = sum(weight[t] for t in (wanted if id(c) in stating else _held(wanted, c.tokens, c.text))) / total
         context = sum(weight[t] for t in held_by(c.memory)) / total
         c.score = own + CONTEXT_WEIGHT * context + RANK_WEIGHT * (1 - c.rank / max(1, len(memories)))
-        if c.memory.id in close:
-            c.score += SEMANTIC_BONUS
-        if id(c) in stating:
+        if id(c) in stating or (
+            c.memory.id in typed and _names_expected(c.text, c.memory.speaker, expecting, kind, user)
+        ):
             c.score += ATTRIBUTE_BONUS
         if _fits(kind, c.text):
             c.score += TYPE_BONUS
