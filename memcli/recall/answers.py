@@ -68,7 +68,7 @@ from memcli.recall.retrieval import asks_past
 from memcli.text.entities import ENTITY_TYPES, extract
 from memcli.text.extractive import split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
-from memcli.text.updates import answers_asked, asks
+from memcli.text.updates import answers_asked, asks, statements
 
 CONTEXT_WEIGHT = 0.3
 """Weight of the question's words found elsewhere in the sentence's memory."""
@@ -303,6 +303,22 @@ _TITLE_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _TITLE = re.compile(r"[\"“《「][^\"”》」]{2,60}[\"”》」]|(?<=\s)[A-Z][a-z]+(\s+[A-Z][a-z]+)+")
+_YES_NO = re.compile(
+    r"^\s*(?:do|does|did|am|is|are|was|were|have|has|can|could|will|would)\b|吗\s*[？?]?\s*$|是否|有没有|是不是",
+    re.IGNORECASE,
+)
+"""A question answered by yes or no ("Am I still in the choir?", "我还在健身房吗？"), which
+the sentence saying a thing ended answers by itself."""
+
+
+def _ends_only(text: str) -> bool:
+    """Whether ``text`` states of its speaker only that things ended ("Left the running
+    club."): for a question asking what holds now, what follows it in the memory ("Signed
+    up to The Depot climbing wall instead.") is the answer's other half."""
+    said = statements(text)
+    return bool(said) and all(s.ended for s in said)
+
+
 _REFERS_BACK = re.compile(
     r"\b(this|these|that|those|such)\s+(?!is\b|was\b|are\b)\w+|^(it|they|he|she)\b|^(这|那|它|他们|她们)", re.IGNORECASE
 )
@@ -885,6 +901,7 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
         if c.score >= SECOND * best.score
         or (_fits(kind, c.text) and not _fits(kind, best.text))
         or (c.index == best.index - 1 and _REFERS_BACK.search(best.text))
+        or (c.index == best.index + 1 and not past and not _YES_NO.search(question) and _ends_only(best.text))
     ]
     if joining:
         quoted.append(max(joining, key=lambda c: c.score))
