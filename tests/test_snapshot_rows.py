@@ -106,3 +106,15 @@ def test_the_postings_stay_mapped_and_score_as_a_fresh_index(tmp_path: Path) -> 
     # folios: 512 kB here for one term); what matters is that the postings are not copied in.
     assert resident_kb(folder / "lexical_indices.npy") is not None, "the postings were read into the process"
     assert resident_kb(folder / "lexical_counts.npy") is not None
+
+
+def test_a_big_read_repeated_after_a_write_sees_the_write(tmp_path: Path) -> None:
+    n = 3000
+    index, _ = saved(tmp_path, n)
+    every = np.arange(n)  # more than MEMO_ROWS: kept for the next read of the same slots
+    np.testing.assert_array_equal(index.turn[every], UserIndex.from_rows(rows(n)).turn)
+    changed = rows(1, start=5, seed=9)
+    index.apply(IndexChanges(changed, [], 2, "e"))
+    want = UserIndex.from_rows(rows(n))
+    want.apply(IndexChanges(changed, [], 2, "e"))
+    np.testing.assert_array_equal(index.turn[every], want.turn)

@@ -104,6 +104,7 @@ class MappedRows(np.memmap):
     _row0 = 0
     _file_offset = 0
     _patched: np.ndarray | None = None
+    _memo: dict[str, np.ndarray] | None = None
 
     @classmethod
     def open(cls, path: str) -> MappedRows:
@@ -117,17 +118,20 @@ class MappedRows(np.memmap):
         rows._file_offset = int(mapped.offset)
         rows._row0 = rows.ctypes.data
         rows._patched = np.zeros(len(mapped), dtype=bool)
+        rows._memo = {}
         return rows
 
     def __array_finalize__(self, obj: Any) -> None:
         super().__array_finalize__(obj)
-        for name in ("_file", "_row0", "_file_offset", "_patched"):
+        for name in ("_file", "_row0", "_file_offset", "_patched", "_memo"):
             setattr(self, name, getattr(obj, name, getattr(MappedRows, name)))
 
     def mark(self, where: slice | np.ndarray) -> None:
         """Rows ``where`` were written since the map was made: read them through the map."""
         if self._patched is not None:
             self._patched[where] = True
+        if self._memo:
+            self._memo.clear()
 
     def __getitem__(self, key: Any) -> Any:
         if (
@@ -142,11 +146,17 @@ class MappedRows(np.memmap):
         return super().__getitem__(key)
 
     def _read(self, slots: np.ndarray) -> np.ndarray:
-        """Rows ``slots`` as a new array, each read with one ``pread`` (a patched one through the map)."""
+        """Rows ``slots`` as a new array, each read with one ``pread`` (a patched one through
+        the map). The last read of more than ``MEMO_ROWS`` rows is kept, and the same slots
+        read again (recall's fixed sample for the moments of a signal, every query) are
+        copied from it, until a row is written (``mark``)."""
         n = len(self)
         slots = np.where(slots < 0, slots + n, slots).astype(np.int64)
         if len(slots) and (slots.min() < 0 or slots.max() >= n):
             raise IndexError("a slot out of range")
+        memo = self._memo
+        if memo and len(memo["slots"]) == len(slots) and np.array_equal(memo["slots"], slots):
+            return memo["rows"].copy()
         out = np.empty((len(slots), self.shape[1]), dtype=self.dtype)
         size = out.itemsize * self.shape[1]
         buffer = memoryview(out).cast("B")
@@ -157,7 +167,14 @@ class MappedRows(np.memmap):
         patched = self._patched[slots] if self._patched is not None else None
         if patched is not None and patched.any():
             out[patched] = np.asarray(super().__getitem__(slots[patched]))
+        if memo is not None and len(slots) > MEMO_ROWS:
+            memo.update(slots=slots, rows=out.copy())
         return out
+
+
+MEMO_ROWS = 2048
+"""Rows from which a read of ``MappedRows`` is kept for the next read of the same slots
+(above twice ``RESCORED``: the rows a query rescores differ from query to query)."""
 
 
 COMPACT_AT = 64
@@ -468,7 +485,7 @@ class UserIndex:
         for kind in kinds:
             if kind in self._kind_codes:
                 table[self._kind_codes[kind]] = True
-        return table[self.kind_codes]
+        return np.take(table, self.kind_codes)
 
     def speaker_names(self) -> set[str]:
         """The speakers of the rows alive ("" for none left out)."""
@@ -477,7 +494,7 @@ class UserIndex:
     def speaker_table(self, chosen: Callable[[str], bool]) -> np.ndarray:
         """1.0 for the slots whose speaker is ``chosen``, else 0.0 (one call per speaker)."""
         table = np.array([float(chosen(name)) for name in self._speaker_names] + [0.0])
-        return table[self.speaker_codes]
+        return np.take(table, self.speaker_codes)
 
     # updates ---------------------------------------------------------------------------
 
