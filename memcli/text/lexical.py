@@ -466,13 +466,20 @@ class LexicalIndex:
                     parts_weighted.append(weight * counts.astype(np.float64))
             if not parts_slots:
                 continue
-            slots = np.concatenate(parts_slots)
             # a document holds the term in one field or several: count it once, its fields summed
-            present, at = np.unique(slots, return_inverse=True)
-            if not len(present):
-                continue
-            f = np.bincount(at, weights=np.concatenate(parts_weighted), minlength=len(present))
+            if len(parts_slots) == 1:  # one column: its slots are distinct already
+                present, f = parts_slots[0], parts_weighted[0]
+            else:
+                slots, weighted = np.concatenate(parts_slots), np.concatenate(parts_weighted)
+                if 8 * len(slots) > n:  # many postings: one pass over the documents costs less than a sort
+                    present = np.flatnonzero(np.bincount(slots, minlength=n))
+                    f = np.bincount(slots, weights=weighted, minlength=n)[present]
+                else:
+                    present, at = np.unique(slots, return_inverse=True)
+                    f = np.bincount(at, weights=weighted, minlength=len(present))
             found = len(present)
+            if not found:
+                continue
             idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
             idf = idf if idf > 0 else _MIN_IDF
             norm = K1 * (1 - B + B * self._length[present] / avgdl)
