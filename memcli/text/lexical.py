@@ -184,15 +184,19 @@ class Postings:
     @classmethod
     def build(cls, slots: np.ndarray, columns: np.ndarray, counts: np.ndarray, n_columns: int) -> Postings:
         """Postings of the entries (slot, column, count); repeated (slot, column) entries are summed."""
-        if len(slots):
-            order = np.lexsort((slots, columns))
-            slots, columns, counts = slots[order], columns[order], counts[order]
-            starts = np.flatnonzero(np.r_[True, (np.diff(slots) != 0) | (np.diff(columns) != 0)])
-            counts = np.add.reduceat(np.asarray(counts, dtype=np.float64), starts)
-            slots, columns = slots[starts], columns[starts]
-        indptr = np.zeros(n_columns + 1, dtype=np.int64)
-        np.cumsum(np.bincount(columns, minlength=n_columns)[:n_columns], out=indptr[1:])
-        return cls(indptr, slots.astype(np.int32), np.clip(np.rint(counts), 0, COUNT_MAX).astype(np.uint16))
+        # heavy: scipy's sparse matrices are needed only by BM25 (its conversion is a counting sort)
+        from scipy import sparse
+
+        rows = int(slots.max()) + 1 if len(slots) else 1
+        matrix = sparse.coo_matrix(
+            (np.asarray(counts, dtype=np.float64), (slots, columns)), shape=(rows, n_columns)
+        ).tocsc()
+        matrix.sum_duplicates()
+        return cls(
+            matrix.indptr.astype(np.int64),
+            matrix.indices.astype(np.int32),
+            np.clip(np.rint(matrix.data), 0, COUNT_MAX).astype(np.uint16),
+        )
 
 
 _NO_SLOTS = np.zeros(0, dtype=np.int32)
