@@ -6,6 +6,8 @@ reads worked out once per row, brought up to date from the rows a write changed
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -66,10 +68,113 @@ def _sign_cosine(codes: np.ndarray, query: np.ndarray, dimension: int) -> np.nda
     its Hamming distance to ``query`` (words,): one contiguous pass a word (measured at a
     million rows: 2.3 times faster than over rows stored a row after another)."""
     differ = np.zeros(len(codes), dtype=np.uint16)
-    for word in range(codes.shape[1]):
-        differ += np.bitwise_count(np.ascontiguousarray(codes[:, word]) ^ query[word])
+    xor, count = np.empty(len(codes), dtype=np.uint64), np.empty(len(codes), dtype=np.uint8)
+    for word in range(codes.shape[1]):  # into buffers made once: no array allocated a word
+        np.bitwise_xor(codes[:, word], query[word], out=xor)
+        np.bitwise_count(xor, out=count)
+        np.add(differ, count, out=differ)
     table = np.cos(np.pi * np.arange(dimension + 1) / dimension).astype(np.float32)
-    return table[differ]
+    return np.take(table, differ)
+
+
+class _Descriptor:
+    """An open file descriptor, closed when the last array reading through it is gone."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            os.close(self.fd)
+
+
+class MappedRows(np.memmap):
+    """A snapshot's vector file (rows of ``dimension`` float32) memory-mapped copy-on-write,
+    whose rows picked by an array of slots (``vectors[slots]``, what recall's exact
+    rescoring reads) are read from the file with ``pread`` rather than through the map.
+
+    Through the map, the kernel maps the cached pages around every row read into the
+    process (fault-around, 64 KB a fault) and they count in its resident memory: at a
+    million memories both vector files (3 GB) ended up mapped after 100 recalls. A row
+    written since the map was made (``mark``: appended into a spare row, or patched) is
+    read through the map, where the write went. Every other use (slices, products,
+    writes) is the memory map's."""
+
+    _file: _Descriptor | None = None
+    _row0 = 0
+    _file_offset = 0
+    _patched: np.ndarray | None = None
+    _memo: dict[str, np.ndarray] | None = None
+
+    @classmethod
+    def open(cls, path: str) -> MappedRows:
+        """The ``.npy`` file at ``path`` (2-D, C order), mapped copy-on-write. Raises
+        OSError or ValueError as ``numpy.load`` does."""
+        mapped = np.load(path, mmap_mode="c", allow_pickle=False)
+        if mapped.ndim != 2 or not mapped.flags.c_contiguous:
+            raise ValueError("not a matrix of rows")
+        rows = mapped.view(cls)
+        rows._file = _Descriptor(path)
+        rows._file_offset = int(mapped.offset)
+        rows._row0 = rows.ctypes.data
+        rows._patched = np.zeros(len(mapped), dtype=bool)
+        rows._memo = {}
+        return rows
+
+    def __array_finalize__(self, obj: Any) -> None:
+        super().__array_finalize__(obj)
+        for name in ("_file", "_row0", "_file_offset", "_patched", "_memo"):
+            setattr(self, name, getattr(obj, name, getattr(MappedRows, name)))
+
+    def mark(self, where: slice | np.ndarray) -> None:
+        """Rows ``where`` were written since the map was made: read them through the map."""
+        if self._patched is not None:
+            self._patched[where] = True
+        if self._memo:
+            self._memo.clear()
+
+    def __getitem__(self, key: Any) -> Any:
+        if (
+            isinstance(key, np.ndarray)
+            and key.ndim == 1
+            and key.dtype.kind in "iu"
+            and self._file is not None
+            and self.ndim == 2
+            and self.ctypes.data == self._row0
+        ):
+            return self._read(key)
+        return super().__getitem__(key)
+
+    def _read(self, slots: np.ndarray) -> np.ndarray:
+        """Rows ``slots`` as a new array, each read with one ``pread`` (a patched one through
+        the map). The last read of more than ``MEMO_ROWS`` rows is kept, and the same slots
+        read again (recall's fixed sample for the moments of a signal, every query) are
+        copied from it, until a row is written (``mark``)."""
+        n = len(self)
+        slots = np.where(slots < 0, slots + n, slots).astype(np.int64)
+        if len(slots) and (slots.min() < 0 or slots.max() >= n):
+            raise IndexError("a slot out of range")
+        memo = self._memo
+        if memo and len(memo["slots"]) == len(slots) and np.array_equal(memo["slots"], slots):
+            return memo["rows"].copy()
+        out = np.empty((len(slots), self.shape[1]), dtype=self.dtype)
+        size = out.itemsize * self.shape[1]
+        buffer = memoryview(out).cast("B")
+        fd, offset = self._file.fd, self._file_offset  # type: ignore[union-attr]
+        for i, slot in enumerate(slots.tolist()):
+            if os.preadv(fd, [buffer[i * size : (i + 1) * size]], offset + slot * size) != size:
+                raise OSError("a vector file shorter than its map")
+        patched = self._patched[slots] if self._patched is not None else None
+        if patched is not None and patched.any():
+            out[patched] = np.asarray(super().__getitem__(slots[patched]))
+        if memo is not None and len(slots) > MEMO_ROWS:
+            memo.update(slots=slots, rows=out.copy())
+        return out
+
+
+MEMO_ROWS = 2048
+"""Rows from which a read of ``MappedRows`` is kept for the next read of the same slots
+(above twice ``RESCORED``: the rows a query rescores differ from query to query)."""
 
 
 COMPACT_AT = 64
@@ -151,6 +256,8 @@ class UserIndex:
         self._capacity = 0
         self._store: dict[str, np.ndarray] = {}
         self._slot_of: dict[int, int] = {}
+        self._linked = True
+        """Whether ``_slot_of``, ``_session_slots`` and ``_session_first`` are worked out (``_link``)."""
         self._session_slots: dict[str, set[int]] = {}
         self._session_first: dict[str, int] = {}
         self._kind_codes: dict[str, int] = {}
@@ -241,20 +348,17 @@ class UserIndex:
         index._store.update({cls._CODES[name]: c for name, c in codes.items()})
         index._capacity = n
         index._adopt({name: arrays[name] for name in cls._VECTORS})
-        store = index._store
-        index.ids, index.texts, index._sessions = list(lists["ids"]), list(lists["texts"]), list(lists["sessions"])
+        sessions: dict[str, str] = {}  # one string a session, not one a row
+        index.ids, index.texts = list(lists["ids"]), list(lists["texts"])
+        index._sessions = [sessions.setdefault(session, session) for session in lists["sessions"]]
         index._kind_names, index._speaker_names = list(lists["kind_names"]), list(lists["speaker_names"])
         index._speaker_counts = [int(c) for c in lists["speaker_counts"]]
         index._kind_codes = {name: i for i, name in enumerate(index._kind_names)}
         index._speaker_codes = {name: i for i, name in enumerate(index._speaker_names)}
         index._says_when_ready = bool(scalars["says_when_ready"])
-        alive, first = store["alive"], store["first"]
-        index._slot_of = {int(r): i for i, r in enumerate(store["rowids"].tolist()) if alive[i]}
-        for slot, session in enumerate(index._sessions):
-            if session and alive[slot]:
-                index._session_slots.setdefault(session, set()).add(slot)
-                if first[slot]:
-                    index._session_first[session] = slot
+        # The slot of each rowid and the slots of each session serve writes alone: worked
+        # out at the first write (``_link``), not at a load that a recall waits for.
+        index._linked = False
         index.lexical = LexicalIndex.from_state(
             {k[8:]: v for k, v in arrays.items() if k.startswith("lexical_")},
             {k[8:]: v for k, v in lists.items() if k.startswith("lexical_")},
@@ -381,7 +485,7 @@ class UserIndex:
         for kind in kinds:
             if kind in self._kind_codes:
                 table[self._kind_codes[kind]] = True
-        return table[self.kind_codes]
+        return np.take(table, self.kind_codes)
 
     def speaker_names(self) -> set[str]:
         """The speakers of the rows alive ("" for none left out)."""
@@ -390,14 +494,33 @@ class UserIndex:
     def speaker_table(self, chosen: Callable[[str], bool]) -> np.ndarray:
         """1.0 for the slots whose speaker is ``chosen``, else 0.0 (one call per speaker)."""
         table = np.array([float(chosen(name)) for name in self._speaker_names] + [0.0])
-        return table[self.speaker_codes]
+        return np.take(table, self.speaker_codes)
 
     # updates ---------------------------------------------------------------------------
+
+    def _link(self) -> None:
+        """Work out the slot of each rowid and the slots and first turn of each session,
+        when a snapshot's load left them (``from_snapshot``)."""
+        if self._linked:
+            return
+        alive, first = self.alive, self.first
+        self._slot_of = {int(r): i for i, r in enumerate(self.rowids.tolist()) if alive[i]}
+        self._session_slots, self._session_first = {}, {}
+        for slot, session in enumerate(self._sessions):
+            if session and alive[slot]:
+                self._session_slots.setdefault(session, set()).add(slot)
+                if first[slot]:
+                    self._session_first[session] = slot
+        self._linked = True
 
     def apply(self, changes: IndexChanges) -> None:
         """Bring the index up to ``changes`` (of the same epoch): drop the removed rows,
         append the new ones, patch the updated ones where they sit, and set the ``first``
         flag of every session they touch again."""
+        if not changes.rows and not changes.removed:
+            self.seq = changes.seq
+            return
+        self._link()
         touched: dict[str, list[int]] = {}
         for rowid in changes.removed:
             slot = self._slot_of.pop(rowid, None)
@@ -501,6 +624,8 @@ class UserIndex:
                 len(rows), self.dimension
             )
             s[name][where] = vectors
+            if isinstance(s[name], MappedRows):
+                s[name].mark(where)
             s[self._CODES[name]][where] = sign_codes(vectors)
         self.lexical.put(slots, [(r[12], r[13], r[14]) for r in rows])
         if self._says_when_ready:
@@ -531,6 +656,8 @@ class UserIndex:
         keep = np.flatnonzero(self.alive)
         for name, array in [*self._store.items(), *self._months.items()]:
             array[: len(keep)] = array[keep]
+            if isinstance(array, MappedRows):
+                array.mark(np.flatnonzero(keep != np.arange(len(keep))))
         self.lexical.compact(keep)
         self.ids = [self.ids[i] for i in keep]
         self.texts = [self.texts[i] for i in keep]

@@ -42,7 +42,7 @@ import numpy as np
 
 from memcli.dates import spoken_day
 from memcli.memory import Kind, Memory
-from memcli.store.db import atomic
+from memcli.store.db import atomic, rows_in
 from memcli.store.index import IndexChanges, UserIndex, has_neighbours
 
 INDEX_VERSION = 3
@@ -304,16 +304,11 @@ class RecallIndex:
 
     def records_by_id(self, ids: Sequence[str]) -> list[tuple[str, str, str, str]]:
         """(id, user, text, record) of the memories with these ids that the index holds."""
-        found: list[tuple[str, str, str, str]] = []
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            found.extend(
-                self._db.execute(
-                    f"SELECT memory_id, user, text, record FROM recall_index WHERE memory_id IN ({marks})", chunk
-                )
+        return list(
+            rows_in(
+                self._db, "SELECT memory_id, user, text, record FROM recall_index WHERE memory_id IN ({marks})", ids
             )
-        return found
+        )
 
     def ids_with_prefix(self, prefix: str) -> list[str]:
         """Every id in the index that starts with ``prefix``."""

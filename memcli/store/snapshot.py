@@ -5,8 +5,9 @@ the sidecar (8.5 s for 100,000 memories: 300 MB of vectors read, BM25 postings t
 A snapshot is a folder of files beside the sidecar (``SNAPSHOT_DIR`` under the data
 folder, one folder per user, named by a hash of the user's name), written whole by
 ``save``: the vectors as ``.npy`` files, memory-mapped copy-on-write when loaded (a page
-the index patches becomes the process's own; the file is never written again), the other
-per-row arrays and the BM25 postings as ``.npy`` files, and the lists and names as JSON.
+the index patches becomes the process's own; the file is never written again), the BM25
+postings as ``.npy`` files memory-mapped read-only (a query reads its terms' columns alone),
+the other per-row arrays as ``.npy`` files, and the lists and names as JSON.
 Each save writes a new *generation* folder, fsyncs it, and only then points the user's
 ``current`` file at it (``writing_private``: a rename), so a kill at any point leaves the
 previous snapshot or the new one, whole; folders no pointer names are removed by the next
@@ -41,15 +42,19 @@ from typing import Any
 import numpy as np
 
 from memcli.paths import open_private, private_dir, writing_private
-from memcli.store.index import UserIndex
+from memcli.store.index import MappedRows, UserIndex
 
 SNAPSHOT_DIR = "recall-snapshots"
 """The folder of the snapshots, under the store's data folder."""
-SNAPSHOT_VERSION = 2
+SNAPSHOT_VERSION = 3
 """Bump when what a snapshot holds changes: older snapshots are then not used (2: the
-vectors' sign codes, and spare rows after the vectors)."""
+vectors' sign codes, and spare rows after the vectors; 3: the BM25 postings as int32 slots
+and uint16 counts, ``memcli.text.lexical.Postings``)."""
 _MAPPED = ("turn", "window")
-"""The arrays memory-mapped when loaded, written with spare rows (``UserIndex.spare_rows``)."""
+"""The arrays memory-mapped copy-on-write when loaded, written with spare rows (``UserIndex.spare_rows``)."""
+_READ_MAPPED = ("lexical_indices", "lexical_counts")
+"""The arrays memory-mapped read-only when loaded (the BM25 postings: a query reads its
+terms' columns alone, and a merge writes new arrays, never these)."""
 _POINTER = "current"
 _MANIFEST = "manifest.json"
 
@@ -152,18 +157,18 @@ def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Pat
 
 
 def _map(path: Path) -> np.ndarray:
-    """The array of the ``.npy`` file at ``path``, memory-mapped copy-on-write: what the
-    process writes into it stays its own, the file is never written."""
-    return _random_access(np.load(path, mmap_mode="c", allow_pickle=False))
+    """The vectors of the ``.npy`` file at ``path``, memory-mapped copy-on-write (what the
+    process writes into it stays its own, the file is never written), the rows recall
+    rescores read with ``pread`` (``MappedRows``)."""
+    return _random_access(MappedRows.open(str(path)))
 
 
 def _random_access(array: np.ndarray) -> np.ndarray:
     """``array`` (a memory map) with the kernel told that it is read at random
     (``MADV_RANDOM``): no read-ahead from the device around each row recall reads (a store
     not in the page cache). It does not stop the kernel from mapping the cached pages
-    around each row read into the process (fault-around, 64 KB): at a million memories the
-    resident memory still grew by the whole vector files over 100 recalls, as each query's
-    1,000 rows differ. Where madvise is missing, as it is."""
+    around each row read into the process (fault-around, 64 KB), which is why the rows
+    recall rescores are read with ``pread`` (``MappedRows``). Where madvise is missing, as it is."""
     handle = getattr(array, "_mmap", None)
     with contextlib.suppress(AttributeError, OSError, ValueError):
         handle.madvise(mmap.MADV_RANDOM)  # type: ignore[union-attr]
@@ -175,7 +180,7 @@ def load(data_dir: Path, user: str, epoch: str, seq: int, index_version: int) ->
     date by the caller), or None when there is none or it cannot be trusted: another
     version, another user, another epoch than ``epoch``, a ``seq`` ahead of ``seq`` (the
     sidecar's now), or files that do not agree with its manifest (a torn or damaged
-    snapshot). The vectors are memory-mapped (copy-on-write)."""
+    snapshot). The vectors are memory-mapped (copy-on-write), the BM25 postings read-only."""
     home = user_dir(data_dir, user)
     try:
         generation = home / (home / _POINTER).read_text(encoding="utf-8").strip()
@@ -193,8 +198,13 @@ def load(data_dir: Path, user: str, epoch: str, seq: int, index_version: int) ->
             return None
         arrays: dict[str, np.ndarray] = {}
         for name, (shape, dtype) in manifest["arrays"].items():
-            mode = "c" if name in _MAPPED and int(np.prod(shape)) > 0 else None
-            array = np.load(generation / f"{name}.npy", mmap_mode=mode, allow_pickle=False)
+            mode = None
+            if int(np.prod(shape)) > 0:
+                mode = "c" if name in _MAPPED else "r" if name in _READ_MAPPED else None
+            if mode == "c":
+                array = MappedRows.open(str(generation / f"{name}.npy"))
+            else:
+                array = np.load(generation / f"{name}.npy", mmap_mode=mode, allow_pickle=False)
             if mode:
                 array = _random_access(array)
             if list(array.shape) != shape or str(array.dtype) != dtype:

@@ -25,12 +25,15 @@ kana, which jieba does not segment, come out a character at a time (a Japanese
 segmenter would do better); Korean writes spaces between words and is tokenized as Latin
 text is.
 
-The postings live in a sparse matrix (scipy), one row per slot of the ``UserIndex`` and
-three columns per term (one per field), holding term counts. A write does not touch it:
-the rows it replaces are marked stale and the new documents wait in a small *delta*;
-once the delta holds more than ``MERGE_AT`` documents (and an eighth of them), it is
-merged into the matrix in one pass, so a write costs its own tokens and, amortised, a few
-microseconds more.
+The postings are three plain arrays in compressed-column form (``Postings``): three
+columns per term (one per field), each column the slots holding the term (int32) and their
+term counts (uint16), 6 bytes a posting. A query reads only its terms' columns, so the
+arrays can stay memory-mapped from a snapshot of the recall index
+(``memcli.store.snapshot``): a query maps in the pages of its terms alone. A write does not
+touch them: the rows it replaces are marked stale and the new documents wait in a small
+*delta*; once the delta holds more than ``MERGE_AT`` documents (and an eighth of them), it
+is merged into the postings in one pass, so a write costs its own tokens and, amortised, a
+few microseconds more.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -54,6 +58,8 @@ MERGE_AT = 2048
 """Documents the delta holds before it is merged into the postings (and at least an eighth
 of the documents): a merge copies every posting, so it runs rarely."""
 _MIN_IDF = 1e-6
+COUNT_MAX = np.iinfo(np.uint16).max
+"""A term's count in one field of one document is kept up to this (BM25 has long saturated there)."""
 _WORD = re.compile(r"[^\W_]+")
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 """Kana and CJK ideographs (a regular-expression class body): text written without spaces."""
@@ -148,6 +154,55 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Postings:
+    """Postings in compressed-column form: column ``c`` (``FIELDS * term + field``) holds the
+    slots ``indices[indptr[c]:indptr[c + 1]]`` (int32, ascending) with the term's count in
+    that field of each (``counts``, uint16). The arrays may be read-only memory maps."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def columns(self) -> int:
+        """Columns held (``FIELDS`` times the terms known when they were made)."""
+        return len(self.indptr) - 1
+
+    def column(self, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, counts) of ``column``; empty when it is beyond these postings."""
+        if column >= self.columns:
+            return _NO_SLOTS, _NO_COUNTS
+        start, end = int(self.indptr[column]), int(self.indptr[column + 1])
+        return self.indices[start:end], self.counts[start:end]
+
+    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(slots, columns, counts) of every posting (int64, int64, float32)."""
+        columns = np.repeat(np.arange(self.columns, dtype=np.int64), np.diff(self.indptr))
+        return self.indices.astype(np.int64), columns, self.counts.astype(np.float32)
+
+    @classmethod
+    def build(cls, slots: np.ndarray, columns: np.ndarray, counts: np.ndarray, n_columns: int) -> Postings:
+        """Postings of the entries (slot, column, count); repeated (slot, column) entries are summed."""
+        # heavy: scipy's sparse matrices are needed only by BM25 (its conversion is a counting sort)
+        from scipy import sparse
+
+        rows = int(slots.max()) + 1 if len(slots) else 1
+        matrix = sparse.coo_matrix(
+            (np.asarray(counts, dtype=np.float64), (slots, columns)), shape=(rows, n_columns)
+        ).tocsc()
+        matrix.sum_duplicates()
+        return cls(
+            matrix.indptr.astype(np.int64),
+            matrix.indices.astype(np.int32),
+            np.clip(np.rint(matrix.data), 0, COUNT_MAX).astype(np.uint16),
+        )
+
+
+_NO_SLOTS = np.zeros(0, dtype=np.int32)
+_NO_COUNTS = np.zeros(0, dtype=np.uint16)
+
+
 class LexicalIndex:
     """BM25 postings of one user's memories, one document per slot of a ``UserIndex``
     (slots are small integers; a slot may be written again or dropped).
@@ -166,12 +221,11 @@ class LexicalIndex:
         self._stale = np.zeros(0, dtype=bool)
         self._live_count = 0
         self._total_length = 0.0
-        self._base: Any = None
-        """Postings (scipy CSC, slots x FIELDS * terms, term counts) as of the last merge;
-        rows marked stale since do not count."""
+        self._base: Postings | None = None
+        """Postings as of the last merge; rows marked stale since do not count."""
         self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Documents written since the last merge: slot -> (columns, counts)."""
-        self._delta_matrix: Any = None
+        self._delta_postings: Postings | None = None
 
     def __len__(self) -> int:
         """Documents indexed."""
@@ -182,22 +236,22 @@ class LexicalIndex:
         ``from_state`` takes back (a snapshot of the recall index saves them)."""
         self._merge()
         arrays = {"length": self._length, "live": self._live}
-        shape = [0, 0]
         if self._base is not None:
-            arrays.update(indptr=self._base.indptr, indices=self._base.indices, data=self._base.data)
-            shape = list(self._base.shape)
+            arrays.update(indptr=self._base.indptr, indices=self._base.indices, counts=self._base.counts)
         terms = [""] * len(self._vocab)
         for term, number in self._vocab.items():
             terms[number] = term
         lists = {"terms": terms, "words": self._words}
-        scalars = {"live_count": self._live_count, "total_length": self._total_length, "shape": shape}
+        scalars = {"live_count": self._live_count, "total_length": self._total_length}
         return arrays, lists, scalars
 
     @classmethod
     def from_state(
         cls, arrays: Mapping[str, np.ndarray], lists: Mapping[str, Any], scalars: Mapping[str, Any]
     ) -> LexicalIndex:
-        """The postings ``state`` gave. Raises ValueError when its parts do not agree."""
+        """The postings ``state`` gave (``indices`` and ``counts`` may be read-only memory
+        maps: they are used as they are, and only a query's columns are read). Raises
+        ValueError when its parts do not agree."""
         index = cls()
         index._vocab = {term: number for number, term in enumerate(lists["terms"])}
         index._words = {str(word): int(number) for word, number in lists["words"].items()}
@@ -208,13 +262,18 @@ class LexicalIndex:
         index._stale = np.zeros(len(index._live), dtype=bool)
         index._live_count, index._total_length = int(scalars["live_count"]), float(scalars["total_length"])
         if "indptr" in arrays:
-            # heavy: scipy's sparse matrices are needed only by BM25
-            from scipy import sparse
-
-            shape = tuple(int(x) for x in scalars["shape"])
-            if shape[0] > len(index._live) or shape[1] > FIELDS * max(1, len(index._vocab)):
+            indptr = np.array(arrays["indptr"], dtype=np.int64)
+            indices, counts = arrays["indices"], arrays["counts"]
+            if (
+                len(indptr) > FIELDS * max(1, len(index._vocab)) + 1
+                or indices.dtype != np.int32
+                or counts.dtype != np.uint16
+                or len(indices) != len(counts)
+                or (len(indptr) and (indptr[0] != 0 or indptr[-1] != len(indices)))
+                or bool(np.any(np.diff(indptr) < 0))
+            ):
                 raise ValueError("postings of another shape")
-            index._base = sparse.csc_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+            index._base = Postings(indptr, indices, counts)
         return index
 
     # writes ------------------------------------------------------------------------------
@@ -229,7 +288,7 @@ class LexicalIndex:
         lengths = np.asarray(batch.sum(axis=1)).ravel()
         if self._base is None and not self._delta and self._live_count == 0:
             coo = batch.tocoo()
-            self._base = self._csc([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
+            self._base = self._postings([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
         else:
             for i, slot in enumerate(slots.tolist()):
                 self._unindex(slot)
@@ -238,7 +297,7 @@ class LexicalIndex:
                     batch.indices[start:end].astype(np.int64),
                     batch.data[start:end].astype(np.float32),
                 )
-            self._delta_matrix = None
+            self._delta_postings = None
         for slot, length in zip(slots.tolist(), lengths.tolist()):
             if self._live[slot]:
                 self._total_length -= self._length[slot]
@@ -254,7 +313,7 @@ class LexicalIndex:
         """Remove the document at ``slot``."""
         if slot < len(self._live) and self._live[slot]:
             self._unindex(slot)
-            self._delta_matrix = None
+            self._delta_postings = None
             self._live[slot] = False
             self._live_count -= 1
             self._total_length -= self._length[slot]
@@ -268,12 +327,12 @@ class LexicalIndex:
         length, live = np.zeros(len(keep)), np.zeros(len(keep), dtype=bool)
         length[: len(inside)], live[: len(inside)] = self._length[inside], self._live[inside]
         if self._base is not None:
-            rows = np.zeros(len(keep), dtype=np.int64)
-            rows[: len(inside)] = inside
-            base = self._base.tocsr()[rows]
-            base.data[np.repeat(~live, np.diff(base.indptr))] = 0
-            base.eliminate_zeros()
-            self._base = base.tocsc()
+            renumber = np.full(len(self._live), -1, dtype=np.int64)
+            renumber[inside[live[: len(inside)]]] = np.flatnonzero(live[: len(inside)])
+            slots, columns, counts = self._base.entries()
+            slots = renumber[slots]
+            kept = slots >= 0
+            self._base = Postings.build(slots[kept], columns[kept], counts[kept], self._base.columns)
         self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
         self._live_count, self._total_length = int(live.sum()), float(length[live].sum())
         self._grow(len(keep))
@@ -290,7 +349,7 @@ class LexicalIndex:
 
     def _unindex(self, slot: int) -> None:
         """Take the document at ``slot`` out of the postings (a base row goes stale)."""
-        if self._delta.pop(slot, None) is None and self._base is not None and slot < self._base.shape[0]:
+        if self._delta.pop(slot, None) is None and self._base is not None:
             self._stale[slot] = True
 
     def _encode(self, documents: Sequence[Document]) -> Any:
@@ -348,24 +407,12 @@ class LexicalIndex:
             out.append(number)
         return out
 
-    def _matrix(self, rows: Sequence[tuple[int, np.ndarray, np.ndarray | None]]) -> Any:
-        """A CSC matrix (slots x FIELDS * terms) from (slot, columns, counts or None for
-        ones); repeated (slot, column) entries are summed."""
-        return self._csc(
-            [np.full(len(c), s, dtype=np.int64) for s, c, _ in rows],
-            [c for _, c, _ in rows],
-            [np.ones(len(c), dtype=np.float32) if n is None else n for _, c, n in rows],
-        )
-
-    def _csc(self, slots: list[np.ndarray], columns: list[np.ndarray], counts: list[np.ndarray]) -> Any:
-        # heavy: scipy's sparse matrices are needed only by BM25
-        from scipy import sparse
-
-        shape = (len(self._live), FIELDS * max(1, len(self._vocab)))
+    def _postings(self, slots: list[np.ndarray], columns: list[np.ndarray], counts: list[np.ndarray]) -> Postings:
+        """Postings of the entries given in parts (slots, columns, counts), over every term known."""
+        n_columns = FIELDS * max(1, len(self._vocab))
         if not slots:
-            return sparse.csc_matrix(shape, dtype=np.float32)
-        entries = (np.concatenate(counts).astype(np.float32), (np.concatenate(slots), np.concatenate(columns)))
-        return sparse.coo_matrix(entries, shape=shape).tocsc()
+            return Postings.build(_NO_SLOTS.astype(np.int64), _NO_SLOTS.astype(np.int64), _NO_COUNTS, n_columns)
+        return Postings.build(np.concatenate(slots), np.concatenate(columns), np.concatenate(counts), n_columns)
 
     def _merge(self) -> None:
         """Fold the delta into the postings and drop the stale rows."""
@@ -373,16 +420,16 @@ class LexicalIndex:
             return
         slots, columns, counts = [], [], []
         if self._base is not None:
-            base = self._base.tocoo()
-            kept = ~self._stale[base.row]
-            slots.append(base.row[kept].astype(np.int64))
-            columns.append(base.col[kept].astype(np.int64))
-            counts.append(base.data[kept])
+            base_slots, base_columns, base_counts = self._base.entries()
+            kept = ~self._stale[base_slots]
+            slots.append(base_slots[kept])
+            columns.append(base_columns[kept])
+            counts.append(base_counts[kept])
         for slot, (c, n) in self._delta.items():
             slots.append(np.full(len(c), slot, dtype=np.int64))
             columns.append(c)
             counts.append(n)
-        self._base, self._delta, self._delta_matrix = self._csc(slots, columns, counts), {}, None
+        self._base, self._delta, self._delta_postings = self._postings(slots, columns, counts), {}, None
         self._stale[:] = False
 
     # scoring ---------------------------------------------------------------------------------
@@ -390,38 +437,55 @@ class LexicalIndex:
     def scores(self, stems: Sequence[str], weights: tuple[float, float, float], n: int) -> np.ndarray:
         """The BM25 score (higher is better; 0 for no match) of each of the first ``n``
         slots for the query terms ``stems`` (already ``tokens``), with field weights
-        (own, context, day)."""
+        (own, context, day). Reads the postings of the query's terms alone: the cost grows
+        with their postings, not with the documents, beyond the output's ``n`` zeros."""
         out = np.zeros(n)
         if self._live_count == 0:
             return out
         ids = [self._vocab[s] for s in dict.fromkeys(stems) if s in self._vocab]
         if not ids:
             return out
-        if self._delta and self._delta_matrix is None:
-            self._delta_matrix = self._matrix([(s, c, v) for s, (c, v) in self._delta.items()])
+        if self._delta and self._delta_postings is None:
+            self._delta_postings = self._postings(
+                [np.full(len(c), s, dtype=np.int64) for s, (c, _) in self._delta.items()],
+                [c for c, _ in self._delta.values()],
+                [v for _, v in self._delta.values()],
+            )
         avgdl = self._total_length / self._live_count
-        norm = K1 * (1 - B + B * self._length[:n] / avgdl)
         for term in ids:
-            weighted, present = np.zeros(n), np.zeros(n, dtype=bool)
-            for matrix, skip in ((self._base, self._stale), (self._delta_matrix, None)):
-                if matrix is None or FIELDS * term >= matrix.shape[1]:
+            parts_slots, parts_weighted = [], []
+            for postings, skip in ((self._base, self._stale), (self._delta_postings, None)):
+                if postings is None:
                     continue
                 for field, weight in enumerate(weights):
-                    column = FIELDS * term + field
-                    start, end = matrix.indptr[column], matrix.indptr[column + 1]
-                    slots, counts = matrix.indices[start:end], matrix.data[start:end]
+                    slots, counts = postings.column(FIELDS * term + field)
+                    if not len(slots):
+                        continue
+                    keep = (slots >= 0) & (slots < min(n, len(self._stale)))
+                    slots, counts = slots[keep], counts[keep]
                     if skip is not None:
                         keep = ~skip[slots]
                         slots, counts = slots[keep], counts[keep]
-                    inside = slots < n
-                    slots, counts = slots[inside], counts[inside]
-                    weighted[slots] += weight * counts
-                    present[slots] = True
-            found = int(np.count_nonzero(present))
+                    parts_slots.append(slots)
+                    parts_weighted.append(weight * counts.astype(np.float64))
+            if not parts_slots:
+                continue
+            # a document holds the term in one field or several: count it once, its fields summed
+            if len(parts_slots) == 1:  # one column: its slots are distinct already
+                present, f = parts_slots[0], parts_weighted[0]
+            else:
+                slots, weighted = np.concatenate(parts_slots), np.concatenate(parts_weighted)
+                if 8 * len(slots) > n:  # many postings: one pass over the documents costs less than a sort
+                    present = np.flatnonzero(np.bincount(slots, minlength=n))
+                    f = np.bincount(slots, weights=weighted, minlength=n)[present]
+                else:
+                    present, at = np.unique(slots, return_inverse=True)
+                    f = np.bincount(at, weights=weighted, minlength=len(present))
+            found = len(present)
             if not found:
                 continue
             idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
             idf = idf if idf > 0 else _MIN_IDF
-            f = weighted[present]
-            out[present] += idf * f * (K1 + 1) / (f + norm[present])
+            norm = K1 * (1 - B + B * self._length[present] / avgdl)
+            out[present] += idf * f * (K1 + 1) / (f + norm)
         return out
