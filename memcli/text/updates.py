@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memcli.text.entities import _PLACES_EN, _chinese_places
 from memcli.text.extractive import is_request_or_question
 from memcli.text.lexical import stem_of
 
@@ -688,8 +689,6 @@ def _places(text: str, chinese: bool) -> frozenset[str]:
     (``_NOT_PLACE_WORDS``), and the countries and cities of ``entities._PLACES_EN``,
     lower-cased."""
     if chinese:
-        from memcli.text.entities import _chinese_places
-
         names = _chinese_places()
         found: set[str] = set()
         i = 0
@@ -701,8 +700,6 @@ def _places(text: str, chinese: bool) -> frozenset[str]:
                     break
             i += 1
         return frozenset(found)
-    from memcli.text.entities import _PLACES_EN
-
     found = set()
     for m in _LOCATED_EN.finditer(text):
         for name in (m.group(g) for g in "abcd"):

@@ -331,10 +331,12 @@ class Service:
         query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
         # A store opened without Chroma (``memcli.store.store_open``, ``CLOSED_FILE``) opens it at
         # its first write: chromadb's import and Chroma's opening (a second or more of Python
-        # holding the GIL) are paid here, not by that write, but only once the service is quiet: imported while a script's
-        # recalls come back to back, it made each of the first few 0.2 s slower.
+        # holding the GIL) are paid here, not by that write, but only once the service is
+        # quiet: imported while a script's recalls came back to back, it made each of the
+        # first few 0.2 s slower.
         if not self._quiet(CHROMA_AFTER_QUIET):
             return
+        # chromadb is imported only here, late, as the store opens it: not on a service's start
         from memcli.store.chroma import _import_chroma
 
         _import_chroma()  # without the store's lock: a request that comes meanwhile does not wait for it
