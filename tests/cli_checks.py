@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from memcli import PROTOCOL, __version__
 from memcli.errors import ExitCode
+from memcli.transport.client import client_env
 
 
 def ok(result: Any) -> Any:
@@ -22,3 +25,15 @@ def assert_error(result: Any, code: ExitCode) -> str:
     assert len(lines) == 1, result.stderr
     assert lines[0].strip()
     return lines[0]
+
+
+def handled(service: Any, ours: Any, theirs: Any, verb: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events a service (``memcli.transport.service.Service``) sends for one request of
+    ``verb`` handled in this thread, the request coming over ``theirs`` and the events read
+    from ``ours``, the two ends of one ``multiprocessing.connection.Pipe``."""
+    request = {"verb": verb, "args": args, "env": client_env(), "version": __version__, "protocol": PROTOCOL}
+    service._handle(theirs, request)
+    events = []
+    while ours.poll():
+        events.append(json.loads(ours.recv_bytes()))
+    return events

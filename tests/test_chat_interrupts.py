@@ -5,7 +5,6 @@ itself); the model is never asked, and what the person typed stays stored."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -14,14 +13,13 @@ from multiprocessing.connection import Pipe
 from typing import Any
 
 import pytest
+from cli_checks import handled
 
-from memcli import PROTOCOL, __version__
 from memcli.config import load_settings
 from memcli.library.chat import ChatSession
 from memcli.models.llm import Message
 from memcli.paths import resolve_paths
 from memcli.transport import service as service_module
-from memcli.transport.client import client_env
 from memcli.transport.resources import Resources
 
 
@@ -54,12 +52,7 @@ def test_a_cancel_while_the_memories_are_recalled_answers_the_turn_before_the_re
     ours, theirs = Pipe()  # the connection of the turn, where the client's cancel comes
 
     def ask(verb: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-        request = {"verb": verb, "args": args, "env": client_env(), "version": __version__, "protocol": PROTOCOL}
-        service._handle(theirs, request)
-        events = []
-        while ours.poll():
-            events.append(json.loads(ours.recv_bytes()))
-        return events
+        return handled(service, ours, theirs, verb, args)
 
     recalling, release = threading.Event(), threading.Event()
     context = ChatSession._context

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_checks import handled
 from typer.testing import CliRunner
 
 from memcli.cli import app
@@ -226,15 +227,12 @@ def test_a_warning_sent_after_a_cancel_does_not_use_it_up(fake_embedder: Any, mo
     """A Ctrl-C that comes before a warning of the reply (the store is locked, say) is not
     used up by it (``chat_respond``'s warning goes on, so the turns are stored): the reply
     still stops at the next piece the model streams, not when it is written out."""
-    import json
     from multiprocessing.connection import Pipe
 
-    from memcli import PROTOCOL, __version__
     from memcli.config import load_settings
     from memcli.library.chat import ChatSession
     from memcli.paths import resolve_paths
     from memcli.transport import service as service_module
-    from memcli.transport.client import client_env
 
     paths = resolve_paths()
     model = Pieces(50)
@@ -242,12 +240,7 @@ def test_a_warning_sent_after_a_cancel_does_not_use_it_up(fake_embedder: Any, mo
     ours, theirs = Pipe()
 
     def ask(verb: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-        request = {"verb": verb, "args": args, "env": client_env(), "version": __version__, "protocol": PROTOCOL}
-        service._handle(theirs, request)
-        events = []
-        while ours.poll():
-            events.append(json.loads(ours.recv_bytes()))
-        return events
+        return handled(service, ours, theirs, verb, args)
 
     try:
         state = ask("chat.open", {"user": "ann"})[-1]["data"]
