@@ -429,3 +429,15 @@ def test_a_participant_of_the_conversation_is_not_the_thing_a_which_question_ask
     melanie = Memory("m" * 16, "conv-26", "turn", "We went hiking as a family.", said, "2023-07-15", speaker="Melanie")
     question = "Which classical musicians does Caroline enjoy listening to?"
     assert not answer(question, [caroline, melanie], "conv-26").answered
+
+
+def test_what_a_contraction_or_a_possessive_leaves_is_not_a_word_the_memory_must_hold() -> None:
+    """"Where's my passport?" asks for "passport", not for the "s" the tokenizer leaves of
+    "Where's": the statement answers, and the person's own question beside it does not."""
+    now = datetime(2024, 3, 25, 9).timestamp()
+    asked = _note("q", "where the hell did I put my passport?? flight in 2 wks", datetime(2024, 3, 20, 9))
+    put = _note("p", "put passport in the blue folder, bottom desk drawer", datetime(2024, 3, 1, 9))
+    found = answer("Where's my passport?", [asked, put], "sam", now)
+    assert found.cited == [put.id] and "blue folder" in found.text
+    birthday = _note("b", "Sarah: birthday 17 Oct, she wants nothing fancy", datetime(2024, 5, 1, 9))
+    assert answer("When's Sarah's birthday?", [birthday], "sam", now).cited == [birthday.id]

@@ -186,6 +186,8 @@ def test_a_base_models_reply_ranks_below_what_the_user_said_unless_asked_what_it
         "告诉我我的狗叫什么名字。",
         "我的狗叫什么名字呢",
         "我明天要去上海出差吗",
+        "提醒我一下房东电话是多少",
+        "我的车停在哪了",
     ],
 )
 def test_requests_and_questions_are_never_facts(sentence: str) -> None:
@@ -201,6 +203,8 @@ def test_requests_and_questions_are_never_facts(sentence: str) -> None:
         "I love hiking in the mountains on weekends.",
         "Will and I went hiking last week.",
         "我最近开始学习弹钢琴了。",
+        "今天吃了什么都忘了",
+        "车停在B2层C区45号",
     ],
 )
 def test_statements_that_look_like_questions_or_requests_are_still_statements(sentence: str) -> None:

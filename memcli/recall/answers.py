@@ -254,7 +254,10 @@ _EN_STOP_WORDS = """a about above after again all also am an and any are as at b
     ourselves out over own same she should so some such than that the their theirs them themselves then there these they
     this those through to too under until up very was we were what when where which while who whom whose why will with
     would you your yours yourself yourselves ever again tell told say said mention mentioned talk talked ask asked remember
-    recall know think thing things one ones get got go going went us let lets last time day date kind sort much many"""
+    recall know think thing things one ones get got go going went us let lets last time day date kind sort much many
+    s t d ll re ve m"""
+"""English stop words; the last line: what the tokenizer leaves of a contraction or a
+possessive ("Where's" → where, s; "mother's" → mother, s), which no memory need hold."""
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 _ZH_STOP_WORDS = """我 你 他 她 它 我们 你们 他们 她们 的 了 吗 呢 吧 啊 呀 是 在 有 和 跟 与 及 也 都 就 还 又 把 被 给 对 向 从 到 去 过 着
     什么 哪 哪里 哪儿 哪个 哪些 哪位 哪天 哪一天 谁 时候 什么时候 何时 几 几号 几月 怎么 怎样 为什么 多少 说 说过 讲 提 提到 告诉

@@ -421,7 +421,7 @@ _REQUEST = re.compile(
     r"^\W*(?:(?:ok|okay|so|and|now|hey|hi|hello)\W+)*(?:please|kindly|let's|let me|let us|tell|give|write|show|help|remind|recommend|"
     r"suggest|explain|describe|list|find|teach|summari[sz]e|translate|compose|draft|imagine|pretend|say|sing|repeat|book|send|"
     r"look up|search|check|make me|make a|create|name (?:a|some|three|two|five)|(?:can|could|would|will|won't) you|do you|did you)\b"
-    r"|^\W*(?:你|您)?(?:请|帮我|帮忙|告诉我|给我|麻烦|能不能|能否|可不可以|可以帮|讲个|讲一个|说说|推荐)",
+    r"|^\W*(?:你|您)?(?:请|帮我|帮忙|告诉我|给我|麻烦|能不能|能否|可不可以|可以帮|讲个|讲一个|说说|推荐|(?:记得)?提醒我)",
     re.I,
 )
 """A request to the assistant ("Tell me a long story about it.", "Please remind me to call
@@ -432,11 +432,13 @@ _QUESTION = re.compile(
     r"should|shall|have|has|had|may|might)\b)"
     r"|^\W*(?:do|does|did|am|is|are|was|were|can|could|would|will|shall|should|have|has|may|might|must)\s+(?:i|you|we|he|she|it|"
     r"they|my|your|there|this|that|the)\b"
-    r"|[吗呢么][\s。.!！~～]*$|[?？]\s*$",
+    r"|[吗呢么][\s。.!！~～]*$|[?？]\s*$"
+    r"|(?:多少|哪儿|哪里|哪|什么|几点|几号|谁)了?[\s。.!！~～]*$",
     re.I,
 )
 """A question, with or without its question mark ("When am I flying to Tokyo", "Do you
-remember my sister's birthday", "我的狗叫什么名字呢", "你记得吗")."""
+remember my sister's birthday", "我的狗叫什么名字呢", "你记得吗", a Chinese sentence that ends
+on its question word: "房东电话是多少", "我的车停在哪了")."""
 
 
 def is_request_or_question(sentence: str) -> bool:
