@@ -432,8 +432,9 @@ def test_a_participant_of_the_conversation_is_not_the_thing_a_which_question_ask
 
 
 def test_what_a_contraction_or_a_possessive_leaves_is_not_a_word_the_memory_must_hold() -> None:
-    """"Where's my passport?" asks for "passport", not for the "s" the tokenizer leaves of
-    "Where's": the statement answers, and the person's own question beside it does not."""
+    """A question such as "Where's my passport?" asks for "passport", not for the "s" the
+    tokenizer leaves of "Where's": the statement answers, and the person's own question
+    beside it does not."""
     now = datetime(2024, 3, 25, 9).timestamp()
     asked = _note("q", "where the hell did I put my passport?? flight in 2 wks", datetime(2024, 3, 20, 9))
     put = _note("p", "put passport in the blue folder, bottom desk drawer", datetime(2024, 3, 1, 9))
