@@ -43,3 +43,10 @@ def rows_in(db: sqlite3.Connection, sql: str, ids: Sequence[str], before: Sequen
     for start in range(0, len(ids), IN_PAGE):
         page = list(ids[start : start + IN_PAGE])
         yield from db.execute(sql.replace("{marks}", ", ".join("?" * len(page))), [*before, *page])
+
+
+def execute_in(db: sqlite3.Connection, sql: str, ids: Sequence[str], before: Sequence[Any] = ()) -> None:
+    """Run ``sql`` (a statement that returns no rows: a DELETE, an UPDATE) for every id of
+    ``ids``, ``IN_PAGE`` ids a statement, as ``rows_in`` pages a query."""
+    for _ in rows_in(db, sql, ids, before):
+        pass

@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memcli.memory import Kind, stable_id
-from memcli.store.db import atomic, rows_in
+from memcli.store.db import atomic, execute_in, rows_in
 
 if TYPE_CHECKING:
     import networkx
@@ -650,8 +650,7 @@ class Graph:
             touched.update(r[0] for r in rows_in(self._db, page.format("relation", "graph_sources"), memory_ids))
             entities.update(r[0] for r in rows_in(self._db, page.format("entity", "graph_mentions"), memory_ids))
             for table in ("graph_sources", "graph_mentions"):
-                for _ in rows_in(self._db, f"DELETE FROM {table} WHERE memory_id IN ({{marks}})", memory_ids):
-                    pass
+                execute_in(self._db, f"DELETE FROM {table} WHERE memory_id IN ({{marks}})", memory_ids)
             orphans = [
                 i
                 for i in sorted(touched)

@@ -24,7 +24,7 @@ from memcli.errors import MemcliError
 from memcli.paths import open_private
 from memcli.store import graph, recall_index
 from memcli.store.candidates import candidates
-from memcli.store.db import IN_PAGE, atomic, rows_in
+from memcli.store.db import atomic, execute_in, rows_in
 
 SCHEMA_VERSION = 1
 DONE, SKIPPED = "done", "skipped"
@@ -257,10 +257,8 @@ class Sidecar:
         with atomic(self._db):
             if stage is None:
                 # The key starts with the user: each statement reads the whole table, so one
-                # for IN_PAGE ids rather than one an id.
-                for start in range(0, len(item_ids), IN_PAGE):
-                    page = list(item_ids[start : start + IN_PAGE])
-                    self._db.execute(f"DELETE FROM consolidated WHERE item_id IN ({', '.join('?' * len(page))})", page)
+                # for ``db.IN_PAGE`` ids rather than one an id.
+                execute_in(self._db, "DELETE FROM consolidated WHERE item_id IN ({marks})", list(item_ids))
             else:
                 self._db.executemany(
                     "DELETE FROM consolidated WHERE item_id = ? AND stage = ?", [(i, stage) for i in item_ids]
