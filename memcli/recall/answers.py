@@ -401,15 +401,20 @@ def words(text: str) -> set[str]:
     return found
 
 
-def content_words(text: str) -> set[str]:
-    """The words of ``text`` (``words``) without stop words and question words, English
-    and Chinese; all of its words when every one is a stop word."""
+def _content(found: set[str]) -> set[str]:
+    """Those of the words ``found`` that are no stop word nor question word, English
+    (``_EN_STOP`` and its tokens, made once) or Chinese."""
     global _EN_STOP_TOKENS
     if not _EN_STOP_TOKENS:
         _EN_STOP_TOKENS = frozenset(t for word in _EN_STOP for t in tokens(word))
+    return {t for t in found if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP}
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` (``words``) without stop words and question words, English
+    and Chinese; all of its words when every one is a stop word."""
     found = words(text)
-    kept = {t for t in found if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP}
-    return kept or found
+    return _content(found) or found
 
 
 _ANY_DOING_WORDS = "do doing did happen happened go went get got up have had 干 干嘛 嘛 做 发生 事 事情 那天 当天 天 忙"
@@ -424,10 +429,7 @@ def _strict_content_words(text: str) -> set[str]:
     global _ANY_DOING
     if not _ANY_DOING:
         _ANY_DOING = frozenset(w for word in _ANY_DOING_WORDS.split() for w in words(word) | {word})
-    content_words(text)  # fills the English stop tokens
-    return {
-        t for t in words(text) if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP and t.strip()
-    }
+    return {t for t in _content(words(text)) if t.strip()}
 
 
 def _day_answer_from_statements(kind: str, candidates: Sequence[_Candidate], user: str, chinese: bool) -> Extracted:
@@ -443,7 +445,12 @@ def _day_answer_from_statements(kind: str, candidates: Sequence[_Candidate], use
         chosen.setdefault(c.memory.id, c)
     if not chosen:
         return Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
-    quoted = sorted(chosen.values(), key=lambda c: c.memory.created_at)[:LIST_MAX]
+    return _each_quoted(sorted(chosen.values(), key=lambda c: c.memory.created_at)[:LIST_MAX], user, chinese)
+
+
+def _each_quoted(quoted: Sequence[_Candidate], user: str, chinese: bool) -> Extracted:
+    """An answer quoting each of ``quoted`` in turn (``_item``), each attributed and cited:
+    a list question's items, or a day's statements."""
     parts = [
         _attributed(resolve_relative_dates(_item(c), c.memory.created_at, chinese), c.memory, user, chinese)
         for c in quoted
@@ -509,9 +516,6 @@ def _alias_in(alias: str, text: str, lower: str) -> bool:
     if not alias.isascii():
         return alias in lower
     return re.search(r"\b" + re.escape(alias), lower) is not None
-
-
-_DAY_OF_MONTH = DAY_OF_MONTH
 
 
 TYPE_RANK = 2
@@ -729,7 +733,7 @@ def asks_whole_day(question: str) -> bool:
     """Whether ``question`` asks about a whole day rather than one thing in it ("What did
     we talk about on May 2nd?", "What happened on 2 May?", "5月2日我们聊了什么？"); only
     with a date in it (``day_summaries`` picks the day)."""
-    dated = _DATE_WORDS.search(question) or _DAY_OF_MONTH.search(question)
+    dated = _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question)
     return bool((_WHOLE_DAY_EN.search(question) or _WHOLE_DAY_ZH.search(question)) and dated)
 
 
@@ -797,9 +801,10 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
     if not candidates:
         return not_found
     when = now if now is not None else max(m.created_at for m in memories)
-    dates = query_dates(question, when) if _DATE_WORDS.search(question) or _DAY_OF_MONTH.search(question) else []
+    dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
     asked = _FILLER.sub(" ", question)
-    wanted = content_words(_DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked)) if dates else asked)
+    undated = DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))
+    wanted = content_words(undated if dates else asked)
     if dates:  # the day and year of "on 4 February", "12 June 2025"
         wanted = {w for w in wanted if not _DATE_NUMBER.fullmatch(w)} or wanted
     if not wanted:
@@ -820,7 +825,6 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
         candidates = [c for c in candidates if c.memory.id in dated]
         if not candidates:
             return not_found
-        undated = _DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))
         if not (_strict_content_words(undated) - _ANY_DOING):
             return _day_answer_from_statements(kind, candidates, user, chinese)
     # "Where did I live in 2022?": of a memory and the one that replaced it, the one that
@@ -887,12 +891,9 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
             if c.memory.id not in firsts and c.score >= LIST_SHARE * best.score and covers(c):
                 firsts[c.memory.id] = c
         if len(firsts) > 1:
-            quoted_list = sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at)
-            parts = [
-                _attributed(resolve_relative_dates(_item(c), c.memory.created_at, chinese), c.memory, user, chinese)
-                for c in quoted_list
-            ]
-            return Extracted(("；" if chinese else "; ").join(parts), [c.memory.id for c in quoted_list])
+            return _each_quoted(
+                sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
+            )
     quoted = [best]
     beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
     # The neighbour joins when it scores close, when it holds what the question asks for
