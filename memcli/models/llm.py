@@ -772,8 +772,7 @@ class LlamaCppModel:
                 # Little in common (another kind of prompt came last): the prompt is
                 # evaluated from its start on an empty state, as on a fresh model, not
                 # onto the other prompt's state cut after a few tokens.
-                llama._ctx.kv_cache_seq_rm(-1, 0, -1)
-                llama.n_tokens = 0
+                self._empty_state()
             return
         data = (ctypes.c_uint8 * len(best.data)).from_buffer_copy(best.data)
         if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, data, len(best.data), 0):
@@ -782,8 +781,12 @@ class LlamaCppModel:
             llama._requires_eval = True  # the logits are not this state's: one token is evaluated again
         else:  # llama.cpp could not take it back: the prompt is evaluated from its start
             self._kept.remove(best)
-            llama._ctx.kv_cache_seq_rm(-1, 0, -1)
-            llama.n_tokens = 0
+            self._empty_state()
+
+    def _empty_state(self) -> None:
+        """Drop the model's evaluated state: the next prompt is evaluated from its start."""
+        self._llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+        self._llama.n_tokens = 0
 
     @contextlib.contextmanager
     def stopping(self, stop: Callable[[], bool] | None) -> Iterator[None]:
