@@ -201,12 +201,13 @@ def load(data_dir: Path, user: str, epoch: str, seq: int, index_version: int) ->
             mode = None
             if int(np.prod(shape)) > 0:
                 mode = "c" if name in _MAPPED else "r" if name in _READ_MAPPED else None
+            path = generation / f"{name}.npy"
             if mode == "c":
-                array = MappedRows.open(str(generation / f"{name}.npy"))
+                array = _map(path)
             else:
-                array = np.load(generation / f"{name}.npy", mmap_mode=mode, allow_pickle=False)
-            if mode:
-                array = _random_access(array)
+                array = np.load(path, mmap_mode=mode, allow_pickle=False)
+                if mode:
+                    array = _random_access(array)
             if list(array.shape) != shape or str(array.dtype) != dtype:
                 return None
             arrays[name] = array
