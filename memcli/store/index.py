@@ -295,7 +295,11 @@ class UserIndex:
 
     def snapshot_state(self) -> dict[str, Any]:
         """What ``memcli.store.snapshot`` saves of this index: {"arrays": name -> array,
-        "lists": name -> JSON-able list or dict, "scalars": name -> number or string}."""
+        "lists": name -> JSON-able list or dict, "scalars": name -> number or string}.
+        The ``says_when`` flags are worked out first, if no "when" question has asked for
+        them yet, so that a snapshot always carries them: an index loaded from it does not
+        read every text again at its first "when" question (seconds at a million rows)."""
+        self._work_out_says_when()
         n = self._n
         arrays = {name: self._store[name][:n] for name in self._COLUMNS}
         for name in self._VECTORS:
@@ -464,10 +468,14 @@ class UserIndex:
         """1.0 for the memories whose text places something in time (``says_when``), else
         0.0; worked out for every row at the first "when" question (about 11 ms for 400
         turns), then for each row as it is written, not at every question."""
+        self._work_out_says_when()
+        return self._column("says_when")
+
+    def _work_out_says_when(self) -> None:
+        """Fill ``says_when`` for every row, once (then each row as it is written)."""
         if not self._says_when_ready:
             self._store["says_when"][: self._n] = [says_when(t) for t in self.texts]
             self._says_when_ready = True
-        return self._column("says_when")
 
     def months(self, shift: float = 0.0) -> np.ndarray:
         """The month (1-12, local time) of each slot's ``created_at`` minus ``shift``
