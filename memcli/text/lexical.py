@@ -176,10 +176,45 @@ class Postings:
         start, end = int(self.indptr[column]), int(self.indptr[column + 1])
         return self.indices[start:end], self.counts[start:end]
 
-    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(slots, columns, counts) of every posting (int64, int64, float32)."""
-        columns = np.repeat(np.arange(self.columns, dtype=np.int64), np.diff(self.indptr))
-        return self.indices.astype(np.int64), columns, self.counts.astype(np.float32)
+    def without(self, gone: np.ndarray) -> Postings:
+        """These postings without the entries at positions ``gone`` (ascending int64):
+        copies the two big arrays once, in their own types (never widened: at a million
+        memories they hold about a hundred million postings)."""
+        if not len(gone):
+            return self
+        indptr = self.indptr - np.searchsorted(gone, self.indptr)
+        return Postings(indptr, np.delete(self.indices, gone), np.delete(self.counts, gone))
+
+    def renumbered(self, renumber: np.ndarray) -> Postings:
+        """These postings with each slot ``s`` renamed ``renumber[s]`` (int32; -1: the slot's
+        entries go). ``renumber`` must keep the order of the slots it keeps (a compaction's):
+        the slots of each column stay ascending."""
+        slots = renumber[self.indices]
+        gone = np.flatnonzero(slots < 0)
+        indptr = self.indptr - np.searchsorted(gone, self.indptr) if len(gone) else self.indptr
+        return Postings(indptr, np.delete(slots, gone), np.delete(self.counts, gone))
+
+    def plus(self, other: Postings, rows: int) -> Postings:
+        """The entries of both postings (no slot may have a column in both), over the
+        columns of the wider: a sparse sum in int32 slots and uint16 counts (scipy keeps
+        the index and value types of its operands)."""
+        # heavy: scipy's sparse matrices are needed only by BM25
+        from scipy import sparse
+
+        columns = max(self.columns, other.columns)
+        matrices = [
+            sparse.csc_matrix(
+                (p.counts, p.indices, np.concatenate([p.indptr, np.full(columns - p.columns, p.indptr[-1])])),
+                shape=(rows, columns),
+            )
+            for p in (self, other)
+        ]
+        total = matrices[0] + matrices[1]
+        return Postings(
+            total.indptr.astype(np.int64),
+            total.indices.astype(np.int32, copy=False),
+            total.data.astype(np.uint16, copy=False),
+        )
 
     @classmethod
     def build(cls, slots: np.ndarray, columns: np.ndarray, counts: np.ndarray, n_columns: int) -> Postings:
@@ -327,12 +362,9 @@ class LexicalIndex:
         length, live = np.zeros(len(keep)), np.zeros(len(keep), dtype=bool)
         length[: len(inside)], live[: len(inside)] = self._length[inside], self._live[inside]
         if self._base is not None:
-            renumber = np.full(len(self._live), -1, dtype=np.int64)
+            renumber = np.full(len(self._live), -1, dtype=np.int32)
             renumber[inside[live[: len(inside)]]] = np.flatnonzero(live[: len(inside)])
-            slots, columns, counts = self._base.entries()
-            slots = renumber[slots]
-            kept = slots >= 0
-            self._base = Postings.build(slots[kept], columns[kept], counts[kept], self._base.columns)
+            self._base = self._base.renumbered(renumber)
         self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
         self._live_count, self._total_length = int(live.sum()), float(length[live].sum())
         self._grow(len(keep))
@@ -418,18 +450,17 @@ class LexicalIndex:
         """Fold the delta into the postings and drop the stale rows."""
         if not self._delta and not self._stale.any():
             return
-        slots, columns, counts = [], [], []
-        if self._base is not None:
-            base_slots, base_columns, base_counts = self._base.entries()
-            kept = ~self._stale[base_slots]
-            slots.append(base_slots[kept])
-            columns.append(base_columns[kept])
-            counts.append(base_counts[kept])
-        for slot, (c, n) in self._delta.items():
-            slots.append(np.full(len(c), slot, dtype=np.int64))
-            columns.append(c)
-            counts.append(n)
-        self._base, self._delta, self._delta_postings = self._postings(slots, columns, counts), {}, None
+        delta = self._postings(
+            [np.full(len(c), slot, dtype=np.int64) for slot, (c, _) in self._delta.items()],
+            [c for c, _ in self._delta.values()],
+            [n for _, n in self._delta.values()],
+        )
+        base = self._base
+        if base is not None and self._stale.any():
+            base = base.without(np.flatnonzero(self._stale[base.indices]))
+        if base is not None and self._delta:
+            base = base.plus(delta, len(self._live))
+        self._base, self._delta, self._delta_postings = base if base is not None else delta, {}, None
         self._stale[:] = False
 
     # scoring ---------------------------------------------------------------------------------
