@@ -261,6 +261,9 @@ class LexicalIndex:
         self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Documents written since the last merge: slot -> (columns, counts)."""
         self._delta_postings: Postings | None = None
+        self._norm = np.zeros(0)
+        self._summed, self._last = np.zeros(0), np.zeros(0, dtype=np.int64)
+        self._norm_key: tuple[Any, ...] | None = None
 
     def __len__(self) -> int:
         """Documents indexed."""
@@ -465,6 +468,15 @@ class LexicalIndex:
 
     # scoring ---------------------------------------------------------------------------------
 
+    def _norms(self, n: int, avgdl: float) -> np.ndarray:
+        """BM25's length normalisation ``K1 * (1 - B + B * length / avgdl)`` of the first
+        ``n`` slots, kept until the lengths change (a pass over every slot once, not a query)."""
+        key = (n, avgdl, self._live_count, self._total_length, id(self._length))
+        if self._norm_key != key:
+            self._norm = K1 * (1 - B + B * self._length[:n] / avgdl)
+            self._norm_key = key
+        return self._norm
+
     def scores(self, stems: Sequence[str], weights: tuple[float, float, float], n: int) -> np.ndarray:
         """The BM25 score (higher is better; 0 for no match) of each of the first ``n``
         slots for the query terms ``stems`` (already ``tokens``), with field weights
@@ -483,17 +495,29 @@ class LexicalIndex:
                 [v for _, v in self._delta.values()],
             )
         avgdl = self._total_length / self._live_count
+        limit = min(n, len(self._stale))
+        stale = self._stale if self._stale.any() else None
+        norm = self._norms(n, avgdl)
+        # The fields of a term are summed a slot at a time in ``summed`` (the slots of one
+        # column are distinct), and each slot found is counted once through ``last`` (the
+        # last entry that named it): work in proportion to the postings, never a pass over
+        # every slot a term (at a million memories a query's terms hold about a million
+        # postings). ``summed`` is left as it was found, ``last`` is read only where written.
+        if len(self._summed) < n:
+            self._summed, self._last = np.zeros(n), np.empty(n, dtype=np.int64)
+        summed, last = self._summed, self._last
         for term in ids:
             parts_slots, parts_weighted = [], []
-            for postings, skip in ((self._base, self._stale), (self._delta_postings, None)):
+            for postings, skip in ((self._base, stale), (self._delta_postings, None)):
                 if postings is None:
                     continue
                 for field, weight in enumerate(weights):
                     slots, counts = postings.column(FIELDS * term + field)
                     if not len(slots):
                         continue
-                    keep = (slots >= 0) & (slots < min(n, len(self._stale)))
-                    slots, counts = slots[keep], counts[keep]
+                    if int(slots.max()) >= limit:
+                        keep = slots < limit
+                        slots, counts = slots[keep], counts[keep]
                     if skip is not None:
                         keep = ~skip[slots]
                         slots, counts = slots[keep], counts[keep]
@@ -505,18 +529,18 @@ class LexicalIndex:
             if len(parts_slots) == 1:  # one column: its slots are distinct already
                 present, f = parts_slots[0], parts_weighted[0]
             else:
-                slots, weighted = np.concatenate(parts_slots), np.concatenate(parts_weighted)
-                if 8 * len(slots) > n:  # many postings: one pass over the documents costs less than a sort
-                    present = np.flatnonzero(np.bincount(slots, minlength=n))
-                    f = np.bincount(slots, weights=weighted, minlength=n)[present]
-                else:
-                    present, at = np.unique(slots, return_inverse=True)
-                    f = np.bincount(at, weights=weighted, minlength=len(present))
+                for part, values in zip(parts_slots, parts_weighted):
+                    summed[part] += values
+                entries = np.concatenate(parts_slots)
+                order = np.arange(len(entries))
+                last[entries] = order
+                present = entries[last[entries] == order]
+                f = summed[present]
+                summed[present] = 0.0
             found = len(present)
             if not found:
                 continue
             idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
             idf = idf if idf > 0 else _MIN_IDF
-            norm = K1 * (1 - B + B * self._length[present] / avgdl)
-            out[present] += idf * f * (K1 + 1) / (f + norm)
+            out[present] += idf * f * (K1 + 1) / (f + norm[present])
         return out
