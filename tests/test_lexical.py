@@ -192,3 +192,15 @@ def test_a_merge_keeps_the_postings_in_their_own_types_and_widens_nothing(monkey
     query = stems(["puppy", "lake", "sister"])
     expected = fresh([held[s] for s in sorted(held)]).scores(query, (1.5, 1.0, 1.0), len(held))
     np.testing.assert_allclose(index.scores(query, (1.5, 1.0, 1.0), len(held)), expected, rtol=1e-6, atol=1e-9)
+
+
+def test_scores_follow_lengths_that_change_while_their_total_stays() -> None:
+    """Two documents written again with each other's length (the total and the count the
+    same): the length normalisation a query worked out before is not reused."""
+    short, long = ("puppy lake", "", ""), ("puppy lake sister brother camping mountain", "", "")
+    index = fresh([short, long, ("dog cat", "", "")])
+    query = stems(["puppy"])
+    index.scores(query, (1.5, 1.0, 1.0), 3)
+    index.put([0, 1], [long, short])
+    expected = fresh([long, short, ("dog cat", "", "")]).scores(query, (1.5, 1.0, 1.0), 3)
+    np.testing.assert_allclose(index.scores(query, (1.5, 1.0, 1.0), 3), expected, rtol=1e-9)

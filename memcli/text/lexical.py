@@ -264,6 +264,8 @@ class LexicalIndex:
         self._norm = np.zeros(0)
         self._summed, self._last = np.zeros(0), np.zeros(0, dtype=np.int64)
         self._norm_key: tuple[Any, ...] | None = None
+        self._writes = 0
+        """Documents put or dropped so far (the lengths changed since ``_norms`` last looked)."""
 
     def __len__(self) -> int:
         """Documents indexed."""
@@ -336,6 +338,7 @@ class LexicalIndex:
                     batch.data[start:end].astype(np.float32),
                 )
             self._delta_postings = None
+        self._writes += 1
         for slot, length in zip(slots.tolist(), lengths.tolist()):
             if self._live[slot]:
                 self._total_length -= self._length[slot]
@@ -350,6 +353,7 @@ class LexicalIndex:
     def drop(self, slot: int) -> None:
         """Remove the document at ``slot``."""
         if slot < len(self._live) and self._live[slot]:
+            self._writes += 1
             self._unindex(slot)
             self._delta_postings = None
             self._live[slot] = False
@@ -369,6 +373,7 @@ class LexicalIndex:
             renumber[inside[live[: len(inside)]]] = np.flatnonzero(live[: len(inside)])
             self._base = self._base.renumbered(renumber)
         self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
+        self._writes += 1
         self._live_count, self._total_length = int(live.sum()), float(length[live].sum())
         self._grow(len(keep))
 
@@ -471,7 +476,7 @@ class LexicalIndex:
     def _norms(self, n: int, avgdl: float) -> np.ndarray:
         """BM25's length normalisation ``K1 * (1 - B + B * length / avgdl)`` of the first
         ``n`` slots, kept until the lengths change (a pass over every slot once, not a query)."""
-        key = (n, avgdl, self._live_count, self._total_length, id(self._length))
+        key = (n, avgdl, self._writes, id(self._length))
         if self._norm_key != key:
             self._norm = K1 * (1 - B + B * self._length[:n] / avgdl)
             self._norm_key = key
