@@ -154,3 +154,53 @@ def test_a_term_in_half_the_documents_or_more_weighs_almost_nothing() -> None:
     documents = [("dog", "", ""), ("dog cat", "", ""), ("cat", "", ""), ("dog", "", "")]
     scores = fresh(documents).scores(["dog"], (1.0, 1.0, 1.0), 4)
     assert scores[2] == 0 and 0 < scores[0] < 1e-5
+
+
+def test_a_merge_keeps_the_postings_in_their_own_types_and_widens_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folding writes and drops into the postings copies them in int32 slots and uint16
+    counts: its peak memory stays within a few times the postings' own size (a million
+    memories hold about a hundred million postings; widened to int64 and float64 they
+    took several GB), and the result scores as a fresh index."""
+    import tracemalloc
+
+    monkeypatch.setattr(lexical, "MERGE_AT", 10**9)  # merged only when asked below
+    rng = np.random.default_rng(3)
+
+    def random_document() -> tuple[str, str, str]:
+        words = lambda n: " ".join(rng.choice(WORDS, n))  # noqa: E731
+        return words(8), f"{words(8)}\n{words(8)}", "8 May 2023"
+
+    held = {slot: random_document() for slot in range(12_000)}
+    index = LexicalIndex()
+    index.put(list(held), list(held.values()))
+    for slot in range(0, 12_000, 12):  # written again: the old postings go stale
+        held[slot] = random_document()
+        index.put([slot], [held[slot]])
+    for slot in range(12_000, 12_500):  # the delta: an eighth of the documents, as before a merge
+        held[slot] = random_document()
+        index.put([slot], [held[slot]])
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        arrays, _, _ = index.state()  # merges first
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert arrays["indices"].dtype == np.int32 and arrays["counts"].dtype == np.uint16
+    postings = arrays["indices"].nbytes + arrays["counts"].nbytes
+    assert peak < 4 * postings, (peak, postings)
+    query = stems(["puppy", "lake", "sister"])
+    expected = fresh([held[s] for s in sorted(held)]).scores(query, (1.5, 1.0, 1.0), len(held))
+    np.testing.assert_allclose(index.scores(query, (1.5, 1.0, 1.0), len(held)), expected, rtol=1e-6, atol=1e-9)
+
+
+def test_scores_follow_lengths_that_change_while_their_total_stays() -> None:
+    """Two documents written again with each other's length (the total and the count the
+    same): the length normalisation a query worked out before is not reused."""
+    short, long = ("puppy lake", "", ""), ("puppy lake sister brother camping mountain", "", "")
+    index = fresh([short, long, ("dog cat", "", "")])
+    query = stems(["puppy"])
+    index.scores(query, (1.5, 1.0, 1.0), 3)
+    index.put([0, 1], [long, short])
+    expected = fresh([long, short, ("dog cat", "", "")]).scores(query, (1.5, 1.0, 1.0), 3)
+    np.testing.assert_allclose(index.scores(query, (1.5, 1.0, 1.0), 3), expected, rtol=1e-9)

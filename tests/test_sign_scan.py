@@ -1,6 +1,6 @@
 """The compact layout of a big user's recall index: the vectors' sign codes
 (``memcli.store.index.sign_codes``) scanned for the best rows, which alone are scored with
-the exact vectors (``Recaller._rescored``), read memory-mapped from the snapshot the index
+the exact vectors (``Recaller._scanned``), read memory-mapped from the snapshot the index
 adopts when it is saved (``UserIndex.adopt_snapshot``), with spare rows for what is
 written after it."""
 
@@ -13,6 +13,7 @@ from test_index import USER
 from test_index_incremental import QUERIES, features, populated
 from test_snapshot import restarted, whole
 
+from memcli.recall import retrieval
 from memcli.store import index as user_index
 from memcli.store import snapshot
 from memcli.store.index import UserIndex, sign_codes
@@ -79,6 +80,42 @@ def test_the_hits_of_a_scan_carry_their_exact_scores(
                 for name in ("turn", "window"):
                     assert hit.signals[name] == pytest.approx(truth[hit.memory.id].signals[name], abs=1e-5)
     assert len(index) > 4
+
+
+def test_a_scan_works_out_the_signals_of_its_pool_alone_and_as_the_full_scoring_does(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The speaker, person and when signals of a big index are worked out for the pool of
+    the best slots by the signals that read every slot anyway (``retrieval.POOL`` x
+    ``RESCORED``), not for every slot; each hit still carries every signal the full
+    scoring gives that memory (the vector ones exact: the moments from every row here)."""
+    engine, recaller = populated()
+    queries = ("What did Bob ask about the harbour?", "What did I tell you about pottery?", *QUERIES)
+    with engine.store.transaction():
+        index = recaller.index(USER)
+        exact = {q: {h.memory.id: h for h in recaller.recall(q, USER, k=100)} for q in queries}
+    monkeypatch.setattr(user_index, "SCAN_AT", 0)
+    monkeypatch.setattr(user_index, "RESCORED", 1)
+    pool = retrieval.POOL * user_index.RESCORED
+    assert index.count > pool
+    asked: list[int] = []
+    speaker_table = UserIndex.speaker_table
+
+    def recorded(self: UserIndex, chosen, slots=None):  # type: ignore[no-untyped-def]
+        values = speaker_table(self, chosen, slots)
+        asked.append(len(values))
+        return values
+
+    monkeypatch.setattr(UserIndex, "speaker_table", recorded)
+    with engine.store.transaction():
+        for query in queries:
+            got = recaller.recall(query, USER, k=10)
+            assert len(got) == 1, query
+            truth = exact[query][got[0].memory.id]
+            assert got[0].relevance == pytest.approx(truth.relevance, abs=1e-5), query
+            assert got[0].signals == pytest.approx(truth.signals, abs=1e-5), query
+            assert got[0].similarity == pytest.approx(truth.similarity, abs=1e-6), query
+    assert asked and max(asked) <= pool, "the speaker and person signals of the pool alone"
 
 
 def test_a_saved_index_reads_its_vectors_from_the_snapshot_and_appends_into_spare_rows(
@@ -149,3 +186,17 @@ def test_the_sidecar_is_read_a_page_of_rows_at_a_time(
     assert max(pages) == 3 and sum(pages) == len(rows) > 3
     monkeypatch.setattr(UserIndex, "_put_rows", put)
     assert features(paged) == features(UserIndex.from_rows(rows))
+
+
+@pytest.mark.parametrize("size", [1, 10, 4000, 99_999])
+def test_the_pool_is_the_best_slots_whatever_their_spread(size: int) -> None:
+    """``retrieval._top`` (a threshold from a sample, then a partition) picks the slots a
+    partition of every value picks, slots recall may not return (minus infinity) included."""
+    rng = np.random.default_rng(size)
+    values = rng.standard_normal(100_000)
+    values[rng.random(100_000) < 0.3] = -np.inf
+    values[:500] = 7.0  # ties at the top
+    got = retrieval._top(values, size)
+    assert len(got) == size and np.all(np.diff(got) > 0)
+    want = np.argpartition(values, len(values) - size)[len(values) - size :]
+    np.testing.assert_array_equal(np.sort(values[got]), np.sort(values[want]))

@@ -238,3 +238,25 @@ def test_a_snapshot_of_another_version_is_not_used(tmp_path: Path) -> None:
     assert snapshot.load(tmp_path, USER, "e", 2, INDEX_VERSION) is None, "a snapshot ahead of the sidecar"
     assert snapshot.load(tmp_path, USER, "f", 3, INDEX_VERSION) is None, "another epoch"
     assert snapshot.load(tmp_path, "bob", "e", 3, INDEX_VERSION) is None
+
+
+def test_a_snapshot_carries_the_says_when_flags_so_a_restart_reads_no_text_for_them(
+    fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first load asked no "when" question; the snapshot still holds the flags, and the
+    first "when" question after a restart reads them instead of every memory's text."""
+    engine, _ = populated()
+    manifest = snapshot.describe(engine.store.paths.data_dir, USER)
+    assert manifest is not None and manifest["says_when_ready"] is True
+    want = whole(engine).says_when.copy()
+    recaller, index = restarted(engine)
+
+    def read_again(text: str) -> bool:
+        raise AssertionError(f"says_when read again for {text!r}")
+
+    monkeypatch.setattr("memcli.store.index.says_when", read_again)
+    np.testing.assert_array_equal(index.says_when, want)
+    assert want.any(), "some memories place something in time"
+    with engine.store.transaction():
+        hits = recaller.recall(QUERIES[2], USER, k=5)
+    assert hits and any(h.signals["when"] for h in hits)

@@ -67,6 +67,10 @@ from memcli.text.lexical import CJK_CHARS, tokens
 
 CANDIDATES = 50
 """How many of the best-scored memories the weighted ranking re-scores."""
+POOL = 4
+"""Slots of a big index (``SCAN_AT``) whose every signal is worked out, as a multiple of
+the slots rescored exactly (``RESCORED``): the best by the signals that cost a pass over
+every slot anyway (``Recaller._scanned``)."""
 
 RECALLED_KINDS = (Kind.TURN.value, Kind.NOTE.value, Kind.FACT.value, Kind.EVENT_DAILY.value, Kind.RELATION.value)
 """What recall returns when no kind is asked for: turns, notes, facts and daily event
@@ -399,6 +403,45 @@ def _z(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (values - chosen.mean()) / (chosen.std() + 1e-9)
 
 
+def _top(values: np.ndarray, size: int) -> np.ndarray:
+    """The positions of the ``size`` highest ``values`` (fewer than ``len(values)``), ascending:
+    those above a threshold read from every 16th value first (one comparison a value, then
+    a partition of about twice ``size`` values), the whole array partitioned only when
+    the threshold lets too few through."""
+    n = len(values)
+    sample = values[::16]
+    kept = min(len(sample) - 1, max(0, len(sample) - 2 * (size // 16) - 1))
+    above = np.flatnonzero(values >= np.partition(sample, kept)[kept])
+    if size <= len(above) < n:
+        top = above[np.argpartition(values[above], len(above) - size)[len(above) - size :]]
+    else:
+        top = np.argpartition(values, n - size)[n - size :]
+    top.sort()
+    return top
+
+
+def _sparse_moments(values: np.ndarray, count: int) -> tuple[float, float]:
+    """Mean and (population) standard deviation of ``count`` values of which ``values``
+    are the non-zero ones (the others are zeros)."""
+    if count == 0:
+        return 0.0, 0.0
+    mean = float(values.sum()) / count
+    spread = float(((values - mean) ** 2).sum()) + (count - len(values)) * mean * mean
+    return mean, math.sqrt(spread / count)
+
+
+def _prior(index: UserIndex, w: Signals) -> np.ndarray:
+    """The *prior* of every slot of ``index`` with the weights ``w``, the base-model part
+    aside (``Recaller._base_model``): longer turns (z-scored over the slots alive), turns
+    that are not questions, first turns of a session and turns that share an image."""
+    return (
+        w.length * _z(index.log_length, index.alive)
+        + w.question * index.question
+        + w.first * index.first
+        + w.caption * index.caption
+    )
+
+
 MOMENT_SAMPLE = 4096
 """Slots whose exact similarity gives the mean and standard deviation of a vector signal
 over a big index (``_moments``); every slot below twice as many."""
@@ -543,6 +586,7 @@ class Recaller:
         self.signals = signals or Signals()
         self._loaded: dict[str, UserIndex] = {}
         self._slot_cache: dict[str, tuple[tuple[int, int, int], dict[str, int]]] = {}
+        self._prior_cache: dict[str, tuple[tuple[int, int, int, int], np.ndarray]] = {}
 
     @property
     def identity(self) -> str:
@@ -643,14 +687,12 @@ class Recaller:
         parsed: tuple[list[str], list[QueryDate]],
         at: str | None = None,
         graph: np.ndarray | None = None,
-        approximate: bool = False,
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``scores``, and the cosine similarity of each memory's own vector to ``vector``;
         ``parsed``: the query's terms and dates (``parse``); ``at``: the day recall is as of
         (the graph's relations that held then); ``graph``: the graph signal already worked
-        out (``graph_signal``, unweighted). ``approximate``: the two vector signals and the
-        similarity are estimated from the vectors' signs (``UserIndex.sign_similarity``),
-        for ``_rescored`` to make exact on the best rows."""
+        out (``graph_signal``, unweighted). Every signal of every slot: an index below
+        ``SCAN_AT`` (``_scanned`` scores a bigger one)."""
         w = self.signals
         out: dict[str, np.ndarray] = {}
         stems, dates = parsed
@@ -660,10 +702,7 @@ class Recaller:
             else np.zeros(len(index))
         )
         out["lexical"] = w.lexical * _z(lexical, mask)
-        if approximate:
-            similarity, window = index.sign_similarity(vector)
-        else:
-            similarity, window = index.turn @ vector, index.window @ vector
+        similarity, window = index.turn @ vector, index.window @ vector
         out["window"] = w.window * _z(window, mask)
         out["turn"] = w.turn * _z(similarity, mask)
         speakers = index.speaker_names()  # notes, facts and summaries have no speaker
@@ -683,17 +722,133 @@ class Recaller:
         if graph is None:
             graph = self.graph_signal(query, user, index, speakers, at) if w.graph else np.zeros(len(index))
         out["graph"] = w.graph * graph
-        out["prior"] = (
-            w.length * _z(index.log_length, index.alive)
-            + w.question * index.question
-            + w.first * index.first
-            + w.caption * index.caption
-        )
-        if w.base_model and ASSISTANT in speakers and ASSISTANT not in named | person:
-            with self.store.transaction():
-                marked = np.isin(index.rowids, self.store.sidecar.index.rowids_with_tags(user, [BASE_MODEL]))
-            out["prior"] = out["prior"] + w.base_model * marked
+        out["prior"] = self._prior(user, index) + self._base_model(user, index, speakers, named | person)
         return out, similarity
+
+    def _base_model(
+        self, user: str, index: UserIndex, speakers: set[str], pointed: set[str], slots: np.ndarray | None = None
+    ) -> np.ndarray | float:
+        """The base-model part of the prior (``Signals.base_model`` on the replies a base
+        model wrote, unless the query names the assistant or asks what "you" said:
+        ``pointed``), of every slot or of ``slots`` alone; 0.0 when it does not apply."""
+        w = self.signals
+        if not (w.base_model and ASSISTANT in speakers and ASSISTANT not in pointed):
+            return 0.0
+        with self.store.transaction():
+            tagged = self.store.sidecar.index.rowids_with_tags(user, [BASE_MODEL])
+        return w.base_model * np.isin(index.rowids if slots is None else index.rowids[slots], tagged)
+
+    def _prior(self, user: str, index: UserIndex) -> np.ndarray:
+        """``_prior`` of every slot of ``user``'s ``index``, kept until the index changes (it
+        does not depend on the query: a big index pays its passes once, not per query)."""
+        key = (id(index), index.seq, len(index), index.count)
+        cached = self._prior_cache.get(user)
+        if cached is None or cached[0] != key:
+            cached = self._prior_cache[user] = (key, _prior(index, self.signals))
+        return cached[1]
+
+    def _scanned(
+        self,
+        query: str,
+        vector: np.ndarray,
+        user: str,
+        index: UserIndex,
+        mask: np.ndarray,
+        now: float,
+        parsed: tuple[list[str], list[QueryDate]],
+        at: str | None,
+        graph: np.ndarray | None,
+        superseded: np.ndarray,
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        """The signals of a big index's best slots (``SCAN_AT`` rows or more): the slots
+        recall may return (ascending), each signal of each of them (arrays in their order),
+        and their exact cosine similarity to ``vector``.
+
+        Three stages, each over fewer slots. Every slot of ``mask``: a *selection score*,
+        the signals that cost a pass over every slot anyway (BM25 over the query's
+        postings, z-scored from its non-zero scores; the two vector signals estimated from
+        the signs of the vectors, ``UserIndex.sign_differences``, z-scored from the count
+        of each Hamming distance; the priors, worked out once an index, ``_prior``; the
+        date and graph signals when the query has them). The best ``POOL`` x ``RESCORED``
+        slots by it: the other signals (speaker, person, when, superseded, the base-model
+        prior), so that every signal is summed as ``_scores`` sums it. The ``RESCORED`` best of those
+        by that sum: the two vector signals made exact (their vectors read from the
+        snapshot: ``memcli.store.snapshot``), z-scored with the mean and standard
+        deviation of the exact similarity over ``mask`` (``_moments``): the scale of the
+        estimates, so that the slots keep comparable totals."""
+        w = self.signals
+        stems, dates = parsed
+        n, count = len(index), int(np.count_nonzero(mask))
+        # BM25 is zero on every slot without a query term: its moments from the others.
+        lexical = index.lexical.scores(stems, (OWN_WEIGHT, w.context, DAY_WEIGHT), n) if stems else np.zeros(n)
+        present = np.flatnonzero(lexical)
+        present = present[mask[present]]
+        mean, std = _sparse_moments(lexical[present], count)
+        lexical_scale, lexical_shift = w.lexical / (std + 1e-9), -w.lexical * mean / (std + 1e-9)
+        # The vector estimates take dimension + 1 values: z-scored as a table, read by distance.
+        cosines = user_index.sign_cosines(index.dimension).astype(np.float64)
+        differ: dict[str, np.ndarray] = {}
+        tables: dict[str, np.ndarray] = {}
+        for name, d, weight in zip(("turn", "window"), index.sign_differences(vector), (w.turn, w.window)):
+            seen = np.bincount(d[mask], minlength=len(cosines)) / count
+            estimate_mean = float(seen @ cosines)
+            estimate_std = math.sqrt(max(0.0, float(seen @ (cosines - estimate_mean) ** 2)))
+            differ[name], tables[name] = d, weight * (cosines - estimate_mean) / (estimate_std + 1e-9)
+        selection = np.take(tables["turn"] + lexical_shift, differ["turn"])
+        selection += np.take(tables["window"], differ["window"])
+        selection[present] += lexical_scale * lexical[present]
+        prior = self._prior(user, index)
+        selection += prior
+        date = w.date * date_hits(dates, index.created_at, index.months, now) if dates else None
+        if date is not None:
+            selection += date
+        speakers = index.speaker_names()
+        if graph is None and w.graph:
+            graph = self.graph_signal(query, user, index, speakers, at)
+        if graph is not None and w.graph and graph.any():
+            selection += w.graph * graph
+        selection[~mask] = -np.inf
+        pool = (
+            _top(selection, POOL * user_index.RESCORED) if count > POOL * user_index.RESCORED else np.flatnonzero(mask)
+        )
+        zeros = np.zeros(len(pool))
+        out: dict[str, np.ndarray] = {
+            "lexical": lexical_scale * lexical[pool] + lexical_shift,
+            "window": np.take(tables["window"], differ["window"][pool]),
+            "turn": np.take(tables["turn"], differ["turn"][pool]),
+        }
+        named = named_speakers(query, speakers)
+        out["speaker"] = (
+            w.speaker * index.speaker_table(lambda s: s in named or not s, pool)
+            if 0 < len(named) < len(speakers)
+            else zeros
+        )
+        person = person_speakers(query, speakers, user) if w.person and not named else set()
+        pointed = named | person
+        out["person"] = (
+            w.person * index.speaker_table(lambda s: s in person or not s, pool)
+            if 0 < len(person) < len(speakers)
+            else zeros
+        )
+        out["date"] = date[pool] if date is not None else zeros
+        out["when"] = w.when * index.says_when[pool] if w.when and asks_when(query) else zeros
+        out["graph"] = w.graph * graph[pool] if graph is not None else zeros
+        out["prior"] = prior[pool] + self._base_model(user, index, speakers, pointed, pool)
+        out["superseded"] = self._superseded(query, index, pool[superseded[pool]], at, len(pool), pool)
+        total = sum(out.values())
+        best = np.arange(len(pool))
+        if len(best) > user_index.RESCORED:
+            best = np.sort(np.argpartition(total, len(total) - user_index.RESCORED)[-user_index.RESCORED :])
+        out = {name: values[best] for name, values in out.items()}
+        slots = pool[best]  # ascending: the rows in file order
+        similarity = np.zeros(len(slots))
+        for name, vectors, weight in (("turn", index.turn, w.turn), ("window", index.window, w.window)):
+            exact = np.asarray(vectors[slots], dtype=np.float32) @ vector
+            exact_mean, exact_std = _moments(vectors, mask, vector)
+            out[name] = weight * (exact - exact_mean) / (exact_std + 1e-9)
+            if name == "turn":
+                similarity = exact.astype(np.float64)
+        return slots, out, similarity
 
     def graph_signal(
         self, query: str, user: str, index: UserIndex, speakers: set[str], at: str | None = None
@@ -793,25 +948,30 @@ class Recaller:
                 mask &= ~index.kind_mask([Kind.RELATION.value]) | (graph >= GRAPH_HELD)
             if not mask.any():
                 return []
-            approximate = len(index) >= user_index.SCAN_AT
-            signals, similarity = self._scores(query, vector, user, index, mask, now, parsed, at, graph, approximate)
-            signals["superseded"] = self._superseded(query, index, mask & superseded, at)
-            total = sum(signals.values())
-            if approximate:
-                mask = self._rescored(vector, index, mask, signals, total, similarity)
-            order = _best(total, mask, index, max(k, CANDIDATES) if ranking else k)
-            memories = {m.id: m for m in self.store.get_many([index.ids[i] for i in order])}
+            wanted = max(k, CANDIDATES) if ranking else k
+            if len(index) >= user_index.SCAN_AT:
+                slots, signals, similarity = self._scanned(
+                    query, vector, user, index, mask, now, parsed, at, graph, superseded
+                )
+                total = sum(signals.values())
+                order = _best_of(slots, total, index, wanted)
+            else:
+                signals, similarity = self._scores(query, vector, user, index, mask, now, parsed, at, graph)
+                signals["superseded"] = self._superseded(query, index, np.flatnonzero(mask & superseded), at)
+                total = sum(signals.values())
+                order = _best(total, mask, index, wanted)
+            memories = {m.id: m for m in self.store.get_many([index.ids[slot] for slot, _ in order])}
             # Slots are read under the store: another request's write may compact the index.
             hits = [
                 Recalled(
-                    memories[index.ids[i]],
+                    memories[index.ids[slot]],
                     float(total[i]),
                     float(total[i]),
                     float(similarity[i]),
                     {n: float(v[i]) for n, v in signals.items()},
                 )
-                for i in order
-                if index.ids[i] in memories
+                for slot, i in order
+                if index.ids[slot] in memories
             ]
         if ranking is not None and hits:
             high, low = hits[0].relevance, hits[-1].relevance
@@ -823,54 +983,28 @@ class Recaller:
         hits = after_replacements(hits)
         return without_repeated_lines(hits, k) if trim else hits[:k]
 
-    def _rescored(
+    def _superseded(
         self,
-        vector: np.ndarray,
+        query: str,
         index: UserIndex,
-        mask: np.ndarray,
-        signals: dict[str, np.ndarray],
-        total: np.ndarray,
-        similarity: np.ndarray,
+        slots: np.ndarray,
+        at: str | None,
+        length: int | None = None,
+        where: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Make the vector signals exact on the ``user_index.RESCORED`` best slots of
-        ``mask`` by ``total`` (worked out with the vectors' signs: ``_scores(approximate=True)``),
-        in place in ``signals``, ``total`` and ``similarity``; returns the mask of those
-        slots, the only ones recall may then return. Each exact signal is z-scored with the
-        mean and standard deviation of the exact similarity over ``mask``, taken on a sample
-        of it (``_moments``): the scale of the approximate z-scores, so that the slots keep
-        comparable totals. The vectors of the chosen slots alone are read (memory-mapped
-        from the snapshot: ``memcli.store.snapshot``)."""
-        chosen = np.flatnonzero(mask)
-        if len(chosen) > user_index.RESCORED:
-            values = total[chosen]
-            chosen = chosen[np.argpartition(values, len(values) - user_index.RESCORED)[-user_index.RESCORED :]]
-        chosen.sort()  # the rows in file order
-        w = self.signals
-        for name, vectors, weight in (("turn", index.turn, w.turn), ("window", index.window, w.window)):
-            exact = np.asarray(vectors[chosen], dtype=np.float32) @ vector
-            mean, std = _moments(vectors, mask, vector)
-            new = weight * (exact - mean) / (std + 1e-9)
-            total[chosen] += new - signals[name][chosen]
-            signals[name][chosen] = new
-            if name == "turn":
-                similarity[chosen] = exact
-        rescored = np.zeros(len(mask), dtype=bool)
-        rescored[chosen] = True
-        return rescored
-
-    def _superseded(self, query: str, index: UserIndex, slots: np.ndarray, at: str | None) -> np.ndarray:
-        """The *superseded* signal: ``-SUPERSEDED_PENALTY`` for each of ``slots`` (superseded
-        notes and turns recall may return) that was superseded by the day recall is as of
-        (``at``; now when None), none for a question about the past (``asks_past``)."""
-        signal = np.zeros(len(index))
-        if not slots.any() or (at is None and asks_past(query)):
+        """The *superseded* signal: ``-SUPERSEDED_PENALTY`` for each of ``slots`` (an array
+        of the superseded notes and turns recall may return) that was superseded by the day
+        recall is as of (``at``; now when None), none for a question about the past
+        (``asks_past``). One value a slot of the index, or ``length`` values, one for each
+        slot of ``where`` (ascending; ``slots`` among them)."""
+        signal = np.zeros(len(index) if length is None else length)
+        if not len(slots) or (at is None and asks_past(query)):
             return signal
-        ids = [index.ids[i] for i in np.flatnonzero(slots)]
+        ids = [index.ids[i] for i in slots]
         end = day_seconds(at) + DAY_SECONDS if at else math.inf
         ended = {m.id for m in self.store.get_many(ids) if m.valid_to and m.valid_to < end}
-        for i in np.flatnonzero(slots):
-            if index.ids[i] in ended:
-                signal[i] = -SUPERSEDED_PENALTY
+        hit = np.array([memory_id in ended for memory_id in ids], dtype=bool)
+        signal[slots[hit] if where is None else np.searchsorted(where, slots[hit])] = -SUPERSEDED_PENALTY
         return signal
 
 
@@ -925,17 +1059,24 @@ def _repeats(line: str, turns: Sequence[Memory]) -> bool:
     )
 
 
-def _best(total: np.ndarray, mask: np.ndarray, index: UserIndex, n: int) -> list[int]:
-    """The slots of the ``n`` highest ``total`` among ``mask``, best first, ties oldest
-    first then by memory id: the order a stable sort gives in time order, wherever the
-    slots sit. Partitions first, so only the best few are sorted."""
-    chosen = np.flatnonzero(mask)
+def _best(total: np.ndarray, mask: np.ndarray, index: UserIndex, n: int) -> list[tuple[int, int]]:
+    """The slots of the ``n`` highest ``total`` (one value a slot) among ``mask``, best
+    first, each as (slot, slot), ties oldest first then by memory id: the order a stable sort
+    gives in time order, wherever the slots sit. Partitions first, so only the best few
+    are sorted."""
+    return [(slot, slot) for slot, _ in _best_of(np.flatnonzero(mask), total[mask], index, n)]
+
+
+def _best_of(slots: np.ndarray, total: np.ndarray, index: UserIndex, n: int) -> list[tuple[int, int]]:
+    """The ``n`` of ``slots`` with the highest ``total`` (one value each, in their order),
+    best first, as (slot, position in ``slots``), ties oldest first then by memory id."""
+    chosen = np.arange(len(slots))
     if len(chosen) > n:
-        values = total[chosen]
-        threshold = np.partition(values, len(values) - n)[len(values) - n]
-        chosen = chosen[values >= threshold]  # ties at the threshold all stay, for the sort to pick
+        threshold = np.partition(total, len(total) - n)[len(total) - n]
+        chosen = chosen[total >= threshold]  # ties at the threshold all stay, for the sort to pick
     created_at = index.created_at
-    return sorted(chosen.tolist(), key=lambda i: (-total[i], created_at[i], index.ids[i]))[:n]
+    best = sorted(chosen.tolist(), key=lambda i: (-total[i], created_at[slots[i]], index.ids[slots[i]]))[:n]
+    return [(int(slots[i]), i) for i in best]
 
 
 def roulette(hits: list[Recalled], k: int, rng: random.Random) -> list[Recalled]:

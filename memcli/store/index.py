@@ -63,18 +63,23 @@ def _sign_storage(capacity: int, dimension: int) -> np.ndarray:
     return np.zeros((sign_words(dimension), capacity), dtype=np.uint64).T
 
 
-def _sign_cosine(codes: np.ndarray, query: np.ndarray, dimension: int) -> np.ndarray:
-    """cos(pi * h / dimension) for each row of ``codes`` (n, words; ``_sign_storage``), h
-    its Hamming distance to ``query`` (words,): one contiguous pass a word (measured at a
-    million rows: 2.3 times faster than over rows stored a row after another)."""
+def _hamming(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The Hamming distance of each row of ``codes`` (n, words; ``_sign_storage``) to
+    ``query`` (words,), uint16: one contiguous pass a word (measured at a million rows: 2.3
+    times faster than over rows stored a row after another)."""
     differ = np.zeros(len(codes), dtype=np.uint16)
     xor, count = np.empty(len(codes), dtype=np.uint64), np.empty(len(codes), dtype=np.uint8)
     for word in range(codes.shape[1]):  # into buffers made once: no array allocated a word
         np.bitwise_xor(codes[:, word], query[word], out=xor)
         np.bitwise_count(xor, out=count)
         np.add(differ, count, out=differ)
-    table = np.cos(np.pi * np.arange(dimension + 1) / dimension).astype(np.float32)
-    return np.take(table, differ)
+    return differ
+
+
+def sign_cosines(dimension: int) -> np.ndarray:
+    """cos(pi * h / dimension) for h = 0 .. ``dimension`` (float32): the estimate of the
+    cosine similarity of two vectors whose signs differ in h components (Charikar's SimHash)."""
+    return np.cos(np.pi * np.arange(dimension + 1) / dimension).astype(np.float32)
 
 
 class _Descriptor:
@@ -295,7 +300,11 @@ class UserIndex:
 
     def snapshot_state(self) -> dict[str, Any]:
         """What ``memcli.store.snapshot`` saves of this index: {"arrays": name -> array,
-        "lists": name -> JSON-able list or dict, "scalars": name -> number or string}."""
+        "lists": name -> JSON-able list or dict, "scalars": name -> number or string}.
+        The ``says_when`` flags are worked out first, if no "when" question has asked for
+        them yet, so that a snapshot always carries them: an index loaded from it does not
+        read every text again at its first "when" question (seconds at a million rows)."""
+        self._work_out_says_when()
         n = self._n
         arrays = {name: self._store[name][:n] for name in self._COLUMNS}
         for name in self._VECTORS:
@@ -416,10 +425,15 @@ class UserIndex:
         that differ (the estimate of Charikar's SimHash). Reads 2 x 48 bytes a slot with
         384 dimensions instead of 2 x 1,536; what recall uses to pick the candidates it
         scores exactly (``memcli.recall.retrieval``)."""
+        table = sign_cosines(self.dimension)
+        return tuple(np.take(table, differ) for differ in self.sign_differences(vector))  # type: ignore[return-value]
+
+    def sign_differences(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The number of components whose sign differs from that of the unit ``vector``'s,
+        of each slot's ``turn`` and ``window`` vector (uint16, shape (len,) each): what
+        ``sign_similarity`` reads its estimate from (``sign_cosines``)."""
         query = sign_codes(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
-        return tuple(  # type: ignore[return-value]
-            _sign_cosine(self._column(self._CODES[name]), query, self.dimension) for name in self._VECTORS
-        )
+        return tuple(_hamming(self._column(self._CODES[name]), query) for name in self._VECTORS)  # type: ignore[return-value]
 
     # the arrays -----------------------------------------------------------------------
 
@@ -464,10 +478,14 @@ class UserIndex:
         """1.0 for the memories whose text places something in time (``says_when``), else
         0.0; worked out for every row at the first "when" question (about 11 ms for 400
         turns), then for each row as it is written, not at every question."""
+        self._work_out_says_when()
+        return self._column("says_when")
+
+    def _work_out_says_when(self) -> None:
+        """Fill ``says_when`` for every row, once (then each row as it is written)."""
         if not self._says_when_ready:
             self._store["says_when"][: self._n] = [says_when(t) for t in self.texts]
             self._says_when_ready = True
-        return self._column("says_when")
 
     def months(self, shift: float = 0.0) -> np.ndarray:
         """The month (1-12, local time) of each slot's ``created_at`` minus ``shift``
@@ -491,10 +509,11 @@ class UserIndex:
         """The speakers of the rows alive ("" for none left out)."""
         return {name for name, count in zip(self._speaker_names, self._speaker_counts) if name and count > 0}
 
-    def speaker_table(self, chosen: Callable[[str], bool]) -> np.ndarray:
-        """1.0 for the slots whose speaker is ``chosen``, else 0.0 (one call per speaker)."""
+    def speaker_table(self, chosen: Callable[[str], bool], slots: np.ndarray | None = None) -> np.ndarray:
+        """1.0 for the slots whose speaker is ``chosen``, else 0.0 (one call per speaker):
+        of every slot, or of ``slots`` alone (an array of slots), in their order."""
         table = np.array([float(chosen(name)) for name in self._speaker_names] + [0.0])
-        return np.take(table, self.speaker_codes)
+        return np.take(table, self.speaker_codes if slots is None else self.speaker_codes[slots])
 
     # updates ---------------------------------------------------------------------------
 

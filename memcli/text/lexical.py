@@ -176,10 +176,45 @@ class Postings:
         start, end = int(self.indptr[column]), int(self.indptr[column + 1])
         return self.indices[start:end], self.counts[start:end]
 
-    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(slots, columns, counts) of every posting (int64, int64, float32)."""
-        columns = np.repeat(np.arange(self.columns, dtype=np.int64), np.diff(self.indptr))
-        return self.indices.astype(np.int64), columns, self.counts.astype(np.float32)
+    def without(self, gone: np.ndarray) -> Postings:
+        """These postings without the entries at positions ``gone`` (ascending int64):
+        copies the two big arrays once, in their own types (never widened: at a million
+        memories they hold about a hundred million postings)."""
+        if not len(gone):
+            return self
+        indptr = self.indptr - np.searchsorted(gone, self.indptr)
+        return Postings(indptr, np.delete(self.indices, gone), np.delete(self.counts, gone))
+
+    def renumbered(self, renumber: np.ndarray) -> Postings:
+        """These postings with each slot ``s`` renamed ``renumber[s]`` (int32; -1: the slot's
+        entries go). ``renumber`` must keep the order of the slots it keeps (a compaction's):
+        the slots of each column stay ascending."""
+        slots = renumber[self.indices]
+        gone = np.flatnonzero(slots < 0)
+        indptr = self.indptr - np.searchsorted(gone, self.indptr) if len(gone) else self.indptr
+        return Postings(indptr, np.delete(slots, gone), np.delete(self.counts, gone))
+
+    def plus(self, other: Postings, rows: int) -> Postings:
+        """The entries of both postings (no slot may have a column in both), over the
+        columns of the wider: a sparse sum in int32 slots and uint16 counts (scipy keeps
+        the index and value types of its operands)."""
+        # heavy: scipy's sparse matrices are needed only by BM25
+        from scipy import sparse
+
+        columns = max(self.columns, other.columns)
+        matrices = [
+            sparse.csc_matrix(
+                (p.counts, p.indices, np.concatenate([p.indptr, np.full(columns - p.columns, p.indptr[-1])])),
+                shape=(rows, columns),
+            )
+            for p in (self, other)
+        ]
+        total = matrices[0] + matrices[1]
+        return Postings(
+            total.indptr.astype(np.int64),
+            total.indices.astype(np.int32, copy=False),
+            total.data.astype(np.uint16, copy=False),
+        )
 
     @classmethod
     def build(cls, slots: np.ndarray, columns: np.ndarray, counts: np.ndarray, n_columns: int) -> Postings:
@@ -226,6 +261,11 @@ class LexicalIndex:
         self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Documents written since the last merge: slot -> (columns, counts)."""
         self._delta_postings: Postings | None = None
+        self._norm = np.zeros(0)
+        self._summed, self._last = np.zeros(0), np.zeros(0, dtype=np.int64)
+        self._norm_key: tuple[Any, ...] | None = None
+        self._writes = 0
+        """Documents put or dropped so far (the lengths changed since ``_norms`` last looked)."""
 
     def __len__(self) -> int:
         """Documents indexed."""
@@ -298,6 +338,7 @@ class LexicalIndex:
                     batch.data[start:end].astype(np.float32),
                 )
             self._delta_postings = None
+        self._writes += 1
         for slot, length in zip(slots.tolist(), lengths.tolist()):
             if self._live[slot]:
                 self._total_length -= self._length[slot]
@@ -312,6 +353,7 @@ class LexicalIndex:
     def drop(self, slot: int) -> None:
         """Remove the document at ``slot``."""
         if slot < len(self._live) and self._live[slot]:
+            self._writes += 1
             self._unindex(slot)
             self._delta_postings = None
             self._live[slot] = False
@@ -327,13 +369,11 @@ class LexicalIndex:
         length, live = np.zeros(len(keep)), np.zeros(len(keep), dtype=bool)
         length[: len(inside)], live[: len(inside)] = self._length[inside], self._live[inside]
         if self._base is not None:
-            renumber = np.full(len(self._live), -1, dtype=np.int64)
+            renumber = np.full(len(self._live), -1, dtype=np.int32)
             renumber[inside[live[: len(inside)]]] = np.flatnonzero(live[: len(inside)])
-            slots, columns, counts = self._base.entries()
-            slots = renumber[slots]
-            kept = slots >= 0
-            self._base = Postings.build(slots[kept], columns[kept], counts[kept], self._base.columns)
+            self._base = self._base.renumbered(renumber)
         self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
+        self._writes += 1
         self._live_count, self._total_length = int(live.sum()), float(length[live].sum())
         self._grow(len(keep))
 
@@ -418,21 +458,29 @@ class LexicalIndex:
         """Fold the delta into the postings and drop the stale rows."""
         if not self._delta and not self._stale.any():
             return
-        slots, columns, counts = [], [], []
-        if self._base is not None:
-            base_slots, base_columns, base_counts = self._base.entries()
-            kept = ~self._stale[base_slots]
-            slots.append(base_slots[kept])
-            columns.append(base_columns[kept])
-            counts.append(base_counts[kept])
-        for slot, (c, n) in self._delta.items():
-            slots.append(np.full(len(c), slot, dtype=np.int64))
-            columns.append(c)
-            counts.append(n)
-        self._base, self._delta, self._delta_postings = self._postings(slots, columns, counts), {}, None
+        delta = self._postings(
+            [np.full(len(c), slot, dtype=np.int64) for slot, (c, _) in self._delta.items()],
+            [c for c, _ in self._delta.values()],
+            [n for _, n in self._delta.values()],
+        )
+        base = self._base
+        if base is not None and self._stale.any():
+            base = base.without(np.flatnonzero(self._stale[base.indices]))
+        if base is not None and self._delta:
+            base = base.plus(delta, len(self._live))
+        self._base, self._delta, self._delta_postings = base if base is not None else delta, {}, None
         self._stale[:] = False
 
     # scoring ---------------------------------------------------------------------------------
+
+    def _norms(self, n: int, avgdl: float) -> np.ndarray:
+        """BM25's length normalisation ``K1 * (1 - B + B * length / avgdl)`` of the first
+        ``n`` slots, kept until the lengths change (a pass over every slot once, not a query)."""
+        key = (n, avgdl, self._writes, id(self._length))
+        if self._norm_key != key:
+            self._norm = K1 * (1 - B + B * self._length[:n] / avgdl)
+            self._norm_key = key
+        return self._norm
 
     def scores(self, stems: Sequence[str], weights: tuple[float, float, float], n: int) -> np.ndarray:
         """The BM25 score (higher is better; 0 for no match) of each of the first ``n``
@@ -452,17 +500,29 @@ class LexicalIndex:
                 [v for _, v in self._delta.values()],
             )
         avgdl = self._total_length / self._live_count
+        limit = min(n, len(self._stale))
+        stale = self._stale if self._stale.any() else None
+        norm = self._norms(n, avgdl)
+        # The fields of a term are summed a slot at a time in ``summed`` (the slots of one
+        # column are distinct), and each slot found is counted once through ``last`` (the
+        # last entry that named it): work in proportion to the postings, never a pass over
+        # every slot a term (at a million memories a query's terms hold about a million
+        # postings). ``summed`` is left as it was found, ``last`` is read only where written.
+        if len(self._summed) < n:
+            self._summed, self._last = np.zeros(n), np.empty(n, dtype=np.int64)
+        summed, last = self._summed, self._last
         for term in ids:
             parts_slots, parts_weighted = [], []
-            for postings, skip in ((self._base, self._stale), (self._delta_postings, None)):
+            for postings, skip in ((self._base, stale), (self._delta_postings, None)):
                 if postings is None:
                     continue
                 for field, weight in enumerate(weights):
                     slots, counts = postings.column(FIELDS * term + field)
                     if not len(slots):
                         continue
-                    keep = (slots >= 0) & (slots < min(n, len(self._stale)))
-                    slots, counts = slots[keep], counts[keep]
+                    if int(slots.max()) >= limit:
+                        keep = slots < limit
+                        slots, counts = slots[keep], counts[keep]
                     if skip is not None:
                         keep = ~skip[slots]
                         slots, counts = slots[keep], counts[keep]
@@ -474,18 +534,18 @@ class LexicalIndex:
             if len(parts_slots) == 1:  # one column: its slots are distinct already
                 present, f = parts_slots[0], parts_weighted[0]
             else:
-                slots, weighted = np.concatenate(parts_slots), np.concatenate(parts_weighted)
-                if 8 * len(slots) > n:  # many postings: one pass over the documents costs less than a sort
-                    present = np.flatnonzero(np.bincount(slots, minlength=n))
-                    f = np.bincount(slots, weights=weighted, minlength=n)[present]
-                else:
-                    present, at = np.unique(slots, return_inverse=True)
-                    f = np.bincount(at, weights=weighted, minlength=len(present))
+                for part, values in zip(parts_slots, parts_weighted):
+                    summed[part] += values
+                entries = np.concatenate(parts_slots)
+                order = np.arange(len(entries))
+                last[entries] = order
+                present = entries[last[entries] == order]
+                f = summed[present]
+                summed[present] = 0.0
             found = len(present)
             if not found:
                 continue
             idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
             idf = idf if idf > 0 else _MIN_IDF
-            norm = K1 * (1 - B + B * self._length[present] / avgdl)
-            out[present] += idf * f * (K1 + 1) / (f + norm)
+            out[present] += idf * f * (K1 + 1) / (f + norm[present])
         return out
