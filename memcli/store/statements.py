@@ -66,6 +66,13 @@ _RULE_MODULES = ("updates.py", "entities.py", "extractive.py", "lexical.py")
 _RULE_PACKAGES = ("jionlp", "jieba", "PyStemmer")
 """Packages whose data or code the rules read (Chinese place names, Porter stems)."""
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+UNLOOKED = frozenset(
+    "the and you that for have with your thi but thei about them some all just from had when our there other those "
+    "what how can been more ani get got did 了 的 我 啦 也 就 都 还 再".split()
+)
+"""Words not kept as terms (nor looked up): words of two letters or fewer and the commonest
+function words (stems), which half of all texts hold (measured on LoCoMo: about 45 % of the
+terms). A habit is looked up by its other words; one of no other word is read by the scan."""
 
 
 @functools.cache
@@ -106,14 +113,20 @@ def word_terms(text: str) -> set[str]:
     words = {stem_of(w) for w in re.findall(r"[a-z]+", text.lower())}
     if re.search(r"[\u4e00-\u9fff]", text):
         words.update(text)
-    return {f"w:{w}" for w in words}
+    return {f"w:{w}" for w in words if looked_up(w)}
+
+
+def looked_up(word: str) -> bool:
+    """Whether ``word`` (a stem, or a Chinese character) is kept as a term (``UNLOOKED``)."""
+    return word not in UNLOOKED and (len(word) > 2 or bool(re.match(r"[\u3400-\u9fff]", word)))
 
 
 def habit_terms(words: Iterable[str]) -> list[str]:
     """The terms a text that states the habit of ``words`` (``Statement.words`` of a stopped
-    habit) holds for sure: every word but those ``updates.states_habit`` may read in a
-    subject it gives back to a sentence ("I", "I'm", "我")."""
-    return sorted(f"w:{w}" for w in words if w not in ("i", "m", "我"))
+    habit) holds for sure: every word kept as a term (``looked_up``); not those
+    ``updates.states_habit`` may read in a subject it gives back to a sentence ("I", "I'm",
+    "我"), which ``UNLOOKED`` holds."""
+    return sorted(f"w:{w}" for w in words if looked_up(w))
 
 
 def dump(statements: Sequence[updates.Statement]) -> str:
