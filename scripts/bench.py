@@ -346,25 +346,31 @@ DRINKS = ["oolong", "rooibos", "matcha", "chai", "espresso", "kombucha", "kefir"
 
 def remember_notes(i: int, suffix: str) -> dict[str, tuple[str, str]]:
     """The notes ``timed_remembers`` times at its ``i``-th round, for supersession on
-    (``suffix`` "") or off ("_off"), by kind: (an untimed note remembered before it, the
-    timed note). Each timed note of a slot states another value than the one before it, so
-    that each supersedes (with supersession on) the last of its slot; "plain" states no
-    slot. The dose, membership and habit notes off name another medicine, club or drink
-    than those on, so that the two runs do not meet; a user has one home, job, partner
-    and diet, so each such note on also supersedes the note off remembered since."""
+    (``suffix`` "") or off ("_off"), by kind: (an untimed note remembered before it, or "",
+    the timed note). Every text names its round, so that none is a note already stored
+    (remember keeps the same text once). Each timed note of a slot supersedes (with
+    supersession on) the last of its slot: another home, job, partner, diet or dose than
+    the note before it, the end of the membership or habit its untimed note states;
+    "plain" states no slot. The dose, membership and habit notes off name another
+    medicine, club or drink than those on, so that the two runs do not meet; a person has
+    one home, job, partner and diet, so each such note on also supersedes the note off
+    remembered since the one before it."""
     off = bool(suffix)
     j = 2 * i + off
+    week = f"Week {i + 1}{'b' if off else ''}:"
+    club = "choir" if off else "gym"
+    joined = f"the {TOWNS[i % len(TOWNS)]} {'Festival Chorus' if off else 'climbing gym'}"
     return {
         "plain": ("", f"bench note {suffix} {i}: I parked the car on level {i + 2} of the garage"),
         "dose": ("", f"I take {'metoprolol' if off else 'lisinopril'} {10 + 5 * i} mg once a day"),
-        "residence": ("", f"I live in {TOWNS[j % len(TOWNS)]} now"),
-        "job": ("", f"I work as a {ROLES[j % len(ROLES)]} at {TOWNS[(j + 3) % len(TOWNS)]} Hospital"),
-        "partner": ("", f"My partner is called {NAMES_DATED[j % len(NAMES_DATED)]}"),
-        "diet": ("", f"I am {DIETS[j % len(DIETS)]} now"),
-        "membership": ("", f"I joined the {TOWNS[i % len(TOWNS)]} {'Festival Chorus' if off else 'PureGym'} {i}"),
+        "residence": ("", f"{week} I live in {TOWNS[j % len(TOWNS)]} now."),
+        "job": ("", f"{week} I work as a {ROLES[j % len(ROLES)]} at {TOWNS[(j + 3) % len(TOWNS)]} Hospital."),
+        "partner": ("", f"{week} My partner is called {NAMES_DATED[j % len(NAMES_DATED)]}."),
+        "diet": ("", f"{week} I am {DIETS[j % len(DIETS)]} now."),
+        "membership": (f"{week} I joined {joined}.", f"{week} I cancelled my {club} membership."),
         "habit": (
-            f"I drink {DRINKS[i % len(DRINKS)]} {'in the evening' if off else 'every morning'} {i}",
-            f"I stopped drinking {DRINKS[i % len(DRINKS)]} {'in the evening' if off else 'every morning'} {i}",
+            f"{week} I drink {DRINKS[j % len(DRINKS)]} every morning.",
+            f"{week} I stopped drinking {DRINKS[j % len(DRINKS)]}.",
         ),
     }
 

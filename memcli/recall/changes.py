@@ -221,8 +221,11 @@ class Changes:
         the older one (related_id: the newer) and an ADD of the newer (related_id: the
         older). Nothing is deleted. A new memory older than a current one it conflicts with
         (an import out of order) is the one superseded. Returns the (older, newer) pairs.
-        The caller holds the store transaction; only the recall index's copy is read
-        (``RecallIndex.current_holding``).
+        The caller holds the store transaction; only the recall index's copy is read: the
+        candidates of a user whose statements are kept (``memcli.store.statements``) are
+        looked up there with what each states, those of another are found by reading the
+        user's rows (``RecallIndex.current_holding``) and parsed; both give the same pairs
+        (``_candidates``).
 
         ``decided``: new memory id -> a chat model's decision (``UpdateDecision``; the
         capable-model path): for the memories it was shown, the decision stands in for the
