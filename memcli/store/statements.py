@@ -12,7 +12,8 @@ it is looked up by:
   "levothyroxine" are one medicine, ``updates.same_key``);
 - ``w:WORD`` for every word of its text as ``updates.states_habit`` reads words (Porter
   stems, ``memcli.text.lexical.stem_of``), and for a text with Chinese in it every
-  character: a stopped habit's words are all among them when it states the habit.
+  character, but the commonest (``UNLOOKED``): a stopped habit's words are all among them
+  when it states the habit.
 
 The terms only narrow the candidates; supersession then reads them as it always did.
 
