@@ -19,7 +19,9 @@ from memcli.paths import scrub_history_file
 from memcli.recall import forgetting
 from memcli.recall.forgetting import UNIT_SECONDS, Verdict, forget_pass
 from memcli.store.journal import Journal
+from memcli.store.recall_index import RecallIndex
 from memcli.store.sidecar import HistoryEntry, Sidecar
+from memcli.store.statements import habit_terms, key_term, sqlite_lower
 from memcli.store.store import MemoryStore
 from memcli.text import updates
 
@@ -141,6 +143,50 @@ def stale_derivatives(gone: Sequence[Memory], others: Sequence[Memory], folded: 
     return list(stale.values())
 
 
+def _needles(said: updates.Statement) -> tuple[list[str], list[str]]:
+    """(any_of, all_of): what a memory that states the attribute of ``said`` (a statement
+    of a new memory) holds in its text, lower-cased (``updates.CUES``; a dose's medicine cut
+    as ``updates.key_needle`` cuts it; every word of a stopped habit)."""
+    attribute = said.key.split(":", 1)[0]
+    if attribute == updates.HABIT:
+        # a stem's final i is a word's y ("spotifi" of "Spotify"): looked for without it
+        return [], sorted(w[:-1] if len(w) > 3 and w.endswith("i") else w for w in said.words)
+    if attribute == updates.DOSE:
+        return [updates.key_needle(said.key)], []
+    return list(updates.CUES[attribute]), []
+
+
+def _candidates(
+    index: RecallIndex, user: str, said: updates.Statement, covered: bool
+) -> list[tuple[str, str, str, list[updates.Statement] | None]]:
+    """(id, text, record, statements or None) of the current notes and turns of ``user``
+    that may state the attribute of ``said`` (a new memory's statement): those whose text
+    holds its needles (``_needles``). For a user the statements tables cover
+    (``memcli.store.statements``), looked up by the attribute's term (or a habit's words)
+    with what each states, then filtered by the needles as the scan filters, so that the
+    candidates are the scan's among those that state something of the attribute; for
+    another, one scan of the user's rows (``RecallIndex.current_holding``), statements None."""
+    any_of, all_of = _needles(said)
+    if not covered:
+        rows = index.current_holding(user, SUPERSEDED_KINDS, any_of=any_of, all_of=all_of)
+        return [(memory_id, text, record, None) for memory_id, text, record in rows]
+    if said.key.split(":", 1)[0] == updates.HABIT:
+        terms = habit_terms(said.words)
+    else:
+        terms = [key_term(said.key)]
+    if not terms:  # a habit of no word to look up by: every candidate the scan would give
+        rows = index.current_holding(user, SUPERSEDED_KINDS, any_of=any_of, all_of=all_of)
+        return [(memory_id, text, record, None) for memory_id, text, record in rows]
+    wanted_any = [n.lower() for n in any_of]
+    wanted_all = [n.lower() for n in all_of]
+    found = []
+    for memory_id, text, record, stated in index.said.current_with(user, SUPERSEDED_KINDS, terms):
+        lowered = sqlite_lower(text)
+        if (not wanted_any or any(n in lowered for n in wanted_any)) and all(n in lowered for n in wanted_all):
+            found.append((memory_id, text, record, stated))
+    return found
+
+
 class Changes:
     """Changes to stored memories, over ``store`` with ``settings`` (reinforcement mode,
     boost, decay, forget threshold) and ``clock`` (unix seconds)."""
@@ -175,62 +221,68 @@ class Changes:
         the older one (related_id: the newer) and an ADD of the newer (related_id: the
         older). Nothing is deleted. A new memory older than a current one it conflicts with
         (an import out of order) is the one superseded. Returns the (older, newer) pairs.
-        The caller holds the store transaction; only the recall index's copy is read
-        (``RecallIndex.current_holding``).
+        The caller holds the store transaction; only the recall index's copy is read: the
+        candidates of a user whose statements are kept (``memcli.store.statements``) are
+        looked up there with what each states, those of another are found by reading the
+        user's rows (``RecallIndex.current_holding``) and parsed; both give the same pairs
+        (``_candidates``).
 
         ``decided``: new memory id -> a chat model's decision (``UpdateDecision``; the
         capable-model path): for the memories it was shown, the decision stands in for the
         rules, and the ones it ends are superseded as the rules would (the same record), if
         they are still current, older than the new one and said by the same person; the
-        rules read the memories it was not shown. The older memory's new metadata is
-        written behind (``MemoryStore.update_behind``), with its history, in one commit."""
+        rules read the memories it was not shown. The older memories' new metadata is
+        written behind (``MemoryStore.update_behind``), with their history, in one commit
+        for the whole call."""
         pairs: list[tuple[Memory, Memory]] = []
         index = self.store.sidecar.index
         decided = decided or {}
-        for new in sorted(memories, key=lambda m: (m.created_at, m.id)):
-            if not tells(new) or new.valid_to:
-                continue
-            decision = decided.get(new.id)
-            if decision is not None:
-                for old in self.store.get_many(sorted(decision.ended)):
-                    if (
-                        tells(old)
-                        and said_by(old) == said_by(new)
-                        and old.user == new.user
-                        and old.created_at < new.created_at
-                        and not old.valid_to
-                        and not old.archived
-                    ):
-                        pairs.append(self._supersede(old, new))
-            shown = decision.shown if decision is not None else frozenset()
-            for said in updates.statements(new.text):
-                attribute = said.key.split(":", 1)[0]
-                if attribute == updates.HABIT:
-                    # a stem's final i is a word's y ("spotifi" of "Spotify"): looked for without it
-                    needles: dict[str, list[str]] = {
-                        "all_of": sorted(w[:-1] if len(w) > 3 and w.endswith("i") else w for w in said.words)
-                    }
-                elif attribute == updates.DOSE:
-                    needles = {"any_of": [updates.key_needle(said.key)]}
-                else:
-                    needles = {"any_of": list(updates.CUES[attribute])}
-                for memory_id, text, record in index.current_holding(new.user, SUPERSEDED_KINDS, **needles):
-                    if memory_id == new.id or new.valid_to or memory_id in shown:
-                        continue
-                    old = Memory.from_record(memory_id, text, record)
-                    if not tells(old) or said_by(old) != said_by(new) or old.created_at == new.created_at:
-                        continue
-                    if attribute == updates.HABIT:
-                        if old.created_at < new.created_at and updates.states_habit(old.text, said.words):
+        covered: dict[str, bool] = {}
+        kept = index.said.statements_of([m.id for m in memories if tells(m) and not m.valid_to])
+        # One SQLite commit for every memory superseded here, not one each: a commit waits for
+        # the disk (about 10 ms of a remember on a busy machine), the lookup takes a few ms of CPU.
+        with self.store.sidecar.atomic():
+            for new in sorted(memories, key=lambda m: (m.created_at, m.id)):
+                if not tells(new) or new.valid_to:
+                    continue
+                decision = decided.get(new.id)
+                if decision is not None:
+                    for old in self.store.get_many(sorted(decision.ended)):
+                        if (
+                            tells(old)
+                            and said_by(old) == said_by(new)
+                            and old.user == new.user
+                            and old.created_at < new.created_at
+                            and not old.valid_to
+                            and not old.archived
+                        ):
                             pairs.append(self._supersede(old, new))
-                        continue
-                    stated = [s for s in updates.statements(old.text) if updates.same_key(s.key, said.key)]
-                    if not stated:
-                        continue
-                    if old.created_at < new.created_at and updates.updates(said, stated[0]):
-                        pairs.append(self._supersede(old, new))
-                    elif old.created_at > new.created_at and updates.updates(stated[0], said):
-                        pairs.append(self._supersede(new, old))
+                shown = decision.shown if decision is not None else frozenset()
+                if new.user not in covered:
+                    covered[new.user] = index.said.covers(new.user)
+                said_now = kept[new.id] if covered[new.user] and new.id in kept else updates.statements(new.text)
+                for said in said_now:
+                    for memory_id, text, record, stated_then in _candidates(index, new.user, said, covered[new.user]):
+                        if memory_id == new.id or new.valid_to or memory_id in shown:
+                            continue
+                        old = Memory.from_record(memory_id, text, record)
+                        if not tells(old) or said_by(old) != said_by(new) or old.created_at == new.created_at:
+                            continue
+                        if said.key.split(":", 1)[0] == updates.HABIT:
+                            if old.created_at < new.created_at and updates.states_habit(old.text, said.words):
+                                pairs.append(self._supersede(old, new))
+                            continue
+                        stated = [
+                            s
+                            for s in (updates.statements(old.text) if stated_then is None else stated_then)
+                            if updates.same_key(s.key, said.key)
+                        ]
+                        if not stated:
+                            continue
+                        if old.created_at < new.created_at and updates.updates(said, stated[0]):
+                            pairs.append(self._supersede(old, new))
+                        elif old.created_at > new.created_at and updates.updates(stated[0], said):
+                            pairs.append(self._supersede(new, old))
         return pairs
 
     def _supersede(self, older: Memory, newer: Memory) -> tuple[Memory, Memory]:

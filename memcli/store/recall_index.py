@@ -44,6 +44,7 @@ from memcli.dates import spoken_day
 from memcli.memory import Kind, Memory
 from memcli.store.db import atomic, rows_in
 from memcli.store.index import IndexChanges, UserIndex, has_neighbours
+from memcli.store.statements import SAID_KINDS, Said
 
 INDEX_VERSION = 3
 """Bump when what the index stores changes: older indexes are then rebuilt."""
@@ -142,6 +143,9 @@ class RecallIndex:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        self.said = Said(db)
+        """What each note and turn states (``memcli.store.statements``), written and deleted
+        with its row."""
         # An index of an older version lacks columns: add them (its rows are rebuilt, INDEX_VERSION),
         # and drop the FTS5 table that held the lexical fields up to version 2.
         columns = {row[1] for row in db.execute("PRAGMA table_info(recall_index)")}
@@ -181,6 +185,7 @@ class RecallIndex:
             self._db.executemany(
                 "INSERT OR REPLACE INTO index_meta VALUES (?, ?)", [(f"version:{u}", str(INDEX_VERSION)) for u in users]
             )
+            self.said.cover(users)
             # A random epoch, not a count: a sidecar deleted and made again cannot repeat one.
             self._db.executemany(
                 "INSERT OR REPLACE INTO index_meta VALUES (?, ?)", [(f"epoch:{u}", uuid.uuid4().hex) for u in users]
@@ -222,6 +227,9 @@ class RecallIndex:
         if self._db.execute(f"SELECT 1 FROM index_meta WHERE key IN ({marks}) LIMIT 1", keys).fetchone():
             with atomic(self._db):
                 self._db.execute(f"DELETE FROM index_meta WHERE key IN ({marks})", keys)
+        if self._db.execute("SELECT 1 FROM said_rules WHERE user = ?", (user,)).fetchone():
+            with atomic(self._db):
+                self.said.drop_user(user)
 
     def ids(self, user: str) -> set[str]:
         """The ids of ``user``'s memories in the index."""
@@ -286,6 +294,30 @@ class RecallIndex:
         return self._db.execute(
             f"SELECT memory_id, text, record FROM recall_index WHERE {' AND '.join(clauses)}", args
         ).fetchall()
+
+    def unsaid(self) -> list[str]:
+        """The users with memories in the index who are not covered by the statements kept
+        (``memcli.store.statements``): their rows were written before the table existed or
+        under other rules, and are to be read again (``fill_said``)."""
+        return [u for u in self.users() if not self.said.covers(u)]
+
+    def fill_said(self, user: str, after: int, limit: int) -> tuple[int | None, int]:
+        """Keep what ``user``'s notes and turns state for up to ``limit`` of them whose rowid
+        is above ``after``, in one transaction; returns the last rowid read (None once every
+        row was read: ``user`` is then covered) and the rows read. A row written meanwhile by ``put``
+        keeps what it states already; one rewritten is read again by it."""
+        kind_marks = ", ".join("?" * len(SAID_KINDS))
+        with atomic(self._db):
+            rows = self._db.execute(
+                f"SELECT rowid, memory_id, user, kind, text FROM recall_index WHERE user = ? AND kind IN ({kind_marks})"
+                " AND rowid > ? ORDER BY rowid LIMIT ?",
+                (user, *SAID_KINDS, after, limit),
+            ).fetchall()
+            self.said.write(r[1:] for r in rows)
+            if len(rows) < limit:
+                self.said.cover([user])
+                return None, len(rows)
+        return int(rows[-1][0]), len(rows)
 
     def records_page(
         self, user: str | None, after: int, limit: int, vectors: bool = False
@@ -402,6 +434,7 @@ class RecallIndex:
                     memory.to_record(),
                 ),
             )
+        self.said.write((m.id, m.user, m.kind, m.text) for m in memories)
         self._refresh({(m.user, m.session) for m in memories if has_neighbours(m.kind, m.session)}, windows, seq)
         self._clean(users)
         self._clean(new_users, written=True)
@@ -476,6 +509,7 @@ class RecallIndex:
                 rowid, user, session, kind = row
                 self._db.execute("DELETE FROM recall_index WHERE rowid = ?", (rowid,))
                 self._db.execute("DELETE FROM metadata_behind WHERE memory_id = ?", (memory_id,))
+                self.said.drop([memory_id])
                 self._db.execute("INSERT INTO recall_removed (user, row, seq) VALUES (?, ?, ?)", (user, rowid, seq))
                 if has_neighbours(kind, session):
                     sessions.add((user, session))
@@ -537,6 +571,7 @@ class RecallIndex:
                 }
             )
             self._db.execute("DELETE FROM recall_index WHERE user = ?", (user,))
+            self.said.drop_user(user)
             # The new epoch tells every loaded copy to load again whole: no deletion to track.
             self._db.execute("DELETE FROM recall_removed WHERE user = ?", (user,))
             self._put(memories, vectors, known, seq)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from memcli.errors import MemcliError
 from memcli.paths import open_private
-from memcli.store import graph, recall_index
+from memcli.store import graph, recall_index, statements
 from memcli.store.candidates import candidates
 from memcli.store.db import atomic, execute_in, rows_in
 
@@ -106,7 +106,7 @@ class Sidecar:
                 raise MemcliError(
                     f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
                 )
-            self._db.executescript(_SCHEMA + recall_index.SCHEMA + graph.SCHEMA)
+            self._db.executescript(_SCHEMA + recall_index.SCHEMA + statements.SCHEMA + graph.SCHEMA)
             if version != SCHEMA_VERSION:  # a write: not on every opening (a full device refuses it)
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:

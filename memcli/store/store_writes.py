@@ -7,7 +7,8 @@ import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from memcli.errors import (
@@ -21,6 +22,10 @@ from memcli.store.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROO
 from memcli.store.sqlite_pages import NotScrubbed, scrub_free_space
 
 log = logging.getLogger(__name__)
+
+FILL_PAGE = 500
+"""Memories ``fill_statements`` reads a transaction (about 0.15 s of CPU: a request waits at
+most that long for the store)."""
 
 
 def _made(memories: Sequence[Memory]) -> list[tuple[str, str, list[str]]]:
@@ -123,6 +128,30 @@ class StoreWrites:
             f"no space left on {device_of(self.paths.data_dir)}: {len(memories)} memories need about "
             f"{needed / 2**20:.1f} MiB{short}, {free / 2**20:.1f} MiB are free; nothing was stored"
         )
+
+    def fill_statements(self, page: int = FILL_PAGE, stop: Callable[[], bool] | None = None) -> tuple[int, float]:
+        """Read what the notes and turns of every user not yet covered state, under the
+        rules of this code (``memcli.store.statements``; ``RecallIndex.fill_said``), ``page``
+        memories a transaction so that requests are served in between; ``stop`` is asked
+        between pages (True: leave the rest for the next time). Supersession at write time
+        looks a covered user's candidates up; it reads the others' memories one by one.
+        Returns (memories read, seconds). Nothing is written to a read-only store."""
+        started = time.perf_counter()
+        done = 0
+        with self.transaction():
+            if self.read_only:
+                return 0, 0.0
+            users = self.sidecar.index.unsaid()
+        for user in users:
+            after: int | None = 0
+            while after is not None:
+                if stop is not None and stop():
+                    return done, time.perf_counter() - started
+                with self.transaction():
+                    after, read = self.sidecar.index.fill_said(user, after, page)
+                done += read
+                time.sleep(0)  # a request waiting for the store takes it here
+        return done, time.perf_counter() - started
 
     def update(self, memories: Sequence[Memory]) -> None:
         """Write back the metadata (not text or embedding) of existing memories. Raises

@@ -344,6 +344,15 @@ class Service:
             self.resources.store.open_chroma()
         except Exception:  # the first write meets the same fault, with its own message
             log.exception("opening Chroma failed")
+        # What the memories of a store written by another memcli state, for supersession at
+        # write time (until then it reads a user's memories one by one): a page at a time,
+        # requests served in between.
+        try:
+            read, seconds = self.resources.store.fill_statements(stop=self._stopping.is_set)
+            if read:
+                log.info("read what %d memories state in %.1f s", read, seconds)
+        except Exception:
+            log.exception("reading what the memories state failed")
 
     def _quiet(self, seconds: float) -> bool:
         """Wait until no request has run for ``seconds`` (True), or the service stops (False)."""
