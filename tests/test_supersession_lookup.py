@@ -101,6 +101,21 @@ def test_a_store_without_statements_supersedes_by_reading_until_they_are_filled(
     assert _fill()[0] == 0  # every user covered: nothing to read
 
 
+def test_consolidate_fills_the_statements_of_a_store_used_without_a_service(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I parked on level 3.")
+    older = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "I live in Bristol.")
+    _forget_statements()
+    monkeypatch.setenv("MEMCLI_NOW", "2024-02-02T03:00:00")
+    ok(runner.invoke(app, ["consolidate", "-q"]))
+    with _sidecar() as db:
+        assert db.execute("SELECT count(*) FROM said").fetchone()[0] == 2
+    _no_scan(monkeypatch)
+    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
+    assert _show(runner, older)["superseded_by"] == newer
+
+
 def test_statements_read_under_other_rules_are_read_again(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -42,6 +42,8 @@ class ConsolidationWork:
         """The consolidation pass (``memcli.consolidation.consolidate``) for ``user`` or every user, over
         the days from ``since`` to ``until`` (dates, inclusive). Idempotent and resumable;
         ``retry`` also redoes the work whose model output was invalid in an earlier run.
+        Unless ``dry_run``, then reads what the memories of users not yet covered state
+        (``MemoryStore.fill_statements``), as an idle service does.
 
         Raises StoreLockedError when another consolidation runs longer than lock_timeout,
         UsageError for an unreadable date, ModelError when the chat model cannot load.
@@ -74,7 +76,13 @@ class ConsolidationWork:
             raise fault from None
         try:
             users = self.store.users() if all_users else [self.user(user)]
-            return Consolidator(self, warn, progress).run(users, first, last, dry_run, retry)
+            report = Consolidator(self, warn, progress).run(users, first, last, dry_run, retry)
+            if not dry_run:
+                # A store only ever used in-process (no service to fill them as it idles)
+                # gets its statements here, at the nightly pass, so that supersession at
+                # write time looks its candidates up instead of reading every memory.
+                self.store.fill_statements()
+            return report
         finally:
             lock.release()
 
