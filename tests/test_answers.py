@@ -23,6 +23,7 @@ from memcli.recall.answers import (
     NOT_FOUND,
     NOT_FOUND_ZH,
     answer,
+    asks_nothing_in_particular,
     question_type,
     resolve_relative_dates,
 )
@@ -442,3 +443,66 @@ def test_what_a_contraction_or_a_possessive_leaves_is_not_a_word_the_memory_must
     assert found.cited == [put.id] and "blue folder" in found.text
     birthday = _note("b", "Sarah: birthday 17 Oct, she wants nothing fancy", datetime(2024, 5, 1, 9))
     assert answer("When's Sarah's birthday?", [birthday], "sam", now).cited == [birthday.id]
+
+
+def test_a_list_question_gathers_the_items_recall_finds_as_close_as_the_one_holding_its_words() -> None:
+    """Of "Which restaurants did I want to try?", "must try Dishoom" holds the question's words; "Padella - fresh pasta" and "Bao in
+    Soho" do not, but recall finds them as close to it (cosine similarity); a chore far
+    from it is not an item."""
+    now = datetime(2024, 5, 5, 12).timestamp()
+    notes = [
+        _note("d", "must try Dishoom", datetime(2024, 3, 3)),
+        _note("p", "Padella - fresh pasta, queue early", datetime(2024, 3, 9)),
+        _note("b", "someone at work said Bao in Soho is amazing", datetime(2024, 4, 1)),
+        _note("t", "tax return", datetime(2024, 4, 2)),
+    ]
+    similarity = {"d" * 16: 0.28, "p" * 16: 0.30, "b" * 16: 0.29, "t" * 16: -0.01}
+    found = answer("Which restaurants did I want to try?", notes, "sam", now, similarity)
+    assert found.cited == ["d" * 16, "p" * 16, "b" * 16]
+    assert answer("Which restaurants did I want to try?", notes, "sam", now).cited == ["d" * 16]
+
+
+def test_a_place_is_not_what_something_is_called() -> None:
+    """A question such as "What are my dogs called?" asks for names: "I moved from Leeds to York" names places,
+    and is no item of the answer."""
+    now = datetime(2025, 5, 1, 9).timestamp()
+    notes = [
+        _note("d", "My dog Biscuit loves the beach.", datetime(2024, 4, 1)),
+        _note("m", "I moved from Leeds to York.", datetime(2024, 9, 1)),
+        _note("e", "We adopted a second dog called Pepper.", datetime(2025, 1, 1)),
+    ]
+    found = answer("What are my dogs called?", notes, "sam", now)
+    assert found.cited == ["d" * 16, "e" * 16]
+
+
+def test_whether_a_habit_still_holds_is_answered_by_its_stopping_in_other_words() -> None:
+    """Of "Do I still go jogging?", "still" is no word the memory must hold, and running is
+    jogging; caffeine is coffee."""
+    now = datetime(2024, 7, 1, 7).timestamp()
+    ran = _note("r", "morning run 5k, 28 min, legs heavy", datetime(2024, 3, 2))
+    stopped = _note("s", "knees are done. no more running for me, gonna try swimming", datetime(2024, 5, 19))
+    ran = Memory(**{**ran.__dict__, "superseded_by": stopped.id})
+    found = answer("Do I still go jogging?", [ran, stopped], "sam", now)
+    assert found.cited == [stopped.id] and "no more running" in found.text
+    flat_whites = _note("f", "3 flat whites a day is too many lol", datetime(2024, 8, 1))
+    caffeine = _note("c", "gave up caffeine completely - headaches on day 3 are brutal", datetime(2024, 9, 10))
+    found = answer("Am I still drinking coffee?", [flat_whites, caffeine], "sam", now)
+    assert found.cited == [caffeine.id]
+
+
+def test_a_chinese_word_joined_to_a_pronoun_is_held_as_its_other_characters() -> None:
+    """The question "我车停哪儿了？" asks about 车 and 停 (jieba cuts "我车" and "儿"), and a note kept by
+    asking to remember it ("帮我记一下…") answers."""
+    now = datetime(2024, 4, 6, 22, 30).timestamp()
+    parked = _note("p", "车停在B2层C区45号", datetime(2024, 4, 6, 10))
+    ticket = _note("t", "电影票取票码 8841", datetime(2024, 4, 6, 11))
+    asked = _note("q", "我的车停在哪了？？", datetime(2024, 4, 6, 22))
+    assert answer("我车停哪儿了？", [asked, ticket, parked], "sam", now).cited == [parked.id]
+    kept = _note("k", "帮我记一下车停在B2层C区", datetime(2024, 4, 6, 10))
+    assert answer("我车停哪儿了？", [asked, ticket, kept], "sam", now).cited == [kept.id]
+
+
+def test_a_question_about_nothing_in_particular_is_told_apart_without_a_prior_call() -> None:
+    assert asks_nothing_in_particular("What did I do on ?")
+    assert asks_nothing_in_particular("我干嘛了？")
+    assert not asks_nothing_in_particular("What did I buy on ?")

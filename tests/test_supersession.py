@@ -411,3 +411,56 @@ def test_a_note_opening_with_its_verb_and_a_possessive_still_speaks_for_its_writ
     (cancelled,) = statements("Cancelled my gym membership — haven't been since March, waste of money.")
     assert cancelled.key == joined.key and cancelled.ended
     assert updates(cancelled, joined)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("morning run 5k, 28 min, legs heavy", "knees are done. no more running for me, gonna try swimming"),
+        ("3rd coffee today, need to cut down", "day 20 no caffeine, gave up coffee completely. headaches gone"),
+        ("gaming till 2am again lol", "deleted my PSN account, quit gaming for good"),
+        ("3 espressos before lunch, too many", "gave up caffeine completely - headaches are brutal"),
+        ("writing in my diary every night before bed", "stopped journaling, it felt like a chore"),
+        ("今天又抽了一包烟，咳嗽", "戒烟三个月了，这次是真的戒了"),
+        ("每天晚上熬夜刷视频到一点多", "卸载了抖音，以后不再熬夜刷视频了"),
+    ],
+)
+def test_a_habit_stopped_in_a_diarys_own_words_ends_the_habit(older: str, newer: str) -> None:
+    """A clause that opens on the stopping ("no more …ing", "gave up …", "quit …", "以后不再…",
+    "戒烟三个月了") ends the habit it names, and words naming the same habit (caffeine and
+    an espresso, a journal and a diary) are one; "no more milk" stops no habit."""
+    (ended,) = [s for s in statements(newer) if s.ended]
+    assert ended.key.startswith("habit:")
+    assert states_habit(older, ended.words)
+    assert statements("No more milk, need to buy some.") == []
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Marco and I broke up. for the best i think", "Leo asked me to be his gf!!"),
+        ("25th anniversary dinner with Gary at the Ivy", "divorce finalised. single again at 52"),
+        ("和小王分手了，不想说了", "相亲认识的陈浩，挺聊得来，已经确定关系了"),
+        ("我和阿杰订婚了", "今天领证了！"),
+    ],
+)
+def test_a_new_partner_after_a_break_up_or_a_divorce_in_a_diarys_words_is_the_current_state(
+    older: str, newer: str
+) -> None:
+    """A new partner after a break-up is the current one (a break-up with someone else
+    still ends no one else); someone else's divorce or a best man is no change."""
+    (old,) = statements(older)
+    (new,) = statements(newer)
+    assert old.key == new.key == "partner" and updates(new, old)
+    for text in ("My sister's divorce was finalised.", "He asked me to be his best man.", "single malt tonight"):
+        assert statements(text) == [], text
+    assert not updates(statements("Tom and I broke up.")[0], statements("I'm married to Sam.")[0])
+
+
+def test_a_request_to_remember_something_states_what_it_keeps() -> None:
+    """A request such as "帮我记一下车停在B2" is a note to keep, not a request; a request to remember a
+    question still asks."""
+    for text in ("帮我记一下车停在B2", "remember that my locker is 112", "note: car on level 3"):
+        assert not asks(text), text
+    for text in ("remember what my PIN is?", "提醒我一下房东电话是多少", "tell me a story about dragons"):
+        assert asks(text), text

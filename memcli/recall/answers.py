@@ -57,9 +57,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 
 from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken_date
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
@@ -91,11 +92,17 @@ LIST_SHARE = 0.4
 """A list question quotes every memory whose best sentence scores this share of the best."""
 LIST_MAX = 6
 """At most this many memories quoted for a list question."""
+LIST_SIMILAR = 0.5
+"""An English list question also quotes a memory whose cosine similarity to it is this
+share of the closest item's that holds its words (``_add_similar``)."""
+LIST_SIMILAR_FLOOR = 0.15
+"""…and at least this cosine similarity."""
 LIST_ITEM_CHARS = 240
 """A list question quotes a memory of up to this many characters whole (its name may be in
 the sentence beside the one that names the kind: "Biscuit chewed the sofa. Naughty dog.")."""
 NAMED = "<name>"
-"""An alias of ``ATTRIBUTE_WORDS`` held by a memory that names someone in capitals."""
+"""An alias of ``ATTRIBUTE_WORDS`` held by a memory that names someone or something in
+capitals, other than a place."""
 ATTRIBUTE_BONUS = 0.3
 """Score added to a sentence that states the attribute the question asks about in other
 words (``memcli.text.updates.answers_asked``)."""
@@ -261,12 +268,13 @@ possessive ("Where's" → where, s; "mother's" → mother, s), which no memory n
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 _ZH_STOP_WORDS = """我 你 他 她 它 我们 你们 他们 她们 的 了 吗 呢 吧 啊 呀 是 在 有 和 跟 与 及 也 都 就 还 又 把 被 给 对 向 从 到 去 过 着
     什么 哪 哪里 哪儿 哪个 哪些 哪位 哪天 哪一天 谁 时候 什么时候 何时 几 几号 几月 怎么 怎样 为什么 多少 说 说过 讲 提 提到 告诉
-    那 这 那个 这个 个 一 一个 之前 以前 当时 那时 曾经 记得 知道 想 觉得 次 些 上 下 里 中 现在 目前 还"""
+    儿 那 这 那个 这个 个 一 一个 之前 以前 当时 那时 曾经 记得 知道 想 觉得 次 些 上 下 里 中 现在 目前 还"""
 _ZH_STOP = frozenset(_ZH_STOP_WORDS.split())
 _ZH_STOP_CHARS = frozenset(
     "我你他她它们的了吗呢吧啊是在有和跟也都就还又把被给对向从到去过着么什哪谁时候几号怎样为说个一那这些上下里中最近很多少现目"
 )
 _EN_STOP_TOKENS: frozenset[str] = frozenset()
+_PRONOUN_JOINED = re.compile(r"^[我你他她它][\u4e00-\u9fff]+$")
 
 _WHEN = re.compile(
     r"\b(when|what time|what date|which day|which date|what day|how long ago|what year|what month)\b", re.IGNORECASE
@@ -350,8 +358,11 @@ _DATE_WORDS = re.compile(
     r"\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|去年|上个月",
     re.IGNORECASE,
 )
-_FILLER = re.compile(r"\b(so far|at the moment|these days|right now|currently|current|for a living)\b", re.IGNORECASE)
-"""Phrases of a question that say nothing of what it asks ("What have I planted so far?")."""
+_FILLER = re.compile(
+    r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more)\b", re.IGNORECASE
+)
+"""Phrases of a question that say nothing of what it asks ("What have I planted so far?",
+"Do I still smoke?": whether it holds now, which the memory need not say)."""
 _DATE_NUMBER = re.compile(r"[0-3]?\d|(19|20)\d\d")
 """A number of a written date: its day or its year."""
 _SAME_DAY = frozenset(("today", "tonight", "this morning", "this afternoon", "this evening", "今天", "今晚", "今早"))
@@ -407,7 +418,12 @@ def _content(found: set[str]) -> set[str]:
     global _EN_STOP_TOKENS
     if not _EN_STOP_TOKENS:
         _EN_STOP_TOKENS = frozenset(t for word in _EN_STOP for t in tokens(word))
-    return {t for t in found if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP}
+    # a Chinese word jieba joins to a pronoun ("我车" of "我车停哪儿了") is held as its other characters
+    return {
+        t
+        for t in found
+        if t not in _EN_STOP_TOKENS and t not in _ZH_STOP and t not in _EN_STOP and not _PRONOUN_JOINED.match(t)
+    }
 
 
 def content_words(text: str) -> set[str]:
@@ -418,18 +434,25 @@ def content_words(text: str) -> set[str]:
 
 
 _ANY_DOING_WORDS = "do doing did happen happened go went get got up have had 干 干嘛 嘛 做 发生 事 事情 那天 当天 天 忙"
-_ANY_DOING: frozenset[str] = frozenset()
 """Words of a question that ask what happened, not about any one thing ("What did I do
-on March 9th?", "我上周二干嘛了？"), as ``words`` reads them (filled when first needed)."""
+on March 9th?", "我上周二干嘛了？")."""
+_ANY_DOING: frozenset[str] = frozenset()
+"""``_ANY_DOING_WORDS`` as ``words`` reads them (made once, by ``_any_doing``)."""
 
 
-def _strict_content_words(text: str) -> set[str]:
-    """The content words of ``text`` (``content_words``), empty when every word is a stop
-    word or a question word."""
+def _any_doing() -> frozenset[str]:
+    """``_ANY_DOING``, made at its first use."""
     global _ANY_DOING
     if not _ANY_DOING:
         _ANY_DOING = frozenset(w for word in _ANY_DOING_WORDS.split() for w in words(word) | {word})
-    return {t for t in _content(words(text)) if t.strip()}
+    return _ANY_DOING
+
+
+def asks_nothing_in_particular(text: str) -> bool:
+    """Whether ``text`` (a question without its dates) asks what happened and about no one
+    thing: none of its content words (``_content``; stop words and question words left
+    out) is other than a word of ``_ANY_DOING_WORDS`` ("What did I do?", "我干嘛了？")."""
+    return not ({t for t in _content(words(text)) if t.strip()} - _any_doing())
 
 
 def _day_answer_from_statements(kind: str, candidates: Sequence[_Candidate], user: str, chinese: bool) -> Extracted:
@@ -510,9 +533,15 @@ def _on_date(memory: Memory, dates: Sequence[QueryDate]) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)
+def _places_in(text: str) -> frozenset[str]:
+    """The names ``entities.extract`` types as places in ``text``."""
+    return frozenset(m.name for m in extract(text, speaker="I").mentions if m.type == "place")
+
+
 def _alias_in(alias: str, text: str, lower: str) -> bool:
-    if alias == NAMED:
-        return bool(_NAME.search(text))
+    if alias == NAMED:  # a name, not a place: "I moved from Leeds to York" calls nothing "Leeds"
+        return any(m.group(0) not in _places_in(text) for m in _NAME.finditer(text))
     if not alias.isascii():
         return alias in lower
     return re.search(r"\b" + re.escape(alias), lower) is not None
@@ -775,21 +804,36 @@ def _day_answer(summary: Memory, chinese: bool) -> Extracted:
     return Extracted(f'The summary of {day}: "{" / ".join(lines)}" [{cite(summary)}]', [summary.id])
 
 
-def answer(question: str, memories: Sequence[Memory], user: str = "", now: float | None = None) -> Extracted:
+def answer(
+    question: str,
+    memories: Sequence[Memory],
+    user: str = "",
+    now: float | None = None,
+    similarity: Mapping[str, float] | None = None,
+) -> Extracted:
     """The extractive answer to ``question`` from ``memories`` (recalled, best first) of
     ``user``, asked at ``now`` (unix seconds; resolves the question's relative dates, the
     latest memory's time when None); see the module docstring. Chinese for a question with
-    CJK characters."""
-    found = _answer(question, memories, user, now, set())
+    CJK characters. ``similarity``: recall's cosine similarity (−1..1) of each memory (by
+    id) to the question, which gathers the items of an English list question
+    (``LIST_SIMILAR``); never whether to answer."""
+    found = _answer(question, memories, user, now, set(), similarity or {})
     if found.answered:
         return found
     # Only where no memory holds the question's words: the memory that holds the kind of
     # thing asked for is a weaker sign than one that holds what the question names.
     typed = holding_expected(question, memories, user, now)
-    return _answer(question, memories, user, now, typed) if typed else found
+    return _answer(question, memories, user, now, typed, similarity or {}) if typed else found
 
 
-def _answer(question: str, memories: Sequence[Memory], user: str, now: float | None, typed: set[str]) -> Extracted:
+def _answer(
+    question: str,
+    memories: Sequence[Memory],
+    user: str,
+    now: float | None,
+    typed: set[str],
+    similarity: Mapping[str, float],
+) -> Extracted:
     """``answer``, counting the memories of ``typed`` as holding what is asked."""
     chinese = has_cjk(question)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
@@ -825,7 +869,7 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
         candidates = [c for c in candidates if c.memory.id in dated]
         if not candidates:
             return not_found
-        if not (_strict_content_words(undated) - _ANY_DOING):
+        if asks_nothing_in_particular(undated):
             return _day_answer_from_statements(kind, candidates, user, chinese)
     # "Where did I live in 2022?": of a memory and the one that replaced it, the one that
     # held on that date answers, whatever was noted on it.
@@ -890,6 +934,8 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
                 continue
             if c.memory.id not in firsts and c.score >= LIST_SHARE * best.score and covers(c):
                 firsts[c.memory.id] = c
+        if similarity and not chinese and not names:
+            _add_similar(firsts, candidates, similarity, past, named)
         if len(firsts) > 1:
             return _each_quoted(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
@@ -917,6 +963,36 @@ def _answer(question: str, memories: Sequence[Memory], user: str, now: float | N
     if replaced and not past:
         attributed += _replaced(best.memory, replaced[0], chinese)
     return Extracted(attributed, [best.memory.id])
+
+
+def _add_similar(
+    firsts: dict[str, _Candidate],
+    candidates: Sequence[_Candidate],
+    similarity: Mapping[str, float],
+    past: bool,
+    named: set[str],
+) -> None:
+    """Add to a list answer's items (``firsts``, by memory id, those that hold the
+    question's words) each other memory of ``candidates`` that recall finds about as close
+    to the question as the closest of them: cosine similarity at least ``LIST_SIMILAR``
+    of theirs and ``LIST_SIMILAR_FLOOR`` ("Which restaurants did I want to try?": "must try
+    Dishoom" holds its words, "Padella - fresh pasta, queue early" is as close to it);
+    not one superseded (unless the question asks about the past), nor one not about the
+    person the question names; up to ``LIST_MAX`` items, the closest first."""
+    if not firsts:
+        return
+    floor = max(LIST_SIMILAR_FLOOR, LIST_SIMILAR * max(similarity.get(i, 0.0) for i in firsts))
+    best_of: dict[str, _Candidate] = {}
+    for c in sorted(candidates, key=lambda c: -c.score):
+        best_of.setdefault(c.memory.id, c)
+    for memory_id, c in sorted(best_of.items(), key=lambda item: -similarity.get(item[0], 0.0)):
+        if len(firsts) >= LIST_MAX or similarity.get(memory_id, 0.0) < floor:
+            break
+        if memory_id in firsts or (c.memory.superseded_by and not past):
+            continue
+        if named and not any(_about(c.memory, person) for person in named):
+            continue
+        firsts[memory_id] = c
 
 
 def _replaced(current: Memory, older: Memory, chinese: bool) -> str:

@@ -414,7 +414,8 @@ class Assistant:
         Raises ModelError when the model cannot load or fails.
         """
         if path == "extractive":
-            found = answers.answer(question, context.memories, user, self.owner.clock())
+            similarity = {r.memory.id: r.similarity for r in context.recalled}
+            found = answers.answer(question, context.memories, user, self.owner.clock(), similarity)
             return Answer(found.text, context.recalled, found.cited, "extractive", found.answered)
         text = complete(
             self.owner.chat_model,

@@ -441,9 +441,25 @@ remember my sister's birthday", "我的狗叫什么名字呢", "你记得吗", a
 on its question word: "房东电话是多少", "我的车停在哪了")."""
 
 
+_KEEP = re.compile(
+    r"^\W*(?:(?:ok|okay|hey|hi)\W+)?(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:(?:help\s+me\s+)?remember|note(?:\s+down)?|"
+    r"make\s+a\s+note|write\s+down|jot\s+down|record(?=\s+that\b)|keep\s+in\s+mind|don't\s+forget)(?:\s+(?:that|this|for\s+me))?[\s:,-]+"
+    r"|^\W*(?:你|您)?(?:请)?(?:帮我|给我|替我)?(?:记一下|记下来|记下|记住|记着|记录一下|记录|备忘)(?:一下)?[：:，,\s]*",
+    re.I,
+)
+"""A request to keep something ("remember that my locker is 112", "note: car on level 3",
+"帮我记一下车停在B2"): what follows it is a note, not a request."""
+
+
 def is_request_or_question(sentence: str) -> bool:
     """Whether ``sentence`` asks (a question) or requests (an imperative, "please", "can
-    you", 请, 帮我, 告诉我): never a fact, whatever person it is in."""
+    you", 请, 帮我, 告诉我): never a fact, whatever person it is in. A request to remember
+    or note something ("帮我记一下车停在B2", "remember that the code is 4412") carries its
+    content as a statement: it asks only when that content does ("remember what my PIN
+    is?")."""
+    keep = _KEEP.match(sentence)
+    if keep and sentence[keep.end() :].strip():
+        sentence = sentence[keep.end() :]
     return bool(_REQUEST.search(sentence) or _QUESTION.search(sentence.strip()))
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memcli.text.entities import _PLACES_EN, _chinese_places
+from memcli.text.entities import _PLACES_EN, _chinese_places, extract
 from memcli.text.extractive import is_request_or_question
 from memcli.text.lexical import stem_of
 
@@ -186,6 +186,11 @@ CUES: dict[str, tuple[str, ...]] = {
         "anniversary",
         "date w",
         "proposed",
+        "asked me to be",
+        "领证",
+        "确定关系",
+        "确定了关系",
+        "交往",
     ),
 }
 """Lower-case substrings that every text stating an attribute holds (at least one): what
@@ -436,21 +441,43 @@ _ORG_WORDS = frozenset(
     "ramblers scouts federation chapter lodge".split()
 )
 _HABIT_EN = re.compile(
-    r"\bI(?:'ve|\s+have)?\s+(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched|cancell?ed|canceled)\s+|no\s+longer\s+|"
-    r"(?:don't|do\s+not)\s+(?=\w+\b.*\b(?:anymore|any\s+more)))"
-    r"(?!by\b|at\b|in\b|for\b|to\b|with\b|my\s+job\b)(?P<o>[^,.;!?]{2,60})"
+    r"(?:\bI(?:'ve|\s+have)?\s+|(?:^|[,;:]|\s[-–—]|\b(?:and|so|now)\b)\s*(?=stopped|quit|gave|given|ditched|kicked|no\s+more))"
+    r"(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched|cancell?ed|canceled)\s+|no\s+longer\s+|"
+    r"no\s+more\s+(?=\w+ing\b)|(?:don't|do\s+not)\s+(?=\w+\b.*\b(?:anymore|any\s+more)))"
+    r"(?!by\b|at\b|in\b|for\b|to\b|with\b|my\s+job\b|it\b|that\b|this\b|them\b|him\b|her\b)(?P<o>[^,.;!?]{2,60})",
+    re.IGNORECASE,
 )
+"""An ended habit: "I stopped drinking coffee", "I no longer…", "I don't … anymore", or a
+diary's clause that opens on the stopping ("gave up coffee completely", "no caffeine, gave
+up coffee", "deleted my account, quit gaming for good"), or on "no more" and a doing ("no
+more running for me"; "no more milk" is none)."""
 _HABIT_STOP = re.compile(
     r"\b(?:in|on|at|last|this|since|after|before|because|and|but|so|when|for|anymore|any\s+more|a\s+while|ago|now|"
     r"completely|altogether|entirely|for\s+good|yesterday|today)\b"
 )
 _HABIT_ZH = re.compile(
-    r"我(?:已经|现在)?(?:不再|戒掉了?|戒了|戒)(?P<o>[\u4e00-\u9fff]{1,6}?)(?:了|啦)?(?:[。，,.！!]|$)|"
+    r"(?:我|(?<=[，,])|以后|从此|今后|再也)(?:已经|现在|就)?(?:不再|戒掉了?|戒了|戒)(?P<o>[\u4e00-\u9fff]{1,6}?)"
+    r"(?:(?:了|啦)?(?:[。，,.！!]|$)|(?=[0-9一二三四五六七八九十两几半]+(?:个|天|周|年|月|星期|礼拜)))|"
     r"我(?:已经|现在)?不(?P<p>[喝抽吃玩打跑][\u4e00-\u9fff]{1,5}?)了(?:[。，,.！!]|$)|"
     r"(?:停了|停掉了?|戒掉了?|取消了?)(?P<q>[\u4e00-\u9fff]{1,4}?)(?:[。，,.！!]|$)"
 )
 
-_PARTNER_WORDS = r"(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?)"
+_PARTNER_WORDS = r"(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|bf|gf)"
+_ASKED_TO_BE_EN = re.compile(
+    r"\b(?P<v>[A-Z][a-z]+)\s+asked\s+me\s+to\s+be\s+(?:his|her|their)\s+" + _PARTNER_WORDS + r"\b"
+)
+"""A partner by the asking: "Leo asked me to be his gf!!" (a sentence that names someone
+else, which ``statements`` otherwise leaves out)."""
+_SINGLE_EN = re.compile(
+    r"^\W*(?:now\s+|officially\s+)?single(?:\s+again|\s+now)?\s*(?:[.!,;]|$|at\b)|"
+    r"\bdivorce\s+(?:is\s+|was\s+|has\s+been\s+)?(?:finali[sz]ed|final|through|came\s+through|granted|done)\b",
+    re.IGNORECASE,
+)
+"""A diary's note that a relationship is over: "single again at 52", "divorce finalised"."""
+_PARTNER_STATE_ZH = re.compile(r"(?:结婚|领证|领了证|订婚)(?:了|啦)")
+"""A Chinese sentence saying the speaker got engaged or married without naming the
+partner ("今天领证了！", "订婚啦")."""
+_COUPLE_ZH = re.compile(r"确定了?关系|在一起了|交往了|成了男女朋友")
 _PARTNER_EN = [
     re.compile(
         r"\b[Mm]y\s+(?:new\s+)?" + _PARTNER_WORDS + r"(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+is|,)?\s+"
@@ -645,7 +672,8 @@ _STOP_VERBS_EN = re.compile(
 )
 _STOP_VERBS_ZH = re.compile(r"停|戒|不再|放弃|结束|取消|退了|退出|不吃|不做")
 _PARTNER_CUE_EN = re.compile(
-    r"\b(?:anniversary|(?:\w+\s+)?date|dating|valentine'?s?)\s+(?:w/|with)\s+(?P<v>[A-Z][a-z]+)\b|"
+    r"\b(?:anniversary(?:\s+(?:dinner|lunch|trip|meal|drinks))?|(?:\w+\s+)?date|dating|valentine'?s?)\s+(?:w/|with)\s+"
+    r"(?P<v>[A-Z][a-z]+)\b|"
     r"\b(?P<w>[A-Z][a-z]+)\s+and\s+I\s+(?:are|'re)\s+(?:done|over|finished)\b|\b(?:we're|we\s+are)\s+(?:done|over)\b",
 )
 _MARRIED_EN = re.compile(r"\b(?:married|wedding|husband|wife)\b|\bgot\s+hitched\b", re.IGNORECASE)
@@ -827,6 +855,9 @@ def statements(text: str) -> list[Statement]:
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
         sentence, first, others, implicit = _speaker_said(sentence, chinese)
+        asked = None if chinese else _ASKED_TO_BE_EN.search(sentence)
+        if asked:
+            found.setdefault(PARTNER, Statement(PARTNER, asked.group("v").lower()))
         # A note about one's own medicine often names no one ("Ramipril upped to 10 mg",
         # "阿司匹林减到50毫克了"); one that names someone else may be about their dose.
         if not first and others:
@@ -896,7 +927,8 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
     if not first and not implicit:
         return out
     if not first:
-        return [*out, *_noun_statements(sentence, chinese)]
+        out.extend(_noun_statements(sentence, chinese))
+        return [*out, *_habit(sentence, chinese, out)]
     for pattern in _RESIDENCE_ZH if chinese else _RESIDENCE_EN:
         m = pattern.search(sentence)
         if m:
@@ -937,13 +969,18 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
     partner = _partner(sentence, chinese)
     if partner and not any(s.key == PARTNER for s in out):
         out.append(partner)
+    return [*out, *_habit(sentence, chinese, out)]
+
+
+def _habit(sentence: str, chinese: bool, found: list[Statement]) -> list[Statement]:
+    """The habit ``sentence`` says its speaker stopped (``_HABIT_EN`` / ``_HABIT_ZH``),
+    unless what stopped is a membership already ``found`` in it."""
     habit = (_HABIT_ZH if chinese else _HABIT_EN).search(sentence)
-    if habit and not any(s.key.startswith(MEMBERSHIP) for s in out):
-        groups = habit.groupdict()
-        words = _habit_words(groups.get("o") or groups.get("p") or groups.get("q") or "", chinese)
-        if words:
-            out.append(Statement(f"{HABIT}:{' '.join(sorted(words))}", "", True, words))
-    return out
+    if not habit or any(s.key.startswith(MEMBERSHIP) for s in found):
+        return []
+    groups = habit.groupdict()
+    words = _habit_words(groups.get("o") or groups.get("p") or groups.get("q") or "", chinese)
+    return [Statement(f"{HABIT}:{' '.join(sorted(words))}", "", True, words)] if words else []
 
 
 _SLOT_WORDS_EN = {
@@ -960,7 +997,7 @@ _SLOT_WORDS_EN = {
     MEMBERSHIP: frozenset("gym gyms choir choirs chorus singers chorale orchestra".split()),
     PARTNER: frozenset(
         "anniversary date dating valentine valentines done over finished married wedding engaged proposed "
-        "fiance fiancee fiancé fiancée hitched".split()
+        "fiance fiancee fiancé fiancée hitched single divorce".split()
     ),
 }
 """Words without one of which an English sentence states nothing of a slot by
@@ -970,7 +1007,7 @@ _SLOT_CHARS_ZH = {
     JOB: "报到做当工作上班",
     RESIDENCE: "搬住房租宿定老家安落",
     DIET: "素断酮碳麸少清",
-    PARTNER: "在交恋关婚",
+    PARTNER: "在交恋关婚证",
 }
 
 
@@ -1101,7 +1138,15 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
         state = "married" if _MARRIED_ZH.search(sentence) else "engaged" if _ENGAGED_ZH.search(sentence) else ""
         if m:
             return Statement(PARTNER, m.group("w"), state=state)
+        if _COUPLE_ZH.search(sentence):  # "相亲认识的陈浩，…已经确定关系了": the person it names
+            named = [x.name for x in extract(sentence, speaker="我").mentions if x.type == "person"]
+            if len(named) == 1:
+                return Statement(PARTNER, named[0], state=state)
+        if _PARTNER_STATE_ZH.search(sentence):
+            return Statement(PARTNER, "", state=state)
         return None
+    if _SINGLE_EN.search(sentence) and not _OTHERS_KIN_EN.search(sentence):
+        return Statement(PARTNER, "", True)
     m = _PARTNER_CUE_EN.search(sentence)
     if m and (m.group("w") or re.search(r"\b(?:done|over|finished)\b", m.group(0))):
         return Statement(PARTNER, (m.group("w") or "").lower(), True)
@@ -1166,11 +1211,38 @@ def _org_key(org: str, chinese: bool) -> str:
     return " ".join(sorted(_english_stems(" ".join(named) if named else org)))
 
 
+SAME_HABIT = {
+    "caffein": "coffe",
+    "espresso": "coffe",
+    "latt": "coffe",
+    "cappuccino": "coffe",
+    "cig": "smoke",
+    "cigarett": "smoke",
+    "fag": "smoke",
+    "tobacco": "smoke",
+    "smoker": "smoke",
+    "jog": "run",
+    "journal": "diari",
+    "gambl": "bet",
+    "booz": "drink",
+    "alcohol": "drink",
+}
+"""Words (Porter stems) that name the same habit as another (caffeine and coffee,
+cigarettes and smoking, jogging and running, a journal and a diary), by the one they stand
+for: a habit stopped in one word ended the habit named in the other."""
+
+
+def habit_stems(stems: frozenset[str]) -> frozenset[str]:
+    """``stems`` with each word of ``SAME_HABIT`` as the one it stands for, besides itself."""
+    return stems | {SAME_HABIT[w] for w in stems if w in SAME_HABIT}
+
+
 def _habit_words(obj: str, chinese: bool) -> frozenset[str]:
     if chinese:
         return frozenset(c for c in obj if c not in "了的我啦也就都还再")
     clause = _HABIT_STOP.split(obj, maxsplit=1)[0]
-    return frozenset(list(_english_stems(clause))[:4]) if clause.strip() else frozenset()
+    stems = list(_english_stems(clause))[:4] if clause.strip() else []
+    return frozenset(SAME_HABIT.get(w, w) for w in stems)
 
 
 def states_habit(text: str, words: frozenset[str]) -> bool:
@@ -1188,7 +1260,7 @@ def states_habit(text: str, words: frozenset[str]) -> bool:
             if words <= set(sentence) and not _HABIT_ZH.search(sentence):
                 return True
         elif not _HABIT_EN.search(sentence):
-            stems = frozenset(stem_of(w) for w in re.findall(r"[a-z]+", sentence.lower()))
+            stems = habit_stems(frozenset(stem_of(w) for w in re.findall(r"[a-z]+", sentence.lower())))
             if words <= stems:
                 return True
     return False
@@ -1228,7 +1300,8 @@ def updates(new: Statement, old: Statement) -> bool:
         if new.ended and old.ended:
             return False
         if new.ended != old.ended:
-            return not (new.value and old.value and new.value != old.value)
+            # a break-up ends that partner only; a new partner after a break-up is the current one
+            return not (new.value and old.value and new.value != old.value) or not new.ended
         if new.value and old.value and new.value != old.value:
             return True
         # the same partner (or one unnamed) in another state: engaged, then married
@@ -1265,7 +1338,8 @@ _ASKS_DIET = re.compile(
     r"\bdiet\b|\b(?:vegan|vegetarian|pescatarian|keto)\b|\beat\s+meat\b|吃素|饮食|素食|吃肉", re.IGNORECASE
 )
 _ASKS_PARTNER = re.compile(
-    r"\b(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|dating|married|single|engaged)\b|"
+    r"\b(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|dating|married|single|engaged|relationship|bf|gf)\b|"
+    r"\b(?:am\s+I|are\s+we)\s+(?:still\s+)?(?:with|together\s+with)\s+[A-Z]|"
     r"男朋友|女朋友|男友|女友|老公|老婆|丈夫|妻子|对象|结婚|单身|恋爱",
     re.IGNORECASE,
 )
@@ -1283,7 +1357,11 @@ def answers_asked(question: str, text: str) -> bool:
         return False
     lower = question.lower()
     chinese = bool(re.search(r"[\u4e00-\u9fff]", question))
-    stems = frozenset(c for c in question if "\u4e00" <= c <= "\u9fff") if chinese else _english_stems(question)
+    stems = (
+        frozenset(c for c in question if "\u4e00" <= c <= "\u9fff")
+        if chinese
+        else habit_stems(_english_stems(question))
+    )
     for statement in said:
         attribute, _, subject = statement.key.partition(":")
         if attribute == RESIDENCE and _ASKS_RESIDENCE.search(question):
