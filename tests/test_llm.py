@@ -288,3 +288,27 @@ def test_the_real_model_stops_a_reply_at_model_timeout(gemma: Path) -> None:
     # the model is left usable: the next reply, without a limit, is written
     model.timeout = 0
     assert "".join(model.stream([Message("user", "Say hello.")], 8, 0.0)).strip()
+
+
+@pytest.mark.integration
+def test_a_stop_ends_a_step_of_evaluation_in_its_middle(tmp_path: Path) -> None:
+    """A step of llama.cpp's evaluation takes seconds on a busy machine: a stop that comes
+    while llama.cpp is in it (its abort callback asks) ends it there, the step's tokens not
+    evaluated, and the model answers the next prompt as usual."""
+    model = load_chat_model("", tmp_path)
+    evaluating: list[bool] = []
+    evaluate = model._eval
+
+    def marked(batch: list[int]) -> None:
+        evaluating.append(True)
+        try:
+            evaluate(batch)
+        finally:
+            evaluating.pop()
+
+    model._eval = marked
+    long = " ".join(f"word{i}" for i in range(400))
+    with model.stopping(lambda: bool(evaluating)), pytest.raises(Interrupted):
+        list(model.stream([Message("user", long)], 8, 0.0))
+    assert model._llama.n_tokens == 0  # the first step was left in its middle
+    assert "".join(model.stream([Message("user", "Hello")], 4, 0.0)) is not None

@@ -507,6 +507,32 @@ CUT_MARK = " [cut: the reply took longer than model_timeout, {seconds:g} s]"
 what the model wrote before it is kept, and the person reads that it was cut."""
 
 
+ABORT_CHECK_SECONDS = 0.02
+"""Seconds between two times llama.cpp's abort callback asks for a stop while it
+evaluates (``LlamaCppModel._aborting``): a Ctrl-C ends a decode within about this plus one
+node of its graph, and a socket is not polled hundreds of times a token."""
+
+
+def _set_abort_callback(llama: Any, aborting: Callable[[Any], bool]) -> Any:
+    """Give ``llama``'s context the abort callback ``aborting`` (llama.cpp's
+    ``llama_set_abort_callback``: ggml's CPU backend asks it between two nodes of a
+    decode's graph; True makes ``llama_decode`` return 2, the batch's tokens taken out of
+    the state). Returns the ctypes callback, which must live as long as the context; None
+    when the bindings do not export the function (a stop then comes between two steps)."""
+    # heavy: llama.cpp's bindings, loaded already by the model this wraps
+    import llama_cpp
+
+    lib = getattr(getattr(llama_cpp, "llama_cpp", None), "_lib", None)
+    setter = getattr(lib, "llama_set_abort_callback", None)
+    if setter is None:
+        return None
+    setter.argtypes = [ctypes.c_void_p, llama_cpp.ggml_abort_callback, ctypes.c_void_p]
+    setter.restype = None
+    callback = llama_cpp.ggml_abort_callback(aborting)
+    setter(llama._ctx.ctx, callback, None)
+    return callback
+
+
 KEPT_STATES = 2
 """Evaluated prompts whose key/value state ``LlamaCppModel`` keeps aside when a prompt
 that starts otherwise comes (a session summary, a structured task between two chat
@@ -722,9 +748,36 @@ class LlamaCppModel:
         self._kept: list[_KeptState] = []
         self._generate = self._llama.generate
         self._llama.generate = self._generate_reusing
+        # A step of evaluation (a prompt's or one generated token's) is a llama_decode call
+        # that takes seconds on a busy machine: llama.cpp asks this between two nodes of its
+        # graph whether to abort, so a stop ends the call in the middle (``_aborting``).
+        self._asked_at = 0.0
+        self._abort = False
+        self._abort_callback = _set_abort_callback(self._llama, self._aborting)
+
+    def _aborting(self, _data: Any = None) -> bool:
+        """llama.cpp's abort callback (``llama_set_abort_callback``, asked by its CPU
+        backend between two nodes of a decode's graph, a few hundred times a token): True
+        once ``stop()`` said so or the reply's deadline passed. ``stop`` is asked at most
+        every ``ABORT_CHECK_SECONDS`` (it may poll a socket); never raises (llama.cpp
+        calls it from C)."""
+        if self._abort:
+            return True
+        now = time.monotonic()
+        if now - self._asked_at < ABORT_CHECK_SECONDS:
+            return False
+        self._asked_at = now
+        try:
+            self._abort = bool(self._stop is not None and self._stop()) or (
+                self._deadline is not None and now > self._deadline
+            )
+        except Exception:  # a client gone mid-poll: stop as for a cancel
+            self._abort = True
+        return self._abort
 
     def _eval_in_steps(self, tokens: Sequence[int]) -> None:
         start = 0
+        self._abort, self._asked_at = False, 0.0
         while start < len(tokens):
             if self._stop is not None and self._stop():
                 raise Interrupted("interrupted")
@@ -736,7 +789,16 @@ class LlamaCppModel:
                 step = max(MIN_EVAL_STEP, min(EVAL_STEP, int(EVAL_STEP_SECONDS / self._token_seconds)))
             batch = tokens[start : start + step]
             began = time.monotonic()
-            self._eval(batch)
+            try:
+                self._eval(batch)
+            except RuntimeError:
+                if not self._abort:
+                    raise
+                # llama.cpp took the aborted batch's tokens out of its state; llama-cpp-python
+                # counts only the batches it finished (n_tokens): the two agree
+                if self._deadline is not None and time.monotonic() > self._deadline:
+                    raise _PastDeadline from None
+                raise Interrupted("interrupted") from None
             if len(batch) >= MIN_EVAL_STEP:  # one generated token a call says little of a prompt's pace
                 self._token_seconds = (time.monotonic() - began) / len(batch)
             start += len(batch)
@@ -791,8 +853,10 @@ class LlamaCppModel:
     @contextlib.contextmanager
     def stopping(self, stop: Callable[[], bool] | None) -> Iterator[None]:
         """For the block, ``stop()`` is asked between two steps of a prompt's evaluation
-        (``EVAL_STEP`` tokens); when it says True, the reply being generated ends in
-        ``Interrupted`` (the service passes "the client sent a cancel": its Ctrl-C)."""
+        (``EVAL_STEP`` tokens) and, within a step or a generated token's evaluation, by
+        llama.cpp's abort callback (every ``ABORT_CHECK_SECONDS``); when it says True, the
+        reply being generated ends in ``Interrupted`` (the service passes "the client sent
+        a cancel": its Ctrl-C)."""
         previous, self._stop = self._stop, stop
         try:
             yield
