@@ -312,3 +312,15 @@ def test_a_stop_ends_a_step_of_evaluation_in_its_middle(tmp_path: Path) -> None:
         list(model.stream([Message("user", long)], 8, 0.0))
     assert model._llama.n_tokens == 0  # the first step was left in its middle
     assert "".join(model.stream([Message("user", "Hello")], 4, 0.0)) is not None
+
+
+@pytest.mark.integration
+def test_a_reply_does_not_end_at_its_first_token(tmp_path: Path) -> None:
+    """A transcript whose every assistant turn is empty leads the base model, greedily, to
+    end its turn at once (a blank line); its first token cannot end the reply, so the reply
+    shows something, and the transcript's stops still end it after that."""
+    model = load_chat_model("", tmp_path)
+    empty_turns = "\n\n".join(["User: hi\nAssistant:"] * 4) + "\n\nend"
+    reply = complete(model, [Message("system", empty_turns), Message("user", "hi")], 6, 0.0)
+    assert reply != ""
+    assert "\n\n" not in reply

@@ -734,6 +734,7 @@ class LlamaCppModel:
         self.n_ctx = n_ctx
         self.timeout = timeout
         self._grammars: dict[str, Any] = {}
+        self._enders: Any = None  # _reply_enders as a numpy array, made at the first reply
         self._stop: Callable[[], bool] | None = None
         self._eval = self._llama.eval
         # llama-cpp-python's generate() evaluates the prompt with self.eval, in batches of
@@ -906,6 +907,7 @@ class LlamaCppModel:
                 messages=[{"role": m.role, "content": m.content} for m in messages],
                 max_tokens=max_tokens,
                 temperature=temperature,
+                logits_processor=self._first_token_shows(),
                 stream=True,
             )
             for chunk in chunks:
@@ -920,10 +922,47 @@ class LlamaCppModel:
             temperature=temperature,
             stop=COMPLETION_STOPS,
             repeat_penalty=REPEAT_PENALTY,
+            logits_processor=self._first_token_shows(),
             stream=True,
         )
         with contextlib.closing(chunks):  # a turn cut short stops generation here, not at max_tokens
             yield from (piece for piece in cut_at_turn_end(chunk["choices"][0]["text"] for chunk in chunks) if piece)
+
+    def _first_token_shows(self) -> Any:
+        """A llama-cpp-python ``LogitsProcessorList`` for one reply: its first token is
+        none of ``_reply_enders`` (their logits set to -inf at the first sampling only), so a
+        reply does not end before it shows anything: a base model often samples its
+        end-of-turn or a blank line first."""
+        # heavy: llama.cpp's bindings (and numpy), loaded already by the model this wraps
+        import numpy as np
+        from llama_cpp import LogitsProcessorList
+
+        if self._enders is None:
+            self._enders = np.array(sorted(self._reply_enders()), dtype=np.intc)
+        enders, first = self._enders, [True]
+
+        def first_token_shows(input_ids: Any, scores: Any) -> Any:
+            if first:
+                first.clear()
+                scores[enders] = -np.inf
+            return scores
+
+        return LogitsProcessorList([first_token_shows])
+
+    def _reply_enders(self) -> set[int]:
+        """The tokens that end a reply as its first token: the vocabulary's end of
+        generation (``llama_vocab_eos``, ``llama_vocab_eot``), a run of newlines (one token
+        in most vocabularies), and the first token of each of ``COMPLETION_STOPS``."""
+        # heavy: llama.cpp's bindings, loaded already by the model this wraps
+        import llama_cpp
+
+        llama = self._llama
+        found = {llama.token_eos(), int(llama_cpp.llama_vocab_eot(llama._model.vocab))}
+        for text in ["\n" * n for n in range(1, 9)] + COMPLETION_STOPS:
+            tokens = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+            if tokens:
+                found.add(tokens[0])
+        return {t for t in found if 0 <= t < llama.n_vocab()}
 
     def structured(
         self,
