@@ -122,10 +122,10 @@ def test_an_extractive_ask_tells_the_model_has_no_template_without_loading_it(
 
 
 @pytest.mark.integration
-def test_a_stop_ends_the_prompt_evaluation_between_two_steps(tmp_path: Path) -> None:
-    """Ctrl-C through the service: the model asks its stop test between steps of the
-    prompt's evaluation, so a long prompt stops before its first token, and the model
-    answers the next prompt as usual."""
+def test_a_stop_ends_the_prompt_evaluation_before_the_first_token(tmp_path: Path) -> None:
+    """Ctrl-C through the service: the model asks its stop test while the prompt is
+    evaluated, so a long prompt stops before its first token, and the model answers the
+    next prompt as usual."""
     model = load_chat_model("", tmp_path)
     asked: list[int] = []
 
@@ -324,3 +324,23 @@ def test_a_reply_does_not_end_at_its_first_token(tmp_path: Path) -> None:
     reply = complete(model, [Message("system", empty_turns), Message("user", "hi")], 6, 0.0)
     assert reply != ""
     assert "\n\n" not in reply
+
+
+@pytest.mark.integration
+def test_a_prompt_is_evaluated_in_llama_cpp_batches_not_in_steps(tmp_path: Path) -> None:
+    """With llama.cpp's abort callback a stop needs no steps: a long prompt goes to
+    llama.cpp whole (its own batches of n_batch tokens are faster than steps of
+    EVAL_STEP), and the reply comes as usual."""
+    model = load_chat_model("", tmp_path)
+    batches: list[int] = []
+    evaluate = model._eval
+
+    def counted(batch: list[int]) -> None:
+        batches.append(len(batch))
+        evaluate(batch)
+
+    model._eval = counted
+    long = " ".join(f"word{i}" for i in range(400))
+    assert list(model.stream([Message("user", long)], 2, 0.0))
+    assert batches[0] > EVAL_STEP
+    assert batches[0] >= model.count_tokens(long)
