@@ -91,8 +91,8 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    from each message sent to the first piece of its reply (time to first token), the
    pieces (about one token each) per second after it, and the replies that came out empty
    (not stopped, nothing shown); then Ctrl-C: ``memcli chat`` from a
-   pipe, SIGINT 0.2 s after a message is sent (before the first token) and right after the
-   first piece of the reply, and the time until the command has ended (``--chat-turns 0``
+   pipe, once its session is open, SIGINT 0.2 s after a message is sent (before the first
+   token) and right after the first piece of the reply, and the time until the command has ended (``--chat-turns 0``
    skips the chat).
 
 Everything happens in temporary directories, removed at the end (``--keep`` keeps
@@ -788,20 +788,29 @@ def chat_worker(turns: int) -> dict[str, Any]:
 
 
 def ctrl_c(shell: Shell, home: Path, after_first_piece: bool) -> float:
-    """``memcli chat`` reading a pipe: one message, then SIGINT (0.2 s after it was sent, or
-    as soon as the reply's first piece is on stdout); seconds from the SIGINT until the
-    command has ended (NaN when the reply ended before the SIGINT)."""
+    """``memcli chat`` reading a pipe: once the session is open (its status line on stderr:
+    the model loaded), one message, then SIGINT (0.2 s after it was sent, or as soon as the
+    reply's first piece is on stdout); seconds from the SIGINT until the command has ended
+    (NaN when the reply ended before the SIGINT, or the session did not open)."""
     import select
 
     process = subprocess.Popen(
-        [*shell.command, "chat", "--user", "demo", "--quiet"],
+        [*shell.command, "chat", "--user", "demo"],
         env=shell.env(home),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
-    assert process.stdin is not None and process.stdout is not None
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     try:
+        # A SIGINT while the command starts would measure its start, not the reply's stop.
+        status = b""
+        while b"memcli chat as" not in status:
+            ready, _, _ = select.select([process.stderr], [], [], 120)
+            chunk = os.read(process.stderr.fileno(), 4096) if ready else b""
+            if not chunk:
+                return float("nan")
+            status += chunk
         process.stdin.write(f"{CHAT_SCRIPT[1]}\n".encode())
         process.stdin.flush()
         if after_first_piece:

@@ -203,8 +203,9 @@ def test_an_interrupted_reply_folds_no_history(
 
 
 def test_a_slow_prompt_evaluation_is_checked_for_a_stop_in_smaller_steps() -> None:
-    """On a busy machine, where a step of EVAL_STEP tokens takes seconds, the next steps take
-    fewer tokens, so a Ctrl-C is heeded as soon on a slow machine as on a quiet one."""
+    """Where llama.cpp takes no abort callback, and on a busy machine, where a step of
+    EVAL_STEP tokens takes seconds, the next steps take fewer tokens, so a Ctrl-C is heeded
+    as soon on a slow machine as on a quiet one."""
     import time
 
     from memcli.models.llm import EVAL_STEP, MIN_EVAL_STEP, LlamaCppModel

@@ -122,10 +122,10 @@ def test_an_extractive_ask_tells_the_model_has_no_template_without_loading_it(
 
 
 @pytest.mark.integration
-def test_a_stop_ends_the_prompt_evaluation_between_two_steps(tmp_path: Path) -> None:
-    """Ctrl-C through the service: the model asks its stop test between steps of the
-    prompt's evaluation, so a long prompt stops before its first token, and the model
-    answers the next prompt as usual."""
+def test_a_stop_ends_the_prompt_evaluation_before_the_first_token(tmp_path: Path) -> None:
+    """Ctrl-C through the service: the model asks its stop test while the prompt is
+    evaluated, so a long prompt stops before its first token, and the model answers the
+    next prompt as usual."""
     model = load_chat_model("", tmp_path)
     asked: list[int] = []
 
@@ -288,3 +288,59 @@ def test_the_real_model_stops_a_reply_at_model_timeout(gemma: Path) -> None:
     # the model is left usable: the next reply, without a limit, is written
     model.timeout = 0
     assert "".join(model.stream([Message("user", "Say hello.")], 8, 0.0)).strip()
+
+
+@pytest.mark.integration
+def test_a_stop_ends_a_step_of_evaluation_in_its_middle(tmp_path: Path) -> None:
+    """A step of llama.cpp's evaluation takes seconds on a busy machine: a stop that comes
+    while llama.cpp is in it (its abort callback asks) ends it there, the step's tokens not
+    evaluated, and the model answers the next prompt as usual."""
+    model = load_chat_model("", tmp_path)
+    evaluating: list[bool] = []
+    evaluate = model._eval
+
+    def marked(batch: list[int]) -> None:
+        evaluating.append(True)
+        try:
+            evaluate(batch)
+        finally:
+            evaluating.pop()
+
+    model._eval = marked
+    long = " ".join(f"word{i}" for i in range(400))
+    with model.stopping(lambda: bool(evaluating)), pytest.raises(Interrupted):
+        list(model.stream([Message("user", long)], 8, 0.0))
+    assert model._llama.n_tokens == 0  # the first step was left in its middle
+    assert "".join(model.stream([Message("user", "Hello")], 4, 0.0)) is not None
+
+
+@pytest.mark.integration
+def test_a_reply_does_not_end_at_its_first_token(tmp_path: Path) -> None:
+    """A transcript whose every assistant turn is empty leads the base model, greedily, to
+    end its turn at once (a blank line); its first token cannot end the reply, so the reply
+    shows something, and the transcript's stops still end it after that."""
+    model = load_chat_model("", tmp_path)
+    empty_turns = "\n\n".join(["User: hi\nAssistant:"] * 4) + "\n\nend"
+    reply = complete(model, [Message("system", empty_turns), Message("user", "hi")], 6, 0.0)
+    assert reply != ""
+    assert "\n\n" not in reply
+
+
+@pytest.mark.integration
+def test_a_prompt_is_evaluated_in_llama_cpp_batches_not_in_steps(tmp_path: Path) -> None:
+    """With llama.cpp's abort callback a stop needs no steps: a long prompt goes to
+    llama.cpp whole (its own batches of n_batch tokens are faster than steps of
+    EVAL_STEP), and the reply comes as usual."""
+    model = load_chat_model("", tmp_path)
+    batches: list[int] = []
+    evaluate = model._eval
+
+    def counted(batch: list[int]) -> None:
+        batches.append(len(batch))
+        evaluate(batch)
+
+    model._eval = counted
+    long = " ".join(f"word{i}" for i in range(400))
+    assert list(model.stream([Message("user", long)], 2, 0.0))
+    assert batches[0] > EVAL_STEP
+    assert batches[0] >= model.count_tokens(long)

@@ -227,10 +227,11 @@ class ChatSession:
             shown = {i for _, ids in self.history_memories for i in ids}
             fresh = [m for m in context.memories if m.id not in shown]
             block = prompts.memories_block(fresh) if fresh or not context.memories else ""
-            # A sampled reply that shows nothing (the model's first token ended its turn, or
-            # all it wrote was a copied transcript line) is sampled once more: the next
-            # draw differs, and the prompt is evaluated already. Greedy decoding would
-            # only repeat it.
+            # A sampled reply that shows nothing (all it wrote was a copied transcript line,
+            # or a model server's first token ended its turn: a GGUF's cannot,
+            # ``LlamaCppModel._first_token_shows``) is sampled once more: the next draw
+            # differs, and the prompt is evaluated already. Greedy decoding would only
+            # repeat it.
             draws = EMPTY_RETRIES + 1 if self.engine.settings.temperature > 0 else 1
             while attempts < draws:
                 attempts += 1

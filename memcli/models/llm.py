@@ -494,8 +494,9 @@ def cut_at_turn_end(pieces: Iterable[str]) -> Iterator[str]:
 
 EVAL_STEP = 64
 """Prompt tokens llama.cpp evaluates at most between two checks for a stop
-(``LlamaCppModel``): about 0.1-0.2 s of a 270M model on 2 cores, so Ctrl-C stops a long
-prompt's evaluation at once, not when its 512-token batch is done."""
+(``LlamaCppModel``) where it takes no abort callback: about 0.1-0.2 s of a 270M model on 2
+cores, so Ctrl-C stops a long prompt's evaluation at once, not when its 512-token batch is
+done."""
 MIN_EVAL_STEP = 8
 EVAL_STEP_SECONDS = 0.1
 """Seconds a step of a prompt's evaluation aims at: on a busy machine, where 64 tokens take
@@ -505,6 +506,32 @@ pace fits in it."""
 CUT_MARK = " [cut: the reply took longer than model_timeout, {seconds:g} s]"
 """The last piece of a local model's reply that ``model_timeout`` ended (``LlamaCppModel.stream``):
 what the model wrote before it is kept, and the person reads that it was cut."""
+
+
+ABORT_CHECK_SECONDS = 0.02
+"""Seconds between two times llama.cpp's abort callback asks for a stop while it
+evaluates (``LlamaCppModel._aborting``): a Ctrl-C ends a decode within about this plus one
+node of its graph, and a socket is not polled hundreds of times a token."""
+
+
+def _set_abort_callback(llama: Any, aborting: Callable[[Any], bool]) -> Any:
+    """Give ``llama``'s context the abort callback ``aborting`` (llama.cpp's
+    ``llama_set_abort_callback``: ggml's CPU backend asks it between two nodes of a
+    decode's graph; True makes ``llama_decode`` return 2, the batch's tokens taken out of
+    the state). Returns the ctypes callback, which must live as long as the context; None
+    when the bindings do not export the function (a stop then comes between two steps)."""
+    # heavy: llama.cpp's bindings, loaded already by the model this wraps
+    import llama_cpp
+
+    lib = getattr(getattr(llama_cpp, "llama_cpp", None), "_lib", None)
+    setter = getattr(lib, "llama_set_abort_callback", None)
+    if setter is None:
+        return None
+    setter.argtypes = [ctypes.c_void_p, llama_cpp.ggml_abort_callback, ctypes.c_void_p]
+    setter.restype = None
+    callback = llama_cpp.ggml_abort_callback(aborting)
+    setter(llama._ctx.ctx, callback, None)
+    return callback
 
 
 KEPT_STATES = 2
@@ -664,6 +691,7 @@ class LlamaCppModel:
     timeout: float = 0.0
     _token_seconds: float = 0.0  # seconds a prompt token took in the last evaluation step
     _deadline: float | None = None  # of the reply being streamed (model_timeout), while llama.cpp works on it
+    _abort_callback: Any = None  # llama.cpp's abort callback of this model's context (``_set_abort_callback``)
 
     def __init__(
         self,
@@ -708,11 +736,13 @@ class LlamaCppModel:
         self.n_ctx = n_ctx
         self.timeout = timeout
         self._grammars: dict[str, Any] = {}
+        self._enders: Any = None  # _reply_enders as a numpy array, made at the first reply
         self._stop: Callable[[], bool] | None = None
         self._eval = self._llama.eval
         # llama-cpp-python's generate() evaluates the prompt with self.eval, in batches of
-        # 512 tokens that nothing can interrupt; this one evaluates EVAL_STEP at a time and
-        # checks for a stop between them. What was evaluated stays in the model's KV state
+        # 512 tokens; this one checks for a stop before, and in them through llama.cpp's
+        # abort callback (below), or, where the bindings lack it, evaluates EVAL_STEP at a
+        # time and checks between them. What was evaluated stays in the model's KV state
         # (the next prompt that starts the same reuses it: Llama.generate's prefix match).
         self._llama.eval = self._eval_in_steps
         # llama-cpp-python's generate() keeps only the evaluated state of the last prompt: a
@@ -722,9 +752,36 @@ class LlamaCppModel:
         self._kept: list[_KeptState] = []
         self._generate = self._llama.generate
         self._llama.generate = self._generate_reusing
+        # A step of evaluation (a prompt's or one generated token's) is a llama_decode call
+        # that takes seconds on a busy machine: llama.cpp asks this between two nodes of its
+        # graph whether to abort, so a stop ends the call in the middle (``_aborting``).
+        self._asked_at = 0.0
+        self._abort = False
+        self._abort_callback = _set_abort_callback(self._llama, self._aborting)
+
+    def _aborting(self, _data: Any = None) -> bool:
+        """llama.cpp's abort callback (``llama_set_abort_callback``, asked by its CPU
+        backend between two nodes of a decode's graph, a few hundred times a token): True
+        once ``stop()`` said so or the reply's deadline passed. ``stop`` is asked at most
+        every ``ABORT_CHECK_SECONDS`` (it may poll a socket); never raises (llama.cpp
+        calls it from C)."""
+        if self._abort:
+            return True
+        now = time.monotonic()
+        if now - self._asked_at < ABORT_CHECK_SECONDS:
+            return False
+        self._asked_at = now
+        try:
+            self._abort = bool(self._stop is not None and self._stop()) or (
+                self._deadline is not None and now > self._deadline
+            )
+        except Exception:  # a client gone mid-poll: stop as for a cancel
+            self._abort = True
+        return self._abort
 
     def _eval_in_steps(self, tokens: Sequence[int]) -> None:
         start = 0
+        self._abort, self._asked_at = False, 0.0
         while start < len(tokens):
             if self._stop is not None and self._stop():
                 raise Interrupted("interrupted")
@@ -734,9 +791,24 @@ class LlamaCppModel:
             step = EVAL_STEP
             if self._token_seconds:
                 step = max(MIN_EVAL_STEP, min(EVAL_STEP, int(EVAL_STEP_SECONDS / self._token_seconds)))
+            if self._abort_callback is not None:
+                # llama.cpp stops in the middle of a batch: the prompt goes in its own batches
+                # (n_batch), 2.5 times as fast as in steps of 64 tokens and 8 times as fast
+                # as in steps of 8 on a busy machine (each call's graph syncs its threads at
+                # every node)
+                step = len(tokens)
             batch = tokens[start : start + step]
             began = time.monotonic()
-            self._eval(batch)
+            try:
+                self._eval(batch)
+            except RuntimeError:
+                if not self._abort:
+                    raise
+                # llama.cpp took the aborted batch's tokens out of its state; llama-cpp-python
+                # counts only the batches it finished (n_tokens): the two agree
+                if self._deadline is not None and time.monotonic() > self._deadline:
+                    raise _PastDeadline from None
+                raise Interrupted("interrupted") from None
             if len(batch) >= MIN_EVAL_STEP:  # one generated token a call says little of a prompt's pace
                 self._token_seconds = (time.monotonic() - began) / len(batch)
             start += len(batch)
@@ -791,8 +863,10 @@ class LlamaCppModel:
     @contextlib.contextmanager
     def stopping(self, stop: Callable[[], bool] | None) -> Iterator[None]:
         """For the block, ``stop()`` is asked between two steps of a prompt's evaluation
-        (``EVAL_STEP`` tokens); when it says True, the reply being generated ends in
-        ``Interrupted`` (the service passes "the client sent a cancel": its Ctrl-C)."""
+        (``EVAL_STEP`` tokens) and, within a step or a generated token's evaluation, by
+        llama.cpp's abort callback (every ``ABORT_CHECK_SECONDS``); when it says True, the
+        reply being generated ends in ``Interrupted`` (the service passes "the client sent
+        a cancel": its Ctrl-C)."""
         previous, self._stop = self._stop, stop
         try:
             yield
@@ -842,6 +916,7 @@ class LlamaCppModel:
                 messages=[{"role": m.role, "content": m.content} for m in messages],
                 max_tokens=max_tokens,
                 temperature=temperature,
+                logits_processor=self._first_token_shows(),
                 stream=True,
             )
             for chunk in chunks:
@@ -856,10 +931,47 @@ class LlamaCppModel:
             temperature=temperature,
             stop=COMPLETION_STOPS,
             repeat_penalty=REPEAT_PENALTY,
+            logits_processor=self._first_token_shows(),
             stream=True,
         )
         with contextlib.closing(chunks):  # a turn cut short stops generation here, not at max_tokens
             yield from (piece for piece in cut_at_turn_end(chunk["choices"][0]["text"] for chunk in chunks) if piece)
+
+    def _first_token_shows(self) -> Any:
+        """A llama-cpp-python ``LogitsProcessorList`` for one reply: its first token is
+        none of ``_reply_enders`` (their logits set to -inf at the first sampling only), so a
+        reply does not end before it shows anything: a base model often samples its
+        end-of-turn or a blank line first."""
+        # heavy: llama.cpp's bindings (and numpy), loaded already by the model this wraps
+        import numpy as np
+        from llama_cpp import LogitsProcessorList
+
+        if self._enders is None:
+            self._enders = np.array(sorted(self._reply_enders()), dtype=np.intc)
+        enders, first = self._enders, [True]
+
+        def first_token_shows(input_ids: Any, scores: Any) -> Any:
+            if first:
+                first.clear()
+                scores[enders] = -np.inf
+            return scores
+
+        return LogitsProcessorList([first_token_shows])
+
+    def _reply_enders(self) -> set[int]:
+        """The tokens that end a reply as its first token: the vocabulary's end of
+        generation (``llama_vocab_eos``, ``llama_vocab_eot``), a run of newlines (one token
+        in most vocabularies), and the first token of each of ``COMPLETION_STOPS``."""
+        # heavy: llama.cpp's bindings, loaded already by the model this wraps
+        import llama_cpp
+
+        llama = self._llama
+        found = {llama.token_eos(), int(llama_cpp.llama_vocab_eot(llama._model.vocab))}
+        for text in ["\n" * n for n in range(1, 9)] + COMPLETION_STOPS:
+            tokens = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+            if tokens:
+                found.add(tokens[0])
+        return {t for t in found if 0 <= t < llama.n_vocab()}
 
     def structured(
         self,
