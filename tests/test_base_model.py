@@ -72,6 +72,7 @@ def test_generation_stops_when_the_turn_ends_not_at_max_tokens() -> None:
     model = LlamaCppModel.__new__(LlamaCppModel)
     model.uses_chat_template = False
     model._llama = _Llama(["On 14 February.", "\n", "default", ": When", " am I", *["x"] * 200])
+    model._enders = []  # the stand-in has no vocabulary: no token is kept from being the first
     reply = "".join(model.stream([Message("user", "When am I flying to Tokyo?")], 256, 0.7))
     assert reply == "On 14 February."
     assert model._llama.read == 4 and model._llama.closed  # nothing generated past the speaker line

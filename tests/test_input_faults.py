@@ -554,6 +554,7 @@ def test_a_prompt_over_the_context_window_is_bad_input() -> None:
 
     model = LlamaCppModel.__new__(LlamaCppModel)
     model.uses_chat_template, model._llama = True, Llama()
+    model._enders = []  # the stand-in has no vocabulary: no token is kept from being the first
     with pytest.raises(BadInputError, match="does not fit the chat model's context: Requested tokens"):
         list(model.stream([Message("user", "x")], 8, 0.0))
 
