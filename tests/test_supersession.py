@@ -442,6 +442,8 @@ def test_a_habit_stopped_in_a_diarys_own_words_ends_the_habit(older: str, newer:
         ("25th anniversary dinner with Gary at the Ivy", "divorce finalised. single again at 52"),
         ("和小王分手了，不想说了", "相亲认识的陈浩，挺聊得来，已经确定关系了"),
         ("我和阿杰订婚了", "今天领证了！"),
+        ("10th anniversary with Greg, Napa", "been seeing Lena from pottery class for a couple months, it's nice"),
+        ("10th anniversary with Greg, Napa", "divorce papers signed. Greg keeps the house, I keep the dog"),
     ],
 )
 def test_a_new_partner_after_a_break_up_or_a_divorce_in_a_diarys_words_is_the_current_state(
@@ -452,7 +454,14 @@ def test_a_new_partner_after_a_break_up_or_a_divorce_in_a_diarys_words_is_the_cu
     (old,) = statements(older)
     (new,) = statements(newer)
     assert old.key == new.key == "partner" and updates(new, old)
-    for text in ("My sister's divorce was finalised.", "He asked me to be his best man.", "single malt tonight"):
+    for text in (
+        "My sister's divorce was finalised.",
+        "He asked me to be his best man.",
+        "single malt tonight",
+        "been seeing Mum every Sunday",
+        "moved in with Dad for the summer",
+        "I've been seeing Dr Okafor for the knee",
+    ):
         assert statements(text) == [], text
     assert not updates(statements("Tom and I broke up.")[0], statements("I'm married to Sam.")[0])
 

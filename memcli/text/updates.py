@@ -470,7 +470,7 @@ _ASKED_TO_BE_EN = re.compile(
 else, which ``statements`` otherwise leaves out)."""
 _SINGLE_EN = re.compile(
     r"^\W*(?:now\s+|officially\s+)?single(?:\s+again|\s+now)?\s*(?:[.!,;]|$|at\b)|"
-    r"\bdivorce\s+(?:is\s+|was\s+|has\s+been\s+)?(?:finali[sz]ed|final|through|came\s+through|granted|done)\b",
+    r"\bdivorce\s+(?:papers\s+)?(?:is\s+|was\s+|were\s+|are\s+|has\s+been\s+|have\s+been\s+)?(?:finali[sz]ed|final|through|came\s+through|granted|done|signed)\b",
     re.IGNORECASE,
 )
 """A diary's note that a relationship is over: "single again at 52", "divorce finalised"."""
@@ -489,7 +489,8 @@ _PARTNER_EN = [
     ),
     re.compile(
         r"\bI(?:'ve|\s+have)?\s+(?:just\s+)?(?:married|got\s+married\s+to|got\s+engaged\s+to|started\s+dating|"
-        r"started\s+seeing|moved\s+in\s+with)\s+(?P<v>[A-Z][a-z]+)\b"
+        r"started\s+seeing|been\s+seeing|moved\s+in\s+with)\s+"
+        r"(?!(?:Dr|Mr|Mrs|Ms|Mum|Mam|Mom|Dad|Nan|Gran|Grandma|Grandpa|Granny)\b)(?P<v>[A-Z][a-z]+)\b"
     ),
 ]
 _PARTNER_END_EN = re.compile(
@@ -823,8 +824,9 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     """(sentence, first, others, implicit): whether ``sentence`` speaks in the first person
     (``first``), names someone else (``others``), or neither (``implicit``: a diary's note
     drops its subject, "moved to York", "got the keys!", "回老家成都了", and speaks of its
-    writer). A subjectless English sentence that opens with a verb in the past tense or
-    in -ing gets its subject back ("I moved to York", "I'm moving to York"), a Chinese one
+    writer). A subjectless English sentence that opens with a verb in the past tense, in
+    -ing or with "been" gets its subject back ("I moved to York", "I'm moving to York",
+    "I've been seeing Lena"), a Chinese one
     我, so that the first-person rules read it; ``first`` is then True."""
     first = "我" in sentence if chinese else bool(_FIRST_PERSON_EN.search(sentence))
     others = bool((_OTHERS_ZH if chinese else _OTHERS_EN).search(sentence))
@@ -840,6 +842,8 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     verb = word.group(0).lower() if word else ""
     if verb in _PAST_IRREGULAR or (len(verb) > 4 and verb.endswith("ed") and not verb.endswith("eed")):
         return "I " + body[:1].lower() + body[1:], True, False, True
+    if verb == "been":  # "been seeing Lena for a couple of months": a present perfect
+        return "I've " + body[:1].lower() + body[1:], True, False, True
     if len(verb) > 4 and verb.endswith("ing") and verb not in ("nothing", "something", "anything", "everything"):
         return "I'm " + body[:1].lower() + body[1:], True, False, True
     return sentence, first, False, implicit
