@@ -6,6 +6,9 @@ comes back when the newer one is edited or deleted."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -473,3 +476,24 @@ def test_a_request_to_remember_something_states_what_it_keeps() -> None:
         assert not asks(text), text
     for text in ("remember what my PIN is?", "提醒我一下房东电话是多少", "tell me a story about dragons"):
         assert asks(text), text
+
+
+def test_a_long_stopped_habit_is_the_same_habit_in_every_process() -> None:
+    """A habit of more than four words is kept as its first four, in the order written: the
+    same in every process (a set's order depends on the process's hash seed), so the key a
+    memory's statements were kept under is the key a later process looks up."""
+    code = (
+        "from memcli.text.updates import statements;"
+        "print(statements('I stopped drinking strong black coffee with sugar')[0].key)"
+    )
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for seed in range(1, 5)
+    }
+    assert keys == {"habit:black coffe drink strong"}

@@ -768,7 +768,13 @@ def _norm(value: str) -> str:
 
 
 def _english_stems(text: str) -> frozenset[str]:
-    return frozenset(stem_of(w) for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in _NOT_DRUGS)
+    return frozenset(_stems_in_order(text))
+
+
+def _stems_in_order(text: str) -> list[str]:
+    """The stems of the words of ``text`` longer than two letters, but drug-name
+    look-alikes (``_NOT_DRUGS``), in text order (repeats kept)."""
+    return [stem_of(w) for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in _NOT_DRUGS]
 
 
 def _medicine(sentence: str, match: re.Match[str], first: bool) -> str:
@@ -1245,7 +1251,8 @@ def _habit_words(obj: str, chinese: bool) -> frozenset[str]:
     if chinese:
         return frozenset(c for c in obj if c not in "了的我啦也就都还再")
     clause = _HABIT_STOP.split(obj, maxsplit=1)[0]
-    stems = list(_english_stems(clause))[:4] if clause.strip() else []
+    # the first four in the clause's order: a set's order changes from one process to the next
+    stems = list(dict.fromkeys(_stems_in_order(clause)))[:4]
     return frozenset(SAME_HABIT.get(w, w) for w in stems)
 
 
