@@ -787,16 +787,17 @@ class LlamaCppModel:
                 raise Interrupted("interrupted")
             if self._deadline is not None and time.monotonic() > self._deadline:
                 raise _PastDeadline
-            # a busy machine makes a step slow: fewer tokens a step keep it near EVAL_STEP_SECONDS
-            step = EVAL_STEP
-            if self._token_seconds:
-                step = max(MIN_EVAL_STEP, min(EVAL_STEP, int(EVAL_STEP_SECONDS / self._token_seconds)))
             if self._abort_callback is not None:
                 # llama.cpp stops in the middle of a batch: the prompt goes in its own batches
                 # (n_batch), 2.5 times as fast as in steps of 64 tokens and 8 times as fast
                 # as in steps of 8 on a busy machine (each call's graph syncs its threads at
                 # every node)
                 step = len(tokens)
+            elif self._token_seconds:
+                # a busy machine makes a step slow: fewer tokens a step keep it near EVAL_STEP_SECONDS
+                step = max(MIN_EVAL_STEP, min(EVAL_STEP, int(EVAL_STEP_SECONDS / self._token_seconds)))
+            else:
+                step = EVAL_STEP
             batch = tokens[start : start + step]
             began = time.monotonic()
             try:
