@@ -167,14 +167,8 @@ def _candidates(
     candidates are the scan's among those that state something of the attribute; for
     another, one scan of the user's rows (``RecallIndex.current_holding``), statements None."""
     any_of, all_of = _needles(said)
-    if not covered:
-        rows = index.current_holding(user, SUPERSEDED_KINDS, any_of=any_of, all_of=all_of)
-        return [(memory_id, text, record, None) for memory_id, text, record in rows]
-    if said.key.split(":", 1)[0] == updates.HABIT:
-        terms = habit_terms(said.words)
-    else:
-        terms = [key_term(said.key)]
-    if not terms:  # a habit of no word to look up by: every candidate the scan would give
+    terms = habit_terms(said.words) if said.key.split(":", 1)[0] == updates.HABIT else [key_term(said.key)]
+    if not covered or not terms:  # not covered, or a habit of no word to look up by: the scan
         rows = index.current_holding(user, SUPERSEDED_KINDS, any_of=any_of, all_of=all_of)
         return [(memory_id, text, record, None) for memory_id, text, record in rows]
     wanted_any = [n.lower() for n in any_of]
