@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from memcli import PROTOCOL, __version__
+from memcli.cli import app
 from memcli.errors import ExitCode
 from memcli.transport.client import client_env
 
@@ -25,6 +26,18 @@ def assert_error(result: Any, code: ExitCode) -> str:
     assert len(lines) == 1, result.stderr
     assert lines[0].strip()
     return lines[0]
+
+
+def remember_at(runner: Any, monkeypatch: Any, when: str, text: str) -> str:
+    """``memcli remember -q TEXT`` as of ``when`` (ISO, through MEMCLI_NOW); returns the
+    new memory's id."""
+    monkeypatch.setenv("MEMCLI_NOW", when)
+    return ok(runner.invoke(app, ["remember", "-q", text])).stdout.strip()
+
+
+def show_json(runner: Any, memory_id: str) -> dict[str, Any]:
+    """``memcli show ID --json``, read."""
+    return json.loads(ok(runner.invoke(app, ["show", memory_id, "--json"])).stdout)
 
 
 def handled(service: Any, ours: Any, theirs: Any, verb: str, args: dict[str, Any]) -> list[dict[str, Any]]:

@@ -13,20 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_checks import ok
+from cli_checks import ok, remember_at, show_json
 from typer.testing import CliRunner
 
 from memcli.cli import app
 from memcli.text.updates import asks, same_key, statements, states_habit, updates
-
-
-def _remember(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, when: str, text: str) -> str:
-    monkeypatch.setenv("MEMCLI_NOW", when)
-    return ok(runner.invoke(app, ["remember", "-q", text])).stdout.strip()
-
-
-def _show(runner: CliRunner, memory_id: str) -> dict[str, Any]:
-    return json.loads(ok(runner.invoke(app, ["show", memory_id, "--json"])).stdout)
 
 
 @pytest.mark.parametrize(
@@ -77,12 +68,12 @@ def test_questions_and_requests_ask(text: str) -> None:
 def test_remember_supersedes_the_older_dose_before_it_returns(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    older = _remember(runner, monkeypatch, "2025-02-10T09:00:00", "I take atorvastatin 20 mg every evening")
-    newer = _remember(runner, monkeypatch, "2025-06-10T09:00:00", "The cardiologist raised my atorvastatin to 40 mg")
-    shown = _show(runner, older)
+    older = remember_at(runner, monkeypatch, "2025-02-10T09:00:00", "I take atorvastatin 20 mg every evening")
+    newer = remember_at(runner, monkeypatch, "2025-06-10T09:00:00", "The cardiologist raised my atorvastatin to 40 mg")
+    shown = show_json(runner, older)
     assert shown["superseded_by"] == newer
     assert shown["valid_to"] is not None and shown["valid_to"].startswith("2025-06-10")
-    assert _show(runner, newer)["superseded_by"] is None
+    assert show_json(runner, newer)["superseded_by"] is None
     events = json.loads(ok(runner.invoke(app, ["history", older, "--json"])).stdout)
     assert [(e["event"], e["related_id"]) for e in events] == [("UPDATE", newer)]
     recalled = json.loads(ok(runner.invoke(app, ["recall", "How much atorvastatin do I take?", "--json"])).stdout)
@@ -96,17 +87,17 @@ def test_remember_supersedes_the_older_dose_before_it_returns(
 
 
 def test_two_runs_are_not_an_update(runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    first = _remember(runner, monkeypatch, "2025-03-01T09:00:00", "I ran 5 km this morning.")
-    _remember(runner, monkeypatch, "2025-03-08T09:00:00", "I ran 10 km today.")
-    assert _show(runner, first)["valid_to"] is None
+    first = remember_at(runner, monkeypatch, "2025-03-01T09:00:00", "I ran 5 km this morning.")
+    remember_at(runner, monkeypatch, "2025-03-08T09:00:00", "I ran 10 km today.")
+    assert show_json(runner, first)["valid_to"] is None
 
 
 def test_a_stopped_habit_supersedes_the_habit_and_ask_quotes_the_change(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    older = _remember(runner, monkeypatch, "2025-01-10T09:00:00", "I drink two cups of coffee every morning.")
-    newer = _remember(runner, monkeypatch, "2025-03-15T09:00:00", "I stopped drinking coffee.")
-    assert _show(runner, older)["superseded_by"] == newer
+    older = remember_at(runner, monkeypatch, "2025-01-10T09:00:00", "I drink two cups of coffee every morning.")
+    newer = remember_at(runner, monkeypatch, "2025-03-15T09:00:00", "I stopped drinking coffee.")
+    assert show_json(runner, older)["superseded_by"] == newer
     monkeypatch.setenv("MEMCLI_NOW", "2025-03-20T09:00:00")
     answer = json.loads(
         ok(runner.invoke(app, ["ask", "Do I drink coffee?", "--json"], env={"MEMCLI_ANSWERS": "extractive"})).stdout
@@ -120,30 +111,30 @@ def test_a_stopped_habit_supersedes_the_habit_and_ask_quotes_the_change(
 def test_deleting_or_editing_the_newer_memory_reopens_the_older(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    older = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I live in Bristol.")
-    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
-    assert _show(runner, older)["superseded_by"] == newer
+    older = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I live in Bristol.")
+    newer = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
+    assert show_json(runner, older)["superseded_by"] == newer
     ok(runner.invoke(app, ["edit", newer, "--text", "We visited Cardiff last weekend."]))
-    assert _show(runner, older)["superseded_by"] is None
-    assert _show(runner, older)["valid_to"] is None
+    assert show_json(runner, older)["superseded_by"] is None
+    assert show_json(runner, older)["valid_to"] is None
     events = json.loads(ok(runner.invoke(app, ["history", older, "--json"])).stdout)
     assert [e["event"] for e in events] == ["UPDATE", "REOPEN"]
-    again = _remember(runner, monkeypatch, "2025-02-01T09:00:00", "I moved to Swansea.")
-    assert _show(runner, older)["superseded_by"] == again
+    again = remember_at(runner, monkeypatch, "2025-02-01T09:00:00", "I moved to Swansea.")
+    assert show_json(runner, older)["superseded_by"] == again
     ok(runner.invoke(app, ["delete", again, "--yes"]))
-    assert _show(runner, older)["superseded_by"] is None
+    assert show_json(runner, older)["superseded_by"] is None
 
 
 def test_an_export_round_trip_keeps_the_links(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    older = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I'm vegetarian.")
-    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I went vegan in January.")
+    older = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I'm vegetarian.")
+    newer = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "I went vegan in January.")
     exported = tmp_path / "out.jsonl"
     ok(runner.invoke(app, ["export", "--history", "-o", str(exported)]))
     monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "other"))
     ok(runner.invoke(app, ["import", str(exported)]))
-    shown = _show(runner, older)
+    shown = show_json(runner, older)
     assert shown["superseded_by"] == newer
     assert shown["valid_to"] is not None
 
@@ -151,14 +142,14 @@ def test_an_export_round_trip_keeps_the_links(
 def test_an_imported_older_statement_is_the_one_superseded(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I live in York.")
+    newer = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "I live in York.")
     log = tmp_path / "chat.jsonl"
     log.write_text(
         json.dumps({"role": "user", "content": "I live in Leeds.", "timestamp": "2022-05-01T10:00:00"}) + "\n",
         encoding="utf-8",
     )
     ok(runner.invoke(app, ["import", str(log)]))
-    assert _show(runner, newer)["superseded_by"] is None
+    assert show_json(runner, newer)["superseded_by"] is None
     listed = json.loads(ok(runner.invoke(app, ["history", "--json"])).stdout)
     assert any(e["event"] == "UPDATE" and e["related_id"] == newer for e in listed)
 
@@ -166,9 +157,9 @@ def test_an_imported_older_statement_is_the_one_superseded(
 def test_ask_says_whether_it_answered_and_never_quotes_a_question(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I live in Glasgow.")
-    _remember(runner, monkeypatch, "2025-01-02T09:00:00", "Where do I live?")
-    _remember(runner, monkeypatch, "2025-01-02T10:00:00", "My neighbour at number 14 has a new cat.")
+    remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "I live in Glasgow.")
+    remember_at(runner, monkeypatch, "2025-01-02T09:00:00", "Where do I live?")
+    remember_at(runner, monkeypatch, "2025-01-02T10:00:00", "My neighbour at number 14 has a new cat.")
     env = {"MEMCLI_ANSWERS": "extractive"}
     answer = json.loads(ok(runner.invoke(app, ["ask", "Where do I live?", "--json"], env=env)).stdout)
     assert answer["answered"] is True
@@ -182,12 +173,12 @@ def test_ask_says_whether_it_answered_and_never_quotes_a_question(
 def test_a_list_question_gathers_every_memory_and_a_dated_question_the_day(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = _remember(runner, monkeypatch, "2024-04-01T09:00:00", "My dog Biscuit loves the beach.")
-    second = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "We adopted a second dog called Pepper.")
+    first = remember_at(runner, monkeypatch, "2024-04-01T09:00:00", "My dog Biscuit loves the beach.")
+    second = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "We adopted a second dog called Pepper.")
     env = {"MEMCLI_ANSWERS": "extractive"}
     answer = json.loads(ok(runner.invoke(app, ["ask", "What are my dogs called?", "--json"], env=env)).stdout)
     assert sorted(answer["cited"]) == sorted([first, second])
-    bought = _remember(
+    bought = remember_at(
         runner, monkeypatch, "2025-03-09T09:00:00", "Bought sourdough and two jars of honey at the market."
     )
     monkeypatch.setenv("MEMCLI_NOW", "2025-03-20T09:00:00")
@@ -239,9 +230,9 @@ def test_eval_changes_scores_right_superseded_first_and_abstentions(
 def test_a_statement_found_by_its_rules_is_found_in_the_store_too(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    older = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I'm living in Leeds.")
-    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "I moved to York.")
-    assert _show(runner, older)["superseded_by"] == newer
+    older = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I'm living in Leeds.")
+    newer = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "I moved to York.")
+    assert show_json(runner, older)["superseded_by"] == newer
 
 
 @pytest.mark.parametrize(
@@ -304,25 +295,27 @@ def test_what_someone_else_does_or_a_passing_event_states_nothing_of_the_speaker
 def test_a_second_pet_and_a_longer_run_supersede_nothing_through_remember(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    dog = _remember(runner, monkeypatch, "2024-03-01T09:00:00", "I have a dog called Rex.")
-    _remember(runner, monkeypatch, "2025-03-01T09:00:00", "I adopted a second dog called Bella.")
-    run = _remember(runner, monkeypatch, "2025-05-01T09:00:00", "I ran 5 km in the park.")
-    _remember(runner, monkeypatch, "2025-05-04T09:00:00", "I ran 10 km along the river.")
-    assert _show(runner, dog)["superseded_by"] is None
-    assert _show(runner, run)["superseded_by"] is None
+    dog = remember_at(runner, monkeypatch, "2024-03-01T09:00:00", "I have a dog called Rex.")
+    remember_at(runner, monkeypatch, "2025-03-01T09:00:00", "I adopted a second dog called Bella.")
+    run = remember_at(runner, monkeypatch, "2025-05-01T09:00:00", "I ran 5 km in the park.")
+    remember_at(runner, monkeypatch, "2025-05-04T09:00:00", "I ran 10 km along the river.")
+    assert show_json(runner, dog)["superseded_by"] is None
+    assert show_json(runner, run)["superseded_by"] is None
 
 
 def test_a_raise_phrased_as_bumped_up_is_superseded_at_remember_and_asked_in_other_words(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    older = _remember(runner, monkeypatch, "2025-01-05T09:00:00", "I take sertraline 50 mg every morning.")
-    newer = _remember(runner, monkeypatch, "2025-04-02T09:00:00", "The psychiatrist bumped up my sertraline to 100 mg.")
-    assert _show(runner, older)["superseded_by"] == newer
+    older = remember_at(runner, monkeypatch, "2025-01-05T09:00:00", "I take sertraline 50 mg every morning.")
+    newer = remember_at(
+        runner, monkeypatch, "2025-04-02T09:00:00", "The psychiatrist bumped up my sertraline to 100 mg."
+    )
+    assert show_json(runner, older)["superseded_by"] == newer
     monkeypatch.setenv("MEMCLI_NOW", "2025-04-10T09:00:00")
     env = {"MEMCLI_ANSWERS": "extractive"}
     answer = json.loads(ok(runner.invoke(app, ["ask", "What dose of sertraline am I on?", "--json"], env=env)).stdout)
     assert answer["cited"] == [newer]
-    home = _remember(runner, monkeypatch, "2025-04-11T09:00:00", "We got the keys to our new flat in Bath.")
+    home = remember_at(runner, monkeypatch, "2025-04-11T09:00:00", "We got the keys to our new flat in Bath.")
     monkeypatch.setenv("MEMCLI_NOW", "2025-04-20T09:00:00")
     answer = json.loads(ok(runner.invoke(app, ["ask", "Which town do I live in?", "--json"], env=env)).stdout)
     assert answer["answered"] is True
@@ -398,15 +391,15 @@ def test_a_home_named_with_another_place_of_the_same_city_is_no_move() -> None:
 def test_diary_notes_supersede_through_remember(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    older = _remember(runner, monkeypatch, "2024-01-05T09:00:00", "rent on the Leeds flat is due Friday")
-    newer = _remember(runner, monkeypatch, "2024-06-01T09:00:00", "got the keys!!! 4 Harbour Row, Whitby.")
-    dose = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "Citalopram 20mg each morning")
-    cut = _remember(runner, monkeypatch, "2024-03-01T09:00:00", "GP cut the cital back to 10mg")
-    habit = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "Spotify £11.99 goes out on the 1st")
-    ended = _remember(runner, monkeypatch, "2024-04-01T09:00:00", "cancelled spotify, never use it")
-    assert _show(runner, older)["superseded_by"] == newer
-    assert _show(runner, dose)["superseded_by"] == cut
-    assert _show(runner, habit)["superseded_by"] == ended
+    older = remember_at(runner, monkeypatch, "2024-01-05T09:00:00", "rent on the Leeds flat is due Friday")
+    newer = remember_at(runner, monkeypatch, "2024-06-01T09:00:00", "got the keys!!! 4 Harbour Row, Whitby.")
+    dose = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "Citalopram 20mg each morning")
+    cut = remember_at(runner, monkeypatch, "2024-03-01T09:00:00", "GP cut the cital back to 10mg")
+    habit = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "Spotify £11.99 goes out on the 1st")
+    ended = remember_at(runner, monkeypatch, "2024-04-01T09:00:00", "cancelled spotify, never use it")
+    assert show_json(runner, older)["superseded_by"] == newer
+    assert show_json(runner, dose)["superseded_by"] == cut
+    assert show_json(runner, habit)["superseded_by"] == ended
 
 
 def test_a_note_opening_with_its_verb_and_a_possessive_still_speaks_for_its_writer() -> None:

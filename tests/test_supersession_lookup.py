@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_checks import ok
+from cli_checks import ok, remember_at, show_json
 from conftest import open_store
 from typer.testing import CliRunner
 
@@ -37,15 +37,6 @@ CHANGES = [
 ]
 
 
-def _remember(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, when: str, text: str) -> str:
-    monkeypatch.setenv("MEMCLI_NOW", when)
-    return ok(runner.invoke(app, ["remember", "-q", text])).stdout.strip()
-
-
-def _show(runner: CliRunner, memory_id: str) -> dict[str, Any]:
-    return json.loads(ok(runner.invoke(app, ["show", memory_id, "--json"])).stdout)
-
-
 def _sidecar() -> sqlite3.Connection:
     paths = home_paths(Path(os.environ["MEMCLI_HOME"]))
     return sqlite3.connect(paths.database)
@@ -63,10 +54,10 @@ def test_remember_finds_what_it_supersedes_without_reading_every_memory(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, older: str, newer: str
 ) -> None:
     _no_scan(monkeypatch)
-    _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I parked on level 3.")
-    first = _remember(runner, monkeypatch, "2024-06-01T09:00:00", older)
-    second = _remember(runner, monkeypatch, "2025-01-01T09:00:00", newer)
-    assert _show(runner, first)["superseded_by"] == second
+    remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I parked on level 3.")
+    first = remember_at(runner, monkeypatch, "2024-06-01T09:00:00", older)
+    second = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", newer)
+    assert show_json(runner, first)["superseded_by"] == second
 
 
 def _forget_statements() -> None:
@@ -85,47 +76,47 @@ def _fill() -> tuple[int, float]:
 def test_a_store_without_statements_supersedes_by_reading_until_they_are_filled(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I parked on level 3.")
-    older = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "I live in Bristol.")
-    _remember(runner, monkeypatch, "2024-03-01T09:00:00", "I take ramipril 5 mg.")
+    remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I parked on level 3.")
+    older = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "I live in Bristol.")
+    remember_at(runner, monkeypatch, "2024-03-01T09:00:00", "I take ramipril 5 mg.")
     _forget_statements()
-    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
-    assert _show(runner, older)["superseded_by"] == newer
+    newer = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
+    assert show_json(runner, older)["superseded_by"] == newer
     read, _ = _fill()
     assert read == 4  # page by page: 2, then 2
     with _sidecar() as db:
         assert db.execute("SELECT count(*) FROM said").fetchone()[0] == 4
     _no_scan(monkeypatch)
-    dose = _remember(runner, monkeypatch, "2025-02-01T09:00:00", "Ramipril upped to 10 mg today.")
-    assert _show(runner, dose)["superseded_by"] is None
+    dose = remember_at(runner, monkeypatch, "2025-02-01T09:00:00", "Ramipril upped to 10 mg today.")
+    assert show_json(runner, dose)["superseded_by"] is None
     assert _fill()[0] == 0  # every user covered: nothing to read
 
 
 def test_consolidate_fills_the_statements_of_a_store_used_without_a_service(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I parked on level 3.")
-    older = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "I live in Bristol.")
+    remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I parked on level 3.")
+    older = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "I live in Bristol.")
     _forget_statements()
     monkeypatch.setenv("MEMCLI_NOW", "2024-02-02T03:00:00")
     ok(runner.invoke(app, ["consolidate", "-q"]))
     with _sidecar() as db:
         assert db.execute("SELECT count(*) FROM said").fetchone()[0] == 2
     _no_scan(monkeypatch)
-    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
-    assert _show(runner, older)["superseded_by"] == newer
+    newer = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
+    assert show_json(runner, older)["superseded_by"] == newer
 
 
 def test_statements_read_under_other_rules_are_read_again(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    older = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "I live in Bristol.")
+    older = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "I live in Bristol.")
     with _sidecar() as db:
         db.execute("UPDATE said SET statements = '[]', terms = '[]'")
         db.execute("DELETE FROM said_terms")
         db.execute("UPDATE said_rules SET rules = 'older rules'")
-    newer = _remember(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
-    assert _show(runner, older)["superseded_by"] == newer  # not covered: the scan reads the store
+    newer = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
+    assert show_json(runner, older)["superseded_by"] == newer  # not covered: the scan reads the store
     assert _fill()[0] == 2
     with _sidecar() as db:
         (rules,) = db.execute("SELECT rules FROM said_rules").fetchone()
@@ -147,9 +138,9 @@ def test_a_change_of_the_rules_uncovers_every_user(monkeypatch: pytest.MonkeyPat
 def test_deleting_editing_and_purging_keep_the_statements_with_their_memory(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kept = _remember(runner, monkeypatch, "2024-01-01T09:00:00", "I live in Bristol.")
-    edited = _remember(runner, monkeypatch, "2024-02-01T09:00:00", "I take ramipril 5 mg.")
-    deleted = _remember(runner, monkeypatch, "2024-03-01T09:00:00", "I'm vegetarian.")
+    kept = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I live in Bristol.")
+    edited = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "I take ramipril 5 mg.")
+    deleted = remember_at(runner, monkeypatch, "2024-03-01T09:00:00", "I'm vegetarian.")
     ok(runner.invoke(app, ["edit", edited, "--text", "My sister takes ramipril."]))
     ok(runner.invoke(app, ["delete", deleted, "--yes"]))
     with _sidecar() as db:
@@ -176,7 +167,7 @@ def test_the_lookup_gives_the_scans_results_on_the_changes_corpus(
         monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / str(covered)))
         if not covered:
             monkeypatch.setattr(Said, "covers", lambda self, user: False)
-        ids = {_remember(runner, monkeypatch, when, text): text for when, text in notes}
+        ids = {remember_at(runner, monkeypatch, when, text): text for when, text in notes}
         listed = json.loads(ok(runner.invoke(app, ["history", "--json"])).stdout)
         ends[covered] = sorted(
             (e["event"], ids.get(e["memory_id"]), ids.get(e["related_id"]))
