@@ -135,6 +135,19 @@ def test_a_change_of_the_rules_uncovers_every_user(monkeypatch: pytest.MonkeyPat
     assert not said.covers("sam")
 
 
+def test_the_rules_version_of_an_install_without_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytecode only (no ``.py`` beside it): the version falls back to memcli's, per module."""
+    with_sources = statements.rules_version()
+    statements.rules_version.cache_clear()
+    monkeypatch.setattr(statements.importlib.resources, "files", lambda package: tmp_path)
+    try:
+        without = statements.rules_version()
+    finally:
+        statements.rules_version.cache_clear()
+    assert without != with_sources
+    assert len(without) == 16
+
+
 def test_deleting_editing_and_purging_keep_the_statements_with_their_memory(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

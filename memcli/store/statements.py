@@ -37,6 +37,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from memcli import __version__
 from memcli.memory import Kind
 from memcli.store.db import execute_in, rows_in
 from memcli.text import updates
@@ -81,11 +82,16 @@ def rules_version() -> str:
     """A digest of what decides the statements of a text: the source of
     ``memcli.text.updates`` and of the modules it reads, and the versions of the packages
     they take data from. Any change to them (a lexicon, a pattern) gives another version,
-    so the statements kept are parsed again (``RecallIndex.fill_said``)."""
+    so the statements kept are parsed again (``RecallIndex.fill_said``). An install without
+    the sources (bytecode only) falls back to memcli's version for a module it cannot read,
+    so its statements are parsed again at each release."""
     digest = hashlib.sha256()
     text = importlib.resources.files("memcli.text")
     for name in _RULE_MODULES:
-        digest.update(text.joinpath(name).read_bytes())
+        try:
+            digest.update(text.joinpath(name).read_bytes())
+        except OSError:
+            digest.update(f"{name} of memcli {__version__}".encode())
     for package in _RULE_PACKAGES:
         try:
             digest.update(f"{package}={importlib.metadata.version(package)}".encode())
