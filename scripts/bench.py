@@ -174,13 +174,15 @@ def pct(values: list[float], q: float) -> float:
 
 
 def proc_status() -> dict[str, int]:
-    """VmRSS and VmHWM of this process in bytes (ru_maxrss for both where /proc is missing)."""
+    """VmRSS and VmHWM of this process in bytes, and VmRSS's parts RssAnon (the process's
+    own memory) and RssFile (pages of mapped files: the snapshot's, reclaimable) where the
+    kernel tells them (ru_maxrss for VmRSS and VmHWM where /proc is missing)."""
     out: dict[str, int] = {}
     try:
         with open("/proc/self/status", encoding="ascii") as f:
             for line in f:
                 key = line.split(":", 1)[0]
-                if key in ("VmRSS", "VmHWM"):
+                if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
                     out[key] = int(line.split()[1]) * 1024
     except OSError:
         import resource

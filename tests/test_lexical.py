@@ -204,3 +204,24 @@ def test_scores_follow_lengths_that_change_while_their_total_stays() -> None:
     index.put([0, 1], [long, short])
     expected = fresh([long, short, ("dog cat", "", "")]).scores(query, (1.5, 1.0, 1.0), 3)
     np.testing.assert_allclose(index.scores(query, (1.5, 1.0, 1.0), 3), expected, rtol=1e-9)
+
+
+def test_a_query_scores_the_same_after_other_queries() -> None:
+    """The buffers kept between queries (field sums, slots seen, scratch) leave nothing
+    behind: a query scores the same on a fresh index, after other queries and again, with
+    documents in the delta and stale rows in the postings."""
+    rng = np.random.default_rng(3)
+
+    def words(n: int) -> str:
+        return " ".join(rng.choice(WORDS, n))
+
+    documents = [(words(5), f"{words(4)}\n{words(3)}", "8 May 2023") for _ in range(60)]
+    queries = [["puppy", "lake"], ["may", "painting", "sister"], ["zeppelin"], ["2023", "runs"]]
+    index = fresh(documents)
+    index.put(list(range(0, 50, 2)), documents[:25])  # rewritten: stale in the postings, new in the delta
+    written = list(documents)
+    written[0:50:2] = documents[:25]
+    first = [fresh(written).scores(stems(q), (1.5, 1.0, 1.0), 60) for q in queries]
+    for _ in range(2):
+        for query, expected in zip(queries, first):
+            np.testing.assert_allclose(index.scores(stems(query), (1.5, 1.0, 1.0), 60), expected, rtol=1e-6)

@@ -72,6 +72,18 @@ def test_rows_picked_by_slot_are_read_from_the_file_and_not_mapped_in(tmp_path: 
         assert resident_kb(folder / f"{name}.npy") == 0, "the rows were read through the map"
 
 
+def test_runs_of_consecutive_slots_read_as_their_rows_in_any_order(tmp_path: Path) -> None:
+    """A run of consecutive slots is read at once: the rows come back as picked, in the
+    order asked, repeats and descending runs included, up to the last row."""
+    n = 4000
+    index, folder = saved(tmp_path, n)
+    want = UserIndex.from_rows(rows(n))
+    slots = np.array([5, 6, 7, 8, 100, 3, 4, 4, 3998, 3999, 0, 1, 9, 8, 7, 2000, 2001, -1])
+    for name in ("turn", "window"):
+        np.testing.assert_array_equal(getattr(index, name)[slots], getattr(want, name)[slots])
+        assert resident_kb(folder / f"{name}.npy") == 0, "the rows were read through the map"
+
+
 def test_rows_written_after_the_snapshot_are_read_as_written(tmp_path: Path) -> None:
     n = 500
     index, _ = saved(tmp_path, n)

@@ -447,14 +447,19 @@ MOMENT_SAMPLE = 4096
 over a big index (``_moments``); every slot below twice as many."""
 
 
-def _moments(vectors: np.ndarray, mask: np.ndarray, vector: np.ndarray) -> tuple[float, float]:
-    """Mean and (population) standard deviation of the cosine similarity of ``vectors``
-    (unit rows) to ``vector`` over the slots of ``mask``, from every slot of ``mask`` when
-    there are fewer than 2 x ``MOMENT_SAMPLE``, else from every n-th (a fixed sample: the
-    same query gives the same figures)."""
+def moment_slots(mask: np.ndarray) -> np.ndarray:
+    """The slots ``_moments`` reads of an index: every slot of ``mask`` when there are fewer
+    than 2 x ``MOMENT_SAMPLE``, else every n-th (a fixed sample: the same query gives the
+    same figures)."""
     slots = np.flatnonzero(mask)
     if len(slots) >= 2 * MOMENT_SAMPLE:
         slots = slots[:: len(slots) // MOMENT_SAMPLE]
+    return slots
+
+
+def _moments(vectors: np.ndarray, slots: np.ndarray, vector: np.ndarray) -> tuple[float, float]:
+    """Mean and (population) standard deviation of the cosine similarity of ``vectors``
+    (unit rows) to ``vector`` over ``slots`` (``moment_slots`` of the slots recalled)."""
     values = np.asarray(vectors[slots], dtype=np.float32) @ vector
     return float(values.mean()), float(values.std())
 
@@ -587,6 +592,7 @@ class Recaller:
         self._loaded: dict[str, UserIndex] = {}
         self._slot_cache: dict[str, tuple[tuple[int, int, int], dict[str, int]]] = {}
         self._prior_cache: dict[str, tuple[tuple[int, int, int, int], np.ndarray]] = {}
+        self._mask_cache: dict[str, tuple[tuple[object, ...], np.ndarray, np.ndarray]] = {}
 
     @property
     def identity(self) -> str:
@@ -738,6 +744,28 @@ class Recaller:
             tagged = self.store.sidecar.index.rowids_with_tags(user, [BASE_MODEL])
         return w.base_model * np.isin(index.rowids if slots is None else index.rowids[slots], tagged)
 
+    def _recallable(
+        self, user: str, index: UserIndex, kind: str | None, relations: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The slots of ``user``'s ``index`` that hold a superseded memory, and those recall
+        may return of ``kind`` (the ``RECALLED_KINDS`` when None; with ``relations``, ended
+        relations too, for a recall as of a day) before the query's own conditions: alive,
+        not forgotten, not ended unless superseded. Both kept until the index changes (they
+        do not depend on the query: a big index pays their passes once); the mask is a
+        copy the caller may narrow."""
+        key = (id(index), index.seq, len(index), index.count, kind, relations)
+        cached = self._mask_cache.get(user)
+        if cached is None or cached[0] != key:
+            superseded = index.ended & index.kind_mask(list(SUPERSEDED_KINDS))
+            mask = (
+                index.alive
+                & ~index.archived
+                & (~index.ended | superseded | (index.kind_mask([Kind.RELATION.value]) if relations else False))
+            )
+            mask &= index.kind_mask([kind] if kind is not None else RECALLED_KINDS)
+            cached = self._mask_cache[user] = (key, superseded, mask)
+        return cached[1], cached[2].copy()
+
     def _prior(self, user: str, index: UserIndex) -> np.ndarray:
         """``_prior`` of every slot of ``user``'s ``index``, kept until the index changes (it
         does not depend on the query: a big index pays its passes once, not per query)."""
@@ -789,8 +817,16 @@ class Recaller:
         cosines = user_index.sign_cosines(index.dimension).astype(np.float64)
         differ: dict[str, np.ndarray] = {}
         tables: dict[str, np.ndarray] = {}
+        # The slots outside mask are usually few (deleted, forgotten, ended): counted apart
+        # and taken off the count of every slot, not a copy made of the rest.
+        outside = np.flatnonzero(~mask) if count > n // 2 else None
         for name, d, weight in zip(("turn", "window"), index.sign_differences(vector), (w.turn, w.window)):
-            seen = np.bincount(d[mask], minlength=len(cosines)) / count
+            if outside is None:
+                seen = np.bincount(d[mask], minlength=len(cosines)) / count
+            else:
+                seen = (
+                    np.bincount(d, minlength=len(cosines)) - np.bincount(d[outside], minlength=len(cosines))
+                ) / count
             estimate_mean = float(seen @ cosines)
             estimate_std = math.sqrt(max(0.0, float(seen @ (cosines - estimate_mean) ** 2)))
             differ[name], tables[name] = d, weight * (cosines - estimate_mean) / (estimate_std + 1e-9)
@@ -842,9 +878,10 @@ class Recaller:
         out = {name: values[best] for name, values in out.items()}
         slots = pool[best]  # ascending: the rows in file order
         similarity = np.zeros(len(slots))
+        sample = moment_slots(mask)
         for name, vectors, weight in (("turn", index.turn, w.turn), ("window", index.window, w.window)):
             exact = np.asarray(vectors[slots], dtype=np.float32) @ vector
-            exact_mean, exact_std = _moments(vectors, mask, vector)
+            exact_mean, exact_std = _moments(vectors, sample, vector)
             out[name] = weight * (exact - exact_mean) / (exact_std + 1e-9)
             if name == "turn":
                 similarity = exact.astype(np.float64)
@@ -924,13 +961,7 @@ class Recaller:
         parsed = self.parse(query, now) if parsed is None else parsed
         with self.store.transaction():
             index = self.index(user)
-            superseded = index.ended & index.kind_mask(list(SUPERSEDED_KINDS))
-            mask = (
-                index.alive
-                & ~index.archived
-                & (~index.ended | superseded | (index.kind_mask([Kind.RELATION.value]) if at else False))
-            )
-            mask &= index.kind_mask([kind] if kind is not None else RECALLED_KINDS)
+            superseded, mask = self._recallable(user, index, kind, bool(at))
             if since is not None:
                 mask &= index.created_at >= since
             if tags:

@@ -151,10 +151,10 @@ class MappedRows(np.memmap):
         return super().__getitem__(key)
 
     def _read(self, slots: np.ndarray) -> np.ndarray:
-        """Rows ``slots`` as a new array, each read with one ``pread`` (a patched one through
-        the map). The last read of more than ``MEMO_ROWS`` rows is kept, and the same slots
-        read again (recall's fixed sample for the moments of a signal, every query) are
-        copied from it, until a row is written (``mark``)."""
+        """Rows ``slots`` as a new array, each run of consecutive slots read with one
+        ``pread`` (a patched row through the map). The last read of more than ``MEMO_ROWS``
+        rows is kept, and the same slots read again (recall's fixed sample for the moments of
+        a signal, every query) are copied from it, until a row is written (``mark``)."""
         n = len(self)
         slots = np.where(slots < 0, slots + n, slots).astype(np.int64)
         if len(slots) and (slots.min() < 0 or slots.max() >= n):
@@ -166,8 +166,11 @@ class MappedRows(np.memmap):
         size = out.itemsize * self.shape[1]
         buffer = memoryview(out).cast("B")
         fd, offset = self._file.fd, self._file_offset  # type: ignore[union-attr]
-        for i, slot in enumerate(slots.tolist()):
-            if os.preadv(fd, [buffer[i * size : (i + 1) * size]], offset + slot * size) != size:
+        # one read a run of consecutive slots (a session's neighbouring turns often come together)
+        starts = np.flatnonzero(np.diff(slots, prepend=-2) != 1).tolist()
+        for start, end in zip(starts, [*starts[1:], len(slots)]):
+            want = (end - start) * size
+            if os.preadv(fd, [buffer[start * size : end * size]], offset + int(slots[start]) * size) != want:
                 raise OSError("a vector file shorter than its map")
         patched = self._patched[slots] if self._patched is not None else None
         if patched is not None and patched.any():

@@ -262,7 +262,8 @@ class LexicalIndex:
         """Documents written since the last merge: slot -> (columns, counts)."""
         self._delta_postings: Postings | None = None
         self._norm = np.zeros(0)
-        self._summed, self._last = np.zeros(0), np.zeros(0, dtype=np.int64)
+        self._summed, self._seen = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=bool)
+        self._buffers = [np.empty(0, dtype=np.float32) for _ in range(3)]
         self._norm_key: tuple[Any, ...] | None = None
         self._writes = 0
         """Documents put or dropped so far (the lengths changed since ``_norms`` last looked)."""
@@ -478,9 +479,15 @@ class LexicalIndex:
         ``n`` slots, kept until the lengths change (a pass over every slot once, not a query)."""
         key = (n, avgdl, self._writes, id(self._length))
         if self._norm_key != key:
-            self._norm = K1 * (1 - B + B * self._length[:n] / avgdl)
+            self._norm = (K1 * (1 - B + B * self._length[:n] / avgdl)).astype(np.float32)
             self._norm_key = key
         return self._norm
+
+    def _work(self, size: int) -> list[np.ndarray]:
+        """Three float32 buffers of at least ``size`` entries, kept for the next query."""
+        if len(self._buffers[0]) < size:
+            self._buffers = [np.empty(size, dtype=np.float32) for _ in range(3)]
+        return self._buffers
 
     def scores(self, stems: Sequence[str], weights: tuple[float, float, float], n: int) -> np.ndarray:
         """The BM25 score (higher is better; 0 for no match) of each of the first ``n``
@@ -504,15 +511,17 @@ class LexicalIndex:
         stale = self._stale if self._stale.any() else None
         norm = self._norms(n, avgdl)
         # The fields of a term are summed a slot at a time in ``summed`` (the slots of one
-        # column are distinct), and each slot found is counted once through ``last`` (the
-        # last entry that named it): work in proportion to the postings, never a pass over
+        # column are distinct), and each slot found is kept once through ``seen`` (one byte a
+        # slot: the array a query's scattered reads meet stays in the cache, where an
+        # integer a slot did not): work in proportion to the postings, never a pass over
         # every slot a term (at a million memories a query's terms hold about a million
-        # postings). ``summed`` is left as it was found, ``last`` is read only where written.
+        # postings). Both are left as they were found.
         if len(self._summed) < n:
-            self._summed, self._last = np.zeros(n), np.empty(n, dtype=np.int64)
-        summed, last = self._summed, self._last
+            self._summed, self._seen = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=bool)
+        summed, seen = self._summed, self._seen
+        touched = False
         for term in ids:
-            parts_slots, parts_weighted = [], []
+            parts: list[tuple[np.ndarray, np.ndarray, float]] = []
             for postings, skip in ((self._base, stale), (self._delta_postings, None)):
                 if postings is None:
                     continue
@@ -520,32 +529,48 @@ class LexicalIndex:
                     slots, counts = postings.column(FIELDS * term + field)
                     if not len(slots):
                         continue
-                    if int(slots.max()) >= limit:
-                        keep = slots < limit
-                        slots, counts = slots[keep], counts[keep]
+                    if int(slots[-1]) >= limit:  # a column's slots ascend: those below the limit are a prefix
+                        end = int(np.searchsorted(slots, limit))
+                        slots, counts = slots[:end], counts[:end]
                     if skip is not None:
                         keep = ~skip[slots]
                         slots, counts = slots[keep], counts[keep]
-                    parts_slots.append(slots)
-                    parts_weighted.append(weight * counts.astype(np.float64))
-            if not parts_slots:
+                    if len(slots):
+                        parts.append((slots, counts, weight))
+            if not parts:
                 continue
+            work = self._work(sum(len(slots) for slots, _, _ in parts))
             # a document holds the term in one field or several: count it once, its fields summed
-            if len(parts_slots) == 1:  # one column: its slots are distinct already
-                present, f = parts_slots[0], parts_weighted[0]
+            if len(parts) == 1:  # one column: its slots are distinct already
+                present, counts, weight = parts[0]
+                f = np.multiply(counts, weight, out=work[0][: len(present)])
             else:
-                for part, values in zip(parts_slots, parts_weighted):
-                    summed[part] += values
-                entries = np.concatenate(parts_slots)
-                order = np.arange(len(entries))
-                last[entries] = order
-                present = entries[last[entries] == order]
-                f = summed[present]
+                found_parts = []
+                for i, (slots, counts, weight) in enumerate(parts):
+                    summed[slots] += np.multiply(counts, weight, out=work[0][: len(slots)])
+                    new = slots if i == 0 else slots[~seen[slots]]
+                    if i < len(parts) - 1:
+                        seen[new] = True
+                    found_parts.append(new)
+                present = np.concatenate(found_parts)
+                f = np.take(summed, present, out=work[0][: len(present)])
                 summed[present] = 0.0
+                seen[present] = False
             found = len(present)
-            if not found:
-                continue
             idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
-            idf = idf if idf > 0 else _MIN_IDF
-            out[present] += idf * f * (K1 + 1) / (f + norm[present])
+            idf = np.float32(idf if idf > 0 else _MIN_IDF)
+            # idf * f * (K1 + 1) / (f + norm) in float32 (half the bytes a scattered read
+            # meets; the scores agree to about 1e-7 of their size, and the best 4,000 of a
+            # million slots were the same on 50 of 50 LoCoMo questions), into buffers kept
+            # from query to query (no fresh pages a query)
+            score = np.multiply(f, idf, out=work[1][:found])
+            score *= np.float32(K1 + 1)
+            length = np.take(norm, present, out=work[2][:found])
+            length += f
+            score /= length
+            if touched:
+                out[present] += score
+            else:
+                out[present] = score
+            touched = True
         return out
