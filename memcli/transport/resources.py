@@ -161,6 +161,28 @@ class SharedChatModel:
                 self._alive()
                 yield piece
 
+    @property
+    def primes(self) -> bool:
+        """Whether the model evaluates a prompt's start ahead (``LlamaCppModel.primes``; loads it)."""
+        return bool(getattr(self._load(), "primes", False))
+
+    def prime(self, messages: Sequence[Message], stop: Callable[[], bool] | None = None) -> None:
+        """Have the model evaluate the start of a coming prompt (``LlamaCppModel.prime``)
+        under the gate, as background work: it waits for the model behind any waiting
+        reply, and ``stop()`` (not the request's cancel: a request that started this has
+        ended) ends the wait or the evaluation. Nothing is raised: a prime that fails
+        only leaves the next prompt to be evaluated whole."""
+        model = self._load()
+        prime = getattr(model, "prime", None)
+        stopping = getattr(model, "stopping", None)
+        if prime is None or stopping is None:
+            return
+        try:
+            with self._gate.hold(False, stop), stopping(stop):
+                prime(messages)
+        except Exception as exc:  # in a thread of its own: nobody to raise it to
+            log.info("evaluating a prompt's start ahead failed: %s", exc)
+
     def structured(
         self,
         messages: Sequence[Message],
