@@ -362,3 +362,31 @@ def test_a_warning_sent_after_a_cancel_does_not_use_it_up(fake_embedder: Any, mo
     reply = events[-1]["data"]
     assert reply["interrupted"] is True and reply["state"]["history"][0]["content"] == "tell me a story"
     assert model.given < model.count
+
+
+def test_a_turn_recalls_once_the_prompts_start_evaluated_ahead_is_done() -> None:
+    """A chat turn waits for a prime still going on before it recalls (``settle``): on 2
+    cores, llama.cpp's evaluation and the recall at once slow each other down several times
+    over; a Ctrl-C ends that wait."""
+    release = threading.Event()
+
+    class Blocking(PrimingModel):
+        def prime(self, messages: Sequence[Message]) -> int:
+            release.wait(30)
+            return super().prime(messages)
+
+    gate = ModelGate()
+    model = Blocking()
+    shared = SharedChatModel(lambda: model, gate, True)
+    prime = shared.start_prime([Message("system", "You are memcli.")])
+    settled = threading.Event()
+    waiter = threading.Thread(target=lambda: (shared.settle(), settled.set()), daemon=True)
+    waiter.start()
+    assert not settled.wait(0.3)
+    release.set()
+    prime.join(30)
+    assert settled.wait(30) and model.primed == [[Message("system", "You are memcli.")]]
+    gate.priming(+1)
+    with pytest.raises(Interrupted):
+        SharedChatModel(lambda: model, gate, True, stop=lambda: True).settle()
+    gate.priming(-1)

@@ -243,6 +243,9 @@ class ChatSession:
             with deferred_interrupt():
                 user_turn = self._store_turn("user", text)
             check()
+            settle = getattr(self.engine.chat_model, "settle", None)
+            if settle is not None:
+                settle()  # the prompt's start evaluated ahead, if still going on: not at once with the recall
             context = self._recalled(text, user_turn.id, check)
             check()
             # Memories an earlier message of the conversation brought are in the prompt
@@ -474,18 +477,16 @@ class ChatSession:
         Returns the thread; None when the model evaluates nothing ahead (a model server, a
         model with a chat template, a test's stand-in)."""
         model = self.engine.chat_model
-        if not getattr(model, "primes", False):
+        start = getattr(model, "start_prime", None)  # ``resources.SharedChatModel``'s
+        if start is None or not getattr(model, "primes", False):
             return None
-        messages = self.next_prompt_start()
         main = threading.main_thread()
 
         def stopped() -> bool:
             # a process that exits (its main thread done) does not wait for the evaluation
             return not main.is_alive() or (stop is not None and stop())
 
-        thread = threading.Thread(target=model.prime, args=(messages, stopped), name="chat-prime")
-        thread.start()
-        return thread
+        return start(self.next_prompt_start(), stopped)  # type: ignore[no-any-return]
 
     def _fitting(self, system: str, text: str, block: str, tokens: int) -> list[Message]:
         """The earlier turns and the history with the memories each user message was given,

@@ -47,12 +47,33 @@ GATE_POLL = 0.05
 
 class ModelGate:
     """One user of the chat model at a time (llama.cpp is not thread-safe); an interactive
-    holder waiting goes before any waiting background one (consolidation)."""
+    holder waiting goes before any waiting background one (consolidation). A prompt's
+    start evaluated ahead (``SharedChatModel.start_prime``) is counted from when it is
+    asked for until it ends, so that a chat turn can wait for it before recalling
+    (``settle``)."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._busy = False
         self._interactive_waiting = 0
+        self._priming = 0
+
+    def priming(self, change: int) -> None:
+        """Count a prime asked for (+1) or ended (-1)."""
+        with self._condition:
+            self._priming += change
+            self._condition.notify_all()
+
+    def settle(self, stop: Callable[[], bool] | None = None) -> None:
+        """Wait until no prime is asked for or running: on 2 cores, llama.cpp's threads and
+        a recall's at once slow each other down several times over (a thread waiting at
+        one of llama.cpp's barriers spins while the other is descheduled). ``stop()`` True
+        ends the wait in Interrupted, as ``hold``'s."""
+        with self._condition:
+            while self._priming:
+                self._condition.wait(GATE_POLL)
+                if stop is not None and stop():
+                    raise Interrupted("interrupted")
 
     @contextlib.contextmanager
     def hold(self, interactive: bool, stop: Callable[[], bool] | None = None) -> Iterator[None]:
@@ -166,22 +187,36 @@ class SharedChatModel:
         """Whether the model evaluates a prompt's start ahead (``LlamaCppModel.primes``; loads it)."""
         return bool(getattr(self._load(), "primes", False))
 
-    def prime(self, messages: Sequence[Message], stop: Callable[[], bool] | None = None) -> None:
-        """Have the model evaluate the start of a coming prompt (``LlamaCppModel.prime``)
-        under the gate, as background work: it waits for the model behind any waiting
-        reply, and ``stop()`` (not the request's cancel: a request that started this has
-        ended) ends the wait or the evaluation. Nothing is raised: a prime that fails
-        only leaves the next prompt to be evaluated whole."""
-        model = self._load()
-        prime = getattr(model, "prime", None)
-        stopping = getattr(model, "stopping", None)
-        if prime is None or stopping is None:
-            return
-        try:
-            with self._gate.hold(False, stop), stopping(stop):
-                prime(messages)
-        except Exception as exc:  # in a thread of its own: nobody to raise it to
-            log.info("evaluating a prompt's start ahead failed: %s", exc)
+    def start_prime(self, messages: Sequence[Message], stop: Callable[[], bool] | None = None) -> threading.Thread:
+        """Start a thread that has the model evaluate the start of a coming prompt
+        (``LlamaCppModel.prime``) under the gate, as background work: it waits for the
+        model behind any waiting reply, and ``stop()`` (not the request's cancel: the
+        request that started it ends first) ends the wait or the evaluation. It counts as
+        priming from now until it ends (``settle``). Nothing is raised: a prime that fails
+        only leaves the next prompt to be evaluated whole. Returns the thread."""
+        self._gate.priming(+1)
+
+        def run() -> None:
+            try:
+                model = self._load()
+                prime = getattr(model, "prime", None)
+                stopping = getattr(model, "stopping", None)
+                if prime is not None and stopping is not None:
+                    with self._gate.hold(False, stop), stopping(stop):
+                        prime(messages)
+            except Exception as exc:  # in a thread of its own: nobody to raise it to
+                log.info("evaluating a prompt's start ahead failed: %s", exc)
+            finally:
+                self._gate.priming(-1)
+
+        thread = threading.Thread(target=run, name="chat-prime")
+        thread.start()
+        return thread
+
+    def settle(self) -> None:
+        """Wait for the primes asked for to end (``ModelGate.settle``); this request's
+        Ctrl-C ends the wait in Interrupted."""
+        self._gate.settle(self._stop)
 
     def structured(
         self,
