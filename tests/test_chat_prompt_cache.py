@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -364,29 +365,39 @@ def test_a_warning_sent_after_a_cancel_does_not_use_it_up(fake_embedder: Any, mo
     assert model.given < model.count
 
 
-def test_a_turn_recalls_once_the_prompts_start_evaluated_ahead_is_done() -> None:
-    """A chat turn waits for a prime still going on before it recalls (``settle``): on 2
-    cores, llama.cpp's evaluation and the recall at once slow each other down several times
-    over; a Ctrl-C ends that wait."""
-    release = threading.Event()
+def test_a_turn_stops_the_prompts_start_evaluated_ahead_before_it_recalls() -> None:
+    """A chat turn stops a prime still going on and waits for it to end before it recalls
+    (``settle``): on 2 cores, llama.cpp's evaluation and the recall at once slow each
+    other down several times over, and the turn's own evaluation takes the rest in the
+    same call. A Ctrl-C ends that wait."""
+    started = threading.Event()
 
-    class Blocking(PrimingModel):
+    class Slow(PrimingModel):
+        stopped = False
+
         def prime(self, messages: Sequence[Message]) -> int:
-            release.wait(30)
+            started.set()
+            for _ in range(600):  # 30 s, unless stopped
+                if self.stop():
+                    self.stopped = True
+                    return 0
+                time.sleep(0.05)
             return super().prime(messages)
 
+        @contextlib.contextmanager
+        def stopping(self, stop: Any) -> Iterator[None]:
+            self.stop = stop
+            yield
+
     gate = ModelGate()
-    model = Blocking()
+    model = Slow()
     shared = SharedChatModel(lambda: model, gate, True)
     prime = shared.start_prime([Message("system", "You are memcli.")])
-    settled = threading.Event()
-    waiter = threading.Thread(target=lambda: (shared.settle(), settled.set()), daemon=True)
-    waiter.start()
-    assert not settled.wait(0.3)
-    release.set()
+    assert started.wait(30)
+    shared.settle()
+    assert model.stopped and not model.primed
     prime.join(30)
-    assert settled.wait(30) and model.primed == [[Message("system", "You are memcli.")]]
-    gate.priming(+1)
+    gate.priming(+1)  # a prime asked for, not yet ended
     with pytest.raises(Interrupted):
         SharedChatModel(lambda: model, gate, True, stop=lambda: True).settle()
     gate.priming(-1)

@@ -245,7 +245,7 @@ class ChatSession:
             check()
             settle = getattr(self.engine.chat_model, "settle", None)
             if settle is not None:
-                settle()  # the prompt's start evaluated ahead, if still going on: not at once with the recall
+                settle()  # the prompt's start evaluated ahead, if still going on, stops: not at once with the recall
             context = self._recalled(text, user_turn.id, check)
             check()
             # Memories an earlier message of the conversation brought are in the prompt
