@@ -401,3 +401,36 @@ def test_a_turn_stops_the_prompts_start_evaluated_ahead_before_it_recalls() -> N
     with pytest.raises(Interrupted):
         SharedChatModel(lambda: model, gate, True, stop=lambda: True).settle()
     gate.priming(-1)
+
+
+def test_a_turn_stops_the_prime_before_it_embeds_anything(fake_embedder: Any) -> None:
+    """The prime of a chat's system text still going on when the first message comes is
+    stopped before the message is stored (embedded) and recalled, not alongside."""
+    from memcli.config import load_settings
+    from memcli.library.chat import ChatSession
+    from memcli.paths import resolve_paths
+    from memcli.transport.resources import Resources
+
+    seen: list[int] = []
+
+    class Slow(PrimingModel):
+        def prime(self, messages: Sequence[Message]) -> int:
+            for _ in range(600):  # 30 s, unless stopped
+                if self.stop():
+                    seen.append(fake_embedder.calls)
+                    return 0
+                time.sleep(0.05)
+            return super().prime(messages)
+
+        @contextlib.contextmanager
+        def stopping(self, stop: Any) -> Iterator[None]:
+            self.stop = stop
+            yield
+
+    paths = resolve_paths()
+    resources = Resources(paths, load_settings(paths), fake_embedder, Slow())
+    session = ChatSession(resources.engine({"verb": "chat.respond", "env": {}}))
+    session.prime().join(0.2)  # type: ignore[union-attr]
+    before = fake_embedder.calls
+    session.respond("hi", lambda piece: None)
+    assert seen == [before]

@@ -241,11 +241,14 @@ class ChatSession:
         user_turn: Memory | None = None
         try:
             with deferred_interrupt():
+                settle = getattr(self.engine.chat_model, "settle", None)
+                if settle is not None:
+                    # the prompt's start evaluated ahead, if still going on, stops (within
+                    # about llama.cpp's abort check), not to run at once with the turn's
+                    # embedding and recall; a Ctrl-C meanwhile comes once the turn is stored
+                    settle(heed_stop=False)
                 user_turn = self._store_turn("user", text)
             check()
-            settle = getattr(self.engine.chat_model, "settle", None)
-            if settle is not None:
-                settle()  # the prompt's start evaluated ahead, if still going on, stops: not at once with the recall
             context = self._recalled(text, user_turn.id, check)
             check()
             # Memories an earlier message of the conversation brought are in the prompt

@@ -229,10 +229,10 @@ class SharedChatModel:
         thread.start()
         return thread
 
-    def settle(self) -> None:
-        """Stop the primes asked for and wait for them to end (``ModelGate.settle``); this
-        request's Ctrl-C ends the wait in Interrupted."""
-        self._gate.settle(self._stop)
+    def settle(self, heed_stop: bool = True) -> None:
+        """Stop the primes asked for and wait for them to end (``ModelGate.settle``); with
+        ``heed_stop``, this request's Ctrl-C ends the wait in Interrupted."""
+        self._gate.settle(self._stop if heed_stop else None)
 
     def structured(
         self,
