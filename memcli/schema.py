@@ -413,6 +413,14 @@ class ChatState(Out):
     model: str = Field(description="the chat model's name")
     history: list[ChatTurn]
     summary: str = Field(description="this session's older turns, folded")
+    earlier: list[ChatTurn] = Field(
+        default_factory=list,
+        description="older turns folded into summary but still given verbatim in the prompt, before history: their evaluated state is reused until the prompt would not fit the context",
+    )
+    earlier_summary: str = Field(
+        default="",
+        description="the summary the prompt gives (of the turns before earlier): summary as it was when the prompt last left out the earlier turns",
+    )
     last_turn_at: Optional[str] = Field(
         description="ISO 8601 time of the last stored turn, to the microsecond; null before the first"
     )

@@ -6,13 +6,17 @@ away; and a Ctrl-C while the service waits for the model or streams stops the re
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_checks import handled
+from conftest import Given
+from fakes.models import FakeChatModel
 from typer.testing import CliRunner
 
 from memcli.cli import app
@@ -72,7 +76,107 @@ def test_the_oldest_messages_lose_their_memories_when_the_prompt_would_not_fit(
     assert last[1].role == "user" and not last[1].content.startswith("Memories:")
 
 
+def test_folded_turns_stay_in_the_prompt_and_its_start_stays_the_same(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``history_turns``, older turns fold into the session summary (a model call), but
+    the prompt keeps giving them verbatim while it fits: every prompt starts with the whole
+    previous one across the folds, so no turn evaluates the whole prompt again."""
+    monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "2")
+    fake_model.replies = ["One.", "Two.", "Summary A.", "Three.", "Four.", "Summary B.", "Five."]
+    said = "First message\nSecond message\nThird message\nFourth message\nFifth message\n"
+    done = runner.invoke(app, ["chat"], input=said)
+    assert done.exit_code == 0, done.output
+    chats = chat_prompts(fake_model)
+    assert len(chats) == 5
+    assert len(fake_model.prompts) == 7  # two summaries were made
+    for before, after in zip(chats, chats[1:]):
+        assert after[: len(before)] == before
+    assert [m.content for m in chats[-1][1:] if m.role == "assistant"] == ["One.", "Two.", "Three.", "Four."]
+
+
+def test_the_summary_replaces_the_folded_turns_when_the_prompt_would_not_fit(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the earlier turns no longer fit the context, the prompt gives the summary of
+    them instead, opening its first message after the system text; the system text stays
+    the same for the whole session (its evaluated state is reused even then)."""
+    monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "2")
+    monkeypatch.setenv("MEMCLI_N_CTX", "512")
+    monkeypatch.setenv("MEMCLI_MAX_TOKENS", "64")
+    long = "about the garden and the long walk by the river " * 5
+    fake_model.replies = ["One " + long, "Two " + long, "Summary A.", "Three."]
+    said = f"First {long}\nSecond {long}\nThird message\n"
+    done = runner.invoke(app, ["chat"], input=said)
+    assert done.exit_code == 0, done.output
+    chats = chat_prompts(fake_model)
+    assert len(chats) == 3
+    assert {c[0].content for c in chats} == {chats[0][0].content}
+    last = chats[-1]
+    assert [m.role for m in last] == ["system", "user"]
+    assert last[1].content.startswith("Earlier in this conversation: Summary A.")
+    assert last[1].content.endswith("Third message")
+
+
+class PrimingModel(FakeChatModel):
+    """The scripted model, which also records the prompt starts it is asked to evaluate ahead."""
+
+    primes = True
+
+    def __init__(self) -> None:
+        super().__init__(["Fine."])
+        self.primed: list[list[Message]] = []
+
+    def prime(self, messages: Sequence[Message]) -> int:
+        self.primed.append(list(messages))
+        return 0
+
+    @contextlib.contextmanager
+    def stopping(self, stop: Any) -> Iterator[None]:
+        yield
+
+
+def test_the_next_prompts_start_is_evaluated_ahead(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When a chat opens, the model evaluates its system text while the person types; after
+    each reply (a fold included), the start of the next prompt: the next turn evaluates
+    only its message and memories."""
+    monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "2")
+    model = PrimingModel()
+    Given.set(fake_embedder, model)
+    done = runner.invoke(app, ["chat"], input="First message\nSecond message\nThird message\n")
+    for thread in threading.enumerate():
+        if thread.name == "chat-prime":
+            thread.join(30)
+    assert done.exit_code == 0, done.output
+    chats = chat_prompts(model)
+    assert len(chats) == 3
+    for chat in chats:
+        assert chat[:-1] in model.primed
+    assert [m.role for m in model.primed[0]] == ["system"]
+
+
 # --- the evaluated state kept across other prompts (the real model) --------------------------
+
+
+@pytest.mark.integration
+def test_a_primed_start_is_not_evaluated_again(tmp_path: Path) -> None:
+    """A prompt's start evaluated ahead (``prime``: the system text, when a chat opens) is
+    not evaluated again by the prompt that starts with it, short as it is, and the reply is
+    a fresh model's."""
+    model = load_chat_model("", tmp_path, n_ctx=2048)
+    evaluated: list[int] = []
+    inner = model._eval
+    model._eval = lambda tokens: (evaluated.append(len(tokens)), inner(tokens))[1]
+    system = Message("system", "You are memcli, the assistant of Ann. Answer briefly and truthfully. " * 2)
+    assert model.prime([system]) > 20
+    evaluated.clear()
+    turn = [system, Message("user", "When did I start the pottery class?")]
+    reply = complete(model, turn, 6, 0.0)
+    whole = model.count_tokens(render_completion_prompt(turn))
+    assert sum(evaluated) - 6 < whole - 20  # the message, not the system text again
+    assert reply == complete(load_chat_model("", tmp_path, n_ctx=2048), turn, 6, 0.0)
 
 
 @pytest.mark.integration
@@ -259,3 +363,74 @@ def test_a_warning_sent_after_a_cancel_does_not_use_it_up(fake_embedder: Any, mo
     reply = events[-1]["data"]
     assert reply["interrupted"] is True and reply["state"]["history"][0]["content"] == "tell me a story"
     assert model.given < model.count
+
+
+def test_a_turn_stops_the_prompts_start_evaluated_ahead_before_it_recalls() -> None:
+    """A chat turn stops a prime still going on and waits for it to end before it recalls
+    (``settle``): on 2 cores, llama.cpp's evaluation and the recall at once slow each
+    other down several times over, and the turn's own evaluation takes the rest in the
+    same call. A Ctrl-C ends that wait."""
+    started = threading.Event()
+
+    class Slow(PrimingModel):
+        stopped = False
+
+        def prime(self, messages: Sequence[Message]) -> int:
+            started.set()
+            for _ in range(600):  # 30 s, unless stopped
+                if self.stop():
+                    self.stopped = True
+                    return 0
+                time.sleep(0.05)
+            return super().prime(messages)
+
+        @contextlib.contextmanager
+        def stopping(self, stop: Any) -> Iterator[None]:
+            self.stop = stop
+            yield
+
+    gate = ModelGate()
+    model = Slow()
+    shared = SharedChatModel(lambda: model, gate, True)
+    prime = shared.start_prime([Message("system", "You are memcli.")])
+    assert started.wait(30)
+    shared.settle()
+    assert model.stopped and not model.primed
+    prime.join(30)
+    gate.priming(+1)  # a prime asked for, not yet ended
+    with pytest.raises(Interrupted):
+        SharedChatModel(lambda: model, gate, True, stop=lambda: True).settle()
+    gate.priming(-1)
+
+
+def test_a_turn_stops_the_prime_before_it_embeds_anything(fake_embedder: Any) -> None:
+    """The prime of a chat's system text still going on when the first message comes is
+    stopped before the message is stored (embedded) and recalled, not alongside."""
+    from memcli.config import load_settings
+    from memcli.library.chat import ChatSession
+    from memcli.paths import resolve_paths
+    from memcli.transport.resources import Resources
+
+    seen: list[int] = []
+
+    class Slow(PrimingModel):
+        def prime(self, messages: Sequence[Message]) -> int:
+            for _ in range(600):  # 30 s, unless stopped
+                if self.stop():
+                    seen.append(fake_embedder.calls)
+                    return 0
+                time.sleep(0.05)
+            return super().prime(messages)
+
+        @contextlib.contextmanager
+        def stopping(self, stop: Any) -> Iterator[None]:
+            self.stop = stop
+            yield
+
+    paths = resolve_paths()
+    resources = Resources(paths, load_settings(paths), fake_embedder, Slow())
+    session = ChatSession(resources.engine({"verb": "chat.respond", "env": {}}))
+    session.prime().join(0.2)  # type: ignore[union-attr]
+    before = fake_embedder.calls
+    session.respond("hi", lambda piece: None)
+    assert seen == [before]

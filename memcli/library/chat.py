@@ -5,7 +5,10 @@ previous one, and builds the prompt from them (with their dates), the global por
 and global event summary when consolidation has written them, a short summary of this
 session's older turns, the last ``history_turns`` turns verbatim (Landwehr et al.
 2023: last k messages + a summary of older ones), and the session's own instruction
-(``memcli chat --system``) last. Every user and assistant turn is stored as a memory, the
+(``memcli chat --system``) last. Each prompt starts with the whole previous one, so that
+llama.cpp evaluates only the new turns: the turns folded into the summary stay in the
+prompt, verbatim, until it would not fit the context (then the summary takes their place),
+and the start of the next prompt is evaluated while the person types (``ChatSession.prime``). Every user and assistant turn is stored as a memory, the
 user's before the reply is generated, so a cancelled reply loses nothing the user typed.
 A session can be resumed (``memcli chat --continue``) from the turns it stored. A reply
 of a base model is tagged ``base-model`` (``memory.BASE_MODEL``): consolidation makes
@@ -76,6 +79,12 @@ class ChatSession:
         # none for a reply): they stay in the next prompts, which start as the previous did
         self.history_memories: list[tuple[str, list[str]]] = []
         self.summary = ""
+        # Older turns folded into ``summary`` but still given verbatim in the prompt (before
+        # ``history``), with ``earlier_summary``, the summary of what came before them: the
+        # prompt keeps its start, whose evaluated state is reused, until it would not fit
+        # (``_swap``). Each is (message, turn id, (memories block, memory ids)).
+        self.earlier: list[tuple[Message, str, tuple[str, list[str]]]] = []
+        self.earlier_summary = ""
         self.system = system.strip()
         self.resumed = False
         self.on_warning = on_warning or (lambda message: None)
@@ -126,6 +135,11 @@ class ChatSession:
                 for m, i, (block, ids) in zip(self.history, self.history_ids, self.history_memories)
             ],
             "summary": self.summary,
+            "earlier": [
+                {"role": m.role, "content": m.content, "id": i, "memories": block, "memory_ids": ids}
+                for m, i, (block, ids) in self.earlier
+            ],
+            "earlier_summary": self.earlier_summary,
             "last_turn_at": iso_time(self._last_turn_at, "microseconds"),
             "system": self.system,
             "resumed": self.resumed,
@@ -147,6 +161,15 @@ class ChatSession:
             (str(h.get("memories") or ""), [str(i) for i in h.get("memory_ids") or []]) for h in history
         ]
         session.summary = str(state.get("summary") or "")
+        session.earlier = [
+            (
+                Message(str(h["role"]), str(h["content"])),
+                str(h["id"]),
+                (str(h.get("memories") or ""), [str(i) for i in h.get("memory_ids") or []]),
+            )
+            for h in list(state.get("earlier") or [])  # type: ignore[call-overload]
+        ]
+        session.earlier_summary = str(state.get("earlier_summary") or "")
         last = state.get("last_turn_at")
         session._last_turn_at = datetime.fromisoformat(str(last)).timestamp() if last else 0.0
         return session
@@ -218,13 +241,21 @@ class ChatSession:
         user_turn: Memory | None = None
         try:
             with deferred_interrupt():
+                settle = getattr(self.engine.chat_model, "settle", None)
+                if settle is not None:
+                    # the prompt's start evaluated ahead, if still going on, stops (within
+                    # about llama.cpp's abort check), not to run at once with the turn's
+                    # embedding and recall; a Ctrl-C meanwhile comes once the turn is stored
+                    settle(heed_stop=False)
                 user_turn = self._store_turn("user", text)
             check()
             context = self._recalled(text, user_turn.id, check)
             check()
             # Memories an earlier message of the conversation brought are in the prompt
             # already, with that message: only the others come with this one.
-            shown = {i for _, ids in self.history_memories for i in ids}
+            shown = {i for _, ids in self.history_memories for i in ids} | {
+                i for *_, (_, ids) in self.earlier for i in ids
+            }
             fresh = [m for m in context.memories if m.id not in shown]
             block = prompts.memories_block(fresh) if fresh or not context.memories else ""
             # A sampled reply that shows nothing (all it wrote was a copied transcript line,
@@ -368,50 +399,124 @@ class ChatSession:
         The prompt starts as the previous turn's did, and that whole previous prompt is
         its start: the system text, then each earlier message with the memories it was
         given, then this message with its memories (``prompts.chat_messages``); llama.cpp
-        evaluates only what follows the previous prompt (the reply and this message). When
-        the whole would not fit the context, the oldest messages' memories are left out
+        evaluates only what follows the previous prompt (the reply and this message). Turns
+        folded into the session summary stay in the prompt verbatim (``earlier``) until
+        it would not fit; then the summary takes their place (``_swap``), opening the first
+        message after the system text, which stays the same for the whole session. When the
+        whole would still not fit the context, the oldest messages' memories are left out
         (``_fitting``)."""
+        system = self._system(context)
+        self._swap(system, text, block)
+        messages = self._messages(system, text, block)
+        settings = self.engine.settings
+        yield from self.engine.chat_model.stream(messages, settings.max_tokens, settings.temperature)
+
+    def _system(self, context: Context) -> str:
+        """The system text of this session's prompts (``prompts.system_prompt``, the
+        recalled memories apart): the same from turn to turn while the consolidated
+        memories and the day are."""
         system = prompts.system_prompt(
             self.user,
             self.engine.today(),
             context.memories,
             context.portrait,
             context.events,
-            self.summary,
-            context.running,
+            running=context.running,
             memories_apart=True,
         )
         if self.system:
             system += f"\n\nInstruction from {self.user} for this conversation: {self.system}"
+        return system
+
+    def _messages(self, system: str, text: str, block: str) -> list[Message]:
+        """The chat prompt of ``text`` (with ``block``, its recalled memories) after
+        ``system``, the summary the prompt gives (``earlier_summary``), the earlier turns
+        and the history, each user message with its memories (``prompts.chat_messages``)."""
         settings = self.engine.settings
         history = self._fitting(system, text, block, settings.n_ctx - settings.max_tokens)
-        messages = prompts.chat_messages(system, history, text, block)
-        yield from self.engine.chat_model.stream(messages, settings.max_tokens, settings.temperature)
+        return prompts.chat_messages(system, history, text, block, self.earlier_summary)
+
+    def _size(self, system: str, text: str, block: str) -> int:
+        """The characters of the prompt (``_messages``) with every message's memories."""
+        summary = self.earlier_summary.strip()
+        turns = [*self.earlier, *zip(self.history, self.history_ids, self.history_memories)]
+        return (
+            len(system)
+            + (len(prompts.EARLIER.format(summary=summary)) + 2 if summary else 0)
+            + len(block)
+            + len(text)
+            + sum(len(m.content) + 16 + len(b) + 2 for m, _, (b, _) in turns)
+        )
+
+    def _swap(self, system: str, text: str, block: str) -> None:
+        """When the prompt would not fit the context (``n_ctx`` less ``max_tokens``, at
+        ``CHARS_PER_TOKEN`` characters a token) with the earlier turns, give the summary
+        instead: the turns go, ``earlier_summary`` becomes ``summary``. The prompt's
+        start changes only then, where its evaluated state could not be kept anyway
+        (a fold that swapped the summary in at once, as before, made a turn evaluate the
+        whole prompt again every few turns)."""
+        settings = self.engine.settings
+        if self.earlier and self._size(system, text, block) > (settings.n_ctx - settings.max_tokens) * CHARS_PER_TOKEN:
+            self.earlier, self.earlier_summary = [], self.summary
+
+    def next_prompt_start(self) -> list[Message]:
+        """The messages the next turn's prompt starts with: the system text and the history
+        (with the session summary), as ``_generate`` will give them, without the next
+        message. The model can evaluate them before that message comes (``prime``)."""
+        system = self._system(self.engine.consolidated(self.user))
+        earlier, summary = self.earlier, self.earlier_summary
+        try:
+            self._swap(system, "", "")  # as the next turn will, at the least
+            return self._messages(system, "", "")[:-1]
+        finally:
+            self.earlier, self.earlier_summary = earlier, summary
+
+    def prime(self, stop: Callable[[], bool] | None = None) -> threading.Thread | None:
+        """Have the chat model evaluate the start of the next turn's prompt
+        (``next_prompt_start``) in a thread of its own, while the person types: when the
+        session opens (the system text) and after each reply (the reply as the next prompt
+        gives it; after the summary took the place of older turns, the conversation after
+        the system text). The next turn then evaluates only what follows. ``stop()`` True ends it (it is also ended when the process exits).
+        Returns the thread; None when the model evaluates nothing ahead (a model server, a
+        model with a chat template, a test's stand-in)."""
+        model = self.engine.chat_model
+        start = getattr(model, "start_prime", None)  # ``resources.SharedChatModel``'s
+        if start is None or not getattr(model, "primes", False):
+            return None
+        main = threading.main_thread()
+
+        def stopped() -> bool:
+            # a process that exits (its main thread done) does not wait for the evaluation
+            return not main.is_alive() or (stop is not None and stop())
+
+        return start(self.next_prompt_start(), stopped)  # type: ignore[no-any-return]
 
     def _fitting(self, system: str, text: str, block: str, tokens: int) -> list[Message]:
-        """The history with the memories each user message was given, as long as the prompt
-        (``system``, the history, ``block`` and ``text``) is estimated to fit ``tokens``
-        (``CHARS_PER_TOKEN`` characters a token); past that, the oldest messages go without
-        theirs."""
-        blocks = [b for b, _ in self.history_memories]
-        size = len(system) + len(block) + len(text) + sum(len(m.content) + 16 for m in self.history)
+        """The earlier turns and the history with the memories each user message was given,
+        as long as the prompt (``_size``) is estimated to fit ``tokens``
+        (``CHARS_PER_TOKEN`` characters a token); past that, the oldest messages go
+        without theirs."""
+        turns = [*self.earlier, *zip(self.history, self.history_ids, self.history_memories)]
+        blocks = [b for _, _, (b, _) in turns]
+        size = self._size(system, text, block) - sum(len(b) + 2 for b in blocks)
         for i in range(len(blocks)):
             if size + sum(len(b) + 2 for b in blocks[i:]) <= tokens * CHARS_PER_TOKEN:
                 break
             blocks[i] = ""
-        return [Message(m.role, prompts.with_memories(b, m.content)) for m, b in zip(self.history, blocks)]
+        return [Message(m.role, prompts.with_memories(b, m.content)) for (m, _, _), b in zip(turns, blocks)]
 
     def _fold_history(self) -> None:
-        """Keep at most ``history_turns`` turns verbatim: past that, the older ones fold into
-        the session summary until about half of them are left (whole exchanges). Folding in steps, not one turn a
-        reply, keeps the prompt's start (system text, summary, history) the same for
-        several turns, so the model evaluates only the new turns (see
-        ``prompts.system_prompt``), and calls the model to summarize every few turns only."""
+        """Keep at most ``history_turns`` turns in the history: past that, the older ones fold
+        into the session summary until about half of them are left (whole exchanges), and
+        calls the model to summarize every few turns only. The folded turns stay in the
+        prompt, verbatim, as ``earlier`` turns, until it would not fit (``_swap``): the
+        prompt's start stays the same, and the model evaluates only the new turns."""
         keep = self.engine.settings.history_turns
         if len(self.history) <= keep:
             return
         cut = len(self.history) - (keep // 2 - keep // 2 % 2)  # whole exchanges left
         dropped = self.history[:cut]
+        self.earlier += list(zip(dropped, self.history_ids[:cut], self.history_memories[:cut]))
         self.history, self.history_ids = self.history[cut:], self.history_ids[cut:]
         self.history_memories = self.history_memories[cut:]
         self.summary = self.engine.summarize(self.summary, dropped)

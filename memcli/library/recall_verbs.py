@@ -64,17 +64,21 @@ class RecallVerbs:
     def chat_open(self, user: Optional[str] = None, system: str = "", resume: bool = False) -> schema.ChatState:
         """A new chat session's state (``resume``: going on from the user's last session).
         Building it names the model, which loads it: a bad model fails here, before the
-        first prompt."""
+        first prompt. The model then evaluates the session's system text in the background
+        (``ChatSession.prime``)."""
         engine = self.engine
         session = (
             ChatSession.resume(engine, user, system=system) if resume else ChatSession(engine, user, system=system)
         )
-        return schema.ChatState(**session.state())
+        state = schema.ChatState(**session.state())
+        session.prime()  # the system text is evaluated while the person types the first message
+        return state
 
     def chat_respond(self, state: schema.ChatState, text: str) -> schema.ChatReply:
         """Store the user's ``text``, recall, and stream a reply (``piece`` events); the reply
         and the session's next state. A reply the caller cancels (``Interrupted`` from
-        ``emit``) ends there, its partial text stored."""
+        ``emit``) ends there, its partial text stored. The model then evaluates the start
+        of the next prompt in the background (``ChatSession.prime``)."""
 
         def warn(message: str) -> None:
             with contextlib.suppress(Interrupted):  # a reply the client cancelled still stores its turns
@@ -86,6 +90,7 @@ class RecallVerbs:
             reply = session.respond(text, lambda piece: self.emit("piece", text=piece), lambda: self.emit("recalling"))
         except ModelServerError as exc:
             raise ModelServerError(f"the reply failed (your message is stored): {exc.message}", exc.status) from None
+        session.prime()  # the next prompt's start (after a fold: the whole conversation) while the person reads
         return schema.ChatReply(
             reply=reply.text,
             interrupted=reply.interrupted,

@@ -890,14 +890,16 @@ class ChatState(View):
     """The view of ``schema.ChatState``: A chat session as the client keeps it between replies,
     so a service restart loses nothing of it."""
 
-    __slots__ = ("user", "session_id", "model", "history", "summary", "last_turn_at", "system", "resumed", "base_model",)
+    __slots__ = ("user", "session_id", "model", "history", "summary", "earlier", "earlier_summary", "last_turn_at", "system", "resumed", "base_model",)
 
-    def __init__(self, user: str, session_id: str, model: str, history: list[ChatTurn], summary: str, last_turn_at: Optional[str], system: str, resumed: bool, base_model: bool) -> None:
+    def __init__(self, user: str, session_id: str, model: str, history: list[ChatTurn], summary: str, earlier: list[ChatTurn], earlier_summary: str, last_turn_at: Optional[str], system: str, resumed: bool, base_model: bool) -> None:
         self.user = user
         self.session_id = session_id
         self.model = model
         self.history = history
         self.summary = summary
+        self.earlier = earlier
+        self.earlier_summary = earlier_summary
         self.last_turn_at = last_turn_at
         self.system = system
         self.resumed = resumed
@@ -906,7 +908,7 @@ class ChatState(View):
     @classmethod
     def of(cls, data: dict[str, Any]) -> ChatState:
         """Read the JSON of one result."""
-        return cls(**{**data, "history": [ChatTurn.of(x) for x in data["history"]]})
+        return cls(**{**data, "history": [ChatTurn.of(x) for x in data["history"]], "earlier": [ChatTurn.of(x) for x in data["earlier"]]})
 
     def to_json(self) -> dict[str, Any]:
         """The JSON of this result, as ``--json`` prints it."""
@@ -916,6 +918,8 @@ class ChatState(View):
             "model": self.model,
             "history": [x.to_json() for x in self.history],
             "summary": self.summary,
+            "earlier": [x.to_json() for x in self.earlier],
+            "earlier_summary": self.earlier_summary,
             "last_turn_at": self.last_turn_at,
             "system": self.system,
             "resumed": self.resumed,

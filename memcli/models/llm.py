@@ -841,10 +841,11 @@ class LlamaCppModel:
                 self._kept = [k for k in self._kept if common_prefix(k.tokens, evaluated) < len(k.tokens)]
                 self._kept = [*self._kept, _KeptState(evaluated, ctypes.string_at(buffer, written))][-KEPT_STATES:]
         if best is None or reach <= held or reach < KEEP_AT_LEAST:
-            if evaluated and held < KEEP_AT_LEAST:
+            if evaluated and held < min(KEEP_AT_LEAST, len(evaluated)):
                 # Little in common (another kind of prompt came last): the prompt is
                 # evaluated from its start on an empty state, as on a fresh model, not
-                # onto the other prompt's state cut after a few tokens.
+                # onto the other prompt's state cut after a few tokens. A state that is
+                # the prompt's start (``prime``d), however short, is the prompt's own.
                 self._empty_state()
             return
         data = (ctypes.c_uint8 * len(best.data)).from_buffer_copy(best.data)
@@ -873,6 +874,47 @@ class LlamaCppModel:
             yield
         finally:
             self._stop = previous
+
+    @property
+    def primes(self) -> bool:
+        """Whether ``prime`` evaluates anything: a model without a chat template (its
+        prompt is ``render_completion_prompt``'s text, whose start is known before the last
+        message)."""
+        return not self.uses_chat_template
+
+    def prime(self, messages: Sequence[Message]) -> int:
+        """Evaluate the start of a prompt before it is asked: the completion prompt of
+        ``messages`` (``render_completion_prompt``) without its closing ``Assistant:`` and
+        its last token, which may merge with what follows. A later prompt that starts with
+        ``messages`` (the next chat turn) then evaluates only what follows them
+        (llama-cpp-python's generate() reuses the longest common start); a kept state that
+        shares more of it is brought back first (``_bring_back``), and only what the
+        model's state lacks is evaluated. Stopped as a reply is, by ``stopping``'s test
+        (through llama.cpp's abort callback): what was evaluated by then is kept. Returns
+        the tokens evaluated (0 for a model with a chat template, which renders only a
+        whole conversation, or when stopped before the first batch ended)."""
+        if not self.primes:
+            return 0
+        llama = self._llama
+        text = render_completion_prompt(messages).removesuffix("Assistant:")
+        tokens = list(llama.tokenize(text.encode("utf-8"), special=True))[:-1]
+        self._bring_back(tokens)
+        held = common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens)
+        if held >= len(tokens):
+            return 0
+        if held < llama.n_tokens:
+            if held and llama._ctx.kv_cache_seq_rm(-1, held, -1):
+                llama.n_tokens = held
+            else:
+                self._empty_state()
+                held = 0
+        before = llama.n_tokens
+        try:
+            llama.eval(tokens[held:])  # ``_eval_in_steps``
+        except (Interrupted, _PastDeadline):
+            pass
+        llama._requires_eval = True  # generate() evaluates a token again for the logits it samples from
+        return llama.n_tokens - before
 
     def count_tokens(self, text: str) -> int:
         """How many tokens ``text`` takes in this model."""

@@ -53,6 +53,10 @@ EXAMPLE_ID = "1a2b3c4d"
 """The id the instructions cite as an example when no memory's is used (a chat's: its
 system text stays the same from turn to turn)."""
 
+EARLIER = "Earlier in this conversation: {summary}"
+"""How a chat prompt gives the summary of a session's older turns (``chat_messages``)."""
+
+
 SUMMARIZE_SESSION = (
     "Summarize the events and key information in the content below in at most three short "
     "sentences. Keep names, dates and facts.\n\n{content}"
@@ -106,7 +110,7 @@ def system_prompt(
     if running:
         parts.append("Your memory of past conversations:\n" + fit_lines(running))
     if session_summary:
-        parts.append(f"Earlier in this conversation: {session_summary.strip()}")
+        parts.append(EARLIER.format(summary=session_summary.strip()))
     if not memories_apart:
         parts.append(memories_block(memories))
     return "\n\n".join(parts)
@@ -127,12 +131,24 @@ def with_memories(memories: str, text: str) -> str:
     return f"{memories}\n\n{text}" if memories else text
 
 
-def chat_messages(system: str, history: Sequence[Message], user_text: str, memories: str = "") -> list[Message]:
+def chat_messages(
+    system: str, history: Sequence[Message], user_text: str, memories: str = "", summary: str = ""
+) -> list[Message]:
     """System text, the recent turns verbatim (each user message with the memories it was
     given: ``with_memories``), then the new user message; ``memories`` (a
     ``memories_block``), when given, opens the new message, so that everything before it
-    is the same as in the previous turn's prompt."""
-    return [Message("system", system), *history, Message("user", with_memories(memories, user_text))]
+    is the same as in the previous turn's prompt.
+
+    ``summary`` (of the session's older turns, ``EARLIER``) opens the first user message
+    after the system text, not the system text itself: the system text then stays the
+    same for the whole session, and when older turns fold into a new summary only what
+    follows it is evaluated again (llama.cpp reuses the evaluated state of the longest
+    common start of two prompts)."""
+    messages = [*history, Message("user", with_memories(memories, user_text))]
+    if summary.strip():
+        first = next(i for i, m in enumerate(messages) if m.role == "user")
+        messages[first] = Message("user", f"{EARLIER.format(summary=summary.strip())}\n\n{messages[first].content}")
+    return [Message("system", system), *messages]
 
 
 def summarize_messages(previous_summary: str, turns: Sequence[Message]) -> list[Message]:
