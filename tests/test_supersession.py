@@ -585,3 +585,19 @@ def test_a_bare_note_of_a_habits_end_ends_the_habit_noted_just_before(
     assert show_json(runner, vaping)["superseded_by"] == quit
     for other in (old_habit, job, trip):
         assert show_json(runner, other)["superseded_by"] in (None, ""), other
+
+
+def test_a_dose_changed_without_the_medicines_name_changes_the_dose_noted_before(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note of "dose went up to 20mg" (no medicine named) changes the latest dose its writer noted in
+    the same unit; a dose in another unit, or the same value again, is left."""
+    vitamin = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "vitamin D 25 mcg with breakfast")
+    ramipril = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "I take ramipril 5 mg every morning")
+    same = remember_at(runner, monkeypatch, "2024-02-10T09:00:00", "nurse said stay as we are, kept it at 5mg")
+    upped = remember_at(runner, monkeypatch, "2024-04-01T09:00:00", "BP still high, dose went up to 10mg")
+    assert show_json(runner, ramipril)["superseded_by"] == upped
+    assert show_json(runner, vitamin)["superseded_by"] in (None, "")
+    assert show_json(runner, same)["superseded_by"] in (None, "")
+    assert [s.value for s in statements("GP bumped me to 88 mcg")] == ["88 mcg"]
+    assert statements("my mum's dose went up to 20mg") == []

@@ -183,6 +183,8 @@ def _candidates(
 
 BARE_HABIT_DAYS = 90
 """How far back (days) a bare note of a habit's end looks for the habit it ends."""
+UNNAMED_DOSE_DAYS = 365
+"""How far back (days) a dose changed without the medicine's name looks for the dose it changes."""
 
 
 class Changes:
@@ -265,6 +267,11 @@ class Changes:
                         if before is not None:
                             pairs.append(self._supersede(before, new))
                         continue
+                    if said.key == updates.UNNAMED_DOSE:
+                        before = self._dose_noted_before(index, new, said, shown)
+                        if before is not None:
+                            pairs.append(self._supersede(before, new))
+                        continue
                     for memory_id, text, record, stated_then in _candidates(index, new.user, said, covered[new.user]):
                         if memory_id == new.id or new.valid_to or memory_id in shown:
                             continue
@@ -311,6 +318,40 @@ class Changes:
             if updates.RECURS.search(text) and not updates.asks(text) and not updates.statements(text):
                 latest = old
         return latest
+
+    def _dose_noted_before(
+        self, index: RecallIndex, new: Memory, said: updates.Statement, shown: Collection[str]
+    ) -> Memory | None:
+        """The dose a change that names no medicine ("GP bumped me to 88 mcg":
+        ``updates.UNNAMED_DOSE``) changes: the latest current note or turn of the same
+        speaker, before it and at most ``UNNAMED_DOSE_DAYS`` days older, that gives a named
+        medicine's dose in the same unit (``updates.dose_unit``), when its value is another.
+        None otherwise. One scan of the user's rows holding a dose's unit
+        (``RecallIndex.current_holding``): such notes are rare."""
+        unit = updates.dose_unit(said.value)
+        rows = index.current_holding(new.user, SUPERSEDED_KINDS, any_of=list(updates.CUES[updates.DOSE]))
+        latest: tuple[Memory, updates.Statement] | None = None
+        for memory_id, text, record in rows:
+            if memory_id == new.id or memory_id in shown:
+                continue
+            old = Memory.from_record(memory_id, text, record)
+            if (
+                not tells(old)
+                or said_by(old) != said_by(new)
+                or not new.created_at - UNNAMED_DOSE_DAYS * 86400 <= old.created_at < new.created_at
+                or (latest is not None and old.created_at <= latest[0].created_at)
+            ):
+                continue
+            doses = [
+                s
+                for s in updates.statements(text)
+                if s.key.startswith(f"{updates.DOSE}:") and s.key != updates.UNNAMED_DOSE and not s.ended
+            ]
+            if doses and updates.dose_unit(doses[0].value) == unit:
+                latest = (old, doses[0])
+        if latest is None or latest[1].value == said.value:
+            return None
+        return latest[0]
 
     def _supersede(self, older: Memory, newer: Memory) -> tuple[Memory, Memory]:
         """Mark ``older`` superseded by ``newer``: its metadata written behind, in the same

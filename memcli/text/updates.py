@@ -365,6 +365,34 @@ _DOSE_CHANGE_EN = re.compile(
     r"going\s+(?:up|down)|back\s+to|down\s+to|up\s+to|started\s+(?:me\s+)?on)\b",
     re.IGNORECASE,
 )
+_CHANGED_TO_EN = re.compile(
+    r"\b(?:cut|raised|upped|bumped|increased|reduced|lowered|dropped|changed|went\s+(?:up|down)|going\s+(?:up|down)|"
+    r"put\s+up|put\s+down)\b(?:\s+(?:me|it|my\s+dose|the\s+dose|us))?(?:\s+(?:up|down|back))?\s+to\s*$",
+    re.IGNORECASE,
+)
+"""A dose changed to a number ("GP bumped me to", "dose went up to"): before a dose that names no medicine."""
+_CHANGED_TO_ZH = re.compile(r"(?:加量|减量|加|增加|减|减少|降|降低|调|调整|改|提高|上调|下调)(?:到|为|至|成)了?$")
+_UNIT_CLASSES = {
+    "mg": "mg",
+    "milligram": "mg",
+    "毫克": "mg",
+    "mcg": "mcg",
+    "µg": "mcg",
+    "microgram": "mcg",
+    "微克": "mcg",
+}
+
+
+def dose_unit(value: str) -> str:
+    """The unit of a dose's value ("88 mcg" -> "mcg"), one name for each ("毫克" and
+    "milligram" are "mg"; "µg" and "微克" are "mcg"); units, IU and 单位 are "unit"."""
+    unit = value.rpartition(" ")[2].lower()
+    return _UNIT_CLASSES.get(unit, "unit")
+
+
+UNNAMED_DOSE = f"{DOSE}:"
+"""The key of a dose changed without the medicine's name (``_CHANGED_TO_EN``): the medicine
+of the same unit its writer noted before (``memcli.recall.changes``)."""
 _DRUG_ZH = re.compile(
     # the endings of Chinese drug names (INN stems as Chinese writes them: -地平 -dipine, -他汀 -statin,
     # -普利 -pril, -沙坦 -sartan, -洛尔 -olol, -双胍, -西林 -cillin, -霉素 -mycin, -沙星 -floxacin, -拉唑 -prazole)
@@ -388,7 +416,7 @@ _NOT_DRUGS = frozenset(
     "onto again today new my dose doses dosage medication medicine meds prescription prescribed inject injected "
     "injection injections weekly monthly still only just also capsule capsules shot shots was is am are be been "
     "has have had got get be mine her his our their am pm mg mcg back over off out from tomorrow tonight slow release "
-    "caps cap swapped going the cholesterol".split()
+    "caps cap swapped going the cholesterol kept keep stay stayed".split()
 )
 _ZH_DOSE_VERBS = re.compile(
     r"(?:加量|减量|加|增加|增|减|减少|降|降低|调|调整|改|换|提高|上调|下调|升|涨)?(?:到|为|至|成)了?$|(?:现在|目前|每天|每日|每晚|每早)$"
@@ -958,7 +986,9 @@ def _medicine(sentence: str, match: re.Match[str], first: bool) -> str:
     after = re.match(r"\s+of\s+([A-Za-z][A-Za-z-]+)", sentence[match.end() :])
     if after and after.group(1).lower() not in _NOT_DRUGS:
         return after.group(1).lower()
-    before = re.findall(r"[A-Za-z][A-Za-z-]+", sentence[: match.start()])
+    # in the dose's own clause: "BP still high, dose went up to 10mg" names no medicine
+    clause = re.split(r"[,:;()]|\s[-–—]\s", sentence[: match.start()])[-1]
+    before = re.findall(r"[A-Za-z][A-Za-z-]+", clause)
     for word in reversed(before[-5:]):
         lower = word.lower()
         if lower not in _NOT_DRUGS and not lower.endswith("ed") and len(lower) > 2:
@@ -1157,9 +1187,12 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
     if dose and not others:
         named_by_change = first or (implicit and bool(_DOSE_CHANGE_EN.search(sentence)))
         medicine = _zh_medicine(sentence, dose) if chinese else _medicine(sentence, dose, named_by_change)
+        unit = dose.group("u").lower().rstrip("s")
         if medicine:
-            unit = dose.group("u").lower().rstrip("s")
             out.append(Statement(f"{DOSE}:{medicine}", f"{float(dose.group('n')):g} {unit}"))
+        elif (first or implicit) and (_CHANGED_TO_ZH if chinese else _CHANGED_TO_EN).search(sentence[: dose.start()]):
+            # "GP bumped me to 88 mcg", "dose went up to 20mg", "医生让加到20毫克": the medicine noted before
+            out.append(Statement(UNNAMED_DOSE, f"{float(dose.group('n')):g} {unit}"))
     if not first and not implicit:
         return out
     if not first:
