@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memcli.text.entities import _PLACES_EN, _SURNAMES, _chinese_places, _posseg, extract
+from memcli.text.entities import _PLACES_EN, _SURNAMES, _chinese_places, extract
 from memcli.text.extractive import is_request_or_question
 from memcli.text.lexical import stem_of
 
@@ -912,15 +912,24 @@ def _places(text: str, chinese: bool) -> frozenset[str]:
                     i += size - 1
                     break
             i += 1
-        # a district or county by its short name ("新家在海淀", "搬到浦东了"): a word jieba tags a
-        # place (ns) whose full name, with the suffix of a division, is in the gazetteers
-        for word in _posseg().cut(text):
-            if (
-                word.flag == "ns"
-                and word.word not in found
-                and (any(word.word + suffix in names for suffix in _DIVISION_SUFFIXES_ZH))
-            ):
-                found.add(word.word)
+        # a district or county by its short name ("新家在海淀", "搬到上海浦东了"): two or three
+        # characters whose full name, with the suffix of a division, is in the gazetteers, where
+        # a place is written (after 在/到/住 or a known place, before 附近/这边); no tagger is
+        # loaded for it (jieba's POS tagger costs seconds at its first use in a process)
+        for size in (3, 2):
+            for i in range(len(text) - size + 1):
+                word = text[i : i + size]
+                if (
+                    word not in names
+                    and not any(word in f for f in found)
+                    and any(word + suffix in names for suffix in _DIVISION_SUFFIXES_ZH)
+                    and (
+                        re.search(r"(?:在|到|去|回|住|搬)$", text[:i])
+                        or any(text[max(0, i - n) : i] in names for n in (2, 3))
+                        or re.match(r"附近|这边|那边|一带|周边", text[i + size :])
+                    )
+                ):
+                    found.add(word)
         return frozenset(found)
     found = set()
     for m in _LOCATED_EN.finditer(text):
