@@ -569,6 +569,8 @@ def test_questions_in_other_words_ask_about_the_home_and_the_diet() -> None:
     assert answers_asked("which area are we renting in?", "We're renting in Portobello now")
     assert answers_asked("can I eat bread?", "coeliac, so strictly gluten-free from now on")
     assert answers_asked("医生让我怎么吃", "医生说要低盐饮食")
+    assert answers_asked("我目前在哪个单位工作", "调岗到财务部，当会计")
+    assert answers_asked("我现在做的是什么岗位？", "新工作第一天 在一家小公司做运营 公司叫蓝鲸科技")
 
 
 def test_a_bare_note_of_a_habits_end_ends_the_habit_noted_just_before(

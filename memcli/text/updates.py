@@ -1694,7 +1694,9 @@ _ASKS_RESIDENCE = re.compile(
 _ASKS_JOB = re.compile(
     r"\b[Mm]y\s+(?:job|work|occupation|profession|employer|company|role|position|career)\b|"
     r"\b(?:do|did)\s+I\s+(?:do\s+for\s+(?:a\s+)?(?:work|living)|work)\b|\bI\s+work\b|\bam\s+I\s+(?:still\s+)?(?:working|employed|retired|in\s+work)\b|"
-    r"\bwhat\s+do\s+I\s+do\b|我(?:的)?(?:工作|职业|公司|单位|岗位)|我(?:现在)?(?:是)?(?:做|干)什么|我(?:在)?哪(?:里|儿|家公司|个公司)?(?:上班|工作)|我(?:还|现在)?在?(?:上班|工作)吗|我退休",
+    r"\bwhat\s+do\s+I\s+do\b|我(?:的)?(?:工作|职业|公司|单位|岗位|职位)|我(?:现在|目前)?(?:是)?(?:做|干)(?:的是)?什么|"
+    r"我(?:现在|目前)?(?:在)?哪(?:里|儿|家公司|个公司|家单位|个单位)?(?:上班|工作)|我(?:还|现在)?在?(?:上班|工作)吗|我退休|"
+    r"(?:什么|哪个)(?:岗位|职位|工作)",
     re.IGNORECASE,
 )
 _ASKS_DOSE = re.compile(
