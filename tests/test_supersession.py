@@ -490,3 +490,116 @@ def test_a_long_stopped_habit_is_the_same_habit_in_every_process() -> None:
         for seed in range(1, 5)
     }
     assert keys == {"habit:black coffe drink strong"}
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # a district by its short name, a parents' home one moves back to, a street of a move
+        ("我住在杭州。", "搬到滨江了，离公司近"),
+        ("北京的房子退租了", "回西安了 先住父母家 雁塔区这边"),
+        ("租的房子在天河", "搬去了南山 通勤一小时"),
+        ("rent on the Leeds flat is due Friday", "moving into 41 Queens Road next week"),
+        ("new flat!! 3 Mill Lane, Hebden Bridge", "got the keys to 22 Birch Close, Hebden Bridge"),
+        ("We live in Leith.", "We're renting in Portobello now"),
+        # a title announced, an offer taken, a living by a doing, a move inside a company
+        ("I work as a buyer at Tesco.", "Starting Monday I'm the new Head of Buying"),
+        ("I work at Tesco.", "accepted the offer from Monzo, start in May"),
+        ("I work as a teacher.", "freelancing as a designer since March"),
+        ("我在银行工作。", "调岗到财务部，当会计"),
+        ("我在招行上班", "新工作第一天 在一家小公司做运营 公司叫蓝鲸科技"),
+        # one medicine for another
+        ("atorvastatin 20mg every night", "switched from atorvastatin to rosuvastatin 10 mg"),
+        ("I take sertraline 50 mg.", "came off sertraline, now on fluoxetine 20mg"),
+        ("我每天吃阿托伐他汀20毫克。", "医生让停掉阿托伐他汀，换成瑞舒伐他汀10毫克"),
+        # a couple's later state; a partner called by a familiar name
+        ("My boyfriend Tom cooked dinner", "Tom proposed last night, we are engaged!"),
+        ("和小王分手了", "小李约我看电影，我们在一起了"),
+        # a membership renewed, then ended; a pass to a place for another; a service's membership lapsed
+        ("renewed my Costco membership, $65", "cancelled my Costco membership"),
+        ("在威尔士办了张年卡", "威尔士到期不续了，办了游泳馆的月卡"),
+        ("充了个B站大会员", "B站大会员到期了，不续了"),
+        # a diet a doctor orders by what it limits
+        ("开始生酮，不吃米饭", "医生说要低盐饮食"),
+    ],
+)
+def test_moves_titles_switches_and_passes_in_everyday_words_update_the_older(older: str, newer: str) -> None:
+    (old,) = statements(older)
+    (new,) = [s for s in statements(newer) if same_key(s.key, old.key)]
+    assert updates(new, old)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("TikTok till 1am again, need to stop", "uninstalled TikTok, too much doomscrolling"),
+        ("scrolling instagram every night in bed", "deleted my Instagram account"),
+        ("今天又抽了一包烟，咳嗽", "烟终于戒掉了"),
+        ("每天三杯咖啡，心慌", "咖啡也戒了，改喝茶"),
+    ],
+)
+def test_an_app_uninstalled_or_a_habit_named_before_its_end_is_stopped(older: str, newer: str) -> None:
+    (ended,) = [s for s in statements(newer) if s.ended]
+    assert ended.key.startswith("habit:") and ended.words
+    assert states_habit(older, ended.words)
+
+
+def test_a_street_a_time_or_a_parents_home_alone_states_no_home_nor_job() -> None:
+    """A street without a move, someone's home, something moved that is no home, an
+    appointment and a superlative state nothing."""
+    for text in (
+        "boiler at our house on Harcourt Rd broke again",
+        "我爸妈家在朝阳",
+        "moved us all to a new phone plan",
+        "dentist at Smile Dental 4pm",
+        "vet for Pepper 10:30",
+        "I'm the worst cook",
+        "deleted the photos from the trip",
+        "和老王他们吃饭，我们在一起了一晚上",
+        "taking ibuprofen 400mg with my omeprazole, day off",
+    ):
+        assert not [s for s in statements(text) if not s.key.startswith("dose:")], text
+    assert not updates(statements("engaged to Ravi!!")[0], statements("married Ravi today, best day ever")[0])
+
+
+def test_questions_in_other_words_ask_about_the_home_and_the_diet() -> None:
+    from memcli.text.updates import answers_asked
+
+    assert answers_asked("what's my current address?", "moving into 41 Queens Road next week")
+    assert answers_asked("which area are we renting in?", "We're renting in Portobello now")
+    assert answers_asked("can I eat bread?", "coeliac, so strictly gluten-free from now on")
+    assert answers_asked("医生让我怎么吃", "医生说要低盐饮食")
+    assert answers_asked("我目前在哪个单位工作", "调岗到财务部，当会计")
+    assert answers_asked("我现在做的是什么岗位？", "新工作第一天 在一家小公司做运营 公司叫蓝鲸科技")
+
+
+def test_a_bare_note_of_a_habits_end_ends_the_habit_noted_just_before(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note of "quit." or "戒了！" alone ends the latest habit its writer noted (a frequency,
+    "again", "still") in the 90 days before it; not a note that states something else, not an
+    older habit."""
+    old_habit = remember_at(runner, monkeypatch, "2023-01-01T09:00:00", "biting my nails again")
+    vaping = remember_at(runner, monkeypatch, "2024-03-01T09:00:00", "vaping every evening, need to stop")
+    job = remember_at(runner, monkeypatch, "2024-03-05T09:00:00", "I work as a nurse, three nights a week")
+    trip = remember_at(runner, monkeypatch, "2024-03-10T09:00:00", "booked the train to Leeds")
+    quit = remember_at(runner, monkeypatch, "2024-03-20T09:00:00", "Quit. For good this time.")
+    assert show_json(runner, vaping)["superseded_by"] == quit
+    for other in (old_habit, job, trip):
+        assert show_json(runner, other)["superseded_by"] in (None, ""), other
+
+
+def test_a_dose_changed_without_the_medicines_name_changes_the_dose_noted_before(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note of "dose went up to 20mg" (no medicine named) changes the latest dose its writer noted in
+    the same unit; a dose in another unit, or the same value again, is left."""
+    vitamin = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "vitamin D 25 mcg with breakfast")
+    ramipril = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "I take ramipril 5 mg every morning")
+    same = remember_at(runner, monkeypatch, "2024-02-10T09:00:00", "nurse said stay as we are, kept it at 5mg")
+    upped = remember_at(runner, monkeypatch, "2024-04-01T09:00:00", "BP still high, dose went up to 10mg")
+    assert show_json(runner, ramipril)["superseded_by"] == upped
+    assert show_json(runner, vitamin)["superseded_by"] in (None, "")
+    assert show_json(runner, same)["superseded_by"] in (None, "")
+    assert [s.value for s in statements("GP bumped me to 88 mcg")] == ["88 mcg"]
+    assert statements("my mum's dose went up to 20mg") == []

@@ -181,6 +181,12 @@ def _candidates(
     return found
 
 
+BARE_HABIT_DAYS = 90
+"""How far back (days) a bare note of a habit's end looks for the habit it ends."""
+UNNAMED_DOSE_DAYS = 365
+"""How far back (days) a dose changed without the medicine's name looks for the dose it changes."""
+
+
 class Changes:
     """Changes to stored memories, over ``store`` with ``settings`` (reinforcement mode,
     boost, decay, forget threshold) and ``clock`` (unix seconds)."""
@@ -256,6 +262,16 @@ class Changes:
                     covered[new.user] = index.said.covers(new.user)
                 said_now = kept[new.id] if covered[new.user] and new.id in kept else updates.statements(new.text)
                 for said in said_now:
+                    if said.key == updates.BARE_HABIT:
+                        before = self._habit_noted_before(index, new, shown)
+                        if before is not None:
+                            pairs.append(self._supersede(before, new))
+                        continue
+                    if said.key == updates.UNNAMED_DOSE:
+                        before = self._dose_noted_before(index, new, said, shown)
+                        if before is not None:
+                            pairs.append(self._supersede(before, new))
+                        continue
                     for memory_id, text, record, stated_then in _candidates(index, new.user, said, covered[new.user]):
                         if memory_id == new.id or new.valid_to or memory_id in shown:
                             continue
@@ -278,6 +294,64 @@ class Changes:
                         elif old.created_at > new.created_at and updates.updates(stated[0], said):
                             pairs.append(self._supersede(new, old))
         return pairs
+
+    def _habit_noted_before(self, index: RecallIndex, new: Memory, shown: Collection[str]) -> Memory | None:
+        """The habit a bare note of its end ("quit.", "Sober from today.", "戒了！":
+        ``updates.BARE_HABIT``) ends: the latest current note or turn of the same speaker,
+        before it and at most ``BARE_HABIT_DAYS`` days older, that notes a habit as going on
+        (``updates.RECURS``: "still on about 10 cigarettes a day", "two glasses of red most
+        nights") and asks nothing. None when there is none. One scan of the user's rows
+        holding a word of frequency (``RecallIndex.current_holding``): such notes are rare."""
+        rows = index.current_holding(new.user, SUPERSEDED_KINDS, any_of=list(updates.RECURS_NEEDLES), all_of=[])
+        latest: Memory | None = None
+        for memory_id, text, record in rows:
+            if memory_id == new.id or memory_id in shown:
+                continue
+            old = Memory.from_record(memory_id, text, record)
+            if (
+                not tells(old)
+                or said_by(old) != said_by(new)
+                or not new.created_at - BARE_HABIT_DAYS * 86400 <= old.created_at < new.created_at
+                or (latest is not None and old.created_at <= latest.created_at)
+            ):
+                continue
+            if updates.RECURS.search(text) and not updates.asks(text) and not updates.statements(text):
+                latest = old
+        return latest
+
+    def _dose_noted_before(
+        self, index: RecallIndex, new: Memory, said: updates.Statement, shown: Collection[str]
+    ) -> Memory | None:
+        """The dose a change that names no medicine ("GP bumped me to 88 mcg":
+        ``updates.UNNAMED_DOSE``) changes: the latest current note or turn of the same
+        speaker, before it and at most ``UNNAMED_DOSE_DAYS`` days older, that gives a named
+        medicine's dose in the same unit (``updates.dose_unit``), when its value is another.
+        None otherwise. One scan of the user's rows holding a dose's unit
+        (``RecallIndex.current_holding``): such notes are rare."""
+        unit = updates.dose_unit(said.value)
+        rows = index.current_holding(new.user, SUPERSEDED_KINDS, any_of=list(updates.CUES[updates.DOSE]))
+        latest: tuple[Memory, updates.Statement] | None = None
+        for memory_id, text, record in rows:
+            if memory_id == new.id or memory_id in shown:
+                continue
+            old = Memory.from_record(memory_id, text, record)
+            if (
+                not tells(old)
+                or said_by(old) != said_by(new)
+                or not new.created_at - UNNAMED_DOSE_DAYS * 86400 <= old.created_at < new.created_at
+                or (latest is not None and old.created_at <= latest[0].created_at)
+            ):
+                continue
+            doses = [
+                s
+                for s in updates.statements(text)
+                if s.key.startswith(f"{updates.DOSE}:") and s.key != updates.UNNAMED_DOSE and not s.ended
+            ]
+            if doses and updates.dose_unit(doses[0].value) == unit:
+                latest = (old, doses[0])
+        if latest is None or latest[1].value == said.value:
+            return None
+        return latest[0]
 
     def _supersede(self, older: Memory, newer: Memory) -> tuple[Memory, Memory]:
         """Mark ``older`` superseded by ``newer``: its metadata written behind, in the same

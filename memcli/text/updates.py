@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memcli.text.entities import _PLACES_EN, _chinese_places, extract
+from memcli.text.entities import _PLACES_EN, _SURNAMES, _chinese_places, extract
 from memcli.text.extractive import is_request_or_question
 from memcli.text.lexical import stem_of
 
@@ -138,9 +138,17 @@ CUES: dict[str, tuple[str, ...]] = {
         "低碳",
         "麸质",
         "少食",
+        "饮食",
     ),
     MEMBERSHIP: (
         "member",
+        "年卡",
+        "月卡",
+        "季卡",
+        "次卡",
+        "会员卡",
+        "健身卡",
+        "不续",
         "joined",
         "signed up",
         "会员",
@@ -203,7 +211,7 @@ _HOME = r"(?:home|house|flat|apartment|place|cottage|bungalow|condo)"
 _RESIDENCE_EN = [
     re.compile(
         r"\b(?:I|[Ww]e)(?:'m|'re|\s+am|\s+are)?\s+(?:now\s+|still\s+|currently\s+)?"
-        r"(?:living|live|reside|based|settled|settling)\s+(?:down\s+)?in\s+" + _PLACE
+        r"(?:living|live|reside|based|settled|settling|renting)\s+(?:down\s+)?in\s+" + _PLACE
     ),
     re.compile(
         r"\b(?:I|[Ww]e)(?:'ve|\s+have|\s+had)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?"
@@ -333,9 +341,18 @@ _JOB_ZH = [
     re.compile(r"(?:升职|晋升|升)(?:为|成|到|当)了?(?P<t>[\u4e00-\u9fff]{2,6}?)" + _ZH_END),
     re.compile(r"我(?:现在|目前)?在(?P<o>[\u4e00-\u9fff]{2,10}?)(?:上班|工作)" + _ZH_END),
     re.compile(
-        r"(?:换了?工作|换工作了|新工作)[^。！!]*?(?:现在|目前)?(?:是|做|当)(?P<t>[\u4e00-\u9fff]{2,4}?)" + _ZH_END
+        # a move inside a company or to another: "转岗批下来了，下周一去市场部，做品牌策划", "调岗到财务部当会计"
+        r"(?:转岗|调岗|换岗|跳槽|入职|换了?工作|新工作)[^。！!]*?(?:去|到|进|调到|调去|转到)了?"
+        r"(?P<o>[\u4e00-\u9fff]{2,10}?)[，,]?(?:做|当|担任)(?P<t>[\u4e00-\u9fff]{2,6}?)" + _ZH_END
+    ),
+    re.compile(
+        r"(?:换了?工作|换工作了|新工作|转岗|调岗|换岗)[^。！!]*?(?:现在|目前)?(?:是|做|当)(?P<t>[\u4e00-\u9fff]{2,6}?)"
+        + _ZH_END
     ),
 ]
+_COMPANY_NAMED_ZH = re.compile(r"(?:公司|单位|东家)(?:的?名字?)?(?:叫|是)(?P<o>[\u4e00-\u9fffA-Za-z]{2,12}?)" + _ZH_END)
+"""The employer a Chinese job note names apart ("…做产品经理，公司叫星辰能源"): it stands for
+the vaguer one of the job's clause ("一家做储能的创业公司")."""
 _JOB_END_ZH = [
     (re.compile(r"我(?:已经|刚刚|刚|终于|去年|今年|前年|上个月|这个月|上周)?退休了?"), "退休", True),
     (re.compile(r"我(?:已经|刚刚|刚|去年|今年|上个月|这个月|上周)?(?:辞职|离职|失业|被裁员?)了?"), "", True),
@@ -348,6 +365,34 @@ _DOSE_CHANGE_EN = re.compile(
     r"going\s+(?:up|down)|back\s+to|down\s+to|up\s+to|started\s+(?:me\s+)?on)\b",
     re.IGNORECASE,
 )
+_CHANGED_TO_EN = re.compile(
+    r"\b(?:cut|raised|upped|bumped|increased|reduced|lowered|dropped|changed|went\s+(?:up|down)|going\s+(?:up|down)|"
+    r"put\s+up|put\s+down)\b(?:\s+(?:me|it|my\s+dose|the\s+dose|us))?(?:\s+(?:up|down|back))?\s+to\s*$",
+    re.IGNORECASE,
+)
+"""A dose changed to a number ("GP bumped me to", "dose went up to"): before a dose that names no medicine."""
+_CHANGED_TO_ZH = re.compile(r"(?:加量|减量|加|增加|减|减少|降|降低|调|调整|改|提高|上调|下调)(?:到|为|至|成)了?$")
+_UNIT_CLASSES = {
+    "mg": "mg",
+    "milligram": "mg",
+    "毫克": "mg",
+    "mcg": "mcg",
+    "µg": "mcg",
+    "microgram": "mcg",
+    "微克": "mcg",
+}
+
+
+def dose_unit(value: str) -> str:
+    """The unit of a dose's value ("88 mcg" -> "mcg"), one name for each ("毫克" and
+    "milligram" are "mg"; "µg" and "微克" are "mcg"); units, IU and 单位 are "unit"."""
+    unit = value.rpartition(" ")[2].lower()
+    return _UNIT_CLASSES.get(unit, "unit")
+
+
+UNNAMED_DOSE = f"{DOSE}:"
+"""The key of a dose changed without the medicine's name (``_CHANGED_TO_EN``): the medicine
+of the same unit its writer noted before (``memcli.recall.changes``)."""
 _DRUG_ZH = re.compile(
     # the endings of Chinese drug names (INN stems as Chinese writes them: -地平 -dipine, -他汀 -statin,
     # -普利 -pril, -沙坦 -sartan, -洛尔 -olol, -双胍, -西林 -cillin, -霉素 -mycin, -沙星 -floxacin, -拉唑 -prazole)
@@ -371,7 +416,7 @@ _NOT_DRUGS = frozenset(
     "onto again today new my dose doses dosage medication medicine meds prescription prescribed inject injected "
     "injection injections weekly monthly still only just also capsule capsules shot shots was is am are be been "
     "has have had got get be mine her his our their am pm mg mcg back over off out from tomorrow tonight slow release "
-    "caps cap swapped going the cholesterol".split()
+    "caps cap swapped going the cholesterol kept keep stay stayed".split()
 )
 _ZH_DOSE_VERBS = re.compile(
     r"(?:加量|减量|加|增加|增|减|减少|降|降低|调|调整|改|换|提高|上调|下调|升|涨)?(?:到|为|至|成)了?$|(?:现在|目前|每天|每日|每晚|每早)$"
@@ -436,13 +481,45 @@ _MEMBER_JOIN_ZH = re.compile(
 _MEMBER_END_ZH = re.compile(
     r"我(?:已经)?(?:退出了?|取消了?|退了)(?P<o>[\u4e00-\u9fff]{2,12}?)(?:的?会员(?:资格)?)?(?:[。，,.！!]|$)"
 )
+_MEMBER_HELD_EN = re.compile(
+    # a membership held by what one does with it: "renewed Costco executive membership", "got a National Trust membership"
+    r"\b(?:renewed|got|bought|have|'ve\s+got|paid\s+for|took\s+out|started|upgraded)\s+(?:my\s+|a\s+|an\s+|the\s+|our\s+)?"
+    r"(?P<o>[^,.;!?]{2,40}?)\s+membership\b",
+    re.IGNORECASE,
+)
+_MEMBER_EXPIRED_EN = re.compile(
+    r"\b(?:my\s+|the\s+|our\s+)?(?P<o>[^,.;!?]{2,40}?)\s+membership\s+(?:has\s+|just\s+)?(?:expired|lapsed|ran\s+out|ended)\b",
+    re.IGNORECASE,
+)
+_CARD_ZH = r"(?:年卡|月卡|季卡|次卡|会员卡|健身卡)"
+_CARD_HELD_ZH = re.compile(
+    # a pass one holds at a gym or a pool, one at a time: "办了奥体中心游泳馆的年卡", "在威尔士办了张年卡", "乐刻月卡"
+    r"(?:在(?P<a>[\u4e00-\u9fff]{2,10}?))?(?:办了?|买了?|续了?|充了?)(?:张|一张)?(?P<o>[\u4e00-\u9fff]{0,10}?)的?"
+    + _CARD_ZH
+)
+_CARD_NAMED_ZH = re.compile(r"(?:^|我|[，,])(?P<b>[\u4e00-\u9fff]{2,8}?)的?" + _CARD_ZH)
+_NOT_RENEWED_ZH = r"(?:已经)?(?:到期了?)?[，,]?(?:不续了|不续费了|没续|不再续|不续)"
+_CARD_ENDED_ZH = re.compile(
+    r"(?:^|我|[，,])(?P<o>[\u4e00-\u9fff]{2,8}?)(?:的?(?:" + _CARD_ZH[3:-1] + r"|卡))?" + _NOT_RENEWED_ZH
+)
+"""A pass one let go: "乐刻到期不续了", "健身房年卡到期了，不续了"."""
+_MEMBER_PAID_ZH = re.compile(
+    # a paid membership of a service: "开了爱奇艺会员", "充了个B站大会员", "爱奇艺会员到期了，不续了"
+    r"(?:开了?|充了?|续了?|办了?)(?:个|一个)?(?P<o>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:大)?(?:会员|VIP|vip)(?!卡)"
+)
+_MEMBER_LAPSED_ZH = re.compile(r"(?:^|我|[，,])(?P<o>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?:大)?会员" + _NOT_RENEWED_ZH)
+CARD = "卡"
+"""The key of a pass to a place (``_CARD_HELD_ZH``: a gym, a pool), of which one holds one at
+a time, as a gym."""
+_ONLINE_ZH = re.compile(r"视频|音乐|网盘|云|阅读|听书|[Aa]pp|APP|B站|爱奇艺|腾讯|优酷|芒果|网易")
+"""A pass to something online (a video or music service), not to a place: many are held at once."""
 _ORG_WORDS = frozenset(
     "club gym society group team choir league association union library class circle orchestra band guild "
     "ramblers scouts federation chapter lodge".split()
 )
 _HABIT_EN = re.compile(
-    r"(?:\bI(?:'ve|\s+have)?\s+|(?:^|[,;:]|\s[-–—]|\b(?:and|so|now)\b)\s*(?=stopped|quit|gave|given|ditched|kicked|no\s+more))"
-    r"(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched|cancell?ed|canceled)\s+|no\s+longer\s+|"
+    r"(?:\bI(?:'ve|\s+have)?\s+|(?:^|[,;:]|\s[-–—]|\b(?:and|so|now)\b)\s*(?=stopped|quit|gave|given|ditched|kicked|uninstalled|no\s+more))"
+    r"(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched|cancell?ed|canceled|uninstalled)\s+|no\s+longer\s+|"
     r"no\s+more\s+(?=\w+ing\b)|(?:don't|do\s+not)\s+(?=\w+\b.*\b(?:anymore|any\s+more)))"
     r"(?!by\b|at\b|in\b|for\b|to\b|with\b|my\s+job\b|it\b|that\b|this\b|them\b|him\b|her\b)(?P<o>[^,.;!?]{2,60})",
     re.IGNORECASE,
@@ -451,6 +528,57 @@ _HABIT_EN = re.compile(
 diary's clause that opens on the stopping ("gave up coffee completely", "no caffeine, gave
 up coffee", "deleted my account, quit gaming for good"), or on "no more" and a doing ("no
 more running for me"; "no more milk" is none)."""
+_DELETED_APP_EN = re.compile(
+    # "deleted my Instagram account", "deleted the TikTok app": the use of it ended; "deleted the photos" is none
+    r"(?:\bI(?:'ve|\s+have)?\s+|^\W*|[,;:]\s*|\b(?:and|so|now)\s+)(?:deleted|removed)\s+(?:my\s+|the\s+)?"
+    r"(?P<o>[\w'’-]+(?:\s+[\w'’-]+)?)\s+(?:account|app|profile)\b",
+    re.IGNORECASE,
+)
+_BARE_STOP = re.compile(
+    # a note that only says a habit ended, the habit its writer noted before: "quit.", "Sober from today.",
+    # "stopped, for good this time", "戒了！"
+    r"^\W*(?:I(?:'ve|\s+have|'m|\s+am)?\s+)?(?:just\s+|finally\s+|officially\s+)?(?:quit|stopped|sober|戒了|戒掉了|彻底戒了)"
+    r"(?:\s*(?:for\s+good|from\s+today|as\s+of\s+today|since\s+\w+|today|now|this\s+time|cold\s+turkey|"
+    r"for\s+\d+\s+\w+|[,，]))*\W*$",
+    re.IGNORECASE,
+)
+RECURS = re.compile(
+    r"\b(?:every|each)\s+(?:day|night|morning|evening|week|weekend|lunch|time)\b|\bmost\s+(?:days|nights|mornings|evenings)\b|"
+    r"\b(?:a|per|/)\s*(?:day|night|week)\b|\b(?:daily|nightly|again|still)\b|\b\d+\s*(?:x|times)\b|"
+    r"每天|每晚|每周|每个|天天|又|还在|一天",
+    re.IGNORECASE,
+)
+"""A habit as a note of it goes: a frequency ("10 cigarettes a day", "most nights", "每天"), or
+again, still ("valorant till 2am again", "又喝了五杯奶茶"): what a bare note of its end
+(``_BARE_STOP``) ends."""
+RECURS_NEEDLES = (
+    "every",
+    "each",
+    "most ",
+    " a day",
+    " a night",
+    " a week",
+    "per ",
+    "/day",
+    "/week",
+    "daily",
+    "nightly",
+    "again",
+    "still",
+    "times",
+    "x/",
+    "每天",
+    "每晚",
+    "每周",
+    "每个",
+    "天天",
+    "又",
+    "还在",
+    "一天",
+)
+"""Lower-case substrings one of which every text ``RECURS`` reads holds (the store's search)."""
+BARE_HABIT = f"{HABIT}:"
+"""The key of a habit ended without its name (``_BARE_STOP``): the one noted before it."""
 _HABIT_STOP = re.compile(
     r"\b(?:in|on|at|last|this|since|after|before|because|and|but|so|when|for|anymore|any\s+more|a\s+while|ago|now|"
     r"completely|altogether|entirely|for\s+good|yesterday|today)\b"
@@ -459,7 +587,9 @@ _HABIT_ZH = re.compile(
     r"(?:我|(?<=[，,])|以后|从此|今后|再也)(?:已经|现在|就)?(?:不再|戒掉了?|戒了|戒)(?P<o>[\u4e00-\u9fff]{1,6}?)"
     r"(?:(?:了|啦)?(?:[。，,.！!]|$)|(?=[0-9一二三四五六七八九十两几半]+(?:个|天|周|年|月|星期|礼拜)))|"
     r"我(?:已经|现在)?不(?P<p>[喝抽吃玩打跑][\u4e00-\u9fff]{1,5}?)了(?:[。，,.！!]|$)|"
-    r"(?:停了|停掉了?|戒掉了?|取消了?)(?P<q>[\u4e00-\u9fff]{1,4}?)(?:[。，,.！!]|$)"
+    r"(?:停了|停掉了?|戒掉了?|取消了?)(?P<q>[\u4e00-\u9fff]{1,4}?)(?:[。，,.！!]|$)|"
+    # the habit first, then its end: "奶茶戒了", "烟终于戒掉了", "咖啡也戒了"
+    r"(?:^|我|[，,])(?P<r>[\u4e00-\u9fff]{1,4}?)(?:已经|也|都|终于|彻底|总算|算是)?(?:戒了|戒掉了?)"
 )
 
 _PARTNER_WORDS = r"(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|bf|gf)"
@@ -477,7 +607,8 @@ _SINGLE_EN = re.compile(
 _PARTNER_STATE_ZH = re.compile(r"(?:结婚|领证|领了证|订婚)(?:了|啦)")
 """A Chinese sentence saying the speaker got engaged or married without naming the
 partner ("今天领证了！", "订婚啦")."""
-_COUPLE_ZH = re.compile(r"确定了?关系|在一起了|交往了|成了男女朋友")
+_COUPLE_ZH = re.compile(r"确定了?关系|在一起[了啦](?=[。！!，,~～]|$)|交往了|成了男女朋友")
+_FAMILIAR_NAME_ZH = re.compile("[小老阿][" + "".join(sorted(_SURNAMES)) + "]")
 _PARTNER_EN = [
     re.compile(
         r"\b[Mm]y\s+(?:new\s+)?" + _PARTNER_WORDS + r"(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+is|,)?\s+"
@@ -535,9 +666,28 @@ _FIRST_PERSON_EN = re.compile(r"\b(?:I|I'm|I've|my|we|We|My)\b")
 _HOME_CUE_EN = re.compile(
     r"\b(?:(?:my|our|the|new|rented|a\s+new)\s+(?:new\s+)?(?:flat|house|apartment|apt|place|home|condo|bungalow|cottage|digs)|"
     r"landlord|landlady|lease|rent|council\s+tax|new\s+address|(?:got|collected|picked\s+up)\s+the\s+keys|"
-    r"(?:moved|moving|relocat\w*)\s+(?:\w+\s+){0,3}?(?:to|into|in|back)|settled\s+in|first\s+night\s+in)\b",
+    r"(?:moved|moving|relocat\w*)\s+(?:(?!us\b|them\b|him\b|her\b|it\b|everything\b|everyone\b)\w+\s+){0,3}?(?:to|into|in|back)|"
+    r"settled\s+in|first\s+night\s+in)\b|"
+    r"\b(?:flat|house|apartment|apt|condo|studio|bungalow|cottage)\s+in\s+(?=[A-Z])",
     re.IGNORECASE,
 )
+_MOVE_CUE_EN = re.compile(
+    r"\b(?:moved|moving|move|relocat\w*|new\s+(?:flat|house|apartment|apt|place|home|address|condo)|"
+    r"(?:got|collected|picked\s+up)\s+the\s+keys|signed\s+the\s+lease|closed\s+on)\b",
+    re.IGNORECASE,
+)
+"""A move, by which a street in the same note is one's new home (``_ADDRESS_EN``)."""
+_STREET_EN = (
+    r"(?:St|Street|Rd|Road|Lane|Ln|Mews|Ave|Avenue|Close|Drive|Dr|Way|Court|Ct|Place|Pl|Terrace|Crescent|Gardens|"
+    r"Row|Square|Sq|Parade|Boulevard|Blvd|Grove|Hill|Walk)\b\.?"
+)
+_ADDRESS_EN = re.compile(
+    # a house number and a street ("7 Ecclesall Mews", "14 Harcourt Rd") or a street one is on ("on Larimer St")
+    r"(?:\b\d{1,5}[A-Za-z]?,?\s+|\b(?:on|onto|off)\s+(?:the\s+)?)"
+    r"(?P<s>(?:[A-Z][\w'’-]*\s+){1,3}" + _STREET_EN + r")"
+)
+"""An address's street, as a note of a move writes it: the number's or the "on"'s street,
+kept without its number (a value "#street" of ``Statement.value``)."""
 _PLACE_NAME = r"[A-Z][a-z][\w'’-]*(?:\s+[A-Z][a-z][\w'’-]*){0,2}"
 _LOCATED_EN = re.compile(
     # a place where a sentence locates something: "in Leeds", "to the Dublin office", "the Bristol flat",
@@ -552,7 +702,12 @@ _OTHER_MOVES_EN = re.compile(
     r"\b(?:he|she|they|[A-Z][a-z]+)\s+(?:is\s+|has\s+|'s\s+|just\s+|finally\s+)*(?:moved|moving|relocat\w*)\b|"
     r"\b(?:his|her|their)\s+(?:new\s+)?(?:flat|house|place|home|apartment|landlord|rent)\b"
 )
-_HOME_CUE_ZH = re.compile(r"搬|住|房子|房租|租的|租约|宿舍|定居|老家|房东|新家|安家|落户")
+_HOME_CUE_ZH = re.compile(r"搬|住|房子|房租|租的|租了|租约|宿舍|定居|老家|房东|新家|安家|落户")
+_DIVISION_SUFFIXES_ZH = ("区", "县", "市", "新区")
+"""The suffixes of China's divisions a short name drops (海淀 of 海淀区, 浦东 of 浦东新区)."""
+_PARENTS_HOME_ZH = re.compile(r"(?<=住)(?:在)?(?:爸妈|父母|爸爸妈妈|我爸|我妈|爷爷奶奶|外公外婆)(?:的)?家")
+"""One's parents' home, where one lives on moving back ("先住爸妈家"): one's home, not a
+sentence about them."""
 _NOT_PLACE_WORDS = frozenset(
     "i i'm i've i'd we the a an my our new flat rd road st street ave avenue lane apt apartment house home place "
     "got moved moving finally still just first last next this that so and but also today tonight yesterday "
@@ -612,6 +767,31 @@ _JOB_MORE_EN = [
         r"(?:a|an|the)\s+(?:[a-z]+\s+){0,2}(?:firm|company|startup|agency|school|hospital|bank|charity|council))"
     ),
 ]
+_CLOCK_TIME = re.compile(r"\b\d{1,2}(?::\d{2}|\.\d{2}\s*(?:am|pm)|\s*(?:am|pm|a\.m\.|p\.m\.))(?!\w)", re.IGNORECASE)
+"""A time of day, by which a role named with a name ("vet for Biscuit 3:30") is an appointment."""
+_TITLE_EN = (
+    r"(?:[A-Z][\w'’-]*\s+){0,3}(?:of|for)\s+(?:[A-Z][\w'’&-]*\s*){1,3}|"
+    r"(?:[A-Z][\w'’-]*\s+){0,3}(?:" + "|".join(h.capitalize() for h in _ROLE_HEADS.split("|")) + r")\b"
+)
+"""A job's title as a title is written, in capitals ("Head of Procurement", "Operations Manager")."""
+_ANNOUNCED_TITLE_EN = re.compile(
+    # "I'm the new Head of Procurement", "I'm now the Operations Manager", "I'm the new team lead"
+    r"\bI(?:'m|\s+am)\s+(?:now\s+|officially\s+|going\s+to\s+be\s+)*the\s+(?:"
+    r"(?:new\s+|acting\s+|interim\s+)?(?P<t>" + _TITLE_EN + r")|"
+    r"(?:new|acting|interim)\s+(?P<u>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b)"
+)
+_OFFER_EN = re.compile(
+    # an offer taken: "accepted the offer from Monzo", "took the Deloitte offer", "signed my offer with Arup"
+    r"\b(?:accepted|took|signed|said\s+yes\s+to)\s+(?:the\s+|their\s+|an?\s+|my\s+)?(?:job\s+)?offer\s+(?:from|with|at)\s+"
+    r"(?P<o>[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*){0,3})|"
+    r"\b(?:accepted|took|signed)\s+(?:the\s+)?(?P<p>[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*){0,2})\s+(?:job\s+)?offer\b"
+)
+_FREELANCE_EN = re.compile(
+    # a living by a doing: "freelance translating full-time now", "freelancing as a designer", "tutoring full time now"
+    r"\bfreelanc(?:e|ing)\s+(?:as\s+(?:a|an)\s+)?(?P<t>[a-z]+)|"
+    r"\b(?P<u>[a-z]{3,}ing)\s+(?:full[- ]time|part[- ]time)\s+(?:now|these\s+days|nowadays)\b",
+    re.IGNORECASE,
+)
 _JOB_END_MORE_EN = re.compile(
     r"\b(?:last\s+day|final\s+day|last\s+shift)\s+(?:at|with)\s+(?P<o>[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*){0,3})|"
     r"\bhanded\s+in\s+(?:my\s+)?(?:notice|resignation)|\b(?:been|got|was)\s+(?:laid\s+off|let\s+go|sacked|fired)\b|"
@@ -665,7 +845,11 @@ _DIETS_ZH = {
     "少食多餐": "small meals",
     "清真": "halal",
 }
-_DIET_TERMS_ZH = re.compile("|".join(sorted(_DIETS_ZH, key=len, reverse=True)))
+_DIET_TERMS_ZH = re.compile(
+    "|".join(sorted(_DIETS_ZH, key=len, reverse=True))
+    # a diet a doctor orders by what it limits: "低嘌呤饮食", "低盐饮食", "清淡饮食", "地中海饮食"
+    + r"|(?:低|高|无|少|清淡|地中海)[\u4e00-\u9fff]{0,2}?饮食"
+)
 _STOP_VERBS_EN = re.compile(
     r"\b(?:stop(?:ped|ping)?|quit|gave\s+up|give\s+up|given\s+up|dropp?(?:ed)?|ditch(?:ed)?|no\s+longer|off|done\s+with|"
     r"finished\s+with|forget|ended?)\b",
@@ -728,6 +912,24 @@ def _places(text: str, chinese: bool) -> frozenset[str]:
                     i += size - 1
                     break
             i += 1
+        # a district or county by its short name ("新家在海淀", "搬到上海浦东了"): two or three
+        # characters whose full name, with the suffix of a division, is in the gazetteers, where
+        # a place is written (after 在/到/住 or a known place, before 附近/这边); no tagger is
+        # loaded for it (jieba's POS tagger costs seconds at its first use in a process)
+        for size in (3, 2):
+            for i in range(len(text) - size + 1):
+                word = text[i : i + size]
+                if (
+                    word not in names
+                    and not any(word in f for f in found)
+                    and any(word + suffix in names for suffix in _DIVISION_SUFFIXES_ZH)
+                    and (
+                        re.search(r"(?:在|到|去|回|住|搬)$", text[:i])
+                        or any(text[max(0, i - n) : i] in names for n in (2, 3))
+                        or re.match(r"附近|这边|那边|一带|周边", text[i + size :])
+                    )
+                ):
+                    found.add(word)
         return frozenset(found)
     found = set()
     for m in _LOCATED_EN.finditer(text):
@@ -793,7 +995,9 @@ def _medicine(sentence: str, match: re.Match[str], first: bool) -> str:
     after = re.match(r"\s+of\s+([A-Za-z][A-Za-z-]+)", sentence[match.end() :])
     if after and after.group(1).lower() not in _NOT_DRUGS:
         return after.group(1).lower()
-    before = re.findall(r"[A-Za-z][A-Za-z-]+", sentence[: match.start()])
+    # in the dose's own clause: "BP still high, dose went up to 10mg" names no medicine
+    clause = re.split(r"[,:;()]|\s[-–—]\s", sentence[: match.start()])[-1]
+    before = re.findall(r"[A-Za-z][A-Za-z-]+", clause)
     for word in reversed(before[-5:]):
         lower = word.lower()
         if lower not in _NOT_DRUGS and not lower.endswith("ed") and len(lower) > 2:
@@ -804,7 +1008,7 @@ def _medicine(sentence: str, match: re.Match[str], first: bool) -> str:
 def _zh_medicine(sentence: str, match: re.Match[str]) -> str:
     named = [m.group(0) for m in _DRUG_ZH.finditer(sentence[: match.start()])]
     if named:
-        return re.split(r"我|吃|服用|服|用|打|把|的|了|开|给|是|后|说|让", named[-1])[-1]
+        return re.split(r"我|吃|服用|服|用|打|把|的|了|开|给|是|后|说|让|换成|改成|换|改|停掉|停", named[-1])[-1]
     run = re.search(r"[\u4e00-\u9fff]+$", sentence[: match.start()])
     if not run:
         return ""
@@ -816,7 +1020,21 @@ def _zh_medicine(sentence: str, match: re.Match[str]) -> str:
 
 def _sentences(text: str) -> list[str]:
     # a full stop ends an English sentence only before a space: "0.25 mg" is one number
-    return [s for s in re.split(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*", text) if s.strip()]
+    return [_zh_clauses(s) for s in re.split(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*", text) if s.strip()]
+
+
+def _zh_clauses(sentence: str) -> str:
+    """``sentence`` with a space between two Chinese characters written as the comma it
+    stands for: a quick Chinese note parts its clauses with spaces ("新工作第一天 在…做产品经理
+    公司叫…"), which the rules read as they read commas."""
+    return re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "，", sentence)
+
+
+def _without_others_zh(sentence: str) -> str:
+    """The clauses of a Chinese ``sentence`` (parted by commas) that name no one else
+    (``_OTHERS_ZH``), joined again: "开始吃素了，跟着妈妈一起" says of its writer what
+    "开始吃素了" says; "" when every clause names someone else."""
+    return "，".join(c for c in re.split(r"[，,]", sentence) if c and not _OTHERS_ZH.search(c))
 
 
 _PAST_IRREGULAR = frozenset(
@@ -864,6 +1082,10 @@ def statements(text: str) -> list[Statement]:
         if asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        if chinese and "我" not in sentence and _OTHERS_ZH.search(sentence):
+            sentence = _without_others_zh(sentence)
+            if not sentence:
+                continue
         sentence, first, others, implicit = _speaker_said(sentence, chinese)
         asked = None if chinese else _ASKED_TO_BE_EN.search(sentence)
         if asked:
@@ -891,11 +1113,48 @@ def statements(text: str) -> list[Statement]:
         job = _noun_job(re.sub(r"\s+", " ", text), chinese)
         if job:
             found[JOB] = job
+    found.update((s.key, s) for s in _switched_from(text, chinese, found) if s.key not in found)
+    if not found and _BARE_STOP.match(_sentences(text)[0] if text.strip() else ""):
+        found[BARE_HABIT] = Statement(BARE_HABIT, "", True)
     if RESIDENCE not in found and _may_state(RESIDENCE, text, None, chinese):
         home = _home(text)
         if home:
             found[RESIDENCE] = home
     return list(found.values())
+
+
+_SWITCH_CUE_EN = re.compile(
+    r"\b(?:stop(?:ped|ping|s)?|(?:came|come|coming|get|got|getting|be|being)\s+off|switch(?:ed|ing)?|swap(?:ped|ping)?|replac(?:e|ed|ing)|"
+    r"instead\s+of|change[ds]?\s+from|no\s+more)\b",
+    re.IGNORECASE,
+)
+_SWITCH_CUE_ZH = re.compile(r"停掉|停了|停用|不吃|换成|换为|改成|改为|替换")
+
+
+def _switched_from(text: str, chinese: bool, found: dict[str, Statement]) -> list[Statement]:
+    """The medicine a note says its writer came off for another, ended: a note that gives
+    the dose of one medicine (in ``found``), names exactly one other and says a switch or a
+    stop ("Stopping it; switching to losartan 50mg" after "it's the amlodipine",
+    "switched from atorvastatin to rosuvastatin 10 mg", "停掉阿托伐他汀，换成瑞舒伐他汀 10mg")."""
+    doses = [key.partition(":")[2] for key in found if key.startswith(f"{DOSE}:")]
+    if len(doses) != 1 or not (_SWITCH_CUE_ZH if chinese else _SWITCH_CUE_EN).search(text):
+        return []
+    if chinese:
+        named = {
+            re.split(r"我|吃|服用|服|用|打|把|的|了|开|给|是|后|说|让|换成|改成|换|改|停掉|停", m.group(0))[-1]
+            for m in _DRUG_ZH.finditer(text)
+        }
+    else:
+        named = {
+            w
+            for w in re.findall(r"[a-z][a-z-]+", text.lower())
+            if w not in _NOT_DRUGS and (w in _KNOWN_DRUGS or _DRUG.match(w))
+        }
+    others = {n for n in named if n and not same_key(f"{DOSE}:{n}", f"{DOSE}:{doses[0]}")}
+    if len(others) != 1 or asks(text):
+        return []
+    (other,) = others
+    return [Statement(f"{DOSE}:{other}", "", True)]
 
 
 def _home(text: str) -> Statement | None:
@@ -911,6 +1170,8 @@ def _home(text: str) -> Statement | None:
         if asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        if chinese:
+            sentence = _PARENTS_HOME_ZH.sub("老家", sentence)
         if not (_HOME_CUE_ZH if chinese else _HOME_CUE_EN).search(sentence):
             continue
         if (_OTHERS_ZH if chinese else _OTHERS_KIN_EN).search(sentence):
@@ -922,6 +1183,10 @@ def _home(text: str) -> Statement | None:
         if not chinese and _OTHER_MOVES_EN.search(sentence):
             continue
         places |= _places(" ".join(sentences[i : i + 2]) if not chinese else sentence, chinese)
+        if not chinese and _MOVE_CUE_EN.search(sentence):
+            places |= {
+                "#" + _norm(m.group("s")).rstrip(".") for m in _ADDRESS_EN.finditer(" ".join(sentences[i : i + 2]))
+            }
     return Statement(RESIDENCE, "|".join(sorted(places))) if places else None
 
 
@@ -931,9 +1196,12 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
     if dose and not others:
         named_by_change = first or (implicit and bool(_DOSE_CHANGE_EN.search(sentence)))
         medicine = _zh_medicine(sentence, dose) if chinese else _medicine(sentence, dose, named_by_change)
+        unit = dose.group("u").lower().rstrip("s")
         if medicine:
-            unit = dose.group("u").lower().rstrip("s")
             out.append(Statement(f"{DOSE}:{medicine}", f"{float(dose.group('n')):g} {unit}"))
+        elif (first or implicit) and (_CHANGED_TO_ZH if chinese else _CHANGED_TO_EN).search(sentence[: dose.start()]):
+            # "GP bumped me to 88 mcg", "dose went up to 20mg", "医生让加到20毫克": the medicine noted before
+            out.append(Statement(UNNAMED_DOSE, f"{float(dose.group('n')):g} {unit}"))
     if not first and not implicit:
         return out
     if not first:
@@ -952,6 +1220,8 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
             org = _norm(groups.get("o") or "")
             if title.split(" ")[0] in _NOT_ROLES:
                 continue
+            named = _COMPANY_NAMED_ZH.search(sentence) if chinese else None
+            org = named.group("o") if named else re.sub(r"了$", "", org) if chinese else org
             if title or org:
                 out.append(Statement(JOB, f"{title}|{org}"))
                 break
@@ -985,17 +1255,21 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
 def _habit(sentence: str, chinese: bool, found: list[Statement]) -> list[Statement]:
     """The habit ``sentence`` says its speaker stopped (``_HABIT_EN`` / ``_HABIT_ZH``),
     unless what stopped is a membership already ``found`` in it."""
-    habit = (_HABIT_ZH if chinese else _HABIT_EN).search(sentence)
+    habit = (_HABIT_ZH if chinese else _HABIT_EN).search(sentence) or (
+        None if chinese else _DELETED_APP_EN.search(sentence)
+    )
     if not habit or any(s.key.startswith(MEMBERSHIP) for s in found):
         return []
     groups = habit.groupdict()
-    words = _habit_words(groups.get("o") or groups.get("p") or groups.get("q") or "", chinese)
+    words = _habit_words(groups.get("o") or groups.get("p") or groups.get("q") or groups.get("r") or "", chinese)
     return [Statement(f"{HABIT}:{' '.join(sorted(words))}", "", True, words)] if words else []
 
 
 _SLOT_WORDS_EN = {
     JOB: frozenset(_ROLE_HEADS.split("|"))
-    | frozenset("day week shift month notice resignation laid sacked fired left promoted".split()),
+    | frozenset(
+        "day week shift month notice resignation laid sacked fired left promoted offer freelance freelancing full".split()
+    ),
     RESIDENCE: frozenset(
         "flat house apartment apt place home condo bungalow cottage digs landlord landlady lease rent council "
         "address keys moved moving relocated relocating relocate settled night".split()
@@ -1016,7 +1290,7 @@ slot's patterns run, so that most sentences cost a set intersection, not a regex
 _SLOT_CHARS_ZH = {
     JOB: "报到做当工作上班",
     RESIDENCE: "搬住房租宿定老家安落",
-    DIET: "素断酮碳麸少清",
+    DIET: "素断酮碳麸少清饮",
     PARTNER: "在交恋关婚证",
 }
 
@@ -1074,11 +1348,23 @@ def _noun_job(sentence: str, chinese: bool) -> Statement | None:
     promoted = _PROMOTED.search(sentence)
     if promoted:
         return Statement(JOB, f"{_norm(promoted.group('t'))}|")
+    announced = _ANNOUNCED_TITLE_EN.search(sentence)
+    if announced:
+        return Statement(JOB, f"{_norm(announced.group('t') or announced.group('u'))}|")
+    offer = _OFFER_EN.search(sentence)
+    if offer:
+        return Statement(JOB, f"|{_norm(offer.group('o') or offer.group('p'))}")
+    living = _FREELANCE_EN.search(sentence)
+    if living:
+        doing = living.group("t") or living.group("u")
+        return Statement(JOB, f"{'freelance ' if living.group('t') else ''}{doing.lower()}|")
     start = _JOB_START_NOUN.search(sentence)
     if start and (start.group("t") or start.group("o")):
         return Statement(JOB, f"{_norm(start.group('t') or '')}|{_norm(start.group('o') or '')}")
     # a role at an employer, where the note opens with it or names it as one's own
     role = _ROLE_AT.search(sentence)
+    if role and _CLOCK_TIME.search(sentence[role.end() :]):
+        role = None  # "vet for Biscuit 3:30", "dentist at Smile Dental 4pm": an appointment
     if role and re.match(
         r"^\W*(?:(?:now|currently|still)\s+)?$|.*\b(?:as|I'm|I\s+am|I'm\s+now)\s+(?:a\s+|an\s+)?$",
         sentence[: role.start("t")],
@@ -1098,7 +1384,8 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
     if chinese:
         for m in _DIET_TERMS_ZH.finditer(sentence):
             near = sentence[max(0, m.start() - 3) : m.end() + 3]
-            (stopped if _STOP_VERBS_ZH.search(near) else followed).append(_DIETS_ZH[m.group(0)])
+            diet = _DIETS_ZH.get(m.group(0), m.group(0).removesuffix("饮食"))
+            (stopped if _STOP_VERBS_ZH.search(near) else followed).append(diet)
     else:
         for m in _DIET_TERMS_EN.finditer(sentence):
             before = sentence[max(0, m.start() - 24) : m.start()].lower()
@@ -1150,6 +1437,8 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
             return Statement(PARTNER, m.group("w"), state=state)
         if _COUPLE_ZH.search(sentence):  # "相亲认识的陈浩，…已经确定关系了": the person it names
             named = [x.name for x in extract(sentence, speaker="我").mentions if x.type == "person"]
+            # a name as friends call one, a surname after 小, 老 or 阿 ("小周送了我一束花，我们在一起了")
+            named = named or sorted({m.group(0) for m in _FAMILIAR_NAME_ZH.finditer(sentence)})
             if len(named) == 1:
                 return Statement(PARTNER, named[0], state=state)
         if _PARTNER_STATE_ZH.search(sentence):
@@ -1187,9 +1476,31 @@ def _membership(sentence: str, chinese: bool) -> list[Statement]:
     ended = (_MEMBER_END_ZH if chinese else _MEMBER_END_EN).search(sentence)
     if ended and (chinese or "member" in sentence.lower() or _ORG_WORDS & set(ended.group("o").lower().split())):
         return [Statement(f"{MEMBERSHIP}:{_org_key(ended.group('o'), chinese)}", "", True)]
-    lapsed = None if chinese else _MEMBER_LAPSE_EN.search(sentence)
+    lapsed = None if chinese else _MEMBER_LAPSE_EN.search(sentence) or _MEMBER_EXPIRED_EN.search(sentence)
     if lapsed:
-        return [Statement(f"{MEMBERSHIP}:{_org_key(lapsed.group('o') or lapsed.group('p'), False)}", "", True)]
+        groups = lapsed.groupdict()
+        return [Statement(f"{MEMBERSHIP}:{_org_key(groups.get('o') or groups.get('p') or '', False)}", "", True)]
+    if chinese:
+        lapsed = _MEMBER_LAPSED_ZH.search(sentence)
+        if lapsed:
+            return [Statement(f"{MEMBERSHIP}:{_org_key(re.sub(r'^我', '', lapsed.group('o')), True)}", "", True)]
+        paid = _MEMBER_PAID_ZH.search(sentence)
+        if paid:
+            return [Statement(f"{MEMBERSHIP}:{_org_key(paid.group('o'), True)}", "member")]
+        held = _CARD_HELD_ZH.search(sentence) or _CARD_NAMED_ZH.search(sentence)
+        if held and not re.search(r"不续|没续|到期", sentence[held.end() : held.end() + 4]):
+            groups = held.groupdict()
+            name = re.sub(r"^(?:我|了|张|的是|的|是)+", "", groups.get("a") or groups.get("o") or groups.get("b") or "")
+            if _ONLINE_ZH.search(held.group(0)):  # a service's pass is its membership ("充了腾讯视频年卡")
+                return [Statement(f"{MEMBERSHIP}:{_org_key(name, True)}", "member")] if name else []
+            return [Statement(f"{MEMBERSHIP}:{CARD}", name or "another")]
+        ended = _CARD_ENDED_ZH.search(sentence)
+        if ended:
+            return [Statement(f"{MEMBERSHIP}:{CARD}", re.sub(r"^我", "", ended.group("o")), True)]
+        return []
+    held = _MEMBER_HELD_EN.search(sentence)
+    if held:
+        return [Statement(f"{MEMBERSHIP}:{_org_key(held.group('o'), False)}", "member")]
     return []
 
 
@@ -1205,8 +1516,31 @@ def _partner(sentence: str, chinese: bool) -> Statement | None:
         m = pattern.search(sentence)
         if m:
             groups = m.groupdict()
-            return Statement(PARTNER, (groups.get("v") or groups.get("w") or "").lower())
+            return Statement(
+                PARTNER, (groups.get("v") or groups.get("w") or "").lower(), state=_couple_state(m.group(0))
+            )
     return None
+
+
+_COUPLE_STATES = ("dating", "engaged", "married")
+"""The states of a couple, in the order a couple goes through them (``updates``)."""
+
+
+def _couple_state(said: str) -> str:
+    """The state of a couple the words naming the partner say: married ("my wife", "married
+    to", "老公"), engaged ("my fiancée", "engaged to", "未婚妻"), dating ("my girlfriend",
+    "dating", "男朋友"), or "" ("my partner")."""
+    if re.search(r"\b(?:husband|wife|married)\b|老公|老婆|丈夫|妻子|结婚", said, re.IGNORECASE):
+        return "married"
+    if re.search(r"\b(?:fianc[ée]e?|engaged)\b|未婚|订婚", said, re.IGNORECASE):
+        return "engaged"
+    if re.search(
+        r"\b(?:boyfriend|girlfriend|bf|gf|dating|going\s+out\s+with|seeing)\b|男朋友|女朋友|男友|女友|谈恋爱|交往",
+        said,
+        re.IGNORECASE,
+    ):
+        return "dating"
+    return ""
 
 
 def _org_key(org: str, chinese: bool) -> str:
@@ -1249,6 +1583,7 @@ def habit_stems(stems: frozenset[str]) -> frozenset[str]:
 
 def _habit_words(obj: str, chinese: bool) -> frozenset[str]:
     if chinese:
+        obj = re.sub(r"今天|现在|从此|以后|今后|已经|终于|开始|这次|真的", "", obj)
         return frozenset(c for c in obj if c not in "了的我啦也就都还再")
     clause = _HABIT_STOP.split(obj, maxsplit=1)[0]
     # the first four in the clause's order: a set's order changes from one process to the next
@@ -1298,6 +1633,12 @@ def key_needle(key: str) -> str:
     return name[:2] if re.match(r"[\u4e00-\u9fff]", name) else name[:4]
 
 
+def _split_streets(value: str) -> tuple[set[str], set[str]]:
+    """(streets, places) of a residence's value ("#ecclesall mews|sheffield")."""
+    parts = [p for p in value.split("|") if p]
+    return {p for p in parts if p.startswith("#")}, {p for p in parts if not p.startswith("#")}
+
+
 def updates(new: Statement, old: Statement) -> bool:
     """Whether ``new`` (stated later) updates ``old`` (stated earlier, of the same speaker):
     the same attribute with another value; for a job, another title or another employer
@@ -1306,7 +1647,15 @@ def updates(new: Statement, old: Statement) -> bool:
     if not same_key(new.key, old.key):
         return False
     if new.key == RESIDENCE:
-        return not set(new.value.split("|")) & set(old.value.split("|"))
+        # streets ("#…") are compared with streets, places with places: a move in one city
+        # names another street; a note of the street alone names no city
+        new_streets, new_places = _split_streets(new.value)
+        old_streets, old_places = _split_streets(old.value)
+        if new_streets and old_streets:
+            return not new_streets & old_streets
+        if new_places and old_places:
+            return not new_places & old_places
+        return bool(new.value and old.value)
     if new.key == PARTNER:
         if new.ended and old.ended:
             return False
@@ -1315,8 +1664,12 @@ def updates(new: Statement, old: Statement) -> bool:
             return not (new.value and old.value and new.value != old.value) or not new.ended
         if new.value and old.value and new.value != old.value:
             return True
-        # the same partner (or one unnamed) in another state: engaged, then married
-        return bool(new.state and old.state and new.state != old.state)
+        # the same partner (or one unnamed) in a later state: dating, then engaged, then married
+        return bool(
+            new.state in _COUPLE_STATES
+            and old.state in _COUPLE_STATES
+            and _COUPLE_STATES.index(new.state) > _COUPLE_STATES.index(old.state)
+        )
     if new.key == JOB and new.ended != old.ended:
         return True
     if new.key == JOB:
@@ -1329,9 +1682,11 @@ def updates(new: Statement, old: Statement) -> bool:
 
 
 _ASKS_RESIDENCE = re.compile(
-    r"\b(?:do|did)\s+(?:I|we)\s+(?:live|reside)\b|\b(?:I|we)\s+(?:live|reside)\b|\b[Mm]y\s+(?:home|house|flat|apartment|address)\b|"
-    r"\b(?:am\s+I|are\s+we)\s+(?:based|living|settled)\b|\b(?:I|we)\s+(?:move|moved|relocate|relocated)\b|"
-    r"\b(?:which|what)\s+(?:city|town|country|place|neighbou?rhood|area|village)\s+(?:do|am|are|did)\s+(?:I|we)\b|"
+    r"\b(?:do|did)\s+(?:I|we)\s+(?:live|reside|rent)\b|\b(?:I|we)\s+(?:live|reside)\b|"
+    r"\b(?:my|our)\s+(?:(?:current|new|present|home)\s+)?(?:home|house|flat|apartment|address)\b|"
+    r"\b(?:am\s+I|are\s+we)\s+(?:based|living|settled|renting)\b|\b(?:I|we)\s+(?:move|moved|relocate|relocated)\b|"
+    r"\b(?:I'm|we're)\s+(?:living|renting|based)\b|"
+    r"\b(?:which|what)\s+(?:city|town|country|place|neighbou?rhood|area|village|district|street)\s+(?:do|am|are|did|I'm|we're)\s*(?:I|we)?\b|"
     r"我(?:们)?现在在哪(?:个城市|里|儿)|"
     r"我(?:们)?(?:现在|目前)?(?:住|定居|搬)|我(?:们)?(?:的)?家(?:在|是)",
     re.IGNORECASE,
@@ -1339,14 +1694,18 @@ _ASKS_RESIDENCE = re.compile(
 _ASKS_JOB = re.compile(
     r"\b[Mm]y\s+(?:job|work|occupation|profession|employer|company|role|position|career)\b|"
     r"\b(?:do|did)\s+I\s+(?:do\s+for\s+(?:a\s+)?(?:work|living)|work)\b|\bI\s+work\b|\bam\s+I\s+(?:still\s+)?(?:working|employed|retired|in\s+work)\b|"
-    r"\bwhat\s+do\s+I\s+do\b|我(?:的)?(?:工作|职业|公司|单位|岗位)|我(?:现在)?(?:是)?(?:做|干)什么|我(?:在)?哪(?:里|儿|家公司|个公司)?(?:上班|工作)|我(?:还|现在)?在?(?:上班|工作)吗|我退休",
+    r"\bwhat\s+do\s+I\s+do\b|我(?:的)?(?:工作|职业|公司|单位|岗位|职位)|我(?:现在|目前)?(?:是)?(?:做|干)(?:的是)?什么|"
+    r"我(?:现在|目前)?(?:在)?哪(?:里|儿|家公司|个公司|家单位|个单位)?(?:上班|工作)|我(?:还|现在)?在?(?:上班|工作)吗|我退休|"
+    r"(?:什么|哪个)(?:岗位|职位|工作)",
     re.IGNORECASE,
 )
 _ASKS_DOSE = re.compile(
     r"\b(?:dose|dosage|much|many|mg|mcg|strength|take|taking|on)\b|剂量|多少|毫克|几毫克|吃|用量", re.I
 )
 _ASKS_DIET = re.compile(
-    r"\bdiet\b|\b(?:vegan|vegetarian|pescatarian|keto)\b|\beat\s+meat\b|吃素|饮食|素食|吃肉", re.IGNORECASE
+    r"\bdiet\b|\b(?:vegan|vegetarian|pescatarian|keto)\b|\beat\s+meat\b|\b(?:can|should|may)\s+I\s+(?:eat|have)\b|"
+    r"\ballowed\s+to\s+eat\b|吃素|饮食|素食|吃肉|怎么吃|能吃|能不能吃|可以吃",
+    re.IGNORECASE,
 )
 _ASKS_PARTNER = re.compile(
     r"\b(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|dating|married|single|engaged|relationship|bf|gf)\b|"
