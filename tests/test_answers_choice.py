@@ -84,18 +84,21 @@ def test_an_answer_of_a_memory_that_states_no_date_or_number_is_not_given() -> N
 
 
 def test_a_present_tense_question_quotes_the_note_that_replaced_the_best_one() -> None:
-    old = _note("o", "Opened a current account with Barclays", datetime(2024, 1, 5))
-    new = _note("n", "Moved everything over to Nationwide, closed the old one", datetime(2025, 2, 5))
+    old = _note("o", "Signed up at Fitness First, the one by the station", datetime(2024, 1, 5))
+    new = _note("n", "cancelled it, joined Gymbox instead", datetime(2025, 2, 5))
     old = replace(old, superseded_by=new.id, valid_to=new.created_at)
-    found = answer("Which bank is my current account with?", [old, new], "sam", NOW)
+    found = answer("Where am I signed up now?", [old, new], "sam", NOW)
     assert found.cited == [new.id]
 
 
 def test_the_value_before_a_change_is_found_in_the_note_of_the_change() -> None:
-    first = _note("f", "salbutamol inhaler, two puffs when wheezy", datetime(2024, 4, 1))
-    swap = _note("s", "asthma nurse swapped me from salbutamol to a Symbicort inhaler", datetime(2024, 9, 1))
-    found = answer("What inhaler was I using before the nurse changed it?", [first, swap], "sam", NOW)
-    assert found.answered and "salbutamol" in found.text
+    first = _note("f", "zopiclone 7.5mg for sleep, half an hour before bed", datetime(2024, 4, 1))
+    swap = _note("s", "psych switched me from zopiclone to melatonin", datetime(2024, 9, 1))
+    leaving = _note("c", "Priya's leaving do at the Crown", datetime(2024, 9, 3))
+    found = answer(
+        "What sleeping pill was I on before the psychiatrist changed it?", [first, swap, leaving], "sam", NOW
+    )
+    assert found.answered and "zopiclone" in found.text
 
 
 def test_a_chinese_word_is_held_when_its_characters_are() -> None:
