@@ -115,3 +115,22 @@ def test_a_dose_written_against_its_number_names_a_medicine() -> None:
     ]
     found = answer("which blood pressure meds am I on?", meds, "sam", NOW)
     assert found.cited == ["a" * 16, "r" * 16]
+
+
+def test_a_note_answering_a_noted_question_holds_what_the_question_holds() -> None:
+    asked = _note("q", "ask the vet: what can Rex eat after the op??", datetime(2025, 3, 1))
+    told = _note("t", "vet says plain rice and boiled chicken for a week", datetime(2025, 3, 4))
+    bins = _note("b", "bins go out on thursday now", datetime(2025, 3, 5))
+    found = answer("What can Rex eat?", [asked, told, bins], "sam", NOW)
+    assert found.cited == [told.id]
+    lost = _note("l", "护照放哪了？？找了一晚上 抽屉里没有", datetime(2025, 4, 1))
+    where = _note("w", "找到了 在书架最上面的盒子里", datetime(2025, 4, 2))
+    found = answer("我护照在哪", [lost, where], "sam", NOW)
+    assert found.cited == [where.id] and "书架" in found.text
+
+
+def test_a_role_held_then_is_found_by_the_date_the_question_names() -> None:
+    then = _note("t", "first week running the support desk as team lead", datetime(2024, 2, 12))
+    later = _note("l", "promoted — I'm a service manager now", datetime(2024, 9, 2))
+    found = answer("what was my role back in February 2024?", [then, later], "sam", NOW)
+    assert found.cited == [then.id]

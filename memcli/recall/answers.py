@@ -118,7 +118,7 @@ words (``memcli.text.updates.answers_asked``)."""
 ATTRIBUTE_WORDS = {
     "live": ("move", "reloc", "home", "hous", "flat", "apart", "rent"),
     "job": ("work", "job", "employ", "joined", "teacher", "nurs"),
-    "role": ("work", "job", "employ", "joined", "promot", "as a ", "i'm a ", "i am a "),
+    "role": ("work", "job", "employ", "joined", "promot", "as ", "i'm a ", "i am a "),
     "change": ("switch", "swap", "replac", "rais", "increas", "lower", "reduc", "moved", "went up", "going up"),
     "work": ("work", "job", "employ", "joined"),
     "dose": ("mg", "mcg", "unit", "rais", "increas", "lower", "reduc", "take"),
@@ -989,6 +989,7 @@ def _answer(
     stating = {id(c) for c in candidates if answers_asked(question, c.text)}
     expecting = expected_types(question) if typed else frozenset()
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
+    answering = _answers_to_noted_questions(memories, asking, whole)
     replaced_by: dict[str, list[Memory]] = {}
     for m in memories:
         if m.superseded_by:
@@ -1003,6 +1004,8 @@ def _answer(
         if not past:  # what the note it replaced holds ("PureGym membership"), the newer one is about too
             for older in replaced_by.get(memory.id, ()):
                 found |= _held(wanted, whole[older.id], older.text)
+        for question_note in answering.get(memory.id, ()):  # "q for Dr Lin: can I take…?", then "Dr Lin said…"
+            found |= _held(wanted, whole[question_note.id], question_note.text)
         return found
 
     for c in candidates:
@@ -1086,6 +1089,30 @@ def _answer(
     if replaced and not past:
         attributed += _replaced(best.memory, replaced[0], chinese)
     return Extracted(attributed, [best.memory.id])
+
+
+def _answers_to_noted_questions(
+    memories: Sequence[Memory], asking: set[str], whole: Mapping[str, frozenset[str]]
+) -> dict[str, list[Memory]]:
+    """The memories that answer a question the person noted, by id, each with the questions
+    it answers: of ``memories`` that ask (``asking``) and are neither the assistant's nor a
+    base model's, the first noted after it that asks nothing and shares a content word
+    with it (``whole``: each memory's words) — "q for Dr Lin: can I take ibuprofen?", then
+    "Dr Lin said no ibuprofen, paracetamol only"; "车钥匙放哪了？？", then "找到了 在鞋柜上".
+    That memory holds what the question it answers holds."""
+    found: dict[str, list[Memory]] = {}
+    by_time = sorted(memories, key=lambda m: m.created_at)
+    for i, question_note in enumerate(by_time):
+        if question_note.id not in asking or question_note.speaker == ASSISTANT or BASE_MODEL in question_note.tags:
+            continue
+        own = _content(set(whole[question_note.id]))
+        for later in by_time[i + 1 :]:
+            if later.id in asking or BASE_MODEL in later.tags:
+                continue
+            if own & _content(set(whole[later.id])):
+                found.setdefault(later.id, []).append(question_note)
+            break
+    return found
 
 
 def _add_similar(
