@@ -44,8 +44,21 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   summary when there is one, ``day_summaries``); a
   question's words that name an attribute a memory states in other words ("live" and
   "moved to", "job" and "work as") count as held (``ATTRIBUTE_WORDS``);
-- a question that asks for several things ("what are my dogs called", "哪些") quotes the
-  best sentence of every memory that holds one (``LIST_SHARE``), citing each.
+- a question that asks for several things ("what are my dogs called", "哪些", "哪几本")
+  quotes the best sentence of every memory that holds one (``LIST_SHARE``), citing each,
+  and every other memory recall finds about as close to the question (``_add_similar``:
+  cosine against the closest item's, a lower share for one that holds the kind asked for,
+  a name or a title; for Chinese, whose cosines mislead, only one of that kind);
+- a question asking a date that is not the noting of something ("When is Kate's
+  birthday?", "几号") or a number only the memory can hold ("my passport number", "多少钱")
+  is answered only from a memory that states one (``must_state``); a remark beside the
+  question ("need it for a form") is not asked for (``asking_part``);
+- a present-tense question is answered by the note that replaced the best one when both are
+  recalled, and that note holds what the one it replaced holds; a note that follows a
+  question the person noted ("q for Dr Lin: can I take ibuprofen?", then "Dr Lin said…")
+  holds what that question holds;
+- a question's word and a memory's word of one root meet ("allergic", "allergy";
+  ``PREFIX_CHARS``), as do a Chinese word and a memory holding each of its characters.
 
 A relative date in a quoted sentence ("yesterday", "last week", "two days ago", "昨天",
 "上周二", "三天前") is resolved against the memory's own date with ``dates.query_dates``
