@@ -41,7 +41,7 @@ def test_a_list_gathers_close_items_of_the_kind_asked_for_and_no_distractor() ->
         _note("c", "bins go out on thursday now", datetime(2025, 6, 10)),
     ]
     similarity = {"a" * 16: 0.5, "b" * 16: 0.17, "c" * 16: 0.05}
-    found = answer("Which cafes did friends recommend?", cafes, "sam", NOW, similarity)
+    found = answer("Which cafes were recommended to me?", cafes, "sam", NOW, similarity)
     assert found.cited == ["a" * 16, "b" * 16]
     presents = [
         _note("d", "dad present idea: a good torch for the shed", datetime(2025, 5, 1)),
@@ -110,10 +110,10 @@ def test_a_chinese_word_is_held_when_its_characters_are() -> None:
 
 def test_a_dose_written_against_its_number_names_a_medicine() -> None:
     meds = [
-        _note("a", "amlodipine 5mg started for blood pressure", datetime(2025, 1, 1)),
-        _note("r", "GP added ramipril 2.5mg for blood pressure as well", datetime(2025, 3, 1)),
+        _note("a", "amlodipine 5mg started for my heart", datetime(2025, 1, 1)),
+        _note("r", "GP added ramipril 2.5mg for my heart as well", datetime(2025, 3, 1)),
     ]
-    found = answer("which blood pressure meds am I on?", meds, "sam", NOW)
+    found = answer("which heart meds am I on?", meds, "sam", NOW)
     assert found.cited == ["a" * 16, "r" * 16]
 
 

@@ -254,16 +254,9 @@ ATTRIBUTE_WORDS = {
     ),
     "hobbies": ("like", "love", "enjoy", "hobby", "into ", "took up", "taking up", "started learning"),
     "recommend": ("should", "suggest", "try", "must", "recommend"),
-    "friend": (NAMED,),
-    "people": (NAMED,),
-    "someone": (NAMED,),
-    "book": ("read", "novel", "author", TITLED),
-    "film": ("watch", "movie", "cinema", TITLED),
-    "movie": ("watch", "film", "cinema", TITLED),
-    "show": (TITLED,),
-    "series": (TITLED,),
-    "song": (TITLED,),
-    "album": (TITLED,),
+    "book": ("read", "novel", "author"),
+    "film": ("watch", "movie", "cinema"),
+    "movie": ("watch", "film", "cinema"),
     "电影": (TITLED,),
     "书": (TITLED,),
     "剧": (TITLED,),
@@ -382,7 +375,7 @@ _RELATIVE_ZH = re.compile(
     r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
 )
 _LIST_EN = re.compile(
-    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has)\b|\bwhich\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
+    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
     r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b",
     re.IGNORECASE,
 )
@@ -1002,7 +995,7 @@ def _answer(
     stating = {id(c) for c in candidates if answers_asked(question, c.text)}
     expecting = expected_types(question) if typed else frozenset()
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
-    answering = _answers_to_noted_questions(memories, asking, whole)
+    answering = _answers_to_noted_questions(memories, asking, whole, user)
     replaced_by: dict[str, list[Memory]] = {}
     for m in memories:
         if m.superseded_by:
@@ -1105,22 +1098,25 @@ def _answer(
 
 
 def _answers_to_noted_questions(
-    memories: Sequence[Memory], asking: set[str], whole: Mapping[str, frozenset[str]]
+    memories: Sequence[Memory], asking: set[str], whole: Mapping[str, frozenset[str]], user: str
 ) -> dict[str, list[Memory]]:
     """The memories that answer a question the person noted, by id, each with the questions
-    it answers: of ``memories`` that ask (``asking``) and are neither the assistant's nor a
-    base model's, the first noted after it that asks nothing and shares a content word
+    it answers: of ``memories`` that ask (``asking``) and are the person's own (a note, or
+    said by ``user``; in a conversation between others, every turn follows a question), the
+    first of the person's own noted after it that asks nothing and shares a content word
     with it (``whole``: each memory's words) — "q for Dr Lin: can I take ibuprofen?", then
     "Dr Lin said no ibuprofen, paracetamol only"; "车钥匙放哪了？？", then "找到了 在鞋柜上".
     That memory holds what the question it answers holds."""
     found: dict[str, list[Memory]] = {}
-    by_time = sorted(memories, key=lambda m: m.created_at)
+    by_time = sorted(
+        (m for m in memories if m.speaker in ("", user) and BASE_MODEL not in m.tags), key=lambda m: m.created_at
+    )
     for i, question_note in enumerate(by_time):
-        if question_note.id not in asking or question_note.speaker == ASSISTANT or BASE_MODEL in question_note.tags:
+        if question_note.id not in asking:
             continue
         own = _content(set(whole[question_note.id]))
         for later in by_time[i + 1 :]:
-            if later.id in asking or BASE_MODEL in later.tags:
+            if later.id in asking:
                 continue
             if own & _content(set(whole[later.id])):
                 found.setdefault(later.id, []).append(question_note)
