@@ -44,8 +44,21 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   summary when there is one, ``day_summaries``); a
   question's words that name an attribute a memory states in other words ("live" and
   "moved to", "job" and "work as") count as held (``ATTRIBUTE_WORDS``);
-- a question that asks for several things ("what are my dogs called", "哪些") quotes the
-  best sentence of every memory that holds one (``LIST_SHARE``), citing each.
+- a question that asks for several things ("what are my dogs called", "哪些", "哪几本")
+  quotes the best sentence of every memory that holds one (``LIST_SHARE``), citing each,
+  and every other memory recall finds about as close to the question (``_add_similar``:
+  cosine against the closest item's, a lower share for one that holds the kind asked for,
+  a name or a title; for Chinese, whose cosines mislead, only one of that kind);
+- a question asking a date that is not the noting of something ("When is Kate's
+  birthday?", "几号") or a number only the memory can hold ("my passport number", "多少钱")
+  is answered only from a memory that states one (``must_state``); a remark beside the
+  question ("need it for a form") is not asked for (``asking_part``);
+- a present-tense question is answered by the note that replaced the best one when both are
+  recalled, and that note holds what the one it replaced holds; a note that follows a
+  question the person noted ("q for Dr Lin: can I take ibuprofen?", then "Dr Lin said…")
+  holds what that question holds;
+- a question's word and a memory's word of one root meet ("allergic", "allergy";
+  ``PREFIX_CHARS``), as do a Chinese word and a memory holding each of its characters.
 
 A relative date in a quoted sentence ("yesterday", "last week", "two days ago", "昨天",
 "上周二", "三天前") is resolved against the memory's own date with ``dates.query_dates``
@@ -97,9 +110,18 @@ LIST_SIMILAR = 0.5
 share of the closest item's that holds its words (``_add_similar``)."""
 LIST_SIMILAR_FLOOR = 0.15
 """…and at least this cosine similarity."""
+LIST_SIMILAR_FITTING = 0.3
+"""…or this share, for a memory that holds the kind of thing the question asks for (a name
+for "which restaurants", a person for "who"): the kind is a second sign that it is an item."""
+PREFIX_CHARS = 5
+"""A question's word is held by a memory word (stems) that begins with it or that it begins
+with, both of at least this many letters (``_same_word``)."""
 LIST_ITEM_CHARS = 240
 """A list question quotes a memory of up to this many characters whole (its name may be in
 the sentence beside the one that names the kind: "Biscuit chewed the sofa. Naughty dog.")."""
+TITLED = "<title>"
+"""An alias of ``ATTRIBUTE_WORDS`` held by a memory that names a work in quotes, 《》 or
+capitals ("which films": "watched 《流浪地球》")."""
 NAMED = "<name>"
 """An alias of ``ATTRIBUTE_WORDS`` held by a memory that names someone or something in
 capitals, other than a place."""
@@ -109,9 +131,13 @@ words (``memcli.text.updates.answers_asked``)."""
 ATTRIBUTE_WORDS = {
     "live": ("move", "reloc", "home", "hous", "flat", "apart", "rent"),
     "job": ("work", "job", "employ", "joined", "teacher", "nurs"),
+    "role": ("work", "job", "employ", "joined", "promot", "as ", "i'm a ", "i am a "),
+    "change": ("switch", "swap", "replac", "rais", "increas", "lower", "reduc", "moved", "went up", "going up"),
     "work": ("work", "job", "employ", "joined"),
     "dose": ("mg", "mcg", "unit", "rais", "increas", "lower", "reduc", "take"),
     "take": ("mg", "mcg", "unit", "rais", "increas", "lower", "reduc"),
+    "med": ("mg", "mcg", "pill", "tablet", "prescri", "medic"),
+    "medic": ("mg", "mcg", "pill", "tablet", "prescri", "med "),
     "diet": ("vegan", "vegetarian", "keto", "pescatarian", "eat"),
     "buy": ("bought",),
     "run": ("ran ",),
@@ -227,10 +253,14 @@ ATTRIBUTE_WORDS = {
         "boxing",
     ),
     "hobbies": ("like", "love", "enjoy", "hobby", "into ", "took up", "taking up", "started learning"),
+    "recommend": ("should", "suggest", "try", "must", "recommend"),
     "book": ("read", "novel", "author"),
     "film": ("watch", "movie", "cinema"),
     "movie": ("watch", "film", "cinema"),
-    "recommend": ("should", "suggest", "try", "must", "recommend"),
+    "电影": (TITLED,),
+    "书": (TITLED,),
+    "剧": (TITLED,),
+    "歌": (TITLED,),
     "suggest": ("should", "recommend", "try"),
     "住": ("搬",),
     "名字": ("叫",),
@@ -310,7 +340,7 @@ _PERSON = re.compile(
 _NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")
 _TITLE_QUESTION = re.compile(
     r"\b(which|what)\s+(\w+\s+)?(film|movie|book|novel|show|series|song|album|band|game|app|dish|recipe|restaurant|painting)s?\b|"
-    r"(哪部|哪本|哪首|哪道|哪个乐队|哪家|什么电影|什么书|什么歌|什么菜|叫什么)",
+    r"(哪几?部|哪几?本|哪几?首|哪几?道|哪个乐队|哪几?家|什么电影|什么书|什么歌|什么菜|叫什么)",
     re.IGNORECASE,
 )
 _TITLE = re.compile(r"[\"“《「][^\"”》」]{2,60}[\"”》」]|(?<=\s)[A-Z][a-z]+(\s+[A-Z][a-z]+)+")
@@ -345,24 +375,30 @@ _RELATIVE_ZH = re.compile(
     r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
 )
 _LIST_EN = re.compile(
-    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+\w+s\s+(do|did|have|has)\b|\bwhich\s+\w+s\b|\blist\b|\ball\s+(the|my)\b|"
+    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
     r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b",
     re.IGNORECASE,
 )
-_LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别")
+_LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别|哪几")
 _NAME_QUESTION = re.compile(r"叫什么|什么名字|名字是什么|叫啥")
 _DATE_WORDS = re.compile(
     r"\b(on|in|at|during)?\s*(january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"yesterday|today|\d{1,2}(st|nd|rd|th)|(19|20)\d\d|last\s+(week|month|year|weekend))\b|"
-    r"\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|去年|上个月",
+    r"\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|今年|去年|前年|上个月|这个月|本月",
     re.IGNORECASE,
 )
 _FILLER = re.compile(
-    r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more)\b", re.IGNORECASE
+    r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more|back(?= (in|then|when)\b)|"
+    r"(jot|note|write|wrote|written|put) down)\b",
+    re.IGNORECASE,
 )
 """Phrases of a question that say nothing of what it asks ("What have I planted so far?",
 "Do I still smoke?": whether it holds now, which the memory need not say)."""
+_ZH_HOW_MANY = re.compile(r"哪?几[个本部首位家种条件样所支只张次]|哪[个本部首位家种条件样所支只张]")
+"""A Chinese question word with its measure word ("哪几本", "几个", "哪位"), which jieba
+joins to the noun after it ("几本书", "本书"): no memory holds it, the noun it asks about is
+left."""
 _DATE_NUMBER = re.compile(r"[0-3]?\d|(19|20)\d\d")
 """A number of a written date: its day or its year."""
 _SAME_DAY = frozenset(("today", "tonight", "this morning", "this afternoon", "this evening", "今天", "今晚", "今早"))
@@ -483,9 +519,12 @@ def _each_quoted(quoted: Sequence[_Candidate], user: str, chinese: bool) -> Extr
 
 def _fits(kind: str, sentence: str) -> bool:
     """Whether ``sentence`` holds what a ``kind`` question asks for ("title": a name in
-    quotes or capitals, for "which film", "哪部电影"...)."""
+    quotes or capitals, for "which film", "哪部电影"...; "name": that or one name in
+    capitals, for "which cafes")."""
     if kind == "title":
         return bool(_TITLE.search(sentence))
+    if kind == "name":
+        return bool(_TITLE.search(sentence) or _NAME.search(sentence))
     if kind == "when":
         return says_when(sentence) or bool(_CLOCK.search(sentence))
     if kind == "where":
@@ -508,6 +547,56 @@ def _candidates(memories: Sequence[Memory]) -> list[_Candidate]:
                 continue
             out.append(_Candidate(memory, rank, index, sentence, frozenset(words(f"{memory.speaker} {sentence}"))))
     return out
+
+
+def asking_part(question: str) -> str:
+    """The sentences of ``question`` that ask (``updates.asks``), without a remark beside
+    them ("What am I allergic to? Need it for a form.", "I need this for the doctor. What
+    dose do I take?"), whose words a memory that answers need not hold; all of it when no
+    sentence asks or every one does."""
+    sentences = split_sentences(question)
+    asking = [s for s in sentences if asks(s)]
+    return " ".join(asking) if asking and len(asking) < len(sentences) else question
+
+
+_ASKS_DATE = re.compile(
+    r"\bwhen\s+(?:is|are|will|am|'s)\b|\bwhen's\b|\bwhat(?:'s| is| are)\s+the\s+dates?\b|\bthe\s+dates?\s+of\b|"
+    r"\bwhat\s+(?:date|day|time)\s+(?:is|are|will)\b|几号|几月几[日号]|哪一?天|星期几|周几|礼拜几|什么时候",
+    re.IGNORECASE,
+)
+"""A question asking the date of something that is not the noting of it ("When is Kate's
+birthday?", "What's the date of the recital?", "宝宝下次打疫苗是几号？")."""
+_ASKS_NUMBER = re.compile(
+    r"\bmy\s+(?:[\w-]+\s+){0,2}(?:number|no\.|code|pin)\b|\b(?:number|code)\s+of\s+my\b|\bhow\s+much\s+(?:was|is|were|did|does|do)\b.*\b(?:cost|pay|paid|spend|spent|"
+    r"bill|price|charge)|号码|多少钱|价格|花了多少",
+    re.IGNORECASE,
+)
+"""A question asking a number only the memory itself can hold ("What's my passport
+number?", "How much was the vet bill?", "我护照号码是多少？")."""
+_STATES_NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万两]+[块元号]")
+
+
+def must_state(question: str) -> str:
+    """What an answer's memory must state for ``question`` to be answered from it: "date"
+    (the question asks the date of something, not when the person noted it: the memory's
+    own date is no answer to "When is Kate's birthday?"; a question about the past, "When
+    did I move?", is answered by it), "number" (``_ASKS_NUMBER``), or ""."""
+    if _ASKS_NUMBER.search(question):
+        return "number"
+    if _ASKS_DATE.search(question) and not asks_past(question) and not re.search(r"[了过]", question):
+        return "date"
+    return ""
+
+
+def _states(needed: str, text: str) -> bool:
+    """Whether ``text`` states the ``needed`` ("date", "number") of ``must_state``."""
+    if needed == "date":
+        return bool(_DATE_WORDS.search(text) or DAY_OF_MONTH.search(text) or _CLOCK.search(text)) or any(
+            says_when(s) for s in split_sentences(text)
+        )
+    if needed == "number":
+        return bool(_STATES_NUMBER.search(text))
+    return True
 
 
 def is_list_question(question: str) -> bool:
@@ -540,11 +629,14 @@ def _places_in(text: str) -> frozenset[str]:
 
 
 def _alias_in(alias: str, text: str, lower: str) -> bool:
+    if alias == TITLED:
+        return bool(_TITLE.search(text))
     if alias == NAMED:  # a name, not a place: "I moved from Leeds to York" calls nothing "Leeds"
         return any(m.group(0) not in _places_in(text) for m in _NAME.finditer(text))
     if not alias.isascii():
         return alias in lower
-    return re.search(r"\b" + re.escape(alias), lower) is not None
+    # at the start of a word, or after a number ("10mg")
+    return re.search(r"(?<![a-z])" + re.escape(alias), lower) is not None
 
 
 TYPE_RANK = 2
@@ -744,9 +836,22 @@ def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
     for word in wanted - found:
         if any(_alias_in(alias, text, lower) for alias in _ALIASES.get(word, ())):
             found.add(word)
+        elif word.isascii() and len(word) >= PREFIX_CHARS and any(_same_word(word, t) for t in held if t.isascii()):
+            found.add(word)
+        elif len(word) == 2 and has_cjk(word) and all(c in held for c in word):
+            found.add(word)  # "上班" of a memory jieba cut as "这边", "上": both characters are there
     whole = [w for w in found if len(w) > 1 and has_cjk(w)]
     found |= {c for c in wanted - found if len(c) == 1 and any(c in w for w in whole)}
     return found
+
+
+def _same_word(word: str, other: str) -> bool:
+    """Whether two stems are of one word the stemmer brings to different stems ("allergic":
+    allerg, "allergy": allergi; "neurologist" and "neuro"): one begins with the other, both
+    at least ``PREFIX_CHARS`` long."""
+    if len(other) < PREFIX_CHARS:
+        return False
+    return word.startswith(other) or other.startswith(word)
 
 
 _WHOLE_DAY_EN = re.compile(
@@ -846,7 +951,7 @@ def _answer(
         return not_found
     when = now if now is not None else max(m.created_at for m in memories)
     dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
-    asked = _FILLER.sub(" ", question)
+    asked = _ZH_HOW_MANY.sub(" ", _FILLER.sub(" ", asking_part(question)))
     undated = DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))
     wanted = content_words(undated if dates else asked)
     if dates:  # the day and year of "on 4 February", "12 June 2025"
@@ -883,16 +988,31 @@ def _answer(
     candidates = [c for c in candidates if c.memory.id not in asking or _held(wanted, c.tokens, c.text)]
     if not candidates:
         return not_found
+    needed = must_state(question)
+    candidates = [c for c in candidates if _states(needed, c.memory.text)]
+    if not candidates:
+        return not_found
     stating = {id(c) for c in candidates if answers_asked(question, c.text)}
     expecting = expected_types(question) if typed else frozenset()
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
+    answering = _answers_to_noted_questions(memories, asking, whole, user)
+    replaced_by: dict[str, list[Memory]] = {}
+    for m in memories:
+        if m.superseded_by:
+            replaced_by.setdefault(m.superseded_by, []).append(m)
 
     def held_by(memory: Memory) -> set[str]:
         if memory.id in stating_memories or memory.id in typed:
             return set(wanted)
         if _someone_elses(question, memory.text):  # of another's thing, the rest of it is not the user's either
             return set()
-        return _held(wanted, whole[memory.id], memory.text)
+        found = _held(wanted, whole[memory.id], memory.text)
+        if not past:  # what the note it replaced holds ("PureGym membership"), the newer one is about too
+            for older in replaced_by.get(memory.id, ()):
+                found |= _held(wanted, whole[older.id], older.text)
+        for question_note in answering.get(memory.id, ()):  # "q for Dr Lin: can I take…?", then "Dr Lin said…"
+            found |= _held(wanted, whole[question_note.id], question_note.text)
+        return found
 
     for c in candidates:
         own = sum(weight[t] for t in (wanted if id(c) in stating else _held(wanted, c.tokens, c.text))) / total
@@ -911,6 +1031,16 @@ def _answer(
         if c.memory.id in held_then:
             c.score = c.score + DATE_BONUS if held_then[c.memory.id] else c.score * SUPERSEDED_SHARE
     best = max(candidates, key=lambda c: c.score)
+    # A present-tense question is answered by the note that replaced the best one when it is
+    # recalled too: "PureGym membership" holds the words of "which gym am I a member of", and
+    # "cancelled PureGym. joined The Arch" says what holds now.
+    seen = {best.memory.id}
+    while best.memory.superseded_by and not past and best.memory.superseded_by not in seen:
+        newer = [c for c in candidates if c.memory.id == best.memory.superseded_by]
+        if not newer:
+            break
+        best = max(newer, key=lambda c: c.score)
+        seen.add(best.memory.id)
 
     named = _people_named(question, memories, user)
 
@@ -934,8 +1064,10 @@ def _answer(
                 continue
             if c.memory.id not in firsts and c.score >= LIST_SHARE * best.score and covers(c):
                 firsts[c.memory.id] = c
-        if similarity and not chinese and not names:
-            _add_similar(firsts, candidates, similarity, past, named)
+        if similarity and not names:
+            # "which cafes": of a kind named by what the question asks for, a name
+            item_kind = "name" if kind == "what" and _WHICH.search(question) else kind
+            _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese)
         if len(firsts) > 1:
             return _each_quoted(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
@@ -965,12 +1097,41 @@ def _answer(
     return Extracted(attributed, [best.memory.id])
 
 
+def _answers_to_noted_questions(
+    memories: Sequence[Memory], asking: set[str], whole: Mapping[str, frozenset[str]], user: str
+) -> dict[str, list[Memory]]:
+    """The memories that answer a question the person noted, by id, each with the questions
+    it answers: of ``memories`` that ask (``asking``) and are the person's own (a note, or
+    said by ``user``; in a conversation between others, every turn follows a question), the
+    first of the person's own noted after it that asks nothing and shares a content word
+    with it (``whole``: each memory's words) — "q for Dr Lin: can I take ibuprofen?", then
+    "Dr Lin said no ibuprofen, paracetamol only"; "车钥匙放哪了？？", then "找到了 在鞋柜上".
+    That memory holds what the question it answers holds."""
+    found: dict[str, list[Memory]] = {}
+    by_time = sorted(
+        (m for m in memories if m.speaker in ("", user) and BASE_MODEL not in m.tags), key=lambda m: m.created_at
+    )
+    for i, question_note in enumerate(by_time):
+        if question_note.id not in asking:
+            continue
+        own = _content(set(whole[question_note.id]))
+        for later in by_time[i + 1 :]:
+            if later.id in asking:
+                continue
+            if own & _content(set(whole[later.id])):
+                found.setdefault(later.id, []).append(question_note)
+            break
+    return found
+
+
 def _add_similar(
     firsts: dict[str, _Candidate],
     candidates: Sequence[_Candidate],
     similarity: Mapping[str, float],
     past: bool,
     named: set[str],
+    kind: str,
+    chinese: bool,
 ) -> None:
     """Add to a list answer's items (``firsts``, by memory id, those that hold the
     question's words) each other memory of ``candidates`` that recall finds about as close
@@ -978,17 +1139,30 @@ def _add_similar(
     of theirs and ``LIST_SIMILAR_FLOOR`` ("Which restaurants did I want to try?": "must try
     Dishoom" holds its words, "Padella - fresh pasta, queue early" is as close to it);
     not one superseded (unless the question asks about the past), nor one not about the
-    person the question names; up to ``LIST_MAX`` items, the closest first."""
+    person the question names; up to ``LIST_MAX`` items, the closest first. A memory that
+    holds the kind of thing the question asks for (``_fits`` its ``kind``: a name for
+    "which restaurants", a person for "who", a title for "哪几本书") needs only
+    ``LIST_SIMILAR_FITTING`` of that similarity ("Jess rec: Bao Bao on King st"). For a
+    ``chinese`` question only such a memory is added: the embedder's cosine is a weak sign
+    for Chinese (a note about a grave visit was closer to "which books did I finish" than
+    two of the books)."""
     if not firsts:
         return
-    floor = max(LIST_SIMILAR_FLOOR, LIST_SIMILAR * max(similarity.get(i, 0.0) for i in firsts))
+    closest = max(similarity.get(i, 0.0) for i in firsts)
+    floor = max(LIST_SIMILAR_FLOOR, LIST_SIMILAR * closest)
+    fitting_floor = max(LIST_SIMILAR_FLOOR, LIST_SIMILAR_FITTING * closest)
+    typed = kind in ("who", "where", "title", "name")
     best_of: dict[str, _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         best_of.setdefault(c.memory.id, c)
     for memory_id, c in sorted(best_of.items(), key=lambda item: -similarity.get(item[0], 0.0)):
-        if len(firsts) >= LIST_MAX or similarity.get(memory_id, 0.0) < floor:
+        close = similarity.get(memory_id, 0.0)
+        if len(firsts) >= LIST_MAX or close < min(floor, fitting_floor if typed else floor):
             break
         if memory_id in firsts or (c.memory.superseded_by and not past):
+            continue
+        fits = typed and any(_fits(kind, s) for s in split_sentences(c.memory.text) if not asks(s))
+        if (chinese or close < floor) and not fits:
             continue
         if named and not any(_about(c.memory, person) for person in named):
             continue
