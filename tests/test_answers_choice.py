@@ -134,3 +134,29 @@ def test_a_role_held_then_is_found_by_the_date_the_question_names() -> None:
     later = _note("l", "promoted — I'm a service manager now", datetime(2024, 9, 2))
     found = answer("what was my role back in February 2024?", [then, later], "sam", NOW)
     assert found.cited == [then.id]
+
+
+def test_the_latest_note_on_the_subject_is_quoted_first_when_no_rule_read_the_change() -> None:
+    """No rule marks "down to 10 mg pred" as replacing "prednisone 30mg": recall finds both
+    close to the question, and the later one of the person's own is quoted first."""
+    older = _note("o", "prednisone 30mg daily since the flare", datetime(2025, 3, 1))
+    newer = _note("n", "tapering — down to 10 mg pred this week", datetime(2025, 4, 2))
+    other = _note("x", "collect the parcel from the post office", datetime(2025, 4, 3))
+    similarity = {older.id: 0.7, newer.id: 0.42, other.id: 0.05}
+    found = answer("How much prednisone am I taking now?", [older, newer, other], "sam", NOW, similarity)
+    assert found.cited[0] == newer.id
+    assert "10 mg" in found.text and "30mg" in found.text  # the earlier note follows, cited
+    assert found.text.index("10 mg") < found.text.index("30mg")
+
+
+def test_the_latest_note_does_not_answer_the_past_a_distant_one_or_someone_else() -> None:
+    older = _note("o", "prednisone 30mg daily since the flare", datetime(2025, 3, 1))
+    newer = _note("n", "tapering — down to 10 mg pred this week", datetime(2025, 4, 2))
+    close = {older.id: 0.7, newer.id: 0.42}
+    past = answer("How much prednisone was I taking before the taper?", [older, newer], "sam", NOW, close)
+    assert past.cited[:1] == [older.id]
+    distant = {older.id: 0.7, newer.id: 0.2}  # below LATER_SIMILAR of the best
+    assert answer("How much prednisone am I taking now?", [older, newer], "sam", NOW, distant).cited == [older.id]
+    theirs = replace(newer, speaker="Priya")  # a turn of another speaker is not the person's latest word
+    found = answer("How much prednisone am I taking now?", [older, theirs], "sam", NOW, close)
+    assert found.cited == [older.id]

@@ -110,6 +110,9 @@ LIST_SIMILAR = 0.5
 share of the closest item's that holds its words (``_add_similar``)."""
 LIST_SIMILAR_FLOOR = 0.15
 """…and at least this cosine similarity."""
+LATER_SIMILAR = 0.5
+"""Share of the best memory's cosine similarity to a present-tense question about the person
+that a later note of theirs needs to be quoted first, as the latest word (``_later_word``)."""
 LIST_SIMILAR_FITTING = 0.3
 """…or this share, for a memory that holds the kind of thing the question asks for (a name
 for "which restaurants", a person for "who"): the kind is a second sign that it is an item."""
@@ -380,6 +383,7 @@ _LIST_EN = re.compile(
     re.IGNORECASE,
 )
 _LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别|哪几")
+_ABOUT_ME = re.compile(r"\b(i|i'm|i've|i'd|my|me|mine)\b|我", re.IGNORECASE)
 _NAME_QUESTION = re.compile(r"叫什么|什么名字|名字是什么|叫啥")
 _DATE_WORDS = re.compile(
     r"\b(on|in|at|during)?\s*(january|february|march|april|may|june|july|august|september|october|november|december|"
@@ -949,6 +953,7 @@ def _answer(
     candidates = _candidates(memories)
     if not candidates:
         return not_found
+    every = candidates
     when = now if now is not None else max(m.created_at for m in memories)
     dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
     asked = _ZH_HOW_MANY.sub(" ", _FILLER.sub(" ", asking_part(question)))
@@ -1072,6 +1077,11 @@ def _answer(
             return _each_quoted(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
             )
+    later = (
+        None if past or dates or not _ABOUT_ME.search(question) else _later_word(best, every, similarity, user, asking)
+    )
+    if later is not None:
+        return _later_answer(later, best, user, chinese)
     quoted = [best]
     beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
     # The neighbour joins when it scores close, when it holds what the question asks for
@@ -1095,6 +1105,59 @@ def _answer(
     if replaced and not past:
         attributed += _replaced(best.memory, replaced[0], chinese)
     return Extracted(attributed, [best.memory.id])
+
+
+def _own(memory: Memory, user: str) -> bool:
+    """Whether ``memory`` is the person's own: a note, or a turn ``user`` said."""
+    return not memory.speaker or memory.speaker.replace(" ", "") == user.replace(" ", "")
+
+
+def _later_word(
+    best: _Candidate,
+    candidates: Sequence[_Candidate],
+    similarity: Mapping[str, float],
+    user: str,
+    asking: set[str],
+) -> _Candidate | None:
+    """The latest note or turn of the person's own, noted after ``best``'s memory, that recall
+    finds close to the question too (cosine similarity at least ``LATER_SIMILAR`` times
+    ``best``'s, from ``similarity``, and ``LIST_SIMILAR_FLOOR``), that asks nothing and is not
+    superseded, of all the recalled memories' sentences (``candidates``); its best-scoring
+    sentence, or None. What a person noted last on the subject a present-tense question
+    about them asks is the likelier current value when no rule read the change
+    ("levothyroxine 75 mcg", then "new script: levo 88 mcg"; MemoryBank's recency, at
+    answer time: nothing is marked superseded by it)."""
+    closest = similarity.get(best.memory.id, 0.0)
+    if closest <= 0 or not _own(best.memory, user):
+        return None
+    later = [
+        c
+        for c in candidates
+        if c.memory.created_at > best.memory.created_at
+        and _own(c.memory, user)
+        and not c.memory.superseded_by
+        and c.memory.id not in asking
+        and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * closest, LIST_SIMILAR_FLOOR)
+    ]
+    if not later:
+        return None
+    latest = max(c.memory.created_at for c in later)
+    return max((c for c in later if c.memory.created_at == latest), key=lambda c: c.score)
+
+
+def _later_answer(later: _Candidate, earlier: _Candidate, user: str, chinese: bool) -> Extracted:
+    """An answer quoting the ``later`` note (``_item``) first, then the ``earlier`` one it may
+    have changed, each attributed and cited; no supersession is claimed."""
+    text = resolve_relative_dates(_item(later), later.memory.created_at, chinese)
+    quoted = _attributed(text, later.memory, user, chinese)
+    before = resolve_relative_dates(_item(earlier), earlier.memory.created_at, chinese)
+    if chinese:
+        quoted += f"［最近一条；更早在{_day(earlier.memory.created_at, True)}：“{before}” [{cite(earlier.memory)}]］"
+    else:
+        quoted += (
+            f' [the latest; earlier, on {_day(earlier.memory.created_at, False)}: "{before}" [{cite(earlier.memory)}]]'
+        )
+    return Extracted(quoted, [later.memory.id, earlier.memory.id])
 
 
 def _answers_to_noted_questions(
