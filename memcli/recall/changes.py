@@ -303,21 +303,10 @@ class Changes:
         nights") and asks nothing. None when there is none. One scan of the user's rows
         holding a word of frequency (``RecallIndex.current_holding``): such notes are rare."""
         rows = index.current_holding(new.user, SUPERSEDED_KINDS, any_of=list(updates.RECURS_NEEDLES), all_of=[])
-        latest: Memory | None = None
-        for memory_id, text, record in rows:
-            if memory_id == new.id or memory_id in shown:
-                continue
-            old = Memory.from_record(memory_id, text, record)
-            if (
-                not tells(old)
-                or said_by(old) != said_by(new)
-                or not new.created_at - BARE_HABIT_DAYS * 86400 <= old.created_at < new.created_at
-                or (latest is not None and old.created_at <= latest.created_at)
-            ):
-                continue
+        for old, text in _latest_first(rows, new, shown, BARE_HABIT_DAYS):
             if updates.RECURS.search(text) and not updates.asks(text) and not updates.statements(text):
-                latest = old
-        return latest
+                return old
+        return None
 
     def _dose_noted_before(
         self, index: RecallIndex, new: Memory, said: updates.Statement, shown: Collection[str]
@@ -330,28 +319,15 @@ class Changes:
         (``RecallIndex.current_holding``): such notes are rare."""
         unit = updates.dose_unit(said.value)
         rows = index.current_holding(new.user, SUPERSEDED_KINDS, any_of=list(updates.CUES[updates.DOSE]))
-        latest: tuple[Memory, updates.Statement] | None = None
-        for memory_id, text, record in rows:
-            if memory_id == new.id or memory_id in shown:
-                continue
-            old = Memory.from_record(memory_id, text, record)
-            if (
-                not tells(old)
-                or said_by(old) != said_by(new)
-                or not new.created_at - UNNAMED_DOSE_DAYS * 86400 <= old.created_at < new.created_at
-                or (latest is not None and old.created_at <= latest[0].created_at)
-            ):
-                continue
+        for old, text in _latest_first(rows, new, shown, UNNAMED_DOSE_DAYS):
             doses = [
                 s
                 for s in updates.statements(text)
                 if s.key.startswith(f"{updates.DOSE}:") and s.key != updates.UNNAMED_DOSE and not s.ended
             ]
             if doses and updates.dose_unit(doses[0].value) == unit:
-                latest = (old, doses[0])
-        if latest is None or latest[1].value == said.value:
-            return None
-        return latest[0]
+                return None if doses[0].value == said.value else old
+        return None
 
     def _supersede(self, older: Memory, newer: Memory) -> tuple[Memory, Memory]:
         """Mark ``older`` superseded by ``newer``: its metadata written behind, in the same
@@ -602,3 +578,25 @@ class Changes:
         return ForgetReport(
             len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived, verdicts
         )
+
+
+def _latest_first(
+    rows: Iterable[tuple[str, str, str]], new: Memory, shown: Collection[str], days: float
+) -> list[tuple[Memory, str]]:
+    """Of ``rows`` (``RecallIndex.current_holding``: id, text, record), the memories that tell
+    (``tells``), said by ``new``'s speaker, before ``new`` and at most ``days`` days older,
+    other than ``new`` and ``shown``; latest first, each with its text (rows of one moment in
+    their order)."""
+    found = []
+    for memory_id, text, record in rows:
+        if memory_id == new.id or memory_id in shown:
+            continue
+        old = Memory.from_record(memory_id, text, record)
+        if (
+            tells(old)
+            and said_by(old) == said_by(new)
+            and new.created_at - days * 86400 <= old.created_at < new.created_at
+        ):
+            found.append((old, text))
+    found.sort(key=lambda pair: -pair[0].created_at)
+    return found
