@@ -57,6 +57,8 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   recalled, and that note holds what the one it replaced holds; a note that follows a
   question the person noted ("q for Dr Lin: can I take ibuprofen?", then "Dr Lin said…")
   holds what that question holds;
+- a present-tense question about the person quotes first their latest note that recall
+  finds close to it too, then the best one, where no rule read the change (``_later_word``);
 - a question's word and a memory's word of one root meet ("allergic", "allergy";
   ``PREFIX_CHARS``), as do a Chinese word and a memory holding each of its characters.
 
