@@ -136,6 +136,32 @@ class PrimingModel(FakeChatModel):
         yield
 
 
+class SlowPrimingModel(PrimingModel):
+    """A model whose prime takes 30 s unless stopped: ``started`` is set when it begins,
+    ``stopped_at`` records what ``on_stop`` returns when it is stopped."""
+
+    def __init__(self, on_stop: Any = lambda: None) -> None:
+        super().__init__()
+        self.started = threading.Event()
+        self.on_stop = on_stop
+        self.stopped_at: list[Any] = []
+        self.stop: Any = lambda: False
+
+    def prime(self, messages: Sequence[Message]) -> int:
+        self.started.set()
+        for _ in range(600):  # 30 s, unless stopped
+            if self.stop():
+                self.stopped_at.append(self.on_stop())
+                return 0
+            time.sleep(0.05)
+        return super().prime(messages)
+
+    @contextlib.contextmanager
+    def stopping(self, stop: Any) -> Iterator[None]:
+        self.stop = stop
+        yield
+
+
 def test_the_next_prompts_start_is_evaluated_ahead(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -370,32 +396,13 @@ def test_a_turn_stops_the_prompts_start_evaluated_ahead_before_it_recalls() -> N
     (``settle``): on 2 cores, llama.cpp's evaluation and the recall at once slow each
     other down several times over, and the turn's own evaluation takes the rest in the
     same call. A Ctrl-C ends that wait."""
-    started = threading.Event()
-
-    class Slow(PrimingModel):
-        stopped = False
-
-        def prime(self, messages: Sequence[Message]) -> int:
-            started.set()
-            for _ in range(600):  # 30 s, unless stopped
-                if self.stop():
-                    self.stopped = True
-                    return 0
-                time.sleep(0.05)
-            return super().prime(messages)
-
-        @contextlib.contextmanager
-        def stopping(self, stop: Any) -> Iterator[None]:
-            self.stop = stop
-            yield
-
     gate = ModelGate()
-    model = Slow()
+    model = SlowPrimingModel()
     shared = SharedChatModel(lambda: model, gate, True)
     prime = shared.start_prime([Message("system", "You are memcli.")])
-    assert started.wait(30)
+    assert model.started.wait(30)
     shared.settle()
-    assert model.stopped and not model.primed
+    assert model.stopped_at and not model.primed
     prime.join(30)
     gate.priming(+1)  # a prime asked for, not yet ended
     with pytest.raises(Interrupted):
@@ -411,26 +418,11 @@ def test_a_turn_stops_the_prime_before_it_embeds_anything(fake_embedder: Any) ->
     from memcli.paths import resolve_paths
     from memcli.transport.resources import Resources
 
-    seen: list[int] = []
-
-    class Slow(PrimingModel):
-        def prime(self, messages: Sequence[Message]) -> int:
-            for _ in range(600):  # 30 s, unless stopped
-                if self.stop():
-                    seen.append(fake_embedder.calls)
-                    return 0
-                time.sleep(0.05)
-            return super().prime(messages)
-
-        @contextlib.contextmanager
-        def stopping(self, stop: Any) -> Iterator[None]:
-            self.stop = stop
-            yield
-
+    model = SlowPrimingModel(lambda: fake_embedder.calls)
     paths = resolve_paths()
-    resources = Resources(paths, load_settings(paths), fake_embedder, Slow())
+    resources = Resources(paths, load_settings(paths), fake_embedder, model)
     session = ChatSession(resources.engine({"verb": "chat.respond", "env": {}}))
     session.prime().join(0.2)  # type: ignore[union-attr]
     before = fake_embedder.calls
     session.respond("hi", lambda piece: None)
-    assert seen == [before]
+    assert model.stopped_at == [before]
