@@ -611,7 +611,7 @@ def test_chat_ended_by_end_of_input_loses_no_turn(runner: CliRunner, fake_model:
     assert json.loads(ok(runner.invoke(app, ["stats", "--json"])).stdout)["pending"] == 0
 
 
-def test_chat_folds_older_turns_into_a_summary(
+def test_chat_folds_older_turns_into_a_summary_and_keeps_them_while_they_fit(
     runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "4")
@@ -623,10 +623,18 @@ def test_chat_folds_older_turns_into_a_summary(
     summary_prompt = "\n".join(m.content for m in fake_model.prompts[3])
     assert "message one" in summary_prompt and "reply two" in summary_prompt
     assert "message three" not in summary_prompt
+    # The folded turns stay in the prompt word for word while it fits the context (the
+    # summary takes their place only when it would not), and the system text never changes:
+    # the next prompt starts with the whole previous one, whose evaluation is kept (issue 32).
     fourth = fake_model.prompts[4]
-    assert "Summary: we said one and two." in fourth[0].content
+    assert fourth[0].content == fake_model.prompts[0][0].content
+    assert not any("Summary: we said" in m.content for m in fourth)
     assert [(m.role, m.content) for m in fourth[1:-1]] == [
-        ("user", "Memories: none found.\n\nmessage three"),  # a message keeps the memories it came with
+        ("user", "Memories: none found.\n\nmessage one"),  # a message keeps the memories it came with
+        ("assistant", "reply one"),
+        ("user", "Memories: none found.\n\nmessage two"),
+        ("assistant", "reply two"),
+        ("user", "Memories: none found.\n\nmessage three"),
         ("assistant", "reply three"),
     ]
     assert fourth[-1].content.endswith("message four")
