@@ -82,7 +82,7 @@ from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import asks_past
 from memcli.text.entities import ENTITY_TYPES, extract
-from memcli.text.extractive import split_sentences
+from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import answers_asked, asks, statements
 
@@ -385,7 +385,6 @@ _LIST_EN = re.compile(
     re.IGNORECASE,
 )
 _LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别|哪几")
-_ABOUT_ME = re.compile(r"\b(i|i'm|i've|i'd|my|me|mine)\b|我", re.IGNORECASE)
 _NAME_QUESTION = re.compile(r"叫什么|什么名字|名字是什么|叫啥")
 _DATE_WORDS = re.compile(
     r"\b(on|in|at|during)?\s*(january|february|march|april|may|june|july|august|september|october|november|december|"
@@ -806,7 +805,7 @@ def _people_named(question: str, memories: Sequence[Memory], user: str) -> set[s
     ``question`` names: "What instrument does Caroline play?" asks about Caroline."""
     found: set[str] = set()
     for speaker in {m.speaker for m in memories if m.speaker}:
-        if speaker in (user, ASSISTANT) or speaker.replace(" ", "") == user.replace(" ", ""):
+        if speaker == ASSISTANT or _is_user(speaker, user):
             continue
         if has_cjk(speaker):
             if speaker in question:
@@ -1080,7 +1079,9 @@ def _answer(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
             )
     later = (
-        None if past or dates or not _ABOUT_ME.search(question) else _later_word(best, every, similarity, user, asking)
+        None
+        if past or dates or not FIRST_PERSON.search(question)
+        else _later_word(best, every, similarity, user, asking)
     )
     if later is not None:
         return _later_answer(later, best, user, chinese)
@@ -1109,9 +1110,15 @@ def _answer(
     return Extracted(attributed, [best.memory.id])
 
 
+def _is_user(speaker: str, user: str) -> bool:
+    """Whether ``speaker`` is ``user``: importers take spaces out of a user's name ("John
+    Zhang")."""
+    return speaker.replace(" ", "") == user.replace(" ", "")
+
+
 def _own(memory: Memory, user: str) -> bool:
     """Whether ``memory`` is the person's own: a note, or a turn ``user`` said."""
-    return not memory.speaker or memory.speaker.replace(" ", "") == user.replace(" ", "")
+    return not memory.speaker or _is_user(memory.speaker, user)
 
 
 def _later_word(
@@ -1294,7 +1301,7 @@ def _attributed(text: str, memory: Memory, user: str, chinese: bool) -> str:
     cited = f"[{cite(memory)}]"
     day = _day(memory.created_at, chinese)
     speaker = memory.speaker
-    if speaker.replace(" ", "") == user.replace(" ", ""):  # importers take spaces out of a user's name ("John Zhang")
+    if _is_user(speaker, user):
         speaker = user
     if chinese:
         who = "你" if not speaker or speaker == user else "助手" if speaker == ASSISTANT else speaker

@@ -243,7 +243,8 @@ def fold(
 
 # Facts and portraits: what people say of themselves ------------------------------------------
 
-_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine)\b|我", re.I)
+FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine)\b|我", re.I)
+"""A word of the first person singular, English or Chinese: a sentence, or a question, about oneself."""
 _SECOND_PERSON = re.compile(r"\b(you|your|yours|you're|you've|u)\b|你|您", re.I)
 _PLURAL = re.compile(r"\b(we|we're|we've|our|ours|us|ourselves|myself)\b|我们|咱们", re.I)
 _SMALL_TALK = re.compile(
@@ -492,7 +493,7 @@ def is_statement_about_oneself(sentence: str) -> bool:
         and not is_request_or_question(sentence)
         and not _SMALL_TALK.search(sentence)
         and not _LEANS_ON_CONTEXT.search(sentence)
-        and bool(_FIRST_PERSON.search(sentence))
+        and bool(FIRST_PERSON.search(sentence))
         and not _SECOND_PERSON.search(sentence)
     )
 
