@@ -220,6 +220,15 @@ def test_eval_changes_scores_right_superseded_first_and_abstentions(
     assert report["questions"] == 2
     assert report["per_type"]["dose"] == {"n": 1, "right": 1.0, "superseded_first": 0.0, "abstained_rightly": 0.0}
     assert report["per_type"]["abstain"]["abstained_rightly"] == 1.0
+    detailed = json.loads(
+        ok(runner.invoke(app, ["eval", "changes", str(path), "--answers", "extractive", "--json", "--details"])).stdout
+    )
+    dose = next(row for row in detailed["details"] if row["id"] == "a")
+    recalled = {r["text"]: r for r in dose["recalled"]}
+    assert [r["rank"] for r in dose["recalled"]] == list(range(1, len(dose["recalled"]) + 1))
+    assert recalled["I take lisinopril 10 mg once a day."]["superseded"] is True
+    assert recalled["The GP raised my lisinopril dose to 20 mg."]["cited"] is True
+    assert all(-1.0 <= r["similarity"] <= 1.0 for r in dose["recalled"])
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "x"}\n', encoding="utf-8")
     refused = runner.invoke(app, ["eval", "changes", str(bad)])

@@ -917,7 +917,11 @@ class ChangesReport(_Report):
     """Per scenario type and overall: n, right (the answer holds every gold word; for a
     question with no answer, it says nothing is found), superseded_first (the first memory
     quoted holds the superseded value and not the gold one) and abstained_rightly (nothing
-    found where nothing should be), each a share of n."""
+    found where nothing should be), each a share of n. With ``details``, one row per
+    scenario: its id, type, question, answer, the three scores (0 or 1) and ``recalled``,
+    the memories recall gave the answer, best first (rank from 1, text, cosine similarity
+    of the memory's vector to the question, whether the answer cites it, whether it is
+    superseded)."""
 
     questions: int = 0
     answers: str = ""
@@ -994,6 +998,16 @@ def eval_changes(
                             "question": change.question,
                             "answer": reply.answer,
                             **row,
+                            "recalled": [
+                                {
+                                    "rank": rank,
+                                    "text": r.memory.text,
+                                    "similarity": round(r.similarity, 4),
+                                    "cited": r.memory.id in reply.cited,
+                                    "superseded": r.memory.superseded_by is not None,
+                                }
+                                for rank, r in enumerate(reply.memories, start=1)
+                            ],
                         }
                     )
                 if progress:
