@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from cli_checks import handled
-from conftest import Given
+from conftest import Given, list_json
 from fakes.models import FakeChatModel
 from typer.testing import CliRunner
 
@@ -116,6 +116,39 @@ def test_the_summary_replaces_the_folded_turns_when_the_prompt_would_not_fit(
     assert [m.role for m in last] == ["system", "user"]
     assert last[1].content.startswith("Earlier in this conversation: Summary A.")
     assert last[1].content.endswith("Third message")
+
+
+def test_a_folded_turn_in_the_prompt_is_not_recalled_into_it_again(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn folded out of the history stays in the prompt verbatim (an earlier turn): a
+    later message about it does not bring it again as a recalled memory; a note the first
+    message recalled is in the prompt still, once."""
+    monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "2")
+    assert runner.invoke(app, ["remember", "Ann teaches the violin at the Lyon conservatory"]).exit_code == 0
+    fake_model.replies = ["Nice.", "Good.", "Summary A.", "Yes."]
+    said = "My sister Ann moved to Lyon in March\nI had tea today\nWhen did my sister Ann move to Lyon?\n"
+    done = runner.invoke(app, ["chat"], input=said)
+    assert done.exit_code == 0, done.output
+    last = chat_prompts(fake_model)[-1]
+    assert [m.content for m in last if m.role == "assistant"] == ["Nice.", "Good."]  # folded, kept verbatim
+    assert sum(m.content.count("Ann moved to Lyon in March") for m in last) == 1
+    assert sum(m.content.count("Ann teaches the violin") for m in last) == 1  # recalled, with the first message
+
+
+def test_a_chunk_of_a_long_turn_in_the_prompt_is_not_recalled_into_it(runner: CliRunner, fake_model: Any) -> None:
+    """A long message is stored as several chunks, whose ids only the request that stored it
+    knew: a later message about its second chunk does not bring that chunk again, the
+    message being in the prompt whole."""
+    first = "I spent the morning sorting papers at my desk. " * 20
+    second = "The orchard behind the mill has seven pear trees and a blue gate."
+    fake_model.replies = ["Busy day.", "Yes."]
+    done = runner.invoke(app, ["chat"], input=f"{first}{second}\nHow many pear trees are behind the mill?\n")
+    assert done.exit_code == 0, done.output
+    turns = [m for m in list_json(runner, "--kind", "turn") if "seven pear trees" in m["text"]]
+    assert len(turns) == 1 and not turns[0]["text"].startswith("I spent")  # a chunk of its own
+    last = chat_prompts(fake_model)[-1]
+    assert sum(m.content.count("seven pear trees") for m in last) == 1
 
 
 class PrimingModel(FakeChatModel):

@@ -377,19 +377,34 @@ class ChatSession:
 
     def _context(self, text: str, user_turn_id: str) -> Context:
         """The memories for the reply to ``text``: recalled for it and the user's previous
-        message; none (with a warning) when the store is locked."""
+        message, but none the prompt gives verbatim already (this session's turns in its
+        history and its earlier turns: ``_in_prompt``); none (with a warning) when the
+        store is locked."""
         previous = next((m.content for m in reversed(self.history) if m.role == "user"), "")
         query = f"{previous}\n{text}" if previous else text
         try:
-            return self.engine.context(
+            context = self.engine.context(
                 query,
                 self.user,
-                exclude={*self.history_ids, *self._chunk_ids, user_turn_id},
+                exclude={*self.history_ids, *(i for _, i, _ in self.earlier), *self._chunk_ids, user_turn_id},
                 conversation=[*self.history, Message("user", text)],
             )
         except StoreLockedError as exc:
             self.on_warning(f"{exc.message}; replying without recalled memories")
             return Context([])
+        context.recalled = [r for r in context.recalled if not self._in_prompt(r.memory)]
+        return context
+
+    def _in_prompt(self, memory: Memory) -> bool:
+        """Whether ``memory`` is a turn of this session that the prompt gives verbatim
+        already, in its history or its earlier (folded) turns: a chunk of a long turn, whose
+        id only the request that stored it knew, or a turn of a resumed session. Given twice,
+        it would take twice the room and break nothing but the context's size; recalled
+        turns are excluded by id before (``_context``), and this catches the rest by text."""
+        text = memory.text.strip()
+        if memory.session != self.session_id or memory.kind != Kind.TURN.value or not text:
+            return False
+        return any(text in m.content for m in [*self.history, *(m for m, _, _ in self.earlier)])
 
     def _generate(self, text: str, context: Context, block: str) -> Generator[str, None, None]:
         """The reply's pieces as the model streams them (``block``: the recalled memories
