@@ -397,10 +397,11 @@ class ChatSession:
 
     def _in_prompt(self, memory: Memory) -> bool:
         """Whether ``memory`` is a turn of this session that the prompt gives verbatim
-        already, in its history or its earlier (folded) turns: a chunk of a long turn, whose
-        id only the request that stored it knew, or a turn of a resumed session. Given twice,
-        it would take twice the room and break nothing but the context's size; recalled
-        turns are excluded by id before (``_context``), and this catches the rest by text."""
+        already, in its history or its earlier (folded) turns: a chunk of a long turn (whose
+        id only the request that stored it knew) or a turn of a resumed session. Recalled as
+        a memory too, it would be in the prompt twice, taking its room twice; the turns the
+        session knows by id are excluded from recall (``_context``), this finds the others
+        by text."""
         text = memory.text.strip()
         if memory.session != self.session_id or memory.kind != Kind.TURN.value or not text:
             return False
