@@ -492,9 +492,11 @@ class ChatSession:
         (``next_prompt_start``) in a thread of its own, while the person types: when the
         session opens (the system text) and after each reply (the reply as the next prompt
         gives it; after the summary took the place of older turns, the conversation after
-        the system text). The next turn then evaluates only what follows. ``stop()`` True ends it (it is also ended when the process exits).
-        Returns the thread; None when the model evaluates nothing ahead (a model server, a
-        model with a chat template, a test's stand-in)."""
+        the system text). The next turn then evaluates only what follows. A session's
+        opening (the system text, before any turn) is kept by the model for the first turn
+        of the next chats that open with the same text. ``stop()`` True ends it (it is also
+        ended when the process exits). Returns the thread; None when the model evaluates
+        nothing ahead (a model server, a test's stand-in)."""
         model = self.engine.chat_model
         start = getattr(model, "start_prime", None)  # ``resources.SharedChatModel``'s
         if start is None or not getattr(model, "primes", False):
@@ -505,7 +507,8 @@ class ChatSession:
             # a process that exits (its main thread done) does not wait for the evaluation
             return not main.is_alive() or (stop is not None and stop())
 
-        return start(self.next_prompt_start(), stopped)  # type: ignore[no-any-return]
+        opening = not self.history and not self.earlier  # the system text alone: kept for the next chats
+        return start(self.next_prompt_start(), stopped, opening=opening)  # type: ignore[no-any-return]
 
     def _fitting(self, system: str, text: str, block: str, tokens: int) -> list[Message]:
         """The earlier turns and the history with the memories each user message was given,
