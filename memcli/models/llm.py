@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import hashlib
 import json
+import logging
 import os
 import re
 import sys
@@ -33,6 +34,9 @@ from memcli.errors import (
     UsageError,
 )
 from memcli.paths import write_private
+
+log = logging.getLogger("memcli.service.model")
+"""The service's log (``memcli.transport.service``): how much of each prompt was evaluated."""
 
 GGUF_MAGIC = b"GGUF"
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
@@ -837,6 +841,9 @@ class LlamaCppModel:
         if self._rendering:
             raise _Rendered(list(tokens))
         self._bring_back(list(tokens))
+        llama = self._llama
+        held = common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens)
+        log.info("prompt of %d tokens: %d to evaluate, %d evaluated before", len(tokens), len(tokens) - held, held)
         return self._generate(tokens, *args, **kwargs)
 
     def _bring_back(self, tokens: list[int]) -> None:
@@ -946,6 +953,7 @@ class LlamaCppModel:
         if opening and common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens) >= len(tokens):
             if self._opening is None or self._opening.tokens != tokens:
                 self._opening = self._state_of(tokens)
+        log.info("prompt start of %d tokens: %d evaluated ahead", len(tokens), evaluated)
         return evaluated
 
     def _state_of(self, tokens: list[int]) -> _KeptState | None:
