@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from cli_checks import handled
-from conftest import Given
+from conftest import Given, list_json
 from fakes.models import FakeChatModel
 from typer.testing import CliRunner
 
@@ -118,6 +118,39 @@ def test_the_summary_replaces_the_folded_turns_when_the_prompt_would_not_fit(
     assert last[1].content.endswith("Third message")
 
 
+def test_a_folded_turn_in_the_prompt_is_not_recalled_into_it_again(
+    runner: CliRunner, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn folded out of the history stays in the prompt verbatim (an earlier turn): a
+    later message about it does not bring it again as a recalled memory; a note the first
+    message recalled is in the prompt still, once."""
+    monkeypatch.setenv("MEMCLI_HISTORY_TURNS", "2")
+    assert runner.invoke(app, ["remember", "Ann teaches the violin at the Lyon conservatory"]).exit_code == 0
+    fake_model.replies = ["Nice.", "Good.", "Summary A.", "Yes."]
+    said = "My sister Ann moved to Lyon in March\nI had tea today\nWhen did my sister Ann move to Lyon?\n"
+    done = runner.invoke(app, ["chat"], input=said)
+    assert done.exit_code == 0, done.output
+    last = chat_prompts(fake_model)[-1]
+    assert [m.content for m in last if m.role == "assistant"] == ["Nice.", "Good."]  # folded, kept verbatim
+    assert sum(m.content.count("Ann moved to Lyon in March") for m in last) == 1
+    assert sum(m.content.count("Ann teaches the violin") for m in last) == 1  # recalled, with the first message
+
+
+def test_a_chunk_of_a_long_turn_in_the_prompt_is_not_recalled_into_it(runner: CliRunner, fake_model: Any) -> None:
+    """A long message is stored as several chunks, whose ids only the request that stored it
+    knew: a later message about its second chunk does not bring that chunk again, the
+    message being in the prompt whole."""
+    first = "I spent the morning sorting papers at my desk. " * 20
+    second = "The orchard behind the mill has seven pear trees and a blue gate."
+    fake_model.replies = ["Busy day.", "Yes."]
+    done = runner.invoke(app, ["chat"], input=f"{first}{second}\nHow many pear trees are behind the mill?\n")
+    assert done.exit_code == 0, done.output
+    turns = [m for m in list_json(runner, "--kind", "turn") if "seven pear trees" in m["text"]]
+    assert len(turns) == 1 and not turns[0]["text"].startswith("I spent")  # a chunk of its own
+    last = chat_prompts(fake_model)[-1]
+    assert sum(m.content.count("seven pear trees") for m in last) == 1
+
+
 class PrimingModel(FakeChatModel):
     """The scripted model, which also records the prompt starts it is asked to evaluate ahead."""
 
@@ -126,9 +159,11 @@ class PrimingModel(FakeChatModel):
     def __init__(self) -> None:
         super().__init__(["Fine."])
         self.primed: list[list[Message]] = []
+        self.openings: list[bool] = []
 
-    def prime(self, messages: Sequence[Message]) -> int:
+    def prime(self, messages: Sequence[Message], opening: bool = False) -> int:
         self.primed.append(list(messages))
+        self.openings.append(opening)
         return 0
 
     @contextlib.contextmanager
@@ -147,14 +182,14 @@ class SlowPrimingModel(PrimingModel):
         self.stopped_at: list[Any] = []
         self.stop: Any = lambda: False
 
-    def prime(self, messages: Sequence[Message]) -> int:
+    def prime(self, messages: Sequence[Message], opening: bool = False) -> int:
         self.started.set()
         for _ in range(600):  # 30 s, unless stopped
             if self.stop():
                 self.stopped_at.append(self.on_stop())
                 return 0
             time.sleep(0.05)
-        return super().prime(messages)
+        return super().prime(messages, opening)
 
     @contextlib.contextmanager
     def stopping(self, stop: Any) -> Iterator[None]:
@@ -181,6 +216,7 @@ def test_the_next_prompts_start_is_evaluated_ahead(
     for chat in chats:
         assert chat[:-1] in model.primed
     assert [m.role for m in model.primed[0]] == ["system"]
+    assert model.openings == [True] + [False] * (len(model.primed) - 1)  # the system text alone opens the chat
 
 
 # --- the evaluated state kept across other prompts (the real model) --------------------------
@@ -203,6 +239,68 @@ def test_a_primed_start_is_not_evaluated_again(tmp_path: Path) -> None:
     whole = model.count_tokens(render_completion_prompt(turn))
     assert sum(evaluated) - 6 < whole - 20  # the message, not the system text again
     assert reply == complete(load_chat_model("", tmp_path, n_ctx=2048), turn, 6, 0.0)
+
+
+def counted(model: Any) -> list[int]:
+    """The sizes of the batches ``model`` (a ``LlamaCppModel``) evaluates from now on."""
+    evaluated: list[int] = []
+    inner = model._eval
+    model._eval = lambda tokens: (evaluated.append(len(tokens)), inner(tokens))[1]
+    return evaluated
+
+
+SYSTEM_TEXT = Message(
+    "system",
+    "You are memcli, the personal assistant of Ann, with a long-term memory of your conversations. "
+    "Answer briefly and truthfully, and cite the memories you use.",
+)
+"""A chat's system text shorter than ``KEEP_AT_LEAST`` tokens, as memcli's own is before
+consolidation has written anything."""
+
+
+@pytest.mark.integration
+def test_a_model_with_a_chat_template_evaluates_a_prompts_start_ahead(tmp_path: Path) -> None:
+    """A model that chats through a chat template (here the embedded model given
+    llama.cpp's chatml format) evaluates the start of a prompt ahead too: the prompt that
+    goes on from it evaluates only its new message, and replies as a fresh model does."""
+    model = load_chat_model("", tmp_path, chat_format="chatml", n_ctx=2048)
+    assert model.uses_chat_template
+    evaluated = counted(model)
+    assert model.prime([SYSTEM_TEXT]) > 20
+    evaluated.clear()
+    turn = [SYSTEM_TEXT, Message("user", "When did I start the pottery class?")]
+    reply = complete(model, turn, 6, 0.0)
+    whole = len(model._chat_tokens(turn))
+    assert sum(evaluated) - 6 < whole - 20  # the message, not the system text again
+    fresh = load_chat_model("", tmp_path, chat_format="chatml", n_ctx=2048)
+    assert reply == complete(fresh, turn, 6, 0.0)
+
+
+@pytest.mark.integration
+def test_the_next_chat_starts_from_the_system_text_the_last_one_evaluated(tmp_path: Path) -> None:
+    """A new chat's first turn, its system text the same as the previous chat's (one user,
+    one day), does not evaluate that text again, short as it is: the previous chat's
+    state holds it; and the opening kept apart (``prime(opening=True)``) holds it still
+    after other prompts took the model's state."""
+    model = load_chat_model("", tmp_path, n_ctx=2048)
+    evaluated = counted(model)
+    first = [SYSTEM_TEXT, Message("user", "Hi, I am back from the pottery class.")]
+    complete(model, first, 6, 0.0)
+    evaluated.clear()
+    second = [SYSTEM_TEXT, Message("user", "Do you remember my sister's name?")]
+    reply = complete(model, second, 6, 0.0)
+    system = model.count_tokens(render_completion_prompt([SYSTEM_TEXT]))
+    assert 20 < system < 128
+    assert sum(evaluated) - 6 < model.count_tokens(render_completion_prompt(second)) - system + 4
+    fresh = load_chat_model("", tmp_path, n_ctx=2048)
+    assert reply == complete(fresh, second, 6, 0.0)
+
+    model.prime([SYSTEM_TEXT], opening=True)
+    for i in range(3):  # other prompts (a consolidation's), each pushing out a kept state
+        complete(model, [Message("user", f"Summarize: the cat {i} sat on the mat. " * 20)], 2, 0.0)
+    evaluated.clear()
+    assert complete(model, second, 6, 0.0) == reply
+    assert sum(evaluated) - 6 < model.count_tokens(render_completion_prompt(second)) - system + 4
 
 
 @pytest.mark.integration

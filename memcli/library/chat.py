@@ -377,19 +377,35 @@ class ChatSession:
 
     def _context(self, text: str, user_turn_id: str) -> Context:
         """The memories for the reply to ``text``: recalled for it and the user's previous
-        message; none (with a warning) when the store is locked."""
+        message, but none the prompt gives verbatim already (this session's turns in its
+        history and its earlier turns: ``_in_prompt``); none (with a warning) when the
+        store is locked."""
         previous = next((m.content for m in reversed(self.history) if m.role == "user"), "")
         query = f"{previous}\n{text}" if previous else text
         try:
-            return self.engine.context(
+            context = self.engine.context(
                 query,
                 self.user,
-                exclude={*self.history_ids, *self._chunk_ids, user_turn_id},
+                exclude={*self.history_ids, *(i for _, i, _ in self.earlier), *self._chunk_ids, user_turn_id},
                 conversation=[*self.history, Message("user", text)],
             )
         except StoreLockedError as exc:
             self.on_warning(f"{exc.message}; replying without recalled memories")
             return Context([])
+        context.recalled = [r for r in context.recalled if not self._in_prompt(r.memory)]
+        return context
+
+    def _in_prompt(self, memory: Memory) -> bool:
+        """Whether ``memory`` is a turn of this session that the prompt gives verbatim
+        already, in its history or its earlier (folded) turns: a chunk of a long turn (whose
+        id only the request that stored it knew) or a turn of a resumed session. Recalled as
+        a memory too, it would be in the prompt twice, taking its room twice; the turns the
+        session knows by id are excluded from recall (``_context``), this finds the others
+        by text."""
+        text = memory.text.strip()
+        if memory.session != self.session_id or memory.kind != Kind.TURN.value or not text:
+            return False
+        return any(text in m.content for m in [*self.history, *(m for m, _, _ in self.earlier)])
 
     def _generate(self, text: str, context: Context, block: str) -> Generator[str, None, None]:
         """The reply's pieces as the model streams them (``block``: the recalled memories
@@ -476,9 +492,11 @@ class ChatSession:
         (``next_prompt_start``) in a thread of its own, while the person types: when the
         session opens (the system text) and after each reply (the reply as the next prompt
         gives it; after the summary took the place of older turns, the conversation after
-        the system text). The next turn then evaluates only what follows. ``stop()`` True ends it (it is also ended when the process exits).
-        Returns the thread; None when the model evaluates nothing ahead (a model server, a
-        model with a chat template, a test's stand-in)."""
+        the system text). The next turn then evaluates only what follows. A session's
+        opening (the system text, before any turn) is kept by the model for the first turn
+        of the next chats that open with the same text. ``stop()`` True ends it (it is also
+        ended when the process exits). Returns the thread; None when the model evaluates
+        nothing ahead (a model server, a test's stand-in)."""
         model = self.engine.chat_model
         start = getattr(model, "start_prime", None)  # ``resources.SharedChatModel``'s
         if start is None or not getattr(model, "primes", False):
@@ -489,7 +507,8 @@ class ChatSession:
             # a process that exits (its main thread done) does not wait for the evaluation
             return not main.is_alive() or (stop is not None and stop())
 
-        return start(self.next_prompt_start(), stopped)  # type: ignore[no-any-return]
+        opening = not self.history and not self.earlier  # the system text alone: kept for the next chats
+        return start(self.next_prompt_start(), stopped, opening=opening)  # type: ignore[no-any-return]
 
     def _fitting(self, system: str, text: str, block: str, tokens: int) -> list[Message]:
         """The earlier turns and the history with the memories each user message was given,

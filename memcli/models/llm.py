@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import hashlib
 import json
+import logging
 import os
 import re
 import sys
@@ -33,6 +34,9 @@ from memcli.errors import (
     UsageError,
 )
 from memcli.paths import write_private
+
+log = logging.getLogger("memcli.service.model")
+"""The service's log (``memcli.transport.service``): how much of each prompt was evaluated."""
 
 GGUF_MAGIC = b"GGUF"
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
@@ -541,6 +545,11 @@ turns), to bring back when a prompt that starts as one of them comes again."""
 KEEP_AT_LEAST = 128
 """Tokens of evaluated state worth keeping aside (about 18 KiB a token for Gemma 3 270M):
 a shorter prompt is evaluated again in a fraction of a second."""
+SHARED_AT_LEAST = 32
+"""Tokens a prompt must share from its start with the model's evaluated state for that
+state to be its start: fewer are a chance (a structured task and a chat share a token or
+two), and the prompt is evaluated on an empty state. A chat's system text (90 tokens and
+more) shared with the previous chat's conversation is reused."""
 
 
 @dataclass
@@ -560,6 +569,15 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
+
+
+class _Rendered(Exception):
+    """Raised by generate() while ``LlamaCppModel._chat_tokens`` renders a chat prompt:
+    carries the prompt's tokens, which are not evaluated."""
+
+    def __init__(self, tokens: list[int]) -> None:
+        super().__init__("rendered")
+        self.tokens = tokens
 
 
 class _PastDeadline(Exception):
@@ -750,6 +768,11 @@ class LlamaCppModel:
         # task) would throw the conversation's away. This one keeps it aside and brings it
         # back (``_bring_back``), as llama.cpp's server keeps one slot a conversation.
         self._kept: list[_KeptState] = []
+        # the state of a chat's opening (its system text, ``prime(opening=True)``): kept
+        # apart from the others, which other prompts push out, for the next chat's first
+        # turn, which starts with the same text (one user, one day, one consolidation)
+        self._opening: _KeptState | None = None
+        self._rendering = False  # ``_chat_tokens``: generate() gives back its tokens, evaluates nothing
         self._generate = self._llama.generate
         self._llama.generate = self._generate_reusing
         # A step of evaluation (a prompt's or one generated token's) is a llama_decode call
@@ -815,7 +838,12 @@ class LlamaCppModel:
             start += len(batch)
 
     def _generate_reusing(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+        if self._rendering:
+            raise _Rendered(list(tokens))
         self._bring_back(list(tokens))
+        llama = self._llama
+        held = common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens)
+        log.info("prompt of %d tokens: %d to evaluate, %d evaluated before", len(tokens), len(tokens) - held, held)
         return self._generate(tokens, *args, **kwargs)
 
     def _bring_back(self, tokens: list[int]) -> None:
@@ -830,7 +858,8 @@ class LlamaCppModel:
         llama = self._llama
         evaluated = [int(t) for t in llama.input_ids[: llama.n_tokens]]
         held = common_prefix(evaluated, tokens)
-        best = max(self._kept, key=lambda kept: common_prefix(kept.tokens, tokens), default=None)
+        kept = [*self._kept, *([self._opening] if self._opening is not None else [])]
+        best = max(kept, key=lambda k: common_prefix(k.tokens, tokens), default=None)
         reach = common_prefix(best.tokens, tokens) if best is not None else 0
         if len(evaluated) >= KEEP_AT_LEAST and 2 * held < len(evaluated):
             size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
@@ -840,8 +869,10 @@ class LlamaCppModel:
                 # a state it extends is kept no more: this one serves the same prompts, and more
                 self._kept = [k for k in self._kept if common_prefix(k.tokens, evaluated) < len(k.tokens)]
                 self._kept = [*self._kept, _KeptState(evaluated, ctypes.string_at(buffer, written))][-KEPT_STATES:]
-        if best is None or reach <= held or reach < KEEP_AT_LEAST:
-            if evaluated and held < min(KEEP_AT_LEAST, len(evaluated)):
+        # a kept state that is wholly the prompt's start (the opening's system text) is
+        # brought back however short: evaluating it again is what it is kept to spare
+        if best is None or reach <= held or reach < min(KEEP_AT_LEAST, len(best.tokens)):
+            if evaluated and held < min(SHARED_AT_LEAST, len(evaluated)):
                 # Little in common (another kind of prompt came last): the prompt is
                 # evaluated from its start on an empty state, as on a fresh model, not
                 # onto the other prompt's state cut after a few tokens. A state that is
@@ -854,7 +885,10 @@ class LlamaCppModel:
             llama.n_tokens = len(best.tokens)
             llama._requires_eval = True  # the logits are not this state's: one token is evaluated again
         else:  # llama.cpp could not take it back: the prompt is evaluated from its start
-            self._kept.remove(best)
+            if best is self._opening:
+                self._opening = None
+            else:
+                self._kept.remove(best)
             self._empty_state()
 
     def _empty_state(self) -> None:
@@ -877,44 +911,103 @@ class LlamaCppModel:
 
     @property
     def primes(self) -> bool:
-        """Whether ``prime`` evaluates anything: a model without a chat template (its
-        prompt is ``render_completion_prompt``'s text, whose start is known before the last
-        message)."""
-        return not self.uses_chat_template
+        """Whether ``prime`` evaluates anything: a GGUF model does, with a chat template or
+        without (a model server evaluates its prompts itself)."""
+        return True
 
-    def prime(self, messages: Sequence[Message]) -> int:
-        """Evaluate the start of a prompt before it is asked: the completion prompt of
-        ``messages`` (``render_completion_prompt``) without its closing ``Assistant:`` and
-        its last token, which may merge with what follows. A later prompt that starts with
-        ``messages`` (the next chat turn) then evaluates only what follows them
+    def prime(self, messages: Sequence[Message], opening: bool = False) -> int:
+        """Evaluate the start of a prompt before it is asked: the tokens every prompt that
+        goes on from ``messages`` starts with (``_start_tokens``). A later prompt that
+        starts with ``messages`` (the next chat turn) then evaluates only what follows them
         (llama-cpp-python's generate() reuses the longest common start); a kept state that
         shares more of it is brought back first (``_bring_back``), and only what the
         model's state lacks is evaluated. Stopped as a reply is, by ``stopping``'s test
-        (through llama.cpp's abort callback): what was evaluated by then is kept. Returns
-        the tokens evaluated (0 for a model with a chat template, which renders only a
-        whole conversation, or when stopped before the first batch ended)."""
-        if not self.primes:
-            return 0
+        (through llama.cpp's abort callback): what was evaluated by then is kept.
+
+        ``opening``: ``messages`` open a chat (its system text): once evaluated whole, their
+        state is kept apart (``_opening``), so that the first turn of a later chat with the
+        same opening starts from it, whatever other prompts came between. Returns the
+        tokens evaluated (0 when the state held them already, when stopped before the first
+        batch ended, or when a chat template would not render ``messages``)."""
         llama = self._llama
-        text = render_completion_prompt(messages).removesuffix("Assistant:")
-        tokens = list(llama.tokenize(text.encode("utf-8"), special=True))[:-1]
+        tokens = self._start_tokens(messages)
+        if not tokens:
+            return 0
         self._bring_back(tokens)
         held = common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens)
-        if held >= len(tokens):
-            return 0
-        if held < llama.n_tokens:
-            if held and llama._ctx.kv_cache_seq_rm(-1, held, -1):
-                llama.n_tokens = held
-            else:
-                self._empty_state()
-                held = 0
         before = llama.n_tokens
+        if held < len(tokens):
+            if held < llama.n_tokens:
+                if held and llama._ctx.kv_cache_seq_rm(-1, held, -1):
+                    llama.n_tokens = held
+                else:
+                    self._empty_state()
+                    held = 0
+            before = llama.n_tokens
+            try:
+                llama.eval(tokens[held:])  # ``_eval_in_steps``
+            except (Interrupted, _PastDeadline):
+                pass
+            llama._requires_eval = True  # generate() evaluates a token again for the logits it samples from
+        evaluated = llama.n_tokens - before
+        if opening and common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens) >= len(tokens):
+            if self._opening is None or self._opening.tokens != tokens:
+                self._opening = self._state_of(tokens)
+        log.info("prompt start of %d tokens: %d evaluated ahead", len(tokens), evaluated)
+        return evaluated
+
+    def _state_of(self, tokens: list[int]) -> _KeptState | None:
+        """The key/value state of ``tokens``, the start the model has evaluated: what it
+        evaluated after them is removed first (the next prompt, which starts with them,
+        would remove it too). None when llama.cpp cannot give it."""
+        # heavy: llama.cpp's bindings, loaded already by the model this wraps
+        import llama_cpp
+
+        llama = self._llama
+        if llama.n_tokens > len(tokens):
+            if not llama._ctx.kv_cache_seq_rm(-1, len(tokens), -1):
+                return None
+            llama.n_tokens = len(tokens)
+            llama._requires_eval = True
+        size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(llama._ctx.ctx, buffer, size, 0)
+        return _KeptState(list(tokens), ctypes.string_at(buffer, written)) if written else None
+
+    def _start_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The tokens every prompt that goes on from ``messages`` (one more message, or
+        more) starts with, as ``stream`` gives it to llama.cpp, without the last, which may
+        merge with what follows. Without a chat template: the completion prompt of
+        ``messages`` (``render_completion_prompt``) without its closing ``Assistant:``. With
+        one, which renders only a whole conversation, ending in its own way: the tokens that
+        two conversations going on from ``messages`` with two different user messages
+        share (``_chat_tokens``); none when the template would not render them."""
+        if not self.uses_chat_template:
+            text = render_completion_prompt(messages).removesuffix("Assistant:")
+            return list(self._llama.tokenize(text.encode("utf-8"), special=True))[:-1]
+        one = self._chat_tokens([*messages, Message("user", "A")])
+        other = self._chat_tokens([*messages, Message("user", "B")])
+        return one[: common_prefix(one, other)][:-1]
+
+    def _chat_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The prompt tokens of ``messages`` as llama-cpp-python's chat completion renders
+        them (the model's chat handler: its template or ``chat_format``) and gives them to
+        generate(), which gives them back here instead of evaluating them (``_rendering``).
+        Empty when the handler refuses them (a template that wants the roles to alternate,
+        a prompt longer than the context): the reply would fail on its own."""
+        self._rendering = True
         try:
-            llama.eval(tokens[held:])  # ``_eval_in_steps``
-        except (Interrupted, _PastDeadline):
-            pass
-        llama._requires_eval = True  # generate() evaluates a token again for the logits it samples from
-        return llama.n_tokens - before
+            chunks = self._llama.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in messages], max_tokens=1, stream=True
+            )
+            next(iter(chunks))
+        except _Rendered as rendered:
+            return rendered.tokens
+        except Exception:  # a template's own error (jinja2's), or the context's: nothing to evaluate ahead
+            return []
+        finally:
+            self._rendering = False
+        return []
 
     def count_tokens(self, text: str) -> int:
         """How many tokens ``text`` takes in this model."""

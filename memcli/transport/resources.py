@@ -200,12 +200,15 @@ class SharedChatModel:
         """Whether the model evaluates a prompt's start ahead (``LlamaCppModel.primes``; loads it)."""
         return bool(getattr(self._load(), "primes", False))
 
-    def start_prime(self, messages: Sequence[Message], stop: Callable[[], bool] | None = None) -> threading.Thread:
+    def start_prime(
+        self, messages: Sequence[Message], stop: Callable[[], bool] | None = None, opening: bool = False
+    ) -> threading.Thread:
         """Start a thread that has the model evaluate the start of a coming prompt
         (``LlamaCppModel.prime``) under the gate, as background work: it waits for the
         model behind any waiting reply, and ``stop()`` (not the request's cancel: the
         request that started it ends first) or a chat turn that comes (``settle``) ends the
-        wait or the evaluation. It counts as priming from now until it ends. Nothing is raised: a prime that fails
+        wait or the evaluation. It counts as priming from now until it ends. ``opening``: the
+        messages open a chat (``LlamaCppModel.prime``). Nothing is raised: a prime that fails
         only leaves the next prompt to be evaluated whole. Returns the thread."""
         self._gate.priming(+1)
 
@@ -219,7 +222,7 @@ class SharedChatModel:
                 stopping = getattr(model, "stopping", None)
                 if prime is not None and stopping is not None:
                     with self._gate.hold(False, halt), stopping(halt):
-                        prime(messages)
+                        prime(messages, opening=opening)
             except Exception as exc:  # in a thread of its own: nobody to raise it to
                 log.info("evaluating a prompt's start ahead failed: %s", exc)
             finally:
