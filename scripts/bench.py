@@ -570,13 +570,21 @@ def memory_supersedes(engine: Any, memory_id: str) -> bool:
 
 
 def worker(
-    home: Path, queries: list[str], repeats: int, dtype: str = "float32", recall_only: bool = False
+    home: Path,
+    queries: list[str],
+    repeats: int,
+    dtype: str = "float32",
+    recall_only: bool = False,
+    restart_only: bool = False,
 ) -> dict[str, Any]:
     """Measure recall and ``forget --dry-run`` on the store at ``home``, held resident as the
     service holds it, with the recall vectors as ``dtype``; ``recall_only``: a store that
     ``build_recall_only`` wrote, opened as a ``recall_only_store``, and recall alone
-    measured, without reinforcement. Keys ending ``_s`` are seconds, ``_ms`` milliseconds,
-    ``_bytes`` bytes. Runs in its own process (``--worker``)."""
+    measured, without reinforcement; ``restart_only``: the restart's figures alone, in a
+    process that has held no index before (at a million memories, a process that loaded
+    the index whole keeps about 0.9 GB of its freed heap, which the restart's figures
+    would carry). Keys ending ``_s`` are seconds, ``_ms`` milliseconds, ``_bytes`` bytes.
+    Runs in its own process (``--worker``)."""
     import numpy as np
 
     from memcli.config import home_paths, load_settings
@@ -618,12 +626,6 @@ def worker(
                 out["memories"] = store.sidecar.index.count_of(USER)
         else:
             out["memories"] = store.count(USER)
-        t = time.perf_counter()
-        first = request().recall(queries[0], USER, k=10, reinforce=False)
-        out["first_recall_s"] = time.perf_counter() - t
-        out["first_recall_hits"] = len(first)
-        for q in queries[:5]:
-            request().recall(q, USER, k=10, reinforce=False)
 
         def timed_recalls(reinforce: bool) -> dict[str, float]:
             """Every query ``repeats`` times: n, and p50 / p95 / max in milliseconds; cpu_p50:
@@ -644,37 +646,47 @@ def worker(
                 "cpu_p50": pct(cpu, 0.5) * 1e3,
             }
 
-        out["recall_ms"] = timed_recalls(reinforce=False)
-        enc: list[float] = []
-        for q in queries:
-            t = time.perf_counter()
-            embedder.embed_one(q)
-            enc.append(time.perf_counter() - t)
-        out["encode_ms"] = {"p50": pct(enc, 0.5) * 1e3, "p95": pct(enc, 0.95) * 1e3}
-        status = proc_status()
-        out["rss_bytes"], out["peak_rss_bytes"] = status["VmRSS"], status["VmHWM"]
-        # The same calls with reinforcement on, as a default recall, chat or ask does: the
-        # returned memories' strength and last_recalled_at are written back to the store.
-        # After the memory figures, so they are those of read-only recall.
-        if not recall_only:  # reinforcement writes Chroma behind: not in a store for recall alone
-            out["recall_reinforce_ms"] = timed_recalls(reinforce=True)
-        # The forget dry-run below thus runs over a store where the memories recalled above
-        # were reinforced (at most 10 per query): nothing material changes for that figure.
         # At a million memories the forget dry-run, the remembers and the deletes are left
         # out (each reads every memory of the user: minutes), so that --million measures recall.
         full = out["memories"] < MILLION and not recall_only
-        if full:
-            forget: list[float] = []
-            for _ in range(2):
+        if not restart_only:  # a worker of its own for the restart: the first phase is the other's
+            t = time.perf_counter()
+            first = request().recall(queries[0], USER, k=10, reinforce=False)
+            out["first_recall_s"] = time.perf_counter() - t
+            out["first_recall_hits"] = len(first)
+            for q in queries[:5]:
+                request().recall(q, USER, k=10, reinforce=False)
+
+            out["recall_ms"] = timed_recalls(reinforce=False)
+            enc: list[float] = []
+            for q in queries:
                 t = time.perf_counter()
-                report = request().forget(user=USER, dry_run=True)
-                forget.append(time.perf_counter() - t)
-            out["forget_dry_run_s"] = forget
-            out["forget_examined"] = report.examined
-            out["forget_would_forget"] = report.forgotten_count
-        out["peak_rss_after_forget_bytes"] = proc_status()["VmHWM"]
-        if full:
-            out["remember_ms"] = timed_remembers(request, REMEMBERS)
+                embedder.embed_one(q)
+                enc.append(time.perf_counter() - t)
+            out["encode_ms"] = {"p50": pct(enc, 0.5) * 1e3, "p95": pct(enc, 0.95) * 1e3}
+            status = proc_status()
+            out["rss_bytes"], out["peak_rss_bytes"] = status["VmRSS"], status["VmHWM"]
+            # The same calls with reinforcement on, as a default recall, chat or ask does: the
+            # returned memories' strength and last_recalled_at are written back to the store.
+            # After the memory figures, so they are those of read-only recall.
+            if not recall_only:  # reinforcement writes Chroma behind: not in a store for recall alone
+                out["recall_reinforce_ms"] = timed_recalls(reinforce=True)
+            # The forget dry-run below thus runs over a store where the memories recalled above
+            # were reinforced (at most 10 per query): nothing material changes for that figure.
+            if full:
+                forget: list[float] = []
+                for _ in range(2):
+                    t = time.perf_counter()
+                    report = request().forget(user=USER, dry_run=True)
+                    forget.append(time.perf_counter() - t)
+                out["forget_dry_run_s"] = forget
+                out["forget_examined"] = report.examined
+                out["forget_would_forget"] = report.forgotten_count
+            out["peak_rss_after_forget_bytes"] = proc_status()["VmHWM"]
+            if full:
+                out["remember_ms"] = timed_remembers(request, REMEMBERS)
+            if recall_only:  # the restart in a worker of its own (``restart_only``)
+                return out
         # A restart: the store closed and opened again and a fresh Recaller, as a service
         # started again finds the store (the files in the page cache, as after an idle exit).
         store.close()
@@ -1525,6 +1537,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--chat-worker", type=int, help=argparse.SUPPRESS)
     p.add_argument("--worker-queries", help=argparse.SUPPRESS)
     p.add_argument("--worker-recall-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--worker-restart-only", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
         if args.sizes == p.get_default("sizes"):
@@ -1561,7 +1574,18 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.worker:
         queries = json.loads(Path(args.worker_queries).read_text(encoding="utf-8"))
-        print(json.dumps(worker(Path(args.worker), queries, args.repeats, args.vector_dtype, args.worker_recall_only)))
+        print(
+            json.dumps(
+                worker(
+                    Path(args.worker),
+                    queries,
+                    args.repeats,
+                    args.vector_dtype,
+                    args.worker_recall_only,
+                    args.worker_restart_only,
+                )
+            )
+        )
         return 0
     if args.chat_worker is not None:
         print(json.dumps(chat_worker(args.chat_worker)))
@@ -1735,6 +1759,20 @@ def main(argv: list[str] | None = None) -> int:
                         log(f"  worker failed: {done.stderr.strip()[-600:]}")
                         continue
                     w = json.loads(done.stdout.strip().splitlines()[-1])
+                    if recall_only:  # the restart in a fresh process (see ``worker``)
+                        again = subprocess.run(
+                            [*done.args, "--worker-restart-only"], capture_output=True, text=True, check=False
+                        )
+                        if again.returncode != 0:
+                            shell.failures.append(
+                                f"restart worker at {size}: exit {again.returncode}: {again.stderr.strip()[-600:]}"
+                            )
+                        else:
+                            w2 = json.loads(again.stdout.strip().splitlines()[-1])
+                            w.update(
+                                {k: v for k, v in w2.items() if "restart" in k or k == "rss_embedder_restart_bytes"}
+                            )
+                            w["rss_embedder_restart_bytes"] = w2["rss_embedder_bytes"]
                     r["recall"].append(
                         {"size": size, "build": build, "worker": w, "other_processes_share": foreign.since(mark)}
                     )
