@@ -5,7 +5,8 @@ Run it from the environment memcli is installed in::
 
     python scripts/bench.py                    # the full run: 1k, 10k and 100k memories (about 10-15 min on 2 cores)
     python scripts/bench.py --quick            # a quick run: 1k and 5k memories, one LoCoMo conversation
-    python scripts/bench.py --million          # the full run and a store of 1,000,000 memories (opt-in: long)
+    python scripts/bench.py --million          # the full run and a store of 1,000,000 memories built for recall alone
+    python scripts/bench.py --sizes 1000000 --skip shell,import,waits,client,forget-cli   # the 1M figures alone
     python scripts/bench.py --json > bench.json
 
 It reports, as a table on stdout (``--json``: one JSON object; progress goes to stderr):
@@ -47,9 +48,14 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    After a restart (the store closed and opened again, a fresh ``Recaller``), the first
    recall (which reads the index's snapshot), the first "when" question (its signal read
    from the snapshot too), and the same recalls again, with the resident
-   memory then (the vectors read memory-mapped from the snapshot). ``--million`` adds a
-   store of 1,000,000 memories (opt-in: its build takes about ten times the 100,000 one's);
-   at that size the forget dry-run, the remembers and the deletes are left out.
+   memory then (the vectors read memory-mapped from the snapshot), with the peak from the
+   restart on (VmHWM started again, ``reset_peak_rss``). ``--million`` adds a store of
+   1,000,000 memories, and any size from ``RECALL_ONLY_AT`` is built for recall alone
+   (``build_recall_only``: the recall index written by ``RecallIndex.put_fresh``, nothing in
+   Chroma, whose HNSW inserts took over an hour at that size) and opened with Chroma
+   stood in for (``recall_only_store``): recall, the first recall and resident memory are
+   measured, in float32 alone; reinforcement, the forget dry-run, the remembers and the
+   deletes are not (they read or write Chroma), nor section 4 over it.
 
    Then ``remember`` at that size (``timed_remembers``, issue 31's bound: supersession adds
    at most 30 ms p50): a note that states no slot, and for each slot the rules read (a
@@ -103,6 +109,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import platform
@@ -232,11 +239,20 @@ def locomo_questions(path: Path, conversations: list[str] | None, n: int, seed: 
     return rng.sample(found, min(n, len(found)))
 
 
-def _variant_text(text: str, names: dict[str, str], copy: int) -> str:
-    """The text of a turn in copy ``copy``: names swapped, numbers shifted by ``copy``, else a ``(vN)`` tag."""
+def _names_pattern(names: dict[str, str]) -> re.Pattern[str] | None:
+    """One pattern for every name of ``names`` (whole words), longest first."""
+    if not names:
+        return None
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+
+
+def _variant_text(text: str, names: dict[str, str], copy: int, pattern: re.Pattern[str] | None = None) -> str:
+    """The text of a turn in copy ``copy``: names swapped, numbers shifted by ``copy``, else a
+    ``(vN)`` tag. ``pattern``: ``_names_pattern(names)``, made once a copy."""
     out = text
-    for old, new in names.items():
-        out = re.sub(rf"\b{re.escape(old)}\b", new, out)
+    if names:
+        # one pass for every name: a name another swap brought in is not swapped again
+        out = (pattern or _names_pattern(names)).sub(lambda m: names[m.group()], out)  # type: ignore[union-attr]
     out = _NUMBER.sub(lambda m: str(int(m.group()) + copy), out)
     if out == text:
         out = f"{text} (v{copy})"
@@ -244,7 +260,8 @@ def _variant_text(text: str, names: dict[str, str], copy: int) -> str:
 
 
 def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: int, noise: float, seed: int = 0):
-    """Yield (memories, vectors, windows) batches of whole sessions until ``size`` turns."""
+    """Yield (memories, vectors, windows) batches of whole sessions until ``size`` turns
+    (vectors and window vectors as float32 arrays, each a unit vector)."""
     import numpy as np
 
     from memcli.dates import day_of
@@ -257,13 +274,14 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
     batch: tuple[list, list, dict] = ([], [], {})
     while made < size:
         names = {} if copy == 0 else {s: NAMES[(i + 7 * copy) % len(NAMES)] for i, s in enumerate(speakers)}
+        pattern = _names_pattern(names)
         for base in sessions:
             if made >= size:
                 break
             turns = base[: size - made]
             start = T0 + session_no * SESSION_GAP
             session = f"s{session_no:05d}"
-            mems, vecs = [], []
+            mems = []
             for i, t in enumerate(turns):
                 at = start + i * TURN_GAP
                 mems.append(
@@ -271,7 +289,7 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
                         id=stable_id("bench", USER, str(made + i)),
                         user=USER,
                         kind=Kind.TURN.value,
-                        text=t.text if copy == 0 else _variant_text(t.text, names, copy),
+                        text=t.text if copy == 0 else _variant_text(t.text, names, copy, pattern),
                         created_at=at,
                         day=day_of(at),
                         session=session,
@@ -280,19 +298,18 @@ def synthetic_batches(sessions: list[list[Any]], vectors: dict[str, Any], size: 
                         caption=t.caption,
                     )
                 )
-                v = np.asarray(vectors[t.id], dtype=np.float32)
-                if copy:
-                    v = v + rng.normal(0.0, noise / np.sqrt(v.size), v.size).astype(np.float32)
-                    v /= np.linalg.norm(v)
-                vecs.append(v)
+            vecs = np.asarray([vectors[t.id] for t in turns], dtype=np.float32)
+            if copy:  # a session's noise drawn at once: the same draws as a turn at a time
+                vecs = vecs + rng.normal(0.0, noise / np.sqrt(vecs.shape[1]), vecs.shape).astype(np.float32)
+                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             windows: dict[str, Any] = {}
             if len(mems) > 1:
                 owns = [m.index_text() for m in mems]
                 for i in range(len(mems)):
                     w = np.sum(vecs[max(0, i - WINDOW_BEFORE) : i + WINDOW_AFTER + 1], axis=0)
-                    windows[window_text(owns, i)] = (w / np.linalg.norm(w)).tolist()
+                    windows[window_text(owns, i)] = w / np.linalg.norm(w)
             batch[0].extend(mems)
-            batch[1].extend(v.tolist() for v in vecs)
+            batch[1].extend(vecs)
             batch[2].update(windows)
             made += len(mems)
             session_no += 1
@@ -329,6 +346,86 @@ def build_store(
     finally:
         store.close()
     return {"build_s": add, "generate_s": generate}
+
+
+RECALL_ONLY_AT = MILLION
+"""The size from which the store is built for recall alone (``build_recall_only``): its
+build through Chroma takes over an hour on 2 cores, HNSW's inserts most of it."""
+
+
+def build_recall_only(
+    home: Path, sessions: list[list[Any]], vectors: dict[str, Any], size: int, noise: float
+) -> dict[str, Any]:
+    """Write ``size`` synthetic turns (``synthetic_batches``) into the recall index of a
+    fresh store at ``home`` with the bulk writer (``RecallIndex.put_fresh``), and nothing
+    into Chroma: a store for recall alone, which the worker opens as a ``recall_only_store``.
+    Recall reads the recall index alone (and its snapshot), so its figures are those of a
+    store of that size; what reads Chroma (forget, remember, delete, reinforcement written
+    behind) is not measured on it. Timings in seconds."""
+    from memcli.config import home_paths
+    from memcli.paths import private_dir
+    from memcli.store.sidecar import Sidecar
+
+    paths = home_paths(home)
+    private_dir(paths.data_dir)
+    generate = [0.0]
+
+    def batches() -> Any:
+        made = 0
+        t = time.perf_counter()
+        for batch in synthetic_batches(sessions, vectors, size, noise):
+            generate[0] += time.perf_counter() - t
+            yield batch
+            made += len(batch[0])
+            if made % 100_000 < len(batch[0]):
+                log(f"  {size}: {made} memories written to the recall index")
+            t = time.perf_counter()
+
+    sidecar = Sidecar(paths.database)
+    try:
+        t = time.perf_counter()
+        written = sidecar.index.put_fresh(USER, batches())
+        total = time.perf_counter() - t
+    finally:
+        sidecar.close()
+    return {"build_s": total - generate[0], "generate_s": generate[0], "written": written, "recall_only": True}
+
+
+def recall_only_store(paths: Any, lock_timeout: float, embedder_identity: str) -> Any:
+    """A ``MemoryStore`` over a store that ``build_recall_only`` wrote (its recall index
+    alone): Chroma is stood in for as a service's store does until something needs it
+    (``memcli.store.store_open._DeferredChroma``), its count that of the recall index and
+    its embedder ``embedder_identity``; anything that would open Chroma raises
+    RuntimeError, so no figure can come from a store its check rebuilt. Everything recall
+    does (the check of the index, its load or snapshot, the copy of the memories) is the
+    real store's code."""
+    from memcli.store.chroma import SCHEMA_VERSION
+    from memcli.store.sidecar import Sidecar
+    from memcli.store.store import MemoryStore
+    from memcli.store.store_open import _DeferredChroma
+
+    class RecallOnlyStore(MemoryStore):
+        def _open_files(self) -> bool:
+            self.full_reason = ""
+            self._sidecar = Sidecar(self.paths.database)
+            count = self._sidecar.index.count()
+            metadata = {"schema_version": SCHEMA_VERSION, "embedder": embedder_identity}
+            self._deferred = True
+            self._collection = _DeferredChroma(self, "collection", count, metadata)
+            self._client = _DeferredChroma(self, "client", count, metadata)
+            return True
+
+        def _open_deferred(self, role: str) -> Any:
+            raise RuntimeError(f"a store built for recall alone has no Chroma ({role} asked for)")
+
+    return RecallOnlyStore(paths, lock_timeout)
+
+
+def reset_peak_rss() -> None:
+    """Start the peak resident memory (VmHWM) again from the resident memory now (Linux's
+    ``/proc/self/clear_refs``); nothing where it cannot be written."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5", encoding="ascii")
 
 
 # --- the worker: one store, resident, as the service holds it ------------------------------
@@ -472,15 +569,27 @@ def memory_supersedes(engine: Any, memory_id: str) -> bool:
         return any(e.event == "ADD" and e.related_id for e in engine.store.sidecar.history(memory_id=memory_id))
 
 
-def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32") -> dict[str, Any]:
+def worker(
+    home: Path,
+    queries: list[str],
+    repeats: int,
+    dtype: str = "float32",
+    recall_only: bool = False,
+    restart_only: bool = False,
+) -> dict[str, Any]:
     """Measure recall and ``forget --dry-run`` on the store at ``home``, held resident as the
-    service holds it, with the recall vectors as ``dtype``. Keys ending ``_s`` are seconds,
-    ``_ms`` milliseconds, ``_bytes`` bytes. Runs in its own process (``--worker``)."""
+    service holds it, with the recall vectors as ``dtype``; ``recall_only``: a store that
+    ``build_recall_only`` wrote, opened as a ``recall_only_store``, and recall alone
+    measured, without reinforcement; ``restart_only``: the restart's figures alone, in a
+    process that has held no index before (at a million memories, a process that loaded
+    the index whole keeps about 0.9 GB of its freed heap, which the restart's figures
+    would carry). Keys ending ``_s`` are seconds, ``_ms`` milliseconds, ``_bytes`` bytes.
+    Runs in its own process (``--worker``)."""
     import numpy as np
 
     from memcli.config import home_paths, load_settings
     from memcli.library.engine import Engine
-    from memcli.models.embedding import Embedder
+    from memcli.models.embedding import Embedder, embedder_identity
     from memcli.recall.retrieval import Recaller
     from memcli.store import index
     from memcli.store.store import MemoryStore
@@ -494,7 +603,14 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
     embedder.embed_one("warm up")
     out["embedder_load_s"] = time.perf_counter() - t
     out["rss_embedder_bytes"] = proc_status()["VmRSS"]
-    store = MemoryStore(paths, settings.lock_timeout)
+    out["recall_only"] = recall_only
+
+    def opened() -> MemoryStore:
+        if recall_only:
+            return recall_only_store(paths, settings.lock_timeout, embedder_identity(embedder))
+        return MemoryStore(paths, settings.lock_timeout)
+
+    store = opened()
     t = time.perf_counter()
     store.open_resident()
     out["open_s"] = time.perf_counter() - t
@@ -505,13 +621,11 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
             """A fresh Engine over the shared store, embedder and Recaller, as the service builds per request."""
             return Engine(settings, paths, store=store, embedder=embedder, recaller=recaller)
 
-        out["memories"] = store.count(USER)
-        t = time.perf_counter()
-        first = request().recall(queries[0], USER, k=10, reinforce=False)
-        out["first_recall_s"] = time.perf_counter() - t
-        out["first_recall_hits"] = len(first)
-        for q in queries[:5]:
-            request().recall(q, USER, k=10, reinforce=False)
+        if recall_only:
+            with store.transaction():
+                out["memories"] = store.sidecar.index.count_of(USER)
+        else:
+            out["memories"] = store.count(USER)
 
         def timed_recalls(reinforce: bool) -> dict[str, float]:
             """Every query ``repeats`` times: n, and p50 / p95 / max in milliseconds; cpu_p50:
@@ -532,45 +646,60 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
                 "cpu_p50": pct(cpu, 0.5) * 1e3,
             }
 
-        out["recall_ms"] = timed_recalls(reinforce=False)
-        enc: list[float] = []
-        for q in queries:
-            t = time.perf_counter()
-            embedder.embed_one(q)
-            enc.append(time.perf_counter() - t)
-        out["encode_ms"] = {"p50": pct(enc, 0.5) * 1e3, "p95": pct(enc, 0.95) * 1e3}
-        status = proc_status()
-        out["rss_bytes"], out["peak_rss_bytes"] = status["VmRSS"], status["VmHWM"]
-        # The same calls with reinforcement on, as a default recall, chat or ask does: the
-        # returned memories' strength and last_recalled_at are written back to the store.
-        # After the memory figures, so they are those of read-only recall.
-        out["recall_reinforce_ms"] = timed_recalls(reinforce=True)
-        # The forget dry-run below thus runs over a store where the memories recalled above
-        # were reinforced (at most 10 per query): nothing material changes for that figure.
         # At a million memories the forget dry-run, the remembers and the deletes are left
         # out (each reads every memory of the user: minutes), so that --million measures recall.
-        full = out["memories"] < MILLION
-        if full:
-            forget: list[float] = []
-            for _ in range(2):
+        full = out["memories"] < MILLION and not recall_only
+        if not restart_only:  # a worker of its own for the restart: the first phase is the other's
+            t = time.perf_counter()
+            first = request().recall(queries[0], USER, k=10, reinforce=False)
+            out["first_recall_s"] = time.perf_counter() - t
+            out["first_recall_hits"] = len(first)
+            for q in queries[:5]:
+                request().recall(q, USER, k=10, reinforce=False)
+
+            out["recall_ms"] = timed_recalls(reinforce=False)
+            enc: list[float] = []
+            for q in queries:
                 t = time.perf_counter()
-                report = request().forget(user=USER, dry_run=True)
-                forget.append(time.perf_counter() - t)
-            out["forget_dry_run_s"] = forget
-            out["forget_examined"] = report.examined
-            out["forget_would_forget"] = report.forgotten_count
-        out["peak_rss_after_forget_bytes"] = proc_status()["VmHWM"]
-        if full:
-            out["remember_ms"] = timed_remembers(request, REMEMBERS)
+                embedder.embed_one(q)
+                enc.append(time.perf_counter() - t)
+            out["encode_ms"] = {"p50": pct(enc, 0.5) * 1e3, "p95": pct(enc, 0.95) * 1e3}
+            status = proc_status()
+            out["rss_bytes"], out["peak_rss_bytes"] = status["VmRSS"], status["VmHWM"]
+            # The same calls with reinforcement on, as a default recall, chat or ask does: the
+            # returned memories' strength and last_recalled_at are written back to the store.
+            # After the memory figures, so they are those of read-only recall.
+            if not recall_only:  # reinforcement writes Chroma behind: not in a store for recall alone
+                out["recall_reinforce_ms"] = timed_recalls(reinforce=True)
+            # The forget dry-run below thus runs over a store where the memories recalled above
+            # were reinforced (at most 10 per query): nothing material changes for that figure.
+            if full:
+                forget: list[float] = []
+                for _ in range(2):
+                    t = time.perf_counter()
+                    report = request().forget(user=USER, dry_run=True)
+                    forget.append(time.perf_counter() - t)
+                out["forget_dry_run_s"] = forget
+                out["forget_examined"] = report.examined
+                out["forget_would_forget"] = report.forgotten_count
+            out["peak_rss_after_forget_bytes"] = proc_status()["VmHWM"]
+            if full:
+                out["remember_ms"] = timed_remembers(request, REMEMBERS)
+            if recall_only:  # the restart in a worker of its own (``restart_only``)
+                return out
         # A restart: the store closed and opened again and a fresh Recaller, as a service
         # started again finds the store (the files in the page cache, as after an idle exit).
         store.close()
-        store = MemoryStore(paths, settings.lock_timeout)
+        store = opened()
+        recaller = Recaller(store, embedder)  # the index loaded before is let go: what a new process holds
+        gc.collect()
+        out["rss_before_restart_bytes"] = proc_status()["VmRSS"]
+        reset_peak_rss()
         store.open_resident()
-        recaller = Recaller(store, embedder)
         t = time.perf_counter()
         request().recall(queries[1 % len(queries)], USER, k=10, reinforce=False)
         out["first_recall_restart_s"] = time.perf_counter() - t
+        out["peak_rss_first_recall_restart_bytes"] = proc_status()["VmHWM"]
         # The first "when" question after the restart: its signal read from the snapshot,
         # not worked out again from every memory's text.
         when = next((q for q in queries if q.lower().startswith("when")), None)
@@ -581,7 +710,8 @@ def worker(home: Path, queries: list[str], repeats: int, dtype: str = "float32")
         # Recall again after the restart, the index read from its snapshot (the vectors
         # memory-mapped), and the resident memory then: a service started again.
         out["restart_recall_ms"] = timed_recalls(reinforce=False)
-        out["rss_after_restart_bytes"] = proc_status()["VmRSS"]
+        status = proc_status()
+        out["rss_after_restart_bytes"], out["peak_rss_restart_bytes"] = status["VmRSS"], status["VmHWM"]
         if not full:
             return out
         # Delete for good (``Engine.delete``: the memory, what was made from it, compaction),
@@ -1104,6 +1234,7 @@ def table(r: dict[str, Any]) -> str:
                 f"{w.get('memories', row['size']):>9} {w.get('dtype', 'float32'):>8} {row['build']['build_s']:>7.1f}s {w['first_recall_s']:>12.2f}s "
                 f"{w['recall_ms']['p50']:>7.1f}ms {w['recall_ms']['p95']:>7.1f}ms {reinf:>9.1f}ms {w['encode_ms']['p50']:>9.1f}ms "
                 f"{mib(w['rss_bytes']):>9} {mib(w['peak_rss_bytes']):>9} {min(f):>16.2f}s {mib(w['peak_rss_after_forget_bytes']):>15} {100 * row.get('other_processes_share', 0):>6.0f}%"
+                + ("  recall only (no Chroma; build = RecallIndex.put_fresh)" if w.get("recall_only") else "")
             )
         w0 = r["recall"][0]["worker"]
         lines.append(
@@ -1122,7 +1253,9 @@ def table(r: dict[str, Any]) -> str:
                     f"   after a restart at {w.get('memories', row['size'])} ({w.get('dtype', 'float32')}): first recall "
                     f"{w['first_recall_restart_s']:.2f} s (the snapshot), a first 'when' question "
                     f"{w.get('first_when_restart_s', float('nan')):.2f} s, then p50 {again['p50']:.1f} ms, p95 {again['p95']:.1f} ms, "
-                    f"RSS {mib(w['rss_after_restart_bytes'])}"
+                    f"RSS {mib(w['rss_after_restart_bytes'])} (before the restart {mib(w.get('rss_before_restart_bytes'))}; "
+                    f"peak through the first recall {mib(w.get('peak_rss_first_recall_restart_bytes'))}, through the recalls "
+                    f"{mib(w.get('peak_rss_restart_bytes'))})"
                 )
         for row in r["recall"]:
             rem = row["worker"].get("remember_ms")
@@ -1292,7 +1425,8 @@ def docs_summary(r: dict[str, Any]) -> str:
             row("Ctrl-C to the end of `memcli chat`: after the first token", sec(k.get("after_first_piece")))
     for entry in r.get("recall", []):
         wk = entry["worker"]
-        size = f"{wk.get('memories', entry['size']):,} memories ({wk.get('dtype', 'float32')})"
+        alone = ", recall only: no Chroma" if wk.get("recall_only") else ""
+        size = f"{wk.get('memories', entry['size']):,} memories ({wk.get('dtype', 'float32')}{alone})"
         rec = wk.get("recall_ms", {})
         row(
             f"recall p50 / p95 in the service's code path, {size}",
@@ -1304,6 +1438,8 @@ def docs_summary(r: dict[str, Any]) -> str:
         row(f"first recall after a restart, {size}", sec(wk.get("first_recall_restart_s")))
         if wk.get("rss_bytes"):
             row(f"resident memory after the recalls, {size}", mib(wk["rss_bytes"]))
+        if wk.get("peak_rss_restart_bytes"):
+            row(f"peak resident memory from a restart through its recalls, {size}", mib(wk["peak_rss_restart_bytes"]))
         if wk.get("delete_s"):
             row(f"delete for good, p50 of {len(wk['delete_s'])}, {size}", sec(p50(wk["delete_s"])))
         rem = wk.get("remember_ms")
@@ -1351,7 +1487,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--million",
         action="store_true",
-        help="also measure a store of 1,000,000 memories (opt-in: its build takes about ten times the 100,000 one's)",
+        help="also measure a store of 1,000,000 memories, built for recall alone (its recall index, no Chroma)",
     )
     p.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="LoCoMo file (default: %(default)s)")
     p.add_argument(
@@ -1400,6 +1536,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--chat-worker", type=int, help=argparse.SUPPRESS)
     p.add_argument("--worker-queries", help=argparse.SUPPRESS)
+    p.add_argument("--worker-recall-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--worker-restart-only", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
         if args.sizes == p.get_default("sizes"):
@@ -1436,7 +1574,18 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.worker:
         queries = json.loads(Path(args.worker_queries).read_text(encoding="utf-8"))
-        print(json.dumps(worker(Path(args.worker), queries, args.repeats, args.vector_dtype)))
+        print(
+            json.dumps(
+                worker(
+                    Path(args.worker),
+                    queries,
+                    args.repeats,
+                    args.vector_dtype,
+                    args.worker_recall_only,
+                    args.worker_restart_only,
+                )
+            )
+        )
         return 0
     if args.chat_worker is not None:
         print(json.dumps(chat_worker(args.chat_worker)))
@@ -1574,10 +1723,15 @@ def main(argv: list[str] | None = None) -> int:
             r["recall"] = []
             for size in sizes:
                 home = root / f"store-{size}"
-                log(f"1. building a store of {size} memories")
-                build = build_store(home, sessions, vectors, size, args.noise)
+                recall_only = size >= RECALL_ONLY_AT
+                if recall_only:
+                    log(f"1. writing the recall index of {size} memories (a store for recall alone: no Chroma)")
+                    build = build_recall_only(home, sessions, vectors, size, args.noise)
+                else:
+                    log(f"1. building a store of {size} memories")
+                    build = build_store(home, sessions, vectors, size, args.noise)
                 log(f"  built in {build['build_s']:.1f} s; measuring recall in a worker process")
-                for dtype in dtypes:
+                for dtype in ["float32"] if recall_only else dtypes:
                     mark = foreign.mark()
                     done = subprocess.run(
                         [
@@ -1591,6 +1745,7 @@ def main(argv: list[str] | None = None) -> int:
                             str(args.repeats),
                             "--vector-dtype",
                             dtype,
+                            *(["--worker-recall-only"] if recall_only else []),
                         ],
                         capture_output=True,
                         text=True,
@@ -1604,6 +1759,20 @@ def main(argv: list[str] | None = None) -> int:
                         log(f"  worker failed: {done.stderr.strip()[-600:]}")
                         continue
                     w = json.loads(done.stdout.strip().splitlines()[-1])
+                    if recall_only:  # the restart in a fresh process (see ``worker``)
+                        again = subprocess.run(
+                            [*done.args, "--worker-restart-only"], capture_output=True, text=True, check=False
+                        )
+                        if again.returncode != 0:
+                            shell.failures.append(
+                                f"restart worker at {size}: exit {again.returncode}: {again.stderr.strip()[-600:]}"
+                            )
+                        else:
+                            w2 = json.loads(again.stdout.strip().splitlines()[-1])
+                            w.update(
+                                {k: v for k, v in w2.items() if "restart" in k or k == "rss_embedder_restart_bytes"}
+                            )
+                            w["rss_embedder_restart_bytes"] = w2["rss_embedder_bytes"]
                     r["recall"].append(
                         {"size": size, "build": build, "worker": w, "other_processes_share": foreign.since(mark)}
                     )
@@ -1626,8 +1795,9 @@ def main(argv: list[str] | None = None) -> int:
                         f"{w.get('first_recall_restart_s', float('nan')):.2f} s (a 'when' question then "
                         f"{w.get('first_when_restart_s', float('nan')):.2f} s), delete p50 {p50(w.get('delete_s', [])):.2f} s"
                     )
-            if "forget-cli" not in skip and r["recall"]:
-                size = r["recall"][-1]["size"]
+            whole = [x for x in r["recall"] if not x["build"].get("recall_only")]  # forget reads Chroma
+            if "forget-cli" not in skip and whole:
+                size = whole[-1]["size"]
                 home = root / f"store-{size}"
                 log(f"4. memcli forget --dry-run via the service at {size} memories")
                 try:

@@ -4,13 +4,22 @@ fast anything was: speed is what the bench reports, not what a test checks."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import LOCOMO, data_missing
+from fakes.models import FakeEmbedder
+from test_index import session
+
+from memcli.config import home_paths
+from memcli.models.embedding import embedder_identity
+from memcli.recall.retrieval import Recaller
+from memcli.store import snapshot
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench.py"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmark.md"
@@ -70,3 +79,34 @@ def test_the_quick_bench_reports_every_section(tmp_path: Path) -> None:
 def test_the_benchmark_page_has_the_section_the_bench_writes() -> None:
     text = DOCS.read_text(encoding="utf-8")
     assert text.index(START) < text.index(END)
+
+
+def bench_module() -> Any:
+    """scripts/bench.py imported as a module."""
+    spec = importlib.util.spec_from_file_location("memcli_bench", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_store_built_for_recall_alone_recalls_without_chroma(tmp_path: Path, fake_embedder: FakeEmbedder) -> None:
+    bench = bench_module()
+    sessions = [session(f"s{i}") for i in range(3)]
+    vectors = {m.id: v for s in sessions for m, v in zip(s, fake_embedder.embed([m.index_text() for m in s]))}
+    build = bench.build_recall_only(tmp_path, sessions, vectors, 40, 0.35)
+    assert build["written"] == 40 and build["recall_only"]
+    paths = home_paths(tmp_path)
+    for restart in (False, True):  # the first loads the index whole and takes a snapshot; the second reads it
+        store = bench.recall_only_store(paths, 5.0, embedder_identity(fake_embedder))
+        store.open_resident()
+        try:
+            hits = Recaller(store, fake_embedder).recall("a puppy named Rex", bench.USER, k=5)
+            assert len(hits) == 5 and "Rex" in hits[0].memory.text
+            with store.transaction():
+                assert store.sidecar.index.count_of(bench.USER) == 40, "not rebuilt from a Chroma that has none"
+            with pytest.raises(RuntimeError, match="recall alone"):
+                store.count(bench.USER)  # what would read Chroma
+        finally:
+            store.close()
+        assert (snapshot.describe(paths.data_dir, bench.USER) is not None) or not restart

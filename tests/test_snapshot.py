@@ -132,10 +132,16 @@ def test_a_damaged_snapshot_is_not_used(fake_embedder: FakeEmbedder, whole_loads
         (folder / "manifest.json").write_text("{not json")
     elif damage == "pointer elsewhere":
         (folder.parent / "current").write_text("../../../etc")
-    else:
+    elif damage == "lists of another length":
         lists = json.loads((folder / "lists.json").read_text())
-        lists["texts"] = lists["texts"][:-1]
+        lists["session_names"] = lists["session_names"][:-1]
         (folder / "lists.json").write_text(json.dumps(lists))
+    elif damage == "truncated texts":
+        path = folder / "texts.utf8"
+        path.write_bytes(path.read_bytes()[:-3])
+    else:
+        path = folder / "texts.utf8"
+        path.write_bytes(b"\xff" + path.read_bytes()[1:])
     whole_loads.clear()
 
     recaller, index = restarted(engine)
@@ -260,3 +266,12 @@ def test_a_snapshot_carries_the_says_when_flags_so_a_restart_reads_no_text_for_t
     with engine.store.transaction():
         hits = recaller.recall(QUERIES[2], USER, k=5)
     assert hits and any(h.signals["when"] for h in hits)
+
+
+def test_the_strings_of_a_snapshot_read_back_block_by_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    strings = ["", "plain", "naïve café", "我们明天见", "emoji 🎉 here", "", "x" * 50, "line\none"]
+    ends = snapshot._write_strings(tmp_path, "texts", strings)
+    monkeypatch.setattr(snapshot, "_STRING_BLOCK", 7)  # blocks shorter than some strings
+    assert snapshot._read_strings(tmp_path / "texts.utf8", ends) == strings
+    with pytest.raises(ValueError):
+        snapshot._read_strings(tmp_path / "texts.utf8", ends[:-1])

@@ -356,7 +356,8 @@ class UserIndex:
         if any(c.shape != (n, sign_words(index.dimension)) for c in codes.values()):
             raise ValueError("a snapshot whose sign codes differ in shape")
         index._n, index._dead = n, int(scalars["dead"])
-        index._store = {name: np.array(arrays[name][:n], dtype=dtype) for name, dtype in cls._COLUMNS.items()}
+        # not copied here: ``_adopt`` copies each into storage of the vectors' capacity
+        index._store = {name: np.asarray(arrays[name][:n], dtype=dtype) for name, dtype in cls._COLUMNS.items()}
         index._store.update({cls._CODES[name]: c for name, c in codes.items()})
         index._capacity = n
         index._adopt({name: arrays[name] for name in cls._VECTORS})

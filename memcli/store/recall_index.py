@@ -176,16 +176,18 @@ class RecallIndex:
                 "INSERT OR REPLACE INTO index_meta VALUES (?, '1')", [(f"dirty:{u}",) for u in set(users)]
             )
 
-    def _clean(self, users: Iterable[str], written: bool = False) -> None:
+    def _clean(self, users: Iterable[str], written: bool = False, said: bool = True) -> None:
         """Mark ``users`` clean (inside a write's transaction); ``written``: their rows were
-        (re)written whole by this version of the code."""
+        (re)written whole by this version of the code; ``said``: with what each of their
+        rows states (else ``fill_said`` reads it later)."""
         users = set(users)
         self._db.executemany("DELETE FROM index_meta WHERE key = ?", [(f"dirty:{u}",) for u in users])
         if written:
             self._db.executemany(
                 "INSERT OR REPLACE INTO index_meta VALUES (?, ?)", [(f"version:{u}", str(INDEX_VERSION)) for u in users]
             )
-            self.said.cover(users)
+            if said:
+                self.said.cover(users)
             # A random epoch, not a count: a sidecar deleted and made again cannot repeat one.
             self._db.executemany(
                 "INSERT OR REPLACE INTO index_meta VALUES (?, ?)", [(f"epoch:{u}", uuid.uuid4().hex) for u in users]
@@ -438,6 +440,104 @@ class RecallIndex:
         self._refresh({(m.user, m.session) for m in memories if has_neighbours(m.kind, m.session)}, windows, seq)
         self._clean(users)
         self._clean(new_users, written=True)
+
+    def put_fresh(
+        self,
+        user: str,
+        batches: Iterable[tuple[Sequence[Memory], Sequence[Sequence[float]], Mapping[str, Sequence[float]]]],
+    ) -> int:
+        """Write the rows of ``user``, who has none yet, from ``batches`` of (memories,
+        vectors, windows) as ``put`` takes them, each batch holding whole sessions (a
+        session's turns in one batch: an import of a conversation, the bench's synthetic
+        stores); returns the rows written. The rows are those ``put`` writes, batch after
+        batch; what differs is the cost, for a user of a million memories: each turn's
+        context and window worked out from its batch, each batch inserted with one
+        statement, rather than a row and then its session's refresh at a time; and what
+        each memory states (``memcli.store.statements``) is left to ``fill_said``
+        (``MemoryStore.fill_statements``), as for a store an older memcli wrote. One
+        transaction a batch: ``user`` stays dirty until the last is written, and gets a new
+        epoch then. Raises ValueError (the batch not written) when ``user`` has rows, a
+        memory is another user's, or a session's turns come in two batches."""
+        with atomic(self._db):
+            if self._db.execute("SELECT 1 FROM recall_index WHERE user = ? LIMIT 1", (user,)).fetchone():
+                raise ValueError(f"{user} has rows in the recall index already")
+            self.mark_dirty([user])
+            seq = self._stamp()
+        seen: set[str] = set()
+        written = 0
+        for memories, vectors, windows in batches:
+            rows = self._fresh_rows(user, memories, vectors, windows, seen, seq)
+            with atomic(self._db):
+                self._db.executemany(
+                    "INSERT INTO recall_index (memory_id, user, kind, session, speaker, created_at, archived, ended,"
+                    " text, caption, own, window, turn_vector, window_vector, seq, context, spoken_day, record)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            written += len(rows)
+        with atomic(self._db):
+            self._clean([user], written=True, said=False)
+        return written
+
+    @staticmethod
+    def _fresh_rows(
+        user: str,
+        memories: Sequence[Memory],
+        vectors: Sequence[Sequence[float]],
+        windows: Mapping[str, Sequence[float]],
+        seen: set[str],
+        seq: int,
+    ) -> list[tuple]:
+        """The rows of a batch of ``put_fresh``, in its order, with the context and window
+        ``_refresh`` would give each turn; ``seen``: the sessions of earlier batches (this
+        batch's are added). Raises ValueError as ``put_fresh`` says."""
+        if len(memories) != len(vectors):
+            raise ValueError("one vector per memory")
+        sessions: dict[str, list[int]] = {}
+        for i, memory in enumerate(memories):
+            if memory.user != user:
+                raise ValueError(f"a memory of {memory.user} among those of {user}")
+            if has_neighbours(memory.kind, memory.session):
+                sessions.setdefault(memory.session, []).append(i)
+        if seen & sessions.keys():
+            raise ValueError(f"the turns of session {sorted(seen & sessions.keys())[0]} come in two batches")
+        seen.update(sessions)
+        owns = [m.index_text() for m in memories]
+        blobs = [_blob(v) for v in vectors]
+        context = [""] * len(memories)
+        window = list(owns)
+        window_vectors: list[bytes | None] = list(blobs)
+        for members in sessions.values():
+            members.sort(key=lambda i: (memories[i].created_at, memories[i].id))
+            texts = [owns[i] for i in members]
+            for j, i in enumerate(members):
+                context[i], window[i] = context_text(texts, j), window_text(texts, j)
+                if window[i] != owns[i]:  # a turn alone in its session is its own window
+                    found = windows.get(window[i])
+                    window_vectors[i] = None if found is None else _blob(found)
+        return [
+            (
+                m.id,
+                m.user,
+                m.kind,
+                m.session,
+                m.speaker,
+                m.created_at,
+                int(m.archived),
+                int(m.valid_to > 0),
+                m.text,
+                int(bool(m.caption)),
+                owns[i],
+                window[i],
+                blobs[i],
+                window_vectors[i],
+                seq,
+                context[i],
+                spoken_day(m.day),
+                m.to_record(),
+            )
+            for i, m in enumerate(memories)
+        ]
 
     def set_behind(self, memories: Sequence[Memory]) -> int:
         """Record the metadata of ``memories`` (a reinforcement: strength, last recall,

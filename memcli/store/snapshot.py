@@ -7,7 +7,9 @@ folder, one folder per user, named by a hash of the user's name), written whole 
 ``save``: the vectors as ``.npy`` files, memory-mapped copy-on-write when loaded (a page
 the index patches becomes the process's own; the file is never written again), the BM25
 postings as ``.npy`` files memory-mapped read-only (a query reads its terms' columns alone),
-the other per-row arrays as ``.npy`` files, and the lists and names as JSON.
+the other per-row arrays as ``.npy`` files, the ids and texts of the rows as UTF-8 files
+with the end of each string (read a block at a time: a million texts never held as one
+string), the sessions as a code a row, and the short lists and names as JSON.
 Each save writes a new *generation* folder, fsyncs it, and only then points the user's
 ``current`` file at it (``writing_private``: a rename), so a kill at any point leaves the
 previous snapshot or the new one, whole; folders no pointer names are removed by the next
@@ -46,15 +48,24 @@ from memcli.store.index import MappedRows, UserIndex
 
 SNAPSHOT_DIR = "recall-snapshots"
 """The folder of the snapshots, under the store's data folder."""
-SNAPSHOT_VERSION = 3
+SNAPSHOT_VERSION = 4
 """Bump when what a snapshot holds changes: older snapshots are then not used (2: the
 vectors' sign codes, and spare rows after the vectors; 3: the BM25 postings as int32 slots
-and uint16 counts, ``memcli.text.lexical.Postings``)."""
+and uint16 counts, ``memcli.text.lexical.Postings``; 4: the ids and texts as UTF-8 files,
+the sessions as codes, ``_STRINGS``)."""
 _MAPPED = ("turn", "window")
 """The arrays memory-mapped copy-on-write when loaded, written with spare rows (``UserIndex.spare_rows``)."""
 _READ_MAPPED = ("lexical_indices", "lexical_counts")
 """The arrays memory-mapped read-only when loaded (the BM25 postings: a query reads its
 terms' columns alone, and a merge writes new arrays, never these)."""
+_STRINGS = ("ids", "texts")
+"""The lists of strings (one a row) written as a UTF-8 file (``NAME.utf8``) and the end of
+each string in it (``NAME_ends``, int64), not as JSON: at a million rows the JSON of the
+lists was 160 MB, read as one string (four bytes a character once a text holds one
+character beyond Latin-1) and parsed whole, and loading a snapshot peaked 1.5 GB above
+what it kept."""
+_STRING_BLOCK = 8 << 20
+"""Bytes of a strings file read at a time."""
 _POINTER = "current"
 _MANIFEST = "manifest.json"
 
@@ -111,6 +122,46 @@ _BLOCK = 65536
 """Rows of a vector file written at a time."""
 
 
+def _write_strings(folder: Path, name: str, strings: list[str]) -> np.ndarray:
+    """Write ``strings`` as UTF-8, one after another, into ``NAME.utf8`` (a block of
+    ``_BLOCK`` at a time); returns the end of each in bytes (int64)."""
+    ends = np.zeros(len(strings), dtype=np.int64)
+    written = 0
+    with os.fdopen(open_private(folder / f"{name}.utf8"), "wb") as f:
+        for start in range(0, len(strings), _BLOCK):
+            encoded = [s.encode("utf-8") for s in strings[start : start + _BLOCK]]
+            block_ends = np.cumsum([len(e) for e in encoded], dtype=np.int64)
+            ends[start : start + len(encoded)] = written + block_ends
+            f.write(b"".join(encoded))
+            written += int(block_ends[-1]) if len(encoded) else 0
+        f.flush()
+        os.fsync(f.fileno())
+    return ends
+
+
+def _read_strings(path: Path, ends: np.ndarray) -> list[str]:
+    """The strings of the UTF-8 file at ``path`` that end at ``ends`` (``_write_strings``),
+    read ``_STRING_BLOCK`` bytes at a time and decoded one by one. Raises ValueError when
+    the file is not as long as the ends say, or a string is not UTF-8."""
+    ends = np.asarray(ends, dtype=np.int64)
+    total = int(ends[-1]) if len(ends) else 0
+    if len(ends) and (int(ends[0]) < 0 or bool(np.any(np.diff(ends) < 0))):
+        raise ValueError("string ends out of order")
+    out: list[str] = []
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size != total:
+            raise ValueError("a strings file of another length")
+        first, done = 0, 0
+        while first < len(ends):
+            # the strings that end within the next block (at least one, however long)
+            last = max(first + 1, int(np.searchsorted(ends, done + _STRING_BLOCK, side="right")))
+            block = f.read(int(ends[last - 1]) - done)
+            bounds = (ends[first:last] - done).tolist()
+            out.extend(str(block[a:b], "utf-8") for a, b in zip([0, *bounds[:-1]], bounds))
+            first, done = last, int(ends[last - 1])
+    return out
+
+
 def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Path:
     """Write a snapshot of ``user``'s ``index`` (at its ``seq`` and epoch), made with
     recall index version ``index_version``; returns its generation folder. The vector
@@ -123,6 +174,14 @@ def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Pat
     generation = home / f"g-{uuid.uuid4().hex}"
     generation.mkdir(mode=0o700)
     try:
+        lists = dict(state["lists"])
+        names: dict[str, int] = {}  # one code a session
+        state["arrays"]["session_codes"] = np.fromiter(
+            (names.setdefault(s, len(names)) for s in lists.pop("sessions")), dtype=np.int32, count=len(index)
+        )
+        lists["session_names"] = list(names)
+        for name in _STRINGS:
+            state["arrays"][f"{name}_ends"] = _write_strings(generation, name, lists.pop(name))
         shapes: dict[str, list[Any]] = {}
         for name, array in state["arrays"].items():
             if name in _MAPPED:
@@ -138,7 +197,7 @@ def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Pat
             "arrays": shapes,
         }
         with writing_private(generation / "lists.json") as f:
-            f.write(json.dumps(state["lists"], ensure_ascii=False).encode("utf-8"))
+            f.write(json.dumps(lists, ensure_ascii=False).encode("utf-8"))
         with writing_private(generation / _MANIFEST) as f:
             f.write(json.dumps(manifest).encode("utf-8"))
         _fsync_dir(generation)
@@ -212,6 +271,10 @@ def load(data_dir: Path, user: str, epoch: str, seq: int, index_version: int) ->
                 return None
             arrays[name] = array
         lists = json.loads((generation / "lists.json").read_text(encoding="utf-8"))
+        for name in _STRINGS:
+            lists[name] = _read_strings(generation / f"{name}.utf8", arrays.pop(f"{name}_ends"))
+        names = lists.pop("session_names")
+        lists["sessions"] = [names[code] for code in arrays.pop("session_codes").tolist()]
         return UserIndex.from_snapshot(manifest, arrays, lists)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
