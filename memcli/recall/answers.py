@@ -58,7 +58,18 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   question the person noted ("q for Dr Lin: can I take ibuprofen?", then "Dr Lin said…")
   holds what that question holds;
 - a present-tense question about the person quotes first their latest note that recall
-  finds close to it too, then the best one, where no rule read the change (``_later_word``);
+  finds close to it too, then the best one, where no rule read the change (``_later_word``;
+  for Chinese, a later note that shares a word with the best one or is closer);
+- a question about what held before ("before I moved to…", "my old dose", "last spring",
+  "跳槽之前", ``asks_earlier``) quotes first the person's close note just before the one it
+  names as what came after, or before the best when that is their latest (``_earlier_word``);
+- a note holding the question's words only in part (``LATER_COVERAGE`` of them, of its
+  subject, not the kind of value asked: ``_VALUE_KIND_WORDS``) answers only in a last pass,
+  with the person's later close note (or earlier, for the past) or the note it replaced;
+- a question asking a day ("What date is…", "几号") is answered only from a memory that
+  writes one; an English one asking a name, only from a memory naming something the
+  question does not (``names_something_else``); a note quoted for being the latest word
+  states what is asked too (a date for "when");
 - a question's word and a memory's word of one root meet ("allergic", "allergy";
   ``PREFIX_CHARS``), as do a Chinese word and a memory holding each of its characters.
 
@@ -115,6 +126,10 @@ LIST_SIMILAR_FLOOR = 0.15
 LATER_SIMILAR = 0.5
 """Share of the best memory's cosine similarity to a present-tense question about the person
 that a later note of theirs needs to be quoted first, as the latest word (``_later_word``)."""
+LATER_COVERAGE = 0.25
+"""Share of the question's content words (weighted) that the best note must hold to be
+answered by a later note of the person's that recall finds close (``_later_word``), below
+``MIN_COVERAGE``."""
 LIST_SIMILAR_FITTING = 0.3
 """…or this share, for a memory that holds the kind of thing the question asks for (a name
 for "which restaurants", a person for "who"): the kind is a second sign that it is an item."""
@@ -579,28 +594,83 @@ _ASKS_NUMBER = re.compile(
 """A question asking a number only the memory itself can hold ("What's my passport
 number?", "How much was the vet bill?", "我护照号码是多少？")."""
 _STATES_NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万两]+[块元号]")
+_ASKS_DAY = re.compile(
+    r"\b(?:what|which)\s+(?:date|day)\b|\bthe\s+exact\s+date\b|几号|几月几[日号]|哪一?天|星期几|周几|礼拜几",
+    re.IGNORECASE,
+)
+"""A question asking the day of something, not merely its time ("What date is the
+recital?", "which day is bin collection?", "婚礼是几号？"): "next year" does not answer it."""
+_STATES_DAY = re.compile(
+    r"\b(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?|"
+    r"(?:mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day)?|tomorrow|tonight|today|\d{1,2}/\d{1,2}|\d{4}-\d\d-\d\d)\b|"
+    r"\d{1,2}\s?月\s?\d{1,2}|[周星期礼拜][一二三四五六日天]|明天|后天|今天|今晚",
+    re.IGNORECASE,
+)
+"""A day written in a memory: "June 14", "14th Jun", "sat", "tomorrow", "6/14", "6月14",
+"周六"."""
+
+
+_ASKS_NAME = re.compile(r"\bname\b|\bcalled\b|叫什么|什么名字|名字是|叫啥", re.IGNORECASE)
+"""A question asking what someone or something is called ("what's my physio's name?",
+"what is the cat called?", "我的牙医叫什么名字？")."""
+
+
+_VALUE_KIND_WORDS = (
+    "type model brand make size colour color number name breed version dose dosage password pin code "
+    "型号 品牌 血型 尺码 颜色 号码 名字 剂量 密码"
+)
+"""Words naming the kind of value a question asks ("what's my blood type?", "what model is
+my car?"): a note that does not hold the word answers only by stating such a value, which
+an extractive answer cannot tell."""
+_VALUE_KINDS: frozenset[str] = frozenset()
+
+
+def _value_kinds() -> frozenset[str]:
+    """``_VALUE_KIND_WORDS`` as ``words`` reads them (made at first use)."""
+    global _VALUE_KINDS
+    if not _VALUE_KINDS:
+        _VALUE_KINDS = frozenset(w for word in _VALUE_KIND_WORDS.split() for w in {*tokens(word), word})
+    return _VALUE_KINDS
+
+
+def names_something_else(question: str, text: str) -> bool:
+    """Whether ``text`` names someone or something that ``question`` does not: a title in
+    quotes, 《》 or capitals, a capitalised word inside a sentence, or a mention
+    ``entities.extract`` types ("nursery tour went well, Leo loved the sandpit" names only
+    the Leo that "what's the name of Leo's nursery?" names)."""
+    asked = question.casefold()
+    found = [m.group(0) for m in _TITLE.finditer(text)] + [m.group(0) for m in _NAME.finditer(text)]
+    found += [m.name for m in extract(text, speaker="I").mentions if m.typed or m.start > 0]
+    return any(name.strip('"“”《》「」').casefold() not in asked for name in found if name.strip())
 
 
 def must_state(question: str) -> str:
     """What an answer's memory must state for ``question`` to be answered from it: "date"
     (the question asks the date of something, not when the person noted it: the memory's
     own date is no answer to "When is Kate's birthday?"; a question about the past, "When
-    did I move?", is answered by it), "number" (``_ASKS_NUMBER``), or ""."""
+    did I move?", is answered by it), "day" (a question asking which day, ``_ASKS_DAY``: a
+    year or a season is no answer to "What date is the wedding?"), "number"
+    (``_ASKS_NUMBER``), or ""."""
     if _ASKS_NUMBER.search(question):
         return "number"
+    if _ASKS_DAY.search(question) and not asks_past(question) and not re.search(r"[了过]", question):
+        return "day"
     if _ASKS_DATE.search(question) and not asks_past(question) and not re.search(r"[了过]", question):
         return "date"
     return ""
 
 
 def _states(needed: str, text: str) -> bool:
-    """Whether ``text`` states the ``needed`` ("date", "number") of ``must_state``."""
+    """Whether ``text`` states the ``needed`` ("date", "day", "number") of ``must_state``."""
     if needed == "date":
         return bool(_DATE_WORDS.search(text) or DAY_OF_MONTH.search(text) or _CLOCK.search(text)) or any(
             says_when(s) for s in split_sentences(text)
         )
     if needed == "number":
         return bool(_STATES_NUMBER.search(text))
+    if needed == "day":
+        return bool(DAY_OF_MONTH.search(text) or _STATES_DAY.search(text))
     return True
 
 
@@ -933,7 +1003,13 @@ def answer(
     # Only where no memory holds the question's words: the memory that holds the kind of
     # thing asked for is a weaker sign than one that holds what the question names.
     typed = holding_expected(question, memories, user, now)
-    return _answer(question, memories, user, now, typed, similarity or {}) if typed else found
+    if typed:
+        found = _answer(question, memories, user, now, typed, similarity or {})
+        if found.answered:
+            return found
+    # Last, a note holding the question's words in part, with the person's later (or, for the
+    # past, earlier) note on it beside it (``LATER_COVERAGE``): a weaker sign than either above.
+    return _answer(question, memories, user, now, set(), similarity or {}, partly=True)
 
 
 def _answer(
@@ -943,8 +1019,11 @@ def _answer(
     now: float | None,
     typed: set[str],
     similarity: Mapping[str, float],
+    partly: bool = False,
 ) -> Extracted:
-    """``answer``, counting the memories of ``typed`` as holding what is asked."""
+    """``answer``, counting the memories of ``typed`` as holding what is asked; ``partly``:
+    answering only where the best memory holds the question's words in part and the
+    person's later or earlier close note answers (``LATER_COVERAGE``)."""
     chinese = has_cjk(question)
     not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     if memories:
@@ -996,6 +1075,11 @@ def _answer(
         return not_found
     needed = must_state(question)
     candidates = [c for c in candidates if _states(needed, c.memory.text)]
+    # "what's the name of Leo's nursery?": a memory that names nothing but what the question
+    # names does not answer (a kind of value, as ``must_state``'s); English only, where a
+    # name is written in capitals (a Chinese name is known by no sign of its own)
+    if _ASKS_NAME.search(question) and not chinese and not is_list_question(question):
+        candidates = [c for c in candidates if names_something_else(question, c.memory.text)]
     if not candidates:
         return not_found
     stating = {id(c) for c in candidates if answers_asked(question, c.text)}
@@ -1058,8 +1142,42 @@ def _answer(
     # Weighted too: "What is my passport number?" is not answered by "my neighbour at number
     # 14", which holds the common half of the question and not the word it turns on.
     held = held_by(best.memory)
-    if not covers(best) or sum(weight[t] for t in held) < MIN_COVERAGE * total:
-        return not_found
+    # A question about what holds now, whose words the best note holds only in part ("How
+    # many cigarettes am I smoking a day?": "smoking about 10 a day"), is answered when the
+    # person noted on the subject again later, as recall finds (``_later_word``): the later
+    # note ("day 1 no cigs. quit") is the current word, quoted first. Two of the person's own
+    # notes close to the question at two times are the second sign that it is their subject.
+    current = not past and not dates and bool(FIRST_PERSON.search(question))
+    # A note quoted for being the latest or the earlier word states what is asked as well:
+    # "need a dress for the wedding" gives no date for "What date is my sister's wedding?".
+    # For "when" it is a date: the note's own date tells when it was noted, not when the lease ends.
+    every = [c for c in every if _states("date" if kind == "when" else needed, c.memory.text)]
+    earlier_question = asks_earlier(question) and bool(FIRST_PERSON.search(question)) and not days
+    if partly == (covers(best) and sum(weight[t] for t in held) >= MIN_COVERAGE * total):
+        return not_found  # answered (or not) by the passes before
+    if partly:
+        # of the subject: a word naming the kind of value ("dose" of "5 mg") is not the subject
+        subject = held - _value_kinds()
+        if not (current or earlier_question) or sum(weight[t] for t in subject) < LATER_COVERAGE * total:
+            return not_found
+        if named and not any(_about(best.memory, person) for person in named):
+            return not_found
+        if _content(words(" ".join(wanted - held))) & _value_kinds():  # "blood type": no note says one
+            return not_found
+        # not a note of another's thing ("kids' dentist is Dr Okafor" for "which dentist am I with?")
+        stated = [c for c in every if c is best or not _OTHERS.search(c.memory.text)]
+        if _ASKS_NAME.search(question):  # "what's my physio's name?": not "physio said my shoulder is better"
+            stated = [c for c in stated if names_something_else(question, c.memory.text)]
+        if earlier_question:  # the mirror: "我跳到字节之前在哪上班", the note before the change
+            earlier = _earlier_word(question, best, stated, similarity, user, asking, dates)
+            return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
+        later = _later_word(best, stated, similarity, user, asking, chinese)
+        if later is not None:
+            return _later_answer(later, best, user, chinese)
+        # the same second sign when a rule read the change: the best note replaced a recalled
+        # one of the person's ("Engaged to Marcus", then "married Marcus today")
+        if not (replaced_by.get(best.memory.id) and _own(best.memory, user) and best in stated):
+            return not_found
     # A question for a name, in a language without plurals ("我的猫叫什么名字？"), asks for
     # every one of its kind that is named in full: both cats, when two notes name one each.
     names = bool(_NAME_QUESTION.search(question))
@@ -1078,11 +1196,11 @@ def _answer(
             return _each_quoted(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
             )
-    later = (
-        None
-        if past or dates or not FIRST_PERSON.search(question)
-        else _later_word(best, every, similarity, user, asking)
-    )
+    if earlier_question:
+        earlier = _earlier_word(question, best, every, similarity, user, asking, dates)
+        if earlier is not None:
+            return _earlier_answer(earlier[0], earlier[1], user, chinese)
+    later = _later_word(best, every, similarity, user, asking, chinese) if current else None
     if later is not None:
         return _later_answer(later, best, user, chinese)
     quoted = [best]
@@ -1127,6 +1245,7 @@ def _later_word(
     similarity: Mapping[str, float],
     user: str,
     asking: set[str],
+    chinese: bool = False,
 ) -> _Candidate | None:
     """The latest note or turn of the person's own, noted after ``best``'s memory, that recall
     finds close to the question too (cosine similarity at least ``LATER_SIMILAR`` times
@@ -1148,10 +1267,129 @@ def _later_word(
         and c.memory.id not in asking
         and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * closest, LIST_SIMILAR_FLOOR)
     ]
+    if chinese:  # the embedder's cosine misleads for Chinese: the later note shares a word too, or is closer
+        subject = _content(set(words(best.memory.text)))
+        later = [
+            c
+            for c in later
+            if _content(set(words(c.memory.text))) & subject or similarity.get(c.memory.id, 0.0) >= closest
+        ]
     if not later:
         return None
     latest = max(c.memory.created_at for c in later)
     return max((c for c in later if c.memory.created_at == latest), key=lambda c: c.score)
+
+
+_EARLIER_EN = re.compile(
+    r"\b(?:before|used\s+to|previous(?:ly)?|former(?:ly)?|originally|at\s+first|(?<!how\s)old|"
+    r"last\s+(?:spring|summer|autumn|fall|winter|year|time))\b",
+    re.IGNORECASE,
+)
+"""Words that place what an English question asks before something else: "before I moved
+to…", "used to", "previous", "my old dose", "last spring" (not "how old")."""
+_PAST_VERB = re.compile(r"\b(?:was|were|did|had|used\s+to)\b", re.IGNORECASE)
+"""A verb of the past tense: "what do I take before breakfast?" asks the present."""
+_EARLIER_ZH = re.compile(r"之前|以前|原来|原先|曾经|当初|早先|去年")
+"""Chinese words that place what is asked before something else ("跳槽之前", "以前")."""
+_BEFORE_CLAUSE = re.compile(r"\bbefore\s+(.+)$|^(.+?)(?:之前|以前)", re.IGNORECASE)
+"""What a question's "before …" names (the anchor: "before I moved to the Mission",
+"跳槽之前")."""
+
+
+def asks_earlier(question: str) -> bool:
+    """Whether ``question`` asks what held before something else or some time back ("What
+    was my job before Datadog?", "what dose was I on last spring?", "what was my old
+    address?", "我搬家之前住哪？", "我原来在哪上班？"): an English question needs a past
+    verb too ("what do I take before breakfast?" asks the present)."""
+    if has_cjk(question):
+        return bool(_EARLIER_ZH.search(question))
+    return bool(_EARLIER_EN.search(question) and _PAST_VERB.search(question))
+
+
+def _close_own(
+    best: _Candidate,
+    candidates: Sequence[_Candidate],
+    similarity: Mapping[str, float],
+    user: str,
+    asking: set[str],
+) -> list[_Candidate]:
+    """The sentences of the person's own notes or turns (``candidates``) that recall finds
+    close to the question: cosine similarity at least ``LATER_SIMILAR`` times ``best``'s and
+    ``LIST_SIMILAR_FLOOR``; none that asks. Empty when ``best`` is not the person's own or
+    recall gave no similarity."""
+    closest = similarity.get(best.memory.id, 0.0)
+    if closest <= 0 or not _own(best.memory, user):
+        return []
+    return [
+        c
+        for c in candidates
+        if _own(c.memory, user)
+        and c.memory.id not in asking
+        and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * closest, LIST_SIMILAR_FLOOR)
+    ]
+
+
+def _earlier_word(
+    question: str,
+    best: _Candidate,
+    candidates: Sequence[_Candidate],
+    similarity: Mapping[str, float],
+    user: str,
+    asking: set[str],
+    dates: Sequence[QueryDate],
+) -> tuple[_Candidate, _Candidate] | None:
+    """For a question about what held earlier (``asks_earlier``): the person's own note that
+    answers it and the later note it is told against, or None. The mirror of ``_later_word``,
+    by recall's closeness and dates, not by phrasing: of the person's notes close to the
+    question (``_close_own``), the anchor is the one holding most of the words of what the
+    question says came after ("before I moved to the Mission": the note naming the Mission;
+    "跳槽之前": the note of the change), else ``best`` when it is the latest of them and not
+    superseded (an earlier best answers as it is); the answer is the latest close note
+    noted before the anchor ("88 Linden St" before "moving day! … Valencia St in the Mission";
+    "lamotrigine 100mg" before "increased to 150mg" for "what dose was I on last spring?").
+    A question that names a span ("in 2022") is answered by the latest close note noted before
+    its end instead, when that one differs from ``best``."""
+    close = _close_own(best, candidates, similarity, user, asking)
+    if len({c.memory.id for c in close}) < 2:
+        return None
+    ends = [d.end for d in dates if d.start and d.end and not d.yearless]
+    if ends:
+        held = [c for c in close if c.memory.created_at <= max(ends)]
+        if not held:
+            return None
+        latest = max(c.memory.created_at for c in held)
+        answer = max((c for c in held if c.memory.created_at == latest), key=lambda c: c.score)
+        after = [c for c in close if c.memory.created_at > latest]
+        if answer.memory.id == best.memory.id or not after:
+            return None
+        return answer, min(after, key=lambda c: c.memory.created_at)
+    anchor = best
+    clause = _BEFORE_CLAUSE.search(question)
+    named = _content(words(clause.group(1) or clause.group(2))) if clause else set()
+    holding = [(len(_held(named, c.tokens, c.text)), c) for c in close] if named else []
+    most = max((n for n, _ in holding), default=0)
+    if most:
+        anchor = max((c for n, c in holding if n == most), key=lambda c: (c.memory.created_at, c.score))
+    elif best.memory.superseded_by or any(c.memory.created_at > best.memory.created_at for c in close):
+        return None  # the best is an earlier note already
+    before = [c for c in close if c.memory.created_at < anchor.memory.created_at]
+    if not before:
+        return None
+    latest = max(c.memory.created_at for c in before)
+    return max((c for c in before if c.memory.created_at == latest), key=lambda c: c.score), anchor
+
+
+def _earlier_answer(earlier: _Candidate, later: _Candidate, user: str, chinese: bool) -> Extracted:
+    """An answer quoting the ``earlier`` note (``_item``) first, then the ``later`` one it is
+    told against, each attributed and cited; no supersession is claimed."""
+    text = resolve_relative_dates(_item(earlier), earlier.memory.created_at, chinese)
+    quoted = _attributed(text, earlier.memory, user, chinese)
+    after = resolve_relative_dates(_item(later), later.memory.created_at, chinese)
+    if chinese:
+        quoted += f"［之后在{_day(later.memory.created_at, True)}：“{after}” [{cite(later.memory)}]］"
+    else:
+        quoted += f' [later, on {_day(later.memory.created_at, False)}: "{after}" [{cite(later.memory)}]]'
+    return Extracted(quoted, [earlier.memory.id, later.memory.id])
 
 
 def _later_answer(later: _Candidate, earlier: _Candidate, user: str, chinese: bool) -> Extracted:
