@@ -631,17 +631,18 @@ _STOP_NEAR_EN = re.compile(
     # a stop said near the habit, in whatever tense or voice: "physio says stop running for now", "no running
     # for now", "no more caffeine", "day 1 no cigs", "three weeks off caffeine", "six months since my last
     # cigarette", "sugar-free since May"
-    r"\b(?:stop|quit|give\s+up|drop|ditch|cut\s+out|pause)\s+"
-    r"(?!by\b|at\b|in\b|for\b|to\b|with\b|it\b|that\b|this\b|them\b|him\b|her\b|me\b|my\s+job\b|now\b|here\b)"
+    r"\b(?:says|said|told\s+me\s+to|decided\s+to|had\s+to|orders?|advice|advised\s+me\s+to)\s*:?\s+(?:to\s+)?"
+    r"(?:stop|quit|give\s+up|drop|ditch|cut\s+out|pause)\s+"
+    r"(?!by\b|at\b|in\b|for\b|to\b|with\b|it\b|that\b|this\b|them\b|him\b|her\b|me\b|you\b|us\b|my\s+job\b|now\b)"
     r"(?P<o>[^,.;!?—–()]{2,40})|"
     # "no more" and a thing, as a clause of its own: "no more caffeine — doc said"; "no more milk, need to buy some"
     # is a shopping note
     r"\bno\s+more\s+(?P<p>\w+ing\b[^,.;!?—–()]{0,40}|[a-z][\w-]*(?=\s*(?:[—–.!]|\s-\s|$|for\s+now|from\s+today|since\b|for\s+good|any\s*more)))|"
-    r"(?:^|[,;:]\s*|\bday\s+\w+\s+|\b(?:says|said|so)\s+)no\s+(?P<q>[a-z][\w-]*)"
-    r"(?=\s+(?:for\s+now|anymore|any\s+more|since\b|for\s+\w+\s+(?:days?|weeks?|months?))|\s*(?:[,.;!—–]|$))|"
+    r"\bno\s+(?P<q>[a-z][\w-]*)(?=\s+(?:for\s+now|anymore|any\s+more|since\b|for\s+(?:\d+|a|one|two|three|a\s+few)\s+(?:days?|weeks?|months?)))|"
+    r"\bday\s+\w+\s*[:,-]?\s*no\s+(?P<u>[a-z][\w-]*)|"
     r"\b(?:days?|weeks?|months?|years?)\s+(?:off|without|free\s+of)\s+(?P<r>[a-z][\w-]*)|"
-    r"\bsince\s+(?:my\s+)?last\s+(?P<s>[a-z][\w-]*)|"
-    r"\b(?P<t>[a-z][\w]*)[- ]free\s+(?:since|for|now|as\s+of)\b",
+    r"\bsince\s+my\s+last\s+(?P<s>[a-z][\w-]*)|"
+    r"\b(?P<t>[a-z][\w]*)[- ]free\s+(?:since|now|as\s+of|for\s+(?:\d+|a|one|two|three|a\s+few)\s+(?:days?|weeks?|months?|years?))\b",
     re.IGNORECASE,
 )
 """A habit's end said near its subject, not as a first-person sentence of stopping
@@ -1409,7 +1410,7 @@ def _habit(sentence: str, chinese: bool, found: list[Statement]) -> list[Stateme
     if not said:
         return []
     groups = said.groupdict()
-    obj = next((groups[g] for g in "opqrst" if groups.get(g)), "")
+    obj = next((groups[g] for g in "opqrstu" if groups.get(g)), "")
     words = _habit_words(obj, chinese)
     head = _habit_head(obj, chinese)
     if not words or (near and (not head or head in _NOT_HABITS)):
@@ -1427,8 +1428,8 @@ def _habit_head(obj: str, chinese: bool) -> str:
         chars = re.sub(r"今天|现在|从此|以后|今后|已经|终于|开始|这次|真的|[了的我啦也就都还再]", "", chars)
         return chars.lstrip(_LIGHT_VERBS_ZH)[:4] or chars[:4]
     stems = _stems_in_order(re.split(r"\s[-–—]\s|—", _HABIT_STOP.split(obj, maxsplit=1)[0])[0])
-    heads = [w for w in stems if w not in _LIGHT_VERBS and w not in _FUNCTION_WORDS]
-    return (heads or stems or [""])[0]
+    heads = [w for w in stems if w not in _FUNCTION_WORDS]
+    return ([w for w in heads if w not in _LIGHT_VERBS] or heads or [""])[0]
 
 
 _SLOT_WORDS_EN = {
@@ -1579,6 +1580,8 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
                 if not negated and not _STOP_VERBS_EN.search(before.split(",")[-1]):
                     followed.append((m.start(), value))
                 continue
+            if _THING_IS_EN.search(sentence[: m.start()]):
+                continue  # "it's dairy-free and so easy": a dish's, not the speaker's
             if _STOP_VERBS_EN.search(before.split(",")[-1]) or negated:
                 stopped.append(value)
             elif re.search(
@@ -1597,6 +1600,11 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
     return None
 
 
+_THING_IS_EN = re.compile(
+    r"\b(?:it|this|that|they|these|those|which|he|she)(?:'s|’s|\s+is|\s+was|'re|\s+are|\s+were)\b", re.I
+)
+"""A sentence that says what a thing or someone else is ("it's dairy-free", "this is vegan"):
+a diet's name in it qualifies that, not the speaker."""
 _DIET_SWITCH_EN = re.compile(r"\b(?:switched|changed|moved|swapped|went)\s+(?:over\s+)?to\b|\binstead\b", re.I)
 
 
@@ -1762,12 +1770,20 @@ def _org_key(org: str, chinese: bool) -> str:
     if kind:  # a gym or a choir is one at a time: keyed by its kind, as _category_membership keys it
         return kind
     # a name, where the club has one, is the club ("the Ramblers" and "the Ramblers walking club"); a day or a
-    # month is no name ("the Tuesday night chess club"), and a club without one is its last two words, what
-    # it is a club of ("chess club")
+    # month is no name, nor a word of when it meets ("the Tuesday night chess club" is the chess club)
     named = [w for w in re.findall(r"[A-Za-z][\w'’-]*", org) if w[0].isupper() and w.lower() not in _NOT_PLACE_WORDS]
     if named:
         return " ".join(sorted(_english_stems(" ".join(named))))
-    return " ".join(sorted(_stems_in_order(org)[-2:]))
+    return " ".join(
+        sorted({stem_of(w) for w in re.findall(r"[a-z]+", org.lower()) if w not in _WHEN_WORDS} & _english_stems(org))
+    )
+
+
+_WHEN_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "morning mornings evening evenings night nights weekly monthly daily weekend weekends local new".split()
+)
+"""Words of when or where a club meets, no part of which club it is."""
 
 
 SAME_HABIT = {
