@@ -188,7 +188,8 @@ def _habit_candidates(
     """(id, text, record, statements or None) of the current notes and turns of ``user``
     that name the head of a stopped habit ``said`` (``Statement.value``), by any word that
     stands for it (``updates.habit_names``; a Chinese head by its first character): those
-    ``updates.keeps_habit`` reads. An indexed lookup per word for a covered user, one scan
+    ``updates.keeps_habit`` reads, those with a frequency (``updates.RECURS``) only. An
+    indexed lookup per word for a covered user, one scan
     of the user's rows holding one of them for another; none for a statement of another
     attribute or of no head."""
     if said.key.split(":", 1)[0] != updates.HABIT or not said.value:
@@ -199,11 +200,13 @@ def _habit_candidates(
         # a stem's final i is a word's y ("spotifi" of "Spotify"): looked for without it
         needles = [w[:-1] if len(w) > 3 and w.endswith("i") else w for w in names]
         rows = index.current_holding(user, SUPERSEDED_KINDS, any_of=needles)
-        return [(memory_id, text, record, None) for memory_id, text, record in rows]
+        return [(memory_id, text, record, None) for memory_id, text, record in rows if updates.RECURS.search(text)]
     found: dict[str, tuple[str, str, str, list[updates.Statement] | None]] = {}
     for term in habit_terms(names):
         for memory_id, text, record, stated in index.said.current_with(user, SUPERSEDED_KINDS, [term]):
-            found.setdefault(memory_id, (memory_id, text, record, stated))
+            # only a note with a frequency keeps a habit: the others are left before they are parsed
+            if updates.RECURS.search(text):
+                found.setdefault(memory_id, (memory_id, text, record, stated))
     return list(found.values())
 
 
