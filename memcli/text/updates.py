@@ -1610,9 +1610,11 @@ _DIET_SWITCH_EN = re.compile(r"\b(?:switched|changed|moved|swapped|went)\s+(?:ov
 
 def _stands_as_value(after: str) -> bool:
     """Whether the words ``after`` a diet's name leave it standing as a value, not
-    qualifying a noun: nothing, punctuation or an emoji, "diet", or a function word or a
-    word of time ("vegetarian as of today", "vegan after that documentary", "keto since
-    May"; not "vegan cake")."""
+    qualifying a noun: nothing, punctuation or an emoji, a duration, "diet", or a function
+    word or a word of time ("vegetarian as of today", "vegetarian 2 yrs now", "vegan after
+    that documentary", "keto since May"; not "vegan cake")."""
+    if re.match(r"\s*\d+\s*(?:yrs?|years?|months?|mos?|weeks?|wks?|days?)\b", after):  # "vegetarian 2 yrs now"
+        return True
     word = re.match(r"\s*([a-z]+)", after)
     if not word:
         return not re.match(r"\s*[\w'’-]", after)
