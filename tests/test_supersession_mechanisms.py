@@ -63,6 +63,14 @@ def test_a_diet_of_the_lexicon_standing_as_a_value_updates_the_older(older: str,
     assert updates(_one(newer, "diet"), _one(older, "diet"))
 
 
+def test_a_diet_dropped_ends_that_diet_only() -> None:
+    dropped = _one("ditched the low carb thing after a week", "diet")
+    assert updates(dropped, _one("low carb from today, wish me luck", "diet"))
+    assert not updates(dropped, _one("vegetarian since uni", "diet"))
+    assert not updates(_one("断食先停了", "diet"), _one("开始吃素了", "diet"))
+    assert updates(_one("the dietitian has me on a mediterranean diet now", "diet"), _one("keto day 3", "diet"))
+
+
 @pytest.mark.parametrize("text", ["made a vegan cake for the bake sale", "I don't eat meat", "keto recipes are boring"])
 def test_a_diet_word_qualifying_a_noun_or_meat_not_eaten_states_no_diet(text: str) -> None:
     assert [s for s in statements(text) if s.key == "diet"] == []

@@ -912,6 +912,10 @@ _DIETS_EN = {
     "intermittent fasting": "fasting",
     "fasting": "fasting",
     "carnivore": "carnivore",
+    "mediterranean diet": "mediterranean",
+    "low sodium": "low sodium",
+    "low salt": "low sodium",
+    "low fat": "low fat",
     "halal": "halal",
     "eating meat": "omnivore",
     "eat meat": "omnivore",
@@ -1443,7 +1447,7 @@ _SLOT_WORDS_EN = {
     ),
     DIET: frozenset(
         "vegan plant vegetarian veggie pescatarian pescetarian flexitarian keto ketogenic carb paleo gluten dairy "
-        "fasting carnivore halal kosher meat".split()
+        "fasting carnivore halal kosher meat mediterranean sodium salt fat".split()
     ),
     MEMBERSHIP: frozenset("gym gyms choir choirs chorus singers chorale orchestra".split()),
     PARTNER: frozenset(
@@ -1988,6 +1992,9 @@ def updates(new: Statement, old: Statement) -> bool:
         return bool(
             (new_title and old_title and new_title != old_title) or (new_org and old_org and new_org != old_org)
         )
+    if new.key == DIET and new.ended:
+        # "dropped keto" ends keto, not the vegetarian diet noted before it
+        return not old.ended and old.value == new.value
     return new.ended != old.ended or new.value != old.value
 
 
