@@ -18,7 +18,13 @@ sentence comes from a lexicon of each slot's words (verbs of moving, starting, l
 stopping; nouns of a home, a job, a diet, a gym or choir, a couple) and its value from
 what the sentence names (a capitalised place or employer, a role's head noun, a drug's
 name by its ending, a place of JioNLP's gazetteers for Chinese), not from sentence
-lists. English and Chinese; regular expressions and the Porter stemmer
+lists. Values are read by their kind, not by the sentence around them (Graphiti's edge
+invalidation, Rasmussen et al. 2025: a newer fact of the same subject with another value
+ends the older): a dose is a number and a unit beside a medicine's name or its
+abbreviation; a diet is a word of the lexicon of diets standing as a value; a role is a
+title's head noun beside an employer ("@" too); a habit's end is a stop said near a
+subject, matched by stem against an older note keeping the habit with a frequency
+(``keeps_habit``). English and Chinese; regular expressions and the Porter stemmer
 (``memcli.text.lexical.stem_of``), no model: tens of microseconds a text (the Chinese
 gazetteer loads once, about 2 s, at the first Chinese note of a home).
 """
@@ -1110,7 +1116,8 @@ def _medicine(sentence: str, match: re.Match[str], own: bool, first: bool) -> st
     mg", "new script: levo 88 mcg"), or the word after the unit ("down to 20 mg pred",
     "50 mcg of X"), when it is medicine-like (``_medicine_like``: "we could try 150mg"
     and "under 1500mg sodium" name no "try" or "under"). An abbreviation stands for the
-    medicine it starts (``same_key``). A sentence that is not the speaker's own (``own``
+    medicine it starts (``same_key``): Mem0's update phase by rules, the same subject with
+    a value of the same kind. A sentence that is not the speaker's own (``own``
     False: "she doubled the metformin") names its medicine by a drug's ending only; "of X"
     names it in the first person only ("I take 50 mcg of X"; "the cake has 200 mg of
     sugar" names none)."""
@@ -1398,7 +1405,8 @@ def _habit(sentence: str, chinese: bool, found: list[Statement]) -> list[Stateme
     meant for later (``_NOT_STOPPED_EN``). ``Statement.words``: the habit's words (an
     older note holding them all states it, ``states_habit``); ``Statement.value``: its
     head (``_habit_head``), by which an older note of a habit kept with a frequency states
-    it too (``keeps_habit``)."""
+    it too (``keeps_habit``). Mem0's DELETE by rules: the stop ends the memory it
+    contradicts, found by the subject, not by a list of habits."""
     if any(s.key.startswith(MEMBERSHIP) for s in found):
         return []
     habit = (_HABIT_ZH if chinese else _HABIT_EN).search(sentence) or (
