@@ -9,6 +9,7 @@ together and an in-memory recall index sees the change at its next query. The en
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -146,13 +147,13 @@ def stale_derivatives(gone: Sequence[Memory], others: Sequence[Memory], folded: 
 def _needles(said: updates.Statement) -> tuple[list[str], list[str]]:
     """(any_of, all_of): what a memory that states the attribute of ``said`` (a statement
     of a new memory) holds in its text, lower-cased (``updates.CUES``; a dose's medicine cut
-    as ``updates.key_needle`` cuts it; every word of a stopped habit)."""
+    as ``updates.key_needles`` cuts it; every word of a stopped habit)."""
     attribute = said.key.split(":", 1)[0]
     if attribute == updates.HABIT:
         # a stem's final i is a word's y ("spotifi" of "Spotify"): looked for without it
         return [], sorted(w[:-1] if len(w) > 3 and w.endswith("i") else w for w in said.words)
     if attribute == updates.DOSE:
-        return [updates.key_needle(said.key)], []
+        return updates.key_needles(said.key), []
     return list(updates.CUES[attribute]), []
 
 
@@ -179,6 +180,34 @@ def _candidates(
         if (not wanted_any or any(n in lowered for n in wanted_any)) and all(n in lowered for n in wanted_all):
             found.append((memory_id, text, record, stated))
     return found
+
+
+def _habit_candidates(
+    index: RecallIndex, user: str, said: updates.Statement, covered: bool
+) -> list[tuple[str, str, str, list[updates.Statement] | None]]:
+    """(id, text, record, statements or None) of the current notes and turns of ``user``
+    that name the head of a stopped habit ``said`` (``Statement.value``), by any word that
+    stands for it (``updates.habit_names``; a Chinese head by its first character): those
+    ``updates.keeps_habit`` reads, those with a frequency (``updates.RECURS``) only. An
+    indexed lookup per word for a covered user, one scan
+    of the user's rows holding one of them for another; none for a statement of another
+    attribute or of no head."""
+    if said.key.split(":", 1)[0] != updates.HABIT or not said.value:
+        return []
+    chinese = bool(re.match(r"[\u4e00-\u9fff]", said.value))
+    names = sorted({said.value[0]} if chinese else updates.habit_names(said.value))
+    if not covered:
+        # a stem's final i is a word's y ("spotifi" of "Spotify"): looked for without it
+        needles = [w[:-1] if len(w) > 3 and w.endswith("i") else w for w in names]
+        rows = index.current_holding(user, SUPERSEDED_KINDS, any_of=needles)
+        return [(memory_id, text, record, None) for memory_id, text, record in rows if updates.RECURS.search(text)]
+    found: dict[str, tuple[str, str, str, list[updates.Statement] | None]] = {}
+    for term in habit_terms(names):
+        for memory_id, text, record, stated in index.said.current_with(user, SUPERSEDED_KINDS, [term]):
+            # only a note with a frequency keeps a habit: the others are left before they are parsed
+            if updates.RECURS.search(text):
+                found.setdefault(memory_id, (memory_id, text, record, stated))
+    return list(found.values())
 
 
 BARE_HABIT_DAYS = 90
@@ -263,7 +292,7 @@ class Changes:
                 said_now = kept[new.id] if covered[new.user] and new.id in kept else updates.statements(new.text)
                 for said in said_now:
                     if said.key == updates.BARE_HABIT:
-                        before = self._habit_noted_before(index, new, shown)
+                        before = self._habit_noted_before(index, new, said, shown)
                         if before is not None:
                             pairs.append(self._supersede(before, new))
                         continue
@@ -272,14 +301,21 @@ class Changes:
                         if before is not None:
                             pairs.append(self._supersede(before, new))
                         continue
-                    for memory_id, text, record, stated_then in _candidates(index, new.user, said, covered[new.user]):
+                    candidates = {
+                        row[0]: row
+                        for row in _candidates(index, new.user, said, covered[new.user])
+                        + _habit_candidates(index, new.user, said, covered[new.user])
+                    }
+                    for memory_id, text, record, stated_then in candidates.values():
                         if memory_id == new.id or new.valid_to or memory_id in shown:
                             continue
                         old = Memory.from_record(memory_id, text, record)
                         if not tells(old) or said_by(old) != said_by(new) or old.created_at == new.created_at:
                             continue
                         if said.key.split(":", 1)[0] == updates.HABIT:
-                            if old.created_at < new.created_at and updates.states_habit(old.text, said.words):
+                            if old.created_at < new.created_at and (
+                                updates.states_habit(old.text, said.words) or updates.keeps_habit(old.text, said.value)
+                            ):
                                 pairs.append(self._supersede(old, new))
                             continue
                         stated = [
@@ -295,18 +331,29 @@ class Changes:
                             pairs.append(self._supersede(new, old))
         return pairs
 
-    def _habit_noted_before(self, index: RecallIndex, new: Memory, shown: Collection[str]) -> Memory | None:
+    def _habit_noted_before(
+        self, index: RecallIndex, new: Memory, said: updates.Statement, shown: Collection[str]
+    ) -> Memory | None:
         """The habit a bare note of its end ("quit.", "Sober from today.", "戒了！":
-        ``updates.BARE_HABIT``) ends: the latest current note or turn of the same speaker,
-        before it and at most ``BARE_HABIT_DAYS`` days older, that notes a habit as going on
-        (``updates.RECURS``: "still on about 10 cigarettes a day", "two glasses of red most
-        nights") and asks nothing. None when there is none. One scan of the user's rows
+        ``updates.BARE_HABIT``, ``said``) ends, among the current notes and turns of the
+        same speaker, before it and at most ``BARE_HABIT_DAYS`` days older, that note a
+        habit as going on (``updates.RECURS``: "still on about 10 cigarettes a day", "two
+        glasses of red most nights"), ask nothing and state nothing else: the latest that
+        shares a word with the note (``updates.shares_habit_word``: "knee is wrecked.
+        stopped." ends the running, not the journaling), else the only one; None when the
+        writer keeps two or more and the note names neither (ending the latest would
+        guess). One scan of the user's rows
         holding a word of frequency (``RecallIndex.current_holding``): such notes are rare."""
         rows = index.current_holding(new.user, SUPERSEDED_KINDS, any_of=list(updates.RECURS_NEEDLES), all_of=[])
-        for old, text in _latest_first(rows, new, shown, BARE_HABIT_DAYS):
-            if updates.RECURS.search(text) and not updates.asks(text) and not updates.statements(text):
-                return old
-        return None
+        habits = [
+            (old, text)
+            for old, text in _latest_first(rows, new, shown, BARE_HABIT_DAYS)
+            if updates.RECURS.search(text) and not updates.asks(text) and not updates.statements(text)
+        ]
+        named = [old for old, text in habits if updates.shares_habit_word(text, said.words)]
+        if named:
+            return named[0]
+        return habits[0][0] if len(habits) == 1 else None
 
     def _dose_noted_before(
         self, index: RecallIndex, new: Memory, said: updates.Statement, shown: Collection[str]

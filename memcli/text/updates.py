@@ -18,7 +18,13 @@ sentence comes from a lexicon of each slot's words (verbs of moving, starting, l
 stopping; nouns of a home, a job, a diet, a gym or choir, a couple) and its value from
 what the sentence names (a capitalised place or employer, a role's head noun, a drug's
 name by its ending, a place of JioNLP's gazetteers for Chinese), not from sentence
-lists. English and Chinese; regular expressions and the Porter stemmer
+lists. Values are read by their kind, not by the sentence around them (Graphiti's edge
+invalidation, Rasmussen et al. 2025: a newer fact of the same subject with another value
+ends the older): a dose is a number and a unit beside a medicine's name or its
+abbreviation; a diet is a word of the lexicon of diets standing as a value; a role is a
+title's head noun beside an employer ("@" too); a habit's end is a stop said near a
+subject, matched by stem against an older note keeping the habit with a frequency
+(``keeps_habit``). English and Chinese; regular expressions and the Porter stemmer
 (``memcli.text.lexical.stem_of``), no model: tens of microseconds a text (the Chinese
 gazetteer loads once, about 2 s, at the first Chinese note of a home).
 """
@@ -236,7 +242,8 @@ _RESIDENCE_EN = [
     re.compile(r"\bI\s+(?:rent|own)\s+(?:a|an)\s+(?:flat|house|room|apartment)\s+in\s+" + _PLACE),
 ]
 _ZH_VALUE = r"(?P<v>[\u4e00-\u9fff]{2,6}?)"
-_ZH_END = r"(?:了|啦|住|生活|工作|定居)?(?:[。，,.！!；;]|$)"
+_ZH_END = r"(?:了|啦|住|生活|工作|定居)?(?:第?[一二三四五六七八九十两几半\d]+(?:年|个月|周|天)(?:了|啦)?)?(?:[。，,.！!；;]|$)"
+"""The end of a Chinese clause after its value, a duration allowed ("当语文老师第五年", "干了三年了")."""
 _RESIDENCE_ZH = [
     re.compile(
         r"我(?:们)?(?:现在|目前|一直|已经)?(?:住在|定居在|定居于|定居|安家在|落户在|落户)" + _ZH_VALUE + _ZH_END
@@ -326,6 +333,11 @@ _JOB_END_EN = [
 _NOT_ROLES = frozenset(
     "big huge little bit fan member part lot couple few bit good great new real total bad mess pretty very".split()
 )
+_ROLE_ZH = (
+    r"(?:经理|主管|总监|主任|老师|教师|工程师|程序员|设计师|医生|护士|会计|律师|销售|开发|运营|策划|编辑|记者|司机|厨师|"
+    r"店长|助理|专员|顾问|分析师|研究员|实习生|架构师|产品|客服|文员|保安|主播|翻译)"
+)
+"""The heads of Chinese job titles: a title is named by its head ("部门经理", "后端开发")."""
 _JOB_ZH = [
     re.compile(
         r"(?:我|，|,)(?:现在|目前)?在(?P<o>[\u4e00-\u9fff]{2,10}?)(?:做|当|担任)(?P<t>[\u4e00-\u9fff]{2,4}?)" + _ZH_END
@@ -339,7 +351,13 @@ _JOB_ZH = [
         r"我(?:现在|目前)?(?:是一名|是一位|当上了|当了|当|成了一名|成为了?一名)(?P<t>[\u4e00-\u9fff]{2,4}?)" + _ZH_END
     ),
     re.compile(r"(?:升职|晋升|升)(?:为|成|到|当)了?(?P<t>[\u4e00-\u9fff]{2,6}?)" + _ZH_END),
-    re.compile(r"我(?:现在|目前)?在(?P<o>[\u4e00-\u9fff]{2,10}?)(?:上班|工作)" + _ZH_END),
+    re.compile(r"我(?:现在|目前)?在(?P<o>[\u4e00-\u9fff]{2,10}?)(?:上班|工作|干)" + _ZH_END),
+    re.compile(
+        r"我(?:现在|目前|如今)?(?:是|成了|成为了?)(?:一名|一位|一个|个)?(?P<t>[\u4e00-\u9fff]{0,4}?"
+        + _ROLE_ZH
+        + ")"
+        + _ZH_END
+    ),
     re.compile(
         # a move inside a company or to another: "转岗批下来了，下周一去市场部，做品牌策划", "调岗到财务部当会计"
         r"(?:转岗|调岗|换岗|跳槽|入职|换了?工作|新工作)[^。！!]*?(?:去|到|进|调到|调去|转到)了?"
@@ -359,7 +377,27 @@ _JOB_END_ZH = [
 ]
 _UNIT = r"(?P<u>mg|mcg|µg|micrograms?|milligrams?|units?|iu|IU)"
 _DOSE_EN = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?" + _UNIT + r"\b", re.IGNORECASE)
-_DOSE_ZH = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?个?(?P<u>毫克|微克|mg|单位)")
+_DOSE_ZH = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?个?(?P<u>毫克|微克|mg|mcg|µg|单位|iu|IU)(?![A-Za-z])")
+_VITAMIN = re.compile(
+    # a vitamin by its letter, however it is written: "vitamin D", "vit D3", "D3", "维生素D", "维他命B12"
+    r"(?:\b(?:vitamin|vit)\.?\s*|维生素|维他命)(?P<l>[A-Ka-k])(?P<d>\d{0,2})(?![A-Za-z])|"
+    r"(?<![A-Za-z0-9])(?P<m>[A-K])(?P<e>\d{1,2})(?![A-Za-z0-9])"
+)
+"""A vitamin named by its letter; D2 and D3 are vitamin D, B12 is its own (``_vitamin``)."""
+_GLUE = frozenset("to at on of is was now my the dose from by up down back its".split())
+"""Words that may stand between a medicine's name and its dose ("upped my Ozempic to 1 mg")."""
+_FUNCTION_WORDS = frozenset(
+    "a about above after again against all almost also am an and any around as at be because been before below "
+    "between both but by can could did do does doing down during each either even every few for from further get "
+    "gets getting give go going got had has have having he her here hers him his how i if in into is it its just "
+    "least less like limit max maximum maybe me might min minimum more most much must my near nearly need needs no "
+    "nor not now of off on once only or other our out over own per perhaps plus probably same she should since so "
+    "some still such than that the their them then there these they this those through to too try trying tried "
+    "under until up upto us very want was we well were what when where which while who why will with within would "
+    "you your total approx approximately roughly around another extra".split()
+)
+"""Function words, quantifiers and verbs of trying: never a medicine's name, whatever stands
+next to a dose ("we could try 150mg", "under 1500mg sodium")."""
 _DOSE_CHANGE_EN = re.compile(
     r"\b(?:cut|raised|upped|bumped|increased|reduced|lowered|doubled|halved|dropped|switched|swapped|changed|"
     r"going\s+(?:up|down)|back\s+to|down\s+to|up\s+to|started\s+(?:me\s+)?on)\b",
@@ -462,7 +500,7 @@ _MEMBER_EN = re.compile(
 )
 _MEMBER_JOIN_EN = re.compile(
     r"\b(?:I|[Ww]e)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:joined|signed\s+up\s+(?:to|for|at|with)|enrolled\s+(?:in|at))\s+"
-    r"(?:the\s+|a\s+|our\s+|my\s+|local\s+)*(?P<o>[^,.;!?]{3,60}?)(?:\s+(?:last|this|in|on|after|because|as|with|yesterday|today|recently|and|that|who|which|where|to|for)\b"
+    r"(?:the\s+|a\s+|our\s+|my\s+|local\s+)*(?P<o>[^,.;!?]{3,60}?)(?:\s+(?:last|this|in|on|at|after|because|as|with|yesterday|today|recently|and|that|who|which|where|to|for)\b"
     r"[^,.;!?]*)?(?:[,.;!?]|$)"
 )
 _MEMBER_LAPSE_EN = re.compile(
@@ -543,7 +581,8 @@ _BARE_STOP = re.compile(
     re.IGNORECASE,
 )
 RECURS = re.compile(
-    r"\b(?:every|each)\s+(?:day|night|morning|evening|week|weekend|lunch|time)\b|\bmost\s+(?:days|nights|mornings|evenings)\b|"
+    r"\b(?:every|each)\s+(?:other\s+)?(?:day|night|morning|evening|week|weekend|lunch|time|"
+    r"mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\b|\bmost\s+(?:days|nights|mornings|evenings)\b|"
     r"\b(?:a|per|/)\s*(?:day|night|week)\b|\b(?:daily|nightly|again|still)\b|\b\d+\s*(?:x|times)\b|"
     r"每天|每晚|每周|每个|天天|又|还在|一天",
     re.IGNORECASE,
@@ -578,7 +617,9 @@ RECURS_NEEDLES = (
 )
 """Lower-case substrings one of which every text ``RECURS`` reads holds (the store's search)."""
 BARE_HABIT = f"{HABIT}:"
-"""The key of a habit ended without its name (``_BARE_STOP``): the one noted before it."""
+"""The key of a habit ended without its name (``_BARE_STOP``, in any sentence of a note):
+the one noted before it that shares a word with the note (``Statement.words``:
+``_note_words``), else the only one noted before it."""
 _HABIT_STOP = re.compile(
     r"\b(?:in|on|at|last|this|since|after|before|because|and|but|so|when|for|anymore|any\s+more|a\s+while|ago|now|"
     r"completely|altogether|entirely|for\s+good|yesterday|today)\b"
@@ -591,6 +632,50 @@ _HABIT_ZH = re.compile(
     # the habit first, then its end: "奶茶戒了", "烟终于戒掉了", "咖啡也戒了"
     r"(?:^|我|[，,])(?P<r>[\u4e00-\u9fff]{1,4}?)(?:已经|也|都|终于|彻底|总算|算是)?(?:戒了|戒掉了?)"
 )
+
+_STOP_NEAR_EN = re.compile(
+    # a stop said near the habit, in whatever tense or voice: "physio says stop running for now", "no running
+    # for now", "no more caffeine", "day 1 no cigs", "three weeks off caffeine", "six months since my last
+    # cigarette", "sugar-free since May"
+    r"\b(?:says|said|told\s+me\s+to|decided\s+to|had\s+to|orders?|advice|advised\s+me\s+to)\s*:?\s+(?:to\s+)?"
+    r"(?:stop|quit|give\s+up|drop|ditch|cut\s+out|pause)\s+"
+    r"(?!by\b|at\b|in\b|for\b|to\b|with\b|it\b|that\b|this\b|them\b|him\b|her\b|me\b|you\b|us\b|my\s+job\b|now\b)"
+    r"(?P<o>[^,.;!?—–()]{2,40})|"
+    # "no more" and a thing, as a clause of its own: "no more caffeine — doc said"; "no more milk, need to buy some"
+    # is a shopping note
+    r"\bno\s+more\s+(?P<p>\w+ing\b[^,.;!?—–()]{0,40}|[a-z][\w-]*(?=\s*(?:[—–.!]|\s-\s|$|for\s+now|from\s+today|since\b|for\s+good|any\s*more)))|"
+    r"\bno\s+(?P<q>[a-z][\w-]*)(?=\s+(?:for\s+now|anymore|any\s+more|since\b|for\s+(?:\d+|a|one|two|three|a\s+few)\s+(?:days?|weeks?|months?)))|"
+    r"\bday\s+\w+\s*[:,-]?\s*no\s+(?P<u>[a-z][\w-]*)|"
+    r"\b(?:days?|weeks?|months?|years?)\s+(?:off|without|free\s+of)\s+(?P<r>[a-z][\w-]*)|"
+    r"\bsince\s+my\s+last\s+(?P<s>[a-z][\w-]*)|"
+    r"\b(?P<t>[a-z][\w]*)[- ]free\s+(?:since|now|as\s+of|for\s+(?:\d+|a|one|two|three|a\s+few)\s+(?:days?|weeks?|months?|years?))\b",
+    re.IGNORECASE,
+)
+"""A habit's end said near its subject, not as a first-person sentence of stopping
+(``_HABIT_EN``): what it names is a habit only when its writer noted one of the same
+subject (``keeps_habit``)."""
+_NOT_STOPPED_EN = re.compile(
+    r"\b(?:can't|cannot|can\s+not|couldn't|won't|never|don't|didn't|doesn't|not|need\s+to|needs\s+to|want\s+to|"
+    r"should|must|going\s+to|gonna|try(?:ing)?\s+to|have\s+to|has\s+to|got\s+to|gotta|plan\s+to|will|would)\s+$",
+    re.IGNORECASE,
+)
+"""What before a stop makes it none: a negation or an intention ("can't stop thinking",
+"need to stop vaping")."""
+_NOT_HABITS = frozenset(
+    "problem idea way time one thing worri doubt chanc clue luck plan rush sign news word answer repli signal "
+    "reason wonder matter point need choic excus".split()
+)
+"""Stems a "no …" names that are no habit ("no problem", "no idea", "no time")."""
+_STOP_NEAR_ZH = re.compile(
+    # the habit, then its end: "太极停了", "跑步先停了", "晨跑暂时不跑了"
+    r"(?:^|我|[，,])(?P<s>[\u4e00-\u9fff]{1,4}?)(?:也|都|已经|先|就|暂时|彻底)?"
+    r"(?:停了|停掉了?|不做了|不练了|不去了|不打了|不跑了|不写了|放弃了)"
+)
+_LIGHT_VERBS = frozenset("drink eat take play go do have use get make buy".split())
+"""Verbs a habit is done with, not the habit: its head is the word after ("stopped drinking coffee": coffee)."""
+_LIGHT_VERBS_ZH = "打玩喝吃抽去做看练"
+_COMPANY_ZH = re.compile(r"(?:跟|和|同)[\u4e00-\u9fff]{1,4}?(?:他们|她们|一起)")
+"""The people one does a thing with ("跟老王他们打麻将"): company, not someone else's doing."""
 
 _PARTNER_WORDS = r"(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|bf|gf)"
 _ASKED_TO_BE_EN = re.compile(
@@ -724,7 +809,8 @@ _ROLE_HEADS = (
     r"mechanic|cashier|receptionist|administrator|admin|paramedic|midwife|physio|physiotherapist|therapist|"
     r"architect|editor|writer|journalist|librarian|secretary|coordinator|specialist|executive|representative|rep|"
     r"supervisor|cleaner|porter|carer|caregiver|tutor|coach|trainer|vet|dentist|postman|postwoman|sister|head|"
-    r"founder|partner|ceo|cto|cfo|vp"
+    r"founder|partner|ceo|cto|cfo|vp|dev|swe|sre|tester|nanny|postdoc|bartender|waiter|waitress|chemist|"
+    r"translator|interpreter|instructor|programme\s+manager|product\s+owner"
 )
 _ROLE_MODIFIER = r"(?!(?:a|an|the|my|our|met|saw|with|and|to|for|at)\s)[a-z][a-z-]*\s+"
 _ROLE_AT = re.compile(
@@ -732,8 +818,14 @@ _ROLE_AT = re.compile(
     + _ROLE_MODIFIER
     + r"){0,2}(?:"
     + _ROLE_HEADS
-    + r"))(?:\s+[IVX]{1,3}\b)?\s+(?:at|for|with)\s+"
-    r"(?P<o>[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3})"
+    + r"))(?:\s+[IVX]{1,3}\b)?(?:\s+(?:at|for|with)\s+|\s*@\s*)"
+    r"(?P<o>[A-Z][\w'’&-]*(?:\.[A-Za-z]+)*(?:\s+[A-Z][\w'’&-]*){0,3})"
+)
+"""A role at an employer, "at" written as "@" too ("product manager @ Shopify")."""
+_NOW_A_ROLE_EN = re.compile(
+    # a clause that opens on the new role: "switched careers — now a junior dev", "now an ICU nurse!"
+    r"(?:^|[,;:]|\s[-–—]|—)\s*now\s+(?:a|an)\s+(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b",
+    re.IGNORECASE,
 )
 _JOB_START_NOUN = re.compile(
     r"(?:\b(?:first|1st)\s+(?:day|week|shift|month)|\bweek\s+(?:1|one)|\bday\s+(?:1|one))\s+"
@@ -826,7 +918,14 @@ _DIETS_EN = {
     "intermittent fasting": "fasting",
     "fasting": "fasting",
     "carnivore": "carnivore",
+    "mediterranean diet": "mediterranean",
+    "low sodium": "low sodium",
+    "low salt": "low sodium",
+    "low fat": "low fat",
     "halal": "halal",
+    "eating meat": "omnivore",
+    "eat meat": "omnivore",
+    "meat eater": "omnivore",
     "kosher": "kosher",
 }
 """Diets a person follows, as English writes them, and the diet each names."""
@@ -844,6 +943,8 @@ _DIETS_ZH = {
     "无麸质": "gluten free",
     "少食多餐": "small meals",
     "清真": "halal",
+    "无肉不欢": "omnivore",
+    "吃肉": "omnivore",
 }
 _DIET_TERMS_ZH = re.compile(
     "|".join(sorted(_DIETS_ZH, key=len, reverse=True))
@@ -966,7 +1067,9 @@ def asks(text: str) -> bool:
 
 
 def _norm(value: str) -> str:
-    return " ".join(re.sub(r"^(?:the|a|an)\s+", "", value.strip(), flags=re.IGNORECASE).lower().split())
+    return " ".join(
+        re.sub(r"^(?:the|a|an)\s+", "", value.strip().rstrip(".!?,;:"), flags=re.IGNORECASE).lower().split()
+    )
 
 
 def _english_stems(text: str) -> frozenset[str]:
@@ -979,29 +1082,68 @@ def _stems_in_order(text: str) -> list[str]:
     return [stem_of(w) for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in _NOT_DRUGS]
 
 
-def _medicine(sentence: str, match: re.Match[str], first: bool) -> str:
+def _vitamin(text: str) -> str:
+    """The vitamin ``text`` names (``_VITAMIN``), as one name for each: "vitamin d" for
+    "vitamin D", "D3", "维生素D"; "vitamin b12" for "B12"; "" for none."""
+    m = _VITAMIN.search(text)
+    if not m:
+        return ""
+    letter = (m.group("l") or m.group("m")).lower()
+    digits = m.group("d") if m.group("l") else m.group("e")
+    return f"vitamin {letter}" + ("" if letter in "dk" else digits or "")
+
+
+def _medicine_like(word: str) -> bool:
+    """Whether ``word`` (lower-case) may be a medicine's name or its abbreviation ("levo",
+    "pred"): a word of three letters or more that is no function word, quantifier or verb
+    of trying (``_FUNCTION_WORDS``), no word of dosing or time (``_NOT_DRUGS``), and no
+    past tense or -ing form."""
+    return (
+        len(word) > 2
+        and word not in _FUNCTION_WORDS
+        and word not in _NOT_DRUGS
+        and word not in _TIME_WORDS
+        and word not in ("next", "last", "this")
+        and not (len(word) > 4 and word.endswith(("ed", "ing")))
+        and word.isalpha()
+    )
+
+
+def _medicine(sentence: str, match: re.Match[str], own: bool, first: bool) -> str:
     """The medicine a dose of ``sentence`` is of: a word of a drug's ending or a known one,
-    else (in a sentence in the first person) the word after the dose ("50 mcg of X") or the
-    nearest word before the number that is not a verb, a time or a function word ("upped my
-    Ozempic to 1 mg")."""
+    or a vitamin (``_vitamin``); else the name next to the dose, in its clause: the first
+    word before the number that is not a glue word (``_GLUE``: "upped my Ozempic to 1
+    mg", "new script: levo 88 mcg"), or the word after the unit ("down to 20 mg pred",
+    "50 mcg of X"), when it is medicine-like (``_medicine_like``: "we could try 150mg"
+    and "under 1500mg sodium" name no "try" or "under"). An abbreviation stands for the
+    medicine it starts (``same_key``): Mem0's update phase by rules, the same subject with
+    a value of the same kind. A sentence that is not the speaker's own (``own``
+    False: "she doubled the metformin") names its medicine by a drug's ending only; "of X"
+    names it in the first person only ("I take 50 mcg of X"; "the cake has 200 mg of
+    sugar" names none)."""
+    vitamin = _vitamin(sentence[max(0, match.start() - 24) : match.end() + 16])
+    if vitamin:
+        return vitamin
     before_words = re.findall(r"[A-Za-z][A-Za-z-]+", sentence[: match.start()])
     after_words = re.findall(r"[A-Za-z][A-Za-z-]+", sentence[match.end() :])
     for word in [*reversed(before_words), *after_words]:  # the name nearest the dose
         lower = word.lower()
         if lower not in _NOT_DRUGS and (lower in _KNOWN_DRUGS or _DRUG.match(lower)):
             return lower
-    if not first:
+    if not own:
         return ""
-    after = re.match(r"\s+of\s+([A-Za-z][A-Za-z-]+)", sentence[match.end() :])
-    if after and after.group(1).lower() not in _NOT_DRUGS:
-        return after.group(1).lower()
-    # in the dose's own clause: "BP still high, dose went up to 10mg" names no medicine
-    clause = re.split(r"[,:;()]|\s[-–—]\s", sentence[: match.start()])[-1]
-    before = re.findall(r"[A-Za-z][A-Za-z-]+", clause)
-    for word in reversed(before[-5:]):
+    clause = re.split(r"[,:;()]|\s[-–—]\s|—", sentence[: match.start()])[-1]
+    for word in reversed(re.findall(r"[A-Za-z][A-Za-z-]*", clause)[-4:]):
         lower = word.lower()
-        if lower not in _NOT_DRUGS and not lower.endswith("ed") and len(lower) > 2:
+        if lower in _GLUE:
+            continue
+        if _medicine_like(lower):
             return lower
+        break
+    of = r"(?:of\s+(?:my\s+|the\s+)?)?" if first else ""
+    after = re.match(r"\s+" + of + r"([A-Za-z][A-Za-z-]+)", sentence[match.end() :])
+    if after and _medicine_like(after.group(1).lower()):
+        return after.group(1).lower()
     return ""
 
 
@@ -1009,7 +1151,11 @@ def _zh_medicine(sentence: str, match: re.Match[str]) -> str:
     named = [m.group(0) for m in _DRUG_ZH.finditer(sentence[: match.start()])]
     if named:
         return re.split(r"我|吃|服用|服|用|打|把|的|了|开|给|是|后|说|让|换成|改成|换|改|停掉|停", named[-1])[-1]
-    run = re.search(r"[\u4e00-\u9fff]+$", sentence[: match.start()])
+    clause = re.split(r"[，,。；;：:]", sentence[: match.start()])[-1]
+    vitamin = _vitamin(clause)
+    if vitamin:
+        return vitamin
+    run = re.search(r"[\u4e00-\u9fff]+$", clause)
     if not run:
         return ""
     name = _ZH_DOSE_VERBS.sub("", run.group(0))
@@ -1114,8 +1260,8 @@ def statements(text: str) -> list[Statement]:
         if job:
             found[JOB] = job
     found.update((s.key, s) for s in _switched_from(text, chinese, found) if s.key not in found)
-    if not found and _BARE_STOP.match(_sentences(text)[0] if text.strip() else ""):
-        found[BARE_HABIT] = Statement(BARE_HABIT, "", True)
+    if not found and any(_BARE_STOP.match(sentence) for sentence in _sentences(text)):
+        found[BARE_HABIT] = Statement(BARE_HABIT, "", True, _note_words(text))
     if RESIDENCE not in found and _may_state(RESIDENCE, text, None, chinese):
         home = _home(text)
         if home:
@@ -1194,8 +1340,7 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
     out: list[Statement] = []
     dose = (_DOSE_ZH if chinese else _DOSE_EN).search(sentence)
     if dose and not others:
-        named_by_change = first or (implicit and bool(_DOSE_CHANGE_EN.search(sentence)))
-        medicine = _zh_medicine(sentence, dose) if chinese else _medicine(sentence, dose, named_by_change)
+        medicine = _zh_medicine(sentence, dose) if chinese else _medicine(sentence, dose, first or implicit, first)
         unit = dose.group("u").lower().rstrip("s")
         if medicine:
             out.append(Statement(f"{DOSE}:{medicine}", f"{float(dose.group('n')):g} {unit}"))
@@ -1253,16 +1398,50 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
 
 
 def _habit(sentence: str, chinese: bool, found: list[Statement]) -> list[Statement]:
-    """The habit ``sentence`` says its speaker stopped (``_HABIT_EN`` / ``_HABIT_ZH``),
-    unless what stopped is a membership already ``found`` in it."""
+    """The habit ``sentence`` says its speaker stopped, unless what stopped is a
+    membership already ``found`` in it: by a sentence of stopping (``_HABIT_EN`` /
+    ``_HABIT_ZH``), or by a stop said near a subject (``_STOP_NEAR_EN`` /
+    ``_STOP_NEAR_ZH``: "physio says no running for now", "太极停了"), not negated nor
+    meant for later (``_NOT_STOPPED_EN``). ``Statement.words``: the habit's words (an
+    older note holding them all states it, ``states_habit``); ``Statement.value``: its
+    head (``_habit_head``), by which an older note of a habit kept with a frequency states
+    it too (``keeps_habit``). Mem0's DELETE by rules: the stop ends the memory it
+    contradicts, found by the subject, not by a list of habits."""
+    if any(s.key.startswith(MEMBERSHIP) for s in found):
+        return []
     habit = (_HABIT_ZH if chinese else _HABIT_EN).search(sentence) or (
         None if chinese else _DELETED_APP_EN.search(sentence)
     )
-    if not habit or any(s.key.startswith(MEMBERSHIP) for s in found):
+    near = None
+    if not habit and not any(s.key == DIET for s in found):  # "vegan now, no more cheese": the diet says it
+        for m in (_STOP_NEAR_ZH if chinese else _STOP_NEAR_EN).finditer(sentence):
+            if chinese or not _NOT_STOPPED_EN.search(sentence[max(0, m.start() - 16) : m.start()]):
+                near = m
+                break
+    said = habit or near
+    if not said:
         return []
-    groups = habit.groupdict()
-    words = _habit_words(groups.get("o") or groups.get("p") or groups.get("q") or groups.get("r") or "", chinese)
-    return [Statement(f"{HABIT}:{' '.join(sorted(words))}", "", True, words)] if words else []
+    groups = said.groupdict()
+    obj = next((groups[g] for g in "opqrstu" if groups.get(g)), "")
+    words = _habit_words(obj, chinese)
+    head = _habit_head(obj, chinese)
+    if not words or (near and (not head or head in _NOT_HABITS)):
+        return []
+    return [Statement(f"{HABIT}:{' '.join(sorted(words))}", head, True, words)]
+
+
+def _habit_head(obj: str, chinese: bool) -> str:
+    """The head of a stopped habit's words ``obj``: for English the stem of its first
+    word that is no verb it is done with (``_LIGHT_VERBS``: "drinking coffee" -> "coffe",
+    "the journal tbh" -> "journal", "running" -> "run"); for Chinese its characters but
+    those verbs (``_LIGHT_VERBS_ZH``: "打太极" -> "太极", "跑步" -> "跑步")."""
+    if chinese:
+        chars = "".join(c for c in obj if "\u4e00" <= c <= "\u9fff")
+        chars = re.sub(r"今天|现在|从此|以后|今后|已经|终于|开始|这次|真的|[了的我啦也就都还再]", "", chars)
+        return chars.lstrip(_LIGHT_VERBS_ZH)[:4] or chars[:4]
+    stems = _stems_in_order(re.split(r"\s[-–—]\s|—", _HABIT_STOP.split(obj, maxsplit=1)[0])[0])
+    heads = [w for w in stems if w not in _FUNCTION_WORDS]
+    return ([w for w in heads if w not in _LIGHT_VERBS] or heads or [""])[0]
 
 
 _SLOT_WORDS_EN = {
@@ -1276,7 +1455,7 @@ _SLOT_WORDS_EN = {
     ),
     DIET: frozenset(
         "vegan plant vegetarian veggie pescatarian pescetarian flexitarian keto ketogenic carb paleo gluten dairy "
-        "fasting carnivore halal kosher".split()
+        "fasting carnivore halal kosher meat mediterranean sodium salt fat".split()
     ),
     MEMBERSHIP: frozenset("gym gyms choir choirs chorus singers chorale orchestra".split()),
     PARTNER: frozenset(
@@ -1290,7 +1469,7 @@ slot's patterns run, so that most sentences cost a set intersection, not a regex
 _SLOT_CHARS_ZH = {
     JOB: "报到做当工作上班",
     RESIDENCE: "搬住房租宿定老家安落",
-    DIET: "素断酮碳麸少清饮",
+    DIET: "素断酮碳麸少清饮肉",
     PARTNER: "在交恋关婚证",
 }
 
@@ -1365,45 +1544,99 @@ def _noun_job(sentence: str, chinese: bool) -> Statement | None:
     role = _ROLE_AT.search(sentence)
     if role and _CLOCK_TIME.search(sentence[role.end() :]):
         role = None  # "vet for Biscuit 3:30", "dentist at Smile Dental 4pm": an appointment
-    if role and re.match(
-        r"^\W*(?:(?:now|currently|still)\s+)?$|.*\b(?:as|I'm|I\s+am|I'm\s+now)\s+(?:a\s+|an\s+)?$",
-        sentence[: role.start("t")],
-        re.IGNORECASE,
+    if role and (
+        re.match(
+            r"^\W*(?:(?:now|currently|still|officially)\s+)?(?:(?<=now\s)(?:a|an)\s+)?$",
+            re.split(r"[,;:]|\s[-–—]\s|—", sentence[: role.start("t")])[-1],
+            re.IGNORECASE,
+        )
+        or re.match(r".*\b(?:as|I'm|I\s+am|I'm\s+now)\s+(?:a\s+|an\s+)?$", sentence[: role.start("t")], re.I)
     ):
         return Statement(JOB, f"{_norm(role.group('t'))}|{_norm(role.group('o'))}")
+    now = _NOW_A_ROLE_EN.search(sentence)
+    if now:
+        return Statement(JOB, f"{_norm(now.group('t'))}|")
     return None
 
 
 def _diet(sentence: str, chinese: bool) -> Statement | None:
-    """The diet a sentence says its speaker follows (a term of ``_DIETS_EN`` /
-    ``_DIETS_ZH`` said as followed: "veggie since new year", "going fully vegan", "trying
-    keto", "strict gluten free"), or, when it only says one stopped ("断食先停", "forget
-    the low carb stuff"), that one, ended."""
-    followed: list[str] = []
+    """The diet a sentence says its speaker follows: a term of the lexicon of diets
+    (``_DIETS_EN`` / ``_DIETS_ZH``, eating meat among them) said as followed, by a verb
+    before it ("going fully vegan", "trying keto", "back to eating meat") or by standing as
+    a value, not before a noun it qualifies ("officially vegetarian as of today", "went
+    full vegan after that documentary"; "vegan cake", "pescatarian thing" state none);
+    of several, the one a switch introduces ("低碳太难坚持了，改成地中海饮食"), else the
+    first. When it only says one stopped ("断食先停", "forget the low carb stuff"), that
+    one, ended; meat not eaten ("I don't eat meat") states nothing."""
+    followed: list[tuple[int, str]] = []
     stopped: list[str] = []
     if chinese:
         for m in _DIET_TERMS_ZH.finditer(sentence):
-            near = sentence[max(0, m.start() - 3) : m.end() + 3]
             diet = _DIETS_ZH.get(m.group(0), m.group(0).removesuffix("饮食"))
-            (stopped if _STOP_VERBS_ZH.search(near) else followed).append(diet)
+            if diet == "omnivore":
+                if not re.search(r"(?:不|没|别|不再)$", sentence[max(0, m.start() - 2) : m.start()]):
+                    followed.append((m.start(), diet))
+                continue
+            near = sentence[max(0, m.start() - 3) : m.end() + 3]
+            if _STOP_VERBS_ZH.search(near):
+                stopped.append(diet)
+            else:
+                followed.append((m.start(), diet))
     else:
         for m in _DIET_TERMS_EN.finditer(sentence):
             before = sentence[max(0, m.start() - 24) : m.start()].lower()
             after = sentence[m.end() : m.end() + 16].lower()
             value = _DIETS_EN[m.group(0).lower()]
-            if _STOP_VERBS_EN.search(before.split(",")[-1]) or re.search(r"\b(?:not|no\s+more)\s+(?:\w+\s+)?$", before):
+            negated = re.search(r"(?:\bnot|n't|\bno\s+more|\bnever)\s+(?:\w+\s+)?$", before)
+            if value == "omnivore":
+                if not negated and not _STOP_VERBS_EN.search(before.split(",")[-1]):
+                    followed.append((m.start(), value))
+                continue
+            if _THING_IS_EN.search(sentence[: m.start()]):
+                continue  # "it's dairy-free and so easy": a dish's, not the speaker's
+            if _STOP_VERBS_EN.search(before.split(",")[-1]) or negated:
                 stopped.append(value)
             elif re.search(
                 r"(?:\b(?:am|'m|be|being|went|go|going|gone|turned|became|become|stay|staying|strict|fully|eat|eating|on|"
-                r"trying|try|doing|follow|following|started|start)\s+(?:a\s+|the\s+)?(?:fully\s+|strict\s+|strictly\s+)?$)|^\W*$",
+                r"trying|try|doing|follow|following|started|start)\s+(?:a\s+|the\s+)?(?:fully\s+|full\s+|strict\s+|strictly\s+)?$)",
                 before,
-            ) or re.match(r"^\s*(?:diet\b|since\b|now\b|for\s+(?:life|good)|from\b|again\b|day\s+\d|[,.;!]|$)", after):
-                followed.append(value)
+            ) or _stands_as_value(after):
+                followed.append((m.start(), value))
     if followed:
-        return Statement(DIET, followed[0])
+        switch = _SWITCH_CUE_ZH if chinese else _DIET_SWITCH_EN
+        cues = [c.end() for c in switch.finditer(sentence)]
+        chosen = [d for at, d in followed if cues and at >= cues[-1]]
+        return Statement(DIET, (chosen or [d for _, d in followed])[0])
     if stopped:
         return Statement(DIET, stopped[0], True)
     return None
+
+
+_THING_IS_EN = re.compile(
+    r"\b(?:it|this|that|they|these|those|which|he|she)(?:'s|’s|\s+is|\s+was|'re|\s+are|\s+were)\b", re.I
+)
+"""A sentence that says what a thing or someone else is ("it's dairy-free", "this is vegan"):
+a diet's name in it qualifies that, not the speaker."""
+_DIET_SWITCH_EN = re.compile(r"\b(?:switched|changed|moved|swapped|went)\s+(?:over\s+)?to\b|\binstead\b", re.I)
+
+
+def _stands_as_value(after: str) -> bool:
+    """Whether the words ``after`` a diet's name leave it standing as a value, not
+    qualifying a noun: nothing, punctuation or an emoji, a duration, "diet", or a function
+    word or a word of time ("vegetarian as of today", "vegetarian 2 yrs now", "vegan after
+    that documentary", "keto since May"; not "vegan cake")."""
+    if re.match(r"\s*\d+\s*(?:yrs?|years?|months?|mos?|weeks?|wks?|days?)\b", after):  # "vegetarian 2 yrs now"
+        return True
+    word = re.match(r"\s*([a-z]+)", after)
+    if not word:
+        return not re.match(r"\s*[\w'’-]", after)
+    return word.group(1) in _FUNCTION_WORDS or word.group(1) in _TIME_WORDS or word.group(1) == "diet"
+
+
+_TIME_WORDS = frozenset(
+    "now today tonight yesterday tomorrow since from again forever life good day week month year monday tuesday "
+    "wednesday thursday friday saturday sunday".split()
+)
 
 
 def _category_membership(sentence: str) -> Statement | None:
@@ -1550,9 +1783,21 @@ def _org_key(org: str, chinese: bool) -> str:
     kind = next((_CATEGORY_WORDS[w] for w in re.findall(r"[a-z]+", org.lower()) if w in _CATEGORY_WORDS), "")
     if kind:  # a gym or a choir is one at a time: keyed by its kind, as _category_membership keys it
         return kind
-    # a name, where the club has one, is the club ("the Ramblers" and "the Ramblers walking club")
-    named = [w for w in re.findall(r"[A-Za-z][\w'’-]*", org) if w[0].isupper()]
-    return " ".join(sorted(_english_stems(" ".join(named) if named else org)))
+    # a name, where the club has one, is the club ("the Ramblers" and "the Ramblers walking club"); a day or a
+    # month is no name, nor a word of when it meets ("the Tuesday night chess club" is the chess club)
+    named = [w for w in re.findall(r"[A-Za-z][\w'’-]*", org) if w[0].isupper() and w.lower() not in _NOT_PLACE_WORDS]
+    if named:
+        return " ".join(sorted(_english_stems(" ".join(named))))
+    return " ".join(
+        sorted({stem_of(w) for w in re.findall(r"[a-z]+", org.lower()) if w not in _WHEN_WORDS} & _english_stems(org))
+    )
+
+
+_WHEN_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "morning mornings evening evenings night nights weekly monthly daily weekend weekends local new".split()
+)
+"""Words of when or where a club meets, no part of which club it is."""
 
 
 SAME_HABIT = {
@@ -1612,6 +1857,72 @@ def states_habit(text: str, words: frozenset[str]) -> bool:
     return False
 
 
+def _note_words(text: str) -> frozenset[str]:
+    """The words of ``text`` that may name a habit: Porter stems (each with the one it
+    stands for, ``habit_stems``) of three letters or more but function words, words of
+    stopping and of time; for Chinese, its characters but the commonest."""
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return frozenset(c for c in text if "\u4e00" <= c <= "\u9fff" and c not in "了的我啦也就都还再戒掉彻底今天")
+    stems = {
+        stem_of(w)
+        for w in re.findall(r"[a-z]+", text.lower())
+        if len(w) > 2 and w not in _FUNCTION_WORDS and w not in _NOT_DRUGS
+    }
+    return habit_stems(frozenset(stems - {"stop", "quit", "sober", "good", "time", "real", "turkei", "cold"}))
+
+
+def shares_habit_word(text: str, words: frozenset[str]) -> bool:
+    """Whether ``text`` (an older note of a habit) shares one of ``words`` (``_note_words``
+    of a bare note of a habit's end): the nearer habit, when its writer keeps two."""
+    return bool(words & _note_words(text))
+
+
+def habit_names(head: str) -> frozenset[str]:
+    """The words (stems) that name the habit of ``head`` (a stopped habit's
+    ``Statement.value``): itself, the one it stands for in ``SAME_HABIT`` and the others
+    that stand for that one ("caffein" -> caffein, coffe, espresso, latt, cappuccino)."""
+    target = SAME_HABIT.get(head, head)
+    return frozenset({head, target, *(w for w, t in SAME_HABIT.items() if t == target)})
+
+
+def keeps_habit(text: str, head: str) -> bool:
+    """Whether ``text`` notes the habit of ``head`` (a stopped habit's ``Statement.value``,
+    ``_habit_head``) as kept: a sentence of the speaker's (the people one does it with do
+    not count: "跟老王他们打麻将") that gives it a frequency or says it again (``RECURS``:
+    "running 5k every morning", "journaling nightly", "每周六早上去公园打太极"), names it
+    (English: a word of the same stem, or one standing for it, ``habit_names``; Chinese:
+    the head's first character and half of its characters), and does not itself stop a
+    habit. The subject is matched by stem, not by a list of habits (Graphiti's edge
+    invalidation: a new fact about the same subject ends the one it contradicts)."""
+    if not head:
+        return False
+    chinese_head = bool(re.match(r"[\u4e00-\u9fff]", head))
+    names = frozenset() if chinese_head else habit_names(head)
+    for sentence in _sentences(text):
+        if asks(sentence) or not RECURS.search(sentence):
+            continue
+        chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        if chinese != chinese_head:
+            continue
+        if chinese:
+            sentence = _COMPANY_ZH.sub("", sentence)
+        sentence, first, _, implicit = _speaker_said(sentence, chinese)
+        if not (first or implicit):
+            continue
+        if chinese:
+            if (
+                head[0] in sentence
+                and 2 * sum(c in sentence for c in head) >= len(head)
+                and not _HABIT_ZH.search(sentence)
+                and not _STOP_NEAR_ZH.search(sentence)
+            ):
+                return True
+        elif not _HABIT_EN.search(sentence) and not _STOP_NEAR_EN.search(sentence):
+            if names & {stem_of(w) for w in re.findall(r"[a-z]+", sentence.lower())}:
+                return True
+    return False
+
+
 def same_key(a: str, b: str) -> bool:
     """Whether two ``Statement.key``s name the same attribute: equal, or the doses of one
     medicine named in full and cut short ("levothyroxine" and "levo", "甘精胰岛素" and
@@ -1631,6 +1942,17 @@ def key_needle(key: str) -> str:
     medicine's name cut to what ``same_key`` matches (4 letters, 2 Chinese characters)."""
     name = key.partition(":")[2]
     return name[:2] if re.match(r"[\u4e00-\u9fff]", name) else name[:4]
+
+
+def key_needles(key: str) -> list[str]:
+    """What a stored text that states the dose ``key`` holds, one of them for sure,
+    lower-cased: the medicine's name cut as ``key_needle`` cuts it, or for a vitamin each
+    way of writing one ("vit", "维生素", "维他命", or its letter and a digit: "d3")."""
+    name = key.partition(":")[2]
+    if name.startswith("vitamin "):
+        letter = name.split(" ", 1)[1][:1]
+        return ["vit", "维生素", "维他命", *(f"{letter}{d}" for d in "0123456789")]
+    return [key_needle(key)]
 
 
 def _split_streets(value: str) -> tuple[set[str], set[str]]:
@@ -1678,6 +2000,9 @@ def updates(new: Statement, old: Statement) -> bool:
         return bool(
             (new_title and old_title and new_title != old_title) or (new_org and old_org and new_org != old_org)
         )
+    if new.key == DIET and new.ended:
+        # "dropped keto" ends keto, not the vegetarian diet noted before it
+        return not old.ended and old.value == new.value
     return new.ended != old.ended or new.value != old.value
 
 
