@@ -1382,29 +1382,28 @@ def _earlier_word(
 def _earlier_answer(earlier: _Candidate, later: _Candidate, user: str, chinese: bool) -> Extracted:
     """An answer quoting the ``earlier`` note (``_item``) first, then the ``later`` one it is
     told against, each attributed and cited; no supersession is claimed."""
-    text = resolve_relative_dates(_item(earlier), earlier.memory.created_at, chinese)
-    quoted = _attributed(text, earlier.memory, user, chinese)
-    after = resolve_relative_dates(_item(later), later.memory.created_at, chinese)
-    if chinese:
-        quoted += f"［之后在{_day(later.memory.created_at, True)}：“{after}” [{cite(later.memory)}]］"
-    else:
-        quoted += f' [later, on {_day(later.memory.created_at, False)}: "{after}" [{cite(later.memory)}]]'
-    return Extracted(quoted, [earlier.memory.id, later.memory.id])
+    return _two_notes(earlier, later, user, chinese, "之后在{day}", "later, on {day}")
 
 
 def _later_answer(later: _Candidate, earlier: _Candidate, user: str, chinese: bool) -> Extracted:
     """An answer quoting the ``later`` note (``_item``) first, then the ``earlier`` one it may
     have changed, each attributed and cited; no supersession is claimed."""
-    text = resolve_relative_dates(_item(later), later.memory.created_at, chinese)
-    quoted = _attributed(text, later.memory, user, chinese)
-    before = resolve_relative_dates(_item(earlier), earlier.memory.created_at, chinese)
+    return _two_notes(later, earlier, user, chinese, "最近一条；更早在{day}", "the latest; earlier, on {day}")
+
+
+def _two_notes(first: _Candidate, second: _Candidate, user: str, chinese: bool, zh: str, en: str) -> Extracted:
+    """``first`` quoted and attributed, then ``second`` in brackets after the words ``zh`` or
+    ``en`` (``{day}``: the day ``second`` was noted), each with its relative dates resolved
+    at its own time and cited, ``first`` first."""
+    text = resolve_relative_dates(_item(first), first.memory.created_at, chinese)
+    quoted = _attributed(text, first.memory, user, chinese)
+    other = resolve_relative_dates(_item(second), second.memory.created_at, chinese)
+    day = _day(second.memory.created_at, chinese)
     if chinese:
-        quoted += f"［最近一条；更早在{_day(earlier.memory.created_at, True)}：“{before}” [{cite(earlier.memory)}]］"
+        quoted += f"［{zh.format(day=day)}：“{other}” [{cite(second.memory)}]］"
     else:
-        quoted += (
-            f' [the latest; earlier, on {_day(earlier.memory.created_at, False)}: "{before}" [{cite(earlier.memory)}]]'
-        )
-    return Extracted(quoted, [later.memory.id, earlier.memory.id])
+        quoted += f' [{en.format(day=day)}: "{other}" [{cite(second.memory)}]]'
+    return Extracted(quoted, [first.memory.id, second.memory.id])
 
 
 def _answers_to_noted_questions(
