@@ -25,7 +25,8 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    VmHWM, from /proc/self/status). Each size is
    measured in a fresh worker process (this script with a hidden ``--worker``), so the
    memory figures are those of a process like the service: embedder loaded, store open,
-   one user's index in memory. ``--vector-dtype float32,float16`` (the default) measures
+   one user's index in memory. Queries are encoded by the embedder the service runs
+   (``service_embedder``: the ONNX export, made first in the worker's home). ``--vector-dtype float32,float16`` (the default) measures
    each size twice, with the in-memory vectors of the recall index held as float32 (what
    memcli uses) and as float16 (``memcli.store.index.VECTOR_DTYPE``).
 
