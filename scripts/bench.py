@@ -25,7 +25,8 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    VmHWM, from /proc/self/status). Each size is
    measured in a fresh worker process (this script with a hidden ``--worker``), so the
    memory figures are those of a process like the service: embedder loaded, store open,
-   one user's index in memory. ``--vector-dtype float32,float16`` (the default) measures
+   one user's index in memory. Queries are encoded by the embedder the service runs
+   (``service_embedder``: the ONNX export, made first in the worker's home). ``--vector-dtype float32,float16`` (the default) measures
    each size twice, with the in-memory vectors of the recall index held as float32 (what
    memcli uses) and as float16 (``memcli.store.index.VECTOR_DTYPE``).
 
@@ -569,6 +570,26 @@ def memory_supersedes(engine: Any, memory_id: str) -> bool:
         return any(e.event == "ADD" and e.related_id for e in engine.store.sidecar.history(memory_id=memory_id))
 
 
+def service_embedder(settings: Any, paths: Any, timeout: float = 600.0) -> Any:
+    """The embedder a service started with ``settings`` over ``paths`` runs, loaded
+    (``engine_models.make_embedder``): the packaged model from its ONNX export in
+    ``paths.model_dir``, as every start after the first runs it. A home without the
+    export yet gets it first: the model is loaded through sentence-transformers, which
+    starts the export, and loaded again once it is made (within ``timeout`` seconds; else,
+    or when the export is rejected, the torch model is kept: its ``runtime`` says which).
+    A query encoded by torch on 2 threads costs 90-180 ms of CPU on a busy machine
+    (its threads wait spinning), by the export 11-16 ms: the recall figures must be the
+    service's."""
+    from memcli.library.engine_models import make_embedder
+
+    embedder = make_embedder(settings, paths)
+    embedder.embed_one("warm up")
+    if embedder.runtime == "torch" and wait_for_embedder_export(paths.model_dir, timeout):
+        embedder = make_embedder(settings, paths)
+        embedder.embed_one("warm up")
+    return embedder
+
+
 def worker(
     home: Path,
     queries: list[str],
@@ -589,7 +610,7 @@ def worker(
 
     from memcli.config import home_paths, load_settings
     from memcli.library.engine import Engine
-    from memcli.models.embedding import Embedder, embedder_identity
+    from memcli.models.embedding import embedder_identity
     from memcli.recall.retrieval import Recaller
     from memcli.store import index
     from memcli.store.store import MemoryStore
@@ -599,9 +620,9 @@ def worker(
     paths = home_paths(home)
     settings = load_settings(paths, env={})
     t = time.perf_counter()
-    embedder = Embedder()
-    embedder.embed_one("warm up")
+    embedder = service_embedder(settings, paths)
     out["embedder_load_s"] = time.perf_counter() - t
+    out["embedder_runtime"] = embedder.runtime
     out["rss_embedder_bytes"] = proc_status()["VmRSS"]
     out["recall_only"] = recall_only
 
@@ -967,10 +988,9 @@ def ctrl_c(shell: Shell, home: Path, after_first_piece: bool) -> float:
             process.wait()
 
 
-def wait_for_embedder_export(home: Path, timeout: float = 300.0) -> bool:
-    """Wait until the embedder's ONNX export under ``home``'s cache is made (True) or
-    rejected, or ``timeout`` seconds pass (False)."""
-    models = home / "cache" / "models"
+def wait_for_embedder_export(models: Path, timeout: float = 300.0) -> bool:
+    """Wait until the embedder's ONNX export in ``models`` (a home's ``paths.model_dir``)
+    is made (True) or rejected, or ``timeout`` seconds pass (False)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if list(models.glob("*.onnx")):
@@ -990,7 +1010,7 @@ def waits_bench(shell: Shell, home: Path, calls: int, cold_calls: int, chat_turn
     shell.run(home, question)  # what a person does first: the embedded model is made ready once
     # ... and the embedder's ONNX export is made once in the background: the cold figures are
     # those of every later start (memcli.models.embedding_export)
-    exported = wait_for_embedder_export(home)
+    exported = wait_for_embedder_export(home / "cache" / "models")
     out["embedder_runtime"] = "onnx" if exported else "torch"
     log(f"  embedder at a cold start: {out['embedder_runtime']}")
     _, listed = shell.run(home, ["list", "--user", "demo", "-n", "1", "--json"])
@@ -1240,7 +1260,7 @@ def table(r: dict[str, Any]) -> str:
         lines.append(
             f"   ({r['recall'][0]['worker']['recall_ms']['n']} recalls per size, as many again with reinforcement "
             f"for p50 reinf. (strength and last_recalled_at written back); embedder alone: {mib(w0['rss_embedder_bytes'])} RSS, "
-            f"loaded in {w0['embedder_load_s']:.1f} s; build = MemoryStore.add of precomputed vectors; "
+            f"loaded in {w0['embedder_load_s']:.1f} s, run as the service runs it ({w0.get('embedder_runtime', 'torch')}); build = MemoryStore.add of precomputed vectors; "
             f"first recall loads the index; RSS / peak RSS (VmRSS / VmHWM) after the recalls; "
             f"forget = Engine.forget(dry_run=True) on the resident store, best of 2; "
             f"others = CPU share other processes on the machine used meanwhile)"

@@ -110,3 +110,16 @@ def test_a_store_built_for_recall_alone_recalls_without_chroma(tmp_path: Path, f
         finally:
             store.close()
         assert (snapshot.describe(paths.data_dir, bench.USER) is not None) or not restart
+
+
+@pytest.mark.integration
+def test_the_worker_encodes_queries_with_the_services_embedder(tmp_path: Path) -> None:
+    """A fresh home: the torch model makes the export, and the bench then runs the export, as a service does."""
+    from memcli.config import load_settings
+
+    bench = bench_module()
+    paths = home_paths(tmp_path)
+    embedder = bench.service_embedder(load_settings(paths, env={}), paths)
+    assert embedder.runtime == "onnx"
+    assert list(paths.model_dir.glob("*.onnx"))
+    assert len(embedder.embed_one("When did Caroline go to the LGBTQ support group?")) == 384

@@ -68,6 +68,18 @@ def test_the_export_embeds_as_sentence_transformers_does(made: tuple[Path, list[
 
 
 @pytest.mark.integration
+def test_the_exports_threads_sleep_between_runs(made: tuple[Path, list[list[float]]]) -> None:
+    """Threads left spinning after a query's encoding take the other core from the recall that follows."""
+    exports, _ = made
+    embedder = Embedder(exports=exports)
+    embedder.embed_one(TEXTS[0])
+    assert embedder._onnx is not None
+    options = embedder._onnx.session.get_session_options()
+    for key in ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning"):
+        assert options.get_session_config_entry(key) == "0"
+
+
+@pytest.mark.integration
 def test_a_process_with_the_export_never_imports_torch(made: tuple[Path, list[list[float]]]) -> None:
     exports, torch_vectors = made
     script = (

@@ -258,6 +258,11 @@ class RecallIndex:
         """``user``'s memories in the index."""
         return int(self._db.execute("SELECT count(*) FROM recall_index WHERE user = ?", (user,)).fetchone()[0])
 
+    def has(self, user: str) -> bool:
+        """Whether ``user`` has a memory in the index: one row looked up (``count_of``
+        counts every row of the user's, about 40 ms at a million memories)."""
+        return self._db.execute("SELECT 1 FROM recall_index WHERE user = ? LIMIT 1", (user,)).fetchone() is not None
+
     # the copy of the store ------------------------------------------------------------
     # Each row keeps its memory's text and metadata (``Memory.to_record``), so that what
     # reads many memories (list, stats, forget, consolidation) reads them here rather than

@@ -240,7 +240,7 @@ class StoreReads:
         ``user``'s rows cannot be trusted."""
         with self.transaction():
             if self._mirrored(user):
-                return self.sidecar.index.count_of(user) > 0
+                return self.sidecar.index.has(user)
             return bool(self._ids(user))
 
     def check_recall_index(self, user: str) -> None:
