@@ -7,6 +7,7 @@ away; and a Ctrl-C while the service waits for the model or streams stops the re
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -506,6 +507,23 @@ def test_a_turn_stops_the_prompts_start_evaluated_ahead_before_it_recalls() -> N
     with pytest.raises(Interrupted):
         SharedChatModel(lambda: model, gate, True, stop=lambda: True).settle()
     gate.priming(-1)
+
+
+def test_a_prime_stopped_while_it_waits_for_the_model_is_not_logged_as_a_failure(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A prime waiting behind a reply (the gate held) that the next turn stops ends quietly:
+    being stopped is what a prime is for, and the service's log (which the bench scans for
+    failures) says nothing of a failure."""
+    gate = ModelGate()
+    model = PrimingModel()
+    shared = SharedChatModel(lambda: model, gate, True)
+    with caplog.at_level(logging.DEBUG, logger="memcli"), gate.hold(False):
+        prime = shared.start_prime([Message("system", "You are memcli.")])
+        shared.settle()
+        prime.join(30)
+    assert not prime.is_alive() and model.primed == []
+    assert not [r for r in caplog.records if "fail" in r.getMessage()]
 
 
 def test_a_turn_stops_the_prime_before_it_embeds_anything(fake_embedder: Any) -> None:

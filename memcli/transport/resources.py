@@ -223,6 +223,8 @@ class SharedChatModel:
                 if prime is not None and stopping is not None:
                     with self._gate.hold(False, halt), stopping(halt):
                         prime(messages, opening=opening)
+            except Interrupted:  # stopped while it waited for the model: what it is for, not a fault
+                log.debug("evaluating a prompt's start ahead: stopped before it began")
             except Exception as exc:  # in a thread of its own: nobody to raise it to
                 log.info("evaluating a prompt's start ahead failed: %s", exc)
             finally:
