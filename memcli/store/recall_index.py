@@ -464,7 +464,7 @@ class RecallIndex:
         epoch then. Raises ValueError (the batch not written) when ``user`` has rows, a
         memory is another user's, or a session's turns come in two batches."""
         with atomic(self._db):
-            if self._db.execute("SELECT 1 FROM recall_index WHERE user = ? LIMIT 1", (user,)).fetchone():
+            if self.has(user):
                 raise ValueError(f"{user} has rows in the recall index already")
             self.mark_dirty([user])
             seq = self._stamp()
