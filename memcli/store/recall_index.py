@@ -138,6 +138,42 @@ def batch_windows(memories: Sequence[Memory]) -> list[str]:
     return list(dict.fromkeys(texts))
 
 
+_INSERT_ROW = (
+    "INSERT INTO recall_index (memory_id, user, kind, session, speaker, created_at, archived, ended, text,"
+    " caption, own, window, turn_vector, window_vector, seq, context, spoken_day, record)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+"""The statement that writes a row of the recall index, its values in ``_row``'s order."""
+
+
+def _row(
+    memory: Memory, own: str, window: str, turn_vector: bytes, window_vector: bytes | None, seq: int, context: str
+) -> tuple:
+    """The values of ``memory``'s row for ``_INSERT_ROW``: its fields, then ``own`` (its
+    index text), its ``window`` text, the two vectors as blobs, ``seq`` and its ``context``
+    ("" until ``_refresh`` writes a turn's)."""
+    return (
+        memory.id,
+        memory.user,
+        memory.kind,
+        memory.session,
+        memory.speaker,
+        memory.created_at,
+        int(memory.archived),
+        int(memory.valid_to > 0),
+        memory.text,
+        int(bool(memory.caption)),
+        own,
+        window,
+        turn_vector,
+        window_vector,
+        seq,
+        context,
+        spoken_day(memory.day),
+        memory.to_record(),
+    )
+
+
 class RecallIndex:
     """The recall index tables of an open sidecar connection (see the module docstring)."""
 
@@ -402,44 +438,19 @@ class RecallIndex:
     ) -> None:
         # A user with no rows yet is written whole by this version from the start.
         users = {m.user for m in memories}
-        new_users = {
-            u
-            for u in users
-            if not self._db.execute("SELECT 1 FROM recall_index WHERE user = ? LIMIT 1", (u,)).fetchone()
-        }
+        new_users = {u for u in users if not self.has(u)}
         for memory, vector in zip(memories, vectors):
             own = memory.index_text()
             # A turn with neighbours gets its window from _refresh; a memory alone is its own window.
             alone = not has_neighbours(memory.kind, memory.session)
             self._db.execute(
-                "INSERT INTO recall_index (memory_id, user, kind, session, speaker, created_at, archived, ended, text,"
-                " caption, own, window, turn_vector, window_vector, seq, context, spoken_day, record)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?)"
-                " ON CONFLICT (memory_id) DO UPDATE SET user = excluded.user, kind = excluded.kind,"
+                _INSERT_ROW + " ON CONFLICT (memory_id) DO UPDATE SET user = excluded.user, kind = excluded.kind,"
                 " session = excluded.session, speaker = excluded.speaker, created_at = excluded.created_at,"
                 " archived = excluded.archived, ended = excluded.ended, text = excluded.text, caption = excluded.caption,"
                 " own = excluded.own, window = excluded.window, turn_vector = excluded.turn_vector,"
                 " window_vector = excluded.window_vector, seq = excluded.seq, context = excluded.context,"
                 " spoken_day = excluded.spoken_day, record = excluded.record",
-                (
-                    memory.id,
-                    memory.user,
-                    memory.kind,
-                    memory.session,
-                    memory.speaker,
-                    memory.created_at,
-                    int(memory.archived),
-                    int(memory.valid_to > 0),
-                    memory.text,
-                    int(bool(memory.caption)),
-                    own,
-                    own if alone else "",
-                    _blob(vector),
-                    _blob(vector) if alone else None,
-                    seq,
-                    spoken_day(memory.day),
-                    memory.to_record(),
-                ),
+                _row(memory, own, own if alone else "", _blob(vector), _blob(vector) if alone else None, seq, ""),
             )
         self.said.write((m.id, m.user, m.kind, m.text) for m in memories)
         self._refresh({(m.user, m.session) for m in memories if has_neighbours(m.kind, m.session)}, windows, seq)
@@ -473,12 +484,7 @@ class RecallIndex:
         for memories, vectors, windows in batches:
             rows = self._fresh_rows(user, memories, vectors, windows, seen, seq)
             with atomic(self._db):
-                self._db.executemany(
-                    "INSERT INTO recall_index (memory_id, user, kind, session, speaker, created_at, archived, ended,"
-                    " text, caption, own, window, turn_vector, window_vector, seq, context, spoken_day, record)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
+                self._db.executemany(_INSERT_ROW, rows)
             written += len(rows)
         with atomic(self._db):
             self._clean([user], written=True, said=False)
@@ -521,27 +527,7 @@ class RecallIndex:
                     found = windows.get(window[i])
                     window_vectors[i] = None if found is None else _blob(found)
         return [
-            (
-                m.id,
-                m.user,
-                m.kind,
-                m.session,
-                m.speaker,
-                m.created_at,
-                int(m.archived),
-                int(m.valid_to > 0),
-                m.text,
-                int(bool(m.caption)),
-                owns[i],
-                window[i],
-                blobs[i],
-                window_vectors[i],
-                seq,
-                context[i],
-                spoken_day(m.day),
-                m.to_record(),
-            )
-            for i, m in enumerate(memories)
+            _row(m, owns[i], window[i], blobs[i], window_vectors[i], seq, context[i]) for i, m in enumerate(memories)
         ]
 
     def set_behind(self, memories: Sequence[Memory]) -> int:
