@@ -1256,16 +1256,10 @@ def _later_word(
     ("levothyroxine 75 mcg", then "new script: levo 88 mcg"; MemoryBank's recency, at
     answer time: nothing is marked superseded by it)."""
     closest = similarity.get(best.memory.id, 0.0)
-    if closest <= 0 or not _own(best.memory, user):
-        return None
     later = [
         c
-        for c in candidates
-        if c.memory.created_at > best.memory.created_at
-        and _own(c.memory, user)
-        and not c.memory.superseded_by
-        and c.memory.id not in asking
-        and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * closest, LIST_SIMILAR_FLOOR)
+        for c in _close_own(best, candidates, similarity, user, asking)
+        if c.memory.created_at > best.memory.created_at and not c.memory.superseded_by
     ]
     if chinese:  # the embedder's cosine misleads for Chinese: the later note shares a word too, or is closer
         subject = _content(set(words(best.memory.text)))
