@@ -366,7 +366,7 @@ def _fills_after_first_batch(patch: pytest.MonkeyPatch) -> None:
 
     def statvfs(path: Any) -> Any:
         found = real_statvfs(path)
-        free = 0 if added else found.f_bavail
+        free = 0 if added else found.f_bavail * found.f_frsize  # in bytes: the fake's blocks are 1 byte
         return os.statvfs_result((found.f_bsize, 1, found.f_blocks, free, free, *found[5:]))
 
     patch.setattr(collection_module.Collection, "add", add)
