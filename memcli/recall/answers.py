@@ -83,7 +83,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
@@ -137,6 +137,12 @@ PREFIX_CHARS = 5
 """A question's word is held by a memory word (stems) that begins with it or that it begins
 with, both of at least this many letters (``_same_word``)."""
 LIST_ITEM_CHARS = 240
+SHORT_NOTE_CHARS = 120
+"""A note of the person's of up to this many characters is short: the short sentence after
+the one quoted joins it ("physio says no running for now. stopped.")."""
+SHORT_SENTENCE_WORDS = 2
+"""A sentence of up to this many words (English; for Chinese, ``2 *`` as many characters) is
+short (``_short_tail``)."""
 """A list question quotes a memory of up to this many characters whole (its name may be in
 the sentence beside the one that names the kind: "Biscuit chewed the sofa. Naughty dog.")."""
 TITLED = "<title>"
@@ -588,11 +594,11 @@ _ASKS_DATE = re.compile(
 birthday?", "What's the date of the recital?", "宝宝下次打疫苗是几号？")."""
 _ASKS_NUMBER = re.compile(
     r"\bmy\s+(?:[\w-]+\s+){0,2}(?:number|no\.|code|pin)\b|\b(?:number|code)\s+of\s+my\b|\bhow\s+much\s+(?:was|is|were|did|does|do)\b.*\b(?:cost|pay|paid|spend|spent|"
-    r"bill|price|charge)|号码|多少钱|价格|花了多少",
+    r"bill|price|charge)|号码|(?:卡|证|牌|账|编)号|号是多少|多少钱|价格|花了多少",
     re.IGNORECASE,
 )
 """A question asking a number only the memory itself can hold ("What's my passport
-number?", "How much was the vet bill?", "我护照号码是多少？")."""
+number?", "How much was the vet bill?", "我护照号码是多少？", "我的社保卡号是多少？")."""
 _STATES_NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万两]+[块元号]")
 _ASKS_DAY = re.compile(
     r"\b(?:what|which)\s+(?:date|day)\b|\bthe\s+exact\s+date\b|几号|几月几[日号]|哪一?天|星期几|周几|礼拜几",
@@ -632,6 +638,20 @@ def _value_kinds() -> frozenset[str]:
     if not _VALUE_KINDS:
         _VALUE_KINDS = frozenset(w for word in _VALUE_KIND_WORDS.split() for w in {*tokens(word), word})
     return _VALUE_KINDS
+
+
+_COUNTED_KIND_WORDS = "size dose dosage 尺码 剂量"
+"""Those of ``_VALUE_KIND_WORDS`` whose value is an amount: a note stating a number may state
+it ("Vit D 1000 IU daily" for "what dose of vitamin D …?")."""
+_COUNTED_KINDS: frozenset[str] = frozenset()
+
+
+def _counted_kinds() -> frozenset[str]:
+    """``_COUNTED_KIND_WORDS`` as ``words`` reads them (made at first use)."""
+    global _COUNTED_KINDS
+    if not _COUNTED_KINDS:
+        _COUNTED_KINDS = frozenset(w for word in _COUNTED_KIND_WORDS.split() for w in {*tokens(word), word})
+    return _COUNTED_KINDS
 
 
 def names_something_else(question: str, text: str) -> bool:
@@ -1009,7 +1029,12 @@ def answer(
             return found
     # Last, a note holding the question's words in part, with the person's later (or, for the
     # past, earlier) note on it beside it (``LATER_COVERAGE``): a weaker sign than either above.
-    return _answer(question, memories, user, now, set(), similarity or {}, partly=True)
+    found = _answer(question, memories, user, now, set(), similarity or {}, partly=True)
+    if found.answered or not similarity:
+        return found
+    # Last of all, by recall's closeness and no phrasing: the person's own current note that
+    # recall finds closest, when it states the kind of value asked (``_closest_own``).
+    return _answer(question, memories, user, now, set(), similarity, closest=True)
 
 
 def _answer(
@@ -1020,6 +1045,7 @@ def _answer(
     typed: set[str],
     similarity: Mapping[str, float],
     partly: bool = False,
+    closest: bool = False,
 ) -> Extracted:
     """``answer``, counting the memories of ``typed`` as holding what is asked; ``partly``:
     answering only where the best memory holds the question's words in part and the
@@ -1153,7 +1179,16 @@ def _answer(
     # For "when" it is a date: the note's own date tells when it was noted, not when the lease ends.
     every = [c for c in every if _states("date" if kind == "when" else needed, c.memory.text)]
     earlier_question = asks_earlier(question) and bool(FIRST_PERSON.search(question)) and not days
-    if partly == (covers(best) and sum(weight[t] for t in held) >= MIN_COVERAGE * total):
+    fully = covers(best) and sum(weight[t] for t in held) >= MIN_COVERAGE * total
+    if closest:
+        if fully:
+            return not_found  # answered by the passes before
+        rivals = [m for m in memories if not days or m.id in dated]
+        pick = _closest_own(question, wanted, candidates, rivals, similarity, user, asking, past, kind, held_by)
+        if pick is None:
+            return not_found
+        best, held = pick, held_by(pick.memory)
+    elif partly == fully:
         return not_found  # answered (or not) by the passes before
     if partly:
         # of the subject: a word naming the kind of value ("dose" of "5 mg") is not the subject
@@ -1215,6 +1250,7 @@ def _answer(
         or (_fits(kind, c.text) and not _fits(kind, best.text))
         or (c.index == best.index - 1 and _REFERS_BACK.search(best.text))
         or (c.index == best.index + 1 and not past and not _YES_NO.search(question) and _ends_only(best.text))
+        or (c.index == best.index + 1 and _short_tail(best.memory, c.text, user))
     ]
     if joining:
         quoted.append(max(joining, key=lambda c: c.score))
@@ -1226,6 +1262,103 @@ def _answer(
     if replaced and not past:
         attributed += _replaced(best.memory, replaced[0], chinese)
     return Extracted(attributed, [best.memory.id])
+
+
+def _short_tail(memory: Memory, sentence: str, user: str) -> bool:
+    """Whether ``sentence``, the one after the quoted sentence of ``memory``, is a short
+    afterword of a short note of the person's own (``SHORT_NOTE_CHARS``,
+    ``SHORT_SENTENCE_WORDS``) that a quote of the sentence before it would cut off ("no
+    running for now. stopped.", "signed the lease. Bath!", "戒烟了。第三天。"): a turn of
+    someone else's is quoted as it is (its next sentence is another thought)."""
+    if not _own(memory, user) or len(memory.text) > SHORT_NOTE_CHARS:
+        return False
+    if has_cjk(sentence):
+        return len(re.sub(r"\s|[。！？!?.,，]", "", sentence)) <= 2 * SHORT_SENTENCE_WORDS
+    return len(sentence.split()) <= SHORT_SENTENCE_WORDS
+
+
+_PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A-Z]\w*['’]s\b")
+"""A possessive that is a name ("Sam's Club", "Trader Joe's"), not someone else's thing."""
+_ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
+"""A name in capitals ("DASH", "NHS")."""
+CLOSEST_FLOOR = 0.25
+"""Cosine similarity (−1..1) to the question that the person's own closest note needs to
+answer it when it holds too few of the question's words (``_closest_own``)."""
+CLOSEST_MARGIN = 0.05
+"""…and by how much it must be closer than the person's next closest current note."""
+
+
+def _closest_own(
+    question: str,
+    wanted: set[str],
+    candidates: Sequence[_Candidate],
+    rivals: Sequence[Memory],
+    similarity: Mapping[str, float],
+    user: str,
+    asking: set[str],
+    past: bool,
+    kind: str,
+    held_by: Callable[[Memory], set[str]],
+) -> _Candidate | None:
+    """The best sentence of the person's own note that recall finds closest to ``question``
+    (cosine ``similarity``), for a question whose words no note holds enough of: "What eating
+    plan am I following now?" and "Nutritionist switched me to the DASH diet plan". Only a
+    note or turn of the person's (``_own``; not a reply, not the base model's), that asks
+    nothing (``asking``), current (not superseded, unless the question asks about the past),
+    not about someone else's thing, at least ``CLOSEST_FLOOR`` close and ``CLOSEST_MARGIN``
+    closer than any other current note of the person's of ``rivals`` (the recalled memories,
+    of the day the question names when it names one), whether or not that one may answer; and only when it states the kind of value
+    asked: ``candidates`` already state what ``must_state`` needs and, for a name, name
+    something; the words it lacks name no kind of value ("blood type", "型号": no note says
+    one); for "where", "who" or "which …" it names something the question does not
+    (``names_something_else``, or a name in capitals: "DASH"). Not for a Chinese question:
+    the embedder's cosine misleads for Chinese ("我房贷还剩多少没还" and "房贷利率又降了"). None
+    otherwise."""
+    if has_cjk(question):
+        return None
+    best_of: dict[str, _Candidate] = {}
+    for c in sorted(candidates, key=lambda c: -c.score):
+        best_of.setdefault(c.memory.id, c)
+    own = [
+        c
+        for c in best_of.values()
+        if _own(c.memory, user)
+        and c.memory.id not in asking
+        and BASE_MODEL not in c.memory.tags
+        and (past or not c.memory.superseded_by)
+        and not _someone_elses(question, c.memory.text)
+        and (kind == "who" or not _OTHERS.search(_PROPER_POSSESSIVE.sub(" ", c.memory.text)))
+    ]
+    if not own:
+        return None
+    top = max(own, key=lambda c: similarity.get(c.memory.id, 0.0))
+    close = similarity.get(top.memory.id, 0.0)
+    # the margin is over every other current telling note of the person's (of the day asked), stating the value or not
+    following = max(
+        (
+            similarity.get(m.id, 0.0)
+            for m in rivals
+            if m.id != top.memory.id
+            and m.id not in asking
+            and _own(m, user)
+            and BASE_MODEL not in m.tags
+            and (past or not m.superseded_by)
+        ),
+        default=0.0,
+    )
+    if close < CLOSEST_FLOOR or close - following < CLOSEST_MARGIN:
+        return None
+    held = held_by(top.memory)
+    lacking = _content(words(" ".join(wanted - held))) & _value_kinds()
+    # a number states a dose, a size or a number ("Vit D 1000 IU" for "what dose of vitamin D")
+    if lacking and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text)):
+        return None
+    if (kind in ("where", "who") or _WHICH.search(question)) and not (
+        names_something_else(question, top.memory.text)
+        or any(a.group(0).casefold() not in question.casefold() for a in _ACRONYM.finditer(top.memory.text))
+    ):
+        return None
+    return top
 
 
 def _is_user(speaker: str, user: str) -> bool:
@@ -1367,10 +1500,34 @@ def _earlier_word(
     elif best.memory.superseded_by or any(c.memory.created_at > best.memory.created_at for c in close):
         return None  # the best is an earlier note already
     before = [c for c in close if c.memory.created_at < anchor.memory.created_at]
+    if has_cjk(question):  # the embedder's cosine misleads for Chinese: a note about the same thing comes first
+        before = [
+            c
+            for c in before
+            if c.memory.superseded_by == anchor.memory.id or _same_subject(c, anchor, question, similarity)
+        ] or before
     if not before:
         return None
     latest = max(c.memory.created_at for c in before)
     return max((c for c in before if c.memory.created_at == latest), key=lambda c: c.score), anchor
+
+
+def _long_words(text: str) -> set[str]:
+    """The content words of ``text`` (``_content`` of ``lexical.tokens``) of more than one
+    character: a Chinese word, not a character of one ("家" of "老家" and of "哪家")."""
+    return {t for t in _content(set(tokens(text))) if len(t) > 1}
+
+
+def _same_subject(c: _Candidate, anchor: _Candidate, question: str, similarity: Mapping[str, float]) -> bool:
+    """Whether the note of ``c``, told against ``anchor``'s as what came before it, is about
+    the same thing (preferred to a closer note that is not, ``_earlier_word``): it shares a word (``_long_words``) with the question or with the
+    anchor's note, or recall finds it at least as close to the question as the anchor ("在华为
+    做测试" before "跳槽去了小米，做测试开发", not "国庆回老家" between them)."""
+    own = _long_words(c.memory.text)
+    asked = _long_words(question)
+    if own & (asked | _long_words(anchor.memory.text)) or _held(asked, frozenset(words(c.memory.text)), c.memory.text):
+        return True
+    return similarity.get(c.memory.id, 0.0) >= similarity.get(anchor.memory.id, 0.0)
 
 
 def _earlier_answer(earlier: _Candidate, later: _Candidate, user: str, chinese: bool) -> Extracted:
