@@ -156,3 +156,36 @@ def test_a_model_reply_is_not_the_closest_own_note() -> None:
     other = _note("o", "pay the window cleaner", datetime(2025, 8, 20))
     found = answer("how do I commute these days?", [reply, other], "sam", NOW, {reply.id: 0.7, other.id: 0.1})
     assert not found.answered, found.text
+
+
+# a list question gathers the person's close notes -----------------------------------------
+
+
+def test_a_list_question_gathers_each_close_note_of_the_person() -> None:
+    """ "what supplements am I on?": no note holds the word; the notes recall finds about as
+    close as the closest are each an item, cited; an unrelated note is not."""
+    for question in ("what supplements am I on?", "which vitamins do I take?"):
+        found, notes = _ask(
+            question,
+            [
+                ("started magnesium at bedtime", 0.40, datetime(2025, 1, 5)),
+                ("added fish oil with breakfast", 0.41, datetime(2025, 2, 14)),
+                ("GP put me on iron tablets for the anaemia", 0.30, datetime(2025, 3, 30)),
+                ("dentist cleaning", 0.08, datetime(2025, 1, 19)),
+            ],
+        )
+        assert set(found.cited) == {notes[0].id, notes[1].id, notes[2].id}, (question, found.text)
+
+
+def test_a_chinese_list_gathers_the_notes_holding_its_word() -> None:
+    """ "装修要买的东西有哪些？": "还要买个热水器" holds 买 and is an item; a note about paying the
+    builder shares a character of a word ("东" of "东西" and "房东") and is not."""
+    found, notes = _ask(
+        "装修要买的东西有哪些？",
+        [
+            ("装修要买：地板", 0.62, datetime(2024, 8, 3)),
+            ("还要买个热水器", 0.35, datetime(2024, 8, 5)),
+            ("记得给房东转押金", 0.34, datetime(2024, 8, 6)),
+        ],
+    )
+    assert set(found.cited) == {notes[0].id, notes[1].id}, found.text

@@ -401,7 +401,7 @@ _RELATIVE_ZH = re.compile(
     r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
 )
 _LIST_EN = re.compile(
-    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
+    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has|am|are|were)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
     r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b",
     re.IGNORECASE,
 )
@@ -1217,7 +1217,7 @@ def _answer(
     # every one of its kind that is named in full: both cats, when two notes name one each.
     names = bool(_NAME_QUESTION.search(question))
     if is_list_question(question) or names:
-        firsts: dict[str, _Candidate] = {}
+        firsts: dict[str, _Candidate] = {best.memory.id: best} if closest else {}
         for c in sorted(candidates, key=lambda c: -c.score):
             if names and not (held_by(c.memory) >= wanted and not c.memory.superseded_by):
                 continue
@@ -1226,7 +1226,7 @@ def _answer(
         if similarity and not names:
             # "which cafes": of a kind named by what the question asks for, a name
             item_kind = "name" if kind == "what" and _WHICH.search(question) else kind
-            _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese)
+            _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
         if len(firsts) > 1:
             return _each_quoted(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
@@ -1313,8 +1313,9 @@ def _closest_own(
     one); for "where", "who" or "which …" it names something the question does not
     (``names_something_else``, or a name in capitals: "DASH"). Not for a Chinese question:
     the embedder's cosine misleads for Chinese ("我房贷还剩多少没还" and "房贷利率又降了"). None
-    otherwise."""
-    if has_cjk(question):
+    otherwise. Not for "when": a date in a note that lacks the question's words is as likely the
+    date of something else ("lease renewal signed by friday" for "when does my lease end?")."""
+    if has_cjk(question) or kind == "when":
         return None
     best_of: dict[str, _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
@@ -1346,14 +1347,16 @@ def _closest_own(
         ),
         default=0.0,
     )
-    if close < CLOSEST_FLOOR or close - following < CLOSEST_MARGIN:
+    # a list question's items are about as close as each other: no margin ("what meds am I on?")
+    if close < CLOSEST_FLOOR or (close - following < CLOSEST_MARGIN and not is_list_question(question)):
         return None
     held = held_by(top.memory)
     lacking = _content(words(" ".join(wanted - held))) & _value_kinds()
     # a number states a dose, a size or a number ("Vit D 1000 IU" for "what dose of vitamin D")
     if lacking and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text)):
         return None
-    if (kind in ("where", "who") or _WHICH.search(question)) and not (
+    listing = is_list_question(question)  # "what meds am I on?": drug names are written small
+    if (kind in ("where", "who") or (_WHICH.search(question) and not listing)) and not (
         names_something_else(question, top.memory.text)
         or any(a.group(0).casefold() not in question.casefold() for a in _ACRONYM.finditer(top.memory.text))
     ):
@@ -1592,6 +1595,7 @@ def _add_similar(
     named: set[str],
     kind: str,
     chinese: bool,
+    question: str = "",
 ) -> None:
     """Add to a list answer's items (``firsts``, by memory id, those that hold the
     question's words) each other memory of ``candidates`` that recall finds about as close
@@ -1603,15 +1607,17 @@ def _add_similar(
     holds the kind of thing the question asks for (``_fits`` its ``kind``: a name for
     "which restaurants", a person for "who", a title for "哪几本书") needs only
     ``LIST_SIMILAR_FITTING`` of that similarity ("Jess rec: Bao Bao on King st"). For a
-    ``chinese`` question only such a memory is added: the embedder's cosine is a weak sign
-    for Chinese (a note about a grave visit was closer to "which books did I finish" than
-    two of the books)."""
+    ``chinese`` question, only such a memory or one holding a word of the ``question`` ("还要买个
+    电饭煲" for "搬家要买的东西有哪些？"): the embedder's cosine is a weak sign for Chinese (a note about a grave visit was closer to "which books
+    did I finish" than two of the books)."""
     if not firsts:
         return
     closest = max(similarity.get(i, 0.0) for i in firsts)
     floor = max(LIST_SIMILAR_FLOOR, LIST_SIMILAR * closest)
     fitting_floor = max(LIST_SIMILAR_FLOOR, LIST_SIMILAR_FITTING * closest)
     typed = kind in ("who", "where", "title", "name")
+    # the question's own words (jieba's), not their characters: "东" of "东西" is not "房东"
+    asked = _content(set(tokens(_ZH_HOW_MANY.sub(" ", question)))) if chinese else set()
     best_of: dict[str, _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         best_of.setdefault(c.memory.id, c)
@@ -1622,7 +1628,11 @@ def _add_similar(
         if memory_id in firsts or (c.memory.superseded_by and not past):
             continue
         fits = typed and any(_fits(kind, s) for s in split_sentences(c.memory.text) if not asks(s))
-        if (chinese or close < floor) and not fits:
+        if chinese and not fits:
+            # a Chinese item holds a word of the question ("还要买个电饭煲" for "搬家要买的东西")
+            if not asked & set(words(c.memory.text)):
+                continue
+        elif close < floor and not fits:
             continue
         if named and not any(_about(c.memory, person) for person in named):
             continue
