@@ -24,8 +24,10 @@ The best sentence is the answer, with the next or previous sentence of the same 
 when that one scores close (``SECOND``). The answer is given only when at least
 ``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the answer
 says nothing recalled answers the question, and cites nothing (``Extracted.answered`` is
-False). Recall's cosine similarity is not a signal here: all-MiniLM-L6-v2 did not tell a
-paraphrase from a near miss (LoCoMo conv-26 adversarial F1 0.522 → 0.217 with it).
+False) — unless, last, the person's own current note that recall finds clearly closest
+states the kind of value asked (``_closest_own``: by cosine similarity, who wrote it and
+kinds of value, no phrasing). Recall's cosine similarity alone, for every speaker's memory,
+did not tell a paraphrase from a near miss (LoCoMo conv-26 adversarial F1 0.522 → 0.217).
 
 What the answer never quotes and how it follows a life as it changes (issue 31):
 
