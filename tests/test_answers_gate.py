@@ -99,6 +99,7 @@ def test_the_closest_own_note_answers_in_other_words() -> None:
         ("what's my current gig?", "new job: night nurse at St Mary's, three shifts a week"),
         ("what am I cutting out of my meals these days?", "doc says strictly no sugar for 3 months"),
         ("how am I getting to the office now?", "sold the car. cycling in every day"),
+        ("what broadband deal am I on?", "moved to the fibre 500 deal with vodafone"),
     ):
         found, notes = _ask(
             question,

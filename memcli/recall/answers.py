@@ -1358,7 +1358,10 @@ def _closest_own(
     if lacking and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text)):
         return None
     listing = is_list_question(question)  # "what meds am I on?": drug names are written small
-    if (kind in ("where", "who") or (_WHICH.search(question) and not listing)) and not (
+    # "which gym …?": a note naming something, or holding a word of the kind asked ("apple music
+    # individual now" for "what music subscription do I have?")
+    which = _WHICH.search(question) and not listing and not held
+    if (kind in ("where", "who") or which) and not (
         names_something_else(question, top.memory.text)
         or any(a.group(0).casefold() not in question.casefold() for a in _ACRONYM.finditer(top.memory.text))
     ):
