@@ -136,6 +136,8 @@ def test_the_closest_note_does_not_answer_without_the_value_asked() -> None:
         ("how much did I pay for the bike?", ("picked up the bike from Evans on sat", 0.55), ("bin day", 0.1)),
         ("which gym do I go to?", ("legs day, knees sore after", 0.5), ("bin day", 0.1)),
         ("what's my car's make?", ("Tom's car is a Volvo", 0.6), ("bin day", 0.1)),
+        # holds the kind of value asked ("number"), not what it is of
+        ("what's my national insurance number?", ("our neighbour at number 14 has a cat", 0.6), ("bin day", 0.1)),
         ("我的血型是什么？", ("今天去献血了，送了一盒饼干", 0.6), ("交电费", 0.1)),
     ]
     for question, (first, c1), (second, c2) in cases:

@@ -1311,9 +1311,11 @@ def _closest_own(
     closer than any other current note of the person's of ``rivals`` (the recalled memories,
     of the day the question names when it names one), whether or not that one may answer; and only when it states the kind of value
     asked: ``candidates`` already state what ``must_state`` needs and, for a name, name
-    something; the words it lacks name no kind of value ("blood type", "型号": no note says
-    one); for "where", "who" or "which …" it names something the question does not
-    (``names_something_else``, or a name in capitals: "DASH"). Not for a Chinese question:
+    something; of the question's words it holds, one is not a kind of value ("my neighbour at
+    number 14" for "my passport number"); the words it lacks name no kind of value ("blood
+    type", "型号": no note says one; a number states a dose or a size); for "where" or "who",
+    or "which …" when it holds none of the question's words, it names something the question
+    does not (``names_something_else``, or a name in capitals: "DASH"). Not for a Chinese question:
     the embedder's cosine misleads for Chinese ("我房贷还剩多少没还" and "房贷利率又降了"). None
     otherwise. Not for "when": a date in a note that lacks the question's words is as likely the
     date of something else ("lease renewal signed by friday" for "when does my lease end?")."""
@@ -1353,6 +1355,8 @@ def _closest_own(
     if close < CLOSEST_FLOOR or (close - following < CLOSEST_MARGIN and not is_list_question(question)):
         return None
     held = held_by(top.memory)
+    if held and not held - _value_kinds():  # "my neighbour at number 14" holds "number", not "passport"
+        return None
     lacking = _content(words(" ".join(wanted - held))) & _value_kinds()
     # a number states a dose, a size or a number ("Vit D 1000 IU" for "what dose of vitamin D")
     if lacking and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text)):
