@@ -123,3 +123,19 @@ def test_a_move_to_another_street_opening_on_an_adverb_ends_the_older_home(older
 
 def test_someone_named_moving_states_no_home_of_ones_own() -> None:
     assert not [s for s in statements("Sarah moved to Portland last week") if s.key == "residence"]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("got shift lead at Tesco!", "started at Aldi as store manager, handed in notice at the old place"),
+        ("still a staff nurse at St Thomas', nights mostly", "became ward sister at Guy's, huge news"),
+        ("made senior engineer at Arup this week", "I work for Atkins now"),
+    ],
+)
+def test_a_role_taken_or_still_held_at_an_employer_is_a_job_a_later_one_ends(older: str, newer: str) -> None:
+    assert updates(_one(newer, "job"), _one(older, "job"))
+
+
+def test_someone_named_getting_a_role_states_no_job_of_ones_own() -> None:
+    assert not [s for s in statements("Tom got manager at Tesco") if s.key == "job"]

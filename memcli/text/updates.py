@@ -828,7 +828,7 @@ _ROLE_HEADS = (
     r"founder|partner|ceo|cto|cfo|vp|dev|swe|sre|tester|nanny|postdoc|bartender|waiter|waitress|chemist|"
     r"translator|interpreter|instructor|programme\s+manager|product\s+owner"
 )
-_ROLE_MODIFIER = r"(?!(?:a|an|the|my|our|met|saw|with|and|to|for|at)\s)[a-z][a-z-]*\s+"
+_ROLE_MODIFIER = r"(?!(?:a|an|the|my|our|met|saw|with|and|to|for|at|got|landed|became|made)\s)[a-z][a-z-]*\s+"
 _ROLE_AT = re.compile(
     r"(?:^|[\s,(])(?P<t>(?:"
     + _ROLE_MODIFIER
@@ -1588,13 +1588,22 @@ def _noun_job(sentence: str, chinese: bool) -> Statement | None:
     role = _ROLE_AT.search(sentence)
     if role and _CLOCK_TIME.search(sentence[role.end() :]):
         role = None  # "vet for Biscuit 3:30", "dentist at Smile Dental 4pm": an appointment
-    if role and (
-        re.match(
-            r"^\W*(?:(?:now|currently|still|officially)\s+)?(?:(?<=now\s)(?:a|an)\s+)?$",
-            re.split(r"[,;:]|\s[-–—]\s|—", sentence[: role.start("t")])[-1],
-            re.IGNORECASE,
+    if (
+        role
+        and (
+            re.match(
+                r"^\W*(?:(?:now|currently|still|officially)\s+(?:(?:a|an)\s+)?)?$",
+                re.split(r"[,;:]|\s[-–—]\s|—", sentence[: role.start("t")])[-1],
+                re.IGNORECASE,
+            )
+            # a role taken: "as", "I'm", "got shift lead at Target", "made senior engineer at Arup"
+            or re.match(
+                r"(?:.*\b(?:as|I'm|I\s+am|I'm\s+now)|(?:^\W*|.*\b(?:I|we)\s+)(?:just\s+|finally\s+)?(?:got|landed|became|made))"
+                r"\s+(?:a\s+|an\s+)?$",
+                sentence[: role.start("t")],
+                re.I,
+            )
         )
-        or re.match(r".*\b(?:as|I'm|I\s+am|I'm\s+now)\s+(?:a\s+|an\s+)?$", sentence[: role.start("t")], re.I)
     ):
         return Statement(JOB, f"{_norm(role.group('t'))}|{_norm(role.group('o'))}")
     now = _NOW_A_ROLE_EN.search(sentence)
