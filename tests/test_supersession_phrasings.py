@@ -81,6 +81,7 @@ def test_a_wish_to_work_somewhere_states_no_job() -> None:
         "check-up moved to Thursday",
         "新书单：《三体》",
         "When: Tuesday 3pm",
+        "me: still in Leeds for now, lease up in May",
     ],
 )
 def test_a_note_headed_by_a_label_tells(text: str) -> None:
@@ -89,7 +90,14 @@ def test_a_note_headed_by_a_label_tells(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Q: where do I live?", "todo: book the dentist", "remind me: call mum", "请问：医院几点开门", "book a table"],
+    [
+        "Q: where do I live?",
+        "todo: book the dentist",
+        "remind me: call mum",
+        "tell us: which one?",
+        "请问：医院几点开门",
+        "book a table",
+    ],
 )
 def test_a_label_that_asks_or_a_request_after_a_label_still_asks(text: str) -> None:
     assert asks(text)

@@ -1097,8 +1097,11 @@ def asks(text: str) -> bool:
 _LABEL = re.compile(r"^\W*(?P<l>[^\W\d][^:：?？!！。\n]{0,30}?)\s*[:：]\s*(?P<v>\S.*)$", re.DOTALL)
 """A note's label and what it tells: a short head of one to four words (or a Chinese phrase
 of up to 30 characters) before a colon."""
-_LABEL_ASKS = re.compile(r"\b(?:me|you|us)\b|^\W*(?:q|question|ask)\W*$|请|帮我|告诉我|提醒我|问", re.IGNORECASE)
-"""A label that asks itself ("remind me:", "Q:", "question:", "请问："): the note asks."""
+_LABEL_ASKS = re.compile(
+    r"^\W*(?:q|question|ask|请问|问题|问)\W*$|\w\s+(?:me|us|you)\b|请|帮我|告诉我|提醒我", re.IGNORECASE
+)
+"""A label that asks itself ("Q:", "question:", "请问：") or asks someone ("remind me:",
+"tell us:", "帮我："): the note asks. "me: still in Leeds" is a label of its writer."""
 _WH_LABEL = re.compile(r"^\W*(?:what|when|where|who|why|how|which)\W*$", re.IGNORECASE)
 """A label of one question word ("When: Tuesday 3pm"): the note is read whole."""
 _NOUN_COMPOUND = re.compile(r"^(\W*)(?:book|check|list|send|search|find|look|help|write|show)-(?=[a-z])", re.IGNORECASE)
