@@ -147,3 +147,18 @@ def test_a_role_taken_or_still_held_at_an_employer_is_a_job_a_later_one_ends(old
 
 def test_someone_named_getting_a_role_states_no_job_of_ones_own() -> None:
     assert not [s for s in statements("Tom got manager at Tesco") if s.key == "job"]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("still a barista at Pret, early shifts mostly", "promoted to shift supervisor, more money finally"),
+        ("currently a staff nurse at St Thomas', nights mostly", "I work for Guy's now, days only"),
+    ],
+)
+def test_remember_ends_a_job_noted_only_by_its_title_at_an_employer(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, older: str, newer: str
+) -> None:
+    old = remember_at(runner, monkeypatch, "2024-01-05T09:00:00", older)
+    new = remember_at(runner, monkeypatch, "2024-06-05T09:00:00", newer)
+    assert show_json(runner, old)["superseded_by"] == new

@@ -828,6 +828,9 @@ _ROLE_HEADS = (
     r"founder|partner|ceo|cto|cfo|vp|dev|swe|sre|tester|nanny|postdoc|bartender|waiter|waitress|chemist|"
     r"translator|interpreter|instructor|programme\s+manager|product\s+owner"
 )
+ROLE_HEAD_WORDS = tuple(h for h in _ROLE_HEADS.split("|") if h.isalpha() and len(h) > 2)
+"""The heads of job titles as words, by which a note that may state a job is found
+(``memcli.recall.changes``): "still a line cook at Rosie's" holds no word of ``CUES``."""
 _ROLE_MODIFIER = r"(?!(?:a|an|the|my|our|met|saw|with|and|to|for|at|got|landed|became|made)\s)[a-z][a-z-]*\s+"
 _ROLE_AT = re.compile(
     r"(?:^|[\s,(])(?P<t>(?:"
