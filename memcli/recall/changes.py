@@ -154,6 +154,8 @@ def _needles(said: updates.Statement) -> tuple[list[str], list[str]]:
         return [], sorted(w[:-1] if len(w) > 3 and w.endswith("i") else w for w in said.words)
     if attribute == updates.DOSE:
         return updates.key_needles(said.key), []
+    if attribute == updates.JOB:  # a role at an employer names no cue but its title's head
+        return [*updates.CUES[attribute], *updates.ROLE_HEAD_WORDS], []
     return list(updates.CUES[attribute]), []
 
 

@@ -123,7 +123,7 @@ CUES: dict[str, tuple[str, ...]] = {
         "报到",
         "被裁",
     ),
-    DOSE: ("mg", "mcg", "µg", "unit", "毫克", "微克", "单位"),
+    DOSE: ("mg", "mcg", "µg", "unit", "iu", "毫克", "微克", "单位"),
     DIET: (
         "vegan",
         "vegetarian",
@@ -351,7 +351,12 @@ _JOB_ZH = [
         r"我(?:现在|目前)?(?:是一名|是一位|当上了|当了|当|成了一名|成为了?一名)(?P<t>[\u4e00-\u9fff]{2,4}?)" + _ZH_END
     ),
     re.compile(r"(?:升职|晋升|升)(?:为|成|到|当)了?(?P<t>[\u4e00-\u9fff]{2,6}?)" + _ZH_END),
-    re.compile(r"我(?:现在|目前)?在(?P<o>[\u4e00-\u9fff]{2,10}?)(?:上班|工作|干)" + _ZH_END),
+    re.compile(
+        # "我在华为上班", "开始在阿里上班了", "下周一到华为上班", "正式去字节工作了"; not a wish ("想去华为工作")
+        r"我(?:现在|目前|如今|已经|正式|开始|今天|明天|下周[一二三四五六日天]?|下个?月|这周[一二三四五六日天]?|周[一二三四五六日天])*"
+        r"(?:在|到|去)(?!(?:当前|现在|目前|这家|那家|一家|本)的?(?:公司|单位))(?P<o>[\u4e00-\u9fffA-Za-z]{2,10}?)(?:上班|工作|干)"
+        + _ZH_END
+    ),
     re.compile(
         r"我(?:现在|目前|如今)?(?:是|成了|成为了?)(?:一名|一位|一个|个)?(?P<t>[\u4e00-\u9fff]{0,4}?"
         + _ROLE_ZH
@@ -380,7 +385,7 @@ _DOSE_EN = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?" + _UNIT + r"\b", re.IGNORECASE)
 _DOSE_ZH = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?个?(?P<u>毫克|微克|mg|mcg|µg|单位|iu|IU)(?![A-Za-z])")
 _VITAMIN = re.compile(
     # a vitamin by its letter, however it is written: "vitamin D", "vit D3", "D3", "维生素D", "维他命B12"
-    r"(?:\b(?:vitamin|vit)\.?\s*|维生素|维他命)(?P<l>[A-Ka-k])(?P<d>\d{0,2})(?![A-Za-z])|"
+    r"(?:\b(?i:vitamin|vit)\.?\s*|维生素|维他命)(?P<l>[A-Ka-k])(?P<d>\d{0,2})(?![A-Za-z])|"
     r"(?<![A-Za-z0-9])(?P<m>[A-K])(?P<e>\d{1,2})(?![A-Za-z0-9])"
 )
 """A vitamin named by its letter; D2 and D3 are vitamin D, B12 is its own (``_vitamin``)."""
@@ -404,8 +409,11 @@ _DOSE_CHANGE_EN = re.compile(
     re.IGNORECASE,
 )
 _CHANGED_TO_EN = re.compile(
-    r"\b(?:cut|raised|upped|bumped|increased|reduced|lowered|dropped|changed|went\s+(?:up|down)|going\s+(?:up|down)|"
-    r"put\s+up|put\s+down)\b(?:\s+(?:me|it|my\s+dose|the\s+dose|us))?(?:\s+(?:up|down|back))?\s+to\s*$",
+    # a verb of changing in any tense, or one of moving with "up"/"down": "go up to", "stepped down to", "titrated to"
+    r"\b(?:cut|rais(?:e|ed|es|ing)|upped|bump(?:ed|s)?|increas(?:e|ed|es|ing)|reduc(?:e|ed|es|ing)|lower(?:ed|s|ing)?|"
+    r"drop(?:ped|s)?|chang(?:e|ed|es|ing)|titrat(?:e|ed|es|ing)|"
+    r"(?:go|goes|going|went|gone|come|comes|coming|came|step|stepped|move|moved|put|puts|ramp|ramped|bring|brought)"
+    r"\s+(?:up|down))\b(?:\s+(?:me|it|my\s+dose|the\s+dose|us))?(?:\s+(?:up|down|back))?\s+to\s*$",
     re.IGNORECASE,
 )
 """A dose changed to a number ("GP bumped me to", "dose went up to"): before a dose that names no medicine."""
@@ -454,11 +462,17 @@ _NOT_DRUGS = frozenset(
     "onto again today new my dose doses dosage medication medicine meds prescription prescribed inject injected "
     "injection injections weekly monthly still only just also capsule capsules shot shots was is am are be been "
     "has have had got get be mine her his our their am pm mg mcg back over off out from tomorrow tonight slow release "
-    "caps cap swapped going the cholesterol kept keep stay stayed".split()
+    "caps cap swapped going the cholesterol kept keep stay stayed step stepped goes gone come came coming move moved "
+    "ramp ramped titrate titrated bring brought".split()
 )
 _ZH_DOSE_VERBS = re.compile(
     r"(?:加量|减量|加|增加|增|减|减少|降|降低|调|调整|改|换|提高|上调|下调|升|涨)?(?:到|为|至|成)了?$|(?:现在|目前|每天|每日|每晚|每早)$"
 )
+_ZH_WHEN_TAKEN = re.compile(
+    r"(?:(?:一天|一日|每天|每日|每晚|每早|早上|晚上|早晚|睡前|饭前|饭后|空腹|早饭后|晚饭后)(?:吃|服|各)?)+$"
+)
+"""When a Chinese note says a medicine is taken, written between its name and its dose
+("优甲乐一天50微克", "二甲双胍早晚各500毫克"): no part of the name."""
 _DIET_EN = [
     re.compile(
         r"\bI(?:'m|\s+am)\s+(?:now\s+|still\s+)?(?:a\s+|an\s+)?"
@@ -758,7 +772,7 @@ _HOME_CUE_EN = re.compile(
 )
 _MOVE_CUE_EN = re.compile(
     r"\b(?:moved|moving|move|relocat\w*|new\s+(?:flat|house|apartment|apt|place|home|address|condo)|"
-    r"(?:got|collected|picked\s+up)\s+the\s+keys|signed\s+the\s+lease|closed\s+on)\b",
+    r"(?:got|collected|picked\s+up)\s+the\s+keys|signed\s+(?:the\s+|a\s+|my\s+|our\s+)?(?:new\s+)?(?:lease|tenancy)|closed\s+on)\b",
     re.IGNORECASE,
 )
 """A move, by which a street in the same note is one's new home (``_ADDRESS_EN``)."""
@@ -784,7 +798,9 @@ _LOCATED_EN = re.compile(
     + r")"
 )
 _OTHER_MOVES_EN = re.compile(
-    r"\b(?:he|she|they|[A-Z][a-z]+)\s+(?:is\s+|has\s+|'s\s+|just\s+|finally\s+)*(?:moved|moving|relocat\w*)\b|"
+    # someone named moving; a sentence's opening adverb ("Finally moved into…") names no one
+    r"\b(?:he|she|they|(?!(?:Finally|Just|Now|Today|Yesterday|Recently|Also|Then|So|And|Already|Officially|Eventually|"
+    r"Actually|Literally)\b)[A-Z][a-z]+)\s+(?:is\s+|has\s+|'s\s+|just\s+|finally\s+)*(?:moved|moving|relocat\w*)\b|"
     r"\b(?:his|her|their)\s+(?:new\s+)?(?:flat|house|place|home|apartment|landlord|rent)\b"
 )
 _HOME_CUE_ZH = re.compile(r"搬|住|房子|房租|租的|租了|租约|宿舍|定居|老家|房东|新家|安家|落户")
@@ -812,7 +828,10 @@ _ROLE_HEADS = (
     r"founder|partner|ceo|cto|cfo|vp|dev|swe|sre|tester|nanny|postdoc|bartender|waiter|waitress|chemist|"
     r"translator|interpreter|instructor|programme\s+manager|product\s+owner"
 )
-_ROLE_MODIFIER = r"(?!(?:a|an|the|my|our|met|saw|with|and|to|for|at)\s)[a-z][a-z-]*\s+"
+ROLE_HEAD_WORDS = tuple(h for h in _ROLE_HEADS.split("|") if h.isalpha() and len(h) > 2)
+"""The heads of job titles as words, by which a note that may state a job is found
+(``memcli.recall.changes``): "still a line cook at Rosie's" holds no word of ``CUES``."""
+_ROLE_MODIFIER = r"(?!(?:a|an|the|my|our|met|saw|with|and|to|for|at|got|landed|became|made)\s)[a-z][a-z-]*\s+"
 _ROLE_AT = re.compile(
     r"(?:^|[\s,(])(?P<t>(?:"
     + _ROLE_MODIFIER
@@ -830,7 +849,8 @@ _NOW_A_ROLE_EN = re.compile(
 _JOB_START_NOUN = re.compile(
     r"(?:\b(?:first|1st)\s+(?:day|week|shift|month)|\bweek\s+(?:1|one)|\bday\s+(?:1|one))\s+"
     r"(?:(?:as\s+(?:a|an)\s+|as\s+)(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\s*)?"
-    r"(?:(?:at|with|for)\s+(?P<o>(?:the\s+)?[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3}))?",
+    # the employer in capitals, whatever the case of the rest: "first day at Monzo done" names Monzo
+    r"(?:(?:at|with|for)\s+(?P<o>(?:the\s+)?(?-i:[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3})))?",
     re.IGNORECASE,
 )
 _PROMOTED = re.compile(
@@ -1062,8 +1082,33 @@ def asks(text: str) -> bool:
     """Whether ``text`` asks rather than tells: a question ("Where do I live?", "我住在哪里？",
     "你喜欢什么吗") or a request ("tell me a story about…", "请帮我…"): consolidation's test
     (``memcli.text.extractive.is_request_or_question``). A text that asks states nothing
-    about its speaker."""
-    return is_request_or_question(text)
+    about its speaker.
+
+    A note headed by a label ("book club pick: Piranesi", "check-up: moved to Thursday",
+    "新书单：《三体》") tells what follows the label: it asks only when that does ("Q: where do
+    I live?", "todo: book the dentist"), unless the label itself asks something of someone
+    ("remind me: …", "请问：…"). A request word written as part of a noun ("check-up",
+    "book-keeping") is no request."""
+    label = _LABEL.match(text)
+    if label and _LABEL_ASKS.search(label.group("l")):
+        return True
+    if label and not _WH_LABEL.match(label.group("l")):
+        return is_request_or_question(label.group("v"))
+    return is_request_or_question(_NOUN_COMPOUND.sub(r"\1", text, count=1))
+
+
+_LABEL = re.compile(r"^\W*(?P<l>[^\W\d][^:：?？!！。\n]{0,30}?)\s*[:：]\s*(?P<v>\S.*)$", re.DOTALL)
+"""A note's label and what it tells: a short head of one to four words (or a Chinese phrase
+of up to 30 characters) before a colon."""
+_LABEL_ASKS = re.compile(
+    r"^\W*(?:q|question|ask|请问|问题|问)\W*$|\w\s+(?:me|us|you)\b|请|帮我|告诉我|提醒我", re.IGNORECASE
+)
+"""A label that asks itself ("Q:", "question:", "请问：") or asks someone ("remind me:",
+"tell us:", "帮我："): the note asks. "me: still in Leeds" is a label of its writer."""
+_WH_LABEL = re.compile(r"^\W*(?:what|when|where|who|why|how|which)\W*$", re.IGNORECASE)
+"""A label of one question word ("When: Tuesday 3pm"): the note is read whole."""
+_NOUN_COMPOUND = re.compile(r"^(\W*)(?:book|check|list|send|search|find|look|help|write|show)-(?=[a-z])", re.IGNORECASE)
+"""A request word opening a noun compound ("check-up", "write-up"), no imperative."""
 
 
 def _norm(value: str) -> str:
@@ -1151,17 +1196,22 @@ def _zh_medicine(sentence: str, match: re.Match[str]) -> str:
     named = [m.group(0) for m in _DRUG_ZH.finditer(sentence[: match.start()])]
     if named:
         return re.split(r"我|吃|服用|服|用|打|把|的|了|开|给|是|后|说|让|换成|改成|换|改|停掉|停", named[-1])[-1]
-    clause = re.split(r"[，,。；;：:]", sentence[: match.start()])[-1]
-    vitamin = _vitamin(clause)
+    clauses = [c.strip() for c in re.split(r"[，,。；;：:]", sentence[: match.start()])]
+    vitamin = _vitamin(clauses[-1])
     if vitamin:
         return vitamin
-    run = re.search(r"[\u4e00-\u9fff]+$", clause)
-    if not run:
-        return ""
-    name = _ZH_DOSE_VERBS.sub("", run.group(0))
-    name = re.sub(r"(?:的)?(?:剂量|用量|药量|量)$", "", _ZH_DOSE_VERBS.sub("", name))
-    name = re.split(r"我|吃|服用|服|用|打|把|的|后|说|让|了|医生|复诊|今天|昨天|现在", name)[-1]
-    return name if 2 <= len(name) <= 8 else ""
+    # the medicine's name ends the clause before the dose ("优甲乐 50微克", "每天吃二甲双胍500毫克"),
+    # or the one before it when the dose's own clause holds only when it is taken ("优甲乐，早上 50微克")
+    for clause in reversed(clauses[-2:]):
+        run = re.search(r"[\u4e00-\u9fff]+$", clause)
+        if not run:
+            return ""
+        name = _ZH_DOSE_VERBS.sub("", _ZH_WHEN_TAKEN.sub("", _ZH_DOSE_VERBS.sub("", run.group(0))))
+        name = re.sub(r"(?:的)?(?:剂量|用量|药量|量)$", "", _ZH_DOSE_VERBS.sub("", name))
+        name = re.split(r"我|吃|服用|服|用|打|把|的|后|说|让|了|医生|复诊|今天|昨天|现在", name)[-1]
+        if name or _ZH_WHEN_TAKEN.sub("", clause):
+            return name if 2 <= len(name) <= 8 else ""
+    return ""
 
 
 def _sentences(text: str) -> list[str]:
@@ -1544,13 +1594,22 @@ def _noun_job(sentence: str, chinese: bool) -> Statement | None:
     role = _ROLE_AT.search(sentence)
     if role and _CLOCK_TIME.search(sentence[role.end() :]):
         role = None  # "vet for Biscuit 3:30", "dentist at Smile Dental 4pm": an appointment
-    if role and (
-        re.match(
-            r"^\W*(?:(?:now|currently|still|officially)\s+)?(?:(?<=now\s)(?:a|an)\s+)?$",
-            re.split(r"[,;:]|\s[-–—]\s|—", sentence[: role.start("t")])[-1],
-            re.IGNORECASE,
+    if (
+        role
+        and (
+            re.match(
+                r"^\W*(?:(?:now|currently|still|officially)\s+(?:(?:a|an)\s+)?)?$",
+                re.split(r"[,;:]|\s[-–—]\s|—", sentence[: role.start("t")])[-1],
+                re.IGNORECASE,
+            )
+            # a role taken: "as", "I'm", "got shift lead at Target", "made senior engineer at Arup"
+            or re.match(
+                r"(?:.*\b(?:as|I'm|I\s+am|I'm\s+now)|(?:^\W*|.*\b(?:I|we)\s+)(?:just\s+|finally\s+)?(?:got|landed|became|made))"
+                r"\s+(?:a\s+|an\s+)?$",
+                sentence[: role.start("t")],
+                re.I,
+            )
         )
-        or re.match(r".*\b(?:as|I'm|I\s+am|I'm\s+now)\s+(?:a\s+|an\s+)?$", sentence[: role.start("t")], re.I)
     ):
         return Statement(JOB, f"{_norm(role.group('t'))}|{_norm(role.group('o'))}")
     now = _NOW_A_ROLE_EN.search(sentence)
