@@ -217,6 +217,32 @@ class Postings:
         )
 
     @classmethod
+    def joined(cls, parts: list[Postings]) -> Postings:
+        """The entries of ``parts`` (their slots in ascending ranges, each part's after the
+        previous one's) as one, over the columns of the widest: column by column, each
+        part's entries after the previous part's, so the slots of a column stay ascending.
+        Empties ``parts`` as it copies them (at most one part's copy held at once beside
+        the result); the result keeps int32 slots and uint16 counts."""
+        columns = max(p.columns for p in parts)
+        lengths = np.zeros(columns, dtype=np.int64)
+        for p in parts:
+            lengths[: p.columns] += np.diff(p.indptr)
+        indptr = np.zeros(columns + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        counts = np.empty(int(indptr[-1]), dtype=np.uint16)
+        filled = indptr[:-1].copy()  # where the next part's entries of each column go
+        while parts:
+            p = parts.pop(0)
+            own = np.diff(p.indptr)
+            # each entry's place: its column's fill point, plus its rank within its column
+            where = np.repeat(filled[: p.columns] - p.indptr[:-1], own) + np.arange(len(p.indices))
+            indices[where], counts[where] = p.indices, p.counts
+            filled[: p.columns] += own
+            del p, own, where
+        return cls(indptr, indices, counts)
+
+    @classmethod
     def build(cls, slots: np.ndarray, columns: np.ndarray, counts: np.ndarray, n_columns: int) -> Postings:
         """Postings of the entries (slot, column, count); repeated (slot, column) entries are summed."""
         # heavy: scipy's sparse matrices are needed only by BM25 (its conversion is a counting sort)
@@ -261,6 +287,12 @@ class LexicalIndex:
         self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Documents written since the last merge: slot -> (columns, counts)."""
         self._delta_postings: Postings | None = None
+        self._pending: list[Postings] = []
+        """Postings of documents appended after every slot the base holds, by batch
+        (``put`` of new slots in order: a load a page at a time), joined into the base once
+        anything else reads or writes it (``_join``): no merge a batch."""
+        self._end = 0
+        """One past the last slot the base and the pending postings hold."""
         self._norm = np.zeros(0)
         self._summed, self._seen = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=bool)
         self._buffers = [np.empty(0, dtype=np.float32) for _ in range(3)]
@@ -276,6 +308,7 @@ class LexicalIndex:
         """The postings as (arrays, JSON-able lists, scalars), merged first: what
         ``from_state`` takes back (a snapshot of the recall index saves them)."""
         self._merge()
+        self._join()
         arrays = {"length": self._length, "live": self._live}
         if self._base is not None:
             arrays.update(indptr=self._base.indptr, indices=self._base.indices, counts=self._base.counts)
@@ -301,6 +334,7 @@ class LexicalIndex:
         if len(index._length) != len(index._live):
             raise ValueError("postings whose parts differ in length")
         index._stale = np.zeros(len(index._live), dtype=bool)
+        index._end = len(index._live)
         index._live_count, index._total_length = int(scalars["live_count"]), float(scalars["total_length"])
         if "indptr" in arrays:
             indptr = np.array(arrays["indptr"], dtype=np.int64)
@@ -327,10 +361,24 @@ class LexicalIndex:
         self._grow(int(slots.max()) + 1)
         batch = self._encode(documents)
         lengths = np.asarray(batch.sum(axis=1)).ravel()
-        if self._base is None and not self._delta and self._live_count == 0:
+        fresh = self._base is None and not self._delta and self._live_count == 0
+        appended = (
+            not fresh
+            and not self._delta
+            and int(slots[0]) >= self._end
+            and (len(slots) == 1 or bool(np.all(np.diff(slots) > 0)))
+        )
+        if fresh or appended:
             coo = batch.tocoo()
-            self._base = self._postings([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
+            postings = self._postings([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
+            if fresh:
+                self._base = postings
+            else:
+                self._pending.append(postings)
+            self._end = int(slots[-1]) + 1 if appended else int(slots.max()) + 1
         else:
+            self._join()
+            self._end = max(self._end, int(slots.max()) + 1)
             for i, slot in enumerate(slots.tolist()):
                 self._unindex(slot)
                 start, end = batch.indptr[i], batch.indptr[i + 1]
@@ -354,6 +402,7 @@ class LexicalIndex:
     def drop(self, slot: int) -> None:
         """Remove the document at ``slot``."""
         if slot < len(self._live) and self._live[slot]:
+            self._join()
             self._writes += 1
             self._unindex(slot)
             self._delta_postings = None
@@ -365,6 +414,7 @@ class LexicalIndex:
     def compact(self, keep: np.ndarray) -> None:
         """Renumber the slots: slot ``i`` becomes what slot ``keep[i]`` was (the others go)."""
         self._merge()
+        self._join()
         keep = np.asarray(keep, dtype=np.int64)
         inside = keep[keep < len(self._live)]
         length, live = np.zeros(len(keep)), np.zeros(len(keep), dtype=bool)
@@ -374,6 +424,7 @@ class LexicalIndex:
             renumber[inside[live[: len(inside)]]] = np.flatnonzero(live[: len(inside)])
             self._base = self._base.renumbered(renumber)
         self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
+        self._end = len(keep)
         self._writes += 1
         self._live_count, self._total_length = int(live.sum()), float(length[live].sum())
         self._grow(len(keep))
@@ -455,8 +506,21 @@ class LexicalIndex:
             return Postings.build(_NO_SLOTS.astype(np.int64), _NO_SLOTS.astype(np.int64), _NO_COUNTS, n_columns)
         return Postings.build(np.concatenate(slots), np.concatenate(columns), np.concatenate(counts), n_columns)
 
+    def settle(self) -> None:
+        """Join the postings of documents appended in order (a load a page at a time) into
+        one, now rather than at the first query (``_join``)."""
+        self._join()
+
+    def _join(self) -> None:
+        """Join the pending postings (documents appended in order) into the base."""
+        if self._pending:
+            self._base = Postings.joined([self._base, *self._pending] if self._base is not None else self._pending)
+            self._pending = []
+            self._delta_postings = None
+
     def _merge(self) -> None:
         """Fold the delta into the postings and drop the stale rows."""
+        self._join()
         if not self._delta and not self._stale.any():
             return
         delta = self._postings(
@@ -497,6 +561,7 @@ class LexicalIndex:
         out = np.zeros(n)
         if self._live_count == 0:
             return out
+        self._join()
         ids = [self._vocab[s] for s in dict.fromkeys(stems) if s in self._vocab]
         if not ids:
             return out
