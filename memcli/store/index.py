@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -95,8 +96,6 @@ class _Spill:
     def make(cls, folder: str | os.PathLike[str], rows: int, dimension: int) -> _Spill | None:
         """A spill of ``rows`` rows of ``dimension`` float32 in ``folder``, or None when
         the files cannot be made or the device has no room for them."""
-        import tempfile
-
         files: dict[str, Any] = {}
         try:
             for name in UserIndex._VECTORS:
@@ -143,6 +142,7 @@ def give_back_heap() -> None:
     """Give the heap freed by a big load back to the system (glibc's ``malloc_trim``): glibc
     keeps freed blocks below its mmap threshold in the process, and a load of a million rows
     left about 0.9 GB of them. Nothing where glibc is not the C library."""
+    # a rare path (a big load): the C library's loader, not needed by anything else here
     import ctypes
     import ctypes.util
 
