@@ -16,7 +16,7 @@ from test_index_incremental import rows_of, turn
 from memcli.store import index as index_module
 from memcli.store import snapshot
 from memcli.store.index import IndexChanges, MappedRows, UserIndex
-from memcli.text.lexical import LexicalIndex, Postings, tokens
+from memcli.text.lexical import LexicalIndex, Postings, Run, tokens
 
 WORDS = ["painting", "lake", "puppy", "sister", "zeppelin", "may", "the", "camping", "violin"]
 
@@ -133,7 +133,7 @@ def test_postings_appended_page_by_page_are_those_of_one_put() -> None:
 def test_joined_postings_keep_each_columns_slots_ascending() -> None:
     first = Postings(np.array([0, 2, 3]), np.array([0, 4, 1], dtype=np.int32), np.array([1, 2, 3], dtype=np.uint16))
     second = Postings(np.array([0, 1, 1, 3]), np.array([6, 5, 9], dtype=np.int32), np.array([4, 5, 6], dtype=np.uint16))
-    joined = Postings.joined([first, second])
+    joined = Postings.joined([Run.of(first), Run.of(second)])
     assert joined.indptr.tolist() == [0, 3, 4, 6]
     assert joined.indices.tolist() == [0, 4, 6, 1, 5, 9]
     assert joined.counts.tolist() == [1, 2, 4, 3, 5, 6]

@@ -217,16 +217,15 @@ class Postings:
         )
 
     @classmethod
-    def joined(cls, parts: list[Postings]) -> Postings:
+    def joined(cls, parts: list[Run]) -> Postings:
         """The entries of ``parts`` (their slots in ascending ranges, each part's after the
         previous one's) as one, over the columns of the widest: column by column, each
         part's entries after the previous part's, so the slots of a column stay ascending.
-        Empties ``parts`` as it copies them (at most one part's copy held at once beside
-        the result); the result keeps int32 slots and uint16 counts."""
-        columns = max(p.columns for p in parts)
+        Empties ``parts`` as it copies them; the result keeps int32 slots and uint16 counts."""
+        columns = max(p.width for p in parts)
         lengths = np.zeros(columns, dtype=np.int64)
         for p in parts:
-            lengths[: p.columns] += np.diff(p.indptr)
+            lengths[p.columns] += p.lengths  # a part's columns are distinct
         indptr = np.zeros(columns + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         indices = np.empty(int(indptr[-1]), dtype=np.int32)
@@ -234,12 +233,12 @@ class Postings:
         filled = indptr[:-1].copy()  # where the next part's entries of each column go
         while parts:
             p = parts.pop(0)
-            own = np.diff(p.indptr)
-            # each entry's place: its column's fill point, plus its rank within its column
-            where = np.repeat(filled[: p.columns] - p.indptr[:-1], own) + np.arange(len(p.indices))
+            # each entry's place: its column's fill point, plus its rank within its column in the part
+            starts = np.cumsum(p.lengths, dtype=np.int64) - p.lengths
+            where = np.repeat(filled[p.columns] - starts, p.lengths) + np.arange(len(p.indices))
             indices[where], counts[where] = p.indices, p.counts
-            filled[: p.columns] += own
-            del p, own, where
+            filled[p.columns] += p.lengths
+            del p, starts, where
         return cls(indptr, indices, counts)
 
     @classmethod
@@ -257,6 +256,35 @@ class Postings:
             matrix.indptr.astype(np.int64),
             matrix.indices.astype(np.int32),
             np.clip(np.rint(matrix.data), 0, COUNT_MAX).astype(np.uint16),
+        )
+
+
+@dataclass(frozen=True)
+class Run:
+    """Postings kept without their empty columns, for ``Postings.joined``: the columns
+    holding entries (int32, ascending), the entries of each (int32), and the entries
+    (slots int32, counts uint16) column after column. A page of a load holds a few of a
+    big user's terms: its full column pointers (8 bytes a column of every term known)
+    would outweigh its entries."""
+
+    columns: np.ndarray
+    lengths: np.ndarray
+    indices: np.ndarray
+    counts: np.ndarray
+    width: int
+    """The columns of the postings it was made of (empty ones included)."""
+
+    @classmethod
+    def of(cls, postings: Postings) -> Run:
+        """``postings`` without their empty columns."""
+        lengths = np.diff(postings.indptr)
+        columns = np.flatnonzero(lengths)
+        return cls(
+            columns.astype(np.int32),
+            lengths[columns].astype(np.int32),
+            postings.indices,
+            postings.counts,
+            postings.columns,
         )
 
 
@@ -287,7 +315,7 @@ class LexicalIndex:
         self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Documents written since the last merge: slot -> (columns, counts)."""
         self._delta_postings: Postings | None = None
-        self._pending: list[Postings] = []
+        self._pending: list[Run] = []
         """Postings of documents appended after every slot the base holds, by batch
         (``put`` of new slots in order: a load a page at a time), joined into the base once
         anything else reads or writes it (``_join``): no merge a batch."""
@@ -374,7 +402,7 @@ class LexicalIndex:
             if fresh:
                 self._base = postings
             else:
-                self._pending.append(postings)
+                self._pending.append(Run.of(postings))
             self._end = int(slots[-1]) + 1 if appended else int(slots.max()) + 1
         else:
             self._join()
@@ -514,8 +542,9 @@ class LexicalIndex:
     def _join(self) -> None:
         """Join the pending postings (documents appended in order) into the base."""
         if self._pending:
-            self._base = Postings.joined([self._base, *self._pending] if self._base is not None else self._pending)
+            parts = [Run.of(self._base), *self._pending] if self._base is not None else self._pending
             self._pending = []
+            self._base = Postings.joined(parts)
             self._delta_postings = None
 
     def _merge(self) -> None:
