@@ -16,6 +16,7 @@ from test_index_incremental import rows_of, turn
 from memcli.store import index as index_module
 from memcli.store import snapshot
 from memcli.store.index import IndexChanges, MappedRows, UserIndex
+from memcli.text import lexical
 from memcli.text.lexical import LexicalIndex, Postings, Run, tokens
 
 WORDS = ["painting", "lake", "puppy", "sister", "zeppelin", "may", "the", "camping", "violin"]
@@ -63,11 +64,16 @@ def spill_from_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index_module, "SPILL_AT", 1)
 
 
-def test_a_load_in_pages_into_a_spill_is_the_index_built_in_memory(spill_from_one_row: None, tmp_path: Path) -> None:
+@pytest.mark.parametrize("join_block", [1 << 22, 5])
+def test_a_load_in_pages_into_a_spill_is_the_index_built_in_memory(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, join_block: int
+) -> None:
+    monkeypatch.setattr(lexical, "JOIN_BLOCK", join_block)  # the postings' files written a block of columns at a time
     rows = many_rows()
     expected = UserIndex.from_rows(rows)
     got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
     assert isinstance(got._store["turn"], MappedRows) and isinstance(got._store["window"], MappedRows)
+    assert isinstance(got.lexical._base.indices, np.memmap)  # type: ignore[union-attr]
     assert got._capacity == len(rows) + got.spare_rows(len(rows))  # sized once, with the spare rows
     assert os.listdir(tmp_path) == []  # the spill's files are never named
     assert_same_index(got, expected)
@@ -98,7 +104,10 @@ def test_a_load_without_room_for_its_spill_keeps_the_vectors_in_memory(
     assert_same_index(got, UserIndex.from_rows(rows))
 
 
-def test_a_snapshot_written_from_a_spilled_load_loads_as_the_index(spill_from_one_row: None, tmp_path: Path) -> None:
+def test_a_snapshot_written_from_a_spilled_load_loads_as_the_index(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot, "_WRITE_STEP", 64)  # the mapped postings written in several blocks
     rows = many_rows()
     loaded = UserIndex.from_chunks(pages(rows, 6), rows=len(rows), spill=tmp_path)
     snapshot.save(tmp_path, "ana", loaded, 1)

@@ -425,7 +425,7 @@ class UserIndex:
         for page in chunks:
             index._put_rows(page, touched)
         index._first(touched)
-        index.lexical.settle()
+        index.lexical.settle(spill if index._spill is not None else None)
         if index._spill is not None:
             spilled, index._spill = index._spill, None
             index._adopt(spilled.mapped())

@@ -38,10 +38,12 @@ few microseconds more.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
 import re
+import tempfile
 import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -217,28 +219,65 @@ class Postings:
         )
 
     @classmethod
-    def joined(cls, parts: list[Run]) -> Postings:
+    def joined(cls, parts: list[Run], spill: str | os.PathLike[str] | None = None) -> Postings:
         """The entries of ``parts`` (their slots in ascending ranges, each part's after the
         previous one's) as one, over the columns of the widest: column by column, each
         part's entries after the previous part's, so the slots of a column stay ascending.
-        Empties ``parts`` as it copies them; the result keeps int32 slots and uint16 counts."""
+        Empties ``parts``; the result keeps int32 slots and uint16 counts. ``spill``: a
+        folder where the entries are written, a block of columns at a time, into two
+        unlinked files then memory-mapped read-only, as a snapshot's are (a query maps in
+        its terms' pages alone), rather than held; without room there, they are held."""
         columns = max(p.width for p in parts)
         lengths = np.zeros(columns, dtype=np.int64)
         for p in parts:
             lengths[p.columns] += p.lengths  # a part's columns are distinct
         indptr = np.zeros(columns + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        indices = np.empty(int(indptr[-1]), dtype=np.int32)
-        counts = np.empty(int(indptr[-1]), dtype=np.uint16)
-        filled = indptr[:-1].copy()  # where the next part's entries of each column go
-        while parts:
-            p = parts.pop(0)
-            # each entry's place: its column's fill point, plus its rank within its column in the part
-            starts = np.cumsum(p.lengths, dtype=np.int64) - p.lengths
-            where = np.repeat(filled[p.columns] - starts, p.lengths) + np.arange(len(p.indices))
-            indices[where], counts[where] = p.indices, p.counts
-            filled[p.columns] += p.lengths
-            del p, starts, where
+        total = int(indptr[-1])
+        starts = [np.cumsum(p.lengths, dtype=np.int64) - p.lengths for p in parts]
+        files: list[Any] = []
+        if spill is not None and total:
+            with contextlib.suppress(OSError):
+                files = [tempfile.TemporaryFile(dir=spill) for _ in range(2)]
+        if files:
+            indices: np.ndarray = np.empty(min(total, JOIN_BLOCK), dtype=np.int32)
+            counts: np.ndarray = np.empty(len(indices), dtype=np.uint16)
+        else:
+            indices, counts = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.uint16)
+        try:
+            first = 0
+            while first < columns:  # a block of columns: their entries at most JOIN_BLOCK (or one column)
+                last = max(first + 1, int(np.searchsorted(indptr, indptr[first] + JOIN_BLOCK, side="right")) - 1)
+                last = min(last, columns)
+                origin = 0 if not files else int(indptr[first])
+                size = int(indptr[last]) - int(indptr[first])
+                if files and size > len(indices):
+                    indices, counts = np.empty(size, dtype=np.int32), np.empty(size, dtype=np.uint16)
+                filled = indptr[first:last] - origin  # where the next part's entries of each column go
+                for p, at in zip(parts, starts):
+                    lo, hi = np.searchsorted(p.columns, [first, last])
+                    if lo == hi:
+                        continue
+                    own, begin = p.lengths[lo:hi], int(at[lo])
+                    end = int(at[hi - 1]) + int(own[-1])
+                    # each entry's place: its column's fill point, plus its rank within its column in the part
+                    where = np.repeat(filled[p.columns[lo:hi] - first] - (at[lo:hi] - begin), own)
+                    where += np.arange(end - begin)
+                    indices[where], counts[where] = p.indices[begin:end], p.counts[begin:end]
+                    filled[p.columns[lo:hi] - first] += own
+                if files:
+                    files[0].write(memoryview(indices[:size]).cast("B"))
+                    files[1].write(memoryview(counts[:size]).cast("B"))
+                first = last
+            parts.clear()
+            if files:
+                for f in files:
+                    f.flush()
+                indices = np.memmap(files[0], dtype=np.int32, mode="r", shape=(total,))
+                counts = np.memmap(files[1], dtype=np.uint16, mode="r", shape=(total,))
+        finally:
+            for f in files:
+                f.close()
         return cls(indptr, indices, counts)
 
     @classmethod
@@ -287,6 +326,9 @@ class Run:
             postings.columns,
         )
 
+
+JOIN_BLOCK = 1 << 22
+"""Entries ``Postings.joined`` writes to its files at a time (24 MB)."""
 
 _NO_SLOTS = np.zeros(0, dtype=np.int32)
 _NO_COUNTS = np.zeros(0, dtype=np.uint16)
@@ -534,17 +576,18 @@ class LexicalIndex:
             return Postings.build(_NO_SLOTS.astype(np.int64), _NO_SLOTS.astype(np.int64), _NO_COUNTS, n_columns)
         return Postings.build(np.concatenate(slots), np.concatenate(columns), np.concatenate(counts), n_columns)
 
-    def settle(self) -> None:
+    def settle(self, spill: str | os.PathLike[str] | None = None) -> None:
         """Join the postings of documents appended in order (a load a page at a time) into
-        one, now rather than at the first query (``_join``)."""
-        self._join()
+        one, now rather than at the first query (``_join``); ``spill``: a folder where they
+        are written and read from through a read-only memory map (``Postings.joined``)."""
+        self._join(spill)
 
-    def _join(self) -> None:
+    def _join(self, spill: str | os.PathLike[str] | None = None) -> None:
         """Join the pending postings (documents appended in order) into the base."""
         if self._pending:
             parts = [Run.of(self._base), *self._pending] if self._base is not None else self._pending
             self._pending = []
-            self._base = Postings.joined(parts)
+            self._base = Postings.joined(parts, spill)
             self._delta_postings = None
 
     def _merge(self) -> None:
