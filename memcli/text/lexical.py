@@ -263,7 +263,7 @@ class Postings:
                     # each entry's place: its column's fill point, plus its rank within its column in the part
                     where = np.repeat(filled[p.columns[lo:hi] - first] - (at[lo:hi] - begin), own)
                     where += np.arange(end - begin)
-                    indices[where], counts[where] = p.indices[begin:end], p.counts[begin:end]
+                    indices[where], counts[where] = p.slots(begin, end), p.counts[begin:end]
                     filled[p.columns[lo:hi] - first] += own
                 if files:
                     files[0].write(memoryview(indices[:size]).cast("B"))
@@ -312,19 +312,32 @@ class Run:
     counts: np.ndarray
     width: int
     """The columns of the postings it was made of (empty ones included)."""
+    first: int = 0
+    """What ``indices`` are relative to: a page's slots span under 65,536, kept as uint16
+    offsets from its first slot (4 bytes an entry with its count, not 6)."""
 
     @classmethod
     def of(cls, postings: Postings) -> Run:
         """``postings`` without their empty columns."""
         lengths = np.diff(postings.indptr)
         columns = np.flatnonzero(lengths)
+        indices, first = postings.indices, 0
+        if len(indices) and int(indices.max()) - int(indices.min()) <= np.iinfo(np.uint16).max:
+            first = int(indices.min())
+            indices = (indices - first).astype(np.uint16)
         return cls(
             columns.astype(np.int32),
             lengths[columns].astype(np.int32),
-            postings.indices,
+            indices,
             postings.counts,
             postings.columns,
+            first,
         )
+
+    def slots(self, begin: int, end: int) -> np.ndarray:
+        """The slots of entries ``begin`` to ``end`` (int32)."""
+        part = self.indices[begin:end]
+        return part if part.dtype == np.int32 and not self.first else part.astype(np.int32) + np.int32(self.first)
 
 
 JOIN_BLOCK = 1 << 22
