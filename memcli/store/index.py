@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -76,6 +77,80 @@ def _hamming(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
     return differ
 
 
+SPILL_AT = 65_536
+"""Rows from which a load whole (``UserIndex.from_chunks``) writes its vectors to a file
+rather than holding them (2 x 200 MB at 384 dimensions)."""
+
+
+class _Spill:
+    """The vectors of a load (``UserIndex.from_chunks``), "turn" and "window", written as
+    they come into two unlinked files of ``rows`` rows, room made for them at once
+    (``posix_fallocate``), then memory-mapped copy-on-write (``mapped``). A file never
+    named: nothing is left behind by a kill, and its room is given back when the last map
+    of it goes (the snapshot taken after the load maps its own files)."""
+
+    def __init__(self, files: dict[str, Any], rows: int, dimension: int) -> None:
+        self.files, self.rows, self.dimension = files, rows, dimension
+
+    @classmethod
+    def make(cls, folder: str | os.PathLike[str], rows: int, dimension: int) -> _Spill | None:
+        """A spill of ``rows`` rows of ``dimension`` float32 in ``folder``, or None when
+        the files cannot be made or the device has no room for them."""
+        files: dict[str, Any] = {}
+        try:
+            for name in UserIndex._VECTORS:
+                files[name] = tempfile.TemporaryFile(dir=folder)
+                if hasattr(os, "posix_fallocate"):
+                    os.posix_fallocate(files[name].fileno(), 0, rows * dimension * 4)
+                else:
+                    files[name].truncate(rows * dimension * 4)
+        except OSError:
+            for f in files.values():
+                f.close()
+            return None
+        return cls(files, rows, dimension)
+
+    def write(self, name: str, where: int | np.ndarray, vectors: np.ndarray) -> None:
+        """Write ``vectors`` (n, dimension float32) at row ``where`` on, or at rows ``where``
+        (an array of slots). Raises OSError (the device)."""
+        fd, size = self.files[name].fileno(), self.dimension * 4
+        data = np.ascontiguousarray(vectors, dtype=np.float32)
+        if isinstance(where, int):
+            os.pwrite(fd, memoryview(data).cast("B"), where * size)
+            return
+        for slot, row in zip(where.tolist(), data):
+            os.pwrite(fd, memoryview(row).cast("B"), slot * size)
+
+    def mapped_one(self, name: str) -> MappedRows:
+        """The file ``name`` as ``MappedRows`` (rows x dimension)."""
+        return MappedRows.of_file(self.files[name].fileno(), self.rows, self.dimension)
+
+    def mapped(self) -> dict[str, np.ndarray]:
+        """The files as ``MappedRows`` (name -> rows x dimension); the files are closed (the maps keep them)."""
+        try:
+            return {name: self.mapped_one(name) for name in self.files}
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the files (their room is given back once no map of them is left)."""
+        for f in self.files.values():
+            f.close()
+
+
+def give_back_heap() -> None:
+    """Give the heap freed by a big load back to the system (glibc's ``malloc_trim``): glibc
+    keeps freed blocks below its mmap threshold in the process, and a load of a million rows
+    left about 0.9 GB of them. Nothing where glibc is not the C library."""
+    # a rare path (a big load): the C library's loader, not needed by anything else here
+    import ctypes
+    import ctypes.util
+
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+
+
 def sign_cosines(dimension: int) -> np.ndarray:
     """cos(pi * h / dimension) for h = 0 .. ``dimension`` (float32): the estimate of the
     cosine similarity of two vectors whose signs differ in h components (Charikar's SimHash)."""
@@ -83,10 +158,11 @@ def sign_cosines(dimension: int) -> np.ndarray:
 
 
 class _Descriptor:
-    """An open file descriptor, closed when the last array reading through it is gone."""
+    """An open file descriptor, closed when the last array reading through it is gone: of
+    the file at ``path``, or a duplicate of ``fd``."""
 
-    def __init__(self, path: str) -> None:
-        self.fd = os.open(path, os.O_RDONLY)
+    def __init__(self, path: str = "", fd: int = -1) -> None:
+        self.fd = os.dup(fd) if fd >= 0 else os.open(path, os.O_RDONLY)
 
     def __del__(self) -> None:
         with contextlib.suppress(OSError, AttributeError):
@@ -126,6 +202,20 @@ class MappedRows(np.memmap):
         rows._memo = {}
         return rows
 
+    @classmethod
+    def of_file(cls, fd: int, rows: int, dimension: int) -> MappedRows:
+        """The raw float32 rows (``rows`` x ``dimension``, from offset 0) of the open file
+        ``fd`` (which may be unlinked), mapped copy-on-write. Raises OSError or ValueError
+        as ``numpy.memmap`` does."""
+        with os.fdopen(os.dup(fd), "rb") as f:
+            mapped = np.memmap(f, dtype=np.float32, mode="c", shape=(rows, dimension))
+        view = mapped.view(cls)
+        view._file = _Descriptor(fd=fd)
+        view._row0 = view.ctypes.data
+        view._patched = np.zeros(rows, dtype=bool)
+        view._memo = {}
+        return view
+
     def __array_finalize__(self, obj: Any) -> None:
         super().__array_finalize__(obj)
         for name in ("_file", "_row0", "_file_offset", "_patched", "_memo"):
@@ -149,6 +239,18 @@ class MappedRows(np.memmap):
         ):
             return self._read(key)
         return super().__getitem__(key)
+
+    def read_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``start`` to ``stop`` as a new array, read with ``pread`` (a patched row
+        through the map), so that reading the whole file a block at a time (a snapshot
+        written from it) maps none of its pages into the process; nothing kept."""
+        if self._file is None or self.ndim != 2 or self.ctypes.data != self._row0:
+            return np.array(self[start:stop])
+        memo, self._memo = self._memo, None
+        try:
+            return self._read(np.arange(start, stop, dtype=np.int64))
+        finally:
+            self._memo = memo
 
     def _read(self, slots: np.ndarray) -> np.ndarray:
         """Rows ``slots`` as a new array, each run of consecutive slots read with one
@@ -282,6 +384,12 @@ class UserIndex:
         words only they had, so no snapshot is taken of it (``memcli.store.snapshot``)."""
         self.behind = 0
         """Rows written since the index was loaded whole or from a snapshot (``apply``)."""
+        self._expected = 0
+        """Slots to make room for at the first rows (``from_chunks``)."""
+        self._spill: _Spill | None = None
+        """Where a load writes its vectors (``from_chunks``), while it runs."""
+        self._spill_to: str | os.PathLike[str] | None = None
+        """The folder of the spill a load makes at its first rows (``from_chunks``)."""
         self._reserve(0)
 
     @classmethod
@@ -290,15 +398,39 @@ class UserIndex:
         return cls.from_chunks([rows], seq, epoch)
 
     @classmethod
-    def from_chunks(cls, chunks: Iterable[Sequence[tuple]], seq: int = 0, epoch: str = "") -> UserIndex:
+    def from_chunks(
+        cls,
+        chunks: Iterable[Sequence[tuple]],
+        seq: int = 0,
+        epoch: str = "",
+        rows: int = 0,
+        spill: str | os.PathLike[str] | None = None,
+    ) -> UserIndex:
         """An index of the rows of ``chunks`` (lists of rows with the columns of
         ``ROW_COLUMNS``, in time order), at ``seq`` and ``epoch``: a big user's rows read a
-        page at a time, never all held at once as Python objects."""
+        page at a time, never all held at once as Python objects.
+
+        ``rows``: how many rows the chunks hold (0: unknown): the arrays are made that big
+        at once, with ``spare_rows`` after them, instead of doubling as rows come (at a
+        million rows each doubling copied gigabytes of vectors). ``spill``: a folder where,
+        from ``SPILL_AT`` rows, the vectors are written as they come into unlinked files
+        (``_Spill``) and then read through a copy-on-write memory map, as a snapshot's are,
+        so that a big load never holds them in the process's own memory (3 GB at a million
+        rows with 384 dimensions); without room there, they are kept in memory."""
         index = cls(0, seq, epoch)
+        index._expected = rows + index.spare_rows(rows) if rows else 0
         touched: dict[str, list[int]] = {}
-        for rows in chunks:
-            index._put_rows(rows, touched)
+        if spill is not None and rows >= SPILL_AT and VECTOR_DTYPE == np.float32:
+            index._spill_to = spill
+        for page in chunks:
+            index._put_rows(page, touched)
         index._first(touched)
+        index.lexical.settle(spill if index._spill is not None else None)
+        if index._spill is not None:
+            spilled, index._spill = index._spill, None
+            index._adopt(spilled.mapped())
+        if rows >= SPILL_AT:
+            give_back_heap()
         return index
 
     def snapshot_state(self) -> dict[str, Any]:
@@ -404,11 +536,11 @@ class UserIndex:
             self._months[shift][:n] = array[:n]
         self._store, self._capacity = store, capacity
 
-    def spare_rows(self) -> int:
-        """Rows of zeros a snapshot's vector files hold after the rows in use, for the rows
-        written after the snapshot is loaded: appended in place, without copying the
-        memory-mapped vectors (an eighth of the rows, at least 1,024)."""
-        return max(1024, self._n // 8)
+    def spare_rows(self, rows: int | None = None) -> int:
+        """Rows of zeros a snapshot's vector files hold after the rows in use (``len``, or
+        ``rows``), for the rows written after the snapshot is loaded: appended in place,
+        without copying the memory-mapped vectors (an eighth of the rows, at least 1,024)."""
+        return max(1024, (self._n if rows is None else rows) // 8)
 
     def adopt_snapshot(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Read the vectors from now on from ``vectors`` ("turn", "window": the memory maps
@@ -571,8 +703,15 @@ class UserIndex:
         for name in self._VECTORS:
             store[name] = np.zeros((capacity, self.dimension), dtype=VECTOR_DTYPE)
             store[self._CODES[name]] = _sign_storage(capacity, self.dimension)
+        spilled = self._spill is not None and capacity > self._spill.rows
         for name, array in self._store.items():
-            store[name][: self._n] = array[: self._n]
+            if not spilled or name not in self._VECTORS:
+                store[name][: self._n] = array[: self._n]
+        if spilled and self._spill is not None:  # more rows than a load was told: its vectors read back, kept in memory
+            for name in self._VECTORS:
+                store[name][: self._n] = self._spill.mapped_one(name)[: self._n]
+            self._spill.close()
+            self._spill = None
         for shift, array in list(self._months.items()):
             self._months[shift] = np.zeros(capacity, dtype=np.int8)
             self._months[shift][: self._n] = array[: self._n]
@@ -598,7 +737,10 @@ class UserIndex:
         if self.dimension == 0:
             self.dimension = len(rows[0][10]) // 4
             self._store = {}
-            self._reserve(self._capacity)
+            self._reserve(max(self._capacity, self._expected))
+            if self._spill_to is not None:
+                self._spill = _Spill.make(self._spill_to, self._capacity, self.dimension)
+                self._spill_to = None
         slots = np.empty(len(rows), dtype=np.int64)
         appended = 0
         for i, row in enumerate(rows):
@@ -646,7 +788,10 @@ class UserIndex:
             vectors = np.frombuffer(b"".join(r[column] for r in rows), dtype=np.float32).reshape(
                 len(rows), self.dimension
             )
-            s[name][where] = vectors
+            if self._spill is not None:  # a load: untouched storage, the rows in the spill
+                self._spill.write(name, int(slots[0]) if isinstance(where, slice) else slots, vectors)
+            else:
+                s[name][where] = vectors
             if isinstance(s[name], MappedRows):
                 s[name].mark(where)
             s[self._CODES[name]][where] = sign_codes(vectors)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -50,9 +51,11 @@ INDEX_VERSION = 3
 """Bump when what the index stores changes: older indexes are then rebuilt."""
 CONTEXT_BEFORE, CONTEXT_AFTER = 2, 1
 """Turns of the same session in a memory's lexical context column (measured best of 1-3 each)."""
-LOAD_PAGE = 20_000
+LOAD_PAGE = 5_000
 """Rows ``load`` reads at a time (each about 5 KB as Python objects with 384 dimensions:
-a million rows read at once would hold 5 GB)."""
+a million rows read at once would hold 5 GB). Measured at 100,000 rows: a page of 20,000
+peaked 240 MB higher than one of 5,000 (its rows and what each row's pass makes of them,
+freed heap glibc keeps), for no less CPU."""
 WINDOW_BEFORE, WINDOW_AFTER = 1, 1
 """Turns of the same session embedded with a memory in its window vector."""
 
@@ -177,8 +180,11 @@ def _row(
 class RecallIndex:
     """The recall index tables of an open sidecar connection (see the module docstring)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, spill: Path | None = None) -> None:
         self._db = db
+        self.spill = spill
+        """A folder where a big ``load`` writes its vectors rather than holding them
+        (``UserIndex.from_chunks``): the sidecar's own; None: held in memory."""
         self.said = Said(db)
         """What each note and turn states (``memcli.store.statements``), written and deleted
         with its row."""
@@ -698,7 +704,8 @@ class RecallIndex:
         cursor = self._db.execute(
             f"SELECT {ROW_COLUMNS} FROM recall_index WHERE user = ? ORDER BY created_at, memory_id", (user,)
         )
-        return UserIndex.from_chunks(iter(lambda: cursor.fetchmany(LOAD_PAGE), []), seq, epoch)
+        rows = self.count_of(user)
+        return UserIndex.from_chunks(iter(lambda: cursor.fetchmany(LOAD_PAGE), []), seq, epoch, rows, self.spill)
 
     def changes(self, user: str, since: int) -> IndexChanges:
         """What changed in ``user``'s rows after ``since`` (a ``seq``): the rows written

@@ -111,7 +111,7 @@ class Sidecar:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
-        self.index = recall_index.RecallIndex(self._db)
+        self.index = recall_index.RecallIndex(self._db, spill=path.parent)
         """The recall index tables."""
         self.graph = graph.Graph(self._db)
         """The graph memory tables (``memcli.store.graph``)."""

@@ -93,9 +93,30 @@ def _fsync_dir(path: Path) -> None:
 
 def _write_array(folder: Path, name: str, array: np.ndarray) -> None:
     with os.fdopen(open_private(folder / f"{name}.npy"), "wb") as f:
-        np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+        if isinstance(array, np.memmap) and array.ndim == 1 and len(array):
+            _write_mapped(f, array)
+        else:
+            np.save(f, np.ascontiguousarray(array), allow_pickle=False)
         f.flush()
         os.fsync(f.fileno())
+
+
+def _write_mapped(f: Any, array: np.memmap) -> None:
+    """Write the read-only memory map ``array`` (1-D: the BM25 postings of an index loaded
+    whole, ``memcli.text.lexical.Postings.joined``) as a ``.npy`` file a block at a time,
+    each block's pages dropped from the process once written (``MADV_DONTNEED``: the file
+    keeps them), so that writing it does not map the whole file in."""
+    header = {"descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False, "shape": array.shape}
+    np.lib.format.write_array_header_1_0(f, header)
+    handle = getattr(array, "_mmap", None)
+    lead = int(getattr(array, "offset", 0)) % mmap.ALLOCATIONGRANULARITY  # where the array starts in the map
+    step = max(1, _WRITE_STEP // array.itemsize)
+    for start in range(0, len(array), step):
+        stop = min(start + step, len(array))
+        f.write(memoryview(np.ascontiguousarray(array[start:stop])).cast("B"))
+        end = (lead + stop * array.itemsize) // mmap.PAGESIZE * mmap.PAGESIZE
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            handle.madvise(mmap.MADV_DONTNEED, 0, end)  # type: ignore[union-attr]
 
 
 def _write_padded(folder: Path, name: str, array: np.ndarray, spare: int) -> list[int]:
@@ -106,8 +127,11 @@ def _write_padded(folder: Path, name: str, array: np.ndarray, spare: int) -> lis
     header = {"descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False, "shape": tuple(shape)}
     with os.fdopen(open_private(folder / f"{name}.npy"), "wb") as f:
         np.lib.format.write_array_header_1_0(f, header)
-        for start in range(0, len(array), _BLOCK):
-            f.write(np.ascontiguousarray(array[start : start + _BLOCK]).tobytes())
+        for start in range(0, len(array), _ROWS_BLOCK):
+            stop = min(start + _ROWS_BLOCK, len(array))
+            # a memory map read with pread, not through the map: its pages are not mapped into the process
+            block = array.read_rows(start, stop) if isinstance(array, MappedRows) else array[start:stop]
+            f.write(memoryview(np.ascontiguousarray(block)).cast("B"))
         row = array.dtype.itemsize * int(np.prod(array.shape[1:]))
         left = spare * row
         while left > 0:
@@ -119,7 +143,11 @@ def _write_padded(folder: Path, name: str, array: np.ndarray, spare: int) -> lis
 
 
 _BLOCK = 65536
-"""Rows of a vector file written at a time."""
+"""Strings of a strings file written at a time."""
+_WRITE_STEP = 8 << 20
+"""Bytes of a memory-mapped array written at a time (``_write_mapped``)."""
+_ROWS_BLOCK = 8192
+"""Rows of a vector file written at a time (12 MB with 384 float32 components)."""
 
 
 def _write_strings(folder: Path, name: str, strings: list[str]) -> np.ndarray:

@@ -38,10 +38,12 @@ few microseconds more.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
 import re
+import tempfile
 import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -217,6 +219,68 @@ class Postings:
         )
 
     @classmethod
+    def joined(cls, parts: list[Run], spill: str | os.PathLike[str] | None = None) -> Postings:
+        """The entries of ``parts`` (their slots in ascending ranges, each part's after the
+        previous one's) as one, over the columns of the widest: column by column, each
+        part's entries after the previous part's, so the slots of a column stay ascending.
+        Empties ``parts``; the result keeps int32 slots and uint16 counts. ``spill``: a
+        folder where the entries are written, a block of columns at a time, into two
+        unlinked files then memory-mapped read-only, as a snapshot's are (a query maps in
+        its terms' pages alone), rather than held; without room there, they are held."""
+        columns = max(p.width for p in parts)
+        lengths = np.zeros(columns, dtype=np.int64)
+        for p in parts:
+            lengths[p.columns] += p.lengths  # a part's columns are distinct
+        indptr = np.zeros(columns + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        total = int(indptr[-1])
+        starts = [np.cumsum(p.lengths, dtype=np.int64) - p.lengths for p in parts]
+        files: list[Any] = []
+        if spill is not None and total:
+            with contextlib.suppress(OSError):
+                files = [tempfile.TemporaryFile(dir=spill) for _ in range(2)]
+        if files:
+            indices: np.ndarray = np.empty(min(total, JOIN_BLOCK), dtype=np.int32)
+            counts: np.ndarray = np.empty(len(indices), dtype=np.uint16)
+        else:
+            indices, counts = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.uint16)
+        try:
+            first = 0
+            while first < columns:  # a block of columns: their entries at most JOIN_BLOCK (or one column)
+                last = max(first + 1, int(np.searchsorted(indptr, indptr[first] + JOIN_BLOCK, side="right")) - 1)
+                last = min(last, columns)
+                origin = 0 if not files else int(indptr[first])
+                size = int(indptr[last]) - int(indptr[first])
+                if files and size > len(indices):
+                    indices, counts = np.empty(size, dtype=np.int32), np.empty(size, dtype=np.uint16)
+                filled = indptr[first:last] - origin  # where the next part's entries of each column go
+                for p, at in zip(parts, starts):
+                    lo, hi = np.searchsorted(p.columns, [first, last])
+                    if lo == hi:
+                        continue
+                    own, begin = p.lengths[lo:hi], int(at[lo])
+                    end = int(at[hi - 1]) + int(own[-1])
+                    # each entry's place: its column's fill point, plus its rank within its column in the part
+                    where = np.repeat(filled[p.columns[lo:hi] - first] - (at[lo:hi] - begin), own)
+                    where += np.arange(end - begin)
+                    indices[where], counts[where] = p.slots(begin, end), p.counts[begin:end]
+                    filled[p.columns[lo:hi] - first] += own
+                if files:
+                    files[0].write(memoryview(indices[:size]).cast("B"))
+                    files[1].write(memoryview(counts[:size]).cast("B"))
+                first = last
+            parts.clear()
+            if files:
+                for f in files:
+                    f.flush()
+                indices = np.memmap(files[0], dtype=np.int32, mode="r", shape=(total,))
+                counts = np.memmap(files[1], dtype=np.uint16, mode="r", shape=(total,))
+        finally:
+            for f in files:
+                f.close()
+        return cls(indptr, indices, counts)
+
+    @classmethod
     def build(cls, slots: np.ndarray, columns: np.ndarray, counts: np.ndarray, n_columns: int) -> Postings:
         """Postings of the entries (slot, column, count); repeated (slot, column) entries are summed."""
         # heavy: scipy's sparse matrices are needed only by BM25 (its conversion is a counting sort)
@@ -233,6 +297,51 @@ class Postings:
             np.clip(np.rint(matrix.data), 0, COUNT_MAX).astype(np.uint16),
         )
 
+
+@dataclass(frozen=True)
+class Run:
+    """Postings kept without their empty columns, for ``Postings.joined``: the columns
+    holding entries (int32, ascending), the entries of each (int32), and the entries
+    (slots int32, counts uint16) column after column. A page of a load holds a few of a
+    big user's terms: its full column pointers (8 bytes a column of every term known)
+    would outweigh its entries."""
+
+    columns: np.ndarray
+    lengths: np.ndarray
+    indices: np.ndarray
+    counts: np.ndarray
+    width: int
+    """The columns of the postings it was made of (empty ones included)."""
+    first: int = 0
+    """What ``indices`` are relative to: a page's slots span under 65,536, kept as uint16
+    offsets from its first slot (4 bytes an entry with its count, not 6)."""
+
+    @classmethod
+    def of(cls, postings: Postings) -> Run:
+        """``postings`` without their empty columns."""
+        lengths = np.diff(postings.indptr)
+        columns = np.flatnonzero(lengths)
+        indices, first = postings.indices, 0
+        if len(indices) and int(indices.max()) - int(indices.min()) <= np.iinfo(np.uint16).max:
+            first = int(indices.min())
+            indices = (indices - first).astype(np.uint16)
+        return cls(
+            columns.astype(np.int32),
+            lengths[columns].astype(np.int32),
+            indices,
+            postings.counts,
+            postings.columns,
+            first,
+        )
+
+    def slots(self, begin: int, end: int) -> np.ndarray:
+        """The slots of entries ``begin`` to ``end`` (int32)."""
+        part = self.indices[begin:end]
+        return part if part.dtype == np.int32 and not self.first else part.astype(np.int32) + np.int32(self.first)
+
+
+JOIN_BLOCK = 1 << 22
+"""Entries ``Postings.joined`` writes to its files at a time (24 MB)."""
 
 _NO_SLOTS = np.zeros(0, dtype=np.int32)
 _NO_COUNTS = np.zeros(0, dtype=np.uint16)
@@ -261,6 +370,12 @@ class LexicalIndex:
         self._delta: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Documents written since the last merge: slot -> (columns, counts)."""
         self._delta_postings: Postings | None = None
+        self._pending: list[Run] = []
+        """Postings of documents appended after every slot the base holds, by batch
+        (``put`` of new slots in order: a load a page at a time), joined into the base once
+        anything else reads or writes it (``_join``): no merge a batch."""
+        self._end = 0
+        """One past the last slot the base and the pending postings hold."""
         self._norm = np.zeros(0)
         self._summed, self._seen = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=bool)
         self._buffers = [np.empty(0, dtype=np.float32) for _ in range(3)]
@@ -276,6 +391,7 @@ class LexicalIndex:
         """The postings as (arrays, JSON-able lists, scalars), merged first: what
         ``from_state`` takes back (a snapshot of the recall index saves them)."""
         self._merge()
+        self._join()
         arrays = {"length": self._length, "live": self._live}
         if self._base is not None:
             arrays.update(indptr=self._base.indptr, indices=self._base.indices, counts=self._base.counts)
@@ -301,6 +417,7 @@ class LexicalIndex:
         if len(index._length) != len(index._live):
             raise ValueError("postings whose parts differ in length")
         index._stale = np.zeros(len(index._live), dtype=bool)
+        index._end = len(index._live)
         index._live_count, index._total_length = int(scalars["live_count"]), float(scalars["total_length"])
         if "indptr" in arrays:
             indptr = np.array(arrays["indptr"], dtype=np.int64)
@@ -327,10 +444,24 @@ class LexicalIndex:
         self._grow(int(slots.max()) + 1)
         batch = self._encode(documents)
         lengths = np.asarray(batch.sum(axis=1)).ravel()
-        if self._base is None and not self._delta and self._live_count == 0:
+        fresh = self._base is None and not self._delta and self._live_count == 0
+        appended = (
+            not fresh
+            and not self._delta
+            and int(slots[0]) >= self._end
+            and (len(slots) == 1 or bool(np.all(np.diff(slots) > 0)))
+        )
+        if fresh or appended:
             coo = batch.tocoo()
-            self._base = self._postings([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
+            postings = self._postings([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
+            if fresh:
+                self._base = postings
+            else:
+                self._pending.append(Run.of(postings))
+            self._end = int(slots[-1]) + 1 if appended else int(slots.max()) + 1
         else:
+            self._join()
+            self._end = max(self._end, int(slots.max()) + 1)
             for i, slot in enumerate(slots.tolist()):
                 self._unindex(slot)
                 start, end = batch.indptr[i], batch.indptr[i + 1]
@@ -354,6 +485,7 @@ class LexicalIndex:
     def drop(self, slot: int) -> None:
         """Remove the document at ``slot``."""
         if slot < len(self._live) and self._live[slot]:
+            self._join()
             self._writes += 1
             self._unindex(slot)
             self._delta_postings = None
@@ -365,6 +497,7 @@ class LexicalIndex:
     def compact(self, keep: np.ndarray) -> None:
         """Renumber the slots: slot ``i`` becomes what slot ``keep[i]`` was (the others go)."""
         self._merge()
+        self._join()
         keep = np.asarray(keep, dtype=np.int64)
         inside = keep[keep < len(self._live)]
         length, live = np.zeros(len(keep)), np.zeros(len(keep), dtype=bool)
@@ -374,6 +507,7 @@ class LexicalIndex:
             renumber[inside[live[: len(inside)]]] = np.flatnonzero(live[: len(inside)])
             self._base = self._base.renumbered(renumber)
         self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
+        self._end = len(keep)
         self._writes += 1
         self._live_count, self._total_length = int(live.sum()), float(length[live].sum())
         self._grow(len(keep))
@@ -455,8 +589,23 @@ class LexicalIndex:
             return Postings.build(_NO_SLOTS.astype(np.int64), _NO_SLOTS.astype(np.int64), _NO_COUNTS, n_columns)
         return Postings.build(np.concatenate(slots), np.concatenate(columns), np.concatenate(counts), n_columns)
 
+    def settle(self, spill: str | os.PathLike[str] | None = None) -> None:
+        """Join the postings of documents appended in order (a load a page at a time) into
+        one, now rather than at the first query (``_join``); ``spill``: a folder where they
+        are written and read from through a read-only memory map (``Postings.joined``)."""
+        self._join(spill)
+
+    def _join(self, spill: str | os.PathLike[str] | None = None) -> None:
+        """Join the pending postings (documents appended in order) into the base."""
+        if self._pending:
+            parts = [Run.of(self._base), *self._pending] if self._base is not None else self._pending
+            self._pending = []
+            self._base = Postings.joined(parts, spill)
+            self._delta_postings = None
+
     def _merge(self) -> None:
         """Fold the delta into the postings and drop the stale rows."""
+        self._join()
         if not self._delta and not self._stale.any():
             return
         delta = self._postings(
@@ -497,6 +646,7 @@ class LexicalIndex:
         out = np.zeros(n)
         if self._live_count == 0:
             return out
+        self._join()
         ids = [self._vocab[s] for s in dict.fromkeys(stems) if s in self._vocab]
         if not ids:
             return out

@@ -1,0 +1,148 @@
+"""A user's recall index loaded whole a page at a time (``UserIndex.from_chunks``): sized
+from the row count, its vectors written to an unlinked file and memory-mapped (the spill),
+its BM25 postings joined once from the pages; the index is the same as one built in memory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_index import LINES, NOW, session
+from test_index_incremental import rows_of, turn
+
+from memcli.store import index as index_module
+from memcli.store import snapshot
+from memcli.store.index import IndexChanges, MappedRows, UserIndex
+from memcli.text import lexical
+from memcli.text.lexical import LexicalIndex, Postings, Run, tokens
+
+WORDS = ["painting", "lake", "puppy", "sister", "zeppelin", "may", "the", "camping", "violin"]
+
+
+def many_rows(n_sessions: int = 12) -> list[tuple[Any, ...]]:
+    """Rows of ``n_sessions`` sessions of turns, in time order, rowids ascending."""
+    rows: list[tuple[Any, ...]] = []
+    rng = np.random.default_rng(3)
+    for s in range(n_sessions):
+        lines = [
+            (("Ana", "Bob")[i % 2], " ".join(rng.choice(WORDS, int(rng.integers(1, 7))))) for i in range(len(LINES))
+        ]
+        memories = session(f"s{s:02d}", lines)
+        for m in memories:
+            m.created_at += s * 86_400
+        rows.extend(rows_of(memories, first_rowid=len(rows) + 1))
+    return rows
+
+
+def pages(rows: list[tuple[Any, ...]], size: int) -> list[list[tuple[Any, ...]]]:
+    return [rows[i : i + size] for i in range(0, len(rows), size)]
+
+
+def assert_same_index(got: UserIndex, expected: UserIndex) -> None:
+    assert len(got) == len(expected) and got.ids == expected.ids and got.texts == expected.texts
+    for name in [*UserIndex._COLUMNS, "turn", "window", "turn_signs", "window_signs"]:
+        np.testing.assert_array_equal(got._column(name), expected._column(name), err_msg=name)
+    got_arrays, _, _ = got.lexical.state()
+    expected_arrays, _, _ = expected.lexical.state()
+    for name in ("indptr", "indices", "counts"):
+        np.testing.assert_array_equal(got_arrays[name], expected_arrays[name], err_msg=name)
+    for name in ("length", "live"):  # kept with spare room: the slots in use
+        np.testing.assert_array_equal(got_arrays[name][: len(got)], expected_arrays[name][: len(got)], err_msg=name)
+    for query in (["painting", "lake"], ["puppy"], ["the", "violin", "may"]):
+        stems = [t for w in query for t in tokens(w)]
+        np.testing.assert_array_equal(
+            got.lexical.scores(stems, (1.5, 1.0, 1.0), len(got)),
+            expected.lexical.scores(stems, (1.5, 1.0, 1.0), len(expected)),
+        )
+
+
+@pytest.fixture
+def spill_from_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "SPILL_AT", 1)
+
+
+@pytest.mark.parametrize("join_block", [1 << 22, 5])
+def test_a_load_in_pages_into_a_spill_is_the_index_built_in_memory(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, join_block: int
+) -> None:
+    monkeypatch.setattr(lexical, "JOIN_BLOCK", join_block)  # the postings' files written a block of columns at a time
+    rows = many_rows()
+    expected = UserIndex.from_rows(rows)
+    got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
+    assert isinstance(got._store["turn"], MappedRows) and isinstance(got._store["window"], MappedRows)
+    assert isinstance(got.lexical._base.indices, np.memmap)  # type: ignore[union-attr]
+    assert got._capacity == len(rows) + got.spare_rows(len(rows))  # sized once, with the spare rows
+    assert os.listdir(tmp_path) == []  # the spill's files are never named
+    assert_same_index(got, expected)
+    # rows written after the load fill the spare rows of the map, as after a snapshot's load
+    late = rows_of([turn("s99", "Bob", "A violin by the lake.", NOW + 10**7)], 10_000)
+    got.apply(IndexChanges(late, [], 1, ""))
+    expected.apply(IndexChanges(late, [], 1, ""))
+    assert isinstance(got._store["turn"], MappedRows)
+    assert_same_index(got, expected)
+
+
+def test_a_load_of_more_rows_than_it_was_told_keeps_them_in_memory(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(UserIndex, "spare_rows", lambda self, rows=None: 0)
+    rows = many_rows()
+    got = UserIndex.from_chunks(pages(rows, 5), rows=7, spill=tmp_path)
+    assert not isinstance(got._store["turn"], MappedRows)
+    assert_same_index(got, UserIndex.from_rows(rows))
+
+
+def test_a_load_without_room_for_its_spill_keeps_the_vectors_in_memory(
+    spill_from_one_row: None, tmp_path: Path
+) -> None:
+    rows = many_rows(3)
+    got = UserIndex.from_chunks(pages(rows, 4), rows=len(rows), spill=tmp_path / "missing")
+    assert not isinstance(got._store["turn"], MappedRows)
+    assert_same_index(got, UserIndex.from_rows(rows))
+
+
+def test_a_snapshot_written_from_a_spilled_load_loads_as_the_index(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot, "_WRITE_STEP", 64)  # the mapped postings written in several blocks
+    rows = many_rows()
+    loaded = UserIndex.from_chunks(pages(rows, 6), rows=len(rows), spill=tmp_path)
+    snapshot.save(tmp_path, "ana", loaded, 1)
+    again = snapshot.load(tmp_path, "ana", "", 0, 1)
+    assert again is not None
+    assert_same_index(again, UserIndex.from_rows(rows))
+
+
+def test_postings_appended_page_by_page_are_those_of_one_put() -> None:
+    rng = np.random.default_rng(5)
+    documents = [
+        (" ".join(rng.choice(WORDS, int(rng.integers(1, 6)))), " ".join(rng.choice(WORDS, 3)), "8 May 2023")
+        for _ in range(60)
+    ]
+    whole = LexicalIndex()
+    whole.put(list(range(60)), documents)
+    paged = LexicalIndex()
+    for start in range(0, 60, 9):  # pages in order: their postings wait, then are joined once
+        paged.put(list(range(start, min(start + 9, 60))), documents[start : start + 9])
+    assert len(paged._pending) > 1
+    stems = tokens("painting the lake")
+    np.testing.assert_array_equal(paged.scores(stems, (1.0, 1.0, 1.0), 60), whole.scores(stems, (1.0, 1.0, 1.0), 60))
+    assert paged._pending == []
+    for got, expected in zip(
+        (paged._base.indptr, paged._base.indices, paged._base.counts),  # type: ignore[union-attr]
+        (whole._base.indptr, whole._base.indices, whole._base.counts),  # type: ignore[union-attr]
+    ):
+        np.testing.assert_array_equal(got, expected)
+        assert got.dtype == expected.dtype
+
+
+def test_joined_postings_keep_each_columns_slots_ascending() -> None:
+    first = Postings(np.array([0, 2, 3]), np.array([0, 4, 1], dtype=np.int32), np.array([1, 2, 3], dtype=np.uint16))
+    second = Postings(np.array([0, 1, 1, 3]), np.array([6, 5, 9], dtype=np.int32), np.array([4, 5, 6], dtype=np.uint16))
+    joined = Postings.joined([Run.of(first), Run.of(second)])
+    assert joined.indptr.tolist() == [0, 3, 4, 6]
+    assert joined.indices.tolist() == [0, 4, 6, 1, 5, 9]
+    assert joined.counts.tolist() == [1, 2, 4, 3, 5, 6]
