@@ -9,7 +9,7 @@ from typing import Optional
 
 from memcli import schema
 from memcli.errors import Interrupted, ModelServerError
-from memcli.library.chat import ChatSession
+from memcli.library.chat import ChatSession, open_store_ahead
 from memcli.library.engine import Engine
 from memcli.library.outputs import Emit, recalled_out
 
@@ -67,6 +67,7 @@ class RecallVerbs:
         first prompt. The model then evaluates the session's system text in the background
         (``ChatSession.prime``)."""
         engine = self.engine
+        open_store_ahead(engine)  # the first turn's write does not wait for Chroma's opening
         session = (
             ChatSession.resume(engine, user, system=system) if resume else ChatSession(engine, user, system=system)
         )
