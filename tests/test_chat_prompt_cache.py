@@ -571,7 +571,12 @@ def test_a_chats_opening_evaluated_once_is_loaded_from_disk_by_the_next_run(tmp_
     fresh = LlamaCppModel(default_model_path(tmp_path), n_ctx=2048)  # keeps nothing on disk
     assert reply == complete(fresh, turn, 6, 0.0)
 
-    changed = Message("system", SYSTEM_TEXT.content + " Ann's sister is called Mia.")
+    # a first turn that comes before its opening was evaluated ahead loads it all the same
+    direct, evaluated = run()
+    assert complete(direct, turn, 6, 0.0) == reply
+    assert sum(evaluated) - 6 < direct.count_tokens(render_completion_prompt(turn)) - 20
+
+    changed = Message("system", SYSTEM_TEXT.content.replace("Ann", "Bob"))  # another user's
     other, evaluated = run()
     assert other.prime([changed], opening=True) > 20
     other._writing.join()

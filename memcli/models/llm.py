@@ -892,6 +892,14 @@ class LlamaCppModel:
         kept = [*self._kept, *([self._opening] if self._opening is not None else [])]
         best = max(kept, key=lambda k: common_prefix(k.tokens, tokens), default=None)
         reach = common_prefix(best.tokens, tokens) if best is not None else 0
+        if max(held, reach) < SHARED_AT_LEAST:
+            # nothing in memory starts as this prompt (a chat's first turn that came before
+            # its opening was evaluated ahead, in a service started again): an opening kept
+            # on disk may
+            found = self._opening_on_disk(tokens)
+            if found is not None:
+                self._opening = best = found
+                reach = len(found.tokens)
         if len(evaluated) >= KEEP_AT_LEAST and 2 * held < len(evaluated):
             size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
             buffer = (ctypes.c_uint8 * size)()
@@ -1026,6 +1034,32 @@ class LlamaCppModel:
         if not isinstance(header, dict) or header.get("model") != self._identity or header.get("tokens") != tokens:
             return None
         return _KeptState(list(tokens), data) if data else None
+
+    def _opening_on_disk(self, tokens: list[int]) -> _KeptState | None:
+        """The longest chat opening kept on disk (``_write_opening``) that ``tokens`` start
+        with, evaluated by this model; None when there is none. Reads the files' headers
+        (``OPENINGS_ON_DISK`` of them at most), then the state of the one found."""
+        if self._states_dir is None:
+            return None
+        longest: list[int] = []
+        for path in self._states_dir.glob("*.state"):
+            try:
+                with path.open("rb") as f:
+                    if f.readline() != STATE_MAGIC:
+                        continue
+                    header = json.loads(f.readline())
+            except (OSError, ValueError):
+                continue
+            if not isinstance(header, dict) or header.get("model") != self._identity:
+                continue
+            opening = header.get("tokens")
+            if (
+                isinstance(opening, list)
+                and len(longest) < len(opening) <= len(tokens)
+                and common_prefix(opening, tokens) == len(opening)
+            ):
+                longest = [int(t) for t in opening]
+        return self._read_opening(longest) if longest else None
 
     def _write_opening(self, state: _KeptState) -> None:
         """Keep ``state`` (a chat opening's) on disk for the next run of this model, in a
