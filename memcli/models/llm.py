@@ -1025,7 +1025,8 @@ class LlamaCppModel:
                     return None
                 header = json.loads(f.readline())
                 data = f.read()
-            os.utime(path)  # the most recently used are the ones kept
+            with contextlib.suppress(OSError):  # a read-only cache serves all the same
+                os.utime(path)  # the most recently used are the ones kept
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
