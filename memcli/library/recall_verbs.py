@@ -67,12 +67,12 @@ class RecallVerbs:
         first prompt. The model then evaluates the session's system text in the background
         (``ChatSession.prime``)."""
         engine = self.engine
-        open_store_ahead(engine)  # the first turn's write does not wait for Chroma's opening
         session = (
             ChatSession.resume(engine, user, system=system) if resume else ChatSession(engine, user, system=system)
         )
         state = schema.ChatState(**session.state())
         session.prime()  # the system text is evaluated while the person types the first message
+        open_store_ahead(engine)  # ... and Chroma opened, so that the first turn's write does not wait for it
         return state
 
     def chat_respond(self, state: schema.ChatState, text: str) -> schema.ChatReply:
