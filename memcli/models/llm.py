@@ -900,6 +900,7 @@ class LlamaCppModel:
             if found is not None:
                 self._opening = best = found
                 reach = len(found.tokens)
+                log.info("chat opening of %d tokens: its evaluated state read from disk", reach)
         if len(evaluated) >= KEEP_AT_LEAST and 2 * held < len(evaluated):
             size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
             buffer = (ctypes.c_uint8 * size)()
@@ -979,6 +980,7 @@ class LlamaCppModel:
             kept = self._read_opening(tokens)
             if kept is not None:
                 self._opening = kept
+                log.info("chat opening of %d tokens: its evaluated state read from disk", len(tokens))
         self._bring_back(tokens)
         held = common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens)
         before = llama.n_tokens
