@@ -542,3 +542,46 @@ def test_a_turn_stops_the_prime_before_it_embeds_anything(fake_embedder: Any) ->
     before = fake_embedder.calls
     session.respond("hi", lambda piece: None)
     assert model.stopped_at == [before]
+
+
+@pytest.mark.integration
+def test_a_chats_opening_evaluated_once_is_loaded_from_disk_by_the_next_run(tmp_path: Path) -> None:
+    """The opening of a chat (``prime(opening=True)``) evaluated by one run of the model is
+    kept on disk: the next run (a service started again after its idle exit) loads it and
+    evaluates none of it, and its reply is a fresh model's; an opening that changed (a new
+    running memory) is evaluated, and a kept file that is damaged is not used."""
+    from memcli.models.llm import OPENING_STATES, LlamaCppModel, default_model_path
+
+    def run() -> Any:
+        model = load_chat_model("", tmp_path, n_ctx=2048)
+        return model, counted(model)
+
+    first, _ = run()
+    assert first.prime([SYSTEM_TEXT], opening=True) > 20
+    first._writing.join()
+    kept = list((tmp_path / OPENING_STATES).glob("*.state"))
+    assert len(kept) == 1 and kept[0].stat().st_mode & 0o077 == 0
+    turn = [SYSTEM_TEXT, Message("user", "When did I start the pottery class?")]
+
+    again, evaluated = run()
+    assert again.prime([SYSTEM_TEXT], opening=True) == 0
+    assert sum(evaluated) == 0
+    reply = complete(again, turn, 6, 0.0)
+    assert sum(evaluated) - 6 < again.count_tokens(render_completion_prompt(turn)) - 20  # the message alone
+    fresh = LlamaCppModel(default_model_path(tmp_path), n_ctx=2048)  # keeps nothing on disk
+    assert reply == complete(fresh, turn, 6, 0.0)
+
+    # a first turn that comes before its opening was evaluated ahead loads it all the same
+    direct, evaluated = run()
+    assert complete(direct, turn, 6, 0.0) == reply
+    assert sum(evaluated) - 6 < direct.count_tokens(render_completion_prompt(turn)) - 20
+
+    changed = Message("system", SYSTEM_TEXT.content.replace("Ann", "Bob"))  # another user's
+    other, evaluated = run()
+    assert other.prime([changed], opening=True) > 20
+    other._writing.join()
+
+    kept[0].write_bytes(kept[0].read_bytes()[:200])  # cut short, as by a full disk
+    damaged, evaluated = run()
+    assert damaged.prime([SYSTEM_TEXT], opening=True) > 20
+    assert complete(damaged, turn, 6, 0.0) == reply

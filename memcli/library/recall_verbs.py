@@ -9,7 +9,7 @@ from typing import Optional
 
 from memcli import schema
 from memcli.errors import Interrupted, ModelServerError
-from memcli.library.chat import ChatSession
+from memcli.library.chat import ChatSession, open_store_ahead
 from memcli.library.engine import Engine
 from memcli.library.outputs import Emit, recalled_out
 
@@ -72,6 +72,7 @@ class RecallVerbs:
         )
         state = schema.ChatState(**session.state())
         session.prime()  # the system text is evaluated while the person types the first message
+        open_store_ahead(engine)  # ... and Chroma opened, so that the first turn's write does not wait for it
         return state
 
     def chat_respond(self, state: schema.ChatState, text: str) -> schema.ChatReply:

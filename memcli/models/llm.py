@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from memcli.errors import (
     ModelError,
     UsageError,
 )
-from memcli.paths import write_private
+from memcli.paths import private_dir, write_private, writing_private
 
 log = logging.getLogger("memcli.service.model")
 """The service's log (``memcli.transport.service``): how much of each prompt was evaluated."""
@@ -561,6 +562,28 @@ class _KeptState:
     data: bytes
 
 
+OPENING_STATES = "prompt-states"
+"""The folder, in the model folder (a cache), where ``LlamaCppModel`` keeps the evaluated
+state of chat openings (``prime(opening=True)``) across the service's restarts."""
+OPENINGS_ON_DISK = 4
+"""Chat openings whose state is kept on disk (one a user and day, about 18 KiB a token for
+Gemma 3 270M: 2-8 MB each); the least recently used go first."""
+STATE_MAGIC = b"memcli prompt state 1\n"
+"""The first line of a kept opening's file; then a JSON line (the model it was evaluated
+by, its tokens), then llama.cpp's state of sequence 0 (``llama_state_seq_get_data``)."""
+
+
+def _model_identity(path: Path, n_ctx: int) -> str:
+    """What an evaluated state is valid for: the GGUF file (its path, size and modification
+    time), the context size and llama-cpp-python's version (whose llama.cpp wrote it)."""
+    try:
+        from llama_cpp import __version__ as bindings  # heavy: loaded already by the model
+    except ImportError:  # pragma: no cover - the model could not be loaded without it
+        bindings = "?"
+    stat = path.stat()
+    return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|n_ctx={n_ctx}|llama-cpp-python {bindings}"
+
+
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     """How many tokens ``a`` and ``b`` share from their start."""
     n = 0
@@ -698,7 +721,9 @@ class LlamaCppModel:
         n_ctx: context window in tokens. n_threads: 0 means every core. timeout: seconds
             a reply may take in all, reading the prompt included (0: no limit;
             ``model_timeout``): past it ``structured`` raises TimeoutError, and ``stream``
-            stops generating and ends the reply with ``CUT_MARK``.
+            stops generating and ends the reply with ``CUT_MARK``. states_dir: a private
+            folder (a cache) where the evaluated state of chat openings is kept across
+            runs (``prime(opening=True)``, ``OPENINGS_ON_DISK`` of them); None keeps none.
 
     Raises ModelError when the file is missing, not a GGUF, or llama.cpp cannot load it;
     UsageError, before the model is loaded, when the key/value cache of ``n_ctx`` tokens is
@@ -719,6 +744,7 @@ class LlamaCppModel:
         n_threads: int = 0,
         seed: int | None = None,
         timeout: float = 0.0,
+        states_dir: Path | None = None,
     ) -> None:
         check_gguf(path)
         # heavy: llama-cpp-python loads llama.cpp's native library
@@ -772,6 +798,11 @@ class LlamaCppModel:
         # apart from the others, which other prompts push out, for the next chat's first
         # turn, which starts with the same text (one user, one day, one consolidation)
         self._opening: _KeptState | None = None
+        # ... and on disk (``states_dir``: ``OPENING_STATES``), for the first turn after the
+        # service restarted: loading it takes milliseconds, evaluating it a second or more
+        self._states_dir = states_dir
+        self._identity = _model_identity(path, n_ctx) if states_dir is not None else ""
+        self._writing: threading.Thread | None = None
         self._rendering = False  # ``_chat_tokens``: generate() gives back its tokens, evaluates nothing
         self._generate = self._llama.generate
         self._llama.generate = self._generate_reusing
@@ -861,6 +892,15 @@ class LlamaCppModel:
         kept = [*self._kept, *([self._opening] if self._opening is not None else [])]
         best = max(kept, key=lambda k: common_prefix(k.tokens, tokens), default=None)
         reach = common_prefix(best.tokens, tokens) if best is not None else 0
+        if max(held, reach) < SHARED_AT_LEAST:
+            # nothing in memory starts as this prompt (a chat's first turn that came before
+            # its opening was evaluated ahead, in a service started again): an opening kept
+            # on disk may
+            found = self._opening_on_disk(tokens)
+            if found is not None:
+                self._opening = best = found
+                reach = len(found.tokens)
+                log.info("chat opening of %d tokens: its evaluated state read from disk", reach)
         if len(evaluated) >= KEEP_AT_LEAST and 2 * held < len(evaluated):
             size = llama_cpp.llama_state_seq_get_size(llama._ctx.ctx, 0)
             buffer = (ctypes.c_uint8 * size)()
@@ -926,13 +966,21 @@ class LlamaCppModel:
 
         ``opening``: ``messages`` open a chat (its system text): once evaluated whole, their
         state is kept apart (``_opening``), so that the first turn of a later chat with the
-        same opening starts from it, whatever other prompts came between. Returns the
+        same opening starts from it, whatever other prompts came between; and on disk
+        (``states_dir``), where the next run of the model (a service started again) loads
+        it instead of evaluating it, when the file, the context size, the bindings and the
+        tokens are the same. Returns the
         tokens evaluated (0 when the state held them already, when stopped before the first
         batch ended, or when a chat template would not render ``messages``)."""
         llama = self._llama
         tokens = self._start_tokens(messages)
         if not tokens:
             return 0
+        if opening and (self._opening is None or self._opening.tokens != tokens):
+            kept = self._read_opening(tokens)
+            if kept is not None:
+                self._opening = kept
+                log.info("chat opening of %d tokens: its evaluated state read from disk", len(tokens))
         self._bring_back(tokens)
         held = common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens)
         before = llama.n_tokens
@@ -953,8 +1001,95 @@ class LlamaCppModel:
         if opening and common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens) >= len(tokens):
             if self._opening is None or self._opening.tokens != tokens:
                 self._opening = self._state_of(tokens)
+                if self._opening is not None:
+                    self._write_opening(self._opening)
         log.info("prompt start of %d tokens: %d evaluated ahead", len(tokens), evaluated)
         return evaluated
+
+    def _opening_file(self, tokens: Sequence[int]) -> Path | None:
+        """The file that keeps the evaluated state of the chat opening ``tokens`` for this
+        model (``OPENING_STATES``); None when this model keeps none on disk."""
+        if self._states_dir is None:
+            return None
+        key = hashlib.sha256(json.dumps([self._identity, list(tokens)]).encode("utf-8")).hexdigest()[:32]
+        return self._states_dir / f"{key}.state"
+
+    def _read_opening(self, tokens: list[int]) -> _KeptState | None:
+        """The state of the chat opening ``tokens`` kept on disk by an earlier run
+        (``_write_opening``), when it was evaluated by this model (same file, context size
+        and bindings) from these very tokens; None otherwise (not kept, unreadable, stale)."""
+        path = self._opening_file(tokens)
+        if path is None:
+            return None
+        try:
+            with path.open("rb") as f:
+                if f.readline() != STATE_MAGIC:
+                    return None
+                header = json.loads(f.readline())
+                data = f.read()
+            with contextlib.suppress(OSError):  # a read-only cache serves all the same
+                os.utime(path)  # the most recently used are the ones kept
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.info("a chat opening's state on disk is unreadable: %s", exc)
+            return None
+        if not isinstance(header, dict) or header.get("model") != self._identity or header.get("tokens") != tokens:
+            return None
+        return _KeptState(list(tokens), data) if data else None
+
+    def _opening_on_disk(self, tokens: list[int]) -> _KeptState | None:
+        """The longest chat opening kept on disk (``_write_opening``) that ``tokens`` start
+        with, evaluated by this model; None when there is none. Reads the files' headers
+        (``OPENINGS_ON_DISK`` of them at most), then the state of the one found."""
+        if self._states_dir is None:
+            return None
+        longest: list[int] = []
+        for path in self._states_dir.glob("*.state"):
+            try:
+                with path.open("rb") as f:
+                    if f.readline() != STATE_MAGIC:
+                        continue
+                    header = json.loads(f.readline())
+            except (OSError, ValueError):
+                continue
+            if not isinstance(header, dict) or header.get("model") != self._identity:
+                continue
+            opening = header.get("tokens")
+            if (
+                isinstance(opening, list)
+                and len(longest) < len(opening) <= len(tokens)
+                and common_prefix(opening, tokens) == len(opening)
+            ):
+                longest = [int(t) for t in opening]
+        return self._read_opening(longest) if longest else None
+
+    def _write_opening(self, state: _KeptState) -> None:
+        """Keep ``state`` (a chat opening's) on disk for the next run of this model, in a
+        thread of its own (the model's gate is not held for a write): the newest
+        ``OPENINGS_ON_DISK`` are kept, the others removed. A failed write (a full disk) is
+        only logged: the next run evaluates the opening again."""
+        path = self._opening_file(state.tokens)
+        if path is None:
+            return
+        header = json.dumps({"model": self._identity, "tokens": state.tokens}).encode("utf-8")
+
+        def write() -> None:
+            try:
+                private_dir(path.parent)
+                with writing_private(path) as f:
+                    f.write(STATE_MAGIC + header + b"\n")
+                    f.write(state.data)
+                kept = sorted(path.parent.glob("*.state"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+                for old in kept[OPENINGS_ON_DISK:]:
+                    old.unlink(missing_ok=True)
+            except OSError as exc:
+                log.info("keeping a chat opening's state on disk failed: %s", exc)
+
+        if self._writing is not None:
+            self._writing.join()
+        self._writing = threading.Thread(target=write, name="chat-opening-write")
+        self._writing.start()
 
     def _state_of(self, tokens: list[int]) -> _KeptState | None:
         """The key/value state of ``tokens``, the start the model has evaluated: what it
@@ -1160,6 +1295,14 @@ def load_chat_model(
     model: str, model_dir: Path, chat_format: str = "", n_ctx: int = 4096, n_threads: int = 0, timeout: float = 0.0
 ) -> LlamaCppModel:
     """Load the GGUF at ``model`` (a path), or the embedded default when ``model`` is empty;
-    ``timeout``: seconds a structured reply may take (``LlamaCppModel``)."""
+    ``timeout``: seconds a structured reply may take (``LlamaCppModel``). The evaluated
+    state of chat openings is kept in ``model_dir``'s ``OPENING_STATES`` folder."""
     path = Path(model).expanduser() if model else default_model_path(model_dir)
-    return LlamaCppModel(path, chat_format=chat_format, n_ctx=n_ctx, n_threads=n_threads, timeout=timeout)
+    return LlamaCppModel(
+        path,
+        chat_format=chat_format,
+        n_ctx=n_ctx,
+        n_threads=n_threads,
+        timeout=timeout,
+        states_dir=model_dir / OPENING_STATES,
+    )
