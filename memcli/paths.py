@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import stat
 import tempfile
@@ -28,6 +29,8 @@ ENV_PREFIX = "MEMCLI_"
 CONFIG_FILENAME = "config.toml"
 SOCKET_NAME = "memcli.sock"
 CHAT_HISTORY = "chat_history"
+PROMPT_STATES = "prompt-states"
+"""The folder, in the model folder, of the chat openings' evaluated states (``Paths.prompt_states_dir``)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,13 @@ class Paths:
     def model_dir(self) -> Path:
         """Where the embedded default GGUF is assembled on first use."""
         return self.cache_dir / "models"
+
+    @property
+    def prompt_states_dir(self) -> Path:
+        """Where the chat model keeps the evaluated state of chat openings across the
+        service's restarts (``memcli.models.llm.OPENING_STATES``): a cache of what the person
+        told memcli, emptied when a memory is deleted for good (``drop_prompt_states``)."""
+        return self.model_dir / PROMPT_STATES
 
     def as_dict(self) -> dict[str, str]:
         """Name → path, for ``memcli paths``."""
@@ -524,3 +534,22 @@ def reading(path: Path) -> Iterator[None]:
         raise BadInputError(f"{path}: is a directory") from None
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read: {exc.strerror}") from exc
+
+
+def drop_prompt_states(folder: Path) -> int:
+    """Delete every chat opening's state kept in ``folder`` (``Paths.prompt_states_dir``):
+    they hold the tokens of a chat's opening (its portrait and running memory), which a
+    delete for good must not leave on disk; returns how many files went. A file that cannot
+    be removed is logged, never raised: the delete itself has happened."""
+    dropped = 0
+    try:
+        kept = list(folder.glob("*.state"))
+    except OSError:
+        return 0
+    for path in kept:
+        try:
+            path.unlink(missing_ok=True)
+            dropped += 1
+        except OSError as exc:
+            logging.getLogger(__name__).warning("a chat opening's state could not be removed: %s", exc)
+    return dropped

@@ -275,3 +275,19 @@ def test_the_strings_of_a_snapshot_read_back_block_by_block(tmp_path: Path, monk
     assert snapshot._read_strings(tmp_path / "texts.utf8", ends) == strings
     with pytest.raises(ValueError):
         snapshot._read_strings(tmp_path / "texts.utf8", ends[:-1])
+
+
+def test_deleting_for_good_removes_the_chat_openings_kept_on_disk(fake_embedder: FakeEmbedder) -> None:
+    """A chat opening's state holds the tokens of the portrait and running memory it was
+    evaluated from (``memcli.models.llm.OPENING_STATES``): a delete for good takes them too."""
+    engine, _ = populated()
+    states = engine.store.paths.prompt_states_dir
+    states.mkdir(parents=True)
+    kept = [states / "a.state", states / "b.state"]
+    for path in kept:
+        path.write_bytes(b"memcli prompt state 1\n{}\n")
+    with engine.store.transaction():
+        gone = next(m for m in engine.store.memories(user=USER) if "birthday" in m.text)
+
+    engine.delete(gone.id)
+    assert not any(path.exists() for path in kept)

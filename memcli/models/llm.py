@@ -34,7 +34,7 @@ from memcli.errors import (
     ModelError,
     UsageError,
 )
-from memcli.paths import private_dir, write_private, writing_private
+from memcli.paths import PROMPT_STATES, private_dir, write_private, writing_private
 
 log = logging.getLogger("memcli.service.model")
 """The service's log (``memcli.transport.service``): how much of each prompt was evaluated."""
@@ -562,7 +562,7 @@ class _KeptState:
     data: bytes
 
 
-OPENING_STATES = "prompt-states"
+OPENING_STATES = PROMPT_STATES
 """The folder, in the model folder (a cache), where ``LlamaCppModel`` keeps the evaluated
 state of chat openings (``prime(opening=True)``) across the service's restarts."""
 OPENINGS_ON_DISK = 4

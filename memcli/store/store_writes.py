@@ -15,7 +15,7 @@ from memcli.errors import (
     DiskFullError,
 )
 from memcli.memory import Memory
-from memcli.paths import device_of, open_private
+from memcli.paths import device_of, drop_prompt_states, open_private
 from memcli.store import chroma, snapshot
 from memcli.store.hnsw import zero_unused_slots_under
 from memcli.store.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
@@ -194,6 +194,7 @@ class StoreWrites:
             }
             self._repair(users)
             snapshot.drop(self.paths.data_dir, users)  # they hold the text of what goes
+            drop_prompt_states(self.paths.prompt_states_dir)  # and the chat openings' tokens
             for page in pages:
                 self.sidecar.index.mark_dirty(users)
                 self._col.delete(ids=page)
