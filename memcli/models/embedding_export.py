@@ -112,10 +112,12 @@ class OnnxEncoder:
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         length = int(settings.get("max_seq_length") or tokenizer_config.get("model_max_length") or 512)
         self.tokenizer.enable_truncation(max_length=length)
+        self.tokenizer.no_padding()  # a tokenizer.json may pad to a fixed length: ``run`` pads a batch itself
         pad = tokenizer_config.get("pad_token")
         pad = pad.get("content") if isinstance(pad, dict) else pad
         pad_id = self.tokenizer.token_to_id(pad) if isinstance(pad, str) else None
-        self.tokenizer.enable_padding(pad_id=pad_id or 0, pad_token=pad if pad_id is not None else "[PAD]")
+        self.pad_id = pad_id or 0
+        """The token a shorter text of a batch is padded with (its attention mask 0)."""
         options = onnxruntime.SessionOptions()
         threads = os.environ.get("OMP_NUM_THREADS", "")
         if threads.isdigit():
@@ -136,22 +138,39 @@ class OnnxEncoder:
         name = prompt_name(self.prompts, role)
         return self.prompts[name] if name else ""
 
-    def encode(self, texts: Sequence[str], role: str = "document") -> Any:
-        """An array of shape (len(texts), dimension), float32, each row a unit vector."""
-        # heavy library: numpy is already loaded wherever an embedder runs
-        import numpy as np
-
+    def tokenize(self, texts: Sequence[str], role: str = "document") -> list[Any]:
+        """The tokenizer's encodings of ``texts`` (with the prompt of ``role``, lower-cased
+        when the model is), each unpadded and truncated to the model's length: their
+        ``len`` is the text's length in tokens (``Embedder.embed`` groups texts of like
+        length by it)."""
         prefix = self.prompt(role)
         batch = [prefix + text for text in texts]
         if self.lower_case:
             batch = [text.lower() for text in batch]
-        encoded = self.tokenizer.encode_batch(batch)
-        feed = {
-            "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
-        }
+        # unpadded: ``run`` pads a batch, so a text's own encoding keeps its length
+        return self.tokenizer.encode_batch(batch)
+
+    def run(self, encodings: Sequence[Any]) -> Any:
+        """Embed tokenized texts (``tokenize``), padded to the longest of them: an array of
+        shape (len(encodings), dimension), float32, each row a unit vector."""
+        # heavy library: numpy is already loaded wherever an embedder runs
+        import numpy as np
+
+        longest = max((len(e.ids) for e in encodings), default=0)
+        ids = np.full((len(encodings), longest), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), longest), dtype=np.int64)
+        types = np.zeros((len(encodings), longest), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            n = len(encoding.ids)
+            ids[row, :n] = encoding.ids
+            mask[row, :n] = encoding.attention_mask
+            types[row, :n] = encoding.type_ids
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         return self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
+
+    def encode(self, texts: Sequence[str], role: str = "document") -> Any:
+        """An array of shape (len(texts), dimension), float32, each row a unit vector."""
+        return self.run(self.tokenize(texts, role))
 
 
 def export(model_dir: Path, out: Path) -> str:
