@@ -82,6 +82,9 @@ def test_a_wish_to_work_somewhere_states_no_job() -> None:
         "新书单：《三体》",
         "When: Tuesday 3pm",
         "me: still in Leeds for now, lease up in May",
+        "Doctor told me: dose down to 5mg now",
+        "GP gave me: amlodipine 10mg",
+        "thank you: the flowers arrived",
     ],
 )
 def test_a_note_headed_by_a_label_tells(text: str) -> None:
@@ -95,6 +98,8 @@ def test_a_note_headed_by_a_label_tells(text: str) -> None:
         "todo: book the dentist",
         "remind me: call mum",
         "tell us: which one?",
+        "can you remind me: the plumber's number",
+        "please tell me: what time is the match",
         "请问：医院几点开门",
         "book a table",
     ],

@@ -1101,10 +1101,15 @@ _LABEL = re.compile(r"^\W*(?P<l>[^\W\d][^:：?？!！。\n]{0,30}?)\s*[:：]\s*(
 """A note's label and what it tells: a short head of one to four words (or a Chinese phrase
 of up to 30 characters) before a colon."""
 _LABEL_ASKS = re.compile(
-    r"^\W*(?:q|question|ask|请问|问题|问)\W*$|\w\s+(?:me|us|you)\b|请|帮我|告诉我|提醒我", re.IGNORECASE
+    r"^\W*(?:q|question|ask|请问|问题|问)\W*$"
+    r"|^\W*(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+)?(?:remind|tell|ask|show|help|let|give|send|find|get)\s+(?:me|us)\b"
+    r"|请|帮我|告诉我|提醒我",
+    re.IGNORECASE,
 )
-"""A label that asks itself ("Q:", "question:", "请问：") or asks someone ("remind me:",
-"tell us:", "帮我："): the note asks. "me: still in Leeds" is a label of its writer."""
+"""A label that asks itself ("Q:", "question:", "请问：") or asks someone with a request
+verb at its start ("remind me:", "tell us:", "can you tell me:", "帮我："): the note asks.
+A label that reports what was said or given ("doctor told me:", "GP gave me:", "thank
+you:") and "me: still in Leeds", a label of its writer, tell."""
 _WH_LABEL = re.compile(r"^\W*(?:what|when|where|who|why|how|which)\W*$", re.IGNORECASE)
 """A label of one question word ("When: Tuesday 3pm"): the note is read whole."""
 _NOUN_COMPOUND = re.compile(r"^(\W*)(?:book|check|list|send|search|find|look|help|write|show)-(?=[a-z])", re.IGNORECASE)
