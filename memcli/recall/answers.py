@@ -139,14 +139,14 @@ PREFIX_CHARS = 5
 """A question's word is held by a memory word (stems) that begins with it or that it begins
 with, both of at least this many letters (``_same_word``)."""
 LIST_ITEM_CHARS = 240
+"""A list question quotes a memory of up to this many characters whole (its name may be in
+the sentence beside the one that names the kind: "Biscuit chewed the sofa. Naughty dog.")."""
 SHORT_NOTE_CHARS = 120
 """A note of the person's of up to this many characters is short: the short sentence after
 the one quoted joins it ("physio says no running for now. stopped.")."""
 SHORT_SENTENCE_WORDS = 2
 """A sentence of up to this many words (English; for Chinese, ``2 *`` as many characters) is
 short (``_short_tail``)."""
-"""A list question quotes a memory of up to this many characters whole (its name may be in
-the sentence beside the one that names the kind: "Biscuit chewed the sofa. Naughty dog.")."""
 TITLED = "<title>"
 """An alias of ``ATTRIBUTE_WORDS`` held by a memory that names a work in quotes, 《》 or
 capitals ("which films": "watched 《流浪地球》")."""

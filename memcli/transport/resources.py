@@ -21,7 +21,7 @@ from memcli.errors import Interrupted
 from memcli.library import engine as engines
 from memcli.library.engine import Engine
 from memcli.library.verbs import INTERACTIVE_VERBS
-from memcli.models.embedding import embedder_identity, export_held
+from memcli.models.embedding import embedder_identity, export_held, length_batches
 from memcli.models.llm import ChatModel, Message
 from memcli.models.llm_server import ServerChatModel
 from memcli.recall.retrieval import Recaller
@@ -278,20 +278,20 @@ class SharedEmbedder:
 
     def embed(self, texts: Sequence[str], batch_size: int = 64, progress: Any = None) -> list[list[float]]:
         """See ``Embedder.embed``; ``progress`` gets (texts embedded, texts in all) after each
-        batch. The texts are taken longest first (characters), a batch at a time, so a
-        batch holds texts of like length as ``Embedder.embed`` would run them (an import's
-        turns and windows, in their order, would pad the turns to their windows' length);
+        batch. The texts go in batches of like length (characters), as ``Embedder.embed``
+        would run them (``length_batches``: an import's turns and windows, in their order,
+        would pad the turns to their windows' length), the lock taken a batch at a time;
         given back in order."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         vectors: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
+        done = 0
+        for batch in length_batches([len(text) for text in texts], batch_size):
             with self._lock:
                 encoded = self._embedder.embed([texts[i] for i in batch], batch_size=batch_size)
             for i, vector in zip(batch, encoded):
                 vectors[i] = vector
+            done += len(batch)
             if progress is not None:
-                progress(start + len(batch), len(texts))
+                progress(done, len(texts))
         return vectors
 
     def export_held(self) -> contextlib.AbstractContextManager[None]:
