@@ -36,11 +36,11 @@ def test_a_chat_opening_opens_a_deferred_store_before_the_first_turn(runner: Cli
     store = MemoryStore(resolve_paths())
     store.open_resident()
     try:
-        assert store._deferred
+        assert store.chroma_deferred
         thread = open_store_ahead(SimpleNamespace(store=store))  # type: ignore[arg-type]
         assert thread is not None
         thread.join(120)
-        assert not store._deferred  # opened with no write
+        assert not store.chroma_deferred  # opened with no write
         assert store._col.count() == 1
         assert sorted(m.text for m in store.memories(user="tester")) == ["I live in York"]
         assert open_store_ahead(SimpleNamespace(store=store)) is None  # open already: nothing to do
@@ -50,4 +50,4 @@ def test_a_chat_opening_opens_a_deferred_store_before_the_first_turn(runner: Cli
 
 def test_a_store_opened_whole_in_process_is_left_alone(runner: CliRunner) -> None:
     ok(runner.invoke(app, ["remember", "I live in York"]))
-    assert open_store_ahead(SimpleNamespace(store=SimpleNamespace(resident=False, _deferred=True))) is None  # type: ignore[arg-type]
+    assert open_store_ahead(SimpleNamespace(store=SimpleNamespace(resident=False, chroma_deferred=True))) is None  # type: ignore[arg-type]

@@ -63,16 +63,11 @@ def open_store_ahead(engine: Engine) -> threading.Thread | None:
     whole in this process) or is open already. Nothing is raised: the first write meets
     the same fault, with its own message."""
     store = engine.store
-    if not getattr(store, "resident", False) or not getattr(store, "_deferred", False):
+    if not getattr(store, "resident", False) or not getattr(store, "chroma_deferred", False):
         return None
 
     def run() -> None:
         try:
-            # chromadb is imported without the store's lock (a request meanwhile does not
-            # wait for the import), then the store opens it under its lock
-            from memcli.store.chroma import _import_chroma
-
-            _import_chroma()
             store.open_chroma()
         except Exception as exc:
             log.info("opening Chroma ahead of a chat's first turn failed: %s", exc)

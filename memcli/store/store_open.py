@@ -132,11 +132,21 @@ class StoreOpening:
                 self._open()
                 self.resident = True
 
+    @property
+    def chroma_deferred(self) -> bool:
+        """Whether this resident store opened with a stand-in for Chroma that opens Chroma at
+        its first write (``_open_deferrable``): ``open_chroma`` would open it."""
+        return bool(self._deferred)
+
     def open_chroma(self) -> None:
         """Open Chroma now in a resident store opened with a stand-in (``_open_deferrable``),
         so that the first write after it does not pay the opening (a second or more: the
         service's warm-up calls this once it is quiet); nothing for a store already open.
-        Raises what opening Chroma raises, through ``transaction()``'s storage-fault errors."""
+        chromadb is imported first, without the store's lock (a request meanwhile does not
+        wait for the import). Raises what opening Chroma raises, through
+        ``transaction()``'s storage-fault errors."""
+        if self._deferred:
+            _import_chroma()
         with self.transaction():
             if self._deferred:
                 self._open_deferred("collection")
