@@ -31,6 +31,8 @@ SOCKET_NAME = "memcli.sock"
 CHAT_HISTORY = "chat_history"
 PROMPT_STATES = "prompt-states"
 """The folder, in the model folder, of the chat openings' evaluated states (``Paths.prompt_states_dir``)."""
+PROMPT_STATES_DROPPED = ".dropped"
+"""The file in ``PROMPT_STATES`` whose time is that of the last delete for good (``drop_prompt_states``)."""
 
 
 @dataclass(frozen=True)
@@ -537,13 +539,16 @@ def reading(path: Path) -> Iterator[None]:
 
 
 def drop_prompt_states(folder: Path) -> int:
-    """Delete every chat opening's state kept in ``folder`` (``Paths.prompt_states_dir``):
-    they hold the tokens of a chat's opening (its portrait and running memory), which a
-    delete for good must not leave on disk; returns how many files went. A file that cannot
-    be removed is logged, never raised: the delete itself has happened."""
+    """Delete every chat opening's state kept in ``folder`` (``Paths.prompt_states_dir``),
+    the temporaries a killed writer left included: they hold the tokens of a chat's opening
+    (its portrait and running memory), which a delete for good must not leave on disk.
+    Then marks the folder dropped (``PROMPT_STATES_DROPPED``, its time now): a state
+    evaluated before it, which a chat model's writer was still writing, is not written,
+    nor used when it landed (``prompt_states_dropped_at``). Returns how many files went.
+    A file that cannot be removed is logged, never raised: the delete itself has happened."""
     dropped = 0
     try:
-        kept = list(folder.glob("*.state"))
+        kept = [path for path in folder.iterdir() if path.name != PROMPT_STATES_DROPPED]
     except OSError:
         return 0
     for path in kept:
@@ -552,4 +557,18 @@ def drop_prompt_states(folder: Path) -> int:
             dropped += 1
         except OSError as exc:
             logging.getLogger(__name__).warning("a chat opening's state could not be removed: %s", exc)
+    try:
+        (folder / PROMPT_STATES_DROPPED).touch(mode=PRIVATE_FILE)
+        os.utime(folder / PROMPT_STATES_DROPPED)
+    except OSError as exc:
+        logging.getLogger(__name__).warning("the chat openings' folder could not be marked: %s", exc)
     return dropped
+
+
+def prompt_states_dropped_at(folder: Path) -> float:
+    """When the chat openings' states in ``folder`` were last dropped (``drop_prompt_states``),
+    in seconds since the epoch; 0.0 when never."""
+    try:
+        return (folder / PROMPT_STATES_DROPPED).stat().st_mtime
+    except OSError:
+        return 0.0

@@ -291,3 +291,35 @@ def test_deleting_for_good_removes_the_chat_openings_kept_on_disk(fake_embedder:
 
     engine.delete(gone.id)
     assert not any(path.exists() for path in kept)
+
+
+def test_a_chat_opening_made_before_a_delete_for_good_is_neither_written_nor_used(tmp_path: Path) -> None:
+    """The chat model's writer thread may still hold an opening made of the memories as
+    they were before a delete for good: it is not written after the drop, nor read."""
+    import time
+
+    from memcli.models.llm import LlamaCppModel, _KeptState
+    from memcli.paths import drop_prompt_states
+
+    model = LlamaCppModel.__new__(LlamaCppModel)  # the disk's part alone: no GGUF loaded
+    model._states_dir, model._identity, model._writing = tmp_path / "prompt-states", "model|n_ctx=512", None
+
+    def written(tokens: list[int], asked: float) -> None:
+        model._write_opening(_KeptState(tokens, b"state"), asked)
+        assert model._writing is not None
+        model._writing.join()
+
+    before = time.time()
+    written([1, 2, 3], before)
+    assert model._read_opening([1, 2, 3]) is not None
+    stale = model._states_dir / ".x.state.memcli-1.abc.tmp"  # what a killed writer leaves
+    stale.write_bytes(b"state")
+
+    time.sleep(0.01)
+    drop_prompt_states(model._states_dir)
+    assert not stale.exists() and not list(model._states_dir.glob("*.state"))
+    written([1, 2, 3], before)  # made before the drop, written after it
+    assert not list(model._states_dir.glob("*.state"))
+    assert model._read_opening([1, 2, 3]) is None
+    written([4, 5], time.time() + 2)  # made after it (a coarse clock of the file system included)
+    assert model._read_opening([4, 5]) is not None

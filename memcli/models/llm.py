@@ -34,7 +34,7 @@ from memcli.errors import (
     ModelError,
     UsageError,
 )
-from memcli.paths import PROMPT_STATES, private_dir, write_private, writing_private
+from memcli.paths import PROMPT_STATES, private_dir, prompt_states_dropped_at, write_private, writing_private
 
 log = logging.getLogger("memcli.service.model")
 """The service's log (``memcli.transport.service``): how much of each prompt was evaluated."""
@@ -973,6 +973,7 @@ class LlamaCppModel:
         tokens evaluated (0 when the state held them already, when stopped before the first
         batch ended, or when a chat template would not render ``messages``)."""
         llama = self._llama
+        asked = time.time()  # the messages were made of the memories as they were then
         tokens = self._start_tokens(messages)
         if not tokens:
             return 0
@@ -1002,7 +1003,7 @@ class LlamaCppModel:
             if self._opening is None or self._opening.tokens != tokens:
                 self._opening = self._state_of(tokens)
                 if self._opening is not None:
-                    self._write_opening(self._opening)
+                    self._write_opening(self._opening, asked)
         log.info("prompt start of %d tokens: %d evaluated ahead", len(tokens), evaluated)
         return evaluated
 
@@ -1036,6 +1037,8 @@ class LlamaCppModel:
             return None
         if not isinstance(header, dict) or header.get("model") != self._identity or header.get("tokens") != tokens:
             return None
+        if not isinstance(asked := header.get("asked"), (int, float)) or asked <= prompt_states_dropped_at(path.parent):
+            return None  # made of memories as they were before a delete for good
         return _KeptState(list(tokens), data) if data else None
 
     def _opening_on_disk(self, tokens: list[int]) -> _KeptState | None:
@@ -1064,22 +1067,29 @@ class LlamaCppModel:
                 longest = [int(t) for t in opening]
         return self._read_opening(longest) if longest else None
 
-    def _write_opening(self, state: _KeptState) -> None:
-        """Keep ``state`` (a chat opening's) on disk for the next run of this model, in a
-        thread of its own (the model's gate is not held for a write): the newest
-        ``OPENINGS_ON_DISK`` are kept, the others removed. A failed write (a full disk) is
-        only logged: the next run evaluates the opening again."""
+    def _write_opening(self, state: _KeptState, asked: float) -> None:
+        """Keep ``state`` (a chat opening's, whose messages were made at ``asked``, seconds
+        since the epoch) on disk for the next run of this model, in a thread of its own
+        (the model's gate is not held for a write): the newest ``OPENINGS_ON_DISK`` are
+        kept, the others removed. Not written, or removed once written, when a delete for
+        good emptied the folder after ``asked`` (``memcli.paths.drop_prompt_states``). A
+        failed write (a full disk) is only logged: the next run evaluates the opening again."""
         path = self._opening_file(state.tokens)
         if path is None:
             return
-        header = json.dumps({"model": self._identity, "tokens": state.tokens}).encode("utf-8")
+        header = json.dumps({"model": self._identity, "tokens": state.tokens, "asked": asked}).encode("utf-8")
 
         def write() -> None:
             try:
+                if prompt_states_dropped_at(path.parent) >= asked:
+                    return
                 private_dir(path.parent)
                 with writing_private(path) as f:
                     f.write(STATE_MAGIC + header + b"\n")
                     f.write(state.data)
+                if prompt_states_dropped_at(path.parent) >= asked:  # dropped while it was written
+                    path.unlink(missing_ok=True)
+                    return
                 kept = sorted(path.parent.glob("*.state"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
                 for old in kept[OPENINGS_ON_DISK:]:
                     old.unlink(missing_ok=True)
