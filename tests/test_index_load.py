@@ -125,6 +125,7 @@ def test_postings_appended_page_by_page_are_those_of_one_put() -> None:
     whole = LexicalIndex()
     whole.put(list(range(60)), documents)
     paged = LexicalIndex()
+    paged.loading()
     for start in range(0, 60, 9):  # pages in order: their postings wait, then are joined once
         paged.put(list(range(start, min(start + 9, 60))), documents[start : start + 9])
     assert len(paged._pending) > 1
@@ -146,3 +147,39 @@ def test_joined_postings_keep_each_columns_slots_ascending() -> None:
     assert joined.indptr.tolist() == [0, 3, 4, 6]
     assert joined.indices.tolist() == [0, 4, 6, 1, 5, 9]
     assert joined.counts.tolist() == [1, 2, 4, 3, 5, 6]
+
+
+def test_a_write_after_a_load_goes_to_the_delta_and_never_joins_the_base_again(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = many_rows()
+    got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
+    base = got.lexical._base
+    joins: list[int] = []
+    joined = Postings.joined
+    monkeypatch.setattr(Postings, "joined", lambda parts, spill=None: joins.append(1) or joined(parts, spill))
+    expected = UserIndex.from_rows(rows)
+    for k in range(3):  # a write then a recall, as each chat turn does
+        late = rows_of([turn("s99", "Bob", f"A violin by the lake {k}.", NOW + 10**7 + k)], 10_000 + k)
+        got.apply(IndexChanges(late, [], 1 + k, ""))
+        expected.apply(IndexChanges(late, [], 1 + k, ""))
+        stems = tokens("violin lake")
+        np.testing.assert_array_equal(
+            got.lexical.scores(stems, (1.5, 1.0, 1.0), len(got)),
+            expected.lexical.scores(stems, (1.5, 1.0, 1.0), len(expected)),
+        )
+    assert joins == [] and got.lexical._pending == []
+    assert got.lexical._base is base  # the mapped base is kept, not copied into memory
+    assert len(got.lexical._delta) == 3
+
+
+def test_a_put_of_new_slots_after_a_compaction_goes_to_the_delta() -> None:
+    rng = np.random.default_rng(7)
+    documents = [(" ".join(rng.choice(WORDS, 4)), "", "") for _ in range(30)]
+    index = LexicalIndex()
+    index.put(list(range(20)), documents[:20])
+    index.drop(3)
+    index.compact(np.array([i for i in range(20) if i != 3]))
+    base = index._base
+    index.put([19], [documents[20]])
+    assert index._pending == [] and index._base is base and list(index._delta) == [19]

@@ -422,6 +422,7 @@ class UserIndex:
         touched: dict[str, list[int]] = {}
         if spill is not None and rows >= SPILL_AT and VECTOR_DTYPE == np.float32:
             index._spill_to = spill
+        index.lexical.loading()
         for page in chunks:
             index._put_rows(page, touched)
         index._first(touched)

@@ -372,8 +372,12 @@ class LexicalIndex:
         self._delta_postings: Postings | None = None
         self._pending: list[Run] = []
         """Postings of documents appended after every slot the base holds, by batch
-        (``put`` of new slots in order: a load a page at a time), joined into the base once
-        anything else reads or writes it (``_join``): no merge a batch."""
+        (``put`` of new slots in order during a load, a page at a time: ``loading``), joined
+        into the base once anything else reads or writes it (``_join``): no merge a batch."""
+        self._loading = False
+        """Whether a load is under way (``loading`` to ``settle``): only then does a ``put``
+        of new slots in order go to ``_pending``. Outside a load a new document goes to the
+        small ``_delta``: a pending batch would make the next query join (copy) the whole base."""
         self._end = 0
         """One past the last slot the base and the pending postings hold."""
         self._norm = np.zeros(0)
@@ -447,6 +451,7 @@ class LexicalIndex:
         fresh = self._base is None and not self._delta and self._live_count == 0
         appended = (
             not fresh
+            and self._loading
             and not self._delta
             and int(slots[0]) >= self._end
             and (len(slots) == 1 or bool(np.all(np.diff(slots) > 0)))
@@ -589,10 +594,17 @@ class LexicalIndex:
             return Postings.build(_NO_SLOTS.astype(np.int64), _NO_SLOTS.astype(np.int64), _NO_COUNTS, n_columns)
         return Postings.build(np.concatenate(slots), np.concatenate(columns), np.concatenate(counts), n_columns)
 
+    def loading(self) -> None:
+        """Begin a load (``UserIndex.from_chunks``): until ``settle``, a ``put`` of new slots
+        after every slot held, in order, is kept as a batch and joined once, not merged."""
+        self._loading = True
+
     def settle(self, spill: str | os.PathLike[str] | None = None) -> None:
-        """Join the postings of documents appended in order (a load a page at a time) into
-        one, now rather than at the first query (``_join``); ``spill``: a folder where they
-        are written and read from through a read-only memory map (``Postings.joined``)."""
+        """End a load (``loading``): join the postings of documents appended in order (a load
+        a page at a time) into one, now rather than at the first query (``_join``); ``spill``:
+        a folder where they are written and read from through a read-only memory map
+        (``Postings.joined``). Later writes go to the delta."""
+        self._loading = False
         self._join(spill)
 
     def _join(self, spill: str | os.PathLike[str] | None = None) -> None:
