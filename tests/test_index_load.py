@@ -4,8 +4,10 @@ its BM25 postings joined once from the pages; the index is the same as one built
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -183,3 +185,73 @@ def test_a_put_of_new_slots_after_a_compaction_goes_to_the_delta() -> None:
     base = index._base
     index.put([19], [documents[20]])
     assert index._pending == [] and index._base is base and list(index._delta) == [19]
+
+
+def _no_room(*args: Any, **kwargs: Any) -> Any:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+class _FullFile:
+    """A temporary file whose writes fail as on a full device."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.closed = False
+        opened.append(self)
+
+    def write(self, data: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+opened: list[_FullFile] = []
+
+
+@pytest.mark.parametrize("failing", ["write", "second file", "first file"])
+def test_a_load_whose_postings_spill_has_no_room_holds_them_in_memory(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    opened.clear()
+    if failing == "write":
+        monkeypatch.setattr(lexical, "tempfile", SimpleNamespace(TemporaryFile=_FullFile))
+    else:
+        made: list[Any] = []
+        real = lexical.tempfile.TemporaryFile
+
+        def second_fails(*args: Any, **kwargs: Any) -> Any:
+            if failing == "first file" or made:
+                _no_room()
+            made.append(real(*args, **kwargs))
+            return made[-1]
+
+        monkeypatch.setattr(lexical, "tempfile", SimpleNamespace(TemporaryFile=second_fails))
+    rows = many_rows()
+    got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
+    assert isinstance(got._store["turn"], MappedRows)  # the vectors' spill was made: the postings' alone failed
+    assert not isinstance(got.lexical._base.indices, np.memmap)  # type: ignore[union-attr]
+    assert_same_index(got, UserIndex.from_rows(rows))
+    if failing == "write":
+        assert len(opened) == 2 and all(f.closed for f in opened)
+    if failing == "second file":
+        assert len(made) == 1 and made[0].closed
+
+
+def test_a_join_that_fails_keeps_the_pending_postings(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    documents = [(" ".join(rng.choice(WORDS, 3)), "", "") for _ in range(20)]
+    index = LexicalIndex()
+    index.loading()
+    for start in range(0, 20, 5):
+        index.put(list(range(start, start + 5)), documents[start : start + 5])
+    pending = list(index._pending)
+    joined = Postings.joined
+    monkeypatch.setattr(Postings, "joined", _no_room)
+    with pytest.raises(OSError):
+        index.settle()
+    assert index._pending == pending
+    monkeypatch.setattr(Postings, "joined", joined)
+    whole = LexicalIndex()
+    whole.put(list(range(20)), documents)
+    stems = tokens("painting lake")
+    np.testing.assert_array_equal(index.scores(stems, (1.0, 1.0, 1.0), 20), whole.scores(stems, (1.0, 1.0, 1.0), 20))
