@@ -18,6 +18,7 @@ from test_index_incremental import rows_of, turn
 from memcli.store import index as index_module
 from memcli.store import snapshot
 from memcli.store.index import IndexChanges, MappedRows, UserIndex
+from memcli.store.space import RESERVE, ROOM_FLOOR
 from memcli.text import lexical
 from memcli.text.lexical import LexicalIndex, Postings, Run, tokens
 
@@ -255,3 +256,34 @@ def test_a_join_that_fails_keeps_the_pending_postings(monkeypatch: pytest.Monkey
     whole.put(list(range(20)), documents)
     stems = tokens("painting lake")
     np.testing.assert_array_equal(index.scores(stems, (1.0, 1.0, 1.0), 20), whole.scores(stems, (1.0, 1.0, 1.0), 20))
+
+
+@pytest.mark.parametrize(("free_mb", "spilled"), [(1, False), (10_000, True)])
+def test_a_load_spills_its_vectors_only_with_twice_their_room_free(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, free_mb: int, spilled: bool
+) -> None:
+    class Found:
+        f_bavail, f_frsize = free_mb << 8, 4096
+
+    monkeypatch.setattr(os, "statvfs", lambda folder: Found())
+    rows = many_rows()
+    got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
+    assert isinstance(got._store["turn"], MappedRows) is spilled
+    assert_same_index(got, UserIndex.from_rows(rows))
+
+
+def test_a_spill_needs_twice_its_files_and_the_store_floor_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows, dimension = 1000, 384
+    needed = 2 * rows * dimension * 4
+    for free, made in ((2 * needed + ROOM_FLOOR + RESERVE - 4096, False), (2 * needed + ROOM_FLOOR + RESERVE, True)):
+
+        class Found:
+            f_bavail, f_frsize = free // 4096, 4096
+
+        monkeypatch.setattr(os, "statvfs", lambda folder, found=Found: found())
+        spill = index_module._Spill.make(tmp_path, rows, dimension)
+        assert (spill is not None) is made
+        if spill is not None:
+            spill.close()

@@ -7,18 +7,23 @@ reads worked out once per row, brought up to date from the rows a write changed
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from memcli.dates import says_when
 from memcli.memory import Kind
+from memcli.store.space import RESERVE, ROOM_FLOOR, free_bytes
 from memcli.text.lexical import LexicalIndex
+
+log = logging.getLogger(__name__)
 
 VECTOR_DTYPE = np.float32
 """The type of the vectors a ``UserIndex`` holds in memory. float16 would halve their
@@ -95,7 +100,20 @@ class _Spill:
     @classmethod
     def make(cls, folder: str | os.PathLike[str], rows: int, dimension: int) -> _Spill | None:
         """A spill of ``rows`` rows of ``dimension`` float32 in ``folder``, or None when
-        the files cannot be made or the device has no room for them."""
+        the files cannot be made or the device has no room for them: it must have twice
+        what the spill takes free (the snapshot written after the load takes as much
+        again), ``ROOM_FLOOR`` and the store's ``RESERVE`` besides."""
+        needed = len(UserIndex._VECTORS) * rows * dimension * 4
+        free = free_bytes(Path(folder))
+        if free is not None and free < 2 * needed + ROOM_FLOOR + RESERVE:
+            log.info(
+                "a load of %d rows keeps its vectors in memory: %d MB free in %s, %d MB wanted",
+                rows,
+                free >> 20,
+                folder,
+                (2 * needed + ROOM_FLOOR + RESERVE) >> 20,
+            )
+            return None
         files: dict[str, Any] = {}
         try:
             for name in UserIndex._VECTORS:
