@@ -4,8 +4,10 @@ its BM25 postings joined once from the pages; the index is the same as one built
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -287,3 +289,34 @@ def test_a_spill_needs_twice_its_files_and_the_store_floor_free(
         assert (spill is not None) is made
         if spill is not None:
             spill.close()
+
+
+def _deleted_files() -> int:
+    """Open descriptors of this process on unlinked files."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{fd}").endswith(" (deleted)")
+    return count
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, sqlite3.OperationalError])
+def test_a_load_that_fails_midway_closes_its_spill(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]
+) -> None:
+    made: list[Any] = []
+    make = index_module._Spill.make
+    monkeypatch.setattr(index_module._Spill, "make", lambda *a: made.append(make(*a)) or made[-1])
+    rows = many_rows()
+
+    def chunks() -> Any:
+        yield from pages(rows, 7)[:3]
+        raise error("disk I/O error")
+
+    before = _deleted_files()
+    with pytest.raises(error):
+        UserIndex.from_chunks(chunks(), rows=len(rows), spill=tmp_path)
+    assert made and made[0] is not None
+    assert all(f.closed for f in made[0].files.values())
+    if os.path.isdir("/proc/self/fd"):
+        assert _deleted_files() == before

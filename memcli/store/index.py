@@ -434,17 +434,25 @@ class UserIndex:
         from ``SPILL_AT`` rows, the vectors are written as they come into unlinked files
         (``_Spill``) and then read through a copy-on-write memory map, as a snapshot's are,
         so that a big load never holds them in the process's own memory (3 GB at a million
-        rows with 384 dimensions); without room there, they are kept in memory."""
+        rows with 384 dimensions); without room there (``_Spill.make``), they are kept in
+        memory. An exception during the load (an interrupt included) closes the spill's
+        files before it goes up."""
         index = cls(0, seq, epoch)
         index._expected = rows + index.spare_rows(rows) if rows else 0
         touched: dict[str, list[int]] = {}
         if spill is not None and rows >= SPILL_AT and VECTOR_DTYPE == np.float32:
             index._spill_to = spill
         index.lexical.loading()
-        for page in chunks:
-            index._put_rows(page, touched)
-        index._first(touched)
-        index.lexical.settle(spill if index._spill is not None else None)
+        try:
+            for page in chunks:
+                index._put_rows(page, touched)
+            index._first(touched)
+            index.lexical.settle(spill if index._spill is not None else None)
+        except BaseException:  # an error or an interrupt: the spill's reserved room given back now, not at GC
+            if index._spill is not None:
+                index._spill.close()
+                index._spill = None
+            raise
         if index._spill is not None:
             spilled, index._spill = index._spill, None
             index._adopt(spilled.mapped())
