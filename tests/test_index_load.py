@@ -4,8 +4,12 @@ its BM25 postings joined once from the pages; the index is the same as one built
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -16,6 +20,7 @@ from test_index_incremental import rows_of, turn
 from memcli.store import index as index_module
 from memcli.store import snapshot
 from memcli.store.index import IndexChanges, MappedRows, UserIndex
+from memcli.store.space import RESERVE, ROOM_FLOOR
 from memcli.text import lexical
 from memcli.text.lexical import LexicalIndex, Postings, Run, tokens
 
@@ -125,6 +130,7 @@ def test_postings_appended_page_by_page_are_those_of_one_put() -> None:
     whole = LexicalIndex()
     whole.put(list(range(60)), documents)
     paged = LexicalIndex()
+    paged.loading()
     for start in range(0, 60, 9):  # pages in order: their postings wait, then are joined once
         paged.put(list(range(start, min(start + 9, 60))), documents[start : start + 9])
     assert len(paged._pending) > 1
@@ -146,3 +152,171 @@ def test_joined_postings_keep_each_columns_slots_ascending() -> None:
     assert joined.indptr.tolist() == [0, 3, 4, 6]
     assert joined.indices.tolist() == [0, 4, 6, 1, 5, 9]
     assert joined.counts.tolist() == [1, 2, 4, 3, 5, 6]
+
+
+def test_a_write_after_a_load_goes_to_the_delta_and_never_joins_the_base_again(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = many_rows()
+    got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
+    base = got.lexical._base
+    joins: list[int] = []
+    joined = Postings.joined
+    monkeypatch.setattr(Postings, "joined", lambda parts, spill=None: joins.append(1) or joined(parts, spill))
+    expected = UserIndex.from_rows(rows)
+    for k in range(3):  # a write then a recall, as each chat turn does
+        late = rows_of([turn("s99", "Bob", f"A violin by the lake {k}.", NOW + 10**7 + k)], 10_000 + k)
+        got.apply(IndexChanges(late, [], 1 + k, ""))
+        expected.apply(IndexChanges(late, [], 1 + k, ""))
+        stems = tokens("violin lake")
+        np.testing.assert_array_equal(
+            got.lexical.scores(stems, (1.5, 1.0, 1.0), len(got)),
+            expected.lexical.scores(stems, (1.5, 1.0, 1.0), len(expected)),
+        )
+    assert joins == [] and got.lexical._pending == []
+    assert got.lexical._base is base  # the mapped base is kept, not copied into memory
+    assert len(got.lexical._delta) == 3
+
+
+def test_a_put_of_new_slots_after_a_compaction_goes_to_the_delta() -> None:
+    rng = np.random.default_rng(7)
+    documents = [(" ".join(rng.choice(WORDS, 4)), "", "") for _ in range(30)]
+    index = LexicalIndex()
+    index.put(list(range(20)), documents[:20])
+    index.drop(3)
+    index.compact(np.array([i for i in range(20) if i != 3]))
+    base = index._base
+    index.put([19], [documents[20]])
+    assert index._pending == [] and index._base is base and list(index._delta) == [19]
+
+
+def _no_room(*args: Any, **kwargs: Any) -> Any:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+class _FullFile:
+    """A temporary file whose writes fail as on a full device."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.closed = False
+        opened.append(self)
+
+    def write(self, data: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+opened: list[_FullFile] = []
+
+
+@pytest.mark.parametrize("failing", ["write", "second file", "first file"])
+def test_a_load_whose_postings_spill_has_no_room_holds_them_in_memory(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    opened.clear()
+    if failing == "write":
+        monkeypatch.setattr(lexical, "tempfile", SimpleNamespace(TemporaryFile=_FullFile))
+    else:
+        made: list[Any] = []
+        real = lexical.tempfile.TemporaryFile
+
+        def second_fails(*args: Any, **kwargs: Any) -> Any:
+            if failing == "first file" or made:
+                _no_room()
+            made.append(real(*args, **kwargs))
+            return made[-1]
+
+        monkeypatch.setattr(lexical, "tempfile", SimpleNamespace(TemporaryFile=second_fails))
+    rows = many_rows()
+    got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
+    assert isinstance(got._store["turn"], MappedRows)  # the vectors' spill was made: the postings' alone failed
+    assert not isinstance(got.lexical._base.indices, np.memmap)  # type: ignore[union-attr]
+    assert_same_index(got, UserIndex.from_rows(rows))
+    if failing == "write":
+        assert len(opened) == 2 and all(f.closed for f in opened)
+    if failing == "second file":
+        assert len(made) == 1 and made[0].closed
+
+
+def test_a_join_that_fails_keeps_the_pending_postings(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    documents = [(" ".join(rng.choice(WORDS, 3)), "", "") for _ in range(20)]
+    index = LexicalIndex()
+    index.loading()
+    for start in range(0, 20, 5):
+        index.put(list(range(start, start + 5)), documents[start : start + 5])
+    pending = list(index._pending)
+    joined = Postings.joined
+    monkeypatch.setattr(Postings, "joined", _no_room)
+    with pytest.raises(OSError):
+        index.settle()
+    assert index._pending == pending
+    monkeypatch.setattr(Postings, "joined", joined)
+    whole = LexicalIndex()
+    whole.put(list(range(20)), documents)
+    stems = tokens("painting lake")
+    np.testing.assert_array_equal(index.scores(stems, (1.0, 1.0, 1.0), 20), whole.scores(stems, (1.0, 1.0, 1.0), 20))
+
+
+@pytest.mark.parametrize(("free_mb", "spilled"), [(1, False), (10_000, True)])
+def test_a_load_spills_its_vectors_only_with_twice_their_room_free(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, free_mb: int, spilled: bool
+) -> None:
+    class Found:
+        f_bavail, f_frsize = free_mb << 8, 4096
+
+    monkeypatch.setattr(os, "statvfs", lambda folder: Found())
+    rows = many_rows()
+    got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
+    assert isinstance(got._store["turn"], MappedRows) is spilled
+    assert_same_index(got, UserIndex.from_rows(rows))
+
+
+def test_a_spill_needs_twice_its_files_and_the_store_floor_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows, dimension = 1000, 384
+    needed = 2 * rows * dimension * 4
+    for free, made in ((2 * needed + ROOM_FLOOR + RESERVE - 4096, False), (2 * needed + ROOM_FLOOR + RESERVE, True)):
+
+        class Found:
+            f_bavail, f_frsize = free // 4096, 4096
+
+        monkeypatch.setattr(os, "statvfs", lambda folder, found=Found: found())
+        spill = index_module._Spill.make(tmp_path, rows, dimension)
+        assert (spill is not None) is made
+        if spill is not None:
+            spill.close()
+
+
+def _deleted_files() -> int:
+    """Open descriptors of this process on unlinked files."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{fd}").endswith(" (deleted)")
+    return count
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, sqlite3.OperationalError])
+def test_a_load_that_fails_midway_closes_its_spill(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]
+) -> None:
+    made: list[Any] = []
+    make = index_module._Spill.make
+    monkeypatch.setattr(index_module._Spill, "make", lambda *a: made.append(make(*a)) or made[-1])
+    rows = many_rows()
+
+    def chunks() -> Any:
+        yield from pages(rows, 7)[:3]
+        raise error("disk I/O error")
+
+    before = _deleted_files()
+    with pytest.raises(error):
+        UserIndex.from_chunks(chunks(), rows=len(rows), spill=tmp_path)
+    assert made and made[0] is not None
+    assert all(f.closed for f in made[0].files.values())
+    if os.path.isdir("/proc/self/fd"):
+        assert _deleted_files() == before

@@ -7,18 +7,23 @@ reads worked out once per row, brought up to date from the rows a write changed
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from memcli.dates import says_when
 from memcli.memory import Kind
+from memcli.store.space import RESERVE, ROOM_FLOOR, free_bytes
 from memcli.text.lexical import LexicalIndex
+
+log = logging.getLogger(__name__)
 
 VECTOR_DTYPE = np.float32
 """The type of the vectors a ``UserIndex`` holds in memory. float16 would halve their
@@ -95,7 +100,20 @@ class _Spill:
     @classmethod
     def make(cls, folder: str | os.PathLike[str], rows: int, dimension: int) -> _Spill | None:
         """A spill of ``rows`` rows of ``dimension`` float32 in ``folder``, or None when
-        the files cannot be made or the device has no room for them."""
+        the files cannot be made or the device has no room for them: it must have twice
+        what the spill takes free (the snapshot written after the load takes as much
+        again), ``ROOM_FLOOR`` and the store's ``RESERVE`` besides."""
+        needed = len(UserIndex._VECTORS) * rows * dimension * 4
+        free = free_bytes(Path(folder))
+        if free is not None and free < 2 * needed + ROOM_FLOOR + RESERVE:
+            log.info(
+                "a load of %d rows keeps its vectors in memory: %d MB free in %s, %d MB wanted",
+                rows,
+                free >> 20,
+                folder,
+                (2 * needed + ROOM_FLOOR + RESERVE) >> 20,
+            )
+            return None
         files: dict[str, Any] = {}
         try:
             for name in UserIndex._VECTORS:
@@ -416,16 +434,25 @@ class UserIndex:
         from ``SPILL_AT`` rows, the vectors are written as they come into unlinked files
         (``_Spill``) and then read through a copy-on-write memory map, as a snapshot's are,
         so that a big load never holds them in the process's own memory (3 GB at a million
-        rows with 384 dimensions); without room there, they are kept in memory."""
+        rows with 384 dimensions); without room there (``_Spill.make``), they are kept in
+        memory. An exception during the load (an interrupt included) closes the spill's
+        files before it goes up."""
         index = cls(0, seq, epoch)
         index._expected = rows + index.spare_rows(rows) if rows else 0
         touched: dict[str, list[int]] = {}
         if spill is not None and rows >= SPILL_AT and VECTOR_DTYPE == np.float32:
             index._spill_to = spill
-        for page in chunks:
-            index._put_rows(page, touched)
-        index._first(touched)
-        index.lexical.settle(spill if index._spill is not None else None)
+        index.lexical.loading()
+        try:
+            for page in chunks:
+                index._put_rows(page, touched)
+            index._first(touched)
+            index.lexical.settle(spill if index._spill is not None else None)
+        except BaseException:  # an error or an interrupt: the spill's reserved room given back now, not at GC
+            if index._spill is not None:
+                index._spill.close()
+                index._spill = None
+            raise
         if index._spill is not None:
             spilled, index._spill = index._spill, None
             index._adopt(spilled.mapped())

@@ -38,7 +38,6 @@ few microseconds more.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 import os
@@ -226,7 +225,8 @@ class Postings:
         Empties ``parts``; the result keeps int32 slots and uint16 counts. ``spill``: a
         folder where the entries are written, a block of columns at a time, into two
         unlinked files then memory-mapped read-only, as a snapshot's are (a query maps in
-        its terms' pages alone), rather than held; without room there, they are held."""
+        its terms' pages alone), rather than held; without room there (the files cannot be
+        made or written, ENOSPC), they are held."""
         columns = max(p.width for p in parts)
         lengths = np.zeros(columns, dtype=np.int64)
         for p in parts:
@@ -235,49 +235,21 @@ class Postings:
         np.cumsum(lengths, out=indptr[1:])
         total = int(indptr[-1])
         starts = [np.cumsum(p.lengths, dtype=np.int64) - p.lengths for p in parts]
-        files: list[Any] = []
+        entries: tuple[np.ndarray, np.ndarray] | None = None
         if spill is not None and total:
-            with contextlib.suppress(OSError):
-                files = [tempfile.TemporaryFile(dir=spill) for _ in range(2)]
-        if files:
-            indices: np.ndarray = np.empty(min(total, JOIN_BLOCK), dtype=np.int32)
-            counts: np.ndarray = np.empty(len(indices), dtype=np.uint16)
-        else:
-            indices, counts = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.uint16)
-        try:
-            first = 0
-            while first < columns:  # a block of columns: their entries at most JOIN_BLOCK (or one column)
-                last = max(first + 1, int(np.searchsorted(indptr, indptr[first] + JOIN_BLOCK, side="right")) - 1)
-                last = min(last, columns)
-                origin = 0 if not files else int(indptr[first])
-                size = int(indptr[last]) - int(indptr[first])
-                if files and size > len(indices):
-                    indices, counts = np.empty(size, dtype=np.int32), np.empty(size, dtype=np.uint16)
-                filled = indptr[first:last] - origin  # where the next part's entries of each column go
-                for p, at in zip(parts, starts):
-                    lo, hi = np.searchsorted(p.columns, [first, last])
-                    if lo == hi:
-                        continue
-                    own, begin = p.lengths[lo:hi], int(at[lo])
-                    end = int(at[hi - 1]) + int(own[-1])
-                    # each entry's place: its column's fill point, plus its rank within its column in the part
-                    where = np.repeat(filled[p.columns[lo:hi] - first] - (at[lo:hi] - begin), own)
-                    where += np.arange(end - begin)
-                    indices[where], counts[where] = p.slots(begin, end), p.counts[begin:end]
-                    filled[p.columns[lo:hi] - first] += own
+            files = _spill_files(spill)
+            try:
                 if files:
-                    files[0].write(memoryview(indices[:size]).cast("B"))
-                    files[1].write(memoryview(counts[:size]).cast("B"))
-                first = last
-            parts.clear()
-            if files:
+                    entries = _fill(parts, starts, indptr, files)
+            except OSError:  # no room on the device (ENOSPC) or no map: held in memory
+                entries = None
+            finally:
                 for f in files:
-                    f.flush()
-                indices = np.memmap(files[0], dtype=np.int32, mode="r", shape=(total,))
-                counts = np.memmap(files[1], dtype=np.uint16, mode="r", shape=(total,))
-        finally:
-            for f in files:
-                f.close()
+                    f.close()
+        if entries is None:
+            entries = _fill(parts, starts, indptr, [])
+        parts.clear()
+        indices, counts = entries
         return cls(indptr, indices, counts)
 
     @classmethod
@@ -343,6 +315,68 @@ class Run:
 JOIN_BLOCK = 1 << 22
 """Entries ``Postings.joined`` writes to its files at a time (24 MB)."""
 
+
+def _spill_files(folder: str | os.PathLike[str]) -> list[Any]:
+    """Two unlinked files in ``folder`` for ``Postings.joined``; none when either cannot be made."""
+    files: list[Any] = []
+    try:
+        for _ in range(2):
+            files.append(tempfile.TemporaryFile(dir=folder))
+    except OSError:
+        for f in files:
+            f.close()
+        return []
+    return files
+
+
+def _fill(
+    parts: list[Run], starts: list[np.ndarray], indptr: np.ndarray, files: list[Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of ``parts`` column by column (``Postings.joined``): slots int32 and
+    counts uint16, each of ``indptr[-1]`` entries. With ``files`` (two), written to them a
+    block of columns at a time and returned as read-only memory maps of them (the files may
+    then be closed); without, held. ``parts`` are left as they were. Raises OSError (the
+    files: no room on their device, or no map)."""
+    columns, total = len(indptr) - 1, int(indptr[-1])
+    if files:
+        indices: np.ndarray = np.empty(min(total, JOIN_BLOCK), dtype=np.int32)
+        counts: np.ndarray = np.empty(len(indices), dtype=np.uint16)
+    else:
+        indices, counts = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.uint16)
+    first = 0
+    while first < columns:  # a block of columns: their entries at most JOIN_BLOCK (or one column)
+        last = max(first + 1, int(np.searchsorted(indptr, indptr[first] + JOIN_BLOCK, side="right")) - 1)
+        last = min(last, columns)
+        origin = 0 if not files else int(indptr[first])
+        size = int(indptr[last]) - int(indptr[first])
+        if files and size > len(indices):
+            indices, counts = np.empty(size, dtype=np.int32), np.empty(size, dtype=np.uint16)
+        filled = indptr[first:last] - origin  # where the next part's entries of each column go
+        for p, at in zip(parts, starts):
+            lo, hi = np.searchsorted(p.columns, [first, last])
+            if lo == hi:
+                continue
+            own, begin = p.lengths[lo:hi], int(at[lo])
+            end = int(at[hi - 1]) + int(own[-1])
+            # each entry's place: its column's fill point, plus its rank within its column in the part
+            where = np.repeat(filled[p.columns[lo:hi] - first] - (at[lo:hi] - begin), own)
+            where += np.arange(end - begin)
+            indices[where], counts[where] = p.slots(begin, end), p.counts[begin:end]
+            filled[p.columns[lo:hi] - first] += own
+        if files:
+            files[0].write(memoryview(indices[:size]).cast("B"))
+            files[1].write(memoryview(counts[:size]).cast("B"))
+        first = last
+    if not files:
+        return indices, counts
+    for f in files:
+        f.flush()
+    return (
+        np.memmap(files[0], dtype=np.int32, mode="r", shape=(total,)),
+        np.memmap(files[1], dtype=np.uint16, mode="r", shape=(total,)),
+    )
+
+
 _NO_SLOTS = np.zeros(0, dtype=np.int32)
 _NO_COUNTS = np.zeros(0, dtype=np.uint16)
 
@@ -372,8 +406,12 @@ class LexicalIndex:
         self._delta_postings: Postings | None = None
         self._pending: list[Run] = []
         """Postings of documents appended after every slot the base holds, by batch
-        (``put`` of new slots in order: a load a page at a time), joined into the base once
-        anything else reads or writes it (``_join``): no merge a batch."""
+        (``put`` of new slots in order during a load, a page at a time: ``loading``), joined
+        into the base once anything else reads or writes it (``_join``): no merge a batch."""
+        self._loading = False
+        """Whether a load is under way (``loading`` to ``settle``): only then does a ``put``
+        of new slots in order go to ``_pending``. Outside a load a new document goes to the
+        small ``_delta``: a pending batch would make the next query join (copy) the whole base."""
         self._end = 0
         """One past the last slot the base and the pending postings hold."""
         self._norm = np.zeros(0)
@@ -447,6 +485,7 @@ class LexicalIndex:
         fresh = self._base is None and not self._delta and self._live_count == 0
         appended = (
             not fresh
+            and self._loading
             and not self._delta
             and int(slots[0]) >= self._end
             and (len(slots) == 1 or bool(np.all(np.diff(slots) > 0)))
@@ -589,18 +628,26 @@ class LexicalIndex:
             return Postings.build(_NO_SLOTS.astype(np.int64), _NO_SLOTS.astype(np.int64), _NO_COUNTS, n_columns)
         return Postings.build(np.concatenate(slots), np.concatenate(columns), np.concatenate(counts), n_columns)
 
+    def loading(self) -> None:
+        """Begin a load (``UserIndex.from_chunks``): until ``settle``, a ``put`` of new slots
+        after every slot held, in order, is kept as a batch and joined once, not merged."""
+        self._loading = True
+
     def settle(self, spill: str | os.PathLike[str] | None = None) -> None:
-        """Join the postings of documents appended in order (a load a page at a time) into
-        one, now rather than at the first query (``_join``); ``spill``: a folder where they
-        are written and read from through a read-only memory map (``Postings.joined``)."""
+        """End a load (``loading``): join the postings of documents appended in order (a load
+        a page at a time) into one, now rather than at the first query (``_join``); ``spill``:
+        a folder where they are written and read from through a read-only memory map
+        (``Postings.joined``). Later writes go to the delta."""
+        self._loading = False
         self._join(spill)
 
     def _join(self, spill: str | os.PathLike[str] | None = None) -> None:
-        """Join the pending postings (documents appended in order) into the base."""
+        """Join the pending postings (documents appended in order) into the base. The
+        pending postings are let go only once the join is made (an error keeps them)."""
         if self._pending:
-            parts = [Run.of(self._base), *self._pending] if self._base is not None else self._pending
-            self._pending = []
-            self._base = Postings.joined(parts, spill)
+            parts = [Run.of(self._base), *self._pending] if self._base is not None else list(self._pending)
+            joined = Postings.joined(parts, spill)
+            self._base, self._pending = joined, []
             self._delta_postings = None
 
     def _merge(self) -> None:
