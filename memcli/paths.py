@@ -120,9 +120,11 @@ class Paths:
 
     @property
     def prompt_states_dir(self) -> Path:
-        """Where the chat model keeps the evaluated state of chat openings across the
-        service's restarts (``memcli.models.llm.OPENING_STATES``): a cache of what the person
-        told memcli, emptied when a memory is deleted for good (``drop_prompt_states``)."""
+        """Where the chat model keeps the evaluated state of chat openings (their
+        instructions, portrait and running memory) across the service's restarts: a cache
+        of what you told memcli, emptied when a memory is deleted for good.
+
+        ``memcli.models.llm.OPENING_STATES``; emptied by ``drop_prompt_states``."""
         return self.model_dir / PROMPT_STATES
 
     def as_dict(self) -> dict[str, str]:
@@ -138,6 +140,7 @@ class Paths:
             "pending_dir": str(self.pending_dir),
             "cache_dir": str(self.cache_dir),
             "model_dir": str(self.model_dir),
+            "prompt_states_dir": str(self.prompt_states_dir),
             "state_dir": str(self.state_dir),
             "run_dir": str(self.run_dir),
             "socket": str(self.socket),

@@ -558,6 +558,9 @@ class PathsResult(Out):
     pending_dir: str = Field(description="the journal of what was said and is not stored yet")
     cache_dir: str
     model_dir: str
+    prompt_states_dir: str = Field(
+        description="the chat openings' evaluated states: a cache, emptied by a delete for good"
+    )
     state_dir: str
     run_dir: str = Field(description="the service's private directory")
     socket: str
