@@ -88,7 +88,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken_date
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
@@ -631,29 +631,28 @@ _VALUE_KIND_WORDS = (
 """Words naming the kind of value a question asks ("what's my blood type?", "what model is
 my car?"): a note that does not hold the word answers only by stating such a value, which
 an extractive answer cannot tell."""
-_VALUE_KINDS: frozenset[str] = frozenset()
+
+
+@cache
+def _kind_words(listed: str) -> frozenset[str]:
+    """The words of ``listed`` (``_VALUE_KIND_WORDS``, ``_COUNTED_KIND_WORDS``) as ``words``
+    reads them, each word whole besides (made at first use, kept)."""
+    return frozenset(w for word in listed.split() for w in {*tokens(word), word})
 
 
 def _value_kinds() -> frozenset[str]:
-    """``_VALUE_KIND_WORDS`` as ``words`` reads them (made at first use)."""
-    global _VALUE_KINDS
-    if not _VALUE_KINDS:
-        _VALUE_KINDS = frozenset(w for word in _VALUE_KIND_WORDS.split() for w in {*tokens(word), word})
-    return _VALUE_KINDS
+    """``_VALUE_KIND_WORDS`` as ``words`` reads them."""
+    return _kind_words(_VALUE_KIND_WORDS)
 
 
 _COUNTED_KIND_WORDS = "size dose dosage 尺码 剂量"
 """Those of ``_VALUE_KIND_WORDS`` whose value is an amount: a note stating a number may state
 it ("Vit D 1000 IU daily" for "what dose of vitamin D …?")."""
-_COUNTED_KINDS: frozenset[str] = frozenset()
 
 
 def _counted_kinds() -> frozenset[str]:
-    """``_COUNTED_KIND_WORDS`` as ``words`` reads them (made at first use)."""
-    global _COUNTED_KINDS
-    if not _COUNTED_KINDS:
-        _COUNTED_KINDS = frozenset(w for word in _COUNTED_KIND_WORDS.split() for w in {*tokens(word), word})
-    return _COUNTED_KINDS
+    """``_COUNTED_KIND_WORDS`` as ``words`` reads them."""
+    return _kind_words(_COUNTED_KIND_WORDS)
 
 
 def names_something_else(question: str, text: str) -> bool:
