@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -573,6 +573,16 @@ STATE_MAGIC = b"memcli prompt state 1\n"
 by, its tokens), then llama.cpp's state of sequence 0 (``llama_state_seq_get_data``)."""
 
 
+def _state_header(file: BinaryIO) -> dict[str, Any] | None:
+    """The header of a kept opening's file (``STATE_MAGIC``, then a JSON line: the model it
+    was evaluated by, its tokens, when its messages were made), read from ``file`` open at
+    its start; None when the file is not one. Raises OSError, ValueError (a damaged header)."""
+    if file.readline() != STATE_MAGIC:
+        return None
+    header = json.loads(file.readline())
+    return header if isinstance(header, dict) else None
+
+
 def _model_identity(path: Path, n_ctx: int) -> str:
     """What an evaluated state is valid for: the GGUF file (its path, size and modification
     time), the context size and llama-cpp-python's version (whose llama.cpp wrote it)."""
@@ -1024,9 +1034,9 @@ class LlamaCppModel:
             return None
         try:
             with path.open("rb") as f:
-                if f.readline() != STATE_MAGIC:
+                header = _state_header(f)
+                if header is None:
                     return None
-                header = json.loads(f.readline())
                 data = f.read()
             with contextlib.suppress(OSError):  # a read-only cache serves all the same
                 os.utime(path)  # the most recently used are the ones kept
@@ -1035,7 +1045,7 @@ class LlamaCppModel:
         except (OSError, ValueError) as exc:
             log.info("a chat opening's state on disk is unreadable: %s", exc)
             return None
-        if not isinstance(header, dict) or header.get("model") != self._identity or header.get("tokens") != tokens:
+        if header.get("model") != self._identity or header.get("tokens") != tokens:
             return None
         if not isinstance(asked := header.get("asked"), (int, float)) or asked <= prompt_states_dropped_at(path.parent):
             return None  # made of memories as they were before a delete for good
@@ -1051,12 +1061,10 @@ class LlamaCppModel:
         for path in self._states_dir.glob("*.state"):
             try:
                 with path.open("rb") as f:
-                    if f.readline() != STATE_MAGIC:
-                        continue
-                    header = json.loads(f.readline())
+                    header = _state_header(f)
             except (OSError, ValueError):
                 continue
-            if not isinstance(header, dict) or header.get("model") != self._identity:
+            if header is None or header.get("model") != self._identity:
                 continue
             opening = header.get("tokens")
             if (
