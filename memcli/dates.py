@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import re
 import threading
@@ -334,8 +335,21 @@ _jionlp: Any = None
 _JIO_LOCK = threading.Lock()
 
 
+_JIO_LOG = logging.getLogger("memcli.dates.jionlp")
+"""Where JioNLP's time parser logs: nowhere (see ``_jio``)."""
+_JIO_LOG.addHandler(logging.NullHandler())
+_JIO_LOG.propagate = False
+
+
 def _jio() -> Any:
-    """JioNLP, imported once; its import prints a banner on stdout, which is data here."""
+    """JioNLP, imported once, made quiet.
+
+    Its import prints a banner on stdout, which is data here. Its time parser logs a full
+    traceback for every phrase it cannot read ("几号", "几点") with the module function
+    ``logging.error``, which also installs a handler on the root logger (``basicConfig``):
+    a question such as "房租每个月几号交?" then printed tracebacks on stderr, where a script
+    reads status. The parser's module name ``logging`` is given a logger that keeps them.
+    """
     global _jionlp
     if _jionlp is None:
         with _JIO_LOCK:
@@ -343,7 +357,9 @@ def _jio() -> Any:
                 with contextlib.redirect_stdout(io.StringIO()):
                     # thin client: JioNLP takes about 2 s to import, and memcli starts at every TAB press
                     import jionlp
+                    from jionlp.gadget import time_parser
 
+                time_parser.logging = _JIO_LOG  # it calls only logging.error, which a Logger has
                 _jionlp = jionlp
     return _jionlp
 

@@ -212,3 +212,21 @@ def test_an_imported_relative_date_is_not_read_against_today() -> None:
 )
 def test_a_day_of_the_month_alone_is_the_latest_such_day_up_to_now(query: str, first: tuple[int, int, int]) -> None:
     assert spans(query) == [("day", day(*first), day(*first) + DAY - 1)]
+
+
+def test_a_chinese_phrase_the_time_parser_cannot_read_prints_nothing_on_stderr() -> None:
+    """JioNLP logs a traceback for "几号" through the root logger; stderr is status, and a
+    script's `memcli ask "房租每个月几号交?"` must not get tracebacks there. In a fresh
+    process, since pytest's own log handlers would hide the root logger's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging, time\n"
+        "from memcli.dates import query_dates\n"
+        "query_dates('房租每个月几号交？', time.time())\n"
+        "print(len(logging.getLogger().handlers))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stderr == ""
+    assert done.stdout.strip() == "0"  # no handler left on the root logger either
