@@ -278,10 +278,6 @@ def export(model_dir: Path, out: Path) -> str:
     private_dir(out.parent)
     try:
         with FileLock(str(out) + ".lock", timeout=0, mode=0o600):
-            if out.is_file() and not tokenizer_file(out).is_file():  # made before exports kept their tokenizer
-                tokens = out.with_name(f".{out.name}.{os.getpid()}.tmp.tokenizer.json")
-                _write_tokenizer(model_dir, tokens)
-                os.replace(tokens, tokenizer_file(out))
             if out.is_file() or rejected_file(out).is_file():
                 return "exported" if out.is_file() else rejected_file(out).read_text(encoding="utf-8")
             _remove_stale(out)
