@@ -21,6 +21,7 @@ from memcli.models.embedding_export import (
     export,
     export_file,
     rejected_file,
+    tokenizer_file,
     unsupported,
 )
 
@@ -52,7 +53,44 @@ def test_the_first_load_exports_the_model_in_the_background(made: tuple[Path, li
     assert file.is_file()
     assert file.stat().st_mode & 0o777 == 0o600
     assert not rejected_file(file).exists()
-    assert not list(exports.glob(".*.tmp")), "a temporary export was left behind"
+    assert not list(exports.glob(".*.tmp*")), "a temporary export was left behind"
+
+
+@pytest.mark.integration
+def test_the_export_keeps_a_tokenizer_set_as_it_runs(made: tuple[Path, list[list[float]]]) -> None:
+    """The packaged tokenizer.json pads and truncates at 128 tokens; the model runs on 256."""
+    exports, _ = made
+    tokens = tokenizer_file(export_file(exports, Embedder().identity))
+    assert tokens.is_file() and tokens.stat().st_mode & 0o777 == 0o600
+    settings = json.loads(tokens.read_text(encoding="utf-8"))
+    assert settings["truncation"]["max_length"] == 256
+    assert settings["padding"] is None
+
+
+@pytest.mark.integration
+def test_the_torch_path_embeds_as_sentence_transformers_without_importing_it() -> None:
+    """The first load in a new home runs the transformer through transformers alone: the
+    same vectors (to 1e-6 in cosine) as sentence-transformers gives, a CPU-second sooner."""
+    script = (
+        "import json, sys\n"
+        "from memcli.models.embedding import Embedder\n"
+        "e = Embedder()\n"
+        f"v = e.embed({TEXTS!r})\n"
+        "print(json.dumps({'runtime': e.runtime, 'st': 'sentence_transformers' in sys.modules,"
+        " 'dimension': e.dimension, 'vectors': v}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["runtime"] == "torch" and not found["st"]
+    assert done.stderr == "", "loading printed something (a progress bar)"
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(default_embedder_path()), device="cpu", local_files_only=True)
+    expected = model.encode(TEXTS, normalize_embeddings=True, show_progress_bar=False)
+    got = np.asarray(found["vectors"])
+    assert got.shape == expected.shape and found["dimension"] == expected.shape[1]
+    assert (got * expected).sum(axis=1).min() > 1 - 1e-6
 
 
 @pytest.mark.integration

@@ -632,3 +632,45 @@ def test_the_warm_up_waits_for_a_quiet_service_before_importing_chroma(paths: Pa
     service._stopping.set()
     stopping.join(5)
     assert waited == [True, False]
+
+
+def test_an_import_starts_loading_the_embedder_as_it_arrives(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service started by ``memcli import`` loads its embedder beside the import's
+    reading of the file, not after the file is read (nor only once it is answered)."""
+    from conftest import FakeEmbedder
+
+    from memcli.config import load_settings
+    from memcli.library import engine_files
+    from memcli.transport import service as service_module
+
+    warmed = threading.Event()
+
+    class Watched(FakeEmbedder):
+        def embed_one(self, text: str) -> list[float]:
+            if threading.current_thread().name == "warm-up":
+                warmed.set()
+            return super().embed_one(text)
+
+    seen: list[bool] = []
+    reading = engine_files.open_records
+
+    def slow_read(*args: Any, **kwargs: Any) -> Any:
+        seen.append(warmed.wait(10))  # the file is read while the embedder loads, or not
+        return reading(*args, **kwargs)
+
+    monkeypatch.setattr(engine_files, "open_records", slow_read)
+    monkeypatch.setattr(service_module, "WARM_UP_AFTER", 60.0)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The allotment needs watering.\n\nMy sister moved to Porto.\n")
+    service = service_module.Service(paths, load_settings(paths), embedder=Watched())
+    thread = threading.Thread(target=service.serve, daemon=True)
+    thread.start()
+    try:
+        _wait(lambda: ServiceClient(paths).connect() is not None, what="the service")
+        assert request(paths, "import", path=str(notes))["added"] == 2
+        assert seen == [True], "the embedder began to load only after the file was read"
+    finally:
+        service.stop()
+        thread.join(30)

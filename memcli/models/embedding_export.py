@@ -17,6 +17,7 @@ sentence-transformers models are.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -56,6 +57,24 @@ def export_file(exports: Path, identity: str) -> Path:
     return exports / f"{identity.replace('/', '_')}.onnx"
 
 
+def tokenizer_file(export: Path) -> Path:
+    """The tokenizer kept with ``export`` (``NAME.tokenizer.json`` beside ``NAME.onnx``):
+    the model's ``tokenizer.json`` set as the export is run, truncating at the model's
+    ``max_seq_length`` and padding nothing (all-MiniLM-L6-v2's own file pads and truncates
+    at 128 tokens while sentence-transformers runs the model on up to 256), so that any
+    reader of it tokenizes as the export expects."""
+    return export.with_name(export.name.removesuffix(".onnx") + ".tokenizer.json")
+
+
+def max_length(model_dir: Path) -> int:
+    """The tokens sentence-transformers runs the model at ``model_dir`` on at most: its
+    ``max_seq_length`` (sentence_bert_config.json), else its tokenizer's
+    ``model_max_length``, else 512."""
+    settings = _read_json(model_dir / "sentence_bert_config.json") or {}
+    tokenizer_config = _read_json(model_dir / "tokenizer_config.json") or {}
+    return int(settings.get("max_seq_length") or tokenizer_config.get("model_max_length") or 512)
+
+
 def rejected_file(export: Path) -> Path:
     """The note that says why ``export`` could not be made (no new attempt is made)."""
     return export.with_name(export.name + ".rejected")
@@ -90,47 +109,35 @@ def unsupported(model_dir: Path) -> str | None:
     return None
 
 
-class OnnxEncoder:
-    """Embeds texts with an ONNX export and the model's own fast tokenizer: the vectors
-    sentence-transformers gives (unit length, mean pooled), without torch.
-
-    ``model_dir``: the sentence-transformers directory (tokenizer, maximum length,
-    prompts, lower-casing); ``export``: its ONNX file. Raises OSError or ONNX Runtime's
-    errors for a missing or unreadable file.
+class TokenizedEncoder:
+    """What the encoders without sentence-transformers share: the model's own fast
+    tokenizer, set as sentence-transformers sets it (truncation at the model's
+    ``max_seq_length``, no fixed padding, lower-casing, prompts), and the padding of a
+    batch. ``tokenizer_file``: the tokenizer to read (default: the model's
+    ``tokenizer.json``). Raises OSError or the tokenizers library's errors for a missing
+    or unreadable file.
     """
 
-    def __init__(self, model_dir: Path, export: Path) -> None:
-        # heavy library: onnxruntime (0.15 s) and tokenizers, only when the export is used
-        import onnxruntime
+    def __init__(self, model_dir: Path, tokenizer_file: Path | None = None) -> None:
+        # heavy library: tokenizers, only when an encoder is made
         from tokenizers import Tokenizer
 
         settings = _read_json(model_dir / "sentence_bert_config.json") or {}
         config = _read_json(model_dir / "config_sentence_transformers.json") or {}
         tokenizer_config = _read_json(model_dir / "tokenizer_config.json") or {}
+        # an export's own tokenizer (``tokenizer_file``) is set so already; a model's may not be
         self.lower_case = bool(settings.get("do_lower_case", False))
         self.prompts: dict[str, str] = dict(config.get("prompts") or {})
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        length = int(settings.get("max_seq_length") or tokenizer_config.get("model_max_length") or 512)
-        self.tokenizer.enable_truncation(max_length=length)
-        self.tokenizer.no_padding()  # a tokenizer.json may pad to a fixed length: ``run`` pads a batch itself
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file or model_dir / "tokenizer.json"))
+        self.length = max_length(model_dir)
+        """Tokens a text is truncated to (sentence-transformers' ``max_seq_length``)."""
+        self.tokenizer.enable_truncation(max_length=self.length)
+        self.tokenizer.no_padding()  # a tokenizer.json may pad to a fixed length: ``padded`` pads a batch itself
         pad = tokenizer_config.get("pad_token")
         pad = pad.get("content") if isinstance(pad, dict) else pad
         pad_id = self.tokenizer.token_to_id(pad) if isinstance(pad, str) else None
         self.pad_id = pad_id or 0
         """The token a shorter text of a batch is padded with (its attention mask 0)."""
-        options = onnxruntime.SessionOptions()
-        threads = os.environ.get("OMP_NUM_THREADS", "")
-        if threads.isdigit():
-            options.intra_op_num_threads = int(threads)
-        options.log_severity_level = 3
-        # Threads that wait spinning after a run (onnxruntime's default) take the other core
-        # from what follows the query's encoding: recall's scan of a million memories ran
-        # 1.7 times as long (121 ms CPU against 73 ms a recall, load 3.5). They sleep instead.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        self.session = onnxruntime.InferenceSession(str(export), options, providers=["CPUExecutionProvider"])
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        self.dimension = int(self.session.get_outputs()[0].shape[-1])
 
     def prompt(self, role: str) -> str:
         """The text the model's config puts before a text of ``role`` ("query" or
@@ -150,9 +157,9 @@ class OnnxEncoder:
         # unpadded: ``run`` pads a batch, so a text's own encoding keeps its length
         return self.tokenizer.encode_batch(batch)
 
-    def run(self, encodings: Sequence[Any]) -> Any:
-        """Embed tokenized texts (``tokenize``), padded to the longest of them: an array of
-        shape (len(encodings), dimension), float32, each row a unit vector."""
+    def padded(self, encodings: Sequence[Any]) -> dict[str, Any]:
+        """``encodings`` padded to the longest of them: input_ids, attention_mask and
+        token_type_ids, each an int64 array of shape (len(encodings), tokens)."""
         # heavy library: numpy is already loaded wherever an embedder runs
         import numpy as np
 
@@ -165,12 +172,98 @@ class OnnxEncoder:
             ids[row, :n] = encoding.ids
             mask[row, :n] = encoding.attention_mask
             types[row, :n] = encoding.type_ids
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        return self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+    def run(self, encodings: Sequence[Any]) -> Any:
+        """Embed tokenized texts (``tokenize``): an array of shape (len(encodings),
+        dimension), float32, each row a unit vector."""
+        raise NotImplementedError
 
     def encode(self, texts: Sequence[str], role: str = "document") -> Any:
         """An array of shape (len(texts), dimension), float32, each row a unit vector."""
         return self.run(self.tokenize(texts, role))
+
+
+class OnnxEncoder(TokenizedEncoder):
+    """Embeds texts with an ONNX export and the model's own fast tokenizer: the vectors
+    sentence-transformers gives (unit length, mean pooled), without torch.
+
+    ``model_dir``: the sentence-transformers directory (tokenizer, maximum length,
+    prompts, lower-casing); ``export``: its ONNX file; the tokenizer is the export's own
+    (``tokenizer_file``, or ``tokenizer`` when given) when it has one, else the model's. Raises OSError or ONNX
+    Runtime's errors for a missing or unreadable file.
+    """
+
+    def __init__(self, model_dir: Path, export: Path, tokenizer: Path | None = None) -> None:
+        own = tokenizer or tokenizer_file(export)
+        super().__init__(model_dir, own if own.is_file() else None)
+        # heavy library: onnxruntime (0.15 s), only when the export is used
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        threads = os.environ.get("OMP_NUM_THREADS", "")
+        if threads.isdigit():
+            options.intra_op_num_threads = int(threads)
+        options.log_severity_level = 3
+        # Threads that wait spinning after a run (onnxruntime's default) take the other core
+        # from what follows the query's encoding: recall's scan of a million memories ran
+        # 1.7 times as long (121 ms CPU against 73 ms a recall, load 3.5). They sleep instead.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        self.session = onnxruntime.InferenceSession(str(export), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.dimension = int(self.session.get_outputs()[0].shape[-1])
+
+    def run(self, encodings: Sequence[Any]) -> Any:
+        """Embed tokenized texts (``tokenize``), padded to the longest of them: an array of
+        shape (len(encodings), dimension), float32, each row a unit vector."""
+        feed = self.padded(encodings)
+        return self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
+
+
+class TorchEncoder(TokenizedEncoder):
+    """The model's transformer run by torch through ``transformers`` alone, with
+    sentence-transformers' mean pooling and normalisation: the vectors
+    sentence-transformers gives for a model of the common shape (``unsupported`` is None),
+    without importing sentence-transformers, which takes over a CPU-second more on top
+    of torch and transformers (its own import graph). Used before the ONNX export exists.
+
+    ``model_dir``: the sentence-transformers directory whose transformer is at its root.
+    Raises OSError, or transformers' errors, for a model it cannot load.
+    """
+
+    def __init__(self, model_dir: Path) -> None:
+        super().__init__(model_dir)
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        # heavy library: torch and transformers (seconds), only on the torch path
+        import torch
+        from transformers import AutoModel
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+        self._torch = torch
+        self.network = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+        self.takes_types = "token_type_ids" in inspect.signature(self.network.forward).parameters
+        self.dimension = int(self.network.config.hidden_size)
+
+    def run(self, encodings: Sequence[Any]) -> Any:
+        """Embed tokenized texts (``tokenize``), padded to the longest of them, as
+        sentence-transformers' Transformer, Pooling (mean over the attention mask) and
+        Normalize modules do: an array of shape (len(encodings), dimension), float32,
+        each row a unit vector."""
+        torch = self._torch
+        feed = {name: torch.from_numpy(value) for name, value in self.padded(encodings).items()}
+        if not self.takes_types:
+            del feed["token_type_ids"]
+        with torch.inference_mode():
+            hidden = self.network(**feed, return_dict=True).last_hidden_state
+            mask = feed["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * mask).sum(dim=1) / torch.clamp(mask.sum(dim=1), min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2, dim=-1).numpy()
 
 
 def export(model_dir: Path, out: Path) -> str:
@@ -199,7 +292,7 @@ def export(model_dir: Path, out: Path) -> str:
 
 
 def _remove_stale(out: Path) -> None:
-    for old in out.parent.glob(f".{out.name}.*.tmp"):
+    for old in out.parent.glob(f".{out.name}.*.tmp*"):
         try:
             if time.time() - old.stat().st_mtime > STALE_SECONDS:
                 old.unlink()
@@ -237,7 +330,9 @@ def _export_checked(model_dir: Path, out: Path) -> str:
     names = ["input_ids", "attention_mask", "token_type_ids"]
     sample = torch.ones((2, 8), dtype=torch.long)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tokens = tmp.with_name(tmp.name + ".tokenizer.json")
     try:
+        _write_tokenizer(model_dir, tokens)
         with torch.no_grad():
             torch.onnx.export(
                 Pooled().eval(),
@@ -250,7 +345,7 @@ def _export_checked(model_dir: Path, out: Path) -> str:
                 dynamo=False,
             )
         os.chmod(tmp, 0o600)
-        encoder = OnnxEncoder(model_dir, tmp)
+        encoder = OnnxEncoder(model_dir, tmp, tokens)
         prompts = getattr(model, "prompts", None) or {}
         for role in ("query", "document"):
             prompt = prompt_name(prompts, role)
@@ -261,12 +356,28 @@ def _export_checked(model_dir: Path, out: Path) -> str:
             worst = float(np.abs(np.asarray(got) - np.asarray(expected)).max())
             if got.shape != expected.shape or not worst <= TOLERANCE:
                 return f"the export's vectors differ from sentence-transformers' by {worst:.2g} (over {TOLERANCE})"
+        os.replace(tokens, tokenizer_file(out))  # first: an export in place always has its tokenizer
         os.replace(tmp, out)
         return "exported"
     except Exception as exc:  # torch's exporter and ONNX Runtime raise many types; each means "not this model"
         return f"could not export: {type(exc).__name__}: {exc}"[:500]
     finally:
         tmp.unlink(missing_ok=True)
+        tokens.unlink(missing_ok=True)
+
+
+def _write_tokenizer(model_dir: Path, out: Path) -> None:
+    """Write the model's tokenizer to ``out`` (``tokenizer_file``) set as the export runs
+    it: truncation at ``max_length`` (longest first, as sentence-transformers truncates)
+    and no padding of its own (a batch is padded to its longest text)."""
+    # heavy library: tokenizers, in the exporting process only
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=max_length(model_dir))
+    tokenizer.no_padding()
+    tokenizer.save(str(out))
+    os.chmod(out, 0o600)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,7 +5,8 @@ seconds, so the service holds the store's file lock for its lifetime, keeps the 
 client and the SQLite sidecar open, keeps each user's recall index in memory (the
 ``Recaller`` brings it up to date from the index's change log after every write instead
 of reloading it), loads the embedder once, in the background once its first request is
-answered (or ``WARM_UP_AFTER`` seconds after the start), and the chat model on first use.
+answered, or as a request that embeds a file or a note arrives (``LOADS_AT_ONCE``), or
+``WARM_UP_AFTER`` seconds after the start, and the chat model on first use.
 Clients (``memcli.transport.client``) send one JSON request per connection over a Unix socket with
 ``multiprocessing.connection``; each connection gets a thread, and the request runs
 through the same ``memcli.library.api.run`` as in-process mode (``memcli.transport.local``).
@@ -79,6 +80,11 @@ WARM_UP_AFTER = 2.0
 for the first request to be answered, so that a command that embeds nothing (list, show,
 stats) is not slowed by the import of sentence-transformers (seconds of the interpreter)
 in the service it started; a command that embeds loads it itself, at once."""
+LOADS_AT_ONCE = frozenset({"import", "remember", "reindex"})
+"""Verbs whose request starts the warm-up (loading the embedder, ``Service._warm_up``) as
+it arrives, not once it is answered: they embed, and an import reads and counts its file
+and opens the store first, which the load's seconds overlap (a service started by
+``memcli import`` in a new home)."""
 CHROMA_AFTER_QUIET = 3.0
 """Seconds without a request after which the warm-up imports chromadb (``Service._warm_up``):
 longer than a script's gap between two commands, even on a busy machine where a client
@@ -222,7 +228,8 @@ class Service:
         self._listener: Listener | None = None
         self._warming: threading.Thread | None = None
         self._answered = threading.Event()
-        """Set once the first request is answered (or the service stops): the warm-up begins."""
+        """Set once the first request is answered, or one of ``LOADS_AT_ONCE`` arrives (or the
+        service stops): the warm-up begins."""
 
     # running ---------------------------------------------------------------------------
 
@@ -449,6 +456,8 @@ class Service:
                     self.requests += 1
                     self._active += 1
                     self._last = time.monotonic()
+                if request.get("verb") in LOADS_AT_ONCE:
+                    self._answered.set()  # the embedder loads beside the request's reading of its input
                 try:
                     self._handle(connection, request)
                 finally:
