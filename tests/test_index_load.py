@@ -345,6 +345,27 @@ def test_a_spilled_loads_pending_postings_wait_in_a_file_not_in_memory(
     assert_same_index(got, UserIndex.from_rows(rows))
 
 
+def test_a_snapshot_of_a_load_gives_it_the_snapshots_postings_and_frees_the_spill(
+    spill_from_one_row: None, tmp_path: Path
+) -> None:
+    rows = many_rows()
+    before = _deleted_files()
+    loaded = UserIndex.from_chunks(pages(rows, 6), rows=len(rows), spill=tmp_path / "data")
+    generation = snapshot.save(tmp_path, "ana", loaded, 1)
+    base = loaded.lexical._base
+    assert base is not None
+    for array, name in ((base.indices, "lexical_indices"), (base.counts, "lexical_counts")):
+        assert isinstance(array, np.memmap) and Path(str(array.filename)) == generation / f"{name}.npy"
+    if os.path.isdir("/proc/self/fd"):  # the spill's unlinked files (vectors and postings) given back
+        assert _deleted_files() == before
+    assert_same_index(loaded, UserIndex.from_rows(rows))
+    late = rows_of([turn("s99", "Bob", "A violin by the lake.", NOW + 10**7)], 10_000)
+    expected = UserIndex.from_rows(rows)
+    loaded.apply(IndexChanges(late, [], 1, ""))
+    expected.apply(IndexChanges(late, [], 1, ""))
+    assert_same_index(loaded, expected)
+
+
 def test_a_load_marks_the_first_turn_of_each_session_as_writes_do() -> None:
     rows = many_rows(5)
     tied = [turn("s42", "Ana", f"Line {k} of a tie.", NOW + 5 * 10**6 + (k > 1)) for k in range(4)]

@@ -559,6 +559,9 @@ class UserIndex:
         for name, array in self._store.items():
             if name in self._VECTORS:
                 continue
+            if len(array) == capacity and (name not in self._CODES.values() or array.flags.f_contiguous):
+                store[name] = array  # already of that capacity (a load's, or a snapshot of it): not copied
+                continue
             if name in self._CODES.values():
                 store[name] = _sign_storage(capacity, self.dimension)
             else:
@@ -568,8 +571,9 @@ class UserIndex:
             array = vectors[name][:capacity]
             store[name] = array if array.dtype == VECTOR_DTYPE else array.astype(VECTOR_DTYPE)
         for shift, array in list(self._months.items()):
-            self._months[shift] = np.zeros(capacity, dtype=np.int8)
-            self._months[shift][:n] = array[:n]
+            if len(array) != capacity:
+                self._months[shift] = np.zeros(capacity, dtype=np.int8)
+                self._months[shift][:n] = array[:n]
         self._store, self._capacity = store, capacity
 
     def spare_rows(self, rows: int | None = None) -> int:
@@ -578,17 +582,24 @@ class UserIndex:
         without copying the memory-mapped vectors (an eighth of the rows, at least 1,024)."""
         return max(1024, (self._n if rows is None else rows) // 8)
 
-    def adopt_snapshot(self, vectors: Mapping[str, np.ndarray]) -> None:
+    def adopt_snapshot(
+        self, vectors: Mapping[str, np.ndarray], postings: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> None:
         """Read the vectors from now on from ``vectors`` ("turn", "window": the memory maps
         of the snapshot just written of this index, ``memcli.store.snapshot.save``) instead of
-        the process's own copy, which is freed. Raises ValueError when they do not hold this
-        index's rows."""
+        the process's own copy, which is freed; and the BM25 postings' entries from
+        ``postings`` (the snapshot's slots and counts, read-only maps) instead of memory or
+        the load's spill file, which is given back (``LexicalIndex.adopt``). Raises
+        ValueError when they do not hold this index's rows (the vectors are then adopted,
+        the postings not, if the postings alone do not agree)."""
         n = self._n
         for name in self._VECTORS:
             mapped = vectors[name]
             if len(mapped) < n or mapped.shape[1:] != (self.dimension,):
                 raise ValueError("vectors that are not this index's")
         self._adopt(vectors)
+        if postings is not None:
+            self.lexical.adopt(*postings)
 
     def sign_similarity(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """An estimate of the cosine similarity of each slot's ``turn`` and ``window``

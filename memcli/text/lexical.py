@@ -532,6 +532,26 @@ class LexicalIndex:
             index._base = Postings(indptr, indices, counts)
         return index
 
+    def adopt(self, indices: np.ndarray, counts: np.ndarray) -> None:
+        """Read the postings' entries from now on from ``indices`` and ``counts`` (read-only
+        memory maps of the snapshot just written of them, ``memcli.store.snapshot.save``)
+        instead of what holds them now (memory, or the unlinked files of a load's join,
+        whose room goes back to the device with their maps). Raises ValueError when they
+        are not the postings as they stand (another length or type, or the postings
+        written since: a delta, pending batches or stale rows)."""
+        base = self._base
+        if base is None or self._pending or self._delta or bool(self._stale.any()):
+            raise ValueError("postings written since the snapshot")
+        if (
+            len(indices) != len(base.indices)
+            or len(counts) != len(base.counts)
+            or indices.dtype != base.indices.dtype
+            or counts.dtype != base.counts.dtype
+        ):
+            raise ValueError("postings that are not this index's")
+        self._base = Postings(base.indptr, indices, counts)
+        self._delta_postings = None
+
     # writes ------------------------------------------------------------------------------
 
     def put(self, slots: Sequence[int], documents: Sequence[Document]) -> None:
