@@ -769,11 +769,7 @@ class LexicalIndex:
         self._join()
         if not self._delta and not self._stale.any():
             return
-        delta = self._postings(
-            [np.full(len(c), slot, dtype=np.int64) for slot, (c, _) in self._delta.items()],
-            [c for c, _ in self._delta.values()],
-            [n for _, n in self._delta.values()],
-        )
+        delta = self._delta_as_postings()
         base = self._base
         if base is not None and self._stale.any():
             base = base.without(np.flatnonzero(self._stale[base.indices]))
@@ -781,6 +777,17 @@ class LexicalIndex:
             base = base.plus(delta, len(self._live))
         self._base, self._delta, self._delta_postings = base if base is not None else delta, {}, None
         self._stale[:] = False
+
+    def _delta_as_postings(self) -> Postings:
+        """The delta's documents as postings, kept until the next write (``_delta_postings``):
+        what a query reads beside the base, and what a merge adds to it."""
+        if self._delta_postings is None:
+            self._delta_postings = self._postings(
+                [np.full(len(c), slot, dtype=np.int64) for slot, (c, _) in self._delta.items()],
+                [c for c, _ in self._delta.values()],
+                [n for _, n in self._delta.values()],
+            )
+        return self._delta_postings
 
     # scoring ---------------------------------------------------------------------------------
 
@@ -811,12 +818,8 @@ class LexicalIndex:
         ids = [self._vocab[s] for s in dict.fromkeys(stems) if s in self._vocab]
         if not ids:
             return out
-        if self._delta and self._delta_postings is None:
-            self._delta_postings = self._postings(
-                [np.full(len(c), s, dtype=np.int64) for s, (c, _) in self._delta.items()],
-                [c for c, _ in self._delta.values()],
-                [v for _, v in self._delta.values()],
-            )
+        if self._delta:
+            self._delta_as_postings()
         avgdl = self._total_length / self._live_count
         limit = min(n, len(self._stale))
         stale = self._stale if self._stale.any() else None
