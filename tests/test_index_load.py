@@ -199,12 +199,17 @@ class _FullFile:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.closed = False
+        self.device = open("/dev/full", "wb")  # noqa: SIM115  (Linux: its writes fail with ENOSPC)
         opened.append(self)
 
     def write(self, data: Any) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    def fileno(self) -> int:
+        return self.device.fileno()  # a device whose writes fail with ENOSPC
+
     def close(self) -> None:
+        self.device.close()
         self.closed = True
 
 
@@ -234,8 +239,8 @@ def test_a_load_whose_postings_spill_has_no_room_holds_them_in_memory(
     assert isinstance(got._store["turn"], MappedRows)  # the vectors' spill was made: the postings' alone failed
     assert not isinstance(got.lexical._base.indices, np.memmap)  # type: ignore[union-attr]
     assert_same_index(got, UserIndex.from_rows(rows))
-    if failing == "write":
-        assert len(opened) == 2 and all(f.closed for f in opened)
+    if failing == "write":  # the file of the pending postings, then the two of the join
+        assert len(opened) == 3 and all(f.closed for f in opened)
     if failing == "second file":
         assert len(made) == 1 and made[0].closed
 
@@ -274,15 +279,17 @@ def test_a_load_spills_its_vectors_only_with_twice_their_room_free(
     assert_same_index(got, UserIndex.from_rows(rows))
 
 
-def test_a_spill_needs_twice_its_files_and_the_store_floor_free(
+def test_a_spill_needs_twice_its_files_the_postings_room_and_the_store_floor_free(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows, dimension = 1000, 384
     needed = 2 * rows * dimension * 4
-    for free, made in ((2 * needed + ROOM_FLOOR + RESERVE - 4096, False), (2 * needed + ROOM_FLOOR + RESERVE, True)):
+    postings = lexical.POSTINGS_PER_DOCUMENT * rows * 12  # waiting + joined, then joined + snapshot: 12 bytes an entry
+    wanted = 2 * needed + postings + ROOM_FLOOR + RESERVE
+    for free, made in ((wanted - 4096, False), (wanted, True), (2 * needed + ROOM_FLOOR + RESERVE, False)):
 
         class Found:
-            f_bavail, f_frsize = free // 4096, 4096
+            f_bavail, f_frsize = -(-free // 4096), 4096
 
         monkeypatch.setattr(os, "statvfs", lambda folder, found=Found: found())
         spill = index_module._Spill.make(tmp_path, rows, dimension)
@@ -320,3 +327,54 @@ def test_a_load_that_fails_midway_closes_its_spill(
     assert all(f.closed for f in made[0].files.values())
     if os.path.isdir("/proc/self/fd"):
         assert _deleted_files() == before
+
+
+def test_a_spilled_loads_pending_postings_wait_in_a_file_not_in_memory(
+    spill_from_one_row: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting: list[Run] = []
+    settle = LexicalIndex.settle
+    monkeypatch.setattr(
+        LexicalIndex, "settle", lambda self, spill=None: waiting.extend(self._pending) or settle(self, spill)
+    )
+    rows = many_rows()
+    got = UserIndex.from_chunks(pages(rows, 7), rows=len(rows), spill=tmp_path)
+    assert len(waiting) > 1 and all(r.file is not None and not len(r.indices) and r.size for r in waiting)
+    assert all(r.file.closed for r in waiting)  # the file goes once they are joined
+    assert os.listdir(tmp_path) == []
+    assert_same_index(got, UserIndex.from_rows(rows))
+
+
+def test_a_snapshot_of_a_load_gives_it_the_snapshots_postings_and_frees_the_spill(
+    spill_from_one_row: None, tmp_path: Path
+) -> None:
+    rows = many_rows()
+    before = _deleted_files()
+    loaded = UserIndex.from_chunks(pages(rows, 6), rows=len(rows), spill=tmp_path / "data")
+    generation = snapshot.save(tmp_path, "ana", loaded, 1)
+    base = loaded.lexical._base
+    assert base is not None
+    for array, name in ((base.indices, "lexical_indices"), (base.counts, "lexical_counts")):
+        assert isinstance(array, np.memmap) and Path(str(array.filename)) == generation / f"{name}.npy"
+    if os.path.isdir("/proc/self/fd"):  # the spill's unlinked files (vectors and postings) given back
+        assert _deleted_files() == before
+    assert_same_index(loaded, UserIndex.from_rows(rows))
+    late = rows_of([turn("s99", "Bob", "A violin by the lake.", NOW + 10**7)], 10_000)
+    expected = UserIndex.from_rows(rows)
+    loaded.apply(IndexChanges(late, [], 1, ""))
+    expected.apply(IndexChanges(late, [], 1, ""))
+    assert_same_index(loaded, expected)
+
+
+def test_a_load_marks_the_first_turn_of_each_session_as_writes_do() -> None:
+    rows = many_rows(5)
+    tied = [turn("s42", "Ana", f"Line {k} of a tie.", NOW + 5 * 10**6 + (k > 1)) for k in range(4)]
+    rows += rows_of(tied, first_rowid=len(rows) + 1)  # three turns at the session's first second: the least id
+    rows.sort(key=lambda r: r[4])
+    loaded = UserIndex.from_chunks(pages(rows, 4), rows=len(rows))
+    written = UserIndex.from_rows(rows[:1])
+    for k, page in enumerate(pages(rows[1:], 3)):  # row after row, as writes do (``_first``)
+        written.apply(IndexChanges(page, [], k + 1, ""))
+    np.testing.assert_array_equal(loaded._column("first"), written._column("first"))
+    assert int(loaded._column("first").sum()) == 6
+    assert loaded._column("first")[[i for i, r in enumerate(rows) if r[0] == min(m.id for m in tied[:3])]].all()

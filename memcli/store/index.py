@@ -21,7 +21,7 @@ import numpy as np
 from memcli.dates import says_when
 from memcli.memory import Kind
 from memcli.store.space import RESERVE, ROOM_FLOOR, free_bytes
-from memcli.text.lexical import LexicalIndex
+from memcli.text.lexical import LexicalIndex, spill_room
 
 log = logging.getLogger(__name__)
 
@@ -102,16 +102,19 @@ class _Spill:
         """A spill of ``rows`` rows of ``dimension`` float32 in ``folder``, or None when
         the files cannot be made or the device has no room for them: it must have twice
         what the spill takes free (the snapshot written after the load takes as much
-        again), ``ROOM_FLOOR`` and the store's ``RESERVE`` besides."""
+        again), the room of the postings' spill and snapshot (``spill_room``: the load's
+        postings wait and are joined on the same device), ``ROOM_FLOOR`` and the store's
+        ``RESERVE`` besides."""
         needed = len(UserIndex._VECTORS) * rows * dimension * 4
+        wanted = 2 * needed + spill_room(rows) + ROOM_FLOOR + RESERVE
         free = free_bytes(Path(folder))
-        if free is not None and free < 2 * needed + ROOM_FLOOR + RESERVE:
+        if free is not None and free < wanted:
             log.info(
-                "a load of %d rows keeps its vectors in memory: %d MB free in %s, %d MB wanted",
+                "a load of %d rows keeps its vectors and postings in memory: %d MB free in %s, %d MB wanted",
                 rows,
                 free >> 20,
                 folder,
-                (2 * needed + ROOM_FLOOR + RESERVE) >> 20,
+                wanted >> 20,
             )
             return None
         files: dict[str, Any] = {}
@@ -434,24 +437,30 @@ class UserIndex:
         from ``SPILL_AT`` rows, the vectors are written as they come into unlinked files
         (``_Spill``) and then read through a copy-on-write memory map, as a snapshot's are,
         so that a big load never holds them in the process's own memory (3 GB at a million
-        rows with 384 dimensions); without room there (``_Spill.make``), they are kept in
-        memory. An exception during the load (an interrupt included) closes the spill's
-        files before it goes up."""
+        rows with 384 dimensions); the BM25 postings of the pages wait there too, in an
+        unlinked file, until they are joined (``LexicalIndex.loading``); without room there
+        (``_Spill.make``), both are kept in memory. An exception during the load (an
+        interrupt included) closes the spill's files before it goes up."""
         index = cls(0, seq, epoch)
         index._expected = rows + index.spare_rows(rows) if rows else 0
         touched: dict[str, list[int]] = {}
         if spill is not None and rows >= SPILL_AT and VECTOR_DTYPE == np.float32:
             index._spill_to = spill
         index.lexical.loading()
+        # Every row is new: the slot of each rowid and the slots of each session are worked
+        # out at the first write (``_link``), not held through the load (at a million rows,
+        # about 170 MB of Python dicts, sets and integers at its peak).
+        index._linked = False
         try:
             for page in chunks:
                 index._put_rows(page, touched)
-            index._first(touched)
+            index._first_turns()
             index.lexical.settle(spill if index._spill is not None else None)
         except BaseException:  # an error or an interrupt: the spill's reserved room given back now, not at GC
             if index._spill is not None:
                 index._spill.close()
                 index._spill = None
+            index.lexical.abandon()
             raise
         if index._spill is not None:
             spilled, index._spill = index._spill, None
@@ -550,6 +559,9 @@ class UserIndex:
         for name, array in self._store.items():
             if name in self._VECTORS:
                 continue
+            if len(array) == capacity and (name not in self._CODES.values() or array.flags.f_contiguous):
+                store[name] = array  # already of that capacity (a load's, or a snapshot of it): not copied
+                continue
             if name in self._CODES.values():
                 store[name] = _sign_storage(capacity, self.dimension)
             else:
@@ -559,8 +571,9 @@ class UserIndex:
             array = vectors[name][:capacity]
             store[name] = array if array.dtype == VECTOR_DTYPE else array.astype(VECTOR_DTYPE)
         for shift, array in list(self._months.items()):
-            self._months[shift] = np.zeros(capacity, dtype=np.int8)
-            self._months[shift][:n] = array[:n]
+            if len(array) != capacity:
+                self._months[shift] = np.zeros(capacity, dtype=np.int8)
+                self._months[shift][:n] = array[:n]
         self._store, self._capacity = store, capacity
 
     def spare_rows(self, rows: int | None = None) -> int:
@@ -569,17 +582,24 @@ class UserIndex:
         without copying the memory-mapped vectors (an eighth of the rows, at least 1,024)."""
         return max(1024, (self._n if rows is None else rows) // 8)
 
-    def adopt_snapshot(self, vectors: Mapping[str, np.ndarray]) -> None:
+    def adopt_snapshot(
+        self, vectors: Mapping[str, np.ndarray], postings: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> None:
         """Read the vectors from now on from ``vectors`` ("turn", "window": the memory maps
         of the snapshot just written of this index, ``memcli.store.snapshot.save``) instead of
-        the process's own copy, which is freed. Raises ValueError when they do not hold this
-        index's rows."""
+        the process's own copy, which is freed; and the BM25 postings' entries from
+        ``postings`` (the snapshot's slots and counts, read-only maps) instead of memory or
+        the load's spill file, which is given back (``LexicalIndex.adopt``). Raises
+        ValueError when they do not hold this index's rows (the vectors are then adopted,
+        the postings not, if the postings alone do not agree)."""
         n = self._n
         for name in self._VECTORS:
             mapped = vectors[name]
             if len(mapped) < n or mapped.shape[1:] != (self.dimension,):
                 raise ValueError("vectors that are not this index's")
         self._adopt(vectors)
+        if postings is not None:
+            self.lexical.adopt(*postings)
 
     def sign_similarity(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """An estimate of the cosine similarity of each slot's ``turn`` and ``window``
@@ -767,17 +787,21 @@ class UserIndex:
             self._reserve(max(self._capacity, self._expected))
             if self._spill_to is not None:
                 self._spill = _Spill.make(self._spill_to, self._capacity, self.dimension)
+                if self._spill is not None:  # the postings of the pages wait on the same device
+                    self.lexical.loading(self._spill_to)
                 self._spill_to = None
-        slots = np.empty(len(rows), dtype=np.int64)
-        appended = 0
-        for i, row in enumerate(rows):
-            slot = self._slot_of.get(row[1])
-            if slot is None:
-                slot = self._slot_of[row[1]] = self._n + appended
-                appended += 1
-            else:
-                self._unlink(slot, touched)
-            slots[i] = slot
+        if not self._linked:  # a load (``from_chunks``): every row is new, appended
+            slots, appended = np.arange(self._n, self._n + len(rows), dtype=np.int64), len(rows)
+        else:
+            slots, appended = np.empty(len(rows), dtype=np.int64), 0
+            for i, row in enumerate(rows):
+                slot = self._slot_of.get(row[1])
+                if slot is None:
+                    slot = self._slot_of[row[1]] = self._n + appended
+                    appended += 1
+                else:
+                    self._unlink(slot, touched)
+                slots[i] = slot
         self._reserve(self._n + appended)
         self.ids.extend([""] * appended)
         self.texts.extend([""] * appended)
@@ -787,7 +811,7 @@ class UserIndex:
             memory_id, _, kind, _, _, _, _, text, _, session = row[:10]
             self.ids[slot], self.texts[slot] = memory_id, text
             self._sessions[slot] = session if has_neighbours(kind, session) else ""
-            if self._sessions[slot]:
+            if self._sessions[slot] and self._linked:
                 self._session_slots.setdefault(session, set()).add(slot)
                 touched.setdefault(session, []).append(slot)
         # contiguous slots (a load, an append) take a slice, not a fancy index
@@ -845,6 +869,36 @@ class UserIndex:
                 first[current] = False
             first[best] = True
             self._session_first[session] = best
+
+    def _first_turns(self) -> None:
+        """Set ``first`` on the earliest (created_at, memory id) turn of each session, over
+        every slot, from the arrays alone (a load: ``_link`` not worked out). The same
+        turns as ``_first`` picks, without a set of slots a session."""
+        n = self._n
+        first = self._store["first"]
+        first[:n] = False
+        names: dict[str, int] = {}
+        codes = np.fromiter(
+            (names.setdefault(s, len(names)) if s else -1 for s in self._sessions[:n]), dtype=np.int64, count=n
+        )
+        held = np.flatnonzero((codes >= 0) & self._store["alive"][:n])
+        if not len(held):
+            return
+        created_at = self._store["created_at"][:n]
+        order = held[np.lexsort((created_at[held], codes[held]))]  # by session, then time (stable: by slot)
+        ordered_codes, ordered_times = codes[order], created_at[order]
+        starts = np.flatnonzero(np.r_[True, ordered_codes[1:] != ordered_codes[:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        best = order[starts]
+        # a session whose earliest time is shared by several turns: the least memory id of those
+        tied = np.flatnonzero(
+            (ends - starts > 1) & (ordered_times[np.minimum(starts + 1, len(order) - 1)] == ordered_times[starts])
+        )
+        for g in tied.tolist():
+            start, end = int(starts[g]), int(ends[g])
+            same = order[start:end][ordered_times[start:end] == ordered_times[start]]
+            best[g] = min(same.tolist(), key=lambda i: self.ids[i])
+        first[best] = True
 
     def _compact(self) -> None:
         """Drop the dead slots, keeping the order of the others."""

@@ -195,7 +195,9 @@ def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Pat
     recall index version ``index_version``; returns its generation folder. The vector
     files get spare rows (``UserIndex.spare_rows``), and the index then reads its vectors
     from them, memory-mapped copy-on-write (``UserIndex.adopt_snapshot``): the process
-    keeps no copy of its own, and the rows written later fill the spare ones. Raises
+    keeps no copy of its own, and the rows written later fill the spare ones; the BM25
+    postings' entries likewise from the snapshot's files, memory-mapped read-only (those
+    of a load's join, held or in unlinked files, are let go). Raises
     OSError (a full device: the previous snapshot stays, and the index its own vectors)."""
     state = index.snapshot_state()
     home = private_dir(user_dir(data_dir, user))
@@ -239,7 +241,15 @@ def save(data_dir: Path, user: str, index: UserIndex, index_version: int) -> Pat
             shutil.rmtree(old, ignore_errors=True)
     if index.count:
         with contextlib.suppress(OSError, ValueError):  # the index keeps its own copy
-            index.adopt_snapshot({name: _map(generation / f"{name}.npy") for name in _MAPPED})
+            postings = None
+            if (
+                _READ_MAPPED[0] in shapes and shapes[_READ_MAPPED[0]][0][0] > 0
+            ):  # entries saved: mapped as a load maps them
+                postings = tuple(
+                    _random_access(np.load(generation / f"{name}.npy", mmap_mode="r", allow_pickle=False))
+                    for name in _READ_MAPPED
+                )
+            index.adopt_snapshot({name: _map(generation / f"{name}.npy") for name in _MAPPED}, postings)
     return generation
 
 

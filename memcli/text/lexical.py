@@ -38,6 +38,8 @@ few microseconds more.
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import itertools
 import logging
 import os
@@ -287,6 +289,12 @@ class Run:
     first: int = 0
     """What ``indices`` are relative to: a page's slots span under 65,536, kept as uint16
     offsets from its first slot (4 bytes an entry with its count, not 6)."""
+    file: Any = None
+    """Where the entries wait when they are not held (``stored``): an open file holding,
+    from byte ``at``, the ``size`` entries' ``indices`` then their ``counts`` (both arrays
+    then left empty, ``indices`` of its type)."""
+    at: int = 0
+    size: int = 0
 
     @classmethod
     def of(cls, postings: Postings) -> Run:
@@ -307,9 +315,56 @@ class Run:
         )
 
     def slots(self, begin: int, end: int) -> np.ndarray:
-        """The slots of entries ``begin`` to ``end`` (int32)."""
-        part = self.indices[begin:end]
+        """The slots of entries ``begin`` to ``end`` (int32) of a run held."""
+        return self._as_slots(self.indices[begin:end])
+
+    def _as_slots(self, part: np.ndarray) -> np.ndarray:
         return part if part.dtype == np.int32 and not self.first else part.astype(np.int32) + np.int32(self.first)
+
+    def entries(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """The slots (int32) and counts (uint16) of entries ``begin`` to ``end``, held or
+        read from the run's file (``stored``). Raises OSError (the file, or a short read)."""
+        if self.file is None:
+            return self.slots(begin, end), self.counts[begin:end]
+        fd, width, n = self.file.fileno(), self.indices.itemsize, end - begin
+        indices = os.pread(fd, n * width, self.at + begin * width)
+        counts = os.pread(fd, 2 * n, self.at + self.size * width + 2 * begin)
+        if len(indices) != n * width or len(counts) != 2 * n:
+            raise OSError(errno.EIO, "a short read of a load's pending postings")
+        return self._as_slots(np.frombuffer(indices, dtype=self.indices.dtype)), np.frombuffer(counts, dtype=np.uint16)
+
+    def stored(self, file: Any, at: int) -> Run:
+        """This run with its entries written to ``file`` from byte ``at`` (slots, then
+        counts) and no longer held; its bytes there are ``stored_bytes``. Raises OSError
+        (no room on the file's device)."""
+        for array, offset in ((self.indices, at), (self.counts, at + self.indices.nbytes)):
+            data = memoryview(np.ascontiguousarray(array)).cast("B")
+            while len(data):
+                written = os.pwrite(file.fileno(), data, offset)
+                data, offset = data[written:], offset + written
+        return dataclasses.replace(
+            self,
+            indices=self.indices[:0].copy(),
+            counts=self.counts[:0].copy(),
+            file=file,
+            at=at,
+            size=len(self.indices),
+        )
+
+
+POSTINGS_PER_DOCUMENT = 100
+"""Postings a document makes, about: the distinct terms of its own text, its context and
+its day (84 a memory on the bench's synthetic stores, LoCoMo turns with their session
+neighbours as context), what ``spill_room`` counts on."""
+
+
+def spill_room(documents: int) -> int:
+    """Bytes of temporary files the postings of a load of ``documents`` may take at once on
+    its spill's device (``LexicalIndex.loading``, ``Postings.joined``), about
+    (``POSTINGS_PER_DOCUMENT``): the batches waiting (4 bytes an entry) and the joined
+    postings (6) during the join, then the joined and a snapshot's (6 + 6) while a
+    snapshot of the load is written; 12 bytes an entry."""
+    return 12 * POSTINGS_PER_DOCUMENT * documents
 
 
 JOIN_BLOCK = 1 << 22
@@ -361,7 +416,7 @@ def _fill(
             # each entry's place: its column's fill point, plus its rank within its column in the part
             where = np.repeat(filled[p.columns[lo:hi] - first] - (at[lo:hi] - begin), own)
             where += np.arange(end - begin)
-            indices[where], counts[where] = p.slots(begin, end), p.counts[begin:end]
+            indices[where], counts[where] = p.entries(begin, end)
             filled[p.columns[lo:hi] - first] += own
         if files:
             files[0].write(memoryview(indices[:size]).cast("B"))
@@ -408,6 +463,11 @@ class LexicalIndex:
         """Postings of documents appended after every slot the base holds, by batch
         (``put`` of new slots in order during a load, a page at a time: ``loading``), joined
         into the base once anything else reads or writes it (``_join``): no merge a batch."""
+        self._spill_to: str | os.PathLike[str] | None = None
+        """The folder where the pending postings of a load wait in a file (``loading``)."""
+        self._pending_file: Any = None
+        self._pending_end = 0
+        """The unlinked file the pending postings wait in, and the end of what it holds."""
         self._loading = False
         """Whether a load is under way (``loading`` to ``settle``): only then does a ``put``
         of new slots in order go to ``_pending``. Outside a load a new document goes to the
@@ -472,6 +532,26 @@ class LexicalIndex:
             index._base = Postings(indptr, indices, counts)
         return index
 
+    def adopt(self, indices: np.ndarray, counts: np.ndarray) -> None:
+        """Read the postings' entries from now on from ``indices`` and ``counts`` (read-only
+        memory maps of the snapshot just written of them, ``memcli.store.snapshot.save``)
+        instead of what holds them now (memory, or the unlinked files of a load's join,
+        whose room goes back to the device with their maps). Raises ValueError when they
+        are not the postings as they stand (another length or type, or the postings
+        written since: a delta, pending batches or stale rows)."""
+        base = self._base
+        if base is None or self._pending or self._delta or bool(self._stale.any()):
+            raise ValueError("postings written since the snapshot")
+        if (
+            len(indices) != len(base.indices)
+            or len(counts) != len(base.counts)
+            or indices.dtype != base.indices.dtype
+            or counts.dtype != base.counts.dtype
+        ):
+            raise ValueError("postings that are not this index's")
+        self._base = Postings(base.indptr, indices, counts)
+        self._delta_postings = None
+
     # writes ------------------------------------------------------------------------------
 
     def put(self, slots: Sequence[int], documents: Sequence[Document]) -> None:
@@ -496,7 +576,7 @@ class LexicalIndex:
             if fresh:
                 self._base = postings
             else:
-                self._pending.append(Run.of(postings))
+                self._pending.append(self._waiting(Run.of(postings)))
             self._end = int(slots[-1]) + 1 if appended else int(slots.max()) + 1
         else:
             self._join()
@@ -628,10 +708,30 @@ class LexicalIndex:
             return Postings.build(_NO_SLOTS.astype(np.int64), _NO_SLOTS.astype(np.int64), _NO_COUNTS, n_columns)
         return Postings.build(np.concatenate(slots), np.concatenate(columns), np.concatenate(counts), n_columns)
 
-    def loading(self) -> None:
+    def loading(self, spill: str | os.PathLike[str] | None = None) -> None:
         """Begin a load (``UserIndex.from_chunks``): until ``settle``, a ``put`` of new slots
-        after every slot held, in order, is kept as a batch and joined once, not merged."""
+        after every slot held, in order, is kept as a batch and joined once, not merged.
+        ``spill``: a folder where the batches' entries wait in an unlinked file (read back a
+        block of columns at a time by the join) rather than in memory (about 400 MB at a
+        million memories); without room there (ENOSPC), they are held."""
         self._loading = True
+        self._spill_to = spill
+
+    def _waiting(self, run: Run) -> Run:
+        """``run`` as it waits for the join: stored at the end of the pending file when a
+        load spills (``loading``), else (or without room for it) held."""
+        if self._spill_to is None or not len(run.indices):
+            return run
+        try:
+            if self._pending_file is None:
+                self._pending_file = tempfile.TemporaryFile(dir=self._spill_to)
+                self._pending_end = 0
+            stored = run.stored(self._pending_file, self._pending_end)
+        except OSError:  # no room on the device: this batch and the next are held
+            self._spill_to = None
+            return run
+        self._pending_end += run.indices.nbytes + run.counts.nbytes
+        return stored
 
     def settle(self, spill: str | os.PathLike[str] | None = None) -> None:
         """End a load (``loading``): join the postings of documents appended in order (a load
@@ -639,27 +739,37 @@ class LexicalIndex:
         a folder where they are written and read from through a read-only memory map
         (``Postings.joined``). Later writes go to the delta."""
         self._loading = False
+        self._spill_to = None
         self._join(spill)
+
+    def abandon(self) -> None:
+        """Close the file of a load's pending postings (a load that failed: its room given
+        back now, not at garbage collection); the pending postings go with it."""
+        self._pending = []
+        self._close_pending()
+
+    def _close_pending(self) -> None:
+        if self._pending_file is not None:
+            self._pending_file.close()
+            self._pending_file, self._pending_end = None, 0
 
     def _join(self, spill: str | os.PathLike[str] | None = None) -> None:
         """Join the pending postings (documents appended in order) into the base. The
-        pending postings are let go only once the join is made (an error keeps them)."""
+        pending postings are let go only once the join is made (an error keeps them), and
+        the file they waited in with them."""
         if self._pending:
             parts = [Run.of(self._base), *self._pending] if self._base is not None else list(self._pending)
             joined = Postings.joined(parts, spill)
             self._base, self._pending = joined, []
             self._delta_postings = None
+            self._close_pending()
 
     def _merge(self) -> None:
         """Fold the delta into the postings and drop the stale rows."""
         self._join()
         if not self._delta and not self._stale.any():
             return
-        delta = self._postings(
-            [np.full(len(c), slot, dtype=np.int64) for slot, (c, _) in self._delta.items()],
-            [c for c, _ in self._delta.values()],
-            [n for _, n in self._delta.values()],
-        )
+        delta = self._delta_as_postings()
         base = self._base
         if base is not None and self._stale.any():
             base = base.without(np.flatnonzero(self._stale[base.indices]))
@@ -667,6 +777,17 @@ class LexicalIndex:
             base = base.plus(delta, len(self._live))
         self._base, self._delta, self._delta_postings = base if base is not None else delta, {}, None
         self._stale[:] = False
+
+    def _delta_as_postings(self) -> Postings:
+        """The delta's documents as postings, kept until the next write (``_delta_postings``):
+        what a query reads beside the base, and what a merge adds to it."""
+        if self._delta_postings is None:
+            self._delta_postings = self._postings(
+                [np.full(len(c), slot, dtype=np.int64) for slot, (c, _) in self._delta.items()],
+                [c for c, _ in self._delta.values()],
+                [n for _, n in self._delta.values()],
+            )
+        return self._delta_postings
 
     # scoring ---------------------------------------------------------------------------------
 
@@ -697,12 +818,8 @@ class LexicalIndex:
         ids = [self._vocab[s] for s in dict.fromkeys(stems) if s in self._vocab]
         if not ids:
             return out
-        if self._delta and self._delta_postings is None:
-            self._delta_postings = self._postings(
-                [np.full(len(c), s, dtype=np.int64) for s, (c, _) in self._delta.items()],
-                [c for c, _ in self._delta.values()],
-                [v for _, v in self._delta.values()],
-            )
+        if self._delta:
+            self._delta_as_postings()
         avgdl = self._total_length / self._live_count
         limit = min(n, len(self._stale))
         stale = self._stale if self._stale.any() else None
