@@ -567,6 +567,9 @@ class PathsResult(Out):
     service_file: str
     start_lock: str
     log_file: str = Field(description="the service's log")
+    chat_history: str = Field(
+        description="the chat prompt's typed lines: private, scrubbed of what a delete for good takes"
+    )
 
 
 class EvalResult(Out):

@@ -1024,9 +1024,9 @@ class ServiceStop(View):
 class PathsResult(View):
     """The view of ``schema.PathsResult``: ``memcli paths``: every path memcli uses."""
 
-    __slots__ = ("config_file", "config_dir", "data_dir", "store_dir", "database", "lock_file", "consolidate_lock", "pending_dir", "cache_dir", "model_dir", "prompt_states_dir", "state_dir", "run_dir", "socket", "service_file", "start_lock", "log_file",)
+    __slots__ = ("config_file", "config_dir", "data_dir", "store_dir", "database", "lock_file", "consolidate_lock", "pending_dir", "cache_dir", "model_dir", "prompt_states_dir", "state_dir", "run_dir", "socket", "service_file", "start_lock", "log_file", "chat_history",)
 
-    def __init__(self, config_file: str, config_dir: str, data_dir: str, store_dir: str, database: str, lock_file: str, consolidate_lock: str, pending_dir: str, cache_dir: str, model_dir: str, prompt_states_dir: str, state_dir: str, run_dir: str, socket: str, service_file: str, start_lock: str, log_file: str) -> None:
+    def __init__(self, config_file: str, config_dir: str, data_dir: str, store_dir: str, database: str, lock_file: str, consolidate_lock: str, pending_dir: str, cache_dir: str, model_dir: str, prompt_states_dir: str, state_dir: str, run_dir: str, socket: str, service_file: str, start_lock: str, log_file: str, chat_history: str) -> None:
         self.config_file = config_file
         self.config_dir = config_dir
         self.data_dir = data_dir
@@ -1044,6 +1044,7 @@ class PathsResult(View):
         self.service_file = service_file
         self.start_lock = start_lock
         self.log_file = log_file
+        self.chat_history = chat_history
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> PathsResult:
@@ -1070,6 +1071,7 @@ class PathsResult(View):
             "service_file": self.service_file,
             "start_lock": self.start_lock,
             "log_file": self.log_file,
+            "chat_history": self.chat_history,
         }
 
 
