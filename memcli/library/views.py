@@ -890,9 +890,9 @@ class ChatState(View):
     """The view of ``schema.ChatState``: A chat session as the client keeps it between replies,
     so a service restart loses nothing of it."""
 
-    __slots__ = ("user", "session_id", "model", "history", "summary", "earlier", "earlier_summary", "last_turn_at", "system", "resumed", "base_model",)
+    __slots__ = ("user", "session_id", "model", "history", "summary", "earlier", "earlier_summary", "last_turn_at", "said_ids", "system", "resumed", "base_model",)
 
-    def __init__(self, user: str, session_id: str, model: str, history: list[ChatTurn], summary: str, earlier: list[ChatTurn], earlier_summary: str, last_turn_at: Optional[str], system: str, resumed: bool, base_model: bool) -> None:
+    def __init__(self, user: str, session_id: str, model: str, history: list[ChatTurn], summary: str, earlier: list[ChatTurn], earlier_summary: str, last_turn_at: Optional[str], said_ids: list[str], system: str, resumed: bool, base_model: bool) -> None:
         self.user = user
         self.session_id = session_id
         self.model = model
@@ -901,6 +901,7 @@ class ChatState(View):
         self.earlier = earlier
         self.earlier_summary = earlier_summary
         self.last_turn_at = last_turn_at
+        self.said_ids = said_ids
         self.system = system
         self.resumed = resumed
         self.base_model = base_model
@@ -921,6 +922,7 @@ class ChatState(View):
             "earlier": [x.to_json() for x in self.earlier],
             "earlier_summary": self.earlier_summary,
             "last_turn_at": self.last_turn_at,
+            "said_ids": self.said_ids,
             "system": self.system,
             "resumed": self.resumed,
             "base_model": self.base_model,
