@@ -147,6 +147,7 @@ class Paths:
             "service_file": str(self.service_file),
             "start_lock": str(self.start_lock),
             "log_file": str(self.log_file),
+            "chat_history": str(self.chat_history),
         }
 
 

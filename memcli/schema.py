@@ -424,6 +424,10 @@ class ChatState(Out):
     last_turn_at: Optional[str] = Field(
         description="ISO 8601 time of the last stored turn, to the microsecond; null before the first"
     )
+    said_ids: list[str] = Field(
+        default_factory=list,
+        description="the ids of the turns the last user message was stored as (a long message: one a chunk, the first being its id in history)",
+    )
     system: str = Field(
         default="",
         description="the session's own instruction (chat --system), added to every system prompt; empty for none",
@@ -567,6 +571,9 @@ class PathsResult(Out):
     service_file: str
     start_lock: str
     log_file: str = Field(description="the service's log")
+    chat_history: str = Field(
+        description="the chat prompt's typed lines: private, scrubbed of what a delete for good takes"
+    )
 
 
 class EvalResult(Out):

@@ -99,7 +99,8 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    sends it (``chat.open``, then ``chat.respond`` per turn, in a child process): the time
    from each message sent to the first piece of its reply (time to first token), the
    pieces (about one token each) per second after it, and the replies that came out empty
-   (not stopped, nothing shown); then Ctrl-C: ``memcli chat`` from a
+   (not stopped, nothing shown); then, the service stopped, a second chat's first turn,
+   whose opening the first chat's kept on disk (time to first token); then Ctrl-C: ``memcli chat`` from a
    pipe, once its session is open, SIGINT 0.2 s after a message is sent (before the first
    token) and right after the first piece of the reply, and the time until the command has ended (``--chat-turns 0``
    skips the chat).
@@ -957,6 +958,33 @@ def chat_worker(turns: int) -> dict[str, Any]:
     return {"open_s": opened, "turns": rows}
 
 
+def chat_after_restart(shell: Shell, home: Path) -> dict[str, Any]:
+    """A second chat in ``home`` after the service was stopped (as after its idle exit),
+    its first message sent as soon as the chat is open: its opening (system text, portrait,
+    running memory) is the first chat's, whose evaluated state the model keeps on disk
+    (``memcli.models.llm.OPENING_STATES``), so its first turn evaluates only what follows
+    it (the message and the memories recalled for it).
+    Returns the kept states found before it, the chat's opening seconds and its first
+    turn's time to first token (NaN when the worker failed)."""
+    shell.stop(home)
+    from memcli.config import home_paths
+
+    states = len(list(home_paths(home).prompt_states_dir.glob("*.state")))
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--chat-worker", "1"],
+        env=shell.env(home),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        shell.failures.append(f"chat worker after a restart: exit {done.returncode}: {done.stderr.strip()[-600:]}")
+        return {"states_on_disk": states, "open_s": float("nan"), "first_piece_s": float("nan")}
+    chat = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"states_on_disk": states, "open_s": chat["open_s"], "first_piece_s": chat["turns"][0]["first_piece_s"]}
+
+
 def ctrl_c(shell: Shell, home: Path, after_first_piece: bool) -> float:
     """``memcli chat`` reading a pipe: once the session is open (its status line on stderr:
     the model loaded), one message, then SIGINT (0.2 s after it was sent, or as soon as the
@@ -1072,6 +1100,8 @@ def waits_bench(shell: Shell, home: Path, calls: int, cold_calls: int, chat_turn
             chat["empty_replies"] = sum(1 for row in chat["turns"] if row["empty"])
             log(f"  chat: first piece {', '.join(f'{x:.2f}' for x in [r['first_piece_s'] for r in chat['turns']])} s")
             log(f"  chat: {chat['empty_replies']} empty replies of {len(chat['turns'])}")
+            chat["opening_on_disk"] = chat_after_restart(shell, home)
+            log(f"  chat after a service restart: {chat['opening_on_disk']}")
         out["ctrl_c_s"] = {
             "before_first_piece": ctrl_c(shell, home, after_first_piece=False),
             "after_first_piece": ctrl_c(shell, home, after_first_piece=True),
@@ -1401,6 +1431,12 @@ def table(r: dict[str, Any]) -> str:
                 "   per turn (s to first token): " + " ".join(f"{row['first_piece_s']:.2f}" for row in turns),
                 f"   empty replies: {w['chat'].get('empty_replies', 0)} of {len(turns)}",
             ]
+            again = w["chat"].get("opening_on_disk")
+            if again:
+                lines.append(
+                    f"   a second chat after a service restart ({again['states_on_disk']} opening states on disk): "
+                    f"opened in {again['open_s']:.2f} s; time to first token, turn 1: {again['first_piece_s']:.2f} s"
+                )
         if "ctrl_c_s" in w:
             k = w["ctrl_c_s"]
             lines.append(
@@ -1458,6 +1494,12 @@ def docs_summary(r: dict[str, Any]) -> str:
             turns = chat["turns"]
             row("chat: time to first token, turn 1", sec(turns[0]["first_piece_s"]) if turns else "—")
             row(f"chat: time to first token, turns 2–{len(turns)}, p50", sec(chat.get("first_piece_p50_s")))
+            again = chat.get("opening_on_disk")
+            if again:
+                row(
+                    "chat: time to first token, turn 1 of a chat after a service restart (its opening on disk)",
+                    sec(again.get("first_piece_s")),
+                )
             row(
                 "chat: pieces (about a token each) per second, p50", f"{chat.get('pieces_per_s_p50', float('nan')):.1f}"
             )

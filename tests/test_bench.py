@@ -64,6 +64,8 @@ def test_the_quick_bench_reports_every_section(tmp_path: Path) -> None:
     assert [row["turn"] for row in waits["chat"]["turns"]] == [1, 2]
     assert all(row["pieces"] >= 0 for row in waits["chat"]["turns"])
     assert set(waits["ctrl_c_s"]) == {"before_first_piece", "after_first_piece"}
+    # the first chat's opening, kept on disk, read by a second chat after a service restart
+    assert waits["chat"]["opening_on_disk"]["states_on_disk"] >= 1
     written = docs.read_text(encoding="utf-8")
     assert "an older run" not in written and written.endswith("What follows stays.\n")
     summary = written[written.index(START) : written.index(END)]
@@ -71,6 +73,7 @@ def test_the_quick_bench_reports_every_section(tmp_path: Path) -> None:
     for figure in (
         "cold `memcli list`",
         "chat: time to first token, turns 2–2",
+        "chat: time to first token, turn 1 of a chat after a service restart",
         "first recall after a restart, 1,000 memories",
     ):
         assert figure in summary

@@ -585,3 +585,37 @@ def test_a_chats_opening_evaluated_once_is_loaded_from_disk_by_the_next_run(tmp_
     damaged, evaluated = run()
     assert damaged.prime([SYSTEM_TEXT], opening=True) > 20
     assert complete(damaged, turn, 6, 0.0) == reply
+
+
+@pytest.mark.integration
+def test_a_first_turn_that_stops_its_openings_evaluation_keeps_the_openings_state(tmp_path: Path) -> None:
+    """A chat's first turn sent before its opening was evaluated ahead (the prime stopped
+    before it had evaluated anything: a person who types fast on a busy machine) evaluates
+    the opening itself, and the opening's state is kept from that evaluation (before the
+    next prompt, the conversation's state left whole), on disk too: the next run (a
+    service started again) evaluates none of it, and replies as a fresh model does."""
+    from memcli.models.llm import OPENING_STATES, LlamaCppModel, default_model_path
+
+    model = load_chat_model("", tmp_path, n_ctx=2048)
+    with model.stopping(lambda: True):
+        assert model.prime([SYSTEM_TEXT], opening=True) == 0
+    assert not list((tmp_path / OPENING_STATES).glob("*.state"))
+    turn = [SYSTEM_TEXT, Message("user", "When did I start the pottery class?")]
+    evaluated = counted(model)
+    reply = complete(model, turn, 6, 0.0)
+    whole = model.count_tokens(render_completion_prompt(turn))
+    assert sum(evaluated) - 6 >= whole - 1  # the opening with the message, in the turn's own evaluation
+    evaluated.clear()
+    # the next turn's start, evaluated ahead after the reply: the turn's state is kept whole
+    model.prime([*turn, Message("assistant", reply)])
+    assert 0 < sum(evaluated) < 20
+    assert model._writing is not None
+    model._writing.join()
+    assert len(list((tmp_path / OPENING_STATES).glob("*.state"))) == 1
+
+    again = load_chat_model("", tmp_path, n_ctx=2048)
+    evaluated = counted(again)
+    assert again.prime([SYSTEM_TEXT], opening=True) == 0
+    assert sum(evaluated) == 0
+    assert complete(again, turn, 6, 0.0) == reply
+    assert complete(LlamaCppModel(default_model_path(tmp_path), n_ctx=2048), turn, 6, 0.0) == reply

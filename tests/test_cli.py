@@ -382,6 +382,19 @@ def test_paths_are_all_under_memcli_home(runner: CliRunner, memcli_home: Path) -
     assert {line.split("\t")[0] for line in lines} == set(data)
 
 
+def test_every_file_the_man_page_says_memcli_paths_shows_is_shown(runner: CliRunner, memcli_home: Path) -> None:
+    """The man page's FILES section names, for each file, what ``memcli paths`` shows it
+    as: each of them is there (the chat prompt's history was not)."""
+    import re
+
+    data = json.loads(ok(runner.invoke(app, ["paths", "--json"])).stdout)
+    man = (Path(__file__).resolve().parents[1] / "man" / "memcli.1").read_text(encoding="utf-8")
+    shown = set(re.findall(r"Shown as \\fB(\w+)\\fR by \\fBmemcli paths", man))
+    assert {"chat_history", "log_file"} <= shown
+    assert shown <= set(data)
+    assert data["chat_history"] == str(memcli_home / "state" / "chat_history")
+
+
 # import ------------------------------------------------------------------------------------
 
 

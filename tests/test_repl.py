@@ -341,6 +341,26 @@ def test_deleting_a_memory_takes_out_every_line_typed_for_it_even_after_an_edit(
     assert "+what is the weather like" in left
 
 
+def test_deleting_any_chunk_of_a_long_message_takes_its_line_out_of_the_history(
+    memcli_home: Path, fake_embedder: Any
+) -> None:
+    """A message longer than a chunk is stored as one turn a chunk; the line typed for it
+    names every one of them, so deleting a later chunk alone (a short one, whose text is
+    no line typed nor one that a line holds) takes the line out too."""
+    runner = CliRunner()
+    chat = Terminal(memcli_home)
+    chat.say(" ".join(["the garden wall needs paint again"] * 29) + ". My locker code is zqlock42.")
+    chat.expect("word19")
+    chat.prompt()
+    assert chat.leave() == 0
+    history = memcli_home / "state" / "chat_history"
+    assert "zqlock42" in history.read_text()
+    tail = next(t for t in turns() if "zqlock42" in t["text"])
+    assert len(tail["text"]) < 40  # a chunk of its own, short
+    assert runner.invoke(app, ["delete", tail["id"], "--yes"]).exit_code == 0
+    assert "zqlock42" not in history.read_text()
+
+
 def test_scrubbing_the_history_goes_by_recorded_ids_and_by_every_text_the_memory_had(tmp_path: Path) -> None:
     from memcli.paths import history_entry, scrub_history_file
 

@@ -208,7 +208,9 @@ class Repl:
                 self._refused(exc)
                 continue
             state = reply.state
-            self._typed([turn.id for turn in state.history if turn.role == "user" and turn.content == text][-1:])
+            # every turn the message was stored as (a long one: a turn a chunk), so that
+            # deleting any of them takes the line out
+            self._typed(list(state.said_ids))
             if pressed or reply.interrupted:  # (a Ctrl-C may come as the reply ends: it arms all the same)
                 if not self.interactive:
                     break

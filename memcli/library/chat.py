@@ -120,6 +120,7 @@ class ChatSession:
         self.on_warning = on_warning or (lambda message: None)
         self._last_turn_at = 0.0
         self._chunk_ids: set[str] = set()
+        self._said_ids: list[str] = []  # the last user message's turns (``state``'s said_ids)
 
     @classmethod
     def resume(
@@ -171,6 +172,7 @@ class ChatSession:
             ],
             "earlier_summary": self.earlier_summary,
             "last_turn_at": iso_time(self._last_turn_at, "microseconds"),
+            "said_ids": list(self._said_ids),
             "system": self.system,
             "resumed": self.resumed,
             "base_model": is_base_model(self.engine.chat_model),
@@ -208,7 +210,7 @@ class ChatSession:
         """Store one turn: a text longer than ``MAX_CHARS`` as one turn a chunk, in order (as
         ``remember`` stores a long note), so that no memory is longer than a chunk; returns
         the first, whose id stands for the turn in the history (the others are excluded
-        from this session's recall with it)."""
+        from this session's recall with it). The ids of a user's turn are its ``said_ids``."""
         turns = []
         for part in list(chunks(text)) or [text]:
             # Turns keep their order even when the clock stands still (--now): a millisecond apart.
@@ -229,6 +231,8 @@ class ChatSession:
                 )
             )
         self._chunk_ids.update(t.id for t in turns[1:])
+        if role == "user":
+            self._said_ids = [t.id for t in turns]
         try:
             self.engine.write(turns)
         except StoreLockedError as exc:

@@ -890,9 +890,9 @@ class ChatState(View):
     """The view of ``schema.ChatState``: A chat session as the client keeps it between replies,
     so a service restart loses nothing of it."""
 
-    __slots__ = ("user", "session_id", "model", "history", "summary", "earlier", "earlier_summary", "last_turn_at", "system", "resumed", "base_model",)
+    __slots__ = ("user", "session_id", "model", "history", "summary", "earlier", "earlier_summary", "last_turn_at", "said_ids", "system", "resumed", "base_model",)
 
-    def __init__(self, user: str, session_id: str, model: str, history: list[ChatTurn], summary: str, earlier: list[ChatTurn], earlier_summary: str, last_turn_at: Optional[str], system: str, resumed: bool, base_model: bool) -> None:
+    def __init__(self, user: str, session_id: str, model: str, history: list[ChatTurn], summary: str, earlier: list[ChatTurn], earlier_summary: str, last_turn_at: Optional[str], said_ids: list[str], system: str, resumed: bool, base_model: bool) -> None:
         self.user = user
         self.session_id = session_id
         self.model = model
@@ -901,6 +901,7 @@ class ChatState(View):
         self.earlier = earlier
         self.earlier_summary = earlier_summary
         self.last_turn_at = last_turn_at
+        self.said_ids = said_ids
         self.system = system
         self.resumed = resumed
         self.base_model = base_model
@@ -921,6 +922,7 @@ class ChatState(View):
             "earlier": [x.to_json() for x in self.earlier],
             "earlier_summary": self.earlier_summary,
             "last_turn_at": self.last_turn_at,
+            "said_ids": self.said_ids,
             "system": self.system,
             "resumed": self.resumed,
             "base_model": self.base_model,
@@ -1024,9 +1026,9 @@ class ServiceStop(View):
 class PathsResult(View):
     """The view of ``schema.PathsResult``: ``memcli paths``: every path memcli uses."""
 
-    __slots__ = ("config_file", "config_dir", "data_dir", "store_dir", "database", "lock_file", "consolidate_lock", "pending_dir", "cache_dir", "model_dir", "prompt_states_dir", "state_dir", "run_dir", "socket", "service_file", "start_lock", "log_file",)
+    __slots__ = ("config_file", "config_dir", "data_dir", "store_dir", "database", "lock_file", "consolidate_lock", "pending_dir", "cache_dir", "model_dir", "prompt_states_dir", "state_dir", "run_dir", "socket", "service_file", "start_lock", "log_file", "chat_history",)
 
-    def __init__(self, config_file: str, config_dir: str, data_dir: str, store_dir: str, database: str, lock_file: str, consolidate_lock: str, pending_dir: str, cache_dir: str, model_dir: str, prompt_states_dir: str, state_dir: str, run_dir: str, socket: str, service_file: str, start_lock: str, log_file: str) -> None:
+    def __init__(self, config_file: str, config_dir: str, data_dir: str, store_dir: str, database: str, lock_file: str, consolidate_lock: str, pending_dir: str, cache_dir: str, model_dir: str, prompt_states_dir: str, state_dir: str, run_dir: str, socket: str, service_file: str, start_lock: str, log_file: str, chat_history: str) -> None:
         self.config_file = config_file
         self.config_dir = config_dir
         self.data_dir = data_dir
@@ -1044,6 +1046,7 @@ class PathsResult(View):
         self.service_file = service_file
         self.start_lock = start_lock
         self.log_file = log_file
+        self.chat_history = chat_history
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> PathsResult:
@@ -1070,6 +1073,7 @@ class PathsResult(View):
             "service_file": self.service_file,
             "start_lock": self.start_lock,
             "log_file": self.log_file,
+            "chat_history": self.chat_history,
         }
 
 

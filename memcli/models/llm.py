@@ -808,6 +808,10 @@ class LlamaCppModel:
         # apart from the others, which other prompts push out, for the next chat's first
         # turn, which starts with the same text (one user, one day, one consolidation)
         self._opening: _KeptState | None = None
+        # a chat's opening whose evaluation ahead (``prime``) stopped before it was whole,
+        # and when its messages were made: the chat's first turn, whose prompt starts with
+        # it, evaluates it, and its state is kept before the next prompt (``_keep_pending_opening``)
+        self._pending_opening: tuple[list[int], float] | None = None
         # ... and on disk (``states_dir``: ``OPENING_STATES``), for the first turn after the
         # service restarted: loading it takes milliseconds, evaluating it a second or more
         self._states_dir = states_dir
@@ -881,6 +885,7 @@ class LlamaCppModel:
     def _generate_reusing(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
         if self._rendering:
             raise _Rendered(list(tokens))
+        self._keep_pending_opening()
         self._bring_back(list(tokens))
         llama = self._llama
         held = common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens)
@@ -941,6 +946,43 @@ class LlamaCppModel:
                 self._kept.remove(best)
             self._empty_state()
 
+    def _keep_pending_opening(self) -> None:
+        """When the model's evaluated state starts with the chat opening whose evaluation
+        ahead stopped before it was whole (``_pending_opening``: the chat's first turn
+        evaluated it, as its prompt's start), keep the opening's state (``_opening``) and
+        write it to disk (``_write_opening``), as ``prime`` would have. Called before the
+        next prompt (the next turn's start evaluated ahead, after the reply): the state is
+        cut after the opening and the whole one set back (copies of a few MB: 0.1-0.17 s at
+        load 10), where evaluating the opening apart in the first turn would have cost a
+        llama.cpp call of its own before the first token (2.5-4 s more at load 10: a call's
+        cost there is more its graph's than its tokens')."""
+        if self._pending_opening is None:
+            return
+        # heavy: llama.cpp's bindings, loaded already by the model this wraps
+        import llama_cpp
+
+        tokens, asked = self._pending_opening
+        llama = self._llama
+        evaluated = [int(t) for t in llama.input_ids[: llama.n_tokens]]
+        if common_prefix(evaluated, tokens) < len(tokens):
+            return
+        self._pending_opening = None
+        whole = self._state_of(evaluated)
+        if whole is None:
+            return
+        opening = self._state_of(tokens)  # removes what follows the opening from the model's state ...
+        if len(evaluated) > len(tokens):  # ... which is set back whole
+            data = (ctypes.c_uint8 * len(whole.data)).from_buffer_copy(whole.data)
+            if llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, data, len(whole.data), 0):
+                llama.n_tokens = len(evaluated)
+                llama._requires_eval = True  # the logits are not this state's: one token is evaluated again
+            else:  # llama.cpp could not take it back: the next prompt is evaluated from its start
+                self._empty_state()
+        if opening is not None:
+            self._opening = opening
+            self._write_opening(opening, asked)
+            log.info("chat opening of %d tokens: its state kept from the first turn's evaluation", len(tokens))
+
     def _empty_state(self) -> None:
         """Drop the model's evaluated state: the next prompt is evaluated from its start."""
         self._llama._ctx.kv_cache_seq_rm(-1, 0, -1)
@@ -983,6 +1025,7 @@ class LlamaCppModel:
         tokens evaluated (0 when the state held them already, when stopped before the first
         batch ended, or when a chat template would not render ``messages``)."""
         llama = self._llama
+        self._keep_pending_opening()  # the previous chat's, its first turn evaluated it
         asked = time.time()  # the messages were made of the memories as they were then
         tokens = self._start_tokens(messages)
         if not tokens:
@@ -992,6 +1035,10 @@ class LlamaCppModel:
             if kept is not None:
                 self._opening = kept
                 log.info("chat opening of %d tokens: its evaluated state read from disk", len(tokens))
+        if opening and (self._opening is None or self._opening.tokens != tokens):
+            # kept below once evaluated whole here, else by ``_keep_pending_opening`` once
+            # the first turn, which stops this evaluation, has evaluated it as its start
+            self._pending_opening = (tokens, asked)
         self._bring_back(tokens)
         held = common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens)
         before = llama.n_tokens
@@ -1010,6 +1057,7 @@ class LlamaCppModel:
             llama._requires_eval = True  # generate() evaluates a token again for the logits it samples from
         evaluated = llama.n_tokens - before
         if opening and common_prefix([int(t) for t in llama.input_ids[: llama.n_tokens]], tokens) >= len(tokens):
+            self._pending_opening = None  # held whole before, or kept as it was evaluated
             if self._opening is None or self._opening.tokens != tokens:
                 self._opening = self._state_of(tokens)
                 if self._opening is not None:
