@@ -655,12 +655,39 @@ def _counted_kinds() -> frozenset[str]:
     return _kind_words(_COUNTED_KIND_WORDS)
 
 
+_LABELLED = re.compile(
+    r"(?:^|[.;!?。；！？\n]\s*)(?:my\s+|我的?)?(?P<label>[^\W\d][\w'’/-]{0,20}(?:\s[\w'’/-]{1,20}){0,2}?)\s*"
+    r"(?:=|:|：|\s[-–—]\s|\s(?:is|are|was)\s|是|叫)\s*(?P<value>[^,.;!?，。；！？\n]{2,60})",
+    re.IGNORECASE,
+)
+"""A note labelling a value: "landlord = greg tompkins", "vet: dr sarah lee", "plumber is joe
+from no. 9", "房东：王建国", "房东叫王建国"."""
+
+
+def labelled_value(question: str, text: str) -> bool:
+    """Whether ``text`` states the value of a thing ``question`` names as a label and a value
+    (``_LABELLED``), whatever the value's case: its label holds a content word of the question
+    (not a kind of value alone: "name", "number") and its value a word the question does not
+    ("landlord = greg tompkins" for "what's my landlord called?")."""
+    asked = _content(words(question)) - _value_kinds()
+    if not asked:
+        return False
+    for match in _LABELLED.finditer(text):
+        label = _content(words(match.group("label")))
+        value = _content(words(match.group("value"))) - _value_kinds()
+        if label & asked and value - asked:
+            return True
+    return False
+
+
 def names_something_else(question: str, text: str) -> bool:
     """Whether ``text`` names someone or something that ``question`` does not: a title in
     quotes, 《》 or capitals, a capitalised word inside a sentence, or a mention
     ``entities.extract`` types ("nursery tour went well, Leo loved the sandpit" names only
     the Leo that "what's the name of Leo's nursery?" names)."""
     asked = question.casefold()
+    if labelled_value(question, text):
+        return True
     found = [m.group(0) for m in _TITLE.finditer(text)] + [m.group(0) for m in _NAME.finditer(text)]
     found += [m.name for m in extract(text, speaker="I").mentions if m.typed or m.start > 0]
     return any(name.strip('"“”《》「」').casefold() not in asked for name in found if name.strip())
@@ -693,6 +720,99 @@ def _states(needed: str, text: str) -> bool:
     if needed == "day":
         return bool(DAY_OF_MONTH.search(text) or _STATES_DAY.search(text))
     return True
+
+
+_QUANTITY_UNITS = {
+    "temperature": r"°|º|degrees?|deg|[fc]|度|摄氏度|华氏度",
+    "time": r"am|pm|a\.m\.|p\.m\.|o'?clock|点|点半|:\d\d",
+    "duration": r"h|hrs?|hours?|mins?|minutes?|secs?|seconds?|days?|weeks?|months?|years?|yrs?|小时|分钟|秒|天|周|个月|年",
+    "money": r"[$£€¥]|dollars?|bucks|quid|usd|eur|gbp|cents?|p|k|元|块|万|/mo|/month|/yr|a month|a year",
+    "weight": r"kg|kgs|kilos?|lbs?|pounds?|st|stone|g|grams?|oz|斤|公斤|克",
+    "distance": r"km|kms|k|mi|miles?|m|metres?|meters?|ft|feet|foot|yards?|公里|米|里",
+    "size": r"cm|mm|in|inch(?:es)?|\"|xs|s|m|l|xl|xxl|码|号|寸",
+}
+"""The units of each kind of amount a question may ask (``asks_amount``), written after a
+number ("230°C", "6h", "$185", "75 kg", "7:30"; a number before "$", "£", "€" too)."""
+_ASKS_AMOUNT = (
+    (
+        "temperature",
+        re.compile(r"\b(?:temp|temps|temperature|temperatures|how\s+(?:hot|warm|cold))\b|温度|多少度|几度", re.I),
+    ),
+    ("time", re.compile(r"\b(?:what|which)\s+time\b|\bwhat\s+hour\b|几点|什么时间", re.I)),
+    ("duration", re.compile(r"\bhow\s+long\b(?!\s+ago)|多长时间|多久(?!以前|前)", re.I)),
+    (
+        "money",
+        re.compile(
+            r"\b(?:price|prices|cost|costs|premium|rent|fee|fees|fare|salary|wage)\b|"
+            r"\bhow\s+much\b.*\b(?:pay|paid|charge|charged|spend|spent)\b|"
+            r"多少钱|价格|价钱|费用|工资|薪水|房租|租金|保费|花了多少",
+            re.I,
+        ),
+    ),
+    ("weight", re.compile(r"\b(?:weigh|weighs|weighed|weight)\b|体重|多重|几斤|多少斤|多少公斤", re.I)),
+    ("distance", re.compile(r"\bhow\s+far\b|多远|几公里|多少公里", re.I)),
+    ("size", re.compile(r"\b(?:size|sizes|how\s+(?:big|large|tall|wide))\b|尺码|尺寸|多大|几码|多高", re.I)),
+    ("count", re.compile(r"\bhow\s+(?:many|much)\b|多少|几[个次杯片粒]", re.I)),
+)
+"""A question asking an amount of a kind ("what oven temp do I bake at?", "what time is my
+train?", "how long do I steep it?", "how much is my rent?", "多少度", "几点"): its answer
+states a number, of that kind's units or of none (``states_amount``)."""
+_NUMBER_WORDS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|"
+    r"a\s+dozen|half|once|twice"
+)
+_AMOUNT = re.compile(
+    r"(?P<before>[$£€¥])?\s?(?P<number>\d+(?:[.,:]\d+)*|\b(?:"
+    + _NUMBER_WORDS
+    + r")\b|[一二三四五六七八九十百千万两半]+)"
+    r"\s?(?P<unit>[°º\"]|/\w+|[a-z.']+(?:\s+(?:a|per)\s+\w+)?|[\u4e00-\u9fff]{1,3})?",
+    re.IGNORECASE,
+)
+"""A number with what follows it: "230°C", "6h", "$10/mo", "two cups", "75公斤"."""
+
+
+@cache
+def _unit_patterns() -> dict[str, re.Pattern[str]]:
+    """Each kind's ``_QUANTITY_UNITS`` as a pattern matching at the start of a unit."""
+    return {k: re.compile(rf"^(?:{u})(?![a-z])", re.IGNORECASE) for k, u in _QUANTITY_UNITS.items()}
+
+
+def asks_amount(question: str) -> str:
+    """The kind of amount ``question`` asks (a key of ``_QUANTITY_UNITS``, or "count" for
+    "how many", "几个"), or "": "what oven temp do I bake my bread at?" → "temperature";
+    the first kind whose words it holds. Not a question for a date ("what time" of a "when"
+    question is "time": a clock time answers it)."""
+    for kind, pattern in _ASKS_AMOUNT:
+        if pattern.search(question):
+            return kind
+    return ""
+
+
+def states_amount(kind: str, text: str) -> bool:
+    """Whether ``text`` states an amount of ``kind`` (``asks_amount``): a number whose unit
+    is of that kind, or a number of no known unit ("bake at 230", "window is 2-8"); not a
+    number of another kind only ("starter doubled in 6h" states no temperature). "count":
+    any number. A clock time ("7:30", "7pm", "七点") states a time."""
+    if not kind:
+        return True
+    if kind == "time" and _CLOCK.search(text):
+        return True
+    units = _unit_patterns()
+    # a date's numbers are no amount ("renewal due aug 12", "5月10号")
+    undated = _DATE_WORDS.sub(" ", DAY_OF_MONTH.sub(" ", _STATES_DAY.sub(" ", text)))
+    for match in _AMOUNT.finditer(undated):
+        if kind == "count":
+            return True
+        unit = (match.group("unit") or "").strip()
+        if match.group("before"):
+            if kind == "money":
+                return True
+            continue
+        if not unit or units[kind].match(unit):
+            return True
+        if not any(pattern.match(unit) for pattern in units.values()):
+            return True  # a number of a word that is no unit: "bake at 230 for the loaf"
+    return False
 
 
 def is_list_question(question: str) -> bool:
@@ -1102,6 +1222,11 @@ def _answer(
         return not_found
     needed = must_state(question)
     candidates = [c for c in candidates if _states(needed, c.memory.text)]
+    # an amount of a kind with units ("what temperature …?", "how much is my rent?") is stated
+    # by a number of that kind or of none; a count may be told in words ("stopped smoking")
+    amount = asks_amount(question)
+    if amount != "count":
+        candidates = [c for c in candidates if states_amount(amount, c.memory.text)]
     # "what's the name of Leo's nursery?": a memory that names nothing but what the question
     # names does not answer (a kind of value, as ``must_state``'s); English only, where a
     # name is written in capitals (a Chinese name is known by no sign of its own)
@@ -1185,7 +1310,9 @@ def _answer(
         if fully:
             return not_found  # answered by the passes before
         rivals = [m for m in memories if not days or m.id in dated]
-        pick = _closest_own(question, wanted, candidates, rivals, similarity, user, asking, past, kind, held_by)
+        pick = _closest_own(
+            question, wanted, candidates, rivals, similarity, user, asking, past, kind, held_by, bool(days)
+        )
         if pick is None:
             return not_found
         best, held = pick, held_by(pick.memory)
@@ -1282,6 +1409,8 @@ _PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A
 """A possessive that is a name ("Sam's Club", "Trader Joe's"), not someone else's thing."""
 _ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
 """A name in capitals ("DASH", "NHS")."""
+_COMPANY_ZH = re.compile(r"[跟和同与陪约见找][^，。！？,.!?\s的了]{1,4}")
+"""Someone the person kept company with, in Chinese: "跟陈阿姨喝茶", "和老周吃饭"."""
 CLOSEST_FLOOR = 0.25
 """Cosine similarity (−1..1) to the question that the person's own closest note needs to
 answer it when it holds too few of the question's words (``_closest_own``)."""
@@ -1300,6 +1429,7 @@ def _closest_own(
     past: bool,
     kind: str,
     held_by: Callable[[Memory], set[str]],
+    on_day: bool = False,
 ) -> _Candidate | None:
     """The best sentence of the person's own note that recall finds closest to ``question``
     (cosine ``similarity``), for a question whose words no note holds enough of: "What eating
@@ -1318,7 +1448,8 @@ def _closest_own(
     the embedder's cosine misleads for Chinese ("我房贷还剩多少没还" and "房贷利率又降了"). None
     otherwise. Not for "when": a date in a note that lacks the question's words is as likely the
     date of something else ("lease renewal signed by friday" for "when does my lease end?")."""
-    if has_cjk(question) or kind == "when":
+    chinese = has_cjk(question)
+    if kind == "when":
         return None
     best_of: dict[str, _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
@@ -1333,43 +1464,104 @@ def _closest_own(
         and not _someone_elses(question, c.memory.text)
         and (kind == "who" or not _OTHERS.search(_PROPER_POSSESSIVE.sub(" ", c.memory.text)))
     ]
+    # For Chinese, whose cosines mislead ("我房贷还剩多少没还" and "房贷利率又降了"), only a note
+    # sharing a word of the question's subject, or of the day it names, is heard, and only
+    # such notes are its rivals.
+    if chinese:
+        own = [c for c in own if on_day or held_by(c.memory) - _value_kinds()]
     if not own:
         return None
     top = max(own, key=lambda c: similarity.get(c.memory.id, 0.0))
     close = similarity.get(top.memory.id, 0.0)
     # the margin is over every other current telling note of the person's (of the day asked), stating the value or not
-    following = max(
-        (
-            similarity.get(m.id, 0.0)
-            for m in rivals
-            if m.id != top.memory.id
-            and m.id not in asking
-            and _own(m, user)
-            and BASE_MODEL not in m.tags
-            and (past or not m.superseded_by)
-        ),
-        default=0.0,
-    )
-    # a list question's items are about as close as each other: no margin ("what meds am I on?")
-    if close < CLOSEST_FLOOR or (close - following < CLOSEST_MARGIN and not is_list_question(question)):
+    contenders = [
+        m
+        for m in rivals
+        if m.id != top.memory.id
+        and m.id not in asking
+        and _own(m, user)
+        and BASE_MODEL not in m.tags
+        and (past or not m.superseded_by)
+        and (not chinese or on_day or held_by(m) - _value_kinds())
+    ]
+    following = max((similarity.get(m.id, 0.0) for m in contenders), default=0.0)
+    won_tie = False
+    if close < CLOSEST_FLOOR:
         return None
+    # a list question's items are about as close as each other: no margin ("what meds am I on?")
+    if close - following < CLOSEST_MARGIN and not is_list_question(question):
+        # Two of the person's own notes about as close to the question (within the margin of
+        # each other, the rest further off) are two words on one subject: the later one is
+        # the current word ("day 1 on keto", then "keto was miserable, switching to ...").
+        tied = [m for m in contenders if close - similarity.get(m.id, 0.0) < CLOSEST_MARGIN]
+        others = [m for m in contenders if m not in tied]
+        low = min(similarity.get(m.id, 0.0) for m in tied)
+        if (
+            past
+            or len(tied) != 1
+            or max((similarity.get(m.id, 0.0) for m in others), default=0.0) > low - CLOSEST_MARGIN
+        ):
+            return None
+        # about the same thing: the two share a word ("keto"), not "tiler booked" and "oven arrived"
+        if not _long_words(tied[0].text) & _long_words(top.memory.text):
+            return None
+        won_tie = True
+        if tied[0].created_at > top.memory.created_at:
+            newer = [c for c in own if c.memory.id == tied[0].id]
+            if not newer:
+                return None
+            top = newer[0]
     held = held_by(top.memory)
     if held and not held - _value_kinds():  # "my neighbour at number 14" holds "number", not "passport"
         return None
     lacking = _content(words(" ".join(wanted - held))) & _value_kinds()
     # a number states a dose, a size or a number ("Vit D 1000 IU" for "what dose of vitamin D")
-    if lacking and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text)):
+    # a labelled value states it whatever its kind ("accountant = bob fenwick" for "the name of my accountant")
+    if (
+        lacking
+        and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text))
+        and not labelled_value(question, top.memory.text)
+    ):
         return None
+    # an amount of the kind asked: "what oven temp ...?" is not answered by "starter doubled in 6h"
+    if not states_amount(asks_amount(question), top.memory.text):
+        return None
+    if chinese:
+        # Chinese names are written with no sign of their own: "who" needs a person or someone
+        # kept company ("跟陈阿姨喝茶", "和老周吃饭")
+        if kind == "who" and not (_PERSON.search(top.memory.text) or _COMPANY_ZH.search(top.memory.text)):
+            return None
+        # and "where" a place ("搬到了万科城小区", not "去小林家吃饭" for "小林住在哪个小区？")
+        if kind == "where" and not _fits("where", top.memory.text):
+            return None
+        return top
     listing = is_list_question(question)  # "what meds am I on?": drug names are written small
     # "which gym …?": a note naming something, or holding a word of the kind asked ("apple music
     # individual now" for "what music subscription do I have?")
-    which = _WHICH.search(question) and not listing and not held
-    if (kind in ("where", "who") or which) and not (
-        names_something_else(question, top.memory.text)
-        or any(a.group(0).casefold() not in question.casefold() for a in _ACRONYM.finditer(top.memory.text))
-    ):
-        return None
-    return top
+    # (a note that won a tie with the person's earlier note on the subject need not: two words
+    # on one subject, the later one the current; names are written small in a note)
+    which = _WHICH.search(question) and not listing and not held and not won_tie
+    if not (kind in ("where", "who") or which):
+        return top
+
+    def naming(memory: Memory) -> bool:
+        return names_something_else(question, memory.text) or any(
+            a.group(0).casefold() not in question.casefold() for a in _ACRONYM.finditer(memory.text)
+        )
+
+    if naming(top.memory):
+        return top
+    # the person's later close note names it ("joined the gym on main st", then "cancelled it,
+    # signed up at the YMCA"): the latest-note rule quotes that one first
+    later = [
+        c.memory
+        for c in own
+        if c.memory.created_at > top.memory.created_at
+        and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * close, LIST_SIMILAR_FLOOR)
+    ]
+    if later and not past and naming(max(later, key=lambda m: m.created_at)):
+        return top
+    return None
 
 
 def _is_user(speaker: str, user: str) -> bool:

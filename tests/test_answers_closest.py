@@ -1,0 +1,135 @@
+"""The person's own closest note (issue 31, stop 43): a value labelled in lower case names
+what a "what's X called?" question asks; Chinese questions are heard when the note shares the
+question's subject or day; an amount asked (a temperature, a price, a count) is stated by a
+number of its kind; of two notes about as close, the later is the current word; the later
+note names what "which …?" asks when the closest does not."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memcli.memory import Memory
+from memcli.recall.answers import answer, asks_amount, labelled_value, states_amount
+
+NOW = datetime(2025, 9, 1, 9).timestamp()
+
+
+def _note(letter: str, text: str, day: datetime, speaker: str = "") -> Memory:
+    return Memory(letter * 16, "sam", "note", text, day.timestamp(), f"{day:%Y-%m-%d}", speaker=speaker)
+
+
+def test_a_lower_case_labelled_value_names_what_is_asked() -> None:
+    """ "dentist: maria gonzalez" states the dentist's name though no capital says so."""
+    for question, text, gold in (
+        ("what's my dentist called?", "dentist: maria gonzalez, only does fillings on tuesdays", "maria gonzalez"),
+        ("what's the name of my accountant?", "accountant = bob fenwick, 0161 555 0199", "bob fenwick"),
+        ("what is my piano teacher called?", "piano teacher is mrs okoro, lessons at hers", "mrs okoro"),
+    ):
+        note = _note("a", text, datetime(2025, 3, 1))
+        asked = _note("b", "remind me of the name again", datetime(2025, 8, 1))
+        other = _note("c", "bins out tuesday night", datetime(2025, 8, 2))
+        found = answer(question, [asked, note, other], "sam", NOW, {asked.id: 0.7, note.id: 0.55, other.id: 0.1})
+        assert found.cited == [note.id], question
+        assert gold in found.text, question
+
+
+def test_a_label_of_another_thing_names_nothing_asked() -> None:
+    assert not labelled_value("what's my dentist called?", "car: oil change overdue")
+    assert not labelled_value("what's my dentist called?", "dentist appointment moved to friday")
+
+
+def test_a_chinese_question_is_answered_by_the_closest_note_sharing_its_subject() -> None:
+    """A note sharing the question's subject answers in other words; the person's own
+    question on it is no rival."""
+    for question, text, gold in (
+        ("单元楼进门的密码是多少？", "物业通知：门禁密码改成 4417#", "4417#"),
+        ("车库遥控器放哪了", "遥控器在玄关抽屉里", "玄关"),
+        ("快递柜的取件码是多少", "菜鸟驿站取件码 5-2-3011", "5-2-3011"),
+    ):
+        note = _note("a", text, datetime(2025, 5, 1))
+        other = _note("b", "周末带孩子去游泳", datetime(2025, 4, 1))
+        asked = _note("c", "进门密码是多少？快递员问", datetime(2025, 6, 2))
+        similarity = {other.id: 0.5, asked.id: 0.6, note.id: 0.42}
+        found = answer(question, [other, asked, note], "sam", NOW, similarity)
+        assert found.cited == [note.id], question
+        assert gold in found.text, question
+
+
+def test_a_dated_chinese_question_is_answered_by_that_days_note() -> None:
+    """ "3月8号我跟谁见面了？": the note of that day, though it shares no word."""
+    day = _note("a", "晚上和老马撸串，喝多了", datetime(2025, 3, 8, 21))
+    before = _note("b", "交了物业费", datetime(2025, 3, 6))
+    found = answer("3月8号那天我见了谁？", [day, before], "sam", NOW, {day.id: 0.5, before.id: 0.4})
+    assert found.cited == [day.id]
+    assert "老马" in found.text
+
+
+def test_a_chinese_closest_note_of_another_subject_does_not_answer() -> None:
+    """Chinese cosines mislead: a close note that shares no word of the question is no answer,
+    nor a note naming no place for "where"."""
+    unrelated = _note("a", "蛋白粉快喝完了", datetime(2025, 5, 1))
+    found = answer("我的游泳教练叫什么？", [unrelated], "sam", NOW, {unrelated.id: 0.6})
+    assert not found.answered
+    visit = _note("b", "周日去老王家吃饭，带了水果", datetime(2025, 5, 1))
+    found = answer("老王住在哪个小区？", [visit], "sam", NOW, {visit.id: 0.6})
+    assert not found.answered
+
+
+def test_the_amount_asked_is_stated_by_a_number_of_its_kind() -> None:
+    assert asks_amount("what temperature do I roast the chicken at?") == "temperature"
+    assert asks_amount("how much do I pay for the gym?") == "money"
+    assert asks_amount("烤箱要开多少度？") == "temperature"
+    assert not states_amount("temperature", "brine it overnight, rests 40 min")
+    assert states_amount("temperature", "roast at 220C for 50 minutes")
+    assert states_amount("temperature", "oven 200 for the roast")
+    assert not states_amount("money", "membership renews on aug 3")
+    assert states_amount("money", "membership is £32/mo")
+    assert not states_amount("count", "体检约在5月10号")
+
+
+def test_the_closest_note_does_not_answer_an_amount_it_does_not_state() -> None:
+    for question, text in (
+        ("what temperature do I roast the chicken at?", "roast chicken recipe from nana, lemon and thyme"),
+        ("how much do I pay for the gym?", "gym membership renewed, love the sauna"),
+        ("烤箱要开多少度？", "烤箱买了三年了，还挺好用"),
+    ):
+        note = _note("a", text, datetime(2025, 4, 1))
+        other = _note("b", "call the bank", datetime(2025, 4, 2))
+        found = answer(question, [note, other], "sam", NOW, {note.id: 0.45, other.id: 0.05})
+        assert not found.answered, question
+
+
+def test_of_two_notes_about_as_close_the_later_answers() -> None:
+    """Two of the person's notes on one subject (they share a word), as close as each other:
+    the later is the current word, whichever recall ranks first."""
+    for question, old_text, new_text, gold in (
+        (
+            "what bedtime routine am I on?",
+            "sleep: lights out at 10, no phones",
+            "ditched early nights, doing split sleep now",
+            "split sleep",
+        ),
+        (
+            "what workout split do I follow?",
+            "lifting push pull legs, 6 days",
+            "switched to lifting full body three times a week",
+            "full body",
+        ),
+    ):
+        old = _note("a", old_text, datetime(2025, 2, 1))
+        new = _note("b", new_text, datetime(2025, 5, 1))
+        other = _note("c", "water the tomatoes", datetime(2025, 6, 1))
+        for first, second in ((0.41, 0.40), (0.40, 0.41)):
+            found = answer(question, [old, new, other], "sam", NOW, {old.id: first, new.id: second, other.id: 0.05})
+            assert found.cited[:1] == [new.id], (question, first)
+            assert gold in found.text, question
+
+
+def test_the_later_note_names_what_which_asks() -> None:
+    """ "signed up at anytime fitness" names no gym in capitals; the later note, that left it
+    for the JCC, does, and is quoted first."""
+    old = _note("a", "signed up at anytime fitness, $25/mo", datetime(2025, 1, 5))
+    new = _note("b", "quit AF, going to the JCC by work now", datetime(2025, 6, 5))
+    found = answer("which gym do I belong to now?", [old, new], "sam", NOW, {old.id: 0.5, new.id: 0.35})
+    assert found.cited[:1] == [new.id]
+    assert "JCC" in found.text
