@@ -133,3 +133,28 @@ def test_the_later_note_names_what_which_asks() -> None:
     found = answer("which gym do I belong to now?", [old, new], "sam", NOW, {old.id: 0.5, new.id: 0.35})
     assert found.cited[:1] == [new.id]
     assert "JCC" in found.text
+
+
+def test_a_later_note_further_off_sharing_the_best_notes_subject_is_the_current_word() -> None:
+    """Recall finds the later note at well under half the best one's closeness; it names what
+    the best note names ("canal path", "Movement"), so it is the person's latest word on it."""
+    for question, old_text, new_text, gold in (
+        (
+            "how do I get to work?",
+            "cycling to work along the canal path",
+            "canal path closed, taking the 42 bus now",
+            "42 bus",
+        ),
+        (
+            "what kind of pass do I have at the pool?",
+            "bought a 10-swim card at Kings pool",
+            "Kings has a monthly unlimited deal, took it",
+            "monthly unlimited",
+        ),
+        ("我每天几点吃早饭？", "早饭七点吃，燕麦加鸡蛋", "改成八点半吃燕麦了，起得晚", "八点半"),
+    ):
+        old = _note("a", old_text, datetime(2025, 2, 1))
+        new = _note("b", new_text, datetime(2025, 6, 1))
+        found = answer(question, [old, new], "sam", NOW, {old.id: 0.6, new.id: 0.2})
+        assert found.cited[:1] == [new.id], (question, found.text)
+        assert gold in found.text, question

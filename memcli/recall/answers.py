@@ -1592,9 +1592,12 @@ def _later_word(
     ("levothyroxine 75 mcg", then "new script: levo 88 mcg"; MemoryBank's recency, at
     answer time: nothing is marked superseded by it)."""
     closest = similarity.get(best.memory.id, 0.0)
+    # a later note further off (``LIST_SIMILAR_FLOOR``) is on the subject when it shares a word
+    # of the best note ("10-punch pass at Movement", then "upgraded to unlimited at Movement")
+    subject_words = _long_words(best.memory.text)
     later = [
         c
-        for c in _close_own(best, candidates, similarity, user, asking)
+        for c in _close_own(best, candidates, similarity, user, asking, subject_words)
         if c.memory.created_at > best.memory.created_at and not c.memory.superseded_by
     ]
     if chinese:  # the embedder's cosine misleads for Chinese: the later note shares a word too, or is closer
@@ -1642,10 +1645,12 @@ def _close_own(
     similarity: Mapping[str, float],
     user: str,
     asking: set[str],
+    sharing: frozenset[str] | set[str] = frozenset(),
 ) -> list[_Candidate]:
     """The sentences of the person's own notes or turns (``candidates``) that recall finds
-    close to the question: cosine similarity at least ``LATER_SIMILAR`` times ``best``'s and
-    ``LIST_SIMILAR_FLOOR``; none that asks. Empty when ``best`` is not the person's own or
+    close to the question: cosine similarity at least ``LATER_SIMILAR`` times ``best``'s, or
+    sharing one of the words ``sharing`` (the best note's own), and ``LIST_SIMILAR_FLOOR``
+    either way; none that asks. Empty when ``best`` is not the person's own or
     recall gave no similarity."""
     closest = similarity.get(best.memory.id, 0.0)
     if closest <= 0 or not _own(best.memory, user):
@@ -1655,7 +1660,11 @@ def _close_own(
         for c in candidates
         if _own(c.memory, user)
         and c.memory.id not in asking
-        and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * closest, LIST_SIMILAR_FLOOR)
+        and similarity.get(c.memory.id, 0.0) >= LIST_SIMILAR_FLOOR
+        and (
+            similarity.get(c.memory.id, 0.0) >= LATER_SIMILAR * closest
+            or bool(sharing and _long_words(c.memory.text) & sharing)
+        )
     ]
 
 
