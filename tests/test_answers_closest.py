@@ -158,3 +158,32 @@ def test_a_later_note_further_off_sharing_the_best_notes_subject_is_the_current_
         found = answer(question, [old, new], "sam", NOW, {old.id: 0.6, new.id: 0.2})
         assert found.cited[:1] == [new.id], (question, found.text)
         assert gold in found.text, question
+
+
+def test_a_label_naming_someone_does_not_state_their_number() -> None:
+    """ "Dr Osei — new GP, surgery on Mill Rd" labels Dr Osei; it states no phone number,
+    nor a Chinese clause a child's name."""
+    note = _note("a", "Dr Osei — new GP, surgery on Mill Rd", datetime(2025, 2, 1))
+    later = _note("b", "Osei appt: bloods fine, see you in a year", datetime(2025, 5, 1))
+    found = answer("what's Dr Osei's phone number?", [note, later], "sam", NOW, {note.id: 0.65, later.id: 0.42})
+    assert not found.answered
+    born = _note("c", "小王家老二生了 是个女孩 六斤八两", datetime(2025, 3, 1))
+    gift = _note("d", "给小王转了红包 500", datetime(2025, 3, 2))
+    found = answer("小王家孩子叫啥名字", [born, gift], "sam", NOW, {born.id: 0.62, gift.id: 0.26})
+    assert not found.answered
+
+
+def test_a_chinese_question_naming_no_one_asks_the_persons_current_value() -> None:
+    """Chinese leaves out the subject: "药现在每天吃几片？" is the asker's, and their later note
+    that changed it comes first."""
+    for question, old_text, new_text, gold in (
+        ("二甲双胍现在每天吃几片？", "二甲双胍 每天早晚各一片", "复查后医生让二甲双胍改成每天三片", "三片"),
+        ("降脂药现在吃多少毫克？", "降脂药阿托伐他汀 10mg 睡前吃", "血脂没降下来，阿托伐他汀加到20mg", "20mg"),
+    ):
+        old = _note("a", old_text, datetime(2025, 2, 1))
+        new = _note("b", new_text, datetime(2025, 6, 1))
+        other = _note("c", "给妈妈买了条围巾", datetime(2025, 3, 1))
+        similarity = {old.id: 0.66, other.id: 0.6, new.id: 0.4}
+        found = answer(question, [old, other, new], "sam", NOW, similarity)
+        assert found.cited[:1] == [new.id], (question, found.text)
+        assert gold in found.text, question

@@ -645,6 +645,9 @@ def _value_kinds() -> frozenset[str]:
     return _kind_words(_VALUE_KIND_WORDS)
 
 
+_NAME_KIND_WORDS = "name 名字"
+"""Those of ``_VALUE_KIND_WORDS`` that a labelled value states ("landlord = greg tompkins" is
+the landlord's name, not their number)."""
 _COUNTED_KIND_WORDS = "size dose dosage 尺码 剂量"
 """Those of ``_VALUE_KIND_WORDS`` whose value is an amount: a note stating a number may state
 it ("Vit D 1000 IU daily" for "what dose of vitamin D …?")."""
@@ -664,6 +667,10 @@ _LABELLED = re.compile(
 from no. 9", "房东：王建国", "房东叫王建国"."""
 
 
+LABEL_CJK_CHARS = 4
+"""The most characters of a Chinese label ("房东", "物业电话")."""
+
+
 def labelled_value(question: str, text: str) -> bool:
     """Whether ``text`` states the value of a thing ``question`` names as a label and a value
     (``_LABELLED``), whatever the value's case: its label holds a content word of the question
@@ -673,6 +680,8 @@ def labelled_value(question: str, text: str) -> bool:
     if not asked:
         return False
     for match in _LABELLED.finditer(text):
+        if has_cjk(match.group("label")) and len(match.group("label").strip()) > LABEL_CJK_CHARS:
+            continue  # a clause, not a label ("老张家二胎生了 是个男孩")
         label = _content(words(match.group("label")))
         value = _content(words(match.group("value"))) - _value_kinds()
         if label & asked and value - asked:
@@ -1299,7 +1308,12 @@ def _answer(
     # person noted on the subject again later, as recall finds (``_later_word``): the later
     # note ("day 1 no cigs. quit") is the current word, quoted first. Two of the person's own
     # notes close to the question at two times are the second sign that it is their subject.
-    current = not past and not dates and bool(FIRST_PERSON.search(question))
+    # A Chinese question naming no one is the asker's own ("降压药现在每天吃几毫克？"): Chinese
+    # leaves the subject out.
+    about_self = bool(FIRST_PERSON.search(question)) or (
+        chinese and not named and not _OTHERS.search(question) and not re.search(r"[他她它你您]|大家|别人", question)
+    )
+    current = not past and not dates and about_self
     # A note quoted for being the latest or the earlier word states what is asked as well:
     # "need a dress for the wedding" gives no date for "What date is my sister's wedding?".
     # For "when" it is a date: the note's own date tells when it was noted, not when the lease ends.
@@ -1520,7 +1534,7 @@ def _closest_own(
     if (
         lacking
         and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text))
-        and not labelled_value(question, top.memory.text)
+        and not (lacking <= _kind_words(_NAME_KIND_WORDS) and labelled_value(question, top.memory.text))
     ):
         return None
     # an amount of the kind asked: "what oven temp ...?" is not answered by "starter doubled in 6h"
