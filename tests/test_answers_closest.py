@@ -187,3 +187,16 @@ def test_a_chinese_question_naming_no_one_asks_the_persons_current_value() -> No
         found = answer(question, [old, other, new], "sam", NOW, similarity)
         assert found.cited[:1] == [new.id], (question, found.text)
         assert gold in found.text, question
+
+
+def test_a_labelled_code_states_the_code_asked() -> None:
+    """ "router pw: hunter7" states the router's password though it never says "password"."""
+    for question, text, gold in (
+        ("what's my router password?", "router pw: hunter7, admin user is admin", "hunter7"),
+        ("what's the code for the bike lock?", "bike lock = 4471, the blue one", "4471"),
+    ):
+        note = _note("a", text, datetime(2025, 2, 1))
+        other = _note("b", "pick up dry cleaning", datetime(2025, 3, 1))
+        found = answer(question, [note, other], "sam", NOW, {note.id: 0.5, other.id: 0.1})
+        assert found.cited == [note.id], question
+        assert gold in found.text, question

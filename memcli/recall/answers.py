@@ -671,11 +671,13 @@ LABEL_CJK_CHARS = 4
 """The most characters of a Chinese label ("房东", "物业电话")."""
 
 
-def labelled_value(question: str, text: str) -> bool:
+def labelled_value(question: str, text: str, code: bool = False) -> bool:
     """Whether ``text`` states the value of a thing ``question`` names as a label and a value
     (``_LABELLED``), whatever the value's case: its label holds a content word of the question
     (not a kind of value alone: "name", "number") and its value a word the question does not
-    ("landlord = greg tompkins" for "what's my landlord called?")."""
+    ("landlord = greg tompkins" for "what's my landlord called?"). With ``code``, only a
+    value whose first word holds a digit: a code, a password, a number ("wifi pw: sunflower42"),
+    not a description ("Dr Alvarez — new dermatologist")."""
     asked = _content(words(question)) - _value_kinds()
     if not asked:
         return False
@@ -684,6 +686,8 @@ def labelled_value(question: str, text: str) -> bool:
             continue  # a clause, not a label ("老张家二胎生了 是个男孩")
         label = _content(words(match.group("label")))
         value = _content(words(match.group("value"))) - _value_kinds()
+        if code and not re.match(r"\s*\S*\d", match.group("value")):
+            continue
         if label & asked and value - asked:
             return True
     return False
@@ -1535,6 +1539,7 @@ def _closest_own(
         lacking
         and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text))
         and not (lacking <= _kind_words(_NAME_KIND_WORDS) and labelled_value(question, top.memory.text))
+        and not labelled_value(question, top.memory.text, code=True)
     ):
         return None
     # an amount of the kind asked: "what oven temp ...?" is not answered by "starter doubled in 6h"
