@@ -200,3 +200,20 @@ def test_a_labelled_code_states_the_code_asked() -> None:
         found = answer(question, [note, other], "sam", NOW, {note.id: 0.5, other.id: 0.1})
         assert found.cited == [note.id], question
         assert gold in found.text, question
+
+
+def test_a_note_writing_a_code_states_the_number_asked() -> None:
+    """ "社保卡号 A87654321" states the card's number though it never writes "号码"; a date
+    or a duration is no code."""
+    for question, text, gold in (
+        ("帮我看看我的社保卡号码", "社保卡号 A87654321，别弄丢", "A87654321"),
+        ("找一下我的医保卡号码", "医保卡 3301-2298-77 在钱包夹层", "3301-2298-77"),
+    ):
+        note = _note("a", text, datetime(2025, 2, 1))
+        asked = _note("b", "卡号是多少来着？", datetime(2025, 6, 1))
+        found = answer(question, [asked, note], "sam", NOW, {asked.id: 0.7, note.id: 0.4})
+        assert found.cited == [note.id], question
+        assert gold in found.text, question
+    sent = _note("c", "社保卡补办 2029年到期 三周后寄到", datetime(2025, 2, 1))
+    found = answer("帮我看看我的社保卡号码", [sent], "sam", NOW, {sent.id: 0.5})
+    assert not found.answered

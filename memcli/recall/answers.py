@@ -648,6 +648,20 @@ def _value_kinds() -> frozenset[str]:
 _NAME_KIND_WORDS = "name 名字"
 """Those of ``_VALUE_KIND_WORDS`` that a labelled value states ("landlord = greg tompkins" is
 the landlord's name, not their number)."""
+_CODE_KIND_WORDS = "number pin code password 号码 密码"
+"""Those of ``_VALUE_KIND_WORDS`` whose value is a code: a note writing one states it
+("护照号 E12345678" for "我的护照号码")."""
+_CODE = re.compile(r"(?<![\w.])(?=[\w#*-]*\d[\w#*-]*\d[\w#*-]*\d)[\w#*-]{4,}")
+"""A code: four characters or more, three digits or more among them ("E12345678", "6821#",
+"555-0142")."""
+
+
+def _states_code(text: str) -> bool:
+    """Whether ``text`` writes a code (``_CODE``) that is not a date ("2029年", "2024-05-01")."""
+    undated = _DATE_WORDS.sub(" ", DAY_OF_MONTH.sub(" ", _STATES_DAY.sub(" ", text)))
+    return bool(_CODE.search(undated))
+
+
 _COUNTED_KIND_WORDS = "size dose dosage 尺码 剂量"
 """Those of ``_VALUE_KIND_WORDS`` whose value is an amount: a note stating a number may state
 it ("Vit D 1000 IU daily" for "what dose of vitamin D …?")."""
@@ -1540,6 +1554,7 @@ def _closest_own(
         and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text))
         and not (lacking <= _kind_words(_NAME_KIND_WORDS) and labelled_value(question, top.memory.text))
         and not labelled_value(question, top.memory.text, code=True)
+        and not (lacking <= _kind_words(_CODE_KIND_WORDS) and _states_code(top.memory.text))
     ):
         return None
     # an amount of the kind asked: "what oven temp ...?" is not answered by "starter doubled in 6h"
