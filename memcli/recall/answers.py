@@ -25,8 +25,9 @@ when that one scores close (``SECOND``). The answer is given only when at least
 ``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the answer
 says nothing recalled answers the question, and cites nothing (``Extracted.answered`` is
 False) — unless, last, the person's own current note that recall finds clearly closest
-states the kind of value asked (``_closest_own``: by cosine similarity, who wrote it and
-kinds of value, no phrasing). Recall's cosine similarity alone, for every speaker's memory,
+states the kind of value asked (``_closest_own``: by cosine similarity, who wrote it, dates
+and kinds of value: an amount of its kind, a labelled value, a code; no phrasing), or the
+later of two of their notes on one subject about as close. Recall's cosine similarity alone, for every speaker's memory,
 did not tell a paraphrase from a near miss (LoCoMo conv-26 adversarial F1 0.522 → 0.217).
 
 What the answer never quotes and how it follows a life as it changes (issue 31):
@@ -59,9 +60,10 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   recalled, and that note holds what the one it replaced holds; a note that follows a
   question the person noted ("q for Dr Lin: can I take ibuprofen?", then "Dr Lin said…")
   holds what that question holds;
-- a present-tense question about the person quotes first their latest note that recall
-  finds close to it too, then the best one, where no rule read the change (``_later_word``;
-  for Chinese, a later note that shares a word with the best one or is closer);
+- a present-tense question about the person (a Chinese one naming no one is theirs) quotes
+  first their latest note that recall finds close to it too, or that shares a word of the
+  best note, then the best one, where no rule read the change (``_later_word``; for
+  Chinese, a later note that shares a word with the best one or is closer);
 - a question about what held before ("before I moved to…", "my old dose", "last spring",
   "跳槽之前", ``asks_earlier``) quotes first the person's close note just before the one it
   names as what came after, or before the best when that is their latest (``_earlier_word``);
@@ -1470,16 +1472,30 @@ def _closest_own(
     nothing (``asking``), current (not superseded, unless the question asks about the past),
     not about someone else's thing, at least ``CLOSEST_FLOOR`` close and ``CLOSEST_MARGIN``
     closer than any other current note of the person's of ``rivals`` (the recalled memories,
-    of the day the question names when it names one), whether or not that one may answer; and only when it states the kind of value
-    asked: ``candidates`` already state what ``must_state`` needs and, for a name, name
-    something; of the question's words it holds, one is not a kind of value ("my neighbour at
-    number 14" for "my passport number"); the words it lacks name no kind of value ("blood
-    type", "型号": no note says one; a number states a dose or a size); for "where" or "who",
-    or "which …" when it holds none of the question's words, it names something the question
-    does not (``names_something_else``, or a name in capitals: "DASH"). Not for a Chinese question:
-    the embedder's cosine misleads for Chinese ("我房贷还剩多少没还" and "房贷利率又降了"). None
-    otherwise. Not for "when": a date in a note that lacks the question's words is as likely the
-    date of something else ("lease renewal signed by friday" for "when does my lease end?")."""
+    of the day the question names when it names one, ``on_day``), whether or not that one may
+    answer. Within the margin of one other note only, the rest further off, and sharing a word
+    with it, the later of the two answers ("day 1 keto", then "keto made me miserable,
+    switching to mediterranean": two words on one subject, the later the current one).
+
+    And only when it states the kind of value asked: ``candidates`` already state what
+    ``must_state`` needs and, for a name, name something; of the question's words it holds,
+    one is not a kind of value ("my neighbour at number 14" for "my passport number"); the
+    words it lacks name no kind of value ("blood type", "型号": no note says one), unless a
+    number states it (a dose, a size), a label does ("landlord = greg tompkins" a name,
+    ``labelled_value``; "wifi pw: sunflower42" a code) or a written code does (a number, a
+    password: ``_states_code``); an amount asked is stated by a number of its kind
+    (``asks_amount``, ``states_amount``: "starter doubled in 6h" states no oven temperature);
+    for "where" or "who", or "which …" when it holds none of the question's words and won no
+    tie, it or the person's later close note names something the question does not
+    (``names_something_else``, or a name in capitals: "DASH", "YMCA").
+
+    For a Chinese question, whose cosines mislead ("我房贷还剩多少没还" and "房贷利率又降了"),
+    only the notes sharing a word of the question's subject (not a kind of value) are heard,
+    as answer and as rivals, unless the question names a day (``on_day``: that day's notes);
+    "who" needs a person or someone kept company ("跟陈阿姨喝茶"), "where" a place. None
+    otherwise. Not for "when": a date in a note that lacks the question's words is as likely
+    the date of something else ("lease renewal signed by friday" for "when does my lease
+    end?")."""
     chinese = has_cjk(question)
     if kind == "when":
         return None
