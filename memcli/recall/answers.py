@@ -1644,7 +1644,8 @@ def _later_word(
     closest = similarity.get(best.memory.id, 0.0)
     # a later note further off (``LIST_SIMILAR_FLOOR``) is on the subject when it shares a word
     # of the best note ("10-punch pass at Movement", then "upgraded to unlimited at Movement")
-    subject_words = _long_words(best.memory.text)
+    # (short notes only: a long chat turn shares some word with anything: "help", "energy")
+    subject_words = _long_words(best.memory.text) if len(best.memory.text) <= SHORT_NOTE_CHARS else set()
     later = [
         c
         for c in _close_own(best, candidates, similarity, user, asking, subject_words)
@@ -1698,9 +1699,9 @@ def _close_own(
     sharing: frozenset[str] | set[str] = frozenset(),
 ) -> list[_Candidate]:
     """The sentences of the person's own notes or turns (``candidates``) that recall finds
-    close to the question: cosine similarity at least ``LATER_SIMILAR`` times ``best``'s, or
-    sharing one of the words ``sharing`` (the best note's own), and ``LIST_SIMILAR_FLOOR``
-    either way; none that asks. Empty when ``best`` is not the person's own or
+    close to the question: cosine similarity at least ``LATER_SIMILAR`` times ``best``'s, or,
+    a short note (``SHORT_NOTE_CHARS``), sharing one of the words ``sharing`` (the best note's
+    own), and ``LIST_SIMILAR_FLOOR`` either way; none that asks. Empty when ``best`` is not the person's own or
     recall gave no similarity."""
     closest = similarity.get(best.memory.id, 0.0)
     if closest <= 0 or not _own(best.memory, user):
@@ -1713,7 +1714,7 @@ def _close_own(
         and similarity.get(c.memory.id, 0.0) >= LIST_SIMILAR_FLOOR
         and (
             similarity.get(c.memory.id, 0.0) >= LATER_SIMILAR * closest
-            or bool(sharing and _long_words(c.memory.text) & sharing)
+            or bool(sharing and len(c.memory.text) <= SHORT_NOTE_CHARS and _long_words(c.memory.text) & sharing)
         )
     ]
 
