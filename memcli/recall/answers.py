@@ -25,8 +25,9 @@ when that one scores close (``SECOND``). The answer is given only when at least
 ``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the answer
 says nothing recalled answers the question, and cites nothing (``Extracted.answered`` is
 False) — unless, last, the person's own current note that recall finds clearly closest
-states the kind of value asked (``_closest_own``: by cosine similarity, who wrote it and
-kinds of value, no phrasing). Recall's cosine similarity alone, for every speaker's memory,
+states the kind of value asked (``_closest_own``: by cosine similarity, who wrote it, dates
+and kinds of value: an amount of its kind, a labelled value, a code; no phrasing), or the
+later of two of their notes on one subject about as close. Recall's cosine similarity alone, for every speaker's memory,
 did not tell a paraphrase from a near miss (LoCoMo conv-26 adversarial F1 0.522 → 0.217).
 
 What the answer never quotes and how it follows a life as it changes (issue 31):
@@ -59,9 +60,10 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   recalled, and that note holds what the one it replaced holds; a note that follows a
   question the person noted ("q for Dr Lin: can I take ibuprofen?", then "Dr Lin said…")
   holds what that question holds;
-- a present-tense question about the person quotes first their latest note that recall
-  finds close to it too, then the best one, where no rule read the change (``_later_word``;
-  for Chinese, a later note that shares a word with the best one or is closer);
+- a present-tense question about the person (a Chinese one naming no one is theirs) quotes
+  first their latest note that recall finds close to it too, or that shares a word of the
+  best note, then the best one, where no rule read the change (``_later_word``; for
+  Chinese, a later note that shares a word with the best one or is closer);
 - a question about what held before ("before I moved to…", "my old dose", "last spring",
   "跳槽之前", ``asks_earlier``) quotes first the person's close note just before the one it
   names as what came after, or before the best when that is their latest (``_earlier_word``);
@@ -645,6 +647,23 @@ def _value_kinds() -> frozenset[str]:
     return _kind_words(_VALUE_KIND_WORDS)
 
 
+_NAME_KIND_WORDS = "name 名字"
+"""Those of ``_VALUE_KIND_WORDS`` that a labelled value states ("landlord = greg tompkins" is
+the landlord's name, not their number)."""
+_CODE_KIND_WORDS = "number pin code password 号码 密码"
+"""Those of ``_VALUE_KIND_WORDS`` whose value is a code: a note writing one states it
+("护照号 E12345678" for "我的护照号码")."""
+_CODE = re.compile(r"(?<![\w.])(?=[\w#*-]*\d[\w#*-]*\d[\w#*-]*\d)[\w#*-]{4,}")
+"""A code: four characters or more, three digits or more among them ("E12345678", "6821#",
+"555-0142")."""
+
+
+def _states_code(text: str) -> bool:
+    """Whether ``text`` writes a code (``_CODE``) that is not a date ("2029年", "2024-05-01")."""
+    undated = _DATE_WORDS.sub(" ", DAY_OF_MONTH.sub(" ", _STATES_DAY.sub(" ", text)))
+    return bool(_CODE.search(undated))
+
+
 _COUNTED_KIND_WORDS = "size dose dosage 尺码 剂量"
 """Those of ``_VALUE_KIND_WORDS`` whose value is an amount: a note stating a number may state
 it ("Vit D 1000 IU daily" for "what dose of vitamin D …?")."""
@@ -655,12 +674,49 @@ def _counted_kinds() -> frozenset[str]:
     return _kind_words(_COUNTED_KIND_WORDS)
 
 
+_LABELLED = re.compile(
+    r"(?:^|[.;!?。；！？\n]\s*)(?:my\s+|我的?)?(?P<label>[^\W\d][\w'’/-]{0,20}(?:\s[\w'’/-]{1,20}){0,2}?)\s*"
+    r"(?:=|:|：|\s[-–—]\s|\s(?:is|are|was)\s|是|叫)\s*(?P<value>[^,.;!?，。；！？\n]{2,60})",
+    re.IGNORECASE,
+)
+"""A note labelling a value: "landlord = greg tompkins", "vet: dr sarah lee", "plumber is joe
+from no. 9", "房东：王建国", "房东叫王建国"."""
+
+
+LABEL_CJK_CHARS = 4
+"""The most characters of a Chinese label ("房东", "物业电话")."""
+
+
+def labelled_value(question: str, text: str, code: bool = False) -> bool:
+    """Whether ``text`` states the value of a thing ``question`` names as a label and a value
+    (``_LABELLED``), whatever the value's case: its label holds a content word of the question
+    (not a kind of value alone: "name", "number") and its value a word the question does not
+    ("landlord = greg tompkins" for "what's my landlord called?"). With ``code``, only a
+    value whose first word holds a digit: a code, a password, a number ("wifi pw: sunflower42"),
+    not a description ("Dr Alvarez — new dermatologist")."""
+    asked = _content(words(question)) - _value_kinds()
+    if not asked:
+        return False
+    for match in _LABELLED.finditer(text):
+        if has_cjk(match.group("label")) and len(match.group("label").strip()) > LABEL_CJK_CHARS:
+            continue  # a clause, not a label ("老张家二胎生了 是个男孩")
+        label = _content(words(match.group("label")))
+        value = _content(words(match.group("value"))) - _value_kinds()
+        if code and not re.match(r"\s*\S*\d", match.group("value")):
+            continue
+        if label & asked and value - asked:
+            return True
+    return False
+
+
 def names_something_else(question: str, text: str) -> bool:
     """Whether ``text`` names someone or something that ``question`` does not: a title in
     quotes, 《》 or capitals, a capitalised word inside a sentence, or a mention
     ``entities.extract`` types ("nursery tour went well, Leo loved the sandpit" names only
     the Leo that "what's the name of Leo's nursery?" names)."""
     asked = question.casefold()
+    if labelled_value(question, text):
+        return True
     found = [m.group(0) for m in _TITLE.finditer(text)] + [m.group(0) for m in _NAME.finditer(text)]
     found += [m.name for m in extract(text, speaker="I").mentions if m.typed or m.start > 0]
     return any(name.strip('"“”《》「」').casefold() not in asked for name in found if name.strip())
@@ -693,6 +749,99 @@ def _states(needed: str, text: str) -> bool:
     if needed == "day":
         return bool(DAY_OF_MONTH.search(text) or _STATES_DAY.search(text))
     return True
+
+
+_QUANTITY_UNITS = {
+    "temperature": r"°|º|degrees?|deg|[fc]|度|摄氏度|华氏度",
+    "time": r"am|pm|a\.m\.|p\.m\.|o'?clock|点|点半|:\d\d",
+    "duration": r"h|hrs?|hours?|mins?|minutes?|secs?|seconds?|days?|weeks?|months?|years?|yrs?|小时|分钟|秒|天|周|个月|年",
+    "money": r"[$£€¥]|dollars?|bucks|quid|usd|eur|gbp|cents?|p|k|元|块|万|/mo|/month|/yr|a month|a year",
+    "weight": r"kg|kgs|kilos?|lbs?|pounds?|st|stone|g|grams?|oz|斤|公斤|克",
+    "distance": r"km|kms|k|mi|miles?|m|metres?|meters?|ft|feet|foot|yards?|公里|米|里",
+    "size": r"cm|mm|in|inch(?:es)?|\"|xs|s|m|l|xl|xxl|码|号|寸",
+}
+"""The units of each kind of amount a question may ask (``asks_amount``), written after a
+number ("230°C", "6h", "$185", "75 kg", "7:30"; a number before "$", "£", "€" too)."""
+_ASKS_AMOUNT = (
+    (
+        "temperature",
+        re.compile(r"\b(?:temp|temps|temperature|temperatures|how\s+(?:hot|warm|cold))\b|温度|多少度|几度", re.I),
+    ),
+    ("time", re.compile(r"\b(?:what|which)\s+time\b|\bwhat\s+hour\b|几点|什么时间", re.I)),
+    ("duration", re.compile(r"\bhow\s+long\b(?!\s+ago)|多长时间|多久(?!以前|前)", re.I)),
+    (
+        "money",
+        re.compile(
+            r"\b(?:price|prices|cost|costs|premium|rent|fee|fees|fare|salary|wage)\b|"
+            r"\bhow\s+much\b.*\b(?:pay|paid|charge|charged|spend|spent)\b|"
+            r"多少钱|价格|价钱|费用|工资|薪水|房租|租金|保费|花了多少",
+            re.I,
+        ),
+    ),
+    ("weight", re.compile(r"\b(?:weigh|weighs|weighed|weight)\b|体重|多重|几斤|多少斤|多少公斤", re.I)),
+    ("distance", re.compile(r"\bhow\s+far\b|多远|几公里|多少公里", re.I)),
+    ("size", re.compile(r"\b(?:size|sizes|how\s+(?:big|large|tall|wide))\b|尺码|尺寸|多大|几码|多高", re.I)),
+    ("count", re.compile(r"\bhow\s+(?:many|much)\b|多少|几[个次杯片粒]", re.I)),
+)
+"""A question asking an amount of a kind ("what oven temp do I bake at?", "what time is my
+train?", "how long do I steep it?", "how much is my rent?", "多少度", "几点"): its answer
+states a number, of that kind's units or of none (``states_amount``)."""
+_NUMBER_WORDS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|"
+    r"a\s+dozen|half|once|twice"
+)
+_AMOUNT = re.compile(
+    r"(?P<before>[$£€¥])?\s?(?P<number>\d+(?:[.,:]\d+)*|\b(?:"
+    + _NUMBER_WORDS
+    + r")\b|[一二三四五六七八九十百千万两半]+)"
+    r"\s?(?P<unit>[°º\"]|/\w+|[a-z.']+(?:\s+(?:a|per)\s+\w+)?|[\u4e00-\u9fff]{1,3})?",
+    re.IGNORECASE,
+)
+"""A number with what follows it: "230°C", "6h", "$10/mo", "two cups", "75公斤"."""
+
+
+@cache
+def _unit_patterns() -> dict[str, re.Pattern[str]]:
+    """Each kind's ``_QUANTITY_UNITS`` as a pattern matching at the start of a unit."""
+    return {k: re.compile(rf"^(?:{u})(?![a-z])", re.IGNORECASE) for k, u in _QUANTITY_UNITS.items()}
+
+
+def asks_amount(question: str) -> str:
+    """The kind of amount ``question`` asks (a key of ``_QUANTITY_UNITS``, or "count" for
+    "how many", "几个"), or "": "what oven temp do I bake my bread at?" → "temperature";
+    the first kind whose words it holds. Not a question for a date ("what time" of a "when"
+    question is "time": a clock time answers it)."""
+    for kind, pattern in _ASKS_AMOUNT:
+        if pattern.search(question):
+            return kind
+    return ""
+
+
+def states_amount(kind: str, text: str) -> bool:
+    """Whether ``text`` states an amount of ``kind`` (``asks_amount``): a number whose unit
+    is of that kind, or a number of no known unit ("bake at 230", "window is 2-8"); not a
+    number of another kind only ("starter doubled in 6h" states no temperature). "count":
+    any number. A clock time ("7:30", "7pm", "七点") states a time."""
+    if not kind:
+        return True
+    if kind == "time" and _CLOCK.search(text):
+        return True
+    units = _unit_patterns()
+    # a date's numbers are no amount ("renewal due aug 12", "5月10号")
+    undated = _DATE_WORDS.sub(" ", DAY_OF_MONTH.sub(" ", _STATES_DAY.sub(" ", text)))
+    for match in _AMOUNT.finditer(undated):
+        if kind == "count":
+            return True
+        unit = (match.group("unit") or "").strip()
+        if match.group("before"):
+            if kind == "money":
+                return True
+            continue
+        if not unit or units[kind].match(unit):
+            return True
+        if not any(pattern.match(unit) for pattern in units.values()):
+            return True  # a number of a word that is no unit: "bake at 230 for the loaf"
+    return False
 
 
 def is_list_question(question: str) -> bool:
@@ -1102,6 +1251,11 @@ def _answer(
         return not_found
     needed = must_state(question)
     candidates = [c for c in candidates if _states(needed, c.memory.text)]
+    # an amount of a kind with units ("what temperature …?", "how much is my rent?") is stated
+    # by a number of that kind or of none; a count may be told in words ("stopped smoking")
+    amount = asks_amount(question)
+    if amount != "count":
+        candidates = [c for c in candidates if states_amount(amount, c.memory.text)]
     # "what's the name of Leo's nursery?": a memory that names nothing but what the question
     # names does not answer (a kind of value, as ``must_state``'s); English only, where a
     # name is written in capitals (a Chinese name is known by no sign of its own)
@@ -1174,7 +1328,12 @@ def _answer(
     # person noted on the subject again later, as recall finds (``_later_word``): the later
     # note ("day 1 no cigs. quit") is the current word, quoted first. Two of the person's own
     # notes close to the question at two times are the second sign that it is their subject.
-    current = not past and not dates and bool(FIRST_PERSON.search(question))
+    # A Chinese question naming no one is the asker's own ("降压药现在每天吃几毫克？"): Chinese
+    # leaves the subject out.
+    about_self = bool(FIRST_PERSON.search(question)) or (
+        chinese and not named and not _OTHERS.search(question) and not re.search(r"[他她它你您]|大家|别人", question)
+    )
+    current = not past and not dates and about_self
     # A note quoted for being the latest or the earlier word states what is asked as well:
     # "need a dress for the wedding" gives no date for "What date is my sister's wedding?".
     # For "when" it is a date: the note's own date tells when it was noted, not when the lease ends.
@@ -1185,7 +1344,9 @@ def _answer(
         if fully:
             return not_found  # answered by the passes before
         rivals = [m for m in memories if not days or m.id in dated]
-        pick = _closest_own(question, wanted, candidates, rivals, similarity, user, asking, past, kind, held_by)
+        pick = _closest_own(
+            question, wanted, candidates, rivals, similarity, user, asking, past, kind, held_by, bool(days)
+        )
         if pick is None:
             return not_found
         best, held = pick, held_by(pick.memory)
@@ -1282,6 +1443,8 @@ _PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A
 """A possessive that is a name ("Sam's Club", "Trader Joe's"), not someone else's thing."""
 _ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
 """A name in capitals ("DASH", "NHS")."""
+_COMPANY_ZH = re.compile(r"[跟和同与陪约见找][^，。！？,.!?\s的了]{1,4}")
+"""Someone the person kept company with, in Chinese: "跟陈阿姨喝茶", "和老周吃饭"."""
 CLOSEST_FLOOR = 0.25
 """Cosine similarity (−1..1) to the question that the person's own closest note needs to
 answer it when it holds too few of the question's words (``_closest_own``)."""
@@ -1300,6 +1463,7 @@ def _closest_own(
     past: bool,
     kind: str,
     held_by: Callable[[Memory], set[str]],
+    on_day: bool = False,
 ) -> _Candidate | None:
     """The best sentence of the person's own note that recall finds closest to ``question``
     (cosine ``similarity``), for a question whose words no note holds enough of: "What eating
@@ -1308,17 +1472,32 @@ def _closest_own(
     nothing (``asking``), current (not superseded, unless the question asks about the past),
     not about someone else's thing, at least ``CLOSEST_FLOOR`` close and ``CLOSEST_MARGIN``
     closer than any other current note of the person's of ``rivals`` (the recalled memories,
-    of the day the question names when it names one), whether or not that one may answer; and only when it states the kind of value
-    asked: ``candidates`` already state what ``must_state`` needs and, for a name, name
-    something; of the question's words it holds, one is not a kind of value ("my neighbour at
-    number 14" for "my passport number"); the words it lacks name no kind of value ("blood
-    type", "型号": no note says one; a number states a dose or a size); for "where" or "who",
-    or "which …" when it holds none of the question's words, it names something the question
-    does not (``names_something_else``, or a name in capitals: "DASH"). Not for a Chinese question:
-    the embedder's cosine misleads for Chinese ("我房贷还剩多少没还" and "房贷利率又降了"). None
-    otherwise. Not for "when": a date in a note that lacks the question's words is as likely the
-    date of something else ("lease renewal signed by friday" for "when does my lease end?")."""
-    if has_cjk(question) or kind == "when":
+    of the day the question names when it names one, ``on_day``), whether or not that one may
+    answer. Within the margin of one other note only, the rest further off, and sharing a word
+    with it, the later of the two answers ("day 1 keto", then "keto made me miserable,
+    switching to mediterranean": two words on one subject, the later the current one).
+
+    And only when it states the kind of value asked: ``candidates`` already state what
+    ``must_state`` needs and, for a name, name something; of the question's words it holds,
+    one is not a kind of value ("my neighbour at number 14" for "my passport number"); the
+    words it lacks name no kind of value ("blood type", "型号": no note says one), unless a
+    number states it (a dose, a size), a label does ("landlord = greg tompkins" a name,
+    ``labelled_value``; "wifi pw: sunflower42" a code) or a written code does (a number, a
+    password: ``_states_code``); an amount asked is stated by a number of its kind
+    (``asks_amount``, ``states_amount``: "starter doubled in 6h" states no oven temperature);
+    for "where" or "who", or "which …" when it holds none of the question's words and won no
+    tie, it or the person's later close note names something the question does not
+    (``names_something_else``, or a name in capitals: "DASH", "YMCA").
+
+    For a Chinese question, whose cosines mislead ("我房贷还剩多少没还" and "房贷利率又降了"),
+    only the notes sharing a word of the question's subject (not a kind of value) are heard,
+    as answer and as rivals, unless the question names a day (``on_day``: that day's notes);
+    "who" needs a person or someone kept company ("跟陈阿姨喝茶"), "where" a place. None
+    otherwise. Not for "when": a date in a note that lacks the question's words is as likely
+    the date of something else ("lease renewal signed by friday" for "when does my lease
+    end?")."""
+    chinese = has_cjk(question)
+    if kind == "when":
         return None
     best_of: dict[str, _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
@@ -1333,43 +1512,106 @@ def _closest_own(
         and not _someone_elses(question, c.memory.text)
         and (kind == "who" or not _OTHERS.search(_PROPER_POSSESSIVE.sub(" ", c.memory.text)))
     ]
+    # For Chinese, whose cosines mislead ("我房贷还剩多少没还" and "房贷利率又降了"), only a note
+    # sharing a word of the question's subject, or of the day it names, is heard, and only
+    # such notes are its rivals.
+    if chinese:
+        own = [c for c in own if on_day or held_by(c.memory) - _value_kinds()]
     if not own:
         return None
     top = max(own, key=lambda c: similarity.get(c.memory.id, 0.0))
     close = similarity.get(top.memory.id, 0.0)
     # the margin is over every other current telling note of the person's (of the day asked), stating the value or not
-    following = max(
-        (
-            similarity.get(m.id, 0.0)
-            for m in rivals
-            if m.id != top.memory.id
-            and m.id not in asking
-            and _own(m, user)
-            and BASE_MODEL not in m.tags
-            and (past or not m.superseded_by)
-        ),
-        default=0.0,
-    )
-    # a list question's items are about as close as each other: no margin ("what meds am I on?")
-    if close < CLOSEST_FLOOR or (close - following < CLOSEST_MARGIN and not is_list_question(question)):
+    contenders = [
+        m
+        for m in rivals
+        if m.id != top.memory.id
+        and m.id not in asking
+        and _own(m, user)
+        and BASE_MODEL not in m.tags
+        and (past or not m.superseded_by)
+        and (not chinese or on_day or held_by(m) - _value_kinds())
+    ]
+    following = max((similarity.get(m.id, 0.0) for m in contenders), default=0.0)
+    won_tie = False
+    if close < CLOSEST_FLOOR:
         return None
+    # a list question's items are about as close as each other: no margin ("what meds am I on?")
+    if close - following < CLOSEST_MARGIN and not is_list_question(question):
+        # Two of the person's own notes about as close to the question (within the margin of
+        # each other, the rest further off) are two words on one subject: the later one is
+        # the current word ("day 1 on keto", then "keto was miserable, switching to ...").
+        tied = [m for m in contenders if close - similarity.get(m.id, 0.0) < CLOSEST_MARGIN]
+        others = [m for m in contenders if m not in tied]
+        low = min(similarity.get(m.id, 0.0) for m in tied)
+        if (
+            past
+            or len(tied) != 1
+            or max((similarity.get(m.id, 0.0) for m in others), default=0.0) > low - CLOSEST_MARGIN
+        ):
+            return None
+        # about the same thing: the two share a word ("keto"), not "tiler booked" and "oven arrived"
+        if not _long_words(tied[0].text) & _long_words(top.memory.text):
+            return None
+        won_tie = True
+        if tied[0].created_at > top.memory.created_at:
+            newer = [c for c in own if c.memory.id == tied[0].id]
+            if not newer:
+                return None
+            top = newer[0]
     held = held_by(top.memory)
     if held and not held - _value_kinds():  # "my neighbour at number 14" holds "number", not "passport"
         return None
     lacking = _content(words(" ".join(wanted - held))) & _value_kinds()
     # a number states a dose, a size or a number ("Vit D 1000 IU" for "what dose of vitamin D")
-    if lacking and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text)):
+    # a labelled value states it whatever its kind ("accountant = bob fenwick" for "the name of my accountant")
+    if (
+        lacking
+        and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text))
+        and not (lacking <= _kind_words(_NAME_KIND_WORDS) and labelled_value(question, top.memory.text))
+        and not labelled_value(question, top.memory.text, code=True)
+        and not (lacking <= _kind_words(_CODE_KIND_WORDS) and _states_code(top.memory.text))
+    ):
         return None
+    # an amount of the kind asked: "what oven temp ...?" is not answered by "starter doubled in 6h"
+    if not states_amount(asks_amount(question), top.memory.text):
+        return None
+    if chinese:
+        # Chinese names are written with no sign of their own: "who" needs a person or someone
+        # kept company ("跟陈阿姨喝茶", "和老周吃饭")
+        if kind == "who" and not (_PERSON.search(top.memory.text) or _COMPANY_ZH.search(top.memory.text)):
+            return None
+        # and "where" a place ("搬到了万科城小区", not "去小林家吃饭" for "小林住在哪个小区？")
+        if kind == "where" and not _fits("where", top.memory.text):
+            return None
+        return top
     listing = is_list_question(question)  # "what meds am I on?": drug names are written small
     # "which gym …?": a note naming something, or holding a word of the kind asked ("apple music
     # individual now" for "what music subscription do I have?")
-    which = _WHICH.search(question) and not listing and not held
-    if (kind in ("where", "who") or which) and not (
-        names_something_else(question, top.memory.text)
-        or any(a.group(0).casefold() not in question.casefold() for a in _ACRONYM.finditer(top.memory.text))
-    ):
-        return None
-    return top
+    # (a note that won a tie with the person's earlier note on the subject need not: two words
+    # on one subject, the later one the current; names are written small in a note)
+    which = _WHICH.search(question) and not listing and not held and not won_tie
+    if not (kind in ("where", "who") or which):
+        return top
+
+    def naming(memory: Memory) -> bool:
+        return names_something_else(question, memory.text) or any(
+            a.group(0).casefold() not in question.casefold() for a in _ACRONYM.finditer(memory.text)
+        )
+
+    if naming(top.memory):
+        return top
+    # the person's later close note names it ("joined the gym on main st", then "cancelled it,
+    # signed up at the YMCA"): the latest-note rule quotes that one first
+    later = [
+        c.memory
+        for c in own
+        if c.memory.created_at > top.memory.created_at
+        and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * close, LIST_SIMILAR_FLOOR)
+    ]
+    if later and not past and naming(max(later, key=lambda m: m.created_at)):
+        return top
+    return None
 
 
 def _is_user(speaker: str, user: str) -> bool:
@@ -1400,9 +1642,13 @@ def _later_word(
     ("levothyroxine 75 mcg", then "new script: levo 88 mcg"; MemoryBank's recency, at
     answer time: nothing is marked superseded by it)."""
     closest = similarity.get(best.memory.id, 0.0)
+    # a later note further off (``LIST_SIMILAR_FLOOR``) is on the subject when it shares a word
+    # of the best note ("10-punch pass at Movement", then "upgraded to unlimited at Movement")
+    # (short notes only: a long chat turn shares some word with anything: "help", "energy")
+    subject_words = _long_words(best.memory.text) if len(best.memory.text) <= SHORT_NOTE_CHARS else set()
     later = [
         c
-        for c in _close_own(best, candidates, similarity, user, asking)
+        for c in _close_own(best, candidates, similarity, user, asking, subject_words)
         if c.memory.created_at > best.memory.created_at and not c.memory.superseded_by
     ]
     if chinese:  # the embedder's cosine misleads for Chinese: the later note shares a word too, or is closer
@@ -1450,10 +1696,12 @@ def _close_own(
     similarity: Mapping[str, float],
     user: str,
     asking: set[str],
+    sharing: frozenset[str] | set[str] = frozenset(),
 ) -> list[_Candidate]:
     """The sentences of the person's own notes or turns (``candidates``) that recall finds
-    close to the question: cosine similarity at least ``LATER_SIMILAR`` times ``best``'s and
-    ``LIST_SIMILAR_FLOOR``; none that asks. Empty when ``best`` is not the person's own or
+    close to the question: cosine similarity at least ``LATER_SIMILAR`` times ``best``'s, or,
+    a short note (``SHORT_NOTE_CHARS``), sharing one of the words ``sharing`` (the best note's
+    own), and ``LIST_SIMILAR_FLOOR`` either way; none that asks. Empty when ``best`` is not the person's own or
     recall gave no similarity."""
     closest = similarity.get(best.memory.id, 0.0)
     if closest <= 0 or not _own(best.memory, user):
@@ -1463,7 +1711,11 @@ def _close_own(
         for c in candidates
         if _own(c.memory, user)
         and c.memory.id not in asking
-        and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * closest, LIST_SIMILAR_FLOOR)
+        and similarity.get(c.memory.id, 0.0) >= LIST_SIMILAR_FLOOR
+        and (
+            similarity.get(c.memory.id, 0.0) >= LATER_SIMILAR * closest
+            or bool(sharing and len(c.memory.text) <= SHORT_NOTE_CHARS and _long_words(c.memory.text) & sharing)
+        )
     ]
 
 
