@@ -112,3 +112,49 @@ def test_remember_ends_work_told_of_at_a_place_when_a_job_starts_elsewhere(
     new = remember_at(runner, monkeypatch, "2024-04-05T09:00:00", "first week at octopus energy, exhausted")
     assert show_json(runner, old)["superseded_by"] == new
     assert show_json(runner, other)["superseded_by"] in (None, "")
+
+
+def _membership(text: str) -> Any:
+    (said,) = [s for s in statements(text) if s.key.startswith("membership:")]
+    return said
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("joined anytime fitness, $25/mo", "cancelled AF today, too far from the flat"),
+        ("Disney+ annual plan bought", "disney+ cancelled, nothing on"),
+        ("amazon prime membership renewed, £95", "let amazon prime lapse, never used it"),
+        ("hbo family plan, $20 a month", "dropped hbo, nothing worth watching"),
+    ],
+)
+def test_a_membership_ended_by_its_name_or_initials_ends_the_one_held(older: str, newer: str) -> None:
+    ended, held = _membership(newer), _membership(older)
+    assert ended.ended and not held.ended
+    assert updates(ended, held)
+
+
+def test_an_initialism_is_no_other_name() -> None:
+    assert not updates(_membership("cancelled GP, too dear"), _membership("joined anytime fitness, $25/mo"))
+
+
+@pytest.mark.parametrize("text", ["lesson plan for monday", "signed up for the 10k in May", "left the office at 6"])
+def test_a_plan_or_a_sign_up_at_no_price_holds_no_membership(text: str) -> None:
+    assert not [s for s in statements(text) if s.key.startswith("membership:") and not s.ended]
+
+
+def test_a_habit_stopped_is_still_read_beside_a_membership_ended_by_name() -> None:
+    assert [s for s in statements("I quit smoking") if s.key.startswith("habit:")]
+
+
+def test_a_chinese_pass_given_back_is_ended() -> None:
+    said = _membership("乐刻退了，换成超级猩猩")
+    assert said.ended and said.value == "乐刻"
+
+
+def test_remember_ends_a_membership_cancelled_by_its_initials(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = remember_at(runner, monkeypatch, "2024-01-05T09:00:00", "joined anytime fitness, $25/mo")
+    new = remember_at(runner, monkeypatch, "2024-05-05T09:00:00", "cancelled AF today, too far from the flat")
+    assert show_json(runner, old)["superseded_by"] == new

@@ -181,6 +181,8 @@ CUES: dict[str, tuple[str, ...]] = {
         "singers",
         "chorus",
         "orchestra",
+        "plan",
+        "subscription",
     ),
     HABIT: (),
     PARTNER: (
@@ -569,7 +571,7 @@ _CARD_HELD_ZH = re.compile(
     + _CARD_ZH
 )
 _CARD_NAMED_ZH = re.compile(r"(?:^|我|[，,])(?P<b>[\u4e00-\u9fff]{2,8}?)的?" + _CARD_ZH)
-_NOT_RENEWED_ZH = r"(?:已经)?(?:到期了?)?[，,]?(?:不续了|不续费了|没续|不再续|不续)"
+_NOT_RENEWED_ZH = r"(?:已经)?(?:到期了?)?[，,]?(?:不续了|不续费了|没续|不再续|不续|退了|退掉了)"
 _CARD_ENDED_ZH = re.compile(
     r"(?:^|我|[，,])(?P<o>[\u4e00-\u9fff]{2,8}?)(?:的?(?:" + _CARD_ZH[3:-1] + r"|卡))?" + _NOT_RENEWED_ZH
 )
@@ -1611,8 +1613,11 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
                 out.append(Statement(DIET, _DIETS_EN.get(m.group("v").lower(), m.group("v").lower())))
                 break
     out.extend(s for s in _noun_statements(sentence, chinese) if s.key not in {o.key for o in out})
-    if not any(s.key.startswith(MEMBERSHIP) for s in out):
-        out.extend(_membership(sentence, chinese))
+    if not any(s.key.startswith(MEMBERSHIP) and s.state != BY_NAME for s in out):
+        # a membership read whole ("I cancelled my Costco membership") stands for the one read by name
+        stated = _membership(sentence, chinese)
+        keys = {s.key for s in stated}
+        out = [s for s in out if s.key not in keys] + stated
     partner = _partner(sentence, chinese)
     if partner and not any(s.key == PARTNER for s in out):
         out.append(partner)
@@ -1629,7 +1634,7 @@ def _habit(sentence: str, chinese: bool, found: list[Statement]) -> list[Stateme
     head (``_habit_head``), by which an older note of a habit kept with a frequency states
     it too (``keeps_habit``). Mem0's DELETE by rules: the stop ends the memory it
     contradicts, found by the subject, not by a list of habits."""
-    if any(s.key.startswith(MEMBERSHIP) for s in found):
+    if any(s.key.startswith(MEMBERSHIP) and s.state != BY_NAME for s in found):
         return []
     habit = (_HABIT_ZH if chinese else _HABIT_EN).search(sentence) or (
         None if chinese else _DELETED_APP_EN.search(sentence)
@@ -1698,6 +1703,13 @@ _SLOT_CHARS_ZH = {
 }
 
 
+_SUB_WORDS_EN = frozenset(
+    "plan membership subscription sub cancelled canceled dropped ditched quit left ended expired lapsed lapse expire "
+    "joined signed".split()
+)
+"""Words without one of which an English sentence states no membership by ``_subscriptions``."""
+
+
 def _slot_words(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"[a-zé]+", text.lower()))
 
@@ -1738,6 +1750,8 @@ def _noun_statements(sentence: str, chinese: bool) -> list[Statement]:
             said = read(sentence, chinese)
             if said:
                 out.append(said)
+    if not chinese and not any(s.key.startswith(MEMBERSHIP) for s in out) and _SUB_WORDS_EN & words:
+        out.extend(_subscriptions(sentence))
     return out
 
 
@@ -1924,6 +1938,84 @@ def _category_membership(sentence: str) -> Statement | None:
         if kind:
             return Statement(f"{MEMBERSHIP}:{kind}", _norm(name))
     return None
+
+
+BY_NAME = "by name"
+"""``Statement.state`` of a membership a note says ended by its name alone ("cancelled PF",
+"netflix cancelled", "let costco lapse"): it ends a membership of that name stated before
+(``same_key``: by its name or its initials), and reads nothing else (no habit is left out
+for it)."""
+_PRICE_EN = re.compile(
+    r"[$£€]\s?\d|\b\d+(?:\.\d+)?\s?(?:/\s?mo(?:nth)?\b|/\s?m\b|/\s?yr\b|a\s+month|per\s+month|a\s+year|per\s+year|pcm)",
+    re.I,
+)
+"""A price paid again and again: what a subscription or a membership costs."""
+_SUB_NAME = r"(?P<n>[\w+&'’.-]+(?:\s+[\w+&'’.-]+){0,3}?)"
+_SUB_HELD_EN = re.compile(
+    # a plan or membership of a name: "Netflix standard plan", "costco exec membership renewed"
+    r"(?:^|[,;:.!]\s*|\b(?:renewed|got|bought|started|on|my|our|have|the)\s+)" + _SUB_NAME + r"\s+"
+    r"(?:(?:standard|family|basic|premium|annual|individual|monthly|student|duo|gold|exec|executive|yearly)\s+"
+    r"(?:plan|membership|subscription|sub)|membership|subscription)\b",
+    re.I,
+)
+_SUB_JOINED_EN = re.compile(
+    r"\b(?:joined|signed\s+up\s+(?:at|for|to|with))\s+(?:the\s+|a\s+)?"
+    + _SUB_NAME
+    + r"(?=[,;:.!?]|\s+[-\u2013\u2014]|$)",
+    re.I,
+)
+_SUB_ENDED_EN = re.compile(
+    r"\b(?:cancell?ed|dropped|ditched|quit|left|ended)\s+(?:my\s+|the\s+|our\s+)?"
+    + _SUB_NAME
+    + r"(?:\s+(?:membership|subscription|sub|plan))?(?=[,;:.!?]|\s+[-\u2013\u2014]|\s+(?:today|yesterday|instead|for\s+good)\b|$)|"
+    r"(?:^|[,;:.!]\s*)(?!(?:I|we|you|he|she|they|it|i)\b)(?P<m>[\w+&'’.-]+(?:\s+[\w+&'’.-]+){0,2}?)\s+(?:(?:membership|subscription|sub|plan)\s+)?"
+    r"(?:cancell?ed|ended|expired|lapsed)\b|"
+    r"\blet\s+(?:my\s+|the\s+|our\s+)?(?P<l>[\w+&'’.-]+(?:\s+[\w+&'’.-]+){0,2}?)\s+(?:(?:membership|subscription|sub)\s+)?"
+    r"(?:lapse|expire|run\s+out)\b",
+    re.I,
+)
+_NOT_SUB_NAMES = frozenset(
+    "it that this them him her everything all one my our the a an work job school home office house class it's "
+    "thing things stuff plans plan membership subscription".split()
+)
+
+
+def _sub_key(raw: str) -> str:
+    """The key of a membership ``raw`` names (``_org_key`` of its name: a gym or a choir by
+    its kind), "" when it names no one thing ("that", "everything", "work")."""
+    name = re.sub(r"^(?:the|my|our|a|an|that|this)\s+", "", raw.strip(), flags=re.I)
+    if not name or name.lower() in _NOT_SUB_NAMES or name.split()[0].lower() in _NOT_SUB_NAMES:
+        return ""
+    if not re.search(r"[A-Za-z]", name) or name.lower() in _FUNCTION_WORDS:
+        return ""
+    if re.fullmatch(r"[A-Z]{2,5}", name):  # an initialism ("PF", "YMCA"), kept in capitals (``initialism_of``)
+        return name
+    return _org_key(name, False)
+
+
+def _subscriptions(sentence: str) -> list[Statement]:
+    """The memberships and subscriptions an English sentence of the speaker's says are held
+    (a named plan or membership: "Netflix standard plan", "costco exec membership renewed";
+    one joined at a price: "joined planet fitness, $10/mo") or ended by name ("cancelled
+    PF", "netflix cancelled", "let costco lapse", "dropped spotify": ``BY_NAME``). Keyed by
+    the name (``_org_key``), so that an initialism stands for the name it abbreviates
+    (``same_key``)."""
+    out: list[Statement] = []
+    seen: set[str] = set()
+    for m in _SUB_ENDED_EN.finditer(sentence):
+        key = _sub_key(m.group("n") or m.group("m") or m.group("l") or "")
+        if key and key not in seen:
+            seen.add(key)
+            out.append(Statement(f"{MEMBERSHIP}:{key}", "", True, state=BY_NAME))
+    held = [m.group("n") for m in _SUB_HELD_EN.finditer(sentence)]
+    if _PRICE_EN.search(sentence) or re.search(r"\b(?:membership|pass|plan|subscription)\b", sentence, re.I):
+        held += [m.group("n") for m in _SUB_JOINED_EN.finditer(sentence)]
+    for name in held:
+        key = _sub_key(name)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(Statement(f"{MEMBERSHIP}:{key}", "member"))
+    return out
 
 
 def _partner_state(sentence: str, chinese: bool) -> Statement | None:
@@ -2198,10 +2290,31 @@ def same_key(a: str, b: str) -> bool:
         return True
     attribute, _, x = a.partition(":")
     other, _, y = b.partition(":")
+    if attribute == MEMBERSHIP and other == MEMBERSHIP and x and y:
+        return initialism_of(x, y) or initialism_of(y, x)
     if attribute != DOSE or other != DOSE or not x or not y:
         return False
     short, long = sorted((x, y), key=len)
     return long.startswith(short) and len(short) >= (2 if re.match(r"[\u4e00-\u9fff]", short) else 4)
+
+
+def may_be_initialism(name: str) -> bool:
+    """Whether a membership's key ``name`` is an initialism ("PF", "YMCA": ``_sub_key`` keeps
+    one in capitals, two to five letters)."""
+    return bool(re.fullmatch(r"[A-Z]{2,5}", name))
+
+
+def initialism_of(short: str, name: str) -> bool:
+    """Whether ``short`` (a membership's key) is the initialism of ``name`` (another's key, its
+    words' stems in sorted order: ``_org_key``): "PF" of "fit planet" (Planet Fitness),
+    "YMCA" of four words. The letters are compared as a multiset, the key's words being
+    sorted."""
+    words = name.split()
+    return (
+        may_be_initialism(short)
+        and len(words) == len(short) > 1
+        and sorted(short.lower()) == sorted(w[0] for w in words)
+    )
 
 
 def key_needle(key: str) -> str:
