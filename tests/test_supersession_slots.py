@@ -158,3 +158,29 @@ def test_remember_ends_a_membership_cancelled_by_its_initials(
     old = remember_at(runner, monkeypatch, "2024-01-05T09:00:00", "joined anytime fitness, $25/mo")
     new = remember_at(runner, monkeypatch, "2024-05-05T09:00:00", "cancelled AF today, too far from the flat")
     assert show_json(runner, old)["superseded_by"] == new
+
+
+def _diet(text: str) -> Any:
+    (said,) = [s for s in statements(text) if s.key == "diet"]
+    return said
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("strict keto since jan", "switched over to mediterranean, dietitian's idea"),
+        ("doing 16:8 fasting most days", "changed to 20:4, eating window 2-6pm"),
+        ("intermittent fasting 18/6 now", "back to 16:8 fasting, the 18 was too much"),
+    ],
+)
+def test_a_diet_switched_to_or_a_fasting_schedule_changed_ends_the_older(older: str, newer: str) -> None:
+    assert updates(_diet(newer), _diet(older))
+
+
+@pytest.mark.parametrize("text", ["meeting moved to 14:10", "booked a mediterranean cruise for June", "train at 16:8"])
+def test_a_time_or_a_mediterranean_thing_is_no_diet(text: str) -> None:
+    assert not [s for s in statements(text) if s.key == "diet"]
+
+
+def test_fasting_stopped_ends_a_fasting_schedule() -> None:
+    assert updates(_diet("dropped the fasting, too hungry"), _diet("doing 16:8 fasting most days"))

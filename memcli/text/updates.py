@@ -1092,6 +1092,7 @@ _DIETS_EN = {
     "fasting": "fasting",
     "carnivore": "carnivore",
     "mediterranean diet": "mediterranean",
+    "mediterranean": "mediterranean",
     "low sodium": "low sodium",
     "low salt": "low sodium",
     "low fat": "low fat",
@@ -1725,6 +1726,7 @@ def _may_state(slot: str, text: str, words: frozenset[str] | None, chinese: bool
         bool(words & _SLOT_WORDS_EN[slot])
         or (slot == MEMBERSHIP and "gym" in text.lower())
         or (slot == JOB and "1:1" in text)
+        or (slot == DIET and "window" in words and bool(_FASTING_WINDOW_EN.search(text)))
     )
 
 
@@ -1879,10 +1881,17 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
                 stopped.append(value)
             elif re.search(
                 r"(?:\b(?:am|'m|be|being|went|go|going|gone|turned|became|become|stay|staying|strict|fully|eat|eating|on|"
-                r"trying|try|doing|follow|following|started|start)\s+(?:a\s+|the\s+)?(?:fully\s+|full\s+|strict\s+|strictly\s+)?$)",
+                r"trying|try|doing|follow|following|started|start|(?:switch|switched|switching|moved|moving|changed|"
+                r"changing|swapped|swapping)\s+(?:over\s+)?to)\s+(?:a\s+|the\s+)?(?:fully\s+|full\s+|strict\s+|strictly\s+)?$)",
                 before,
             ) or _stands_as_value(after):
                 followed.append((m.start(), value))
+    window = None if chinese else _FASTING_WINDOW_EN.search(sentence)
+    if window and (followed or re.search(r"\b(?:window|fasting|IF)\b", sentence)):
+        # a fasting schedule by its hours, a value of its own kind: "16:8", "moved to 18:6, window is 2-8pm"
+        hours = (int(window.group("f")), int(window.group("e")))
+        if sum(hours) == 24 and (not followed or all(d == "fasting" for _, d in followed)):
+            return Statement(DIET, f"fasting {hours[0]}:{hours[1]}")
     if followed:
         switch = _SWITCH_CUE_ZH if chinese else _DIET_SWITCH_EN
         cues = [c.end() for c in switch.finditer(sentence)]
@@ -1893,6 +1902,9 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
     return None
 
 
+_FASTING_WINDOW_EN = re.compile(r"(?<![\d:])(?P<f>1[2-9]|2[0-3])\s?[:/]\s?(?P<e>\d{1,2})(?![\d:])")
+"""Hours fasted and hours eating, as a fasting schedule is written ("16:8", "18/6"): the
+two sum to a day (``_diet``)."""
 _THING_IS_EN = re.compile(
     r"\b(?:it|this|that|they|these|those|which|he|she)(?:'s|’s|\s+is|\s+was|'re|\s+are|\s+were)\b", re.I
 )
@@ -2390,7 +2402,7 @@ def updates(new: Statement, old: Statement) -> bool:
         )
     if new.key == DIET and new.ended:
         # "dropped keto" ends keto, not the vegetarian diet noted before it
-        return not old.ended and old.value == new.value
+        return not old.ended and (old.value == new.value or old.value.startswith(f"{new.value} "))
     return new.ended != old.ended or new.value != old.value
 
 
