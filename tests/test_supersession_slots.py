@@ -184,3 +184,36 @@ def test_a_time_or_a_mediterranean_thing_is_no_diet(text: str) -> None:
 
 def test_fasting_stopped_ends_a_fasting_schedule() -> None:
     assert updates(_diet("dropped the fasting, too hungry"), _diet("doing 16:8 fasting most days"))
+
+
+def _partner(text: str) -> Any:
+    (said,) = [s for s in statements(text) if s.key == "partner"]
+    return said
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("sam & i official now!!", "broke up with sam last night"),
+        ("dating noor, it's going well", "noor and i split up, mutual"),
+        ("seeing someone new - tariq, met at salsa", "ended things with tariq"),
+        ("lena and i broke up", "dating omar now, met through work"),
+    ],
+)
+def test_a_partner_named_in_lower_case_in_a_couples_slot_is_read(older: str, newer: str) -> None:
+    assert updates(_partner(newer), _partner(older))
+
+
+@pytest.mark.parametrize(
+    "text", ["dating apps are exhausting", "seeing clients all day", "play date with lucy at 3", "broke up with him"]
+)
+def test_a_word_in_a_couples_slot_that_names_no_one_is_no_partner(text: str) -> None:
+    assert not [s for s in statements(text) if s.key == "partner"]
+
+
+def test_remember_ends_a_couple_noted_in_lower_case_when_it_ends(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = remember_at(runner, monkeypatch, "2024-01-05T09:00:00", "sam & i official now!!")
+    new = remember_at(runner, monkeypatch, "2024-05-05T09:00:00", "broke up with sam last night")
+    assert show_json(runner, old)["superseded_by"] == new

@@ -219,6 +219,9 @@ CUES: dict[str, tuple[str, ...]] = {
         "proposed",
         "asked me to be",
         "领证",
+        "official",
+        "date with",
+        "ended things",
         "确定关系",
         "确定了关系",
         "交往",
@@ -1136,6 +1139,29 @@ _PARTNER_CUE_EN = re.compile(
     r"(?P<v>[A-Z][a-z]+)\b|"
     r"\b(?P<w>[A-Z][a-z]+)\s+and\s+I\s+(?:are|'re)\s+(?:done|over|finished)\b|\b(?:we're|we\s+are)\s+(?:done|over)\b",
 )
+_NOT_PARTNER_NAMES = (
+    r"someone|somebody|anyone|anybody|him|her|them|the|my|his|their|our|again|now|for|this|that|apps?|online|around|"
+    r"people|guys|girls|men|women|new|it|me|you|us|here|there|today|tonight|friends|mates|more|other|others|each|"
+    r"someone's|life|work|things|stuff|some|all|and|but|was|is|are|who|because"
+)
+_PERSON_EN = r"(?:(?!(?:Dr|Mr|Mrs|Ms|Mum|Mam|Mom|Dad)\b)[A-Z][a-z]+|(?!(?:" + _NOT_PARTNER_NAMES + r")\b)[a-z]{3,})\b"
+"""A partner's name as a quick note writes it, capitalised or not ("jake", "priya"): in a
+partner's slot only (``_PARTNER_LOWER_EN``), and never a pronoun or a word of time."""
+_PARTNER_LOWER_EN = re.compile(
+    # the couple's slots, whatever the case of the name: "broke up with jake", "alex and i split up", "dating
+    # priya now", "jake & i official now", "started seeing someone - alex", "first date w/ jake"
+    r"\b(?:broke|split)\s+up\s+with\s+(?P<e>" + _PERSON_EN + r")|"
+    r"(?:^|[,;.!]\s*)(?P<f>"
+    + _PERSON_EN
+    + r")\s+(?:and|&)\s+[Ii]\s+(?:have\s+|'ve\s+|just\s+)*(?:broke|broken|split)\s+up\b|"
+    r"\bended\s+things\s+with\s+(?P<g>" + _PERSON_EN + r")|"
+    r"\b(?:(?:dating|going\s+out\s+with)\s+(?:someone(?:\s+new)?\s*[-\u2013\u2014,:]\s*)?|"
+    r"seeing\s+someone(?:\s+new)?\s*[-\u2013\u2014,:]\s*)(?P<s>" + _PERSON_EN + r")|"
+    r"(?:^|[,;.!]\s*)(?P<t>"
+    + _PERSON_EN
+    + r")\s+(?:and|&)\s+[Ii]\s+(?:are\s+|'re\s+)?(?:now\s+|officially\s+)?official\b|"
+    r"(?<!play\s)(?<!play-)(?<!play)\bdate\s+(?:w/|with)\s+(?P<u>" + _PERSON_EN + r")"
+)
 _MARRIED_EN = re.compile(r"\b(?:married|wedding|husband|wife)\b|\bgot\s+hitched\b", re.IGNORECASE)
 _ENGAGED_EN = re.compile(r"\b(?:engaged|fianc[ée]e?|proposed)\b", re.IGNORECASE)
 _MARRIED_ZH = re.compile(r"结婚|领证|老公|老婆|丈夫|妻子")
@@ -1690,7 +1716,7 @@ _SLOT_WORDS_EN = {
     MEMBERSHIP: frozenset("gym gyms choir choirs chorus singers chorale orchestra".split()),
     PARTNER: frozenset(
         "anniversary date dating valentine valentines done over finished married wedding engaged proposed "
-        "fiance fiancee fiancé fiancée hitched single divorce".split()
+        "fiance fiancee fiancé fiancée hitched single divorce official seeing split broke ended".split()
     ),
 }
 """Words without one of which an English sentence states nothing of a slot by
@@ -2053,6 +2079,13 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     m = _PARTNER_CUE_EN.search(sentence)
     if m and (m.group("w") or re.search(r"\b(?:done|over|finished)\b", m.group(0))):
         return Statement(PARTNER, (m.group("w") or "").lower(), True)
+    lower = _PARTNER_LOWER_EN.search(sentence)
+    if lower and not re.search(r"\b(?:married|engaged|proposed|wedding|fianc)", sentence, re.I):
+        groups = lower.groupdict()
+        ended = next((groups[g] for g in "efg" if groups.get(g)), "")
+        if ended:
+            return Statement(PARTNER, ended.lower(), True)
+        return Statement(PARTNER, next(groups[g] for g in "stu" if groups.get(g)).lower(), state="dating")
     state = "married" if re.search(r"\b(?:got\s+)?married\b|\bwedding\s+day\b", sentence, re.I) else ""
     state = state or ("engaged" if re.search(r"\bengaged\b|\bproposed\b|\bfianc[ée]e?\b", sentence, re.I) else "")
     if m:
