@@ -2026,6 +2026,10 @@ def _sub_key(raw: str) -> str:
         return ""
     if not re.search(r"[A-Za-z]", name) or name.lower() in _FUNCTION_WORDS:
         return ""
+    if re.fullmatch(
+        r"[a-z]+ing", name.lower()
+    ):  # a doing ("quit gaming", "quit smoking") is a habit's, not a membership
+        return ""
     if re.fullmatch(r"[A-Z]{2,5}", name):  # an initialism ("PF", "YMCA"), kept in capitals (``initialism_of``)
         return name
     return _org_key(name, False)
