@@ -170,7 +170,10 @@ def _candidates(
     candidates are the scan's among those that state something of the attribute; for
     another, one scan of the user's rows (``RecallIndex.current_holding``), statements None."""
     any_of, all_of = _needles(said)
-    terms = habit_terms(said.words) if said.key.split(":", 1)[0] == updates.HABIT else [key_term(said.key)]
+    attribute, _, name = said.key.partition(":")
+    terms = habit_terms(said.words) if attribute == updates.HABIT else [key_term(said.key)]
+    if attribute == updates.MEMBERSHIP and updates.may_be_initialism(name):
+        terms = []  # an initialism ("cancelled PF") keys no term of the name it stands for: the scan
     if not covered or not terms:  # not covered, or a habit of no word to look up by: the scan
         rows = index.current_holding(user, SUPERSEDED_KINDS, any_of=any_of, all_of=all_of)
         return [(memory_id, text, record, None) for memory_id, text, record in rows]

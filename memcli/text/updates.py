@@ -115,6 +115,21 @@ CUES: dict[str, tuple[str, ...]] = {
         "晋升",
         "first day",
         "first week",
+        "shift",
+        "grind",
+        "stand-up",
+        "standup",
+        "overtime",
+        "on-call",
+        "on call",
+        "desk",
+        "1:1",
+        "offer",
+        "onboarding",
+        "orientation",
+        "induction",
+        "freelanc",
+        "position",
         "week 1",
         "last day",
         "teaching",
@@ -166,6 +181,8 @@ CUES: dict[str, tuple[str, ...]] = {
         "singers",
         "chorus",
         "orchestra",
+        "plan",
+        "subscription",
     ),
     HABIT: (),
     PARTNER: (
@@ -202,6 +219,9 @@ CUES: dict[str, tuple[str, ...]] = {
         "proposed",
         "asked me to be",
         "领证",
+        "official",
+        "date with",
+        "ended things",
         "确定关系",
         "确定了关系",
         "交往",
@@ -373,6 +393,10 @@ _JOB_ZH = [
         + _ZH_END
     ),
 ]
+_JOB_ZH.append(
+    # the title of a clause of its own, after where one works: "我在杭州上班了，做产品经理"
+    re.compile(r"[，,](?:现在|目前)?(?:做|当|担任)(?P<t>[\u4e00-\u9fff]{0,4}?" + _ROLE_ZH + ")" + _ZH_END)
+)
 _COMPANY_NAMED_ZH = re.compile(r"(?:公司|单位|东家)(?:的?名字?)?(?:叫|是)(?P<o>[\u4e00-\u9fffA-Za-z]{2,12}?)" + _ZH_END)
 """The employer a Chinese job note names apart ("…做产品经理，公司叫星辰能源"): it stands for
 the vaguer one of the job's clause ("一家做储能的创业公司")."""
@@ -550,7 +574,7 @@ _CARD_HELD_ZH = re.compile(
     + _CARD_ZH
 )
 _CARD_NAMED_ZH = re.compile(r"(?:^|我|[，,])(?P<b>[\u4e00-\u9fff]{2,8}?)的?" + _CARD_ZH)
-_NOT_RENEWED_ZH = r"(?:已经)?(?:到期了?)?[，,]?(?:不续了|不续费了|没续|不再续|不续)"
+_NOT_RENEWED_ZH = r"(?:已经)?(?:到期了?)?[，,]?(?:不续了|不续费了|没续|不再续|不续|退了|退掉了)"
 _CARD_ENDED_ZH = re.compile(
     r"(?:^|我|[，,])(?P<o>[\u4e00-\u9fff]{2,8}?)(?:的?(?:" + _CARD_ZH[3:-1] + r"|卡))?" + _NOT_RENEWED_ZH
 )
@@ -825,10 +849,11 @@ _ROLE_HEADS = (
     r"mechanic|cashier|receptionist|administrator|admin|paramedic|midwife|physio|physiotherapist|therapist|"
     r"architect|editor|writer|journalist|librarian|secretary|coordinator|specialist|executive|representative|rep|"
     r"supervisor|cleaner|porter|carer|caregiver|tutor|coach|trainer|vet|dentist|postman|postwoman|sister|head|"
-    r"founder|partner|ceo|cto|cfo|vp|dev|swe|sre|tester|nanny|postdoc|bartender|waiter|waitress|chemist|"
+    r"founder|partner|ceo|cto|cfo|vp|dev|swe|sre|tester|nanny|postdoc|bartender|waiter|waitress|chemist|principal|"
     r"translator|interpreter|instructor|programme\s+manager|product\s+owner"
 )
 ROLE_HEAD_WORDS = tuple(h for h in _ROLE_HEADS.split("|") if h.isalpha() and len(h) > 2)
+_ROLE_HEAD_SET = frozenset(ROLE_HEAD_WORDS)
 """The heads of job titles as words, by which a note that may state a job is found
 (``memcli.recall.changes``): "still a line cook at Rosie's" holds no word of ``CUES``."""
 _ROLE_MODIFIER = r"(?!(?:a|an|the|my|our|met|saw|with|and|to|for|at|got|landed|became|made)\s)[a-z][a-z-]*\s+"
@@ -838,9 +863,10 @@ _ROLE_AT = re.compile(
     + r"){0,2}(?:"
     + _ROLE_HEADS
     + r"))(?:\s+[IVX]{1,3}\b)?(?:\s+(?:at|for|with)\s+|\s*@\s*)"
-    r"(?P<o>[A-Z][\w'’&-]*(?:\.[A-Za-z]+)*(?:\s+[A-Z][\w'’&-]*){0,3})"
+    r"(?:the\s+)?(?P<o>[A-Z][\w'’&-]*(?:\.[A-Za-z]+)*(?:\s+[A-Z][\w'’&-]*){0,3})"
 )
-"""A role at an employer, "at" written as "@" too ("product manager @ Shopify")."""
+"""A role at an employer, "at" written as "@" too ("product manager @ Shopify", "library
+assistant at the Westfield branch")."""
 _NOW_A_ROLE_EN = re.compile(
     # a clause that opens on the new role: "switched careers — now a junior dev", "now an ICU nurse!"
     r"(?:^|[,;:]|\s[-–—]|—)\s*now\s+(?:a|an)\s+(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b",
@@ -854,7 +880,11 @@ _JOB_START_NOUN = re.compile(
     re.IGNORECASE,
 )
 _PROMOTED = re.compile(
-    r"\bpromoted\b[!.\s]*(?:to\s+)?(?:a\s+|an\s+)?(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b",
+    r"\bpromot(?:ed|ion)\b[!.\s]*(?:to\s+)?(?:a\s+|an\s+)?(?P<t>(?:"
+    + _ROLE_MODIFIER
+    + r"){0,2}(?:"
+    + _ROLE_HEADS
+    + r"))\b",
     re.IGNORECASE,
 )
 _JOB_MORE_EN = [
@@ -867,6 +897,11 @@ _JOB_MORE_EN = [
         r"(?P<o>(?:the\s+)?[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3}))?"
     ),
     re.compile(r"\bI\s+(?:just\s+)?started\s+(?:at|with)\s+(?P<o>[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})"),
+    re.compile(
+        # "going full time at Notion as product designer", "back at Arup as a senior engineer"
+        r"\bat\s+(?P<o>[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*){0,3})\s+as\s+(?:a\s+|an\s+)?"
+        r"(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b"
+    ),
     re.compile(
         r"\bI\s+joined\s+(?P<o>[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})\s+as\s+(?:a\s+|an\s+)?"
         r"(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b",
@@ -910,8 +945,129 @@ _JOB_END_MORE_EN = re.compile(
     r"\bleft\s+(?:my\s+job|work\s+for\s+good|teaching|nursing|the\s+(?:army|navy|police|force|company|firm))\b",
     re.IGNORECASE,
 )
+_GENERIC_PLACES_EN = frozenset(
+    "school work uni university college nursery kindergarten preschool daycare camp home gym class classes office job "
+    "practice church placement new old same last next first this that my our their his her its a an the weekend "
+    "weekends moment time hospital clinic site store shop it".split()
+)
+"""Nouns of a kind of place, not an employer's name: "first day at school", "at work", "at the office"."""
+_NAME_STOP_EN = frozenset(
+    "on in at for with from to as and but or so then today tonight tomorrow yesterday done over finally officially "
+    "again now this next last week weeks day days month monday tuesday wednesday thursday friday saturday sunday "
+    "mon tue tues wed thu thur thurs fri sat sun is was are were went go going starts start started starting was "
+    "lol haha omg tho though yay team".split()
+)
+
+
+def _lower_org(after: str) -> str:
+    """The employer a job's slot names in ``after`` (the text after "at", "from", "with"),
+    however it is written ("accenture", "blue bottle", "the nhs trust"): one to three
+    words up to punctuation or a word of time, place or joining (``_NAME_STOP_EN``);
+    "" for a noun of a kind of place ("school", "work", "the office": ``_GENERIC_PLACES_EN``)
+    or for no name."""
+    words: list[str] = []
+    capitals = False
+    for word in re.match(r"[^,.;:!?()\u2014\u2013]*", after.strip()).group(0).split()[:4]:
+        lower = word.lower().strip("'’\"")
+        if lower in ("the",) and not words:
+            continue
+        if not words:
+            capitals = word[:1].isupper()
+        elif capitals and not (word[:1].isupper() or word in ("&", "of")):
+            break  # a name in capitals ends with them: "Barclays ran over"
+        if (
+            lower in _NAME_STOP_EN
+            or lower in _ROLE_HEAD_SET
+            or not re.match(r"^[\w&'’.+-]+$", lower)
+            or (words and not capitals and re.search(r"(?:ed|ing)$", lower))
+        ):
+            break
+        words.append(lower)
+        if len(words) == (3 if capitals else 2):
+            break
+    name = " ".join(words).strip(".")
+    if not name or name in _GENERIC_PLACES_EN or words[0] in _GENERIC_PLACES_EN or name.isdigit():
+        return ""
+    return name
+
+
+_WORK_AT_EN = re.compile(
+    # work done at a named place, the job it tells of: "still grinding at Barclays", "Stand-up at Barclays ran
+    # over", "night shifts at the Amazon warehouse", "long shift at the bakery"
+    r"\b(?:grind(?:ing)?|shifts?|stand-?ups?|overtime|on[- ]call|desk|1:1|one-on-one|clocked\s+(?:in|out))\b"
+    r"[^,.;!?]{0,25}?\bat\s+(?P<a>[^,.;:!?()]{2,40})",
+    re.I,
+)
+WORK_CONTEXT = "context"
+"""``Statement.state`` of a job a note only tells of by work done at a place ("still grinding at
+Barclays"): ended by a job elsewhere, never ending one (``updates``)."""
+SELF_EMPLOYED = "self"
+"""The employer of a freelance living: oneself, another employer than any before."""
+
+
+def _offer_taken(text: str) -> str:
+    """The employer of an offer ``text`` names and says was taken ("offer from stripe!!
+    accepting", "KPMG made an offer and I accepted"; not "offer from Arup, not sure I'll
+    take it" nor one declined), as ``_lower_org`` reads it; "" otherwise."""
+    offer = _OFFER_TAKEN_EN.search(text)
+    if not offer or not _TAKEN_EN.search(text) or _NOT_TAKEN_EN.search(text[offer.start() :]):
+        return ""
+    return _lower_org(offer.group("a") or offer.group("b") or "")
+
+
+_OFFER_TAKEN_EN = re.compile(
+    # an offer named, then taken in the same note: "offer from stripe!! accepting", "KPMG made an offer and I accepted"
+    r"\boffer\s+(?:from|with|at)\s+(?P<a>[^,.;:!?()]{2,40})|"
+    r"\b(?P<b>[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*){0,2})\s+(?:made|gave|sent)\s+(?:me\s+)?(?:an?\s+|the\s+)?(?:job\s+)?offer\b"
+)
+_TAKEN_EN = re.compile(
+    r"\b(?:accept(?:ed|ing)?|said\s+yes|signed\s+(?:it|the\s+contract)|taking\s+it|took\s+it)\b", re.I
+)
+_NOT_TAKEN_EN = re.compile(
+    r"\b(?:not|n't|whether|if|should|might|maybe|could|to)\s+(?:\w+\s+)?(?:accept|accepting|take|taking|sign)\b|"
+    r"\b(?:declined|turned\s+(?:it\s+)?down|rejected|said\s+no)\b",
+    re.I,
+)
+_ONBOARDING_EN = re.compile(
+    # a start by its first days: "stripe onboarding week", "onboarding at Stripe", "induction at the trust"
+    r"(?:^|[,;:(]\s*|\s[-\u2013\u2014]\s*)(?P<a>[\w&'’.+-]+(?:\s+[\w&'’.+-]+)?)\s+(?:onboarding|orientation|induction)\b|"
+    r"\b(?:onboarding|orientation|induction)\s+(?:week\s+|day\s+)?(?:at|with|for)\s+(?P<b>[^,.;:!?()]{2,40})",
+    re.I,
+)
+_NOT_EMPLOYERS_EN = frozenset(
+    "customer customers client clients user users employee employees staff vendor vendors supplier suppliers hire "
+    "hires starter starters student students patient patients team my our the this that new first".split()
+)
+"""Whose onboarding a worker runs, not an employer ("client onboarding", "new hire onboarding")."""
+_POSITION_TAKEN_EN = re.compile(
+    # a title taken: "got the shift lead position", "landed the senior designer role", "Got the ward sister job!"
+    r"\b(?:got|landed|accepted|took|offered|was\s+offered|won)\s+(?:the\s+|a\s+|an\s+)?(?P<t>(?:"
+    + _ROLE_MODIFIER
+    + r"){0,2}(?:"
+    + _ROLE_HEADS
+    + r"))\s+(?:position|job|role|post|promotion)\b",
+    re.I,
+)
+_TEACHING_AT_EN = re.compile(
+    # a living by a doing at a place named in any case: "teaching 5th grade at lincoln elementary"
+    r"\bI(?:'m|\s+am)\s+(?:now\s+|still\s+)?(?P<t>teaching|nursing|lecturing|driving|cleaning|working)\b"
+    r"[^,.;!?]{0,30}?\b(?:at|for)\s+(?P<a>[^,.;:!?()]{2,40})",
+    re.I,
+)
+_DOERS = {
+    "teaching": "teacher",
+    "nursing": "nurse",
+    "lecturing": "lecturer",
+    "driving": "driver",
+    "cleaning": "cleaner",
+}
 _JOB_ZH_MORE = [
     re.compile(r"(?:去|到|在)(?P<o>[\u4e00-\u9fff]{2,10}?)报到"),
+    # an offer taken, not one only received: "接了字节的offer", "美团的offer签了", "接受了腾讯的录用"
+    re.compile(r"(?:接了|签了|接受了|答应了)(?P<o>[\u4e00-\u9fffA-Za-z]{2,10}?)的\s*(?:offer|Offer|OFFER|录用)"),
+    re.compile(
+        r"(?:^|[，,。！!])(?:我|最后|还是)*(?P<o>[\u4e00-\u9fffA-Za-z]{2,10}?)的\s*(?:offer|Offer|OFFER)(?:已经|最后|还是)?(?:接了|签了|接受了)"
+    ),
     re.compile(
         r"(?:我|，|,)(?:现在|目前)?在(?P<o>[\u4e00-\u9fff]{2,12}?)(?:做|当|担任)(?P<t>[\u4e00-\u9fff]{2,6}?)" + _ZH_END
     ),
@@ -939,6 +1095,7 @@ _DIETS_EN = {
     "fasting": "fasting",
     "carnivore": "carnivore",
     "mediterranean diet": "mediterranean",
+    "mediterranean": "mediterranean",
     "low sodium": "low sodium",
     "low salt": "low sodium",
     "low fat": "low fat",
@@ -981,6 +1138,29 @@ _PARTNER_CUE_EN = re.compile(
     r"\b(?:anniversary(?:\s+(?:dinner|lunch|trip|meal|drinks))?|(?:\w+\s+)?date|dating|valentine'?s?)\s+(?:w/|with)\s+"
     r"(?P<v>[A-Z][a-z]+)\b|"
     r"\b(?P<w>[A-Z][a-z]+)\s+and\s+I\s+(?:are|'re)\s+(?:done|over|finished)\b|\b(?:we're|we\s+are)\s+(?:done|over)\b",
+)
+_NOT_PARTNER_NAMES = (
+    r"someone|somebody|anyone|anybody|him|her|them|the|my|his|their|our|again|now|for|this|that|apps?|online|around|"
+    r"people|guys|girls|men|women|new|it|me|you|us|here|there|today|tonight|friends|mates|more|other|others|each|"
+    r"someone's|life|work|things|stuff|some|all|and|but|was|is|are|who|because"
+)
+_PERSON_EN = r"(?:(?!(?:Dr|Mr|Mrs|Ms|Mum|Mam|Mom|Dad)\b)[A-Z][a-z]+|(?!(?:" + _NOT_PARTNER_NAMES + r")\b)[a-z]{3,})\b"
+"""A partner's name as a quick note writes it, capitalised or not ("jake", "priya"): in a
+partner's slot only (``_PARTNER_LOWER_EN``), and never a pronoun or a word of time."""
+_PARTNER_LOWER_EN = re.compile(
+    # the couple's slots, whatever the case of the name: "broke up with jake", "alex and i split up", "dating
+    # priya now", "jake & i official now", "started seeing someone - alex", "first date w/ jake"
+    r"\b(?:broke|split)\s+up\s+with\s+(?P<e>" + _PERSON_EN + r")|"
+    r"(?:^|[,;.!]\s*)(?P<f>"
+    + _PERSON_EN
+    + r")\s+(?:and|&)\s+[Ii]\s+(?:have\s+|'ve\s+|just\s+)*(?:broke|broken|split)\s+up\b|"
+    r"\bended\s+things\s+with\s+(?P<g>" + _PERSON_EN + r")|"
+    r"\b(?:(?:dating|going\s+out\s+with)\s+(?:someone(?:\s+new)?\s*[-\u2013\u2014,:]\s*)?|"
+    r"seeing\s+someone(?:\s+new)?\s*[-\u2013\u2014,:]\s*)(?P<s>" + _PERSON_EN + r")|"
+    r"(?:^|[,;.!]\s*)(?P<t>"
+    + _PERSON_EN
+    + r")\s+(?:and|&)\s+[Ii]\s+(?:are\s+|'re\s+)?(?:now\s+|officially\s+)?official\b|"
+    r"(?<!play\s)(?<!play-)(?<!play)\bdate\s+(?:w/|with)\s+(?P<u>" + _PERSON_EN + r")"
 )
 _MARRIED_EN = re.compile(r"\b(?:married|wedding|husband|wife)\b|\bgot\s+hitched\b", re.IGNORECASE)
 _ENGAGED_EN = re.compile(r"\b(?:engaged|fianc[ée]e?|proposed)\b", re.IGNORECASE)
@@ -1300,7 +1480,11 @@ def statements(text: str) -> list[Statement]:
             # pronoun; a named medicine's dose is still the speaker's (read by name only)
             first = False
         for statement in _sentence_statements(sentence, chinese, first, others and first, implicit):
-            if statement.key not in found or (found[statement.key].ended and not statement.ended):
+            if (
+                statement.key not in found
+                or (found[statement.key].ended and not statement.ended)
+                or (found[statement.key].state == WORK_CONTEXT and statement.state != WORK_CONTEXT)
+            ):
                 found[statement.key] = statement
     chinese = bool(re.search(r"[\u4e00-\u9fff]", text))
     if (
@@ -1356,6 +1540,16 @@ def _switched_from(text: str, chinese: bool, found: dict[str, Statement]) -> lis
         return []
     (other,) = others
     return [Statement(f"{DOSE}:{other}", "", True)]
+
+
+def _is_place_zh(name: str) -> bool:
+    """Whether a Chinese employer's slot holds a place, not an employer ("我在北京工作",
+    "在杭州上班", "在浦东新区上班"): the name, or the name without a division's suffix, is a
+    place of JioNLP's gazetteers (``_places``), and nothing else."""
+    if not name:
+        return False
+    places = _places(name, True)
+    return name in places or any(name == p + suffix for p in places for suffix in ("", *_DIVISION_SUFFIXES_ZH))
 
 
 def _home(text: str) -> Statement | None:
@@ -1422,6 +1616,8 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
                 continue
             named = _COMPANY_NAMED_ZH.search(sentence) if chinese else None
             org = named.group("o") if named else re.sub(r"了$", "", org) if chinese else org
+            if chinese and not named and _is_place_zh(org):
+                org = ""  # "我在北京工作": where one works, not whom for
             if title or org:
                 out.append(Statement(JOB, f"{title}|{org}"))
                 break
@@ -1444,8 +1640,11 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
                 out.append(Statement(DIET, _DIETS_EN.get(m.group("v").lower(), m.group("v").lower())))
                 break
     out.extend(s for s in _noun_statements(sentence, chinese) if s.key not in {o.key for o in out})
-    if not any(s.key.startswith(MEMBERSHIP) for s in out):
-        out.extend(_membership(sentence, chinese))
+    if not any(s.key.startswith(MEMBERSHIP) and s.state != BY_NAME for s in out):
+        # a membership read whole ("I cancelled my Costco membership") stands for the one read by name
+        stated = _membership(sentence, chinese)
+        keys = {s.key for s in stated}
+        out = [s for s in out if s.key not in keys] + stated
     partner = _partner(sentence, chinese)
     if partner and not any(s.key == PARTNER for s in out):
         out.append(partner)
@@ -1462,7 +1661,7 @@ def _habit(sentence: str, chinese: bool, found: list[Statement]) -> list[Stateme
     head (``_habit_head``), by which an older note of a habit kept with a frequency states
     it too (``keeps_habit``). Mem0's DELETE by rules: the stop ends the memory it
     contradicts, found by the subject, not by a list of habits."""
-    if any(s.key.startswith(MEMBERSHIP) for s in found):
+    if any(s.key.startswith(MEMBERSHIP) and s.state != BY_NAME for s in found):
         return []
     habit = (_HABIT_ZH if chinese else _HABIT_EN).search(sentence) or (
         None if chinese else _DELETED_APP_EN.search(sentence)
@@ -1502,7 +1701,9 @@ def _habit_head(obj: str, chinese: bool) -> str:
 _SLOT_WORDS_EN = {
     JOB: frozenset(_ROLE_HEADS.split("|"))
     | frozenset(
-        "day week shift month notice resignation laid sacked fired left promoted offer freelance freelancing full".split()
+        "day week shift month notice resignation laid sacked fired left promoted offer freelance freelancing full "
+        "teaching nursing lecturing onboarding orientation induction position role post job grind grinding shifts "
+        "stand standup standups overtime call desk".split()
     ),
     RESIDENCE: frozenset(
         "flat house apartment apt place home condo bungalow cottage digs landlord landlady lease rent council "
@@ -1515,18 +1716,25 @@ _SLOT_WORDS_EN = {
     MEMBERSHIP: frozenset("gym gyms choir choirs chorus singers chorale orchestra".split()),
     PARTNER: frozenset(
         "anniversary date dating valentine valentines done over finished married wedding engaged proposed "
-        "fiance fiancee fiancé fiancée hitched single divorce".split()
+        "fiance fiancee fiancé fiancée hitched single divorce official seeing split broke ended".split()
     ),
 }
 """Words without one of which an English sentence states nothing of a slot by
 ``_noun_statements`` / ``_home``: checked on the sentence's word set before any of the
 slot's patterns run, so that most sentences cost a set intersection, not a regex search."""
 _SLOT_CHARS_ZH = {
-    JOB: "报到做当工作上班",
+    JOB: "报到做当工作上班签接录",
     RESIDENCE: "搬住房租宿定老家安落",
     DIET: "素断酮碳麸少清饮肉",
     PARTNER: "在交恋关婚证",
 }
+
+
+_SUB_WORDS_EN = frozenset(
+    "plan membership subscription sub cancelled canceled dropped ditched quit left ended expired lapsed lapse expire "
+    "joined signed".split()
+)
+"""Words without one of which an English sentence states no membership by ``_subscriptions``."""
 
 
 def _slot_words(text: str) -> frozenset[str]:
@@ -1540,7 +1748,12 @@ def _may_state(slot: str, text: str, words: frozenset[str] | None, chinese: bool
         return any(c in text for c in _SLOT_CHARS_ZH.get(slot, ""))
     if words is None:
         words = _slot_words(text)
-    return bool(words & _SLOT_WORDS_EN[slot]) or (slot == MEMBERSHIP and "gym" in text.lower())
+    return (
+        bool(words & _SLOT_WORDS_EN[slot])
+        or (slot == MEMBERSHIP and "gym" in text.lower())
+        or (slot == JOB and "1:1" in text)
+        or (slot == DIET and "window" in words and bool(_FASTING_WINDOW_EN.search(text)))
+    )
 
 
 def _noun_statements(sentence: str, chinese: bool) -> list[Statement]:
@@ -1565,6 +1778,8 @@ def _noun_statements(sentence: str, chinese: bool) -> list[Statement]:
             said = read(sentence, chinese)
             if said:
                 out.append(said)
+    if not chinese and not any(s.key.startswith(MEMBERSHIP) for s in out) and _SUB_WORDS_EN & words:
+        out.extend(_subscriptions(sentence))
     return out
 
 
@@ -1574,7 +1789,9 @@ def _noun_job(sentence: str, chinese: bool) -> Statement | None:
             m = pattern.search(sentence)
             if m:
                 groups = m.groupdict()
-                return Statement(JOB, f"{groups.get('t') or ''}|{groups.get('o') or ''}")
+                org = "" if _is_place_zh(groups.get("o") or "") else groups.get("o") or ""
+                if groups.get("t") or org:
+                    return Statement(JOB, f"{groups.get('t') or ''}|{org}")
         return None
     ended = _JOB_END_MORE_EN.search(sentence)
     if ended:
@@ -1588,13 +1805,36 @@ def _noun_job(sentence: str, chinese: bool) -> Statement | None:
     offer = _OFFER_EN.search(sentence)
     if offer:
         return Statement(JOB, f"|{_norm(offer.group('o') or offer.group('p'))}")
+    taken = _offer_taken(sentence)
+    if taken:
+        return Statement(JOB, f"|{taken}")
+    position = _POSITION_TAKEN_EN.search(sentence)
+    if position:
+        return Statement(JOB, f"{_norm(position.group('t'))}|")
     living = _FREELANCE_EN.search(sentence)
     if living:
+        # one's own employer: another employer than any before
         doing = living.group("t") or living.group("u")
-        return Statement(JOB, f"{'freelance ' if living.group('t') else ''}{doing.lower()}|")
+        return Statement(JOB, f"{'freelance ' if living.group('t') else ''}{doing.lower()}|{SELF_EMPLOYED}")
     start = _JOB_START_NOUN.search(sentence)
+    if start and not start.group("o"):
+        at = re.match(r"\s*(?:at|with|for)\s+", sentence[start.end() :])
+        org = _lower_org(sentence[start.end() + at.end() :]) if at else ""
+        if org:
+            return Statement(JOB, f"{_norm(start.group('t') or '')}|{org}")
     if start and (start.group("t") or start.group("o")):
         return Statement(JOB, f"{_norm(start.group('t') or '')}|{_norm(start.group('o') or '')}")
+    onboarding = _ONBOARDING_EN.search(sentence)
+    if onboarding:
+        named = onboarding.group("a") or onboarding.group("b")
+        org = _lower_org(named) if named.split()[0].lower() not in _NOT_EMPLOYERS_EN else ""
+        if org and org not in _NOT_EMPLOYERS_EN:
+            return Statement(JOB, f"|{org}")
+    doing = _TEACHING_AT_EN.search(sentence)
+    if doing:
+        org = _lower_org(doing.group("a"))
+        if org:
+            return Statement(JOB, f"{_DOERS.get(doing.group('t').lower(), '')}|{org}")
     # a role at an employer, where the note opens with it or names it as one's own
     role = _ROLE_AT.search(sentence)
     if role and _CLOCK_TIME.search(sentence[role.end() :]):
@@ -1620,6 +1860,11 @@ def _noun_job(sentence: str, chinese: bool) -> Statement | None:
     now = _NOW_A_ROLE_EN.search(sentence)
     if now:
         return Statement(JOB, f"{_norm(now.group('t'))}|")
+    work = _WORK_AT_EN.search(sentence)
+    if work and not re.search(r"(?:'s|’s|\bhis|\bher|\btheir)\s+(?:\w+\s+)?$", sentence[: work.start()], re.I):
+        org = _lower_org(work.group("a"))
+        if org:
+            return Statement(JOB, f"|{org}", state=WORK_CONTEXT)
     return None
 
 
@@ -1662,10 +1907,17 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
                 stopped.append(value)
             elif re.search(
                 r"(?:\b(?:am|'m|be|being|went|go|going|gone|turned|became|become|stay|staying|strict|fully|eat|eating|on|"
-                r"trying|try|doing|follow|following|started|start)\s+(?:a\s+|the\s+)?(?:fully\s+|full\s+|strict\s+|strictly\s+)?$)",
+                r"trying|try|doing|follow|following|started|start|(?:switch|switched|switching|moved|moving|changed|"
+                r"changing|swapped|swapping)\s+(?:over\s+)?to)\s+(?:a\s+|the\s+)?(?:fully\s+|full\s+|strict\s+|strictly\s+)?$)",
                 before,
             ) or _stands_as_value(after):
                 followed.append((m.start(), value))
+    window = None if chinese else _FASTING_WINDOW_EN.search(sentence)
+    if window and (followed or re.search(r"\b(?:window|fasting|IF)\b", sentence)):
+        # a fasting schedule by its hours, a value of its own kind: "16:8", "moved to 18:6, window is 2-8pm"
+        hours = (int(window.group("f")), int(window.group("e")))
+        if sum(hours) == 24 and (not followed or all(d == "fasting" for _, d in followed)):
+            return Statement(DIET, f"fasting {hours[0]}:{hours[1]}")
     if followed:
         switch = _SWITCH_CUE_ZH if chinese else _DIET_SWITCH_EN
         cues = [c.end() for c in switch.finditer(sentence)]
@@ -1676,6 +1928,9 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
     return None
 
 
+_FASTING_WINDOW_EN = re.compile(r"(?<![\d:])(?P<f>1[2-9]|2[0-3])\s?[:/]\s?(?P<e>\d{1,2})(?![\d:])")
+"""Hours fasted and hours eating, as a fasting schedule is written ("16:8", "18/6"): the
+two sum to a day (``_diet``)."""
 _THING_IS_EN = re.compile(
     r"\b(?:it|this|that|they|these|those|which|he|she)(?:'s|’s|\s+is|\s+was|'re|\s+are|\s+were)\b", re.I
 )
@@ -1723,6 +1978,88 @@ def _category_membership(sentence: str) -> Statement | None:
     return None
 
 
+BY_NAME = "by name"
+"""``Statement.state`` of a membership a note says ended by its name alone ("cancelled PF",
+"netflix cancelled", "let costco lapse"): it ends a membership of that name stated before
+(``same_key``: by its name or its initials), and reads nothing else (no habit is left out
+for it)."""
+_PRICE_EN = re.compile(
+    r"[$£€]\s?\d|\b\d+(?:\.\d+)?\s?(?:/\s?mo(?:nth)?\b|/\s?m\b|/\s?yr\b|a\s+month|per\s+month|a\s+year|per\s+year|pcm)",
+    re.I,
+)
+"""A price paid again and again: what a subscription or a membership costs."""
+_SUB_NAME = r"(?P<n>[\w+&'’.-]+(?:\s+[\w+&'’.-]+){0,3}?)"
+_SUB_HELD_EN = re.compile(
+    # a plan or membership of a name: "Netflix standard plan", "costco exec membership renewed"
+    r"(?:^|[,;:.!]\s*|\b(?:renewed|got|bought|started|on|my|our|have|the)\s+)" + _SUB_NAME + r"\s+"
+    r"(?:(?:standard|family|basic|premium|annual|individual|monthly|student|duo|gold|exec|executive|yearly)\s+"
+    r"(?:plan|membership|subscription|sub)|membership|subscription)\b",
+    re.I,
+)
+_SUB_JOINED_EN = re.compile(
+    r"\b(?:joined|signed\s+up\s+(?:at|for|to|with))\s+(?:the\s+|a\s+)?"
+    + _SUB_NAME
+    + r"(?=[,;:.!?]|\s+[-\u2013\u2014]|$)",
+    re.I,
+)
+_SUB_ENDED_EN = re.compile(
+    r"\b(?:cancell?ed|dropped|ditched|quit|left|ended)\s+(?:my\s+|the\s+|our\s+)?"
+    + _SUB_NAME
+    + r"(?:\s+(?:membership|subscription|sub|plan))?(?=[,;:.!?]|\s+[-\u2013\u2014]|\s+(?:today|yesterday|instead|for\s+good)\b|$)|"
+    r"(?:^|[,;:.!]\s*)(?!(?:I|we|you|he|she|they|it|i)\b)(?P<m>[\w+&'’.-]+(?:\s+[\w+&'’.-]+){0,2}?)\s+(?:(?:membership|subscription|sub|plan)\s+)?"
+    r"(?:cancell?ed|ended|expired|lapsed)\b|"
+    r"\blet\s+(?:my\s+|the\s+|our\s+)?(?P<l>[\w+&'’.-]+(?:\s+[\w+&'’.-]+){0,2}?)\s+(?:(?:membership|subscription|sub)\s+)?"
+    r"(?:lapse|expire|run\s+out)\b",
+    re.I,
+)
+_NOT_SUB_NAMES = frozenset(
+    "it that this them him her everything all one my our the a an work job school home office house class it's "
+    "thing things stuff plans plan membership subscription".split()
+)
+
+
+def _sub_key(raw: str) -> str:
+    """The key of a membership ``raw`` names (``_org_key`` of its name: a gym or a choir by
+    its kind), "" when it names no one thing ("that", "everything", "work")."""
+    name = re.sub(r"^(?:the|my|our|a|an|that|this)\s+", "", raw.strip(), flags=re.I)
+    if not name or name.lower() in _NOT_SUB_NAMES or name.split()[0].lower() in _NOT_SUB_NAMES:
+        return ""
+    if not re.search(r"[A-Za-z]", name) or name.lower() in _FUNCTION_WORDS:
+        return ""
+    if re.fullmatch(
+        r"[a-z]+ing", name.lower()
+    ):  # a doing ("quit gaming", "quit smoking") is a habit's, not a membership
+        return ""
+    if re.fullmatch(r"[A-Z]{2,5}", name):  # an initialism ("PF", "YMCA"), kept in capitals (``initialism_of``)
+        return name
+    return _org_key(name, False)
+
+
+def _subscriptions(sentence: str) -> list[Statement]:
+    """The memberships and subscriptions an English sentence of the speaker's says are held
+    (a named plan or membership: "Netflix standard plan", "costco exec membership renewed";
+    one joined at a price: "joined planet fitness, $10/mo") or ended by name ("cancelled
+    PF", "netflix cancelled", "let costco lapse", "dropped spotify": ``BY_NAME``). Keyed by
+    the name (``_org_key``), so that an initialism stands for the name it abbreviates
+    (``same_key``)."""
+    out: list[Statement] = []
+    seen: set[str] = set()
+    for m in _SUB_ENDED_EN.finditer(sentence):
+        key = _sub_key(m.group("n") or m.group("m") or m.group("l") or "")
+        if key and key not in seen:
+            seen.add(key)
+            out.append(Statement(f"{MEMBERSHIP}:{key}", "", True, state=BY_NAME))
+    held = [m.group("n") for m in _SUB_HELD_EN.finditer(sentence)]
+    if _PRICE_EN.search(sentence) or re.search(r"\b(?:membership|pass|plan|subscription)\b", sentence, re.I):
+        held += [m.group("n") for m in _SUB_JOINED_EN.finditer(sentence)]
+    for name in held:
+        key = _sub_key(name)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(Statement(f"{MEMBERSHIP}:{key}", "member"))
+    return out
+
+
 def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     """A partner a sentence names by a cue of a couple ("anniversary w/ Jake", "third date
     w/ Priya", "和阿杰正式确定关系啦"), a couple it says is over ("Jake and I are done"),
@@ -1746,6 +2083,13 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     m = _PARTNER_CUE_EN.search(sentence)
     if m and (m.group("w") or re.search(r"\b(?:done|over|finished)\b", m.group(0))):
         return Statement(PARTNER, (m.group("w") or "").lower(), True)
+    lower = _PARTNER_LOWER_EN.search(sentence)
+    if lower and not re.search(r"\b(?:married|engaged|proposed|wedding|fianc)", sentence, re.I):
+        groups = lower.groupdict()
+        ended = next((groups[g] for g in "efg" if groups.get(g)), "")
+        if ended:
+            return Statement(PARTNER, ended.lower(), True)
+        return Statement(PARTNER, next(groups[g] for g in "stu" if groups.get(g)).lower(), state="dating")
     state = "married" if re.search(r"\b(?:got\s+)?married\b|\bwedding\s+day\b", sentence, re.I) else ""
     state = state or ("engaged" if re.search(r"\bengaged\b|\bproposed\b|\bfianc[ée]e?\b", sentence, re.I) else "")
     if m:
@@ -1995,10 +2339,31 @@ def same_key(a: str, b: str) -> bool:
         return True
     attribute, _, x = a.partition(":")
     other, _, y = b.partition(":")
+    if attribute == MEMBERSHIP and other == MEMBERSHIP and x and y:
+        return initialism_of(x, y) or initialism_of(y, x)
     if attribute != DOSE or other != DOSE or not x or not y:
         return False
     short, long = sorted((x, y), key=len)
     return long.startswith(short) and len(short) >= (2 if re.match(r"[\u4e00-\u9fff]", short) else 4)
+
+
+def may_be_initialism(name: str) -> bool:
+    """Whether a membership's key ``name`` is an initialism ("PF", "YMCA": ``_sub_key`` keeps
+    one in capitals, two to five letters)."""
+    return bool(re.fullmatch(r"[A-Z]{2,5}", name))
+
+
+def initialism_of(short: str, name: str) -> bool:
+    """Whether ``short`` (a membership's key) is the initialism of ``name`` (another's key, its
+    words' stems in sorted order: ``_org_key``): "PF" of "fit planet" (Planet Fitness),
+    "YMCA" of four words. The letters are compared as a multiset, the key's words being
+    sorted."""
+    words = name.split()
+    return (
+        may_be_initialism(short)
+        and len(words) == len(short) > 1
+        and sorted(short.lower()) == sorted(w[0] for w in words)
+    )
 
 
 def key_needle(key: str) -> str:
@@ -2056,8 +2421,16 @@ def updates(new: Statement, old: Statement) -> bool:
             and old.state in _COUPLE_STATES
             and _COUPLE_STATES.index(new.state) > _COUPLE_STATES.index(old.state)
         )
+    if new.key == JOB and (new.state == WORK_CONTEXT or old.state == WORK_CONTEXT):
+        # work told of at a place ends nothing; a job elsewhere, or one's job ended, ends it
+        new_org, old_org = new.value.split("|")[1], old.value.split("|")[1]
+        if new.state == WORK_CONTEXT:
+            return False
+        return bool(new_org and new_org != old_org) or (new.ended and new_org in ("", old_org))
     if new.key == JOB and new.ended != old.ended:
-        return True
+        # the end of a job at one employer ends no job at another ("last day at Accenture" after "offer from Stripe")
+        new_org, old_org = new.value.split("|")[1], old.value.split("|")[1]
+        return not (new.ended and new_org and old_org and new_org != old_org)
     if new.key == JOB:
         new_title, new_org = new.value.split("|")
         old_title, old_org = old.value.split("|")
@@ -2066,7 +2439,7 @@ def updates(new: Statement, old: Statement) -> bool:
         )
     if new.key == DIET and new.ended:
         # "dropped keto" ends keto, not the vegetarian diet noted before it
-        return not old.ended and old.value == new.value
+        return not old.ended and (old.value == new.value or old.value.startswith(f"{new.value} "))
     return new.ended != old.ended or new.value != old.value
 
 
