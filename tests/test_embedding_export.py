@@ -225,3 +225,29 @@ def test_what_the_exporter_writes_is_private_whatever_the_umask(tmp_path: Path) 
     for path in (tmp_path / "cache", out.parent, rejected_file(out), out.with_name(out.name + ".lock")):
         mode = path.stat().st_mode & 0o777
         assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
+
+
+def test_two_threads_that_embed_at_once_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service's warm-up and the request that started it (an import) both embed at once:
+    torch's model is built once, not twice (twice the memory and CPU on two cores)."""
+    import threading
+    import time
+
+    from memcli.models import embedding
+
+    built: list[int] = []
+
+    class SlowEncoder:
+        def __init__(self, path: Path) -> None:
+            built.append(1)
+            time.sleep(0.3)  # the load's seconds, in which a second thread arrives
+
+    monkeypatch.setattr(embedding, "TorchEncoder", SlowEncoder)
+    embedder = Embedder(default_embedder_path(), exports=None)
+    threads = [threading.Thread(target=embedder.load) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 1
+    assert embedder.runtime == "torch"

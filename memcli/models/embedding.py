@@ -148,6 +148,8 @@ class Embedder:
         self._holds = 0
         self._held_export: tuple[Path, Path] | None = None
         self._hold_lock = threading.Lock()
+        self._load_lock = threading.Lock()
+        """One load at a time: a service's warm-up and the request that started it both embed."""
 
     @property
     def name(self) -> str:
@@ -201,6 +203,14 @@ class Embedder:
         self._load()
 
     def _load(self) -> Any:
+        if self._encoder is not None:
+            return self._encoder
+        if self._model is not None:
+            return self._model
+        with self._load_lock:  # a second thread waits for the first's load, not loads torch again
+            return self._load_once()
+
+    def _load_once(self) -> Any:
         if self._encoder is not None:
             return self._encoder
         if self._model is not None:
