@@ -217,3 +217,28 @@ def test_a_note_writing_a_code_states_the_number_asked() -> None:
     sent = _note("c", "社保卡补办 2029年到期 三周后寄到", datetime(2025, 2, 1))
     found = answer("帮我看看我的社保卡号码", [sent], "sam", NOW, {sent.id: 0.5})
     assert not found.answered
+
+
+def test_a_number_or_a_room_beside_the_thing_asked_is_not_its_code() -> None:
+    """A labelled value is a code only when it is one ("pin = 4471"), not a count or an
+    amount with words after it; a code written in a note is the number asked only when the
+    thing asked labels it ("room 1204" is the room's, "快递单号" the parcel's)."""
+    for question, text in (
+        ("what's my wifi password?", "wifi: 5G band keeps dropping"),
+        ("what's my gym locker number?", "gym: 45 min cardio today"),
+        ("what's my vet's phone number?", "vet - 3 shots done for Milo"),
+        ("what's the alarm code at the shop?", "shop: 2 hours overtime tonight"),
+        ("what is my passport number?", "passport appointment Thursday, room 1204"),
+        ("what's my library card number?", "library book due back, shelf 3321 had it"),
+        ("我的护照号码是多少？", "护照要续签了，快递单号 SF1234567890"),
+    ):
+        note = _note("a", text, datetime(2025, 2, 1))
+        found = answer(question, [note], "sam", NOW, {note.id: 0.5})
+        assert not found.answered, (question, found.text)
+    for question, text, gold in (
+        ("what's my gym locker number?", "gym locker: 117", "117"),
+        ("what is my passport number?", "renewed passport, passport no E7712093", "E7712093"),
+    ):
+        note = _note("a", text, datetime(2025, 2, 1))
+        found = answer(question, [note], "sam", NOW, {note.id: 0.5})
+        assert found.cited == [note.id] and gold in found.text, (question, found.text)

@@ -658,10 +658,28 @@ _CODE = re.compile(r"(?<![\w.])(?=[\w#*-]*\d[\w#*-]*\d[\w#*-]*\d)[\w#*-]{4,}")
 "555-0142")."""
 
 
-def _states_code(text: str) -> bool:
-    """Whether ``text`` writes a code (``_CODE``) that is not a date ("2029年", "2024-05-01")."""
+_CLAUSE_START = re.compile(r"[,.;!?，。；！？、\n]")
+"""Where a clause ends: a code's label is in its own clause ("room 1204" labels the room)."""
+CODE_LABEL_WORDS = 3
+"""The words before a code, in its clause, that may label it ("passport no. E1234567")."""
+
+
+def _states_code(text: str, question: str) -> bool:
+    """Whether ``text`` writes a code (``_CODE``) that is not a date ("2029年", "2024-05-01")
+    and that is labelled by a thing ``question`` names: one of the ``CODE_LABEL_WORDS`` words
+    before it in its clause is one of the question's content words, or, in Chinese, the
+    clause before it holds one ("护照号 E12345678" for "我的护照号码", not "快递单号
+    SF1234567890"; "passport appointment Thursday, room 1204" gives no passport number)."""
+    asked = _content(words(question)) - _value_kinds()
+    if not asked:
+        return False
     undated = _DATE_WORDS.sub(" ", DAY_OF_MONTH.sub(" ", _STATES_DAY.sub(" ", text)))
-    return bool(_CODE.search(undated))
+    for match in _CODE.finditer(undated):
+        before = _CLAUSE_START.split(undated[: match.start()])[-1]
+        label = " ".join(before.split()[-CODE_LABEL_WORDS:])
+        if _content(words(label)) & asked or any(has_cjk(w) and w in before for w in asked):
+            return True
+    return False
 
 
 _COUNTED_KIND_WORDS = "size dose dosage 尺码 剂量"
@@ -687,6 +705,19 @@ LABEL_CJK_CHARS = 4
 """The most characters of a Chinese label ("房东", "物业电话")."""
 
 
+CODE_CHARS = 4
+"""The fewest characters of a labelled code written with words after it ("wifi: 5G band keeps
+dropping" labels no password; "locker: 117" and "pin = 4471" do, alone)."""
+
+
+def _code_value(value: str) -> bool:
+    """Whether a labelled ``value`` is a code: its first word holds a digit, and it is that
+    word alone or a word of ``CODE_CHARS`` or more ("hunter7 (the 5G one)"), not a count or
+    an amount with words after it ("45 min cardio today", "3 shots done for Milo")."""
+    parts = value.split()
+    return bool(parts) and any(c.isdigit() for c in parts[0]) and (len(parts) == 1 or len(parts[0]) >= CODE_CHARS)
+
+
 def labelled_value(question: str, text: str, code: bool = False) -> bool:
     """Whether ``text`` states the value of a thing ``question`` names as a label and a value
     (``_LABELLED``), whatever the value's case: its label holds a content word of the question
@@ -702,7 +733,7 @@ def labelled_value(question: str, text: str, code: bool = False) -> bool:
             continue  # a clause, not a label ("老张家二胎生了 是个男孩")
         label = _content(words(match.group("label")))
         value = _content(words(match.group("value"))) - _value_kinds()
-        if code and not re.match(r"\s*\S*\d", match.group("value")):
+        if code and not _code_value(match.group("value")):
             continue
         if label & asked and value - asked:
             return True
@@ -1570,7 +1601,7 @@ def _closest_own(
         and not (lacking <= _counted_kinds() and _STATES_NUMBER.search(top.memory.text))
         and not (lacking <= _kind_words(_NAME_KIND_WORDS) and labelled_value(question, top.memory.text))
         and not labelled_value(question, top.memory.text, code=True)
-        and not (lacking <= _kind_words(_CODE_KIND_WORDS) and _states_code(top.memory.text))
+        and not (lacking <= _kind_words(_CODE_KIND_WORDS) and _states_code(top.memory.text, question))
     ):
         return None
     # an amount of the kind asked: "what oven temp ...?" is not answered by "starter doubled in 6h"
