@@ -1670,23 +1670,26 @@ def _on_subject(c: _Candidate, best: _Candidate, question: str, similarity: Mapp
     every note is recalled, and a cosine relative to the best note's lets an unrelated one
     through ("vet for the cat tues 9am" for "how do I get to the office these days?"). On the subject: it
     shares a content word with the question or the best note (a stem, or one stem beginning
-    the other, ``_held``; Chinese by its words and their characters, ``words``), names one of
+    the other, ``_held``; for Chinese a word or character of the best note's, ``words``, or a
+    whole word of the question's), names one of
     their words shortened ("levo" of "levothyroxine", ``ABBREVIATION_CHARS``) or by its
     initials ("AF" of "anytime fitness"), states a value neither states (a number or a name,
     ``_states_new``: "went with Giffgaff instead" after "cancelled the vodafone contract"), or recall
     finds it at least as close to the question as the best note; a Chinese note only by a
     word (its cosines mislead, and a name has no sign of its own)."""
     text = c.memory.text
-    # a number shared is no subject ("3pm" and "3 days"); nor a kind of value or a word of doing
-    subject = {
-        w
-        for w in _content(words(question)) | _content(words(best.memory.text))
-        if not w.isdigit() and w not in _value_kinds() and w not in _any_doing()
-    }
-    if _held(subject, frozenset(words(text)), text):
-        return True
+
+    def subject(found: set[str]) -> set[str]:
+        # a number shared is no subject ("3pm" and "3 days"); nor a kind of value or a word of doing
+        return {w for w in found if not w.isdigit() and w not in _value_kinds() and w not in _any_doing()}
+
     if chinese:
-        return False
+        # a word of the best note or a character of one ("牛奶", "燕麦奶"), a whole word of the
+        # question: a character of the question's is too little ("关" of "关于" and "没关系")
+        mine = _content(words(text))
+        return bool(subject(mine & _content(words(best.memory.text)) | _long_words(text) & _long_words(question)))
+    if _held(subject(_content(words(question)) | _content(words(best.memory.text))), frozenset(words(text)), text):
+        return True
     known = question + " " + best.memory.text
     return (
         _shortened(text, known)
