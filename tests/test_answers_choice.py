@@ -160,3 +160,66 @@ def test_the_latest_note_does_not_answer_the_past_a_distant_one_or_someone_else(
     theirs = replace(newer, speaker="Priya")  # a turn of another speaker is not the person's latest word
     found = answer("How much prednisone am I taking now?", [older, theirs], "sam", NOW, close)
     assert found.cited == [older.id]
+
+
+def test_a_later_note_on_another_subject_is_not_quoted_as_the_latest_word() -> None:
+    """In a small store every note is recalled, and an errand noted later sits at more than
+    half the best note's closeness: it shares no word with the question or the best note,
+    states no value they do not (a day or a clock time is none), is further off, so the best
+    note answers, alone. A Chinese errand shares no word, whatever its cosine."""
+    for question, text, errand, close, gold in (
+        (
+            "how do I get to the office these days?",
+            "driving in, 40 min on the ring road",
+            "vet for the cat tues 9am",
+            0.4,
+            "ring road",
+        ),
+        (
+            "who am I seeing at the moment?",
+            "seeing Priya now, third dinner this week",
+            "haircut 11am sat",
+            0.4,
+            "Priya",
+        ),
+        ("what's my main job?", "full time at Halden Foods, payroll clerk", "ring auntie on Sunday", 0.4, "Halden"),
+        ("我现在午饭一般吃什么？", "午饭一般在公司食堂吃套餐", "周五前把水电费交了", 0.65, "食堂"),
+        ("我现在晚上几点睡？", "最近都是十一点半睡觉", "给车买了年检", 0.62, "十一点半"),
+    ):
+        best = _note("a", text, datetime(2025, 3, 1))
+        other = _note("b", errand, datetime(2025, 6, 1))
+        found = answer(question, [best, other], "sam", NOW, {best.id: 0.6, other.id: close})
+        assert found.cited[:1] == [best.id], (question, found.text)
+        assert gold in found.text and errand not in found.text, question
+
+
+def test_a_later_note_stating_a_new_value_or_naming_the_subject_is_the_latest_word() -> None:
+    """A later note further off, sharing no word, is still the latest word when it states a
+    value the best note and the question do not (a number, a name), or names their subject
+    shortened ("sert" of "sertraline", "PG" of "pure gym")."""
+    for question, text, newer, gold in (
+        ("what dose of sertraline am I on?", "sertraline 50mg each morning", "GP upped the sert, 100 now", "100 now"),
+        (
+            "which gym am I a member of now?",
+            "membership at pure gym by the station",
+            "left PG, doing the council leisure centre now",
+            "leisure centre",
+        ),
+        (
+            "what phone plan am I on these days?",
+            "cancelled the vodafone contract, too pricey",
+            "went with Giffgaff instead",
+            "Giffgaff",
+        ),
+        (
+            "what strength are my eye drops?",
+            "eye test done, pressure a bit high",
+            "chemist pickup: latanoprost 0.005% now",
+            "0.005%",
+        ),
+    ):
+        best = _note("a", text, datetime(2025, 3, 1))
+        later = _note("b", newer, datetime(2025, 6, 1))
+        found = answer(question, [best, later], "sam", NOW, {best.id: 0.6, later.id: 0.32})
+        assert found.cited[:1] == [later.id], (question, found.text)
+        assert gold in found.text, question

@@ -77,14 +77,16 @@ def test_an_earlier_best_note_answers_the_past_as_it_is() -> None:
 
 def test_a_later_note_answers_where_the_first_holds_the_question_in_part() -> None:
     """For "How much wine do I drink in a week?", "wine most nights" holds a part of its words,
-    too little alone; the person's later note on it, close by recall, answers, quoted first."""
+    too little alone; the person's later note on it, close by recall, answers, quoted first
+    (on the subject by a word it shares: a later note sharing none, stating no value and
+    further off is no more on it than an errand, ``_on_subject``)."""
     old = _note("o", "wine most nights, a bottle every three days or so", datetime(2025, 1, 5))
-    new = _note("n", "dry since the party, not touching alcohol at all", datetime(2025, 5, 2))
+    new = _note("n", "dry since the party, not touching wine at all", datetime(2025, 5, 2))
     other = _note("x", "book the boiler service", datetime(2025, 5, 4))
     similarity = {old.id: 0.6, new.id: 0.38, other.id: 0.03}
     found = answer("How much wine do I drink in a week?", [old, new, other], "sam", NOW, similarity)
     assert found.cited[:1] == [new.id]
-    assert "not touching alcohol" in found.text
+    assert "not touching wine" in found.text
 
 
 def test_a_note_that_replaced_one_answers_where_it_holds_the_question_in_part() -> None:

@@ -186,6 +186,45 @@ def test_a_list_question_gathers_every_memory_and_a_dated_question_the_day(
     assert answer["cited"] == [bought]
 
 
+def test_eval_changes_first_right_wants_the_gold_in_the_first_memory_quoted(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer that quotes an unrelated note first and the right one after is right (the
+    gold words are in it) and not first_right."""
+    from memcli.recall import assistant
+
+    scenario = {
+        "id": "w",
+        "type": "commute",
+        "notes": [
+            {"text": "I take the 38 bus to the office.", "date": "2025-01-05"},
+            {"text": "Book the vet for the cat on Tuesday.", "date": "2025-03-02"},
+        ],
+        "question": "How do I get to the office?",
+        "now": "2025-03-10T09:00:00",
+        "gold": ["38 bus"],
+    }
+    path = tmp_path / "changes.jsonl"
+    path.write_text(json.dumps(scenario) + "\n", encoding="utf-8")
+    asked = assistant.Assistant.ask
+
+    def unrelated_first(self: Any, question: str, user: str, reinforce: bool = True) -> Any:
+        found = asked(self, question, user, reinforce)
+        by_text = {r.memory.text: r.memory for r in found.memories}
+        vet, bus = by_text["Book the vet for the cat on Tuesday."], by_text["I take the 38 bus to the office."]
+        found.answer = f'You noted: "{vet.text}" [the latest; earlier: "{bus.text}"]'
+        found.cited, found.answered = [vet.id, bus.id], True
+        return found
+
+    monkeypatch.setattr(assistant.Assistant, "ask", unrelated_first)
+    report = json.loads(
+        ok(runner.invoke(app, ["eval", "changes", str(path), "--answers", "extractive", "--json", "--details"])).stdout
+    )
+    assert report["overall"]["right"] == 1.0
+    assert report["overall"]["first_right"] == 0.0
+    assert report["details"][0]["first_right"] == 0.0
+
+
 def test_eval_changes_scores_right_superseded_first_and_abstentions(
     runner: CliRunner, fake_embedder: Any, tmp_path: Path
 ) -> None:
@@ -218,7 +257,14 @@ def test_eval_changes_scores_right_superseded_first_and_abstentions(
         ok(runner.invoke(app, ["eval", "changes", str(path), "--answers", "extractive", "--json"])).stdout
     )
     assert report["questions"] == 2
-    assert report["per_type"]["dose"] == {"n": 1, "right": 1.0, "superseded_first": 0.0, "abstained_rightly": 0.0}
+    assert report["per_type"]["dose"] == {
+        "n": 1,
+        "right": 1.0,
+        "first_right": 1.0,
+        "superseded_first": 0.0,
+        "abstained_rightly": 0.0,
+    }
+    assert report["per_type"]["abstain"]["first_right"] == 1.0
     assert report["per_type"]["abstain"]["abstained_rightly"] == 1.0
     detailed = json.loads(
         ok(runner.invoke(app, ["eval", "changes", str(path), "--answers", "extractive", "--json", "--details"])).stdout

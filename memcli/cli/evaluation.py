@@ -267,7 +267,7 @@ def eval_changes(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Answers that follow a life as it changes: right / superseded-first / abstained-rightly per scenario type.
+    """Answers that follow a life as it changes: right / first-right / superseded-first / abstained-rightly per scenario type.
 
     Each scenario runs in a temporary store (your own store is not touched): its notes are
     remembered at their dates, then its question asked at its time. Each line of FILE is
@@ -282,7 +282,7 @@ def eval_changes(
     if json_out:
         _print_json(report)
         return
-    columns = ("right", "superseded_first", "abstained_rightly")
+    columns = ("right", "first_right", "superseded_first", "abstained_rightly")
     typer.echo(f"{'type':<16}{'n':>6}" + "".join(f"{c:>19}" for c in columns))
     for name, row in [*report.per_type.items(), ("overall", report.overall)]:
         typer.echo(f"{name:<16}{int(row['n']):>6}" + "".join(f"{row[c]:>19.3f}" for c in columns))

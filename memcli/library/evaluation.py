@@ -915,10 +915,13 @@ def read_changes(path: Path) -> list[Change]:
 @dataclass
 class ChangesReport(_Report):
     """Per scenario type and overall: n, right (the answer holds every gold word; for a
-    question with no answer, it says nothing is found), superseded_first (the first memory
-    quoted holds the superseded value and not the gold one) and abstained_rightly (nothing
-    found where nothing should be), each a share of n. With ``details``, one row per
-    scenario: its id, type, question, answer, the three scores (0 or 1) and ``recalled``,
+    question with no answer, it says nothing is found), first_right (the first memory the
+    answer quotes holds every gold word: an answer that quotes an unrelated note first and
+    the right one after is right, not first_right; for a question with no answer, as
+    right), superseded_first (the first memory quoted holds the superseded value and not the
+    gold one) and abstained_rightly (nothing found where nothing should be), each a share of
+    n. With ``details``, one row per scenario: its id, type, question, answer, the four
+    scores (0 or 1) and ``recalled``,
     the memories recall gave the answer, best first (rank from 1, text, cosine similarity
     of the memory's vector to the question, whether the answer cites it, whether it is
     superseded)."""
@@ -933,7 +936,7 @@ class ChangesReport(_Report):
 
 def _changes_means(rows: list[dict[str, float]]) -> dict[str, float]:
     n = len(rows)
-    keys = ("right", "superseded_first", "abstained_rightly")
+    keys = ("right", "first_right", "superseded_first", "abstained_rightly")
     return {"n": n, **{k: round(sum(r[k] for r in rows) / n, 4) if n else 0.0 for k in keys}}
 
 
@@ -979,6 +982,11 @@ def eval_changes(
                 row = {
                     "right": float(
                         all(g.casefold() in said for g in change.gold)
+                        if change.gold and answered
+                        else not change.gold and not answered
+                    ),
+                    "first_right": float(
+                        all(g.casefold() in first.casefold() for g in change.gold)
                         if change.gold and answered
                         else not change.gold and not answered
                     ),

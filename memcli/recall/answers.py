@@ -1399,7 +1399,7 @@ def _answer(
         if earlier_question:  # the mirror: "我跳到字节之前在哪上班", the note before the change
             earlier = _earlier_word(question, best, stated, similarity, user, asking, dates)
             return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
-        later = _later_word(best, stated, similarity, user, asking, chinese)
+        later = _later_word(question, best, stated, similarity, user, asking, chinese)
         if later is not None:
             return _later_answer(later, best, user, chinese)
         # the same second sign when a rule read the change: the best note replaced a recalled
@@ -1428,7 +1428,7 @@ def _answer(
         earlier = _earlier_word(question, best, every, similarity, user, asking, dates)
         if earlier is not None:
             return _earlier_answer(earlier[0], earlier[1], user, chinese)
-    later = _later_word(best, every, similarity, user, asking, chinese) if current else None
+    later = _later_word(question, best, every, similarity, user, asking, chinese) if current else None
     if later is not None:
         return _later_answer(later, best, user, chinese)
     quoted = [best]
@@ -1657,6 +1657,7 @@ def _own(memory: Memory, user: str) -> bool:
 
 
 def _later_word(
+    question: str,
     best: _Candidate,
     candidates: Sequence[_Candidate],
     similarity: Mapping[str, float],
@@ -1666,13 +1667,12 @@ def _later_word(
 ) -> _Candidate | None:
     """The latest note or turn of the person's own, noted after ``best``'s memory, that recall
     finds close to the question too (cosine similarity at least ``LATER_SIMILAR`` times
-    ``best``'s, from ``similarity``, and ``LIST_SIMILAR_FLOOR``), that asks nothing and is not
-    superseded, of all the recalled memories' sentences (``candidates``); its best-scoring
-    sentence, or None. What a person noted last on the subject a present-tense question
-    about them asks is the likelier current value when no rule read the change
-    ("levothyroxine 75 mcg", then "new script: levo 88 mcg"; MemoryBank's recency, at
-    answer time: nothing is marked superseded by it)."""
-    closest = similarity.get(best.memory.id, 0.0)
+    ``best``'s, from ``similarity``, and ``LIST_SIMILAR_FLOOR``), that is on the question's
+    subject (``_on_subject``), asks nothing and is not superseded, of all the recalled
+    memories' sentences (``candidates``); its best-scoring sentence, or None. What a person
+    noted last on the subject a present-tense question about them asks is the likelier
+    current value when no rule read the change ("levothyroxine 75 mcg", then "new script:
+    levo 88 mcg"; MemoryBank's recency, at answer time: nothing is marked superseded by it)."""
     # a later note further off (``LIST_SIMILAR_FLOOR``) is on the subject when it shares a word
     # of the best note ("10-punch pass at Movement", then "upgraded to unlimited at Movement")
     # (short notes only: a long chat turn shares some word with anything: "help", "energy")
@@ -1680,19 +1680,88 @@ def _later_word(
     later = [
         c
         for c in _close_own(best, candidates, similarity, user, asking, subject_words)
-        if c.memory.created_at > best.memory.created_at and not c.memory.superseded_by
+        if c.memory.created_at > best.memory.created_at
+        and not c.memory.superseded_by
+        and _on_subject(c, best, question, similarity, chinese)
     ]
-    if chinese:  # the embedder's cosine misleads for Chinese: the later note shares a word too, or is closer
-        subject = _content(set(words(best.memory.text)))
-        later = [
-            c
-            for c in later
-            if _content(set(words(c.memory.text))) & subject or similarity.get(c.memory.id, 0.0) >= closest
-        ]
     if not later:
         return None
     latest = max(c.memory.created_at for c in later)
     return max((c for c in later if c.memory.created_at == latest), key=lambda c: c.score)
+
+
+ABBREVIATION_CHARS = 4
+"""The fewest letters of a shortened word ("levo" of "levothyroxine", "pred" of
+"prednisone") that ``_on_subject`` counts as the word it begins."""
+
+
+def _on_subject(c: _Candidate, best: _Candidate, question: str, similarity: Mapping[str, float], chinese: bool) -> bool:
+    """Whether the later note of ``c`` is on the subject of ``question`` that ``best``'s note
+    answers, and so may be quoted first as the latest word (``_later_word``): in a small store
+    every note is recalled, and a cosine relative to the best note's lets an unrelated one
+    through ("vet for the cat tues 9am" for "how do I get to the office these days?"). On the subject: it
+    shares a content word with the question or the best note (a stem, or one stem beginning
+    the other, ``_held``; for Chinese a word or character of the best note's, ``words``, or a
+    whole word of the question's), names one of
+    their words shortened ("levo" of "levothyroxine", ``ABBREVIATION_CHARS``) or by its
+    initials ("AF" of "anytime fitness"), states a value neither states (a number or a name,
+    ``_states_new``: "went with Giffgaff instead" after "cancelled the vodafone contract"), or recall
+    finds it at least as close to the question as the best note; a Chinese note only by a
+    word (its cosines mislead, and a name has no sign of its own)."""
+    text = c.memory.text
+
+    def subject(found: set[str]) -> set[str]:
+        # a number shared is no subject ("3pm" and "3 days"); nor a kind of value or a word of doing
+        return {w for w in found if not w.isdigit() and w not in _value_kinds() and w not in _any_doing()}
+
+    if chinese:
+        # a word of the best note or a character of one ("牛奶", "燕麦奶"), a whole word of the
+        # question: a character of the question's is too little ("关" of "关于" and "没关系")
+        mine = _content(words(text))
+        return bool(subject(mine & _content(words(best.memory.text)) | _long_words(text) & _long_words(question)))
+    if _held(subject(_content(words(question)) | _content(words(best.memory.text))), frozenset(words(text)), text):
+        return True
+    known = question + " " + best.memory.text
+    return (
+        _shortened(text, known)
+        or _states_new(text, known)
+        or similarity.get(c.memory.id, 0.0) >= similarity.get(best.memory.id, 0.0)
+    )
+
+
+def _states_new(text: str, known: str) -> bool:
+    """Whether ``text`` states a value that ``known`` (the question and the best note) does
+    not: a number ("latanoprost 0.005%" after "eye test done, pressure a bit high"), or a name
+    in capitals, an acronym or a title ("went with Giffgaff instead"); a day, a date or a clock
+    time is none ("haircut 11am sat", "ring auntie on Sunday": when something happens, not
+    what holds)."""
+    plain = _CLOCK.sub(" ", _STATES_DAY.sub(" ", DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", text))))
+    numbers = set(re.findall(r"\d+(?:\.\d+)?", known))
+    if any(n not in numbers for n in re.findall(r"\d+(?:\.\d+)?", plain)):
+        return True
+    asked = {w.casefold() for w in re.findall(r"\w+", known)}
+    found = [m.group(0) for pattern in (_TITLE, _NAME, _ACRONYM) for m in pattern.finditer(plain)]
+    return any(w.casefold() not in asked for name in found for w in re.findall(r"\w+", name))
+
+
+def _shortened(text: str, other: str) -> bool:
+    """Whether ``text`` names a word of ``other`` shortened: a word of at least
+    ``ABBREVIATION_CHARS`` letters that begins a longer one ("levo", "levothyroxine"), or a
+    word in capitals that spells the initials of consecutive words ("AF", "anytime fitness")."""
+    theirs = re.findall(r"[a-z]+", other.lower())
+    for word in re.findall(r"[A-Za-z]+", text):
+        lower = word.lower()
+        if lower in _EN_STOP:
+            continue
+        if len(word) >= ABBREVIATION_CHARS and any(len(t) > len(lower) and t.startswith(lower) for t in theirs):
+            return True
+        if 2 <= len(word) <= 5 and word.isupper():
+            initials = "".join(t[0] for t in theirs)
+            if lower in initials and any(
+                "".join(t[0] for t in theirs[i : i + len(word)]) == lower for i in range(len(theirs))
+            ):
+                return True
+    return False
 
 
 _EARLIER_EN = re.compile(
