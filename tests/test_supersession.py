@@ -430,10 +430,11 @@ def test_someone_elses_move_a_passing_word_or_a_second_pet_state_nothing(text: s
 
 
 def test_a_cancelled_subscription_ends_what_an_older_note_said_of_it() -> None:
-    (said,) = [
-        s for s in statements("cancelled spotify, never use it. keeping the radio") if s.key.startswith("habit:")
-    ]
+    stated = statements("cancelled spotify, never use it. keeping the radio")
+    (said,) = [s for s in stated if s.key.startswith("habit:")]
+    (membership,) = [s for s in stated if s.key.startswith("membership:")]
     assert said.ended
+    assert membership.ended and membership.key == "membership:spotifi"
     assert states_habit("Spotify £11.99 goes out on the 1st", said.words)
     (stopped,) = statements("膝盖疼，医生让停了游泳，改散步")
     assert states_habit("每天早上游泳一公里", stopped.words)

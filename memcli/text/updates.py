@@ -1005,6 +1005,30 @@ SELF_EMPLOYED = "self"
 """The employer of a freelance living: oneself, another employer than any before."""
 
 
+_FOR_OTHERS_EN = re.compile(
+    r"\b(?:for|to)\s+(?:my|his|her|their|our)\s+(?:mum|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|"
+    r"partner|friend|boyfriend|girlfriend|aunt|uncle|cousin|colleague|neighbou?r|kids?)\b|"
+    r"\b(?:he|she|they)\s+(?:(?:just|finally)\s+)?(?:accepted|took|is\s+taking|is\s+accepting|said\s+yes|signed|got|starts?)\b|"
+    r"\b(?:is|are)\s+(?:accepting|taking)\s+it\b",
+    re.I,
+)
+"""A job's news told for someone else ("for my son", "to my wife and she accepted", "my
+brother is accepting it")."""
+_JOB_NEWS_VERBS_EN = re.compile(
+    r"\b(?:got|gets|landed|won|took|accepted|accepting|started|promoted|joined|last)\b", re.I
+)
+
+
+def _someone_elses_job(sentence: str, for_others: bool = True) -> bool:
+    """Whether an English ``sentence`` tells of someone else's job rather than the writer's:
+    a verb of a job's news whose subject is another ("My sister got the senior designer
+    role", "Jen got the promotion", "my husband landed…": ``_others_subject``), or news told
+    for another (``_FOR_OTHERS_EN``)."""
+    if for_others and _FOR_OTHERS_EN.search(sentence):
+        return True
+    return any(_others_subject(sentence, m.start()) for m in _JOB_NEWS_VERBS_EN.finditer(sentence))
+
+
 def _offer_taken(text: str) -> str:
     """The employer of an offer ``text`` names and says was taken ("offer from stripe!!
     accepting", "KPMG made an offer and I accepted"; not "offer from Arup, not sure I'll
@@ -1030,7 +1054,10 @@ _NOT_TAKEN_EN = re.compile(
 )
 _ONBOARDING_EN = re.compile(
     # a start by its first days: "stripe onboarding week", "onboarding at Stripe", "induction at the trust"
-    r"(?:^|[,;:(]\s*|\s[-\u2013\u2014]\s*)(?P<a>[\w&'’.+-]+(?:\s+[\w&'’.+-]+)?)\s+(?:onboarding|orientation|induction)\b|"
+    r"(?:^|[,;:(]\s*|\s[-\u2013\u2014]\s*)(?!(?i:I|I'm|I’m|we|we're|we’re|I've|we've)\s)(?P<a>[\w&'’.+-]+(?:\s+[\w&'’.+-]+)?)\s+"
+    # the start itself, not a meeting or a thing of it ("Acme onboarding call", "onboarding deck")
+    r"(?:onboarding|orientation|induction)\b(?!\s+(?!(?:week|day|days|month|done|over|starts?|begins?|today|tomorrow|"
+    r"this|next|went|is|was|all|complete|finished|again|at|with|for)\b)[a-z])|"
     r"\b(?:onboarding|orientation|induction)\s+(?:week\s+|day\s+)?(?:at|with|for)\s+(?P<b>[^,.;:!?()]{2,40})",
     re.I,
 )
@@ -1147,6 +1174,30 @@ _NOT_PARTNER_NAMES = (
 _PERSON_EN = r"(?:(?!(?:Dr|Mr|Mrs|Ms|Mum|Mam|Mom|Dad)\b)[A-Z][a-z]+|(?!(?:" + _NOT_PARTNER_NAMES + r")\b)[a-z]{3,})\b"
 """A partner's name as a quick note writes it, capitalised or not ("jake", "priya"): in a
 partner's slot only (``_PARTNER_LOWER_EN``), and never a pronoun or a word of time."""
+_NOT_PARTNERS_EN = frozenset(
+    "mum mom mam mother dad father parents grandma grandpa grandmother grandfather nan nana nanna gran granny "
+    "sister brother son daughter kids kid aunt uncle cousin family client clients boss colleague colleagues "
+    "coworker coworkers friend friends team manager destiny fate back from".split()
+)
+"""Who a date is had with that is no partner (kin, work, a friend) and the words "date with"
+or "dating" runs into that name no one ("date with destiny", "dating back to 1800")."""
+_OTHERS_SUBJECT_EN = re.compile(
+    r"\b(?i:my|his|her|their|our)\s+(?:\w+\s+)?(?:\w+)(?:'s)?\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$|"
+    r"\b(?i:he|she|they)(?:'s|\s+is|\s+was|\s+has|\s+just)?\s+(?:(?:now|finally|just|also)\s+)*$|"
+    r"(?:^|[,;.!]\s*)(?!(?:I|We|It|This|That|Just|Finally|Officially|Also|Still|Now|Today|Got|Landed)\b)"
+    r"[A-Z][a-z]+(?!ly\b)\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$",
+)
+"""The clause before a verb, when its subject is someone else ("my friend is", "my sister",
+"Jen", "she"): the news that follows is theirs, not the writer's."""
+
+
+def _others_subject(sentence: str, at: int) -> bool:
+    """Whether the subject of the clause holding ``sentence[at:]`` is someone other than the
+    writer (``_OTHERS_SUBJECT_EN`` on the words before ``at``)."""
+    before = re.split(r"[,;.!?]\s*|\s[-\u2013\u2014]\s", sentence[:at])[-1]
+    return bool(_OTHERS_SUBJECT_EN.search(before))
+
+
 _PARTNER_LOWER_EN = re.compile(
     # the couple's slots, whatever the case of the name: "broke up with jake", "alex and i split up", "dating
     # priya now", "jake & i official now", "started seeing someone - alex", "first date w/ jake"
@@ -1480,6 +1531,8 @@ def statements(text: str) -> list[Statement]:
             # pronoun; a named medicine's dose is still the speaker's (read by name only)
             first = False
         for statement in _sentence_statements(sentence, chinese, first, others and first, implicit):
+            if statement.key == JOB and not chinese and _someone_elses_job(sentence, for_others=not statement.ended):
+                continue  # "My sister got the senior designer role": her job, not the writer's
             if (
                 statement.key not in found
                 or (found[statement.key].ended and not statement.ended)
@@ -1793,9 +1846,13 @@ def _noun_job(sentence: str, chinese: bool) -> Statement | None:
                 if groups.get("t") or org:
                     return Statement(JOB, f"{groups.get('t') or ''}|{org}")
         return None
+    if _someone_elses_job(sentence, for_others=False):
+        return None
     ended = _JOB_END_MORE_EN.search(sentence)
     if ended:
         return Statement(JOB, f"|{_norm(ended.group('o') or '')}", True)
+    if _someone_elses_job(sentence):
+        return None
     promoted = _PROMOTED.search(sentence)
     if promoted:
         return Statement(JOB, f"{_norm(promoted.group('t'))}|")
@@ -1905,6 +1962,8 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
                 continue  # "it's dairy-free and so easy": a dish's, not the speaker's
             if _STOP_VERBS_EN.search(before.split(",")[-1]) or negated:
                 stopped.append(value)
+            elif _ONE_MEAL_EN.match(sentence[m.end() :]):
+                continue  # "moving to mediterranean food for lunch at work": one meal's cuisine, not a diet
             elif re.search(
                 r"(?:\b(?:am|'m|be|being|went|go|going|gone|turned|became|become|stay|staying|strict|fully|eat|eating|on|"
                 r"trying|try|doing|follow|following|started|start|(?:switch|switched|switching|moved|moving|changed|"
@@ -1912,8 +1971,8 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
                 before,
             ) or _stands_as_value(after):
                 followed.append((m.start(), value))
-    window = None if chinese else _FASTING_WINDOW_EN.search(sentence)
-    if window and (followed or re.search(r"\b(?:window|fasting|IF)\b", sentence)):
+    window = None if chinese else _fasting_window(sentence)
+    if window:
         # a fasting schedule by its hours, a value of its own kind: "16:8", "moved to 18:6, window is 2-8pm"
         hours = (int(window.group("f")), int(window.group("e")))
         if sum(hours) == 24 and (not followed or all(d == "fasting" for _, d in followed)):
@@ -1928,7 +1987,7 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
     return None
 
 
-_FASTING_WINDOW_EN = re.compile(r"(?<![\d:])(?P<f>1[2-9]|2[0-3])\s?[:/]\s?(?P<e>\d{1,2})(?![\d:])")
+_FASTING_WINDOW_EN = re.compile(r"(?<![\d:])(?P<f>1[2-9]|2[0-3])\s?[:/]\s?(?P<e>[1-9]|1[0-2])(?![\d:])")
 """Hours fasted and hours eating, as a fasting schedule is written ("16:8", "18/6"): the
 two sum to a day (``_diet``)."""
 _THING_IS_EN = re.compile(
@@ -1936,7 +1995,34 @@ _THING_IS_EN = re.compile(
 )
 """A sentence that says what a thing or someone else is ("it's dairy-free", "this is vegan"):
 a diet's name in it qualifies that, not the speaker."""
+_ONE_MEAL_EN = re.compile(
+    r"[^,;.!?]*?\b(?:for|at|with|this|tonight's|today's)\s+(?:(?:the|my|our|a|an|work|team|office|family)\s+){0,2}"
+    r"(?:breakfast|brunch|lunch|dinner|supper|tea|meal|party|picnic|bbq|barbecue)\b|[^,;.!?]*?\btonight\b",
+    re.I,
+)
+"""A meal named after a diet's name in its clause: the cuisine of that meal, not a diet."""
 _DIET_SWITCH_EN = re.compile(r"\b(?:switched|changed|moved|swapped|went)\s+(?:over\s+)?to\b|\binstead\b", re.I)
+
+
+_FASTING_WORDS_EN = re.compile(r"\b(?:fasting|fast|IF|eating\s+window|window)\b")
+
+
+def _fasting_window(sentence: str) -> re.Match[str] | None:
+    """The hours of a fasting schedule an English ``sentence`` gives (``_FASTING_WINDOW_EN``,
+    the numbers as written: "16:08" is a time), where the words of fasting govern them: in
+    the same clause ("doing 16:8 fasting", "IF 18/6"), or a switch to them in a note that
+    names its eating window ("changed to 20:4, eating window 2-6pm"); not "the score was
+    20:4 at half time, fasting tomorrow"."""
+    for m in _FASTING_WINDOW_EN.finditer(sentence):
+        start = max([0, *(p.end() for p in re.finditer(r"[,;.!?]\s|\s[-\u2013\u2014]\s", sentence[: m.start()]))])
+        end = re.search(r"[,;.!?](?:\s|$)|\s[-\u2013\u2014]\s|$", sentence[m.end() :]).start() + m.end()
+        if _FASTING_WORDS_EN.search(sentence[start:end]):
+            return m
+        if re.search(r"\b(?:to|back\s+to)\s+$", sentence[start : m.start()]) and re.search(
+            r"\beating\s+window\b|\bwindow\s+(?:is|of|from)\b", sentence
+        ):
+            return m
+    return None
 
 
 def _stands_as_value(after: str) -> bool:
@@ -2007,7 +2093,7 @@ _SUB_ENDED_EN = re.compile(
     + _SUB_NAME
     + r"(?:\s+(?:membership|subscription|sub|plan))?(?=[,;:.!?]|\s+[-\u2013\u2014]|\s+(?:today|yesterday|instead|for\s+good)\b|$)|"
     r"(?:^|[,;:.!]\s*)(?!(?:I|we|you|he|she|they|it|i)\b)(?P<m>[\w+&'’.-]+(?:\s+[\w+&'’.-]+){0,2}?)\s+(?:(?:membership|subscription|sub|plan)\s+)?"
-    r"(?:cancell?ed|ended|expired|lapsed)\b|"
+    r"(?:cancell?ed|ended|expired|lapsed)(?=\s*(?:[,;:.!?]|$)|\s+(?:today|yesterday|finally|again|for\s+good)\b)|"
     r"\blet\s+(?:my\s+|the\s+|our\s+)?(?P<l>[\w+&'’.-]+(?:\s+[\w+&'’.-]+){0,2}?)\s+(?:(?:membership|subscription|sub)\s+)?"
     r"(?:lapse|expire|run\s+out)\b",
     re.I,
@@ -2035,6 +2121,22 @@ def _sub_key(raw: str) -> str:
     return _org_key(name, False)
 
 
+def _names_the_membership(name: str) -> bool:
+    """Whether ``name``, what a note says ended, is the membership itself and not a thing of
+    its service: the head of an English noun phrase is its last word, so "Netflix show",
+    "Spotify playlist", "Sierra Club hike", "Gym class" name a show, a playlist, a hike, a
+    class (a name in capitals followed by a word in lower case, or a kind of club before
+    another word), while "Planet Fitness", "amazon prime", "hbo" name the membership."""
+    words = re.findall(r"[\w+&'’.-]+", name)
+    if len(words) < 2:
+        return True
+    if words[-1].lower() in _CATEGORY_WORDS:  # "Riverside climbing gym": a gym
+        return True
+    if words[0][:1].isupper() and any(w[:1].islower() for w in words[1:]):
+        return False
+    return not any(w.lower() in _CATEGORY_WORDS for w in words[:-1])
+
+
 def _subscriptions(sentence: str) -> list[Statement]:
     """The memberships and subscriptions an English sentence of the speaker's says are held
     (a named plan or membership: "Netflix standard plan", "costco exec membership renewed";
@@ -2045,7 +2147,16 @@ def _subscriptions(sentence: str) -> list[Statement]:
     out: list[Statement] = []
     seen: set[str] = set()
     for m in _SUB_ENDED_EN.finditer(sentence):
-        key = _sub_key(m.group("n") or m.group("m") or m.group("l") or "")
+        name = m.group("n") or m.group("m") or m.group("l") or ""
+        if re.match(r"(?:quit|left)\b", m.group(0), re.I) and not re.search(
+            r"\b(?:membership|subscription|sub|plan)\b", m.group(0), re.I
+        ):
+            continue  # one quits or leaves a place or a job ("left Costco early", "quit Accenture Consulting")
+        if not re.search(r"\b(?:membership|subscription|sub|plan)\b", m.group(0), re.I) and not _names_the_membership(
+            name
+        ):
+            continue  # the head of what ended is a thing of the service ("Netflix show ended")
+        key = _sub_key(name)
         if key and key not in seen:
             seen.add(key)
             out.append(Statement(f"{MEMBERSHIP}:{key}", "", True, state=BY_NAME))
@@ -2056,7 +2167,7 @@ def _subscriptions(sentence: str) -> list[Statement]:
         key = _sub_key(name)
         if key and key not in seen:
             seen.add(key)
-            out.append(Statement(f"{MEMBERSHIP}:{key}", "member"))
+            out.append(_held_membership(name, False))
     return out
 
 
@@ -2084,6 +2195,14 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     if m and (m.group("w") or re.search(r"\b(?:done|over|finished)\b", m.group(0))):
         return Statement(PARTNER, (m.group("w") or "").lower(), True)
     lower = _PARTNER_LOWER_EN.search(sentence)
+    if lower:
+        said = next(v for v in lower.groupdict().values() if v)
+        if (
+            said.lower() in _NOT_PARTNERS_EN
+            or said.lower() in _FUNCTION_WORDS
+            or _others_subject(sentence, lower.start())
+        ):
+            lower = None  # "date with mum", "dating back to", "my friend is dating priya": no partner of one's own
     if lower and not re.search(r"\b(?:married|engaged|proposed|wedding|fianc)", sentence, re.I):
         groups = lower.groupdict()
         ended = next((groups[g] for g in "efg" if groups.get(g)), "")
@@ -2104,16 +2223,39 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     return None
 
 
+INITIALS = "^"
+"""The mark of a held membership's ``Statement.words`` that holds its name's initials in the
+order written ("^pf" of "Planet Fitness"), what an initialism is compared with
+(``initialism_of``): its key's words are sorted."""
+
+
+def _held_membership(raw: str, chinese: bool) -> Statement:
+    """A membership held of the name ``raw`` (keyed by ``_org_key``), with the initials of
+    the key's words in the order written (``INITIALS``) where the name has two or more."""
+    key = _org_key(raw, chinese)
+    if chinese or len(key.split()) < 2:
+        return Statement(f"{MEMBERSHIP}:{key}", "member")
+    org = re.sub(r"\bmembership\b", "", raw)
+    named = [w for w in re.findall(r"[A-Za-z][\w'’-]*", org) if w[0].isupper() and w.lower() not in _NOT_PLACE_WORDS]
+    words = named or [
+        w for w in re.findall(r"[a-z]+", org.lower()) if w not in _WHEN_WORDS and stem_of(w) in key.split()
+    ]
+    initials = "".join(w[0].lower() for w in words)
+    if len(initials) != len(key.split()):
+        return Statement(f"{MEMBERSHIP}:{key}", "member")
+    return Statement(f"{MEMBERSHIP}:{key}", "member", words=frozenset({INITIALS + initials}))
+
+
 def _membership(sentence: str, chinese: bool) -> list[Statement]:
     """A membership ``sentence`` states as held ("I'm a member of…", "I joined the … club",
     "我加入了…俱乐部") or as ended ("I left the … club", "I let my … membership lapse",
     "我退出了…")."""
     member = (_MEMBER_ZH if chinese else _MEMBER_EN).search(sentence)
     if member:
-        return [Statement(f"{MEMBERSHIP}:{_org_key(member.group('o'), chinese)}", "member")]
+        return [_held_membership(member.group("o"), chinese)]
     joined = (_MEMBER_JOIN_ZH if chinese else _MEMBER_JOIN_EN).search(sentence)
     if joined and (chinese or _ORG_WORDS & set(joined.group("o").lower().split()) or "member" in sentence.lower()):
-        return [Statement(f"{MEMBERSHIP}:{_org_key(joined.group('o'), chinese)}", "member")]
+        return [_held_membership(joined.group("o"), chinese)]
     ended = (_MEMBER_END_ZH if chinese else _MEMBER_END_EN).search(sentence)
     if ended and (chinese or "member" in sentence.lower() or _ORG_WORDS & set(ended.group("o").lower().split())):
         return [Statement(f"{MEMBERSHIP}:{_org_key(ended.group('o'), chinese)}", "", True)]
@@ -2141,7 +2283,7 @@ def _membership(sentence: str, chinese: bool) -> list[Statement]:
         return []
     held = _MEMBER_HELD_EN.search(sentence)
     if held:
-        return [Statement(f"{MEMBERSHIP}:{_org_key(held.group('o'), False)}", "member")]
+        return [_held_membership(held.group("o"), False)]
     return []
 
 
@@ -2331,6 +2473,29 @@ def keeps_habit(text: str, head: str) -> bool:
     return False
 
 
+def _employer_name(org: str) -> list[str]:
+    """The words of an employer as a job's slot parsed it, up to the first word that is no
+    part of a name: a function word, a word of time or a number ("accenture for good",
+    "accenture after 6 years", "accenture with the team" are Accenture)."""
+    words: list[str] = []
+    for word in org.lower().split():
+        if words and (word in _FUNCTION_WORDS or word in _TIME_WORDS or re.match(r"\d", word)):
+            break
+        words.append(word)
+    return words
+
+
+def same_employer(a: str, b: str) -> bool:
+    """Whether two employers a job's slot parsed (lower case) are one: by their names
+    (``_employer_name``), the one's words the start of the other's ("google" and "google
+    cloud"), not by the words that trail them."""
+    x, y = _employer_name(a), _employer_name(b)
+    if not x or not y:
+        return a == b
+    short, long = sorted((x, y), key=len)
+    return long[: len(short)] == short
+
+
 def same_key(a: str, b: str) -> bool:
     """Whether two ``Statement.key``s name the same attribute: equal, or the doses of one
     medicine named in full and cut short ("levothyroxine" and "levo", "甘精胰岛素" and
@@ -2397,6 +2562,11 @@ def updates(new: Statement, old: Statement) -> bool:
     ended. The same value again is a restatement, not an update (Mem0's NOOP)."""
     if not same_key(new.key, old.key):
         return False
+    if new.key != old.key and new.key.startswith(f"{MEMBERSHIP}:"):
+        # one key the initialism of the other: the initials in the order the name was written
+        short, held = (new, old) if may_be_initialism(new.key.partition(":")[2]) else (old, new)
+        if INITIALS + short.key.partition(":")[2].lower() not in held.words:
+            return False
     if new.key == RESIDENCE:
         # streets ("#…") are compared with streets, places with places: a move in one city
         # names another street; a note of the street alone names no city
@@ -2426,17 +2596,22 @@ def updates(new: Statement, old: Statement) -> bool:
         new_org, old_org = new.value.split("|")[1], old.value.split("|")[1]
         if new.state == WORK_CONTEXT:
             return False
-        return bool(new_org and new_org != old_org) or (new.ended and new_org in ("", old_org))
+        return bool(new_org and not same_employer(new_org, old_org)) or (
+            new.ended and (not new_org or same_employer(new_org, old_org))
+        )
     if new.key == JOB and new.ended != old.ended:
         # the end of a job at one employer ends no job at another ("last day at Accenture" after "offer from Stripe")
         new_org, old_org = new.value.split("|")[1], old.value.split("|")[1]
-        return not (new.ended and new_org and old_org and new_org != old_org)
+        return not (new.ended and new_org and old_org and not same_employer(new_org, old_org))
     if new.key == JOB:
         new_title, new_org = new.value.split("|")
         old_title, old_org = old.value.split("|")
         return bool(
-            (new_title and old_title and new_title != old_title) or (new_org and old_org and new_org != old_org)
+            (new_title and old_title and new_title != old_title)
+            or (new_org and old_org and not same_employer(new_org, old_org))
         )
+    if new.key == DIET and not new.ended and not old.ended and old.value.startswith(f"{new.value} "):
+        return False  # "fasting" said again keeps the schedule noted ("fasting 16:8"): less said, not a change
     if new.key == DIET and new.ended:
         # "dropped keto" ends keto, not the vegetarian diet noted before it
         return not old.ended and (old.value == new.value or old.value.startswith(f"{new.value} "))
