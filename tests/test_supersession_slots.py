@@ -217,3 +217,22 @@ def test_remember_ends_a_couple_noted_in_lower_case_when_it_ends(
     old = remember_at(runner, monkeypatch, "2024-01-05T09:00:00", "sam & i official now!!")
     new = remember_at(runner, monkeypatch, "2024-05-05T09:00:00", "broke up with sam last night")
     assert show_json(runner, old)["superseded_by"] == new
+
+
+def test_an_initialism_finds_the_membership_by_its_kept_initials_not_by_a_scan(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "cancelled AF" keys no term of "anytime fitness": the held membership keeps its
+    initials as a term, so remember looks them up instead of scanning every row the user
+    holds (a million, for a big user)."""
+    from memcli.store.recall_index import RecallIndex
+
+    old = remember_at(runner, monkeypatch, "2024-01-05T09:00:00", "joined anytime fitness, $25/mo")
+    remember_at(runner, monkeypatch, "2024-02-05T09:00:00", "long walk by the canal")
+
+    def no_scan(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("scanned every row of the user")
+
+    monkeypatch.setattr(RecallIndex, "current_holding", no_scan)
+    new = remember_at(runner, monkeypatch, "2024-05-05T09:00:00", "cancelled AF today, too far from the flat")
+    assert show_json(runner, old)["superseded_by"] == new

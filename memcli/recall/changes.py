@@ -172,19 +172,23 @@ def _candidates(
     any_of, all_of = _needles(said)
     attribute, _, name = said.key.partition(":")
     terms = habit_terms(said.words) if attribute == updates.HABIT else [key_term(said.key)]
+    lookups = [terms]
     if attribute == updates.MEMBERSHIP and updates.may_be_initialism(name):
-        terms = []  # an initialism ("cancelled PF") keys no term of the name it stands for: the scan
+        # an initialism ("cancelled PF") keys no term of the name it stands for: the held
+        # membership's initials, kept as a term of their own, find it ("^pf" of "Planet Fitness")
+        lookups.append([updates.INITIALS + name.lower()])
     if not covered or not terms:  # not covered, or a habit of no word to look up by: the scan
         rows = index.current_holding(user, SUPERSEDED_KINDS, any_of=any_of, all_of=all_of)
         return [(memory_id, text, record, None) for memory_id, text, record in rows]
     wanted_any = [n.lower() for n in any_of]
     wanted_all = [n.lower() for n in all_of]
-    found = []
-    for memory_id, text, record, stated in index.said.current_with(user, SUPERSEDED_KINDS, terms):
-        lowered = sqlite_lower(text)
-        if (not wanted_any or any(n in lowered for n in wanted_any)) and all(n in lowered for n in wanted_all):
-            found.append((memory_id, text, record, stated))
-    return found
+    found: dict[str, tuple[str, str, str, list[updates.Statement] | None]] = {}
+    for lookup in lookups:
+        for memory_id, text, record, stated in index.said.current_with(user, SUPERSEDED_KINDS, lookup):
+            lowered = sqlite_lower(text)
+            if (not wanted_any or any(n in lowered for n in wanted_any)) and all(n in lowered for n in wanted_all):
+                found.setdefault(memory_id, (memory_id, text, record, stated))
+    return list(found.values())
 
 
 def _habit_candidates(

@@ -77,6 +77,12 @@ function words (stems), which half of all texts hold (measured on LoCoMo: about 
 terms). A habit is looked up by its other words; one of no other word is read by the scan."""
 
 
+TERMS_VERSION = 2
+"""What ``Said.write`` keeps as a statement's terms: 2 adds a held membership's initials
+(``updates.INITIALS``: "^pf" of "Planet Fitness"), by which an initialism finds it. Part of
+``rules_version``: other terms, statements parsed again."""
+
+
 @functools.cache
 def rules_version() -> str:
     """A digest of what decides the statements of a text: the source of
@@ -85,7 +91,7 @@ def rules_version() -> str:
     so the statements kept are parsed again (``RecallIndex.fill_said``). An install without
     the sources (bytecode only) falls back to memcli's version for a module it cannot read,
     so its statements are parsed again at each release."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"terms {TERMS_VERSION}".encode())
     text = importlib.resources.files("memcli.text")
     for name in _RULE_MODULES:
         try:
@@ -163,7 +169,14 @@ class Said:
                 continue
             stated = updates.statements(text)
             keys = {key_term(s.key) for s in stated if s.key.split(":", 1)[0] != updates.HABIT}
-            terms = sorted(keys | word_terms(text))
+            initials = {
+                w
+                for s in stated
+                if s.key.startswith(updates.MEMBERSHIP + ":")
+                for w in s.words
+                if w.startswith(updates.INITIALS)
+            }
+            terms = sorted(keys | initials | word_terms(text))
             sid = self._db.execute(
                 "INSERT INTO said (memory_id, user, statements, terms) VALUES (?, ?, ?, ?)",
                 (memory_id, user, dump(stated), json.dumps(terms, ensure_ascii=False)),
