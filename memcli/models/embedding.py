@@ -25,6 +25,7 @@ from memcli.models.embedding_export import (
     TokenizedEncoder,
     TorchEncoder,
     export_file,
+    offline_transformers,
     prompt_name,
     rejected_file,
     unsupported,
@@ -235,16 +236,9 @@ class Embedder:
             if export is not None and not rejected_file(export).exists():
                 self._export_when_free(path, export)
             return self._encoder
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        # heavy: transformers takes most of a second to import
+        offline_transformers()
+        # heavy: sentence-transformers takes seconds to import
         from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
 
         try:
             self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)

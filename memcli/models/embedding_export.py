@@ -109,6 +109,22 @@ def unsupported(model_dir: Path) -> str | None:
     return None
 
 
+def offline_transformers() -> None:
+    """Make transformers and the hub read local files only, show no progress bar and log
+    errors only: set in the process's environment (``os.environ``), before either loads a
+    model (memcli never downloads one), and transformers' own progress bar turned off
+    (imports transformers: seconds, only on the torch path)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    # heavy library: transformers, only on the torch path
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
 class TokenizedEncoder:
     """What the encoders without sentence-transformers share: the model's own fast
     tokenizer, set as sentence-transformers sets it (truncation at the model's
@@ -234,17 +250,11 @@ class TorchEncoder(TokenizedEncoder):
 
     def __init__(self, model_dir: Path) -> None:
         super().__init__(model_dir)
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        offline_transformers()
         # heavy library: torch and transformers (seconds), only on the torch path
         import torch
         from transformers import AutoModel
-        from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()
         self._torch = torch
         self.network = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
         self.takes_types = "token_type_ids" in inspect.signature(self.network.forward).parameters
