@@ -1213,8 +1213,6 @@ _PARTNER_LOWER_EN = re.compile(
     + r")\s+(?:and|&)\s+[Ii]\s+(?:are\s+|'re\s+)?(?:now\s+|officially\s+)?official\b|"
     r"(?<!play\s)(?<!play-)(?<!play)\bdate\s+(?:w/|with)\s+(?P<u>" + _PERSON_EN + r")"
 )
-_MARRIED_EN = re.compile(r"\b(?:married|wedding|husband|wife)\b|\bgot\s+hitched\b", re.IGNORECASE)
-_ENGAGED_EN = re.compile(r"\b(?:engaged|fianc[ée]e?|proposed)\b", re.IGNORECASE)
 _MARRIED_ZH = re.compile(r"结婚|领证|老公|老婆|丈夫|妻子")
 _ENGAGED_ZH = re.compile(r"订婚|求婚|未婚夫|未婚妻")
 _PARTNER_STATUS_ZH = re.compile(
