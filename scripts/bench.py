@@ -958,6 +958,23 @@ def chat_worker(turns: int) -> dict[str, Any]:
     return {"open_s": opened, "turns": rows}
 
 
+def run_chat_worker(shell: Shell, home: Path, turns: int, what: str, timeout: float) -> dict[str, Any] | None:
+    """``chat_worker(turns)`` in a subprocess of this script with ``home``'s environment
+    (``timeout`` seconds): its result, or None after recording the failure as ``what``."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--chat-worker", str(turns)],
+        env=shell.env(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        shell.failures.append(f"{what}: exit {done.returncode}: {done.stderr.strip()[-600:]}")
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def chat_after_restart(shell: Shell, home: Path) -> dict[str, Any]:
     """A second chat in ``home`` after the service was stopped (as after its idle exit),
     its first message sent as soon as the chat is open: its opening (system text, portrait,
@@ -970,18 +987,9 @@ def chat_after_restart(shell: Shell, home: Path) -> dict[str, Any]:
     from memcli.config import home_paths
 
     states = len(list(home_paths(home).prompt_states_dir.glob("*.state")))
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--chat-worker", "1"],
-        env=shell.env(home),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0:
-        shell.failures.append(f"chat worker after a restart: exit {done.returncode}: {done.stderr.strip()[-600:]}")
+    chat = run_chat_worker(shell, home, 1, "chat worker after a restart", timeout=600)
+    if chat is None:
         return {"states_on_disk": states, "open_s": float("nan"), "first_piece_s": float("nan")}
-    chat = json.loads(done.stdout.strip().splitlines()[-1])
     return {"states_on_disk": states, "open_s": chat["open_s"], "first_piece_s": chat["turns"][0]["first_piece_s"]}
 
 
@@ -1079,18 +1087,8 @@ def waits_bench(shell: Shell, home: Path, calls: int, cold_calls: int, chat_turn
     out["help_p50_s"] = p50(shell.timed(home, ["--help"], calls))
     log(f"  warm recall p50 {out['warm_recall_p50_s']:.2f} s, --help p50 {out['help_p50_s']:.2f} s")
     if chat_turns > 0:
-        done = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--chat-worker", str(chat_turns)],
-            env=shell.env(home),
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            check=False,
-        )
-        if done.returncode != 0:
-            shell.failures.append(f"chat worker: exit {done.returncode}: {done.stderr.strip()[-600:]}")
-        else:
-            chat = json.loads(done.stdout.strip().splitlines()[-1])
+        chat = run_chat_worker(shell, home, chat_turns, "chat worker", timeout=1800)
+        if chat is not None:
             later = [row["first_piece_s"] for row in chat["turns"][1:]]
             chat["first_piece_p50_s"] = p50(later)
             chat["pieces_per_s_p50"] = p50(
