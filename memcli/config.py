@@ -138,7 +138,9 @@ class Settings(BaseSettings):
         le=1 << 20,
         description="model context window in tokens (at most 1,048,576, and at most what the model was trained for)",
     )
-    n_threads: int = Field(0, ge=0, description="CPU threads for llama.cpp; 0: all cores")
+    n_threads: int = Field(
+        0, ge=0, description="CPU threads for llama.cpp; 0: the cores no other process is using, at each step"
+    )
     max_tokens: int = Field(256, ge=1, description="longest reply in tokens")
     temperature: float = Field(0.7, ge=0, le=2, description="sampling temperature")
     history_turns: int = Field(6, ge=0, description="recent turns kept verbatim in the chat prompt")

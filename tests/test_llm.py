@@ -345,3 +345,68 @@ def test_a_prompt_is_evaluated_in_llama_cpp_batches_not_in_steps(tmp_path: Path)
     assert list(model.stream([Message("user", long)], 2, 0.0))
     assert batches[0] > EVAL_STEP
     assert batches[0] >= model.count_tokens(long)
+
+
+@pytest.mark.parametrize(("elsewhere", "threads"), [(0, 2), (1, 1), (7, 1), (None, 2)])
+def test_llama_cpp_takes_the_cores_other_processes_leave_free(
+    monkeypatch: pytest.MonkeyPatch, elsewhere: int | None, threads: int
+) -> None:
+    from memcli.models import llm
+
+    monkeypatch.setattr(llm, "runnable_elsewhere", lambda: elsewhere)
+    assert llm.free_cores(2) == threads
+
+
+def test_the_runnable_threads_of_other_processes_leave_out_this_ones() -> None:
+    import hashlib
+    import sys
+    import threading
+
+    from memcli.models.llm import runnable_elsewhere
+
+    if not sys.platform.startswith("linux"):
+        assert runnable_elsewhere() is None
+        return
+    before = [runnable_elsewhere() for _ in range(5)]
+    stop = threading.Event()
+
+    def spin() -> None:  # hashing a long buffer runs without the GIL: the threads run at once
+        data = bytes(1 << 22)
+        while not stop.is_set():
+            hashlib.sha256(data).digest()
+
+    spinning = [threading.Thread(target=spin) for _ in range(3)]
+    for thread in spinning:
+        thread.start()
+    try:
+        time.sleep(0.05)
+        during = [runnable_elsewhere() for _ in range(5)]  # this process's busy threads are not "elsewhere"
+    finally:
+        stop.set()
+        for thread in spinning:
+            thread.join()
+    assert None not in before + during
+    assert min(during) <= max(before) + 1  # counting them would add 3
+
+
+def test_each_step_of_the_real_model_sets_the_threads_free_then(gemma: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """n_threads 0: a step of evaluation (the prompt's, a generated token's) takes the cores
+    free at its start; llama.cpp is told only when that changes, and the reply is the same."""
+    import llama_cpp
+
+    from memcli.models import llm
+
+    free = iter([2, 1, 1] + [2] * 200)
+    monkeypatch.setattr(llm, "free_cores", lambda cores: min(cores, next(free)))
+    monkeypatch.setattr(llm.os, "cpu_count", lambda: 2)
+    told: list[int] = []
+    real = llama_cpp.llama_set_n_threads
+    monkeypatch.setattr(llama_cpp, "llama_set_n_threads", lambda ctx, n, b: (told.append(n), real(ctx, n, b)))
+    model = LlamaCppModel(gemma, n_ctx=1024)
+    reply = "".join(model.stream([Message("user", "Say hello.")], 8, 0.0))
+    assert told[:2] == [1, 2]  # 2 at the start (no call), then 1, then 2 again
+    assert llama_cpp.llama_n_threads(model._llama.ctx) == 2
+    fixed = LlamaCppModel(gemma, n_ctx=1024, n_threads=1)
+    told.clear()
+    assert "".join(fixed.stream([Message("user", "Say hello.")], 8, 0.0)) == reply
+    assert told == []  # a number of threads set by the user is kept

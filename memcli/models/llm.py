@@ -697,6 +697,37 @@ def available_memory() -> int:
     return 0
 
 
+def runnable_elsewhere() -> int | None:
+    """How many threads of other processes are runnable on this machine now: the kernel's
+    count of runnable tasks (``/proc/loadavg``, fourth field) less this process's threads
+    that are running (``/proc/self/task/*/stat``). None where ``/proc`` does not say
+    (not Linux)."""
+    try:
+        running = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
+        tasks = list(Path("/proc/self/task").iterdir())
+    except (OSError, ValueError, IndexError):
+        return None
+    own = 0
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        own += stat[stat.rindex(")") + 2 : stat.rindex(")") + 3] == "R"
+    return max(0, running - own)
+
+
+def free_cores(cores: int) -> int:
+    """The threads llama.cpp should use now on ``cores`` cores: those no other process is
+    running on (at least 1; all of them where the count is unknown). llama.cpp's threads
+    wait for one another at every step of its graph: on a busy machine a thread that
+    shares its core with another process makes every step wait for it (measured on 2
+    cores at load 13: a 297-token prompt 11.5 s with 2 threads against 3.8 s with 1, a
+    generated token 756 ms against 70 ms)."""
+    elsewhere = runnable_elsewhere()
+    return cores if elsewhere is None else max(1, min(cores, cores - elsewhere))
+
+
 def check_n_ctx(n_ctx: int, trained: int, cache_bytes: int, name: str) -> None:
     """Refuse (UsageError, exit 2) an ``n_ctx`` above the model's ``trained`` context (0:
     unknown, or not checked) or whose key/value cache (``cache_bytes``, an estimate: 0 when
@@ -728,7 +759,8 @@ class LlamaCppModel:
     Args:
         path: a GGUF file. chat_format: a llama.cpp chat format name; empty means the
             GGUF's own chat template, or a plain completion prompt when it has none.
-        n_ctx: context window in tokens. n_threads: 0 means every core. timeout: seconds
+        n_ctx: context window in tokens. n_threads: 0 means every core free of other work
+            at each step (``free_cores``), else that many. timeout: seconds
             a reply may take in all, reading the prompt included (0: no limit;
             ``model_timeout``): past it ``structured`` raises TimeoutError, and ``stream``
             stops generating and ends the reply with ``CUT_MARK``. states_dir: a private
@@ -745,6 +777,9 @@ class LlamaCppModel:
     _token_seconds: float = 0.0  # seconds a prompt token took in the last evaluation step
     _deadline: float | None = None  # of the reply being streamed (model_timeout), while llama.cpp works on it
     _abort_callback: Any = None  # llama.cpp's abort callback of this model's context (``_set_abort_callback``)
+    _set_threads: Callable[..., None] | None = None  # llama_set_n_threads, where each step takes the free cores
+    _cores = 0  # n_threads 0: the machine's cores, whose free ones each step takes (``free_cores``)
+    _threads = 0  # the threads llama.cpp was last told to use
 
     def __init__(
         self,
@@ -765,6 +800,7 @@ class LlamaCppModel:
             "model_path": str(path),
             "n_ctx": n_ctx,
             "n_threads": n_threads or os.cpu_count() or 1,
+            "n_threads_batch": n_threads or os.cpu_count() or 1,
             "verbose": False,
         }
         if chat_format:
@@ -793,6 +829,13 @@ class LlamaCppModel:
         self._enders: Any = None  # _reply_enders as a numpy array, made at the first reply
         self._stop: Callable[[], bool] | None = None
         self._eval = self._llama.eval
+        # n_threads 0: each step uses the cores free of other work then (``free_cores``)
+        self._cores = 0 if n_threads else os.cpu_count() or 1
+        self._threads = self._cores
+        if self._cores > 1:
+            from llama_cpp import llama_set_n_threads
+
+            self._set_threads = llama_set_n_threads
         # llama-cpp-python's generate() evaluates the prompt with self.eval, in batches of
         # 512 tokens; this one checks for a stop before, and in them through llama.cpp's
         # abort callback (below), or, where the bindings lack it, evaluates EVAL_STEP at a
@@ -867,6 +910,11 @@ class LlamaCppModel:
             else:
                 step = EVAL_STEP
             batch = tokens[start : start + step]
+            if self._set_threads is not None:
+                threads = free_cores(self._cores)
+                if threads != self._threads:
+                    self._set_threads(self._llama.ctx, threads, threads)
+                    self._threads = threads
             began = time.monotonic()
             try:
                 self._eval(batch)
