@@ -1,4 +1,5 @@
-"""Which memcli service is running: its pid from the service file, checked against /proc.
+"""Which memcli service is running: its pid from the service file, checked against /proc;
+and how many cores other processes leave free, for the models' threads.
 
 A leaf module (standard library only), so that the client, the service, the store and
 ``memcli version`` can all ask without importing one another.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 from memcli.paths import Paths
 
@@ -64,3 +66,34 @@ def service_pid(paths: Paths) -> int | None:
     """The pid of the running service of ``paths``; None when none runs (see ``service_file``)."""
     found = service_file(paths)
     return None if found is None else int(found["pid"])
+
+
+def runnable_elsewhere() -> int | None:
+    """How many threads of other processes are runnable on this machine now: the kernel's
+    count of runnable tasks (``/proc/loadavg``, fourth field) less this process's threads
+    that are running (``/proc/self/task/*/stat``). None where ``/proc`` does not say
+    (not Linux)."""
+    try:
+        running = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
+        tasks = list(Path("/proc/self/task").iterdir())
+    except (OSError, ValueError, IndexError):
+        return None
+    own = 0
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        own += stat[stat.rindex(")") + 2 : stat.rindex(")") + 3] == "R"
+    return max(0, running - own)
+
+
+def free_cores(cores: int) -> int:
+    """The threads llama.cpp should use now on ``cores`` cores: those no other process is
+    running on (at least 1; all of them where the count is unknown). llama.cpp's threads
+    wait for one another at every step of its graph: on a busy machine a thread that
+    shares its core with another process makes every step wait for it (measured on 2
+    cores at load 13: a 297-token prompt 11.5 s with 2 threads against 3.8 s with 1, a
+    generated token 756 ms against 70 ms)."""
+    elsewhere = runnable_elsewhere()
+    return cores if elsewhere is None else max(1, min(cores, cores - elsewhere))

@@ -351,10 +351,10 @@ def test_a_prompt_is_evaluated_in_llama_cpp_batches_not_in_steps(tmp_path: Path)
 def test_llama_cpp_takes_the_cores_other_processes_leave_free(
     monkeypatch: pytest.MonkeyPatch, elsewhere: int | None, threads: int
 ) -> None:
-    from memcli.models import llm
+    from memcli import processes
 
-    monkeypatch.setattr(llm, "runnable_elsewhere", lambda: elsewhere)
-    assert llm.free_cores(2) == threads
+    monkeypatch.setattr(processes, "runnable_elsewhere", lambda: elsewhere)
+    assert processes.free_cores(2) == threads
 
 
 def test_the_runnable_threads_of_other_processes_leave_out_this_ones() -> None:
@@ -362,7 +362,7 @@ def test_the_runnable_threads_of_other_processes_leave_out_this_ones() -> None:
     import sys
     import threading
 
-    from memcli.models.llm import runnable_elsewhere
+    from memcli.processes import runnable_elsewhere
 
     if not sys.platform.startswith("linux"):
         assert runnable_elsewhere() is None

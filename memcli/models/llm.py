@@ -35,6 +35,7 @@ from memcli.errors import (
     UsageError,
 )
 from memcli.paths import PROMPT_STATES, private_dir, prompt_states_dropped_at, write_private, writing_private
+from memcli.processes import free_cores
 
 log = logging.getLogger("memcli.service.model")
 """The service's log (``memcli.transport.service``): how much of each prompt was evaluated."""
@@ -697,37 +698,6 @@ def available_memory() -> int:
     return 0
 
 
-def runnable_elsewhere() -> int | None:
-    """How many threads of other processes are runnable on this machine now: the kernel's
-    count of runnable tasks (``/proc/loadavg``, fourth field) less this process's threads
-    that are running (``/proc/self/task/*/stat``). None where ``/proc`` does not say
-    (not Linux)."""
-    try:
-        running = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0])
-        tasks = list(Path("/proc/self/task").iterdir())
-    except (OSError, ValueError, IndexError):
-        return None
-    own = 0
-    for task in tasks:
-        try:
-            stat = (task / "stat").read_text()
-        except OSError:  # the thread ended meanwhile
-            continue
-        own += stat[stat.rindex(")") + 2 : stat.rindex(")") + 3] == "R"
-    return max(0, running - own)
-
-
-def free_cores(cores: int) -> int:
-    """The threads llama.cpp should use now on ``cores`` cores: those no other process is
-    running on (at least 1; all of them where the count is unknown). llama.cpp's threads
-    wait for one another at every step of its graph: on a busy machine a thread that
-    shares its core with another process makes every step wait for it (measured on 2
-    cores at load 13: a 297-token prompt 11.5 s with 2 threads against 3.8 s with 1, a
-    generated token 756 ms against 70 ms)."""
-    elsewhere = runnable_elsewhere()
-    return cores if elsewhere is None else max(1, min(cores, cores - elsewhere))
-
-
 def check_n_ctx(n_ctx: int, trained: int, cache_bytes: int, name: str) -> None:
     """Refuse (UsageError, exit 2) an ``n_ctx`` above the model's ``trained`` context (0:
     unknown, or not checked) or whose key/value cache (``cache_bytes``, an estimate: 0 when
@@ -833,6 +803,7 @@ class LlamaCppModel:
         self._cores = 0 if n_threads else os.cpu_count() or 1
         self._threads = self._cores
         if self._cores > 1:
+            # heavy: llama-cpp-python's bindings, loaded above with the model
             from llama_cpp import llama_set_n_threads
 
             self._set_threads = llama_set_n_threads
