@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from test_consolidate import make_memcli
 from test_purge import holders
 
@@ -175,3 +176,18 @@ def test_a_reindex_after_a_delete_leaves_the_deleted_text_nowhere_and_one_segmen
         assert {s.name for s in segments(store_dir)} <= named and len(segments(store_dir)) == 1
     assert [m.text for m in engine.store.memories(user="ana")] == ["I like green tea in the morning"]
     assert engine.recall("green tea", "ana", k=1)[0].memory.text == "I like green tea in the morning"
+
+
+def test_a_scrub_that_fails_leaves_the_store_whole(
+    fake_model: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from memcli.store import chroma
+
+    def refuse(store_dir: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(store_dir))
+
+    monkeypatch.setattr(chroma, "scrub_changed", refuse)
+    engine = make_memcli(user="ana")
+    engine.remember("I like green tea in the morning")
+    assert [m.text for m in engine.store.memories(user="ana")] == ["I like green tea in the morning"]
+    assert "were not zeroed" in caplog.text

@@ -344,7 +344,10 @@ class Folder:
         Chroma writes a segment it has not saved yet whole at each opening, from memory that
         may hold the text of memories deleted before."""
         private_tree(self.store_dir)
-        scrub_changed(self.store_dir)
+        try:
+            scrub_changed(self.store_dir)
+        except OSError as exc:  # the store is whole without it: the next transaction or delete tries again
+            log.warning("the unused places of Chroma's HNSW files were not zeroed: %s", exc)
 
     def error(self, exc: BaseException) -> StoreServerError | None:
         """None: a folder's failures are the store's own (full device, read-only files)."""
