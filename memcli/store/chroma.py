@@ -24,6 +24,7 @@ from memcli.errors import (
 )
 from memcli.memory import Memory
 from memcli.paths import private_dir, private_tree, write_private
+from memcli.store.hnsw import scrub_changed
 from memcli.store.sidecar import Sidecar
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -338,8 +339,15 @@ class Folder:
         private_dir(self.store_dir)
 
     def settle(self) -> None:
-        """What Chroma wrote (chroma.sqlite3 as the umask says, a new HNSW segment) made 0600."""
+        """What Chroma wrote (chroma.sqlite3 as the umask says, a new HNSW segment) made 0600,
+        and the unused places of the HNSW files it wrote zeroed (``hnsw.scrub_changed``):
+        Chroma writes a segment it has not saved yet whole at each opening, from memory that
+        may hold the text of memories deleted before."""
         private_tree(self.store_dir)
+        try:
+            scrub_changed(self.store_dir)
+        except OSError as exc:  # the store is whole without it: the next transaction or delete tries again
+            log.warning("the unused places of Chroma's HNSW files were not zeroed: %s", exc)
 
     def error(self, exc: BaseException) -> StoreServerError | None:
         """None: a folder's failures are the store's own (full device, read-only files)."""

@@ -23,6 +23,7 @@ from memcli.store.chroma import (
     Server,
     backend_of,
 )
+from memcli.store.hnsw import scrub_segments
 
 
 class StoreMaintenance:
@@ -130,6 +131,8 @@ class StoreMaintenance:
                 for start in range(0, len(extra), chroma._GET_PAGE):
                     dest.delete(ids=extra[start : start + chroma._GET_PAGE])
                 worst = self._compare(dest, ids)
+                if target is None:  # the folder's new segment: written from memory that may hold deleted texts
+                    scrub_segments(self.paths.store_dir)
             finally:
                 if target is None:
                     private_tree(self.paths.store_dir)
@@ -259,7 +262,12 @@ class StoreMaintenance:
     def finish_reindex(self, identity: str) -> None:
         """Swap the staging collection in for the store's: marked complete first, then the
         old collection is deleted and the staging one renamed (``_open_collection`` ends a
-        swap a crash cut short), and ``identity`` recorded as the store's embedder."""
+        swap a crash cut short), and ``identity`` recorded as the store's embedder. Then, in
+        a folder, the HNSW files are scrubbed (``hnsw.scrub_segments``): the old collection's
+        segment folder, which Chroma leaves on disk with every vector it held, is removed,
+        and the new segment's unused places, which hnswlib wrote from memory that may hold
+        the text of memories deleted before, are zeroed (measured: a note deleted for good,
+        then a reindex, and the note's text was in the new ``data_level0.bin``)."""
         with self.transaction():
             staging = self._staging
             if staging is None:
@@ -271,6 +279,12 @@ class StoreMaintenance:
             self._swap_in(staging, identity)
             self._staging = None
             self._complete = None
+            self._scrub_segments()
+
+    def _scrub_segments(self) -> None:
+        """``hnsw.scrub_segments`` on a folder's Chroma files (a server's are its own)."""
+        if self.backend.local_files():
+            scrub_segments(self.paths.store_dir)
 
     def _swap_in(self, staging: Any, identity: str) -> None:
         name = self._names()[0]

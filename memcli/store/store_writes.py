@@ -17,7 +17,7 @@ from memcli.errors import (
 from memcli.memory import Memory
 from memcli.paths import device_of, drop_prompt_states, open_private
 from memcli.store import chroma, snapshot
-from memcli.store.hnsw import zero_unused_slots_under
+from memcli.store.hnsw import scrub_segments
 from memcli.store.space import DELETE_BYTES, OPEN_ROOM, RESERVE, ROOM_FLOOR, ROOM_PER_MEMORY, room_needed
 from memcli.store.sqlite_pages import NotScrubbed, scrub_free_space
 
@@ -277,8 +277,10 @@ class StoreWrites:
         ``dbstat``, a WAL database, a page read otherwise than SQLite counts it) it is written
         again as before: with the client closed, ``VACUUM INTO`` a private copy beside it,
         fsynced and renamed over it (a kill leaves the old file whole, and the copy it left
-        is dropped at the next compaction). Then the unused slots of the persisted vector
-        index are zeroed (``zero_unused_slots_under``)."""
+        is dropped at the next compaction). Then the HNSW files are scrubbed
+        (``hnsw.scrub_segments``): the folders of deleted collections removed, and the places
+        past the element count of every kept segment, which hnswlib wrote from memory that may
+        hold deleted texts, zeroed."""
         database = self.paths.store_dir / "chroma.sqlite3"
         copy = database.with_name(database.name + ".compacting")
         copy.unlink(missing_ok=True)  # one a kill left: it may hold what was deleted since
@@ -307,7 +309,7 @@ class StoreWrites:
         except NotScrubbed as exc:
             log.info("compaction writes %s again: %s", database, exc)
             self._vacuum_chroma(database, copy)
-        zero_unused_slots_under(self.paths.store_dir)
+        scrub_segments(self.paths.store_dir)
 
     def _vacuum_chroma(self, database: Path, copy: Path) -> None:
         """Write Chroma's database ``database`` again, with its client closed: ``VACUUM INTO``
