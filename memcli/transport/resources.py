@@ -258,8 +258,9 @@ class SharedEmbedder:
     used from two threads at once fails with "Already borrowed").
 
     A long ``embed`` (an import of thousands of texts) takes the lock per batch of
-    ``batch_size`` texts, so a recall's query waits for one batch (well under a second
-    with the packaged model), not for the whole import."""
+    ``batch_size`` texts (the packaged model's ``Embedder`` takes its own, ``embed``), so a
+    recall's query waits for one batch (well under a second with the packaged model), not
+    for the whole import."""
 
     def __init__(self, embedder: Any) -> None:
         self._embedder = embedder
