@@ -46,8 +46,8 @@ def next_size(each: float, left: int) -> int:
     half of the ``left`` memories not read yet, so the batches shrink towards the end of
     the file (down to 16): the last batch's write is the one thing an import does not
     overlap with embedding (each batch is written while the next is embedded): LoCoMo's
-    conv-26 (419 turns) went, on a quiet machine, in a batch of 64 and one of 355, whose
-    write came after all the embedding, with nothing beside it."""
+    conv-26 (419 turns) went in a batch of 64 and one of 355, whose write came after all
+    the embedding, with nothing beside it."""
     least = min(16, engine_models.IMPORT_BATCH)
     timed = min(engine_models.IMPORT_BATCH, int(engine_models.IMPORT_BATCH_SECONDS / max(each, 1e-6)))
     return max(least, min(timed, -(-left // 2)))
