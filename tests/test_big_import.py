@@ -237,30 +237,6 @@ def test_ctrl_c_during_a_batchs_write_counts_that_batch_as_stored(
     assert len(stored_ids(runner)) == 10
 
 
-def test_the_batches_shrink_towards_the_end_of_an_import(
-    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    # the last batch's write is not overlapped by embedding: it is kept small
-    from memcli.store.store import MemoryStore
-
-    local.use_models(FakeEmbedder())  # fast: the batches are sized by what is left, not by time
-    writes: list[int] = []
-    add = MemoryStore.add
-
-    def recorded(self: MemoryStore, memories: Any, *args: Any, **kwargs: Any) -> None:
-        writes.append(len(memories))
-        add(self, memories, *args, **kwargs)
-
-    monkeypatch.setattr(MemoryStore, "add", recorded)
-    ok(runner.invoke(app, ["import", str(notes_file(tmp_path, 300))]))
-    assert sum(writes) == 300 and writes[0] == 64
-    left = 300 - writes[0]
-    for written in writes[1:]:
-        assert written <= max(16, -(-left // 2)), writes
-        left -= written
-    assert writes[-1] <= 16, writes
-
-
 def test_an_interrupted_import_prints_its_json_and_exits_130(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -40,19 +40,6 @@ if TYPE_CHECKING:
 from memcli.library.engine_models import RETENTION_FROM, Embedded, ImportReport
 
 
-def next_size(each: float, left: int) -> int:
-    """How many memories an import's next batch holds: as many as ``IMPORT_BATCH_SECONDS``
-    takes at ``each`` seconds a memory (``engine_models.IMPORT_BATCH`` at most), and at most
-    half of the ``left`` memories not read yet, so the batches shrink towards the end of
-    the file (down to 16): the last batch's write is the one thing an import does not
-    overlap with embedding (each batch is written while the next is embedded): LoCoMo's
-    conv-26 (419 turns) went in a batch of 64 and one of 355, whose write came after all
-    the embedding, with nothing beside it."""
-    least = min(16, engine_models.IMPORT_BATCH)
-    timed = min(engine_models.IMPORT_BATCH, int(engine_models.IMPORT_BATCH_SECONDS / max(each, 1e-6)))
-    return max(least, min(timed, -(-left // 2)))
-
-
 class FileWork:
     """The import and export work of ``Engine``."""
 
@@ -277,14 +264,17 @@ class FileWork:
 
         def embedded(part: Embedded, base: int) -> Embedded:
             """``part`` embedded (``base``: the memories done once the batch stored meanwhile
-            is); the next batch sized from the time it took a memory, and at most half of
-            the memories not read yet (``next_size``)."""
+            is); the next batch sized from the time it took a memory."""
             started = time.perf_counter()
             batch = part.batch
             given = {m.id: vectors.pop(m.id) for m in batch if m.id in vectors} if vectors else None
             within = None if progress is None else batch_progress(progress, base, len(batch), found)
             self._embed(part, progress=within, vectors=given)
-            size[0] = next_size((time.perf_counter() - started) / len(batch), found - len(seen))
+            each = (time.perf_counter() - started) / len(batch)
+            size[0] = max(
+                min(16, engine_models.IMPORT_BATCH),
+                min(engine_models.IMPORT_BATCH, int(engine_models.IMPORT_BATCH_SECONDS / max(each, 1e-6))),
+            )
             return part
 
         # Leaving the ``with`` waits for the batch being stored (its write is not cut), so
