@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
 
 from memcli.models.embedding import FEW, LIKE_LENGTH, Embedder, export_held, length_batches
 from memcli.transport.resources import SharedEmbedder
@@ -70,3 +74,35 @@ def test_the_background_export_waits_for_the_last_hold(tmp_path: Path, monkeypat
 def test_an_embedder_without_an_export_has_nothing_to_hold() -> None:
     with export_held(Recording()):
         pass  # a server's embedder, a test's stand-in: no export_held of their own
+
+
+class Tokens:
+    """A stand-in for the encoders of ``memcli.models.embedding_export`` (a text's tokens are
+    its words), recording each batch it runs and whether the embedder's lock was held."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.runs: list[list[int]] = []
+        self.unlocked = 0
+
+    def tokenize(self, texts: Sequence[str], role: str = "document") -> list[Any]:
+        self.unlocked += not self.embedder._run_lock.locked()
+        return [SimpleNamespace(ids=text.split()) for text in texts]
+
+    def run(self, encodings: Sequence[Any]) -> Any:
+        self.unlocked += not self.embedder._run_lock.locked()
+        self.runs.append([len(e.ids) for e in encodings])
+        return np.array([[float(len(e.ids))] for e in encodings], dtype=np.float32)
+
+
+def test_the_shared_embedder_lets_the_embedder_batch_an_import_by_tokens(tmp_path: Path) -> None:
+    embedder = Embedder(tmp_path / "model")
+    encoder = embedder._encoder = Tokens(embedder)
+    # as long in characters, far apart in tokens: batches of characters would mix them
+    texts = [("a " * 40 if i % 2 else "abcdefghijklmnopqrstuvwxyz" * 3 + " b") for i in range(128)]
+    done: list[tuple[int, int]] = []
+    vectors = SharedEmbedder(embedder).embed(texts, batch_size=64, progress=lambda d, n: done.append((d, n)))
+    assert vectors == [[float(len(t.split()))] for t in texts]
+    assert sorted(encoder.runs) == [[2] * 64, [40] * 64]  # two runs, each of one length
+    assert encoder.unlocked == 0  # the tokenizing and every run held the embedder's lock
+    assert done == [(64, 128), (128, 128)]

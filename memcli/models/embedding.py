@@ -131,8 +131,14 @@ class Embedder:
     sooner), for any other through sentence-transformers (5–8 s); a torch load then starts
     a background process that makes the export for the next start
     (``memcli.models.embedding_export``). Raises ModelError when the path is missing or is
-    not a sentence-transformers model.
+    not a sentence-transformers model. Safe to share between threads: ``embed`` takes a
+    lock a batch at a time (``shares_batches``).
     """
+
+    shares_batches = True
+    """``embed`` may be given a whole import from one thread while others embed queries: it
+    batches by tokens itself and holds its lock a batch at a time
+    (``memcli.transport.resources.SharedEmbedder`` hands it the texts whole)."""
 
     def __init__(self, model_path: str | os.PathLike[str] = "", exports: Path | None = None) -> None:
         self.model_path = Path(model_path).expanduser() if str(model_path) else None
@@ -151,6 +157,10 @@ class Embedder:
         self._hold_lock = threading.Lock()
         self._load_lock = threading.Lock()
         """One load at a time: a service's warm-up and the request that started it both embed."""
+        self._run_lock = threading.Lock()
+        """One tokenizing or batch at a time (``embed``): a fast tokenizer used from two
+        threads at once fails ("Already borrowed"), and a query waits for one batch of an
+        import, not for the whole import."""
 
     @property
     def name(self) -> str:
@@ -305,25 +315,32 @@ class Embedder:
         run in batches of like length (``length_batches``: tokens with the ONNX export or ``TorchEncoder``,
         characters through sentence-transformers itself), at most ``batch_size`` a batch, so that
         little is padded whatever order they come in; ``progress`` gets (texts embedded,
-        texts in all) after each batch."""
+        texts in all) after each batch. From any thread: the tokenizing and each batch hold
+        the embedder's lock, so a query from another thread runs between two batches."""
         model = self._load()
         encoder = self._encoder
         prompt = None if encoder is not None else self._prompt(model, role)
-        encodings = encoder.tokenize(texts, role=role) if encoder is not None else None
-        lengths = [len(e.ids) for e in encodings] if encodings is not None else [len(t) for t in texts]
+        if encoder is not None:
+            with self._run_lock:
+                encodings = encoder.tokenize(texts, role=role)
+            lengths = [len(e.ids) for e in encodings]
+        else:
+            encodings = None
+            lengths = [len(t) for t in texts]
         vectors: list[list[float]] = [[] for _ in texts]
         done = 0
         for batch in length_batches(lengths, batch_size):
-            if encoder is not None and encodings is not None:
-                encoded = encoder.run([encodings[i] for i in batch])
-            else:
-                encoded = model.encode(
-                    [texts[i] for i in batch],
-                    batch_size=batch_size,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                    prompt_name=prompt,
-                )
+            with self._run_lock:
+                if encoder is not None and encodings is not None:
+                    encoded = encoder.run([encodings[i] for i in batch])
+                else:
+                    encoded = model.encode(
+                        [texts[i] for i in batch],
+                        batch_size=batch_size,
+                        normalize_embeddings=True,
+                        show_progress_bar=False,
+                        prompt_name=prompt,
+                    )
             for i, vector in zip(batch, encoded):
                 vectors[i] = vector.tolist()
             done += len(batch)
