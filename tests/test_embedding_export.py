@@ -251,3 +251,29 @@ def test_two_threads_that_embed_at_once_load_the_model_once(monkeypatch: pytest.
         thread.join()
     assert len(built) == 1
     assert embedder.runtime == "torch"
+
+
+@pytest.mark.integration
+def test_the_torch_encoder_takes_the_cores_free_at_each_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a busy machine torch's threads wait for one another: each batch runs on the cores
+    no other process is using then, and the vectors do not change with the threads."""
+    torch = pytest.importorskip("torch")
+    from memcli.models import embedding_export
+    from memcli.models.embedding_export import TorchEncoder
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    threads = [2]  # torch's setting, kept here: the test leaves torch's own alone
+    told: list[int] = []
+    monkeypatch.setattr(torch, "get_num_threads", lambda: threads[0])
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: (told.append(n), threads.__setitem__(0, n)))
+    encoder = TorchEncoder(default_embedder_path())
+    free = iter([1, 1, 2])
+    monkeypatch.setattr(embedding_export, "free_cores", lambda cores: next(free))
+    vectors = [encoder.run(encoder.tokenize(TEXTS[:2])) for _ in range(3)]
+    assert told == [1, 2]  # told only when the free cores changed
+    assert all(np.allclose(vectors[0], v, atol=1e-6) for v in vectors)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    fixed = TorchEncoder(default_embedder_path())
+    told.clear()
+    fixed.run(fixed.tokenize(TEXTS[:2]))
+    assert told == []  # threads fixed by OMP_NUM_THREADS are kept
