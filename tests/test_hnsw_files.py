@@ -99,7 +99,7 @@ def test_a_file_larger_than_its_header_says_is_left_alone_and_a_shorter_one_zero
 ) -> None:
     segment = tmp_path / "segment"
     segment.mkdir()
-    header = struct.pack("<iqqqq", 1, 0, 10, 2, 16) + bytes(64)
+    header = struct.pack("<iqqqqq", 1, 0, 10, 2, 16, 8) + bytes(52)
     (segment / "header.bin").write_bytes(header)
     odd = MARKER.encode() * 10  # 170 bytes: more than 10 places of 4
     (segment / "length.bin").write_bytes(odd)
@@ -107,6 +107,21 @@ def test_a_file_larger_than_its_header_says_is_left_alone_and_a_shorter_one_zero
     zero_unused_slots(segment)
     assert (segment / "length.bin").read_bytes() == odd
     assert (segment / "data_level0.bin").read_bytes() == bytes(32 + len(MARKER))
+
+
+@pytest.mark.parametrize(
+    "header",
+    [struct.pack("<iqqqqq", 2, 0, 10, 2, 16, 8), struct.pack("<iqqqqq", 1, 0, 10, 2, 16, 4)],
+    ids=["another version", "the label not an element's last 8 bytes"],
+)
+def test_a_header_of_another_layout_leaves_the_files_alone(tmp_path: Path, header: bytes) -> None:
+    segment = tmp_path / "segment"
+    segment.mkdir()
+    (segment / "header.bin").write_bytes(header + bytes(52))
+    written = bytes(32) + MARKER.encode()
+    (segment / "data_level0.bin").write_bytes(written)
+    zero_unused_slots(segment)
+    assert (segment / "data_level0.bin").read_bytes() == written
 
 
 def test_only_segment_folders_no_segment_names_and_holding_only_hnsw_files_are_removed(tmp_path: Path) -> None:
@@ -132,14 +147,17 @@ def test_only_segment_folders_no_segment_names_and_holding_only_hnsw_files_are_r
     assert sorted(p.name for p in store_dir.iterdir() if p.is_dir()) == sorted([kept, foreign, other])
 
 
+@pytest.mark.parametrize("resident", [False, True], ids=["a command", "the service"])
 def test_what_chroma_writes_into_the_unused_places_during_a_transaction_is_zeroed_as_it_ends(
-    fake_model: Any, memcli_home: Path
+    fake_model: Any, memcli_home: Path, resident: bool
 ) -> None:
     """What CI found once: a deleted note's text in the store's ``length.bin`` after the
     delete. Chroma makes an index it has not saved yet anew at each opening, writing
     ``length.bin`` and ``data_level0.bin`` whole from the process's heap; here the text is
     put where that heap's bytes would lie, inside a transaction, after Chroma opened."""
     engine = make_memcli(user="ana")
+    if resident:  # the service's store stays open between its transactions
+        engine.store.open_resident()
     engine.remember("I like green tea in the morning")
     note, _ = engine.remember(f"The code word is {MARKER}, remember it")
     engine.delete(note.id)

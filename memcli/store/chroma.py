@@ -24,7 +24,7 @@ from memcli.errors import (
 )
 from memcli.memory import Memory
 from memcli.paths import private_dir, private_tree, write_private
-from memcli.store.hnsw import scrub_changed
+from memcli.store.hnsw import forget_scrubbed, scrub_changed
 from memcli.store.sidecar import Sidecar
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -320,15 +320,18 @@ class Folder:
         return str(self.store_dir)
 
     def client(self) -> Any:
-        """A ``chromadb.PersistentClient`` on the folder, telemetry off."""
+        """A ``chromadb.PersistentClient`` on the folder, telemetry off; the next ``settle``
+        scrubs every segment (``hnsw.forget_scrubbed``)."""
         _import_chroma()
         # heavy: chromadb takes about a second to import
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
-        return chromadb.PersistentClient(
+        client = chromadb.PersistentClient(
             path=str(self.store_dir), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
         )
+        forget_scrubbed(self.store_dir)  # this client writes segments not saved yet whole again
+        return client
 
     def names(self, data_dir: Path) -> tuple[str, str]:
         """``COLLECTION`` and ``STAGING``: the folder is this home's alone."""

@@ -72,8 +72,9 @@ def zero_unused_slots(segment: Path, sync: bool = True) -> None:
     written whole when the element takes it, so zeros there change nothing; the places of
     the element count, the kept vectors and their norms, are not touched.
 
-    The header (version int32, then offset, capacity, element count and bytes per element,
-    64-bit) is checked first, and each file against it: a file larger than the capacity
+    The header (version int32, then offset, capacity, element count, bytes per element and
+    the label's offset in an element, 64-bit) is checked first (version 1, the label the
+    element's last 8 bytes), and each file against it: a file larger than the capacity
     (another layout) is left alone. The count is the one last persisted, never more than
     the index holds in memory (the header is written before the elements): elements past
     it are written again from memory at the index's next save. ``sync``: fsync what was
@@ -82,10 +83,12 @@ def zero_unused_slots(segment: Path, sync: bool = True) -> None:
         header = (segment / "header.bin").read_bytes()
     except OSError:
         return
-    if len(header) < 36:
+    if len(header) < 52:
         return
-    _, capacity, count, per_element = struct.unpack_from("<qqqq", header, 4)
-    if not (0 <= count <= capacity and per_element > 0):
+    version = struct.unpack_from("<i", header, 0)[0]
+    _, capacity, count, per_element, label_at = struct.unpack_from("<qqqqq", header, 4)
+    if version != 1 or not (0 <= count <= capacity and per_element > 0 and per_element == label_at + 8):
+        log.info("%s: a header of another layout (version %d): left alone", segment, version)
         return
     for name, width in (("data_level0.bin", per_element), ("length.bin", 4)):
         path = segment / name
@@ -154,12 +157,18 @@ def scrub_segments(store_dir: Path) -> None:
     (``drop_orphan_segments``), then the unused places of every segment kept zeroed
     (``zero_unused_slots``). Run after a delete for good (compaction) and after anything
     that makes a new segment (a reindex, a migration into the folder), whose files hnswlib
-    writes from memory that may hold deleted texts."""
+    writes from memory that may hold deleted texts. An OSError is logged, not raised (the
+    work before it stands), and the segments are scrubbed again at the next transaction's
+    end."""
     if not store_dir.is_dir():
         return
-    drop_orphan_segments(store_dir)
-    for header in store_dir.glob("*/header.bin"):
-        zero_unused_slots(header.parent)
+    try:
+        drop_orphan_segments(store_dir)
+        for header in store_dir.glob("*/header.bin"):
+            zero_unused_slots(header.parent)
+    except OSError as exc:  # what ran before it stands: the next transaction's ``scrub_changed`` tries again
+        log.warning("the HNSW files under %s were not scrubbed: %s", store_dir, exc)
+        forget_scrubbed(store_dir)
 
 
 _SCRUBBED: dict[Path, tuple[tuple[int, int, int], ...]] = {}
@@ -192,3 +201,13 @@ def scrub_changed(store_dir: Path) -> None:
             continue
         zero_unused_slots(segment, sync=False)
         _SCRUBBED[segment] = _fingerprint(segment)
+
+
+def forget_scrubbed(store_dir: Path) -> None:
+    """Forget what ``scrub_changed`` knows of the segments under ``store_dir``: their next
+    check zeroes their unused places whatever their files' stat says. Called as a new
+    Chroma client opens the folder (it writes a segment not saved yet whole again, with
+    the same inode and size: on a file system with coarse times the stat would not show
+    it), and after a scrub that failed."""
+    for segment in [s for s in _SCRUBBED if s.parent == store_dir]:
+        del _SCRUBBED[segment]

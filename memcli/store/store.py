@@ -153,7 +153,8 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
     @contextlib.contextmanager
     def transaction(self) -> Iterator[MemoryStore]:
         """Hold the store (the file lock and an open collection, or in a resident store
-        the thread lock) for the duration of the block."""
+        the thread lock) for the duration of the block; at its end what Chroma wrote is
+        settled (``Backend.settle``: private, the HNSW files' unused places zeroed)."""
         with self._threads:
             if self._depth == 0 and not self.resident:
                 with self._faults():
@@ -172,6 +173,13 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
                 self._depth -= 1
                 if self._depth == 0 and not self.resident:
                     self._close()
+                elif self._depth == 0 and self._client is not None and not (self.read_only or self._deferred):
+                    # a resident store (the service) keeps its client: what Chroma wrote in
+                    # this transaction is settled now, as a closing store's is (``_close``)
+                    try:
+                        self.backend.settle()
+                    except OSError as exc:  # the store is whole without it: the next transaction tries again
+                        log.warning("what Chroma wrote was not settled: %s", exc)
 
     @contextlib.contextmanager
     def _faults(self) -> Iterator[None]:
