@@ -262,6 +262,7 @@ def test_the_torch_encoder_takes_the_cores_free_at_each_batch(monkeypatch: pytes
     from memcli.models.embedding_export import TorchEncoder
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(embedding_export, "_TORCH_THREADS", 0)  # read again from the torch below
     threads = [2]  # torch's setting, kept here: the test leaves torch's own alone
     told: list[int] = []
     monkeypatch.setattr(torch, "get_num_threads", lambda: threads[0])

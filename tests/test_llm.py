@@ -354,16 +354,42 @@ def test_llama_cpp_takes_the_cores_other_processes_leave_free(
     from memcli import processes
 
     monkeypatch.setattr(processes, "runnable_elsewhere", lambda: elsewhere)
+    monkeypatch.setattr(processes, "usable_cores", lambda: 2)
+    monkeypatch.setattr(processes.os, "cpu_count", lambda: 2)
     assert processes.free_cores(2) == threads
+    # a process held to some of the machine's CPUs (an affinity, a quota) cannot tell from
+    # the machine's count of runnable tasks whether its own are free: it takes them all
+    monkeypatch.setattr(processes.os, "cpu_count", lambda: 64)
+    assert processes.free_cores(2) == 2
 
 
-def test_the_runnable_threads_of_other_processes_leave_out_this_ones() -> None:
+def test_the_cores_a_process_may_use_follow_its_affinity_and_its_cgroup_quota(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from memcli import processes
+
+    monkeypatch.setattr(processes.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    cpu_max = tmp_path / "cpu.max"
+    monkeypatch.setattr(processes, "_cgroup_cpu_max", lambda: [str(cpu_max)])
+    for written, cores in (("max 100000\n", 4), ("150000 100000\n", 2), ("50000 100000\n", 1), (None, 4)):
+        if written is None:
+            cpu_max.unlink()
+        else:
+            cpu_max.write_text(written)
+        processes.usable_cores.cache_clear()
+        assert processes.usable_cores() == cores, written
+    processes.usable_cores.cache_clear()
+
+
+def test_the_runnable_threads_of_other_processes_leave_out_this_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
     import sys
     import threading
 
+    from memcli import processes
     from memcli.processes import runnable_elsewhere
 
+    monkeypatch.setattr(processes, "RUNNABLE_SECONDS", 0.0)  # each call counts again
     if not sys.platform.startswith("linux"):
         assert runnable_elsewhere() is None
         return
@@ -398,7 +424,7 @@ def test_each_step_of_the_real_model_sets_the_threads_free_then(gemma: Path, mon
 
     free = iter([2, 1, 1] + [2] * 200)
     monkeypatch.setattr(llm, "free_cores", lambda cores: min(cores, next(free)))
-    monkeypatch.setattr(llm.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(llm, "usable_cores", lambda: 2)
     told: list[int] = []
     real = llama_cpp.llama_set_n_threads
     monkeypatch.setattr(llama_cpp, "llama_set_n_threads", lambda ctx, n, b: (told.append(n), real(ctx, n, b)))

@@ -9,27 +9,30 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import typing
 
 from pydantic import BaseModel, create_model
 
 import memcli
 import memcli.schema as schema
 from memcli.library.api import arguments
+from memcli.library.library import Memcli
 from memcli.library.verbs import VERBS
 
 # PROTOCOL and the digest of the shapes it was last raised for: change both together
-RECORDED = (4, "203021ec477f997d")
+RECORDED = (4, "e7839ea0f7e7f400")
 
 
-def _fields(model: type[BaseModel]) -> dict[str, bool]:
-    """A model's field names and whether each is required: what a reader of the other side
-    fails on (a missing field it requires, an argument it does not take)."""
-    return {name: field.is_required() for name, field in sorted(model.model_fields.items())}
+def _fields(model: type[BaseModel]) -> dict[str, list[object]]:
+    """A model's fields: each one's type (as Python writes it) and whether it is required,
+    what a reader of the other side fails on (a missing field it requires, a value of
+    another type, an argument it does not take)."""
+    return {name: [str(field.annotation), field.is_required()] for name, field in sorted(model.model_fields.items())}
 
 
 def shapes_digest(models: dict[str, type[BaseModel]] | None = None) -> str:
-    """A digest of ``models`` (None: every reply model in ``memcli.schema`` and every verb's
-    arguments)."""
+    """A digest of ``models`` (None: every reply model in ``memcli.schema``, every verb's
+    arguments and the model each verb returns)."""
     if models is None:
         models = {
             name: model
@@ -37,7 +40,13 @@ def shapes_digest(models: dict[str, type[BaseModel]] | None = None) -> str:
             if inspect.isclass(model) and issubclass(model, BaseModel) and model.__module__ == schema.__name__
         }
         models.update({f"verb {verb}": arguments(verb) for verb in VERBS})
-    blob = json.dumps({name: _fields(model) for name, model in models.items()}, sort_keys=True)
+        returns = {
+            verb: str(typing.get_type_hints(getattr(Memcli, VERBS[verb].method)).get("return")) for verb in VERBS
+        }
+    else:
+        returns = {}
+    shapes = {name: _fields(model) for name, model in models.items()}
+    blob = json.dumps({"shapes": shapes, "returns": returns}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -53,9 +62,10 @@ def test_a_change_of_the_shapes_raises_the_protocol():
     )
 
 
-def test_the_digest_sees_a_new_field_and_a_field_made_optional():
+def test_the_digest_sees_a_new_field_a_field_made_optional_and_a_new_type():
     old = create_model("ChatState", session_id=(str, ...))
     added = create_model("ChatState", session_id=(str, ...), said_ids=(list[str], []))
     optional = create_model("ChatState", session_id=(str, ""))
-    digests = {shapes_digest({"ChatState": model}) for model in (old, added, optional)}
-    assert len(digests) == 3
+    typed = create_model("ChatState", session_id=(int, ...))
+    digests = {shapes_digest({"ChatState": model}) for model in (old, added, optional, typed)}
+    assert len(digests) == 4

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.paths import private_dir, write_private
-from memcli.processes import free_cores
+from memcli.processes import free_cores, usable_cores
 
 TOLERANCE = 1e-4
 """Largest difference allowed between a component of the export's vector and
@@ -238,6 +238,10 @@ class OnnxEncoder(TokenizedEncoder):
         return self.session.run(None, {name: value for name, value in feed.items() if name in self.inputs})[0]
 
 
+_TORCH_THREADS = 0
+"""torch's own count of threads, read once before a ``TorchEncoder`` sets any (0: not yet)."""
+
+
 class TorchEncoder(TokenizedEncoder):
     """The model's transformer run by torch through ``transformers`` alone, with
     sentence-transformers' mean pooling and normalisation: the vectors
@@ -261,7 +265,10 @@ class TorchEncoder(TokenizedEncoder):
         # thread sharing its core with another process makes each batch wait for it (a
         # batch of 32 texts on 2 cores at load 12: 1.59 s with 2 threads, 0.47 s with 1).
         # Each batch takes the cores free then, unless OMP_NUM_THREADS fixed them.
-        self._cores = 0 if os.environ.get("OMP_NUM_THREADS", "").isdigit() else torch.get_num_threads()
+        global _TORCH_THREADS
+        if _TORCH_THREADS == 0:  # torch's own choice (its physical cores), before this sets any
+            _TORCH_THREADS = torch.get_num_threads()
+        self._cores = 0 if os.environ.get("OMP_NUM_THREADS", "").isdigit() else _TORCH_THREADS
         self.network = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
         self.takes_types = "token_type_ids" in inspect.signature(self.network.forward).parameters
         self.dimension = int(self.network.config.hidden_size)
@@ -273,7 +280,7 @@ class TorchEncoder(TokenizedEncoder):
         each row a unit vector. Runs on the cores no other process is using then
         (``memcli.processes.free_cores``)."""
         torch = self._torch
-        if self._cores > 1 and (threads := free_cores(self._cores)) != torch.get_num_threads():
+        if self._cores > 1 and (threads := min(self._cores, free_cores(usable_cores()))) != torch.get_num_threads():
             torch.set_num_threads(threads)
         feed = {name: torch.from_numpy(value) for name, value in self.padded(encodings).items()}
         if not self.takes_types:

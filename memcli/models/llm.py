@@ -35,7 +35,7 @@ from memcli.errors import (
     UsageError,
 )
 from memcli.paths import PROMPT_STATES, private_dir, prompt_states_dropped_at, write_private, writing_private
-from memcli.processes import free_cores
+from memcli.processes import free_cores, usable_cores
 
 log = logging.getLogger("memcli.service.model")
 """The service's log (``memcli.transport.service``): how much of each prompt was evaluated."""
@@ -769,8 +769,8 @@ class LlamaCppModel:
         kwargs: dict[str, Any] = {
             "model_path": str(path),
             "n_ctx": n_ctx,
-            "n_threads": n_threads or os.cpu_count() or 1,
-            "n_threads_batch": n_threads or os.cpu_count() or 1,
+            "n_threads": n_threads or usable_cores(),
+            "n_threads_batch": n_threads or usable_cores(),
             "verbose": False,
         }
         if chat_format:
@@ -800,7 +800,7 @@ class LlamaCppModel:
         self._stop: Callable[[], bool] | None = None
         self._eval = self._llama.eval
         # n_threads 0: each step uses the cores free of other work then (``free_cores``)
-        self._cores = 0 if n_threads else os.cpu_count() or 1
+        self._cores = 0 if n_threads else usable_cores()
         self._threads = self._cores
         if self._cores > 1:
             # heavy: llama-cpp-python's bindings, loaded above with the model
