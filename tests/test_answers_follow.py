@@ -211,3 +211,31 @@ def test_before_x_reaches_a_note_further_off() -> None:
     for question in ("what car did I drive before the Yaris?", "which car did I have before the Yaris?"):
         found = answer(question, [new, card, sold, old], "sam", NOW, similarity)
         assert found.cited[:1] == [sold.id], (question, found.text)
+
+
+def test_remind_me_asks_nothing_a_memory_must_hold() -> None:
+    items = [
+        _note("a", "add Middlemarch to the reading pile", datetime(2025, 3, 1)),
+        _note("b", "Orbital sounds great, put it on the list", datetime(2025, 4, 1)),
+        _note("c", "book rec from Ana: Stoner", datetime(2025, 5, 1)),
+        _note("d", "pick up dry cleaning thurs", datetime(2025, 5, 9)),
+    ]
+    similarity = {items[0].id: 0.44, items[1].id: 0.28, items[2].id: 0.26, items[3].id: 0.1}
+    found = answer("remind me what's on my reading list", items, "sam", NOW, similarity)
+    assert set(found.cited) == {items[0].id, items[1].id, items[2].id}
+
+
+def test_a_chinese_list_item_within_the_items_closeness_is_one_of_them() -> None:
+    """A note sharing no word of the question, that recall finds between the items that do,
+    is an item too; one closer than every item is not (a distractor)."""
+    for question, texts in (
+        ("家里有哪些东西要修？", ("家里厨房水龙头漏水，要找人修", "热水器打不着火", "家里洗衣机坏了，报修")),
+        ("搬家还要买哪些东西？", ("搬家还要买个电饭煲", "窗帘量好尺寸了，两米四", "搬家冰箱也得买")),
+    ):
+        first = _note("a", texts[0], datetime(2025, 3, 1))
+        middle = _note("b", texts[1], datetime(2025, 3, 5))
+        last = _note("c", texts[2], datetime(2025, 3, 9))
+        other = _note("d", "同学聚会定在5月4号", datetime(2025, 3, 12))
+        similarity = {first.id: 0.6, middle.id: 0.52, last.id: 0.5, other.id: 0.44}
+        found = answer(question, [first, middle, last, other], "sam", NOW, similarity)
+        assert set(found.cited) == {first.id, middle.id, last.id}, (question, found.text)

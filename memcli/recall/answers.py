@@ -429,11 +429,12 @@ _DATE_WORDS = re.compile(
 )
 _FILLER = re.compile(
     r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more|back(?= (in|then|when)\b)|"
-    r"(jot|note|write|wrote|written|put) down)\b",
+    r"(jot|note|write|wrote|written|put) down|remind me(?: of)?)\b",
     re.IGNORECASE,
 )
 """Phrases of a question that say nothing of what it asks ("What have I planted so far?",
-"Do I still smoke?": whether it holds now, which the memory need not say)."""
+"Do I still smoke?": whether it holds now, which the memory need not say; "remind me what's
+on my reading list": a request to tell)."""
 _ZH_HOW_MANY = re.compile(r"哪?几[个本部首位家种条件样所支只张次]|哪[个本部首位家种条件样所支只张]")
 """A Chinese question word with its measure word ("哪几本", "几个", "哪位"), which jieba
 joins to the noun after it ("几本书", "本书"): no memory holds it, the noun it asks about is
@@ -2194,7 +2195,8 @@ def _add_similar(
     "which restaurants", a person for "who", a title for "哪几本书") needs only
     ``LIST_SIMILAR_FITTING`` of that similarity ("Jess rec: Bao Bao on King st"). For a
     ``chinese`` question, only such a memory or one holding a word of the ``question`` ("还要买个
-    电饭煲" for "搬家要买的东西有哪些？"): the embedder's cosine is a weak sign for Chinese (a note about a grave visit was closer to "which books
+    电饭煲" for "搬家要买的东西有哪些？"), or one recall finds at least as close as the furthest of two or
+    more items that hold its words and no closer than the closest (within their band): the embedder's cosine is a weak sign for Chinese (a note about a grave visit was closer to "which books
     did I finish" than two of the books)."""
     if not firsts:
         return
@@ -2207,6 +2209,7 @@ def _add_similar(
     best_of: dict[str, _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         best_of.setdefault(c.memory.id, c)
+    wordless: list[_Candidate] = []
     for memory_id, c in sorted(best_of.items(), key=lambda item: -similarity.get(item[0], 0.0)):
         close = similarity.get(memory_id, 0.0)
         if len(firsts) >= LIST_MAX or close < min(floor, fitting_floor if typed else floor):
@@ -2215,14 +2218,27 @@ def _add_similar(
             continue
         fits = typed and any(_fits(kind, s) for s in split_sentences(c.memory.text) if not asks(s))
         if chinese and not fits:
-            # a Chinese item holds a word of the question ("还要买个电饭煲" for "搬家要买的东西")
+            # a Chinese item holds a word of the question ("还要买个电饭煲" for "搬家要买的东西"),
+            # or recall finds it within the band of the items that do
             if not asked & set(words(c.memory.text)):
+                wordless.append(c)
                 continue
         elif close < floor and not fits:
             continue
         if named and not any(_about(c.memory, person) for person in named):
             continue
         firsts[memory_id] = c
+    # the band the Chinese items holding the question's words span: a note recall finds as close
+    # as the furthest of two or more is one of them too ("阳台门锁坏了" between "空调不制冷了" and
+    # "水龙头一直滴水，要找人修" for "家里有哪些东西需要修？")
+    # (not one closer than every item: "周末去爬山了" for "我今年看了哪些电影", a distractor)
+    if len(firsts) > 1:
+        low = min(similarity.get(i, 0.0) for i in firsts)
+        high = max(similarity.get(i, 0.0) for i in firsts)
+        for c in wordless:
+            if len(firsts) < LIST_MAX and low <= similarity.get(c.memory.id, 0.0) <= high:
+                if not (named and not any(_about(c.memory, person) for person in named)):
+                    firsts[c.memory.id] = c
 
 
 def _replaced(current: Memory, older: Memory, chinese: bool) -> str:
