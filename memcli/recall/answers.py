@@ -63,9 +63,13 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
 - a present-tense question about the person (a Chinese one naming no one is theirs) quotes
   first their latest note that recall finds close to it too, or that shares a word of the
   best note, then the best one, where no rule read the change (``_later_word``; for
-  Chinese, a later note that shares a word with the best one or is closer);
+  Chinese, a later note that shares a word with the best one or is closer), when that note
+  tells what the question asks: a word of the question's own or a value of the kind asked
+  (``_tells_asked``: not "costco run: paper towels" for "what tier is my Costco
+  membership?"), and is not another's thing where the asker's own note exists (``_theirs``:
+  "Dad's metformin went up" for "how much metformin am I on?");
 - a question about what held before ("before I moved to…", "my old dose", "last spring",
-  "跳槽之前", ``asks_earlier``) quotes first the person's close note just before the one it
+  "跳槽之前", ``asks_earlier``; a Chinese one naming no one is theirs) quotes first the person's close note just before the one it
   names as what came after, or before the best when that is their latest (``_earlier_word``);
 - a note holding the question's words only in part (``LATER_COVERAGE`` of them, of its
   subject, not the kind of value asked: ``_VALUE_KIND_WORDS``) answers only in a last pass,
@@ -2037,6 +2041,11 @@ def _earlier_word(
     superseded (an earlier best answers as it is); the answer is the latest close note
     noted before the anchor ("88 Linden St" before "moving day! … Valencia St in the Mission";
     "lamotrigine 100mg" before "increased to 150mg" for "what dose was I on last spring?").
+    When the question names X, the answer names no X ("movers booked for Denver" is not what
+    came before Denver) and is told against the first note naming X after it; when no close
+    note precedes X's first, any of the person's notes before it that recall finds at least
+    ``LIST_SIMILAR_FLOOR`` close and about as close as the closest of them (``LATER_SIMILAR``)
+    ("sold the corolla" for "what car did I drive before the Civic?").
     A question that names a span ("in 2022") is answered by the latest close note noted before
     its end instead, when that one differs from ``best``."""
     close = _close_own(best, candidates, similarity, user, asking)
