@@ -1878,8 +1878,9 @@ def _tells_asked(
     states (``_states_new``, not a day's hours: "market is Saturdays 7-1"). Or it states an
     attribute of the person or its end (``updates.statements``: "left the fleet feet club,
     running with …"), or, English, recall finds it at least as close as the best note. A
-    Chinese question asking no kind: any note on the subject. Not "costco run: paper towels" for "what tier is my Costco membership?", nor
-    "给房东转了三个月房租" for "我现在住哪来着"."""
+    Chinese question asking no kind: any note on the subject. Not "costco run: paper towels"
+    for "what tier is my Costco membership?", nor "给房东转了三个月房租" for "我现在住哪来着".
+    ``similarity``: recall's cosine of each memory by id (``text_id``, ``best_id``)."""
     chinese = has_cjk(question)
     plain = {w for w in _content(words(question)) - _value_kinds() if w not in _any_doing()}
     if chinese:
