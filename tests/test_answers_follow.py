@@ -239,3 +239,16 @@ def test_a_chinese_list_item_within_the_items_closeness_is_one_of_them() -> None
         similarity = {first.id: 0.6, middle.id: 0.52, last.id: 0.5, other.id: 0.44}
         found = answer(question, [first, middle, last, other], "sam", NOW, similarity)
         assert set(found.cited) == {first.id, middle.id, last.id}, (question, found.text)
+
+
+def test_a_later_turn_greeting_a_friend_or_asking_is_not_the_latest_word() -> None:
+    """In a conversation, a later turn addressing "朋友" names no one kept company, and a
+    turn with a question puts it to the other: neither is the latest word."""
+    best = _note("a", "我喜欢巴赫的管弦乐组曲", datetime(2025, 3, 1), speaker="sam")
+    hello = _note("b", "你好，朋友。今天我做了一道番茄炒蛋", datetime(2025, 4, 1), speaker="sam")
+    found = answer("我喜欢谁的管弦乐组曲？", [best, hello], "sam", NOW, {best.id: 0.6, hello.id: 0.5})
+    assert found.cited[:1] == [best.id], found.text
+    gym = _note("c", "I mostly work out at the Y on Elm St.", datetime(2025, 3, 1), speaker="sam")
+    asking = _note("d", "Thanks. Could you suggest a stretch for my back?", datetime(2025, 4, 1), speaker="sam")
+    found = answer("where do I usually work out?", [gym, asking], "sam", NOW, {gym.id: 0.6, asking.id: 0.6})
+    assert found.cited[:1] == [gym.id], found.text

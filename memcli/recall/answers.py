@@ -1842,9 +1842,10 @@ def _on_subject(c: _Candidate, best: _Candidate, question: str, similarity: Mapp
         mine = _content(words(text))
         if bool(subject(mine & _content(words(best.memory.text)) | _long_words(text) & _long_words(question))):
             return True
-        # "who": a close note naming a person is on the subject whatever its words ("跟同事小周在一起了"
-        # after "跟阿杰分手了" for "我现在的对象是谁？"); a place or a number is too common a sign
-        return question_type(question) == "who" and bool(_PERSON.search(text))
+        # "who": a close note of someone kept company is on the subject whatever its words
+        # ("跟同事小周在一起了" after "跟阿杰分手了" for "我现在的对象是谁？"); a place or a number is
+        # too common a sign, and so is a person addressed ("你好，朋友")
+        return question_type(question) == "who" and bool(_COMPANY_ZH.search(text))
     if _held(subject(_content(words(question)) | _content(words(best.memory.text))), frozenset(words(text)), text):
         return True
     known = question + " " + best.memory.text
@@ -2019,7 +2020,10 @@ def _close_own(
 def _states_first(c: _Candidate) -> bool:
     """Whether the sentence ``c`` of a note that asks something states, as does the note's
     first sentence: the question is an afterthought ("third date with Priya, she's great. are
-    we official now?"), not what the note is ("what's my blood type again? never remember")."""
+    we official now?"), not what the note is ("what's my blood type again? never remember").
+    A note only: a turn's question is put to the one it talks with."""
+    if c.memory.speaker:  # a turn of a conversation: its question is put to the other ("请教你一个问题")
+        return False
     first = split_sentences(c.memory.text)[:1]
     return not asks(c.text) and bool(first) and not asks(first[0])
 
