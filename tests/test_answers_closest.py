@@ -148,7 +148,7 @@ def test_a_later_note_further_off_sharing_the_best_notes_subject_is_the_current_
         (
             "what kind of pass do I have at the pool?",
             "bought a 10-swim card at Kings pool",
-            "Kings has a monthly unlimited deal, took it",
+            "Kings has a monthly unlimited deal for £35, took it",
             "monthly unlimited",
         ),
         ("我每天几点吃早饭？", "早饭七点吃，燕麦加鸡蛋", "改成八点半吃燕麦了，起得晚", "八点半"),

@@ -63,9 +63,13 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
 - a present-tense question about the person (a Chinese one naming no one is theirs) quotes
   first their latest note that recall finds close to it too, or that shares a word of the
   best note, then the best one, where no rule read the change (``_later_word``; for
-  Chinese, a later note that shares a word with the best one or is closer);
+  Chinese, a later note that shares a word with the best one or is closer), when that note
+  tells what the question asks: a word of the question's own or a value of the kind asked
+  (``_tells_asked``: not "costco run: paper towels" for "what tier is my Costco
+  membership?"), and is not another's thing where the asker's own note exists (``_theirs``:
+  "Dad's metformin went up" for "how much metformin am I on?");
 - a question about what held before ("before I moved to…", "my old dose", "last spring",
-  "跳槽之前", ``asks_earlier``) quotes first the person's close note just before the one it
+  "跳槽之前", ``asks_earlier``; a Chinese one naming no one is theirs) quotes first the person's close note just before the one it
   names as what came after, or before the best when that is their latest (``_earlier_word``);
 - a note holding the question's words only in part (``LATER_COVERAGE`` of them, of its
   subject, not the kind of value asked: ``_VALUE_KIND_WORDS``) answers only in a last pass,
@@ -346,7 +350,11 @@ _WHO = re.compile(r"\b(who|whom|whose)\b|\bwith which (friend|person)\b", re.IGN
 _WHEN_ZH = re.compile(
     r"什么时候|何时|哪天|哪一天|几号|几月|哪年|哪一年|哪个月|星期几|周几|礼拜几|多久以前|多久前|哪个周末"
 )
-_WHERE_ZH = re.compile(r"哪里|哪儿|在哪|去哪|什么地方|哪个地方|哪座|哪个城市|哪个国家|哪家|哪个公园")
+_WHERE_ZH = re.compile(
+    r"哪里|哪儿|在哪|去哪|什么地方|哪个地方|哪座|哪个城市|哪个国家|哪家|哪个公园|哪(?=[了呢啊呀来？?。，!！\s]|$)"
+)
+"""A Chinese question asking where: "哪里", "在哪", and a bare "哪" at the end of what it asks
+("我现在住哪来着", "钥匙放哪了")."""
 _WHO_ZH = re.compile(r"谁|哪位|哪个人|哪个朋友")
 
 _CLOCK = re.compile(
@@ -359,13 +367,18 @@ _PLACE = re.compile(
     r"university|college|studio|club|center|centre|bar|camp|island|coast)s?\b|"
     r"(公园|博物馆|美术馆|餐厅|饭店|餐馆|学校|图书馆|咖啡|医院|商场|超市|书店|山|湖|海边|海滩|城市|市|省|国|村|镇|街|路|广场|酒店|机场|"
     r"车站|体育馆|健身房|电影院|剧院|大学|公司|家里|老家)|"
-    r"(去|到|在)了?[^，。！？,.!?]{0,8}(场|馆|园|院|店|厅|城|村)"
+    r"(去|到|在)了?[^，。！？,.!?]{0,8}(场|馆|园|院|店|厅|城|村)|在[^，。！？,.!?在]{1,8}(里|上面|下面|旁边|附近)"
 )
+_PEOPLE_ZH = (
+    "朋友|妈妈|母亲|爸爸|父亲|同事|老师|姐姐|哥哥|弟弟|妹妹|老板|同学|男朋友|女朋友|丈夫|妻子|老公|老婆|室友|邻居|奶奶|爷爷|"
+    "外婆|外公|儿子|女儿|表姐|表哥|教练|医生"
+)
+"""People a Chinese text names by who they are to the person ("妈妈", "同事")."""
 _PERSON = re.compile(
     r"\b(friend|friends|sister|brother|mom|mother|dad|father|wife|husband|boss|colleague|coworker|teacher|neighbor|"
     r"neighbour|partner|son|daughter|cousin|aunt|uncle|grandma|grandpa|grandmother|grandfather|girlfriend|boyfriend|"
     r"roommate|classmate|mentor|coach|doctor)s?\b|"
-    r"(朋友|妈妈|母亲|爸爸|父亲|同事|老师|姐姐|哥哥|弟弟|妹妹|老板|同学|男朋友|女朋友|丈夫|妻子|老公|老婆|室友|邻居|奶奶|爷爷|外婆|外公|儿子|女儿|表姐|表哥|教练|医生)"
+    rf"({_PEOPLE_ZH})"
 )
 _NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")
 _TITLE_QUESTION = re.compile(
@@ -420,11 +433,12 @@ _DATE_WORDS = re.compile(
 )
 _FILLER = re.compile(
     r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more|back(?= (in|then|when)\b)|"
-    r"(jot|note|write|wrote|written|put) down)\b",
+    r"(jot|note|write|wrote|written|put) down|remind me(?: of)?)\b",
     re.IGNORECASE,
 )
 """Phrases of a question that say nothing of what it asks ("What have I planted so far?",
-"Do I still smoke?": whether it holds now, which the memory need not say)."""
+"Do I still smoke?": whether it holds now, which the memory need not say; "remind me what's
+on my reading list": a request to tell)."""
 _ZH_HOW_MANY = re.compile(r"哪?几[个本部首位家种条件样所支只张次]|哪[个本部首位家种条件样所支只张]")
 """A Chinese question word with its measure word ("哪几本", "几个", "哪位"), which jieba
 joins to the noun after it ("几本书", "本书"): no memory holds it, the noun it asks about is
@@ -492,11 +506,30 @@ def _content(found: set[str]) -> set[str]:
     }
 
 
+_STOP_NOUNS = frozenset(("date", "time", "day", "kind", "sort", "thing"))
+"""The stop words that are nouns ("what date is…", "what kind of…"): a verb written on one's
+stem ("dating", "timing", "sorting") is a word of its own, not the stop word."""
+
+
+@cache
+def _stop_noun_stems() -> frozenset[str]:
+    """The stems of ``_STOP_NOUNS`` ("day": "dai"), made at first use."""
+    return frozenset(stem_of(w) for w in _STOP_NOUNS)
+
+
 def content_words(text: str) -> set[str]:
     """The words of ``text`` (``words``) without stop words and question words, English
-    and Chinese; all of its words when every one is a stop word."""
+    and Chinese; all of its words when every one is a stop word. A word is a stop word by
+    how it is written: "dating" ("who am I dating?") is kept though its stem is that of the
+    stop word "date" (``_STOP_NOUNS``; not a plural: "dates", "days")."""
     found = words(text)
-    return _content(found) or found
+    kept = _content(found)
+    for written in re.findall(r"[a-z]+", text.lower()):
+        stem = stem_of(written)
+        plural = written.endswith("s") and written[:-1] in _EN_STOP
+        if stem in _stop_noun_stems() and stem in found and written not in _EN_STOP and not plural:
+            kept.add(stem)
+    return kept or found
 
 
 _ANY_DOING_WORDS = "do doing did happen happened go went get got up have had 干 干嘛 嘛 做 发生 事 事情 那天 当天 天 忙"
@@ -597,7 +630,7 @@ _ASKS_DATE = re.compile(
 """A question asking the date of something that is not the noting of it ("When is Kate's
 birthday?", "What's the date of the recital?", "宝宝下次打疫苗是几号？")."""
 _ASKS_NUMBER = re.compile(
-    r"\bmy\s+(?:[\w-]+\s+){0,2}(?:number|no\.|code|pin)\b|\b(?:number|code)\s+of\s+my\b|\bhow\s+much\s+(?:was|is|were|did|does|do)\b.*\b(?:cost|pay|paid|spend|spent|"
+    r"\bmy\s+(?:[\w'’-]+\s+){0,3}(?:number|no\.|code|pin)\b|\b(?:number|code)\s+of\s+my\b|\bhow\s+much\s+(?:was|is|were|did|does|do)\b.*\b(?:cost|pay|paid|spend|spent|"
     r"bill|price|charge)|号码|(?:卡|证|牌|账|编)号|号是多少|多少钱|价格|花了多少",
     re.IGNORECASE,
 )
@@ -677,6 +710,8 @@ def _states_code(text: str, question: str) -> bool:
     for match in _CODE.finditer(undated):
         before = _CLAUSE_START.split(undated[: match.start()])[-1]
         label = " ".join(before.split()[-CODE_LABEL_WORDS:])
+        if _label_conflicts(label, question):  # "home wifi pw 4471" for the office's
+            continue
         if _content(words(label)) & asked or any(has_cjk(w) and w in before for w in asked):
             return True
     return False
@@ -735,9 +770,46 @@ def labelled_value(question: str, text: str, code: bool = False) -> bool:
         value = _content(words(match.group("value"))) - _value_kinds()
         if code and not _code_value(match.group("value")):
             continue
-        if label & asked and value - asked:
+        if label & asked and value - asked and not _label_conflicts(match.group("label"), question):
             return True
     return False
+
+
+_PLACING = frozenset(("at", "in", "for", "from"))
+"""Words after which a question names where or whose the thing asked is ("the wifi password
+at the office", "the door code for the shed")."""
+
+
+def _qualifiers(question: str, thing: set[str]) -> set[str]:
+    """The content words of ``question`` that qualify the thing it asks about (``thing``: its
+    words shared with a label): the word just before one of them ("office" of "office wifi",
+    "gym" of "the gym's wifi", "公司" of "公司的wifi") and the word placing it after "at",
+    "in", "for", "from" ("the wifi password at the office")."""
+    order = [t for t in tokens(question) if t not in ("s", "的")]
+    found: set[str] = set()
+    for i, t in enumerate(order):
+        if t in thing and i > 0:
+            found.add(order[i - 1])
+        if t in _PLACING:
+            after = [w for w in order[i + 1 : i + 4] if _content({w})]
+            found.update(after[:1])
+    return _content(found) - thing - _value_kinds()
+
+
+def _label_conflicts(label: str, question: str) -> bool:
+    """Whether a value's ``label`` names another thing of the kind ``question`` asks about:
+    the label holds a content word the question does not, and the question qualifies the
+    thing by a word the label does not hold (``_qualifiers``): "home wifi" for "the wifi
+    password at the office", "personal email" for "my work email password". A label that
+    says less ("wifi pw" for "the office wifi password") or more ("gym locker" for "my locker
+    number") than the question does not; a word of two letters is a short form ("pw")."""
+    labelled = {w for w in _content(words(label)) - _value_kinds() if not (w.isascii() and len(w) <= 2)}
+    asked = _content(words(question)) - _value_kinds()
+    extra = labelled - _held(labelled, frozenset(words(question)), question)
+    if not extra:
+        return False
+    qualifying = _qualifiers(question, labelled & asked)
+    return bool(qualifying - _held(qualifying, frozenset(words(label)), label))
 
 
 def names_something_else(question: str, text: str) -> bool:
@@ -938,17 +1010,60 @@ _OTHERS = re.compile(
 _MY_THING = re.compile(r"\bmy\s+((?:[\w'’-]+\s+){0,2}[\w'’-]+)|我的([\u4e00-\u9fff]{1,4})", re.IGNORECASE)
 _THEIR_THING = re.compile(
     r"(?:\b(?!(?:it|that|there|here|what|who|he|she|let|where|how)['’]s\b)([A-Za-z]+)['’]s|\b([a-z]+s)['’]|"
-    r"\b(?:his|her|their))\s+((?:[\w-]+\s+){0,2}[\w-]+)|(?:他|她|他们|她们)的([\u4e00-\u9fff]{1,4})",
+    r"\b(?:his|her|their))\s+((?:[\w-]+\s+){0,2}[\w-]+)|(?:他|她|他们|她们|"
+    + _PEOPLE_ZH
+    + r")的([\u4e00-\u9fff]{1,4})",
     re.IGNORECASE,
 )
+_OF_OTHERS = re.compile(r"[他她它你您]|大家|别人")
+"""Words of a Chinese question naming someone other than the asker."""
 
 
-def _someone_elses(question: str, text: str) -> set[str]:
+def _theirs(question: str, memories: Sequence[Memory], whole: Mapping[str, frozenset[str]]) -> set[str]:
+    """The ids of ``memories`` about another's thing where ``question`` asks about the
+    asker's (``_someone_elses``): for a question writing "my", every such memory; for one
+    asking about the asker without it (``implied``), only where another memory holds those
+    words not as another's: the asker's own note on it exists ("metformin 500mg" beside
+    "Dad's metformin went up"), and a note of a name that reads as a possessive ("sam's club
+    is 5 min away") is not set aside when nothing else says it (``whole``: each memory's
+    words)."""
+    found = set()
+    for m in memories:
+        if _someone_elses(question, m.text):
+            found.add(m.id)
+            continue
+        implied = _someone_elses(question, m.text, implied=True)
+        if implied and any(
+            implied & whole[o.id] and not _someone_elses(question, o.text, implied=True)
+            for o in memories
+            if o.id != m.id
+        ):
+            found.add(m.id)
+    return found
+
+
+def _of_self(question: str) -> bool:
+    """Whether ``question`` asks about the asker and no one else, though it writes no "my":
+    English in the first person ("how much sertraline am I on?"), Chinese naming no one
+    (Chinese leaves the subject out: "降压药现在每天吃几毫克？"); not one naming another's
+    thing ("Dad's", "他的") or a person ("妈妈", "my sister")."""
+    if _OTHERS.search(question) or _PERSON.search(question):
+        return False
+    if has_cjk(question):
+        return not _OF_OTHERS.search(question)
+    return bool(FIRST_PERSON.search(question))
+
+
+def _someone_elses(question: str, text: str, implied: bool = False) -> set[str]:
     """The words of what ``question`` asks about as the user's own ("my passport", "我的车牌")
     that ``text`` holds only as someone else's ("Ellie's passport expires in March", "Dad's
     old manager", "他的车牌"): a memory about another person's thing holds nothing of what
-    is asked about one's own."""
+    is asked about one's own. ``implied``: a question writing no "my" that asks about the
+    asker (``_of_self``: "how much metformin am I on?", "降压药现在每天吃几毫克？") asks about
+    their own of every word it names."""
     mine = {w for m in _MY_THING.finditer(question) for w in words(m.group(1) or m.group(2))}
+    if not mine and implied and _of_self(question):  # "降压药现在每天吃几毫克？": the asker's, not "爸爸的降压药"
+        mine = _content(words(question))
     if not mine:
         return set()
     asked = words(question)
@@ -1303,10 +1418,12 @@ def _answer(
         if m.superseded_by:
             replaced_by.setdefault(m.superseded_by, []).append(m)
 
+    theirs = _theirs(question, memories, whole)
+
     def held_by(memory: Memory) -> set[str]:
         if memory.id in stating_memories or memory.id in typed:
             return set(wanted)
-        if _someone_elses(question, memory.text):  # of another's thing, the rest of it is not the user's either
+        if memory.id in theirs:  # of another's thing, the rest of it is not the user's either
             return set()
         found = _held(wanted, whole[memory.id], memory.text)
         if not past:  # what the note it replaced holds ("PureGym membership"), the newer one is about too
@@ -1318,6 +1435,8 @@ def _answer(
 
     for c in candidates:
         own = sum(weight[t] for t in (wanted if id(c) in stating else _held(wanted, c.tokens, c.text))) / total
+        if c.memory.id in theirs:  # a sentence of another's thing holds nothing of the asker's
+            own = 0.0
         context = sum(weight[t] for t in held_by(c.memory)) / total
         c.score = own + CONTEXT_WEIGHT * context + RANK_WEIGHT * (1 - c.rank / max(1, len(memories)))
         if id(c) in stating or (
@@ -1369,7 +1488,7 @@ def _answer(
     # "need a dress for the wedding" gives no date for "What date is my sister's wedding?".
     # For "when" it is a date: the note's own date tells when it was noted, not when the lease ends.
     every = [c for c in every if _states("date" if kind == "when" else needed, c.memory.text)]
-    earlier_question = asks_earlier(question) and bool(FIRST_PERSON.search(question)) and not days
+    earlier_question = asks_earlier(question) and about_self and not days
     fully = covers(best) and sum(weight[t] for t in held) >= MIN_COVERAGE * total
     if closest:
         if fully:
@@ -1399,7 +1518,7 @@ def _answer(
         if earlier_question:  # the mirror: "我跳到字节之前在哪上班", the note before the change
             earlier = _earlier_word(question, best, stated, similarity, user, asking, dates)
             return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
-        later = _later_word(question, best, stated, similarity, user, asking, chinese)
+        later = _later_word(question, best, stated, similarity, user, asking, chinese, theirs)
         if later is not None:
             return _later_answer(later, best, user, chinese)
         # the same second sign when a rule read the change: the best note replaced a recalled
@@ -1428,7 +1547,7 @@ def _answer(
         earlier = _earlier_word(question, best, every, similarity, user, asking, dates)
         if earlier is not None:
             return _earlier_answer(earlier[0], earlier[1], user, chinese)
-    later = _later_word(question, best, every, similarity, user, asking, chinese) if current else None
+    later = _later_word(question, best, every, similarity, user, asking, chinese, theirs) if current else None
     if later is not None:
         return _later_answer(later, best, user, chinese)
     quoted = [best]
@@ -1664,6 +1783,7 @@ def _later_word(
     user: str,
     asking: set[str],
     chinese: bool = False,
+    theirs: set[str] | frozenset[str] = frozenset(),
 ) -> _Candidate | None:
     """The latest note or turn of the person's own, noted after ``best``'s memory, that recall
     finds close to the question too (cosine similarity at least ``LATER_SIMILAR`` times
@@ -1682,7 +1802,9 @@ def _later_word(
         for c in _close_own(best, candidates, similarity, user, asking, subject_words)
         if c.memory.created_at > best.memory.created_at
         and not c.memory.superseded_by
+        and c.memory.id not in theirs  # "Dad's metformin went up": not the asker's
         and _on_subject(c, best, question, similarity, chinese)
+        and _tells_asked(c.memory.text, best.memory.text, question, similarity, c.memory.id, best.memory.id)
     ]
     if not later:
         return None
@@ -1718,7 +1840,12 @@ def _on_subject(c: _Candidate, best: _Candidate, question: str, similarity: Mapp
         # a word of the best note or a character of one ("牛奶", "燕麦奶"), a whole word of the
         # question: a character of the question's is too little ("关" of "关于" and "没关系")
         mine = _content(words(text))
-        return bool(subject(mine & _content(words(best.memory.text)) | _long_words(text) & _long_words(question)))
+        if bool(subject(mine & _content(words(best.memory.text)) | _long_words(text) & _long_words(question))):
+            return True
+        # "who": a close note of someone kept company is on the subject whatever its words
+        # ("跟同事小周在一起了" after "跟阿杰分手了" for "我现在的对象是谁？"); a place or a number is
+        # too common a sign, and so is a person addressed ("你好，朋友")
+        return question_type(question) == "who" and bool(_COMPANY_ZH.search(text))
     if _held(subject(_content(words(question)) | _content(words(best.memory.text))), frozenset(words(text)), text):
         return True
     known = question + " " + best.memory.text
@@ -1727,6 +1854,77 @@ def _on_subject(c: _Candidate, best: _Candidate, question: str, similarity: Mapp
         or _states_new(text, known)
         or similarity.get(c.memory.id, 0.0) >= similarity.get(best.memory.id, 0.0)
     )
+
+
+_DAY_HOURS = re.compile(
+    r"\b(?:mon|tue|tues|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day|urday|nesday|sday|rsday)?s?"
+    r"(?:\s*[-–]\s*(?:mon|tue|wed|thu|fri|sat|sun)\w*)?\.?\s+\d{1,2}(?::\d\d)?\s*[-–]\s*\d{1,2}(?::\d\d)?\b",
+    re.IGNORECASE,
+)
+"""A day and the hours of something on it ("Saturdays 7-1", "mon-fri 9-5"): when it is open,
+not a value that holds."""
+
+
+def _tells_asked(
+    text: str, best: str, question: str, similarity: Mapping[str, float], text_id: str, best_id: str
+) -> bool:
+    """Whether a later note (``text``) tells what ``question`` asks, and so may be quoted
+    before the ``best`` note as the person's latest word (``_later_word``), by what the
+    question asks for rather than by the word it shares: it holds a word of the question's
+    own that the best note does not (for Chinese, a word of the question at all: its
+    subject, "奶" of "喝什么奶"), or it states a value of the kind asked: an amount of its
+    kind (``asks_amount``: "22 units" for "how many units"), a place for "where", a person
+    for "who", a name in capitals for "which …" (English; Chinese names have no sign), and,
+    for an English question asking no kind, a value neither the question nor the best note
+    states (``_states_new``, not a day's hours: "market is Saturdays 7-1"). Or it states an
+    attribute of the person or its end (``updates.statements``: "left the fleet feet club,
+    running with …"), or, English, recall finds it at least as close as the best note. A
+    Chinese question asking no kind: any note on the subject. Not "costco run: paper towels"
+    for "what tier is my Costco membership?", nor "给房东转了三个月房租" for "我现在住哪来着".
+    ``similarity``: recall's cosine of each memory by id (``text_id``, ``best_id``)."""
+    chinese = has_cjk(question)
+    plain = {w for w in _content(words(question)) - _value_kinds() if w not in _any_doing()}
+    if chinese:
+        plain = {w for w in _content(set(tokens(_ZH_HOW_MANY.sub(" ", question)))) - _value_kinds()}
+    held = _held(plain, frozenset(words(text)), text)
+    if chinese and held:
+        return True
+    if not chinese and held - _held(plain, frozenset(words(best)), best):
+        return True
+    if statements(text):  # it states an attribute of the person, or its end: a change of theirs
+        return True
+    # English: recall finds it as close as the best (Chinese cosines mislead)
+    if not chinese and similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0:
+        return True
+    kind = question_type(question)
+    amount = asks_amount(question)
+    if kind == "when":
+        return True  # a date is stated (``_states`` of the notes heard)
+    if amount:
+        # a number of the kind, or none at all: "quit", "not touching wine at all"
+        stops = bool(held) and (any(s.ended for s in statements(text)) or bool(_NEGATION.search(text)))
+        return stops or (states_amount(amount, text) and bool(_AMOUNT.search(_DAY_HOURS.sub(" ", text))))
+    if kind in ("where", "who"):
+        return any(_fits(kind, s) for s in split_sentences(text)) or (not chinese and _names_new(question, text))
+    if _WHICH.search(question):
+        known = question + " " + best
+        return not chinese and (_names_new(known, text) or _states_new(_DAY_HOURS.sub(" ", text), known))
+    if chinese:
+        return True
+    return _states_new(_DAY_HOURS.sub(" ", text), question + " " + best)
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|none|zero)\b|不|没", re.IGNORECASE)
+"""A word saying none: an amount of nothing ("not touching wine at all", "不喝了")."""
+
+
+def _names_new(known: str, text: str) -> bool:
+    """Whether ``text`` names in capitals, an acronym or a title something ``known`` does not
+    name ("trying Mubi instead"; not a label in lower case: "costco run: paper towels")."""
+    asked = {w.casefold() for w in re.findall(r"\w+", known)}
+    found = [m.group(0) for pattern in (_TITLE, _NAME, _ACRONYM) for m in pattern.finditer(text)]
+    found += [m.name for m in extract(text, speaker="I").mentions if m.typed]
+    return any(w.casefold() not in asked for name in found for w in re.findall(r"\w+", name))
 
 
 def _states_new(text: str, known: str) -> bool:
@@ -1810,13 +2008,24 @@ def _close_own(
         c
         for c in candidates
         if _own(c.memory, user)
-        and c.memory.id not in asking
+        and (c.memory.id not in asking or _states_first(c))
         and similarity.get(c.memory.id, 0.0) >= LIST_SIMILAR_FLOOR
         and (
             similarity.get(c.memory.id, 0.0) >= LATER_SIMILAR * closest
             or bool(sharing and len(c.memory.text) <= SHORT_NOTE_CHARS and _long_words(c.memory.text) & sharing)
         )
     ]
+
+
+def _states_first(c: _Candidate) -> bool:
+    """Whether the sentence ``c`` of a note that asks something states, as does the note's
+    first sentence: the question is an afterthought ("third date with Priya, she's great. are
+    we official now?"), not what the note is ("what's my blood type again? never remember").
+    A note only: a turn's question is put to the one it talks with."""
+    if c.memory.speaker:  # a turn of a conversation: its question is put to the other ("请教你一个问题")
+        return False
+    first = split_sentences(c.memory.text)[:1]
+    return not asks(c.text) and bool(first) and not asks(first[0])
 
 
 def _earlier_word(
@@ -1837,6 +2046,11 @@ def _earlier_word(
     superseded (an earlier best answers as it is); the answer is the latest close note
     noted before the anchor ("88 Linden St" before "moving day! … Valencia St in the Mission";
     "lamotrigine 100mg" before "increased to 150mg" for "what dose was I on last spring?").
+    When the question names X, the answer names no X ("movers booked for Denver" is not what
+    came before Denver) and is told against the first note naming X after it; when no close
+    note precedes X's first, any of the person's notes before it that recall finds at least
+    ``LIST_SIMILAR_FLOOR`` close and about as close as the closest of them (``LATER_SIMILAR``)
+    ("sold the corolla" for "what car did I drive before the Civic?").
     A question that names a span ("in 2022") is answered by the latest close note noted before
     its end instead, when that one differs from ``best``."""
     close = _close_own(best, candidates, similarity, user, asking)
@@ -1863,6 +2077,28 @@ def _earlier_word(
     elif best.memory.superseded_by or any(c.memory.created_at > best.memory.created_at for c in close):
         return None  # the best is an earlier note already
     before = [c for c in close if c.memory.created_at < anchor.memory.created_at]
+    if most:
+        # what came before X is not a note naming X ("movers booked for Denver" before "Denver
+        # flat all set up"): the answer names none of it, and is told against the first note
+        # naming it after the answer's
+        # (by the words it writes: "在腾讯做产品" says no "换工作", though it says work)
+        # Recall finds the note before X further off than X's own ("sold the corolla" for "what
+        # car did I drive before the Civic?"): any of the person's notes before the first naming X
+        # that recall finds close (``LIST_SIMILAR_FLOOR``), about as close as the closest of them.
+        first = min((c for n, c in holding if n == most), key=lambda c: c.memory.created_at)
+        wider = [
+            c
+            for c in candidates
+            if _own(c.memory, user)
+            and c.memory.id not in asking
+            and c.memory.created_at < first.memory.created_at
+            and similarity.get(c.memory.id, 0.0) >= LIST_SIMILAR_FLOOR
+            and not named & _long_words(c.memory.text)
+        ]
+        nearest = max((similarity.get(c.memory.id, 0.0) for c in wider), default=0.0)
+        before = [c for c in before if not named & _long_words(c.memory.text)] or [
+            c for c in wider if similarity.get(c.memory.id, 0.0) >= LATER_SIMILAR * nearest
+        ]
     if has_cjk(question):  # the embedder's cosine misleads for Chinese: a note about the same thing comes first
         before = [
             c
@@ -1872,7 +2108,12 @@ def _earlier_word(
     if not before:
         return None
     latest = max(c.memory.created_at for c in before)
-    return max((c for c in before if c.memory.created_at == latest), key=lambda c: c.score), anchor
+    answer = max((c for c in before if c.memory.created_at == latest), key=lambda c: c.score)
+    if most:
+        anchor = min(
+            (c for n, c in holding if n == most and c.memory.created_at > latest), key=lambda c: c.memory.created_at
+        )
+    return answer, anchor
 
 
 def _long_words(text: str) -> set[str]:
@@ -1968,7 +2209,8 @@ def _add_similar(
     "which restaurants", a person for "who", a title for "哪几本书") needs only
     ``LIST_SIMILAR_FITTING`` of that similarity ("Jess rec: Bao Bao on King st"). For a
     ``chinese`` question, only such a memory or one holding a word of the ``question`` ("还要买个
-    电饭煲" for "搬家要买的东西有哪些？"): the embedder's cosine is a weak sign for Chinese (a note about a grave visit was closer to "which books
+    电饭煲" for "搬家要买的东西有哪些？"), or one recall finds at least as close as the furthest of two or
+    more items that hold its words and no closer than the closest (within their band): the embedder's cosine is a weak sign for Chinese (a note about a grave visit was closer to "which books
     did I finish" than two of the books)."""
     if not firsts:
         return
@@ -1981,6 +2223,7 @@ def _add_similar(
     best_of: dict[str, _Candidate] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         best_of.setdefault(c.memory.id, c)
+    wordless: list[_Candidate] = []
     for memory_id, c in sorted(best_of.items(), key=lambda item: -similarity.get(item[0], 0.0)):
         close = similarity.get(memory_id, 0.0)
         if len(firsts) >= LIST_MAX or close < min(floor, fitting_floor if typed else floor):
@@ -1989,14 +2232,27 @@ def _add_similar(
             continue
         fits = typed and any(_fits(kind, s) for s in split_sentences(c.memory.text) if not asks(s))
         if chinese and not fits:
-            # a Chinese item holds a word of the question ("还要买个电饭煲" for "搬家要买的东西")
+            # a Chinese item holds a word of the question ("还要买个电饭煲" for "搬家要买的东西"),
+            # or recall finds it within the band of the items that do
             if not asked & set(words(c.memory.text)):
+                wordless.append(c)
                 continue
         elif close < floor and not fits:
             continue
         if named and not any(_about(c.memory, person) for person in named):
             continue
         firsts[memory_id] = c
+    # the band the Chinese items holding the question's words span: a note recall finds as close
+    # as the furthest of two or more is one of them too ("阳台门锁坏了" between "空调不制冷了" and
+    # "水龙头一直滴水，要找人修" for "家里有哪些东西需要修？")
+    # (not one closer than every item: "周末去爬山了" for "我今年看了哪些电影", a distractor)
+    if len(firsts) > 1:
+        low = min(similarity.get(i, 0.0) for i in firsts)
+        high = max(similarity.get(i, 0.0) for i in firsts)
+        for c in wordless:
+            if len(firsts) < LIST_MAX and low <= similarity.get(c.memory.id, 0.0) <= high:
+                if not (named and not any(_about(c.memory, person) for person in named)):
+                    firsts[c.memory.id] = c
 
 
 def _replaced(current: Memory, older: Memory, chinese: bool) -> str:
