@@ -456,9 +456,11 @@ _FIRST_PERSON_CLAUSE = re.compile(
 )
 """An English clause whose subject is its writer ("we're official now", "I think I left my
 keys at Tom's", "my rent is going up"): a statement in its form, whatever mark ends it."""
-_ASKING_ZH = re.compile(r"[吗呢么嘛]|什么|哪|谁|几|多少|怎|为什么|为啥|啥|咋|如何|是否|还是|难道|(.)[不没]\1")
+_ASKING_ZH = re.compile(
+    r"[吗呢么嘛]|什么|哪|谁|几|多少|怎|为什么|为啥|啥|咋|如何|是否|还是|难道|(.)[不没]\1|(?:没有?|不)[\s?？!！]*$"
+)
 """What makes a Chinese sentence a question: a question particle, a question word, an
-alternative (还是), or the A-not-A form ("是不是", "要不要", "有没有", "该不该")."""
+alternative (还是), or the A-not-A form ("是不是", "要不要", "有没有", "该不该", "结婚了没有？")."""
 
 
 def _asks_by_its_mark(sentence: str) -> bool:
@@ -498,25 +500,21 @@ def is_request_or_question(sentence: str) -> bool:
     is?"). A question mark alone does not make a question (``_asks_by_its_mark``): "moved
     into my new place today?!" and "we're a couple now I guess?" tell.
 
-    A text of several sentences (split_sentences) asks only when each of them does: "Third
-    date with Sam. Is it serious?" tells through its first sentence."""
-    parts = split_sentences(sentence) if _INNER_END.search(sentence) else [sentence]
-    if len(parts) > 1:
-        return all(_asks(part) for part in parts)
-    return _asks(sentence)
-
-
-_INNER_END = re.compile(r"[.!?。！？;；…]\s*\S")
-"""A mark that may end a sentence before the text ends: only such a text is split."""
-
-
-def _asks(sentence: str) -> bool:
-    """``is_request_or_question`` for one sentence."""
+    Given a text of several sentences, the mark is read with the last sentence, the one it
+    ends (split_sentences): "Moved to Leeds. Sam's new number?" asks, as a text that starts
+    with a question or a request does ("what's my blood type? I never remember")."""
     keep = _KEEP.match(sentence)
     if keep and sentence[keep.end() :].strip():
         sentence = sentence[keep.end() :]
     sentence = sentence.strip()
-    return bool(_REQUEST.search(sentence) or _QUESTION.search(sentence) or _asks_by_its_mark(sentence))
+    if _REQUEST.search(sentence) or _QUESTION.search(sentence):
+        return True
+    last = split_sentences(sentence)[-1:] if _INNER_END.search(sentence) else [sentence]
+    return bool(last) and _asks_by_its_mark(last[0])
+
+
+_INNER_END = re.compile(r"[.!?。！？;；…]\s*\S")
+"""A mark that may end a sentence before the text ends: only such a text is split."""
 
 
 _NAME_STATEMENT = re.compile(
