@@ -338,6 +338,7 @@ def test_a_statement_ending_in_surprise_tells(text: str) -> None:
         "should I take the job in Leeds?",
         "can you remind me when the boiler was serviced?",
         "ok so where do I park?",
+        "I baked a new loaf - want to try some?",
         "Sam's phone number?",
         "you're coming on Friday?",
         "remind me to renew the passport",

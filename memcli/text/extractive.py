@@ -446,11 +446,13 @@ _SURPRISE_MARK = re.compile(r"(?:[?？][!！]|[!！][?？])[?？!！\s]*$")
 """'?!' or '!?': surprise at what the sentence tells ("got the job?!", "终于搬家了？！"), not a question."""
 _ASKING_INSIDE = re.compile(
     r"\b(?:what|when|where|who|whom|whose|why|how|which|whether|if)\b"
-    r"|\b(?:do|does|did|am|is|are|was|were|can|could|would|will|shall|should|have|has|may|might|must)(?:n't)?\s+(?:i|we)\b",
+    r"|\b(?:do|does|did|am|is|are|was|were|can|could|would|will|shall|should|have|has|may|might|must)(?:n't)?\s+(?:i|we)\b"
+    r"|(?:^|[,;:\u2013\u2014-]\s*)(?:or\s+)?(?:wanna|want\s+to|want\s+me\s+to|fancy|care\s+to|how\s+about|what\s+about)\b",
     re.I,
 )
 """An English question inside a sentence that does not start as one ("ok so where do I go?",
-"so should I quit?", "I wonder if it's worth it?")."""
+"so should I quit?", "I wonder if it's worth it?"), or one to the reader without its "do you"
+("I finished the vase - want to see a pic?", "we could go out, or wanna stay in?")."""
 _FIRST_PERSON_CLAUSE = re.compile(
     r"\b(?:i|we)(?:'m|'re|'ve|'d|'ll|\s+(?!you\b)[a-z]+)\b|\bmy\s+\w+(?:\s+\w+)?\s+(?:is|was|are|were|has|had)\b", re.I
 )
