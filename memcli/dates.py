@@ -1,7 +1,8 @@
 """Dates that recall queries write, the way people write them, in English and Chinese.
 
 "On May 2nd", "the 3rd of May", "5/1", "in May 2023", "2023", "yesterday", "last Tuesday",
-"two weeks ago", "last week"; "5月2日", "五月三号", "上周二", "前天", "三天前", "上周", "去年".
+"two weeks ago", "last week", "new year's eve", "the first of January"; "5月2日", "五月三号",
+"上周二", "前天", "三天前", "上周", "去年", "国庆", "除夕".
 English (and other Latin-script) text is read by dateparser's ``search_dates``; text with
 Chinese characters by JioNLP's time parser (``jionlp.ner.extract_time``), which also resolves
 Chinese relative forms that dateparser misreads ("5月2日" as 2 December). Both resolve
@@ -268,7 +269,56 @@ def _span(granularity: str, moment: datetime) -> tuple[float, float]:
 # English -----------------------------------------------------------------------------------
 
 _LEADING = re.compile(r"^(?:(?:on|in|at|of|from|by|about|during|since|until|till|for|before|after)\s+)+", re.I)
-_MAY_AS_MONTH = re.compile(r"\b(in|of|during|since|until|by|early|late|mid)\s+may\b", re.I)
+_VERB_MONTHS = ("may", "march")
+"""Months whose names are also verbs ("may I...", "march on"): a month only after a word
+that places in time (``_VERB_AS_MONTH``) or beside a number ("May 2")."""
+_VERB_AS_MONTH = re.compile(
+    r"\b(?:in|of|during|since|until|till|by|before|after|early|late|mid|last|this|next)\s+(may|march)\b", re.I
+)
+_TIME_UNITS = frozenset(
+    {"a second", "second", "a minute", "minute", "an hour", "hour", "a moment", "moment", "a sec", "a min"}
+)
+"""Phrases dateparser reads as now, a second or a minute from it ("a second opinion", "an
+hour-long call"): a length of time, no date."""
+
+_FEASTS_EN = (
+    ("new year eve", "31 December"),
+    ("nye", "31 December"),
+    ("new year", "1 January"),
+    ("christmas eve", "24 December"),
+    ("christmas", "25 December"),
+    ("xmas", "25 December"),
+    ("boxing", "26 December"),
+    ("valentine", "14 February"),
+    ("halloween", "31 October"),
+)
+"""Days of the year named by a feast (English), as dateparser reads a day: the first whose
+words start the feast's name as written, without its apostrophes, plural s and "day"."""
+_HOLIDAY_EN = re.compile(
+    r"\b(?:new\s+years?'?s?\s+eve|christmas\s+eve|nye"
+    r"|new\s+years?'?s?\s+day|christmas\s+day|boxing\s+day|valentines?'?s?(?:\s+day)?|halloween"
+    r"|(?P<pre>(?:on|at|over|since|until|till|before|after|during)\s+)(?:christmas|xmas|new\s+years?'?s?)"
+    r"(?!'?s?\s+(?:eve|day|resolution|party|card|present|gift|list|tree|dinner|plan)))(?!\w)",
+    re.I,
+)
+"""A feast named as a day: "new year's eve", "Christmas Eve", "Valentine's", "Halloween";
+Christmas and New Year's alone only after a word that places in time ("on Christmas", "over
+New Year's"): "Christmas presents" and "new year's resolutions" name no day."""
+_ORDINAL_WORDS = {
+    word: index + 1
+    for index, word in enumerate(
+        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
+        "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()
+    )
+} | {"thirtieth": 30}
+_ORDINAL_DAY = re.compile(
+    r"\b(?:(?P<tens>twenty|thirty)[\s-])?(?P<unit>"
+    + "|".join(_ORDINAL_WORDS)
+    + r")(?=\s+of\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)",
+    re.I,
+)
+"""A day of the month written in words before its month ("the first of January", "the
+twenty-third of May"), which dateparser does not read: written as a number ("1st") first."""
 _ABBREVIATION_DOT = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\.", re.I)
 
 
@@ -278,11 +328,43 @@ def _dateparser_settings(now: datetime) -> dict[str, Any]:
 
 def _plausible(phrase: str, query: str) -> bool:
     """Whether a phrase dateparser found reads as a date in the query: it holds a digit or
-    a word of four letters or more ("we", "now", "sat" and the verb "may" are not dates),
-    or it is the month May after in/of/during... ("in May")."""
-    if any(c.isdigit() for c in phrase) or any(len(w) >= 4 for w in re.findall(r"[a-z]+", phrase.lower())):
-        return phrase.lower() not in {"now", "till date"}
-    return phrase.lower() == "may" and bool(_MAY_AS_MONTH.search(query))
+    a word of four letters or more ("we", "now", "sat" are not dates), and is no length of
+    time ("a second opinion", ``_TIME_UNITS``); May or March without a number only after a
+    word that places in time ("in May", "last March"; not "may I", "march on")."""
+    lower = phrase.lower()
+    if any(c.isdigit() for c in phrase):
+        return True
+    letters = re.findall(r"[a-z]+", lower)
+    if lower in {"now", "till date"} or lower in _TIME_UNITS or not any(len(w) >= 3 for w in letters):
+        return False
+    if any(w in _VERB_MONTHS for w in letters) and len(set(letters) - {"on", "the", "of", "in"}) == 1:
+        return any(m.group(1).lower() in letters for m in _VERB_AS_MONTH.finditer(query))
+    return any(len(w) >= 4 for w in letters)
+
+
+def _holiday_day(match: re.Match[str]) -> str:
+    """The day a feast of ``_HOLIDAY_EN`` names, as dateparser reads it (``_FEASTS_EN``)."""
+    pre = match.group("pre") or ""
+    name = re.sub(r"\b(year|valentine)s\b|\bday\b", r"\1", match.group(0)[len(pre) :].lower().replace("'", ""))
+    name = " ".join(name.split())
+    return pre + next(day for feast, day in _FEASTS_EN if name.startswith(feast))
+
+
+def _ordinal_day(match: re.Match[str]) -> str:
+    """``_ORDINAL_DAY``'s day in figures ("twenty-first" -> "21st")."""
+    number = (
+        _ORDINAL_WORDS[match.group("unit").lower()]
+        + {"twenty": 20, "thirty": 30, None: 0}[match.group("tens") and match.group("tens").lower()]
+    )
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def with_days_written(query: str) -> str:
+    """``query`` with its feasts ("new year's eve", "on Christmas": ``_FEASTS_EN``) and its
+    days of the month in words ("the first of January") written as dates dateparser reads
+    ("31 December", "the 1st of January"); unchanged when it has none."""
+    return _ORDINAL_DAY.sub(_ordinal_day, _HOLIDAY_EN.sub(_holiday_day, query))
 
 
 def _english(query: str, now: datetime) -> list[QueryDate]:
@@ -294,7 +376,7 @@ def _english(query: str, now: datetime) -> list[QueryDate]:
 
     settings = _dateparser_settings(now)
     # "the 1st of Jan. 2000": dateparser ends a date at the abbreviation's dot.
-    query = _ABBREVIATION_DOT.sub(r"\1", query)
+    query = with_days_written(_ABBREVIATION_DOT.sub(r"\1", query))
     try:
         found = search_dates(query, languages=["en"], settings=settings) or []
     except (ValueError, OverflowError):  # a number dateparser takes for an impossible date
@@ -364,14 +446,30 @@ def _jio() -> Any:
     return _jionlp
 
 
-def _chinese(query: str, now: datetime) -> list[QueryDate]:
-    """Dates of a query in Chinese, by JioNLP's time parser (points and spans; durations
-    and periods such as 每周 are not dates)."""
+_FEASTS_ZH = re.compile(r"除夕夜?|大年夜|(?<!大)年三十|(?P<christmas_eve>平安夜)|(?P<halloween>万圣节(?:前夜)?)")
+"""Feasts JioNLP's time parser does not read, by the names it reads: New Year's Eve of the
+lunar calendar (除夕, 大年夜, 年三十: 大年三十, the lunar year's last day, which JioNLP finds
+when it has 29 days too), Christmas Eve, Halloween."""
+_ZH_NAMES_YEAR = re.compile(r"[今去明前后本]年|\d+\s*年|[〇零一二三四五六七八九十]{2,4}年")
+"""A year a Chinese date names ("今年春节", "2023年元旦"); not 大年 of 大年初一."""
+
+
+def _zh_feast(match: re.Match[str]) -> str:
+    if match.group("christmas_eve"):
+        return "12月24日"
+    if match.group("halloween"):
+        return "10月31日"
+    return "大年三十"
+
+
+def _jio_times(text: str, base: datetime) -> list[tuple[str, str, tuple[datetime, datetime]]]:
+    """The points and spans of time JioNLP's parser reads in ``text`` against ``base``, as
+    (text, type, (start, end)); empty when it reads none or cannot read the text."""
     try:
-        found = _jio().ner.extract_time(query, time_base=now.timestamp(), with_parsing=True)
+        found = _jio().ner.extract_time(text, time_base=base.timestamp(), with_parsing=True)
     except Exception:  # the parser raises many types on text it cannot read; the query has no date for us
         return []
-    out: list[QueryDate] = []
+    out = []
     for item in found:
         detail = item.get("detail") or {}
         times = detail.get("time")
@@ -381,7 +479,42 @@ def _chinese(query: str, now: datetime) -> list[QueryDate]:
             start, end = (datetime.strptime(t, "%Y-%m-%d %H:%M:%S") for t in times)
         except (TypeError, ValueError):  # open-ended spans ("inf")
             continue
-        text = str(item.get("text", ""))
+        out.append((str(item.get("text", "")), str(detail["type"]), (start, end)))
+    return out
+
+
+def _day_of_the_year(text: str, now: datetime) -> tuple[datetime, datetime, bool] | None:
+    """The day a Chinese phrase names that comes back each year without its year being
+    named (元旦, 国庆, 春节, 大年初一, 中秋), as JioNLP's calendars place it: the latest one
+    not after ``now`` (JioNLP gives the one of now's year, or the lunar year's, even when
+    still to come), and whether it falls on the same day of the solar calendar each year
+    (元旦 does, 春节 does not). None for any other phrase: one read differently against
+    two times of one year ("三号", "上周二") or that names its year ("今年春节")."""
+    if _ZH_NAMES_YEAR.search(text) or _ZH_MONTH_DAY.match(text):
+        return None
+    spring, autumn = (_jio_times(text, datetime(now.year, month, 1, 12)) for month in (3, 9))
+    if len(spring) != 1 or [t for *_, t in spring] != [t for *_, t in autumn]:
+        return None
+    before = _jio_times(text, datetime(now.year - 1, 3, 1, 12))
+    start, earlier = spring[0][2][0], [t for *_, t in before]
+    if len(earlier) != 1 or earlier[0][0].year != start.year - 1:
+        return None
+    solar = (earlier[0][0].month, earlier[0][0].day) == (start.month, start.day)
+    current = _jio_times(text, now)
+    for base in (now, now.replace(year=now.year - 1, day=min(now.day, 28))):
+        times = current if base is now else _jio_times(text, base)
+        if len(times) == 1 and times[0][2][0] <= now:
+            return times[0][2][0], times[0][2][1], solar
+    return None
+
+
+def _chinese(query: str, now: datetime) -> list[QueryDate]:
+    """Dates of a query in Chinese, by JioNLP's time parser (points and spans; durations
+    and periods such as 每周 are not dates). A day that comes back each year (元旦, 国庆,
+    春节, 除夕: ``_day_of_the_year``) is the latest one up to ``now``; one on a fixed day
+    of the solar calendar is yearless, for ``resolve_year`` to place."""
+    out: list[QueryDate] = []
+    for text, _, (start, end) in _jio_times(_FEASTS_ZH.sub(_zh_feast, query), now):
         if not (MIN_YEAR <= start.year <= MAX_YEAR and MIN_YEAR <= end.year <= MAX_YEAR):
             continue
         if _ZH_WEEKDAY.match(text) and start > now:  # 周日 asked on a Thursday: the Sunday gone
@@ -392,6 +525,9 @@ def _chinese(query: str, now: datetime) -> list[QueryDate]:
         if granularity == "month" and yearless:
             out.append(QueryDate("month alone", month=start.month))
             continue
+        yearly = _day_of_the_year(text, now) if granularity == "day" else None
+        if yearly is not None:
+            start, end, yearless = yearly
         first, _ = _span("day", start)
         _, last = _span("day", end)
         out.append(QueryDate(granularity, first, last, yearless=yearless))

@@ -230,3 +230,62 @@ def test_a_chinese_phrase_the_time_parser_cannot_read_prints_nothing_on_stderr()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stderr == ""
     assert done.stdout.strip() == "0"  # no handler left on the root logger either
+
+
+def days(query: str, now: float = NOW) -> list[tuple[str, str, bool]]:
+    return [
+        (d.granularity, datetime.fromtimestamp(d.start).strftime("%Y-%m-%d"), d.yearless)
+        for d in query_dates(query, now)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Where was I on New Year's Eve?", ("day", "2022-12-31", True)),
+        ("who came over for NYE?", ("day", "2022-12-31", True)),
+        ("what did I cook on Christmas Day?", ("day", "2022-12-25", True)),
+        ("what did we do over christmas eve?", ("day", "2022-12-24", True)),
+        ("where did we eat on Valentine's?", ("day", "2023-02-14", True)),
+        ("what was I dressed as for halloween?", ("day", "2022-10-31", True)),
+        ("what happened on the first of January?", ("day", "2023-01-01", True)),
+        ("who texted me on the twenty-second of April?", ("day", "2023-04-22", True)),
+    ],
+)
+def test_a_feast_or_a_day_in_words_is_a_day_of_the_year(query: str, expected: tuple[str, str, bool]) -> None:
+    assert days(query) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("除夕那天我在哪？", ("day", "2023-01-21", False)),
+        ("大年夜吃了什么", ("day", "2023-01-21", False)),
+        ("国庆去哪玩了", ("day", "2022-10-01", True)),
+        ("圣诞节收到了什么礼物", ("day", "2022-12-25", True)),
+        ("中秋节和谁一起过的", ("day", "2022-09-10", False)),
+    ],
+)
+def test_a_chinese_feast_is_the_latest_one_up_to_now(query: str, expected: tuple[str, str, bool]) -> None:
+    assert days(query) == [expected]
+
+
+def test_a_solar_feast_takes_the_year_of_the_users_memories() -> None:
+    [found] = query_dates("国庆节去了哪里", NOW)
+    placed = resolve_year(found, np.array([datetime(2021, 10, 1, 12).timestamp()]), NOW, after=DAY)
+    assert datetime.fromtimestamp(placed.start).strftime("%Y-%m-%d") == "2021-10-01"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "march on with the plan, what did Ana say?",
+        "did I get a second opinion on my knee?",
+        "what was my new year's resolution?",
+        "Christmas presents for mum?",
+        "who sat down with me?",
+        "the 3 of us went where?",
+    ],
+)
+def test_words_beside_dates_are_not_dates(query: str) -> None:
+    assert query_dates(query, NOW) == []

@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 from conftest import FakeEmbedder
 
-from memcli.text.extractive import Sentence, centrality, fold, select, sentences_of, split_sentences, summarize
+from memcli.text.extractive import (
+    Sentence,
+    centrality,
+    fold,
+    is_request_or_question,
+    select,
+    sentences_of,
+    split_sentences,
+    summarize,
+)
 
 EMBED = FakeEmbedder().embed
 
@@ -302,3 +311,58 @@ def test_a_summary_reads_at_most_the_start_of_a_very_long_memory() -> None:
     assert sum(len(s.text) + 1 for s in found) <= SUMMARY_READ + len(sentence) + 10
     assert found[0].text.startswith("We walked to the allotment")
     assert len(found) < 4000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Second date with Priya went great, I think we're a thing now?",
+        "I'm pretty sure I left my umbrella at the office?",
+        "Finally moved in with Jo, I guess it's official?",
+        "我们这算正式在一起了吧？",
+        "我应该算是升职了？",
+    ],
+)
+def test_a_statement_ending_in_doubt_tells(text: str) -> None:
+    assert not is_request_or_question(text)
+
+
+@pytest.mark.parametrize("text", ["Got the keys to the new house today?!", "今天终于拿到驾照了？！"])
+def test_a_statement_ending_in_surprise_tells(text: str) -> None:
+    assert not is_request_or_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "should I take the job in Leeds?",
+        "can you remind me when the boiler was serviced?",
+        "ok so where do I park?",
+        "I baked a new loaf - want to try some?",
+        "Sam's phone number?",
+        "you're coming on Friday?",
+        "remind me to renew the passport",
+        "要不要搬去上海？",
+        "帮我查一下明天的天气",
+        "今天降温了吗？",
+        "房租交了没有？",
+    ],
+)
+def test_a_true_question_or_request_still_asks(text: str) -> None:
+    assert is_request_or_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Signed the lease on the flat in Hove. we're finally settled I guess?",
+        "今天去面试了。我们算是定下来了吧？",
+    ],
+)
+def test_the_mark_is_read_with_the_sentence_it_ends(text: str) -> None:
+    assert not is_request_or_question(text)
+    assert is_request_or_question(
+        text.replace("we're finally settled I guess?", "Ana's new number?").replace(
+            "我们算是定下来了吧？", "结果怎么样？"
+        )
+    )

@@ -433,13 +433,55 @@ _QUESTION = re.compile(
     r"should|shall|have|has|had|may|might)\b)"
     r"|^\W*(?:do|does|did|am|is|are|was|were|can|could|would|will|shall|should|have|has|may|might|must)\s+(?:i|you|we|he|she|it|"
     r"they|my|your|there|this|that|the)\b"
-    r"|[吗呢么][\s。.!！~～]*$|[?？]\s*$"
+    r"|[吗呢么][\s。.!！~～]*$"
     r"|(?:多少|哪儿|哪里|哪|什么|几点|几号|谁)了?[\s。.!！~～]*$",
     re.I,
 )
 """A question, with or without its question mark ("When am I flying to Tokyo", "Do you
 remember my sister's birthday", "我的狗叫什么名字呢", "你记得吗", a Chinese sentence that ends
-on its question word: "房东电话是多少", "我的车停在哪了")."""
+on its question word: "房东电话是多少", "我的车停在哪了"). A sentence that only ends on a
+question mark is read by ``_asks_by_its_mark``."""
+_QUESTION_MARK = re.compile(r"[?？][?？!！\s]*$")
+_SURPRISE_MARK = re.compile(r"(?:[?？][!！]|[!！][?？])[?？!！\s]*$")
+"""'?!' or '!?': surprise at what the sentence tells ("got the job?!", "终于搬家了？！"), not a question."""
+_ASKING_INSIDE = re.compile(
+    r"\b(?:what|when|where|who|whom|whose|why|how|which|whether|if)\b"
+    r"|\b(?:do|does|did|am|is|are|was|were|can|could|would|will|shall|should|have|has|may|might|must)(?:n't)?\s+(?:i|we)\b"
+    r"|(?:^|[,;:\u2013\u2014-]\s*)(?:or\s+)?(?:wanna|want\s+to|want\s+me\s+to|fancy|care\s+to|how\s+about|what\s+about)\b",
+    re.I,
+)
+"""An English question inside a sentence that does not start as one ("ok so where do I go?",
+"so should I quit?", "I wonder if it's worth it?"), or one to the reader without its "do you"
+("I finished the vase - want to see a pic?", "we could go out, or wanna stay in?")."""
+_FIRST_PERSON_CLAUSE = re.compile(
+    r"\b(?:i|we)(?:'m|'re|'ve|'d|'ll|\s+(?!you\b)[a-z]+)\b|\bmy\s+\w+(?:\s+\w+)?\s+(?:is|was|are|were|has|had)\b", re.I
+)
+"""An English clause whose subject is its writer ("we're official now", "I think I left my
+keys at Tom's", "my rent is going up"): a statement in its form, whatever mark ends it."""
+_ASKING_ZH = re.compile(
+    r"[吗呢么嘛]|什么|哪|谁|几|多少|怎|为什么|为啥|啥|咋|如何|是否|还是|难道|(.)[不没]\1|(?:没有?|不)[\s?？!！]*$"
+)
+"""What makes a Chinese sentence a question: a question particle, a question word, an
+alternative (还是), or the A-not-A form ("是不是", "要不要", "有没有", "该不该", "结婚了没有？")."""
+
+
+def _asks_by_its_mark(sentence: str) -> bool:
+    """Whether ``sentence``, which ends on a question mark, asks: unless the mark is surprise
+    ("?!", ``_SURPRISE_MARK``) or doubt about what the writer tells of themselves. Chinese
+    marks a question in its words (``_ASKING_ZH``): without one, "我们这算正式在一起了吧？"
+    tells with a doubt. English marks it by the order of its words (``_QUESTION`` and
+    ``_ASKING_INSIDE``): a clause whose subject is the writer (``_FIRST_PERSON_CLAUSE``),
+    "we're official now I guess?", tells; one without ("Ana's number?", "dentist on
+    Tuesday?") asks. A sentence to someone ("you", 你) asks."""
+    if not _QUESTION_MARK.search(sentence):
+        return False
+    if _SECOND_PERSON.search(sentence):
+        return True
+    if _CJK.search(sentence):
+        return bool(_ASKING_ZH.search(sentence))
+    if _ASKING_INSIDE.search(sentence):
+        return True
+    return not (_SURPRISE_MARK.search(sentence) or _FIRST_PERSON_CLAUSE.search(sentence))
 
 
 _KEEP = re.compile(
@@ -457,11 +499,24 @@ def is_request_or_question(sentence: str) -> bool:
     you", 请, 帮我, 告诉我): never a fact, whatever person it is in. A request to remember
     or note something ("帮我记一下车停在B2", "remember that the code is 4412") carries its
     content as a statement: it asks only when that content does ("remember what my PIN
-    is?")."""
+    is?"). A question mark alone does not make a question (``_asks_by_its_mark``): "moved
+    into my new place today?!" and "we're a couple now I guess?" tell.
+
+    Given a text of several sentences, the mark is read with the last sentence, the one it
+    ends (split_sentences): "Moved to Leeds. Sam's new number?" asks, as a text that starts
+    with a question or a request does ("what's my blood type? I never remember")."""
     keep = _KEEP.match(sentence)
     if keep and sentence[keep.end() :].strip():
         sentence = sentence[keep.end() :]
-    return bool(_REQUEST.search(sentence) or _QUESTION.search(sentence.strip()))
+    sentence = sentence.strip()
+    if _REQUEST.search(sentence) or _QUESTION.search(sentence):
+        return True
+    last = split_sentences(sentence)[-1:] if _INNER_END.search(sentence) else [sentence]
+    return bool(last) and _asks_by_its_mark(last[0])
+
+
+_INNER_END = re.compile(r"[.!?。！？;；…]\s*\S")
+"""A mark that may end a sentence before the text ends: only such a text is split."""
 
 
 _NAME_STATEMENT = re.compile(
