@@ -174,6 +174,10 @@ def test_a_yes_or_a_proposal_of_someone_elses_is_no_engagement(text: str) -> Non
     assert not [s for s in statements(text) if s.key == "partner"]
 
 
+def test_a_word_shouted_in_capitals_is_no_partners_name() -> None:
+    assert [(s.value, s.state) for s in statements("I PROPOSED. she said yes!! we're engaged")] == [("", "engaged")]
+
+
 @pytest.mark.parametrize(
     ("older", "newer"),
     [

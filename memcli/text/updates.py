@@ -1724,7 +1724,11 @@ def _only_person(text: str, chinese: bool) -> str:
     named = {x.name for x in extract(text, speaker="我" if chinese else "me").mentions if x.type == "person"}
     if chinese:
         named |= {m.group(0) for m in _FAMILIAR_NAME_ZH.finditer(text)}
-    names = {n.lower() for n in named if n.lower() not in _NOT_PARTNERS_EN and n.lower() not in _FUNCTION_WORDS}
+    names = {
+        n.lower()
+        for n in named
+        if n.lower() not in _NOT_PARTNERS_EN and n.lower() not in _FUNCTION_WORDS and (chinese or not n.isupper())
+    }  # a word in capitals is shouted ("I PROPOSED"), not a name
     return names.pop() if len(names) == 1 else ""
 
 
