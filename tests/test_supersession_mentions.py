@@ -60,6 +60,10 @@ def _superseded(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, notes: list[
             ["我住在成都", "下周去成都出差", "我搬到杭州了"],
             [True, False, False],
         ),
+        (
+            ["在公司做销售主管", "女神节公司发了花", "升职了！现在是部门经理"],
+            [True, False, False],
+        ),
     ],
 )
 def test_a_change_ends_the_older_notes_naming_the_old_value_as_the_writers_own(
@@ -111,6 +115,7 @@ def test_a_value_named_as_the_writers_own(text: str, attribute: str, value: str)
         ("no more paleo for me", "diet", "paleo"),
         ("my sister is doing keto too", "diet", "keto"),
         ("where did I work before Monzo?", "job", "|monzo"),
+        ("long day at the office again", "job", "|office"),
     ],
 )
 def test_a_value_in_another_role_is_no_mention_of_the_writers_own(text: str, attribute: str, value: str) -> None:

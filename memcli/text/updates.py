@@ -2909,7 +2909,11 @@ def mentioned_names(attribute: str, value: str) -> list[str]:
     if attribute == JOB:
         org = value.split("|")[1] if "|" in value else ""
         name = " ".join(_employer_name(org))
-        return [name] if len(name) >= 2 else []
+        # a kind of place is no employer's name: "在公司做销售主管", "long day at the office"
+        generic = name in _GENERIC_PLACES_EN or re.fullmatch(
+            r"(?:公司|单位|集团|厂|工厂|学校|医院|银行|店|门店|机构)", name
+        )
+        return [name] if len(name) >= 2 and not generic else []
     if attribute == RESIDENCE:
         return [p for p in value.split("|") if p and not p.startswith("#") and len(p) >= 2]
     if attribute == DIET:
