@@ -67,6 +67,14 @@ CUES: dict[str, tuple[str, ...]] = {
         "home in",
         "based in",
         "settled in",
+        "we're in",
+        "we're now in",
+        "we are in",
+        "we are now in",
+        "for good",
+        "现在在",
+        "如今在",
+        "目前在",
         "住",
         "搬",
         "定居",
@@ -260,6 +268,21 @@ _RESIDENCE_EN = [
     ),
     re.compile(r"\b(?:house|flat|home|apartment)\s+in\s+" + _PLACE + r"\s+and\s+moved\b"),
     re.compile(r"\bI\s+(?:rent|own)\s+(?:a|an)\s+(?:flat|house|room|apartment)\s+in\s+" + _PLACE),
+    # a home said as where one is now, no move word: "we're in Seattle now", "we're now in Leeds", "I'm in
+    # Denver for good" (not "I'm in Denver for work", "in Paris now for the conference": the clause ends there;
+    # a trip's "landed, we're in Rome now" is read by ``_TRIP_EN``)
+    re.compile(
+        r"\b[Ww]e(?:'re|\s+are)\s+(?:(?:now|officially|finally|properly)\s+)+in\s+"
+        + _PLACE
+        + r"(?=\s*(?:now|for\s+good)?\s*(?:[,.;!~]|$))"
+    ),
+    re.compile(
+        r"\b(?:[Ww]e(?:'re|\s+are)\s+(?:officially\s+|finally\s+)?in\s+"
+        + _PLACE
+        + r"\s+now|\b(?:I|[Ww]e)(?:'m|'re|\s+am|\s+are)\s+(?:officially\s+|finally\s+)?in\s+"
+        + _PLACE.replace("?P<v>", "?P<w>")
+        + r"\s+for\s+good)(?=\s*(?:[,.;!~]|$))"
+    ),
 ]
 _ZH_VALUE = r"(?P<v>[\u4e00-\u9fff]{2,6}?)"
 _ZH_END = r"(?:了|啦|住|生活|工作|定居)?(?:第?[一二三四五六七八九十两几半\d]+(?:年|个月|周|天)(?:了|啦)?)?(?:[。，,.！!；;]|$)"
@@ -275,6 +298,17 @@ _RESIDENCE_ZH = [
         + _ZH_END
     ),
 ]
+_NOW_IN_EN = _RESIDENCE_EN[-2:]
+_TRIP_EN = re.compile(
+    r"\b(?:landed|flight|flew|holiday|vacation|trip|hotel|airport|visit(?:ing)?|conference|weekend|tour|layover)\b",
+    re.I,
+)
+"""Words of a trip, by which "landed, we're in Rome now" tells where one is, not one's home."""
+_NOW_IN_ZH = re.compile(
+    r"我(?:们)?(?:现在|如今|目前)(?:已经)?(?:人)?在" + _ZH_VALUE + r"(?:了|啦)(?:[。，,.！!；;~～]|$)"
+)
+"""A home said as where one is now, no move word: "我们现在在西雅图了" (the value a place of
+the gazetteers, ``_is_place_zh``: "我现在在星巴克了" is no home)."""
 _ROLE = r"(?P<t>[a-z][a-z-]+(?:\s+(?!at\b|for\b|in\b|with\b|on\b)[a-z][a-z-]+)?)"
 _ORG = r"(?P<o>(?:the\s+)?[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})"
 _LOWER_ORG = r"(?P<o>the\s+(?!weekend|weekends|moment|same|time|end|start|front|back|top|bottom|minute|gym\b)[a-z]+(?:\s+[a-z]+)?)"
@@ -887,6 +921,13 @@ _PROMOTED = re.compile(
     + r"))\b",
     re.IGNORECASE,
 )
+_WORK_GAP_EN = (
+    r"(?!\s+(?:out|up|off|on|through|around|away|back|over|home)\b)"
+    r"(?:(?!\b(?:my|his|her|our|their|your|him|them|me|us|to|the\s+kids?)\b)[^,.;!?]){0,30}?"
+)
+"""What may stand between a verb of work and the place it is done at ("working nights at", "teaching
+year 5 at"): no particle nor an object of the verb's own ("working out at Equinox", "driving my
+kids to school at Lincoln Elementary", "teaching my son to swim at the Y" tell of no job)."""
 _JOB_MORE_EN = [
     re.compile(
         r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:a|an)\s+(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\b"
@@ -909,8 +950,11 @@ _JOB_MORE_EN = [
     ),
     _PROMOTED,
     re.compile(
+        # the work's verb with no particle nor object of its own: not "working out at Equinox", "driving my kids to
+        # school at Lincoln Elementary", "teaching my son to swim at the Y"
         r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:working|driving|teaching|nursing|lecturing|consulting|cleaning|freelancing)\b"
-        r"[^,.;!?]{0,30}?\b(?:at|for)\s+(?P<o>(?:the\s+)?[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3}|"
+        + _WORK_GAP_EN
+        + r"\b(?:at|for)\s+(?P<o>(?:the\s+)?[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3}|"
         r"(?:a|an|the)\s+(?:[a-z]+\s+){0,2}(?:firm|company|startup|agency|school|hospital|bank|charity|council))"
     ),
 ]
@@ -1078,7 +1122,8 @@ _POSITION_TAKEN_EN = re.compile(
 _TEACHING_AT_EN = re.compile(
     # a living by a doing at a place named in any case: "teaching 5th grade at lincoln elementary"
     r"\bI(?:'m|\s+am)\s+(?:now\s+|still\s+)?(?P<t>teaching|nursing|lecturing|driving|cleaning|working)\b"
-    r"[^,.;!?]{0,30}?\b(?:at|for)\s+(?P<a>[^,.;:!?()]{2,40})",
+    + _WORK_GAP_EN
+    + r"\b(?:at|for)\s+(?P<a>[^,.;:!?()]{2,40})",
     re.I,
 )
 _DOERS = {
@@ -1150,6 +1195,10 @@ _DIETS_ZH = {
     "无肉不欢": "omnivore",
     "吃肉": "omnivore",
 }
+CUES[DIET] = tuple(
+    dict.fromkeys((*CUES[DIET], *(d for d in (*_DIETS_EN, *_DIETS_ZH) if not any(c in d for c in CUES[DIET]))))
+)
+"""Every diet of the lexicons is a needle: "I'm doing paleo" names no other diet's word."""
 _DIET_TERMS_ZH = re.compile(
     "|".join(sorted(_DIETS_ZH, key=len, reverse=True))
     # a diet a doctor orders by what it limits: "低嘌呤饮食", "低盐饮食", "清淡饮食", "地中海饮食"
@@ -1213,6 +1262,24 @@ _PARTNER_LOWER_EN = re.compile(
     + r")\s+(?:and|&)\s+[Ii]\s+(?:are\s+|'re\s+)?(?:now\s+|officially\s+)?official\b|"
     r"(?<!play\s)(?<!play-)(?<!play)\bdate\s+(?:w/|with)\s+(?P<u>" + _PERSON_EN + r")"
 )
+_PROPOSED_EN = re.compile(
+    r"\b(?:he|she)\s+(?:(?:finally|just|actually|totally)\s+)*(?:proposed|popped\s+the\s+question|got\s+down\s+on\s+one\s+knee|"
+    r"asked\s+me\s+to\s+marry\s+(?:him|her))\b|"
+    r"\b(?:he|she)\s+(?:(?:finally|just|actually)\s+)*said\s+yes\b(?=.*(?:\bring\b|\bpropos|\bengaged\b|💍))|"
+    r"(?:\bring\b|\bpropos\w*|💍).*\b(?:he|she)\s+(?:(?:finally|just|actually)\s+)*said\s+yes\b",
+    re.IGNORECASE,
+)
+"""A proposal the writer tells of their partner by a pronoun: "he proposed!", "she said yes
+💍" (a yes to a proposal: a ring or a proposal named in the note), "he popped the question"."""
+_PROPOSED_ZH = re.compile(
+    r"(?:他|她)(?:终于|今天|昨天|竟然)?(?:跟我|向我|和我)?求婚了|(?:他|她)答应了?(?:我的)?求婚|我答应了?(?:他|她)的求婚"
+)
+"""The same in Chinese: "他求婚了！", "她答应了我的求婚", "我答应了他的求婚"."""
+_PARTNER_MET_AS_ZH = re.compile(
+    r"(?<=[跟和与])[\u4e00-\u9fff]{0,2}?(?:同事|朋友|同学|邻居|网友)(?=[\u4e00-\u9fff]{2,3}?(?:正式)?(?:在一起|确定了?关系|交往|结婚|订婚|领证))"
+)
+"""How the writer knows a partner, said before the name in a couple's clause ("跟同事小周在一起了",
+"和大学同学阿杰确定关系了"): not someone else the clause is about."""
 _MARRIED_ZH = re.compile(r"结婚|领证|老公|老婆|丈夫|妻子")
 _ENGAGED_ZH = re.compile(r"订婚|求婚|未婚夫|未婚妻")
 _PARTNER_STATUS_ZH = re.compile(
@@ -1474,6 +1541,64 @@ _PAST_IRREGULAR = frozenset(
 _LEADING_ADVERBS = re.compile(r"^(?:(?:just|finally|officially|now|today|recently|also|then|so|and|already)\s+)+", re.I)
 
 
+_LEADING_TIME_EN = re.compile(
+    r"^(?:(?:yesterday|today|tonight|earlier(?:\s+today)?|this\s+(?:morning|afternoon|evening|week|month)|"
+    r"last\s+(?:night|week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b,?\s+)+",
+    re.I,
+)
+"""A time a diary's note opens on before its subjectless verb ("Yesterday got the job at
+Stripe", "last week moved to York"): moved after the verb when the subject is given back."""
+_CLAUSES_EN = re.compile(r"\s*(?:[,;]|\s[-\u2013\u2014]\s|\bbut\b)\s*")
+_COMPANIONS_EN = re.compile(r"\b(?:with|w/|alongside|plus)\s+$|^\s+(?:and|&)\s+(?:I|me)\b", re.I)
+_OTHERS_POSSESSED_EN = re.compile(
+    r"\b[A-Z][a-z]+['’]s\s+(?:bf|gf|boyfriend|girlfriend|partner|husband|wife|fianc\w*|mum|mom|dad|sister|brother|"
+    r"son|daughter|kids?|family|boss)\b"
+)
+"""Someone else named by whose they are ("Mia's bf", "Tom's sister")."""
+_OTHERS_LEAD_EN = re.compile(r"^\s*(?:(?:and|so|then|now)\s+)?$", re.I)
+
+
+def _own_clauses_en(sentence: str) -> str:
+    """The clauses of an English ``sentence`` that speak of its writer, joined again, when
+    some other clause names someone else (``_OTHERS_EN``): "started at Monzo as a designer,
+    he drove me in" says of its writer what its first clause says. A clause naming someone
+    else only as company ("moved to Leeds with the kids", "the kids and I…") stays the
+    writer's; a subjectless clause after one whose subject is someone else is theirs
+    ("She moved to Leeds, bought a flat" tells of her flat), not the writer's; "" when no
+    clause is left or none named anyone else."""
+    kept: list[str] = []
+    theirs = False
+    dropped = False
+    for clause in _CLAUSES_EN.split(sentence):
+        if not clause.strip():
+            continue
+        named = [
+            m
+            for m in _OTHERS_EN.finditer(clause)
+            if not _COMPANIONS_EN.search(clause[: m.start()]) and not _COMPANIONS_EN.match(clause[m.end() :])
+        ] + list(_OTHERS_POSSESSED_EN.finditer(clause))
+        if named:
+            dropped = True
+            theirs = any(_OTHERS_LEAD_EN.match(clause[: m.start()]) for m in named)
+            continue
+        if re.search(r"\b(?:I|I'm|I've|we|We|we're|We're)\b", clause):
+            theirs = False
+        elif theirs:
+            continue
+        kept.append(re.sub(r"^(?:(?:and|so|then|also)\s+)+", "", clause.strip(), flags=re.I))
+    return ", ".join(kept) if dropped and kept else ""
+
+
+def _names_others_en(sentence: str) -> bool:
+    """Whether an English ``sentence`` names someone else (``_OTHERS_EN``) but as company
+    ("moved to Leeds with the kids", "the kids and I moved")."""
+    return any(
+        not _COMPANIONS_EN.search(sentence[: m.start()]) and not _COMPANIONS_EN.match(sentence[m.end() :])
+        for m in _OTHERS_EN.finditer(sentence)
+    )
+
+
 def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     """(sentence, first, others, implicit): whether ``sentence`` speaks in the first person
     (``first``), names someone else (``others``), or neither (``implicit``: a diary's note
@@ -1483,13 +1608,16 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     "I've been seeing Lena"), a Chinese one
     我, so that the first-person rules read it; ``first`` is then True."""
     first = "我" in sentence if chinese else bool(_FIRST_PERSON_EN.search(sentence))
-    others = bool((_OTHERS_ZH if chinese else _OTHERS_EN).search(sentence))
+    others = bool(_OTHERS_ZH.search(sentence)) if chinese else _names_others_en(sentence)
     implicit = not first and not others
     if others or (first and (chinese or re.search(r"\b(?:I|[Ww]e)\b", sentence))):
         return sentence, first, others, False
     if chinese:
         return "我" + sentence, True, False, True
     body = sentence.lstrip(" -–—*•>")
+    when = _LEADING_TIME_EN.match(body)
+    if when and len(body) > when.end():  # "Yesterday got the job": the verb first, the time after it
+        body = body[when.end() :] + ", " + when.group(0).strip().rstrip(",")
     lead = _LEADING_ADVERBS.match(body)
     rest = body[lead.end() :] if lead else body
     word = re.match(r"[A-Za-z]+", rest)
@@ -1508,10 +1636,28 @@ def statements(text: str) -> list[Statement]:
     in text order; none for a text that asks (``asks``) or a sentence that speaks of
     someone else (``_speaker_said``)."""
     found: dict[str, Statement] = {}
+    sentences = []
     for sentence in _sentences(text):
+        own = "" if re.search(r"[\u4e00-\u9fff]", sentence) else _own_clauses_en(sentence)
+        # a sentence naming someone else is read whole, then its writer's own clauses alone
+        sentences += [sentence, own] if own else [sentence]
+    for sentence in sentences:
         if asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        if (_PROPOSED_ZH.search(sentence) if chinese else _PROPOSED_EN.search(text)) and not (
+            _OTHERS_KIN_EN.search(text)
+            or re.search(
+                r"(?:'s|\bher|\bhis)\s+(?:bf|gf|boyfriend|girlfriend|partner|fianc\w*|husband|wife)\b", text, re.I
+            )
+            if not chinese
+            else re.search(r"[妈爸哥姐弟妹]|朋友|同事|闺蜜", sentence)
+        ):
+            # "he proposed!": the writer's partner by a pronoun (named, if at all, elsewhere in the note)
+            found.setdefault(PARTNER, Statement(PARTNER, "", state="engaged"))
+        if chinese:
+            # "跟同事小周在一起了": the colleague is the partner, named after how the writer knows them
+            sentence = _PARTNER_MET_AS_ZH.sub("", sentence)
         if chinese and "我" not in sentence and _OTHERS_ZH.search(sentence):
             sentence = _without_others_zh(sentence)
             if not sentence:
@@ -1549,6 +1695,10 @@ def statements(text: str) -> list[Statement]:
         job = _noun_job(re.sub(r"\s+", " ", text), chinese)
         if job:
             found[JOB] = job
+    partner = found.get(PARTNER)
+    if partner and not partner.value and not partner.ended:
+        # "Dinner with Marco. he proposed!!", "小周约我看电影。我们在一起了": the one person the note names
+        found[PARTNER] = Statement(PARTNER, _only_person(text, chinese), state=partner.state)
     found.update((s.key, s) for s in _switched_from(text, chinese, found) if s.key not in found)
     if not found and any(_BARE_STOP.match(sentence) for sentence in _sentences(text)):
         found[BARE_HABIT] = Statement(BARE_HABIT, "", True, _note_words(text))
@@ -1565,6 +1715,21 @@ _SWITCH_CUE_EN = re.compile(
     re.IGNORECASE,
 )
 _SWITCH_CUE_ZH = re.compile(r"停掉|停了|停用|不吃|换成|换为|改成|改为|替换")
+
+
+def _only_person(text: str, chinese: bool) -> str:
+    """The one person ``text`` names (``memcli.text.entities.extract``; for Chinese a name
+    as friends call one, "小周"), lower-cased, who is no kin nor a word of time; "" when it
+    names none or several."""
+    named = {x.name for x in extract(text, speaker="我" if chinese else "me").mentions if x.type == "person"}
+    if chinese:
+        named |= {m.group(0) for m in _FAMILIAR_NAME_ZH.finditer(text)}
+    names = {
+        n.lower()
+        for n in named
+        if n.lower() not in _NOT_PARTNERS_EN and n.lower() not in _FUNCTION_WORDS and (chinese or not n.isupper())
+    }  # a word in capitals is shouted ("I PROPOSED"), not a name
+    return names.pop() if len(names) == 1 else ""
 
 
 def _switched_from(text: str, chinese: bool, found: dict[str, Statement]) -> list[Statement]:
@@ -1654,9 +1819,15 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
         return [*out, *_habit(sentence, chinese, out)]
     for pattern in _RESIDENCE_ZH if chinese else _RESIDENCE_EN:
         m = pattern.search(sentence)
-        if m:
-            out.append(Statement(RESIDENCE, m.group("v") if chinese else _norm(m.group("v"))))
+        if m and (chinese or not _TRIP_EN.search(sentence) or pattern not in _NOW_IN_EN):
+            out.append(
+                Statement(RESIDENCE, m.group("v") if chinese else _norm(m.group("v") or m.groupdict().get("w") or ""))
+            )
             break
+    else:
+        now_in = _NOW_IN_ZH.search(sentence) if chinese else None
+        if now_in and _is_place_zh(now_in.group("v")):
+            out.append(Statement(RESIDENCE, now_in.group("v")))
     for pattern in [*_JOB_ZH, *_JOB_ZH_MORE] if chinese else [*_JOB_EN, *_JOB_MORE_EN]:
         m = pattern.search(sentence)
         if m:
@@ -2119,6 +2290,15 @@ def _sub_key(raw: str) -> str:
     return _org_key(name, False)
 
 
+_THINGS_OF_A_SERVICE = frozenset(
+    "show shows series episode episodes season film movie playlist playlists podcast album song class classes session "
+    "sessions lesson lessons hike trip run order delivery match game event tour concert booking appointment party "
+    "meeting meetup practice rehearsal".split()
+)
+"""What a service, a club or a shop gives its members, by which a name written all in lower
+case ends on a thing of it, not on the membership ("netflix show cancelled", "costco run")."""
+
+
 def _names_the_membership(name: str) -> bool:
     """Whether ``name``, what a note says ended, is the membership itself and not a thing of
     its service: the head of an English noun phrase is its last word, so "Netflix show",
@@ -2128,6 +2308,8 @@ def _names_the_membership(name: str) -> bool:
     words = re.findall(r"[\w+&'’.-]+", name)
     if len(words) < 2:
         return True
+    if name == name.lower() and words[-1] in _THINGS_OF_A_SERVICE:
+        return False  # written all in lower case, no capital tells the name: "netflix show", "spotify playlist"
     if words[-1].lower() in _CATEGORY_WORDS:  # "Riverside climbing gym": a gym
         return True
     if words[0][:1].isupper() and any(w[:1].islower() for w in words[1:]):
@@ -2184,7 +2366,8 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
             named = named or sorted({m.group(0) for m in _FAMILIAR_NAME_ZH.finditer(sentence)})
             if len(named) == 1:
                 return Statement(PARTNER, named[0], state=state)
-        if _PARTNER_STATE_ZH.search(sentence):
+        if _PARTNER_STATE_ZH.search(sentence) or (_COUPLE_ZH.search(sentence) and "我们" in sentence):
+            # "我们在一起了" with no name: a couple of the writer's, whoever the partner is
             return Statement(PARTNER, "", state=state)
         return None
     if _SINGLE_EN.search(sentence) and not _OTHERS_KIN_EN.search(sentence):
@@ -2685,4 +2868,133 @@ def answers_asked(question: str, text: str) -> bool:
                 return True
         if attribute == HABIT and statement.words and statement.words <= stems:
             return True
+    return False
+
+
+MENTIONED_SLOTS = frozenset((RESIDENCE, JOB, DIET, PARTNER))
+"""The single-valued attributes whose old value an older note may name as its writer's
+then-current one without stating it ("paleo getting expensive", "deloitte is killing me"):
+a change of the value ends such notes too (``mentions_as_current``)."""
+
+_OTHER_ROLE_BEFORE_EN = re.compile(
+    r"\b(?:to|from|near|via|into|toward|towards|opposite|past|behind|than|about|like|vs|visit|visiting|visited|"
+    r"left|leaving|leave|quit|quitting|ex|former|old|not|no|never|without|off|interview(?:ed|ing)?|applied|apply|"
+    r"call(?:ed)?|email(?:ed)?|stopped|dropped|ditched)\s+(?:the\s+)?$|\b(?:no\s+more|not\s+doing|done\s+with|gave\s+up|off\s+of)\s+$|"
+    r"\b(?:interview(?:ed|ing|s)?|applied|apply(?:ing)?|application|rejected|rejection|offer)\s+(?:at|to|with|for|from)\s+$",
+    re.I,
+)
+"""The words before a name that give it another role than the writer's own home, employer,
+diet or partner ("flight to Seattle", "office near Deloitte", "interview at…" after "applied",
+"no more paleo")."""
+_OTHER_ROLE_BEFORE_ZH = re.compile(r"(?:去|到|离开|从|回|飞|路过|出差|旅游|不|没|别|前|戒|停)$")
+_WORK_WORDS_EN = re.compile(
+    r"\b(?:office|shifts?|overtime|meetings?|stand-?ups?|deadlines?|boss|manager|colleagues?|co-?workers?|payroll|"
+    r"projects?|clients?|work|working|job|commute|desk|team|appraisal|busy\s+season|killing\s+me|long\s+day|"
+    r"all-?hands|on-?call|onboarding|promotion|raise|bonus)\b",
+    re.I,
+)
+_WORK_WORDS_ZH = re.compile(r"公司|单位|加班|上班|下班|老板|领导|同事|项目|开会|工位|绩效|年终|通勤|996")
+_COUPLE_WORDS_EN = re.compile(
+    r"\b(?:date|dinner|movie\s+night|anniversary|valentine'?s?|love|cuddl\w*|kiss\w*|together|weekend\s+away|"
+    r"moved\s+in|his\s+place|her\s+place|bf|gf|boyfriend|girlfriend|partner)\b",
+    re.I,
+)
+_COUPLE_WORDS_ZH = re.compile(r"约会|纪念日|情人节|一起|陪我|给我|送我|我们|男朋友|女朋友|对象")
+
+
+def mentioned_names(attribute: str, value: str) -> list[str]:
+    """The names by which a note may mention the value ``value`` of ``attribute`` (a
+    ``Statement.value``): an employer's name, a home's places (not its streets), a
+    partner's name, a diet by every word of the lexicons for it."""
+    if attribute == JOB:
+        org = value.split("|")[1] if "|" in value else ""
+        name = " ".join(_employer_name(org))
+        # a kind of place is no employer's name: "在公司做销售主管", "long day at the office"
+        generic = name in _GENERIC_PLACES_EN or re.fullmatch(
+            r"(?:公司|单位|集团|厂|工厂|学校|医院|银行|店|门店|机构)", name
+        )
+        return [name] if len(name) >= 2 and not generic else []
+    if attribute == RESIDENCE:
+        return [p for p in value.split("|") if p and not p.startswith("#") and len(p) >= 2]
+    if attribute == DIET:
+        words = [k for k, v in (*_DIETS_EN.items(), *_DIETS_ZH.items()) if v == value and " " not in k]
+        return words or ([value] if value and " " not in value else [])
+    if attribute == PARTNER:
+        return [value] if len(value) >= 2 else []
+    return []
+
+
+def mentions_as_current(text: str, attribute: str, value: str) -> bool:
+    """Whether ``text`` (an older note or turn) names ``value``, the value of the
+    single-valued ``attribute`` (``MENTIONED_SLOTS``) a newer statement has replaced, as
+    its writer's own at the time, without stating the attribute: "paleo getting
+    expensive", "long day at the office, deloitte is killing me", "rainy again in
+    Portland", "movie night w/ alex" (Graphiti's edge invalidation, Rasmussen et al. 2025,
+    read for mentions: the newer fact ends what an older text takes for granted).
+
+    Not a text that asks or states the attribute itself (the rules read it), nor a
+    sentence about someone else (``_speaker_said``), nor a name in another role: after
+    "to", "from", "near", "left", "no more"… ("flight to Seattle", "office near
+    Deloitte", "去成都出差"), possessed ("Deloitte's office is near the station"), a
+    home named in a trip's sentence ("weekend in Portland, hotel was great"), an employer
+    named with no word of work nor as where one is ("at Deloitte"), a partner named with
+    no word of a couple. English and Chinese."""
+    if attribute not in MENTIONED_SLOTS or asks(text):
+        return False
+    names = mentioned_names(attribute, value)
+    if not names or any(s.key == attribute for s in statements(text)):
+        return False
+    for sentence in _sentences(text):
+        chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        said, first, others, implicit = _speaker_said(sentence, chinese)
+        if others and not first:
+            continue
+        for name in names:
+            if chinese:
+                found = [m for m in re.finditer(re.escape(name), said)]
+            else:
+                found = list(re.finditer(r"(?<![\w'’-])" + re.escape(name) + r"(?![\w-]|['’]s\b)", said, re.I))
+            for m in found:
+                before, after = said[: m.start()], said[m.end() :]
+                if (_OTHER_ROLE_BEFORE_ZH if chinese else _OTHER_ROLE_BEFORE_EN).search(before):
+                    continue
+                if _is_own_mention(attribute, said, before, after, chinese):
+                    return True
+    return False
+
+
+def _is_own_mention(attribute: str, sentence: str, before: str, after: str, chinese: bool) -> bool:
+    """Whether a value named in ``sentence`` (the words ``before`` and ``after`` it) stands
+    as the writer's own of ``attribute`` (``mentions_as_current``)."""
+    if attribute == DIET:
+        return (
+            chinese
+            or _stands_as_value(after)
+            or bool(
+                re.match(
+                    r"\s*(?:is|was|has|getting|going|day|week|wk|meals?|life|lifestyle|journey|prep|breakfast|lunch|"
+                    r"dinner|groceries|grocery|shop|shopping|budget)\b",
+                    after,
+                )
+            )
+        )
+    if attribute == RESIDENCE:
+        if chinese:
+            return bool(re.search(r"(?:在|住)$", before)) and not re.search(r"出差|旅游|玩|度假", sentence)
+        return not _TRIP_EN.search(sentence) and bool(
+            re.search(r"\b(?:in|around)\s+$", before)
+            or re.match(r"\s*(?:rent|traffic|weather|winters?|summers?)\b", after)
+        )
+    if attribute == JOB:
+        if chinese:
+            return bool(_WORK_WORDS_ZH.search(sentence))
+        return bool(_WORK_WORDS_EN.search(sentence) or re.search(r"(?:\bat|@)\s*$", before))
+    if attribute == PARTNER:
+        if chinese:
+            return bool(re.search(r"(?:和|跟|与)$", before) or _COUPLE_WORDS_ZH.search(sentence))
+        return bool(
+            re.search(r"\b(?:with|w/)\s*$", before)
+            or re.match(r"\s*(?:and|&)\s+(?:I|me)\b", after)
+            or _COUPLE_WORDS_EN.search(sentence)
+        )
     return False
