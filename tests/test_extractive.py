@@ -366,3 +366,48 @@ def test_the_mark_is_read_with_the_sentence_it_ends(text: str) -> None:
             "我们算是定下来了吧？", "结果怎么样？"
         )
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I can't remember my bike lock code?",
+        "I forget the gate code at the allotment?",
+        "I don't know my library card number?",
+        "I'm not sure my passport expires in May?",
+        "我忘了储物柜号码？",
+        "不记得wifi密码了？",
+        "我不知道护照放在抽屉里？",
+    ],
+)
+def test_a_sentence_about_not_knowing_asks(text: str) -> None:
+    assert is_request_or_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Denver?",
+        "my sister is in Porto now?",
+        "we got a cat?",
+        "我搬到成都了？",
+        "我们的新家在三楼了吧？",
+    ],
+)
+def test_a_bare_statement_in_doubt_asks(text: str) -> None:
+    assert is_request_or_question(text)
+
+
+@pytest.mark.parametrize(
+    ("hedged", "bare"),
+    [
+        ("third date with Sam, we're official now I guess?", "third date with Sam, we're official now?"),
+        ("moved into the new flat today, finally?!", "we moved into the new flat today?"),
+        ("Mia said yes, we're engaged lol?", "Mia said yes, we're engaged?"),
+        ("我们这算是同居了吧？", "我们同居了吧？"),
+        ("搬进新家了，终于？！", "搬进新家了？"),
+    ],
+)
+def test_only_a_hedge_or_surprise_makes_a_statement_in_doubt_tell(hedged: str, bare: str) -> None:
+    assert not is_request_or_question(hedged)
+    assert is_request_or_question(bare)

@@ -453,11 +453,25 @@ _ASKING_INSIDE = re.compile(
 """An English question inside a sentence that does not start as one ("ok so where do I go?",
 "so should I quit?", "I wonder if it's worth it?"), or one to the reader without its "do you"
 ("I finished the vase - want to see a pic?", "we could go out, or wanna stay in?")."""
-_FIRST_PERSON_CLAUSE = re.compile(
-    r"\b(?:i|we)(?:'m|'re|'ve|'d|'ll|\s+(?!you\b)[a-z]+)\b|\bmy\s+\w+(?:\s+\w+)?\s+(?:is|was|are|were|has|had)\b", re.I
+_NOT_KNOWING = re.compile(
+    r"\b(?:can't|cannot|can\s+not|couldn't|don't|do\s+not|didn't|never)\s+(?:\w+\s+)?(?:remember|recall|know|tell)\b"
+    r"|\b(?:forget|forgot|forgotten|dunno|unsure|not\s+(?:\w+\s+)?sure|no\s+idea|no\s+clue)\b"
+    r"|忘了|忘记|不记得|记不得|记不住|记不清|想不起|不知道|不确定|不清楚|说不准|拿不准",
+    re.I,
 )
-"""An English clause whose subject is its writer ("we're official now", "I think I left my
-keys at Tom's", "my rent is going up"): a statement in its form, whatever mark ends it."""
+"""A sentence about not knowing what it names ("I can't remember my locker number?", "I
+forget when the MOT is due?", "not sure Sam's flat is 4B?", "我忘了储物柜是几号？",
+"不记得密码了？"): with a question mark it asks, and is never evidence of the value."""
+_SOFTENER = re.compile(
+    r"\bI\s+(?:guess|think|suppose|reckon|believe)\b|\b(?:pretty|fairly|quite)\s+sure\b|\b(?:lol|lmao|haha+|hehe+|kinda|sorta)\b"
+    r"|算是|这算|也算|总算|算得上|应该|大概|估计|我猜|我觉得|好像|哈哈|呵呵|嘿嘿|终于",
+    re.I,
+)
+"""A hedge on what a statement tells ("we're official now I guess?", "I think we're a thing
+now?", "pretty sure I left it at the office?", "it's a date lol?", "我们这算正式在一起了吧？",
+"我应该算是升职了？"): the statement ending on it in a question mark tells, with a doubt of
+manner, not of fact. Without one, a statement ending on a single question mark ("I moved to
+Denver?", "我搬到丹佛了？", "…了吧？") is a doubt: it asks."""
 _ASKING_ZH = re.compile(
     r"[吗呢么嘛]|什么|哪|谁|几|多少|怎|为什么|为啥|啥|咋|如何|是否|还是|难道|(.)[不没]\1|(?:没有?|不)[\s?？!！]*$"
 )
@@ -466,22 +480,20 @@ alternative (还是), or the A-not-A form ("是不是", "要不要", "有没有"
 
 
 def _asks_by_its_mark(sentence: str) -> bool:
-    """Whether ``sentence``, which ends on a question mark, asks: unless the mark is surprise
-    ("?!", ``_SURPRISE_MARK``) or doubt about what the writer tells of themselves. Chinese
-    marks a question in its words (``_ASKING_ZH``): without one, "我们这算正式在一起了吧？"
-    tells with a doubt. English marks it by the order of its words (``_QUESTION`` and
-    ``_ASKING_INSIDE``): a clause whose subject is the writer (``_FIRST_PERSON_CLAUSE``),
-    "we're official now I guess?", tells; one without ("Ana's number?", "dentist on
-    Tuesday?") asks. A sentence to someone ("you", 你) asks."""
+    """Whether ``sentence``, which ends on a question mark, asks. It does when it has a
+    question in its words (Chinese ``_ASKING_ZH``; English ``_ASKING_INSIDE``), speaks to
+    someone ("you", 你) or says its writer does not know (``_NOT_KNOWING``: "I can't remember
+    my locker number?", "我忘了储物柜是几号？"). Otherwise it tells only when the mark is
+    surprise ("?!", ``_SURPRISE_MARK``: "moved into the new flat today, finally?!") or the
+    statement carries a hedge (``_SOFTENER``: "we're official now I guess?", "我们算在一起了
+    吧？"); a bare statement in doubt ("I moved to Denver?", "我搬到丹佛了吧？") asks."""
     if not _QUESTION_MARK.search(sentence):
         return False
-    if _SECOND_PERSON.search(sentence):
+    if _SECOND_PERSON.search(sentence) or _NOT_KNOWING.search(sentence):
         return True
-    if _CJK.search(sentence):
-        return bool(_ASKING_ZH.search(sentence))
-    if _ASKING_INSIDE.search(sentence):
+    if _ASKING_ZH.search(sentence) if _CJK.search(sentence) else _ASKING_INSIDE.search(sentence):
         return True
-    return not (_SURPRISE_MARK.search(sentence) or _FIRST_PERSON_CLAUSE.search(sentence))
+    return not (_SURPRISE_MARK.search(sentence) or _SOFTENER.search(sentence))
 
 
 _KEEP = re.compile(
@@ -499,8 +511,9 @@ def is_request_or_question(sentence: str) -> bool:
     you", 请, 帮我, 告诉我): never a fact, whatever person it is in. A request to remember
     or note something ("帮我记一下车停在B2", "remember that the code is 4412") carries its
     content as a statement: it asks only when that content does ("remember what my PIN
-    is?"). A question mark alone does not make a question (``_asks_by_its_mark``): "moved
-    into my new place today?!" and "we're a couple now I guess?" tell.
+    is?"). A question mark alone does not make a question of a hedged or surprised statement
+    (``_asks_by_its_mark``): "moved into my new place today?!" and "we're a couple now I
+    guess?" tell; "I moved to Denver?" and "I can't remember my locker number?" ask.
 
     Given a text of several sentences, the mark is read with the last sentence, the one it
     ends (split_sentences): "Moved to Leeds. Sam's new number?" asks, as a text that starts
