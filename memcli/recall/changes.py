@@ -440,7 +440,11 @@ class Changes:
         sidecar = self.store.sidecar
         reopened: list[Memory] = []
         for newer_id in newer_ids:
+            # the ADD rows of the newer one name the older ones it replaced, but a second ADD
+            # with the same text is not recorded (``Sidecar.record``): the older ones' UPDATE
+            # rows naming it are read too
             older_ids = [e.related_id for e in sidecar.history(memory_id=newer_id) if e.event == "ADD" and e.related_id]
+            older_ids += sidecar.replaced_by(newer_id)
             for older in self.store.get_many([i for i in dict.fromkeys(older_ids) if i not in gone]):
                 if older.superseded_by != newer_id:
                     continue
