@@ -27,25 +27,36 @@ def _superseded(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, notes: list[
     return [show_json(runner, memory_id)["superseded_by"] is not None for memory_id in ids]
 
 
+OFF = pytest.mark.xfail(
+    strict=True,
+    reason="off after the review: the rule also read others' news and names in passing as the writer's own "
+    "(changes.MENTION_PASS, updates.PRONOUN_PROPOSAL_EN, updates.NOW_IN_HOME_ZH and 'for good' for English)",
+)
+
+
 @pytest.mark.parametrize(
     ("notes", "expected"),
     [
-        # the old value named as the writer's own: ended with the statement it was
-        (
+        # the old value named as the writer's own: ended with the statement it was (the pass is off)
+        pytest.param(
             ["I'm doing keto", "keto meal prep done, so much bacon", "switched to a vegan diet"],
             [True, True, False],
+            marks=OFF,
         ),
-        (
+        pytest.param(
             ["I work at Deloitte", "long day at the office, deloitte is killing me", "started at Accenture today"],
             [True, True, False],
+            marks=OFF,
         ),
-        (
+        pytest.param(
             ["我在字节工作", "字节又加班到十点", "我入职腾讯了"],
             [True, True, False],
+            marks=OFF,
         ),
-        (
+        pytest.param(
             ["We live in Portland", "rainy again in Portland, ugh", "we moved to Seattle last week"],
             [True, True, False],
+            marks=OFF,
         ),
         # the old value in another role: not the writer's own, kept
         (
@@ -125,11 +136,11 @@ def test_a_value_in_another_role_is_no_mention_of_the_writers_own(text: str, att
 @pytest.mark.parametrize(
     ("older", "newer"),
     [
-        ("I live in Portland", "we're in Seattle now"),
-        ("I live in Leeds", "We're now in York! boxes everywhere"),
+        pytest.param("I live in Portland", "we're in Seattle now", marks=OFF),
+        pytest.param("I live in Leeds", "We're now in York! boxes everywhere", marks=OFF),
         ("I live in Austin", "I'm in Denver for good"),
-        ("我住在成都", "我们现在在西雅图了"),
-        ("我住在上海", "我现在在杭州了，这边节奏慢"),
+        pytest.param("我住在成都", "我们现在在西雅图了", marks=OFF),
+        pytest.param("我住在上海", "我现在在杭州了，这边节奏慢", marks=OFF),
     ],
 )
 def test_a_home_said_as_where_one_is_now(older: str, newer: str) -> None:
@@ -154,9 +165,11 @@ def test_where_one_is_for_now_is_no_home(older: str, newer: str) -> None:
 @pytest.mark.parametrize(
     ("older", "newer", "name"),
     [
-        ("dating Sam for a year now", "he proposed!", ""),
-        ("I've been seeing Priya", "beach walk w/ Priya, she said yes 💍", "priya"),
-        ("my boyfriend is Marco", "Dinner at Noma with Marco. he popped the question!!", "marco"),
+        pytest.param("dating Sam for a year now", "he proposed!", "", marks=OFF),
+        pytest.param("I've been seeing Priya", "beach walk w/ Priya, she said yes 💍", "priya", marks=OFF),
+        pytest.param(
+            "my boyfriend is Marco", "Dinner at Noma with Marco. he popped the question!!", "marco", marks=OFF
+        ),
         ("我男朋友叫阿杰", "他求婚了！", ""),
         ("我女朋友是小林", "她答应了我的求婚", ""),
     ],

@@ -245,6 +245,11 @@ def _mentioning(
     return found
 
 
+MENTION_PASS = False
+"""Off: the mention pass (``_mentioning``) read a name in passing as the writer's own
+value ("worked with Alex on the slides", "Deloitte is our biggest client", "腾讯会议又卡了",
+"watched Emily in Paris") and superseded true current memories; a missed supersession
+costs less than a false one. On again once ``updates.mentions_as_current`` is sound."""
 BARE_HABIT_DAYS = 90
 """How far back (days) a bare note of a habit's end looks for the habit it ends."""
 UNNAMED_DOSE_DAYS = 365
@@ -366,7 +371,7 @@ class Changes:
                             replaced.add((stated[0].key, stated[0].value))
                         elif old.created_at > new.created_at and updates.updates(stated[0], said):
                             pairs.append(self._supersede(new, old))
-                if replaced and not new.valid_to:
+                if MENTION_PASS and replaced and not new.valid_to:
                     pairs += [(self._supersede(old, new)) for old in _mentioning(index, new, replaced, shown)]
         return pairs
 
@@ -440,7 +445,11 @@ class Changes:
         sidecar = self.store.sidecar
         reopened: list[Memory] = []
         for newer_id in newer_ids:
+            # the ADD rows of the newer one name the older ones it replaced, but a second ADD
+            # with the same text is not recorded (``Sidecar.record``): the older ones' UPDATE
+            # rows naming it are read too
             older_ids = [e.related_id for e in sidecar.history(memory_id=newer_id) if e.event == "ADD" and e.related_id]
+            older_ids += sidecar.replaced_by(newer_id)
             for older in self.store.get_many([i for i in dict.fromkeys(older_ids) if i not in gone]):
                 if older.superseded_by != newer_id:
                     continue

@@ -188,6 +188,14 @@ class Sidecar:
             for seq, m, u, k, e, o, n, at, s, r in rows.fetchall()
         ]
 
+    def replaced_by(self, memory_id: str) -> list[str]:
+        """The ids of the memories whose history holds an UPDATE naming ``memory_id`` as
+        the memory that replaced them (related_id), oldest first. One scan of the history."""
+        rows = self._db.execute(
+            "SELECT memory_id FROM history WHERE event = 'UPDATE' AND related_id = ? ORDER BY seq", (memory_id,)
+        )
+        return [r[0] for r in rows.fetchall()]
+
     def history_page(self, user: str | None, after: int, limit: int) -> list[HistoryEntry]:
         """Up to ``limit`` history entries of ``user`` (every user's when None) whose
         ``seq`` is above ``after``, oldest first: an export reads the history a page at a time."""

@@ -309,6 +309,10 @@ _NOW_IN_ZH = re.compile(
 )
 """A home said as where one is now, no move word: "我们现在在西雅图了" (the value a place of
 the gazetteers, ``_is_place_zh``: "我现在在星巴克了" is no home)."""
+NOW_IN_HOME_ZH = False
+"""Off: "我们现在在上海了" is where one is (a trip: "我们现在在上海了，出差三天"), no home, unless a
+word of living says so (定居/搬/住: ``_RESIDENCE_ZH``). English "we're in X now" likewise
+states a home only with "for good"."""
 _ROLE = r"(?P<t>[a-z][a-z-]+(?:\s+(?!at\b|for\b|in\b|with\b|on\b)[a-z][a-z-]+)?)"
 _ORG = r"(?P<o>(?:the\s+)?[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})"
 _LOWER_ORG = r"(?P<o>the\s+(?!weekend|weekends|moment|same|time|end|start|front|back|top|bottom|minute|gym\b)[a-z]+(?:\s+[a-z]+)?)"
@@ -1271,6 +1275,11 @@ _PROPOSED_EN = re.compile(
 )
 """A proposal the writer tells of their partner by a pronoun: "he proposed!", "she said yes
 💍" (a yes to a proposal: a ring or a proposal named in the note), "he popped the question"."""
+PRONOUN_PROPOSAL_EN = False
+"""Off: an English proposal told by a pronoun ("he proposed!") is not read as the writer's
+engagement. On, it read others' news and other proposals ("he proposed a new plan at work",
+"Jake proposed to Emma! she said yes", "she said yes to the dress 💍") and superseded a
+true partner; a missed supersession costs less than a false one."""
 _PROPOSED_ZH = re.compile(
     r"(?:他|她)(?:终于|今天|昨天|竟然)?(?:跟我|向我|和我)?求婚了|(?:他|她)答应了?(?:我的)?求婚|我答应了?(?:他|她)的求婚"
 )
@@ -1645,7 +1654,9 @@ def statements(text: str) -> list[Statement]:
         if asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
-        if (_PROPOSED_ZH.search(sentence) if chinese else _PROPOSED_EN.search(text)) and not (
+        # English pronoun proposals are not read (``PRONOUN_PROPOSAL_EN``): "he proposed a new plan",
+        # "Jake proposed to Emma! she said yes" and "she said yes to the dress" read as the writer's engagement
+        if (_PROPOSED_ZH.search(sentence) if chinese else PRONOUN_PROPOSAL_EN and _PROPOSED_EN.search(text)) and not (
             _OTHERS_KIN_EN.search(text)
             or re.search(
                 r"(?:'s|\bher|\bhis)\s+(?:bf|gf|boyfriend|girlfriend|partner|fianc\w*|husband|wife)\b", text, re.I
@@ -1819,13 +1830,13 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
         return [*out, *_habit(sentence, chinese, out)]
     for pattern in _RESIDENCE_ZH if chinese else _RESIDENCE_EN:
         m = pattern.search(sentence)
-        if m and (chinese or not _TRIP_EN.search(sentence) or pattern not in _NOW_IN_EN):
+        if m and (chinese or pattern not in _NOW_IN_EN or re.search(r"\bfor\s+good\b", m.group(0), re.I)):
             out.append(
                 Statement(RESIDENCE, m.group("v") if chinese else _norm(m.group("v") or m.groupdict().get("w") or ""))
             )
             break
     else:
-        now_in = _NOW_IN_ZH.search(sentence) if chinese else None
+        now_in = _NOW_IN_ZH.search(sentence) if chinese and NOW_IN_HOME_ZH else None
         if now_in and _is_place_zh(now_in.group("v")):
             out.append(Statement(RESIDENCE, now_in.group("v")))
     for pattern in [*_JOB_ZH, *_JOB_ZH_MORE] if chinese else [*_JOB_EN, *_JOB_MORE_EN]:
@@ -2394,6 +2405,8 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     state = state or ("engaged" if re.search(r"\bengaged\b|\bproposed\b|\bfianc[ée]e?\b", sentence, re.I) else "")
     if m:
         return Statement(PARTNER, m.group("v").lower(), state=state)
+    if state == "engaged" and not _own_engagement(sentence):
+        return None  # "Jake proposed to Emma", "he proposed a new plan", "Sara got engaged": not the writer's
     if state:
         names = [w for w in re.findall(r"\b[A-Z][a-z]+\b", sentence) if w.lower() not in _NOT_PLACE_WORDS]
         named = re.search(
@@ -2484,6 +2497,41 @@ def _partner(sentence: str, chinese: bool) -> Statement | None:
                 PARTNER, (groups.get("v") or groups.get("w") or "").lower(), state=_couple_state(m.group(0))
             )
     return None
+
+
+_NOT_A_PROPOSAL_EN = re.compile(
+    r"\s+(?:to\s+(?!me\b)|a\b|an\b|the\b|that\b|this\b|some\b|my\b|his\b|her\b|their\b|our\b|in\b|at\b|on\b)",
+    re.IGNORECASE,
+)
+"""What follows "proposed" when it is no proposal to the writer: "proposed to Emma", "proposed
+a new plan", "proposed in Paris" (told of someone else's engagement)."""
+
+
+def _own_engagement(sentence: str) -> bool:
+    """Whether the engagement ``sentence`` tells ("engaged", "proposed", "fiancée") is the
+    writer's: "I'm engaged", "Alex and I got engaged", "Alex proposed!", "he proposed to me",
+    "my fiancé"; not someone else's ("Sara got engaged", "Jake proposed to Emma", "Kate's
+    engagement party, he proposed in Paris") nor another proposal ("he proposed a new plan")."""
+    for m in re.finditer(r"\b(?:engaged|proposed|fianc[ée]e?)\b", sentence, re.IGNORECASE):
+        word = m.group(0).lower()
+        if word.startswith("fianc"):
+            if re.search(r"\b(?i:my|our)\s+(?:\w+\s+)?$", sentence[: m.start()]):
+                return True
+            continue
+        if _others_subject(sentence, m.start()) and not re.search(r"\bto\s+me\b", sentence[m.end() :], re.I):
+            continue
+        if word == "proposed":
+            if _NOT_A_PROPOSAL_EN.match(sentence[m.end() :]):
+                continue
+            if re.search(r"(?i:\b(?:he|she|they)\s+(?:\w+\s+)?)$", sentence[: m.start()]) and not re.match(
+                r"\s+to\s+me\b", sentence[m.end() :], re.IGNORECASE
+            ):
+                continue  # a pronoun's proposal is the writer's only when it says "to me"
+            return True
+        before = re.split(r"[,;.!?]\s*", sentence[: m.start()])[-1]
+        if re.search(r"\b(?:I|[Ww]e)\b|\b(?i:i)\b", before) or not before.strip():
+            return True
+    return False
 
 
 _COUPLE_STATES = ("dating", "engaged", "married")
