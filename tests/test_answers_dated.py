@@ -70,7 +70,10 @@ _OTHER_DAYS = [
     ],
 )
 def test_a_note_of_the_day_asked_about_answers_by_its_date(question: str, note: Memory) -> None:
-    assert _quoted(question, [note, *_OTHER_DAYS]) == [note.id]
+    # recall finds notes of other days closer: the date, not closeness, picks the note
+    notes = [note, *_OTHER_DAYS]
+    similarity = {note.id: 0.1, **{m.id: 0.6 for m in _OTHER_DAYS}}
+    assert answer(question, notes, "sam", NOW, similarity).cited == [note.id]
 
 
 def test_the_day_does_not_answer_for_a_subject_noted_on_another_day() -> None:
