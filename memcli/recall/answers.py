@@ -427,10 +427,19 @@ _NAME_QUESTION = re.compile(r"叫什么|什么名字|名字是什么|叫啥")
 _DATE_WORDS = re.compile(
     r"\b(on|in|at|during)?\s*(january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"yesterday|today|\d{1,2}(st|nd|rd|th)|(19|20)\d\d|last\s+(week|month|year|weekend))\b|"
-    r"\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|今年|去年|前年|上个月|这个月|本月",
+    r"yesterday|today|\d{1,2}(st|nd|rd|th)|(19|20)\d\d|last\s+(week|month|year|weekend)|"
+    r"new\s+years?'?s?(\s+(eve|day))?|christmas(\s+(eve|day))?|xmas|boxing\s+day|valentines?'?s?(\s+day)?|halloween|nye|"
+    r"the\s+((twenty|thirty)[-\s]?)?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
+    r"\w+teenth|twentieth|thirtieth)\s+of)\b|"
+    r"元旦|除夕夜?|大年夜|年三十|春节|大年初[一二三四五六七八九十]|国庆节?|中秋节?|平安夜|圣诞节?|万圣节(前夜)?|情人节|\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|今年|去年|前年|上个月|这个月|本月",
     re.IGNORECASE,
 )
+"""Words that name a date in a question, left out of the words a memory must hold: months,
+days, years, ordinals ("the first of"), feasts ("new year's eve", 元旦, 除夕) as
+``dates.query_dates`` reads them; whether the question names a date is ``query_dates``'s."""
+_ASKING_TAIL = re.compile(r"(?<=[!?！？])\s*(?=\S)")
+"""Where pySBD leaves two sentences together: after "!" or "?" before a lower-case word
+("moved in today! where do I even start?")."""
 _FILLER = re.compile(
     r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more|back(?= (in|then|when)\b)|"
     r"(jot|note|write|wrote|written|put) down|remind me(?: of)?)\b",
@@ -605,11 +614,24 @@ def _candidates(memories: Sequence[Memory]) -> list[_Candidate]:
     for rank, memory in enumerate(memories):
         if memory not in told:
             continue
-        for index, sentence in enumerate(split_sentences(memory.text)):
-            if asks(sentence):
-                continue
+        for index, sentence in enumerate(telling_sentences(memory.text)):
             out.append(_Candidate(memory, rank, index, sentence, frozenset(words(f"{memory.speaker} {sentence}"))))
     return out
+
+
+def telling_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that do not ask (``updates.asks``), a sentence pySBD leaves
+    joined to a question ("moved into the flat today! where do I even start?") told apart
+    from it (``_ASKING_TAIL``): what a memory holding a question states besides."""
+    told: list[str] = []
+    for sentence in split_sentences(text):
+        if not asks(sentence):
+            told.append(sentence)
+            continue
+        parts = [p.strip() for p in _ASKING_TAIL.split(sentence) if p.strip()]
+        if len(parts) > 1:
+            told += [p for p in parts if not asks(p)]
+    return told
 
 
 def asking_part(question: str) -> str:
@@ -1141,7 +1163,7 @@ def holding_expected(question: str, memories: Sequence[Memory], user: str, now: 
         for m in memories
         if BASE_MODEL not in m.tags
         and m.speaker != ASSISTANT
-        and not any(asks(s) for s in split_sentences(m.text))
+        and _tells_expected(m, types, kind, user, speakers)
         and (past or not m.superseded_by)
         and (not named or m.speaker in named)
     ]
@@ -1152,12 +1174,22 @@ def holding_expected(question: str, memories: Sequence[Memory], user: str, now: 
         m
         for m in telling[:TYPE_RANK]
         if all(person in m.text.lower() for person in others)
-        and _names_expected(m.text, m.speaker, types, kind, user, speakers)
+        and _names_expected(" ".join(telling_sentences(m.text)), m.speaker, types, kind, user, speakers)
     ]
     if not fitting:
         return set()
     # the current value is the latest said ("Who do I work for now?"), the first recalled for the past
     return {fitting[0].id if past else max(fitting, key=lambda m: m.created_at).id}
+
+
+def _tells_expected(memory: Memory, types: frozenset[str], kind: str, user: str, speakers: frozenset[str]) -> bool:
+    """Whether ``memory`` tells (a sentence of it does not ask); one that also asks ("moved to
+    Leeds! why is unpacking so slow?") only where what it tells names a thing of ``types``:
+    a note that asks takes no place among the first ``TYPE_RANK`` for nothing."""
+    if not any(asks(s) for s in split_sentences(memory.text)):
+        return True
+    told = telling_sentences(memory.text)
+    return bool(told) and _names_expected(" ".join(told), memory.speaker, types, kind, user, speakers)
 
 
 def _tells_of_day(memory: Memory, days: Sequence[QueryDate]) -> bool:
@@ -1357,6 +1389,9 @@ def _answer(
         return not_found
     every = candidates
     when = now if now is not None else max(m.created_at for m in memories)
+    # whether the question names a date is read by its date words (feasts too), and the date by
+    # ``query_dates``: JioNLP alone reads "现在", "最近", "晚上" as today and a habit's "周六" as
+    # the last Saturday ("我现在住哪儿？", "朵朵周六上的是什么课？" name no day)
     dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
     asked = _ZH_HOW_MANY.sub(" ", _FILLER.sub(" ", asking_part(question)))
     undated = DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))
@@ -1376,8 +1411,16 @@ def _answer(
     dated = {m.id for m in memories if dates and _on_date(m, dates)}
     # "What did I buy on March 9th?": a memory of another day does not answer (issue 31).
     days = [d for d in dates if d.granularity == "day" and d.start]
+    by_date = False
     if days and kind != "when":
         dated |= {m.id for m in memories if _tells_of_day(m, days)}
+        # the date is the match (issue 31), unless a note of another day holds what is asked:
+        # then the question is about that subject ("what did I weigh on Jan 1?"), not the day
+        by_date = not any(
+            len(_held(wanted, c.tokens, c.text)) >= MIN_COVERAGE * len(wanted)
+            for c in candidates
+            if c.memory.id not in dated
+        )
         candidates = [c for c in candidates if c.memory.id in dated]
         if not candidates:
             return not_found
@@ -1493,13 +1536,18 @@ def _answer(
     if closest:
         if fully:
             return not_found  # answered by the passes before
-        rivals = [m for m in memories if not days or m.id in dated]
-        pick = _closest_own(
-            question, wanted, candidates, rivals, similarity, user, asking, past, kind, held_by, bool(days)
-        )
-        if pick is None:
-            return not_found
-        best, held = pick, held_by(pick.memory)
+        # "what did we eat on Jan 21?": the date is the match (issue 31), recall's closeness the
+        # sign that the day's best note is on the subject: the day's note holding none of the
+        # question's other words answers in this last pass only
+        on_day = by_date and (not named or any(_about(best.memory, person) for person in named))
+        if not on_day:
+            rivals = [m for m in memories if not days or m.id in dated]
+            pick = _closest_own(
+                question, wanted, candidates, rivals, similarity, user, asking, past, kind, held_by, bool(days)
+            )
+            if pick is None:
+                return not_found
+            best, held = pick, held_by(pick.memory)
     elif partly == fully:
         return not_found  # answered (or not) by the passes before
     if partly:

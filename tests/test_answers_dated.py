@@ -1,0 +1,116 @@
+"""Dated questions in the extractive answer: a feast names a day ("new year's eve", 元旦,
+除夕), a note of the day a question names answers though it shares no other word with it
+(issue 31), and a note with a question in it tells through its other sentences."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from memcli.memory import Memory
+from memcli.recall.answers import NOT_FOUND, NOT_FOUND_ZH, Extracted, answer
+
+NOW = datetime(2026, 7, 1, 12).timestamp()
+
+
+def _note(key: str, text: str, year: int, month: int, day: int) -> Memory:
+    said = datetime(year, month, day, 12).timestamp()
+    return Memory(key * 16, "sam", "note", text, said, f"{year}-{month:02d}-{day:02d}")
+
+
+def _asked(question: str, notes: list[Memory]) -> Extracted:
+    """``answer`` as ``memcli ask`` calls it, with recall's similarity (the first closest)."""
+    return answer(question, notes, "sam", NOW, {m.id: 0.5 - 0.1 * i for i, m in enumerate(notes)})
+
+
+def _quoted(question: str, notes: list[Memory]) -> list[str]:
+    return _asked(question, notes).cited
+
+
+@pytest.mark.parametrize(
+    ("question", "notes"),
+    [
+        (
+            "which film did we watch on new year's eve?",
+            [
+                _note("a", "watched Elf with the kids, christmas eve tradition", 2025, 12, 24),
+                _note("b", "watched Parasite with Jo tonight", 2025, 12, 31),
+            ],
+        ),
+        (
+            "元旦那天我做了什么？",
+            [_note("b", "去爬了香山", 2026, 1, 1), _note("a", "和小李吃火锅", 2026, 1, 5)],
+        ),
+        (
+            "除夕那天我们看了什么电影？",
+            [
+                _note("a", "平安夜看了《小妇人》", 2025, 12, 24),
+                _note("b", "和家人一起看了《流浪地球》", 2026, 2, 16),  # 除夕 of the lunar year 2026
+            ],
+        ),
+    ],
+)
+def test_a_feast_names_the_day_asked_about(question: str, notes: list[Memory]) -> None:
+    assert _quoted(question, notes) == ["b" * 16]
+
+
+_OTHER_DAYS = [
+    _note("x", "booked the dentist for next month", 2026, 1, 25),
+    _note("y", "bought new running shoes", 2026, 6, 10),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "note"),
+    [
+        ("what did we eat on Jan 21?", _note("d", "made ramen with Priya, so good", 2026, 1, 21)),
+        ("how did I spend the first of january?", _note("d", "long walk on the beach with Jo", 2026, 1, 1)),
+        ("1月21日我们吃了什么？", _note("d", "和小李做了拉面", 2026, 1, 21)),
+    ],
+)
+def test_a_note_of_the_day_asked_about_answers_by_its_date(question: str, note: Memory) -> None:
+    # recall finds notes of other days closer: the date, not closeness, picks the note
+    notes = [note, *_OTHER_DAYS]
+    similarity = {note.id: 0.1, **{m.id: 0.6 for m in _OTHER_DAYS}}
+    assert answer(question, notes, "sam", NOW, similarity).cited == [note.id]
+
+
+def test_the_day_does_not_answer_for_a_subject_noted_on_another_day() -> None:
+    brunch = _note("d", "new year's day brunch with Sam", 2026, 1, 1)
+    weighed = _note("w", "weighed 81.5 kg this morning", 2026, 1, 3)
+    assert _asked("what did I weigh on Jan 1?", [brunch, weighed, *_OTHER_DAYS]).text == NOT_FOUND
+    same_day = _note("w", "weighed 81.5 kg this morning", 2026, 1, 1)
+    assert _quoted("what did I weigh on Jan 1?", [brunch, same_day, *_OTHER_DAYS]) == [same_day.id]
+
+
+def test_an_undated_question_is_not_answered_by_a_note_holding_none_of_it() -> None:
+    notes = [_note("d", "made ramen with Priya, so good", 2026, 1, 21), *_OTHER_DAYS]
+    assert _asked("what's my blood type?", notes).text == NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "told"),
+    [
+        ("where did I move to?", "moved into the flat on Elm St today! where do I even start?", "Elm St"),
+        ("which city do I live in?", "finally moved to Leeds! why is unpacking so slow?", "Leeds"),
+        ("我住在哪个城市？", "终于搬到成都了！箱子怎么这么多？", "成都"),
+    ],
+)
+def test_a_note_that_also_asks_tells_through_its_statement(question: str, text: str, told: str) -> None:
+    found = _asked(question, [_note("m", text, 2026, 6, 3)])
+    assert found.cited == ["m" * 16]
+    assert told in found.text
+    assert "?" not in found.text and "？" not in found.text
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "not_found"),
+    [
+        ("what's the cabin wifi password?", "is the cabin wifi still lakeside2019?? ask Ruth", NOT_FOUND),
+        ("who has the cabin wifi password?", "is the cabin wifi still lakeside2019?? ask Ruth", NOT_FOUND),
+        ("小屋的wifi密码是什么？", "小屋wifi还是lakeside2019吗？问问阿琳", NOT_FOUND_ZH),
+    ],
+)
+def test_a_value_asked_about_is_not_the_answer(question: str, text: str, not_found: str) -> None:
+    assert _asked(question, [_note("m", text, 2026, 6, 3)]).text == not_found
