@@ -114,3 +114,46 @@ def test_a_note_that_also_asks_tells_through_its_statement(question: str, text: 
 )
 def test_a_value_asked_about_is_not_the_answer(question: str, text: str, not_found: str) -> None:
     assert _asked(question, [_note("m", text, 2026, 6, 3)]).text == not_found
+
+
+@pytest.mark.parametrize(
+    ("question", "notes"),
+    [
+        (
+            "what did Sam give me for valentines?",
+            [
+                _note("a", "paid the gas bill", 2026, 2, 14),
+                _note("b", "Sam gave me an early valentines present, a watch!", 2026, 2, 11),
+            ],
+        ),
+        (
+            "where did I put the christmas tree lights?",
+            [
+                _note("a", "dentist at 3pm, bring the insurance card", 2025, 12, 25),
+                _note("b", "christmas tree lights are in the blue box in the garage", 2026, 1, 6),
+            ],
+        ),
+        (
+            "情人节礼物是什么？",
+            [_note("a", "交了水电费", 2026, 2, 14), _note("b", "小美送的情人节礼物是一条围巾", 2026, 2, 10)],
+        ),
+        (
+            "我的圣诞树放在哪？",
+            [_note("a", "去医院复查", 2025, 12, 25), _note("b", "圣诞树收在储藏室的柜子顶上", 2026, 1, 3)],
+        ),
+    ],
+)
+def test_a_feast_that_names_a_thing_not_a_time_is_a_word_a_note_must_hold(question: str, notes: list[Memory]) -> None:
+    # "valentines present", 情人节礼物, 圣诞树: no day is asked about; the note of the feast's
+    # day that holds nothing of the question must not answer, and the note naming the feast does
+    assert _quoted(question, notes) == ["b" * 16]
+
+
+def test_of_the_notes_of_the_day_asked_about_the_closest_answers() -> None:
+    dentist = _note("a", "dentist 3pm, bring the insurance card", 2025, 12, 25)
+    goose = _note("b", "roast goose with all the trimmings at mum's", 2025, 12, 25)
+    other = _note("c", "bought new running shoes", 2026, 1, 10)
+    similarity = {dentist.id: 0.5, goose.id: 0.6, other.id: 0.55}
+    assert answer("what did we eat on christmas day?", [dentist, goose, other], "sam", NOW, similarity).cited == [
+        goose.id
+    ]

@@ -424,19 +424,25 @@ _LIST_EN = re.compile(
 )
 _LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别|哪几")
 _NAME_QUESTION = re.compile(r"叫什么|什么名字|名字是什么|叫啥")
+_FEASTS_EN = (
+    r"new\s+years?'?s?(\s+(eve|day))?|christmas(\s+(eve|day))?|xmas|boxing\s+day|valentines?'?s?(\s+day)?|halloween|nye"
+)
+_FEASTS_ZH = r"元旦|除夕夜?|大年夜|年三十|春节|国庆节?|中秋节?|平安夜|圣诞节?|万圣节(前夜)?|情人节"
 _DATE_WORDS = re.compile(
     r"\b(on|in|at|during)?\s*(january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"yesterday|today|\d{1,2}(st|nd|rd|th)|(19|20)\d\d|last\s+(week|month|year|weekend)|"
-    r"new\s+years?'?s?(\s+(eve|day))?|christmas(\s+(eve|day))?|xmas|boxing\s+day|valentines?'?s?(\s+day)?|halloween|nye|"
     r"the\s+((twenty|thirty)[-\s]?)?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
     r"\w+teenth|twentieth|thirtieth)\s+of)\b|"
-    r"元旦|除夕夜?|大年夜|年三十|春节|大年初[一二三四五六七八九十]|国庆节?|中秋节?|平安夜|圣诞节?|万圣节(前夜)?|情人节|\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|今年|去年|前年|上个月|这个月|本月",
+    rf"\b(on|at|during|over)\s+(the\s+)?({_FEASTS_EN})\b(?!\s+(party|parties|gift|gifts|present|presents|plans?|tree|dinner|card|cards|lights|sweater|list|resolutions?))|"
+    rf"({_FEASTS_ZH})(?=那天|那晚|当天|当晚|晚上|早上|上午|下午|中午|期间|假期|放假|的时候|那几天)|"
+    r"大年初[一二三四五六七八九十]|\d{1,4}年|\d{1,2}月(\d{1,2}[日号])?|[上下这本]个?(周|星期|礼拜)[一二三四五六日天]?|昨天|前天|今天|今年|去年|前年|上个月|这个月|本月",
     re.IGNORECASE,
 )
 """Words that name a date in a question, left out of the words a memory must hold: months,
-days, years, ordinals ("the first of"), feasts ("new year's eve", 元旦, 除夕) as
-``dates.query_dates`` reads them; whether the question names a date is ``query_dates``'s."""
+days, years, ordinals ("the first of"), a feast as a time ("on new year's eve", "over
+christmas", 除夕那天, 国庆假期: not "valentine's gift", 情人节礼物, 圣诞树, whose feast is a
+word a note must hold) as ``dates.query_dates`` reads them."""
 _ASKING_TAIL = re.compile(r"(?<=[!?！？])\s*(?=\S)")
 """Where pySBD leaves two sentences together: after "!" or "?" before a lower-case word
 ("moved in today! where do I even start?")."""
@@ -1540,6 +1546,9 @@ def _answer(
         # sign that the day's best note is on the subject: the day's note holding none of the
         # question's other words answers in this last pass only
         on_day = by_date and (not named or any(_about(best.memory, person) for person in named))
+        if on_day and similarity:  # of the day's notes, the one recall finds closest
+            best = max(candidates, key=lambda c: similarity.get(c.memory.id, 0.0))
+            held = held_by(best.memory)
         if not on_day:
             rivals = [m for m in memories if not days or m.id in dated]
             pick = _closest_own(
