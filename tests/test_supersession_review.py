@@ -108,3 +108,93 @@ def test_the_newer_note_deleted_or_edited_reopens_every_older_one(
         ok(runner.invoke(app, ["edit", newer, "--text", "We visited Seattle last week."]))
     assert [show_json(runner, i)["superseded_by"] for i in (first_id, second_id)] == [None, None]
     assert [show_json(runner, i)["valid_to"] for i in (first_id, second_id)] == [None, None]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # someone else's wedding
+        ("I've been dating Alex for a year", "Tom and Priya got married today"),
+        ("I've been dating Alex for a year", "my best friend is getting married to Rob in June"),
+        ("I've been dating Alex for a year", "my sister got married to Rob last weekend"),
+        ("I've been dating Alex for a year", "went to Priya's wedding, she married Tom"),
+        # "engaged" as busy
+        ("I've been dating Alex for a year", "I'm engaged in a lawsuit with the landlord"),
+        ("I've been dating Alex for a year", "got engaged in a heated argument on twitter"),
+        ("I've been dating Alex for a year", "we were engaged in a long debate about pizza"),
+        ("I've been dating Alex for a year", "I'm engaged to be the best man at Rob's wedding"),
+        # others' moves, things moved
+        ("I live in Portland", "my parents moved to Phoenix"),
+        ("I live in Portland", "our neighbours are moving to Leeds"),
+        ("I live in Portland", "my best friend just moved to Chicago"),
+        ("I live in Portland", "we moved the meeting to Seattle"),
+        ("I live in Portland", "moved my car to the garage in Seattle"),
+        ("I live in Portland", "they moved our appointment to Tuesday in Boston"),
+        # two others as a couple
+        ("我和小李在一起三年了", "阿杰和小美在一起了"),
+        ("我和小李在一起三年了", "小张和小美在一起了"),
+        ("我和小李在一起三年了", "阿杰和小美结婚了"),
+        ("我和小李在一起三年了", "我朋友阿杰跟小美结婚了"),
+        # a workplace's move, a hotel
+        ("我住在北京", "我们公司搬到上海了"),
+        ("我住在北京", "我们单位下个月搬到深圳"),
+        ("我住在北京", "这周住在上海的酒店"),
+        ("我住在北京", "出差住在杭州的宾馆"),
+    ],
+)
+def test_someone_elses_wedding_move_or_couple_supersedes_nothing(older: str, newer: str) -> None:
+    assert not _supersedes(older, newer)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("I've been dating Alex for a year", "I married Alex today"),
+        ("I've been dating Alex for a year", "Alex and I got married!"),
+        ("I've been dating Alex for a year", "Got married today!"),
+        ("I've been dating Alex for a year", "we got engaged in June"),
+        ("I've been dating Alex for a year", "I'm engaged to be married to Sam"),
+        ("I live in Portland", "we moved to Phoenix"),
+        ("I live in Portland", "We're now in Denver for good."),
+        ("我和小李在一起三年了", "我和小美在一起了"),
+        ("我和小李在一起三年了", "我和小美结婚了"),
+        ("我住在北京", "我搬到上海了"),
+        ("我住在北京", "我们搬到深圳了"),
+    ],
+)
+def test_ones_own_wedding_move_or_couple_still_supersedes(older: str, newer: str) -> None:
+    assert _supersedes(older, newer)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I've been dating Alex for a year", "Tom and Priya got married today"),
+        ("I've been dating Alex for a year", "I'm engaged in a lawsuit with the landlord"),
+        ("I live in Portland", "my parents moved to Phoenix"),
+        ("I live in Portland", "we moved the meeting to Seattle"),
+        ("我和小李在一起三年了", "阿杰和小美在一起了"),
+        ("我住在北京", "我们公司搬到上海了"),
+        ("我住在北京", "这周住在上海的酒店"),
+    ],
+)
+def test_remember_leaves_the_current_memory_current(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, old: str, new: str
+) -> None:
+    assert _superseded(runner, monkeypatch, [old, new]) == [False, False]
+
+
+def test_deleting_the_newer_note_after_an_import_without_history_reopens_the_older(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    first_id = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I live in Portland.")
+    second_id = remember_at(runner, monkeypatch, "2024-01-15T09:00:00", "We live in Portland with the cat.")
+    newer = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", "We moved to Seattle last week.")
+    exported = tmp_path / "export.jsonl"
+    ok(runner.invoke(app, ["export", "-o", str(exported)]))
+    monkeypatch.setenv("MEMCLI_HOME", str(tmp_path / "imported"))
+    ok(runner.invoke(app, ["import", str(exported), "--format", "memcli"]))
+    assert [show_json(runner, i)["superseded_by"] for i in (first_id, second_id)] == [newer, newer]
+    ok(runner.invoke(app, ["delete", newer, "--yes"]))
+    assert [show_json(runner, i)["superseded_by"] for i in (first_id, second_id)] == [None, None]
+    assert [show_json(runner, i)["valid_to"] for i in (first_id, second_id)] == [None, None]

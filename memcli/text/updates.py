@@ -268,20 +268,12 @@ _RESIDENCE_EN = [
     ),
     re.compile(r"\b(?:house|flat|home|apartment)\s+in\s+" + _PLACE + r"\s+and\s+moved\b"),
     re.compile(r"\bI\s+(?:rent|own)\s+(?:a|an)\s+(?:flat|house|room|apartment)\s+in\s+" + _PLACE),
-    # a home said as where one is now, no move word: "we're in Seattle now", "we're now in Leeds", "I'm in
-    # Denver for good" (not "I'm in Denver for work", "in Paris now for the conference": the clause ends there;
-    # a trip's "landed, we're in Rome now" is read by ``_TRIP_EN``)
+    # a home said as where one is, no move word, only with "for good": "I'm in Denver for good", "We're now in
+    # Denver for good" (not "we're in Seattle now", a trip's; nor "I'm in Denver for work": the clause ends there)
     re.compile(
-        r"\b[Ww]e(?:'re|\s+are)\s+(?:(?:now|officially|finally|properly)\s+)+in\s+"
+        r"\b(?:I|[Ww]e)(?:'m|'re|\s+am|\s+are)\s+(?:(?:now|officially|finally|properly)\s+)*in\s+"
         + _PLACE
-        + r"(?=\s*(?:now|for\s+good)?\s*(?:[,.;!~]|$))"
-    ),
-    re.compile(
-        r"\b(?:[Ww]e(?:'re|\s+are)\s+(?:officially\s+|finally\s+)?in\s+"
-        + _PLACE
-        + r"\s+now|\b(?:I|[Ww]e)(?:'m|'re|\s+am|\s+are)\s+(?:officially\s+|finally\s+)?in\s+"
-        + _PLACE.replace("?P<v>", "?P<w>")
-        + r"\s+for\s+good)(?=\s*(?:[,.;!~]|$))"
+        + r"(?:\s+now)?\s+for\s+good(?=\s*(?:[,.;!~]|$))"
     ),
 ]
 _ZH_VALUE = r"(?P<v>[\u4e00-\u9fff]{2,6}?)"
@@ -298,7 +290,6 @@ _RESIDENCE_ZH = [
         + _ZH_END
     ),
 ]
-_NOW_IN_EN = _RESIDENCE_EN[-2:]
 _TRIP_EN = re.compile(
     r"\b(?:landed|flight|flew|holiday|vacation|trip|hotel|airport|visit(?:ing)?|conference|weekend|tour|layover)\b",
     re.I,
@@ -769,6 +760,12 @@ _PARTNER_STATE_ZH = re.compile(r"(?:结婚|领证|领了证|订婚)(?:了|啦)")
 """A Chinese sentence saying the speaker got engaged or married without naming the
 partner ("今天领证了！", "订婚啦")."""
 _COUPLE_ZH = re.compile(r"确定了?关系|在一起[了啦](?=[。！!，,~～]|$)|交往了|成了男女朋友")
+_OTHERS_COUPLE_ZH = re.compile(
+    r"(?P<x>[^，,。！!；;~～\s和跟与]*)(?:和|跟|与)[\u4e00-\u9fff]{1,4}?(?:现在|已经|终于|正式|也)*"
+    r"(?:在一起|确定了?关系|交往|谈恋爱|结婚|订婚|领证|领了证)"
+)
+"""A couple's clause, with who is before "和" (``x``): the writer's only when that ends in 我 or
+我们 ("我和小美在一起了"); "阿杰和小美在一起了" is two others."""
 _FAMILIAR_NAME_ZH = re.compile("[小老阿][" + "".join(sorted(_SURNAMES)) + "]")
 _PARTNER_EN = [
     re.compile(
@@ -859,12 +856,41 @@ _LOCATED_EN = re.compile(
     + _PLACE_NAME
     + r")"
 )
+_KIN_OR_FRIEND_EN = (
+    r"parents|folks|mum|mom|mam|mother|dad|father|sisters?|brothers?|sons?|daughters?|kids|children|grandparents|"
+    r"grandma|grandmother|grandpa|grandfather|nan|gran|aunt|uncle|cousins?|in-laws|family|friends?|mates?|bestie|"
+    r"colleagues?|coworkers?|neighbou?rs?|roommates?|flatmates?|housemates?|boss|ex|niece|nephew|son-in-law|"
+    r"daughter-in-law|sister-in-law|brother-in-law"
+)
+"""Whom "my …" names that is someone other than the writer (kin, friends, work, neighbours)."""
+_MOVED_THINGS_EN = (
+    r"meetings?|calls?|appointments?|dates?|deadlines?|dinner|lunch|party|session|class(?:es)?|flights?|trip|"
+    r"reservation|booking|wedding|game|match|shift|interview|event|cars?|truck|van|stuff|things|boxes|money|funds|"
+    r"savings|account|pension|shares|furniture|couch|sofa|desk|table|bed|piano|plants?|files?|photos|servers?|"
+    r"website|office|company|business|shop|store|team|department|bike|boat|kids|dog|cat"
+)
+"""What a sentence says was moved that is no home ("moved the meeting to Seattle")."""
 _OTHER_MOVES_EN = re.compile(
     # someone named moving; a sentence's opening adverb ("Finally moved into…") names no one
-    r"\b(?:he|she|they|(?!(?:Finally|Just|Now|Today|Yesterday|Recently|Also|Then|So|And|Already|Officially|Eventually|"
-    r"Actually|Literally)\b)[A-Z][a-z]+)\s+(?:is\s+|has\s+|'s\s+|just\s+|finally\s+)*(?:moved|moving|relocat\w*)\b|"
-    r"\b(?:his|her|their)\s+(?:new\s+)?(?:flat|house|place|home|apartment|landlord|rent)\b"
+    r"\b(?:he|she|they|(?-i:(?!(?:Finally|Just|Now|Today|Yesterday|Recently|Also|Then|So|And|Already|Officially|"
+    r"Eventually|Actually|Literally)\b)[A-Z][a-z]+))\s+(?:is\s+|has\s+|'s\s+|just\s+|finally\s+)*(?:moved|moving|relocat\w*)\b|"
+    r"\b(?:his|her|their)\s+(?:new\s+)?(?:flat|house|place|home|apartment|landlord|rent)\b|"
+    # one's kin or friends moving: "my parents moved to Phoenix", "our neighbours are moving to Leeds"
+    r"\b(?:my|our)\s+(?:(?:best|old|older|younger|little|big|eldest|oldest|twin|close|grand)\s+)*(?:"
+    + _KIN_OR_FRIEND_EN
+    + r")(?:\s+and\s+\w+)?\s+(?:(?:is|are|has|have|had|'s|'re|'ve|just|finally|both|also|all)\s+)*"
+    r"(?:moved|moving|relocat\w*)\b|"
+    # a thing moved, not one's home: "we moved the meeting to Seattle", "moved the couch to the garage"
+    r"\b(?:moved|moving|move|relocat\w*)\s+(?:(?:the|a|an|our|my|this|that|these|those|some|all|his|her|their)\s+)*"
+    r"(?:\w+\s+)?(?:" + _MOVED_THINGS_EN + r")\b",
+    re.IGNORECASE,
 )
+_STAY_ZH = re.compile(
+    r"住(?:在)?[^，,。！!；;]{0,10}?(?:酒店|宾馆|民宿|旅馆|招待所|青旅|客栈|饭店)|"
+    r"(?:公司|单位|办公室|工厂|门店|店铺|工作室|部门|团队)[^，,。！!；;]{0,6}?(?:搬|迁)"
+)
+"""A stay or a move that is no home of the writer's: a hotel ("这周住在上海的酒店"), a
+workplace moving ("我们公司搬到上海了")."""
 _HOME_CUE_ZH = re.compile(r"搬|住|房子|房租|租的|租了|租约|宿舍|定居|老家|房东|新家|安家|落户")
 _DIVISION_SUFFIXES_ZH = ("区", "县", "市", "新区")
 """The suffixes of China's divisions a short name drops (海淀 of 海淀区, 浦东 of 浦东新区)."""
@@ -1800,7 +1826,7 @@ def _home(text: str) -> Statement | None:
             continue
         if not chinese and _OTHERS_EN.search(sentence) and not re.search(r"\b(?:I|me|my|we|our|us)\b", sentence):
             continue
-        if chinese and re.search(r"(?:他|她)(?:们)?(?:住|搬|家)", sentence):
+        if chinese and (re.search(r"(?:他|她)(?:们)?(?:住|搬|家)", sentence) or _STAY_ZH.search(sentence)):
             continue
         if not chinese and _OTHER_MOVES_EN.search(sentence):
             continue
@@ -1830,10 +1856,10 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
         return [*out, *_habit(sentence, chinese, out)]
     for pattern in _RESIDENCE_ZH if chinese else _RESIDENCE_EN:
         m = pattern.search(sentence)
-        if m and (chinese or pattern not in _NOW_IN_EN or re.search(r"\bfor\s+good\b", m.group(0), re.I)):
-            out.append(
-                Statement(RESIDENCE, m.group("v") if chinese else _norm(m.group("v") or m.groupdict().get("w") or ""))
-            )
+        if m and chinese and _STAY_ZH.search(sentence):
+            break  # "我现在住在酒店，出差上海": a stay, not a home
+        if m:
+            out.append(Statement(RESIDENCE, m.group("v") if chinese else _norm(m.group("v"))))
             break
     else:
         now_in = _NOW_IN_ZH.search(sentence) if chinese and NOW_IN_HOME_ZH else None
@@ -2367,6 +2393,9 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     w/ Priya", "和阿杰正式确定关系啦"), a couple it says is over ("Jake and I are done"),
     or the state of one ("engaged!!! Tom asked", "married Tom today": ``Statement.state``)."""
     if chinese:
+        for couple in _OTHERS_COUPLE_ZH.finditer(sentence):
+            if not re.search(r"我们?(?:现在|已经|终于|正式|也)*$", couple.group("x")):
+                return None  # "阿杰和小美在一起了", "我朋友阿杰和小美结婚了": a couple the writer is not of
         m = _PARTNER_STATUS_ZH.search(sentence)
         state = "married" if _MARRIED_ZH.search(sentence) else "engaged" if _ENGAGED_ZH.search(sentence) else ""
         if m:
@@ -2402,11 +2431,13 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
             return Statement(PARTNER, ended.lower(), True)
         return Statement(PARTNER, next(groups[g] for g in "stu" if groups.get(g)).lower(), state="dating")
     state = "married" if re.search(r"\b(?:got\s+)?married\b|\bwedding\s+day\b", sentence, re.I) else ""
-    state = state or ("engaged" if re.search(r"\bengaged\b|\bproposed\b|\bfianc[ée]e?\b", sentence, re.I) else "")
+    state = state or ("engaged" if re.search(_ENGAGED_EN + r"|\bproposed\b|\bfianc[ée]e?\b", sentence, re.I) else "")
     if m:
         return Statement(PARTNER, m.group("v").lower(), state=state)
     if state == "engaged" and not _own_engagement(sentence):
         return None  # "Jake proposed to Emma", "he proposed a new plan", "Sara got engaged": not the writer's
+    if state == "married" and not _own_marriage(sentence):
+        return None  # "Tom and Priya got married", "my best friend is getting married to Rob": not the writer's
     if state:
         names = [w for w in re.findall(r"\b[A-Z][a-z]+\b", sentence) if w.lower() not in _NOT_PLACE_WORDS]
         named = re.search(
@@ -2507,12 +2538,45 @@ _NOT_A_PROPOSAL_EN = re.compile(
 a new plan", "proposed in Paris" (told of someone else's engagement)."""
 
 
+_ENGAGED_EN = (
+    r"\bengaged\b(?!\s+in\s+(?!(?-i:[A-Z\d])|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|spring|summer|autumn|fall|winter)))"
+    r"(?!\s+to\s+be\s+(?!married|wed\b))"
+)
+"""Engaged to marry, not busy: "I'm engaged in a lawsuit", "got engaged in a heated argument"
+and "engaged to be the best man" are not ("got engaged in Paris", "in June", "engaged to be
+married" are)."""
+_OWN_CLAUSE_OPENING_EN = re.compile(
+    r"^(?:(?:just|finally|officially|got|get|getting|so|and|today|yesterday|recently|actually|we|also)\s+)*$",
+    re.IGNORECASE,
+)
+
+
+def _own_marriage(sentence: str) -> bool:
+    """Whether the marriage ``sentence`` tells is the writer's: a clause of "I" or "we"
+    ("I married Alex today", "Alex and I got married", "we're getting married"), of "my/our
+    wedding day", or of no subject ("Got married today!"); not someone else's ("Tom and
+    Priya got married", "my best friend is getting married to Rob", "she married Tom")."""
+    for m in re.finditer(r"\bmarried\b|\bwedding\s+day\b", sentence, re.IGNORECASE):
+        before = re.split(r"[,;.!?]\s*|\s[-\u2013\u2014]\s", sentence[: m.start()])[-1]
+        if m.group(0).lower() != "married":
+            if re.search(r"\b(?i:my|our)\s+$", before):
+                return True
+            continue
+        if _others_subject(sentence, m.start()) and not re.search(r"\bto\s+me\b", sentence[m.end() :], re.I):
+            continue
+        if re.search(r"\b(?:I|I'm|I've|[Ww]e|[Ww]e're|[Ww]e've|me)\b|\b(?i:i|i'm|i've)\b", before):
+            return True
+        if _OWN_CLAUSE_OPENING_EN.match(before.strip() + " " if before.strip() else ""):
+            return True
+    return False
+
+
 def _own_engagement(sentence: str) -> bool:
     """Whether the engagement ``sentence`` tells ("engaged", "proposed", "fiancée") is the
     writer's: "I'm engaged", "Alex and I got engaged", "Alex proposed!", "he proposed to me",
     "my fiancé"; not someone else's ("Sara got engaged", "Jake proposed to Emma", "Kate's
     engagement party, he proposed in Paris") nor another proposal ("he proposed a new plan")."""
-    for m in re.finditer(r"\b(?:engaged|proposed|fianc[ée]e?)\b", sentence, re.IGNORECASE):
+    for m in re.finditer(_ENGAGED_EN + r"|\b(?:proposed|fianc[ée]e?)\b", sentence, re.IGNORECASE):
         word = m.group(0).lower()
         if word.startswith("fianc"):
             if re.search(r"\b(?i:my|our)\s+(?:\w+\s+)?$", sentence[: m.start()]):
