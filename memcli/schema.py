@@ -635,7 +635,7 @@ class ChangesEvalResult(Out):
     questions: int
     answers: str = Field(description="the answering path used: auto, llm or extractive")
     per_type: dict[str, dict[str, Union[int, float]]] = Field(
-        description="scenario type -> {n, right, first_right, superseded_first, abstained_rightly}: shares of n. right: the answer holds every gold word (or, with nothing to find, says so); first_right: the first memory it quotes holds every gold word (or, with nothing to find, as right); superseded_first: the first memory it quotes holds the superseded value and not the gold one; abstained_rightly: nothing found where nothing should be"
+        description="scenario type -> {n, right, first_right, superseded_first, abstained_rightly}: shares of n. right: the answer holds every gold word (or, with nothing to find, says so); first_right: the first memory it quotes holds every gold word, or a list quoted from several memories each holding one of its items (or, with nothing to find, as right); superseded_first: the first memory it quotes holds the superseded value and not the gold one; abstained_rightly: nothing found where nothing should be"
     )
     overall: dict[str, Union[int, float]] = Field(description="the same over every scenario")
     duration_seconds: float

@@ -225,6 +225,27 @@ def test_eval_changes_first_right_wants_the_gold_in_the_first_memory_quoted(
     assert report["details"][0]["first_right"] == 0.0
 
 
+@pytest.mark.parametrize(
+    ("gold", "quoted", "first_right"),
+    [
+        (["Biscuit", "Pepper"], ["Biscuit is our beagle.", "We adopted Pepper today."], True),
+        (["Biscuit", "Pepper"], ["Biscuit and Pepper at the park."], True),
+        (["Biscuit", "Pepper"], ["Bought dog food.", "Biscuit is our beagle.", "Pepper too."], False),
+        (["Biscuit", "Pepper"], ["Biscuit is our beagle.", "Biscuit again."], False),
+        (["38 bus"], ["Book the vet.", "I take the 38 bus."], False),
+        (["pothos"], [], False),
+    ],
+)
+def test_a_list_gathered_from_the_notes_that_each_name_an_item_is_right_from_its_first_quote(
+    gold: list[str], quoted: list[str], first_right: bool
+) -> None:
+    """``eval changes``'s first_right credits a list answered from several memories only when
+    every memory quoted holds one of its items and together they hold all of them."""
+    from memcli.library.evaluation import quotes_gold_first
+
+    assert quotes_gold_first(gold, quoted) is first_right
+
+
 def test_eval_changes_scores_right_superseded_first_and_abstentions(
     runner: CliRunner, fake_embedder: Any, tmp_path: Path
 ) -> None:

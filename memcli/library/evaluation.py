@@ -917,7 +917,8 @@ class ChangesReport(_Report):
     """Per scenario type and overall: n, right (the answer holds every gold word; for a
     question with no answer, it says nothing is found), first_right (the first memory the
     answer quotes holds every gold word: an answer that quotes an unrelated note first and
-    the right one after is right, not first_right; for a question with no answer, as
+    the right one after is right, not first_right; a list quoted from several memories, each
+    holding one of its items, is first_right too (``quotes_gold_first``); for a question with no answer, as
     right), superseded_first (the first memory quoted holds the superseded value and not the
     gold one) and abstained_rightly (nothing found where nothing should be), each a share of
     n. With ``details``, one row per scenario: its id, type, question, answer, the four
@@ -932,6 +933,24 @@ class ChangesReport(_Report):
     overall: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     details: list[dict[str, Any]] = field(default_factory=list)
+
+
+def quotes_gold_first(gold: Sequence[str], quoted: Sequence[str]) -> bool:
+    """Whether an answer quoting the memories ``quoted`` (texts, in the order cited) is right
+    from its first quote: the first holds every string of ``gold`` (case-insensitively), or,
+    for an answer of several items (``gold`` of two or more) quoted from several memories,
+    every quoted memory holds one of them at least and together they hold them all (a list
+    gathered from the notes that each name one item, issue 31 §4, and nothing beside them)."""
+    folded = [t.casefold() for t in quoted]
+    wanted = [g.casefold() for g in gold]
+    if not folded or not wanted:
+        return False
+    if all(g in folded[0] for g in wanted):
+        return True
+    if len(wanted) < 2 or len(folded) < 2:
+        return False
+    held = [{g for g in wanted if g in text} for text in folded]
+    return all(held) and set().union(*held) == set(wanted)
 
 
 def _changes_means(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -977,7 +996,9 @@ def eval_changes(
                 moment[0] = change.now
                 reply = engine.assistant.ask(change.question, user, reinforce=False)
                 said = without_citations(reply.answer, reply.cited).casefold()
-                first = next((r.memory.text for r in reply.memories if r.memory.id in reply.cited[:1]), "")
+                texts = {r.memory.id: r.memory.text for r in reply.memories}
+                quoted = [texts[i] for i in reply.cited if i in texts]
+                first = quoted[0] if quoted else ""
                 answered = reply.answered and bool(reply.cited or reply.answered_by == "llm")
                 row = {
                     "right": float(
@@ -986,7 +1007,7 @@ def eval_changes(
                         else not change.gold and not answered
                     ),
                     "first_right": float(
-                        all(g.casefold() in first.casefold() for g in change.gold)
+                        quotes_gold_first(change.gold, quoted)
                         if change.gold and answered
                         else not change.gold and not answered
                     ),
