@@ -176,6 +176,28 @@ def test_a_model_of_another_shape_is_rejected_once_without_loading_it(tmp_path: 
     assert export(cls, out) == reason  # not tried again
 
 
+def test_a_file_error_while_exporting_is_not_a_rejection_and_the_export_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk or the folder removed meanwhile says nothing of the model: no ``.rejected``
+    note (which would keep the embedder on torch for good), and the next load tries again."""
+    from memcli.models import embedding_export
+
+    tries = []
+
+    def no_space(model_dir: Path, out: Path) -> None:
+        tries.append(out)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(embedding_export, "_write_tokenizer", no_space)
+    out = tmp_path / "exports" / "m.onnx"
+    reason = export(default_embedder_path(), out)
+    assert "No space left" in reason and not out.exists()
+    assert not rejected_file(out).exists()
+    assert "No space left" in export(default_embedder_path(), out)
+    assert len(tries) == 2
+
+
 def test_only_transformer_mean_pooling_normalize_models_are_exported(tmp_path: Path) -> None:
     assert unsupported(default_embedder_path()) is None
     mean = _model_dir(tmp_path / "mean", {"pooling_mode_mean_tokens": True})

@@ -308,9 +308,10 @@ def export(model_dir: Path, out: Path) -> str:
                 return "exported" if out.is_file() else rejected_file(out).read_text(encoding="utf-8")
             _remove_stale(out)
             reason = unsupported(model_dir)
+            lasting = True
             if reason is None:
-                reason = _export_checked(model_dir, out)
-            if reason != "exported":
+                reason, lasting = _export_checked(model_dir, out)
+            if reason != "exported" and lasting:
                 write_private(rejected_file(out), reason)
             return reason
     except Timeout:
@@ -326,7 +327,10 @@ def _remove_stale(out: Path) -> None:
             pass
 
 
-def _export_checked(model_dir: Path, out: Path) -> str:
+def _export_checked(model_dir: Path, out: Path) -> tuple[str, bool]:
+    """Export and check (``export``): "exported" or why not, and whether the reason lasts
+    (the model cannot be reproduced: noted, never tried again) or passes (a file or folder
+    error, such as a full disk or the folder removed meanwhile: tried again at the next load)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -381,12 +385,17 @@ def _export_checked(model_dir: Path, out: Path) -> str:
             got = encoder.encode(PROBES, role=role)
             worst = float(np.abs(np.asarray(got) - np.asarray(expected)).max())
             if got.shape != expected.shape or not worst <= TOLERANCE:
-                return f"the export's vectors differ from sentence-transformers' by {worst:.2g} (over {TOLERANCE})"
+                return (
+                    f"the export's vectors differ from sentence-transformers' by {worst:.2g} (over {TOLERANCE})",
+                    True,
+                )
         os.replace(tokens, tokenizer_file(out))  # first: an export in place always has its tokenizer
         os.replace(tmp, out)
-        return "exported"
+        return "exported", True
+    except OSError as exc:  # the disk or the folder, not the model: a rejection would keep torch for good
+        return f"could not export now: {type(exc).__name__}: {exc}"[:500], False
     except Exception as exc:  # torch's exporter and ONNX Runtime raise many types; each means "not this model"
-        return f"could not export: {type(exc).__name__}: {exc}"[:500]
+        return f"could not export: {type(exc).__name__}: {exc}"[:500], True
     finally:
         tmp.unlink(missing_ok=True)
         tokens.unlink(missing_ok=True)
