@@ -440,18 +440,17 @@ class Changes:
     def reopen(self, newer_ids: Iterable[str], gone: Collection[str] = ()) -> list[Memory]:
         """The memories superseded by one of ``newer_ids`` (an edited or deleted memory)
         hold again: ``valid_to`` and ``superseded_by`` cleared, a REOPEN event in their
-        history (related_id: the newer one). They are found by the history (the newer one's
-        ADD rows and the older ones' UPDATE rows naming it): a memory imported without its
-        history is not reopened. Those in ``gone`` (deleted with it) are left.
-        Returns the memories reopened. The caller holds the store transaction."""
+        history (related_id: the newer one). They are found by the history alone, the
+        older ones' UPDATE rows naming the newer one (``Sidecar.replaced_by``, one lookup in
+        its index), which every supersession writes, and an import too for the memories
+        it brings in superseded (``FileWork._link_superseded``): a delete reads no memory
+        whole. Those in ``gone`` (deleted with it) are left, and those no longer superseded
+        by it (reopened since, or superseded by another). Returns the memories reopened.
+        The caller holds the store transaction."""
         sidecar = self.store.sidecar
         reopened: list[Memory] = []
         for newer_id in newer_ids:
-            # the ADD rows of the newer one name the older ones it replaced, but a second ADD
-            # with the same text is not recorded (``Sidecar.record``): the older ones' UPDATE
-            # rows naming it are read too
-            older_ids = [e.related_id for e in sidecar.history(memory_id=newer_id) if e.event == "ADD" and e.related_id]
-            older_ids += sidecar.replaced_by(newer_id)
+            older_ids = sidecar.replaced_by(newer_id)
             for older in self.store.get_many([i for i in dict.fromkeys(older_ids) if i not in gone]):
                 if older.superseded_by != newer_id:
                     continue
