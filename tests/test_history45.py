@@ -127,3 +127,19 @@ def test_an_import_without_history_links_each_superseded_note_and_an_export_with
     monkeypatch.setenv("MEMCLI_NOW", "2024-03-01T09:00:00")
     ok(runner.invoke(app, ["edit", newer, "--text", "We visited Seattle last week."]))
     assert [show_json(runner, i)["superseded_by"] for i in (first, second)] == [None, None]
+
+
+def test_deleting_a_note_superseded_in_turn_hands_the_older_one_to_the_newest(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    oldest = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I live in Bristol.")
+    middle = remember_at(runner, monkeypatch, "2025-01-01T09:00:00", "We moved to Cardiff last weekend.")
+    newest = remember_at(runner, monkeypatch, "2025-02-01T09:00:00", "I moved to Swansea.")
+    assert [show_json(runner, i)["superseded_by"] for i in (oldest, middle)] == [middle, newest]
+    ok(runner.invoke(app, ["delete", middle, "--yes"]))
+    shown = show_json(runner, oldest)
+    assert shown["superseded_by"] == newest
+    assert shown["valid_to"].startswith("2025-02-01")
+    assert _events(runner, oldest) == [("UPDATE", middle), ("REOPEN", middle), ("UPDATE", newest)]
+    ok(runner.invoke(app, ["delete", newest, "--yes"]))
+    assert show_json(runner, oldest)["superseded_by"] is None
