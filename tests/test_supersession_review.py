@@ -184,11 +184,6 @@ def test_remember_leaves_the_current_memory_current(
     assert _superseded(runner, monkeypatch, [old, new]) == [False, False]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reopen follows the history only: finding the ended memories by superseded_by read every "
-    "memory at each delete (test_purge's delete reads no memory whole); an import could write the links instead",
-)
 def test_deleting_the_newer_note_after_an_import_without_history_reopens_the_older(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:

@@ -302,7 +302,8 @@ class FileWork:
     ) -> ImportReport:
         """Import a memcli export (``memcli.formats.export``) as it was exported: every memory with
         its state (strength, recall count, pins, archiving, feedback, dates...), then the
-        consolidation progress and the history. The file is read whole first, so a
+        consolidation progress and the history, and the supersession links the history
+        lacks (``_link_superseded``). The file is read whole first, so a
         malformed one stores nothing; memories already stored are skipped (and keep their
         state), so importing it twice adds nothing. The file's vectors are stored as they
         are when it has them and its embedder is the configured one, else the memories are
@@ -360,6 +361,7 @@ class FileWork:
         if not interrupted and full is None:
             try:
                 self._restore_records(archive)
+                self._link_superseded(archive)
             except KeyboardInterrupt:
                 interrupted = True
         return ImportReport(
@@ -397,6 +399,70 @@ class FileWork:
             if len(history) + len(rows) >= EXPORT_PAGE:
                 flush()
         flush()
+
+    def _link_superseded(self, archive: Archive) -> None:
+        """Write the history's supersession links of an export's superseded memories that
+        the history lacks (an export without its history: ``superseded_by`` is kept, the
+        events are not), as ``Changes.supersede`` writes them: an UPDATE of the older memory
+        (related_id: the newer) and an ADD of the newer (related_id: the older), at the time
+        the older one ended (``valid_to``). ``Changes.reopen`` finds what a memory
+        superseded by these rows only (a delete reads no memory whole), so without them an
+        edit or delete of the newer one would not reopen it. After the history is restored
+        (a link it holds is not written again), a page (``memcli.formats.export.PAGE``) of
+        superseded memories at a time; a memory no longer superseded by the same one in the
+        store is left. Every superseded memory of the file is looked at, not only those
+        this import stored: importing the file again writes what a kill left out."""
+        pairs: list[tuple[str, str]] = []
+
+        def flush() -> None:
+            with deferred_interrupt(), self.store.transaction():
+                if self.store.read_only:
+                    raise self.store.read_only_error()
+                sidecar = self.store.sidecar
+                found = {m.id: m for m in self.store.get_many(list({i for pair in pairs for i in pair}))}
+                entries: list[HistoryEntry] = []
+                for older_id, newer_id in pairs:
+                    older, newer = found.get(older_id), found.get(newer_id)
+                    if older is None or older.superseded_by != newer_id or older_id in sidecar.replaced_by(newer_id):
+                        continue
+                    new_text = newer.text if newer is not None else ""
+                    entries.append(
+                        HistoryEntry(
+                            older.id,
+                            older.user,
+                            older.kind,
+                            "UPDATE",
+                            older.text,
+                            new_text,
+                            older.valid_to,
+                            [newer_id],
+                            newer_id,
+                        )
+                    )
+                    if newer is not None:
+                        entries.append(
+                            HistoryEntry(
+                                newer.id,
+                                newer.user,
+                                newer.kind,
+                                "ADD",
+                                "",
+                                new_text,
+                                older.valid_to,
+                                [newer_id],
+                                older.id,
+                            )
+                        )
+                sidecar.record(entries)
+            pairs.clear()
+
+        for kind, item in archive.records():
+            if kind == "memory" and item[0].superseded_by:
+                pairs.append((item[0].id, item[0].superseded_by))
+                if len(pairs) >= EXPORT_PAGE:
+                    flush()
+        if pairs:
+            flush()
 
     def export(
         self, user: str | None = None, all_users: bool = False, history: bool = False, vectors: bool = False

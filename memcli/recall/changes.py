@@ -440,32 +440,58 @@ class Changes:
     def reopen(self, newer_ids: Iterable[str], gone: Collection[str] = ()) -> list[Memory]:
         """The memories superseded by one of ``newer_ids`` (an edited or deleted memory)
         hold again: ``valid_to`` and ``superseded_by`` cleared, a REOPEN event in their
-        history (related_id: the newer one). They are found by the history (the newer one's
-        ADD rows and the older ones' UPDATE rows naming it): a memory imported without its
-        history is not reopened. Those in ``gone`` (deleted with it) are left.
-        Returns the memories reopened. The caller holds the store transaction."""
+        history (related_id: the newer one). They are found by the history alone, the
+        older ones' UPDATE rows naming the newer one (``Sidecar.replaced_by``, one lookup in
+        its index), which every supersession writes, and an import too for the memories
+        it brings in superseded (``FileWork._link_superseded``): a delete reads no memory
+        whole. Those in ``gone`` (deleted with it) are left, and those no longer superseded
+        by it (reopened since, or superseded by another).
+
+        When the newer one was itself superseded in turn (Bristol, then "moved to Cardiff",
+        then "moved to Swansea"; the Cardiff note deleted), an older one that the newest
+        current memory of that chain (``_heir``) also updates (``updates.updates``: the same
+        attribute, another value) is superseded by it instead of held again: an UPDATE (and
+        the heir's ADD) after the REOPEN. Returns the memories reopened (those handed on
+        included). The caller holds the store transaction."""
         sidecar = self.store.sidecar
         reopened: list[Memory] = []
         for newer_id in newer_ids:
-            # the ADD rows of the newer one name the older ones it replaced, but a second ADD
-            # with the same text is not recorded (``Sidecar.record``): the older ones' UPDATE
-            # rows naming it are read too
-            older_ids = [e.related_id for e in sidecar.history(memory_id=newer_id) if e.event == "ADD" and e.related_id]
-            older_ids += sidecar.replaced_by(newer_id)
-            for older in self.store.get_many([i for i in dict.fromkeys(older_ids) if i not in gone]):
-                if older.superseded_by != newer_id:
-                    continue
+            olders = [
+                m
+                for m in self.store.get_many([i for i in sidecar.replaced_by(newer_id) if i not in gone])
+                if m.superseded_by == newer_id
+            ]
+            if not olders:
+                continue
+            heir = self._heir(newer_id, gone)
+            now = self.clock()
+            for older in olders:
                 older.valid_to, older.superseded_by = 0.0, ""
                 reopened.append(older)
-                sidecar.record(
-                    [
+                entries = [HistoryEntry(older.id, older.user, older.kind, "REOPEN", "", older.text, now, [], newer_id)]
+                if heir is not None and _hands_on(older, heir):
+                    older.valid_to, older.superseded_by = heir.created_at, heir.id
+                    entries += [
                         HistoryEntry(
-                            older.id, older.user, older.kind, "REOPEN", "", older.text, self.clock(), [], newer_id
-                        )
+                            older.id, older.user, older.kind, "UPDATE", older.text, heir.text, now, [heir.id], heir.id
+                        ),
+                        HistoryEntry(heir.id, heir.user, heir.kind, "ADD", "", heir.text, now, [heir.id], older.id),
                     ]
-                )
+                sidecar.record(entries)
         self.store.update(reopened)
         return reopened
+
+    def _heir(self, newer_id: str, gone: Collection[str]) -> Memory | None:
+        """The current memory that ``newer_id`` was superseded by, following the chain of
+        ``superseded_by`` past those superseded in turn and those in ``gone`` (at most
+        ``HEIR_STEPS`` steps), or None: a few reads by id, no memory read whole."""
+        current = newer_id
+        for _ in range(HEIR_STEPS):
+            found = self.store.get_many([current])
+            if not found or not found[0].superseded_by:
+                return found[0] if found and current != newer_id and current not in gone else None
+            current = found[0].superseded_by
+        return None
 
     def relearn(self, memory_id: str, now: float) -> Memory:
         """A forgotten (archived) memory told again: active again, its clock restarted at
@@ -675,6 +701,25 @@ class Changes:
         return ForgetReport(
             len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived, verdicts
         )
+
+
+HEIR_STEPS = 16
+"""How far ``Changes._heir`` follows a chain of supersessions (each a read by id): longer
+chains are not met in notes of one person, and a cycle a damaged store may hold ends."""
+
+
+def _hands_on(older: Memory, heir: Memory) -> bool:
+    """Whether a memory reopened is superseded by ``heir`` instead (``Changes.reopen``):
+    the same user and speaker, ``heir`` current (not ended, not archived) and later, and one of its
+    statements updates one of ``older``'s (``updates.updates``)."""
+    return (
+        heir.user == older.user
+        and said_by(heir) == said_by(older)
+        and not heir.archived
+        and not heir.valid_to
+        and heir.created_at > older.created_at
+        and any(updates.updates(n, o) for n in updates.statements(heir.text) for o in updates.statements(older.text))
+    )
 
 
 def _latest_first(

@@ -26,7 +26,11 @@ from memcli.store import graph, recall_index, statements
 from memcli.store.candidates import candidates
 from memcli.store.db import atomic, execute_in, rows_in
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: the history kept one event per (memory, event, old text, new text). 2: a person's
+acts repeat an event (a note reopened twice by the same newer one, an edit undone and
+made again), so an event is one per (memory, event, texts, related memory, time), and the
+history is indexed by ``related_id`` (``Sidecar.replaced_by`` at each delete)."""
 DONE, SKIPPED = "done", "skipped"
 
 _SCHEMA = """
@@ -41,9 +45,10 @@ CREATE TABLE IF NOT EXISTS history (
     at REAL NOT NULL,
     source_ids TEXT NOT NULL,
     related_id TEXT NOT NULL,
-    UNIQUE (memory_id, event, old_text, new_text)
+    UNIQUE (memory_id, event, old_text, new_text, related_id, at)
 );
 CREATE INDEX IF NOT EXISTS history_by_user ON history (user, seq);
+CREATE INDEX IF NOT EXISTS history_by_related ON history (related_id);
 CREATE TABLE IF NOT EXISTS consolidated (
     user TEXT NOT NULL,
     stage TEXT NOT NULL,
@@ -106,6 +111,8 @@ class Sidecar:
                 raise MemcliError(
                     f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
                 )
+            if 0 < version < 2:
+                _migrate_history(self._db)
             self._db.executescript(_SCHEMA + recall_index.SCHEMA + statements.SCHEMA + graph.SCHEMA)
             if version != SCHEMA_VERSION:  # a write: not on every opening (a full device refuses it)
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -159,18 +166,40 @@ class Sidecar:
         return atomic(self._db)
 
     def record(self, entries: Iterable[HistoryEntry]) -> None:
-        """Append ``entries`` to the history; an entry already recorded (same memory, event,
-        old and new text) is not recorded twice, so a resumed run does not repeat itself."""
-        rows = [
-            (e.memory_id, e.user, e.kind, e.event, e.old_text, e.new_text, e.at, json.dumps(e.source_ids), e.related_id)
-            for e in entries
-        ]
+        """Append ``entries`` to the history. An entry is left out when it is the memory's
+        latest event again (same event, old and new text, related memory; any time): a run
+        resumed after a kill, or an import writing what it already wrote, does not repeat
+        itself; and when the history holds it at the same time (an export's event imported
+        twice). The same event after another one is recorded: a note reopened, superseded
+        and reopened again by the same newer one tells both reopenings."""
+        latest = (
+            "SELECT event, old_text, new_text, related_id FROM history WHERE memory_id = ? ORDER BY seq DESC LIMIT 1"
+        )
         with atomic(self._db):
-            self._db.executemany(
-                "INSERT OR IGNORE INTO history (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            for e in entries:
+                if self._db.execute(latest, (e.memory_id,)).fetchone() == (
+                    e.event,
+                    e.old_text,
+                    e.new_text,
+                    e.related_id,
+                ):
+                    continue
+                self._db.execute(
+                    "INSERT OR IGNORE INTO history"
+                    " (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        e.memory_id,
+                        e.user,
+                        e.kind,
+                        e.event,
+                        e.old_text,
+                        e.new_text,
+                        e.at,
+                        json.dumps(e.source_ids),
+                        e.related_id,
+                    ),
+                )
 
     def history(self, memory_id: str | None = None, user: str | None = None, limit: int = 0) -> list[HistoryEntry]:
         """History entries of one memory (oldest first), or the newest ``limit`` entries of
@@ -190,11 +219,12 @@ class Sidecar:
 
     def replaced_by(self, memory_id: str) -> list[str]:
         """The ids of the memories whose history holds an UPDATE naming ``memory_id`` as
-        the memory that replaced them (related_id), oldest first. One scan of the history."""
+        the memory that replaced them (related_id), oldest first, each once. One lookup in
+        the history's index by related_id."""
         rows = self._db.execute(
             "SELECT memory_id FROM history WHERE event = 'UPDATE' AND related_id = ? ORDER BY seq", (memory_id,)
         )
-        return [r[0] for r in rows.fetchall()]
+        return list(dict.fromkeys(r[0] for r in rows.fetchall()))
 
     def history_page(self, user: str | None, after: int, limit: int) -> list[HistoryEntry]:
         """Up to ``limit`` history entries of ``user`` (every user's when None) whose
@@ -393,3 +423,20 @@ class Sidecar:
         if self._db.execute("SELECT value FROM index_meta WHERE key = 'secure_delete'").fetchone() is None:
             self._db.execute("VACUUM")
             self._db.execute("INSERT OR REPLACE INTO index_meta VALUES ('secure_delete', '1')")
+
+
+def _migrate_history(db: sqlite3.Connection) -> None:
+    """Schema 1 to 2 (``SCHEMA_VERSION``): the history table made again with its new key,
+    every event kept in its order (its ``seq``), in one transaction with the new version
+    (a kill leaves schema 1 whole, migrated again at the next opening). Costs one copy of the
+    table (about its size in writes), once."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").fetchone() is None:
+        return
+    columns = "seq, memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id"
+    with atomic(db):
+        db.execute("ALTER TABLE history RENAME TO history_schema1")
+        db.execute("DROP INDEX IF EXISTS history_by_user")
+        db.execute(_SCHEMA.split(";")[0])
+        db.execute(f"INSERT INTO history ({columns}) SELECT {columns} FROM history_schema1 ORDER BY seq")
+        db.execute("DROP TABLE history_schema1")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
