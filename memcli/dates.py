@@ -365,8 +365,8 @@ _WEEKDAY_ALONE = re.compile(
 
 
 def _named_elsewhere(text: str, query: str) -> bool:
-    """Whether the phrase ``text`` dateparser found in ``query`` is, by the words beside it,
-    no date: an amount or a name's number (``_NUMBER_NAMED``: "£88", "Cyberpunk 2077"), an
+    """Whether the phrase ``text`` dateparser found in ``query`` is, by the words in and
+    beside it, no date: an amount or a name's number (``_NUMBER_NAMED``: "£88", "Cyberpunk 2077"), an
     ordinal of a thing (``_NOT_A_DAY_AFTER``, or after a possessive: "Sara's 30th"), or a
     weekday of a habit ("on Tuesday nights", "Tuesdays", "every Friday")."""
     at = query.find(text)
@@ -374,6 +374,8 @@ def _named_elsewhere(text: str, query: str) -> bool:
         return False
     before, after = query[:at], query[at + len(text) :]
     phrase = _LEADING.sub("", text.strip())
+    if re.match(r"[$£€¥]\s?\d|#\d+$", phrase):  # dateparser's year 1988 of "£88"
+        return True
     if re.fullmatch(r"\d+", phrase):
         # a number after a capitalised word that names no month: a name's ("Cyberpunk 2077")
         word = re.search(r"([A-Za-z]+)\s+$", before)
