@@ -574,8 +574,11 @@ def _day_of_the_year(text: str, now: datetime) -> tuple[datetime, datetime, bool
     return None
 
 
-_ZH_NO_DAY = re.compile(r"^(?:现在|目前|如今|当前|当下|眼下|最近|近来|近期|这些天|这阵子)+$")
-"""What JioNLP reads as today that names no day: the present ("我现在住哪儿？", "我最近…")."""
+_ZH_NO_DAY = re.compile(
+    r"^(?:现在|目前|如今|当前|当下|眼下|最近|近来|近期|这些天|这阵子)+(?:早上?|晚上?|上午|中午|下午|夜里)?$"
+)
+"""What JioNLP reads as today that names no day: the present ("我现在住哪儿？", "我最近…"),
+with a time of day ("我现在晚饭后一般干嘛？", read as 现在晚)."""
 _ZH_BARE_WEEKDAY = re.compile(
     r"^(?=.)(?:(?:周|星期|礼拜)[一二三四五六日天1-7]|周末)?(?:早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|半夜|凌晨)?$"
 )
