@@ -353,21 +353,22 @@ _NUMBER_NAMED = re.compile(
     r"highway|version|v)\s*)$",
     re.I,
 )
-"""What before a number makes it an amount or a name ("£88", "$1950", "#45", "Route 66",
-"Line 1"), not a year or a day."""
+"""What before a number makes it a name's number ("Route 66", "Line 1", "#45"), not a
+year or a day."""
 _HABIT_WEEKDAY_AFTER = re.compile(r"^(?:s\b|\s+(?:nights|mornings|evenings|afternoons)\b)", re.I)
 _HABIT_WEEKDAY_BEFORE = re.compile(r"\b(?:every|each|on\s+alternate)\s+$", re.I)
 _WEEKDAY_ALONE = re.compile(
-    r"^(?:on\s+)?(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?\.?$|^(?:on\s+)?(?:tuesday|wednesday|thursday|"
-    r"saturday)$",
+    r"^(?:on\s+)?(?:mon|tues?|wed|thu|thurs?|fri|sat|sun|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?$",
     re.I,
 )
+"""A weekday dateparser reads alone, which ``_HABIT_WEEKDAY_AFTER``/``_BEFORE`` may make a
+habit's: "on Tuesday" of "on Tuesday nights", "Tues" of "Tues nights"."""
 
 
 def _named_elsewhere(text: str, query: str) -> bool:
     """Whether the phrase ``text`` dateparser found in ``query`` is, by the words in and
-    beside it, no date: an amount or a name's number (``_NUMBER_NAMED``: "£88", "Cyberpunk 2077"), an
-    ordinal of a thing (``_NOT_A_DAY_AFTER``, or after a possessive: "Sara's 30th"), or a
+    beside it, no date: an amount ("£88"), a name's number (``_NUMBER_NAMED``, "Cyberpunk
+    2077"), an ordinal of a thing (``_NOT_A_DAY_AFTER``, or after a possessive: "Sara's 30th"), or a
     weekday of a habit ("on Tuesday nights", "Tuesdays", "every Friday")."""
     at = query.find(text)
     if at < 0:
@@ -399,10 +400,8 @@ def _plausible(phrase: str, query: str) -> bool:
         return False
     if any(c.isdigit() for c in phrase):
         return True
-    if set(re.findall(r"[a-z]+", lower)) <= _NO_DAY_WORDS:
-        return False
     letters = re.findall(r"[a-z]+", lower)
-    if lower in {"now", "till date"} or lower in _TIME_UNITS or not any(len(w) >= 3 for w in letters):
+    if set(letters) <= _NO_DAY_WORDS or lower in _TIME_UNITS or not any(len(w) >= 3 for w in letters):
         return False
     if any(w in _VERB_MONTHS for w in letters) and len(set(letters) - {"on", "the", "of", "in"}) == 1:
         return any(m.group(1).lower() in letters for m in _VERB_AS_MONTH.finditer(query))
@@ -617,9 +616,8 @@ def _chinese(query: str, now: datetime) -> list[QueryDate]:
             continue
         if _ZH_BARE_WEEKDAY.match(text) and (not _ZH_ONE_OCCASION.search(written) or _ZH_HABIT.search(written)):
             continue
-        if (
-            _ZH_BARE_WEEKDAY.match(text) and datetime(start.year, start.month, start.day) > now
-        ):  # 周日 asked on a Thursday: the Sunday gone; 晚上: today
+        # 周日 asked on a Thursday: the Sunday gone; 晚上 said at noon: today
+        if _ZH_BARE_WEEKDAY.match(text) and datetime(start.year, start.month, start.day) > now:
             start, end = start - timedelta(days=7), end - timedelta(days=7)
         days = (end - start).total_seconds() / DAY_SECONDS
         granularity = "day" if days <= 1 else "week" if days <= 7 else "month" if days <= 31 else "year"
