@@ -326,16 +326,82 @@ def _dateparser_settings(now: datetime) -> dict[str, Any]:
     return {"RELATIVE_BASE": now, "PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": False}
 
 
+_NO_DAY_WORDS = frozenset(
+    "a an the at in on now currently present moment date till until night nights morning mornings evening evenings "
+    "afternoon afternoons noon midnight".split()
+)
+"""Words of a phrase dateparser reads as today that name no day: "at night now", "a
+morning jog", "till date" (``_plausible``)."""
+_LENGTH = re.compile(
+    r"^(?:(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|few|several|a couple of|"
+    r"couple of|\d+(?:\s*-\s*\d+)?)\s+)?(?:secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|wks?|weeks?|months?|yrs?|"
+    r"years?)(?:\s+(?:at|before|after|into|in|of|on|from|notice))?$",
+    re.I,
+)
+"""A length of time dateparser reads as a date from now ("ten years at Kaiser", "two weeks
+before August 11", "once a week", "results in a week"): without "ago", no date."""
+_NOT_A_DAY_AFTER = re.compile(
+    r"\s*(?:floor|anniversary|birthday|bday|b-day|ave|avenue|street|st|road|rd|grade|place|row|round|edition|"
+    r"century|time|times|year|coffee|cup|attempt|try|visit|date|lap|game|book|season|episode|chapter|page|level|"
+    r"gen|generation|percentile|party|wedding|pick|choice|in\s+line)\b",
+    re.I,
+)
+"""Words after an ordinal that make it no day of the month: "the 5th floor", "25th
+anniversary", "the 3rd time", "5th Ave"."""
+_NUMBER_NAMED = re.compile(
+    r"(?:[$£€¥#]|\b(?:route|line|room|gate|terminal|platform|bus|flat|unit|apt|no|number|page|level|floor|exit|"
+    r"highway|version|v)\s*)$",
+    re.I,
+)
+"""What before a number makes it a name's number ("Route 66", "Line 1", "#45"), not a
+year or a day."""
+_HABIT_WEEKDAY_AFTER = re.compile(r"^(?:s\b|\s+(?:nights|mornings|evenings|afternoons)\b)", re.I)
+_HABIT_WEEKDAY_BEFORE = re.compile(r"\b(?:every|each|on\s+alternate)\s+$", re.I)
+_WEEKDAY_ALONE = re.compile(
+    r"^(?:on\s+)?(?:mon|tues?|wed|thu|thurs?|fri|sat|sun|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?$",
+    re.I,
+)
+"""A weekday dateparser reads alone, which ``_HABIT_WEEKDAY_AFTER``/``_BEFORE`` may make a
+habit's: "on Tuesday" of "on Tuesday nights", "Tues" of "Tues nights"."""
+
+
+def _named_elsewhere(text: str, query: str) -> bool:
+    """Whether the phrase ``text`` dateparser found in ``query`` is, by the words in and
+    beside it, no date: an amount ("£88"), a name's number (``_NUMBER_NAMED``, "Cyberpunk
+    2077"), an ordinal of a thing (``_NOT_A_DAY_AFTER``, or after a possessive: "Sara's 30th"), or a
+    weekday of a habit ("on Tuesday nights", "Tuesdays", "every Friday")."""
+    at = query.find(text)
+    if at < 0:
+        return False
+    before, after = query[:at], query[at + len(text) :]
+    phrase = _LEADING.sub("", text.strip())
+    if re.match(r"[$£€¥]\s?\d|#\d+$", phrase):  # dateparser's year 1988 of "£88"
+        return True
+    if re.fullmatch(r"\d+", phrase):
+        # a number after a capitalised word that names no month: a name's ("Cyberpunk 2077")
+        word = re.search(r"([A-Za-z]+)\s+$", before)
+        named = bool(word) and word.group(1)[0].isupper() and word.group(1).lower()[:3] not in _MONTH_NAMES
+        return named or bool(_NUMBER_NAMED.search(before))
+    if re.fullmatch(r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)(?:\s+(?:at|the|on|in))*", phrase, re.I):
+        return bool(_NOT_A_DAY_AFTER.match(after)) or bool(re.search(r"'s\s+$", before))
+    if _WEEKDAY_ALONE.match(phrase):
+        return bool(_HABIT_WEEKDAY_AFTER.match(after) or _HABIT_WEEKDAY_BEFORE.search(before))
+    return False
+
+
 def _plausible(phrase: str, query: str) -> bool:
     """Whether a phrase dateparser found reads as a date in the query: it holds a digit or
     a word of four letters or more ("we", "now", "sat" are not dates), and is no length of
-    time ("a second opinion", ``_TIME_UNITS``); May or March without a number only after a
-    word that places in time ("in May", "last March"; not "may I", "march on")."""
+    time ("a second opinion", ``_TIME_UNITS``; "two weeks", ``_LENGTH``) nor made of words
+    that name no day ("at night now", ``_NO_DAY_WORDS``); May or March without a number
+    only after a word that places in time ("in May", "last March"; not "may I", "march on")."""
     lower = phrase.lower()
+    if _LENGTH.match(lower):
+        return False
     if any(c.isdigit() for c in phrase):
         return True
     letters = re.findall(r"[a-z]+", lower)
-    if lower in {"now", "till date"} or lower in _TIME_UNITS or not any(len(w) >= 3 for w in letters):
+    if set(letters) <= _NO_DAY_WORDS or lower in _TIME_UNITS or not any(len(w) >= 3 for w in letters):
         return False
     if any(w in _VERB_MONTHS for w in letters) and len(set(letters) - {"on", "the", "of", "in"}) == 1:
         return any(m.group(1).lower() in letters for m in _VERB_AS_MONTH.finditer(query))
@@ -385,7 +451,7 @@ def _english(query: str, now: datetime) -> list[QueryDate]:
     out: list[QueryDate] = []
     for text, moment in found:
         phrase = _LEADING.sub("", text.strip())
-        if not phrase or not _plausible(phrase, query):
+        if not phrase or not _plausible(phrase, query) or _named_elsewhere(text, query):
             continue
         try:
             data = parser.get_date_data(phrase)
@@ -412,7 +478,6 @@ _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _HAN_RUN = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")
 _ZH_MONTH_DAY = re.compile(r"^[0-9一二三四五六七八九十两〇零]+月")
-_ZH_WEEKDAY = re.compile(r"^(周|星期|礼拜)[一二三四五六日天1-7]$")
 _jionlp: Any = None
 _JIO_LOCK = threading.Lock()
 
@@ -508,16 +573,51 @@ def _day_of_the_year(text: str, now: datetime) -> tuple[datetime, datetime, bool
     return None
 
 
+_ZH_NO_DAY = re.compile(
+    r"^(?:现在|目前|如今|当前|当下|眼下|最近|近来|近期|这些天|这阵子)+(?:早上?|晚上?|上午|中午|下午|夜里)?$"
+)
+"""What JioNLP reads as today that names no day: the present ("我现在住哪儿？", "我最近…"),
+with a time of day ("我现在晚饭后一般干嘛？", read as 现在晚)."""
+_ZH_BARE_WEEKDAY = re.compile(
+    r"^(?=.)(?:(?:周|星期|礼拜)[一二三四五六日天1-7]|周末)?(?:早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|半夜|凌晨)?$"
+)
+_ZH_ONE_OCCASION = re.compile(r"[了过]")
+_ZH_HABIT = re.compile(r"每|一般|通常|经常|总是|平时|平常|还|都|以后|照常|双周")
+"""A weekday without 上/下/这 (周六, 周末) or a time of day alone (晚上) names the day gone,
+or today, only in a sentence that tells of one occasion (了, 过: "周六去爬山了", "晚上去看了
+场话剧") and of no habit ("朵朵周六上的是什么课？", "我晚上那针胰岛素现在打几个单位？",
+"每周六晚上跟老王他们打麻将"): JioNLP reads it as a day in every sentence."""
+_NOT_A_DAY_ZH = r"\s*(?:号)?(?:线|楼|栋|幢|门|口|床|位|房|室|桌|座|台|厅|院|单元|车厢|站台|窗口)"
+"""What after 号 makes a number a name ("一号线", "3号楼", "5号床"), not a day."""
+_ZH_COMING = re.compile(r"^(?:就|也)?(?:快|要|马上|即将)")
+_ZH_COMING_BEFORE = re.compile(r"(?:快|马上|即将|就要)(?:到)?$")
+"""Words beside a feast that make it the coming one ("中秋节快到了", "马上国庆了")."""
+
+
 def _chinese(query: str, now: datetime) -> list[QueryDate]:
     """Dates of a query in Chinese, by JioNLP's time parser (points and spans; durations
     and periods such as 每周 are not dates). A day that comes back each year (元旦, 国庆,
-    春节, 除夕: ``_day_of_the_year``) is the latest one up to ``now``; one on a fixed day
-    of the solar calendar is yearless, for ``resolve_year`` to place."""
+    春节, 除夕: ``_day_of_the_year``) is the latest one up to ``now``, or JioNLP's of this
+    year when the words beside it say it is coming (``_ZH_COMING``); one on a fixed day of
+    the solar calendar is yearless, for ``resolve_year`` to place. What JioNLP reads that
+    names no day is left out: the present and a time of day alone (``_ZH_NO_DAY``), a
+    weekday of a habit (``_ZH_BARE_WEEKDAY``), a number of a thing ("一号线",
+    ``_NOT_A_DAY_ZH``)."""
     out: list[QueryDate] = []
-    for text, _, (start, end) in _jio_times(_FEASTS_ZH.sub(_zh_feast, query), now):
+    written = _FEASTS_ZH.sub(_zh_feast, query)
+    at = 0
+    for text, _, (start, end) in _jio_times(written, now):
+        found = written.find(text, at)
+        at = found + len(text) if found >= 0 else at
+        before, after = (written[:found], written[found + len(text) :]) if found >= 0 else ("", "")
         if not (MIN_YEAR <= start.year <= MAX_YEAR and MIN_YEAR <= end.year <= MAX_YEAR):
             continue
-        if _ZH_WEEKDAY.match(text) and start > now:  # 周日 asked on a Thursday: the Sunday gone
+        if _ZH_NO_DAY.match(text) or re.match(_NOT_A_DAY_ZH, after) and text.endswith("号"):
+            continue
+        if _ZH_BARE_WEEKDAY.match(text) and (not _ZH_ONE_OCCASION.search(written) or _ZH_HABIT.search(written)):
+            continue
+        # 周日 asked on a Thursday: the Sunday gone; 晚上 said at noon: today
+        if _ZH_BARE_WEEKDAY.match(text) and datetime(start.year, start.month, start.day) > now:
             start, end = start - timedelta(days=7), end - timedelta(days=7)
         days = (end - start).total_seconds() / DAY_SECONDS
         granularity = "day" if days <= 1 else "week" if days <= 7 else "month" if days <= 31 else "year"
@@ -526,7 +626,11 @@ def _chinese(query: str, now: datetime) -> list[QueryDate]:
             out.append(QueryDate("month alone", month=start.month))
             continue
         yearly = _day_of_the_year(text, now) if granularity == "day" else None
-        if yearly is not None:
+        if yearly is not None and (_ZH_COMING.match(after) or _ZH_COMING_BEFORE.search(before)):
+            if start < now:  # 春节快到了 said in March: next year's, which JioNLP reads a year on
+                later = _jio_times(text, now.replace(year=now.year + 1, day=min(now.day, 28)))
+                start, end = later[0][2] if len(later) == 1 else (start, end)
+        elif yearly is not None:
             start, end, yearless = yearly
         first, _ = _span("day", start)
         _, last = _span("day", end)
@@ -536,9 +640,14 @@ def _chinese(query: str, now: datetime) -> list[QueryDate]:
 
 # A day named by its day of the month alone ------------------------------------------------
 
-DAY_OF_MONTH = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|time|century))|(?<![月\d])(\d{1,2})\s?[号日]")
+DAY_OF_MONTH = re.compile(
+    rf"\bthe\s+(\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+of\b)(?!{_NOT_A_DAY_AFTER.pattern})"
+    rf"|(?<![月\d])(\d{{1,2}})\s?[号日](?!{_NOT_A_DAY_ZH})",
+    re.I,
+)
 """A day of the month written alone: "the 9th" (not "the 9th of May", read whole by
-dateparser), "9号", "9日" (not "3月9日", read whole by JioNLP)."""
+dateparser; not "the 5th floor", ``_NOT_A_DAY_AFTER``), "9号", "9日" (not "3月9日", read
+whole by JioNLP; not "3号楼", ``_NOT_A_DAY_ZH``)."""
 
 
 def day_of_month(query: str, now: float) -> list[QueryDate]:

@@ -289,3 +289,56 @@ def test_a_solar_feast_takes_the_year_of_the_users_memories() -> None:
 )
 def test_words_beside_dates_are_not_dates(query: str) -> None:
     assert query_dates(query, NOW) == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what melatonin amount should i be taking at night now?",
+        "how many tournaments has John organized till date?",
+        "what do I do after a morning jog?",
+        "what's the language class I go to on Tuesday nights?",
+        "is my office on the 5th floor?",
+        "who came to Sara's 30th at the bowling alley?",
+        "where was our 25th anniversary dinner?",
+        "when did James try Cyberpunk 2077?",
+        "did I pay £88 for the electric bill?",
+        "I inject Ozempic once a week",
+        "ten years at Kaiser, what next?",
+        "我现在住哪儿？",
+        "我最近晚上一般喝什么？",
+        "我晚上那针胰岛素现在打几个单位？",
+        "我现在晚饭后一般干嘛？",
+        "朵朵周六上的是什么课？",
+        "我周末还打麻将吗",
+        "坐一号线去公司要多久？",
+        "住在3号楼的是谁？",
+    ],
+)
+def test_what_a_library_reads_as_a_date_but_names_no_day_is_no_date(query: str) -> None:
+    """The present (现在, "now"), a time of day or a weekday of a habit, a length of time,
+    an ordinal or a number of a thing (a floor, a birthday, a metro line, a game's name,
+    an amount): dateparser and JioNLP read each as a day."""
+    assert query_dates(query, NOW) == []
+
+
+def test_a_length_of_time_beside_a_date_leaves_the_date_alone() -> None:
+    assert days("What puppy did Maria get two weeks before August 11, 2023?") == [("day", "2023-08-11", False)]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("中秋节快到了，买什么月饼？", ("day", "2023-09-29", False)),
+        ("春节快到了，给爸妈买什么？", ("day", "2024-02-10", False)),
+        ("马上就要国庆了", ("day", "2023-10-01", False)),
+    ],
+)
+def test_a_chinese_feast_said_to_be_coming_is_the_coming_one(query: str, expected: tuple[str, str, bool]) -> None:
+    assert days(query) == [expected]
+
+
+def test_a_weekend_of_one_occasion_is_the_weekend_gone() -> None:
+    """Said on a Thursday, "周末去看了场话剧" tells of the weekend gone, which JioNLP reads
+    as the coming one."""
+    assert days("周末去看了场话剧") == [("day", "2023-04-30", False)]
