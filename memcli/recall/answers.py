@@ -1646,8 +1646,11 @@ def _short_tail(memory: Memory, sentence: str, user: str) -> bool:
     return len(sentence.split()) <= SHORT_SENTENCE_WORDS
 
 
-_PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A-Z]\w*['’]s\b")
-"""A possessive that is a name ("Sam's Club", "Trader Joe's"), not someone else's thing."""
+_PROPER_POSSESSIVE = re.compile(
+    r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A-Z]\w*['’]s\b|\b[A-Z]{2,}['’]s\b"
+)
+"""A possessive that is a name ("Sam's Club", "Trader Joe's", "BJ's"), not someone else's
+thing: a person is not written in capitals ("signed up at BJ's instead")."""
 _ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
 """A name in capitals ("DASH", "NHS")."""
 _COMPANY_ZH = re.compile(r"[跟和同与陪约见找][^，。！？,.!?\s的了]{1,4}")
@@ -1811,14 +1814,19 @@ def _closest_own(
     # the person's later close note names it ("joined the gym on main st", then "cancelled it,
     # signed up at the YMCA"): the latest-note rule quotes that one first
     later = [
-        c.memory
+        c
         for c in own
         if c.memory.created_at > top.memory.created_at
         and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * close, LIST_SIMILAR_FLOOR)
     ]
-    if later and not past and naming(max(later, key=lambda m: m.created_at)):
+    if past or not later:
+        return None
+    if naming(max(later, key=lambda c: c.memory.created_at).memory):
         return top
-    return None
+    # else the latest of the later close notes that names one answers ("planet fitness $10/mo",
+    # "cancelled PF, joined the YMCA", "adult swim lessons at the Y": the YMCA note)
+    named_later = [c for c in later if naming(c.memory)]
+    return max(named_later, key=lambda c: c.memory.created_at) if named_later else None
 
 
 def _is_user(speaker: str, user: str) -> bool:
