@@ -100,7 +100,7 @@ from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import asks_past
-from memcli.text.entities import ENTITY_TYPES, extract
+from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import answers_asked, asks, statements
@@ -1122,7 +1122,16 @@ def expected_types(question: str) -> frozenset[str]:
     if _WHICH.search(question):
         # a title ("which film") is a work; a thing of another kind ("which gym") is not
         return frozenset(ENTITY_TYPES) if _TITLE_QUESTION.search(question) else frozenset(ENTITY_TYPES) - {"work"}
+    # "remind me what city I'm based in": the kind named after "what" is a kind of place
+    named = _KIND_NAMED.search(question)
+    if named and {w.lower() for w in named.groups() if w} & _PLACE_WORDS:
+        return frozenset(("place",))
     return frozenset()
+
+
+_KIND_NAMED = re.compile(r"\b(?:which|what)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)
+"""The one or two words after "which"/"what", that may name the kind of thing asked ("what
+city", "which home town")."""
 
 
 def _names_expected(
