@@ -45,7 +45,9 @@ def test_what_city_asks_for_a_place() -> None:
 def test_a_name_in_capitals_with_a_possessive_is_a_name() -> None:
     """ "signed up at BJ's instead" names a club, not something of BJ's."""
     joined = _note(
-        "a", "no costco near the new house, got the membership refunded, signed up at BJ's instead", datetime(2025, 3, 1)
+        "a",
+        "no costco near the new house, got the membership refunded, signed up at BJ's instead",
+        datetime(2025, 3, 1),
     )
     run = _note("b", "costco run: paper towels, rotisserie chicken", datetime(2025, 1, 2))
     gas = _note("c", "gas is 30c cheaper there", datetime(2025, 4, 1))
@@ -68,4 +70,3 @@ def test_a_later_close_note_naming_the_thing_answers_which() -> None:
     # a question about the past is not answered so
     found = answer("which gym was I a member of last year?", [first, joined, lessons], "sam", NOW, similarity)
     assert joined.id not in found.cited[:1]
-

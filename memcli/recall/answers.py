@@ -1655,9 +1655,7 @@ def _short_tail(memory: Memory, sentence: str, user: str) -> bool:
     return len(sentence.split()) <= SHORT_SENTENCE_WORDS
 
 
-_PROPER_POSSESSIVE = re.compile(
-    r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A-Z]\w*['’]s\b|\b[A-Z]{2,}['’]s\b"
-)
+_PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A-Z]\w*['’]s\b|\b[A-Z]{2,}['’]s\b")
 """A possessive that is a name ("Sam's Club", "Trader Joe's", "BJ's"), not someone else's
 thing: a person is not written in capitals ("signed up at BJ's instead")."""
 _ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
