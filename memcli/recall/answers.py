@@ -1108,7 +1108,8 @@ def expected_types(question: str) -> frozenset[str]:
     """What kind of thing ``question`` asks for, as ``memcli.text.entities`` types its
     mentions (``ENTITY_TYPES``): "where" a place (or an organisation: "which restaurant"),
     "who" a person or an organisation ("Who do I work for?"), "which/what NOUN" or
-    "哪家/什么NOUN" a name (a work only for a title: "which film"); empty for any other
+    "哪家/什么NOUN" a name (a work only for a title: "which film"), "what" before a kind of
+    place (``entities``' place words: "remind me what city I'm based in") a place; empty for any other
     question. Not an amount: "What is my passport number?" is not answered by "my neighbour
     at number 14" (the thing measured is what the question turns on, and its words must be
     held); nor a date ("when" is ``question_type``'s)."""
@@ -1704,7 +1705,10 @@ def _closest_own(
     (``asks_amount``, ``states_amount``: "starter doubled in 6h" states no oven temperature);
     for "where" or "who", or "which …" when it holds none of the question's words and won no
     tie, it or the person's later close note names something the question does not
-    (``names_something_else``, or a name in capitals: "DASH", "YMCA").
+    (``names_something_else``, or a name in capitals: "DASH", "YMCA"): the closest when its
+    latest later close note names one (the latest-note rule quotes that first), else the
+    latest of those that name one ("planet fitness $10/mo", "cancelled PF, joined the YMCA",
+    "swim lessons at the Y": the YMCA note).
 
     For a Chinese question, whose cosines mislead ("我房贷还剩多少没还" and "房贷利率又降了"),
     only the notes sharing a word of the question's subject (not a kind of value) are heard,
