@@ -100,7 +100,7 @@ from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import asks_past
-from memcli.text.entities import ENTITY_TYPES, extract
+from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import answers_asked, asks, statements
@@ -1108,7 +1108,8 @@ def expected_types(question: str) -> frozenset[str]:
     """What kind of thing ``question`` asks for, as ``memcli.text.entities`` types its
     mentions (``ENTITY_TYPES``): "where" a place (or an organisation: "which restaurant"),
     "who" a person or an organisation ("Who do I work for?"), "which/what NOUN" or
-    "哪家/什么NOUN" a name (a work only for a title: "which film"); empty for any other
+    "哪家/什么NOUN" a name (a work only for a title: "which film"), "what" before a kind of
+    place (``entities``' place words: "remind me what city I'm based in") a place; empty for any other
     question. Not an amount: "What is my passport number?" is not answered by "my neighbour
     at number 14" (the thing measured is what the question turns on, and its words must be
     held); nor a date ("when" is ``question_type``'s)."""
@@ -1122,7 +1123,16 @@ def expected_types(question: str) -> frozenset[str]:
     if _WHICH.search(question):
         # a title ("which film") is a work; a thing of another kind ("which gym") is not
         return frozenset(ENTITY_TYPES) if _TITLE_QUESTION.search(question) else frozenset(ENTITY_TYPES) - {"work"}
+    # "remind me what city I'm based in": the kind named after "what" is a kind of place
+    named = _KIND_NAMED.search(question)
+    if named and {w.lower() for w in named.groups() if w} & _PLACE_WORDS:
+        return frozenset(("place",))
     return frozenset()
+
+
+_KIND_NAMED = re.compile(r"\b(?:which|what)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)
+"""The one or two words after "which"/"what", that may name the kind of thing asked ("what
+city", "which home town")."""
 
 
 def _names_expected(
@@ -1646,8 +1656,9 @@ def _short_tail(memory: Memory, sentence: str, user: str) -> bool:
     return len(sentence.split()) <= SHORT_SENTENCE_WORDS
 
 
-_PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A-Z]\w*['’]s\b")
-"""A possessive that is a name ("Sam's Club", "Trader Joe's"), not someone else's thing."""
+_PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A-Z]\w*['’]s\b|\b[A-Z]{2,}['’]s\b")
+"""A possessive that is a name ("Sam's Club", "Trader Joe's", "BJ's"), not someone else's
+thing: a person is not written in capitals ("signed up at BJ's instead")."""
 _ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
 """A name in capitals ("DASH", "NHS")."""
 _COMPANY_ZH = re.compile(r"[跟和同与陪约见找][^，。！？,.!?\s的了]{1,4}")
@@ -1694,7 +1705,10 @@ def _closest_own(
     (``asks_amount``, ``states_amount``: "starter doubled in 6h" states no oven temperature);
     for "where" or "who", or "which …" when it holds none of the question's words and won no
     tie, it or the person's later close note names something the question does not
-    (``names_something_else``, or a name in capitals: "DASH", "YMCA").
+    (``names_something_else``, or a name in capitals: "DASH", "YMCA"): the closest when its
+    latest later close note names one (the latest-note rule quotes that first), else the
+    latest of those that name one ("planet fitness $10/mo", "cancelled PF, joined the YMCA",
+    "swim lessons at the Y": the YMCA note).
 
     For a Chinese question, whose cosines mislead ("我房贷还剩多少没还" and "房贷利率又降了"),
     only the notes sharing a word of the question's subject (not a kind of value) are heard,
@@ -1811,14 +1825,19 @@ def _closest_own(
     # the person's later close note names it ("joined the gym on main st", then "cancelled it,
     # signed up at the YMCA"): the latest-note rule quotes that one first
     later = [
-        c.memory
+        c
         for c in own
         if c.memory.created_at > top.memory.created_at
         and similarity.get(c.memory.id, 0.0) >= max(LATER_SIMILAR * close, LIST_SIMILAR_FLOOR)
     ]
-    if later and not past and naming(max(later, key=lambda m: m.created_at)):
+    if past or not later:
+        return None
+    if naming(max(later, key=lambda c: c.memory.created_at).memory):
         return top
-    return None
+    # else the latest of the later close notes that names one answers ("planet fitness $10/mo",
+    # "cancelled PF, joined the YMCA", "adult swim lessons at the Y": the YMCA note)
+    named_later = [c for c in later if naming(c.memory)]
+    return max(named_later, key=lambda c: c.memory.created_at) if named_later else None
 
 
 def _is_user(speaker: str, user: str) -> bool:
