@@ -1961,8 +1961,12 @@ def _tells_asked(
     states (``_states_new``, not a day's hours: "market is Saturdays 7-1"). Or it states an
     attribute of the person or its end (``updates.statements``: "left the fleet feet club,
     running with …"), or, English, recall finds it at least as close as the best note. A
-    Chinese question asking no kind: any note on the subject. Not "costco run: paper towels"
-    for "what tier is my Costco membership?", nor "给房东转了三个月房租" for "我现在住哪来着".
+    Chinese question asking no kind: any note on the subject. After a best note that states
+    an attribute (``statements``: "so pescatarian now"), only a note holding the question's
+    own words, stating an attribute or a value of the kind asked: not recall's closeness nor
+    a new name or number ("salmon from trader joe's, 2x a week", "farro salad recipe from
+    Lena"). Not "costco run: paper towels" for "what tier is my Costco membership?", nor
+    "给房东转了三个月房租" for "我现在住哪来着".
     ``similarity``: recall's cosine of each memory by id (``text_id``, ``best_id``)."""
     chinese = has_cjk(question)
     plain = {w for w in _content(words(question)) - _value_kinds() if w not in _any_doing()}
