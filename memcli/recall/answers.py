@@ -1962,10 +1962,10 @@ def _tells_asked(
     attribute of the person or its end (``updates.statements``: "left the fleet feet club,
     running with …"), or, English, recall finds it at least as close as the best note. A
     Chinese question asking no kind: any note on the subject. After a best note that states
-    an attribute (``statements``: "so pescatarian now"), only a note holding the question's
-    own words, stating an attribute or a value of the kind asked: not recall's closeness nor
-    a new name or number ("salmon from trader joe's, 2x a week", "farro salad recipe from
-    Lena"). Not "costco run: paper towels" for "what tier is my Costco membership?", nor
+    an attribute (``statements``: "so pescatarian now"), only a note naming its subject
+    again, holding the question's own words, stating an attribute or a value of the kind
+    asked: not recall's closeness nor a new name or number ("salmon from trader joe's, 2x a
+    week", "farro salad recipe from Lena"). Not "costco run: paper towels" for "what tier is my Costco membership?", nor
     "给房东转了三个月房租" for "我现在住哪来着".
     ``similarity``: recall's cosine of each memory by id (``text_id``, ``best_id``)."""
     chinese = has_cjk(question)
@@ -1980,10 +1980,11 @@ def _tells_asked(
     if statements(text):  # it states an attribute of the person, or its end: a change of theirs
         return True
     # a best note stating the attribute asked, as a rule reads it ("so pescatarian now"), is
-    # outdone only by a note saying the same of the question or the attribute: recall's
-    # closeness or a new name or number tells an aside ("salmon from trader joe's, 2x a week",
-    # "farro salad recipe from Lena")
-    stated = bool(statements(best))
+    # outdone only by a note saying the same of the question or the attribute, or naming its
+    # subject: recall's closeness or a new name or number tells an aside ("salmon from trader
+    # joe's, 2x a week", "farro salad recipe from Lena")
+    # (a note naming the best note's subject again still may: "quit AF, going to the JCC")
+    stated = bool(statements(best)) and not (_long_words(text) & _long_words(best) or _shortened(text, best))
     # English: recall finds it as close as the best (Chinese cosines mislead)
     if not chinese and not stated and similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0:
         return True
