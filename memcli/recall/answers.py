@@ -853,15 +853,26 @@ def names_something_else(question: str, text: str) -> bool:
     return any(name.strip('"“”《》「」').casefold() not in asked for name in found if name.strip())
 
 
+_SECRET_KIND_WORDS = "pin code password pw 密码"
+"""Those of ``_VALUE_KIND_WORDS`` (and the short "pw") whose value is a secret written out: a
+note naming the kind without one says where it is, not what ("password sticker is on the
+back of the router")."""
+_WRITTEN_CODE = re.compile(r"(?<![\w.])(?=[\w#*!@$%&-]*\d)[\w#*!@$%&-]{4,}")
+"""A code written out: four characters or more, a digit among them ("tulip2019", "6821#",
+"pinecone-42")."""
+
+
 def must_state(question: str) -> str:
     """What an answer's memory must state for ``question`` to be answered from it: "date"
     (the question asks the date of something, not when the person noted it: the memory's
     own date is no answer to "When is Kate's birthday?"; a question about the past, "When
     did I move?", is answered by it), "day" (a question asking which day, ``_ASKS_DAY``: a
     year or a season is no answer to "What date is the wedding?"), "number"
-    (``_ASKS_NUMBER``), or ""."""
+    (``_ASKS_NUMBER``), "code" (a password, a PIN, a code: ``_SECRET_KIND_WORDS``), or ""."""
     if _ASKS_NUMBER.search(question):
         return "number"
+    if _content(words(question)) & _kind_words(_SECRET_KIND_WORDS):
+        return "code"
     if _ASKS_DAY.search(question) and not asks_past(question) and not re.search(r"[了过]", question):
         return "day"
     if _ASKS_DATE.search(question) and not asks_past(question) and not re.search(r"[了过]", question):
@@ -869,8 +880,13 @@ def must_state(question: str) -> str:
     return ""
 
 
-def _states(needed: str, text: str) -> bool:
-    """Whether ``text`` states the ``needed`` ("date", "day", "number") of ``must_state``."""
+def _states(needed: str, text: str, question: str = "") -> bool:
+    """Whether ``text`` states the ``needed`` ("date", "day", "number", "code") of
+    ``must_state``; a code of ``question`` is written out (``_WRITTEN_CODE``, not a date or a
+    clock time) or labelled (``labelled_value``: "dress code: black tie")."""
+    if needed == "code":
+        undated = _CLOCK.sub(" ", _DATE_WORDS.sub(" ", DAY_OF_MONTH.sub(" ", _STATES_DAY.sub(" ", text))))
+        return bool(_WRITTEN_CODE.search(undated)) or labelled_value(question, text)
     if needed == "date":
         return bool(_DATE_WORDS.search(text) or DAY_OF_MONTH.search(text) or _CLOCK.search(text)) or any(
             says_when(s) for s in split_sentences(text)
@@ -1455,7 +1471,7 @@ def _answer(
     if not candidates:
         return not_found
     needed = must_state(question)
-    candidates = [c for c in candidates if _states(needed, c.memory.text)]
+    candidates = [c for c in candidates if _states(needed, c.memory.text, question)]
     # an amount of a kind with units ("what temperature …?", "how much is my rent?") is stated
     # by a number of that kind or of none; a count may be told in words ("stopped smoking")
     amount = asks_amount(question)
@@ -1546,7 +1562,7 @@ def _answer(
     # A note quoted for being the latest or the earlier word states what is asked as well:
     # "need a dress for the wedding" gives no date for "What date is my sister's wedding?".
     # For "when" it is a date: the note's own date tells when it was noted, not when the lease ends.
-    every = [c for c in every if _states("date" if kind == "when" else needed, c.memory.text)]
+    every = [c for c in every if _states("date" if kind == "when" else needed, c.memory.text, question)]
     earlier_question = asks_earlier(question) and about_self and not days
     fully = covers(best) and sum(weight[t] for t in held) >= MIN_COVERAGE * total
     if closest:
@@ -1639,7 +1655,7 @@ def _answer(
     replaced = [m for m in memories if m.superseded_by == best.memory.id]
     attributed = _attributed(text, best.memory, user, chinese)
     if replaced and not past:
-        attributed += _replaced(best.memory, replaced[0], chinese)
+        attributed += _replaced(best.memory, _held_value(best.memory, replaced, memories), chinese)
     return Extracted(attributed, [best.memory.id])
 
 
@@ -1914,9 +1930,11 @@ def _on_subject(c: _Candidate, best: _Candidate, question: str, similarity: Mapp
 
     if chinese:
         # a word of the best note or a character of one ("牛奶", "燕麦奶"), a whole word of the
-        # question: a character of the question's is too little ("关" of "关于" and "没关系")
-        mine = _content(words(text))
-        if bool(subject(mine & _content(words(best.memory.text)) | _long_words(text) & _long_words(question))):
+        # question: a character of the question's is too little ("关" of "关于" and "没关系");
+        # a time is no subject either ("周" of "这周" and "周末": when, not what)
+        mine = _content(words(text)) - _time_words(text)
+        theirs = _content(words(best.memory.text)) - _time_words(best.memory.text)
+        if bool(subject(mine & theirs | _long_words(text) & _long_words(question))):
             return True
         # "who": a close note of someone kept company is on the subject whatever its words
         # ("跟同事小周在一起了" after "跟阿杰分手了" for "我现在的对象是谁？"); a place or a number is
@@ -1930,6 +1948,13 @@ def _on_subject(c: _Candidate, best: _Candidate, question: str, similarity: Mapp
         or _states_new(text, known)
         or similarity.get(c.memory.id, 0.0) >= similarity.get(best.memory.id, 0.0)
     )
+
+
+def _time_words(text: str) -> set[str]:
+    """The words of ``text`` (``words``) that place something in time (``says_when``: "这周",
+    "周末", "yesterday"), with the characters of each."""
+    timed = {w for w in words(text) if says_when(w)}
+    return timed | {c for w in timed for c in w}
 
 
 _DAY_HOURS = re.compile(
@@ -1955,8 +1980,12 @@ def _tells_asked(
     states (``_states_new``, not a day's hours: "market is Saturdays 7-1"). Or it states an
     attribute of the person or its end (``updates.statements``: "left the fleet feet club,
     running with …"), or, English, recall finds it at least as close as the best note. A
-    Chinese question asking no kind: any note on the subject. Not "costco run: paper towels"
-    for "what tier is my Costco membership?", nor "给房东转了三个月房租" for "我现在住哪来着".
+    Chinese question asking no kind: any note on the subject. After a best note that states
+    an attribute (``statements``: "so pescatarian now"), only a note naming its subject
+    again, holding the question's own words, stating an attribute or a value of the kind
+    asked: not recall's closeness nor a new name or number ("salmon from trader joe's, 2x a
+    week", "farro salad recipe from Lena"). Not "costco run: paper towels" for "what tier is my Costco membership?", nor
+    "给房东转了三个月房租" for "我现在住哪来着".
     ``similarity``: recall's cosine of each memory by id (``text_id``, ``best_id``)."""
     chinese = has_cjk(question)
     plain = {w for w in _content(words(question)) - _value_kinds() if w not in _any_doing()}
@@ -1969,8 +1998,14 @@ def _tells_asked(
         return True
     if statements(text):  # it states an attribute of the person, or its end: a change of theirs
         return True
+    # a best note stating the attribute asked, as a rule reads it ("so pescatarian now"), is
+    # outdone only by a note saying the same of the question or the attribute, or naming its
+    # subject: recall's closeness or a new name or number tells an aside ("salmon from trader
+    # joe's, 2x a week", "farro salad recipe from Lena")
+    # (a note naming the best note's subject again still may: "quit AF, going to the JCC")
+    stated = bool(statements(best)) and not (_long_words(text) & _long_words(best) or _shortened(text, best))
     # English: recall finds it as close as the best (Chinese cosines mislead)
-    if not chinese and similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0:
+    if not chinese and not stated and similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0:
         return True
     kind = question_type(question)
     amount = asks_amount(question)
@@ -1982,6 +2017,8 @@ def _tells_asked(
         return stops or (states_amount(amount, text) and bool(_AMOUNT.search(_DAY_HOURS.sub(" ", text))))
     if kind in ("where", "who"):
         return any(_fits(kind, s) for s in split_sentences(text)) or (not chinese and _names_new(question, text))
+    if stated:
+        return False
     if _WHICH.search(question):
         known = question + " " + best
         return not chinese and (_names_new(known, text) or _states_new(_DAY_HOURS.sub(" ", text), known))
@@ -2329,6 +2366,33 @@ def _add_similar(
             if len(firsts) < LIST_MAX and low <= similarity.get(c.memory.id, 0.0) <= high:
                 if not (named and not any(_about(c.memory, person) for person in named)):
                     firsts[c.memory.id] = c
+
+
+def _states_end_only(memory: Memory) -> bool:
+    """Whether ``memory`` states an end and no value (``statements``: "离职手续办完了")."""
+    found = statements(memory.text)
+    return bool(found) and all(s.ended for s in found)
+
+
+def _held_value(current: Memory, replaced: Sequence[Memory], memories: Sequence[Memory]) -> Memory:
+    """Of the memories ``current`` superseded (``replaced``, not empty), the one that held the
+    value it replaced: the earliest stating a value or nothing, not only an end (the notes
+    after it on the way to the change tell its end). When each only ends one ("离职手续办完了"
+    ends the job "字节这边又调组了" held), the note before the end that held it: what they
+    superseded in turn, else of ``memories`` (recalled, closest first) noted before them, the
+    closest naming none of ``current``'s words ("腾讯hr打电话了" is of the new job); the end
+    itself when none does."""
+    seen = {m.id for m in replaced}
+    while all(_states_end_only(m) for m in replaced):
+        before = [m for m in memories if m.superseded_by in seen and m.id not in seen]
+        if not before:
+            start = min(m.created_at for m in replaced)
+            new = _long_words(current.text)
+            held = [m for m in memories if m.created_at < start and not _long_words(m.text) & new]
+            return held[0] if held else min(replaced, key=lambda m: m.created_at)
+        replaced = before
+        seen |= {m.id for m in before}
+    return min(replaced, key=lambda m: (_states_end_only(m), m.created_at))
 
 
 def _replaced(current: Memory, older: Memory, chinese: bool) -> str:
