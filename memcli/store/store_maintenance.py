@@ -18,6 +18,7 @@ from memcli.models.embedding import same_embedder
 from memcli.paths import private_dir, private_tree
 from memcli.store import chroma
 from memcli.store.chroma import (
+    HNSW_CONFIGURATION,
     REINDEXING,
     SCHEMA_VERSION,
     Server,
@@ -103,7 +104,7 @@ class StoreMaintenance:
                 name = self._names(target)[0]
                 metadata = dict(self._col.metadata or {}) or {"schema_version": SCHEMA_VERSION}
                 dest = client.get_or_create_collection(
-                    name=name, metadata=metadata, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None
+                    name=name, metadata=metadata, configuration={"hnsw": HNSW_CONFIGURATION}, embedding_function=None
                 )
                 dest.modify(metadata=metadata)
                 total = int(self._col.count())
@@ -231,7 +232,7 @@ class StoreMaintenance:
             self._staging = self._client.create_collection(
                 name=self._names()[1],
                 metadata={"schema_version": SCHEMA_VERSION, "embedder": REINDEXING + identity},
-                configuration={"hnsw": {"space": "cosine"}},
+                configuration={"hnsw": HNSW_CONFIGURATION},
                 embedding_function=None,
             )
 

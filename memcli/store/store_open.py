@@ -21,6 +21,7 @@ from memcli.paths import PRIVATE_FILE, device_of, private, private_dir, private_
 from memcli.processes import service_pid
 from memcli.store import space
 from memcli.store.chroma import (
+    HNSW_CONFIGURATION,
     REINDEXING,
     SCHEMA_VERSION,
     Server,
@@ -28,6 +29,7 @@ from memcli.store.chroma import (
     _ReadOnlyChroma,
     backend_of,
     log,
+    save_index_at_each_write,
 )
 from memcli.store.sidecar import Sidecar
 from memcli.store.space import OPEN_ROOM, ROOM_FLOOR
@@ -373,7 +375,7 @@ class StoreOpening:
         collection = self._client.get_or_create_collection(
             name=name,
             metadata={"schema_version": SCHEMA_VERSION},
-            configuration={"hnsw": {"space": "cosine"}},
+            configuration={"hnsw": HNSW_CONFIGURATION},
             embedding_function=None,
         )
         version = int((collection.metadata or {}).get("schema_version", SCHEMA_VERSION))
@@ -382,6 +384,9 @@ class StoreOpening:
                 f"the store at {self.location} has schema version {version}; "
                 f"this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
             )
+        # A folder made by an older memcli: its index saved from now on (a server's is the server's to tune).
+        if self.backend.local_files() and save_index_at_each_write(collection):
+            log.info("%s: Chroma saves its HNSW index at each write from now on", self.location)
         return collection
 
     def _close(self, record: bool = False) -> None:
