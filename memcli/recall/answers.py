@@ -1422,8 +1422,8 @@ def _answer(
     every = candidates
     when = now if now is not None else max(m.created_at for m in memories)
     # whether the question names a date is read by its date words (feasts too), and the date by
-    # ``query_dates``: JioNLP alone reads "现在", "最近", "晚上" as today and a habit's "周六" as
-    # the last Saturday ("我现在住哪儿？", "朵朵周六上的是什么课？" name no day)
+    # ``query_dates``; a span its words do not name ("this year", "4 years ago", 明年) is no
+    # day of the memories to match
     dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
     asked = _ZH_HOW_MANY.sub(" ", _FILLER.sub(" ", asking_part(question)))
     undated = DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))

@@ -262,8 +262,9 @@ class StoreWrites:
         its bundled SQLite is built without it, so a deleted row's bytes stay where they lay).
 
         Chroma's log (``embeddings_queue``) keeps the text and metadata of every write until
-        the vector segment has persisted past it (the local HNSW segment persists only every
-        ``sync_threshold``, 1000, writes: chroma-core/chroma#7659). Its rows lose their
+        the vector segment has persisted past it (the local HNSW segment persists every
+        ``sync_threshold`` writes: Chroma's default 1000, chroma-core/chroma#7659; memcli's
+        ``chroma.SYNC_THRESHOLD``). Its rows lose their
         metadata (text included) here, under ``secure_delete``, once the metadata segment has
         applied them (its ``max_seq_id``), and so do those of every memory no longer stored:
         the vector segment replays only their operation and vector, so Chroma reads them as
