@@ -348,6 +348,12 @@ _NOT_A_DAY_AFTER = re.compile(
 )
 """Words after an ordinal that make it no day of the month: "the 5th floor", "25th
 anniversary", "the 3rd time", "5th Ave"."""
+_YEAR_NAMERS = frozenset(
+    "during since in back before after until till from by around circa spring summer autumn fall winter "
+    "christmas xmas easter thanksgiving halloween hanukkah ramadan diwali".split()
+)
+"""Capitalised words a year follows as a time ("During 2020", "Summer 2023", "Christmas 2023"),
+not as a name's number."""
 _NUMBER_NAMED = re.compile(
     r"(?:[$£€¥#]|\b(?:route|line|room|gate|terminal|platform|bus|flat|unit|apt|no|number|page|level|floor|exit|"
     r"highway|version|v)\s*)$",
@@ -378,9 +384,21 @@ def _named_elsewhere(text: str, query: str) -> bool:
     if re.match(r"[$£€¥]\s?\d|#\d+$", phrase):  # dateparser's year 1988 of "£88"
         return True
     if re.fullmatch(r"\d+", phrase):
-        # a number after a capitalised word that names no month: a name's ("Cyberpunk 2077")
+        # a number after a capitalised word inside a sentence, naming no month, season or feast
+        # and placing nothing in time: a name's ("try Cyberpunk 2077"), not "During 2020",
+        # "Since 2019", "Summer 2023", "Christmas 2023"
         word = re.search(r"([A-Za-z]+)\s+$", before)
-        named = bool(word) and word.group(1)[0].isupper() and word.group(1).lower()[:3] not in _MONTH_NAMES
+        inside = (
+            bool(word)
+            and bool(before[: word.start()].strip())
+            and not re.search(r"[.!?,;:]\s*$", before[: word.start()])
+        )
+        named = (
+            inside
+            and word.group(1)[0].isupper()
+            and word.group(1).lower()[:3] not in _MONTH_NAMES
+            and word.group(1).lower() not in _YEAR_NAMERS
+        )
         return named or bool(_NUMBER_NAMED.search(before))
     if re.fullmatch(r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)(?:\s+(?:at|the|on|in))*", phrase, re.I):
         return bool(_NOT_A_DAY_AFTER.match(after)) or bool(re.search(r"'s\s+$", before))
@@ -581,14 +599,15 @@ with a time of day ("我现在晚饭后一般干嘛？", read as 现在晚)."""
 _ZH_BARE_WEEKDAY = re.compile(
     r"^(?=.)(?:(?:周|星期|礼拜)[一二三四五六日天1-7]|周末)?(?:早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|半夜|凌晨)?$"
 )
-_ZH_ONE_OCCASION = re.compile(r"[了过]")
-_ZH_HABIT = re.compile(r"每|一般|通常|经常|总是|平时|平常|还|都|以后|照常|双周")
+_ZH_ONE_OCCASION = re.compile(r"[了过]|那天")
+_ZH_HABIT = re.compile(r"每|一般|通常|经常|总是|平时|平常|以后|照常|双周")
 """A weekday without 上/下/这 (周六, 周末) or a time of day alone (晚上) names the day gone,
 or today, only in a sentence that tells of one occasion (了, 过: "周六去爬山了", "晚上去看了
 场话剧") and of no habit ("朵朵周六上的是什么课？", "我晚上那针胰岛素现在打几个单位？",
 "每周六晚上跟老王他们打麻将"): JioNLP reads it as a day in every sentence."""
-_NOT_A_DAY_ZH = r"\s*(?:号)?(?:线|楼|栋|幢|门|口|床|位|房|室|桌|座|台|厅|院|单元|车厢|站台|窗口)"
-"""What after 号 makes a number a name ("一号线", "3号楼", "5号床"), not a day."""
+_NOT_A_DAY_ZH = r"\s*(?:号)?(?:线|楼(?!下|上)|栋|幢|床(?!单)|门(?![诊票口])|单元|车厢|站台|窗口|房间|病房|会议室|教室)"
+"""What after 号 makes a number a name ("一号线", "3号楼", "5号床", "2号门"), not a day; whole
+words, so that "20号房贷", "15号房租", "3号门诊", "5号口试" keep their day."""
 _ZH_COMING = re.compile(r"^(?:就|也)?(?:快|要|马上|即将)")
 _ZH_COMING_BEFORE = re.compile(r"(?:快|马上|即将|就要)(?:到)?$")
 """Words beside a feast that make it the coming one ("中秋节快到了", "马上国庆了")."""

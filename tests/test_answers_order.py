@@ -1,8 +1,7 @@
 """The answer that follows a life as it changes quotes the right, current value first (issue
 31): a later note leads only when it tells what is asked, not as an aside that recall finds
 close or that names something new after a note stating the value ("tofu from whole foods"
-after "vegetarian now"), nor by a time word it shares ("周末" and "这周"); a password no note
-writes out is not answered by the note saying where it is; the note an answer says was
+after "vegetarian now"), nor by a time word it shares ("周末" and "这周"); the note an answer says was
 replaced is the one that held the replaced value, not the one that ended it."""
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from memcli.memory import Memory
-from memcli.recall.answers import NOT_FOUND, NOT_FOUND_ZH, answer
+from memcli.recall.answers import answer
 
 NOW = datetime(2025, 9, 1, 9).timestamp()
 
@@ -43,20 +42,15 @@ def test_a_chinese_later_note_sharing_only_a_time_is_not_the_latest_word() -> No
     assert found.cited[:1] == [quit.id]
 
 
-def test_a_note_saying_where_a_password_is_does_not_answer() -> None:
-    router = _note("a", "new router from the cable company installed", datetime(2025, 3, 1))
-    where = _note("b", "password sticker is under the modem", datetime(2025, 3, 2))
-    similarity = {router.id: 0.4, where.id: 0.5}
-    assert answer("what's the wifi password?", [where, router], "sam", NOW, similarity).text == NOT_FOUND
-    zh_where = _note("c", "wifi密码贴在路由器背面了", datetime(2025, 3, 2))
-    zh = answer("家里wifi密码是啥？", [zh_where, router], "sam", NOW, {router.id: 0.3, zh_where.id: 0.5})
-    assert zh.text == NOT_FOUND_ZH
-    # a password written out, or a code labelled, still answers
-    written = _note("d", "new wifi password is maple77", datetime(2025, 3, 2))
-    assert answer("what's the wifi password?", [written], "sam", NOW, {written.id: 0.5}).cited == [written.id]
-    labelled = _note("e", "gala dress code: black tie", datetime(2025, 3, 2))
-    found = answer("what's the dress code for the gala?", [labelled], "sam", NOW, {labelled.id: 0.5})
-    assert found.cited == [labelled.id]
+def test_a_password_written_without_a_digit_or_changed_is_answered_by_its_latest_note() -> None:
+    first = _note("a", "wifi password is maple77", datetime(2025, 1, 1))
+    changed = _note("b", "changed wifi pw to bluefish", datetime(2025, 4, 1))
+    router = _note("c", "router keeps dropping again", datetime(2025, 5, 1))
+    similarity = {first.id: 0.5, changed.id: 0.45, router.id: 0.3}
+    found = answer("what is the wifi pw now?", [first, changed, router], "sam", NOW, similarity)
+    assert "bluefish" in found.text
+    coded = _note("d", "I mostly code in Rust these days", datetime(2025, 2, 1))
+    assert "Rust" in answer("what language do I code in?", [coded], "sam", NOW, {coded.id: 0.5}).text
 
 
 def test_the_note_replaced_is_the_one_that_held_the_value_not_its_end() -> None:
@@ -72,7 +66,7 @@ def test_the_note_replaced_is_the_one_that_held_the_value_not_its_end() -> None:
 
 
 def test_the_chinese_note_replaced_is_the_one_that_held_the_value() -> None:
-    held = _note("a", "阿里这边又加班到十点，心累", datetime(2024, 6, 10))
+    held = _note("a", "在阿里做产品经理，又加班到十点，心累", datetime(2024, 6, 10), superseded_by="c")
     offer = _note("b", "美团hr打电话了，说终面过了", datetime(2024, 7, 25))
     ended = _note("c", "离职手续办完了，工牌交了", datetime(2024, 8, 20), superseded_by="d")
     new = _note("d", "今天去美团报到，园区好大", datetime(2024, 8, 30))
@@ -80,4 +74,24 @@ def test_the_chinese_note_replaced_is_the_one_that_held_the_value() -> None:
     similarity = {new.id: 0.45, offer.id: 0.35, ended.id: 0.3, held.id: 0.3}
     found = answer("我现在在哪家公司上班？", notes, "sam", NOW, similarity)
     assert found.cited[:1] == [new.id]
-    assert "之前：“阿里这边" in found.text
+    assert "之前：“在阿里" in found.text
+
+
+def test_a_later_note_recall_finds_closer_still_names_the_person_asked_after_a_stated_one() -> None:
+    dated = _note("a", "second date with Tomas, bowling", datetime(2024, 3, 2))
+    ended = _note("b", "Tomas and I called it off. fine really", datetime(2024, 8, 30))
+    matched = _note("c", "bumble match w/ Priya, drinks fri", datetime(2025, 1, 10))
+    met = _note("d", "Priya met my sister. she approves", datetime(2025, 5, 4))
+    similarity = {met.id: 0.25, dated.id: 0.19, ended.id: 0.17, matched.id: 0.15}
+    found = answer("who am I seeing these days?", [met, dated, ended, matched], "sam", NOW, similarity)
+    assert found.cited[:1] == [met.id]
+
+
+def test_a_note_of_another_subject_is_never_named_as_the_value_replaced() -> None:
+    dentist = _note("a", "dentist cleaning done, no cavities", datetime(2025, 2, 20))
+    ended = _note("b", "last day at work today, handed in badge", datetime(2025, 3, 1), superseded_by="c")
+    new = _note("c", "started at Stripe on payments", datetime(2025, 4, 1))
+    similarity = {new.id: 0.5, dentist.id: 0.3, ended.id: 0.35}
+    found = answer("where do I work now?", [new, ended, dentist], "sam", NOW, similarity)
+    assert found.cited[:1] == [new.id]
+    assert "dentist" not in found.text

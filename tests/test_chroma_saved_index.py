@@ -1,7 +1,8 @@
-"""Chroma saves a memcli collection's HNSW index at each write (``SYNC_THRESHOLD``), so an
-opening loads the saved index instead of rebuilding it from Chroma's write-ahead log (which
-it did for every collection under 1000 writes, at every cold command) and writes none of
-its files again; a store made with Chroma's default threshold is changed in place."""
+"""Chroma saves a memcli collection's HNSW index every ``SYNC_THRESHOLD`` writes (100), so an
+opening loads the saved index and applies only the records after it, instead of rebuilding
+it from Chroma's write-ahead log (which it did for every collection under 1000 writes, at
+every cold command), and writes none of its files again; a store made with Chroma's default
+threshold is changed in place; a collection on a server keeps the server's."""
 
 from __future__ import annotations
 
@@ -55,8 +56,10 @@ def sync_threshold(store_dir: Path) -> int:
 
 
 def test_a_reopened_small_store_loads_its_saved_index_and_rewrites_none_of_its_files(
-    fake_model: Any, fake_embedder: Any, memcli_home: Path
+    fake_model: Any, fake_embedder: Any, memcli_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the threshold lowered for the test: three notes and a reinforcement reach it
+    monkeypatch.setattr(store_open, "HNSW_CONFIGURATION", {"space": "cosine", "sync_threshold": 1})
     engine = make_memcli(user="ana")
     for text in ("I like green tea in the morning", "My sister lives in Porto", "I started pottery in May"):
         engine.remember(text)
@@ -78,7 +81,7 @@ def test_a_store_made_with_chromas_default_threshold_is_changed_in_place_and_sav
     # What a memcli before SYNC_THRESHOLD made: a collection with Chroma's default (1000).
     # (raising=False: the same test runs against a memcli without them, where it must fail below)
     monkeypatch.setattr(store_open, "HNSW_CONFIGURATION", {"space": "cosine"}, raising=False)
-    monkeypatch.setattr(store_open, "save_index_at_each_write", lambda collection: False, raising=False)
+    monkeypatch.setattr(store_open, "lower_sync_threshold", lambda collection: False, raising=False)
     engine = make_memcli(user="ana")
     engine.remember("I like green tea in the morning")
     engine.remember("My sister lives in Porto")
@@ -88,12 +91,22 @@ def test_a_store_made_with_chromas_default_threshold_is_changed_in_place_and_sav
 
     with engine.store.transaction():
         assert engine.store._col.query(query_embeddings=[fake_embedder.embed_one("tea")], n_results=1)["ids"][0]
-    assert log_left_to_replay(store_dir) == 0
     assert sync_threshold(store_dir) == chroma.SYNC_THRESHOLD
-    engine.remember("I started pottery in May")
-    assert log_left_to_replay(store_dir) == 0
+    notes = [f"Day {i}: I walked {i + 2} km along the canal" for i in range(chroma.SYNC_THRESHOLD)]
+    for note in notes:
+        engine.remember(note)
+    [segment] = segments(store_dir)
+    assert (segment / "index_metadata.pickle").is_file()  # saved within SYNC_THRESHOLD writes, not 1000
+    assert log_left_to_replay(store_dir) < chroma.SYNC_THRESHOLD
     assert {m.text for m in engine.store.memories(user="ana")} == {
         "I like green tea in the morning",
         "My sister lives in Porto",
-        "I started pottery in May",
+        *notes,
     }
+
+
+def test_a_collection_on_a_server_keeps_the_servers_threshold() -> None:
+    """Only a folder's collections get memcli's ``SYNC_THRESHOLD``: a server's index is the
+    server's to tune."""
+    assert "sync_threshold" not in chroma.SERVER_HNSW_CONFIGURATION
+    assert chroma.HNSW_CONFIGURATION["sync_threshold"] == chroma.SYNC_THRESHOLD

@@ -342,3 +342,24 @@ def test_a_weekend_of_one_occasion_is_the_weekend_gone() -> None:
     """Said on a Thursday, "周末去看了场话剧" tells of the weekend gone, which JioNLP reads
     as the coming one."""
     assert days("周末去看了场话剧") == [("day", "2023-04-30", False)]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "During 2020 where did I live?",
+        "Where did I travel Summer 2023?",
+        "Since 2019, what job have I had?",
+        "Christmas 2023 gifts?",
+        "20号房贷扣了多少？",
+        "15号房租交了多少？",
+        "3号门诊挂的哪个医生？",
+        "我周六都干了什么？",
+        "周日那天我在哪？",
+    ],
+)
+def test_a_year_or_a_day_a_person_means_is_still_read_beside_the_filters(query: str) -> None:
+    """The filters of what names no day leave alone a year after a capitalised time word
+    ("During 2020", "Summer 2023"), a day before a word that only starts like a thing's
+    number (号房贷, 号门诊), a weekday of one occasion with 都 or 那天."""
+    assert query_dates(query, NOW) != []

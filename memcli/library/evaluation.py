@@ -1033,7 +1033,7 @@ def eval_changes(
                                     "text": r.memory.text,
                                     "similarity": round(r.similarity, 4),
                                     "cited": r.memory.id in reply.cited,
-                                    "superseded": r.memory.superseded_by is not None,
+                                    "superseded": bool(r.memory.superseded_by),
                                 }
                                 for rank, r in enumerate(reply.memories, start=1)
                             ],

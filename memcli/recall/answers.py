@@ -853,26 +853,15 @@ def names_something_else(question: str, text: str) -> bool:
     return any(name.strip('"“”《》「」').casefold() not in asked for name in found if name.strip())
 
 
-_SECRET_KIND_WORDS = "pin code password pw 密码"
-"""Those of ``_VALUE_KIND_WORDS`` (and the short "pw") whose value is a secret written out: a
-note naming the kind without one says where it is, not what ("password sticker is on the
-back of the router")."""
-_WRITTEN_CODE = re.compile(r"(?<![\w.])(?=[\w#*!@$%&-]*\d)[\w#*!@$%&-]{4,}")
-"""A code written out: four characters or more, a digit among them ("tulip2019", "6821#",
-"pinecone-42")."""
-
-
 def must_state(question: str) -> str:
     """What an answer's memory must state for ``question`` to be answered from it: "date"
     (the question asks the date of something, not when the person noted it: the memory's
     own date is no answer to "When is Kate's birthday?"; a question about the past, "When
     did I move?", is answered by it), "day" (a question asking which day, ``_ASKS_DAY``: a
     year or a season is no answer to "What date is the wedding?"), "number"
-    (``_ASKS_NUMBER``), "code" (a password, a PIN, a code: ``_SECRET_KIND_WORDS``), or ""."""
+    (``_ASKS_NUMBER``), or ""."""
     if _ASKS_NUMBER.search(question):
         return "number"
-    if _content(words(question)) & _kind_words(_SECRET_KIND_WORDS):
-        return "code"
     if _ASKS_DAY.search(question) and not asks_past(question) and not re.search(r"[了过]", question):
         return "day"
     if _ASKS_DATE.search(question) and not asks_past(question) and not re.search(r"[了过]", question):
@@ -880,13 +869,8 @@ def must_state(question: str) -> str:
     return ""
 
 
-def _states(needed: str, text: str, question: str = "") -> bool:
-    """Whether ``text`` states the ``needed`` ("date", "day", "number", "code") of
-    ``must_state``; a code of ``question`` is written out (``_WRITTEN_CODE``, not a date or a
-    clock time) or labelled (``labelled_value``: "dress code: black tie")."""
-    if needed == "code":
-        undated = _CLOCK.sub(" ", _DATE_WORDS.sub(" ", DAY_OF_MONTH.sub(" ", _STATES_DAY.sub(" ", text))))
-        return bool(_WRITTEN_CODE.search(undated)) or labelled_value(question, text)
+def _states(needed: str, text: str) -> bool:
+    """Whether ``text`` states the ``needed`` ("date", "day", "number") of ``must_state``."""
     if needed == "date":
         return bool(_DATE_WORDS.search(text) or DAY_OF_MONTH.search(text) or _CLOCK.search(text)) or any(
             says_when(s) for s in split_sentences(text)
@@ -1471,7 +1455,7 @@ def _answer(
     if not candidates:
         return not_found
     needed = must_state(question)
-    candidates = [c for c in candidates if _states(needed, c.memory.text, question)]
+    candidates = [c for c in candidates if _states(needed, c.memory.text)]
     # an amount of a kind with units ("what temperature …?", "how much is my rent?") is stated
     # by a number of that kind or of none; a count may be told in words ("stopped smoking")
     amount = asks_amount(question)
@@ -1562,7 +1546,7 @@ def _answer(
     # A note quoted for being the latest or the earlier word states what is asked as well:
     # "need a dress for the wedding" gives no date for "What date is my sister's wedding?".
     # For "when" it is a date: the note's own date tells when it was noted, not when the lease ends.
-    every = [c for c in every if _states("date" if kind == "when" else needed, c.memory.text, question)]
+    every = [c for c in every if _states("date" if kind == "when" else needed, c.memory.text)]
     earlier_question = asks_earlier(question) and about_self and not days
     fully = covers(best) and sum(weight[t] for t in held) >= MIN_COVERAGE * total
     if closest:
@@ -2004,10 +1988,13 @@ def _tells_asked(
     # joe's, 2x a week", "farro salad recipe from Lena")
     # (a note naming the best note's subject again still may: "quit AF, going to the JCC")
     stated = bool(statements(best)) and not (_long_words(text) & _long_words(best) or _shortened(text, best))
-    # English: recall finds it as close as the best (Chinese cosines mislead)
-    if not chinese and not stated and similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0:
-        return True
     kind = question_type(question)
+    # English: recall finds it as close as the best (Chinese cosines mislead); for a person or
+    # a place asked, also after a note stating one: "Eli met my parents" after "third date
+    # with Marcus" is the new one, where an aside after "vegetarian now" is no new diet
+    close = similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0
+    if not chinese and close and (not stated or kind in ("where", "who")):
+        return True
     amount = asks_amount(question)
     if kind == "when":
         return True  # a date is stated (``_states`` of the notes heard)
@@ -2377,18 +2364,22 @@ def _states_end_only(memory: Memory) -> bool:
 def _held_value(current: Memory, replaced: Sequence[Memory], memories: Sequence[Memory]) -> Memory:
     """Of the memories ``current`` superseded (``replaced``, not empty), the one that held the
     value it replaced: the earliest stating a value or nothing, not only an end (the notes
-    after it on the way to the change tell its end). When each only ends one ("离职手续办完了"
-    ends the job "字节这边又调组了" held), the note before the end that held it: what they
-    superseded in turn, else of ``memories`` (recalled, closest first) noted before them, the
-    closest naming none of ``current``'s words ("腾讯hr打电话了" is of the new job); the end
-    itself when none does."""
+    after it on the way to the change tell its end). When each only ends one ("last day at
+    work, handed in badge"), the note before the end that held it: what they superseded in
+    turn, else of ``memories`` (recalled, closest first) noted before them, the closest
+    stating a value of the attribute ended (``statements``: "working at Deloitte"); the end
+    itself when none does (never a note of another subject: "dentist cleaning done")."""
     seen = {m.id for m in replaced}
     while all(_states_end_only(m) for m in replaced):
         before = [m for m in memories if m.superseded_by in seen and m.id not in seen]
         if not before:
             start = min(m.created_at for m in replaced)
-            new = _long_words(current.text)
-            held = [m for m in memories if m.created_at < start and not _long_words(m.text) & new]
+            ended = {s.key for m in replaced for s in statements(m.text)}
+            held = [
+                m
+                for m in memories
+                if m.created_at < start and any(s.key in ended and not s.ended for s in statements(m.text))
+            ]
             return held[0] if held else min(replaced, key=lambda m: m.created_at)
         replaced = before
         seen |= {m.id for m in before}

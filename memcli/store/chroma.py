@@ -44,21 +44,28 @@ STAGING = "memories-reindex"
 SCHEMA_VERSION = 1
 
 
-SYNC_THRESHOLD = 1
-"""Chroma's ``hnsw`` ``sync_threshold`` for memcli's collections: after how many written
-records Chroma saves a collection's HNSW index (its own default: 1000). Until it is saved,
-Chroma rebuilds the index from its write-ahead log at every opening of a client and writes
-its files whole again from the process's heap (``memcli.store.hnsw``); a saved index is
-loaded as it is, nothing rewritten. Measured, chromadb 1.5.9, a client's opening and first
-query (CPU time, median of 5): 108 ms with the default at 500 records, 241 ms at 999, 530 ms
-at 1,999 (999 of them in the log); 25-39 ms saved at each write. A write then also saves
-its elements and Chroma's id map (a pickle, fsynced): a single add at 1,000 records took
-the same CPU time (about 10 ms) either way."""
+SYNC_THRESHOLD = 100
+"""Chroma's ``hnsw`` ``sync_threshold`` for memcli's collections in a folder: after how many
+written records Chroma saves a collection's HNSW index (its own default: 1000). Until it is
+saved, Chroma rebuilds the index from its write-ahead log at every opening of a client and
+writes its files whole again from the process's heap (``memcli.store.hnsw``); a saved index
+is loaded as it is and only the records after it applied. Measured, chromadb 1.5.9, a
+client's opening and first query (CPU time, median of 5, load 35-40): 108 ms with the
+default at 500 records, 241 ms at 999, 530 ms at 1,999 (999 of them in the log); 25-39 ms
+with the index saved. Each save also writes and fsyncs Chroma's id map (a pickle of every
+record's id: 0.9 MB at 10,000 records), so saving at each write (1) cost a single add at
+10,000 records 21.9 ms of CPU against 10.6 ms at 100 (median of 40, load 7-9), and a
+reinforcement (a metadata update) about 5 ms more at 1,000; at 100 a save comes once in 100
+writes and an opening replays at most 99 records (27-35 ms at 100)."""
 
 
 HNSW_CONFIGURATION: dict[str, Any] = {"space": "cosine", "sync_threshold": SYNC_THRESHOLD}
-"""The ``hnsw`` configuration a memcli collection is created with (cosine distance,
-``SYNC_THRESHOLD``)."""
+"""The ``hnsw`` configuration a memcli collection in a folder is created with (cosine
+distance, ``SYNC_THRESHOLD``)."""
+
+SERVER_HNSW_CONFIGURATION: dict[str, Any] = {"space": "cosine"}
+"""The ``hnsw`` configuration of a collection on a Chroma server: cosine distance; when to
+save its index is the server's to tune."""
 
 
 _GET_PAGE = 5000
@@ -210,13 +217,12 @@ class _ReadOnlyChroma:
         raise self._refuse()
 
 
-def save_index_at_each_write(collection: Any) -> bool:
+def lower_sync_threshold(collection: Any) -> bool:
     """Lower the ``sync_threshold`` of a collection made with Chroma's default (1000, by a
     memcli before ``SYNC_THRESHOLD``) to ``SYNC_THRESHOLD`` in place
-    (``Collection.modify(configuration=...)``, which Chroma 1.x allows for it); the first
-    request after it saves the index, later openings load it. Returns whether it changed
-    the collection; a collection whose configuration has no ``hnsw`` part (not a local
-    HNSW index) is left alone."""
+    (``Collection.modify(configuration=...)``, which Chroma 1.x allows for it). Returns
+    whether it changed the collection; a collection whose configuration has no ``hnsw``
+    part (not a local HNSW index) is left alone."""
     hnsw = (collection.configuration_json or {}).get("hnsw") or {}
     if int(hnsw.get("sync_threshold", SYNC_THRESHOLD)) <= SYNC_THRESHOLD:
         return False

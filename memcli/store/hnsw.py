@@ -21,10 +21,10 @@ own threads (chroma-core/chroma#7688). Later saves write only the elements' own 
 Chroma makes the index new, and so writes both files whole again, each time a client opens
 a segment it has not saved yet (measured, chromadb 1.5.9: it saves every ``sync_threshold``
 writes, 1000 by default, so a store with fewer was made again at every opening, from the
-heap of the process at that moment). memcli's collections are saved at each write
-(``memcli.store.chroma.SYNC_THRESHOLD``), so an opening loads them and writes nothing; a
-new segment (a reindex's, a migration's, a store's before its first write) is still
-written whole from the heap once, and a save after the index grows may be too.
+heap of the process at that moment). memcli's collections are saved every 100 writes
+(``memcli.store.chroma.SYNC_THRESHOLD``), so an opening of one saved once loads it and
+writes nothing; a new segment (a reindex's, a migration's, a store's before its 100th
+write) is still written whole from the heap, and a save after the index grows may be too.
 """
 
 from __future__ import annotations

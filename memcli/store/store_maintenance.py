@@ -21,6 +21,7 @@ from memcli.store.chroma import (
     HNSW_CONFIGURATION,
     REINDEXING,
     SCHEMA_VERSION,
+    SERVER_HNSW_CONFIGURATION,
     Server,
     backend_of,
 )
@@ -104,7 +105,10 @@ class StoreMaintenance:
                 name = self._names(target)[0]
                 metadata = dict(self._col.metadata or {}) or {"schema_version": SCHEMA_VERSION}
                 dest = client.get_or_create_collection(
-                    name=name, metadata=metadata, configuration={"hnsw": HNSW_CONFIGURATION}, embedding_function=None
+                    name=name,
+                    metadata=metadata,
+                    configuration={"hnsw": HNSW_CONFIGURATION if target is None else SERVER_HNSW_CONFIGURATION},
+                    embedding_function=None,
                 )
                 dest.modify(metadata=metadata)
                 total = int(self._col.count())
@@ -232,7 +236,7 @@ class StoreMaintenance:
             self._staging = self._client.create_collection(
                 name=self._names()[1],
                 metadata={"schema_version": SCHEMA_VERSION, "embedder": REINDEXING + identity},
-                configuration={"hnsw": HNSW_CONFIGURATION},
+                configuration={"hnsw": HNSW_CONFIGURATION if self.backend.local_files() else SERVER_HNSW_CONFIGURATION},
                 embedding_function=None,
             )
 

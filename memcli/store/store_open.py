@@ -24,12 +24,14 @@ from memcli.store.chroma import (
     HNSW_CONFIGURATION,
     REINDEXING,
     SCHEMA_VERSION,
+    SERVER_HNSW_CONFIGURATION,
+    SYNC_THRESHOLD,
     Server,
     _import_chroma,
     _ReadOnlyChroma,
     backend_of,
     log,
-    save_index_at_each_write,
+    lower_sync_threshold,
 )
 from memcli.store.sidecar import Sidecar
 from memcli.store.space import OPEN_ROOM, ROOM_FLOOR
@@ -375,7 +377,7 @@ class StoreOpening:
         collection = self._client.get_or_create_collection(
             name=name,
             metadata={"schema_version": SCHEMA_VERSION},
-            configuration={"hnsw": HNSW_CONFIGURATION},
+            configuration={"hnsw": HNSW_CONFIGURATION if self.backend.local_files() else SERVER_HNSW_CONFIGURATION},
             embedding_function=None,
         )
         version = int((collection.metadata or {}).get("schema_version", SCHEMA_VERSION))
@@ -385,8 +387,8 @@ class StoreOpening:
                 f"this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
             )
         # A folder made by an older memcli: its index saved from now on (a server's is the server's to tune).
-        if self.backend.local_files() and save_index_at_each_write(collection):
-            log.info("%s: Chroma saves its HNSW index at each write from now on", self.location)
+        if self.backend.local_files() and lower_sync_threshold(collection):
+            log.info("%s: Chroma saves its HNSW index every %d writes from now on", self.location, SYNC_THRESHOLD)
         return collection
 
     def _close(self, record: bool = False) -> None:
