@@ -143,3 +143,25 @@ def test_deleting_a_note_superseded_in_turn_hands_the_older_one_to_the_newest(
     assert _events(runner, oldest) == [("UPDATE", middle), ("REOPEN", middle), ("UPDATE", newest)]
     ok(runner.invoke(app, ["delete", newest, "--yes"]))
     assert show_json(runner, oldest)["superseded_by"] is None
+
+
+def test_deleting_two_links_of_a_chain_together_leaves_one_current_memory(
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_consolidate import make_memcli
+
+    ids = [
+        remember_at(runner, monkeypatch, at, text)
+        for at, text in [
+            ("2023-01-01T09:00:00", "I live in Bristol."),
+            ("2024-01-01T09:00:00", "We moved to Cardiff last weekend."),
+            ("2025-01-01T09:00:00", "I moved to Swansea."),
+            ("2025-06-01T09:00:00", "We moved to Newport last month."),
+        ]
+    ]
+    bristol, cardiff, swansea, newport = ids
+    assert [show_json(runner, i)["superseded_by"] for i in ids] == [cardiff, swansea, newport, None]
+    engine = make_memcli()
+    with engine.store.transaction():
+        engine.changes.purge(engine.store.get_many([cardiff, newport]))
+    assert [show_json(runner, i)["superseded_by"] for i in (bristol, swansea)] == [swansea, None]

@@ -434,7 +434,7 @@ class Changes:
                 older.valid_to, older.superseded_by = 0.0, ""
                 reopened.append(older)
                 entries = [HistoryEntry(older.id, older.user, older.kind, "REOPEN", "", older.text, now, [], newer_id)]
-                if heir is not None and _hands_on(older, heir):
+                if heir is not None and _hands_on(older, heir, gone):
                     older.valid_to, older.superseded_by = heir.created_at, heir.id
                     entries += [
                         HistoryEntry(
@@ -447,14 +447,20 @@ class Changes:
         return reopened
 
     def _heir(self, newer_id: str, gone: Collection[str]) -> Memory | None:
-        """The current memory that ``newer_id`` was superseded by, following the chain of
-        ``superseded_by`` past those superseded in turn and those in ``gone`` (at most
-        ``HEIR_STEPS`` steps), or None: a few reads by id, no memory read whole."""
-        current = newer_id
+        """The memory current once ``gone`` is deleted that ``newer_id`` was superseded by:
+        the last of the chain of ``superseded_by`` from it (at most ``HEIR_STEPS`` steps) not
+        in ``gone`` (Bristol ← Cardiff ← Swansea ← Newport, Cardiff and Newport deleted
+        together: Swansea, which their delete reopens), or None: a few reads by id, no
+        memory read whole."""
+        current, heir = newer_id, None
         for _ in range(HEIR_STEPS):
             found = self.store.get_many([current])
-            if not found or not found[0].superseded_by:
-                return found[0] if found and current != newer_id and current not in gone else None
+            if not found:
+                return None
+            if current != newer_id and current not in gone:
+                heir = found[0]
+            if not found[0].superseded_by:
+                return heir
             current = found[0].superseded_by
         return None
 
@@ -673,15 +679,16 @@ HEIR_STEPS = 16
 chains are not met in notes of one person, and a cycle a damaged store may hold ends."""
 
 
-def _hands_on(older: Memory, heir: Memory) -> bool:
+def _hands_on(older: Memory, heir: Memory, gone: Collection[str] = ()) -> bool:
     """Whether a memory reopened is superseded by ``heir`` instead (``Changes.reopen``):
-    the same user and speaker, ``heir`` current (not ended, not archived) and later, and one of its
+    the same user and speaker, ``heir`` current (not ended, or ended only by a memory in
+    ``gone``, which the same delete reopens; not archived) and later, and one of its
     statements updates one of ``older``'s (``updates.updates``)."""
     return (
         heir.user == older.user
         and said_by(heir) == said_by(older)
         and not heir.archived
-        and not heir.valid_to
+        and (not heir.valid_to or heir.superseded_by in gone)
         and heir.created_at > older.created_at
         and any(updates.updates(n, o) for n in updates.statements(heir.text) for o in updates.statements(older.text))
     )
