@@ -81,7 +81,7 @@ def test_a_store_made_with_chromas_default_threshold_is_changed_in_place_and_sav
     # What a memcli before SYNC_THRESHOLD made: a collection with Chroma's default (1000).
     # (raising=False: the same test runs against a memcli without them, where it must fail below)
     monkeypatch.setattr(store_open, "HNSW_CONFIGURATION", {"space": "cosine"}, raising=False)
-    monkeypatch.setattr(store_open, "lower_sync_threshold", lambda collection: False, raising=False)
+    monkeypatch.setattr(store_open, "set_sync_threshold", lambda collection: False, raising=False)
     engine = make_memcli(user="ana")
     engine.remember("I like green tea in the morning")
     engine.remember("My sister lives in Porto")

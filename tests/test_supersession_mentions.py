@@ -1,10 +1,9 @@
 """Round 44 of the rules path of supersession (issue 31): an older note that names the old
-value in another role ("Deloitte's office is near the station", "下周去成都出差") is not
-ended by the change (only a note that states the value is); a home said as where one is now
-in a note of moving in ("We're now in York! boxes everywhere") or for good; a proposal told
-by a pronoun in Chinese; a partner named after how one knows them ("跟同事小周在一起了"); the
-writer's own clauses of a sentence that names someone else; and the false readings each
-must not make."""
+value of a single-valued attribute as its writer's own without stating it ("paleo getting
+expensive", "deloitte is killing me") is ended by the change; a home said as where one is
+now ("we're in Seattle now"); a proposal told by a pronoun; a partner named after how one
+knows them ("跟同事小周在一起了"); the writer's own clauses of a sentence that names someone
+else; and the false readings each must not make."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ import pytest
 from cli_checks import remember_at, show_json
 from typer.testing import CliRunner
 
-from memcli.text.updates import statements, updates
+from memcli.text.updates import mentions_as_current, statements, updates
 
 
 def _supersedes(older: str, newer: str) -> bool:
@@ -28,9 +27,37 @@ def _superseded(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, notes: list[
     return [show_json(runner, memory_id)["superseded_by"] is not None for memory_id in ids]
 
 
+OFF = pytest.mark.xfail(
+    strict=True,
+    reason="off after the review: the rule also read others' news and names in passing as the writer's own "
+    "(changes.MENTION_PASS, updates.PRONOUN_PROPOSAL_EN, updates.NOW_IN_HOME_ZH and 'for good' for English)",
+)
+
+
 @pytest.mark.parametrize(
     ("notes", "expected"),
     [
+        # the old value named as the writer's own: ended with the statement it was (the pass is off)
+        pytest.param(
+            ["I'm doing keto", "keto meal prep done, so much bacon", "switched to a vegan diet"],
+            [True, True, False],
+            marks=OFF,
+        ),
+        pytest.param(
+            ["I work at Deloitte", "long day at the office, deloitte is killing me", "started at Accenture today"],
+            [True, True, False],
+            marks=OFF,
+        ),
+        pytest.param(
+            ["我在字节工作", "字节又加班到十点", "我入职腾讯了"],
+            [True, True, False],
+            marks=OFF,
+        ),
+        pytest.param(
+            ["We live in Portland", "rainy again in Portland, ugh", "we moved to Seattle last week"],
+            [True, True, False],
+            marks=OFF,
+        ),
         # the old value in another role: not the writer's own, kept
         (
             ["I work at Deloitte", "Deloitte's office is near the station", "started at Accenture today"],
@@ -50,7 +77,7 @@ def _superseded(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, notes: list[
         ),
     ],
 )
-def test_a_change_ends_no_older_note_naming_the_old_value_in_another_role(
+def test_a_change_ends_the_older_notes_naming_the_old_value_as_the_writers_own(
     runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, notes: list[str], expected: list[bool]
 ) -> None:
     assert _superseded(runner, monkeypatch, notes) == expected
@@ -71,10 +98,49 @@ def test_a_diet_named_by_no_other_diet_word_is_found_and_replaced(
 
 
 @pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        ("ugh, deloitte overtime again", "job", "|deloitte"),
+        ("another all-hands at Monzo", "job", "|monzo"),
+        ("movie night w/ alex, pizza", "partner", "alex"),
+        ("Alex and I watched Dune", "partner", "alex"),
+        ("跟阿杰看电影", "partner", "阿杰"),
+        ("在成都吃火锅，巴适", "residence", "成都"),
+    ],
+)
+def test_a_value_named_as_the_writers_own(text: str, attribute: str, value: str) -> None:
+    assert mentions_as_current(text, attribute, value)
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        ("Deloitte's office is near the station", "job", "|deloitte"),
+        ("coffee with a guy from Deloitte", "job", "|deloitte"),
+        ("interviewed at Monzo, no word yet", "job", "|monzo"),
+        ("flight to Portland booked", "residence", "portland"),
+        ("weekend in Portland, hotel was great", "residence", "portland"),
+        ("去成都出差三天", "residence", "成都"),
+        ("alex's sister is visiting", "partner", "alex"),
+        ("Alex fixed my bike", "partner", "alex"),
+        ("no more paleo for me", "diet", "paleo"),
+        ("my sister is doing keto too", "diet", "keto"),
+        ("where did I work before Monzo?", "job", "|monzo"),
+        ("long day at the office again", "job", "|office"),
+    ],
+)
+def test_a_value_in_another_role_is_no_mention_of_the_writers_own(text: str, attribute: str, value: str) -> None:
+    assert not mentions_as_current(text, attribute, value)
+
+
+@pytest.mark.parametrize(
     ("older", "newer"),
     [
-        ("I live in Leeds", "We're now in York! boxes everywhere"),
+        pytest.param("I live in Portland", "we're in Seattle now", marks=OFF),
+        pytest.param("I live in Leeds", "We're now in York! boxes everywhere", marks=OFF),
         ("I live in Austin", "I'm in Denver for good"),
+        pytest.param("我住在成都", "我们现在在西雅图了", marks=OFF),
+        pytest.param("我住在上海", "我现在在杭州了，这边节奏慢", marks=OFF),
     ],
 )
 def test_a_home_said_as_where_one_is_now(older: str, newer: str) -> None:
@@ -99,6 +165,11 @@ def test_where_one_is_for_now_is_no_home(older: str, newer: str) -> None:
 @pytest.mark.parametrize(
     ("older", "newer", "name"),
     [
+        pytest.param("dating Sam for a year now", "he proposed!", "", marks=OFF),
+        pytest.param("I've been seeing Priya", "beach walk w/ Priya, she said yes 💍", "priya", marks=OFF),
+        pytest.param(
+            "my boyfriend is Marco", "Dinner at Noma with Marco. he popped the question!!", "marco", marks=OFF
+        ),
         ("我男朋友叫阿杰", "他求婚了！", ""),
         ("我女朋友是小林", "她答应了我的求婚", ""),
     ],

@@ -217,14 +217,14 @@ class _ReadOnlyChroma:
         raise self._refuse()
 
 
-def lower_sync_threshold(collection: Any) -> bool:
-    """Lower the ``sync_threshold`` of a collection made with Chroma's default (1000, by a
-    memcli before ``SYNC_THRESHOLD``) to ``SYNC_THRESHOLD`` in place
+def set_sync_threshold(collection: Any) -> bool:
+    """Set the ``sync_threshold`` of a collection made with another (Chroma's default, 1000,
+    by a memcli before ``SYNC_THRESHOLD``) to ``SYNC_THRESHOLD`` in place
     (``Collection.modify(configuration=...)``, which Chroma 1.x allows for it). Returns
     whether it changed the collection; a collection whose configuration has no ``hnsw``
     part (not a local HNSW index) is left alone."""
     hnsw = (collection.configuration_json or {}).get("hnsw") or {}
-    if int(hnsw.get("sync_threshold", SYNC_THRESHOLD)) <= SYNC_THRESHOLD:
+    if int(hnsw.get("sync_threshold", SYNC_THRESHOLD)) == SYNC_THRESHOLD:
         return False
     collection.modify(configuration={"hnsw": {"sync_threshold": SYNC_THRESHOLD}})
     return True

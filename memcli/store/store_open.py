@@ -31,7 +31,7 @@ from memcli.store.chroma import (
     _ReadOnlyChroma,
     backend_of,
     log,
-    lower_sync_threshold,
+    set_sync_threshold,
 )
 from memcli.store.sidecar import Sidecar
 from memcli.store.space import OPEN_ROOM, ROOM_FLOOR
@@ -387,7 +387,7 @@ class StoreOpening:
                 f"this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
             )
         # A folder made by an older memcli: its index saved from now on (a server's is the server's to tune).
-        if self.backend.local_files() and lower_sync_threshold(collection):
+        if self.backend.local_files() and set_sync_threshold(collection):
             log.info("%s: Chroma saves its HNSW index every %d writes from now on", self.location, SYNC_THRESHOLD)
         return collection
 

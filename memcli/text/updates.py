@@ -79,8 +79,6 @@ CUES: dict[str, tuple[str, ...]] = {
         "搬",
         "定居",
         "安家",
-        "安顿",
-        "开始睡",
         "落户",
         "flat",
         "apartment",
@@ -285,14 +283,7 @@ _RESIDENCE_ZH = [
     re.compile(
         r"我(?:们)?(?:现在|目前|一直|已经)?(?:住在|定居在|定居于|定居|安家在|落户在|落户)" + _ZH_VALUE + _ZH_END
     ),
-    re.compile(
-        r"我(?:们)?(?:现在|目前|已经|终于|总算)?在" + _ZH_VALUE + r"(?:定居|安家|落户|住|安顿下来|安顿好)" + _ZH_END
-    ),
-    # a first night in the new home: "钥匙拿到了！今晚开始睡五道口🎉" (not a sofa nor the office: ``_NOT_HOMES_ZH``)
-    re.compile(
-        r"我(?:们)?(?:今晚|今天|从今天|从今晚)起?开始(?:睡|住)在?(?P<v>[\u4e00-\u9fff]{2,6}?)"
-        r"(?:了|啦)?(?=[^\u4e00-\u9fff]|$)"
-    ),
+    re.compile(r"我(?:们)?(?:现在|目前|已经)?在" + _ZH_VALUE + r"(?:定居|安家|落户|住)" + _ZH_END),
     re.compile(
         r"我(?:们)?(?:上个月|上周|去年|今年|最近|刚刚|刚|已经|终于|现在)?(?:搬家到|搬家去|搬回到?|搬到|搬去)了?"
         + _ZH_VALUE
@@ -304,35 +295,15 @@ _TRIP_EN = re.compile(
     re.I,
 )
 """Words of a trip, by which "landed, we're in Rome now" tells where one is, not one's home."""
-_STAY_EN = re.compile(
-    r"\b(?:airbnb|hostel|resort|staying|stay|honeymoon|cruise|camping|festival|road\s*trip|away|sightseeing|"
-    r"tourists?|jet\s*lag(?:ged)?|jetlag(?:ged)?|business|work\s+thing|for\s+(?:work|a\s+(?:week|few|couple)))\b",
-    re.IGNORECASE,
-)
-"""Words of a stay away from home, with ``_TRIP_EN``: "we're in Lisbon now, the airbnb is tiny"."""
-_NOW_IN_EN = re.compile(
-    r"\b(?:I|[Ww]e)(?:'m|'re|\s+am|\s+are)\s+(?P<n>now\s+)?(?:(?:officially|finally|properly|all)\s+)*in\s+"
-    + _PLACE
-    + r"(?(n)\b|\s+now\b)"
-)
-"""Where one is now ("we're in Seattle now", "We're now in York"), a home only in a note of moving in (``_SETTLING_EN``)."""
-_SETTLING_EN = re.compile(
-    r"\b(?:boxes|unpack(?:ed|ing)?|moved|moving\s+(?:truck|van|day)|removal\s+van|u-?haul|the\s+keys|"
-    r"new\s+(?:flat|house|apartment|apt|place|home|address)|lease|landlord|change\s+of\s+address)\b",
-    re.IGNORECASE,
-)
-"""A note of moving in (boxes, unpacking, the keys, a new address), by which "we're in X now" is a new home."""
 _NOW_IN_ZH = re.compile(
     r"我(?:们)?(?:现在|如今|目前)(?:已经)?(?:人)?在" + _ZH_VALUE + r"(?:了|啦)(?:[。，,.！!；;~～]|$)"
 )
-"""Where one is now, no move word: "我们现在在苏州了" (the value a place of the gazetteers,
-``_is_place_zh``: "我现在在星巴克了" is no place), a home only in a note of moving in
-(``_SETTLING_ZH``), as ``_NOW_IN_EN``."""
-_SETTLING_ZH = re.compile(r"搬家|搬完|搬进|搬过来|钥匙|新家|安顿|拆箱|箱子|收拾")
-_TRIP_ZH = re.compile(
-    r"出差|旅游|旅行|度假|玩|开会|参加|酒店|宾馆|民宿|机场|航班|落地|几天|[一二两三四五六七八九十]天|一周|这周|周末"
-)
-"""Words of a trip or a stay, by which "我们现在在上海了" is where one is, not one's home."""
+"""A home said as where one is now, no move word: "我们现在在西雅图了" (the value a place of
+the gazetteers, ``_is_place_zh``: "我现在在星巴克了" is no home)."""
+NOW_IN_HOME_ZH = False
+"""Off: "我们现在在上海了" is where one is (a trip: "我们现在在上海了，出差三天"), no home, unless a
+word of living says so (定居/搬/住: ``_RESIDENCE_ZH``). English "we're in X now" likewise
+states a home only with "for good"."""
 _ROLE = r"(?P<t>[a-z][a-z-]+(?:\s+(?!at\b|for\b|in\b|with\b|on\b)[a-z][a-z-]+)?)"
 _ORG = r"(?P<o>(?:the\s+)?[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})"
 _LOWER_ORG = r"(?P<o>the\s+(?!weekend|weekends|moment|same|time|end|start|front|back|top|bottom|minute|gym\b)[a-z]+(?:\s+[a-z]+)?)"
@@ -453,11 +424,7 @@ _JOB_ZH = [
 ]
 _JOB_ZH.append(
     # the title of a clause of its own, after where one works: "我在杭州上班了，做产品经理"
-    # or after when it starts: "任命邮件发了，下个月起正式做区域主管"
-    re.compile(
-        r"[，,](?:现在|目前|正式|开始|从?(?:今天|明天|下周[一二三四五六日天]?|下个?月|[\d一二三四五六七八九十]+号)起?)*"
-        r"(?:做|当|担任)(?P<t>[\u4e00-\u9fff]{0,4}?" + _ROLE_ZH + ")" + _ZH_END
-    )
+    re.compile(r"[，,](?:现在|目前)?(?:做|当|担任)(?P<t>[\u4e00-\u9fff]{0,4}?" + _ROLE_ZH + ")" + _ZH_END)
 )
 _COMPANY_NAMED_ZH = re.compile(r"(?:公司|单位|东家)(?:的?名字?)?(?:叫|是)(?P<o>[\u4e00-\u9fffA-Za-z]{2,12}?)" + _ZH_END)
 """The employer a Chinese job note names apart ("…做产品经理，公司叫星辰能源"): it stands for
@@ -924,10 +891,6 @@ _STAY_ZH = re.compile(
 )
 """A stay or a move that is no home of the writer's: a hotel ("这周住在上海的酒店"), a
 workplace moving ("我们公司搬到上海了")."""
-_NOT_HOMES_ZH = re.compile(
-    r"沙发|地板|地上|床|客厅|卧室|次卧|主卧|阳台|书房|公司|办公室|单位|工位|医院|病房|车里|车上|帐篷|酒店|宾馆|民宿|旅馆"
-)
-"""Where one sleeps or stays that is no home ("今晚开始睡沙发", "开始住医院")."""
 _HOME_CUE_ZH = re.compile(r"搬|住|房子|房租|租的|租了|租约|宿舍|定居|老家|房东|新家|安家|落户")
 _DIVISION_SUFFIXES_ZH = ("区", "县", "市", "新区")
 """The suffixes of China's divisions a short name drops (海淀 of 海淀区, 浦东 of 浦东新区)."""
@@ -976,9 +939,8 @@ _NOW_A_ROLE_EN = re.compile(
 _JOB_START_NOUN = re.compile(
     r"(?:\b(?:first|1st)\s+(?:day|week|shift|month)|\bweek\s+(?:1|one)|\bday\s+(?:1|one))\s+"
     r"(?:(?:as\s+(?:a|an)\s+|as\s+)(?P<t>(?:" + _ROLE_MODIFIER + r"){0,2}(?:" + _ROLE_HEADS + r"))\s*)?"
-    # the employer in capitals, whatever the case of the rest: "first day at Monzo done" names Monzo, and
-    # "first week driving for UPS" after the work's verb
-    r"(?:(?:(?:working|driving|delivering|teaching|nursing|cleaning|coding|cooking|serving)\s+)?(?:at|with|for)\s+(?P<o>(?:the\s+)?(?-i:[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3})))?",
+    # the employer in capitals, whatever the case of the rest: "first day at Monzo done" names Monzo
+    r"(?:(?:at|with|for)\s+(?P<o>(?:the\s+)?(?-i:[A-Z][\w'’&.-]*(?:\s+[A-Z][\w'’&-]*){0,3})))?",
     re.IGNORECASE,
 )
 _PROMOTED = re.compile(
@@ -1308,9 +1270,9 @@ _OTHERS_SUBJECT_EN = re.compile(
 "Jen", "she"): the news that follows is theirs, not the writer's."""
 
 
-def _others_subject(sentence: str, at: int | None) -> bool:
+def _others_subject(sentence: str, at: int) -> bool:
     """Whether the subject of the clause holding ``sentence[at:]`` is someone other than the
-    writer (``_OTHERS_SUBJECT_EN`` on the words before ``at``; None: the whole sentence)."""
+    writer (``_OTHERS_SUBJECT_EN`` on the words before ``at``)."""
     before = re.split(r"[,;.!?]\s*|\s[-\u2013\u2014]\s", sentence[:at])[-1]
     return bool(_OTHERS_SUBJECT_EN.search(before))
 
@@ -1330,13 +1292,24 @@ _PARTNER_LOWER_EN = re.compile(
     + r")\s+(?:and|&)\s+[Ii]\s+(?:are\s+|'re\s+)?(?:now\s+|officially\s+)?official\b|"
     r"(?<!play\s)(?<!play-)(?<!play)\bdate\s+(?:w/|with)\s+(?P<u>" + _PERSON_EN + r")"
 )
+_PROPOSED_EN = re.compile(
+    r"\b(?:he|she)\s+(?:(?:finally|just|actually|totally)\s+)*(?:proposed|popped\s+the\s+question|got\s+down\s+on\s+one\s+knee|"
+    r"asked\s+me\s+to\s+marry\s+(?:him|her))\b|"
+    r"\b(?:he|she)\s+(?:(?:finally|just|actually)\s+)*said\s+yes\b(?=.*(?:\bring\b|\bpropos|\bengaged\b|💍))|"
+    r"(?:\bring\b|\bpropos\w*|💍).*\b(?:he|she)\s+(?:(?:finally|just|actually)\s+)*said\s+yes\b",
+    re.IGNORECASE,
+)
+"""A proposal the writer tells of their partner by a pronoun: "he proposed!", "she said yes
+💍" (a yes to a proposal: a ring or a proposal named in the note), "he popped the question"."""
+PRONOUN_PROPOSAL_EN = False
+"""Off: an English proposal told by a pronoun ("he proposed!") is not read as the writer's
+engagement. On, it read others' news and other proposals ("he proposed a new plan at work",
+"Jake proposed to Emma! she said yes", "she said yes to the dress 💍") and superseded a
+true partner; a missed supersession costs less than a false one."""
 _PROPOSED_ZH = re.compile(
     r"(?:他|她)(?:终于|今天|昨天|竟然)?(?:跟我|向我|和我)?求婚了|(?:他|她)答应了?(?:我的)?求婚|我答应了?(?:他|她)的求婚"
 )
-"""A proposal the writer tells of their partner by a pronoun: "他求婚了！", "她答应了我的求婚",
-"我答应了他的求婚". Chinese only: an English one ("he proposed!", "she said yes 💍") is as often
-others' news or another proposal ("Jake proposed to Emma! she said yes", "he proposed a new
-plan", "she said yes to the dress"), read as the writer's engagement."""
+"""The same in Chinese: "他求婚了！", "她答应了我的求婚", "我答应了他的求婚"."""
 _PARTNER_MET_AS_ZH = re.compile(
     r"(?<=[跟和与])[\u4e00-\u9fff]{0,2}?(?:同事|朋友|同学|邻居|网友)(?=[\u4e00-\u9fff]{2,3}?(?:正式)?(?:在一起|确定了?关系|交往|结婚|订婚|领证))"
 )
@@ -1707,7 +1680,16 @@ def statements(text: str) -> list[Statement]:
         if asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
-        if chinese and _PROPOSED_ZH.search(sentence) and not re.search(r"[妈爸哥姐弟妹]|朋友|同事|闺蜜", sentence):
+        # English pronoun proposals are not read (``PRONOUN_PROPOSAL_EN``): "he proposed a new plan",
+        # "Jake proposed to Emma! she said yes" and "she said yes to the dress" read as the writer's engagement
+        if (_PROPOSED_ZH.search(sentence) if chinese else PRONOUN_PROPOSAL_EN and _PROPOSED_EN.search(text)) and not (
+            _OTHERS_KIN_EN.search(text)
+            or re.search(
+                r"(?:'s|\bher|\bhis)\s+(?:bf|gf|boyfriend|girlfriend|partner|fianc\w*|husband|wife)\b", text, re.I
+            )
+            if not chinese
+            else re.search(r"[妈爸哥姐弟妹]|朋友|同事|闺蜜", sentence)
+        ):
             # "he proposed!": the writer's partner by a pronoun (named, if at all, elsewhere in the note)
             found.setdefault(PARTNER, Statement(PARTNER, "", state="engaged"))
         if chinese:
@@ -1831,23 +1813,6 @@ def _home(text: str) -> Statement | None:
     Flat 3, 27 Marine Parade, Brighton."). The value is every place so named, joined by
     "|" (``updates`` compares them as sets)."""
     sentences = _sentences(text)
-    here = _NOW_IN_EN.search(text)
-    if (
-        here
-        and _SETTLING_EN.search(text)
-        and not (_TRIP_EN.search(text) or _STAY_EN.search(text) or _OTHERS_EN.search(text))
-        and not (_OTHER_MOVES_EN.search(text) or asks(text))
-    ):
-        # "we're in Seattle now. boxes everywhere": where one is, in a note of moving in, is the new home
-        return Statement(RESIDENCE, _norm(here.group("v")))
-    here = _NOW_IN_ZH.search(text)
-    if (
-        here
-        and _is_place_zh(here.group("v"))
-        and _SETTLING_ZH.search(text)
-        and not (_TRIP_ZH.search(text) or _OTHERS_ZH.search(text) or asks(text))
-    ):
-        return Statement(RESIDENCE, here.group("v"))  # "我们现在在苏州了，箱子还没拆完"
     places: set[str] = set()
     for i, sentence in enumerate(sentences):
         if asks(sentence):
@@ -1893,11 +1858,13 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
         m = pattern.search(sentence)
         if m and chinese and _STAY_ZH.search(sentence):
             break  # "我现在住在酒店，出差上海": a stay, not a home
-        if m and chinese and _NOT_HOMES_ZH.search(m.group("v")):
-            continue  # "今晚开始睡沙发", "今天开始住公司": where one sleeps, not one's home
         if m:
             out.append(Statement(RESIDENCE, m.group("v") if chinese else _norm(m.group("v"))))
             break
+    else:
+        now_in = _NOW_IN_ZH.search(sentence) if chinese and NOW_IN_HOME_ZH else None
+        if now_in and _is_place_zh(now_in.group("v")):
+            out.append(Statement(RESIDENCE, now_in.group("v")))
     for pattern in [*_JOB_ZH, *_JOB_ZH_MORE] if chinese else [*_JOB_EN, *_JOB_MORE_EN]:
         m = pattern.search(sentence)
         if m:
@@ -1999,7 +1966,7 @@ _SLOT_WORDS_EN = {
     ),
     RESIDENCE: frozenset(
         "flat house apartment apt place home condo bungalow cottage digs landlord landlady lease rent council "
-        "address keys moved moving relocated relocating relocate settled night boxes unpacked unpacking".split()
+        "address keys moved moving relocated relocating relocate settled night".split()
     ),
     DIET: frozenset(
         "vegan plant vegetarian veggie pescatarian pescetarian flexitarian keto ketogenic carb paleo gluten dairy "
@@ -2016,7 +1983,7 @@ _SLOT_WORDS_EN = {
 slot's patterns run, so that most sentences cost a set intersection, not a regex search."""
 _SLOT_CHARS_ZH = {
     JOB: "报到做当工作上班签接录",
-    RESIDENCE: "搬住房租宿定老家安落钥箱",
+    RESIDENCE: "搬住房租宿定老家安落",
     DIET: "素断酮碳麸少清饮肉",
     PARTNER: "在交恋关婚证",
 }
@@ -2199,8 +2166,6 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
                 continue
             if _THING_IS_EN.search(sentence[: m.start()]):
                 continue  # "it's dairy-free and so easy": a dish's, not the speaker's
-            if _others_subject(_DIET_VERBS_EN.sub("", sentence[: m.start()]), None):
-                continue  # "my sister is vegan now", "Tom has gone vegetarian": their diet, not the writer's
             if _STOP_VERBS_EN.search(before.split(",")[-1]) or negated:
                 stopped.append(value)
             elif _ONE_MEAL_EN.match(sentence[m.end() :]):
@@ -2231,14 +2196,6 @@ def _diet(sentence: str, chinese: bool) -> Statement | None:
 _FASTING_WINDOW_EN = re.compile(r"(?<![\d:])(?P<f>1[2-9]|2[0-3])\s?[:/]\s?(?P<e>[1-9]|1[0-2])(?![\d:])")
 """Hours fasted and hours eating, as a fasting schedule is written ("16:8", "18/6"): the
 two sum to a day (``_diet``)."""
-_DIET_VERBS_EN = re.compile(
-    r"(?:\b(?:went|gone|go|going|turned|turning|became|become|becoming|been|started|starting|switched|switching|"
-    r"moved|changed|swapped|tried|trying|eats?|eating|follows?|following|does|doing|did|stays?|staying|on|a|an|the|"
-    r"fully|full|strict|strictly|now|also|just|finally|officially|totally|completely|over|to|since)\s+)+$",
-    re.IGNORECASE,
-)
-"""The verb and adverbs between a diet and its subject ("has gone fully ", "went "), taken
-off so that the subject is read (``_others_subject``)."""
 _THING_IS_EN = re.compile(
     r"\b(?:it|this|that|they|these|those|which|he|she)(?:'s|’s|\s+is|\s+was|'re|\s+are|\s+were)\b", re.I
 )
@@ -2482,12 +2439,7 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     if state == "married" and not _own_marriage(sentence):
         return None  # "Tom and Priya got married", "my best friend is getting married to Rob": not the writer's
     if state:
-        # a name after "in", "at", "from" ... is where or when, not who: "we got engaged in Paris"
-        names = [
-            w
-            for w in re.findall(r"(?<!\bin\s)(?<!\bat\s)(?<!\bfrom\s)(?<!\bnear\s)(?<!\bon\s)\b[A-Z][a-z]+\b", sentence)
-            if w.lower() not in _NOT_PLACE_WORDS
-        ]
+        names = [w for w in re.findall(r"\b[A-Z][a-z]+\b", sentence) if w.lower() not in _NOT_PLACE_WORDS]
         named = re.search(
             r"\b(?:married|to)\s+(?P<v>[A-Z][a-z]+)\b|\b(?P<w>[A-Z][a-z]+)\s+(?:and\s+I|asked|proposed)\b", sentence
         )
@@ -3028,4 +2980,133 @@ def answers_asked(question: str, text: str) -> bool:
                 return True
         if attribute == HABIT and statement.words and statement.words <= stems:
             return True
+    return False
+
+
+MENTIONED_SLOTS = frozenset((RESIDENCE, JOB, DIET, PARTNER))
+"""The single-valued attributes whose old value an older note may name as its writer's
+then-current one without stating it ("paleo getting expensive", "deloitte is killing me"):
+a change of the value ends such notes too (``mentions_as_current``)."""
+
+_OTHER_ROLE_BEFORE_EN = re.compile(
+    r"\b(?:to|from|near|via|into|toward|towards|opposite|past|behind|than|about|like|vs|visit|visiting|visited|"
+    r"left|leaving|leave|quit|quitting|ex|former|old|not|no|never|without|off|interview(?:ed|ing)?|applied|apply|"
+    r"call(?:ed)?|email(?:ed)?|stopped|dropped|ditched)\s+(?:the\s+)?$|\b(?:no\s+more|not\s+doing|done\s+with|gave\s+up|off\s+of)\s+$|"
+    r"\b(?:interview(?:ed|ing|s)?|applied|apply(?:ing)?|application|rejected|rejection|offer)\s+(?:at|to|with|for|from)\s+$",
+    re.I,
+)
+"""The words before a name that give it another role than the writer's own home, employer,
+diet or partner ("flight to Seattle", "office near Deloitte", "interview at…" after "applied",
+"no more paleo")."""
+_OTHER_ROLE_BEFORE_ZH = re.compile(r"(?:去|到|离开|从|回|飞|路过|出差|旅游|不|没|别|前|戒|停)$")
+_WORK_WORDS_EN = re.compile(
+    r"\b(?:office|shifts?|overtime|meetings?|stand-?ups?|deadlines?|boss|manager|colleagues?|co-?workers?|payroll|"
+    r"projects?|clients?|work|working|job|commute|desk|team|appraisal|busy\s+season|killing\s+me|long\s+day|"
+    r"all-?hands|on-?call|onboarding|promotion|raise|bonus)\b",
+    re.I,
+)
+_WORK_WORDS_ZH = re.compile(r"公司|单位|加班|上班|下班|老板|领导|同事|项目|开会|工位|绩效|年终|通勤|996")
+_COUPLE_WORDS_EN = re.compile(
+    r"\b(?:date|dinner|movie\s+night|anniversary|valentine'?s?|love|cuddl\w*|kiss\w*|together|weekend\s+away|"
+    r"moved\s+in|his\s+place|her\s+place|bf|gf|boyfriend|girlfriend|partner)\b",
+    re.I,
+)
+_COUPLE_WORDS_ZH = re.compile(r"约会|纪念日|情人节|一起|陪我|给我|送我|我们|男朋友|女朋友|对象")
+
+
+def mentioned_names(attribute: str, value: str) -> list[str]:
+    """The names by which a note may mention the value ``value`` of ``attribute`` (a
+    ``Statement.value``): an employer's name, a home's places (not its streets), a
+    partner's name, a diet by every word of the lexicons for it."""
+    if attribute == JOB:
+        org = value.split("|")[1] if "|" in value else ""
+        name = " ".join(_employer_name(org))
+        # a kind of place is no employer's name: "在公司做销售主管", "long day at the office"
+        generic = name in _GENERIC_PLACES_EN or re.fullmatch(
+            r"(?:公司|单位|集团|厂|工厂|学校|医院|银行|店|门店|机构)", name
+        )
+        return [name] if len(name) >= 2 and not generic else []
+    if attribute == RESIDENCE:
+        return [p for p in value.split("|") if p and not p.startswith("#") and len(p) >= 2]
+    if attribute == DIET:
+        words = [k for k, v in (*_DIETS_EN.items(), *_DIETS_ZH.items()) if v == value and " " not in k]
+        return words or ([value] if value and " " not in value else [])
+    if attribute == PARTNER:
+        return [value] if len(value) >= 2 else []
+    return []
+
+
+def mentions_as_current(text: str, attribute: str, value: str) -> bool:
+    """Whether ``text`` (an older note or turn) names ``value``, the value of the
+    single-valued ``attribute`` (``MENTIONED_SLOTS``) a newer statement has replaced, as
+    its writer's own at the time, without stating the attribute: "paleo getting
+    expensive", "long day at the office, deloitte is killing me", "rainy again in
+    Portland", "movie night w/ alex" (Graphiti's edge invalidation, Rasmussen et al. 2025,
+    read for mentions: the newer fact ends what an older text takes for granted).
+
+    Not a text that asks or states the attribute itself (the rules read it), nor a
+    sentence about someone else (``_speaker_said``), nor a name in another role: after
+    "to", "from", "near", "left", "no more"… ("flight to Seattle", "office near
+    Deloitte", "去成都出差"), possessed ("Deloitte's office is near the station"), a
+    home named in a trip's sentence ("weekend in Portland, hotel was great"), an employer
+    named with no word of work nor as where one is ("at Deloitte"), a partner named with
+    no word of a couple. English and Chinese."""
+    if attribute not in MENTIONED_SLOTS or asks(text):
+        return False
+    names = mentioned_names(attribute, value)
+    if not names or any(s.key == attribute for s in statements(text)):
+        return False
+    for sentence in _sentences(text):
+        chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+        said, first, others, implicit = _speaker_said(sentence, chinese)
+        if others and not first:
+            continue
+        for name in names:
+            if chinese:
+                found = [m for m in re.finditer(re.escape(name), said)]
+            else:
+                found = list(re.finditer(r"(?<![\w'’-])" + re.escape(name) + r"(?![\w-]|['’]s\b)", said, re.I))
+            for m in found:
+                before, after = said[: m.start()], said[m.end() :]
+                if (_OTHER_ROLE_BEFORE_ZH if chinese else _OTHER_ROLE_BEFORE_EN).search(before):
+                    continue
+                if _is_own_mention(attribute, said, before, after, chinese):
+                    return True
+    return False
+
+
+def _is_own_mention(attribute: str, sentence: str, before: str, after: str, chinese: bool) -> bool:
+    """Whether a value named in ``sentence`` (the words ``before`` and ``after`` it) stands
+    as the writer's own of ``attribute`` (``mentions_as_current``)."""
+    if attribute == DIET:
+        return (
+            chinese
+            or _stands_as_value(after)
+            or bool(
+                re.match(
+                    r"\s*(?:is|was|has|getting|going|day|week|wk|meals?|life|lifestyle|journey|prep|breakfast|lunch|"
+                    r"dinner|groceries|grocery|shop|shopping|budget)\b",
+                    after,
+                )
+            )
+        )
+    if attribute == RESIDENCE:
+        if chinese:
+            return bool(re.search(r"(?:在|住)$", before)) and not re.search(r"出差|旅游|玩|度假", sentence)
+        return not _TRIP_EN.search(sentence) and bool(
+            re.search(r"\b(?:in|around)\s+$", before)
+            or re.match(r"\s*(?:rent|traffic|weather|winters?|summers?)\b", after)
+        )
+    if attribute == JOB:
+        if chinese:
+            return bool(_WORK_WORDS_ZH.search(sentence))
+        return bool(_WORK_WORDS_EN.search(sentence) or re.search(r"(?:\bat|@)\s*$", before))
+    if attribute == PARTNER:
+        if chinese:
+            return bool(re.search(r"(?:和|跟|与)$", before) or _COUPLE_WORDS_ZH.search(sentence))
+        return bool(
+            re.search(r"\b(?:with|w/)\s*$", before)
+            or re.match(r"\s*(?:and|&)\s+(?:I|me)\b", after)
+            or _COUPLE_WORDS_EN.search(sentence)
+        )
     return False
