@@ -60,6 +60,7 @@ def test_a_reopened_small_store_loads_its_saved_index_and_rewrites_none_of_its_f
 ) -> None:
     # the threshold lowered for the test: three notes and a reinforcement reach it
     monkeypatch.setattr(store_open, "HNSW_CONFIGURATION", {"space": "cosine", "sync_threshold": 1})
+    monkeypatch.setattr(chroma, "SYNC_THRESHOLD", 1)
     engine = make_memcli(user="ana")
     for text in ("I like green tea in the morning", "My sister lives in Porto", "I started pottery in May"):
         engine.remember(text)
