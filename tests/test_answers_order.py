@@ -95,3 +95,11 @@ def test_a_note_of_another_subject_is_never_named_as_the_value_replaced() -> Non
     found = answer("where do I work now?", [new, ended, dentist], "sam", NOW, similarity)
     assert found.cited[:1] == [new.id]
     assert "dentist" not in found.text
+
+
+def test_a_chinese_later_note_of_the_change_in_its_own_words_still_leads() -> None:
+    veg = _note("a", "开始吃素，两周了", datetime(2025, 1, 5))
+    changed = _note("b", "医生说缺铁，改成只吃鸡肉和鱼，不吃红肉", datetime(2025, 3, 20))
+    similarity = {veg.id: 0.5, changed.id: 0.45}
+    found = answer("我现在的饮食是怎样的？", [veg, changed], "sam", NOW, similarity)
+    assert found.cited[:1] == [changed.id]

@@ -1987,7 +1987,11 @@ def _tells_asked(
     # subject: recall's closeness or a new name or number tells an aside ("salmon from trader
     # joe's, 2x a week", "farro salad recipe from Lena")
     # (a note naming the best note's subject again still may: "quit AF, going to the JCC")
-    stated = bool(statements(best)) and not (_long_words(text) & _long_words(best) or _shortened(text, best))
+    # (English: a Chinese note of the change in its own words reads as no statement: "改成只吃
+    # 鸡肉和鱼，不吃红肉" after "开始吃素")
+    stated = (
+        not chinese and bool(statements(best)) and not (_long_words(text) & _long_words(best) or _shortened(text, best))
+    )
     kind = question_type(question)
     # English: recall finds it as close as the best (Chinese cosines mislead); for a person or
     # a place asked, also after a note stating one: "Eli met my parents" after "third date
