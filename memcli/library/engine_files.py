@@ -31,6 +31,7 @@ from memcli.memory import Memory
 from memcli.models.batching import batch_progress, import_batches
 from memcli.models.embedding import Progress, embedder_identity, export_held, same_embedder
 from memcli.paths import device_of
+from memcli.recall.changes import supersession_events
 from memcli.store.sidecar import HistoryEntry
 from memcli.store.space import room_measured
 from memcli.store.store import REINDEXING
@@ -425,32 +426,20 @@ class FileWork:
                     older, newer = found.get(older_id), found.get(newer_id)
                     if older is None or older.superseded_by != newer_id or older_id in sidecar.replaced_by(newer_id):
                         continue
-                    new_text = newer.text if newer is not None else ""
-                    entries.append(
-                        HistoryEntry(
-                            older.id,
-                            older.user,
-                            older.kind,
-                            "UPDATE",
-                            older.text,
-                            new_text,
-                            older.valid_to,
-                            [newer_id],
-                            newer_id,
-                        )
-                    )
                     if newer is not None:
+                        entries += supersession_events(older, newer, older.valid_to)
+                    else:  # the newer one not in the file: the UPDATE alone, naming it
                         entries.append(
                             HistoryEntry(
-                                newer.id,
-                                newer.user,
-                                newer.kind,
-                                "ADD",
+                                older.id,
+                                older.user,
+                                older.kind,
+                                "UPDATE",
+                                older.text,
                                 "",
-                                new_text,
                                 older.valid_to,
                                 [newer_id],
-                                older.id,
+                                newer_id,
                             )
                         )
                 sidecar.record(entries)

@@ -425,16 +425,7 @@ class Changes:
         commit as the two history events (``MemoryStore.update_behind``), so that the write
         that supersedes costs one SQLite transaction, not a Chroma update."""
         older.valid_to, older.superseded_by = newer.created_at, newer.id
-        now = self.clock()
-        self.store.update_behind(
-            [older],
-            [
-                HistoryEntry(
-                    older.id, older.user, older.kind, "UPDATE", older.text, newer.text, now, [newer.id], newer.id
-                ),
-                HistoryEntry(newer.id, newer.user, newer.kind, "ADD", "", newer.text, now, [newer.id], older.id),
-            ],
-        )
+        self.store.update_behind([older], supersession_events(older, newer, self.clock()))
         return older, newer
 
     def reopen(self, newer_ids: Iterable[str], gone: Collection[str] = ()) -> list[Memory]:
@@ -471,12 +462,7 @@ class Changes:
                 entries = [HistoryEntry(older.id, older.user, older.kind, "REOPEN", "", older.text, now, [], newer_id)]
                 if heir is not None and _hands_on(older, heir, gone):
                     older.valid_to, older.superseded_by = heir.created_at, heir.id
-                    entries += [
-                        HistoryEntry(
-                            older.id, older.user, older.kind, "UPDATE", older.text, heir.text, now, [heir.id], heir.id
-                        ),
-                        HistoryEntry(heir.id, heir.user, heir.kind, "ADD", "", heir.text, now, [heir.id], older.id),
-                    ]
+                    entries += supersession_events(older, heir, now)
                 sidecar.record(entries)
         self.store.update(reopened)
         return reopened
@@ -707,6 +693,16 @@ class Changes:
         return ForgetReport(
             len(verdicts), len(gone), archived, purged, time.perf_counter() - started, dry_run, gone, derived, verdicts
         )
+
+
+def supersession_events(older: Memory, newer: Memory, at: float) -> list[HistoryEntry]:
+    """The two history events of ``newer`` superseding ``older`` at ``at`` (unix seconds):
+    an UPDATE of the older (related_id: the newer) and an ADD of the newer (related_id: the
+    older), which ``Changes.reopen`` finds it by (``Sidecar.replaced_by``)."""
+    return [
+        HistoryEntry(older.id, older.user, older.kind, "UPDATE", older.text, newer.text, at, [newer.id], newer.id),
+        HistoryEntry(newer.id, newer.user, newer.kind, "ADD", "", newer.text, at, [newer.id], older.id),
+    ]
 
 
 HEIR_STEPS = 16
