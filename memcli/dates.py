@@ -602,8 +602,8 @@ _ZH_BARE_WEEKDAY = re.compile(
 _ZH_ONE_OCCASION = re.compile(r"[了过]|那天")
 _ZH_HABIT = re.compile(r"每|一般|通常|经常|总是|平时|平常|以后|照常|双周")
 """A weekday without 上/下/这 (周六, 周末) or a time of day alone (晚上) names the day gone,
-or today, only in a sentence that tells of one occasion (了, 过: "周六去爬山了", "晚上去看了
-场话剧") and of no habit ("朵朵周六上的是什么课？", "我晚上那针胰岛素现在打几个单位？",
+or today, only in a sentence that tells of one occasion (了, 过, 那天: "周六去爬山了", "晚上去看了
+场话剧", "周日那天我在哪？") and of no habit ("朵朵周六上的是什么课？", "我晚上那针胰岛素现在打几个单位？",
 "每周六晚上跟老王他们打麻将"): JioNLP reads it as a day in every sentence."""
 _NOT_A_DAY_ZH = r"\s*(?:号)?(?:线|楼(?!下|上)|栋|幢|床(?!单)|门(?![诊票口])|单元|车厢|站台|窗口|房间|病房|会议室|教室)"
 """What after 号 makes a number a name ("一号线", "3号楼", "5号床", "2号门"), not a day; whole
