@@ -11,7 +11,6 @@ from cli_checks import ok, remember_at, show_json
 from typer.testing import CliRunner
 
 from memcli.cli import app
-from memcli.recall import changes
 from memcli.text.updates import statements, updates
 
 
@@ -89,15 +88,13 @@ def test_a_name_in_passing_is_not_superseded_by_the_change(
     assert _superseded(runner, monkeypatch, [old, mention, change])[1:] == [False, False]
 
 
-@pytest.mark.parametrize("mentions", [False, True])
 @pytest.mark.parametrize("how", ["delete", "edit"])
 def test_the_newer_note_deleted_or_edited_reopens_every_older_one(
-    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, how: str, mentions: bool
+    runner: CliRunner, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     # two older notes superseded by one newer: the second ADD row of the newer is the same
     # text as the first and is not recorded; the older ones' UPDATE rows name it
-    monkeypatch.setattr(changes, "MENTION_PASS", mentions)
-    second = "rainy again in Portland, ugh" if mentions else "We live in Portland with the cat."
+    second = "We live in Portland with the cat."
     first_id = remember_at(runner, monkeypatch, "2024-01-01T09:00:00", "I live in Portland.")
     second_id = remember_at(runner, monkeypatch, "2024-02-01T09:00:00", second)
     newer = remember_at(runner, monkeypatch, "2024-03-01T09:00:00", "We moved to Seattle last week.")

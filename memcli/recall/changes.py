@@ -219,37 +219,6 @@ def _habit_candidates(
     return list(found.values())
 
 
-def _mentioning(
-    index: RecallIndex, new: Memory, replaced: Collection[tuple[str, str]], shown: Collection[str]
-) -> list[Memory]:
-    """The current notes and turns of the speaker of ``new``, older than it, that name a
-    value it has just replaced (``replaced``: (key, value) of the older statements it
-    superseded, of a single-valued attribute, ``updates.MENTIONED_SLOTS``) as their
-    writer's own without stating it ("paleo getting expensive" once "went vegetarian"
-    replaced "I'm doing paleo": ``updates.mentions_as_current``). One pass over the user's
-    rows holding one of the values' names (``RecallIndex.current_holding``), made only when
-    a memory has just been replaced: such changes are rare."""
-    wanted = [(key, value) for key, value in replaced if key in updates.MENTIONED_SLOTS]
-    needles = sorted({n for key, value in wanted for n in updates.mentioned_names(key, value)})
-    if not needles:
-        return []
-    found: list[Memory] = []
-    for memory_id, text, record in index.current_holding(new.user, SUPERSEDED_KINDS, any_of=needles):
-        if memory_id == new.id or memory_id in shown:
-            continue
-        old = Memory.from_record(memory_id, text, record)
-        if not tells(old) or said_by(old) != said_by(new) or old.created_at >= new.created_at or old.valid_to:
-            continue
-        if any(updates.mentions_as_current(text, key, value) for key, value in wanted):
-            found.append(old)
-    return found
-
-
-MENTION_PASS = False
-"""Off: the mention pass (``_mentioning``) read a name in passing as the writer's own
-value ("worked with Alex on the slides", "Deloitte is our biggest client", "腾讯会议又卡了",
-"watched Emily in Paris") and superseded true current memories; a missed supersession
-costs less than a false one. On again once ``updates.mentions_as_current`` is sound."""
 BARE_HABIT_DAYS = 90
 """How far back (days) a bare note of a habit's end looks for the habit it ends."""
 UNNAMED_DOSE_DAYS = 365
@@ -330,7 +299,6 @@ class Changes:
                 if new.user not in covered:
                     covered[new.user] = index.said.covers(new.user)
                 said_now = kept[new.id] if covered[new.user] and new.id in kept else updates.statements(new.text)
-                replaced: set[tuple[str, str]] = set()
                 for said in said_now:
                     if said.key == updates.BARE_HABIT:
                         before = self._habit_noted_before(index, new, said, shown)
@@ -368,11 +336,8 @@ class Changes:
                             continue
                         if old.created_at < new.created_at and updates.updates(said, stated[0]):
                             pairs.append(self._supersede(old, new))
-                            replaced.add((stated[0].key, stated[0].value))
                         elif old.created_at > new.created_at and updates.updates(stated[0], said):
                             pairs.append(self._supersede(new, old))
-                if MENTION_PASS and replaced and not new.valid_to:
-                    pairs += [(self._supersede(old, new)) for old in _mentioning(index, new, replaced, shown)]
         return pairs
 
     def _habit_noted_before(

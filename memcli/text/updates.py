@@ -290,20 +290,6 @@ _RESIDENCE_ZH = [
         + _ZH_END
     ),
 ]
-_TRIP_EN = re.compile(
-    r"\b(?:landed|flight|flew|holiday|vacation|trip|hotel|airport|visit(?:ing)?|conference|weekend|tour|layover)\b",
-    re.I,
-)
-"""Words of a trip, by which "landed, we're in Rome now" tells where one is, not one's home."""
-_NOW_IN_ZH = re.compile(
-    r"我(?:们)?(?:现在|如今|目前)(?:已经)?(?:人)?在" + _ZH_VALUE + r"(?:了|啦)(?:[。，,.！!；;~～]|$)"
-)
-"""A home said as where one is now, no move word: "我们现在在西雅图了" (the value a place of
-the gazetteers, ``_is_place_zh``: "我现在在星巴克了" is no home)."""
-NOW_IN_HOME_ZH = False
-"""Off: "我们现在在上海了" is where one is (a trip: "我们现在在上海了，出差三天"), no home, unless a
-word of living says so (定居/搬/住: ``_RESIDENCE_ZH``). English "we're in X now" likewise
-states a home only with "for good"."""
 _ROLE = r"(?P<t>[a-z][a-z-]+(?:\s+(?!at\b|for\b|in\b|with\b|on\b)[a-z][a-z-]+)?)"
 _ORG = r"(?P<o>(?:the\s+)?[A-Z][\w'’&-]+(?:\s+[A-Z][\w'’&-]+){0,3})"
 _LOWER_ORG = r"(?P<o>the\s+(?!weekend|weekends|moment|same|time|end|start|front|back|top|bottom|minute|gym\b)[a-z]+(?:\s+[a-z]+)?)"
@@ -1292,20 +1278,6 @@ _PARTNER_LOWER_EN = re.compile(
     + r")\s+(?:and|&)\s+[Ii]\s+(?:are\s+|'re\s+)?(?:now\s+|officially\s+)?official\b|"
     r"(?<!play\s)(?<!play-)(?<!play)\bdate\s+(?:w/|with)\s+(?P<u>" + _PERSON_EN + r")"
 )
-_PROPOSED_EN = re.compile(
-    r"\b(?:he|she)\s+(?:(?:finally|just|actually|totally)\s+)*(?:proposed|popped\s+the\s+question|got\s+down\s+on\s+one\s+knee|"
-    r"asked\s+me\s+to\s+marry\s+(?:him|her))\b|"
-    r"\b(?:he|she)\s+(?:(?:finally|just|actually)\s+)*said\s+yes\b(?=.*(?:\bring\b|\bpropos|\bengaged\b|💍))|"
-    r"(?:\bring\b|\bpropos\w*|💍).*\b(?:he|she)\s+(?:(?:finally|just|actually)\s+)*said\s+yes\b",
-    re.IGNORECASE,
-)
-"""A proposal the writer tells of their partner by a pronoun: "he proposed!", "she said yes
-💍" (a yes to a proposal: a ring or a proposal named in the note), "he popped the question"."""
-PRONOUN_PROPOSAL_EN = False
-"""Off: an English proposal told by a pronoun ("he proposed!") is not read as the writer's
-engagement. On, it read others' news and other proposals ("he proposed a new plan at work",
-"Jake proposed to Emma! she said yes", "she said yes to the dress 💍") and superseded a
-true partner; a missed supersession costs less than a false one."""
 _PROPOSED_ZH = re.compile(
     r"(?:他|她)(?:终于|今天|昨天|竟然)?(?:跟我|向我|和我)?求婚了|(?:他|她)答应了?(?:我的)?求婚|我答应了?(?:他|她)的求婚"
 )
@@ -1680,17 +1652,10 @@ def statements(text: str) -> list[Statement]:
         if asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
-        # English pronoun proposals are not read (``PRONOUN_PROPOSAL_EN``): "he proposed a new plan",
-        # "Jake proposed to Emma! she said yes" and "she said yes to the dress" read as the writer's engagement
-        if (_PROPOSED_ZH.search(sentence) if chinese else PRONOUN_PROPOSAL_EN and _PROPOSED_EN.search(text)) and not (
-            _OTHERS_KIN_EN.search(text)
-            or re.search(
-                r"(?:'s|\bher|\bhis)\s+(?:bf|gf|boyfriend|girlfriend|partner|fianc\w*|husband|wife)\b", text, re.I
-            )
-            if not chinese
-            else re.search(r"[妈爸哥姐弟妹]|朋友|同事|闺蜜", sentence)
-        ):
-            # "he proposed!": the writer's partner by a pronoun (named, if at all, elsewhere in the note)
+        # an English proposal told by a pronoun is not read: "he proposed a new plan", "Jake
+        # proposed to Emma! she said yes" and "she said yes to the dress" are no engagement of the writer's
+        if chinese and _PROPOSED_ZH.search(sentence) and not re.search(r"[妈爸哥姐弟妹]|朋友|同事|闺蜜", sentence):
+            # "他求婚了": the writer's partner by a pronoun (named, if at all, elsewhere in the note)
             found.setdefault(PARTNER, Statement(PARTNER, "", state="engaged"))
         if chinese:
             # "跟同事小周在一起了": the colleague is the partner, named after how the writer knows them
@@ -1861,10 +1826,6 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
         if m:
             out.append(Statement(RESIDENCE, m.group("v") if chinese else _norm(m.group("v"))))
             break
-    else:
-        now_in = _NOW_IN_ZH.search(sentence) if chinese and NOW_IN_HOME_ZH else None
-        if now_in and _is_place_zh(now_in.group("v")):
-            out.append(Statement(RESIDENCE, now_in.group("v")))
     for pattern in [*_JOB_ZH, *_JOB_ZH_MORE] if chinese else [*_JOB_EN, *_JOB_MORE_EN]:
         m = pattern.search(sentence)
         if m:
@@ -2980,133 +2941,4 @@ def answers_asked(question: str, text: str) -> bool:
                 return True
         if attribute == HABIT and statement.words and statement.words <= stems:
             return True
-    return False
-
-
-MENTIONED_SLOTS = frozenset((RESIDENCE, JOB, DIET, PARTNER))
-"""The single-valued attributes whose old value an older note may name as its writer's
-then-current one without stating it ("paleo getting expensive", "deloitte is killing me"):
-a change of the value ends such notes too (``mentions_as_current``)."""
-
-_OTHER_ROLE_BEFORE_EN = re.compile(
-    r"\b(?:to|from|near|via|into|toward|towards|opposite|past|behind|than|about|like|vs|visit|visiting|visited|"
-    r"left|leaving|leave|quit|quitting|ex|former|old|not|no|never|without|off|interview(?:ed|ing)?|applied|apply|"
-    r"call(?:ed)?|email(?:ed)?|stopped|dropped|ditched)\s+(?:the\s+)?$|\b(?:no\s+more|not\s+doing|done\s+with|gave\s+up|off\s+of)\s+$|"
-    r"\b(?:interview(?:ed|ing|s)?|applied|apply(?:ing)?|application|rejected|rejection|offer)\s+(?:at|to|with|for|from)\s+$",
-    re.I,
-)
-"""The words before a name that give it another role than the writer's own home, employer,
-diet or partner ("flight to Seattle", "office near Deloitte", "interview at…" after "applied",
-"no more paleo")."""
-_OTHER_ROLE_BEFORE_ZH = re.compile(r"(?:去|到|离开|从|回|飞|路过|出差|旅游|不|没|别|前|戒|停)$")
-_WORK_WORDS_EN = re.compile(
-    r"\b(?:office|shifts?|overtime|meetings?|stand-?ups?|deadlines?|boss|manager|colleagues?|co-?workers?|payroll|"
-    r"projects?|clients?|work|working|job|commute|desk|team|appraisal|busy\s+season|killing\s+me|long\s+day|"
-    r"all-?hands|on-?call|onboarding|promotion|raise|bonus)\b",
-    re.I,
-)
-_WORK_WORDS_ZH = re.compile(r"公司|单位|加班|上班|下班|老板|领导|同事|项目|开会|工位|绩效|年终|通勤|996")
-_COUPLE_WORDS_EN = re.compile(
-    r"\b(?:date|dinner|movie\s+night|anniversary|valentine'?s?|love|cuddl\w*|kiss\w*|together|weekend\s+away|"
-    r"moved\s+in|his\s+place|her\s+place|bf|gf|boyfriend|girlfriend|partner)\b",
-    re.I,
-)
-_COUPLE_WORDS_ZH = re.compile(r"约会|纪念日|情人节|一起|陪我|给我|送我|我们|男朋友|女朋友|对象")
-
-
-def mentioned_names(attribute: str, value: str) -> list[str]:
-    """The names by which a note may mention the value ``value`` of ``attribute`` (a
-    ``Statement.value``): an employer's name, a home's places (not its streets), a
-    partner's name, a diet by every word of the lexicons for it."""
-    if attribute == JOB:
-        org = value.split("|")[1] if "|" in value else ""
-        name = " ".join(_employer_name(org))
-        # a kind of place is no employer's name: "在公司做销售主管", "long day at the office"
-        generic = name in _GENERIC_PLACES_EN or re.fullmatch(
-            r"(?:公司|单位|集团|厂|工厂|学校|医院|银行|店|门店|机构)", name
-        )
-        return [name] if len(name) >= 2 and not generic else []
-    if attribute == RESIDENCE:
-        return [p for p in value.split("|") if p and not p.startswith("#") and len(p) >= 2]
-    if attribute == DIET:
-        words = [k for k, v in (*_DIETS_EN.items(), *_DIETS_ZH.items()) if v == value and " " not in k]
-        return words or ([value] if value and " " not in value else [])
-    if attribute == PARTNER:
-        return [value] if len(value) >= 2 else []
-    return []
-
-
-def mentions_as_current(text: str, attribute: str, value: str) -> bool:
-    """Whether ``text`` (an older note or turn) names ``value``, the value of the
-    single-valued ``attribute`` (``MENTIONED_SLOTS``) a newer statement has replaced, as
-    its writer's own at the time, without stating the attribute: "paleo getting
-    expensive", "long day at the office, deloitte is killing me", "rainy again in
-    Portland", "movie night w/ alex" (Graphiti's edge invalidation, Rasmussen et al. 2025,
-    read for mentions: the newer fact ends what an older text takes for granted).
-
-    Not a text that asks or states the attribute itself (the rules read it), nor a
-    sentence about someone else (``_speaker_said``), nor a name in another role: after
-    "to", "from", "near", "left", "no more"… ("flight to Seattle", "office near
-    Deloitte", "去成都出差"), possessed ("Deloitte's office is near the station"), a
-    home named in a trip's sentence ("weekend in Portland, hotel was great"), an employer
-    named with no word of work nor as where one is ("at Deloitte"), a partner named with
-    no word of a couple. English and Chinese."""
-    if attribute not in MENTIONED_SLOTS or asks(text):
-        return False
-    names = mentioned_names(attribute, value)
-    if not names or any(s.key == attribute for s in statements(text)):
-        return False
-    for sentence in _sentences(text):
-        chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
-        said, first, others, implicit = _speaker_said(sentence, chinese)
-        if others and not first:
-            continue
-        for name in names:
-            if chinese:
-                found = [m for m in re.finditer(re.escape(name), said)]
-            else:
-                found = list(re.finditer(r"(?<![\w'’-])" + re.escape(name) + r"(?![\w-]|['’]s\b)", said, re.I))
-            for m in found:
-                before, after = said[: m.start()], said[m.end() :]
-                if (_OTHER_ROLE_BEFORE_ZH if chinese else _OTHER_ROLE_BEFORE_EN).search(before):
-                    continue
-                if _is_own_mention(attribute, said, before, after, chinese):
-                    return True
-    return False
-
-
-def _is_own_mention(attribute: str, sentence: str, before: str, after: str, chinese: bool) -> bool:
-    """Whether a value named in ``sentence`` (the words ``before`` and ``after`` it) stands
-    as the writer's own of ``attribute`` (``mentions_as_current``)."""
-    if attribute == DIET:
-        return (
-            chinese
-            or _stands_as_value(after)
-            or bool(
-                re.match(
-                    r"\s*(?:is|was|has|getting|going|day|week|wk|meals?|life|lifestyle|journey|prep|breakfast|lunch|"
-                    r"dinner|groceries|grocery|shop|shopping|budget)\b",
-                    after,
-                )
-            )
-        )
-    if attribute == RESIDENCE:
-        if chinese:
-            return bool(re.search(r"(?:在|住)$", before)) and not re.search(r"出差|旅游|玩|度假", sentence)
-        return not _TRIP_EN.search(sentence) and bool(
-            re.search(r"\b(?:in|around)\s+$", before)
-            or re.match(r"\s*(?:rent|traffic|weather|winters?|summers?)\b", after)
-        )
-    if attribute == JOB:
-        if chinese:
-            return bool(_WORK_WORDS_ZH.search(sentence))
-        return bool(_WORK_WORDS_EN.search(sentence) or re.search(r"(?:\bat|@)\s*$", before))
-    if attribute == PARTNER:
-        if chinese:
-            return bool(re.search(r"(?:和|跟|与)$", before) or _COUPLE_WORDS_ZH.search(sentence))
-        return bool(
-            re.search(r"\b(?:with|w/)\s*$", before)
-            or re.match(r"\s*(?:and|&)\s+(?:I|me)\b", after)
-            or _COUPLE_WORDS_EN.search(sentence)
-        )
     return False
