@@ -1250,10 +1250,11 @@ _OTHERS_SUBJECT_EN = re.compile(
     r"\b(?i:my|his|her|their|our)\s+(?:\w+\s+)?(?:\w+)(?:'s)?\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$|"
     r"\b(?i:he|she|they)(?:'s|\s+is|\s+was|\s+has|\s+just)?\s+(?:(?:now|finally|just|also)\s+)*$|"
     r"(?:^|[,;.!]\s*)(?!(?:I|We|It|This|That|Just|Finally|Officially|Also|Still|Now|Today|Got|Landed)\b)"
-    r"[A-Z][a-z]+(?!ly\b)\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$",
+    r"[A-Z][a-z]+\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$",
 )
 """The clause before a verb, when its subject is someone else ("my friend is", "my sister",
-"Jen", "she"): the news that follows is theirs, not the writer's."""
+"Jen", "she"): the news that follows is theirs, not the writer's. A capitalised word ending
+in -ly is a name as much as any ("Emily just moved")."""
 
 
 def _others_subject(sentence: str, at: int) -> bool:
