@@ -480,6 +480,60 @@ def test_a_really_full_device_is_named_and_nothing_is_stored(
     assert _counts(small_device) == (303, 303, 0)
 
 
+def test_a_sidecar_upgrade_that_does_not_fit_leaves_reads_working_and_is_done_once_there_is_room(
+    runner: CliRunner, fake_embedder: Any, small_device: Path
+) -> None:
+    """A sidecar of schema 1 on a full device: its upgrade (a copy of the history) does not
+    fit even in the reserve given back, and fails half written, leaving a journal that a
+    read-only reader cannot roll back. Reads still work (from the copy), a write exits 10
+    naming the full device (not "not a memcli database"), and the upgrade is made at the
+    first opening with room."""
+    ids = _populate(runner)
+    database = resolve_paths().database
+    db = sqlite3.connect(database)
+    columns = "memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id"
+    with db:
+        db.execute("ALTER TABLE history RENAME TO schema2")
+        db.execute("DROP INDEX history_by_user")
+        db.execute("DROP INDEX history_by_related")
+        db.execute(
+            "CREATE TABLE history (seq INTEGER PRIMARY KEY AUTOINCREMENT, memory_id TEXT NOT NULL, user TEXT NOT NULL,"
+            " kind TEXT NOT NULL, event TEXT NOT NULL, old_text TEXT NOT NULL, new_text TEXT NOT NULL, at REAL NOT NULL,"
+            " source_ids TEXT NOT NULL, related_id TEXT NOT NULL, UNIQUE (memory_id, event, old_text, new_text))"
+        )
+        db.execute("CREATE INDEX history_by_user ON history (user, seq)")
+        db.execute(f"INSERT INTO history ({columns}) SELECT {columns} FROM schema2")
+        db.execute("DROP TABLE schema2")
+        # enough history that its copy needs more than the reserve gives back to open (``OPEN_ROOM``)
+        db.executemany(
+            f"INSERT INTO history ({columns}) VALUES (?, 'u', 'note', 'ADD', '', ?, 1.0, '[]', '')",
+            [(f"m{i}", f"an old event {i} " + "of some length " * 12) for i in range(8000)],
+        )
+        db.execute("PRAGMA user_version = 1")
+    db.execute("VACUUM")
+    events = db.execute("SELECT count(*) FROM history").fetchone()[0]
+    db.close()
+    filler = small_device / "filler"
+    room = os.statvfs(small_device)
+    filler.write_bytes(b"\0" * max(0, room.f_bavail * room.f_frsize - 64 * 1024))
+
+    listed = ok(runner.invoke(app, ["list", "--json"]))
+    assert [m["id"] for m in json.loads(listed.stdout)] == ids[::-1]
+    assert "not even to open the store" in listed.stderr
+    line = assert_error(runner.invoke(app, ["remember", "a note for a full disk"]), ExitCode.DISK_FULL)
+    assert "no space left on" in line and "not a memcli database" not in line
+    assert [m["id"] for m in json.loads(ok(runner.invoke(app, ["list", "--json"])).stdout)] == ids[::-1]
+
+    filler.unlink()
+    assert [m["id"] for m in json.loads(ok(runner.invoke(app, ["list", "--json"])).stdout)] == ids[::-1]
+    db = sqlite3.connect(database)
+    try:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("SELECT count(*) FROM history").fetchone()[0] == events
+    finally:
+        db.close()
+
+
 # a full device: reads and deletes work, writes exit 10 -------------------------------------
 
 

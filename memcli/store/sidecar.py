@@ -33,7 +33,7 @@ made again), so an event is one per (memory, event, texts, related memory, time)
 history is indexed by ``related_id`` (``Sidecar.replaced_by`` at each delete)."""
 DONE, SKIPPED = "done", "skipped"
 
-_SCHEMA = """
+_HISTORY_TABLE = """
 CREATE TABLE IF NOT EXISTS history (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     memory_id TEXT NOT NULL,
@@ -46,7 +46,11 @@ CREATE TABLE IF NOT EXISTS history (
     source_ids TEXT NOT NULL,
     related_id TEXT NOT NULL,
     UNIQUE (memory_id, event, old_text, new_text, related_id, at)
-);
+)"""
+"""The history table of schema 2 (``SCHEMA_VERSION``), also what ``_migrate_history`` makes."""
+_SCHEMA = (
+    _HISTORY_TABLE
+    + """;
 CREATE INDEX IF NOT EXISTS history_by_user ON history (user, seq);
 CREATE INDEX IF NOT EXISTS history_by_related ON history (related_id);
 CREATE TABLE IF NOT EXISTS consolidated (
@@ -65,6 +69,7 @@ CREATE TABLE IF NOT EXISTS derived (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS derived_by_memory ON derived (memory_id);
 """
+)
 
 
 @dataclass
@@ -94,6 +99,7 @@ class Sidecar:
 
     def __init__(self, path: Path, connection: sqlite3.Connection | None = None) -> None:
         self.path = path
+        migrating = False
         try:
             if connection is None:
                 # SQLite makes the file (and its -journal, which takes the file's mode) as the
@@ -111,12 +117,19 @@ class Sidecar:
                 raise MemcliError(
                     f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
                 )
-            if 0 < version < 2:
+            migrating = 0 < version < 2
+            if migrating:
                 _migrate_history(self._db)
             self._db.executescript(_SCHEMA + recall_index.SCHEMA + statements.SCHEMA + graph.SCHEMA)
             if version != SCHEMA_VERSION:  # a write: not on every opening (a full device refuses it)
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
+            if connection is not None:  # closed here, not left to the garbage collector with its locks
+                connection.close()
+            if isinstance(exc, sqlite3.OperationalError):
+                # a storage fault (a full device, a lock), named as such: the store maps the first to DiskFullError
+                what = f"cannot upgrade its history to schema {SCHEMA_VERSION}" if migrating else "cannot open it"
+                raise MemcliError(f"{path}: {what} ({exc})") from exc
             raise MemcliError(f"{path}: not a memcli database ({exc})") from exc
         self.index = recall_index.RecallIndex(self._db, spill=path.parent)
         """The recall index tables."""
@@ -133,13 +146,23 @@ class Sidecar:
         when the file is not a memcli database."""
         copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         if path.is_file():
-            uri = f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro"
             try:
-                source = sqlite3.connect(uri, uri=True)
+                _backup(f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro", copy)
+            except sqlite3.OperationalError:
+                # A write that failed for want of room (an upgrade of the schema) leaves a hot
+                # journal that a read-only connection cannot roll back ("attempt to write a
+                # readonly database"); a writable folder lets SQLite roll it back, which takes
+                # no room (the file shrinks to what it was).
+                if not os.access(path.parent, os.W_OK):
+                    copy.close()
+                    raise MemcliError(
+                        f"{path}: cannot read it (a journal is left to roll back, in a folder that cannot be written)"
+                    ) from None
                 try:
-                    source.backup(copy)
-                finally:
-                    source.close()
+                    _backup(os.fspath(path), copy)
+                except sqlite3.DatabaseError as exc:
+                    copy.close()
+                    raise MemcliError(f"{path}: cannot read it ({exc})") from exc
             except sqlite3.DatabaseError as exc:
                 copy.close()
                 raise MemcliError(f"{path}: cannot read it ({exc})") from exc
@@ -172,19 +195,24 @@ class Sidecar:
         itself; and when the history holds it at the same time (an export's event imported
         twice). The same event after another one is recorded: a note reopened, superseded
         and reopened again by the same newer one tells both reopenings."""
-        latest = (
-            "SELECT event, old_text, new_text, related_id FROM history WHERE memory_id = ? ORDER BY seq DESC LIMIT 1"
-        )
+        entries = list(entries)
+        # each memory's latest event, read in pages of ids (SQLite takes a bare column of a
+        # max() aggregate from the row of the max), then kept up to date as entries are added
+        latest = {
+            row[0]: tuple(row[2:])
+            for row in rows_in(
+                self._db,
+                "SELECT memory_id, max(seq), event, old_text, new_text, related_id FROM history"
+                " WHERE memory_id IN ({marks}) GROUP BY memory_id",
+                sorted({e.memory_id for e in entries}),
+            )
+        }
         with atomic(self._db):
             for e in entries:
-                if self._db.execute(latest, (e.memory_id,)).fetchone() == (
-                    e.event,
-                    e.old_text,
-                    e.new_text,
-                    e.related_id,
-                ):
+                event = (e.event, e.old_text, e.new_text, e.related_id)
+                if latest.get(e.memory_id) == event:
                     continue
-                self._db.execute(
+                added = self._db.execute(
                     "INSERT OR IGNORE INTO history"
                     " (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -199,7 +227,9 @@ class Sidecar:
                         json.dumps(e.source_ids),
                         e.related_id,
                     ),
-                )
+                ).rowcount
+                if added:
+                    latest[e.memory_id] = event
 
     def history(self, memory_id: str | None = None, user: str | None = None, limit: int = 0) -> list[HistoryEntry]:
         """History entries of one memory (oldest first), or the newest ``limit`` entries of
@@ -375,7 +405,8 @@ class Sidecar:
         deleted for good) and of every event caused by one of them (its ``source_ids`` cite one: a
         fact's UPDATE row holds the new fact's text), and record a PURGE event (id, time,
         no text) for each of ``gone``. The events stay, with empty texts; events of one
-        memory that become the same (two UPDATEs of a regenerated summary) are kept once.
+        memory that become the same (the same event, related memory and time: an event
+        recorded twice with two texts) are kept once.
         Returns how many events lost their text."""
         # Found by SQLite (json_each) in one pass over the user's events, rather than each
         # event with text read and its sources parsed here.
@@ -425,6 +456,16 @@ class Sidecar:
             self._db.execute("INSERT OR REPLACE INTO index_meta VALUES ('secure_delete', '1')")
 
 
+def _backup(source: str, copy: sqlite3.Connection) -> None:
+    """Copy the database at ``source`` (a path, or a ``file:`` URI) into ``copy`` (SQLite's
+    online backup). Raises sqlite3.DatabaseError."""
+    connection = sqlite3.connect(source, uri=source.startswith("file:"))
+    try:
+        connection.backup(copy)
+    finally:
+        connection.close()
+
+
 def _migrate_history(db: sqlite3.Connection) -> None:
     """Schema 1 to 2 (``SCHEMA_VERSION``): the history table made again with its new key,
     every event kept in its order (its ``seq``), in one transaction with the new version
@@ -436,7 +477,7 @@ def _migrate_history(db: sqlite3.Connection) -> None:
     with atomic(db):
         db.execute("ALTER TABLE history RENAME TO history_schema1")
         db.execute("DROP INDEX IF EXISTS history_by_user")
-        db.execute(_SCHEMA.split(";")[0])
+        db.execute(_HISTORY_TABLE)
         db.execute(f"INSERT INTO history ({columns}) SELECT {columns} FROM history_schema1 ORDER BY seq")
         db.execute("DROP TABLE history_schema1")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
