@@ -51,12 +51,38 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+def _first_shares(count: int, workers: int) -> list[int]:
+    """How many of ``count`` tests pytest-xdist's worksteal scheduler hands each of
+    ``workers`` workers at the start: contiguous runs of the collection order, the first
+    ``count // workers`` to one worker, then the rest shared the same way (its
+    ``check_schedule``). An idle worker later steals from the end of another's run."""
+    shares = []
+    for index in range(workers):
+        share = (count - sum(shares)) // (workers - index)
+        shares.append(share)
+    return shares
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests run first (``slow``, then ``integration``): started last, one of
-    them would keep a worker busy long after the others are done."""
-    items.sort(
-        key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("integration") is None)
-    )
+    """The longest tests run first (``slow``, then ``integration``), dealt out one a worker
+    in turn: each worker's first run of tests (``_first_shares``) starts with its share of
+    them. Started last, one of them would keep a worker busy long after the others are done;
+    sorted to the front of the collection alone, every one of them would fall in the first
+    worker's run, and that worker would run them one after the other (the slow fault
+    harness after the slow bench) while the other had the quick tests."""
+    long = [item for item in items if item.get_closest_marker("slow")]
+    long += [item for item in items if item.get_closest_marker("integration") and item not in long]
+    chosen = set(long)
+    rest = [item for item in items if item not in chosen]
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
+    runs: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for index, item in enumerate(long):
+        runs[index % workers].append(item)
+    for run, share in zip(runs, _first_shares(len(items), workers)):
+        take = max(0, share - len(run))
+        run += rest[:take]
+        rest = rest[take:]
+    items[:] = [item for run in runs for item in run] + rest
 
 
 LOGIN = "tester"

@@ -17,10 +17,14 @@ prompt. The code run is memcli's own; only the models are the fakes."""
 from __future__ import annotations
 
 import argparse
+import importlib.abc
+import importlib.machinery
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -92,12 +96,40 @@ class _ClientSubprocess:
         return subprocess.Popen(args, *rest, **options)
 
 
-def cli(options: argparse.Namespace, argv: list[str]) -> None:
-    """``memcli argv`` in this process with the fakes."""
-    from memcli.cli import app
-    from memcli.transport import client, local
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls ``then(module)`` once the module ``name`` has been imported, where and when
+    memcli imports it (the finder steps aside after that one import)."""
 
-    local.use_models(**_models(options))
+    def __init__(self, name: str, then: Callable[[ModuleType], None]) -> None:
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            execute(module)
+            self.then(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def cli(options: argparse.Namespace, argv: list[str]) -> None:
+    """``memcli argv`` in this process with the fakes. The fakes go to the in-process
+    transport when memcli imports it, as the real command does only when the verb runs in
+    this process: a command the service answers stays the thin client it is (importing the
+    library costs a client 2 s of CPU, and the fault harness runs hundreds of them)."""
+    from memcli.cli import app
+    from memcli.transport import client
+
+    given = _models(options)  # memcli imports it only to run a verb here (memcli/transport/entry.py)
+    sys.meta_path.insert(0, _AfterImport("memcli.transport.local", lambda module: module.use_models(**given)))
     client.subprocess = _ClientSubprocess(_model_argv(options))  # type: ignore[assignment]
     app(argv, prog_name="memcli")
 
