@@ -419,7 +419,10 @@ _RELATIVE_ZH = re.compile(
 )
 _LIST_EN = re.compile(
     r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has|am|are|were)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
-    r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b",
+    r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b|"
+    r"\bwhat\s+all\b|\beverything\b|\bwhich\s+of\s+(my|our|the|these|those)\s+(\w+\s+)?\w{2,}s\b|"
+    r"\b(what|which)\s+(\w+\s+)?\w+[^\Wsiu']s\s+(is|was|does)\b|\bremind\s+me\s+(of|about)\s+(the|my|our)\s+(\w+\s+)?\w+[^\Wsiu']s\b|"
+    r"\bwhat\s+(do|does|did)\s+(i|we)\s+(\w+\s+)?need\s+to\b|\bwhat\s+(still\s+)?needs\b",
     re.IGNORECASE,
 )
 _LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别|哪几")
@@ -448,7 +451,7 @@ _ASKING_TAIL = re.compile(r"(?<=[!?！？])\s*(?=\S)")
 ("moved in today! where do I even start?")."""
 _FILLER = re.compile(
     r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more|back(?= (in|then|when)\b)|"
-    r"(jot|note|write|wrote|written|put) down|remind me(?: of)?)\b",
+    r"(jot|note|write|wrote|written|put) down|remind me(?: of)?|everything)\b",
     re.IGNORECASE,
 )
 """Phrases of a question that say nothing of what it asks ("What have I planted so far?",
@@ -1587,7 +1590,7 @@ def _answer(
             return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
         later = _later_word(question, best, stated, similarity, user, asking, chinese, theirs)
         if later is not None:
-            return _later_answer(later, best, user, chinese)
+            return _later_or_listed(question, later, best, candidates, similarity, past, named, user, chinese)
         # the same second sign when a rule read the change: the best note replaced a recalled
         # one of the person's ("Engaged to Marcus", then "married Marcus today")
         if not (replaced_by.get(best.memory.id) and _own(best.memory, user) and best in stated):
@@ -1606,6 +1609,7 @@ def _answer(
             # "which cafes": of a kind named by what the question asks for, a name
             item_kind = "name" if kind == "what" and _WHICH.search(question) else kind
             _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
+            _add_additions(firsts, candidates, similarity, past, named)
         if len(firsts) > 1:
             return _each_quoted(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
@@ -1617,6 +1621,21 @@ def _answer(
     later = _later_word(question, best, every, similarity, user, asking, chinese, theirs) if current else None
     if later is not None:
         return _later_answer(later, best, user, chinese)
+    if not (past or names or is_list_question(question)) and adds_one_more(best.memory.text):
+        # "Where do I volunteer?": "…at the animal shelter saturdays too" says it is one of
+        # several: every other current note that answers as fully is quoted after it
+        more = [
+            c
+            for c in sorted(candidates, key=lambda c: -c.score)
+            if c.memory is not best.memory
+            and not c.memory.superseded_by
+            and c.score >= LIST_SHARE * best.score
+            and covers(c)
+        ]
+        others = {c.memory.id: c for c in reversed(more)}  # each memory's best sentence
+        if others:
+            chosen = sorted(others.values(), key=lambda c: c.memory.created_at)[: LIST_MAX - 1]
+            return _each_quoted([best, *chosen], user, chinese)
     quoted = [best]
     beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
     # The neighbour joins when it scores close, when it holds what the question asks for
@@ -2357,6 +2376,85 @@ def _add_similar(
             if len(firsts) < LIST_MAX and low <= similarity.get(c.memory.id, 0.0) <= high:
                 if not (named and not any(_about(c.memory, person) for person in named)):
                     firsts[c.memory.id] = c
+
+
+_ADDS_EN = re.compile(
+    r"\b(?:also|another(?!\s+(?:day|night|week|weekend|month|year|yr|time|round|shift)s?\b)|as\s+well|on\s+top\s+of|add(?:ed|ing)?\s+(?:it\s+)?to\s+(?:the\s+|my\s+)?list|oh\s+and|plus)\b|"
+    r"\btoo\b(?=\s*(?:[.,;:!)]|$))",
+    re.IGNORECASE,
+)
+_ADDS_ZH = re.compile(
+    r"又[^，。！？,.!?\s]{0,2}(?:报|养|领|收养|捡|抱|买|加|添|学|开始|爱上|迷上)|还要|还得|还缺|另外|再加|也"
+)
+"""What a note writes when it adds one more of a kind to what was noted before ("also the
+garage light flickers, add to list", "Terraform Associate done too", "another idea for mom",
+"又收养了一只三花", "还得买个热水器", "对芒果也过敏"): not "again" (又胖了, 又涨了)."""
+
+
+def adds_one_more(text: str) -> bool:
+    """Whether a note's ``text`` says, in a sentence that does not ask, that it adds one more
+    of a kind to what was noted before (``_ADDS_EN``, ``_ADDS_ZH``): "also the garage light
+    flickers, add to list", "又收养了一只三花"."""
+    told = " ".join(telling_sentences(text))
+    return bool((_ADDS_ZH if has_cjk(told) else _ADDS_EN).search(told))
+
+
+def _add_additions(
+    firsts: dict[str, _Candidate],
+    candidates: Sequence[_Candidate],
+    similarity: Mapping[str, float],
+    past: bool,
+    named: set[str],
+) -> None:
+    """Add to a list answer's items (``firsts``, by memory id, at least one) each other
+    memory of ``candidates`` that says it adds one more to what was noted before
+    (``_ADDS_EN``, ``_ADDS_ZH``: "also the garage light flickers, add to list" after "house
+    todo: leaky tap, squeaky door") and that recall finds on the subject: cosine similarity
+    to the question at least ``LIST_SIMILAR_FITTING`` of the closest item's and
+    ``LIST_SIMILAR_FLOOR``: the addition is the second sign that it is an item, as a name is
+    for ``_add_similar``. Not one superseded (unless the question asks about the past), nor
+    one not about the person the question names; up to ``LIST_MAX`` items, the closest
+    first."""
+    if not firsts:
+        return
+    floor = max(LIST_SIMILAR_FLOOR, LIST_SIMILAR_FITTING * max(similarity.get(i, 0.0) for i in firsts))
+    best_of: dict[str, _Candidate] = {}
+    for c in sorted(candidates, key=lambda c: -c.score):
+        best_of.setdefault(c.memory.id, c)
+    for memory_id, c in sorted(best_of.items(), key=lambda item: -similarity.get(item[0], 0.0)):
+        if len(firsts) >= LIST_MAX or similarity.get(memory_id, 0.0) < floor:
+            break
+        if memory_id in firsts or (c.memory.superseded_by and not past):
+            continue
+        if not adds_one_more(c.memory.text):
+            continue
+        if named and not any(_about(c.memory, person) for person in named):
+            continue
+        firsts[memory_id] = c
+
+
+def _later_or_listed(
+    question: str,
+    later: _Candidate,
+    best: _Candidate,
+    candidates: Sequence[_Candidate],
+    similarity: Mapping[str, float],
+    past: bool,
+    named: set[str],
+    user: str,
+    chinese: bool,
+) -> Extracted:
+    """The answer quoting the person's ``later`` note and the ``best`` one (``_later_answer``),
+    or, for a question asking for several things (``is_list_question``), both with the notes
+    that add one more to them (``_add_additions``: "new flat needs: shower curtain", "also
+    for the flat — a doormat", "oh and smoke detector battery!!"), each quoted in the order
+    noted: the later note of a list is one more item, not the latest word."""
+    if is_list_question(question):
+        items = {best.memory.id: best, later.memory.id: later}
+        _add_additions(items, candidates, similarity, past, named)
+        if len(items) > 2:
+            return _each_quoted(sorted(items.values(), key=lambda c: c.memory.created_at), user, chinese)
+    return _later_answer(later, best, user, chinese)
 
 
 def _states_end_only(memory: Memory) -> bool:
