@@ -380,7 +380,12 @@ _PERSON = re.compile(
     r"roommate|classmate|mentor|coach|doctor)s?\b|"
     rf"({_PEOPLE_ZH})"
 )
-_NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")
+_NAME = re.compile(
+    r"(?<=\s)(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|June|July|"
+    r"August|September|October|November|December)\b)[A-Z][a-z]{2,}\b"
+)
+"""A name in capitals after the first word: not a day or a month ("Health visitor coming
+Tuesday" names no one)."""
 _TITLE_QUESTION = re.compile(
     r"\b(which|what)\s+(\w+\s+)?(film|movie|book|novel|show|series|song|album|band|game|app|dish|recipe|restaurant|painting)s?\b|"
     r"(哪几?部|哪几?本|哪几?首|哪几?道|哪个乐队|哪几?家|什么电影|什么书|什么歌|什么菜|叫什么)",
@@ -685,6 +690,8 @@ _STATES_DAY = re.compile(
 "周六"."""
 
 
+_ASKS_NAMES = re.compile(r"\bnames?\b|\bcalled\b", re.IGNORECASE)
+"""An English list question asking what things are called ("what are my dogs' names?")."""
 _ASKS_NAME = re.compile(r"\bname\b|\bcalled\b|叫什么|什么名字|名字是|叫啥", re.IGNORECASE)
 """A question asking what someone or something is called ("what's my physio's name?",
 "what is the cat called?", "我的牙医叫什么名字？")."""
@@ -1610,6 +1617,8 @@ def _answer(
             item_kind = "name" if kind == "what" and _WHICH.search(question) else kind
             _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
             _add_additions(firsts, candidates, similarity, past, named)
+        if _ASKS_NAMES.search(question) and not chinese:
+            firsts = _naming(firsts, question)
         if len(firsts) > 1:
             return _each_quoted(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
@@ -2389,6 +2398,23 @@ _ADDS_ZH = re.compile(
 """What a note writes when it adds one more of a kind to what was noted before ("also the
 garage light flickers, add to list", "Terraform Associate done too", "another idea for mom",
 "又收养了一只三花", "还得买个热水器", "对芒果也过敏"): not "again" (又胖了, 又涨了)."""
+
+
+_CAPITALISED = re.compile(r"\b(?!I\b)[A-Z]")
+"""A word in capitals other than "I": a name may begin a note ("Theo born 3:14am")."""
+
+
+def _naming(items: dict[str, _Candidate], question: str) -> dict[str, _Candidate]:
+    """Of a list answer's ``items`` (by memory id) for an English question asking what things
+    are called ("what are my kids' names?"), those that may name one: a word in capitals
+    (``_CAPITALISED``) or a name ``names_something_else`` finds ("thank-you cards", "grocery:
+    dog food x2 bags" name nothing), when two or more do; else ``items`` as they are."""
+    named = {
+        i: c
+        for i, c in items.items()
+        if _CAPITALISED.search(c.memory.text) or names_something_else(question, c.memory.text)
+    }
+    return named if len(named) > 1 else items
 
 
 def adds_one_more(text: str) -> bool:
