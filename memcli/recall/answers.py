@@ -423,7 +423,7 @@ _RELATIVE_ZH = re.compile(
     r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
 )
 _LIST_EN = re.compile(
-    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has|am|are|were)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
+    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w+[^\Wsiu']s\s+(do|did|have|has|am|are|were)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w+[^\Wsiu']s\b|\blist\b|\ball\s+(the|my)\b|"
     r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b|"
     r"\bwhat\s+all\b|\beverything\b|\bwhich\s+of\s+(my|our|the|these|those)\s+(\w+\s+)?\w{2,}s\b|"
     r"\b(what|which)\s+(\w+\s+)?\w+[^\Wsiu']s\s+(is|was|does)\b|\bremind\s+me\s+(of|about)\s+(the|my|our)\s+(\w+\s+)?\w+[^\Wsiu']s\b|"
@@ -1630,9 +1630,10 @@ def _answer(
     later = _later_word(question, best, every, similarity, user, asking, chinese, theirs) if current else None
     if later is not None:
         return _later_answer(later, best, user, chinese)
-    if not (past or names or is_list_question(question)) and adds_one_more(best.memory.text):
+    if not (past or names or is_list_question(question)):
         # "Where do I volunteer?": "…at the animal shelter saturdays too" says it is one of
-        # several: every other current note that answers as fully is quoted after it
+        # several: the current notes that answer as fully are quoted, the best first, when
+        # one of them says it is one more
         more = [
             c
             for c in sorted(candidates, key=lambda c: -c.score)
@@ -1642,7 +1643,7 @@ def _answer(
             and covers(c)
         ]
         others = {c.memory.id: c for c in reversed(more)}  # each memory's best sentence
-        if others:
+        if others and any(adds_one_more(c.memory.text) for c in [best, *others.values()]):
             chosen = sorted(others.values(), key=lambda c: c.memory.created_at)[: LIST_MAX - 1]
             return _each_quoted([best, *chosen], user, chinese)
     quoted = [best]
