@@ -50,8 +50,7 @@ def test_a_note_says_it_adds_one_more_not_that_something_happened_again() -> Non
         "another idea for Dad - a bird feeder",
         "oh and a spare phone charger!!",
         "又领养了一只小狗，叫豆包",
-        "还得买个烤箱",
-        "对猫毛也过敏",
+        "再加一个：晾衣架",
     ):
         assert adds_one_more(text), text
     for text in (
@@ -59,6 +58,9 @@ def test_a_note_says_it_adds_one_more_not_that_something_happened_again() -> Non
         "that's too much for a doormat.",
         "大橘又胖了 12斤",
         "房租又涨了",
+        "今天也加班到十点",
+        "又加班到十点",
+        "还要早起",
         "packing list: passport, charger, sunscreen",
     ):
         assert not adds_one_more(text), text

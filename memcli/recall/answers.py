@@ -2393,12 +2393,11 @@ _ADDS_EN = re.compile(
     r"\btoo\b(?=\s*(?:[.,;:!)]|$))",
     re.IGNORECASE,
 )
-_ADDS_ZH = re.compile(
-    r"又[^，。！？,.!?\s]{0,2}(?:报|养|领|收养|捡|抱|买|加|添|学|开始|爱上|迷上)|还要|还得|还缺|另外|再加|也"
-)
+_ADDS_ZH = re.compile(r"又[^，。！？,.!?\s]{0,2}(?:报|养|领养|收养|捡|抱|买|加了|添|学|爱上|迷上)|再加|另外")
 """What a note writes when it adds one more of a kind to what was noted before ("also the
 garage light flickers, add to list", "Terraform Associate done too", "another idea for mom",
-"又收养了一只三花", "还得买个热水器", "对芒果也过敏"): not "again" (又胖了, 又涨了)."""
+"又收养了一只三花", "再加一个：晾衣架"): not "again" ("another year", 又胖了, 又涨了, 又加班), nor 也 or
+还要, which say as much of any doing ("今天也加班", "还要早起")."""
 
 
 _CAPITALISED = re.compile(r"\b(?!I\b)[A-Z]")
