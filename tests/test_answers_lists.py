@@ -98,7 +98,7 @@ def test_a_list_questions_later_note_is_one_more_item_with_those_added_after_it(
 
 def test_a_best_note_that_says_too_is_quoted_with_the_other_notes_that_answer() -> None:
     """ "…on Sundays too" says the person sings in more than one choir: the other current note
-    that answers as fully is quoted after it; one it superseded is not."""
+    that answers as fully is quoted with it; one it superseded is not."""
     now = datetime(2024, 3, 1, 9).timestamp()
     hackney = _note("h", "Singing in the Hackney community choir on Tuesdays", datetime(2023, 5, 3))
     church = _note("c", "joined the St Mary's choir, singing on Sundays too", datetime(2023, 10, 15))
@@ -108,6 +108,10 @@ def test_a_best_note_that_says_too_is_quoted_with_the_other_notes_that_answer() 
     old.superseded_by = church.id
     found = answer("Which choir do I sing in?", [church, old], "sam", now, {church.id: 0.57, old.id: 0.63})
     assert found.cited == [church.id]
+    # in a conversation "too" joins any two turns: another speaker's are not the person's notes
+    said = [Memory(m.id, "sam", "turn", m.text, m.created_at, m.day, speaker="Mel") for m in (church, hackney)]
+    found = answer("Which choir does Mel sing in?", said, "sam", now, {church.id: 0.57, hackney.id: 0.63})
+    assert len(found.cited) == 1
 
 
 def test_a_list_asking_names_quotes_the_notes_that_name_one() -> None:

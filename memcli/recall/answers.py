@@ -1616,7 +1616,7 @@ def _answer(
             # "which cafes": of a kind named by what the question asks for, a name
             item_kind = "name" if kind == "what" and _WHICH.search(question) else kind
             _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
-            _add_additions(firsts, candidates, similarity, past, named)
+            _add_additions(firsts, candidates, similarity, past, named, user)
         if _ASKS_NAMES.search(question) and not chinese:
             firsts = _naming(firsts, question)
         if len(firsts) > 1:
@@ -1630,14 +1630,15 @@ def _answer(
     later = _later_word(question, best, every, similarity, user, asking, chinese, theirs) if current else None
     if later is not None:
         return _later_answer(later, best, user, chinese)
-    if not (past or names or is_list_question(question)):
+    if not (past or names or is_list_question(question)) and _own(best.memory, user):
         # "Where do I volunteer?": "…at the animal shelter saturdays too" says it is one of
-        # several: the current notes that answer as fully are quoted, the best first, when
-        # one of them says it is one more
+        # several: the person's current notes that answer as fully are quoted, the best
+        # first, when one of them says it is one more
         more = [
             c
             for c in sorted(candidates, key=lambda c: -c.score)
             if c.memory is not best.memory
+            and _own(c.memory, user)
             and not c.memory.superseded_by
             and c.score >= LIST_SHARE * best.score
             and covers(c)
@@ -2431,9 +2432,11 @@ def _add_additions(
     similarity: Mapping[str, float],
     past: bool,
     named: set[str],
+    user: str,
 ) -> None:
     """Add to a list answer's items (``firsts``, by memory id, at least one) each other
-    memory of ``candidates`` that says it adds one more to what was noted before
+    note of ``user``'s own (``_own``: in a conversation "also" and "too" join any two turns)
+    of ``candidates`` that says it adds one more to what was noted before
     (``_ADDS_EN``, ``_ADDS_ZH``: "also the garage light flickers, add to list" after "house
     todo: leaky tap, squeaky door") and that recall finds on the subject: cosine similarity
     to the question at least ``LIST_SIMILAR_FITTING`` of the closest item's and
@@ -2450,7 +2453,7 @@ def _add_additions(
     for memory_id, c in sorted(best_of.items(), key=lambda item: -similarity.get(item[0], 0.0)):
         if len(firsts) >= LIST_MAX or similarity.get(memory_id, 0.0) < floor:
             break
-        if memory_id in firsts or (c.memory.superseded_by and not past):
+        if memory_id in firsts or (c.memory.superseded_by and not past) or not _own(c.memory, user):
             continue
         if not adds_one_more(c.memory.text):
             continue
@@ -2477,7 +2480,7 @@ def _later_or_listed(
     noted: the later note of a list is one more item, not the latest word."""
     if is_list_question(question):
         items = {best.memory.id: best, later.memory.id: later}
-        _add_additions(items, candidates, similarity, past, named)
+        _add_additions(items, candidates, similarity, past, named, user)
         if len(items) > 2:
             return _each_quoted(sorted(items.values(), key=lambda c: c.memory.created_at), user, chinese)
     return _later_answer(later, best, user, chinese)
