@@ -51,7 +51,13 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   quotes the best sentence of every memory that holds one (``LIST_SHARE``), citing each,
   and every other memory recall finds about as close to the question (``_add_similar``:
   cosine against the closest item's, a lower share for one that holds the kind asked for,
-  a name or a title; for Chinese, whose cosines mislead, only one of that kind);
+  a name or a title; for Chinese, whose cosines mislead, only one of that kind), and every
+  note of the person's that says it adds one more ("also the garage light flickers, add to
+  list", "又收养了一只三花"; ``_add_additions``); the later of two notes of a list question is one
+  more item, not the latest word (``_later_or_listed``); a question asking names quotes the
+  items that may name one (``_naming``); a question asking for one thing is answered by every
+  note of the person's that answers it as fully when one of them says it is one more ("Where
+  do I volunteer?": "…at the animal shelter saturdays too");
 - a question asking a date that is not the noting of something ("When is Kate's
   birthday?", "几号") or a number only the memory can hold ("my passport number", "多少钱")
   is answered only from a memory that states one (``must_state``); a remark beside the
@@ -461,7 +467,8 @@ _FILLER = re.compile(
 )
 """Phrases of a question that say nothing of what it asks ("What have I planted so far?",
 "Do I still smoke?": whether it holds now, which the memory need not say; "remind me what's
-on my reading list": a request to tell)."""
+on my reading list": a request to tell; "everything that needs fixing": every one of what is
+asked, which ``is_list_question`` reads)."""
 _ZH_HOW_MANY = re.compile(r"哪?几[个本部首位家种条件样所支只张次]|哪[个本部首位家种条件样所支只张]")
 """A Chinese question word with its measure word ("哪几本", "几个", "哪位"), which jieba
 joins to the noun after it ("几本书", "本书"): no memory holds it, the noun it asks about is
@@ -987,7 +994,9 @@ def states_amount(kind: str, text: str) -> bool:
 
 def is_list_question(question: str) -> bool:
     """Whether ``question`` asks for several things ("What are my dogs called?", "Which
-    books did you recommend?", "我有哪些爱好？")."""
+    books did you recommend?", "我有哪些爱好？", "what all is growing on my balcony?", "which
+    of my books are out on loan?", "what activities is Ava doing?", "what do I still need to
+    buy?"): a plural, not a word ending in -ss, -us or -is ("which class is it?")."""
     return bool(_LIST_EN.search(question) or _LIST_ZH.search(question))
 
 
