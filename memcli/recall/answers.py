@@ -1254,14 +1254,30 @@ def _about(memory: Memory, person: str) -> bool:
     return memory.speaker == person or person.lower() in memory.text.lower()
 
 
-def _held_during(memory: Memory, dates: Sequence[QueryDate]) -> bool:
+def _held_during(memory: Memory, dates: Sequence[QueryDate], now: float) -> bool:
     """Whether ``memory`` held (was learned and not yet superseded) during one of the
-    question's ``dates`` written with a year ("in 2022")."""
+    question's ``dates`` written with a year ("in 2022"), or during the latest month of a
+    month named alone that began by ``now`` (unix seconds): "what dose was I on in March?"
+    asked in July is about this year's March, asked in January about last year's."""
     for date in dates:
-        if date.start and not date.yearless and memory.created_at <= date.end:
-            if not memory.valid_to or memory.valid_to >= date.start:
-                return True
+        start, end = date.start, date.end
+        if date.granularity == "month alone":
+            start, end = _latest_month(date.month, now)
+        elif not start or date.yearless:
+            continue
+        if memory.created_at <= end and (not memory.valid_to or memory.valid_to >= start):
+            return True
     return False
+
+
+def _latest_month(month: int, now: float) -> tuple[float, float]:
+    """The latest ``month`` (1-12) that began by ``now``, as unix seconds (start, end), local
+    time, the end the last second inside."""
+    today = datetime.fromtimestamp(now)
+    year = today.year if month <= today.month else today.year - 1
+    start = datetime(year, month, 1)
+    end = datetime(year + (month == 12), month % 12 + 1, 1)
+    return start.timestamp(), end.timestamp() - 1
 
 
 def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
@@ -1445,7 +1461,7 @@ def _answer(
     # "Where did I live in 2022?": of a memory and the one that replaced it, the one that
     # held on that date answers, whatever was noted on it.
     changed = {m.id for m in memories if m.superseded_by} | {m.superseded_by for m in memories if m.superseded_by}
-    held_then = {m.id: _held_during(m, dates) for m in memories if past and dates and m.id in changed}
+    held_then = {m.id: _held_during(m, dates, when) for m in memories if past and dates and m.id in changed}
     # A sentence that states what is asked in other words ("Which city do I live in?": "We
     # got the keys to our new flat in Bath") holds the whole question.
     # "What's my blood type again? I never remember.": what follows a question in the same
@@ -1583,7 +1599,9 @@ def _answer(
         if _ASKS_NAME.search(question):  # "what's my physio's name?": not "physio said my shoulder is better"
             stated = [c for c in stated if names_something_else(question, c.memory.text)]
         if earlier_question:  # the mirror: "我跳到字节之前在哪上班", the note before the change
-            earlier = _earlier_word(question, best, stated, similarity, user, asking, dates)
+            earlier = _before_change(best, replaced_by, memories) or _earlier_word(
+                question, best, stated, similarity, user, asking, dates
+            )
             return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
         later = _later_word(question, best, stated, similarity, user, asking, chinese, theirs)
         if later is not None:
@@ -1611,7 +1629,9 @@ def _answer(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
             )
     if earlier_question:
-        earlier = _earlier_word(question, best, every, similarity, user, asking, dates)
+        earlier = _before_change(best, replaced_by, memories) or _earlier_word(
+            question, best, every, similarity, user, asking, dates
+        )
         if earlier is not None:
             return _earlier_answer(earlier[0], earlier[1], user, chinese)
     later = _later_word(question, best, every, similarity, user, asking, chinese, theirs) if current else None
@@ -2075,8 +2095,9 @@ _EARLIER_EN = re.compile(
 to…", "used to", "previous", "my old dose", "last spring" (not "how old")."""
 _PAST_VERB = re.compile(r"\b(?:was|were|did|had|used\s+to)\b", re.IGNORECASE)
 """A verb of the past tense: "what do I take before breakfast?" asks the present."""
-_EARLIER_ZH = re.compile(r"之前|以前|原来|原先|曾经|当初|早先|去年")
-"""Chinese words that place what is asked before something else ("跳槽之前", "以前")."""
+_EARLIER_ZH = re.compile(r"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)")
+"""Chinese words that place what is asked before something else ("跳槽之前", "以前", "上一个
+住的地方": the previous one; not "上一次", the latest time)."""
 _BEFORE_CLAUSE = re.compile(r"\bbefore\s+(.+)$|^(.+?)(?:之前|以前)", re.IGNORECASE)
 """What a question's "before …" names (the anchor: "before I moved to the Mission",
 "跳槽之前")."""
@@ -2218,6 +2239,23 @@ def _earlier_word(
             (c for n, c in holding if n == most and c.memory.created_at > latest), key=lambda c: c.memory.created_at
         )
     return answer, anchor
+
+
+def _before_change(
+    best: _Candidate, replaced_by: Mapping[str, Sequence[Memory]], memories: Sequence[Memory]
+) -> tuple[_Candidate, _Candidate] | None:
+    """For a question about what held before a change (``asks_earlier``) whose best note is
+    the change itself, read as one at write time (it superseded notes: ``replaced_by``, by
+    the id of the newer memory; ``Changes.supersede``): the note that held the value it
+    replaced (``_held_value``, of ``memories``), told against ``best`` ("Moved into 88
+    Linden St" before "moving day! new place is on Valencia St in the Mission" for "where was
+    I living before I moved to the Mission?"). None when the best note replaced none: an
+    earlier best answers as it is, and a later one is left to ``_earlier_word``."""
+    replaced = replaced_by.get(best.memory.id)
+    if not replaced:
+        return None
+    held = _candidates([_held_value(best.memory, replaced, memories)])
+    return (held[0], best) if held else None
 
 
 def _long_words(text: str) -> set[str]:
