@@ -184,3 +184,14 @@ def test_the_previous_one_in_chinese_asks_before_a_change() -> None:
     old = replace(_note("o", "住在天河区，上班很方便", datetime(2023, 5, 1)), superseded_by=new.id)
     found = answer("我上一个住的地方是哪个区？", [new, old], "sam", NOW, {new.id: 0.51, old.id: 0.7})
     assert found.cited[0] == old.id
+
+
+def test_a_chinese_question_placing_itself_in_time_is_held_by_its_subject() -> None:
+    """ "以前" and "来着" only place "我以前的私教叫什么来着？" in time: their characters are no
+    words a note must hold, so the note naming the trainer holds the question."""
+    old = _note("o", "私教是小刘，每周二四", datetime(2023, 3, 5))
+    new = _note("n", "换了个教练，叫阿杰，更专业一点", datetime(2024, 2, 1))
+    other = _note("x", "蛋白粉快喝完了", datetime(2024, 2, 3))
+    similarity = {other.id: 0.52, old.id: 0.44, new.id: 0.44}
+    found = answer("我以前的私教叫什么来着？", [other, old, new], "sam", NOW, similarity)
+    assert found.cited[:1] == [old.id]

@@ -1425,7 +1425,7 @@ def _answer(
     # ``query_dates``; a span its words do not name ("this year", "4 years ago", 明年) is no
     # day of the memories to match
     dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
-    asked = _ZH_HOW_MANY.sub(" ", _FILLER.sub(" ", asking_part(question)))
+    asked = _ZH_HOW_MANY.sub(" ", _FILLER.sub(" ", _ZH_PLACING.sub(" ", asking_part(question))))
     undated = DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))
     wanted = content_words(undated if dates else asked)
     if dates:  # the day and year of "on 4 February", "12 June 2025"
@@ -2098,6 +2098,10 @@ _PAST_VERB = re.compile(r"\b(?:was|were|did|had|used\s+to)\b", re.IGNORECASE)
 _EARLIER_ZH = re.compile(r"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)")
 """Chinese words that place what is asked before something else ("跳槽之前", "以前", "上一个
 住的地方": the previous one; not "上一次", the latest time)."""
+_ZH_PLACING = re.compile(rf"{_EARLIER_ZH.pattern}|来着")
+"""What a Chinese question says only to place what it asks in time ("我以前的私教叫什么来着？":
+"以前", and "来着", "again"): no note of the time it asks about says "以前" of it, and its
+characters ("以", "前") are no word a note must hold."""
 _BEFORE_CLAUSE = re.compile(r"\bbefore\s+(.+)$|^(.+?)(?:之前|以前)", re.IGNORECASE)
 """What a question's "before …" names (the anchor: "before I moved to the Mission",
 "跳槽之前")."""
