@@ -180,6 +180,8 @@ def test_the_previous_one_in_chinese_asks_before_a_change() -> None:
     assert asks_earlier("我上一任私教叫什么？")
     assert not asks_earlier("我上一次体检是哪天？")
     assert not asks_earlier("我上个月花了多少钱？")
+    assert asks_earlier("我跳槽前是在哪家公司？")
+    assert not asks_earlier("我睡前吃什么药？")
     new = _note("n", "搬到番禺了，房子大了一倍", datetime(2024, 12, 1))
     old = replace(_note("o", "住在天河区，上班很方便", datetime(2023, 5, 1)), superseded_by=new.id)
     found = answer("我上一个住的地方是哪个区？", [new, old], "sam", NOW, {new.id: 0.51, old.id: 0.7})

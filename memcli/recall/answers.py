@@ -2095,13 +2095,21 @@ _EARLIER_EN = re.compile(
 to…", "used to", "previous", "my old dose", "last spring" (not "how old")."""
 _PAST_VERB = re.compile(r"\b(?:was|were|did|had|used\s+to)\b", re.IGNORECASE)
 """A verb of the past tense: "what do I take before breakfast?" asks the present."""
-_EARLIER_ZH = re.compile(r"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)")
+_ZH_CHANGES = "跳槽|搬家|换工作|离职|辞职|转行|结婚|离婚|分手|毕业|退休|入职"
+"""Life changes that "前" after them places a question before ("跳槽前")."""
+_EARLIER_ZH = re.compile(rf"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)|(?:{_ZH_CHANGES})前")
 """Chinese words that place what is asked before something else ("跳槽之前", "以前", "上一个
-住的地方": the previous one; not "上一次", the latest time)."""
-_ZH_PLACING = re.compile(rf"{_EARLIER_ZH.pattern}|来着")
+住的地方": the previous one, not "上一次", the latest time; "跳槽前", a life change and "前":
+not "睡前", "饭前", habits of the present)."""
+_ZH_PLACING = re.compile(
+    r"之前|以前|原来|原先|曾经|当初|早先|上一(?=[个任家份位套])|来着|(?<="
+    + "|".join(w[-2:] for w in _ZH_CHANGES.split("|"))
+    + ")前"
+)
 """What a Chinese question says only to place what it asks in time ("我以前的私教叫什么来着？":
-"以前", and "来着", "again"): no note of the time it asks about says "以前" of it, and its
-characters ("以", "前") are no word a note must hold."""
+"以前", and "来着", "again"; the "前" of "跳槽前", not the change it names): no note of the
+time it asks about says "以前" of it, and its characters ("以", "前") are no word a note must
+hold."""
 _BEFORE_CLAUSE = re.compile(r"\bbefore\s+(.+)$|^(.+?)(?:之前|以前)", re.IGNORECASE)
 """What a question's "before …" names (the anchor: "before I moved to the Mission",
 "跳槽之前")."""
