@@ -2102,14 +2102,13 @@ _EARLIER_ZH = re.compile(rf"之前|以前|原来|原先|曾经|当初|早先|去
 住的地方": the previous one, not "上一次", the latest time; "跳槽前", a life change and "前":
 not "睡前", "饭前", habits of the present)."""
 _ZH_PLACING = re.compile(
-    r"之前|以前|原来|原先|曾经|当初|早先|上一(?=[个任家份位套])|来着|(?<="
+    r"之前|以前|原来|原先|曾经|当初|早先|上一(?=[个任家份位套])|(?<="
     + "|".join(w[-2:] for w in _ZH_CHANGES.split("|"))
     + ")前"
 )
-"""What a Chinese question says only to place what it asks in time ("我以前的私教叫什么来着？":
-"以前", and "来着", "again"; the "前" of "跳槽前", not the change it names): no note of the
-time it asks about says "以前" of it, and its characters ("以", "前") are no word a note must
-hold."""
+"""What a Chinese question says only to place what it asks before something ("我以前的私教叫
+什么来着？": "以前"; the "前" of "跳槽前", not the change it names): no note of the time it
+asks about says "以前" of it, and its characters ("以", "前") are no word a note must hold."""
 _BEFORE_CLAUSE = re.compile(r"\bbefore\s+(.+)$|^(.+?)(?:之前|以前)", re.IGNORECASE)
 """What a question's "before …" names (the anchor: "before I moved to the Mission",
 "跳槽之前")."""
