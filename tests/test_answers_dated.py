@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -157,3 +158,17 @@ def test_of_the_notes_of_the_day_asked_about_the_closest_answers() -> None:
     assert answer("what did we eat on christmas day?", [dentist, goose, other], "sam", NOW, similarity).cited == [
         goose.id
     ]
+
+
+def test_a_month_named_alone_is_the_latest_one_for_what_held_then() -> None:
+    """ "What dose was I on in March?" asked in July: this year's March, when the older
+    note still held (it was superseded in June), not the dose that replaced it."""
+    new = _note("n", "Neurologist upped the propranolol to 80 mg twice a day.", 2026, 6, 10)
+    old = replace(
+        _note("o", "On propranolol 40 mg twice a day for the tremor.", 2026, 2, 3),
+        superseded_by=new.id,
+        valid_to=new.created_at,
+    )
+    found = answer("What dose of propranolol was I on in March?", [new, old], "sam", NOW, {new.id: 0.7, old.id: 0.67})
+    assert found.cited[0] == old.id
+    assert "40 mg" in found.text

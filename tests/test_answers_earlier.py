@@ -153,3 +153,47 @@ def test_a_later_chinese_note_shares_a_word_with_the_best_one() -> None:
     similarity = {old.id: 0.8, stop.id: 0.6, other.id: 0.62}
     found = answer("我周日还去游泳吗？", [old, stop, other], "sam", NOW, similarity)
     assert found.cited[:1] == [stop.id]
+
+
+def test_the_note_a_change_replaced_answers_what_held_before_it() -> None:
+    """The best note is the change, read as one at write time (it superseded the old note):
+    for "before …", the note it replaced answers, quoted first and told against the change;
+    a question of the present still quotes the change first."""
+    new = _note("n", "moving day! new place is on Valencia St in the Mission", datetime(2023, 6, 15))
+    old = replace(
+        _note("o", "Moved into 88 Linden St, Oakland", datetime(2020, 2, 1)),
+        superseded_by=new.id,
+        valid_to=new.created_at,
+    )
+    other = _note("x", "set up autopay for PG&E", datetime(2023, 6, 20))
+    similarity = {new.id: 0.46, old.id: 0.34, other.id: 0.0}
+    found = answer("Where was I living before I moved to the Mission?", [new, old, other], "sam", NOW, similarity)
+    assert found.cited == [old.id, new.id]
+    assert found.text.index("Linden") < found.text.index("Valencia")
+    now = answer("Where do I live?", [new, old, other], "sam", NOW, similarity)
+    assert now.cited[0] == new.id
+
+
+def test_the_previous_one_in_chinese_asks_before_a_change() -> None:
+    """ "上一个" is the previous one; "上一次" the latest time, and "上个月" a month."""
+    assert asks_earlier("我上一个住的地方是哪个区？")
+    assert asks_earlier("我上一任私教叫什么？")
+    assert not asks_earlier("我上一次体检是哪天？")
+    assert not asks_earlier("我上个月花了多少钱？")
+    assert asks_earlier("我跳槽前是在哪家公司？")
+    assert not asks_earlier("我睡前吃什么药？")
+    new = _note("n", "搬到番禺了，房子大了一倍", datetime(2024, 12, 1))
+    old = replace(_note("o", "住在天河区，上班很方便", datetime(2023, 5, 1)), superseded_by=new.id)
+    found = answer("我上一个住的地方是哪个区？", [new, old], "sam", NOW, {new.id: 0.51, old.id: 0.7})
+    assert found.cited[0] == old.id
+
+
+def test_a_chinese_question_placing_itself_in_time_is_held_by_its_subject() -> None:
+    """ "以前" and "来着" only place "我以前的私教叫什么来着？" in time: their characters are no
+    words a note must hold, so the note naming the trainer holds the question."""
+    old = _note("o", "私教是小刘，每周二四", datetime(2023, 3, 5))
+    new = _note("n", "换了个教练，叫阿杰，更专业一点", datetime(2024, 2, 1))
+    other = _note("x", "蛋白粉快喝完了", datetime(2024, 2, 3))
+    similarity = {other.id: 0.52, old.id: 0.44, new.id: 0.44}
+    found = answer("我以前的私教叫什么来着？", [other, old, new], "sam", NOW, similarity)
+    assert found.cited[:1] == [old.id]

@@ -1273,14 +1273,30 @@ def _about(memory: Memory, person: str) -> bool:
     return memory.speaker == person or person.lower() in memory.text.lower()
 
 
-def _held_during(memory: Memory, dates: Sequence[QueryDate]) -> bool:
+def _held_during(memory: Memory, dates: Sequence[QueryDate], now: float) -> bool:
     """Whether ``memory`` held (was learned and not yet superseded) during one of the
-    question's ``dates`` written with a year ("in 2022")."""
+    question's ``dates`` written with a year ("in 2022"), or during the latest month of a
+    month named alone that began by ``now`` (unix seconds): "what dose was I on in March?"
+    asked in July is about this year's March, asked in January about last year's."""
     for date in dates:
-        if date.start and not date.yearless and memory.created_at <= date.end:
-            if not memory.valid_to or memory.valid_to >= date.start:
-                return True
+        start, end = date.start, date.end
+        if date.granularity == "month alone":
+            start, end = _latest_month(date.month, now)
+        elif not start or date.yearless:
+            continue
+        if memory.created_at <= end and (not memory.valid_to or memory.valid_to >= start):
+            return True
     return False
+
+
+def _latest_month(month: int, now: float) -> tuple[float, float]:
+    """The latest ``month`` (1-12) that began by ``now``, as unix seconds (start, end), local
+    time, the end the last second inside."""
+    today = datetime.fromtimestamp(now)
+    year = today.year if month <= today.month else today.year - 1
+    start = datetime(year, month, 1)
+    end = datetime(year + (month == 12), month % 12 + 1, 1)
+    return start.timestamp(), end.timestamp() - 1
 
 
 def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
@@ -1428,7 +1444,7 @@ def _answer(
     # ``query_dates``; a span its words do not name ("this year", "4 years ago", 明年) is no
     # day of the memories to match
     dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
-    asked = _ZH_HOW_MANY.sub(" ", _FILLER.sub(" ", asking_part(question)))
+    asked = _ZH_HOW_MANY.sub(" ", _FILLER.sub(" ", _ZH_PLACING.sub(" ", asking_part(question))))
     undated = DAY_OF_MONTH.sub(" ", _DATE_WORDS.sub(" ", asked))
     wanted = content_words(undated if dates else asked)
     if dates:  # the day and year of "on 4 February", "12 June 2025"
@@ -1464,7 +1480,7 @@ def _answer(
     # "Where did I live in 2022?": of a memory and the one that replaced it, the one that
     # held on that date answers, whatever was noted on it.
     changed = {m.id for m in memories if m.superseded_by} | {m.superseded_by for m in memories if m.superseded_by}
-    held_then = {m.id: _held_during(m, dates) for m in memories if past and dates and m.id in changed}
+    held_then = {m.id: _held_during(m, dates, when) for m in memories if past and dates and m.id in changed}
     # A sentence that states what is asked in other words ("Which city do I live in?": "We
     # got the keys to our new flat in Bath") holds the whole question.
     # "What's my blood type again? I never remember.": what follows a question in the same
@@ -1602,7 +1618,9 @@ def _answer(
         if _ASKS_NAME.search(question):  # "what's my physio's name?": not "physio said my shoulder is better"
             stated = [c for c in stated if names_something_else(question, c.memory.text)]
         if earlier_question:  # the mirror: "我跳到字节之前在哪上班", the note before the change
-            earlier = _earlier_word(question, best, stated, similarity, user, asking, dates)
+            earlier = _before_change(best, replaced_by, memories) or _earlier_word(
+                question, best, stated, similarity, user, asking, dates
+            )
             return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
         later = _later_word(question, best, stated, similarity, user, asking, chinese, theirs)
         if later is not None:
@@ -1633,7 +1651,9 @@ def _answer(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
             )
     if earlier_question:
-        earlier = _earlier_word(question, best, every, similarity, user, asking, dates)
+        earlier = _before_change(best, replaced_by, memories) or _earlier_word(
+            question, best, every, similarity, user, asking, dates
+        )
         if earlier is not None:
             return _earlier_answer(earlier[0], earlier[1], user, chinese)
     later = _later_word(question, best, every, similarity, user, asking, chinese, theirs) if current else None
@@ -2114,8 +2134,20 @@ _EARLIER_EN = re.compile(
 to…", "used to", "previous", "my old dose", "last spring" (not "how old")."""
 _PAST_VERB = re.compile(r"\b(?:was|were|did|had|used\s+to)\b", re.IGNORECASE)
 """A verb of the past tense: "what do I take before breakfast?" asks the present."""
-_EARLIER_ZH = re.compile(r"之前|以前|原来|原先|曾经|当初|早先|去年")
-"""Chinese words that place what is asked before something else ("跳槽之前", "以前")."""
+_ZH_CHANGES = "跳槽|搬家|换工作|离职|辞职|转行|结婚|离婚|分手|毕业|退休|入职"
+"""Life changes that "前" after them places a question before ("跳槽前")."""
+_EARLIER_ZH = re.compile(rf"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)|(?:{_ZH_CHANGES})前")
+"""Chinese words that place what is asked before something else ("跳槽之前", "以前", "上一个
+住的地方": the previous one, not "上一次", the latest time; "跳槽前", a life change and "前":
+not "睡前", "饭前", habits of the present)."""
+_ZH_PLACING = re.compile(
+    r"之前|以前|原来|原先|曾经|当初|早先|上一(?=[个任家份位套])|(?<="
+    + "|".join(w[-2:] for w in _ZH_CHANGES.split("|"))
+    + ")前"
+)
+"""What a Chinese question says only to place what it asks before something ("我以前的私教叫
+什么来着？": "以前"; the "前" of "跳槽前", not the change it names): no note of the time it
+asks about says "以前" of it, and its characters ("以", "前") are no word a note must hold."""
 _BEFORE_CLAUSE = re.compile(r"\bbefore\s+(.+)$|^(.+?)(?:之前|以前)", re.IGNORECASE)
 """What a question's "before …" names (the anchor: "before I moved to the Mission",
 "跳槽之前")."""
@@ -2257,6 +2289,23 @@ def _earlier_word(
             (c for n, c in holding if n == most and c.memory.created_at > latest), key=lambda c: c.memory.created_at
         )
     return answer, anchor
+
+
+def _before_change(
+    best: _Candidate, replaced_by: Mapping[str, Sequence[Memory]], memories: Sequence[Memory]
+) -> tuple[_Candidate, _Candidate] | None:
+    """For a question about what held before a change (``asks_earlier``) whose best note is
+    the change itself, read as one at write time (it superseded notes: ``replaced_by``, by
+    the id of the newer memory; ``Changes.supersede``): the note that held the value it
+    replaced (``_held_value``, of ``memories``), told against ``best`` ("Moved into 88
+    Linden St" before "moving day! new place is on Valencia St in the Mission" for "where was
+    I living before I moved to the Mission?"). None when the best note replaced none: an
+    earlier best answers as it is, and a later one is left to ``_earlier_word``."""
+    replaced = replaced_by.get(best.memory.id)
+    if not replaced:
+        return None
+    held = _candidates([_held_value(best.memory, replaced, memories)])
+    return (held[0], best) if held else None
 
 
 def _long_words(text: str) -> set[str]:
