@@ -51,13 +51,7 @@ What the answer never quotes and how it follows a life as it changes (issue 31):
   quotes the best sentence of every memory that holds one (``LIST_SHARE``), citing each,
   and every other memory recall finds about as close to the question (``_add_similar``:
   cosine against the closest item's, a lower share for one that holds the kind asked for,
-  a name or a title; for Chinese, whose cosines mislead, only one of that kind), and every
-  note of the person's that says it adds one more ("also the garage light flickers, add to
-  list", "又收养了一只三花"; ``_add_additions``); the later of two notes of a list question is one
-  more item, not the latest word (``_later_or_listed``); a question asking names quotes the
-  items that may name one (``_naming``); a question asking for one thing is answered by every
-  note of the person's that answers it as fully when one of them says it is one more ("Where
-  do I volunteer?": "…at the animal shelter saturdays too");
+  a name or a title; for Chinese, whose cosines mislead, only one of that kind);
 - a question asking a date that is not the noting of something ("When is Kate's
   birthday?", "几号") or a number only the memory can hold ("my passport number", "多少钱")
   is answered only from a memory that states one (``must_state``); a remark beside the
@@ -386,12 +380,7 @@ _PERSON = re.compile(
     r"roommate|classmate|mentor|coach|doctor)s?\b|"
     rf"({_PEOPLE_ZH})"
 )
-_NAME = re.compile(
-    r"(?<=\s)(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|June|July|"
-    r"August|September|October|November|December)\b)[A-Z][a-z]{2,}\b"
-)
-"""A name in capitals after the first word: not a day or a month ("Health visitor coming
-Tuesday" names no one)."""
+_NAME = re.compile(r"(?<=\s)[A-Z][a-z]{2,}\b")
 _TITLE_QUESTION = re.compile(
     r"\b(which|what)\s+(\w+\s+)?(film|movie|book|novel|show|series|song|album|band|game|app|dish|recipe|restaurant|painting)s?\b|"
     r"(哪几?部|哪几?本|哪几?首|哪几?道|哪个乐队|哪几?家|什么电影|什么书|什么歌|什么菜|叫什么)",
@@ -429,11 +418,8 @@ _RELATIVE_ZH = re.compile(
     r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
 )
 _LIST_EN = re.compile(
-    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w+[^\Wsiu']s\s+(do|did|have|has|am|are|were)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w+[^\Wsiu']s\b|\blist\b|\ball\s+(the|my)\b|"
-    r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b|"
-    r"\bwhat\s+all\b|\beverything\b|\bwhich\s+of\s+(my|our|the|these|those)\s+(\w+\s+)?\w{2,}s\b|"
-    r"\b(what|which)\s+(\w+\s+)?\w+[^\Wsiu']s\s+(is|was|does)\b|\bremind\s+me\s+(of|about)\s+(the|my|our)\s+(\w+\s+)?\w+[^\Wsiu']s\b|"
-    r"\bwhat\s+(do|does|did)\s+(i|we)\s+(\w+\s+)?need\s+to\b|\bwhat\s+(still\s+)?needs\b",
+    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has|am|are|were)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
+    r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b",
     re.IGNORECASE,
 )
 _LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别|哪几")
@@ -462,13 +448,12 @@ _ASKING_TAIL = re.compile(r"(?<=[!?！？])\s*(?=\S)")
 ("moved in today! where do I even start?")."""
 _FILLER = re.compile(
     r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more|back(?= (in|then|when)\b)|"
-    r"(jot|note|write|wrote|written|put) down|remind me(?: of)?|everything)\b",
+    r"(jot|note|write|wrote|written|put) down|remind me(?: of)?)\b",
     re.IGNORECASE,
 )
 """Phrases of a question that say nothing of what it asks ("What have I planted so far?",
 "Do I still smoke?": whether it holds now, which the memory need not say; "remind me what's
-on my reading list": a request to tell; "everything that needs fixing": every one of what is
-asked, which ``is_list_question`` reads)."""
+on my reading list": a request to tell)."""
 _ZH_HOW_MANY = re.compile(r"哪?几[个本部首位家种条件样所支只张次]|哪[个本部首位家种条件样所支只张]")
 """A Chinese question word with its measure word ("哪几本", "几个", "哪位"), which jieba
 joins to the noun after it ("几本书", "本书"): no memory holds it, the noun it asks about is
@@ -697,8 +682,6 @@ _STATES_DAY = re.compile(
 "周六"."""
 
 
-_ASKS_NAMES = re.compile(r"\bnames?\b|\bcalled\b", re.IGNORECASE)
-"""An English list question asking what things are called ("what are my dogs' names?")."""
 _ASKS_NAME = re.compile(r"\bname\b|\bcalled\b|叫什么|什么名字|名字是|叫啥", re.IGNORECASE)
 """A question asking what someone or something is called ("what's my physio's name?",
 "what is the cat called?", "我的牙医叫什么名字？")."""
@@ -994,9 +977,7 @@ def states_amount(kind: str, text: str) -> bool:
 
 def is_list_question(question: str) -> bool:
     """Whether ``question`` asks for several things ("What are my dogs called?", "Which
-    books did you recommend?", "我有哪些爱好？", "what all is growing on my balcony?", "which
-    of my books are out on loan?", "what activities is Ava doing?", "what do I still need to
-    buy?"): a plural, not a word ending in -ss, -us or -is ("which class is it?")."""
+    books did you recommend?", "我有哪些爱好？")."""
     return bool(_LIST_EN.search(question) or _LIST_ZH.search(question))
 
 
@@ -1624,7 +1605,7 @@ def _answer(
             return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
         later = _later_word(question, best, stated, similarity, user, asking, chinese, theirs)
         if later is not None:
-            return _later_or_listed(question, later, best, candidates, similarity, past, named, user, chinese)
+            return _later_answer(later, best, user, chinese)
         # the same second sign when a rule read the change: the best note replaced a recalled
         # one of the person's ("Engaged to Marcus", then "married Marcus today")
         if not (replaced_by.get(best.memory.id) and _own(best.memory, user) and best in stated):
@@ -1643,9 +1624,6 @@ def _answer(
             # "which cafes": of a kind named by what the question asks for, a name
             item_kind = "name" if kind == "what" and _WHICH.search(question) else kind
             _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
-            _add_additions(firsts, candidates, similarity, past, named, user)
-        if _ASKS_NAMES.search(question) and not chinese:
-            firsts = _naming(firsts, question)
         if len(firsts) > 1:
             return _each_quoted(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
@@ -1659,23 +1637,6 @@ def _answer(
     later = _later_word(question, best, every, similarity, user, asking, chinese, theirs) if current else None
     if later is not None:
         return _later_answer(later, best, user, chinese)
-    if not (past or names or is_list_question(question)) and _own(best.memory, user):
-        # "Where do I volunteer?": "…at the animal shelter saturdays too" says it is one of
-        # several: the person's current notes that answer as fully are quoted, the best
-        # first, when one of them says it is one more
-        more = [
-            c
-            for c in sorted(candidates, key=lambda c: -c.score)
-            if c.memory is not best.memory
-            and _own(c.memory, user)
-            and not c.memory.superseded_by
-            and c.score >= LIST_SHARE * best.score
-            and covers(c)
-        ]
-        others = {c.memory.id: c for c in reversed(more)}  # each memory's best sentence
-        if others and any(adds_one_more(c.memory.text) for c in [best, *others.values()]):
-            chosen = sorted(others.values(), key=lambda c: c.memory.created_at)[: LIST_MAX - 1]
-            return _each_quoted([best, *chosen], user, chinese)
     quoted = [best]
     beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
     # The neighbour joins when it scores close, when it holds what the question asks for
@@ -2445,103 +2406,6 @@ def _add_similar(
             if len(firsts) < LIST_MAX and low <= similarity.get(c.memory.id, 0.0) <= high:
                 if not (named and not any(_about(c.memory, person) for person in named)):
                     firsts[c.memory.id] = c
-
-
-_ADDS_EN = re.compile(
-    r"\b(?:also|another(?!\s+(?:day|night|week|weekend|month|year|yr|time|round|shift)s?\b)|as\s+well|on\s+top\s+of|add(?:ed|ing)?\s+(?:it\s+)?to\s+(?:the\s+|my\s+)?list|oh\s+and|plus)\b|"
-    r"\btoo\b(?=\s*(?:[.,;:!)]|$))",
-    re.IGNORECASE,
-)
-_ADDS_ZH = re.compile(r"又[^，。！？,.!?\s]{0,2}(?:报|养|领养|收养|捡|抱|买|加了|添|学|爱上|迷上)|再加|另外")
-"""What a note writes when it adds one more of a kind to what was noted before ("also the
-garage light flickers, add to list", "Terraform Associate done too", "another idea for mom",
-"又收养了一只三花", "再加一个：晾衣架"): not "again" ("another year", 又胖了, 又涨了, 又加班), nor 也 or
-还要, which say as much of any doing ("今天也加班", "还要早起")."""
-
-
-_CAPITALISED = re.compile(r"\b(?!I\b)[A-Z]")
-"""A word in capitals other than "I": a name may begin a note ("Theo born 3:14am")."""
-
-
-def _naming(items: dict[str, _Candidate], question: str) -> dict[str, _Candidate]:
-    """Of a list answer's ``items`` (by memory id) for an English question asking what things
-    are called ("what are my kids' names?"), those that may name one: a word in capitals
-    (``_CAPITALISED``) or a name ``names_something_else`` finds ("thank-you cards", "grocery:
-    dog food x2 bags" name nothing), when two or more do; else ``items`` as they are."""
-    named = {
-        i: c
-        for i, c in items.items()
-        if _CAPITALISED.search(c.memory.text) or names_something_else(question, c.memory.text)
-    }
-    return named if len(named) > 1 else items
-
-
-def adds_one_more(text: str) -> bool:
-    """Whether a note's ``text`` says, in a sentence that does not ask, that it adds one more
-    of a kind to what was noted before (``_ADDS_EN``, ``_ADDS_ZH``): "also the garage light
-    flickers, add to list", "又收养了一只三花"."""
-    told = " ".join(telling_sentences(text))
-    return bool((_ADDS_ZH if has_cjk(told) else _ADDS_EN).search(told))
-
-
-def _add_additions(
-    firsts: dict[str, _Candidate],
-    candidates: Sequence[_Candidate],
-    similarity: Mapping[str, float],
-    past: bool,
-    named: set[str],
-    user: str,
-) -> None:
-    """Add to a list answer's items (``firsts``, by memory id, at least one) each other
-    note of ``user``'s own (``_own``: in a conversation "also" and "too" join any two turns)
-    of ``candidates`` that says it adds one more to what was noted before
-    (``_ADDS_EN``, ``_ADDS_ZH``: "also the garage light flickers, add to list" after "house
-    todo: leaky tap, squeaky door") and that recall finds on the subject: cosine similarity
-    to the question at least ``LIST_SIMILAR_FITTING`` of the closest item's and
-    ``LIST_SIMILAR_FLOOR``: the addition is the second sign that it is an item, as a name is
-    for ``_add_similar``. Not one superseded (unless the question asks about the past), nor
-    one not about the person the question names; up to ``LIST_MAX`` items, the closest
-    first."""
-    if not firsts:
-        return
-    floor = max(LIST_SIMILAR_FLOOR, LIST_SIMILAR_FITTING * max(similarity.get(i, 0.0) for i in firsts))
-    best_of: dict[str, _Candidate] = {}
-    for c in sorted(candidates, key=lambda c: -c.score):
-        best_of.setdefault(c.memory.id, c)
-    for memory_id, c in sorted(best_of.items(), key=lambda item: -similarity.get(item[0], 0.0)):
-        if len(firsts) >= LIST_MAX or similarity.get(memory_id, 0.0) < floor:
-            break
-        if memory_id in firsts or (c.memory.superseded_by and not past) or not _own(c.memory, user):
-            continue
-        if not adds_one_more(c.memory.text):
-            continue
-        if named and not any(_about(c.memory, person) for person in named):
-            continue
-        firsts[memory_id] = c
-
-
-def _later_or_listed(
-    question: str,
-    later: _Candidate,
-    best: _Candidate,
-    candidates: Sequence[_Candidate],
-    similarity: Mapping[str, float],
-    past: bool,
-    named: set[str],
-    user: str,
-    chinese: bool,
-) -> Extracted:
-    """The answer quoting the person's ``later`` note and the ``best`` one (``_later_answer``),
-    or, for a question asking for several things (``is_list_question``), both with the notes
-    that add one more to them (``_add_additions``: "new flat needs: shower curtain", "also
-    for the flat — a doormat", "oh and smoke detector battery!!"), each quoted in the order
-    noted: the later note of a list is one more item, not the latest word."""
-    if is_list_question(question):
-        items = {best.memory.id: best, later.memory.id: later}
-        _add_additions(items, candidates, similarity, past, named, user)
-        if len(items) > 2:
-            return _each_quoted(sorted(items.values(), key=lambda c: c.memory.created_at), user, chinese)
-    return _later_answer(later, best, user, chinese)
 
 
 def _states_end_only(memory: Memory) -> bool:
