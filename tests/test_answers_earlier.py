@@ -197,3 +197,33 @@ def test_a_chinese_question_placing_itself_in_time_is_held_by_its_subject() -> N
     similarity = {other.id: 0.52, old.id: 0.44, new.id: 0.44}
     found = answer("我以前的私教叫什么来着？", [other, old, new], "sam", NOW, similarity)
     assert found.cited[:1] == [old.id]
+
+
+def test_a_change_answers_before_itself_only_when_the_question_names_no_time_and_no_other_anchor() -> None:
+    """The note a change replaced is not what held "last year" (the year after the change),
+    nor "before the wedding" when the wedding is not the change: the change's reading of
+    "before" is for a question whose "before …" is the change itself."""
+    new = _note("n", "ramipril went up to 10mg", datetime(2024, 3, 1))
+    old = replace(_note("o", "started ramipril 5mg once a day", datetime(2023, 2, 1)), superseded_by=new.id)
+    similarity = {new.id: 0.7, old.id: 0.6}
+    found = answer(
+        "what ramipril dose was I on last year?", [new, old], "sam", datetime(2025, 6, 1).timestamp(), similarity
+    )
+    assert found.cited[:1] == [new.id]
+    eggs = _note("e", "switched to eggs on toast for breakfast", datetime(2024, 1, 10))
+    porridge = replace(_note("p", "porridge every morning for breakfast", datetime(2023, 1, 5)), superseded_by=eggs.id)
+    wedding = _note("w", "the wedding was perfect, danced all night", datetime(2024, 9, 7))
+    similarity = {eggs.id: 0.6, porridge.id: 0.55, wedding.id: 0.3}
+    found = answer(
+        "what did I have for breakfast before the wedding?", [eggs, porridge, wedding], "sam", NOW, similarity
+    )
+    assert found.cited[:1] != [porridge.id]
+
+
+def test_a_plan_before_a_change_and_the_last_weekend_are_no_questions_about_before() -> None:
+    """ "搬家前要做什么？" plans what comes before a move; "上一个周末" is a weekend, not the previous one."""
+    assert not asks_earlier("搬家前要做什么？")
+    assert not asks_earlier("我退休前想去哪旅游？")
+    assert not asks_earlier("我离职前还得办什么手续？")
+    assert not asks_earlier("我上一个周末去哪了？")
+    assert asks_earlier("我结婚前在哪上班？")

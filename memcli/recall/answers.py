@@ -1599,7 +1599,7 @@ def _answer(
         if _ASKS_NAME.search(question):  # "what's my physio's name?": not "physio said my shoulder is better"
             stated = [c for c in stated if names_something_else(question, c.memory.text)]
         if earlier_question:  # the mirror: "我跳到字节之前在哪上班", the note before the change
-            earlier = _before_change(best, replaced_by, memories) or _earlier_word(
+            earlier = _before_change(question, best, replaced_by, memories, dates) or _earlier_word(
                 question, best, stated, similarity, user, asking, dates
             )
             return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
@@ -1629,7 +1629,7 @@ def _answer(
                 sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
             )
     if earlier_question:
-        earlier = _before_change(best, replaced_by, memories) or _earlier_word(
+        earlier = _before_change(question, best, replaced_by, memories, dates) or _earlier_word(
             question, best, every, similarity, user, asking, dates
         )
         if earlier is not None:
@@ -2097,10 +2097,15 @@ _PAST_VERB = re.compile(r"\b(?:was|were|did|had|used\s+to)\b", re.IGNORECASE)
 """A verb of the past tense: "what do I take before breakfast?" asks the present."""
 _ZH_CHANGES = "跳槽|搬家|换工作|离职|辞职|转行|结婚|离婚|分手|毕业|退休|入职"
 """Life changes that "前" after them places a question before ("跳槽前")."""
-_EARLIER_ZH = re.compile(rf"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)|(?:{_ZH_CHANGES})前")
+_ZH_PLANS = r"(?:要|还要|还得|得|该|想|准备|打算|需要|必须)"
+"""Words after "跳槽前" that make it a plan ("搬家前要做什么？"), not a question about the past."""
+_EARLIER_ZH = re.compile(
+    rf"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)(?!周末|星期|礼拜|月|季度|周|年)|"
+    rf"(?:{_ZH_CHANGES})前(?!{_ZH_PLANS})"
+)
 """Chinese words that place what is asked before something else ("跳槽之前", "以前", "上一个
-住的地方": the previous one, not "上一次", the latest time; "跳槽前", a life change and "前":
-not "睡前", "饭前", habits of the present)."""
+住的地方": the previous one, not "上一次", the latest time, nor "上一个周末"; "跳槽前", a life
+change and "前": not "睡前", "饭前", habits of the present, nor "搬家前要做什么", a plan)."""
 _ZH_PLACING = re.compile(
     r"之前|以前|原来|原先|曾经|当初|早先|上一(?=[个任家份位套])|(?<="
     + "|".join(w[-2:] for w in _ZH_CHANGES.split("|"))
@@ -2253,7 +2258,11 @@ def _earlier_word(
 
 
 def _before_change(
-    best: _Candidate, replaced_by: Mapping[str, Sequence[Memory]], memories: Sequence[Memory]
+    question: str,
+    best: _Candidate,
+    replaced_by: Mapping[str, Sequence[Memory]],
+    memories: Sequence[Memory],
+    dates: Sequence[QueryDate],
 ) -> tuple[_Candidate, _Candidate] | None:
     """For a question about what held before a change (``asks_earlier``) whose best note is
     the change itself, read as one at write time (it superseded notes: ``replaced_by``, by
@@ -2261,9 +2270,17 @@ def _before_change(
     replaced (``_held_value``, of ``memories``), told against ``best`` ("Moved into 88
     Linden St" before "moving day! new place is on Valencia St in the Mission" for "where was
     I living before I moved to the Mission?"). None when the best note replaced none: an
-    earlier best answers as it is, and a later one is left to ``_earlier_word``."""
+    earlier best answers as it is, and a later one is left to ``_earlier_word``; and None
+    when the question names a time (``dates``: "what dose was I on last year?" asks what
+    held then, which ``_earlier_word`` reads) or, in English, a "before …" that the change
+    does not name ("what did I have for breakfast before the wedding?": the wedding, not
+    the change of breakfast, is the anchor)."""
     replaced = replaced_by.get(best.memory.id)
-    if not replaced:
+    if not replaced or dates:
+        return None
+    clause = None if has_cjk(question) else _BEFORE_CLAUSE.search(question)
+    named = _content(words(clause.group(1) or "")) if clause else set()
+    if named and not _held(named, best.tokens, best.text):
         return None
     held = _candidates([_held_value(best.memory, replaced, memories)])
     return (held[0], best) if held else None
