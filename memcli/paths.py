@@ -16,7 +16,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -33,6 +33,29 @@ PROMPT_STATES = "prompt-states"
 """The folder, in the model folder, of the chat openings' evaluated states (``Paths.prompt_states_dir``)."""
 PROMPT_STATES_DROPPED = ".dropped"
 """The file in ``PROMPT_STATES`` whose time is that of the last delete for good (``drop_prompt_states``)."""
+SHARED_CACHE_ENV = "MEMCLI_SHARED_CACHE"
+"""The variable that puts the cache every home shares (``shared_cache_dir``) elsewhere:
+tests point it at a temporary folder, so that none reads or writes the user's own."""
+EMBEDDER_EXPORTS = "embedder-exports"
+"""The folder, in the shared cache, of the embedder's ONNX exports (``Paths.embedder_exports_dir``)."""
+
+
+def shared_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The cache this user's every memcli home shares on this machine: what depends only on
+    the installed models and libraries, never on a home's memories (the embedder's ONNX
+    export, ``memcli.models.embedding_export``). ``MEMCLI_SHARED_CACHE`` of ``env`` (the
+    process environment when None) when set and not empty; else platformdirs' user cache
+    folder (``$XDG_CACHE_HOME/memcli``, by default ``~/.cache/memcli`` on Linux,
+    ``~/Library/Caches/memcli`` on macOS), whatever ``MEMCLI_HOME`` is: the default home's
+    ``cache_dir`` is that same folder."""
+    env = os.environ if env is None else env
+    override = env.get(SHARED_CACHE_ENV, "")
+    if override.strip():
+        return Path(override).expanduser()
+    # thin client: only when a path of the shared cache is asked for (an embedder's load, memcli paths)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME))
 
 
 @dataclass(frozen=True)
@@ -127,6 +150,14 @@ class Paths:
         ``memcli.models.llm.OPENING_STATES``; emptied by ``drop_prompt_states``."""
         return self.model_dir / PROMPT_STATES
 
+    @property
+    def embedder_exports_dir(self) -> Path:
+        """Where the embedder's ONNX exports are made and read, one per model and library
+        versions, for every home of this user on this machine (``shared_cache_dir``, read
+        from the process environment: not a folder of this home, whose ``model_dir`` may
+        still hold an export an earlier memcli made there, which is read too)."""
+        return shared_cache_dir() / EMBEDDER_EXPORTS
+
     def as_dict(self) -> dict[str, str]:
         """Name → path, for ``memcli paths``."""
         return {
@@ -141,6 +172,7 @@ class Paths:
             "cache_dir": str(self.cache_dir),
             "model_dir": str(self.model_dir),
             "prompt_states_dir": str(self.prompt_states_dir),
+            "embedder_exports_dir": str(self.embedder_exports_dir),
             "state_dir": str(self.state_dir),
             "run_dir": str(self.run_dir),
             "socket": str(self.socket),

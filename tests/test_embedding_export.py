@@ -18,12 +18,15 @@ from memcli.library.engine_models import make_embedder
 from memcli.models.embedding import Embedder, default_embedder_path
 from memcli.models.embedding_export import (
     OnnxEncoder,
+    earlier_export_file,
     export,
     export_file,
+    libraries_key,
     rejected_file,
     tokenizer_file,
     unsupported,
 )
+from memcli.paths import shared_cache_dir
 
 TEXTS = [
     "Where do I live?",
@@ -222,7 +225,7 @@ def test_the_setting_turns_the_export_off(tmp_path: Path) -> None:
     paths = home_paths(tmp_path)
     on = make_embedder(Settings(embedder_onnx=True), paths)
     off = make_embedder(Settings(embedder_onnx=False), paths)
-    assert isinstance(on, Embedder) and on.exports == paths.model_dir
+    assert isinstance(on, Embedder) and on.exports == paths.embedder_exports_dir
     assert isinstance(off, Embedder) and off.exports is None
     assert make_embedder(Settings()).exports is None  # type: ignore[union-attr]  # no paths: nowhere to keep one
 
@@ -300,3 +303,100 @@ def test_the_torch_encoder_takes_the_cores_free_at_each_batch(monkeypatch: pytes
     told.clear()
     fixed.run(fixed.tokenize(TEXTS[:2]))
     assert told == []  # threads fixed by OMP_NUM_THREADS are kept
+
+
+def test_every_home_makes_and_reads_the_export_in_the_one_folder_they_share(tmp_path: Path) -> None:
+    """A new home (an eval's, a test's) does not export the model again: every home's
+    embedder makes and reads the export in the shared cache, and reads its own model
+    folder only for an export an earlier memcli left there."""
+    first, second = home_paths(tmp_path / "first"), home_paths(tmp_path / "second")
+    settings = Settings(embedder_onnx=True)
+    one, two = make_embedder(settings, first), make_embedder(settings, second)
+    assert isinstance(one, Embedder) and isinstance(two, Embedder)
+    assert one.exports == two.exports == shared_cache_dir() / "embedder-exports"
+    assert first.embedder_exports_dir == second.embedder_exports_dir == one.exports
+    assert one.earlier_exports == (first.model_dir,) and two.earlier_exports == (second.model_dir,)
+    # a shared folder others can write to is not read (they could replace the model): the home's serves
+    one.exports.mkdir(parents=True)
+    one.exports.chmod(0o777)
+    unsafe = make_embedder(settings, first)
+    assert isinstance(unsafe, Embedder) and unsafe.exports == first.model_dir
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="platformdirs follows XDG_CACHE_HOME on Linux")
+def test_the_shared_folder_is_the_platforms_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMCLI_SHARED_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    paths = home_paths(tmp_path / "home")  # MEMCLI_HOME does not move it
+    assert paths.embedder_exports_dir == tmp_path / "xdg" / "memcli" / "embedder-exports"
+    assert paths.as_dict()["embedder_exports_dir"] == str(paths.embedder_exports_dir)
+    monkeypatch.setenv("MEMCLI_SHARED_CACHE", str(tmp_path / "tests"))
+    assert paths.embedder_exports_dir == tmp_path / "tests" / "embedder-exports"
+
+
+class LoadedExport:
+    """Stands in for ``OnnxEncoder``: records the export it was given."""
+
+    loaded: list[Path] = []
+
+    def __init__(self, model_dir: Path, export: Path) -> None:
+        LoadedExport.loaded.append(export)
+
+
+def test_the_shared_export_is_read_first_then_one_an_earlier_memcli_left_in_the_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.models import embedding
+
+    monkeypatch.setattr(embedding, "OnnxEncoder", LoadedExport)
+    monkeypatch.setattr(LoadedExport, "loaded", [])
+    shared, home = tmp_path / "shared", tmp_path / "home" / "cache" / "models"
+    shared.mkdir()
+    home.mkdir(parents=True)
+    identity = Embedder().identity
+    earlier = earlier_export_file(home, identity)
+    earlier.write_bytes(b"an export made in this home")
+    embedder = Embedder(exports=shared, earlier_exports=(home,))
+    embedder.load()
+    assert LoadedExport.loaded == [earlier] and embedder.runtime == "onnx"
+    assert embedder._exporter is None  # nothing exported again
+    export_file(shared, identity).write_bytes(b"the shared export")
+    Embedder(exports=shared, earlier_exports=(home,)).load()
+    assert LoadedExport.loaded[-1] == export_file(shared, identity)
+
+
+def test_without_any_export_the_torch_load_makes_one_in_the_shared_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.models import embedding
+
+    started: list[Path] = []
+    monkeypatch.setattr(embedding, "TorchEncoder", lambda path: object())
+    monkeypatch.setattr(Embedder, "_start_export", lambda self, path, export: started.append(export))
+    paths = home_paths(tmp_path / "home")
+    embedder = make_embedder(Settings(embedder_onnx=True), paths)
+    assert isinstance(embedder, Embedder)
+    embedder.load()
+    assert embedder.runtime == "torch"
+    assert started == [export_file(paths.embedder_exports_dir, embedder.identity)]
+    assert started[0].parent != paths.model_dir
+
+
+def test_the_export_is_named_after_the_libraries_that_make_and_run_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two Python environments of one machine (another memcli install, an upgrade of torch
+    or onnxruntime) share the folder: each makes and reads exports of its own name."""
+    import importlib.metadata
+
+    identity = Embedder().identity
+    now = export_file(Path("x"), identity)
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "9.9" if name == "onnxruntime" else real(name))
+    libraries_key.cache_clear()
+    try:
+        upgraded = export_file(Path("x"), identity)
+    finally:
+        monkeypatch.undo()
+        libraries_key.cache_clear()
+    assert now != upgraded
+    assert now.name.startswith(identity + "+") and upgraded.name.startswith(identity + "+")
+    assert export_file(Path("x"), identity) == now

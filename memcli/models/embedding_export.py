@@ -10,13 +10,19 @@ after the first load through sentence-transformers, a background process
 pooling and normalisation inside the graph, checks that the export embeds a set of probe
 texts as sentence-transformers does (every component within ``TOLERANCE``), and only then
 moves it into place; a model it cannot reproduce gets a ``.rejected`` note instead and
-keeps the torch path. Only models of the common shape are exported: a Transformer, mean
+keeps the torch path. The export is made once for every home of the user on the machine,
+in the cache folder they share (``memcli.paths.Paths.embedder_exports_dir``), under a name
+keyed by the model and the versions of the libraries that make and run it
+(``export_file``): a file lock lets one process export it, and a reader finds it whole or
+not at all. Only models of the common shape are exported: a Transformer, mean
 pooling, Normalize (``modules.json``), which is what all-MiniLM-L6-v2 and most
 sentence-transformers models are.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import inspect
 import json
 import os
@@ -53,9 +59,45 @@ STALE_SECONDS = 3600
 """A temporary export file older than this belongs to a writer that died: it is removed."""
 
 
+EXPORT_FORMAT = "memcli-onnx-1: opset 17, mean pooling and Normalize in the graph, its tokenizer beside it"
+"""What an export is made of; part of ``libraries_key``, so a change to the exporter makes new exports."""
+LIBRARIES = ("torch", "transformers", "sentence-transformers", "tokenizers", "onnx", "onnxruntime")
+"""The distributions an export's making and check depend on: the exporter (torch, onnx), the
+model's code it traces (transformers), the vectors it is checked against
+(sentence-transformers), its tokenizer file's format (tokenizers) and its runtime (onnxruntime)."""
+
+
+@functools.cache
+def libraries_key() -> str:
+    """8 hex digits of a SHA-256 over ``EXPORT_FORMAT`` and the installed versions of
+    ``LIBRARIES`` ("none" for one not installed): two Python environments of one machine
+    that differ in any of them make and read exports of their own names. Read from the
+    distributions' metadata (no library is imported), once a process."""
+    # heavy library: importlib.metadata, already loaded wherever an embedder is made
+    from importlib.metadata import PackageNotFoundError, version
+
+    digest = hashlib.sha256(EXPORT_FORMAT.encode())
+    for name in LIBRARIES:
+        try:
+            found = version(name)
+        except PackageNotFoundError:
+            found = "none"
+        digest.update(f"\0{name}={found}".encode())
+    return digest.hexdigest()[:8]
+
+
 def export_file(exports: Path, identity: str) -> Path:
-    """Where the export of the model ``identity`` (``Embedder.identity``) lives."""
-    return exports / f"{identity.replace('/', '_')}.onnx"
+    """Where the export of the model ``identity`` (``Embedder.identity``, ``NAME@FINGERPRINT``)
+    made by these library versions lives in the folder ``exports`` (``Paths.embedder_exports_dir``,
+    shared by every home): ``NAME@FINGERPRINT+LIBRARIES.onnx`` (``libraries_key``)."""
+    return exports / f"{identity.replace('/', '_')}+{libraries_key()}.onnx"
+
+
+def earlier_export_file(model_dir: Path, identity: str) -> Path:
+    """Where a memcli that kept the export in each home (its ``Paths.model_dir``) put it:
+    ``NAME@FINGERPRINT.onnx``, not keyed by library versions. Read when the shared folder
+    has none; never written."""
+    return model_dir / f"{identity.replace('/', '_')}.onnx"
 
 
 def tokenizer_file(export: Path) -> Path:
