@@ -17,7 +17,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -44,18 +44,23 @@ def shared_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """The cache this user's every memcli home shares on this machine: what depends only on
     the installed models and libraries, never on a home's memories (the embedder's ONNX
     export, ``memcli.models.embedding_export``). ``MEMCLI_SHARED_CACHE`` of ``env`` (the
-    process environment when None) when set and not empty; else platformdirs' user cache
-    folder (``$XDG_CACHE_HOME/memcli``, by default ``~/.cache/memcli`` on Linux,
-    ``~/Library/Caches/memcli`` on macOS), whatever ``MEMCLI_HOME`` is: the default home's
-    ``cache_dir`` is that same folder."""
-    env = os.environ if env is None else env
-    override = env.get(SHARED_CACHE_ENV, "")
-    if override.strip():
-        return Path(override).expanduser()
+    process environment when None) when set and not empty (``shared_cache_override``); else
+    platformdirs' user cache folder (``$XDG_CACHE_HOME/memcli``, by default ``~/.cache/memcli``
+    on Linux, ``~/Library/Caches/memcli`` on macOS), whatever ``MEMCLI_HOME`` is: the default
+    home's ``cache_dir`` is that same folder."""
+    override = shared_cache_override(os.environ if env is None else env)
+    if override is not None:
+        return override
     # thin client: only when a path of the shared cache is asked for (an embedder's load, memcli paths)
     import platformdirs
 
     return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def shared_cache_override(env: Mapping[str, str]) -> Path | None:
+    """``MEMCLI_SHARED_CACHE`` of ``env`` as a folder, or None when it is unset or empty."""
+    value = env.get(SHARED_CACHE_ENV, "")
+    return Path(value).expanduser() if value.strip() else None
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,11 @@ class Paths:
     data_dir: Path
     cache_dir: Path
     state_dir: Path
+    shared_cache: Path | None = None
+    """The cache every home of this user shares (``shared_cache_dir``), as the environment
+    ``resolve_paths`` or ``home_paths`` was given set it (``MEMCLI_SHARED_CACHE``); None:
+    platformdirs' user cache folder, looked up when a path under it is asked for (the thin
+    client does not import platformdirs for it)."""
 
     @property
     def config_file(self) -> Path:
@@ -153,10 +163,13 @@ class Paths:
     @property
     def embedder_exports_dir(self) -> Path:
         """Where the embedder's ONNX exports are made and read, one per model and library
-        versions, for every home of this user on this machine (``shared_cache_dir``, read
-        from the process environment: not a folder of this home, whose ``model_dir`` may
-        still hold an export an earlier memcli made there, which is read too)."""
-        return shared_cache_dir() / EMBEDDER_EXPORTS
+        versions, shared by every home of this user on this machine: in platformdirs' user
+        cache folder whatever MEMCLI_HOME is (on macOS ~/Library/Caches/memcli), or under
+        MEMCLI_SHARED_CACHE when set. An export an earlier memcli made in a home's model
+        folder is still read there.
+
+        ``Paths.shared_cache``; ``memcli.models.embedding_export``."""
+        return (self.shared_cache or shared_cache_dir({})) / EMBEDDER_EXPORTS
 
     def as_dict(self) -> dict[str, str]:
         """Name → path, for ``memcli paths``."""
@@ -384,20 +397,25 @@ def device_of(path: os.PathLike[str] | str) -> str:
     return f"{source} (mounted on {mount}) for {path}" if source else f"the device mounted on {mount} for {path}"
 
 
-def home_paths(root: Path) -> Paths:
-    """memcli's paths under one folder: ``root/config``, ``/data``, ``/cache``, ``/state``."""
-    return Paths(root / "config", root / "data", root / "cache", root / "state")
+def home_paths(root: Path, env: Mapping[str, str] | None = None) -> Paths:
+    """memcli's paths under one folder: ``root/config``, ``/data``, ``/cache``, ``/state``;
+    the cache every home shares is ``MEMCLI_SHARED_CACHE`` of ``env`` (the process
+    environment when None) when set (``Paths.shared_cache``)."""
+    override = shared_cache_override(os.environ if env is None else env)
+    return Paths(root / "config", root / "data", root / "cache", root / "state", override)
 
 
 def home_of(paths: Paths) -> Path | None:
     """The one folder ``paths`` are under (MEMCLI_HOME, as ``home_paths`` lays it out), or
     None (platformdirs' folders, each under a parent that is not memcli's)."""
     root = paths.config_dir.parent
-    return root if paths == home_paths(root) else None
+    return root if replace(paths, shared_cache=None) == home_paths(root, {}) else None
 
 
-def resolve_paths(env: dict[str, str] | None = None) -> Paths:
-    """Return memcli's paths: under ``MEMCLI_HOME`` when set, else platformdirs' user dirs.
+def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
+    """Return memcli's paths: under ``MEMCLI_HOME`` of ``env`` (the process environment when
+    None) when set, else platformdirs' user dirs; the cache every home shares from the same
+    ``env`` (``Paths.shared_cache``).
     Raises BadInputError when MEMCLI_HOME is set but empty (an unset variable in a script:
     the default folders would be a surprise)."""
     env = os.environ if env is None else env
@@ -407,15 +425,17 @@ def resolve_paths(env: dict[str, str] | None = None) -> Paths:
             raise BadInputError(
                 "MEMCLI_HOME is set but empty: set it to a folder, or unset it for the default folders (memcli paths lists them)"
             )
-        return home_paths(Path(home).expanduser())
+        return home_paths(Path(home).expanduser(), env)
     # thin client: needed only when MEMCLI_HOME is not set, and memcli starts at every TAB press
     import platformdirs
 
+    cache = Path(platformdirs.user_cache_dir(APP_NAME))
     return Paths(
         Path(platformdirs.user_config_dir(APP_NAME)),
         Path(platformdirs.user_data_dir(APP_NAME)),
-        Path(platformdirs.user_cache_dir(APP_NAME)),
+        cache,
         Path(platformdirs.user_state_dir(APP_NAME)),
+        shared_cache_override(env) or cache,
     )
 
 

@@ -26,7 +26,7 @@ from memcli.models.embedding_export import (
     tokenizer_file,
     unsupported,
 )
-from memcli.paths import shared_cache_dir
+from memcli.paths import home_of, resolve_paths, shared_cache_dir
 
 TEXTS = [
     "Where do I live?",
@@ -331,7 +331,16 @@ def test_the_shared_folder_is_the_platforms_cache_folder(tmp_path: Path, monkeyp
     assert paths.embedder_exports_dir == tmp_path / "xdg" / "memcli" / "embedder-exports"
     assert paths.as_dict()["embedder_exports_dir"] == str(paths.embedder_exports_dir)
     monkeypatch.setenv("MEMCLI_SHARED_CACHE", str(tmp_path / "tests"))
-    assert paths.embedder_exports_dir == tmp_path / "tests" / "embedder-exports"
+    assert home_paths(tmp_path / "home").embedder_exports_dir == tmp_path / "tests" / "embedder-exports"
+
+
+def test_the_shared_folder_comes_from_the_environment_the_paths_are_resolved_in(tmp_path: Path) -> None:
+    """``resolve_paths(env)`` takes the shared cache from ``env``, not from the process's
+    environment (the manual page is made from a symbolic one: it showed this machine's)."""
+    env = {"MEMCLI_HOME": str(tmp_path / "home"), "MEMCLI_SHARED_CACHE": str(tmp_path / "given")}
+    assert resolve_paths(env).embedder_exports_dir == tmp_path / "given" / "embedder-exports"
+    assert os.environ["MEMCLI_SHARED_CACHE"] != str(tmp_path / "given")
+    assert home_of(resolve_paths(env)) == tmp_path / "home"
 
 
 class LoadedExport:
