@@ -10,6 +10,7 @@ reads the file through the same function.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
@@ -460,6 +461,66 @@ def unsafe_folder(folder: Path) -> str | None:
     if found.st_mode & 0o022:
         others = " and ".join(who for who, mask in (("group", 0o020), ("others", 0o002)) if found.st_mode & mask)
         return f"{folder} is writable by {others} (mode {stat.S_IMODE(found.st_mode):04o}): chmod 700 {folder}"
+    return None
+
+
+def unsafe_path(folder: Path) -> str | None:
+    """Why memcli must not read or write files in ``folder`` (None when it may): someone
+    else could put another file there, or replace ``folder`` or a folder above it (whoever
+    can write to a folder can rename what is in it and put another folder in its place).
+    Every folder from ``folder`` (its real path, as resolved now) up to ``/`` must be this
+    user's or root's and writable by no one else (``unsafe_folder``), but for a sticky
+    folder anyone can write to (/tmp), where no one else can rename what is not theirs: the
+    folder just below it must be this user's own and 0700. A folder not there yet is passed
+    over (memcli makes it 0700), but not right in such a sticky folder, where another user
+    could make it first. This checks the folders as they are when it is called; the file
+    read is checked when it is opened (``own_file``)."""
+    real = Path(os.path.realpath(folder))
+    below: tuple[Path, os.stat_result | None] | None = None
+    for current in (real, *real.parents):
+        try:
+            found = os.stat(current)
+        except FileNotFoundError:
+            below = (current, None)
+            continue
+        except OSError as exc:
+            return f"{current} cannot be examined ({exc.strerror})"
+        reason = unsafe_folder(current)
+        if reason is not None and found.st_mode & stat.S_ISVTX and found.st_uid in (os.geteuid(), 0):
+            if below is None:
+                return reason
+            child, child_found = below
+            if child_found is None:
+                return f"{child} is not there, and {current} is a folder anyone can write to: another user could make it first; make it yourself: mkdir -m 700 {child}"
+            if child_found.st_uid != os.geteuid() or child_found.st_mode & 0o077:
+                return (
+                    f"{child} is in {current}, a folder anyone can write to, and is not yours alone: chmod 700 {child}"
+                )
+        elif reason is not None:
+            return reason
+        below = (current, found)
+    return None
+
+
+def own_file(path: Path) -> str | None:
+    """Why the file at ``path`` must not be read (None when it may): it is a symbolic link,
+    not a regular file, or not this user's. Opened without following a link (O_NOFOLLOW)
+    and examined through the open file (``fstat``), so the file examined is the one that
+    was there. Raises FileNotFoundError when there is none, OSError when it cannot be opened."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"{path} is a symbolic link"
+        raise
+    try:
+        found = os.fstat(descriptor)
+    finally:
+        os.close(descriptor)
+    if not stat.S_ISREG(found.st_mode):
+        return f"{path} is not a regular file"
+    if found.st_uid != os.geteuid():
+        return f"{path} belongs to uid {found.st_uid}, not to you (uid {os.geteuid()})"
     return None
 
 

@@ -26,7 +26,7 @@ from memcli.models.embedding_export import (
     tokenizer_file,
     unsupported,
 )
-from memcli.paths import home_of, resolve_paths, shared_cache_dir
+from memcli.paths import home_of, own_file, resolve_paths, shared_cache_dir
 
 TEXTS = [
     "Where do I live?",
@@ -409,3 +409,51 @@ def test_the_export_is_named_after_the_libraries_that_make_and_run_it(monkeypatc
     assert now != upgraded
     assert now.name.startswith(identity + "+") and upgraded.name.startswith(identity + "+")
     assert export_file(Path("x"), identity) == now
+
+
+def test_a_shared_folder_under_one_others_can_write_to_is_not_used(tmp_path: Path) -> None:
+    """Whoever can write to a folder above the shared one can rename it and put their own in
+    its place: every folder up is checked, not the last one alone; in a sticky folder
+    anyone can write to (/tmp) the one below must be the user's own and 0700."""
+    settings = Settings(embedder_onnx=True)
+
+    def exports(shared: Path) -> Path | None:
+        env = {"MEMCLI_HOME": str(tmp_path / "home"), "MEMCLI_SHARED_CACHE": str(shared)}
+        embedder = make_embedder(settings, resolve_paths(env))
+        assert isinstance(embedder, Embedder)
+        return embedder.exports
+
+    home_models = tmp_path / "home" / "cache" / "models"
+    opened = tmp_path / "open"
+    (opened / "cache").mkdir(parents=True, mode=0o700)
+    opened.chmod(0o777)
+    assert exports(opened / "cache") == home_models
+    sticky = tmp_path / "sticky"
+    (sticky / "mine").mkdir(parents=True, mode=0o700)
+    sticky.chmod(0o1777)
+    assert exports(sticky / "mine") == sticky / "mine" / "embedder-exports"
+    assert exports(sticky / "not-there") == home_models  # another user could make it first
+    (sticky / "mine").chmod(0o755)
+    assert exports(sticky / "mine") == home_models
+
+
+def test_an_export_is_checked_again_right_before_it_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A symbolic link put where the export goes is not followed: the torch path serves, and
+    no export is made in a place found unsafe."""
+    from memcli.models import embedding
+
+    monkeypatch.setattr(embedding, "OnnxEncoder", LoadedExport)
+    monkeypatch.setattr(LoadedExport, "loaded", [])
+    monkeypatch.setattr(embedding, "TorchEncoder", lambda path: object())
+    started: list[Path] = []
+    monkeypatch.setattr(Embedder, "_start_export", lambda self, path, export: started.append(export))
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    elsewhere = tmp_path / "elsewhere.onnx"
+    elsewhere.write_bytes(b"not the user's export")
+    export_file(shared, Embedder().identity).symlink_to(elsewhere)
+    embedder = Embedder(exports=shared)
+    embedder.load()
+    assert LoadedExport.loaded == [] and embedder.runtime == "torch" and started == []
+    assert own_file(export_file(shared, Embedder().identity)) is not None
+    assert own_file(elsewhere) is None

@@ -21,7 +21,7 @@ from memcli.models.embedding_server import ServerEmbedder
 from memcli.models.llm import ChatModel, load_chat_model
 from memcli.models.llm import chat_template_known as llm_template_known
 from memcli.models.llm_server import ServerChatModel
-from memcli.paths import unsafe_folder
+from memcli.paths import unsafe_path
 from memcli.text.chunking import chunks
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ def make_embedder(settings: Settings, paths: Paths | None = None) -> Embedder | 
     ``embedder``: a sentence-transformers directory, empty for the packaged
     all-MiniLM-L6-v2, run from its ONNX export when ``embedder_onnx`` is on and paths are
     given: made and read in ``paths.embedder_exports_dir``, shared by every home, unless
-    that folder is unsafe (``unsafe_folder``: someone else could replace the model memcli
-    runs), when this home's ``paths.model_dir`` serves instead; an export an earlier memcli
+    that folder or one above it is unsafe (``unsafe_path``: someone else could replace the
+    model memcli runs; checked again right before an export is loaded or made), when this home's ``paths.model_dir`` serves instead; an export an earlier memcli
     made in ``paths.model_dir`` is read too); an ``Engine`` given one does not call this.
     Nothing is loaded or sent until it is used."""
     if settings.embedder_url:
@@ -50,7 +50,7 @@ def make_embedder(settings: Settings, paths: Paths | None = None) -> Embedder | 
     if paths is None or not settings.embedder_onnx:
         return Embedder(settings.embedder)
     shared = paths.embedder_exports_dir
-    exports = shared if unsafe_folder(shared) is None else paths.model_dir
+    exports = shared if unsafe_path(shared) is None else paths.model_dir
     return Embedder(settings.embedder, exports=exports, earlier_exports=(paths.model_dir,))
 
 

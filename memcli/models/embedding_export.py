@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memcli.paths import private_dir, write_private
+from memcli.paths import private_dir, unsafe_path, write_private
 from memcli.processes import free_cores, usable_cores
 
 TOLERANCE = 1e-4
@@ -343,6 +343,9 @@ def export(model_dir: Path, out: Path) -> str:
     # heavy library: filelock is light, but this runs only in the exporting process
     from filelock import FileLock, Timeout
 
+    unsafe = unsafe_path(out.parent)
+    if unsafe:  # checked again here: someone else may have made a folder of its path writable since
+        return f"could not export now: {unsafe}"
     private_dir(out.parent)
     try:
         with FileLock(str(out) + ".lock", timeout=0, mode=0o600):
