@@ -52,7 +52,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[floa
 @pytest.mark.integration
 def test_the_first_load_exports_the_model_in_the_background(made: tuple[Path, list[list[float]]]) -> None:
     exports, _ = made
-    file = export_file(exports, Embedder().identity)
+    file = export_file(exports, Embedder().identity, default_embedder_path())
     assert file.is_file()
     assert file.stat().st_mode & 0o777 == 0o600
     assert not rejected_file(file).exists()
@@ -63,7 +63,7 @@ def test_the_first_load_exports_the_model_in_the_background(made: tuple[Path, li
 def test_the_export_keeps_a_tokenizer_set_as_it_runs(made: tuple[Path, list[list[float]]]) -> None:
     """The packaged tokenizer.json pads and truncates at 128 tokens; the model runs on 256."""
     exports, _ = made
-    tokens = tokenizer_file(export_file(exports, Embedder().identity))
+    tokens = tokenizer_file(export_file(exports, Embedder().identity, default_embedder_path()))
     assert tokens.is_file() and tokens.stat().st_mode & 0o777 == 0o600
     settings = json.loads(tokens.read_text(encoding="utf-8"))
     assert settings["truncation"]["max_length"] == 256
@@ -143,7 +143,7 @@ def test_a_process_with_the_export_never_imports_torch(made: tuple[Path, list[li
 
 @pytest.mark.integration
 def test_an_unreadable_export_is_dropped_and_the_torch_path_answers(tmp_path: Path) -> None:
-    file = export_file(tmp_path, Embedder().identity)
+    file = export_file(tmp_path, Embedder().identity, default_embedder_path())
     file.write_bytes(b"not an onnx graph")
     embedder = Embedder(exports=tmp_path)
     vector = embedder.embed_one("memcli")
@@ -369,9 +369,9 @@ def test_the_shared_export_is_read_first_then_one_an_earlier_memcli_left_in_the_
     embedder.load()
     assert LoadedExport.loaded == [earlier] and embedder.runtime == "onnx"
     assert embedder._exporter is None  # nothing exported again
-    export_file(shared, identity).write_bytes(b"the shared export")
+    export_file(shared, identity, default_embedder_path()).write_bytes(b"the shared export")
     Embedder(exports=shared, earlier_exports=(home,)).load()
-    assert LoadedExport.loaded[-1] == export_file(shared, identity)
+    assert LoadedExport.loaded[-1] == export_file(shared, identity, default_embedder_path())
 
 
 def test_without_any_export_the_torch_load_makes_one_in_the_shared_folder(
@@ -387,7 +387,7 @@ def test_without_any_export_the_torch_load_makes_one_in_the_shared_folder(
     assert isinstance(embedder, Embedder)
     embedder.load()
     assert embedder.runtime == "torch"
-    assert started == [export_file(paths.embedder_exports_dir, embedder.identity)]
+    assert started == [export_file(paths.embedder_exports_dir, embedder.identity, default_embedder_path())]
     assert started[0].parent != paths.model_dir
 
 
@@ -397,18 +397,18 @@ def test_the_export_is_named_after_the_libraries_that_make_and_run_it(monkeypatc
     import importlib.metadata
 
     identity = Embedder().identity
-    now = export_file(Path("x"), identity)
+    now = export_file(Path("x"), identity, default_embedder_path())
     real = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "9.9" if name == "onnxruntime" else real(name))
     libraries_key.cache_clear()
     try:
-        upgraded = export_file(Path("x"), identity)
+        upgraded = export_file(Path("x"), identity, default_embedder_path())
     finally:
         monkeypatch.undo()
         libraries_key.cache_clear()
     assert now != upgraded
     assert now.name.startswith(identity + "+") and upgraded.name.startswith(identity + "+")
-    assert export_file(Path("x"), identity) == now
+    assert export_file(Path("x"), identity, default_embedder_path()) == now
 
 
 def test_a_shared_folder_under_one_others_can_write_to_is_not_used(tmp_path: Path) -> None:
@@ -451,9 +451,29 @@ def test_an_export_is_checked_again_right_before_it_is_loaded(tmp_path: Path, mo
     shared.mkdir()
     elsewhere = tmp_path / "elsewhere.onnx"
     elsewhere.write_bytes(b"not the user's export")
-    export_file(shared, Embedder().identity).symlink_to(elsewhere)
+    export_file(shared, Embedder().identity, default_embedder_path()).symlink_to(elsewhere)
     embedder = Embedder(exports=shared)
     embedder.load()
     assert LoadedExport.loaded == [] and embedder.runtime == "torch" and started == []
-    assert own_file(export_file(shared, Embedder().identity)) is not None
+    assert own_file(export_file(shared, Embedder().identity, default_embedder_path())) is not None
     assert own_file(elsewhere) is None
+
+
+def test_the_export_is_named_after_the_files_that_tokenize_for_the_model(tmp_path: Path) -> None:
+    """The model's identity does not cover its ``max_seq_length`` nor its tokenizer's files,
+    from which the export's tokenizer is made: a model whose ``max_seq_length`` was changed
+    gets an export of its own, not the one truncating at the old length."""
+    model = tmp_path / "all-MiniLM-L6-v2"
+    model.mkdir()
+    for file in default_embedder_path().iterdir():
+        (model / file.name).symlink_to(file)
+    same = export_file(tmp_path, Embedder(model).identity, model)
+    assert same == export_file(tmp_path, Embedder().identity, default_embedder_path())
+    for name in ("sentence_bert_config.json", "tokenizer_config.json", "tokenizer.json"):
+        settings = json.loads((model / name).read_text(encoding="utf-8"))
+        (model / name).unlink()
+        (model / name).write_text(json.dumps({**settings, "max_seq_length": 128}), encoding="utf-8")
+        assert Embedder(model).identity == Embedder().identity  # the store needs no reindex
+        assert export_file(tmp_path, Embedder(model).identity, model) != same
+        (model / name).unlink()
+        (model / name).symlink_to(default_embedder_path() / name)

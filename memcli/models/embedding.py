@@ -254,7 +254,7 @@ class Embedder:
             raise ModelError(f"embedder {path}: not a directory holding a sentence-transformers model")
         if not any((path / f).is_file() for f in ("modules.json", "config.json")):
             raise ModelError(f"embedder {path}: no modules.json or config.json; not a sentence-transformers model")
-        export = export_file(self.exports, self.identity) if self.exports is not None else None
+        export = export_file(self.exports, self.identity, path) if self.exports is not None else None
         found = self._found_export(export)
         if found is not None and _unsafe_to_load(found):
             if found == export:  # its folder: nothing is made there either

@@ -12,7 +12,7 @@ texts as sentence-transformers does (every component within ``TOLERANCE``), and 
 moves it into place; a model it cannot reproduce gets a ``.rejected`` note instead and
 keeps the torch path. The export is made once for every home of the user on the machine,
 in the cache folder they share (``memcli.paths.Paths.embedder_exports_dir``), under a name
-keyed by the model and the versions of the libraries that make and run it
+keyed by the model, the files that tokenize for it and the versions of the libraries that make and run it
 (``export_file``): a file lock lets one process export it, and a reader finds it whole or
 not at all. Only models of the common shape are exported: a Transformer, mean
 pooling, Normalize (``modules.json``), which is what all-MiniLM-L6-v2 and most
@@ -86,11 +86,26 @@ def libraries_key() -> str:
     return digest.hexdigest()[:8]
 
 
-def export_file(exports: Path, identity: str) -> Path:
+TOKENIZING_FILES = ("sentence_bert_config.json", "tokenizer.json", "tokenizer_config.json")
+"""The model's files that say how a text is tokenized for it (its ``max_seq_length``, its
+vocabulary and settings): the export's tokenizer is made from them (``tokenizer_file``), and
+the model's identity (``Embedder.identity``) does not cover them."""
+
+
+def export_file(exports: Path, identity: str, model_dir: Path) -> Path:
     """Where the export of the model ``identity`` (``Embedder.identity``, ``NAME@FINGERPRINT``)
-    made by these library versions lives in the folder ``exports`` (``Paths.embedder_exports_dir``,
-    shared by every home): ``NAME@FINGERPRINT+LIBRARIES.onnx`` (``libraries_key``)."""
-    return exports / f"{identity.replace('/', '_')}+{libraries_key()}.onnx"
+    at ``model_dir`` made by these library versions lives in the folder ``exports``
+    (``Paths.embedder_exports_dir``, shared by every home): ``NAME@FINGERPRINT+KEY.onnx``, KEY
+    being 8 hex digits of a SHA-256 over ``libraries_key`` and the model's
+    ``TOKENIZING_FILES`` (a model whose ``max_seq_length`` or tokenizer was changed gets an
+    export of its own)."""
+    digest = hashlib.sha256(libraries_key().encode())
+    for name in TOKENIZING_FILES:
+        try:
+            digest.update(f"\0{name}\0".encode() + (model_dir / name).read_bytes())
+        except FileNotFoundError:
+            digest.update(f"\0{name}: none".encode())
+    return exports / f"{identity.replace('/', '_')}+{digest.hexdigest()[:8]}.onnx"
 
 
 def earlier_export_file(model_dir: Path, identity: str) -> Path:
