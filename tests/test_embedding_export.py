@@ -477,3 +477,57 @@ def test_the_export_is_named_after_the_files_that_tokenize_for_the_model(tmp_pat
         assert export_file(tmp_path, Embedder(model).identity, model) != same
         (model / name).unlink()
         (model / name).symlink_to(default_embedder_path() / name)
+
+
+class FailingExport:
+    """Stands in for ``OnnxEncoder``: fails as ``error`` says."""
+
+    error: BaseException = OSError(24, "Too many open files")
+
+    def __init__(self, model_dir: Path, export: Path) -> None:
+        raise FailingExport.error
+
+
+def test_a_failed_load_removes_the_shared_export_only_for_an_error_that_recurs_and_under_its_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of memory or files, a load leaves the export every home reads; ONNX Runtime's
+    error for a file it cannot read removes it (to be made again), but not while another
+    process holds its lock (making it again)."""
+    from filelock import FileLock
+
+    from memcli.models import embedding
+
+    monkeypatch.setattr(embedding, "OnnxEncoder", FailingExport)
+    monkeypatch.setattr(embedding, "TorchEncoder", lambda path: object())
+    monkeypatch.setattr(Embedder, "_start_export", lambda self, path, export: None)
+    file = export_file(tmp_path, Embedder().identity, default_embedder_path())
+    file.write_bytes(b"an export")
+    for passing in (OSError(24, "Too many open files"), MemoryError()):
+        monkeypatch.setattr(FailingExport, "error", passing)
+        embedder = Embedder(exports=tmp_path)
+        embedder.load()
+        assert embedder.runtime == "torch" and file.is_file()
+    monkeypatch.setattr(FailingExport, "error", ValueError("[ONNXRuntimeError] : 7 : INVALID_PROTOBUF"))
+    with FileLock(str(file) + ".lock", timeout=0):
+        Embedder(exports=tmp_path).load()
+        assert file.is_file()
+    Embedder(exports=tmp_path).load()
+    assert not file.exists()
+
+
+@pytest.mark.integration
+def test_an_export_error_is_lasting_only_when_it_recurs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch's exporter failing once (short of memory, say) does not keep every home on
+    torch for good: the model is rejected when the next attempt fails too."""
+    import torch
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("DefaultCPUAllocator: not enough memory")
+
+    monkeypatch.setattr(torch.onnx, "export", failing)
+    out = export_file(tmp_path, Embedder().identity, default_embedder_path())
+    first = export(default_embedder_path(), out)
+    assert "not enough memory" in first and not rejected_file(out).exists()
+    second = export(default_embedder_path(), out)
+    assert "not enough memory" in second and rejected_file(out).exists()

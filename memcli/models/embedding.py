@@ -24,6 +24,7 @@ from memcli.models.embedding_export import (
     OnnxEncoder,
     TokenizedEncoder,
     TorchEncoder,
+    discard_export,
     earlier_export_file,
     export_file,
     offline_transformers,
@@ -262,10 +263,14 @@ class Embedder:
             found = None  # someone else could have put it there: the torch path
         if found is not None:
             try:
+                seen = os.stat(found)
                 self._onnx = self._encoder = OnnxEncoder(path, found)
                 return self._onnx
-            except Exception:  # an unreadable export: the model itself still works; the export is made again
-                found.unlink(missing_ok=True)
+            except (OSError, MemoryError):
+                pass  # a want that passes (memory, open files): torch this time, and the export stays
+            except Exception:  # ONNX Runtime's errors for a file it cannot read: the export is made again
+                if found == export:
+                    discard_export(found, seen)
         if unsupported(path) is None and _at_root(path):
             try:
                 self._encoder = TorchEncoder(path)

@@ -138,6 +138,38 @@ def rejected_file(export: Path) -> Path:
     return export.with_name(export.name + ".rejected")
 
 
+def failed_file(export: Path) -> Path:
+    """The note that the last attempt at ``export`` failed with an error that may pass (the
+    exporter or ONNX Runtime short of memory or files): the next attempt is made, and
+    ``export`` is rejected only when it fails too."""
+    return export.with_name(export.name + ".failed")
+
+
+def lock_file(export: Path) -> Path:
+    """The file lock held by whoever makes or removes ``export``."""
+    return export.with_name(export.name + ".lock")
+
+
+def discard_export(export: Path, seen: os.stat_result) -> bool:
+    """Remove ``export`` and its tokenizer, which ONNX Runtime could not load, under its
+    file lock and only when it is still the file ``seen`` (``os.stat``) that failed: not
+    one another process has made again meanwhile. Returns whether it was removed (not when
+    another process holds the lock, making it). The next load exports the model again."""
+    # heavy library: filelock is light, but only a failed load needs it here
+    from filelock import FileLock, Timeout
+
+    try:
+        with FileLock(str(lock_file(export)), timeout=0, mode=0o600):
+            now = os.stat(export, follow_symlinks=False)
+            if (now.st_ino, now.st_dev, now.st_mtime_ns) != (seen.st_ino, seen.st_dev, seen.st_mtime_ns):
+                return False
+            tokenizer_file(export).unlink(missing_ok=True)
+            export.unlink()
+            return True
+    except (Timeout, OSError):
+        return False
+
+
 def prompt_name(prompts: Mapping[str, str], role: str) -> str | None:
     """The name of the model's prompt for ``role`` ("query" or "document") among its
     sentence-transformers ``prompts`` (e5 models: "query: ", "passage: "), or None."""
@@ -363,7 +395,7 @@ def export(model_dir: Path, out: Path) -> str:
         return f"could not export now: {unsafe}"
     private_dir(out.parent)
     try:
-        with FileLock(str(out) + ".lock", timeout=0, mode=0o600):
+        with FileLock(str(lock_file(out)), timeout=0, mode=0o600):
             if out.is_file() or rejected_file(out).is_file():
                 return "exported" if out.is_file() else rejected_file(out).read_text(encoding="utf-8")
             _remove_stale(out)
@@ -389,8 +421,9 @@ def _remove_stale(out: Path) -> None:
 
 def _export_checked(model_dir: Path, out: Path) -> tuple[str, bool]:
     """Export and check (``export``): "exported" or why not, and whether the reason lasts
-    (the model cannot be reproduced: noted, never tried again) or passes (a file or folder
-    error, such as a full disk or the folder removed meanwhile: tried again at the next load)."""
+    (the model cannot be reproduced: noted, never tried again) or may pass (a file, folder
+    or memory error, such as a full disk or the folder removed meanwhile; another error the
+    first time, noted in ``failed_file``: tried again at the next load)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -451,11 +484,18 @@ def _export_checked(model_dir: Path, out: Path) -> tuple[str, bool]:
                 )
         os.replace(tokens, tokenizer_file(out))  # first: an export in place always has its tokenizer
         os.replace(tmp, out)
+        failed_file(out).unlink(missing_ok=True)
         return "exported", True
-    except OSError as exc:  # the disk or the folder, not the model: a rejection would keep torch for good
+    except (OSError, MemoryError) as exc:  # the disk, the folder or memory, not the model: tried again
         return f"could not export now: {type(exc).__name__}: {exc}"[:500], False
-    except Exception as exc:  # torch's exporter and ONNX Runtime raise many types; each means "not this model"
-        return f"could not export: {type(exc).__name__}: {exc}"[:500], True
+    except Exception as exc:
+        # torch's exporter and ONNX Runtime raise many types, for a model they cannot export
+        # and for a want that passes (memory, open files) alike: lasting when it fails twice
+        reason = f"could not export: {type(exc).__name__}: {exc}"[:500]
+        if failed_file(out).is_file():
+            return reason, True
+        write_private(failed_file(out), reason)
+        return reason, False
     finally:
         tmp.unlink(missing_ok=True)
         tokens.unlink(missing_ok=True)
