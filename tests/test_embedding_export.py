@@ -399,13 +399,13 @@ def test_the_export_is_named_after_the_libraries_that_make_and_run_it(monkeypatc
     identity = Embedder().identity
     now = export_file(Path("x"), identity, default_embedder_path())
     real = importlib.metadata.version
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: "9.9" if name == "onnxruntime" else real(name))
-    libraries_key.cache_clear()
-    try:
-        upgraded = export_file(Path("x"), identity, default_embedder_path())
-    finally:
-        monkeypatch.undo()
+    with monkeypatch.context() as patched:  # not ``undo``: it would undo the autouse fixture's setenv too
+        patched.setattr(importlib.metadata, "version", lambda name: "9.9" if name == "onnxruntime" else real(name))
         libraries_key.cache_clear()
+        try:
+            upgraded = export_file(Path("x"), identity, default_embedder_path())
+        finally:
+            libraries_key.cache_clear()
     assert now != upgraded
     assert now.name.startswith(identity + "+") and upgraded.name.startswith(identity + "+")
     assert export_file(Path("x"), identity, default_embedder_path()) == now
