@@ -332,7 +332,7 @@ def uninstall(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Remove everything memcli wrote: stop the service, take out the schedule, delete every folder memcli paths lists.
+    """Remove memcli's files: stop the service, take out the schedule, delete the config, data, cache and state folders memcli paths lists.
 
     That is the memories of every user (export them first if you want them), the config
     file, the service's state and log, and the cache with the assembled copy of the chat
