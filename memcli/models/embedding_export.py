@@ -61,10 +61,11 @@ STALE_SECONDS = 3600
 
 EXPORT_FORMAT = "memcli-onnx-1: opset 17, mean pooling and Normalize in the graph, its tokenizer beside it"
 """What an export is made of; part of ``libraries_key``, so a change to the exporter makes new exports."""
-LIBRARIES = ("torch", "transformers", "sentence-transformers", "tokenizers", "onnx", "onnxruntime")
-"""The distributions an export's making and check depend on: the exporter (torch, onnx), the
-model's code it traces (transformers), the vectors it is checked against
-(sentence-transformers), its tokenizer file's format (tokenizers) and its runtime (onnxruntime)."""
+LIBRARIES = ("tokenizers", "onnxruntime")
+"""The distributions that read an export: its tokenizer file's format (tokenizers) and its
+runtime (onnxruntime). Those that make it (torch, onnx, transformers, sentence-transformers)
+are not: an export made and checked stays valid when they change, and every home keeps
+reading it. Exports of other keys are left in the folder (``rm`` of it makes it again)."""
 
 
 @functools.cache
