@@ -26,14 +26,15 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-PROTOCOL = 4
+PROTOCOL = 5
 """The version of the request and reply shapes between the client and the service
 (``memcli.library.api``, ``memcli.schema``); a client and a service that differ in it, or in
 ``__version__``, do not talk: a client newer than the service restarts it, an older one
 (memcli was upgraded while it ran) stops with a message. 2: the service says
 ``accepted`` before it runs a request. 3: the ``reindex`` verb, ``import``'s
 ``retention_from``, the ``person`` recall signal. 4: ``ChatState.said_ids``; from here on
-``tests/test_protocol.py`` fails when a shape changes and this does not."""
+``tests/test_protocol.py`` fails when a shape changes and this does not. 5: ``PathsResult``'s
+``embedder_exports_dir``."""
 
 __all__ = ["Client", "MemcliError", "__version__", "errors", "open", "schema"]
 

@@ -10,14 +10,15 @@ reads the file through the same function.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -33,6 +34,34 @@ PROMPT_STATES = "prompt-states"
 """The folder, in the model folder, of the chat openings' evaluated states (``Paths.prompt_states_dir``)."""
 PROMPT_STATES_DROPPED = ".dropped"
 """The file in ``PROMPT_STATES`` whose time is that of the last delete for good (``drop_prompt_states``)."""
+SHARED_CACHE_ENV = "MEMCLI_SHARED_CACHE"
+"""The variable that puts the cache every home shares (``shared_cache_dir``) elsewhere:
+tests point it at a temporary folder, so that none reads or writes the user's own."""
+EMBEDDER_EXPORTS = "embedder-exports"
+"""The folder, in the shared cache, of the embedder's ONNX exports (``Paths.embedder_exports_dir``)."""
+
+
+def shared_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The cache this user's every memcli home shares on this machine: what depends only on
+    the installed models and libraries, never on a home's memories (the embedder's ONNX
+    export, ``memcli.models.embedding_export``). ``MEMCLI_SHARED_CACHE`` of ``env`` (the
+    process environment when None) when set and not empty (``shared_cache_override``); else
+    platformdirs' user cache folder (``$XDG_CACHE_HOME/memcli``, by default ``~/.cache/memcli``
+    on Linux, ``~/Library/Caches/memcli`` on macOS), whatever ``MEMCLI_HOME`` is: the default
+    home's ``cache_dir`` is that same folder."""
+    override = shared_cache_override(os.environ if env is None else env)
+    if override is not None:
+        return override
+    # thin client: only when a path of the shared cache is asked for (an embedder's load, memcli paths)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def shared_cache_override(env: Mapping[str, str]) -> Path | None:
+    """``MEMCLI_SHARED_CACHE`` of ``env`` as a folder, or None when it is unset or empty."""
+    value = env.get(SHARED_CACHE_ENV, "")
+    return Path(value).expanduser() if value.strip() else None
 
 
 @dataclass(frozen=True)
@@ -43,6 +72,11 @@ class Paths:
     data_dir: Path
     cache_dir: Path
     state_dir: Path
+    shared_cache: Path | None = None
+    """The cache every home of this user shares (``shared_cache_dir``), as the environment
+    ``resolve_paths`` or ``home_paths`` was given set it (``MEMCLI_SHARED_CACHE``); None:
+    platformdirs' user cache folder, looked up when a path under it is asked for (the thin
+    client does not import platformdirs for it)."""
 
     @property
     def config_file(self) -> Path:
@@ -127,6 +161,17 @@ class Paths:
         ``memcli.models.llm.OPENING_STATES``; emptied by ``drop_prompt_states``."""
         return self.model_dir / PROMPT_STATES
 
+    @property
+    def embedder_exports_dir(self) -> Path:
+        """Where the embedder's ONNX exports are made and read, one per model and library
+        versions, shared by every home of this user on this machine: in platformdirs' user
+        cache folder whatever MEMCLI_HOME is (on macOS ~/Library/Caches/memcli), or under
+        MEMCLI_SHARED_CACHE when set. An export an earlier memcli made in a home's model
+        folder is still read there.
+
+        ``Paths.shared_cache``; ``memcli.models.embedding_export``."""
+        return (self.shared_cache or shared_cache_dir({})) / EMBEDDER_EXPORTS
+
     def as_dict(self) -> dict[str, str]:
         """Name → path, for ``memcli paths``."""
         return {
@@ -141,6 +186,7 @@ class Paths:
             "cache_dir": str(self.cache_dir),
             "model_dir": str(self.model_dir),
             "prompt_states_dir": str(self.prompt_states_dir),
+            "embedder_exports_dir": str(self.embedder_exports_dir),
             "state_dir": str(self.state_dir),
             "run_dir": str(self.run_dir),
             "socket": str(self.socket),
@@ -352,20 +398,25 @@ def device_of(path: os.PathLike[str] | str) -> str:
     return f"{source} (mounted on {mount}) for {path}" if source else f"the device mounted on {mount} for {path}"
 
 
-def home_paths(root: Path) -> Paths:
-    """memcli's paths under one folder: ``root/config``, ``/data``, ``/cache``, ``/state``."""
-    return Paths(root / "config", root / "data", root / "cache", root / "state")
+def home_paths(root: Path, env: Mapping[str, str] | None = None) -> Paths:
+    """memcli's paths under one folder: ``root/config``, ``/data``, ``/cache``, ``/state``;
+    the cache every home shares is ``MEMCLI_SHARED_CACHE`` of ``env`` (the process
+    environment when None) when set (``Paths.shared_cache``)."""
+    override = shared_cache_override(os.environ if env is None else env)
+    return Paths(root / "config", root / "data", root / "cache", root / "state", override)
 
 
 def home_of(paths: Paths) -> Path | None:
     """The one folder ``paths`` are under (MEMCLI_HOME, as ``home_paths`` lays it out), or
     None (platformdirs' folders, each under a parent that is not memcli's)."""
     root = paths.config_dir.parent
-    return root if paths == home_paths(root) else None
+    return root if replace(paths, shared_cache=None) == home_paths(root, {}) else None
 
 
-def resolve_paths(env: dict[str, str] | None = None) -> Paths:
-    """Return memcli's paths: under ``MEMCLI_HOME`` when set, else platformdirs' user dirs.
+def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
+    """Return memcli's paths: under ``MEMCLI_HOME`` of ``env`` (the process environment when
+    None) when set, else platformdirs' user dirs; the cache every home shares from the same
+    ``env`` (``Paths.shared_cache``).
     Raises BadInputError when MEMCLI_HOME is set but empty (an unset variable in a script:
     the default folders would be a surprise)."""
     env = os.environ if env is None else env
@@ -375,15 +426,17 @@ def resolve_paths(env: dict[str, str] | None = None) -> Paths:
             raise BadInputError(
                 "MEMCLI_HOME is set but empty: set it to a folder, or unset it for the default folders (memcli paths lists them)"
             )
-        return home_paths(Path(home).expanduser())
+        return home_paths(Path(home).expanduser(), env)
     # thin client: needed only when MEMCLI_HOME is not set, and memcli starts at every TAB press
     import platformdirs
 
+    cache = Path(platformdirs.user_cache_dir(APP_NAME))
     return Paths(
         Path(platformdirs.user_config_dir(APP_NAME)),
         Path(platformdirs.user_data_dir(APP_NAME)),
-        Path(platformdirs.user_cache_dir(APP_NAME)),
+        cache,
         Path(platformdirs.user_state_dir(APP_NAME)),
+        shared_cache_override(env) or cache,
     )
 
 
@@ -408,6 +461,66 @@ def unsafe_folder(folder: Path) -> str | None:
     if found.st_mode & 0o022:
         others = " and ".join(who for who, mask in (("group", 0o020), ("others", 0o002)) if found.st_mode & mask)
         return f"{folder} is writable by {others} (mode {stat.S_IMODE(found.st_mode):04o}): chmod 700 {folder}"
+    return None
+
+
+def unsafe_path(folder: Path) -> str | None:
+    """Why memcli must not read or write files in ``folder`` (None when it may): someone
+    else could put another file there, or replace ``folder`` or a folder above it (whoever
+    can write to a folder can rename what is in it and put another folder in its place).
+    Every folder from ``folder`` (its real path, as resolved now) up to ``/`` must be this
+    user's or root's and writable by no one else (``unsafe_folder``), but for a sticky
+    folder anyone can write to (/tmp), where no one else can rename what is not theirs: the
+    folder just below it must be this user's own and 0700. A folder not there yet is passed
+    over (memcli makes it 0700), but not right in such a sticky folder, where another user
+    could make it first. This checks the folders as they are when it is called; the file
+    read is checked when it is opened (``own_file``)."""
+    real = Path(os.path.realpath(folder))
+    below: tuple[Path, os.stat_result | None] | None = None
+    for current in (real, *real.parents):
+        try:
+            found = os.stat(current)
+        except FileNotFoundError:
+            below = (current, None)
+            continue
+        except OSError as exc:
+            return f"{current} cannot be examined ({exc.strerror})"
+        reason = unsafe_folder(current)
+        if reason is not None and found.st_mode & stat.S_ISVTX and found.st_uid in (os.geteuid(), 0):
+            if below is None:
+                return reason
+            child, child_found = below
+            if child_found is None:
+                return f"{child} is not there, and {current} is a folder anyone can write to: another user could make it first; make it yourself: mkdir -m 700 {child}"
+            if child_found.st_uid != os.geteuid() or child_found.st_mode & 0o077:
+                return (
+                    f"{child} is in {current}, a folder anyone can write to, and is not yours alone: chmod 700 {child}"
+                )
+        elif reason is not None:
+            return reason
+        below = (current, found)
+    return None
+
+
+def own_file(path: Path) -> str | None:
+    """Why the file at ``path`` must not be read (None when it may): it is a symbolic link,
+    not a regular file, or not this user's. Opened without following a link (O_NOFOLLOW)
+    and examined through the open file (``fstat``), so the file examined is the one that
+    was there. Raises FileNotFoundError when there is none, OSError when it cannot be opened."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"{path} is a symbolic link"
+        raise
+    try:
+        found = os.fstat(descriptor)
+    finally:
+        os.close(descriptor)
+    if not stat.S_ISREG(found.st_mode):
+        return f"{path} is not a regular file"
+    if found.st_uid != os.geteuid():
+        return f"{path} belongs to uid {found.st_uid}, not to you (uid {os.geteuid()})"
     return None
 
 

@@ -565,6 +565,9 @@ class PathsResult(Out):
     prompt_states_dir: str = Field(
         description="the chat openings' evaluated states: a cache, emptied by a delete for good"
     )
+    embedder_exports_dir: str = Field(
+        description="the embedder's ONNX exports, shared by every home of this user: a cache of the model alone"
+    )
     state_dir: str
     run_dir: str = Field(description="the service's private directory")
     socket: str

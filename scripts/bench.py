@@ -26,7 +26,7 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    measured in a fresh worker process (this script with a hidden ``--worker``), so the
    memory figures are those of a process like the service: embedder loaded, store open,
    one user's index in memory. Queries are encoded by the embedder the service runs
-   (``service_embedder``: the ONNX export, made first in the worker's home). ``--vector-dtype float32,float16`` (the default) measures
+   (``service_embedder``: the ONNX export, made by the first worker in the run's shared cache). ``--vector-dtype float32,float16`` (the default) measures
    each size twice, with the in-memory vectors of the recall index held as float32 (what
    memcli uses) and as float16 (``memcli.store.index.VECTOR_DTYPE``).
 
@@ -80,9 +80,10 @@ It reports, as a table on stdout (``--json``: one JSON object; progress goes to 
    of each and their ratio (goal: at least 0.90, issue 32); and the same ratio in CPU time
    (the bench's own CPU for raw, the service's CPU from its start to the import's end),
    which a busy machine slows far less than wall times. That first import loads the model
-   through torch; its end starts the embedder's ONNX export in the background. Once the
-   export is made, the same again with it, side by side with the first: raw encoding
-   with the export, and an import into a second fresh store that has it (every import
+   through torch (the import's homes share a cache of their own, with no export yet); its
+   end starts the embedder's ONNX export in the background. Once the export is made, the
+   same again with it, side by side with the first: raw encoding with the export, and an
+   import into a second fresh store, which reads it from the shared cache (every import
    after a person's first).
 
 4. **``forget --dry-run``** over each store: ``Engine.forget(dry_run=True)`` in the worker
@@ -132,6 +133,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from memcli.paths import EMBEDDER_EXPORTS, SHARED_CACHE_ENV
 
 DEFAULT_LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
 """LoCoMo in ../shared/data/locomo/ beside the repository (``--locomo`` to give another)."""
@@ -599,6 +602,7 @@ def service_embedder(settings: Any, paths: Any, timeout: float = 600.0) -> Any:
     export yet gets it first: the model is loaded through sentence-transformers, which
     starts the export, and loaded again once it is made (within ``timeout`` seconds; else,
     or when the export is rejected, the torch model is kept: its ``runtime`` says which).
+    The export is waited for in ``paths.embedder_exports_dir``.
     A query encoded by torch on 2 threads costs 90-180 ms of CPU on a busy machine
     (its threads wait spinning), by the export 11-16 ms: the recall figures must be the
     service's."""
@@ -606,7 +610,7 @@ def service_embedder(settings: Any, paths: Any, timeout: float = 600.0) -> Any:
 
     embedder = make_embedder(settings, paths)
     embedder.embed_one("warm up")
-    if embedder.runtime == "torch" and wait_for_embedder_export(paths.model_dir, timeout):
+    if embedder.runtime == "torch" and wait_for_embedder_export(paths.embedder_exports_dir, timeout):
         embedder = make_embedder(settings, paths)
         embedder.embed_one("warm up")
     return embedder
@@ -775,19 +779,25 @@ def worker(
 
 
 class Shell:
-    """Runs memcli commands with a given MEMCLI_HOME; remembers every home it ran in."""
+    """Runs memcli commands with a given MEMCLI_HOME; remembers every home it ran in.
+    ``shared_cache``: the cache every home shares (``MEMCLI_SHARED_CACHE``: the run's own,
+    never the user's), unless ``shared_caches`` names another for a home."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared_cache: Path) -> None:
         """Find the memcli command; no homes, failures or fallbacks yet."""
         self.command = memcli_command()
         self.homes: set[Path] = set()
         self.failures: list[str] = []
         self.fallbacks = 0
+        self.shared_cache = shared_cache
+        self.shared_caches: dict[Path, Path] = {}
 
     def env(self, home: Path, user: str | None = None) -> dict[str, str]:
-        """This environment without MEMCLI_* variables, plus MEMCLI_HOME (and MEMCLI_USER if given)."""
+        """This environment without MEMCLI_* variables, plus MEMCLI_HOME, MEMCLI_SHARED_CACHE
+        (and MEMCLI_USER if given)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
         env["MEMCLI_HOME"] = str(home)
+        env[SHARED_CACHE_ENV] = str(self.shared_caches.get(home, self.shared_cache))
         if user:
             env["MEMCLI_USER"] = user
         return env
@@ -1046,7 +1056,7 @@ def ctrl_c(shell: Shell, home: Path, after_first_piece: bool) -> float:
 
 
 def wait_for_embedder_export(models: Path, timeout: float = 300.0) -> bool:
-    """Wait until the embedder's ONNX export in ``models`` (a home's ``paths.model_dir``)
+    """Wait until the embedder's ONNX export in ``models`` (``paths.embedder_exports_dir``)
     is made (True) or rejected, or ``timeout`` seconds pass (False)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -1061,17 +1071,17 @@ def wait_for_embedder_export(models: Path, timeout: float = 300.0) -> bool:
 def import_with_export(
     shell: Shell, first: Path, home: Path, args: Any, conversation: str, r: dict[str, Any]
 ) -> dict[str, Any]:
-    """Section 3, the second import: once the first import's home (``first``) has made the
-    embedder's ONNX export (in the background, after the import), raw encoding of the same
-    texts with the export (``Embedder`` given that home's models folder, model loaded), then
-    ``memcli import`` of the same conversation into another fresh store (``home``) that
-    has the export (copied into its models folder), as every import after a person's
-    first one is; seconds, texts/s and the ratios, in wall and in CPU time, as for the first."""
-    from memcli.config import home_paths
+    """Section 3, the second import: once the first import (into ``first``) has made the
+    embedder's ONNX export (in the background, after the import) in the cache its home
+    shares, raw encoding of the same texts with the export (``Embedder`` given that
+    folder, model loaded), then ``memcli import`` of the same conversation into another
+    fresh store (``home``) sharing that cache, as every import after a person's first one
+    is; seconds, texts/s and the ratios, in wall and in CPU time, as for the first."""
     from memcli.models.embedding import Embedder
     from memcli.store.recall_index import batch_windows
 
-    models = home_paths(first).model_dir
+    models = shell.shared_caches.get(first, shell.shared_cache) / EMBEDDER_EXPORTS
+    shell.shared_caches[home] = models.parent
     log("  waiting for the embedder's ONNX export the first import started")
     if not wait_for_embedder_export(models):
         return {"skipped": "no ONNX export was made"}
@@ -1089,7 +1099,6 @@ def import_with_export(
     log(
         f"  raw with the export ({onnx.runtime}): {texts} texts in {raw_s:.1f} s; now memcli import into a fresh store with it"
     )
-    shutil.copytree(models, home_paths(home).model_dir)
     try:
         wall, done = shell.run(home, ["import", str(args.locomo), "--conversation", conversation, "--json", "--quiet"])
         service_cpu_s = service_cpu(home)
@@ -1127,7 +1136,7 @@ def waits_bench(shell: Shell, home: Path, calls: int, cold_calls: int, chat_turn
     shell.run(home, question)  # what a person does first: the embedded model is made ready once
     # ... and the embedder's ONNX export is made once in the background: the cold figures are
     # those of every later start (memcli.models.embedding_export)
-    exported = wait_for_embedder_export(home / "cache" / "models")
+    exported = wait_for_embedder_export(shell.shared_cache / EMBEDDER_EXPORTS)
     out["embedder_runtime"] = "onnx" if exported else "torch"
     log(f"  embedder at a cold start: {out['embedder_runtime']}")
     _, listed = shell.run(home, ["list", "--user", "demo", "-n", "1", "--json"])
@@ -1760,7 +1769,9 @@ def main(argv: list[str] | None = None) -> int:
     conversations = [c.strip() for c in args.conversations.split(",") if c.strip()] or None
     skip = {s.strip() for s in args.skip.split(",") if s.strip()} | ({"forget-cli"} if args.skip_cli_forget else set())
     root = Path(tempfile.mkdtemp(prefix="memcli-bench-"))
-    shell = Shell()
+    # the run's own shared cache (the workers inherit it): never the user's, and no export yet
+    os.environ[SHARED_CACHE_ENV] = str(root / "shared-cache")
+    shell = Shell(root / "shared-cache")
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     r: dict[str, Any] = {
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -1805,6 +1816,9 @@ def main(argv: list[str] | None = None) -> int:
 
         if not {"import", "shell"} <= skip:
             home = root / "small"
+            # a cache of the import's own: its first import is a person's first, on torch, even
+            # after the demo store's (section 6) made the export in the run's shared cache
+            shell.shared_caches[home] = root / "import-shared"
             imported: dict[str, Any] = {}
             mark = foreign.mark()
             try:

@@ -45,7 +45,7 @@ from memcli import __version__, schema
 from memcli.cli import GROUP_MODULES, app, load_all
 from memcli.config import ENV_PREFIX, Settings, login_name
 from memcli.errors import EXIT_CODE_MEANINGS
-from memcli.paths import CONFIG_FILENAME, Paths, resolve_paths
+from memcli.paths import CONFIG_FILENAME, SHARED_CACHE_ENV, Paths, resolve_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 PROG = "memcli"
@@ -496,8 +496,10 @@ def _section_json() -> list[str]:
 
 def _home_paths() -> Paths:
     # The layout under a symbolic $MEMCLI_HOME, computed by the real code, so the page
-    # follows config.py and never shows this machine's directories.
-    return resolve_paths({"MEMCLI_HOME": "$MEMCLI_HOME"})
+    # follows config.py and never shows this machine's directories; the cache every home
+    # shares is shown as the Linux folder platformdirs gives it (the summary of
+    # Paths.embedder_exports_dir names the others).
+    return resolve_paths({"MEMCLI_HOME": "$MEMCLI_HOME", SHARED_CACHE_ENV: "$XDG_CACHE_HOME/memcli"})
 
 
 def _section_environment() -> list[str]:

@@ -104,6 +104,8 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # No test home makes the embedder's ONNX export in the background (8 s of CPU each, and a
     # file appearing in the cache at any moment); tests/test_embedding_export.py tests it.
     monkeypatch.setenv("MEMCLI_EMBEDDER_ONNX", "false")
+    # nor reads or writes the user's own cache shared by every home (memcli.paths.shared_cache_dir)
+    monkeypatch.setenv("MEMCLI_SHARED_CACHE", str(tmp_path / "shared-cache"))
     monkeypatch.setenv("LOGNAME", LOGIN)  # the default user (getpass.getuser() reads LOGNAME first)
     return home
 

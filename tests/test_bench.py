@@ -127,5 +127,5 @@ def test_the_worker_encodes_queries_with_the_services_embedder(tmp_path: Path) -
     paths = home_paths(tmp_path)
     embedder = bench.service_embedder(load_settings(paths, env={}), paths)
     assert embedder.runtime == "onnx"
-    assert list(paths.model_dir.glob("*.onnx"))
+    assert list(paths.embedder_exports_dir.glob("*.onnx"))
     assert len(embedder.embed_one("When did Caroline go to the LGBTQ support group?")) == 384

@@ -181,7 +181,9 @@ def test_memcli_home_puts_config_data_and_cache_under_it(tmp_path: Path) -> None
     root = tmp_path / "h"
     assert paths.config_dir.parent == root and paths.data_dir.parent == root and paths.cache_dir.parent == root
     assert len({paths.config_dir, paths.data_dir, paths.cache_dir}) == 3
-    for name, value in paths.as_dict().items():
+    listed = paths.as_dict()
+    assert not Path(listed.pop("embedder_exports_dir")).is_relative_to(root)  # every home's, not under one
+    for name, value in listed.items():
         assert Path(value).is_relative_to(root), name
 
 

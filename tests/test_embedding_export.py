@@ -18,12 +18,15 @@ from memcli.library.engine_models import make_embedder
 from memcli.models.embedding import Embedder, default_embedder_path
 from memcli.models.embedding_export import (
     OnnxEncoder,
+    earlier_export_file,
     export,
     export_file,
+    libraries_key,
     rejected_file,
     tokenizer_file,
     unsupported,
 )
+from memcli.paths import home_of, own_file, resolve_paths, shared_cache_dir
 
 TEXTS = [
     "Where do I live?",
@@ -49,7 +52,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[floa
 @pytest.mark.integration
 def test_the_first_load_exports_the_model_in_the_background(made: tuple[Path, list[list[float]]]) -> None:
     exports, _ = made
-    file = export_file(exports, Embedder().identity)
+    file = export_file(exports, Embedder().identity, default_embedder_path())
     assert file.is_file()
     assert file.stat().st_mode & 0o777 == 0o600
     assert not rejected_file(file).exists()
@@ -60,7 +63,7 @@ def test_the_first_load_exports_the_model_in_the_background(made: tuple[Path, li
 def test_the_export_keeps_a_tokenizer_set_as_it_runs(made: tuple[Path, list[list[float]]]) -> None:
     """The packaged tokenizer.json pads and truncates at 128 tokens; the model runs on 256."""
     exports, _ = made
-    tokens = tokenizer_file(export_file(exports, Embedder().identity))
+    tokens = tokenizer_file(export_file(exports, Embedder().identity, default_embedder_path()))
     assert tokens.is_file() and tokens.stat().st_mode & 0o777 == 0o600
     settings = json.loads(tokens.read_text(encoding="utf-8"))
     assert settings["truncation"]["max_length"] == 256
@@ -140,7 +143,7 @@ def test_a_process_with_the_export_never_imports_torch(made: tuple[Path, list[li
 
 @pytest.mark.integration
 def test_an_unreadable_export_is_dropped_and_the_torch_path_answers(tmp_path: Path) -> None:
-    file = export_file(tmp_path, Embedder().identity)
+    file = export_file(tmp_path, Embedder().identity, default_embedder_path())
     file.write_bytes(b"not an onnx graph")
     embedder = Embedder(exports=tmp_path)
     vector = embedder.embed_one("memcli")
@@ -222,7 +225,7 @@ def test_the_setting_turns_the_export_off(tmp_path: Path) -> None:
     paths = home_paths(tmp_path)
     on = make_embedder(Settings(embedder_onnx=True), paths)
     off = make_embedder(Settings(embedder_onnx=False), paths)
-    assert isinstance(on, Embedder) and on.exports == paths.model_dir
+    assert isinstance(on, Embedder) and on.exports == paths.embedder_exports_dir
     assert isinstance(off, Embedder) and off.exports is None
     assert make_embedder(Settings()).exports is None  # type: ignore[union-attr]  # no paths: nowhere to keep one
 
@@ -300,3 +303,238 @@ def test_the_torch_encoder_takes_the_cores_free_at_each_batch(monkeypatch: pytes
     told.clear()
     fixed.run(fixed.tokenize(TEXTS[:2]))
     assert told == []  # threads fixed by OMP_NUM_THREADS are kept
+
+
+def test_every_home_makes_and_reads_the_export_in_the_one_folder_they_share(tmp_path: Path) -> None:
+    """A new home (an eval's, a test's) does not export the model again: every home's
+    embedder makes and reads the export in the shared cache, and reads its own model
+    folder only for an export an earlier memcli left there."""
+    first, second = home_paths(tmp_path / "first"), home_paths(tmp_path / "second")
+    settings = Settings(embedder_onnx=True)
+    one, two = make_embedder(settings, first), make_embedder(settings, second)
+    assert isinstance(one, Embedder) and isinstance(two, Embedder)
+    assert one.exports == two.exports == shared_cache_dir() / "embedder-exports"
+    assert first.embedder_exports_dir == second.embedder_exports_dir == one.exports
+    assert one.earlier_exports == (first.model_dir,) and two.earlier_exports == (second.model_dir,)
+    # a shared folder others can write to is not read (they could replace the model): the home's serves
+    one.exports.mkdir(parents=True)
+    one.exports.chmod(0o777)
+    unsafe = make_embedder(settings, first)
+    assert isinstance(unsafe, Embedder) and unsafe.exports == first.model_dir
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="platformdirs follows XDG_CACHE_HOME on Linux")
+def test_the_shared_folder_is_the_platforms_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMCLI_SHARED_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    paths = home_paths(tmp_path / "home")  # MEMCLI_HOME does not move it
+    assert paths.embedder_exports_dir == tmp_path / "xdg" / "memcli" / "embedder-exports"
+    assert paths.as_dict()["embedder_exports_dir"] == str(paths.embedder_exports_dir)
+    monkeypatch.setenv("MEMCLI_SHARED_CACHE", str(tmp_path / "tests"))
+    assert home_paths(tmp_path / "home").embedder_exports_dir == tmp_path / "tests" / "embedder-exports"
+
+
+def test_the_shared_folder_comes_from_the_environment_the_paths_are_resolved_in(tmp_path: Path) -> None:
+    """``resolve_paths(env)`` takes the shared cache from ``env``, not from the process's
+    environment (the manual page is made from a symbolic one: it showed this machine's)."""
+    env = {"MEMCLI_HOME": str(tmp_path / "home"), "MEMCLI_SHARED_CACHE": str(tmp_path / "given")}
+    assert resolve_paths(env).embedder_exports_dir == tmp_path / "given" / "embedder-exports"
+    assert os.environ["MEMCLI_SHARED_CACHE"] != str(tmp_path / "given")
+    assert home_of(resolve_paths(env)) == tmp_path / "home"
+
+
+class LoadedExport:
+    """Stands in for ``OnnxEncoder``: records the export it was given."""
+
+    loaded: list[Path] = []
+
+    def __init__(self, model_dir: Path, export: Path) -> None:
+        LoadedExport.loaded.append(export)
+
+
+def test_the_shared_export_is_read_first_then_one_an_earlier_memcli_left_in_the_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.models import embedding
+
+    monkeypatch.setattr(embedding, "OnnxEncoder", LoadedExport)
+    monkeypatch.setattr(LoadedExport, "loaded", [])
+    shared, home = tmp_path / "shared", tmp_path / "home" / "cache" / "models"
+    shared.mkdir()
+    home.mkdir(parents=True)
+    identity = Embedder().identity
+    earlier = earlier_export_file(home, identity)
+    earlier.write_bytes(b"an export made in this home")
+    embedder = Embedder(exports=shared, earlier_exports=(home,))
+    embedder.load()
+    assert LoadedExport.loaded == [earlier] and embedder.runtime == "onnx"
+    assert embedder._exporter is None  # nothing exported again
+    export_file(shared, identity, default_embedder_path()).write_bytes(b"the shared export")
+    Embedder(exports=shared, earlier_exports=(home,)).load()
+    assert LoadedExport.loaded[-1] == export_file(shared, identity, default_embedder_path())
+
+
+def test_without_any_export_the_torch_load_makes_one_in_the_shared_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.models import embedding
+
+    started: list[Path] = []
+    monkeypatch.setattr(embedding, "TorchEncoder", lambda path: object())
+    monkeypatch.setattr(Embedder, "_start_export", lambda self, path, export: started.append(export))
+    paths = home_paths(tmp_path / "home")
+    embedder = make_embedder(Settings(embedder_onnx=True), paths)
+    assert isinstance(embedder, Embedder)
+    embedder.load()
+    assert embedder.runtime == "torch"
+    assert started == [export_file(paths.embedder_exports_dir, embedder.identity, default_embedder_path())]
+    assert started[0].parent != paths.model_dir
+
+
+def test_the_export_is_named_after_the_libraries_that_make_and_run_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two Python environments of one machine (another memcli install, an upgrade of torch
+    or onnxruntime) share the folder: each makes and reads exports of its own name."""
+    import importlib.metadata
+
+    identity = Embedder().identity
+    now = export_file(Path("x"), identity, default_embedder_path())
+    real = importlib.metadata.version
+    with monkeypatch.context() as patched:  # not ``undo``: it would undo the autouse fixture's setenv too
+        patched.setattr(importlib.metadata, "version", lambda name: "9.9" if name == "onnxruntime" else real(name))
+        libraries_key.cache_clear()
+        try:
+            upgraded = export_file(Path("x"), identity, default_embedder_path())
+        finally:
+            libraries_key.cache_clear()
+    assert now != upgraded
+    with monkeypatch.context() as patched:  # the exporting libraries only make it: the export stays
+        patched.setattr(importlib.metadata, "version", lambda name: "9.9" if name == "torch" else real(name))
+        libraries_key.cache_clear()
+        try:
+            assert export_file(Path("x"), identity, default_embedder_path()) == now
+        finally:
+            libraries_key.cache_clear()
+    assert now.name.startswith(identity + "+") and upgraded.name.startswith(identity + "+")
+    assert export_file(Path("x"), identity, default_embedder_path()) == now
+
+
+def test_a_shared_folder_under_one_others_can_write_to_is_not_used(tmp_path: Path) -> None:
+    """Whoever can write to a folder above the shared one can rename it and put their own in
+    its place: every folder up is checked, not the last one alone; in a sticky folder
+    anyone can write to (/tmp) the one below must be the user's own and 0700."""
+    settings = Settings(embedder_onnx=True)
+
+    def exports(shared: Path) -> Path | None:
+        env = {"MEMCLI_HOME": str(tmp_path / "home"), "MEMCLI_SHARED_CACHE": str(shared)}
+        embedder = make_embedder(settings, resolve_paths(env))
+        assert isinstance(embedder, Embedder)
+        return embedder.exports
+
+    home_models = tmp_path / "home" / "cache" / "models"
+    opened = tmp_path / "open"
+    (opened / "cache").mkdir(parents=True, mode=0o700)
+    opened.chmod(0o777)
+    assert exports(opened / "cache") == home_models
+    sticky = tmp_path / "sticky"
+    (sticky / "mine").mkdir(parents=True, mode=0o700)
+    sticky.chmod(0o1777)
+    assert exports(sticky / "mine") == sticky / "mine" / "embedder-exports"
+    assert exports(sticky / "not-there") == home_models  # another user could make it first
+    (sticky / "mine").chmod(0o755)
+    assert exports(sticky / "mine") == home_models
+
+
+def test_an_export_is_checked_again_right_before_it_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A symbolic link put where the export goes is not followed: the torch path serves, and
+    no export is made in a place found unsafe."""
+    from memcli.models import embedding
+
+    monkeypatch.setattr(embedding, "OnnxEncoder", LoadedExport)
+    monkeypatch.setattr(LoadedExport, "loaded", [])
+    monkeypatch.setattr(embedding, "TorchEncoder", lambda path: object())
+    started: list[Path] = []
+    monkeypatch.setattr(Embedder, "_start_export", lambda self, path, export: started.append(export))
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    elsewhere = tmp_path / "elsewhere.onnx"
+    elsewhere.write_bytes(b"not the user's export")
+    export_file(shared, Embedder().identity, default_embedder_path()).symlink_to(elsewhere)
+    embedder = Embedder(exports=shared)
+    embedder.load()
+    assert LoadedExport.loaded == [] and embedder.runtime == "torch" and started == []
+    assert own_file(export_file(shared, Embedder().identity, default_embedder_path())) is not None
+    assert own_file(elsewhere) is None
+
+
+def test_the_export_is_named_after_the_files_that_tokenize_for_the_model(tmp_path: Path) -> None:
+    """The model's identity does not cover its ``max_seq_length`` nor its tokenizer's files,
+    from which the export's tokenizer is made: a model whose ``max_seq_length`` was changed
+    gets an export of its own, not the one truncating at the old length."""
+    model = tmp_path / "all-MiniLM-L6-v2"
+    model.mkdir()
+    for file in default_embedder_path().iterdir():
+        (model / file.name).symlink_to(file)
+    same = export_file(tmp_path, Embedder(model).identity, model)
+    assert same == export_file(tmp_path, Embedder().identity, default_embedder_path())
+    for name in ("sentence_bert_config.json", "tokenizer_config.json", "tokenizer.json"):
+        settings = json.loads((model / name).read_text(encoding="utf-8"))
+        (model / name).unlink()
+        (model / name).write_text(json.dumps({**settings, "max_seq_length": 128}), encoding="utf-8")
+        assert Embedder(model).identity == Embedder().identity  # the store needs no reindex
+        assert export_file(tmp_path, Embedder(model).identity, model) != same
+        (model / name).unlink()
+        (model / name).symlink_to(default_embedder_path() / name)
+
+
+class FailingExport:
+    """Stands in for ``OnnxEncoder``: fails as ``error`` says."""
+
+    error: BaseException = OSError(24, "Too many open files")
+
+    def __init__(self, model_dir: Path, export: Path) -> None:
+        raise FailingExport.error
+
+
+def test_a_failed_load_removes_the_shared_export_only_for_an_error_that_recurs_and_under_its_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of memory or files, a load leaves the export every home reads; ONNX Runtime's
+    error for a file it cannot read removes it (to be made again), but not while another
+    process holds its lock (making it again)."""
+    from filelock import FileLock
+
+    from memcli.models import embedding
+
+    monkeypatch.setattr(embedding, "OnnxEncoder", FailingExport)
+    monkeypatch.setattr(embedding, "TorchEncoder", lambda path: object())
+    monkeypatch.setattr(Embedder, "_start_export", lambda self, path, export: None)
+    file = export_file(tmp_path, Embedder().identity, default_embedder_path())
+    file.write_bytes(b"an export")
+    for passing in (OSError(24, "Too many open files"), MemoryError()):
+        monkeypatch.setattr(FailingExport, "error", passing)
+        embedder = Embedder(exports=tmp_path)
+        embedder.load()
+        assert embedder.runtime == "torch" and file.is_file()
+    monkeypatch.setattr(FailingExport, "error", ValueError("[ONNXRuntimeError] : 7 : INVALID_PROTOBUF"))
+    with FileLock(str(file) + ".lock", timeout=0):
+        Embedder(exports=tmp_path).load()
+        assert file.is_file()
+    Embedder(exports=tmp_path).load()
+    assert not file.exists()
+
+
+@pytest.mark.integration
+def test_an_export_error_is_lasting_only_when_it_recurs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch's exporter failing once (short of memory, say) does not keep every home on
+    torch for good: the model is rejected when the next attempt fails too."""
+    import torch
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("DefaultCPUAllocator: not enough memory")
+
+    monkeypatch.setattr(torch.onnx, "export", failing)
+    out = export_file(tmp_path, Embedder().identity, default_embedder_path())
+    first = export(default_embedder_path(), out)
+    assert "not enough memory" in first and not rejected_file(out).exists()
+    second = export(default_embedder_path(), out)
+    assert "not enough memory" in second and rejected_file(out).exists()

@@ -153,7 +153,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     ),
     "uninstall": (
         "schedule",
-        "Remove everything memcli wrote: stop the service, take out the schedule, delete every folder memcli paths lists.",
+        "Remove memcli's files: stop the service, take out the schedule, delete the config, data, cache and state folders memcli paths lists.",
         False,
     ),
     "config": (

@@ -332,12 +332,14 @@ def uninstall(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Remove everything memcli wrote: stop the service, take out the schedule, delete every folder memcli paths lists.
+    """Remove memcli's files: stop the service, take out the schedule, delete the config, data, cache and state folders memcli paths lists.
 
     That is the memories of every user (export them first if you want them), the config
     file, the service's state and log, and the cache with the assembled copy of the chat
-    model. The program itself stays: remove it with pip uninstall memcli (or pipx
-    uninstall memcli). On a terminal it asks first; a script needs --yes.
+    model. With MEMCLI_HOME set, the embedder's export that every home shares
+    (embedder_exports_dir) stays: it holds only the model. The program itself stays:
+    remove it with pip uninstall memcli (or pipx uninstall memcli). On a terminal it asks
+    first; a script needs --yes.
 
     Example: memcli uninstall --dry-run
     """

@@ -21,6 +21,7 @@ from memcli.models.embedding_server import ServerEmbedder
 from memcli.models.llm import ChatModel, load_chat_model
 from memcli.models.llm import chat_template_known as llm_template_known
 from memcli.models.llm_server import ServerChatModel
+from memcli.paths import unsafe_path
 from memcli.text.chunking import chunks
 
 if TYPE_CHECKING:
@@ -33,9 +34,12 @@ Clock = Callable[[], float]
 def make_embedder(settings: Settings, paths: Paths | None = None) -> Embedder | ServerEmbedder:
     """The embedder the settings name (``embedder_url``: an embedding server; else
     ``embedder``: a sentence-transformers directory, empty for the packaged
-    all-MiniLM-L6-v2, run from its ONNX export in ``paths.model_dir`` when
-    ``embedder_onnx`` is on and paths are given); an ``Engine`` given one does not call
-    this. Nothing is loaded or sent until it is used."""
+    all-MiniLM-L6-v2, run from its ONNX export when ``embedder_onnx`` is on and paths are
+    given: made and read in ``paths.embedder_exports_dir``, shared by every home, unless
+    that folder or one above it is unsafe (``unsafe_path``: someone else could replace the
+    model memcli runs; checked again right before an export is loaded or made), when this home's ``paths.model_dir`` serves instead; an export an earlier memcli
+    made in ``paths.model_dir`` is read too); an ``Engine`` given one does not call this.
+    Nothing is loaded or sent until it is used."""
     if settings.embedder_url:
         return ServerEmbedder(
             settings.embedder_url,
@@ -43,8 +47,11 @@ def make_embedder(settings: Settings, paths: Paths | None = None) -> Embedder | 
             settings.embedder_api_key_env,
             settings.embedder_request_timeout,
         )
-    exports = paths.model_dir if paths is not None and settings.embedder_onnx else None
-    return Embedder(settings.embedder, exports=exports)
+    if paths is None or not settings.embedder_onnx:
+        return Embedder(settings.embedder)
+    shared = paths.embedder_exports_dir
+    exports = shared if unsafe_path(shared) is None else paths.model_dir
+    return Embedder(settings.embedder, exports=exports, earlier_exports=(paths.model_dir,))
 
 
 def embedder_key(settings: Settings) -> tuple[Any, ...]:

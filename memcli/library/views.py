@@ -1026,9 +1026,9 @@ class ServiceStop(View):
 class PathsResult(View):
     """The view of ``schema.PathsResult``: ``memcli paths``: every path memcli uses."""
 
-    __slots__ = ("config_file", "config_dir", "data_dir", "store_dir", "database", "lock_file", "consolidate_lock", "pending_dir", "cache_dir", "model_dir", "prompt_states_dir", "state_dir", "run_dir", "socket", "service_file", "start_lock", "log_file", "chat_history",)
+    __slots__ = ("config_file", "config_dir", "data_dir", "store_dir", "database", "lock_file", "consolidate_lock", "pending_dir", "cache_dir", "model_dir", "prompt_states_dir", "embedder_exports_dir", "state_dir", "run_dir", "socket", "service_file", "start_lock", "log_file", "chat_history",)
 
-    def __init__(self, config_file: str, config_dir: str, data_dir: str, store_dir: str, database: str, lock_file: str, consolidate_lock: str, pending_dir: str, cache_dir: str, model_dir: str, prompt_states_dir: str, state_dir: str, run_dir: str, socket: str, service_file: str, start_lock: str, log_file: str, chat_history: str) -> None:
+    def __init__(self, config_file: str, config_dir: str, data_dir: str, store_dir: str, database: str, lock_file: str, consolidate_lock: str, pending_dir: str, cache_dir: str, model_dir: str, prompt_states_dir: str, embedder_exports_dir: str, state_dir: str, run_dir: str, socket: str, service_file: str, start_lock: str, log_file: str, chat_history: str) -> None:
         self.config_file = config_file
         self.config_dir = config_dir
         self.data_dir = data_dir
@@ -1040,6 +1040,7 @@ class PathsResult(View):
         self.cache_dir = cache_dir
         self.model_dir = model_dir
         self.prompt_states_dir = prompt_states_dir
+        self.embedder_exports_dir = embedder_exports_dir
         self.state_dir = state_dir
         self.run_dir = run_dir
         self.socket = socket
@@ -1067,6 +1068,7 @@ class PathsResult(View):
             "cache_dir": self.cache_dir,
             "model_dir": self.model_dir,
             "prompt_states_dir": self.prompt_states_dir,
+            "embedder_exports_dir": self.embedder_exports_dir,
             "state_dir": self.state_dir,
             "run_dir": self.run_dir,
             "socket": self.socket,

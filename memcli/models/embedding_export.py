@@ -10,13 +10,19 @@ after the first load through sentence-transformers, a background process
 pooling and normalisation inside the graph, checks that the export embeds a set of probe
 texts as sentence-transformers does (every component within ``TOLERANCE``), and only then
 moves it into place; a model it cannot reproduce gets a ``.rejected`` note instead and
-keeps the torch path. Only models of the common shape are exported: a Transformer, mean
+keeps the torch path. The export is made once for every home of the user on the machine,
+in the cache folder they share (``memcli.paths.Paths.embedder_exports_dir``), under a name
+keyed by the model, the files that tokenize for it and the versions of the libraries that make and run it
+(``export_file``): a file lock lets one process export it, and a reader finds it whole or
+not at all. Only models of the common shape are exported: a Transformer, mean
 pooling, Normalize (``modules.json``), which is what all-MiniLM-L6-v2 and most
 sentence-transformers models are.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import inspect
 import json
 import os
@@ -26,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memcli.paths import private_dir, write_private
+from memcli.paths import private_dir, unsafe_path, write_private
 from memcli.processes import free_cores, usable_cores
 
 TOLERANCE = 1e-4
@@ -53,9 +59,61 @@ STALE_SECONDS = 3600
 """A temporary export file older than this belongs to a writer that died: it is removed."""
 
 
-def export_file(exports: Path, identity: str) -> Path:
-    """Where the export of the model ``identity`` (``Embedder.identity``) lives."""
-    return exports / f"{identity.replace('/', '_')}.onnx"
+EXPORT_FORMAT = "memcli-onnx-1: opset 17, mean pooling and Normalize in the graph, its tokenizer beside it"
+"""What an export is made of; part of ``libraries_key``, so a change to the exporter makes new exports."""
+LIBRARIES = ("tokenizers", "onnxruntime")
+"""The distributions that read an export: its tokenizer file's format (tokenizers) and its
+runtime (onnxruntime). Those that make it (torch, onnx, transformers, sentence-transformers)
+are not: an export made and checked stays valid when they change, and every home keeps
+reading it. Exports of other keys are left in the folder (``rm`` of it makes it again)."""
+
+
+@functools.cache
+def libraries_key() -> str:
+    """8 hex digits of a SHA-256 over ``EXPORT_FORMAT`` and the installed versions of
+    ``LIBRARIES`` ("none" for one not installed): two Python environments of one machine
+    that differ in any of them make and read exports of their own names. Read from the
+    distributions' metadata (no library is imported), once a process."""
+    # heavy library: importlib.metadata, already loaded wherever an embedder is made
+    from importlib.metadata import PackageNotFoundError, version
+
+    digest = hashlib.sha256(EXPORT_FORMAT.encode())
+    for name in LIBRARIES:
+        try:
+            found = version(name)
+        except PackageNotFoundError:
+            found = "none"
+        digest.update(f"\0{name}={found}".encode())
+    return digest.hexdigest()[:8]
+
+
+TOKENIZING_FILES = ("sentence_bert_config.json", "tokenizer.json", "tokenizer_config.json")
+"""The model's files that say how a text is tokenized for it (its ``max_seq_length``, its
+vocabulary and settings): the export's tokenizer is made from them (``tokenizer_file``), and
+the model's identity (``Embedder.identity``) does not cover them."""
+
+
+def export_file(exports: Path, identity: str, model_dir: Path) -> Path:
+    """Where the export of the model ``identity`` (``Embedder.identity``, ``NAME@FINGERPRINT``)
+    at ``model_dir`` made by these library versions lives in the folder ``exports``
+    (``Paths.embedder_exports_dir``, shared by every home): ``NAME@FINGERPRINT+KEY.onnx``, KEY
+    being 8 hex digits of a SHA-256 over ``libraries_key`` and the model's
+    ``TOKENIZING_FILES`` (a model whose ``max_seq_length`` or tokenizer was changed gets an
+    export of its own)."""
+    digest = hashlib.sha256(libraries_key().encode())
+    for name in TOKENIZING_FILES:
+        try:
+            digest.update(f"\0{name}\0".encode() + (model_dir / name).read_bytes())
+        except FileNotFoundError:
+            digest.update(f"\0{name}: none".encode())
+    return exports / f"{identity.replace('/', '_')}+{digest.hexdigest()[:8]}.onnx"
+
+
+def earlier_export_file(model_dir: Path, identity: str) -> Path:
+    """Where a memcli that kept the export in each home (its ``Paths.model_dir``) put it:
+    ``NAME@FINGERPRINT.onnx``, not keyed by library versions. Read when the shared folder
+    has none; never written."""
+    return model_dir / f"{identity.replace('/', '_')}.onnx"
 
 
 def tokenizer_file(export: Path) -> Path:
@@ -79,6 +137,38 @@ def max_length(model_dir: Path) -> int:
 def rejected_file(export: Path) -> Path:
     """The note that says why ``export`` could not be made (no new attempt is made)."""
     return export.with_name(export.name + ".rejected")
+
+
+def failed_file(export: Path) -> Path:
+    """The note that the last attempt at ``export`` failed with an error that may pass (the
+    exporter or ONNX Runtime short of memory or files): the next attempt is made, and
+    ``export`` is rejected only when it fails too."""
+    return export.with_name(export.name + ".failed")
+
+
+def lock_file(export: Path) -> Path:
+    """The file lock held by whoever makes or removes ``export``."""
+    return export.with_name(export.name + ".lock")
+
+
+def discard_export(export: Path, seen: os.stat_result) -> bool:
+    """Remove ``export`` and its tokenizer, which ONNX Runtime could not load, under its
+    file lock and only when it is still the file ``seen`` (``os.stat``) that failed: not
+    one another process has made again meanwhile. Returns whether it was removed (not when
+    another process holds the lock, making it). The next load exports the model again."""
+    # heavy library: filelock is light, but only a failed load needs it here
+    from filelock import FileLock, Timeout
+
+    try:
+        with FileLock(str(lock_file(export)), timeout=0, mode=0o600):
+            now = os.stat(export, follow_symlinks=False)
+            if (now.st_ino, now.st_dev, now.st_mtime_ns) != (seen.st_ino, seen.st_dev, seen.st_mtime_ns):
+                return False
+            tokenizer_file(export).unlink(missing_ok=True)
+            export.unlink()
+            return True
+    except (Timeout, OSError):
+        return False
 
 
 def prompt_name(prompts: Mapping[str, str], role: str) -> str | None:
@@ -301,9 +391,12 @@ def export(model_dir: Path, out: Path) -> str:
     # heavy library: filelock is light, but this runs only in the exporting process
     from filelock import FileLock, Timeout
 
+    unsafe = unsafe_path(out.parent)
+    if unsafe:  # checked again here: someone else may have made a folder of its path writable since
+        return f"could not export now: {unsafe}"
     private_dir(out.parent)
     try:
-        with FileLock(str(out) + ".lock", timeout=0, mode=0o600):
+        with FileLock(str(lock_file(out)), timeout=0, mode=0o600):
             if out.is_file() or rejected_file(out).is_file():
                 return "exported" if out.is_file() else rejected_file(out).read_text(encoding="utf-8")
             _remove_stale(out)
@@ -329,8 +422,9 @@ def _remove_stale(out: Path) -> None:
 
 def _export_checked(model_dir: Path, out: Path) -> tuple[str, bool]:
     """Export and check (``export``): "exported" or why not, and whether the reason lasts
-    (the model cannot be reproduced: noted, never tried again) or passes (a file or folder
-    error, such as a full disk or the folder removed meanwhile: tried again at the next load)."""
+    (the model cannot be reproduced: noted, never tried again) or may pass (a file, folder
+    or memory error, such as a full disk or the folder removed meanwhile; another error the
+    first time, noted in ``failed_file``: tried again at the next load)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -391,11 +485,18 @@ def _export_checked(model_dir: Path, out: Path) -> tuple[str, bool]:
                 )
         os.replace(tokens, tokenizer_file(out))  # first: an export in place always has its tokenizer
         os.replace(tmp, out)
+        failed_file(out).unlink(missing_ok=True)
         return "exported", True
-    except OSError as exc:  # the disk or the folder, not the model: a rejection would keep torch for good
+    except (OSError, MemoryError) as exc:  # the disk, the folder or memory, not the model: tried again
         return f"could not export now: {type(exc).__name__}: {exc}"[:500], False
-    except Exception as exc:  # torch's exporter and ONNX Runtime raise many types; each means "not this model"
-        return f"could not export: {type(exc).__name__}: {exc}"[:500], True
+    except Exception as exc:
+        # torch's exporter and ONNX Runtime raise many types, for a model they cannot export
+        # and for a want that passes (memory, open files) alike: lasting when it fails twice
+        reason = f"could not export: {type(exc).__name__}: {exc}"[:500]
+        if failed_file(out).is_file():
+            return reason, True
+        write_private(failed_file(out), reason)
+        return reason, False
     finally:
         tmp.unlink(missing_ok=True)
         tokens.unlink(missing_ok=True)
