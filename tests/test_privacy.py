@@ -155,8 +155,11 @@ def test_doctor_warns_about_a_readable_path_and_exits_0(
 
 
 def test_doctor_counts_the_paths_under_an_exposed_folder_in_its_line(memcli_home: Path, runner: CliRunner) -> None:
+    # the home private whatever the process's umask (a CLI run earlier in this process sets 077, a shell's is 022)
+    memcli_home.mkdir(parents=True, exist_ok=True)
+    memcli_home.chmod(0o700)
     config = memcli_home / "config"
-    config.mkdir(parents=True, mode=0o755)
+    config.mkdir(mode=0o755)
     config.chmod(0o755)
     (config / "config.toml").write_text('user = "ana"\n', encoding="utf-8")
     (config / "config.toml").chmod(0o666)
