@@ -227,3 +227,16 @@ def test_a_plan_before_a_change_and_the_last_weekend_are_no_questions_about_befo
     assert not asks_earlier("我离职前还得办什么手续？")
     assert not asks_earlier("我上一个周末去哪了？")
     assert asks_earlier("我结婚前在哪上班？")
+
+
+def test_a_before_naming_the_present_value_is_the_change() -> None:
+    """ "before my current job" names no word of the change ("started at Home Depot"), but the
+    present value it names is what the change made."""
+    new = _note("n", "started at Home Depot as dept supervisor, put in notice at the old place", datetime(2024, 3, 4))
+    old = replace(
+        _note("o", "got shift lead at Target!", datetime(2023, 1, 15)), superseded_by=new.id, valid_to=new.created_at
+    )
+    other = _note("x", "bbq at Carl's", datetime(2023, 7, 4))
+    similarity = {new.id: 0.44, old.id: 0.15, other.id: 0.16}
+    found = answer("where was I working before my current job?", [new, old, other], "sam", NOW, similarity)
+    assert found.cited[:1] == [old.id]

@@ -2257,6 +2257,11 @@ def _earlier_word(
     return answer, anchor
 
 
+_NAMES_PRESENT = re.compile(r"\b(?:current|present|now)\b", re.IGNORECASE)
+"""A "before …" naming the present value ("before my current job", "before the place I
+live now"): the change that made it is the anchor, whatever its words."""
+
+
 def _before_change(
     question: str,
     best: _Candidate,
@@ -2274,12 +2279,15 @@ def _before_change(
     when the question names a time (``dates``: "what dose was I on last year?" asks what
     held then, which ``_earlier_word`` reads) or, in English, a "before …" that the change
     does not name ("what did I have for breakfast before the wedding?": the wedding, not
-    the change of breakfast, is the anchor)."""
+    the change of breakfast, is the anchor), unless it names the present value ("before
+    my current job": ``_NAMES_PRESENT``)."""
     replaced = replaced_by.get(best.memory.id)
     if not replaced or dates:
         return None
     clause = None if has_cjk(question) else _BEFORE_CLAUSE.search(question)
-    named = _content(words(clause.group(1) or "")) if clause else set()
+    named = (
+        _content(words(clause.group(1) or "")) if clause and not _NAMES_PRESENT.search(clause.group(1) or "") else set()
+    )
     if named and not _held(named, best.tokens, best.text):
         return None
     held = _candidates([_held_value(best.memory, replaced, memories)])
