@@ -4,6 +4,7 @@ the scripted fake chat model. Checks stdout (data), stderr (one line per error) 
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -373,11 +374,15 @@ def test_stats_json_counts_memories_by_kind_and_user(
     assert data["pending"] == 0
 
 
-def test_paths_are_all_under_memcli_home(runner: CliRunner, memcli_home: Path) -> None:
+def test_paths_are_all_under_memcli_home_but_the_cache_every_home_shares(runner: CliRunner, memcli_home: Path) -> None:
     data = json.loads(ok(runner.invoke(app, ["paths", "--json"])).stdout)
     assert {"config_file", "data_dir", "store_dir", "lock_file", "cache_dir", "pending_dir"} <= set(data)
+    # the embedder's exports are every home's (MEMCLI_SHARED_CACHE, set by the fixture), not under one
+    shared = Path(os.environ["MEMCLI_SHARED_CACHE"])
+    assert Path(data["embedder_exports_dir"]).is_relative_to(shared)
     for name, path in data.items():
-        assert Path(path).is_relative_to(memcli_home), name
+        if name != "embedder_exports_dir":
+            assert Path(path).is_relative_to(memcli_home), name
     lines = ok(runner.invoke(app, ["paths"])).stdout.splitlines()
     assert {line.split("\t")[0] for line in lines} == set(data)
 
