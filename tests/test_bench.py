@@ -37,15 +37,8 @@ def test_the_quick_bench_reports_every_section(tmp_path: Path) -> None:
         [
             sys.executable,
             str(SCRIPT),
-            "--quick",
-            # one size: the second (5,000) runs the same code again for no more checked
-            "--sizes",
-            "1000",
+            "--quick",  # every part once, one size (1,000), two chat turns: a smoke run
             "--json",
-            "--calls",
-            "3",
-            "--chat-turns",
-            "2",
             "--locomo",
             str(LOCOMO),
             "--docs",
