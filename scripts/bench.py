@@ -4,7 +4,7 @@
 Run it from the environment memcli is installed in::
 
     python scripts/bench.py                    # the full run: 1k, 10k and 100k memories (about 10-15 min on 2 cores)
-    python scripts/bench.py --quick            # a quick run: 1k and 5k memories, one LoCoMo conversation
+    python scripts/bench.py --quick            # a smoke run (the test suite's): each part once, 1k memories
     python scripts/bench.py --million          # the full run and a store of 1,000,000 memories built for recall alone
     python scripts/bench.py --sizes 1000000 --skip shell,import,waits,client,forget-cli   # the 1M figures alone
     python scripts/bench.py --json > bench.json
@@ -623,6 +623,7 @@ def worker(
     dtype: str = "float32",
     recall_only: bool = False,
     restart_only: bool = False,
+    remembers: int = REMEMBERS,
 ) -> dict[str, Any]:
     """Measure recall and ``forget --dry-run`` on the store at ``home``, held resident as the
     service holds it, with the recall vectors as ``dtype``; ``recall_only``: a store that
@@ -630,8 +631,9 @@ def worker(
     measured, without reinforcement; ``restart_only``: the restart's figures alone, in a
     process that has held no index before (at a million memories, a process that loaded
     the index whole keeps about 0.9 GB of its freed heap, which the restart's figures
-    would carry). Keys ending ``_s`` are seconds, ``_ms`` milliseconds, ``_bytes`` bytes.
-    Runs in its own process (``--worker``)."""
+    would carry); ``remembers``: the notes of each kind ``timed_remembers`` times. Keys
+    ending ``_s`` are seconds, ``_ms`` milliseconds, ``_bytes`` bytes. Runs in its own
+    process (``--worker``)."""
     import numpy as np
 
     from memcli.config import home_paths, load_settings
@@ -731,7 +733,7 @@ def worker(
                 out["forget_would_forget"] = report.forgotten_count
             out["peak_rss_after_forget_bytes"] = proc_status()["VmHWM"]
             if full:
-                out["remember_ms"] = timed_remembers(request, REMEMBERS)
+                out["remember_ms"] = timed_remembers(request, remembers)
             if recall_only:  # the restart in a worker of its own (``restart_only``)
                 return out
         # A restart: the store closed and opened again and a fresh Recaller, as a service
@@ -861,10 +863,12 @@ def p50(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def shell_bench(shell: Shell, home: Path, user: str, queries: list[str], calls: int, cold_calls: int) -> dict[str, Any]:
-    """Section 2: wall times (seconds) of ``memcli recall``, ``remember`` and ``--help`` from a
-    shell on the store at ``home``, warm, cold and in-process; the service's own times of the
-    warm calls (milliseconds) and its status."""
+def shell_bench(
+    shell: Shell, home: Path, user: str, queries: list[str], calls: int, cold_calls: int, help_calls: int = 10
+) -> dict[str, Any]:
+    """Section 2: wall times (seconds) of ``memcli recall``, ``remember`` (``calls`` warm,
+    ``cold_calls`` cold and in-process) and ``--help`` (``help_calls``) from a shell on the
+    store at ``home``; the service's own times of the warm calls (milliseconds) and its status."""
     out: dict[str, Any] = {}
 
     def stop() -> None:
@@ -888,7 +892,7 @@ def shell_bench(shell: Shell, home: Path, user: str, queries: list[str], calls: 
         log(f"  {label} {verb}: p50 {p50(times):.2f} s over {n}")
         return times
 
-    help_times = shell.timed(home, ["--help"], 10)
+    help_times = shell.timed(home, ["--help"], help_calls)
     out["help_s"] = p50(help_times)
     log(f"  --help: p50 {out['help_s'] * 1e3:.0f} ms")
     stop()
@@ -909,7 +913,7 @@ def shell_bench(shell: Shell, home: Path, user: str, queries: list[str], calls: 
         "recall": {"warm": p50(warm_recall), "cold": p50(cold_recall), "in_process": p50(inproc_recall)},
         "remember": {"warm": p50(warm_remember), "cold": p50(cold_remember), "in_process": p50(inproc_remember)},
     }
-    out["calls"] = {"warm": calls, "cold": cold_calls, "in_process": cold_calls, "help": 10}
+    out["calls"] = {"warm": calls, "cold": cold_calls, "in_process": cold_calls, "help": help_calls}
     out["first_call_starting_service_s"] = t_start
     return out
 
@@ -1645,7 +1649,8 @@ def write_docs(path: Path, r: dict[str, Any]) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command-line options; ``--quick`` lowers the sizes, conversations and cold calls unless given."""
+    """The command-line options; ``--quick`` lowers the sizes and conversations unless given, and the
+    calls, repeats, remembers and chat turns."""
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], epilog="See the module docstring for how each figure is measured."
     )
@@ -1683,7 +1688,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--cold-calls", type=int, default=5, help="cold and in-process shell calls per command (default: %(default)s)"
     )
     p.add_argument(
-        "--quick", action="store_true", help="a quick run: sizes 1000,5000, conversation conv-26 only, 3 cold calls"
+        "--quick",
+        action="store_true",
+        help="a smoke run, not a measure (the test suite's): size 1000, conversation conv-26 only, one call of each "
+        "kind, one repeat, one remember of each kind, 2 chat turns",
     )
     p.add_argument(
         "--skip", default="", help="parts to skip, comma-separated: recall, shell, import, forget-cli, client, waits"
@@ -1708,13 +1716,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--worker-queries", help=argparse.SUPPRESS)
     p.add_argument("--worker-recall-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker-restart-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--worker-remembers", type=int, default=REMEMBERS, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
+        # A smoke run (the test suite's), not a measure: every part and code path once, on the
+        # smallest inputs that still take it (two chat turns: the second is the "later turn"
+        # figure; both vector types; a size under RECALL_ONLY_AT).
         if args.sizes == p.get_default("sizes"):
-            args.sizes = "1000,5000"
+            args.sizes = "1000"
         args.conversations = args.conversations or "conv-26"
-        args.cold_calls = min(args.cold_calls, 3)
-        args.chat_turns = min(args.chat_turns, 3)
+        args.calls = min(args.calls, 1)
+        args.cold_calls = min(args.cold_calls, 1)
+        args.repeats = min(args.repeats, 1)
+        args.chat_turns = min(args.chat_turns, 2)
+        args.worker_remembers = 1
     return args
 
 
@@ -1753,6 +1768,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.vector_dtype,
                     args.worker_recall_only,
                     args.worker_restart_only,
+                    args.worker_remembers,
                 )
             )
         )
@@ -1875,7 +1891,9 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"2. memcli from a shell (store: {small})")
                     questions = locomo_questions(args.locomo, [small], 50, seed=1)
                     mark = foreign.mark()
-                    r["shell"] = shell_bench(shell, home, small, questions, args.calls, args.cold_calls)
+                    r["shell"] = shell_bench(
+                        shell, home, small, questions, args.calls, args.cold_calls, args.calls if args.quick else 10
+                    )
                     r["shell"].update(
                         user=small,
                         memories=imported.get("found", len(small_turns)),
@@ -1929,6 +1947,8 @@ def main(argv: list[str] | None = None) -> int:
                             str(args.repeats),
                             "--vector-dtype",
                             dtype,
+                            "--worker-remembers",
+                            str(args.worker_remembers),
                             *(["--worker-recall-only"] if recall_only else []),
                         ],
                         capture_output=True,

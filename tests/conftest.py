@@ -94,6 +94,13 @@ def memcli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own empty MEMCLI_HOME and no MEMCLI_* settings from outside.
     Commands run in-process (MEMCLI_SERVICE=off), where the fakes are; the service has
     its own tests (tests/test_service.py)."""
+    return isolate(tmp_path, monkeypatch)
+
+
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The environment of ``memcli_home`` over ``tmp_path`` (its ``home`` folder, returned,
+    not made), set through ``monkeypatch``: also for a fixture of a wider scope that builds a
+    store once, for its tests to copy (``pytest.MonkeyPatch.context()``)."""
     for key in list(os.environ):
         if key.startswith("MEMCLI_"):
             monkeypatch.delenv(key)

@@ -31,23 +31,27 @@ END = "<!-- bench:summary:end -->"
 def test_the_quick_bench_reports_every_section(tmp_path: Path) -> None:
     if not LOCOMO.is_file():
         pytest.skip(data_missing(LOCOMO, "LoCoMo data", "snap-research/locomo, data/locomo10.json"))
+    # conv-26 alone, cut to its first sessions: every part runs its code on it once (the
+    # stores of 1,000 memories are copies of them), and the import section encodes its
+    # turns four times with the real embedder (its two imports and their raw encodings)
+    locomo = tmp_path / "locomo.json"
+    conversation = next(c for c in json.loads(LOCOMO.read_text(encoding="utf-8")) if c["sample_id"] == "conv-26")
+    conversation["conversation"] = {
+        key: value
+        for key, value in conversation["conversation"].items()
+        if not key.startswith("session_") or int(key.split("_")[1]) <= 3
+    }
+    locomo.write_text(json.dumps([conversation]), encoding="utf-8")
     docs = tmp_path / "benchmark.md"
     docs.write_text(f"# Benchmark\n\n{START}\nan older run\n{END}\n\nWhat follows stays.\n", encoding="utf-8")
     done = subprocess.run(
         [
             sys.executable,
             str(SCRIPT),
-            "--quick",
-            # one size: the second (5,000) runs the same code again for no more checked
-            "--sizes",
-            "1000",
+            "--quick",  # every part once, one size (1,000), two chat turns: a smoke run
             "--json",
-            "--calls",
-            "3",
-            "--chat-turns",
-            "2",
             "--locomo",
-            str(LOCOMO),
+            str(locomo),
             "--docs",
             str(docs),
         ],

@@ -7,11 +7,14 @@ it, by the next ``consolidate``."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_checks import assert_error, ok
+from conftest import Given, isolate
+from fakes.models import FakeChatModel, FakeEmbedder
 from test_consolidate import make_memcli
 from typer.testing import CliRunner
 
@@ -67,17 +70,33 @@ def chat_log(path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def consolidated_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The home of ``consolidated``, built once a module (import and consolidation take
+    seconds) with the fakes, in the environment every test has; each test gets a copy."""
+    base = tmp_path_factory.mktemp("consolidated")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        home = isolate(base, monkeypatch)
+        Given.set(FakeEmbedder(), FakeChatModel())
+        try:
+            engine = make_memcli(consolidation="extractive", user=USER)
+            engine.remember(f"The code word is {MARKER}, remember it")
+            engine.remember("I like green tea in the morning")
+            engine.import_file(chat_log(base / "chat.jsonl"))
+            engine.consolidate(USER)
+        finally:
+            Given.set(None, None)
+    return home
+
+
 @pytest.fixture
-def consolidated(fake_model: Any, tmp_path: Path, memcli_home: Path) -> Engine:
+def consolidated(consolidated_home: Path, fake_model: Any, memcli_home: Path) -> Engine:
     """A store with a note and a day of turns that say the marker, consolidated by
-    extraction (the daily summary, portrait, running memory and a fact quote it)."""
-    engine = make_memcli(consolidation="extractive", user=USER)
-    engine.remember(f"The code word is {MARKER}, remember it")
-    engine.remember("I like green tea in the morning")
-    engine.import_file(chat_log(tmp_path / "chat.jsonl"))
-    engine.consolidate(USER)
+    extraction (the daily summary, portrait, running memory and a fact quote it): a copy of
+    ``consolidated_home``, opened with this test's fakes."""
+    shutil.copytree(consolidated_home, memcli_home)
     assert holders(memcli_home), "the marker should be stored before it is deleted"
-    return engine
+    return make_memcli(consolidation="extractive", user=USER)
 
 
 def with_marker(engine: Engine) -> list[Any]:
