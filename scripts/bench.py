@@ -796,8 +796,11 @@ class Shell:
 
     def env(self, home: Path, user: str | None = None) -> dict[str, str]:
         """This environment without MEMCLI_* variables, plus MEMCLI_HOME, MEMCLI_SHARED_CACHE
-        (and MEMCLI_USER if given)."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+        (and MEMCLI_USER if given). Without PYTHONDONTWRITEBYTECODE too: a person's memcli
+        keeps its compiled modules (``__pycache__``), and with the variable set every command
+        and service start compiles memcli's sources again (0.07 CPU-s a command, 0.5 a
+        service start on the 2-core machine of docs/benchmark.md), which a person never waits for."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_") and k != "PYTHONDONTWRITEBYTECODE"}
         env["MEMCLI_HOME"] = str(home)
         env[SHARED_CACHE_ENV] = str(self.shared_caches.get(home, self.shared_cache))
         if user:
