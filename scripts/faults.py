@@ -1417,7 +1417,8 @@ def full_disk_case(h: Harness, base: Path) -> Row:
     template.mkdir()
     mark = tag()
     # half the notes are deleted, a trial each, every other one through the service:
-    # --quick's 4 give one trial in-process and one through the service
+    # --quick's 4 give one trial through the service, then one in-process on the device it
+    # left behind
     notes = [f"Full disk note {i} {mark}" for i in range(4 if h.quick else 12)]
     setup = Row("setup")
     for note in notes:
@@ -1446,7 +1447,7 @@ def full_disk_inside(home: Path, template: Path, mark: str, fake: bool, quick: b
     texts = sorted(acked)
     for trial, text in enumerate(texts[: len(texts) // 2]):
         memory_id = acked[text]
-        service = trial % 2 == 1  # every other trial through a service started on the full device
+        service = trial % 2 == 0  # every other trial through a service started on the full device, from the first
         if service:
             check.saw(h.run(home, "service", "restart", service=True), expect_ok=True)
             status = check.saw(h.run(home, "service", "status", "--json", service=True), expect_ok=True)
