@@ -104,6 +104,7 @@ from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import answers_asked, asks, statements
+from memcli.text.whose import people_named, told_of
 
 CONTEXT_WEIGHT = 0.3
 """Weight of the question's words found elsewhere in the sentence's memory."""
@@ -1104,6 +1105,15 @@ def _someone_elses(question: str, text: str, implied: bool = False) -> set[str]:
     return {w for w in mine & theirs if w not in rest}
 
 
+def _someone_elses_sentence(sentence: str, asked_of: frozenset[str]) -> bool:
+    """Whether ``sentence`` tells of someone other than its writer (``whose.told_of``: "dad
+    still smoking on the balcony, ugh", "同事小李也搬家了") whom the question does not name
+    (``asked_of``, ``whose.people_named`` of it): what one's sister says of her a1c answers
+    "what did my sister say her a1c was?", not "what's my current diabetes pill dosing?"."""
+    who = told_of(sentence)
+    return bool(who) and who not in asked_of
+
+
 def expected_types(question: str) -> frozenset[str]:
     """What kind of thing ``question`` asks for, as ``memcli.text.entities`` types its
     mentions (``ENTITY_TYPES``): "where" a place (or an organisation: "which restaurant"),
@@ -1416,7 +1426,10 @@ def _answer(
         summaries = day_summaries(question, memories, now if now is not None else max(m.created_at for m in memories))
         if summaries:
             return _day_answer(summaries[0], chinese)
-    candidates = _candidates(memories)
+    # "dad still smoking on the balcony" says nothing of the asker of "am I still a smoker?":
+    # a sentence telling of someone else answers only a question naming who they are
+    asked_of = people_named(question)
+    candidates = [c for c in _candidates(memories) if not _someone_elses_sentence(c.text, asked_of)]
     if not candidates:
         return not_found
     every = candidates
