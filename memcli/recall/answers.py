@@ -1105,13 +1105,22 @@ def _someone_elses(question: str, text: str, implied: bool = False) -> set[str]:
     return {w for w in mine & theirs if w not in rest}
 
 
-def _someone_elses_sentence(sentence: str, asked_of: frozenset[str]) -> bool:
+def _someone_elses_sentence(sentence: str, question: str, asked_of: frozenset[str]) -> bool:
     """Whether ``sentence`` tells of someone other than its writer (``whose.told_of``: "dad
-    still smoking on the balcony, ugh", "同事小李也搬家了") whom the question does not name
-    (``asked_of``, ``whose.people_named`` of it): what one's sister says of her a1c answers
-    "what did my sister say her a1c was?", not "what's my current diabetes pill dosing?"."""
-    who = told_of(sentence)
-    return bool(who) and who not in asked_of
+    still smoking on the balcony, ugh", "同事小李也搬家了") whom ``question`` does not name,
+    by who they are to the writer (``asked_of``, ``whose.people_named`` of it) nor by name
+    ("My son Leo started school" answers "what does Leo like?"; English a name in capitals in
+    either): what one's sister says of her a1c answers "what did my sister say her a1c
+    was?", not "what's my current diabetes pill dosing?"."""
+    subject = told_of(sentence)
+    if subject is None or subject.who in asked_of:
+        return False
+    if has_cjk(sentence):
+        return not (subject.name and subject.name in question)
+    named = {w.lower() for w in re.findall(r"(?<=\s)[A-Z][a-z]+", question)}
+    return not (
+        subject.name.lower() in named or (subject.name[:1].isupper() and subject.name.lower() in words(question))
+    )
 
 
 def expected_types(question: str) -> frozenset[str]:
@@ -1429,7 +1438,7 @@ def _answer(
     # "dad still smoking on the balcony" says nothing of the asker of "am I still a smoker?":
     # a sentence telling of someone else answers only a question naming who they are
     asked_of = people_named(question)
-    candidates = [c for c in _candidates(memories) if not _someone_elses_sentence(c.text, asked_of)]
+    candidates = [c for c in _candidates(memories) if not _someone_elses_sentence(c.text, question, asked_of)]
     if not candidates:
         return not_found
     every = candidates

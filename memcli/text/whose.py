@@ -19,6 +19,9 @@ expressions only: a few microseconds a sentence.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
+
+from memcli.text.entities import _SURNAMES
 
 _KIN_EN = {
     "mother": "mum mom mother mama mommy",
@@ -27,12 +30,12 @@ _KIN_EN = {
     "brother": "brother bro",
     "son": "son",
     "daughter": "daughter",
-    "child": "kid kids",
+    "child": "kid kids children child",
     "wife": "wife",
     "husband": "husband hubby",
     "partner": "partner",
-    "boyfriend": "boyfriend bf",
-    "girlfriend": "girlfriend gf",
+    "boyfriend": "boyfriend",
+    "girlfriend": "girlfriend",
     "friend": "friend bestie bff",
     "roommate": "roommate flatmate housemate",
     "colleague": "colleague coworker workmate",
@@ -43,6 +46,8 @@ _KIN_EN = {
     "grandmother": "grandma grandmother gran nan nana granny",
     "grandfather": "grandpa grandfather grandad granddad",
     "classmate": "classmate",
+    "parents": "parents folks",
+    "family": "family siblings",
 }
 _KIN_ZH = {
     "mother": "妈妈 老妈 母亲 妈",
@@ -66,6 +71,8 @@ _KIN_ZH = {
     "grandmother": "奶奶 外婆 姥姥",
     "grandfather": "爷爷 外公 姥爷",
     "classmate": "老同学 同学",
+    "parents": "爸妈 父母",
+    "family": "家人 家里人 兄弟姐妹",
 }
 """Who someone is to the writer, by the word each language names them with (a key of one
 meaning for both: "mum", "mom" and "妈妈" are one ``"mother"``)."""
@@ -83,7 +90,7 @@ _HEAD_EN = re.compile(
     re.IGNORECASE,
 )
 """A person named by who they are at the head of an English sentence: its subject."""
-_WRITER_EN = re.compile(r"\b(?:i|i'm|i’m|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|us|our|ours)(?![\w'’])", re.IGNORECASE)
+_WRITER_EN = re.compile(r"\b(?:i|im|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
 """The writer in an English sentence ("i" and "im" as a quick note writes them)."""
 _HEAD_ZH = re.compile(
     # "我妈现在天天刷抖音", "老爸说", "同事小李也搬家了", "深圳的朋友说", "邻居家孩子在学钢琴"
@@ -95,30 +102,134 @@ _OWNER_ZH = re.compile(rf"我(?:的|们的?)?(?={_PERSON_ZH})")
 """The writer as the one whose someone is ("我妈", "我的同事"): not the writer in the sentence."""
 
 
-def told_of(sentence: str) -> str:
-    """Who ``sentence`` tells of, when it is someone other than its writer: the key of who
-    they are to the writer ("mother", "friend", "colleague"; one key for both languages) of
+OTHERS_EN = re.compile(
+    r"\b(?:he|she|they|his|her|their|him)\b|\b[Mm]y\s+(?:mum|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|"
+    r"partner|friend|boyfriend|girlfriend|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|colleague|neighbou?r|"
+    r"dog|cat)(?:'s)?\b|\bthe\s+(?:dog|cat|puppy|kitten|horse|baby|kids?)\b",
+    re.IGNORECASE,
+)
+"""Someone other than the writer named anywhere in an English sentence, by a pronoun or as
+"my" someone (a pet too): supersession reads no attribute of the writer's in such a sentence
+but where they are company (``names_others_en``)."""
+OTHERS_KIN_EN = re.compile(
+    r"\b(?:his|their)\b|\b[Mm]y\s+(?:mum|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|partner|friend|"
+    r"boyfriend|girlfriend|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|colleague|neighbou?r|dog|cat)(?:'s)?\b|"
+    r"\b(?:mum|mom|dad|nan|gran)(?:'s)?\b|\bthe\s+(?:dog|cat|puppy|kitten|horse|baby|kids?)\b",
+    re.IGNORECASE,
+)
+"""``OTHERS_EN`` without the pronouns that may be a clinician's ("she doubled the
+metformin"), and kin named without "my" ("mum's", "dad"): a sentence naming kin tells of them."""
+OTHERS_ZH = re.compile(
+    # 他 alone is no pronoun in a drug's name (阿托伐他汀)
+    r"^(?:他|她|它)|(?:他|她|它)(?:们|的|说|在|是|把|也|要|有|去|吃|住|搬|每)|妈|爸|母亲|父亲|哥|姐|弟|妹|老公|老婆|丈夫|妻子|"
+    r"儿子|女儿|朋友|同事|邻居|奶奶|爷爷|外婆|外公"
+)
+"""Someone other than the writer named anywhere in a Chinese sentence or clause."""
+
+OTHERS_SUBJECT_EN = re.compile(
+    r"\b(?i:my|his|her|their|our)\s+(?:\w+\s+)?(?:\w+)(?:'s)?\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$|"
+    r"\b(?i:he|she|they)(?:'s|\s+is|\s+was|\s+has|\s+just)?\s+(?:(?:now|finally|just|also)\s+)*$|"
+    r"(?:^|[,;.!]\s*)(?!(?:I|We|It|This|That|Just|Finally|Officially|Also|Still|Now|Today|Got|Landed)\b)"
+    r"[A-Z][a-z]+\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$",
+)
+"""The clause before a verb, when its subject is someone else ("my friend is", "my sister",
+"Jen", "she"): the news that follows is theirs, not the writer's. A capitalised word ending
+in -ly is a name as much as any ("Emily just moved")."""
+
+
+def others_subject(sentence: str, at: int) -> bool:
+    """Whether the subject of the clause holding ``sentence[at:]`` is someone other than the
+    writer (``OTHERS_SUBJECT_EN`` on the words before ``at``)."""
+    before = re.split(r"[,;.!?]\s*|\s[-\u2013\u2014]\s", sentence[:at])[-1]
+    return bool(OTHERS_SUBJECT_EN.search(before))
+
+
+COMPANIONS_EN = re.compile(r"\b(?:with|w/|alongside|plus)\s+$|^\s+(?:and|&)\s+(?:I|me)\b", re.I)
+"""Someone named as the writer's company, by the words before ("with the kids") or after
+("the kids and I") the name."""
+
+
+def names_others_en(sentence: str) -> bool:
+    """Whether an English ``sentence`` names someone else (``OTHERS_EN``) but as company
+    ("moved to Leeds with the kids", "the kids and I moved")."""
+    return any(
+        not COMPANIONS_EN.search(sentence[: m.start()]) and not COMPANIONS_EN.match(sentence[m.end() :])
+        for m in OTHERS_EN.finditer(sentence)
+    )
+
+
+class Subject(NamedTuple):
+    """Someone other than the writer a sentence tells of (``told_of``): ``who`` they are to
+    the writer, a key of one meaning for both languages ("mother", "friend", "colleague"),
+    and the word after it that may be their name ("sam" of "coworker sam moved", "Leo" of
+    "My son Leo", "小李" of "同事小李"; "" for none)."""
+
+    who: str
+    name: str
+
+
+_KIN_OF = {
+    "child": {"son", "daughter"},
+    "son": {"child"},
+    "daughter": {"child"},
+    "parents": {"mother", "father"},
+    "mother": {"parents"},
+    "father": {"parents"},
+}
+"""Who else a word for someone names: "children" names a son and a daughter, "mum" one of
+the parents."""
+_ANYONE = re.compile(
+    r"\b(?:someone|somebody|anyone|anybody|people|everyone|everybody|others|recommend\w*|suggest\w*)\b|"
+    r"别人|大家|他人|有人|推荐|建议",
+    re.IGNORECASE,
+)
+"""Words of a question asking what others did or said, whoever they are ("which restaurants
+were recommended to me?", "别人给我推荐过哪些餐厅？")."""
+
+
+_NAME_ZH = re.compile(rf"[小老阿{''.join(sorted(_SURNAMES))}][\u4e00-\u9fff]")
+"""A Chinese name after the word for who someone is ("同事小李", "朋友王芳"): 小, 老 or 阿, or a
+common surname (``entities._SURNAMES``), and one character more."""
+
+
+_FOR_WRITER_ZH = re.compile(r"(?:也|又|还|都|特意|专门)?(?:介绍|推荐|帮|陪|送|请|约|带|给|替)")
+"""A verb done for or with the writer, whom Chinese leaves out ("朋友介绍认识了陈屿": the writer
+met him; "老公送了一束花"): the sentence is the writer's too."""
+
+
+def told_of(sentence: str) -> Subject | None:
+    """Whom ``sentence`` tells of (``Subject``), when it is someone other than its writer:
     the person it opens on ("dad still smoking on the balcony, ugh" → "father", "roommate is
     lactose intolerant, …" → "roommate", "我妈现在天天刷抖音" → "mother", "同事小李也搬家了" →
     "colleague"), in a sentence where the writer does not appear besides ("I", "me", "my",
-    "we"; "我" but as whose someone is: "我妈"). "" for a sentence of the writer's:
+    "we"; "我" but as whose someone is: "我妈"). None for a sentence of the writer's:
     subjectless ("开始吃素了，跟着妈妈一起"), opening on the writer ("我和老公搬到了杭州"), or
     naming the writer further on ("my sister and I signed up for the gym", "mom drove me to
-    my new flat", "dad says I should quit", "朋友介绍我去了新公司")."""
+    my new flat", "dad says I should quit", "朋友介绍我去了新公司"), or, Chinese, done for
+    the writer left out (``_FOR_WRITER_ZH``: "朋友介绍认识了陈屿")."""
     if re.search(r"[\u4e00-\u9fff]", sentence):
         head = _HEAD_ZH.match(sentence)
         if not head or "我" in _OWNER_ZH.sub("", sentence[head.start("who") :]):
-            return ""
-        return _WHO[head.group("who")]
+            return None
+        name = _NAME_ZH.match(sentence, head.end())
+        if _FOR_WRITER_ZH.match(sentence, name.end() if name else head.end()):
+            return None  # "朋友介绍认识了陈屿": the writer, left out, is the one introduced
+        return Subject(_WHO[head.group("who")], name.group(0) if name else "")
     head = _HEAD_EN.match(sentence)
     if not head or _WRITER_EN.search(sentence[head.end() :]):
-        return ""
-    return _WHO[head.group("who").lower()]
+        return None
+    name = re.match(r"[,\s]+([A-Za-z]+)", sentence[head.end() :])
+    return Subject(_WHO[head.group("who").lower()], name.group(1) if name else "")
 
 
 def people_named(text: str) -> frozenset[str]:
-    """The keys (``told_of``'s) of everyone ``text`` names by who they are to its writer,
-    anywhere in it: "what did my sister say her a1c was?" → {"sister"}, "我妈还刷抖音吗" →
-    {"mother"}."""
-    found = {_WHO[m.group(0).lower()] for m in re.finditer(rf"\b(?:{_PERSON_EN})\b", text, re.IGNORECASE)}
-    return frozenset(found | {_WHO[m.group(0)] for m in re.finditer(_PERSON_ZH, text)})
+    """The keys (``Subject.who``) of everyone ``text`` names by who they are to its writer,
+    anywhere in it, with whom the word names besides (``_KIN_OF``; "family", or words asking
+    what others did or said, ``_ANYONE``: everyone):
+    "what did my sister say her a1c was?" → {"sister"}, "我妈还刷抖音吗" → {"mother",
+    "parents"}, "what are my children called?" → {"child", "son", "daughter"}."""
+    found = {_WHO[m.group(1).lower()] for m in re.finditer(rf"\b({_PERSON_EN})s?\b", text, re.IGNORECASE)}
+    found |= {_WHO[m.group(0)] for m in re.finditer(_PERSON_ZH, text)}
+    if "family" in found or _ANYONE.search(text):
+        return frozenset(_WHO.values())
+    return frozenset(found.union(*(_KIN_OF.get(who, set()) for who in found)))
