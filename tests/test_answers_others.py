@@ -93,3 +93,29 @@ def test_a_note_of_someone_named_answers_a_question_naming_them_by_name() -> Non
     leo = _note("a", "My son Leo loves dinosaurs", datetime(2025, 7, 1))
     assert answer("What does Leo love?", [leo], "sam", NOW).cited == [leo.id]
     assert answer("What do I love?", [leo], "sam", NOW).cited == []
+
+
+def test_news_someone_reported_is_news_of_its_own_subject() -> None:
+    # "X says …" tells of X only when what X says is about X ("sister says her a1c is 5.4")
+    for note, question in (
+        ("Dad says Bella can lose the cone on friday", "when can Bella lose the cone?"),
+        ("colleague says Monzo is cutting the bonus this year", "is Monzo cutting the bonus?"),
+        ("coworker said the standup moved to 9:30", "what time is standup?"),
+        ("同事说公司年会定在1月18号", "公司年会是哪天？"),
+        ("老公说旺财的疫苗下周三到期", "旺财的疫苗什么时候到期？"),
+    ):
+        told = _note("a", note, datetime(2025, 7, 1))
+        assert answer(question, [told], "sam", NOW).cited == [told.id], note
+    for note, question in (
+        ("老爸说他也想学游泳", "我还去游泳吗？"),
+        ("sister says she quit smoking", "did I quit smoking?"),
+        ("mum told me she moved to leeds", "where did I move?"),
+    ):
+        told = _note("b", note, datetime(2025, 7, 1))
+        assert answer(question, [told], "sam", NOW).cited == [], note
+
+
+def test_only_a_question_about_the_asker_leaves_out_news_of_others() -> None:
+    sister = _note("a", "sister moved to leeds last week", datetime(2025, 7, 1))
+    assert answer("who moved to leeds?", [sister], "sam", NOW).cited == [sister.id]
+    assert answer("where did I move?", [sister], "sam", NOW).cited == []

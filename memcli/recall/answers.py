@@ -1105,6 +1105,10 @@ def _someone_elses(question: str, text: str, implied: bool = False) -> set[str]:
     return {w for w in mine & theirs if w not in rest}
 
 
+_ASKER = re.compile(r"\b(?i:my|me|mine|myself)\b|\bI\b|我")
+"""The asker in a question ("where did I move?", "what's my dose?", "我住哪儿？")."""
+
+
 def _someone_elses_sentence(sentence: str, question: str, asked_of: frozenset[str]) -> bool:
     """Whether ``sentence`` tells of someone other than its writer (``whose.told_of``: "dad
     still smoking on the balcony, ugh", "同事小李也搬家了") whom ``question`` does not name,
@@ -1436,9 +1440,12 @@ def _answer(
         if summaries:
             return _day_answer(summaries[0], chinese)
     # "dad still smoking on the balcony" says nothing of the asker of "am I still a smoker?":
-    # a sentence telling of someone else answers only a question naming who they are
-    asked_of = people_named(question)
-    candidates = [c for c in _candidates(memories) if not _someone_elses_sentence(c.text, question, asked_of)]
+    # a sentence telling of someone else answers a question about the asker only when it
+    # names who they are; "who moved to leeds?" asks of no one in particular
+    candidates = _candidates(memories)
+    if _of_self(question) or _ASKER.search(question):
+        asked_of = people_named(question)
+        candidates = [c for c in candidates if not _someone_elses_sentence(c.text, question, asked_of)]
     if not candidates:
         return not_found
     every = candidates

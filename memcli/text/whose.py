@@ -197,6 +197,37 @@ _FOR_WRITER_ZH = re.compile(r"(?:也|又|还|都|特意|专门)?(?:介绍|推荐
 met him; "老公送了一束花"): the sentence is the writer's too."""
 
 
+_SAYS_EN = re.compile(
+    r"[,\s]*(?:says|said|say|tells\s+me|told\s+me|told\s+us|heard|hears|thinks|reckons)\b(?:\s+that\b)?[,:\s]*",
+    re.IGNORECASE,
+)
+"""A verb of saying after the person at a sentence's head ("Dad says", "coworker told me that")."""
+_OWN_CLAUSE_EN = re.compile(
+    r"(?:he|she|they|his|her|their|him|them|is|was|has|had|will|wants|can|can't|cannot|should|might|may|"
+    r"still|also|just|now|finally|never|already|too|quit|stopped|started)\b",
+    re.IGNORECASE,
+)
+"""The opening of what someone says about themself: their pronoun ("sister says her a1c is
+5.4") or no subject of its own ("mum says still can't sleep")."""
+_SAYS_ZH = re.compile(r"(?:说|讲|告诉我|听说|觉得)[，,：:\s]*")
+"""A verb of saying after the person at a Chinese sentence's head ("老爸说", "同事告诉我")."""
+_OWN_CLAUSE_ZH = re.compile(
+    r"(?:他|她)|(?:也|还|又|要|想|已经|刚|就|会|打算|准备|不|没|正在|在|都|一直|决定|最近|现在)"
+)
+"""The opening of what someone says about themself in Chinese: their pronoun ("老爸说他也想学
+游泳") or no subject ("老公说也想学")."""
+
+
+def _news_of_another(sentence: str, at: int, chinese: bool) -> bool:
+    """Whether ``sentence`` from ``at`` (just after the person at its head, and their name)
+    reports what they say of something else ("Dad says Bella can lose the cone",
+    "同事说公司年会定在1月18号"): news of its own subject, not of the one who told it."""
+    says = (_SAYS_ZH if chinese else _SAYS_EN).match(sentence, at)
+    if not says:
+        return False
+    return not (_OWN_CLAUSE_ZH if chinese else _OWN_CLAUSE_EN).match(sentence, says.end())
+
+
 def told_of(sentence: str) -> Subject | None:
     """Whom ``sentence`` tells of (``Subject``), when it is someone other than its writer:
     the person it opens on ("dad still smoking on the balcony, ugh" → "father", "roommate is
@@ -214,9 +245,15 @@ def told_of(sentence: str) -> Subject | None:
         name = _NAME_ZH.match(sentence, head.end())
         if _FOR_WRITER_ZH.match(sentence, name.end() if name else head.end()):
             return None  # "朋友介绍认识了陈屿": the writer, left out, is the one introduced
+        if _news_of_another(sentence, name.end() if name else head.end(), True):
+            return None
         return Subject(_WHO[head.group("who")], name.group(0) if name else "")
     head = _HEAD_EN.match(sentence)
-    if not head or _WRITER_EN.search(sentence[head.end() :]):
+    if not head or _news_of_another(sentence, head.end(), False):
+        return None
+    says = _SAYS_EN.match(sentence, head.end())
+    # "mum told me she moved": the writer only as the one told
+    if _WRITER_EN.search(sentence[says.end() if says else head.end() :]):
         return None
     name = re.match(r"[,\s]+([A-Za-z]+)", sentence[head.end() :])
     return Subject(_WHO[head.group("who").lower()], name.group(1) if name else "")
