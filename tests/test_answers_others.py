@@ -119,3 +119,25 @@ def test_only_a_question_about_the_asker_leaves_out_news_of_others() -> None:
     sister = _note("a", "sister moved to leeds last week", datetime(2025, 7, 1))
     assert answer("who moved to leeds?", [sister], "sam", NOW).cited == [sister.id]
     assert answer("where did I move?", [sister], "sam", NOW).cited == []
+
+
+def test_the_writers_own_matter_told_through_someone_stays_the_writers() -> None:
+    # the writer implied ("our family", "the kids" at home), acted on or helped ("proposed",
+    # "drove down to help w the move"), or a compound that is no person ("family doctor", "朋友圈")
+    for note, question in (
+        ("our family moved to leeds in june", "where do I live?"),
+        ("boyfriend proposed last night, said yes!!", "am I engaged?"),
+        ("sister drove down to help w the move to york", "where did I move to?"),
+        ("The kids are loving the new house in York", "where do I live?"),
+        ("Family doctor upped the metformin to 1000mg", "what's my metformin dose?"),
+        ("朋友圈刷到一家新开的火锅店，在国贸", "那家新开的火锅店在哪？"),
+    ):
+        told = _note("a", note, datetime(2025, 7, 1))
+        assert answer(question, [told], "sam", NOW).cited == [told.id], note
+    for note, question in (
+        ("dad still smoking on the balcony, ugh", "am I still smoking?"),
+        ("sister moved to york last week", "where did I move to?"),
+        ("my neighbour's kids are loving the new house in York", "where do I live?"),
+    ):
+        told = _note("b", note, datetime(2025, 7, 1))
+        assert answer(question, [told], "sam", NOW).cited == [], note

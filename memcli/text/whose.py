@@ -85,19 +85,35 @@ _PERSON_ZH = "|".join(sorted((w for words in _KIN_ZH.values() for w in words.spl
 _HEAD_EN = re.compile(
     # "dad still smoking", "my older sister says", "roommate is lactose intolerant", "coworker sam moved"
     r"^[\s\"'“‘(*•>-]*(?:(?:so|and|also|then|today|yesterday|now|lol|ugh|omg|apparently)[,\s]+)*"
-    r"(?:(?:my|our|the)\s+)?(?:(?:older|younger|little|big|best|new|old|twin|step)\s+)?"
-    rf"(?P<who>{_PERSON_EN})(?=[\s,:]|$)(?!\s+(?:and|&|n)\s+(?:I|me|i)\b)",
+    r"(?:(?P<the>my|the)\s+)?(?:(?:older|younger|little|big|best|new|old|twin|step)\s+)?"
+    rf"(?P<who>{_PERSON_EN})(?:['’]s\s+(?:{_PERSON_EN}))?(?=[\s,:]|$)(?!\s+(?:and|&|n)\s+(?:I|me|i)\b)"
+    r"(?!\s+(?:doctor|doc|dr|gp|physician|nurse|vet|dentist|therapist|lawyer|home|house|car|business|chat|group|"
+    r"plan|room|tree|name|history)\b)",
     re.IGNORECASE,
 )
-"""A person named by who they are at the head of an English sentence: its subject."""
+"""A person named by who they are at the head of an English sentence: its subject ("my
+neighbour's kids": the neighbour's). "our family" is the writer's own (no match); a word
+for someone before a noun is a compound, no person ("family doctor", "family home")."""
+_HOUSEHOLD_EN = frozenset(("child", "family"))
+"""Who "the" names at a sentence's head as the writer's household ("The kids are loving the
+new house in York", "the family moved to leeds"): the writer's matter too."""
+_FOR_WRITER_EN = re.compile(
+    r"\b(?:propos\w*|help\w*|drove|drives|driving|visit\w*|surprised|introduced|invited|hosted|"
+    r"came\s+(?:over|down|up|round|by)|moved\s+(?:us|me))\b|\bthe\s+move\b",
+    re.IGNORECASE,
+)
+"""A verb done to or for the writer, whom a quick note leaves out ("boyfriend proposed last
+night, said yes!!", "sister drove down to help w the move to york"): the writer's matter,
+kept when in doubt (dropping a right answer costs more than keeping a wrong one)."""
 _WRITER_EN = re.compile(r"\b(?:i|im|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
 """The writer in an English sentence ("i" and "im" as a quick note writes them)."""
 _HEAD_ZH = re.compile(
     # "我妈现在天天刷抖音", "老爸说", "同事小李也搬家了", "深圳的朋友说", "邻居家孩子在学钢琴"
     r"^[\s“”\"'（(]*(?:(?:现在|最近|今天|昨天|听说|还有|另外|然后)[，,\s]*)*"
-    rf"(?:我的|我|我们的|我们|[\u4e00-\u9fff]{{1,4}}的)?(?P<who>{_PERSON_ZH})"
+    rf"(?:我的|我|我们的|我们|[\u4e00-\u9fff]{{1,4}}的)?(?P<who>{_PERSON_ZH})(?![圈群节])"
 )
-"""A person named by who they are at the head of a Chinese sentence: its subject."""
+"""A person named by who they are at the head of a Chinese sentence: its subject; not the
+head of a compound ("朋友圈", "妈妈群", "母亲节")."""
 _OWNER_ZH = re.compile(rf"我(?:的|们的?)?(?={_PERSON_ZH})")
 """The writer as the one whose someone is ("我妈", "我的同事"): not the writer in the sentence."""
 
@@ -250,6 +266,10 @@ def told_of(sentence: str) -> Subject | None:
         return Subject(_WHO[head.group("who")], name.group(0) if name else "")
     head = _HEAD_EN.match(sentence)
     if not head or _news_of_another(sentence, head.end(), False):
+        return None
+    if (head.group("the") or "").lower() == "the" and _WHO[head.group("who").lower()] in _HOUSEHOLD_EN:
+        return None
+    if _FOR_WRITER_EN.search(sentence, head.end()):
         return None
     says = _SAYS_EN.match(sentence, head.end())
     # "mum told me she moved": the writer only as the one told
