@@ -68,7 +68,7 @@ def test_a_note_where_the_asker_appears_too_stays_the_askers() -> None:
 
 
 def test_whose_reads_the_subject_at_a_sentences_head() -> None:
-    assert told_of("dad still smoking on the balcony, ugh") == ("father", "still")
+    assert told_of("dad still smoking on the balcony, ugh", "am I still a smoker?") == ("father", "")
     assert told_of("同事小李也搬家了，搬去通州") == ("colleague", "小李")
     assert told_of("邻居家孩子在学钢琴，一节课三百") == ("neighbour", "")
     # the asker in it, as company, as the one told of, or no one at its head
@@ -141,3 +141,16 @@ def test_the_writers_own_matter_told_through_someone_stays_the_writers() -> None
     ):
         told = _note("b", note, datetime(2025, 7, 1))
         assert answer(question, [told], "sam", NOW).cited == [], note
+
+
+def test_a_lowercase_name_the_question_names_is_a_name() -> None:
+    sam = _note("a", "coworker sam moved to austin", datetime(2025, 7, 1))
+    assert answer("where did sam move?", [sam], "sam", NOW).cited == [sam.id]
+    assert answer("did sam move to austin before me?", [sam], "sam", NOW).cited == [sam.id]
+    assert answer("did I move to austin?", [sam], "sam", NOW).cited == []
+    # a word after the one for someone is no name unless it is one
+    dad = _note("b", "dad still smoking on the balcony, ugh", datetime(2025, 6, 1))
+    assert answer("am I still smoking?", [dad], "sam", NOW).cited == []
+    assert told_of("coworker sam moved to austin", "did sam move to austin before me?") == ("colleague", "sam")
+    assert told_of("coworker sam moved to austin") == ("colleague", "")
+    assert told_of("coworker moved to austin", "where did I move?") == ("colleague", "")

@@ -1113,18 +1113,15 @@ def _someone_elses_sentence(sentence: str, question: str, asked_of: frozenset[st
     """Whether ``sentence`` tells of someone other than its writer (``whose.told_of``: "dad
     still smoking on the balcony, ugh", "同事小李也搬家了") whom ``question`` does not name,
     by who they are to the writer (``asked_of``, ``whose.people_named`` of it) nor by name
-    ("My son Leo started school" answers "what does Leo like?"; English a name in capitals in
-    either): what one's sister says of her a1c answers "what did my sister say her a1c
-    was?", not "what's my current diabetes pill dosing?"."""
-    subject = told_of(sentence)
+    ("My son Leo started school" answers "what does Leo like?", "coworker sam moved to
+    austin" answers "where did sam move?"): what one's sister says of her a1c answers "what
+    did my sister say her a1c was?", not "what's my current diabetes pill dosing?"."""
+    subject = told_of(sentence, question)
     if subject is None or subject.who in asked_of:
         return False
     if has_cjk(sentence):
         return not (subject.name and subject.name in question)
-    named = {w.lower() for w in re.findall(r"(?<=\s)[A-Z][a-z]+", question)}
-    return not (
-        subject.name.lower() in named or (subject.name[:1].isupper() and subject.name.lower() in words(question))
-    )
+    return not (subject.name and re.search(rf"\b{re.escape(subject.name)}\b", question, re.IGNORECASE))
 
 
 def expected_types(question: str) -> frozenset[str]:

@@ -177,8 +177,9 @@ def names_others_en(sentence: str) -> bool:
 class Subject(NamedTuple):
     """Someone other than the writer a sentence tells of (``told_of``): ``who`` they are to
     the writer, a key of one meaning for both languages ("mother", "friend", "colleague"),
-    and the word after it that may be their name ("sam" of "coworker sam moved", "Leo" of
-    "My son Leo", "小李" of "同事小李"; "" for none)."""
+    and their name when the word after it is one ("Leo" of "My son Leo", "小李" of "同事小李",
+    "sam" of "coworker sam moved" for a question naming sam; "" for none, as "still" of "dad
+    still smoking")."""
 
     who: str
     name: str
@@ -244,7 +245,30 @@ def _news_of_another(sentence: str, at: int, chinese: bool) -> bool:
     return not (_OWN_CLAUSE_ZH if chinese else _OWN_CLAUSE_EN).match(sentence, says.end())
 
 
-def told_of(sentence: str) -> Subject | None:
+_NOT_NAMES_EN = frozenset(
+    """a an the and or but so is was are were be been has had have will would can could should may might must
+    do does did not no just still also now then finally already again too never always even only really
+    says said say told tells heard thinks got gets went goes came comes on in at to for from with of""".split()
+)
+"""Words that follow a word for someone without being their name ("dad still smoking",
+"sister just moved")."""
+_NEXT_WORD_EN = re.compile(r"[,\s]+([A-Za-z]+)\b")
+
+
+def _name_en(sentence: str, at: int, question: str) -> re.Match[str] | None:
+    """The name of the person whose word ends at ``at`` in an English ``sentence``: the
+    word after it when it is one, capitalised ("My son Leo") or named by ``question`` too
+    ("coworker sam moved" for "where did sam move?"), and no function word or inflected
+    verb ("still", "moved", "smoking")."""
+    word = _NEXT_WORD_EN.match(sentence, at)
+    if not word or word.group(1).lower() in _NOT_NAMES_EN or re.search(r"(?:ing|ed|ly)$", word.group(1)):
+        return None
+    if word.group(1)[0].isupper() or re.search(rf"\b{word.group(1)}\b", question, re.IGNORECASE):
+        return word
+    return None
+
+
+def told_of(sentence: str, question: str = "") -> Subject | None:
     """Whom ``sentence`` tells of (``Subject``), when it is someone other than its writer:
     the person it opens on ("dad still smoking on the balcony, ugh" → "father", "roommate is
     lactose intolerant, …" → "roommate", "我妈现在天天刷抖音" → "mother", "同事小李也搬家了" →
@@ -253,7 +277,8 @@ def told_of(sentence: str) -> Subject | None:
     subjectless ("开始吃素了，跟着妈妈一起"), opening on the writer ("我和老公搬到了杭州"), or
     naming the writer further on ("my sister and I signed up for the gym", "mom drove me to
     my new flat", "dad says I should quit", "朋友介绍我去了新公司"), or, Chinese, done for
-    the writer left out (``_FOR_WRITER_ZH``: "朋友介绍认识了陈屿")."""
+    the writer left out (``_FOR_WRITER_ZH``: "朋友介绍认识了陈屿"). ``question``: what is asked,
+    whose words may name the person in lower case ("coworker sam moved", ``_name_en``)."""
     if re.search(r"[\u4e00-\u9fff]", sentence):
         head = _HEAD_ZH.match(sentence)
         if not head or "我" in _OWNER_ZH.sub("", sentence[head.start("who") :]):
@@ -265,17 +290,20 @@ def told_of(sentence: str) -> Subject | None:
             return None
         return Subject(_WHO[head.group("who")], name.group(0) if name else "")
     head = _HEAD_EN.match(sentence)
-    if not head or _news_of_another(sentence, head.end(), False):
+    if not head:
+        return None
+    name = _name_en(sentence, head.end(), question)
+    # "coworker Sam said the standup moved": what is said follows the name
+    if _news_of_another(sentence, name.end() if name else head.end(), False):
         return None
     if (head.group("the") or "").lower() == "the" and _WHO[head.group("who").lower()] in _HOUSEHOLD_EN:
         return None
     if _FOR_WRITER_EN.search(sentence, head.end()):
         return None
-    says = _SAYS_EN.match(sentence, head.end())
+    says = _SAYS_EN.match(sentence, name.end() if name else head.end())
     # "mum told me she moved": the writer only as the one told
     if _WRITER_EN.search(sentence[says.end() if says else head.end() :]):
         return None
-    name = re.match(r"[,\s]+([A-Za-z]+)", sentence[head.end() :])
     return Subject(_WHO[head.group("who").lower()], name.group(1) if name else "")
 
 
