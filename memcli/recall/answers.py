@@ -104,6 +104,7 @@ from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import answers_asked, asks, statements
+from memcli.text.whose import people_named, told_of
 
 CONTEXT_WEIGHT = 0.3
 """Weight of the question's words found elsewhere in the sentence's memory."""
@@ -1104,6 +1105,25 @@ def _someone_elses(question: str, text: str, implied: bool = False) -> set[str]:
     return {w for w in mine & theirs if w not in rest}
 
 
+_ASKER = re.compile(r"\b(?i:my|me|mine|myself)\b|\bI\b|我")
+"""The asker in a question ("where did I move?", "what's my dose?", "我住哪儿？")."""
+
+
+def _someone_elses_sentence(sentence: str, question: str, asked_of: frozenset[str]) -> bool:
+    """Whether ``sentence`` tells of someone other than its writer (``whose.told_of``: "dad
+    still smoking on the balcony, ugh", "同事小李也搬家了") whom ``question`` does not name,
+    by who they are to the writer (``asked_of``, ``whose.people_named`` of it) nor by name
+    ("My son Leo started school" answers "what does Leo like?", "coworker sam moved to
+    austin" answers "where did sam move?"): what one's sister says of her a1c answers "what
+    did my sister say her a1c was?", not "what's my current diabetes pill dosing?"."""
+    subject = told_of(sentence, question)
+    if subject is None or subject.who in asked_of:
+        return False
+    if has_cjk(sentence):
+        return not (subject.name and subject.name in question)
+    return not (subject.name and re.search(rf"\b{re.escape(subject.name)}\b", question, re.IGNORECASE))
+
+
 def expected_types(question: str) -> frozenset[str]:
     """What kind of thing ``question`` asks for, as ``memcli.text.entities`` types its
     mentions (``ENTITY_TYPES``): "where" a place (or an organisation: "which restaurant"),
@@ -1416,7 +1436,13 @@ def _answer(
         summaries = day_summaries(question, memories, now if now is not None else max(m.created_at for m in memories))
         if summaries:
             return _day_answer(summaries[0], chinese)
+    # "dad still smoking on the balcony" says nothing of the asker of "am I still a smoker?":
+    # a sentence telling of someone else answers a question about the asker only when it
+    # names who they are; "who moved to leeds?" asks of no one in particular
     candidates = _candidates(memories)
+    if _of_self(question) or _ASKER.search(question):
+        asked_of = people_named(question)
+        candidates = [c for c in candidates if not _someone_elses_sentence(c.text, question, asked_of)]
     if not candidates:
         return not_found
     every = candidates

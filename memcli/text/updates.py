@@ -37,6 +37,14 @@ from dataclasses import dataclass
 from memcli.text.entities import _PLACES_EN, _SURNAMES, _chinese_places, extract
 from memcli.text.extractive import is_request_or_question
 from memcli.text.lexical import stem_of
+from memcli.text.whose import (
+    COMPANIONS_EN,
+    OTHERS_EN,
+    OTHERS_KIN_EN,
+    OTHERS_ZH,
+    names_others_en,
+    others_subject,
+)
 
 RESIDENCE, JOB, DOSE, DIET, MEMBERSHIP, HABIT, PARTNER = (
     "residence",
@@ -785,23 +793,6 @@ _PARTNER_ZH = re.compile(
 _PARTNER_END_ZH = re.compile(
     r"我(?:已经)?(?:和|跟)(?P<v>[\u4e00-\u9fff]{2,3}?)(?:分手|离婚)了?|我(?:们)?(?:已经)?(?:分手|离婚)了|我(?:现在)?(?:是)?单身"
 )
-_OTHERS_EN = re.compile(
-    r"\b(?:he|she|they|his|her|their|him)\b|\b[Mm]y\s+(?:mum|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|"
-    r"partner|friend|boyfriend|girlfriend|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|colleague|neighbou?r|"
-    r"dog|cat)(?:'s)?\b|\bthe\s+(?:dog|cat|puppy|kitten|horse|baby|kids?)\b",
-    re.IGNORECASE,
-)
-_OTHERS_KIN_EN = re.compile(
-    r"\b(?:his|their)\b|\b[Mm]y\s+(?:mum|mom|mother|dad|father|sister|brother|son|daughter|wife|husband|partner|friend|"
-    r"boyfriend|girlfriend|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|colleague|neighbou?r|dog|cat)(?:'s)?\b|"
-    r"\b(?:mum|mom|dad|nan|gran)(?:'s)?\b|\bthe\s+(?:dog|cat|puppy|kitten|horse|baby|kids?)\b",
-    re.IGNORECASE,
-)
-_OTHERS_ZH = re.compile(
-    # 他 alone is no pronoun in a drug's name (阿托伐他汀)
-    r"^(?:他|她|它)|(?:他|她|它)(?:们|的|说|在|是|把|也|要|有|去|吃|住|搬|每)|妈|爸|母亲|父亲|哥|姐|弟|妹|老公|老婆|丈夫|妻子|"
-    r"儿子|女儿|朋友|同事|邻居|奶奶|爷爷|外婆|外公"
-)
 
 _VERBS = frozenset("drink eat smoke take use play go do have drinking eating taking using playing going doing".split())
 _FIRST_PERSON_EN = re.compile(r"\b(?:I|I'm|I've|my|we|We|My)\b")
@@ -1082,11 +1073,11 @@ _JOB_NEWS_VERBS_EN = re.compile(
 def _someone_elses_job(sentence: str, for_others: bool = True) -> bool:
     """Whether an English ``sentence`` tells of someone else's job rather than the writer's:
     a verb of a job's news whose subject is another ("My sister got the senior designer
-    role", "Jen got the promotion", "my husband landed…": ``_others_subject``), or news told
+    role", "Jen got the promotion", "my husband landed…": ``others_subject``), or news told
     for another (``_FOR_OTHERS_EN``)."""
     if for_others and _FOR_OTHERS_EN.search(sentence):
         return True
-    return any(_others_subject(sentence, m.start()) for m in _JOB_NEWS_VERBS_EN.finditer(sentence))
+    return any(others_subject(sentence, m.start()) for m in _JOB_NEWS_VERBS_EN.finditer(sentence))
 
 
 def _offer_taken(text: str) -> str:
@@ -1246,22 +1237,6 @@ _NOT_PARTNERS_EN = frozenset(
 )
 """Who a date is had with that is no partner (kin, work, a friend) and the words "date with"
 or "dating" runs into that name no one ("date with destiny", "dating back to 1800")."""
-_OTHERS_SUBJECT_EN = re.compile(
-    r"\b(?i:my|his|her|their|our)\s+(?:\w+\s+)?(?:\w+)(?:'s)?\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$|"
-    r"\b(?i:he|she|they)(?:'s|\s+is|\s+was|\s+has|\s+just)?\s+(?:(?:now|finally|just|also)\s+)*$|"
-    r"(?:^|[,;.!]\s*)(?!(?:I|We|It|This|That|Just|Finally|Officially|Also|Still|Now|Today|Got|Landed)\b)"
-    r"[A-Z][a-z]+\s+(?:(?:is|was|has|had|just|finally|now|also|apparently)\s+)*$",
-)
-"""The clause before a verb, when its subject is someone else ("my friend is", "my sister",
-"Jen", "she"): the news that follows is theirs, not the writer's. A capitalised word ending
-in -ly is a name as much as any ("Emily just moved")."""
-
-
-def _others_subject(sentence: str, at: int) -> bool:
-    """Whether the subject of the clause holding ``sentence[at:]`` is someone other than the
-    writer (``_OTHERS_SUBJECT_EN`` on the words before ``at``)."""
-    before = re.split(r"[,;.!?]\s*|\s[-\u2013\u2014]\s", sentence[:at])[-1]
-    return bool(_OTHERS_SUBJECT_EN.search(before))
 
 
 _PARTNER_LOWER_EN = re.compile(
@@ -1537,9 +1512,9 @@ def _zh_clauses(sentence: str) -> str:
 
 def _without_others_zh(sentence: str) -> str:
     """The clauses of a Chinese ``sentence`` (parted by commas) that name no one else
-    (``_OTHERS_ZH``), joined again: "开始吃素了，跟着妈妈一起" says of its writer what
+    (``OTHERS_ZH``), joined again: "开始吃素了，跟着妈妈一起" says of its writer what
     "开始吃素了" says; "" when every clause names someone else."""
-    return "，".join(c for c in re.split(r"[，,]", sentence) if c and not _OTHERS_ZH.search(c))
+    return "，".join(c for c in re.split(r"[，,]", sentence) if c and not OTHERS_ZH.search(c))
 
 
 _PAST_IRREGULAR = frozenset(
@@ -1558,7 +1533,6 @@ _LEADING_TIME_EN = re.compile(
 """A time a diary's note opens on before its subjectless verb ("Yesterday got the job at
 Stripe", "last week moved to York"): moved after the verb when the subject is given back."""
 _CLAUSES_EN = re.compile(r"\s*(?:[,;]|\s[-\u2013\u2014]\s|\bbut\b)\s*")
-_COMPANIONS_EN = re.compile(r"\b(?:with|w/|alongside|plus)\s+$|^\s+(?:and|&)\s+(?:I|me)\b", re.I)
 _OTHERS_POSSESSED_EN = re.compile(
     r"\b[A-Z][a-z]+['’]s\s+(?:bf|gf|boyfriend|girlfriend|partner|husband|wife|fianc\w*|mum|mom|dad|sister|brother|"
     r"son|daughter|kids?|family|boss)\b"
@@ -1569,7 +1543,7 @@ _OTHERS_LEAD_EN = re.compile(r"^\s*(?:(?:and|so|then|now)\s+)?$", re.I)
 
 def _own_clauses_en(sentence: str) -> str:
     """The clauses of an English ``sentence`` that speak of its writer, joined again, when
-    some other clause names someone else (``_OTHERS_EN``): "started at Monzo as a designer,
+    some other clause names someone else (``OTHERS_EN``): "started at Monzo as a designer,
     he drove me in" says of its writer what its first clause says. A clause naming someone
     else only as company ("moved to Leeds with the kids", "the kids and I…") stays the
     writer's; a subjectless clause after one whose subject is someone else is theirs
@@ -1583,8 +1557,8 @@ def _own_clauses_en(sentence: str) -> str:
             continue
         named = [
             m
-            for m in _OTHERS_EN.finditer(clause)
-            if not _COMPANIONS_EN.search(clause[: m.start()]) and not _COMPANIONS_EN.match(clause[m.end() :])
+            for m in OTHERS_EN.finditer(clause)
+            if not COMPANIONS_EN.search(clause[: m.start()]) and not COMPANIONS_EN.match(clause[m.end() :])
         ] + list(_OTHERS_POSSESSED_EN.finditer(clause))
         if named:
             dropped = True
@@ -1598,15 +1572,6 @@ def _own_clauses_en(sentence: str) -> str:
     return ", ".join(kept) if dropped and kept else ""
 
 
-def _names_others_en(sentence: str) -> bool:
-    """Whether an English ``sentence`` names someone else (``_OTHERS_EN``) but as company
-    ("moved to Leeds with the kids", "the kids and I moved")."""
-    return any(
-        not _COMPANIONS_EN.search(sentence[: m.start()]) and not _COMPANIONS_EN.match(sentence[m.end() :])
-        for m in _OTHERS_EN.finditer(sentence)
-    )
-
-
 def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     """(sentence, first, others, implicit): whether ``sentence`` speaks in the first person
     (``first``), names someone else (``others``), or neither (``implicit``: a diary's note
@@ -1616,7 +1581,7 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     "I've been seeing Lena"), a Chinese one
     我, so that the first-person rules read it; ``first`` is then True."""
     first = "我" in sentence if chinese else bool(_FIRST_PERSON_EN.search(sentence))
-    others = bool(_OTHERS_ZH.search(sentence)) if chinese else _names_others_en(sentence)
+    others = bool(OTHERS_ZH.search(sentence)) if chinese else names_others_en(sentence)
     implicit = not first and not others
     if others or (first and (chinese or re.search(r"\b(?:I|[Ww]e)\b", sentence))):
         return sentence, first, others, False
@@ -1661,7 +1626,7 @@ def statements(text: str) -> list[Statement]:
         if chinese:
             # "跟同事小周在一起了": the colleague is the partner, named after how the writer knows them
             sentence = _PARTNER_MET_AS_ZH.sub("", sentence)
-        if chinese and "我" not in sentence and _OTHERS_ZH.search(sentence):
+        if chinese and "我" not in sentence and OTHERS_ZH.search(sentence):
             sentence = _without_others_zh(sentence)
             if not sentence:
                 continue
@@ -1672,7 +1637,7 @@ def statements(text: str) -> list[Statement]:
         # A note about one's own medicine often names no one ("Ramipril upped to 10 mg",
         # "阿司匹林减到50毫克了"); one that names someone else may be about their dose.
         if not first and others:
-            if chinese or _OTHERS_KIN_EN.search(sentence) or not _DOSE_CHANGE_EN.search(sentence):
+            if chinese or OTHERS_KIN_EN.search(sentence) or not _DOSE_CHANGE_EN.search(sentence):
                 continue
             # "she doubled the metformin", "GP says drop the levothyroxine": a clinician's
             # pronoun; a named medicine's dose is still the speaker's (read by name only)
@@ -1691,7 +1656,7 @@ def statements(text: str) -> list[Statement]:
         JOB not in found
         and len(_sentences(text)) > 1
         and _may_state(JOB, text, None, chinese)
-        and not _OTHERS_KIN_EN.search(text)
+        and not OTHERS_KIN_EN.search(text)
         and not asks(text)
     ):
         # a note cut by its exclamations ("PROMOTED!! staff engineer from April 1st") read whole
@@ -1788,9 +1753,9 @@ def _home(text: str) -> Statement | None:
             sentence = _PARENTS_HOME_ZH.sub("老家", sentence)
         if not (_HOME_CUE_ZH if chinese else _HOME_CUE_EN).search(sentence):
             continue
-        if (_OTHERS_ZH if chinese else _OTHERS_KIN_EN).search(sentence):
+        if (OTHERS_ZH if chinese else OTHERS_KIN_EN).search(sentence):
             continue
-        if not chinese and _OTHERS_EN.search(sentence) and not re.search(r"\b(?:I|me|my|we|our|us)\b", sentence):
+        if not chinese and OTHERS_EN.search(sentence) and not re.search(r"\b(?:I|me|my|we|our|us)\b", sentence):
             continue
         if chinese and (re.search(r"(?:他|她)(?:们)?(?:住|搬|家)", sentence) or _STAY_ZH.search(sentence)):
             continue
@@ -2372,7 +2337,7 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
             # "我们在一起了" with no name: a couple of the writer's, whoever the partner is
             return Statement(PARTNER, "", state=state)
         return None
-    if _SINGLE_EN.search(sentence) and not _OTHERS_KIN_EN.search(sentence):
+    if _SINGLE_EN.search(sentence) and not OTHERS_KIN_EN.search(sentence):
         return Statement(PARTNER, "", True)
     m = _PARTNER_CUE_EN.search(sentence)
     if m and (m.group("w") or re.search(r"\b(?:done|over|finished)\b", m.group(0))):
@@ -2383,7 +2348,7 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
         if (
             said.lower() in _NOT_PARTNERS_EN
             or said.lower() in _FUNCTION_WORDS
-            or _others_subject(sentence, lower.start())
+            or others_subject(sentence, lower.start())
         ):
             lower = None  # "date with mum", "dating back to", "my friend is dating priya": no partner of one's own
     if lower and not re.search(r"\b(?:married|engaged|proposed|wedding|fianc)", sentence, re.I):
@@ -2524,7 +2489,7 @@ def _own_marriage(sentence: str) -> bool:
             if re.search(r"\b(?i:my|our)\s+$", before):
                 return True
             continue
-        if _others_subject(sentence, m.start()) and not re.search(r"\bto\s+me\b", sentence[m.end() :], re.I):
+        if others_subject(sentence, m.start()) and not re.search(r"\bto\s+me\b", sentence[m.end() :], re.I):
             continue
         if re.search(r"\b(?:I|I'm|I've|[Ww]e|[Ww]e're|[Ww]e've|me)\b|\b(?i:i|i'm|i've)\b", before):
             return True
@@ -2544,7 +2509,7 @@ def _own_engagement(sentence: str) -> bool:
             if re.search(r"\b(?i:my|our)\s+(?:\w+\s+)?$", sentence[: m.start()]):
                 return True
             continue
-        if _others_subject(sentence, m.start()) and not re.search(r"\bto\s+me\b", sentence[m.end() :], re.I):
+        if others_subject(sentence, m.start()) and not re.search(r"\bto\s+me\b", sentence[m.end() :], re.I):
             continue
         if word == "proposed":
             if _NOT_A_PROPOSAL_EN.match(sentence[m.end() :]):
