@@ -154,3 +154,20 @@ def test_a_lowercase_name_the_question_names_is_a_name() -> None:
     assert told_of("coworker sam moved to austin", "did sam move to austin before me?") == ("colleague", "sam")
     assert told_of("coworker sam moved to austin") == ("colleague", "")
     assert told_of("coworker moved to austin", "where did I move?") == ("colleague", "")
+
+
+def test_a_capitalised_name_is_a_name_whatever_word_it_also_is() -> None:
+    # "Will", "Fred", "Emily": a name, though "will" is a function word and the others end as
+    # an inflected verb or adverb would
+    for name in ("Will", "Fred", "Emily"):
+        moved = _note("a", f"coworker {name} moved to austin", datetime(2025, 7, 1))
+        assert answer(f"did {name} move to austin before me?", [moved], "sam", NOW).cited == [moved.id]
+
+
+def test_a_place_opening_on_a_kin_character_is_no_person() -> None:
+    # 哥伦比亚 opens on 哥 ("brother"): one character names kin only after whose it is ("我哥")
+    offer = _note("a", "哥伦比亚大学的录取通知到了！", datetime(2025, 4, 1))
+    assert told_of(offer.text) is None
+    assert answer("我被哪所大学录取了？", [offer], "sam", NOW).cited == [offer.id]
+    brother = _note("b", "我哥换了新工作，去了腾讯", datetime(2025, 4, 2))
+    assert told_of(brother.text) is not None

@@ -259,11 +259,15 @@ def _name_en(sentence: str, at: int, question: str) -> re.Match[str] | None:
     """The name of the person whose word ends at ``at`` in an English ``sentence``: the
     word after it when it is one, capitalised ("My son Leo") or named by ``question`` too
     ("coworker sam moved" for "where did sam move?"), and no function word or inflected
-    verb ("still", "moved", "smoking")."""
+    verb ("still", "moved", "smoking") in lower case ("coworker Will moved" names Will)."""
     word = _NEXT_WORD_EN.match(sentence, at)
-    if not word or word.group(1).lower() in _NOT_NAMES_EN or re.search(r"(?:ing|ed|ly)$", word.group(1)):
+    if not word:
         return None
-    if word.group(1)[0].isupper() or re.search(rf"\b{word.group(1)}\b", question, re.IGNORECASE):
+    if word.group(1)[0].isupper():
+        return word
+    if word.group(1).lower() in _NOT_NAMES_EN or re.search(r"(?:ing|ed|ly)$", word.group(1)):
+        return None
+    if re.search(rf"\b{word.group(1)}\b", question, re.IGNORECASE):
         return word
     return None
 
@@ -281,6 +285,8 @@ def told_of(sentence: str, question: str = "") -> Subject | None:
     whose words may name the person in lower case ("coworker sam moved", ``_name_en``)."""
     if re.search(r"[\u4e00-\u9fff]", sentence):
         head = _HEAD_ZH.match(sentence)
+        if head and len(head.group("who")) == 1 and not sentence[: head.start("who")].endswith(("我", "的")):
+            head = None  # "哥伦比亚大学…": one character names kin only after whose it is ("我哥", "我的妈")
         if not head or "我" in _OWNER_ZH.sub("", sentence[head.start("who") :]):
             return None
         name = _NAME_ZH.match(sentence, head.end())
