@@ -165,9 +165,10 @@ def test_a_capitalised_name_is_a_name_whatever_word_it_also_is() -> None:
 
 
 def test_a_place_opening_on_a_kin_character_is_no_person() -> None:
-    # 哥伦比亚 opens on 哥 ("brother"): one character names kin only after whose it is ("我哥")
+    # 哥伦比亚 opens on 哥 ("brother"): one character names kin only as a word of its own
     offer = _note("a", "哥伦比亚大学的录取通知到了！", datetime(2025, 4, 1))
     assert told_of(offer.text) is None
     assert answer("我被哪所大学录取了？", [offer], "sam", NOW).cited == [offer.id]
-    brother = _note("b", "我哥换了新工作，去了腾讯", datetime(2025, 4, 2))
-    assert told_of(brother.text) is not None
+    assert told_of("妈祖庙逛了一圈") is None
+    for mine in ("我哥换了新工作，去了腾讯", "妈说想要条羊绒围巾"):
+        assert told_of(mine) is not None

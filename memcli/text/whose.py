@@ -22,6 +22,7 @@ import re
 from typing import NamedTuple
 
 from memcli.text.entities import _SURNAMES
+from memcli.text.lexical import jieba_tokenizer
 
 _KIN_EN = {
     "mother": "mum mom mother mama mommy",
@@ -272,6 +273,13 @@ def _name_en(sentence: str, at: int, question: str) -> re.Match[str] | None:
     return None
 
 
+def _whole_word_zh(sentence: str, at: int) -> bool:
+    """Whether the character at ``at`` of a Chinese ``sentence`` is a word of its own, as
+    jieba segments what follows it ("妈说想要条羊绒围巾": "妈"), not the head of a longer one
+    ("哥伦比亚大学", "妈祖庙", "弟子规")."""
+    return len(jieba_tokenizer().lcut(sentence[at : at + 8], HMM=False)[0]) == 1
+
+
 def told_of(sentence: str, question: str = "") -> Subject | None:
     """Whom ``sentence`` tells of (``Subject``), when it is someone other than its writer:
     the person it opens on ("dad still smoking on the balcony, ugh" → "father", "roommate is
@@ -285,8 +293,8 @@ def told_of(sentence: str, question: str = "") -> Subject | None:
     whose words may name the person in lower case ("coworker sam moved", ``_name_en``)."""
     if re.search(r"[\u4e00-\u9fff]", sentence):
         head = _HEAD_ZH.match(sentence)
-        if head and len(head.group("who")) == 1 and not sentence[: head.start("who")].endswith(("我", "的")):
-            head = None  # "哥伦比亚大学…": one character names kin only after whose it is ("我哥", "我的妈")
+        if head and len(head.group("who")) == 1 and not _whole_word_zh(sentence, head.start("who")):
+            head = None  # "哥伦比亚大学的录取通知到了", "妈祖庙逛了一圈": no one's mother or brother
         if not head or "我" in _OWNER_ZH.sub("", sentence[head.start("who") :]):
             return None
         name = _NAME_ZH.match(sentence, head.end())
