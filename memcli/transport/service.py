@@ -34,6 +34,7 @@ service.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import logging
 import logging.handlers
@@ -89,6 +90,11 @@ CHROMA_AFTER_QUIET = 3.0
 longer than a script's gap between two commands, even on a busy machine where a client
 takes a second or two to start (at load 30, 1 s let the import fall between two recalls
 and slow the next ones), shorter than a person takes to type a first chat message."""
+
+TEXT_READING = ("memcli.library.chat", "memcli.library.supersession", "memcli.store.statements")
+"""The modules of the verbs that read what texts say (recall, ask, chat, remember: names,
+dates, changes, answers), imported by the warm-up (``Service._warm_up``) rather than at
+the start, so that a list, show or stats of a service just started does not wait for them."""
 
 
 class Cancel:
@@ -334,6 +340,11 @@ class Service:
         except Exception:  # a bad embedder setting fails the requests that need it, with its own message
             log.exception("loading the embedder failed")
 
+        # What recall, ask, chat and a write read texts with (their patterns compile at import:
+        # most of a CPU-second), which a service's start leaves to the first request that needs
+        # them (a list, show or stats answers without them): loaded here for the next one.
+        for module in TEXT_READING:
+            importlib.import_module(module)
         # heavy: dateparser and recall's patterns, imported here rather than by a service's start
         from memcli.dates import query_dates
 
