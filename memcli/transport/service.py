@@ -93,8 +93,9 @@ and slow the next ones), shorter than a person takes to type a first chat messag
 
 TEXT_READING = ("memcli.library.chat", "memcli.library.supersession", "memcli.store.statements")
 """The modules of the verbs that read what texts say (recall, ask, chat, remember: names,
-dates, changes, answers), imported by the warm-up (``Service._warm_up``) rather than at
-the start, so that a list, show or stats of a service just started does not wait for them."""
+dates, changes, answers), imported by the warm-up (``Service._warm_up``) from the start on,
+beside the first request, rather than before the socket listens, so that a list, show or
+stats of a service just started does not wait for them."""
 
 
 class Cancel:
@@ -332,6 +333,14 @@ class Service:
         write_private(self.paths.service_file, json.dumps(data))
 
     def _warm_up(self) -> None:
+        # What recall, ask, chat and a write read texts with (their patterns compile at import:
+        # most of a CPU-second) is imported here, beside the first request rather than before
+        # the socket listens: a list, show or stats does not wait for it, and a request that
+        # needs it waits only for what is left (an import's module lock).
+        for module in TEXT_READING:
+            if self._stopping.is_set():
+                return
+            importlib.import_module(module)
         self._answered.wait(WARM_UP_AFTER)
         if self._stopping.is_set():
             return
@@ -340,11 +349,6 @@ class Service:
         except Exception:  # a bad embedder setting fails the requests that need it, with its own message
             log.exception("loading the embedder failed")
 
-        # What recall, ask, chat and a write read texts with (their patterns compile at import:
-        # most of a CPU-second), which a service's start leaves to the first request that needs
-        # them (a list, show or stats answers without them): loaded here for the next one.
-        for module in TEXT_READING:
-            importlib.import_module(module)
         # heavy: dateparser and recall's patterns, imported here rather than by a service's start
         from memcli.dates import query_dates
 
