@@ -12,7 +12,6 @@ from typing import Literal, Optional
 from memcli import schema
 from memcli.errors import DISK_FULL_ERRNOS, BadInputError, DiskFullError
 from memcli.formats import export
-from memcli.library import evaluation
 from memcli.library.engine import Engine
 from memcli.library.outputs import Emit
 from memcli.paths import device_of, export_target, writing_private
@@ -108,6 +107,9 @@ class AdminVerbs:
         """Evidence recall@5/10/20 per LoCoMo category and recall latency, each conversation
         in a temporary store with this engine's settings and embedder
         (``evaluation.eval_locomo``); the user's own store is not touched."""
+        # heavy: the evaluation code loads the answers and consolidation (their patterns compile at import)
+        from memcli.library import evaluation
+
         report = evaluation.eval_locomo(
             Path(path),
             self.engine.settings,
@@ -130,6 +132,9 @@ class AdminVerbs:
     ) -> schema.ProbeEvalResult:
         """Hit@1/5/10 per probe type of probe questions over a MemoryBank history, in a
         temporary store (``evaluation.eval_memorybank``)."""
+        # heavy: the evaluation code loads the answers and consolidation (their patterns compile at import)
+        from memcli.library import evaluation
+
         report = evaluation.eval_memorybank(
             Path(path),
             Path(probes),
@@ -157,6 +162,9 @@ class AdminVerbs:
         if consolidation is not None:
             settings = settings.model_copy(update={"consolidation": consolidation})
         chat_model = self.engine.chat_model if settings.consolidation != "extractive" else None
+        # heavy: the evaluation code loads the answers and consolidation (their patterns compile at import)
+        from memcli.library import evaluation
+
         report = evaluation.eval_consolidation(
             Path(path),
             settings,
@@ -183,6 +191,9 @@ class AdminVerbs:
         path (default: the setting). The chat model is this engine's, loaded once."""
         settings = self.engine.settings
         chat_model = self.engine.chat_model if (answers or settings.answers) != "extractive" else None
+        # heavy: the evaluation code loads the answers and consolidation (their patterns compile at import)
+        from memcli.library import evaluation
+
         report = evaluation.eval_qa(
             Path(path),
             settings,

@@ -50,14 +50,13 @@ from memcli.memory import Memory
 from memcli.models.embedding import Embedder, Progress, embedder_identity
 from memcli.models.embedding_server import ServerEmbedder
 from memcli.models.llm import ChatModel
-from memcli.recall.changes import UpdateDecision
-from memcli.recall.retrieval import Recaller, Signals
 from memcli.store.journal import Journal
 from memcli.store.recall_index import batch_windows
 from memcli.store.store import MemoryStore, Server
 
 if TYPE_CHECKING:
-    pass
+    from memcli.recall.changes import UpdateDecision
+    from memcli.recall.retrieval import Recaller, Signals
 
 
 class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
@@ -76,6 +75,9 @@ class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
         embedder: anything with ``embed`` and ``embed_one`` (tests pass a fake).
         chat_model: a ``ChatModel`` (tests pass a scripted fake; the service a shared one).
         recaller: a ``Recaller`` over ``store`` (the service keeps one for its lifetime).
+        recaller_of: gives that ``Recaller`` when the request first recalls (the service's
+            own, taken only by a request that recalls, so that a list or show does not
+            import recall); ``recaller`` when given is used instead.
         saved: told what of this engine's writes is safe so far, as keyword counts,
             each the total since the engine was made: ``journaled`` (memories the user
             gave, on disk in the journal: stored at the next start whatever happens now),
@@ -96,6 +98,7 @@ class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
         embedder: Embedder | None = None,
         chat_model: ChatModel | None = None,
         recaller: Recaller | None = None,
+        recaller_of: Callable[[], Recaller] | None = None,
         signals: Signals | None = None,
         saved: Callable[..., None] | None = None,
     ) -> None:
@@ -108,6 +111,7 @@ class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
         self._embedder = embedder
         self._chat_model = chat_model
         self._recaller = recaller
+        self._recaller_of = recaller_of
         self._signals = signals
         self._legacy_user: bool | None = None
         self.journal = Journal(paths.pending_dir)
@@ -132,7 +136,13 @@ class Engine(MemoryWork, RecallWork, ConsolidationWork, FileWork, AdminWork):
     @property
     def recaller(self) -> Recaller:
         """The retrieval path shared by chat, ask, recall and eval."""
+        if self._recaller is None and self._recaller_of is not None:
+            self._recaller = self._recaller_of()
         if self._recaller is None:
+            # heavy: recall reads names and dates (memcli.text.entities compiles its patterns at
+            # import), which a list, show or stats in a service just started never needs
+            from memcli.recall.retrieval import Recaller
+
             self._recaller = Recaller(self.store, self.embedder, self._signals)
         return self._recaller
 

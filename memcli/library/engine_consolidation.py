@@ -17,11 +17,10 @@ from memcli.memory import Kind, Memory
 from memcli.models.embedding import Progress
 from memcli.models.llm import Message
 from memcli.paths import PRIVATE_FILE, private_dir
-from memcli.recall.assistant import Context
-from memcli.text.entities import normalise
 
 if TYPE_CHECKING:
     from memcli.consolidation.consolidate import ConsolidationReport
+    from memcli.recall.assistant import Context
 from memcli.library.engine_models import check_entity_name
 
 
@@ -177,6 +176,7 @@ class ConsolidationWork:
         ``MAX_ENTITY_NAME``: ``check_entity_name``)."""
         # rare path: consolidation and the graph load on first use, not with every verb
         from memcli.consolidation.graph_memory import GraphBuilder, find_entity
+        from memcli.text.entities import normalise
 
         new = new.strip()
         if not normalise(new):

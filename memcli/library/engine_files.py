@@ -31,7 +31,6 @@ from memcli.memory import Memory
 from memcli.models.batching import batch_progress, import_batches
 from memcli.models.embedding import Progress, embedder_identity, export_held, same_embedder
 from memcli.paths import device_of
-from memcli.recall.changes import supersession_events
 from memcli.store.sidecar import HistoryEntry
 from memcli.store.space import room_measured
 from memcli.store.store import REINDEXING
@@ -413,6 +412,10 @@ class FileWork:
         superseded memories at a time; a memory no longer superseded by the same one in the
         store is left. Every superseded memory of the file is looked at, not only those
         this import stored: importing the file again writes what a kill left out."""
+        # heavy: memcli.recall.changes reads what texts state (memcli.text.updates compiles its
+        # patterns at import); an import of an export needs it, a list or show does not
+        from memcli.recall.changes import supersession_events
+
         pairs: list[tuple[str, str]] = []
 
         def flush() -> None:

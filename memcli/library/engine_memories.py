@@ -18,17 +18,16 @@ from memcli.errors import (
     ReadOnlyStoreError,
     UsageError,
 )
-from memcli.library import engine_models, supersession
+from memcli.library import engine_models
 from memcli.memory import KIND_VALUES, Kind, Memory
 from memcli.models.embedding import Progress, embedder_identity
-from memcli.recall.changes import ForgetReport, UpdateDecision
 from memcli.recall.forgetting import UNIT_SECONDS, histogram, retention
 from memcli.store.sidecar import HistoryEntry
 from memcli.store.store import MIN_PREFIX, short_prefix
 from memcli.text.chunking import MAX_CHARS, WIDE_WEIGHT, size
 
 if TYPE_CHECKING:
-    pass
+    from memcli.recall.changes import ForgetReport, UpdateDecision
 from memcli.library.engine_models import note_chunks
 
 
@@ -69,6 +68,10 @@ class MemoryWork:
         asks the model (``supersession.model_decides``: a capable model is configured);
         empty otherwise or when it fails (then the rules decide, with a notice), never
         waiting longer than ``model_timeout`` (``supersession.write_time_decisions``)."""
+        # heavy: supersession reads what texts state (memcli.text.updates compiles its patterns
+        # at import); a write needs it, a list or show does not
+        from memcli.library import supersession
+
         if not memories or not supersession.model_decides(
             self.settings, lambda: engine_models.chat_template_known(self.settings, self.paths)
         ):

@@ -14,14 +14,13 @@ from memcli.errors import (
 )
 from memcli.memory import KIND_VALUES, Memory
 from memcli.models.llm import Message
-from memcli.recall.assistant import Answer, Assistant, Context
-from memcli.recall.changes import Changes
-from memcli.recall.retrieval import Ranking, Recalled, roulette, without_repeated_lines
 from memcli.store.candidates import WHAT
 from memcli.store.space import ROOM_PER_MEMORY
 
 if TYPE_CHECKING:
-    pass
+    from memcli.recall.assistant import Answer, Assistant, Context
+    from memcli.recall.changes import Changes
+    from memcli.recall.retrieval import Recalled
 
 
 class RecallWork:
@@ -57,6 +56,9 @@ class RecallWork:
         if k < 1:
             raise UsageError("-k must be at least 1")
         now = self.clock()
+        # heavy: recall reads names and dates (memcli.text.entities compiles its patterns at import)
+        from memcli.recall.retrieval import Ranking, roulette, without_repeated_lines
+
         since_ts = parse_since(since, now) if isinstance(since, str) else since
         as_of = parse_day(at, "--at", now)
         if not query.strip():
@@ -113,11 +115,18 @@ class RecallWork:
     def changes(self) -> Changes:
         """What changes stored memories: reinforcement, pins, feedback, forgetting,
         restoring, deleting (``memcli.recall.changes``)."""
+        # heavy: what a text states (memcli.text.updates compiles its patterns at import), which
+        # a list, show or stats never reads
+        from memcli.recall.changes import Changes
+
         return Changes(self.store, self.settings, self.clock)
 
     @property
     def assistant(self) -> Assistant:
         """What builds chat and ask prompts from memory and answers (``memcli.recall.assistant``)."""
+        # heavy: the extractive answers (memcli.recall.answers compiles its patterns at import)
+        from memcli.recall.assistant import Assistant
+
         return Assistant(self)
 
     def context(

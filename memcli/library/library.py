@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Literal, Optional
 
 from memcli import schema
-from memcli.library import evaluation
 from memcli.library.admin_verbs import AdminVerbs
 from memcli.library.consolidation_verbs import ConsolidationVerbs
 from memcli.library.engine import Engine
@@ -56,6 +55,9 @@ class Memcli(MemoryVerbs, RecallVerbs, ConsolidationVerbs, AdminVerbs):
         the answering path (default: the setting). The chat model is this engine's."""
         settings = self.engine.settings
         chat_model = self.engine.chat_model if (answers or settings.answers) != "extractive" else None
+        # heavy: the evaluation code loads the answers and consolidation (their patterns compile at import)
+        from memcli.library import evaluation
+
         report = evaluation.eval_changes(
             Path(path), settings, self.engine.embedder, answers, self._stage_progress, details, chat_model=chat_model
         )

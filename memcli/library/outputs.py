@@ -4,11 +4,13 @@ callback a front end gives ``Memcli``."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memcli import schema
 from memcli.memory import Memory
-from memcli.recall.retrieval import Recalled
+
+if TYPE_CHECKING:
+    from memcli.recall.retrieval import Recalled
 
 
 class Emit(Protocol):

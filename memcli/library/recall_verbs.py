@@ -9,7 +9,6 @@ from typing import Optional
 
 from memcli import schema
 from memcli.errors import Interrupted, ModelServerError
-from memcli.library.chat import ChatSession, open_store_ahead
 from memcli.library.engine import Engine
 from memcli.library.outputs import Emit, recalled_out
 
@@ -66,6 +65,9 @@ class RecallVerbs:
         Building it names the model, which loads it: a bad model fails here, before the
         first prompt. The model then evaluates the session's system text in the background
         (``ChatSession.prime``)."""
+        # heavy: a chat reads names, dates and answers (memcli.recall, memcli.text), whose patterns compile at import
+        from memcli.library.chat import ChatSession, open_store_ahead
+
         engine = self.engine
         session = (
             ChatSession.resume(engine, user, system=system) if resume else ChatSession(engine, user, system=system)
@@ -80,6 +82,8 @@ class RecallVerbs:
         and the session's next state. A reply the caller cancels (``Interrupted`` from
         ``emit``) ends there, its partial text stored. The model then evaluates the start
         of the next prompt in the background (``ChatSession.prime``)."""
+        # heavy: a chat reads names, dates and answers (memcli.recall, memcli.text), whose patterns compile at import
+        from memcli.library.chat import ChatSession
 
         def warn(message: str) -> None:
             with contextlib.suppress(Interrupted):  # a reply the client cancelled still stores its turns

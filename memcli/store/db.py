@@ -36,6 +36,19 @@ def atomic(db: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
+def execute_each(db: sqlite3.Connection, script: str) -> None:
+    """Run the statements of ``script`` one at a time (each ended as
+    ``sqlite3.complete_statement`` reads it, a trigger's body included): inside a
+    transaction they join it, where ``executescript`` would commit it first."""
+    statement = ""
+    for piece in script.split(";"):
+        statement += piece + ";"
+        if sqlite3.complete_statement(statement):
+            if statement.strip(" \n;"):
+                db.execute(statement)
+            statement = ""
+
+
 def rows_in(db: sqlite3.Connection, sql: str, ids: Sequence[str], before: Sequence[Any] = ()) -> Iterator[Any]:
     """The rows of ``sql`` for every id of ``ids``, ``IN_PAGE`` ids a query: ``sql`` holds
     ``{marks}`` where the page's placeholders go (``... IN ({marks})``), and ``before`` are the

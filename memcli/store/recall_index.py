@@ -38,14 +38,17 @@ import sqlite3
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memcli.dates import spoken_day
 from memcli.memory import Kind, Memory
-from memcli.store.db import atomic, rows_in
+from memcli.store.db import atomic, execute_each, rows_in
 from memcli.store.index import IndexChanges, UserIndex, has_neighbours
-from memcli.store.statements import SAID_KINDS, Said
+
+if TYPE_CHECKING:
+    from memcli.store.statements import Said
 
 INDEX_VERSION = 3
 """Bump when what the index stores changes: older indexes are then rebuilt."""
@@ -185,9 +188,7 @@ class RecallIndex:
         self.spill = spill
         """A folder where a big ``load`` writes its vectors rather than holding them
         (``UserIndex.from_chunks``): the sidecar's own; None: held in memory."""
-        self.said = Said(db)
-        """What each note and turn states (``memcli.store.statements``), written and deleted
-        with its row."""
+        self._said: Said | None = None
         # An index of an older version lacks columns: add them (its rows are rebuilt, INDEX_VERSION),
         # and drop the FTS5 table that held the lexical fields up to version 2.
         columns = {row[1] for row in db.execute("PRAGMA table_info(recall_index)")}
@@ -203,6 +204,27 @@ class RecallIndex:
                     db.execute(f"DROP TABLE IF EXISTS {name}")
         db.execute(SEQ_SCHEMA)
         db.execute(UNRECORDED_SCHEMA)
+
+    @property
+    def said(self) -> Said:
+        """What each note and turn states (``memcli.store.statements``), written and deleted
+        with its row; its tables are made (if missing) and its module imported at first use,
+        by a write or a supersession, not by a list, show or stats. Tables made inside the
+        caller's transaction are made again (``IF NOT EXISTS``) at the next use until one
+        outside a transaction, so that a transaction rolled back leaves no ``Said`` over
+        tables that are not there."""
+        if self._said is not None:
+            return self._said
+        # heavy: memcli.store.statements reads texts with memcli.text.updates and
+        # memcli.text.entities, whose patterns compile at import (a third of a CPU-second)
+        from memcli.store import statements
+
+        joined = self._db.in_transaction
+        execute_each(self._db, statements.SCHEMA)
+        said = statements.Said(self._db)
+        if not joined:
+            self._said = said
+        return said
 
     # state --------------------------------------------------------------------------
 
@@ -271,9 +293,10 @@ class RecallIndex:
         if self._db.execute(f"SELECT 1 FROM index_meta WHERE key IN ({marks}) LIMIT 1", keys).fetchone():
             with atomic(self._db):
                 self._db.execute(f"DELETE FROM index_meta WHERE key IN ({marks})", keys)
+        said = self.said  # its tables made, if a store that never held a note or turn lacks them
         if self._db.execute("SELECT 1 FROM said_rules WHERE user = ?", (user,)).fetchone():
             with atomic(self._db):
-                self.said.drop_user(user)
+                said.drop_user(user)
 
     def ids(self, user: str) -> set[str]:
         """The ids of ``user``'s memories in the index."""
@@ -355,6 +378,9 @@ class RecallIndex:
         is above ``after``, in one transaction; returns the last rowid read (None once every
         row was read: ``user`` is then covered) and the rows read. A row written meanwhile by ``put``
         keeps what it states already; one rewritten is read again by it."""
+        # heavy: what a text states (memcli.text.updates compiles its patterns at import); off a request's path
+        from memcli.store.statements import SAID_KINDS
+
         kind_marks = ", ".join("?" * len(SAID_KINDS))
         with atomic(self._db):
             rows = self._db.execute(

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from memcli.errors import MemcliError
 from memcli.paths import open_private
-from memcli.store import graph, recall_index, statements
+from memcli.store import graph, recall_index
 from memcli.store.candidates import candidates
 from memcli.store.db import atomic, execute_in, rows_in
 
@@ -120,7 +120,8 @@ class Sidecar:
             migrating = 0 < version < 2
             if migrating:
                 _migrate_history(self._db)
-            self._db.executescript(_SCHEMA + recall_index.SCHEMA + statements.SCHEMA + graph.SCHEMA)
+            # The tables of what texts state are made by their first use (``RecallIndex.said``).
+            self._db.executescript(_SCHEMA + recall_index.SCHEMA + graph.SCHEMA)
             if version != SCHEMA_VERSION:  # a write: not on every opening (a full device refuses it)
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:

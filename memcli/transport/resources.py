@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.config import Paths, Settings, load_settings
 from memcli.dates import clock_from_env
@@ -24,8 +24,10 @@ from memcli.library.verbs import INTERACTIVE_VERBS
 from memcli.models.embedding import embedder_identity, export_held, length_batches
 from memcli.models.llm import ChatModel, Message
 from memcli.models.llm_server import ServerChatModel
-from memcli.recall.retrieval import Recaller
 from memcli.store.store import MemoryStore, Server
+
+if TYPE_CHECKING:
+    from memcli.recall.retrieval import Recaller
 
 log = logging.getLogger("memcli.service")
 
@@ -401,6 +403,10 @@ class Resources:
         with self._lock:
             found = self._recallers.get(key)
             if found is None:
+                # heavy: recall reads names and dates (memcli.text.entities compiles its patterns at
+                # import); made for the first request that recalls, not for a list or show
+                from memcli.recall.retrieval import Recaller
+
                 found = self._recallers[key] = Recaller(self.store, embedder)  # type: ignore[arg-type]
             return found
 
@@ -465,7 +471,7 @@ class Resources:
             clock_for(env, request.get("now")),
             store=self.store,
             embedder=self.embedder(settings),
-            recaller=self.recaller(settings),  # type: ignore[arg-type]
+            recaller_of=lambda: self.recaller(settings),
             chat_model=self.chat_model(settings, request.get("verb") in INTERACTIVE_VERBS),  # type: ignore[arg-type]
             saved=self._saved_here(),
         )

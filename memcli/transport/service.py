@@ -34,6 +34,7 @@ service.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import logging
 import logging.handlers
@@ -56,7 +57,6 @@ import orjson
 
 from memcli import PROTOCOL, __version__, schema
 from memcli.config import Paths, Settings, load_settings
-from memcli.dates import query_dates
 from memcli.errors import Interrupted, MemcliError, redact
 from memcli.library import api, verbs
 from memcli.library.engine import Engine
@@ -90,6 +90,12 @@ CHROMA_AFTER_QUIET = 3.0
 longer than a script's gap between two commands, even on a busy machine where a client
 takes a second or two to start (at load 30, 1 s let the import fall between two recalls
 and slow the next ones), shorter than a person takes to type a first chat message."""
+
+TEXT_READING = ("memcli.library.chat", "memcli.library.supersession", "memcli.store.statements")
+"""The modules of the verbs that read what texts say (recall, ask, chat, remember: names,
+dates, changes, answers), imported by the warm-up (``Service._warm_up``) from the start on,
+beside the first request, rather than before the socket listens, so that a list, show or
+stats of a service just started does not wait for them."""
 
 
 class Cancel:
@@ -327,6 +333,14 @@ class Service:
         write_private(self.paths.service_file, json.dumps(data))
 
     def _warm_up(self) -> None:
+        # What recall, ask, chat and a write read texts with (their patterns compile at import:
+        # most of a CPU-second) is imported here, beside the first request rather than before
+        # the socket listens: a list, show or stats does not wait for it, and a request that
+        # needs it waits only for what is left (an import's module lock).
+        for module in TEXT_READING:
+            if self._stopping.is_set():
+                return
+            importlib.import_module(module)
         self._answered.wait(WARM_UP_AFTER)
         if self._stopping.is_set():
             return
@@ -334,6 +348,9 @@ class Service:
             self.resources.embedder(self.settings).embed_one("memcli")
         except Exception:  # a bad embedder setting fails the requests that need it, with its own message
             log.exception("loading the embedder failed")
+
+        # heavy: dateparser and recall's patterns, imported here rather than by a service's start
+        from memcli.dates import query_dates
 
         query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
         # A store opened without Chroma (``memcli.store.store_open``, ``CLOSED_FILE``) opens it at

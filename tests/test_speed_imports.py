@@ -1,0 +1,78 @@
+"""What a service just started imports for a verb that embeds nothing and reads no text
+(``list``, ``show``, ``stats``): not the models, not Chroma (a store its last service closed
+opens without it, ``memcli.store.store_open``), not the evaluation, and not the modules
+that read what texts say, whose hundreds of patterns compile at import (a CPU-second of a
+cold ``memcli list`` on 2 cores). They load when a verb needs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from cli_checks import ok
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.config import resolve_paths
+from memcli.store.store import MemoryStore
+
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
+NOT_FOR_A_LISTING = (
+    "chromadb",
+    "sentence_transformers",
+    "torch",
+    "onnxruntime",
+    "llama_cpp",
+    "memcli.library.evaluation",
+    "memcli.library.chat",
+    "memcli.recall.answers",
+    "memcli.recall.retrieval",
+    "memcli.recall.changes",
+    "memcli.text.updates",
+    "memcli.text.entities",
+    "memcli.text.extractive",
+)
+"""Modules a service's start and its ``list``, ``show`` and ``stats`` requests leave unimported."""
+
+SERVICE_REQUESTS = """
+import json, sys
+from memcli.config import load_settings, resolve_paths
+from memcli.library import api, verbs
+from memcli.library.library import Memcli
+from memcli.transport.service import Service
+
+requests, watched = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+paths = resolve_paths()
+service = Service(paths, load_settings(paths))
+service.resources.store.open_resident()
+try:
+    for verb, args in requests:
+        request = {"verb": verb, "args": args, "env": {}, "now": None}
+        verbs.dump(api.run(Memcli(service.resources.engine(request)), verb, args))
+finally:
+    service.resources.store.close()
+print(json.dumps(sorted(name for name in watched if name in sys.modules)))
+"""
+
+
+def test_a_service_answers_list_show_and_stats_without_models_chroma_or_text_reading(runner: CliRunner) -> None:
+    ok(runner.invoke(app, ["remember", "I moved to York in May"]))
+    ok(runner.invoke(app, ["remember", "My sister Ana takes pottery classes"]))
+    listed = runner.invoke(app, ["list", "--json"])
+    first_id = json.loads(listed.stdout)[0]["id"]
+    store = MemoryStore(resolve_paths())
+    store.open_resident()
+    store.close()  # as a service's stop: the next opening reads without Chroma
+
+    requests = [["list", {}], ["show", {"id": first_id}], ["stats", {}]]
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", SERVICE_REQUESTS, json.dumps(requests), json.dumps(NOT_FOR_A_LISTING)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
