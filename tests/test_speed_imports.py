@@ -68,11 +68,21 @@ def test_a_service_answers_list_show_and_stats_without_models_chroma_or_text_rea
     store.close()  # as a service's stop: the next opening reads without Chroma
 
     requests = [["list", {}], ["show", {"id": first_id}], ["stats", {}]]
+    assert _imported(requests, NOT_FOR_A_LISTING) == []
+    # a list of a user with no memories (a mistyped -u) asks Chroma whether it holds any of
+    # theirs, but neither makes the statements tables nor reads a text
+    not_for_a_stranger = [name for name in NOT_FOR_A_LISTING if name.startswith("memcli.")]
+    assert _imported([["list", {"user": "nobody"}]], not_for_a_stranger) == []
+
+
+def _imported(requests: list, watched: tuple[str, ...] | list[str]) -> list[str]:
+    """The modules of ``watched`` that a service just started has imported once it has
+    answered ``requests`` (``[verb, args]`` each), in a process of its own."""
     done = subprocess.run(
-        [sys.executable, "-P", "-c", SERVICE_REQUESTS, json.dumps(requests), json.dumps(NOT_FOR_A_LISTING)],
+        [sys.executable, "-P", "-c", SERVICE_REQUESTS, json.dumps(requests), json.dumps(list(watched))],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -293,10 +293,13 @@ class RecallIndex:
         if self._db.execute(f"SELECT 1 FROM index_meta WHERE key IN ({marks}) LIMIT 1", keys).fetchone():
             with atomic(self._db):
                 self._db.execute(f"DELETE FROM index_meta WHERE key IN ({marks})", keys)
-        said = self.said  # its tables made, if a store that never held a note or turn lacks them
+        # a store whose statements tables were never made holds none of the user's: nothing to drop,
+        # and a list of an unknown user neither makes them nor imports what reads texts
+        if not self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'said_rules'").fetchone():
+            return
         if self._db.execute("SELECT 1 FROM said_rules WHERE user = ?", (user,)).fetchone():
             with atomic(self._db):
-                said.drop_user(user)
+                self.said.drop_user(user)
 
     def ids(self, user: str) -> set[str]:
         """The ids of ``user``'s memories in the index."""

@@ -400,13 +400,14 @@ class Resources:
         """The recaller of ``settings``' embedder: it keeps each user's recall index in memory."""
         embedder = self.embedder(settings)
         key = engines.embedder_key(settings)
+        # heavy: recall reads names and dates (memcli.text.entities compiles its patterns at import);
+        # imported for the first request that recalls, not for a list or show, and outside the lock
+        # every request's engine takes, so that a list meanwhile does not wait for the import
+        from memcli.recall.retrieval import Recaller
+
         with self._lock:
             found = self._recallers.get(key)
             if found is None:
-                # heavy: recall reads names and dates (memcli.text.entities compiles its patterns at
-                # import); made for the first request that recalls, not for a list or show
-                from memcli.recall.retrieval import Recaller
-
                 found = self._recallers[key] = Recaller(self.store, embedder)  # type: ignore[arg-type]
             return found
 

@@ -57,6 +57,7 @@ import orjson
 
 from memcli import PROTOCOL, __version__, schema
 from memcli.config import Paths, Settings, load_settings
+from memcli.dates import query_dates
 from memcli.errors import Interrupted, MemcliError, redact
 from memcli.library import api, verbs
 from memcli.library.engine import Engine
@@ -340,7 +341,10 @@ class Service:
         for module in TEXT_READING:
             if self._stopping.is_set():
                 return
-            importlib.import_module(module)
+            try:
+                importlib.import_module(module)
+            except Exception:  # the request that needs it meets the same fault, with its own message
+                log.exception("importing %s failed", module)
         self._answered.wait(WARM_UP_AFTER)
         if self._stopping.is_set():
             return
@@ -348,9 +352,6 @@ class Service:
             self.resources.embedder(self.settings).embed_one("memcli")
         except Exception:  # a bad embedder setting fails the requests that need it, with its own message
             log.exception("loading the embedder failed")
-
-        # heavy: dateparser and recall's patterns, imported here rather than by a service's start
-        from memcli.dates import query_dates
 
         query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
         # A store opened without Chroma (``memcli.store.store_open``, ``CLOSED_FILE``) opens it at
