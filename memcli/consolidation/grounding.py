@@ -13,16 +13,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memcli.text.stopwords import stopwords
+
 _STEM = 5
 """Words are compared by their first five letters, a crude stemmer that lets "painting"
 meet "paints" and "painted"."""
-
-
-def _stopwords() -> frozenset[str]:
-    # heavy: bm25s pulls in scipy
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    return frozenset(STOPWORDS_EN_PLUS)
 
 
 def _stem(word: str) -> str:
@@ -62,7 +57,7 @@ class Grounding:
     """
 
     def __init__(self, source: str) -> None:
-        self._stopwords = _stopwords()
+        self._stopwords = stopwords("STOPWORDS_EN_PLUS")
         words = re.findall(r"\w+", source.lower())
         self._words = set(words)
         self._stems = {_stem(w) for w in words}

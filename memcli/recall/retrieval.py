@@ -64,6 +64,7 @@ from memcli.store.store import WINDOWS_SKIPPED, MemoryStore
 from memcli.text.entities import RELATIONS, normalise
 from memcli.text.extractive import parse_line
 from memcli.text.lexical import CJK_CHARS, tokens
+from memcli.text.stopwords import stopwords
 
 CANDIDATES = 50
 """How many of the best-scored memories the weighted ranking re-scores."""
@@ -128,20 +129,11 @@ OWN_WEIGHT, DAY_WEIGHT = 1.5, 1.0
 _TERM = re.compile(rf"(?u)\b\w\w+\b|[{CJK_CHARS}]")
 
 
-_STOPWORDS: frozenset[str] | None = None
-
-
 def _query_stopwords() -> frozenset[str]:
     """English and Chinese stop words dropped from queries (bm25s's lists: 33 English
     function words, and the common Chinese list of 841 function words, pronouns and
-    question words)."""
-    global _STOPWORDS
-    if _STOPWORDS is None:
-        # heavy: bm25s pulls in scipy
-        from bm25s.stopwords import STOPWORDS_CHINESE, STOPWORDS_EN
-
-        _STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(STOPWORDS_CHINESE)
-    return _STOPWORDS
+    question words; ``memcli.text.stopwords``)."""
+    return stopwords("STOPWORDS_EN", "STOPWORDS_CHINESE")
 
 
 def query_terms(query: str) -> list[str]:
@@ -948,7 +940,7 @@ class Recaller:
         ``tags``: only memories that carry every one of them (a mask over the index's
         slots, from the rows the recall index finds with them: ``RecallIndex.rowids_with_tags``).
         ``parsed``: the query already ``parse``d at ``now``, by a caller that holds the store
-        around this call (reading a first query loads dateparser, bm25s, jieba: seconds).
+        around this call (reading a first query loads dateparser and jieba: seconds).
         ``at`` (``YYYY-MM-DD``): recall as of that day: only memories learned by its end, and
         the relation memories of the relations that held that day (ended ones included,
         current ones that began later left out).
