@@ -81,20 +81,27 @@ def _first_shares(count: int, workers: int) -> list[int]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests run first (``slow``, then ``integration``), dealt out one a worker
-    in turn: each worker's first run of tests (``_first_shares``) starts with its share of
-    them. Started last, one of them would keep a worker busy long after the others are done;
-    sorted to the front of the collection alone, every one of them would fall in the first
-    worker's run, and that worker would run them one after the other (the slow fault
-    harness after the slow bench) while the other had the quick tests."""
-    long = [item for item in items if item.get_closest_marker("slow")]
-    long += [item for item in items if item.get_closest_marker("integration") and item not in long]
-    chosen = set(long)
+    """The longest tests run first (``slow``, then ``integration``), dealt out a group a
+    worker in turn: each worker's first run of tests (``_first_shares``) starts with its share
+    of them. Started last, one of them would keep a worker busy long after the others are
+    done; sorted to the front of the collection alone, every one of them would fall in the
+    first worker's run, and that worker would run them one after the other (the slow fault
+    harness after the slow bench) while the other had the quick tests. A ``slow`` test is a
+    group of its own; a module's ``integration`` tests are one group, as they share what
+    their module or session builds once a worker (an ONNX export, a model server): dealt one
+    a worker, each worker built it again (the export's 25-30 s)."""
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if item.get_closest_marker("integration") and not item.get_closest_marker("slow"):
+            modules.setdefault(str(item.path), []).append(item)
+    groups = [[item] for item in slow] + list(modules.values())
+    chosen = {item for group in groups for item in group}
     rest = [item for item in items if item not in chosen]
     workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
     runs: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    for index, item in enumerate(long):
-        runs[index % workers].append(item)
+    for index, group in enumerate(groups):
+        runs[index % workers] += group
     for run, share in zip(runs, _first_shares(len(items), workers)):
         take = max(0, share - len(run))
         run += rest[:take]
