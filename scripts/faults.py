@@ -2,7 +2,7 @@
 MEMCLI_HOMEs, through kill -9 trials, concurrent writers, a corpus of bad inputs and a
 purge grep, and check memcli's invariants after each.
 
-    python scripts/faults.py [--quick] [--trials N] [--json] [--only CASE] [--fake-models] [--jobs J]
+    python scripts/faults.py [--quick] [--trials N] [--json] [--only CASE]... [--fake-models] [--jobs J]
 
 Invariants checked:
 
@@ -2377,6 +2377,8 @@ def main(argv: list[str] | None = None) -> int:
                 [] if options.quick else [chroma_server_case(h, base)]
             ),
         }
+        if set(runs) != set(CASES):  # a case run but not named (or named, never run) would go unseen
+            raise SystemExit(f"faults.py: CASES and the runs differ: {sorted(set(runs) ^ set(CASES))}")
         for name in CASES:
             if not chosen(name, only):
                 continue

@@ -168,3 +168,7 @@ def test_the_quick_fault_run_holds_every_invariant(
     failing = {row["case"]: row["failures"][:3] for row in report["rows"] if not row["ok"]}
     assert failing == {}, json.dumps(failing, indent=1)
     assert done.returncode == 0
+    skipped = [f"{row['case']}: {row['skipped']}" for row in report["rows"] if row.get("skipped")]
+    if skipped and len(skipped) == len(report["rows"]):
+        # a piece whose every case could not run here (no unshare, no tmpfs) tested nothing: say so
+        pytest.skip("; ".join(skipped))
