@@ -6,6 +6,7 @@ it was given), and helpers the CLI tests share.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import socket
@@ -45,6 +46,23 @@ def data_missing(path: Path, what: str, source: str) -> str:
     )
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """memcli's modules and the fakes compiled once, in the first process (before any
+    worker starts), for the hundreds of memcli processes the tests start (the fault
+    harness alone starts ~300). Where the environment sets PYTHONDONTWRITEBYTECODE, no
+    process keeps what it compiles, so each compiled again every memcli module it imports
+    (~0.45 CPU-s of a cold ``list``'s 3.3); compileall writes the bytecode all the same, and
+    Python reads it either way. It is what a person's memcli has: its ``__pycache__``."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for folder in (ROOT / "memcli", ROOT / "tests" / "fakes"):
+        # a checkout that cannot be written keeps none: each process compiles then, as before
+        compileall.compile_dir(folder, quiet=2)
+
+
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # One worker a core (see pyproject's addopts): torch in a worker takes one thread, as
     # two threads a worker on two cores would make its OpenMP threads wait on each other.
@@ -64,20 +82,27 @@ def _first_shares(count: int, workers: int) -> list[int]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests run first (``slow``, then ``integration``), dealt out one a worker
-    in turn: each worker's first run of tests (``_first_shares``) starts with its share of
-    them. Started last, one of them would keep a worker busy long after the others are done;
-    sorted to the front of the collection alone, every one of them would fall in the first
-    worker's run, and that worker would run them one after the other (the slow fault
-    harness after the slow bench) while the other had the quick tests."""
-    long = [item for item in items if item.get_closest_marker("slow")]
-    long += [item for item in items if item.get_closest_marker("integration") and item not in long]
-    chosen = set(long)
+    """The longest tests run first (``slow``, then ``integration``), dealt out a group a
+    worker in turn: each worker's first run of tests (``_first_shares``) starts with its share
+    of them. Started last, one of them would keep a worker busy long after the others are
+    done; sorted to the front of the collection alone, every one of them would fall in the
+    first worker's run, and that worker would run them one after the other (the slow fault
+    harness after the slow bench) while the other had the quick tests. A ``slow`` test is a
+    group of its own; a module's ``integration`` tests are one group, as they share what
+    their module or session builds once a worker (an ONNX export, a model server): dealt one
+    a worker, each worker built it again (the export's 25-30 s)."""
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if item.get_closest_marker("integration") and not item.get_closest_marker("slow"):
+            modules.setdefault(str(item.path), []).append(item)
+    groups = [[item] for item in slow] + list(modules.values())
+    chosen = {item for group in groups for item in group}
     rest = [item for item in items if item not in chosen]
     workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
     runs: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    for index, item in enumerate(long):
-        runs[index % workers].append(item)
+    for index, group in enumerate(groups):
+        runs[index % workers] += group
     for run, share in zip(runs, _first_shares(len(items), workers)):
         take = max(0, share - len(run))
         run += rest[:take]

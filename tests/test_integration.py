@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import LOCOMO, data_missing, isolate
+from typer.testing import CliRunner
 
 from memcli.cli import app
 
@@ -58,10 +62,26 @@ def test_locomo_conv26_evidence_recall_at_10(runner, locomo_file: Path) -> None:
     assert report["overall"]["R@5"] <= report["overall"]["R@10"] <= report["overall"]["R@20"]
 
 
-def test_imported_locomo_turn_is_recalled_with_its_date_and_source(runner, locomo_file: Path) -> None:
-    imported = runner.invoke(app, ["import", str(locomo_file), "--conversation", "conv-26", "--json"])
+@pytest.fixture(scope="module")
+def conv26(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """conv-26 imported with the real embedder once a module (its 419 turns and their
+    windows take the embedder half a minute), in the environment every test has: the home
+    and the import's report. Each test below reads a copy."""
+    if not LOCOMO.is_file():
+        pytest.skip(data_missing(LOCOMO, "the LoCoMo data", "github.com/snap-research/locomo, data/locomo10.json"))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        home = isolate(tmp_path_factory.mktemp("conv26"), monkeypatch)
+        imported = CliRunner().invoke(app, ["import", str(LOCOMO), "--conversation", "conv-26", "--json"])
     _ok(imported)
-    assert json.loads(imported.stdout)["added"] == 419
+    return home, json.loads(imported.stdout)
+
+
+def test_imported_locomo_turn_is_recalled_with_its_date_and_source(
+    runner, conv26: tuple[Path, dict[str, Any]], memcli_home: Path
+) -> None:
+    home, imported = conv26
+    assert imported["added"] == 419
+    shutil.copytree(home, memcli_home)
     recalled = runner.invoke(
         app, ["recall", "--user", "conv-26", "-k", "10", "--json", "When did Caroline go to the LGBTQ support group?"]
     )
@@ -72,14 +92,16 @@ def test_imported_locomo_turn_is_recalled_with_its_date_and_source(runner, locom
     assert evidence["speaker"] == "Caroline"
 
 
-def test_consolidate_two_locomo_sessions_with_the_embedded_model(runner, locomo_file: Path) -> None:
+def test_consolidate_two_locomo_sessions_with_the_embedded_model(
+    runner, conv26: tuple[Path, dict[str, Any]], memcli_home: Path
+) -> None:
     """The embedded defaults on conv-26's first two sessions: "auto" consolidates by
     extraction (the Gemma 270M base model has no chat template), with the real embedder.
     Every day gets a summary of its own sentences, speakers named; every record is
     well-formed and traceable to its turns; a second run does nothing."""
     from memcli.consolidation.model_output import FACT_CHARS, RUNNING_SENTENCES
 
-    _ok(runner.invoke(app, ["import", str(locomo_file), "--conversation", "conv-26", "--quiet"]))
+    shutil.copytree(conv26[0], memcli_home)
     first = runner.invoke(app, ["consolidate", "--user", "conv-26", "--until", "2023-05-25", "--json"])
     _ok(first)
     report = json.loads(first.stdout)
