@@ -96,9 +96,10 @@ and slow the next ones), shorter than a person takes to type a first chat messag
 
 TEXT_READING = ("memcli.library.chat", "memcli.library.supersession", "memcli.store.statements")
 """The modules of the verbs that read what texts say (recall, ask, chat, remember: names,
-dates, changes, answers), imported by the warm-up (``Service._warm_up``) from the start on,
-beside the first request, rather than before the socket listens, so that a list, show or
-stats of a service just started does not wait for them."""
+dates, changes, answers), imported by the warm-up (``Service._warm_up``) once the first
+request is answered, rather than before the socket listens or beside that request, so that a
+list, show or stats of a service just started waits neither for them nor for the GIL their
+import holds."""
 
 
 class Cancel:
@@ -339,9 +340,11 @@ class Service:
 
     def _warm_up(self) -> None:
         # What recall, ask, chat and a write read texts with (their patterns compile at import:
-        # most of a CPU-second) is imported here, beside the first request rather than before
-        # the socket listens: a list, show or stats does not wait for it, and a request that
-        # needs it waits only for what is left (an import's module lock).
+        # most of a CPU-second) is imported here once the first request is answered, not before
+        # the socket listens nor beside the first request: a list, show or stats that started
+        # the service does not wait for it, nor for the GIL it holds, and a request that needs
+        # it imports it itself, or waits only for what is left (an import's module lock).
+        self._answered.wait(WARM_UP_AFTER)
         for module in TEXT_READING:
             if self._stopping.is_set():
                 return
@@ -349,7 +352,6 @@ class Service:
                 importlib.import_module(module)
             except Exception:  # the request that needs it meets the same fault, with its own message
                 log.exception("importing %s failed", module)
-        self._answered.wait(WARM_UP_AFTER)
         if self._stopping.is_set():
             return
         self._load_embedder(self.settings).join()
