@@ -3,7 +3,7 @@ mismatch, concurrency, kill -9, socket modes and peers.
 
 Most tests run the real service code in a subprocess with the fake models
 (``python tests/fakes serve``); the auto-start and version tests let the client start the
-real ``memcli serve``, whose embedder loads in the background while the test only lists
+real service (``python -m memcli.transport.serve``), whose embedder loads in the background while the test only lists
 and asks for status. Every service a test starts is stopped (killed if need be).
 """
 
