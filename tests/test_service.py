@@ -3,7 +3,7 @@ mismatch, concurrency, kill -9, socket modes and peers.
 
 Most tests run the real service code in a subprocess with the fake models
 (``python tests/fakes serve``); the auto-start and version tests let the client start the
-real ``memcli serve``, whose embedder loads in the background while the test only lists
+real service (``python -m memcli.transport.serve``), whose embedder loads in the background while the test only lists
 and asks for status. Every service a test starts is stopped (killed if need be).
 """
 
@@ -652,7 +652,7 @@ def test_an_import_starts_loading_the_embedder_as_it_arrives(
 
     class Watched(FakeEmbedder):
         def embed_one(self, text: str) -> list[float]:
-            if threading.current_thread().name == "warm-up":
+            if threading.current_thread().name == "embedder":
                 warmed.set()
             return super().embed_one(text)
 
@@ -677,3 +677,71 @@ def test_an_import_starts_loading_the_embedder_as_it_arrives(
     finally:
         service.stop()
         thread.join(30)
+
+
+def test_an_ask_starts_loading_the_embedder_as_it_arrives(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold ``ask`` loads the embedder in a thread of its own from its arrival, beside the
+    request's reading of the question (ONNX Runtime builds its session without the GIL), not
+    when the request first embeds, nor once it is answered."""
+    from conftest import FakeEmbedder
+
+    from memcli.config import load_settings
+    from memcli.library.engine_recall import RecallWork
+    from memcli.transport import service as service_module
+
+    warmed = threading.Event()
+
+    class Watched(FakeEmbedder):
+        def embed_one(self, text: str) -> list[float]:
+            if threading.current_thread().name == "embedder":
+                warmed.set()
+            return super().embed_one(text)
+
+    seen: list[bool] = []
+    asking = RecallWork.ask
+
+    def ask(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(warmed.wait(10))  # the question is read while the embedder loads, or not
+        return asking(self, *args, **kwargs)
+
+    monkeypatch.setattr(RecallWork, "ask", ask)
+    monkeypatch.setattr(service_module, "WARM_UP_AFTER", 60.0)
+    service = service_module.Service(paths, load_settings(paths), embedder=Watched())
+    thread = threading.Thread(target=service.serve, daemon=True)
+    thread.start()
+    try:
+        _wait(lambda: ServiceClient(paths).connect() is not None, what="the service")
+        request(paths, "ask", question="Where did my sister move?")
+        assert seen == [True], "the embedder began to load only when the ask embedded"
+    finally:
+        service.stop()
+        thread.join(30)
+
+
+def test_a_service_a_client_starts_does_not_import_the_command_line(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service a command starts in the background imports neither Typer nor memcli's
+    command line (a tenth of a CPU-second of every cold command), and still ends on bad
+    settings as ``memcli serve`` does: one ``memcli: error:`` line in its log and exit 2,
+    which the client takes for bad settings. Its imports are read from its log, where
+    ``python -X importtime`` writes them."""
+    from memcli.transport import client as client_module
+    from memcli.transport.client import ServiceUnavailable
+
+    paths.config_file.parent.mkdir(parents=True, exist_ok=True)
+    paths.config_file.write_text("no_such_setting = 1\n", encoding="utf-8")
+    started = subprocess.Popen
+
+    def popen(args: list[str], *rest: Any, **options: Any) -> Any:
+        return started([args[0], "-X", "importtime", *args[1:]], *rest, **options)
+
+    monkeypatch.setattr(client_module.subprocess, "Popen", popen)
+    with pytest.raises(ServiceUnavailable) as failed:
+        ServiceClient(paths).start()
+    assert failed.value.bad_settings
+    log = paths.log_file.read_text(encoding="utf-8")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in log.splitlines() if line.startswith("import time:")}
+    assert "memcli.config" in imported  # it got as far as reading the settings
+    assert not {"typer", "memcli.cli", "memcli.cli.root"} & imported
+    assert "memcli: error: " in log and "no_such_setting" in log

@@ -35,8 +35,15 @@ from memcli.processes import running, service_pid
 START_TIMEOUT = 60.0
 """Seconds a client waits for the service it started to answer (its store lock wait
 included) before it falls back to running in-process."""
+START_POLL = 0.01
+"""Seconds between two tries to connect to the service this client started: a cold command
+waits half of it on average past the moment the service listens (a failed connection to a
+socket not yet there costs microseconds)."""
 STOP_TIMEOUT = 10.0
 """Seconds ``stop`` waits for the service to exit after asking, before it signals it."""
+SERVICE_MODULE = "memcli.transport.serve"
+"""The module a client runs (``python -P -m``) to start the service in the background:
+``memcli serve --quiet`` without the command line (``memcli.transport.service.main``)."""
 MAX_REQUEST_BYTES = 256 << 20
 """The largest request the service reads, in bytes (256 MiB: a ``remember -`` of a long
 file fits); the client refuses to send a longer one, and the service answers a longer
@@ -242,8 +249,9 @@ class ServiceClient:
                 os.chmod(self.paths.log_file, 0o600)
                 # -P: the current directory stays off sys.path, so that a folder named
                 # memcli there (a clone, a notes folder) does not shadow the installed package.
+                # memcli.transport.serve: `memcli serve --quiet` without the command line's modules.
                 process = subprocess.Popen(
-                    [sys.executable, "-P", "-m", "memcli", "serve", "--quiet"],
+                    [sys.executable, "-P", "-m", SERVICE_MODULE],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=log,
@@ -261,7 +269,7 @@ class ServiceClient:
                         f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
                         bad_settings=code == ExitCode.BAD_INPUT,
                     )
-                time.sleep(0.05)
+                time.sleep(START_POLL)
             raise ServiceUnavailable(
                 f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})"
             )

@@ -5,8 +5,8 @@ seconds, so the service holds the store's file lock for its lifetime, keeps the 
 client and the SQLite sidecar open, keeps each user's recall index in memory (the
 ``Recaller`` brings it up to date from the index's change log after every write instead
 of reloading it), loads the embedder once, in the background once its first request is
-answered, or as a request that embeds a file or a note arrives (``LOADS_AT_ONCE``), or
-``WARM_UP_AFTER`` seconds after the start, and the chat model on first use.
+answered, or as a request that embeds arrives (``LOADS_AT_ONCE``: beside it, in a thread of
+its own), or ``WARM_UP_AFTER`` seconds after the start, and the chat model on first use.
 Clients (``memcli.transport.client``) send one JSON request per connection over a Unix socket with
 ``multiprocessing.connection``; each connection gets a thread, and the request runs
 through the same ``memcli.library.api.run`` as in-process mode (``memcli.transport.local``).
@@ -63,7 +63,7 @@ from memcli.library import api, verbs
 from memcli.library.engine import Engine
 from memcli.library.library import Memcli
 from memcli.models.llm import ChatModel
-from memcli.paths import private_dir, write_private
+from memcli.paths import check_home, private_dir, resolve_paths, write_private
 from memcli.processes import process_start
 from memcli.transport.client import MAX_REQUEST_BYTES
 from memcli.transport.resources import Resources
@@ -81,11 +81,13 @@ WARM_UP_AFTER = 2.0
 for the first request to be answered, so that a command that embeds nothing (list, show,
 stats) is not slowed by the import of sentence-transformers (seconds of the interpreter)
 in the service it started; a command that embeds loads it itself, at once."""
-LOADS_AT_ONCE = frozenset({"import", "remember", "reindex"})
-"""Verbs whose request starts the warm-up (loading the embedder, ``Service._warm_up``) as
-it arrives, not once it is answered: they embed, and an import reads and counts its file
-and opens the store first, which the load's seconds overlap (a service started by
-``memcli import`` in a new home)."""
+LOADS_AT_ONCE = frozenset({"import", "remember", "reindex", "recall", "ask", "chat.open", "chat.respond"})
+"""Verbs whose request starts loading the embedder (``Service._load_embedder``) as it
+arrives, in a thread of its own, not once it is answered: they embed, and what the request
+does before its first embedding overlaps the load. ONNX Runtime builds its session (most of
+the load: 0.4 of its 0.5 CPU-s on 2 cores) without holding the GIL, so it runs on another
+core while a cold ``ask`` or ``recall`` imports what reads texts and has dateparser read its
+question, and while an import reads and counts its file."""
 CHROMA_AFTER_QUIET = 3.0
 """Seconds without a request after which the warm-up imports chromadb (``Service._warm_up``):
 longer than a script's gap between two commands, even on a busy machine where a client
@@ -94,9 +96,10 @@ and slow the next ones), shorter than a person takes to type a first chat messag
 
 TEXT_READING = ("memcli.library.chat", "memcli.library.supersession", "memcli.store.statements")
 """The modules of the verbs that read what texts say (recall, ask, chat, remember: names,
-dates, changes, answers), imported by the warm-up (``Service._warm_up``) from the start on,
-beside the first request, rather than before the socket listens, so that a list, show or
-stats of a service just started does not wait for them."""
+dates, changes, answers), imported by the warm-up (``Service._warm_up``) once the first
+request is answered, rather than before the socket listens or beside that request, so that a
+list, show or stats of a service just started waits neither for them nor for the GIL their
+import holds."""
 
 
 class Cancel:
@@ -234,9 +237,11 @@ class Service:
         self._stopping = threading.Event()
         self._listener: Listener | None = None
         self._warming: threading.Thread | None = None
+        self._loading: threading.Thread | None = None
+        """The thread that loads the embedder (``_load_embedder``), once one was started."""
         self._answered = threading.Event()
-        """Set once the first request is answered, or one of ``LOADS_AT_ONCE`` arrives (or the
-        service stops): the warm-up begins."""
+        """Set once the first request is answered (or the service stops): the warm-up goes on
+        to the embedder, dateparser and Chroma."""
 
     # running ---------------------------------------------------------------------------
 
@@ -335,9 +340,11 @@ class Service:
 
     def _warm_up(self) -> None:
         # What recall, ask, chat and a write read texts with (their patterns compile at import:
-        # most of a CPU-second) is imported here, beside the first request rather than before
-        # the socket listens: a list, show or stats does not wait for it, and a request that
-        # needs it waits only for what is left (an import's module lock).
+        # most of a CPU-second) is imported here once the first request is answered, not before
+        # the socket listens nor beside the first request: a list, show or stats that started
+        # the service does not wait for it, nor for the GIL it holds, and a request that needs
+        # it imports it itself, or waits only for what is left (an import's module lock).
+        self._answered.wait(WARM_UP_AFTER)
         for module in TEXT_READING:
             if self._stopping.is_set():
                 return
@@ -345,14 +352,9 @@ class Service:
                 importlib.import_module(module)
             except Exception:  # the request that needs it meets the same fault, with its own message
                 log.exception("importing %s failed", module)
-        self._answered.wait(WARM_UP_AFTER)
         if self._stopping.is_set():
             return
-        try:
-            self.resources.embedder(self.settings).embed_one("memcli")
-        except Exception:  # a bad embedder setting fails the requests that need it, with its own message
-            log.exception("loading the embedder failed")
-
+        self._load_embedder(self.settings).join()
         query_dates("on May 2nd", time.time())  # dateparser loads its English data on its first call (0.2 s)
         # A store opened without Chroma (``memcli.store.store_open``, ``CLOSED_FILE``) opens it at
         # its first write: chromadb's import and Chroma's opening (a second or more of Python
@@ -378,6 +380,25 @@ class Service:
                 log.info("read what %d memories state in %.1f s", read, seconds)
         except Exception:
             log.exception("reading what the memories state failed")
+
+    def _load_embedder(self, settings: Settings) -> threading.Thread:
+        """The thread that loads the embedder of ``settings`` and embeds one word with it
+        (its first run allocates what later ones reuse), started now unless a load was
+        started already (then that one's thread). A bad embedder setting is logged here
+        and fails the requests that need it, with their own message."""
+        with self._counter:
+            if self._loading is None:
+                self._loading = threading.Thread(
+                    target=self._embed_first, args=(settings,), name="embedder", daemon=True
+                )
+                self._loading.start()
+            return self._loading
+
+    def _embed_first(self, settings: Settings) -> None:
+        try:
+            self.resources.embedder(settings).embed_one("memcli")
+        except Exception:
+            log.exception("loading the embedder failed")
 
     def _quiet(self, seconds: float) -> bool:
         """Wait until no request has run for ``seconds`` (True), or the service stops (False)."""
@@ -437,7 +458,9 @@ class Service:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             with self._counter:
-                if self._active == 0 and (self._warming is None or not self._warming.is_alive()):
+                if self._active == 0 and not any(
+                    t is not None and t.is_alive() for t in (self._warming, self._loading)
+                ):
                     return
             time.sleep(0.05)
         log.info("%d requests still running at the stop", self._active)
@@ -475,7 +498,7 @@ class Service:
                     self._active += 1
                     self._last = time.monotonic()
                 if request.get("verb") in LOADS_AT_ONCE:
-                    self._answered.set()  # the embedder loads beside the request's reading of its input
+                    self._load_embedder(self.settings)  # beside the request's reading of its input
                 try:
                     self._handle(connection, request)
                 finally:
@@ -618,6 +641,24 @@ def serve(
     settings = load_settings(paths, env=None if env is None else dict(env))
     Service(paths, settings, **given).serve(ready)
     end_process()
+
+
+def main() -> None:
+    """The service as a client starts it in the background (``memcli.transport.serve``):
+    ``memcli serve --quiet`` without the command line, whose modules (Typer) the service
+    never uses: a tenth of a CPU-second of every cold command, before the socket listens.
+    The paths are ``MEMCLI_HOME``'s (``resolve_paths``), refused as the command refuses them
+    (``check_home``); a MemcliError ends it with the command's one line on stderr (the
+    service log) and its exit code, which the client reads (``BAD_INPUT``: bad settings)."""
+    os.umask(0o077)  # as the command line's: what it makes is its user's alone
+    try:
+        paths = resolve_paths()
+        check_home(paths)
+        serve(paths)
+    except MemcliError as exc:
+        sys.stderr.write(f"memcli: error: {redact(exc.message)}\n")
+        sys.stderr.flush()
+        raise SystemExit(int(exc.exit_code)) from None
 
 
 def end_process(code: int = 0) -> None:

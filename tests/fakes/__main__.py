@@ -5,7 +5,7 @@
 
 ``cli`` is the ``memcli ARGS...`` command line (tests/test_repl.py drives its chat through a
 pseudo-terminal; scripts/faults.py --fake-models runs every command through it). A service
-it starts on its own is ``serve`` with the same model options, not ``memcli serve``.
+it starts on its own is ``serve`` with the same model options, not ``memcli.transport.serve``.
 ``serve`` is the memcli service (``memcli serve``) with MEMCLI_HOME's paths, printing its
 "listening" line on stderr (tests/test_service.py and others start it themselves).
 
@@ -34,6 +34,7 @@ if "--cwd-on-path" in sys.argv:
     sys.path.insert(0, os.getcwd())
 
 from fakes.models import EchoSystemModel, SlowEmbedder, SlowModel  # noqa: E402
+from memcli.transport.client import SERVICE_MODULE  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,7 +71,7 @@ def _model_argv(options: argparse.Namespace) -> list[str]:
 
 class _ClientSubprocess:
     """The ``subprocess`` module as memcli's client sees it, except that the service the
-    client starts (``python -m memcli serve``) is ``python tests/fakes serve`` with the same
+    client starts (``python -m memcli.transport.serve``, ``SERVICE_MODULE``) is ``python tests/fakes serve`` with the same
     models. Only the client's view changes; every other ``Popen`` in the process is the real one."""
 
     def __init__(self, serve_argv: list[str]) -> None:
@@ -80,16 +81,8 @@ class _ClientSubprocess:
         return getattr(subprocess, name)
 
     def Popen(self, args: Any, *rest: Any, **options: Any) -> subprocess.Popen:  # noqa: N802 (subprocess's name)
-        if (
-            isinstance(args, (list, tuple))
-            and "serve" in args
-            and list(args[args.index("serve") - 2 :][:2])
-            == [
-                "-m",
-                "memcli",
-            ]
-        ):
-            flags = list(args[1 : args.index("serve") - 2])
+        if isinstance(args, (list, tuple)) and SERVICE_MODULE in args and args[args.index(SERVICE_MODULE) - 1] == "-m":
+            flags = list(args[1 : args.index(SERVICE_MODULE) - 1])
             # The same sys.path as the real start: the current directory first unless -P.
             cwd_first = [] if "-P" in flags else ["--cwd-on-path"]
             args = [args[0], *flags, str(HERE), "serve", *self.serve_argv, *cwd_first]
