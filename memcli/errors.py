@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import errno
 import re
+import sys
 from enum import IntEnum
+from typing import NoReturn
 
 
 class ExitCode(IntEnum):
@@ -83,6 +85,15 @@ def redact(text: str) -> str:
     for secret in sorted(_SECRETS, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     return _TOKEN_SHAPES.sub(_redacted, text)
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """End the process as every memcli command ends on an error: one line
+    ``memcli: error: MESSAGE`` (``redact``-ed) on stderr, then exit ``code`` (an ``ExitCode``).
+    Raises SystemExit."""
+    sys.stderr.write(f"memcli: error: {redact(message)}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
 
 
 def _redacted(match: re.Match[str]) -> str:

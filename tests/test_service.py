@@ -592,9 +592,20 @@ def test_a_stopped_service_leaves_no_native_abort_in_its_log(paths: Paths, tmp_p
         with contextlib.suppress(ServiceError):  # the stop cuts it
             request(paths, "import", Handlers(progress=lambda done, total: progressed.set()), path=str(notes))
 
+    def recall() -> None:
+        with contextlib.suppress(ServiceError):  # the stop cuts it
+            request(paths, "recall", query="tomatoes", k=1)
+
     for during in ("warm-up", "import"):
-        assert memcli(paths, "stats", "--json").returncode == 0  # starts it; its embedder loads in the background
+        assert memcli(paths, "stats", "--json").returncode == 0  # starts it
         importing = None
+        if during == "warm-up":
+            # a recall starts loading the embedder as it arrives (LOADS_AT_ONCE), and waits for
+            # it: the stop below comes while it loads (the warm-up's own load comes after its
+            # imports of what reads texts, which a stop right after the stats would cut)
+            importing = threading.Thread(target=recall)
+            importing.start()
+            time.sleep(0.5)
         if during == "import":
             importing = threading.Thread(target=run)
             importing.start()
@@ -723,7 +734,7 @@ def test_a_service_a_client_starts_does_not_import_the_command_line(
 ) -> None:
     """The service a command starts in the background imports neither Typer nor memcli's
     command line (a tenth of a CPU-second of every cold command), and still ends on bad
-    settings as ``memcli serve`` does: one ``memcli: error:`` line in its log and exit 2,
+    settings as ``memcli serve`` does: one ``memcli: error:`` line in its log and exit 5 (``BAD_INPUT``),
     which the client takes for bad settings. Its imports are read from its log, where
     ``python -X importtime`` writes them."""
     from memcli.transport import client as client_module

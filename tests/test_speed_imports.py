@@ -106,6 +106,7 @@ def list_memories(self, *args, **kwargs):
 
 Memcli.list_memories = list_memories
 paths = resolve_paths()
+service_module.WARM_UP_AFTER = 60.0  # the warm-up waits for the list's answer, however slow the machine
 service = service_module.Service(paths, load_settings(paths))
 thread = threading.Thread(target=service.serve, daemon=True)
 thread.start()

@@ -36,16 +36,10 @@ from memcli.errors import (
     Interrupted,
     MemcliError,
     UsageError,
-    redact,
+    fail,
 )
 
 EPILOG = "Exit status: " + "; ".join(f"{int(code)} {text}" for code, text in EXIT_CODE_MEANINGS.items()) + "."
-
-
-def _fail(message: str, code: int) -> None:
-    sys.stderr.write(f"memcli: error: {redact(message)}\n")
-    sys.stderr.flush()
-    raise SystemExit(code)
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -327,7 +321,7 @@ class MemcliGroup(_PlainHelp, TyperGroup):
             if debug:
                 traceback.print_exc()
             command = exc.ctx.command_path if getattr(exc, "ctx", None) else "memcli"
-            _fail(f"{exc.format_message()} (see '{command} --help')", int(exc.exit_code))
+            fail(f"{exc.format_message()} (see '{command} --help')", int(exc.exit_code))
         except Interrupted as exc:
             if debug:
                 traceback.print_exc()
@@ -336,16 +330,16 @@ class MemcliGroup(_PlainHelp, TyperGroup):
         except MemcliError as exc:
             if debug:
                 traceback.print_exc()
-            _fail(exc.message, int(exc.exit_code))
+            fail(exc.message, int(exc.exit_code))
         except (KeyboardInterrupt, typer.Abort):
-            _fail("interrupted", int(ExitCode.INTERRUPTED))
+            fail("interrupted", int(ExitCode.INTERRUPTED))
         except BrokenPipeError:
             sys.stderr.close()
             raise SystemExit(int(ExitCode.ERROR)) from None
         except Exception as exc:
             if debug:
                 traceback.print_exc()
-            _fail(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)", int(ExitCode.ERROR))
+            fail(f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)", int(ExitCode.ERROR))
         code = result if isinstance(result, int) else 0
         if standalone_mode:
             raise SystemExit(code)

@@ -4,4 +4,5 @@ without importing the command line (``memcli.transport.service.main``)."""
 
 from memcli.transport.service import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -58,7 +58,7 @@ import orjson
 from memcli import PROTOCOL, __version__, schema
 from memcli.config import Paths, Settings, load_settings
 from memcli.dates import query_dates
-from memcli.errors import Interrupted, MemcliError, redact
+from memcli.errors import ExitCode, Interrupted, MemcliError, fail, redact
 from memcli.library import api, verbs
 from memcli.library.engine import Engine
 from memcli.library.library import Memcli
@@ -77,10 +77,11 @@ MAX_CONNECTIONS = 64
 """Connections served at once (each is a thread); one more is refused at once with an
 error reply saying the service is busy."""
 WARM_UP_AFTER = 2.0
-"""Seconds after the start at most before the embedder loads in the background: it waits
-for the first request to be answered, so that a command that embeds nothing (list, show,
-stats) is not slowed by the import of sentence-transformers (seconds of the interpreter)
-in the service it started; a command that embeds loads it itself, at once."""
+"""Seconds after the start at most before the warm-up imports what reads texts
+(``TEXT_READING``) and then loads the embedder in the background: it waits for the first
+request to be answered, so that a command that embeds nothing (list, show, stats) is not
+slowed by those imports (seconds of the interpreter, holding the GIL) in the service it
+started; a command that embeds loads the embedder itself, at once."""
 LOADS_AT_ONCE = frozenset({"import", "remember", "reindex", "recall", "ask", "chat.open", "chat.respond"})
 """Verbs whose request starts loading the embedder (``Service._load_embedder``) as it
 arrives, in a thread of its own, not once it is answered: they embed, and what the request
@@ -648,17 +649,25 @@ def main() -> None:
     ``memcli serve --quiet`` without the command line, whose modules (Typer) the service
     never uses: a tenth of a CPU-second of every cold command, before the socket listens.
     The paths are ``MEMCLI_HOME``'s (``resolve_paths``), refused as the command refuses them
-    (``check_home``); a MemcliError ends it with the command's one line on stderr (the
-    service log) and its exit code, which the client reads (``BAD_INPUT``: bad settings)."""
+    (``check_home``); an error ends it as it ends the command (``memcli.errors.fail``): one
+    line on stderr (the service log) and the error's exit code, which the client reads
+    (``BAD_INPUT``: bad settings); MEMCLI_DEBUG puts the traceback before the line."""
     os.umask(0o077)  # as the command line's: what it makes is its user's alone
+    debug = bool(os.environ.get("MEMCLI_DEBUG"))
     try:
         paths = resolve_paths()
         check_home(paths)
         serve(paths)
     except MemcliError as exc:
-        sys.stderr.write(f"memcli: error: {redact(exc.message)}\n")
-        sys.stderr.flush()
-        raise SystemExit(int(exc.exit_code)) from None
+        if debug:
+            traceback.print_exc()
+        fail(exc.message, int(exc.exit_code))
+    except KeyboardInterrupt:
+        fail("interrupted", int(ExitCode.INTERRUPTED))
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        fail(f"unexpected {type(exc).__name__}: {exc} (set MEMCLI_DEBUG=1 for the traceback)", int(ExitCode.ERROR))
 
 
 def end_process(code: int = 0) -> None:
