@@ -44,7 +44,13 @@ def test_someone_named_by_name_before_news_only_a_person_has() -> None:
     assert told_of("update: Jen is pregnant!!") == (SOMEONE, "Jen")
     assert SOMEONE in people_named("did anyone get hired recently?")
     # a word at the head that is no name, or news that is no person's own
-    for sentence in ("finally quit smoking", "lol quit smoking", "officially quit", "office moved to austin", "class started at 9"):
+    for sentence in (
+        "finally quit smoking",
+        "lol quit smoking",
+        "officially quit",
+        "office moved to austin",
+        "class started at 9",
+    ):
         assert told_of(sentence) is None, sentence
 
 

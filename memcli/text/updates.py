@@ -1513,7 +1513,7 @@ _PLANNED_EN = re.compile(
     r"\b(?:thinking\s+(?:about|of|abt)|considering|debating|contemplating|tempted\s+to|toying\s+with|might|maybe|"
     r"perhaps|possibly|could|(?:want|wants|wanted|wanting)\s+to|wanna|(?:would|'d|’d)\s+(?:like|love)\s+to|"
     r"(?:hope|hopes|hoping)\s+to|(?:plan|plans|planning)\s+(?:to|on)|the\s+plan\s+is|(?:dream|dreaming)\s+(?:of|about)|"
-    r"looking\s+into|(?-i:[Ii]f)|whether|someday|some\s+day|one\s+day|eventually)\b",
+    r"looking\s+into|(?-i:[Ii]f)|whether|someday|some\s+day|one\s+day)\b",
     re.IGNORECASE,
 )
 """Words that make what follows them in a clause a plan, a wish or a maybe, no state nor

@@ -209,7 +209,9 @@ OTHERS_KIN_EN = re.compile(
 )
 """``OTHERS_EN`` without the pronouns that may be a clinician's ("she doubled the
 metformin"), and kin named without "my" ("mum's", "dad"): a sentence naming kin tells of them."""
-_ELSEWHERE_ZH = "|".join(sorted((w for k in _ELSEWHERE for w in _KIN_ZH.get(k, "").split()), key=lambda w: (-len(w), w)))
+_ELSEWHERE_ZH = "|".join(
+    sorted((w for k in _ELSEWHERE for w in _KIN_ZH.get(k, "").split()), key=lambda w: (-len(w), w))
+)
 OTHERS_ZH = re.compile(
     # 他 alone is no pronoun in a drug's name (阿托伐他汀)
     rf"^(?:他|她|它)|(?:他|她|它)(?:们|的|说|在|是|把|也|要|有|去|吃|住|搬|每)|{_ELSEWHERE_ZH}"
@@ -387,7 +389,9 @@ def told_of(sentence: str, question: str = "") -> Subject | None:
         return None
     if (head.group("the") or "").lower() == "the" and who in _HOUSEHOLD_EN and _HOME_EN.search(sentence):
         return None
-    if _FOR_WRITER_EN.search(sentence, head.end()) or (who == "boss" and _FOR_WRITER_BOSS_EN.search(sentence, head.end())):
+    if _FOR_WRITER_EN.search(sentence, head.end()) or (
+        who == "boss" and _FOR_WRITER_BOSS_EN.search(sentence, head.end())
+    ):
         return None
     says = _SAYS_EN.match(sentence, name.end() if name else head.end())
     # "mum told me she moved": the writer only as the one told
