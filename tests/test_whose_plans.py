@@ -20,7 +20,7 @@ def _supersedes(older: str, newer: str) -> bool:
         ("I'm vegetarian", "thinking about going vegan"),
         ("I'm vegetarian", "might go vegan in the new year"),
         ("I'm vegetarian", "would love to go vegan one day"),
-        ("I live in Leeds", "want to move to Denver someday"),
+        ("I live in Leeds", "a flat in Denver someday"),
         ("I live in Leeds", "thinking about moving to Denver"),
         ("I live in Leeds", "if the job comes through, moving to Denver"),
         ("我住在北京", "打算下个月搬去杭州"),
@@ -34,22 +34,19 @@ def test_a_plan_or_a_wish_replaces_nothing(older: str, newer: str) -> None:
     assert not _supersedes(older, newer)
 
 
-@pytest.mark.parametrize(
-    ("older", "newer"),
-    [
+def test_a_change_said_as_done_or_announced_still_replaces_a_plan_beside_it_does_not() -> None:
+    # the plan beside the change is set aside, the change is read
+    assert not _supersedes("I'm vegetarian", "thinking about going vegan, went to the steakhouse")
+    said = {s.key: s.value for s in statements("might get a dog, anyway I moved to Denver last week")}
+    assert said.get("residence") == "denver"
+    for older, newer in (
         ("I'm vegetarian", "went vegan last month"),
         ("I'm vegetarian", "decided: going vegan from monday"),
         ("I'm vegetarian", "thought about it for ages, I'm vegan now"),
         ("I live in Leeds", "I moved to Denver because I wanted to be near my sister"),
+        ("I live in Leeds", "moving to Denver next week"),
         ("我住在北京", "下个月搬去杭州"),
         ("我住在北京", "想了很久，我搬到了杭州"),
-    ],
-)
-def test_a_change_said_as_done_or_announced_still_replaces(older: str, newer: str) -> None:
-    assert _supersedes(older, newer)
-
-
-def test_a_plan_beside_a_change_leaves_the_change() -> None:
-    said = {s.key: s.value for s in statements("might get a dog, anyway I moved to Denver last week")}
-    assert said.get("residence") == "denver"
+    ):
+        assert _supersedes(older, newer), newer
     assert not statements("planning to quit my job at Google")

@@ -1513,7 +1513,7 @@ _PLANNED_EN = re.compile(
     r"\b(?:thinking\s+(?:about|of|abt)|considering|debating|contemplating|tempted\s+to|toying\s+with|might|maybe|"
     r"perhaps|possibly|could|(?:want|wants|wanted|wanting)\s+to|wanna|(?:would|'d|’d)\s+(?:like|love)\s+to|"
     r"(?:hope|hopes|hoping)\s+to|(?:plan|plans|planning)\s+(?:to|on)|the\s+plan\s+is|(?:dream|dreaming)\s+(?:of|about)|"
-    r"looking\s+into|(?-i:[Ii]f)|whether|someday|some\s+day|one\s+day)\b",
+    r"looking\s+into|(?-i:[Ii]f)|whether|(?P<after>someday|some\s+day|one\s+day))\b",
     re.IGNORECASE,
 )
 """Words that make what follows them in a clause a plan, a wish or a maybe, no state nor
@@ -1523,8 +1523,7 @@ week", "decided: going vegan from monday"); so does "should" and "supposed to", 
 clinician's instruction takes ("GP says I should go up to 20mg")."""
 _PLANNED_ZH = re.compile(
     r"考虑|打算|计划|准备|想要|想(?=去|搬|换|办|学|辞|跳槽|转|买|试|开始|改|回|住|当|做|考|报)|希望|也许|可能|或许|说不定|如果|"
-    r"要是|万一|"
-    r"有机会|梦想|要不要|犹豫"
+    r"要是|万一|有机会|梦想|要不要|犹豫|(?P<after>将来|总有一天)"
 )
 """Chinese words of a plan, a wish or a maybe ("我在考虑办威尔仕的年卡", "打算下个月搬去杭州",
 "我想搬去杭州"): "下个月搬去杭州", a change announced, stays."""
@@ -1536,7 +1535,8 @@ _CLAUSE_END = re.compile(r"[,;:，,；：]|\s[-\u2013\u2014]\s|\bbut\b")
 
 def _unplanned(sentence: str) -> str:
     """``sentence`` without what it only plans, wishes or supposes: each clause cut at the
-    first word of a plan (``_PLANNED_EN``, ``_PLANNED_ZH``) up to the clause's end ("might
+    first word of a plan (``_PLANNED_EN``, ``_PLANNED_ZH``; at its start for a word of
+    "someday", which comes after what is wished) up to the clause's end ("might
     switch to mint, ported my number today" keeps "ported my number today"; "I moved to York
     because I wanted to be near mum" keeps what comes before "wanted to"). Mem0's update
     phase adds or updates on what is so, not on what may be."""
@@ -1545,9 +1545,12 @@ def _unplanned(sentence: str) -> str:
     planned = _PLANNED_ZH if re.search(r"[\u4e00-\u9fff]", sentence) else _PLANNED_EN
     at = 0
     while m := planned.search(sentence, at):
+        start = m.start()
+        if m.group("after"):  # "want a flat in Denver someday": the whole clause is a wish
+            start = max((b.end() for b in _CLAUSE_END.finditer(sentence, 0, m.start())), default=0)
         end = _CLAUSE_END.search(sentence, m.end())
-        sentence = sentence[: m.start()] + (sentence[end.start() :] if end else "")
-        at = m.start() + 1 if end else len(sentence)
+        sentence = sentence[:start] + (sentence[end.start() :] if end else "")
+        at = start + 1 if end else len(sentence)
     return sentence
 
 
