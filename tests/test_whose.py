@@ -84,6 +84,7 @@ def test_a_note_of_someone_else_replaces_nothing_of_the_writers() -> None:
         ("I'm vegetarian", "husband still doing keto for now"),
         ("I work at Stripe as an engineer", "last night my sister got the job at Monzo"),
         ("I work at Stripe as an engineer", "yesterday my boss quit"),
+        ("I work at Stripe as an engineer", "boss gave notice today"),
         ("我住在北京", "上周老公搬到了杭州"),
     ):
         assert not _supersedes(older, newer), newer

@@ -144,11 +144,12 @@ night, said yes!!", "sister drove down to help w the move to york"): the writer'
 kept when in doubt (dropping a right answer costs more than keeping a wrong one). Not a
 visit nor a drive of their own ("sister visiting her in-laws", "dad drove to leeds")."""
 _FOR_WRITER_BOSS_EN = re.compile(
-    r"\b(?:approv\w*|offer\w*|gave|gives|promot\w*|sign\w*\s+off|agreed|ok(?:ay)?['’]?d|transferr\w*|put)\b",
+    r"\b(?:approv\w*|sign\w*\s+off|agreed|ok(?:ay)?['’]?d|green-?lit)\b",
     re.IGNORECASE,
 )
 """What a boss does for the writer, left out ("boss approved the transfer to austin"): the
-writer's own job, not the boss's."""
+writer's own job, not the boss's; not what the boss does of their own ("boss got promoted",
+"boss gave notice")."""
 _APPOSITION_EN = re.compile(
     r"\([^()]*\)|,\s*(?:my|our)\s+(?:(?!is\b|was\b|has\b|had\b|are\b|got\b|can\b|will\b)[a-z]+\s+){0,2}[a-z]+"
     r"(?:\s+(?:lol|lmao|haha|tho))?\s*[.!]*\s*$",
