@@ -22,7 +22,11 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
-``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the answer
+``MIN_COVERAGE`` of the question's content words occur in the memory, and that share of its
+subject (its words but the word for the kind of value asked: "number", "password",
+``_VALUE_KIND_WORDS``) unless the memory states a value of that kind (a name, a dose): "Our
+neighbour at number 14 …" writes "number" and holds nothing of "What is my passport
+number?"; otherwise the answer
 says nothing recalled answers the question, and cites nothing (``Extracted.answered`` is
 False) — unless, last, the person's own current note that recall finds clearly closest
 states the kind of value asked (``_closest_own``: by cosine similarity, who wrote it, dates
