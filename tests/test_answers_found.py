@@ -70,3 +70,75 @@ def test_a_later_close_note_naming_the_thing_answers_which() -> None:
     # a question about the past is not answered so
     found = answer("which gym was I a member of last year?", [first, joined, lessons], "sam", NOW, similarity)
     assert joined.id not in found.cited[:1]
+
+
+def test_a_dose_the_note_states_is_the_value_asked_not_its_word() -> None:
+    """ "endo cut the levo back to 100mcg" holds "dose" by its "mcg", and is the person's
+    clearly closest current note: it answers "What's my thyroid tablet dose now?". A note
+    writing the word "dose" and no dose does not ("dose 2 of the covid booster done")."""
+    old = _note("a", "Levothyroxine 125mcg every morning, empty stomach, 30 min before tea", datetime(2025, 2, 1))
+    cut = _note("b", "TSH came back too low — endo cut the levo back to 100mcg", datetime(2025, 4, 18))
+    old.superseded_by = cut.id
+    dinner = _note("c", "Mum's birthday dinner Sat 7pm", datetime(2025, 4, 20))
+    similarity = {old.id: 0.573, cut.id: 0.275, dinner.id: 0.114}
+    found = answer("What's my thyroid tablet dose now?", [old, cut, dinner], "sam", NOW, similarity)
+    assert found.cited[:1] == [cut.id]
+    assert "100mcg" in found.text
+    booster = _note("d", "dose 2 of the covid booster done, arm sore", datetime(2025, 4, 18))
+    similarity = {old.id: 0.573, booster.id: 0.275, dinner.id: 0.114}
+    assert not answer("What's my thyroid tablet dose now?", [old, booster, dinner], "sam", NOW, similarity).answered
+
+
+def test_the_writers_own_things_possessive_is_theirs() -> None:
+    """ "My car's reg is KX19 PLD" is about the writer's car, not someone else's thing: it
+    answers "What's my car registration?"; "my sister's car reg is …" does not."""
+    asked = _note("a", "What's the reg number of my car?", datetime(2025, 8, 15))
+    reg = _note("b", "My car's reg is KX19 PLD, writing it down for the parking app.", datetime(2025, 6, 2))
+    found = answer("What's my car registration?", [asked, reg], "sam", NOW, {asked.id: 0.567, reg.id: 0.496})
+    assert found.cited == [reg.id]
+    assert "KX19 PLD" in found.text
+    sister = _note("c", "my sister's car reg is LM21 XYZ, she asked me to park it", datetime(2025, 6, 2))
+    found = answer("What's my car registration?", [asked, sister], "sam", NOW, {asked.id: 0.567, sister.id: 0.496})
+    assert not found.answered
+
+
+def test_a_note_told_of_someone_else_does_not_hold_the_kind_asked() -> None:
+    """ "表姐一家搬去了杭州" (the cousin's move) takes no place among the first notes naming a
+    place for "我现在住在上海哪个区？": the person's own "徐汇的新房子" answers. Asked about the
+    cousin, her note still answers."""
+    cousin = _note("a", "表姐一家搬去了杭州", datetime(2025, 6, 1))
+    rent = _note("b", "房东说下个月要涨租，浦东这套不想续了", datetime(2025, 5, 1))
+    keys = _note("c", "钥匙拿到了！徐汇的新房子离公司近多了，走路十分钟", datetime(2025, 7, 2))
+    similarity = {cousin.id: 0.600, rent.id: 0.495, keys.id: 0.423}
+    found = answer("我现在住在上海哪个区？", [cousin, rent, keys], "sam", NOW, similarity)
+    assert found.cited == [keys.id]
+    assert "徐汇" in found.text
+    found = answer("我表姐现在住在哪个城市？", [cousin, rent, keys], "sam", NOW, similarity)
+    assert found.cited == [cousin.id]
+
+
+def test_the_word_for_the_kind_of_value_is_not_what_is_asked_about() -> None:
+    """A note writing only the word for the kind of value asked ("number", "password"), or a
+    word that may go with it ("take" for a dose), holds nothing of what the question asks
+    about: "Our neighbour at number 14 …" does not answer "What is my passport number?"
+    (issue 31), nor the router's sticker "what's the wifi password?"; a note stating a value of
+    the kind still answers ("adopted Pepper …" for "what are my dogs' names?")."""
+    booth = _note("a", "Passport photo booth at the post office is broken.", datetime(2025, 3, 10))
+    licence = _note("b", "Renewed my driving licence online, took ten minutes.", datetime(2025, 4, 2))
+    neighbour = _note("c", "Our neighbour at number 14 had a parcel delivered for us again.", datetime(2025, 3, 3))
+    similarity = {booth.id: 0.357, licence.id: 0.242, neighbour.id: 0.224}
+    assert not answer("What is my passport number?", [booth, licence, neighbour], "sam", NOW, similarity).answered
+    sticker = _note("d", "password sticker is on the back of the router", datetime(2024, 9, 10))
+    renamed = _note("e", "renamed the wifi network to PrettyFlyForAWifi lol", datetime(2024, 9, 2))
+    router = _note("f", "new xfinity router installed, tech was nice", datetime(2024, 9, 1))
+    similarity = {sticker.id: 0.551, renamed.id: 0.401, router.id: 0.218}
+    assert not answer("what's the wifi password?", [sticker, renamed, router], "sam", NOW, similarity).answered
+    bins = _note("g", "take the bins out at 7 on thursdays", datetime(2025, 5, 3))
+    dinner = _note("h", "Mum's birthday dinner Sat 7pm", datetime(2025, 4, 20))
+    assert not answer(
+        "What's my vitamin D dose now?", [bins, dinner], "sam", NOW, {bins.id: 0.4, dinner.id: 0.11}
+    ).answered
+    pepper = _note("i", "adopted Pepper from the shelter, 3yo beagle mix", datetime(2023, 4, 11))
+    miso = _note("j", "brought home a second pup — Miso, shiba, 10 weeks. Pepper is sulking", datetime(2023, 10, 5))
+    found = answer("what are my dogs' names?", [pepper, miso], "sam", NOW, {pepper.id: 0.45, miso.id: 0.40})
+    assert "Pepper" in found.text and "Miso" in found.text

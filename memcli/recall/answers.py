@@ -22,7 +22,11 @@ Scoring, per sentence of each recalled memory (sentences by pySBD, ``extractive`
 
 The best sentence is the answer, with the next or previous sentence of the same memory
 when that one scores close (``SECOND``). The answer is given only when at least
-``MIN_COVERAGE`` of the question's content words occur in the memory; otherwise the answer
+``MIN_COVERAGE`` of the question's content words occur in the memory, and that share of its
+subject (its words but the word for the kind of value asked: "number", "password",
+``_VALUE_KIND_WORDS``) unless the memory states a value of that kind (a name, a dose): "Our
+neighbour at number 14 …" writes "number" and holds nothing of "What is my passport
+number?"; otherwise the answer
 says nothing recalled answers the question, and cites nothing (``Extracted.answered`` is
 False) — unless, last, the person's own current note that recall finds clearly closest
 states the kind of value asked (``_closest_own``: by cosine similarity, who wrote it, dates
@@ -103,7 +107,7 @@ from memcli.recall.retrieval import asks_past
 from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
-from memcli.text.updates import answers_asked, asks, statements
+from memcli.text.updates import DOSE, answers_asked, asks, statements
 from memcli.text.whose import people_named, told_of
 
 CONTEXT_WEIGHT = 0.3
@@ -1164,7 +1168,7 @@ def _names_expected(
     is of no one else ("kids' dentist is Dr Okafor", "他的车牌": another person's, not the
     user's), nor a ``speakers``' name (a participant of the conversation, or a short form of
     one: "Mel")."""
-    if kind != "who" and _OTHERS.search(text):
+    if kind != "who" and _of_others(text):
         return False
     found = extract(text, speaker=speaker or user or "I")
     # a participant ("Wow, Mel, that sounds awesome!") is who talks, not a thing of the kind asked for
@@ -1194,6 +1198,10 @@ def holding_expected(question: str, memories: Sequence[Memory], user: str, now: 
     past = asks_past(question)
     named = _people_named(question, memories, user)
     speakers = frozenset(m.speaker for m in memories if m.speaker and m.speaker != ASSISTANT)
+    # "表姐一家搬去了杭州" tells nothing of the asker of "我现在住在上海哪个区？" (as ``_answer``
+    # reads its candidates): it takes no place among the first ``TYPE_RANK``
+    about_asker = _of_self(question) or bool(_ASKER.search(question))
+    asked_of = people_named(question)
     telling = [
         m
         for m in memories
@@ -1202,6 +1210,7 @@ def holding_expected(question: str, memories: Sequence[Memory], user: str, now: 
         and _tells_expected(m, types, kind, user, speakers)
         and (past or not m.superseded_by)
         and (not named or m.speaker in named)
+        and not (about_asker and _told_of_another(m, question, asked_of))
     ]
     if past and now is not None:  # "Where was I working back in early 2024?": not what was noted after it
         ends = [d.end for d in query_dates(question, now) if d.start and not d.yearless]
@@ -1216,6 +1225,13 @@ def holding_expected(question: str, memories: Sequence[Memory], user: str, now: 
         return set()
     # the current value is the latest said ("Who do I work for now?"), the first recalled for the past
     return {fitting[0].id if past else max(fitting, key=lambda m: m.created_at).id}
+
+
+def _told_of_another(memory: Memory, question: str, asked_of: frozenset[str]) -> bool:
+    """Whether every sentence of ``memory`` that tells is told of someone ``question`` does not
+    name (``_someone_elses_sentence``: "sis went keto", "表姐一家搬去了杭州")."""
+    told = telling_sentences(memory.text)
+    return bool(told) and all(_someone_elses_sentence(s, question, asked_of) for s in told)
 
 
 def _tells_expected(memory: Memory, types: frozenset[str], kind: str, user: str, speakers: frozenset[str]) -> bool:
@@ -1590,7 +1606,19 @@ def _answer(
     # For "when" it is a date: the note's own date tells when it was noted, not when the lease ends.
     every = [c for c in every if _states("date" if kind == "when" else needed, c.memory.text)]
     earlier_question = asks_earlier(question) and about_self and not days
-    fully = covers(best) and sum(weight[t] for t in held) >= MIN_COVERAGE * total
+    # Of the question's subject too: the word for the kind of value asked, written in the note
+    # ("password sticker is on the back of the router" for "what's the wifi password?") or held
+    # by a word that may go with it ("take the bins out at 7" for "what's my vitamin D dose?"),
+    # is no part of what the question asks about; a value of that kind the note states is
+    # ("adopted Pepper from the shelter" for "what are my dogs' names?").
+    kinds = wanted & _value_kinds()
+    # a Chinese word's characters are among its words ("血型": "血", "型"): those of a kind's word are of it
+    subject = {w for w in wanted - kinds if not (len(w) == 1 and has_cjk(w) and any(w in k for k in kinds))}
+    fully = (
+        covers(best)
+        and sum(weight[t] for t in held) >= MIN_COVERAGE * total
+        and (len(held & subject) >= MIN_COVERAGE * len(subject) or _states_kind(held, best.memory))
+    )
     if closest:
         if fully:
             return not_found  # answered by the passes before
@@ -1705,6 +1733,20 @@ def _short_tail(memory: Memory, sentence: str, user: str) -> bool:
 _PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A-Z]\w*['’]s\b|\b[A-Z]{2,}['’]s\b")
 """A possessive that is a name ("Sam's Club", "Trader Joe's", "BJ's"), not someone else's
 thing: a person is not written in capitals ("signed up at BJ's instead")."""
+_MY_POSSESSIVE = re.compile(r"\b(?:my|our)\s+([a-z-]+)['’]s\b", re.IGNORECASE)
+"""A possessive of the writer's thing: "my car's reg", "our flat's boiler" (not "my sister's
+hens", whose owner is a person: ``whose.people_named``)."""
+
+
+def _of_others(text: str) -> bool:
+    """Whether ``text`` writes a possessive of someone other than its writer (``_OTHERS``),
+    other than a name ("Sam's Club", ``_PROPER_POSSESSIVE``) and the writer's own thing ("my
+    car's reg is KX19 PLD": the car is the writer's, and so is its registration)."""
+    text = _PROPER_POSSESSIVE.sub(" ", text)
+    text = _MY_POSSESSIVE.sub(lambda m: m.group(0) if people_named(m.group(1)) else " ", text)
+    return bool(_OTHERS.search(text))
+
+
 _ACRONYM = re.compile(r"\b[A-Z]{2,}\b")
 """A name in capitals ("DASH", "NHS")."""
 _COMPANY_ZH = re.compile(r"[跟和同与陪约见找][^，。！？,.!?\s的了]{1,4}")
@@ -1777,7 +1819,7 @@ def _closest_own(
         and BASE_MODEL not in c.memory.tags
         and (past or not c.memory.superseded_by)
         and not _someone_elses(question, c.memory.text)
-        and (kind == "who" or not _OTHERS.search(_PROPER_POSSESSIVE.sub(" ", c.memory.text)))
+        and (kind == "who" or not _of_others(c.memory.text))
     ]
     # For Chinese, whose cosines mislead ("我房贷还剩多少没还" and "房贷利率又降了"), only a note
     # sharing a word of the question's subject, or of the day it names, is heard, and only
@@ -1827,7 +1869,9 @@ def _closest_own(
                 return None
             top = newer[0]
     held = held_by(top.memory)
-    if held and not held - _value_kinds():  # "my neighbour at number 14" holds "number", not "passport"
+    # "my neighbour at number 14" holds "number", not "passport"; but a dose the note states
+    # ("endo cut the levo back to 100mcg" holds "dose" by its "mcg") is the value asked, not its kind
+    if held and not held - _value_kinds() and not _states_dose(held, top.memory):
         return None
     lacking = _content(words(" ".join(wanted - held))) & _value_kinds()
     # a number states a dose, a size or a number ("Vit D 1000 IU" for "what dose of vitamin D")
@@ -1884,6 +1928,29 @@ def _closest_own(
     # "cancelled PF, joined the YMCA", "adult swim lessons at the Y": the YMCA note)
     named_later = [c for c in later if naming(c.memory)]
     return max(named_later, key=lambda c: c.memory.created_at) if named_later else None
+
+
+def _states_dose(held: set[str], memory: Memory) -> bool:
+    """Whether the kinds of value of ``held`` that ``memory`` holds are a dose it states, not
+    the word for one: every one is of ``_COUNTED_KIND_WORDS``, none is written in it ("dose 2
+    of the booster done" writes "dose"), and memcli's reading of a person's statements finds
+    a dose in it (``updates.statements``: a number with a unit of dose, "100mcg", "1000 IU")."""
+    written = frozenset(words(memory.text))
+    if not held <= _counted_kinds() or held & written:
+        return False
+    return any(s.key.partition(":")[0] == DOSE for s in statements(memory.text))
+
+
+def _states_kind(held: set[str], memory: Memory) -> bool:
+    """Whether ``memory`` states a value of a kind ``held`` names (``_VALUE_KIND_WORDS``) and
+    does not only write the word for it: a name, held by a name in capitals or by "called",
+    "named" (``ATTRIBUTE_WORDS``; "adopted Pepper from the shelter" for "what are my dogs'
+    names?"), or a dose it states (``_states_dose``), the word for it unwritten ("my
+    neighbour at number 14" writes "number" and states no passport number)."""
+    kinds = (held & _value_kinds()) - frozenset(words(memory.text))
+    if not kinds:
+        return False
+    return kinds <= _kind_words(_NAME_KIND_WORDS) or _states_dose(kinds, memory)
 
 
 def _is_user(speaker: str, user: str) -> bool:
