@@ -142,3 +142,34 @@ def test_the_word_for_the_kind_of_value_is_not_what_is_asked_about() -> None:
     miso = _note("j", "brought home a second pup — Miso, shiba, 10 weeks. Pepper is sulking", datetime(2023, 10, 5))
     found = answer("what are my dogs' names?", [pepper, miso], "sam", NOW, {pepper.id: 0.45, miso.id: 0.40})
     assert "Pepper" in found.text and "Miso" in found.text
+
+
+def test_a_dose_of_another_medicine_or_a_plan_is_not_the_dose_asked() -> None:
+    """A dose the note states answers only for the medicine asked about (named in the
+    question, or a dose the note replaced): "started melatonin 3mg" does not answer "What's
+    my thyroid tablet dose now?", nor "took 2 paracetamol 500mg" the metformin dose; a plan
+    ("thinking of asking the endo to cut the levo to 100mcg") states no dose."""
+    dinner = _note("c", "Mum's birthday dinner Sat 7pm", datetime(2025, 4, 20))
+    for text, question in (
+        ("started melatonin 3mg at bedtime, sleeping better", "What's my thyroid tablet dose now?"),
+        ("thinking of asking the endo to cut the levo to 100mcg", "What's my thyroid tablet dose now?"),
+        ("took 2 paracetamol 500mg for the headache", "What's my metformin dose now?"),
+    ):
+        other = _note("a", text, datetime(2025, 4, 18))
+        found = answer(question, [other, dinner], "sam", NOW, {other.id: 0.33, dinner.id: 0.11})
+        assert not found.answered, (text, found.text)
+
+
+def test_my_persons_thing_is_not_the_writers() -> None:
+    """ "my X's" is the writer's own thing only where the question asks about the writer's X
+    ("my car's reg" for "my car registration"): "my boss's new office is in Denver" and "my
+    mate's wedding is in Leeds" tell nothing of where the writer lives."""
+    winters = _note("b", "boston winters are long", datetime(2025, 1, 5))
+    for text, question in (
+        ("my boss's new office is in Denver, he flies out monday", "what city am I based in?"),
+        ("my mate's wedding is in Leeds in May", "which city do I live in?"),
+        ("my boss's car reg is LM21 XYZ, I park it for him", "What's the registration of the car I drive?"),
+    ):
+        other = _note("a", text, datetime(2025, 4, 18))
+        found = answer(question, [other, winters], "sam", NOW, {other.id: 0.40, winters.id: 0.30})
+        assert not found.answered, (text, found.text)

@@ -1168,7 +1168,7 @@ def _names_expected(
     is of no one else ("kids' dentist is Dr Okafor", "他的车牌": another person's, not the
     user's), nor a ``speakers``' name (a participant of the conversation, or a short form of
     one: "Mel")."""
-    if kind != "who" and _of_others(text):
+    if kind != "who" and _OTHERS.search(text):
         return False
     found = extract(text, speaker=speaker or user or "I")
     # a participant ("Wow, Mel, that sounds awesome!") is who talks, not a thing of the kind asked for
@@ -1617,7 +1617,10 @@ def _answer(
     fully = (
         covers(best)
         and sum(weight[t] for t in held) >= MIN_COVERAGE * total
-        and (len(held & subject) >= MIN_COVERAGE * len(subject) or _states_kind(held, best.memory))
+        and (
+            len(held & subject) >= MIN_COVERAGE * len(subject)
+            or _states_kind(held, best.memory, question, [c.memory for c in candidates])
+        )
     )
     if closest:
         if fully:
@@ -1734,16 +1737,22 @@ _PROPER_POSSESSIVE = re.compile(r"\b[A-Z][\w]*['’]s\s+[A-Z]\w*|\b[A-Z]\w*\s+[A
 """A possessive that is a name ("Sam's Club", "Trader Joe's", "BJ's"), not someone else's
 thing: a person is not written in capitals ("signed up at BJ's instead")."""
 _MY_POSSESSIVE = re.compile(r"\b(?:my|our)\s+([a-z-]+)['’]s\b", re.IGNORECASE)
-"""A possessive of the writer's thing: "my car's reg", "our flat's boiler" (not "my sister's
-hens", whose owner is a person: ``whose.people_named``)."""
+"""A possessive after "my" or "our": of the writer's thing ("my car's reg", "our flat's
+boiler") or of a person ("my sister's hens", "my boss's office"); ``_of_others`` tells which."""
 
 
-def _of_others(text: str) -> bool:
+def _of_others(text: str, question: str) -> bool:
     """Whether ``text`` writes a possessive of someone other than its writer (``_OTHERS``),
-    other than a name ("Sam's Club", ``_PROPER_POSSESSIVE``) and the writer's own thing ("my
-    car's reg is KX19 PLD": the car is the writer's, and so is its registration)."""
+    other than a name ("Sam's Club", ``_PROPER_POSSESSIVE``) and the writer's own thing that
+    ``question`` asks about ("my car's reg is KX19 PLD" for "What's my car registration?": the
+    car is the writer's, and so is its registration). Any other "my X's" may be a person's
+    ("my boss's new office", "my mate's wedding"): ``whose`` knows kin words, not every word
+    for a person, so it stays someone else's."""
     text = _PROPER_POSSESSIVE.sub(" ", text)
-    text = _MY_POSSESSIVE.sub(lambda m: m.group(0) if people_named(m.group(1)) else " ", text)
+    asked = words(question)
+    text = _MY_POSSESSIVE.sub(
+        lambda m: " " if set(tokens(m.group(1))) & asked and not people_named(m.group(1)) else m.group(0), text
+    )
     return bool(_OTHERS.search(text))
 
 
@@ -1819,7 +1828,7 @@ def _closest_own(
         and BASE_MODEL not in c.memory.tags
         and (past or not c.memory.superseded_by)
         and not _someone_elses(question, c.memory.text)
-        and (kind == "who" or not _of_others(c.memory.text))
+        and (kind == "who" or not _of_others(c.memory.text, question))
     ]
     # For Chinese, whose cosines mislead ("我房贷还剩多少没还" and "房贷利率又降了"), only a note
     # sharing a word of the question's subject, or of the day it names, is heard, and only
@@ -1871,7 +1880,7 @@ def _closest_own(
     held = held_by(top.memory)
     # "my neighbour at number 14" holds "number", not "passport"; but a dose the note states
     # ("endo cut the levo back to 100mcg" holds "dose" by its "mcg") is the value asked, not its kind
-    if held and not held - _value_kinds() and not _states_dose(held, top.memory):
+    if held and not held - _value_kinds() and not _states_dose(held, top.memory, question, rivals):
         return None
     lacking = _content(words(" ".join(wanted - held))) & _value_kinds()
     # a number states a dose, a size or a number ("Vit D 1000 IU" for "what dose of vitamin D")
@@ -1930,18 +1939,31 @@ def _closest_own(
     return max(named_later, key=lambda c: c.memory.created_at) if named_later else None
 
 
-def _states_dose(held: set[str], memory: Memory) -> bool:
-    """Whether the kinds of value of ``held`` that ``memory`` holds are a dose it states, not
-    the word for one: every one is of ``_COUNTED_KIND_WORDS``, none is written in it ("dose 2
-    of the booster done" writes "dose"), and memcli's reading of a person's statements finds
-    a dose in it (``updates.statements``: a number with a unit of dose, "100mcg", "1000 IU")."""
+def _states_dose(held: set[str], memory: Memory, question: str, recalled: Sequence[Memory]) -> bool:
+    """Whether the kinds of value of ``held`` that ``memory`` holds are the dose asked, not the
+    word for one: every one is of ``_COUNTED_KIND_WORDS``, none is written in it ("dose 2 of
+    the booster done" writes "dose"), memcli's reading of a person's statements finds a dose
+    in it (``updates.statements``: a number with a unit of dose, "100mcg", "1000 IU"; a plan
+    states none), and that dose is of the medicine asked about: ``question`` names it, or
+    ``memory`` replaced a ``recalled`` note that stated a dose ("endo cut the levo back to
+    100mcg" after "Levothyroxine 125mcg every morning", for "What's my thyroid tablet dose
+    now?"). "started melatonin 3mg" does not answer that question."""
     written = frozenset(words(memory.text))
     if not held <= _counted_kinds() or held & written:
         return False
-    return any(s.key.partition(":")[0] == DOSE for s in statements(memory.text))
+    doses = [s.key.partition(":")[2] for s in statements(memory.text) if s.key.partition(":")[0] == DOSE]
+    if not doses:
+        return False
+    asked = words(question)
+    if any(medicine and set(tokens(medicine)) & asked for medicine in doses):
+        return True
+    return any(
+        m.superseded_by == memory.id and any(s.key.partition(":")[0] == DOSE for s in statements(m.text))
+        for m in recalled
+    )
 
 
-def _states_kind(held: set[str], memory: Memory) -> bool:
+def _states_kind(held: set[str], memory: Memory, question: str, recalled: Sequence[Memory]) -> bool:
     """Whether ``memory`` states a value of a kind ``held`` names (``_VALUE_KIND_WORDS``) and
     does not only write the word for it: a name, held by a name in capitals or by "called",
     "named" (``ATTRIBUTE_WORDS``; "adopted Pepper from the shelter" for "what are my dogs'
@@ -1950,7 +1972,7 @@ def _states_kind(held: set[str], memory: Memory) -> bool:
     kinds = (held & _value_kinds()) - frozenset(words(memory.text))
     if not kinds:
         return False
-    return kinds <= _kind_words(_NAME_KIND_WORDS) or _states_dose(kinds, memory)
+    return kinds <= _kind_words(_NAME_KIND_WORDS) or _states_dose(kinds, memory, question, recalled)
 
 
 def _is_user(speaker: str, user: str) -> bool:
