@@ -172,23 +172,3 @@ def test_a_place_opening_on_a_kin_character_is_no_person() -> None:
     assert told_of("妈祖庙逛了一圈") is None
     for mine in ("我哥换了新工作，去了腾讯", "妈说想要条羊绒围巾"):
         assert told_of(mine) is not None
-
-
-def test_news_of_someone_named_or_opened_on_a_time_is_theirs() -> None:
-    # a name before news only a person has, a time or a contraction before the person, the
-    # writer only in a remark beside the name or using what is theirs: no answer about the asker
-    for note, question in (
-        ("kayla got hired at st mary's ER, my old unit lol", "who's my employer right now?"),
-        ("last night my sister got engaged!!", "am I engaged?"),
-        ("mum's been vegan for years", "am I vegan?"),
-        ("parents still have netflix, i can use theirs lol", "what streaming service is on my card?"),
-        ("The kids both have strep", "do I have strep?"),
-        ("上周老公升职了", "我升职了吗？"),
-    ):
-        told = _note("a", note, datetime(2025, 7, 1))
-        assert answer(question, [told], "sam", NOW).cited == [], note
-    kayla = _note("b", "kayla got hired at st mary's ER, my old unit lol", datetime(2025, 7, 1))
-    assert answer("where did kayla get hired?", [kayla], "sam", NOW).cited == [kayla.id]
-    # the writer in the sentence's own matter: still the asker's
-    moved = _note("c", "kayla (my manager) approved my transfer to the austin office", datetime(2025, 7, 1))
-    assert answer("which office am I transferring to?", [moved], "sam", NOW).cited == [moved.id]

@@ -42,10 +42,8 @@ from memcli.text.whose import (
     OTHERS_EN,
     OTHERS_KIN_EN,
     OTHERS_ZH,
-    WITH_WRITER_ZH,
     names_others_en,
     others_subject,
-    told_of,
 )
 
 RESIDENCE, JOB, DOSE, DIET, MEMBERSHIP, HABIT, PARTNER = (
@@ -1501,57 +1499,8 @@ def _zh_medicine(sentence: str, match: re.Match[str]) -> str:
 
 
 def _sentences(text: str) -> list[str]:
-    """The sentences of ``text`` as the rules read them: Chinese clauses parted by commas
-    (``_zh_clauses``), and without what is only planned or wished (``_unplanned``); a
-    sentence of nothing else is left out."""
     # a full stop ends an English sentence only before a space: "0.25 mg" is one number
-    told = (_unplanned(_zh_clauses(s)) for s in re.split(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*", text) if s.strip())
-    return [s for s in told if re.search(r"\w", s)]
-
-
-_PLANNED_EN = re.compile(
-    r"\b(?:thinking\s+(?:about|of|abt)|considering|debating|contemplating|tempted\s+to|toying\s+with|might|maybe|"
-    r"perhaps|possibly|could|(?:want|wants|wanted|wanting)\s+to|wanna|(?:would|'d|’d)\s+(?:like|love)\s+to|"
-    r"(?:hope|hopes|hoping)\s+to|(?:plan|plans|planning)\s+(?:to|on)|the\s+plan\s+is|(?:dream|dreaming)\s+(?:of|about)|"
-    r"looking\s+into|(?-i:[Ii]f)|whether|(?P<after>someday|some\s+day|one\s+day))\b",
-    re.IGNORECASE,
-)
-"""Words that make what follows them in a clause a plan, a wish or a maybe, no state nor
-change ("thinking about going vegan", "might switch to mint mobile", "want to move to
-denver someday"). A plain future is a change announced, and stays ("moving to denver next
-week", "decided: going vegan from monday"); so does "should" and "supposed to", which a
-clinician's instruction takes ("GP says I should go up to 20mg")."""
-_PLANNED_ZH = re.compile(
-    r"考虑|打算|计划|准备|想要|想(?=去|搬|换|办|学|辞|跳槽|转|买|试|开始|改|回|住|当|做|考|报)|希望|也许|可能|或许|说不定|如果|"
-    r"要是|万一|有机会|梦想|要不要|犹豫|(?P<after>将来|总有一天)"
-)
-"""Chinese words of a plan, a wish or a maybe ("我在考虑办威尔仕的年卡", "打算下个月搬去杭州",
-"我想搬去杭州"): "下个月搬去杭州", a change announced, stays."""
-_CONDITION = re.compile(r"^\W*(?:(?:[Ii]f|[Uu]nless)\b|如果|要是|万一|假如)")
-"""A sentence that opens on a condition: what follows it is supposed ("如果面试过了，就搬去深圳");
-not "IF", intermittent fasting ("IF 16:8, eating window noon-8pm")."""
-_CLAUSE_END = re.compile(r"[,;:，,；：]|\s[-\u2013\u2014]\s|\bbut\b")
-
-
-def _unplanned(sentence: str) -> str:
-    """``sentence`` without what it only plans, wishes or supposes: each clause cut at the
-    first word of a plan (``_PLANNED_EN``, ``_PLANNED_ZH``; at its start for a word of
-    "someday", which comes after what is wished) up to the clause's end ("might
-    switch to mint, ported my number today" keeps "ported my number today"; "I moved to York
-    because I wanted to be near mum" keeps what comes before "wanted to"). Mem0's update
-    phase adds or updates on what is so, not on what may be."""
-    if _CONDITION.match(sentence):
-        return ""  # "if the job comes through, moving to Denver": the whole sentence hangs on it
-    planned = _PLANNED_ZH if re.search(r"[\u4e00-\u9fff]", sentence) else _PLANNED_EN
-    at = 0
-    while m := planned.search(sentence, at):
-        start = m.start()
-        if m.group("after"):  # "want a flat in Denver someday": the whole clause is a wish
-            start = max((b.end() for b in _CLAUSE_END.finditer(sentence, 0, m.start())), default=0)
-        end = _CLAUSE_END.search(sentence, m.end())
-        sentence = sentence[:start] + (sentence[end.start() :] if end else "")
-        at = start + 1 if end else len(sentence)
-    return sentence
+    return [_zh_clauses(s) for s in re.split(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*", text) if s.strip()]
 
 
 def _zh_clauses(sentence: str) -> str:
@@ -1655,33 +1604,19 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     return sentence, first, False, implicit
 
 
-_PARTNER_WHO = frozenset(("partner", "boyfriend", "girlfriend", "husband", "wife"))
-"""Who a sentence may tell of (``whose.told_of``) and still state the writer's partner ("My
-boyfriend is called Tom", "我男朋友叫小李")."""
-
-
 def statements(text: str) -> list[Statement]:
     """The attributes ``text`` states of its speaker (``Statement``), at most one per key,
-    in text order; none for a text that asks (``asks``), what it only plans or wishes
-    (``_unplanned``), or a sentence that tells of someone else (``whose.told_of``: "mum's been
-    vegan for years"; of the writer's partner, only who the partner is) or speaks of someone
-    else besides (``_speaker_said``)."""
+    in text order; none for a text that asks (``asks``) or a sentence that speaks of
+    someone else (``_speaker_said``)."""
     found: dict[str, Statement] = {}
     sentences = []
-    of_partner: set[str] = set()
     for sentence in _sentences(text):
-        subject = told_of(sentence)
-        if subject is not None and subject.who not in _PARTNER_WHO:
-            continue  # "mum's been vegan for years", "brother-in-law moved to leeds": theirs (``whose``)
-        if subject is not None:
-            of_partner.add(sentence)  # "My boyfriend is called Tom": the writer's partner, and nothing else of theirs
         own = "" if re.search(r"[\u4e00-\u9fff]", sentence) else _own_clauses_en(sentence)
         # a sentence naming someone else is read whole, then its writer's own clauses alone
         sentences += [sentence, own] if own else [sentence]
     for sentence in sentences:
         if asks(sentence):
             continue
-        partner_only = sentence in of_partner
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
         # an English proposal told by a pronoun is not read: "he proposed a new plan", "Jake
         # proposed to Emma! she said yes" and "she said yes to the dress" are no engagement of the writer's
@@ -1691,8 +1626,6 @@ def statements(text: str) -> list[Statement]:
         if chinese:
             # "跟同事小周在一起了": the colleague is the partner, named after how the writer knows them
             sentence = _PARTNER_MET_AS_ZH.sub("", sentence)
-            # "我和老公搬到了杭州": the writer with someone, "我们"
-            sentence = WITH_WRITER_ZH.sub("我们", sentence)
         if chinese and "我" not in sentence and OTHERS_ZH.search(sentence):
             sentence = _without_others_zh(sentence)
             if not sentence:
@@ -1710,8 +1643,6 @@ def statements(text: str) -> list[Statement]:
             # pronoun; a named medicine's dose is still the speaker's (read by name only)
             first = False
         for statement in _sentence_statements(sentence, chinese, first, others and first, implicit):
-            if partner_only and statement.key != PARTNER:
-                continue  # "husband still doing keto for now": his diet
             if statement.key == JOB and not chinese and _someone_elses_job(sentence, for_others=not statement.ended):
                 continue  # "My sister got the senior designer role": her job, not the writer's
             if (
@@ -1726,7 +1657,6 @@ def statements(text: str) -> list[Statement]:
         and len(_sentences(text)) > 1
         and _may_state(JOB, text, None, chinese)
         and not OTHERS_KIN_EN.search(text)
-        and not any(told_of(sentence) for sentence in _sentences(text))
         and not asks(text)
     ):
         # a note cut by its exclamations ("PROMOTED!! staff engineer from April 1st") read whole
@@ -1822,8 +1752,6 @@ def _home(text: str) -> Statement | None:
         if chinese:
             sentence = _PARENTS_HOME_ZH.sub("老家", sentence)
         if not (_HOME_CUE_ZH if chinese else _HOME_CUE_EN).search(sentence):
-            continue
-        if told_of(sentence) is not None:
             continue
         if (OTHERS_ZH if chinese else OTHERS_KIN_EN).search(sentence):
             continue
