@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS said_terms (
 CREATE TABLE IF NOT EXISTS said_rules (user TEXT PRIMARY KEY, rules TEXT NOT NULL);
 """
 
-_RULE_MODULES = ("updates.py", "entities.py", "extractive.py", "lexical.py")
+_RULE_MODULES = ("updates.py", "whose.py", "entities.py", "extractive.py", "lexical.py")
 """The modules of ``memcli.text`` whose code decides what a text states."""
 _RULE_PACKAGES = ("jionlp", "jieba", "PyStemmer")
 """Packages whose data or code the rules read (Chinese place names, Porter stems)."""
