@@ -13,13 +13,12 @@ from memcli.cli.root import (
     QuietOpt,
     UserOpt,
     _call,
-    _fail,
     _print_json,
     _report,
     _status,
     app,
 )
-from memcli.errors import ExitCode, UsageError
+from memcli.errors import ExitCode, UsageError, fail
 
 
 @app.command()
@@ -60,7 +59,7 @@ def consolidate(
     else:
         _print_consolidated(report, quiet)
     if report.failed:
-        _fail(
+        fail(
             f"{report.failures[0]}; {_count(report.failed, 'unit')} not done, the next consolidate runs them again",
             int(ExitCode.MODEL),
         )
