@@ -1113,6 +1113,13 @@ _ASKER = re.compile(r"\b(?i:my|me|mine|myself)\b|\bI\b|我")
 """The asker in a question ("where did I move?", "what's my dose?", "我住哪儿？")."""
 
 
+def _about_the_asker(question: str) -> bool:
+    """Whether ``question`` asks about the asker (``_of_self``, or it names them: ``_ASKER``):
+    a sentence told of someone else it does not name answers no such question
+    (``_someone_elses_sentence``)."""
+    return _of_self(question) or bool(_ASKER.search(question))
+
+
 def _someone_elses_sentence(sentence: str, question: str, asked_of: frozenset[str]) -> bool:
     """Whether ``sentence`` tells of someone other than its writer (``whose.told_of``: "dad
     still smoking on the balcony, ugh", "同事小李也搬家了") whom ``question`` does not name,
@@ -1200,7 +1207,7 @@ def holding_expected(question: str, memories: Sequence[Memory], user: str, now: 
     speakers = frozenset(m.speaker for m in memories if m.speaker and m.speaker != ASSISTANT)
     # "表姐一家搬去了杭州" tells nothing of the asker of "我现在住在上海哪个区？" (as ``_answer``
     # reads its candidates): it takes no place among the first ``TYPE_RANK``
-    about_asker = _of_self(question) or bool(_ASKER.search(question))
+    about_asker = _about_the_asker(question)
     asked_of = people_named(question)
     telling = [
         m
@@ -1456,7 +1463,7 @@ def _answer(
     # a sentence telling of someone else answers a question about the asker only when it
     # names who they are; "who moved to leeds?" asks of no one in particular
     candidates = _candidates(memories)
-    if _of_self(question) or _ASKER.search(question):
+    if _about_the_asker(question):
         asked_of = people_named(question)
         candidates = [c for c in candidates if not _someone_elses_sentence(c.text, question, asked_of)]
     if not candidates:
