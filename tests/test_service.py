@@ -648,15 +648,16 @@ def test_the_warm_up_waits_for_a_quiet_service_before_importing_chroma(paths: Pa
     assert waited == [True, False]
 
 
-def test_an_import_starts_loading_the_embedder_as_it_arrives(
-    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The service started by ``memcli import`` loads its embedder beside the import's
-    reading of the file, not after the file is read (nor only once it is answered)."""
+@contextlib.contextmanager
+def _service_noting_the_embedders_load(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch, owner: Any, name: str
+) -> Iterator[list[bool]]:
+    """A real service (with the fake embedder) serving on a thread, its warm-up held back;
+    each call of ``owner.name`` that a request makes first notes in the list yielded whether
+    the service's "embedder" thread has embedded by then (waiting for it up to 10 s)."""
     from conftest import FakeEmbedder
 
     from memcli.config import load_settings
-    from memcli.library import engine_files
     from memcli.transport import service as service_module
 
     warmed = threading.Event()
@@ -668,65 +669,48 @@ def test_an_import_starts_loading_the_embedder_as_it_arrives(
             return super().embed_one(text)
 
     seen: list[bool] = []
-    reading = engine_files.open_records
+    original = getattr(owner, name)
 
-    def slow_read(*args: Any, **kwargs: Any) -> Any:
-        seen.append(warmed.wait(10))  # the file is read while the embedder loads, or not
-        return reading(*args, **kwargs)
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        seen.append(warmed.wait(10))  # the embedder loads meanwhile, or not
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(engine_files, "open_records", slow_read)
+    monkeypatch.setattr(owner, name, noting)
     monkeypatch.setattr(service_module, "WARM_UP_AFTER", 60.0)
-    notes = tmp_path / "notes.txt"
-    notes.write_text("The allotment needs watering.\n\nMy sister moved to Porto.\n")
     service = service_module.Service(paths, load_settings(paths), embedder=Watched())
     thread = threading.Thread(target=service.serve, daemon=True)
     thread.start()
     try:
         _wait(lambda: ServiceClient(paths).connect() is not None, what="the service")
-        assert request(paths, "import", path=str(notes))["added"] == 2
-        assert seen == [True], "the embedder began to load only after the file was read"
+        yield seen
     finally:
         service.stop()
         thread.join(30)
+
+
+def test_an_import_starts_loading_the_embedder_as_it_arrives(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service started by ``memcli import`` loads its embedder beside the import's
+    reading of the file, not after the file is read (nor only once it is answered)."""
+    from memcli.library import engine_files
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The allotment needs watering.\n\nMy sister moved to Porto.\n")
+    with _service_noting_the_embedders_load(paths, monkeypatch, engine_files, "open_records") as seen:
+        assert request(paths, "import", path=str(notes))["added"] == 2
+        assert seen == [True], "the embedder began to load only after the file was read"
 
 
 def test_an_ask_starts_loading_the_embedder_as_it_arrives(paths: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cold ``ask`` loads the embedder in a thread of its own from its arrival, beside the
     request's reading of the question (ONNX Runtime builds its session without the GIL), not
     when the request first embeds, nor once it is answered."""
-    from conftest import FakeEmbedder
-
-    from memcli.config import load_settings
     from memcli.library.engine_recall import RecallWork
-    from memcli.transport import service as service_module
 
-    warmed = threading.Event()
-
-    class Watched(FakeEmbedder):
-        def embed_one(self, text: str) -> list[float]:
-            if threading.current_thread().name == "embedder":
-                warmed.set()
-            return super().embed_one(text)
-
-    seen: list[bool] = []
-    asking = RecallWork.ask
-
-    def ask(self: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(warmed.wait(10))  # the question is read while the embedder loads, or not
-        return asking(self, *args, **kwargs)
-
-    monkeypatch.setattr(RecallWork, "ask", ask)
-    monkeypatch.setattr(service_module, "WARM_UP_AFTER", 60.0)
-    service = service_module.Service(paths, load_settings(paths), embedder=Watched())
-    thread = threading.Thread(target=service.serve, daemon=True)
-    thread.start()
-    try:
-        _wait(lambda: ServiceClient(paths).connect() is not None, what="the service")
+    with _service_noting_the_embedders_load(paths, monkeypatch, RecallWork, "ask") as seen:
         request(paths, "ask", question="Where did my sister move?")
         assert seen == [True], "the embedder began to load only when the ask embedded"
-    finally:
-        service.stop()
-        thread.join(30)
 
 
 def test_a_service_a_client_starts_does_not_import_the_command_line(
