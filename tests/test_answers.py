@@ -506,3 +506,15 @@ def test_a_question_about_nothing_in_particular_is_told_apart_without_a_prior_ca
     assert asks_nothing_in_particular("What did I do on ?")
     assert asks_nothing_in_particular("我干嘛了？")
     assert not asks_nothing_in_particular("What did I buy on ?")
+
+
+def test_the_chinese_kind_words_are_read_whole_as_the_segmenter_reads_them() -> None:
+    """``_kind_words`` keeps a Chinese kind word whole without segmenting it: sound only while
+    jieba reads each as one word, which this checks."""
+    from memcli.recall.answers import _CODE_KIND_WORDS, _COUNTED_KIND_WORDS, _NAME_KIND_WORDS, _VALUE_KIND_WORDS
+    from memcli.text.lexical import has_cjk, tokens
+
+    for listed in (_VALUE_KIND_WORDS, _COUNTED_KIND_WORDS, _NAME_KIND_WORDS, _CODE_KIND_WORDS):
+        for word in listed.split():
+            if has_cjk(word):
+                assert tokens(word) == [word]

@@ -704,8 +704,11 @@ an extractive answer cannot tell."""
 @cache
 def _kind_words(listed: str) -> frozenset[str]:
     """The words of ``listed`` (``_VALUE_KIND_WORDS``, ``_COUNTED_KIND_WORDS``) as ``words``
-    reads them, each word whole besides (made at first use, kept)."""
-    return frozenset(w for word in listed.split() for w in {*tokens(word), word})
+    reads them, each word whole besides (made at first use, kept). A Chinese kind word is
+    kept whole only: each is one word of jieba's dictionary, which ``words`` reads as itself
+    (tests/test_answers.py checks it), and segmenting it would load jieba's dictionary
+    (about 1.2 s) for every English question."""
+    return frozenset(w for word in listed.split() for w in ({word} if has_cjk(word) else {*tokens(word), word}))
 
 
 def _value_kinds() -> frozenset[str]:
