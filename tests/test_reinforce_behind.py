@@ -96,7 +96,8 @@ def test_a_later_write_and_a_delete_take_the_memory_off_the_list(fake_embedder: 
 
 def test_a_kill_before_chroma_caught_up_loses_nothing(fake_embedder: FakeEmbedder) -> None:
     """The store is dropped without closing (as a kill -9 leaves it): the next process
-    reads the reinforcement from the copy, and writes it to Chroma when it closes."""
+    reads the reinforcement from the copy, and writes it to Chroma at its next flush (a
+    store opened without Chroma, as this one is, leaves it behind at its close)."""
     engine, ids = resident(fake_embedder)
     with engine.store.transaction():
         engine.reinforce(engine.store.get_many(ids[:2]))
@@ -108,6 +109,7 @@ def test_a_kill_before_chroma_caught_up_loses_nothing(fake_embedder: FakeEmbedde
     with again.store.transaction():
         assert all(m.recall_count == 1 for m in again.store.get_many(ids[:2]))
         assert again.store.sidecar.index.behind_count() == 2
+    again.store.flush_behind()
     assert all(v == (2.0, 1) for v in chroma_strength(again, ids[:2]).values())
 
 
@@ -121,8 +123,8 @@ def chroma_superseded_by(engine: Engine, memory_id: str) -> str:
 def test_a_supersession_at_write_time_is_written_behind_and_survives_a_kill(fake_embedder: FakeEmbedder) -> None:
     """``remember`` of a note that supersedes another (issue 31) writes the older one's end
     to the copy and the history in one commit, Chroma later: after a kill before Chroma
-    caught up, the next process reads it from the copy and writes it to Chroma when it
-    closes."""
+    caught up, the next process reads it from the copy and writes it to Chroma at its next
+    flush."""
     clock = Clock()
     engine = make_memcli(clock=clock)
     engine.store.open_resident()
@@ -141,4 +143,5 @@ def test_a_supersession_at_write_time_is_written_behind_and_survives_a_kill(fake
     with again.store.transaction():
         assert again.store.get(older.id).superseded_by == newer.id
         assert again.store.sidecar.index.behind_count() == 1
+    again.store.flush_behind()
     assert chroma_superseded_by(again, older.id) == newer.id

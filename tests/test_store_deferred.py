@@ -63,7 +63,8 @@ def note(memory_id: str, text: str) -> Memory:
 def test_a_store_a_service_closed_is_read_again_without_importing_chromadb(runner: CliRunner) -> None:
     ok(runner.invoke(app, ["remember", "I live in York"]))
     ok(runner.invoke(app, ["remember", "My dog is called Biscuit"]))
-    first = open_and_read()  # no record yet: Chroma is opened at once, as before
+    (resolve_paths().data_dir / CLOSED_FILE).unlink(missing_ok=True)  # as an older memcli left the store
+    first = open_and_read()  # no record: Chroma is opened at once, as before
     assert first["deferred"] is False and first["chromadb"] is True
     assert (resolve_paths().data_dir / CLOSED_FILE).is_file()
 
@@ -77,7 +78,10 @@ def test_a_store_a_service_closed_is_read_again_without_importing_chromadb(runne
 def test_a_change_behind_the_record_opens_chroma_at_once_and_is_read(runner: CliRunner) -> None:
     ok(runner.invoke(app, ["remember", "I live in York"]))
     open_and_read()  # the record
-    ok(runner.invoke(app, ["remember", "I moved to Leeds"]))  # in-process: writes Chroma, records nothing
+    record_file = resolve_paths().data_dir / CLOSED_FILE
+    record = record_file.read_text()
+    ok(runner.invoke(app, ["remember", "I moved to Leeds"]))
+    record_file.write_text(record)  # as a memcli that wrote Chroma and recorded nothing left it
     found = open_and_read()
     assert found["deferred"] is False and found["chromadb"] is True
     assert found["texts"] == ["I live in York", "I moved to Leeds"]
@@ -163,3 +167,55 @@ def test_open_chroma_opens_a_deferred_store_before_its_first_write(runner: CliRu
     finally:
         store.close()
     assert open_and_read()["deferred"] is True  # the close recorded it again
+
+
+def test_a_store_an_in_process_command_wrote_is_read_again_without_importing_chromadb(runner: CliRunner) -> None:
+    """A command run in its own process (no service) that opened Chroma to write records it
+    as it closes, so the next opening need not open Chroma to read: before, every command
+    after an in-process write imported chromadb (1.2-1.7 CPU-s) and opened Chroma once per
+    transaction, until a service closed the store."""
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    ok(runner.invoke(app, ["remember", "I moved to Leeds"]))
+    found = open_and_read()
+    assert found["deferred"] is True and found["chromadb"] is False
+    assert found["texts"] == ["I live in York", "I moved to Leeds"]
+
+
+REINFORCE_AND_CLOSE = """
+import dataclasses, json, sys
+from memcli.config import resolve_paths
+from memcli.store.store import MemoryStore
+
+store = MemoryStore(resolve_paths())
+store.open_resident()
+try:
+    with store.transaction():
+        memories = store.memories(user="tester")
+        store.reinforce([dataclasses.replace(m, recall_count=m.recall_count + 1) for m in memories])
+finally:
+    store.close()
+print(json.dumps({"chromadb": any(name.split(".")[0] == "chromadb" for name in sys.modules)}))
+"""
+
+
+def test_a_reinforcement_of_a_deferred_store_waits_in_the_sidecar_and_reaches_chroma_later(
+    runner: CliRunner,
+) -> None:
+    """A recall's reinforcement in a store opened without Chroma is not written to Chroma at
+    the close (which imported chromadb and opened Chroma at every stop of a service that had
+    recalled): the sidecar keeps it behind, and the next opening of Chroma writes it."""
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    open_and_read()
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", REINFORCE_AND_CLOSE], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"chromadb": False}
+    assert open_and_read()["deferred"] is True  # Chroma as it was closed
+
+    store = MemoryStore(resolve_paths())
+    store.open_chroma()  # as a write's opening: its close writes what was behind
+    with store.transaction():
+        (memory,) = store.memories(user="tester")
+        got = store._col.get(ids=[memory.id], include=["metadatas"])  # Chroma's own copy
+    assert memory.recall_count == 1
+    assert got["metadatas"][0]["recall_count"] == 1
