@@ -133,3 +133,21 @@ def test_a_service_answers_its_first_list_before_its_warm_up_imports_what_reads_
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_first_request_still_running_when_the_warm_up_is_due_is_not_joined_by_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first request that outlasts ``WARM_UP_AFTER`` (a cold ask on a busy machine takes
+    longer) imports what it needs itself: the warm-up waits for its answer instead of
+    importing what reads texts beside it, which took the GIL from the request and had
+    dateparser read its first date twice."""
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    # the list arrives at once and is answered 3 s later; the warm-up is due after 1 s
+    slow_list = WARM_UP_BESIDE_A_LIST.replace(
+        "service_module.WARM_UP_AFTER = 60.0", "service_module.WARM_UP_AFTER = 1.0"
+    ).replace("    found = listing(", "    time.sleep(3.0)\n    found = listing(")
+    assert "WARM_UP_AFTER = 1.0" in slow_list and "time.sleep(3.0)" in slow_list
+    done = subprocess.run([sys.executable, "-P", "-c", slow_list], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
