@@ -6,6 +6,7 @@ makes the opening eager again, as it was."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -219,3 +220,71 @@ def test_a_reinforcement_of_a_deferred_store_waits_in_the_sidecar_and_reaches_ch
         got = store._col.get(ids=[memory.id], include=["metadatas"])  # Chroma's own copy
     assert memory.recall_count == 1
     assert got["metadatas"][0]["recall_count"] == 1
+
+
+def reinforced_twice(runner: CliRunner) -> Memory:
+    """One memory, reinforced by two commands (processes) that never open Chroma: its two
+    reinforcements wait in the sidecar. Returns it as the copy has it."""
+    ok(runner.invoke(app, ["remember", "I live in York"]))
+    for _ in range(2):
+        subprocess.run(
+            [sys.executable, "-P", "-c", REINFORCE_AND_CLOSE], capture_output=True, text=True, check=True, timeout=120
+        )
+    store = MemoryStore(resolve_paths())
+    with store.transaction():
+        (memory,) = store.memories(user="tester")
+        assert store._deferred and store.sidecar.index.behind_count() == 1
+    assert memory.recall_count == 2
+    return memory
+
+
+def test_an_update_interrupted_inside_chroma_keeps_the_waiting_reinforcements(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pin of a memory whose reinforcements wait, interrupted inside Chroma's update (a
+    Ctrl-C; a kill -9 there leaves the same): the reinforcements are not lost. Before, the
+    update marked them written before it wrote Chroma, and the next read (the user's copy
+    rebuilt from Chroma) had recall_count 0."""
+    # heavy: the class whose update is interrupted
+    from chromadb.api.models.Collection import Collection
+
+    memory = reinforced_twice(runner)
+    real_update = Collection.update
+
+    def interrupted(self: Any, **kwargs: Any) -> None:
+        if any(m.get("pinned") for m in kwargs["metadatas"]):
+            raise KeyboardInterrupt
+        real_update(self, **kwargs)
+
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
+        patched.setattr(Collection, "update", interrupted)
+        MemoryStore(resolve_paths()).update([dataclasses.replace(memory, pinned=True)])
+    store = MemoryStore(resolve_paths())
+    with store.transaction():
+        (again,) = store.memories(user="tester")
+        got = store._col.get(ids=[memory.id], include=["metadatas"])  # Chroma's own copy
+    assert (again.recall_count, again.strength) == (2, memory.strength)
+    assert got["metadatas"][0]["recall_count"] == 2
+
+
+def test_an_upsert_interrupted_after_chroma_took_it_keeps_its_new_metadata(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new text of a memory whose reinforcements wait, interrupted after Chroma wrote it
+    and before the recall index did (as a kill -9 there): the next read has the new text
+    with its new metadata. Before, the waiting (older) metadata was written over it."""
+    from memcli.store.recall_index import RecallIndex
+
+    memory = reinforced_twice(runner)
+    newer = dataclasses.replace(memory, text="I live in Leeds", created_at=memory.created_at + 86_400.0, recall_count=0)
+
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
+        patched.setattr(RecallIndex, "put", killed)
+        MemoryStore(resolve_paths()).upsert([newer], [[1.0] + [0.0] * 127])
+    store = MemoryStore(resolve_paths())
+    with store.transaction():
+        (again,) = store.memories(user="tester")
+    assert (again.text, again.created_at, again.recall_count) == (newer.text, newer.created_at, 0)

@@ -397,9 +397,10 @@ class StoreOpening:
         records it too, whatever ``record`` says, so that the next opening (of this process
         or another) need not open Chroma to read. The metadata Chroma has behind the recall
         index's copy (``flush_behind``) is written now unless Chroma was never opened: it is
-        kept in the sidecar until the next opening of Chroma writes it (a read from Chroma
-        or a write, which flush first, or a close), so that a recall that reinforced what it
-        found does not import chromadb at its close (1.2-1.7 CPU-s)."""
+        kept in the sidecar until the next opening of Chroma writes it (``_open_deferred``
+        writes it before anything else touches Chroma; a read of Chroma's metadata and a
+        write flush it first too), so that a recall that reinforced what it found does not
+        import chromadb at its close (1.2-1.7 CPU-s)."""
         if not self._deferred:
             try:
                 self._flush_behind()
@@ -434,8 +435,9 @@ class StoreOpening:
     def _open_deferrable(self) -> bool:
         """With the file lock held, open the sidecar alone and stand in for Chroma
         (``_DeferredChroma``) when the store is a folder whose database is as a store left
-        it at its last close (``CLOSED_FILE``), of this memcli's schema version, the folder and the database can be
-        written, and the device has room to open Chroma later; returns whether it did.
+        it at its last close (``CLOSED_FILE``), of this memcli's schema version, the folder
+        and the database can be written, and the device has room to open Chroma later;
+        returns whether it did.
         Anything else (no record, another state, a read-only or full device) opens
         Chroma at once, as before."""
         if not self.backend.local_files() or (self.free_bytes() or 0) < OPEN_ROOM + ROOM_FLOOR:
@@ -465,8 +467,9 @@ class StoreOpening:
 
     def _open_deferred(self, role: str) -> Any:
         """Open Chroma for a store opened with a stand-in (``_open_deferrable``), the first
-        time something needs more than its count or metadata; returns the real client
-        (``role`` "client") or collection. Raises what opening Chroma raises (the
+        time something needs more than its count or metadata, and write to it the metadata
+        of reinforcements waiting in the sidecar (``flush_behind``) before anything else
+        does; returns the real client (``role`` "client") or collection. Raises what opening Chroma raises (the
         transaction turns a storage fault into its MemcliError)."""
         with self._threads:
             if self._deferred:
@@ -484,6 +487,10 @@ class StoreOpening:
                     raise
                 self._deferred = False
                 self.backend.settle()
+                # Before anything else touches Chroma: a write of a memory whose reinforcement
+                # waits, killed after Chroma took it, would otherwise have the waiting (older)
+                # metadata written over it at the next flush.
+                self._flush_behind()
             return self._client if role == "client" else self._col
 
     def _closing_record(self) -> tuple[int, dict[str, Any]] | None:
