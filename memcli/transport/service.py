@@ -242,8 +242,9 @@ class Service:
         self._loading: threading.Thread | None = None
         """The thread that loads the embedder (``_load_embedder``), once one was started."""
         self._answered = threading.Event()
-        """Set once the first request is answered (or the service stops): the warm-up goes on
-        to the embedder, dateparser and Chroma."""
+        """Set once the first request is answered (not another: the first may still be
+        running), or the service stops: the warm-up goes on to the embedder, dateparser and
+        Chroma."""
 
     # running ---------------------------------------------------------------------------
 
@@ -504,6 +505,7 @@ class Service:
                     if self._stopping.is_set():
                         return  # unanswered: the client may send it again, to a new service
                     self.requests += 1
+                    first = self.requests == 1
                     self._active += 1
                     self._last = time.monotonic()
                 if request.get("verb") in LOADS_AT_ONCE:
@@ -511,7 +513,8 @@ class Service:
                 try:
                     self._handle(connection, request)
                 finally:
-                    self._answered.set()
+                    if first:  # the warm-up waits for this answer alone, not a later request's
+                        self._answered.set()
                     with self._counter:
                         self._active -= 1
                         self._last = time.monotonic()
