@@ -136,13 +136,13 @@ def test_a_service_answers_its_first_list_before_its_warm_up_imports_what_reads_
 
 
 FIRST_REQUEST_HELD = """
-import functools, json, threading
+import functools, json, threading, time
 from memcli.config import load_settings, resolve_paths
 from memcli.library.library import Memcli
 from memcli.transport import service as service_module
 from memcli.transport.client import Handlers, ServiceClient, client_env
 
-due, proceeded, release = threading.Event(), threading.Event(), threading.Event()
+held, due, proceeded, release = threading.Event(), threading.Event(), threading.Event(), threading.Event()
 calls = []
 listing = Memcli.list_memories
 
@@ -150,12 +150,16 @@ listing = Memcli.list_memories
 def list_memories(self, *args, **kwargs):
     calls.append(1)
     if len(calls) == 1:
+        held.set()
         release.wait(60)  # the first request runs until the test lets it go
     return listing(self, *args, **kwargs)
 
 class Watched(threading.Event):
-    # the warm-up's wait for the first answer: due once it waits without a limit
+    # the warm-up's wait for the first answer: it falls due (WARM_UP_AFTER) only once the
+    # first request runs, however slow the machine; due once it waits without a limit
     def wait(self, timeout=None):
+        if timeout is not None:
+            held.wait(60)
         if timeout is None:
             due.set()
         got = super().wait(timeout)
@@ -171,9 +175,12 @@ service._answered = Watched()
 thread = threading.Thread(target=service.serve, daemon=True)
 thread.start()
 client = ServiceClient(paths)
+while (connection := client.connect()) is None:
+    time.sleep(0.01)
+connection.close()
 
 def ask():
-    client.request({"verb": "list", "args": {}, "env": client_env()}, Handlers())
+    client.request({"verb": "list", "args": {}, "env": client_env()}, Handlers(), start=False)
 
 first = threading.Thread(target=ask)
 first.start()
