@@ -280,11 +280,18 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
             return self._flush_behind()
 
     def _flush_behind(self) -> int:
-        """``flush_behind`` with the store open (no transaction taken: ``_close`` calls it)."""
+        """``flush_behind`` with the store open (no transaction taken: ``_close`` calls it).
+        In a store opened without Chroma (``_open_deferrable``) anything waiting opens it,
+        and the opening writes it (``_open_deferred``); nothing waiting leaves it closed."""
         written = 0
         if self.read_only or self._sidecar is None or self._collection is None:
             return 0
         index = self._sidecar.index
+        if self._deferred:
+            waiting = index.behind_count()
+            if waiting:
+                self._open_deferred("collection")
+            return waiting
         while True:
             ids, memories = index.behind(_GET_PAGE)
             if not ids:
