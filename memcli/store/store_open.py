@@ -39,8 +39,9 @@ from memcli.store.space import OPEN_ROOM, ROOM_FLOOR
 CLOSED_FILE = "chroma-closed.json"
 """The file in the data folder where a store that closes (a service's at its end, any store
 that opened Chroma) records what Chroma's database was at that moment (``_record_closed``):
-its files' identity, size and time, the collection's count and metadata. A later opening that finds the files unchanged opens
-Chroma only when something needs it (``_DeferredChroma``)."""
+its files' identity, size and time, the collection's count and metadata. A later opening
+that finds the files unchanged opens Chroma only when something needs it
+(``_DeferredChroma``)."""
 
 CLOSED_VERSION = 1
 
@@ -469,8 +470,9 @@ class StoreOpening:
         """Open Chroma for a store opened with a stand-in (``_open_deferrable``), the first
         time something needs more than its count or metadata, and write to it the metadata
         of reinforcements waiting in the sidecar (``flush_behind``) before anything else
-        does; returns the real client (``role`` "client") or collection. Raises what opening Chroma raises (the
-        transaction turns a storage fault into its MemcliError)."""
+        does; returns the real client (``role`` "client") or collection. Raises what
+        opening Chroma raises (the transaction turns a storage fault into its
+        MemcliError)."""
         with self._threads:
             if self._deferred:
                 if self._sidecar is None:
