@@ -173,13 +173,12 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
                 self._depth -= 1
                 if self._depth == 0 and not self.resident:
                     self._close()
-                elif self._depth == 0 and self._client is not None and not (self.read_only or self._deferred):
+                elif self._depth == 0 and self._client is not None and not self.read_only:
                     # a resident store (the service) keeps its client: what Chroma wrote in
-                    # this transaction is settled now, as a closing store's is (``_close``)
-                    try:
-                        self.backend.settle()
-                    except OSError as exc:  # the store is whole without it: the next transaction tries again
-                        log.warning("what Chroma wrote was not settled: %s", exc)
+                    # this transaction is settled now, as a closing store's is (``_close``),
+                    # and so is what a memcli killed before it took the store left (Chroma
+                    # not opened yet: ``_close`` says why)
+                    self._settle()
 
     @contextlib.contextmanager
     def _faults(self) -> Iterator[None]:

@@ -414,6 +414,11 @@ class StoreOpening:
         if self._sidecar is not None:
             self._sidecar.close()
             self._sidecar = None
+        if self._deferred and not self.read_only:
+            # Chroma never opened here, yet the unused places are zeroed as after any transaction:
+            # a memcli killed after its Chroma wrote them and before it zeroed them left the heap's
+            # bytes there, and the record this opening trusted sees only Chroma's SQLite files.
+            self._settle()
         if self.read_only or self._deferred:
             self._client = None
             self._deferred = False
@@ -432,6 +437,15 @@ class StoreOpening:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+    def _settle(self) -> None:
+        """``Backend.settle`` (what Chroma wrote made private, the HNSW files' unused places
+        zeroed) with its OSError logged: the store is whole without it, and the next
+        transaction tries again."""
+        try:
+            self.backend.settle()
+        except OSError as exc:
+            log.warning("what Chroma wrote was not settled: %s", exc)
 
     def _open_deferrable(self) -> bool:
         """With the file lock held, open the sidecar alone and stand in for Chroma
