@@ -69,7 +69,11 @@ def test_a_reopened_small_store_loads_its_saved_index_and_rewrites_none_of_its_f
     assert (segment / "index_metadata.pickle").is_file()  # Chroma's id map: written when the index is saved
     assert log_left_to_replay(store_dir) == 0
     assert engine.recall("green tea", "ana", k=1)[0].memory.text == "I like green tea in the morning"
-    before = files_of(segment)  # after the recall, which writes (its reinforcement) and so saves the index
+    # The recall's reinforcement waits in the sidecar, and the next opening of Chroma writes it
+    # (and so saves the index) before anything reads Chroma's metadata: written here, so that
+    # the opening below has nothing to write.
+    assert engine.store.flush_behind() > 0
+    before = files_of(segment)
     with engine.store.transaction():  # a new client, as every cold command opens
         assert engine.store._col.count() == 3
         assert engine.store._col.query(query_embeddings=[fake_embedder.embed_one("pottery")], n_results=1)["ids"][0]

@@ -171,6 +171,30 @@ def test_what_chroma_writes_into_the_unused_places_during_a_transaction_is_zeroe
     assert engine.recall("green tea", "ana", k=1)[0].memory.text == "I like green tea in the morning"
 
 
+def test_a_service_that_opens_without_chroma_zeroes_what_a_killed_memcli_left_in_the_unused_places(
+    fake_model: Any, memcli_home: Path
+) -> None:
+    """A memcli killed after its Chroma wrote the HNSW files and before it zeroed their unused
+    places leaves the heap's bytes there, and Chroma's SQLite files as the last close recorded
+    them: the service that opens next, without Chroma (``_open_deferrable``), zeroes them as
+    its first transaction ends."""
+    engine = make_memcli(user="ana")
+    engine.remember("I like green tea in the morning")
+    note, _ = engine.remember(f"The code word is {MARKER}, remember it")
+    engine.delete(note.id)
+    [segment] = segments(engine.store.paths.store_dir)
+    plant(segment / "length.bin", (segment / "length.bin").stat().st_size - 2 * len(MARKER))
+    plant(segment / "data_level0.bin", (segment / "data_level0.bin").stat().st_size - 2 * len(MARKER))
+    engine.store.open_resident()
+    try:
+        assert engine.store.chroma_deferred
+        assert [m.text for m in engine.store.memories(user="ana")] == ["I like green tea in the morning"]
+        assert engine.store.chroma_deferred
+        assert holders(memcli_home) == {}
+    finally:
+        engine.store.close()
+
+
 def test_a_reindex_after_a_delete_leaves_the_deleted_text_nowhere_and_one_segment(
     fake_model: Any, memcli_home: Path
 ) -> None:

@@ -1,6 +1,7 @@
 """Reinforcement written behind (``MemoryStore.reinforce``): the recall index's copy at
 once, Chroma in batches; every read sees it at once, Chroma catches up at a batch, when
-the store closes, before Chroma's metadata is read, and after a kill (the copy holds it)."""
+Chroma is opened (a store that never opened it leaves it waiting past its close), before
+Chroma's metadata is read or written, and after a kill (the copy holds it)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,27 @@ def resident(fake_embedder: FakeEmbedder) -> tuple[Engine, list[str]]:
     return engine, ids
 
 
-def test_a_reinforcement_is_read_at_once_and_reaches_chroma_when_the_store_closes(
+def command_opening_chroma(engine: Engine) -> None:
+    """A normal step of a command that writes: the store opened, Chroma opened (as a write
+    opens it), the store closed."""
+    engine.store.open_resident()
+    try:
+        engine.store.open_chroma()
+    finally:
+        engine.store.close()
+
+
+def behind_count(engine: Engine) -> int:
+    """The reinforcements waiting in the sidecar, read without opening Chroma."""
+    with engine.store.transaction():
+        return engine.store.sidecar.index.behind_count()
+
+
+def test_a_reinforcement_is_read_at_once_and_reaches_chroma_at_its_next_opening(
     fake_embedder: FakeEmbedder,
 ) -> None:
+    """A recall's reinforcement in a store that never opened Chroma waits in the sidecar
+    past the close, and the next command that opens Chroma writes it there."""
     engine, ids = resident(fake_embedder)
     try:
         hits = engine.recall("harbour puppy", USER, k=3)
@@ -42,12 +61,12 @@ def test_a_reinforcement_is_read_at_once_and_reaches_chroma_when_the_store_close
         with engine.store.transaction():
             assert all(m.recall_count == 1 for m in engine.store.get_many(recalled))
             assert engine.store.sidecar.index.behind_count() == 3
-        assert all(v == (1.0, 0) for v in chroma_strength(engine, recalled).values()), "Chroma waits"
     finally:
         engine.store.close()
+    assert behind_count(engine) == 3, "Chroma waits"
+    command_opening_chroma(engine)
+    assert behind_count(engine) == 0
     assert all(v == (2.0, 1) for v in chroma_strength(engine, recalled).values())
-    with engine.store.transaction():
-        assert engine.store.sidecar.index.behind_count() == 0
 
 
 def test_a_batch_is_written_to_chroma(fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,7 +106,7 @@ def test_a_later_write_and_a_delete_take_the_memory_off_the_list(fake_embedder: 
             pinned.pinned = True
             engine.store.update([pinned])
             engine.store.delete([ids[1]])
-            assert engine.store.sidecar.index.behind_count() == 1
+            assert engine.store.sidecar.index.behind_count() == 0, "the update wrote what waited first"
         assert chroma_strength(engine, [ids[0]])[ids[0]] == (2.0, 1), "the update wrote it whole"
     finally:
         engine.store.close()
@@ -96,7 +115,8 @@ def test_a_later_write_and_a_delete_take_the_memory_off_the_list(fake_embedder: 
 
 def test_a_kill_before_chroma_caught_up_loses_nothing(fake_embedder: FakeEmbedder) -> None:
     """The store is dropped without closing (as a kill -9 leaves it): the next process
-    reads the reinforcement from the copy, and writes it to Chroma when it closes."""
+    reads the reinforcement from the copy, and the next command that opens Chroma writes
+    it there."""
     engine, ids = resident(fake_embedder)
     with engine.store.transaction():
         engine.reinforce(engine.store.get_many(ids[:2]))
@@ -108,6 +128,8 @@ def test_a_kill_before_chroma_caught_up_loses_nothing(fake_embedder: FakeEmbedde
     with again.store.transaction():
         assert all(m.recall_count == 1 for m in again.store.get_many(ids[:2]))
         assert again.store.sidecar.index.behind_count() == 2
+    command_opening_chroma(again)
+    assert behind_count(again) == 0
     assert all(v == (2.0, 1) for v in chroma_strength(again, ids[:2]).values())
 
 
@@ -121,8 +143,8 @@ def chroma_superseded_by(engine: Engine, memory_id: str) -> str:
 def test_a_supersession_at_write_time_is_written_behind_and_survives_a_kill(fake_embedder: FakeEmbedder) -> None:
     """``remember`` of a note that supersedes another (issue 31) writes the older one's end
     to the copy and the history in one commit, Chroma later: after a kill before Chroma
-    caught up, the next process reads it from the copy and writes it to Chroma when it
-    closes."""
+    caught up, the next process reads it from the copy, and the next command that opens
+    Chroma writes it there."""
     clock = Clock()
     engine = make_memcli(clock=clock)
     engine.store.open_resident()
@@ -141,4 +163,6 @@ def test_a_supersession_at_write_time_is_written_behind_and_survives_a_kill(fake
     with again.store.transaction():
         assert again.store.get(older.id).superseded_by == newer.id
         assert again.store.sidecar.index.behind_count() == 1
+    command_opening_chroma(again)
+    assert behind_count(again) == 0
     assert chroma_superseded_by(again, older.id) == newer.id

@@ -163,3 +163,76 @@ def test_an_english_answer_does_not_load_the_chinese_segmenter() -> None:
     done = subprocess.run([sys.executable, "-P", "-c", ENGLISH_ANSWERS], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) is False
+
+
+FIRST_REQUEST_HELD = """
+import functools, json, threading, time
+from memcli.config import load_settings, resolve_paths
+from memcli.library.library import Memcli
+from memcli.transport import service as service_module
+from memcli.transport.client import Handlers, ServiceClient, client_env
+
+held, due, proceeded, release = threading.Event(), threading.Event(), threading.Event(), threading.Event()
+calls = []
+listing = Memcli.list_memories
+
+@functools.wraps(listing)  # the verb table reads its parameters
+def list_memories(self, *args, **kwargs):
+    calls.append(1)
+    if len(calls) == 1:
+        held.set()
+        release.wait(60)  # the first request runs until the test lets it go
+    return listing(self, *args, **kwargs)
+
+class Watched(threading.Event):
+    # the warm-up's wait for the first answer: it falls due (WARM_UP_AFTER) only once the
+    # first request runs, however slow the machine; due once it waits without a limit
+    def wait(self, timeout=None):
+        if timeout is not None:
+            held.wait(60)
+        if timeout is None:
+            due.set()
+        got = super().wait(timeout)
+        if timeout is None or got:
+            proceeded.set()
+        return got
+
+Memcli.list_memories = list_memories
+paths = resolve_paths()
+service_module.WARM_UP_AFTER = 0.2
+service = service_module.Service(paths, load_settings(paths))
+service._answered = Watched()
+thread = threading.Thread(target=service.serve, daemon=True)
+thread.start()
+client = ServiceClient(paths)
+while (connection := client.connect()) is None:
+    time.sleep(0.01)
+connection.close()
+
+def ask():
+    client.request({"verb": "list", "args": {}, "env": client_env()}, Handlers(), start=False)
+
+first = threading.Thread(target=ask)
+first.start()
+found = {"due": due.wait(60)}
+ask()  # a second request, answered while the first still runs
+found["went_on_before_the_first_answer"] = proceeded.wait(5)
+release.set()
+first.join(60)
+service.stop()
+thread.join(60)
+print(json.dumps(found))
+"""
+
+
+def test_the_warm_up_due_while_the_first_request_runs_waits_for_that_answer_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first request that outlasts ``WARM_UP_AFTER`` (a cold ask on a busy machine) imports
+    what it needs itself: the warm-up waits for its answer instead of importing what reads
+    texts beside it, which took the GIL from the request and had dateparser read its first
+    date twice; and the answer of a later, quicker request does not end that wait."""
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    done = subprocess.run([sys.executable, "-P", "-c", FIRST_REQUEST_HELD], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"due": True, "went_on_before_the_first_answer": False}

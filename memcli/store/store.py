@@ -173,13 +173,12 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
                 self._depth -= 1
                 if self._depth == 0 and not self.resident:
                     self._close()
-                elif self._depth == 0 and self._client is not None and not (self.read_only or self._deferred):
+                elif self._depth == 0 and self._client is not None and not self.read_only:
                     # a resident store (the service) keeps its client: what Chroma wrote in
-                    # this transaction is settled now, as a closing store's is (``_close``)
-                    try:
-                        self.backend.settle()
-                    except OSError as exc:  # the store is whole without it: the next transaction tries again
-                        log.warning("what Chroma wrote was not settled: %s", exc)
+                    # this transaction is settled now, as a closing store's is (``_close``),
+                    # and so is what a memcli killed before it took the store left (Chroma
+                    # not opened yet: ``_close`` says why)
+                    self._settle()
 
     @contextlib.contextmanager
     def _faults(self) -> Iterator[None]:
@@ -280,11 +279,18 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
             return self._flush_behind()
 
     def _flush_behind(self) -> int:
-        """``flush_behind`` with the store open (no transaction taken: ``_close`` calls it)."""
+        """``flush_behind`` with the store open (no transaction taken: ``_close`` calls it).
+        In a store opened without Chroma (``_open_deferrable``) anything waiting opens it,
+        and the opening writes it (``_open_deferred``); nothing waiting leaves it closed."""
         written = 0
         if self.read_only or self._sidecar is None or self._collection is None:
             return 0
         index = self._sidecar.index
+        if self._deferred:
+            waiting = index.behind_count()
+            if waiting:
+                self._open_deferred("collection")
+            return waiting
         while True:
             ids, memories = index.behind(_GET_PAGE)
             if not ids:

@@ -37,10 +37,11 @@ from memcli.store.sidecar import Sidecar
 from memcli.store.space import OPEN_ROOM, ROOM_FLOOR
 
 CLOSED_FILE = "chroma-closed.json"
-"""The file in the data folder where a service that closes its store records what Chroma's
-database was at that moment (``_record_closed``): its files' identity, size and time, the
-collection's count and metadata. A later opening that finds the files unchanged opens
-Chroma only when something needs it (``_DeferredChroma``)."""
+"""The file in the data folder where a store that closes (a service's at its end, any store
+that opened Chroma) records what Chroma's database was at that moment (``_record_closed``):
+its files' identity, size and time, the collection's count and metadata. A later opening
+that finds the files unchanged opens Chroma only when something needs it
+(``_DeferredChroma``)."""
 
 CLOSED_VERSION = 1
 
@@ -393,17 +394,31 @@ class StoreOpening:
 
     def _close(self, record: bool = False) -> None:
         """Give up what ``_open`` took; ``record``: write what Chroma's database is as it
-        closes (``CLOSED_FILE``), as a service does at its end."""
-        try:
-            self._flush_behind()
-        except Exception as exc:  # the copy holds it: the next flush writes it
-            log.warning("the metadata of reinforced memories stays behind in Chroma for now: %s", exc)
-        closing = self._closing_record() if record else None
+        closes (``CLOSED_FILE``), as a service does at its end. A store that opened Chroma
+        records it too, whatever ``record`` says, so that the next opening (of this process
+        or another) need not open Chroma to read. The metadata Chroma has behind the recall
+        index's copy (``flush_behind``) is written now unless Chroma was never opened: it is
+        kept in the sidecar until the next opening of Chroma writes it (``_open_deferred``
+        writes it before anything else touches Chroma; a read of Chroma's metadata and a
+        write flush it first too), so that a recall that reinforced what it found does not
+        import chromadb at its close (1.2-1.7 CPU-s)."""
+        if not self._deferred:
+            try:
+                self._flush_behind()
+            except Exception as exc:  # the copy holds it: the next flush writes it
+                log.warning("the metadata of reinforced memories stays behind in Chroma for now: %s", exc)
+        opened = self._client is not None and not (self.read_only or self._deferred)
+        closing = self._closing_record() if record or opened else None
         self._collection = None
         self._staging = None
         if self._sidecar is not None:
             self._sidecar.close()
             self._sidecar = None
+        if self._deferred and not self.read_only:
+            # Chroma never opened here, yet the unused places are zeroed as after any transaction:
+            # a memcli killed after its Chroma wrote them and before it zeroed them left the heap's
+            # bytes there, and the record this opening trusted sees only Chroma's SQLite files.
+            self._settle()
         if self.read_only or self._deferred:
             self._client = None
             self._deferred = False
@@ -423,11 +438,21 @@ class StoreOpening:
             self._lock.release()
             self._lock = None
 
+    def _settle(self) -> None:
+        """``Backend.settle`` (what Chroma wrote made private, the HNSW files' unused places
+        zeroed) with its OSError logged: the store is whole without it, and the next
+        transaction tries again."""
+        try:
+            self.backend.settle()
+        except OSError as exc:
+            log.warning("what Chroma wrote was not settled: %s", exc)
+
     def _open_deferrable(self) -> bool:
         """With the file lock held, open the sidecar alone and stand in for Chroma
-        (``_DeferredChroma``) when the store is a folder whose database is as a service
-        left it at its last close (``CLOSED_FILE``), the folder and the database can be
-        written, and the device has room to open Chroma later; returns whether it did.
+        (``_DeferredChroma``) when the store is a folder whose database is as a store left
+        it at its last close (``CLOSED_FILE``), of this memcli's schema version, the folder
+        and the database can be written, and the device has room to open Chroma later;
+        returns whether it did.
         Anything else (no record, another state, a read-only or full device) opens
         Chroma at once, as before."""
         if not self.backend.local_files() or (self.free_bytes() or 0) < OPEN_ROOM + ROOM_FLOOR:
@@ -443,6 +468,7 @@ class StoreOpening:
             or record.get("state") != _database_state(store_dir)
             or not isinstance(record.get("count"), int)
             or not isinstance(record.get("metadata"), dict)
+            or record["metadata"].get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION  # refused by the opening
             or not all(
                 os.access(path, os.W_OK) for path in (self.paths.data_dir, store_dir, store_dir / "chroma.sqlite3")
             )
@@ -456,9 +482,11 @@ class StoreOpening:
 
     def _open_deferred(self, role: str) -> Any:
         """Open Chroma for a store opened with a stand-in (``_open_deferrable``), the first
-        time something needs more than its count or metadata; returns the real client
-        (``role`` "client") or collection. Raises what opening Chroma raises (the
-        transaction turns a storage fault into its MemcliError)."""
+        time something needs more than its count or metadata, and write to it the metadata
+        of reinforcements waiting in the sidecar (``flush_behind``) before anything else
+        does; returns the real client (``role`` "client") or collection. Raises what
+        opening Chroma raises (the transaction turns a storage fault into its
+        MemcliError)."""
         with self._threads:
             if self._deferred:
                 if self._sidecar is None:
@@ -475,10 +503,14 @@ class StoreOpening:
                     raise
                 self._deferred = False
                 self.backend.settle()
+                # Before anything else touches Chroma: a write of a memory whose reinforcement
+                # waits, killed after Chroma took it, would otherwise have the waiting (older)
+                # metadata written over it at the next flush.
+                self._flush_behind()
             return self._client if role == "client" else self._col
 
     def _closing_record(self) -> tuple[int, dict[str, Any]] | None:
-        """Chroma's count and metadata as a resident store closes, to record once Chroma is
+        """Chroma's count and metadata as the store closes, to record once Chroma is
         closed (``_record_closed``); None for a server, a read-only store, or when they
         cannot be read."""
         if not self.backend.local_files() or self.read_only or self._collection is None:

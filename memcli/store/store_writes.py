@@ -79,6 +79,9 @@ class StoreWrites:
             if self.read_only:
                 raise self.read_only_error()
             self._require_room(memories, embeddings)
+            # Waiting reinforcements first: one of these memories killed after Chroma took it
+            # and before ``index.put`` would otherwise have its older metadata flushed over it.
+            self._flush_behind()
             self.sidecar.index.mark_dirty(m.user for m in memories)
             made = _made(memories)
             self.sidecar.record_derived(made)  # before Chroma: a kill between leaves the index a superset
@@ -165,12 +168,14 @@ class StoreWrites:
             ):
                 raise refused
             self._repair({m.user for m in memories})
+            self._flush_behind()  # waiting reinforcements first, as ``_write`` does
             self.sidecar.index.mark_dirty(m.user for m in memories)
-            # Written whole below: a reinforcement recorded behind is in these memories.
-            self.sidecar.index.caught_up([m.id for m in memories])
             made = _made(memories)
             self.sidecar.record_derived(made)
             self._col.update(ids=[m.id for m in memories], metadatas=[m.to_metadata() for m in memories])
+            # Only once Chroma holds them: cleared before, a write interrupted inside Chroma lost
+            # the waiting reinforcement of these memories for good.
+            self.sidecar.index.caught_up([m.id for m in memories])
             self.sidecar.index.set_state(memories)
             self.sidecar.prune_derived(made)
 

@@ -78,10 +78,11 @@ MAX_CONNECTIONS = 64
 error reply saying the service is busy."""
 WARM_UP_AFTER = 2.0
 """Seconds after the start at most before the warm-up imports what reads texts
-(``TEXT_READING``) and then loads the embedder in the background: it waits for the first
-request to be answered, so that a command that embeds nothing (list, show, stats) is not
-slowed by those imports (seconds of the interpreter, holding the GIL) in the service it
-started; a command that embeds loads the embedder itself, at once."""
+(``TEXT_READING``) and then loads the embedder in the background, unless a request is
+running then (it waits for its answer): it waits for the first request to be answered, so
+that a command that embeds nothing (list, show, stats) is not slowed by those imports
+(seconds of the interpreter, holding the GIL) in the service it started; a command that
+embeds loads the embedder itself, at once."""
 LOADS_AT_ONCE = frozenset({"import", "remember", "reindex", "recall", "ask", "chat.open", "chat.respond"})
 """Verbs whose request starts loading the embedder (``Service._load_embedder``) as it
 arrives, in a thread of its own, not once it is answered: they embed, and what the request
@@ -241,8 +242,9 @@ class Service:
         self._loading: threading.Thread | None = None
         """The thread that loads the embedder (``_load_embedder``), once one was started."""
         self._answered = threading.Event()
-        """Set once the first request is answered (or the service stops): the warm-up goes on
-        to the embedder, dateparser and Chroma."""
+        """Set once the first request is answered (not another: the first may still be
+        running), or the service stops: the warm-up goes on to the embedder, dateparser and
+        Chroma."""
 
     # running ---------------------------------------------------------------------------
 
@@ -345,7 +347,14 @@ class Service:
         # the socket listens nor beside the first request: a list, show or stats that started
         # the service does not wait for it, nor for the GIL it holds, and a request that needs
         # it imports it itself, or waits only for what is left (an import's module lock).
-        self._answered.wait(WARM_UP_AFTER)
+        if not self._answered.wait(WARM_UP_AFTER):
+            with self._counter:
+                running = self._active > 0
+            if running:
+                # A first request still running then (a cold ask on a busy machine) imports what it
+                # needs itself: the warm-up beside it only took the GIL from it, and had dateparser
+                # read its first date a second time (0.5-0.7 s of a cold ask at load 6).
+                self._answered.wait()
         for module in TEXT_READING:
             if self._stopping.is_set():
                 return
@@ -496,6 +505,7 @@ class Service:
                     if self._stopping.is_set():
                         return  # unanswered: the client may send it again, to a new service
                     self.requests += 1
+                    first = self.requests == 1
                     self._active += 1
                     self._last = time.monotonic()
                 if request.get("verb") in LOADS_AT_ONCE:
@@ -503,7 +513,8 @@ class Service:
                 try:
                     self._handle(connection, request)
                 finally:
-                    self._answered.set()
+                    if first:  # the warm-up waits for this answer alone, not a later request's
+                        self._answered.set()
                     with self._counter:
                         self._active -= 1
                         self._last = time.monotonic()
