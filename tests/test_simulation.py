@@ -283,6 +283,7 @@ STOCHASTIC_DECAY = 0.0005  # nightly stochastic passes compound: Π R over 90 ni
 SEED = 20250101
 
 
+@pytest.mark.slow  # two simulations: ~1 minute, dealt out first (conftest)
 def test_ninety_days_stochastic_forgetting_is_consistent_and_reproducible(
     runner: CliRunner, fake_embedder: Any, sim_user: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
