@@ -172,8 +172,8 @@ def test_deleting_editing_and_purging_keep_the_statements_with_their_memory(
 def test_the_lookup_gives_the_scans_results_on_the_changes_corpus(
     fake_embedder: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The notes of three sets remembered at their dates by one ``Engine`` a home on a
-    resident store, as the service remembers (a ``memcli remember`` each opened the store and
+    """The notes of three sets remembered at their dates by one ``Engine`` per home, on
+    a resident store, as the service remembers (a ``memcli remember`` each opened the store and
     Chroma twice a note: ~70 s of the suite), once with the lookup and once with the scan:
     every event of the store the same (``history`` with no limit; ``memcli history`` showed
     the newest 20)."""
