@@ -1422,7 +1422,16 @@ def answer(
     latest memory's time when None); see the module docstring. Chinese for a question with
     CJK characters. ``similarity``: recall's cosine similarity (−1..1) of each memory (by
     id) to the question, which gathers the items of an English list question
-    (``LIST_SIMILAR``); never whether to answer."""
+    (``LIST_SIMILAR``); never whether to answer. A question about the past is answered last
+    by the time order of the notes (``of_its_time``)."""
+    found = _answered(question, memories, user, now, similarity or {})
+    return of_its_time(question, found, memories, user, now, similarity or {})
+
+
+def _answered(
+    question: str, memories: Sequence[Memory], user: str, now: float | None, similarity: Mapping[str, float]
+) -> Extracted:
+    """``answer`` by the words of the notes, before their time order is read."""
     found = _answer(question, memories, user, now, set(), similarity or {})
     if found.answered:
         return found
@@ -2224,8 +2233,10 @@ _ZH_CHANGES = "跳槽|搬家|换工作|离职|辞职|转行|结婚|离婚|分手
 """Life changes that "前" after them places a question before ("跳槽前")."""
 _ZH_PLANS = r"(?:要|还要|还得|得|该|想|准备|打算|需要|必须)"
 """Words after "跳槽前" that make it a plan ("搬家前要做什么？"), not a question about the past."""
+_ZH_NEVER = r"(?:从来|从)?(?:没|未|不)"
+"""Words after "以前" that make it "ever" ("我以前从没去过日本"), no value held before."""
 _EARLIER_ZH = re.compile(
-    rf"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)(?!周末|星期|礼拜|月|季度|周|年)|"
+    rf"(?:之前|以前)(?!{_ZH_NEVER})|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)(?!周末|星期|礼拜|月|季度|周|年)|"
     rf"(?:{_ZH_CHANGES})前(?!{_ZH_PLANS})"
 )
 """Chinese words that place what is asked before something else ("跳槽之前", "以前", "上一个
@@ -2441,6 +2452,111 @@ def _earlier_answer(earlier: _Candidate, later: _Candidate, user: str, chinese: 
     """An answer quoting the ``earlier`` note (``_item``) first, then the ``later`` one it is
     told against, each attributed and cited; no supersession is claimed."""
     return _two_notes(earlier, later, user, chinese, "之后在{day}", "later, on {day}")
+
+
+def of_its_time(
+    question: str,
+    found: Extracted,
+    memories: Sequence[Memory],
+    user: str,
+    now: float | None,
+    similarity: Mapping[str, float],
+) -> Extracted:
+    """``found``, the answer to ``question`` read from the words of ``memories``, checked
+    against the time order of the person's notes of the kind asked (``_of_asked_kind``) when
+    the question asks about their past (issue 31): a question naming a span ("What was I
+    doing for work in 2023?", "22年上半年我住哪个城市？", read by ``query_dates``) is answered by
+    the latest such note noted by its end, never by one noted after it (not found when
+    none is); a question about what held before ("before I moved to Colorado", "我以前吃的是
+    哪种降压药？", ``asks_earlier``) by the latest such note noted before the note that
+    ``found`` quotes first, or, when it quotes none, before the latest of the notes recall
+    finds close (``LATER_SIMILAR``): the note of the change or of the current value, never
+    quoted itself. Of the notes before, one sharing no word with that note is preferred (the
+    old value: "在美团干了三年" before "京东入职第一天", past "拿到京东的offer了"); not found
+    when no such note precedes it. Unchanged without ``similarity`` (recall's cosine, by id),
+    for a question of a day ("what did I do before work today?") or of someone else's."""
+    if not similarity or not memories:
+        return found
+    chinese = has_cjk(question)
+    when = now if now is not None else max(m.created_at for m in memories)
+    dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
+    if any(d.granularity == "day" for d in dates) or not _asks_of_self(question, memories, user):
+        return found
+    not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
+    pool = _of_asked_kind(question, memories, user, similarity)
+    by_id = {m.id: m for m in memories}
+    quoted = [by_id[i] for i in found.cited if i in by_id]
+    ends = [d.end for d in dates if d.start and d.end and not d.yearless]
+    if ends and asks_past(question):
+        end = max(ends)
+        if not quoted or quoted[0].created_at <= end or _on_date(quoted[0], dates):
+            return found
+        held = [m for m in pool if m.created_at <= end]
+        if not held:
+            return not_found
+        latest = max(held, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
+        return _each_quoted(_candidates([latest])[:1], user, chinese)
+    if dates or not asks_earlier(question):
+        return found
+    closest = max((similarity.get(m.id, 0.0) for m in pool), default=0.0)
+    close = [m for m in pool if similarity.get(m.id, 0.0) >= LATER_SIMILAR * closest]
+    if quoted:
+        after = quoted[0]
+        if len(quoted) > 1 and quoted[0].created_at < quoted[1].created_at:
+            return found  # told against a later note already (``_earlier_answer``)
+        if any(m.created_at > after.created_at for m in close):
+            return found  # the person wrote on it since: the quoted note may be the old value
+    elif close:
+        after = max(close, key=lambda m: m.created_at)
+    else:
+        return found
+    before = [m for m in pool if m.created_at < after.created_at]
+    if not before:
+        return not_found
+    value = _long_words(after.text)
+    before = [m for m in before if not _long_words(m.text) & value] or before
+    latest = max(before, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
+    return _earlier_answer(_candidates([latest])[0], _candidates([after])[0], user, chinese)
+
+
+def _asks_of_self(question: str, memories: Sequence[Memory], user: str) -> bool:
+    """Whether ``question`` asks of the asker's own life: in the first person, or, in
+    Chinese, which leaves the subject out, naming no one else ("我上一任叫什么名字？",
+    "以前住哪？")."""
+    if FIRST_PERSON.search(question):
+        return True
+    named = _people_named(question, memories, user)
+    return (
+        has_cjk(question)
+        and not named
+        and not _OTHERS.search(question)
+        and not re.search(r"[他她它你您]|大家|别人", question)
+    )
+
+
+def _of_asked_kind(
+    question: str, memories: Sequence[Memory], user: str, similarity: Mapping[str, float]
+) -> list[Memory]:
+    """The person's own notes of ``memories`` that may hold a value of the kind ``question``
+    asks: they tell (a sentence does not ask), are not told of someone else
+    (``_told_of_another``), state what the question needs stated (``must_state``, an amount
+    of its unit: ``asks_amount``) and recall finds them at least ``LIST_SIMILAR_FLOOR``
+    close (``similarity``, by id)."""
+    needed = must_state(question)
+    amount = asks_amount(question)
+    asked_of = people_named(question)
+    about_asker = _about_the_asker(question)
+    return [
+        m
+        for m in memories
+        if _own(m, user)
+        and BASE_MODEL not in m.tags
+        and telling_sentences(m.text)
+        and not (about_asker and _told_of_another(m, question, asked_of))
+        and _states(needed, m.text)
+        and (amount == "count" or states_amount(amount, m.text))
+        and similarity.get(m.id, 0.0) >= LIST_SIMILAR_FLOOR
+    ]
 
 
 def _later_answer(later: _Candidate, earlier: _Candidate, user: str, chinese: bool) -> Extracted:
