@@ -2464,9 +2464,10 @@ def of_its_time(
 ) -> Extracted:
     """``found``, the answer to ``question`` read from the words of ``memories``, checked
     against the time order of the person's notes of the kind asked (``_of_asked_kind``) when
-    the question asks about their past (issue 31): a question naming a span ("What was I
-    doing for work in 2023?", "22年上半年我住哪个城市？", read by ``query_dates``) is answered by
-    the latest such note noted by its end, never by one noted after it (not found when
+    the question asks about their past (issue 31): a question naming a span that asks of
+    the past or ended before ``now`` ("What was I doing for work in 2023?", "22年上半年我住哪个
+    城市？", read by ``query_dates``; not a list) is answered by the latest such note noted
+    by its end, never by one noted after it that was not noted on its date (not found when
     none is); a question about what held before ("before I moved to Colorado", "我以前吃的是
     哪种降压药？", ``asks_earlier``) by the latest such note noted before the note that
     ``found`` quotes first, or, when it quotes none, before the latest of the notes recall
@@ -2487,9 +2488,9 @@ def of_its_time(
     by_id = {m.id: m for m in memories}
     quoted = [by_id[i] for i in found.cited if i in by_id]
     ends = [d.end for d in dates if d.start and d.end and not d.yearless]
-    if ends and asks_past(question):
+    if ends and (asks_past(question) or max(ends) < when):
         end = max(ends)
-        if not quoted or quoted[0].created_at <= end or _on_date(quoted[0], dates):
+        if not quoted or quoted[0].created_at <= end or _on_date(quoted[0], dates) or is_list_question(question):
             return found
         held = [m for m in pool if m.created_at <= end]
         if not held:
