@@ -96,3 +96,11 @@ def test_never_before_is_no_question_about_the_past() -> None:
     assert not asks_earlier("我以前从没去过日本")
     assert not asks_earlier("我之前从来没吃过榴莲吗？")
     assert asks_earlier("我以前吃的是哪种降压药？")
+
+
+def test_a_question_for_the_first_value_is_no_before_question() -> None:
+    """A question with "originally" asks for the first value: the earliest note stands."""
+    first = _note("f", "psych started me on wellbutrin 150 XL", datetime(2024, 2, 1))
+    found = Extracted("quoted", [first.id])
+    question = "what dose was I originally prescribed of bupropion?"
+    assert of_its_time(question, found, [first], "sam", NOW, {first.id: 0.5}) is found

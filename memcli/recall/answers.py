@@ -2474,7 +2474,8 @@ def of_its_time(
     finds close (``LATER_SIMILAR``): the note of the change or of the current value, never
     quoted itself. Of the notes before, one sharing no word with that note is preferred (the
     old value: "在美团干了三年" before "京东入职第一天", past "拿到京东的offer了"); not found
-    when no such note precedes it. Unchanged without ``similarity`` (recall's cosine, by id),
+    when no such note precedes it; a question for the first value (``_FIRST_VALUE``) is
+    left as it is. Unchanged without ``similarity`` (recall's cosine, by id),
     for a question of a day ("what did I do before work today?") or of someone else's."""
     if not similarity or not memories:
         return found
@@ -2497,7 +2498,7 @@ def of_its_time(
             return not_found
         latest = max(held, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
         return _each_quoted(_candidates([latest])[:1], user, chinese)
-    if dates or not asks_earlier(question):
+    if dates or not asks_earlier(question) or _FIRST_VALUE.search(question):
         return found
     closest = max((similarity.get(m.id, 0.0) for m in pool), default=0.0)
     close = [m for m in pool if similarity.get(m.id, 0.0) >= LATER_SIMILAR * closest]
@@ -2518,6 +2519,11 @@ def of_its_time(
     before = [m for m in before if not _long_words(m.text) & value] or before
     latest = max(before, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
     return _earlier_answer(_candidates([latest])[0], _candidates([after])[0], user, chinese)
+
+
+_FIRST_VALUE = re.compile(r"\b(?:originally|at\s+first|first)\b|最初|起初|一开始|刚开始", re.IGNORECASE)
+"""Words asking for the first value ("what dose was I originally prescribed?"), not the one
+before a change: the earliest note answers, which the words of the notes find."""
 
 
 def _asks_of_self(question: str, memories: Sequence[Memory], user: str) -> bool:
