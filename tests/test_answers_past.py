@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
+
 from memcli.memory import Memory
 from memcli.recall.answers import NOT_FOUND, NOT_FOUND_ZH, Extracted, answer, asks_earlier, of_its_time
 
@@ -68,14 +70,15 @@ def test_a_present_question_after_a_change_still_quotes_the_new_value() -> None:
     assert found.cited[:1] == [new.id]
 
 
-def test_a_before_question_with_a_single_note_is_not_found() -> None:
-    """Nothing older holds a value: the current note is no answer to what came before it."""
+def test_a_before_question_with_a_single_note_keeps_the_words_answer() -> None:
+    """Nothing older holds a value: the time order changes nothing (the words' answer, as
+    ``_earlier_word`` leaves it)."""
     only = _note("n", "started at the northgate depot, team lead", datetime(2024, 3, 4))
     found = answer("what company was i at before my current one?", [only], "sam", NOW, {only.id: 0.46})
     assert found.text == NOT_FOUND
     car = _note("c", "traded it in, drove home a used rav4", datetime(2024, 1, 14))
     found = answer("what did I drive before the SUV?", [car], "sam", NOW, {car.id: 0.4})
-    assert found.text == NOT_FOUND
+    assert found.cited == [car.id]
     only_zh = _note("n", "字节入职第一天，通勤好远", datetime(2023, 3, 31))
     found = answer("我换工作之前在哪家公司？", [only_zh], "sam", NOW, {only_zh.id: 0.47})
     assert found.text == NOT_FOUND_ZH
@@ -104,3 +107,99 @@ def test_a_question_for_the_first_value_is_no_before_question() -> None:
     found = Extracted("quoted", [first.id])
     question = "what dose was I originally prescribed of bupropion?"
     assert of_its_time(question, found, [first], "sam", NOW, {first.id: 0.5}) is found
+
+
+def _quotes(question: str, notes: list[Memory], similarity: list[float], now: datetime) -> list[str]:
+    found = answer(question, notes, "sam", now.timestamp(), {m.id: s for m, s in zip(notes, similarity, strict=True)})
+    assert found.answered
+    return found.cited
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "noted", "asked"),
+    [
+        (
+            "What was my best 10k time in 2024?",
+            "2024 recap: best 10k was 48:12 at the harbour run",
+            datetime(2025, 1, 2, 10),
+            datetime(2025, 3, 1),
+        ),
+        (
+            "What was my best 10k time in 2024?",
+            "2024 recap: best 10k was 48:12 at the harbour run",
+            datetime(2025, 2, 20, 10),
+            datetime(2025, 3, 1),
+        ),
+        (
+            "What book did I finish last month?",
+            "Finished Piranesi on Saturday night, loved it",
+            datetime(2025, 9, 1, 8),
+            datetime(2025, 9, 3, 9),
+        ),
+        (
+            "What did I buy in March 2025?",
+            "bought a road bike at the end of March",
+            datetime(2025, 4, 2, 18),
+            datetime(2025, 6, 1),
+        ),
+        ("我去年暑假去哪儿玩了？", "暑假去云南玩回来了，大理真美", datetime(2024, 9, 2, 20), datetime(2025, 6, 1)),
+    ],
+)
+def test_a_dated_question_keeps_a_note_written_just_after_its_span_or_naming_it(
+    question: str, text: str, noted: datetime, asked: datetime
+) -> None:
+    """A note written within recall's after-window of the span ("2024 recap" on 2 Jan 2025),
+    or naming it (on 20 Feb 2025), tells of it: the answer stands, never "not found"."""
+    note = _note("r", text, noted)
+    assert _quotes(question, [note], [0.6], asked) == [note.id]
+
+
+@pytest.mark.parametrize(
+    ("question", "text"),
+    [
+        ("Did I ever meet Tom before?", "Met Tom at Anna's birthday party"),
+        ("Where did I put my old laptop?", "Put my old laptop in the loft"),
+        ("出发之前要准备什么？", "出发之前要换好欧元，还要买转换插头"),
+        ("我以前养过什么宠物？", "小时候养过一只橘猫，叫大黄"),
+        ("我曾经在哪家医院做过手术？", "在协和医院做了阑尾手术，恢复得不错"),
+    ],
+)
+def test_a_before_question_with_nothing_older_keeps_its_answer(question: str, text: str) -> None:
+    """Nothing comes before the anchor: the words' answer stands, as ``_earlier_word``'s."""
+    note = _note("n", text, datetime(2025, 4, 3))
+    assert _quotes(question, [note], [0.6], datetime(2025, 9, 1)) == [note.id]
+
+
+def test_an_old_value_far_from_its_change_keeps_its_answer() -> None:
+    """The move note is far off: nothing close comes before the old address's note."""
+    elm = _note("a", "my address is 14 Elm Road", datetime(2023, 1, 3))
+    move = _note("m", "moving boxes everywhere, the new flat is great", datetime(2025, 3, 3))
+    cited = _quotes("What was my old address?", [elm, move], [0.7, 0.3], datetime(2025, 9, 1))
+    assert cited[:1] == [elm.id]
+
+
+@pytest.mark.parametrize(
+    ("question", "older", "newer", "similarity"),
+    [
+        ("我每天上班之前做什么？", "每天上班之前去健身房练一小时", "每天上班之前改成在家做瑜伽了", [0.6, 0.62]),
+        (
+            "What did the doctor say I should take before meals?",
+            "started metformin 500mg twice a day with meals",
+            "doctor says take gliclazide 30 minutes before meals",
+            [0.5, 0.62],
+        ),
+        (
+            "出发之前要准备什么？",
+            "罗马之行：出发之前要办好申根签证",
+            "东京之行：出发之前要换好日元、准备西瓜卡",
+            [0.5, 0.6],
+        ),
+    ],
+)
+def test_a_before_of_a_routine_or_a_plan_keeps_the_present_answer(
+    question: str, older: str, newer: str, similarity: list[float]
+) -> None:
+    """ "每天上班之前", "before meals", "出发之前要": what recurs or is ahead, not a value that
+    changed: the latest note stands first."""
+    old, new = _note("o", older, datetime(2024, 3, 3)), _note("n", newer, datetime(2025, 3, 3))
+    assert _quotes(question, [old, new], similarity, datetime(2025, 9, 1))[:1] == [new.id]

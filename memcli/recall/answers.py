@@ -100,10 +100,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache, lru_cache
 
-from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken_date
+from memcli.dates import DAY_OF_MONTH, DAY_SECONDS, QueryDate, query_dates, says_when, spoken_date
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
-from memcli.recall.retrieval import asks_past
+from memcli.recall.retrieval import DATE_AFTER_DAYS, asks_past
 from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
@@ -2464,19 +2464,24 @@ def of_its_time(
 ) -> Extracted:
     """``found``, the answer to ``question`` read from the words of ``memories``, checked
     against the time order of the person's notes of the kind asked (``_of_asked_kind``) when
-    the question asks about their past (issue 31): a question naming a span that asks of
-    the past or ended before ``now`` ("What was I doing for work in 2023?", "22年上半年我住哪个
-    城市？", read by ``query_dates``; not a list) is answered by the latest such note noted
-    by its end, never by one noted after it that was not noted on its date (not found when
-    none is); a question about what held before ("before I moved to Colorado", "我以前吃的是
-    哪种降压药？", ``asks_earlier``) by the latest such note noted before the note that
+    the question asks about their past (issue 31). It never makes an answer "not found": it
+    may only replace the quoted note by an older one it prefers.
+
+    A question naming a span that asks of the past or ended before ``now`` ("What was I
+    doing for work in 2023?", "22年上半年我住哪个城市？", read by ``query_dates``; not a list)
+    keeps a quote noted by the span's end, within recall's after-window of it
+    (``DATE_AFTER_DAYS``: "2024 recap: best 10k was 48:12" noted 2 Jan 2025) or naming the
+    span; a later quote gives way to the latest such note noted by its end, when one is.
+    A question about a value held before a change (``asks_earlier``, not of a routine or a
+    plan: ``_asks_past_value``) is answered by the latest such note noted before the note that
     ``found`` quotes first, or, when it quotes none, before the latest of the notes recall
     finds close (``LATER_SIMILAR``): the note of the change or of the current value, never
     quoted itself. Of the notes before, one sharing no word with that note is preferred (the
-    old value: "在美团干了三年" before "京东入职第一天", past "拿到京东的offer了"); not found
-    when no such note precedes it; a question for the first value (``_FIRST_VALUE``) is
-    left as it is. Unchanged without ``similarity`` (recall's cosine, by id),
-    for a question of a day ("what did I do before work today?") or of someone else's."""
+    old value: "在美团干了三年" before "京东入职第一天", past "拿到京东的offer了"); ``found``
+    stands when none precedes it, and for a question for the first value (``_FIRST_VALUE``).
+    Unchanged without ``similarity`` (recall's cosine, by id), for a question of a day
+    ("what did I do before work today?") or of someone else's. ``now``: the time asked, in
+    unix seconds (the latest memory's time when None)."""
     if not similarity or not memories:
         return found
     chinese = has_cjk(question)
@@ -2484,21 +2489,20 @@ def of_its_time(
     dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
     if any(d.granularity == "day" for d in dates) or not _asks_of_self(question, memories, user):
         return found
-    not_found = Extracted(NOT_FOUND_ZH if chinese else NOT_FOUND, [])
     pool = _of_asked_kind(question, memories, user, similarity)
     by_id = {m.id: m for m in memories}
     quoted = [by_id[i] for i in found.cited if i in by_id]
     ends = [d.end for d in dates if d.start and d.end and not d.yearless]
     if ends and (asks_past(question) or max(ends) < when):
         end = max(ends)
-        if not quoted or quoted[0].created_at <= end or _on_date(quoted[0], dates) or is_list_question(question):
+        if not quoted or _of_the_span(quoted[0], dates) or is_list_question(question):
             return found
         held = [m for m in pool if m.created_at <= end]
         if not held:
-            return not_found
+            return found
         latest = max(held, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
         return _each_quoted(_candidates([latest])[:1], user, chinese)
-    if dates or not asks_earlier(question) or _FIRST_VALUE.search(question):
+    if dates or not _asks_past_value(question) or _FIRST_VALUE.search(question):
         return found
     closest = max((similarity.get(m.id, 0.0) for m in pool), default=0.0)
     close = [m for m in pool if similarity.get(m.id, 0.0) >= LATER_SIMILAR * closest]
@@ -2514,11 +2518,73 @@ def of_its_time(
         return found
     before = [m for m in pool if m.created_at < after.created_at]
     if not before:
-        return not_found
+        return found  # nothing older holds a value: the words' answer stands (as ``_earlier_word``)
     value = _long_words(after.text)
     before = [m for m in before if not _long_words(m.text) & value] or before
     latest = max(before, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
     return _earlier_answer(_candidates([latest])[0], _candidates([after])[0], user, chinese)
+
+
+def _of_the_span(memory: Memory, dates: Sequence[QueryDate]) -> bool:
+    """Whether ``memory`` may tell of the span of one of ``dates``: noted within it or on its
+    date (``_on_date``), within recall's after-window of its end (``DATE_AFTER_DAYS``, by its
+    granularity: "2024 recap: …" noted 2 Jan 2025, "bought a road bike at the end of March"
+    noted 2 Apr), or naming a time within it ("2024 recap" noted in February 2025)."""
+    if _on_date(memory, dates):
+        return True
+    spans = [d for d in dates if d.start and d.end and not d.yearless]
+    if any(memory.created_at <= d.end + DATE_AFTER_DAYS.get(d.granularity, 0) * DAY_SECONDS for d in spans):
+        return True
+    named = query_dates(memory.text, memory.created_at) if _DATE_WORDS.search(memory.text) else []
+    return any(n.start and n.end and d.start <= n.start and n.end <= d.end for n in named for d in spans)
+
+
+_ROUTINE_ZH = re.compile(
+    rf"每天|每日|每周|每晚|每次|平时|平常|通常|一般|总是|经常|习惯|(?:之前|以前|前)我?(?:都|总|一般)?{_ZH_PLANS}"
+)
+"""A Chinese question of a routine or a plan ("我每天上班之前做什么？", "出发之前要准备什么？"):
+what recurs or is ahead, not a value that changed."""
+_ROUTINE_EN = re.compile(
+    r"\b(?:every|each|usually|always|normally|typically|should|supposed\s+to|need\s+to|have\s+to|going\s+to|will|"
+    r"told\s+me\s+to)\b",
+    re.IGNORECASE,
+)
+"""Words of a routine or a plan in an English question ("what did the doctor say I should
+take before meals?"): what recurs or is ahead, not a value that changed."""
+_EVENT_EN = re.compile(
+    r"^(?:(?:a|an|the|my|each|every)\s+)?(?:meals?|eating|bed|bedtime|sleep(?:ing)?|breakfast|lunch|dinner|work|"
+    r"school|class(?:es)?|runs?|running|workouts?|(?:the\s+)?gym|trips?|travel(?:l?ing)?|flights?|"
+    r"leaving|going\s+out|races?|shifts?|meetings?|today|tonight|then|now)\b",
+    re.IGNORECASE,
+)
+"""What an English "before …" names that recurs or is ahead ("before meals", "before bed",
+"before a run", "before my trip"): a moment, not a change of value."""
+_CHANGE_EN = re.compile(
+    r"\b(?:used\s+to|previous(?:ly)?|former(?:ly)?|(?<!how\s)old|last\s+(?:spring|summer|autumn|fall|winter|year))\b",
+    re.IGNORECASE,
+)
+"""English words that ask a value held before another on their own ("my old address",
+"my previous job", "used to")."""
+
+
+def _asks_past_value(question: str) -> bool:
+    """Whether ``question`` asks a value held before it changed (``asks_earlier``), not what
+    comes before a routine or a plan ("我每天上班之前做什么？", "出发之前要准备什么？", "what did
+    the doctor say I should take before meals?"): a Chinese one names no routine or plan
+    (``_ROUTINE_ZH``); an English one names no routine or plan either (``_ROUTINE_EN``) and
+    asks of a change: a value held before another ("old", "previous", "used to":
+    ``_CHANGE_EN``) or a "before …" that names a change or a value, not a moment that recurs
+    or is ahead (``_EVENT_EN``), nor nothing at all ("did I ever meet Tom before?")."""
+    if not asks_earlier(question):
+        return False
+    if has_cjk(question):
+        return not _ROUTINE_ZH.search(question)
+    if _ROUTINE_EN.search(question):
+        return False
+    if _CHANGE_EN.search(question):
+        return True
+    clause = re.search(r"\bbefore\s+(\w.*)$", question, re.IGNORECASE)
+    return bool(clause) and not _EVENT_EN.search(clause.group(1))
 
 
 _FIRST_VALUE = re.compile(r"\b(?:originally|at\s+first|first)\b|最初|起初|一开始|刚开始", re.IGNORECASE)
