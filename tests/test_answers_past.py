@@ -9,7 +9,15 @@ from datetime import datetime
 import pytest
 
 from memcli.memory import Memory
-from memcli.recall.answers import NOT_FOUND, NOT_FOUND_ZH, Extracted, answer, asks_earlier, of_its_time
+from memcli.recall.answers import (
+    NOT_FOUND,
+    NOT_FOUND_ZH,
+    Extracted,
+    _asks_past_value,
+    answer,
+    asks_earlier,
+    of_its_time,
+)
 
 NOW = datetime(2025, 9, 1, 9).timestamp()
 
@@ -203,3 +211,16 @@ def test_a_before_of_a_routine_or_a_plan_keeps_the_present_answer(
     changed: the latest note stands first."""
     old, new = _note("o", older, datetime(2024, 3, 3)), _note("n", newer, datetime(2025, 3, 3))
     assert _quotes(question, [old, new], similarity, datetime(2025, 9, 1))[:1] == [new.id]
+
+
+def test_a_routine_word_placed_after_a_change_or_formerly_still_asks_the_past() -> None:
+    """A routine or a plan ahead is no past value; a routine held before a change, or
+    "formerly" (以前 before 每天), is."""
+    assert not _asks_past_value("我每天上班之前做什么？")
+    assert not _asks_past_value("出发之前要准备什么？")
+    assert not _asks_past_value("What did the doctor say I should take before meals?")
+    assert not _asks_past_value("Did I ever meet Tom before?")
+    assert _asks_past_value("我以前每天几点起床？")
+    assert _asks_past_value("我搬家之前一般在哪买菜？")
+    assert _asks_past_value("What did I always order before I went vegan?")
+    assert _asks_past_value("What car did I drive before the Civic?")

@@ -2539,11 +2539,13 @@ def _of_the_span(memory: Memory, dates: Sequence[QueryDate]) -> bool:
     return any(n.start and n.end and d.start <= n.start and n.end <= d.end for n in named for d in spans)
 
 
-_ROUTINE_ZH = re.compile(
-    rf"每天|每日|每周|每晚|每次|平时|平常|通常|一般|总是|经常|习惯|(?:之前|以前|前)我?(?:都|总|一般)?{_ZH_PLANS}"
-)
-"""A Chinese question of a routine or a plan ("我每天上班之前做什么？", "出发之前要准备什么？"):
-what recurs or is ahead, not a value that changed."""
+_PLAN_ZH = re.compile(rf"(?:之前|以前|前)我?(?:都|总|一般)?{_ZH_PLANS}")
+"""A Chinese "before …" of a plan ("出发之前要准备什么？"): what is ahead, not a value that changed."""
+_ROUTINE_ZH = re.compile(r"(?:每天|每日|每周|每晚|每次|平时|平常|通常|一般|总是|经常|习惯).*?(?:之前|以前|前)")
+"""A Chinese "before …" of a routine ("我每天上班之前做什么？"): the routine word placed before
+it; after it, "以前" is "formerly" ("我以前每天几点起床？" asks a past value)."""
+_CHANGE_ZH = re.compile(rf"(?:{_ZH_CHANGES})(?:之前|以前|前)")
+"""A Chinese "before …" naming a life change ("搬家之前"): a past value, whatever follows."""
 _ROUTINE_EN = re.compile(
     r"\b(?:every|each|usually|always|normally|typically|should|supposed\s+to|need\s+to|have\s+to|going\s+to|will|"
     r"told\s+me\s+to)\b",
@@ -2570,21 +2572,35 @@ _CHANGE_EN = re.compile(
 def _asks_past_value(question: str) -> bool:
     """Whether ``question`` asks a value held before it changed (``asks_earlier``), not what
     comes before a routine or a plan ("我每天上班之前做什么？", "出发之前要准备什么？", "what did
-    the doctor say I should take before meals?"): a Chinese one names no routine or plan
-    (``_ROUTINE_ZH``); an English one names no routine or plan either (``_ROUTINE_EN``) and
-    asks of a change: a value held before another ("old", "previous", "used to":
-    ``_CHANGE_EN``) or a "before …" that names a change or a value, not a moment that recurs
-    or is ahead (``_EVENT_EN``), nor nothing at all ("did I ever meet Tom before?")."""
+    the doctor say I should take before meals?"). A Chinese one names no plan after its
+    "之前" (``_PLAN_ZH``), and a life change before it (``_CHANGE_ZH``: "搬家之前一般在哪买菜？")
+    or no routine word before it (``_ROUTINE_ZH``). An English one asks of a change: a "before
+    …" naming a past event of the person's ("before I moved", "before I went vegan":
+    ``_PAST_CLAUSE``), a value held before another ("old", "previous", "used to":
+    ``_CHANGE_EN``), or, naming no routine or plan (``_ROUTINE_EN``), a "before …" naming a
+    value or a change, not a moment that recurs or is ahead (``_EVENT_EN``), nor nothing at
+    all ("did I ever meet Tom before?")."""
     if not asks_earlier(question):
         return False
     if has_cjk(question):
-        return not _ROUTINE_ZH.search(question)
-    if _ROUTINE_EN.search(question):
-        return False
+        if _PLAN_ZH.search(question):
+            return False
+        return bool(_CHANGE_ZH.search(question)) or not _ROUTINE_ZH.search(question)
+    clause = re.search(r"\bbefore\s+(\w.*)$", question, re.IGNORECASE)
+    if clause and _PAST_CLAUSE.match(clause.group(1)):
+        return True
     if _CHANGE_EN.search(question):
         return True
-    clause = re.search(r"\bbefore\s+(\w.*)$", question, re.IGNORECASE)
+    if _ROUTINE_EN.search(question):
+        return False
     return bool(clause) and not _EVENT_EN.search(clause.group(1))
+
+
+_PAST_CLAUSE = re.compile(
+    r"(?:I|we)\s+(?:\w+ed|went|got|left|quit|took|began|became|sold|bought|swapped|switched)\b", re.IGNORECASE
+)
+"""An English "before …" naming a past event of the person's ("I moved to Denver", "I went
+vegan"), not one that recurs ("I go to bed")."""
 
 
 _FIRST_VALUE = re.compile(r"\b(?:originally|at\s+first|first)\b|最初|起初|一开始|刚开始", re.IGNORECASE)
