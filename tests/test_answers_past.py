@@ -190,6 +190,7 @@ def test_an_old_value_far_from_its_change_keeps_its_answer() -> None:
     ("question", "older", "newer", "similarity"),
     [
         ("我每天上班之前做什么？", "每天上班之前去健身房练一小时", "每天上班之前改成在家做瑜伽了", [0.6, 0.62]),
+        ("我上班之前做什么？", "每天上班之前去健身房练一小时", "每天上班之前改成在家做瑜伽了", [0.6, 0.62]),
         (
             "What did the doctor say I should take before meals?",
             "started metformin 500mg twice a day with meals",
@@ -218,6 +219,11 @@ def test_a_routine_word_placed_after_a_change_or_formerly_still_asks_the_past() 
     "formerly" (以前 before 每天), is."""
     assert not _asks_past_value("我每天上班之前做什么？")
     assert not _asks_past_value("出发之前要准备什么？")
+    assert not _asks_past_value("我上班之前做什么？")
+    assert not _asks_past_value("下班之前我做什么？")
+    assert _asks_past_value("我之前那只老猫叫什么名字？")
+    assert _asks_past_value("我上一任叫什么名字？")
+    assert _asks_past_value("我换工作之前在哪家公司？")
     assert not _asks_past_value("What did the doctor say I should take before meals?")
     assert not _asks_past_value("Did I ever meet Tom before?")
     assert _asks_past_value("我以前每天几点起床？")

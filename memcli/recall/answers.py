@@ -2546,6 +2546,11 @@ _ROUTINE_ZH = re.compile(r"(?:每天|每日|每周|每晚|每次|平时|平常|�
 it; after it, "以前" is "formerly" ("我以前每天几点起床？" asks a past value)."""
 _CHANGE_ZH = re.compile(rf"(?:{_ZH_CHANGES})(?:之前|以前|前)")
 """A Chinese "before …" naming a life change ("搬家之前"): a past value, whatever follows."""
+_FORMERLY_ZH = re.compile(
+    r"(?:^|[我你他她，,])(?:之前|以前)|(?:之前|以前)的|原来|原先|曾经|当初|早先|去年|从前|上一(?:个|任|家|份|位|套)"
+)
+"""Chinese words of a time before, not of an activity before ("我以前…", "我之前的…", "上一任",
+"去年"): a bare "上班之前", "上课之前" is a moment of the day, not a value that changed."""
 _ROUTINE_EN = re.compile(
     r"\b(?:every|each|usually|always|normally|typically|should|supposed\s+to|need\s+to|have\s+to|going\s+to|will|"
     r"told\s+me\s+to)\b",
@@ -2574,7 +2579,8 @@ def _asks_past_value(question: str) -> bool:
     comes before a routine or a plan ("我每天上班之前做什么？", "出发之前要准备什么？", "what did
     the doctor say I should take before meals?"). A Chinese one names no plan after its
     "之前" (``_PLAN_ZH``), and a life change before it (``_CHANGE_ZH``: "搬家之前一般在哪买菜？")
-    or no routine word before it (``_ROUTINE_ZH``). An English one asks of a change: a "before
+    or, with no routine word before it (``_ROUTINE_ZH``), a time before
+    (``_FORMERLY_ZH``: "我以前…", "上一任"; not a bare "上班之前"). An English one asks of a change: a "before
     …" naming a past event of the person's ("before I moved", "before I went vegan":
     ``_PAST_CLAUSE``), a value held before another ("old", "previous", "used to":
     ``_CHANGE_EN``), or, naming no routine or plan (``_ROUTINE_EN``), a "before …" naming a
@@ -2585,7 +2591,9 @@ def _asks_past_value(question: str) -> bool:
     if has_cjk(question):
         if _PLAN_ZH.search(question):
             return False
-        return bool(_CHANGE_ZH.search(question)) or not _ROUTINE_ZH.search(question)
+        if _CHANGE_ZH.search(question):
+            return True
+        return not _ROUTINE_ZH.search(question) and bool(_FORMERLY_ZH.search(question))
     clause = re.search(r"\bbefore\s+(\w.*)$", question, re.IGNORECASE)
     if clause and _PAST_CLAUSE.match(clause.group(1)):
         return True
