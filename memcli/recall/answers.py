@@ -100,10 +100,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache, lru_cache
 
-from memcli.dates import DAY_OF_MONTH, QueryDate, query_dates, says_when, spoken_date
+from memcli.dates import DAY_OF_MONTH, DAY_SECONDS, QueryDate, query_dates, says_when, spoken_date
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
-from memcli.recall.retrieval import asks_past
+from memcli.recall.retrieval import DATE_AFTER_DAYS, asks_past
 from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
@@ -1422,7 +1422,16 @@ def answer(
     latest memory's time when None); see the module docstring. Chinese for a question with
     CJK characters. ``similarity``: recall's cosine similarity (−1..1) of each memory (by
     id) to the question, which gathers the items of an English list question
-    (``LIST_SIMILAR``); never whether to answer."""
+    (``LIST_SIMILAR``); never whether to answer. A question about the past is answered last
+    by the time order of the notes (``of_its_time``)."""
+    found = _answered(question, memories, user, now, similarity or {})
+    return of_its_time(question, found, memories, user, now, similarity or {})
+
+
+def _answered(
+    question: str, memories: Sequence[Memory], user: str, now: float | None, similarity: Mapping[str, float]
+) -> Extracted:
+    """``answer`` by the words of the notes, before their time order is read."""
     found = _answer(question, memories, user, now, set(), similarity or {})
     if found.answered:
         return found
@@ -2224,8 +2233,10 @@ _ZH_CHANGES = "跳槽|搬家|换工作|离职|辞职|转行|结婚|离婚|分手
 """Life changes that "前" after them places a question before ("跳槽前")."""
 _ZH_PLANS = r"(?:要|还要|还得|得|该|想|准备|打算|需要|必须)"
 """Words after "跳槽前" that make it a plan ("搬家前要做什么？"), not a question about the past."""
+_ZH_NEVER = r"(?:从来|从)?(?:没|未|不)"
+"""Words after "以前" that make it "ever" ("我以前从没去过日本"), no value held before."""
 _EARLIER_ZH = re.compile(
-    rf"之前|以前|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)(?!周末|星期|礼拜|月|季度|周|年)|"
+    rf"(?:之前|以前)(?!{_ZH_NEVER})|原来|原先|曾经|当初|早先|去年|上一(?:个|任|家|份|位|套)(?!周末|星期|礼拜|月|季度|周|年)|"
     rf"(?:{_ZH_CHANGES})前(?!{_ZH_PLANS})"
 )
 """Chinese words that place what is asked before something else ("跳槽之前", "以前", "上一个
@@ -2441,6 +2452,208 @@ def _earlier_answer(earlier: _Candidate, later: _Candidate, user: str, chinese: 
     """An answer quoting the ``earlier`` note (``_item``) first, then the ``later`` one it is
     told against, each attributed and cited; no supersession is claimed."""
     return _two_notes(earlier, later, user, chinese, "之后在{day}", "later, on {day}")
+
+
+def of_its_time(
+    question: str,
+    found: Extracted,
+    memories: Sequence[Memory],
+    user: str,
+    now: float | None,
+    similarity: Mapping[str, float],
+) -> Extracted:
+    """``found``, the answer to ``question`` read from the words of ``memories``, checked
+    against the time order of the person's notes of the kind asked (``_of_asked_kind``) when
+    the question asks about their past (issue 31). It never makes an answer "not found": it
+    may only replace the quoted note by an older one it prefers.
+
+    A question naming a span that asks of the past or ended before ``now`` ("What was I
+    doing for work in 2023?", "22年上半年我住哪个城市？", read by ``query_dates``; not a list)
+    keeps a quote noted by the span's end, within recall's after-window of it
+    (``DATE_AFTER_DAYS``: "2024 recap: best 10k was 48:12" noted 2 Jan 2025) or naming the
+    span; a later quote gives way to the latest such note noted by its end, when one is.
+    A question about a value held before a change (``asks_earlier``, not of a routine or a
+    plan: ``_asks_past_value``) is answered by the latest such note noted before the note that
+    ``found`` quotes first, or, when it quotes none, before the latest of the notes recall
+    finds close (``LATER_SIMILAR``): the note of the change or of the current value, never
+    quoted itself. Of the notes before, one sharing no word with that note is preferred (the
+    old value: "在美团干了三年" before "京东入职第一天", past "拿到京东的offer了"); ``found``
+    stands when none precedes it, and for a question for the first value (``_FIRST_VALUE``).
+    Unchanged without ``similarity`` (recall's cosine, by id), for a question of a day
+    ("what did I do before work today?") or of someone else's. ``now``: the time asked, in
+    unix seconds (the latest memory's time when None)."""
+    if not similarity or not memories:
+        return found
+    chinese = has_cjk(question)
+    when = now if now is not None else max(m.created_at for m in memories)
+    dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
+    if any(d.granularity == "day" for d in dates) or not _asks_of_self(question, memories, user):
+        return found
+    pool = _of_asked_kind(question, memories, user, similarity)
+    by_id = {m.id: m for m in memories}
+    quoted = [by_id[i] for i in found.cited if i in by_id]
+    ends = [d.end for d in dates if d.start and d.end and not d.yearless]
+    if ends and (asks_past(question) or max(ends) < when):
+        end = max(ends)
+        if not quoted or _of_the_span(quoted[0], dates) or is_list_question(question):
+            return found
+        held = [m for m in pool if m.created_at <= end]
+        if not held:
+            return found
+        latest = max(held, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
+        return _each_quoted(_candidates([latest])[:1], user, chinese)
+    if dates or not _asks_past_value(question) or _FIRST_VALUE.search(question):
+        return found
+    closest = max((similarity.get(m.id, 0.0) for m in pool), default=0.0)
+    close = [m for m in pool if similarity.get(m.id, 0.0) >= LATER_SIMILAR * closest]
+    if quoted:
+        after = quoted[0]
+        if len(quoted) > 1 and quoted[0].created_at < quoted[1].created_at:
+            return found  # told against a later note already (``_earlier_answer``)
+        if any(m.created_at > after.created_at for m in close):
+            return found  # the person wrote on it since: the quoted note may be the old value
+    elif close:
+        after = max(close, key=lambda m: m.created_at)
+    else:
+        return found
+    before = [m for m in pool if m.created_at < after.created_at]
+    if not before:
+        return found  # nothing older holds a value: the words' answer stands (as ``_earlier_word``)
+    value = _long_words(after.text)
+    before = [m for m in before if not _long_words(m.text) & value] or before
+    latest = max(before, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
+    return _earlier_answer(_candidates([latest])[0], _candidates([after])[0], user, chinese)
+
+
+def _of_the_span(memory: Memory, dates: Sequence[QueryDate]) -> bool:
+    """Whether ``memory`` may tell of the span of one of ``dates``: noted within it or on its
+    date (``_on_date``), within recall's after-window of its end (``DATE_AFTER_DAYS``, by its
+    granularity: "2024 recap: …" noted 2 Jan 2025, "bought a road bike at the end of March"
+    noted 2 Apr), or naming a time within it ("2024 recap" noted in February 2025)."""
+    if _on_date(memory, dates):
+        return True
+    spans = [d for d in dates if d.start and d.end and not d.yearless]
+    if any(memory.created_at <= d.end + DATE_AFTER_DAYS.get(d.granularity, 0) * DAY_SECONDS for d in spans):
+        return True
+    named = query_dates(memory.text, memory.created_at) if _DATE_WORDS.search(memory.text) else []
+    return any(n.start and n.end and d.start <= n.start and n.end <= d.end for n in named for d in spans)
+
+
+_PLAN_ZH = re.compile(rf"(?:之前|以前|前)我?(?:都|总|一般)?{_ZH_PLANS}")
+"""A Chinese "before …" of a plan ("出发之前要准备什么？"): what is ahead, not a value that changed."""
+_ROUTINE_ZH = re.compile(r"(?:每天|每日|每周|每晚|每次|平时|平常|通常|一般|总是|经常|习惯).*?(?:之前|以前|前)")
+"""A Chinese "before …" of a routine ("我每天上班之前做什么？"): the routine word placed before
+it; after it, "以前" is "formerly" ("我以前每天几点起床？" asks a past value)."""
+_CHANGE_ZH = re.compile(rf"(?:{_ZH_CHANGES})(?:之前|以前|前)")
+"""A Chinese "before …" naming a life change ("搬家之前"): a past value, whatever follows."""
+_FORMERLY_ZH = re.compile(
+    r"(?:^|[我你他她，,])(?:之前|以前)|(?:之前|以前)的|原来|原先|曾经|当初|早先|去年|从前|上一(?:个|任|家|份|位|套)"
+)
+"""Chinese words of a time before, not of an activity before ("我以前…", "我之前的…", "上一任",
+"去年"): a bare "上班之前", "上课之前" is a moment of the day, not a value that changed."""
+_ROUTINE_EN = re.compile(
+    r"\b(?:every|each|usually|always|normally|typically|should|supposed\s+to|need\s+to|have\s+to|going\s+to|will|"
+    r"told\s+me\s+to)\b",
+    re.IGNORECASE,
+)
+"""Words of a routine or a plan in an English question ("what did the doctor say I should
+take before meals?"): what recurs or is ahead, not a value that changed."""
+_EVENT_EN = re.compile(
+    r"^(?:(?:a|an|the|my|each|every)\s+)?(?:meals?|eating|bed|bedtime|sleep(?:ing)?|breakfast|lunch|dinner|work|"
+    r"school|class(?:es)?|runs?|running|workouts?|(?:the\s+)?gym|trips?|travel(?:l?ing)?|flights?|"
+    r"leaving|going\s+out|races?|shifts?|meetings?|today|tonight|then|now)\b",
+    re.IGNORECASE,
+)
+"""What an English "before …" names that recurs or is ahead ("before meals", "before bed",
+"before a run", "before my trip"): a moment, not a change of value."""
+_CHANGE_EN = re.compile(
+    r"\b(?:used\s+to|previous(?:ly)?|former(?:ly)?|(?<!how\s)old|last\s+(?:spring|summer|autumn|fall|winter|year))\b",
+    re.IGNORECASE,
+)
+"""English words that ask a value held before another on their own ("my old address",
+"my previous job", "used to")."""
+
+
+def _asks_past_value(question: str) -> bool:
+    """Whether ``question`` asks a value held before it changed (``asks_earlier``), not what
+    comes before a routine or a plan ("我每天上班之前做什么？", "出发之前要准备什么？", "what did
+    the doctor say I should take before meals?"). A Chinese one names no plan after its
+    "之前" (``_PLAN_ZH``), and a life change before it (``_CHANGE_ZH``: "搬家之前一般在哪买菜？")
+    or, with no routine word before it (``_ROUTINE_ZH``), a time before
+    (``_FORMERLY_ZH``: "我以前…", "上一任"; not a bare "上班之前"). An English one asks of a change: a "before
+    …" naming a past event of the person's ("before I moved", "before I went vegan":
+    ``_PAST_CLAUSE``), a value held before another ("old", "previous", "used to":
+    ``_CHANGE_EN``), or, naming no routine or plan (``_ROUTINE_EN``), a "before …" naming a
+    value or a change, not a moment that recurs or is ahead (``_EVENT_EN``), nor nothing at
+    all ("did I ever meet Tom before?")."""
+    if not asks_earlier(question):
+        return False
+    if has_cjk(question):
+        if _PLAN_ZH.search(question):
+            return False
+        if _CHANGE_ZH.search(question):
+            return True
+        return not _ROUTINE_ZH.search(question) and bool(_FORMERLY_ZH.search(question))
+    clause = re.search(r"\bbefore\s+(\w.*)$", question, re.IGNORECASE)
+    if clause and _PAST_CLAUSE.match(clause.group(1)):
+        return True
+    if _CHANGE_EN.search(question):
+        return True
+    if _ROUTINE_EN.search(question):
+        return False
+    return bool(clause) and not _EVENT_EN.search(clause.group(1))
+
+
+_PAST_CLAUSE = re.compile(
+    r"(?:I|we)\s+(?:\w+ed|went|got|left|quit|took|began|became|sold|bought|swapped|switched)\b", re.IGNORECASE
+)
+"""An English "before …" naming a past event of the person's ("I moved to Denver", "I went
+vegan"), not one that recurs ("I go to bed")."""
+
+
+_FIRST_VALUE = re.compile(r"\b(?:originally|at\s+first|first)\b|最初|起初|一开始|刚开始", re.IGNORECASE)
+"""Words asking for the first value ("what dose was I originally prescribed?"), not the one
+before a change: the earliest note answers, which the words of the notes find."""
+
+
+def _asks_of_self(question: str, memories: Sequence[Memory], user: str) -> bool:
+    """Whether ``question`` asks of the asker's own life: in the first person, or, in
+    Chinese, which leaves the subject out, naming no one else ("我上一任叫什么名字？",
+    "以前住哪？")."""
+    if FIRST_PERSON.search(question):
+        return True
+    named = _people_named(question, memories, user)
+    return (
+        has_cjk(question)
+        and not named
+        and not _OTHERS.search(question)
+        and not re.search(r"[他她它你您]|大家|别人", question)
+    )
+
+
+def _of_asked_kind(
+    question: str, memories: Sequence[Memory], user: str, similarity: Mapping[str, float]
+) -> list[Memory]:
+    """The person's own notes of ``memories`` that may hold a value of the kind ``question``
+    asks: they tell (a sentence does not ask), are not told of someone else
+    (``_told_of_another``), state what the question needs stated (``must_state``, an amount
+    of its unit: ``asks_amount``) and recall finds them at least ``LIST_SIMILAR_FLOOR``
+    close (``similarity``, by id)."""
+    needed = must_state(question)
+    amount = asks_amount(question)
+    asked_of = people_named(question)
+    about_asker = _about_the_asker(question)
+    return [
+        m
+        for m in memories
+        if _own(m, user)
+        and BASE_MODEL not in m.tags
+        and telling_sentences(m.text)
+        and not (about_asker and _told_of_another(m, question, asked_of))
+        and _states(needed, m.text)
+        and (amount == "count" or states_amount(amount, m.text))
+        and similarity.get(m.id, 0.0) >= LIST_SIMILAR_FLOOR
+    ]
 
 
 def _later_answer(later: _Candidate, earlier: _Candidate, user: str, chinese: bool) -> Extracted:
