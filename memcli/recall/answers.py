@@ -2489,7 +2489,6 @@ def of_its_time(
     dates = query_dates(question, when) if _DATE_WORDS.search(question) or DAY_OF_MONTH.search(question) else []
     if any(d.granularity == "day" for d in dates) or not _asks_of_self(question, memories, user):
         return found
-    pool = _of_asked_kind(question, memories, user, similarity)
     by_id = {m.id: m for m in memories}
     quoted = [by_id[i] for i in found.cited if i in by_id]
     ends = [d.end for d in dates if d.start and d.end and not d.yearless]
@@ -2497,13 +2496,14 @@ def of_its_time(
         end = max(ends)
         if not quoted or _of_the_span(quoted[0], dates) or is_list_question(question):
             return found
-        held = [m for m in pool if m.created_at <= end]
+        held = [m for m in _of_asked_kind(question, memories, user, similarity) if m.created_at <= end]
         if not held:
             return found
         latest = max(held, key=lambda m: (m.created_at, similarity.get(m.id, 0.0)))
         return _each_quoted(_candidates([latest])[:1], user, chinese)
     if dates or not _asks_past_value(question) or _FIRST_VALUE.search(question):
         return found
+    pool = _of_asked_kind(question, memories, user, similarity)
     closest = max((similarity.get(m.id, 0.0) for m in pool), default=0.0)
     close = [m for m in pool if similarity.get(m.id, 0.0) >= LATER_SIMILAR * closest]
     if quoted:
