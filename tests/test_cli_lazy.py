@@ -133,6 +133,21 @@ def test_help_imports_no_command_group(tmp_path: Path) -> None:
         assert help_line.split()[0] in result["stdout"]
 
 
+def test_help_is_rendered_without_rich_and_lists_each_command_with_its_whole_help_line(tmp_path: Path) -> None:
+    """Click's plain layout: Typer's rich one imports rich's Markdown, Syntax and Traceback
+    (about 0.3 CPU-s of every --help), and Click's own list of commands would cut each help
+    line at its first full stop."""
+    for argv in (["--help"], ["recall", "--help"], ["config", "--help"]):
+        result = _run_python(PROBE.format(argv=argv), tmp_path)
+        assert result["code"] == 0, argv
+        assert "Usage: memcli" in result["stdout"], argv
+        assert not [m for m in result["loaded"] if m.startswith(("rich", "typer.rich_utils"))], argv
+    # compared without white space: Click's wrap may break a line at a hyphen (--to-folder)
+    shown = "".join(_run_python(PROBE.format(argv=["--help"]), tmp_path)["stdout"].split())
+    for name, (_, help_line, hidden) in COMMANDS.items():
+        assert ("".join(f"{name} {help_line}".split()) in shown) != hidden, name
+
+
 def test_a_command_imports_only_its_own_group(tmp_path: Path) -> None:
     result = _run_python(PROBE.format(argv=["paths", "--json"]), tmp_path)
     assert result["code"] == 0 and "data_dir" in result["stdout"]

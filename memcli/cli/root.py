@@ -137,8 +137,9 @@ def reflowed(text: str | None) -> str | None:
 class _PlainHelp:
     """``--help`` as people read it: a flag shows no ``<bool>`` (it takes no value) and an
     argument is ``QUERY`` when required, ``[ID]`` when not, in the usage line (Typer writes
-    ``{query}``). Mixed into every group and command (``MemcliTyper``), whose plain
-    parameters it also converts without pydantic (``PlainValue``)."""
+    ``{query}``); a group lists each command with the whole first paragraph of its help.
+    Mixed into every group and command (``MemcliTyper``), whose plain parameters it also
+    converts without pydantic (``PlainValue``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -154,6 +155,19 @@ class _PlainHelp:
             if getattr(param, "is_flag", False) and param.metavar is None:
                 param.metavar = ""  # Typer's help shows the metavar in place of the type
         return params
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """A group's commands, each with the first paragraph of its help whole (the line of
+        ``memcli.cli.command_table``): Click's plain help would cut it at its first full stop
+        or at 45 characters ("Chat with memcli.")."""
+        rows = []
+        for name in self.list_commands(ctx):  # type: ignore[attr-defined]
+            command = self.get_command(ctx, name)  # type: ignore[attr-defined]
+            if command is not None and not command.hidden:
+                rows.append((name, " ".join((command.short_help or command.help or "").split("\n\n")[0].split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces: list[str] = super().collect_usage_pieces(ctx)  # type: ignore[misc]
@@ -175,9 +189,14 @@ class PlainGroup(_PlainHelp, TyperGroup):
 
 
 class MemcliTyper(typer.Typer):
-    """A Typer app whose groups and commands render their help as ``_PlainHelp`` says."""
+    """A Typer app whose groups and commands render their help as ``_PlainHelp`` says, in
+    Click's plain layout (``rich_markup_mode=None``): Typer's rich layout imports
+    ``typer.rich_utils``, which imports rich's Markdown, Syntax and Traceback (markdown-it,
+    pygments, attrs), about 0.3 CPU-seconds of every ``--help`` on 2 cores for boxes around
+    the same text."""
 
     def __init__(self, *, cls: Any = None, **kwargs: Any) -> None:
+        kwargs.setdefault("rich_markup_mode", None)
         super().__init__(cls=cls or PlainGroup, **kwargs)
 
     def command(self, *args: Any, cls: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
@@ -355,13 +374,18 @@ class MemcliGroup(_PlainHelp, TyperGroup):
             raise Interrupted("interrupted") from None
 
 
+HELP_MAX_WIDTH = 10_000
+"""Columns of ``--help`` at most: none in practice, the terminal's width decides."""
+
 app = MemcliTyper(
     name="memcli",
     cls=MemcliGroup,
     epilog=EPILOG,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # max_content_width: the help wraps at the terminal's width, as Typer's rich help did
+    # (Click's plain help stops at 80 columns however wide the terminal)
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": HELP_MAX_WIDTH},
 )
 
 
