@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
-import logging
 import os
 import stat
 import tempfile
@@ -118,6 +116,9 @@ class Paths:
         own = self.state_dir / "run"
         if len(os.fsencode(own / SOCKET_NAME)) <= 100:
             return own
+
+        # thin client: hashing only for a state folder too deep for a socket's address
+        import hashlib
 
         digest = hashlib.sha256(os.fsencode(self.state_dir)).hexdigest()[:16]
         return Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}-{digest}"
@@ -663,6 +664,9 @@ def drop_prompt_states(folder: Path) -> int:
     evaluated before it, which a chat model's writer was still writing, is not written,
     nor used when it landed (``prompt_states_dropped_at``). Returns how many files went.
     A file that cannot be removed is logged, never raised: the delete itself has happened."""
+    # thin client: logging only for a delete for good, which runs where the store is
+    import logging
+
     dropped = 0
     try:
         kept = [path for path in folder.iterdir() if path.name != PROMPT_STATES_DROPPED]

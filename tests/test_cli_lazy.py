@@ -234,6 +234,19 @@ def test_recall_parses_its_options_without_pydantic(tmp_path: Path) -> None:
     assert result["pydantic"] is False
 
 
+def test_a_request_through_the_client_imports_no_logging(tmp_path: Path) -> None:
+    """The client's path to the service (the command, the entry, the paths) leaves the logging
+    package unimported: only the service and a delete for good log."""
+    code = (
+        "import json, sys\n"
+        "import memcli.cli.memory, memcli.transport.entry\n"
+        "from memcli.paths import resolve_paths\n"
+        "resolve_paths().run_dir\n"
+        "print(json.dumps('logging' in sys.modules))\n"
+    )
+    assert _run_python(code, tmp_path) is False
+
+
 def test_the_generator_names_a_command_module_missing_from_the_group_list(monkeypatch: pytest.MonkeyPatch) -> None:
     gen_docs = _gen_docs()
     load_all()
