@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import tempfile
@@ -116,9 +117,6 @@ class Paths:
         own = self.state_dir / "run"
         if len(os.fsencode(own / SOCKET_NAME)) <= 100:
             return own
-
-        # thin client: hashing only for a state folder too deep for a socket's address
-        import hashlib
 
         digest = hashlib.sha256(os.fsencode(self.state_dir)).hexdigest()[:16]
         return Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}-{digest}"
