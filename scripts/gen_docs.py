@@ -43,6 +43,7 @@ from typer._completion_shared import get_completion_script
 
 from memcli import __version__, schema
 from memcli.cli import GROUP_MODULES, app, load_all
+from memcli.cli.root import help_line
 from memcli.config import ENV_PREFIX, Settings, login_name
 from memcli.errors import EXIT_CODE_MEANINGS
 from memcli.paths import CONFIG_FILENAME, SHARED_CACHE_ENV, Paths, resolve_paths
@@ -174,12 +175,6 @@ def full_command() -> Any:
     root = typer.main.get_command(app)
     root.commands = {name: root.commands[name] for name, _ in command_order()}
     return root
-
-
-def help_line(command: Any) -> str:
-    """The first paragraph of a command's help, as the list of commands in ``--help`` shows
-    it (Typer's rich help and Click's short help both read no further)."""
-    return inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0].strip()
 
 
 def render_command_table() -> str:

@@ -70,13 +70,17 @@ def test_version_prints_the_package_version(runner: CliRunner) -> None:
 
 
 def test_no_arguments_shows_usage_with_the_commands(runner: CliRunner) -> None:
+    """The help of the root (and of a group) given no arguments goes to stdout, as ``--help``
+    does (``memcli | less`` shows it), with the usage error's exit code."""
     result = runner.invoke(app, [])
-    assert result.exit_code in (0, int(ExitCode.USAGE))
+    assert result.exit_code == int(ExitCode.USAGE)
     assert "Traceback" not in result.stdout + result.stderr
-    output = result.stdout + result.stderr
-    assert "Usage" in output
+    assert "Usage" in result.stdout and "Usage" not in result.stderr
     for command in ("chat", "ask", "remember", "recall", "import", "list", "show", "delete", "stats", "paths"):
-        assert command in output
+        assert command in result.stdout
+    result = runner.invoke(app, ["config"])
+    assert result.exit_code == int(ExitCode.USAGE)
+    assert "Usage: memcli config" in result.stdout and "Usage" not in result.stderr
 
 
 def test_unknown_command_is_a_usage_error(runner: CliRunner) -> None:

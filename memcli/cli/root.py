@@ -16,6 +16,7 @@ service stay fast.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import re
@@ -119,19 +120,12 @@ def _plain_values(params: list[Any]) -> None:
             param._runtime_param = PlainValue(annotation)
 
 
-def reflowed(text: str | None) -> str | None:
-    """A docstring's help with each paragraph's lines joined, as a reader's terminal should
-    wrap them: Typer's rich help keeps every line break of the source (so a docstring
-    wrapped at 90 columns came out as ragged half-lines). A paragraph of list items ("- ")
-    or indented lines, or one marked ``\b`` (Click's "do not rewrap"), keeps its lines."""
-    if not text:
-        return text
-    paragraphs = []
-    for paragraph in text.split("\n\n"):
-        lines = paragraph.strip("\n").split("\n")
-        kept = paragraph.startswith("\b") or any(line.startswith(("- ", "  ", "\t")) for line in lines[1:])
-        paragraphs.append(paragraph.strip("\n") if kept else " ".join(line.strip() for line in lines))
-    return "\n\n".join(paragraphs)
+def help_line(command: Any) -> str:
+    """The first paragraph of a Click command's help (its ``short_help`` when set), on one
+    line: what ``--help`` lists beside the command's name, and the help line that
+    ``scripts/gen_docs.py`` writes to ``memcli.cli.command_table``."""
+    # inspect: already imported with Click, which cleans every docstring with it
+    return " ".join(inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0].split())
 
 
 class _PlainHelp:
@@ -140,10 +134,6 @@ class _PlainHelp:
     ``{query}``); a group lists each command with the whole first paragraph of its help.
     Mixed into every group and command (``MemcliTyper``), whose plain parameters it also
     converts without pydantic (``PlainValue``)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.help = reflowed(self.help)  # type: ignore[attr-defined]
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _plain_values(self.get_params(ctx))
@@ -164,7 +154,7 @@ class _PlainHelp:
         for name in self.list_commands(ctx):  # type: ignore[attr-defined]
             command = self.get_command(ctx, name)  # type: ignore[attr-defined]
             if command is not None and not command.hidden:
-                rows.append((name, " ".join((command.short_help or command.help or "").split("\n\n")[0].split())))
+                rows.append((name, help_line(command)))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -334,7 +324,9 @@ class MemcliGroup(_PlainHelp, TyperGroup):
                 args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra
             )
         except NoArgsIsHelpError as exc:
-            exc.show()
+            # the help to stdout, as --help writes it (`memcli | less`); Click's show() writes
+            # it to stderr (Typer's rich help had printed it to stdout while building it)
+            exc.show(file=sys.stdout)
             raise SystemExit(int(exc.exit_code)) from None
         except ClickException as exc:
             if debug:
