@@ -322,8 +322,11 @@ class Backend(Protocol):
         """Before the client opens: make what it will write private (a folder: 0700)."""
         ...
 
-    def settle(self) -> None:
-        """After the client wrote: make what it wrote private (a folder's files: 0600)."""
+    def settle(self, opened: bool = True) -> None:
+        """After the client wrote: make what it wrote private (a folder's files: 0600).
+        ``opened``: whether a client of this process opened the records since the store
+        was opened (False: a store opened without Chroma, whose opening made its files
+        private; only what a killed process left is settled). Raises OSError."""
         ...
 
     def error(self, exc: BaseException) -> StoreServerError | None:
@@ -378,16 +381,20 @@ class Folder:
         """The folder made 0700 before Chroma makes it: what it writes inside is out of others' reach."""
         private_dir(self.store_dir)
 
-    def settle(self) -> None:
+    def settle(self, opened: bool = True) -> None:
         """What Chroma wrote (chroma.sqlite3 as the umask says, a new HNSW segment) made 0600,
         and the unused places of the HNSW files it wrote zeroed (``hnsw.scrub_changed``):
         Chroma writes a segment it has not saved yet whole at each opening, from memory that
-        may hold the text of memories deleted before."""
-        private_tree(self.store_dir)
+        may hold the text of memories deleted before. ``opened`` False (Chroma not opened
+        in this store): the zeroing alone, the opening having made the folder private
+        (``StoreOpening._open``) and nothing of this process having written it since.
+        Raises the OSError of making the files private (the zeroing is done first)."""
         try:
             scrub_changed(self.store_dir)
         except OSError as exc:  # the store is whole without it: the next transaction or delete tries again
             log.warning("the unused places of Chroma's HNSW files were not zeroed: %s", exc)
+        if opened:
+            private_tree(self.store_dir)
 
     def error(self, exc: BaseException) -> StoreServerError | None:
         """None: a folder's failures are the store's own (full device, read-only files)."""
@@ -531,7 +538,7 @@ class Server:
     def prepare(self) -> None:
         """Nothing: the server keeps its own files."""
 
-    def settle(self) -> None:
+    def settle(self, opened: bool = True) -> None:
         """Nothing: the server keeps its own files."""
 
     def read_only_metadata(self) -> dict[str, Any]:
