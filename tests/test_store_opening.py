@@ -2,7 +2,8 @@
 (made private, the HNSW files' unused places zeroed) through one step that logs its
 failure, so a full device or a file that refuses a chmod loses nothing and leaves the store
 usable (closed, recorded, its lock given up); an opening without Chroma walks Chroma's
-folder once; waiting reinforcements are counted as memories written."""
+folder once; waiting reinforcements are counted as memories written; Chroma's settings
+are built once a folder and process."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from memcli import paths as paths_module
 from memcli.config import resolve_paths
 from memcli.memory import Kind, Memory
 from memcli.store import chroma
+from memcli.store.chroma import Folder
 from memcli.store.store import MemoryStore
 from memcli.store.store_open import CLOSED_FILE
 
@@ -130,3 +132,22 @@ def test_flush_behind_counts_the_memories_written_not_the_ids_waiting() -> None:
         assert store._deferred and store.sidecar.index.behind_count() == 2
         assert store.flush_behind() == 1
         assert store.sidecar.index.behind_count() == 0
+
+
+def test_chromas_settings_are_built_once_a_folder_and_each_home_keeps_its_own(tmp_path: Path) -> None:
+    """Building Chroma's Settings reads the environment and validates every field, at each
+    opening before; two homes in one process still open their own folders."""
+    # heavy: the cache of clients the store drops at each close
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    first, second = Folder(tmp_path / "a"), Folder(tmp_path / "b")
+    try:
+        settings_a = first.client().get_settings()
+        SharedSystemClient.clear_system_cache()
+        assert first.client().get_settings() is settings_a
+        settings_b = second.client().get_settings()
+        assert settings_b is not settings_a
+        assert (settings_a.persist_directory, settings_b.persist_directory) == (str(first), str(second))
+        assert (settings_a.anonymized_telemetry, settings_a.allow_reset) == (False, False)
+    finally:
+        SharedSystemClient.clear_system_cache()

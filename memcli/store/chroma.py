@@ -5,6 +5,7 @@ through (``_ReadOnlyChroma``), and the metadata filters of a query (``memcli.sto
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -250,6 +251,29 @@ def _import_chroma() -> None:
         import chromadb.api.rust  # noqa: F401
 
 
+@functools.cache
+def _chroma_settings() -> Any:
+    """The ``chromadb.config.Settings`` of memcli's folders (telemetry off, no reset),
+    built once a process: building one reads the environment and an ``.env`` file and
+    validates every field (pydantic-settings; 48 ms each on a busy 2-core machine, 203 of
+    them in ``tests/test_cli.py``), which every opening of a store paid. As Chroma's own
+    objects are, it is read when it is built: here at the first opening in the process."""
+    # heavy: chromadb takes about a second to import
+    from chromadb.config import Settings as ChromaSettings
+
+    return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+
+
+@functools.lru_cache(maxsize=32)
+def _folder_settings(path: str) -> Any:
+    """The Settings of a ``PersistentClient`` on the folder ``path``, one object a folder and
+    process: ``_chroma_settings`` copied (no environment read, nothing validated again) with
+    the folder in it. ``PersistentClient`` writes the folder into the object it is given, so
+    each folder has its own, holding already what it writes (the constructor's assignments
+    change nothing): two homes in one process open their own folders."""
+    return _chroma_settings().model_copy(update={"persist_directory": path, "is_persistent": True}, deep=True)
+
+
 HOME_ID_FILE = "store-id"
 """The file in the data folder naming this memcli home's collections on a Chroma server."""
 
@@ -365,11 +389,9 @@ class Folder:
         _import_chroma()
         # heavy: chromadb takes about a second to import
         import chromadb
-        from chromadb.config import Settings as ChromaSettings
 
-        client = chromadb.PersistentClient(
-            path=str(self.store_dir), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-        )
+        path = str(self.store_dir)
+        client = chromadb.PersistentClient(path=path, settings=_folder_settings(path))
         forget_scrubbed(self.store_dir)  # this client writes segments not saved yet whole again
         return client
 
