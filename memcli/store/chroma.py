@@ -255,9 +255,9 @@ def _import_chroma() -> None:
 def _chroma_settings() -> Any:
     """The ``chromadb.config.Settings`` of memcli's folders (telemetry off, no reset),
     built once a process: building one reads the environment and an ``.env`` file and
-    validates every field (pydantic-settings; 48 ms each on a busy 2-core machine, 203 of
-    them in ``tests/test_cli.py``), which every opening of a store paid. As Chroma's own
-    objects are, it is read when it is built: here at the first opening in the process."""
+    validates every field (pydantic-settings), which every opening of a store paid. As
+    Chroma's own objects are, it is read when it is built: here at the first opening in the
+    process."""
     # heavy: chromadb takes about a second to import
     from chromadb.config import Settings as ChromaSettings
 
@@ -350,7 +350,8 @@ class Backend(Protocol):
         """After the client wrote: make what it wrote private (a folder's files: 0600).
         ``opened``: whether a client of this process opened the records since the store
         was opened (False: a store opened without Chroma, whose opening made its files
-        private; only what a killed process left is settled). Raises OSError."""
+        private; only what a killed process left is settled). Raises nothing of its own: a
+        file it cannot settle is left as it is (the next transaction tries again)."""
         ...
 
     def error(self, exc: BaseException) -> StoreServerError | None:
@@ -410,7 +411,9 @@ class Folder:
         may hold the text of memories deleted before. ``opened`` False (Chroma not opened
         in this store): the zeroing alone, the opening having made the folder private
         (``StoreOpening._open``) and nothing of this process having written it since.
-        Raises the OSError of making the files private (the zeroing is done first)."""
+        Raises nothing of its own: a file that refuses its chmod is left as it is
+        (``paths.private``), and a zeroing that fails (a full device) is logged; the store
+        is whole without either, and the next transaction tries again."""
         try:
             scrub_changed(self.store_dir)
         except OSError as exc:  # the store is whole without it: the next transaction or delete tries again

@@ -178,7 +178,7 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
                     # this transaction is settled now, as a closing store's is (``_close``),
                     # and so is what a memcli killed before it took the store left (Chroma
                     # not opened yet: ``_close`` says why)
-                    self._settle()
+                    self.backend.settle(opened=not self._deferred)
 
     @contextlib.contextmanager
     def _faults(self) -> Iterator[None]:

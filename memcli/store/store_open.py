@@ -217,7 +217,7 @@ class StoreOpening:
                 self.backend.prepare()
                 self._collection = self._open_collection()
                 self._sidecar = Sidecar(self.paths.database)
-                self._settle()
+                self.backend.settle()
                 break
             except BaseException as exc:
                 fault = self.fault(exc) if isinstance(exc, Exception) else None
@@ -410,28 +410,31 @@ class StoreOpening:
         opened = self._client is not None and not (self.read_only or self._deferred)
         closing = self._closing_record() if record or opened else None
         try:
-            self._collection = None
-            self._staging = None
-            if self._sidecar is not None:
-                self._sidecar.close()
-                self._sidecar = None
-            if self._client is not None and not self.read_only:
-                # What Chroma wrote in this transaction (a new HNSW segment file) is made 0600
-                # explicitly, beside the umask and the store folder's 0700. A Chroma never
-                # opened here has its unused places zeroed all the same: a memcli killed after
-                # its Chroma wrote them and before it zeroed them left the heap's bytes there,
-                # and the record this opening trusted sees only Chroma's SQLite files.
-                self._settle()
-            if self.read_only or self._deferred:
+            try:
+                self._collection = None
+                self._staging = None
+                if self._sidecar is not None:
+                    self._sidecar.close()
+                    self._sidecar = None
+                if self._client is not None and not self.read_only:
+                    # What Chroma wrote in this transaction (a new HNSW segment file) is made 0600
+                    # explicitly, beside the umask and the store folder's 0700. A Chroma never
+                    # opened here has its unused places zeroed all the same: a memcli killed after
+                    # its Chroma wrote them and before it zeroed them left the heap's bytes there,
+                    # and the record this opening trusted sees only Chroma's SQLite files.
+                    self.backend.settle(opened=not self._deferred)
+            finally:
+                # Whatever failed above (a Ctrl-C in the settle), Chroma's client is dropped
+                # before the lock is given up: a client left cached would serve this process's
+                # next transaction what Chroma held before other processes' writes.
                 self._client = None
                 self._deferred = False
-            if self._client is not None:
-                # heavy: chromadb takes about a second to import
-                from chromadb.api.shared_system_client import SharedSystemClient
+                if opened:
+                    # heavy: chromadb takes about a second to import (imported by the opening)
+                    from chromadb.api.shared_system_client import SharedSystemClient
 
-                # Drop the per-process cache so the next transaction sees other processes' writes.
-                SharedSystemClient.clear_system_cache()
-                self._client = None
+                    # Drop the per-process cache so the next transaction sees other processes' writes.
+                    SharedSystemClient.clear_system_cache()
             if closing is not None:
                 self._record_closed(*closing)
         finally:
@@ -440,18 +443,6 @@ class StoreOpening:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
-
-    def _settle(self) -> None:
-        """What Chroma wrote settled (``Backend.settle``: made private, the HNSW files'
-        unused places zeroed), only zeroed when Chroma was not opened in this store
-        (``_deferred``: the opening made every file private), with its OSError logged: the
-        store is whole without it, and the next transaction tries again. Every opening,
-        transaction end and close settles through this, so a failure here (a full device,
-        a read-only file) never skips what follows."""
-        try:
-            self.backend.settle(opened=not self._deferred)
-        except OSError as exc:
-            log.warning("what Chroma wrote was not settled: %s", exc)
 
     def _open_deferrable(self) -> bool:
         """With the file lock held, open the sidecar alone and stand in for Chroma
@@ -521,7 +512,7 @@ class StoreOpening:
             SharedSystemClient.clear_system_cache()
             raise
         self._deferred = False
-        self._settle()
+        self.backend.settle()
 
     def _closing_record(self) -> tuple[int, dict[str, Any]] | None:
         """Chroma's count and metadata as the store closes, to record once Chroma is
