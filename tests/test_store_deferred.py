@@ -289,4 +289,8 @@ def test_an_upsert_interrupted_after_chroma_took_it_keeps_its_new_metadata(
         (again,) = store.memories(user="tester")
     # Chroma 1.5.9 gives back about one float in ten a unit in the last place off (the copy is
     # rebuilt from it here): the older metadata is a day away.
-    assert (again.text, again.created_at, again.recall_count) == (newer.text, pytest.approx(newer.created_at), 0)
+    assert (again.text, again.created_at, again.recall_count) == (
+        newer.text,
+        pytest.approx(newer.created_at, abs=1e-6),
+        0,
+    )
