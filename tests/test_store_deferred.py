@@ -287,4 +287,10 @@ def test_an_upsert_interrupted_after_chroma_took_it_keeps_its_new_metadata(
     store = MemoryStore(resolve_paths())
     with store.transaction():
         (again,) = store.memories(user="tester")
-    assert (again.text, again.created_at, again.recall_count) == (newer.text, newer.created_at, 0)
+    # Chroma 1.5.9 gives back about one float in ten a unit in the last place off (the copy is
+    # rebuilt from it here): the older metadata is a day away.
+    assert (again.text, again.created_at, again.recall_count) == (
+        newer.text,
+        pytest.approx(newer.created_at, abs=1e-6),
+        0,
+    )

@@ -5,6 +5,7 @@ through (``_ReadOnlyChroma``), and the metadata filters of a query (``memcli.sto
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -250,6 +251,29 @@ def _import_chroma() -> None:
         import chromadb.api.rust  # noqa: F401
 
 
+@functools.cache
+def _chroma_settings() -> Any:
+    """The ``chromadb.config.Settings`` of memcli's folders (telemetry off, no reset),
+    built once a process: building one reads the environment and an ``.env`` file and
+    validates every field (pydantic-settings), which every opening of a store paid. As
+    Chroma's own objects are, it is read when it is built: here at the first opening in the
+    process."""
+    # heavy: chromadb takes about a second to import
+    from chromadb.config import Settings as ChromaSettings
+
+    return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+
+
+@functools.lru_cache(maxsize=32)
+def _folder_settings(path: str) -> Any:
+    """The Settings of a ``PersistentClient`` on the folder ``path``, one object a folder and
+    process: ``_chroma_settings`` copied (no environment read, nothing validated again) with
+    the folder in it. ``PersistentClient`` writes the folder into the object it is given, so
+    each folder has its own, holding already what it writes (the constructor's assignments
+    change nothing): two homes in one process open their own folders."""
+    return _chroma_settings().model_copy(update={"persist_directory": path, "is_persistent": True}, deep=True)
+
+
 HOME_ID_FILE = "store-id"
 """The file in the data folder naming this memcli home's collections on a Chroma server."""
 
@@ -322,8 +346,12 @@ class Backend(Protocol):
         """Before the client opens: make what it will write private (a folder: 0700)."""
         ...
 
-    def settle(self) -> None:
-        """After the client wrote: make what it wrote private (a folder's files: 0600)."""
+    def settle(self, opened: bool = True) -> None:
+        """After the client wrote: make what it wrote private (a folder's files: 0600).
+        ``opened``: whether a client of this process opened the records since the store
+        was opened (False: a store opened without Chroma, whose opening made its files
+        private; only what a killed process left is settled). Raises nothing of its own: a
+        file it cannot settle is left as it is (the next transaction tries again)."""
         ...
 
     def error(self, exc: BaseException) -> StoreServerError | None:
@@ -362,11 +390,9 @@ class Folder:
         _import_chroma()
         # heavy: chromadb takes about a second to import
         import chromadb
-        from chromadb.config import Settings as ChromaSettings
 
-        client = chromadb.PersistentClient(
-            path=str(self.store_dir), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-        )
+        path = str(self.store_dir)
+        client = chromadb.PersistentClient(path=path, settings=_folder_settings(path))
         forget_scrubbed(self.store_dir)  # this client writes segments not saved yet whole again
         return client
 
@@ -378,16 +404,22 @@ class Folder:
         """The folder made 0700 before Chroma makes it: what it writes inside is out of others' reach."""
         private_dir(self.store_dir)
 
-    def settle(self) -> None:
+    def settle(self, opened: bool = True) -> None:
         """What Chroma wrote (chroma.sqlite3 as the umask says, a new HNSW segment) made 0600,
         and the unused places of the HNSW files it wrote zeroed (``hnsw.scrub_changed``):
         Chroma writes a segment it has not saved yet whole at each opening, from memory that
-        may hold the text of memories deleted before."""
-        private_tree(self.store_dir)
+        may hold the text of memories deleted before. ``opened`` False (Chroma not opened
+        in this store): the zeroing alone, the opening having made the folder private
+        (``StoreOpening._open``) and nothing of this process having written it since.
+        Raises nothing of its own: a file that refuses its chmod is left as it is
+        (``paths.private``), and a zeroing that fails (a full device) is logged; the store
+        is whole without either, and the next transaction tries again."""
         try:
             scrub_changed(self.store_dir)
         except OSError as exc:  # the store is whole without it: the next transaction or delete tries again
             log.warning("the unused places of Chroma's HNSW files were not zeroed: %s", exc)
+        if opened:
+            private_tree(self.store_dir)
 
     def error(self, exc: BaseException) -> StoreServerError | None:
         """None: a folder's failures are the store's own (full device, read-only files)."""
@@ -531,7 +563,7 @@ class Server:
     def prepare(self) -> None:
         """Nothing: the server keeps its own files."""
 
-    def settle(self) -> None:
+    def settle(self, opened: bool = True) -> None:
         """Nothing: the server keeps its own files."""
 
     def read_only_metadata(self) -> dict[str, Any]:

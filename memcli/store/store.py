@@ -131,9 +131,9 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
         self._client: Any = None
         self._collection: Any = None
         self._staging: Any = None
+        """The staging collection of a reindex under way (``begin_reindex``)."""
         self._deferred = False
         """Whether ``_client`` and ``_collection`` stand in for a Chroma not yet opened (``_DeferredChroma``)."""
-        """The staging collection of a reindex under way (``begin_reindex``)."""
         self._sidecar: Sidecar | None = None
         self._threads = threading.RLock()
         self._checked: set[str] = set()
@@ -178,7 +178,7 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
                     # this transaction is settled now, as a closing store's is (``_close``),
                     # and so is what a memcli killed before it took the store left (Chroma
                     # not opened yet: ``_close`` says why)
-                    self._settle()
+                    self.backend.settle(opened=not self._deferred)
 
     @contextlib.contextmanager
     def _faults(self) -> Iterator[None]:
@@ -274,23 +274,22 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
         """Write to Chroma the metadata the recall index's copy holds ahead of it
         (``reinforce``), a page at a time, each page marked current once written: a kill
         in between writes it again, the same, at the next flush. Returns the memories
-        written."""
+        written (ids waiting for a memory deleted since are dropped, not counted)."""
         with self.transaction():
             return self._flush_behind()
 
     def _flush_behind(self) -> int:
         """``flush_behind`` with the store open (no transaction taken: ``_close`` calls it).
-        In a store opened without Chroma (``_open_deferrable``) anything waiting opens it,
-        and the opening writes it (``_open_deferred``); nothing waiting leaves it closed."""
-        written = 0
+        In a store opened without Chroma (``_open_deferrable``) anything waiting opens it
+        first (``_open_real_chroma``); nothing waiting leaves it closed."""
         if self.read_only or self._sidecar is None or self._collection is None:
             return 0
         index = self._sidecar.index
         if self._deferred:
-            waiting = index.behind_count()
-            if waiting:
-                self._open_deferred("collection")
-            return waiting
+            if not index.behind_count():
+                return 0
+            self._open_real_chroma()
+        written = 0
         while True:
             ids, memories = index.behind(_GET_PAGE)
             if not ids:

@@ -409,43 +409,40 @@ class StoreOpening:
                 log.warning("the metadata of reinforced memories stays behind in Chroma for now: %s", exc)
         opened = self._client is not None and not (self.read_only or self._deferred)
         closing = self._closing_record() if record or opened else None
-        self._collection = None
-        self._staging = None
-        if self._sidecar is not None:
-            self._sidecar.close()
-            self._sidecar = None
-        if self._deferred and not self.read_only:
-            # Chroma never opened here, yet the unused places are zeroed as after any transaction:
-            # a memcli killed after its Chroma wrote them and before it zeroed them left the heap's
-            # bytes there, and the record this opening trusted sees only Chroma's SQLite files.
-            self._settle()
-        if self.read_only or self._deferred:
-            self._client = None
-            self._deferred = False
-        if self._client is not None:
-            # What Chroma wrote in this transaction (a new HNSW segment file) is made 0600
-            # explicitly, beside the umask and the store folder's 0700.
-            self.backend.settle()
-            # heavy: chromadb takes about a second to import
-            from chromadb.api.shared_system_client import SharedSystemClient
-
-            # Drop the per-process cache so the next transaction sees other processes' writes.
-            SharedSystemClient.clear_system_cache()
-            self._client = None
-        if closing is not None:
-            self._record_closed(*closing)
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
-
-    def _settle(self) -> None:
-        """``Backend.settle`` (what Chroma wrote made private, the HNSW files' unused places
-        zeroed) with its OSError logged: the store is whole without it, and the next
-        transaction tries again."""
         try:
-            self.backend.settle()
-        except OSError as exc:
-            log.warning("what Chroma wrote was not settled: %s", exc)
+            try:
+                self._collection = None
+                self._staging = None
+                if self._sidecar is not None:
+                    self._sidecar.close()
+                    self._sidecar = None
+                if self._client is not None and not self.read_only:
+                    # What Chroma wrote in this transaction (a new HNSW segment file) is made 0600
+                    # explicitly, beside the umask and the store folder's 0700. A Chroma never
+                    # opened here has its unused places zeroed all the same: a memcli killed after
+                    # its Chroma wrote them and before it zeroed them left the heap's bytes there,
+                    # and the record this opening trusted sees only Chroma's SQLite files.
+                    self.backend.settle(opened=not self._deferred)
+            finally:
+                # Whatever failed above (a Ctrl-C in the settle), Chroma's client is dropped
+                # before the lock is given up: a client left cached would serve this process's
+                # next transaction what Chroma held before other processes' writes.
+                self._client = None
+                self._deferred = False
+                if opened:
+                    # heavy: chromadb takes about a second to import (imported by the opening)
+                    from chromadb.api.shared_system_client import SharedSystemClient
+
+                    # Drop the per-process cache so the next transaction sees other processes' writes.
+                    SharedSystemClient.clear_system_cache()
+            if closing is not None:
+                self._record_closed(*closing)
+        finally:
+            # Whatever failed above, the lock is given up: the store stays usable by the
+            # next transaction, of this process or another.
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
 
     def _open_deferrable(self) -> bool:
         """With the file lock held, open the sidecar alone and stand in for Chroma
@@ -489,25 +486,33 @@ class StoreOpening:
         MemcliError)."""
         with self._threads:
             if self._deferred:
-                if self._sidecar is None:
-                    raise RuntimeError("MemoryStore used outside transaction()")
-                self.backend.prepare()
-                self._client = None
-                try:
-                    self._collection = self._open_collection()
-                except BaseException:
-                    # Chroma caches the client it could not open: dropped, as ``_drop_opened`` does.
-                    from chromadb.api.shared_system_client import SharedSystemClient
-
-                    SharedSystemClient.clear_system_cache()
-                    raise
-                self._deferred = False
-                self.backend.settle()
+                self._open_real_chroma()
                 # Before anything else touches Chroma: a write of a memory whose reinforcement
                 # waits, killed after Chroma took it, would otherwise have the waiting (older)
                 # metadata written over it at the next flush.
                 self._flush_behind()
             return self._client if role == "client" else self._col
+
+    def _open_real_chroma(self) -> None:
+        """Open Chroma in place of the stand-in of a store opened without it
+        (``_open_deferrable``), and settle what the opening wrote; the metadata waiting in
+        the sidecar is the caller's to write next, before anything else touches Chroma
+        (``_open_deferred``, ``_flush_behind``). Raises what opening Chroma raises."""
+        if self._sidecar is None:
+            raise RuntimeError("MemoryStore used outside transaction()")
+        self.backend.prepare()
+        self._client = None
+        try:
+            self._collection = self._open_collection()
+        except BaseException:
+            # heavy: chromadb takes about a second to import (imported by the opening that failed)
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            # Chroma caches the client it could not open: dropped, as ``_drop_opened`` does.
+            SharedSystemClient.clear_system_cache()
+            raise
+        self._deferred = False
+        self.backend.settle()
 
     def _closing_record(self) -> tuple[int, dict[str, Any]] | None:
         """Chroma's count and metadata as the store closes, to record once Chroma is
