@@ -104,7 +104,7 @@ from memcli.dates import DAY_OF_MONTH, DAY_SECONDS, QueryDate, query_dates, says
 from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
 from memcli.models.prompts import cite
 from memcli.recall.retrieval import DATE_AFTER_DAYS, asks_past
-from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
+from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract, kin_relation, kin_words
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import DOSE, answers_asked, asks, statements
@@ -1106,7 +1106,8 @@ def _someone_elses(question: str, text: str, implied: bool = False) -> set[str]:
     theirs = set()
     for m in _THEIR_THING.finditer(text):
         owner = m.group(1) or m.group(2)
-        if not (owner and words(owner) & asked):  # "my sister's birthday": "Sister's birthday" is it
+        # "my sister's birthday": "Sister's birthday" is it; "my father's": "dad's" is too
+        if not (owner and (words(owner) & asked or any(_same_kin(w, owner.lower()) for w in asked))):
             theirs |= words(m.group(3) or m.group(4))
     rest = words(_THEIR_THING.sub(" ", text))
     return {w for w in mine & theirs if w not in rest}
@@ -1341,9 +1342,33 @@ def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
             found.add(word)
         elif len(word) == 2 and has_cjk(word) and all(c in held for c in word):
             found.add(word)  # "上班" of a memory jieba cut as "这边", "上": both characters are there
+        elif _same_kin(word, lower):
+            found.add(word)  # "mother" of "mum's wifi pw": one relation, in other words
     whole = [w for w in found if len(w) > 1 and has_cjk(w)]
     found |= {c for c in wanted - found if len(c) == 1 and any(c in w for w in whole)}
     return found
+
+
+def _same_kin(word: str, lower: str) -> bool:
+    """Whether the stem ``word`` of a question is an English kin word ("mother") and the
+    memory of lower-cased text ``lower`` writes another word for the same relation ("mum",
+    "mom": ``entities.kin_relation``). A word for a partner is of one person only when one of
+    the two is "partner" itself: "boyfriend" and "girlfriend" may be two people."""
+    relation = _kin_stems().get(word, "")
+    if not relation:
+        return False
+    for written in re.findall(r"[a-z]+", lower):
+        theirs = kin_relation(written)
+        if theirs == relation and (relation != "partner" or "partner" in (written, word)):
+            return True
+    return False
+
+
+@cache
+def _kin_stems() -> dict[str, str]:
+    """The relation of each stem of an English kin word ("mother": "mother", "mum": "mother";
+    ``entities.kin_relation``), made at first use."""
+    return {stem_of(w): kin_relation(w) for w in kin_words()}
 
 
 def _same_word(word: str, other: str) -> bool:
