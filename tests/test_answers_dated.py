@@ -172,3 +172,52 @@ def test_a_month_named_alone_is_the_latest_one_for_what_held_then() -> None:
     found = answer("What dose of propranolol was I on in March?", [new, old], "sam", NOW, {new.id: 0.7, old.id: 0.67})
     assert found.cited[0] == old.id
     assert "40 mg" in found.text
+
+
+def test_the_day_answers_when_its_note_holds_as_much_of_the_question_as_another_day_s() -> None:
+    """ "what was the verdict on my car last tuesday?": Tuesday's note holds "car" as the car
+    wash of another day does; the day decides, and its short note is quoted whole (chosen as
+    a note, not by a sentence's words). A note of another day holding more of the question
+    still makes it a question of that subject, and a day with no note is not found."""
+    asked = datetime(2024, 6, 24, 9).timestamp()
+    notes = [
+        Memory(
+            "a" * 16,
+            "sam",
+            "note",
+            "took the car in bc of the squeaking. brake pads down to 20%, replace within a month",
+            datetime(2024, 6, 18, 12).timestamp(),
+            "2024-06-18",
+        ),
+        Memory(
+            "b" * 16, "sam", "note", "car wash + vacuum, finally", datetime(2024, 6, 20, 12).timestamp(), "2024-06-20"
+        ),
+        Memory(
+            "c" * 16,
+            "sam",
+            "note",
+            "oil change sticker says i'm 3k miles over lol",
+            datetime(2024, 6, 14, 12).timestamp(),
+            "2024-06-14",
+        ),
+    ]
+    similarity = {"a" * 16: 0.24, "b" * 16: 0.2, "c" * 16: 0.19}
+    found = answer("what was the verdict on my car last tuesday?", notes, "sam", asked, similarity)
+    assert found.cited == ["a" * 16]
+    assert "brake pads" in found.text
+    assert not answer("what was the verdict on my car last wednesday?", notes, "sam", asked, similarity).answered
+    washed = Memory(
+        "a" * 16, "sam", "note", "car wash + vacuum, finally", datetime(2024, 6, 18, 12).timestamp(), "2024-06-18"
+    )
+    verdict = Memory(
+        "b" * 16,
+        "sam",
+        "note",
+        "mechanic's verdict on the car: new brake pads",
+        datetime(2024, 6, 20, 12).timestamp(),
+        "2024-06-20",
+    )
+    found = answer(
+        "what was the mechanic's verdict on my car last tuesday?", [washed, verdict, notes[2]], "sam", asked, similarity
+    )
+    assert "car wash" not in found.text

@@ -1532,10 +1532,14 @@ def _answer(
     by_date = False
     if days and kind != "when":
         dated |= {m.id for m in memories if _tells_of_day(m, days)}
-        # the date is the match (issue 31), unless a note of another day holds what is asked:
-        # then the question is about that subject ("what did I weigh on Jan 1?"), not the day
+        # the date is the match (issue 31), unless a note of another day holds what is asked,
+        # and more of it than any note of the day: then the question is about that subject
+        # ("what did I weigh on Jan 1?"), not the day; where the day's note holds as much ("took
+        # the car in" and "car wash" for "the verdict on my car last tuesday"), the day decides
+        on_the_day = max((len(_held(wanted, c.tokens, c.text)) for c in candidates if c.memory.id in dated), default=0)
         by_date = not any(
             len(_held(wanted, c.tokens, c.text)) >= MIN_COVERAGE * len(wanted)
+            and len(_held(wanted, c.tokens, c.text)) > on_the_day
             for c in candidates
             if c.memory.id not in dated
         )
@@ -1666,6 +1670,7 @@ def _answer(
             or _states_kind(held, best.memory, question, [c.memory for c in candidates])
         )
     )
+    whole_note = False
     if closest:
         if fully:
             return not_found  # answered by the passes before
@@ -1676,6 +1681,9 @@ def _answer(
         if on_day and similarity:  # of the day's notes, the one recall finds closest
             best = max(candidates, key=lambda c: similarity.get(c.memory.id, 0.0))
             held = held_by(best.memory)
+            # chosen as a whole, not by a sentence's words: a short note of the person's is
+            # quoted whole ("took the car in. brake pads down to 20%" for "the verdict on my car")
+            whole_note = _own(best.memory, user) and len(best.memory.text) <= SHORT_NOTE_CHARS
         if not on_day:
             rivals = [m for m in memories if not days or m.id in dated]
             pick = _closest_own(
@@ -1739,7 +1747,9 @@ def _answer(
     if later is not None:
         return _later_answer(later, best, user, chinese)
     quoted = [best]
-    beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
+    if whole_note:
+        quoted = sorted((c for c in candidates if c.memory is best.memory), key=lambda c: c.index)
+    beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1 and not whole_note]
     # The neighbour joins when it scores close, when it holds what the question asks for
     # and the best one does not ("flying on the track" beside "I went to the racetrack"),
     # or when the best one points back to it ("I'll try to watch this TV show").
