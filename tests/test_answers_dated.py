@@ -221,3 +221,40 @@ def test_the_day_answers_when_its_note_holds_as_much_of_the_question_as_another_
         "what was the mechanic's verdict on my car last tuesday?", [washed, verdict, notes[2]], "sam", asked, similarity
     )
     assert "car wash" not in found.text
+
+
+def _day_note(letter: str, text: str, day: datetime) -> Memory:
+    return Memory(letter * 16, "sam", "note", text, day.timestamp(), f"{day:%Y-%m-%d}")
+
+
+def test_a_tie_with_another_day_goes_to_the_closer_note_and_someone_elses_counts_for_nothing() -> None:
+    """ "what did I buy at the market last tuesday?": Tuesday's "stock market dipped" ties on
+    "market" with another day's market note that recall finds closer; "what was my blood
+    pressure last tuesday?": Tuesday's "Dan's blood pressure" is his. Neither is the day's
+    answer."""
+    asked = datetime(2024, 6, 24, 9).timestamp()
+    tuesday, thursday, friday = datetime(2024, 6, 18, 12), datetime(2024, 6, 20, 12), datetime(2024, 6, 14, 12)
+    oil = _day_note("c", "oil change sticker says i'm 3k miles over lol", friday)
+    stock = _day_note("a", "stock market dipped again, ugh", tuesday)
+    market = _day_note("b", "market: honey and sourdough, 12 quid", thursday)
+    similarity = {stock.id: 0.2, market.id: 0.21, oil.id: 0.1}
+    assert not answer(
+        "what did I buy at the market last tuesday?", [stock, market, oil], "sam", asked, similarity
+    ).answered
+    dan = _day_note("a", "Dan's blood pressure is through the roof", tuesday)
+    test = _day_note("b", "blood test booked for friday", thursday)
+    similarity = {dan.id: 0.5, test.id: 0.3, oil.id: 0.1}
+    assert not answer("what was my blood pressure last tuesday?", [dan, test, oil], "sam", asked, similarity).answered
+
+
+def test_a_short_note_quoted_whole_leaves_out_what_it_tells_of_another() -> None:
+    """ "took the car in. Sarah's biopsy came back benign thank god": Sarah's news is no part
+    of the verdict on the asker's car."""
+    asked = datetime(2024, 6, 24, 9).timestamp()
+    car = _day_note("a", "took the car in. Sarah's biopsy came back benign thank god", datetime(2024, 6, 18, 12))
+    wash = _day_note("b", "car wash + vacuum, finally", datetime(2024, 6, 20, 12))
+    oil = _day_note("c", "oil change sticker says i'm 3k miles over lol", datetime(2024, 6, 14, 12))
+    similarity = {car.id: 0.24, wash.id: 0.2, oil.id: 0.19}
+    found = answer("what was the verdict on my car last tuesday?", [car, wash, oil], "sam", asked, similarity)
+    assert "took the car in" in found.text
+    assert "biopsy" not in found.text

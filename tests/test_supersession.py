@@ -670,6 +670,8 @@ def test_a_way_of_eating_and_whom_one_is_seeing_are_asked_in_other_words() -> No
         "what's my phone plan?",
         "what eating plan is my sister following?",
         "what's my sister's eating plan?",
+        "What eating plan should I follow for my marathon?",
+        "what eating plan must I stick to before surgery?",
     ):
         assert not answers_asked(question, diet), question
     for question in ("who am I seeing on Friday?", "who am I seeing for my knee?", "who am I seeing at 3pm?"):

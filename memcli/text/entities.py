@@ -1054,21 +1054,6 @@ _KIN_ZH = {
     "领导": "boss",
     "同事": "colleague",
 }
-
-
-def kin_relation(word: str) -> str:
-    """The relation an English kin word names ("mum", "mom", "mother": "mother"; "sis":
-    "sister"; "hubby": "husband"), by the table entities reads relations with; "" for any
-    other word. A word for a partner ("boyfriend", "fiancée") names "partner", as does
-    "partner" itself."""
-    return _KIN_EN.get(word.lower(), "")
-
-
-def kin_words() -> frozenset[str]:
-    """The English kin words of one word that ``kin_relation`` knows ("mum", "sis")."""
-    return frozenset(k for k in _KIN_EN if " " not in k)
-
-
 _PETS_EN = r"dog|puppy|pup|cat|kitten|kitty|pet|horse|bunny|rabbit|hamster|parrot|bird|turtle|guinea pig"
 _KIN_WORDS = "|".join(sorted((re.escape(k) for k in _KIN_EN), key=len, reverse=True))
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"

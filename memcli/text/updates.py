@@ -2865,7 +2865,7 @@ _ASKS_DIET = re.compile(
     # a way of eating named as such, and the asker's: "my eating plan", "what eating plan am I
     # following", "the way I eat"; not a plan alone (a phone plan), not another person's
     r"\bmy\s+(?:eating|dietary)\s+(?:plan|regimen?|window|schedule|pattern|style|habits?)\b|"
-    r"\b(?:eating|dietary)\s+(?:plan|regimen?|window|schedule|pattern|style|habits?)\s+(?:am|do|should|must)\s+I\b|"
+    r"\b(?:eating|dietary)\s+(?:plan|regimen?|window|schedule|pattern|style|habits?)\s+(?:am|do)\s+I\b|"
     r"\bthe\s+way\s+I\s+(?:eat|am\s+eating)\b",
     re.IGNORECASE,
 )
