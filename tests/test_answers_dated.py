@@ -172,3 +172,89 @@ def test_a_month_named_alone_is_the_latest_one_for_what_held_then() -> None:
     found = answer("What dose of propranolol was I on in March?", [new, old], "sam", NOW, {new.id: 0.7, old.id: 0.67})
     assert found.cited[0] == old.id
     assert "40 mg" in found.text
+
+
+def test_the_day_answers_when_its_note_holds_as_much_of_the_question_as_another_day_s() -> None:
+    """ "what was the verdict on my car last tuesday?": Tuesday's note holds "car" as the car
+    wash of another day does; the day decides, and its short note is quoted whole (chosen as
+    a note, not by a sentence's words). A note of another day holding more of the question
+    still makes it a question of that subject, and a day with no note is not found."""
+    asked = datetime(2024, 6, 24, 9).timestamp()
+    notes = [
+        Memory(
+            "a" * 16,
+            "sam",
+            "note",
+            "took the car in bc of the squeaking. brake pads down to 20%, replace within a month",
+            datetime(2024, 6, 18, 12).timestamp(),
+            "2024-06-18",
+        ),
+        Memory(
+            "b" * 16, "sam", "note", "car wash + vacuum, finally", datetime(2024, 6, 20, 12).timestamp(), "2024-06-20"
+        ),
+        Memory(
+            "c" * 16,
+            "sam",
+            "note",
+            "oil change sticker says i'm 3k miles over lol",
+            datetime(2024, 6, 14, 12).timestamp(),
+            "2024-06-14",
+        ),
+    ]
+    similarity = {"a" * 16: 0.24, "b" * 16: 0.2, "c" * 16: 0.19}
+    found = answer("what was the verdict on my car last tuesday?", notes, "sam", asked, similarity)
+    assert found.cited == ["a" * 16]
+    assert "brake pads" in found.text
+    assert not answer("what was the verdict on my car last wednesday?", notes, "sam", asked, similarity).answered
+    washed = Memory(
+        "a" * 16, "sam", "note", "car wash + vacuum, finally", datetime(2024, 6, 18, 12).timestamp(), "2024-06-18"
+    )
+    verdict = Memory(
+        "b" * 16,
+        "sam",
+        "note",
+        "mechanic's verdict on the car: new brake pads",
+        datetime(2024, 6, 20, 12).timestamp(),
+        "2024-06-20",
+    )
+    found = answer(
+        "what was the mechanic's verdict on my car last tuesday?", [washed, verdict, notes[2]], "sam", asked, similarity
+    )
+    assert "car wash" not in found.text
+
+
+def _day_note(letter: str, text: str, day: datetime) -> Memory:
+    return Memory(letter * 16, "sam", "note", text, day.timestamp(), f"{day:%Y-%m-%d}")
+
+
+def test_a_tie_with_another_day_goes_to_the_closer_note_and_someone_elses_counts_for_nothing() -> None:
+    """ "what did I buy at the market last tuesday?": Tuesday's "stock market dipped" ties on
+    "market" with another day's market note that recall finds closer; "what was my blood
+    pressure last tuesday?": Tuesday's "Dan's blood pressure" is his. Neither is the day's
+    answer."""
+    asked = datetime(2024, 6, 24, 9).timestamp()
+    tuesday, thursday, friday = datetime(2024, 6, 18, 12), datetime(2024, 6, 20, 12), datetime(2024, 6, 14, 12)
+    oil = _day_note("c", "oil change sticker says i'm 3k miles over lol", friday)
+    stock = _day_note("a", "stock market dipped again, ugh", tuesday)
+    market = _day_note("b", "market: honey and sourdough, 12 quid", thursday)
+    similarity = {stock.id: 0.2, market.id: 0.21, oil.id: 0.1}
+    assert not answer(
+        "what did I buy at the market last tuesday?", [stock, market, oil], "sam", asked, similarity
+    ).answered
+    dan = _day_note("a", "Dan's blood pressure is through the roof", tuesday)
+    test = _day_note("b", "blood test booked for friday", thursday)
+    similarity = {dan.id: 0.5, test.id: 0.3, oil.id: 0.1}
+    assert not answer("what was my blood pressure last tuesday?", [dan, test, oil], "sam", asked, similarity).answered
+
+
+def test_a_short_note_quoted_whole_leaves_out_what_it_tells_of_another() -> None:
+    """ "took the car in. Sarah's biopsy came back benign thank god": Sarah's news is no part
+    of the verdict on the asker's car."""
+    asked = datetime(2024, 6, 24, 9).timestamp()
+    car = _day_note("a", "took the car in. Sarah's biopsy came back benign thank god", datetime(2024, 6, 18, 12))
+    wash = _day_note("b", "car wash + vacuum, finally", datetime(2024, 6, 20, 12))
+    oil = _day_note("c", "oil change sticker says i'm 3k miles over lol", datetime(2024, 6, 14, 12))
+    similarity = {car.id: 0.24, wash.id: 0.2, oil.id: 0.19}
+    found = answer("what was the verdict on my car last tuesday?", [car, wash, oil], "sam", asked, similarity)
+    assert "took the car in" in found.text
+    assert "biopsy" not in found.text

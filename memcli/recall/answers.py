@@ -108,7 +108,7 @@ from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
 from memcli.text.updates import DOSE, answers_asked, asks, statements
-from memcli.text.whose import people_named, told_of
+from memcli.text.whose import kin_words, people_named, relation, relations_written, told_of
 
 CONTEXT_WEIGHT = 0.3
 """Weight of the question's words found elsewhere in the sentence's memory."""
@@ -1106,10 +1106,14 @@ def _someone_elses(question: str, text: str, implied: bool = False) -> set[str]:
     theirs = set()
     for m in _THEIR_THING.finditer(text):
         owner = m.group(1) or m.group(2)
-        if not (owner and words(owner) & asked):  # "my sister's birthday": "Sister's birthday" is it
-            theirs |= words(m.group(3) or m.group(4))
-    rest = words(_THEIR_THING.sub(" ", text))
-    return {w for w in mine & theirs if w not in rest}
+        # "my sister's birthday": "Sister's birthday" is it; "my father's": "dad's" is too
+        if not (owner and (words(owner) & asked or any(_same_kin(w, owner) for w in asked))):
+            thing = m.group(3) or m.group(4)
+            # "Tom's dad's birthday" for "my father's birthday": his father, not mine
+            theirs |= words(thing) | {w for w in mine if _same_kin(w, thing)}
+    rest_text = _THEIR_THING.sub(" ", text)
+    rest = words(rest_text)
+    return {w for w in mine & theirs if w not in rest and not _same_kin(w, rest_text)}
 
 
 _ASKER = re.compile(r"\b(?i:my|me|mine|myself)\b|\bI\b|我")
@@ -1341,9 +1345,33 @@ def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
             found.add(word)
         elif len(word) == 2 and has_cjk(word) and all(c in held for c in word):
             found.add(word)  # "上班" of a memory jieba cut as "这边", "上": both characters are there
+        elif _same_kin(word, text):
+            found.add(word)  # "mother" of "mum's wifi pw": one relation, in other words
     whole = [w for w in found if len(w) > 1 and has_cjk(w)]
     found |= {c for c in wanted - found if len(c) == 1 and any(c in w for w in whole)}
     return found
+
+
+def _tells_of_another(sentence: str) -> bool:
+    """Whether ``sentence`` tells of someone other than its writer at all: a person told of
+    (``whose.told_of``), named by who they are (``whose.people_named``) or owning something
+    (``_THEIR_THING``: "Sarah's biopsy came back benign", "his new job")."""
+    return told_of(sentence) is not None or bool(people_named(sentence)) or bool(_THEIR_THING.search(sentence))
+
+
+def _same_kin(word: str, text: str) -> bool:
+    """Whether the stem ``word`` of a question is a kin word ("mother", "爸") and ``text``
+    writes another word for the same relation ("mum", "mom"; "父亲": ``whose.relation``,
+    ``whose.relations_written``). "boyfriend" is no "partner", and "grand-dad" no "dad"."""
+    kin = _kin_stems().get(word, "")
+    return bool(kin) and kin in relations_written(text)
+
+
+@cache
+def _kin_stems() -> dict[str, str]:
+    """The relation of each stem of a kin word ("mother": "mother", "mum": "mother", "爸":
+    "father"; ``whose.relation``), made at first use."""
+    return {stem_of(w) if w.isascii() else w: relation(w) for w in kin_words()}
 
 
 def _same_word(word: str, other: str) -> bool:
@@ -1507,10 +1535,27 @@ def _answer(
     by_date = False
     if days and kind != "when":
         dated |= {m.id for m in memories if _tells_of_day(m, days)}
-        # the date is the match (issue 31), unless a note of another day holds what is asked:
-        # then the question is about that subject ("what did I weigh on Jan 1?"), not the day
+        # the date is the match (issue 31), unless a note of another day holds what is asked,
+        # and more of it than any note of the day: then the question is about that subject
+        # ("what did I weigh on Jan 1?"), not the day; where the day's note holds as much ("took
+        # the car in" and "car wash" for "the verdict on my car last tuesday"), the day decides
+        # unless recall finds the other day's note closer; a day's note of someone else's thing
+        # ("Dan's blood pressure" for "my blood pressure") counts for nothing
+        days_own = [c for c in candidates if c.memory.id in dated and not _someone_elses(question, c.text, True)]
+        on_the_day = max((len(_held(wanted, c.tokens, c.text)) for c in days_own), default=0)
+        closest_of_day = max(
+            (similarity.get(c.memory.id, 0.0) for c in days_own if len(_held(wanted, c.tokens, c.text)) == on_the_day),
+            default=0.0,
+        )
         by_date = not any(
             len(_held(wanted, c.tokens, c.text)) >= MIN_COVERAGE * len(wanted)
+            and (
+                len(_held(wanted, c.tokens, c.text)) > on_the_day
+                or (
+                    len(_held(wanted, c.tokens, c.text)) == on_the_day
+                    and similarity.get(c.memory.id, 0.0) > closest_of_day
+                )
+            )
             for c in candidates
             if c.memory.id not in dated
         )
@@ -1641,6 +1686,7 @@ def _answer(
             or _states_kind(held, best.memory, question, [c.memory for c in candidates])
         )
     )
+    whole_note = False
     if closest:
         if fully:
             return not_found  # answered by the passes before
@@ -1651,6 +1697,9 @@ def _answer(
         if on_day and similarity:  # of the day's notes, the one recall finds closest
             best = max(candidates, key=lambda c: similarity.get(c.memory.id, 0.0))
             held = held_by(best.memory)
+            # chosen as a whole, not by a sentence's words: a short note of the person's is
+            # quoted whole ("took the car in. brake pads down to 20%" for "the verdict on my car")
+            whole_note = _own(best.memory, user) and len(best.memory.text) <= SHORT_NOTE_CHARS
         if not on_day:
             rivals = [m for m in memories if not days or m.id in dated]
             pick = _closest_own(
@@ -1714,7 +1763,10 @@ def _answer(
     if later is not None:
         return _later_answer(later, best, user, chinese)
     quoted = [best]
-    beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
+    if whole_note:  # its sentences of the writer's own matters ("Sarah's biopsy came back" is not)
+        whole = [c for c in candidates if c.memory is best.memory and (c is best or not _tells_of_another(c.text))]
+        quoted = sorted(whole, key=lambda c: c.index)
+    beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1 and not whole_note]
     # The neighbour joins when it scores close, when it holds what the question asks for
     # and the best one does not ("flying on the track" beside "I went to the racetrack"),
     # or when the best one points back to it ("I'll try to watch this TV show").

@@ -321,6 +321,33 @@ def told_of(sentence: str, question: str = "") -> Subject | None:
     return Subject(_WHO[head.group("who").lower()], name.group(1) if name else "")
 
 
+def relation(word: str) -> str:
+    """Who a single kin word names to the writer (``Subject.who``: "mum", "mom", "妈妈",
+    "mother": "mother"; "boyfriend": "boyfriend", not "partner"); "" for any other word."""
+    return _WHO.get(word.lower(), "")
+
+
+def kin_words() -> frozenset[str]:
+    """Every word, English or Chinese, that ``relation`` knows ("mum", "sis", "老爸")."""
+    return frozenset(_WHO)
+
+
+_KIN_NAMED_EN = re.compile(
+    rf"(?:(?:^|[.!?;\n]\s*|\b(?:my|our)\s+)(?P<lead>{_PERSON_EN})s?|(?<![\w-])(?P<own>{_PERSON_EN})s?['’]s?)(?![\w-])",
+    re.IGNORECASE,
+)
+"""An English kin word naming someone of the writer's: a possessive ("mum's wifi"), after
+"my"/"our", or at a sentence's head ("dad said"); not within a compound ("grand-dad") nor
+a word the writer is called ("the kids call me mum")."""
+
+
+def relations_written(text: str) -> frozenset[str]:
+    """The keys (``Subject.who``) of the people ``text`` names by who they are to its writer
+    (``_KIN_NAMED_EN``; a Chinese word whole: "舅妈" is an aunt, not "妈")."""
+    found = {_WHO[(m.group("lead") or m.group("own")).lower()] for m in _KIN_NAMED_EN.finditer(text)}
+    return frozenset(found | {_WHO[m.group(0)] for m in re.finditer(_PERSON_ZH, text)})
+
+
 def people_named(text: str) -> frozenset[str]:
     """The keys (``Subject.who``) of everyone ``text`` names by who they are to its writer,
     anywhere in it, with whom the word names besides (``_KIN_OF``; "family", or words asking
