@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer.main
+import typer.testing
 from cli_checks import ok
 from fakes.models import FakeChatModel, FakeEmbedder
 from typer.testing import CliRunner
@@ -62,6 +64,32 @@ def pytest_configure(config: pytest.Config) -> None:
         # a checkout that cannot be written keeps none: each process compiles then, as before
         compileall.compile_dir(folder, quiet=2)
 
+
+def _registrations(instance: typer.Typer) -> tuple[Any, ...]:
+    """What ``typer.main.get_command`` builds a Typer app's Click command from: its callback
+    and the commands and groups registered on it (a command module imported later, or a test
+    that patches ``registered_commands``, changes it)."""
+    groups = tuple((id(group), _registrations(group.typer_instance)) for group in instance.registered_groups)
+    return id(instance.registered_callback), tuple(map(id, instance.registered_commands)), groups
+
+
+_BUILT: dict[int, tuple[typer.Typer, tuple[Any, ...], Any]] = {}
+
+
+def _command_of(instance: typer.Typer) -> Any:
+    """``typer.main.get_command`` of ``instance``, built again only when its registrations
+    changed. Typer's CliRunner builds the whole Click tree at every ``invoke`` (every command
+    module the test process imported: ~0.1 s a call, thousands of calls in the suite), where
+    the ``memcli`` program builds it once a process; the Click command keeps no state from
+    one invocation to the next (each has its own Context)."""
+    key = _registrations(instance)
+    built = _BUILT.get(id(instance))
+    if built is None or built[0] is not instance or built[1] != key:
+        built = _BUILT[id(instance)] = (instance, key, typer.main.get_command(instance))
+    return built[2]
+
+
+typer.testing._get_command = _command_of  # what typer.testing.CliRunner.invoke calls
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # One worker a core (see pyproject's addopts): torch in a worker takes one thread, as
