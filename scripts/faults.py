@@ -343,14 +343,18 @@ class Check:
         self, harness: Harness, home: Path, archived: bool = False, user: str | None = None, **extra: str
     ) -> list[dict] | None:
         argv = ["list", "-n", "0", "--json", *(["--archived"] if archived else []), *(["--user", user] if user else [])]
-        done = self.saw(harness.run(home, *argv, **extra), expect_ok=True)
+        return self.listed(harness.run(home, *argv, **extra))
+
+    def listed(self, done: Result) -> list[dict] | None:
+        """The memories ``done`` (a ``memcli list --json``) printed; None, with the failure, when it failed."""
+        self.saw(done, expect_ok=True)
         if done.code != 0:
             self.row.failures.append("the store does not open after the fault")
             return None
         try:
             return json.loads(done.out)
         except ValueError:
-            self.row.failures.append(f"`memcli {' '.join(argv)}` printed no JSON list")
+            self.row.failures.append(f"`memcli {' '.join(done.argv)}` printed no JSON list")
             return None
 
     def present_once(
@@ -408,18 +412,21 @@ def snapshot(harness: Harness, home: Path, check: Check, **extra: str) -> dict |
     run, and a process of its own for each command started Python and imported memcli again."""
     inside = [sys.executable, str(Path(__file__).resolve()), "--snapshot-inside", *(["--fake-models"] * harness.fake)]
     done = harness.run(home, command=inside, **extra)
+    check.saw(done, expect_ok=True)  # the process as a whole: a crash at exit, a traceback after the commands
     try:
-        stats, active, archived = (Result(**result) for result in json.loads(done.out))
+        results = [Result(**result) for result in json.loads(done.out)]
     except (ValueError, TypeError):  # killed, hung, or a crash before any command ran
-        check.saw(done, expect_ok=True)
+        results = []
+    if done.code != 0 or len(results) != len(SNAPSHOT_ARGV):
         check.row.failures.append("the store does not open after the fault")
         return None
+    stats, active, archived = results
     check.saw(stats, expect_ok=True)
-    active_memories = _listed(check, check.saw(active, expect_ok=True))
+    active_memories = check.listed(active)
     if active_memories is None or stats.code != 0:
         return None
     numbers = {k: v for k, v in json.loads(stats.out).items() if k not in VOLATILE_STATS}
-    archived_memories = _listed(check, check.saw(archived, expect_ok=True)) if numbers.get("archived", 1) else []
+    archived_memories = check.listed(archived) if numbers.get("archived", 1) else []
     if archived_memories is None:
         return None
     return {
@@ -427,18 +434,6 @@ def snapshot(harness: Harness, home: Path, check: Check, **extra: str) -> dict |
         "archived": sorted([m["id"], m["kind"], m["text"]] for m in archived_memories),
         "stats": numbers,
     }
-
-
-def _listed(check: Check, done: Result) -> list[dict] | None:
-    """The memories ``memcli list --json`` printed (None, with the failure, when it failed), as ``Check.memories``."""
-    if done.code != 0:
-        check.row.failures.append("the store does not open after the fault")
-        return None
-    try:
-        return json.loads(done.out)
-    except ValueError:
-        check.row.failures.append(f"`memcli {' '.join(done.argv)}` printed no JSON list")
-        return None
 
 
 def snapshot_inside(fake: bool) -> list[dict]:
@@ -463,7 +458,11 @@ def snapshot_inside(fake: bool) -> list[dict]:
             try:
                 code = app(argv, prog_name="memcli", standalone_mode=False)
             except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:  # as Python ends a process with it: the message on stderr, exit 1
+                    print(exc.code, file=sys.stderr)
+                    code = 1
             except BaseException:  # what would end a process of its own with a traceback
                 traceback.print_exc()
                 code = 1

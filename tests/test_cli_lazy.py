@@ -199,9 +199,7 @@ def test_plain_values_convert_as_typer_converts(monkeypatch: pytest.MonkeyPatch)
     assert (str, True, None) in seen and any(minimum is not None for _, _, minimum in seen)
 
 
-def test_a_bad_value_leaves_the_parameter_its_plain_conversion(
-    runner: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_bad_value_leaves_the_parameter_its_plain_conversion(runner: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # The runner of the tests reuses one Click tree a process (conftest), as a service would:
     # Typer's conversion of a bad value must not stay the parameter's for the next invocation.
     converted: list[str] = []
