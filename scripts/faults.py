@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import random
@@ -60,6 +61,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.request
 import uuid
 from collections import Counter
@@ -227,13 +229,14 @@ class Harness:
         prefix: Iterable[str] = (),
         closed_stdin: bool = False,
         cwd: Path | None = None,
+        command: list[str] | None = None,
         **extra: str,
     ) -> Result:
         """Run ``memcli argv`` to the end (killed after ``timeout`` s: a hang); ``input``
         (text, or bytes as they are) on its stdin, else none (``closed_stdin``: fd 0 closed, as ``<&-``);
-        in ``cwd`` (default: the harness's workdir)."""
+        in ``cwd`` (default: the harness's workdir); ``command``: another program than memcli."""
         process = subprocess.Popen(
-            [*prefix, *self.command, *argv],
+            [*prefix, *(command or self.command), *argv],
             stdin=subprocess.PIPE if input is not None else None if closed_stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -340,14 +343,18 @@ class Check:
         self, harness: Harness, home: Path, archived: bool = False, user: str | None = None, **extra: str
     ) -> list[dict] | None:
         argv = ["list", "-n", "0", "--json", *(["--archived"] if archived else []), *(["--user", user] if user else [])]
-        done = self.saw(harness.run(home, *argv, **extra), expect_ok=True)
+        return self.listed(harness.run(home, *argv, **extra))
+
+    def listed(self, done: Result) -> list[dict] | None:
+        """The memories ``done`` (a ``memcli list --json``) printed; None, with the failure, when it failed."""
+        self.saw(done, expect_ok=True)
         if done.code != 0:
             self.row.failures.append("the store does not open after the fault")
             return None
         try:
             return json.loads(done.out)
         except ValueError:
-            self.row.failures.append(f"`memcli {' '.join(argv)}` printed no JSON list")
+            self.row.failures.append(f"`memcli {' '.join(done.argv)}` printed no JSON list")
             return None
 
     def present_once(
@@ -390,24 +397,77 @@ class Check:
                 self.row.failures.append(f"duplicate derived memory ({count}x): {' '.join(key)}")
 
 
+SNAPSHOT_ARGV = (
+    ["stats", "--json", "--now", SNAPSHOT_NOW],
+    ["list", "-n", "0", "--json"],
+    ["list", "-n", "0", "--json", "--archived"],
+)
+"""The commands whose output is a store's snapshot: its stats, its active and its archived memories."""
+
+
 def snapshot(harness: Harness, home: Path, check: Check, **extra: str) -> dict | None:
-    """What must not change: the memories (id, kind, text; active and archived) and the stats."""
-    stats = check.saw(harness.run(home, "stats", "--json", "--now", SNAPSHOT_NOW, **extra), expect_ok=True)
-    active = check.memories(harness, home, **extra)
-    if active is None or stats.code != 0:
+    """What must not change: the memories (id, kind, text; active and archived) and the stats.
+    The three commands of ``SNAPSHOT_ARGV`` run in one process (``snapshot_inside``), each
+    in-process as memcli runs it with the service off: a store is compared a dozen times a
+    run, and a process of its own for each command started Python and imported memcli again."""
+    inside = [sys.executable, str(Path(__file__).resolve()), "--snapshot-inside", *(["--fake-models"] * harness.fake)]
+    done = harness.run(home, command=inside, **extra)
+    check.saw(done, expect_ok=True)  # the process as a whole: a crash at exit, a traceback after the commands
+    try:
+        results = [Result(**result) for result in json.loads(done.out)]
+    except (ValueError, TypeError):  # killed, hung, or a crash before any command ran
+        results = []
+    if done.code != 0 or len(results) != len(SNAPSHOT_ARGV):
+        check.row.failures.append("the store does not open after the fault")
+        return None
+    stats, active, archived = results
+    check.saw(stats, expect_ok=True)
+    active_memories = check.listed(active)
+    if active_memories is None or stats.code != 0:
         return None
     numbers = {k: v for k, v in json.loads(stats.out).items() if k not in VOLATILE_STATS}
-    archived = check.memories(harness, home, archived=True, **extra) if numbers.get("archived", 1) else []
-    if archived is None:
+    archived_memories = check.listed(archived) if numbers.get("archived", 1) else []
+    if archived_memories is None:
         return None
     return {
-        "active": sorted([m["id"], m["kind"], m["text"]] for m in active),
-        "archived": sorted([m["id"], m["kind"], m["text"]] for m in archived),
+        "active": sorted([m["id"], m["kind"], m["text"]] for m in active_memories),
+        "archived": sorted([m["id"], m["kind"], m["text"]] for m in archived_memories),
         "stats": numbers,
     }
 
 
-# --- inputs -----------------------------------------------------------------------------
+def snapshot_inside(fake: bool) -> list[dict]:
+    """Run each command of ``SNAPSHOT_ARGV`` in this process, one after the other, as
+    ``python -m memcli`` runs it (MEMCLI_HOME and MEMCLI_SERVICE=off from the environment),
+    or with ``fake`` as ``python tests/fakes cli`` does (its models); each one's ``Result``
+    fields (its exit code, stdout and stderr)."""
+    from memcli.cli import app
+
+    if fake:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from fakes.models import SlowEmbedder, SlowModel
+
+        from memcli.transport import local
+
+        local.use_models(embedder=SlowEmbedder(0.0), chat_model=SlowModel(0.0))
+
+    results = []
+    for argv in SNAPSHOT_ARGV:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = app(argv, prog_name="memcli", standalone_mode=False)
+            except SystemExit as exc:
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:  # as Python ends a process with it: the message on stderr, exit 1
+                    print(exc.code, file=sys.stderr)
+                    code = 1
+            except BaseException:  # what would end a process of its own with a traceback
+                traceback.print_exc()
+                code = 1
+        results.append({"argv": argv, "code": code, "out": out.getvalue(), "err": err.getvalue()})
+    return results
 
 
 def tag() -> str:
@@ -2352,7 +2412,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--disk-full-inside", nargs=3, metavar=("HOME", "TEMPLATE", "NOTES"), help=argparse.SUPPRESS)
     parser.add_argument("--full-disk-inside", nargs=3, metavar=("HOME", "TEMPLATE", "MARK"), help=argparse.SUPPRESS)
+    parser.add_argument("--snapshot-inside", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.snapshot_inside:
+        print(json.dumps(snapshot_inside(options.fake_models)))
+        return 0
     global QUIET
     QUIET = options.quiet or bool(options.disk_full_inside) or bool(options.full_disk_inside)
     if options.full_disk_inside:

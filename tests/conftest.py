@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer.main
+import typer.testing
 from cli_checks import ok
 from fakes.models import FakeChatModel, FakeEmbedder
 from typer.testing import CliRunner
@@ -62,6 +64,35 @@ def pytest_configure(config: pytest.Config) -> None:
         # a checkout that cannot be written keeps none: each process compiles then, as before
         compileall.compile_dir(folder, quiet=2)
 
+
+def _registrations(instance: typer.Typer) -> tuple[Any, ...]:
+    """What ``typer.main.get_command`` builds a Typer app's Click command from: its callback
+    and the commands and groups registered on it (a command module imported later, or a test
+    that patches ``registered_commands``, changes it). The objects themselves, kept alive by
+    the key and compared by identity (Typer's infos define no equality)."""
+    groups = tuple((group, _registrations(group.typer_instance)) for group in instance.registered_groups)
+    return instance.registered_callback, tuple(instance.registered_commands), groups
+
+
+_BUILT: dict[typer.Typer, tuple[tuple[Any, ...], Any]] = {}
+
+
+def _command_of(instance: typer.Typer) -> Any:
+    """``typer.main.get_command`` of ``instance``, built again only when its registrations
+    changed. Typer's CliRunner builds the whole Click tree at every ``invoke`` (every command
+    module the test process imported: ~0.1 s a call, thousands of calls in the suite), where
+    the ``memcli`` program builds it once a process. Each invocation has its own Context, but
+    what a command keeps on itself (a parameter's conversion, built on first use) carries over
+    to the next invocation, as in one process running commands in turn: a command must not
+    leave there what one invocation's values made of it (``root.PlainValue``)."""
+    key = _registrations(instance)
+    built = _BUILT.get(instance)
+    if built is None or built[0] != key:
+        built = _BUILT[instance] = (key, typer.main.get_command(instance))
+    return built[1]
+
+
+typer.testing._get_command = _command_of  # what typer.testing.CliRunner.invoke calls
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # One worker a core (see pyproject's addopts): torch in a worker takes one thread, as

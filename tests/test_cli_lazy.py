@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import typer
+from cli_checks import ok
 
 from memcli.cli import GROUP_MODULES, app, load_all, root
 from memcli.cli.command_table import COMMANDS
@@ -210,6 +211,26 @@ def test_plain_values_convert_as_typer_converts(monkeypatch: pytest.MonkeyPatch)
             assert mine == typer_own, (param.name, value)
     assert {kind for kind, _, _ in seen} == {str, int, float, bool}
     assert (str, True, None) in seen and any(minimum is not None for _, _, minimum in seen)
+
+
+def test_a_bad_value_leaves_the_parameter_its_plain_conversion(runner: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The runner of the tests reuses one Click tree a process (conftest), as a service would:
+    # Typer's conversion of a bad value must not stay the parameter's for the next invocation.
+    converted: list[str] = []
+    plain_coerce = root.PlainValue.coerce
+
+    def coerce(self: Any, value: Any, param: Any, ctx: Any) -> Any:
+        converted.append(param.name)
+        return plain_coerce(self, value, param, ctx)
+
+    monkeypatch.setattr(root.PlainValue, "coerce", coerce)
+    ok(runner.invoke(app, ["list", "-n", "1"]))  # imports the command's group: the tree is built again once
+    bad = runner.invoke(app, ["list", "-n", "many"])
+    assert bad.exit_code == 2 and "Invalid value for '--limit'" in bad.output
+    converted.clear()
+    good = runner.invoke(app, ["list", "-n", "0", "--json"])
+    assert good.exit_code == 0, good.output
+    assert "limit" in converted
 
 
 def test_recall_parses_its_options_without_pydantic(tmp_path: Path) -> None:

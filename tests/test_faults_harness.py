@@ -69,6 +69,44 @@ def test_a_wrong_exit_code_and_two_stderr_lines_fail_a_bad_input_case() -> None:
     assert fine.ok
 
 
+CRASH_AT_EXIT = """\
+import atexit, os, sys
+
+
+def crash():
+    sys.stderr.write("Traceback (most recent call last):\\n  at exit\\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+atexit.register(crash)
+"""
+
+
+def test_a_snapshot_whose_process_crashes_at_exit_fails(tmp_path: Path) -> None:
+    # The snapshot's process prints every command's result before it ends: a crash after that
+    # (a sitecustomize's exit handler here) is still a store that does not open.
+    harness = faults.Harness(fake=True, quick=True, workdir=tmp_path)
+    home = tmp_path / "home"
+    fine = faults.Check(faults.Row("fine"))
+    assert faults.snapshot(harness, home, fine) is not None and fine.row.ok, fine.row.failures
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(CRASH_AT_EXIT)
+    crashed = faults.Check(faults.Row("crashed"))
+    assert faults.snapshot(harness, home, crashed, PYTHONPATH=str(tmp_path / "site")) is None
+    assert crashed.row.tracebacks == 1 and "exit 3" in crashed.row.failures[0]
+    assert crashed.row.failures[1:] == ["the store does not open after the fault"]
+
+
+def test_a_snapshot_command_ended_by_a_message_reports_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    def app(*args: object, **kwargs: object) -> None:
+        raise SystemExit("no store here")
+
+    monkeypatch.setattr("memcli.cli.app", app)
+    results = faults.snapshot_inside(fake=False)
+    assert [(r["code"], r["err"]) for r in results] == [(1, "no store here\n")] * len(faults.SNAPSHOT_ARGV)
+
+
 def test_kill_trials_are_spread_over_every_case() -> None:
     counts = faults.distribute(100, faults.KILL_SHARES)
     assert sum(counts.values()) == 100 and min(counts.values()) >= 10

@@ -27,6 +27,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer._coercion import build_runtime_param
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from memcli import __version__
@@ -73,8 +74,9 @@ class PlainValue:
             converted = self._plain(value, param)
             if converted is not _NOT_PLAIN:
                 return converted
-        param._runtime_param = None  # Typer's own conversion, pydantic and its message included
-        return param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+        # Typer's own conversion, pydantic and its message included, built for this value only:
+        # the parameter keeps this conversion for the next invocation of the same command.
+        return build_runtime_param(param.type_descriptor).coerce(value, param=param, ctx=ctx)
 
     def _plain(self, value: Any, param: Any) -> Any:
         if self.kind is bool or isinstance(value, bool):
