@@ -1541,20 +1541,17 @@ def _answer(
         # the car in" and "car wash" for "the verdict on my car last tuesday"), the day decides
         # unless recall finds the other day's note closer; a day's note of someone else's thing
         # ("Dan's blood pressure" for "my blood pressure") counts for nothing
+        holds = {id(c): len(_held(wanted, c.tokens, c.text)) for c in candidates}
         days_own = [c for c in candidates if c.memory.id in dated and not _someone_elses(question, c.text, True)]
-        on_the_day = max((len(_held(wanted, c.tokens, c.text)) for c in days_own), default=0)
+        on_the_day = max((holds[id(c)] for c in days_own), default=0)
         closest_of_day = max(
-            (similarity.get(c.memory.id, 0.0) for c in days_own if len(_held(wanted, c.tokens, c.text)) == on_the_day),
-            default=0.0,
+            (similarity.get(c.memory.id, 0.0) for c in days_own if holds[id(c)] == on_the_day), default=0.0
         )
         by_date = not any(
-            len(_held(wanted, c.tokens, c.text)) >= MIN_COVERAGE * len(wanted)
+            holds[id(c)] >= MIN_COVERAGE * len(wanted)
             and (
-                len(_held(wanted, c.tokens, c.text)) > on_the_day
-                or (
-                    len(_held(wanted, c.tokens, c.text)) == on_the_day
-                    and similarity.get(c.memory.id, 0.0) > closest_of_day
-                )
+                holds[id(c)] > on_the_day
+                or (holds[id(c)] == on_the_day and similarity.get(c.memory.id, 0.0) > closest_of_day)
             )
             for c in candidates
             if c.memory.id not in dated
@@ -1766,7 +1763,7 @@ def _answer(
     if whole_note:  # its sentences of the writer's own matters ("Sarah's biopsy came back" is not)
         whole = [c for c in candidates if c.memory is best.memory and (c is best or not _tells_of_another(c.text))]
         quoted = sorted(whole, key=lambda c: c.index)
-    beside = [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1 and not whole_note]
+    beside = [] if whole_note else [c for c in candidates if c.memory is best.memory and abs(c.index - best.index) == 1]
     # The neighbour joins when it scores close, when it holds what the question asks for
     # and the best one does not ("flying on the track" beside "I went to the racetrack"),
     # or when the best one points back to it ("I'll try to watch this TV show").
