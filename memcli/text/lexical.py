@@ -436,6 +436,32 @@ _NO_SLOTS = np.zeros(0, dtype=np.int32)
 _NO_COUNTS = np.zeros(0, dtype=np.uint16)
 
 
+def _merged(parts: Sequence[tuple[np.ndarray, np.ndarray, float]], values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The slots of ``parts`` (columns of one term: ascending slots, their counts, the
+    field's weight), each once, ascending, and the weighted count of each summed over the
+    parts (float32), added in the parts' order. ``values``: a float32 buffer of at least
+    every part's length.
+
+    The columns one after another are sorted stably (timsort merges the ascending runs
+    in linear time), so that every pass reads its arrays in order: at a million memories
+    the query's terms hold about a million postings, and marking each slot in arrays of
+    every slot (a scatter a column, then a gather) cost twice as much."""
+    every = np.concatenate([slots for slots, _, _ in parts])
+    at = 0
+    for slots, counts, weight in parts:
+        np.multiply(counts, weight, out=values[at : at + len(slots)])
+        at += len(slots)
+    order = np.argsort(every, kind="stable")
+    every, weighted = every[order], values[: len(every)][order]
+    starts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]])
+    runs = np.diff(starts, append=len(every))
+    f = weighted[starts]
+    for k in range(1, int(runs.max())):  # one field after another, as a slot's sum adds them
+        longer = np.flatnonzero(runs > k)
+        f[longer] += weighted[starts[longer] + k]
+    return every[starts], f
+
+
 class LexicalIndex:
     """BM25 postings of one user's memories, one document per slot of a ``UserIndex``
     (slots are small integers; a slot may be written again or dropped).
@@ -475,7 +501,6 @@ class LexicalIndex:
         self._end = 0
         """One past the last slot the base and the pending postings hold."""
         self._norm = np.zeros(0)
-        self._summed, self._seen = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=bool)
         self._buffers = [np.empty(0, dtype=np.float32) for _ in range(3)]
         self._norm_key: tuple[Any, ...] | None = None
         self._writes = 0
@@ -824,16 +849,11 @@ class LexicalIndex:
         limit = min(n, len(self._stale))
         stale = self._stale if self._stale.any() else None
         norm = self._norms(n, avgdl)
-        # The fields of a term are summed a slot at a time in ``summed`` (the slots of one
-        # column are distinct), and each slot found is kept once through ``seen`` (one byte a
-        # slot: the array a query's scattered reads meet stays in the cache, where an
-        # integer a slot did not): work in proportion to the postings, never a pass over
-        # every slot a term (at a million memories a query's terms hold about a million
-        # postings). Both are left as they were found.
-        if len(self._summed) < n:
-            self._summed, self._seen = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=bool)
-        summed, seen = self._summed, self._seen
-        touched = False
+        # Work in proportion to the postings, never a pass over every slot a term (at a
+        # million memories a query's terms hold about a million postings): a term's fields
+        # merged in order (``_merged``), its scores kept by slot, and the terms added up once.
+        found_slots: list[np.ndarray] = []
+        found_scores: list[np.ndarray] = []
         for term in ids:
             parts: list[tuple[np.ndarray, np.ndarray, float]] = []
             for postings, skip in ((self._base, stale), (self._delta_postings, None)):
@@ -859,17 +879,7 @@ class LexicalIndex:
                 present, counts, weight = parts[0]
                 f = np.multiply(counts, weight, out=work[0][: len(present)])
             else:
-                found_parts = []
-                for i, (slots, counts, weight) in enumerate(parts):
-                    summed[slots] += np.multiply(counts, weight, out=work[0][: len(slots)])
-                    new = slots if i == 0 else slots[~seen[slots]]
-                    if i < len(parts) - 1:
-                        seen[new] = True
-                    found_parts.append(new)
-                present = np.concatenate(found_parts)
-                f = np.take(summed, present, out=work[0][: len(present)])
-                summed[present] = 0.0
-                seen[present] = False
+                present, f = _merged(parts, work[0])
             found = len(present)
             idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
             idf = np.float32(idf if idf > 0 else _MIN_IDF)
@@ -882,9 +892,12 @@ class LexicalIndex:
             length = np.take(norm, present, out=work[2][:found])
             length += f
             score /= length
-            if touched:
-                out[present] += score
-            else:
-                out[present] = score
-            touched = True
+            found_slots.append(present)
+            found_scores.append(score.copy())  # the buffer serves the next term
+        if len(found_slots) > 1:
+            # each slot's terms added in the query's order, as adding a term at a time would,
+            # in one pass over the postings rather than a gather and a scatter a term
+            return np.bincount(np.concatenate(found_slots), np.concatenate(found_scores), minlength=n)
+        if found_slots:
+            out[found_slots[0]] = found_scores[0]
         return out
