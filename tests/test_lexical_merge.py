@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memcli.text.lexical import _merged
+from memcli.text import lexical
+from memcli.text.lexical import LexicalIndex, _merged
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -26,3 +27,62 @@ def test_merged_columns_hold_each_slot_once_with_its_fields_added_in_order(seed:
     np.testing.assert_array_equal(present, found)
     assert f.dtype == np.float32
     np.testing.assert_array_equal(f, summed[found])
+
+
+def fresh(documents: list[tuple[str, str, str]]) -> LexicalIndex:
+    index = LexicalIndex()
+    index.put(list(range(len(documents))), documents)
+    return index
+
+
+def test_a_frequent_term_is_merged_once_and_scores_as_a_fresh_index_through_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A term most documents hold has its merged columns kept (``LexicalIndex._frequent``):
+    a second query does not merge them again, and after writes (the delta, stale rows, a
+    merge, a compaction: a new base) every query still scores as an index built at once."""
+    monkeypatch.setattr(lexical, "MERGE_AT", 3)
+    calls: list[int] = []
+    merged = lexical._merged
+
+    def counted(parts, values):  # type: ignore[no-untyped-def]
+        calls.append(len(parts))
+        return merged(parts, values)
+
+    monkeypatch.setattr(lexical, "_merged", counted)
+    rng = np.random.default_rng(3)
+    words = ["puppy", "lake", "painting", "zeppelin", "sister"]
+
+    def document() -> tuple[str, str, str]:
+        pick = lambda n: " ".join(rng.choice(words, n))  # noqa: E731
+        return f"what {pick(rng.integers(1, 4))}", f"what {pick(rng.integers(0, 3))}", "8 May 2023"
+
+    held = {slot: document() for slot in range(30)}
+    index = fresh([held[s] for s in range(30)])
+    weights = (1.5, 1.0, 1.0)
+    index.scores(["what"], weights, 30)
+    index.scores(["what"], weights, 30)
+    assert calls == [2]  # own and context merged once, for both queries
+    for step in range(40):
+        if step % 3 == 0:  # a new document after every slot
+            slot = max(held) + 1
+            held[slot] = document()
+            index.put([slot], [held[slot]])
+        elif step % 3 == 1:
+            slot = int(rng.choice(list(held)))
+            held[slot] = document()
+            index.put([slot], [held[slot]])
+        else:
+            slot = int(rng.choice(list(held)))
+            index.drop(slot)
+            del held[slot]
+        if step % 10 == 9:
+            keep = np.array(sorted(held))
+            index.compact(keep)
+            held = {i: held[int(old)] for i, old in enumerate(keep)}
+        n = max(held) + 1
+        alive = sorted(held)
+        for query in (["what"], ["what", "puppi"], ["lake", "what", "may"]):
+            expected = np.zeros(n)
+            expected[alive] = fresh([held[s] for s in alive]).scores(query, weights, len(alive))
+            np.testing.assert_allclose(index.scores(query, weights, n), expected, rtol=1e-6, atol=1e-9)

@@ -47,6 +47,7 @@ import re
 import tempfile
 import threading
 import unicodedata
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,12 @@ MERGE_AT = 2048
 """Documents the delta holds before it is merged into the postings (and at least an eighth
 of the documents): a merge copies every posting, so it runs rarely."""
 _MIN_IDF = 1e-6
+FREQUENT_SHARE = 16
+"""A term whose base columns hold at least one posting for this many documents has them
+kept merged (``LexicalIndex._frequent``)."""
+FREQUENT_TERMS = 16
+"""Terms whose merged columns a ``LexicalIndex`` keeps (at a million memories about 60 MB
+at most: a slot and a float32 a document that holds the term)."""
 COUNT_MAX = np.iinfo(np.uint16).max
 """A term's count in one field of one document is kept up to this (BM25 has long saturated there)."""
 _WORD = re.compile(r"[^\W_]+")
@@ -436,7 +443,11 @@ _NO_SLOTS = np.zeros(0, dtype=np.int32)
 _NO_COUNTS = np.zeros(0, dtype=np.uint16)
 
 
-def _merged(parts: Sequence[tuple[np.ndarray, np.ndarray, float]], values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+Column = tuple[np.ndarray, np.ndarray, float]
+"""A column of postings as a query reads it: slots (ascending), counts, the field's weight."""
+
+
+def _merged(parts: Sequence[Column], values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The slots of ``parts`` (columns of one term: ascending slots, their counts, the
     field's weight), each once, ascending, and the weighted count of each summed over the
     parts (float32), added in the parts' order. ``values``: a float32 buffer of at least
@@ -503,6 +514,10 @@ class LexicalIndex:
         self._norm = np.zeros(0)
         self._buffers = [np.empty(0, dtype=np.float32) for _ in range(3)]
         self._norm_key: tuple[Any, ...] | None = None
+        self._frequent_columns: dict[tuple[int, tuple[float, float, float]], tuple[np.ndarray, np.ndarray]] = {}
+        """(term, weights) -> the term's base columns merged (``_frequent``), the last used last."""
+        self._frequent_of: weakref.ref[Postings] | None = None
+        """The base those merged columns were read from."""
         self._writes = 0
         """Documents put or dropped so far (the lengths changed since ``_norms`` last looked)."""
 
@@ -816,6 +831,38 @@ class LexicalIndex:
 
     # scoring ---------------------------------------------------------------------------------
 
+    def _frequent(self, term: int, weights: tuple[float, float, float]) -> list[Column] | None:
+        """The base's columns of ``term`` merged into one (``_merged``, the weights
+        applied: a column of weight 1) when they hold ``FREQUENT_SHARE`` of the documents or
+        more, else None. The merged columns of the last ``FREQUENT_TERMS`` such terms are
+        kept until the base changes: the words that most questions share ("what", "did",
+        "when") hold most of a query's postings, and merging theirs cost half its time.
+        Filtering the merged column by slot (``scores``: the limit, the stale rows) keeps
+        what filtering each column would: a slot's fields are kept or dropped together."""
+        base = self._base
+        if base is None:
+            return None
+        if self._frequent_of is None or self._frequent_of() is not base:
+            self._frequent_columns.clear()
+            self._frequent_of = weakref.ref(base)
+        key = (term, weights)
+        merged = self._frequent_columns.pop(key, None)
+        if merged is None:
+            columns = [
+                (slots, counts, weight)
+                for field, weight in enumerate(weights)
+                for slots, counts in [base.column(FIELDS * term + field)]
+                if len(slots)
+            ]
+            size = sum(len(slots) for slots, _, _ in columns)
+            if size * FREQUENT_SHARE < self._live_count or not columns:
+                return None
+            merged = _merged(columns, np.empty(size, dtype=np.float32))
+            if len(self._frequent_columns) >= FREQUENT_TERMS:
+                del self._frequent_columns[next(iter(self._frequent_columns))]
+        self._frequent_columns[key] = merged  # the last used last
+        return [(merged[0], merged[1], 1.0)]
+
     def _norms(self, n: int, avgdl: float) -> np.ndarray:
         """BM25's length normalisation ``K1 * (1 - B + B * length / avgdl)`` of the first
         ``n`` slots, kept until the lengths change (a pass over every slot once, not a query)."""
@@ -859,8 +906,12 @@ class LexicalIndex:
             for postings, skip in ((self._base, stale), (self._delta_postings, None)):
                 if postings is None:
                     continue
-                for field, weight in enumerate(weights):
-                    slots, counts = postings.column(FIELDS * term + field)
+                columns = self._frequent(term, weights) if postings is self._base else None
+                if columns is None:
+                    columns = [
+                        (*postings.column(FIELDS * term + field), weight) for field, weight in enumerate(weights)
+                    ]
+                for slots, counts, weight in columns:
                     if not len(slots):
                         continue
                     if int(slots[-1]) >= limit:  # a column's slots ascend: those below the limit are a prefix
