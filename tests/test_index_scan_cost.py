@@ -37,16 +37,23 @@ def test_hamming_distances_taken_a_block_at_a_time_count_every_differing_sign(
 
 
 def test_a_repeated_read_of_many_rows_is_given_read_only_not_copied(tmp_path: Path) -> None:
+    """The kept read and every read of the same slots are read-only views of it, alike
+    from the first read on, and no caller can make one writeable to change the next."""
     n = 3000
     index, _ = saved(tmp_path, n)
     every = np.arange(n)  # more than MEMO_ROWS: kept for the next read of the same slots
+    want = np.array(index.turn[:n])
     first = index.turn[every]
     again = index.turn[every]
-    np.testing.assert_array_equal(again, first)
-    assert first.flags.writeable  # the read itself: a new array of the caller's
-    assert not again.flags.writeable and not np.shares_memory(again, first)
-    with pytest.raises(ValueError):
-        again[0, 0] = 1.0
+    np.testing.assert_array_equal(again, want)
+    assert np.shares_memory(again, first)  # not copied
+    for read in (first, again):
+        assert not read.flags.writeable
+        with pytest.raises(ValueError):
+            read.flags.writeable = True
+        with pytest.raises(ValueError):
+            read[0, 0] = 123.0
+    np.testing.assert_array_equal(index.turn[every], want)
 
 
 def test_an_unchanged_index_builds_no_kind_mask_of_every_slot_a_query(

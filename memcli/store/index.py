@@ -288,18 +288,18 @@ class MappedRows(np.memmap):
     def _read(self, slots: np.ndarray) -> np.ndarray:
         """Rows ``slots`` as a new array, each run of consecutive slots read with one
         ``pread`` (a patched row through the map). The last read of more than ``MEMO_ROWS``
-        rows is kept, and the same slots read again (recall's fixed sample for the moments of
-        a signal, every query) are given from it as a read-only array, not copied, until a
-        row is written (``mark``)."""
+        rows is kept read-only, and that read and every read of the same slots again
+        (recall's fixed sample for the moments of a signal, every query) are given as a
+        read-only view of it, not copied, until a row is written (``mark``): a view of a
+        read-only array cannot be made writeable, so no caller can change what the next read
+        gives."""
         n = len(self)
         slots = np.where(slots < 0, slots + n, slots).astype(np.int64)
         if len(slots) and (slots.min() < 0 or slots.max() >= n):
             raise IndexError("a slot out of range")
         memo = self._memo
         if memo and len(memo["slots"]) == len(slots) and np.array_equal(memo["slots"], slots):
-            rows = memo["rows"].view()  # read-only, not copied: 6 MB a read of 4,096 rows
-            rows.flags.writeable = False
-            return rows
+            return memo["rows"].view()  # not copied: 6 MB a read of 4,096 rows
         out = np.empty((len(slots), self.shape[1]), dtype=self.dtype)
         size = out.itemsize * self.shape[1]
         buffer = memoryview(out).cast("B")
@@ -314,7 +314,9 @@ class MappedRows(np.memmap):
         if patched is not None and patched.any():
             out[patched] = np.asarray(super().__getitem__(slots[patched]))
         if memo is not None and len(slots) > MEMO_ROWS:
-            memo.update(slots=slots, rows=out.copy())
+            out.setflags(write=False)
+            memo.update(slots=slots, rows=out)
+            return out.view()
         return out
 
 
