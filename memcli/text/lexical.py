@@ -61,6 +61,14 @@ MERGE_AT = 2048
 """Documents the delta holds before it is merged into the postings (and at least an eighth
 of the documents): a merge copies every posting, so it runs rarely."""
 _MIN_IDF = 1e-6
+FREQUENT_SHARE = 16
+"""A term whose base columns hold postings for a share of at least 1/16 of the documents
+has them kept merged (``LexicalIndex._frequent``)."""
+FREQUENT_TERMS = 16
+"""Terms whose merged columns a ``LexicalIndex`` keeps. Each costs 8 bytes (an int32 slot
+and a float32) a document that holds it, so at most 16 x 8 B x the documents: 128 MB at a
+million memories, when every kept term is in every document (the question words held by
+most of them come nearer to half of that)."""
 COUNT_MAX = np.iinfo(np.uint16).max
 """A term's count in one field of one document is kept up to this (BM25 has long saturated there)."""
 _WORD = re.compile(r"[^\W_]+")
@@ -436,6 +444,45 @@ _NO_SLOTS = np.zeros(0, dtype=np.int32)
 _NO_COUNTS = np.zeros(0, dtype=np.uint16)
 
 
+Column = tuple[np.ndarray, np.ndarray, float]
+"""A column of postings as a query reads it: slots (ascending), counts, the field's weight."""
+
+
+def _merged(parts: Sequence[Column], values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The slots of ``parts`` (columns of one term: ascending slots, their counts, the
+    field's weight), each once, ascending, and the weighted count of each summed over the
+    parts (float32), added in the parts' order. ``values``: a float32 buffer of at least
+    every part's length.
+
+    The columns one after another are sorted stably (timsort merges the ascending runs
+    in linear time), so that every pass reads its arrays in order: at a million memories
+    the query's terms hold about a million postings, and marking each slot in arrays of
+    every slot (a scatter a column, then a gather) cost twice as much."""
+    every = np.concatenate([slots for slots, _, _ in parts])
+    at = 0
+    for slots, counts, weight in parts:
+        np.multiply(counts, weight, out=values[at : at + len(slots)])
+        at += len(slots)
+    order = np.argsort(every, kind="stable")
+    every, weighted = every[order], values[: len(every)][order]
+    starts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]])
+    runs = np.diff(starts, append=len(every))
+    f = weighted[starts]
+    for k in range(1, int(runs.max())):  # one field after another, as a slot's sum adds them
+        longer = np.flatnonzero(runs > k)
+        f[longer] += weighted[starts[longer] + k]
+    return every[starts], f
+
+
+def _summed(parts: Sequence[Column], values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_merged``, but a single column (its slots distinct already) only weighted, into
+    ``values``."""
+    if len(parts) == 1:
+        slots, counts, weight = parts[0]
+        return slots, np.multiply(counts, weight, out=values[: len(slots)])
+    return _merged(parts, values)
+
+
 class LexicalIndex:
     """BM25 postings of one user's memories, one document per slot of a ``UserIndex``
     (slots are small integers; a slot may be written again or dropped).
@@ -475,9 +522,11 @@ class LexicalIndex:
         self._end = 0
         """One past the last slot the base and the pending postings hold."""
         self._norm = np.zeros(0)
-        self._summed, self._seen = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=bool)
         self._buffers = [np.empty(0, dtype=np.float32) for _ in range(3)]
         self._norm_key: tuple[Any, ...] | None = None
+        self._frequent_columns: dict[tuple[int, tuple[float, float, float]], tuple[np.ndarray, np.ndarray]] = {}
+        """(term, weights) -> the term's base columns merged (``_frequent``), the last used
+        last; emptied as soon as the base is replaced (``_rebase``)."""
         self._writes = 0
         """Documents put or dropped so far (the lengths changed since ``_norms`` last looked)."""
 
@@ -529,7 +578,7 @@ class LexicalIndex:
                 or bool(np.any(np.diff(indptr) < 0))
             ):
                 raise ValueError("postings of another shape")
-            index._base = Postings(indptr, indices, counts)
+            index._rebase(Postings(indptr, indices, counts))
         return index
 
     def adopt(self, indices: np.ndarray, counts: np.ndarray) -> None:
@@ -549,7 +598,7 @@ class LexicalIndex:
             or counts.dtype != base.counts.dtype
         ):
             raise ValueError("postings that are not this index's")
-        self._base = Postings(base.indptr, indices, counts)
+        self._rebase(Postings(base.indptr, indices, counts))
         self._delta_postings = None
 
     # writes ------------------------------------------------------------------------------
@@ -574,7 +623,7 @@ class LexicalIndex:
             coo = batch.tocoo()
             postings = self._postings([slots[coo.row]], [coo.col.astype(np.int64)], [coo.data])
             if fresh:
-                self._base = postings
+                self._rebase(postings)
             else:
                 self._pending.append(self._waiting(Run.of(postings)))
             self._end = int(slots[-1]) + 1 if appended else int(slots.max()) + 1
@@ -621,10 +670,12 @@ class LexicalIndex:
         inside = keep[keep < len(self._live)]
         length, live = np.zeros(len(keep)), np.zeros(len(keep), dtype=bool)
         length[: len(inside)], live[: len(inside)] = self._length[inside], self._live[inside]
-        if self._base is not None:
+        base = self._base
+        if base is not None:
             renumber = np.full(len(self._live), -1, dtype=np.int32)
             renumber[inside[live[: len(inside)]]] = np.flatnonzero(live[: len(inside)])
-            self._base = self._base.renumbered(renumber)
+            self._frequent_columns.clear()  # the old base's kept columns go before its renumbered copy is made
+            self._rebase(base.renumbered(renumber))
         self._length, self._live, self._stale = length, live, np.zeros(len(keep), dtype=bool)
         self._end = len(keep)
         self._writes += 1
@@ -760,7 +811,8 @@ class LexicalIndex:
         if self._pending:
             parts = [Run.of(self._base), *self._pending] if self._base is not None else list(self._pending)
             joined = Postings.joined(parts, spill)
-            self._base, self._pending = joined, []
+            self._rebase(joined)
+            self._pending = []
             self._delta_postings = None
             self._close_pending()
 
@@ -775,8 +827,16 @@ class LexicalIndex:
             base = base.without(np.flatnonzero(self._stale[base.indices]))
         if base is not None and self._delta:
             base = base.plus(delta, len(self._live))
-        self._base, self._delta, self._delta_postings = base if base is not None else delta, {}, None
+        self._rebase(base if base is not None else delta)
+        self._delta, self._delta_postings = {}, None
         self._stale[:] = False
+
+    def _rebase(self, base: Postings | None) -> None:
+        """Make ``base`` the postings as of the last merge, letting go of the merged columns
+        kept from the one before (``_frequent``) at once: held until the next query, they
+        would sit in memory beside the new base for as long as no query comes."""
+        self._frequent_columns.clear()
+        self._base = base
 
     def _delta_as_postings(self) -> Postings:
         """The delta's documents as postings, kept until the next write (``_delta_postings``):
@@ -790,6 +850,34 @@ class LexicalIndex:
         return self._delta_postings
 
     # scoring ---------------------------------------------------------------------------------
+
+    def _frequent(self, base: Postings, term: int, weights: tuple[float, float, float]) -> tuple[list[Column], bool]:
+        """The base's columns of ``term`` that hold postings, and whether they come merged
+        into one (``_merged``, the weights applied: a column of weight 1, each slot once):
+        merged when they hold postings for ``FREQUENT_SHARE`` of the documents or more,
+        else as they are (read once: ``scores`` filters these). The merged columns of the
+        last ``FREQUENT_TERMS`` such terms are kept until the base is replaced: the words
+        that most questions share ("what", "did", "when") hold most of a query's postings,
+        and merging theirs cost half its time. Filtering the merged column by slot
+        (``scores``: the limit, the stale rows) keeps what filtering each column would: a
+        slot's fields are kept or dropped together."""
+        key = (term, weights)
+        merged = self._frequent_columns.pop(key, None)
+        if merged is None:
+            columns = [
+                (slots, counts, weight)
+                for field, weight in enumerate(weights)
+                for slots, counts in [base.column(FIELDS * term + field)]
+                if len(slots)
+            ]
+            size = sum(len(slots) for slots, _, _ in columns)
+            if size * FREQUENT_SHARE < self._live_count or not columns:
+                return columns, False
+            merged = _merged(columns, np.empty(size, dtype=np.float32))
+            if len(self._frequent_columns) >= FREQUENT_TERMS:
+                del self._frequent_columns[next(iter(self._frequent_columns))]
+        self._frequent_columns[key] = merged  # the last used last
+        return [(merged[0], merged[1], 1.0)], True
 
     def _norms(self, n: int, avgdl: float) -> np.ndarray:
         """BM25's length normalisation ``K1 * (1 - B + B * length / avgdl)`` of the first
@@ -824,23 +912,24 @@ class LexicalIndex:
         limit = min(n, len(self._stale))
         stale = self._stale if self._stale.any() else None
         norm = self._norms(n, avgdl)
-        # The fields of a term are summed a slot at a time in ``summed`` (the slots of one
-        # column are distinct), and each slot found is kept once through ``seen`` (one byte a
-        # slot: the array a query's scattered reads meet stays in the cache, where an
-        # integer a slot did not): work in proportion to the postings, never a pass over
-        # every slot a term (at a million memories a query's terms hold about a million
-        # postings). Both are left as they were found.
-        if len(self._summed) < n:
-            self._summed, self._seen = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=bool)
-        summed, seen = self._summed, self._seen
-        touched = False
+        # Work in proportion to the postings, never a pass over every slot a term (at a
+        # million memories a query's terms hold about a million postings): a term's fields
+        # merged in order (``_merged``), its scores kept by slot, and the terms added up once.
+        found_slots: list[np.ndarray] = []
+        found_scores: list[np.ndarray] = []
         for term in ids:
             parts: list[tuple[np.ndarray, np.ndarray, float]] = []
+            base_merged = False
             for postings, skip in ((self._base, stale), (self._delta_postings, None)):
                 if postings is None:
                     continue
-                for field, weight in enumerate(weights):
-                    slots, counts = postings.column(FIELDS * term + field)
+                if postings is self._base:
+                    columns, base_merged = self._frequent(postings, term, weights)
+                else:
+                    columns = [
+                        (*postings.column(FIELDS * term + field), weight) for field, weight in enumerate(weights)
+                    ]
+                for slots, counts, weight in columns:
                     if not len(slots):
                         continue
                     if int(slots[-1]) >= limit:  # a column's slots ascend: those below the limit are a prefix
@@ -851,25 +940,21 @@ class LexicalIndex:
                         slots, counts = slots[keep], counts[keep]
                     if len(slots):
                         parts.append((slots, counts, weight))
+                    elif postings is self._base:
+                        base_merged = False  # the merged column left nothing: no base part
             if not parts:
                 continue
             work = self._work(sum(len(slots) for slots, _, _ in parts))
             # a document holds the term in one field or several: count it once, its fields summed
-            if len(parts) == 1:  # one column: its slots are distinct already
-                present, counts, weight = parts[0]
-                f = np.multiply(counts, weight, out=work[0][: len(present)])
+            if base_merged and len(parts) > 1:
+                # the base's merged column and the delta's columns hold different slots (a slot
+                # written since the merge has its base rows stale): the delta's fields summed
+                # alone and put in among the base's slots, which are not sorted again
+                present, f = _summed(parts[1:], work[0])
+                at = np.searchsorted(parts[0][0], present)
+                present, f = np.insert(parts[0][0], at, present), np.insert(parts[0][1], at, f)
             else:
-                found_parts = []
-                for i, (slots, counts, weight) in enumerate(parts):
-                    summed[slots] += np.multiply(counts, weight, out=work[0][: len(slots)])
-                    new = slots if i == 0 else slots[~seen[slots]]
-                    if i < len(parts) - 1:
-                        seen[new] = True
-                    found_parts.append(new)
-                present = np.concatenate(found_parts)
-                f = np.take(summed, present, out=work[0][: len(present)])
-                summed[present] = 0.0
-                seen[present] = False
+                present, f = _summed(parts, work[0])
             found = len(present)
             idf = np.log((self._live_count - found + 0.5) / (found + 0.5))
             idf = np.float32(idf if idf > 0 else _MIN_IDF)
@@ -882,9 +967,12 @@ class LexicalIndex:
             length = np.take(norm, present, out=work[2][:found])
             length += f
             score /= length
-            if touched:
-                out[present] += score
-            else:
-                out[present] = score
-            touched = True
+            found_slots.append(present)
+            found_scores.append(score.copy())  # the buffer serves the next term
+        if len(found_slots) > 1:
+            # each slot's terms added in the query's order, as adding a term at a time would,
+            # in one pass over the postings rather than a gather and a scatter a term
+            return np.bincount(np.concatenate(found_slots), np.concatenate(found_scores), minlength=n)
+        if found_slots:
+            out[found_slots[0]] = found_scores[0]
         return out
