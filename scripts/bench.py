@@ -252,7 +252,10 @@ def locomo_sessions(path: Path, conversations: list[str] | None) -> list[list[An
 
 
 def locomo_questions(path: Path, conversations: list[str] | None, n: int, seed: int = 0) -> list[str]:
-    """A fixed sample of n LoCoMo questions (categories 1-4)."""
+    """A fixed sample of n LoCoMo questions (categories 1-4), and the first "when" question
+    after them when the sample has none: the worker's first "when" question after a restart
+    is a figure of its own (its signal read from the snapshot), which a small sample
+    (``--quick``'s) would leave out."""
     data = json.loads(path.read_text(encoding="utf-8"))
     found = [
         str(qa["question"])
@@ -262,7 +265,10 @@ def locomo_questions(path: Path, conversations: list[str] | None, n: int, seed: 
         if qa.get("category") in (1, 2, 3, 4) and qa.get("question")
     ]
     rng = random.Random(seed)
-    return rng.sample(found, min(n, len(found)))
+    sample = rng.sample(found, min(n, len(found)))
+    if not any(q.lower().startswith("when") for q in sample):
+        sample += [q for q in found if q.lower().startswith("when")][:1]
+    return sample
 
 
 def _names_pattern(names: dict[str, str]) -> re.Pattern[str] | None:
@@ -1694,7 +1700,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="a smoke run, not a measure (the test suite's): size 1000 in float32, conversation conv-26 only, one "
-        "call of each kind, one repeat, one remember of each kind, 2 chat turns, both imports on section 6's export",
+        "call of each kind, 4 queries (and a 'when' one), one repeat, one remember of each kind, 2 chat turns, both imports on section 6's export",
     )
     p.add_argument(
         "--skip", default="", help="parts to skip, comma-separated: recall, shell, import, forget-cli, client, waits"
@@ -1732,6 +1738,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.calls = min(args.calls, 1)
         args.cold_calls = min(args.cold_calls, 1)
         args.repeats = min(args.repeats, 1)
+        if args.queries == p.get_default("queries"):
+            args.queries = 4  # the worker's recalls, encodes and reinforced recalls: each query 3 times or more
         args.chat_turns = min(args.chat_turns, 2)
         args.worker_remembers = 1
         if args.vector_dtype == p.get_default("vector_dtype"):

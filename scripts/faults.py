@@ -833,9 +833,13 @@ def reinforce_case(h: Harness, rng: random.Random, base: Path, trials: int) -> R
     topics = ["harbour", "puppy", "pottery", "zeppelin", "birthday", "garden"]
     acked: Counter = Counter()
     try:
-        for i in range(24):
-            text = f"Reinforce note {i} about the {topics[i % len(topics)]} {mark}"
-            _setup(check.saw(h.run(home, "remember", text, service=True)), row)
+        # the 24 notes in one import through the service (a paragraph each), not 24 processes
+        notes = base / "reinforce-notes.txt"
+        notes.write_text(
+            "\n\n".join(f"Reinforce note {i} about the {topics[i % len(topics)]} {mark}" for i in range(24)) + "\n",
+            encoding="utf-8",
+        )
+        _setup(check.saw(h.run(home, "import", str(notes), service=True)), row)
         for trial in range(trials):
             status = check.saw(h.run(home, "service", "status", "--json", service=True, timeout=60))
             if status.code != 0:
@@ -2453,7 +2457,8 @@ def main(argv: list[str] | None = None) -> int:
             "service: a folder named memcli here": lambda: [shadowed_service_case(h, base)],
             "chat: transcript and citations": lambda: [chat_leak_case(h, base)],
             "graph: backup, purge, restore": lambda: [graph_backup_case(h, base)],
-            "kill: service mid-command": lambda: [died_service_case(h, rng, base, 6 if options.quick else 12)],
+            # --quick: each of its three kills (a remember being journaled, one journaled, an import) once
+            "kill: service mid-command": lambda: [died_service_case(h, rng, base, 3 if options.quick else 12)],
             "kill: service while recall reinforces": lambda: [reinforce_case(h, rng, base, 3 if options.quick else 6)],
             "purge grep: ": lambda: purge_cases(h, base),
             "probe: export -o FIFO, folder, symlink, stale temp": lambda: [export_target_case(h, base)],

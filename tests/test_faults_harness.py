@@ -201,7 +201,7 @@ def test_the_quick_fault_run_holds_every_invariant(
     cases = {row["case"] for row in report["rows"]}
     assert set(expected) <= cases, sorted(cases)
     # --trials shares out the kill trials of KILL_SHARES; a service killed mid-command and a
-    # service killed while recall reinforces have counts of their own (6 and 3 in --quick)
+    # service killed while recall reinforces have counts of their own (3 and 3 in --quick)
     assert sum(row["trials"] for row in report["rows"] if row["case"] in faults.KILL_SHARES) == trials
     failing = {row["case"]: row["failures"][:3] for row in report["rows"] if not row["ok"]}
     assert failing == {}, json.dumps(failing, indent=1)
