@@ -15,6 +15,8 @@ Whether a request goes to the service or runs in this process is the entry's cho
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import signal
@@ -150,7 +152,7 @@ class ServiceClient:
         upgraded) is restarted. Raises the error the service reports, and ServiceError
         when the service is newer than this client (this command ran across an upgrade)."""
         for attempt in range(3):
-            connection = self.connect()
+            connection = self._adopt_early() or self.connect()
             if connection is None:
                 if not start:
                     raise ServiceUnavailable("the memcli service is not running")
@@ -245,34 +247,42 @@ class ServiceClient:
             connection = self.connect()
             if connection is not None:
                 return connection
-            with open(self.paths.log_file, "ab") as log:
-                os.chmod(self.paths.log_file, 0o600)
-                # -P: the current directory stays off sys.path, so that a folder named
-                # memcli there (a clone, a notes folder) does not shadow the installed package.
-                # memcli.transport.serve: `memcli serve --quiet` without the command line's modules.
-                process = subprocess.Popen(
-                    [sys.executable, "-P", "-m", SERVICE_MODULE],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    start_new_session=True,
-                )
+            process = _spawn(self.paths)
             self.started = True
-            deadline = time.monotonic() + START_TIMEOUT
-            while time.monotonic() < deadline:
-                connection = self.connect()
-                if connection is not None:
-                    return connection
-                code = process.poll()
-                if code is not None:
-                    raise ServiceUnavailable(
-                        f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
-                        bad_settings=code == ExitCode.BAD_INPUT,
-                    )
-                time.sleep(START_POLL)
-            raise ServiceUnavailable(
-                f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})"
-            )
+            return self._listening(process)
+
+    def _adopt_early(self) -> Connection | None:
+        """A connection to the service this process started early (``start_early``) for
+        this MEMCLI_HOME, once it listens, releasing the start lock held since; None when it
+        started none (or this was asked already). Raises ServiceUnavailable as ``start``."""
+        early = _EARLY.pop(str(self.paths.socket), None)
+        if early is None:
+            return None
+        lock, process = early
+        try:
+            self.started = True
+            return self._listening(process)
+        finally:
+            lock.release()
+
+    def _listening(self, process: subprocess.Popen) -> Connection:
+        """A connection to the service ``process`` started, once it listens. Raises
+        ServiceUnavailable when it exits first or does not answer within START_TIMEOUT."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            connection = self.connect()
+            if connection is not None:
+                return connection
+            code = process.poll()
+            if code is not None:
+                raise ServiceUnavailable(
+                    f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
+                    bad_settings=code == ExitCode.BAD_INPUT,
+                )
+            time.sleep(START_POLL)
+        raise ServiceUnavailable(
+            f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})"
+        )
 
     def stop_if_alone(self) -> None:
         """Stop the service this client started when it has served no one else (its
@@ -321,6 +331,77 @@ class ServiceClient:
         running (also when its pid now belongs to another process: a service killed
         without cleaning up leaves its file behind, and pids are reused)."""
         return service_pid(self.paths)
+
+
+_EARLY: dict[str, tuple[Any, subprocess.Popen]] = {}
+"""The service this process started before its command line loaded (``start_early``), by
+socket path: the start lock it holds until a ``ServiceClient`` adopts the service, and the
+service's process."""
+
+
+def start_early(paths: Paths, env: Mapping[str, str] | None = None) -> bool:
+    """Start the service of ``paths`` in the background now, without waiting for it, when
+    the service is on (``service_mode``) and none runs: the command line's own imports
+    (Typer, a tenth of a second) then overlap the service's start instead of coming before
+    it. Holds the start lock until a ``ServiceClient`` of this process adopts the service
+    (its ``request``); a process that exits without (a usage error, ``--help`` after the
+    command) ends the service it started (``atexit``). True when it started one; False, and
+    nothing done, when the service is off, runs already, another client is starting it, or
+    the home cannot hold it (the command then reports why, as it does without this)."""
+    env = os.environ if env is None else env
+    # a running service is seen in its file (it gets no connection without a request), and
+    # a warm command imports no filelock
+    if service_mode(paths, client_env(env)) != "auto" or str(paths.socket) in _EARLY or service_pid(paths) is not None:
+        return False
+    # thin client: needed only to take a lock, and memcli starts at every TAB press
+    import filelock
+
+    try:
+        _private_dir(paths.state_dir)
+        lock = filelock.FileLock(str(paths.start_lock), timeout=0, mode=0o600)
+        lock.acquire()
+    except (OSError, filelock.Timeout):
+        return False
+    try:
+        connection = ServiceClient(paths).connect()  # one that listens, its file not written yet
+        if connection is not None:
+            connection.close()
+            lock.release()
+            return False
+        process = _spawn(paths)
+    except (OSError, ServiceError):
+        lock.release()
+        return False
+    if not _EARLY:
+        atexit.register(_end_early)
+    _EARLY[str(paths.socket)] = (lock, process)
+    return True
+
+
+def _end_early() -> None:
+    """Stop the services this process started early and never used (``start_early``)."""
+    while _EARLY:
+        _, (lock, process) = _EARLY.popitem()
+        with contextlib.suppress(OSError):
+            process.terminate()
+        lock.release()
+
+
+def _spawn(paths: Paths) -> subprocess.Popen:
+    """Start the service of ``paths`` in the background (``python -P -m memcli.transport.serve``,
+    its output to the service log) and return its process, without waiting for it."""
+    with open(paths.log_file, "ab") as log:
+        os.chmod(paths.log_file, 0o600)
+        # -P: the current directory stays off sys.path, so that a folder named
+        # memcli there (a clone, a notes folder) does not shadow the installed package.
+        # memcli.transport.serve: `memcli serve --quiet` without the command line's modules.
+        return subprocess.Popen(
+            [sys.executable, "-P", "-m", SERVICE_MODULE],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
 
 
 def stopped_message(verb: str, saved: Mapping[str, int], log_file: str) -> str:

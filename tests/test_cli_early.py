@@ -1,0 +1,78 @@
+"""The ``memcli`` command starts the service before it imports its command line (Typer),
+so that the two overlap on a cold command, and ends a service it started early and never
+used (``memcli.cli.start_service_early``, ``memcli.transport.client.start_early``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memcli.processes import running
+
+EARLY_START = """
+import json, os, subprocess, sys
+
+started = []
+spawn = subprocess.Popen
+
+def popen(args, **kwargs):
+    # a stand-in for the service: the test watches when it starts and whether it is ended
+    started.append({"args": list(args), "typer_loaded": "typer" in sys.modules})
+    return spawn([sys.executable, "-c", "import time; time.sleep(60)"], **kwargs)
+
+subprocess.Popen = popen
+sys.argv = [os.path.join(os.path.dirname(sys.executable), "memcli"), *json.loads(sys.argv[1])]
+from memcli.transport import client
+
+import memcli.cli
+
+report = {"started": started, "pids": [process.pid for _, process in client._EARLY.values()]}
+print(json.dumps(report), flush=True)
+memcli.cli.app(prog_name="memcli")
+"""
+
+
+def _command(args: list[str]) -> tuple[dict, subprocess.CompletedProcess]:
+    """Run ``memcli args`` in a process of its own with the service on; what it started
+    early (``started``: each spawn's arguments and whether Typer was loaded then; ``pids``)."""
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", EARLY_START, json.dumps(args)], capture_output=True, text=True, timeout=120
+    )
+    return json.loads(done.stdout.splitlines()[0]), done
+
+
+def test_a_cold_list_starts_the_service_before_typer_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    report, done = _command(["list", "--bogus-option"])
+    assert [spawn["typer_loaded"] for spawn in report["started"]] == [False]
+    assert report["started"][0]["args"][-2:] == ["-m", "memcli.transport.serve"]
+    assert done.returncode != 0  # a usage error: the command never asked the service ...
+    assert not running(report["pids"][0])  # ... and ended the one it started
+
+
+def test_only_a_command_that_asks_the_service_starts_it_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMCLI_SERVICE")
+    started = {}
+    for args in (
+        ["stats", "--bogus-option"],
+        ["list", "--help"],
+        ["--no-service", "list", "--bogus-option"],
+        ["config", "show"],
+        ["--version"],
+    ):
+        report, _ = _command(args)
+        started[" ".join(args)] = len(report["started"])
+    monkeypatch.setenv("MEMCLI_SERVICE", "off")
+    report, _ = _command(["list", "--bogus-option"])
+    started["list, the service off"] = len(report["started"])
+    assert started == {
+        "stats --bogus-option": 1,
+        "list --help": 0,
+        "--no-service list --bogus-option": 0,
+        "config show": 0,
+        "--version": 0,
+        "list, the service off": 0,
+    }
