@@ -1,6 +1,7 @@
 """The ``memcli`` command starts the service before it imports its command line (Typer),
 so that the two overlap on a cold command, and ends a service it started early and never
-used (``memcli.cli.start_service_early``, ``memcli.transport.client.start_early``)."""
+used (``memcli.cli.start_service_early``, ``memcli.transport.client.start_early``); and a
+listing on a terminal loads its table while it waits for the answer (``memcli.cli.root._load_table``)."""
 
 from __future__ import annotations
 
@@ -76,3 +77,36 @@ def test_only_a_command_that_asks_the_service_starts_it_early(monkeypatch: pytes
         "--version": 0,
         "list, the service off": 0,
     }
+
+
+TABLE_WHILE_WAITING = """
+import json, sys, time
+import memcli.cli
+from memcli.cli import root
+from memcli.transport import entry
+
+seen = []
+
+def call(paths, verb, args, handlers, **_):
+    # the service's answer takes a moment: what the command imported meanwhile
+    deadline = time.monotonic() + 10
+    while "rich.table" not in sys.modules and time.monotonic() < deadline:
+        time.sleep(0.01)
+    seen.append("rich.table" in sys.modules)
+    return []
+
+entry.call = call
+root._terminal = lambda: True
+try:
+    memcli.cli.app(["recall", "pottery"], prog_name="memcli")
+except SystemExit:
+    pass
+print(json.dumps(seen))
+"""
+
+
+def test_a_recall_on_a_terminal_loads_its_table_while_it_waits_for_the_answer() -> None:
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", TABLE_WHILE_WAITING], capture_output=True, text=True, timeout=120
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == [True], done.stderr
