@@ -8,10 +8,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+import filelock
 import pytest
 
+from memcli.paths import resolve_paths
 from memcli.processes import running
+from memcli.transport import client
 
 EARLY_START = """
 import json, os, subprocess, sys
@@ -110,3 +114,17 @@ def test_a_recall_on_a_terminal_loads_its_table_while_it_waits_for_the_answer() 
         [sys.executable, "-P", "-c", TABLE_WHILE_WAITING], capture_output=True, text=True, timeout=120
     )
     assert json.loads(done.stdout.splitlines()[-1]) == [True], done.stderr
+
+
+def test_a_service_started_early_that_stopped_idle_is_started_again(tmp_path: Path) -> None:
+    """A ``remember`` that read its text from the keyboard for longer than ``service_idle``
+    finds the service it started early gone (exit 0): it starts another rather than
+    falling back to running in-process."""
+    paths = resolve_paths()
+    lock = filelock.FileLock(str(tmp_path / "start.lock"))
+    lock.acquire()
+    stopped = subprocess.Popen([sys.executable, "-c", "pass"])
+    stopped.wait()
+    client._EARLY[str(paths.socket)] = (lock, stopped)
+    assert client.ServiceClient(paths)._adopt_early() is None
+    assert not lock.is_locked

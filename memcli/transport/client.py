@@ -254,12 +254,16 @@ class ServiceClient:
     def _adopt_early(self) -> Connection | None:
         """A connection to the service this process started early (``start_early``) for
         this MEMCLI_HOME, once it listens, releasing the start lock held since; None when it
-        started none (or this was asked already). Raises ServiceUnavailable as ``start``."""
+        started none (or this was asked already), or the service it started has stopped
+        since (idle, while a ``remember`` read its text from the keyboard). Raises
+        ServiceUnavailable as ``start``."""
         early = _EARLY.pop(str(self.paths.socket), None)
         if early is None:
             return None
         lock, process = early
         try:
+            if process.poll() == 0:  # it stopped, idle, while this command read its input: start another
+                return None
             self.started = True
             return self._listening(process)
         finally:
