@@ -23,6 +23,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -253,16 +254,18 @@ class ServiceClient:
 
     def _adopt_early(self) -> Connection | None:
         """A connection to the service this process started early (``start_early``) for
-        this MEMCLI_HOME, once it listens, releasing the start lock held since; None when it
-        started none (or this was asked already), or the service it started has stopped
-        since (idle, while a ``remember`` read its text from the keyboard). Raises
-        ServiceUnavailable as ``start``."""
+        this MEMCLI_HOME, once it listens, releasing the start lock held since (the command
+        adopts it once Typer is loaded: before it listens, so the lock goes as it listens);
+        None when it started none (or this was asked already), or the service it started has
+        stopped since (idle). Raises ServiceUnavailable as ``start``."""
         early = _EARLY.pop(str(self.paths.socket), None)
         if early is None:
             return None
-        lock, process = early
+        _, lock, process = early
+        if not _EARLY:
+            _restore_signals()
         try:
-            if process.poll() == 0:  # it stopped, idle, while this command read its input: start another
+            if process.poll() == 0:  # it stopped, idle, before this command asked it: start another
                 return None
             self.started = True
             return self._listening(process)
@@ -288,18 +291,18 @@ class ServiceClient:
             f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})"
         )
 
-    def stop_if_alone(self) -> None:
+    def stop_if_alone(self, own: int = 1) -> None:
         """Stop the service this client started when it has served no one else (its
-        request count: this client's request and this question), so that a command that
-        failed leaves no service running for itself alone. Nothing when it did not start
-        it, or it is gone."""
+        request count: this client's ``own`` requests and this question), so that a command
+        that failed leaves no service running for itself alone; one that served another
+        client exits when idle. Nothing when it did not start it, or it is gone."""
         if not self.started:
             return
         try:
             served = int(self.status().get("requests_served", 0))
         except ServiceError:
             return
-        if served <= 2:
+        if served <= own + 1:
             self.stop()
 
     def status(self) -> dict[str, Any]:
@@ -337,10 +340,12 @@ class ServiceClient:
         return service_pid(self.paths)
 
 
-_EARLY: dict[str, tuple[Any, subprocess.Popen]] = {}
+_EARLY: dict[str, tuple[Paths, Any, subprocess.Popen]] = {}
 """The service this process started before its command line loaded (``start_early``), by
-socket path: the start lock it holds until a ``ServiceClient`` adopts the service, and the
-service's process."""
+socket path: its paths, the start lock held until a ``ServiceClient`` adopts the service,
+and the service's process."""
+_SIGNALS: dict[int, Any] = {}
+"""The handlers of SIGTERM and SIGHUP that ``start_early`` replaced (``_on_signal``), by signal."""
 
 
 def start_early(paths: Paths, env: Mapping[str, str] | None = None) -> bool:
@@ -349,9 +354,12 @@ def start_early(paths: Paths, env: Mapping[str, str] | None = None) -> bool:
     (Typer, a tenth of a second) then overlap the service's start instead of coming before
     it. Holds the start lock until a ``ServiceClient`` of this process adopts the service
     (its ``request``); a process that exits without (a usage error, ``--help`` after the
-    command) ends the service it started (``atexit``). True when it started one; False, and
-    nothing done, when the service is off, runs already, another client is starting it, or
-    the home cannot hold it (the command then reports why, as it does without this)."""
+    command, Ctrl-C, SIGTERM or SIGHUP) ends the service it started (``_end_early``). True
+    when it started one; False, and nothing done, when the service is off, runs already,
+    another client is starting it, or the home cannot hold it (the command then reports
+    why, as it does without this). Only for a command whose input is on its command line
+    (``memcli.cli.EARLY_COMMANDS``): the lock waits for its adoption, and another client
+    that needs a service waits for the lock (up to START_TIMEOUT)."""
     env = os.environ if env is None else env
     # a running service is seen in its file (it gets no connection without a request), and
     # a warm command imports no filelock
@@ -378,17 +386,65 @@ def start_early(paths: Paths, env: Mapping[str, str] | None = None) -> bool:
         return False
     if not _EARLY:
         atexit.register(_end_early)
-    _EARLY[str(paths.socket)] = (lock, process)
+        _catch_signals()
+    _EARLY[str(paths.socket)] = (paths, lock, process)
     return True
 
 
 def _end_early() -> None:
-    """Stop the services this process started early and never used (``start_early``)."""
+    """End what this process started early and never adopted (``start_early``): a service
+    that does not listen yet is terminated (no client can have used it: the others wait for
+    the start lock this process holds); one that listens is left as ``stop_if_alone`` leaves
+    it: stopped when it served no one, else it exits when idle (another command found it
+    and may be using it)."""
     while _EARLY:
-        _, (lock, process) = _EARLY.popitem()
-        with contextlib.suppress(OSError):
-            process.terminate()
-        lock.release()
+        _, (paths, lock, process) = _EARLY.popitem()
+        try:
+            if process.poll() is not None:
+                continue
+            service = ServiceClient(paths)
+            with contextlib.suppress(ServiceError):
+                connection = service.connect()
+                if connection is None:
+                    process.terminate()
+                    continue
+                connection.close()
+                service.started = True
+                service.stop_if_alone(own=0)
+        except OSError:
+            pass
+        finally:
+            lock.release()
+    _restore_signals()
+
+
+def _catch_signals() -> None:
+    """Have SIGTERM and SIGHUP end the service started early (``_on_signal``) while it
+    waits for its adoption, where they kill the process (their default): in the main thread
+    only (the one Python runs signal handlers in)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            _SIGNALS[signum] = signal.signal(signum, _on_signal)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    """SIGTERM or SIGHUP before the service started early was adopted: end it
+    (``_end_early``), then die of the signal as the process would have."""
+    _end_early()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _restore_signals() -> None:
+    """Put back the handlers ``_catch_signals`` replaced, where it can (the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    while _SIGNALS:
+        signum, previous = _SIGNALS.popitem()
+        if signal.getsignal(signum) is _on_signal:
+            signal.signal(signum, previous)
 
 
 def _spawn(paths: Paths) -> subprocess.Popen:
