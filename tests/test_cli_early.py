@@ -298,6 +298,24 @@ def test_a_service_started_early_that_served_no_one_is_stopped_when_it_listens(e
     assert not filelock.FileLock(str(paths.start_lock)).is_locked
 
 
+def test_a_signal_leaves_a_listening_service_started_early_unasked(early: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGTERM while the service started early listens but is not adopted yet: the
+    handler does not ask it (a status, a stop waiting up to STOP_TIMEOUT) before the
+    process dies; it may serve another command, and exits when idle."""
+    paths = resolve_paths()
+    service = early(_fake_service(paths))
+    died: list[int] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(client.os, "kill", lambda pid, signum: died.append(signum))
+        patch.setattr(client.signal, "signal", lambda signum, handler: None)
+        client._on_signal(signal.SIGTERM, None)
+    assert died == [signal.SIGTERM]
+    assert not service.terminated
+    assert service.poll() is None
+    assert client.ServiceClient(paths).status()["requests_served"] == 1  # this status only
+    assert not filelock.FileLock(str(paths.start_lock)).is_locked
+
+
 def test_a_service_started_early_that_stopped_idle_is_started_again(
     early: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

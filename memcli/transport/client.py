@@ -380,23 +380,30 @@ def start_early(paths: Paths, env: Mapping[str, str] | None = None) -> bool:
             connection.close()
             lock.release()
             return False
+        # the handler is in place before the service exists and its entry follows the
+        # spawn at once: a signal in between would otherwise leave it to its idle exit
+        first = not _EARLY
+        if first:
+            _catch_signals()
         process = _spawn(paths)
+        _EARLY[str(paths.socket)] = (paths, lock, process)
     except (OSError, ServiceError):
+        if not _EARLY:
+            _restore_signals()
         lock.release()
         return False
-    if not _EARLY:
+    if first:
         atexit.register(_end_early)
-        _catch_signals()
-    _EARLY[str(paths.socket)] = (paths, lock, process)
     return True
 
 
-def _end_early() -> None:
+def _end_early(ask: bool = True) -> None:
     """End what this process started early and never adopted (``start_early``): a service
     that does not listen yet is terminated (no client can have used it: the others wait for
     the start lock this process holds); one that listens is left as ``stop_if_alone`` leaves
     it: stopped when it served no one, else it exits when idle (another command found it
-    and may be using it)."""
+    and may be using it). Without ``ask`` (a signal, ``_on_signal``) one that listens is
+    left to its idle exit unasked: asking and stopping it can take STOP_TIMEOUT."""
     while _EARLY:
         _, (paths, lock, process) = _EARLY.popitem()
         try:
@@ -409,8 +416,9 @@ def _end_early() -> None:
                     process.terminate()
                     continue
                 connection.close()
-                service.started = True
-                service.stop_if_alone(own=0)
+                if ask:
+                    service.started = True
+                    service.stop_if_alone(own=0)
         except OSError:
             pass
         finally:
@@ -430,9 +438,10 @@ def _catch_signals() -> None:
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    """SIGTERM or SIGHUP before the service started early was adopted: end it
-    (``_end_early``), then die of the signal as the process would have."""
-    _end_early()
+    """SIGTERM or SIGHUP before the service started early was adopted: end it unless it
+    listens (``_end_early`` without asking it), then die of the signal as the process
+    would have."""
+    _end_early(ask=False)
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 
