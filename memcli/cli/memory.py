@@ -204,7 +204,7 @@ def recall(
         "tags": tag or [],
         "at": at,
     }
-    hits = _call("recall", args, quiet, now)
+    hits = _call("recall", args, quiet, now, table=not json_out)
     if json_out:
         _print_json(hits)
         return
@@ -330,7 +330,10 @@ def list_(
     Example: memcli list --kind note --tag family -n 50
     """
     memories = _call(
-        "list", {"user": user, "kind": kind, "limit": limit, "archived": archived, "tags": tag or []}, quiet
+        "list",
+        {"user": user, "kind": kind, "limit": limit, "archived": archived, "tags": tag or []},
+        quiet,
+        table=not json_out,
     )
     if json_out:
         _print_json(memories)

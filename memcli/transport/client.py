@@ -15,12 +15,15 @@ Whether a request goes to the service or runs in this process is the entry's cho
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -150,7 +153,7 @@ class ServiceClient:
         upgraded) is restarted. Raises the error the service reports, and ServiceError
         when the service is newer than this client (this command ran across an upgrade)."""
         for attempt in range(3):
-            connection = self.connect()
+            connection = self._adopt_early() or self.connect()
             if connection is None:
                 if not start:
                     raise ServiceUnavailable("the memcli service is not running")
@@ -245,47 +248,61 @@ class ServiceClient:
             connection = self.connect()
             if connection is not None:
                 return connection
-            with open(self.paths.log_file, "ab") as log:
-                os.chmod(self.paths.log_file, 0o600)
-                # -P: the current directory stays off sys.path, so that a folder named
-                # memcli there (a clone, a notes folder) does not shadow the installed package.
-                # memcli.transport.serve: `memcli serve --quiet` without the command line's modules.
-                process = subprocess.Popen(
-                    [sys.executable, "-P", "-m", SERVICE_MODULE],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    start_new_session=True,
-                )
+            process = _spawn(self.paths)
             self.started = True
-            deadline = time.monotonic() + START_TIMEOUT
-            while time.monotonic() < deadline:
-                connection = self.connect()
-                if connection is not None:
-                    return connection
-                code = process.poll()
-                if code is not None:
-                    raise ServiceUnavailable(
-                        f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
-                        bad_settings=code == ExitCode.BAD_INPUT,
-                    )
-                time.sleep(START_POLL)
-            raise ServiceUnavailable(
-                f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})"
-            )
+            return self._listening(process)
 
-    def stop_if_alone(self) -> None:
+    def _adopt_early(self) -> Connection | None:
+        """A connection to the service this process started early (``start_early``) for
+        this MEMCLI_HOME, once it listens, releasing the start lock held since (the command
+        adopts it once Typer is loaded: before it listens, so the lock goes as it listens);
+        None when it started none (or this was asked already), or the service it started has
+        stopped since (idle). Raises ServiceUnavailable as ``start``."""
+        early = _EARLY.pop(str(self.paths.socket), None)
+        if early is None:
+            return None
+        _, lock, process = early
+        if not _EARLY:
+            _restore_signals()
+        try:
+            if process.poll() == 0:  # it stopped, idle, before this command asked it: start another
+                return None
+            self.started = True
+            return self._listening(process)
+        finally:
+            lock.release()
+
+    def _listening(self, process: subprocess.Popen) -> Connection:
+        """A connection to the service ``process`` started, once it listens. Raises
+        ServiceUnavailable when it exits first or does not answer within START_TIMEOUT."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            connection = self.connect()
+            if connection is not None:
+                return connection
+            code = process.poll()
+            if code is not None:
+                raise ServiceUnavailable(
+                    f"the memcli service could not start (exit {code}; see {self.paths.log_file})",
+                    bad_settings=code == ExitCode.BAD_INPUT,
+                )
+            time.sleep(START_POLL)
+        raise ServiceUnavailable(
+            f"the memcli service did not answer within {START_TIMEOUT:g} s (see {self.paths.log_file})"
+        )
+
+    def stop_if_alone(self, own: int = 1) -> None:
         """Stop the service this client started when it has served no one else (its
-        request count: this client's request and this question), so that a command that
-        failed leaves no service running for itself alone. Nothing when it did not start
-        it, or it is gone."""
+        request count: this client's ``own`` requests and this question), so that a command
+        that failed leaves no service running for itself alone; one that served another
+        client exits when idle. Nothing when it did not start it, or it is gone."""
         if not self.started:
             return
         try:
             served = int(self.status().get("requests_served", 0))
         except ServiceError:
             return
-        if served <= 2:
+        if served <= own + 1:
             self.stop()
 
     def status(self) -> dict[str, Any]:
@@ -321,6 +338,139 @@ class ServiceClient:
         running (also when its pid now belongs to another process: a service killed
         without cleaning up leaves its file behind, and pids are reused)."""
         return service_pid(self.paths)
+
+
+_EARLY: dict[str, tuple[Paths, Any, subprocess.Popen]] = {}
+"""The service this process started before its command line loaded (``start_early``), by
+socket path: its paths, the start lock held until a ``ServiceClient`` adopts the service,
+and the service's process."""
+_SIGNALS: dict[int, Any] = {}
+"""The handlers of SIGTERM and SIGHUP that ``start_early`` replaced (``_on_signal``), by signal."""
+
+
+def start_early(paths: Paths, env: Mapping[str, str] | None = None) -> bool:
+    """Start the service of ``paths`` in the background now, without waiting for it, when
+    the service is on (``service_mode``) and none runs: the command line's own imports
+    (Typer, a tenth of a second) then overlap the service's start instead of coming before
+    it. Holds the start lock until a ``ServiceClient`` of this process adopts the service
+    (its ``request``); a process that exits without (a usage error, ``--help`` after the
+    command, Ctrl-C, SIGTERM or SIGHUP) ends the service it started (``_end_early``). True
+    when it started one; False, and nothing done, when the service is off, runs already,
+    another client is starting it, or the home cannot hold it (the command then reports
+    why, as it does without this). Only for a command whose input is on its command line
+    (``memcli.cli.EARLY_COMMANDS``): the lock waits for its adoption, and another client
+    that needs a service waits for the lock (up to START_TIMEOUT)."""
+    env = os.environ if env is None else env
+    # a running service is seen in its file (it gets no connection without a request), and
+    # a warm command imports no filelock
+    if service_mode(paths, client_env(env)) != "auto" or str(paths.socket) in _EARLY or service_pid(paths) is not None:
+        return False
+    # thin client: needed only to take a lock, and memcli starts at every TAB press
+    import filelock
+
+    try:
+        _private_dir(paths.state_dir)
+        lock = filelock.FileLock(str(paths.start_lock), timeout=0, mode=0o600)
+        lock.acquire()
+    except (OSError, filelock.Timeout):
+        return False
+    try:
+        connection = ServiceClient(paths).connect()  # one that listens, its file not written yet
+        if connection is not None:
+            connection.close()
+            lock.release()
+            return False
+        # the handler is in place before the service exists and its entry follows the
+        # spawn at once: a signal in between would otherwise leave it to its idle exit
+        first = not _EARLY
+        if first:
+            _catch_signals()
+        process = _spawn(paths)
+        _EARLY[str(paths.socket)] = (paths, lock, process)
+    except (OSError, ServiceError):
+        if not _EARLY:
+            _restore_signals()
+        lock.release()
+        return False
+    if first:
+        atexit.register(_end_early)
+    return True
+
+
+def _end_early(ask: bool = True) -> None:
+    """End what this process started early and never adopted (``start_early``): a service
+    that does not listen yet is terminated (no client can have used it: the others wait for
+    the start lock this process holds); one that listens is left as ``stop_if_alone`` leaves
+    it: stopped when it served no one, else it exits when idle (another command found it
+    and may be using it). Without ``ask`` (a signal, ``_on_signal``) one that listens is
+    left to its idle exit unasked: asking and stopping it can take STOP_TIMEOUT."""
+    while _EARLY:
+        _, (paths, lock, process) = _EARLY.popitem()
+        try:
+            if process.poll() is not None:
+                continue
+            service = ServiceClient(paths)
+            with contextlib.suppress(ServiceError):
+                connection = service.connect()
+                if connection is None:
+                    process.terminate()
+                    continue
+                connection.close()
+                if ask:
+                    service.started = True
+                    service.stop_if_alone(own=0)
+        except OSError:
+            pass
+        finally:
+            lock.release()
+    _restore_signals()
+
+
+def _catch_signals() -> None:
+    """Have SIGTERM and SIGHUP end the service started early (``_on_signal``) while it
+    waits for its adoption, where they kill the process (their default): in the main thread
+    only (the one Python runs signal handlers in)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            _SIGNALS[signum] = signal.signal(signum, _on_signal)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    """SIGTERM or SIGHUP before the service started early was adopted: end it unless it
+    listens (``_end_early`` without asking it), then die of the signal as the process
+    would have."""
+    _end_early(ask=False)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _restore_signals() -> None:
+    """Put back the handlers ``_catch_signals`` replaced, where it can (the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    while _SIGNALS:
+        signum, previous = _SIGNALS.popitem()
+        if signal.getsignal(signum) is _on_signal:
+            signal.signal(signum, previous)
+
+
+def _spawn(paths: Paths) -> subprocess.Popen:
+    """Start the service of ``paths`` in the background (``python -P -m memcli.transport.serve``,
+    its output to the service log) and return its process, without waiting for it."""
+    with open(paths.log_file, "ab") as log:
+        os.chmod(paths.log_file, 0o600)
+        # -P: the current directory stays off sys.path, so that a folder named
+        # memcli there (a clone, a notes folder) does not shadow the installed package.
+        # memcli.transport.serve: `memcli serve --quiet` without the command line's modules.
+        return subprocess.Popen(
+            [sys.executable, "-P", "-m", SERVICE_MODULE],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
 
 
 def stopped_message(verb: str, saved: Mapping[str, int], log_file: str) -> str:
