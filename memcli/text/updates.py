@@ -42,8 +42,11 @@ from memcli.text.whose import (
     OTHERS_EN,
     OTHERS_KIN_EN,
     OTHERS_ZH,
+    asks_of_another,
     names_others_en,
+    opens_on_name,
     others_subject,
+    told_of,
 )
 
 RESIDENCE, JOB, DOSE, DIET, MEMBERSHIP, HABIT, PARTNER = (
@@ -1604,13 +1607,60 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     return sentence, first, False, implicit
 
 
+_CLAUSE_ZH = re.compile(r"[，,；;]")
+_PARTNERS = frozenset(("husband", "wife", "partner", "boyfriend", "girlfriend"))
+"""Who the writer's partner is to them (``whose.Subject.who``): a sentence told of them
+states the writer's partner ("My boyfriend is called Tom"), a question naming them asks of
+the asker's own ("what's my husband's name?")."""
+
+
+def _writers_part(sentence: str, keep: frozenset[str] = frozenset()) -> str:
+    """``sentence`` without its clauses told of someone else (``whose.told_of``: "sister
+    doing keto now, we cannot share a meal lol", "我姐姐在吃素"; or, English, opening on a
+    name: ``whose.opens_on_name``, "Dan went vegan") and the clauses after one of them that
+    name no subject of their own ("sis moved to Leeds, bought a flat": hers); the sentence
+    itself when no clause is told of anyone else, "" when every clause is. Their state is
+    theirs: it answers a question about them (``memcli.recall.answers`` reads the note), not
+    the writer's. ``keep``: who a clause may be told of and stay (``whose.Subject.who``)."""
+    chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+    clauses = (_CLAUSE_ZH if chinese else _CLAUSES_EN).split(sentence)
+    kept: list[str] = []
+    theirs = dropped = False
+    for clause in clauses:
+        if not clause.strip():
+            continue
+        subject = told_of(clause)
+        if (subject is not None and subject.who not in keep) or (not chinese and opens_on_name(clause)):
+            theirs = dropped = True
+            continue
+        if theirs and (
+            "我" not in clause if chinese else not re.search(r"\b(?:I|I'm|I've|we|We|we're|We're)\b", clause)
+        ):
+            continue
+        theirs = False
+        kept.append(clause.strip())
+    if not dropped:
+        return sentence
+    return ("，" if chinese else ", ").join(kept)
+
+
 def statements(text: str) -> list[Statement]:
     """The attributes ``text`` states of its speaker (``Statement``), at most one per key,
     in text order; none for a text that asks (``asks``) or a sentence that speaks of
-    someone else (``_speaker_said``)."""
+    someone else (``_writers_part``, ``_speaker_said``)."""
     found: dict[str, Statement] = {}
     sentences = []
-    for sentence in _sentences(text):
+    partners = set()
+    for whole in _sentences(text):
+        sentence = _writers_part(whole)
+        # "My boyfriend is called Tom", "我男朋友叫阿杰": told of the partner, the writer's
+        # partner all the same (but "husband still doing 16:8" is his diet)
+        of_partner = _writers_part(whole, _PARTNERS)
+        if of_partner and of_partner != sentence:
+            partners.add(of_partner)
+            sentences.append(of_partner)
+        if not sentence:
+            continue
         own = "" if re.search(r"[\u4e00-\u9fff]", sentence) else _own_clauses_en(sentence)
         # a sentence naming someone else is read whole, then its writer's own clauses alone
         sentences += [sentence, own] if own else [sentence]
@@ -1643,6 +1693,8 @@ def statements(text: str) -> list[Statement]:
             # pronoun; a named medicine's dose is still the speaker's (read by name only)
             first = False
         for statement in _sentence_statements(sentence, chinese, first, others and first, implicit):
+            if sentence in partners and statement.key != PARTNER:
+                continue
             if statement.key == JOB and not chinese and _someone_elses_job(sentence, for_others=not statement.ended):
                 continue  # "My sister got the senior designer role": her job, not the writer's
             if (
@@ -2895,9 +2947,10 @@ def answers_asked(question: str, text: str) -> bool:
             return True
         if attribute == JOB and _ASKS_JOB.search(question):
             return True
-        if attribute == DIET and _ASKS_DIET.search(question):
+        if attribute == DIET and _ASKS_DIET.search(question) and not asks_of_another(question):
             return True
-        if attribute == PARTNER and _ASKS_PARTNER.search(question):
+        # "who is my sister dating?": hers; "what's my husband's name?": the asker's partner
+        if attribute == PARTNER and _ASKS_PARTNER.search(question) and not asks_of_another(question, _PARTNERS):
             return True
         if attribute == DOSE and subject and subject in lower and _ASKS_DOSE.search(question):
             return True

@@ -1,0 +1,95 @@
+"""Whose a statement or a question is (issue 31): another person's state is not the writer's
+statement, and a question about another person is not answered with the writer's state."""
+
+from __future__ import annotations
+
+from memcli.text.updates import DIET, PARTNER, Statement, answers_asked, statements, updates
+from memcli.text.whose import asks_of_another, relations_written
+
+
+def _values(text: str, key: str) -> list[str]:
+    return [s.value for s in statements(text) if s.key == key]
+
+
+def test_another_persons_diet_or_partner_is_no_statement_of_the_writer() -> None:
+    """A note telling of someone else's diet or partner, English or Chinese, states neither of
+    its writer: a sister's keto, a husband's fasting, a roommate still single."""
+    for note in (
+        "my sister is doing keto now",
+        "sister doing keto now, we cannot share a meal lol",
+        "bro went keto",
+        "mum's doing keto now",
+        "husband still doing intermittent fasting 16:8",
+        "husband still doing 16:8",
+        "Dan went vegan",
+        "Sarah is vegan now",
+        "我姐姐在吃素",
+        "姐姐最近在吃素",
+        "老公开始吃素了",
+    ):
+        assert _values(note, DIET) == [], note
+    for note in ("sister is dating Tom now", "roommate still single and complaining lol"):
+        assert _values(note, PARTNER) == [], note
+
+
+def test_the_writers_own_diet_is_read_beside_someone_elses() -> None:
+    """The writer's diet stays theirs where someone else is named too: as the one followed
+    ("I'm doing keto now, like my sister", "开始吃素了，跟着妈妈一起"), as company ("my sister
+    and I went vegan"), or in a clause of the writer's after another's."""
+    assert _values("I'm doing keto now, like my sister", DIET) == ["keto"]
+    assert _values("my sister and I went vegan", DIET) == ["vegan"]
+    assert _values("开始吃素了，跟着妈妈一起", DIET) == ["vegetarian"]
+    assert _values("mum started keto, I went vegan", DIET) == ["vegan"]
+    assert _values("Finally went vegan", DIET) == ["vegan"]
+    assert _values("Yesterday went vegan", DIET) == ["vegan"]
+    assert _values("Started keto today", DIET) == ["keto"]
+    assert not relations_written("the kids call me mum")
+
+
+def test_another_persons_diet_supersedes_none_of_the_writers() -> None:
+    """ "sister doing keto now" does not replace the writer's vegan diet noted before it."""
+    own = Statement(DIET, "vegan")
+    assert not any(updates(s, own) for s in statements("sister doing keto now, we cannot share a meal lol"))
+
+
+def test_a_question_about_another_person_is_no_question_about_the_asker() -> None:
+    """A diet or partner question asks of the asker only when no one else is its subject:
+    "what diet is my sister on?" and "who is my sister dating?" are not answered by the
+    writer's own diet or partner; "am I vegan like my sister?" and "what's my husband's
+    name?" are the asker's."""
+    assert asks_of_another("what diet is my sister on?")
+    assert asks_of_another("what's my sister's diet?")
+    assert asks_of_another("我姐姐现在吃素吗？")
+    assert asks_of_another("who is my sister dating?", but=frozenset({"husband", "boyfriend"}))
+    assert not asks_of_another("am I vegan like my sister?")
+    assert not asks_of_another("what do the kids call me?")
+    assert not asks_of_another("can I eat meat at my mum's?")
+    assert not asks_of_another("我现在还吃素吗？")
+    assert not asks_of_another("what's my husband's name?", but=frozenset({"husband"}))
+    vegan = "Went vegan today"
+    assert answers_asked("what diet am I on?", vegan)
+    assert not answers_asked("what diet is my sister on?", vegan)
+    assert not answers_asked("我姐姐现在吃素吗？", "我开始吃素了")
+    assert answers_asked("我现在吃素吗？", "我开始吃素了")
+    dating = "I'm dating Tom"
+    assert answers_asked("who am I dating?", dating)
+    assert not answers_asked("who is my sister dating?", dating)
+
+
+def test_a_sisters_later_diet_is_not_the_askers_way_of_eating() -> None:
+    """The writer's plant-based diet answers "the way I eat" though the sister's keto is
+    noted after it and recall finds it as close (b12-diet-en-1's notes)."""
+    from datetime import datetime
+
+    from memcli.memory import Memory
+    from memcli.recall.answers import answer
+
+    def note(letter: str, text: str, day: datetime) -> Memory:
+        return Memory(letter * 16, "sam", "note", text, day.timestamp(), f"{day:%Y-%m-%d}")
+
+    before = note("a", "6 months vegetarian, still eating cheese like crazy", datetime(2023, 4, 1))
+    vegan = note("b", "done with cheese + eggs too, fully vegan from today", datetime(2023, 7, 10))
+    sister = note("c", "sister doing keto now, we cannot share a meal lol", datetime(2023, 8, 10))
+    notes = [sister, vegan, before]
+    found = answer("what diet am I on these days?", notes, "sam", datetime(2023, 9, 1).timestamp())
+    assert found.cited[:1] == [vegan.id]
