@@ -93,3 +93,28 @@ def test_a_sisters_later_diet_is_not_the_askers_way_of_eating() -> None:
     notes = [sister, vegan, before]
     found = answer("what diet am I on these days?", notes, "sam", datetime(2023, 9, 1).timestamp())
     assert found.cited[:1] == [vegan.id]
+
+
+def test_a_way_of_eating_and_whom_one_is_seeing_are_asked_in_other_words() -> None:
+    """A diet is asked as the asker's way of eating named as such ("what eating plan am I
+    following", "the way I eat"), a partner as "who am I seeing" with nothing after it but a
+    word of now; a plan alone, another person's eating plan and an appointment are not asked."""
+    diet = "back on whole grains + lots of olive oil, fish 2x/wk. mediterranean it is"
+    date = "third date with elena. she's so funny"
+    assert answers_asked("what eating plan am I following right now?", diet)
+    assert answers_asked("how would you describe the way I eat now?", diet)
+    assert answers_asked("what's my eating schedule these days?", "IF 16:8, eating window noon-8pm")
+    assert answers_asked("who am I seeing right now?", date)
+    assert answers_asked("who am i seeing these days?", date)
+    for question in (
+        "what plan am I on?",
+        "what's my phone plan?",
+        "what eating plan is my sister following?",
+        "what's my sister's eating plan?",
+    ):
+        assert not answers_asked(question, diet), question
+    for question in ("who am I seeing on Friday?", "who am I seeing for my knee?", "who am I seeing at 3pm?"):
+        assert not answers_asked(question, date), question
+    assert not answers_asked(
+        "how would you describe the way I eat now?", "sister doing keto now, we cannot share a meal"
+    )

@@ -2913,13 +2913,22 @@ _ASKS_DOSE = re.compile(
 )
 _ASKS_DIET = re.compile(
     r"\bdiet\b|\b(?:vegan|vegetarian|pescatarian|keto)\b|\beat\s+meat\b|\b(?:can|should|may)\s+I\s+(?:eat|have)\b|"
-    r"\ballowed\s+to\s+eat\b|吃素|饮食|素食|吃肉|怎么吃|能吃|能不能吃|可以吃",
+    r"\ballowed\s+to\s+eat\b|吃素|饮食|素食|吃肉|怎么吃|能吃|能不能吃|可以吃|"
+    # a way of eating named as such, and the asker's: "my eating plan", "what eating plan am I
+    # following", "the way I eat"; not a plan alone (a phone plan), not another person's
+    r"\bmy\s+(?:eating|dietary)\s+(?:plan|regimen?|window|schedule|pattern|style|habits?)\b|"
+    r"\b(?:eating|dietary)\s+(?:plan|regimen?|window|schedule|pattern|style|habits?)\s+(?:am|do|should|must)\s+I\b|"
+    r"\bthe\s+way\s+I\s+(?:eat|am\s+eating)\b",
     re.IGNORECASE,
 )
 _ASKS_PARTNER = re.compile(
     r"\b(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|dating|married|single|engaged|relationship|bf|gf)\b|"
     r"\b(?:am\s+I|are\s+we)\s+(?:still\s+)?(?:with|together\s+with)\s+[A-Z]|"
-    r"男朋友|女朋友|男友|女友|老公|老婆|丈夫|妻子|对象|结婚|单身|恋爱",
+    r"男朋友|女朋友|男友|女友|老公|老婆|丈夫|妻子|对象|结婚|单身|恋爱|"
+    # "who am I seeing" is a partner only as a state of the present, nothing after it but a
+    # word of now: "who am I seeing on Friday?" or "for my knee" is an appointment
+    r"\bwho\s+am\s+I\s+(?:seeing|going\s+out\s+with)"
+    r"(?:\s+(?:these\s+days|right\s+now|at\s+the\s+moment|currently|now|lately|nowadays|at\s+present))?\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
 
