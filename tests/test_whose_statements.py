@@ -4,7 +4,7 @@ statement, and a question about another person is not answered with the writer's
 from __future__ import annotations
 
 from memcli.text.updates import DIET, PARTNER, Statement, answers_asked, statements, updates
-from memcli.text.whose import asks_of_another, relations_written
+from memcli.text.whose import PARTNERS, asks_of_another, relations_written
 
 
 def _values(text: str, key: str) -> list[str]:
@@ -118,3 +118,47 @@ def test_a_way_of_eating_and_whom_one_is_seeing_are_asked_in_other_words() -> No
     assert not answers_asked(
         "how would you describe the way I eat now?", "sister doing keto now, we cannot share a meal"
     )
+
+
+def test_a_note_opening_on_the_value_it_states_is_the_writers() -> None:
+    # a capitalised diet or medicine at a note's head is what it states, no one's name
+    for note, key, value in (
+        ("Keto going great, down 3kg", DIET, "keto"),
+        ("Keto has been easy so far", DIET, "keto"),
+        ("Keto is going well, down 3kg", DIET, "keto"),
+        ("Vegan has been easy", DIET, "vegan"),
+        ("Metformin went up to 1000mg", "dose:metformin", "1000 mg"),
+        ("Lisinopril went up to 20mg", "dose:lisinopril", "20 mg"),
+        ("Ozempic got bumped to 1 mg", "dose:", "1 mg"),
+        ("Ozempic is now 1 mg weekly", "dose:ozempic", "1 mg"),
+    ):
+        assert (key, value) in {(s.key, s.value) for s in statements(note)}, note
+    assert statements("Dan went vegan") == []
+
+
+def test_the_writers_clause_after_another_persons_is_read_in_any_case() -> None:
+    for note in (
+        "Sarah went vegan, started keto myself",
+        "Dan went vegan, i'm doing keto",
+        "Dan went vegan, me doing keto lol",
+    ):
+        assert [(s.key, s.value) for s in statements(note)] == [(DIET, "keto")], note
+    assert {s.value for s in statements("dad's been on metformin 500mg, mine went up to 1000mg")} == {"1000 mg"}
+
+
+def test_the_later_diet_note_opening_on_its_diet_answers() -> None:
+    notes = ["started going vegan this week", "Keto going great, down 3kg"]
+    assert [s.value for s in statements(notes[1])] == ["keto"]
+    assert any(updates(new, old) for new in statements(notes[1]) for old in statements(notes[0]))
+
+
+def test_a_question_naming_the_askers_partner_is_the_askers() -> None:
+    assert not asks_of_another("did my mum meet my boyfriend?", PARTNERS)
+    assert not asks_of_another("我妈见过我男朋友吗？", PARTNERS)
+    assert asks_of_another("who is my sister's boyfriend?", PARTNERS)
+    assert asks_of_another("who is my sister dating?", PARTNERS)
+
+
+def test_a_relatives_move_beside_the_writers_is_no_home_of_the_writers() -> None:
+    assert [(s.key, s.value) for s in statements("sis moved to Leeds, i moved to York")] == [("residence", "york")]
+    assert statements("my bf's moved to Bristol") == []

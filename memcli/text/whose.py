@@ -35,9 +35,9 @@ _KIN_EN = {
     "child": "kid kids children child",
     "wife": "wife",
     "husband": "husband hubby",
-    "partner": "partner",
-    "boyfriend": "boyfriend",
-    "girlfriend": "girlfriend",
+    "partner": "partner fiance fiancé fiancee fiancée",
+    "boyfriend": "boyfriend bf",
+    "girlfriend": "girlfriend gf",
     "friend": "friend bestie bff",
     "roommate": "roommate flatmate housemate",
     "colleague": "colleague coworker workmate",
@@ -86,10 +86,10 @@ _PERSON_ZH = "|".join(sorted((w for words in _KIN_ZH.values() for w in words.spl
 
 _IS_AFTER_EN = (
     r"(?:been|got|gone|going|doing|now|still|just|also|finally|started|stopped|quit|trying|back|off|on|not|never|"
-    r"always|dating|seeing|engaged|married|single|a|an)\b"
+    r"always|dating|seeing|engaged|married|single|moved|moving|a|an)\b"
 )
 """A word after "'s" that makes it "is" or "has" ("mum's doing keto now", "sis's been vegan
-for years"), not a possessive ("mum's wifi pw")."""
+for years", "my bf's moved to Bristol"), not a possessive ("mum's wifi pw")."""
 _HEAD_EN = re.compile(
     # "dad still smoking", "my older sister says", "roommate is lactose intolerant", "coworker sam moved",
     # "mum's doing keto now"
@@ -117,6 +117,25 @@ night, said yes!!", "sister drove down to help w the move to york"): the writer'
 kept when in doubt (dropping a right answer costs more than keeping a wrong one)."""
 _WRITER_EN = re.compile(r"\b(?:i|im|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
 """The writer in an English sentence ("i" and "im" as a quick note writes them)."""
+
+
+def names_writer(text: str) -> bool:
+    """Whether an English ``text`` names its writer anywhere (``_WRITER_EN``, any case: "i'm
+    doing keto", "started keto myself", "mine went up to 1000mg")."""
+    return bool(_WRITER_EN.search(text))
+
+
+PARTNERS = frozenset(("husband", "wife", "partner", "boyfriend", "girlfriend"))
+"""Who the writer's partner is to them (``Subject.who``): a sentence told of them states the
+writer's partner ("My boyfriend is called Tom"), a question naming them as the asker's asks
+of the asker's own ("what's my husband's name?", "did my mum meet my boyfriend?")."""
+PARTNER_WORDS_EN = (
+    "(?:"
+    + "|".join(sorted((w for w, who in _WHO.items() if who in PARTNERS and w.isascii()), key=len, reverse=True))
+    + ")"
+)
+"""The English words for the writer's partner ("boyfriend", "bf", "fiancée"), as a regular
+expression's group."""
 _HEAD_ZH = re.compile(
     # "我妈现在天天刷抖音", "老爸说", "同事小李也搬家了", "深圳的朋友说", "邻居家孩子在学钢琴"
     r"^[\s“”\"'（(]*(?:(?:现在|最近|今天|昨天|听说|还有|另外|然后)[，,\s]*)*"
@@ -391,21 +410,26 @@ _NOT_NAME_HEADS_EN = frozenset(
 ("Finally went vegan", "Yesterday went vegan")."""
 
 
-def opens_on_name(clause: str) -> bool:
-    """Whether an English ``clause`` opens on someone's name as its subject (``_NAME_HEAD_EN``:
-    "Dan went vegan", "Sarah is vegan now"), not on a capitalised adverb, a time, a pronoun
-    or a verb of the writer's left-out subject ("Finally went vegan", "Yesterday went vegan",
-    "Started going vegan"), and not where the writer appears after it ("Jordan is my boyfriend
-    now")."""
+def head_name(clause: str) -> str:
+    """The name an English ``clause`` opens on as its subject (``_NAME_HEAD_EN``: "Dan" of
+    "Dan went vegan", "Sarah" of "Sarah is vegan now"), "" for none: not a capitalised
+    adverb, a time, a pronoun or a verb of the writer's left-out subject ("Finally went
+    vegan", "Yesterday went vegan", "Started going vegan"), nor where the writer appears
+    after it ("Jordan is my boyfriend now"). A capitalised head word may still be what the
+    clause states ("Keto going great", "Metformin went up to 1000mg"): the caller, which
+    reads values, tells (``memcli.text.updates._writers_part``). Follows the subject-verb
+    order of an English declarative clause (Quirk et al., *A Comprehensive Grammar of the
+    English Language*, 1985) and issue 31."""
     head = _NAME_HEAD_EN.match(clause)
     if not head:
-        return False
+        return ""
     name = head.group("n").lower()
     # "Started going vegan": a verb of the writer's, whose subject is left out ("Ted", "Fred" are names)
     verb = (len(name) > 4 and name.endswith("ed")) or (len(name) > 5 and name.endswith("ing"))
     # "Jordan is my boyfriend now", "Tom moved in with me": the writer's matter too
-    own = _WRITER_EN.search(clause, head.end())
-    return name not in _NOT_NAME_HEADS_EN and not verb and not relation(name) and not own
+    if name in _NOT_NAME_HEADS_EN or verb or relation(name) or _WRITER_EN.search(clause, head.end()):
+        return ""
+    return name
 
 
 _OWNED_EN = re.compile(
@@ -414,6 +438,14 @@ _OWNED_EN = re.compile(
 )
 """Someone named as whose they are ("my sister's", "our kids", "his girlfriend"): the writer
 as whose someone is, not as who is asked about."""
+
+
+_ASKERS_OWN = re.compile(
+    rf"\b(?:my|our)\s+(?:(?:new|current)\s+)?(?P<who>{_PERSON_EN})\b(?!['’]s?\s)|我(?:的|们的?)?(?P<zh>{_PERSON_ZH})(?!的)",
+    re.IGNORECASE,
+)
+"""Someone named as the asker's own ("my boyfriend", "我男朋友"), not as whose another is
+("my sister's boyfriend", "我男朋友的妈妈")."""
 
 
 def asks_of_another(question: str, but: frozenset[str] = frozenset()) -> bool:
@@ -426,6 +458,9 @@ def asks_of_another(question: str, but: frozenset[str] = frozenset()) -> bool:
     attribute names ("what's my husband's name?" asks the asker's partner)."""
     named = people_named(question)
     if not named or named == frozenset(_WHO.values()) or named <= but:
+        return False
+    # "did my mum meet my boyfriend?", "我妈见过我男朋友吗？": the asker's own partner is asked of
+    if any(_WHO[(m.group("who") or m.group("zh")).lower()] in but for m in _ASKERS_OWN.finditer(question)):
         return False
     if re.search(r"[\u4e00-\u9fff]", question):
         return "我" not in _OWNER_ZH.sub("", question)
