@@ -42,8 +42,14 @@ from memcli.text.whose import (
     OTHERS_EN,
     OTHERS_KIN_EN,
     OTHERS_ZH,
+    PARTNER_WORDS_EN,
+    PARTNERS,
+    asks_of_another,
+    head_name,
     names_others_en,
+    names_writer,
     others_subject,
+    told_of,
 )
 
 RESIDENCE, JOB, DOSE, DIET, MEMBERSHIP, HABIT, PARTNER = (
@@ -738,7 +744,7 @@ _LIGHT_VERBS_ZH = "打玩喝吃抽去做看练"
 _COMPANY_ZH = re.compile(r"(?:跟|和|同)[\u4e00-\u9fff]{1,4}?(?:他们|她们|一起)")
 """The people one does a thing with ("跟老王他们打麻将"): company, not someone else's doing."""
 
-_PARTNER_WORDS = r"(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|bf|gf)"
+_PARTNER_WORDS = PARTNER_WORDS_EN
 _ASKED_TO_BE_EN = re.compile(
     r"\b(?P<v>[A-Z][a-z]+)\s+asked\s+me\s+to\s+be\s+(?:his|her|their)\s+" + _PARTNER_WORDS + r"\b"
 )
@@ -1230,7 +1236,7 @@ _NOT_PARTNER_NAMES = (
 _PERSON_EN = r"(?:(?!(?:Dr|Mr|Mrs|Ms|Mum|Mam|Mom|Dad)\b)[A-Z][a-z]+|(?!(?:" + _NOT_PARTNER_NAMES + r")\b)[a-z]{3,})\b"
 """A partner's name as a quick note writes it, capitalised or not ("jake", "priya"): in a
 partner's slot only (``_PARTNER_LOWER_EN``), and never a pronoun or a word of time."""
-_NOT_PARTNERS_EN = frozenset(
+_NOTPARTNERS_EN = frozenset(
     "mum mom mam mother dad father parents grandma grandpa grandmother grandfather nan nana nanna gran granny "
     "sister brother son daughter kids kid aunt uncle cousin family client clients boss colleague colleagues "
     "coworker coworkers friend friends team manager destiny fate back from".split()
@@ -1604,13 +1610,69 @@ def _speaker_said(sentence: str, chinese: bool) -> tuple[str, bool, bool, bool]:
     return sentence, first, False, implicit
 
 
+_CLAUSE_ZH = re.compile(r"[，,；;]")
+
+
+def _states_itself(clause: str, word: str) -> bool:
+    """Whether the capitalised ``word`` an English ``clause`` opens on is what the clause,
+    read as its writer's, states ("Keto going great": the diet keto; "Metformin went up to
+    1000mg": the metformin dose; "Ozempic is now 1 mg weekly"), and so no one's name (but
+    "Dan went vegan": vegan is stated, not Dan). A dose whose medicine the dose reader cannot
+    name ("Ozempic got bumped to 1 mg": "dose:") is the head word's: a dose is a medicine's,
+    and a person's dose is written as theirs ("Dan's dose went up")."""
+    said, first, others, implicit = _speaker_said(clause, False)
+    return any(
+        word in s.key.lower().split(":") or word in s.value.lower().split() or s.key == f"{DOSE}:"
+        for s in _sentence_statements(said, False, first, others and first, implicit)
+    )
+
+
+def _writers_part(sentence: str, keep: frozenset[str] = frozenset()) -> str:
+    """``sentence`` without its clauses told of someone else (``whose.told_of``: "sister
+    doing keto now, we cannot share a meal lol", "我姐姐在吃素"; or, English, opening on a
+    name: ``whose.head_name``, "Dan went vegan", not what the clause states: ``_states_itself``) and the clauses after one of them that
+    name no subject of their own ("sis moved to Leeds, bought a flat": hers); the sentence
+    itself when no clause is told of anyone else, "" when every clause is. Their state is
+    theirs: it answers a question about them (``memcli.recall.answers`` reads the note), not
+    the writer's. ``keep``: who a clause may be told of and stay (``whose.Subject.who``)."""
+    chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+    clauses = (_CLAUSE_ZH if chinese else _CLAUSES_EN).split(sentence)
+    kept: list[str] = []
+    theirs = dropped = False
+    for clause in clauses:
+        if not clause.strip():
+            continue
+        subject = told_of(clause)
+        name = "" if chinese else head_name(clause)
+        if (subject is not None and subject.who not in keep) or (name and not _states_itself(clause, name)):
+            theirs = dropped = True
+            continue
+        if theirs and ("我" not in clause if chinese else not names_writer(clause)):
+            continue
+        theirs = False
+        kept.append(clause.strip())
+    if not dropped:
+        return sentence
+    return ("，" if chinese else ", ").join(kept)
+
+
 def statements(text: str) -> list[Statement]:
     """The attributes ``text`` states of its speaker (``Statement``), at most one per key,
     in text order; none for a text that asks (``asks``) or a sentence that speaks of
-    someone else (``_speaker_said``)."""
+    someone else (``_writers_part``, ``_speaker_said``)."""
     found: dict[str, Statement] = {}
     sentences = []
-    for sentence in _sentences(text):
+    partners = set()
+    for whole in _sentences(text):
+        sentence = _writers_part(whole)
+        # "My boyfriend is called Tom", "我男朋友叫阿杰": told of the partner, the writer's
+        # partner all the same (but "husband still doing 16:8" is his diet)
+        of_partner = _writers_part(whole, PARTNERS)
+        if of_partner and of_partner != sentence:
+            partners.add(of_partner)
+            sentences.append(of_partner)
+        if not sentence:
+            continue
         own = "" if re.search(r"[\u4e00-\u9fff]", sentence) else _own_clauses_en(sentence)
         # a sentence naming someone else is read whole, then its writer's own clauses alone
         sentences += [sentence, own] if own else [sentence]
@@ -1643,6 +1705,8 @@ def statements(text: str) -> list[Statement]:
             # pronoun; a named medicine's dose is still the speaker's (read by name only)
             first = False
         for statement in _sentence_statements(sentence, chinese, first, others and first, implicit):
+            if sentence in partners and statement.key != PARTNER:
+                continue
             if statement.key == JOB and not chinese and _someone_elses_job(sentence, for_others=not statement.ended):
                 continue  # "My sister got the senior designer role": her job, not the writer's
             if (
@@ -1695,7 +1759,7 @@ def _only_person(text: str, chinese: bool) -> str:
     names = {
         n.lower()
         for n in named
-        if n.lower() not in _NOT_PARTNERS_EN and n.lower() not in _FUNCTION_WORDS and (chinese or not n.isupper())
+        if n.lower() not in _NOTPARTNERS_EN and n.lower() not in _FUNCTION_WORDS and (chinese or not n.isupper())
     }  # a word in capitals is shouted ("I PROPOSED"), not a name
     return names.pop() if len(names) == 1 else ""
 
@@ -1745,8 +1809,10 @@ def _home(text: str) -> Statement | None:
     "|" (``updates`` compares them as sets)."""
     sentences = _sentences(text)
     places: set[str] = set()
-    for i, sentence in enumerate(sentences):
-        if asks(sentence):
+    for i, whole in enumerate(sentences):
+        # "sis moved to Leeds, i moved to York": the sister's clause names no home of the writer's
+        sentence = _writers_part(whole)
+        if not sentence or asks(sentence):
             continue
         chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
         if chinese:
@@ -1761,10 +1827,11 @@ def _home(text: str) -> Statement | None:
             continue
         if not chinese and _OTHER_MOVES_EN.search(sentence):
             continue
-        places |= _places(" ".join(sentences[i : i + 2]) if not chinese else sentence, chinese)
+        places |= _places(" ".join([sentence, *sentences[i + 1 : i + 2]]) if not chinese else sentence, chinese)
         if not chinese and _MOVE_CUE_EN.search(sentence):
             places |= {
-                "#" + _norm(m.group("s")).rstrip(".") for m in _ADDRESS_EN.finditer(" ".join(sentences[i : i + 2]))
+                "#" + _norm(m.group("s")).rstrip(".")
+                for m in _ADDRESS_EN.finditer(" ".join([sentence, *sentences[i + 1 : i + 2]]))
             }
     return Statement(RESIDENCE, "|".join(sorted(places))) if places else None
 
@@ -2346,7 +2413,7 @@ def _partner_state(sentence: str, chinese: bool) -> Statement | None:
     if lower:
         said = next(v for v in lower.groupdict().values() if v)
         if (
-            said.lower() in _NOT_PARTNERS_EN
+            said.lower() in _NOTPARTNERS_EN
             or said.lower() in _FUNCTION_WORDS
             or others_subject(sentence, lower.start())
         ):
@@ -2861,13 +2928,22 @@ _ASKS_DOSE = re.compile(
 )
 _ASKS_DIET = re.compile(
     r"\bdiet\b|\b(?:vegan|vegetarian|pescatarian|keto)\b|\beat\s+meat\b|\b(?:can|should|may)\s+I\s+(?:eat|have)\b|"
-    r"\ballowed\s+to\s+eat\b|吃素|饮食|素食|吃肉|怎么吃|能吃|能不能吃|可以吃",
+    r"\ballowed\s+to\s+eat\b|吃素|饮食|素食|吃肉|怎么吃|能吃|能不能吃|可以吃|"
+    # a way of eating named as such, and the asker's: "my eating plan", "what eating plan am I
+    # following", "the way I eat"; not a plan alone (a phone plan), not another person's
+    r"\bmy\s+(?:eating|dietary)\s+(?:plan|regimen?|window|schedule|pattern|style|habits?)\b|"
+    r"\b(?:eating|dietary)\s+(?:plan|regimen?|window|schedule|pattern|style|habits?)\s+(?:am|do|should|must)\s+I\b|"
+    r"\bthe\s+way\s+I\s+(?:eat|am\s+eating)\b",
     re.IGNORECASE,
 )
 _ASKS_PARTNER = re.compile(
     r"\b(?:boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|dating|married|single|engaged|relationship|bf|gf)\b|"
     r"\b(?:am\s+I|are\s+we)\s+(?:still\s+)?(?:with|together\s+with)\s+[A-Z]|"
-    r"男朋友|女朋友|男友|女友|老公|老婆|丈夫|妻子|对象|结婚|单身|恋爱",
+    r"男朋友|女朋友|男友|女友|老公|老婆|丈夫|妻子|对象|结婚|单身|恋爱|"
+    # "who am I seeing" is a partner only as a state of the present, nothing after it but a
+    # word of now: "who am I seeing on Friday?" or "for my knee" is an appointment
+    r"\bwho\s+am\s+I\s+(?:seeing|going\s+out\s+with)"
+    r"(?:\s+(?:these\s+days|right\s+now|at\s+the\s+moment|currently|now|lately|nowadays|at\s+present))?\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
 
@@ -2895,9 +2971,10 @@ def answers_asked(question: str, text: str) -> bool:
             return True
         if attribute == JOB and _ASKS_JOB.search(question):
             return True
-        if attribute == DIET and _ASKS_DIET.search(question):
+        if attribute == DIET and _ASKS_DIET.search(question) and not asks_of_another(question):
             return True
-        if attribute == PARTNER and _ASKS_PARTNER.search(question):
+        # "who is my sister dating?": hers; "what's my husband's name?": the asker's partner
+        if attribute == PARTNER and _ASKS_PARTNER.search(question) and not asks_of_another(question, PARTNERS):
             return True
         if attribute == DOSE and subject and subject in lower and _ASKS_DOSE.search(question):
             return True

@@ -19,6 +19,7 @@ expressions only: a few microseconds a sentence.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from memcli.text.entities import _SURNAMES
@@ -34,9 +35,9 @@ _KIN_EN = {
     "child": "kid kids children child",
     "wife": "wife",
     "husband": "husband hubby",
-    "partner": "partner",
-    "boyfriend": "boyfriend",
-    "girlfriend": "girlfriend",
+    "partner": "partner fiance fiancé fiancee fiancée",
+    "boyfriend": "boyfriend bf",
+    "girlfriend": "girlfriend gf",
     "friend": "friend bestie bff",
     "roommate": "roommate flatmate housemate",
     "colleague": "colleague coworker workmate",
@@ -83,11 +84,19 @@ _WHO = {w: key for key, listed in _KIN_EN.items() for w in listed.split()} | {
 _PERSON_EN = "|".join(sorted((w for words in _KIN_EN.values() for w in words.split()), key=len, reverse=True))
 _PERSON_ZH = "|".join(sorted((w for words in _KIN_ZH.values() for w in words.split()), key=len, reverse=True))
 
+_IS_AFTER_EN = (
+    r"(?:been|got|gone|going|doing|now|still|just|also|finally|started|stopped|quit|trying|back|off|on|not|never|"
+    r"always|dating|seeing|engaged|married|single|moved|moving|a|an)\b"
+)
+"""A word after "'s" that makes it "is" or "has" ("mum's doing keto now", "sis's been vegan
+for years", "my bf's moved to Bristol"), not a possessive ("mum's wifi pw")."""
 _HEAD_EN = re.compile(
-    # "dad still smoking", "my older sister says", "roommate is lactose intolerant", "coworker sam moved"
+    # "dad still smoking", "my older sister says", "roommate is lactose intolerant", "coworker sam moved",
+    # "mum's doing keto now"
     r"^[\s\"'“‘(*•>-]*(?:(?:so|and|also|then|today|yesterday|now|lol|ugh|omg|apparently)[,\s]+)*"
     r"(?:(?P<the>my|the)\s+)?(?:(?:older|younger|little|big|best|new|old|twin|step)\s+)?"
-    rf"(?P<who>{_PERSON_EN})(?:['’]s\s+(?:{_PERSON_EN}))?(?=[\s,:]|$)(?!\s+(?:and|&|n)\s+(?:I|me|i)\b)"
+    rf"(?P<who>{_PERSON_EN})(?:['’]s\s+(?:{_PERSON_EN})|['’]s(?=\s+{_IS_AFTER_EN}))?(?=[\s,:]|$)"
+    r"(?!\s+(?:and|&|n)\s+(?:I|me|i)\b)"
     r"(?!\s+(?:doctor|doc|dr|gp|physician|nurse|vet|dentist|therapist|lawyer|home|house|car|business|chat|group|"
     r"plan|room|tree|name|history)\b)",
     re.IGNORECASE,
@@ -108,6 +117,25 @@ night, said yes!!", "sister drove down to help w the move to york"): the writer'
 kept when in doubt (dropping a right answer costs more than keeping a wrong one)."""
 _WRITER_EN = re.compile(r"\b(?:i|im|me|my|mine|myself|we|us|our|ours)\b", re.IGNORECASE)
 """The writer in an English sentence ("i" and "im" as a quick note writes them)."""
+
+
+def names_writer(text: str) -> bool:
+    """Whether an English ``text`` names its writer anywhere (``_WRITER_EN``, any case: "i'm
+    doing keto", "started keto myself", "mine went up to 1000mg")."""
+    return bool(_WRITER_EN.search(text))
+
+
+PARTNERS = frozenset(("husband", "wife", "partner", "boyfriend", "girlfriend"))
+"""Who the writer's partner is to them (``Subject.who``): a sentence told of them states the
+writer's partner ("My boyfriend is called Tom"), a question naming them as the asker's asks
+of the asker's own ("what's my husband's name?", "did my mum meet my boyfriend?")."""
+PARTNER_WORDS_EN = (
+    "(?:"
+    + "|".join(sorted((w for w, who in _WHO.items() if who in PARTNERS and w.isascii()), key=len, reverse=True))
+    + ")"
+)
+"""The English words for the writer's partner ("boyfriend", "bf", "fiancée"), as a regular
+expression's group."""
 _HEAD_ZH = re.compile(
     # "我妈现在天天刷抖音", "老爸说", "同事小李也搬家了", "深圳的朋友说", "邻居家孩子在学钢琴"
     r"^[\s“”\"'（(]*(?:(?:现在|最近|今天|昨天|听说|还有|另外|然后)[，,\s]*)*"
@@ -341,9 +369,11 @@ _KIN_NAMED_EN = re.compile(
 a word the writer is called ("the kids call me mum")."""
 
 
+@lru_cache(maxsize=4096)
 def relations_written(text: str) -> frozenset[str]:
     """The keys (``Subject.who``) of the people ``text`` names by who they are to its writer
-    (``_KIN_NAMED_EN``; a Chinese word whole: "舅妈" is an aunt, not "妈")."""
+    (``_KIN_NAMED_EN``; a Chinese word whole: "舅妈" is an aunt, not "妈"). Cached: an answer
+    asks it of one note for every kin word of a question."""
     found = {_WHO[(m.group("lead") or m.group("own")).lower()] for m in _KIN_NAMED_EN.finditer(text)}
     return frozenset(found | {_WHO[m.group(0)] for m in re.finditer(_PERSON_ZH, text)})
 
@@ -359,3 +389,79 @@ def people_named(text: str) -> frozenset[str]:
     if "family" in found or _ANYONE.search(text):
         return frozenset(_WHO.values())
     return frozenset(found.union(*(_KIN_OF.get(who, set()) for who in found)))
+
+
+_NAME_HEAD_EN = re.compile(
+    r"^[\s\"'“‘(*•>-]*(?P<n>[A-Z][a-z]+)\s+(?:(?:is|was|has|had|just|finally|now|also|apparently|still)\s+)*"
+    r"(?=(?:is|was|has|had|went|goes|gone|got|gets|became|becomes|started|starts|stopped|stops|quit|quits|"
+    r"switched|switches|moved|moves|tried|tries|turned|turns|decided|decides|does|did|doing|going|trying|"
+    r"dating|seeing|married|single|engaged)\b)"
+)
+"""A clause opening on a name and a verb of what one is or became ("Dan went vegan", "Sarah
+is vegan now", "Jen just started keto")."""
+_NOT_NAME_HEADS_EN = frozenset(
+    """i we it this that these those there here he she they you just finally officially also still now then so and
+    but today tonight yesterday recently lately actually honestly basically literally apparently really only eventually
+    gradually slowly mostly totally fully definitely seriously currently again already back
+    monday tuesday wednesday thursday friday saturday sunday weekend week month year
+    went got quit became began took made kept tried""".split()
+)
+"""Capitalised words a clause opens on that are no one's name: a note's adverbs and times
+("Finally went vegan", "Yesterday went vegan")."""
+
+
+def head_name(clause: str) -> str:
+    """The name an English ``clause`` opens on as its subject (``_NAME_HEAD_EN``: "Dan" of
+    "Dan went vegan", "Sarah" of "Sarah is vegan now"), "" for none: not a capitalised
+    adverb, a time, a pronoun or a verb of the writer's left-out subject ("Finally went
+    vegan", "Yesterday went vegan", "Started going vegan"), nor where the writer appears
+    after it ("Jordan is my boyfriend now"). A capitalised head word may still be what the
+    clause states ("Keto going great", "Metformin went up to 1000mg"): the caller, which
+    reads values, tells (``memcli.text.updates._writers_part``). Follows the subject-verb
+    order of an English declarative clause (Quirk et al., *A Comprehensive Grammar of the
+    English Language*, 1985) and issue 31."""
+    head = _NAME_HEAD_EN.match(clause)
+    if not head:
+        return ""
+    name = head.group("n").lower()
+    # "Started going vegan": a verb of the writer's, whose subject is left out ("Ted", "Fred" are names)
+    verb = (len(name) > 4 and name.endswith("ed")) or (len(name) > 5 and name.endswith("ing"))
+    # "Jordan is my boyfriend now", "Tom moved in with me": the writer's matter too
+    if name in _NOT_NAME_HEADS_EN or verb or relation(name) or _WRITER_EN.search(clause, head.end()):
+        return ""
+    return name
+
+
+_OWNED_EN = re.compile(
+    rf"\b(?:my|our|his|her|their)\s+(?:(?:older|younger|little|big|best|new|old|twin|step)\s+)?(?:{_PERSON_EN})s?(?:['’]s?)?(?!\w)",
+    re.IGNORECASE,
+)
+"""Someone named as whose they are ("my sister's", "our kids", "his girlfriend"): the writer
+as whose someone is, not as who is asked about."""
+
+
+_ASKERS_OWN = re.compile(
+    rf"\b(?:my|our)\s+(?:(?:new|current)\s+)?(?P<who>{_PERSON_EN})\b(?!['’]s?\s)|我(?:的|们的?)?(?P<zh>{_PERSON_ZH})(?!的)",
+    re.IGNORECASE,
+)
+"""Someone named as the asker's own ("my boyfriend", "我男朋友"), not as whose another is
+("my sister's boyfriend", "我男朋友的妈妈")."""
+
+
+def asks_of_another(question: str, but: frozenset[str] = frozenset()) -> bool:
+    """Whether ``question`` asks about someone other than the asker: it names someone by who
+    they are to the asker (a key of ``_KIN_EN`` / ``_KIN_ZH`` other than ``but``) and names the
+    asker only as whose someone is ("what diet is my sister on?", "what's my sister's diet?",
+    "我姐姐现在吃素吗？"; "who is my sister dating?" with ``but`` the words for a partner). Not
+    when the asker is asked of besides ("am I vegan like my sister?", "can I eat meat at my
+    mum's?", "what do the kids call me?", "我现在还吃素吗？"). ``but``: who the asker's own
+    attribute names ("what's my husband's name?" asks the asker's partner)."""
+    named = people_named(question)
+    if not named or named == frozenset(_WHO.values()) or named <= but:
+        return False
+    # "did my mum meet my boyfriend?", "我妈见过我男朋友吗？": the asker's own partner is asked of
+    if any(_WHO[(m.group("who") or m.group("zh")).lower()] in but for m in _ASKERS_OWN.finditer(question)):
+        return False
+    if re.search(r"[\u4e00-\u9fff]", question):
+        return "我" not in _OWNER_ZH.sub("", question)
+    return not _WRITER_EN.search(_OWNED_EN.sub(" ", question))
