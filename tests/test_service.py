@@ -29,6 +29,7 @@ import pytest
 from memcli.cli import app
 from memcli.errors import ServiceError
 from memcli.paths import Paths, resolve_paths
+from memcli.transport import client as client_module
 from memcli.transport.client import Handlers, ServiceClient, client_env
 
 TESTS = Path(__file__).resolve().parent
@@ -577,10 +578,17 @@ def test_what_a_dead_service_had_not_said_is_not_claimed() -> None:
     assert stopped_message("recall", {}, "LOG") == "the memcli service stopped while answering; see LOG"
 
 
-def test_a_stopped_service_leaves_no_native_abort_in_its_log(paths: Paths, tmp_path: Path) -> None:
+def test_a_stopped_service_leaves_no_native_abort_in_its_log(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The real ``memcli serve`` (torch, Chroma), stopped while its embedder loads and while
     an import embeds: it exits by itself (not signalled after STOP_TIMEOUT), and its log,
     which also has its stderr, has no "terminate called" of a C++ std::terminate."""
+    # the client signals a service still running after STOP_TIMEOUT: here it waits as long as
+    # a busy machine may need, and records a signal instead of sending it
+    signalled: list[int] = []
+    monkeypatch.setattr(client_module, "STOP_TIMEOUT", 120.0)
+    monkeypatch.setattr(client_module, "_terminate", signalled.append)
     notes = tmp_path / "notes.txt"
     notes.write_text(
         "\n\n".join(f"Paragraph {i}: the garden, tomato number {i} and the spring weather." for i in range(2000))
@@ -610,9 +618,8 @@ def test_a_stopped_service_leaves_no_native_abort_in_its_log(paths: Paths, tmp_p
             importing = threading.Thread(target=run)
             importing.start()
             assert progressed.wait(120)
-        began = time.monotonic()
         assert client.stop() is not None
-        assert time.monotonic() - began < 9, "the service did not exit by itself after service stop"
+        assert signalled == [], "the service did not exit by itself after service stop"
         if importing is not None:
             importing.join(60)
     log = paths.log_file.read_text(encoding="utf-8", errors="replace")
