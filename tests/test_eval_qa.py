@@ -194,3 +194,29 @@ def test_an_evaluation_question_does_not_reinforce_what_it_recalls(
     assert recalled() == 0
     engine.assistant.ask(QUESTIONS[0]["question"], "tiny-1")
     assert recalled() == 5
+
+
+def test_eval_locomo_imported_reads_a_copy_of_the_store_that_holds_the_conversation(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
+    """``eval locomo --imported``: the conversation as ``memcli import`` put it in the store,
+    evaluated on a copy (its graph step writes there), with the figures of an import into
+    a temporary store; the store is not changed."""
+    path = str(locomo(tmp_path))
+    fresh = json.loads(ok(runner.invoke(app, ["eval", "locomo", path, "--json"])).stdout)
+    ok(runner.invoke(app, ["import", path, "--quiet"]))
+    before = json.loads(ok(runner.invoke(app, ["list", "-u", "tiny-1", "-n", "0", "--json"])).stdout)
+    imported = json.loads(ok(runner.invoke(app, ["eval", "locomo", path, "--imported", "--json"])).stdout)
+    assert (imported["conversations"], imported["questions"]) == (["tiny-1"], 2)
+    assert imported["per_category"] == fresh["per_category"] and imported["overall"] == fresh["overall"]
+    assert json.loads(ok(runner.invoke(app, ["list", "-u", "tiny-1", "-n", "0", "--json"])).stdout) == before
+    assert json.loads(ok(runner.invoke(app, ["graph", "list", "-u", "tiny-1", "--json"])).stdout) == []
+
+
+def test_eval_locomo_imported_names_a_conversation_the_store_has_not(
+    runner: CliRunner, fake_embedder: Any, tmp_path: Path
+) -> None:
+    ok(runner.invoke(app, ["remember", "my own note about pottery"]))
+    line = assert_error(runner.invoke(app, ["eval", "locomo", str(locomo(tmp_path)), "--imported"]), ExitCode.BAD_INPUT)
+    assert "tiny-1" in line and "memcli import" in line
+    assert len(json.loads(ok(runner.invoke(app, ["list", "-n", "0", "--json"])).stdout)) == 1

@@ -48,12 +48,22 @@ def eval_locomo(
     ] = None,
     ranking: RankingOpt = True,
     without: WithoutOpt = None,
+    imported: Annotated[
+        bool,
+        typer.Option(
+            "--imported",
+            help="The conversations are in your store already (memcli import FILE): evaluate a copy of it instead of importing each again.",
+        ),
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Evidence recall@5/10/20 per category (1-4) and recall latency on LoCoMo.
 
     Each conversation is imported into a temporary store; your own store is not touched.
+    With --imported, each is read from a copy of your store instead, where 'memcli import
+    FILE' put it (under its sample_id as the user): the recall of your memories as they
+    are, without the time of another import; your store is not changed.
 
     Example: memcli eval locomo locomo10.json --conversation conv-26 --without speaker
     """
@@ -62,6 +72,7 @@ def eval_locomo(
         "conversations": conversation or [],
         "ranking": ranking,
         "without": without or [],
+        "imported": imported,
     }
     report = _call("eval.locomo", args, quiet, progress="eval locomo")
     if json_out:

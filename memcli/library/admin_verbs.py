@@ -102,11 +102,17 @@ class AdminVerbs:
         return schema.MigrateResult(**self.engine.migrate(to, self._progress))
 
     def eval_locomo(
-        self, path: str, conversations: Sequence[str] = (), ranking: bool = True, without: Sequence[str] = ()
+        self,
+        path: str,
+        conversations: Sequence[str] = (),
+        ranking: bool = True,
+        without: Sequence[str] = (),
+        imported: bool = False,
     ) -> schema.EvalResult:
         """Evidence recall@5/10/20 per LoCoMo category and recall latency, each conversation
         in a temporary store with this engine's settings and embedder
-        (``evaluation.eval_locomo``); the user's own store is not touched."""
+        (``evaluation.eval_locomo``): imported there, or with ``imported`` a copy of this
+        engine's store, which holds it already; the user's own store is not changed."""
         # heavy: the evaluation code loads the answers and consolidation (their patterns compile at import)
         from memcli.library import evaluation
 
@@ -118,6 +124,8 @@ class AdminVerbs:
             self._stage_progress,
             ranking,
             without,
+            self.engine.paths if imported else None,
+            self.engine.store.transaction,
         )
         return schema.EvalResult(**report.to_dict())
 

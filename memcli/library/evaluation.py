@@ -1,7 +1,8 @@
 """``memcli eval``: evidence recall of memcli's retrieval on LoCoMo and on MemoryBank probes,
 and what consolidation keeps of LoCoMo.
 
-``eval locomo``: each conversation is imported into its own temporary store; each category 1–4 question
+``eval locomo``: each conversation is imported into its own temporary store (or, with a store
+that holds it already, ``imported``, read from a copy of that store); each category 1–4 question
 with valid evidence is run through the same recall path as chat and ask, after the graph
 step of consolidation has read the conversation (the default install's offline extractor:
 ``Consolidator.build_graph``), as ``eval memorybank`` does for each user. Recall@k of a
@@ -31,6 +32,7 @@ import contextlib
 import json
 import math
 import re
+import shutil
 import statistics
 import tempfile
 import time
@@ -181,6 +183,8 @@ def eval_locomo(
     progress: Progress | None = None,
     ranking: bool = True,
     without: Sequence[str] = (),
+    imported: Paths | None = None,
+    hold: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
 ) -> EvalReport:
     """Run LoCoMo's category 1–4 questions through recall; see the module docstring.
 
@@ -189,9 +193,22 @@ def eval_locomo(
     do), else rank by relevance alone. ``without``: recall levers to turn off
     (``Signals.LEVERS``), for ablations. Recall here never reinforces.
 
-    Raises BadInputError for a file that is not LoCoMo or an unknown conversation, and
-    UsageError for an unknown lever.
+    ``imported``: the paths of a store in a folder that holds the conversations already
+    (``memcli import FILE``: each under its sample_id as the user). Its data folder is
+    copied into the temporary folder and the copy evaluated (the graph step writes to it),
+    instead of importing each conversation there again: the store itself is not changed.
+    Its memories are what is recalled, as that import made them (the import's retention
+    clock, any consolidation or edits since). ``hold()`` holds that store still while it
+    is copied (its ``transaction``: no write in between).
+
+    Raises BadInputError for a file that is not LoCoMo, an unknown conversation, or one
+    the ``imported`` store has no memories of, and UsageError for an unknown lever or an
+    ``imported`` store on a Chroma server (``store_url``: no folder to copy).
     """
+    if imported is not None and settings.store_url:
+        raise UsageError(
+            "--imported evaluates a copy of a store in a folder; this store is on a Chroma server (store_url)"
+        )
     signals = _signals(without)
     started = time.perf_counter()
     text, samples = _locomo_samples(path, conversations)
@@ -206,11 +223,19 @@ def eval_locomo(
         rank_by = Ranking.from_settings(settings, sample_id) if ranking else None
         with tempfile.TemporaryDirectory(prefix="memcli-eval-") as home:
             root = Path(home)
+            if imported is not None:
+                with hold():
+                    shutil.copytree(imported.data_dir, home_paths(root).data_dir)
             engine = Engine(settings, home_paths(root), embedder=embedder, signals=signals)
             with discarding(engine.store), engine.store.transaction():
-                engine.add_memories(
-                    memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None
-                )
+                if imported is None:
+                    engine.add_memories(
+                        memories, progress=(lambda d, t: progress(f"{sample_id} import", d, t)) if progress else None
+                    )
+                elif not engine.store.count(sample_id):
+                    raise BadInputError(
+                        f"the store has no memories of {sample_id}: import it first (memcli import {path} --conversation {sample_id})"
+                    )
                 Consolidator(engine).build_graph(sample_id)
                 for i, qa in enumerate(questions, start=1):
                     evidence = clean_evidence(qa.get("evidence", []), known)

@@ -13,6 +13,7 @@ so ``pooled_llama_server.py`` runs the same server with ``pooling_type`` default
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -51,6 +52,8 @@ def serving(model: Path, alias: str, log: Path, *options: str, pooled: bool = Fa
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
+            # what it prints is in the log as it happens (a test reads how a request ended)
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         url = f"http://127.0.0.1:{port}/v1"
         try:
