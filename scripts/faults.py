@@ -103,11 +103,14 @@ CASES = (
     "probe: server ",
     "probe: MCP stdio malformed requests",
     "probe: Chroma server killed mid-import, remember while down",
+    "probe: no network ",
 )
 """The cases run after the kill trials of KILL_SHARES, in their order; a name ending in a
 space is a group of cases whose rows are named after it (``bad: empty file``). The
 ``probe:`` cases are those of issue 34 (a second fault probe): items 1, 2, 4-6, 8 and 11,
-the last (a Chroma server killed mid-import) not in ``--quick``: it starts a real server twice."""
+the Chroma server killed mid-import not in ``--quick``: it starts a real server twice.
+"probe: no network " runs the everyday commands traced (strace) and in a network namespace
+with only loopback (``unshare -rn``), each where the tool works here."""
 FUTURE = "2031-01-01T00:00:00"
 """A clock at which every unpinned test memory has faded (forget trials)."""
 SNAPSHOT_NOW = "2030-01-01T00:00:00"
@@ -2384,6 +2387,194 @@ def never_reap() -> bool:
         return False
 
 
+OFFLINE_STEPS = (
+    ("remember", "I take atorvastatin 20 mg every evening."),
+    ("remember", "My sister Ana lives in Porto."),
+    ("recall", "atorvastatin"),
+    ("ask", "What do I take every evening?"),
+    ("chat",),
+    ("consolidate",),
+    ("list", "-n", "0", "--json"),
+)
+"""What the no-network probe runs, in order, with the service on (the first command starts
+it): the commands a person runs every day, a chat turn and the nightly consolidation."""
+CHAT_INPUT = "Where does my sister live?\n/exit\n"
+OFFLINE_BY_ENVIRONMENT = (
+    "ORT_DISABLE_TELEMETRY",
+    "ORT_RUNNING_UNIT_TESTS",
+    "CI",
+    "TF_BUILD",
+    "GITHUB_ACTIONS",
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "ANONYMIZED_TELEMETRY",
+)
+"""Variables under which a library stays offline by itself (ONNX Runtime's telemetry
+opt-out and those a CI machine sets, the hub's offline switches the harness sets for its
+other cases, Chroma's telemetry setting): the probe removes them, so that memcli's own
+switches are what it sees."""
+OFFLINE_DRIVER = """\
+import json, os, subprocess, sys
+memcli, steps, chat_input, unset = json.loads(sys.argv[1])
+env = {k: v for k, v in os.environ.items() if k not in unset}
+results = []
+try:
+    for argv in steps:
+        try:
+            done = subprocess.run(memcli + argv, input=chat_input if argv == ["chat"] else None,
+                                  stdin=None if argv == ["chat"] else subprocess.DEVNULL,
+                                  capture_output=True, text=True, env=env, timeout=240)
+            results.append([argv, done.returncode, done.stdout, done.stderr])
+        except subprocess.TimeoutExpired as exc:
+            results.append([argv, None, str(exc.stdout or ""), str(exc.stderr or "")])
+finally:
+    subprocess.run(memcli + ["service", "stop"], stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=120)
+print(json.dumps(results))
+"""
+"""Runs ``OFFLINE_STEPS`` one after the other (``argv[1]``: JSON of the memcli command, the
+steps, the chat's input and the variables to unset), then stops the service, so that a
+tracer or a namespace around it holds every process memcli starts until they end; prints
+``[argv, exit code (None: timed out), stdout, stderr]`` for each step."""
+OUTSIDE = re.compile(
+    r"^(?P<pid>\d+)\s+(?P<call>connect|sendto|sendmsg|sendmmsg)\(.*?sa_family=AF_INET6?,"
+    r".*?(?:sin6?_port=htons\((?P<port>\d+)\)).*?"
+    r"(?:inet_addr\(\"(?P<v4>[^\"]+)\"\)|inet_pton\(AF_INET6, \"(?P<v6>[^\"]+)\")",
+    re.MULTILINE,
+)
+"""A traced call (strace) that names an IPv4 or IPv6 address: a connection attempt or a datagram."""
+
+
+def outside_loopback(trace: str) -> list[str]:
+    """The calls of an strace log (``-f``, connect and send calls) whose address is not a
+    loopback one (127.0.0.0/8, ::1, ::ffff:127.x), or whose port is 53 on any address (a name
+    lookup: a local stub resolver, such as systemd-resolved's 127.0.0.53, asks the network in
+    turn): "connect 10.0.0.53:53 (pid 12)", once each."""
+    found: list[str] = []
+    for m in OUTSIDE.finditer(trace):
+        address = m["v4"] or m["v6"] or ""
+        loopback = address.startswith("127.") or address in ("::1", "::") or address.startswith("::ffff:127.")
+        if loopback and m["port"] != "53":
+            continue
+        if address == "0.0.0.0":  # an unspecified address: a bind-like use, nothing sent
+            continue
+        line = f"{m['call']} {address}:{m['port']} (pid {m['pid']})"
+        if line not in found:
+            found.append(line)
+    return found
+
+
+def _unshare_works() -> str:
+    """Why ``unshare -rn`` (a user and network namespace: no network but a loopback) cannot
+    run here, or "" when it can."""
+    if shutil.which("unshare") is None:
+        return "no unshare (util-linux)"
+    try:
+        done = subprocess.run(["unshare", "-rn", "true"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unshare -rn: {exc}"
+    return "" if done.returncode == 0 else f"unshare -rn: {done.stderr.strip()[:120] or done.returncode}"
+
+
+def _strace_works() -> str:
+    """Why ``strace -f`` cannot trace a child here (not installed, ptrace refused), or "" when it can."""
+    if shutil.which("strace") is None:
+        return "no strace"
+    try:
+        done = subprocess.run(["strace", "-f", "-qq", "-e", "trace=none", "true"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"strace: {exc}"
+    return "" if done.returncode == 0 else f"strace: {done.stderr.decode(errors='replace').strip()[:120]}"
+
+
+def _offline_steps(h: Harness, row: Row, home: Path, wrapper: list[str], what: str, **extra: str) -> None:
+    """Run ``OFFLINE_DRIVER`` under ``wrapper`` in ``home`` and check each step: exit 0, no
+    traceback, the note recalled, the listing JSON holding both notes."""
+    payload = json.dumps([h.command, [list(step) for step in OFFLINE_STEPS], CHAT_INPUT, OFFLINE_BY_ENVIRONMENT])
+    done = h.run(
+        home,
+        service=True,
+        command=[*wrapper, sys.executable, "-c", OFFLINE_DRIVER, payload],
+        # the embedder's ONNX export (ONNX Runtime is what reached the network: its
+        # telemetry); the fakes load no model
+        MEMCLI_EMBEDDER_ONNX="true",
+        **extra,
+    )
+    if done.hung or done.code != 0:
+        row.hangs += done.hung
+        row.failures.append(f"{what}: the driver ended with {done.code}: {done.err.strip()[-200:]}")
+        return
+    for argv, code, out, err in json.loads(done.out):
+        row.trials += 1
+        name = f"{what}: `memcli {' '.join(argv[:1])}`"
+        if code is None:
+            row.hangs += 1
+            row.failures.append(f"{name} hung")
+        elif TRACEBACK in err:
+            row.tracebacks += 1
+            row.failures.append(f"{name}: traceback: {err.strip().splitlines()[-1][:160]}")
+        elif code != 0:
+            row.failures.append(f"{name} exit {code}: {(err.strip().splitlines() or [''])[-1][:160]}")
+        elif argv[0] == "recall" and "atorvastatin" not in out:
+            row.failures.append(f"{name} did not find the note: {out.strip()[:120]!r}")
+        elif argv[0] == "list":
+            texts = {m.get("text") for m in json.loads(out)} if out.strip().startswith("[") else set()
+            if not {step[1] for step in OFFLINE_STEPS if step[0] == "remember"} <= texts:
+                row.failures.append(f"{name}: the notes remembered are not listed")
+
+
+def traced_case(h: Harness, base: Path, **extra: str) -> Row:
+    """``OFFLINE_STEPS`` under ``strace -f``: no process memcli starts may connect or send to
+    an address outside loopback, nor look a name up (``outside_loopback``); skipped, with why,
+    where strace cannot trace (not installed, ptrace refused). ``extra``: more variables."""
+    row = Row("probe: no network (strace: no address outside loopback)")
+    row.skipped = _strace_works()
+    if row.skipped:
+        return row
+    log = base / "no-network.strace"
+    wrapper = [
+        "strace",
+        "-f",
+        "-qq",
+        "-e",
+        "trace=connect,sendto,sendmsg,sendmmsg",
+        "-e",
+        "signal=none",
+        "-o",
+        str(log),
+    ]
+    _offline_steps(h, row, base / "no-network-traced", wrapper, "traced", **extra)
+    trace = log.read_text(errors="replace") if log.exists() else ""
+    if not trace:
+        row.failures.append("strace wrote no log")
+    row.failures += [f"reached outside: {line}" for line in outside_loopback(trace)[:10]]
+    return row
+
+
+def isolated_case(h: Harness, base: Path, **extra: str) -> Row:
+    """``OFFLINE_STEPS`` in a network namespace with only loopback (``unshare -rn``, lo
+    brought up when ``ip`` is there): every step must still work, with no stall; skipped,
+    with why, where user namespaces are not allowed. ``extra``: more variables."""
+    row = Row("probe: no network (unshare -rn: works with loopback only)")
+    row.skipped = _unshare_works()
+    if row.skipped:
+        return row
+    up = "ip link set lo up 2>/dev/null; " if shutil.which("ip") else ""
+    wrapper = ["unshare", "-rn", "sh", "-c", up + 'exec "$@"', "sh"]
+    # a cache of its own: no export yet, so the model loads through torch and transformers
+    # (the hub's offline switches are memcli's own here) and the exporter starts, as on a first run
+    cache = {"MEMCLI_SHARED_CACHE": str(base / "no-network-cache")}
+    _offline_steps(h, row, base / "no-network-isolated", wrapper, "no network", **cache, **extra)
+    return row
+
+
+def no_network_cases(h: Harness, base: Path) -> list[Row]:
+    """Nothing leaves the machine: ``OFFLINE_STEPS`` (remember, recall, ask, a chat turn,
+    consolidate, list; the service on) traced (``traced_case``) and with no network
+    (``isolated_case``). The variables that turn telemetry off on CI machines are removed
+    (``OFFLINE_BY_ENVIRONMENT``), so that memcli's own switches are what is checked."""
+    return [traced_case(h, base), isolated_case(h, base)]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the harness; 0 when every invariant held, 1 otherwise."""
     parser = argparse.ArgumentParser(
@@ -2468,6 +2659,7 @@ def main(argv: list[str] | None = None) -> int:
             "probe: Chroma server killed mid-import, remember while down": lambda: (
                 [] if options.quick else [chroma_server_case(h, base)]
             ),
+            "probe: no network ": lambda: no_network_cases(h, base),
         }
         if set(runs) != set(CASES):  # a case run but not named (or named, never run) would go unseen
             raise SystemExit(f"faults.py: CASES and the runs differ: {sorted(set(runs) ^ set(CASES))}")

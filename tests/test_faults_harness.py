@@ -113,6 +113,41 @@ def test_kill_trials_are_spread_over_every_case() -> None:
     assert sum(faults.distribute(6, faults.KILL_SHARES).values()) == 6
 
 
+REACH_OUT = """\
+import socket
+
+try:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))  # TEST-NET-1: a UDP connect names the address and sends nothing
+except OSError:
+    pass
+"""
+
+
+def test_the_no_network_probe_sees_a_connection_outside_loopback(tmp_path: Path) -> None:
+    # every Python process of the run (the driver, the CLI, the service) connects a UDP
+    # socket to a documentation address at its start, as a library reaching out would
+    harness = faults.Harness(fake=True, quick=True, workdir=tmp_path)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(REACH_OUT)
+    row = faults.traced_case(harness, tmp_path, PYTHONPATH=str(tmp_path / "site"))
+    if row.skipped:
+        pytest.skip(f"the probe cannot trace here: {row.skipped}")
+    assert [f for f in row.failures if "192.0.2.1:9" in f], row.failures
+    assert row.trials == len(faults.OFFLINE_STEPS)
+
+
+def test_a_name_lookup_counts_as_reaching_outside_even_through_a_local_resolver() -> None:
+    trace = (
+        '12 connect(5, {sa_family=AF_UNIX, sun_path="/tmp/s"}, 110) = 0\n'
+        '13 connect(31, {sa_family=AF_INET, sin_port=htons(8080), sin_addr=inet_addr("127.0.0.1")}, 16) = 0\n'
+        '14 connect(31, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("127.0.0.53")}, 16) = 0\n'
+        '15 sendto(3, "x", 1, 0, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), '
+        'inet_pton(AF_INET6, "2001:db8::1", &sin6_addr), sin6_scope_id=0}, 28) = 1\n'
+    )
+    assert faults.outside_loopback(trace) == ["connect 127.0.0.53:53 (pid 14)", "sendto 2001:db8::1:443 (pid 15)"]
+
+
 PIECES = (
     # (--only values, --trials: the kill trials of KILL_SHARES among them, the rows the run must hold);
     # each an xdist worker's test of its own, a minute or two each on a quiet 2-core machine
@@ -172,6 +207,14 @@ PIECES = (
         ("probe: long note (chunked, consolidates, edit refused)", "probe: MCP stdio malformed requests"),
         0,
         ("probe: long note (chunked, consolidates, edit refused)", "probe: MCP stdio malformed requests"),
+    ),
+    (
+        ("probe: no network ",),
+        0,
+        (
+            "probe: no network (strace: no address outside loopback)",
+            "probe: no network (unshare -rn: works with loopback only)",
+        ),
     ),
 )
 

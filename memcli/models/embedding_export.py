@@ -194,6 +194,18 @@ def unsupported(model_dir: Path) -> str | None:
     return None
 
 
+def offline_runtime() -> None:
+    """Turn ONNX Runtime's own telemetry off in this process, before ``onnxruntime`` is
+    imported: set ``ORT_DISABLE_TELEMETRY=1`` in ``os.environ``. Since 1.29 the official
+    Linux and macOS builds have 1DS telemetry on by default (microsoft/onnxruntime#27379):
+    a session's creation queues events about the model (its file name, graph and weight
+    hashes) in ``~/.cache/Microsoft/DeveloperTools/.onnxruntime`` with a persistent device
+    id, and threads resolve and post to ``mobile.events.data.microsoft.com`` seconds later.
+    The variable is ONNX Runtime's documented opt-out, read once (it latches) when the
+    library loads; ``SessionOptions`` has no switch for it."""
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+
+
 def offline_transformers() -> None:
     """Make transformers and the hub read local files only, show no progress bar and log
     errors only: set in the process's environment (``os.environ``), before either loads a
@@ -298,6 +310,7 @@ class OnnxEncoder(TokenizedEncoder):
     def __init__(self, model_dir: Path, export: Path, tokenizer: Path | None = None) -> None:
         own = tokenizer or tokenizer_file(export)
         super().__init__(model_dir, own if own.is_file() else None)
+        offline_runtime()
         # heavy library: onnxruntime (0.15 s), only when the export is used
         import onnxruntime
 
@@ -422,6 +435,7 @@ def _export_checked(model_dir: Path, out: Path) -> tuple[str, bool]:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    offline_runtime()  # torch's ONNX exporter may import onnxruntime before ``OnnxEncoder`` does
     # heavy library: the exporter's own process loads torch and sentence-transformers once
     import numpy as np
     import torch
