@@ -292,18 +292,22 @@ class ServiceClient:
         )
 
     def stop_if_alone(self, own: int = 1) -> None:
-        """Stop the service this client started when it has served no one else (its
-        request count: this client's ``own`` requests and this question), so that a command
-        that failed leaves no service running for itself alone; one that served another
-        client exits when idle. Nothing when it did not start it, or it is gone."""
+        """Stop the service this client started when it has served no one else, so that a
+        command that failed leaves no service running for itself alone; one that served
+        another client, or that another client has a connection open to (connected, its
+        request maybe not sent yet), is left to exit when idle. The service decides
+        (``memcli.transport.service.Service.stop_if_alone``), at once with the connections
+        it counts: at most this client's ``own`` requests and this one served, and no
+        other connection open unanswered. Nothing when it did not start it, or it is gone."""
         if not self.started:
             return
+        pid = self.pid()
         try:
-            served = int(self.status().get("requests_served", 0))
+            stopped = self.request({"verb": "service.stop", "args": {"if_alone": own + 1}}, Handlers(), start=False)
         except ServiceError:
             return
-        if served <= own + 1:
-            self.stop()
+        if stopped and pid is not None:
+            _wait_gone(pid, STOP_TIMEOUT) or _terminate(pid)
 
     def status(self) -> dict[str, Any]:
         """The running service's ``schema.ServiceStatus``. Raises ServiceError when none runs."""
