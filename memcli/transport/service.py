@@ -313,9 +313,12 @@ class Service:
         not answered yet and at most ``served`` requests were served (this one included):
         the one client that asks (``memcli.transport.client.ServiceClient.stop_if_alone``)
         started the service for itself alone. Decided under the lock ``_accept`` counts a
-        new connection under, so a client that has connected and not yet sent its request
-        keeps the service (it would otherwise be closed unanswered and start another: a
-        cold start). True when it stops."""
+        new connection under, so a client whose connection was accepted before the stop
+        request is decided keeps the service, its request maybe not sent yet (it would
+        otherwise go unanswered and start another: a cold start); one accepted after, still
+        in the listen queue then, is closed unanswered and its client starts a new service.
+        A connection whose client has closed it counts until its thread has read the end.
+        True when it stops."""
         with self._counter:
             if self._unanswered > 1 or self.requests > served or self._stopping.is_set():
                 return False
