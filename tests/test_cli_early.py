@@ -298,6 +298,30 @@ def test_a_service_started_early_that_served_no_one_is_stopped_when_it_listens(e
     assert not filelock.FileLock(str(paths.start_lock)).is_locked
 
 
+def test_a_service_started_early_is_asked_to_stop_on_its_one_connection(
+    early: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ending the service started early opens no connection but its stop request: a probe
+    (is it listening?) closed before it counts, for the service, as another client's
+    connection until its thread reads the end, and the stop then leaves the service to its
+    idle exit (15 minutes of a 1 GB process)."""
+    paths = resolve_paths()
+    service = early(_fake_service(paths))
+    connections: list[bool] = []
+    connect = client.ServiceClient.connect
+
+    def counted(self: client.ServiceClient) -> Any:
+        connection = connect(self)
+        connections.append(connection is not None)
+        return connection
+
+    monkeypatch.setattr(client.ServiceClient, "connect", counted)
+    client._end_early()
+    assert connections == [True]  # the stop request's
+    assert not service.terminated
+    assert _poll(lambda: service.poll() is not None)
+
+
 def test_a_signal_leaves_a_listening_service_started_early_unasked(early: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A SIGTERM while the service started early listens but is not adopted yet: the
     handler does not ask it (a status, a stop waiting up to STOP_TIMEOUT) before the

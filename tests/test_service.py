@@ -254,6 +254,47 @@ def test_a_request_the_service_did_not_accept_goes_to_a_new_service(paths: Paths
         thread.join(10)
 
 
+def test_a_failed_first_command_leaves_the_service_to_a_client_that_has_connected(
+    start_service: Any, paths: Paths
+) -> None:
+    """The client that started the service and failed stops it only when no one else uses
+    it: another command that has connected and not yet sent its request keeps it, and is
+    answered by it (stopped, it would get no answer and start a service of its own)."""
+    from memcli import PROTOCOL, __version__
+
+    service = start_service()
+    mine = ServiceClient(paths)
+    mine.started = True
+    other = ServiceClient(paths)
+    connection = other.connect()
+    assert connection is not None
+    with connection:
+        mine.stop_if_alone()
+        outcome, value = other._exchange(
+            connection,
+            {"verb": "list", "args": {}, "env": client_env(), "version": __version__, "protocol": PROTOCOL},
+            Handlers(),
+        )
+    assert (outcome, value) == ("result", [])
+    assert service.process.poll() is None
+    assert ServiceClient(paths).status()["requests_served"] == 3
+
+
+def test_a_failed_first_command_leaves_an_older_service_that_served_another_client(
+    start_service: Any, paths: Paths
+) -> None:
+    """A service of protocol 5 stopped at any ``service.stop``, ``if_alone`` or not: the
+    client reads the protocol in its service file and asks it its request count first, as
+    it did; another client's request keeps it running."""
+    service = start_service("--protocol", "5")
+    ServiceClient(paths).status()  # another client's request
+    mine = ServiceClient(paths)
+    mine.started = True
+    mine.stop_if_alone(own=0)
+    assert service.process.poll() is None
+    assert ServiceClient(paths).status()["requests_served"] == 3
+
+
 def test_a_socket_directory_open_to_others_is_not_used(paths: Paths, runner: Any, fake_embedder: Any) -> None:
     paths.run_dir.mkdir(parents=True)
     os.chmod(paths.run_dir, 0o777)

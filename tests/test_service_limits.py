@@ -169,3 +169,27 @@ def test_the_client_does_not_send_a_request_longer_than_the_service_reads(
         )
     monkeypatch.undo()
     assert listed(paths) == []
+
+
+def test_a_request_longer_than_the_service_reads_opens_no_connection(
+    start: Any, paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused before connecting: a first command's connection that sends nothing is
+    counted by the service as another client's until its thread reads the end, and the
+    failed command's stop_if_alone would leave the service running (or it would start one)."""
+    start()
+    monkeypatch.setattr(client_module, "MAX_REQUEST_BYTES", 1 << 20)
+    connections: list[bool] = []
+    connect = ServiceClient.connect
+
+    def counted(self: ServiceClient) -> Any:
+        connection = connect(self)
+        connections.append(connection is not None)
+        return connection
+
+    monkeypatch.setattr(ServiceClient, "connect", counted)
+    with pytest.raises(BadInputError, match=r"this request is 2\.0 MiB"):
+        ServiceClient(paths).request(
+            {"verb": "remember", "args": {"text": "x" * (2 << 20)}, "env": client_env()}, Handlers()
+        )
+    assert connections == []

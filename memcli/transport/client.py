@@ -33,7 +33,7 @@ from typing import Any
 from memcli import PROTOCOL, __version__
 from memcli.errors import BadInputError, ExitCode, ServiceError, error_for
 from memcli.paths import ENV_PREFIX, Paths, read_config_file
-from memcli.processes import running, service_pid
+from memcli.processes import running, service_file, service_pid
 
 START_TIMEOUT = 60.0
 """Seconds a client waits for the service it started to answer (its store lock wait
@@ -51,6 +51,9 @@ MAX_REQUEST_BYTES = 256 << 20
 """The largest request the service reads, in bytes (256 MiB: a ``remember -`` of a long
 file fits); the client refuses to send a longer one, and the service answers a longer
 length prefix with an error before reading any of it (``memcli.transport.service.read_request``)."""
+IF_ALONE_PROTOCOL = 6
+"""The first ``PROTOCOL`` whose service answers ``service.stop`` with ``if_alone``
+(``ServiceClient.stop_if_alone``); an older one stops at any ``service.stop``."""
 
 
 def _nothing(*_: Any, **__: Any) -> None:
@@ -152,6 +155,10 @@ class ServiceClient:
         started again and asked again; a service older than this client (memcli was
         upgraded) is restarted. Raises the error the service reports, and ServiceError
         when the service is newer than this client (this command ran across an upgrade)."""
+        request = {**request, "version": __version__, "protocol": PROTOCOL}
+        # before connecting: a connection the service accepted and got no request on keeps it
+        # running for a moment (``stop_if_alone``), and a first command starts it
+        data = _encode(request)
         for attempt in range(3):
             connection = self._adopt_early() or self.connect()
             if connection is None:
@@ -159,9 +166,7 @@ class ServiceClient:
                     raise ServiceUnavailable("the memcli service is not running")
                 connection = self.start()
             with connection:
-                outcome, value = self._exchange(
-                    connection, {**request, "version": __version__, "protocol": PROTOCOL}, handlers
-                )
+                outcome, value = self._exchange(connection, request, handlers, data)
             if outcome == "result":
                 return value
             if outcome == "unaccepted":
@@ -180,15 +185,13 @@ class ServiceClient:
             self.stop()
         raise ServiceUnavailable("the memcli service kept stopping or answering with another version")
 
-    def _exchange(self, connection: Connection, request: dict[str, Any], handlers: Handlers) -> tuple[str, Any]:
+    def _exchange(
+        self, connection: Connection, request: dict[str, Any], handlers: Handlers, data: bytes | None = None
+    ) -> tuple[str, Any]:
         accepted = cancelled = False
         saved: dict[str, int] = {}
-        data = json.dumps(request, ensure_ascii=False).encode("utf-8")
-        if len(data) > MAX_REQUEST_BYTES:
-            raise BadInputError(
-                f"this request is {len(data) / 2**20:.1f} MiB, more than the {MAX_REQUEST_BYTES >> 20} MiB the memcli "
-                "service reads; store a long text with 'memcli import FILE'"
-            )
+        if data is None:
+            data = _encode(request)
         try:
             try:
                 connection.send_bytes(data)
@@ -292,18 +295,36 @@ class ServiceClient:
         )
 
     def stop_if_alone(self, own: int = 1) -> None:
-        """Stop the service this client started when it has served no one else (its
-        request count: this client's ``own`` requests and this question), so that a command
-        that failed leaves no service running for itself alone; one that served another
-        client exits when idle. Nothing when it did not start it, or it is gone."""
+        """Stop the service this client started when it has served no one else, so that a
+        command that failed leaves no service running for itself alone; one that served
+        another client, or that had accepted another client's connection before this stop
+        request (its request maybe not sent yet), is left to exit when idle. The service
+        decides (``memcli.transport.service.Service.stop_if_alone``), at once with the
+        connections it counts: at most this client's ``own`` requests and this one served,
+        and no other connection open unanswered. Nothing when it did not start it, or it is
+        gone."""
+        with contextlib.suppress(ServiceError):
+            self._stop_if_alone(own)
+
+    def _stop_if_alone(self, own: int) -> None:
+        """``stop_if_alone``, its one connection the stop request (a service of protocol 6
+        or later). A service older than that (its service file says; no request asks)
+        stopped at any ``service.stop``, ``if_alone`` or not: it is asked its request count,
+        then to stop, as before (another client that has connected meanwhile is not counted).
+        Raises ServiceUnavailable when no service listens (or it is stopping), ServiceError
+        when it went away while answering."""
         if not self.started:
             return
-        try:
-            served = int(self.status().get("requests_served", 0))
-        except ServiceError:
+        found = service_file(self.paths)  # none yet: the service this client started, of its own protocol
+        pid = None if found is None else int(found["pid"])
+        if found is not None and _number(found.get("protocol")) < IF_ALONE_PROTOCOL:
+            served = self.request({"verb": "service.status", "args": {}}, Handlers(), start=False)["requests_served"]
+            if int(served) <= own + 1:
+                self.stop()
             return
-        if served <= own + 1:
-            self.stop()
+        stopped = self.request({"verb": "service.stop", "args": {"if_alone": own + 1}}, Handlers(), start=False)
+        if stopped and pid is not None:
+            _wait_gone(pid, STOP_TIMEOUT) or _terminate(pid)
 
     def status(self) -> dict[str, Any]:
         """The running service's ``schema.ServiceStatus``. Raises ServiceError when none runs."""
@@ -398,27 +419,36 @@ def start_early(paths: Paths, env: Mapping[str, str] | None = None) -> bool:
 
 
 def _end_early(ask: bool = True) -> None:
-    """End what this process started early and never adopted (``start_early``): a service
-    that does not listen yet is terminated (no client can have used it: the others wait for
-    the start lock this process holds); one that listens is left as ``stop_if_alone`` leaves
-    it: stopped when it served no one, else it exits when idle (another command found it
-    and may be using it). Without ``ask`` (a signal, ``_on_signal``) one that listens is
-    left to its idle exit unasked: asking and stopping it can take STOP_TIMEOUT."""
+    """End what this process started early and never adopted (``start_early``): it is
+    asked as ``stop_if_alone`` asks, the stop request its one connection (a probe first
+    would count, for the service, as another client's): stopped when it served no one, else
+    it exits when idle (another command found it and may be using it); one that does not
+    listen yet is terminated (no client can have used it: the others wait for the start
+    lock this process holds). Without ``ask`` (a signal, ``_on_signal``) one that listens
+    is left to its idle exit unasked: asking and stopping it can take STOP_TIMEOUT."""
     while _EARLY:
         _, (paths, lock, process) = _EARLY.popitem()
         try:
             if process.poll() is not None:
                 continue
             service = ServiceClient(paths)
+            service.started = True
+            if ask:
+                # The stop request is its one connection: a probe before it would be counted
+                # by the service as another client's until its thread saw it closed, and keep it.
+                try:
+                    service._stop_if_alone(own=0)
+                except ServiceUnavailable:  # nothing listens (yet): no client can have used it
+                    process.terminate()
+                except ServiceError:
+                    pass
+                continue
             with contextlib.suppress(ServiceError):
                 connection = service.connect()
                 if connection is None:
                     process.terminate()
                     continue
                 connection.close()
-                if ask:
-                    service.started = True
-                    service.stop_if_alone(own=0)
         except OSError:
             pass
         finally:
@@ -519,16 +549,33 @@ def _cancel(connection: Connection) -> None:
         raise KeyboardInterrupt from None
 
 
+def _encode(request: Mapping[str, Any]) -> bytes:
+    """``request`` as the bytes sent to the service. Raises BadInputError when they are more
+    than it reads (``MAX_REQUEST_BYTES``)."""
+    data = json.dumps(request, ensure_ascii=False).encode("utf-8")
+    if len(data) > MAX_REQUEST_BYTES:
+        raise BadInputError(
+            f"this request is {len(data) / 2**20:.1f} MiB, more than the {MAX_REQUEST_BYTES >> 20} MiB the memcli "
+            "service reads; store a long text with 'memcli import FILE'"
+        )
+    return data
+
+
+def _number(protocol: Any) -> int:
+    """A protocol as a number; 0 (oldest) when it is not one."""
+    try:
+        return int(protocol)
+    except (TypeError, ValueError):
+        return 0
+
+
 def _release(version: str, protocol: Any) -> tuple[Any, int]:
     """A version and protocol as something to compare: which memcli is newer (PEP 440
     order: 0.2.0rc1 before 0.2.0; a version that is not PEP 440 counts as oldest)."""
     # thin client: needed only to compare versions, and memcli starts at every TAB press
     from packaging.version import InvalidVersion, Version
 
-    try:
-        number = int(protocol)
-    except (TypeError, ValueError):
-        number = 0
+    number = _number(protocol)
     try:
         return Version(version), number
     except InvalidVersion:

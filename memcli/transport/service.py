@@ -233,6 +233,8 @@ class Service:
         """Requests running (read, not yet answered): what the idle time and the drain wait for."""
         self._open = 0
         """Connections open (``MAX_CONNECTIONS``)."""
+        self._unanswered = 0
+        """Connections open whose request is not answered yet (``stop_if_alone``)."""
         self._refusing = False
         self._last = time.monotonic()
         self._counter = threading.Lock()
@@ -304,6 +306,28 @@ class Service:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        self._wake()
+
+    def stop_if_alone(self, served: int) -> bool:
+        """Stop as ``stop`` does when no other client has a connection open whose request is
+        not answered yet and at most ``served`` requests were served (this one included):
+        the one client that asks (``memcli.transport.client.ServiceClient.stop_if_alone``)
+        started the service for itself alone. Decided under the lock ``_accept`` counts a
+        new connection under, so a client whose connection was accepted before the stop
+        request is decided keeps the service, its request maybe not sent yet (it would
+        otherwise go unanswered and start another: a cold start); one accepted after, still
+        in the listen queue then, is closed unanswered and its client starts a new service.
+        A connection whose client has closed it counts until its thread has read the end.
+        True when it stops."""
+        with self._counter:
+            if self._unanswered > 1 or self.requests > served or self._stopping.is_set():
+                return False
+            self._stopping.set()
+        self._wake()
+        return True
+
+    def _wake(self) -> None:
+        """Let the warm-up and ``_accept`` see ``_stopping``, set already."""
         self._answered.set()
         # accept() does not wake when its socket is closed from another thread; a connection does.
         try:
@@ -441,13 +465,15 @@ class Service:
                     break
                 log.warning("accept failed: %s", exc)
                 continue
-            if self._stopping.is_set():
+            with self._counter:  # the lock ``stop_if_alone`` decides under: counted, or refused as stopping
+                stopping = self._stopping.is_set()
+                busy = not stopping and self._open >= MAX_CONNECTIONS
+                if not (stopping or busy):
+                    self._open += 1
+                    self._unanswered += 1
+            if stopping:
                 connection.close()  # unanswered, so its client starts another service
                 break
-            with self._counter:
-                busy = self._open >= MAX_CONNECTIONS
-                if not busy:
-                    self._open += 1
             if busy:
                 if not self._refusing:  # once per busy spell: a flood of clients must not flood the log
                     log.warning("%d connections open: refusing more", MAX_CONNECTIONS)
@@ -481,6 +507,16 @@ class Service:
         """Serve one connection (counted open by ``_accept``): read its request within
         ``REQUEST_TIMEOUT``, run it, answer. Whatever a client sends ends in a reply or a
         closed connection, never in a thread that dies or waits forever."""
+        answered = False
+
+        def answering() -> None:
+            # before the reply is sent: its client may connect again as soon as it reads it
+            nonlocal answered
+            with self._counter:
+                if not answered:
+                    answered = True
+                    self._unanswered -= 1
+
         try:
             with connection:
                 uid = peer_uid(connection)
@@ -511,7 +547,7 @@ class Service:
                 if request.get("verb") in LOADS_AT_ONCE:
                     self._load_embedder(self.settings)  # beside the request's reading of its input
                 try:
-                    self._handle(connection, request)
+                    self._handle(connection, request, answering)
                 finally:
                     if first:  # the warm-up waits for this answer alone, not a later request's
                         self._answered.set()
@@ -521,16 +557,23 @@ class Service:
         except Exception:  # a bug must cost one connection, logged, not a silent dead thread
             log.exception("a connection failed")
         finally:
+            answering()
             with self._counter:
                 self._open -= 1
 
-    def _handle(self, connection: Connection, request: dict[str, Any]) -> None:
+    def _handle(
+        self, connection: Connection, request: dict[str, Any], answering: Callable[[], None] = lambda: None
+    ) -> None:
+        """Run ``request`` and send its events and reply on ``connection``; ``answering()``
+        is called right before the reply (``result``, ``error``, ``mismatch``) is sent."""
         verb = str(request.get("verb", ""))
         started = time.perf_counter()
 
         sending = threading.Lock()  # an import's store thread sends its ``saved`` events too
 
         def send(event: dict[str, Any]) -> None:
+            if event.get("event") in ("result", "error", "mismatch"):
+                answering()
             try:
                 # orjson: a forget --dry-run over 100,000 memories replies with 60 MB of JSON (1.4 s with json).
                 data = orjson.dumps(event, option=orjson.OPT_SERIALIZE_NUMPY)
@@ -555,6 +598,13 @@ class Service:
         outcome = "ok"
         try:
             if verb == "service.stop":
+                alone = (request.get("args") or {}).get("if_alone")
+                if alone is not None:  # a client that started the service for itself alone
+                    stopping = self.stop_if_alone(int(alone))
+                    send({"event": "result", "data": stopping})
+                    if stopping:
+                        log.info("stop requested: no other client")
+                    return
                 send({"event": "result", "data": None})
                 log.info("stop requested")
                 self.stop()

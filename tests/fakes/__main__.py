@@ -7,7 +7,9 @@
 pseudo-terminal; scripts/faults.py --fake-models runs every command through it). A service
 it starts on its own is ``serve`` with the same model options, not ``memcli.transport.serve``.
 ``serve`` is the memcli service (``memcli serve``) with MEMCLI_HOME's paths, printing its
-"listening" line on stderr (tests/test_service.py and others start it themselves).
+"listening" line on stderr (tests/test_service.py and others start it themselves); with
+``--protocol`` below 6 its ``service.stop`` stops it whatever ``if_alone`` says, as an older
+service's did.
 
 The models: the slow model (fakes.models.SlowModel, "word0 ... word19", one word every S
 seconds, only its first reply slow with ``--slow-first``), the slow embedder (S seconds a
@@ -137,6 +139,13 @@ def serve(options: argparse.Namespace) -> None:
         memcli.__version__ = service.__version__ = options.version
     if options.protocol is not None:
         memcli.PROTOCOL = service.PROTOCOL = options.protocol
+        if options.protocol < 6:  # a service before protocol 6 stops at any service.stop, if_alone or not
+
+            def stop_if_alone(self: service.Service, served: int) -> bool:
+                self.stop()
+                return True
+
+            service.Service.stop_if_alone = stop_if_alone  # type: ignore[method-assign]
     given = _models(options)
     if options.idle is not None:
         given["idle"] = options.idle
