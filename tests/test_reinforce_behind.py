@@ -166,3 +166,45 @@ def test_a_supersession_at_write_time_is_written_behind_and_survives_a_kill(fake
     command_opening_chroma(again)
     assert behind_count(again) == 0
     assert chroma_superseded_by(again, older.id) == newer.id
+
+
+def commits_by_synchronous(engine: Engine) -> list[str]:
+    """Starts recording the ``synchronous`` setting in force at each COMMIT of the sidecar's
+    connection (the store held resident, so the connection stays the same); returns the list
+    it appends to."""
+    seen = {"now": engine.store.sidecar._db.execute("PRAGMA synchronous").fetchone()[0]}
+    commits: list[str] = []
+
+    def trace(statement: str) -> None:
+        words = statement.upper().split()
+        if words[:2] == ["PRAGMA", "SYNCHRONOUS"] and "=" in words:
+            seen["now"] = words[-1]
+        elif words[:1] == ["COMMIT"]:
+            commits.append(str(seen["now"]))
+
+    engine.store.sidecar._db.set_trace_callback(trace)
+    return commits
+
+
+def test_a_reinforcement_commits_unsynced_in_the_write_ahead_log_and_a_note_synced(
+    fake_embedder: FakeEmbedder,
+) -> None:
+    """The sidecar is in WAL mode; a reinforcement's commit is not waited on to reach the
+    disk (``synchronous = NORMAL``: a kill loses nothing of it, a power cut may lose it),
+    a note's commits are (FULL, as every other write), and the reinforcement is read back
+    by the next process."""
+    engine, ids = resident(fake_embedder)
+    try:
+        with engine.store.transaction():
+            assert engine.store.sidecar._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            commits = commits_by_synchronous(engine)
+            engine.reinforce(engine.store.get_many(ids[:2]))
+            assert commits == ["NORMAL"]
+            commits.clear()
+        engine.remember("A new note about the lighthouse", USER)
+        assert commits and set(commits) == {"FULL"}
+    finally:
+        engine.store.close()
+    again = make_memcli()
+    with again.store.transaction():
+        assert [m.recall_count for m in again.store.get_many(ids[:2])] == [1, 1]

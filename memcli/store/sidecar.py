@@ -16,7 +16,7 @@ import json
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,8 @@ acts repeat an event (a note reopened twice by the same newer one, an edit undon
 made again), so an event is one per (memory, event, texts, related memory, time), and the
 history is indexed by ``related_id`` (``Sidecar.replaced_by`` at each delete)."""
 DONE, SKIPPED = "done", "skipped"
+WAL_KEPT = 16 << 20
+"""Bytes of the sidecar's write-ahead log kept after a checkpoint (``_write_ahead``)."""
 
 _HISTORY_TABLE = """
 CREATE TABLE IF NOT EXISTS history (
@@ -100,9 +102,10 @@ class Sidecar:
     def __init__(self, path: Path, connection: sqlite3.Connection | None = None) -> None:
         self.path = path
         migrating = False
+        fresh = connection is None
         try:
             if connection is None:
-                # SQLite makes the file (and its -journal, which takes the file's mode) as the
+                # SQLite makes the file (and its -wal and -shm, which take the file's mode) as the
                 # umask says: make it 0600 first.
                 os.close(open_private(path, os.O_RDWR | os.O_CREAT))
                 # The service's request threads share this connection, one at a time under the
@@ -117,6 +120,8 @@ class Sidecar:
                 raise MemcliError(
                     f"{path} has schema version {version}; this memcli reads version {SCHEMA_VERSION}: upgrade memcli"
                 )
+            if fresh:
+                _write_ahead(self._db)
             migrating = 0 < version < 2
             if migrating:
                 _migrate_history(self._db)
@@ -181,6 +186,26 @@ class Sidecar:
     def close(self) -> None:
         """Close the connection."""
         self._db.close()
+
+    @contextlib.contextmanager
+    def unsynced(self) -> Iterator[None]:
+        """The block's commits not waited on to reach the disk (SQLite's ``synchronous =
+        NORMAL`` in WAL mode), for what may be lost by a power cut but never by a kill: a
+        reinforcement (``MemoryStore.reinforce``). A commit is in the write-ahead log, in
+        the kernel's cache, once it returns, so a killed process (kill -9, a crash) loses
+        nothing; a power cut may lose the last such commits (never the database: WAL stays
+        consistent, and the next commit waited on, any other write, makes them durable with
+        it). Without WAL (a database that could not be switched) commits stay waited on:
+        ``NORMAL`` with a rollback journal may corrupt the file at a power cut. Saves the
+        commit's fsync: about 2-10 ms of a recall, up to 20 on a busy machine."""
+        wal = self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+        if wal:
+            self._db.execute("PRAGMA synchronous = NORMAL")
+        try:
+            yield
+        finally:
+            if wal:
+                self._db.execute("PRAGMA synchronous = FULL")
 
     # history -------------------------------------------------------------------
 
@@ -457,9 +482,38 @@ class Sidecar:
             self._db.execute("INSERT OR REPLACE INTO index_meta VALUES ('secure_delete', '1')")
 
 
+def _write_ahead(db: sqlite3.Connection) -> None:
+    """Put the database of ``db`` in WAL mode (kept in the file), every commit waited on
+    to reach the disk (``synchronous = FULL``, as with the rollback journal before): a
+    commit is one append and one fsync of the log where the rollback journal took three
+    fsyncs and an unlink; a reinforcement commits unsynced (``Sidecar.unsynced``). A
+    database that cannot be switched now (a full device, another connection reading)
+    stays as it is: it works the same, slower. The log is cut back to ``WAL_KEPT`` bytes
+    after each checkpoint (SQLite's every 1,000 pages), not left at the size of the
+    largest transaction while a service holds the database open."""
+    with contextlib.suppress(sqlite3.OperationalError):
+        db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = FULL")
+    db.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
+
+
 def _backup(source: str, copy: sqlite3.Connection) -> None:
     """Copy the database at ``source`` (a path, or a ``file:`` URI) into ``copy`` (SQLite's
-    online backup). Raises sqlite3.DatabaseError."""
+    online backup). A database in WAL mode that a read-only connection cannot open (it
+    must make its shared-memory file, in a folder that cannot be written) and that has no
+    write-ahead log beside it (closed cleanly: the file holds everything) is read as an
+    immutable file. Raises sqlite3.DatabaseError."""
+    try:
+        _backup_from(source, copy)
+    except sqlite3.OperationalError:
+        path = urllib.parse.unquote(source.removeprefix("file:").split("?")[0])
+        if not source.startswith("file:") or os.path.exists(path + "-wal") or not os.path.isfile(path):
+            raise
+        _backup_from(f"{source}&immutable=1", copy)
+
+
+def _backup_from(source: str, copy: sqlite3.Connection) -> None:
+    """``_backup`` of one way to open ``source``. Raises sqlite3.DatabaseError."""
     connection = sqlite3.connect(source, uri=source.startswith("file:"))
     try:
         connection.backup(copy)
