@@ -15,8 +15,7 @@ import contextlib
 import json
 import os
 import sqlite3
-import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from memcli.errors import MemcliError
 from memcli.paths import open_private
 from memcli.store import graph, recall_index
 from memcli.store.candidates import candidates
-from memcli.store.db import atomic, execute_in, rows_in
+from memcli.store.db import atomic, execute_in, left_beside, open_read_only, rows_in
 
 SCHEMA_VERSION = 2
 """1: the history kept one event per (memory, event, old text, new text). 2: a person's
@@ -153,19 +152,19 @@ class Sidecar:
         copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         if path.is_file():
             try:
-                _backup(f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro", copy)
-            except sqlite3.OperationalError:
-                # A write that failed for want of room (an upgrade of the schema) leaves a hot
-                # journal that a read-only connection cannot roll back ("attempt to write a
-                # readonly database"); a writable folder lets SQLite roll it back, which takes
-                # no room (the file shrinks to what it was).
+                _backup(lambda: open_read_only(path), copy)
+            except sqlite3.OperationalError as exc:
+                # What the file lacks is beside it and cannot be read in a folder that cannot
+                # be written: a write-ahead log without its -shm (a live folder copied in
+                # part), or a journal to roll back (a write that failed for want of room, an
+                # upgrade of the schema: "attempt to write a readonly database"). A writable
+                # folder lets SQLite read the log or roll the journal back (which takes no
+                # room: the file shrinks to what it was).
                 if not os.access(path.parent, os.W_OK):
                     copy.close()
-                    raise MemcliError(
-                        f"{path}: cannot read it (a journal is left to roll back, in a folder that cannot be written)"
-                    ) from None
+                    raise MemcliError(f"{path}: cannot read it ({_unreadable(path, exc)})") from None
                 try:
-                    _backup(os.fspath(path), copy)
+                    _backup(lambda: sqlite3.connect(os.fspath(path)), copy)
                 except sqlite3.DatabaseError as exc:
                     copy.close()
                     raise MemcliError(f"{path}: cannot read it ({exc})") from exc
@@ -497,28 +496,28 @@ def _write_ahead(db: sqlite3.Connection) -> None:
     db.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
 
 
-def _backup(source: str, copy: sqlite3.Connection) -> None:
-    """Copy the database at ``source`` (a path, or a ``file:`` URI) into ``copy`` (SQLite's
-    online backup). A database in WAL mode that a read-only connection cannot open (it
-    must make its shared-memory file, in a folder that cannot be written) and that has no
-    write-ahead log beside it (closed cleanly: the file holds everything) is read as an
-    immutable file. Raises sqlite3.DatabaseError."""
-    try:
-        _backup_from(source, copy)
-    except sqlite3.OperationalError:
-        path = urllib.parse.unquote(source.removeprefix("file:").split("?")[0])
-        if not source.startswith("file:") or os.path.exists(path + "-wal") or not os.path.isfile(path):
-            raise
-        _backup_from(f"{source}&immutable=1", copy)
-
-
-def _backup_from(source: str, copy: sqlite3.Connection) -> None:
-    """``_backup`` of one way to open ``source``. Raises sqlite3.DatabaseError."""
-    connection = sqlite3.connect(source, uri=source.startswith("file:"))
+def _backup(source: Callable[[], sqlite3.Connection], copy: sqlite3.Connection) -> None:
+    """Copy the database that ``source`` opens into ``copy`` (SQLite's online backup),
+    closing it after. Raises sqlite3.DatabaseError."""
+    connection = source()
     try:
         connection.backup(copy)
     finally:
         connection.close()
+
+
+def _unreadable(path: Path, exc: sqlite3.OperationalError) -> str:
+    """Why the database at ``path``, in a folder that cannot be written, cannot be read
+    (``exc``: SQLite's error), and what to do."""
+    left = left_beside(path)
+    if left == "-wal":
+        return (
+            f"its write-ahead log {path.name}-wal cannot be read without its {path.name}-shm in a folder "
+            f"that cannot be written: copy {path.name} with its -wal and -shm, or use memcli export"
+        )
+    if left == "-journal":
+        return "a journal is left to roll back, in a folder that cannot be written"
+    return str(exc)
 
 
 def _migrate_history(db: sqlite3.Connection) -> None:
