@@ -269,7 +269,9 @@ def test_a_copied_live_sidecar_without_its_shm_is_named_and_one_with_an_empty_lo
     assert "memcli export" in str(raised.value) and "journal" not in str(raised.value)
     copy = Sidecar.snapshot(emptied / live.name)
     try:
-        assert sorted(text for _, text, _, _ in copy.copies()) == sorted([*NOTES, "I keep my passport in the blue drawer"])
+        assert sorted(text for _, text, _, _ in copy.copies()) == sorted(
+            [*NOTES, "I keep my passport in the blue drawer"]
+        )
     finally:
         copy.close()
 

@@ -470,15 +470,26 @@ class Sidecar:
 
     def compact(self) -> None:
         """Leave nothing of deleted rows in the database's files. This connection deletes
-        with ``secure_delete`` (SQLite overwrites a deleted row's bytes with zeros), so a
-        WAL, if one is in use, is checkpointed and truncated, and that is all, once the
-        file has been rewritten by a VACUUM under ``secure_delete`` (the first compaction
-        of a file an older memcli wrote: it may hold deleted rows in free pages; costs
-        about the file's size in writes, then never again)."""
-        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with ``secure_delete`` (SQLite overwrites a deleted row's bytes with zeros, in the
+        page it writes to the write-ahead log), so what is left is to copy those pages over
+        the old ones in the file and to empty the log, which still holds the rows as they
+        were written (a checkpoint, TRUNCATE: the log cut to 0 bytes); before that, once, the
+        file is written again by a VACUUM under ``secure_delete`` (the first compaction of a
+        file an older memcli wrote: it may hold deleted rows in free pages; costs about the
+        file's size in writes, then never again). Raises MemcliError when another connection
+        reads the database all along the connection's busy timeout (5 s), so the log cannot
+        be emptied (the deleted text stays in it, and in the file's old pages, until a
+        compaction that can)."""
         if self._db.execute("SELECT value FROM index_meta WHERE key = 'secure_delete'").fetchone() is None:
             self._db.execute("VACUUM")
             self._db.execute("INSERT OR REPLACE INTO index_meta VALUES ('secure_delete', '1')")
+        # After the VACUUM: in WAL mode it writes the new file into the log, not over the old.
+        busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if busy:
+            raise MemcliError(
+                f"{self.path}: another process is reading it, so its write-ahead log ({self.path.name}-wal) "
+                "could not be emptied"
+            )
 
 
 def _write_ahead(db: sqlite3.Connection) -> None:
