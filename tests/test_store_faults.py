@@ -829,3 +829,76 @@ def test_a_resident_store_opened_from_its_copy_opens_chroma_again_once_there_is_
     finally:
         store.close()
     assert _counts(memcli_home) == (2, 2, 0)
+
+
+# the sidecar's write-ahead log counted ---------------------------------------------------
+
+
+def _held_open_with_a_large_log(fake_embedder: Any) -> Any:
+    """An engine whose store is held open (as the service holds it), three notes in it, and
+    the sidecar's -wal grown to about 16 MiB while its file stays small (no checkpoint)."""
+    from test_index import make_memcli, note
+
+    engine = make_memcli()
+    engine.add_memories([note(t) for t in NOTES])
+    engine.store.open_resident()
+    db = engine.store.sidecar._db
+    db.execute("PRAGMA wal_autocheckpoint = 0")
+    db.execute("CREATE TABLE padding (b BLOB)")
+    db.execute("INSERT INTO padding VALUES (randomblob(8 << 20))")
+    db.execute("DROP TABLE padding")
+    wal = resolve_paths().database_files[1]
+    assert wal.stat().st_size > 8 * resolve_paths().database.stat().st_size
+    return engine
+
+
+def _sidecar_bytes() -> int:
+    return sum(p.stat().st_size for p in resolve_paths().database_files if p.exists())
+
+
+def test_stats_counts_the_sidecars_write_ahead_log_in_the_store_size(fake_embedder: Any) -> None:
+    engine = _held_open_with_a_large_log(fake_embedder)
+    try:
+        paths = resolve_paths()
+        chroma = sum(p.stat().st_size for p in paths.store_dir.rglob("*") if p.is_file())
+        assert engine.stats()["store_bytes"] == chroma + _sidecar_bytes()
+    finally:
+        engine.store.close()
+
+
+def test_a_delete_on_a_short_device_sizes_its_pages_with_the_sidecars_write_ahead_log(
+    fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of deletes takes no more memories than the room takes at what the store's
+    files (the sidecar's -wal among them) come to a memory."""
+    from memcli.store.space import OPEN_ROOM
+
+    engine = _held_open_with_a_large_log(fake_embedder)
+    try:
+        free = OPEN_ROOM + (20 << 20)
+        monkeypatch.setattr(engine.store, "free_bytes", lambda: free)
+        files = _sidecar_bytes() + (resolve_paths().store_dir / "chroma.sqlite3").stat().st_size
+        with engine.store.transaction():
+            page = engine.store.delete_page()
+        assert 1 <= page <= (free - OPEN_ROOM) // (files // len(NOTES))
+    finally:
+        engine.store.close()
+
+
+def test_a_compaction_counts_the_sidecars_write_ahead_log_in_the_room_it_needs(
+    fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.errors import DiskFullError
+    from memcli.store.space import OPEN_ROOM
+
+    engine = _held_open_with_a_large_log(fake_embedder)
+    try:
+        paths = resolve_paths()
+        files = [paths.database, *engine.store.backend.local_files()]
+        room = max(f.stat().st_size for f in files) + OPEN_ROOM  # enough for any one file without the log
+        assert room < _sidecar_bytes() + OPEN_ROOM
+        monkeypatch.setattr(engine.store, "free_bytes", lambda: room)
+        with pytest.raises(DiskFullError, match="compacting needs"):
+            engine.store.compact()
+    finally:
+        engine.store.close()
