@@ -208,3 +208,32 @@ def test_a_reinforcement_commits_unsynced_in_the_write_ahead_log_and_a_note_sync
     again = make_memcli()
     with again.store.transaction():
         assert [m.recall_count for m in again.store.get_many(ids[:2])] == [1, 1]
+
+
+def test_unsynced_inside_a_transaction_joins_it_and_a_blocks_error_is_the_one_raised(
+    fake_embedder: FakeEmbedder,
+) -> None:
+    """``Sidecar.unsynced`` entered inside a transaction joins it (SQLite changes
+    ``synchronous`` only between transactions); a block that raises with its own
+    transaction open has it rolled back, its error raised, and the setting FULL again."""
+    engine, ids = resident(fake_embedder)
+    sidecar = engine.store.sidecar
+    FULL = 2
+
+    def synchronous() -> int:
+        return int(sidecar._db.execute("PRAGMA synchronous").fetchone()[0])
+
+    try:
+        with engine.store.transaction():
+            with sidecar.atomic(), sidecar.unsynced():
+                engine.store.update_behind(engine.store.get_many(ids[:1]))
+            assert synchronous() == FULL
+            with pytest.raises(ValueError, match="the block's own error"), sidecar.unsynced():
+                sidecar._db.execute("BEGIN")
+                sidecar._db.execute("INSERT INTO index_meta VALUES ('probe', '1')")
+                raise ValueError("the block's own error")
+            assert not sidecar._db.in_transaction
+            assert synchronous() == FULL
+            assert sidecar._db.execute("SELECT 1 FROM index_meta WHERE key = 'probe'").fetchone() is None
+    finally:
+        engine.store.close()

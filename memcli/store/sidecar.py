@@ -196,15 +196,26 @@ class Sidecar:
         consistent, and the next commit waited on, any other write, makes them durable with
         it). Without WAL (a database that could not be switched) commits stay waited on:
         ``NORMAL`` with a rollback journal may corrupt the file at a power cut. Saves the
-        commit's fsync: about 2-10 ms of a recall, up to 20 on a busy machine."""
-        wal = self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
-        if wal:
-            self._db.execute("PRAGMA synchronous = NORMAL")
+        commit's fsync: about 2-10 ms of a recall, up to 20 on a busy machine.
+
+        Entered inside a transaction, the block joins it and commits as it does (waited on:
+        SQLite changes the setting only between transactions). A block that raises with a
+        transaction of its own still open has it rolled back, so that the setting is FULL
+        again and its error is the one raised."""
+        if self._db.in_transaction or self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            yield
+            return
+        self._db.execute("PRAGMA synchronous = NORMAL")
         try:
             yield
-        finally:
-            if wal:
+        except BaseException:
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
                 self._db.execute("PRAGMA synchronous = FULL")
+            raise
+        self._db.execute("PRAGMA synchronous = FULL")
 
     # history -------------------------------------------------------------------
 
