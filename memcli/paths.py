@@ -92,7 +92,6 @@ class Paths:
         """The SQLite database beside the Chroma store: history and consolidation progress."""
         return self.data_dir / "memcli.sqlite3"
 
-    @property
     def database_files(self) -> tuple[Path, Path, Path]:
         """The sidecar database's files: ``database`` and, in SQLite's WAL mode, its
         write-ahead log (``-wal``, which may hold most of what was written while the store

@@ -351,7 +351,7 @@ def test_the_sidecars_write_ahead_log_and_its_index_are_private_whatever_the_uma
     engine.store.open_resident()
     try:
         engine.remember("My locker code is zebra-quartz")
-        database, wal, shm = engine.paths.database_files
+        database, wal, shm = engine.paths.database_files()
         assert wal.stat().st_size > 0 and shm.is_file()
         assert {p.name: f"{stat.S_IMODE(p.stat().st_mode):04o}" for p in (database, wal, shm)} == {
             p.name: "0600" for p in (database, wal, shm)

@@ -847,13 +847,13 @@ def _held_open_with_a_large_log(fake_embedder: Any) -> Any:
     db.execute("CREATE TABLE padding (b BLOB)")
     db.execute("INSERT INTO padding VALUES (randomblob(8 << 20))")
     db.execute("DROP TABLE padding")
-    wal = resolve_paths().database_files[1]
+    wal = resolve_paths().database_files()[1]
     assert wal.stat().st_size > 8 * resolve_paths().database.stat().st_size
     return engine
 
 
 def _sidecar_bytes() -> int:
-    return sum(p.stat().st_size for p in resolve_paths().database_files if p.exists())
+    return sum(p.stat().st_size for p in resolve_paths().database_files() if p.exists())
 
 
 def test_stats_counts_the_sidecars_write_ahead_log_in_the_store_size(fake_embedder: Any) -> None:

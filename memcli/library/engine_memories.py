@@ -346,7 +346,9 @@ class MemoryWork:
         decay, unit = self.settings.decay_for(user), UNIT_SECONDS[self.settings.time_unit]
         retentions = [retention(m, now, decay, unit) for m in active]
         # the sidecar's -wal and -shm with it: with the service up the file may be 4 KB, the rest in its log
-        files = [*self.paths.store_dir.rglob("*"), *self.paths.database_files] if self.paths.store_dir.exists() else []
+        files = (
+            [*self.paths.store_dir.rglob("*"), *self.paths.database_files()] if self.paths.store_dir.exists() else []
+        )
         size = sum(p.stat().st_size for p in files if p.is_file())
         return {
             "user": user,

@@ -267,7 +267,7 @@ class StoreWrites:
         and a VACUUM of it writes the new file into the log. A file that is not there
         counts 0."""
         total = 0
-        for path in self.paths.database_files:
+        for path in self.paths.database_files():
             with contextlib.suppress(FileNotFoundError):
                 total += path.stat().st_size
         return total
