@@ -143,8 +143,7 @@ class Memory:
 
     def to_metadata(self) -> dict[str, Any]:
         """Chroma metadata (scalars only: lists as JSON strings; the text is the document)."""
-        data = asdict(self)
-        del data["id"], data["text"]
+        data = {name: getattr(self, name) for name in _STORED_FIELDS}
         for name in LIST_FIELDS:
             data[name] = json.dumps(data[name], ensure_ascii=False)
         return data
@@ -170,7 +169,8 @@ class Memory:
         # thin client: needed only for JSON of vectors and exports, and memcli starts at every TAB press
         import orjson
 
-        data = {k: v for k, v in asdict(self).items() if k not in ("id", "text") and v != _DEFAULTS.get(k, _REQUIRED)}
+        # the fields read as they are, not copied deep (``asdict``): nothing here changes them
+        data = {k: v for k in _STORED_FIELDS if (v := getattr(self, k)) != _DEFAULTS.get(k, _REQUIRED)}
         return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY).decode("utf-8")
 
     @classmethod
@@ -189,6 +189,8 @@ class Memory:
 LIST_FIELDS = ("tags", "source_ids")
 """Fields that Chroma metadata (scalars only) keeps as JSON list strings."""
 _FIELD_NAMES = frozenset(f.name for f in fields(Memory))
+_STORED_FIELDS = tuple(f.name for f in fields(Memory) if f.name not in ("id", "text"))
+"""The fields of a record and of Chroma's metadata (the id and the text are kept apart), in order."""
 _REQUIRED = object()
 _DEFAULTS: dict[str, Any] = {
     f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]

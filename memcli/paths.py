@@ -92,6 +92,16 @@ class Paths:
         """The SQLite database beside the Chroma store: history and consolidation progress."""
         return self.data_dir / "memcli.sqlite3"
 
+    def database_files(self) -> tuple[Path, Path, Path]:
+        """The sidecar database's files: ``database`` and, in SQLite's WAL mode, its
+        write-ahead log (``-wal``, which may hold most of what was written while the store
+        is open) and its shared-memory index (``-shm``). The last two may not exist."""
+        return (
+            self.database,
+            self.database.with_name(f"{self.database.name}-wal"),
+            self.database.with_name(f"{self.database.name}-shm"),
+        )
+
     @property
     def lock_file(self) -> Path:
         """The file lock that serializes store access across processes."""

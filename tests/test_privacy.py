@@ -340,3 +340,22 @@ def test_doctor_run_by_another_user_reports_and_does_not_crash(memcli_home: Path
     unreadable = [c.name for c in report.checks if c.type == "unreadable"]
     assert {"config_dir", "data_dir", "state_dir", "cache_dir"} <= set(unreadable)
     assert any("cannot be examined by you" in w for w in report.warnings)
+
+
+def test_the_sidecars_write_ahead_log_and_its_index_are_private_whatever_the_umask(
+    memcli_home: Path, fake_embedder: Any, permissive_umask: None
+) -> None:
+    """The sidecar in WAL mode, the store held open (as the service holds it): its -wal
+    (the rows as written) and -shm are 0600, as SQLite makes them with the file's mode."""
+    engine = _memcli()
+    engine.store.open_resident()
+    try:
+        engine.remember("My locker code is zebra-quartz")
+        database, wal, shm = engine.paths.database_files()
+        assert wal.stat().st_size > 0 and shm.is_file()
+        assert {p.name: f"{stat.S_IMODE(p.stat().st_mode):04o}" for p in (database, wal, shm)} == {
+            p.name: "0600" for p in (database, wal, shm)
+        }
+        assert _exposed(memcli_home) == {}
+    finally:
+        engine.store.close()

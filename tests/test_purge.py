@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -377,3 +378,63 @@ def test_where_the_free_space_cannot_be_scrubbed_chromas_database_is_written_aga
     assert holders(memcli_home) == {}
     assert database.stat().st_ino != before
     assert any(m.text == "I like green tea in the morning" for m in consolidated.store.memories(user=USER))
+
+
+def test_a_delete_while_another_process_reads_the_sidecar_says_its_text_may_stay_and_the_next_delete_erases_it(
+    fake_embedder: FakeEmbedder, memcli_home: Path
+) -> None:
+    """The store held open (as the service holds it: the sidecar's write-ahead log stays
+    beside it); another process reads the sidecar all along the delete, so its log cannot
+    be emptied: the delete says the text may stay (it is in the -wal), and the next delete,
+    with no one reading, leaves it nowhere."""
+    from test_index import make_memcli as make_noticing
+
+    notices: list[str] = []
+    engine = make_noticing(notices)
+    engine.store.open_resident()
+    try:
+        secret, _ = engine.remember("My locker code is zebra-quartz")
+        other, _ = engine.remember("I like green tea in the morning")
+        reader = sqlite3.connect(engine.store.paths.database)
+        try:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM recall_index").fetchone()  # a read transaction, held
+            engine.store.sidecar._db.execute("PRAGMA busy_timeout = 50")  # the reader outlasts it
+            engine.delete(secret.id)
+        finally:
+            reader.close()
+        assert any("could not be compacted" in n and "-wal" in n for n in notices), notices
+        assert "data/memcli.sqlite3-wal (utf-8)" in holders(memcli_home, "zebra-quartz")
+        engine.delete(other.id)
+        assert holders(memcli_home, "zebra-quartz") == {}
+    finally:
+        engine.store.close()
+
+
+def test_the_first_compaction_of_a_sidecar_in_wal_mode_leaves_no_deleted_text_in_its_file(
+    fake_embedder: FakeEmbedder, memcli_home: Path
+) -> None:
+    """A sidecar an older memcli wrote (a row deleted without ``secure_delete``: its text in
+    a free page) is written again by the first compaction, and with the store still open
+    (its log kept) the file itself holds the text no more: the rewrite is copied over the
+    file, not left in the log."""
+    from test_index import make_memcli as make_noticing
+
+    engine = make_noticing()
+    kept, _ = engine.remember("I like green tea in the morning")
+    engine.store.close()
+    old = sqlite3.connect(engine.store.paths.database)
+    old.execute("PRAGMA secure_delete = OFF")
+    old.execute("CREATE TABLE older (t TEXT)")
+    old.execute("INSERT INTO older VALUES (?)", (f"an older memcli's deleted row: {MARKER} " * 40,))
+    old.commit()
+    old.execute("DROP TABLE older")
+    old.commit()
+    old.close()
+    assert holders(memcli_home)
+    engine.store.open_resident()
+    try:
+        engine.delete(kept.id)
+        assert holders(memcli_home) == {}
+    finally:
+        engine.store.close()

@@ -166,3 +166,74 @@ def test_a_supersession_at_write_time_is_written_behind_and_survives_a_kill(fake
     command_opening_chroma(again)
     assert behind_count(again) == 0
     assert chroma_superseded_by(again, older.id) == newer.id
+
+
+def commits_by_synchronous(engine: Engine) -> list[str]:
+    """Starts recording the ``synchronous`` setting in force at each COMMIT of the sidecar's
+    connection (the store held resident, so the connection stays the same); returns the list
+    it appends to."""
+    seen = {"now": engine.store.sidecar._db.execute("PRAGMA synchronous").fetchone()[0]}
+    commits: list[str] = []
+
+    def trace(statement: str) -> None:
+        words = statement.upper().split()
+        if words[:2] == ["PRAGMA", "SYNCHRONOUS"] and "=" in words:
+            seen["now"] = words[-1]
+        elif words[:1] == ["COMMIT"]:
+            commits.append(str(seen["now"]))
+
+    engine.store.sidecar._db.set_trace_callback(trace)
+    return commits
+
+
+def test_a_reinforcement_commits_unsynced_in_the_write_ahead_log_and_a_note_synced(
+    fake_embedder: FakeEmbedder,
+) -> None:
+    """The sidecar is in WAL mode; a reinforcement's commit is not waited on to reach the
+    disk (``synchronous = NORMAL``: a kill loses nothing of it, a power cut may lose it),
+    a note's commits are (FULL, as every other write), and the reinforcement is read back
+    by the next process."""
+    engine, ids = resident(fake_embedder)
+    try:
+        with engine.store.transaction():
+            assert engine.store.sidecar._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            commits = commits_by_synchronous(engine)
+            engine.reinforce(engine.store.get_many(ids[:2]))
+            assert commits == ["NORMAL"]
+            commits.clear()
+        engine.remember("A new note about the lighthouse", USER)
+        assert commits and set(commits) == {"FULL"}
+    finally:
+        engine.store.close()
+    again = make_memcli()
+    with again.store.transaction():
+        assert [m.recall_count for m in again.store.get_many(ids[:2])] == [1, 1]
+
+
+def test_unsynced_inside_a_transaction_joins_it_and_a_blocks_error_is_the_one_raised(
+    fake_embedder: FakeEmbedder,
+) -> None:
+    """``Sidecar.unsynced`` entered inside a transaction joins it (SQLite changes
+    ``synchronous`` only between transactions); a block that raises with its own
+    transaction open has it rolled back, its error raised, and the setting FULL again."""
+    engine, ids = resident(fake_embedder)
+    sidecar = engine.store.sidecar
+    FULL = 2
+
+    def synchronous() -> int:
+        return int(sidecar._db.execute("PRAGMA synchronous").fetchone()[0])
+
+    try:
+        with engine.store.transaction():
+            with sidecar.atomic(), sidecar.unsynced():
+                engine.store.update_behind(engine.store.get_many(ids[:1]))
+            assert synchronous() == FULL
+            with pytest.raises(ValueError, match="the block's own error"), sidecar.unsynced():
+                sidecar._db.execute("BEGIN")
+                sidecar._db.execute("INSERT INTO index_meta VALUES ('probe', '1')")
+                raise ValueError("the block's own error")
+            assert not sidecar._db.in_transaction
+            assert synchronous() == FULL
+            assert sidecar._db.execute("SELECT 1 FROM index_meta WHERE key = 'probe'").fetchone() is None
+    finally:
+        engine.store.close()

@@ -212,6 +212,70 @@ def test_an_immutable_chroma_file_opens_the_store_read_only_and_a_refused_note_i
     assert [m["text"] for m in json.loads(ok(runner.invoke(app, ["list", "--json"])).stdout)] == NOTES[::-1]
 
 
+def test_completion_and_the_users_read_a_read_only_store_closed_cleanly(
+    runner: CliRunner, fake_embedder: Any, make_read_only: Callable[[], Path]
+) -> None:
+    """A store closed cleanly (no -wal beside its sidecar, which is in WAL mode) on a
+    read-only folder: TAB completion offers its users and ids, and the users are read
+    without the lock, as from a writable one (SQLite cannot open a WAL database
+    read-only there: it would make its -shm)."""
+    from memcli.cli.completion import complete, read_candidates
+
+    ids = _populate(runner)
+    users = sorted({m["user"] for m in json.loads(ok(runner.invoke(app, ["list", "--json"])).stdout)})
+    make_read_only()
+    paths = resolve_paths()
+    assert not Path(f"{paths.database}-wal").exists()
+    assert [value for value, _ in read_candidates(paths, "user")] == users
+    assert sorted(value for value, _ in complete(paths, "id", env={"MEMCLI_SERVICE": "off"})) == sorted(ids)
+    from conftest import open_store
+
+    assert open_store(paths).users_unlocked() == users
+
+
+def test_a_copied_live_sidecar_without_its_shm_is_named_and_one_with_an_empty_log_is_read(
+    fake_embedder: Any, memcli_home: Path, make_read_only: Callable[[], Path]
+) -> None:
+    """A sidecar copied from a live store (its -wal holding what the file lacks, its -shm
+    left out) into a folder that cannot be written: memcli names the -wal and -shm and
+    what to do, not a journal; one copied with an empty -wal is read."""
+    import shutil
+
+    from test_index import make_memcli, note
+
+    from memcli.errors import MemcliError
+    from memcli.store.sidecar import Sidecar
+
+    engine = make_memcli()
+    engine.add_memories([note(t) for t in NOTES])
+    live = resolve_paths().database
+    partial, emptied = memcli_home / "data" / "partial", memcli_home / "data" / "emptied"
+    partial.mkdir()
+    emptied.mkdir()
+    engine.store.open_resident()
+    try:
+        engine.remember("I keep my passport in the blue drawer")  # in the -wal while the store is open
+        for suffix in ("", "-wal"):
+            shutil.copyfile(f"{live}{suffix}", partial / f"{live.name}{suffix}")
+    finally:
+        engine.store.close()
+    assert (partial / f"{live.name}-wal").stat().st_size > 0
+    shutil.copyfile(live, emptied / live.name)
+    (emptied / f"{live.name}-wal").touch()
+    make_read_only()
+    with pytest.raises(MemcliError) as raised:
+        Sidecar.snapshot(partial / live.name)
+    assert f"{live.name}-wal" in str(raised.value) and f"{live.name}-shm" in str(raised.value)
+    assert "memcli export" in str(raised.value) and "journal" not in str(raised.value)
+    copy = Sidecar.snapshot(emptied / live.name)
+    try:
+        assert sorted(text for _, text, _, _ in copy.copies()) == sorted(
+            [*NOTES, "I keep my passport in the blue drawer"]
+        )
+    finally:
+        copy.close()
+
+
 def test_a_service_serves_a_read_only_store_and_refuses_its_writes(
     memcli_home: Path, monkeypatch: pytest.MonkeyPatch, make_read_only: Callable[[], Path]
 ) -> None:
@@ -765,3 +829,76 @@ def test_a_resident_store_opened_from_its_copy_opens_chroma_again_once_there_is_
     finally:
         store.close()
     assert _counts(memcli_home) == (2, 2, 0)
+
+
+# the sidecar's write-ahead log counted ---------------------------------------------------
+
+
+def _held_open_with_a_large_log(fake_embedder: Any) -> Any:
+    """An engine whose store is held open (as the service holds it), three notes in it, and
+    the sidecar's -wal grown to about 16 MiB while its file stays small (no checkpoint)."""
+    from test_index import make_memcli, note
+
+    engine = make_memcli()
+    engine.add_memories([note(t) for t in NOTES])
+    engine.store.open_resident()
+    db = engine.store.sidecar._db
+    db.execute("PRAGMA wal_autocheckpoint = 0")
+    db.execute("CREATE TABLE padding (b BLOB)")
+    db.execute("INSERT INTO padding VALUES (randomblob(8 << 20))")
+    db.execute("DROP TABLE padding")
+    wal = resolve_paths().database_files()[1]
+    assert wal.stat().st_size > 8 * resolve_paths().database.stat().st_size
+    return engine
+
+
+def _sidecar_bytes() -> int:
+    return sum(p.stat().st_size for p in resolve_paths().database_files() if p.exists())
+
+
+def test_stats_counts_the_sidecars_write_ahead_log_in_the_store_size(fake_embedder: Any) -> None:
+    engine = _held_open_with_a_large_log(fake_embedder)
+    try:
+        paths = resolve_paths()
+        chroma = sum(p.stat().st_size for p in paths.store_dir.rglob("*") if p.is_file())
+        assert engine.stats()["store_bytes"] == chroma + _sidecar_bytes()
+    finally:
+        engine.store.close()
+
+
+def test_a_delete_on_a_short_device_sizes_its_pages_with_the_sidecars_write_ahead_log(
+    fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of deletes takes no more memories than the room takes at what the store's
+    files (the sidecar's -wal among them) come to a memory."""
+    from memcli.store.space import OPEN_ROOM
+
+    engine = _held_open_with_a_large_log(fake_embedder)
+    try:
+        free = OPEN_ROOM + (20 << 20)
+        monkeypatch.setattr(engine.store, "free_bytes", lambda: free)
+        files = _sidecar_bytes() + (resolve_paths().store_dir / "chroma.sqlite3").stat().st_size
+        with engine.store.transaction():
+            page = engine.store.delete_page()
+        assert 1 <= page <= (free - OPEN_ROOM) // (files // len(NOTES))
+    finally:
+        engine.store.close()
+
+
+def test_a_compaction_counts_the_sidecars_write_ahead_log_in_the_room_it_needs(
+    fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.errors import DiskFullError
+    from memcli.store.space import OPEN_ROOM
+
+    engine = _held_open_with_a_large_log(fake_embedder)
+    try:
+        paths = resolve_paths()
+        files = [paths.database, *engine.store.backend.local_files()]
+        room = max(f.stat().st_size for f in files) + OPEN_ROOM  # enough for any one file without the log
+        assert room < _sidecar_bytes() + OPEN_ROOM
+        monkeypatch.setattr(engine.store, "free_bytes", lambda: room)
+        with pytest.raises(DiskFullError, match="compacting needs"):
+            engine.store.compact()
+    finally:
+        engine.store.close()

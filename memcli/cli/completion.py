@@ -11,21 +11,22 @@ Chroma, no model. Kinds are a fixed list. Any failure offers nothing rather than
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 
 from memcli.paths import Paths
 from memcli.store.candidates import candidates
+from memcli.store.db import open_read_only
 
 
 def read_candidates(paths: Paths, what: str, prefix: str = "", user: str | None = None) -> list[tuple[str, str]]:
     """``candidates`` read from the sidecar database file, opened read-only (nothing is
-    created or migrated; a missing or locked database offers nothing)."""
+    created or migrated; ``open_read_only``: a store on a read-only mount too); a missing
+    database offers nothing. Raises sqlite3.Error when it cannot be read (a lock)."""
     if what == "kind":
         return candidates(None, what, prefix)  # type: ignore[arg-type]
     if not paths.database.is_file():
         return []
-    db = sqlite3.connect(f"{paths.database.as_uri()}?mode=ro", uri=True, timeout=0.5)
+    db = open_read_only(paths.database, timeout=0.5)
     try:
         return candidates(db, what, prefix, user)
     finally:

@@ -335,7 +335,7 @@ class MemoryWork:
     def stats(self, user: str | None = None) -> dict[str, Any]:
         """Counts by kind and user, the day range, a retention histogram (10 bins over
         0..1 of active memories), fading / archived / pinned counts, pending, and the size
-        in bytes of the store (Chroma and the sidecar database)."""
+        in bytes of the store (Chroma and the sidecar database with its -wal and -shm)."""
         user = self.user(user)
         now = self.clock()
         with self.store.transaction():
@@ -345,7 +345,10 @@ class MemoryWork:
         active = [m for m in mine if not m.archived]
         decay, unit = self.settings.decay_for(user), UNIT_SECONDS[self.settings.time_unit]
         retentions = [retention(m, now, decay, unit) for m in active]
-        files = [*self.paths.store_dir.rglob("*"), self.paths.database] if self.paths.store_dir.exists() else []
+        # the sidecar's -wal and -shm with it: with the service up the file may be 4 KB, the rest in its log
+        files = (
+            [*self.paths.store_dir.rglob("*"), *self.paths.database_files()] if self.paths.store_dir.exists() else []
+        )
         size = sum(p.stat().st_size for p in files if p.is_file())
         return {
             "user": user,

@@ -4,12 +4,53 @@ in it (``memcli.store.recall_index``)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 IN_PAGE = 500
 """Ids one ``IN (...)`` query takes (``rows_in``), well under SQLite's bound on a statement's variables."""
+
+
+def open_read_only(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection reading the SQLite database at ``path`` without writing a byte
+    (``mode=ro``). A database in WAL mode cannot be opened so without its shared-memory
+    file (``-shm``) where the folder cannot be written (a read-only mount, ``chmod -R
+    a-w``): when SQLite refuses for that and nothing beside the file holds what it lacks
+    (no non-empty ``-wal`` or ``-journal``: closed cleanly, or copied without them), it is
+    opened as an immutable file (``immutable=1``: no locks, no log read). Standard
+    library only (shell completion opens it at every TAB press). ``timeout``: seconds to
+    wait on a lock. Raises sqlite3.OperationalError when it cannot be read (a lock held
+    past ``timeout``, a log that cannot be read, an unreadable file)."""
+    uri = f"{Path(path).absolute().as_uri()}?mode=ro"
+    db = sqlite3.connect(uri, uri=True, timeout=timeout)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the log, if any
+        return db
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or left_beside(path):
+            raise
+    db = sqlite3.connect(f"{uri}&immutable=1", uri=True, timeout=timeout)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+def left_beside(path: Path) -> str:
+    """The suffix (``-wal``, ``-journal``) of a non-empty file beside the database at
+    ``path`` that holds what the file alone lacks (committed pages, a write to roll back);
+    "" when there is none."""
+    for suffix in ("-wal", "-journal"):
+        with contextlib.suppress(OSError):
+            if os.stat(f"{os.fspath(path)}{suffix}").st_size > 0:
+                return suffix
+    return ""
 
 
 @contextlib.contextmanager

@@ -245,9 +245,13 @@ class MemoryStore(StoreOpening, StoreWrites, StoreReads, StoreMaintenance):
         batches of ``BEHIND_BATCH`` (``flush_behind``), and whatever is still behind when
         the store is closed, before anything reads Chroma's metadata, or when the store is
         next opened after a kill. A reinforcement is thus one SQLite transaction, not a
-        Chroma write. Raises DiskFullError as ``update`` does; ReadOnlyStoreError in a
-        read-only store."""
-        self.update_behind(memories)
+        Chroma write, and one not waited on to reach the disk (``Sidecar.unsynced``: a kill
+        loses none of it, a power cut may lose the last ones). Raises DiskFullError as
+        ``update`` does; ReadOnlyStoreError in a read-only store."""
+        if not memories:
+            return
+        with self.transaction(), self.sidecar.unsynced():
+            self.update_behind(memories)
 
     def update_behind(self, memories: Sequence[Memory], history: Sequence[HistoryEntry] = ()) -> None:
         """Write back the metadata (not text or embedding) of existing memories behind, as

@@ -23,6 +23,7 @@ from memcli.store.chroma import (
     _where,
     short_prefix,
 )
+from memcli.store.db import open_read_only
 from memcli.store.index import UserIndex
 from memcli.store.recall_index import INDEX_VERSION
 
@@ -215,7 +216,7 @@ class StoreReads:
         if not self.paths.database.is_file():
             return []
         try:
-            db = sqlite3.connect(f"{self.paths.database.as_uri()}?mode=ro", uri=True, timeout=0.5)
+            db = open_read_only(self.paths.database, timeout=0.5)
             try:
                 return [r[0] for r in db.execute("SELECT DISTINCT user FROM recall_index ORDER BY user")]
             finally:

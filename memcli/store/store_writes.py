@@ -218,7 +218,7 @@ class StoreWrites:
             return chroma._GET_PAGE
         each = DELETE_BYTES
         with contextlib.suppress(OSError):
-            files = self.paths.database.stat().st_size + (self.paths.store_dir / "chroma.sqlite3").stat().st_size
+            files = self._sidecar_bytes() + (self.paths.store_dir / "chroma.sqlite3").stat().st_size
             # The recall index's count of the memories (Chroma's takes 0.1 s at 10,000), or
             # Chroma's where the index holds none (a store whose index was never built).
             count = self.sidecar.index.count() or int(self._col.count())
@@ -243,12 +243,13 @@ class StoreWrites:
         merged: about 0.2 s of CPU at 10,000 memories, see docs/forgetting.md, "Deleting for good").
 
         Raises DiskFullError, before anything is rewritten, when the device has no room for
-        the copy a VACUUM would write (the size of the larger file: the zeroing in place needs
+        the copy a VACUUM would write (the size of the larger file, the sidecar's counted with
+        its write-ahead log: the zeroing in place needs
         none, but where it cannot be done Chroma's database is vacuumed, and the sidecar's is
         once); the delete stands without it."""
         with self.transaction():
-            files = [self.paths.database, *self.backend.local_files()]
-            largest = max((f.stat().st_size for f in files if f.exists()), default=0)
+            sizes = [self._sidecar_bytes(), *(f.stat().st_size for f in self.backend.local_files() if f.exists())]
+            largest = max(sizes)
             free = self.free_bytes()
             if free is not None and free < largest + OPEN_ROOM:  # a VACUUM writes the file again beside itself
                 raise DiskFullError(
@@ -259,6 +260,17 @@ class StoreWrites:
                 self._compact_chroma()
             self.sidecar.compact()
             self.keep_reserve()
+
+    def _sidecar_bytes(self) -> int:
+        """Bytes of the sidecar database's files (``Paths.database_files``): in WAL mode
+        its log may hold more than the file (every page written since the last checkpoint),
+        and a VACUUM of it writes the new file into the log. A file that is not there
+        counts 0."""
+        total = 0
+        for path in self.paths.database_files():
+            with contextlib.suppress(FileNotFoundError):
+                total += path.stat().st_size
+        return total
 
     def _compact_chroma(self) -> None:
         """Erase from Chroma's database what deleted memories left behind: the text its log
