@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from memcli.cli import app
 from memcli.config import resolve_paths
-from memcli.errors import ExitCode, StoreServerError
+from memcli.errors import ExitCode, MemcliError, StoreServerError
 from memcli.memory import Memory
 from memcli.store.store import MemoryStore
 
@@ -365,3 +365,23 @@ def test_an_interrupted_migration_switches_nothing_and_runs_again(
     assert sorted(m["text"] for m in list_json(runner)) == sorted(LINES[:3])
     line = assert_error(runner.invoke(app, ["migrate", "--to", chroma_server.url]), ExitCode.ERROR)
     assert "already at" in line
+
+
+def test_a_move_back_whose_compaction_fails_stands_and_says_so(
+    runner: CliRunner, fake_embedder: Any, chroma_server: ChromaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for text in LINES[:3]:
+        ok(runner.invoke(app, ["remember", text]))
+    paths = resolve_paths()
+    run(runner, "migrate", "--to", chroma_server.url)
+
+    def busy(self: MemoryStore) -> None:
+        raise MemcliError("another process is reading it, so its write-ahead log could not be emptied")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(MemoryStore, "compact", busy)
+        result = runner.invoke(app, ["migrate", "--to-folder"])
+    ok(result)
+    assert "moved, but the store could not be compacted" in result.stderr
+    assert "store_url" not in paths.config_file.read_text(encoding="utf-8")
+    assert len(list_json(runner)) == 3

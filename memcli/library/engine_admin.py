@@ -10,6 +10,7 @@ import numpy as np
 
 from memcli import schema
 from memcli.errors import (
+    MemcliError,
     ModelError,
 )
 from memcli.library import engine_models
@@ -42,7 +43,9 @@ class AdminWork:
         command, ``memcli.cli.system.migrate``: the config file is the CLI's; until it is
         written the next command opens the old place, which keeps its copy). An
         interrupted migration is run again. After a move back to the folder, the folder
-        is compacted (what was deleted on the server since is gone from its files too).
+        is compacted (what was deleted on the server since is gone from its files too); a
+        compaction that fails (a full disk, another process reading the sidecar) is a
+        notice, not the command's error.
         ``progress`` gets (memories copied, memories in all). Returns {source, target, memories, max_vector_difference,
         duration_seconds}. Raises StoreServerError, MemcliError (already there, a reindex
         under way, a difference found)."""
@@ -59,7 +62,13 @@ class AdminWork:
         count, worst = self.store.migrate(target, progress)
         self.store.use(target)
         if target is None:
-            self.store.compact()
+            try:
+                self.store.compact()
+            except MemcliError as exc:  # the move stands: compacting only erases what the server deleted since
+                self.store.notice(
+                    f"moved, but the store could not be compacted ({exc}): what was deleted on the server may stay "
+                    "in the folder's files until the next delete compacts them"
+                )
         return {
             "source": source,
             "target": self.store.location,
