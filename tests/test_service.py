@@ -788,3 +788,13 @@ def test_a_service_a_client_starts_does_not_import_the_command_line(
     assert "memcli.config" in imported  # it got as far as reading the settings
     assert not {"typer", "memcli.cli", "memcli.cli.root"} & imported
     assert "memcli: error: " in log and "no_such_setting" in log
+
+
+def test_a_service_whose_socket_is_gone_exits_without_waiting_for_its_idle_time(
+    start_service: Any, paths: Paths
+) -> None:
+    # its MEMCLI_HOME deleted under it, as a script's temporary home is: no client can reach it
+    service = start_service()
+    assert request(paths, "service.status")["pid"] == service.process.pid
+    paths.socket.unlink()
+    assert service.process.wait(120) == 0  # its idle time is the default 15 minutes

@@ -51,6 +51,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Client, Connection, Listener
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -445,12 +446,21 @@ class Service:
                 return False
 
     def _watch_idle(self) -> None:
+        """Stop after ``idle`` seconds without a request, or, checked as often (at most every
+        second), as soon as the socket file it listens on is gone or is another one: no
+        client can reach it any more (its MEMCLI_HOME deleted under it, as a script's or a
+        test's temporary home is), and it would otherwise hold its memory until the idle
+        exit."""
         interval = max(0.05, min(1.0, self.idle / 4))
+        listening = _file_identity(self.paths.socket)
         while not self._stopping.wait(interval):
             with self._counter:
                 idle = self._active == 0 and time.monotonic() - self._last > self.idle
             if idle:
                 log.info("no request for %g s: exiting", self.idle)
+                self.stop()
+            elif _file_identity(self.paths.socket) != listening:
+                log.info("%s is gone: no client can reach this service; exiting", self.paths.socket)
                 self.stop()
 
     def _accept(self, listener: Listener) -> None:
@@ -693,6 +703,15 @@ def _setup_log(paths: Paths) -> None:
     log.setLevel(logging.INFO)
     log.propagate = False
     os.chmod(paths.log_file, 0o600)
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``, or None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def serve(
