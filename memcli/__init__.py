@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-PROTOCOL = 6
+PROTOCOL = 7
 """The version of the request and reply shapes between the client and the service
 (``memcli.library.api``, ``memcli.schema``); a client and a service that differ in it, or in
 ``__version__``, do not talk: a client newer than the service restarts it, an older one
@@ -35,7 +35,8 @@ PROTOCOL = 6
 ``retention_from``, the ``person`` recall signal. 4: ``ChatState.said_ids``; from here on
 ``tests/test_protocol.py`` fails when a shape changes and this does not. 5: ``PathsResult``'s
 ``embedder_exports_dir``. 6: ``service.stop``'s ``if_alone`` (an older service stops at any
-``service.stop``; the client reads the protocol in the service file to ask it otherwise)."""
+``service.stop``; the client reads the protocol in the service file to ask it otherwise). 7:
+``eval``'s ``imported`` (``eval locomo --imported``)."""
 
 __all__ = ["Client", "MemcliError", "__version__", "errors", "open", "schema"]
 
