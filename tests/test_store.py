@@ -157,6 +157,26 @@ def test_transactions_nest_and_release_the_lock_once(tmp_path: Path) -> None:
         assert other.count() == 1
 
 
+def test_a_closed_transaction_leaves_no_chroma_system_of_its_own_cached_and_anothers_alone() -> None:
+    """A transaction's close drops what chromadb cached for it (a folder's system; a
+    server's client, its admin client and the admin client the opening makes to check the
+    database, each under a random identifier) and nothing else: a system cached by another
+    client stays."""
+    # heavy: chromadb's per-process cache of systems
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    other = object()
+    SharedSystemClient._identifier_to_system["another store"] = other  # type: ignore[assignment]
+    try:
+        store = open_store(resolve_paths(), lock_timeout=1)
+        with store.transaction():
+            store.add([memory("a" * 16, "one")], [UNIT])
+            assert len(SharedSystemClient._identifier_to_system) > 1
+        assert SharedSystemClient._identifier_to_system == {"another store": other}
+    finally:
+        SharedSystemClient._identifier_to_system.pop("another store", None)
+
+
 # schema ------------------------------------------------------------------------------
 
 

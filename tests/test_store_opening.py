@@ -118,3 +118,26 @@ def test_chromas_settings_are_built_once_a_folder_and_each_home_keeps_its_own(tm
         assert (settings_a.anonymized_telemetry, settings_a.allow_reset) == (False, False)
     finally:
         SharedSystemClient.clear_system_cache()
+
+
+def test_a_store_closing_leaves_the_chroma_of_another_store_open_in_the_process(tmp_path: Path) -> None:
+    """Two stores in one process (the service runs an evaluation's temporary store beside
+    the home's own): one closing drops its own Chroma system from chromadb's per-process
+    cache, not the other's. Before, the close emptied the whole cache, and the other
+    store's Chroma, opening in another thread at that moment, failed with a KeyError of
+    its folder (seen in the service running two evaluations at once)."""
+    # heavy: the cache of Chroma systems the close drops
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    home, other = resolve_paths(), resolve_paths({"MEMCLI_HOME": str(tmp_path / "other")})
+    first, second = MemoryStore(home, lock_timeout=1.0), MemoryStore(other, lock_timeout=1.0)
+    with first.transaction():
+        first.upsert([note("aaaaaaaaaaaaaaaa", "I live in York")], [VECTOR])
+        with second.transaction():
+            second.upsert([note("bbbbbbbbbbbbbbbb", "I work as a nurse")], [VECTOR])
+        assert str(home.store_dir) in SharedSystemClient._identifier_to_system
+        assert str(other.store_dir) not in SharedSystemClient._identifier_to_system
+        first.upsert([note("cccccccccccccccc", "I moved to Leeds")], [VECTOR])
+    assert not SharedSystemClient._identifier_to_system
+    assert texts(home) == ["I live in York", "I moved to Leeds"]
+    assert texts(other) == ["I work as a nurse"]

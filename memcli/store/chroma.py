@@ -368,6 +368,44 @@ class Backend(Protocol):
         ...
 
 
+def forget_chroma_system(client: Any | None, backend: Any) -> None:
+    """Drop one store's Chroma system from chromadb's per-process cache
+    (``SharedSystemClient``), so that the next opening of that store reads what other
+    processes wrote since: the system of ``client`` (its identifier: a folder's path, or
+    the random one of a server's client), else that of ``backend``'s folder (an opening
+    that failed before a client existed); a server's backend without a client has nothing
+    cached (Chroma's own constructor releases what it could not open). The other stores'
+    systems stay: Chroma's ``clear_system_cache`` empties the whole cache, and an opening
+    of another store in another thread of the same process (an evaluation's temporary
+    store in the service, beside the home's own) then failed with a KeyError of its
+    folder. A server's client and its admin client each have a system cached under a
+    random identifier: both go. Nothing is stopped, as ``clear_system_cache`` stops nothing."""
+    # Instance attributes of Chroma's client, read without ``getattr``, which a stand-in
+    # (``_ReadOnlyChroma``, ``_DeferredChroma``) answers by refusing. A server's client
+    # holds an admin client whose system chromadb caches under another random identifier.
+    attributes = getattr(client, "__dict__", {})
+    admin = getattr(attributes.get("_admin_client"), "__dict__", {})
+    identifiers = {found for found in (attributes.get("_identifier"), admin.get("_identifier")) if found}
+    if not identifiers and isinstance(backend, Folder):
+        identifiers = {str(backend.store_dir)}  # a PersistentClient's identifier: its folder
+    if not identifiers:
+        return
+    # heavy: chromadb takes about a second to import (imported already by the opening)
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    with SharedSystemClient._refcount_lock:  # the lock Chroma itself takes around these
+        systems = [SharedSystemClient._identifier_to_system.get(found) for found in identifiers]
+        # a system cached under a second identifier too (``AdminClient.from_system``)
+        aliases = [
+            key
+            for key, value in SharedSystemClient._identifier_to_system.items()
+            if any(value is system for system in systems)
+        ]
+        for key in identifiers | set(aliases):
+            SharedSystemClient._identifier_to_system.pop(key, None)
+            SharedSystemClient._identifier_to_refcount.pop(key, None)
+
+
 def backend_of(paths: Any, server: Server | None) -> Backend:
     """The backend of a store: ``server``, or the folder ``paths.store_dir`` when None."""
     return Folder(paths.store_dir) if server is None else server
@@ -598,9 +636,12 @@ class Server:
                     chroma_server_headers=dict(headers),
                 )
             )
-            names = {d["name"] for d in admin.list_databases(tenant=self.tenant)}
-            if self.database not in names:
-                admin.create_database(self.database, tenant=self.tenant)
+            try:
+                names = {d["name"] for d in admin.list_databases(tenant=self.tenant)}
+                if self.database not in names:
+                    admin.create_database(self.database, tenant=self.tenant)
+            finally:  # its system, cached by chromadb under a random identifier, is needed no more
+                forget_chroma_system(admin, self)
             client = chromadb.HttpClient(
                 host=host,
                 port=port,

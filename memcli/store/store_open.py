@@ -30,6 +30,7 @@ from memcli.store.chroma import (
     _import_chroma,
     _ReadOnlyChroma,
     backend_of,
+    forget_chroma_system,
     log,
     set_sync_threshold,
 )
@@ -248,10 +249,7 @@ class StoreOpening:
         if deferred:
             self._client = None
         elif self._client is not None or self.backend.local_files():
-            # heavy: chromadb takes about a second to import
-            from chromadb.api.shared_system_client import SharedSystemClient
-
-            SharedSystemClient.clear_system_cache()
+            forget_chroma_system(self._client, self.backend)
             self._client = None
 
     def _open_read_only(self, why: str, full: bool = False) -> None:
@@ -427,14 +425,11 @@ class StoreOpening:
                 # Whatever failed above (a Ctrl-C in the settle), Chroma's client is dropped
                 # before the lock is given up: a client left cached would serve this process's
                 # next transaction what Chroma held before other processes' writes.
-                self._client = None
+                client, self._client = self._client, None
                 self._deferred = False
                 if opened:
-                    # heavy: chromadb takes about a second to import (imported by the opening)
-                    from chromadb.api.shared_system_client import SharedSystemClient
-
-                    # Drop the per-process cache so the next transaction sees other processes' writes.
-                    SharedSystemClient.clear_system_cache()
+                    # Chroma's cached system dropped so the next transaction sees other processes' writes.
+                    forget_chroma_system(client, self.backend)
             if closing is not None:
                 self._record_closed(*closing)
         finally:
@@ -505,11 +500,8 @@ class StoreOpening:
         try:
             self._collection = self._open_collection()
         except BaseException:
-            # heavy: chromadb takes about a second to import (imported by the opening that failed)
-            from chromadb.api.shared_system_client import SharedSystemClient
-
             # Chroma caches the client it could not open: dropped, as ``_drop_opened`` does.
-            SharedSystemClient.clear_system_cache()
+            forget_chroma_system(self._client, self.backend)
             raise
         self._deferred = False
         self.backend.settle()
@@ -547,13 +539,10 @@ class StoreOpening:
 
     def _drop_client(self) -> None:
         """Close the Chroma client (the store lock and the sidecar stay held)."""
-        # heavy: chromadb takes about a second to import
-        from chromadb.api.shared_system_client import SharedSystemClient
-
+        client, self._client = self._client, None
         self._collection = None
-        self._client = None
         self._deferred = False
-        SharedSystemClient.clear_system_cache()
+        forget_chroma_system(client, self.backend)
 
     def discard(self) -> None:
         """Delete this home's collections from the server (a temporary store of an
