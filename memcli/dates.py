@@ -15,21 +15,28 @@ A date written without a year ("May 2nd", "5月2号") is resolved per user by
 the conversation's year, which is not now's).
 
 Cost: dateparser takes about 1 ms a query once warm (its first call, about 0.2 s, loads its
-English data); JioNLP about 0.2 ms (1.1 s to import, once, on the first Chinese query).
+English data); JioNLP about 0.2 ms (1.1 s to import, once, on the first Chinese query). A
+text that cannot name a date for either (no digit, no word of dateparser's English data, no
+run of JioNLP's time characters: ``may_name_date_en``, ``may_name_date_zh``) imports neither.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import functools
+import importlib.util
 import io
 import logging
 import os
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -451,16 +458,116 @@ def with_days_written(query: str) -> str:
     return _ORDINAL_DAY.sub(_ordinal_day, _HOLIDAY_EN.sub(_holiday_day, query))
 
 
+def _source_value(module: str, relative: str, name: str, key: str | None = None) -> Any:
+    """The literal value of the top-level assignment ``name`` (of its dict entry ``key`` when
+    given) in the file ``relative`` of the installed package ``module``, read as text: the
+    package is not imported. None when the file or the assignment cannot be read."""
+    try:
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None:
+            return None
+        tree = ast.parse((Path(spec.origin).parent / relative).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                value = node.value
+                if key is not None:
+                    entries = zip(value.keys, value.values, strict=True) if isinstance(value, ast.Dict) else ()
+                    value = next(v for k, v in entries if isinstance(k, ast.Constant) and k.value == key)
+                if (  # "".join([...]), as JioNLP writes its patterns
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Attribute)
+                    and value.func.attr == "join"
+                    and isinstance(value.func.value, ast.Constant)
+                    and len(value.args) == 1
+                ):
+                    return str(value.func.value.value).join(ast.literal_eval(value.args[0]))
+                return ast.literal_eval(value)
+    except (OSError, SyntaxError, ValueError, ImportError, StopIteration):
+        return None
+    return None
+
+
+_LOCALE_NOT_WORDS = frozenset({"name", "date_order", "sentence_splitter_group", "no_word_spacing"})
+"""Entries of a dateparser locale that hold no word of a date: its name, its order of day,
+month and year, flags."""
+
+
+def _locale_strings(value: Any) -> list[str]:
+    """The strings of a dateparser locale's data (``date_translation_data/en.py``'s ``info``)
+    that a date may be written with: its translations, skipped words, relative phrases and
+    patterns, and simplifications (both sides), and those of its regional variants
+    (``locale_specific``); not the entries' own names."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _locale_strings(item)]
+    if isinstance(value, dict):
+        if "name" in value:  # a locale: its entries are named by dateparser, not words of a date
+            variants = list(value.get("locale_specific", {}).values())
+            entries = [v for k, v in value.items() if k not in _LOCALE_NOT_WORDS | {"locale_specific"}]
+            return _locale_strings(entries + variants)
+        return [s for k, v in value.items() for s in (*_locale_strings(k), *_locale_strings(v))]
+    return []
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+"""A word as dateparser splits one from its neighbours: letters between non-letters, digits
+or underscores (its known words match only between ``\\W``, ``_`` and digits)."""
+
+
+@functools.cache
+def dateparser_vocabulary() -> frozenset[str] | None:
+    """Every word of dateparser's English data, NFKD-normalised and lowercased: each word of
+    each string of its English locale (``date_translation_data/en.py``: month and weekday
+    names, units, relative phrases, words it skips, the words of its simplifications and
+    relative patterns, its regional variants), of its default ``SKIP_TOKENS``
+    (``dateparser_data/settings.py``) and of the tokens its dictionary always knows
+    (``languages/dictionary.py``, "UTC", "am"), read from the installed files without
+    importing dateparser (a few hundred ms; reading them takes about 20 ms, once). None when
+    a file cannot be read: every text then goes to dateparser."""
+    sources = (
+        ("dateparser", "data/date_translation_data/en.py", "info", None),
+        ("dateparser_data", "settings.py", "settings", "SKIP_TOKENS"),
+        ("dateparser", "languages/dictionary.py", "PARSER_KNOWN_TOKENS", None),
+    )
+    words: set[str] = set()
+    for module, relative, name, key in sources:
+        strings = _locale_strings(_source_value(module, relative, name, key))
+        if not strings:
+            return None
+        for text in strings:
+            words.update(_WORD.findall(unicodedata.normalize("NFKD", text).lower()))
+    return frozenset(words)
+
+
+def may_name_date_en(text: str) -> bool:
+    """Whether dateparser may find a date in ``text``: it holds a digit, a word of
+    ``dateparser_vocabulary`` or a word with a letter outside ASCII (NFKD-normalised, as
+    dateparser reads it). True when the vocabulary cannot be read. dateparser reads a date
+    only from known words and numbers, so a text with none of them is no date and is not
+    given to it, which spares a dateless question its import (issue 32)."""
+    vocabulary = dateparser_vocabulary()
+    if vocabulary is None:
+        return True
+    normal = unicodedata.normalize("NFKD", text).lower()
+    if any(c.isdigit() for c in normal):
+        return True
+    return any(not word.isascii() or word in vocabulary for word in _WORD.findall(normal))
+
+
 def _english(query: str, now: datetime) -> list[QueryDate]:
     """Dates of a query in English, by dateparser (``search_dates``, then each phrase's
-    period and written parts by ``DateDataParser.get_date_data``)."""
+    period and written parts by ``DateDataParser.get_date_data``); empty, without dateparser,
+    when the query cannot name one (``may_name_date_en``)."""
+    # "the 1st of Jan. 2000": dateparser ends a date at the abbreviation's dot.
+    query = with_days_written(_ABBREVIATION_DOT.sub(r"\1", query))
+    if not may_name_date_en(query):
+        return []
     # thin client: dateparser takes a few hundred ms to import, and memcli starts at every TAB press
     from dateparser.date import DateDataParser
     from dateparser.search import search_dates
 
     settings = _dateparser_settings(now)
-    # "the 1st of Jan. 2000": dateparser ends a date at the abbreviation's dot.
-    query = with_days_written(_ABBREVIATION_DOT.sub(r"\1", query))
     try:
         found = search_dates(query, languages=["en"], settings=settings) or []
     except (ValueError, OverflowError):  # a number dateparser takes for an impossible date
@@ -545,9 +652,39 @@ def _zh_feast(match: re.Match[str]) -> str:
     return "大年三十"
 
 
+@functools.cache
+def _jio_time_chars() -> re.Pattern[str] | None:
+    """JioNLP's pattern of the characters a time is written with (``TIME_CHAR_STRING`` of
+    ``jionlp/rule/rule_pattern.py``, read as text: JioNLP takes about 1 s to import), or None
+    when it cannot be read or compiled."""
+    pattern = _source_value("jionlp", "rule/rule_pattern.py", "TIME_CHAR_STRING")
+    try:
+        return re.compile(pattern) if isinstance(pattern, str) and pattern else None
+    except re.error:
+        return None
+
+
+_JIO_SINGLE_CHAR_TIMES = frozenset("春夏秋冬")
+"""The characters JioNLP reads as a time alone (its ``single_char_time``)."""
+
+
+def may_name_date_zh(text: str) -> bool:
+    """Whether JioNLP's time extractor may find a time in ``text``: it looks for times only
+    in runs of two or more of its time characters (``_jio_time_chars``) and in 春, 夏, 秋, 冬
+    alone, so a text with none of them is no date and is not given to it (issue 32). True
+    when its pattern cannot be read."""
+    pattern = _jio_time_chars()
+    if pattern is None:
+        return True
+    return any(c in _JIO_SINGLE_CHAR_TIMES for c in text) or any(len(m.group()) > 1 for m in pattern.finditer(text))
+
+
 def _jio_times(text: str, base: datetime) -> list[tuple[str, str, tuple[datetime, datetime]]]:
     """The points and spans of time JioNLP's parser reads in ``text`` against ``base``, as
-    (text, type, (start, end)); empty when it reads none or cannot read the text."""
+    (text, type, (start, end)); empty when it reads none or cannot read the text, and
+    without JioNLP when the text cannot name one (``may_name_date_zh``)."""
+    if not may_name_date_zh(text):
+        return []
     try:
         found = _jio().ner.extract_time(text, time_base=base.timestamp(), with_parsing=True)
     except Exception:  # the parser raises many types on text it cannot read; the query has no date for us

@@ -4,15 +4,24 @@ memories, and words that only look like dates."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from memcli import dates
 from memcli.dates import (
     NoFullDate,
     QueryDate,
+    dateparser_vocabulary,
     day_of,
+    may_name_date_en,
+    may_name_date_zh,
     parse_day,
     query_dates,
     resolve_year,
@@ -363,3 +372,64 @@ def test_a_year_or_a_day_a_person_means_is_still_read_beside_the_filters(query: 
     ("During 2020", "Summer 2023"), a day before a word that only starts like a thing's
     number (号房贷, 号门诊), a weekday of one occasion with 都 or 那天."""
     assert query_dates(query, NOW) != []
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_dateless_question_imports_neither_dateparser_nor_jionlp() -> None:
+    """A question with no digit, no word of dateparser's English data and no run of JioNLP's
+    time characters is no date, found without importing either (issue 32: a cold ``memcli
+    ask`` paid for them on every question)."""
+    code = (
+        "import json, sys\n"
+        "from memcli.dates import query_dates\n"
+        f"found = [query_dates(q, {NOW}) for q in ('Where do I live?', '我住在哪里？')]\n"
+        "print(json.dumps([repr(found), sorted(m for m in ('dateparser', 'jionlp') if m in sys.modules)]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["[[], []]", []]
+
+
+def test_the_vocabulary_is_dateparsers_english_words() -> None:
+    """Read from dateparser's data files, it holds its relative words, months, weekdays and
+    their abbreviations, and no word of a dateless question."""
+    vocabulary = dateparser_vocabulary()
+    assert vocabulary is not None
+    assert {"yesterday", "march", "tuesday", "tues", "ago", "fortnight", "noon", "utc"} <= vocabulary
+    assert not {"where", "do", "i", "live", "my", "favourite"} & vocabulary
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("What did I eat yesterday?", (2023, 5, 3)),
+        ("Where was I on the first of May?", (2023, 5, 1)),
+        ("What did I buy on Christmas Eve?", (2022, 12, 24)),
+        ("我昨天吃了什么？", (2023, 5, 3)),
+        ("我五一去哪儿了？", (2023, 5, 1)),
+    ],
+)
+def test_a_dated_question_passes_the_gates_and_finds_its_date(query: str, first: tuple[int, int, int]) -> None:
+    """A question that names a day in words (English, Chinese, a feast memcli writes as a
+    date for dateparser) is given to its parser and read."""
+    assert may_name_date_en(query) or may_name_date_zh(query)
+    assert [(d.granularity, d.start) for d in query_dates(query, NOW)][:1] == [("day", day(*first))]
+
+
+def test_unreadable_data_files_send_every_text_to_the_parsers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without dateparser's or JioNLP's data files (moved, renamed by an upgrade), every text
+    goes to the parsers, as before the gates."""
+    monkeypatch.setattr(dates.importlib.util, "find_spec", lambda name: None)
+    dates.dateparser_vocabulary.cache_clear()
+    dates._jio_time_chars.cache_clear()
+    try:
+        assert may_name_date_en("Where do I live?")
+        assert may_name_date_zh("我住在哪里？")
+    finally:
+        dates.dateparser_vocabulary.cache_clear()
+        dates._jio_time_chars.cache_clear()
