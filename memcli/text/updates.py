@@ -433,7 +433,7 @@ _JOB_END_ZH = [
     (re.compile(r"我(?:已经|刚刚|刚|终于|去年|今年|前年|上个月|这个月|上周)?退休了?"), "退休", True),
     (re.compile(r"我(?:已经|刚刚|刚|去年|今年|上个月|这个月|上周)?(?:辞职|离职|失业|被裁员?)了?"), "", True),
 ]
-_UNIT = r"(?P<u>mg|mcg|µg|micrograms?|milligrams?|units?|iu|IU)"
+_UNIT = r"(?P<u>mg|mcg|µg|micrograms?|milligrams?|units?|iu|IU|(?<=\d)u)"
 _DOSE_EN = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?" + _UNIT + r"\b", re.IGNORECASE)
 _DOSE_ZH = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s?个?(?P<u>毫克|微克|mg|mcg|µg|单位|iu|IU)(?![A-Za-z])")
 _VITAMIN = re.compile(
@@ -466,10 +466,22 @@ _CHANGED_TO_EN = re.compile(
     r"\b(?:cut|rais(?:e|ed|es|ing)|upped|bump(?:ed|s)?|increas(?:e|ed|es|ing)|reduc(?:e|ed|es|ing)|lower(?:ed|s|ing)?|"
     r"drop(?:ped|s)?|chang(?:e|ed|es|ing)|titrat(?:e|ed|es|ing)|"
     r"(?:go|goes|going|went|gone|come|comes|coming|came|step|stepped|move|moved|put|puts|ramp|ramped|bring|brought)"
-    r"\s+(?:up|down))\b(?:\s+(?:me|it|my\s+dose|the\s+dose|us))?(?:\s+(?:up|down|back))?\s+to\s*$",
+    r"\s+(?:up|down))\b(?:\s+(?:me|it|my\s+dose|the\s+dose|us|(?:the|my)\s+[a-z-]+(?:\s+[a-z-]+)?))?"
+    r"(?:\s+(?:up|down|back))?\s+to\s*$|"
+    # "doc doubled it, so 10mg now", "halved my dose - 25 mg": the change, then what the dose is now
+    r"\b(?:doubled|tripled|halved|upped|bumped|increased|raised|lowered|reduced|cut|dropped)\s+(?:it|my\s+dose|the\s+dose)"
+    r"(?:\s+(?:up|down))?\s*(?:[,;:]|\s[-–—])?\s*(?:(?:so|and|now)\s+)?(?:(?:i'm|im|i\s+am)\s+(?:now\s+)?on\s+|"
+    r"(?:it's|its|it\s+is)\s+(?:now\s+)?|now\s+)?$",
     re.IGNORECASE,
 )
-"""A dose changed to a number ("GP bumped me to", "dose went up to"): before a dose that names no medicine."""
+"""A dose changed to a number ("GP bumped me to", "dose went up to", "cut the long acting down
+to", "doubled it, so"): before a dose that names no medicine."""
+_OTHERS_DOSE_EN = re.compile(
+    r"\b(?:(?P<n>[A-Z][a-z]+)|(?:roommate|flatmate|housemate|room-mate|friend|mate|neighbou?r|colleague|coworker|"
+    r"boss|mum|mom|dad|nan|gran|sister|brother|son|daughter|wife|husband|partner|boyfriend|girlfriend|bf|gf)s?)['’]s?\s",
+)
+"""Someone else named as whose a dose or its prescriber is ("Jess's GP bumped it up", "Tom's
+dose went up", "roommate's meds"): their dose, not the writer's (``_others_dose``)."""
 _CHANGED_TO_ZH = re.compile(r"(?:加量|减量|加|增加|减|减少|降|降低|调|调整|改|提高|上调|下调)(?:到|为|至|成)了?$")
 _UNIT_CLASSES = {
     "mg": "mg",
@@ -623,13 +635,16 @@ _ORG_WORDS = frozenset(
     "ramblers scouts federation chapter lodge".split()
 )
 _HABIT_EN = re.compile(
-    r"(?:\bI(?:'ve|\s+have)?\s+|(?:^|[,;:]|\s[-–—]|\b(?:and|so|now)\b)\s*(?=stopped|quit|gave|given|ditched|kicked|uninstalled|no\s+more))"
+    r"(?:\bI(?:'ve|\s+have)?\s+|\bI(?:'m|’m|\s+am)\s+(?=not\s)|"
+    r"(?:^|[,;:]|\s[-–—]|\b(?:and|so|now)\b)\s*(?=stopped|quit|gave|given|ditched|kicked|uninstalled|no\s+more|not\s+\w+ing\b))"
     r"(?:(?:stopped|quit|given\s+up|gave\s+up|cut\s+out|kicked|ditched|cancell?ed|canceled|uninstalled)\s+|no\s+longer\s+|"
-    r"no\s+more\s+(?=\w+ing\b)|(?:don't|do\s+not)\s+(?=\w+\b.*\b(?:anymore|any\s+more)))"
+    r"no\s+more\s+(?=\w+ing\b)|(?:don't|do\s+not)\s+(?=\w+\b.*\b(?:anymore|any\s+more))|"
+    r"not\s+(?=\w+ing\b[^,.;!?]*?\b(?:anymore|any\s+more)\b))"
     r"(?!by\b|at\b|in\b|for\b|to\b|with\b|my\s+job\b|it\b|that\b|this\b|them\b|him\b|her\b)(?P<o>[^,.;!?]{2,60})",
     re.IGNORECASE,
 )
-"""An ended habit: "I stopped drinking coffee", "I no longer…", "I don't … anymore", or a
+"""An ended habit: "I stopped drinking coffee", "I no longer…", "I don't … anymore", "(I'm) not
+drinking anymore", or a
 diary's clause that opens on the stopping ("gave up coffee completely", "no caffeine, gave
 up coffee", "deleted my account, quit gaming for good"), or on "no more" and a doing ("no
 more running for me"; "no more milk" is none)."""
@@ -641,10 +656,10 @@ _DELETED_APP_EN = re.compile(
 )
 _BARE_STOP = re.compile(
     # a note that only says a habit ended, the habit its writer noted before: "quit.", "Sober from today.",
-    # "stopped, for good this time", "戒了！"
+    # "stopped, for good this time", "戒了！", "戒了三个月了"
     r"^\W*(?:I(?:'ve|\s+have|'m|\s+am)?\s+)?(?:just\s+|finally\s+|officially\s+)?(?:quit|stopped|sober|戒了|戒掉了|彻底戒了)"
     r"(?:\s*(?:for\s+good|from\s+today|as\s+of\s+today|since\s+\w+|today|now|this\s+time|cold\s+turkey|"
-    r"for\s+\d+\s+\w+|[,，]))*\W*$",
+    r"for\s+\d+\s+\w+|[0-9一二三四五六七八九十两几半]+个?(?:天|周|年|月|星期|礼拜)(?:了|啦)?|[,，]))*\W*$",
     re.IGNORECASE,
 )
 RECURS = re.compile(
@@ -692,7 +707,8 @@ _HABIT_STOP = re.compile(
     r"completely|altogether|entirely|for\s+good|yesterday|today)\b"
 )
 _HABIT_ZH = re.compile(
-    r"(?:我|(?<=[，,])|以后|从此|今后|再也)(?:已经|现在|就)?(?:不再|戒掉了?|戒了|戒)(?P<o>[\u4e00-\u9fff]{1,6}?)"
+    r"(?:我|(?<=[，,])|以后|从此|今后|再也)(?:已经|现在|就)?(?:不再|戒掉了?|戒了|戒)"
+    r"(?![0-9一二三四五六七八九十两几半]+个?(?:天|周|年|月|星期|礼拜))(?P<o>[\u4e00-\u9fff]{1,6}?)"
     r"(?:(?:了|啦)?(?:[。，,.！!]|$)|(?=[0-9一二三四五六七八九十两几半]+(?:个|天|周|年|月|星期|礼拜)))|"
     r"我(?:已经|现在)?不(?P<p>[喝抽吃玩打跑][\u4e00-\u9fff]{1,5}?)了(?:[。，,.！!]|$)|"
     r"(?:停了|停掉了?|戒掉了?|取消了?)(?P<q>[\u4e00-\u9fff]{1,4}?)(?:[。，,.！!]|$)|"
@@ -1732,7 +1748,18 @@ def statements(text: str) -> list[Statement]:
         # "Dinner with Marco. he proposed!!", "小周约我看电影。我们在一起了": the one person the note names
         found[PARTNER] = Statement(PARTNER, _only_person(text, chinese), state=partner.state)
     found.update((s.key, s) for s in _switched_from(text, chinese, found) if s.key not in found)
-    if not found and any(_BARE_STOP.match(sentence) for sentence in _sentences(text)):
+    unnamed = found.get(UNNAMED_DOSE)
+    named = _named_medicine(text) if unnamed and not chinese else ""
+    if named and not any(k.startswith(f"{DOSE}:") and k != UNNAMED_DOSE for k in found):
+        # "on amlodipine since May. doc doubled it, so 10mg now": the medicine the note names
+        del found[UNNAMED_DOSE]
+        found[f"{DOSE}:{named}"] = Statement(f"{DOSE}:{named}", unnamed.value)
+    if not found and any(
+        _BARE_STOP.match(part)
+        for sentence in _sentences(text)
+        # a Chinese note's bare stop is a clause of its own: "戒了一个月了，居然没那么想喝"
+        for part in (_CLAUSE_ZH.split(sentence) if chinese else [sentence])
+    ):
         found[BARE_HABIT] = Statement(BARE_HABIT, "", True, _note_words(text))
     if RESIDENCE not in found and _may_state(RESIDENCE, text, None, chinese):
         home = _home(text)
@@ -1839,9 +1866,10 @@ def _home(text: str) -> Statement | None:
 def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool, implicit: bool) -> list[Statement]:
     out: list[Statement] = []
     dose = (_DOSE_ZH if chinese else _DOSE_EN).search(sentence)
-    if dose and not others:
+    if dose and not others and (chinese or not _others_dose(sentence[: dose.start()])):
         medicine = _zh_medicine(sentence, dose) if chinese else _medicine(sentence, dose, first or implicit, first)
         unit = dose.group("u").lower().rstrip("s")
+        unit = "unit" if unit == "u" else unit  # "14u" is 14 units
         if medicine:
             out.append(Statement(f"{DOSE}:{medicine}", f"{float(dose.group('n')):g} {unit}"))
         elif (first or implicit) and (_CHANGED_TO_ZH if chinese else _CHANGED_TO_EN).search(sentence[: dose.start()]):
@@ -1902,6 +1930,34 @@ def _sentence_statements(sentence: str, chinese: bool, first: bool, others: bool
     if partner and not any(s.key == PARTNER for s in out):
         out.append(partner)
     return [*out, *_habit(sentence, chinese, out)]
+
+
+def _named_medicine(text: str) -> str:
+    """The one medicine an English ``text`` names by a drug's ending or as a known one
+    (``_DRUG``, ``_KNOWN_DRUGS``), "" for none or two: what a dose changed in it without
+    the medicine's name is of."""
+    names = {
+        w
+        for w in re.findall(r"[a-z][a-z-]+", text.lower())
+        if w not in _NOT_DRUGS and (w in _KNOWN_DRUGS or _DRUG.match(w))
+    }
+    return next(iter(names)) if len(names) == 1 else ""
+
+
+def _others_dose(before: str) -> bool:
+    """Whether the words ``before`` a dose name someone else as whose it is
+    (``_OTHERS_DOSE_EN``: "Jess's GP bumped it up to", "my roommate's dose went up to"): a
+    capitalised name's possessive that is no medicine's, no time's and not the writer's."""
+    for m in _OTHERS_DOSE_EN.finditer(before):
+        name = (m.group("n") or "").lower()
+        if not name:
+            return True
+        if name in _KNOWN_DRUGS or _DRUG.match(name) or name in _TIME_WORDS or name in _WHEN_WORDS:
+            continue
+        if name in ("today", "tonight", "yesterday", "tomorrow", "i", "it", "that", "what", "there", "here", "let"):
+            continue
+        return True
+    return False
 
 
 def _habit(sentence: str, chinese: bool, found: list[Statement]) -> list[Statement]:
@@ -2658,6 +2714,47 @@ cigarettes and smoking, jogging and running, a journal and a diary), by the one 
 for: a habit stopped in one word ended the habit named in the other."""
 
 
+_HABIT_KINDS_EN = {
+    "alcohol": "wine wines beer beers booze boozing alcohol alcoholic pint pints lager lagers ale ales cider ciders vodka "
+    "gin whisky whiskey rum tequila cocktail cocktails prosecco champagne spirits sake bourbon brandy drunk hungover "
+    "hangover hangovers sober sobriety",
+    "caffeine": "coffee coffees tea teas latte lattes espresso espressos cappuccino cappuccinos caffeine americano "
+    "americanos matcha chai decaf mocha mochas cola coke",
+    "soft": "water juice juices soda sodas milk smoothie smoothies kombucha lemonade squash",
+    "smoking": "smoke smokes smoking smoked smoker cig cigs cigarette cigarettes cigar cigars fag fags tobacco",
+    "vaping": "vape vapes vaping vaped vaper juul ecig ecigs",
+}
+_HABIT_KIND_OF = {stem_of(w): kind for kind, words in _HABIT_KINDS_EN.items() for w in words.split()}
+"""Porter stem -> the kind of habit it names: a stop of one kind ends no habit of another
+("quit drinking" ends the wine, not the morning coffee; "quit vaping" ends no cigarettes)."""
+_DRINK = stem_of("drinking")
+_ALCOHOL_STEMS = frozenset(w for w, kind in _HABIT_KIND_OF.items() if kind == "alcohol")
+
+
+def _habit_kinds(stems: frozenset[str]) -> frozenset[str]:
+    """The kinds of habit (``_HABIT_KINDS_EN``) English ``stems`` name: drinking with no
+    drink named, or drinks, is alcohol ("quit drinking", "drinks with work every Friday");
+    with coffee, tea or water named it is that drink."""
+    kinds = {_HABIT_KIND_OF[w] for w in stems if w in _HABIT_KIND_OF}
+    if _DRINK in stems and not kinds & {"caffeine", "soft"}:
+        kinds.add("alcohol")
+    return frozenset(kinds)
+
+
+def _kind_stems(text: str) -> frozenset[str]:
+    """The Porter stems of ``text`` as ``_habit_kinds`` reads them ("e-cig" one word)."""
+    text = re.sub(r"\be-(?=cig)", "e", text.lower())
+    return frozenset(stem_of(w) for w in re.findall(r"[a-z]+", text))
+
+
+def _same_kind(stop: frozenset[str], stems: frozenset[str]) -> bool:
+    """Whether the habit of the stems of a stop (``stop``) may be the one a sentence of
+    ``stems`` keeps: when the stop names a kind of habit (``_habit_kinds``), the sentence
+    names that kind too."""
+    kinds = _habit_kinds(stop)
+    return not kinds or bool(kinds & _habit_kinds(stems))
+
+
 def habit_stems(stems: frozenset[str]) -> frozenset[str]:
     """``stems`` with each word of ``SAME_HABIT`` as the one it stands for, besides itself."""
     return stems | {SAME_HABIT[w] for w in stems if w in SAME_HABIT}
@@ -2675,8 +2772,9 @@ def _habit_words(obj: str, chinese: bool) -> frozenset[str]:
 
 def states_habit(text: str, words: frozenset[str]) -> bool:
     """Whether ``text`` states the habit of ``words`` (``Statement.words`` of an ended
-    habit) as going on: it holds every one of them, in the first person, and neither asks
-    nor says it stopped."""
+    habit) as going on: it holds every one of them, in the first person, names their kind
+    of habit when they have one (``_same_kind``: drinking with no drink named is alcohol,
+    not coffee), and neither asks nor says it stopped."""
     for sentence in _sentences(text):
         if asks(sentence):
             continue
@@ -2689,7 +2787,7 @@ def states_habit(text: str, words: frozenset[str]) -> bool:
                 return True
         elif not _HABIT_EN.search(sentence):
             stems = habit_stems(frozenset(stem_of(w) for w in re.findall(r"[a-z]+", sentence.lower())))
-            if words <= stems:
+            if words <= stems and _same_kind(words, _kind_stems(sentence)):
                 return True
     return False
 
@@ -2719,7 +2817,10 @@ def habit_names(head: str) -> frozenset[str]:
     ``Statement.value``): itself, the one it stands for in ``SAME_HABIT`` and the others
     that stand for that one ("caffein" -> caffein, coffe, espresso, latt, cappuccino)."""
     target = SAME_HABIT.get(head, head)
-    return frozenset({head, target, *(w for w, t in SAME_HABIT.items() if t == target)})
+    names = {head, target, *(w for w, t in SAME_HABIT.items() if t == target)}
+    if target == _DRINK:  # drinking, with no drink named, is alcohol: the wine, the beer
+        names |= _ALCOHOL_STEMS
+    return frozenset(names)
 
 
 def keeps_habit(text: str, head: str) -> bool:
@@ -2728,8 +2829,9 @@ def keeps_habit(text: str, head: str) -> bool:
     not count: "跟老王他们打麻将") that gives it a frequency or says it again (``RECURS``:
     "running 5k every morning", "journaling nightly", "每周六早上去公园打太极"), names it
     (English: a word of the same stem, or one standing for it, ``habit_names``; Chinese:
-    the head's first character and half of its characters), and does not itself stop a
-    habit. The subject is matched by stem, not by a list of habits (Graphiti's edge
+    the head's first character and half of its characters), names the head's kind of habit
+    when it has one (``_same_kind``: "quit drinking" keeps the coffee), and does not itself
+    stop a habit. The subject is matched by stem, not by a list of habits (Graphiti's edge
     invalidation: a new fact about the same subject ends the one it contradicts)."""
     if not head:
         return False
@@ -2755,7 +2857,8 @@ def keeps_habit(text: str, head: str) -> bool:
             ):
                 return True
         elif not _HABIT_EN.search(sentence) and not _STOP_NEAR_EN.search(sentence):
-            if names & {stem_of(w) for w in re.findall(r"[a-z]+", sentence.lower())}:
+            stems = _kind_stems(sentence)
+            if names & stems and _same_kind(frozenset({head}), stems):
                 return True
     return False
 
