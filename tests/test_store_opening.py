@@ -57,7 +57,7 @@ def test_a_ctrl_c_in_the_closes_settle_drops_chromas_client_and_frees_the_store(
         store.upsert([note("aaaaaaaaaaaaaaaa", "I live in York")], [VECTOR])
         interrupt[0] = True
     assert store._client is None and store._lock is None
-    assert not SharedSystemClient._identifier_to_system
+    assert str(paths.store_dir) not in SharedSystemClient._identifier_to_system
     interrupt[0] = False
     assert texts(paths) == ["I live in York"]
 
@@ -138,6 +138,6 @@ def test_a_store_closing_leaves_the_chroma_of_another_store_open_in_the_process(
         assert str(home.store_dir) in SharedSystemClient._identifier_to_system
         assert str(other.store_dir) not in SharedSystemClient._identifier_to_system
         first.upsert([note("cccccccccccccccc", "I moved to Leeds")], [VECTOR])
-    assert not SharedSystemClient._identifier_to_system
+    assert str(home.store_dir) not in SharedSystemClient._identifier_to_system
     assert texts(home) == ["I live in York", "I moved to Leeds"]
     assert texts(other) == ["I work as a nurse"]
