@@ -177,6 +177,7 @@ ATTRIBUTE_WORDS = {
     "take": ("mg", "mcg", "unit", "rais", "increas", "lower", "reduc"),
     "med": ("mg", "mcg", "pill", "tablet", "prescri", "medic"),
     "medic": ("mg", "mcg", "pill", "tablet", "prescri", "med "),
+    "strength": ("mg", "mcg", "unit"),
     "diet": ("vegan", "vegetarian", "keto", "pescatarian", "eat"),
     "buy": ("bought",),
     "run": ("ran ",),
@@ -319,6 +320,188 @@ forms the stemmer does not bring home ("buy": "bought"), and the kinds of thing 
 question names with what a memory holds of that kind ("languages": "French", "children":
 "daughter", "爱好": "喜欢"); ``NAMED``: a name in capitals ("name": "my daughter Ana").
 English aliases match at the start of a word."""
+
+
+_MEDICINE_CLASSES: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("steroid", "corticosteroid", "激素"): (
+        "prednis",
+        "pred ",
+        "dexameth",
+        "hydrocort",
+        "cortison",
+        "methylpred",
+        "medrol",
+        "budeson",
+        "泼尼松",
+        "强的松",
+        "地塞米松",
+        "甲泼尼龙",
+        "氢化可的松",
+    ),
+    ("thyroid", "甲状腺", "甲减"): (
+        "levothyrox",
+        "thyrox",
+        "levo ",
+        "synthroid",
+        "euthyrox",
+        "eltroxin",
+        "liothyron",
+        "cytomel",
+        "tirosint",
+        "unithroid",
+        "levoxyl",
+        "优甲乐",
+        "雷替斯",
+        "左甲状腺素",
+        "左旋甲状腺素",
+    ),
+    ("beta", "blocker", "β受体阻滞剂"): (
+        "metoprolol",
+        "bisoprolol",
+        "propranolol",
+        "atenolol",
+        "carvedilol",
+        "nebivolol",
+        "labetalol",
+        "nadolol",
+        "sotalol",
+        "美托洛尔",
+        "倍他乐克",
+        "比索洛尔",
+        "普萘洛尔",
+        "阿替洛尔",
+        "卡维地洛",
+    ),
+    ("statin", "cholesterol", "他汀", "降脂药", "降脂"): (
+        "atorvastatin",
+        "simvastatin",
+        "rosuvastatin",
+        "pravastatin",
+        "lovastatin",
+        "lipitor",
+        "crestor",
+        "zocor",
+        "阿托伐他汀",
+        "瑞舒伐他汀",
+        "辛伐他汀",
+        "普伐他汀",
+        "立普妥",
+        "可定",
+    ),
+    ("antidepressant", "ssri", "抗抑郁药", "抗抑郁"): (
+        "sertraline",
+        "zoloft",
+        "citalopram",
+        "escitalopram",
+        "lexapro",
+        "cipralex",
+        "fluoxetine",
+        "prozac",
+        "paroxetine",
+        "paxil",
+        "venlafaxine",
+        "effexor",
+        "duloxetine",
+        "cymbalta",
+        "mirtazapine",
+        "bupropion",
+        "wellbutrin",
+        "舍曲林",
+        "左洛复",
+        "西酞普兰",
+        "艾司西酞普兰",
+        "来士普",
+        "氟西汀",
+        "百忧解",
+        "帕罗西汀",
+        "文拉法辛",
+        "度洛西汀",
+        "米氮平",
+    ),
+    ("thinner", "anticoagulant", "抗凝药", "抗凝"): (
+        "warfarin",
+        "coumadin",
+        "apixaban",
+        "eliquis",
+        "rivaroxaban",
+        "xarelto",
+        "dabigatran",
+        "edoxaban",
+        "华法林",
+        "利伐沙班",
+        "阿哌沙班",
+        "达比加群",
+    ),
+    ("diabetes", "diabetic", "降糖药", "降糖"): (
+        "metformin",
+        "glucophage",
+        "gliclazide",
+        "glipizide",
+        "sitagliptin",
+        "januvia",
+        "empagliflozin",
+        "jardiance",
+        "dapagliflozin",
+        "insulin",
+        "二甲双胍",
+        "格列",
+        "胰岛素",
+        "阿卡波糖",
+        "拜糖平",
+        "西格列汀",
+        "达格列净",
+        "恩格列净",
+    ),
+}
+"""Words for a class of medicine a question may ask by ("what's my steroid dose?", "my thyroid
+pill", "the beta blocker", "降糖药") and the names of its medicines, generic and brand, a
+note writes instead ("prednisone halved to 20mg", "synthroid raised to 88mcg", "二甲双胍
+加到每次1000mg"): a note stating a dose of one holds the class word (``_held``,
+``_stated_classes``; a plan holds none) and states the dose asked (``_states_dose``). Names
+match at the start of a word, as ``ATTRIBUTE_WORDS``' aliases."""
+
+
+@cache
+def _class_words() -> frozenset[str]:
+    """The class words of ``_MEDICINE_CLASSES`` as ``words`` reads them ("antidepress")."""
+    return frozenset(w for class_words in _MEDICINE_CLASSES for word in class_words for w in words(word))
+
+
+_PLANNED = re.compile(
+    r"\b(?:thinking\s+(?:of|about)|plan(?:ning)?\s+to|going\s+to|gonna|might|maybe|wants?\s+to|wonder(?:ing)?|"
+    r"should\s+i|asking)\b|打算|想要|考虑|准备",
+    re.IGNORECASE,
+)
+"""Words of a note that plans or wonders rather than states ("thinking of asking the endo to
+cut the levo to 100mcg", "打算换药"): the dose in it is not the one taken."""
+
+
+@lru_cache(maxsize=4096)
+def _stated_classes(text: str) -> frozenset[str]:
+    """The class words (``_class_words``) of the medicines whose dose ``text`` states, as
+    memcli's reading of a person's statements finds one (``updates.statements``: "synthroid
+    raised to 88mcg"; a plan, "thinking of asking the endo to cut the levo", states none)."""
+    found: set[str] = set()
+    if _PLANNED.search(text):
+        return frozenset()
+    for s in statements(text):
+        kind, _, medicine = s.key.partition(":")
+        if kind == DOSE and medicine:
+            found |= _medicine_classes(medicine)
+    return frozenset(found)
+
+
+def _medicine_classes(medicine: str) -> set[str]:
+    """The class words (``_MEDICINE_CLASSES``, as ``words`` reads them) of a ``medicine``
+    named in a note ("prednisone": "steroid", "corticosteroid", "激素")."""
+    lower = f"{medicine.lower()} "
+    found: set[str] = set()
+    for class_words, names in _MEDICINE_CLASSES.items():
+        if any(_alias_in(name, lower, lower) for name in names):
+            found |= {w for word in class_words for w in words(word)}
+    return found
+
+
 _ALIASES: dict[str, tuple[str, ...]] = {}
 """``ATTRIBUTE_WORDS`` by the stems of its question words (filled when first needed)."""
 NOT_FOUND = "I don't find that in your memories."
@@ -1347,6 +1530,8 @@ def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
             found.add(word)  # "上班" of a memory jieba cut as "这边", "上": both characters are there
         elif _same_kin(word, text):
             found.add(word)  # "mother" of "mum's wifi pw": one relation, in other words
+        elif word in _class_words() and word in _stated_classes(text):
+            found.add(word)  # "thyroid" of "synthroid raised to 88mcg": a medicine of that class
     whole = [w for w in found if len(w) > 1 and has_cjk(w)]
     found |= {c for c in wanted - found if len(c) == 1 and any(c in w for w in whole)}
     return found
@@ -2023,11 +2208,27 @@ def _states_dose(held: set[str], memory: Memory, question: str, recalled: Sequen
     if not doses:
         return False
     asked = words(question)
-    if any(medicine and set(tokens(medicine)) & asked for medicine in doses):
+    if any(medicine and set(tokens(medicine)) & asked for medicine in doses) or _stated_classes(memory.text) & asked:
         return True
     return any(
         m.superseded_by == memory.id and any(s.key.partition(":")[0] == DOSE for s in statements(m.text))
         for m in recalled
+    )
+
+
+def _other_medicine(text: str, question: str) -> bool:
+    """Whether ``text`` states a dose of a medicine other than the one ``question`` asks
+    about by its class (``_MEDICINE_CLASSES``: "dog's apoquel 16mg daily" for "what's the
+    steroid dose I'm on?"): a medicine neither named in the question nor of its class. False
+    when the question names no class of medicine, and for a Chinese note."""
+    if has_cjk(text):  # a Chinese note's medicine is read too loosely to tell it from the one asked
+        return False
+    asked = words(question)
+    if not asked & _class_words():
+        return False
+    medicines = [s.key.partition(":")[2] for s in statements(text) if s.key.partition(":")[0] == DOSE]
+    return any(
+        medicine and not ((set(tokens(medicine)) | _medicine_classes(medicine)) & asked) for medicine in medicines
     )
 
 
@@ -2082,6 +2283,7 @@ def _later_word(
         if c.memory.created_at > best.memory.created_at
         and not c.memory.superseded_by
         and c.memory.id not in theirs  # "Dad's metformin went up": not the asker's
+        and not _other_medicine(c.memory.text, question)  # "dog's apoquel 16mg" for the steroid dose
         and _on_subject(c, best, question, similarity, chinese)
         and _tells_asked(c.memory.text, best.memory.text, question, similarity, c.memory.id, best.memory.id)
     ]

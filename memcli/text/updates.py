@@ -471,7 +471,9 @@ _CHANGED_TO_EN = re.compile(
     # "doc doubled it, so 10mg now", "halved my dose - 25 mg": the change, then what the dose is now
     r"\b(?:doubled|tripled|halved|upped|bumped|increased|raised|lowered|reduced|cut|dropped)\s+(?:it|my\s+dose|the\s+dose)"
     r"(?:\s+(?:up|down))?\s*(?:[,;:]|\s[-–—])?\s*(?:(?:so|and|now)\s+)?(?:(?:i'm|im|i\s+am)\s+(?:now\s+)?on\s+|"
-    r"(?:it's|its|it\s+is)\s+(?:now\s+)?|now\s+)?$",
+    r"(?:it's|its|it\s+is)\s+(?:now\s+)?|now\s+)?$|"
+    # a diary's note that opens on the new dose: "down to 5mg, last week of it", "now down to 10mg"
+    r"^\W*(?:(?:and|now|then|finally)\s+)?(?:down|dropped)\s+to\s*$",
     re.IGNORECASE,
 )
 """A dose changed to a number ("GP bumped me to", "dose went up to", "cut the long acting down
