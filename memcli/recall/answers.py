@@ -462,9 +462,17 @@ match at the start of a word, as ``ATTRIBUTE_WORDS``' aliases."""
 
 
 @cache
-def _class_words() -> frozenset[str]:
-    """The class words of ``_MEDICINE_CLASSES`` as ``words`` reads them ("antidepress")."""
-    return frozenset(w for class_words in _MEDICINE_CLASSES for word in class_words for w in words(word))
+def _class_words(chinese: bool) -> frozenset[str]:
+    """The class words of ``_MEDICINE_CLASSES`` as ``words`` reads them ("antidepress"), the
+    Chinese ones ("降糖药") only when ``chinese``: reading one loads jieba's dictionary (about
+    1.2 s), and no word of an English text (all ASCII) is among them."""
+    return frozenset(w for class_words in _MEDICINE_CLASSES for w in _read_class_words(class_words, chinese))
+
+
+def _read_class_words(class_words: tuple[str, ...], chinese: bool) -> set[str]:
+    """``class_words`` (a key of ``_MEDICINE_CLASSES``) as ``words`` reads them, the Chinese
+    ones only when ``chinese`` (``_class_words``)."""
+    return {w for word in class_words if chinese or word.isascii() for w in words(word)}
 
 
 _PLANNED = re.compile(
@@ -477,28 +485,30 @@ cut the levo to 100mcg", "打算换药"): the dose in it is not the one taken.""
 
 
 @lru_cache(maxsize=4096)
-def _stated_classes(text: str) -> frozenset[str]:
-    """The class words (``_class_words``) of the medicines whose dose ``text`` states, as
-    memcli's reading of a person's statements finds one (``updates.statements``: "synthroid
-    raised to 88mcg"; a plan, "thinking of asking the endo to cut the levo", states none)."""
+def _stated_classes(text: str, chinese: bool) -> frozenset[str]:
+    """The class words (``_class_words``, the Chinese ones only when ``chinese``) of the
+    medicines whose dose ``text`` states, as memcli's reading of a person's statements finds
+    one (``updates.statements``: "synthroid raised to 88mcg"; a plan, "thinking of asking the
+    endo to cut the levo", states none)."""
     found: set[str] = set()
     if _PLANNED.search(text):
         return frozenset()
     for s in statements(text):
         kind, _, medicine = s.key.partition(":")
         if kind == DOSE and medicine:
-            found |= _medicine_classes(medicine)
+            found |= _medicine_classes(medicine, chinese)
     return frozenset(found)
 
 
-def _medicine_classes(medicine: str) -> set[str]:
-    """The class words (``_MEDICINE_CLASSES``, as ``words`` reads them) of a ``medicine``
-    named in a note ("prednisone": "steroid", "corticosteroid", "激素")."""
+def _medicine_classes(medicine: str, chinese: bool) -> set[str]:
+    """The class words (``_MEDICINE_CLASSES``, as ``words`` reads them; the Chinese ones only
+    when ``chinese``) of a ``medicine`` named in a note ("prednisone": "steroid",
+    "corticosteroid", "激素")."""
     lower = f"{medicine.lower()} "
     found: set[str] = set()
     for class_words, names in _MEDICINE_CLASSES.items():
         if any(_alias_in(name, lower, lower) for name in names):
-            found |= {w for word in class_words for w in words(word)}
+            found |= _read_class_words(class_words, chinese)
     return found
 
 
@@ -1530,7 +1540,7 @@ def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
             found.add(word)  # "上班" of a memory jieba cut as "这边", "上": both characters are there
         elif _same_kin(word, text):
             found.add(word)  # "mother" of "mum's wifi pw": one relation, in other words
-        elif word in _class_words() and word in _stated_classes(text):
+        elif word in _class_words(not word.isascii()) and word in _stated_classes(text, not word.isascii()):
             found.add(word)  # "thyroid" of "synthroid raised to 88mcg": a medicine of that class
     whole = [w for w in found if len(w) > 1 and has_cjk(w)]
     found |= {c for c in wanted - found if len(c) == 1 and any(c in w for w in whole)}
@@ -2208,7 +2218,10 @@ def _states_dose(held: set[str], memory: Memory, question: str, recalled: Sequen
     if not doses:
         return False
     asked = words(question)
-    if any(medicine and set(tokens(medicine)) & asked for medicine in doses) or _stated_classes(memory.text) & asked:
+    if (
+        any(medicine and set(tokens(medicine)) & asked for medicine in doses)
+        or _stated_classes(memory.text, has_cjk(question)) & asked
+    ):
         return True
     return any(
         m.superseded_by == memory.id and any(s.key.partition(":")[0] == DOSE for s in statements(m.text))
@@ -2224,11 +2237,13 @@ def _other_medicine(text: str, question: str) -> bool:
     if has_cjk(text):  # a Chinese note's medicine is read too loosely to tell it from the one asked
         return False
     asked = words(question)
-    if not asked & _class_words():
+    chinese = has_cjk(question)  # an English question's words meet no Chinese class word
+    if not asked & _class_words(chinese):
         return False
     medicines = [s.key.partition(":")[2] for s in statements(text) if s.key.partition(":")[0] == DOSE]
     return any(
-        medicine and not ((set(tokens(medicine)) | _medicine_classes(medicine)) & asked) for medicine in medicines
+        medicine and not ((set(tokens(medicine)) | _medicine_classes(medicine, chinese)) & asked)
+        for medicine in medicines
     )
 
 
