@@ -475,6 +475,130 @@ def _read_class_words(class_words: tuple[str, ...], chinese: bool) -> set[str]:
     return {w for word in class_words if chinese or word.isascii() for w in words(word)}
 
 
+_SERVICE_CLASSES: dict[tuple[str, ...], tuple[str, ...]] = {
+    # not "subscription": "what tier is my spotify subscription?" names its service, and a note
+    # naming spotify ("spotify wrapped came out") does not state one
+    ("streaming", "stream", "service", "视频会员", "视频"): (
+        "netflix",
+        "hulu",
+        "mubi",
+        "disney+",
+        "disney plus",
+        "prime video",
+        "amazon prime",
+        "hbo",
+        "apple tv",
+        "paramount+",
+        "peacock",
+        "crunchyroll",
+        "now tv",
+        "britbox",
+        "curiosity stream",
+        "spotify",
+        "apple music",
+        "youtube premium",
+        "tidal",
+        "deezer",
+        "爱奇艺",
+        "腾讯视频",
+        "优酷",
+        "芒果tv",
+        "b站",
+        "bilibili",
+        "哔哩哔哩",
+    ),
+    ("music", "音乐"): ("spotify", "apple music", "youtube music", "tidal", "deezer", "网易云", "qq音乐"),
+    ("carrier", "network", "mobile", "cell", "provider", "sim", "运营商", "手机卡"): (
+        "verizon",
+        "t-mobile",
+        "at&t",
+        "sprint",
+        "mint mobile",
+        "visible",
+        "cricket wireless",
+        "google fi",
+        "us mobile",
+        "vodafone",
+        "giffgaff",
+        "o2",
+        "tesco mobile",
+        "sky mobile",
+        "lebara",
+        "lycamobile",
+        "voxi",
+        "smarty",
+        "中国移动",
+        "中国联通",
+        "中国电信",
+    ),
+    ("gym", "fitness", "健身", "健身房"): (
+        "puregym",
+        "pure gym",
+        "gym group",
+        "planet fitness",
+        "anytime fitness",
+        "equinox",
+        "24 hour fitness",
+        "la fitness",
+        "crunch fitness",
+        "david lloyd",
+        "nuffield",
+        "virgin active",
+        "orangetheory",
+        "f45",
+        "crossfit",
+        "climbing cent",
+        "climbing gym",
+        "bouldering",
+        "乐刻",
+        "超级猩猩",
+        "威尔仕",
+        "一兆韦德",
+    ),
+    ("grocery", "groceries", "warehouse", "wholesale"): (
+        "costco",
+        "sam's club",
+        "bj's",
+        "co-op",
+        "coop",
+        "whole foods",
+        "山姆",
+        "开市客",
+        "盒马",
+    ),
+}
+"""Words for a kind of service a question may ask by ("what streaming service am I
+subscribed to?", "who's my mobile network?", "which gym", "grocery membership", "哪个视频会员")
+and the names of services of that kind a note writes instead ("killed the netflix sub.
+trying mubi", "ported my number over to giffgaff", "改成超级猩猩按次买课"): a note naming one
+holds the word (``_held``). Names match at the start of a word, as ``ATTRIBUTE_WORDS``'
+aliases."""
+
+
+@cache
+def _service_words(chinese: bool) -> frozenset[str]:
+    """The words of ``_SERVICE_CLASSES``' keys as ``words`` reads them, the Chinese ones only
+    when ``chinese`` (as ``_class_words``)."""
+    return frozenset(w for class_words in _SERVICE_CLASSES for w in _read_class_words(class_words, chinese))
+
+
+@lru_cache(maxsize=4096)
+def _named_services(text: str, chinese: bool) -> frozenset[str]:
+    """The words of the kinds of service (``_SERVICE_CLASSES``, the Chinese ones only when
+    ``chinese``) of the services ``text`` names ("mubi": "streaming", "service", …) in a
+    sentence that tells of no one else (``_tells_of_another``: "dad finally got netflix" is
+    his)."""
+    found: set[str] = set()
+    for sentence in split_sentences(text):
+        lower = sentence.lower()
+        named = [
+            words for words, names in _SERVICE_CLASSES.items() if any(_alias_in(n, sentence, lower) for n in names)
+        ]
+        if named and not _tells_of_another(sentence):
+            found |= {w for class_words in named for w in _read_class_words(class_words, chinese)}
+    return frozenset(found)
+
+
 _PLANNED = re.compile(
     r"\b(?:thinking\s+(?:of|about)|plan(?:ning)?\s+to|going\s+to|gonna|might|maybe|wants?\s+to|wonder(?:ing)?|"
     r"should\s+i|asking)\b|打算|想要|考虑|准备",
@@ -1542,6 +1666,8 @@ def _held(wanted: set[str], held: frozenset[str], text: str) -> set[str]:
             found.add(word)  # "mother" of "mum's wifi pw": one relation, in other words
         elif word in _class_words(not word.isascii()) and word in _stated_classes(text, not word.isascii()):
             found.add(word)  # "thyroid" of "synthroid raised to 88mcg": a medicine of that class
+        elif word in _service_words(not word.isascii()) and word in _named_services(text, not word.isascii()):
+            found.add(word)  # "streaming" of "killed the netflix sub. trying mubi": a service of that kind
     whole = [w for w in found if len(w) > 1 and has_cjk(w)]
     found |= {c for c in wanted - found if len(c) == 1 and any(c in w for w in whole)}
     return found
