@@ -599,6 +599,20 @@ def _named_services(text: str, chinese: bool) -> frozenset[str]:
     return frozenset(found)
 
 
+_ASKS_DONE = re.compile(
+    r"\b(?:did|have|has)\s+(?:I|we)\s+(?!(?:need|want|plan|mean|have|got|intend|hope|decide|think|wish|ever|still)\w*\b)[a-z]+",
+    re.IGNORECASE,
+)
+"""A question about something done ("Which hotel did I book?", "what have we read so far?"),
+not about a need or a plan ("what did I need to buy?")."""
+_ONLY_PLANNED = re.compile(
+    r"^\W*(?:(?:I|we)\s+)?(?:still\s+|really\s+|prob(?:ably)?\s+)?(?:need|needs|have\s+to|has\s+to|got\s+to|gotta|gonna|"
+    r"going\s+to|want\s+to|wanna|should|must|plan(?:ning)?\s+to|hoping\s+to|thinking\s+(?:of|about)|to\s*-?\s*do\b|"
+    r"todo\b|maybe)\b",
+    re.IGNORECASE,
+)
+"""A sentence that only plans or needs ("need to figure out a hotel in kyoto", "should book
+the dentist", "todo: renew passport"): it tells nothing done (``_ASKS_DONE``)."""
 _PLANNED = re.compile(
     r"\b(?:thinking\s+(?:of|about)|plan(?:ning)?\s+to|going\s+to|gonna|might|maybe|wants?\s+to|wonder(?:ing)?|"
     r"should\s+i|asking)\b|打算|想要|考虑|准备",
@@ -1894,6 +1908,12 @@ def _answer(
     candidates = [c for c in candidates if c.memory.id not in asking or _held(wanted, c.tokens, c.text)]
     if not candidates:
         return not_found
+    # "Which hotel did I book in Kyoto?" is not answered by "need to figure out a hotel in
+    # kyoto": a sentence that only plans or needs tells nothing done
+    if not chinese and _ASKS_DONE.search(question):
+        candidates = [c for c in candidates if not _ONLY_PLANNED.match(c.text)]
+        if not candidates:
+            return not_found
     needed = must_state(question)
     candidates = [c for c in candidates if _states(needed, c.memory.text)]
     # an amount of a kind with units ("what temperature …?", "how much is my rent?") is stated

@@ -1,7 +1,8 @@
 """A question may name a service by its kind ("what streaming service am I subscribed to?",
 "who's my mobile network?", "which gym", "grocery membership", "哪个视频会员"): a note naming
 a service of that kind answers it (issue 31), and a service named in someone else's sentence
-("dad finally got netflix") is not the asker's."""
+("dad finally got netflix") is not the asker's. A note that only plans or needs ("need to
+figure out a hotel in kyoto") does not answer a question about something done."""
 
 from __future__ import annotations
 
@@ -61,3 +62,21 @@ def test_a_service_named_in_someone_elses_sentence_answers_nothing_of_the_askers
 def test_a_service_of_another_kind_does_not_answer(question: str, text: str) -> None:
     found_text, cited = _answered(question, [_note("a", text, 2026, 3, 2)])
     assert not cited and found_text.startswith(NOT_FOUND)
+
+
+@pytest.mark.parametrize(
+    ("question", "text"),
+    [
+        ("which hotel did I book in kyoto?", "need to figure out a hotel in kyoto"),
+        ("what did I buy for mum's birthday?", "should buy mum something for her birthday"),
+        ("which dentist did I register with?", "todo: register with a dentist near the new flat"),
+    ],
+)
+def test_a_note_that_only_plans_does_not_answer_a_question_about_something_done(question: str, text: str) -> None:
+    found_text, cited = _answered(question, [_note("a", text, 2026, 3, 2)])
+    assert not cited and found_text.startswith(NOT_FOUND)
+
+
+def test_a_note_that_only_plans_still_answers_a_question_about_the_plan() -> None:
+    plan = _note("a", "need to buy a doormat for the flat", 2026, 3, 2)
+    assert _answered("what did I need to buy for the flat?", [plan])[1] == [plan.id]
