@@ -107,7 +107,7 @@ from memcli.recall.retrieval import DATE_AFTER_DAYS, asks_past
 from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
-from memcli.text.updates import DOSE, answers_asked, asks, statements
+from memcli.text.updates import DOSE, RESIDENCE, answers_asked, asks, statements
 from memcli.text.whose import kin_words, people_named, relation, relations_written, told_of
 
 CONTEXT_WEIGHT = 0.3
@@ -1928,7 +1928,21 @@ def _answer(
         candidates = [c for c in candidates if names_something_else(question, c.memory.text)]
     if not candidates:
         return not_found
-    stating = {id(c) for c in candidates if answers_asked(question, c.text)}
+    # of a short note, the whole note's home ("got the keys!! walthamstow place is ours from
+    # today": a cue of one's home in one sentence, the place in the next); not its other
+    # statements ("Left the running club. Signed up to The Depot" asked whether still in the club)
+    stating = {
+        id(c)
+        for c in candidates
+        if answers_asked(question, c.text)
+        or (
+            not chinese
+            and c.text != c.memory.text
+            and len(c.memory.text) <= SHORT_NOTE_CHARS
+            and any(s.key == RESIDENCE for s in statements(c.memory.text))
+            and answers_asked(question, c.memory.text)
+        )
+    }
     expecting = expected_types(question) if typed else frozenset()
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
     answering = _answers_to_noted_questions(memories, asking, whole, user)
@@ -2563,6 +2577,8 @@ def _tells_asked(
     # a place asked, also after a note stating one: "Eli met my parents" after "third date
     # with Marcus" is the new one, where an aside after "vegetarian now" is no new diet
     close = similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0
+    if stated and kind == "where" and any(s.key == RESIDENCE for s in statements(best)):
+        return False  # after "first night in the denver apt", only a home stated again ("dentist aug 28 3pm" is none)
     if not chinese and close and (not stated or kind in ("where", "who")):
         return True
     amount = asks_amount(question)

@@ -824,9 +824,9 @@ _FIRST_PERSON_EN = re.compile(r"\b(?:I|I'm|I've|my|we|We|My)\b")
 
 _HOME_CUE_EN = re.compile(
     r"\b(?:(?:my|our|the|new|rented|a\s+new)\s+(?:new\s+)?(?:flat|house|apartment|apt|place|home|condo|bungalow|cottage|digs)|"
-    r"landlord|landlady|lease|rent|council\s+tax|new\s+address|(?:got|collected|picked\s+up)\s+the\s+keys|"
+    r"landlord|landlady|lease|rent|council\s+tax|new\s+address|(?:got|collected|picked\s+up)\s+the\s+keys|keys\s+collected|"
     r"(?:moved|moving|relocat\w*)\s+(?:(?!us\b|them\b|him\b|her\b|it\b|everything\b|everyone\b)\w+\s+){0,3}?(?:to|into|in|back)|"
-    r"settled\s+in|first\s+night\s+in)\b|"
+    r"settled\s+in|first\s+night\s+(?:sleeping\s+)?in|(?:last\s+)?box(?:es)?\s+unpacked)\b|"
     r"\b(?:flat|house|apartment|apt|condo|studio|bungalow|cottage)\s+in\s+(?=[A-Z])",
     re.IGNORECASE,
 )
@@ -1829,6 +1829,64 @@ def _is_place_zh(name: str) -> bool:
     return name in places or any(name == p + suffix for p in places for suffix in ("", *_DIVISION_SUFFIXES_ZH))
 
 
+_LOWER_WORD = r"(?!(?:the|my|our|his|her|their|this|that|your)\b)[a-z][a-z'’-]{2,}"
+_LOWER_WORDS = _LOWER_WORD + r"(?:\s+" + _LOWER_WORD + r")?"
+_LOWER_PLACE_EN = [
+    re.compile(p)
+    for p in (
+        # "in the denver apt", "at the leeds flat", "the jersey city place"
+        r"\b(?:in|into|to|at|on)\s+(?:the\s+|my\s+|our\s+)?(?P<v>"
+        + _LOWER_WORDS
+        + r")\s+(?:flat|house|apartment|apt|place|studio|condo)\b",
+        # "walthamstow place is ours"
+        r"(?:^|[.!?]\s*)(?P<v>"
+        + _LOWER_WORDS
+        + r")\s+(?:flat|house|apartment|apt|place|studio|condo)\s+is\s+(?:ours|mine|home)\b",
+        # "house in eugene", "lease in portland"
+        r"\b(?:flat|house|apartment|apt|condo|studio|lease)\s+in\s+(?P<v>" + _LOWER_WORDS + r")",
+        # a move of the writer's: "moved to york", "finally moved to leeds"; not "jess moved to jersey city"
+        r"(?:^|[.!?,;]\s*|\b(?:i|we|i've|we've|i'm|we're|finally|just|officially|have|has)\s+)(?:moved|relocated)\s+"
+        r"(?:back\s+|over\s+)?(?:to|in)\s+(?:the\s+)?(?P<v>" + _LOWER_WORDS + r")",
+        r"\bfirst\s+night\s+(?:sleeping\s+)?in\s+(?:the\s+)?(?P<v>" + _LOWER_WORDS + r")",
+    )
+]
+"""A place of one's home written in lower case, where a note with a cue of one's home puts it
+(``_lower_places``)."""
+_NOT_LOWER_PLACE_WORDS = _NOT_PLACE_WORDS | frozenset(
+    "little big small tiny nice lovely cute cosy cozy old green blue red white yellow pink grey gray black brown "
+    "same other shared rented own studio bed room one two three for with on near by at of off from to in into is was "
+    "now here there and but the his her their its this that these those your some any each every all cheap "
+    "amazing gorgeous perfect dream tmrw tomorrow soon week weekend month year end start top bottom back front "
+    "campus suburbs city town centre center country countryside area neighbourhood neighborhood village".split()
+)
+"""Words that are no place in ``_lower_places`` (sizes, colours, function words, a town as such)."""
+_PLACE_TAILS = frozenset("city town village heights park hill island".split())
+"""Words that end a place's name after another ("jersey city"), and are none alone."""
+
+
+def _lower_places(text: str) -> frozenset[str]:
+    """The places of one's home ``text`` writes in lower case (``_LOWER_PLACE_EN``: "first
+    night in the denver apt", "got the keys!! walthamstow place is ours"), each of at most
+    two words, none a word of ``_NOT_LOWER_PLACE_WORDS`` ("into the green house" names
+    none). English only; ``_home`` reads them only in a sentence with a cue of one's home."""
+    found: set[str] = set()
+    for m in (m for pattern in _LOWER_PLACE_EN for m in pattern.finditer(text)):
+        name = m.group("v")
+        kept: list[str] = []
+        for word in name.split():  # "the denver", "york last": the words of the place alone
+            if kept and word in _PLACE_TAILS:  # "jersey city"
+                kept.append(word)
+                break
+            if word in _NOT_LOWER_PLACE_WORDS or word.endswith(("'s", "’s")):
+                if kept:
+                    break
+                continue
+            kept.append(word)
+        if kept:
+            found.add(" ".join(kept))
+    return frozenset(found)
+
+
 def _home(text: str) -> Statement | None:
     """Where ``text`` says its speaker lives when no rule of ``_RESIDENCE_EN`` /
     ``_RESIDENCE_ZH`` reads it: a sentence of the speaker's (or of no one named) with a
@@ -1857,6 +1915,8 @@ def _home(text: str) -> Statement | None:
         if not chinese and _OTHER_MOVES_EN.search(sentence):
             continue
         places |= _places(" ".join([sentence, *sentences[i + 1 : i + 2]]) if not chinese else sentence, chinese)
+        if not chinese and not places:
+            places |= _lower_places(" ".join([sentence, *sentences[i + 1 : i + 2]]))
         if not chinese and _MOVE_CUE_EN.search(sentence):
             places |= {
                 "#" + _norm(m.group("s")).rstrip(".")
@@ -3014,7 +3074,7 @@ _ASKS_RESIDENCE = re.compile(
     r"\b(?:do|did)\s+(?:I|we)\s+(?:live|reside|rent)\b|\b(?:I|we)\s+(?:live|reside)\b|"
     r"\b(?:my|our)\s+(?:(?:current|new|present|home)\s+)?(?:home|house|flat|apartment|address)\b|"
     r"\b(?:am\s+I|are\s+we)\s+(?:based|living|settled|renting)\b|\b(?:I|we)\s+(?:move|moved|relocate|relocated)\b|"
-    r"\b(?:I'm|we're)\s+(?:living|renting|based)\b|"
+    r"\b(?:I'm|we're)\s+(?:living|renting|based)\b|\bwhere(?:'s|\s+is)\s+home\b|"
     r"\b(?:which|what)\s+(?:city|town|country|place|neighbou?rhood|area|village|district|street)\s+(?:do|am|are|did|I'm|we're)\s*(?:I|we)?\b|"
     r"我(?:们)?现在在哪(?:个城市|里|儿)|"
     r"我(?:们)?(?:现在|目前)?(?:住|定居|搬)|我(?:们)?(?:的)?家(?:在|是)",
