@@ -34,6 +34,7 @@ def _homes(text: str) -> list[str]:
         ("offer accepted on the little house in eugene", "eugene"),
         ("signed lease in portland, 2br off ne alberta st", "portland"),
         ("finally moved to leeds, loving it", "leeds"),
+        ("I moved to york last month", "york"),
         ("rent going up AGAIN at the leeds flat. landlord is a joke", "leeds"),
     ],
 )
@@ -50,6 +51,7 @@ def test_a_home_written_in_lower_case_is_read(text: str, home: str) -> None:
         "first night sleeping in the new place",
         "moved the meeting to friday",
         "lease in the city ends in june",
+        "moved to the park for the afternoon",
     ],
 )
 def test_no_home_is_read_where_none_of_the_writers_is_named(text: str) -> None:

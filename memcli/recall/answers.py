@@ -512,9 +512,7 @@ _SERVICE_CLASSES: dict[tuple[str, ...], tuple[str, ...]] = {
         "verizon",
         "t-mobile",
         "at&t",
-        "sprint",
         "mint mobile",
-        "visible",
         "cricket wireless",
         "google fi",
         "us mobile",
@@ -592,7 +590,7 @@ def _named_services(text: str, chinese: bool) -> frozenset[str]:
     for sentence in split_sentences(text):
         lower = sentence.lower()
         named = [
-            words for words, names in _SERVICE_CLASSES.items() if any(_alias_in(n, sentence, lower) for n in names)
+            kinds for kinds, names in _SERVICE_CLASSES.items() if any(_alias_in(n, sentence, lower) for n in names)
         ]
         if named and not _tells_of_another(sentence):
             found |= {w for class_words in named for w in _read_class_words(class_words, chinese)}

@@ -1845,7 +1845,7 @@ _LOWER_PLACE_EN = [
         # "house in eugene", "lease in portland"
         r"\b(?:flat|house|apartment|apt|condo|studio|lease)\s+in\s+(?P<v>" + _LOWER_WORDS + r")",
         # a move of the writer's: "moved to york", "finally moved to leeds"; not "jess moved to jersey city"
-        r"(?:^|[.!?,;]\s*|\b(?:i|we|i've|we've|i'm|we're|finally|just|officially|have|has)\s+)(?:moved|relocated)\s+"
+        r"(?:^|[.!?,;]\s*|\b(?i:i|we|i've|we've|i'm|we're|finally|just|officially|have|has)\s+)(?:moved|relocated)\s+"
         r"(?:back\s+|over\s+)?(?:to|in)\s+(?:the\s+)?(?P<v>" + _LOWER_WORDS + r")",
         r"\bfirst\s+night\s+(?:sleeping\s+)?in\s+(?:the\s+)?(?P<v>" + _LOWER_WORDS + r")",
     )
@@ -1874,9 +1874,11 @@ def _lower_places(text: str) -> frozenset[str]:
         name = m.group("v")
         kept: list[str] = []
         for word in name.split():  # "the denver", "york last": the words of the place alone
-            if kept and word in _PLACE_TAILS:  # "jersey city"
-                kept.append(word)
-                break
+            if word in _PLACE_TAILS:  # "jersey city"; "the park" alone names none
+                if kept:
+                    kept.append(word)
+                    break
+                continue
             if word in _NOT_LOWER_PLACE_WORDS or word.endswith(("'s", "’s")):
                 if kept:
                     break
