@@ -1,8 +1,8 @@
 """Check that the gates of ``memcli.dates`` (``may_name_date_en``, ``may_name_date_zh``)
 change no date: ``query_dates`` of every question and note of the test sets (and of LoCoMo's
-questions and turns and MemoryBank's messages, when /work/shared/data holds them), with the
-gates and with dateparser and JioNLP given every text, must be the same. Run again after
-upgrading either library.
+questions and turns and MemoryBank's messages, when ../shared/data beside the repository
+holds them), with the gates and with dateparser and JioNLP given every text, must be the
+same. Run again after upgrading either library.
 
     python scripts/dates_gate_check.py [DATA_DIR ...]
 
@@ -20,6 +20,8 @@ from unittest import mock
 
 from memcli import dates
 
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository; the benchmark data lies in ``../shared/data`` beside it, as for the tests."""
 NOW = datetime(2023, 5, 4, 20, 0).timestamp()
 """The clock of texts that carry none (a Thursday evening)."""
 
@@ -54,7 +56,7 @@ def texts(roots: list[Path]) -> list[tuple[str, float]]:
 
 def main(argv: list[str]) -> int:
     """Compare ``query_dates`` with and without the gates over the texts; 1 when any differs."""
-    roots = [Path(a) for a in argv] or [Path("/work/main"), Path("/work/shared/data")]
+    roots = [Path(a) for a in argv] or [ROOT, ROOT.parent / "shared" / "data"]
     found = texts(roots)
     gated = [repr(dates.query_dates(text, now)) for text, now in found]
     spared_en = sum(not dates.may_name_date_en(text) for text, _ in found)
