@@ -29,6 +29,12 @@ def _answered(question: str, notes: list[Memory]) -> tuple[str, list[str]]:
     return found.text, found.cited
 
 
+def _finds_nothing(question: str, text: str) -> bool:
+    """Whether a note of ``text`` alone leaves ``question`` unanswered: nothing cited, "not found"."""
+    found_text, cited = _answered(question, [_note("a", text, 2026, 3, 2)])
+    return not cited and found_text.startswith(NOT_FOUND)
+
+
 @pytest.mark.parametrize(
     ("question", "texts"),
     [
@@ -46,9 +52,9 @@ def test_a_service_named_by_its_kind_is_answered_by_the_note_naming_one(question
 
 
 def test_a_service_named_in_someone_elses_sentence_answers_nothing_of_the_askers() -> None:
-    dad = _note("a", "dad finally got netflix, asks me for recs constantly", 2026, 3, 2)
-    text, cited = _answered("what streaming service am I subscribed to?", [dad])
-    assert not cited and text.startswith(NOT_FOUND)
+    assert _finds_nothing(
+        "what streaming service am I subscribed to?", "dad finally got netflix, asks me for recs constantly"
+    )
 
 
 @pytest.mark.parametrize(
@@ -60,8 +66,7 @@ def test_a_service_named_in_someone_elses_sentence_answers_nothing_of_the_askers
     ],
 )
 def test_a_service_of_another_kind_does_not_answer(question: str, text: str) -> None:
-    found_text, cited = _answered(question, [_note("a", text, 2026, 3, 2)])
-    assert not cited and found_text.startswith(NOT_FOUND)
+    assert _finds_nothing(question, text)
 
 
 @pytest.mark.parametrize(
@@ -73,8 +78,7 @@ def test_a_service_of_another_kind_does_not_answer(question: str, text: str) -> 
     ],
 )
 def test_a_note_that_only_plans_does_not_answer_a_question_about_something_done(question: str, text: str) -> None:
-    found_text, cited = _answered(question, [_note("a", text, 2026, 3, 2)])
-    assert not cited and found_text.startswith(NOT_FOUND)
+    assert _finds_nothing(question, text)
 
 
 def test_a_note_that_only_plans_still_answers_a_question_about_the_plan() -> None:

@@ -470,8 +470,8 @@ def _class_words(chinese: bool) -> frozenset[str]:
 
 
 def _read_class_words(class_words: tuple[str, ...], chinese: bool) -> set[str]:
-    """``class_words`` (a key of ``_MEDICINE_CLASSES``) as ``words`` reads them, the Chinese
-    ones only when ``chinese`` (``_class_words``)."""
+    """``class_words`` (a key of ``_MEDICINE_CLASSES`` or ``_SERVICE_CLASSES``) as ``words``
+    reads them, the Chinese ones only when ``chinese`` (``_class_words``)."""
     return {w for word in class_words if chinese or word.isascii() for w in words(word)}
 
 
@@ -1928,18 +1928,24 @@ def _answer(
         return not_found
     # of a short note, the whole note's home ("got the keys!! walthamstow place is ours from
     # today": a cue of one's home in one sentence, the place in the next); not its other
-    # statements ("Left the running club. Signed up to The Depot" asked whether still in the club)
+    # statements ("Left the running club. Signed up to The Depot" asked whether still in the club).
+    # Read once a note, not once each of its sentences.
+    home_noted: dict[str, bool] = {}
+
+    def notes_home(memory: Memory) -> bool:
+        if memory.id not in home_noted:
+            home_noted[memory.id] = (
+                not chinese
+                and len(memory.text) <= SHORT_NOTE_CHARS
+                and any(s.key == RESIDENCE for s in statements(memory.text))
+                and answers_asked(question, memory.text)
+            )
+        return home_noted[memory.id]
+
     stating = {
         id(c)
         for c in candidates
-        if answers_asked(question, c.text)
-        or (
-            not chinese
-            and c.text != c.memory.text
-            and len(c.memory.text) <= SHORT_NOTE_CHARS
-            and any(s.key == RESIDENCE for s in statements(c.memory.text))
-            and answers_asked(question, c.memory.text)
-        )
+        if answers_asked(question, c.text) or (c.text != c.memory.text and notes_home(c.memory))
     }
     expecting = expected_types(question) if typed else frozenset()
     stating_memories = {c.memory.id for c in candidates if id(c) in stating}
@@ -2567,15 +2573,14 @@ def _tells_asked(
     # (a note naming the best note's subject again still may: "quit AF, going to the JCC")
     # (English: a Chinese note of the change in its own words reads as no statement: "改成只吃
     # 鸡肉和鱼，不吃红肉" after "开始吃素")
-    stated = (
-        not chinese and bool(statements(best)) and not (_long_words(text) & _long_words(best) or _shortened(text, best))
-    )
+    best_said = [] if chinese else statements(best)
+    stated = bool(best_said) and not (_long_words(text) & _long_words(best) or _shortened(text, best))
     kind = question_type(question)
     # English: recall finds it as close as the best (Chinese cosines mislead); for a person or
     # a place asked, also after a note stating one: "Eli met my parents" after "third date
     # with Marcus" is the new one, where an aside after "vegetarian now" is no new diet
     close = similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0
-    if stated and kind == "where" and any(s.key == RESIDENCE for s in statements(best)):
+    if stated and kind == "where" and any(s.key == RESIDENCE for s in best_said):
         return False  # after "first night in the denver apt", only a home stated again ("dentist aug 28 3pm" is none)
     if not chinese and close and (not stated or kind in ("where", "who")):
         return True

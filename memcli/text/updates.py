@@ -1857,9 +1857,10 @@ _NOT_LOWER_PLACE_WORDS = _NOT_PLACE_WORDS | frozenset(
     "same other shared rented own studio bed room one two three for with on near by at of off from to in into is was "
     "now here there and but the his her their its this that these those your some any each every all cheap "
     "amazing gorgeous perfect dream tmrw tomorrow soon week weekend month year end start top bottom back front "
-    "campus suburbs city town centre center country countryside area neighbourhood neighborhood village".split()
+    "campus suburbs centre center country countryside area neighbourhood neighborhood".split()
 )
-"""Words that are no place in ``_lower_places`` (sizes, colours, function words, a town as such)."""
+"""Words that are no place in ``_lower_places`` (sizes, colours, function words, an area as
+such; a town as such is one of ``_PLACE_TAILS``)."""
 _PLACE_TAILS = frozenset("city town village heights park hill island".split())
 """Words that end a place's name after another ("jersey city"), and are none alone."""
 
