@@ -1950,7 +1950,17 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"1. building a store of {size} memories")
                     build = build_store(home, sessions, vectors, size, args.noise)
                 log(f"  built in {build['build_s']:.1f} s; measuring recall in a worker process")
-                for dtype in ["float32"] if recall_only else dtypes:
+                # Each dtype's worker gets the store as built: a worker remembers, reinforces and
+                # deletes, and the next one would otherwise measure a bigger store whose notes to
+                # remember are already there (nothing superseded: remember 2 ms, supersession 0).
+                runs = ["float32"] if recall_only else dtypes
+                pristine = root / f"store-{size}-as-built"
+                if len(runs) > 1:
+                    shutil.copytree(home, pristine, symlinks=True)
+                for order, dtype in enumerate(runs):
+                    if order:
+                        shutil.rmtree(home)
+                        shutil.copytree(pristine, home, symlinks=True)
                     mark = foreign.mark()
                     done = subprocess.run(
                         [
@@ -2016,6 +2026,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"{w.get('first_recall_restart_s', float('nan')):.2f} s (a 'when' question then "
                         f"{w.get('first_when_restart_s', float('nan')):.2f} s), delete p50 {p50(w.get('delete_s', [])):.2f} s"
                     )
+                shutil.rmtree(pristine, ignore_errors=True)
             whole = [x for x in r["recall"] if not x["build"].get("recall_only")]  # forget reads Chroma
             if "forget-cli" not in skip and whole:
                 size = whole[-1]["size"]
