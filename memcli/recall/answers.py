@@ -143,6 +143,9 @@ LATER_COVERAGE = 0.25
 """Share of the question's content words (weighted) that the best note must hold to be
 answered by a later note of the person's that recall finds close (``_later_word``), below
 ``MIN_COVERAGE``."""
+CONTINUED_DAYS = 21
+"""A note that goes on with a list's item ("oh and …") is one of its items when written
+within this many days after it (``_add_continued``)."""
 LIST_SIMILAR_FITTING = 0.3
 """…or this share, for a memory that holds the kind of thing the question asks for (a name
 for "which restaurants", a person for "who"): the kind is a second sign that it is an item."""
@@ -703,6 +706,14 @@ _PLACE = re.compile(
     r"车站|体育馆|健身房|电影院|剧院|大学|公司|家里|老家)|"
     r"(去|到|在)了?[^，。！？,.!?]{0,8}(场|馆|园|院|店|厅|城|村)|在[^，。！？,.!?在]{1,8}(里|上面|下面|旁边|附近)"
 )
+_CONTINUES = re.compile(
+    r"^\W*(also|oh,?\s+and|and\s+also|plus|one\s+more|p\.?s\.?)\b|^(还有|还得|还要|另外|又|再|别忘了|千万别忘)|别忘了",
+    re.IGNORECASE,
+)
+"""A note that goes on with an earlier one: "also for the flat — …", "oh and …", "还有…",
+"别忘了…" (``_add_continued``)."""
+_NOW = re.compile(r"\bnow\b|现在|目前", re.IGNORECASE)
+"""A sentence telling the present: with a place, where one is now ("we're in Seattle now")."""
 _PEOPLE_ZH = (
     "朋友|妈妈|母亲|爸爸|父亲|同事|老师|姐姐|哥哥|弟弟|妹妹|老板|同学|男朋友|女朋友|丈夫|妻子|老公|老婆|室友|邻居|奶奶|爷爷|"
     "外婆|外公|儿子|女儿|表姐|表哥|教练|医生"
@@ -752,8 +763,10 @@ _RELATIVE_ZH = re.compile(
     r"本周|上个月|上月|这个月|去年|前年|今年|[0-9一二三四五六七八九十两]+(天|周|个星期|个月|年)前"
 )
 _LIST_EN = re.compile(
-    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s\s+(do|did|have|has|am|are|were)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s\b|\blist\b|\ball\s+(the|my)\b|"
-    r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b",
+    r"\b(what|which|who)\s+(are|were)\b|\bwhat\s+(\w+\s+){0,2}(?!is\b|was\b|does\b|has\b)\w{2,}s(?<!ss)\s+(do|did|have|has|am|are|were)\b|\bwhich\s+(\w+\s+)?(?!is\b|was\b|does\b|has\b)\w{2,}s(?<!ss)\b|\blist\b|\ball\s+(the|my)\b|"
+    r"\bwhat\s+(kinds|sorts|types)\b|\bwhat\s+(have|has)\s+(i|we|you)\s+\w+ed\b|\bso\s+far\b|\b(allergic|allergies|hobbies)\b|"
+    r"\bwhere\s+have\s+(i|we)\s+been\b|\bwhat\s+(do|does|did)\s+(i|we)\s+(still\s+)?need\s+to\s+(buy|get|pack|bring|fix|replace)\b(?!\s+(my|the|a|an|your|our)\b)|"
+    r"\bwhat\s+needs\s+(fixing|doing|replacing|buying)\b|\b(ideas|suggestions|recommendations)\b",
     re.IGNORECASE,
 )
 _LIST_ZH = re.compile(r"哪些|有什么|都有|都是|分别|哪几")
@@ -2066,6 +2079,37 @@ def _answer(
             best, held = pick, held_by(pick.memory)
     elif partly == fully:
         return not_found  # answered (or not) by the passes before
+    # A question for a name, in a language without plurals ("我的猫叫什么名字？"), asks for
+    # every one of its kind that is named in full: both cats, when two notes name one each.
+    names = bool(_NAME_QUESTION.search(question))
+
+    def gathered(pool: Sequence[_Candidate]) -> Extracted | None:
+        """A list question's answer: every memory holding one of its items, or None when
+        fewer than two do. Where one item alone holds the question's words, the person's
+        later note that tells what is asked (``_later_word`` over ``pool``) is a second: an
+        item added, not one replaced ("朋友说南京大牌档不错" after "小李推荐了家火锅 蜀大侠" for
+        "大家给我推荐过哪些饭店")."""
+        firsts: dict[str, _Candidate] = {best.memory.id: best} if closest or partly else {}
+        for c in sorted(candidates, key=lambda c: -c.score):
+            if names and not (held_by(c.memory) >= wanted and not c.memory.superseded_by):
+                continue
+            if c.memory.id not in firsts and c.score >= LIST_SHARE * best.score and covers(c):
+                firsts[c.memory.id] = c
+        # "which cafes": of a kind named by what the question asks for, a name
+        item_kind = "name" if kind == "what" and _WHICH.search(question) else kind
+        if similarity and not names:
+            _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
+        if not names:
+            _add_continued(firsts, candidates, past, named, user)
+            if len(firsts) == 1 and current and similarity:
+                later = _later_word(question, best, pool, similarity, user, asking, chinese, theirs)
+                if later is not None:
+                    firsts[later.memory.id] = later
+                    _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
+        if len(firsts) < 2:
+            return None
+        return _each_quoted(sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese)
+
     if partly:
         # of the subject: a word naming the kind of value ("dose" of "5 mg") is not the subject
         subject = held - _value_kinds()
@@ -2084,6 +2128,11 @@ def _answer(
                 question, best, stated, similarity, user, asking, dates
             )
             return not_found if earlier is None else _earlier_answer(earlier[0], earlier[1], user, chinese)
+        # a list's items, each its own note, before a later note as the latest word ("also for
+        # the flat — a doormat" adds to "new flat needs: shower curtain", replaces nothing)
+        listed = gathered(stated) if is_list_question(question) else None
+        if listed is not None:
+            return listed
         later = _later_word(question, best, stated, similarity, user, asking, chinese, theirs)
         if later is not None:
             return _later_answer(later, best, user, chinese)
@@ -2091,24 +2140,10 @@ def _answer(
         # one of the person's ("Engaged to Marcus", then "married Marcus today")
         if not (replaced_by.get(best.memory.id) and _own(best.memory, user) and best in stated):
             return not_found
-    # A question for a name, in a language without plurals ("我的猫叫什么名字？"), asks for
-    # every one of its kind that is named in full: both cats, when two notes name one each.
-    names = bool(_NAME_QUESTION.search(question))
     if is_list_question(question) or names:
-        firsts: dict[str, _Candidate] = {best.memory.id: best} if closest else {}
-        for c in sorted(candidates, key=lambda c: -c.score):
-            if names and not (held_by(c.memory) >= wanted and not c.memory.superseded_by):
-                continue
-            if c.memory.id not in firsts and c.score >= LIST_SHARE * best.score and covers(c):
-                firsts[c.memory.id] = c
-        if similarity and not names:
-            # "which cafes": of a kind named by what the question asks for, a name
-            item_kind = "name" if kind == "what" and _WHICH.search(question) else kind
-            _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
-        if len(firsts) > 1:
-            return _each_quoted(
-                sorted(list(firsts.values())[:LIST_MAX], key=lambda c: c.memory.created_at), user, chinese
-            )
+        listed = gathered(every)
+        if listed is not None:
+            return listed
     if earlier_question:
         earlier = _before_change(question, best, replaced_by, memories, dates) or _earlier_word(
             question, best, every, similarity, user, asking, dates
@@ -2581,7 +2616,9 @@ def _tells_asked(
     # with Marcus" is the new one, where an aside after "vegetarian now" is no new diet
     close = similarity.get(text_id, 0.0) >= similarity.get(best_id, 0.0) > 0
     if stated and kind == "where" and any(s.key == RESIDENCE for s in best_said):
-        return False  # after "first night in the denver apt", only a home stated again ("dentist aug 28 3pm" is none)
+        # after "first night in the denver apt", only a home stated again ("dentist aug 28 3pm"
+        # is none), or a place one is in now: "we're in Seattle now"
+        return any(_fits(kind, s) and _NOW.search(s) for s in split_sentences(text))
     if not chinese and close and (not stated or kind in ("where", "who")):
         return True
     amount = asks_amount(question)
@@ -3200,6 +3237,35 @@ def _add_similar(
             if len(firsts) < LIST_MAX and low <= similarity.get(c.memory.id, 0.0) <= high:
                 if not (named and not any(_about(c.memory, person) for person in named)):
                     firsts[c.memory.id] = c
+
+
+def _add_continued(
+    firsts: dict[str, _Candidate], candidates: Sequence[_Candidate], past: bool, named: set[str], user: str
+) -> None:
+    """Add to a list answer's items (``firsts``, by memory id) each recalled note of the
+    person's that goes on with one of them: it opens with a word that adds to what was
+    said ("also for the flat — a doormat", "oh and smoke detector battery!!", "还有…",
+    "别忘了量尺寸订窗帘") and was written within ``CONTINUED_DAYS`` days after an item. Such
+    a note may share no word with the question, and recall may find it far from it. Not
+    one superseded (unless the question asks about the past), nor one not about the person
+    the question names; up to ``LIST_MAX`` items."""
+    if not firsts:
+        return
+    starts = [c.memory.created_at for c in firsts.values()]
+    for c in sorted(candidates, key=lambda c: c.memory.created_at):
+        memory = c.memory
+        if len(firsts) >= LIST_MAX:
+            return
+        if memory.id in firsts or (memory.superseded_by and not past) or not _own(memory, user):
+            continue
+        if not _CONTINUES.search(memory.text) or asks(memory.text):
+            continue
+        if not any(0 < memory.created_at - start <= CONTINUED_DAYS * DAY_SECONDS for start in starts):
+            continue
+        if named and not any(_about(memory, person) for person in named):
+            continue
+        firsts[memory.id] = c
+        starts.append(memory.created_at)
 
 
 def _states_end_only(memory: Memory) -> bool:
