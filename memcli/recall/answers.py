@@ -182,6 +182,10 @@ ATTRIBUTE_WORDS = {
     "medic": ("mg", "mcg", "pill", "tablet", "prescri", "med "),
     "strength": ("mg", "mcg", "unit"),
     "diet": ("vegan", "vegetarian", "keto", "pescatarian", "eat"),
+    "birthday": ("bday", "b-day", "b'day"),
+    "appointment": ("appt",),
+    "couch": ("sofa",),
+    "sofa": ("couch",),
     "buy": ("bought",),
     "run": ("ran ",),
     "far": ("km", "mile"),
@@ -1240,10 +1244,18 @@ _QUANTITY_UNITS = {
     "weight": r"kg|kgs|kilos?|lbs?|pounds?|st|stone|g|grams?|oz|斤|公斤|克",
     "distance": r"km|kms|k|mi|miles?|m|metres?|meters?|ft|feet|foot|yards?|公里|米|里",
     "size": r"cm|mm|in|inch(?:es)?|\"|xs|s|m|l|xl|xxl|码|号|寸",
+    "rate": r"%|percent|pct|per\s*cent|bpm|/h|/hr|/hour|an\s+hour|个点|厘",
 }
 """The units of each kind of amount a question may ask (``asks_amount``), written after a
 number ("230°C", "6h", "$185", "75 kg", "7:30"; a number before "$", "£", "€" too)."""
 _ASKS_AMOUNT = (
+    (
+        "rate",
+        re.compile(
+            r"\b(?:interest|mortgage|savings|exchange|heart|hourly|day|daily)\s+rates?\b|\b(?:apr|apy)\b|利率|汇率|年化|心率",
+            re.I,
+        ),
+    ),
     (
         "temperature",
         re.compile(r"\b(?:temp|temps|temperature|temperatures|how\s+(?:hot|warm|cold))\b|温度|多少度|几度", re.I),
@@ -1315,7 +1327,7 @@ def states_amount(kind: str, text: str) -> bool:
             return True
         unit = (match.group("unit") or "").strip()
         if match.group("before"):
-            if kind == "money":
+            if kind in ("money", "rate"):  # "$80/hr" is an hourly rate
                 return True
             continue
         if not unit or units[kind].match(unit):

@@ -892,7 +892,7 @@ _STAY_ZH = re.compile(
 )
 """A stay or a move that is no home of the writer's: a hotel ("这周住在上海的酒店"), a
 workplace moving ("我们公司搬到上海了")."""
-_HOME_CUE_ZH = re.compile(r"搬|住|房子|房租|租的|租了|租约|宿舍|定居|老家|房东|新家|安家|落户")
+_HOME_CUE_ZH = re.compile(r"搬|住|房子|房租|租的|租了|租约|宿舍|定居|老家|房东|新家|安家|落户|安顿|新小区|入住|钥匙")
 _DIVISION_SUFFIXES_ZH = ("区", "县", "市", "新区")
 """The suffixes of China's divisions a short name drops (海淀 of 海淀区, 浦东 of 浦东新区)."""
 _PARENTS_HOME_ZH = re.compile(r"(?<=住)(?:在)?(?:爸妈|父母|爸爸妈妈|我爸|我妈|爷爷奶奶|外公外婆)(?:的)?家")
