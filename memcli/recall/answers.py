@@ -716,6 +716,8 @@ _CONTINUES = re.compile(
 )
 """A note that goes on with an earlier one: "also for the flat — …", "oh and …", "还有…",
 "别忘了…" (``_add_continued``)."""
+_WRITER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|we|we're|our)\b|我", re.IGNORECASE)
+"""The writer as a subject or an owner ("I", "my", "we"; not "asks me"), in a sentence telling of another."""
 _NOW = re.compile(r"\bnow\b|现在|目前", re.IGNORECASE)
 """A sentence telling the present: with a place, where one is now ("we're in Seattle now")."""
 _PEOPLE_ZH = (
@@ -2114,7 +2116,7 @@ def _answer(
         if not names:
             _add_continued(firsts, candidates, past, named, user)
             if len(firsts) == 1 and current and similarity:
-                later = _later_word(question, best, pool, similarity, user, asking, chinese, theirs)
+                later = _later_word(question, best, pool, similarity, user, asking, chinese, theirs, of_another=True)
                 if later is not None:
                     firsts[later.memory.id] = later
                     _add_similar(firsts, candidates, similarity, past, named, item_kind, chinese, question)
@@ -2490,6 +2492,7 @@ def _later_word(
     asking: set[str],
     chinese: bool = False,
     theirs: set[str] | frozenset[str] = frozenset(),
+    of_another: bool = False,
 ) -> _Candidate | None:
     """The latest note or turn of the person's own, noted after ``best``'s memory, that recall
     finds close to the question too (cosine similarity at least ``LATER_SIMILAR`` times
@@ -2498,11 +2501,17 @@ def _later_word(
     memories' sentences (``candidates``); its best-scoring sentence, or None. What a person
     noted last on the subject a present-tense question about them asks is the likelier
     current value when no rule read the change ("levothyroxine 75 mcg", then "new script:
-    levo 88 mcg"; MemoryBank's recency, at answer time: nothing is marked superseded by it)."""
+    levo 88 mcg"; MemoryBank's recency, at answer time: nothing is marked superseded by it).
+    Not a sentence telling of someone else, its writer not its subject ("brother says his a1c
+    is 6.1"), unless ``of_another`` (a list's item may be: "朋友说南京大牌档不错" for "大家给我推荐过
+    哪些饭店")."""
     # a later note further off (``LIST_SIMILAR_FLOOR``) is on the subject when it shares a word
     # of the best note ("10-punch pass at Movement", then "upgraded to unlimited at Movement")
     # (short notes only: a long chat turn shares some word with anything: "help", "energy")
     subject_words = _long_words(best.memory.text) if len(best.memory.text) <= SHORT_NOTE_CHARS else set()
+    # a sentence telling of another, its writer not its subject, is no word of the asker's:
+    # "sister says her a1c is 5.4" for "what's my diabetes pill dosing?"
+    asked_of_self = _about_the_asker(question) and not of_another
     later = [
         c
         for c in _close_own(best, candidates, similarity, user, asking, subject_words)
@@ -2510,6 +2519,7 @@ def _later_word(
         and not c.memory.superseded_by
         and c.memory.id not in theirs  # "Dad's metformin went up": not the asker's
         and not _other_medicine(c.memory.text, question)  # "dog's apoquel 16mg" for the steroid dose
+        and not (asked_of_self and _tells_of_another(c.text) and not _WRITER.search(c.text))
         and _on_subject(c, best, question, similarity, chinese)
         and _tells_asked(c.memory.text, best.memory.text, question, similarity, c.memory.id, best.memory.id)
     ]
