@@ -716,8 +716,32 @@ _CONTINUES = re.compile(
 )
 """A note that goes on with an earlier one: "also for the flat — …", "oh and …", "还有…",
 "别忘了…" (``_add_continued``)."""
+_OPENS_WITH_ANOTHER = re.compile(
+    r"\W*(?:(?:my|our)\s+)?(?P<who>(?:mum|mom|mam|dad|father|mother|sis|sister|brother|bro|son|daughter|wife|husband|"
+    r"partner|boss|friend|gran|grandma|grandpa|nan|aunt|uncle|cousin|neighbou?r|colleague|coworker|roommate|flatmate)s?\b|"
+    r"(?!(?:it|that|there|here|what|who|he|she|let|where|how|today|everything|nothing)['’]s\b)[A-Za-z]+['’]s)(?=\s)",
+    re.IGNORECASE,
+)
+"""A sentence opening with someone else: a kin word ("sister says…", "my dad finally got
+netflix") or a possessive ("greg's new gf…")."""
 _WRITER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|we|we're|our)\b|我", re.IGNORECASE)
 """The writer as a subject or an owner ("I", "my", "we"; not "asks me"), in a sentence telling of another."""
+def _of_another_first(sentence: str, question: str) -> bool:
+    """Whether an English ``sentence`` is of someone else, who is its subject: it (or a
+    clause of it) opens with them (a kin word, "my sister", or a possessive: "greg's new gf posted on ig", "dad finally
+    got netflix") and says nothing of its writer ("I", "my", "we"; ``_WRITER``), and the
+    question does not name them ("vet: Mochi's kidney values up" for "what food do I buy for
+    Mochi?"). Not Chinese, which leaves its subject out ("朋友介绍认识了陈屿" is the writer's)."""
+    if has_cjk(sentence) or _WRITER.search(sentence):
+        return False
+    asked = words(question)
+    for clause in re.split(r"(?<=[.!?;,:])\s+", sentence):  # "a1c check booked. brother says his a1c is 6.1"
+        opening = _OPENS_WITH_ANOTHER.match(clause)
+        if opening is not None and not words(opening.group("who")) & asked:
+            return True
+    return False
+
+
 _NOW = re.compile(r"\bnow\b|现在|目前", re.IGNORECASE)
 """A sentence telling the present: with a place, where one is now ("we're in Seattle now")."""
 _PEOPLE_ZH = (
@@ -2509,8 +2533,8 @@ def _later_word(
     # of the best note ("10-punch pass at Movement", then "upgraded to unlimited at Movement")
     # (short notes only: a long chat turn shares some word with anything: "help", "energy")
     subject_words = _long_words(best.memory.text) if len(best.memory.text) <= SHORT_NOTE_CHARS else set()
-    # a sentence telling of another, its writer not its subject, is no word of the asker's:
-    # "sister says her a1c is 5.4" for "what's my diabetes pill dosing?"
+    # a sentence of another's, who is its subject, is no word of the asker's: "sister says
+    # her a1c is 5.4" for "what's my diabetes pill dosing?"
     asked_of_self = _about_the_asker(question) and not of_another
     later = [
         c
@@ -2519,7 +2543,7 @@ def _later_word(
         and not c.memory.superseded_by
         and c.memory.id not in theirs  # "Dad's metformin went up": not the asker's
         and not _other_medicine(c.memory.text, question)  # "dog's apoquel 16mg" for the steroid dose
-        and not (asked_of_self and _tells_of_another(c.text) and not _WRITER.search(c.text))
+        and not (asked_of_self and _of_another_first(c.text, question))
         and _on_subject(c, best, question, similarity, chinese)
         and _tells_asked(c.memory.text, best.memory.text, question, similarity, c.memory.id, best.memory.id)
     ]
