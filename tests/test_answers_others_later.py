@@ -31,3 +31,21 @@ def test_the_askers_own_later_note_is_still_the_latest_word() -> None:
     found = answer("what's my amlodipine dose now?", notes, "sam", NOW, {notes[0].id: 0.6, notes[1].id: 0.55})
     assert found.cited[:1] == [notes[1].id]
     assert "10mg" in found.text
+
+
+def test_a_later_note_naming_another_but_of_the_writer_is_still_the_latest_word() -> None:
+    """Chinese leaves its subject out ("和老公商量好了…" is the writer's), and an English note
+    may name others without being about them ("moving in w/ my aunt in Bath")."""
+    for question, old_text, new_text, gold in (
+        ("孩子最后上的是哪个幼儿园？", "幼儿园学费太贵了，还在比较", "和老公商量好了，就上小区里的公立幼儿园", "公立幼儿园"),
+        (
+            "where am i living these days?",
+            "rent on the Leeds flat goes up again in May, ugh",
+            "decided: leaving the Leeds flat and moving in w/ aunt Jo in Bath to save up",
+            "Bath",
+        ),
+    ):
+        notes = _notes(old_text, new_text)
+        found = answer(question, notes, "sam", NOW, {notes[0].id: 0.6, notes[1].id: 0.55})
+        assert found.cited[:1] == [notes[1].id], (question, found.text)
+        assert gold in found.text
