@@ -102,3 +102,12 @@ def test_a_note_going_on_with_another_question_than_a_list_does_not_join_a_singl
     )
     cited = _cited("what dose of sertraline do I take?", notes, [0.7, 0.1])
     assert cited == {notes[0].id}
+
+
+def test_a_note_saying_only_again_does_not_go_on_with_a_list() -> None:
+    notes = _notes(
+        ("周末要买：拖把", 3, 1),
+        ("又加班到十点，累", 3, 3),
+    )
+    cited = _cited("周末要买哪些东西？", notes, [0.7, 0.2])
+    assert notes[1].id not in cited

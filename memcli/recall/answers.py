@@ -711,7 +711,7 @@ _PLACE = re.compile(
     r"(去|到|在)了?[^，。！？,.!?]{0,8}(场|馆|园|院|店|厅|城|村)|在[^，。！？,.!?在]{1,8}(里|上面|下面|旁边|附近)"
 )
 _CONTINUES = re.compile(
-    r"^\W*(also|oh,?\s+and|and\s+also|plus|one\s+more|p\.?s\.?)\b|^(还有|还得|还要|另外|又|再|别忘了|千万别忘)|别忘了",
+    r"^\W*(also|oh,?\s+and|and\s+also|plus|one\s+more|p\.?s\.?)\b|^\W*(还有|还得|还要|另外|千万别忘)|别忘了",
     re.IGNORECASE,
 )
 """A note that goes on with an earlier one: "also for the flat — …", "oh and …", "还有…",
