@@ -54,7 +54,9 @@ def test_a_question_asking_a_rate_asks_an_amount_of_that_kind(question: str, kin
 
 
 def test_a_note_naming_the_account_without_a_rate_does_not_answer_what_rate_it_earns() -> None:
-    text, cited, _ = _cited("what interest rate is my savings account earning?", ["opened a high yield savings at ally"])
+    text, cited, _ = _cited(
+        "what interest rate is my savings account earning?", ["opened a high yield savings at ally"]
+    )
     assert not cited and text.startswith(NOT_FOUND)
 
 

@@ -90,7 +90,9 @@ def test_a_later_note_adding_an_item_is_quoted_as_an_item_not_as_the_latest_word
         ("朋友说南京大牌档不错，排队久", 3, 20),
         ("部门聚餐可以考虑外婆家", 3, 10),
     )
-    found = answer("大家给我推荐过哪些饭店来着？", notes, "sam", NOW, {notes[0].id: 0.59, notes[1].id: 0.64, notes[2].id: 0.61})
+    found = answer(
+        "大家给我推荐过哪些饭店来着？", notes, "sam", NOW, {notes[0].id: 0.59, notes[1].id: 0.64, notes[2].id: 0.61}
+    )
     assert set(found.cited) == {m.id for m in notes}
     assert "最近一条" not in found.text
 

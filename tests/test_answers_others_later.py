@@ -37,7 +37,12 @@ def test_a_later_note_naming_another_but_of_the_writer_is_still_the_latest_word(
     """Chinese leaves its subject out ("和老公商量好了…" is the writer's), and an English note
     may name others without being about them ("moving in w/ my aunt in Bath")."""
     for question, old_text, new_text, gold in (
-        ("孩子最后上的是哪个幼儿园？", "幼儿园学费太贵了，还在比较", "和老公商量好了，就上小区里的公立幼儿园", "公立幼儿园"),
+        (
+            "孩子最后上的是哪个幼儿园？",
+            "幼儿园学费太贵了，还在比较",
+            "和老公商量好了，就上小区里的公立幼儿园",
+            "公立幼儿园",
+        ),
         (
             "where am i living these days?",
             "rent on the Leeds flat goes up again in May, ugh",

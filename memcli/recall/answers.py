@@ -726,6 +726,8 @@ _OPENS_WITH_ANOTHER = re.compile(
 netflix") or a possessive ("greg's new gf…")."""
 _WRITER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|we|we're|our)\b|我", re.IGNORECASE)
 """The writer as a subject or an owner ("I", "my", "we"; not "asks me"), in a sentence telling of another."""
+
+
 def _of_another_first(sentence: str, question: str) -> bool:
     """Whether an English ``sentence`` is of someone else, who is its subject: it (or a
     clause of it) opens with them (a kin word, "my sister", or a possessive: "greg's new gf posted on ig", "dad finally
