@@ -730,10 +730,11 @@ _WRITER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|we|we're|our)\b|我", re.IGNO
 
 def _of_another_first(sentence: str, question: str) -> bool:
     """Whether an English ``sentence`` is of someone else, who is its subject: it (or a
-    clause of it) opens with them (a kin word, "my sister", or a possessive: "greg's new gf posted on ig", "dad finally
-    got netflix") and says nothing of its writer ("I", "my", "we"; ``_WRITER``), and the
-    question does not name them ("vet: Mochi's kidney values up" for "what food do I buy for
-    Mochi?"). Not Chinese, which leaves its subject out ("朋友介绍认识了陈屿" is the writer's)."""
+    clause of it) opens with them (a kin word, "my sister", or a possessive: "greg's new gf
+    posted on ig", "dad finally got netflix") and says nothing of its writer ("I", "my",
+    "we"; ``_WRITER``), and the question does not name them ("vet: Mochi's kidney values up"
+    for "what food do I buy for Mochi?"). Not Chinese, which leaves its subject out
+    ("朋友介绍认识了陈屿" is the writer's)."""
     if has_cjk(sentence) or _WRITER.search(sentence):
         return False
     asked = words(question)
