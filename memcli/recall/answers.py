@@ -737,10 +737,9 @@ def _of_another_first(sentence: str, question: str) -> bool:
     ("朋友介绍认识了陈屿" is the writer's)."""
     if has_cjk(sentence) or _WRITER.search(sentence):
         return False
-    asked = words(question)
     for clause in re.split(r"(?<=[.!?;,:])\s+", sentence):  # "a1c check booked. brother says his a1c is 6.1"
         opening = _OPENS_WITH_ANOTHER.match(clause)
-        if opening is not None and not words(opening.group("who")) & asked:
+        if opening is not None and not words(opening.group("who")) & words(question):
             return True
     return False
 
