@@ -34,7 +34,7 @@ class ExitCode(IntEnum):
 
 
 EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
-    ExitCode.OK: "success",
+    ExitCode.OK: "success (an ask that finds nothing in the memories too: it says so, and --json has answered false)",
     ExitCode.ERROR: "unexpected error (run with --debug for the traceback)",
     ExitCode.USAGE: "usage error: unknown command or option, invalid option value",
     ExitCode.MODEL: "the chat model or the embedder is missing or invalid, or the model server failed (refused, timed out, an error status)",

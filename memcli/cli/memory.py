@@ -98,7 +98,7 @@ def ask(
 ) -> None:
     """Answer one question from your memories, citing the ids of the memories used.
 
-    An empty answer from the model is an error (exit 3).
+    An empty answer from the model is an error (exit 3). An answer that finds nothing in your memories says so and exits 0; with --json, "answered" is false (true when it answered), so a script can tell.
 
     Example: memcli ask "When did I move to Lyon?" --json
     """
@@ -562,6 +562,10 @@ def purge_user(
     _report(f"purged {report.purged} memories of {report.user} in {report.duration_seconds:.2f} s", quiet)
 
 
+_RELATED = {"ADD": "replaces {}", "REOPEN": "holds again: {} was edited or deleted"}
+"""How ``history`` names an event's related memory, by event; others: "replaced by"."""
+
+
 @app.command()
 def history(
     memory_id: Annotated[
@@ -592,8 +596,8 @@ def history(
         return
     rows = []
     for e in entries:
-        change = e.new_text if e.event == "ADD" else f"{e.old_text} -> {e.new_text or '(deleted)'}"
-        related = f" ({'replaced by' if e.event != 'ADD' else 'replaces'} {e.related_id})" if e.related_id else ""
+        change = e.new_text if e.event in ("ADD", "REOPEN") else f"{e.old_text} -> {e.new_text or '(deleted)'}"
+        related = f" ({_RELATED.get(e.event, 'replaced by {}').format(e.related_id)})" if e.related_id else ""
         when = (e.at or "")[:16].replace("T", " ")
         rows.append([when, e.event, e.memory_id, f"{' '.join(change.split())}{related}", ",".join(e.source_ids) or "-"])
     if root._terminal() and rows:

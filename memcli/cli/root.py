@@ -724,7 +724,7 @@ def _print_memories(memories: list[Any], explain: bool = False) -> None:
         for memory in memories:
             typer.echo(_memory_line(memory))
             if explain:
-                typer.echo("\n".join(f"\t{line}" for line in _score_lines(memory.score)))
+                typer.echo("\n".join(f"\t{line}" for line in _explain_lines(memory)))
         return
     # thin client: rich is needed only to render, and memcli starts at every TAB press
     from rich.text import Text
@@ -736,9 +736,20 @@ def _print_memories(memories: list[Any], explain: bool = False) -> None:
         fields: list[Any] = _memory_fields(memory)
         text = Text(fields[-1])
         if explain:
-            text.append("\n" + "\n".join(_score_lines(memory.score)), style="dim")
+            text.append("\n" + "\n".join(_explain_lines(memory)), style="dim")
         rows.append([*fields[:-1], text])
     _print_table(columns, rows, wrap=("source", "text"), right=("score",))
+
+
+def _explain_lines(memory: Any) -> list[str]:
+    """recall --explain under one memory: its score's lines (``_score_lines``), then, for a
+    memory a newer one replaced (recall --at, or a question about the past), which one and
+    on which day."""
+    lines = _score_lines(memory.score)
+    if getattr(memory, "superseded_by", None):
+        day = f" on {memory.valid_to[:10]}" if getattr(memory, "valid_to", None) else ""
+        lines.append(f"superseded by {memory.superseded_by}{day}")
+    return lines
 
 
 def _score_lines(score: Any) -> list[str]:

@@ -2133,6 +2133,8 @@ def _answer(
         for c in sorted(candidates, key=lambda c: -c.score):
             if names and not (held_by(c.memory) >= wanted and not c.memory.superseded_by):
                 continue
+            if c.memory.superseded_by and not past:  # "lisinopril 10 mg" once raised to 20 mg: no item now
+                continue
             if c.memory.id not in firsts and c.score >= LIST_SHARE * best.score and covers(c):
                 firsts[c.memory.id] = c
         # "which cafes": of a kind named by what the question asks for, a name
@@ -3350,8 +3352,23 @@ def _held_value(current: Memory, replaced: Sequence[Memory], memories: Sequence[
 def _replaced(current: Memory, older: Memory, chinese: bool) -> str:
     """What an answer quoting ``current`` adds about the ``older`` memory it superseded."""
     if chinese:
-        return f"［自{_day(current.created_at, True)}起；之前：“{older.text}”］"
-    return f' [since {_day(current.created_at, False)}; before: "{older.text}"]'
+        return f"［自{_since(current, True)}起；之前：“{older.text}”］"
+    return f' [since {_since(current, False)}; before: "{older.text}"]'
+
+
+def _since(current: Memory, chinese: bool) -> str:
+    """Since when ``current`` (a memory that superseded another) holds, as an answer writes
+    it: the day, week, month or year it looks back to by a relative date ("I moved from
+    Leeds to York last month", noted on 3 November 2026: "October 2026"; "上个月搬到了苏州"),
+    read as ``resolve_relative_dates`` reads it; else the day it was noted."""
+    pattern = _RELATIVE_ZH if chinese else _RELATIVE_EN
+    for match in pattern.finditer(current.text):
+        if match.group(0).lower() in _SAME_DAY:
+            continue
+        for found in query_dates(match.group(0), current.created_at):
+            if found.start and found.start < current.created_at and not found.yearless:
+                return _span(found.start, found.end, found.granularity, chinese)
+    return _day(current.created_at, chinese)
 
 
 def _day(moment: datetime | float, chinese: bool) -> str:

@@ -1030,7 +1030,12 @@ class Recaller:
                 hit.score = ranking.score(hit.components)
             hits.sort(key=lambda r: (-r.score, -r.relevance, r.memory.created_at))
         hits = after_replacements(hits)
-        return without_repeated_lines(hits, k) if trim else hits[:k]
+        hits = without_repeated_lines(hits, k) if trim else hits[:k]
+        if not hits:
+            return hits
+        speakers = {h.memory.speaker for h in hits if h.memory.speaker}
+        pointed = named_speakers(query, speakers) | person_speakers(query, speakers, user)
+        return after_statements(hits, query, pointed)
 
     def _superseded(
         self,
@@ -1071,6 +1076,49 @@ def after_replacements(hits: list[Recalled]) -> list[Recalled]:
         if at is not None and at > mine:
             out.insert(at, out.pop(mine))
     return out
+
+
+_ASKS_ASKED = re.compile(
+    r"\b(?:what|which|who|when|where|why|how)\b.{0,40}\b(?:did|have|had)\s+i\s+(?:ever\s+)?(?:ask|request|wonder|query|question)"
+    r"|\bmy\s+(?:own\s+)?(?:questions?|requests?)\b|\bi\s+(?:asked|requested|wondered)\b"
+    r"|我(?:都|曾|曾经|之前|以前)?(?:问|请教|咨询|打听)(?:过|了)",
+    re.IGNORECASE,
+)
+"""A question about what its asker asked ("what did I ask you about Lisbon?", "my questions
+about the lease", "我问过你什么"): the asking turns are what it is about."""
+
+
+def after_statements(hits: list[Recalled], query: str, pointed: set[str]) -> list[Recalled]:
+    """``hits`` (recalled, best first) in the order a person reads evidence by: first the
+    memories that tell (``memcli.recall.changes.tells`` less the asking ones), then the
+    questions and requests of people (a note, or a turn not the assistant's, that asks,
+    ``memcli.text.updates.asks``: "Where do I live?", "tell me a story about…", "我住在哪里？"),
+    then the replies a base model wrote (tagged ``BASE_MODEL``), each group in its order.
+    The same memories, none dropped: only where they stand. The asking ones keep their
+    place for a question about what was asked (``_ASKS_ASKED``), the base model's replies
+    for one that points to the assistant (``pointed``: the speakers the query names or
+    points to by its grammatical person, ``named_speakers``, ``person_speakers``).
+    Follows the issue's rule that questions are never evidence (Mem0 §2 extracts facts
+    from what is stated, not asked)."""
+    from memcli.text import updates  # the rules load with the first recall that has hits to read
+
+    keep_asks = bool(_ASKS_ASKED.search(query))
+    keep_replies = ASSISTANT in pointed
+
+    def rank(hit: Recalled) -> int:
+        memory = hit.memory
+        if BASE_MODEL in memory.tags and not keep_replies:
+            return 2
+        if (
+            not keep_asks
+            and memory.kind in SUPERSEDED_KINDS
+            and memory.speaker != ASSISTANT
+            and updates.asks(memory.text)
+        ):
+            return 1
+        return 0
+
+    return sorted(hits, key=rank)  # stable: each group keeps recall's order
 
 
 def without_repeated_lines(hits: list[Recalled], k: int) -> list[Recalled]:

@@ -443,31 +443,40 @@ class Sidecar:
         no text) for each of ``gone``. The events stay, with empty texts; events of one
         memory that become the same (the same event, related memory and time: an event
         recorded twice with two texts) are kept once.
+        The one exception: the UPDATE of a memory that is kept, superseded by one of
+        ``gone`` (its ``source_ids`` name only its ``related_id``, the newer memory: what
+        ``supersession_events`` writes), loses only the newer memory's text (``new_text``);
+        its own text (``old_text``) is still the kept memory's, which the delete reopens.
         Returns how many events lost their text."""
         # Found by SQLite (json_each) in one pass over the user's events, rather than each
         # event with text read and its sources parsed here.
         ids = json.dumps(sorted(gone))
-        scrub = [
-            r[0]
-            for r in self._db.execute(
-                "SELECT seq FROM history WHERE user = ?1 AND (old_text != '' OR new_text != '')"
-                " AND (memory_id IN (SELECT value FROM json_each(?2))"
-                " OR EXISTS (SELECT 1 FROM json_each(history.source_ids) WHERE value IN (SELECT value FROM json_each(?2))))",
-                (user, ids),
-            )
-        ]
+        found = self._db.execute(
+            "SELECT seq, memory_id IN (SELECT value FROM json_each(?2)) OR event != 'UPDATE'"
+            " OR source_ids != json_array(related_id) FROM history"
+            " WHERE user = ?1 AND (old_text != '' OR new_text != '')"
+            " AND (memory_id IN (SELECT value FROM json_each(?2))"
+            " OR EXISTS (SELECT 1 FROM json_each(history.source_ids) WHERE value IN (SELECT value FROM json_each(?2))))",
+            (user, ids),
+        ).fetchall()
+        scrub = [seq for seq, whole in found if whole]
+        superseded = [seq for seq, whole in found if not whole]
         with atomic(self._db):
             for seq in scrub:
                 self._db.execute("UPDATE OR IGNORE history SET old_text = '', new_text = '' WHERE seq = ?", (seq,))
+            for seq in superseded:
+                self._db.execute("UPDATE OR IGNORE history SET new_text = '' WHERE seq = ?", (seq,))
+            # An event that became the same as one kept (UPDATE OR IGNORE left it): kept once.
             self._db.executemany(
                 "DELETE FROM history WHERE seq = ? AND (old_text != '' OR new_text != '')", [(s,) for s in scrub]
             )
+            self._db.executemany("DELETE FROM history WHERE seq = ? AND new_text != ''", [(s,) for s in superseded])
             self._db.executemany(
                 "INSERT OR IGNORE INTO history (memory_id, user, kind, event, old_text, new_text, at, source_ids, related_id)"
                 " VALUES (?, ?, ?, 'PURGE', '', '', ?, '[]', '')",
                 [(memory_id, user, kind, at) for memory_id, kind in sorted(gone.items())],
             )
-        return len(scrub)
+        return len(found)
 
     def forget_user(self, user: str) -> None:
         """Delete every history event, all consolidation progress, the index of derived
