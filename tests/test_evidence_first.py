@@ -183,3 +183,9 @@ def test_a_list_in_the_present_leaves_out_the_value_a_change_replaced(
     assert newer in answer["cited"] and len(answer["cited"]) >= 2
     assert older not in answer["cited"]
     assert "10 mg" not in answer["answer"]
+
+
+def test_a_turn_that_tells_before_it_asks_stays_where_it_ranks() -> None:
+    mixed = _memory("I went to the pride parade yesterday! Did you go?", 8, Kind.TURN, "ana")
+    ordered = after_statements(_hits(mixed, TOLD), "pride parade", set())
+    assert _texts(ordered) == [mixed.text, TOLD.text]

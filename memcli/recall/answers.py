@@ -107,7 +107,7 @@ from memcli.recall.retrieval import DATE_AFTER_DAYS, asks_past
 from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
-from memcli.text.updates import DOSE, RESIDENCE, answers_asked, asks, statements
+from memcli.text.updates import DOSE, RESIDENCE, answers_asked, asks, statements, telling_sentences
 from memcli.text.whose import kin_words, people_named, relation, relations_written, told_of
 
 CONTEXT_WEIGHT = 0.3
@@ -822,9 +822,6 @@ _DATE_WORDS = re.compile(
 days, years, ordinals ("the first of"), a feast as a time ("on new year's eve", "over
 christmas", 除夕那天, 国庆假期: not "valentine's gift", 情人节礼物, 圣诞树, whose feast is a
 word a note must hold) as ``dates.query_dates`` reads them."""
-_ASKING_TAIL = re.compile(r"(?<=[!?！？])\s*(?=\S)")
-"""Where pySBD leaves two sentences together: after "!" or "?" before a lower-case word
-("moved in today! where do I even start?")."""
 _FILLER = re.compile(
     r"\b(so far|at the moment|these days|right now|currently|current|for a living|still|any ?more|back(?= (in|then|when)\b)|"
     r"(jot|note|write|wrote|written|put) down|remind me(?: of)?)\b",
@@ -1002,21 +999,6 @@ def _candidates(memories: Sequence[Memory]) -> list[_Candidate]:
         for index, sentence in enumerate(telling_sentences(memory.text)):
             out.append(_Candidate(memory, rank, index, sentence, frozenset(words(f"{memory.speaker} {sentence}"))))
     return out
-
-
-def telling_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` that do not ask (``updates.asks``), a sentence pySBD leaves
-    joined to a question ("moved into the flat today! where do I even start?") told apart
-    from it (``_ASKING_TAIL``): what a memory holding a question states besides."""
-    told: list[str] = []
-    for sentence in split_sentences(text):
-        if not asks(sentence):
-            told.append(sentence)
-            continue
-        parts = [p.strip() for p in _ASKING_TAIL.split(sentence) if p.strip()]
-        if len(parts) > 1:
-            told += [p for p in parts if not asks(p)]
-    return told
 
 
 def asking_part(question: str) -> str:

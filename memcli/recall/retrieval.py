@@ -1090,16 +1090,17 @@ about the lease", "我问过你什么"): the asking turns are what it is about."
 
 def after_statements(hits: list[Recalled], query: str, pointed: set[str]) -> list[Recalled]:
     """``hits`` (recalled, best first) in the order a person reads evidence by: first the
-    memories that tell (``memcli.recall.changes.tells`` less the asking ones), then the
-    questions and requests of people (a note, or a turn not the assistant's, that asks,
-    ``memcli.text.updates.asks``: "Where do I live?", "tell me a story about…", "我住在哪里？"),
-    then the replies a base model wrote (tagged ``BASE_MODEL``), each group in its order.
-    The same memories, none dropped: only where they stand. The asking ones keep their
-    place for a question about what was asked (``_ASKS_ASKED``), the base model's replies
-    for one that points to the assistant (``pointed``: the speakers the query names or
-    points to by its grammatical person, ``named_speakers``, ``person_speakers``).
-    Follows the issue's rule that questions are never evidence (Mem0 §2 extracts facts
-    from what is stated, not asked)."""
+    memories that tell something, then the questions and requests of people (a note, or a
+    turn not the assistant's, of which no sentence tells: ``memcli.text.updates.
+    telling_sentences``; "Where do I live?", "tell me a story about…", "我住在哪里？", not
+    "I went to the parade! Did you go?"), then the replies a base model wrote (tagged
+    ``BASE_MODEL``), each group in its order. The same memories, none dropped: only where
+    they stand. The asking ones keep their place for a question about what was asked
+    (``_ASKS_ASKED``), the base model's replies for one that points to the assistant
+    (``pointed``: the speakers the query names or points to by its grammatical person,
+    ``named_speakers``, ``person_speakers``). A question is no evidence of what its asker
+    holds, as Mem0's extraction (Chhikara et al. 2025, §2.1) takes facts from what is
+    stated."""
     from memcli.text import updates  # the rules load with the first recall that has hits to read
 
     keep_asks = bool(_ASKS_ASKED.search(query))
@@ -1113,7 +1114,7 @@ def after_statements(hits: list[Recalled], query: str, pointed: set[str]) -> lis
             not keep_asks
             and memory.kind in SUPERSEDED_KINDS
             and memory.speaker != ASSISTANT
-            and updates.asks(memory.text)
+            and not updates.telling_sentences(memory.text)
         ):
             return 1
         return 0

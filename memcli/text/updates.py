@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 
 from memcli.text.entities import _PLACES_EN, _SURNAMES, _chinese_places, extract
-from memcli.text.extractive import is_request_or_question
+from memcli.text.extractive import is_request_or_question, split_sentences
 from memcli.text.lexical import stem_of
 from memcli.text.whose import (
     COMPANIONS_EN,
@@ -1417,6 +1417,26 @@ _WH_LABEL = re.compile(r"^\W*(?:what|when|where|who|why|how|which)\W*$", re.IGNO
 """A label of one question word ("When: Tuesday 3pm"): the note is read whole."""
 _NOUN_COMPOUND = re.compile(r"^(\W*)(?:book|check|list|send|search|find|look|help|write|show)-(?=[a-z])", re.IGNORECASE)
 """A request word opening a noun compound ("check-up", "write-up"), no imperative."""
+
+
+_ASKING_TAIL = re.compile(r"(?<=[!?！？])\s*(?=\S)")
+"""Where pySBD leaves two sentences together: after "!" or "?" before a lower-case word
+("moved in today! where do I even start?")."""
+
+
+def telling_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that do not ask (``asks``), a sentence pySBD leaves
+    joined to a question ("moved into the flat today! where do I even start?") told apart
+    from it (``_ASKING_TAIL``): what a memory holding a question states besides."""
+    told: list[str] = []
+    for sentence in split_sentences(text):
+        if not asks(sentence):
+            told.append(sentence)
+            continue
+        parts = [p.strip() for p in _ASKING_TAIL.split(sentence) if p.strip()]
+        if len(parts) > 1:
+            told += [p for p in parts if not asks(p)]
+    return told
 
 
 def _norm(value: str) -> str:
