@@ -94,6 +94,7 @@ after it: "yesterday [Sunday 7 May 2023]".
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -2470,6 +2471,32 @@ def _other_medicine(text: str, question: str) -> bool:
     )
 
 
+def _dosed(text: str) -> set[str]:
+    """The medicines ``text`` states a dose of by name (``statements``: "atorvastatin" of "The
+    cardiologist raised my atorvastatin to 40 mg"), lower case."""
+    return {
+        medicine.lower()
+        for kind, _, medicine in (s.key.partition(":") for s in statements(text))
+        if kind == DOSE and medicine
+    }
+
+
+def _same_medicine(one: str, other: str) -> bool:
+    """Whether two medicine names, as ``_dosed`` reads them, may name one medicine: one holds
+    the other ("二甲双胍", "把二甲双胍"), or they begin alike for ``ABBREVIATION_CHARS`` letters
+    or more ("levo", "levothyroxine")."""
+    return one in other or other in one or len(os.path.commonprefix([one, other])) >= ABBREVIATION_CHARS
+
+
+def _another_medicine(text: str, best_text: str) -> bool:
+    """Whether ``text`` states doses only of medicines other than every one ``best_text``
+    states a dose of (``_dosed``, ``_same_medicine``): "The GP raised my lisinopril dose to
+    20 mg", noted later, is no later word on "The cardiologist raised my atorvastatin to 40
+    mg" ("How much atorvastatin do I take?"). False when either names none."""
+    later, best = _dosed(text), _dosed(best_text)
+    return bool(later and best) and not any(_same_medicine(m, n) for m in later for n in best)
+
+
 def _states_kind(held: set[str], memory: Memory, question: str, recalled: Sequence[Memory]) -> bool:
     """Whether ``memory`` states a value of a kind ``held`` names (``_VALUE_KIND_WORDS``) and
     does not only write the word for it: a name, held by a name in capitals or by "called",
@@ -2529,6 +2556,7 @@ def _later_word(
         and not c.memory.superseded_by
         and c.memory.id not in theirs  # "Dad's metformin went up": not the asker's
         and not _other_medicine(c.memory.text, question)  # "dog's apoquel 16mg" for the steroid dose
+        and not _another_medicine(c.memory.text, best.memory.text)
         and not (asked_of_self and _of_another_first(c.text, question))
         and _on_subject(c, best, question, similarity, chinese)
         and _tells_asked(c.memory.text, best.memory.text, question, similarity, c.memory.id, best.memory.id)
@@ -2853,6 +2881,8 @@ def _earlier_word(
         anchor = max((c for n, c in holding if n == most), key=lambda c: (c.memory.created_at, c.score))
     elif best.memory.superseded_by or any(c.memory.created_at > best.memory.created_at for c in close):
         return None  # the best is an earlier note already
+    if anchor.memory.id == best.memory.id and _SAYS_FROM.search(best.text):
+        return None  # "I moved from Leeds to York" names what held before: it answers as it is
     before = [c for c in close if c.memory.created_at < anchor.memory.created_at]
     if most:
         # what came before X is not a note naming X ("movers booked for Denver" before "Denver
@@ -2891,6 +2921,18 @@ def _earlier_word(
             (c for n, c in holding if n == most and c.memory.created_at > latest), key=lambda c: c.memory.created_at
         )
     return answer, anchor
+
+
+_SAYS_FROM = re.compile(
+    r"\b(?:mov(?:e|ed|ing)|switch(?:ed|ing)?|went|going|gone|chang(?:e|ed|ing)|transferr(?:ed|ing)|relocat(?:ed|ing)|"
+    r"(?:up|down)grad(?:ed|ing)|swapp(?:ed|ing)|jump(?:ed|ing)|rais(?:ed|ing)|increas(?:ed|ing)|reduc(?:ed|ing)|"
+    r"lower(?:ed|ing)|dropp(?:ed|ing)|cut|bump(?:ed|ing)|promot(?:ed|ing))\b[^.!?]{0,30}?\bfrom\s+[^\W\d]\S*(?:\s+\S+){0,3}?\s+(?:to|for|into)\s+\S"
+    r"|从[^，。！？,.!?]{1,12}?(?:搬到|搬去|换到|换成|调到|跳到|转到|改成)",
+    re.IGNORECASE,
+)
+"""A sentence naming a change's old value beside its new, after a verb of change ("I moved
+from Leeds to York", "went from nights to days", "从杭州搬到了苏州"; not "a letter from Mum to
+say"): for a question about what held before, the change's own note answers."""
 
 
 _NAMES_PRESENT = re.compile(r"\b(?:current|present|now)\b", re.IGNORECASE)
@@ -3010,6 +3052,8 @@ def of_its_time(
         after = quoted[0]
         if len(quoted) > 1 and quoted[0].created_at < quoted[1].created_at:
             return found  # told against a later note already (``_earlier_answer``)
+        if any(_SAYS_FROM.search(s) for s in telling_sentences(after.text)):
+            return found  # "I moved from Leeds to York": the change's note names what held before
         if any(m.created_at > after.created_at for m in close):
             return found  # the person wrote on it since: the quoted note may be the old value
     elif close:
