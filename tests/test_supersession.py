@@ -27,6 +27,7 @@ from memcli.text.updates import asks, same_key, statements, states_habit, update
         ("I live in Leeds.", "I moved from Leeds to York last month."),
         ("I work as a nurse at St Mary's hospital.", "I started a new job as a paramedic with the ambulance service."),
         ("I'm vegetarian.", "I went vegan in January."),
+        ("I'm vegetarian.", "I went from vegetarian to vegan."),
         ("I'm a member of the Riverside climbing gym.", "I cancelled my Riverside climbing gym membership."),
         ("我住在杭州。", "我上个月搬到了苏州。"),
         ("我每天吃二甲双胍500毫克。", "医生把我的二甲双胍加到了1000毫克。"),

@@ -2342,7 +2342,11 @@ _ONE_MEAL_EN = re.compile(
     re.I,
 )
 """A meal named after a diet's name in its clause: the cuisine of that meal, not a diet."""
-_DIET_SWITCH_EN = re.compile(r"\b(?:switched|changed|moved|swapped|went)\s+(?:over\s+)?to\b|\binstead\b", re.I)
+_DIET_SWITCH_EN = re.compile(
+    r"\b(?:switched|changed|moved|swapped|went)\s+(?:over\s+)?to\b|\binstead\b|\bfrom\s+[\w-]+(?:\s+[\w-]+)?\s+to\b",
+    re.I,
+)
+"""A switch to the diet named after it ("switched to keto", "went from vegetarian to vegan")."""
 
 
 _FASTING_WORDS_EN = re.compile(r"\b(?:fasting|fast|IF|eating\s+window|window)\b")
