@@ -108,7 +108,15 @@ from memcli.recall.retrieval import DATE_AFTER_DAYS, asks_past
 from memcli.text.entities import _PLACE_WORDS, ENTITY_TYPES, extract
 from memcli.text.extractive import FIRST_PERSON, split_sentences
 from memcli.text.lexical import has_cjk, stem_of, tokens
-from memcli.text.updates import DOSE, RESIDENCE, answers_asked, asks, statements, telling_sentences
+from memcli.text.updates import (
+    DOSE,
+    RESIDENCE,
+    answers_asked,
+    asks,
+    names_medicine,
+    statements,
+    telling_sentences,
+)
 from memcli.text.whose import kin_words, people_named, relation, relations_written, told_of
 
 CONTEXT_WEIGHT = 0.3
@@ -2483,18 +2491,26 @@ def _dosed(text: str) -> set[str]:
 
 def _same_medicine(one: str, other: str) -> bool:
     """Whether two medicine names, as ``_dosed`` reads them, may name one medicine: one holds
-    the other ("二甲双胍", "把二甲双胍"), or they begin alike for ``ABBREVIATION_CHARS`` letters
-    or more ("levo", "levothyroxine")."""
-    return one in other or other in one or len(os.path.commonprefix([one, other])) >= ABBREVIATION_CHARS
+    the other ("二甲双胍", "把二甲双胍"), they begin alike for ``ABBREVIATION_CHARS`` letters or
+    more, or they share a class (``_medicine_classes``: "sertraline" and its brand "zoloft";
+    two statins too, which a switch may name)."""
+    if one in other or other in one or len(os.path.commonprefix([one, other])) >= ABBREVIATION_CHARS:
+        return True
+    chinese = has_cjk(one + other)
+    return bool(_medicine_classes(one, chinese) & _medicine_classes(other, chinese))
 
 
 def _another_medicine(text: str, best_text: str) -> bool:
     """Whether ``text`` states doses only of medicines other than every one ``best_text``
     states a dose of (``_dosed``, ``_same_medicine``): "The GP raised my lisinopril dose to
     20 mg", noted later, is no later word on "The cardiologist raised my atorvastatin to 40
-    mg" ("How much atorvastatin do I take?"). False when either names none."""
+    mg" ("How much atorvastatin do I take?"). False when either names none, or a name that
+    is not surely a medicine's (``names_medicine``: "levo", "wants" of "doc wants 4000
+    IU/day"): then it cannot tell."""
     later, best = _dosed(text), _dosed(best_text)
-    return bool(later and best) and not any(_same_medicine(m, n) for m in later for n in best)
+    if not (later and best) or not all(names_medicine(m) or _medicine_classes(m, has_cjk(m)) for m in later | best):
+        return False
+    return not any(_same_medicine(m, n) for m in later for n in best)
 
 
 def _states_kind(held: set[str], memory: Memory, question: str, recalled: Sequence[Memory]) -> bool:

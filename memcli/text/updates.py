@@ -1466,6 +1466,15 @@ def _vitamin(text: str) -> str:
     return f"vitamin {letter}" + ("" if letter in "dk" else digits or "")
 
 
+def names_medicine(name: str) -> bool:
+    """Whether ``name`` (a medicine as ``statements`` keys a dose of it, lower case) is
+    surely one: a known medicine (``_KNOWN_DRUGS``, "vitamin d") or a word of a drug's
+    ending ("atorvastatin", "lisinopril"; ``_DRUG``, ``_DRUG_ZH`` for Chinese), not a word
+    read as one for want of better ("wants" of "doc wants 4000 IU/day", "levo")."""
+    head = name.split()[0] if name.split() else ""
+    return bool(head) and (head in _KNOWN_DRUGS or bool(_DRUG.match(head)) or bool(_DRUG_ZH.fullmatch(name)))
+
+
 def _medicine_like(word: str) -> bool:
     """Whether ``word`` (lower-case) may be a medicine's name or its abbreviation ("levo",
     "pred"): a word of three letters or more that is no function word, quantifier or verb
