@@ -189,3 +189,19 @@ def test_a_turn_that_tells_before_it_asks_stays_where_it_ranks() -> None:
     mixed = _memory("I went to the pride parade yesterday! Did you go?", 8, Kind.TURN, "ana")
     ordered = after_statements(_hits(mixed, TOLD), "pride parade", set())
     assert _texts(ordered) == [mixed.text, TOLD.text]
+
+
+@pytest.mark.parametrize(
+    ("later", "best", "another"),
+    [
+        ("The GP raised my lisinopril dose to 20 mg.", "The cardiologist raised my atorvastatin to 40 mg.", True),
+        ("f/u appt — bumping zoloft up to 100mg starting monday", "started me on sertraline 50mg", False),
+        ("levothyroxine going down to 50 mcg from monday", "thyroid bloods back, levo stays at 75 mcg", False),
+        ("vit d low (18). doc wants 4000 IU/day now", "vit d 1000iu every morning w/ the fish oil", False),
+        ("switched to rosuvastatin 10 mg", "atorvastatin 20 mg nightly", False),
+    ],
+)
+def test_a_later_dose_is_of_another_medicine_only_when_surely_so(later: str, best: str, another: bool) -> None:
+    from memcli.recall.answers import _another_medicine
+
+    assert _another_medicine(later, best) is another
