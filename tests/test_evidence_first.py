@@ -205,3 +205,24 @@ def test_a_later_dose_is_of_another_medicine_only_when_surely_so(later: str, bes
     from memcli.recall.answers import _another_medicine
 
     assert _another_medicine(later, best) is another
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Last night I watched a great movie, "Looking Up" Have you seen it?',
+        "我搬到苏州了，你去过吗？",
+        "Good morning, my friend. The weather is really nice today. What kind of weather do you like?",
+    ],
+)
+def test_a_turn_that_tells_before_a_question_without_its_own_sentence_keeps_its_place(text: str) -> None:
+    told_first = _memory(text, 9, Kind.TURN, "ana")
+    ordered = after_statements(_hits(told_first, TOLD), "movie", set())
+    assert _texts(ordered) == [text, TOLD.text]
+
+
+def test_a_question_opened_by_a_word_of_no_content_still_asks() -> None:
+    asked = _memory("So, where do I live?", 10, Kind.TURN, "ana")
+    asked_zh = _memory("嗯，我住在哪里？", 11, Kind.TURN, "ana")
+    ordered = after_statements(_hits(asked, asked_zh, TOLD), "Where do I live?", set())
+    assert _texts(ordered) == [TOLD.text, asked.text, asked_zh.text]

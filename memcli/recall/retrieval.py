@@ -1091,9 +1091,8 @@ about the lease", "我问过你什么"): the asking turns are what it is about."
 def after_statements(hits: list[Recalled], query: str, pointed: set[str]) -> list[Recalled]:
     """``hits`` (recalled, best first) in the order a person reads evidence by: first the
     memories that tell something, then the questions and requests of people (a note, or a
-    turn not the assistant's, of which no sentence tells: ``memcli.text.updates.
-    telling_sentences``; "Where do I live?", "tell me a story about…", "我住在哪里？", not
-    "I went to the parade! Did you go?"), then the replies a base model wrote (tagged
+    turn not the assistant's, of which every piece asks: ``_only_asks``; "Where do I live?",
+    "tell me a story about…", "我住在哪里？", not "I went to the parade! Did you go?"), then the replies a base model wrote (tagged
     ``BASE_MODEL``), each group in its order. The same memories, none dropped: only where
     they stand. The asking ones keep their place for a question about what was asked
     (``_ASKS_ASKED``), the base model's replies for one that points to the assistant
@@ -1114,12 +1113,31 @@ def after_statements(hits: list[Recalled], query: str, pointed: set[str]) -> lis
             not keep_asks
             and memory.kind in SUPERSEDED_KINDS
             and memory.speaker != ASSISTANT
-            and not updates.telling_sentences(memory.text)
+            and _only_asks(memory.text, updates.asks)
         ):
             return 1
         return 0
 
     return sorted(hits, key=rank)  # stable: each group keeps recall's order
+
+
+_PIECE = re.compile(r"(?<=[.!?。！？])\s*|[,，;；]\s*")
+"""Where a memory's text is cut into the pieces ``_only_asks`` reads: after a sentence's end
+mark, at a comma or a semicolon."""
+PIECE_WORDS = 3
+"""The fewest words (or Chinese characters) of a piece ``_only_asks`` reads: "So", "Hey
+Mel", "嗯" neither tell nor ask."""
+
+
+def _only_asks(text: str, asks: Callable[[str], bool]) -> bool:
+    """Whether every piece of ``text`` that says something asks (``asks``, memcli's test of
+    a question or request): "Where do I live?", "嗯，我住在哪里？", "tell me a story about…";
+    not "Last night I watched a great movie, "Looking Up" Have you seen it?" nor "我搬到苏州了，
+    你去过吗？", which tell before they ask. The pieces: ``_PIECE``; one shorter than
+    ``PIECE_WORDS`` is read only when it is the whole text."""
+    pieces = [p.strip() for p in _PIECE.split(text) if p and p.strip()]
+    said = [p for p in pieces if len(p.split()) >= PIECE_WORDS or len(p) >= PIECE_WORDS and not p.isascii()]
+    return all(asks(p) for p in (said or pieces)) and bool(pieces)
 
 
 def without_repeated_lines(hits: list[Recalled], k: int) -> list[Recalled]:
