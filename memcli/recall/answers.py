@@ -96,7 +96,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache, lru_cache
@@ -1631,23 +1631,23 @@ def _tells_expected(memory: Memory, types: frozenset[str], kind: str, user: str,
     return bool(told) and _names_expected(" ".join(told), memory.speaker, types, kind, user, speakers)
 
 
+def _looked_back(memory: Memory, chinese: bool) -> Iterator[QueryDate]:
+    """The dates the relative dates of ``memory`` name ("yesterday", "last month", "上周二"; of
+    ``_RELATIVE_ZH`` when ``chinese``, else ``_RELATIVE_EN``; not one naming the day it was
+    said: ``_SAME_DAY``), in its order, each read by ``dates.query_dates`` with the memory's
+    own time as now, as ``resolve_relative_dates`` reads them."""
+    for match in (_RELATIVE_ZH if chinese else _RELATIVE_EN).finditer(memory.text):
+        if match.group(0).lower() not in _SAME_DAY:
+            yield from query_dates(match.group(0), memory.created_at)
+
+
 def _tells_of_day(memory: Memory, days: Sequence[QueryDate]) -> bool:
     """Whether ``memory`` tells of one of the question's ``days`` by a relative date in it
-    ("Had lunch with Jade yesterday", noted on 13 June, tells of 12 June), read as
-    ``resolve_relative_dates`` reads it."""
-    pattern = _RELATIVE_ZH if has_cjk(memory.text) else _RELATIVE_EN
-    for match in pattern.finditer(memory.text):
-        phrase = match.group(0)
-        if phrase.lower() in _SAME_DAY:
-            continue
-        for found in query_dates(phrase, memory.created_at):
-            if (
-                found.granularity == "day"
-                and found.start
-                and _on_date(replace(memory, created_at=found.start + 1), days)
-            ):
-                return True
-    return False
+    ("Had lunch with Jade yesterday", noted on 13 June, tells of 12 June; ``_looked_back``)."""
+    return any(
+        found.granularity == "day" and found.start and _on_date(replace(memory, created_at=found.start + 1), days)
+        for found in _looked_back(memory, has_cjk(memory.text))
+    )
 
 
 def _item(c: _Candidate) -> str:
@@ -2472,21 +2472,21 @@ def _other_medicine(text: str, question: str) -> bool:
     chinese = has_cjk(question)  # an English question's words meet no Chinese class word
     if not asked & _class_words(chinese):
         return False
-    medicines = [s.key.partition(":")[2] for s in statements(text) if s.key.partition(":")[0] == DOSE]
     return any(
-        medicine and not ((set(tokens(medicine)) | _medicine_classes(medicine, chinese)) & asked)
-        for medicine in medicines
+        not ((set(tokens(medicine)) | _medicine_classes(medicine, chinese)) & asked) for medicine in _dosed(text)
     )
 
 
-def _dosed(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def _dosed(text: str) -> frozenset[str]:
     """The medicines ``text`` states a dose of by name (``statements``: "atorvastatin" of "The
-    cardiologist raised my atorvastatin to 40 mg"), lower case."""
-    return {
+    cardiologist raised my atorvastatin to 40 mg"), lower case; kept, as the best note's is
+    read against every later one (``_later_word``)."""
+    return frozenset(
         medicine.lower()
         for kind, _, medicine in (s.key.partition(":") for s in statements(text))
         if kind == DOSE and medicine
-    }
+    )
 
 
 def _same_medicine(one: str, other: str) -> bool:
@@ -3400,16 +3400,12 @@ def _replaced(current: Memory, older: Memory, chinese: bool) -> str:
 
 def _since(current: Memory, chinese: bool) -> str:
     """Since when ``current`` (a memory that superseded another) holds, as an answer writes
-    it: the day, week, month or year it looks back to by a relative date ("I moved from
-    Leeds to York last month", noted on 3 November 2026: "October 2026"; "上个月搬到了苏州"),
-    read as ``resolve_relative_dates`` reads it; else the day it was noted."""
-    pattern = _RELATIVE_ZH if chinese else _RELATIVE_EN
-    for match in pattern.finditer(current.text):
-        if match.group(0).lower() in _SAME_DAY:
-            continue
-        for found in query_dates(match.group(0), current.created_at):
-            if found.start and found.start < current.created_at and not found.yearless:
-                return _span(found.start, found.end, found.granularity, chinese)
+    it: the day, week, month or year it looks back to by a relative date (``_looked_back``:
+    "I moved from Leeds to York last month", noted on 3 November 2026: "October 2026";
+    "上个月搬到了苏州"); else the day it was noted."""
+    for found in _looked_back(current, chinese):
+        if found.start and found.start < current.created_at and not found.yearless:
+            return _span(found.start, found.end, found.granularity, chinese)
     return _day(current.created_at, chinese)
 
 
