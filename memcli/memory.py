@@ -40,6 +40,11 @@ BASE_MODEL = "base-model"
 Gemma 3 270M): kept as the assistant's turn, never a source of facts, portraits or summary
 lines, and recalled below what the user said (``memcli.recall.retrieval``)."""
 
+SUPERSEDED_KINDS = (Kind.NOTE.value, Kind.TURN.value)
+"""What supersession at write time reads and closes (``memcli.recall.changes``): what people
+said and noted (facts are reconciled by consolidation's own update phase, relations by the
+graph step); their ended memories are still recalled (``memcli.recall.retrieval``)."""
+
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
@@ -184,6 +189,12 @@ class Memory:
         if not values.keys() <= _FIELD_NAMES:
             values = {k: v for k, v in values.items() if k in _FIELD_NAMES}
         return cls(id=memory_id, text=text, **values)
+
+
+def tells(memory: Memory) -> bool:
+    """Whether ``memory`` can state something of its speaker: a note or a person's turn,
+    not the assistant's or a base model's reply."""
+    return memory.kind in SUPERSEDED_KINDS and memory.speaker != ASSISTANT and BASE_MODEL not in memory.tags
 
 
 LIST_FIELDS = ("tags", "source_ids")

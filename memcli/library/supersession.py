@@ -33,10 +33,10 @@ from memcli.consolidation.grounding import Grounding
 from memcli.consolidation.model_output import DECISIONS_PER_CALL, DecisionsOutput, decision_request
 from memcli.consolidation.shared import DECISION_TOKENS, RELATED_SIMILARITY, SIMILAR_FACTS
 from memcli.errors import InvalidOutputError, MemcliError
-from memcli.memory import Memory
+from memcli.memory import SUPERSEDED_KINDS, Memory, tells
 from memcli.models import prompts
 from memcli.models.llm import ChatModel, Message, structured_output
-from memcli.recall.changes import SUPERSEDED_KINDS, UpdateDecision, said_by, tells
+from memcli.recall.changes import UpdateDecision, said_by
 from memcli.recall.retrieval import Recaller
 
 Result = TypeVar("Result")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memcli.config import Settings
-from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
+from memcli.memory import SUPERSEDED_KINDS, Kind, Memory, tells
 from memcli.paths import scrub_history_file
 from memcli.recall import forgetting
 from memcli.recall.forgetting import UNIT_SECONDS, Verdict, forget_pass
@@ -43,21 +43,10 @@ memory purged with one of its sources is made again, from the sources left, by t
 consolidation's graph step (``memcli.consolidation.graph_memory``)."""
 
 
-SUPERSEDED_KINDS = (Kind.NOTE.value, Kind.TURN.value)
-"""What supersession at write time reads and closes: what people said and noted (facts are
-reconciled by consolidation's own update phase, relations by the graph step)."""
-
-
 def said_by(memory: Memory) -> str:
     """Who a memory speaks for: its speaker, or its user for a note (importers take spaces
     out of a user's name, so spaces do not count)."""
     return (memory.speaker or memory.user).replace(" ", "").lower()
-
-
-def tells(memory: Memory) -> bool:
-    """Whether ``memory`` can state something of its speaker: a note or a person's turn,
-    not the assistant's or a base model's reply."""
-    return memory.kind in SUPERSEDED_KINDS and memory.speaker != ASSISTANT and BASE_MODEL not in memory.tags
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ import numpy as np
 from memcli.config import Settings
 from memcli.dates import DAY_SECONDS, QueryDate, resolve_year
 from memcli.dates import query_dates as _query_dates
-from memcli.memory import ASSISTANT, BASE_MODEL, Kind, Memory
+from memcli.memory import ASSISTANT, BASE_MODEL, SUPERSEDED_KINDS, Kind, Memory, tells
 from memcli.models.embedding import Embedder, embedder_identity
 from memcli.recall.forgetting import UNIT_SECONDS, retention
 from memcli.store import index as user_index
@@ -273,8 +273,6 @@ names (a memory that mentions the named entity: 1)."""
 SUPERSEDED_PENALTY = 2.0
 """Weighted score taken from a superseded memory for a question in the present tense
 (about two standard deviations of one signal): below the memory that replaced it."""
-SUPERSEDED_KINDS = (Kind.NOTE.value, Kind.TURN.value)
-"""The kinds that supersession at write time ends (their ended memories are still recalled)."""
 _PAST = re.compile(
     r"\b(did|was|were|used to|before|previously|formerly|originally|back then|back in|at first|in the past|"
     r"ago|last year|(in|during|of) (19|20)\d\d)\b|以前|之前|过去|原来|曾经|当时|那时|去年|前年|\d{4}年",
@@ -1090,9 +1088,10 @@ about the lease", "我问过你什么"): the asking turns are what it is about."
 
 def after_statements(hits: list[Recalled], query: str, pointed: set[str]) -> list[Recalled]:
     """``hits`` (recalled, best first) in the order a person reads evidence by: first the
-    memories that tell something, then the questions and requests of people (a note, or a
-    turn not the assistant's, of which every piece asks: ``_only_asks``; "Where do I live?",
-    "tell me a story about…", "我住在哪里？", not "I went to the parade! Did you go?"), then the replies a base model wrote (tagged
+    memories that tell something, then the questions and requests of people (a memory that
+    can state something of its speaker, ``memcli.memory.tells``, of which every
+    piece asks, ``_only_asks``: "Where do I live?", "tell me a story about…", "我住在哪里？",
+    not "I went to the parade! Did you go?"), then the replies a base model wrote (tagged
     ``BASE_MODEL``), each group in its order. The same memories, none dropped: only where
     they stand. The asking ones keep their place for a question about what was asked
     (``_ASKS_ASKED``), the base model's replies for one that points to the assistant
@@ -1100,21 +1099,13 @@ def after_statements(hits: list[Recalled], query: str, pointed: set[str]) -> lis
     ``named_speakers``, ``person_speakers``). A question is no evidence of what its asker
     holds, as Mem0's extraction (Chhikara et al. 2025, §2.1) takes facts from what is
     stated."""
-    from memcli.text import updates  # the rules load with the first recall that has hits to read
-
     keep_asks = bool(_ASKS_ASKED.search(query))
     keep_replies = ASSISTANT in pointed
 
     def rank(hit: Recalled) -> int:
-        memory = hit.memory
-        if BASE_MODEL in memory.tags and not keep_replies:
+        if BASE_MODEL in hit.memory.tags and not keep_replies:
             return 2
-        if (
-            not keep_asks
-            and memory.kind in SUPERSEDED_KINDS
-            and memory.speaker != ASSISTANT
-            and _only_asks(memory.text, updates.asks)
-        ):
+        if not keep_asks and tells(hit.memory) and _only_asks(hit.memory.text):
             return 1
         return 0
 
@@ -1129,12 +1120,14 @@ PIECE_WORDS = 3
 Mel", "嗯" neither tell nor ask."""
 
 
-def _only_asks(text: str, asks: Callable[[str], bool]) -> bool:
-    """Whether every piece of ``text`` that says something asks (``asks``, memcli's test of
-    a question or request): "Where do I live?", "嗯，我住在哪里？", "tell me a story about…";
+def _only_asks(text: str) -> bool:
+    """Whether every piece of ``text`` that says something asks (``memcli.text.updates.asks``,
+    memcli's test of a question or request): "Where do I live?", "嗯，我住在哪里？", "tell me a story about…";
     not "Last night I watched a great movie, "Looking Up" Have you seen it?" nor "我搬到苏州了，
     你去过吗？", which tell before they ask. The pieces: ``_PIECE``; one shorter than
     ``PIECE_WORDS`` is read only when it is the whole text."""
+    from memcli.text.updates import asks  # the rules load with the first recall that has hits to read
+
     pieces = [p.strip() for p in _PIECE.split(text) if p and p.strip()]
     said = [p for p in pieces if len(p.split()) >= PIECE_WORDS or len(p) >= PIECE_WORDS and not p.isascii()]
     return all(asks(p) for p in (said or pieces)) and bool(pieces)
