@@ -35,6 +35,12 @@ def remember_at(runner: Any, monkeypatch: Any, when: str, text: str) -> str:
     return ok(runner.invoke(app, ["remember", "-q", text])).stdout.strip()
 
 
+def ask_at(runner: Any, monkeypatch: Any, when: str, question: str) -> dict[str, Any]:
+    """``memcli ask QUESTION --json`` as of ``when`` (ISO, through MEMCLI_NOW), read."""
+    monkeypatch.setenv("MEMCLI_NOW", when)
+    return json.loads(ok(runner.invoke(app, ["ask", question, "--json"])).stdout)
+
+
 def show_json(runner: Any, memory_id: str) -> dict[str, Any]:
     """``memcli show ID --json``, read."""
     return json.loads(ok(runner.invoke(app, ["show", memory_id, "--json"])).stdout)

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from cli_checks import ok, remember_at, show_json
+from cli_checks import ask_at, ok, remember_at, show_json
 from typer.testing import CliRunner
 
 from memcli.cli import app
@@ -145,8 +145,7 @@ def test_the_answer_says_since_the_month_a_note_looks_back_to(
 ) -> None:
     remember_at(runner, monkeypatch, "2026-03-01T09:00:00", "I live in Leeds.")
     remember_at(runner, monkeypatch, "2026-11-20T09:00:00", "I moved from Leeds to York last month.")
-    monkeypatch.setenv("MEMCLI_NOW", "2026-11-27T09:00:00")
-    answer = json.loads(ok(runner.invoke(app, ["ask", "Where do I live?", "--json"])).stdout)
+    answer = ask_at(runner, monkeypatch, "2026-11-27T09:00:00", "Where do I live?")
     assert answer["answered"] is True
     assert "York" in answer["answer"]
     assert "[since October 2026; before:" in answer["answer"]
@@ -157,8 +156,7 @@ def test_the_answer_says_since_the_day_of_a_note_without_a_relative_date(
 ) -> None:
     remember_at(runner, monkeypatch, "2025-02-01T09:00:00", "I take atorvastatin 20 mg every evening.")
     remember_at(runner, monkeypatch, "2025-06-10T09:00:00", "The cardiologist raised my atorvastatin to 40 mg.")
-    monkeypatch.setenv("MEMCLI_NOW", "2025-06-20T09:00:00")
-    answer = json.loads(ok(runner.invoke(app, ["ask", "How much atorvastatin do I take?", "--json"])).stdout)
+    answer = ask_at(runner, monkeypatch, "2025-06-20T09:00:00", "How much atorvastatin do I take?")
     assert "40 mg" in answer["answer"].split("[since")[0]
     assert "[since Tuesday 10 June 2025; before:" in answer["answer"]
 
@@ -178,8 +176,7 @@ def test_a_list_in_the_present_leaves_out_the_value_a_change_replaced(
     remember_at(runner, monkeypatch, "2025-01-10T09:00:00", "I drink two cups of coffee every morning.")
     newer = remember_at(runner, monkeypatch, "2025-03-02T09:00:00", "The GP raised my lisinopril dose to 20 mg.")
     assert show_json(runner, older)["superseded_by"] == newer
-    monkeypatch.setenv("MEMCLI_NOW", "2025-03-10T09:00:00")
-    answer = json.loads(ok(runner.invoke(app, ["ask", "What medications do I take?", "--json"])).stdout)
+    answer = ask_at(runner, monkeypatch, "2025-03-10T09:00:00", "What medications do I take?")
     assert newer in answer["cited"] and len(answer["cited"]) >= 2
     assert older not in answer["cited"]
     assert "10 mg" not in answer["answer"]

@@ -5,13 +5,12 @@ loads), so one home for every question."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_checks import ok
+from cli_checks import ask_at, ok
 from conftest import isolate
 from typer.testing import CliRunner
 
@@ -53,8 +52,7 @@ def _ask(
     noted: tuple[Path, dict[str, str]], memcli_home: Path, monkeypatch: pytest.MonkeyPatch, question: str
 ) -> dict[str, Any]:
     shutil.copytree(noted[0], memcli_home)
-    monkeypatch.setenv("MEMCLI_NOW", "2026-11-27T10:00:00")
-    return json.loads(ok(CliRunner().invoke(app, ["ask", question, "--json"])).stdout)
+    return ask_at(CliRunner(), monkeypatch, "2026-11-27T10:00:00", question)
 
 
 @pytest.mark.parametrize(
